@@ -1,0 +1,152 @@
+"""The built-in accelerator catalogue (``ledger_report/data/gpus.csv``).
+
+Pure standard library (csv + importlib.resources), so the engine can import it and it works from an
+installed wheel.  One row per accelerator, in file order; every figure names its vendor document in
+the ``source`` column.
+
+Units, as the column names say:
+
+* ``hbm_gb``: device memory in GB = 10^9 bytes, as vendors state it (not GiB).
+* ``peak_tflops``: dense BF16 tensor TFLOP/s, no structured sparsity (vendor "with sparsity"
+  figures halved).
+* ``hbm_tb_s``: device-memory bandwidth in TB/s (10^12 bytes/s).
+* ``host_link_gb_s``: CPU-to-GPU link, GB/s per direction (PCIe Gen5 x16 = 64, Gen4 x16 = 32,
+  NVLink-C2C = 900 for GB200).
+* ``interconnect_gb_s``: GPU-to-GPU scale-up bandwidth per GPU in GB/s, total of both directions
+  as vendors quote it (NVLink 4 = 900, Infinity Fabric = 896, Gaudi 3 24x200 GbE = 1,200).
+* ``gpus_per_node``, ``host_gb``: GPUs and host (CPU) memory in GB per node of the vendor's
+  reference system (DGX/HGX/platform; for GB200 one compute tray = two superchips).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass, fields
+from importlib import resources
+
+__all__ = ["Gpu", "GPUS", "GPU_NAMES", "find_gpu", "normalise_gpu_name"]
+
+BYTES_PER_GB = 10**9  # vendors' GB (decimal)
+FLOPS_PER_TFLOP = 10**12
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """One accelerator of the catalogue; field names and units as the CSV columns."""
+
+    name: str
+    hbm_gb: float
+    peak_tflops: float
+    hbm_tb_s: float
+    host_link_gb_s: float
+    interconnect: str
+    interconnect_gb_s: float
+    gpus_per_node: int
+    host_gb: float
+    source: str
+
+    @property
+    def hbm_bytes(self) -> int:
+        """Device memory in bytes (``hbm_gb`` × 10^9)."""
+        return round(self.hbm_gb * BYTES_PER_GB)
+
+    @property
+    def peak_flops(self) -> float:
+        """Dense BF16 peak in FLOP/s (``peak_tflops`` × 10^12)."""
+        return self.peak_tflops * FLOPS_PER_TFLOP
+
+    @property
+    def host_bytes(self) -> int:
+        """Host memory per node in bytes (``host_gb`` × 10^9)."""
+        return round(self.host_gb * BYTES_PER_GB)
+
+
+COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(Gpu))
+_FLOAT_COLUMNS = ("hbm_gb", "peak_tflops", "hbm_tb_s", "host_link_gb_s", "interconnect_gb_s", "host_gb")
+_INT_COLUMNS = ("gpus_per_node",)
+_DATA_FILE = "gpus.csv"
+
+
+def normalise_gpu_name(name: str) -> str:
+    """The matching key: case-folded, with whitespace, underscores and hyphens removed."""
+    return "".join(ch for ch in name.casefold() if not (ch.isspace() or ch in "_-"))
+
+
+def _positive_float(text: str, column: str, where: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{where}: column {column!r} expected a number; found {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{where}: column {column!r} expected a positive number; found {text!r}")
+    return value
+
+
+def _positive_int(text: str, column: str, where: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"{where}: column {column!r} expected a whole number; found {text!r}") from None
+    if value <= 0:
+        raise ValueError(f"{where}: column {column!r} expected a positive whole number; found {text!r}")
+    return value
+
+
+def parse_catalogue(text: str, origin: str = _DATA_FILE) -> dict[str, Gpu]:
+    """Parse catalogue CSV text into ``{name: Gpu}`` in file order; a malformed file raises ValueError."""
+    reader = csv.reader(io.StringIO(text))
+    try:
+        header = [h.strip() for h in next(reader)]
+    except StopIteration:
+        raise ValueError(f"{origin}: empty file") from None
+    if tuple(header) != COLUMNS:
+        raise ValueError(f"{origin}: header expected {','.join(COLUMNS)}; found {','.join(header)}")
+    gpus: dict[str, Gpu] = {}
+    keys: dict[str, str] = {}
+    for line_no, row in enumerate(reader, start=2):
+        if not any(cell.strip() for cell in row):
+            continue
+        where = f"{origin} line {line_no}"
+        if len(row) != len(COLUMNS):
+            raise ValueError(f"{where}: expected {len(COLUMNS)} fields; found {len(row)}")
+        cells = dict(zip(COLUMNS, (cell.strip() for cell in row)))
+        values: dict[str, object] = {}
+        for column, text in cells.items():
+            if column in _FLOAT_COLUMNS:
+                values[column] = _positive_float(text, column, where)
+            elif column in _INT_COLUMNS:
+                values[column] = _positive_int(text, column, where)
+            else:
+                if not text:
+                    raise ValueError(f"{where}: column {column!r} expected text; found an empty cell")
+                values[column] = text
+        gpu = Gpu(**values)  # type: ignore[arg-type]
+        key = normalise_gpu_name(gpu.name)
+        if key in keys:
+            raise ValueError(f"{where}: name {gpu.name!r} clashes with {keys[key]!r}")
+        keys[key] = gpu.name
+        gpus[gpu.name] = gpu
+    if not gpus:
+        raise ValueError(f"{origin}: no rows")
+    return gpus
+
+
+def load_catalogue() -> dict[str, Gpu]:
+    """Read the packaged ``ledger_report/data/gpus.csv`` (works from a source tree or a wheel)."""
+    text = resources.files("ledger_report.data").joinpath(_DATA_FILE).read_text(encoding="utf-8")
+    return parse_catalogue(text)
+
+
+GPUS: dict[str, Gpu] = load_catalogue()
+GPU_NAMES: tuple[str, ...] = tuple(GPUS)
+_BY_KEY: dict[str, Gpu] = {normalise_gpu_name(g.name): g for g in GPUS.values()}
+
+
+def find_gpu(name: str) -> Gpu | None:
+    """The catalogue entry for ``name`` ignoring case, spaces, underscores and hyphens, else None."""
+    if not isinstance(name, str):
+        return None
+    key = normalise_gpu_name(name)
+    return _BY_KEY.get(key) if key else None

@@ -1,0 +1,202 @@
+"""The input schema (CONTRACT section 2) and the frozen row type.
+
+One table, ``COLUMNS``, drives the reader, the workbook's Inputs sheet (header, help text,
+dropdowns), the template command and the README's column table.  A ``Config`` holds what the
+user gave, typed, with ``None`` for an empty cell: defaults are not filled in here but by the
+model's resolution definitions, so that the workbook resolves them with live formulas too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+# Kinds of column.  Each reader turns a cell into the Python type named here.
+TEXT = "text"  # str, kept verbatim
+COUNT = "count"  # int; accepts 8,190,735,360 / 8.19e9 / 35B / 5T / 350M / 7K
+INT = "int"  # int, plain
+FLOAT = "float"  # float
+BOOL = "bool"  # True/False; accepts true/false/yes/no/1/0
+ENUM = "enum"  # one of ``choices`` (canonical lower-case spelling)
+
+DTYPES_WEIGHT = ("fp32", "bf16", "fp16", "fp8")
+DTYPES_GRAD = ("fp32", "bf16", "fp16", "fp8")
+DTYPES_MAIN_GRAD = ("none", "fp32", "bf16")
+DTYPES_MASTER = ("none", "fp32")
+DTYPES_MOMENT = ("fp32", "bf16", "fp8", "int8")
+DTYPES_LOGITS = ("fp32", "bf16")
+FRAMEWORKS = ("generic", "megatron", "deepspeed")
+OPTIMIZERS = ("adam", "adamw", "sgd", "momentum", "lion", "adafactor", "adam8bit")
+LOCATIONS = ("hbm", "host", "nvme")
+RECOMPUTE = ("none", "selective", "full")
+NORMS = ("rmsnorm", "layernorm")
+
+# Spellings people type for the canonical names (matched after lower-casing and stripping).
+ALIASES = {
+    "bfloat16": "bf16",
+    "float32": "fp32",
+    "float16": "fp16",
+    "half": "fp16",
+    "float": "fp32",
+    "fp8_e4m3": "fp8",
+    "float8_e4m3fn": "fp8",
+    "e4m3": "fp8",
+    "uint8": "int8",
+    "8bit": "int8",
+    "": "",
+    "adam-8bit": "adam8bit",
+    "adam_8bit": "adam8bit",
+    "paged_adamw_8bit": "adam8bit",
+    "adamw8bit": "adam8bit",
+    "sgd-momentum": "momentum",
+    "cpu": "host",
+    "gpu": "hbm",
+    "dram": "host",
+    "rms": "rmsnorm",
+    "ln": "layernorm",
+    "fsdp": "generic",
+    "megatron-lm": "megatron",
+    "megatron-core": "megatron",
+    "mcore": "megatron",
+    "ds": "deepspeed",
+}
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    kind: str
+    help_en: str
+    help_zh: str
+    default: str = ""  # how the default is described to people (the model computes it)
+    unit: str = ""
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None  # inclusive unless ``min_exclusive``
+    min_exclusive: bool = False
+    maximum: float | None = None
+    required: bool = False
+    group: str = ""  # section of the template / handout
+
+
+def _c(*args, **kw) -> Column:
+    return Column(*args, **kw)
+
+
+COLUMNS: tuple[Column, ...] = (
+    _c("name", TEXT, "Label of the configuration, unique in the file", "配置名称，文件内唯一", required=True, group="label"),
+    _c("notes", TEXT, "Free text shown on the handout", "备注，显示在讲义上", group="label"),
+    # parameters
+    _c("params_total", COUNT, "Unique trainable parameters (tied weights once, all experts)", "唯一可训练参数总数（共享权重只计一次，含全部专家）", "from the architecture", "params", minimum=1, group="params"),
+    _c("params_expert", COUNT, "Of those, routed-expert parameters", "其中路由专家参数", "from the architecture, else 0", "params", minimum=0, group="params"),
+    _c("params_per_rank", COUNT, "Observed parameters per rank; with ep > 1 solves the expert split", "实测每卡参数量；ep > 1 时用于反推专家拆分", "", "params", minimum=1, group="params"),
+    _c("params_active", COUNT, "Parameters a token passes through (MoE top-k)", "每个 token 经过的参数（MoE top-k）", "from the architecture", "params", minimum=1, group="params"),
+    _c("layers", INT, "Transformer layers", "层数", "", "", minimum=1, group="arch"),
+    _c("hidden", INT, "Hidden size h", "隐藏维度 h", "", "", minimum=1, group="arch"),
+    _c("heads", INT, "Attention (query) heads", "注意力头数", "", "", minimum=1, group="arch"),
+    _c("kv_heads", INT, "Key/value heads (GQA)", "KV 头数（GQA）", "heads", "", minimum=1, group="arch"),
+    _c("head_dim", INT, "Dimension per head", "每头维度", "hidden / heads", "", minimum=1, group="arch"),
+    _c("ffn_hidden", INT, "MLP intermediate size", "MLP 中间维度", "", "", minimum=1, group="arch"),
+    _c("vocab", INT, "Vocabulary size (unpadded)", "词表大小（不含填充）", "", "", minimum=1, group="arch"),
+    _c("glu", BOOL, "Gated MLP (SwiGLU: three matrices)", "门控 MLP（SwiGLU：三个矩阵）", "true", group="arch"),
+    _c("tied_embeddings", BOOL, "Input embedding shared with the output head", "输入嵌入与输出头共享", "false", group="arch"),
+    _c("norm", ENUM, "rmsnorm or layernorm", "rmsnorm 或 layernorm", "rmsnorm", choices=NORMS, group="arch"),
+    _c("qk_norm", BOOL, "Per-head query/key norm", "每头 query/key 归一化", "false", group="arch"),
+    _c("experts", INT, "MoE: routed experts per MoE layer", "MoE：每个 MoE 层的路由专家数", "none", "", minimum=1, group="moe"),
+    _c("topk", INT, "MoE: experts per token", "MoE：每 token 激活专家数", "", "", minimum=1, group="moe"),
+    _c("moe_ffn_hidden", INT, "MoE: expert MLP width", "MoE：专家 MLP 宽度", "ffn_hidden", "", minimum=1, group="moe"),
+    _c("shared_expert_ffn", INT, "MoE: shared-expert MLP width", "MoE：共享专家 MLP 宽度", "0", "", minimum=0, group="moe"),
+    _c("moe_every", INT, "MoE: every k-th layer is MoE (layer i is MoE iff i mod k = 0)", "MoE：每 k 层一个 MoE 层（i mod k = 0）", "1", "", minimum=1, group="moe"),
+    _c("full_attention_every", INT, "Hybrid models: one layer in k has softmax attention", "混合结构：每 k 层一层全注意力", "1", "", minimum=1, group="arch"),
+    # precision and optimizer
+    _c("framework", ENUM, "Accounting convention: generic, megatron, deepspeed", "记账口径：generic、megatron、deepspeed", "generic", choices=FRAMEWORKS, group="state"),
+    _c("weight_dtype", ENUM, "Compute weights", "计算权重精度", "bf16", choices=DTYPES_WEIGHT, group="state"),
+    _c("grad_dtype", ENUM, "Model gradients (megatron: the grad buffer)", "模型梯度（megatron：梯度 buffer）", "bf16", choices=DTYPES_GRAD, group="state"),
+    _c("main_grad_dtype", ENUM, "Separate main-gradient buffer", "独立主梯度 buffer", "none (fp32 under deepspeed)", choices=DTYPES_MAIN_GRAD, group="state"),
+    _c("master_dtype", ENUM, "Master weights", "主权重", "fp32 (none when weights are fp32)", choices=DTYPES_MASTER, group="state"),
+    _c("optimizer", ENUM, "adam, adamw, sgd, momentum, lion, adafactor, adam8bit", "优化器", "adam", choices=OPTIMIZERS, group="state"),
+    _c("m_dtype", ENUM, "First moment", "一阶矩精度", "fp32 (int8 for adam8bit)", choices=DTYPES_MOMENT, group="state"),
+    _c("v_dtype", ENUM, "Second moment", "二阶矩精度", "fp32 (int8 for adam8bit)", choices=DTYPES_MOMENT, group="state"),
+    # parallelism
+    _c("dp", INT, "Data-parallel size", "数据并行度", "1", "", minimum=1, group="parallel"),
+    _c("tp", INT, "Tensor-parallel size", "张量并行度", "1", "", minimum=1, group="parallel"),
+    _c("pp", INT, "Pipeline-parallel size", "流水线并行度", "1", "", minimum=1, group="parallel"),
+    _c("cp", INT, "Context-parallel size", "上下文并行度", "1", "", minimum=1, group="parallel"),
+    _c("ep", INT, "Expert-parallel size; divides dp·cp·tp/etp", "专家并行度；须整除 dp·cp·tp/etp", "1", "", minimum=1, group="parallel"),
+    _c("etp", INT, "Expert tensor-parallel size", "专家张量并行度", "tp", "", minimum=1, group="parallel"),
+    _c("zero", INT, "0-3 (1 = distributed optimizer, 3 = FSDP full shard)", "0-3（1 = 分布式优化器，3 = FSDP 全分片）", "0", "", minimum=0, maximum=3, group="parallel"),
+    _c("weights_at", ENUM, "Where compute weights live", "计算权重存放位置", "hbm", choices=LOCATIONS, group="place"),
+    _c("grads_at", ENUM, "Where gradients live", "梯度存放位置", "hbm", choices=LOCATIONS, group="place"),
+    _c("master_at", ENUM, "Where master weights live", "主权重存放位置", "hbm", choices=LOCATIONS, group="place"),
+    _c("optimizer_at", ENUM, "Where optimizer moments live", "优化器状态存放位置", "hbm", choices=LOCATIONS, group="place"),
+    # batch and activations
+    _c("seq_len", INT, "Tokens per sequence", "序列长度（token）", "", "tokens", minimum=1, group="batch"),
+    _c("micro_batch", INT, "Sequences per micro-batch", "每个 micro-batch 的序列数", "1", "sequences", minimum=1, group="batch"),
+    _c("global_batch", INT, "Sequences per optimizer step", "每步全局序列数", "", "sequences", minimum=1, group="batch"),
+    _c("recompute", ENUM, "Activation recompute: none, selective, full", "重计算：none、selective、full", "none", choices=RECOMPUTE, group="batch"),
+    _c("sequence_parallel", BOOL, "Megatron sequence parallelism", "序列并行（Megatron SP）", "false", group="batch"),
+    _c("flash_attention", BOOL, "Flash attention (no s² scores stored)", "FlashAttention（不保存 s² 注意力矩阵）", "true", group="batch"),
+    _c("logits_dtype", ENUM, "Logits tensor precision", "logits 精度", "fp32", choices=DTYPES_LOGITS, group="batch"),
+    _c("loss_chunks", INT, "1 = full logits at once; k = chunked/fused cross-entropy", "1 = 整块 logits；k = 分块/融合交叉熵", "1", "", minimum=1, group="batch"),
+    # hardware
+    _c("gpu", ENUM, "Accelerator from the catalogue (ledger-report gpus)", "加速卡型号（见 ledger-report gpus）", "H100-SXM", group="hw"),
+    _c("hbm_gb", FLOAT, "HBM per GPU, GB = 10^9 bytes", "每卡显存，GB = 10^9 字节", "catalogue", "GB", minimum=0, min_exclusive=True, group="hw"),
+    _c("peak_tflops", FLOAT, "Dense BF16 peak, TFLOP/s", "BF16 稠密峰值 TFLOP/s", "catalogue", "TFLOP/s", minimum=0, min_exclusive=True, group="hw"),
+    _c("gpus_per_node", INT, "GPUs per node", "每节点 GPU 数", "catalogue", "", minimum=1, group="hw"),
+    _c("host_gb", FLOAT, "Host memory per node, GB", "每节点主机内存 GB", "catalogue", "GB", minimum=0, min_exclusive=True, group="hw"),
+    # job
+    _c("mfu", FLOAT, "Model FLOPs utilisation, 0 < mfu <= 1", "模型算力利用率 MFU，0 < mfu ≤ 1", "0.4", "", minimum=0, min_exclusive=True, maximum=1, group="job"),
+    _c("tokens", COUNT, "Training tokens", "训练 token 数", "", "tokens", minimum=1, group="job"),
+    _c("days", FLOAT, "Calendar deadline", "日历期限（天）", "", "days", minimum=0, min_exclusive=True, group="job"),
+    _c("reserve_days", FLOAT, "Days of the deadline kept for checkpoints and failures", "期限中预留给 checkpoint 与故障的天数", "0", "days", minimum=0, group="job"),
+    _c("price_per_gpu_hour", FLOAT, "Price per GPU-hour, any currency", "每 GPU 小时价格（任意货币）", "", "", minimum=0, group="job"),
+    _c("measured_peak_gb", FLOAT, "Measured per-rank peak, GB, reconciled against the ledger", "实测每卡峰值 GB，用于对账", "", "GB", minimum=0, min_exclusive=True, group="job"),
+)
+
+COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in COLUMNS)
+COLUMN_BY_NAME: Mapping[str, Column] = {c.name: c for c in COLUMNS}
+
+# Architecture columns that go together: give all of them or none.
+ARCH_REQUIRED = ("layers", "hidden", "heads", "ffn_hidden", "vocab")
+
+
+@dataclass(frozen=True)
+class Config:
+    """One input row as the user gave it: typed values, ``None`` for an empty cell."""
+
+    values: Mapping[str, Any] = field(default_factory=dict)
+    source: str = ""  # "inputs.csv line 4" / "inputs.xlsx Inputs!row 4", for messages
+
+    def __post_init__(self) -> None:
+        full = {n: self.values.get(n) for n in COLUMN_NAMES}
+        unknown = set(self.values) - set(COLUMN_NAMES)
+        if unknown:
+            raise KeyError(f"unknown columns: {sorted(unknown)}")
+        object.__setattr__(self, "values", _FrozenDict(full))
+
+    @property
+    def name(self) -> str:
+        return str(self.values["name"])
+
+    def get(self, column: str) -> Any:
+        return self.values[column]
+
+    def replace(self, **changes: Any) -> "Config":
+        new = dict(self.values)
+        new.update(changes)
+        return Config(new, self.source)
+
+    def given(self) -> dict[str, Any]:
+        """The non-empty cells, in column order."""
+        return {k: v for k, v in self.values.items() if v is not None}
+
+
+class _FrozenDict(dict):
+    """A dict that refuses changes once built (keeps ``Config`` hashable in spirit)."""
+
+    def _refuse(self, *a, **k):  # pragma: no cover - trivial
+        raise TypeError("Config values are frozen")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(sorted((k, repr(v)) for k, v in self.items())))

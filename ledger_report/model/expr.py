@@ -1,0 +1,234 @@
+"""A small expression tree: each ledger quantity is written once, as one of these.
+
+Three interpreters walk it (``evaluate.py``, ``formula.py``, ``text.py``): Python numbers for
+one row (or numpy arrays for many rows), a spreadsheet formula, and the filled-in formula text
+of the handout.  Keep the node types few: inputs, references to earlier quantities, constants,
+lookups, arithmetic, comparisons, a conditional, a blank test, and four functions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+class Expr:
+    """Base node.  Python operators build arithmetic; methods build comparisons."""
+
+    __slots__ = ()
+
+    # arithmetic -------------------------------------------------------------------------
+    def __add__(self, o: Any) -> "Expr":
+        return BinOp("+", self, lift(o))
+
+    def __radd__(self, o: Any) -> "Expr":
+        return BinOp("+", lift(o), self)
+
+    def __sub__(self, o: Any) -> "Expr":
+        return BinOp("-", self, lift(o))
+
+    def __rsub__(self, o: Any) -> "Expr":
+        return BinOp("-", lift(o), self)
+
+    def __mul__(self, o: Any) -> "Expr":
+        return BinOp("*", self, lift(o))
+
+    def __rmul__(self, o: Any) -> "Expr":
+        return BinOp("*", lift(o), self)
+
+    def __truediv__(self, o: Any) -> "Expr":
+        return BinOp("/", self, lift(o))
+
+    def __rtruediv__(self, o: Any) -> "Expr":
+        return BinOp("/", lift(o), self)
+
+    # comparisons (not operator overloads: == must stay usable on nodes) ----------------------
+    def eq(self, o: Any) -> "Expr":
+        return Cmp("=", self, lift(o))
+
+    def ne(self, o: Any) -> "Expr":
+        return Cmp("<>", self, lift(o))
+
+    def lt(self, o: Any) -> "Expr":
+        return Cmp("<", self, lift(o))
+
+    def le(self, o: Any) -> "Expr":
+        return Cmp("<=", self, lift(o))
+
+    def gt(self, o: Any) -> "Expr":
+        return Cmp(">", self, lift(o))
+
+    def ge(self, o: Any) -> "Expr":
+        return Cmp(">=", self, lift(o))
+
+
+@dataclass(frozen=True, eq=False)
+class Const(Expr):
+    value: Any  # int, float, str or bool
+
+
+@dataclass(frozen=True, eq=False)
+class Col(Expr):
+    """A raw input column of the row (``None`` when the cell is empty)."""
+
+    name: str
+
+
+@dataclass(frozen=True, eq=False)
+class Ref(Expr):
+    """A reference to an earlier defined quantity, by key."""
+
+    key: str
+
+
+@dataclass(frozen=True, eq=False)
+class Lookup(Expr):
+    """``table[key][field]`` from a lookup table (dtype widths, optimizers, GPU catalogue)."""
+
+    table: str
+    key: Expr
+    field: str
+
+
+@dataclass(frozen=True, eq=False)
+class BinOp(Expr):
+    op: str  # + - * /
+    a: Expr
+    b: Expr
+
+
+@dataclass(frozen=True, eq=False)
+class Cmp(Expr):
+    op: str  # = <> < <= > >=
+    a: Expr
+    b: Expr
+
+
+@dataclass(frozen=True, eq=False)
+class If(Expr):
+    cond: Expr
+    then: Expr
+    other: Expr
+
+
+@dataclass(frozen=True, eq=False)
+class IsBlank(Expr):
+    """True when the referenced input or quantity has no value (an empty cell / ``None``)."""
+
+    x: Expr
+
+
+@dataclass(frozen=True, eq=False)
+class Call(Expr):
+    fn: str  # MAX, MIN, CEIL, FLOOR, AND, OR, NOT
+    args: tuple[Expr, ...]
+
+
+def lift(x: Any) -> Expr:
+    return x if isinstance(x, Expr) else Const(x)
+
+
+def maximum(*xs: Any) -> Expr:
+    return Call("MAX", tuple(lift(x) for x in xs))
+
+
+def minimum(*xs: Any) -> Expr:
+    return Call("MIN", tuple(lift(x) for x in xs))
+
+
+def ceil(x: Any) -> Expr:
+    return Call("CEIL", (lift(x),))
+
+
+def floor(x: Any) -> Expr:
+    return Call("FLOOR", (lift(x),))
+
+
+def all_of(*xs: Any) -> Expr:
+    return Call("AND", tuple(lift(x) for x in xs))
+
+
+def any_of(*xs: Any) -> Expr:
+    return Call("OR", tuple(lift(x) for x in xs))
+
+
+def negate(x: Any) -> Expr:
+    return Call("NOT", (lift(x),))
+
+
+def if_(cond: Any, then: Any, other: Any) -> Expr:
+    return If(lift(cond), lift(then), lift(other))
+
+
+def total_of(terms: list) -> Expr:
+    """The sum of the terms, left to right (no leading zero)."""
+    out = lift(terms[0])
+    for t in terms[1:]:
+        out = out + t
+    return out
+
+
+def default(col: str, value: Any) -> Expr:
+    """The input column, or ``value`` (a constant or an expression) when the cell is empty."""
+    return If(IsBlank(Col(col)), lift(value), Col(col))
+
+
+def children(e: Expr) -> tuple[Expr, ...]:
+    if isinstance(e, (BinOp, Cmp)):
+        return (e.a, e.b)
+    if isinstance(e, If):
+        return (e.cond, e.then, e.other)
+    if isinstance(e, IsBlank):
+        return (e.x,)
+    if isinstance(e, Lookup):
+        return (e.key,)
+    if isinstance(e, Call):
+        return e.args
+    return ()
+
+
+def strict_refs(e: Expr) -> set[str]:
+    """Keys of quantities this expression uses *outside* a blank test.
+
+    A quantity whose value is blank makes any arithmetic on it blank; a blank test is the only
+    place a blank is an ordinary value.  The spreadsheet interpreter guards a formula with these
+    (``IF(OR(x="",…),"",…)``) so that Excel and LibreOffice give a blank where Python gives None.
+    """
+    out: set[str] = set()
+
+    def walk(n: Expr) -> None:
+        if isinstance(n, IsBlank):
+            return
+        if isinstance(n, Ref):
+            out.add(n.key)
+        for c in children(n):
+            walk(c)
+
+    walk(e)
+    return out
+
+
+def all_refs(e: Expr) -> set[str]:
+    out: set[str] = set()
+
+    def walk(n: Expr) -> None:
+        if isinstance(n, Ref):
+            out.add(n.key)
+        for c in children(n):
+            walk(c)
+
+    walk(e)
+    return out
+
+
+def all_cols(e: Expr) -> set[str]:
+    out: set[str] = set()
+
+    def walk(n: Expr) -> None:
+        if isinstance(n, Col):
+            out.add(n.name)
+        for c in children(n):
+            walk(c)
+
+    walk(e)
+    return out

@@ -1,0 +1,140 @@
+"""The registry: every quantity, defined once, in evaluation order.
+
+A ``Quantity`` is a key, an expression (``expr.py``), a unit, labels in English and Chinese,
+and the source the definition follows.  ``definitions.py`` fills one ``Registry``; the engine,
+the planner, the workbook and the handout all iterate it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from .expr import BinOp, Call, Cmp, Col, Const, Expr, If, IsBlank, Lookup, Ref, lift
+
+# Units.  Numbers are bytes, FLOPs, seconds... inside; formatting happens at the edge.
+BYTES = "bytes"
+PARAMS = "params"
+FLOPS = "flops"
+SECONDS = "s"
+DAYS = "days"
+COUNT = "count"
+BPP = "B/param"
+RATIO = "ratio"
+BOOL = "bool"
+TEXT = "text"
+TOKENS = "tokens"
+TOKENS_PER_S = "tokens/s"
+TFLOPS = "TFLOP/s"
+GB = "GB"
+HOURS = "GPU-hours"
+MONEY = "cost"
+GBPS = "GB/s"
+
+INT_UNITS = {BYTES, PARAMS, COUNT, TOKENS}
+
+
+@dataclass(frozen=True)
+class Quantity:
+    key: str
+    expr: Expr
+    unit: str
+    en: str
+    zh: str
+    source: str = ""
+    nullable: bool = False  # may be blank (None) for some rows
+    needs: frozenset = field(default_factory=frozenset)  # ("col", name) / ("ref", key) guards
+
+
+class Registry:
+    def __init__(self) -> None:
+        self._q: dict[str, Quantity] = {}
+
+    def __iter__(self) -> Iterator[Quantity]:
+        return iter(self._q.values())
+
+    def __len__(self) -> int:
+        return len(self._q)
+
+    def __getitem__(self, key: str) -> Quantity:
+        return self._q[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._q
+
+    def keys(self) -> list[str]:
+        return list(self._q)
+
+    def define(self, key: str, expr: Any, unit: str, en: str, zh: str, source: str = "") -> Ref:
+        if key in self._q:
+            raise ValueError(f"quantity {key!r} defined twice")
+        e = lift(expr)
+        for r in _refs(e):
+            if r not in self._q:
+                raise ValueError(f"{key!r} refers to {r!r}, which is not defined before it")
+        nullable = self._maybe_none(e, frozenset())
+        needs = frozenset(self._needs(e))
+        self._q[key] = Quantity(key, e, unit, en, zh, source, nullable, needs)
+        return Ref(key)
+
+    # blank analysis -------------------------------------------------------------------------
+    def _maybe_none(self, e: Expr, known: frozenset) -> bool:
+        if isinstance(e, Const) or isinstance(e, IsBlank):
+            return False
+        if isinstance(e, Col):
+            return ("col", e.name) not in known
+        if isinstance(e, Ref):
+            return self._q[e.key].nullable and ("ref", e.key) not in known
+        if isinstance(e, If):
+            if isinstance(e.cond, IsBlank):
+                x = _tag(e.cond.x)
+                return self._maybe_none(e.then, known) or self._maybe_none(
+                    e.other, known | ({x} if x else frozenset())
+                )
+            return any(self._maybe_none(c, known) for c in (e.cond, e.then, e.other))
+        if isinstance(e, (BinOp, Cmp)):
+            return self._maybe_none(e.a, known) or self._maybe_none(e.b, known)
+        if isinstance(e, Lookup):
+            return self._maybe_none(e.key, known)
+        if isinstance(e, Call):
+            return any(self._maybe_none(a, known) for a in e.args)
+        raise TypeError(e)
+
+    def _needs(self, e: Expr) -> set:
+        """Blank-able inputs and quantities evaluated unconditionally by ``e``."""
+        if isinstance(e, (Const, IsBlank)):
+            return set()
+        if isinstance(e, Col):
+            return {("col", e.name)}
+        if isinstance(e, Ref):
+            return {("ref", e.key)} if self._q[e.key].nullable else set()
+        if isinstance(e, If):
+            out = self._needs(e.cond)
+            then, other = self._needs(e.then), self._needs(e.other)
+            if isinstance(e.cond, IsBlank):
+                other = other - {_tag(e.cond.x)}
+            return out | (then & other)
+        if isinstance(e, (BinOp, Cmp)):
+            return self._needs(e.a) | self._needs(e.b)
+        if isinstance(e, Lookup):
+            return self._needs(e.key)
+        if isinstance(e, Call):
+            out: set = set()
+            for a in e.args:
+                out |= self._needs(a)
+            return out
+        raise TypeError(e)
+
+
+def _tag(x: Expr):
+    if isinstance(x, Col):
+        return ("col", x.name)
+    if isinstance(x, Ref):
+        return ("ref", x.key)
+    return None
+
+
+def _refs(e: Expr) -> set[str]:
+    from .expr import all_refs
+
+    return all_refs(e)

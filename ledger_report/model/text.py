@@ -1,0 +1,151 @@
+"""Interpreter 3: a definition as text with its numbers filled in, for the handout.
+
+``12 B × 4.01 B params ÷ 5 = 9.63 GB``: the expression of one quantity, with each referenced
+quantity replaced by its value and unit, the taken branch of each conditional only, and the
+integer rounding left out (it moves a figure by less than one byte).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from .expr import BinOp, Call, Cmp, Col, Const, Expr, If, IsBlank, Lookup, Ref
+from .registry import BOOL, BPP, BYTES, COUNT, DAYS, FLOPS, GB, HOURS, MONEY, PARAMS, RATIO, SECONDS, TEXT, TOKENS, Registry
+from . import units
+
+_OPS = {"+": " + ", "-": " − ", "*": " × ", "/": " ÷ "}
+_PREC = {"+": 1, "-": 1, "*": 2, "/": 2}
+
+
+def fmt_value(v: Any, unit: str, lang: str = "en") -> str:
+    """A value with its unit, as the handout prints it (same digits in every language)."""
+    if v is None:
+        return "—"
+    if unit == BYTES:
+        return units.gb(v)
+    if unit == PARAMS:
+        return units.params(v, lang)
+    if unit == FLOPS:
+        return units.sci(v) + (" FLOPs" if lang == "en" else " FLOPs")
+    if unit == BPP:
+        return units.num(v) + " B"
+    if unit == SECONDS:
+        return units.num(v) + " s"
+    if unit == DAYS:
+        return units.num(v) + (" days" if lang == "en" else " 天")
+    if unit == GB:
+        return units.num(v) + " GB"
+    if unit == HOURS:
+        return units.num(v) + (" GPU-h" if lang == "en" else " GPU 小时")
+    if unit in (COUNT, TOKENS, MONEY):
+        return units.num(v)
+    if unit == RATIO:
+        return units.num(v)
+    if unit in (BOOL, TEXT):
+        return str(v)
+    return units.num(v)
+
+
+def render(reg: Registry, key: str, values: Mapping[str, Any], lang: str = "en", expand: frozenset = frozenset()) -> str:
+    """``<expression with numbers> = <value>`` for one quantity."""
+    q = reg[key]
+    body = _render(reg, q.expr, values, lang, expand, 0)
+    return f"{body} = {fmt_value(values.get(key), q.unit, lang)}"
+
+
+def _render(reg: Registry, e: Expr, values: Mapping[str, Any], lang: str, expand: frozenset, prec: int) -> str:
+    if isinstance(e, Const):
+        v = e.value
+        if isinstance(v, int) and not isinstance(v, bool) and v >= 1000 and str(v).rstrip("0") == "1":
+            return f"10^{len(str(v)) - 1}"
+        return units.num(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
+    if isinstance(e, Ref):
+        if e.key in expand:
+            return _render(reg, reg[e.key].expr, values, lang, expand, prec)
+        return fmt_value(values.get(e.key), reg[e.key].unit, lang)
+    if isinstance(e, Col):
+        return str(e.name)
+    if isinstance(e, Lookup):
+        v = _ev_sub(e, values)
+        return units.num(v) + (" B" if e.field == "bytes" else "")
+    if isinstance(e, If):
+        c = _eval(reg, e.cond, values)
+        branch = e.then if c else e.other
+        return _render(reg, branch, values, lang, expand, prec)
+    if isinstance(e, BinOp):
+        p = _PREC[e.op]
+        # leave out terms that are zero in a sum, for readability
+        if e.op == "+":
+            terms = [t for t in _flatten_sum(e) if _eval(reg, t, values) not in (0, None)]
+            if not terms:
+                return "0"
+            s = " + ".join(_render(reg, t, values, lang, expand, p) for t in terms)
+            return f"({s})" if prec > p and len(terms) > 1 else s
+        left = _render(reg, e.a, values, lang, expand, p)
+        right = _render(reg, e.b, values, lang, expand, p + 1)
+        s = left + _OPS[e.op] + right
+        return f"({s})" if prec > p else s
+    if isinstance(e, Call):
+        if e.fn in ("CEIL", "FLOOR"):
+            return _render(reg, e.args[0], values, lang, expand, prec)
+        args = ", ".join(_render(reg, a, values, lang, expand, 0) for a in e.args)
+        return f"{e.fn.lower()}({args})"
+    if isinstance(e, (Cmp, IsBlank)):
+        return str(_eval(reg, e, values))
+    return "?"
+
+
+def _flatten_sum(e: Expr) -> list[Expr]:
+    if isinstance(e, BinOp) and e.op == "+":
+        return _flatten_sum(e.a) + _flatten_sum(e.b)
+    return [e]
+
+
+def _eval(reg: Registry, e: Expr, values: Mapping[str, Any]) -> Any:
+    """Evaluate a sub-expression from the row's already computed quantities."""
+    return _ev_sub(e, values)
+
+
+def _ev_sub(e: Expr, values: Mapping[str, Any]) -> Any:
+    from .tables import tables as _tables
+    from .evaluate import _lookup
+
+    if isinstance(e, Const):
+        return e.value
+    if isinstance(e, Ref):
+        return values.get(e.key)
+    if isinstance(e, Col):
+        return values.get(e.name)
+    if isinstance(e, IsBlank):
+        v = _ev_sub(e.x, values)
+        return v is None or v == ""
+    if isinstance(e, If):
+        c = _ev_sub(e.cond, values)
+        return _ev_sub(e.then if c else e.other, values)
+    if isinstance(e, BinOp):
+        a, b = _ev_sub(e.a, values), _ev_sub(e.b, values)
+        if a is None or b is None:
+            return None
+        return {"+": a + b, "-": a - b, "*": a * b}.get(e.op) if e.op != "/" else (a / b if b else None)
+    if isinstance(e, Cmp):
+        a, b = _ev_sub(e.a, values), _ev_sub(e.b, values)
+        if a is None or b is None:
+            return None
+        if isinstance(a, str) and isinstance(b, str):
+            a, b = a.lower(), b.lower()
+        return {"=": a == b, "<>": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[e.op]
+    if isinstance(e, Lookup):
+        k = _ev_sub(e.key, values)
+        return None if k is None else _lookup(_tables(), e.table, k, e.field)
+    if isinstance(e, Call):
+        args = [_ev_sub(a, values) for a in e.args]
+        if any(a is None for a in args):
+            return None
+        import math
+
+        return {
+            "MAX": lambda: max(args), "MIN": lambda: min(args), "CEIL": lambda: math.ceil(args[0]),
+            "FLOOR": lambda: math.floor(args[0]), "AND": lambda: all(args), "OR": lambda: any(args),
+            "NOT": lambda: not args[0],
+        }[e.fn]()
+    return None

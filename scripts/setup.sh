@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Set up ledger-report on Debian 12 (bookworm): system packages, a virtual environment in .venv,
+# and the package in editable mode with its test extras.  Run as root (or with sudo available).
+#
+#   scripts/setup.sh              # apt-get + venv + pip
+#   SKIP_APT=1 scripts/setup.sh   # venv + pip only (system packages already present)
+#   PYTHON=python3.11 scripts/setup.sh
+#
+# System packages, and why each is here:
+#   python3 python3-venv                  the interpreter and ensurepip for `python3 -m venv`
+#   libpango-1.0-0 libpangoft2-1.0-0      WeasyPrint's text layout (pip does not bring them)
+#   libharfbuzz-subset0                   WeasyPrint font subsetting; without it a CJK PDF takes ~8 s
+#   fonts-noto-cjk                        Noto Sans CJK SC for the --lang zh handout (and Latin text)
+#   libreoffice-calc-nogui                recalculates built workbooks in the formula-parity tests
+#   poppler-utils                         pdftotext/pdffonts for the handout tests
+# .ci/run calls this script, so CI and the README's setup cannot drift apart.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+APT_PACKAGES=(
+  python3
+  python3-venv
+  libpango-1.0-0
+  libpangoft2-1.0-0
+  libharfbuzz-subset0
+  fonts-noto-cjk
+  libreoffice-calc-nogui
+  poppler-utils
+)
+
+if [[ "${SKIP_APT:-0}" != "1" ]]; then
+  as_root=()
+  if [[ "$(id -u)" -ne 0 ]]; then
+    if command -v sudo >/dev/null 2>&1; then
+      as_root=(sudo)
+    else
+      echo "setup.sh: installing system packages needs root; run as root, or install them and rerun with SKIP_APT=1: ${APT_PACKAGES[*]}" >&2
+      exit 1
+    fi
+  fi
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y --no-install-recommends "${APT_PACKAGES[@]}"
+fi
+
+PYTHON="${PYTHON:-python3}"
+"$PYTHON" -m venv .venv
+.venv/bin/python -m pip install -e '.[test]'
+
+echo "setup.sh: ready; run the tests with .venv/bin/python -m pytest -q"

@@ -1,0 +1,198 @@
+"""The built-in accelerator catalogue: figures, units, sources and name matching."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from ledger_report import catalogue
+from ledger_report.catalogue import GPU_NAMES, GPUS, Gpu, find_gpu, normalise_gpu_name, parse_catalogue
+
+REPO = Path(__file__).resolve().parents[1]
+
+REQUIRED_NAMES = (
+    "H100-SXM", "H100-PCIe", "H800", "H200", "H20", "A100-80GB", "A100-40GB",
+    "B200", "GB200", "MI300X", "MI325X", "Gaudi3", "L40S",
+)  # fmt: skip
+
+# name: (hbm_gb, dense BF16 TFLOP/s, HBM TB/s), each from the vendor document named in the id.
+VENDOR_FIGURES = {
+    "H100-SXM": (80, 989, 3.35),  # NVIDIA H100 datasheet 2023: 1,979 with sparsity / 2
+    "H100-PCIe": (80, 756, 2.0),  # NVIDIA H100 datasheet 2023: PCIe 1,513 with sparsity / 2
+    "H800": (80, 989, 3.35),  # NVIDIA H800 datasheet 2023
+    "H200": (141, 989, 4.8),  # NVIDIA H200 datasheet 2024
+    "H20": (96, 148, 4.0),  # NVIDIA HGX H20 specification 2024
+    "A100-80GB": (80, 312, 2.039),  # NVIDIA A100 datasheet 2021: SXM 80GB 2,039 GB/s
+    "A100-40GB": (40, 312, 1.555),  # NVIDIA A100 datasheet 2021: SXM 40GB 1,555 GB/s
+    "B200": (180, 2250, 8.0),  # DGX B200 datasheet 2024: 1,440 GB / 8; HGX B200 36 PF sparse / 8 / 2
+    "GB200": (186, 2500, 8.0),  # GB200 NVL72 2024: 13.4 TB / 72; 360 PF sparse / 72 / 2; 576 TB/s / 72
+    "MI300X": (192, 1307.4, 5.3),  # AMD MI300X datasheet 2023
+    "MI325X": (256, 1307.4, 6.0),  # AMD MI325X datasheet 2024
+    "Gaudi3": (128, 1835, 3.7),  # Intel Gaudi 3 white paper 2024
+    "L40S": (48, 362.05, 0.864),  # NVIDIA L40S datasheet 2023: 733 with sparsity / 2
+}
+
+
+def test_h100_sxm_is_80_gb_and_989_tflops():
+    """H100-SXM: 80 GB and 989 dense BF16 TFLOP/s, the figure the seed documents use (NVIDIA H100 datasheet 2023: 1,979 with sparsity)."""
+    gpu = GPUS["H100-SXM"]
+    assert gpu.hbm_gb == 80
+    assert gpu.peak_tflops == 989
+    assert gpu.hbm_bytes == 80_000_000_000  # GB = 10^9 bytes, not GiB
+    assert gpu.peak_flops == 989e12
+
+
+def test_h20_is_96_gb_and_148_tflops():
+    """H20: 96 GB HBM3 and 148 dense BF16 TFLOP/s (NVIDIA HGX H20 specification 2024)."""
+    gpu = GPUS["H20"]
+    assert (gpu.hbm_gb, gpu.peak_tflops) == (96, 148)
+    assert gpu.hbm_bytes == 96 * 10**9
+
+
+@pytest.mark.parametrize("name", list(VENDOR_FIGURES), ids=list(VENDOR_FIGURES))
+def test_vendor_figures(name):
+    """HBM GB, dense BF16 TFLOP/s and HBM TB/s match the vendor document named beside VENDOR_FIGURES."""
+    hbm_gb, tflops, tb_s = VENDOR_FIGURES[name]
+    gpu = GPUS[name]
+    assert gpu.hbm_gb == pytest.approx(hbm_gb)
+    assert gpu.peak_tflops == pytest.approx(tflops)
+    assert gpu.hbm_tb_s == pytest.approx(tb_s)
+
+
+def test_required_rows_present_and_in_file_order():
+    """Every name the brief requires is a row; GPU_NAMES is the file order of the CSV."""
+    assert set(REQUIRED_NAMES) <= set(GPU_NAMES)
+    csv_names = [
+        line.split(",", 1)[0]
+        for line in (REPO / "ledger_report/data/gpus.csv").read_text(encoding="utf-8").splitlines()[1:]
+        if line.strip()
+    ]
+    assert list(GPU_NAMES) == csv_names == list(GPUS)
+
+
+def test_every_row_names_a_dated_source():
+    """Every row's source names a vendor document with its year, e.g. 'NVIDIA H100 ... datasheet (2023)'."""
+    for gpu in GPUS.values():
+        assert gpu.source.strip(), gpu.name
+        assert re.search(r"\((?:19|20)\d\d\)", gpu.source), gpu.name
+
+
+def test_every_number_positive_and_typed():
+    """Every numeric column is a positive finite float, gpus_per_node a positive int."""
+    for gpu in GPUS.values():
+        for field in ("hbm_gb", "peak_tflops", "hbm_tb_s", "host_link_gb_s", "interconnect_gb_s", "host_gb"):
+            value = getattr(gpu, field)
+            assert isinstance(value, float) and math.isfinite(value) and value > 0, (gpu.name, field)
+        assert isinstance(gpu.gpus_per_node, int) and gpu.gpus_per_node > 0, gpu.name
+
+
+def test_names_unique_under_matching_normalisation():
+    """No two names collide once case, spaces, underscores and hyphens are ignored (H20 vs H200 stay apart)."""
+    keys = [normalise_gpu_name(n) for n in GPU_NAMES]
+    assert len(keys) == len(set(keys))
+    assert find_gpu("H20") is GPUS["H20"] and find_gpu("H200") is GPUS["H200"]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("h100 sxm", "H100-SXM"),
+        ("H100_SXM", "H100-SXM"),
+        ("  H100-sxm ", "H100-SXM"),
+        ("gaudi-3", "Gaudi3"),
+        ("GAUDI 3", "Gaudi3"),
+        ("a100_80gb", "A100-80GB"),
+        ("mi300x", "MI300X"),
+        ("gb-200", "GB200"),
+        ("h100pcie", "H100-PCIe"),
+    ],
+    ids=lambda v: v,
+)
+def test_find_gpu_ignores_case_spaces_underscores_hyphens(query, expected):
+    """find_gpu matches the brief's examples ('h100 sxm', 'H100_SXM', 'gaudi-3') and similar spellings."""
+    assert find_gpu(query) is GPUS[expected]
+
+
+@pytest.mark.parametrize("query", ["", " - ", "H100", "A100", "TPUv5p", "H2O"], ids=repr)
+def test_find_gpu_unknown_is_none(query):
+    """Ambiguous or unknown names give None (the caller reports them), never a guessed entry."""
+    assert find_gpu(query) is None
+
+
+def test_gpu_is_frozen():
+    """Catalogue entries are frozen: an override builds a new Gpu, it never edits the shared one."""
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        GPUS["H100-SXM"].hbm_gb = 94  # type: ignore[misc]
+    changed = dataclasses.replace(GPUS["H100-SXM"], hbm_gb=94.0)
+    assert changed.hbm_bytes == 94 * 10**9 and GPUS["H100-SXM"].hbm_gb == 80
+
+
+def test_same_die_same_peak():
+    """Parts sharing a die share the dense peak: H800 and H200 = H100-SXM (989), MI325X = MI300X (1,307.4), per their datasheets."""
+    assert GPUS["H800"].peak_tflops == GPUS["H200"].peak_tflops == GPUS["H100-SXM"].peak_tflops == 989
+    assert GPUS["MI325X"].peak_tflops == GPUS["MI300X"].peak_tflops == 1307.4
+    assert GPUS["A100-80GB"].peak_tflops == GPUS["A100-40GB"].peak_tflops == 312
+
+
+def test_host_links_and_nodes():
+    """Host link per direction: PCIe Gen5 x16 64, Gen4 x16 32, NVLink-C2C 900; GB200 node = 2 superchips = 4 GPUs, 2 x 480 GB LPDDR5X (GB200 NVL72 specifications 2024)."""
+    assert GPUS["H100-SXM"].host_link_gb_s == 64
+    assert GPUS["A100-80GB"].host_link_gb_s == 32
+    assert GPUS["L40S"].host_link_gb_s == 32
+    assert GPUS["GB200"].host_link_gb_s == 900
+    assert GPUS["GB200"].gpus_per_node == 4 and GPUS["GB200"].host_gb == 960
+    assert GPUS["H100-SXM"].gpus_per_node == 8 and GPUS["H100-SXM"].host_gb == 2048  # DGX H100: 2 TB
+    assert GPUS["H800"].interconnect_gb_s == 400  # H800 datasheet: NVLink cut to 400 GB/s
+
+
+def test_parse_rejects_bad_rows():
+    """A malformed catalogue fails loudly, naming the line and column: negative, non-numeric, clashing name, wrong header."""
+    header = ",".join(catalogue.COLUMNS)
+    good = "X1,80,989,3.35,64,NVLink,900,8,2048,Doc (2023)"
+    assert parse_catalogue(f"{header}\n{good}\n")["X1"].peak_tflops == 989
+    with pytest.raises(ValueError, match=r"line 2: column 'hbm_gb' expected a positive number; found '-80'"):
+        parse_catalogue(f"{header}\n{good.replace(',80,', ',-80,')}\n")
+    with pytest.raises(ValueError, match=r"line 2: column 'peak_tflops' expected a number; found 'lots'"):
+        parse_catalogue(f"{header}\n{good.replace(',989,', ',lots,')}\n")
+    with pytest.raises(ValueError, match=r"line 3: name 'x_1' clashes with 'X1'"):
+        parse_catalogue(f"{header}\n{good}\n{good.replace('X1', 'x_1')}\n")
+    with pytest.raises(ValueError, match=r"column 'source' expected text"):
+        parse_catalogue(f"{header}\n{good.replace('Doc (2023)', '')}\n")
+    with pytest.raises(ValueError, match="header expected"):
+        parse_catalogue("name,hbm\nX,1\n")
+
+
+def test_catalogue_ships_in_the_wheel():
+    """gpus.csv is package data of ledger_report.data (pyproject), read through importlib.resources, not a source-tree path."""
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    setuptools_cfg = pyproject["tool"]["setuptools"]
+    assert "ledger_report.data" in setuptools_cfg["packages"]
+    assert "*.csv" in setuptools_cfg["package-data"]["ledger_report.data"]
+    assert catalogue.load_catalogue() == GPUS
+    source = Path(catalogue.__file__).read_text(encoding="utf-8")
+    assert 'resources.files("ledger_report.data")' in source
+
+
+def test_catalogue_is_pure_stdlib():
+    """The engine may import the catalogue: it imports no pandas, click, openpyxl, jinja2 or weasyprint (STYLE.md habit 1)."""
+    import ast
+
+    tree = ast.parse(Path(catalogue.__file__).read_text(encoding="utf-8"))
+    imported = {
+        (node.module or "").split(".")[0] if isinstance(node, ast.ImportFrom) else alias.name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for alias in node.names
+    }
+    assert not imported & {"pandas", "click", "openpyxl", "jinja2", "weasyprint", "numpy"}
+
+
+def test_gpu_fields_are_the_csv_columns():
+    """Gpu's fields are exactly the CSV header, in order."""
+    header = (REPO / "ledger_report/data/gpus.csv").read_text(encoding="utf-8").splitlines()[0]
+    assert tuple(header.split(",")) == tuple(f.name for f in dataclasses.fields(Gpu)) == catalogue.COLUMNS
