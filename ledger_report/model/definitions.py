@@ -22,6 +22,7 @@ from .expr import (
     if_,
     maximum,
     minimum,
+    nearest,
     negate,
     total_of,
 )
@@ -347,11 +348,11 @@ def build() -> Registry:
     rank_params = {}
     for p, pen, pzh in PARTS:
         rank_params[p] = d(f"{p}_params_on_rank", if_(pick_first, rank_part[("first", p)], rank_part[("last", p)]), PARAMS, f"{pen} parameters on the rank (before sharding)", f"每卡{pzh}参数（分片前）", "CONTRACT §3.2")
-    d("params_per_rank", ceil(rank_params["dense"] + rank_params["expert"]), PARAMS, "parameters per rank", "每卡参数", "CONTRACT §3.2")
+    d("params_per_rank", nearest(rank_params["dense"] + rank_params["expert"]), PARAMS, "parameters per rank", "每卡参数", "CONTRACT §3.2")
     line_bytes = {}
     for s, _col, en, zh in STATES:
         for p, pen, pzh in PARTS:
-            lp = d(f"{s}_{p}_params_on_rank", ceil(rank_params[p] / shard[(s, p)]), PARAMS, f"{en} ({pen}): parameters on the rank", f"{zh}（{pzh}）每卡参数", "CONTRACT §3.2")
+            lp = d(f"{s}_{p}_params_on_rank", nearest(rank_params[p] / shard[(s, p)]), PARAMS, f"{en} ({pen}): parameters on the rank", f"{zh}（{pzh}）每卡参数", "CONTRACT §3.2")
             line_bytes[(s, p)] = d(f"{s}_{p}_bytes", ceil(lp * bpp[s]), BYTES, f"{en} ({pen})", f"{zh}（{pzh}）", "CONTRACT §3")
 
     def loc_sum(where):

@@ -144,6 +144,11 @@ def floor(x: Any) -> Expr:
     return Call("FLOOR", (lift(x),))
 
 
+def nearest(x: Any) -> Expr:
+    """Round a parameter count to the nearest whole parameter (half up): FLOOR(x + 0.5)."""
+    return Call("FLOOR", (lift(x) + 0.5,))
+
+
 def all_of(*xs: Any) -> Expr:
     return Call("AND", tuple(lift(x) for x in xs))
 

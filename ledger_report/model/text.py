@@ -87,7 +87,10 @@ def _render(reg: Registry, e: Expr, values: Mapping[str, Any], lang: str, expand
         return f"({s})" if prec > p else s
     if isinstance(e, Call):
         if e.fn in ("CEIL", "FLOOR"):
-            return _render(reg, e.args[0], values, lang, expand, prec)
+            arg = e.args[0]
+            if isinstance(arg, BinOp) and arg.op == "+" and isinstance(arg.b, Const) and arg.b.value == 0.5:
+                arg = arg.a  # nearest(): rounding to a whole parameter is left out of the text
+            return _render(reg, arg, values, lang, expand, prec)
         args = ", ".join(_render(reg, a, values, lang, expand, 0) for a in e.args)
         return f"{e.fn.lower()}({args})"
     if isinstance(e, (Cmp, IsBlank)):

@@ -1,0 +1,1108 @@
+"""Reading and validating the input rows (CONTRACT section 2) from CSV or XLSX.
+
+``read_configs(path)`` returns one frozen ``Config`` per configuration row, or raises one
+``InputError`` that lists every problem found (file, row as the user sees it, column, what was
+expected, what was found).  No other exception escapes for any bad file: zip, XML, CSV and
+Unicode failures are all turned into problems here.
+
+Hostile-input findings this module is shaped by (docs: ``research/reliability.md`` sections 0-2):
+
+* CSV is parsed with the standard library and a per-row field count, never with pandas, so an
+  unquoted ``1,024`` is an error instead of a silent column shift, and a model named ``NA``
+  stays the text ``NA``.
+* An XLSX is checked as a zip *before* openpyxl sees it (entry count, declared sizes, compression
+  ratio, entity declarations, OLE / truncated files), and openpyxl must be running on
+  defusedxml.
+* The sheet is streamed with openpyxl's own worksheet parser (the one its read-only mode uses),
+  which reads ``<row>`` elements as they come and never trusts the ``<dimension>`` tag: an
+  understated dimension cannot hide rows and an overstated one cannot pad rows to 16,384 cells.
+  Rows are bounded by ``MAX_ROWS``.
+* Formula cells use their cached value (a second streaming pass with ``data_only``); without one,
+  and for error cells and dates in number columns, the cell is named in an error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import datetime as dt
+import difflib
+import io
+import json
+import math
+import re
+import unicodedata
+import warnings
+import zipfile
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+from .config import (
+    ALIASES,
+    ARCH_REQUIRED,
+    BOOL,
+    COLUMN_BY_NAME,
+    COLUMN_NAMES,
+    COUNT,
+    ENUM,
+    FLOAT,
+    INT,
+    TEXT,
+    Column,
+    Config,
+)
+from .errors import InputError, Problem
+
+__all__ = ["read_configs", "CSV_SUFFIXES", "XLSX_SUFFIXES"]
+
+# ---------------------------------------------------------------------------------------------
+# Limits (module level so tests can monkeypatch them down)
+
+MAX_ROWS = 100_000  # configuration rows per file
+MAX_ZIP_ENTRIES = 1000  # Apache POI ZipSecureFile.MAX_FILE_COUNT
+MAX_ENTRY_BYTES = 200 * 2**20  # declared uncompressed size of one zip entry
+MAX_TOTAL_BYTES = 1 * 2**30  # declared uncompressed size of all entries together
+MAX_RATIO = 100  # uncompressed : compressed (POI MIN_INFLATE_RATIO = 0.01)
+RATIO_GRACE_BYTES = 100 * 2**10  # entries up to this size are exempt from the ratio (POI GRACE_ENTRY_SIZE)
+ENTITY_SCAN_BYTES = 16 * 2**10  # head of each XML part scanned for <!ENTITY before parsing
+MAX_CSV_BYTES = 200 * 2**20  # size of a CSV file
+MAX_TEXT_CHARS = 32_767  # Excel's cell limit; openpyxl would silently cut longer text
+MAX_NUMBER = 10**16  # largest count / integer accepted (5T parameters x 2000 is still far below)
+
+CSV_SUFFIXES = (".csv", ".tsv", ".txt")
+XLSX_SUFFIXES = (".xlsx", ".xlsm")
+
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+_SUFFIX_POWER = {"k": 3, "m": 6, "b": 9, "t": 12}
+_DELIMITERS = (",", ";", "\t")
+_DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab"}
+
+# A number as people type it (after NFKC): optional sign; digits, or digits in groups of exactly
+# three separated by one kind of separator (comma, space, underscore); optional fraction;
+# optional exponent; optional K/M/B/T suffix; optional percent sign.  ASCII digits only.
+_NUMBER_RE = re.compile(
+    r"(?P<sign>[+-])?"
+    r"(?P<int>\d{1,3}(?P<sep>[, _])\d{3}(?:(?P=sep)\d{3})*|\d+)?"
+    r"(?:\.(?P<frac>\d*))?"
+    r"(?:[eE](?P<exp>[+-]?\d+))?"
+    r"(?: ?(?P<suffix>[kKmMbBtT]))?"
+    r"(?P<pct> ?%)?",
+    re.ASCII,
+)
+
+_TRUE = frozenset({"true", "yes", "1", "y", "on"})
+_FALSE = frozenset({"false", "no", "0", "n", "off"})
+
+
+# ---------------------------------------------------------------------------------------------
+# Public entry point
+
+
+def read_configs(path: str | Path) -> list[Config]:
+    """Read every configuration row of a .csv or .xlsx file; raise ``InputError`` on any problem."""
+    path = Path(path)
+    label = path.name or str(path)
+    if not path.exists():
+        _fail(label, "an existing .csv or .xlsx file", "no such file")
+    if path.is_dir():
+        _fail(label, "a .csv or .xlsx file", "a directory")
+    suffix = path.suffix.lower()
+    if suffix in CSV_SUFFIXES:
+        return _read_csv(path, label)
+    if suffix in XLSX_SUFFIXES:
+        return _read_xlsx(path, label)
+    if suffix == ".xls":
+        _fail(label, "a .csv or .xlsx file", "a legacy .xls workbook; save it from Excel as .xlsx (Excel Workbook)")
+    if suffix in (".xlsb", ".ods", ".numbers"):
+        _fail(label, "a .csv or .xlsx file", f"a {suffix} file; save it as .xlsx or .csv")
+    _fail(label, "a file ending in .csv or .xlsx", f"the extension {suffix or '(none)'!r}")
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _fail(label: str, expected: str, found: str, row: int | None = None, row_label: str = "row") -> None:
+    raise InputError(Problem(label, row, None, expected, found, row_label=row_label))
+
+
+# ---------------------------------------------------------------------------------------------
+# Cell values that only a workbook can produce
+
+
+class _ExcelError:
+    """An Excel error value such as #DIV/0! (a cell of type 'e')."""
+
+    def __init__(self, code: str, coordinate: str):
+        self.code = code
+        self.coordinate = coordinate
+
+
+class _NoCache:
+    """A formula cell whose file holds no saved result."""
+
+    def __init__(self, formula: str, coordinate: str):
+        self.formula = formula
+        self.coordinate = coordinate
+
+
+class _Bad(Exception):
+    """One bad cell: what was expected, what was found."""
+
+    def __init__(self, expected: str, found: str):
+        super().__init__(expected, found)
+        self.expected = expected
+        self.found = found
+
+
+# ---------------------------------------------------------------------------------------------
+# Showing values in messages
+
+
+def _show(raw: Any) -> str:
+    """A cell as it appears in a message: text quoted (at most 60 characters), numbers plain."""
+    if isinstance(raw, str):
+        text = raw if len(raw) <= 60 else raw[:57] + "..."
+        return json.dumps(text, ensure_ascii=False)
+    if isinstance(raw, bool):
+        return "the boolean " + ("TRUE" if raw else "FALSE")
+    if isinstance(raw, int):
+        return str(raw)
+    if isinstance(raw, float):
+        return _num(raw)
+    if isinstance(raw, _ExcelError):
+        return f"the Excel error {raw.code}"
+    if isinstance(raw, _NoCache):
+        return f"a formula with no saved value ({raw.formula[:40]})"
+    if isinstance(raw, dt.datetime):
+        if raw.time() == dt.time(0):
+            return f"a date {raw.date().isoformat()}"
+        return f"a date {raw.isoformat(sep=' ')}"
+    if isinstance(raw, dt.date):
+        return f"a date {raw.isoformat()}"
+    if isinstance(raw, dt.time):
+        return f"a time {raw.isoformat()}"
+    if isinstance(raw, dt.timedelta):
+        return f"a duration {raw}"
+    return repr(raw)[:60]
+
+
+def _num(x: int | float | Decimal) -> str:
+    """A number for a message: ints with thousands separators from 10,000, floats shortest."""
+    if isinstance(x, float):
+        if math.isfinite(x) and x == int(x) and abs(x) < 1e16:
+            x = int(x)
+        else:
+            return repr(x)
+    if isinstance(x, Decimal):
+        return str(x)
+    return f"{x:,}" if abs(x) >= 10_000 else str(x)
+
+
+def _letter(col: int) -> str:
+    """Spreadsheet column letters for a 1-based column index."""
+    letters = ""
+    while col > 0:
+        col, rem = divmod(col - 1, 26)
+        letters = chr(65 + rem) + letters
+    return letters
+
+
+def _sheet_ref(title: str) -> str:
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", title):
+        return title
+    return "'" + title.replace("'", "''") + "'"
+
+
+# ---------------------------------------------------------------------------------------------
+# Value parsing, one function per column kind
+
+
+def _is_blank(raw: Any) -> bool:
+    return raw is None or (isinstance(raw, str) and not raw.strip())
+
+
+def _norm(text: str) -> str:
+    """NFKC (full-width digits and letters, NBSP) and surrounding whitespace removed."""
+    return unicodedata.normalize("NFKC", text).strip()
+
+
+def _fmt_bound(x: float | None) -> str:
+    if x is None:
+        return ""
+    return _num(int(x)) if float(x).is_integer() else repr(x)
+
+
+def _range_text(col: Column) -> str:
+    lo, hi = col.minimum, col.maximum
+    if lo is not None and hi is not None:
+        if col.min_exclusive:
+            return f"in ({_fmt_bound(lo)}, {_fmt_bound(hi)}]"
+        return f"from {_fmt_bound(lo)} to {_fmt_bound(hi)}"
+    if lo is not None:
+        return f"{'>' if col.min_exclusive else '≥'} {_fmt_bound(lo)}"
+    if hi is not None:
+        return f"≤ {_fmt_bound(hi)}"
+    return ""
+
+
+def _expected(col: Column) -> str:
+    rng = _range_text(col)
+    rng = f" {rng}" if rng else ""
+    if col.kind == COUNT:
+        return f"a whole number{rng} such as 7000000000, 7,000,000,000, 7e9 or 7B"
+    if col.kind == INT:
+        return f"a whole number{rng}"
+    if col.kind == FLOAT:
+        if col.name == "mfu":
+            return f"a fraction{rng} such as 0.4 or 40%"
+        return f"a number{rng}"
+    if col.kind == BOOL:
+        return "true or false (also yes/no, 1/0)"
+    if col.kind == ENUM:
+        if col.name == "gpu":
+            return "a GPU from the catalogue (ledger-report gpus)"
+        return "one of " + ", ".join(col.choices)
+    return f"text of at most {MAX_TEXT_CHARS:,} characters"
+
+
+def _number_hint(text: str) -> str:
+    low = text.lower()
+    if low.lstrip("+-") in ("nan", "inf", "infinity", "-inf"):
+        return " — not a finite number"
+    if low.startswith(("0x", "-0x", "+0x")):
+        return " — hexadecimal is not accepted"
+    if re.search(r"\d,\d", text) and not re.search(r"\d,\d{3}(?!\d)", text):
+        return " — a comma here is not a thousands separator (groups of exactly 3 digits, 1,024); if it is a decimal comma write a point (3.5)"
+    if re.search(r"\d,\d", text):
+        return " — thousands separators must group exactly 3 digits (1,024,000); if a comma is a decimal comma write a point"
+    if re.search(r"\d\s*[gG]$", text):
+        return " — write B for billions (G is ambiguous)"
+    return ""
+
+
+def _decimal(text: str, col: Column) -> tuple[Decimal, bool]:
+    """Parse a typed number into an exact Decimal; returns (value, had a percent sign)."""
+    s = _norm(text)
+    s = re.sub(r"\s+", " ", s)
+    m = _NUMBER_RE.fullmatch(s)
+    if not m or (m.group("int") is None and not m.group("frac")):
+        raise _Bad(_expected(col), _show(text) + _number_hint(s))
+    if m.group("suffix") and col.kind != COUNT:
+        raise _Bad(_expected(col), _show(text) + " — K/M/B/T suffixes are only for counts (params_*, tokens)")
+    if m.group("suffix") and m.group("exp") is not None:
+        raise _Bad(_expected(col), _show(text) + " — give an exponent or a suffix, not both")
+    pct = bool(m.group("pct"))
+    if pct and col.name != "mfu":
+        raise _Bad(_expected(col), _show(text) + " — a percent sign is only accepted in mfu")
+    exp_text = m.group("exp") or "0"
+    if len(exp_text.lstrip("+-")) > 6:
+        raise _Bad(_expected(col) + f", at most 10^16", _show(text) + " — out of range")
+    exp = int(exp_text) + _SUFFIX_POWER.get((m.group("suffix") or "").lower(), 0) - (2 if pct else 0)
+    digits = (m.group("int") or "0")
+    if m.group("sep"):
+        digits = digits.replace(m.group("sep"), "")
+    try:
+        value = Decimal(f"{m.group('sign') or ''}{digits}.{m.group('frac') or '0'}E{exp}")
+    except InvalidOperation:  # pragma: no cover - the regex admits only valid literals
+        raise _Bad(_expected(col), _show(text)) from None
+    return value, pct
+
+
+def _not_a_number_kind(raw: Any, col: Column) -> None:
+    """Raise for workbook values that are never a number: booleans, dates, errors."""
+    if isinstance(raw, bool):
+        raise _Bad(_expected(col), _show(raw) + " — a TRUE/FALSE cell is not a number")
+    if isinstance(raw, (dt.datetime, dt.date, dt.time, dt.timedelta)):
+        raise _Bad(
+            _expected(col),
+            _show(raw) + " — Excel may have converted what you typed into a date; format the cell as Text or Number and type it again",
+        )
+
+
+def _to_decimal(raw: Any, col: Column) -> tuple[Decimal, bool]:
+    _not_a_number_kind(raw, col)
+    if isinstance(raw, int):
+        return Decimal(raw), False
+    if isinstance(raw, float):
+        if not math.isfinite(raw):
+            raise _Bad(_expected(col), _show(raw) + " — not a finite number")
+        return Decimal(repr(raw)), False
+    if isinstance(raw, str):
+        return _decimal(raw, col)
+    raise _Bad(_expected(col), _show(raw))
+
+
+def _whole(raw: Any, col: Column) -> int:
+    value, _ = _to_decimal(raw, col)
+    if abs(value) > MAX_NUMBER:
+        raise _Bad(_expected(col) + ", at most 10^16", _show(raw) + " — too large")
+    if value != int(value):
+        raise _Bad(_expected(col), _show(raw) + " — not a whole number")
+    return int(value)
+
+
+def _float(raw: Any, col: Column) -> float:
+    value, pct = _to_decimal(raw, col)
+    number = float(value)
+    if not math.isfinite(number):
+        raise _Bad(_expected(col), _show(raw) + " — not a finite number")
+    if col.name == "mfu" and not pct and 1 < number <= 100:
+        shown = _num(number)
+        raise _Bad(_expected(col), f"{_show(raw)} — did you mean {shown}%?")
+    return number
+
+
+def _bool(raw: Any, col: Column) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    if isinstance(raw, (int, float)) and raw in (0, 1):
+        return bool(raw)
+    if isinstance(raw, str):
+        key = _norm(raw).lower()
+        if key in _TRUE:
+            return True
+        if key in _FALSE:
+            return False
+    raise _Bad(_expected(col), _show(raw))
+
+
+def _enum(raw: Any, col: Column) -> str:
+    if not isinstance(raw, str):
+        raise _Bad(_expected(col), _show(raw))
+    key = _norm(raw).lower()
+    if col.name == "gpu":
+        return _gpu(raw, key, col)
+    key = ALIASES.get(key, key)
+    if key in col.choices:
+        return key
+    near = difflib.get_close_matches(key, col.choices, n=1, cutoff=0.6)
+    hint = f" — did you mean {near[0]}?" if near else ""
+    raise _Bad(_expected(col), _show(raw) + hint)
+
+
+def _gpu(raw: str, key: str, col: Column) -> str:
+    try:
+        from . import catalogue
+    except ImportError:  # pragma: no cover - the catalogue ships with the package
+        return _norm(raw)
+    gpu = catalogue.find_gpu(_norm(raw))
+    if gpu is not None:
+        return gpu.name
+    names = list(catalogue.GPU_NAMES)
+    near = difflib.get_close_matches(_norm(raw), names, n=1, cutoff=0.5)
+    hint = f" — did you mean {near[0]}?" if near else ""
+    raise _Bad("one of " + ", ".join(names), _show(raw) + hint)
+
+
+def _text(raw: Any, col: Column) -> str:
+    if isinstance(raw, str):
+        text = raw
+    elif isinstance(raw, bool):
+        text = "TRUE" if raw else "FALSE"
+    elif isinstance(raw, (int, float)):
+        text = str(int(raw)) if isinstance(raw, int) or (math.isfinite(raw) and raw == int(raw)) else repr(raw)
+    elif isinstance(raw, dt.datetime):
+        text = raw.date().isoformat() if raw.time() == dt.time(0) else raw.isoformat(sep=" ")
+    elif isinstance(raw, (dt.date, dt.time)):
+        text = raw.isoformat()
+    else:
+        text = str(raw)
+    bad = _CONTROL_CHARS.search(text)
+    if bad:
+        raise _Bad(
+            "text without control characters",
+            f"{_show(text)} with the control character U+{ord(bad.group()):04X} at position {bad.start() + 1}",
+        )
+    if len(text) > MAX_TEXT_CHARS:
+        raise _Bad(_expected(col), f"{len(text):,} characters ({_show(text)})")
+    return text
+
+
+def _check_range(value: float | int, raw: Any, col: Column) -> None:
+    lo, hi = col.minimum, col.maximum
+    too_low = lo is not None and (value <= lo if col.min_exclusive else value < lo)
+    too_high = hi is not None and value > hi
+    if too_low or too_high:
+        hint = ""
+        if col.name == "mfu" and 1 < value <= 100:
+            hint = f" — did you mean {_num(value)}%?"
+        raise _Bad(_expected(col), _show(raw) + hint)
+
+
+def _convert(col: Column, raw: Any) -> Any:
+    """The typed value of one non-empty cell, or ``_Bad``."""
+    if isinstance(raw, _ExcelError):
+        raise _Bad(_expected(col), f"cell {raw.coordinate} holds the Excel error {raw.code}")
+    if isinstance(raw, _NoCache):
+        raise _Bad(
+            "a value (open and save the file in Excel or LibreOffice so formulas get saved results, or type the value)",
+            f"cell {raw.coordinate} holds a formula with no saved value ({raw.formula[:60]})",
+        )
+    if col.kind == TEXT:
+        return _text(raw, col)
+    if col.kind in (COUNT, INT):
+        value = _whole(raw, col)
+    elif col.kind == FLOAT:
+        value = _float(raw, col)
+    elif col.kind == BOOL:
+        return _bool(raw, col)
+    elif col.kind == ENUM:
+        return _enum(raw, col)
+    else:  # pragma: no cover - config.COLUMNS uses only the kinds above
+        raise _Bad(col.kind, _show(raw))
+    _check_range(value, raw, col)
+    return value
+
+
+# ---------------------------------------------------------------------------------------------
+# Cross-column checks (after every cell of the row parsed)
+
+
+def _cross_checks(v: dict[str, Any], bad: set[str]) -> list[tuple[str, str, str]]:
+    """Contradictions between columns: (column, expected, found) for each."""
+    out: list[tuple[str, str, str]] = []
+
+    def ok(*cols: str) -> bool:
+        return not bad.intersection(cols)
+
+    def get(name: str, default: Any = None) -> Any:
+        value = v.get(name)
+        return default if value is None else value
+
+    # Architecture: all of ARCH_REQUIRED or none; required when params_total is empty.
+    if ok(*ARCH_REQUIRED):
+        given = [c for c in ARCH_REQUIRED if v.get(c) is not None]
+        missing = [c for c in ARCH_REQUIRED if v.get(c) is None]
+        arch = ", ".join(ARCH_REQUIRED)
+        if given and missing:
+            out.append((
+                missing[0],
+                f"all of the architecture columns {arch} or none of them",
+                ", ".join(f"{c} = {_num(v[c])}" for c in given) + f" given but {', '.join(missing)} empty",
+            ))
+        elif not given and v.get("params_total") is None and ok("params_total"):
+            out.append((
+                "params_total",
+                f"params_total, or the architecture columns {arch}",
+                "params_total and all the architecture columns empty",
+            ))
+    arch_given = all(v.get(c) is not None for c in ARCH_REQUIRED)
+
+    dp, tp, pp, cp, ep = (get(k, 1) for k in ("dp", "tp", "pp", "cp", "ep"))
+    etp = get("etp", tp)
+
+    # Expert parallelism: ep divides dp·cp·tp/etp, an integer itself.
+    if ok("dp", "cp", "tp", "etp", "ep"):
+        world = dp * cp * tp
+        if world % etp:
+            out.append(("etp", f"etp to divide dp·cp·tp = {dp}·{cp}·{tp} = {_num(world)}", f"etp = {etp}"))
+        elif (world // etp) % ep:
+            out.append((
+                "ep",
+                f"ep to divide dp·cp·tp/etp = {dp}·{cp}·{tp}/{etp} = {_num(world // etp)}",
+                f"ep = {ep}",
+            ))
+
+    experts, topk = v.get("experts"), v.get("topk")
+    if experts is not None and ok("experts", "ep") and experts % ep:
+        out.append(("experts", f"experts divisible by ep = {ep}", f"experts = {experts}"))
+    if ok("experts", "topk"):
+        if experts is not None and topk is None:
+            out.append(("topk", f"topk (experts per token) when experts is given (experts = {experts})", "topk empty"))
+        elif experts is None and topk is not None:
+            out.append(("topk", "experts (routed experts) when topk is given", f"topk = {topk} with experts empty"))
+        elif experts is not None and topk > experts:
+            out.append(("topk", f"topk ≤ experts = {experts}", f"topk = {topk}"))
+
+    # Attention heads.
+    heads, kv_heads, hidden = v.get("heads"), v.get("kv_heads"), v.get("hidden")
+    if heads is not None and ok("heads", "tp") and heads % tp:
+        out.append(("tp", f"tp to divide heads = {heads}", f"tp = {tp}"))
+    if kv_heads is not None and ok("kv_heads", "tp") and kv_heads % tp:
+        out.append(("tp", f"tp to divide kv_heads = {kv_heads}", f"tp = {tp}"))
+    if kv_heads is not None and heads is not None and ok("kv_heads", "heads") and heads % kv_heads:
+        out.append(("kv_heads", f"kv_heads to divide heads = {heads}", f"kv_heads = {kv_heads}"))
+    if (
+        v.get("head_dim") is None and hidden is not None and heads is not None
+        and ok("hidden", "heads", "head_dim") and hidden % heads
+    ):
+        out.append(("hidden", f"hidden divisible by heads = {heads} (or give head_dim)", f"hidden = {_num(hidden)}"))
+    layers = v.get("layers")
+    if layers is not None and ok("layers", "pp") and pp > layers:
+        out.append(("pp", f"pp ≤ layers = {layers} (every pipeline stage needs a layer)", f"pp = {pp}"))
+
+    # Batch.
+    seq_len = v.get("seq_len")
+    if v.get("sequence_parallel") and seq_len is not None and ok("seq_len", "tp", "cp") and seq_len % (tp * cp):
+        out.append((
+            "seq_len",
+            f"seq_len divisible by tp·cp = {tp}·{cp} = {tp * cp} with sequence_parallel",
+            f"seq_len = {_num(seq_len)}",
+        ))
+    global_batch, micro_batch = v.get("global_batch"), get("micro_batch", 1)
+    if global_batch is not None and ok("global_batch", "micro_batch", "dp") and global_batch % (micro_batch * dp):
+        out.append((
+            "global_batch",
+            f"a multiple of micro_batch × dp = {micro_batch} × {dp} = {_num(micro_batch * dp)}",
+            f"global_batch = {_num(global_batch)}",
+        ))
+
+    # Parameter counts.
+    total = v.get("params_total")
+    for part in ("params_expert", "params_active"):
+        value = v.get(part)
+        if value is not None and total is not None and ok(part, "params_total") and value > total:
+            out.append((part, f"{part} ≤ params_total = {_num(total)}", f"{part} = {_num(value)}"))
+    if (
+        v.get("params_per_rank") is not None and ep > 1 and v.get("params_expert") is None
+        and not arch_given and ok("params_per_rank", "ep", "etp", "tp", "params_expert", "params_total")
+    ):
+        if total is None:
+            out.append((
+                "params_per_rank",
+                "params_total (or params_expert) to solve the expert split from params_per_rank when ep > 1",
+                f"ep = {ep} with params_total empty",
+            ))
+        elif ep * etp == tp:
+            out.append((
+                "params_per_rank",
+                "ep·etp ≠ tp to solve the expert split from params_per_rank (or give params_expert)",
+                f"ep·etp = {ep}·{etp} = {ep * etp} = tp",
+            ))
+
+    # Framework and ZeRO.
+    if ok("zero", "framework") and v.get("zero") == 2 and v.get("framework") == "megatron":
+        out.append(("zero", "zero 0, 1 or 3 with framework megatron (Megatron has no ZeRO-2)", "zero = 2"))
+
+    # Deadline.
+    days, reserve = v.get("days"), v.get("reserve_days")
+    if days is not None and reserve is not None and ok("days", "reserve_days") and reserve >= days:
+        out.append(("reserve_days", f"reserve_days < days = {_num(days)}", f"reserve_days = {_num(reserve)}"))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The table: header, rows, problems.  Shared by the CSV and XLSX readers.
+
+
+class _Table:
+    def __init__(self, label: str, sheet: str | None):
+        self.label = label
+        self.sheet = sheet
+        self.row_word = "line" if sheet is None else "row"
+        self.problems: list[Problem] = []
+        self.columns: dict[int, str] = {}  # 1-based position -> canonical column name
+        self.blank: set[int] = set()  # header positions that are blank
+        self.width = 0  # last non-blank header position
+        self.header_row = 1
+        self.orphans: dict[int, int] = {}  # position with data but no header -> first row
+        self.names: dict[str, int] = {}  # normalised name -> first row
+        self.configs: list[Config] = []
+        self.rows_seen = 0
+
+    # -- problems
+    def add(self, row: int | None, column: str | None, expected: str, found: str, cell: str | None = None) -> None:
+        self.problems.append(Problem(self.label, row, column, expected, found, cell, row_label=self.row_word))
+
+    def cell_ref(self, col: int, row: int) -> str | None:
+        if self.sheet is None:
+            return None
+        return f"{_sheet_ref(self.sheet)}!{_letter(col)}{row}"
+
+    def position(self, col: int) -> str:
+        if self.sheet is None:
+            return f"field {col} ({_letter(col)})"
+        return f"column {_letter(col)}"
+
+    def raise_if_problems(self) -> None:
+        if self.problems:
+            raise InputError(self.problems)
+
+    # -- header
+    def read_header(self, cells: dict[int, Any], row: int) -> None:
+        self.header_row = row
+        unknown: list[tuple[int, str]] = []
+        seen: dict[str, int] = {}
+        shown: dict[int, str] = {}
+        for col in sorted(cells):
+            raw = cells[col]
+            text = raw if isinstance(raw, str) else ("" if raw is None else _show(raw))
+            key = _norm(text.replace("\ufeff", "")).casefold()
+            if not key:
+                self.blank.add(col)
+                continue
+            self.width = max(self.width, col)
+            shown[col] = text
+            if key in seen:
+                first = seen[key]
+                self.add(
+                    row, key if key in COLUMN_BY_NAME else None,
+                    "each column once",
+                    f"{self.position(first)} {_show(shown[first])} and {self.position(col)} {_show(text)} both read as {_show(key)}",
+                    self.cell_ref(col, row),
+                )
+                continue
+            seen[key] = col
+            if key in COLUMN_BY_NAME:
+                self.columns[col] = key
+            else:
+                unknown.append((col, text))
+        for col in range(1, self.width + 1):
+            if col not in cells:
+                self.blank.add(col)
+        if unknown:
+            parts = []
+            for col, text in unknown:
+                near = difflib.get_close_matches(_norm(text).casefold(), COLUMN_NAMES, n=1, cutoff=0.6)
+                hint = f" (did you mean {_show(near[0])}?)" if near else ""
+                parts.append(f"{_show(text)} in {self.position(col)}{hint}")
+            self.add(
+                row, None,
+                "only the column names of the input schema (see `ledger-report template`)",
+                "unknown column" + ("s " if len(parts) > 1 else " ") + ", ".join(parts),
+            )
+        if "name" not in self.columns.values():
+            header = ", ".join(_show(shown[c]) for c in sorted(shown)) or "nothing"
+            self.add(row, "name", 'a column "name" (the label of each configuration)', f"the header holds {header}")
+
+    # -- rows
+    def read_row(self, row: int, cells: dict[int, Any]) -> None:
+        """One non-blank data row: ``cells`` maps 1-based positions to raw values."""
+        values: dict[str, Any] = {}
+        bad: set[str] = set()
+        before = len(self.problems)
+        for col in sorted(cells):
+            raw = cells[col]
+            if _is_blank(raw):
+                continue
+            name = self.columns.get(col)
+            if name is None:
+                if col in self.blank or col > self.width:
+                    self.orphans.setdefault(col, row)
+                continue  # unknown or duplicate columns are reported once, on the header
+            try:
+                values[name] = _convert(COLUMN_BY_NAME[name], raw)
+            except _Bad as exc:
+                self.add(row, name, exc.expected, exc.found, self.cell_ref(col, row))
+                bad.add(name)
+        name_value = values.get("name")
+        if name_value is None or not name_value.strip():
+            if "name" not in bad:
+                self.add(row, "name", "a name (required, unique in the file)", "an empty cell", self._ref_of("name", row))
+            values.pop("name", None)
+            bad.add("name")
+        else:
+            key = _norm(name_value).casefold()
+            if key in self.names:
+                self.add(
+                    row, "name", "a name unique in the file",
+                    f"{_show(name_value)} again (first at {self.row_word} {self.names[key]})",
+                    self._ref_of("name", row),
+                )
+            else:
+                self.names[key] = row
+        for column, expected, found in _cross_checks(values, bad):
+            self.add(row, column, expected, found, self._ref_of(column, row))
+        if len(self.problems) == before:
+            source = f"{self.label} line {row}" if self.sheet is None else f"{self.label} {self.sheet} row {row}"
+            self.configs.append(Config(values, source))
+
+    def _ref_of(self, column: str, row: int) -> str | None:
+        for col, name in self.columns.items():
+            if name == column:
+                return self.cell_ref(col, row)
+        return None
+
+    def finish(self) -> list[Config]:
+        for col, row in sorted(self.orphans.items()):
+            self.add(
+                self.header_row, None,
+                f"a column name in {self.position(col)} of the header, since it has data below",
+                f"a blank header cell above {_show(_letter(col))} data (first at {self.row_word} {row})",
+                self.cell_ref(col, self.header_row),
+            )
+        if not self.problems and not self.configs:
+            self.add(None, None, "at least one configuration row below the header", "no rows")
+        self.raise_if_problems()
+        return self.configs
+
+
+# ---------------------------------------------------------------------------------------------
+# CSV
+
+
+def _decode(data: bytes, label: str) -> str:
+    """Strict UTF-8 (BOM optional), else GB18030 (a superset of GBK); UTF-16 by its BOM."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            line = data.count(b"\n", 0, exc.start) // 1 + 1
+            _fail(label, "valid UTF-16 text (the file starts with a UTF-16 byte-order mark)",
+                  f"bytes that are not UTF-16 at byte offset {exc.start:,}", line, "line")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as utf8_error:
+        try:
+            text = data.decode("gb18030")
+        except UnicodeDecodeError as gb_error:
+            where = max(utf8_error.start, gb_error.start)
+            line = data.count(b"\n", 0, where) + 1
+            _fail(
+                label,
+                "text in UTF-8 (or GBK/GB18030, or UTF-16 with a byte-order mark); save the file as 'CSV UTF-8'",
+                f"bytes {data[where:where + 4]!r} that are not text in any of these at byte offset {where:,}",
+                line, "line",
+            )
+    head = text[:4096]
+    if head.count("\x00") > len(head) // 4:
+        _fail(label, "text in UTF-8 (or GBK/GB18030, or UTF-16 with a byte-order mark); save the file as 'CSV UTF-8'",
+              "NUL bytes between the characters: UTF-16 without a byte-order mark", 1, "line")
+    return text
+
+
+def _sniff(text: str) -> str:
+    """Comma, semicolon or tab: the one that splits the first non-blank record into the most fields."""
+    sample = text[: 64 * 1024]
+    best, best_count = ",", 0
+    for delim in _DELIMITERS:
+        try:
+            for fields in csv.reader(io.StringIO(sample, newline=""), delimiter=delim):
+                if any(f.strip() for f in fields):
+                    count = sum(1 for f in fields if f.strip())
+                    if count > best_count:
+                        best, best_count = delim, count
+                    break
+        except csv.Error:
+            continue
+    return best
+
+
+def _read_csv(path: Path, label: str) -> list[Config]:
+    try:
+        size = path.stat().st_size
+        if size > MAX_CSV_BYTES:
+            _fail(label, f"a CSV file of at most {MAX_CSV_BYTES // 2**20} MiB", f"{size:,} bytes")
+        data = path.read_bytes()
+    except OSError as exc:
+        _fail(label, "a readable file", f"{type(exc).__name__}: {exc.strerror or exc}")
+    if not data.strip():
+        _fail(label, "a header row and configuration rows", "an empty file")
+    text = _decode(data, label)
+    delimiter = _sniff(text)
+    table = _Table(label, None)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    previous_line = 0
+    header_done = False
+    rows = 0
+    try:
+        for fields in reader:
+            start = previous_line + 1  # the physical line where this record begins
+            previous_line = reader.line_num
+            nonblank = [i for i, f in enumerate(fields) if f.strip()]
+            if not nonblank:
+                continue
+            if not header_done:
+                table.read_header({i + 1: f for i, f in enumerate(fields)}, start)
+                header_done = True
+                if table.problems:
+                    break
+                continue
+            rows += 1
+            if rows > MAX_ROWS:
+                table.add(start, None, f"at most {MAX_ROWS:,} configuration rows", "more rows; split the file")
+                break
+            last = nonblank[-1] + 1
+            if last > table.width:
+                table.add(
+                    start, None,
+                    f"at most {table.width} fields, like the header — a number with a comma must be quoted (\"1,024\") or written 1024",
+                    f"{last} fields: " + _show(delimiter.join(fields)),
+                )
+                continue
+            table.read_row(start, {i + 1: fields[i] for i in nonblank})
+    except csv.Error as exc:
+        table.add(previous_line + 1, None, "well-formed CSV (quotes closed, fields separated by "
+                  f"{_DELIMITER_NAMES[delimiter]}s)", f"{exc}")
+    return table.finish()
+
+
+# ---------------------------------------------------------------------------------------------
+# XLSX: the zip container
+
+
+def _open_zip(fh: Any, label: str) -> zipfile.ZipFile:
+    """Check the container before any XML is parsed; return the open ZipFile or raise InputError."""
+    head = fh.read(8)
+    fh.seek(0)
+    expected = "an .xlsx workbook saved by Excel or LibreOffice"
+    if not head:
+        _fail(label, expected, "an empty file")
+    if head.startswith(_OLE_MAGIC):
+        _fail(label, expected,
+              "an OLE compound file, i.e. a password-protected workbook or a legacy .xls; remove the password or save it as .xlsx")
+    if not head.startswith(b"PK"):
+        sample = fh.read(4096)
+        fh.seek(0)
+        try:
+            sample.decode("utf-8")
+            looks_text = b"\x00" not in sample
+        except UnicodeDecodeError:
+            looks_text = False
+        if looks_text:
+            _fail(label, expected, "plain text (a CSV renamed .xlsx?); give it the .csv extension")
+        _fail(label, expected, "a file that is not a zip archive, so not an .xlsx")
+    try:
+        zf = zipfile.ZipFile(fh)
+        infos = zf.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError, NotImplementedError) as exc:
+        _fail(label, expected, f"a corrupt or truncated zip archive ({exc}); save the workbook again")
+    try:
+        _check_entries(zf, infos, label)
+    except InputError:
+        zf.close()
+        raise
+    return zf
+
+
+def _check_entries(zf: zipfile.ZipFile, infos: list[zipfile.ZipInfo], label: str) -> None:
+    if len(infos) > MAX_ZIP_ENTRIES:
+        _fail(label, f"a workbook of at most {MAX_ZIP_ENTRIES:,} zip entries", f"{len(infos):,} entries")
+    total = 0
+    for info in infos:
+        size, packed = info.file_size, info.compress_size
+        if info.flag_bits & 0x1:
+            _fail(label, "an unencrypted workbook", f"the encrypted zip entry {info.filename!r}; remove the password")
+        if size > MAX_ENTRY_BYTES:
+            _fail(
+                label, f"each part of the workbook at most {MAX_ENTRY_BYTES:,} bytes uncompressed",
+                f"entry {info.filename!r} declaring {size:,} bytes ({packed:,} compressed); refusing to read",
+            )
+        if size > RATIO_GRACE_BYTES and size > MAX_RATIO * packed:
+            ratio = f"{size / packed:,.0f}:1" if packed else "unbounded"
+            _fail(
+                label, f"a compression ratio of at most {MAX_RATIO}:1 for parts over {RATIO_GRACE_BYTES // 1024} KiB",
+                f"entry {info.filename!r}: {size:,} bytes from {packed:,} compressed (ratio {ratio}, a zip bomb?); refusing to read",
+            )
+        total += size
+    if total > MAX_TOTAL_BYTES:
+        _fail(label, f"a workbook of at most {MAX_TOTAL_BYTES:,} bytes uncompressed", f"{total:,} bytes declared")
+    names = {info.filename for info in infos}
+    if "[Content_Types].xml" not in names:
+        _fail(label, "an .xlsx workbook saved by Excel or LibreOffice",
+              "a zip archive without [Content_Types].xml (not an Office Open XML file)")
+    for info in infos:
+        if not info.filename.lower().endswith((".xml", ".rels", ".vml")) or ENTITY_SCAN_BYTES <= 0:
+            continue
+        try:
+            with zf.open(info) as part:
+                head = part.read(ENTITY_SCAN_BYTES)
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, RuntimeError) as exc:
+            _fail(label, "an .xlsx workbook saved by Excel or LibreOffice",
+                  f"a corrupt workbook ({exc}); save it again from Excel")
+        if b"<!ENTITY" in head or "<!ENTITY".encode("utf-16-le") in head or "<!ENTITY".encode("utf-16-be") in head:
+            _entity_failure(label)
+
+
+def _entity_failure(label: str) -> None:
+    _fail(label, "a workbook without XML entity declarations",
+          "workbook contains XML entity declarations; refusing to read")
+
+
+def _exception_chain(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _workbook_failure(label: str, exc: BaseException) -> InputError:
+    """Turn anything openpyxl / zipfile / the XML parser raised into one sentence."""
+    try:
+        from defusedxml import DefusedXmlException
+    except ImportError:  # pragma: no cover - defusedxml is a hard dependency
+        DefusedXmlException = ()  # type: ignore[assignment,misc]
+    expected = "an .xlsx workbook saved by Excel or LibreOffice"
+    for err in _exception_chain(exc):
+        text = str(err).lower()
+        if isinstance(err, DefusedXmlException) or (
+            isinstance(err, SyntaxError) and ("entit" in text or "amplification" in text)
+        ):
+            return InputError(Problem(label, None, None, "a workbook without XML entity declarations",
+                                      "workbook contains XML entity declarations; refusing to read"))
+        if isinstance(err, zipfile.BadZipFile):
+            what = "CRC mismatch" if "crc" in text else str(err)
+            return InputError(Problem(label, None, None, expected,
+                                      f"a corrupt workbook ({what}); save it again from Excel"))
+        if isinstance(err, MemoryError):
+            return InputError(Problem(label, None, None, expected, "a workbook too large to read"))
+    first = str(exc).splitlines()[0][:200] if str(exc) else ""
+    return InputError(Problem(label, None, None, expected,
+                              f"a workbook that could not be read ({type(exc).__name__}: {first}); open it in Excel and save it again"))
+
+
+# ---------------------------------------------------------------------------------------------
+# XLSX: the sheet
+
+
+def _sheet_rows(ws: Any, data_only: bool) -> Iterator[tuple[int, list[dict[str, Any]]]]:
+    """Stream ``(row number, [cell dicts])`` from a read-only worksheet's XML.
+
+    openpyxl's read-only ``iter_rows`` pads each row to its widest cell (16,384 with a stray
+    formatted cell in XFD) and is bounded by the ``<dimension>`` tag unless reset; its worksheet
+    parser, which ``iter_rows`` wraps, yields exactly the cells present.  The parser object is
+    yielded last as ``(-1, parser)`` so the caller can read the merged ranges.
+    """
+    from openpyxl.worksheet._reader import WorkSheetParser
+
+    wb = ws.parent
+    with ws._get_source() as source:
+        parser = WorkSheetParser(
+            source, ws._shared_strings, data_only=data_only, epoch=wb.epoch,
+            date_formats=wb._date_formats, timedelta_formats=wb._timedelta_formats,
+        )
+        for row, cells in parser.parse():
+            yield row, cells
+        yield -1, parser  # type: ignore[misc]
+
+
+def _pick_sheet(wb: Any, label: str) -> Any:
+    visible = [ws for ws in wb.worksheets if getattr(ws, "sheet_state", "visible") == "visible"]
+    if not visible:
+        _fail(label, "a visible worksheet", "only hidden sheets")
+    for ws in visible:
+        if ws.title.strip().casefold() == "inputs":
+            return ws
+    return visible[0]
+
+
+def _read_xlsx(path: Path, label: str) -> list[Config]:
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        _fail(label, "a readable file", f"{type(exc).__name__}: {exc.strerror or exc}")
+    with fh:
+        zf = _open_zip(fh, label)
+        zf.close()
+        fh.seek(0)
+        import openpyxl
+
+        if not openpyxl.DEFUSEDXML:
+            _fail(label, "openpyxl running on defusedxml (is OPENPYXL_DEFUSEDXML set to False?)",
+                  "defusedxml inactive; refusing to read workbooks")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                wb = openpyxl.load_workbook(fh, read_only=True, data_only=False, keep_links=False)
+            except InputError:  # pragma: no cover - not raised by openpyxl
+                raise
+            except Exception as exc:  # noqa: BLE001 - any failure inside openpyxl is a bad file
+                raise _workbook_failure(label, exc) from None
+            try:
+                ws = _pick_sheet(wb, label)
+                return _read_sheet(ws, label)
+            except InputError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a failure while streaming the sheet XML
+                raise _workbook_failure(label, exc) from None
+            finally:
+                wb.close()
+
+
+def _raw_row_blank(cells: list[dict[str, Any]]) -> bool:
+    for cell in cells:
+        if cell["data_type"] in ("f", "e") and cell["value"] is not None:
+            return False
+        if not _is_blank(cell["value"]):
+            return False
+    return True
+
+
+def _read_sheet(ws: Any, label: str) -> list[Config]:
+    title = ws.title
+    table = _Table(label, title)
+
+    # Pass 1 (formulas as written): bound the rows, find formula cells and merged ranges.
+    formulas: dict[tuple[int, int], str] = {}
+    merged: list[str] = []
+    rows = 0
+    last_row = 0
+    max_col = 0
+    with contextlib.closing(_sheet_rows(ws, data_only=False)) as stream:
+        for row, cells in stream:
+            if row == -1:
+                parser = cells
+                if parser.merged_cells is not None:
+                    merged = [str(m.ref) for m in parser.merged_cells.mergeCell]
+                break
+            if _raw_row_blank(cells):
+                continue
+            last_row = row
+            if row > 1:
+                rows += 1
+                if rows > MAX_ROWS:
+                    table.add(row, None, f"at most {MAX_ROWS:,} configuration rows", "more rows; split the workbook")
+                    table.raise_if_problems()
+            for cell in cells:
+                if cell["data_type"] == "f":
+                    formulas[(cell["row"], cell["column"])] = str(getattr(cell["value"], "text", cell["value"]))
+                if cell["value"] is not None:
+                    max_col = max(max_col, cell["column"])
+
+    if merged:
+        from openpyxl.utils.cell import range_boundaries
+
+        for ref in merged:
+            try:
+                c1, r1, c2, r2 = range_boundaries(ref)
+            except (ValueError, TypeError):
+                continue
+            if r1 is None or r1 > max(last_row, 1) or (c1 or 1) > max(max_col, 1):
+                continue  # outside the region holding data
+            table.add(
+                r1, None,
+                "one value per cell (unmerge the cells and fill each row)",
+                f"merged cells {ref} ({table.row_word}s {r1}–{r2})" if r2 != r1 else f"merged cells {ref}",
+                f"{_sheet_ref(title)}!{ref}",
+            )
+        table.raise_if_problems()
+
+    # Pass 2 (saved values): convert the rows.
+    header_done = False
+    with contextlib.closing(_sheet_rows(ws, data_only=True)) as stream:
+        for row, cells in stream:
+            if row == -1:
+                break
+            _take_row(table, row, cells, formulas, header_done)
+            header_done = True
+    if not header_done:
+        table.add(1, None, "column names in row 1 of the sheet " + _show(title), "an empty sheet")
+    return table.finish()
+
+
+def _take_row(table: _Table, row: int, cells: list[dict[str, Any]],
+              formulas: dict[tuple[int, int], str], header_done: bool) -> None:
+    """Feed one streamed sheet row (saved values) to the table; row 1 is the header."""
+    raw: dict[int, Any] = {}
+    for cell in cells:
+        value, kind = cell["value"], cell["data_type"]
+        position = (cell["row"], cell["column"])
+        if kind == "e" and value is not None:
+            raw[cell["column"]] = _ExcelError(str(value), f"{_letter(cell['column'])}{row}")
+        elif position in formulas and value is None:
+            if kind != "str":  # t="str" with an empty <v>: a saved empty-string result
+                raw[cell["column"]] = _NoCache(formulas[position], f"{_letter(cell['column'])}{row}")
+        elif value is not None:
+            raw[cell["column"]] = value
+    if row == 1:
+        table.read_header(raw, 1)
+        table.raise_if_problems()
+        return
+    if not header_done:
+        table.read_header({}, 1)  # row 1 is empty: no header
+        table.raise_if_problems()
+    if all(_is_blank(v) for v in raw.values()):
+        return
+    table.read_row(row, raw)

@@ -1,0 +1,293 @@
+"""Good paths of ``ledger_report.inputs.read_configs`` (CONTRACT section 2)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import zipfile
+from pathlib import Path
+
+import openpyxl
+import pytest
+
+from ledger_report.config import Config
+from ledger_report.errors import InputError
+from ledger_report.inputs import read_configs
+
+
+def write_csv(tmp_path: Path, text: str, name: str = "inputs.csv", encoding: str = "utf-8") -> Path:
+    path = tmp_path / name
+    path.write_bytes(text.encode(encoding))
+    return path
+
+
+def write_xlsx(tmp_path: Path, rows: list[list], name: str = "inputs.xlsx", title: str = "Inputs", before: tuple[str, ...] = ()) -> Path:
+    """A workbook whose sheet ``title`` holds ``rows``; sheets named in ``before`` come first."""
+    wb = openpyxl.Workbook()
+    first = wb.active
+    sheets = list(before) + [title]
+    first.title = sheets[0]
+    for other in sheets[1:]:
+        wb.create_sheet(other)
+    ws = wb[title]
+    for row in rows:
+        ws.append(row)
+    for other in before:
+        wb[other]["A1"] = "not the inputs"
+    path = tmp_path / name
+    wb.save(path)
+    return path
+
+
+def rewrite_entry(path: Path, entry: str, change) -> None:
+    """Rewrite one part of a zip archive in place (``change`` maps bytes to bytes)."""
+    with zipfile.ZipFile(path) as zin:
+        parts = [(info.filename, zin.read(info.filename)) for info in zin.infolist()]
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zout:
+        for name, data in parts:
+            zout.writestr(name, change(data) if name == entry else data)
+
+
+# --- counts ----------------------------------------------------------------------------------
+
+COUNT_SPELLINGS = [
+    ("8190735360", 8_190_735_360),
+    ('"8,190,735,360"', 8_190_735_360),
+    ("8.19e9", 8_190_000_000),
+    ("8.19E+09", 8_190_000_000),
+    ("8.19B", 8_190_000_000),
+    ("35B", 35_000_000_000),
+    ("5T", 5_000_000_000_000),
+    ("1.5T", 1_500_000_000_000),
+    ("350M", 350_000_000),
+    ("7K", 7_000),
+    ("7b", 7_000_000_000),
+    ("8.19 B", 8_190_000_000),
+    (" 7 000 000 000 ", 7_000_000_000),
+    ("\u00a07\u00a0000\u00a0", 7_000),  # no-break spaces
+    ("８Ｂ", 8_000_000_000),  # full-width digits and letter (NFKC)
+    ('"７,０００"', 7_000),
+    ("７，０００", 7_000),  # full-width comma, not a CSV separator
+    ("1_024", 1_024),
+]
+
+
+@pytest.mark.parametrize("cell,value", COUNT_SPELLINGS, ids=[c for c, _ in COUNT_SPELLINGS])
+def test_count_spellings(tmp_path, cell, value):
+    """Each spelling of CONTRACT section 2 gives the exact integer."""
+    path = write_csv(tmp_path, f"name,params_total\nm,{cell}\n")
+    (config,) = read_configs(path)
+    assert config.get("params_total") == value
+    assert type(config.get("params_total")) is int
+
+
+def test_count_from_workbook_numbers(tmp_path):
+    """Workbook number cells: ints and integral floats are counts."""
+    path = write_xlsx(tmp_path, [["name", "params_total", "tokens"], ["m", 8.19e9, 15_000_000_000_000]])
+    (config,) = read_configs(path)
+    assert config.get("params_total") == 8_190_000_000
+    assert config.get("tokens") == 15 * 10**12
+
+
+# --- text stays text -------------------------------------------------------------------------
+
+NA_NAMES = ["NA", "None", "null", "NaN", "N/A", "#N/A", "nan", "NULL", "-", "=1+1"]
+
+
+@pytest.mark.parametrize("name", NA_NAMES)
+def test_na_like_names_stay_text_csv(tmp_path, name):
+    """pandas turns these into NaN (reliability finding 3); here they are names."""
+    path = write_csv(tmp_path, f'name,params_total\n"{name}",7B\n')
+    (config,) = read_configs(path)
+    assert config.name == name
+
+
+@pytest.mark.parametrize("name", NA_NAMES)
+def test_na_like_names_stay_text_xlsx(tmp_path, name):
+    """The same names as text cells of a workbook."""
+    path = write_xlsx(tmp_path, [["name", "params_total"], ["x", 7e9]])
+    wb = openpyxl.load_workbook(path)
+    cell = wb["Inputs"]["A2"]
+    cell.value = name
+    cell.data_type = "s"  # openpyxl would make "=1+1" a formula and "#N/A" an error cell
+    wb.save(path)
+    (config,) = read_configs(path)
+    assert config.name == name
+
+
+def test_notes_verbatim(tmp_path):
+    """Free text keeps its spaces, commas, quotes, newlines and Chinese."""
+    note = '  a, "quoted" note\nwith a newline 模型甲  '
+    path = write_csv(tmp_path, 'name,params_total,notes\nm,7B,"' + note.replace('"', '""') + '"\n')
+    (config,) = read_configs(path)
+    assert config.get("notes") == note
+
+
+# --- encodings and shapes --------------------------------------------------------------------
+
+CHINESE = "name,params_total,notes\n模型甲,7B,中文备注\nllama-8b,\"8,030,261,248\",\n"
+
+
+def test_gbk_bom_utf16_identical(tmp_path):
+    """GBK (zh-CN Excel), UTF-8 with BOM, plain UTF-8 and UTF-16 give identical rows."""
+    variants = {
+        "utf8": CHINESE.encode("utf-8"),
+        "bom": CHINESE.encode("utf-8-sig"),
+        "gbk": CHINESE.encode("gbk"),
+        "utf16": CHINESE.encode("utf-16"),
+        "utf16be": b"\xfe\xff" + CHINESE.encode("utf-16-be"),
+    }
+    results = {}
+    for key, data in variants.items():
+        path = tmp_path / f"{key}.csv"
+        path.write_bytes(data)
+        results[key] = [c.given() for c in read_configs(path)]
+    assert results["gbk"] == results["bom"] == results["utf8"] == results["utf16"] == results["utf16be"]
+    assert results["gbk"][0]["name"] == "模型甲"
+    assert results["gbk"][1]["params_total"] == 8_030_261_248
+
+
+def test_gb18030_only_characters(tmp_path):
+    """Characters outside GBK (CJK extension B) decode through GB18030."""
+    path = tmp_path / "inputs.csv"
+    path.write_bytes("name,params_total\n𠮷模型,7B\n".encode("gb18030"))
+    (config,) = read_configs(path)
+    assert config.name == "𠮷模型"
+
+
+@pytest.mark.parametrize("delimiter", [";", "\t"], ids=["semicolon", "tab"])
+def test_other_delimiters(tmp_path, delimiter):
+    """European Excel writes ';'; tab-separated text works too."""
+    text = delimiter.join(["name", "params_total", "mfu"]) + "\n" + delimiter.join(["m", "7,000,000,000", "0.4"]) + "\n"
+    path = write_csv(tmp_path, text)
+    (config,) = read_configs(path)
+    assert config.get("params_total") == 7_000_000_000
+    assert config.get("mfu") == 0.4
+
+
+def test_header_case_space_and_width_insensitive(tmp_path):
+    """Header names ignore case, surrounding spaces and full-width forms."""
+    path = write_csv(tmp_path, " Name ,PARAMS_TOTAL,\u3000ｄｐ\u3000,Tp\nm,7B,8,2\n")
+    (config,) = read_configs(path)
+    assert config.given() == {"name": "m", "params_total": 7_000_000_000, "dp": 8, "tp": 2}
+
+
+def test_ragged_rows_blank_rows_and_trailing_columns(tmp_path):
+    """Short rows leave cells empty; blank lines and trailing empty fields are ignored."""
+    text = "name,params_total,dp,tp,,\n\na,7B\n,,,\nb,7B,2,,,\n\n"
+    configs = read_configs(write_csv(tmp_path, text))
+    assert [c.name for c in configs] == ["a", "b"]
+    assert configs[0].get("dp") is None and configs[1].get("dp") == 2
+    assert configs[0].source == "inputs.csv line 3"
+    assert configs[1].source == "inputs.csv line 5"
+
+
+def test_empty_cell_is_none_and_defaults_not_filled(tmp_path):
+    """The reader returns what the user gave; defaults belong to the model."""
+    (config,) = read_configs(write_csv(tmp_path, "name,params_total,dp,framework\nm,7B,,\n"))
+    assert isinstance(config, Config)
+    assert config.get("dp") is None and config.get("framework") is None and config.get("zero") is None
+
+
+def test_typed_values(tmp_path):
+    """Each column kind gives its Python type; enum aliases map to canonical names."""
+    text = (
+        "name,params_total,mfu,glu,sequence_parallel,weight_dtype,optimizer,framework,weights_at,gpu,hbm_gb,zero\n"
+        "m,7B,40%,yes,FALSE,BFloat16 ,paged_adamw_8bit,Megatron-LM,cpu,h100 sxm,80,1\n"
+    )
+    (config,) = read_configs(write_csv(tmp_path, text))
+    assert config.get("mfu") == 0.4
+    assert config.get("glu") is True and config.get("sequence_parallel") is False
+    assert config.get("weight_dtype") == "bf16"
+    assert config.get("optimizer") == "adam8bit"
+    assert config.get("framework") == "megatron"
+    assert config.get("weights_at") == "host"
+    assert config.get("gpu") == "H100-SXM"
+    assert config.get("hbm_gb") == 80.0 and isinstance(config.get("hbm_gb"), float)
+    assert config.get("zero") == 1
+
+
+def test_fp32_weights_with_fp32_master_allowed(tmp_path):
+    """weight_dtype fp32 with master_dtype fp32 is not a contradiction."""
+    (config,) = read_configs(write_csv(tmp_path, "name,params_total,weight_dtype,master_dtype\nm,7B,fp32,fp32\n"))
+    assert config.get("master_dtype") == "fp32"
+
+
+def test_full_architecture_row(tmp_path):
+    """An architecture-only row (no params_total) with a consistent parallel layout."""
+    text = (
+        "name,layers,hidden,heads,kv_heads,ffn_hidden,vocab,experts,topk,dp,tp,ep,etp,seq_len,"
+        "sequence_parallel,micro_batch,global_batch\n"
+        "moe,48,4096,32,8,14336,151936,64,8,8,4,8,1,4096,true,1,64\n"
+    )
+    (config,) = read_configs(write_csv(tmp_path, text))
+    assert config.get("experts") == 64 and config.get("vocab") == 151_936
+
+
+# --- workbooks -------------------------------------------------------------------------------
+
+
+def test_xlsx_inputs_sheet_and_cached_formula(tmp_path):
+    """The sheet named Inputs is read even when not first; a formula's saved value is used."""
+    path = write_xlsx(
+        tmp_path,
+        [["name", "params_total", "tokens", "mfu", "glu"], ["m", 7_000_000_000, "=B2*2", 0.4, True]],
+        before=("Notes",),
+    )
+    # openpyxl writes formulas without a saved result; add one as Excel would.
+    rewrite_entry(path, "xl/worksheets/sheet2.xml", lambda xml: xml.replace(b"<f>B2*2</f><v />", b"<f>B2*2</f><v>14000000000</v>"))
+    (config,) = read_configs(path)
+    assert config.get("tokens") == 14_000_000_000
+    assert config.get("glu") is True
+    assert config.source == "inputs.xlsx Inputs row 2"
+
+
+def test_xlsx_sheet_name_case_insensitive_and_hidden_ignored(tmp_path):
+    """`inputs` matches Inputs; hidden sheets are skipped; else the first visible sheet is read."""
+    path = write_xlsx(tmp_path, [["name", "params_total"], ["m", "35B"]], title="INPUTS ", before=("Cover",))
+    (config,) = read_configs(path)
+    assert config.get("params_total") == 35_000_000_000
+
+    wb = openpyxl.Workbook()
+    hidden = wb.active
+    hidden.title = "Scratch"
+    hidden.append(["garbage"])
+    hidden.sheet_state = "hidden"
+    visible = wb.create_sheet("Configs")
+    visible.append(["name", "params_total"])
+    visible.append(["n", 7])
+    path = tmp_path / "hidden.xlsx"
+    wb.save(path)
+    (config,) = read_configs(path)
+    assert config.name == "n" and config.source == "hidden.xlsx Configs row 2"
+
+
+def test_xlsx_percent_formatted_mfu_and_blank_rows(tmp_path):
+    """A 40% cell is 0.4; empty rows are skipped and row numbers stay Excel's."""
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Inputs"
+    ws.append(["name", "params_total", "mfu", "notes"])
+    ws.append(["a", 7e9, 0.4, None])
+    ws["C2"].number_format = "0%"
+    ws.append([])
+    ws.append([None, None, None, "   "])
+    ws.append(["b", "8,190,735,360", "45%", 123])
+    ws["A40"].number_format = "0.00"  # formatted but empty trailing row
+    path = tmp_path / "inputs.xlsx"
+    wb.save(path)
+    a, b = read_configs(path)
+    assert a.get("mfu") == 0.4 and b.get("mfu") == 0.45
+    assert b.source == "inputs.xlsx Inputs row 5"
+    assert b.get("notes") == "123"
+
+
+def test_read_configs_accepts_str_path(tmp_path):
+    """A str path works as well as a Path."""
+    path = write_csv(tmp_path, "name,params_total\nm,1\n")
+    assert read_configs(str(path))[0].get("params_total") == 1
+
+
+def test_input_error_is_the_only_failure(tmp_path):
+    """A bad cell raises InputError (a LedgerError), not ValueError."""
+    with pytest.raises(InputError):
+        read_configs(write_csv(tmp_path, "name,params_total\nm,seven\n"))
