@@ -36,7 +36,7 @@ import warnings
 import zipfile
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Iterator, NoReturn
 
 from .config import (
     ALIASES,
@@ -104,9 +104,13 @@ def read_configs(path: str | Path) -> list[Config]:
     """Read every configuration row of a .csv or .xlsx file; raise ``InputError`` on any problem."""
     path = Path(path)
     label = path.name or str(path)
-    if not path.exists():
+    try:
+        exists, is_dir = path.exists(), path.is_dir()
+    except (OSError, ValueError) as exc:  # e.g. a NUL byte or an over-long name
+        _fail(label, "a path to a .csv or .xlsx file", f"an unusable path ({exc})")
+    if not exists:
         _fail(label, "an existing .csv or .xlsx file", "no such file")
-    if path.is_dir():
+    if is_dir:
         _fail(label, "a .csv or .xlsx file", "a directory")
     suffix = path.suffix.lower()
     if suffix in CSV_SUFFIXES:
@@ -118,10 +122,9 @@ def read_configs(path: str | Path) -> list[Config]:
     if suffix in (".xlsb", ".ods", ".numbers"):
         _fail(label, "a .csv or .xlsx file", f"a {suffix} file; save it as .xlsx or .csv")
     _fail(label, "a file ending in .csv or .xlsx", f"the extension {suffix or '(none)'!r}")
-    raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _fail(label: str, expected: str, found: str, row: int | None = None, row_label: str = "row") -> None:
+def _fail(label: str, expected: str, found: str, row: int | None = None, row_label: str = "row") -> NoReturn:
     raise InputError(Problem(label, row, None, expected, found, row_label=row_label))
 
 

@@ -1,0 +1,122 @@
+"""The command line: exit codes, messages without tracebacks, help with examples, the JSON contract."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ledger_report.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "inputs" / "examples.csv"
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_calc_json_follows_contract_section_4():
+    """CONTRACT §4: schema, one entry per row, the required keys and types; seed 004's 131.1 GB as an int of bytes."""
+    r = run("calc", EXAMPLE, "--json")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["schema"] == "ledger-report/1"
+    assert len(doc["configs"]) == 18
+    c = doc["configs"][0]
+    for key in ("name", "inputs", "params", "states", "state_bytes_per_rank", "state_bytes_logical_total", "uncounted",
+                "activation_bytes_per_rank", "logits_bytes_per_rank", "peak_bytes_per_rank", "hbm_bytes", "fits", "compute", "assumptions"):
+        assert key in c
+    for key in ("flops_per_token", "total_flops", "tokens_per_step", "steps", "step_budget_s", "required_tokens_per_s", "tokens_per_s_per_gpu",
+                "days", "min_gpus_compute", "min_gpus_memory", "binding_gate", "gpu_hours", "cost"):
+        assert key in c["compute"]
+    assert c["state_bytes_per_rank"] == 16 * 8_190_735_360 and isinstance(c["state_bytes_per_rank"], int)
+    assert set(c["states"][0]) >= {"state", "part", "dtype", "bytes_per_param", "sharded", "shard_group", "params_on_rank", "bytes_per_rank", "location"}
+    assert all(isinstance(s["params_on_rank"], int) and isinstance(s["shard_group"], int) for s in c["states"])
+
+
+def test_calc_json_null_when_not_computable():
+    """CONTRACT §4: a value that cannot be computed (no tokens) is null, never a made-up number (seed 002 rows have no job)."""
+    doc = json.loads(run("calc", EXAMPLE, "--json").stdout)
+    five_t = next(c for c in doc["configs"] if c["name"] == "moe5t-18B")
+    assert five_t["compute"]["total_flops"] is None and five_t["compute"]["min_gpus_compute"] is None
+    assert five_t["state_bytes_logical_total"] == 90 * 10**12
+
+
+def test_calc_table_shows_gb_and_gib():
+    """The readable table labels both units: seed 004's 131.1 GB = 122.1 GiB line."""
+    r = run("calc", EXAMPLE)
+    assert r.exit_code == 0
+    assert "131.1 GB" in r.stdout and "122.1 GiB" in r.stdout
+    assert "binding: compute" in r.stdout
+
+
+def test_bad_input_exits_1_naming_row_and_column(tmp_path):
+    """CONTRACT §1: bad input exits 1, names file, row, column, expectation and finding; no traceback."""
+    p = tmp_path / "bad.csv"
+    p.write_text("name,params_total,dp\nok,7B,2\nbroken,7B,0\n")
+    r = CliRunner().invoke(main, ["calc", str(p)])
+    assert r.exit_code == 1
+    assert "bad.csv" in r.output and "3" in r.output and "dp" in r.output and "0" in r.output
+    assert "Traceback" not in r.output
+
+
+def test_missing_file_exits_1(tmp_path):
+    r = CliRunner().invoke(main, ["calc", str(tmp_path / "nope.csv")])
+    assert r.exit_code == 1 and "nope.csv" in r.output and "Traceback" not in r.output
+
+
+def test_wrong_usage_exits_2():
+    """CONTRACT §1: wrong usage is click's own exit status 2."""
+    assert CliRunner().invoke(main, ["calc"]).exit_code == 2
+    assert CliRunner().invoke(main, ["build", str(EXAMPLE), "--format", "docx"]).exit_code == 2
+
+
+@pytest.mark.parametrize("cmd", ["build", "calc", "template", "gpus", "plan"])
+def test_every_command_has_help_with_an_example(cmd):
+    """STYLE.md habit 10: -h works and every command's help shows an Example."""
+    r = run(cmd, "-h")
+    assert r.exit_code == 0 and "Example:" in r.output
+
+
+def test_gpus_lists_the_catalogue():
+    """The catalogue command lists at least the 13 accelerators of the engine issue, with the H100's 989 TFLOP/s."""
+    r = run("gpus")
+    for name in ("H100-SXM", "H100-PCIe", "H800", "H200", "H20", "A100-80GB", "A100-40GB", "B200", "GB200", "MI300X", "MI325X", "Gaudi3", "L40S"):
+        assert name in r.stdout
+    assert "989" in r.stdout
+
+
+def test_build_json_only_writes_the_document(tmp_path):
+    """build --format json writes DIR/<stem>.json equal to calc --json."""
+    r = run("build", EXAMPLE, "-o", tmp_path, "--format", "json")
+    assert r.exit_code == 0, r.output
+    written = json.loads((tmp_path / "examples.json").read_text())
+    assert written == json.loads(run("calc", EXAMPLE, "--json").stdout)
+
+
+def test_build_refuses_to_overwrite_its_input(tmp_path):
+    """Reliability OUT-03: an output that is the input is refused with exit 1 and the input left as it was."""
+    p = tmp_path / "x.json"
+    src = tmp_path / "x.csv"
+    src.write_text(EXAMPLE.read_text())
+    before = src.read_bytes()
+    # the JSON output of x.csv is x.json, which is not the input; point the input at the output name instead
+    p.write_text(EXAMPLE.read_text())
+    r = CliRunner().invoke(main, ["build", str(src), "-o", str(tmp_path), "--format", "json"])
+    assert r.exit_code == 0
+    link = tmp_path / "examples.json"
+    link.symlink_to(src)
+    r = CliRunner().invoke(main, ["build", str(link), "-o", str(tmp_path), "--format", "json"])
+    assert r.exit_code == 1 and "Traceback" not in r.output
+    assert src.read_bytes() == before
+
+
+def test_python_dash_m_runs():
+    """`python -m ledger_report` is the same program."""
+    out = subprocess.run([sys.executable, "-m", "ledger_report", "gpus"], capture_output=True, text=True, check=True)
+    assert "H20" in out.stdout

@@ -1,0 +1,170 @@
+"""Engine invariants (Hypothesis), purity, and hand-derived figures beyond the seeds."""
+
+from __future__ import annotations
+
+import ast
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ledger_report.engine import compute, config_from_mapping
+from ledger_report.model.definitions import PARTS, REGISTRY, STATES
+
+PKG = Path(__file__).resolve().parents[1] / "ledger_report"
+FORBIDDEN = {"pandas", "click", "openpyxl", "jinja2", "weasyprint"}
+# The pure engine: the model, the engine, config, assumptions, catalogue, errors.
+PURE = ["engine.py", "config.py", "assumptions.py", "catalogue.py", "errors.py", "plan.py", "model"]
+
+settings.register_profile("ci", derandomize=True, deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("ci")
+
+
+def _imports(path: Path) -> set[str]:
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.add(node.module.split(".")[0])
+    return out
+
+
+def test_engine_imports_no_io_or_rendering_library():
+    """STYLE.md habit 1: the engine imports no pandas, click, openpyxl, jinja2 or weasyprint (walks every import)."""
+    files = []
+    for name in PURE:
+        p = PKG / name
+        files += sorted(p.rglob("*.py")) if p.is_dir() else ([p] if p.exists() else [])
+    assert len(files) >= 8
+    for f in files:
+        bad = _imports(f) & FORBIDDEN
+        assert not bad, f"{f.relative_to(PKG)} imports {bad}"
+
+
+def test_every_quantity_has_labels_unit_and_source():
+    """One definition per number: each registry entry carries English and Chinese labels, a unit and a source."""
+    for q in REGISTRY:
+        assert q.en and q.zh and q.unit and q.source, q.key
+
+
+# ---- Hypothesis invariants ----------------------------------------------------------------------
+
+DTYPES = st.sampled_from(["fp32", "bf16", "fp16"])
+
+
+@st.composite
+def rows(draw, framework=None):
+    fw = framework or draw(st.sampled_from(["generic", "megatron", "deepspeed"]))
+    zero = draw(st.sampled_from([0, 1, 3] if fw == "megatron" else [0, 1, 2, 3]))
+    experts = draw(st.sampled_from([None, 8, 16]))
+    ep = draw(st.sampled_from([1, 2, 4])) if experts else 1
+    tp = draw(st.sampled_from([1, 2]))
+    dp = ep * draw(st.integers(1, 8))
+    row = dict(
+        name="h", framework=fw, zero=zero, dp=dp, tp=tp, pp=draw(st.sampled_from([1, 2, 3])), ep=ep,
+        layers=draw(st.integers(4, 24)), hidden=128 * draw(st.integers(1, 16)), heads=8, kv_heads=draw(st.sampled_from([2, 4, 8])),
+        ffn_hidden=256 * draw(st.integers(1, 16)), vocab=draw(st.integers(1000, 200_000)),
+        tied_embeddings=draw(st.booleans()), qk_norm=draw(st.booleans()), glu=draw(st.booleans()),
+        weight_dtype=draw(DTYPES), grad_dtype=draw(DTYPES), optimizer=draw(st.sampled_from(["adam", "sgd", "lion", "adam8bit", "adafactor"])),
+        seq_len=1024 * draw(st.integers(1, 8)), micro_batch=draw(st.integers(1, 4)), recompute=draw(st.sampled_from(["none", "selective", "full"])),
+        flash_attention=draw(st.booleans()), tokens=10**9, days=10, mfu=0.4,
+    )
+    if experts:
+        row.update(experts=experts, topk=2, moe_ffn_hidden=256, moe_every=draw(st.sampled_from([1, 2])))
+    return row
+
+
+@given(rows())
+def test_totals_equal_the_sum_of_lines(row):
+    """Totals equal the sum of their lines: HBM state = Σ HBM lines; peak = state + Σ in-peak items (each rounded up once)."""
+    d = compute(config_from_mapping(row)).to_dict()
+    assert d["state_bytes_per_rank"] == sum(s["bytes_per_rank"] for s in d["states"] if s["location"] == "hbm")
+    in_peak = sum(u["bytes_per_rank"] for u in d["uncounted"] if u["in_peak"])
+    assert abs(d["peak_bytes_per_rank"] - d["state_bytes_per_rank"] - in_peak) <= 8
+    for v in (d["peak_bytes_per_rank"], d["compute"]["total_flops"], d["compute"]["days"]):
+        assert v is not None and math.isfinite(v) and v > 0
+
+
+@given(rows(), st.sampled_from([2, 3, 4, 8]))
+def test_sharding_never_raises_per_rank_bytes(row, k):
+    """Reliability LED-02: a k-times larger data-parallel group never raises any state line or the total."""
+    a = compute(config_from_mapping(row))
+    b = compute(config_from_mapping({**row, "dp": row["dp"] * k}))
+    for s, *_ in STATES:
+        for p, *_ in PARTS:
+            assert b[f"{s}_{p}_bytes"] <= a[f"{s}_{p}_bytes"]
+    assert b["state_bytes_per_rank"] <= a["state_bytes_per_rank"]
+
+
+@given(rows(framework="generic"))
+def test_generic_zero_stages_never_raise_state(row):
+    """Per-rank state never rises from ZeRO-k to ZeRO-(k+1) under framework=generic (seed 004 §5 table)."""
+    states = [compute(config_from_mapping({**row, "zero": z}))["state_bytes_per_rank"] for z in (0, 1, 2, 3)]
+    assert states == sorted(states, reverse=True)
+
+
+@given(rows(), st.integers(2, 5))
+def test_state_is_linear_in_parameters(row, k):
+    """Reliability LED-04: with parameter counts given, every state line scales exactly with the parameters (± rounding)."""
+    base = {key: v for key, v in row.items() if key not in ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "experts", "topk", "moe_ffn_hidden", "moe_every", "tied_embeddings", "qk_norm", "glu")}
+    base["optimizer"] = "adam" if base["optimizer"] == "adafactor" else base["optimizer"]
+    n = 10**9 * 12 * 7 * 5  # divisible by every group size drawn
+    a = compute(config_from_mapping({**base, "params_total": n}))
+    b = compute(config_from_mapping({**base, "params_total": k * n}))
+    assert b["state_bytes_per_rank"] == pytest.approx(k * a["state_bytes_per_rank"], abs=16 * k)
+    assert b["state_bytes_logical_total"] == k * a["state_bytes_logical_total"]
+
+
+def test_zero_paper_figure_1():
+    """ZeRO paper (Rajbhandari et al. 2020) Fig. 1: Ψ = 7.5B, N_d = 64, K = 12: 120 / 31.4 / 16.6 / 1.9 GB."""
+    got = []
+    for z in (0, 1, 2, 3):
+        lg = compute(config_from_mapping(dict(name="z", params_total=7_500_000_000, dp=64, zero=z, weight_dtype="fp16", grad_dtype="fp16")))
+        got.append(round(lg["state_bytes_per_rank"] / 1e9, 1))
+    assert got == [120.0, 31.4, 16.6, 1.9]
+
+
+def test_cp_is_in_the_optimizer_shard_group():
+    """anchors-mission.md §2.1: with CP=2, DP=4 the distributed optimizer shards over 8 ranks: 6 + 12/8 = 7.5 B/param (Megatron-LM's estimator says 9.0)."""
+    n = 8 * 10**9
+    lg = compute(config_from_mapping(dict(name="cp", params_total=n, framework="megatron", zero=1, dp=4, cp=2, grad_dtype="fp32")))
+    assert lg["state_bytes_per_rank"] == 7.5 * n
+
+
+def test_expert_dp_follows_megatron_bridge():
+    """Megatron-Bridge theoretical_memory_utils: expert shard = DP·TP·CP/(EP·ETP): dp 8, tp 2, ep 4, etp 1 → 4."""
+    lg = compute(config_from_mapping(dict(name="e", params_total=10**10, params_expert=8 * 10**9, dp=8, tp=2, ep=4, etp=1, zero=1, framework="megatron")))
+    assert lg["expert_shard_group"] == 4
+    assert lg["dense_shard_group"] == 8
+
+
+def test_offloaded_states_leave_the_hbm_sum():
+    """Seed 002 (storage location column): optimizer on the host leaves HBM; per node = per rank × GPUs per node."""
+    row = dict(name="o", params_total=10**10, dp=8, zero=1, optimizer_at="host", master_at="host")
+    lg = compute(config_from_mapping(row))
+    d = lg.to_dict()
+    host = sum(s["bytes_per_rank"] for s in d["states"] if s["location"] == "host")
+    assert host == (4 + 4 + 4) * 10**10 / 8
+    assert lg["state_bytes_per_rank"] == (2 + 2) * 10**10
+    assert lg["host_bytes_per_node"] == host * 8  # H100-SXM: 8 GPUs per node
+    assert lg["offload_stream_s"] == pytest.approx(2 * host / 64e9)  # PCIe Gen5 x16, 64 GB/s
+
+
+def test_adam8bit_moments_carry_block_scales():
+    """Dettmers et al. 2022: blockwise 8-bit states, one fp32 scale per 2,048 values: 1 + 4/2048 B per moment."""
+    lg = compute(config_from_mapping(dict(name="a8", params_total=2048 * 10**6, optimizer="adam8bit")))
+    assert lg["m_bytes_per_param"] == 1 + 4 / 2048
+    assert lg["m_dense_bytes"] == 2048 * 10**6 + 4 * 10**6
+
+
+def test_pipeline_stage_split_puts_remainder_layers_first():
+    """CONTRACT §3.6: 10 layers on pp 4 → stages of 3, 3, 2, 2; the first holds the embedding, the last the head."""
+    row = dict(name="pp", layers=10, hidden=1024, heads=8, ffn_hidden=4096, vocab=50_000, pp=4, seq_len=2048, global_batch=64)
+    lg = compute(config_from_mapping(row))
+    assert lg["first_stage_layers"] == 3 and lg["stage_layers_base"] == 2
+    layer = 2 * 1024 * 128 * 16 + 2 * 1024 + 3 * 1024 * 4096
+    assert lg["arch_first_stage_dense"] == 3 * layer + 50_000 * 1024
+    assert lg["arch_last_stage_dense"] == 2 * layer + 50_000 * 1024 + 1024
