@@ -477,11 +477,10 @@ def test_wb_empty_sheet_and_header_only(tmp_path):
 def test_wb_only_hidden_sheets(tmp_path):
     """A workbook whose sheets are all hidden has nothing to read."""
 
-    def hide(ws):
-        ws.parent.create_sheet("Other").sheet_state = "hidden"
-        ws.sheet_state = "hidden"
-
-    assert_names(error_of(write_xlsx(tmp_path, BASE, setup=hide)), "only hidden sheets")
+    path = write_xlsx(tmp_path, BASE)  # openpyxl will not save an all-hidden workbook; patch it
+    rewrite_entry(path, "xl/workbook.xml", lambda xml: xml.replace(b'<sheet name="Inputs"', b'<sheet state="hidden" name="Inputs"'))
+    assert b'state="hidden"' in zipfile.ZipFile(path).read("xl/workbook.xml")
+    assert_names(error_of(path), "only hidden sheets")
 
 
 # --- CSV-01..07: text inputs -----------------------------------------------------------------
