@@ -66,11 +66,26 @@ def calc(input: str, as_json: bool) -> None:
     try:
         configs = _read(input)
         if as_json:
-            sys.stdout.buffer.write(_json_bytes(document(configs)))
+            _stream_json(configs, sys.stdout.buffer, _Progress("computing", quiet=False))
         else:
             click.echo(render_table([compute(c) for c in configs]))
     except LedgerError as err:
         _fail(err)
+
+
+def _stream_json(configs, out, progress) -> None:
+    """Write the CONTRACT §4 document one configuration at a time (bounded memory for 100,000 rows)."""
+    from .engine import SCHEMA, compute
+
+    out.write(b'{\n  "schema": "' + SCHEMA.encode() + b'",\n  "configs": [\n')
+    n = len(configs)
+    for i, c in enumerate(configs):
+        body = json.dumps(compute(c).to_dict(), ensure_ascii=False, indent=2, allow_nan=False)
+        out.write((",\n" if i else "").encode() + body.encode("utf-8"))
+        if (i + 1) % 1000 == 0 or i + 1 == n:
+            progress(i + 1, n)
+    out.write(b"\n  ]\n}\n")
+    out.flush()
 
 
 @main.command(context_settings=CONTEXT)
