@@ -794,7 +794,8 @@ def _read_csv(path: Path, label: str) -> list[Config]:
     text = _decode(data, label)
     delimiter = _sniff(text)
     table = _Table(label, None)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    # strict: a quote left open to the end of the file is an error, not one giant last field
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     previous_line = 0
     header_done = False
     rows = 0

@@ -478,7 +478,7 @@ def test_wb_only_hidden_sheets(tmp_path):
     """A workbook whose sheets are all hidden has nothing to read."""
 
     path = write_xlsx(tmp_path, BASE)  # openpyxl will not save an all-hidden workbook; patch it
-    rewrite_entry(path, "xl/workbook.xml", lambda xml: xml.replace(b'<sheet name="Inputs"', b'<sheet state="hidden" name="Inputs"'))
+    rewrite_entry(path, "xl/workbook.xml", lambda xml: xml.replace(b'state="visible"', b'state="hidden"'))
     assert b'state="hidden"' in zipfile.ZipFile(path).read("xl/workbook.xml")
     assert_names(error_of(path), "only hidden sheets")
 
@@ -580,12 +580,21 @@ def test_num03_bad_counts(tmp_path, cell, phrase):
 
 @pytest.mark.parametrize(
     "value,phrase",
-    [(True, "TRUE/FALSE cell is not a number"), (float("nan"), "nan"), (1.5e16, "at most 10^16"), (7.5, "not a whole number")],
-    ids=["bool", "nan", "huge", "fraction"],
+    [
+        (True, "TRUE/FALSE cell is not a number"),
+        ("NaN", "not a finite number"),
+        ("INF", "not a finite number"),
+        (1.5e16, "at most 10^16"),
+        (7.5, "not a whole number"),
+    ],
+    ids=["bool", "nan", "inf", "huge", "fraction"],
 )
 def test_num03_bad_count_cells(tmp_path, value, phrase):
-    """NUM-03: workbook cells that are booleans, NaN, too large or fractional."""
-    message = error_of(write_xlsx(tmp_path, [["name", "params_total"], ["m", value]]))
+    """NUM-03: workbook cells that are booleans, NaN/inf number cells, too large or fractional."""
+    path = write_xlsx(tmp_path, [["name", "params_total"], ["m", 1 if isinstance(value, str) else value]])
+    if isinstance(value, str):  # openpyxl cannot write NaN; a hostile file can
+        rewrite_entry(path, SHEET, lambda xml: xml.replace(b'<c r="B2" t="n"><v>1</v>', b'<c r="B2" t="n"><v>' + value.encode() + b"</v>"))
+    message = error_of(path)
     assert_names(message, "Inputs!B2", "row 2", 'column "params_total"', phrase)
 
 
