@@ -23,7 +23,6 @@ Hostile-input findings this module is shaped by (docs: ``research/reliability.md
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import datetime as dt
 import difflib
@@ -36,7 +35,8 @@ import warnings
 import zipfile
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any, Iterator, NoReturn
+from typing import Any, NoReturn
+from collections.abc import Iterator
 
 from .config import (
     ALIASES,
@@ -299,7 +299,7 @@ def _decimal(text: str, col: Column) -> tuple[Decimal, bool]:
         raise _Bad(_expected(col), _show(text) + " — a percent sign is only accepted in mfu")
     exp_text = m.group("exp") or "0"
     if len(exp_text.lstrip("+-")) > 6:
-        raise _Bad(_expected(col) + f", at most 10^16", _show(text) + " — out of range")
+        raise _Bad(_expected(col) + ", at most 10^16", _show(text) + " — out of range")
     exp = int(exp_text) + _SUFFIX_POWER.get((m.group("suffix") or "").lower(), 0) - (2 if pct else 0)
     digits = (m.group("int") or "0")
     if m.group("sep"):
@@ -601,7 +601,6 @@ class _Table:
         self.orphans: dict[int, int] = {}  # position with data but no header -> first row
         self.names: dict[str, int] = {}  # normalised name -> first row
         self.configs: list[Config] = []
-        self.rows_seen = 0
 
     # -- problems
     def add(self, row: int | None, column: str | None, expected: str, found: str, cell: str | None = None) -> None:
@@ -720,8 +719,8 @@ class _Table:
         for col, row in sorted(self.orphans.items()):
             self.add(
                 self.header_row, None,
-                f"a column name in {self.position(col)} of the header, since it has data below",
-                f"a blank header cell above {_show(_letter(col))} data (first at {self.row_word} {row})",
+                f"a column name for {self.position(col)}, which has data below it",
+                f"a blank header cell (data from {self.row_word} {row})",
                 self.cell_ref(col, self.header_row),
             )
         if not self.problems and not self.configs:
@@ -740,7 +739,7 @@ def _decode(data: bytes, label: str) -> str:
         try:
             return data.decode("utf-16")
         except UnicodeDecodeError as exc:
-            line = data.count(b"\n", 0, exc.start) // 1 + 1
+            line = data.count(b"\n", 0, exc.start) + 1
             _fail(label, "valid UTF-16 text (the file starts with a UTF-16 byte-order mark)",
                   f"bytes that are not UTF-16 at byte offset {exc.start:,}", line, "line")
     try:
@@ -791,6 +790,10 @@ def _read_csv(path: Path, label: str) -> list[Config]:
         _fail(label, "a readable file", f"{type(exc).__name__}: {exc.strerror or exc}")
     if not data.strip():
         _fail(label, "a header row and configuration rows", "an empty file")
+    if data.startswith(b"PK\x03\x04"):
+        _fail(label, "CSV text", "a zip archive (an .xlsx workbook renamed .csv?); give it the .xlsx extension")
+    if data.startswith(_OLE_MAGIC):
+        _fail(label, "CSV text", "an OLE compound file (an Excel .xls or password-protected workbook); save it as CSV UTF-8")
     text = _decode(data, label)
     delimiter = _sniff(text)
     table = _Table(label, None)
@@ -951,35 +954,90 @@ def _workbook_failure(label: str, exc: BaseException) -> InputError:
 # XLSX: the sheet
 
 
-def _sheet_rows(ws: Any, data_only: bool) -> Iterator[tuple[int, list[dict[str, Any]]]]:
-    """Stream ``(row number, [cell dicts])`` from a read-only worksheet's XML.
+class _Book:
+    """What the reader needs from a workbook: its sheets in order, and how to stream one."""
 
-    openpyxl's read-only ``iter_rows`` pads each row to its widest cell (16,384 with a stray
-    formatted cell in XFD) and is bounded by the ``<dimension>`` tag unless reset; its worksheet
-    parser, which ``iter_rows`` wraps, yields exactly the cells present.  The parser object is
-    yielded last as ``(-1, parser)`` so the caller can read the merged ranges.
-    """
-    from openpyxl.worksheet._reader import WorkSheetParser
+    def __init__(self, reader: Any, sheets: list[tuple[str, str | None, str]]):
+        self.reader = reader
+        self.sheets = sheets  # (title, state, part name inside the zip)
 
-    wb = ws.parent
-    with ws._get_source() as source:
-        parser = WorkSheetParser(
-            source, ws._shared_strings, data_only=data_only, epoch=wb.epoch,
+    def pick(self, label: str) -> tuple[str, str]:
+        """The visible sheet named Inputs (any case), else the first visible sheet."""
+        visible = [(title, part) for title, state, part in self.sheets if state in (None, "visible")]
+        if not visible:
+            _fail(label, "a visible worksheet", "only hidden sheets" if self.sheets else "no worksheets")
+        for title, part in visible:
+            if title.strip().casefold() == "inputs":
+                return title, part
+        return visible[0]
+
+    def parser(self, source: Any) -> Any:
+        wb = self.reader.wb
+        return _parser_class()(
+            source, self.reader.shared_strings, data_only=False, epoch=wb.epoch,
             date_formats=wb._date_formats, timedelta_formats=wb._timedelta_formats,
         )
-        for row, cells in parser.parse():
-            yield row, cells
-        yield -1, parser  # type: ignore[misc]
+
+    def close(self) -> None:
+        self.reader.archive.close()
 
 
-def _pick_sheet(wb: Any, label: str) -> Any:
-    visible = [ws for ws in wb.worksheets if getattr(ws, "sheet_state", "visible") == "visible"]
-    if not visible:
-        _fail(label, "a visible worksheet", "only hidden sheets")
-    for ws in visible:
-        if ws.title.strip().casefold() == "inputs":
-            return ws
-    return visible[0]
+def _load_book(fh: Any) -> _Book:
+    """Read the workbook's manifest, strings, styles and sheet list (not the sheets).
+
+    ``load_workbook(read_only=True)`` builds a ``ReadOnlyWorksheet`` per sheet, and each scans its
+    XML for a ``<dimension>`` tag up to the end of ``<sheetData>`` when the tag is absent (files
+    written by scripts): a full parse of every sheet before the first row is read.  This reader
+    runs the same steps (``ExcelReader.read``) but only lists the sheets.
+    """
+    from openpyxl.reader.excel import ExcelReader
+
+    class _SheetListReader(ExcelReader):
+        def read_worksheets(self) -> None:
+            self.sheet_parts = [
+                (sheet.name, sheet.state, rel.target)
+                for sheet, rel in self.parser.find_sheets()
+                if rel.target in self.valid_files and "chartsheet" not in rel.Type
+            ]
+
+    reader = _SheetListReader(fh, read_only=True, keep_vba=False, data_only=False, keep_links=False)
+    try:
+        reader.read()
+    except BaseException:
+        reader.archive.close()
+        raise
+    return _Book(reader, reader.sheet_parts)
+
+
+_PARSER_CLASS: Any = None
+
+
+def _parser_class() -> Any:
+    """openpyxl's streaming worksheet parser, with each formula cell's saved result attached.
+
+    Read-only ``iter_rows`` pads each row to its widest cell (16,384 with a stray formatted cell
+    in XFD) and stops at the ``<dimension>`` tag's last row unless reset; the parser it wraps
+    yields exactly the ``<row>`` and ``<c>`` elements present and never reads ``<dimension>``.
+    One pass gives both the formula (``data_type`` 'f') and, under ``"saved"``, the cell as
+    ``data_only=True`` would read it, so the sheet is not parsed twice.
+    """
+    global _PARSER_CLASS
+    if _PARSER_CLASS is None:
+        from openpyxl.worksheet._reader import WorkSheetParser
+
+        class _FormulaAndSavedParser(WorkSheetParser):
+            def parse_cell(self, element: Any) -> dict[str, Any]:
+                cell = super().parse_cell(element)
+                if cell["data_type"] == "f":
+                    self.data_only = True
+                    try:
+                        cell["saved"] = super().parse_cell(element)
+                    finally:
+                        self.data_only = False
+                return cell
+
+        _PARSER_CLASS = _FormulaAndSavedParser
+    return _PARSER_CLASS
 
 
 def _read_xlsx(path: Path, label: str) -> list[Config]:
@@ -988,8 +1046,7 @@ def _read_xlsx(path: Path, label: str) -> list[Config]:
     except OSError as exc:
         _fail(label, "a readable file", f"{type(exc).__name__}: {exc.strerror or exc}")
     with fh:
-        zf = _open_zip(fh, label)
-        zf.close()
+        _open_zip(fh, label).close()
         fh.seek(0)
         import openpyxl
 
@@ -997,116 +1054,99 @@ def _read_xlsx(path: Path, label: str) -> list[Config]:
             _fail(label, "openpyxl running on defusedxml (is OPENPYXL_DEFUSEDXML set to False?)",
                   "defusedxml inactive; refusing to read workbooks")
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+            warnings.simplefilter("ignore")  # openpyxl warns about extensions it drops
             try:
-                wb = openpyxl.load_workbook(fh, read_only=True, data_only=False, keep_links=False)
-            except InputError:  # pragma: no cover - not raised by openpyxl
-                raise
+                book = _load_book(fh)
             except Exception as exc:  # noqa: BLE001 - any failure inside openpyxl is a bad file
                 raise _workbook_failure(label, exc) from None
             try:
-                ws = _pick_sheet(wb, label)
-                return _read_sheet(ws, label)
+                title, part = book.pick(label)
+                return _read_sheet(book, title, part, label)
             except InputError:
                 raise
             except Exception as exc:  # noqa: BLE001 - a failure while streaming the sheet XML
                 raise _workbook_failure(label, exc) from None
             finally:
-                wb.close()
+                book.close()
 
 
-def _raw_row_blank(cells: list[dict[str, Any]]) -> bool:
+def _row_values(row: int, cells: list[dict[str, Any]]) -> dict[int, Any]:
+    """Column -> value for one streamed row: saved results for formulas, markers for errors."""
+    raw: dict[int, Any] = {}
     for cell in cells:
-        if cell["data_type"] in ("f", "e") and cell["value"] is not None:
-            return False
-        if not _is_blank(cell["value"]):
-            return False
-    return True
+        col, value, kind = cell["column"], cell["value"], cell["data_type"]
+        if kind == "f":
+            saved = cell["saved"]
+            value, kind = saved["value"], saved["data_type"]
+            if value is None:
+                if kind != "str":  # t="str" with an empty <v> is a saved "" result: an empty cell
+                    formula = cell["value"]
+                    raw[col] = _NoCache(str(getattr(formula, "text", formula)), f"{_letter(col)}{row}")
+                continue
+        if kind == "e" and value is not None:
+            raw[col] = _ExcelError(str(value), f"{_letter(col)}{row}")
+        elif value is not None:
+            raw[col] = value
+    return raw
 
 
-def _read_sheet(ws: Any, label: str) -> list[Config]:
-    title = ws.title
+def _read_sheet(book: _Book, title: str, part: str, label: str) -> list[Config]:
+    """Stream the sheet once: header in row 1, then rows, bounded by ``MAX_ROWS``."""
     table = _Table(label, title)
-
-    # Pass 1 (formulas as written): bound the rows, find formula cells and merged ranges.
-    formulas: dict[tuple[int, int], str] = {}
-    merged: list[str] = []
     rows = 0
-    last_row = 0
-    max_col = 0
-    with contextlib.closing(_sheet_rows(ws, data_only=False)) as stream:
-        for row, cells in stream:
-            if row == -1:
-                parser = cells
-                if parser.merged_cells is not None:
-                    merged = [str(m.ref) for m in parser.merged_cells.mergeCell]
-                break
-            if _raw_row_blank(cells):
-                continue
-            last_row = row
-            if row > 1:
-                rows += 1
-                if rows > MAX_ROWS:
-                    table.add(row, None, f"at most {MAX_ROWS:,} configuration rows", "more rows; split the workbook")
-                    table.raise_if_problems()
-            for cell in cells:
-                if cell["data_type"] == "f":
-                    formulas[(cell["row"], cell["column"])] = str(getattr(cell["value"], "text", cell["value"]))
-                if cell["value"] is not None:
-                    max_col = max(max_col, cell["column"])
-
-    if merged:
-        from openpyxl.utils.cell import range_boundaries
-
-        for ref in merged:
-            try:
-                c1, r1, c2, r2 = range_boundaries(ref)
-            except (ValueError, TypeError):
-                continue
-            if r1 is None or r1 > max(last_row, 1) or (c1 or 1) > max(max_col, 1):
-                continue  # outside the region holding data
-            table.add(
-                r1, None,
-                "one value per cell (unmerge the cells and fill each row)",
-                f"merged cells {ref} ({table.row_word}s {r1}–{r2})" if r2 != r1 else f"merged cells {ref}",
-                f"{_sheet_ref(title)}!{ref}",
-            )
-        table.raise_if_problems()
-
-    # Pass 2 (saved values): convert the rows.
+    last_row = max_col = 0
     header_done = False
-    with contextlib.closing(_sheet_rows(ws, data_only=True)) as stream:
-        for row, cells in stream:
-            if row == -1:
+    completed = False
+    with book.reader.archive.open(part) as source:
+        parser = book.parser(source)
+        for row, cells in parser.parse():
+            raw = _row_values(row, cells)
+            if all(_is_blank(v) for v in raw.values()):
+                continue
+            last_row, max_col = row, max(max_col, max(raw))
+            if not header_done:
+                header_done = True
+                if row != 1:
+                    table.add(1, None, f"column names in row 1 of the sheet {_show(title)}",
+                              f"an empty row 1 (the first row with data is row {row})")
+                    break
+                table.read_header(raw, 1)
+                if table.problems:
+                    break
+                continue
+            rows += 1
+            if rows > MAX_ROWS:
+                table.add(row, None, f"at most {MAX_ROWS:,} configuration rows", "more rows; split the workbook")
                 break
-            _take_row(table, row, cells, formulas, header_done)
-            header_done = True
+            table.read_row(row, raw)
+        else:
+            completed = True
     if not header_done:
-        table.add(1, None, "column names in row 1 of the sheet " + _show(title), "an empty sheet")
+        table.add(1, None, f"column names in row 1 of the sheet {_show(title)}", "an empty sheet")
+    if completed and parser.merged_cells is not None:
+        # <mergeCells> follows <sheetData>, so merges are known only now; they explain any
+        # other problem in their rows (a merged name reads as empty), so they are reported alone.
+        merged = _merged_problems(table, title, parser.merged_cells, last_row, max_col)
+        if merged:
+            raise InputError(merged)
     return table.finish()
 
 
-def _take_row(table: _Table, row: int, cells: list[dict[str, Any]],
-              formulas: dict[tuple[int, int], str], header_done: bool) -> None:
-    """Feed one streamed sheet row (saved values) to the table; row 1 is the header."""
-    raw: dict[int, Any] = {}
-    for cell in cells:
-        value, kind = cell["value"], cell["data_type"]
-        position = (cell["row"], cell["column"])
-        if kind == "e" and value is not None:
-            raw[cell["column"]] = _ExcelError(str(value), f"{_letter(cell['column'])}{row}")
-        elif position in formulas and value is None:
-            if kind != "str":  # t="str" with an empty <v>: a saved empty-string result
-                raw[cell["column"]] = _NoCache(formulas[position], f"{_letter(cell['column'])}{row}")
-        elif value is not None:
-            raw[cell["column"]] = value
-    if row == 1:
-        table.read_header(raw, 1)
-        table.raise_if_problems()
-        return
-    if not header_done:
-        table.read_header({}, 1)  # row 1 is empty: no header
-        table.raise_if_problems()
-    if all(_is_blank(v) for v in raw.values()):
-        return
-    table.read_row(row, raw)
+def _merged_problems(table: _Table, title: str, merge_cells: Any, last_row: int, max_col: int) -> list[Problem]:
+    from openpyxl.utils.cell import range_boundaries
+
+    problems = []
+    for merge in merge_cells.mergeCell:
+        ref = str(merge.ref)
+        try:
+            c1, r1, _c2, r2 = range_boundaries(ref)
+        except (ValueError, TypeError):
+            continue
+        if r1 is None or r1 > max(last_row, 1) or (c1 or 1) > max(max_col, 1):
+            continue  # outside the region holding data
+        rows = f"{table.row_word}s {r1}–{r2}" if r2 != r1 else f"{table.row_word} {r1}"
+        problems.append(Problem(
+            table.label, r1, None, "one value per cell (unmerge the cells and fill each row)",
+            f"merged cells {ref} ({rows})", f"{_sheet_ref(title)}!{ref}",
+        ))
+    return problems

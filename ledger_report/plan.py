@@ -24,9 +24,10 @@ What the planner decides, and why
   rules below keep the choices where that is a fair approximation.
 * **Ranking**: GPU-hours (= cost / price, the same order as cost), then GPU count, then the
   simpler layout: no offload, the fewest model-parallel ranks tp·pp·cp, the lowest ZeRO stage,
-  then smaller pp, cp, tp, ep, fewer loss chunks, lower peak, smaller micro-batch.  The listed
-  plans are distinct layouts: candidates that differ only in ``micro_batch`` or ``loss_chunks``
-  are collapsed to the best of them.
+  then smaller pp, cp, tp, ep, fewer loss chunks, the largest micro-batch (larger GEMMs; the
+  fixed MFU does not reward it, the rank does), lower peak.  The listed plans are distinct
+  layouts: candidates that differ only in ``micro_batch`` or ``loss_chunks`` are collapsed to the
+  best of them, and a ZeRO stage that leaves the ledger unchanged is not listed twice.
 * **Several input rows**: each row is planned on its own; the document lists every row's plans,
   each carrying ``input`` (the row's name) and ``rank`` within that row, and its ``row`` is named
   ``<input name>-p<rank>``.  Totals (candidates, feasible, seconds) cover all rows; ``inputs``
@@ -41,14 +42,15 @@ Layout rules (applied to the columns the planner searches; given values are take
   flight; fewer would leave most of the pipeline idle, which the fixed MFU does not see).
 * ``cp`` divides ``seq_len`` and leaves at least ``MIN_TOKENS_PER_CP_RANK`` tokens per rank.
 * ``ep`` divides ``experts`` and ``dp·cp·tp/etp`` (CONTRACT §2; always checked); 1 for dense models.
-* ``zero``: 0-3; ``framework=megatron`` has no ZeRO-2 (CONTRACT §3.4).
+* ``zero``: 0-3; ``framework=megatron`` has no ZeRO-2 (CONTRACT §3.4); a stage above 0 only
+  where dp·cp > 1 (with one data-parallel rank there is nothing to shard over).
 * ``recompute``: none, selective, full.  ``loss_chunks``: ``LOSS_CHUNK_CHOICES``.
 * Optimizer offload (when ``master_at`` and ``optimizer_at`` are both empty): master weights and
   moments together on the host (as DeepSpeed ZeRO-Offload and Megatron's optimizer CPU offload
   do); such a plan must also hold the offloaded state in host memory (``host_fits``) and stream
   it within the step budget (``offload_stream_s ≤ step_budget_s``).
-* ``sequence_parallel``, when empty, is set wherever tp > 1 (it only removes memory; the ledger
-  charges it no time).
+* ``sequence_parallel``, when empty, is set wherever tp > 1 and tp·cp divides ``seq_len`` (it
+  only removes memory; the ledger charges it no time).
 * ``gpu``: the catalogue, unless the row names one or overrides ``hbm_gb``, ``peak_tflops`` or
   ``gpus_per_node``.  One ``price_per_gpu_hour`` then prices every GPU type.
 
@@ -67,7 +69,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 import numpy as np
 
 from .catalogue import GPU_NAMES
-from .config import Config
+from .config import COLUMN_NAMES, Config
 from .engine import compute, config_from_mapping
 from .errors import InputError, Problem
 from .model.definitions import REGISTRY
@@ -170,7 +172,7 @@ class _Batch:
         for c in LAYOUT:
             cols[c] = self.layout[c][sl]
         if s.set_sequence_parallel:
-            cols["sequence_parallel"] = cols["tp"] > 1
+            cols["sequence_parallel"] = _sequence_parallel(cols["tp"], cols["cp"], s.seq_len)
         return cols
 
     def row(self, i: int) -> dict[str, Any]:
@@ -187,9 +189,14 @@ class _Batch:
         if self.offload:
             for c in OFFLOAD_COLUMNS:
                 row[c] = "host"
-        if s.set_sequence_parallel and row["tp"] > 1:
+        if s.set_sequence_parallel and _sequence_parallel(row["tp"], row["cp"], s.seq_len):
             row["sequence_parallel"] = True
         return row
+
+
+def _sequence_parallel(tp: Any, cp: Any, seq_len: int) -> Any:
+    """Sequence parallelism wherever tp > 1 and the sequence splits evenly over tp·cp."""
+    return (tp > 1) & (seq_len % (tp * cp) == 0)
 
 
 @dataclass
@@ -200,6 +207,8 @@ class _Search:
     hfu: float
     ratio: dict[str, float]  # recompute mode -> hfu / mfu
     set_sequence_parallel: bool
+    seq_len: int
+    variants: int = 1  # candidates one listed layout can stand for (see ``_Pool``)
     batches: list[_Batch] = field(default_factory=list)
 
     @property
@@ -309,8 +318,9 @@ def _prepare(config: Config) -> _Search:
         keep &= P * D * M <= gb
     D, M, P = D[keep], M[keep], P[keep]
 
-    search = _Search(config, base, searched, hfu, ratio, set_sp)
-    layouts: dict[int, dict[str, np.ndarray]] = {}
+    searched = [c for c in COLUMN_NAMES if c in searched]
+    search = _Search(config, base, searched, hfu, ratio, set_sp, seq, len(mbs) * len(lcs) * len(zeros))
+    layouts: dict[Any, dict[str, np.ndarray]] = {}
     for g in gpus:
         vg = v0 if g is None else evaluate_row(REGISTRY, {**base, "gpu": g}, T)
         gpn = int(vg["gpus_per_node"])
@@ -321,12 +331,19 @@ def _prepare(config: Config) -> _Search:
         if gpn not in layouts:
             layouts[gpn] = _cross(D, M, P, tps, cps, eps, lcs, etp)
         for z in zeros:
+            lay = layouts[gpn]
+            if z and "zero" in searched:  # ZeRO shards over dp·cp: with one rank it only adds overhead
+                key = (gpn, "sharded")
+                if key not in layouts:
+                    many = lay["dp"] * lay["cp"] > 1
+                    layouts[key] = {c: a[many] for c, a in lay.items()}
+                lay = layouts[key]
             for r in modes:
-                mfu = hfu / ratio[r]
+                mfu = float(v0["mfu"]) if r == v0["recompute"] else hfu / ratio[r]
                 if mfu > 1:
                     continue  # the row's HFU cannot be reached with less recomputation
                 for off in offloads:
-                    search.batches.append(_Batch(g, int(z), r, off, mfu, layouts[gpn], search))
+                    search.batches.append(_Batch(g, int(z), r, off, mfu, lay, search))
     return search
 
 
@@ -360,41 +377,61 @@ def _evaluate(batch: _Batch, sl: slice, margin: float) -> dict[str, np.ndarray]:
     return full
 
 
-def _rank_key(batch_no: np.ndarray, idx: np.ndarray, figs: dict[str, np.ndarray], batches: list[_Batch]) -> list[np.ndarray]:
-    """Sort keys, most significant first (module docstring: ranking)."""
-    lay = {c: np.concatenate([batches[b].layout[c][i] for b, i in _runs(batch_no, idx)]) for c in LAYOUT}
-    off = np.array([b.offload for b in batches], dtype=np.int8)[batch_no]
-    zero = np.array([b.zero for b in batches], dtype=np.int8)[batch_no]
+def _rank_keys(batch: _Batch, idx: np.ndarray, f: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+    """Sort keys of candidates ``idx`` of one batch, most significant first (docstring: ranking)."""
+    lay = {c: batch.layout[c][idx] for c in LAYOUT}
+    n = len(idx)
     return [
-        figs["gpu_hours"],
-        figs["gpus"],
-        off,
+        np.broadcast_to(f["gpu_hours"], (n,)),
+        np.broadcast_to(f["gpus"], (n,)),
+        np.full(n, int(batch.offload)),
         lay["tp"] * lay["pp"] * lay["cp"],
-        zero,
+        np.full(n, batch.zero),
         lay["pp"],
         lay["cp"],
         lay["tp"],
         lay["ep"],
         lay["loss_chunks"],
-        figs["peak_bytes_per_rank"],
-        lay["micro_batch"],
+        -lay["micro_batch"],  # the largest micro-batch that fits: larger GEMMs, same fixed MFU
+        np.broadcast_to(f["peak_bytes_per_rank"], (n,)),
     ]
 
 
-def _runs(batch_no: np.ndarray, idx: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
-    """(batch, indices) for consecutive runs of the same batch (the feasible lists are grouped)."""
-    if len(batch_no) == 0:
-        return
-    cuts = np.flatnonzero(np.diff(batch_no)) + 1
-    for s, e in zip(np.r_[0, cuts], np.r_[cuts, len(batch_no)]):
-        yield int(batch_no[s]), idx[s:e]
+class _Pool:
+    """The best ``size`` feasible candidates so far, in rank order (bounded memory).
+
+    The listed plans are the first ``top`` distinct layouts; a layout has at most ``variants``
+    candidates (micro-batch × loss-chunk choices, times the ZeRO stages that can coincide when
+    nothing is sharded), so the first ``top × variants`` candidates in rank order contain them.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.keys: list[np.ndarray] | None = None
+        self.batch = np.empty(0, np.int64)
+        self.idx = np.empty(0, np.int64)
+
+    def add(self, b_no: int, batch: _Batch, idx: np.ndarray, f: Mapping[str, np.ndarray]) -> None:
+        if len(idx) > self.size:  # inside a batch GPU-hours are equal: keep the fewest GPUs first
+            g = f["gpus"] if np.ndim(f["gpus"]) else np.full(len(idx), f["gpus"])
+            kth = np.partition(g, self.size - 1)[self.size - 1]
+            sel = g <= kth
+            idx, f = idx[sel], {k: (v[sel] if np.ndim(v) else v) for k, v in f.items()}
+        keys = _rank_keys(batch, idx, f)
+        b = np.full(len(idx), b_no)
+        if self.keys is not None:
+            keys = [np.concatenate([a, c]) for a, c in zip(self.keys, keys)]
+            b = np.concatenate([self.batch, b])
+            idx = np.concatenate([self.idx, idx])
+        order = np.lexsort(keys[::-1])[: self.size]
+        self.keys = [k[order] for k in keys]
+        self.batch, self.idx = b[order], idx[order]
 
 
 def _run(search: _Search, top: int, margin: float, tick: Callable[[int], None]) -> dict[str, Any]:
     t0 = time.perf_counter()
-    evaluated = n_fits = n_on_time = 0
-    keep_b, keep_i = [], []
-    keep_f: dict[str, list] = {k: [] for k in ("gpu_hours", "gpus", "peak_bytes_per_rank", "days_on_config")}
+    evaluated = n_fits = n_on_time = feasible = 0
+    pool = _Pool((top + 8) * search.variants)
     for b_no, batch in enumerate(search.batches):
         for sl in _chunks(batch.size):
             f = _evaluate(batch, sl, margin)
@@ -402,21 +439,22 @@ def _run(search: _Search, top: int, margin: float, tick: Callable[[int], None]) 
             n_fits += int(f["fits"].sum())
             n_on_time += int(f["on_time"].sum())
             ok = np.flatnonzero(f["feasible"])
+            feasible += len(ok)
             if len(ok):
-                keep_b.append(np.full(len(ok), b_no))
-                keep_i.append(ok + sl.start)
-                for k in keep_f:
-                    keep_f[k].append(np.asarray(f[k])[ok])
+                figs = {k: f[k][ok] for k in ("gpu_hours", "gpus", "peak_bytes_per_rank")}
+                pool.add(b_no, batch, ok + sl.start, figs)
             tick(sl.stop - sl.start)
-    plans: list[dict[str, Any]] = []
-    feasible = sum(len(i) for i in keep_i)
-    if feasible:
-        b_all = np.concatenate(keep_b)
-        i_all = np.concatenate(keep_i)
-        figs = {k: np.concatenate(v) for k, v in keep_f.items()}
-        keys = _rank_key(b_all, i_all, figs, search.batches)
-        order = np.lexsort(keys[::-1])
-        plans = _top_plans(search, b_all[order], i_all[order], {k: v[order] for k, v in figs.items()}, top, margin)
+    plans = _top_plans(search, pool.batch, pool.idx, top, margin) if feasible else []
+    if plans:
+        reason = None
+    elif not evaluated:
+        reason = "no candidate satisfies the layout rules with the given columns"
+    elif not n_fits:
+        reason = f"no candidate fits {margin:g} × HBM"
+    elif not n_on_time:
+        reason = "no candidate meets the deadline"
+    else:
+        reason = f"no candidate both fits {margin:g} × HBM and meets the deadline"
     return {
         "name": search.name,
         "candidates_evaluated": evaluated,
@@ -427,11 +465,12 @@ def _run(search: _Search, top: int, margin: float, tick: Callable[[int], None]) 
         "margin": margin,
         "searched": list(search.searched),
         "throughput": search.throughput(),
+        "reason": reason,
         "plans": plans,
     }
 
 
-def _top_plans(search: _Search, b_sorted, i_sorted, figs, top: int, margin: float) -> list[dict[str, Any]]:
+def _top_plans(search: _Search, b_sorted: np.ndarray, i_sorted: np.ndarray, top: int, margin: float) -> list[dict[str, Any]]:
     """The first ``top`` distinct layouts, each re-run through the engine for its reported figures."""
     seen: set = set()
     plans: list[dict[str, Any]] = []
@@ -439,17 +478,18 @@ def _top_plans(search: _Search, b_sorted, i_sorted, figs, top: int, margin: floa
         if len(plans) >= top:
             break
         batch = search.batches[int(b_sorted[j])]
-        i = int(i_sorted[j])
-        row = batch.row(i)
-        layout_id = (batch.gpu, batch.zero, batch.recompute, batch.offload,
-                     *(row[c] for c in ("dp", "tp", "pp", "cp", "ep")))
-        if layout_id in seen:
-            continue
+        row = batch.row(int(i_sorted[j]))
+        layout = (batch.gpu, batch.recompute, batch.offload, *(row[c] for c in ("dp", "tp", "pp", "cp", "ep")))
+        if (layout, batch.zero) in seen:
+            continue  # a micro-batch / loss-chunk variant of a listed layout
         v = compute(config_from_mapping(row)).values
         peak, hbm = v["peak_bytes_per_rank"], v["hbm_bytes"]
         if not (peak <= margin * hbm and v["days_on_config"] <= v["days"] - v["reserve_days"]):
             continue  # the scalar engine disagrees at a boundary: never report a plan it rejects
-        seen.add(layout_id)
+        seen.add((layout, batch.zero))
+        if (layout, "peak", peak) in seen:
+            continue  # a ZeRO stage that changes nothing here
+        seen.add((layout, "peak", peak))
         rank = len(plans) + 1
         row["name"] = f"{search.name}-p{rank}"
         note = (f"plan {rank} for {search.name}: peak ≤ {margin:g} × HBM; "
@@ -458,7 +498,7 @@ def _top_plans(search: _Search, b_sorted, i_sorted, figs, top: int, margin: floa
         plans.append({
             "input": search.name,
             "rank": rank,
-            "row": {k: _py(x) for k, x in row.items()},
+            "row": {k: _py(row[k]) for k in COLUMN_NAMES if row.get(k) is not None},
             "gpu": v["gpu"],
             "gpus": int(v["gpus"]),
             "days": float(v["days_on_config"]),

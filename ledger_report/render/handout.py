@@ -410,7 +410,8 @@ def _overfull(document) -> set[int]:
     bottoms: dict[int, float] = {}
     ends: dict[int, float] = {}
     for page in document.pages:
-        for anchor, (_x, y) in page.anchors.items():
+        for anchor, pos in page.anchors.items():  # (x1, y1, x2, y2) of the border box
+            y = pos[1]
             if anchor.startswith("bottom-"):
                 bottoms[int(anchor.split("-")[1])] = y
             elif anchor.startswith("end-"):

@@ -1,0 +1,402 @@
+"""Interpreter 2: a quantity's expression as an Excel / LibreOffice formula.
+
+Where things sit is the caller's business (a :class:`Layout`): an input column is a cell of the
+row in ``Inputs``; an earlier quantity is a cell of the same row in the results sheet
+(``Ledgers``); a lookup is ``INDEX(values, MATCH(key, keys, 0))`` into a lookup sheet.  Each
+quantity becomes one :class:`Template` with row markers, generated once per column and filled per
+row (or used as the master of a shared formula).
+
+Blanks follow the Python interpreter exactly (``evaluate.py``): a blank input or quantity in
+arithmetic, a comparison, a function or a lookup key makes the result blank, and ``If`` evaluates
+only the branch it takes.  A spreadsheet would give ``#VALUE!`` (``""*2``) or silently ignore the
+blank (``MAX(1,"")``, an empty cell read as 0), so every formula is guarded:
+
+* ``IF(OR(a="",b=""),"",…)`` for the blank-able inputs and quantities the expression evaluates
+  unconditionally (``Quantity.needs``);
+* a branch of a conditional that is the formula's result is guarded on its own with whatever the
+  outer guard does not already cover (``If(c, x*2, 0)`` with ``x`` blank gives ``""``, as Python
+  gives ``None``);
+* a conditional inside arithmetic or a function (``MAX(…, If(c, h*f, 0))``) cannot return ``""``
+  into that arithmetic, so its branch's blank test is hoisted into the guard as
+  ``IF(c, <then blank>, <else blank>)``, evaluated lazily like the conditional itself.
+
+Spelling: numbers as plain integers or ``1E+9``-style (never ``1e9``, which the ``formulas``
+parser rejects); strings in ``"`` with ``"`` doubled; ``TRUE``/``FALSE``; ``CEIL``/``FLOOR`` as
+``CEILING(x,1)``/``FLOOR(x,1)``, which round toward +/- infinity for negative numbers as
+``math.ceil``/``math.floor`` do (``ROUNDUP``/``ROUNDDOWN`` round away from / toward zero).  Only
+functions that LibreOffice 7.4 and Excel both evaluate, all in ``openpyxl.utils.FORMULAE`` so none
+needs an ``_xlfn.`` prefix (:data:`FUNCTIONS`, checked by :func:`functions_used`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from .expr import BinOp, Call, Cmp, Col, Const, Expr, If, IsBlank, Lookup, Ref
+from .registry import Registry
+
+__all__ = [
+    "FUNCTIONS",
+    "INPUT_ROW",
+    "LEDGER_ROW",
+    "Layout",
+    "Template",
+    "FormulaError",
+    "compile_quantity",
+    "compile_registry",
+    "number",
+    "string",
+    "functions_used",
+    "needs_of",
+]
+
+# Row markers inside a template: the row of ``Inputs`` and the row of the results sheet.
+INPUT_ROW = "\x01"
+LEDGER_ROW = "\x02"
+
+# Every function a generated formula may use (the workbook adds SUBSTITUTE for its selector).
+# Each is in openpyxl.utils.FORMULAE (no _xlfn. prefix) and evaluated by LibreOffice 7.4.
+FUNCTIONS = frozenset({"IF", "OR", "AND", "NOT", "MAX", "MIN", "CEILING", "FLOOR", "INDEX", "MATCH"})
+
+_CALLS = {"MAX": "MAX", "MIN": "MIN", "AND": "AND", "OR": "OR", "NOT": "NOT"}
+_PREC = {"+": 1, "-": 1, "*": 2, "/": 2}
+_CMP_PREC = 0
+_ATOM = 9
+_MAX_FORMULA_CHARS = 8192  # Excel's limit on a formula's length
+
+
+class FormulaError(ValueError):
+    """An expression that has no spreadsheet spelling (a programming error, not a user error)."""
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where the inputs, the quantities and the lookup tables sit in the workbook.
+
+    ``inputs``: input column name -> column letter in the inputs sheet; ``quantities``: registry
+    key -> column letter in the results sheet (the formula's own sheet, so no sheet prefix);
+    ``tables``: ``(table, field)`` -> the range (or defined name) holding that field, with
+    ``(table, None)`` the range of the keys.
+    """
+
+    inputs_sheet: str
+    inputs: Mapping[str, str]
+    quantities: Mapping[str, str]
+    tables: Mapping[tuple[str, str | None], str]
+
+
+@dataclass(frozen=True)
+class Template:
+    """A formula (without the leading ``=``) whose row numbers are markers."""
+
+    key: str
+    text: str
+
+    def fill(self, input_row: int, ledger_row: int) -> str:
+        return self.text.replace(INPUT_ROW, str(input_row)).replace(LEDGER_ROW, str(ledger_row))
+
+
+# --------------------------------------------------------------------------------------------
+# Literals
+
+
+def number(v: Any) -> str:
+    """A number as a formula literal: ``42``, ``0.05``, ``1.5E+22``, ``1E-05``; never ``1e9``."""
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, int) and abs(v) < 10**15:
+        return str(v)
+    f = float(v)
+    if not math.isfinite(f):
+        raise FormulaError(f"{v!r} has no spreadsheet spelling")
+    if f.is_integer() and abs(f) < 1e15:
+        return str(int(f))
+    text = repr(f)  # shortest text that reads back as the same double
+    if "e" in text:
+        mantissa, exp = text.split("e")
+        e = int(exp)
+        if mantissa.endswith(".0"):
+            mantissa = mantissa[:-2]
+        text = f"{mantissa}E{'+' if e >= 0 else '-'}{abs(e):02d}"
+    return text
+
+
+def string(s: str) -> str:
+    """A string literal: in double quotes, with ``"`` doubled (formulas never hold user text)."""
+    if len(s) > 255:
+        raise FormulaError("string literals in formulas are limited to 255 characters")
+    return '"' + s.replace('"', '""') + '"'
+
+
+def _const(v: Any) -> tuple[str, int]:
+    if isinstance(v, bool):
+        return ("TRUE" if v else "FALSE"), _ATOM
+    if isinstance(v, (int, float)):
+        text = number(v)
+        return (f"({text})" if text.startswith("-") else text), _ATOM
+    if isinstance(v, str):
+        return string(v), _ATOM
+    raise FormulaError(f"constant {v!r} has no spreadsheet spelling")
+
+
+# --------------------------------------------------------------------------------------------
+# Blank analysis (the same rule as Registry._needs, for any sub-expression)
+
+
+def _tag(x: Expr):
+    if isinstance(x, Col):
+        return ("col", x.name)
+    if isinstance(x, Ref):
+        return ("ref", x.key)
+    return None
+
+
+def needs_of(reg: Registry, e: Expr) -> frozenset:
+    """Blank-able inputs (``("col", name)``) and quantities (``("ref", key)``) ``e`` evaluates
+    unconditionally: if any is blank, ``e`` is blank.  Equals ``Quantity.needs`` on a whole
+    definition."""
+    if isinstance(e, (Const, IsBlank)):
+        return frozenset()
+    if isinstance(e, Col):
+        return frozenset({("col", e.name)})
+    if isinstance(e, Ref):
+        return frozenset({("ref", e.key)}) if reg[e.key].nullable else frozenset()
+    if isinstance(e, If):
+        then, other = needs_of(reg, e.then), needs_of(reg, e.other)
+        if isinstance(e.cond, IsBlank):
+            other = other - {_tag(e.cond.x)}
+        return needs_of(reg, e.cond) | (then & other)
+    if isinstance(e, (BinOp, Cmp)):
+        return needs_of(reg, e.a) | needs_of(reg, e.b)
+    if isinstance(e, Lookup):
+        return needs_of(reg, e.key)
+    if isinstance(e, Call):
+        out: frozenset = frozenset()
+        for a in e.args:
+            out |= needs_of(reg, a)
+        return out
+    raise FormulaError(f"unknown node {e!r}")
+
+
+def _strict_ifs(e: Expr) -> list[If]:
+    """The outermost conditionals that ``e`` evaluates as operands (not through a branch)."""
+    out: list[If] = []
+
+    def walk(n: Expr) -> None:
+        if isinstance(n, If):
+            out.append(n)
+            return
+        if isinstance(n, IsBlank):
+            return
+        if isinstance(n, (BinOp, Cmp)):
+            walk(n.a)
+            walk(n.b)
+        elif isinstance(n, Lookup):
+            walk(n.key)
+        elif isinstance(n, Call):
+            for a in n.args:
+                walk(a)
+
+    walk(e)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# The compiler
+
+
+class _Compiler:
+    def __init__(self, reg: Registry, layout: Layout) -> None:
+        self.reg = reg
+        self.layout = layout
+        self._sheet = _quote_sheet(layout.inputs_sheet)
+        self._needs: dict[int, frozenset] = {}
+
+    # references --------------------------------------------------------------------------
+    def cell(self, tag) -> str:
+        kind, name = tag
+        if kind == "col":
+            try:
+                return f"{self._sheet}!{self.layout.inputs[name]}{INPUT_ROW}"
+            except KeyError:
+                raise FormulaError(f"input column {name!r} has no place in the layout") from None
+        try:
+            return f"{self.layout.quantities[name]}{LEDGER_ROW}"
+        except KeyError:
+            raise FormulaError(f"quantity {name!r} has no place in the layout") from None
+
+    def needs(self, e: Expr) -> frozenset:
+        k = id(e)
+        got = self._needs.get(k)
+        if got is None:
+            got = self._needs[k] = needs_of(self.reg, e)
+        return got
+
+    def _order(self, tags: Iterable) -> list:
+        """Tags in a fixed order (inputs by sheet column, then quantities by registry order)."""
+        keys = self._key_index
+        cols = self._col_index
+        return sorted(tags, key=lambda t: (0, cols[t[1]], "") if t[0] == "col" else (1, keys[t[1]], ""))
+
+    @property
+    def _key_index(self) -> dict[str, int]:
+        idx = getattr(self, "_ki", None)
+        if idx is None:
+            idx = self._ki = {k: i for i, k in enumerate(self.reg.keys())}
+        return idx
+
+    @property
+    def _col_index(self) -> dict[str, int]:
+        idx = getattr(self, "_ci", None)
+        if idx is None:
+            idx = self._ci = {c: i for i, c in enumerate(self.layout.inputs)}
+        return idx
+
+    def _any_blank(self, tags) -> str | None:
+        tags = self._order(tags)
+        if not tags:
+            return None
+        tests = [f'{self.cell(t)}=""' for t in tags]
+        return tests[0] if len(tests) == 1 else f"OR({','.join(tests)})"
+
+    # values ------------------------------------------------------------------------------
+    def value(self, e: Expr) -> tuple[str, int]:
+        """The plain translation, with its precedence (blanks are the guards' business)."""
+        if isinstance(e, Const):
+            return _const(e.value)
+        if isinstance(e, (Col, Ref)):
+            return self.cell(_tag(e)), _ATOM
+        if isinstance(e, Lookup):
+            try:
+                keys = self.layout.tables[(e.table, None)]
+                vals = self.layout.tables[(e.table, e.field)]
+            except KeyError:
+                raise FormulaError(f"lookup {e.table}.{e.field} has no place in the layout") from None
+            return f"INDEX({vals},MATCH({self.value(e.key)[0]},{keys},0))", _ATOM
+        if isinstance(e, BinOp):
+            p = _PREC[e.op]
+            a, pa = self.value(e.a)
+            b, pb = self.value(e.b)
+            if pa < p:
+                a = f"({a})"
+            if pb <= p:  # keep the tree's grouping exactly: a+(b+c) is not (a+b)+c in floating point
+                b = f"({b})"
+            return f"{a}{e.op}{b}", p
+        if isinstance(e, Cmp):
+            a, pa = self.value(e.a)
+            b, pb = self.value(e.b)
+            if pa <= _CMP_PREC:
+                a = f"({a})"
+            if pb <= _CMP_PREC:
+                b = f"({b})"
+            return f"{a}{e.op}{b}", _CMP_PREC
+        if isinstance(e, IsBlank):
+            if _tag(e.x) is None:
+                raise FormulaError("a blank test applies to an input column or a quantity")
+            return f'{self.value(e.x)[0]}=""', _CMP_PREC
+        if isinstance(e, If):
+            c, t, o = (self.value(x)[0] for x in (e.cond, e.then, e.other))
+            return f"IF({c},{t},{o})", _ATOM
+        if isinstance(e, Call):
+            args = [self.value(a)[0] for a in e.args]
+            if e.fn == "CEIL":
+                return f"CEILING({args[0]},1)", _ATOM
+            if e.fn == "FLOOR":
+                return f"FLOOR({args[0]},1)", _ATOM
+            fn = _CALLS.get(e.fn)
+            if fn is None:
+                raise FormulaError(f"function {e.fn} has no spreadsheet spelling")
+            return f"{fn}({','.join(args)})", _ATOM
+        raise FormulaError(f"unknown node {e!r}")
+
+    # blank tests -------------------------------------------------------------------------
+    def blank(self, e: Expr, covered: frozenset) -> str | None:
+        """A formula that is TRUE when ``e`` evaluates to blank, safe to evaluate whenever the
+        ``covered`` inputs and quantities are not blank; None when ``e`` cannot be blank then."""
+        if isinstance(e, If):
+            return self._if_blank(e, covered)
+        atoms = self.needs(e) - covered
+        inner = covered | atoms
+        parts = [p for p in (self._if_blank(n, inner) for n in _strict_ifs(e)) if p]
+        return _either(self._any_blank(atoms), _any_of(parts))
+
+    def _if_blank(self, e: If, covered: frozenset) -> str | None:
+        first = self.blank(e.cond, covered)
+        inner = covered | self.needs(e.cond)
+        then = self.blank(e.then, inner)
+        other_cov = inner | ({_tag(e.cond.x)} if isinstance(e.cond, IsBlank) else frozenset())
+        other = self.blank(e.other, other_cov)
+        branch = None
+        if then or other:
+            branch = f"IF({self.value(e.cond)[0]},{then or 'FALSE'},{other or 'FALSE'})"
+        return _either(first, branch)
+
+    # the quantity's formula --------------------------------------------------------------
+    def result(self, e: Expr, covered: frozenset) -> str:
+        """``e`` as the formula's result: blank ("") exactly where Python gives None."""
+        if isinstance(e, Ref):
+            return self.value(e)[0]  # a blank quantity's cell already holds ""
+        if isinstance(e, If):
+            atoms = self.needs(e) - covered
+            inner = covered | atoms
+            guard = _either(
+                self._any_blank(atoms),
+                _any_of([p for p in (self._if_blank(n, inner) for n in _strict_ifs(e.cond)) if p]),
+            )
+            other_cov = inner | ({_tag(e.cond.x)} if isinstance(e.cond, IsBlank) else frozenset())
+            body = f"IF({self.value(e.cond)[0]},{self.result(e.then, inner)},{self.result(e.other, other_cov)})"
+            return _guard(guard, body)
+        return _guard(self.blank(e, covered), self.value(e)[0])
+
+
+def _either(a: str | None, b: str | None) -> str | None:
+    """``a`` or else ``b``, with ``b`` evaluated only when ``a`` is FALSE."""
+    if a and b:
+        return f"IF({a},TRUE,{b})"
+    return a or b
+
+
+def _any_of(parts: list[str]) -> str | None:
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else f"OR({','.join(parts)})"
+
+
+def _guard(test: str | None, body: str) -> str:
+    return body if test is None else f'IF({test},"",{body})'
+
+
+def _quote_sheet(name: str) -> str:
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name) and not re.fullmatch(r"[A-Za-z]{1,3}[0-9]+", name):
+        return name
+    return "'" + name.replace("'", "''") + "'"
+
+
+# --------------------------------------------------------------------------------------------
+# Public entry points
+
+
+def compile_quantity(reg: Registry, key: str, layout: Layout, _c: _Compiler | None = None) -> Template:
+    """The formula template of one quantity."""
+    c = _c or _Compiler(reg, layout)
+    text = c.result(reg[key].expr, frozenset())
+    if len(text) + 20 > _MAX_FORMULA_CHARS:
+        raise FormulaError(f"the formula of {key} is {len(text)} characters, over Excel's limit")
+    return Template(key, text)
+
+
+def compile_registry(reg: Registry, layout: Layout) -> dict[str, Template]:
+    """Every quantity's template, in registry order."""
+    c = _Compiler(reg, layout)
+    return {q.key: compile_quantity(reg, q.key, layout, c) for q in reg}
+
+
+_FUNC_RE = re.compile(r'"(?:[^"]|"")*"|([A-Za-z_][A-Za-z0-9_.]*)\(')
+
+
+def functions_used(formula: str) -> set[str]:
+    """Names of the functions a formula calls (upper case; string literals skipped)."""
+    return {m.group(1).upper() for m in _FUNC_RE.finditer(formula) if m.group(1)}
