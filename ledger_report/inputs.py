@@ -13,12 +13,12 @@ Hostile-input findings this module is shaped by (docs: ``research/reliability.md
 * An XLSX is checked as a zip *before* openpyxl sees it (entry count, declared sizes, compression
   ratio, entity declarations, OLE / truncated files), and openpyxl must be running on
   defusedxml.
-* The sheet is streamed with openpyxl's own worksheet parser (the one its read-only mode uses),
-  which reads ``<row>`` elements as they come and never trusts the ``<dimension>`` tag: an
-  understated dimension cannot hide rows and an overstated one cannot pad rows to 16,384 cells.
-  Rows are bounded by ``MAX_ROWS``.
-* Formula cells use their cached value (a second streaming pass with ``data_only``); without one,
-  and for error cells and dates in number columns, the cell is named in an error.
+* The sheet is streamed once with openpyxl's own worksheet parser (the one its read-only mode
+  uses), which reads ``<row>`` elements as they come and never consults the ``<dimension>`` tag:
+  an understated dimension cannot hide rows and an overstated one cannot pad rows to 16,384
+  cells.  Rows are bounded by ``MAX_ROWS``.
+* Formula cells use their saved value (what ``data_only=True`` reads, taken in the same pass);
+  without one, and for error cells and dates in number columns, the cell is named in an error.
 """
 
 from __future__ import annotations
@@ -30,9 +30,11 @@ import io
 import json
 import math
 import re
+import struct
 import unicodedata
 import warnings
 import zipfile
+import zlib
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, NoReturn
@@ -859,10 +861,13 @@ def _open_zip(fh: Any, label: str) -> zipfile.ZipFile:
         if looks_text:
             _fail(label, expected, "plain text (a CSV renamed .xlsx?); give it the .csv extension")
         _fail(label, expected, "a file that is not a zip archive, so not an .xlsx")
+    declared = _declared_entry_count(fh)
+    if declared is not None and declared > MAX_ZIP_ENTRIES:  # before zipfile reads the directory
+        _fail(label, f"a workbook of at most {MAX_ZIP_ENTRIES:,} zip entries", f"{declared:,} entries")
     try:
         zf = zipfile.ZipFile(fh)
         infos = zf.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError, NotImplementedError) as exc:
+    except Exception as exc:  # noqa: BLE001 - BadZipFile, struct/Unicode errors: all a broken zip
         _fail(label, expected, f"a corrupt or truncated zip archive ({exc}); save the workbook again")
     try:
         _check_entries(zf, infos, label)
@@ -870,6 +875,34 @@ def _open_zip(fh: Any, label: str) -> zipfile.ZipFile:
         zf.close()
         raise
     return zf
+
+
+def _declared_entry_count(fh: Any) -> int | None:
+    """The entry count in the zip's end-of-central-directory record (zip64 aware), or None."""
+    try:
+        fh.seek(0, 2)
+        size = fh.tell()
+        tail_len = min(size, 22 + 65_535)
+        fh.seek(size - tail_len)
+        tail = fh.read(tail_len)
+        pos = tail.rfind(b"PK\x05\x06")
+        if pos < 0 or pos + 22 > len(tail):
+            return None
+        total = struct.unpack_from("<H", tail, pos + 10)[0]
+        if total == 0xFFFF:  # zip64: the count is in the zip64 end record the locator points to
+            loc = tail.rfind(b"PK\x06\x07", 0, pos)
+            if loc < 0 or loc + 20 > len(tail):
+                return None
+            fh.seek(struct.unpack_from("<Q", tail, loc + 8)[0])
+            record = fh.read(56)
+            if len(record) < 40 or record[:4] != b"PK\x06\x06":
+                return None
+            total = struct.unpack_from("<Q", record, 32)[0]
+        return total
+    except (OSError, ValueError, struct.error):
+        return None
+    finally:
+        fh.seek(0)
 
 
 def _check_entries(zf: zipfile.ZipFile, infos: list[zipfile.ZipInfo], label: str) -> None:
@@ -904,9 +937,10 @@ def _check_entries(zf: zipfile.ZipFile, infos: list[zipfile.ZipInfo], label: str
         try:
             with zf.open(info) as part:
                 head = part.read(ENTITY_SCAN_BYTES)
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, RuntimeError) as exc:
+        except Exception as exc:  # noqa: BLE001 - BadZipFile (CRC), zlib.error, unsupported methods
+            what = "CRC mismatch" if "crc" in str(exc).lower() else str(exc)
             _fail(label, "an .xlsx workbook saved by Excel or LibreOffice",
-                  f"a corrupt workbook ({exc}); save it again from Excel")
+                  f"a corrupt workbook ({what} in {info.filename!r}); save it again from Excel")
         if b"<!ENTITY" in head or "<!ENTITY".encode("utf-16-le") in head or "<!ENTITY".encode("utf-16-be") in head:
             _entity_failure(label)
 
@@ -939,7 +973,7 @@ def _workbook_failure(label: str, exc: BaseException) -> InputError:
         ):
             return InputError(Problem(label, None, None, "a workbook without XML entity declarations",
                                       "workbook contains XML entity declarations; refusing to read"))
-        if isinstance(err, zipfile.BadZipFile):
+        if isinstance(err, (zipfile.BadZipFile, zlib.error)):
             what = "CRC mismatch" if "crc" in text else str(err)
             return InputError(Problem(label, None, None, expected,
                                       f"a corrupt workbook ({what}); save it again from Excel"))
@@ -1146,7 +1180,7 @@ def _merged_problems(table: _Table, title: str, merge_cells: Any, last_row: int,
             continue  # outside the region holding data
         rows = f"{table.row_word}s {r1}–{r2}" if r2 != r1 else f"{table.row_word} {r1}"
         problems.append(Problem(
-            table.label, r1, None, "one value per cell (unmerge the cells and fill each row)",
+            table.label, r1, table.columns.get(c1 or 1), "one value per cell (unmerge the cells and fill each row)",
             f"merged cells {ref} ({rows})", f"{_sheet_ref(title)}!{ref}",
         ))
     return problems

@@ -78,7 +78,7 @@ MAX_DENSITY = 3
 NOTE_MAX_CHARS = (900, 650, 420, 260)  # characters of a note shown, per density
 NOTE_MAX_LINES = (8, 6, 4, 3)  # line breaks kept, per density; further lines are joined
 NAME_MAX_CHARS = 240  # a configuration's name on its own page
-SUMMARY_NAME_MAX_CHARS = 44  # and in the summary table
+SUMMARY_NAME_MAX_CHARS = 36  # and in the summary table
 SUMMARY_ROWS_PER_PAGE = 30  # the summary repeats its header on further pages beyond this
 BAR_WIDTH = 1000.0  # SVG user units of the stacked bar (the viewBox is scaled to the column)
 

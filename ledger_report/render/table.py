@@ -87,6 +87,7 @@ def render_plans(doc: dict) -> str:
         r = p["row"]
         rows.append([str(p["rank"]), str(r.get("name", "")), str(r.get("gpu", "")), units.num(p["gpus"]),
                      f"dp{r.get('dp', 1)} tp{r.get('tp', 1)} pp{r.get('pp', 1)} cp{r.get('cp', 1)} ep{r.get('ep', 1)}",
-                     f"z{r.get('zero', 0)} {r.get('recompute', 'none')}", units.gb(p["peak_bytes_per_rank"]), units.num(p["days"]),
-                     units.num(p["gpu_hours"]), units.num(p["cost"])])
-    return "\n".join([head, ""] + _table(["#", "name", "gpu", "GPUs", "layout", "zero/recompute", "peak", "days", "GPU-h", "cost"], rows, "rllrllrrrr"))
+                     f"z{r.get('zero', 0)} {r.get('recompute', 'none')}" + (" sp" if r.get("sequence_parallel") else ""),
+                     f"mb{r.get('micro_batch', 1)} chunks{r.get('loss_chunks', 1)}" + (" opt@host" if r.get("optimizer_at") == "host" else ""),
+                     units.gb(p["peak_bytes_per_rank"]), units.num(p["days"]), units.num(p["gpu_hours"]), units.num(p["cost"])])
+    return "\n".join([head, ""] + _table(["#", "name", "gpu", "GPUs", "layout", "zero/recompute", "batch/memory", "peak", "days", "GPU-h", "cost"], rows, "rllrlllrrrr"))

@@ -69,6 +69,7 @@ DTYPES, MOMENTS, OPTIMIZERS, GPUS, LISTS = "Dtypes", "Moments", "Optimizers", "G
 RESERVED_TITLES = (SUMMARY, INPUTS, LEDGERS, LEDGER, HELP, DTYPES, MOMENTS, OPTIMIZERS, GPUS, LISTS, "History")
 
 MAX_PRINT_SHEETS = 50
+CHART_MAX = 50  # configurations shown in the Summary chart
 INPUT_FIRST_ROW = 2  # Inputs: row 1 is the header
 LEDGER_FIRST_ROW = 3  # Ledgers: row 1 the key, row 2 the label and unit
 SUMMARY_FIRST_ROW = 2
@@ -229,6 +230,7 @@ class _BulkColumn:
     style_id: int
     formula: str | None  # the first row's formula (shared down the column); None = plain values
     values: list[Any]
+    text_style_id: int = 0  # plain-value columns: the style of text values
 
 
 class _Book:
@@ -288,15 +290,10 @@ class _Book:
     # cells ------------------------------------------------------------------------------------
     def text(self, ws, row: int, col: int, s: str, style=None, where: str = ""):
         """User (or our) text as a text cell: never a formula, never an error value."""
-        s = str(s)
-        if len(s) > MAX_TEXT_CHARS:
-            raise ValueError(f"{where or ws.title}: text of {len(s):,} characters is over a cell's {MAX_TEXT_CHARS:,}")
+        s = check_text(str(s), where or ws.title)
         c = ws.cell(row=row, column=col)
-        try:
-            c.value = s
-        except Exception as exc:  # openpyxl's IllegalCharacterError for control characters
-            raise ValueError(f"{where or ws.title}: text {s[:40]!r} holds a control character a workbook cannot store") from exc
-        c.data_type = "s"
+        c.value = s
+        c.data_type = "s"  # after the assignment, which would make "=..." a formula and "#N/A" an error
         if style is not None:
             c._style = copy(style)
         c.quotePrefix = True
@@ -388,51 +385,83 @@ def _sheet_parts(xlsx: bytes) -> dict[str, str]:
     return out
 
 
+def _float_text(v: float) -> str:
+    if v != v or v in (math.inf, -math.inf):
+        raise ValueError(f"cannot cache {v!r} in a cell")
+    return repr(v).replace("e", "E")
+
+
+_VALUE_TEXT: dict[type, Callable[[Any], tuple[str, str]]] = {
+    type(None): lambda v: (' t="str"', ""),
+    bool: lambda v: (' t="b"', "1" if v else "0"),
+    str: lambda v: (' t="str"', _xml_escape(v)),
+    int: lambda v: ("", str(v)),
+    float: lambda v: ("", _float_text(v)),
+}
+
+
 def _cell_value(v: Any) -> tuple[str, str]:
-    """(type attribute, <v> text) of a cached value."""
-    if v is None:
-        return ' t="str"', ""
-    if isinstance(v, bool):
-        return ' t="b"', "1" if v else "0"
-    if isinstance(v, str):
-        return ' t="str"', _xml_escape(v)
-    if isinstance(v, int):
-        return "", str(v)
-    if isinstance(v, float):
-        if not math.isfinite(v):
-            return ' t="e"', "#NUM!"
-        return "", repr(v).replace("e", "E")
-    raise TypeError(f"cannot cache {v!r} in a cell")
+    """(type attribute, <v> text) of a cached value: "" for a blank, ``t="b"`` for booleans."""
+    try:
+        return _VALUE_TEXT[type(v)](v)
+    except KeyError:
+        if isinstance(v, bool):
+            return _VALUE_TEXT[bool](v)
+        if isinstance(v, int):
+            return _VALUE_TEXT[int](int(v))
+        if isinstance(v, float):
+            return _VALUE_TEXT[float](float(v))
+        if isinstance(v, str):
+            return _VALUE_TEXT[str](str(v))
+        raise TypeError(f"cannot cache {v!r} in a cell") from None
+
+
+_ILLEGAL_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
+def check_text(s: str, where: str) -> str:
+    """Text a cell can hold: no control characters, at most 32,767 characters (openpyxl would
+    raise or silently truncate)."""
+    if len(s) > MAX_TEXT_CHARS:
+        raise ValueError(f"{where}: text of {len(s):,} characters is over a cell's {MAX_TEXT_CHARS:,}")
+    bad = _ILLEGAL_XML.search(s)
+    if bad:
+        raise ValueError(f"{where}: text holds the character U+{ord(bad.group()):04X}, which a workbook cannot store")
+    return s
 
 
 def _bulk_rows(first: int, rows: int, cols: list[_BulkColumn]) -> str:
-    """Sheet XML for rows first..first+rows-1: shared formulas with their cached values."""
+    """Sheet XML for rows first..first+rows-1: each formula column one shared formula (the text
+    in the first row, a reference to it below) with the cached values; value columns as values."""
     last = first + rows - 1
-    tails = [
-        f'<f t="shared" ref="{c.letter}{first}:{c.letter}{last}" si="{si}">{_xml_escape(c.formula)}</f>'
-        if c.formula is not None else ""
-        for si, c in enumerate(cols)
-    ]
     out: list[str] = []
-    shared_tail = [f'<f t="shared" si="{si}"/>' if c.formula is not None else "" for si, c in enumerate(cols)]
-    letters = [c.letter for c in cols]
-    styles = [f' s="{c.style_id}"' if c.style_id else "" for c in cols]
+    add = out.append
+    specs = []
+    for si, c in enumerate(cols):
+        style = f' s="{c.style_id}"' if c.style_id else ""
+        if c.formula is None:
+            specs.append((c, f'<c r="{c.letter}', style, None, None))
+        else:
+            master = f'<f t="shared" ref="{c.letter}{first}:{c.letter}{last}" si="{si}">{_xml_escape(c.formula)}</f><v>'
+            specs.append((c, f'<c r="{c.letter}', style, master, f'<f t="shared" si="{si}"/><v>'))
+    text_styles = {id(c): (f' s="{c.text_style_id}"' if c.text_style_id else "") for c in cols}
     for i in range(rows):
-        r = first + i
-        out.append(f'<row r="{r}">')
-        ftexts = tails if i == 0 else shared_tail
-        for j, c in enumerate(cols):
-            t, v = _cell_value(c.values[i])
-            if c.formula is None:
-                if c.values[i] is None:
+        r = str(first + i)
+        add(f'<row r="{r}">')
+        for c, pre, style, master, shared in specs:
+            v = c.values[i]
+            if master is None:
+                if v is None:
                     continue
-                if isinstance(c.values[i], str):
-                    out.append(f'<c r="{letters[j]}{r}"{styles[j]} t="inlineStr"><is><t xml:space="preserve">{v}</t></is></c>')
+                if type(v) is str:
+                    add(f'{pre}{r}"{text_styles[id(c)]} t="inlineStr"><is><t xml:space="preserve">{_xml_escape(v)}</t></is></c>')
                 else:
-                    out.append(f'<c r="{letters[j]}{r}"{styles[j]}{t}><v>{v}</v></c>')
+                    t, x = _cell_value(v)
+                    add(f"{pre}{r}\"{style}{t}><v>{x}</v></c>")
             else:
-                out.append(f'<c r="{letters[j]}{r}"{styles[j]}{t}>{ftexts[j]}<v>{v}</v></c>')
-        out.append("</row>")
+                t, x = _cell_value(v)
+                add(f"{pre}{r}\"{style}{t}>{master if i == 0 else shared}{x}</v></c>")
+        add("</row>")
     return "".join(out)
 
 
@@ -529,21 +558,25 @@ def _write_inputs(book: _Book, ws, configs: list[Config], dropdown_rows: int) ->
         # the empty cells of the column look like inputs too
         dim.fill = PatternFill("solid", start_color=_INPUT_FILL, end_color=_INPUT_FILL)
         dim.font = Font(color=_INPUT_FONT)
-    for i, cfg in enumerate(configs):
-        row = INPUT_FIRST_ROW + i
-        for j, col in enumerate(COLUMNS, start=1):
+    # the rows, as values (written as sheet XML: 63 columns x 1,000 rows through openpyxl's cell
+    # objects would take most of the time budget)
+    text_id = book.style_id(text_in)
+    cols: list[_BulkColumn] = []
+    for col in COLUMNS:
+        values: list[Any] = []
+        for i, cfg in enumerate(configs):
             v = cfg.values.get(col.name)
-            if v is None or (isinstance(v, str) and v == ""):
-                continue  # blank stays blank: the default is resolved by formula
-            where = f"{INPUTS}!{INPUT_LETTERS[col.name]}{row} ({col.name} of {cfg.name!r})"
             if isinstance(v, str):
-                book.text(ws, row, j, v, text_in, where)
-            elif isinstance(v, bool):
-                book.value(ws, row, j, v, num_in)
-            elif isinstance(v, (int, float)):
-                book.value(ws, row, j, v, count_in if col.kind == K_COUNT else num_in)
-            else:
-                book.text(ws, row, j, str(v), text_in, where)
+                if v == "":
+                    v = None  # blank stays blank: the default is resolved by formula
+                else:
+                    v = check_text(v, f"{INPUTS}!{INPUT_LETTERS[col.name]}{INPUT_FIRST_ROW + i} ({col.name} of {cfg.name!r})")
+            elif v is not None and not isinstance(v, (bool, int, float)):
+                v = check_text(str(v), f"{INPUTS}!{INPUT_LETTERS[col.name]}{INPUT_FIRST_ROW + i}")
+            values.append(v)
+        sid = book.style_id(count_in if col.kind == K_COUNT else num_in)
+        cols.append(_BulkColumn(INPUT_LETTERS[col.name], sid, None, values, text_id))
+    book.add_bulk(ws, INPUT_FIRST_ROW, len(configs), cols)
     ws.freeze_panes = "B2"
     last = INPUT_FIRST_ROW + max(dropdown_rows, 1) - 1
     for col in COLUMNS:
@@ -732,26 +765,31 @@ def _write_summary(book: _Book, ws, ledgers: list[Any]) -> None:
     ws.conditional_formatting.add(f"A{first}:{_letter(len(SUMMARY_COLUMNS))}{last}",
                                   FormulaRule(formula=[f"${fits_col}{first}=FALSE"], fill=bad))
 
-    # per-rank memory by state (stacked) against HBM (a line)
+    # per-rank memory by state (stacked) against HBM (a line); LibreOffice spends seconds on a
+    # chart of 1,000 categories, and nobody reads one, so it shows the first CHART_MAX rows
+    shown = min(n, CHART_MAX)
+    chart_last = first + shown - 1
     bar = BarChart()
     bar.type = "col"
     bar.grouping = "stacked"
     bar.overlap = 100
-    bar.title = "Per-rank memory by state vs HBM (GB)"
+    bar.title = "Per-rank memory by state vs HBM (GB)" + (f", first {shown} configurations" if shown < n else "")
     bar.y_axis.title = "GB per rank"
-    cats = Reference(ws, min_col=1, min_row=first, max_row=last)
+    cats = Reference(ws, min_col=1, min_row=first, max_row=chart_last)
     for letter in chart_letters:
         c = _col_index(letter)
-        bar.add_data(Reference(ws, min_col=c, min_row=1, max_row=last), titles_from_data=True)
+        bar.add_data(Reference(ws, min_col=c, min_row=1, max_row=chart_last), titles_from_data=True)
     bar.set_categories(cats)
     line = LineChart()
     hbm_col = [k for _h, _k, k in SUMMARY_COLUMNS].index("hbm_bytes") + 1
-    line.add_data(Reference(ws, min_col=hbm_col, min_row=1, max_row=last), titles_from_data=True)
+    line.add_data(Reference(ws, min_col=hbm_col, min_row=1, max_row=chart_last), titles_from_data=True)
     line.set_categories(cats)
     bar += line
-    bar.width = min(40, 12 + 0.8 * n)
+    bar.width = min(40, 12 + 0.8 * shown)
     bar.height = 10
-    ws.add_chart(bar, f"A{last + 3}")
+    # below the table while it is short, else to the right of the chart data (visible from row 1)
+    anchor = f"A{last + 3}" if n <= CHART_MAX else f"{_letter(_col_index(chart_letters[-1]) + 2)}2"
+    ws.add_chart(bar, anchor)
 
 
 # ------------------------------------------------------------------------------------------
@@ -818,7 +856,7 @@ def _write_print_sheet(book: _Book, ws, ledger: Any, rows: Any, n: int) -> None:
     book.formula(ws, 2, 1, rows.q("name"), ledger.config.name, book.style(ws, bold=True, size=13))
     notes = ledger.config.get("notes")
     book.formula(ws, 2, 5, rows.notes(), notes if notes not in (None, "") else None, note)
-    ws.merge_cells("E2:N2")
+    _merge(ws, 2, 5, 2, 14)
     if isinstance(rows, _ChosenRow):
         lbl(3, 1, "configuration shown (choose):", book.style(ws, bold=True))
         book.text(ws, 3, 2, ledger.config.name, book.style(ws, fill=_INPUT_FILL, font_color=_INPUT_FONT, quote=True, bold=True))
@@ -875,7 +913,7 @@ def _write_print_sheet(book: _Book, ws, ledger: Any, rows: Any, n: int) -> None:
         put_gb(r, 9, key, GIB)
         r += 1
     lbl(r, 1, "GB = 10^9 bytes, GiB = 2^30 bytes; a shard group of 1 = stored whole on every rank.", note)
-    ws.merge_cells(start_row=r, start_column=1, end_row=r, end_column=10)
+    _merge(ws, r, 1, r, 10)
     r += 2
 
     # items outside the ledger ------------------------------------------------------------------
@@ -886,19 +924,19 @@ def _write_print_sheet(book: _Book, ws, ledger: Any, rows: Any, n: int) -> None:
     chosen = isinstance(rows, _ChosenRow)
     for c, h in ((1, "item"), (3, "GB"), (4, "GiB"), (5, "in the peak"), (6, "source" if chosen else "basis (as built)")):
         lbl(r, c, h, head)
-    ws.merge_cells(start_row=r, start_column=1, end_row=r, end_column=2)
-    ws.merge_cells(start_row=r, start_column=6, end_row=r, end_column=10)
+    _merge(ws, r, 1, r, 2)
+    _merge(ws, r, 6, r, 10)
     r += 1
     unc = {u["item"]: u for u in ledger.uncounted()}
     for item, key, in_peak in UNCOUNTED:
         lbl(r, 1, REGISTRY[key].en, wrap)
-        ws.merge_cells(start_row=r, start_column=1, end_row=r, end_column=2)
+        _merge(ws, r, 1, r, 2)
         put_gb(r, 3, key)
         put_gb(r, 4, key, GIB)
         lbl(r, 5, "yes" if in_peak else "no (a note)")
         basis = REGISTRY[key].source if chosen else unc[item]["basis"]
         book.text(ws, r, 6, basis, wrap)
-        ws.merge_cells(start_row=r, start_column=6, end_row=r, end_column=10)
+        _merge(ws, r, 6, r, 10)
         ws.row_dimensions[r].height = 15 * max(1, math.ceil(len(basis) / 70), math.ceil(len(REGISTRY[key].en) / 26))
         r += 1
     r += 1
@@ -972,7 +1010,7 @@ def _write_print_sheet(book: _Book, ws, ledger: Any, rows: Any, n: int) -> None:
         said = assumptions(ledger)[0]
     for text in said:
         book.text(ws, r, 1, "• " + text, wrap)
-        ws.merge_cells(start_row=r, start_column=1, end_row=r, end_column=14)
+        _merge(ws, r, 1, r, 14)
         ws.row_dimensions[r].height = 15 * max(1, math.ceil(len(text) / 190))
         r += 1
     last_row = r - 1
@@ -993,6 +1031,13 @@ def _write_print_sheet(book: _Book, ws, ledger: Any, rows: Any, n: int) -> None:
     ws.oddFooter.left.text = "ledger-report · GB = 10^9 bytes, GiB = 2^30 bytes"
     ws.oddFooter.left.size = 8
     ws.sheet_view.showGridLines = False
+
+
+def _merge(ws, r1: int, c1: int, r2: int, c2: int) -> None:
+    """Merge a range without openpyxl creating a MergedCell per covered cell (1-2 ms each)."""
+    from openpyxl.worksheet.cell_range import CellRange
+
+    ws.merged_cells.add(CellRange(min_row=r1, min_col=c1, max_row=r2, max_col=c2))
 
 
 def _header_escape(s: str, limit: int = 120) -> str:
@@ -1029,7 +1074,7 @@ def _write_help(book: _Book, ws, built: bool) -> None:
     r += 1
     for text in lines:
         book.text(ws, r, 1, text, wrap).quotePrefix = False
-        ws.merge_cells(start_row=r, start_column=1, end_row=r, end_column=7)
+        _merge(ws, r, 1, r, 7)
         ws.row_dimensions[r].height = 30
         r += 1
     r += 1

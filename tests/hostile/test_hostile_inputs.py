@@ -165,6 +165,16 @@ def test_zip03_too_many_entries(tmp_path):
     assert_names(error_of(path), "at most 1,000 zip entries", f"{n:,} entries")
 
 
+def test_zip03_declared_entry_count_checked_first(tmp_path):
+    """ZIP-03: a directory claiming 60,000 entries is refused before zipfile reads it."""
+    path = write_xlsx(tmp_path, BASE)
+    data = bytearray(path.read_bytes())
+    end = data.rfind(b"PK\x05\x06")
+    struct.pack_into("<HH", data, end + 8, 60_000, 60_000)
+    path.write_bytes(bytes(data))
+    assert_names(error_of(path), "at most 1,000 zip entries", "60,000 entries")
+
+
 def _declare_size(path: Path, entry: str, declared: int) -> None:
     """Patch the uncompressed size of ``entry`` in its local header and central directory."""
     data = bytearray(path.read_bytes())
