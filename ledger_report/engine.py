@@ -258,18 +258,8 @@ class Ledger:
 
 
 def compute(config: Config) -> Ledger:
-    values = evaluate_row(REGISTRY, config.values, _TABLES())
+    values = evaluate_row(REGISTRY, config.values, tables())
     return Ledger(config, values)
-
-
-_cached_tables: dict | None = None
-
-
-def _TABLES() -> dict:
-    global _cached_tables
-    if _cached_tables is None:
-        _cached_tables = tables()
-    return _cached_tables
 
 
 def document(configs: Iterable[Config]) -> dict[str, Any]:

@@ -26,6 +26,13 @@ def _is_blank(v: Any) -> bool:
 def evaluate_row(reg: Registry, row: Mapping[str, Any], tables: Tables) -> dict[str, Any]:
     """Every quantity of the registry for one row of inputs (``None`` = empty cell)."""
     env: dict[str, Any] = {}
+    for q in reg:
+        env[q.key] = eval_scalar(q.expr, row, env, tables)
+    return env
+
+
+def eval_scalar(e: Expr, row: Mapping[str, Any], env: Mapping[str, Any], tables: Tables) -> Any:
+    """One expression on scalars: columns from ``row``, earlier quantities from ``env``."""
 
     def ev(e: Expr) -> Any:
         if isinstance(e, Const):
@@ -96,9 +103,7 @@ def evaluate_row(reg: Registry, row: Mapping[str, Any], tables: Tables) -> dict[
             raise ValueError(fn)
         raise TypeError(e)
 
-    for q in reg:
-        env[q.key] = ev(q.expr)
-    return env
+    return ev(e)
 
 
 def _ceil(x: Any) -> int:

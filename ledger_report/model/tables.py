@@ -6,6 +6,7 @@ so a reviewer can see (and change) the width of bf16 in one place.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 # Bytes per element of a stored tensor.  "none" = the state does not exist.
@@ -52,6 +53,7 @@ def gpu_table() -> dict[str, dict[str, Any]]:
     return {name: {f: getattr(g, f) for f in GPU_FIELDS} for name, g in GPUS.items()}
 
 
+@lru_cache(maxsize=1)
 def tables() -> dict[str, dict[str, dict[str, Any]]]:
     return {
         "dtype": DTYPE_BYTES,

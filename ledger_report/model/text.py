@@ -110,45 +110,8 @@ def _eval(reg: Registry, e: Expr, values: Mapping[str, Any]) -> Any:
 
 
 def _ev_sub(e: Expr, values: Mapping[str, Any]) -> Any:
+    """A sub-expression on the row's computed values, by the engine's own scalar interpreter."""
+    from .evaluate import eval_scalar
     from .tables import tables as _tables
-    from .evaluate import _lookup
 
-    if isinstance(e, Const):
-        return e.value
-    if isinstance(e, Ref):
-        return values.get(e.key)
-    if isinstance(e, Col):
-        return values.get(e.name)
-    if isinstance(e, IsBlank):
-        v = _ev_sub(e.x, values)
-        return v is None or v == ""
-    if isinstance(e, If):
-        c = _ev_sub(e.cond, values)
-        return _ev_sub(e.then if c else e.other, values)
-    if isinstance(e, BinOp):
-        a, b = _ev_sub(e.a, values), _ev_sub(e.b, values)
-        if a is None or b is None:
-            return None
-        return {"+": a + b, "-": a - b, "*": a * b}.get(e.op) if e.op != "/" else (a / b if b else None)
-    if isinstance(e, Cmp):
-        a, b = _ev_sub(e.a, values), _ev_sub(e.b, values)
-        if a is None or b is None:
-            return None
-        if isinstance(a, str) and isinstance(b, str):
-            a, b = a.lower(), b.lower()
-        return {"=": a == b, "<>": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[e.op]
-    if isinstance(e, Lookup):
-        k = _ev_sub(e.key, values)
-        return None if k is None else _lookup(_tables(), e.table, k, e.field)
-    if isinstance(e, Call):
-        args = [_ev_sub(a, values) for a in e.args]
-        if any(a is None for a in args):
-            return None
-        import math
-
-        return {
-            "MAX": lambda: max(args), "MIN": lambda: min(args), "CEIL": lambda: math.ceil(args[0]),
-            "FLOOR": lambda: math.floor(args[0]), "AND": lambda: all(args), "OR": lambda: any(args),
-            "NOT": lambda: not args[0],
-        }[e.fn]()
-    return None
+    return eval_scalar(e, values, values, _tables())
