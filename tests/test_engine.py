@@ -168,3 +168,55 @@ def test_pipeline_stage_split_puts_remainder_layers_first():
     layer = 2 * 1024 * 128 * 16 + 2 * 1024 + 3 * 1024 * 4096
     assert lg["arch_first_stage_dense"] == 3 * layer + 50_000 * 1024
     assert lg["arch_last_stage_dense"] == 2 * layer + 50_000 * 1024 + 1024
+
+
+def test_mixtral_8x7b_parameters_match_the_published_46_7B_and_12_9B_active():
+    """Mistral AI (Mixtral of Experts, 2024): 46.7B total, 12.9B active per token.
+
+    Hand count (Megatron rules): per layer 2·4096·128·(32+8) attention + 2·4096 norms + 4096·8 router
+    + 8 × 3·4096·14336 experts = 1,451,270,144; × 32 + 2 × 32000·4096 + 4096 = 46,702,792,704.
+    Active: experts 2 of 8 → 12,879,925,248.
+    """
+    row = dict(name="mixtral", layers=32, hidden=4096, heads=32, kv_heads=8, ffn_hidden=14336, vocab=32000, experts=8, topk=2)
+    lg = compute(config_from_mapping(row))
+    assert lg["params_total"] == 46_702_792_704
+    assert lg["params_active"] == 12_879_925_248
+    assert lg["params_expert"] == 32 * 8 * 3 * 4096 * 14336
+
+
+def test_llama2_7b_parameters_match_hugging_face_count():
+    """Llama-2-7B has 6,738,415,616 parameters (Hugging Face model card / num_parameters()); same with Megatron's rules."""
+    row = dict(name="l2", layers=32, hidden=4096, heads=32, ffn_hidden=11008, vocab=32000)
+    assert compute(config_from_mapping(row))["params_total"] == 6_738_415_616
+
+
+def test_korthikanti_table_2_gpt3_layer():
+    """Korthikanti et al. 2022 Table 2 with a GPT-3-style layer (plain MLP 4h, MHA, s 2048, b 1, h 12288, a 96, t 8).
+
+    none, no SP: sbh(10 + 24/t + 5as/(ht)); selective + SP: 34·sbh/t; full: 2·sbh per layer.
+    """
+    s, b, h, a, t = 2048, 1, 12288, 96, 8
+    base = dict(name="g", layers=1, hidden=h, heads=a, ffn_hidden=4 * h, vocab=51200, glu=False, tp=t, seq_len=s, micro_batch=b, flash_attention=False)
+    sbh = s * b * h
+    none = compute(config_from_mapping({**base, "recompute": "none"}))
+    assert none["activation_bytes_per_rank"] == pytest.approx(sbh * (10 + 24 / t + 5 * a * s / (h * t)))
+    sel_sp = compute(config_from_mapping({**base, "recompute": "selective", "sequence_parallel": True}))
+    assert sel_sp["activation_bytes_per_rank"] == pytest.approx(34 * sbh / t)
+    none_sp = compute(config_from_mapping({**base, "recompute": "none", "sequence_parallel": True}))
+    assert none_sp["activation_bytes_per_rank"] == pytest.approx(sbh / t * (34 + 5 * a * s / h))
+    full = compute(config_from_mapping({**base, "recompute": "full"}))
+    assert full["activation_bytes_per_rank"] == 2 * sbh
+
+
+def test_first_stage_holds_pp_micro_batches_in_flight():
+    """Korthikanti et al. 2022 §4.2.3 / CONTRACT §3.7: the first stage holds min(pp, micro-batches) micro-batches (1F1B)."""
+    base = dict(name="p", layers=8, hidden=1024, heads=8, ffn_hidden=4096, vocab=1000, pp=4, seq_len=1024, recompute="full")
+    many = compute(config_from_mapping({**base, "global_batch": 64}))
+    two = compute(config_from_mapping({**base, "global_batch": 2}))
+    per_layer = 2 * 1024 * 1024
+    assert many["reported_stage"] == "first"
+    assert many["activation_bytes_per_rank"] == 4 * 2 * per_layer  # 4 in flight × 2 layers
+    assert two["first_stage_activation_bytes"] == 2 * 2 * per_layer
+    # with only 2 in flight the last stage (1 micro-batch + logits + loss) is now the more loaded one
+    assert two["reported_stage"] == "last"
+    assert two["activation_bytes_per_rank"] == 1 * 2 * per_layer
