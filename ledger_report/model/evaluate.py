@@ -6,11 +6,20 @@ where the arithmetic allows (parameter counts are exact); ``/`` gives floats.
 
 Arrays (the planner): every input is a numpy array (or a scalar broadcast against them) with
 no blanks; ``If`` becomes ``numpy.where``.
+
+Rounding and comparisons follow the spreadsheets, so the workbook's live formulas give the same
+figures (tests/test_workbook.py checks against LibreOffice): ``CEIL``/``FLOOR`` first round a
+float to 15 significant digits, and numbers closer than about 15 significant digits compare equal
+(LibreOffice's ``rtl::math::approxValue`` / ``approxEqual``, which Calc applies in CEILING, FLOOR
+and every comparison; Excel also compares to 15 digits).  Without this, float noise such as
+1706433408 × (4 × 7051776 / 13651467264) = 3525888.0000000005 ceils to 3525889 in Python and to
+the intended 3525888 in the spreadsheet.
 """
 
 from __future__ import annotations
 
 import math
+import struct
 from typing import Any, Mapping
 
 from .expr import BinOp, Call, Cmp, Col, Const, Expr, If, IsBlank, Lookup, Ref
@@ -68,6 +77,8 @@ def eval_scalar(e: Expr, row: Mapping[str, Any], env: Mapping[str, Any], tables:
                 return None
             if isinstance(a, str) and isinstance(b, str):
                 a, b = a.lower(), b.lower()  # spreadsheet comparison is case-insensitive
+            elif (isinstance(a, float) or isinstance(b, float)) and isinstance(a, (int, float)) and isinstance(b, (int, float)):
+                return _compare_numbers(e.op, a, b)
             return {
                 "=": a == b,
                 "<>": a != b,
@@ -93,7 +104,8 @@ def eval_scalar(e: Expr, row: Mapping[str, Any], env: Mapping[str, Any], tables:
             if fn == "CEIL":
                 return _ceil(args[0])
             if fn == "FLOOR":
-                return math.floor(args[0])
+                x = args[0]
+                return x if isinstance(x, int) else math.floor(approx_value(x))
             if fn == "AND":
                 return all(bool(a) for a in args)
             if fn == "OR":
@@ -109,7 +121,121 @@ def eval_scalar(e: Expr, row: Mapping[str, Any], env: Mapping[str, Any], tables:
 def _ceil(x: Any) -> int:
     if isinstance(x, int):
         return x
-    return math.ceil(x)
+    return math.ceil(approx_value(x))
+
+
+# Spreadsheet number semantics (LibreOffice 7.4, sal/rtl/math.cxx) -----------------------------
+_APPROX_BIG = 2199023255552.0  # 2^41: above it Calc leaves a value as it is (at most 11 fraction bits)
+_E48 = 2.0**-48
+_E44 = 2.0**-44
+
+
+def _fraction_bits(a: float) -> int:
+    """How many bits of ``a``'s mantissa lie after the binary point (0 for an integer)."""
+    bits = struct.unpack("<Q", struct.pack("<d", a))[0]
+    exp = ((bits >> 52) & 0x7FF) - 1023
+    if exp >= 52:
+        return 0
+    frac = bits & ((1 << 52) - 1)
+    least = (frac & -frac).bit_length() if frac else 53
+    return max(53 - least - exp, 0)
+
+
+def approx_value(x: float) -> float:
+    """``x`` rounded to 15 significant digits, as Calc does before CEILING and FLOOR."""
+    if x == 0 or not math.isfinite(x) or x > _APPROX_BIG:
+        return x
+    a = abs(x)
+    if (a.is_integer() and a < 2**53) or _fraction_bits(a) <= 11:
+        return x
+    n = 14 - math.floor(math.log10(a))
+    if abs(n) > 308:
+        return x  # near the ends of the double range: Calc bails out too
+    f = 10.0 ** abs(n)
+    y = a / f if n < 0 else a * f
+    if not math.isfinite(y):
+        return x
+    y = math.floor(y + 0.5)  # std::round, halves away from zero
+    y = y * f if n < 0 else y / f
+    if not math.isfinite(y):
+        return x
+    return -y if x < 0 else y
+
+
+def approx_equal(a: float, b: float) -> bool:
+    """Calc's number equality: equal, or closer than 2^-48 relative (about 15 digits)."""
+    if a == b:
+        return True
+    if a == 0 or b == 0:
+        return False
+    d = abs(a - b)
+    if not math.isfinite(d):
+        return False
+    a, b = abs(a), abs(b)
+    if d > a * _E44 or d > b * _E44:
+        return False
+    if float(d).is_integer() and float(a).is_integer() and float(b).is_integer():
+        return False  # distinct integers are never equal
+    return d < a * _E48 and d < b * _E48
+
+
+def _compare_numbers(op: str, a: Any, b: Any) -> bool:
+    eq = approx_equal(float(a), float(b))
+    if op == "=":
+        return eq
+    if op == "<>":
+        return not eq
+    if op == "<":
+        return not eq and a < b
+    if op == "<=":
+        return eq or a < b
+    if op == ">":
+        return not eq and a > b
+    if op == ">=":
+        return eq or a > b
+    raise ValueError(op)
+
+
+def _round_array(np, fn, x):
+    """``fn(approx_value(x))`` (fn = numpy.ceil or numpy.floor) over an array, cheaply.
+
+    Rounding to 15 digits can only change the result of a value just past an integer (ceil: just
+    above one, floor: just below), by under 5e-15 relative, and Calc leaves values above 2^41
+    alone, so the distance to the integer is under 0.011 (or the value is below -2^41): two array
+    passes find the candidates, and the few there are go through the scalar rule."""
+    x = np.asarray(x, dtype=float)
+    out = fn(x)
+    with np.errstate(all="ignore"):
+        gap = (out - x) if fn is np.ceil else (x - out)
+        cand = (gap > 0.989) | (x < -_APPROX_BIG)
+        if cand.any():
+            idx = np.nonzero(cand)
+            sub = x[idx]
+            r = np.rint(sub)
+            near = np.abs(sub - r) < np.abs(sub) * 1e-14
+            if near.any():
+                out = np.array(out, dtype=float, copy=True)
+                pick = tuple(i[near] for i in idx)
+                out[pick] = [fn(approx_value(float(v))) for v in x[pick]]
+    return out
+
+
+def _approx_equal_array(np, a, b):
+    """``approx_equal`` over arrays: exact equality, refined by the scalar rule where the values
+    differ by less than 2^-48 relative (rare)."""
+    a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+    eq = a == b
+    with np.errstate(all="ignore"):
+        near = ~eq & (np.abs(a - b) < np.abs(a) * _E48)
+    if near.any():
+        eq = eq.copy()
+        idx = np.nonzero(near)
+        eq[idx] = [approx_equal(float(x), float(y)) for x, y in zip(a[idx], b[idx])]
+    return eq
+
+
+def _is_float_array(np, x) -> bool:
+    return isinstance(x, float) or (isinstance(x, np.ndarray) and x.dtype.kind == "f")
 
 
 def _lookup(tables: Tables, table: str, key: Any, field: str) -> Any:
@@ -182,6 +308,16 @@ def evaluate_arrays(reg: Registry, cols: Mapping[str, Any], tables: Tables, keys
                 a = a.lower()
             if isinstance(b, str):
                 b = b.lower()
+            if _is_float_array(np, a) or _is_float_array(np, b):
+                eq = _approx_equal_array(np, a, b)
+                return {
+                    "=": lambda: eq,
+                    "<>": lambda: ~eq,
+                    "<": lambda: ~eq & np.less(a, b),
+                    "<=": lambda: eq | np.less(a, b),
+                    ">": lambda: ~eq & np.greater(a, b),
+                    ">=": lambda: eq | np.greater(a, b),
+                }[e.op]()
             return {
                 "=": lambda: np.equal(a, b),
                 "<>": lambda: np.not_equal(a, b),
@@ -217,9 +353,11 @@ def evaluate_arrays(reg: Registry, cols: Mapping[str, Any], tables: Tables, keys
                     out = np.minimum(out, a)
                 return out
             if fn == "CEIL":
-                return np.ceil(args[0])
+                x = args[0]
+                return _round_array(np, np.ceil, x) if _is_float_array(np, x) else np.ceil(x)
             if fn == "FLOOR":
-                return np.floor(args[0])
+                x = args[0]
+                return _round_array(np, np.floor, x) if _is_float_array(np, x) else np.floor(x)
             if fn == "AND":
                 out = args[0]
                 for a in args[1:]:

@@ -154,31 +154,41 @@ def _tag(x: Expr):
     return None
 
 
-def needs_of(reg: Registry, e: Expr) -> frozenset:
+def needs_of(reg: Registry, e: Expr, _memo: dict | None = None) -> frozenset:
     """Blank-able inputs (``("col", name)``) and quantities (``("ref", key)``) ``e`` evaluates
     unconditionally: if any is blank, ``e`` is blank.  Equals ``Quantity.needs`` on a whole
     definition."""
+    memo = {} if _memo is None else _memo
+    got = memo.get(id(e))
+    if got is not None:
+        return got
+
+    def n(x: Expr) -> frozenset:
+        return needs_of(reg, x, memo)
+
     if isinstance(e, (Const, IsBlank)):
-        return frozenset()
-    if isinstance(e, Col):
-        return frozenset({("col", e.name)})
-    if isinstance(e, Ref):
-        return frozenset({("ref", e.key)}) if reg[e.key].nullable else frozenset()
-    if isinstance(e, If):
-        then, other = needs_of(reg, e.then), needs_of(reg, e.other)
+        out: frozenset = frozenset()
+    elif isinstance(e, Col):
+        out = frozenset({("col", e.name)})
+    elif isinstance(e, Ref):
+        out = frozenset({("ref", e.key)}) if reg[e.key].nullable else frozenset()
+    elif isinstance(e, If):
+        then, other = n(e.then), n(e.other)
         if isinstance(e.cond, IsBlank):
             other = other - {_tag(e.cond.x)}
-        return needs_of(reg, e.cond) | (then & other)
-    if isinstance(e, (BinOp, Cmp)):
-        return needs_of(reg, e.a) | needs_of(reg, e.b)
-    if isinstance(e, Lookup):
-        return needs_of(reg, e.key)
-    if isinstance(e, Call):
-        out: frozenset = frozenset()
+        out = n(e.cond) | (then & other)
+    elif isinstance(e, (BinOp, Cmp)):
+        out = n(e.a) | n(e.b)
+    elif isinstance(e, Lookup):
+        out = n(e.key)
+    elif isinstance(e, Call):
+        out = frozenset()
         for a in e.args:
-            out |= needs_of(reg, a)
-        return out
-    raise FormulaError(f"unknown node {e!r}")
+            out |= n(a)
+    else:
+        raise FormulaError(f"unknown node {e!r}")
+    memo[id(e)] = out
+    return out
 
 
 def _strict_ifs(e: Expr) -> list[If]:
@@ -229,11 +239,7 @@ class _Compiler:
             raise FormulaError(f"quantity {name!r} has no place in the layout") from None
 
     def needs(self, e: Expr) -> frozenset:
-        k = id(e)
-        got = self._needs.get(k)
-        if got is None:
-            got = self._needs[k] = needs_of(self.reg, e)
-        return got
+        return needs_of(self.reg, e, self._needs)
 
     def _order(self, tags: Iterable) -> list:
         """Tags in a fixed order (inputs by sheet column, then quantities by registry order)."""

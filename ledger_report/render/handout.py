@@ -37,6 +37,7 @@ import mimetypes
 import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -46,6 +47,7 @@ from urllib.request import url2pathname
 
 import jinja2
 import weasyprint
+import weasyprint.text.fonts
 from weasyprint.urls import FatalURLFetchingError, URLFetcher, URLFetcherResponse
 
 from ledger_report.errors import LedgerError
@@ -66,6 +68,7 @@ LOG = logging.getLogger("ledger_report.handout")
 LANGS = ("en", "zh")
 TEMPLATE_PACKAGE = "ledger_report.templates"
 MAIN_TEMPLATE = "handout.html.j2"
+STYLESHEET = "handout.css"
 # What the fetcher may serve from the template folder: stylesheets, images and fonts, nothing else
 # (not the templates themselves, not Python files).
 ASSET_SUFFIXES = frozenset({".css", ".svg", ".png", ".otf", ".ttf", ".woff", ".woff2"})
@@ -210,6 +213,14 @@ def environment() -> jinja2.Environment:
 # The view: what the template prints, prepared here (coverage.py's html.py habit)
 
 
+@dataclass
+class _Fit:
+    """How one configuration's page is laid out: its density and where the assumptions go."""
+
+    density: int = 0
+    assumptions_side: str = "left"
+
+
 def _rank_key(item: tuple[int, Mapping[str, Any]]):
     """Fitting configurations first, then by cost, then by fewer GPUs; input order breaks ties."""
     i, c = item
@@ -243,24 +254,24 @@ def _note(text: str | None, density: int) -> dict[str, Any]:
     limit = NOTE_MAX_CHARS[density]
     truncated = len(joined) > limit
     if truncated:
-        joined = joined[:limit].rstrip() + "…"
-    return {"text": joined, "truncated": truncated, "shown": min(limit, len(joined)), "total": len(text)}
+        joined = joined[:limit].rstrip()
+    return {"text": joined, "truncated": truncated, "shown": len(joined), "total": len(text)}
 
 
 def _bar(c: Mapping[str, Any]) -> dict[str, Any]:
-    """Per-rank HBM memory as stacked segments (states in HBM, then the items in the peak)."""
+    """Geometry of the stacked bar: per-rank HBM by state (in HBM), then the items in the peak."""
     segments: list[dict[str, Any]] = []
     for s in c["states"]:
         if s["location"] == "hbm" and s["bytes_per_rank"]:
-            segments.append({"kind": "state", "key": s["state"], "part": s["part"], "label": s["label"], "bytes": s["bytes_per_rank"]})
+            segments.append({"key": s["state"], "part": s["part"], "label": s["label"], "bytes": s["bytes_per_rank"]})
     for u in c["uncounted"]:
         if u["in_peak"] and u["bytes_per_rank"]:
-            segments.append({"kind": "item", "key": u["item"], "part": "", "label": u["label"], "bytes": u["bytes_per_rank"]})
-    stacked = sum(s["bytes"] for s in segments)
+            segments.append({"key": u["item"], "part": "", "label": u["label"], "bytes": u["bytes_per_rank"]})
+    stacked = sum(seg["bytes"] for seg in segments)
     peak = c.get("peak_bytes_per_rank")
     hbm = c.get("hbm_bytes")
     top = max([x for x in (stacked, peak, hbm) if x] or [1])
-    scale = BAR_WIDTH / (top * 1.04)
+    scale = BAR_WIDTH / (top * 1.03)
     x = 0.0
     for seg in segments:
         seg["x"] = round(x, 2)
@@ -268,15 +279,54 @@ def _bar(c: Mapping[str, Any]) -> dict[str, Any]:
         x += seg["bytes"] * scale
     return {
         "segments": segments,
-        "end_x": round(x, 2),
         "hbm_x": round(hbm * scale, 2) if hbm else None,
         "peak_x": round(peak * scale, 2) if peak else None,
         "over": bool(peak and hbm and peak > hbm),
-        "width": BAR_WIDTH,
     }
 
 
-def _config_view(i: int, c: Mapping[str, Any], rank: int, density: int) -> dict[str, Any]:
+def _lines(text: str | None, per_line: int) -> int:
+    return max(1, math.ceil(len(text or "") / per_line))
+
+
+# Lines of 7.6 pt (density 0) that fit on a page, and the height of a page at density d relative
+# to density 0 (type size × line height; measured on the example pages: d3/d0 ≈ 0.72-0.74).
+_PAGE_LINES = 48.5
+_DENSITY_SCALE = (1.0, 0.92, 0.84, 0.76)
+
+
+def _first_fit(c: Mapping[str, Any]) -> _Fit:
+    """A first guess of the layout from rough line counts (the layout is measured afterwards and a
+    page that overflows is laid out again, denser; see :func:`_pages`)."""
+    formulas = {f["key"]: f for f in c.get("formulas") or []}
+    top = 11.5 + 0.9 * (len(c["states"]) + 1) + len(str(c["name"])) / 110
+    left = 2.0
+    zeros = 0
+    for u in c["uncounted"]:
+        if u["bytes_per_rank"]:
+            left += 0.2 + _lines(u.get("basis"), 70) + (1 if u["item"] in ("activations", "logits") else 0)
+        else:
+            zeros += len(u.get("basis") or "") + len(u["label"]["en"]) + 12
+    left += zeros / 130
+    if c.get("notes"):
+        left += 1.5 + min(_lines(str(c["notes"]), 130), NOTE_MAX_CHARS[0] // 130 + 1)
+    right = 7.0 + (3 if c.get("measured") else 0)
+    for key in ("peak_bytes_per_rank", "state_bytes_logical_total", "flops_per_token", "total_flops",
+                "step_budget_s", "days_on_config", "min_gpus_compute", "min_gpus_memory", "gpu_hours", "cost"):
+        f = formulas.get(key)
+        right += _lines(f["text"], 70) if f else 0.5
+    right += 5
+    asm = 1.5 + sum(_lines(a, 150) for a in c.get("assumptions") or [])
+    # the assumptions go under the column that ends higher
+    side = "left" if max(left + asm, right) <= max(left, right + asm) else "right"
+    lines = top + (max(left + asm, right) if side == "left" else max(left, right + asm))
+    density = 0
+    while density < MAX_DENSITY and lines * _DENSITY_SCALE[density] > _PAGE_LINES:
+        density += 1
+    return _Fit(density, side)
+
+
+def _config_view(i: int, c: Mapping[str, Any], rank: int, fit: _Fit, page_no: int, n_pages: int) -> dict[str, Any]:
     name = str(c["name"])
     shown, name_cut = _clip(name, NAME_MAX_CHARS)
     short, _ = _clip(name, SUMMARY_NAME_MAX_CHARS)
@@ -288,55 +338,45 @@ def _config_view(i: int, c: Mapping[str, Any], rank: int, density: int) -> dict[
         "name_long": len(shown) > 70,
         "short_name": short,
         "rank": rank,
-        "density": density,
-        "note": _note(c.get("notes"), density),
+        "density": fit.density,
+        "assumptions_side": fit.assumptions_side,
+        "note": _note(c.get("notes"), fit.density),
         "bar": _bar(c),
         "formulas": {f["key"]: f for f in c.get("formulas") or []},
+        "page_no": page_no,
+        "n_pages": n_pages,
     }
 
 
-def _density_guess(c: Mapping[str, Any]) -> int:
-    """A first guess of the density a page needs, from how much it holds (checked after layout)."""
-    load = 0.0
-    load += 1.6 * len(c["states"])
-    load += 0.9 * len(c.get("formulas") or [])
-    load += sum(len(a) for a in c.get("assumptions") or []) / 140
-    load += sum(len(u.get("basis") or "") for u in c["uncounted"]) / 150
-    load += min(len(str(c.get("notes") or "")), NOTE_MAX_CHARS[0]) / 160
-    load += len(str(c["name"])) / 90
-    load += 2 if c.get("measured") else 0
-    load += 2 if (c.get("offload") or {}).get("host_state_bytes_per_rank") or (c.get("offload") or {}).get("nvme_state_bytes_per_rank") else 0
-    if load <= 48:
-        return 0
-    if load <= 56:
-        return 1
-    return 2
-
-
-def _view(doc: Mapping[str, Any], lang: str, densities: Sequence[int], only: Sequence[int] | None = None) -> dict[str, Any]:
+def _view(doc: Mapping[str, Any], lang: str, fits: Sequence[_Fit], only: Sequence[int] | None = None) -> dict[str, Any]:
+    """Everything the template needs; with ``only``, just those configurations' pages (a probe)."""
     configs = list(doc["configs"])
     order = sorted(enumerate(configs), key=_rank_key)
     rank_of = {i: r for r, (i, _) in enumerate(order, 1)}
-    pages = [_config_view(i, c, rank_of[i], densities[i]) for i, c in enumerate(configs)]
-    by_rank = [pages[i] for i, _ in order]
-    summary = [by_rank[k : k + SUMMARY_ROWS_PER_PAGE] for k in range(0, len(by_rank), SUMMARY_ROWS_PER_PAGE)] or [[]]
-    if only is not None:
-        pages = [pages[i] for i in only]
-        summary = []
+    n_summary = max(1, math.ceil(len(configs) / SUMMARY_ROWS_PER_PAGE))
+    n_pages = n_summary + len(configs)
+    wanted = range(len(configs)) if only is None else only
+    pages = {i: _config_view(i, configs[i], rank_of[i], fits[i], n_summary + i + 1, n_pages) for i in wanted}
+    summary: list[list[dict[str, Any]]] = []
+    if only is None:
+        by_rank = [pages[i] for i, _ in order]
+        summary = [by_rank[k : k + SUMMARY_ROWS_PER_PAGE] for k in range(0, len(by_rank), SUMMARY_ROWS_PER_PAGE)] or [[]]
     return {
         "lang": lang,
         "html_lang": "zh-CN" if lang == "zh" else "en",
-        "schema": doc.get("schema", ""),
         "n_configs": len(configs),
+        "n_pages": n_pages,
         "summary_pages": summary,
-        "pages": pages,
-        "stylesheet": "handout.css",
+        "pages": [pages[i] for i in wanted],
+        "stylesheet": STYLESHEET,
     }
 
 
-def _check_lang(lang: str) -> None:
+def _check(doc: Mapping[str, Any], lang: str) -> None:
     if lang not in LANGS:
         raise HandoutError(f"Unknown handout language {lang!r}: expected one of {', '.join(LANGS)}.")
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("configs"), list):
+        raise HandoutError("The handout needs the JSON document of CONTRACT §4 (a mapping with a list of configs).")
 
 
 def _html(view: Mapping[str, Any]) -> str:
@@ -344,17 +384,18 @@ def _html(view: Mapping[str, Any]) -> str:
 
 
 def render_html(doc: Mapping[str, Any], lang: str = "en") -> str:
-    """The handout as an HTML string (the first-guess densities; the PDF may make pages denser)."""
-    _check_lang(lang)
-    densities = [_density_guess(c) for c in doc["configs"]]
-    return _html(_view(doc, lang, densities))
+    """The handout as HTML, with the first-guess layout of each page (the PDF may make a page
+    denser after measuring it)."""
+    _check(doc, lang)
+    fits = [_first_fit(c) for c in doc["configs"]]
+    return _html(_view(doc, lang, fits))
 
 
 # --------------------------------------------------------------------------------------------
 # WeasyPrint
 
 
-_ENV_LOCK = threading.RLock()  # os.environ and the weasyprint logger are process-wide
+_RENDER_LOCK = threading.RLock()  # os.environ and the weasyprint logger are process-wide
 
 
 @contextlib.contextmanager
@@ -396,74 +437,120 @@ def _collect_weasyprint_warnings() -> Iterator[_Collector]:
         logger.setLevel(old_level)
 
 
-def _layout(view: Mapping[str, Any], root: Path):
-    fetcher = PackagedAssetFetcher(root)
-    html = weasyprint.HTML(string=_html(view), base_url=root.as_uri() + "/", url_fetcher=fetcher)
+def _layout(view: Mapping[str, Any], root: Path, font_config):
+    html = weasyprint.HTML(string=_html(view), base_url=root.as_uri() + "/", url_fetcher=PackagedAssetFetcher(root))
     try:
-        return html.render()
+        return html.render(font_config=font_config)
     except AssetRefused as err:
         raise HandoutError(f"Handout template error: {err}") from None
 
 
-def _overfull(document) -> set[int]:
-    """Indexes of configuration pages whose content runs past the bottom of their page."""
-    bottoms: dict[int, float] = {}
-    ends: dict[int, float] = {}
+@dataclass
+class _Measure:
+    """Where a configuration page's parts end, in CSS px from the top of its sheet."""
+
+    avail: float
+    left: float
+    right: float
+    asm_top: float | None
+
+
+def _measure(document) -> dict[int, _Measure]:
+    """Read the anchors the template places on each configuration page (``top-``, ``bottom-``,
+    ``end-N-l``, ``end-N-r`` and ``asm-``; their ``(x1, y1, x2, y2)`` boxes, y1 used)."""
+    marks: dict[int, dict[str, float]] = {}
     for page in document.pages:
-        for anchor, pos in page.anchors.items():  # (x1, y1, x2, y2) of the border box
-            y = pos[1]
-            if anchor.startswith("bottom-"):
-                bottoms[int(anchor.split("-")[1])] = y
-            elif anchor.startswith("end-"):
-                i = int(anchor.split("-")[1])
-                ends[i] = max(ends.get(i, -math.inf), y)
-    return {i for i, y in ends.items() if i in bottoms and y > bottoms[i] + 0.5}
+        for anchor, pos in page.anchors.items():
+            kind, _, rest = anchor.partition("-")
+            if kind in ("top", "bottom", "end", "asm") and rest[:1].isdigit():
+                i_text, _, side = rest.partition("-")
+                marks.setdefault(int(i_text), {})[kind + side] = pos[1]
+    out = {}
+    for i, m in marks.items():
+        top = m.get("top")
+        if top is None or "bottom" not in m:
+            continue
+        out[i] = _Measure(
+            avail=m["bottom"] - top,
+            left=m.get("endl", top) - top,
+            right=m.get("endr", top) - top,
+            asm_top=(m["asm"] - top) if "asm" in m else None,
+        )
+    return out
 
 
-def _settle_densities(doc: Mapping[str, Any], lang: str, root: Path):
-    """Lay the handout out; lay out again, denser, the pages whose content overflows.
+def _refit(fit: _Fit, m: _Measure) -> _Fit:
+    """A layout for a page that overflowed: the assumptions under the other column if that is
+    shorter, and the first density whose smaller type should make the rest fit."""
+    side = fit.assumptions_side
+    height = max(m.left, m.right)
+    if m.asm_top is not None:
+        own, other = (m.left, m.right) if side == "left" else (m.right, m.left)
+        block = own - m.asm_top
+        moved = max(own - block, other + block)
+        if moved < height - 2:
+            side = "right" if side == "left" else "left"
+            height = moved
+    density = fit.density
+    needed = m.avail / height if height > 0 else 1.0
+    base = _DENSITY_SCALE[fit.density]
+    while density < MAX_DENSITY and _DENSITY_SCALE[density] / base > needed * 0.995:
+        density += 1
+    if density == fit.density and side == fit.assumptions_side and density < MAX_DENSITY:
+        density += 1
+    return _Fit(density, side)
 
-    The first layout uses :func:`_density_guess`.  Overflowing pages are bumped one density step
-    at a time and checked in a probe document holding only them; when none overflows any more
-    (or the densest step is reached: its end is then clipped, never moved to a second page), the
-    whole handout is laid out once more with the settled densities.
-    """
+
+def _pages(doc: Mapping[str, Any], lang: str, root: Path):
+    """Lay the handout out; lay out again (alone, in a probe document) each page that overflows,
+    until it fits or is at the densest step; return the pages and the names still clipped."""
     configs = doc["configs"]
-    densities = [_density_guess(c) for c in configs]
-    document = _layout(_view(doc, lang, densities), root)
-    pending = sorted(_overfull(document))
-    if not pending:
-        return document, densities
-    stuck: list[int] = []
-    while pending:
-        stuck += [i for i in pending if densities[i] >= MAX_DENSITY]
-        pending = [i for i in pending if densities[i] < MAX_DENSITY]
-        if not pending:
+    font_config = weasyprint.text.fonts.FontConfiguration()
+    fits = [_first_fit(c) for c in configs]
+    first = _layout(_view(doc, lang, fits), root, font_config)
+    pages = list(first.pages)
+    n_summary = len(pages) - len(configs)
+    measures = _measure(first)
+    over = sorted(i for i, m in measures.items() if max(m.left, m.right) > m.avail + 0.5)
+    clipped: list[int] = []
+    while over:
+        retry = []
+        for i in over:
+            new = _refit(fits[i], measures[i])
+            if (new.density, new.assumptions_side) == (fits[i].density, fits[i].assumptions_side):
+                clipped.append(i)  # already at the densest step and nothing left to move
+            else:
+                fits[i] = new
+                retry.append(i)
+        if not retry:
             break
-        for i in pending:
-            densities[i] += 1
-        probe = _layout(_view(doc, lang, densities, only=pending), root)
-        pending = sorted(_overfull(probe))
-    for i in stuck:
-        LOG.warning("handout: the page of %r is too full even at the densest layout; its end is clipped", configs[i]["name"])
-    return _layout(_view(doc, lang, densities), root), densities
+        probe = _layout(_view(doc, lang, fits, only=retry), root, font_config)
+        if len(probe.pages) != len(retry):
+            raise HandoutError(f"Internal error: {len(retry)} configuration pages laid out as {len(probe.pages)} pages.")
+        for k, i in enumerate(retry):
+            pages[n_summary + i] = probe.pages[k]
+        measures = _measure(probe)
+        over = sorted(i for i in retry if max(measures[i].left, measures[i].right) > measures[i].avail + 0.5)
+    return first.copy(pages), [configs[i]["name"] for i in clipped]
 
 
 def render_pdf(doc: Mapping[str, Any], lang: str = "en", *, warnings: list[str] | None = None) -> bytes:
     """The handout PDF: a summary, then one A4-landscape page per configuration, as bytes.
 
     ``warnings``: when a list is given, WeasyPrint's warnings (tofu, missing HarfBuzz-subset, CSS
-    problems) are appended to it as strings; otherwise they are logged on ``ledger_report.handout``.
+    problems) and any page whose end had to be clipped are appended to it as strings; otherwise
+    they are logged on the ``ledger_report.handout`` logger.
     """
-    _check_lang(lang)
+    _check(doc, lang)
     root = templates_dir()
-    with _ENV_LOCK, _source_date_epoch(), _collect_weasyprint_warnings() as collected:
-        document, _ = _settle_densities(doc, lang, root)
+    with _RENDER_LOCK, _source_date_epoch(), _collect_weasyprint_warnings() as collected:
+        document, clipped = _pages(doc, lang, root)
         pdf = document.write_pdf()
-    messages = [r.getMessage() for r in collected.records]
+    messages = [f"WeasyPrint: {r.getMessage()}" for r in collected.records]
+    messages += [f"the page of {name!r} is too full even at the densest layout; its end is clipped" for name in clipped]
     if warnings is not None:
         warnings.extend(messages)
     else:
-        for m in messages:
-            LOG.warning("WeasyPrint: %s", m)
+        for message in messages:
+            LOG.warning("handout: %s", message)
     return pdf

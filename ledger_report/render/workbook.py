@@ -143,15 +143,13 @@ def render_xlsx(ledgers: Sequence[Any]) -> bytes:
     _write_ledgers(book, led, ledgers, templates)
     _write_summary(book, summary, ledgers)
     if n <= MAX_PRINT_SHEETS:
-        titles: list[str] = []
         taken = {t.casefold() for t in RESERVED_TITLES}
         for i, l in enumerate(ledgers):
             title = sheet_title(l.name, taken)
             taken.add(title.casefold())
-            titles.append(title)
-            _write_print_sheet(book, book.sheet(title), l, _FixedRow(i), n)
+            _write_print_sheet(book, book.sheet(title), l, _FixedRow(i))
     else:
-        _write_print_sheet(book, book.sheet(LEDGER), ledgers[0], _ChosenRow(n), n)
+        _write_print_sheet(book, book.sheet(LEDGER), ledgers[0], _ChosenRow(n))
     _write_help(book, book.sheet(HELP), built=True)
     _write_lookups(book)
     book.wb.active = 0
@@ -170,7 +168,7 @@ def template_xlsx() -> bytes:
 
 
 EXAMPLE_ROW: dict[str, Any] = {
-    "name": "example-8b-dp64",
+    "name": "example-8b-dp32-tp2",
     "notes": "Example row (a Llama-3-8B-like dense model): replace it or add rows below",
     "layers": 32,
     "hidden": 4096,
@@ -181,10 +179,11 @@ EXAMPLE_ROW: dict[str, Any] = {
     "framework": "megatron",
     "weight_dtype": "bf16",
     "grad_dtype": "fp32",
-    "dp": 64,
-    "tp": 1,
+    "dp": 32,
+    "tp": 2,
     "pp": 1,
     "zero": 1,
+    "sequence_parallel": True,
     "seq_len": 8192,
     "micro_batch": 1,
     "global_batch": 512,
@@ -262,9 +261,9 @@ class _Book:
     # styles ---------------------------------------------------------------------------------
     def style(self, ws, *, fmt: str = F_GENERAL, bold: bool = False, fill: str | None = None,
               font_color: str | None = None, quote: bool = False, wrap: bool = False,
-              size: float | None = None, italic: bool = False, align: str | None = None):
+              size: float | None = None, italic: bool = False, align: str | None = None, top: bool = False):
         """A StyleArray for these looks (cached), to copy onto cells cheaply."""
-        key = (fmt, bold, fill, font_color, quote, wrap, size, italic, align)
+        key = (fmt, bold, fill, font_color, quote, wrap, size, italic, align, top)
         got = self._styles.get(key)
         if got is None:
             from openpyxl.styles import Alignment, Font, PatternFill
@@ -275,8 +274,8 @@ class _Book:
                 probe.font = Font(bold=bold, color=font_color, size=size or 11, italic=italic)
             if fill:
                 probe.fill = PatternFill("solid", start_color=fill, end_color=fill)
-            if wrap or align:
-                probe.alignment = Alignment(wrap_text=wrap, vertical="top" if wrap else None, horizontal=align)
+            if wrap or align or top:
+                probe.alignment = Alignment(wrap_text=wrap, vertical="top" if (wrap or top) else None, horizontal=align)
             if quote:
                 probe.quotePrefix = True
             got = copy(probe._style)
@@ -757,6 +756,13 @@ def _write_summary(book: _Book, ws, ledgers: list[Any]) -> None:
     ws.row_dimensions[1].height = 45
     ws.freeze_panes = "B2"
     ws.auto_filter.ref = f"A1:{_letter(len(SUMMARY_COLUMNS))}{last}"
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.paperSize = ws.PAPERSIZE_A4
+    ws.page_setup.fitToWidth = 1
+    ws.page_setup.fitToHeight = 0
+    ws.sheet_properties.pageSetUpPr.fitToPage = True
+    ws.print_title_rows = "1:1"
+    ws.print_area = f"A1:{_letter(len(SUMMARY_COLUMNS))}{last}"
     book.add_bulk(ws, first, n, cols)
 
     # red where the peak does not fit
@@ -785,8 +791,8 @@ def _write_summary(book: _Book, ws, ledgers: list[Any]) -> None:
     line.add_data(Reference(ws, min_col=hbm_col, min_row=1, max_row=chart_last), titles_from_data=True)
     line.set_categories(cats)
     bar += line
-    bar.width = min(40, 12 + 0.8 * shown)
-    bar.height = 10
+    bar.width = min(40, 16 + 0.8 * shown)
+    bar.height = 12
     # below the table while it is short, else to the right of the chart data (visible from row 1)
     anchor = f"A{last + 3}" if n <= CHART_MAX else f"{_letter(_col_index(chart_letters[-1]) + 2)}2"
     ws.add_chart(bar, anchor)
@@ -828,17 +834,25 @@ class _ChosenRow:
         return f'IF({ref}="","",{ref})'
 
 
-def _write_print_sheet(book: _Book, ws, ledger: Any, rows: Any, n: int) -> None:
+def _write_print_sheet(book: _Book, ws, ledger: Any, rows: Any) -> None:
+    """One A4-landscape page: the state ledger, the items outside it, the peak (left), the
+    parameters and the compute floor (right), the assumptions (below); every number a formula
+    over ``Ledgers`` through ``rows`` (a fixed row, or the row chosen in a dropdown)."""
     from openpyxl.worksheet.datavalidation import DataValidation
 
     v = ledger.values
-    title_st = book.style(ws, bold=True, size=14, font_color=_SECTION_FONT)
-    section = book.style(ws, bold=True, size=12, font_color=_SECTION_FONT)
-    head = book.style(ws, bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT, wrap=True)
-    label = book.style(ws)
-    wrap = book.style(ws, wrap=True)
-    note = book.style(ws, italic=True, wrap=True)
-    st = {f: book.style(ws, fmt=f) for f in (F_INT, F_GB, F_DAYS, F_SCI, F_BPP, F_RATIO, F_MONEY, F_GENERAL, "#,##0.##", "#,##0.0")}
+
+    def look(**kw):
+        return book.style(ws, top=True, **kw)  # top-aligned: rows grow for wrapped basis text
+
+    title_st = look(bold=True, size=14, font_color=_SECTION_FONT)
+    section = look(bold=True, size=12, font_color=_SECTION_FONT)
+    head = look(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT, wrap=True)
+    label = look()
+    bold = look(bold=True)
+    wrap = look(wrap=True)
+    note = look(italic=True, wrap=True)
+    st = {f: look(fmt=f) for f in (F_INT, F_GB, F_DAYS, F_SCI, F_BPP, F_RATIO, F_MONEY, F_GENERAL, "#,##0.##", "#,##0.0")}
 
     def put(r: int, c: int, key: str, fmt: str = F_GENERAL) -> None:
         book.formula(ws, r, c, rows.q(key), v[key], st[fmt])
@@ -853,13 +867,13 @@ def _write_print_sheet(book: _Book, ws, ledger: Any, rows: Any, n: int) -> None:
 
     # title -----------------------------------------------------------------------------------
     lbl(1, 1, "Per-rank memory ledger and compute floor", title_st)
-    book.formula(ws, 2, 1, rows.q("name"), ledger.config.name, book.style(ws, bold=True, size=13))
+    book.formula(ws, 2, 1, rows.q("name"), ledger.config.name, look(bold=True, size=13))
     notes = ledger.config.get("notes")
     book.formula(ws, 2, 5, rows.notes(), notes if notes not in (None, "") else None, note)
     _merge(ws, 2, 5, 2, 14)
     if isinstance(rows, _ChosenRow):
-        lbl(3, 1, "configuration shown (choose):", book.style(ws, bold=True))
-        book.text(ws, 3, 2, ledger.config.name, book.style(ws, fill=_INPUT_FILL, font_color=_INPUT_FONT, quote=True, bold=True))
+        lbl(3, 1, "configuration shown (choose):", bold)
+        book.text(ws, 3, 2, ledger.config.name, look(fill=_INPUT_FILL, font_color=_INPUT_FONT, quote=True, bold=True))
         ls = f"{LEDGERS}!$A${LEDGER_FIRST_ROW}:$A${rows.last}"
         esc = 'SUBSTITUTE(SUBSTITUTE(SUBSTITUTE($B$3,"~","~~"),"*","~*"),"?","~?")'
         # C3: the chosen row within Ledgers (used by every figure of the sheet)
@@ -871,7 +885,7 @@ def _write_print_sheet(book: _Book, ws, ledger: Any, rows: Any, n: int) -> None:
         header_text = "ledger-report: the configuration chosen in cell B3"
     else:
         header_text = ledger.config.name
-    lbl(4, 1, "Reported pipeline stage:", book.style(ws, bold=True))
+    lbl(4, 1, "Reported pipeline stage:", bold)
     put(4, 3, "reported_stage")
 
     # the state ledger (left block, columns A-J) -------------------------------------------------
@@ -881,6 +895,7 @@ def _write_print_sheet(book: _Book, ws, ledger: Any, rows: Any, n: int) -> None:
     for c, h in enumerate(("state", "part", "dtype", "B/param", "stored", "shard group",
                            "params on rank", "GB", "GiB", "location"), start=1):
         lbl(r, c, h, head)
+    ws.row_dimensions[r].height = 30
     r += 1
     for s, col, en, _zh in STATES:
         for p, pen, _pzh in PARTS:
@@ -908,7 +923,7 @@ def _write_print_sheet(book: _Book, ws, ledger: Any, rows: Any, n: int) -> None:
     for key, text in (("state_bytes_per_rank", "model state in HBM"),
                       ("host_state_bytes_per_rank", "model state on the host"),
                       ("nvme_state_bytes_per_rank", "model state on NVMe")):
-        lbl(r, 1, text, book.style(ws, bold=True))
+        lbl(r, 1, text, bold)
         put_gb(r, 8, key)
         put_gb(r, 9, key, GIB)
         r += 1
@@ -926,6 +941,7 @@ def _write_print_sheet(book: _Book, ws, ledger: Any, rows: Any, n: int) -> None:
         lbl(r, c, h, head)
     _merge(ws, r, 1, r, 2)
     _merge(ws, r, 6, r, 10)
+    ws.row_dimensions[r].height = 30
     r += 1
     unc = {u["item"]: u for u in ledger.uncounted()}
     for item, key, in_peak in UNCOUNTED:
@@ -942,22 +958,24 @@ def _write_print_sheet(book: _Book, ws, ledger: Any, rows: Any, n: int) -> None:
     r += 1
     lbl(r, 1, "Peak per rank", section)
     r += 1
+    for c, h in ((1, ""), (3, "GB"), (4, "GiB")):
+        lbl(r, c, h, head)
+    _merge(ws, r, 1, r, 2)
+    r += 1
     for key, text in (("peak_bytes_per_rank", "peak per rank"), ("hbm_bytes", "HBM per GPU"),
                       ("headroom_bytes", "headroom (HBM − peak)"), ("measured_peak_bytes", "measured peak"),
                       ("unexplained_bytes", "measured − estimated peak")):
-        lbl(r, 1, text, book.style(ws, bold=key == "peak_bytes_per_rank"))
-        lbl(r, 2, "GB")
+        lbl(r, 1, text, bold if key == "peak_bytes_per_rank" else label)
         put_gb(r, 3, key)
-        lbl(r, 4, "GiB")
-        put_gb(r, 5, key, GIB)
+        put_gb(r, 4, key, GIB)
         r += 1
-    lbl(r, 1, "fits in HBM", book.style(ws, bold=True))
+    lbl(r, 1, "fits in HBM", bold)
     put(r, 3, "fits")
     from openpyxl.formatting.rule import FormulaRule
     from openpyxl.styles import PatternFill
 
     bad = PatternFill("solid", start_color=_BAD_FILL, end_color=_BAD_FILL)
-    ws.conditional_formatting.add(f"A{r}:E{r}", FormulaRule(formula=[f"$C${r}=FALSE"], fill=bad))
+    ws.conditional_formatting.add(f"A{r}:D{r}", FormulaRule(formula=[f"$C${r}=FALSE"], fill=bad))
     left_end = r
 
     # right block, columns L-N: parameters and the compute floor -----------------------------------
@@ -992,7 +1010,7 @@ def _write_print_sheet(book: _Book, ws, ledger: Any, rows: Any, n: int) -> None:
         ("hfu", "HFU (hardware FLOPs utilisation)", F_RATIO, ""),
     )
     for key, text, fmt, unit in floor:
-        lbl(rr, 12, text, wrap)
+        lbl(rr, 12, text)
         put(rr, 13, key, fmt)
         lbl(rr, 14, unit)
         rr += 1
@@ -1015,7 +1033,7 @@ def _write_print_sheet(book: _Book, ws, ledger: Any, rows: Any, n: int) -> None:
         r += 1
     last_row = r - 1
 
-    for letter, width in zip("ABCDEFGHIJKLMN", (22, 8, 12, 8, 9, 8, 15, 10, 10, 9, 2, 30, 16, 9)):
+    for letter, width in zip("ABCDEFGHIJKLMN", (25, 7, 11, 9, 10, 8, 15, 10, 10, 9, 2, 40, 16, 10)):
         ws.column_dimensions[letter].width = width
     ws.print_area = f"A1:N{last_row}"
     ws.page_setup.orientation = "landscape"
@@ -1081,6 +1099,7 @@ def _write_help(book: _Book, ws, built: bool) -> None:
     for c, h in enumerate(("column", "kind", "unit", "default", "choices", "meaning", "含义"), start=1):
         book.text(ws, r, c, h, head).quotePrefix = False
     r += 1
+    ws.freeze_panes = f"A{r}"
     for col in COLUMNS:
         choices = ", ".join(col.choices) if col.choices else ("see the GPUs sheet" if col.name == "gpu" else "")
         default = col.default or ("required" if col.required else "")
@@ -1090,7 +1109,6 @@ def _write_help(book: _Book, ws, built: bool) -> None:
         r += 1
     for letter, width in zip("ABCDEFG", (22, 8, 10, 28, 30, 60, 40)):
         ws.column_dimensions[letter].width = width
-    ws.freeze_panes = "A7" if built else "A5"
 
 
 def _write_lookups(book: _Book) -> None:
@@ -1172,17 +1190,24 @@ _RECALC_PROFILE = """<?xml version="1.0" encoding="UTF-8"?>
 """
 
 
-def recalculate_with_libreoffice(data: bytes, *, soffice: str = "soffice", timeout: float = 600) -> bytes:
-    """The workbook after LibreOffice headless loaded it with a forced full recalculation
-    (a fresh profile with ``OOXMLRecalcMode`` = 0, "always recalculate") and saved it as XLSX.
+def recalculate_with_libreoffice(data: bytes, *, soffice: str = "soffice", timeout: float = 600,
+                                 convert_to: str = "xlsx", report: dict | None = None) -> bytes:
+    """The workbook after LibreOffice headless loaded it with a forced full recalculation (a fresh
+    profile whose ``OOXMLRecalcMode`` is 0, "always recalculate") and saved it: as XLSX, or with
+    ``convert_to="csv"`` the first sheet's raw values as UTF-8 CSV.
 
     For tests and benchmarks: LibreOffice otherwise trusts cached values (research/ecosystem.md
     section 2.3).  ``soffice`` exits 0 even when it fails, so the output file is checked.
+    ``report``, if given, receives ``seconds`` (wall clock) and ``max_rss_bytes`` (the largest
+    resident set of the LibreOffice processes).
     """
+    import os
     import subprocess
     import tempfile
+    import time
     from pathlib import Path
 
+    filters = {"xlsx": "xlsx:Calc MS Excel 2007 XML", "csv": "csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,false,false,false"}
     with tempfile.TemporaryDirectory(prefix="ledger-lo-") as tmp:
         root = Path(tmp)
         user = root / "profile" / "user"
@@ -1194,15 +1219,41 @@ def recalculate_with_libreoffice(data: bytes, *, soffice: str = "soffice", timeo
         out = root / "out"
         out.mkdir()
         cmd = [soffice, f"-env:UserInstallation={(root / 'profile').as_uri()}", "--headless", "--norestore",
-               "--convert-to", "xlsx:Calc MS Excel 2007 XML", "--outdir", str(out), str(src)]
-        proc = subprocess.run(cmd, capture_output=True, timeout=timeout, env=_lo_env(root))
-        result = out / "book.xlsx"
+               "--convert-to", filters[convert_to], "--outdir", str(out), str(src)]
+        start = time.perf_counter()
+        with open(root / "log", "wb") as log:
+            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=_lo_env(root))
+            try:
+                _pid, status, usage = _wait(proc, timeout)
+            except BaseException:
+                proc.kill()
+                proc.wait()
+                raise
+        if report is not None:
+            report["seconds"] = time.perf_counter() - start
+            report["max_rss_bytes"] = usage.ru_maxrss * 1024  # kilobytes on Linux
+        result = out / f"book.{convert_to}"
         if not result.exists():
-            raise RuntimeError(
-                f"LibreOffice produced no output (exit {proc.returncode}): "
-                f"{proc.stderr.decode(errors='replace').strip() or proc.stdout.decode(errors='replace').strip()}"
-            )
+            raise RuntimeError(f"LibreOffice produced no output (exit status {os.waitstatus_to_exitcode(status)}): "
+                               f"{(root / 'log').read_text(errors='replace').strip()}")
         return result.read_bytes()
+
+
+def _wait(proc, timeout: float):
+    """``os.wait4`` on the process (its resource usage includes the processes it waited for),
+    with a deadline."""
+    import os
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return pid, status, usage
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"LibreOffice took more than {timeout:g} s")
+        time.sleep(0.02)
 
 
 def _lo_env(root) -> dict[str, str]:

@@ -1,0 +1,170 @@
+"""The handout PDF: seconds per page (issue 4; goal <= 0.1 s per page).
+
+Renders, in English and in Chinese, (1) N varied configurations (default 100: a summary plus one
+page each) and (2) the example input ``inputs/examples.csv``.  The ledgers are computed first,
+untimed (``document()``); the timer covers ``render_pdf`` only: Jinja, WeasyPrint layout, the
+re-layout of pages that overflow, and writing the PDF.  Prints pages, seconds, seconds per page,
+bytes, how many pages needed a second layout, and the densities the pages ended at.
+
+    python bench/bench_handout.py                # 100 configurations + the example, en and zh
+    python bench/bench_handout.py -n 20 --lang zh --repeat 3 --json
+
+Exit status 1 when a run misses the goal of 0.1 s per page.  Without ``libharfbuzz-subset0``
+WeasyPrint subsets fonts with fontTools and a Chinese handout takes seconds more (the run's
+WeasyPrint warnings are printed, and that one names it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import platform
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+import weasyprint  # noqa: E402
+
+from ledger_report.engine import config_from_mapping, document  # noqa: E402
+from ledger_report.render import handout  # noqa: E402
+
+GOAL_S_PER_PAGE = 0.1
+EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "inputs", "examples.csv")
+
+ARCHS = (
+    dict(layers=32, hidden=4096, heads=32, kv_heads=8, ffn_hidden=14336, vocab=128256),  # 8B-like
+    dict(layers=80, hidden=8192, heads=64, kv_heads=8, ffn_hidden=28672, vocab=128256),  # 70B-like
+    dict(layers=48, hidden=4096, heads=32, kv_heads=4, ffn_hidden=12288, vocab=151936, experts=128, topk=8,
+         moe_ffn_hidden=1536),  # MoE: expert and dense state lines
+    dict(params_total=35_000_000_000, params_per_rank=8_000_000_000, params_active=3_000_000_000),  # counts only
+)
+NOTES = (
+    "",
+    "Baseline from the capacity review.",
+    "Candidate for the March run; the measured peak is from a 200-step smoke test on one node. " * 3,
+)
+
+
+def configs(n: int) -> list[dict]:
+    """n varied, valid rows: model shapes x layouts x frameworks x optimizers x recompute x GPUs."""
+    out = []
+    for i in range(n):
+        arch = dict(ARCHS[i % len(ARCHS)])
+        moe = "experts" in arch or "params_per_rank" in arch
+        dp = (8, 16, 32, 64)[(i // 4) % 4]
+        row = dict(
+            arch,
+            name=f"cfg-{i:04d}",
+            notes=NOTES[i % len(NOTES)],
+            dp=dp,
+            tp=(1, 2, 4)[(i // 16) % 3] if "layers" in arch else 1,
+            pp=(1, 2, 4)[(i // 48) % 3] if "layers" in arch else 1,
+            zero=(0, 1, 3)[(i // 3) % 3],
+            framework=("generic", "deepspeed")[(i // 7) % 2],
+            optimizer=("adam", "adamw", "adam8bit", "adafactor", "lion")[(i // 5) % 5],
+            recompute=("none", "selective", "full")[(i // 11) % 3],
+            gpu=("H100-SXM", "H200", "B200", "MI300X")[(i // 13) % 4],
+            seq_len=(4096, 8192)[i % 2],
+            global_batch=dp * 8,
+            mfu=0.3 + 0.01 * (i % 20),
+            tokens=(10**12, 15 * 10**12, None)[(i // 17) % 3],
+            days=(30, 60, 90)[i % 3],
+            reserve_days=3,
+            price_per_gpu_hour=2.5,
+            measured_peak_gb=(None, 70.0)[(i // 9) % 2],
+        )
+        if moe:
+            row["ep"] = 8
+        out.append({k: v for k, v in row.items() if v is not None and v != ""})
+    return out
+
+
+class _Counting:
+    """Counts WeasyPrint layouts (full documents and probes) during one render."""
+
+    def __init__(self) -> None:
+        self.layouts: list[int] = []
+        self._original = handout._layout
+
+    def __enter__(self):
+        def layout(view, root, font_config):
+            self.layouts.append(len(view["pages"]) + len(view["summary_pages"]))
+            return self._original(view, root, font_config)
+
+        handout._layout = layout
+        return self
+
+    def __exit__(self, *exc) -> None:
+        handout._layout = self._original
+
+
+def run(label: str, doc: dict, lang: str, repeat: int) -> dict:
+    best = None
+    for _ in range(repeat):
+        warnings: list[str] = []
+        with _Counting() as counting:
+            t0 = time.perf_counter()
+            pdf = handout.render_pdf(doc, lang, warnings=warnings)
+            seconds = time.perf_counter() - t0
+        if best is None or seconds < best["seconds"]:
+            best = {"seconds": seconds, "bytes": len(pdf), "layouts": counting.layouts, "warnings": warnings}
+    n_configs = len(doc["configs"])
+    pages = n_configs + max(1, -(-n_configs // handout.SUMMARY_ROWS_PER_PAGE))
+    fits = [handout._first_fit(c) for c in doc["configs"]]
+    first = collections.Counter(f.density for f in fits)
+    relaid = sum(best["layouts"][1:]) if len(best["layouts"]) > 1 else 0
+    return {
+        "run": label,
+        "lang": lang,
+        "configs": n_configs,
+        "pages": pages,
+        "seconds": round(best["seconds"], 3),
+        "s_per_page": round(best["seconds"] / pages, 4),
+        "bytes": best["bytes"],
+        "layouts": best["layouts"],
+        "pages_relaid": relaid,
+        "first_guess_densities": dict(sorted(first.items())),
+        "warnings": best["warnings"][:5],
+        "goal_met": best["seconds"] / pages <= GOAL_S_PER_PAGE,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("-n", type=int, default=100, help="configurations in the generated run (default 100)")
+    parser.add_argument("--lang", choices=("en", "zh", "both"), default="both")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per case; the fastest is reported")
+    parser.add_argument("--no-example", action="store_true", help="skip inputs/examples.csv")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    args = parser.parse_args()
+
+    cases = [("generated", document([config_from_mapping(r) for r in configs(args.n)]))]
+    if not args.no_example and os.path.exists(EXAMPLE):
+        from ledger_report.inputs import read_configs
+
+        cases.append(("examples.csv", document(read_configs(EXAMPLE))))
+    langs = ("en", "zh") if args.lang == "both" else (args.lang,)
+    handout.render_pdf(cases[0][1]["configs"] and {"schema": "", "configs": cases[0][1]["configs"][:1]}, "en", warnings=[])  # warm-up: imports, fonts
+    results = [run(label, doc, lang, args.repeat) for label, doc in cases for lang in langs]
+
+    if args.json:
+        print(json.dumps({"python": platform.python_version(), "weasyprint": weasyprint.__version__,
+                          "cpus": os.cpu_count(), "goal_s_per_page": GOAL_S_PER_PAGE, "results": results}, indent=2))
+    else:
+        print(f"WeasyPrint {weasyprint.__version__}, Python {platform.python_version()}, {os.cpu_count()} CPUs; "
+              f"goal {GOAL_S_PER_PAGE} s per page")
+        for r in results:
+            print(f"{r['run']:>13} {r['lang']}: {r['pages']:4d} pages in {r['seconds']:7.2f} s = "
+                  f"{r['s_per_page']:.3f} s/page, {r['bytes'] / 1024:7.0f} KiB; layouts {r['layouts']}, "
+                  f"first-guess densities {r['first_guess_densities']}"
+                  + ("" if r["goal_met"] else "  (goal missed)"))
+            for w in r["warnings"]:
+                print(f"    warning: {w}")
+    return 0 if all(r["goal_met"] for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,202 @@
+"""The live-formula workbook at 1,000 configurations (issue 3, CONTRACT section 5).
+
+Targets: written in <= 3 s; opened and fully recalculated by LibreOffice headless in <= 10 s with
+<= 1 GB.  Prints:
+
+* the seconds ``render_xlsx`` takes for 1,000 ledgers (the ledgers are computed first, untimed:
+  ``bench_calc.py`` measures the engine), and the file size;
+* LibreOffice 7.4 headless, a fresh profile that forces a full recalculation on load
+  (``OOXMLRecalcMode`` = 0): wall seconds and the largest resident set, for (1) open +
+  recalculate + write the Summary sheet as CSV (what opening the workbook costs) and (2) open +
+  recalculate + save the whole workbook as XLSX.  Every cached value is poisoned before (1), so the
+  Summary figures LibreOffice writes are its own; the bench checks them against the engine.
+
+    python bench/bench_workbook.py                 # 1,000 configurations, one LibreOffice run each
+    python bench/bench_workbook.py -n 200 --repeat 3 --json
+
+Exit status 1 when a target is missed (or LibreOffice's figures disagree with the engine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import os
+import platform
+import re
+import shutil
+import sys
+import time
+import zipfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from ledger_report.engine import compute, config_from_mapping  # noqa: E402
+from ledger_report.render.workbook import (  # noqa: E402
+    SUMMARY_COLUMNS,
+    recalculate_with_libreoffice,
+    render_xlsx,
+)
+
+WRITE_TARGET_S = 3.0
+LO_TARGET_S = 10.0
+LO_TARGET_BYTES = 10**9
+
+ARCHS = (
+    dict(layers=32, hidden=4096, heads=32, kv_heads=8, ffn_hidden=14336, vocab=128256),  # 8B-like
+    dict(layers=80, hidden=8192, heads=64, kv_heads=8, ffn_hidden=28672, vocab=128256),  # 70B-like
+    dict(layers=48, hidden=4096, heads=32, kv_heads=4, ffn_hidden=12288, vocab=151936, experts=128, topk=8,
+         moe_ffn_hidden=1536),  # MoE
+    dict(params_total=35_000_000_000, params_per_rank=8_000_000_000, params_active=3_000_000_000),  # counts only
+)
+
+
+def configs(n: int) -> list[dict]:
+    """n varied, valid rows: four model shapes x parallel layouts x optimizers x recompute x GPUs."""
+    out = []
+    for i in range(n):
+        arch = dict(ARCHS[i % len(ARCHS)])
+        moe = "experts" in arch or "params_per_rank" in arch
+        dp = (8, 16, 32, 64)[(i // 4) % 4]
+        row = dict(
+            arch,
+            name=f"cfg-{i:04d}",
+            dp=dp,
+            tp=(1, 2, 4)[(i // 16) % 3] if "layers" in arch else 1,
+            pp=(1, 2, 4)[(i // 48) % 3] if "layers" in arch else 1,
+            zero=(0, 1, 3)[(i // 3) % 3],
+            framework=("generic", "megatron", "deepspeed")[(i // 7) % 3],
+            optimizer=("adam", "adamw", "adam8bit", "adafactor", "lion")[(i // 5) % 5],
+            recompute=("none", "selective", "full")[(i // 11) % 3],
+            gpu=("H100-SXM", "H200", "B200", "MI300X")[(i // 13) % 4],
+            seq_len=(4096, 8192)[i % 2],
+            global_batch=dp * 8,
+            mfu=0.3 + 0.01 * (i % 20),
+            tokens=(10**12, 15 * 10**12, None)[(i // 17) % 3],
+            days=(30, 60, 90)[i % 3],
+            price_per_gpu_hour=2.5,
+        )
+        if moe:
+            row["ep"] = 8
+        out.append({k: v for k, v in row.items() if v is not None})
+    return out
+
+
+def _poison(data: bytes) -> bytes:
+    """Every formula's cached value made wrong (type kept), so what LibreOffice writes is its own."""
+    cell = re.compile(r'(<c [^>]*?)( t="(?:str|b)")?>(<f>.*?</f>|<f [^>]*?/>|<f [^>]*?[^/]>.*?</f>)<v>[^<]*</v></c>')
+
+    bad_value = {' t="b"': "0", ' t="str"': "stale"}
+
+    def wrong(m: re.Match) -> str:
+        t = m.group(2) or ""
+        return f"{m.group(1)}{t}>{m.group(3)}<v>{bad_value.get(t, '-1')}</v></c>"
+
+    src = zipfile.ZipFile(io.BytesIO(data))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            body = src.read(info)
+            if info.filename.startswith("xl/worksheets/sheet"):
+                body = cell.sub(wrong, body.decode()).encode()
+            dst.writestr(info, body)
+    return out.getvalue()
+
+
+def _check_summary(csv_bytes: bytes, ledgers) -> int:
+    """Mismatches between LibreOffice's Summary (CSV) and the engine (rel 1e-9)."""
+    rows = list(csv.reader(io.StringIO(csv_bytes.decode("utf-8-sig"))))
+    bad = 0
+    for led, row in zip(ledgers, rows[1:]):
+        for (header, kind, key), text in zip(SUMMARY_COLUMNS, row):
+            v = led.config.name if key == "name" else led[key]
+            if v is not None and kind == "gb":
+                v = v / 1e9
+            if v is None:
+                bad += text != ""
+            elif isinstance(v, bool):
+                bad += text.upper() not in (("TRUE", "1") if v else ("FALSE", "0"))
+            elif isinstance(v, str):
+                bad += text != v
+            else:
+                try:
+                    bad += not math.isclose(float(text), v, rel_tol=1e-9, abs_tol=1e-6)
+                except ValueError:
+                    bad += 1
+    return bad + abs(len(rows) - 1 - len(ledgers))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("-n", type=int, default=1000, help="configurations (default 1000)")
+    ap.add_argument("--repeat", type=int, default=1, help="repeats of each measurement; the best is kept")
+    ap.add_argument("--no-libreoffice", action="store_true", help="time the writer only")
+    ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--out", help="also write the workbook here")
+    args = ap.parse_args(argv)
+
+    t = time.perf_counter()
+    ledgers = [compute(config_from_mapping(c)) for c in configs(args.n)]
+    engine_s = time.perf_counter() - t
+
+    write_s = math.inf
+    data = b""
+    for _ in range(max(1, args.repeat)):
+        t = time.perf_counter()
+        data = render_xlsx(ledgers)
+        write_s = min(write_s, time.perf_counter() - t)
+    if args.out:
+        with open(args.out, "wb") as fh:
+            fh.write(data)
+    result = {
+        "configurations": args.n,
+        "engine_s": round(engine_s, 3),
+        "write_s": round(write_s, 3),
+        "bytes": len(data),
+        "machine": f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} CPUs",
+    }
+    ok = write_s <= WRITE_TARGET_S
+    soffice = shutil.which("soffice") or shutil.which("libreoffice")
+    if not args.no_libreoffice:
+        if soffice is None:
+            print("LibreOffice (soffice) not found; use --no-libreoffice", file=sys.stderr)
+            return 1
+        poisoned = _poison(data)
+        best = {"csv": None, "xlsx": None}
+        for _ in range(max(1, args.repeat)):
+            for fmt in ("csv", "xlsx"):
+                rep: dict = {}
+                out = recalculate_with_libreoffice(poisoned if fmt == "csv" else data, soffice=soffice,
+                                                   convert_to=fmt, report=rep)
+                if fmt == "csv":
+                    rep["summary_mismatches"] = _check_summary(out, ledgers)
+                if best[fmt] is None or rep["seconds"] < best[fmt]["seconds"]:
+                    best[fmt] = rep
+        for fmt, rep in best.items():
+            result[f"lo_{fmt}_s"] = round(rep["seconds"], 2)
+            result[f"lo_{fmt}_max_rss_mb"] = round(rep["max_rss_bytes"] / 2**20)
+        result["lo_summary_mismatches"] = best["csv"]["summary_mismatches"]
+        ok = ok and best["csv"]["seconds"] <= LO_TARGET_S and best["csv"]["max_rss_bytes"] <= LO_TARGET_BYTES
+        ok = ok and best["csv"]["summary_mismatches"] == 0
+    result["targets_met"] = ok
+
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"engine: {result['engine_s']:.2f} s for {args.n:,} configurations (untimed below)")
+        print(f"write:  {write_s:.2f} s, {len(data) / 2**20:.1f} MiB (target <= {WRITE_TARGET_S:g} s)")
+        if not args.no_libreoffice:
+            print(f"LibreOffice open + full recalculation (Summary to CSV): {result['lo_csv_s']:.1f} s, "
+                  f"max RSS {result['lo_csv_max_rss_mb']} MiB (target <= {LO_TARGET_S:g} s, <= 1 GB); "
+                  f"Summary vs engine: {result['lo_summary_mismatches']} mismatches")
+            print(f"LibreOffice open + full recalculation + save as XLSX: {result['lo_xlsx_s']:.1f} s, "
+                  f"max RSS {result['lo_xlsx_max_rss_mb']} MiB")
+        print("targets " + ("met" if ok else "MISSED"))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

