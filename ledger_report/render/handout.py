@@ -439,10 +439,7 @@ def _collect_weasyprint_warnings() -> Iterator[_Collector]:
 
 def _layout(view: Mapping[str, Any], root: Path, font_config):
     html = weasyprint.HTML(string=_html(view), base_url=root.as_uri() + "/", url_fetcher=PackagedAssetFetcher(root))
-    try:
-        return html.render(font_config=font_config)
-    except AssetRefused as err:
-        raise HandoutError(f"Handout template error: {err}") from None
+    return html.render(font_config=font_config)
 
 
 @dataclass
@@ -507,9 +504,12 @@ def _pages(doc: Mapping[str, Any], lang: str, root: Path):
     configs = doc["configs"]
     font_config = weasyprint.text.fonts.FontConfiguration()
     fits = [_first_fit(c) for c in configs]
-    first = _layout(_view(doc, lang, fits), root, font_config)
+    view = _view(doc, lang, fits)
+    first = _layout(view, root, font_config)
     pages = list(first.pages)
-    n_summary = len(pages) - len(configs)
+    n_summary = len(view["summary_pages"])
+    if len(pages) != n_summary + len(configs):  # every sheet is one unsplittable block
+        raise HandoutError(f"Internal error: {n_summary + len(configs)} sheets laid out as {len(pages)} pages.")
     measures = _measure(first)
     over = sorted(i for i, m in measures.items() if max(m.left, m.right) > m.avail + 0.5)
     clipped: list[int] = []
@@ -544,8 +544,11 @@ def render_pdf(doc: Mapping[str, Any], lang: str = "en", *, warnings: list[str] 
     _check(doc, lang)
     root = templates_dir()
     with _RENDER_LOCK, _source_date_epoch(), _collect_weasyprint_warnings() as collected:
-        document, clipped = _pages(doc, lang, root)
-        pdf = document.write_pdf()
+        try:
+            document, clipped = _pages(doc, lang, root)
+            pdf = document.write_pdf()  # attachments, if any, are fetched here
+        except AssetRefused as err:
+            raise HandoutError(f"Handout template error: {err}") from None
     messages = [f"WeasyPrint: {r.getMessage()}" for r in collected.records]
     messages += [f"the page of {name!r} is too full even at the densest layout; its end is clipped" for name in clipped]
     if warnings is not None:
