@@ -43,7 +43,27 @@ class _Progress:
             click.echo(f"\r{self.label}: {done:,}/{total:,} ({pct}%)", err=True, nl=done >= total)
 
 
-@click.group(context_settings=CONTEXT)
+class _Group(click.Group):
+    """Turns an unexpected exception into one line and exit status 1 (set LEDGER_REPORT_DEBUG=1 for the traceback)."""
+
+    def invoke(self, ctx):
+        import os
+
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, KeyboardInterrupt):
+            raise
+        except LedgerError as err:
+            _fail(err)
+        except Exception as err:  # a bug: say so plainly; nothing was written (outputs are all-or-nothing)
+            if os.environ.get("LEDGER_REPORT_DEBUG"):
+                raise
+            click.echo(f"Error: internal error ({type(err).__name__}: {err}); no file was written. "
+                       "Rerun with LEDGER_REPORT_DEBUG=1 for details and report it.", err=True)
+            sys.exit(1)
+
+
+@click.group(cls=_Group, context_settings=CONTEXT)
 @click.version_option(__version__, prog_name="ledger-report")
 def main() -> None:
     """Per-rank model-state ledgers and compute floors for LLM training configurations.

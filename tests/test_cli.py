@@ -120,3 +120,17 @@ def test_python_dash_m_runs():
     """`python -m ledger_report` is the same program."""
     out = subprocess.run([sys.executable, "-m", "ledger_report", "gpus"], capture_output=True, text=True, check=True)
     assert "H20" in out.stdout
+
+
+def test_an_unexpected_error_is_one_line_not_a_traceback(monkeypatch, tmp_path):
+    """CONTRACT §1 (no traceback): a bug inside a command prints one 'internal error' line and exits 1."""
+    import ledger_report.engine as engine
+
+    def boom(config):
+        raise ZeroDivisionError("simulated")
+
+    monkeypatch.setattr(engine, "compute", boom)
+    r = CliRunner().invoke(main, ["build", str(EXAMPLE), "-o", str(tmp_path), "--format", "json"])
+    assert r.exit_code == 1
+    assert "internal error (ZeroDivisionError: simulated)" in r.output and "Traceback" not in r.output
+    assert not list(tmp_path.iterdir())
