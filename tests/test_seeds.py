@@ -303,3 +303,22 @@ def test_deepspeed_estimators():
     assert z3["state_bytes_per_rank"] == pytest.approx(18 * z3["params_total"] / 8, abs=64)
     assert z3["largest_matrix_params"] == 32000 * 4096  # Llama-2-7B's embedding beats its 4096 × 11008 MLP matrices
     assert z3["zero3_gather_bytes_per_rank"] == 4 * 32000 * 4096
+
+
+def test_seed000_attention_matrix_one_head_4_8_GB_without_flash():
+    """Seed 000 §5: naive attention keeps s² scores: 49152² × 2 B ≈ 4.8 GB per head.
+
+    The engine's per-layer score term is Korthikanti's 5·heads·s²·b (softmax 2 B + dropout mask 1 B +
+    dropout output 2 B per element); one head's 2-byte softmax matrix is 2/5 of it divided by the heads.
+    """
+    lg = ledger("moe35b-ep8-bf16-buffer", flash_attention=False, recompute="none")
+    per_head_softmax = lg["act_scores_per_attention_layer"] * 2 / 5 / lg["heads"]
+    assert per_head_softmax == 49152**2 * 2
+    assert f"{per_head_softmax / 1e9:.1f}" == "4.8"
+
+
+def test_seed000_hybrid_one_layer_in_four_has_softmax_attention():
+    """Seed 000 §5: Qwen3.6-35B-A3B has full attention in 1 of every 4 layers (the rest GDN): 12 of 48 layers pay attention FLOPs."""
+    lg = ledger("moe35b-ep8-bf16-buffer")
+    assert lg["attention_layers"] == 12
+    assert lg["attention_flops_per_token"] == 6 * 12 * 49152 * 16 * 256
