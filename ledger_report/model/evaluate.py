@@ -19,8 +19,9 @@ the intended 3525888 in the spreadsheet.
 from __future__ import annotations
 
 import math
+import operator
 import struct
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from .expr import BinOp, Call, Cmp, Col, Const, Expr, If, IsBlank, Lookup, Ref
 from .registry import Registry
@@ -36,86 +37,115 @@ def evaluate_row(reg: Registry, row: Mapping[str, Any], tables: Tables) -> dict[
     """Every quantity of the registry for one row of inputs (``None`` = empty cell)."""
     env: dict[str, Any] = {}
     for q in reg:
-        env[q.key] = eval_scalar(q.expr, row, env, tables)
+        env[q.key] = compiled(q.expr)(row, env, tables)
     return env
 
 
 def eval_scalar(e: Expr, row: Mapping[str, Any], env: Mapping[str, Any], tables: Tables) -> Any:
     """One expression on scalars: columns from ``row``, earlier quantities from ``env``."""
+    return compiled(e)(row, env, tables)
 
-    def ev(e: Expr) -> Any:
-        if isinstance(e, Const):
-            return e.value
-        if isinstance(e, Col):
-            v = row.get(e.name)
+
+_COMPILED: dict[int, tuple[Expr, Callable]] = {}
+
+
+def compiled(e: Expr) -> Callable[[Mapping[str, Any], Mapping[str, Any], Tables], Any]:
+    """The expression as nested Python closures, built once per node (nodes are immutable)."""
+    hit = _COMPILED.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    fn = _compile(e)
+    _COMPILED[id(e)] = (e, fn)  # keeps ``e`` alive, so its id is not reused
+    return fn
+
+
+def _compile(e: Expr) -> Callable:
+    if isinstance(e, Const):
+        v = e.value
+        return lambda row, env, t: v
+    if isinstance(e, Col):
+        name = e.name
+
+        def col(row, env, t):
+            v = row.get(name)
             return None if _is_blank(v) else v
-        if isinstance(e, Ref):
-            return env[e.key]
-        if isinstance(e, IsBlank):
-            return _is_blank(ev(e.x))
-        if isinstance(e, If):
-            c = ev(e.cond)
+
+        return col
+    if isinstance(e, Ref):
+        key = e.key
+        return lambda row, env, t: env[key]
+    if isinstance(e, IsBlank):
+        x = compiled(e.x)
+        return lambda row, env, t: _is_blank(x(row, env, t))
+    if isinstance(e, If):
+        c_, a_, b_ = compiled(e.cond), compiled(e.then), compiled(e.other)
+
+        def if_(row, env, t):
+            c = c_(row, env, t)
             if c is None:
                 return None
-            return ev(e.then) if c else ev(e.other)
-        if isinstance(e, BinOp):
-            a, b = ev(e.a), ev(e.b)
-            if a is None or b is None:
+            return a_(row, env, t) if c else b_(row, env, t)
+
+        return if_
+    if isinstance(e, BinOp):
+        a_, b_ = compiled(e.a), compiled(e.b)
+        op = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv}[e.op]
+
+        def binop(row, env, t):
+            a = a_(row, env, t)
+            if a is None:
                 return None
-            if e.op == "+":
-                return a + b
-            if e.op == "-":
-                return a - b
-            if e.op == "*":
-                return a * b
-            if e.op == "/":
-                return a / b
-            raise ValueError(e.op)
-        if isinstance(e, Cmp):
-            a, b = ev(e.a), ev(e.b)
+            b = b_(row, env, t)
+            if b is None:
+                return None
+            return op(a, b)
+
+        return binop
+    if isinstance(e, Cmp):
+        a_, b_ = compiled(e.a), compiled(e.b)
+        opname = e.op
+        plain = {"=": operator.eq, "<>": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}[opname]
+
+        def cmp(row, env, t):
+            a, b = a_(row, env, t), b_(row, env, t)
             if a is None or b is None:
                 return None
             if isinstance(a, str) and isinstance(b, str):
-                a, b = a.lower(), b.lower()  # spreadsheet comparison is case-insensitive
-            elif (isinstance(a, float) or isinstance(b, float)) and isinstance(a, (int, float)) and isinstance(b, (int, float)):
-                return _compare_numbers(e.op, a, b)
-            return {
-                "=": a == b,
-                "<>": a != b,
-                "<": a < b,
-                "<=": a <= b,
-                ">": a > b,
-                ">=": a >= b,
-            }[e.op]
-        if isinstance(e, Lookup):
-            k = ev(e.key)
-            if k is None:
-                return None
-            return _lookup(tables, e.table, k, e.field)
-        if isinstance(e, Call):
-            args = [ev(a) for a in e.args]
-            if any(a is None for a in args):
-                return None
-            fn = e.fn
-            if fn == "MAX":
-                return max(args)
-            if fn == "MIN":
-                return min(args)
-            if fn == "CEIL":
-                return _ceil(args[0])
-            if fn == "FLOOR":
-                x = args[0]
-                return x if isinstance(x, int) else math.floor(approx_value(x))
-            if fn == "AND":
-                return all(bool(a) for a in args)
-            if fn == "OR":
-                return any(bool(a) for a in args)
-            if fn == "NOT":
-                return not args[0]
-            raise ValueError(fn)
-        raise TypeError(e)
+                return plain(a.lower(), b.lower())  # spreadsheet comparison is case-insensitive
+            if isinstance(a, float) or isinstance(b, float):
+                return _compare_numbers(opname, a, b)
+            return plain(a, b)
 
-    return ev(e)
+        return cmp
+    if isinstance(e, Lookup):
+        k_ = compiled(e.key)
+        table, field = e.table, e.field
+
+        def lookup(row, env, t):
+            k = k_(row, env, t)
+            return None if k is None else _lookup(t, table, k, field)
+
+        return lookup
+    if isinstance(e, Call):
+        args_ = [compiled(a) for a in e.args]
+        fn = {
+            "MAX": lambda xs: max(xs),
+            "MIN": lambda xs: min(xs),
+            "CEIL": lambda xs: _ceil(xs[0]),
+            "FLOOR": lambda xs: xs[0] if isinstance(xs[0], int) else math.floor(approx_value(xs[0])),
+            "AND": lambda xs: all(bool(x) for x in xs),
+            "OR": lambda xs: any(bool(x) for x in xs),
+            "NOT": lambda xs: not xs[0],
+        }[e.fn]
+
+        def call(row, env, t):
+            xs = [a(row, env, t) for a in args_]
+            if any(x is None for x in xs):
+                return None
+            return fn(xs)
+
+        return call
+    raise TypeError(e)
 
 
 def _ceil(x: Any) -> int:
@@ -238,13 +268,20 @@ def _is_float_array(np, x) -> bool:
     return isinstance(x, float) or (isinstance(x, np.ndarray) and x.dtype.kind == "f")
 
 
+_INDEX: dict[int, tuple[Any, dict[str, Any]]] = {}
+
+
 def _lookup(tables: Tables, table: str, key: Any, field: str) -> Any:
+    """``tables[table][key][field]``, the key matched case-insensitively (as MATCH does)."""
     t = tables[table]
-    k = str(key).lower()
-    for name, rec in t.items():
-        if name.lower() == k:
-            return rec[field]
-    raise KeyError(f"{key!r} is not in the {table} table")
+    hit = _INDEX.get(id(t))
+    if hit is None or hit[0] is not t:
+        hit = (t, {name.lower(): rec for name, rec in t.items()})
+        _INDEX[id(t)] = hit
+    rec = hit[1].get(str(key).lower())
+    if rec is None:
+        raise KeyError(f"{key!r} is not in the {table} table")
+    return rec[field]
 
 
 def evaluate_arrays(reg: Registry, cols: Mapping[str, Any], tables: Tables, keys: list[str] | None = None) -> dict[str, Any]:

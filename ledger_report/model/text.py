@@ -12,6 +12,8 @@ from typing import Any, Mapping
 from .expr import BinOp, Call, Cmp, Col, Const, Expr, If, IsBlank, Lookup, Ref
 from .registry import BOOL, BPP, BYTES, COUNT, DAYS, FLOPS, GB, HOURS, MONEY, PARAMS, RATIO, SECONDS, TEXT, TOKENS, Registry
 from . import units
+from .evaluate import eval_scalar
+from .tables import tables
 
 _OPS = {"+": " + ", "-": " − ", "*": " × ", "/": " ÷ "}
 _PREC = {"+": 1, "-": 1, "*": 2, "/": 2}
@@ -111,7 +113,4 @@ def _eval(reg: Registry, e: Expr, values: Mapping[str, Any]) -> Any:
 
 def _ev_sub(e: Expr, values: Mapping[str, Any]) -> Any:
     """A sub-expression on the row's computed values, by the engine's own scalar interpreter."""
-    from .evaluate import eval_scalar
-    from .tables import tables as _tables
-
-    return eval_scalar(e, values, values, _tables())
+    return eval_scalar(e, values, values, tables())
