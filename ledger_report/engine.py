@@ -13,7 +13,7 @@ from typing import Any, Iterable, Mapping
 
 from .config import COLUMN_NAMES, Config
 from .model import text as mtext
-from .model.definitions import PARTS, REGISTRY, STATES
+from .model.definitions import PARTS, REGISTRY, STATE_DTYPE, STATES
 from .model.evaluate import evaluate_row
 from .model.registry import BOOL, INT_UNITS, TEXT
 from .model.tables import tables
@@ -60,10 +60,6 @@ def _json_value(v: Any, unit: str) -> Any:
     if unit in INT_UNITS and isinstance(v, (int, float)) and not isinstance(v, bool):
         # bytes round up (a partial byte still occupies memory); counts to the nearest integer
         return int(math.ceil(v)) if unit == "bytes" else int(round(v))
-    if isinstance(v, bool):
-        return v
-    if isinstance(v, (int, float)):
-        return v
     return v
 
 
@@ -88,44 +84,28 @@ class Ledger:
     def states(self) -> list[dict[str, Any]]:
         v = self.values
         out = []
-        for s, _col, en, zh in STATES:
+        for s, location_col, en, zh in STATES:
             bpp = v[f"{s}_bytes_per_param"]
-            for p, _pen, pzh in PARTS:
-                params_part = v[f"{p}_params_on_rank"]
-                if not bpp or not params_part:
+            dtype = v[STATE_DTYPE[s]] + (" (factored)" if s == "v" and v["optimizer"] == "adafactor" else "")
+            for p, _pen, _pzh in PARTS:
+                if not bpp or not v[f"{p}_params_on_rank"]:
                     continue  # the state does not exist, or the part has no parameters
                 group = v[f"{s}_{p}_shard_group"]
                 out.append(
                     {
                         "state": s,
                         "part": p,
-                        "dtype": self._dtype(s),
+                        "dtype": dtype,
                         "bytes_per_param": float(bpp),
-                        "sharded": bool(group != 1) if group is not None else False,
-                        "shard_group": int(group) if group is not None and float(group).is_integer() else group,
+                        "sharded": group != 1,  # a group of one is the whole state
+                        "shard_group": _json_value(group, "count"),
                         "params_on_rank": _json_value(v[f"{s}_{p}_params_on_rank"], "params"),
                         "bytes_per_rank": _json_value(v[f"{s}_{p}_bytes"], "bytes"),
-                        "location": v[{"weights": "weights_at", "grads": "grads_at", "main_grads": "grads_at", "master": "master_at", "m": "optimizer_at", "v": "optimizer_at"}[s]],
+                        "location": v[location_col],
                         "label": {"en": en, "zh": zh},
                     }
                 )
         return out
-
-    def _dtype(self, s: str) -> str:
-        v = self.values
-        if s == "weights":
-            return v["weight_dtype"]
-        if s == "grads":
-            return v["grad_dtype"]
-        if s == "main_grads":
-            return v["main_grad_dtype"]
-        if s == "master":
-            return v["master_dtype"]
-        if s == "m":
-            return v["m_dtype"]
-        if s == "v":
-            return v["v_dtype"] + (" (factored)" if v["optimizer"] == "adafactor" else "")
-        raise KeyError(s)
 
     def uncounted(self) -> list[dict[str, Any]]:
         from .model.basis import BASIS

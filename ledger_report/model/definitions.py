@@ -73,6 +73,8 @@ STATES = (
     ("v", "optimizer_at", "optimizer second moment v", "二阶矩 v"),
 )
 PARTS = (("dense", "dense", "非专家"), ("expert", "expert", "专家"))
+# the resolved input that names each state's dtype
+STATE_DTYPE = {"weights": "weight_dtype", "grads": "grad_dtype", "main_grads": "main_grad_dtype", "master": "master_dtype", "m": "m_dtype", "v": "v_dtype"}
 
 SEED000 = "seed 000 (35B MoE memory ledger)"
 SEED002 = "seed 002 (model-state theory)"
