@@ -37,6 +37,10 @@ class _Progress:
         self.label = label
         self.on = not quiet and sys.stderr.isatty()
 
+    def stage(self, text: str) -> None:
+        if self.on:
+            click.echo(text, err=True)
+
     def __call__(self, done: int, total: int) -> None:
         if self.on and total:
             pct = 100 * done // total
@@ -145,10 +149,12 @@ def build(input: str, out_dir: str, formats: str, lang: str, quiet: bool) -> Non
         if "xlsx" in wanted:
             from .render.workbook import render_xlsx
 
+            progress.stage(f"writing the workbook ({len(ledgers):,} configurations)")
             files[out / f"{stem}.xlsx"] = render_xlsx(ledgers)
         if "pdf" in wanted:
             from .render.handout import render_pdf
 
+            progress.stage(f"rendering the handout ({len(ledgers) + 1:,}+ pages, about 0.2 s each)")
             files[out / f"{stem}.pdf"] = render_pdf(doc, lang=lang)
         written = write_outputs(files, inputs=[Path(input)])
         if not quiet:
