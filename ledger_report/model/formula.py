@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from .expr import BinOp, Call, Cmp, Col, Const, Expr, If, IsBlank, Lookup, Ref
-from .registry import Registry
+from .registry import Registry, needs_of, tag
 
 __all__ = [
     "FUNCTIONS",
@@ -146,51 +146,6 @@ def _const(v: Any) -> tuple[str, int]:
 # Blank analysis (the same rule as Registry._needs, for any sub-expression)
 
 
-def _tag(x: Expr):
-    if isinstance(x, Col):
-        return ("col", x.name)
-    if isinstance(x, Ref):
-        return ("ref", x.key)
-    return None
-
-
-def needs_of(reg: Registry, e: Expr, _memo: dict | None = None) -> frozenset:
-    """Blank-able inputs (``("col", name)``) and quantities (``("ref", key)``) ``e`` evaluates
-    unconditionally: if any is blank, ``e`` is blank.  Equals ``Quantity.needs`` on a whole
-    definition."""
-    memo = {} if _memo is None else _memo
-    got = memo.get(id(e))
-    if got is not None:
-        return got
-
-    def n(x: Expr) -> frozenset:
-        return needs_of(reg, x, memo)
-
-    if isinstance(e, (Const, IsBlank)):
-        out: frozenset = frozenset()
-    elif isinstance(e, Col):
-        out = frozenset({("col", e.name)})
-    elif isinstance(e, Ref):
-        out = frozenset({("ref", e.key)}) if reg[e.key].nullable else frozenset()
-    elif isinstance(e, If):
-        then, other = n(e.then), n(e.other)
-        if isinstance(e.cond, IsBlank):
-            other = other - {_tag(e.cond.x)}
-        out = n(e.cond) | (then & other)
-    elif isinstance(e, (BinOp, Cmp)):
-        out = n(e.a) | n(e.b)
-    elif isinstance(e, Lookup):
-        out = n(e.key)
-    elif isinstance(e, Call):
-        out = frozenset()
-        for a in e.args:
-            out |= n(a)
-    else:
-        raise FormulaError(f"unknown node {e!r}")
-    memo[id(e)] = out
-    return out
-
-
 def _strict_ifs(e: Expr) -> list[If]:
     """The outermost conditionals that ``e`` evaluates as operands (not through a branch)."""
     out: list[If] = []
@@ -274,7 +229,7 @@ class _Compiler:
         if isinstance(e, Const):
             return _const(e.value)
         if isinstance(e, (Col, Ref)):
-            return self.cell(_tag(e)), _ATOM
+            return self.cell(tag(e)), _ATOM
         if isinstance(e, Lookup):
             try:
                 keys = self.layout.tables[(e.table, None)]
@@ -300,7 +255,7 @@ class _Compiler:
                 b = f"({b})"
             return f"{a}{e.op}{b}", _CMP_PREC
         if isinstance(e, IsBlank):
-            if _tag(e.x) is None:
+            if tag(e.x) is None:
                 raise FormulaError("a blank test applies to an input column or a quantity")
             return f'{self.value(e.x)[0]}=""', _CMP_PREC
         if isinstance(e, If):
@@ -333,7 +288,7 @@ class _Compiler:
         first = self.blank(e.cond, covered)
         inner = covered | self.needs(e.cond)
         then = self.blank(e.then, inner)
-        other_cov = inner | ({_tag(e.cond.x)} if isinstance(e.cond, IsBlank) else frozenset())
+        other_cov = inner | ({tag(e.cond.x)} if isinstance(e.cond, IsBlank) else frozenset())
         other = self.blank(e.other, other_cov)
         branch = None
         if then or other:
@@ -352,7 +307,7 @@ class _Compiler:
                 self._any_blank(atoms),
                 _any_of([p for p in (self._if_blank(n, inner) for n in _strict_ifs(e.cond)) if p]),
             )
-            other_cov = inner | ({_tag(e.cond.x)} if isinstance(e.cond, IsBlank) else frozenset())
+            other_cov = inner | ({tag(e.cond.x)} if isinstance(e.cond, IsBlank) else frozenset())
             body = f"IF({self.value(e.cond)[0]},{self.result(e.then, inner)},{self.result(e.other, other_cov)})"
             return _guard(guard, body)
         return _guard(self.blank(e, covered), self.value(e)[0])

@@ -87,7 +87,7 @@ class Registry:
             return self._q[e.key].nullable and ("ref", e.key) not in known
         if isinstance(e, If):
             if isinstance(e.cond, IsBlank):
-                x = _tag(e.cond.x)
+                x = tag(e.cond.x)
                 return self._maybe_none(e.then, known) or self._maybe_none(
                     e.other, known | ({x} if x else frozenset())
                 )
@@ -102,36 +102,52 @@ class Registry:
 
     def _needs(self, e: Expr) -> set:
         """Blank-able inputs and quantities evaluated unconditionally by ``e``."""
-        if isinstance(e, (Const, IsBlank)):
-            return set()
-        if isinstance(e, Col):
-            return {("col", e.name)}
-        if isinstance(e, Ref):
-            return {("ref", e.key)} if self._q[e.key].nullable else set()
-        if isinstance(e, If):
-            out = self._needs(e.cond)
-            then, other = self._needs(e.then), self._needs(e.other)
-            if isinstance(e.cond, IsBlank):
-                other = other - {_tag(e.cond.x)}
-            return out | (then & other)
-        if isinstance(e, (BinOp, Cmp)):
-            return self._needs(e.a) | self._needs(e.b)
-        if isinstance(e, Lookup):
-            return self._needs(e.key)
-        if isinstance(e, Call):
-            out: set = set()
-            for a in e.args:
-                out |= self._needs(a)
-            return out
-        raise TypeError(e)
+        return set(needs_of(self, e))
 
 
-def _tag(x: Expr):
+def tag(x: Expr):
     if isinstance(x, Col):
         return ("col", x.name)
     if isinstance(x, Ref):
         return ("ref", x.key)
     return None
+
+
+def needs_of(reg: "Registry", e: Expr, _memo: dict | None = None) -> frozenset:
+    """Blank-able inputs (``("col", name)``) and quantities (``("ref", key)``) that ``e`` evaluates
+    unconditionally: if any is blank, ``e`` is blank.  The one blank rule: the registry stores it
+    per definition (``Quantity.needs``) and the spreadsheet interpreter applies it to branches."""
+    memo = {} if _memo is None else _memo
+    got = memo.get(id(e))
+    if got is not None:
+        return got
+
+    def n(x: Expr) -> frozenset:
+        return needs_of(reg, x, memo)
+
+    if isinstance(e, (Const, IsBlank)):
+        out: frozenset = frozenset()
+    elif isinstance(e, Col):
+        out = frozenset({("col", e.name)})
+    elif isinstance(e, Ref):
+        out = frozenset({("ref", e.key)}) if reg[e.key].nullable else frozenset()
+    elif isinstance(e, If):
+        then, other = n(e.then), n(e.other)
+        if isinstance(e.cond, IsBlank):
+            other = other - {tag(e.cond.x)}
+        out = n(e.cond) | (then & other)
+    elif isinstance(e, (BinOp, Cmp)):
+        out = n(e.a) | n(e.b)
+    elif isinstance(e, Lookup):
+        out = n(e.key)
+    elif isinstance(e, Call):
+        out = frozenset()
+        for arg in e.args:
+            out |= n(arg)
+    else:
+        raise TypeError(e)
+    memo[id(e)] = out
+    return out
 
 
 def _refs(e: Expr) -> set[str]:
