@@ -829,6 +829,15 @@ def _read_csv(path: Path, label: str) -> list[Config]:
                     f"{last} fields: " + _show(delimiter.join(fields)),
                 )
                 continue
+            if len(fields) < table.width:
+                # A short row is how an unquoted "1,024" hides when the row has spare columns:
+                # the fields would silently shift left.  Every row spells out each column.
+                table.add(
+                    start, None,
+                    f"{table.width} fields, like the header (an empty cell is an empty field: a,,b)",
+                    f"{len(fields)} fields: " + _show(delimiter.join(fields)),
+                )
+                continue
             table.read_row(start, {i + 1: fields[i] for i in nonblank})
     except csv.Error as exc:
         table.add(previous_line + 1, None, "well-formed CSV (quotes closed, fields separated by "

@@ -171,8 +171,8 @@ def test_header_case_space_and_width_insensitive(tmp_path):
 
 
 def test_ragged_rows_blank_rows_and_trailing_columns(tmp_path):
-    """Short rows leave cells empty; blank lines and trailing empty fields are ignored."""
-    text = "name,params_total,dp,tp,,\n\na,7B\n,,,\nb,7B,2,,,\n\n"
+    """Blank lines and trailing empty header fields are ignored; empty fields are empty cells (short rows: tests/hostile CSV-04)."""
+    text = "name,params_total,dp,tp,,\n\na,7B,,\n,,,\nb,7B,2,,,\n\n"
     configs = read_configs(write_csv(tmp_path, text))
     assert [c.name for c in configs] == ["a", "b"]
     assert configs[0].get("dp") is None and configs[1].get("dp") == 2

@@ -522,9 +522,17 @@ def test_csv03_unquoted_thousands_comma(tmp_path, position):
     assert_names(message, f"line {line}", "3 fields", "at most 2 fields", '"1,024"', '"x,1,024"')
 
 
-def test_csv04_short_rows_leave_cells_empty(tmp_path):
-    """CSV-04 (as the brief decides): fewer fields than the header leave the rest empty."""
-    (config,) = read_configs(write_csv(tmp_path, "name,params_total,dp,tp\nm,7B\n"))
+def test_csv04_short_rows_are_an_error(tmp_path):
+    """CSV-04: a row with fewer fields than the header is an error naming the line and both counts.
+
+    Accepting it would let an unquoted 1,024 shift the cells left unnoticed: under the header
+    name,params_total,dp,tp the row x,1,024 would read as params_total=1, dp=24.
+    """
+    message = error_of(write_csv(tmp_path, "name,params_total,dp,tp\nm,7B\n"))
+    assert_names(message, "line 2", "4 fields", "2 fields")
+    message = error_of(write_csv(tmp_path, "name,params_total,dp,tp\nx,1,024\n"))
+    assert_names(message, "line 2", "4 fields", "3 fields")
+    (config,) = read_configs(write_csv(tmp_path, "name,params_total,dp,tp\nm,7B,,\n"))
     assert config.get("dp") is None and config.get("tp") is None
 
 
