@@ -42,9 +42,13 @@ class _Progress:
             click.echo(text, err=True)
 
     def __call__(self, done: int, total: int) -> None:
-        if self.on and total:
+        if not self.on:
+            return
+        if total:
             pct = 100 * done // total
             click.echo(f"\r{self.label}: {done:,}/{total:,} ({pct}%)", err=True, nl=done >= total)
+        else:  # the total is not known while streaming
+            click.echo(f"\r{self.label}: {done:,}", err=True, nl=False)
 
 
 class _Group(click.Group):
@@ -84,30 +88,36 @@ def calc(input: str, as_json: bool) -> None:
 
     Example: ledger-report calc inputs/examples.csv --json > ledgers.json
     """
-    from .engine import compute, document
+    from .engine import compute
     from .render.table import render_table
 
     try:
-        configs = _read(input)
         if as_json:
-            _stream_json(configs, sys.stdout.buffer, _Progress("computing", quiet=False))
+            _stream_json(input, sys.stdout.buffer, _Progress("computing", quiet=False))
         else:
-            click.echo(render_table([compute(c) for c in configs]))
+            click.echo(render_table([compute(c) for c in _read(input)]))
     except LedgerError as err:
         _fail(err)
 
 
-def _stream_json(configs, out, progress) -> None:
-    """Write the CONTRACT §4 document one configuration at a time (bounded memory for 100,000 rows)."""
+def _stream_json(input: str, out, progress) -> None:
+    """Write the CONTRACT §4 document one configuration at a time: the rows are checked first,
+    then read again and written as they are computed, so memory does not grow with the rows."""
     from .engine import SCHEMA, compute
+    from .inputs import stream_configs
+
+    done = 0
+
+    def write(config) -> None:
+        nonlocal done
+        body = json.dumps(compute(config).to_dict(), ensure_ascii=False, indent=2, allow_nan=False)
+        out.write((",\n" if done else "").encode() + body.encode("utf-8"))
+        done += 1
+        if done % 1000 == 0:
+            progress(done, 0)
 
     out.write(b'{\n  "schema": "' + SCHEMA.encode() + b'",\n  "configs": [\n')
-    n = len(configs)
-    for i, c in enumerate(configs):
-        body = json.dumps(compute(c).to_dict(), ensure_ascii=False, indent=2, allow_nan=False)
-        out.write((",\n" if i else "").encode() + body.encode("utf-8"))
-        if (i + 1) % 1000 == 0 or i + 1 == n:
-            progress(i + 1, n)
+    stream_configs(input, write)
     out.write(b"\n  ]\n}\n")
     out.flush()
 

@@ -37,7 +37,7 @@ import zipfile
 import zlib
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Callable, NoReturn
 from collections.abc import Iterator
 
 from .config import (
@@ -102,8 +102,26 @@ _FALSE = frozenset({"false", "no", "0", "n", "off"})
 # Public entry point
 
 
-def read_configs(path: str | Path) -> list[Config]:
-    """Read every configuration row of a .csv or .xlsx file; raise ``InputError`` on any problem."""
+def stream_configs(path: str | Path, each: Callable[[Config], None]) -> int:
+    """Hand every configuration row to ``each`` without holding them all (memory does not grow
+    with the rows).  The file is read twice: first to check every row, so that ``each`` sees
+    nothing unless the whole file is good; then to hand the rows over.  Returns the row count."""
+    read_configs(path, sink=lambda config: None)
+    n = 0
+
+    def counted(config: Config) -> None:
+        nonlocal n
+        n += 1
+        each(config)
+
+    read_configs(path, sink=counted)
+    return n
+
+
+def read_configs(path: str | Path, sink: Callable[[Config], None] | None = None) -> list[Config]:
+    """Read every configuration row of a .csv or .xlsx file; raise ``InputError`` on any problem.
+
+    With ``sink``, each good row goes to it as it is read and the list returned is empty."""
     path = Path(path)
     label = path.name or str(path)
     try:
@@ -116,9 +134,9 @@ def read_configs(path: str | Path) -> list[Config]:
         _fail(label, "a .csv or .xlsx file", "a directory")
     suffix = path.suffix.lower()
     if suffix in CSV_SUFFIXES:
-        return _read_csv(path, label)
+        return _read_csv(path, label, sink)
     if suffix in XLSX_SUFFIXES:
-        return _read_xlsx(path, label)
+        return _read_xlsx(path, label, sink)
     if suffix == ".xls":
         _fail(label, "a .csv or .xlsx file", "a legacy .xls workbook; save it from Excel as .xlsx (Excel Workbook)")
     if suffix in (".xlsb", ".ods", ".numbers"):
@@ -591,7 +609,7 @@ def _cross_checks(v: dict[str, Any], bad: set[str]) -> list[tuple[str, str, str]
 
 
 class _Table:
-    def __init__(self, label: str, sheet: str | None):
+    def __init__(self, label: str, sheet: str | None, sink: Callable[[Config], None] | None = None):
         self.label = label
         self.sheet = sheet
         self.row_word = "line" if sheet is None else "row"
@@ -603,6 +621,8 @@ class _Table:
         self.orphans: dict[int, int] = {}  # position with data but no header -> first row
         self.names: dict[str, int] = {}  # normalised name -> first row
         self.configs: list[Config] = []
+        self.sink = sink  # given: each good row goes to it instead of the list (streaming)
+        self.count = 0
 
     # -- problems
     def add(self, row: int | None, column: str | None, expected: str, found: str, cell: str | None = None) -> None:
@@ -709,7 +729,12 @@ class _Table:
             self.add(row, column, expected, found, self._ref_of(column, row))
         if len(self.problems) == before:
             source = f"{self.label} line {row}" if self.sheet is None else f"{self.label} {self.sheet} row {row}"
-            self.configs.append(Config(values, source))
+            config = Config(values, source)
+            self.count += 1
+            if self.sink is None:
+                self.configs.append(config)
+            elif not self.problems:
+                self.sink(config)
 
     def _ref_of(self, column: str, row: int) -> str | None:
         for col, name in self.columns.items():
@@ -725,7 +750,7 @@ class _Table:
                 f"a blank header cell (data from {self.row_word} {row})",
                 self.cell_ref(col, self.header_row),
             )
-        if not self.problems and not self.configs:
+        if not self.problems and not self.count:
             self.add(None, None, "at least one configuration row below the header", "no rows")
         self.raise_if_problems()
         return self.configs
@@ -782,7 +807,7 @@ def _sniff(text: str) -> str:
     return best
 
 
-def _read_csv(path: Path, label: str) -> list[Config]:
+def _read_csv(path: Path, label: str, sink: Callable[[Config], None] | None = None) -> list[Config]:
     try:
         size = path.stat().st_size
         if size > MAX_CSV_BYTES:
@@ -798,7 +823,7 @@ def _read_csv(path: Path, label: str) -> list[Config]:
         _fail(label, "CSV text", "an OLE compound file (an Excel .xls or password-protected workbook); save it as CSV UTF-8")
     text = _decode(data, label)
     delimiter = _sniff(text)
-    table = _Table(label, None)
+    table = _Table(label, None, sink)
     # strict: a quote left open to the end of the file is an error, not one giant last field
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     previous_line = 0
@@ -1083,7 +1108,7 @@ def _parser_class() -> Any:
     return _PARSER_CLASS
 
 
-def _read_xlsx(path: Path, label: str) -> list[Config]:
+def _read_xlsx(path: Path, label: str, sink: Callable[[Config], None] | None = None) -> list[Config]:
     try:
         fh = open(path, "rb")
     except OSError as exc:
@@ -1104,7 +1129,7 @@ def _read_xlsx(path: Path, label: str) -> list[Config]:
                 raise _workbook_failure(label, exc) from None
             try:
                 title, part = book.pick(label)
-                return _read_sheet(book, title, part, label)
+                return _read_sheet(book, title, part, label, sink)
             except InputError:
                 raise
             except Exception as exc:  # noqa: BLE001 - a failure while streaming the sheet XML
@@ -1133,9 +1158,9 @@ def _row_values(row: int, cells: list[dict[str, Any]]) -> dict[int, Any]:
     return raw
 
 
-def _read_sheet(book: _Book, title: str, part: str, label: str) -> list[Config]:
+def _read_sheet(book: _Book, title: str, part: str, label: str, sink: Callable[[Config], None] | None = None) -> list[Config]:
     """Stream the sheet once: header in row 1, then rows, bounded by ``MAX_ROWS``."""
-    table = _Table(label, title)
+    table = _Table(label, title, sink)
     rows = 0
     last_row = max_col = 0
     header_done = False
