@@ -822,6 +822,7 @@ def _read_csv(path: Path, label: str, sink: Callable[[Config], None] | None = No
     if data.startswith(_OLE_MAGIC):
         _fail(label, "CSV text", "an OLE compound file (an Excel .xls or password-protected workbook); save it as CSV UTF-8")
     text = _decode(data, label)
+    del data  # the decoded text is all that is needed from here on
     delimiter = _sniff(text)
     table = _Table(label, None, sink)
     # strict: a quote left open to the end of the file is an error, not one giant last field
