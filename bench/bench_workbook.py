@@ -33,6 +33,7 @@ import time
 import zipfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.dirname(__file__))
 
 from ledger_report.engine import compute, config_from_mapping  # noqa: E402
 from ledger_report.render.workbook import (  # noqa: E402
@@ -40,49 +41,11 @@ from ledger_report.render.workbook import (  # noqa: E402
     recalculate_with_libreoffice,
     render_xlsx,
 )
+from rows import configs  # noqa: E402  (bench/rows.py)
 
 WRITE_TARGET_S = 3.0
 LO_TARGET_S = 10.0
 LO_TARGET_BYTES = 10**9
-
-ARCHS = (
-    dict(layers=32, hidden=4096, heads=32, kv_heads=8, ffn_hidden=14336, vocab=128256),  # 8B-like
-    dict(layers=80, hidden=8192, heads=64, kv_heads=8, ffn_hidden=28672, vocab=128256),  # 70B-like
-    dict(layers=48, hidden=4096, heads=32, kv_heads=4, ffn_hidden=12288, vocab=151936, experts=128, topk=8,
-         moe_ffn_hidden=1536),  # MoE
-    dict(params_total=35_000_000_000, params_per_rank=8_000_000_000, params_active=3_000_000_000),  # counts only
-)
-
-
-def configs(n: int) -> list[dict]:
-    """n varied, valid rows: four model shapes x parallel layouts x optimizers x recompute x GPUs."""
-    out = []
-    for i in range(n):
-        arch = dict(ARCHS[i % len(ARCHS)])
-        moe = "experts" in arch or "params_per_rank" in arch
-        dp = (8, 16, 32, 64)[(i // 4) % 4]
-        row = dict(
-            arch,
-            name=f"cfg-{i:04d}",
-            dp=dp,
-            tp=(1, 2, 4)[(i // 16) % 3] if "layers" in arch else 1,
-            pp=(1, 2, 4)[(i // 48) % 3] if "layers" in arch else 1,
-            zero=(0, 1, 3)[(i // 3) % 3],
-            framework=("generic", "megatron", "deepspeed")[(i // 7) % 3],
-            optimizer=("adam", "adamw", "adam8bit", "adafactor", "lion")[(i // 5) % 5],
-            recompute=("none", "selective", "full")[(i // 11) % 3],
-            gpu=("H100-SXM", "H200", "B200", "MI300X")[(i // 13) % 4],
-            seq_len=(4096, 8192)[i % 2],
-            global_batch=dp * 8,
-            mfu=0.3 + 0.01 * (i % 20),
-            tokens=(10**12, 15 * 10**12, None)[(i // 17) % 3],
-            days=(30, 60, 90)[i % 3],
-            price_per_gpu_hour=2.5,
-        )
-        if moe:
-            row["ep"] = 8
-        out.append({k: v for k, v in row.items() if v is not None})
-    return out
 
 
 def _poison(data: bytes) -> bytes:

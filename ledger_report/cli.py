@@ -135,7 +135,7 @@ def build(input: str, out_dir: str, formats: str, lang: str, quiet: bool) -> Non
 
     Example: ledger-report build inputs/examples.xlsx -o out --lang zh
     """
-    from .engine import compute
+    from .engine import compute, document_of
     from .render.output import write_outputs
 
     wanted = [f.strip().lower() for f in formats.split(",") if f.strip()]
@@ -150,7 +150,7 @@ def build(input: str, out_dir: str, formats: str, lang: str, quiet: bool) -> Non
             ledgers.append(compute(c))
             if i % 100 == 0 or i == len(configs):
                 progress(i, len(configs))
-        doc = {"schema": "ledger-report/1", "configs": [lg.to_dict() for lg in ledgers]}
+        doc = document_of(ledgers)
         stem = Path(input).stem
         out = Path(out_dir)
         files: dict[Path, bytes] = {}
@@ -241,7 +241,7 @@ def _build_plans(doc: dict, out: Path, lang: str, quiet: bool) -> None:
     import io
 
     from .config import COLUMN_NAMES
-    from .engine import compute, config_from_mapping
+    from .engine import compute, config_from_mapping, document_of
     from .render.handout import render_pdf
     from .render.output import write_outputs
     from .render.workbook import render_xlsx
@@ -253,7 +253,7 @@ def _build_plans(doc: dict, out: Path, lang: str, quiet: bool) -> None:
     for r in rows:
         w.writerow({k: ("true" if v is True else "false" if v is False else v) for k, v in r.items()})
     ledgers = [compute(config_from_mapping(r)) for r in rows]
-    ldoc = {"schema": "ledger-report/1", "configs": [lg.to_dict() for lg in ledgers]}
+    ldoc = document_of(ledgers)
     files = {
         out / "plans.csv": buf.getvalue().encode("utf-8"),
         out / "plans.json": _json_bytes(ldoc),

@@ -242,8 +242,13 @@ def compute(config: Config) -> Ledger:
     return Ledger(config, values)
 
 
+def document_of(ledgers: Iterable[Ledger]) -> dict[str, Any]:
+    """The CONTRACT §4 document for ledgers already computed."""
+    return {"schema": SCHEMA, "configs": [lg.to_dict() for lg in ledgers]}
+
+
 def document(configs: Iterable[Config]) -> dict[str, Any]:
-    return {"schema": SCHEMA, "configs": [compute(c).to_dict() for c in configs]}
+    return document_of(compute(c) for c in configs)
 
 
 def config_from_mapping(values: Mapping[str, Any], source: str = "") -> Config:

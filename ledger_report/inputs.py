@@ -623,6 +623,7 @@ class _Table:
         self.configs: list[Config] = []
         self.sink = sink  # given: each good row goes to it instead of the list (streaming)
         self.count = 0
+        self.rows_seen = 0
 
     # -- problems
     def add(self, row: int | None, column: str | None, expected: str, found: str, cell: str | None = None) -> None:
@@ -637,6 +638,14 @@ class _Table:
         if self.sheet is None:
             return f"field {col} ({_letter(col)})"
         return f"column {_letter(col)}"
+
+    def over_row_bound(self, row: int, container: str) -> bool:
+        """Count one data row; past ``MAX_ROWS`` record the problem and say stop (no whole-sheet scan)."""
+        self.rows_seen += 1
+        if self.rows_seen > MAX_ROWS:
+            self.add(row, None, f"at most {MAX_ROWS:,} configuration rows", f"more rows; split the {container}")
+            return True
+        return False
 
     def raise_if_problems(self) -> None:
         if self.problems:
@@ -829,7 +838,6 @@ def _read_csv(path: Path, label: str, sink: Callable[[Config], None] | None = No
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     previous_line = 0
     header_done = False
-    rows = 0
     try:
         for fields in reader:
             start = previous_line + 1  # the physical line where this record begins
@@ -843,9 +851,7 @@ def _read_csv(path: Path, label: str, sink: Callable[[Config], None] | None = No
                 if table.problems:
                     break
                 continue
-            rows += 1
-            if rows > MAX_ROWS:
-                table.add(start, None, f"at most {MAX_ROWS:,} configuration rows", "more rows; split the file")
+            if table.over_row_bound(start, "file"):
                 break
             last = nonblank[-1] + 1
             if last > table.width:
@@ -1162,7 +1168,6 @@ def _row_values(row: int, cells: list[dict[str, Any]]) -> dict[int, Any]:
 def _read_sheet(book: _Book, title: str, part: str, label: str, sink: Callable[[Config], None] | None = None) -> list[Config]:
     """Stream the sheet once: header in row 1, then rows, bounded by ``MAX_ROWS``."""
     table = _Table(label, title, sink)
-    rows = 0
     last_row = max_col = 0
     header_done = False
     completed = False
@@ -1183,9 +1188,7 @@ def _read_sheet(book: _Book, title: str, part: str, label: str, sink: Callable[[
                 if table.problems:
                     break
                 continue
-            rows += 1
-            if rows > MAX_ROWS:
-                table.add(row, None, f"at most {MAX_ROWS:,} configuration rows", "more rows; split the workbook")
+            if table.over_row_bound(row, "workbook"):
                 break
             table.read_row(row, raw)
         else:

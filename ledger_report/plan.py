@@ -130,16 +130,6 @@ def _fmt(x: float) -> str:
     return f"{x:.4g}"
 
 
-_TABLES: dict | None = None
-
-
-def _tables() -> dict:
-    global _TABLES
-    if _TABLES is None:
-        _TABLES = tables()
-    return _TABLES
-
-
 # ---- the search space ---------------------------------------------------------------------------
 @dataclass
 class _Batch:
@@ -157,18 +147,23 @@ class _Batch:
     def size(self) -> int:
         return len(self.layout["dp"])
 
+    def _fixed(self) -> dict[str, Any]:
+        """The row's own columns with this batch's categorical choices (shared by all its candidates)."""
+        out: dict[str, Any] = dict(self.search.base)
+        if self.gpu is not None:
+            out["gpu"] = self.gpu
+        out["zero"] = self.zero
+        out["recompute"] = self.recompute
+        out["mfu"] = self.mfu
+        if self.offload:
+            for c in OFFLOAD_COLUMNS:
+                out[c] = "host"
+        return out
+
     def cols(self, sl: slice | np.ndarray = slice(None)) -> dict[str, Any]:
         """The ``evaluate_arrays`` input for candidates ``sl`` of this batch."""
         s = self.search
-        cols: dict[str, Any] = dict(s.base)
-        if self.gpu is not None:
-            cols["gpu"] = self.gpu
-        cols["zero"] = self.zero
-        cols["recompute"] = self.recompute
-        cols["mfu"] = self.mfu
-        if self.offload:
-            for c in OFFLOAD_COLUMNS:
-                cols[c] = "host"
+        cols = self._fixed()
         for c in LAYOUT:
             cols[c] = self.layout[c][sl]
         if s.set_sequence_parallel:
@@ -178,17 +173,9 @@ class _Batch:
     def row(self, i: int) -> dict[str, Any]:
         """Candidate ``i`` as a complete input row (only non-empty values)."""
         s = self.search
-        row = dict(s.base)
-        if self.gpu is not None:
-            row["gpu"] = self.gpu
+        row = self._fixed()
         for c in LAYOUT:
             row[c] = int(self.layout[c][i])
-        row["zero"] = self.zero
-        row["recompute"] = self.recompute
-        row["mfu"] = self.mfu
-        if self.offload:
-            for c in OFFLOAD_COLUMNS:
-                row[c] = "host"
         if s.set_sequence_parallel and _sequence_parallel(row["tp"], row["cp"], s.seq_len):
             row["sequence_parallel"] = True
         return row
@@ -242,7 +229,7 @@ def _prepare(config: Config) -> _Search:
     ]
     if problems:
         raise InputError(problems)
-    T = _tables()
+    T = tables()
     base = {k: v for k, v in given.items() if k not in DROPPED_COLUMNS}
     if "params_per_rank" in given:
         # The observation solves the expert split at the row's own layout; plans carry the result.
@@ -365,7 +352,7 @@ def _chunks(n: int) -> Iterator[slice]:
 
 def _evaluate(batch: _Batch, sl: slice, margin: float) -> dict[str, np.ndarray]:
     """Registry figures and feasibility for candidates ``sl`` of ``batch``."""
-    env = evaluate_arrays(REGISTRY, batch.cols(sl), _tables(), list(KEYS))
+    env = evaluate_arrays(REGISTRY, batch.cols(sl), tables(), list(KEYS))
     n = sl.stop - sl.start
     full = {k: np.broadcast_to(np.asarray(env[k]), (n,)) for k in KEYS}
     fits = full["peak_bytes_per_rank"] <= margin * full["hbm_bytes"]

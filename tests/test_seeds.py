@@ -7,7 +7,6 @@ the test asserts the engine's figure and says why.  Rows come from the shipped e
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pytest

@@ -13,7 +13,6 @@ from .expr import (
     Col,
     IsBlank,
     Lookup,
-    Ref,
     all_of,
     any_of,
     ceil,
@@ -366,7 +365,7 @@ def build() -> Registry:
     bpp_sum = total_of([bpp[s] for s, *_ in STATES])
     bpp_hbm = total_of([if_(hbm(s), bpp[s], 0) for s, *_ in STATES])
     state_bpp = d("state_bytes_per_param", bpp_sum, BPP, "model-state bytes per parameter", "每参数模型状态字节", SEED002)
-    logical = d("state_bytes_logical_total", total * state_bpp, BYTES, "whole model state, all ranks", "全模型状态（所有卡合计）", SEED002 + ": 5T × 18 B = 90 TB")
+    d("state_bytes_logical_total", total * state_bpp, BYTES, "whole model state, all ranks", "全模型状态（所有卡合计）", SEED002 + ": 5T × 18 B = 90 TB")
     logical_hbm = d("state_bytes_logical_hbm", total * bpp_hbm, BYTES, "whole model state placed in HBM", "放在显存中的全模型状态", "CONTRACT §3.10 (capacity gate)")
     host_node = d("host_bytes_per_node", state_host * gpus_per_node, BYTES, "offloaded state per node (host memory)", "每节点主机内存中的状态", "host-located lines × GPUs per node")
     d("nvme_bytes_per_node", state_nvme * gpus_per_node, BYTES, "offloaded state per node (NVMe)", "每节点 NVMe 上的状态", "NVMe-located lines × GPUs per node")

@@ -192,46 +192,12 @@ def children(e: Expr) -> tuple[Expr, ...]:
     return ()
 
 
-def strict_refs(e: Expr) -> set[str]:
-    """Keys of quantities this expression uses *outside* a blank test.
-
-    A quantity whose value is blank makes any arithmetic on it blank; a blank test is the only
-    place a blank is an ordinary value.  The spreadsheet interpreter guards a formula with these
-    (``IF(OR(x="",…),"",…)``) so that Excel and LibreOffice give a blank where Python gives None.
-    """
-    out: set[str] = set()
-
-    def walk(n: Expr) -> None:
-        if isinstance(n, IsBlank):
-            return
-        if isinstance(n, Ref):
-            out.add(n.key)
-        for c in children(n):
-            walk(c)
-
-    walk(e)
-    return out
-
-
 def all_refs(e: Expr) -> set[str]:
     out: set[str] = set()
 
     def walk(n: Expr) -> None:
         if isinstance(n, Ref):
             out.add(n.key)
-        for c in children(n):
-            walk(c)
-
-    walk(e)
-    return out
-
-
-def all_cols(e: Expr) -> set[str]:
-    out: set[str] = set()
-
-    def walk(n: Expr) -> None:
-        if isinstance(n, Col):
-            out.add(n.name)
         for c in children(n):
             walk(c)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from .expr import BinOp, Call, Cmp, Col, Const, Expr, If, IsBlank, Lookup, Ref, lift
+from .expr import all_refs, BinOp, Call, Cmp, Col, Const, Expr, If, IsBlank, Lookup, Ref, lift
 
 # Units.  Numbers are bytes, FLOPs, seconds... inside; formatting happens at the edge.
 BYTES = "bytes"
@@ -69,7 +69,7 @@ class Registry:
         if key in self._q:
             raise ValueError(f"quantity {key!r} defined twice")
         e = lift(expr)
-        for r in _refs(e):
+        for r in all_refs(e):
             if r not in self._q:
                 raise ValueError(f"{key!r} refers to {r!r}, which is not defined before it")
         nullable = self._maybe_none(e, frozenset())
@@ -150,7 +150,3 @@ def needs_of(reg: "Registry", e: Expr, _memo: dict | None = None) -> frozenset:
     return out
 
 
-def _refs(e: Expr) -> set[str]:
-    from .expr import all_refs
-
-    return all_refs(e)

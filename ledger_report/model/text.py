@@ -68,7 +68,7 @@ def _render(reg: Registry, e: Expr, values: Mapping[str, Any], lang: str, expand
     if isinstance(e, Col):
         return str(e.name)
     if isinstance(e, Lookup):
-        v = _ev_sub(e, values)
+        v = _eval(reg, e, values)
         return units.num(v) + (" B" if e.field == "bytes" else "")
     if isinstance(e, If):
         c = _eval(reg, e.cond, values)
@@ -107,10 +107,5 @@ def _flatten_sum(e: Expr) -> list[Expr]:
 
 
 def _eval(reg: Registry, e: Expr, values: Mapping[str, Any]) -> Any:
-    """Evaluate a sub-expression from the row's already computed quantities."""
-    return _ev_sub(e, values)
-
-
-def _ev_sub(e: Expr, values: Mapping[str, Any]) -> Any:
     """A sub-expression on the row's computed values, by the engine's own scalar interpreter."""
     return eval_scalar(e, values, values, tables())

@@ -178,14 +178,6 @@ class PackagedAssetFetcher(URLFetcher):
 # Jinja2
 
 
-def _gb(n):
-    return units.gb(n)
-
-
-def _gib(n):
-    return units.gib(n)
-
-
 @lru_cache(maxsize=4)
 def _environment(root: str) -> jinja2.Environment:
     env = jinja2.Environment(
@@ -197,8 +189,8 @@ def _environment(root: str) -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters.update(
-        gb=_gb,
-        gib=_gib,
+        gb=units.gb,
+        gib=units.gib,
         num=units.num,
         sci=units.sci,
         params=units.params,

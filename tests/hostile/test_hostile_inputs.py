@@ -27,35 +27,10 @@ from ledger_report.config import COLUMN_NAMES
 from ledger_report.errors import InputError
 from ledger_report.inputs import read_configs
 
+from files import rewrite_entry, write_csv, write_xlsx
+
 
 # --- helpers ---------------------------------------------------------------------------------
-
-
-def write_csv(tmp_path: Path, text: str, name: str = "inputs.csv") -> Path:
-    path = tmp_path / name
-    path.write_bytes(text.encode("utf-8"))
-    return path
-
-
-def write_xlsx(tmp_path: Path, rows: list[list], name: str = "inputs.xlsx", setup=None) -> Path:
-    wb = openpyxl.Workbook()
-    ws = wb.active
-    ws.title = "Inputs"
-    for row in rows:
-        ws.append(row)
-    if setup is not None:
-        setup(ws)
-    path = tmp_path / name
-    wb.save(path)
-    return path
-
-
-def rewrite_entry(path: Path, entry: str, change) -> None:
-    with zipfile.ZipFile(path) as zin:
-        parts = [(info.filename, zin.read(info.filename)) for info in zin.infolist()]
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zout:
-        for name, data in parts:
-            zout.writestr(name, change(data) if name == entry else data)
 
 
 def add_entry(path: Path, name: str, data: bytes, compression: int = zipfile.ZIP_DEFLATED) -> None:
