@@ -74,6 +74,8 @@ def test_wrong_usage_exits_2():
     """CONTRACT §1: wrong usage is click's own exit status 2."""
     assert CliRunner().invoke(main, ["calc"]).exit_code == 2
     assert CliRunner().invoke(main, ["build", str(EXAMPLE), "--format", "docx"]).exit_code == 2
+    zero_jobs = CliRunner().invoke(main, ["build", str(EXAMPLE), "--jobs", "0"])
+    assert zero_jobs.exit_code == 2 and "--jobs" in zero_jobs.output
 
 
 @pytest.mark.parametrize("cmd", ["build", "calc", "template", "gpus", "plan"])

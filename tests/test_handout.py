@@ -449,3 +449,169 @@ def test_same_input_gives_byte_identical_pdf_and_leaves_the_environment_alone(mo
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1234567890")
     handout.render_pdf(doc, "en", warnings=[])
     assert os.environ["SOURCE_DATE_EPOCH"] == "1234567890"
+
+
+# --------------------------------------------------------------------------------------------
+# The fast parse: the XML tree is the tree WeasyPrint's HTML5 parser builds
+
+
+def _canon(element, depth: int = 0, out: list | None = None) -> list:
+    """Every element as (depth, tag, attributes, text, tail), in document order."""
+    out = [] if out is None else out
+    out.append((depth, element.tag, sorted(element.attrib.items()), element.text or "", element.tail or ""))
+    for child in element:
+        _canon(child, depth + 1, out)
+    return out
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_xml_tree_is_the_tree_the_html5_parser_builds(doc, lang):
+    """The handout's HTML parsed by expat (handout._tree) gives, element by element, the tree
+    tinyhtml5 (WeasyPrint's own parser) gives: tags (the bar's SVG namespace too), attributes,
+    text and whitespace, for the four seed pages, the hostile note and the overflow cases."""
+    import tinyhtml5
+
+    hostile = dict(QWEN3_8B, name='evil <img src="file:///etc/hostname">', notes=HOSTILE_NOTE)
+    for d in (doc, _doc(hostile), _doc(*_overflow_rows())):
+        html = handout.render_html(d, lang)
+        theirs = _canon(tinyhtml5.parse(html, namespace_html_elements=False))
+        ours = _canon(handout._tree(html))
+        assert len(ours) > 100 and ours == theirs
+
+
+def test_prepared_document_renders_as_weasyprints_own(doc, monkeypatch):
+    """handout._document sets the attributes weasyprint.HTML.__init__ sets (WeasyPrint is pinned
+    to 70.x, whose internals it relies on) and renders to the same PDF bytes."""
+    import weasyprint
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", handout.FIXED_SOURCE_DATE_EPOCH)
+    root = handout.templates_dir()
+    html = handout.render_html(_doc(QWEN3_8B, OFFLOAD), "zh")
+    ours = handout._document(html, root)
+    theirs = weasyprint.HTML(string=html, base_url=root.as_uri() + "/", url_fetcher=handout.PackagedAssetFetcher(root))
+    assert set(vars(ours)) == set(vars(theirs))
+    assert (ours.base_url, ours.media_type) == (theirs.base_url, theirs.media_type)
+    assert ours.write_pdf() == theirs.write_pdf()
+
+
+def test_characters_xml_forbids_are_shown_as_replacement_characters():
+    """The reader refuses control characters, but a document built by a script may hold them:
+    the page shows U+FFFD for each instead of failing to parse."""
+    d = _doc(MOE_5T)
+    d["configs"][0]["notes"] = "bell\x07 nul\x00 end\ufffe"
+    text = "".join(handout._tree(handout.render_html(d, "en")).itertext())
+    assert "bell\ufffd nul\ufffd end\ufffd" in text
+
+
+# --------------------------------------------------------------------------------------------
+# Parts rendered side by side, assembled into one PDF
+
+
+@pytest.mark.parametrize(
+    ("n", "pages"),
+    [(0, [1]), (1, [2]), (7, [8]), (8, [4, 5]), (18, [9, 10]), (100, [26, 26, 26, 26])],
+)
+def test_parts_are_fixed_by_the_number_of_configurations(n, pages):
+    """Below 8 configurations one part; up to 32 pages two; then four (counted by hand: the
+    example's 18 configurations + 1 summary page = 9 + 10; 100 + 4 summary pages = 4 × 26).
+    The summary is in the first part; every configuration is in exactly one part, in order."""
+    parts = handout._parts(n)
+    n_summary = max(1, -(-n // handout.SUMMARY_ROWS_PER_PAGE))
+    assert [len(p.configs) + (n_summary if p.summary else 0) for p in parts] == pages
+    assert [p.summary for p in parts] == [True] + [False] * (len(parts) - 1)
+    assert [i for p in parts for i in p.configs] == list(range(n))
+
+
+def test_a_thousand_configurations_are_parts_of_at_most_64_pages():
+    """1,000 configurations (34 summary pages): 20 parts of 51-52 pages, so no worker holds
+    more than PART_MAX_PAGES laid-out pages."""
+    parts = handout._parts(1000)
+    sizes = [len(p.configs) + (34 if p.summary else 0) for p in parts]
+    assert len(parts) == 20 and sum(sizes) == 1034 and set(sizes) == {51, 52}
+
+
+def _many(n: int) -> dict:
+    shapes = [QWEN3_8B, MOE_35B, MOE_5T, OFFLOAD]
+    rows = [dict(shapes[k % 4], name=f"{shapes[k % 4]['name']}-{k}") for k in range(n)]
+    rows[-1]["notes"] = "parrot \U0001F99C"  # a glyph no font has: a .notdef warning from the last part
+    return _doc(*rows)
+
+
+@pytest.fixture(scope="module")
+def parted(tmp_path_factory):
+    """Ten configurations (two parts), rendered in one process and by two workers."""
+    assert handout._can_fork()  # else jobs=2 would quietly run in one process too
+    doc = _many(handout.PARALLEL_MIN_CONFIGS + 2)
+    tmp = tmp_path_factory.mktemp("parted")
+    out = {}
+    for jobs in (1, 2):
+        warnings: list[str] = []
+        calls: list[tuple[int, int]] = []
+        pdf = handout.render_pdf(doc, "en", warnings=warnings, jobs=jobs, progress=lambda d, t: calls.append((d, t)))
+        path = tmp / f"jobs{jobs}.pdf"
+        path.write_bytes(pdf)
+        out[jobs] = (path, pdf, warnings, calls)
+    return doc, out
+
+
+def test_workers_give_the_same_bytes_as_one_process(parted):
+    """The PDF does not depend on the number of worker processes (the parts are fixed by the
+    input), and warnings raised in a worker reach the caller, in the same order."""
+    doc, out = parted
+    assert len(handout._parts(len(doc["configs"]))) == 2
+    assert out[1][1] == out[2][1]
+    assert out[1][2] == out[2][2] and any(".notdef" in w for w in out[2][2])
+
+
+def test_assembled_pdf_has_every_page_in_order_with_its_number(parted):
+    """11 pages: the summary, then configuration k on page k + 2 with "k + 2 / 11" printed on it,
+    across the boundary between the two parts."""
+    doc, out = parted
+    path = out[2][0]
+    assert _page_count(path) == 11
+    pages = _pages_text(path)
+    for k, c in enumerate(doc["configs"]):
+        assert c["name"] in pages[k + 1] and f"{k + 2} / 11" in pages[k + 1]
+        assert all(o["name"] not in pages[k + 1] for o in doc["configs"] if o is not c)
+        missing = [f for f in _figures(c, "en") if f not in pages[k + 1]]
+        assert not missing, f"{c['name']}: missing {missing}"
+
+
+def test_assembled_pdf_keeps_one_bookmark_per_page(parted):
+    """The outline (WeasyPrint's bookmarks from the headings) spans both parts: one top-level
+    entry per page, titled with the page's heading and pointing at that page."""
+    import pypdf
+
+    doc, out = parted
+    reader = pypdf.PdfReader(out[2][0])
+    top = [item for item in reader.outline if not isinstance(item, list)]  # nested lists are h2 entries
+    assert [str(item.title) for item in top[1:]] == [c["name"] for c in doc["configs"]]
+    assert [reader.get_destination_page_number(item) for item in top] == list(range(11))
+    assert "/Names" not in reader.trailer["/Root"]  # the layout markers' destinations are left out
+    assert str(reader.metadata["/Producer"]).startswith("WeasyPrint")
+    assert str(reader.trailer["/Root"]["/Lang"]) == "en"
+
+
+def test_progress_counts_pages_as_parts_finish(parted):
+    """progress(done, total) after each part: the first part is the summary + 4 configurations."""
+    _, out = parted
+    assert out[1][3] == out[2][3] == [(5, 11), (11, 11)]
+
+
+def test_an_error_in_a_worker_reaches_the_caller(monkeypatch):
+    """A refused asset inside a worker process is the same HandoutError as in one process."""
+    monkeypatch.setattr(handout.PackagedAssetFetcher, "asset_path", lambda self, url: None)
+    doc = _many(handout.PARALLEL_MIN_CONFIGS)
+    for jobs in (1, 2):
+        with pytest.raises(handout.HandoutError, match="template error"):
+            handout.render_pdf(doc, "en", warnings=[], jobs=jobs)
+
+
+def test_jobs_from_the_environment(monkeypatch):
+    monkeypatch.setenv("LEDGER_REPORT_JOBS", "3")
+    assert handout.default_jobs() == 3
+    monkeypatch.setenv("LEDGER_REPORT_JOBS", "many")
+    with pytest.raises(handout.HandoutError, match="LEDGER_REPORT_JOBS"):
+        handout.default_jobs()
+    monkeypatch.delenv("LEDGER_REPORT_JOBS")
+    assert handout.default_jobs() >= 1
