@@ -615,3 +615,15 @@ def test_jobs_from_the_environment(monkeypatch):
         handout.default_jobs()
     monkeypatch.delenv("LEDGER_REPORT_JOBS")
     assert handout.default_jobs() >= 1
+
+
+def _worker_dies(j: int):
+    os._exit(3)
+
+
+def test_a_worker_that_dies_is_an_error_not_a_hang(monkeypatch):
+    """A worker process that stops without a result (a crash inside a C library, say) ends the
+    render with a HandoutError that says how to render in one process."""
+    monkeypatch.setattr(handout, "_part_task", _worker_dies)
+    with pytest.raises(handout.HandoutError, match="stopped unexpectedly.*-j 1"):
+        handout.render_pdf(_many(handout.PARALLEL_MIN_CONFIGS), "en", warnings=[], jobs=2)

@@ -38,6 +38,7 @@ and either appended to the caller's ``warnings`` list (the tests fail on any) or
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import gc
 import io
@@ -47,6 +48,7 @@ import mimetypes
 import multiprocessing
 import os
 import re
+import signal
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -665,6 +667,12 @@ def _render_part(doc: Mapping[str, Any], lang: str, root: Path, part: _Part, fit
 _FORKED: tuple | None = None
 
 
+def _worker_init() -> None:
+    """In a worker: Ctrl-C is the parent's to handle (it stops the workers), not a traceback
+    from each of them."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _part_task(j: int) -> tuple[bytes, list[str]]:
     doc, lang, root, parts, fits = _FORKED
     return _render_part(doc, lang, root, parts[j], list(fits))
@@ -706,12 +714,21 @@ def _render_parts(doc, lang, root, parts, fits, jobs, progress) -> list[tuple[by
         gc.collect()
         gc.freeze()
         try:
-            with multiprocessing.get_context("fork").Pool(workers) as pool:
-                for j, result in enumerate(pool.imap(_part_task, range(len(parts)))):
+            # ProcessPoolExecutor forks all its workers before it starts its own thread, and
+            # notices a worker that dies (a Pool would wait for its result forever).
+            with concurrent.futures.ProcessPoolExecutor(
+                workers, mp_context=multiprocessing.get_context("fork"), initializer=_worker_init
+            ) as pool:
+                for j, result in enumerate(pool.map(_part_task, range(len(parts)))):
                     results.append(result)
                     done += pages[j]
                     if progress:
                         progress(done, total)
+        except concurrent.futures.process.BrokenProcessPool as err:
+            raise HandoutError(
+                f"A process rendering the handout stopped unexpectedly ({err}); try again with -j 1 "
+                "(LEDGER_REPORT_JOBS=1) to render in one process."
+            ) from None
         finally:
             _FORKED = None
             gc.unfreeze()
