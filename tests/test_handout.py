@@ -593,9 +593,11 @@ def test_assembled_pdf_keeps_one_bookmark_per_page(parted):
 
 
 def test_progress_counts_pages_as_parts_finish(parted):
-    """progress(done, total) after each part: the first part is the summary + 4 configurations."""
+    """progress(done, total) after each part: the first part is the summary + 4 configurations,
+    the second 6 configurations; side by side, either may finish first."""
     _, out = parted
-    assert out[1][3] == out[2][3] == [(5, 11), (11, 11)]
+    assert out[1][3] == [(5, 11), (11, 11)]
+    assert out[2][3] in ([(5, 11), (11, 11)], [(6, 11), (11, 11)])
 
 
 def test_an_error_in_a_worker_reaches_the_caller(monkeypatch):
