@@ -86,7 +86,7 @@ def run(label: str, doc: dict, lang: str, repeat: int, jobs: int) -> dict:
                     "gc": gc_s}
     n_configs = len(doc["configs"])
     parts = handout._parts(n_configs)
-    pages = n_configs + max(1, -(-n_configs // handout.SUMMARY_ROWS_PER_PAGE))
+    pages = sum(p.pages for p in parts)
     fits = [handout._first_fit(c, lang) for c in doc["configs"]]
     first = collections.Counter(f.density for f in fits)
     return {

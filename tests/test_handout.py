@@ -518,6 +518,7 @@ def test_parts_are_fixed_by_the_number_of_configurations(n, pages):
     parts = handout._parts(n)
     n_summary = max(1, -(-n // handout.SUMMARY_ROWS_PER_PAGE))
     assert [len(p.configs) + (n_summary if p.summary else 0) for p in parts] == pages
+    assert [p.pages for p in parts] == pages
     assert [p.summary for p in parts] == [True] + [False] * (len(parts) - 1)
     assert [i for p in parts for i in p.configs] == list(range(n))
 

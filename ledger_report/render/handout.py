@@ -26,9 +26,9 @@ as well-formed XHTML, is parsed by expat instead of WeasyPrint's HTML5 parser (:
 
 Determinism (reliability.md §4.4, DET-01/05): WeasyPrint's font subsets carry a timestamp, so the
 render runs with ``SOURCE_DATE_EPOCH`` set (to a fixed date unless the caller already set one) and
-the variable is restored afterwards; the parts do not depend on the machine, and the joined PDF's
-file ID is a hash of its content.  Same document, same fonts, same WeasyPrint → same bytes, with
-one worker or many.
+the variable is restored afterwards; the parts do not depend on the machine, and pypdf joins them
+without a file ID or date of its own.  Same document, same fonts, same WeasyPrint → same bytes,
+with one worker or many.
 
 WeasyPrint reports problems (a ``.notdef`` glyph, i.e. tofu; the slow fontTools fallback when
 ``libharfbuzz-subset0`` is missing; bad CSS) as log records.  They are collected during each render
@@ -362,6 +362,11 @@ def _config_view(i: int, c: Mapping[str, Any], rank: int, fit: _Fit, page_no: in
     }
 
 
+def _summary_page_count(n_configs: int) -> int:
+    """Pages of the summary: SUMMARY_ROWS_PER_PAGE rows each, one page even with no rows."""
+    return max(1, math.ceil(n_configs / SUMMARY_ROWS_PER_PAGE))
+
+
 def _view(doc: Mapping[str, Any], lang: str, fits: Sequence[_Fit], only: Sequence[int] | None = None,
           summary: bool | None = None) -> dict[str, Any]:
     """Everything the template needs; with ``only``, just those configurations' pages (a part of
@@ -370,13 +375,13 @@ def _view(doc: Mapping[str, Any], lang: str, fits: Sequence[_Fit], only: Sequenc
     configs = list(doc["configs"])
     order = sorted(enumerate(configs), key=_rank_key)
     rank_of = {i: r for r, (i, _) in enumerate(order, 1)}
-    n_summary = max(1, math.ceil(len(configs) / SUMMARY_ROWS_PER_PAGE))
+    n_summary = _summary_page_count(len(configs))
     n_pages = n_summary + len(configs)
     wanted = range(len(configs)) if only is None else only
     pages = {i: _config_view(i, configs[i], rank_of[i], fits[i], n_summary + i + 1, n_pages) for i in wanted}
     summary_pages: list[list[dict[str, Any]]] = []
     if summary or (summary is None and only is None):
-        rows = [_config_view(i, configs[i], rank_of[i], fits[i], n_summary + i + 1, n_pages) if i not in pages else pages[i]
+        rows = [pages.get(i) or _config_view(i, configs[i], rank_of[i], fits[i], n_summary + i + 1, n_pages)
                 for i, _ in order]
         summary_pages = [rows[k : k + SUMMARY_ROWS_PER_PAGE] for k in range(0, len(rows), SUMMARY_ROWS_PER_PAGE)] or [[]]
     return {
@@ -580,7 +585,7 @@ def _refit(fit: _Fit, m: _Measure) -> _Fit:
 
 # --------------------------------------------------------------------------------------------
 # Parts: the handout is laid out and written in parts of about equal page counts, which worker
-# processes render side by side (WeasyPrint is pure Python and single-threaded: ~0.2 s a page),
+# processes render side by side (WeasyPrint is pure Python and single-threaded: ~0.25 s a page),
 # and one PDF is assembled from the parts' PDFs.  The parts depend only on the number of
 # configurations, never on the machine, so the PDF is the same bytes with one worker or many.
 
@@ -590,10 +595,12 @@ PART_MAX_PAGES = 64  # bounds a worker's memory: a 52-page part peaked at 400 MB
 
 @dataclass(frozen=True)
 class _Part:
-    """One part of the handout: the summary pages (first part only) and a run of configurations."""
+    """One part of the handout: the summary pages (first part only) and a run of configurations;
+    ``pages`` counts both."""
 
     summary: bool
     configs: range
+    pages: int
 
 
 def _parts(n_configs: int) -> list[_Part]:
@@ -601,7 +608,7 @@ def _parts(n_configs: int) -> list[_Part]:
     to 32 pages; else a multiple of four parts of at most :data:`PART_MAX_PAGES` pages (four keeps
     two or four cores equally busy).  Page counts differ by at most one between parts; the summary
     pages count as pages of the first part."""
-    n_summary = max(1, math.ceil(n_configs / SUMMARY_ROWS_PER_PAGE))
+    n_summary = _summary_page_count(n_configs)
     pages = n_summary + n_configs
     if n_configs < PARALLEL_MIN_CONFIGS:
         k = 1
@@ -611,7 +618,8 @@ def _parts(n_configs: int) -> list[_Part]:
         k = 4 * math.ceil(pages / (4 * PART_MAX_PAGES))
     bounds = [max(j * pages // k - n_summary, 0) for j in range(k + 1)]
     bounds[-1] = n_configs
-    return [_Part(j == 0, range(bounds[j], bounds[j + 1])) for j in range(k) if j == 0 or bounds[j + 1] > bounds[j]]
+    return [_Part(j == 0, range(bounds[j], bounds[j + 1]), bounds[j + 1] - bounds[j] + (n_summary if j == 0 else 0))
+            for j in range(k) if j == 0 or bounds[j + 1] > bounds[j]]
 
 
 def _pages(doc: Mapping[str, Any], lang: str, root: Path, part: _Part, fits: list[_Fit]):
@@ -668,8 +676,8 @@ _FORKED: tuple | None = None
 
 
 def _part_task(j: int) -> tuple[bytes, list[str]]:
-    doc, lang, root, parts, fits = _FORKED
-    return _render_part(doc, lang, root, parts[j], list(fits))
+    doc, lang, root, parts, fits = _FORKED  # the child's own copy: _pages may change its fits
+    return _render_part(doc, lang, root, parts[j], fits)
 
 
 def _child(j: int, conn) -> None:
@@ -752,40 +760,36 @@ def _can_fork() -> bool:
 
 
 def _render_parts(doc, lang, root, parts, fits, jobs, progress) -> list[tuple[bytes, list[str]]]:
-    pages = [len(p.configs) + (max(1, math.ceil(len(doc["configs"]) / SUMMARY_ROWS_PER_PAGE)) if p.summary else 0)
-             for p in parts]
-    total, done = sum(pages), 0
-    results: list[tuple[bytes, list[str]]] = []
+    """Every part's PDF and warnings, in part order: in forked processes side by side when there
+    are several parts, more than one job and it is safe to fork; else one after the other here."""
+    total, done = sum(p.pages for p in parts), 0
+    results: dict[int, tuple[bytes, list[str]]] = {}
+
+    def finished(j: int, result: tuple[bytes, list[str]]) -> None:
+        nonlocal done
+        results[j] = result
+        done += parts[j].pages
+        if progress:
+            progress(done, total)
+
     workers = min(jobs, len(parts))
     if workers > 1 and _can_fork():
         global _FORKED
-        _FORKED = (doc, lang, root, parts, tuple(fits))
+        _FORKED = (doc, lang, root, parts, fits)
         # Objects the workers inherit are moved out of the collector's reach: a forked worker
         # that collects them touches (and so copies) every page of the parent's heap, which made
         # the workers ~25 % slower.
         gc.collect()
         gc.freeze()
-        by_part: dict[int, tuple[bytes, list[str]]] = {}
-
-        def finished(j: int, result: tuple[bytes, list[str]]) -> None:
-            nonlocal done
-            by_part[j] = result
-            done += pages[j]
-            if progress:
-                progress(done, total)
-
         try:
             _forked(len(parts), workers, finished)
         finally:
             _FORKED = None
             gc.unfreeze()
-        return [by_part[j] for j in range(len(parts))]
-    for j, part in enumerate(parts):
-        results.append(_render_part(doc, lang, root, part, fits))
-        done += pages[j]
-        if progress:
-            progress(done, total)
-    return results
+    else:
+        for j, part in enumerate(parts):
+            finished(j, _render_part(doc, lang, root, part, fits))
+    return [results[j] for j in range(len(parts))]
 
 
 def _merge(pdfs: Sequence[bytes]) -> bytes:
