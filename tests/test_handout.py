@@ -11,6 +11,7 @@ poppler or CJK font fails these tests rather than skipping them (scripts/setup.s
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import subprocess
@@ -618,6 +619,34 @@ def test_jobs_from_the_environment(monkeypatch):
         handout.default_jobs()
     monkeypatch.delenv("LEDGER_REPORT_JOBS")
     assert handout.default_jobs() >= 1
+
+
+_PART_TASK = handout._part_task
+
+
+def _part_task_reporting_gc(j: int):
+    """A worker's part, then a report of the cyclic collector in that worker: whether it is on,
+    and how many collections ran during and after the render (allocations after the render are
+    when a collector turned back on would walk every object the render made)."""
+    collections: list[int] = []
+    gc.callbacks.append(lambda phase, info: collections.append(info["generation"]) if phase == "stop" else None)
+    pdf, messages = _PART_TASK(j)
+    _allocated_after = [[] for _ in range(10_000)]
+    return pdf, messages + [f"gc enabled={gc.isenabled()} collections={len(collections)}"]
+
+
+def test_a_worker_never_collects_garbage(monkeypatch):
+    """A forked worker exits once its part is sent, so the cyclic collector stays off in it for
+    good: turned back on after the render, it walked the render's objects before the process
+    ended (measured here: 0.30 s after a 13-page part, ~23 ms a page, ~9 % of the part)."""
+    monkeypatch.setattr(handout, "_part_task", _part_task_reporting_gc)
+    warnings: list[str] = []
+    doc = _many(handout.PARALLEL_MIN_CONFIGS)
+    assert gc.isenabled()
+    handout.render_pdf(doc, "en", warnings=warnings, jobs=2)
+    reports = [w for w in warnings if w.startswith("gc ")]
+    assert reports == ["gc enabled=False collections=0"] * len(handout._parts(len(doc["configs"])))
+    assert gc.isenabled()  # the parent's collector is as it was
 
 
 def _worker_dies(j: int):

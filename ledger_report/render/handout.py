@@ -685,8 +685,12 @@ def _child(j: int, conn) -> None:
     One process per part: its memory goes back to the system when it exits, with no garbage
     collection (a part leaves ~16,000 objects in reference cycles per page, and collecting them
     costs ~20 ms a page; a process that rendered part after part without collecting grew to
-    2.5 GB for 1,000 configurations).  Ctrl-C is the parent's to handle."""
+    2.5 GB for 1,000 configurations).  So the collector stays off in the child for good: turned
+    back on after the render (as :func:`_no_cyclic_gc` does in one process), its next allocation
+    would walk every object the render made (~15 ms a page) just before the process exits.
+    Ctrl-C is the parent's to handle."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    gc.disable()
     try:
         message = (True, _part_task(j))
     except BaseException as err:  # noqa: BLE001 - sent to the parent, which raises it
@@ -779,6 +783,8 @@ def _render_parts(doc, lang, root, parts, fits, jobs, progress) -> list[tuple[by
         # Objects the workers inherit are moved out of the collector's reach: a forked worker
         # that collects them touches (and so copies) every page of the parent's heap, which made
         # the workers ~25 % slower.
+        # The template is compiled here, once, rather than in every worker (~0.1 s each).
+        environment().get_template(MAIN_TEMPLATE)
         gc.collect()
         gc.freeze()
         try:
