@@ -20,7 +20,8 @@ re-renders a page that overflows at the next density (smaller type, shorter note
 
 Speed: WeasyPrint is pure Python, ~0.25 s of CPU per page here.  The handout is laid out in
 parts fixed by the number of configurations (:func:`_parts`), rendered by forked worker
-processes side by side and joined by pypdf (:func:`_merge`); and the template's HTML, written
+processes side by side (which never collect garbage: :func:`_child`) and joined by pypdf
+(:func:`_merge`); and the template's HTML, written
 as well-formed XHTML, is parsed by expat instead of WeasyPrint's HTML5 parser (:func:`_tree`,
 ~17 ms a page less), into the same tree.
 
