@@ -191,7 +191,7 @@ def test_summary_page_lists_every_candidate_ranked(built, doc):
     assert fitting and all(positions[f] < positions[o] for f in fitting for o in others)
 
 
-def test_summary_headers_break_before_the_parenthesis(built):
+def test_headers_break_before_the_parenthesis_never_mid_word(built):
     """A narrow summary header breaks before its parenthesised part, never inside it: the text
     layer (pdftotext, one line per laid-out line) holds "（预留）" whole on a line of its own, where
     the wrap used to give "期限天数（预" and "留）" (seen in a 110-dpi PNG of the summary)."""
@@ -200,6 +200,9 @@ def test_summary_headers_break_before_the_parenthesis(built):
     for head, note in (("期限天数", "（预留）"), ("最少 GPU", "（期限）"), ("最少 GPU", "（显存）")):
         assert head in lines and any(line.startswith(note) for line in lines), (head, note)
     assert not any(line.endswith("（预") for line in lines)
+    # and the items table's 计入峰值 ("in peak") column is wide enough for its header on one line
+    page = _run("pdftotext", "-f", "2", "-l", "2", "-enc", "UTF-8", path, "-")
+    assert "计入峰值" in page
 
 
 def test_numbers_are_identical_in_english_and_chinese(doc):
