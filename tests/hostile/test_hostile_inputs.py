@@ -290,6 +290,18 @@ def test_xml01_defusedxml_active():
     assert openpyxl.DEFUSEDXML is True
 
 
+def test_xml01_openpyxl_parses_with_the_standard_library_not_lxml():
+    """XML-01: the defusedxml cases below hold for openpyxl's standard-library parser.  With lxml
+    installed openpyxl parses through lxml instead, and a workbook part declaring an internal
+    entity then no longer got the refusal sentence with the pre-scan off (seen when pikepdf
+    brought lxml in: test_xml01_entity_attacks[workbook-part-defusedxml] failed; with the
+    pre-scan on, as in use, it was still refused).  A dependency that brings lxml must come with tests
+    of that path, so its arrival fails here first."""
+    import openpyxl.xml
+
+    assert openpyxl.xml.LXML is False
+
+
 @pytest.mark.parametrize("scan", [True, False], ids=["prescan", "defusedxml"])
 @pytest.mark.parametrize("attack", ["billion-laughs", "quadratic", "xxe-file", "xxe-http", "workbook-part"])
 def test_xml01_entity_attacks(tmp_path, monkeypatch, loopback, attack, scan):
