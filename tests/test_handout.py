@@ -645,7 +645,7 @@ def _part_task_reporting_gc(j: int):
     collections: list[int] = []
     gc.callbacks.append(lambda phase, info: collections.append(info["generation"]) if phase == "stop" else None)
     pdf, messages = _PART_TASK(j)
-    _allocated_after = [[] for _ in range(10_000)]
+    [[] for _ in range(10_000)]  # allocations after the render
     return pdf, messages + [f"gc enabled={gc.isenabled()} collections={len(collections)}"]
 
 

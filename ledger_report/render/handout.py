@@ -16,14 +16,13 @@ One page per configuration, always: each page is an inline block of fixed height
 does not split inline blocks across pages), so a page can never spill onto a second one.  What
 does not fit would be clipped, so the renderer checks each page's end markers after layout and
 re-renders a page that overflows at the next density (smaller type, shorter notes); see
-:func:`_settle_densities`.
+:func:`_pages` and :func:`_refit`.
 
 Speed: WeasyPrint is pure Python, ~0.25 s of CPU per page here.  The handout is laid out in
 parts fixed by the number of configurations (:func:`_parts`), rendered by forked worker
 processes side by side (which never collect garbage: :func:`_child`) and joined by pypdf
-(:func:`_merge`); and the template's HTML, written
-as well-formed XHTML, is parsed by expat instead of WeasyPrint's HTML5 parser (:func:`_tree`,
-~17 ms a page less), into the same tree.
+(:func:`_merge`); the template's HTML, written as well-formed XHTML, is parsed by expat instead
+of WeasyPrint's HTML5 parser (:func:`_tree`, ~17 ms a page less), into the same tree.
 
 Determinism (reliability.md §4.4, DET-01/05): WeasyPrint's font subsets carry a timestamp, so the
 render runs with ``SOURCE_DATE_EPOCH`` set (to a fixed date unless the caller already set one) and
@@ -379,11 +378,14 @@ def _view(doc: Mapping[str, Any], lang: str, fits: Sequence[_Fit], only: Sequenc
     n_summary = _summary_page_count(len(configs))
     n_pages = n_summary + len(configs)
     wanted = range(len(configs)) if only is None else only
-    pages = {i: _config_view(i, configs[i], rank_of[i], fits[i], n_summary + i + 1, n_pages) for i in wanted}
+
+    def page(i: int) -> dict[str, Any]:
+        return _config_view(i, configs[i], rank_of[i], fits[i], n_summary + i + 1, n_pages)
+
+    pages = {i: page(i) for i in wanted}
     summary_pages: list[list[dict[str, Any]]] = []
     if summary or (summary is None and only is None):
-        rows = [pages.get(i) or _config_view(i, configs[i], rank_of[i], fits[i], n_summary + i + 1, n_pages)
-                for i, _ in order]
+        rows = [pages.get(i) or page(i) for i, _ in order]
         summary_pages = [rows[k : k + SUMMARY_ROWS_PER_PAGE] for k in range(0, len(rows), SUMMARY_ROWS_PER_PAGE)] or [[]]
     return {
         "lang": lang,
@@ -487,11 +489,11 @@ def _collect_weasyprint_warnings() -> Iterator[_Collector]:
         logger.setLevel(old_level)
 
 
-# Characters XML 1.0 does not allow (C0 controls other than tab, LF and CR; U+FFFE, U+FFFF; lone
-# surrogates).  The template writes none, so any comes from user text; it is shown as U+FFFD.
 _SVG_NS = "http://www.w3.org/2000/svg"
 _SVG_TAG = "{%s}svg" % _SVG_NS
 _XMLNS_ATTR = "{http://www.w3.org/2000/xmlns/}xmlns"
+# Characters XML 1.0 does not allow (C0 controls other than tab, LF and CR; U+FFFE, U+FFFF; lone
+# surrogates).  The template writes none, so any comes from user text; it is shown as U+FFFD.
 _XML_INVALID = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
@@ -684,12 +686,11 @@ def _part_task(j: int) -> tuple[bytes, list[str]]:
 def _child(j: int, conn) -> None:
     """A forked process that renders part ``j``, sends the result (or the exception) and exits.
     One process per part: its memory goes back to the system when it exits, with no garbage
-    collection (a part leaves ~16,000 objects in reference cycles per page, and collecting them
-    costs ~20 ms a page; a process that rendered part after part without collecting grew to
-    2.5 GB for 1,000 configurations).  So the collector stays off in the child for good: turned
-    back on after the render (as :func:`_no_cyclic_gc` does in one process), its next allocation
-    would walk every object the render made (~15 ms a page) just before the process exits.
-    Ctrl-C is the parent's to handle."""
+    collection.  A part leaves ~16,000 objects in reference cycles per page and collecting them
+    costs ~20-23 ms a page; a process that rendered part after part without collecting grew to
+    2.5 GB for 1,000 configurations.  So the collector stays off in the child for good (turned
+    back on after the render, as :func:`_no_cyclic_gc` does in one process, its next allocation
+    would make that walk just before the process exits).  Ctrl-C is the parent's to handle."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     gc.disable()
     try:
@@ -781,11 +782,11 @@ def _render_parts(doc, lang, root, parts, fits, jobs, progress) -> list[tuple[by
     if workers > 1 and _can_fork():
         global _FORKED
         _FORKED = (doc, lang, root, parts, fits)
+        # The template is compiled here, once, rather than in every worker (~0.1 s each).
+        environment().get_template(MAIN_TEMPLATE)
         # Objects the workers inherit are moved out of the collector's reach: a forked worker
         # that collects them touches (and so copies) every page of the parent's heap, which made
         # the workers ~25 % slower.
-        # The template is compiled here, once, rather than in every worker (~0.1 s each).
-        environment().get_template(MAIN_TEMPLATE)
         gc.collect()
         gc.freeze()
         try:
@@ -810,7 +811,7 @@ def _merge(pdfs: Sequence[bytes]) -> bytes:
     for reader in readers:
         writer.append(reader, import_outline=True)
     first = readers[0]
-    writer.add_metadata({key: value for key, value in (first.metadata or {}).items()})
+    writer.add_metadata(dict(first.metadata or {}))
     catalog = writer.root_object
     lang = first.trailer["/Root"].get("/Lang")
     if lang is not None:
