@@ -4,7 +4,7 @@
 #
 #   scripts/setup.sh              # apt-get + venv + pip
 #   SKIP_APT=1 scripts/setup.sh   # venv + pip only (system packages already present)
-#   PYTHON=python3.11 scripts/setup.sh
+#   PYTHON=python3.12 scripts/setup.sh   # another interpreter (default: Debian's /usr/bin/python3)
 #
 # System packages, and why each is here:
 #   python3 python3-venv                  the interpreter and ensurepip for `python3 -m venv`
@@ -44,8 +44,22 @@ if [[ "${SKIP_APT:-0}" != "1" ]]; then
     apt-get install -y --no-install-recommends "${APT_PACKAGES[@]}"
 fi
 
-PYTHON="${PYTHON:-python3}"
-"$PYTHON" -m venv .venv
+# The interpreter: Debian's /usr/bin/python3 (installed above) unless PYTHON names another.  On
+# these machines `python3` on PATH may be pyenv's 3.11.7, a shared-library build without profile
+# guided optimisation; Debian's is a static, optimised build, and the handout (pure-Python
+# WeasyPrint) takes ~20 % less CPU under it (bench/bench_handout.py prints which build it ran on).
+if [[ -z "${PYTHON:-}" ]]; then
+  if [[ -x /usr/bin/python3 ]]; then PYTHON=/usr/bin/python3; else PYTHON=python3; fi
+fi
+# A .venv made from another interpreter is made again (its packages were built for that one).
+want="$("$PYTHON" -c 'import os, sys; print(os.path.realpath(sys.executable))')"
+have=""
+if [[ -x .venv/bin/python ]]; then
+  have="$(.venv/bin/python -c 'import os, sys; print(os.path.realpath(sys._base_executable))' 2>/dev/null || true)"
+fi
+if [[ "$have" != "$want" ]]; then
+  "$PYTHON" -m venv --clear .venv
+fi
 .venv/bin/python -m pip install -e '.[test]'
 
 echo "setup.sh: ready; run the tests with .venv/bin/python -m pytest -q"
