@@ -10,12 +10,15 @@ this process and of all processes (this one and the workers it reaped; unlike wa
 not count time spent waiting for a CPU), bytes, the pages laid out by each WeasyPrint pass
 (one process only: the first pass lays out every page of a part, later passes only the pages that
 overflowed), the parts, and the first-guess densities.  The machine's load shows as wall time
-above CPU time.
+above CPU time.  Each run is made in a process forked for it from this one (after one untimed
+warm-up render here), so that no run inherits the heap of the runs before it.
 
     python bench/bench_handout.py                # 100 configurations + the example, en and zh
     python bench/bench_handout.py -n 20 --lang zh --repeat 3 --json
 
-Exit status 1 when the parallel run misses the goal of 0.1 s per page.  Without
+Exit status 1 when the parallel run of the generated configurations misses the goal of 0.1 s per
+page (the goal of issue 4; the example's figures are reported beside it).  On the 2-vCPU machines
+here the same run measured 0.086 to 0.131 s per page within minutes: compare runs made together.  Without
 ``libharfbuzz-subset0`` WeasyPrint subsets fonts with fontTools and a Chinese handout takes
 seconds more (the run's WeasyPrint warnings are printed, and that one names it).
 """
@@ -26,6 +29,7 @@ import argparse
 import collections
 import gc
 import json
+import multiprocessing
 import os
 import platform
 import resource
@@ -89,23 +93,55 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def _once(doc: dict, lang: str, jobs: int) -> dict:
+    """One timed render (see the module docstring)."""
+    warnings: list[str] = []
+    with _Counting() as counting:
+        t0, c0, k0 = time.perf_counter(), time.process_time(), _children_cpu()
+        pdf = handout.render_pdf(doc, lang, warnings=warnings, jobs=jobs)
+        seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+        cpu_all = cpu + _children_cpu() - k0  # + the workers, which render_pdf has reaped
+    # render_pdf pauses the cyclic garbage collector; what the render left is collected now
+    # (untimed above, reported below).
+    g0 = time.perf_counter()
+    gc.collect()
+    gc_s = time.perf_counter() - g0
+    return {"seconds": seconds, "cpu": cpu, "cpu_all": cpu_all, "bytes": len(pdf), "layouts": counting.layouts,
+            "warnings": warnings, "gc": gc_s}
+
+
+def _isolated(doc: dict, lang: str, jobs: int) -> dict:
+    """:func:`_once` in a process forked for it, so that every run starts from the same state, as
+    ``ledger-report build`` does: a run in this process would inherit the heap the runs before it
+    left (a parallel run after a one-process run measured 10.96 s, then 14.20 s, on 2026-12-01)."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return _once(doc, lang, jobs)
+    receive, send = multiprocessing.Pipe(duplex=False)
+    pid = os.fork()
+    if pid == 0:  # the child: measure, send, exit without running the parent's clean-up
+        status = 0
+        try:
+            send.send(_once(doc, lang, jobs))
+        except BaseException as err:  # noqa: BLE001 - reported by the parent
+            send.send({"error": repr(err)})
+            status = 1
+        finally:
+            send.close()
+            os._exit(status)
+    send.close()
+    result = receive.recv()
+    os.waitpid(pid, 0)
+    if "error" in result:
+        raise SystemExit(f"bench_handout: the run failed: {result['error']}")
+    return result
+
+
 def run(label: str, doc: dict, lang: str, repeat: int, jobs: int) -> dict:
     best = None
     for _ in range(repeat):
-        warnings: list[str] = []
-        with _Counting() as counting:
-            t0, c0, k0 = time.perf_counter(), time.process_time(), _children_cpu()
-            pdf = handout.render_pdf(doc, lang, warnings=warnings, jobs=jobs)
-            seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
-            cpu_all = cpu + _children_cpu() - k0  # + the workers, which render_pdf has reaped
-        # render_pdf pauses the cyclic garbage collector; collect what the render left now (untimed
-        # above, reported below), so that it is not charged to the next case.
-        g0 = time.perf_counter()
-        gc.collect()
-        gc_s = time.perf_counter() - g0
-        if best is None or seconds < best["seconds"]:
-            best = {"seconds": seconds, "cpu": cpu, "cpu_all": cpu_all, "bytes": len(pdf), "layouts": counting.layouts, "warnings": warnings,
-                    "gc": gc_s}
+        result = _isolated(doc, lang, jobs)
+        if best is None or result["seconds"] < best["seconds"]:
+            best = result
     n_configs = len(doc["configs"])
     parts = handout._parts(n_configs)
     pages = sum(p.pages for p in parts)
@@ -127,7 +163,9 @@ def run(label: str, doc: dict, lang: str, repeat: int, jobs: int) -> dict:
         "layouts": best["layouts"] if jobs == 1 else None,
         "first_guess_densities": dict(sorted(first.items())),
         "warnings": best["warnings"][:5],
-        "goal_met": best["seconds"] / pages <= GOAL_S_PER_PAGE,
+        # The goal is the issue's: the generated configurations, rendered as build renders them
+        # (in parallel); the example and the one-process runs are reported beside it.
+        "goal_met": best["seconds"] / pages <= GOAL_S_PER_PAGE if label == "generated" and jobs > 1 else None,
     }
 
 
@@ -164,10 +202,10 @@ def main() -> int:
                   f"garbage collection), {r['bytes'] / 1024:5.0f} KiB; parts {r['parts']}; "
                   + (f"pages laid out {r['layouts']}; " if r["layouts"] is not None else "")
                   + f"first-guess densities {r['first_guess_densities']}"
-                  + ("" if r["goal_met"] else "  (goal missed)"))
+                  + {None: "", True: "  (goal met)", False: "  (goal missed)"}[r["goal_met"]])
             for w in r["warnings"]:
                 print(f"    warning: {w}")
-    return 0 if all(r["goal_met"] for r in results if r["jobs"] == jobs) else 1
+    return 1 if any(r["goal_met"] is False for r in results) else 0
 
 
 if __name__ == "__main__":

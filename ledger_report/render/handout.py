@@ -69,6 +69,7 @@ from weasyprint.urls import FatalURLFetchingError, URLFetcher, URLFetcherRespons
 
 from ledger_report.errors import LedgerError
 from ledger_report.model import units
+from ledger_report.render import fast_paths
 
 __all__ = [
     "render_html",
@@ -592,6 +593,10 @@ def _refit(fit: _Fit, m: _Measure) -> _Fit:
 # and one PDF is assembled from the parts' PDFs.  The parts depend only on the number of
 # configurations, never on the machine, so the PDF is the same bytes with one worker or many.
 
+# WeasyPrint's layouts drawn as laid out and zlib at level 6 (:mod:`fast_paths`); off only in the
+# tests that compare against WeasyPrint's own way.
+FAST_PATHS = True
+
 PARALLEL_MIN_CONFIGS = 8  # fewer configurations: one part, rendered in this process
 PART_MAX_PAGES = 64  # bounds a worker's memory: a 52-page part peaked at 400 MB (~7 MB a laid-out page)
 
@@ -662,7 +667,7 @@ def _pages(doc: Mapping[str, Any], lang: str, root: Path, part: _Part, fits: lis
 
 def _render_part(doc: Mapping[str, Any], lang: str, root: Path, part: _Part, fits: list[_Fit]) -> tuple[bytes, list[str]]:
     """One part as a PDF, with the warnings its render raised (WeasyPrint's, and clipped pages)."""
-    with _RENDER_LOCK, _no_cyclic_gc(), _collect_weasyprint_warnings() as collected:
+    with _RENDER_LOCK, _no_cyclic_gc(), fast_paths.taken(FAST_PATHS, FAST_PATHS), _collect_weasyprint_warnings() as collected:
         try:
             document, clipped = _pages(doc, lang, root, part, fits)
             pdf = document.write_pdf()  # attachments, if any, are fetched here
