@@ -509,6 +509,45 @@ def test_prepared_document_renders_as_weasyprints_own(doc, monkeypatch):
     assert ours.write_pdf() == theirs.write_pdf()
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_handouts_user_agent_sheet_draws_what_weasyprints_draws(lang, monkeypatch):
+    """templates/handout-ua.css in place of WeasyPrint's html5_ua.css gives the same PDF bytes on
+    the seed pages, the overflow cases and the hostile note."""
+    import weasyprint
+
+    hostile = dict(QWEN3_8B, name='evil <img src="file:///etc/hostname">', notes=HOSTILE_NOTE)
+    for d in (_doc(QWEN3_8B, MOE_35B, MOE_5T, OFFLOAD), _doc(*_overflow_rows()), _doc(hostile)):
+        ours = handout.render_pdf(d, lang, warnings=[], jobs=1)
+        with monkeypatch.context() as m:
+            m.setattr(handout._HandoutHTML, "_ua_stylesheets", weasyprint.HTML._ua_stylesheets)
+            theirs = handout.render_pdf(d, lang, warnings=[], jobs=1)
+        assert ours == theirs
+
+
+def _selector_words(css: str) -> set[str]:
+    """The element names (and other bare words) in a stylesheet's selectors."""
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    selectors = re.findall(r"([^{}]*)\{", css)
+    return {w for sel in selectors for w in re.findall(r"(?<![\w.#:@-])([a-z][a-z0-9]*)(?![\w-])", sel)}
+
+
+def test_every_element_the_template_writes_has_its_user_agent_rules(doc):
+    """Every element of the handout's HTML that WeasyPrint's user-agent sheet styles is styled by
+    templates/handout-ua.css too: a new element in the template (an <em>, say) fails here until
+    its rules are copied over."""
+    from importlib import resources
+
+    theirs = _selector_words((resources.files("weasyprint.css") / "html5_ua.css").read_text("utf-8"))
+    ours = _selector_words((handout.templates_dir() / handout.UA_STYLESHEET).read_text("utf-8"))
+    hostile = dict(QWEN3_8B, name="<em>x</em>", notes=HOSTILE_NOTE)
+    tags = set()
+    for d in (doc, _doc(hostile), _doc(*_overflow_rows())):
+        for lang in ("en", "zh"):
+            tags |= {e.tag.rpartition("}")[2] for e in handout._tree(handout.render_html(d, lang)).iter()}
+    assert {"td", "li", "col", "br", "svg"} <= tags
+    assert tags & theirs <= ours, sorted((tags & theirs) - ours)
+
+
 def test_characters_xml_forbids_are_shown_as_replacement_characters():
     """The reader refuses control characters, but a document built by a script may hold them:
     the page shows U+FFFD for each instead of failing to parse."""
