@@ -25,7 +25,7 @@ template's HTML, written as well-formed XHTML, is parsed by expat instead of Wea
 parser (:func:`_tree`, ~17 ms a page less), into the same tree, and styled with a user-agent sheet
 of just the rules its elements need (:class:`_HandoutHTML`, 10-18 ms a page less, the same bytes);
 and while a part renders, WeasyPrint draws each text's layout as it laid it out and compresses at
-zlib level 6 (:mod:`ledger_report.render.fast_paths`, ~4 % of the instructions; the same pages).
+zlib level 6 (:mod:`ledger_report.render.fast_paths`, ~6 % of the instructions; the same pages).
 
 Determinism (reliability.md §4.4, DET-01/05): WeasyPrint's font subsets carry a timestamp, so the
 render runs with ``SOURCE_DATE_EPOCH`` set (to a fixed date unless the caller already set one) and
