@@ -36,7 +36,7 @@ def _streams(pdf: bytes) -> list[tuple[bytes, bytes]]:
     """Every stream object of the file: (decoded data, data as stored), in object order."""
     reader = pypdf.PdfReader(io.BytesIO(pdf))
     out = []
-    for number in range(1, len(reader.xref_objStm) + reader.trailer["/Size"]):
+    for number in range(1, reader.trailer["/Size"]):
         try:
             obj = reader.get_object(number)
         except Exception:  # noqa: BLE001 - free or compressed-away numbers

@@ -42,7 +42,6 @@ ZLIB_LEVEL = 6  # zlib.Z_DEFAULT_COMPRESSION's level
 SUPPORTED = weasyprint.__version__.split(".")[0] == "70"
 
 _Layout = _line_break.Layout
-_DEACTIVATE = _Layout.deactivate
 _REACTIVATE = _Layout.reactivate
 _SET_TEXT = _Layout.set_text
 # What Pango may take for the end of a paragraph (and so lays out differently in single-paragraph
