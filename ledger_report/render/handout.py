@@ -24,8 +24,9 @@ side (which never collect garbage: :func:`_child`) and joined by pypdf (:func:`_
 template's HTML, written as well-formed XHTML, is parsed by expat instead of WeasyPrint's HTML5
 parser (:func:`_tree`, ~17 ms a page less), into the same tree, and styled with a user-agent sheet
 of just the rules its elements need (:class:`_HandoutHTML`, 10-18 ms a page less, the same bytes);
-and while a part renders, WeasyPrint draws each text's layout as it laid it out and compresses at
-zlib level 6 (:mod:`ledger_report.render.fast_paths`, ~6 % of the instructions; the same pages).
+and while a part renders, WeasyPrint draws each text's layout as it laid it out, compresses at
+zlib level 6 and breaks a text repeated in the same style and width once
+(:mod:`ledger_report.render.fast_paths`, ~6 % and ~8 % of the instructions; the same pages).
 
 Determinism (reliability.md §4.4, DET-01/05): WeasyPrint's font subsets carry a timestamp, so the
 render runs with ``SOURCE_DATE_EPOCH`` set (to a fixed date unless the caller already set one) and
@@ -614,8 +615,8 @@ def _refit(fit: _Fit, m: _Measure) -> _Fit:
 # and one PDF is assembled from the parts' PDFs.  The parts depend only on the number of
 # configurations, never on the machine, so the PDF is the same bytes with one worker or many.
 
-# WeasyPrint's layouts drawn as laid out and zlib at level 6 (:mod:`fast_paths`); off only in the
-# tests that compare against WeasyPrint's own way.
+# WeasyPrint's layouts drawn as laid out, zlib at level 6 and repeated lines broken once
+# (:mod:`fast_paths`); off only in the tests that compare against WeasyPrint's own way.
 FAST_PATHS = True
 
 PARALLEL_MIN_CONFIGS = 8  # fewer configurations: one part, rendered in this process
@@ -688,7 +689,7 @@ def _pages(doc: Mapping[str, Any], lang: str, root: Path, part: _Part, fits: lis
 
 def _render_part(doc: Mapping[str, Any], lang: str, root: Path, part: _Part, fits: list[_Fit]) -> tuple[bytes, list[str]]:
     """One part as a PDF, with the warnings its render raised (WeasyPrint's, and clipped pages)."""
-    with _RENDER_LOCK, _no_cyclic_gc(), fast_paths.taken(layouts=FAST_PATHS, level6=FAST_PATHS), _collect_weasyprint_warnings() as collected:
+    with _RENDER_LOCK, _no_cyclic_gc(), fast_paths.taken(layouts=FAST_PATHS, level6=FAST_PATHS, lines=FAST_PATHS), _collect_weasyprint_warnings() as collected:
         try:
             document, clipped = _pages(doc, lang, root, part, fits)
             pdf = document.write_pdf()  # attachments, if any, are fetched here
