@@ -7,6 +7,7 @@ from __future__ import annotations
 import collections
 import inspect
 import io
+import logging
 import re
 import zlib
 
@@ -152,6 +153,31 @@ def test_an_ellipsis_is_drawn_on_the_boxs_own_layout():
         assert pdf(True) != theirs
     finally:
         fast_paths._draw_first_line = own
+
+
+def test_a_shared_line_with_a_missing_glyph_warns_each_time_it_is_drawn():
+    """A line with a glyph no font has is drawn by WeasyPrint each time (not from the first
+    drawing's calls), so its .notdef warning comes as often as WeasyPrint gives it, once per box;
+    and a line drawn from the first drawing's calls gives the same bytes."""
+    html = ("<style>@page { size: 80mm 40mm; margin: 2mm } p { font: 8pt 'Noto Sans CJK SC'; margin: 0 }</style>"
+            + "<p>parrot \U0001F99C</p><p>HBM</p>" * 3)
+
+    def pdf(lines: bool) -> tuple[bytes, int]:
+        records: list[logging.LogRecord] = []
+        handler = logging.Handler()
+        handler.emit = records.append
+        logger = logging.getLogger("weasyprint")
+        logger.addHandler(handler)
+        try:
+            with fast_paths.taken(layouts=True, level6=False, lines=lines):
+                out = weasyprint.HTML(string=html).write_pdf()
+        finally:
+            logger.removeHandler(handler)
+        return out, sum(".notdef" in r.getMessage() for r in records)
+
+    ours, theirs = pdf(True), pdf(False)
+    assert theirs[1] == 3
+    assert ours == theirs
 
 
 def test_level_6_streams_hold_the_same_content(docs, monkeypatch):
