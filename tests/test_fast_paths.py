@@ -1,4 +1,4 @@
-"""The three shortcuts through WeasyPrint's internals (ledger_report/render/fast_paths.py)
+"""The four shortcuts through WeasyPrint's internals (ledger_report/render/fast_paths.py)
 change nothing that is drawn: checked against renders without them, on the seed pages, the
 overflow cases and a note in Chinese, in both languages."""
 
@@ -9,6 +9,7 @@ import inspect
 import io
 import logging
 import re
+import sys
 import zlib
 
 import pydyf
@@ -17,6 +18,7 @@ import pytest
 import weasyprint
 import weasyprint.draw.text as draw_text
 import weasyprint.layout.inline as inline
+import weasyprint.layout.percent as percent
 import weasyprint.text.fonts as text_fonts
 import weasyprint.text.line_break as line_break
 
@@ -30,11 +32,12 @@ def docs() -> list[dict]:
     return [_doc(QWEN3_8B, MOE_35B, MOE_5T, OFFLOAD), _doc(*_overflow_rows())]
 
 
-def _render(doc: dict, lang: str, monkeypatch, *, layouts: bool, level6: bool, lines: bool = False) -> bytes:
+def _render(doc: dict, lang: str, monkeypatch, *, layouts: bool, level6: bool, lines: bool = False,
+            percentages: bool = False) -> bytes:
     """One render in this process with only the shortcuts asked for (handout's own are off)."""
     monkeypatch.setattr(handout, "FAST_PATHS", False)
     warnings: list[str] = []
-    with fast_paths.taken(layouts=layouts, level6=level6, lines=lines):
+    with fast_paths.taken(layouts=layouts, level6=level6, lines=lines, percentages=percentages):
         pdf = handout.render_pdf(doc, lang, warnings=warnings, jobs=1)
     assert warnings == []
     return pdf
@@ -62,6 +65,12 @@ def test_the_pinned_weasyprint_takes_the_shortcuts():
         assert line_break.Layout.deactivate is fast_paths._keep
         assert pydyf.zlib is fast_paths._ZLIB
         assert inline.split_first_line is fast_paths._split_first_line
+        # every module of WeasyPrint that holds resolve_percentages holds the shortcut
+        holders = [m for m in list(sys.modules.values()) if m and m.__name__.startswith("weasyprint")
+                   and getattr(m, "resolve_percentages", None) in (percent.resolve_percentages,
+                                                                   fast_paths._RESOLVE_PERCENTAGES)]
+        assert len(holders) >= 9 and percent.resolve_percentages is fast_paths._resolve_percentages
+        assert all(m.resolve_percentages is fast_paths._resolve_percentages for m in holders)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -180,6 +189,31 @@ def test_a_shared_line_with_a_missing_glyph_warns_each_time_it_is_drawn():
     assert ours == theirs
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_percentages_resolved_once_give_the_same_bytes(docs, lang, monkeypatch):
+    """Setting a box's margins, paddings, sizes and borders from the answer for an earlier box
+    of the same style and containing block gives a PDF identical byte for byte to WeasyPrint's
+    own way: alone, and with every other shortcut."""
+    for doc in docs:
+        theirs = _render(doc, lang, monkeypatch, layouts=False, level6=False)
+        assert _render(doc, lang, monkeypatch, layouts=False, level6=False, percentages=True) == theirs
+        assert _render(doc, lang, monkeypatch, layouts=True, level6=False, lines=True, percentages=True) == theirs
+
+
+def test_the_resolved_values_are_every_value_weasyprint_sets():
+    """The values kept for a box are every attribute resolve_percentages (and the box sizing it
+    applies) sets, read off WeasyPrint's source: one left out would keep the previous box's."""
+    source = inspect.getsource(percent.resolve_percentages)
+    named = set(re.findall(r"resolve_one_percentage\(box, '(\w+)'", source))
+    assert "box.height = " in source and "setattr(box, prop, box.style[prop])" in source
+    named |= {"height"} | {f"border_{side}_width" for side in ("top", "right", "bottom", "left")}
+    assert "for side in ('top', 'right', 'bottom', 'left')" in source
+    sizing = inspect.getsource(percent.adjust_box_sizing)
+    # box sizing sets width and height, and their min_ and max_, all named above
+    assert "setattr(box, axis," in sizing and set(re.findall(r"setattr\(box, f'(\w+)_\{axis\}'", sizing)) == {"min", "max"}
+    assert named == set(fast_paths.RESOLVED) and len(fast_paths.RESOLVED) == 18
+
+
 def test_level_6_streams_hold_the_same_content(docs, monkeypatch):
     """At zlib level 6 every stream (page contents, fonts, the text layer's maps) decodes to the
     same bytes as at pydyf's level 9, and the compressed ones are stored as level 6 writes them
@@ -201,13 +235,14 @@ def test_weasyprints_own_functions_are_back_after_a_render(monkeypatch):
     and pydyf compresses with zlib again, even after a render that failed."""
     def current():
         return (line_break.Layout.deactivate, line_break.Layout.reactivate, inline.split_first_line,
-                draw_text.draw_first_line, pydyf.zlib)
+                draw_text.draw_first_line, percent.resolve_percentages, inline.resolve_percentages, pydyf.zlib)
 
     own = current()
     assert own[-1] is zlib and own[2] is line_break.split_first_line
     handout.render_pdf(_doc(MOE_5T), "en", warnings=[], jobs=1)
     assert current() == own
     assert fast_paths._LINES is None and fast_paths._STYLE_KEYS == {}  # the part's lines forgotten
+    assert fast_paths._RESOLVED_BY is None
     monkeypatch.setattr(handout, "_pages", lambda *a: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         handout.render_pdf(_doc(MOE_5T), "en", warnings=[], jobs=1)

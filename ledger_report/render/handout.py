@@ -615,8 +615,9 @@ def _refit(fit: _Fit, m: _Measure) -> _Fit:
 # and one PDF is assembled from the parts' PDFs.  The parts depend only on the number of
 # configurations, never on the machine, so the PDF is the same bytes with one worker or many.
 
-# WeasyPrint's layouts drawn as laid out, zlib at level 6 and repeated lines broken once
-# (:mod:`fast_paths`); off only in the tests that compare against WeasyPrint's own way.
+# The shortcuts of :mod:`fast_paths` (layouts drawn as laid out, zlib at level 6, repeated lines
+# broken and drawn once, percentages resolved once); off only in the tests that compare against
+# WeasyPrint's own way.
 FAST_PATHS = True
 
 PARALLEL_MIN_CONFIGS = 8  # fewer configurations: one part, rendered in this process
@@ -689,7 +690,8 @@ def _pages(doc: Mapping[str, Any], lang: str, root: Path, part: _Part, fits: lis
 
 def _render_part(doc: Mapping[str, Any], lang: str, root: Path, part: _Part, fits: list[_Fit]) -> tuple[bytes, list[str]]:
     """One part as a PDF, with the warnings its render raised (WeasyPrint's, and clipped pages)."""
-    with _RENDER_LOCK, _no_cyclic_gc(), fast_paths.taken(layouts=FAST_PATHS, level6=FAST_PATHS, lines=FAST_PATHS), _collect_weasyprint_warnings() as collected:
+    shortcuts = fast_paths.taken() if FAST_PATHS else contextlib.nullcontext()
+    with _RENDER_LOCK, _no_cyclic_gc(), shortcuts, _collect_weasyprint_warnings() as collected:
         try:
             document, clipped = _pages(doc, lang, root, part, fits)
             pdf = document.write_pdf()  # attachments, if any, are fetched here
