@@ -64,7 +64,7 @@ def test_the_pinned_weasyprint_takes_the_shortcuts():
         assert took
         assert line_break.Layout.deactivate is fast_paths._keep
         assert pydyf.zlib is fast_paths._ZLIB
-        assert inline.split_first_line is fast_paths._split_first_line
+        assert inline.split_first_line is fast_paths._split_first_line and inline.strut is fast_paths._strut
         # every module of WeasyPrint that holds resolve_percentages holds the shortcut
         holders = [m for m in list(sys.modules.values()) if m and m.__name__.startswith("weasyprint")
                    and getattr(m, "resolve_percentages", None) in (percent.resolve_percentages,
@@ -235,10 +235,11 @@ def test_weasyprints_own_functions_are_back_after_a_render(monkeypatch):
     and pydyf compresses with zlib again, even after a render that failed."""
     def current():
         return (line_break.Layout.deactivate, line_break.Layout.reactivate, inline.split_first_line,
-                draw_text.draw_first_line, percent.resolve_percentages, inline.resolve_percentages, pydyf.zlib)
+                draw_text.draw_first_line, percent.resolve_percentages, inline.resolve_percentages, inline.strut,
+                pydyf.zlib)
 
     own = current()
-    assert own[-1] is zlib and own[2] is line_break.split_first_line
+    assert own[-1] is zlib and own[2] is line_break.split_first_line and own[-2] is line_break.strut
     handout.render_pdf(_doc(MOE_5T), "en", warnings=[], jobs=1)
     assert current() == own
     assert fast_paths._LINES is None and fast_paths._STYLE_KEYS == {}  # the part's lines forgotten
