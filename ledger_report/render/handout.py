@@ -18,15 +18,16 @@ does not fit would be clipped, so the renderer checks each page's end markers af
 re-renders a page that overflows at the next density (smaller type, shorter notes); see
 :func:`_pages` and :func:`_refit`.
 
-Speed: WeasyPrint is pure Python, ~0.2 s of CPU per page here. The handout is laid out in parts
+Speed: WeasyPrint is pure Python, ~0.14-0.17 s of CPU per page here. The handout is laid out in parts
 fixed by the number of configurations (:func:`_parts`), rendered by forked worker processes side by
 side (which never collect garbage: :func:`_child`) and joined by pypdf (:func:`_merge`); the
 template's HTML, written as well-formed XHTML, is parsed by expat instead of WeasyPrint's HTML5
 parser (:func:`_tree`, ~17 ms a page less), into the same tree, and styled with a user-agent sheet
 of just the rules its elements need (:class:`_HandoutHTML`, 10-18 ms a page less, the same bytes);
-and while a part renders, WeasyPrint draws each text's layout as it laid it out, compresses at
-zlib level 6 and breaks a text repeated in the same style and width once
-(:mod:`ledger_report.render.fast_paths`, ~6 % and ~8 % of the instructions; the same pages).
+and while a part renders, WeasyPrint draws each text's layout as it laid it out, breaks and
+draws a text repeated in the same style and width once, resolves a box's percentages once per
+style and containing block, and compresses at zlib level 6 (:mod:`ledger_report.render.fast_paths`,
+which gives what each saves; the same pages).
 
 Determinism (reliability.md §4.4, DET-01/05): WeasyPrint's font subsets carry a timestamp, so the
 render runs with ``SOURCE_DATE_EPOCH`` set (to a fixed date unless the caller already set one) and
