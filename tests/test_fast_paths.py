@@ -141,50 +141,44 @@ def test_the_line_key_holds_every_property_weasyprint_reads():
     assert reads == set(fast_paths.LINE_PROPERTIES)
 
 
-def test_an_ellipsis_is_drawn_on_the_boxs_own_layout():
+def _small_pdf(css: str, body: str, lines: bool) -> tuple[bytes, int]:
+    """A small page of Noto Sans CJK SC paragraphs rendered by WeasyPrint with the layouts kept
+    and, if ``lines``, lines broken and drawn once: its PDF, and the .notdef warnings it gave."""
+    html = (f"<style>@page {{ size: 80mm 40mm; margin: 2mm }} p {{ font: 8pt 'Noto Sans CJK SC'; margin: 0 }}"
+            f" {css}</style>{body}")
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logger = logging.getLogger("weasyprint")
+    logger.addHandler(handler)
+    try:
+        with fast_paths.taken(layouts=True, level6=False, lines=lines):
+            pdf = weasyprint.HTML(string=html).write_pdf()
+    finally:
+        logger.removeHandler(handler)
+    return pdf, sum(".notdef" in r.getMessage() for r in records)
+
+
+def test_an_ellipsis_is_drawn_on_the_boxs_own_layout(monkeypatch):
     """Drawing shortens the line of an ellipsis on the layout itself; with a layout shared between
     boxes of the same text, the ellipsis box gets its own, and the other boxes keep the whole
     text: the same bytes as WeasyPrint's own way."""
     text = "sharded over the expert-parallel group of eight ranks"
-    html = ("<style>@page { size: 80mm 40mm; margin: 2mm } p { font: 8pt 'Noto Sans CJK SC'; margin: 0;"
-            " width: 30mm; white-space: nowrap; overflow: hidden } .cut { text-overflow: ellipsis }</style>"
-            f"<p>{text}</p><p class=cut>{text}</p><p>{text}</p><p class=cut>{text}</p>")
-
-    def pdf(lines: bool) -> bytes:
-        with fast_paths.taken(layouts=True, level6=False, lines=lines):
-            return weasyprint.HTML(string=html).write_pdf()
-
-    theirs = pdf(False)
-    assert pdf(True) == theirs
-    own = fast_paths._draw_first_line
-    try:  # the same boxes drawn on the shared layout: the third box is drawn cut short as well
-        fast_paths._draw_first_line = fast_paths._DRAW_FIRST_LINE
-        assert pdf(True) != theirs
-    finally:
-        fast_paths._draw_first_line = own
+    css = "p { width: 30mm; white-space: nowrap; overflow: hidden } .cut { text-overflow: ellipsis }"
+    body = f"<p>{text}</p><p class=cut>{text}</p><p>{text}</p><p class=cut>{text}</p>"
+    theirs = _small_pdf(css, body, lines=False)
+    assert _small_pdf(css, body, lines=True) == theirs
+    # the same boxes drawn on the shared layout: the third box is drawn cut short as well
+    monkeypatch.setattr(fast_paths, "_draw_first_line", fast_paths._DRAW_FIRST_LINE)
+    assert _small_pdf(css, body, lines=True)[0] != theirs[0]
 
 
 def test_a_shared_line_with_a_missing_glyph_warns_each_time_it_is_drawn():
     """A line with a glyph no font has is drawn by WeasyPrint each time (not from the first
     drawing's calls), so its .notdef warning comes as often as WeasyPrint gives it, once per box;
     and a line drawn from the first drawing's calls gives the same bytes."""
-    html = ("<style>@page { size: 80mm 40mm; margin: 2mm } p { font: 8pt 'Noto Sans CJK SC'; margin: 0 }</style>"
-            + "<p>parrot \U0001F99C</p><p>HBM</p>" * 3)
-
-    def pdf(lines: bool) -> tuple[bytes, int]:
-        records: list[logging.LogRecord] = []
-        handler = logging.Handler()
-        handler.emit = records.append
-        logger = logging.getLogger("weasyprint")
-        logger.addHandler(handler)
-        try:
-            with fast_paths.taken(layouts=True, level6=False, lines=lines):
-                out = weasyprint.HTML(string=html).write_pdf()
-        finally:
-            logger.removeHandler(handler)
-        return out, sum(".notdef" in r.getMessage() for r in records)
-
-    ours, theirs = pdf(True), pdf(False)
+    body = "<p>parrot \U0001F99C</p><p>HBM</p>" * 3
+    ours, theirs = _small_pdf("", body, lines=True), _small_pdf("", body, lines=False)
     assert theirs[1] == 3
     assert ours == theirs
 
@@ -242,8 +236,7 @@ def test_weasyprints_own_functions_are_back_after_a_render(monkeypatch):
     assert own[-1] is zlib and own[2] is line_break.split_first_line and own[-2] is line_break.strut
     handout.render_pdf(_doc(MOE_5T), "en", warnings=[], jobs=1)
     assert current() == own
-    assert fast_paths._LINES is None and fast_paths._STYLE_KEYS == {}  # the part's lines forgotten
-    assert fast_paths._RESOLVED_BY is None
+    assert fast_paths._ANSWERS is None  # the part's lines, struts and percentages forgotten
     monkeypatch.setattr(handout, "_pages", lambda *a: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         handout.render_pdf(_doc(MOE_5T), "en", warnings=[], jobs=1)

@@ -129,32 +129,40 @@ LINE_PROPERTIES = (
     "overflow_wrap", "tab_size", "text_decoration_line", "white_space", "word_break", "word_spacing",
 )
 
-# While a part renders: split_first_line's answers by question, and each style's key (with the
-# style, so that its id is not reused by another object while the part renders).
-_LINES: dict | None = None
-_STYLE_KEYS: dict[int, tuple] = {}
+class _Answers:
+    """What a part's render has worked out, kept while it renders (:func:`taken`).  An answer
+    keyed by a style's id holds the style too, so that no other object takes that id meanwhile."""
+
+    def __init__(self) -> None:
+        self.style_keys: dict[int, tuple] = {}  # style id -> (style, its LINE_PROPERTIES key)
+        self.lines: dict[tuple, tuple] = {}  # (text, width, ..., style key) -> split_first_line's answer
+        self.struts: dict[int, tuple] = {}  # style id -> (style, strut)
+        self.resolved: dict[tuple, tuple] = {}  # (style id, width, height, page?) -> (style, values)
+
+
+_ANSWERS: _Answers | None = None  # while a part renders
 
 
 def _style_key(style) -> object:
-    entry = _STYLE_KEYS.get(id(style))
+    entry = _ANSWERS.style_keys.get(id(style))
     if entry is None:
         key = (id(style.font_config),) + tuple(style[name] for name in LINE_PROPERTIES)
         try:
             hash(key)
         except TypeError:  # a list among the values
             key = repr(key)
-        entry = _STYLE_KEYS[id(style)] = (style, key)
+        entry = _ANSWERS.style_keys[id(style)] = (style, key)
     return entry[1]
 
 
 def _split_first_line(text, style, context, max_width, justification_spacing, is_line_start=True, minimum=False):
     """``split_first_line``, answered once per part for each text, width and style key."""
     question = (text, max_width, justification_spacing, is_line_start, minimum, _style_key(style))
-    answer = _LINES.get(question)
+    answer = _ANSWERS.lines.get(question)
     if answer is None:
         answer = _SPLIT_FIRST_LINE(text, style, context, max_width, justification_spacing, is_line_start, minimum)
         answer[0]._line_key = question[-1]
-        _LINES[question] = answer
+        _ANSWERS.lines[question] = answer
     return answer
 
 
@@ -205,7 +213,7 @@ def _draw_first_line(stream, textbox, text_overflow, block_ellipsis, matrix):
     if text_overflow == "ellipsis" or block_ellipsis != "none":
         own = copy.copy(layout)
         del own._line_key
-        own._kept, own._drawn = False, None
+        own._kept = False
         _REACTIVATE(own, textbox.style)
         textbox.pango_layout = own
         return _DRAW_FIRST_LINE(stream, textbox, text_overflow, block_ellipsis, matrix)
@@ -226,15 +234,14 @@ def _draw_first_line(stream, textbox, text_overflow, block_ellipsis, matrix):
 
 
 _STRUT = _line_break.strut
-_STRUTS: dict | None = None  # while a part renders: style id -> (style, strut)
 
 
 def _strut(style):
     """``strut`` (a style's line height and baseline) for the layout of inline boxes, once per style
     object (it depends on nothing else: the font configuration is the style's)."""
-    answer = _STRUTS.get(id(style))
+    answer = _ANSWERS.struts.get(id(style))
     if answer is None:
-        answer = _STRUTS[id(style)] = (style, _STRUT(style))
+        answer = _ANSWERS.struts[id(style)] = (style, _STRUT(style))
     return answer[1]
 
 
@@ -250,7 +257,6 @@ RESOLVED = (
     "width", "min_width", "max_width", "height", "min_height", "max_height",
     "border_top_width", "border_right_width", "border_bottom_width", "border_left_width",
 )
-_RESOLVED_BY: dict | None = None  # while a part renders: (style id, width, height, page?) -> (style, values)
 _Box, _PageBox = _percent.boxes.Box, _percent.boxes.PageBox
 
 
@@ -265,11 +271,11 @@ def _resolve_percentages(box, containing_block):
     else:
         width, height = containing_block
         question = (id(style), width, height, isinstance(box, _PageBox))
-    answer = _RESOLVED_BY.get(question)
+    answer = _ANSWERS.resolved.get(question)
     if answer is None:
         _RESOLVE_PERCENTAGES(box, containing_block)
         values = box.__dict__
-        _RESOLVED_BY[question] = (style, {name: values[name] for name in RESOLVED})
+        _ANSWERS.resolved[question] = (style, {name: values[name] for name in RESOLVED})
     else:
         box.__dict__.update(answer[1])
 
@@ -283,42 +289,43 @@ _ZLIB = types.SimpleNamespace(**{name: getattr(zlib, name) for name in dir(zlib)
 _ZLIB.compressobj = _compressobj
 
 
+def _patches(layouts: bool, level6: bool, lines: bool, percentages: bool) -> list[tuple[object, str, object]]:
+    """(owner, name, replacement) for each of WeasyPrint's and pydyf's functions that the
+    shortcuts asked for replace."""
+    patches: list[tuple[object, str, object]] = []
+    if layouts:
+        patches += [(_Layout, "deactivate", _keep), (_Layout, "reactivate", _reuse), (_Layout, "set_text", _set_text)]
+    if level6:
+        patches.append((pydyf, "zlib", _ZLIB))
+    if lines:
+        patches += [(_inline, "split_first_line", _split_first_line), (_inline, "strut", _strut),
+                    (_draw_text, "draw_first_line", _draw_first_line), (_Font, "get_unused_glyph_id", _unused_glyph_id)]
+    if percentages:
+        patches += [(module, "resolve_percentages", _resolve_percentages) for module in _PERCENT_USERS]
+    return patches
+
+
 @contextlib.contextmanager
 def taken(layouts: bool = True, level6: bool = True, lines: bool = True,
           percentages: bool = True) -> Iterator[bool]:
     """Inside the block, draw layouts as laid out (``layouts``), compress at level 6
-    (``level6``), break each line of text once (``lines``) and resolve percentages once
+    (``level6``), break and draw each line of text once (``lines``) and resolve percentages once
     (``percentages``), when the WeasyPrint version is the pinned one; WeasyPrint's and pydyf's own
     functions are restored after it, and the answers kept forgotten.  Yields whether any shortcut
     was taken.  Renders in one process are serialised (``handout._RENDER_LOCK``), so no other
     render sees them half-applied."""
-    global _LINES, _RESOLVED_BY, _STRUTS
-    if not SUPPORTED or not (layouts or level6 or lines or percentages):
+    global _ANSWERS
+    patches = _patches(layouts, level6, lines, percentages) if SUPPORTED else []
+    if not patches:
         yield False
         return
-    saved = (_Layout.deactivate, _Layout.reactivate, _Layout.set_text, pydyf.zlib,
-             _inline.split_first_line, _draw_text.draw_first_line, _Font.get_unused_glyph_id, _inline.strut)
-    if layouts:
-        _Layout.deactivate, _Layout.reactivate, _Layout.set_text = _keep, _reuse, _set_text
-    if level6:
-        pydyf.zlib = _ZLIB
-    if lines:
-        _LINES = {}
-        _inline.split_first_line, _draw_text.draw_first_line = _split_first_line, _draw_first_line
-        _Font.get_unused_glyph_id = _unused_glyph_id
-        _STRUTS, _inline.strut = {}, _strut
-    if percentages:
-        _RESOLVED_BY = {}
-        for module in _PERCENT_USERS:
-            module.resolve_percentages = _resolve_percentages
+    saved = [(owner, name, getattr(owner, name)) for owner, name, _ in patches]
+    _ANSWERS = _Answers()
+    for owner, name, replacement in patches:
+        setattr(owner, name, replacement)
     try:
         yield True
     finally:
-        for module in _PERCENT_USERS:
-            module.resolve_percentages = _RESOLVE_PERCENTAGES
-        _RESOLVED_BY = None
-        (_Layout.deactivate, _Layout.reactivate, _Layout.set_text, pydyf.zlib,
-         _inline.split_first_line, _draw_text.draw_first_line, _Font.get_unused_glyph_id, _inline.strut) = saved
-        _STRUTS = None
-        _LINES = None
-        _STYLE_KEYS.clear()
+        for owner, name, original in reversed(saved):
+            setattr(owner, name, original)
+        _ANSWERS = None

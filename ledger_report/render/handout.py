@@ -612,13 +612,12 @@ def _refit(fit: _Fit, m: _Measure) -> _Fit:
 
 # --------------------------------------------------------------------------------------------
 # Parts: the handout is laid out and written in parts of about equal page counts, which worker
-# processes render side by side (WeasyPrint is pure Python and single-threaded: ~0.2 s a page),
+# processes render side by side (WeasyPrint is pure Python and single-threaded; see Speed above),
 # and one PDF is assembled from the parts' PDFs.  The parts depend only on the number of
 # configurations, never on the machine, so the PDF is the same bytes with one worker or many.
 
-# The shortcuts of :mod:`fast_paths` (layouts drawn as laid out, zlib at level 6, repeated lines
-# broken and drawn once, percentages resolved once); off only in the tests that compare against
-# WeasyPrint's own way.
+# Whether a part renders with the shortcuts of :mod:`fast_paths`; off only in the tests that
+# compare against WeasyPrint's own way.
 FAST_PATHS = True
 
 PARALLEL_MIN_CONFIGS = 8  # fewer configurations: one part, rendered in this process
