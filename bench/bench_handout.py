@@ -18,7 +18,7 @@ warm-up render here), so that no run inherits the heap of the runs before it.
 
 Exit status 1 when the parallel run of the generated configurations misses the goal of 0.1 s per
 page (the goal of issue 4; the example's figures are reported beside it).  On the 2-vCPU
-machines here the same code measured 0.070 to 0.092 s per page within an hour (2026-12-01):
+machines here the same code measured 0.070 to 0.096 s per page within two hours (2026-12-01):
 compare runs made together.  Without ``libharfbuzz-subset0`` WeasyPrint subsets fonts with fontTools and a Chinese handout takes
 seconds more (the run's WeasyPrint warnings are printed, and that one names it).
 """
