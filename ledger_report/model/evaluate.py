@@ -4,8 +4,10 @@ Scalars: ``None`` is a blank; arithmetic, comparisons and functions on a blank g
 exactly as the spreadsheet guards do (see ``Registry._needs``).  Integers stay Python ints
 where the arithmetic allows (parameter counts are exact); ``/`` gives floats.
 
-Arrays (the planner): every input is a numpy array (or a scalar broadcast against them) with
-no blanks; ``If`` becomes ``numpy.where``.
+Arrays (the planner, and ``calc``/``build`` in batches): every input is a numpy array, a scalar
+broadcast against them, or absent (blank for every row).  A value is carried with its blank mask
+(``_A``), so a row whose branch or input is blank is blank exactly as the scalar interpreter makes
+it; ``If`` becomes ``numpy.where`` over both branches.
 
 Rounding and comparisons follow the spreadsheets, so the workbook's live formulas give the same
 figures (tests/test_workbook.py checks against LibreOffice): ``CEIL``/``FLOOR`` first round a
@@ -23,7 +25,7 @@ import operator
 import struct
 from typing import Any, Callable, Mapping
 
-from .expr import BinOp, Call, Cmp, Col, Const, Expr, If, IsBlank, Lookup, Ref
+from .expr import Expr, Visitor
 from .registry import Registry
 
 Tables = Mapping[str, Mapping[str, Mapping[str, Any]]]  # table -> key -> field -> value
@@ -54,16 +56,52 @@ def compiled(e: Expr) -> Callable[[Mapping[str, Any], Mapping[str, Any], Tables]
     hit = _COMPILED.get(id(e))
     if hit is not None and hit[0] is e:
         return hit[1]
-    fn = _compile(e)
+    fn = _Closures().visit(e)
     _COMPILED[id(e)] = (e, fn)  # keeps ``e`` alive, so its id is not reused
     return fn
 
 
-def _compile(e: Expr) -> Callable:
-    if isinstance(e, Const):
+_BINOPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv}
+_CMPS = {"=": operator.eq, "<>": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+
+
+def text_of(x: Any) -> str:
+    """A value as a spreadsheet writes it into text: blank as nothing, numbers plainly."""
+    if x is None:
+        return ""
+    if isinstance(x, bool):
+        return "TRUE" if x else "FALSE"
+    if isinstance(x, int):
+        return str(x)
+    if isinstance(x, float):
+        return str(int(x)) if x.is_integer() and abs(x) < 1e15 else f"{x:.10g}"
+    return str(x)
+
+
+def _mod(a: Any, b: Any) -> Any:
+    return a % b
+
+
+_FUNCTIONS: dict[str, Callable[[list], Any]] = {
+    "MAX": max,
+    "MIN": min,
+    "CEIL": lambda xs: _ceil(xs[0]),
+    "FLOOR": lambda xs: xs[0] if isinstance(xs[0], int) else math.floor(approx_value(xs[0])),
+    "MOD": lambda xs: _mod(xs[0], xs[1]),
+    "AND": lambda xs: all(bool(x) for x in xs),
+    "OR": lambda xs: any(bool(x) for x in xs),
+    "NOT": lambda xs: not xs[0],
+}
+
+
+class _Closures(Visitor):
+    """Interpreter 1a: each node becomes a closure over (row, env, tables)."""
+
+    def visit_Const(self, e):
         v = e.value
         return lambda row, env, t: v
-    if isinstance(e, Col):
+
+    def visit_Col(self, e):
         name = e.name
 
         def col(row, env, t):
@@ -71,13 +109,16 @@ def _compile(e: Expr) -> Callable:
             return None if _is_blank(v) else v
 
         return col
-    if isinstance(e, Ref):
+
+    def visit_Ref(self, e):
         key = e.key
         return lambda row, env, t: env[key]
-    if isinstance(e, IsBlank):
+
+    def visit_IsBlank(self, e):
         x = compiled(e.x)
         return lambda row, env, t: _is_blank(x(row, env, t))
-    if isinstance(e, If):
+
+    def visit_If(self, e):
         c_, a_, b_ = compiled(e.cond), compiled(e.then), compiled(e.other)
 
         def if_(row, env, t):
@@ -87,9 +128,10 @@ def _compile(e: Expr) -> Callable:
             return a_(row, env, t) if c else b_(row, env, t)
 
         return if_
-    if isinstance(e, BinOp):
+
+    def visit_BinOp(self, e):
         a_, b_ = compiled(e.a), compiled(e.b)
-        op = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv}[e.op]
+        op = _BINOPS[e.op]
 
         def binop(row, env, t):
             a = a_(row, env, t)
@@ -101,10 +143,11 @@ def _compile(e: Expr) -> Callable:
             return op(a, b)
 
         return binop
-    if isinstance(e, Cmp):
+
+    def visit_Cmp(self, e):
         a_, b_ = compiled(e.a), compiled(e.b)
         opname = e.op
-        plain = {"=": operator.eq, "<>": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}[opname]
+        plain = _CMPS[opname]
 
         def cmp(row, env, t):
             a, b = a_(row, env, t), b_(row, env, t)
@@ -117,7 +160,8 @@ def _compile(e: Expr) -> Callable:
             return plain(a, b)
 
         return cmp
-    if isinstance(e, Lookup):
+
+    def visit_Lookup(self, e):
         k_ = compiled(e.key)
         table, field = e.table, e.field
 
@@ -126,17 +170,12 @@ def _compile(e: Expr) -> Callable:
             return None if k is None else _lookup(t, table, k, field)
 
         return lookup
-    if isinstance(e, Call):
+
+    def visit_Call(self, e):
         args_ = [compiled(a) for a in e.args]
-        fn = {
-            "MAX": lambda xs: max(xs),
-            "MIN": lambda xs: min(xs),
-            "CEIL": lambda xs: _ceil(xs[0]),
-            "FLOOR": lambda xs: xs[0] if isinstance(xs[0], int) else math.floor(approx_value(xs[0])),
-            "AND": lambda xs: all(bool(x) for x in xs),
-            "OR": lambda xs: any(bool(x) for x in xs),
-            "NOT": lambda xs: not xs[0],
-        }[e.fn]
+        if e.fn == "CONCAT":
+            return lambda row, env, t: "".join(text_of(a(row, env, t)) for a in args_)
+        fn = _FUNCTIONS[e.fn]
 
         def call(row, env, t):
             xs = [a(row, env, t) for a in args_]
@@ -145,7 +184,6 @@ def _compile(e: Expr) -> Callable:
             return fn(xs)
 
         return call
-    raise TypeError(e)
 
 
 def _ceil(x: Any) -> int:
@@ -284,138 +322,218 @@ def _lookup(tables: Tables, table: str, key: Any, field: str) -> Any:
     return rec[field]
 
 
-def evaluate_arrays(reg: Registry, cols: Mapping[str, Any], tables: Tables, keys: list[str] | None = None) -> dict[str, Any]:
+class _A:
+    """An array value with its blank mask: ``blank`` is False (no row blank) or a bool array."""
+
+    __slots__ = ("v", "blank")
+
+    def __init__(self, v: Any, blank: Any = False) -> None:
+        self.v = v
+        self.blank = blank
+
+
+def _or(np, a: Any, b: Any) -> Any:
+    if a is False:
+        return b
+    if b is False:
+        return a
+    return np.logical_or(a, b)
+
+
+def evaluate_arrays(reg: Registry, cols: Mapping[str, Any], tables: Tables, keys: list[str] | None = None,
+                    blanks: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Every quantity for many rows at once; ``cols`` maps a column to an array or a scalar.
 
-    Columns absent from ``cols`` are blank for every row (a blank test on them is True).
+    Columns absent from ``cols`` (or ``None``) are blank for every row; ``blanks`` may give a bool
+    array per column for rows where that column is blank (their values in ``cols`` are ignored).
+    A result is an array (or scalar), ``None`` when blank for every row, or, when blank for some
+    rows only, a numpy masked array whose mask marks the blank rows.  ``CONCAT`` (message text) is
+    not evaluated here: its quantities are ``None``; the scalar interpreter gives them per row.
     """
     import numpy as np
 
-    env: dict[str, Any] = {}
-    blank_cols = {c for c, v in cols.items() if v is None}
-
-    def is_blank_static(e: Expr) -> bool | None:
-        if isinstance(e, Col):
-            return e.name not in cols or e.name in blank_cols
-        if isinstance(e, Ref):
-            return env[e.key] is None
-        return None
-
-    def ev(e: Expr) -> Any:
-        if isinstance(e, Const):
-            return e.value
-        if isinstance(e, Col):
-            return cols.get(e.name)
-        if isinstance(e, Ref):
-            return env[e.key]
-        if isinstance(e, IsBlank):
-            s = is_blank_static(e.x)
-            if s is None:
-                raise TypeError("blank tests in arrays apply to columns and quantities")
-            return s
-        if isinstance(e, If):
-            c = ev(e.cond)
-            if isinstance(c, (bool, np.bool_)):
-                return ev(e.then) if c else ev(e.other)
-            if c is None:
-                return None
-            t, o = ev(e.then), ev(e.other)
-            if t is None or o is None:
-                return t if o is None else o
-            return np.where(c, t, o)
-        if isinstance(e, BinOp):
-            a, b = ev(e.a), ev(e.b)
-            if a is None or b is None:
-                return None
-            if e.op == "+":
-                return a + b
-            if e.op == "-":
-                return a - b
-            if e.op == "*":
-                return a * b
-            if e.op == "/":
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    return np.true_divide(a, b)
-            raise ValueError(e.op)
-        if isinstance(e, Cmp):
-            a, b = ev(e.a), ev(e.b)
-            if a is None or b is None:
-                return None
-            if isinstance(a, str):
-                a = a.lower()
-            if isinstance(b, str):
-                b = b.lower()
-            if _is_float_array(np, a) or _is_float_array(np, b):
-                eq = _approx_equal_array(np, a, b)
-                return {
-                    "=": lambda: eq,
-                    "<>": lambda: ~eq,
-                    "<": lambda: ~eq & np.less(a, b),
-                    "<=": lambda: eq | np.less(a, b),
-                    ">": lambda: ~eq & np.greater(a, b),
-                    ">=": lambda: eq | np.greater(a, b),
-                }[e.op]()
-            return {
-                "=": lambda: np.equal(a, b),
-                "<>": lambda: np.not_equal(a, b),
-                "<": lambda: np.less(a, b),
-                "<=": lambda: np.less_equal(a, b),
-                ">": lambda: np.greater(a, b),
-                ">=": lambda: np.greater_equal(a, b),
-            }[e.op]()
-        if isinstance(e, Lookup):
-            k = ev(e.key)
-            if k is None:
-                return None
-            t = tables[e.table]
-            if isinstance(k, str):
-                return _lookup(tables, e.table, k, e.field)
-            names = {n.lower(): rec[e.field] for n, rec in t.items()}
-            uniq, inv = np.unique(np.char.lower(np.asarray(k, dtype=str)), return_inverse=True)
-            vals = np.array([names[u] for u in uniq])
-            return vals[inv].reshape(np.shape(k))
-        if isinstance(e, Call):
-            args = [ev(a) for a in e.args]
-            if any(a is None for a in args):
-                return None
-            fn = e.fn
-            if fn == "MAX":
-                out = args[0]
-                for a in args[1:]:
-                    out = np.maximum(out, a)
-                return out
-            if fn == "MIN":
-                out = args[0]
-                for a in args[1:]:
-                    out = np.minimum(out, a)
-                return out
-            if fn == "CEIL":
-                x = args[0]
-                return _round_array(np, np.ceil, x) if _is_float_array(np, x) else np.ceil(x)
-            if fn == "FLOOR":
-                x = args[0]
-                return _round_array(np, np.floor, x) if _is_float_array(np, x) else np.floor(x)
-            if fn == "AND":
-                out = args[0]
-                for a in args[1:]:
-                    out = np.logical_and(out, a)
-                return out
-            if fn == "OR":
-                out = args[0]
-                for a in args[1:]:
-                    out = np.logical_or(out, a)
-                return out
-            if fn == "NOT":
-                return np.logical_not(args[0])
-            raise ValueError(fn)
-        raise TypeError(e)
-
+    ev = _ArrayEval(np, reg, cols, tables, blanks or {})
     wanted = None if keys is None else _closure(reg, keys)
+    out: dict[str, Any] = {}
     for q in reg:
         if wanted is not None and q.key not in wanted:
             continue
-        env[q.key] = ev(q.expr)
-    return env
+        a = ev.visit(q.expr)
+        ev.env[q.key] = a
+        out[q.key] = _result(np, a)
+    return out
+
+
+def _result(np, a: "_A | None") -> Any:
+    if a is None or a.blank is True:
+        return None
+    if a.blank is False or not np.any(a.blank):
+        return a.v
+    if np.all(a.blank):
+        return None
+    v, m = np.broadcast_arrays(np.asarray(a.v), np.asarray(a.blank))
+    return np.ma.masked_array(v, mask=m)
+
+
+class _ArrayEval(Visitor):
+    """Interpreter 1b: each node becomes an ``_A`` (or ``None``: blank in every row)."""
+
+    def __init__(self, np, reg: Registry, cols: Mapping[str, Any], tables: Tables, blanks: Mapping[str, Any]) -> None:
+        self.np = np
+        self.reg = reg
+        self.cols = cols
+        self.tables = tables
+        self.blanks = blanks
+        self.env: dict[str, Any] = {}
+
+    def visit_Const(self, e):
+        return _A(e.value)
+
+    def visit_Col(self, e):
+        v = self.cols.get(e.name)
+        if v is None:
+            return None
+        b = self.blanks.get(e.name, False)
+        if b is not False and not self.np.any(b):
+            b = False
+        if b is not False and self.np.all(b):
+            return None
+        return _A(v, b)
+
+    def visit_Ref(self, e):
+        return self.env[e.key]
+
+    def visit_IsBlank(self, e):
+        x = self.visit(e.x)
+        if x is None:
+            return _A(True)
+        return _A(x.blank)
+
+    def visit_If(self, e):
+        np = self.np
+        c = self.visit(e.cond)
+        if c is None:
+            return None
+        cv = c.v
+        if isinstance(cv, (bool, np.bool_)) and c.blank is False:
+            return self.visit(e.then) if cv else self.visit(e.other)
+        t, o = self.visit(e.then), self.visit(e.other)
+        if t is None and o is None:
+            return None
+        return self._pick(cv, c.blank, t, o)
+
+    def _pick(self, cv, cblank, t, o):
+        np = self.np
+        cond = np.asarray(cv, dtype=bool)
+        if t is None:
+            return _A(o.v, _or(np, cblank, _or(np, cond, np.where(cond, False, o.blank) if o.blank is not False else False)))
+        if o is None:
+            notc = np.logical_not(cond)
+            return _A(t.v, _or(np, cblank, _or(np, notc, np.where(cond, t.blank, False) if t.blank is not False else False)))
+        v = np.where(cond, t.v, o.v)
+        if t.blank is False and o.blank is False:
+            blank = cblank
+        else:
+            blank = _or(np, cblank, np.where(cond, t.blank, o.blank))
+        return _A(v, blank)
+
+    def visit_BinOp(self, e):
+        np = self.np
+        a, b = self.visit(e.a), self.visit(e.b)
+        if a is None or b is None:
+            return None
+        with np.errstate(all="ignore"):
+            if e.op == "/":
+                v = np.true_divide(a.v, b.v)
+            else:
+                v = _BINOPS[e.op](a.v, b.v)
+        return _A(v, _or(np, a.blank, b.blank))
+
+    def visit_Cmp(self, e):
+        np = self.np
+        a, b = self.visit(e.a), self.visit(e.b)
+        if a is None or b is None:
+            return None
+        av, bv = a.v, b.v
+        if _is_text(np, av):
+            av = np.char.lower(np.asarray(av, dtype=str)) if not isinstance(av, str) else av.lower()
+        if _is_text(np, bv):
+            bv = np.char.lower(np.asarray(bv, dtype=str)) if not isinstance(bv, str) else bv.lower()
+        blank = _or(np, a.blank, b.blank)
+        if _is_float_array(np, av) or _is_float_array(np, bv):
+            eq = _approx_equal_array(np, av, bv)
+            v = {
+                "=": lambda: eq,
+                "<>": lambda: ~eq,
+                "<": lambda: ~eq & np.less(av, bv),
+                "<=": lambda: eq | np.less(av, bv),
+                ">": lambda: ~eq & np.greater(av, bv),
+                ">=": lambda: eq | np.greater(av, bv),
+            }[e.op]()
+        else:
+            v = {
+                "=": np.equal, "<>": np.not_equal, "<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
+            }[e.op](av, bv)
+        return _A(v, blank)
+
+    def visit_Lookup(self, e):
+        np = self.np
+        k = self.visit(e.key)
+        if k is None:
+            return None
+        if isinstance(k.v, str):
+            return _A(_lookup(self.tables, e.table, k.v, e.field), k.blank)
+        t = self.tables[e.table]
+        names = {n.lower(): rec[e.field] for n, rec in t.items()}
+        uniq, inv = np.unique(np.char.lower(np.asarray(k.v, dtype=str)), return_inverse=True)
+        blank = k.blank
+        missing = [u for u in uniq if u not in names]
+        if missing:
+            # keys of blank rows (or rows the reader refused) have no entry: blank there
+            bad = np.isin(np.char.lower(np.asarray(k.v, dtype=str)), missing)
+            blank = _or(np, blank, bad)
+        sample = next(iter(names.values()))
+        fill = "" if isinstance(sample, str) else 0
+        vals = np.array([names.get(u, fill) for u in uniq])
+        return _A(vals[inv].reshape(np.shape(k.v)), blank)
+
+    def visit_Call(self, e):
+        np = self.np
+        if e.fn == "CONCAT":
+            return None
+        args = [self.visit(a) for a in e.args]
+        if any(a is None for a in args):
+            return None
+        blank = False
+        for a in args:
+            blank = _or(np, blank, a.blank)
+        xs = [a.v for a in args]
+        fn = e.fn
+        with np.errstate(all="ignore"):
+            if fn in ("MAX", "MIN"):
+                f = np.maximum if fn == "MAX" else np.minimum
+                out = xs[0]
+                for x in xs[1:]:
+                    out = f(out, x)
+            elif fn in ("CEIL", "FLOOR"):
+                f = np.ceil if fn == "CEIL" else np.floor
+                out = _round_array(np, f, xs[0]) if _is_float_array(np, xs[0]) else f(xs[0])
+            elif fn == "MOD":
+                out = np.mod(xs[0], xs[1])
+            elif fn in ("AND", "OR"):
+                f = np.logical_and if fn == "AND" else np.logical_or
+                out = xs[0]
+                for x in xs[1:]:
+                    out = f(out, x)
+            elif fn == "NOT":
+                out = np.logical_not(xs[0])
+            else:
+                raise ValueError(fn)
+        return _A(out, blank)
+
+
+def _is_text(np, x) -> bool:
+    return isinstance(x, str) or (isinstance(x, np.ndarray) and x.dtype.kind in "USO")
 
 
 def _closure(reg: Registry, keys: list[str]) -> set[str]:

@@ -120,7 +120,7 @@ class IsBlank(Expr):
 
 @dataclass(frozen=True, eq=False)
 class Call(Expr):
-    fn: str  # MAX, MIN, CEIL, FLOOR, AND, OR, NOT
+    fn: str  # MAX, MIN, CEIL, FLOOR, MOD, AND, OR, NOT, CONCAT
     args: tuple[Expr, ...]
 
 
@@ -147,6 +147,21 @@ def floor(x: Any) -> Expr:
 def nearest(x: Any) -> Expr:
     """Round a parameter count to the nearest whole parameter (half up): FLOOR(x + 0.5)."""
     return Call("FLOOR", (lift(x) + 0.5,))
+
+
+def mod(x: Any, y: Any) -> Expr:
+    """The remainder of x ÷ y, with the sign of y (spreadsheet MOD, Python %)."""
+    return Call("MOD", (lift(x), lift(y)))
+
+
+def divides(d: Any, n: Any) -> Expr:
+    """True when d divides n exactly."""
+    return mod(n, d).eq(0)
+
+
+def concat(*xs: Any) -> Expr:
+    """Text joined from parts; a blank part is empty text, a number is written plainly."""
+    return Call("CONCAT", tuple(lift(x) for x in xs))
 
 
 def all_of(*xs: Any) -> Expr:
@@ -178,28 +193,59 @@ def default(col: str, value: Any) -> Expr:
     return If(IsBlank(Col(col)), lift(value), Col(col))
 
 
+class Visitor:
+    """Dispatch on the node type: ``visit(e)`` calls ``visit_<NodeType>(e)``.  Each interpreter is
+    one visitor; a node type it does not handle is an error, not a silent default."""
+
+    def visit(self, e: Expr) -> Any:
+        return getattr(self, "visit_" + type(e).__name__)(e)
+
+
 def children(e: Expr) -> tuple[Expr, ...]:
-    if isinstance(e, (BinOp, Cmp)):
+    return _Children().visit(e)
+
+
+class _Children(Visitor):
+    def visit_Const(self, e):
+        return ()
+
+    visit_Col = visit_Ref = visit_Const
+
+    def visit_BinOp(self, e):
         return (e.a, e.b)
-    if isinstance(e, If):
+
+    visit_Cmp = visit_BinOp
+
+    def visit_If(self, e):
         return (e.cond, e.then, e.other)
-    if isinstance(e, IsBlank):
+
+    def visit_IsBlank(self, e):
         return (e.x,)
-    if isinstance(e, Lookup):
+
+    def visit_Lookup(self, e):
         return (e.key,)
-    if isinstance(e, Call):
+
+    def visit_Call(self, e):
         return e.args
-    return ()
 
 
 def all_refs(e: Expr) -> set[str]:
     out: set[str] = set()
-
-    def walk(n: Expr) -> None:
+    stack = [e]
+    while stack:
+        n = stack.pop()
         if isinstance(n, Ref):
             out.add(n.key)
-        for c in children(n):
-            walk(c)
+        stack.extend(children(n))
+    return out
 
-    walk(e)
+
+def all_cols(e: Expr) -> set[str]:
+    out: set[str] = set()
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Col):
+            out.add(n.name)
+        stack.extend(children(n))
     return out

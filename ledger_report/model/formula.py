@@ -35,7 +35,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from .expr import BinOp, Call, Cmp, Col, Const, Expr, If, IsBlank, Lookup, Ref
+from .expr import Call, Col, Const, Expr, If, IsBlank, Ref, Visitor, children
 from .registry import Registry, needs_of, tag
 
 __all__ = [
@@ -59,9 +59,9 @@ LEDGER_ROW = "\x02"
 
 # Every function a generated formula may use (the workbook adds SUBSTITUTE for its selector).
 # Each is in openpyxl.utils.FORMULAE (no _xlfn. prefix) and evaluated by LibreOffice 7.4.
-FUNCTIONS = frozenset({"IF", "OR", "AND", "NOT", "MAX", "MIN", "CEILING", "FLOOR", "INDEX", "MATCH"})
+FUNCTIONS = frozenset({"IF", "OR", "AND", "NOT", "MAX", "MIN", "CEILING", "FLOOR", "MOD", "INDEX", "MATCH"})
 
-_CALLS = {"MAX": "MAX", "MIN": "MIN", "AND": "AND", "OR": "OR", "NOT": "NOT"}
+_CALLS = {"MAX": "MAX", "MIN": "MIN", "AND": "AND", "OR": "OR", "NOT": "NOT", "MOD": "MOD"}
 _PREC = {"+": 1, "-": 1, "*": 2, "/": 2}
 _CMP_PREC = 0
 _ATOM = 9
@@ -153,17 +153,11 @@ def _strict_ifs(e: Expr) -> list[If]:
     def walk(n: Expr) -> None:
         if isinstance(n, If):
             out.append(n)
-            return
-        if isinstance(n, IsBlank):
-            return
-        if isinstance(n, (BinOp, Cmp)):
-            walk(n.a)
-            walk(n.b)
-        elif isinstance(n, Lookup):
-            walk(n.key)
-        elif isinstance(n, Call):
-            for a in n.args:
-                walk(a)
+        elif isinstance(n, Call) and n.fn == "CONCAT":
+            return  # each part is guarded on its own
+        elif not isinstance(n, IsBlank):
+            for c in children(n):
+                walk(c)
 
     walk(e)
     return out
@@ -173,7 +167,7 @@ def _strict_ifs(e: Expr) -> list[If]:
 # The compiler
 
 
-class _Compiler:
+class _Compiler(Visitor):
     def __init__(self, reg: Registry, layout: Layout) -> None:
         self.reg = reg
         self.layout = layout
@@ -226,52 +220,66 @@ class _Compiler:
     # values ------------------------------------------------------------------------------
     def value(self, e: Expr) -> tuple[str, int]:
         """The plain translation, with its precedence (blanks are the guards' business)."""
-        if isinstance(e, Const):
-            return _const(e.value)
-        if isinstance(e, (Col, Ref)):
-            return self.cell(tag(e)), _ATOM
-        if isinstance(e, Lookup):
-            try:
-                keys = self.layout.tables[(e.table, None)]
-                vals = self.layout.tables[(e.table, e.field)]
-            except KeyError:
-                raise FormulaError(f"lookup {e.table}.{e.field} has no place in the layout") from None
-            return f"INDEX({vals},MATCH({self.value(e.key)[0]},{keys},0))", _ATOM
-        if isinstance(e, BinOp):
-            p = _PREC[e.op]
-            a, pa = self.value(e.a)
-            b, pb = self.value(e.b)
-            if pa < p:
-                a = f"({a})"
-            if pb <= p:  # keep the tree's grouping exactly: a+(b+c) is not (a+b)+c in floating point
-                b = f"({b})"
-            return f"{a}{e.op}{b}", p
-        if isinstance(e, Cmp):
-            a, pa = self.value(e.a)
-            b, pb = self.value(e.b)
-            if pa <= _CMP_PREC:
-                a = f"({a})"
-            if pb <= _CMP_PREC:
-                b = f"({b})"
-            return f"{a}{e.op}{b}", _CMP_PREC
-        if isinstance(e, IsBlank):
-            if tag(e.x) is None:
-                raise FormulaError("a blank test applies to an input column or a quantity")
-            return f'{self.value(e.x)[0]}=""', _CMP_PREC
-        if isinstance(e, If):
-            c, t, o = (self.value(x)[0] for x in (e.cond, e.then, e.other))
-            return f"IF({c},{t},{o})", _ATOM
-        if isinstance(e, Call):
-            args = [self.value(a)[0] for a in e.args]
-            if e.fn == "CEIL":
-                return f"CEILING({args[0]},1)", _ATOM
-            if e.fn == "FLOOR":
-                return f"FLOOR({args[0]},1)", _ATOM
-            fn = _CALLS.get(e.fn)
-            if fn is None:
-                raise FormulaError(f"function {e.fn} has no spreadsheet spelling")
-            return f"{fn}({','.join(args)})", _ATOM
-        raise FormulaError(f"unknown node {e!r}")
+        return self.visit(e)
+
+    def visit_Const(self, e):
+        return _const(e.value)
+
+    def visit_Col(self, e):
+        return self.cell(tag(e)), _ATOM
+
+    visit_Ref = visit_Col
+
+    def visit_Lookup(self, e):
+        try:
+            keys = self.layout.tables[(e.table, None)]
+            vals = self.layout.tables[(e.table, e.field)]
+        except KeyError:
+            raise FormulaError(f"lookup {e.table}.{e.field} has no place in the layout") from None
+        return f"INDEX({vals},MATCH({self.value(e.key)[0]},{keys},0))", _ATOM
+
+    def visit_BinOp(self, e):
+        p = _PREC[e.op]
+        a, pa = self.value(e.a)
+        b, pb = self.value(e.b)
+        if pa < p:
+            a = f"({a})"
+        if pb <= p:  # keep the tree's grouping exactly: a+(b+c) is not (a+b)+c in floating point
+            b = f"({b})"
+        return f"{a}{e.op}{b}", p
+
+    def visit_Cmp(self, e):
+        a, pa = self.value(e.a)
+        b, pb = self.value(e.b)
+        if pa <= _CMP_PREC:
+            a = f"({a})"
+        if pb <= _CMP_PREC:
+            b = f"({b})"
+        return f"{a}{e.op}{b}", _CMP_PREC
+
+    def visit_IsBlank(self, e):
+        if tag(e.x) is None:
+            raise FormulaError("a blank test applies to an input column or a quantity")
+        return f'{self.value(e.x)[0]}=""', _CMP_PREC
+
+    def visit_If(self, e):
+        c, t, o = (self.value(x)[0] for x in (e.cond, e.then, e.other))
+        return f"IF({c},{t},{o})", _ATOM
+
+    def visit_Call(self, e):
+        if e.fn == "CONCAT":
+            # each part on its own guard: a blank part is empty text, as in Python
+            parts = [self.result(a, frozenset()) for a in e.args]
+            return "(" + "&".join(p if _is_atom(p) else f"({p})" for p in parts) + ")", _ATOM
+        args = [self.value(a)[0] for a in e.args]
+        if e.fn == "CEIL":
+            return f"CEILING({args[0]},1)", _ATOM
+        if e.fn == "FLOOR":
+            return f"FLOOR({args[0]},1)", _ATOM
+        fn = _CALLS.get(e.fn)
+        if fn is None:
+            raise FormulaError(f"function {e.fn} has no spreadsheet spelling")
+        return f"{fn}({','.join(args)})", _ATOM
 
     # blank tests -------------------------------------------------------------------------
     def blank(self, e: Expr, covered: frozenset) -> str | None:
@@ -328,6 +336,10 @@ def _any_of(parts: list[str]) -> str | None:
 
 def _guard(test: str | None, body: str) -> str:
     return body if test is None else f'IF({test},"",{body})'
+
+
+def _is_atom(text: str) -> bool:
+    return bool(re.fullmatch(r'[A-Za-z0-9_$!.\']+|"(?:[^"]|"")*"', text))
 
 
 def _quote_sheet(name: str) -> str:

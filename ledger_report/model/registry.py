@@ -1,8 +1,14 @@
 """The registry: every quantity, defined once, in evaluation order.
 
-A ``Quantity`` is a key, an expression (``expr.py``), a unit, labels in English and Chinese,
-and the source the definition follows.  ``definitions.py`` fills one ``Registry``; the engine,
-the planner, the workbook and the handout all iterate it.
+A ``Quantity`` is a key, an expression (``expr.py``), a unit, labels in English and Chinese, the
+section of the model it belongs to, and the source the definition follows.  The definitions
+(``definitions/``) fill one ``Registry``; the engine, the planner, the workbook, the handout and
+the documentation all read it.
+
+A ``Constraint`` is a rule that makes a row invalid (or, as a warning, questionable): a quantity
+that is true when the rule holds, the input column it names, and the expected and found texts of
+its message.  Input validation, the workbook's check cells and the planner's masks all read the
+same constraints.
 """
 
 from __future__ import annotations
@@ -10,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from .expr import all_refs, BinOp, Call, Cmp, Col, Const, Expr, If, IsBlank, Lookup, Ref, lift
+from .expr import Call, Col, Const, Expr, If, IsBlank, Ref, Visitor, lift
 
 # Units.  Numbers are bytes, FLOPs, seconds... inside; formatting happens at the edge.
 BYTES = "bytes"
@@ -28,10 +34,16 @@ TOKENS_PER_S = "tokens/s"
 TFLOPS = "TFLOP/s"
 GB = "GB"
 HOURS = "GPU-hours"
+NODE_HOURS = "node-hours"
 MONEY = "cost"
 GBPS = "GB/s"
+TB = "TB"
 
-INT_UNITS = {BYTES, PARAMS, COUNT, TOKENS}
+INT_UNITS = frozenset({BYTES, PARAMS, COUNT, TOKENS})
+FLOAT_UNITS = frozenset({FLOPS, SECONDS, DAYS, BPP, RATIO, TOKENS_PER_S, TFLOPS, GB, HOURS, NODE_HOURS, MONEY, GBPS, TB})
+
+ERROR = "error"
+WARNING = "warning"
 
 
 @dataclass(frozen=True)
@@ -42,13 +54,32 @@ class Quantity:
     en: str
     zh: str
     source: str = ""
+    section: str = ""
     nullable: bool = False  # may be blank (None) for some rows
     needs: frozenset = field(default_factory=frozenset)  # ("col", name) / ("ref", key) guards
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A rule on a row.  ``ok`` is the key of a BOOL quantity, true (or blank: not applicable)
+    when the rule holds; ``column`` is the input the message names; ``expected`` and ``found``
+    are text expressions of the message, with the row's numbers in them."""
+
+    key: str
+    ok: str
+    column: str
+    expected: Expr
+    found: Expr
+    severity: str = ERROR
+    en: str = ""  # the rule in words, for the documentation
+    zh: str = ""
 
 
 class Registry:
     def __init__(self) -> None:
         self._q: dict[str, Quantity] = {}
+        self.constraints: list[Constraint] = []
+        self.section = ""
 
     def __iter__(self) -> Iterator[Quantity]:
         return iter(self._q.values())
@@ -69,40 +100,26 @@ class Registry:
         if key in self._q:
             raise ValueError(f"quantity {key!r} defined twice")
         e = lift(expr)
-        for r in all_refs(e):
+        for r in _refs(e):
             if r not in self._q:
                 raise ValueError(f"{key!r} refers to {r!r}, which is not defined before it")
-        nullable = self._maybe_none(e, frozenset())
-        needs = frozenset(self._needs(e))
-        self._q[key] = Quantity(key, e, unit, en, zh, source, nullable, needs)
+        nullable = _MaybeBlank(self).visit(e)
+        needs = needs_of(self, e)
+        self._q[key] = Quantity(key, e, unit, en, zh, source, self.section, nullable, needs)
         return Ref(key)
 
-    # blank analysis -------------------------------------------------------------------------
-    def _maybe_none(self, e: Expr, known: frozenset) -> bool:
-        if isinstance(e, Const) or isinstance(e, IsBlank):
-            return False
-        if isinstance(e, Col):
-            return ("col", e.name) not in known
-        if isinstance(e, Ref):
-            return self._q[e.key].nullable and ("ref", e.key) not in known
-        if isinstance(e, If):
-            if isinstance(e.cond, IsBlank):
-                x = tag(e.cond.x)
-                return self._maybe_none(e.then, known) or self._maybe_none(
-                    e.other, known | ({x} if x else frozenset())
-                )
-            return any(self._maybe_none(c, known) for c in (e.cond, e.then, e.other))
-        if isinstance(e, (BinOp, Cmp)):
-            return self._maybe_none(e.a, known) or self._maybe_none(e.b, known)
-        if isinstance(e, Lookup):
-            return self._maybe_none(e.key, known)
-        if isinstance(e, Call):
-            return any(self._maybe_none(a, known) for a in e.args)
-        raise TypeError(e)
+    def constraint(self, key: str, ok: Any, column: str, expected: Any, found: Any, *,
+                   severity: str = ERROR, en: str = "", zh: str = "", source: str = "") -> Ref:
+        """A rule: ``ok`` true when it holds.  Defined as the quantity ``ok_<key>``."""
+        ref = self.define(f"ok_{key}", ok, BOOL, en or key, zh or en or key, source)
+        self.constraints.append(Constraint(key, ref.key, column, lift(expected), lift(found), severity, en, zh))
+        return ref
 
-    def _needs(self, e: Expr) -> set:
-        """Blank-able inputs and quantities evaluated unconditionally by ``e``."""
-        return set(needs_of(self, e))
+
+def _refs(e: Expr) -> set[str]:
+    from .expr import all_refs
+
+    return all_refs(e)
 
 
 def tag(x: Expr):
@@ -113,40 +130,102 @@ def tag(x: Expr):
     return None
 
 
+class _MaybeBlank(Visitor):
+    """Whether an expression may evaluate to blank, given the inputs known not to be blank."""
+
+    def __init__(self, reg: Registry, known: frozenset = frozenset()) -> None:
+        self.reg = reg
+        self.known = known
+
+    def under(self, known: frozenset) -> "_MaybeBlank":
+        return _MaybeBlank(self.reg, known)
+
+    def visit_Const(self, e) -> bool:
+        return False
+
+    visit_IsBlank = visit_Const
+
+    def visit_Col(self, e) -> bool:
+        return ("col", e.name) not in self.known
+
+    def visit_Ref(self, e) -> bool:
+        return self.reg[e.key].nullable and ("ref", e.key) not in self.known
+
+    def visit_If(self, e) -> bool:
+        if isinstance(e.cond, IsBlank):
+            x = tag(e.cond.x)
+            return self.visit(e.then) or self.under(self.known | ({x} if x else frozenset())).visit(e.other)
+        return any(self.visit(c) for c in (e.cond, e.then, e.other))
+
+    def visit_BinOp(self, e) -> bool:
+        return self.visit(e.a) or self.visit(e.b)
+
+    visit_Cmp = visit_BinOp
+
+    def visit_Lookup(self, e) -> bool:
+        return self.visit(e.key)
+
+    def visit_Call(self, e) -> bool:
+        if e.fn == "CONCAT":
+            return False
+        return any(self.visit(a) for a in e.args)
+
+
 def needs_of(reg: "Registry", e: Expr, _memo: dict | None = None) -> frozenset:
     """Blank-able inputs (``("col", name)``) and quantities (``("ref", key)``) that ``e`` evaluates
     unconditionally: if any is blank, ``e`` is blank.  The one blank rule: the registry stores it
     per definition (``Quantity.needs``) and the spreadsheet interpreter applies it to branches."""
-    memo = {} if _memo is None else _memo
-    got = memo.get(id(e))
-    if got is not None:
+    return _Needs(reg, {} if _memo is None else _memo).visit(e)
+
+
+class _Needs(Visitor):
+    def __init__(self, reg: Registry, memo: dict) -> None:
+        self.reg = reg
+        self.memo = memo
+
+    def visit(self, e: Expr) -> frozenset:
+        got = self.memo.get(id(e))
+        if got is None:
+            got = self.memo[id(e)] = super().visit(e)
         return got
 
-    def n(x: Expr) -> frozenset:
-        return needs_of(reg, x, memo)
+    def visit_Const(self, e) -> frozenset:
+        return frozenset()
 
-    if isinstance(e, (Const, IsBlank)):
-        out: frozenset = frozenset()
-    elif isinstance(e, Col):
-        out = frozenset({("col", e.name)})
-    elif isinstance(e, Ref):
-        out = frozenset({("ref", e.key)}) if reg[e.key].nullable else frozenset()
-    elif isinstance(e, If):
-        then, other = n(e.then), n(e.other)
+    visit_IsBlank = visit_Const
+
+    def visit_Col(self, e) -> frozenset:
+        return frozenset({("col", e.name)})
+
+    def visit_Ref(self, e) -> frozenset:
+        return frozenset({("ref", e.key)}) if self.reg[e.key].nullable else frozenset()
+
+    def visit_If(self, e) -> frozenset:
+        then, other = self.visit(e.then), self.visit(e.other)
         if isinstance(e.cond, IsBlank):
             other = other - {tag(e.cond.x)}
-        out = n(e.cond) | (then & other)
-    elif isinstance(e, (BinOp, Cmp)):
-        out = n(e.a) | n(e.b)
-    elif isinstance(e, Lookup):
-        out = n(e.key)
-    elif isinstance(e, Call):
-        out = frozenset()
-        for arg in e.args:
-            out |= n(arg)
-    else:
-        raise TypeError(e)
-    memo[id(e)] = out
-    return out
+        return self.visit(e.cond) | (then & other)
+
+    def visit_BinOp(self, e) -> frozenset:
+        return self.visit(e.a) | self.visit(e.b)
+
+    visit_Cmp = visit_BinOp
+
+    def visit_Lookup(self, e) -> frozenset:
+        return self.visit(e.key)
+
+    def visit_Call(self, e) -> frozenset:
+        if e.fn == "CONCAT":
+            return frozenset()
+        out: frozenset = frozenset()
+        for a in e.args:
+            out |= self.visit(a)
+        return out
 
 
+__all__ = [
+    "BOOL", "BPP", "BYTES", "COUNT", "DAYS", "FLOPS", "GB", "GBPS", "HOURS", "MONEY", "NODE_HOURS",
+    "PARAMS", "RATIO", "SECONDS", "TB", "TEXT", "TFLOPS", "TOKENS", "TOKENS_PER_S", "INT_UNITS",
+    "FLOAT_UNITS", "ERROR", "WARNING", "Quantity", "Constraint", "Registry", "needs_of", "tag",
+    "Call", "Const", "If",
+]

@@ -1,22 +1,26 @@
-"""Interpreter 3: a definition as text with its numbers filled in, for the handout.
+"""Interpreter 3: a definition as text, for the handout and the documentation.
 
-``12 B × 4.01 B params ÷ 5 = 9.63 GB``: the expression of one quantity, with each referenced
-quantity replaced by its value and unit, the taken branch of each conditional only, and the
-integer rounding left out (it moves a figure by less than one byte).
+With a row's values (the handout): ``12 B × 4.01 B params ÷ 5 = 9.63 GB`` — each referenced
+quantity replaced by its value and unit, the taken branch of each conditional only, terms that are
+zero left out of a sum, and the integer rounding left out (it moves a figure by less than one byte).
+
+Without values (the documentation, :func:`symbolic`): ``m_bytes_per_param × dense_params_on_rank ÷
+m_dense_shard_group`` — each quantity by its key, every branch of a conditional as ``if(c, a, b)``.
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping
 
-from .expr import BinOp, Call, Cmp, Col, Const, Expr, If, IsBlank, Lookup, Ref
-from .registry import BOOL, BPP, BYTES, COUNT, DAYS, FLOPS, GB, HOURS, MONEY, PARAMS, RATIO, SECONDS, TEXT, TOKENS, Registry
 from . import units
 from .evaluate import eval_scalar
+from .expr import BinOp, Call, Const, Expr, Visitor
+from .registry import BOOL, BPP, BYTES, COUNT, DAYS, FLOPS, GB, HOURS, MONEY, PARAMS, RATIO, SECONDS, TEXT, TOKENS, Registry
 from .tables import tables
 
 _OPS = {"+": " + ", "-": " − ", "*": " × ", "/": " ÷ "}
 _PREC = {"+": 1, "-": 1, "*": 2, "/": 2}
+_CMP = {"=": " = ", "<>": " ≠ ", "<": " < ", "<=": " ≤ ", ">": " > ", ">=": " ≥ "}
 
 
 def fmt_value(v: Any, unit: str, lang: str = "en") -> str:
@@ -28,7 +32,7 @@ def fmt_value(v: Any, unit: str, lang: str = "en") -> str:
     if unit == PARAMS:
         return units.params(v, lang)
     if unit == FLOPS:
-        return units.sci(v) + (" FLOPs" if lang == "en" else " FLOPs")
+        return units.sci(v) + " FLOPs"
     if unit == BPP:
         return units.num(v) + " B"
     if unit == SECONDS:
@@ -39,9 +43,7 @@ def fmt_value(v: Any, unit: str, lang: str = "en") -> str:
         return units.num(v) + " GB"
     if unit == HOURS:
         return units.num(v) + (" GPU-h" if lang == "en" else " GPU 小时")
-    if unit in (COUNT, TOKENS, MONEY):
-        return units.num(v)
-    if unit == RATIO:
+    if unit in (COUNT, TOKENS, MONEY, RATIO):
         return units.num(v)
     if unit in (BOOL, TEXT):
         return str(v)
@@ -51,53 +53,13 @@ def fmt_value(v: Any, unit: str, lang: str = "en") -> str:
 def render(reg: Registry, key: str, values: Mapping[str, Any], lang: str = "en", expand: frozenset = frozenset()) -> str:
     """``<expression with numbers> = <value>`` for one quantity."""
     q = reg[key]
-    body = _render(reg, q.expr, values, lang, expand, 0)
+    body = _Filled(reg, values, lang, expand).text(q.expr, 0)
     return f"{body} = {fmt_value(values.get(key), q.unit, lang)}"
 
 
-def _render(reg: Registry, e: Expr, values: Mapping[str, Any], lang: str, expand: frozenset, prec: int) -> str:
-    if isinstance(e, Const):
-        v = e.value
-        if isinstance(v, int) and not isinstance(v, bool) and v >= 1000 and str(v).rstrip("0") == "1":
-            return f"10^{len(str(v)) - 1}"
-        return units.num(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
-    if isinstance(e, Ref):
-        if e.key in expand:
-            return _render(reg, reg[e.key].expr, values, lang, expand, prec)
-        return fmt_value(values.get(e.key), reg[e.key].unit, lang)
-    if isinstance(e, Col):
-        return str(e.name)
-    if isinstance(e, Lookup):
-        v = _eval(reg, e, values)
-        return units.num(v) + (" B" if e.field == "bytes" else "")
-    if isinstance(e, If):
-        c = _eval(reg, e.cond, values)
-        branch = e.then if c else e.other
-        return _render(reg, branch, values, lang, expand, prec)
-    if isinstance(e, BinOp):
-        p = _PREC[e.op]
-        # leave out terms that are zero in a sum, for readability
-        if e.op == "+":
-            terms = [t for t in _flatten_sum(e) if _eval(reg, t, values) not in (0, None)]
-            if not terms:
-                return "0"
-            s = " + ".join(_render(reg, t, values, lang, expand, p) for t in terms)
-            return f"({s})" if prec > p and len(terms) > 1 else s
-        left = _render(reg, e.a, values, lang, expand, p)
-        right = _render(reg, e.b, values, lang, expand, p + 1)
-        s = left + _OPS[e.op] + right
-        return f"({s})" if prec > p else s
-    if isinstance(e, Call):
-        if e.fn in ("CEIL", "FLOOR"):
-            arg = e.args[0]
-            if isinstance(arg, BinOp) and arg.op == "+" and isinstance(arg.b, Const) and arg.b.value == 0.5:
-                arg = arg.a  # nearest(): rounding to a whole parameter is left out of the text
-            return _render(reg, arg, values, lang, expand, prec)
-        args = ", ".join(_render(reg, a, values, lang, expand, 0) for a in e.args)
-        return f"{e.fn.lower()}({args})"
-    if isinstance(e, (Cmp, IsBlank)):
-        return str(_eval(reg, e, values))
-    return "?"
+def symbolic(reg: Registry, key: str) -> str:
+    """The definition of one quantity, each input and quantity by its name."""
+    return _Symbolic().text(reg[key].expr, 0)
 
 
 def _flatten_sum(e: Expr) -> list[Expr]:
@@ -106,6 +68,124 @@ def _flatten_sum(e: Expr) -> list[Expr]:
     return [e]
 
 
-def _eval(reg: Registry, e: Expr, values: Mapping[str, Any]) -> Any:
-    """A sub-expression on the row's computed values, by the engine's own scalar interpreter."""
-    return eval_scalar(e, values, values, tables())
+def _const_text(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int) and v >= 1000 and str(v).rstrip("0") == "1":
+        return f"10^{len(str(v)) - 1}"
+    if isinstance(v, (int, float)):
+        return units.num(v)
+    return f'"{v}"'
+
+
+def _unround(e: Call) -> Expr:
+    arg = e.args[0]
+    if isinstance(arg, BinOp) and arg.op == "+" and isinstance(arg.b, Const) and arg.b.value == 0.5:
+        return arg.a  # nearest(): rounding to a whole parameter is left out of the text
+    return arg
+
+
+class _Text(Visitor):
+    """What both text interpreters share: operators, precedence and function calls."""
+
+    def text(self, e: Expr, prec: int) -> str:
+        self.prec = prec
+        return self.visit(e)
+
+    def visit_BinOp(self, e):
+        prec = self.prec
+        p = _PREC[e.op]
+        if e.op == "+":
+            terms = self.terms(e)
+            if not terms:
+                return "0"
+            s = " + ".join(self.text(t, p) for t in terms)
+            return f"({s})" if prec > p and len(terms) > 1 else s
+        s = self.text(e.a, p) + _OPS[e.op] + self.text(e.b, p + 1)
+        return f"({s})" if prec > p else s
+
+    def terms(self, e: Expr) -> list[Expr]:
+        return _flatten_sum(e)
+
+    def visit_Call(self, e):
+        prec = self.prec
+        if e.fn in ("CEIL", "FLOOR") and self.drop_rounding:
+            return self.text(_unround(e), prec)
+        args = ", ".join(self.text(a, 0) for a in e.args)
+        return f"{e.fn.lower()}({args})"
+
+    drop_rounding = True
+
+
+class _Filled(_Text):
+    def __init__(self, reg: Registry, values: Mapping[str, Any], lang: str, expand: frozenset) -> None:
+        self.reg, self.values, self.lang, self.expand = reg, values, lang, expand
+
+    def eval(self, e: Expr) -> Any:
+        """A sub-expression on the row's computed values, by the engine's own scalar interpreter."""
+        return eval_scalar(e, self.values, self.values, tables())
+
+    def visit_Const(self, e):
+        v = e.value
+        if isinstance(v, int) and not isinstance(v, bool) and v >= 1000 and str(v).rstrip("0") == "1":
+            return f"10^{len(str(v)) - 1}"
+        return units.num(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
+
+    def visit_Ref(self, e):
+        if e.key in self.expand:
+            return self.text(self.reg[e.key].expr, self.prec)
+        return fmt_value(self.values.get(e.key), self.reg[e.key].unit, self.lang)
+
+    def visit_Col(self, e):
+        return str(e.name)
+
+    def visit_Lookup(self, e):
+        return units.num(self.eval(e)) + (" B" if e.field == "bytes" else "")
+
+    def visit_If(self, e):
+        prec = self.prec
+        return self.text(e.then if self.eval(e.cond) else e.other, prec)
+
+    def terms(self, e: Expr) -> list[Expr]:
+        return [t for t in _flatten_sum(e) if self.eval(t) not in (0, None)]
+
+    def visit_Call(self, e):
+        if e.fn == "CONCAT":
+            return str(self.eval(e))
+        return super().visit_Call(e)
+
+    def visit_Cmp(self, e):
+        return str(self.eval(e))
+
+    visit_IsBlank = visit_Cmp
+
+
+class _Symbolic(_Text):
+    drop_rounding = False
+
+    def visit_Const(self, e):
+        return _const_text(e.value)
+
+    def visit_Ref(self, e):
+        return e.key
+
+    def visit_Col(self, e):
+        return f"[{e.name}]"
+
+    def visit_Lookup(self, e):
+        return f"{e.table}[{self.text(e.key, 0)}].{e.field}"
+
+    def visit_If(self, e):
+        return f"if({self.text(e.cond, 0)}, {self.text(e.then, 0)}, {self.text(e.other, 0)})"
+
+    def visit_Cmp(self, e):
+        s = self.text(e.a, 3) + _CMP[e.op] + self.text(e.b, 3)
+        return f"({s})" if self.prec > 0 else s
+
+    def visit_IsBlank(self, e):
+        return f"blank({self.text(e.x, 0)})"
+
+    def visit_Call(self, e):
+        if e.fn == "CONCAT":
+            return " & ".join(self.text(a, 3) for a in e.args)
+        return super().visit_Call(e)
