@@ -78,6 +78,13 @@ def text_of(x: Any) -> str:
     return str(x)
 
 
+def grouped_text(x: Any) -> str:
+    """A number with thousands separators, as TEXT(x, "#,##0") writes it (whole numbers)."""
+    if isinstance(x, bool) or isinstance(x, str):
+        return text_of(x)
+    return f"{int(math.floor(x + 0.5)):,}" if abs(x) < 1e15 else f"{x:.3e}"
+
+
 def _mod(a: Any, b: Any) -> Any:
     return a % b
 
@@ -91,6 +98,7 @@ _FUNCTIONS: dict[str, Callable[[list], Any]] = {
     "AND": lambda xs: all(bool(x) for x in xs),
     "OR": lambda xs: any(bool(x) for x in xs),
     "NOT": lambda xs: not xs[0],
+    "FMTNUM": lambda xs: grouped_text(xs[0]),
 }
 
 
@@ -499,7 +507,7 @@ class _ArrayEval(Visitor):
 
     def visit_Call(self, e):
         np = self.np
-        if e.fn == "CONCAT":
+        if e.fn in ("CONCAT", "FMTNUM"):
             return None
         args = [self.visit(a) for a in e.args]
         if any(a is None for a in args):

@@ -120,7 +120,7 @@ class IsBlank(Expr):
 
 @dataclass(frozen=True, eq=False)
 class Call(Expr):
-    fn: str  # MAX, MIN, CEIL, FLOOR, MOD, AND, OR, NOT, CONCAT
+    fn: str  # MAX, MIN, CEIL, FLOOR, MOD, AND, OR, NOT, CONCAT, FMTNUM
     args: tuple[Expr, ...]
 
 
@@ -162,6 +162,11 @@ def divides(d: Any, n: Any) -> Expr:
 def concat(*xs: Any) -> Expr:
     """Text joined from parts; a blank part is empty text, a number is written plainly."""
     return Call("CONCAT", tuple(lift(x) for x in xs))
+
+
+def grouped(x: Any) -> Expr:
+    """A number as text with thousands separators (8,000,000,000), for messages."""
+    return Call("FMTNUM", (lift(x),))
 
 
 def all_of(*xs: Any) -> Expr:

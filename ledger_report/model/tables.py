@@ -9,6 +9,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from .conventions import convention_table
+
 # Bytes per element of a stored tensor.  "none" = the state does not exist.
 DTYPE_BYTES: dict[str, dict[str, Any]] = {
     "fp32": {"bytes": 4},
@@ -60,4 +62,5 @@ def tables() -> dict[str, dict[str, dict[str, Any]]]:
         "moment": MOMENT_BYTES,
         "optimizer": OPTIMIZERS,
         "gpu": gpu_table(),
+        "convention": convention_table(),
     }

@@ -1,0 +1,37 @@
+"""Every number of the ledger, defined once, in sections read top to bottom.
+
+Resolved inputs (defaults), the architecture's parameter count, the split into parts and pipeline
+stages, the state ledger, the items outside it, the peak, the compute floor, and the constraints
+a row must meet.  Each ``define`` names its key, unit, English and Chinese labels and its source.
+The engine evaluates this registry on a row (or on arrays of rows); the workbook turns each entry
+into a live formula; the handout prints its formula text with the numbers filled in; docs/ is
+generated from it.
+"""
+
+from __future__ import annotations
+
+from ..registry import Registry
+from . import compute, constraints, inputs, outside, params, peak, stages, state
+from .common import PARTS, STATE_DTYPE, STATES, Ctx
+
+__all__ = ["REGISTRY", "PARTS", "STATES", "STATE_DTYPE", "build"]
+
+
+def build() -> Registry:
+    reg = Registry()
+    r = Ctx()
+    inputs.define(reg, r)
+    params.define(reg, r)
+    stages.define(reg, r)
+    state.widths(reg, r)
+    outside.per_stage(reg, r)
+    outside.choose_stage(reg, r)
+    state.ledger(reg, r)
+    outside.items(reg, r)
+    peak.define(reg, r)
+    compute.define(reg, r)
+    constraints.define(reg, r)
+    return reg
+
+
+REGISTRY = build()

@@ -1,0 +1,65 @@
+"""What every section of the definitions shares: named coefficients, sources, and the context
+that carries each section's quantities to the next."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from ..expr import IsBlank, Lookup, if_
+
+# Named coefficients -------------------------------------------------------------------------
+SECONDS_PER_DAY = 86400
+BYTES_PER_GB = 10**9
+FLOPS_PER_TFLOP = 10**12
+TRAIN_FLOPS_PER_PARAM_TOKEN = 6  # 2 forward + 4 backward (Kaplan et al. 2020)
+FULL_RECOMPUTE_HW_FACTOR = 8 / 6  # the forward runs once more in backward
+KORTHIKANTI_REPLICATED_SBH = 10  # Korthikanti et al. 2022, Table 2: the 10·sbh not split by TP
+FULL_RECOMPUTE_SBH_BYTES = 2  # a layer's 16-bit input, 2·s·b·h bytes (Korthikanti Table 2)
+ATTN_SCORE_BYTES_PER_ELEM = 5  # softmax out 2 + dropout mask 1 + dropout out 2 (Korthikanti)
+LOSS_WORKING_BYTES = 4  # fp32 softmax / gradient of the logits in cross-entropy
+CUDA_CONTEXT_BYTES = 500_000_000  # 300-500 MB per process (Fujii et al. 2024, arXiv 2411.06465)
+NCCL_BYTES_PER_GROUP = 500_000_000  # ~0.5 GB per NCCL communicator (Fujii et al. 2024)
+ALLOCATOR_FRACTION = 0.05  # fragmentation, as Megatron-LM's 1.05 overhead factor
+
+# Sources --------------------------------------------------------------------------------------
+COLUMN = "input column (docs/columns.md)"
+CATALOGUE = "GPU catalogue (ledger-report gpus; docs/columns.md)"
+MEGATRON_PARAMS = "Megatron-LM megatron/training/theoretical_memory_usage.py (no biases, unpadded vocabulary)"
+KORTH = "Korthikanti et al. 2022, Table 2"
+ZERO_PAPER = "Rajbhandari et al. 2020 (ZeRO), section 3: 2 + 2 + 12 bytes per parameter with Adam"
+MOE35 = "docs/scenarios.md (35B MoE on 40 H20)"
+QWEN8B = "docs/scenarios.md (Qwen3-8B, 100B tokens in 30 days)"
+MOE5T = "docs/scenarios.md (5T MoE)"
+FUJII = "Fujii et al. 2024 (arXiv 2411.06465)"
+
+
+def doc(anchor: str) -> str:
+    return f"docs/definitions.md#{anchor}"
+
+
+STATES = (
+    # key, location column, English, Chinese
+    ("weights", "weights_at", "compute weights", "计算权重"),
+    ("grads", "grads_at", "model gradients", "模型梯度"),
+    ("main_grads", "grads_at", "main gradients", "主梯度"),
+    ("master", "master_at", "master weights", "主权重"),
+    ("m", "optimizer_at", "optimizer first moment m", "一阶矩 m"),
+    ("v", "optimizer_at", "optimizer second moment v", "二阶矩 v"),
+)
+PARTS = (("dense", "dense", "非专家"), ("expert", "expert", "专家"))
+# the resolved input that names each state's dtype
+STATE_DTYPE = {"weights": "weight_dtype", "grads": "grad_dtype", "main_grads": "main_grad_dtype", "master": "master_dtype", "m": "m_dtype", "v": "v_dtype"}
+
+
+class Ctx(SimpleNamespace):
+    """The quantities defined so far, by short name, for the sections that follow."""
+
+
+def conv(r: Ctx, field: str):
+    """A field of the row's framework convention (model/conventions.py)."""
+    return Lookup("convention", r.framework, field)
+
+
+def or0(x):
+    """``x``, or 0 where it is blank (an item that cannot be computed adds nothing)."""
+    return if_(IsBlank(x), 0, x)

@@ -1,0 +1,135 @@
+"""The rules a row must meet, each defined once: input validation, the workbook's check cells and the
+planner's masks all read them.  A rule's quantity is true when it holds and blank when it does not
+apply (an input it reads is empty); its message says what was expected and what was found, with the
+row's numbers.  Warnings are stated on the page; errors refuse the row.
+"""
+
+from __future__ import annotations
+
+from ..expr import Col, IsBlank, all_of, any_of, concat, divides, grouped, if_, negate
+from ..registry import WARNING, Registry
+from .common import Ctx, conv, doc
+
+# The architecture columns that count the parameters when params_total is empty.
+ARCH_REQUIRED = ("layers", "hidden", "heads", "ffn_hidden", "vocab")
+PARAMS_TOLERANCE = 0.01  # a given params_total may differ from the architecture's count by 1 %
+
+
+def _given(col: str):
+    return negate(IsBlank(Col(col)))
+
+
+def _blank(col: str):
+    return IsBlank(Col(col))
+
+
+def define(reg: Registry, r: Ctx) -> None:
+    reg.section = "constraints"
+    c = reg.constraint
+    dp, tp, pp, cp, ep, etp = r.dp, r.tp, r.pp, r.cp, r.ep, r.etp
+
+    # parameters: a count, or an architecture to count from -------------------------------------
+    no_arch = all_of(*(_blank(col) for col in ARCH_REQUIRED))
+    c("params_or_architecture", negate(all_of(_blank("params_total"), no_arch)), "params_total",
+      concat("params_total, or the architecture columns ", ", ".join(ARCH_REQUIRED)),
+      "params_total and all the architecture columns empty",
+      en="a row gives params_total or the architecture", zh="给出 params_total 或结构列", source=doc("parameters"))
+    for col in ARCH_REQUIRED:
+        c(f"architecture_{col}", negate(all_of(_blank("params_total"), negate(no_arch), _blank(col))), col,
+          concat(col, " (the architecture counts the parameters when params_total is empty)"),
+          concat(col, " empty, params_total empty"),
+          en=f"without params_total, {col} is needed to count the parameters", zh=f"未给出 params_total 时需要 {col}",
+          source=doc("partial-architectures"))
+    off = (r.total - r.arch_total) / r.arch_total
+    c("params_total_matches", if_(any_of(_blank("params_total"), negate(r.has_arch)), True,
+                                  all_of(off.le(PARAMS_TOLERANCE), off.ge(-PARAMS_TOLERANCE))), "params_total",
+      concat("params_total within 1 % of the architecture's count ", grouped(r.arch_total)),
+      concat("params_total = ", grouped(r.total), " (", grouped(off * 100), " % off)"),
+      en="a given params_total agrees with the architecture within 1 %", zh="给定 params_total 与结构计数相差不超过 1 %",
+      source=doc("parameters"))
+
+    # expert parallelism --------------------------------------------------------------------------
+    world = dp * cp * tp
+    c("etp_divides", divides(etp, world), "etp",
+      concat("etp to divide dp·cp·tp = ", dp, "·", cp, "·", tp, " = ", grouped(world)), concat("etp = ", etp),
+      en="etp divides dp·cp·tp", zh="etp 整除 dp·cp·tp", source=doc("parts-and-groups"))
+    c("ep_divides", if_(divides(etp, world), divides(ep, world / etp), True), "ep",
+      concat("ep to divide dp·cp·tp/etp = ", dp, "·", cp, "·", tp, "/", etp, " = ", grouped(world / etp)), concat("ep = ", ep),
+      en="ep divides dp·cp·tp/etp", zh="ep 整除 dp·cp·tp/etp", source=doc("parts-and-groups"))
+    moe_given = any_of(_given("experts"), _given("params_expert"), _given("params_per_rank"))
+    c("ep_needs_experts", any_of(ep.le(1), moe_given), "ep",
+      "ep = 1 on a dense model (no experts, params_expert or params_per_rank given)", concat("ep = ", ep),
+      en="expert parallelism needs experts", zh="专家并行需要专家", source=doc("parts-and-groups"))
+    experts = Col("experts")
+    c("experts_by_ep", if_(_blank("experts"), True, divides(ep, experts)), "experts",
+      concat("experts divisible by ep = ", ep), concat("experts = ", experts),
+      en="ep divides the experts", zh="ep 整除专家数", source=doc("parts-and-groups"))
+    c("topk_with_experts", negate(all_of(_given("experts"), _blank("topk"))), "topk",
+      concat("topk (experts per token) when experts is given (experts = ", experts, ")"), "topk empty",
+      en="topk is given with experts", zh="给出 experts 时需要 topk", source=doc("parameters"))
+    c("experts_with_topk", negate(all_of(_blank("experts"), _given("topk"))), "topk",
+      "experts (routed experts) when topk is given", concat("topk = ", Col("topk"), " with experts empty"),
+      en="experts is given with topk", zh="给出 topk 时需要 experts", source=doc("parameters"))
+    c("topk_le_experts", Col("topk").le(experts), "topk",
+      concat("topk ≤ experts = ", experts), concat("topk = ", Col("topk")),
+      en="topk ≤ experts", zh="topk ≤ experts", source=doc("parameters"))
+
+    # attention and the MLP over tensor parallelism ----------------------------------------------
+    heads, kv = Col("heads"), Col("kv_heads")
+    c("tp_divides_heads", divides(tp, heads), "tp", concat("tp to divide heads = ", heads), concat("tp = ", tp),
+      en="tp divides the attention heads", zh="tp 整除注意力头数", source=doc("parallel-layout"))
+    c("tp_divides_kv_heads", divides(tp, kv), "tp", concat("tp to divide kv_heads = ", kv), concat("tp = ", tp),
+      en="tp divides the key/value heads", zh="tp 整除 KV 头数", source=doc("parallel-layout"))
+    c("kv_divides_heads", divides(kv, heads), "kv_heads", concat("kv_heads to divide heads = ", heads), concat("kv_heads = ", kv),
+      en="kv_heads divides heads", zh="kv_heads 整除 heads", source=doc("parameters"))
+    c("hidden_by_heads", if_(_given("head_dim"), True, divides(heads, Col("hidden"))), "hidden",
+      concat("hidden divisible by heads = ", heads, " (or give head_dim)"), concat("hidden = ", grouped(Col("hidden"))),
+      en="heads divides hidden when head_dim is empty", zh="未给出 head_dim 时 heads 整除 hidden", source=doc("parameters"))
+    c("tp_divides_ffn", divides(tp, Col("ffn_hidden")), "tp", concat("tp to divide ffn_hidden = ", grouped(Col("ffn_hidden"))), concat("tp = ", tp),
+      en="tp divides the MLP width", zh="tp 整除 MLP 宽度", source=doc("parallel-layout"))
+    c("etp_divides_moe_ffn", divides(etp, Col("moe_ffn_hidden")), "etp", concat("etp to divide moe_ffn_hidden = ", grouped(Col("moe_ffn_hidden"))), concat("etp = ", etp),
+      en="etp divides the expert MLP width", zh="etp 整除专家 MLP 宽度", source=doc("parallel-layout"))
+
+    # pipeline ----------------------------------------------------------------------------------
+    layers = Col("layers")
+    c("pp_le_layers", pp.le(layers), "pp", concat("pp ≤ layers = ", layers, " (every pipeline stage needs a layer)"), concat("pp = ", pp),
+      en="every pipeline stage has a layer", zh="每个流水段至少一层", source=doc("pipeline-stages"))
+    c("layers_by_pp", if_(pp.gt(layers), True, divides(pp, layers)), "pp",
+      concat("pp to divide layers = ", layers, " (an uneven split gives the first stages one layer more)"), concat("pp = ", pp),
+      severity=WARNING, en="pp divides the layers (else the split is uneven)", zh="pp 整除层数（否则各段层数不均）", source=doc("pipeline-stages"))
+    zero_ok = if_(r.zero.eq(0), conv(r, "zero0"), if_(r.zero.eq(1), conv(r, "zero1"), if_(r.zero.eq(2), conv(r, "zero2"), conv(r, "zero3"))))
+    c("zero_stage_exists", zero_ok.eq(1), "zero", concat("a ZeRO stage that framework ", r.framework, " has"), concat("zero = ", r.zero),
+      en="the framework has the ZeRO stage", zh="框架支持该 ZeRO 阶段", source="conventions table (" + doc("conventions") + ")")
+    c("zero_with_pp", any_of(pp.le(1), r.zero.le(conv(r, "pp_zero_max"))), "zero",
+      concat("zero ≤ ", conv(r, "pp_zero_max"), " with pipeline parallelism under framework ", r.framework), concat("zero = ", r.zero, " with pp = ", pp),
+      en="the framework runs the ZeRO stage with pipeline parallelism", zh="框架支持该 ZeRO 阶段与流水并行同用", source="conventions table (" + doc("conventions") + ")")
+
+    # batch and sequence ------------------------------------------------------------------------
+    seq = Col("seq_len")
+    c("cp_divides_seq", divides(cp, seq), "cp", concat("cp to divide seq_len = ", grouped(seq)), concat("cp = ", cp),
+      en="cp divides the sequence", zh="cp 整除序列长度", source=doc("activations"))
+    c("seq_by_tp_cp", if_(r.seq_par, divides(tp * cp, seq), True), "seq_len",
+      concat("seq_len divisible by tp·cp = ", tp, "·", cp, " = ", tp * cp, " with sequence_parallel"), concat("seq_len = ", grouped(seq)),
+      en="tp·cp divides the sequence with sequence parallelism", zh="序列并行时 tp·cp 整除序列长度", source=doc("activations"))
+    gb, mb = Col("global_batch"), r.micro_batch
+    c("global_batch_multiple", divides(mb * dp, gb), "global_batch",
+      concat("a multiple of micro_batch × dp = ", mb, " × ", dp, " = ", grouped(mb * dp)), concat("global_batch = ", grouped(gb)),
+      en="global_batch is a multiple of micro_batch × dp", zh="global_batch 是 micro_batch × dp 的整数倍", source=doc("activations"))
+
+    # parameter parts ---------------------------------------------------------------------------
+    total = Col("params_total")
+    for part in ("params_expert", "params_active"):
+        c(f"{part}_le_total", Col(part).le(total), part, concat(part, " ≤ params_total = ", grouped(total)), concat(part, " = ", grouped(Col(part))),
+          en=f"{part} ≤ params_total", zh=f"{part} ≤ params_total", source=doc("parts-and-groups"))
+    solving = all_of(_given("params_per_rank"), ep.gt(1), _blank("params_expert"), negate(r.has_arch))
+    c("per_rank_needs_total", negate(all_of(solving, _blank("params_total"))), "params_per_rank",
+      "params_total (or params_expert) to solve the expert split from params_per_rank when ep > 1", concat("ep = ", ep, " with params_total empty"),
+      en="the expert split from params_per_rank needs params_total", zh="由每卡参数反推专家拆分需要 params_total", source=doc("parts-and-groups"))
+    c("per_rank_solvable", negate(all_of(solving, _given("params_total"), (ep * etp).eq(tp))), "params_per_rank",
+      "ep·etp ≠ tp to solve the expert split from params_per_rank (or give params_expert)", concat("ep·etp = ", ep, "·", etp, " = ", ep * etp, " = tp"),
+      en="the expert split from params_per_rank needs ep·etp ≠ tp", zh="反推专家拆分需要 ep·etp ≠ tp", source=doc("parts-and-groups"))
+
+    # the deadline ------------------------------------------------------------------------------
+    c("reserve_below_days", Col("reserve_days").lt(Col("days")), "reserve_days",
+      concat("reserve_days < days = ", Col("days")), concat("reserve_days = ", Col("reserve_days")),
+      en="the reserve is shorter than the deadline", zh="预留天数少于期限", source=doc("compute-floor"))

@@ -1,0 +1,68 @@
+"""Resolved inputs: each column of the row with its default filled in, as a live formula."""
+
+from __future__ import annotations
+
+from ..expr import Col, Lookup, default, if_
+from ..registry import BOOL, COUNT, DAYS, GB, GBPS, MONEY, RATIO, TEXT, TFLOPS, TOKENS, Registry
+from .common import CATALOGUE, COLUMN, Ctx, conv
+
+
+def define(reg: Registry, r: Ctx) -> None:
+    reg.section = "inputs"
+    d = reg.define
+    r.framework = d("framework", default("framework", "generic"), TEXT, "framework convention", "框架口径", COLUMN)
+    r.weight_dtype = d("weight_dtype", default("weight_dtype", "bf16"), TEXT, "weight dtype", "权重精度", COLUMN)
+    r.grad_dtype = d("grad_dtype", default("grad_dtype", conv(r, "grad_dtype_default")), TEXT, "gradient dtype", "梯度精度", COLUMN + "; the convention's default")
+    r.main_grad_dtype = d(
+        "main_grad_dtype", default("main_grad_dtype", conv(r, "main_grad_default")),
+        TEXT, "main-gradient dtype", "主梯度精度", COLUMN + "; the convention's default (fp32 gradient partitions under DeepSpeed)",
+    )
+    r.master_dtype = d(
+        "master_dtype", default("master_dtype", if_(r.weight_dtype.eq("fp32"), "none", "fp32")),
+        TEXT, "master dtype", "主权重精度", COLUMN + " (none when weights are fp32)",
+    )
+    r.optimizer = d("optimizer", default("optimizer", "adam"), TEXT, "optimizer", "优化器", COLUMN)
+    r.m_dtype = d("m_dtype", default("m_dtype", Lookup("optimizer", r.optimizer, "moment_dtype")), TEXT, "m dtype", "一阶矩精度", COLUMN + "; the optimizer's default")
+    r.v_dtype = d("v_dtype", default("v_dtype", Lookup("optimizer", r.optimizer, "moment_dtype")), TEXT, "v dtype", "二阶矩精度", COLUMN + "; the optimizer's default")
+    for key, en, zh in (
+        ("dp", "data parallel", "数据并行"),
+        ("tp", "tensor parallel", "张量并行"),
+        ("pp", "pipeline parallel", "流水线并行"),
+        ("cp", "context parallel", "上下文并行"),
+        ("ep", "expert parallel", "专家并行"),
+    ):
+        setattr(r, key, d(key, default(key, 1), COUNT, en, zh, COLUMN))
+    r.etp = d("etp", default("etp", r.tp), COUNT, "expert tensor parallel", "专家张量并行", COLUMN + " (tp when empty)")
+    r.zero = d("zero", default("zero", 0), COUNT, "ZeRO stage", "ZeRO 阶段", COLUMN)
+    r.at = {}
+    for col, en, zh in (
+        ("weights_at", "weights location", "权重位置"),
+        ("grads_at", "gradients location", "梯度位置"),
+        ("master_at", "master location", "主权重位置"),
+        ("optimizer_at", "optimizer location", "优化器状态位置"),
+    ):
+        r.at[col] = d(col, default(col, "hbm"), TEXT, en, zh, COLUMN)
+    r.seq_len = d("seq_len", Col("seq_len"), TOKENS, "sequence length", "序列长度", COLUMN)
+    r.micro_batch = d("micro_batch", default("micro_batch", 1), COUNT, "micro-batch", "micro-batch", COLUMN)
+    r.global_batch = d("global_batch", Col("global_batch"), COUNT, "global batch", "全局 batch", COLUMN)
+    r.recompute = d("recompute", default("recompute", "none"), TEXT, "recompute", "重计算", COLUMN)
+    r.seq_par = d("sequence_parallel", default("sequence_parallel", False), BOOL, "sequence parallel", "序列并行", COLUMN)
+    r.flash = d("flash_attention", default("flash_attention", True), BOOL, "flash attention", "FlashAttention", COLUMN)
+    r.logits_dtype = d("logits_dtype", default("logits_dtype", "fp32"), TEXT, "logits dtype", "logits 精度", COLUMN)
+    r.loss_chunks = d("loss_chunks", default("loss_chunks", 1), COUNT, "loss chunks", "loss 分块数", COLUMN)
+
+    reg.section = "hardware"
+    r.gpu = d("gpu", default("gpu", "H100-SXM"), TEXT, "GPU", "GPU 型号", COLUMN)
+    r.hbm_gb = d("hbm_gb", default("hbm_gb", Lookup("gpu", r.gpu, "hbm_gb")), GB, "HBM per GPU", "每卡显存", CATALOGUE)
+    r.peak_tflops = d("peak_tflops", default("peak_tflops", Lookup("gpu", r.gpu, "peak_tflops")), TFLOPS, "dense BF16 peak", "BF16 稠密峰值", CATALOGUE)
+    r.gpus_per_node = d("gpus_per_node", default("gpus_per_node", Lookup("gpu", r.gpu, "gpus_per_node")), COUNT, "GPUs per node", "每节点 GPU 数", CATALOGUE)
+    r.host_gb = d("host_gb", default("host_gb", Lookup("gpu", r.gpu, "host_gb")), GB, "host memory per node", "每节点主机内存", CATALOGUE)
+    r.host_link = d("host_link_gb_s", Lookup("gpu", r.gpu, "host_link_gb_s"), GBPS, "host link per GPU", "主机链路带宽", CATALOGUE)
+
+    reg.section = "job"
+    r.mfu = d("mfu", default("mfu", 0.4), RATIO, "MFU", "MFU", COLUMN)
+    r.tokens = d("tokens", Col("tokens"), TOKENS, "training tokens", "训练 token 数", COLUMN)
+    r.days = d("days", Col("days"), DAYS, "deadline", "期限", COLUMN)
+    r.reserve = d("reserve_days", default("reserve_days", 0), DAYS, "reserve", "预留天数", COLUMN)
+    r.price = d("price_per_gpu_hour", Col("price_per_gpu_hour"), MONEY, "price per GPU-hour", "每 GPU 小时价格", COLUMN)
+    r.measured_gb = d("measured_peak_gb", Col("measured_peak_gb"), GB, "measured peak", "实测峰值", COLUMN)
