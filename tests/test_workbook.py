@@ -236,8 +236,8 @@ def test_sheets_and_layout(built, ledgers):
     wb = _load(built)
     names = wb.sheetnames
     assert names[:3] == [SUMMARY, INPUTS, LEDGERS]
-    assert names[-5:] == ["Dtypes", "Moments", "Optimizers", "GPUs", "Lists"]
-    print_sheets = names[3:-6]
+    assert names[-6:] == ["Dtypes", "Moments", "Optimizers", "GPUs", "Conventions", "Lists"]
+    print_sheets = names[3:-7]
     assert len(print_sheets) == len(ledgers)
     assert len(set(n.casefold() for n in names)) == len(names)
     for n in print_sheets:
@@ -484,7 +484,7 @@ def test_many_configurations_use_one_chosen_ledger_sheet():
     configs = [dict(name=f"c{i}", params_total=10**9 * (1 + i), dp=1 + i % 4) for i in range(51)]
     data = render_xlsx(_ledgers(configs))
     wb = _load(data)
-    assert "Ledger" in wb.sheetnames and len(wb.sheetnames) == 10
+    assert "Ledger" in wb.sheetnames and len(wb.sheetnames) == 11
     ws = wb["Ledger"]
     assert ws["B3"].value == "c0"
     assert ws.data_validations.dataValidation[0].formula1.endswith(f"$A${LEDGER_FIRST_ROW + 50}")

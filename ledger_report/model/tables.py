@@ -55,6 +55,17 @@ def gpu_table() -> dict[str, dict[str, Any]]:
     return {name: {f: getattr(g, f) for f in GPU_FIELDS} for name, g in GPUS.items()}
 
 
+# The lookup sheet of each table in the workbook, in sheet order.
+TABLE_SHEETS = {"dtype": "Dtypes", "moment": "Moments", "optimizer": "Optimizers", "gpu": "GPUs", "convention": "Conventions"}
+
+
+def table_fields(name: str) -> list[str]:
+    """The fields of a lookup table, in column order."""
+    if name == "gpu":
+        return list(GPU_FIELDS)
+    return list(next(iter(tables()[name].values())))
+
+
 @lru_cache(maxsize=1)
 def tables() -> dict[str, dict[str, dict[str, Any]]]:
     return {

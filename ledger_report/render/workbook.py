@@ -46,7 +46,7 @@ from ..config import Column, Config
 from ..model import formula as fx
 from ..model import registry as R
 from ..model.definitions import PARTS, REGISTRY, STATES
-from ..model.tables import GPU_FIELDS, tables
+from ..model.tables import TABLE_SHEETS, table_fields, tables
 from .output import deterministic_zip
 
 __all__ = [
@@ -66,7 +66,7 @@ LEDGERS = "Ledgers"
 LEDGER = "Ledger"  # the one print sheet with a dropdown, above MAX_PRINT_SHEETS configurations
 HELP = "Help"
 DTYPES, MOMENTS, OPTIMIZERS, GPUS, LISTS = "Dtypes", "Moments", "Optimizers", "GPUs", "Lists"
-RESERVED_TITLES = (SUMMARY, INPUTS, LEDGERS, LEDGER, HELP, DTYPES, MOMENTS, OPTIMIZERS, GPUS, LISTS, "History")
+RESERVED_TITLES = (SUMMARY, INPUTS, LEDGERS, LEDGER, HELP, *TABLE_SHEETS.values(), LISTS, "History")
 
 MAX_PRINT_SHEETS = 50
 CHART_MAX = 50  # configurations shown in the Summary chart
@@ -480,13 +480,7 @@ QUANTITY_LETTERS: dict[str, str] = {k: _letter(i + 2) for i, k in enumerate(REGI
 
 def _table_specs() -> list[tuple[str, str, list[str]]]:
     """(table, sheet, fields) of the lookup sheets, in sheet order."""
-    t = tables()
-    return [
-        ("dtype", DTYPES, list(next(iter(t["dtype"].values())))),
-        ("moment", MOMENTS, list(next(iter(t["moment"].values())))),
-        ("optimizer", OPTIMIZERS, list(next(iter(t["optimizer"].values())))),
-        ("gpu", GPUS, list(GPU_FIELDS)),
-    ]
+    return [(name, sheet, table_fields(name)) for name, sheet in TABLE_SHEETS.items()]
 
 
 def _name(table: str, field: str | None) -> str:
