@@ -501,6 +501,7 @@ def run_case(case, log):
                         return
                     if tracker is not None:
                         probes["dispatch"][(state["step"], i)] = tracker.cur
+                        probes["dispatch_t"][(state["step"], i)] = tracker.t
                     if mt is not None:
                         c = mt.get_tracker_snapshot("current").get(torch.device("cpu"), {"Total": 0})
                         probes["memtracker"][(state["step"], i)] = c["Total"]
@@ -609,6 +610,12 @@ def run_case(case, log):
                     cats["dispatch"][key] = c
                     if case.name == "llama-none-plain-bf16" and step == 2 and ph in ("loss", "backward"):
                         extra.setdefault("logit_tensors", {})[ph] = [(r.op, r.shape, DTYPE_NAME.get(r.dtype, str(r.dtype)), r.nbytes, r.phase) for r in lg]
+                if step == 2 and (2, 1) in probes["dispatch_t"] and (2, 2) in probes["dispatch_t"]:
+                    # what decoder layer 1 keeps for backward: storages it allocated that are alive at forward end
+                    ta, tb = probes["dispatch_t"][(2, 1)], probes["dispatch_t"][(2, 2)]
+                    tf = res["dispatch"][(2, "forward")]["t_end"]
+                    kept = [r for r in tracker.alive_at(tf) if ta < r.born <= tb]
+                    extra["layer1_saved"] = [(r.op, r.shape, DTYPE_NAME.get(r.dtype, str(r.dtype)), r.nbytes) for r in kept]
                 if step == 1:
                     for ph in PHASES:
                         if (0, ph) in res["dispatch"] and ph == "setup":
@@ -680,6 +687,11 @@ def main(argv=None):
             if not res[method]:
                 continue
             la = {s: layer_act(probes[method], s, layers) for s in (1, 2)}
+            if method == "dispatch" and extra.get("layer1_saved"):
+                n_saved = sum(x[3] for x in extra["layer1_saved"])
+                print(f"    decoder layer 1 keeps {n_saved} B = {n_saved / sbh:.3f} B/(s*b*h):")
+                for op, shape, dt, nb in extra["layer1_saved"]:
+                    print(f"        {nb / sbh:7.3f}  {dt:5s} {str(shape):24s} {op}")
             for (step, ph), v in sorted(res[method].items(), key=lambda kv: (kv[0][0], PHASES.index(kv[0][1]))):
                 mnote = {"dispatch": "method=dispatch(TorchDispatchMode storage bytes)",
                          "allocator": "method=allocator(c10 CPU allocator bytes via profiler memory events)",
@@ -705,8 +717,9 @@ def main(argv=None):
                     cr["layer_act_per_sbh"] = round(la[step][0] / sbh, 4)
                     cr["notes"] = (cr.get("notes") or "") + f"; layer deltas {la[step][1]}"
                 cat_rows.append(cr)
-        summary[case.name] = dict(res=res, cats=cats, extra=extra, layers=layers, sbh=sbh, case=case,
-                                  la={m: {s: layer_act(probes[m], s, layers) for s in (1, 2)} for m in probes})
+        key = case.name + ("#memtracker" if "memtracker" in case.methods else "")
+        summary[key] = dict(res=res, cats=cats, extra=extra, layers=layers, sbh=sbh, case=case,
+                                  la={m: {s: layer_act(probes[m], s, layers) for s in (1, 2)} for m in probes if not m.endswith("_t")})
         def fmt(m):
             r = res[m]
             return " ".join(f"{ph[:3]}{s}={r[(s, ph)]['peak'] / 2**20:.0f}" for s in (1, 2) for ph in PHASES[1:5] if (s, ph) in r)
@@ -738,7 +751,9 @@ def report(S):
     for name in ("llama-none-plain-bf16", "llama-full-plain-bf16"):
         if name not in S:
             continue
-        r = S[name]["res"]
+        r = dict(S[name]["res"])
+        if name + "#memtracker" in S:
+            r["memtracker"] = S[name + "#memtracker"]["res"]["memtracker"]
         for m in ("allocator", "memtracker"):
             if not r.get(m) or not r.get("dispatch"):
                 continue

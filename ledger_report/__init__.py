@@ -1,3 +1,15 @@
-"""ledger-report: per-rank model-state ledgers and compute floors for LLM training configurations."""
+"""ledger-report: per-rank model-state ledgers, memory peaks and compute floors for LLM training
+configurations, as live-formula XLSX, PDF handouts and JSON.
+
+The library face (see ``ledger_report.api``)::
+
+    import ledger_report as lr
+    ledgers = lr.compute("inputs/examples.csv")
+    configs, states = lr.to_frame(ledgers)
+"""
 
 __version__ = "0.1.0"
+
+from .api import build, compute, plan, read, to_frame  # noqa: E402  (after __version__, which cli reads)
+
+__all__ = ["__version__", "build", "compute", "plan", "read", "to_frame"]

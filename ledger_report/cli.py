@@ -27,7 +27,9 @@ def _read(path: str):
 
 
 def _json_bytes(doc: dict) -> bytes:
-    return (json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode("utf-8")
+    from .api import json_bytes
+
+    return json_bytes(doc)
 
 
 class _Progress:
@@ -36,6 +38,8 @@ class _Progress:
     def __init__(self, label: str, quiet: bool):
         self.label = label
         self.on = not quiet and sys.stderr.isatty()
+        self.compute = self
+        self.pages = self if label == "handout pages" else _Progress("handout pages", quiet) if label != "-" else None
 
     def stage(self, text: str) -> None:
         if self.on:
@@ -61,6 +65,9 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, KeyboardInterrupt):
             raise
+        except BrokenPipeError:  # the reader went away (`| head`): stop quietly
+            sys.stderr.close()
+            sys.exit(0)
         except LedgerError as err:
             _fail(err)
         except Exception as err:  # a bug: say so plainly; nothing was written (outputs are all-or-nothing)
@@ -82,54 +89,60 @@ def main() -> None:
 
 @main.command(context_settings=CONTEXT)
 @click.argument("input", type=click.Path(dir_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Print the JSON document (CONTRACT §4) instead of the table.")
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON document (docs/json.md) instead of the table.")
 def calc(input: str, as_json: bool) -> None:
     """Compute every row of INPUT (.csv or .xlsx) and print the ledgers.
 
     Example: ledger-report calc inputs/examples.csv --json > ledgers.json
     """
-    from .engine import compute
+    from .engine import compute_many
     from .render.table import render_table
 
     try:
+        configs = _read(input)
         if as_json:
-            _stream_json(input, sys.stdout.buffer, _Progress("computing", quiet=False))
+            _stream_json(configs, sys.stdout.buffer, _Progress("computing", quiet=False))
         else:
-            click.echo(render_table([compute(c) for c in _read(input)]))
+            click.echo(render_table(compute_many(configs)))
     except LedgerError as err:
         _fail(err)
 
 
-def _stream_json(input: str, out, progress) -> None:
-    """Write the CONTRACT §4 document one configuration at a time: the rows are checked first,
-    then read again and written as they are computed, so memory does not grow with the rows."""
-    from .engine import SCHEMA, compute
-    from .inputs import stream_configs
+def _stream_json(configs, out, progress) -> None:
+    """Write the JSON document one configuration at a time, as the batches are computed."""
+    from .engine import compute_many
+    from .render.document import SCHEMA, config_document
 
+    out.write(b'{\n  "schema": "' + SCHEMA.encode() + b'",\n  "configs": [\n')
     done = 0
-
-    def write(config) -> None:
-        nonlocal done
-        body = json.dumps(compute(config).to_dict(), ensure_ascii=False, indent=2, allow_nan=False)
+    for lg in compute_many(configs):
+        body = json.dumps(config_document(lg), ensure_ascii=False, indent=2, allow_nan=False)
         out.write((",\n" if done else "").encode() + body.encode("utf-8"))
         done += 1
         if done % 1000 == 0:
-            progress(done, 0)
-
-    out.write(b'{\n  "schema": "' + SCHEMA.encode() + b'",\n  "configs": [\n')
-    stream_configs(input, write)
+            progress(done, len(configs))
     out.write(b"\n  ]\n}\n")
     out.flush()
+
+
+def _formats(formats: str) -> list[str]:
+    wanted = [f.strip().lower() for f in formats.split(",") if f.strip()]
+    bad = [f for f in wanted if f not in FORMATS]
+    if bad or not wanted:
+        raise click.BadParameter(f"expected a comma-separated list of {', '.join(FORMATS)}; found {formats!r}", param_hint="--format")
+    return wanted
+
+
+JOBS_HELP = "Processes rendering the handout side by side [default: LEDGER_REPORT_JOBS, else every CPU]; the PDF is the same bytes whatever the number."
 
 
 @main.command(context_settings=CONTEXT)
 @click.argument("input", type=click.Path(dir_okay=False))
 @click.option("-o", "--out", "out_dir", default="out", show_default=True, type=click.Path(file_okay=False), help="Folder for the outputs.")
 @click.option("--format", "formats", default="xlsx,pdf,json", show_default=True, help="Comma-separated: xlsx, pdf, json.")
-@click.option("--lang", type=click.Choice(["en", "zh"]), default="en", show_default=True, help="Language of the handout.")
+@click.option("--lang", type=click.Choice(["en", "zh"]), default="en", show_default=True, help="Language of the handout and the workbook.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress or 'Wrote' lines.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
-              help="Processes rendering the handout side by side [default: LEDGER_REPORT_JOBS, else every CPU]; the PDF is the same bytes whatever the number.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help=JOBS_HELP)
 def build(input: str, out_dir: str, formats: str, lang: str, quiet: bool, jobs: int | None) -> None:
     """Write DIR/<stem>.xlsx, .pdf and .json for INPUT.
 
@@ -137,43 +150,19 @@ def build(input: str, out_dir: str, formats: str, lang: str, quiet: bool, jobs: 
 
     Example: ledger-report build inputs/examples.xlsx -o out --lang zh
     """
-    from .engine import compute, document_of
-    from .render.output import write_outputs
+    from . import api
 
-    wanted = [f.strip().lower() for f in formats.split(",") if f.strip()]
-    bad = [f for f in wanted if f not in FORMATS]
-    if bad or not wanted:
-        raise click.BadParameter(f"expected a comma-separated list of {', '.join(FORMATS)}; found {formats!r}", param_hint="--format")
+    wanted = _formats(formats)
     try:
-        configs = _read(input)
-        progress = _Progress("computing", quiet)
-        ledgers = []
-        for i, c in enumerate(configs, 1):
-            ledgers.append(compute(c))
-            if i % 100 == 0 or i == len(configs):
-                progress(i, len(configs))
-        doc = document_of(ledgers)
-        stem = Path(input).stem
-        out = Path(out_dir)
-        files: dict[Path, bytes] = {}
-        if "json" in wanted:
-            files[out / f"{stem}.json"] = _json_bytes(doc)
-        if "xlsx" in wanted:
-            from .render.workbook import render_xlsx
-
-            progress.stage(f"writing the workbook ({len(ledgers):,} configurations)")
-            files[out / f"{stem}.xlsx"] = render_xlsx(ledgers)
-        if "pdf" in wanted:
-            from .render.handout import render_pdf
-
-            progress.stage(f"rendering the handout ({len(ledgers) + 1:,}+ pages, about 0.25 s of CPU each)")
-            files[out / f"{stem}.pdf"] = render_pdf(doc, lang=lang, jobs=jobs, progress=_Progress("handout pages", quiet))
-        written = write_outputs(files, inputs=[Path(input)])
-        if not quiet:
-            for p in written:
-                click.echo(f"Wrote {p}", err=True)
+        _wrote(api.build(input, out_dir, wanted, lang=lang, jobs=jobs, progress=_Progress("computing", quiet)), quiet)
     except LedgerError as err:
         _fail(err)
+
+
+def _wrote(paths, quiet: bool) -> None:
+    if not quiet:
+        for p in paths:
+            click.echo(f"Wrote {p}", err=True)
 
 
 @main.command(context_settings=CONTEXT)
@@ -214,10 +203,11 @@ def gpus(as_json: bool) -> None:
 @click.argument("input", type=click.Path(dir_okay=False))
 @click.option("--top", default=5, show_default=True, type=click.IntRange(1, 1000), help="Plans to keep per input row.")
 @click.option("-o", "--out", "out_dir", default=None, type=click.Path(file_okay=False), help="Write DIR/plans.csv and build it.")
-@click.option("--json", "as_json", is_flag=True, help="Print the CONTRACT §7 document.")
+@click.option("--json", "as_json", is_flag=True, help="Print the planner's JSON document (docs/json.md).")
 @click.option("--lang", type=click.Choice(["en", "zh"]), default="en", show_default=True, help="Language of the handout (with -o).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
-def plan(input: str, top: int, out_dir: str | None, as_json: bool, lang: str, quiet: bool) -> None:
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help=JOBS_HELP)
+def plan(input: str, top: int, out_dir: str | None, as_json: bool, lang: str, quiet: bool, jobs: int | None) -> None:
     """Search layouts, GPU counts and memory savers; rank the feasible plans by cost.
 
     Example: ledger-report plan inputs/plan-examples.csv --top 3 -o plans
@@ -233,38 +223,25 @@ def plan(input: str, top: int, out_dir: str | None, as_json: bool, lang: str, qu
         else:
             click.echo(render_plans(doc))
         if out_dir:
-            _build_plans(doc, Path(out_dir), lang, quiet)
+            _build_plans(doc, Path(out_dir), lang, quiet, jobs)
     except LedgerError as err:
         _fail(err)
 
 
-def _build_plans(doc: dict, out: Path, lang: str, quiet: bool) -> None:
-    import csv
-    import io
-
-    from .config import COLUMN_NAMES
-    from .engine import compute, config_from_mapping, document_of
-    from .render.handout import render_pdf
+def _build_plans(doc: dict, out: Path, lang: str, quiet: bool, jobs: int | None) -> None:
+    """plans.csv (complete input rows) and its outputs, built as ``build`` builds any input."""
+    from . import api
     from .render.output import write_outputs
-    from .render.workbook import render_xlsx
+    from .render.plans import plans_csv
 
-    rows = [p["row"] for p in doc["plans"]]
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=list(COLUMN_NAMES), lineterminator="\n")
-    w.writeheader()
-    for r in rows:
-        w.writerow({k: ("true" if v is True else "false" if v is False else v) for k, v in r.items()})
-    ledgers = [compute(config_from_mapping(r)) for r in rows]
-    ldoc = document_of(ledgers)
-    files = {
-        out / "plans.csv": buf.getvalue().encode("utf-8"),
-        out / "plans.json": _json_bytes(ldoc),
-        out / "plans.xlsx": render_xlsx(ledgers),
-        out / "plans.pdf": render_pdf(ldoc, lang=lang),
-    }
-    for p in write_outputs(files):
-        if not quiet:
-            click.echo(f"Wrote {p}", err=True)
+    ledgers = api.compute(api.read(_records(doc)))
+    files = {out / "plans.csv": plans_csv(doc)}
+    files.update(api.outputs(ledgers, "plans", out, FORMATS, lang=lang, jobs=jobs, progress=_Progress("computing", quiet)))
+    _wrote(write_outputs(files), quiet)
+
+
+def _records(doc: dict) -> list[dict]:
+    return [p["row"] for p in doc["plans"]]
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,74 +1,33 @@
-"""The engine: a ``Config`` in, a frozen ``Ledger`` out (CONTRACT sections 3 and 4).
+"""The engine: configurations in, frozen ``Ledger`` objects out.
 
 Pure: it imports no pandas, click, openpyxl, jinja2 or weasyprint (a test walks the imports).
-Every number comes from evaluating ``model.definitions.REGISTRY`` on the row; this module only
-arranges those numbers into the document's shape and states the assumptions in words.
+Every number comes from evaluating the model's registry on the row: one row at a time with the
+scalar interpreter (``compute``), or many rows at once with the arrays interpreter
+(``compute_many``), which gives the same values.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from .config import COLUMN_NAMES, Config
-from .model import text as mtext
-from .model.definitions import PARTS, REGISTRY, STATE_DTYPE, STATES
-from .model.evaluate import evaluate_row
-from .model.registry import BOOL, INT_UNITS, TEXT
-from .model.tables import tables
+from .model.evaluate import evaluate_arrays, evaluate_row, eval_scalar
+from .model.expr import Call
+from .model.registry import BOOL, BYTES, FLOAT_UNITS, INT_UNITS, TEXT
+from .report import DEFAULT, Model
 
-SCHEMA = "ledger-report/1"
-
-# (item key, registry key, in the peak?) for the items outside the state ledger, in print order.
-UNCOUNTED = (
-    ("activations", "activation_bytes_per_rank", True),
-    ("logits", "logits_bytes_per_rank", True),
-    ("loss_working_set", "loss_working_bytes_per_rank", True),
-    ("recompute_working_set", "recompute_working_bytes_per_rank", True),
-    ("zero3_gather", "zero3_gather_bytes_per_rank", True),
-    ("comm_buffers", "comm_buffer_bytes_per_rank", True),
-    ("runtime_reserve", "runtime_reserve_bytes_per_rank", True),
-    ("first_step_optimizer", "first_step_optimizer_bytes", False),
-)
-
-# Headline figures whose formula text the handout prints, with the quantities expanded inline.
-HEADLINES = (
-    ("state_bytes_per_rank", ()),
-    ("activation_bytes_per_rank", ("first_stage_activation_bytes", "last_stage_activation_bytes")),
-    ("logits_bytes_per_rank", ("logits_full_bytes",)),
-    ("peak_bytes_per_rank", ("peak_before_reserve_bytes",)),
-    ("state_bytes_logical_total", ("state_bytes_per_param",)),
-    ("flops_per_token", ()),
-    ("total_flops", ()),
-    ("step_budget_s", ("train_window_s",)),
-    ("days_on_config", ("effective_flops_per_gpu",)),
-    ("min_gpus_compute", ("effective_flops_per_gpu", "train_window_s")),
-    ("min_gpus_memory", ()),
-    ("gpu_hours", ("effective_flops_per_gpu",)),
-    ("cost", ()),
-)
-
-
-def _json_value(v: Any, unit: str) -> Any:
-    if v is None:
-        return None
-    if unit == BOOL:
-        return bool(v)
-    if unit == TEXT:
-        return str(v)
-    if unit in INT_UNITS and isinstance(v, (int, float)) and not isinstance(v, bool):
-        # bytes round up (a partial byte still occupies memory); counts to the nearest integer
-        return int(math.ceil(v)) if unit == "bytes" else int(round(v))
-    return v
+BATCH_ROWS = 4096  # rows per arrays evaluation: bounds memory (a few hundred arrays of this length)
 
 
 @dataclass(frozen=True)
 class Ledger:
-    """Every quantity of one configuration, plus its document form."""
+    """Every quantity of one configuration, and the model that computed them."""
 
     config: Config
     values: Mapping[str, Any]
+    model: Model = DEFAULT
 
     @property
     def name(self) -> str:
@@ -80,175 +39,141 @@ class Ledger:
     def get(self, key: str, default: Any = None) -> Any:
         return self.values.get(key, default)
 
-    # ----------------------------------------------------------------------------------------
-    def states(self) -> list[dict[str, Any]]:
-        v = self.values
-        out = []
-        for s, location_col, en, zh in STATES:
-            bpp = v[f"{s}_bytes_per_param"]
-            dtype = v[STATE_DTYPE[s]] + (" (factored)" if s == "v" and v["optimizer"] == "adafactor" else "")
-            for p, _pen, _pzh in PARTS:
-                if not bpp or not v[f"{p}_params_on_rank"]:
-                    continue  # the state does not exist, or the part has no parameters
-                group = v[f"{s}_{p}_shard_group"]
-                out.append(
-                    {
-                        "state": s,
-                        "part": p,
-                        "dtype": dtype,
-                        "bytes_per_param": float(bpp),
-                        "sharded": group != 1,  # a group of one is the whole state
-                        "shard_group": _json_value(group, "count"),
-                        "params_on_rank": _json_value(v[f"{s}_{p}_params_on_rank"], "params"),
-                        "bytes_per_rank": _json_value(v[f"{s}_{p}_bytes"], "bytes"),
-                        "location": v[location_col],
-                        "label": {"en": en, "zh": zh},
-                    }
-                )
-        return out
 
-    def uncounted(self) -> list[dict[str, Any]]:
-        from .model.basis import BASIS
-
-        out = []
-        for item, key, in_peak in UNCOUNTED:
-            q = REGISTRY[key]
-            b = BASIS[item]
-            out.append(
-                {
-                    "item": item,
-                    "bytes_per_rank": _json_value(self.values[key], "bytes"),
-                    "basis": b["en"](self.values),
-                    "basis_zh": b["zh"](self.values),
-                    "label": {"en": q.en, "zh": q.zh},
-                    "in_peak": in_peak,
-                }
-            )
-        return out
-
-    def formulas(self) -> list[dict[str, Any]]:
-        out = []
-        for key, expand in HEADLINES:
-            q = REGISTRY[key]
-            if self.values.get(key) is None:
-                continue
-            out.append(
-                {
-                    "key": key,
-                    "label": {"en": q.en, "zh": q.zh},
-                    "text": mtext.render(REGISTRY, key, self.values, "en", frozenset(expand)),
-                    "text_zh": mtext.render(REGISTRY, key, self.values, "zh", frozenset(expand)),
-                    "source": q.source,
-                }
-            )
-        for line in self.states():
-            key = f"{line['state']}_{line['part']}_bytes"
-            q = REGISTRY[key]
-            out.append(
-                {
-                    "key": key,
-                    "label": {"en": q.en, "zh": q.zh},
-                    "text": mtext.render(REGISTRY, key, self.values, "en", frozenset({f"{line['state']}_{line['part']}_params_on_rank"})),
-                    "text_zh": mtext.render(REGISTRY, key, self.values, "zh", frozenset({f"{line['state']}_{line['part']}_params_on_rank"})),
-                    "source": q.source,
-                }
-            )
-        return out
-
-    def inputs(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for col in COLUMN_NAMES:
-            if col in REGISTRY and col not in ("params_per_rank",):
-                out[col] = _json_value(self.values[col], REGISTRY[col].unit)
-            elif col == "params_per_rank":
-                out[col] = self.config.get(col) if self.config.get(col) is not None else _json_value(self.values["params_per_rank"], "params")
-            else:
-                out[col] = self.config.get(col)
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        from .assumptions import assumptions
-
-        v = self.values
-        j = lambda k: _json_value(v[k], REGISTRY[k].unit)  # noqa: E731
-        en, zh = assumptions(self)
-        measured = None
-        if v["measured_peak_bytes"] is not None:
-            measured = {
-                "measured_peak_bytes": j("measured_peak_bytes"),
-                "measured_minus_state_bytes": j("measured_minus_state_bytes"),
-                "unexplained_bytes": j("unexplained_bytes"),
-            }
-        return {
-            "name": self.name,
-            "notes": self.config.get("notes"),
-            "inputs": self.inputs(),
-            "params": {
-                "total": j("params_total"),
-                "expert": j("params_expert"),
-                "dense": j("params_dense"),
-                "active": j("params_active"),
-                "per_rank": j("params_per_rank"),
-                "largest_matrix": j("largest_matrix_params"),
-                "from_architecture": bool(v["has_arch"]),
-            },
-            "states": self.states(),
-            "state_bytes_per_rank": j("state_bytes_per_rank"),
-            "state_bytes_logical_total": j("state_bytes_logical_total"),
-            "state_bytes_per_param": j("state_bytes_per_param"),
-            "uncounted": self.uncounted(),
-            "activation_bytes_per_rank": j("activation_bytes_per_rank"),
-            "logits_bytes_per_rank": j("logits_bytes_per_rank"),
-            "peak_bytes_per_rank": j("peak_bytes_per_rank"),
-            "hbm_bytes": j("hbm_bytes"),
-            "headroom_bytes": j("headroom_bytes"),
-            "fits": j("fits"),
-            "reported_stage": v["reported_stage"],
-            "offload": {
-                "host_state_bytes_per_rank": j("host_state_bytes_per_rank"),
-                "nvme_state_bytes_per_rank": j("nvme_state_bytes_per_rank"),
-                "host_bytes_per_node": j("host_bytes_per_node"),
-                "nvme_bytes_per_node": j("nvme_bytes_per_node"),
-                "host_fits": j("host_fits"),
-                "stream_s": j("offload_stream_s"),
-            },
-            "measured": measured,
-            "compute": {
-                "flops_per_token": j("flops_per_token"),
-                "total_flops": j("total_flops"),
-                "tokens_per_step": j("tokens_per_step"),
-                "steps": j("steps"),
-                "step_budget_s": j("step_budget_s"),
-                "required_tokens_per_s": j("required_tokens_per_s"),
-                "tokens_per_s_per_gpu": j("tokens_per_s_per_gpu"),
-                "days": j("days_on_config"),
-                "gpus": j("gpus"),
-                "min_gpus_compute": j("min_gpus_compute"),
-                "min_gpus_memory": j("min_gpus_memory"),
-                "binding_gate": v["binding_gate"] if v["min_gpus_compute"] is not None else None,
-                "gpu_hours": j("gpu_hours"),
-                "cost": j("cost"),
-                "mfu": j("mfu"),
-                "hfu": j("hfu"),
-            },
-            "formulas": self.formulas(),
-            "assumptions": en,
-            "assumptions_zh": zh,
-        }
+def plain(v: Any, unit: str) -> Any:
+    """A computed value as the reports carry it: bytes round up to whole bytes, counts to whole
+    numbers, other quantities as floats, truth values as bool, text as str, blank as None."""
+    if v is None:
+        return None
+    if unit == BOOL:
+        return bool(v)
+    if unit == TEXT:
+        return str(v)
+    if unit in INT_UNITS:
+        x = float(v)
+        if not math.isfinite(x):
+            return None
+        return int(math.ceil(x)) if unit == BYTES else int(math.floor(x + 0.5))
+    if unit in FLOAT_UNITS:
+        x = float(v)
+        return x if math.isfinite(x) else None
+    return v
 
 
-def compute(config: Config) -> Ledger:
-    values = evaluate_row(REGISTRY, config.values, tables())
-    return Ledger(config, values)
+def compute(config: Config, model: Model | None = None) -> Ledger:
+    model = model or DEFAULT
+    return Ledger(config, evaluate_row(model.registry, config.values, model.tables), model)
 
 
-def document_of(ledgers: Iterable[Ledger]) -> dict[str, Any]:
-    """The CONTRACT §4 document for ledgers already computed."""
-    return {"schema": SCHEMA, "configs": [lg.to_dict() for lg in ledgers]}
+def compute_many(configs: Iterable[Config], model: Model | None = None, batch: int = BATCH_ROWS) -> Iterator[Ledger]:
+    """The ledgers of many rows, evaluated over arrays in batches; the same values as ``compute``.
+
+    Rows are grouped by which columns they leave empty, so a blank is the same for a whole group
+    and the arrays need no per-row masks for inputs; text quantities (messages) are filled in per
+    row by the scalar interpreter."""
+    model = model or DEFAULT
+    pending: list[Config] = []
+    for c in configs:
+        pending.append(c)
+        if len(pending) >= batch:
+            yield from _batch(pending, model)
+            pending = []
+    if pending:
+        yield from _batch(pending, model)
 
 
-def document(configs: Iterable[Config]) -> dict[str, Any]:
-    return document_of(compute(c) for c in configs)
+def _batch(configs: Sequence[Config], model: Model) -> list[Ledger]:
+    import numpy as np
+
+    groups: dict[frozenset, list[int]] = {}
+    for i, c in enumerate(configs):
+        groups.setdefault(frozenset(k for k, v in c.values.items() if v is not None and v != ""), []).append(i)
+    out: list[Ledger | None] = [None] * len(configs)
+    reg = model.registry
+    text_keys = _row_keys(reg)
+    for given, idx in groups.items():
+        cols = {}
+        for name in given:
+            cols[name] = _column(np, [configs[i].values[name] for i in idx])
+        env = evaluate_arrays(reg, cols, model.tables)
+        for j, i in enumerate(idx):
+            values = {k: _pick(v, j) for k, v in env.items()}
+            for k in text_keys:
+                values[k] = eval_scalar(reg[k].expr, configs[i].values, values, model.tables)
+            out[i] = Ledger(configs[i], values, model)
+    return out  # type: ignore[return-value]
+
+
+def _pick(v: Any, j: int) -> Any:
+    import numpy as np
+
+    if v is None:
+        return None
+    if isinstance(v, np.ma.MaskedArray):
+        if v.mask is not np.ma.nomask and np.ndim(v.mask) and v.mask[j]:
+            return None
+        x = v.data[j] if np.ndim(v.data) else v.data
+    elif isinstance(v, np.ndarray):
+        x = v[j] if v.ndim else v[()]
+    else:
+        x = v
+    if isinstance(x, np.generic):
+        x = x.item()
+    return x
+
+
+def _column(np, vals: list) -> Any:
+    """One input column as an array: text as str, truth values as bool, numbers as float64 (so
+    products such as FLOPs × tokens cannot overflow an integer type)."""
+    if isinstance(vals[0], str):
+        return np.array(vals, dtype=str)
+    if all(isinstance(v, bool) for v in vals):
+        return np.array(vals, dtype=bool)
+    return np.array(vals, dtype=float)
+
+
+_ROW_KEYS: dict[int, tuple] = {}
+
+
+def _row_keys(reg) -> list[str]:
+    """Quantities the arrays interpreter leaves to the scalar one: text functions (messages, labels)
+    and everything that depends on them, in registry order."""
+    from .model.expr import all_refs, children
+
+    hit = _ROW_KEYS.get(id(reg))
+    if hit is not None and hit[0] is reg:
+        return hit[1]
+
+    def direct(e) -> bool:
+        stack = [e]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, Call) and n.fn in ("CONCAT", "FMTNUM"):
+                return True
+            stack.extend(children(n))
+        return False
+
+    keys: list[str] = []
+    seen: set[str] = set()
+    for q in reg:
+        if direct(q.expr) or all_refs(q.expr) & seen:
+            keys.append(q.key)
+            seen.add(q.key)
+    _ROW_KEYS[id(reg)] = (reg, keys)
+    return keys
+
+
+def resolved_inputs(lg: Ledger) -> dict[str, Any]:
+    """Every input column, resolved to its value (the model's default where the row is empty)."""
+    reg = lg.model.registry
+    out: dict[str, Any] = {}
+    for col in COLUMN_NAMES:
+        given = lg.config.get(col)
+        if col in reg and not (col == "params_per_rank" and given is not None):
+            out[col] = plain(lg.values[col], reg[col].unit)
+        else:
+            out[col] = given
+    return out
 
 
 def config_from_mapping(values: Mapping[str, Any], source: str = "") -> Config:

@@ -52,7 +52,7 @@ def test_calc_table_shows_gb_and_gib():
     r = run("calc", EXAMPLE)
     assert r.exit_code == 0
     assert "131.1 GB" in r.stdout and "122.1 GiB" in r.stdout
-    assert "binding: compute" in r.stdout
+    assert "binding gate: compute" in r.stdout
 
 
 def test_bad_input_exits_1_naming_row_and_column(tmp_path):
@@ -126,12 +126,12 @@ def test_python_dash_m_runs():
 
 def test_an_unexpected_error_is_one_line_not_a_traceback(monkeypatch, tmp_path):
     """CONTRACT §1 (no traceback): a bug inside a command prints one 'internal error' line and exits 1."""
-    import ledger_report.engine as engine
+    import ledger_report.api as api
 
-    def boom(config):
+    def boom(configs):
         raise ZeroDivisionError("simulated")
 
-    monkeypatch.setattr(engine, "compute", boom)
+    monkeypatch.setattr(api, "compute_many", boom)
     r = CliRunner().invoke(main, ["build", str(EXAMPLE), "-o", str(tmp_path), "--format", "json"])
     assert r.exit_code == 1
     assert "internal error (ZeroDivisionError: simulated)" in r.output and "Traceback" not in r.output

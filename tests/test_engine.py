@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ledger_report.render.document import config_document
 from ledger_report.engine import compute, config_from_mapping
 from ledger_report.model.definitions import PARTS, REGISTRY, STATES
 
@@ -80,7 +81,7 @@ def rows(draw, framework=None):
 @given(rows())
 def test_totals_equal_the_sum_of_lines(row):
     """Totals equal the sum of their lines: HBM state = Σ HBM lines; peak = state + Σ in-peak items (each rounded up once)."""
-    d = compute(config_from_mapping(row)).to_dict()
+    d = config_document(compute(config_from_mapping(row)))
     assert d["state_bytes_per_rank"] == sum(s["bytes_per_rank"] for s in d["states"] if s["location"] == "hbm")
     in_peak = sum(u["bytes_per_rank"] for u in d["uncounted"] if u["in_peak"])
     assert abs(d["peak_bytes_per_rank"] - d["state_bytes_per_rank"] - in_peak) <= 8
@@ -145,7 +146,7 @@ def test_offloaded_states_leave_the_hbm_sum():
     """Seed 002 (storage location column): optimizer on the host leaves HBM; per node = per rank × GPUs per node."""
     row = dict(name="o", params_total=10**10, dp=8, zero=1, optimizer_at="host", master_at="host")
     lg = compute(config_from_mapping(row))
-    d = lg.to_dict()
+    d = config_document(lg)
     host = sum(s["bytes_per_rank"] for s in d["states"] if s["location"] == "host")
     assert host == (4 + 4 + 4) * 10**10 / 8
     assert lg["state_bytes_per_rank"] == (2 + 2) * 10**10

@@ -20,7 +20,8 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from ledger_report.engine import config_from_mapping, document
+from ledger_report.engine import config_from_mapping
+from ledger_report.render.document import handout_document as document
 from ledger_report.model import units
 from ledger_report.render import handout
 

@@ -31,7 +31,8 @@ SCRIPT = textwrap.dedent(
     from pathlib import Path
 
     import ledger_report
-    from ledger_report.engine import config_from_mapping, document
+    from ledger_report.engine import config_from_mapping
+    from ledger_report.render.document import handout_document as document
     from ledger_report.render import handout
 
     here = Path(sys.prefix).resolve()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from ledger_report.render.document import config_document
 from ledger_report.engine import compute, config_from_mapping
 from ledger_report.inputs import read_configs
 from ledger_report.model import units
@@ -228,7 +229,7 @@ def test_seed000_full_recompute_costs_8_over_6():
 
 def test_seed000_first_step_allocation_is_a_note_not_extra_peak():
     """Seed 000 §8: optimizer states (10.5 GB) are allocated at the first step: a note; the peak does not add them twice."""
-    d = ledger("moe35b-ep8-bf16-buffer").to_dict()
+    d = config_document(ledger("moe35b-ep8-bf16-buffer"))
     item = next(u for u in d["uncounted"] if u["item"] == "first_step_optimizer")
     assert units.gb(item["bytes_per_rank"]) == "10.5 GB"
     assert item["in_peak"] is False

@@ -20,6 +20,7 @@ import openpyxl
 import pytest
 from openpyxl.utils import FORMULAE
 
+from ledger_report.render.document import config_document
 from ledger_report.config import COLUMN_NAMES, COLUMNS, ENUM
 from ledger_report.engine import compute, config_from_mapping
 from ledger_report.model import formula as fx
@@ -756,7 +757,7 @@ def test_example_rows_in_libreoffice_equal_calc_json():
     summ = out[SUMMARY]
     col = {c.value: c.column for c in summ[1]}
     for i, led in enumerate(leds):
-        doc = led.to_dict()
+        doc = config_document(led)
         comp = doc["compute"]
         row = 2 + i
 

@@ -37,8 +37,8 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "bucket_fixed_bytes": 2 * 25 * MIB,
         "bucket_elems": 0,
         "pp_zero_max": 3,
-        "en": "ZeRO as in Rajbhandari et al. 2020: ZeRO-1 shards master, moments and main gradients, ZeRO-2 also gradients, ZeRO-3 also weights; gradients through two 25 MiB DDP buckets",
-        "zh": "按 ZeRO 论文：ZeRO-1 分片主权重、动量与主梯度，ZeRO-2 再分片梯度，ZeRO-3 再分片权重；梯度经两个 25 MiB 的 DDP 桶通信",
+        "en": "generic: ZeRO-1 shards master, moments and main gradients; ZeRO-2 also gradients; ZeRO-3 also weights",
+        "zh": "generic：ZeRO-1 分片主权重、动量与主梯度；ZeRO-2 再分片梯度；ZeRO-3 再分片权重",
         "source": "Rajbhandari et al. 2020 (ZeRO), section 5; torch/nn/parallel/distributed.py DistributedDataParallel(bucket_cap_mb=25)",
     },
     "megatron": {
@@ -51,8 +51,8 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "bucket_fixed_bytes": 0,
         "bucket_elems": 0,
         "pp_zero_max": 3,
-        "en": "Megatron-LM: grad_dtype is the gradient buffer param.main_grad, kept whole; zero=1 is the distributed optimizer (master and moments sharded over dp·cp, experts over expert-DP); zero=3 is Megatron FSDP; no ZeRO-2; buckets are views of the grad buffer",
-        "zh": "Megatron-LM：grad_dtype 指梯度 buffer（param.main_grad），不分片；zero=1 为分布式优化器（主权重与动量沿 dp·cp 分片，专家沿专家 DP）；zero=3 为 Megatron FSDP；无 ZeRO-2；通信桶是梯度 buffer 的视图",
+        "en": "megatron: grad_dtype is the gradient buffer (param.main_grad), kept whole; zero=1 is the distributed optimizer sharding master and moments over dp·cp (experts over expert-DP)",
+        "zh": "megatron：grad_dtype 指梯度 buffer（param.main_grad），不分片；zero=1 为分布式优化器，主权重与动量沿 dp·cp 分片（专家沿专家 DP）",
         "source": "Megatron-LM megatron/core/distributed/param_and_grad_buffer.py (_ParamAndGradBuffer), megatron/core/optimizer/distrib_optimizer.py (DistributedOptimizer); docs/source/api-guide/dist_optimizer.md",
     },
     "deepspeed": {
@@ -65,8 +65,8 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "bucket_fixed_bytes": 0,
         "bucket_elems": 1_000_000_000,
         "pp_zero_max": 1,
-        "en": "DeepSpeed ZeRO: fp32 gradient partitions (2 + 18/N bytes per parameter at ZeRO-2, 18/N at ZeRO-3 where 16-bit gradients do not persist); reduce and all-gather buckets of 5e8 elements each; its pipeline engine runs ZeRO-0 or ZeRO-1 only",
-        "zh": "DeepSpeed ZeRO：fp32 梯度分区（ZeRO-2 为 2 + 18/N 字节/参数，ZeRO-3 为 18/N，16 位梯度不常驻）；reduce 与 all-gather 桶各 5e8 元素；流水线引擎只支持 ZeRO-0/1",
+        "en": "deepspeed: ZeRO-2 = 2 + 18/N and ZeRO-3 = 18/N bytes per parameter, as DeepSpeed's own estimators; 16-bit gradients do not persist under ZeRO-3",
+        "zh": "deepspeed：ZeRO-2 = 2 + 18/N，ZeRO-3 = 18/N 字节/参数，与 DeepSpeed 自带估算一致；ZeRO-3 下 16 位梯度不常驻",
         "source": "DeepSpeed deepspeed/runtime/zero/stage_1_and_2.py, stage3.py (estimate_zero2_model_states_mem_needs, estimate_zero3_model_states_mem_needs); deepspeed/runtime/zero/config.py (reduce_bucket_size, allgather_bucket_size = 5e8); deepspeed/runtime/pipe/engine.py (ZeRO-2/3 not supported with pipeline parallelism)",
     },
 }
@@ -77,5 +77,5 @@ def convention_names() -> tuple[str, ...]:
 
 
 def convention_table() -> dict[str, dict[str, Any]]:
-    """The lookup table the definitions read: every field but the descriptions."""
-    return {name: {k: v for k, v in row.items() if k not in ("en", "zh", "source")} for name, row in CONVENTIONS.items()}
+    """The lookup table the definitions read (the descriptions too: the notes quote them)."""
+    return {name: dict(row) for name, row in CONVENTIONS.items()}

@@ -1,6 +1,7 @@
-"""Plain-text renderers for the terminal: the ``calc`` table, the GPU catalogue, ranked plans.
+"""Plain-text renderers for the terminal: the ``calc`` report, the GPU catalogue, ranked plans.
 
-They only display what the engine computed; units are labelled (GB = 10^9, GiB = 2^30).
+The ``calc`` report walks the report spec's sections (``view.sections``): figures as labelled
+lines, tables as aligned columns; bytes in GB (10^9) and GiB (2^30), both labelled.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from ..model import units
-from ..model.text import fmt_value
+from .view import ViewSection, assumptions, sections
 
 
 def _table(headers: list[str], rows: list[list[str]], align: str) -> list[str]:
@@ -24,48 +25,47 @@ def _table(headers: list[str], rows: list[list[str]], align: str) -> list[str]:
     return [line(headers), sep] + [line(r) for r in rows]
 
 
+_RIGHT = {"bytes_per_param", "shard_group", "params_on_rank", "bytes_per_rank"}
+
+
+def _section(s: ViewSection) -> list[str]:
+    out = [f"-- {s.title} --"]
+    if s.kind == "table":
+        headers, align = [], ""
+        for name, head in s.columns:
+            if name == "bytes_per_rank":
+                headers += ["GB", "GiB"]
+                align += "rr"
+            else:
+                headers.append(head)
+                align += "r" if name in _RIGHT else "l"
+        rows = []
+        for ln in s.lines:
+            cells = []
+            for name, _head in s.columns:
+                if name == "bytes_per_rank":
+                    b = ln.values[name]
+                    cells += [units.gb(b), units.gib(b)]
+                else:
+                    cells.append(ln.cells[name])
+            rows.append(cells)
+        out += _table(headers, rows, align)
+    for r in s.rows:
+        text = r.text + (f" = {r.gib}" if r.gib else "")
+        out.append(f"{r.label}: {text}")
+    return out
+
+
 def render_table(ledgers: Iterable[Any]) -> str:
     blocks = []
     for lg in ledgers:
-        d = lg.to_dict()
-        c = d["compute"]
-        out = [f"== {d['name']} ==  ({lg['framework']}, ZeRO-{lg['zero']}, dp {lg['dp']} tp {lg['tp']} pp {lg['pp']} cp {lg['cp']} ep {lg['ep']}, "
-               f"{lg['gpu']} {units.num(lg['hbm_gb'])} GB, stage reported: {d['reported_stage']})"]
-        p = d["params"]
-        out.append(f"parameters: total {units.params(p['total'])}, expert {units.params(p['expert'])}, "
-                   f"non-expert {units.params(p['dense'])}, active {units.params(p['active'])}, per rank {units.params(p['per_rank'])}")
-        rows = []
-        for s in d["states"]:
-            rows.append([
-                s["state"], s["part"], s["dtype"], units.num(s["bytes_per_param"]),
-                "sharded" if s["sharded"] else "whole", units.num(s["shard_group"]),
-                units.params(s["params_on_rank"]).replace(" params", ""), units.gb(s["bytes_per_rank"]), units.gib(s["bytes_per_rank"]), s["location"],
-            ])
-        rows.append(["state in HBM", "", "", units.num(d["state_bytes_per_param"]), "", "", "",
-                     units.gb(d["state_bytes_per_rank"]), units.gib(d["state_bytes_per_rank"]), "hbm"])
-        out += _table(["state", "part", "dtype", "B/param", "stored", "group", "params/rank", "GB", "GiB", "where"], rows, "lllrlrrrrl")
-        out.append(f"logical state, all ranks: {units.gb(d['state_bytes_logical_total'])} = {units.gib(d['state_bytes_logical_total'])}")
-        off = d["offload"]
-        if (off["host_state_bytes_per_rank"] or 0) + (off["nvme_state_bytes_per_rank"] or 0):
-            out.append(f"offloaded per node: host {units.gb(off['host_bytes_per_node'])} (fits: {off['host_fits']}), "
-                       f"NVMe {units.gb(off['nvme_bytes_per_node'])}; streaming {units.num(off['stream_s'])} s per step")
-        out.append("")
-        urows = [[u["item"], units.gb(u["bytes_per_rank"]), units.gib(u["bytes_per_rank"]), "yes" if u["in_peak"] else "no (already in state)"] for u in d["uncounted"]]
-        out += _table(["not in the state ledger", "GB", "GiB", "in peak"], urows, "lrrl")
-        fits = {True: "fits", False: "DOES NOT FIT", None: "—"}[d["fits"]]
-        out.append(f"peak per rank {units.gb(d['peak_bytes_per_rank'])} = {units.gib(d['peak_bytes_per_rank'])} of HBM {units.gb(d['hbm_bytes'])}: {fits}"
-                   + (f", headroom {units.gb(d['headroom_bytes'])}" if d["headroom_bytes"] is not None else ""))
-        if d["measured"]:
-            m = d["measured"]
-            out.append(f"measured peak {units.gb(m['measured_peak_bytes'])}: minus state {units.gb(m['measured_minus_state_bytes'])}; "
-                       f"minus estimated peak {units.gb(m['unexplained_bytes'])}")
-        out.append("")
-        out.append(f"compute: {fmt_value(c['flops_per_token'], 'flops')}/token, total {fmt_value(c['total_flops'], 'flops')}, "
-                   f"{units.num(c['steps'])} steps of {units.num(c['tokens_per_step'])} tokens, {units.num(c['step_budget_s'])} s per step allowed")
-        out.append(f"         needs {units.num(c['required_tokens_per_s'])} tokens/s; {units.num(c['tokens_per_s_per_gpu'])} tokens/s per GPU at MFU {units.num(c['mfu'])} (HFU {units.num(c['hfu'])})")
-        out.append(f"         {units.num(c['days'])} days on {units.num(c['gpus'])} GPUs; minimum GPUs: {units.num(c['min_gpus_compute'])} for the deadline (compute gate), "
-                   f"{units.num(c['min_gpus_memory'])} to hold the state (capacity gate); binding: {c['binding_gate'] or '—'}")
-        out.append(f"         {units.num(c['gpu_hours'])} GPU-hours, cost {units.num(c['cost'])}")
+        out = [f"== {lg.name} =="]
+        for s in sections(lg, "en", formulas=False):
+            out += _section(s)
+        notes = assumptions(lg, "en")
+        if notes:
+            out.append("-- Assumptions --")
+            out += [f"* {n}" for n in notes]
         blocks.append("\n".join(out))
     return "\n\n".join(blocks)
 

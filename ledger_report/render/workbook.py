@@ -926,7 +926,7 @@ def _write_print_sheet(book: _Book, ws, ledger: Any, rows: Any) -> None:
     r += 2
 
     # items outside the ledger ------------------------------------------------------------------
-    from ..engine import UNCOUNTED
+    from ..report import OUTSIDE as UNCOUNTED
 
     lbl(r, 1, "Not in the state ledger, per rank", section)
     r += 1
@@ -937,14 +937,13 @@ def _write_print_sheet(book: _Book, ws, ledger: Any, rows: Any) -> None:
     _merge(ws, r, 6, r, 10)
     ws.row_dimensions[r].height = 30
     r += 1
-    unc = {u["item"]: u for u in ledger.uncounted()}
     for item, key, in_peak in UNCOUNTED:
         lbl(r, 1, REGISTRY[key].en, wrap)
         _merge(ws, r, 1, r, 2)
         put_gb(r, 3, key)
         put_gb(r, 4, key, GIB)
         lbl(r, 5, "yes" if in_peak else "no (a note)")
-        basis = REGISTRY[key].source if chosen else unc[item]["basis"]
+        basis = REGISTRY[key].source
         book.text(ws, r, 6, basis, wrap)
         _merge(ws, r, 6, r, 10)
         ws.row_dimensions[r].height = 15 * max(1, math.ceil(len(basis) / 70), math.ceil(len(REGISTRY[key].en) / 26))

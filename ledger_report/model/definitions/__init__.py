@@ -11,7 +11,7 @@ generated from it.
 from __future__ import annotations
 
 from ..registry import Registry
-from . import compute, constraints, inputs, outside, params, peak, stages, state
+from . import compute, constraints, inputs, notes, outside, params, peak, stages, state
 from .common import PARTS, STATE_DTYPE, STATES, Ctx
 
 __all__ = ["REGISTRY", "PARTS", "STATES", "STATE_DTYPE", "build"]
@@ -30,6 +30,7 @@ def build() -> Registry:
     outside.items(reg, r)
     peak.define(reg, r)
     compute.define(reg, r)
+    notes.define(reg, r)
     constraints.define(reg, r)
     return reg
 

@@ -1,0 +1,66 @@
+"""The sentences a report states as its assumptions, with the row's numbers, in English and Chinese.
+
+Each note is three quantities: ``note_<x>`` (English), ``note_<x>_zh`` and ``note_<x>_shown``
+(whether it applies to the row).  The report lists the notes that apply, in this order.
+"""
+
+from __future__ import annotations
+
+from ..expr import Col, IsBlank, all_of, concat, grouped, if_, negate
+from ..registry import BOOL, TEXT, Registry
+from .common import Ctx, doc
+
+
+def _note(reg: Registry, key: str, shown, en, zh, source: str = "") -> None:
+    reg.define(f"note_{key}", concat(*en) if isinstance(en, tuple) else en, TEXT, f"note: {key}", f"说明：{key}", source)
+    reg.define(f"note_{key}_zh", concat(*zh) if isinstance(zh, tuple) else zh, TEXT, f"note: {key} (zh)", f"说明：{key}（中文）", source)
+    reg.define(f"note_{key}_shown", shown, BOOL, f"note shown: {key}", f"显示说明：{key}", source)
+
+
+def define(reg: Registry, r: Ctx) -> None:
+    reg.section = "notes"
+    d = reg.define
+    r.has_offload = d("has_offload", (r.state_host + r.state_nvme).gt(0), BOOL, "some state is offloaded", "有卸载的状态", doc("state-ledger"))
+    d("has_measured_peak", negate(IsBlank(r.measured_gb)), BOOL, "a measured peak is given", "给出实测峰值", doc("peak"))
+
+    _note(reg, "units", True,
+          "GB = 10^9 bytes and GiB = 2^30 bytes; state lines are per rank on the reported pipeline stage.",
+          "GB = 10^9 字节，GiB = 2^30 字节；状态行均为报告流水段上的每卡数值。", doc("units"))
+    _note(reg, "convention", True,
+          (_conv_text(r, "en"), "."), (_conv_text(r, "zh"), "。"), doc("conventions"))
+    _note(reg, "counted", r.has_arch,
+          "Parameters counted from the architecture as Megatron-LM does: no linear biases, no position embeddings, vocabulary unpadded.",
+          "参数按 Megatron-LM 的理论口径由结构计算：无线性层偏置、无位置嵌入、词表不填充。", doc("parameters"))
+    _note(reg, "given", negate(r.has_arch),
+          "Parameter counts given directly: figures that need architecture columns the row does not give are blank.",
+          "直接给出参数量：需要而未给出结构列的数值留空。", doc("partial-architectures"))
+    _note(reg, "solved", all_of(IsBlank(Col("params_expert")), negate(IsBlank(Col("params_per_rank"))), r.ep.gt(1)),
+          ("Expert split solved from params_per_rank: expert ", grouped(r.expert), " params, non-expert ", grouped(r.dense), " params."),
+          ("专家拆分由每卡参数反推：专家 ", grouped(r.expert), " 参数，非专家 ", grouped(r.dense), " 参数。"), doc("parts-and-groups"))
+    _note(reg, "expert_dp", r.has_experts,
+          ("Expert states shard over expert-DP = dp·cp·tp/(ep·etp) = ", r.group["expert"], ", not over dp·cp = ", r.group["dense"], "."),
+          ("专家状态沿专家 DP 组 dp·cp·tp/(ep·etp) = ", r.group["expert"], " 分片，而不是 dp·cp = ", r.group["dense"], "。"), doc("parts-and-groups"))
+    _note(reg, "balance", r.has_experts,
+          "Every rank of the expert-parallel group is assumed to hold an equal share of experts and routed tokens (no routing imbalance).",
+          "假设专家并行组内各卡的专家与路由 token 均匀（不建模路由不均）。", doc("parts-and-groups"))
+    stage_zh = if_(r.pick_first, "首", "末")
+    _note(reg, "pipeline", r.pp.gt(1),
+          ("Pipeline: the ", if_(r.pick_first, "first", "last"), " stage is reported (the more loaded); the first stage holds the embedding, the last the output head and final norm."),
+          ("流水线：报告负载更大的", stage_zh, "段；首段持有输入嵌入，末段持有输出头与末层 norm。"), doc("pipeline-stages"))
+    _note(reg, "mfu", True,
+          "Compute floor from MFU: 6 × (active parameters − untied input embedding) + causal attention FLOPs per token; communication and pipeline bubbles are inside the MFU.",
+          "算力下界由 MFU 给出：每 token 6 × (激活参数 − 不共享的输入嵌入) + 因果注意力 FLOPs；通信与流水气泡已含在 MFU 中。", doc("compute-floor"))
+    _note(reg, "full_recompute", r.recompute.eq("full"),
+          "Full recompute runs the forward twice: hardware FLOPs are 8/6 of model FLOPs, so HFU = 4/3 × MFU.",
+          "全重计算前向算两遍：硬件 FLOPs 为模型 FLOPs 的 8/6，HFU = 4/3 × MFU。", doc("compute-floor"))
+    _note(reg, "offload", r.has_offload,
+          "Offloaded states leave the HBM sum; streaming them in and out each step is timed over the host link.",
+          "卸载的状态不计入显存；每步经主机链路换入换出的时间另计。", doc("state-ledger"))
+    _note(reg, "no_tokens", IsBlank(r.tokens),
+          "No tokens given: the compute floor is blank.", "未给出训练 token 数：算力下界留空。", doc("compute-floor"))
+
+
+def _conv_text(r: Ctx, lang: str):
+    from ..expr import Lookup
+
+    return Lookup("convention", r.framework, lang)

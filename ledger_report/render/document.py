@@ -1,0 +1,106 @@
+"""The JSON document: every figure of the report spec, one object per configuration.
+
+A peer of the other reporters: it walks the spec and looks values up; it decides nothing.  Bytes
+are whole bytes, counts whole numbers, other quantities floats, and a value that cannot be computed
+from the row is ``null``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from ..engine import Ledger, plain, resolved_inputs
+from ..report import Section, Table
+
+SCHEMA = "ledger-report/1"
+
+
+def config_document(lg: Ledger) -> dict[str, Any]:
+    reg = lg.model.registry
+    v = lg.values
+
+    def value(key: str) -> Any:
+        return plain(v[key], reg[key].unit)
+
+    out: dict[str, Any] = {"name": lg.name, "notes": lg.config.get("notes"), "inputs": resolved_inputs(lg)}
+    for sec in lg.model.spec.sections:
+        if isinstance(sec, Table):
+            out[sec.json] = [_line(lg, sec, ln) for ln in sec.lines if not ln.show or v[ln.show]]
+            out.update({f.name: value(f.key) for f in sec.total})
+            continue
+        obj = {f.name: value(f.key) for f in sec.figures}
+        if sec.json is None:
+            out.update(obj)
+        elif sec.json_null_unless_shown and not (sec.show and v[sec.show]):
+            out[sec.json] = None
+        else:
+            out[sec.json] = obj
+    notes = [k for k in lg.model.spec.assumptions if v[k + "_shown"]]
+    out["assumptions"] = [v[k] for k in notes]
+    out["assumptions_zh"] = [v[k + "_zh"] for k in notes]
+    out["warnings"] = [w for w in warnings(lg)]
+    return out
+
+
+def _line(lg: Ledger, table: Table, ln) -> dict[str, Any]:
+    reg = lg.model.registry
+    row: dict[str, Any] = {}
+    for col in table.columns:
+        cell = ln.cells[col.name]
+        row[col.name] = cell.value if not cell.key else plain(lg.values[cell.key], reg[cell.key].unit)
+    if ln.formula:
+        row["basis"] = reg[ln.formula].source
+    row["label"] = {"en": ln.en, "zh": ln.zh}
+    return row
+
+
+def warnings(lg: Ledger) -> list[str]:
+    """The row's warnings: each warning constraint that does not hold, as its message."""
+    from ..model.evaluate import eval_scalar
+    from ..model.registry import WARNING
+
+    reg = lg.model.registry
+    out = []
+    for c in reg.constraints:
+        if c.severity == WARNING and lg.values[c.ok] is False:
+            exp = eval_scalar(c.expected, lg.config.values, lg.values, lg.model.tables)
+            found = eval_scalar(c.found, lg.config.values, lg.values, lg.model.tables)
+            out.append(f"{c.column}: expected {exp}, found {found}")
+    return out
+
+
+def document(ledgers: Iterable[Ledger]) -> dict[str, Any]:
+    return {"schema": SCHEMA, "configs": [config_document(lg) for lg in ledgers]}
+
+
+def with_formulas(ledgers: Iterable[Ledger]) -> dict[str, Any]:
+    """The document with each configuration's formula texts (English and Chinese) beside it, as
+    the handout prints them: every figure the spec marks, and every state line."""
+    from .view import sections
+
+    ledgers = list(ledgers)
+    doc = document(ledgers)
+    for lg, c in zip(ledgers, doc["configs"]):
+        reg = lg.model.registry
+        en, zh = sections(lg, "en"), sections(lg, "zh")
+        formulas = []
+        for se, sz in zip(en, zh):
+            for re_, rz in zip(se.rows, sz.rows):
+                if re_.formula:
+                    formulas.append({"key": re_.key, "label": {"en": re_.label, "zh": rz.label}, "text": re_.formula, "text_zh": rz.formula, "source": reg[re_.key].source})
+            for le, lz in zip(se.lines, sz.lines):
+                if le.formula and se.key == "states":
+                    key = f"{le.id}_bytes"
+                    formulas.append({"key": key, "label": {"en": le.label, "zh": lz.label}, "text": le.formula, "text_zh": lz.formula, "source": reg[key].source})
+        c["formulas"] = formulas
+        c["reported_stage"] = c["layout"]["reported_stage"]
+        for u in c["uncounted"]:
+            u["basis"] = u["basis_zh"] = ""  # the page prints the formula text instead
+    return doc
+
+
+def handout_document(configs: Iterable[Any]) -> dict[str, Any]:
+    """Compute configurations and give the document the handout renders (with formula texts)."""
+    from ..engine import compute_many
+
+    return with_formulas(compute_many(list(configs)))

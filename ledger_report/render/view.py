@@ -1,0 +1,139 @@
+"""A configuration's report as display rows: the report spec walked once for a language, each value
+formatted with its unit and, where the spec asks, its formula text with the numbers filled in.
+
+The terminal table and the handout read these rows; they add layout, never figures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..engine import Ledger, plain
+from ..model import text as mtext
+from ..model import units
+from ..model.registry import BOOL, BPP, BYTES, COUNT, PARAMS, TEXT
+from ..report import Section, Table
+
+# Enumerated values as each language shows them (the values themselves stay as the row gives them).
+WORDS = {
+    "en": {True: "yes", False: "no", "whole": "whole", "sharded": "sharded"},
+    "zh": {
+        True: "是", False: "否", "whole": "整份", "sharded": "分片",
+        "hbm": "显存", "host": "主机内存", "nvme": "NVMe",
+        "none": "无", "selective": "选择性", "full": "全量",
+        "only": "唯一段", "first": "首段", "last": "末段",
+        "compute": "算力门", "memory": "显存门",
+        "dense": "非专家", "expert": "专家",
+    },
+}
+
+
+def word(v: Any, lang: str) -> str:
+    if v is None:
+        return "—"
+    hit = WORDS[lang].get(v) if isinstance(v, (str, bool)) else None
+    return hit if hit is not None else str(v)
+
+
+def show(v: Any, unit: str, lang: str = "en") -> str:
+    """A value with its unit for people: bytes in GB (10^9), counts grouped, params with a scale."""
+    if v is None:
+        return "—"
+    if unit == BOOL or unit == TEXT:
+        return word(v, lang)
+    if unit == PARAMS:
+        return units.params(v, lang)
+    if unit == BPP:
+        return units.num(v)
+    if unit == COUNT:
+        return units.num(v)
+    return mtext.fmt_value(v, unit, lang)
+
+
+@dataclass
+class Row:
+    key: str
+    label: str
+    unit: str
+    value: Any  # as the JSON document carries it
+    text: str  # formatted with its unit
+    gib: str = ""  # bytes also in GiB
+    formula: str = ""
+
+
+@dataclass
+class Line:
+    id: str
+    label: str
+    cells: dict[str, str]  # column -> formatted text
+    values: dict[str, Any]  # column -> value as the JSON carries it
+    formula: str = ""
+
+
+@dataclass
+class ViewSection:
+    key: str
+    title: str
+    kind: str  # "figures" or "table"
+    rows: list[Row] = field(default_factory=list)
+    columns: list[tuple[str, str]] = field(default_factory=list)  # (name, header)
+    lines: list[Line] = field(default_factory=list)
+
+
+def _row(lg: Ledger, key: str, lang: str, formula: bool, expand: tuple[str, ...]) -> Row:
+    q = lg.model.registry[key]
+    raw = lg.values[key]
+    value = plain(raw, q.unit)
+    text = show(value, q.unit, lang)
+    gib = units.gib(value) if q.unit == BYTES and value is not None else ""
+    f = ""
+    if formula and raw is not None:
+        f = mtext.render(lg.model.registry, key, lg.values, lang, frozenset(expand))
+    return Row(key, q.en if lang == "en" else q.zh, q.unit, value, text, gib, f)
+
+
+def sections(lg: Ledger, lang: str = "en", formulas: bool = True) -> list[ViewSection]:
+    """The report of one configuration, section by section, as shown (hidden rows left out)."""
+    v = lg.values
+    reg = lg.model.registry
+    out: list[ViewSection] = []
+    for sec in lg.model.spec.sections:
+        title = sec.en if lang == "en" else sec.zh
+        if isinstance(sec, Table):
+            vs = ViewSection(sec.key, title, "table", columns=[(c.name, c.en if lang == "en" else c.zh) for c in sec.columns])
+            for ln in sec.lines:
+                if ln.show and not v[ln.show]:
+                    continue
+                cells, values = {}, {}
+                for c in sec.columns:
+                    cell = ln.cells[c.name]
+                    if cell.key:
+                        unit = reg[cell.key].unit
+                        val = plain(v[cell.key], unit)
+                    else:
+                        unit, val = c.unit or TEXT, cell.value
+                    values[c.name] = val
+                    if c.name == "sharded":
+                        cells[c.name] = word("sharded" if val else "whole", lang)
+                    else:
+                        cells[c.name] = show(val, c.unit or unit, lang)
+                f = ""
+                if formulas and ln.formula and v[ln.formula] is not None:
+                    expand = tuple(k for k in (ln.formula.replace("_bytes", "_params_on_rank"),) if k in reg)
+                    f = mtext.render(reg, ln.formula, v, lang, frozenset(expand))
+                vs.lines.append(Line(ln.id, ln.en if lang == "en" else ln.zh, cells, values, f))
+            vs.rows = [_row(lg, f.key, lang, formulas and f.formula, f.expand) for f in sec.total if not f.show or v[f.show]]
+            out.append(vs)
+            continue
+        if sec.show and not v[sec.show]:
+            continue
+        rows = [_row(lg, f.key, lang, formulas and f.formula, f.expand) for f in sec.figures if not f.show or v[f.show]]
+        out.append(ViewSection(sec.key, title, "figures", rows=rows))
+    return out
+
+
+def assumptions(lg: Ledger, lang: str = "en") -> list[str]:
+    v = lg.values
+    suffix = "" if lang == "en" else "_zh"
+    return [v[k + suffix] for k in lg.model.spec.assumptions if v[k + "_shown"]]

@@ -1,0 +1,234 @@
+"""The report spec: what a configuration's report shows, in order, by registry key.
+
+Sections hold figures (one registry quantity each) or tables (lines of registry quantities).  The
+JSON document, the terminal table, the workbook and the handout each walk this one spec; none keeps
+a list of its own.  A figure's label, unit and source come from the registry; whether a figure or
+a line is shown is itself a registry quantity (``show``), so the rule lives in the model too.
+
+To add a figure to every output, add a ``Figure`` to a section here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+from .model.definitions import PARTS, REGISTRY, STATES
+from .model.registry import Registry
+from .model.tables import tables
+
+
+@dataclass(frozen=True)
+class Figure:
+    key: str  # registry key
+    json: str = ""  # name in the JSON section (default: the key)
+    show: str = ""  # registry BOOL key: the figure is shown (text, handout, print sheet) only where true
+    formula: bool = False  # the handout prints its formula text with the numbers filled in
+    expand: tuple[str, ...] = ()  # quantities whose definitions the formula text writes inline
+
+    @property
+    def name(self) -> str:
+        return self.json or self.key
+
+
+@dataclass(frozen=True)
+class Section:
+    key: str
+    en: str
+    zh: str
+    figures: tuple[Figure, ...]
+    json: str | None = None  # the JSON object the figures go into; None: the configuration itself
+    show: str = ""  # registry BOOL key: the whole section is shown only where true
+    json_null_unless_shown: bool = False  # the JSON object is null where the section is not shown
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One column of a table line: a registry key, or a fixed value."""
+
+    key: str = ""
+    value: Any = None
+
+
+@dataclass(frozen=True)
+class Line:
+    id: str
+    en: str
+    zh: str
+    cells: Mapping[str, Cell]
+    show: str = ""  # registry BOOL key: the line exists for the row only where true
+    formula: str = ""  # registry key whose formula text the handout prints on the line
+
+
+@dataclass(frozen=True)
+class TableColumn:
+    name: str  # the JSON field
+    en: str
+    zh: str
+    unit: str = ""  # a registry unit for formatting; "" takes the cell's quantity unit
+
+
+@dataclass(frozen=True)
+class Table:
+    key: str
+    en: str
+    zh: str
+    columns: tuple[TableColumn, ...]
+    lines: tuple[Line, ...]
+    json: str = ""  # the JSON list the lines go into
+    total: tuple[Figure, ...] = ()  # figures shown under the table (its totals)
+
+
+@dataclass(frozen=True)
+class Report:
+    sections: tuple[Section | Table, ...]
+    summary: tuple[Figure, ...]  # the columns of the summary table (workbook Summary, handout summary)
+    assumptions: tuple[str, ...]  # registry TEXT keys of the assumption sentences (each with a ``_zh`` twin and ``_shown``)
+
+    def section(self, key: str) -> Section | Table:
+        return next(s for s in self.sections if s.key == key)
+
+    def with_figure(self, section: str, figure: Figure) -> "Report":
+        """A copy with one more figure in a section (used to show that one edit reaches every output)."""
+        out = []
+        for s in self.sections:
+            if s.key == section and isinstance(s, Section):
+                s = replace(s, figures=s.figures + (figure,))
+            out.append(s)
+        return replace(self, sections=tuple(out))
+
+    def keys(self) -> list[str]:
+        """Every registry key the report shows, in order."""
+        out: list[str] = []
+        for s in self.sections:
+            if isinstance(s, Section):
+                out += [f.key for f in s.figures]
+            else:
+                for ln in s.lines:
+                    out += [c.key for c in ln.cells.values() if c.key]
+                out += [f.key for f in s.total]
+        return out
+
+
+def _state_lines() -> tuple[Line, ...]:
+    lines = []
+    for s, col, en, zh in STATES:
+        for p, pen, pzh in PARTS:
+            lines.append(Line(
+                id=f"{s}_{p}", en=f"{en} ({pen})", zh=f"{zh}（{pzh}）",
+                cells={
+                    "state": Cell(value=s),
+                    "part": Cell(value=p),
+                    "dtype": Cell(f"{s}_dtype_label"),
+                    "bytes_per_param": Cell(f"{s}_bytes_per_param"),
+                    "sharded": Cell(f"{s}_{p}_sharded"),
+                    "shard_group": Cell(f"{s}_{p}_shard_group"),
+                    "params_on_rank": Cell(f"{s}_{p}_params_on_rank"),
+                    "bytes_per_rank": Cell(f"{s}_{p}_bytes"),
+                    "location": Cell(col),
+                },
+                show=f"{s}_{p}_shown",
+                formula=f"{s}_{p}_bytes",
+            ))
+    return tuple(lines)
+
+
+STATE_COLUMNS = (
+    TableColumn("state", "state", "状态"),
+    TableColumn("part", "part", "部分"),
+    TableColumn("dtype", "dtype", "精度"),
+    TableColumn("bytes_per_param", "B/param", "字节/参数"),
+    TableColumn("sharded", "stored", "存储"),
+    TableColumn("shard_group", "group", "分片组"),
+    TableColumn("params_on_rank", "params/rank", "每卡参数"),
+    TableColumn("bytes_per_rank", "per rank", "每卡"),
+    TableColumn("location", "where", "位置"),
+)
+
+# Items outside the state ledger: (item, registry key, counted in the peak).
+OUTSIDE = (
+    ("activations", "activation_bytes_per_rank", True),
+    ("logits", "logits_bytes_per_rank", True),
+    ("loss_working_set", "loss_working_bytes_per_rank", True),
+    ("recompute_working_set", "recompute_working_bytes_per_rank", True),
+    ("zero3_gather", "zero3_gather_bytes_per_rank", True),
+    ("comm_buffers", "comm_buffer_bytes_per_rank", True),
+    ("runtime_reserve", "runtime_reserve_bytes_per_rank", True),
+    ("first_step_optimizer", "first_step_optimizer_bytes", False),
+)
+
+
+def _outside_lines(reg: Registry) -> tuple[Line, ...]:
+    return tuple(
+        Line(id=item, en=reg[key].en, zh=reg[key].zh,
+             cells={"item": Cell(value=item), "bytes_per_rank": Cell(key), "in_peak": Cell(value=in_peak)},
+             formula=key)
+        for item, key, in_peak in OUTSIDE
+    )
+
+
+OUTSIDE_COLUMNS = (
+    TableColumn("item", "item", "项目"),
+    TableColumn("bytes_per_rank", "per rank", "每卡"),
+    TableColumn("in_peak", "in peak", "计入峰值", unit="bool"),
+)
+
+F = Figure
+
+
+def build_spec(reg: Registry = REGISTRY) -> Report:
+    sections: tuple[Section | Table, ...] = (
+        Section("layout", "Layout", "布局", (
+            F("framework"), F("zero"), F("dp"), F("tp"), F("pp"), F("cp"), F("ep"), F("etp"),
+            F("seq_len"), F("micro_batch"), F("global_batch"), F("recompute"), F("gpu"), F("reported_stage"),
+        ), json="layout"),
+        Section("params", "Parameters", "参数", (
+            F("params_total", "total"), F("params_expert", "expert", show="has_experts"), F("params_dense", "dense", show="has_experts"),
+            F("params_active", "active"), F("params_per_rank", "per_rank"), F("largest_matrix_params", "largest_matrix"),
+            F("has_arch", "from_architecture"),
+        ), json="params"),
+        Table("states", "Model-state ledger (per rank)", "模型状态账本（每卡）", STATE_COLUMNS, _state_lines(), json="states",
+              total=(F("state_bytes_per_rank", formula=True), F("state_bytes_per_param"), F("state_bytes_logical_total", formula=True, expand=("state_bytes_per_param",)))),
+        Section("offload", "Offloaded state", "卸载的状态", (
+            F("host_state_bytes_per_rank"), F("nvme_state_bytes_per_rank"), F("host_bytes_per_node"), F("nvme_bytes_per_node"),
+            F("host_fits"), F("offload_stream_s", "stream_s"),
+        ), json="offload", show="has_offload"),
+        Table("uncounted", "Not in the state ledger", "不在状态账本中", OUTSIDE_COLUMNS, _outside_lines(reg), json="uncounted"),
+        Section("peak", "Peak and fit", "峰值与是否放得下", (
+            F("activation_bytes_per_rank", formula=True, expand=("first_stage_activation_bytes", "last_stage_activation_bytes")),
+            F("logits_bytes_per_rank", formula=True, expand=("logits_full_bytes",)),
+            F("peak_bytes_per_rank", formula=True, expand=("peak_before_reserve_bytes",)),
+            F("hbm_bytes"), F("headroom_bytes"), F("fits"),
+        )),
+        Section("measured", "Measured peak", "实测峰值", (
+            F("measured_peak_bytes"), F("measured_minus_state_bytes"), F("unexplained_bytes"),
+        ), json="measured", show="has_measured_peak", json_null_unless_shown=True),
+        Section("compute", "Compute floor", "算力下界", (
+            F("flops_per_token", formula=True), F("total_flops", formula=True), F("tokens_per_step"), F("steps"),
+            F("step_budget_s", formula=True, expand=("train_window_s",)), F("required_tokens_per_s"),
+            F("tokens_per_s_per_gpu"), F("days_on_config", "days", formula=True, expand=("effective_flops_per_gpu",)), F("gpus"),
+            F("min_gpus_compute", formula=True, expand=("effective_flops_per_gpu", "train_window_s")),
+            F("min_gpus_memory", formula=True), F("binding_gate"),
+            F("gpu_hours", formula=True, expand=("effective_flops_per_gpu",)), F("cost", formula=True), F("mfu"), F("hfu"),
+        ), json="compute"),
+    )
+    summary = (
+        F("gpu"), F("gpus"), F("state_bytes_per_rank"), F("peak_bytes_per_rank"), F("hbm_bytes"), F("headroom_bytes"), F("fits"),
+        F("state_bytes_logical_total"), F("min_gpus_compute"), F("min_gpus_memory"), F("binding_gate"), F("days_on_config"),
+        F("days"), F("gpu_hours"), F("cost"),
+    )
+    assumptions = tuple(k[: -len("_shown")] for k in reg.keys() if k.startswith("note_") and k.endswith("_shown"))
+    return Report(sections, summary, assumptions)
+
+
+@dataclass(frozen=True)
+class Model:
+    """What every output reads: the registry of definitions, the report spec, the lookup tables."""
+
+    registry: Registry
+    spec: Report
+    tables: Mapping[str, Any] = field(default_factory=tables)
+
+
+SPEC = build_spec()
+DEFAULT = Model(REGISTRY, SPEC, tables())
