@@ -49,6 +49,13 @@ from collections import Counter, defaultdict
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+# A fresh inductor cache for every run, so that step 1 of a compiled case always includes a real
+# (cold) compilation, whatever earlier runs left in /tmp/torchinductor_$USER.
+import tempfile  # noqa: E402
+import shutil  # noqa: E402
+_OWN_CACHE = "TORCHINDUCTOR_CACHE_DIR" not in os.environ
+if _OWN_CACHE:
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="measure_torch_inductor_")
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
@@ -71,7 +78,8 @@ COLUMNS = [
     "grad_dtype", "m_dtype", "v_dtype", "master_dtype", "optimizer", "seq_len", "micro_batch",
     "recompute", "loss", "loss_chunks", "compile", "torch_version", "transformers_version", "notes",
 ]
-CAT_KEYS = ["param", "buffer", "master", "grad", "opt_state", "act", "loss_tmp", "bwd_tmp", "opt_tmp", "other"]
+CAT_KEYS = ["param", "buffer", "master", "grad", "opt_state", "weight_copy", "act", "loss_tmp", "bwd_tmp",
+            "opt_tmp", "other"]
 CAT_COLUMNS = ["case", "step", "phase", "method", "peak_bytes"] + CAT_KEYS + [
     "logit_bytes", "logit_elems", "layer_act_bytes", "layer_act_per_sbh", "notes"]
 DTYPE_NAME = {torch.bfloat16: "bf16", torch.float32: "fp32", torch.float16: "fp16"}
@@ -182,11 +190,13 @@ class LiveTracker(TorchDispatchMode):
         self.recs = [r for r in self.recs if r.died is None]
 
 
-def categorise(recs):
+def categorise(recs, weight_shapes=frozenset()):
     out = dict.fromkeys(CAT_KEYS, 0)
     for r in recs:
         if r.role is not None:
             key = r.role
+        elif r.op == "aten._to_copy.default" and len(r.shape) == 2 and r.shape in weight_shapes:
+            key = "weight_copy"  # autocast's bf16 cast of an fp32 weight (cached, saved for backward)
         elif r.phase == "forward":
             key = "act"
         elif r.phase == "loss":
@@ -294,7 +304,6 @@ def grid(quick=False):
     cases += [
         Case("llama-none-hf-bf16", loss="hf"),
         Case("llama-none-chunked_tt-bf16", loss="chunked_tt"),
-        Case("llama-full-chunked_tt-bf16", recompute="full", loss="chunked_tt"),
         Case("llama-none-plain-fp32_amp", precision="fp32_amp"),
         Case("llama-none-plain-bf16-foreach", opt="foreach"),
         Case("llama-none-plain-bf16-fused", opt="fused"),
@@ -312,7 +321,6 @@ def grid(quick=False):
         # Qwen3 (tied embeddings, q/k norms, vocab 151936)
         Case("qwen3-none-plain-bf16", family="qwen3"),
         Case("qwen3-none-chunked_ckpt-bf16", family="qwen3", loss="chunked_ckpt"),
-        Case("qwen3-none-chunked_tt-bf16", family="qwen3", loss="chunked_tt"),
         Case("qwen3-full-plain-bf16", family="qwen3", recompute="full"),
         # torch.compile (inductor, CPU): only the allocator counter sees inside compiled code
         Case("llama-none-plain-bf16-compile", compile=True, methods=("allocator",)),
@@ -340,27 +348,24 @@ def dtypes_of(case):
 
 
 def case_notes(case, fam):
-    n = []
-    n.append({"sdpa": "attn=sdpa(aten._scaled_dot_product_flash_attention_for_cpu: no s^2 tensor)",
-              "eager": "attn=eager(HF matmul+softmax: s^2 scores saved)",
-              "sdpa_math": "attn=sdpa forced SDPBackend.MATH (s^2 scores materialised)"}[case.attn])
-    n.append({"bf16": "precision=pure bf16 (AdamW states follow param dtype)",
-              "bf16_master": "precision=bf16 weights+grads; fp32 master copy; fp32 main grads made from bf16 grads at the start of the optimizer phase; AdamW over the fp32 masters; masters copied back in place",
-              "fp32_amp": "precision=fp32 weights/grads/states; torch.autocast(cpu,bf16) over forward+loss (bf16 weight casts cached and saved)"}[case.precision])
-    n.append({"default": "opt=torch.optim.AdamW defaults (foreach=None -> single-tensor for-loop on CPU)",
-              "foreach": "opt=AdamW(foreach=True) (the default on CUDA)",
-              "fused": "opt=AdamW(fused=True)"}[case.opt])
-    n.append({"plain": "loss=F.cross_entropy(logits.float().view(-1,V), labels.view(-1)); forward = model(ids).logits (bf16, incl. lm_head); python refs to logits dropped before backward",
-              "hf": "loss=model(ids, labels=labels) (HF ForCausalLMLoss: logits.float(), shift, CE) inside forward; loss row = no-op; output object (bf16 logits) kept alive through backward as a typical HF loop does",
-              "chunked_tt": f"loss=torchtune CEWithChunkedOutputLoss-style: forward = model.model (hidden); loss phase = {case.chunks} per-chunk lm_head outputs (all kept), then per-chunk .float()+CE(sum); eager, not compiled",
-              "chunked_ckpt": f"loss=per-chunk lm_head+.float()+CE(sum) under torch.utils.checkpoint(use_reentrant=False), {case.chunks} chunks over the sequence; forward = model.model (hidden)"}[case.loss])
+    """Short key=value notes; bench/measure_torch.md explains each value."""
+    n = ["device=cpu"]
+    n.append("attn=" + {"sdpa": "sdpa(flash_cpu kernel; no s^2 tensor)",
+                        "eager": "eager(HF matmul+softmax; s^2 probs saved)",
+                        "sdpa_math": "sdpa(SDPBackend.MATH; s^2 probs saved)"}[case.attn])
+    n.append("precision=" + {"bf16": "pure_bf16(AdamW states follow param dtype)",
+                             "bf16_master": "bf16_weights+fp32_master(fp32 main grads cast from bf16 grads in the optimizer phase)",
+                             "fp32_amp": "fp32_weights+autocast_bf16(forward+loss)"}[case.precision])
+    n.append("opt_impl=" + {"default": "forloop(AdamW default on CPU)", "foreach": "foreach(foreach=True; default on CUDA)",
+                            "fused": "fused(fused=True)"}[case.opt])
+    n.append("loss_impl=" + {"plain": "model(ids).logits then F.cross_entropy(logits.float()); logits ref dropped before backward",
+                             "hf": "model(ids, labels=labels) (HF ForCausalLMLoss inside forward; loss phase empty); output kept through backward",
+                             "chunked_tt": "forward=model.model; loss=lm_head per chunk (all kept) then .float()+CE per chunk (torchtune CEWithChunkedOutputLoss, eager)",
+                             "chunked_ckpt": "forward=model.model; loss=per-chunk lm_head+.float()+CE under checkpoint(use_reentrant=False)"}[case.loss])
     if case.recompute == "full":
-        n.append("recompute=HF activation_checkpointing_enable(use_reentrant=False) on every decoder layer")
+        n.append("recompute_impl=HF activation_checkpointing_enable(use_reentrant=False), every decoder layer")
     if case.compile:
-        n.append("compile=torch.compile(model) inductor CPU; step 1 includes compilation")
-    if fam["tied"]:
-        n.append("tied=lm_head.weight is embed_tokens.weight")
-    n.append("device=cpu")
+        n.append("compile_impl=torch.compile(model) inductor; cold cache; step 1 includes compilation")
     return n
 
 
@@ -449,6 +454,7 @@ def run_case(case, log):
         labels = torch.randint(0, V, (case.mb, case.seq))
         run_model = torch.compile(model) if case.compile else model
         decoder_layers = model.model.layers
+        weight_shapes = frozenset(tuple(p.shape) for p in params if p.dim() == 2)
         if not use_mt:
             ctx.__exit__(None, None, None)
             if tracker is not None:
@@ -604,7 +610,7 @@ def run_case(case, log):
                     if key not in res["dispatch"]:
                         continue
                     alive = tracker.alive_at(res["dispatch"][key]["t_peak"])
-                    c = categorise(alive)
+                    c = categorise(alive, weight_shapes)
                     lg = [r for r in alive if len(r.shape) >= 1 and r.shape[-1] == V and r.role is None]
                     c["logit_bytes"] = sum(r.nbytes for r in lg)
                     cats["dispatch"][key] = c
@@ -620,7 +626,7 @@ def run_case(case, log):
                     for ph in PHASES:
                         if (0, ph) in res["dispatch"] and ph == "setup":
                             alive = tracker.alive_at(res["dispatch"][(0, ph)]["t_peak"])
-                            cats["dispatch"][(0, ph)] = categorise(alive)
+                            cats["dispatch"][(0, ph)] = categorise(alive, weight_shapes)
                 tracker.prune()
         for h in hooks:
             h.remove()
@@ -674,7 +680,6 @@ def main(argv=None):
         res, cats, probes, extra, layers = run_case(case, print)
         d = dtypes_of(case)
         notes = case_notes(case, fam)
-        notes.append(f"wall_s={extra['wall_s']}")
         sbh = case.seq * case.mb * fam["hidden"]
         base = dict(case=case.name, model_family=case.family, layers=layers, hidden=fam["hidden"],
                     heads=fam["heads"], kv_heads=fam["kv_heads"], head_dim=fam["head_dim"],
@@ -694,8 +699,8 @@ def main(argv=None):
                     print(f"        {nb / sbh:7.3f}  {dt:5s} {str(shape):24s} {op}")
             for (step, ph), v in sorted(res[method].items(), key=lambda kv: (kv[0][0], PHASES.index(kv[0][1]))):
                 mnote = {"dispatch": "method=dispatch(TorchDispatchMode storage bytes)",
-                         "allocator": "method=allocator(c10 CPU allocator bytes via profiler memory events)",
-                         "memtracker": "method=memtracker(torch.distributed._tools.mem_tracker.MemTracker; per-phase peak by resetting its running peak; setup = after track_external)"}[method]
+                         "allocator": "method=allocator(c10 CPU allocator via profiler memory events)",
+                         "memtracker": "method=memtracker(MemTracker; setup = after track_external)"}[method]
                 rows.append(dict(base, phase=ph, step=step, live_bytes=int(v["live"]), peak_bytes=int(v["peak"]),
                                  method=method, notes="; ".join([mnote] + notes)))
                 c = cats.get(method, {}).get((step, ph))
@@ -704,14 +709,14 @@ def main(argv=None):
                     cr.update({k: c[k] for k in CAT_KEYS})
                     cr["logit_bytes"] = c.get("logit_bytes", "")
                     cr["logit_elems"] = case.seq * case.mb * fam["vocab"]
-                    cr["notes"] = "categories of the storages alive at the phase peak; act/loss_tmp/bwd_tmp/opt_tmp = not a param/grad/state, by the phase that allocated it; logit_bytes = those with last dim == vocab"
+                    cr["notes"] = "dispatch categories at the phase peak"
                 elif method == "memtracker" and c is not None:
                     cr.update(param=c.get("Parameter", 0), buffer=c.get("Buffer", 0), grad=c.get("Gradient", 0),
                               opt_state=c.get("Optstate", 0), act=c.get("Activation", 0), bwd_tmp=c.get("Temp", 0),
                               other=c.get("Other", 0))
-                    cr["notes"] = "MemTracker categories at the phase peak: PARAM, BUFFER, GRAD, ACT, TEMP (-> bwd_tmp), OPT (-> opt_state, includes AdamW temporaries), OTH (inputs)"
+                    cr["notes"] = "MemTracker categories at the phase peak (TEMP->bwd_tmp; OPT->opt_state incl. step temporaries; OTH->other)"
                 elif method == "allocator":
-                    cr["notes"] = "allocator counter has no categories"
+                    cr["notes"] = "no categories"
                 if ph == "forward" and step in la and la[step][0] is not None:
                     cr["layer_act_bytes"] = int(round(la[step][0]))
                     cr["layer_act_per_sbh"] = round(la[step][0] / sbh, 4)
@@ -741,6 +746,8 @@ def main(argv=None):
             w.writerow({k: r.get(k, "") for k in CAT_COLUMNS})
     print(f"wrote {out} ({len(rows)} rows) and {cat_out} ({len(cat_rows)} rows) in {time.time() - T0:.0f}s")
     report(summary)
+    if _OWN_CACHE:
+        shutil.rmtree(os.environ["TORCHINDUCTOR_CACHE_DIR"], ignore_errors=True)
 
 
 def report(S):

@@ -25,10 +25,13 @@ DTYPES_MAIN_GRAD = ("none", "fp32", "bf16")
 DTYPES_MASTER = ("none", "fp32")
 DTYPES_MOMENT = ("fp32", "bf16", "fp8", "int8")
 DTYPES_LOGITS = ("fp32", "bf16")
-FRAMEWORKS = ("generic", "megatron", "deepspeed")
+from .model.conventions import convention_names
+
+FRAMEWORKS = convention_names()
 OPTIMIZERS = ("adam", "adamw", "sgd", "momentum", "lion", "adafactor", "adam8bit")
 LOCATIONS = ("hbm", "host", "nvme")
-RECOMPUTE = ("none", "selective", "full")
+RECOMPUTE = ("none", "selective", "selective_op", "full")
+COUNTERS = ("allocated", "reserved", "device")
 NORMS = ("rmsnorm", "layernorm")
 
 # Spellings people type for the canonical names (matched after lower-casing and stripping).
@@ -108,7 +111,7 @@ COLUMNS: tuple[Column, ...] = (
     _c("moe_every", INT, "MoE: every k-th layer is MoE (layer i is MoE iff i mod k = 0)", "MoE：每 k 层一个 MoE 层（i mod k = 0）", "1", "", minimum=1, group="moe"),
     _c("full_attention_every", INT, "Hybrid models: one layer in k has softmax attention", "混合结构：每 k 层一层全注意力", "1", "", minimum=1, group="arch"),
     # precision and optimizer
-    _c("framework", ENUM, "Accounting convention: generic, megatron, deepspeed", "记账口径：generic、megatron、deepspeed", "generic", choices=FRAMEWORKS, group="state"),
+    _c("framework", ENUM, "Framework convention: how it stores states, keeps the loss and recomputes (" + ", ".join(FRAMEWORKS) + ")", "框架口径：状态如何存放、损失与重计算如何实现（" + "、".join(FRAMEWORKS) + "）", "generic", choices=FRAMEWORKS, group="state"),
     _c("weight_dtype", ENUM, "Compute weights", "计算权重精度", "bf16", choices=DTYPES_WEIGHT, group="state"),
     _c("grad_dtype", ENUM, "Model gradients (megatron: the grad buffer)", "模型梯度（megatron：梯度 buffer）", "bf16", choices=DTYPES_GRAD, group="state"),
     _c("main_grad_dtype", ENUM, "Separate main-gradient buffer", "独立主梯度 buffer", "none (fp32 under deepspeed)", choices=DTYPES_MAIN_GRAD, group="state"),
@@ -132,7 +135,9 @@ COLUMNS: tuple[Column, ...] = (
     _c("seq_len", INT, "Tokens per sequence", "序列长度（token）", "", "tokens", minimum=1, group="batch"),
     _c("micro_batch", INT, "Sequences per micro-batch", "每个 micro-batch 的序列数", "1", "sequences", minimum=1, group="batch"),
     _c("global_batch", INT, "Sequences per optimizer step", "每步全局序列数", "", "sequences", minimum=1, group="batch"),
-    _c("recompute", ENUM, "Activation recompute: none, selective, full", "重计算：none、selective、full", "none", choices=RECOMPUTE, group="batch"),
+    _c("recompute", ENUM, "Activation recompute: none, selective (the framework's own), selective_op (save by operator), full", "重计算：none、selective（框架自身的）、selective_op（按算子保存）、full", "none", choices=RECOMPUTE, group="batch"),
+    _c("compile", BOOL, "torch.compile on (fused elementwise intermediates are not saved)", "开启 torch.compile（融合的逐元素中间量不保存）", "false", group="batch"),
+    _c("virtual_stages", INT, "Interleaved pipeline: model chunks per pipeline rank", "交错流水：每个流水 rank 的模型块数", "1", "", minimum=1, group="parallel"),
     _c("sequence_parallel", BOOL, "Megatron sequence parallelism", "序列并行（Megatron SP）", "false", group="batch"),
     _c("flash_attention", BOOL, "Flash attention (no s² scores stored)", "FlashAttention（不保存 s² 注意力矩阵）", "true", group="batch"),
     _c("logits_dtype", ENUM, "Logits tensor precision", "logits 精度", "fp32", choices=DTYPES_LOGITS, group="batch"),
@@ -149,7 +154,8 @@ COLUMNS: tuple[Column, ...] = (
     _c("days", FLOAT, "Calendar deadline", "日历期限（天）", "", "days", minimum=0, min_exclusive=True, group="job"),
     _c("reserve_days", FLOAT, "Days of the deadline kept for checkpoints and failures", "期限中预留给 checkpoint 与故障的天数", "0", "days", minimum=0, group="job"),
     _c("price_per_gpu_hour", FLOAT, "Price per GPU-hour, any currency", "每 GPU 小时价格（任意货币）", "", "", minimum=0, group="job"),
-    _c("measured_peak_gb", FLOAT, "Measured per-rank peak, GB, reconciled against the ledger", "实测每卡峰值 GB，用于对账", "", "GB", minimum=0, min_exclusive=True, group="job"),
+    _c("measured_peak_gb", FLOAT, "Measured per-rank peak, GB, reconciled against the estimate on the same counter", "实测每卡峰值 GB，与同口径估算对账", "", "GB", minimum=0, min_exclusive=True, group="job"),
+    _c("measured_counter", ENUM, "What measured_peak_gb counts: allocated (max_memory_allocated), reserved (max_memory_reserved), device (nvidia-smi)", "实测峰值的口径：allocated、reserved、device（nvidia-smi）", "device", choices=COUNTERS, group="job"),
 )
 
 COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in COLUMNS)

@@ -44,10 +44,12 @@ class Section:
 
 @dataclass(frozen=True)
 class Cell:
-    """One column of a table line: a registry key, or a fixed value."""
+    """One column of a table line: a registry key, a fixed value, or named registry keys (a
+    breakdown, shown as a list and carried in JSON as an object)."""
 
     key: str = ""
     value: Any = None
+    items: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -145,23 +147,23 @@ STATE_COLUMNS = (
     TableColumn("location", "where", "位置"),
 )
 
-# Items outside the state ledger: (item, registry key, counted in the peak).
+# Items outside the state ledger: (item, registry key, registry key of "lives in the peak phase").
 OUTSIDE = (
-    ("activations", "activation_bytes_per_rank", True),
-    ("logits", "logits_bytes_per_rank", True),
-    ("loss_working_set", "loss_working_bytes_per_rank", True),
-    ("recompute_working_set", "recompute_working_bytes_per_rank", True),
-    ("zero3_gather", "zero3_gather_bytes_per_rank", True),
-    ("comm_buffers", "comm_buffer_bytes_per_rank", True),
-    ("runtime_reserve", "runtime_reserve_bytes_per_rank", True),
-    ("first_step_optimizer", "first_step_optimizer_bytes", False),
+    ("activations", "activation_bytes_per_rank", "mem_activations_in_peak"),
+    ("logits", "logits_bytes_per_rank", "mem_logits_in_peak"),
+    ("loss_working_set", "loss_working_bytes_per_rank", "loss_in_peak"),
+    ("recompute_working_set", "recompute_working_bytes_per_rank", "recompute_in_peak"),
+    ("zero3_gather", "zero3_gather_bytes_per_rank", "gathers_in_peak"),
+    ("comm_buffers", "comm_buffer_bytes_per_rank", "always_in_peak"),
+    ("runtime_reserve", "runtime_reserve_bytes_per_rank", "always_in_peak"),
+    ("first_step_optimizer", "first_step_optimizer_bytes", "mem_moments_in_peak"),
 )
 
 
 def _outside_lines(reg: Registry) -> tuple[Line, ...]:
     return tuple(
         Line(id=item, en=reg[key].en, zh=reg[key].zh,
-             cells={"item": Cell(value=item), "bytes_per_rank": Cell(key), "in_peak": Cell(value=in_peak)},
+             cells={"item": Cell(value=item), "bytes_per_rank": Cell(key), "in_peak": Cell(in_peak)},
              formula=key)
         for item, key, in_peak in OUTSIDE
     )
@@ -170,8 +172,27 @@ def _outside_lines(reg: Registry) -> tuple[Line, ...]:
 OUTSIDE_COLUMNS = (
     TableColumn("item", "item", "项目"),
     TableColumn("bytes_per_rank", "per rank", "每卡"),
-    TableColumn("in_peak", "in peak", "计入峰值", unit="bool"),
+    TableColumn("in_peak", "in the peak phase", "在峰值阶段"),
 )
+
+PHASE_COLUMNS = (
+    TableColumn("phase", "phase", "阶段"),
+    TableColumn("bytes_per_rank", "per rank", "每卡"),
+    TableColumn("items", "what lives then", "此时存在的项"),
+)
+
+
+def _phase_lines() -> tuple[Line, ...]:
+    from .model.definitions.phases import PHASES
+
+    return tuple(
+        Line(id=p, en=en, zh=zh,
+             cells={"phase": Cell(value=p), "bytes_per_rank": Cell(f"phase_{p}_bytes"),
+                    "items": Cell(items=tuple((n, f"mem_{n}_bytes") for n in names))},
+             show="reported_stage_holds_head" if p == "loss" else "")
+        for p, en, zh, names in PHASES
+    )
+
 
 F = Figure
 
@@ -194,14 +215,21 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
             F("host_fits"), F("offload_stream_s", "stream_s"),
         ), json="offload", show="has_offload"),
         Table("uncounted", "Not in the state ledger", "不在状态账本中", OUTSIDE_COLUMNS, _outside_lines(reg), json="uncounted"),
+        Table("phases", "Memory by phase (reported stage)", "各阶段显存（报告段）", PHASE_COLUMNS, _phase_lines(), json="phases",
+              total=(F("first_step_peak_bytes"), F("lazy_state_bytes"))),
         Section("peak", "Peak and fit", "峰值与是否放得下", (
-            F("activation_bytes_per_rank", formula=True, expand=("first_stage_activation_bytes", "last_stage_activation_bytes")),
+            F("activation_bytes_per_rank", formula=True),
             F("logits_bytes_per_rank", formula=True, expand=("logits_full_bytes",)),
-            F("peak_bytes_per_rank", formula=True, expand=("peak_before_reserve_bytes",)),
+            F("peak_phase"), F("peak_allocated_bytes_per_rank"), F("peak_reserved_bytes_per_rank"),
+            F("peak_bytes_per_rank", formula=True),
+            F("first_stage_peak_allocated_bytes", "first_stage_peak_allocated_bytes", show="multi_stage"),
+            F("middle_stage_peak_allocated_bytes", "middle_stage_peak_allocated_bytes", show="has_middle_stage"),
+            F("last_stage_peak_allocated_bytes", "last_stage_peak_allocated_bytes", show="multi_stage"),
             F("hbm_bytes"), F("headroom_bytes"), F("fits"),
         )),
         Section("measured", "Measured peak", "实测峰值", (
-            F("measured_peak_bytes"), F("measured_minus_state_bytes"), F("unexplained_bytes"),
+            F("measured_peak_bytes"), F("measured_counter", "counter"), F("estimate_on_measured_counter", "estimate_bytes"),
+            F("measured_minus_state_bytes"), F("unexplained_bytes"), F("measured_ratio", "ratio"),
         ), json="measured", show="has_measured_peak", json_null_unless_shown=True),
         Section("compute", "Compute floor", "算力下界", (
             F("flops_per_token", formula=True), F("total_flops", formula=True), F("tokens_per_step"), F("steps"),

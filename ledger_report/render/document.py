@@ -47,7 +47,10 @@ def _line(lg: Ledger, table: Table, ln) -> dict[str, Any]:
     row: dict[str, Any] = {}
     for col in table.columns:
         cell = ln.cells[col.name]
-        row[col.name] = cell.value if not cell.key else plain(lg.values[cell.key], reg[cell.key].unit)
+        if cell.items:
+            row[col.name] = {n: plain(lg.values[k], reg[k].unit) for n, k in cell.items}
+        else:
+            row[col.name] = cell.value if not cell.key else plain(lg.values[cell.key], reg[cell.key].unit)
     if ln.formula:
         row["basis"] = reg[ln.formula].source
     row["label"] = {"en": ln.en, "zh": ln.zh}

@@ -108,6 +108,11 @@ def sections(lg: Ledger, lang: str = "en", formulas: bool = True) -> list[ViewSe
                 cells, values = {}, {}
                 for c in sec.columns:
                     cell = ln.cells[c.name]
+                    if cell.items:
+                        vals = {n: plain(v[k], reg[k].unit) for n, k in cell.items}
+                        values[c.name] = vals
+                        cells[c.name] = ", ".join(f"{_item_label(reg, k, lang)} {units.gb(x)}" for (n, k), x in zip(cell.items, vals.values()) if x)
+                        continue
                     if cell.key:
                         unit = reg[cell.key].unit
                         val = plain(v[cell.key], unit)
@@ -131,6 +136,11 @@ def sections(lg: Ledger, lang: str = "en", formulas: bool = True) -> list[ViewSe
         rows = [_row(lg, f.key, lang, formulas and f.formula, f.expand) for f in sec.figures if not f.show or v[f.show]]
         out.append(ViewSection(sec.key, title, "figures", rows=rows))
     return out
+
+
+def _item_label(reg, key: str, lang: str) -> str:
+    q = reg[key]
+    return q.en if lang == "en" else q.zh
 
 
 def assumptions(lg: Ledger, lang: str = "en") -> list[str]:

@@ -11,7 +11,7 @@ generated from it.
 from __future__ import annotations
 
 from ..registry import Registry
-from . import compute, constraints, inputs, notes, outside, params, peak, stages, state
+from . import activations, compute, constraints, inputs, notes, outside, params, phases, stages, state
 from .common import PARTS, STATE_DTYPE, STATES, Ctx
 
 __all__ = ["REGISTRY", "PARTS", "STATES", "STATE_DTYPE", "build"]
@@ -24,11 +24,10 @@ def build() -> Registry:
     params.define(reg, r)
     stages.define(reg, r)
     state.widths(reg, r)
-    outside.per_stage(reg, r)
-    outside.choose_stage(reg, r)
+    activations.define(reg, r)
+    phases.define(reg, r)
     state.ledger(reg, r)
     outside.items(reg, r)
-    peak.define(reg, r)
     compute.define(reg, r)
     notes.define(reg, r)
     constraints.define(reg, r)

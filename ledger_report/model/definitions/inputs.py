@@ -46,6 +46,8 @@ def define(reg: Registry, r: Ctx) -> None:
     r.micro_batch = d("micro_batch", default("micro_batch", 1), COUNT, "micro-batch", "micro-batch", COLUMN)
     r.global_batch = d("global_batch", Col("global_batch"), COUNT, "global batch", "全局 batch", COLUMN)
     r.recompute = d("recompute", default("recompute", "none"), TEXT, "recompute", "重计算", COLUMN)
+    r.compile = d("compile", default("compile", False), BOOL, "torch.compile", "torch.compile", COLUMN)
+    r.virtual = d("virtual_stages", default("virtual_stages", 1), COUNT, "virtual pipeline stages per rank", "每卡虚拟流水段数", COLUMN)
     r.seq_par = d("sequence_parallel", default("sequence_parallel", False), BOOL, "sequence parallel", "序列并行", COLUMN)
     r.flash = d("flash_attention", default("flash_attention", True), BOOL, "flash attention", "FlashAttention", COLUMN)
     r.logits_dtype = d("logits_dtype", default("logits_dtype", "fp32"), TEXT, "logits dtype", "logits 精度", COLUMN)
@@ -66,3 +68,4 @@ def define(reg: Registry, r: Ctx) -> None:
     r.reserve = d("reserve_days", default("reserve_days", 0), DAYS, "reserve", "预留天数", COLUMN)
     r.price = d("price_per_gpu_hour", Col("price_per_gpu_hour"), MONEY, "price per GPU-hour", "每 GPU 小时价格", COLUMN)
     r.measured_gb = d("measured_peak_gb", Col("measured_peak_gb"), GB, "measured peak", "实测峰值", COLUMN)
+    r.counter = d("measured_counter", default("measured_counter", "device"), TEXT, "what the measured peak counts", "实测峰值的计数口径", COLUMN)

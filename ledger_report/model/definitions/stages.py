@@ -1,12 +1,20 @@
-"""Pipeline stages: which layers, embeddings and heads each stage holds, and its parameters per rank."""
+"""Pipeline stages: which layers, embeddings and heads each stage holds, its parameters per rank,
+and how many micro-batches it holds in flight under the schedule.
+
+Three stages are computed: the first (rank 0: the input embedding, the most micro-batches in
+flight), a middle one (rank ⌊pp/2⌋, when pp > 2) and the last (the output head, the loss).  With one
+stage, all three are the same stage.  Layers that do not divide evenly go to the first stages.
+"""
 
 from __future__ import annotations
 
-from ..expr import ceil, floor, if_
+from ..expr import IsBlank, ceil, floor, if_, minimum
 from ..registry import BOOL, COUNT, PARAMS, Registry
 from .common import Ctx, doc
 
-STAGE_ZH = {"first": "首段", "last": "末段"}
+STAGES = ("first", "middle", "last")
+STAGE_ZH = {"first": "首段", "middle": "中间段", "last": "末段", "only": "唯一段"}
+SCHEDULE_SOURCE = "Megatron-LM megatron/core/pipeline_parallel/schedules.py (1F1B: rank r holds pp − r micro-batches; interleaved: (pp − r − 1)·2 + (v − 1)·pp warm-up chunks + 1)"
 
 
 def define(reg: Registry, r: Ctx) -> None:
@@ -14,43 +22,55 @@ def define(reg: Registry, r: Ctx) -> None:
     d = reg.define
     L, pp, fae, moe_every, E = r.L, r.pp, r.fae, r.moe_every, r.E
     src = doc("pipeline-stages")
-    base_layers = d("stage_layers_base", floor(L / pp), COUNT, "layers per stage (floor)", "每段层数（下取整）", src)
-    first_layers = d("first_stage_layers", base_layers + if_((L - base_layers * pp).gt(0), 1, 0), COUNT, "first-stage layers", "首段层数", src + ": remainder layers go to the first stages")
-    last_start = d("last_stage_first_layer", L - base_layers, COUNT, "last stage's first layer", "末段起始层", src)
-    moe_first = d("first_stage_moe_layers", if_(E.gt(0), ceil(first_layers / moe_every), 0), COUNT, "first-stage MoE layers", "首段 MoE 层数", doc("parameters"))
-    moe_last = d("last_stage_moe_layers", if_(E.gt(0), ceil(L / moe_every) - ceil(last_start / moe_every), 0), COUNT, "last-stage MoE layers", "末段 MoE 层数", doc("parameters"))
-    dense_l_first = d("first_stage_dense_layers", first_layers - moe_first, COUNT, "first-stage dense layers", "首段稠密层数", src)
-    dense_l_last = d("last_stage_dense_layers", base_layers - moe_last, COUNT, "last-stage dense layers", "末段稠密层数", src)
-    attn_first = d("first_stage_attention_layers", floor(first_layers / fae), COUNT, "first-stage softmax-attention layers", "首段全注意力层数", doc("parameters") + ": layer i has softmax attention when i mod k = k − 1")
-    attn_last = d("last_stage_attention_layers", floor(L / fae) - floor(last_start / fae), COUNT, "last-stage softmax-attention layers", "末段全注意力层数", doc("parameters"))
+    base = d("stage_layers_base", floor(L / pp), COUNT, "layers per stage (floor)", "每段层数（下取整）", src)
+    rem = d("stage_layers_remainder", L - base * pp, COUNT, "stages with one layer more", "多一层的段数", src + ": remainder layers go to the first stages")
     r.single = single = d("single_stage", pp.eq(1), BOOL, "one pipeline stage", "单段流水", src)
-    arch_first_dense = d(
-        "arch_first_stage_dense",
-        dense_l_first * r.dense_layer_p + moe_first * r.moe_layer_dense_p + r.embed_p + if_(single, r.head_p + r.final_norm_p, 0),
-        PARAMS, "first-stage non-expert parameters", "首段非专家参数", src + ": the input embedding on the first stage",
-    )
-    arch_last_dense = d(
-        "arch_last_stage_dense",
-        dense_l_last * r.dense_layer_p + moe_last * r.moe_layer_dense_p + r.embed_p + r.final_norm_p,
-        PARAMS, "last-stage non-expert parameters", "末段非专家参数", src + ": the output head (a real copy even when tied) and the final norm on the last stage",
-    )
-    r.layers_of = {"first": (dense_l_first, moe_first, attn_first), "last": (dense_l_last, moe_last, attn_last)}
-    part_stage = {}
-    for stage, arch_d, n_moe_s in (("first", arch_first_dense, moe_first), ("last", arch_last_dense, moe_last)):
+    r.stage_index = {
+        "first": d("first_stage_rank", 0, COUNT, "first stage: pipeline rank", "首段：流水 rank", src),
+        "middle": d("middle_stage_rank", floor(pp / 2), COUNT, "middle stage: pipeline rank ⌊pp/2⌋", "中间段：流水 rank ⌊pp/2⌋", src),
+        "last": d("last_stage_rank", pp - 1, COUNT, "last stage: pipeline rank pp − 1", "末段：流水 rank pp − 1", src),
+    }
+    r.has_middle = d("has_middle_stage", pp.gt(2), BOOL, "a middle stage apart from the first and last", "有中间段", src)
+    v = r.virtual
+    n_micro = d("micro_batches_per_step", if_(IsBlank(r.global_batch), pp, r.global_batch / (r.micro_batch * r.dp)), COUNT, "micro-batches per step per data-parallel rank", "每步 micro-batch 数", "global_batch / (micro_batch·dp)")
+    r.n_micro = n_micro
+    r.layers_of, r.in_flight, r.holds_embed, r.holds_head = {}, {}, {}, {}
+    r.part_stage, r.rank_part = {}, {}
+    for stage in STAGES:
+        k = r.stage_index[stage]
         zh = STAGE_ZH[stage]
-        part_stage[(stage, "dense")] = d(
+        start = d(f"{stage}_stage_first_layer", k * base + minimum(k, rem), COUNT, f"{stage} stage's first layer", f"{zh}起始层", src)
+        n = d(f"{stage}_stage_layers", base + if_(k.lt(rem), 1, 0), COUNT, f"{stage}-stage layers", f"{zh}层数", src)
+        moe = d(f"{stage}_stage_moe_layers", if_(E.gt(0), ceil((start + n) / moe_every) - ceil(start / moe_every), 0), COUNT, f"{stage}-stage MoE layers", f"{zh} MoE 层数", doc("parameters") + ": layer i is MoE when i mod moe_every = 0")
+        dense = d(f"{stage}_stage_dense_layers", n - moe, COUNT, f"{stage}-stage dense layers", f"{zh}稠密层数", src)
+        attn = d(f"{stage}_stage_attention_layers", floor((start + n) / fae) - floor(start / fae), COUNT, f"{stage}-stage softmax-attention layers", f"{zh}全注意力层数", doc("parameters") + ": layer i has softmax attention when i mod k = k − 1")
+        r.layers_of[stage] = (dense, moe, attn)
+        r.holds_embed[stage] = k.eq(0)
+        r.holds_head[stage] = k.eq(pp - 1)
+        warm = if_(v.gt(1), (pp - k - 1) * 2 + (v - 1) * pp, pp - k - 1)
+        r.in_flight[stage] = d(
+            f"{stage}_stage_in_flight",
+            minimum(warm + 1, n_micro * v) / v,
+            COUNT, f"{stage}-stage micro-batches in flight (stage-sized)", f"{zh}在途 micro-batch（整段计）", SCHEDULE_SOURCE,
+        )
+        arch_d = d(
+            f"arch_{stage}_stage_dense",
+            dense * r.dense_layer_p + moe * r.moe_layer_dense_p
+            + if_(r.holds_embed[stage], r.embed_p, 0)
+            + if_(r.holds_head[stage], if_(single, r.head_p, r.embed_p) + r.final_norm_p, 0),
+            PARAMS, f"{stage}-stage non-expert parameters (architecture)", f"{zh}非专家参数（由结构）",
+            src + ": the input embedding on the first stage; the output head (a real copy even when tied) and the final norm on the last",
+        )
+        r.part_stage[(stage, "dense")] = d(
             f"{stage}_stage_dense_params",
             if_(r.has_arch, r.dense * (arch_d / r.arch_dense), r.dense / pp),
             PARAMS, f"{stage}-stage non-expert parameters", f"{zh}非专家参数",
             src + " (scaled to params_total; without a countable architecture, total / pp)",
         )
-        part_stage[(stage, "expert")] = d(
+        r.part_stage[(stage, "expert")] = d(
             f"{stage}_stage_expert_params",
-            if_(r.has_arch, if_(r.arch_expert.gt(0), r.expert * (n_moe_s * r.moe_layer_expert_p / r.arch_expert), r.expert / pp), r.expert / pp),
+            if_(r.has_arch, if_(r.arch_expert.gt(0), r.expert * (moe * r.moe_layer_expert_p / r.arch_expert), r.expert / pp), r.expert / pp),
             PARAMS, f"{stage}-stage expert parameters", f"{zh}专家参数", src,
         )
-    r.rank_part = {}
-    for stage in ("first", "last"):
-        zh = STAGE_ZH[stage]
-        r.rank_part[(stage, "dense")] = d(f"{stage}_rank_dense_params", part_stage[(stage, "dense")] / r.tp, PARAMS, f"{stage}-stage non-expert parameters per rank", f"{zh}每卡非专家参数", doc("parts-and-groups") + ": non-expert / tp")
-        r.rank_part[(stage, "expert")] = d(f"{stage}_rank_expert_params", part_stage[(stage, "expert")] / (r.ep * r.etp), PARAMS, f"{stage}-stage expert parameters per rank", f"{zh}每卡专家参数", doc("parts-and-groups") + ": expert / (ep·etp)")
+        r.rank_part[(stage, "dense")] = d(f"{stage}_rank_dense_params", r.part_stage[(stage, "dense")] / r.tp, PARAMS, f"{stage}-stage non-expert parameters per rank", f"{zh}每卡非专家参数", doc("parts-and-groups") + ": non-expert / tp")
+        r.rank_part[(stage, "expert")] = d(f"{stage}_rank_expert_params", r.part_stage[(stage, "expert")] / (r.ep * r.etp), PARAMS, f"{stage}-stage expert parameters per rank", f"{zh}每卡专家参数", doc("parts-and-groups") + ": expert / (ep·etp)")

@@ -73,7 +73,7 @@ def ledger(reg: Registry, r: Ctx) -> None:
     d = reg.define
     rank_params = {}
     for p, pen, pzh in PARTS:
-        rank_params[p] = d(f"{p}_params_on_rank", if_(r.pick_first, r.rank_part[("first", p)], r.rank_part[("last", p)]), PARAMS, f"{pen} parameters on the rank (before sharding)", f"每卡{pzh}参数（分片前）", doc("parts-and-groups"))
+        rank_params[p] = d(f"{p}_params_on_rank", r.pick(lambda s, p=p: r.rank_part[(s, p)]), PARAMS, f"{pen} parameters on the rank (before sharding)", f"每卡{pzh}参数（分片前）", doc("parts-and-groups"))
     r.params_per_rank = d("params_per_rank", nearest(rank_params["dense"] + rank_params["expert"]), PARAMS, "parameters per rank", "每卡参数", doc("parts-and-groups"))
     r.line_bytes = {}
     for s, _col, en, zh in STATES:

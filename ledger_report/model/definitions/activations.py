@@ -1,0 +1,91 @@
+"""Activations, logits and the loss: what a micro-batch keeps for backward on each stage, by
+recompute mode, as the row's framework convention implements it."""
+
+from __future__ import annotations
+
+from ..expr import Lookup, all_of, if_, maximum, negate
+from ..registry import BOOL, BYTES, COUNT, TEXT, TOKENS, Registry
+from .common import (
+    ATTN_SCORE_BYTES_PER_ELEM,
+    FULL_RECOMPUTE_SBH_BYTES,
+    KORTH,
+    KORTHIKANTI_REPLICATED_SBH,
+    MOE35,
+    Ctx,
+    conv,
+    doc,
+)
+from .stages import STAGE_ZH, STAGES
+
+TORCHTITAN_SAC = "torchtitan torchtitan/distributed/activation_checkpoint.py (op-level policy: saves matmul and attention outputs, every second mm recomputed)"
+COMPILED_SBH = 4  # torch.compile: the two norm inputs stay saved, their outputs and the elementwise products are recomputed
+COMPILE_SOURCE = "torch.compile's min-cut partitioner (torch/_functorch/partitioners.py) saves matmul inputs and recomputes fused elementwise outputs"
+
+
+def define(reg: Registry, r: Ctx) -> None:
+    """Activations per layer and per stage, the logits and the loss working sets."""
+    reg.section = "activations"
+    d = reg.define
+    h, a, g, hd, tp = r.h, r.a, r.g, r.hd, r.tp
+    s_loc = d("seq_per_rank", r.seq_len / r.cp, TOKENS, "tokens per sequence on the rank s = seq/cp", "每卡序列长度 s = seq/cp", doc("activations"))
+    b = r.micro_batch
+    sb = s_loc * b
+    sbh = d("sbh", sb * h, COUNT, "s·b·h", "s·b·h", KORTH)
+    sp_div = d("sp_divisor", if_(r.seq_par, tp, 1), COUNT, "sequence-parallel divisor", "序列并行除数", KORTH)
+    comp = r.compile
+    mlp_act_w = d(
+        "mlp_act_factor", if_(r.glu, if_(comp, 4, 6), if_(comp, 2, 4)), COUNT, "MLP activation bytes per s·b·ffn", "MLP 激活系数",
+        KORTH + " (a gated MLP stores gate, up and their product: 6 instead of 4); " + COMPILE_SOURCE + " (gate and up only: 4)",
+    )
+    repl_w = d("act_replicated_factor", if_(comp, COMPILED_SBH, KORTHIKANTI_REPLICATED_SBH), COUNT, "replicated activation bytes per s·b·h", "不随 TP 切分的激活系数", KORTH + ": 10·sbh; compiled: 4·sbh")
+    repl = d("act_replicated_per_layer", repl_w * sbh / sp_div, BYTES, "norm inputs, block inputs, dropout masks", "norm 输入、块输入、dropout 掩码", KORTH + ": ÷ tp with sequence parallel")
+    attn_lin = d("act_attention_per_layer", sb * (4 * a * hd + 4 * g * hd) / tp, BYTES, "Q, K, V and projection input", "Q、K、V 与投影输入", KORTH + " (GQA: K and V use kv_heads)")
+    mlp_dense_act = d("act_dense_mlp_per_layer", sb * r.f * mlp_act_w / tp, BYTES, "dense MLP activations", "稠密 MLP 激活", KORTH)
+    mlp_moe_act = d("act_moe_mlp_per_layer", sb * (r.topk * r.f_moe * mlp_act_w / r.etp + r.f_sh * mlp_act_w / tp), BYTES, "MoE MLP activations (top-k experts + shared)", "MoE MLP 激活（top-k 专家 + 共享专家）", KORTH + " (each token visits top-k experts)")
+    r.s2 = s2 = d("act_scores_per_attention_layer", ATTN_SCORE_BYTES_PER_ELEM * a * s_loc * s_loc * b / tp, BYTES, "attention scores 5·heads·s²·b", "注意力分数 5·heads·s²·b", KORTH + " (only without flash attention and recompute)")
+    r.per_dense = per_dense = d("act_dense_layer", repl + attn_lin + mlp_dense_act, BYTES, "activations per dense layer, nothing recomputed", "每个稠密层激活（不重计算）", KORTH)
+    r.per_moe = per_moe = d("act_moe_layer", repl + attn_lin + mlp_moe_act, BYTES, "activations per MoE layer, nothing recomputed", "每个 MoE 层激活（不重计算）", KORTH)
+    per_full = d("act_full_recompute_layer", FULL_RECOMPUTE_SBH_BYTES * sbh / sp_div, BYTES, "full recompute: the layer input 2·s·b·h", "全重计算：层输入 2·s·b·h", KORTH + "; " + MOE35)
+    # op-level selective checkpointing: the block input, every other matmul output, the attention output
+    op_attn = sb * 2 * (a * hd + g * hd) / tp + sb * 2 * a * hd / tp
+    op_dense = d("act_op_dense_layer", per_full + op_attn + sb * 2 * (r.f + h) / tp, BYTES, "op-level selective: per dense layer", "算子级选择性重计算：每稠密层", TORCHTITAN_SAC + ": q and v, up-projection and down-projection outputs, attention output, block input")
+    op_moe = d("act_op_moe_layer", per_full + op_attn + sb * 2 * (r.topk * r.f_moe / r.etp + r.f_sh / tp + h / tp), BYTES, "op-level selective: per MoE layer", "算子级选择性重计算：每 MoE 层", TORCHTITAN_SAC)
+    mode = d(
+        "recompute_mode", if_(r.recompute.eq("selective"), conv(r, "selective_mode"), r.recompute), TEXT,
+        "what recompute keeps, as the convention implements it", "框架实际的重计算方式",
+        doc("activations") + "; selective: Megatron-LM recomputes core attention only (transformer_config.py recompute_modules = [core_attn]); torchtitan saves by operator",
+    )
+    r.recompute_mode = mode
+    keep_s2 = d("keeps_scores", all_of(mode.eq("none"), negate(r.flash)), BOOL, "attention scores stored", "保存注意力分数", KORTH)
+    r.act = {}
+    for stage in STAGES:
+        dl, ml, al = r.layers_of[stage]
+        per_mb = d(
+            f"{stage}_stage_activation_per_micro_batch",
+            if_(mode.eq("full"), (dl + ml) * per_full,
+                if_(mode.eq("selective_op"), dl * op_dense + ml * op_moe,
+                    dl * per_dense + ml * per_moe + if_(keep_s2, al * s2, 0))),
+            BYTES, f"{stage}-stage activations of one micro-batch", f"{STAGE_ZH[stage]}一个 micro-batch 的激活", KORTH + "; " + doc("activations"),
+        )
+        r.act[stage] = d(f"{stage}_stage_activation_bytes", r.in_flight[stage] * per_mb, BYTES, f"{stage}-stage activations", f"{STAGE_ZH[stage]}激活", KORTH + "; micro-batches in flight by the schedule")
+    layer_max = if_(r.n_moe.gt(0), if_(r.n_dense.gt(0), maximum(per_dense, per_moe), per_moe), per_dense)
+    op_max = if_(r.n_moe.gt(0), if_(r.n_dense.gt(0), maximum(per_dense - op_dense, per_moe - op_moe), per_moe - op_moe), per_dense - op_dense)
+    r.recompute_ws = d(
+        "recompute_working_bytes",
+        if_(mode.eq("full"), layer_max + if_(r.flash, 0, s2),
+            if_(mode.eq("selective_op"), maximum(op_max, 0),
+                if_(all_of(mode.eq("core_attn"), negate(r.flash)), s2, 0))),
+        BYTES, "recompute working set: a layer's activations rebuilt in backward", "重计算工作区：反向时重建的一层激活", KORTH + " (one layer, rebuilt)",
+    )
+
+    # logits and the loss ----------------------------------------------------------------------------
+    reg.section = "loss"
+    logit_elems = d("logit_elements", sb * r.V / tp / r.loss_chunks, COUNT, "logit elements alive at once s·b·vocab/tp ÷ loss_chunks", "同时存在的 logits 元素数", doc("logits-and-loss"))
+    r.logits = d("logits_full_bytes", logit_elems * Lookup("dtype", r.logits_dtype, "bytes"), BYTES, "logits s·b·(vocab/tp)·bytes ÷ loss_chunks", "logits s·b·(vocab/tp)·字节 ÷ 分块", doc("logits-and-loss") + "; " + MOE35)
+    fp32_logits = r.logits_dtype.eq("fp32")
+    fwd = if_(comp, conv(r, "ce_fwd_bytes_compiled"), conv(r, "ce_fwd_bytes")) - if_(fp32_logits, 4, 0)
+    bwd = if_(comp, conv(r, "ce_bwd_bytes_compiled"), conv(r, "ce_bwd_bytes")) - if_(fp32_logits, 2, 0)
+    r.ce_fwd = d("loss_forward_bytes", logit_elems * maximum(fwd, 0), BYTES, "cross-entropy working set at the loss forward", "交叉熵前向工作区", "conventions table (bytes per logit); " + doc("logits-and-loss"))
+    r.ce_bwd = d("loss_backward_bytes", logit_elems * maximum(bwd, 0), BYTES, "cross-entropy working set at the loss backward", "交叉熵反向工作区", "conventions table (bytes per logit); " + doc("logits-and-loss"))
+    r.logits_kept = d("logits_kept_in_backward", if_(conv(r, "logits_kept").eq(1), r.logits, 0), BYTES, "logits still referenced during backward", "反向时仍被引用的 logits", "conventions table; " + doc("logits-and-loss"))
+    r.loss_ws = d("loss_working_full_bytes", maximum(r.ce_fwd, r.ce_bwd), BYTES, "cross-entropy working set (the larger of forward and backward)", "交叉熵工作区（前向与反向取大）", doc("logits-and-loss"))
