@@ -33,15 +33,13 @@ import time
 import zipfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 sys.path.insert(0, os.path.dirname(__file__))
 
 from ledger_report.engine import compute, config_from_mapping  # noqa: E402
-from ledger_report.render.workbook import (  # noqa: E402
-    SUMMARY_COLUMNS,
-    recalculate_with_libreoffice,
-    render_xlsx,
-)
+from ledger_report.render.workbook import SUMMARY_COLUMNS, render_xlsx  # noqa: E402
 from rows import configs  # noqa: E402  (bench/rows.py)
+from support.libreoffice import recalculate_with_libreoffice  # noqa: E402  (tests/support/libreoffice.py)
 
 WRITE_TARGET_S = 3.0
 LO_TARGET_S = 10.0

@@ -19,6 +19,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 from openpyxl.utils import FORMULAE
+from support.libreoffice import recalculate_with_libreoffice
 
 from ledger_report.config import COLUMN_NAMES, COLUMNS, ENUM
 from ledger_report.engine import compute, config_from_mapping
@@ -536,7 +537,7 @@ SOFFICE = shutil.which("soffice") or shutil.which("libreoffice")
 def _recalc(data: bytes) -> bytes:
     if SOFFICE is None:
         pytest.fail("LibreOffice (soffice) is required: scripts/setup.sh installs libreoffice-calc-nogui")
-    return wbk.recalculate_with_libreoffice(data, soffice=SOFFICE)
+    return recalculate_with_libreoffice(data, soffice=SOFFICE)
 
 
 _FORMULA_CELL = re.compile(r'(<c [^>]*?)( t="(?:str|b)")?>(<f>.*?</f>|<f [^>]*?/>|<f [^>]*?[^/]>.*?</f>)<v>[^<]*</v></c>')
