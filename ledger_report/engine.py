@@ -1,6 +1,6 @@
 """The engine: a ``Config`` in, a frozen ``Ledger`` out (CONTRACT sections 3 and 4).
 
-Pure: it imports no pandas, click, openpyxl, jinja2 or weasyprint (a test walks the imports).
+Pure: it imports no pandas, click, openpyxl, xlsxwriter, jinja2 or weasyprint (a test walks the imports).
 Every number comes from evaluating ``model.definitions.REGISTRY`` on the row; this module only
 arranges those numbers into the document's shape and states the assumptions in words.
 """
