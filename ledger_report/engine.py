@@ -1,6 +1,6 @@
 """The engine: configurations in, frozen ``Ledger`` objects out.
 
-Pure: it imports no pandas, click, openpyxl, jinja2 or weasyprint (a test walks the imports).
+Pure: it imports no pandas, click, openpyxl, xlsxwriter, jinja2 or weasyprint (a test walks the imports).
 Every number comes from evaluating the model's registry on the row: one row at a time with the
 scalar interpreter (``compute``), or many rows at once with the arrays interpreter
 (``compute_many``), which gives the same values.

@@ -1,8 +1,9 @@
 """The one output writer: all-or-nothing, no temp files left, never over an input, plain-write modes;
-and reproducible XLSX bytes."""
+and reproducible workbook bytes written through it."""
 
 from __future__ import annotations
 
+import datetime
 import errno
 import hashlib
 import io
@@ -17,7 +18,7 @@ import pytest
 
 from ledger_report.errors import LedgerError, OutputError
 from ledger_report.render import output
-from ledger_report.render.output import deterministic_zip, write_outputs
+from ledger_report.render.output import write_outputs
 
 OLD_XLSX = b"PK old workbook bytes \x00\x01"
 OLD_PDF = b"%PDF-1.7 old handout"
@@ -257,62 +258,22 @@ def test_symlinked_output_is_written_through(tmp_path):
 
 
 # --------------------------------------------------------------------------------------------
-# deterministic_zip
+# Reproducible workbook bytes through the writer
 
 
-def _workbook_bytes() -> bytes:
+def test_workbook_bytes_reproducible_then_write_outputs(tmp_path):
+    """Two template builds 1.1 s apart are the same bytes (no wall clock in docProps/core.xml or in
+    the zip entries; reliability.md DET-01), and the atomic writer puts them down byte-for-byte."""
     openpyxl = pytest.importorskip("openpyxl")
-    wb = openpyxl.Workbook()
-    ws = wb.active
-    ws.title = "Inputs"
-    ws.append(["name", "params_total", "dp"])
-    ws.append(["run-a", 8_190_735_360, 8])
-    ws["D2"] = "=B2*18/C2"
-    wb.create_sheet("Summary")["A1"] = "=Inputs!A2"
-    buf = io.BytesIO()
-    wb.save(buf)
-    return buf.getvalue()
+    from ledger_report.render.workbook import template_xlsx
 
-
-def test_deterministic_zip_same_workbook_same_bytes():
-    """Two openpyxl saves of the same workbook 1.1 s apart differ raw (core.xml times) but are identical after deterministic_zip (reliability.md DET-01)."""
-    first = _workbook_bytes()
+    first = template_xlsx()
     time.sleep(1.1)
-    second = _workbook_bytes()
-    assert first != second  # openpyxl stamps created/modified with the wall clock
-    a, b = deterministic_zip(first), deterministic_zip(second)
-    assert a == b
-    assert hashlib.sha256(deterministic_zip(a)).digest() == hashlib.sha256(a).digest()  # idempotent
-
-
-def test_deterministic_zip_layout_and_still_readable():
-    """Entries: [Content_Types].xml first, 1980-01-01 stamps, deflate kept; core.xml dates 2000-01-01; openpyxl reads cells and formulas back."""
-    openpyxl = pytest.importorskip("openpyxl")
-    raw = _workbook_bytes()
-    fixed = deterministic_zip(raw)
-    with zipfile.ZipFile(io.BytesIO(raw)) as before, zipfile.ZipFile(io.BytesIO(fixed)) as after:
-        infos = after.infolist()
-        assert infos[0].filename == "[Content_Types].xml"
-        assert sorted(i.filename for i in infos) == sorted(i.filename for i in before.infolist())
-        assert all(i.date_time == (1980, 1, 1, 0, 0, 0) for i in infos)
-        assert all(i.compress_type == zipfile.ZIP_DEFLATED for i in infos)
-        assert {(i.create_system, i.external_attr >> 16) for i in infos} == {(3, stat.S_IFREG | 0o644)}
-        core = after.read("docProps/core.xml").decode("utf-8")
-        for name in after.namelist():
-            if name != "docProps/core.xml":
-                assert after.read(name) == before.read(name), name
-    assert '<dcterms:created xsi:type="dcterms:W3CDTF">2000-01-01T00:00:00Z</dcterms:created>' in core
-    assert '<dcterms:modified xsi:type="dcterms:W3CDTF">2000-01-01T00:00:00Z</dcterms:modified>' in core
-    wb = openpyxl.load_workbook(io.BytesIO(fixed))
-    assert wb.sheetnames == ["Inputs", "Summary"]
-    assert wb["Inputs"]["B2"].value == 8_190_735_360
-    assert wb["Inputs"]["D2"].value == "=B2*18/C2"
-    assert wb["Summary"]["A1"].value == "=Inputs!A2"
-    assert wb.properties.created.year == 2000 and wb.properties.modified.year == 2000
-
-
-def test_deterministic_zip_then_write_outputs(tmp_path):
-    """The two parts together: a reproducible workbook written atomically reads back byte-for-byte."""
-    data = deterministic_zip(_workbook_bytes())
-    [path] = write_outputs({tmp_path / "plan.xlsx": data})
-    assert path.read_bytes() == data and zipfile.is_zipfile(path)
+    second = template_xlsx()
+    assert hashlib.sha256(first).digest() == hashlib.sha256(second).digest()
+    with zipfile.ZipFile(io.BytesIO(first)) as z:
+        assert all(i.date_time == (1980, 1, 1, 0, 0, 0) for i in z.infolist())
+    [path] = write_outputs({tmp_path / "template.xlsx": first})
+    assert path.read_bytes() == first and zipfile.is_zipfile(path)
+    wb = openpyxl.load_workbook(path)
+    assert wb.properties.created == wb.properties.modified == datetime.datetime(2000, 1, 1)

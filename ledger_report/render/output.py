@@ -17,35 +17,24 @@ Sources: reliability.md §4 (OUT-01..09: ``wb.save`` destroying the previous rep
 atomic writer keeping half-written files, ``mkstemp`` 0600 modes); Python docs for ``os.replace``
 (atomic on POSIX within one filesystem).
 
-:func:`deterministic_zip` re-packs an XLSX so the same workbook gives the same bytes
-(reliability.md §4.4, DET-01).
+Reproducible workbook bytes (reliability.md §4.4, DET-01) are the workbook writer's own business
+(``render/workbook.py``: XlsxWriter's fixed zip timestamps and a fixed creation time); nothing
+here re-packs a zip.
 """
 
 from __future__ import annotations
 
-import io
 import os
-import re
 import shutil
 import stat
 import sys
 import tempfile
-import zipfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from ledger_report.errors import OutputError
 
-__all__ = ["write_outputs", "deterministic_zip", "FIXED_ZIP_DATE_TIME", "FIXED_CORE_TIMESTAMP"]
-
-FIXED_ZIP_DATE_TIME = (1980, 1, 1, 0, 0, 0)  # earliest date a zip entry can carry
-FIXED_CORE_TIMESTAMP = "2000-01-01T00:00:00Z"
-_ZIP_COMPRESSLEVEL = 6  # zlib's default level, stated so the bytes do not depend on it
-_ZIP_CREATE_SYSTEM = 3  # Unix, so the mode bits below mean what they say on every platform
-_ZIP_EXTERNAL_ATTR = (stat.S_IFREG | 0o644) << 16  # regular file, rw-r--r--
-_CONTENT_TYPES = "[Content_Types].xml"
-_CORE_PROPS = "docProps/core.xml"
-_CORE_DATE_RE = re.compile(rb"(<(?P<tag>dcterms:(?:created|modified))\b[^>]*>)[^<]*(</(?P=tag)>)")
+__all__ = ["write_outputs"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -251,45 +240,3 @@ def _rollback(replaced: list[Path], backups: Mapping[Path, str | None]) -> None:
                 os.unlink(target)  # it did not exist before this run
         except OSError:
             pass
-
-
-# --------------------------------------------------------------------------------------------
-# Reproducible XLSX bytes
-
-
-def deterministic_zip(data: bytes) -> bytes:
-    """Re-pack an XLSX (zip) so that the same workbook always gives the same bytes.
-
-    Every entry gets the timestamp 1980-01-01 00:00:00, Unix attributes -rw-r--r-- and no extra
-    fields or comments; ``[Content_Types].xml`` comes first and the other entries keep their order; each entry
-    keeps its compression (deflate at a fixed level); ``dcterms:created`` and ``dcterms:modified``
-    in ``docProps/core.xml`` become 2000-01-01T00:00:00Z.
-    """
-    with zipfile.ZipFile(io.BytesIO(data)) as source:
-        infos = source.infolist()
-        ordered = [i for i in infos if i.filename == _CONTENT_TYPES] + [
-            i for i in infos if i.filename != _CONTENT_TYPES
-        ]
-        out = io.BytesIO()
-        with zipfile.ZipFile(out, "w") as target:
-            for info in ordered:
-                payload = source.read(info)
-                if info.filename == _CORE_PROPS:
-                    payload = _fix_core_dates(payload)
-                entry = zipfile.ZipInfo(info.filename, date_time=FIXED_ZIP_DATE_TIME)
-                entry.create_system = _ZIP_CREATE_SYSTEM
-                entry.create_version = 20
-                entry.external_attr = _ZIP_EXTERNAL_ATTR
-                entry.compress_type = info.compress_type
-                target.writestr(
-                    entry,
-                    payload,
-                    compress_type=info.compress_type,
-                    compresslevel=_ZIP_COMPRESSLEVEL if info.compress_type == zipfile.ZIP_DEFLATED else None,
-                )
-    return out.getvalue()
-
-
-def _fix_core_dates(xml: bytes) -> bytes:
-    stamp = FIXED_CORE_TIMESTAMP.encode("ascii")
-    return _CORE_DATE_RE.sub(lambda m: m.group(1) + stamp + m.group(3), xml)

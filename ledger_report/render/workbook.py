@@ -17,28 +17,49 @@ carries, as its cached value, the number the engine computed.  Sheets:
   dropdown (LibreOffice pays about 45 ms and 6 MB per sheet);
 * ``Help``, and the lookup sheets ``Dtypes``, ``Moments``, ``Optimizers``, ``GPUs``, ``Lists``.
 
-Speed (1,000 configurations, 227,000 formulas): the ``Ledgers`` and ``Summary`` rows are written
-as sheet XML directly, one shared formula per column (``<f t="shared">``: the formula text once,
-every other row refers to it), with the cached values inline.  openpyxl writes everything else;
-its formula cells get their cached values in a pass over the saved XML (openpyxl writes
-``<v/>``).  The bytes are deterministic: fixed document properties and ``deterministic_zip``.
+Written with XlsxWriter's public API only (openpyxl is the reader's library): every formula cell
+gets its cached value from ``write_formula(..., value)``; user text always goes through
+``write_string`` (never ``write``, which would turn a leading ``=`` into a formula) and the
+workbook is opened with ``strings_to_formulas``/``strings_to_urls``/``strings_to_numbers`` off as
+a second guard.  Any XlsxWriter warning (a dropped header, an over-long validation message, an
+out-of-range cell) is raised as an error instead of leaving a silently different workbook.
+
+Two things XlsxWriter decides, and this module accepts: a formula whose cached text is exactly an
+Excel error code (``#N/A``, ``#DIV/0!``, ...; only a configuration named so) carries it as that
+error value until the first recalculation, which gives the text again (pandas reads NaN there
+meanwhile; the Inputs cell, which a rebuild reads, is text); and a blank result (the formulas'
+``""``) is cached as an empty ``<v>``, which readers see as an empty cell.
+
+Speed (1,000 configurations, 227,000 formulas; bench/bench_workbook.py): about 6.3 s of CPU,
+three quarters of it inside ``write_formula`` (XlsxWriter runs some 30 regular-expression
+substitutions over every formula for its future-function prefixes; the openpyxl writer with
+shared formulas and XML written directly took 0.5 s).  XlsxWriter writes no shared formulas, so
+every row carries its formula text (the Ledgers sheet's XML is 24 MB instead of 14 MB; 4.4 MiB
+zipped instead of 1.7) and LibreOffice takes about 2-3 s longer to open and recalculate it.
+
+The bytes are deterministic: ``in_memory`` mode stamps every zip entry 1980-01-01 00:00:00 and
+the document properties carry the fixed ``created`` time (:data:`FIXED_TIME`), so the same
+ledgers give the same bytes on one operating system (a zip entry records the system that made it;
+tests/test_workbook.py builds twice, and in processes with different hash seeds).
 
 Sources: research/ecosystem.md sections 1-2 and 5 (cached values, LibreOffice's per-sheet cost,
 ``1E+9`` literals, functions LibreOffice 7.4 evaluates), research/reliability.md sections 1
-(formula injection: text cells with ``data_type='s'`` and ``quotePrefix``) and 4.4 (determinism).
+(formula injection: text cells and ``quotePrefix``) and 4.4 (determinism).
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
+import functools
 import io
 import math
 import re
-import zipfile
-from copy import copy
-from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Sequence
-from xml.sax.saxutils import escape as _xml_escape
+import warnings
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+
+import xlsxwriter
+from xlsxwriter.utility import xl_cell_to_rowcol, xl_col_to_name
 
 from ..config import BOOL as K_BOOL
 from ..config import COLUMN_NAMES, COLUMNS, COUNT as K_COUNT, ENUM as K_ENUM, FLOAT as K_FLOAT, INT as K_INT
@@ -47,18 +68,17 @@ from ..model import formula as fx
 from ..model import registry as R
 from ..model.definitions import PARTS, REGISTRY, STATES
 from ..model.tables import TABLE_SHEETS, table_fields, tables
-from .output import deterministic_zip
 
 __all__ = [
     "render_xlsx",
     "template_xlsx",
-    "recalculate_with_libreoffice",
     "sheet_title",
     "MAX_PRINT_SHEETS",
     "INPUTS",
     "LEDGERS",
     "SUMMARY",
 ]
+
 
 SUMMARY = "Summary"
 INPUTS = "Inputs"
@@ -74,14 +94,14 @@ INPUT_FIRST_ROW = 2  # Inputs: row 1 is the header
 LEDGER_FIRST_ROW = 3  # Ledgers: row 1 the key, row 2 the label and unit
 SUMMARY_FIRST_ROW = 2
 TEMPLATE_ROWS = 1000  # rows of the template that carry dropdowns and input styling
-MAX_TEXT_CHARS = 32767  # a cell's limit; openpyxl would truncate silently
+MAX_TEXT_CHARS = 32767  # a cell's limit; XlsxWriter would truncate with a warning
 
 GB = 10**9
 GIB = 2**30
 GB_TEXT = "1E+9"
 GIB_TEXT = "1073741824"
 
-FIXED_TIME = _dt.datetime(2000, 1, 1, 0, 0, 0)
+FIXED_TIME = _dt.datetime(2000, 1, 1, 0, 0, 0)  # docProps/core.xml created and modified
 
 # ------------------------------------------------------------------------------------------
 # Looks
@@ -122,6 +142,7 @@ _UNIT_FORMATS = {
 }
 
 
+
 # ------------------------------------------------------------------------------------------
 # Public entry points
 
@@ -131,6 +152,11 @@ def render_xlsx(ledgers: Sequence[Any]) -> bytes:
     ledgers = list(ledgers)
     if not ledgers:
         raise ValueError("a workbook needs at least one configuration")
+    with _strict_xlsxwriter():
+        return _render(ledgers)
+
+
+def _render(ledgers: list[Any]) -> bytes:
     book = _Book()
     n = len(ledgers)
     layout = _layout()
@@ -152,19 +178,18 @@ def render_xlsx(ledgers: Sequence[Any]) -> bytes:
         _write_print_sheet(book, book.sheet(LEDGER), ledgers[0], _ChosenRow(n))
     _write_help(book, book.sheet(HELP), built=True)
     _write_lookups(book)
-    book.wb.active = 0
     return book.finish()
 
 
 def template_xlsx() -> bytes:
     """The empty input workbook: the CONTRACT columns with help, dropdowns and one example row."""
-    book = _Book()
-    inputs = book.sheet(INPUTS)
-    _write_inputs(book, inputs, [Config(EXAMPLE_ROW, "template")], dropdown_rows=TEMPLATE_ROWS)
-    _write_help(book, book.sheet(HELP), built=False)
-    _write_lookups(book)
-    book.wb.active = 0
-    return book.finish()
+    with _strict_xlsxwriter():
+        book = _Book()
+        inputs = book.sheet(INPUTS)
+        _write_inputs(book, inputs, [Config(EXAMPLE_ROW, "template")], dropdown_rows=TEMPLATE_ROWS)
+        _write_help(book, book.sheet(HELP), built=False)
+        _write_lookups(book)
+        return book.finish()
 
 
 EXAMPLE_ROW: dict[str, Any] = {
@@ -220,207 +245,177 @@ def sheet_title(name: str, taken: Iterable[str] = ()) -> str:
 
 
 # ------------------------------------------------------------------------------------------
-# The book: openpyxl for structure and styles, cached values and bulk rows patched into the XML
+# The book: XlsxWriter's public API.  Rows and columns are 1-based here, as a sheet shows them
+# (XlsxWriter's are 0-based); the conversion happens only in this class.
+
+_WORKBOOK_OPTIONS: dict[str, Any] = {
+    "in_memory": True,  # no temp files; every zip entry stamped 1980-01-01 00:00:00
+    "strings_to_formulas": False,  # a second guard: text is never a formula, whatever writes it
+    "strings_to_urls": False,
+    "strings_to_numbers": False,
+    "nan_inf_to_errors": False,
+}
+_PROPERTIES: dict[str, Any] = {
+    "title": "ledger-report: per-rank model-state ledgers and compute floors",
+    "author": "ledger-report",  # also cp:lastModifiedBy, which XlsxWriter always writes
+    "created": FIXED_TIME,  # also dcterms:modified
+}
+_CM_TO_PX = 96 / 2.54  # chart sizes are given in centimetres below
 
 
-@dataclass
-class _BulkColumn:
-    letter: str
-    style_id: int
-    formula: str | None  # the first row's formula (shared down the column); None = plain values
-    values: list[Any]
-    text_style_id: int = 0  # plain-value columns: the style of text values
+def _rgb(argb: str) -> str:
+    """``FF1F4E79`` (the looks above) as XlsxWriter's ``#1F4E79``."""
+    return "#" + argb[-6:]
+
+
+def _ok(status: int, what: str) -> None:
+    """XlsxWriter's write methods return 0, or -1/-2 for a cell they did not (fully) write."""
+    if status != 0:
+        raise ValueError(f"{what}: XlsxWriter refused the cell (status {status})")
 
 
 class _Book:
     def __init__(self) -> None:
-        from openpyxl import Workbook
-
-        self.wb = Workbook()
-        self._first = True
-        self.cached: dict[str, dict[str, Any]] = {}  # sheet title -> coordinate -> cached value
-        self.bulk: dict[str, tuple[int, int, list[_BulkColumn]]] = {}  # title -> (first row, rows, cols)
-        self._styles: dict[tuple, Any] = {}
-        p = self.wb.properties
-        p.creator = "ledger-report"
-        p.lastModifiedBy = None
-        p.title = "ledger-report: per-rank model-state ledgers and compute floors"
-        p.created = FIXED_TIME
-        p.modified = FIXED_TIME
+        self.buf = io.BytesIO()
+        self.wb = xlsxwriter.Workbook(self.buf, dict(_WORKBOOK_OPTIONS))
+        self.wb.set_properties(dict(_PROPERTIES))
+        self._formats: dict[tuple, Any] = {}
+        self._looks: dict[int, dict[str, Any]] = {}  # id(format) -> the looks it was made from
+        self._fills: dict[str, Any] = {}
 
     def sheet(self, title: str):
-        if self._first:
-            ws = self.wb.active
-            ws.title = title
-            self._first = False
-        else:
-            ws = self.wb.create_sheet(title)
-        self.cached[title] = {}
-        return ws
+        return self.wb.add_worksheet(title)
 
     # styles ---------------------------------------------------------------------------------
-    def style(self, ws, *, fmt: str = F_GENERAL, bold: bool = False, fill: str | None = None,
+    def style(self, *, fmt: str = F_GENERAL, bold: bool = False, fill: str | None = None,
               font_color: str | None = None, quote: bool = False, wrap: bool = False,
               size: float | None = None, italic: bool = False, align: str | None = None, top: bool = False):
-        """A StyleArray for these looks (cached), to copy onto cells cheaply."""
-        key = (fmt, bold, fill, font_color, quote, wrap, size, italic, align, top)
-        got = self._styles.get(key)
-        if got is None:
-            from openpyxl.styles import Alignment, Font, PatternFill
-
-            probe = ws.cell(row=1048576, column=16384)
-            probe.number_format = fmt
-            if bold or font_color or size or italic:
-                probe.font = Font(bold=bold, color=font_color, size=size or 11, italic=italic)
-            if fill:
-                probe.fill = PatternFill("solid", start_color=fill, end_color=fill)
-            if wrap or align or top:
-                probe.alignment = Alignment(wrap_text=wrap, vertical="top" if (wrap or top) else None, horizontal=align)
-            if quote:
-                probe.quotePrefix = True
-            got = copy(probe._style)
-            del ws._cells[(1048576, 16384)]
-            self._styles[key] = got
+        """The (cached) cell format for these looks; ``None`` for none at all."""
+        looks = dict(fmt=fmt, bold=bold, fill=fill, font_color=font_color, quote=quote, wrap=wrap,
+                     size=size, italic=italic, align=align, top=top)
+        key = tuple(looks.values())
+        if key in self._formats:
+            return self._formats[key]
+        props: dict[str, Any] = {}
+        if fmt != F_GENERAL:
+            props["num_format"] = fmt
+        if bold:
+            props["bold"] = True
+        if italic:
+            props["italic"] = True
+        if size:
+            props["font_size"] = size
+        if font_color:
+            props["font_color"] = _rgb(font_color)
+        if fill:
+            props["pattern"] = 1  # solid
+            props["bg_color"] = _rgb(fill)
+        if wrap:
+            props["text_wrap"] = True
+        if wrap or top:
+            props["valign"] = "top"
+        if align:
+            props["align"] = align
+        if quote:
+            props["quote_prefix"] = True
+        got = self.wb.add_format(props) if props else None
+        self._formats[key] = got
+        if got is not None:
+            self._looks[id(got)] = looks
         return got
 
-    def style_id(self, style) -> int:
-        return self.wb._cell_styles.add(style)
+    def quoted(self, style):
+        """The same looks with the quote prefix (user text)."""
+        looks = dict(self._looks[id(style)]) if style is not None else {}
+        looks["quote"] = True
+        return self.style(**looks)
+
+    def bad_fill(self):
+        """The red fill of a conditional format (a differential format: the fill only)."""
+        if "bad" not in self._fills:
+            self._fills["bad"] = self.wb.add_format({"bg_color": _rgb(_BAD_FILL)})
+        return self._fills["bad"]
 
     # cells ------------------------------------------------------------------------------------
-    def text(self, ws, row: int, col: int, s: str, style=None, where: str = ""):
-        """User (or our) text as a text cell: never a formula, never an error value."""
-        s = check_text(str(s), where or ws.title)
-        c = ws.cell(row=row, column=col)
-        c.value = s
-        c.data_type = "s"  # after the assignment, which would make "=..." a formula and "#N/A" an error
-        if style is not None:
-            c._style = copy(style)
-        c.quotePrefix = True
-        return c
+    def text(self, ws, row: int, col: int, s: str, style=None, where: str = "") -> None:
+        """User text (or text next to it) as a text cell with the quote prefix: never a formula,
+        never an error value, whatever it starts with."""
+        self.label(ws, row, col, s, self.quoted(style), where)
 
-    def value(self, ws, row: int, col: int, v: Any, style=None):
-        c = ws.cell(row=row, column=col)
-        c.value = v
-        if style is not None:
-            c._style = copy(style)
-        return c
+    def label(self, ws, row: int, col: int, s: str, style=None, where: str = "") -> None:
+        """Our own text (headers, labels, help) as a text cell, without the quote prefix; ``""``
+        as a formatted blank."""
+        s = check_text(str(s), where or ws.get_name())
+        if s == "":
+            _ok(ws.write_blank(row - 1, col - 1, None, style), where or ws.get_name())
+        else:
+            _ok(ws.write_string(row - 1, col - 1, s, style), where or ws.get_name())
 
-    def formula(self, ws, row: int, col: int, text: str, cached: Any, style=None):
+    def value(self, ws, row: int, col: int, v: Any, style=None) -> None:
+        """A number, a boolean or (``None``) a formatted blank."""
+        where = f"{ws.get_name()}!{_letter(col)}{row}"
+        if v is None:
+            _ok(ws.write_blank(row - 1, col - 1, None, style), where)
+        elif isinstance(v, bool):
+            _ok(ws.write_boolean(row - 1, col - 1, v, style), where)
+        elif isinstance(v, (int, float)):
+            _ok(ws.write_number(row - 1, col - 1, _finite(v, where), style), where)
+        else:
+            raise TypeError(f"{where}: {v!r} is not a number, a boolean or blank")
+
+    def formula(self, ws, row: int, col: int, text: str, cached: Any, style=None) -> None:
         """A formula cell (``text`` without ``=``) and the value it must show before any recalculation."""
-        c = ws.cell(row=row, column=col)
-        c.value = "=" + text
-        if style is not None:
-            c._style = copy(style)
-        self.cached[ws.title][c.coordinate] = cached
-        return c
+        _ok(ws.write_formula(row - 1, col - 1, "=" + text, style, _cached(cached)), ws.get_name())
 
-    def add_bulk(self, ws, first_row: int, rows: int, cols: list[_BulkColumn]) -> None:
-        self.bulk[ws.title] = (first_row, rows, cols)
+    @staticmethod
+    def merge(ws, r1: int, c1: int, r2: int, c2: int) -> None:
+        """Merge a range.  Called before the top-left cell is written: ``merge_range`` writes its
+        (here empty, unformatted, so ignored) data there."""
+        _ok(ws.merge_range(r1 - 1, c1 - 1, r2 - 1, c2 - 1, "", None), ws.get_name())
 
     # saving -----------------------------------------------------------------------------------
     def finish(self) -> bytes:
-        buf = io.BytesIO()
-        self.wb.save(buf)
-        parts = _sheet_parts(buf.getvalue())
-        out = io.BytesIO()
-        with zipfile.ZipFile(io.BytesIO(buf.getvalue())) as src, zipfile.ZipFile(out, "w") as dst:
-            for info in src.infolist():
-                data = src.read(info)
-                title = parts.get(info.filename)
-                if title is not None:
-                    data = self._patch_sheet(title, data)
-                dst.writestr(info, data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=1)
-        return deterministic_zip(out.getvalue())
-
-    def _patch_sheet(self, title: str, xml: bytes) -> bytes:
-        cached = self.cached.get(title, {})
-        text = xml.decode("utf-8")
-        if cached:
-            missing: list[str] = []
-
-            def put(m: re.Match) -> str:
-                ref, attrs, f = m.group(1), m.group(2), m.group(3)
-                if ref not in cached:
-                    missing.append(ref)
-                    return m.group(0)
-                t, v = _cell_value(cached[ref])
-                return f'<c r="{ref}"{attrs}{t}><f>{f}</f><v>{v}</v></c>'
-
-            text = _EMPTY_FORMULA.sub(put, text)
-            if missing:
-                raise AssertionError(f"{title}: formula cells without a cached value: {missing[:5]}")
-        bulk = self.bulk.get(title)
-        if bulk is not None:
-            first, rows, cols = bulk
-            body = _bulk_rows(first, rows, cols)
-            if "</sheetData>" not in text:
-                raise AssertionError(f"{title}: no sheetData to extend")
-            text = text.replace("</sheetData>", body + "</sheetData>", 1)
-            last_col = max((c.letter for c in cols), key=lambda s: (len(s), s))
-            text = re.sub(r'<dimension ref="[^"]*"\s*/>', f'<dimension ref="A1:{last_col}{first + rows - 1}" />', text, count=1)
-        return text.encode("utf-8")
+        self.wb.close()
+        return self.buf.getvalue()
 
 
-_EMPTY_FORMULA = re.compile(r'<c r="([A-Z]+[0-9]+)"([^>]*)><f>(.*?)</f><v\s*/></c>', re.S)
+def _finite(v: int | float, where: str) -> int | float:
+    if isinstance(v, float) and not math.isfinite(v):
+        raise ValueError(f"{where}: cannot store {v!r} in a cell")
+    return v
 
 
-def _sheet_parts(xlsx: bytes) -> dict[str, str]:
-    """Part name (``xl/worksheets/sheet3.xml``) -> sheet title, from workbook.xml and its rels."""
-    from xml.etree import ElementTree as ET
-
-    ns_main = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
-    ns_rel = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
-    with zipfile.ZipFile(io.BytesIO(xlsx)) as z:
-        wbx = ET.fromstring(z.read("xl/workbook.xml"))
-        rels = ET.fromstring(z.read("xl/_rels/workbook.xml.rels"))
-    targets = {r.get("Id"): r.get("Target") for r in rels}
-    out = {}
-    for s in wbx.iter(f"{ns_main}sheet"):
-        target = targets[s.get(f"{ns_rel}id")]
-        target = target.lstrip("/")
-        if not target.startswith("xl/"):
-            target = "xl/" + target
-        out[target] = s.get("name")
-    return out
+def _cached(v: Any) -> Any:
+    """The cached value XlsxWriter stores for a formula: a blank result (the formula's ``""``)
+    as ``""``, booleans as booleans, numbers as numbers, text as text."""
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return bool(v)
+    if isinstance(v, int):
+        return int(v)
+    if isinstance(v, float):
+        return float(_finite(v, "a cached value"))
+    if isinstance(v, str):
+        return str(v)
+    raise TypeError(f"cannot cache {v!r} in a cell")
 
 
-def _float_text(v: float) -> str:
-    if v != v or v in (math.inf, -math.inf):
-        raise ValueError(f"cannot cache {v!r} in a cell")
-    return repr(v).replace("e", "E")
-
-
-_VALUE_TEXT: dict[type, Callable[[Any], tuple[str, str]]] = {
-    type(None): lambda v: (' t="str"', ""),
-    bool: lambda v: (' t="b"', "1" if v else "0"),
-    str: lambda v: (' t="str"', _xml_escape(v)),
-    int: lambda v: ("", str(v)),
-    float: lambda v: ("", _float_text(v)),
-}
-
-
-def _cell_value(v: Any) -> tuple[str, str]:
-    """(type attribute, <v> text) of a cached value: "" for a blank, ``t="b"`` for booleans."""
-    try:
-        return _VALUE_TEXT[type(v)](v)
-    except KeyError:
-        if isinstance(v, bool):
-            return _VALUE_TEXT[bool](v)
-        if isinstance(v, int):
-            return _VALUE_TEXT[int](int(v))
-        if isinstance(v, float):
-            return _VALUE_TEXT[float](float(v))
-        if isinstance(v, str):
-            return _VALUE_TEXT[str](str(v))
-        raise TypeError(f"cannot cache {v!r} in a cell") from None
+@contextlib.contextmanager
+def _strict_xlsxwriter() -> Iterator[None]:
+    """XlsxWriter warns and carries on where it drops something (a header with a stray ``&G``,
+    a validation message over 255 characters, a cell out of range); here that is an error."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", module=r"xlsxwriter(\.|$)")
+        yield
 
 
 _ILLEGAL_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 
 
 def check_text(s: str, where: str) -> str:
-    """Text a cell can hold: no control characters, at most 32,767 characters (openpyxl would
-    raise or silently truncate)."""
+    """Text a cell can hold: no control characters, at most 32,767 characters (XlsxWriter would
+    escape or truncate)."""
     if len(s) > MAX_TEXT_CHARS:
         raise ValueError(f"{where}: text of {len(s):,} characters is over a cell's {MAX_TEXT_CHARS:,}")
     bad = _ILLEGAL_XML.search(s)
@@ -429,49 +424,18 @@ def check_text(s: str, where: str) -> str:
     return s
 
 
-def _bulk_rows(first: int, rows: int, cols: list[_BulkColumn]) -> str:
-    """Sheet XML for rows first..first+rows-1: each formula column one shared formula (the text
-    in the first row, a reference to it below) with the cached values; value columns as values."""
-    last = first + rows - 1
-    out: list[str] = []
-    add = out.append
-    specs = []
-    for si, c in enumerate(cols):
-        style = f' s="{c.style_id}"' if c.style_id else ""
-        if c.formula is None:
-            specs.append((c, f'<c r="{c.letter}', style, None, None))
-        else:
-            master = f'<f t="shared" ref="{c.letter}{first}:{c.letter}{last}" si="{si}">{_xml_escape(c.formula)}</f><v>'
-            specs.append((c, f'<c r="{c.letter}', style, master, f'<f t="shared" si="{si}"/><v>'))
-    text_styles = {id(c): (f' s="{c.text_style_id}"' if c.text_style_id else "") for c in cols}
-    for i in range(rows):
-        r = str(first + i)
-        add(f'<row r="{r}">')
-        for c, pre, style, master, shared in specs:
-            v = c.values[i]
-            if master is None:
-                if v is None:
-                    continue
-                if type(v) is str:
-                    add(f'{pre}{r}"{text_styles[id(c)]} t="inlineStr"><is><t xml:space="preserve">{_xml_escape(v)}</t></is></c>')
-                else:
-                    t, x = _cell_value(v)
-                    add(f"{pre}{r}\"{style}{t}><v>{x}</v></c>")
-            else:
-                t, x = _cell_value(v)
-                add(f"{pre}{r}\"{style}{t}>{master if i == 0 else shared}{x}</v></c>")
-        add("</row>")
-    return "".join(out)
-
-
 # ------------------------------------------------------------------------------------------
 # Layout: where inputs, quantities and lookups sit
 
 
 def _letter(i: int) -> str:
-    from openpyxl.utils import get_column_letter
+    """Column letters of a 1-based column number."""
+    return xl_col_to_name(i - 1)
 
-    return get_column_letter(i)
+
+def _col_index(letter: str) -> int:
+    """The 1-based column number of column letters."""
+    return xl_cell_to_rowcol(f"{letter}1")[1] + 1
 
 
 INPUT_LETTERS: dict[str, str] = {c: _letter(i + 1) for i, c in enumerate(COLUMN_NAMES)}
@@ -530,111 +494,105 @@ def _help_text(col: Column) -> str:
     return "\n".join(lines)
 
 
-def _write_inputs(book: _Book, ws, configs: list[Config], dropdown_rows: int) -> None:
-    from openpyxl.comments import Comment
-    from openpyxl.styles import Font, PatternFill
-    from openpyxl.worksheet.datavalidation import DataValidation
+def _count_rule(col: Column, letter: str) -> str:
+    """The custom validation of a count column: text (``35B``, ``8.19e9``, ``8,190,735,360``: the
+    reader parses it when the workbook is rebuilt) or a number within the column's range."""
+    ref = f"{letter}{INPUT_FIRST_ROW}"  # relative: the rule moves with each cell of the range
+    tests = [f"ISNUMBER({ref})"]
+    if col.minimum is not None:
+        tests.append(f"{ref}{'>' if col.min_exclusive else '>='}{fx.number(col.minimum)}")
+    if col.maximum is not None:
+        tests.append(f"{ref}<={fx.number(col.maximum)}")
+    return f"=OR(ISTEXT({ref}),AND({','.join(tests)}))"
 
-    head = book.style(ws, bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT)
-    text_in = book.style(ws, fill=_INPUT_FILL, font_color=_INPUT_FONT, quote=True)
-    num_in = book.style(ws, fill=_INPUT_FILL, font_color=_INPUT_FONT, fmt=F_GENERAL)
-    count_in = book.style(ws, fill=_INPUT_FILL, font_color=_INPUT_FONT, fmt=F_INT)
+
+def _write_inputs(book: _Book, ws, configs: list[Config], dropdown_rows: int) -> None:
+    head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT)
+    text_in = book.style(fill=_INPUT_FILL, font_color=_INPUT_FONT, quote=True)
+    num_in = book.style(fill=_INPUT_FILL, font_color=_INPUT_FONT, fmt=F_GENERAL)
+    count_in = book.style(fill=_INPUT_FILL, font_color=_INPUT_FONT, fmt=F_INT)
+    empty_in = book.style(fill=_INPUT_FILL, font_color=_INPUT_FONT)  # the empty cells look like inputs too
     for j, col in enumerate(COLUMNS, start=1):
-        c = book.text(ws, 1, j, col.name, head)
-        c.quotePrefix = False
-        cm = Comment(_help_text(col), "ledger-report")
-        cm.width, cm.height = 320, 150
-        c.comment = cm
-        letter = INPUT_LETTERS[col.name]
-        dim = ws.column_dimensions[letter]
-        dim.width = 24 if col.name in ("name", "notes") else max(10, len(col.name) + 3)
-        # the empty cells of the column look like inputs too
-        dim.fill = PatternFill("solid", start_color=_INPUT_FILL, end_color=_INPUT_FILL)
-        dim.font = Font(color=_INPUT_FONT)
-    # the rows, as values (written as sheet XML: 63 columns x 1,000 rows through openpyxl's cell
-    # objects would take most of the time budget)
-    text_id = book.style_id(text_in)
-    cols: list[_BulkColumn] = []
-    for col in COLUMNS:
-        values: list[Any] = []
-        for i, cfg in enumerate(configs):
+        book.label(ws, 1, j, col.name, head)
+        _ok(ws.write_comment(0, j - 1, _help_text(col), {"author": "ledger-report", "width": 320, "height": 150}),
+            f"{INPUTS}!{INPUT_LETTERS[col.name]}1 (comment)")
+        width = 24 if col.name in ("name", "notes") else max(10, len(col.name) + 3)
+        ws.set_column(j - 1, j - 1, width, empty_in)
+    # the rows, as values: text always a text cell, blank stays blank (the default is resolved
+    # by formula), numbers and booleans typed
+    for i, cfg in enumerate(configs):
+        r = INPUT_FIRST_ROW + i
+        for j, col in enumerate(COLUMNS, start=1):
             v = cfg.values.get(col.name)
+            where = f"{INPUTS}!{INPUT_LETTERS[col.name]}{r}"
+            if v is None or v == "":
+                continue
             if isinstance(v, str):
-                if v == "":
-                    v = None  # blank stays blank: the default is resolved by formula
-                else:
-                    v = check_text(v, f"{INPUTS}!{INPUT_LETTERS[col.name]}{INPUT_FIRST_ROW + i} ({col.name} of {cfg.name!r})")
-            elif v is not None and not isinstance(v, (bool, int, float)):
-                v = check_text(str(v), f"{INPUTS}!{INPUT_LETTERS[col.name]}{INPUT_FIRST_ROW + i}")
-            values.append(v)
-        sid = book.style_id(count_in if col.kind == K_COUNT else num_in)
-        cols.append(_BulkColumn(INPUT_LETTERS[col.name], sid, None, values, text_id))
-    book.add_bulk(ws, INPUT_FIRST_ROW, len(configs), cols)
-    ws.freeze_panes = "B2"
-    last = INPUT_FIRST_ROW + max(dropdown_rows, 1) - 1
-    for col in COLUMNS:
-        letter = INPUT_LETTERS[col.name]
-        rng = f"{letter}{INPUT_FIRST_ROW}:{letter}{last}"
-        dv = None
+                book.text(ws, r, j, v, text_in, f"{where} ({col.name} of {cfg.name!r})")
+            elif isinstance(v, (bool, int, float)):
+                book.value(ws, r, j, v, count_in if col.kind == K_COUNT else num_in)
+            else:
+                book.text(ws, r, j, str(v), text_in, where)
+    ws.freeze_panes(1, 1)
+    first, last = INPUT_FIRST_ROW - 1, INPUT_FIRST_ROW + max(dropdown_rows, 1) - 2  # 0-based rows
+    for j, col in enumerate(COLUMNS):
+        bounds = _help_text(col).splitlines()[-1]
+        rule: dict[str, Any] | None = None
         if col.kind == K_ENUM:
-            dv = DataValidation(type="list", formula1=_enum_source(col), allow_blank=True)
-            dv.error = f"{col.name}: choose one of the list (see the Help sheet)"
-            dv.errorTitle = col.name
-        elif col.kind in (K_INT, K_COUNT, K_FLOAT) and (col.minimum is not None or col.maximum is not None):
-            kind = "whole" if col.kind == K_INT else "decimal"
+            rule = {"validate": "list", "source": "=" + _enum_source(col),
+                    "error_title": col.name, "error_message": f"{col.name}: choose one of the list (see the Help sheet)"}
+        elif col.kind == K_COUNT:
+            # not "decimal": Excel would refuse 35B, which the reader accepts (README, Inputs)
+            rule = {"validate": "custom", "value": _count_rule(col, INPUT_LETTERS[col.name]), "error_type": "warning",
+                    "error_title": col.name,
+                    "error_message": f"{col.name}: a number ({bounds}) or a count such as 8.19e9, 35B, 5T, 350M, 7K"}
+        elif col.kind in (K_INT, K_FLOAT) and (col.minimum is not None or col.maximum is not None):
+            kind = "integer" if col.kind == K_INT else "decimal"
             lo = col.minimum if col.minimum is not None else -1e307
             hi = col.maximum if col.maximum is not None else 1e307
             if col.min_exclusive:
                 lo = lo + (1e-9 if kind == "decimal" else 1)
-            dv = DataValidation(type=kind, operator="between", formula1=fx.number(lo), formula2=fx.number(hi),
-                                allow_blank=True)
-            dv.errorStyle = "warning"
-            dv.error = f"{col.name}: expected a number, {_help_text(col).splitlines()[-1]}"
-            dv.errorTitle = col.name
+            rule = {"validate": kind, "criteria": "between", "minimum": fx.number(lo), "maximum": fx.number(hi),
+                    "error_type": "warning", "error_title": col.name,
+                    "error_message": f"{col.name}: expected a number, {bounds}"}
         elif col.kind == K_BOOL:
-            dv = DataValidation(type="list", formula1='"TRUE,FALSE"', allow_blank=True)
-            dv.errorStyle = "warning"
-        if dv is not None:
-            dv.showErrorMessage = True
-            dv.add(rng)
-            ws.add_data_validation(dv)
+            rule = {"validate": "list", "source": ["TRUE", "FALSE"], "error_type": "warning"}
+        if rule is not None:
+            rule.update(ignore_blank=True, show_error=True)
+            _ok(ws.data_validation(first, j, last, j, rule), f"{INPUTS}: the validation of {col.name}")
 
 
 # ------------------------------------------------------------------------------------------
-# Ledgers (bulk XML: one shared formula per column)
+# Ledgers
 
 
 def _write_ledgers(book: _Book, ws, ledgers: list[Any], templates: Mapping[str, fx.Template]) -> None:
-    head = book.style(ws, bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT)
-    sub = book.style(ws, italic=True, wrap=True)
-    book.text(ws, 1, 1, "name", head).quotePrefix = False
-    book.text(ws, 2, 1, "configuration", sub).quotePrefix = False
-    ws.column_dimensions["A"].width = 24
-    n = len(ledgers)
-    cols = [
-        _BulkColumn("A", 0, f"{INPUTS}!A{INPUT_FIRST_ROW}", [l.config.name for l in ledgers]),
-    ]
-    ids: dict[str, int] = {}
+    head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT)
+    sub = book.style(italic=True, wrap=True)
+    book.label(ws, 1, 1, "name", head)
+    book.label(ws, 2, 1, "configuration", sub)
+    ws.set_column(0, 0, 24)
+    columns = []  # (0-based column, template, format, key)
     for q in REGISTRY:
         letter = QUANTITY_LETTERS[q.key]
         j = _col_index(letter)
-        book.text(ws, 1, j, q.key, head).quotePrefix = False
-        book.text(ws, 2, j, f"{q.en} [{q.unit}]", sub).quotePrefix = False
-        ws.column_dimensions[letter].width = max(12, min(28, len(q.key) + 2))
-        fmt = _UNIT_FORMATS.get(q.unit, F_GENERAL)
-        if fmt not in ids:
-            ids[fmt] = book.style_id(book.style(ws, fmt=fmt))
-        cols.append(_BulkColumn(letter, ids[fmt], templates[q.key].fill(INPUT_FIRST_ROW, LEDGER_FIRST_ROW),
-                                [l.values[q.key] for l in ledgers]))
-    ws.row_dimensions[2].height = 45
-    ws.freeze_panes = f"B{LEDGER_FIRST_ROW}"
-    book.add_bulk(ws, LEDGER_FIRST_ROW, n, cols)
+        book.label(ws, 1, j, q.key, head)
+        book.label(ws, 2, j, f"{q.en} [{q.unit}]", sub)
+        ws.set_column(j - 1, j - 1, max(12, min(28, len(q.key) + 2)))
+        columns.append((j - 1, templates[q.key], book.style(fmt=_UNIT_FORMATS.get(q.unit, F_GENERAL)), q.key))
+    ws.set_row(1, 45)
+    ws.freeze_panes(LEDGER_FIRST_ROW - 1, 1)
+    # the hot loop (227 formulas a configuration): XlsxWriter's calls directly, one check per row
+    write = ws.write_formula
+    for i, led in enumerate(ledgers):
+        r0 = LEDGER_FIRST_ROW - 1 + i  # 0-based
+        in_row, led_row = INPUT_FIRST_ROW + i, LEDGER_FIRST_ROW + i
+        values = led.values
+        status = write(r0, 0, f"={INPUTS}!A{in_row}", None, _cached(led.config.name))
+        for c0, template, style, key in columns:
+            status |= write(r0, c0, "=" + template.fill(in_row, led_row), style, _cached(values[key]))
+        _ok(status, f"{LEDGERS} row {led_row}")
 
-
-def _col_index(letter: str) -> int:
-    from openpyxl.utils import column_index_from_string
-
-    return column_index_from_string(letter)
 
 
 def _lref(key: str, row: int | None = None, absolute: bool = False) -> str:
@@ -657,7 +615,7 @@ def _guard(refs: Sequence[str], body: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------
-# Summary (bulk XML too)
+# Summary
 
 # (header, kind, registry key): kind "gb" = bytes / 1E+9, "ref" = the value itself
 SUMMARY_COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -683,11 +641,11 @@ _SUMMARY_FORMATS = {
 _STATE_LOCATION = {s: col for s, col, _en, _zh in STATES}
 
 
-def _summary_cell(kind: str, key: str) -> tuple[str, Callable[[Mapping[str, Any]], Any]]:
-    """(formula for the first Summary row, python value of that formula)."""
+def _summary_cell(kind: str, key: str, row: int = LEDGER_FIRST_ROW) -> tuple[str, Callable[[Mapping[str, Any]], Any]]:
+    """(formula of the Summary row that shows Ledgers row ``row``, python value of that formula)."""
     if key == "name":
-        return _lref("name"), lambda v: v["__name__"]
-    ref = _lref(key)
+        return _lref("name", row), lambda v: v["__name__"]
+    ref = _lref(key, row)
     if kind == "gb":
         if REGISTRY[key].nullable:
             return _guard([ref], f"{ref}/{GB_TEXT}"), lambda v: _gb(v[key])
@@ -695,11 +653,12 @@ def _summary_cell(kind: str, key: str) -> tuple[str, Callable[[Mapping[str, Any]
     return ref, lambda v: v[key]
 
 
-def _chart_cells() -> list[tuple[str, str, Callable[[Mapping[str, Any]], Any]]]:
-    """(header, first-row formula, value) of the chart's data: per state, GB in HBM per rank."""
+def _chart_cells(row: int = LEDGER_FIRST_ROW) -> list[tuple[str, str, Callable[[Mapping[str, Any]], Any]]]:
+    """(header, formula, value) of the chart's data for Ledgers row ``row``: per state, GB in HBM
+    per rank."""
     out = []
     for s, col, en, _zh in STATES:
-        d, e, loc = _lref(f"{s}_dense_bytes"), _lref(f"{s}_expert_bytes"), _lref(col)
+        d, e, loc = _lref(f"{s}_dense_bytes", row), _lref(f"{s}_expert_bytes", row), _lref(col, row)
         body = f'IF({loc}="hbm",({d}+{e})/{GB_TEXT},0)'
         refs = [r for r, k in ((d, f"{s}_dense_bytes"), (e, f"{s}_expert_bytes")) if REGISTRY[k].nullable]
 
@@ -710,7 +669,7 @@ def _chart_cells() -> list[tuple[str, str, Callable[[Mapping[str, Any]], Any]]]:
             return (a + b) / GB if str(v[col]).lower() == "hbm" else 0
 
         out.append((f"{en} GB", _guard(refs, body), val))
-    p, st = _lref("peak_bytes_per_rank"), _lref("state_bytes_per_rank")
+    p, st = _lref("peak_bytes_per_rank", row), _lref("state_bytes_per_rank", row)
 
     def outside(v):
         a, b = v["peak_bytes_per_rank"], v["state_bytes_per_rank"]
@@ -720,76 +679,71 @@ def _chart_cells() -> list[tuple[str, str, Callable[[Mapping[str, Any]], Any]]]:
     return out
 
 
-def _write_summary(book: _Book, ws, ledgers: list[Any]) -> None:
-    from openpyxl.chart import BarChart, LineChart, Reference
-    from openpyxl.formatting.rule import FormulaRule
-    from openpyxl.styles import PatternFill
 
-    head = book.style(ws, bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT, wrap=True)
+def _write_summary(book: _Book, ws, ledgers: list[Any]) -> None:
+    head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT, wrap=True)
     n = len(ledgers)
     first, last = SUMMARY_FIRST_ROW, SUMMARY_FIRST_ROW + n - 1
     vals = [dict(l.values, __name__=l.config.name) for l in ledgers]
-    cols: list[_BulkColumn] = []
+    cols: list[tuple[int, Any, Callable[[Mapping[str, Any]], Any]]] = []  # (column, format, value)
     j = 0
     for j, (header, kind, key) in enumerate(SUMMARY_COLUMNS, start=1):
-        letter = _letter(j)
-        book.text(ws, 1, j, header, head).quotePrefix = False
-        f, fn = _summary_cell(kind, key)
-        sid = book.style_id(book.style(ws, fmt=_SUMMARY_FORMATS.get(key, F_GENERAL)))
-        cols.append(_BulkColumn(letter, sid, f, [fn(v) for v in vals]))
-        ws.column_dimensions[letter].width = 26 if key == "name" else 13
+        book.label(ws, 1, j, header, head)
+        cols.append((j, book.style(fmt=_SUMMARY_FORMATS.get(key, F_GENERAL)), _summary_cell(kind, key)[1]))
+        ws.set_column(j - 1, j - 1, 26 if key == "name" else 13)
     chart_first = j + 2
-    gb_id = book.style_id(book.style(ws, fmt=F_GB))
-    chart_letters = []
-    for k, (header, f, fn) in enumerate(_chart_cells()):
-        letter = _letter(chart_first + k)
-        chart_letters.append(letter)
-        book.text(ws, 1, chart_first + k, header, head).quotePrefix = False
-        cols.append(_BulkColumn(letter, gb_id, f, [fn(v) for v in vals]))
-        ws.column_dimensions[letter].width = 12
-    ws.row_dimensions[1].height = 45
-    ws.freeze_panes = "B2"
-    ws.auto_filter.ref = f"A1:{_letter(len(SUMMARY_COLUMNS))}{last}"
-    ws.page_setup.orientation = "landscape"
-    ws.page_setup.paperSize = ws.PAPERSIZE_A4
-    ws.page_setup.fitToWidth = 1
-    ws.page_setup.fitToHeight = 0
-    ws.sheet_properties.pageSetUpPr.fitToPage = True
-    ws.print_title_rows = "1:1"
-    ws.print_area = f"A1:{_letter(len(SUMMARY_COLUMNS))}{last}"
-    book.add_bulk(ws, first, n, cols)
+    gb = book.style(fmt=F_GB)
+    chart_cols = []
+    for k, (header, _f, fn) in enumerate(_chart_cells()):
+        c = chart_first + k
+        chart_cols.append(c)
+        book.label(ws, 1, c, header, head)
+        cols.append((c, gb, fn))
+        ws.set_column(c - 1, c - 1, 12)
+    ws.set_row(0, 45)
+    ws.freeze_panes(1, 1)
+    table_last_col = len(SUMMARY_COLUMNS) - 1  # 0-based
+    ws.autofilter(0, 0, last - 1, table_last_col)
+    ws.set_landscape()
+    ws.set_paper(9)  # A4
+    ws.fit_to_pages(1, 0)  # one page wide, as many tall as it takes
+    ws.repeat_rows(0)
+    ws.print_area(0, 0, last - 1, table_last_col)
+    for i, v in enumerate(vals):
+        lrow = LEDGER_FIRST_ROW + i  # the Ledgers row of this configuration
+        formulas = [_summary_cell(kind, key, lrow)[0] for _h, kind, key in SUMMARY_COLUMNS]
+        formulas += [f for _h, f, _fn in _chart_cells(lrow)]
+        for (c, style, fn), f in zip(cols, formulas):
+            book.formula(ws, first + i, c, f, fn(v), style)
 
     # red where the peak does not fit
-    bad = PatternFill("solid", start_color=_BAD_FILL, end_color=_BAD_FILL)
     fits_col = _letter([k for _h, _k, k in SUMMARY_COLUMNS].index("fits") + 1)
-    ws.conditional_formatting.add(f"A{first}:{_letter(len(SUMMARY_COLUMNS))}{last}",
-                                  FormulaRule(formula=[f"${fits_col}{first}=FALSE"], fill=bad))
+    _ok(ws.conditional_format(first - 1, 0, last - 1, table_last_col,
+                              {"type": "formula", "criteria": f"=${fits_col}{first}=FALSE", "format": book.bad_fill()}),
+        f"{SUMMARY}: the conditional format")
 
     # per-rank memory by state (stacked) against HBM (a line); LibreOffice spends seconds on a
     # chart of 1,000 categories, and nobody reads one, so it shows the first CHART_MAX rows
     shown = min(n, CHART_MAX)
     chart_last = first + shown - 1
-    bar = BarChart()
-    bar.type = "col"
-    bar.grouping = "stacked"
-    bar.overlap = 100
-    bar.title = "Per-rank memory by state vs HBM (GB)" + (f", first {shown} configurations" if shown < n else "")
-    bar.y_axis.title = "GB per rank"
-    cats = Reference(ws, min_col=1, min_row=first, max_row=chart_last)
-    for letter in chart_letters:
-        c = _col_index(letter)
-        bar.add_data(Reference(ws, min_col=c, min_row=1, max_row=chart_last), titles_from_data=True)
-    bar.set_categories(cats)
-    line = LineChart()
-    hbm_col = [k for _h, _k, k in SUMMARY_COLUMNS].index("hbm_bytes") + 1
-    line.add_data(Reference(ws, min_col=hbm_col, min_row=1, max_row=chart_last), titles_from_data=True)
-    line.set_categories(cats)
-    bar += line
-    bar.width = min(40, 16 + 0.8 * shown)
-    bar.height = 12
+    bar = book.wb.add_chart({"type": "column", "subtype": "stacked"})
+    cats = [SUMMARY, first - 1, 0, chart_last - 1, 0]
+    for c in chart_cols:
+        bar.add_series({"name": [SUMMARY, 0, c - 1], "categories": cats,
+                        "values": [SUMMARY, first - 1, c - 1, chart_last - 1, c - 1], "overlap": 100})
+    bar.set_title({"name": "Per-rank memory by state vs HBM (GB)" + (f", first {shown} configurations" if shown < n else "")})
+    bar.set_y_axis({"name": "GB per rank"})
+    line = book.wb.add_chart({"type": "line"})
+    hbm_col = [k for _h, _k, k in SUMMARY_COLUMNS].index("hbm_bytes")  # 0-based
+    line.add_series({"name": [SUMMARY, 0, hbm_col], "categories": cats,
+                     "values": [SUMMARY, first - 1, hbm_col, chart_last - 1, hbm_col]})
+    bar.combine(line)
+    bar.set_size({"width": round(min(40, 16 + 0.8 * shown) * _CM_TO_PX), "height": round(12 * _CM_TO_PX)})
     # below the table while it is short, else to the right of the chart data (visible from row 1)
-    anchor = f"A{last + 3}" if n <= CHART_MAX else f"{_letter(_col_index(chart_letters[-1]) + 2)}2"
-    ws.add_chart(bar, anchor)
+    if n <= CHART_MAX:
+        _ok(ws.insert_chart(last + 2, 0, bar), f"{SUMMARY}: the chart")
+    else:
+        _ok(ws.insert_chart(1, chart_cols[-1] + 1, bar), f"{SUMMARY}: the chart")
 
 
 # ------------------------------------------------------------------------------------------
@@ -832,12 +786,10 @@ def _write_print_sheet(book: _Book, ws, ledger: Any, rows: Any) -> None:
     """One A4-landscape page: the state ledger, the items outside it, the peak (left), the
     parameters and the compute floor (right), the assumptions (below); every number a formula
     over ``Ledgers`` through ``rows`` (a fixed row, or the row chosen in a dropdown)."""
-    from openpyxl.worksheet.datavalidation import DataValidation
-
     v = ledger.values
 
     def look(**kw):
-        return book.style(ws, top=True, **kw)  # top-aligned: rows grow for wrapped basis text
+        return book.style(top=True, **kw)  # top-aligned: rows grow for wrapped basis text
 
     title_st = look(bold=True, size=14, font_color=_SECTION_FONT)
     section = look(bold=True, size=12, font_color=_SECTION_FONT)
@@ -857,14 +809,16 @@ def _write_print_sheet(book: _Book, ws, ledger: Any, rows: Any) -> None:
         book.formula(ws, r, c, _guard([ref], f"{ref}/{lit}"), _gb(v[key], div), st[F_GB])
 
     def lbl(r: int, c: int, s: str, style=None) -> None:
-        book.text(ws, r, c, s, style or label).quotePrefix = False
+        book.label(ws, r, c, s, style or label)
+
+    merge = functools.partial(book.merge, ws)  # before the top-left cell is written
 
     # title -----------------------------------------------------------------------------------
     lbl(1, 1, "Per-rank memory ledger and compute floor", title_st)
     book.formula(ws, 2, 1, rows.q("name"), ledger.config.name, look(bold=True, size=13))
     notes = ledger.config.get("notes")
+    merge(2, 5, 2, 14)
     book.formula(ws, 2, 5, rows.notes(), notes if notes not in (None, "") else None, note)
-    _merge(ws, 2, 5, 2, 14)
     if isinstance(rows, _ChosenRow):
         lbl(3, 1, "configuration shown (choose):", bold)
         book.text(ws, 3, 2, ledger.config.name, look(fill=_INPUT_FILL, font_color=_INPUT_FONT, quote=True, bold=True))
@@ -872,9 +826,9 @@ def _write_print_sheet(book: _Book, ws, ledger: Any, rows: Any) -> None:
         esc = 'SUBSTITUTE(SUBSTITUTE(SUBSTITUTE($B$3,"~","~~"),"*","~*"),"?","~?")'
         # C3: the chosen row within Ledgers (used by every figure of the sheet)
         book.formula(ws, 3, 3, f"MATCH({esc},{ls},0)", 1, st[F_GENERAL])
-        dv = DataValidation(type="list", formula1=ls, allow_blank=False)
-        dv.add("B3")
-        ws.add_data_validation(dv)
+        _ok(ws.data_validation(2, 1, 2, 1, {"validate": "list", "source": "=" + ls, "ignore_blank": False,
+                                                 "show_error": False}),
+            f"{ws.get_name()}: the dropdown")
         lbl(3, 4, "(row in Ledgers)", note)
         header_text = "ledger-report: the configuration chosen in cell B3"
     else:
@@ -889,7 +843,7 @@ def _write_print_sheet(book: _Book, ws, ledger: Any, rows: Any) -> None:
     for c, h in enumerate(("state", "part", "dtype", "B/param", "stored", "shard group",
                            "params on rank", "GB", "GiB", "location"), start=1):
         lbl(r, c, h, head)
-    ws.row_dimensions[r].height = 30
+    ws.set_row(r - 1, 30)
     r += 1
     for s, col, en, _zh in STATES:
         for p, pen, _pzh in PARTS:
@@ -921,8 +875,8 @@ def _write_print_sheet(book: _Book, ws, ledger: Any, rows: Any) -> None:
         put_gb(r, 8, key)
         put_gb(r, 9, key, GIB)
         r += 1
+    merge(r, 1, r, 10)
     lbl(r, 1, "GB = 10^9 bytes, GiB = 2^30 bytes; a shard group of 1 = stored whole on every rank.", note)
-    _merge(ws, r, 1, r, 10)
     r += 2
 
     # items outside the ledger ------------------------------------------------------------------
@@ -931,29 +885,29 @@ def _write_print_sheet(book: _Book, ws, ledger: Any, rows: Any) -> None:
     lbl(r, 1, "Not in the state ledger, per rank", section)
     r += 1
     chosen = isinstance(rows, _ChosenRow)
+    merge(r, 1, r, 2)
+    merge(r, 6, r, 10)
     for c, h in ((1, "item"), (3, "GB"), (4, "GiB"), (5, "in the peak"), (6, "source" if chosen else "basis (as built)")):
         lbl(r, c, h, head)
-    _merge(ws, r, 1, r, 2)
-    _merge(ws, r, 6, r, 10)
-    ws.row_dimensions[r].height = 30
+    ws.set_row(r - 1, 30)
     r += 1
     for item, key, in_peak in UNCOUNTED:
+        merge(r, 1, r, 2)
+        merge(r, 6, r, 10)
         lbl(r, 1, REGISTRY[key].en, wrap)
-        _merge(ws, r, 1, r, 2)
         put_gb(r, 3, key)
         put_gb(r, 4, key, GIB)
-        lbl(r, 5, "yes" if in_peak else "no (a note)")
+        put(r, 5, in_peak)
         basis = REGISTRY[key].source
         book.text(ws, r, 6, basis, wrap)
-        _merge(ws, r, 6, r, 10)
-        ws.row_dimensions[r].height = 15 * max(1, math.ceil(len(basis) / 70), math.ceil(len(REGISTRY[key].en) / 26))
+        ws.set_row(r - 1, 15 * max(1, math.ceil(len(basis) / 70), math.ceil(len(REGISTRY[key].en) / 26)))
         r += 1
     r += 1
     lbl(r, 1, "Peak per rank", section)
     r += 1
+    merge(r, 1, r, 2)
     for c, h in ((1, ""), (3, "GB"), (4, "GiB")):
         lbl(r, c, h, head)
-    _merge(ws, r, 1, r, 2)
     r += 1
     for key, text in (("peak_bytes_per_rank", "peak per rank"), ("hbm_bytes", "HBM per GPU"),
                       ("headroom_bytes", "headroom (HBM − peak)"), ("measured_peak_bytes", "measured peak"),
@@ -964,11 +918,9 @@ def _write_print_sheet(book: _Book, ws, ledger: Any, rows: Any) -> None:
         r += 1
     lbl(r, 1, "fits in HBM", bold)
     put(r, 3, "fits")
-    from openpyxl.formatting.rule import FormulaRule
-    from openpyxl.styles import PatternFill
-
-    bad = PatternFill("solid", start_color=_BAD_FILL, end_color=_BAD_FILL)
-    ws.conditional_formatting.add(f"A{r}:D{r}", FormulaRule(formula=[f"$C${r}=FALSE"], fill=bad))
+    _ok(ws.conditional_format(r - 1, 0, r - 1, 3, {"type": "formula", "criteria": f"=$C${r}=FALSE",
+                                                   "format": book.bad_fill()}),
+        f"{ws.get_name()}: the conditional format")
     left_end = r
 
     # right block, columns L-N: parameters and the compute floor -----------------------------------
@@ -1016,47 +968,38 @@ def _write_print_sheet(book: _Book, ws, ledger: Any, rows: Any) -> None:
         said = ["Each configuration's own assumptions are in the handout (ledger-report build) and in ledger-report calc.",
                 "GB = 10^9 bytes and GiB = 2^30 bytes; state lines are per rank on the reported pipeline stage."]
     else:
-        from ..assumptions import assumptions
+        from .view import assumptions
 
-        said = assumptions(ledger)[0]
+        said = assumptions(ledger, "en")
     for text in said:
+        merge(r, 1, r, 14)
         book.text(ws, r, 1, "• " + text, wrap)
-        _merge(ws, r, 1, r, 14)
-        ws.row_dimensions[r].height = 15 * max(1, math.ceil(len(text) / 190))
+        ws.set_row(r - 1, 15 * max(1, math.ceil(len(text) / 190)))
         r += 1
     last_row = r - 1
 
-    for letter, width in zip("ABCDEFGHIJKLMN", (25, 7, 11, 9, 10, 8, 15, 10, 10, 9, 2, 40, 16, 10)):
-        ws.column_dimensions[letter].width = width
-    ws.print_area = f"A1:N{last_row}"
-    ws.page_setup.orientation = "landscape"
-    ws.page_setup.paperSize = ws.PAPERSIZE_A4
-    ws.page_setup.fitToWidth = 1
-    ws.page_setup.fitToHeight = 1
-    ws.sheet_properties.pageSetUpPr.fitToPage = True
-    ws.print_options.horizontalCentered = True
-    ws.page_margins.left = ws.page_margins.right = 0.4
-    ws.page_margins.top = ws.page_margins.bottom = 0.6
-    ws.oddHeader.center.text = _header_escape(header_text)
-    ws.oddHeader.center.size = 11
-    ws.oddFooter.left.text = "ledger-report · GB = 10^9 bytes, GiB = 2^30 bytes"
-    ws.oddFooter.left.size = 8
-    ws.sheet_view.showGridLines = False
-
-
-def _merge(ws, r1: int, c1: int, r2: int, c2: int) -> None:
-    """Merge a range without openpyxl creating a MergedCell per covered cell (1-2 ms each)."""
-    from openpyxl.worksheet.cell_range import CellRange
-
-    ws.merged_cells.add(CellRange(min_row=r1, min_col=c1, max_row=r2, max_col=c2))
+    for c, width in enumerate((25, 7, 11, 9, 10, 8, 15, 10, 10, 9, 2, 40, 16, 10)):  # A-N
+        ws.set_column(c, c, width)
+    ws.print_area(0, 0, last_row - 1, 13)  # A1:N<last>
+    ws.set_landscape()
+    ws.set_paper(9)  # A4
+    ws.fit_to_pages(1, 1)
+    ws.center_horizontally()
+    ws.set_margins(left=0.4, right=0.4, top=0.6, bottom=0.6)
+    ws.set_header("&C&11 " + _header_escape(header_text), margin=0.5)
+    ws.set_footer("&L&8 ledger-report · GB = 10^9 bytes, GiB = 2^30 bytes", margin=0.5)
+    ws.hide_gridlines(2)  # on screen and on paper
 
 
 def _header_escape(s: str, limit: int = 120) -> str:
     """Page header text: ``&`` starts a header code, so a literal one is doubled; kept short
-    (Excel allows 255 characters for all header sections together)."""
+    (Excel allows 255 characters for all header sections together).  XlsxWriter reads every
+    ``&G`` (and ``&[Picture]``) as an image placeholder, even after a doubled ``&``, so an
+    ampersand before those is the full-width one (U+FF06), which needs no escape."""
     s = re.sub(r"[\x00-\x1f]", " ", s)
     if len(s) > limit:
         s = s[: limit - 1] + "…"
+    s = s.replace("&G", "\uff06G").replace("&[Picture]", "\uff06[Picture]")
     return s.replace("&", "&&")
 
 
@@ -1065,9 +1008,9 @@ def _header_escape(s: str, limit: int = 120) -> str:
 
 
 def _write_help(book: _Book, ws, built: bool) -> None:
-    head = book.style(ws, bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT)
-    wrap = book.style(ws, wrap=True)
-    section = book.style(ws, bold=True, size=12, font_color=_SECTION_FONT)
+    head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT)
+    wrap = book.style(wrap=True)
+    section = book.style(bold=True, size=12, font_color=_SECTION_FONT)
     lines = [
         "ledger-report input columns (CONTRACT section 2). One row per configuration in the Inputs sheet; an empty cell takes the default.",
         "Counts accept 8190735360, 8,190,735,360, 8.19e9, 8.19B, 35B, 5T, 350M, 7K when the workbook is rebuilt; the live formulas need plain numbers.",
@@ -1081,47 +1024,45 @@ def _write_help(book: _Book, ws, built: bool) -> None:
             "Rebuild with: ledger-report build THIS.xlsx (only the Inputs sheet is read).",
         ]
     r = 1
-    book.text(ws, r, 1, "Help", section).quotePrefix = False
+    book.label(ws, r, 1, "Help", section)
     r += 1
     for text in lines:
-        book.text(ws, r, 1, text, wrap).quotePrefix = False
-        _merge(ws, r, 1, r, 7)
-        ws.row_dimensions[r].height = 30
+        book.merge(ws, r, 1, r, 7)
+        book.label(ws, r, 1, text, wrap)
+        ws.set_row(r - 1, 30)
         r += 1
     r += 1
     for c, h in enumerate(("column", "kind", "unit", "default", "choices", "meaning", "含义"), start=1):
-        book.text(ws, r, c, h, head).quotePrefix = False
+        book.label(ws, r, c, h, head)
     r += 1
-    ws.freeze_panes = f"A{r}"
+    ws.freeze_panes(r - 1, 0)
     for col in COLUMNS:
         choices = ", ".join(col.choices) if col.choices else ("see the GPUs sheet" if col.name == "gpu" else "")
         default = col.default or ("required" if col.required else "")
         for c, text in enumerate((col.name, col.kind, col.unit, default, choices, col.help_en, col.help_zh), start=1):
             if text:
-                book.text(ws, r, c, text, wrap).quotePrefix = False
+                book.label(ws, r, c, text, wrap)
         r += 1
-    for letter, width in zip("ABCDEFG", (22, 8, 10, 28, 30, 60, 40)):
-        ws.column_dimensions[letter].width = width
+    for c, width in enumerate((22, 8, 10, 28, 30, 60, 40)):  # A-G
+        ws.set_column(c, c, width)
 
 
 def _write_lookups(book: _Book) -> None:
-    from openpyxl.workbook.defined_name import DefinedName
-
     t = tables()
     catalogue = _catalogue_rows()
     for table, title, fields in _table_specs():
         ws = book.sheet(title)
-        head = book.style(ws, bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT)
-        cell_st = book.style(ws, fill=_LOOKUP_FILL)
-        text_st = book.style(ws, fill=_LOOKUP_FILL, quote=True)
+        head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT)
+        cell_st = book.style(fill=_LOOKUP_FILL)
+        text_st = book.style(fill=_LOOKUP_FILL, quote=True)
         rows = t[table]
         extra: list[str] = []
         if table == "gpu":
             extra = [c for c in catalogue[0] if c not in fields and c != "name"]
         header = [table if table != "gpu" else "name"] + fields + extra
         for c, h in enumerate(header, start=1):
-            book.text(ws, 1, c, h, head).quotePrefix = False
-            ws.column_dimensions[_letter(c)].width = 14 if h != "source" else 80
+            book.label(ws, 1, c, h, head)
+            ws.set_column(c - 1, c - 1, 14 if h != "source" else 80)
         for i, (key, rec) in enumerate(rows.items()):
             r = 2 + i
             book.text(ws, r, 1, key, text_st)
@@ -1140,27 +1081,27 @@ def _write_lookups(book: _Book) -> None:
                     else:
                         book.value(ws, r, c, x, cell_st)
         last = 1 + len(rows)
-        book.wb.defined_names[_name(table, None)] = DefinedName(_name(table, None), attr_text=f"{title}!$A$2:$A${last}")
+        _ok(book.wb.define_name(_name(table, None), f"={title}!$A$2:$A${last}"), _name(table, None))
         for c, f in enumerate(fields, start=2):
             col = _letter(c)
-            book.wb.defined_names[_name(table, f)] = DefinedName(_name(table, f), attr_text=f"{title}!${col}$2:${col}${last}")
-        ws.freeze_panes = "B2"
+            _ok(book.wb.define_name(_name(table, f), f"={title}!${col}$2:${col}${last}"), _name(table, f))
+        ws.freeze_panes(1, 1)
     # the choice lists of the other enumerated columns
     ws = book.sheet(LISTS)
-    head = book.style(ws, bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT)
-    text_st = book.style(ws, fill=_LOOKUP_FILL, quote=True)
+    head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT)
+    text_st = book.style(fill=_LOOKUP_FILL, quote=True)
     c = 0
     for col in COLUMNS:
         if col.kind != K_ENUM or not _enum_source(col).startswith("list_"):
             continue
         c += 1
         letter = _letter(c)
-        book.text(ws, 1, c, col.name, head).quotePrefix = False
+        book.label(ws, 1, c, col.name, head)
         for i, choice in enumerate(col.choices):
             book.text(ws, 2 + i, c, choice, text_st)
-        ws.column_dimensions[letter].width = max(12, len(col.name) + 2)
+        ws.set_column(c - 1, c - 1, max(12, len(col.name) + 2))
         name = _enum_source(col)
-        book.wb.defined_names[name] = DefinedName(name, attr_text=f"{LISTS}!${letter}$2:${letter}${1 + len(col.choices)}")
+        _ok(book.wb.define_name(name, f"={LISTS}!${letter}$2:${letter}${1 + len(col.choices)}"), name)
 
 
 def _catalogue_rows() -> tuple[list[str], dict[str, dict[str, Any]]]:
@@ -1170,89 +1111,3 @@ def _catalogue_rows() -> tuple[list[str], dict[str, dict[str, Any]]]:
     from ..catalogue import GPUS as CAT
 
     return list(CAT_COLUMNS), {name: asdict(g) for name, g in CAT.items()}
-
-
-# ------------------------------------------------------------------------------------------
-# LibreOffice headless: a full recalculation (tests, bench)
-
-_RECALC_PROFILE = """<?xml version="1.0" encoding="UTF-8"?>
-<oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
-<item oor:path="/org.openoffice.Office.Calc/Formula/Load"><prop oor:name="OOXMLRecalcMode" oor:op="fuse"><value>0</value></prop></item>
-<item oor:path="/org.openoffice.Office.Calc/Formula/Load"><prop oor:name="ODFRecalcMode" oor:op="fuse"><value>0</value></prop></item>
-</oor:items>
-"""
-
-
-def recalculate_with_libreoffice(data: bytes, *, soffice: str = "soffice", timeout: float = 600,
-                                 convert_to: str = "xlsx", report: dict | None = None) -> bytes:
-    """The workbook after LibreOffice headless loaded it with a forced full recalculation (a fresh
-    profile whose ``OOXMLRecalcMode`` is 0, "always recalculate") and saved it: as XLSX, or with
-    ``convert_to="csv"`` the first sheet's raw values as UTF-8 CSV.
-
-    For tests and benchmarks: LibreOffice otherwise trusts cached values (research/ecosystem.md
-    section 2.3).  ``soffice`` exits 0 even when it fails, so the output file is checked.
-    ``report``, if given, receives ``seconds`` (wall clock) and ``max_rss_bytes`` (the largest
-    resident set of the LibreOffice processes).
-    """
-    import os
-    import subprocess
-    import tempfile
-    import time
-    from pathlib import Path
-
-    filters = {"xlsx": "xlsx:Calc MS Excel 2007 XML", "csv": "csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,false,false,false"}
-    with tempfile.TemporaryDirectory(prefix="ledger-lo-") as tmp:
-        root = Path(tmp)
-        user = root / "profile" / "user"
-        user.mkdir(parents=True)
-        (user / "registrymodifications.xcu").write_text(_RECALC_PROFILE, encoding="utf-8")
-        src = root / "in" / "book.xlsx"
-        src.parent.mkdir()
-        src.write_bytes(data)
-        out = root / "out"
-        out.mkdir()
-        cmd = [soffice, f"-env:UserInstallation={(root / 'profile').as_uri()}", "--headless", "--norestore",
-               "--convert-to", filters[convert_to], "--outdir", str(out), str(src)]
-        start = time.perf_counter()
-        with open(root / "log", "wb") as log:
-            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=_lo_env(root))
-            try:
-                _pid, status, usage = _wait(proc, timeout)
-            except BaseException:
-                proc.kill()
-                proc.wait()
-                raise
-        if report is not None:
-            report["seconds"] = time.perf_counter() - start
-            report["max_rss_bytes"] = usage.ru_maxrss * 1024  # kilobytes on Linux
-        result = out / f"book.{convert_to}"
-        if not result.exists():
-            raise RuntimeError(f"LibreOffice produced no output (exit status {os.waitstatus_to_exitcode(status)}): "
-                               f"{(root / 'log').read_text(errors='replace').strip()}")
-        return result.read_bytes()
-
-
-def _wait(proc, timeout: float):
-    """``os.wait4`` on the process (its resource usage includes the processes it waited for),
-    with a deadline."""
-    import os
-    import time
-
-    deadline = time.monotonic() + timeout
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            proc.returncode = os.waitstatus_to_exitcode(status)
-            return pid, status, usage
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"LibreOffice took more than {timeout:g} s")
-        time.sleep(0.02)
-
-
-def _lo_env(root) -> dict[str, str]:
-    import os
-
-    env = dict(os.environ)
-    env["HOME"] = str(root)  # LibreOffice writes .config/.cache under HOME even with -env
-    env.pop("DISPLAY", None)
-    return env

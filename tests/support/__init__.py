@@ -1,0 +1,1 @@
+"""Helpers for the tests and benchmarks (not part of the product): ``support.libreoffice``."""
