@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from .config import COLUMN_NAMES, Config
+# A Config from a mapping, checked like a file row (one path: the reader's cell conversion and
+# cross-checks, raising the same InputError); re-exported for the library, tests and the planner.
+from .inputs import config_from_mapping, configs_from_records  # noqa: F401
 from .model import text as mtext
 from .model.definitions import PARTS, REGISTRY, STATE_DTYPE, STATES
 from .model.evaluate import evaluate_row
@@ -249,8 +252,3 @@ def document_of(ledgers: Iterable[Ledger]) -> dict[str, Any]:
 
 def document(configs: Iterable[Config]) -> dict[str, Any]:
     return document_of(compute(c) for c in configs)
-
-
-def config_from_mapping(values: Mapping[str, Any], source: str = "") -> Config:
-    """A ``Config`` from already-typed values (tests, the planner)."""
-    return Config(dict(values), source)

@@ -39,8 +39,9 @@ import zipfile
 import zlib
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+import numbers
 from typing import Any, Callable, NoReturn
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
 from .config import (
     ALIASES,
@@ -58,7 +59,7 @@ from .config import (
 )
 from .errors import InputError, Problem
 
-__all__ = ["read_configs", "CSV_SUFFIXES", "XLSX_SUFFIXES"]
+__all__ = ["read_configs", "stream_configs", "config_from_mapping", "configs_from_records", "CSV_SUFFIXES", "XLSX_SUFFIXES"]
 
 # ---------------------------------------------------------------------------------------------
 # Limits (module level so tests can monkeypatch them down)
@@ -145,6 +146,39 @@ def read_configs(path: str | Path, sink: Callable[[Config], None] | None = None)
     if suffix in (".xlsb", ".ods", ".numbers"):
         _fail(label, "a .csv or .xlsx file", f"a {suffix} file; save it as .xlsx or .csv")
     _fail(label, "a file ending in .csv or .xlsx", f"the extension {suffix or '(none)'!r}")
+
+
+def config_from_mapping(values: Mapping[str, Any], source: str = "mapping") -> Config:
+    """One configuration from a mapping of column names to values, checked like a file row.
+
+    Each value goes through the conversion a CSV or workbook cell gets (``"35B"``, ``8``,
+    ``1e11``, ``"40%"``, ``"bf16"``...), then the same cross-column checks; ``None`` and ``""``
+    are empty cells, and a key is read like a column name (unknown ones are refused).  Any
+    problem raises the ``InputError`` a file would get, naming ``source``, row 1 and the column.
+    The ``Config`` comes out with ``source`` "<source> row 1"."""
+    return configs_from_records([values], source)[0]
+
+
+def configs_from_records(records: Iterable[Mapping[str, Any]], source: str = "records") -> list[Config]:
+    """Configurations from mappings, each checked like a file row (see ``config_from_mapping``);
+    the n-th mapping is row n in messages and sources, and names are unique across them as in a
+    file.  Every problem of every mapping is reported in one ``InputError``; no mappings, no
+    configurations."""
+    table = _Table(source, None, keyed=True)
+    n = 0
+    for n, record in enumerate(records, 1):
+        table.read_record(n, record)
+    if not n:
+        return []
+    return table.finish()
+
+
+def _python_number(value: Any) -> Any:
+    """A number type a file never gives (numpy's, Fraction) as the Python int or float it
+    stands for, so that it is converted like a cell holding that number."""
+    if isinstance(value, (bool, int, float)) or not isinstance(value, numbers.Real):
+        return value
+    return int(value) if isinstance(value, numbers.Integral) else float(value)
 
 
 def _fail(label: str, expected: str, found: str, row: int | None = None, row_label: str = "row") -> NoReturn:
@@ -612,10 +646,14 @@ def _cross_checks(v: dict[str, Any], bad: set[str]) -> list[tuple[str, str, str]
 
 
 class _Table:
-    def __init__(self, label: str, sheet: str | None, sink: Callable[[Config], None] | None = None):
+    """``sheet`` None: a CSV file (rows are lines); ``keyed``: mappings, whose keys are read as a
+    header and whose values as the cells of the row below it (rows are the mappings' numbers)."""
+
+    def __init__(self, label: str, sheet: str | None, sink: Callable[[Config], None] | None = None, keyed: bool = False):
         self.label = label
         self.sheet = sheet
-        self.row_word = "line" if sheet is None else "row"
+        self.keyed = keyed
+        self.row_word = "line" if sheet is None and not keyed else "row"
         self.problems: list[Problem] = []
         self.columns: dict[int, str] = {}  # 1-based position -> canonical column name
         self.blank: set[int] = set()  # header positions that are blank
@@ -665,17 +703,20 @@ class _Table:
             text = raw if isinstance(raw, str) else ("" if raw is None else _show(raw))
             key = _norm(text.replace("\ufeff", "")).casefold()
             if not key:
-                self.blank.add(col)
+                if self.keyed:  # a mapping has no blank header cells: a blank key is an unknown column
+                    unknown.append((col, text))
+                else:
+                    self.blank.add(col)
                 continue
             self.width = max(self.width, col)
             shown[col] = text
             if key in seen:
                 first = seen[key]
+                both = (f"the keys {_show(shown[first])} and {_show(text)}" if self.keyed else
+                        f"{self.position(first)} {_show(shown[first])} and {self.position(col)} {_show(text)}")
                 self.add(
                     row, key if key in COLUMN_BY_NAME else None,
-                    "each column once",
-                    f"{self.position(first)} {_show(shown[first])} and {self.position(col)} {_show(text)} both read as {_show(key)}",
-                    self.cell_ref(col, row),
+                    "each column once", f"{both} both read as {_show(key)}", self.cell_ref(col, row),
                 )
                 continue
             seen[key] = col
@@ -691,13 +732,14 @@ class _Table:
             for col, text in unknown:
                 near = difflib.get_close_matches(_norm(text).casefold(), COLUMN_NAMES, n=1, cutoff=0.6)
                 hint = f" (did you mean {_show(near[0])}?)" if near else ""
-                parts.append(f"{_show(text)} in {self.position(col)}{hint}")
+                where = "" if self.keyed else f" in {self.position(col)}"
+                parts.append(f"{_show(text)}{where}{hint}")
             self.add(
                 row, None,
                 "only the column names of the input schema (see `ledger-report template`)",
                 "unknown column" + ("s " if len(parts) > 1 else " ") + ", ".join(parts),
             )
-        if "name" not in self.columns.values():
+        if "name" not in self.columns.values() and not self.keyed:  # a mapping without one: an empty name
             header = ", ".join(_show(shown[c]) for c in sorted(shown)) or "nothing"
             self.add(row, "name", 'a column "name" (the label of each configuration)', f"the header holds {header}")
 
@@ -740,13 +782,29 @@ class _Table:
         for column, expected, found in _cross_checks(values, bad):
             self.add(row, column, expected, found, self._ref_of(column, row))
         if len(self.problems) == before:
-            source = f"{self.label} line {row}" if self.sheet is None else f"{self.label} {self.sheet} row {row}"
+            if self.sheet is not None:
+                source = f"{self.label} {self.sheet} row {row}"
+            else:
+                source = f"{self.label} {self.row_word} {row}"
             config = Config(values, source)
             self.count += 1
             if self.sink is None:
                 self.configs.append(config)
             elif not self.problems:
                 self.sink(config)
+
+    def read_record(self, row: int, record: Any) -> None:
+        """One mapping: its keys read as a header (the same names and messages as a file's
+        column names), then its values as the cells of that row."""
+        if not isinstance(record, Mapping):
+            self.add(row, None, "a mapping of column names to values", f"{type(record).__name__} {_show(record)}")
+            return
+        keys = list(record)
+        self.columns, self.blank, self.width = {}, set(), 0
+        before = len(self.problems)
+        self.read_header(dict(enumerate(keys, 1)), row)
+        if len(self.problems) == before:
+            self.read_row(row, {col: _python_number(record[key]) for col, key in enumerate(keys, 1)})
 
     def _ref_of(self, column: str, row: int) -> str | None:
         for col, name in self.columns.items():

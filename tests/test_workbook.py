@@ -20,8 +20,9 @@ import openpyxl
 import pytest
 from openpyxl.utils import FORMULAE
 
-from ledger_report.config import COLUMN_NAMES, COLUMNS, ENUM
+from ledger_report.config import COLUMN_NAMES, COLUMNS, ENUM, Config
 from ledger_report.engine import compute, config_from_mapping
+from ledger_report.errors import InputError
 from ledger_report.model import formula as fx
 from ledger_report.model.definitions import REGISTRY
 from ledger_report.model.expr import Col, Const, If, IsBlank
@@ -519,8 +520,12 @@ def test_template_workbook():
 
 
 def test_control_characters_are_refused():
-    """INJ-06: a control character in user text is a clear error, not openpyxl's traceback."""
-    led = compute(config_from_mapping(dict(name="bad\x07name", params_total=10**9)))
+    """INJ-06: a control character in user text is a clear error, not openpyxl's traceback: the
+    reader refuses it (config_from_mapping is checked like a file row), and a Config built past
+    the reader is still refused by the workbook writer."""
+    with pytest.raises(InputError, match="U\\+0007"):
+        config_from_mapping(dict(name="bad\x07name", params_total=10**9))
+    led = compute(Config({"name": "bad\x07name", "params_total": 10**9}))
     with pytest.raises(ValueError, match="U\\+0007"):
         render_xlsx([led])
 
