@@ -1238,13 +1238,17 @@ def _local(tag: Any) -> str:
 
 
 class _Part:
-    """The zip entry holding one worksheet (None where the package does not say)."""
+    """The zip entry holding one worksheet (``name`` None where the package's relationships do
+    not lead to it: formulas are then assumed present and merges are not looked for)."""
 
     def __init__(self, fh: Any, title: str):
         self.fh = fh
         fh.seek(0)
         with zipfile.ZipFile(fh) as zf:
-            part = _sheet_part(zf, title)
+            try:
+                part = _sheet_part(zf, title)
+            except Exception:  # noqa: BLE001 - openpyxl found the sheet its own way; ours is a bonus
+                part = None
             self.name = part if part in zf.namelist() else None
 
     def _chunks(self, zf: zipfile.ZipFile) -> Iterator[bytes]:
