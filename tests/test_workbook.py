@@ -741,7 +741,11 @@ def _random_configs(seed: int, n: int) -> list[dict]:
 def test_random_sweep_recalculates_to_the_engine():
     """400 varied configurations (fixed seed) in one workbook, every cached value poisoned,
     LibreOffice's recalculation equals the engine in every Ledgers cell; no error anywhere."""
-    leds = _ledgers(_random_configs(9, 400))  # seed 9 has 17 values where plain ceil() differs
+    # Config, not config_from_mapping: 33 of these rows have an ep that does not divide dp·cp
+    # (etp defaults to tp, and the generator checks dp·cp·tp), a layout the reader refuses; they
+    # are kept, being the rows this test was checked on, for the workbook-against-engine
+    # comparison, which holds for them too.
+    leds = [compute(Config(c)) for c in _random_configs(9, 400)]  # seed 9 has 17 values where plain ceil() differs
     out = _load(_recalc(_poisoned(render_xlsx(leds))), data_only=True)
     assert _ledger_mismatches(out[LEDGERS], leds) == []
     errors = [(ws.title, c.coordinate) for ws in out.worksheets for row in ws.iter_rows() for c in row
