@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from .config import COLUMN_NAMES, Config
+# A Config from a mapping, checked like a file row (one path: the reader's cell conversion and
+# cross-checks, raising the same InputError); re-exported for the library, tests and the planner.
+from .inputs import config_from_mapping, configs_from_records  # noqa: F401
 from .model.evaluate import evaluate_arrays, evaluate_row, eval_scalar
 from .model.expr import Call
 from .model.registry import BOOL, BYTES, FLOAT_UNITS, INT_UNITS, TEXT
@@ -174,8 +177,3 @@ def resolved_inputs(lg: Ledger) -> dict[str, Any]:
         else:
             out[col] = given
     return out
-
-
-def config_from_mapping(values: Mapping[str, Any], source: str = "") -> Config:
-    """A ``Config`` from already-typed values (tests, the planner)."""
-    return Config(dict(values), source)

@@ -10,15 +10,17 @@ Hostile-input findings this module is shaped by (docs: ``research/reliability.md
 * CSV is parsed with the standard library and a per-row field count, never with pandas, so an
   unquoted ``1,024`` is an error instead of a silent column shift, and a model named ``NA``
   stays the text ``NA``.
-* An XLSX is checked as a zip *before* openpyxl sees it (entry count, declared sizes, compression
-  ratio, entity declarations, OLE / truncated files), and openpyxl must be running on
-  defusedxml.
-* The sheet is streamed once with openpyxl's own worksheet parser (the one its read-only mode
-  uses), which reads ``<row>`` elements as they come and never consults the ``<dimension>`` tag:
-  an understated dimension cannot hide rows and an overstated one cannot pad rows to 16,384
-  cells.  Rows are bounded by ``MAX_ROWS``.
-* Formula cells use their saved value (what ``data_only=True`` reads, taken in the same pass);
-  without one, and for error cells and dates in number columns, the cell is named in an error.
+* An XLSX is checked as a zip *before* openpyxl sees it (``zipfile``'s listing: entry count,
+  declared sizes, compression ratio, encryption; OLE / truncated files), and openpyxl must be
+  running on defusedxml, which refuses any XML entity declaration in any part it parses.
+* Only public APIs of openpyxl, defusedxml and zipfile are used.  The sheet is streamed once
+  with ``load_workbook(read_only=True)`` and ``iter_rows`` after ``reset_dimensions``, so the
+  ``<dimension>`` tag is never trusted: an understated one cannot hide rows and an overstated
+  one cannot pad rows to 16,384 cells.  Rows are bounded by ``MAX_ROWS``; empty rows and
+  padding by ``MAX_SHEET_ROWS`` and ``MAX_SHEET_CELLS``.
+* Formula cells use their saved value (the same sheet read with ``data_only=True``, opened only
+  when a formula is met); without one, and for error cells and dates in number columns, the
+  cell is named in an error.
 """
 
 from __future__ import annotations
@@ -29,16 +31,17 @@ import difflib
 import io
 import json
 import math
+import posixpath
 import re
-import struct
 import unicodedata
 import warnings
 import zipfile
 import zlib
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+import numbers
 from typing import Any, Callable, NoReturn
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
 from .config import (
     ALIASES,
@@ -56,7 +59,7 @@ from .config import (
 )
 from .errors import InputError, Problem
 
-__all__ = ["read_configs", "CSV_SUFFIXES", "XLSX_SUFFIXES"]
+__all__ = ["read_configs", "stream_configs", "config_from_mapping", "configs_from_records", "CSV_SUFFIXES", "XLSX_SUFFIXES"]
 
 # ---------------------------------------------------------------------------------------------
 # Limits (module level so tests can monkeypatch them down)
@@ -67,7 +70,8 @@ MAX_ENTRY_BYTES = 200 * 2**20  # declared uncompressed size of one zip entry
 MAX_TOTAL_BYTES = 1 * 2**30  # declared uncompressed size of all entries together
 MAX_RATIO = 100  # uncompressed : compressed (POI MIN_INFLATE_RATIO = 0.01)
 RATIO_GRACE_BYTES = 100 * 2**10  # entries up to this size are exempt from the ratio (POI GRACE_ENTRY_SIZE)
-ENTITY_SCAN_BYTES = 16 * 2**10  # head of each XML part scanned for <!ENTITY before parsing
+MAX_SHEET_ROWS = 1_048_576  # Excel's last row: empty rows up to a huge row number are not walked
+MAX_SHEET_CELLS = 20_000_000  # cells of all rows, each from column A to its last cell (padding included)
 MAX_CSV_BYTES = 200 * 2**20  # size of a CSV file
 MAX_TEXT_CHARS = 32_767  # Excel's cell limit; openpyxl would silently cut longer text
 MAX_NUMBER = 10**16  # largest count / integer accepted (5T parameters x 2000 is still far below)
@@ -142,6 +146,39 @@ def read_configs(path: str | Path, sink: Callable[[Config], None] | None = None)
     if suffix in (".xlsb", ".ods", ".numbers"):
         _fail(label, "a .csv or .xlsx file", f"a {suffix} file; save it as .xlsx or .csv")
     _fail(label, "a file ending in .csv or .xlsx", f"the extension {suffix or '(none)'!r}")
+
+
+def config_from_mapping(values: Mapping[str, Any], source: str = "mapping") -> Config:
+    """One configuration from a mapping of column names to values, checked like a file row.
+
+    Each value goes through the conversion a CSV or workbook cell gets (``"35B"``, ``8``,
+    ``1e11``, ``"40%"``, ``"bf16"``...), then the same cross-column checks; ``None`` and ``""``
+    are empty cells, and a key is read like a column name (unknown ones are refused).  Any
+    problem raises the ``InputError`` a file would get, naming ``source``, row 1 and the column.
+    The ``Config`` comes out with ``source`` "<source> row 1"."""
+    return configs_from_records([values], source)[0]
+
+
+def configs_from_records(records: Iterable[Mapping[str, Any]], source: str = "records") -> list[Config]:
+    """Configurations from mappings, each checked like a file row (see ``config_from_mapping``);
+    the n-th mapping is row n in messages and sources, and names are unique across them as in a
+    file.  Every problem of every mapping is reported in one ``InputError``; no mappings, no
+    configurations."""
+    table = _Table(source, None, keyed=True)
+    n = 0
+    for n, record in enumerate(records, 1):
+        table.read_record(n, record)
+    if not n:
+        return []
+    return table.finish()
+
+
+def _python_number(value: Any) -> Any:
+    """A number type a file never gives (numpy's, Fraction) as the Python int or float it
+    stands for, so that it is converted like a cell holding that number."""
+    if isinstance(value, (bool, int, float)) or not isinstance(value, numbers.Real):
+        return value
+    return int(value) if isinstance(value, numbers.Integral) else float(value)
 
 
 def _fail(label: str, expected: str, found: str, row: int | None = None, row_label: str = "row") -> NoReturn:
@@ -609,10 +646,14 @@ def _cross_checks(v: dict[str, Any], bad: set[str]) -> list[tuple[str, str, str]
 
 
 class _Table:
-    def __init__(self, label: str, sheet: str | None, sink: Callable[[Config], None] | None = None):
+    """``sheet`` None: a CSV file (rows are lines); ``keyed``: mappings, whose keys are read as a
+    header and whose values as the cells of the row below it (rows are the mappings' numbers)."""
+
+    def __init__(self, label: str, sheet: str | None, sink: Callable[[Config], None] | None = None, keyed: bool = False):
         self.label = label
         self.sheet = sheet
-        self.row_word = "line" if sheet is None else "row"
+        self.keyed = keyed
+        self.row_word = "line" if sheet is None and not keyed else "row"
         self.problems: list[Problem] = []
         self.columns: dict[int, str] = {}  # 1-based position -> canonical column name
         self.blank: set[int] = set()  # header positions that are blank
@@ -662,17 +703,20 @@ class _Table:
             text = raw if isinstance(raw, str) else ("" if raw is None else _show(raw))
             key = _norm(text.replace("\ufeff", "")).casefold()
             if not key:
-                self.blank.add(col)
+                if self.keyed:  # a mapping has no blank header cells: a blank key is an unknown column
+                    unknown.append((col, text))
+                else:
+                    self.blank.add(col)
                 continue
             self.width = max(self.width, col)
             shown[col] = text
             if key in seen:
                 first = seen[key]
+                both = (f"the keys {_show(shown[first])} and {_show(text)}" if self.keyed else
+                        f"{self.position(first)} {_show(shown[first])} and {self.position(col)} {_show(text)}")
                 self.add(
                     row, key if key in COLUMN_BY_NAME else None,
-                    "each column once",
-                    f"{self.position(first)} {_show(shown[first])} and {self.position(col)} {_show(text)} both read as {_show(key)}",
-                    self.cell_ref(col, row),
+                    "each column once", f"{both} both read as {_show(key)}", self.cell_ref(col, row),
                 )
                 continue
             seen[key] = col
@@ -688,13 +732,14 @@ class _Table:
             for col, text in unknown:
                 near = difflib.get_close_matches(_norm(text).casefold(), COLUMN_NAMES, n=1, cutoff=0.6)
                 hint = f" (did you mean {_show(near[0])}?)" if near else ""
-                parts.append(f"{_show(text)} in {self.position(col)}{hint}")
+                where = "" if self.keyed else f" in {self.position(col)}"
+                parts.append(f"{_show(text)}{where}{hint}")
             self.add(
                 row, None,
                 "only the column names of the input schema (see `ledger-report template`)",
                 "unknown column" + ("s " if len(parts) > 1 else " ") + ", ".join(parts),
             )
-        if "name" not in self.columns.values():
+        if "name" not in self.columns.values() and not self.keyed:  # a mapping without one: an empty name
             header = ", ".join(_show(shown[c]) for c in sorted(shown)) or "nothing"
             self.add(row, "name", 'a column "name" (the label of each configuration)', f"the header holds {header}")
 
@@ -737,13 +782,29 @@ class _Table:
         for column, expected, found in _cross_checks(values, bad):
             self.add(row, column, expected, found, self._ref_of(column, row))
         if len(self.problems) == before:
-            source = f"{self.label} line {row}" if self.sheet is None else f"{self.label} {self.sheet} row {row}"
+            if self.sheet is not None:
+                source = f"{self.label} {self.sheet} row {row}"
+            else:
+                source = f"{self.label} {self.row_word} {row}"
             config = Config(values, source)
             self.count += 1
             if self.sink is None:
                 self.configs.append(config)
             elif not self.problems:
                 self.sink(config)
+
+    def read_record(self, row: int, record: Any) -> None:
+        """One mapping: its keys read as a header (the same names and messages as a file's
+        column names), then its values as the cells of that row."""
+        if not isinstance(record, Mapping):
+            self.add(row, None, "a mapping of column names to values", f"{type(record).__name__} {_show(record)}")
+            return
+        keys = list(record)
+        self.columns, self.blank, self.width = {}, set(), 0
+        before = len(self.problems)
+        self.read_header(dict(enumerate(keys, 1)), row)
+        if len(self.problems) == before:
+            self.read_row(row, {col: _python_number(record[key]) for col, key in enumerate(keys, 1)})
 
     def _ref_of(self, column: str, row: int) -> str | None:
         for col, name in self.columns.items():
@@ -881,8 +942,8 @@ def _read_csv(path: Path, label: str, sink: Callable[[Config], None] | None = No
 # XLSX: the zip container
 
 
-def _open_zip(fh: Any, label: str) -> zipfile.ZipFile:
-    """Check the container before any XML is parsed; return the open ZipFile or raise InputError."""
+def _check_zip(fh: Any, label: str) -> None:
+    """Check the container before any XML is parsed (``zipfile``'s own directory listing)."""
     head = fh.read(8)
     fh.seek(0)
     expected = "an .xlsx workbook saved by Excel or LibreOffice"
@@ -902,51 +963,19 @@ def _open_zip(fh: Any, label: str) -> zipfile.ZipFile:
         if looks_text:
             _fail(label, expected, "plain text (a CSV renamed .xlsx?); give it the .csv extension")
         _fail(label, expected, "a file that is not a zip archive, so not an .xlsx")
-    declared = _declared_entry_count(fh)
-    if declared is not None and declared > MAX_ZIP_ENTRIES:  # before zipfile reads the directory
-        _fail(label, f"a workbook of at most {MAX_ZIP_ENTRIES:,} zip entries", f"{declared:,} entries")
+    # zipfile reads the central directory by its recorded size, not by the entry count the end
+    # record claims, so a lying count costs nothing; the real directory is bounded by the file.
     try:
-        zf = zipfile.ZipFile(fh)
-        infos = zf.infolist()
+        with zipfile.ZipFile(fh) as zf:
+            infos = zf.infolist()
     except Exception as exc:  # noqa: BLE001 - BadZipFile, struct/Unicode errors: all a broken zip
         _fail(label, expected, f"a corrupt or truncated zip archive ({exc}); save the workbook again")
-    try:
-        _check_entries(zf, infos, label)
-    except InputError:
-        zf.close()
-        raise
-    return zf
-
-
-def _declared_entry_count(fh: Any) -> int | None:
-    """The entry count in the zip's end-of-central-directory record (zip64 aware), or None."""
-    try:
-        fh.seek(0, 2)
-        size = fh.tell()
-        tail_len = min(size, 22 + 65_535)
-        fh.seek(size - tail_len)
-        tail = fh.read(tail_len)
-        pos = tail.rfind(b"PK\x05\x06")
-        if pos < 0 or pos + 22 > len(tail):
-            return None
-        total = struct.unpack_from("<H", tail, pos + 10)[0]
-        if total == 0xFFFF:  # zip64: the count is in the zip64 end record the locator points to
-            loc = tail.rfind(b"PK\x06\x07", 0, pos)
-            if loc < 0 or loc + 20 > len(tail):
-                return None
-            fh.seek(struct.unpack_from("<Q", tail, loc + 8)[0])
-            record = fh.read(56)
-            if len(record) < 40 or record[:4] != b"PK\x06\x06":
-                return None
-            total = struct.unpack_from("<Q", record, 32)[0]
-        return total
-    except (OSError, ValueError, struct.error):
-        return None
     finally:
         fh.seek(0)
+    _check_entries(infos, label)
 
 
-def _check_entries(zf: zipfile.ZipFile, infos: list[zipfile.ZipInfo], label: str) -> None:
+def _check_entries(infos: list[zipfile.ZipInfo], label: str) -> None:
     if len(infos) > MAX_ZIP_ENTRIES:
         _fail(label, f"a workbook of at most {MAX_ZIP_ENTRIES:,} zip entries", f"{len(infos):,} entries")
     total = 0
@@ -968,27 +997,9 @@ def _check_entries(zf: zipfile.ZipFile, infos: list[zipfile.ZipInfo], label: str
         total += size
     if total > MAX_TOTAL_BYTES:
         _fail(label, f"a workbook of at most {MAX_TOTAL_BYTES:,} bytes uncompressed", f"{total:,} bytes declared")
-    names = {info.filename for info in infos}
-    if "[Content_Types].xml" not in names:
+    if "[Content_Types].xml" not in {info.filename for info in infos}:
         _fail(label, "an .xlsx workbook saved by Excel or LibreOffice",
               "a zip archive without [Content_Types].xml (not an Office Open XML file)")
-    for info in infos:
-        if not info.filename.lower().endswith((".xml", ".rels", ".vml")) or ENTITY_SCAN_BYTES <= 0:
-            continue
-        try:
-            with zf.open(info) as part:
-                head = part.read(ENTITY_SCAN_BYTES)
-        except Exception as exc:  # noqa: BLE001 - BadZipFile (CRC), zlib.error, unsupported methods
-            what = "CRC mismatch" if "crc" in str(exc).lower() else str(exc)
-            _fail(label, "an .xlsx workbook saved by Excel or LibreOffice",
-                  f"a corrupt workbook ({what} in {info.filename!r}); save it again from Excel")
-        if b"<!ENTITY" in head or "<!ENTITY".encode("utf-16-le") in head or "<!ENTITY".encode("utf-16-be") in head:
-            _entity_failure(label)
-
-
-def _entity_failure(label: str) -> None:
-    _fail(label, "a workbook without XML entity declarations",
-          "workbook contains XML entity declarations; refusing to read")
 
 
 def _exception_chain(exc: BaseException) -> Iterator[BaseException]:
@@ -1001,7 +1012,10 @@ def _exception_chain(exc: BaseException) -> Iterator[BaseException]:
 
 
 def _workbook_failure(label: str, exc: BaseException) -> InputError:
-    """Turn anything openpyxl / zipfile / the XML parser raised into one sentence."""
+    """Turn anything openpyxl / zipfile / the XML parser raised into one sentence.
+
+    openpyxl parses every part with defusedxml, which refuses any entity declaration
+    (``EntitiesForbidden``, a ``DefusedXmlException``) before anything is expanded or fetched."""
     try:
         from defusedxml import DefusedXmlException
     except ImportError:  # pragma: no cover - defusedxml is a hard dependency
@@ -1029,90 +1043,23 @@ def _workbook_failure(label: str, exc: BaseException) -> InputError:
 # XLSX: the sheet
 
 
-class _Book:
-    """What the reader needs from a workbook: its sheets in order, and how to stream one."""
+def _load(fh: Any, data_only: bool) -> Any:
+    import openpyxl
 
-    def __init__(self, reader: Any, sheets: list[tuple[str, str | None, str]]):
-        self.reader = reader
-        self.sheets = sheets  # (title, state, part name inside the zip)
-
-    def pick(self, label: str) -> tuple[str, str]:
-        """The visible sheet named Inputs (any case), else the first visible sheet."""
-        visible = [(title, part) for title, state, part in self.sheets if state in (None, "visible")]
-        if not visible:
-            _fail(label, "a visible worksheet", "only hidden sheets" if self.sheets else "no worksheets")
-        for title, part in visible:
-            if title.strip().casefold() == "inputs":
-                return title, part
-        return visible[0]
-
-    def parser(self, source: Any) -> Any:
-        wb = self.reader.wb
-        return _parser_class()(
-            source, self.reader.shared_strings, data_only=False, epoch=wb.epoch,
-            date_formats=wb._date_formats, timedelta_formats=wb._timedelta_formats,
-        )
-
-    def close(self) -> None:
-        self.reader.archive.close()
+    fh.seek(0)
+    return openpyxl.load_workbook(fh, read_only=True, data_only=data_only, keep_links=False)
 
 
-def _load_book(fh: Any) -> _Book:
-    """Read the workbook's manifest, strings, styles and sheet list (not the sheets).
-
-    ``load_workbook(read_only=True)`` builds a ``ReadOnlyWorksheet`` per sheet, and each scans its
-    XML for a ``<dimension>`` tag up to the end of ``<sheetData>`` when the tag is absent (files
-    written by scripts): a full parse of every sheet before the first row is read.  This reader
-    runs the same steps (``ExcelReader.read``) but only lists the sheets.
-    """
-    from openpyxl.reader.excel import ExcelReader
-
-    class _SheetListReader(ExcelReader):
-        def read_worksheets(self) -> None:
-            self.sheet_parts = [
-                (sheet.name, sheet.state, rel.target)
-                for sheet, rel in self.parser.find_sheets()
-                if rel.target in self.valid_files and "chartsheet" not in rel.Type
-            ]
-
-    reader = _SheetListReader(fh, read_only=True, keep_vba=False, data_only=False, keep_links=False)
-    try:
-        reader.read()
-    except BaseException:
-        reader.archive.close()
-        raise
-    return _Book(reader, reader.sheet_parts)
-
-
-_PARSER_CLASS: Any = None
-
-
-def _parser_class() -> Any:
-    """openpyxl's streaming worksheet parser, with each formula cell's saved result attached.
-
-    Read-only ``iter_rows`` pads each row to its widest cell (16,384 with a stray formatted cell
-    in XFD) and stops at the ``<dimension>`` tag's last row unless reset; the parser it wraps
-    yields exactly the ``<row>`` and ``<c>`` elements present and never reads ``<dimension>``.
-    One pass gives both the formula (``data_type`` 'f') and, under ``"saved"``, the cell as
-    ``data_only=True`` would read it, so the sheet is not parsed twice.
-    """
-    global _PARSER_CLASS
-    if _PARSER_CLASS is None:
-        from openpyxl.worksheet._reader import WorkSheetParser
-
-        class _FormulaAndSavedParser(WorkSheetParser):
-            def parse_cell(self, element: Any) -> dict[str, Any]:
-                cell = super().parse_cell(element)
-                if cell["data_type"] == "f":
-                    self.data_only = True
-                    try:
-                        cell["saved"] = super().parse_cell(element)
-                    finally:
-                        self.data_only = False
-                return cell
-
-        _PARSER_CLASS = _FormulaAndSavedParser
-    return _PARSER_CLASS
+def _pick_sheet(wb: Any, label: str) -> Any:
+    """The visible sheet named Inputs (any case), else the first visible sheet."""
+    sheets = wb.worksheets  # chartsheets are not listed
+    visible = [ws for ws in sheets if ws.sheet_state in (None, "visible")]
+    if not visible:
+        _fail(label, "a visible worksheet", "only hidden sheets" if sheets else "no worksheets")
+    for ws in visible:
+        if ws.title.strip().casefold() == "inputs":
+            return ws
+    return visible[0]
 
 
 def _read_xlsx(path: Path, label: str, sink: Callable[[Config], None] | None = None) -> list[Config]:
@@ -1121,8 +1068,7 @@ def _read_xlsx(path: Path, label: str, sink: Callable[[Config], None] | None = N
     except OSError as exc:
         _fail(label, "a readable file", f"{type(exc).__name__}: {exc.strerror or exc}")
     with fh:
-        _open_zip(fh, label).close()
-        fh.seek(0)
+        _check_zip(fh, label)
         import openpyxl
 
         if not openpyxl.DEFUSEDXML:
@@ -1131,85 +1077,263 @@ def _read_xlsx(path: Path, label: str, sink: Callable[[Config], None] | None = N
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # openpyxl warns about extensions it drops
             try:
-                book = _load_book(fh)
+                wb = _load(fh, data_only=True)
             except Exception as exc:  # noqa: BLE001 - any failure inside openpyxl is a bad file
                 raise _workbook_failure(label, exc) from None
+            formulas = None
             try:
-                title, part = book.pick(label)
-                return _read_sheet(book, title, part, label, sink)
+                ws = _pick_sheet(wb, label)
+                part = _Part(fh, ws.title)
+                formulas = _Formulas(fh, ws.title, part.may_hold_formulas())
+                return _read_sheet(ws, label, formulas, part, sink)
             except InputError:
                 raise
             except Exception as exc:  # noqa: BLE001 - a failure while streaming the sheet XML
                 raise _workbook_failure(label, exc) from None
             finally:
-                book.close()
+                if formulas is not None:
+                    formulas.close()
+                wb.close()
 
 
-def _row_values(row: int, cells: list[dict[str, Any]]) -> dict[int, Any]:
-    """Column -> value for one streamed row: saved results for formulas, markers for errors."""
-    raw: dict[int, Any] = {}
-    for cell in cells:
-        col, value, kind = cell["column"], cell["value"], cell["data_type"]
-        if kind == "f":
-            saved = cell["saved"]
-            value, kind = saved["value"], saved["data_type"]
-            if value is None:
-                if kind != "str":  # t="str" with an empty <v> is a saved "" result: an empty cell
-                    formula = cell["value"]
-                    raw[col] = _NoCache(str(getattr(formula, "text", formula)), f"{_letter(col)}{row}")
-                continue
-        if kind == "e" and value is not None:
-            raw[col] = _ExcelError(str(value), f"{_letter(col)}{row}")
-        elif value is not None:
-            raw[col] = value
-    return raw
+class _Formulas:
+    """Which empty-reading cells are formulas with no saved result.
+
+    The sheet is read with ``data_only=True``: a formula cell gives its saved result, as Excel
+    shows it.  A formula with no saved result reads as an empty cell there, so for a cell that
+    reads empty this looks it up in the same sheet read with ``data_only=False`` (the formula
+    text).  That reader is opened at the first such cell only, and only when the sheet's XML
+    holds a formula element at all (``possible``); it then walks behind the main read.  Both
+    readers walk the same XML and yield the same sequence of rows, so the n-th row of one is the
+    n-th row of the other."""
+
+    def __init__(self, fh: Any, title: str, possible: bool):
+        self.fh = fh
+        self.title = title
+        self.possible = possible
+        self.wb: Any = None
+        self.rows: Iterator[tuple[Any, ...]] = iter(())
+        self.index = 0
+        self.row: tuple[Any, ...] = ()
+
+    def text(self, row: int, col: int) -> str | None:
+        """The formula in the cell, or None when it holds none."""
+        if self.wb is None:
+            self.wb = _load(self.fh, data_only=False)
+            ws = self.wb[self.title]
+            ws.reset_dimensions()
+            self.rows = ws.iter_rows()
+        while self.index < row:
+            self.row = next(self.rows, ())
+            self.index += 1
+        cell = self.row[col - 1] if col <= len(self.row) else None
+        if cell is None or cell.data_type != "f":
+            return None
+        formula = cell.value  # "=B2*2", or an ArrayFormula / DataTableFormula object
+        return str(getattr(formula, "text", formula))
+
+    def close(self) -> None:
+        if self.wb is not None:
+            self.wb.close()
 
 
-def _read_sheet(book: _Book, title: str, part: str, label: str, sink: Callable[[Config], None] | None = None) -> list[Config]:
-    """Stream the sheet once: header in row 1, then rows, bounded by ``MAX_ROWS``."""
+def _read_sheet(ws: Any, label: str, formulas: _Formulas, part: "_Part",
+                sink: Callable[[Config], None] | None = None) -> list[Config]:
+    """Stream the sheet once: header in row 1, then rows, bounded by ``MAX_ROWS``.
+
+    ``reset_dimensions`` makes ``iter_rows`` ignore the ``<dimension>`` tag: an understated one
+    cannot hide rows and an overstated one cannot pad rows to 16,384 cells or add a million empty
+    rows; each row then ends at its own last cell.  What is left to a hostile file, empty rows
+    up to a huge row number and rows padded out to a far-right cell, is bounded by
+    ``MAX_SHEET_ROWS`` and ``MAX_SHEET_CELLS``."""
+    from openpyxl.cell.read_only import EMPTY_CELL  # the filler iter_rows pads a row with
+
+    title = ws.title
     table = _Table(label, title, sink)
     last_row = max_col = 0
     header_done = False
     completed = False
-    with book.reader.archive.open(part) as source:
-        parser = book.parser(source)
-        for row, cells in parser.parse():
-            raw = _row_values(row, cells)
-            if all(_is_blank(v) for v in raw.values()):
-                continue
-            last_row, max_col = row, max(max_col, max(raw))
-            if not header_done:
-                header_done = True
-                if row != 1:
-                    table.add(1, None, f"column names in row 1 of the sheet {_show(title)}",
-                              f"an empty row 1 (the first row with data is row {row})")
-                    break
-                table.read_header(raw, 1)
-                if table.problems:
-                    break
-                continue
-            if table.over_row_bound(row, "workbook"):
+    cells_seen = 0
+    maybe_formula = formulas.possible
+    ws.reset_dimensions()
+    row = 0
+    for cells in ws.iter_rows():
+        row += 1
+        if row > MAX_SHEET_ROWS:
+            table.add(row, None, f"at most {MAX_SHEET_ROWS:,} rows (Excel's last row)",
+                      "a row numbered beyond it; save the workbook again from Excel")
+            break
+        if not cells:
+            continue
+        cells_seen += len(cells)
+        if cells_seen > MAX_SHEET_CELLS:
+            table.add(row, None,
+                      f"rows spanning at most {MAX_SHEET_CELLS:,} cells in all (each row from column A to its last cell, "
+                      "an empty formatted one too)",
+                      f"more with this row, which ends at column {_letter(len(cells))}; delete the unused columns on the right")
+            break
+        raw: dict[int, Any] = {}
+        for col, cell in enumerate(cells, 1):
+            value = cell.value
+            if value is None:
+                # t="str" with an empty <v> is a saved "" result: an empty cell
+                if maybe_formula and cell is not EMPTY_CELL and cell.data_type != "str":
+                    text = formulas.text(row, col)
+                    if text is not None:
+                        raw[col] = _NoCache(text, f"{_letter(col)}{row}")
+            elif cell.data_type == "e":
+                raw[col] = _ExcelError(str(value), f"{_letter(col)}{row}")
+            else:
+                raw[col] = value
+        if all(_is_blank(v) for v in raw.values()):
+            continue
+        last_row, max_col = row, max(max_col, max(raw))
+        if not header_done:
+            header_done = True
+            if row != 1:
+                table.add(1, None, f"column names in row 1 of the sheet {_show(title)}",
+                          f"an empty row 1 (the first row with data is row {row})")
                 break
-            table.read_row(row, raw)
-        else:
-            completed = True
+            table.read_header(raw, 1)
+            if table.problems:
+                break
+            continue
+        if table.over_row_bound(row, "workbook"):
+            break
+        table.read_row(row, raw)
+    else:
+        completed = True
     if not header_done:
         table.add(1, None, f"column names in row 1 of the sheet {_show(title)}", "an empty sheet")
-    if completed and parser.merged_cells is not None:
-        # <mergeCells> follows <sheetData>, so merges are known only now; they explain any
+    if completed:
+        # <mergeCells> follows <sheetData>, so merges are looked for only now; they explain any
         # other problem in their rows (a merged name reads as empty), so they are reported alone.
-        merged = _merged_problems(table, title, parser.merged_cells, last_row, max_col)
+        merged = _merged_problems(table, title, part.merged_refs(), last_row, max_col)
         if merged:
             raise InputError(merged)
     return table.finish()
 
 
-def _merged_problems(table: _Table, title: str, merge_cells: Any, last_row: int, max_col: int) -> list[Problem]:
-    from openpyxl.utils.cell import range_boundaries
+# ---------------------------------------------------------------------------------------------
+# XLSX: the sheet's own XML.  A read-only worksheet has no ``merged_cells`` and does not say
+# which zip entry it is read from; so the entry is found through the package's relationships,
+# its bytes scanned for formula and merge elements, and its <mergeCell> elements (when the scan
+# finds some) read with defusedxml, all public APIs.  Loading the workbook in full instead, for
+# ``merged_cells``, would hold every cell in memory.
+
+
+def _marks(name: str) -> tuple[bytes, ...]:
+    return tuple(name.encode(encoding) for encoding in ("utf-8", "utf-16-le", "utf-16-be"))
+
+
+_MERGE_MARKS = _marks("mergeCell")
+# A formula element, <f>, <f t="shared" .../>, <f/>, or with a namespace prefix (<x:f>).  Text
+# cannot hide one (a "<" in text is escaped), so a part without these holds no formula.
+_FORMULA_MARKS = (b"<f>", b"<f ", b"<f/", b":f>", b":f ", b":f/")
+_SCAN_CHUNK = 1 << 20
+
+
+def _local(tag: Any) -> str:
+    return str(tag).rpartition("}")[2]
+
+
+class _Part:
+    """The zip entry holding one worksheet (``name`` None where the package's relationships do
+    not lead to it: formulas are then assumed present and merges are not looked for)."""
+
+    def __init__(self, fh: Any, title: str):
+        self.fh = fh
+        fh.seek(0)
+        with zipfile.ZipFile(fh) as zf:
+            try:
+                part = _sheet_part(zf, title)
+            except Exception:  # noqa: BLE001 - openpyxl found the sheet its own way; ours is a bonus
+                part = None
+            self.name = part if part in zf.namelist() else None
+
+    def _chunks(self, zf: zipfile.ZipFile) -> Iterator[bytes]:
+        """The entry's bytes in chunks, each starting with the last 31 bytes of the one before."""
+        with zf.open(self.name) as source:  # type: ignore[arg-type]
+            tail = b""
+            while chunk := source.read(_SCAN_CHUNK):
+                window = tail + chunk
+                yield window
+                tail = window[-31:]
+
+    def _holds(self, marks: tuple[bytes, ...]) -> bool:
+        if self.name is None:
+            return True  # unknown: assume it does
+        self.fh.seek(0)
+        with zipfile.ZipFile(self.fh) as zf:
+            first = True
+            for window in self._chunks(zf):
+                if first and (window.startswith((b"\xff\xfe", b"\xfe\xff")) or window[1:2] == b"\x00"):
+                    return True  # UTF-16: the ASCII marks do not apply; assume it does
+                first = False
+                if any(mark in window for mark in marks):
+                    return True
+        return False
+
+    def may_hold_formulas(self) -> bool:
+        return self._holds(_FORMULA_MARKS)
+
+    def merged_refs(self) -> list[str]:
+        """The ref of every <mergeCell> (a byte scan first: most sheets have none)."""
+        from defusedxml.ElementTree import iterparse
+
+        if self.name is None or not self._holds(_MERGE_MARKS):
+            return []
+        refs = []
+        self.fh.seek(0)
+        with zipfile.ZipFile(self.fh) as zf, zf.open(self.name) as source:
+            for _event, element in iterparse(source):
+                local = _local(element.tag)
+                if local == "mergeCell":
+                    refs.append(str(element.get("ref") or ""))
+                elif local == "row":
+                    element.clear()
+        return refs
+
+
+def _relationships(zf: zipfile.ZipFile, part: str) -> dict[str, tuple[str, str]]:
+    """Id -> (type, target entry) of one part's relationships ('' is the package itself)."""
+    from defusedxml.ElementTree import fromstring
+
+    folder, name = posixpath.split(part)
+    try:
+        root = fromstring(zf.read(posixpath.join(folder, "_rels", name + ".rels")))
+    except KeyError:
+        return {}
+    out = {}
+    for rel in root:
+        target = rel.get("Target") or ""
+        if rel.get("TargetMode") == "External":
+            continue
+        full = target.lstrip("/") if target.startswith("/") else posixpath.normpath(posixpath.join(folder, target))
+        out[rel.get("Id") or ""] = (rel.get("Type") or "", full)
+    return out
+
+
+def _sheet_part(zf: zipfile.ZipFile, title: str) -> str | None:
+    """The zip entry holding the worksheet ``title``, or None where the package does not say."""
+    from defusedxml.ElementTree import fromstring
+
+    book = next((target for kind, target in _relationships(zf, "").values() if kind.endswith("/officeDocument")), None)
+    if book is None:
+        return None
+    rels = _relationships(zf, book)
+    for element in fromstring(zf.read(book)).iter():
+        if _local(element.tag) == "sheet" and element.get("name") == title:
+            rid = next((v for k, v in element.attrib.items() if k.startswith("{") and _local(k) == "id"), "")
+            return rels.get(rid, ("", None))[1]
+    return None
+
+
+def _merged_problems(table: _Table, title: str, refs: list[str], last_row: int, max_col: int) -> list[Problem]:
+    from openpyxl.utils import range_boundaries
 
     problems = []
-    for merge in merge_cells.mergeCell:
-        ref = str(merge.ref)
+    for ref in refs:
         try:
             c1, r1, _c2, r2 = range_boundaries(ref)
         except (ValueError, TypeError):

@@ -273,3 +273,111 @@ def test_stream_configs_checks_every_row_before_handing_any_over(tmp_path):
     with pytest.raises(InputError):
         stream_configs(bad, seen.append)
     assert seen == []
+
+
+# --- mappings: the library's rows, checked like file rows ------------------------------------
+
+BAD_VALUES = [
+    # column, a bad value: text as a CSV cell holds it, numbers as a workbook's number cell does
+    ("dp", "eight"),  # not a number
+    ("dp", "1.5"),  # not a whole number
+    ("dp", 1.5),
+    ("zero", "4"),  # out of range
+    ("zero", 4),
+    ("mfu", 40),  # did you mean 40%?
+    ("weight_dtype", "fp12"),  # not one of the choices
+    ("seq_len", "32K"),  # a suffix outside the count columns
+    ("notes", "a\x07b"),  # a control character
+]
+
+
+def _problems(exc: InputError) -> list[tuple]:
+    return [(p.column, p.expected, p.found) for p in exc.problems]
+
+
+@pytest.mark.parametrize("column,value", BAD_VALUES, ids=[f"{c}={v!r}" for c, v in BAD_VALUES])
+def test_a_bad_mapping_value_gets_the_message_a_bad_file_cell_gets(tmp_path, column, value):
+    """config_from_mapping runs each value through the cell conversion of a file row: the same
+    column, expectation and finding as the CSV cell holding that text (or the workbook cell
+    holding that number), with the mapping's source and row."""
+    from ledger_report.inputs import config_from_mapping
+
+    with pytest.raises(InputError) as from_file:
+        if isinstance(value, str):
+            read_configs(write_csv(tmp_path, f"name,params_total,{column}\nm,7B,{value}\n"))
+        else:
+            read_configs(write_xlsx(tmp_path, [["name", "params_total", column], ["m", "7B", value]]))
+    with pytest.raises(InputError) as from_mapping:
+        config_from_mapping({"name": "m", "params_total": "7B", column: value}, source="job.py")
+    assert _problems(from_mapping.value) == _problems(from_file.value)
+    assert str(from_mapping.value).startswith(f'job.py, row 1, column "{column}": expected ')
+
+
+def test_a_contradiction_in_a_mapping_gets_the_message_a_csv_row_gets(tmp_path):
+    """The cross-column checks run on mappings too (ep must divide dp·cp·tp/etp)."""
+    from ledger_report.inputs import config_from_mapping
+
+    with pytest.raises(InputError) as from_file:
+        read_configs(write_csv(tmp_path, "name,params_total,dp,tp,ep\nm,7B,4,2,3\n"))
+    with pytest.raises(InputError) as from_mapping:
+        config_from_mapping({"name": "m", "params_total": 7 * 10**9, "dp": 4, "tp": 2, "ep": 3})
+    assert _problems(from_mapping.value) == _problems(from_file.value)
+    assert 'mapping, row 1, column "ep"' in str(from_mapping.value)
+
+
+def test_an_unknown_mapping_key_gets_the_unknown_column_message(tmp_path):
+    """An unknown key is refused like an unknown column (with the suggestion), less the position."""
+    from ledger_report.inputs import config_from_mapping
+
+    with pytest.raises(InputError) as from_file:
+        read_configs(write_csv(tmp_path, "name,params_total,parms_total\nm,7B,7B\n"))
+    with pytest.raises(InputError) as from_mapping:
+        config_from_mapping({"name": "m", "params_total": "7B", "parms_total": "7B"})
+    (file_problem,), (mapping_problem,) = from_file.value.problems, from_mapping.value.problems
+    assert mapping_problem.expected == file_problem.expected
+    assert file_problem.found == 'unknown column "parms_total" in field 3 (C) (did you mean "params_total"?)'
+    assert mapping_problem.found == 'unknown column "parms_total" (did you mean "params_total"?)'
+
+
+def test_engine_config_from_mapping_is_the_checked_one():
+    """engine.config_from_mapping is the reader's: {'dp': 'eight'} is an InputError there, not a
+    TypeError later in compute."""
+    from ledger_report import engine, inputs
+
+    assert engine.config_from_mapping is inputs.config_from_mapping
+    with pytest.raises(InputError, match='column "dp": expected a whole number ≥ 1; found "eight"'):
+        engine.config_from_mapping({"name": "m", "params_total": 7 * 10**9, "dp": "eight"})
+
+
+def test_mapping_values_are_converted_like_cells():
+    """8, '35B', 1e11, '40%', ' BF16 ' and numpy numbers are accepted and typed as from a file;
+    None and '' are empty cells."""
+    import numpy as np
+
+    from ledger_report.inputs import config_from_mapping
+
+    config = config_from_mapping({
+        "name": "m", "params_total": "35B", "dp": 8, "tokens": 1e11, "mfu": "40%", "weight_dtype": " BF16 ",
+        "tp": np.int64(2), "hbm_gb": np.float32(80), "pp": None, "notes": "", "glu": "yes",
+    })
+    assert config.given() == {
+        "name": "m", "params_total": 35 * 10**9, "weight_dtype": "bf16", "dp": 8, "tp": 2, "glu": True,
+        "hbm_gb": 80.0, "mfu": 0.4, "tokens": 10**11,
+    }
+    assert type(config.get("tokens")) is int and type(config.get("tp")) is int
+    assert config.source == "mapping row 1"
+
+
+def test_records_are_rows_and_every_problem_is_reported():
+    """configs_from_records: the n-th mapping is row n; names are unique across them; all the
+    problems come in one InputError."""
+    from ledger_report.inputs import configs_from_records
+
+    good = configs_from_records([{"name": "a", "params_total": "7B"}, {"name": "b", "params_total": 8}], source="sweep")
+    assert [(c.name, c.source) for c in good] == [("a", "sweep row 1"), ("b", "sweep row 2")]
+    assert configs_from_records([]) == []
+    with pytest.raises(InputError) as info:
+        configs_from_records([{"name": "a", "params_total": 1}, {"name": "A ", "params_total": 1}, {"params_total": 1, "dp": 0}])
+    message = str(info.value)
+    assert 'records, row 2, column "name": expected a name unique in the file; found "A " again (first at row 1)' in message
+    assert 'records, row 3, column "dp"' in message and 'records, row 3, column "name"' in message

@@ -26,8 +26,9 @@ from openpyxl.utils import FORMULAE
 from support.libreoffice import recalculate_with_libreoffice
 
 from ledger_report.render.document import config_document
-from ledger_report.config import COLUMN_NAMES, COLUMNS, COUNT, ENUM, INT
+from ledger_report.config import COLUMN_NAMES, COLUMNS, COUNT, ENUM, INT, Config
 from ledger_report.engine import compute, config_from_mapping
+from ledger_report.errors import InputError
 from ledger_report.model import formula as fx
 from ledger_report.model.definitions import REGISTRY
 from ledger_report.model.expr import Col, Const, If, IsBlank
@@ -644,8 +645,12 @@ def test_writer_uses_public_api_only():
 
 
 def test_control_characters_are_refused():
-    """INJ-06: a control character in user text is a clear error, not openpyxl's traceback."""
-    led = compute(config_from_mapping(dict(name="bad\x07name", params_total=10**9)))
+    """INJ-06: a control character in user text is a clear error, not openpyxl's traceback: the
+    reader refuses it (config_from_mapping is checked like a file row), and a Config built past
+    the reader is still refused by the workbook writer."""
+    with pytest.raises(InputError, match="U\\+0007"):
+        config_from_mapping(dict(name="bad\x07name", params_total=10**9))
+    led = compute(Config({"name": "bad\x07name", "params_total": 10**9}))
     with pytest.raises(ValueError, match="U\\+0007"):
         render_xlsx([led])
 
@@ -882,7 +887,11 @@ def _random_configs(seed: int, n: int) -> list[dict]:
 def test_random_sweep_recalculates_to_the_engine():
     """400 varied configurations (fixed seed) in one workbook, every cached value poisoned,
     LibreOffice's recalculation equals the engine in every Ledgers cell; no error anywhere."""
-    leds = _ledgers(_random_configs(9, 400))  # seed 9 has 17 values where plain ceil() differs
+    # Config, not config_from_mapping: 33 of these rows have an ep that does not divide dp·cp
+    # (etp defaults to tp, and the generator checks dp·cp·tp), a layout the reader refuses; they
+    # are kept, being the rows this test was checked on, for the workbook-against-engine
+    # comparison, which holds for them too.
+    leds = [compute(Config(c)) for c in _random_configs(9, 400)]  # seed 9 has 17 values where plain ceil() differs
     out = _load(_recalc(_poisoned(render_xlsx(leds))), data_only=True)
     assert _ledger_mismatches(out[LEDGERS], leds) == []
     errors = [(ws.title, c.coordinate) for ws in out.worksheets for row in ws.iter_rows() for c in row
