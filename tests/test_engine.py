@@ -80,11 +80,19 @@ def rows(draw, framework=None):
 
 @given(rows())
 def test_totals_equal_the_sum_of_lines(row):
-    """Totals equal the sum of their lines: HBM state = Σ HBM lines; peak = state + Σ in-peak items (each rounded up once)."""
+    """Totals equal the sum of their lines: HBM state = Σ HBM lines; each phase = Σ the items that live
+    in it (each rounded up once); the allocated peak is the largest phase; the device peak is the
+    reserved peak plus the CUDA context and NCCL's buffers."""
     d = config_document(compute(config_from_mapping(row)))
     assert d["state_bytes_per_rank"] == sum(s["bytes_per_rank"] for s in d["states"] if s["location"] == "hbm")
-    in_peak = sum(u["bytes_per_rank"] for u in d["uncounted"] if u["in_peak"])
-    assert abs(d["peak_bytes_per_rank"] - d["state_bytes_per_rank"] - in_peak) <= 8
+    for p in d["phases"]:
+        assert abs(p["bytes_per_rank"] - sum(p["items"].values())) <= 16, p
+    assert d["peak_allocated_bytes_per_rank"] == max(p["bytes_per_rank"] for p in d["phases"])
+    assert d["peak_phase"] == max(d["phases"], key=lambda p: p["bytes_per_rank"])["phase"]
+    assert d["peak_reserved_bytes_per_rank"] >= d["peak_allocated_bytes_per_rank"]
+    overhead = sum(u["bytes_per_rank"] for u in d["uncounted"] if u["item"] in ("comm_buffers", "runtime_reserve"))
+    buckets = max(p["items"].get("buckets", 0) for p in d["phases"])
+    assert abs(d["peak_bytes_per_rank"] - (d["peak_allocated_bytes_per_rank"] - buckets + overhead)) <= 16
     for v in (d["peak_bytes_per_rank"], d["compute"]["total_flops"], d["compute"]["days"]):
         assert v is not None and math.isfinite(v) and v > 0
 
@@ -210,14 +218,26 @@ def test_korthikanti_table_2_gpt3_layer():
 
 
 def test_first_stage_holds_pp_micro_batches_in_flight():
-    """Korthikanti et al. 2022 §4.2.3 / CONTRACT §3.7: the first stage holds min(pp, micro-batches) micro-batches (1F1B)."""
+    """Megatron-LM schedules.py (1F1B): pipeline rank r holds min(pp − r, micro-batches) micro-batches
+    in flight, so the first stage holds pp of them and the last one; the reported stage is the one
+    with the largest peak (Korthikanti et al. 2022 §4.2.3)."""
     base = dict(name="p", layers=8, hidden=1024, heads=8, ffn_hidden=4096, vocab=1000, pp=4, seq_len=1024, recompute="full")
     many = compute(config_from_mapping({**base, "global_batch": 64}))
     two = compute(config_from_mapping({**base, "global_batch": 2}))
     per_layer = 2 * 1024 * 1024
-    assert many["reported_stage"] == "first"
-    assert many["activation_bytes_per_rank"] == 4 * 2 * per_layer  # 4 in flight × 2 layers
+    assert many["first_stage_in_flight"] == 4 and many["middle_stage_in_flight"] == 2 and many["last_stage_in_flight"] == 1
+    assert many["first_stage_activation_bytes"] == 4 * 2 * per_layer  # 4 in flight × 2 layers
     assert two["first_stage_activation_bytes"] == 2 * 2 * per_layer
-    # with only 2 in flight the last stage (1 micro-batch + logits + loss) is now the more loaded one
-    assert two["reported_stage"] == "last"
-    assert two["activation_bytes_per_rank"] == 1 * 2 * per_layer
+    assert many["last_stage_activation_bytes"] == 1 * 2 * per_layer
+    for lg in (many, two):
+        peaks = {s: lg[f"{s}_stage_peak_allocated_bytes"] for s in ("first", "middle", "last")}
+        assert lg["reported_stage"] == max(peaks, key=peaks.get)
+
+
+def test_interleaved_first_rank_holds_more_chunks():
+    """Megatron-LM schedules.py (interleaved): rank 0 warms up (pp − 1)·2 + (v − 1)·pp chunks, so it
+    holds L/pp × (1 + (pp − 1)/(pp·v)) layers' worth: pp = 4, v = 2: 4 + 3/2 = 5.5 stage-sized micro-batches."""
+    base = dict(name="p", layers=16, hidden=1024, heads=8, ffn_hidden=4096, vocab=1000, pp=4, seq_len=1024, recompute="full", global_batch=64)
+    lg = compute(config_from_mapping({**base, "virtual_stages": 2}))
+    assert lg["first_stage_in_flight"] == pytest.approx(5.5)
+    assert lg["last_stage_in_flight"] == pytest.approx((0 + 4 + 1) / 2)
