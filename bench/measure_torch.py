@@ -431,6 +431,9 @@ def run_case(case, log):
                 mt_begin(step, name)
             with record_function(f"mt::{step}::{name}"):
                 yield
+                # collect reference cycles inside the phase, so that "live at the end of the phase"
+                # does not depend on when CPython's collector happens to run (compiled graphs make cycles)
+                gc.collect()
             if tracker is not None:
                 res["dispatch"][(step, name)] = tracker.end()
             if mt is not None:

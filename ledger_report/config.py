@@ -22,7 +22,7 @@ ENUM = "enum"  # one of ``choices`` (canonical lower-case spelling)
 DTYPES_WEIGHT = ("fp32", "bf16", "fp16", "fp8")
 DTYPES_GRAD = ("fp32", "bf16", "fp16", "fp8")
 DTYPES_MAIN_GRAD = ("none", "fp32", "bf16")
-DTYPES_MASTER = ("none", "fp32")
+DTYPES_MASTER = ("none", "fp32", "bf16")
 DTYPES_MOMENT = ("fp32", "bf16", "fp8", "int8")
 DTYPES_LOGITS = ("fp32", "bf16")
 from .model.conventions import convention_names
@@ -136,11 +136,12 @@ COLUMNS: tuple[Column, ...] = (
     _c("micro_batch", INT, "Sequences per micro-batch", "每个 micro-batch 的序列数", "1", "sequences", minimum=1, group="batch"),
     _c("global_batch", INT, "Sequences per optimizer step", "每步全局序列数", "", "sequences", minimum=1, group="batch"),
     _c("recompute", ENUM, "Activation recompute: none, selective (the framework's own), selective_op (save by operator), full", "重计算：none、selective（框架自身的）、selective_op（按算子保存）、full", "none", choices=RECOMPUTE, group="batch"),
+    _c("dropout", BOOL, "Dropout in attention and MLP (its masks and outputs are kept for backward)", "注意力与 MLP 中的 dropout（其掩码与输出为反向保留）", "false", group="batch"),
     _c("compile", BOOL, "torch.compile on (fused elementwise intermediates are not saved)", "开启 torch.compile（融合的逐元素中间量不保存）", "false", group="batch"),
     _c("virtual_stages", INT, "Interleaved pipeline: model chunks per pipeline rank", "交错流水：每个流水 rank 的模型块数", "1", "", minimum=1, group="parallel"),
     _c("sequence_parallel", BOOL, "Megatron sequence parallelism", "序列并行（Megatron SP）", "false", group="batch"),
     _c("flash_attention", BOOL, "Flash attention (no s² scores stored)", "FlashAttention（不保存 s² 注意力矩阵）", "true", group="batch"),
-    _c("logits_dtype", ENUM, "Logits tensor precision", "logits 精度", "fp32", choices=DTYPES_LOGITS, group="batch"),
+    _c("logits_dtype", ENUM, "Logits tensor precision", "logits 精度", "the convention's (fp32 generic, deepspeed; bf16 megatron, fsdp2)", choices=DTYPES_LOGITS, group="batch"),
     _c("loss_chunks", INT, "1 = full logits at once; k = chunked/fused cross-entropy", "1 = 整块 logits；k = 分块/融合交叉熵", "1", "", minimum=1, group="batch"),
     # hardware
     _c("gpu", ENUM, "Accelerator from the catalogue (ledger-report gpus)", "加速卡型号（见 ledger-report gpus）", "H100-SXM", group="hw"),

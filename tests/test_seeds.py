@@ -315,11 +315,12 @@ def test_deepspeed_estimators():
 def test_seed000_attention_matrix_one_head_4_8_GB_without_flash():
     """Seed 000 §5: naive attention keeps s² scores: 49152² × 2 B ≈ 4.8 GB per head.
 
-    The engine's per-layer score term is Korthikanti's 5·heads·s²·b (softmax 2 B + dropout mask 1 B +
-    dropout output 2 B per element); one head's 2-byte softmax matrix is 2/5 of it divided by the heads.
+    Without dropout the engine's per-layer score term is the softmax output alone, 2·heads·s²·b
+    (Korthikanti's 5 = softmax 2 B + dropout mask 1 B + dropout output 2 B per element).
     """
     lg = ledger("moe35b-ep8-bf16-buffer", flash_attention=False, recompute="none")
-    per_head_softmax = lg["act_scores_per_attention_layer"] * 2 / 5 / lg["heads"]
+    per_head_softmax = lg["act_scores_per_attention_layer"] / lg["heads"]
+    assert ledger("moe35b-ep8-bf16-buffer", flash_attention=False, recompute="none", dropout=True)["act_scores_per_attention_layer"] == pytest.approx(lg["act_scores_per_attention_layer"] * 5 / 2)
     assert per_head_softmax == 49152**2 * 2
     assert f"{per_head_softmax / 1e9:.1f}" == "4.8"
 

@@ -18,6 +18,8 @@ from .common import (
 from .stages import STAGE_ZH, STAGES
 
 TORCHTITAN_SAC = "torchtitan torchtitan/distributed/activation_checkpoint.py (op-level policy: saves matmul and attention outputs, every second mm recomputed)"
+DROPOUT_MASKS_SBH = 2  # Korthikanti's attention and MLP dropout masks, one byte each per s·b·h
+SOFTMAX_BYTES_PER_ELEM = 2  # without dropout only the softmax output is kept
 COMPILED_SBH = 4  # torch.compile: the two norm inputs stay saved, their outputs and the elementwise products are recomputed
 COMPILE_SOURCE = "torch.compile's min-cut partitioner (torch/_functorch/partitioners.py) saves matmul inputs and recomputes fused elementwise outputs"
 
@@ -37,15 +39,23 @@ def define(reg: Registry, r: Ctx) -> None:
         "mlp_act_factor", if_(r.glu, if_(comp, 4, 6), if_(comp, 2, 4)), COUNT, "MLP activation bytes per s·b·ffn", "MLP 激活系数",
         KORTH + " (a gated MLP stores gate, up and their product: 6 instead of 4); " + COMPILE_SOURCE + " (gate and up only: 4)",
     )
-    repl_w = d("act_replicated_factor", if_(comp, COMPILED_SBH, KORTHIKANTI_REPLICATED_SBH), COUNT, "replicated activation bytes per s·b·h", "不随 TP 切分的激活系数", KORTH + ": 10·sbh; compiled: 4·sbh")
+    drop = r.dropout
+    repl_w = d(
+        "act_replicated_factor", if_(comp, COMPILED_SBH, if_(drop, KORTHIKANTI_REPLICATED_SBH, KORTHIKANTI_REPLICATED_SBH - DROPOUT_MASKS_SBH)),
+        COUNT, "replicated activation bytes per s·b·h", "不随 TP 切分的激活系数",
+        KORTH + ": 10·sbh with dropout (its two 1-byte masks), 8·sbh without; compiled: 4·sbh",
+    )
     repl = d("act_replicated_per_layer", repl_w * sbh / sp_div, BYTES, "norm inputs, block inputs, dropout masks", "norm 输入、块输入、dropout 掩码", KORTH + ": ÷ tp with sequence parallel")
     attn_lin = d("act_attention_per_layer", sb * (4 * a * hd + 4 * g * hd) / tp, BYTES, "Q, K, V and projection input", "Q、K、V 与投影输入", KORTH + " (GQA: K and V use kv_heads)")
     mlp_dense_act = d("act_dense_mlp_per_layer", sb * r.f * mlp_act_w / tp, BYTES, "dense MLP activations", "稠密 MLP 激活", KORTH)
     mlp_moe_act = d("act_moe_mlp_per_layer", sb * (r.topk * r.f_moe * mlp_act_w / r.etp + r.f_sh * mlp_act_w / tp), BYTES, "MoE MLP activations (top-k experts + shared)", "MoE MLP 激活（top-k 专家 + 共享专家）", KORTH + " (each token visits top-k experts)")
-    r.s2 = s2 = d("act_scores_per_attention_layer", ATTN_SCORE_BYTES_PER_ELEM * a * s_loc * s_loc * b / tp, BYTES, "attention scores 5·heads·s²·b", "注意力分数 5·heads·s²·b", KORTH + " (only without flash attention and recompute)")
+    score_w = if_(drop, ATTN_SCORE_BYTES_PER_ELEM, SOFTMAX_BYTES_PER_ELEM)
+    r.s2 = s2 = d("act_scores_per_attention_layer", score_w * a * s_loc * s_loc * b / tp, BYTES, "attention scores heads·s²·b (5 bytes each with dropout, 2 without)", "注意力分数 heads·s²·b（有 dropout 每元素 5 字节，无则 2）", KORTH + " (only without flash attention and recompute: softmax output 2, dropout mask 1, dropout output 2)")
     r.per_dense = per_dense = d("act_dense_layer", repl + attn_lin + mlp_dense_act, BYTES, "activations per dense layer, nothing recomputed", "每个稠密层激活（不重计算）", KORTH)
     r.per_moe = per_moe = d("act_moe_layer", repl + attn_lin + mlp_moe_act, BYTES, "activations per MoE layer, nothing recomputed", "每个 MoE 层激活（不重计算）", KORTH)
-    per_full = d("act_full_recompute_layer", FULL_RECOMPUTE_SBH_BYTES * sbh / sp_div, BYTES, "full recompute: the layer input 2·s·b·h", "全重计算：层输入 2·s·b·h", KORTH + "; " + MOE35)
+    # with fp32 weights (autocast mixed precision) the residual stream, and so each layer's input, stays fp32
+    resid = d("residual_bytes", if_(r.weight_dtype.eq("fp32"), 4, FULL_RECOMPUTE_SBH_BYTES), COUNT, "bytes per element of the residual stream", "残差流每元素字节", KORTH + "; torch.autocast keeps fp32 where fp32 weights add into the residual")
+    per_full = d("act_full_recompute_layer", resid * sbh / sp_div, BYTES, "full recompute: the layer input 2·s·b·h", "全重计算：层输入 2·s·b·h", KORTH + "; " + MOE35)
     # op-level selective checkpointing: the block input, every other matmul output, the attention output
     op_attn = sb * 2 * (a * hd + g * hd) / tp + sb * 2 * a * hd / tp
     op_dense = d("act_op_dense_layer", per_full + op_attn + sb * 2 * (r.f + h) / tp, BYTES, "op-level selective: per dense layer", "算子级选择性重计算：每稠密层", TORCHTITAN_SAC + ": q and v, up-projection and down-projection outputs, attention output, block input")

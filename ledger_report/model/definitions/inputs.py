@@ -46,11 +46,12 @@ def define(reg: Registry, r: Ctx) -> None:
     r.micro_batch = d("micro_batch", default("micro_batch", 1), COUNT, "micro-batch", "micro-batch", COLUMN)
     r.global_batch = d("global_batch", Col("global_batch"), COUNT, "global batch", "全局 batch", COLUMN)
     r.recompute = d("recompute", default("recompute", "none"), TEXT, "recompute", "重计算", COLUMN)
+    r.dropout = d("dropout", default("dropout", False), BOOL, "dropout in attention and MLP", "注意力与 MLP 的 dropout", COLUMN)
     r.compile = d("compile", default("compile", False), BOOL, "torch.compile", "torch.compile", COLUMN)
     r.virtual = d("virtual_stages", default("virtual_stages", 1), COUNT, "virtual pipeline stages per rank", "每卡虚拟流水段数", COLUMN)
     r.seq_par = d("sequence_parallel", default("sequence_parallel", False), BOOL, "sequence parallel", "序列并行", COLUMN)
     r.flash = d("flash_attention", default("flash_attention", True), BOOL, "flash attention", "FlashAttention", COLUMN)
-    r.logits_dtype = d("logits_dtype", default("logits_dtype", "fp32"), TEXT, "logits dtype", "logits 精度", COLUMN)
+    r.logits_dtype = d("logits_dtype", default("logits_dtype", conv(r, "logits_dtype_default")), TEXT, "logits dtype", "logits 精度", COLUMN + "; the convention's default (bf16 where the output layer runs in bf16)")
     r.loss_chunks = d("loss_chunks", default("loss_chunks", 1), COUNT, "loss chunks", "loss 分块数", COLUMN)
 
     reg.section = "hardware"

@@ -27,6 +27,7 @@ ITEMS = (
     ("activations", "activations in flight", "在途激活"),
     ("activations_rest", "activations of the other micro-batches in flight", "其余在途 micro-batch 的激活"),
     ("gathers_fwd", "parameters gathered in forward", "前向聚合的参数"),
+    ("autocast_cache", "bf16 copies of fp32 weights cached by autocast in forward", "autocast 在前向缓存的权重 bf16 副本"),
     ("gathers_bwd", "parameters and gradients gathered in backward", "反向聚合的参数与梯度"),
     ("logits", "logits", "logits"),
     ("loss_fwd", "cross-entropy forward working set", "交叉熵前向工作区"),
@@ -44,8 +45,8 @@ ITEMS = (
 # phase and each item's "in the peak" all read it.
 PHASES = (
     ("setup", "after setup", "启动后", ("state", "buckets")),
-    ("forward", "forward", "前向", ("state", "moments", "buckets", "activations", "gathers_fwd")),
-    ("loss", "loss", "损失", ("state", "moments", "buckets", "activations", "gathers_fwd", "logits", "loss_fwd")),
+    ("forward", "forward", "前向", ("state", "moments", "buckets", "activations", "gathers_fwd", "autocast_cache")),
+    ("loss", "loss", "损失", ("state", "moments", "buckets", "activations", "gathers_fwd", "autocast_cache", "logits", "loss_fwd")),
     ("backward", "backward (its start)", "反向（开始）", ("state", "moments", "buckets", "gathers_bwd", "gradients_early", "activations", "loss_or_recompute")),
     ("backward_end", "backward (its end)", "反向（结束）", ("state", "moments", "buckets", "gathers_bwd", "gradients", "activations_rest", "recompute")),
     ("optimizer", "optimizer step", "优化器 step", ("state", "moments", "buckets", "gradients", "optimizer_temp")),
@@ -97,6 +98,12 @@ def define(reg: Registry, r: Ctx) -> None:
             "activations": r.act[stage],
             "gathers_fwd": d(f"{stage}_mem_gathers_forward", z3_fwd + if_(head, head_unit, 0) + if_(fsdp_pp, stage_rank_params * wbytes, 0), BYTES, f"{stage} stage: gathered parameters in forward", f"{zh}：前向聚合的参数", FSDP_SOURCE + "; DeepSpeed estimate_zero3_model_states_mem_needs (4 × largest layer)"),
             "gathers_bwd": d(f"{stage}_mem_gathers_backward", z3_bwd + if_(head, head_unit, 0) + if_(fsdp_pp, stage_rank_params * wbytes, 0), BYTES, f"{stage} stage: gathered parameters and gradients in backward", f"{zh}：反向聚合的参数与梯度", FSDP_SOURCE),
+            "autocast_cache": d(
+                f"{stage}_mem_autocast_cache",
+                if_(all_of(r.weight_dtype.eq("fp32"), conv(r, "autocast_cache").eq(1)), stage_rank_params * 2, 0),
+                BYTES, f"{stage} stage: autocast's bf16 weight copies", f"{zh}：autocast 的 bf16 权重副本",
+                "torch.autocast(cache_enabled=True) keeps the 16-bit cast of each fp32 leaf weight until the autocast region ends (torch/amp/autocast_mode.py)",
+            ),
             "logits": d(f"{stage}_mem_logits", if_(head, r.logits, 0), BYTES, f"{stage} stage: logits", f"{zh}：logits", doc("logits-and-loss")),
             "loss_fwd": d(f"{stage}_mem_loss_forward", if_(head, r.ce_fwd, 0), BYTES, f"{stage} stage: loss forward working set", f"{zh}：损失前向工作区", doc("logits-and-loss")),
             "recompute": r.recompute_ws,
