@@ -64,6 +64,7 @@ __all__ = ["read_configs", "stream_configs", "config_from_mapping", "configs_fro
 # ---------------------------------------------------------------------------------------------
 # Limits (module level so tests can monkeypatch them down)
 
+CHECK_BATCH_ROWS = 4096  # rows checked against the model's constraints at once
 MAX_ROWS = 100_000  # configuration rows per file
 MAX_ZIP_ENTRIES = 1000  # Apache POI ZipSecureFile.MAX_FILE_COUNT
 MAX_ENTRY_BYTES = 200 * 2**20  # declared uncompressed size of one zip entry
@@ -518,128 +519,15 @@ def _convert(col: Column, raw: Any) -> Any:
 # Cross-column checks (after every cell of the row parsed)
 
 
-def _cross_checks(v: dict[str, Any], bad: set[str]) -> list[tuple[str, str, str]]:
-    """Contradictions between columns: (column, expected, found) for each."""
-    out: list[tuple[str, str, str]] = []
+def _model_checks(rows: list[tuple[int, dict[str, Any], set[str]]]) -> list[tuple[int, str, str, str]]:
+    """Contradictions between columns, from the model's constraints (the same rules the workbook's
+    check cells and the planner apply): (row, column, expected, found) for each broken rule."""
+    from .model.checks import failures
+    from .model.definitions import REGISTRY
+    from .model.tables import tables
 
-    def ok(*cols: str) -> bool:
-        return not bad.intersection(cols)
-
-    def get(name: str, default: Any = None) -> Any:
-        value = v.get(name)
-        return default if value is None else value
-
-    # Architecture: all of ARCH_REQUIRED or none; required when params_total is empty.
-    if ok(*ARCH_REQUIRED):
-        given = [c for c in ARCH_REQUIRED if v.get(c) is not None]
-        missing = [c for c in ARCH_REQUIRED if v.get(c) is None]
-        arch = ", ".join(ARCH_REQUIRED)
-        if given and missing:
-            out.append((
-                missing[0],
-                f"all of the architecture columns {arch} or none of them",
-                ", ".join(f"{c} = {_num(v[c])}" for c in given) + f" given but {', '.join(missing)} empty",
-            ))
-        elif not given and v.get("params_total") is None and ok("params_total"):
-            out.append((
-                "params_total",
-                f"params_total, or the architecture columns {arch}",
-                "params_total and all the architecture columns empty",
-            ))
-    arch_given = all(v.get(c) is not None for c in ARCH_REQUIRED)
-
-    dp, tp, pp, cp, ep = (get(k, 1) for k in ("dp", "tp", "pp", "cp", "ep"))
-    etp = get("etp", tp)
-
-    # Expert parallelism: ep divides dp·cp·tp/etp, an integer itself.
-    if ok("dp", "cp", "tp", "etp", "ep"):
-        world = dp * cp * tp
-        if world % etp:
-            out.append(("etp", f"etp to divide dp·cp·tp = {dp}·{cp}·{tp} = {_num(world)}", f"etp = {etp}"))
-        elif (world // etp) % ep:
-            out.append((
-                "ep",
-                f"ep to divide dp·cp·tp/etp = {dp}·{cp}·{tp}/{etp} = {_num(world // etp)}",
-                f"ep = {ep}",
-            ))
-
-    experts, topk = v.get("experts"), v.get("topk")
-    if experts is not None and ok("experts", "ep") and experts % ep:
-        out.append(("experts", f"experts divisible by ep = {ep}", f"experts = {experts}"))
-    if ok("experts", "topk"):
-        if experts is not None and topk is None:
-            out.append(("topk", f"topk (experts per token) when experts is given (experts = {experts})", "topk empty"))
-        elif experts is None and topk is not None:
-            out.append(("topk", "experts (routed experts) when topk is given", f"topk = {topk} with experts empty"))
-        elif experts is not None and topk > experts:
-            out.append(("topk", f"topk ≤ experts = {experts}", f"topk = {topk}"))
-
-    # Attention heads.
-    heads, kv_heads, hidden = v.get("heads"), v.get("kv_heads"), v.get("hidden")
-    if heads is not None and ok("heads", "tp") and heads % tp:
-        out.append(("tp", f"tp to divide heads = {heads}", f"tp = {tp}"))
-    if kv_heads is not None and ok("kv_heads", "tp") and kv_heads % tp:
-        out.append(("tp", f"tp to divide kv_heads = {kv_heads}", f"tp = {tp}"))
-    if kv_heads is not None and heads is not None and ok("kv_heads", "heads") and heads % kv_heads:
-        out.append(("kv_heads", f"kv_heads to divide heads = {heads}", f"kv_heads = {kv_heads}"))
-    if (
-        v.get("head_dim") is None and hidden is not None and heads is not None
-        and ok("hidden", "heads", "head_dim") and hidden % heads
-    ):
-        out.append(("hidden", f"hidden divisible by heads = {heads} (or give head_dim)", f"hidden = {_num(hidden)}"))
-    layers = v.get("layers")
-    if layers is not None and ok("layers", "pp") and pp > layers:
-        out.append(("pp", f"pp ≤ layers = {layers} (every pipeline stage needs a layer)", f"pp = {pp}"))
-
-    # Batch.
-    seq_len = v.get("seq_len")
-    if v.get("sequence_parallel") and seq_len is not None and ok("seq_len", "tp", "cp") and seq_len % (tp * cp):
-        out.append((
-            "seq_len",
-            f"seq_len divisible by tp·cp = {tp}·{cp} = {tp * cp} with sequence_parallel",
-            f"seq_len = {_num(seq_len)}",
-        ))
-    global_batch, micro_batch = v.get("global_batch"), get("micro_batch", 1)
-    if global_batch is not None and ok("global_batch", "micro_batch", "dp") and global_batch % (micro_batch * dp):
-        out.append((
-            "global_batch",
-            f"a multiple of micro_batch × dp = {micro_batch} × {dp} = {_num(micro_batch * dp)}",
-            f"global_batch = {_num(global_batch)}",
-        ))
-
-    # Parameter counts.
-    total = v.get("params_total")
-    for part in ("params_expert", "params_active"):
-        value = v.get(part)
-        if value is not None and total is not None and ok(part, "params_total") and value > total:
-            out.append((part, f"{part} ≤ params_total = {_num(total)}", f"{part} = {_num(value)}"))
-    if (
-        v.get("params_per_rank") is not None and ep > 1 and v.get("params_expert") is None
-        and not arch_given and ok("params_per_rank", "ep", "etp", "tp", "params_expert", "params_total")
-    ):
-        if total is None:
-            out.append((
-                "params_per_rank",
-                "params_total (or params_expert) to solve the expert split from params_per_rank when ep > 1",
-                f"ep = {ep} with params_total empty",
-            ))
-        elif ep * etp == tp:
-            out.append((
-                "params_per_rank",
-                "ep·etp ≠ tp to solve the expert split from params_per_rank (or give params_expert)",
-                f"ep·etp = {ep}·{etp} = {ep * etp} = tp",
-            ))
-
-    # Framework and ZeRO.
-    if ok("zero", "framework") and v.get("zero") == 2 and v.get("framework") == "megatron":
-        out.append(("zero", "zero 0, 1 or 3 with framework megatron (Megatron has no ZeRO-2)", "zero = 2"))
-
-    # Deadline.
-    days, reserve = v.get("days"), v.get("reserve_days")
-    if days is not None and reserve is not None and ok("days", "reserve_days") and reserve >= days:
-        out.append(("reserve_days", f"reserve_days < days = {_num(days)}", f"reserve_days = {_num(reserve)}"))
-    return out
-
+    found = failures(REGISTRY, tables(), [v for _r, v, _b in rows], [b for _r, _v, b in rows])
+    return [(rows[f.index][0], f.constraint.column, f.expected, f.found) for f in found]
 
 # ---------------------------------------------------------------------------------------------
 # The table: header, rows, problems.  Shared by the CSV and XLSX readers.
@@ -665,6 +553,7 @@ class _Table:
         self.sink = sink  # given: each good row goes to it instead of the list (streaming)
         self.count = 0
         self.rows_seen = 0
+        self.pending: list[tuple[int, dict[str, Any], set[str], bool]] = []  # rows read, not yet checked against the model
 
     # -- problems
     def add(self, row: int | None, column: str | None, expected: str, found: str, cell: str | None = None) -> None:
@@ -779,9 +668,22 @@ class _Table:
                 )
             else:
                 self.names[key] = row
-        for column, expected, found in _cross_checks(values, bad):
+        self.pending.append((row, values, bad, len(self.problems) == before))
+        if len(self.pending) >= CHECK_BATCH_ROWS:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Check the pending rows against the model's constraints, then keep the good ones."""
+        pending, self.pending = self.pending, []
+        if not pending:
+            return
+        broken: set[int] = set()
+        for row, column, expected, found in _model_checks([(r, v, b) for r, v, b, _ok in pending]):
             self.add(row, column, expected, found, self._ref_of(column, row))
-        if len(self.problems) == before:
+            broken.add(row)
+        for row, values, _bad, clean in pending:
+            if not clean or row in broken:
+                continue
             if self.sheet is not None:
                 source = f"{self.label} {self.sheet} row {row}"
             else:
@@ -813,6 +715,7 @@ class _Table:
         return None
 
     def finish(self) -> list[Config]:
+        self._flush()
         for col, row in sorted(self.orphans.items()):
             self.add(
                 self.header_row, None,

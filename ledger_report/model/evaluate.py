@@ -39,7 +39,10 @@ def evaluate_row(reg: Registry, row: Mapping[str, Any], tables: Tables) -> dict[
     """Every quantity of the registry for one row of inputs (``None`` = empty cell)."""
     env: dict[str, Any] = {}
     for q in reg:
-        env[q.key] = compiled(q.expr)(row, env, tables)
+        try:
+            env[q.key] = compiled(q.expr)(row, env, tables)
+        except ZeroDivisionError:  # only on rows a constraint refuses (the spreadsheet shows #DIV/0!)
+            env[q.key] = None
     return env
 
 

@@ -742,7 +742,7 @@ def test_duplicate_names_name_both_rows(tmp_path):
 
 CROSS = [
     # id, extra columns, column named, found text
-    ("arch-partial", {"layers": 32, "hidden": 4096}, "heads", "layers = 32, hidden = 4096 given but heads, ffn_hidden, vocab empty"),
+    ("arch-partial", {"params_total": "", "layers": 32, "hidden": 4096}, "heads", "heads empty, params_total empty"),
     ("no-params", {"params_total": ""}, "params_total", "params_total and all the architecture columns empty"),
     ("ep-divides", {"dp": 4, "tp": 2, "ep": 3}, "ep", "ep = 3"),
     ("etp-divides", {"dp": 3, "etp": 2}, "etp", "etp = 2"),
@@ -753,9 +753,13 @@ CROSS = [
     ("tp-heads", {"heads": 32, "tp": 3}, "tp", "tp = 3"),
     ("tp-kv-heads", {"heads": 32, "kv_heads": 4, "tp": 8}, "tp", "tp = 8"),
     ("kv-divides-heads", {"heads": 32, "kv_heads": 5}, "kv_heads", "kv_heads = 5"),
-    ("hidden-by-heads", {"hidden": 4000, "heads": 48}, "hidden", "hidden = 4000"),
+    ("hidden-by-heads", {"hidden": 4000, "heads": 48}, "hidden", "hidden = 4,000"),
     ("pp-layers", {"layers": 2, "pp": 4}, "pp", "pp = 4"),
-    ("seq-sp", {"seq_len": 1000, "tp": 8, "cp": 2, "sequence_parallel": "true"}, "seq_len", "seq_len = 1000"),
+    ("seq-sp", {"seq_len": 1000, "tp": 8, "cp": 2, "sequence_parallel": "true"}, "seq_len", "seq_len = 1,000"),
+    ("params-contradict", {"layers": 80, "hidden": 8192, "heads": 64, "kv_heads": 8, "ffn_hidden": 28672, "vocab": 128256, "params_total": "7B"}, "params_total", "params_total = 7,000,000,000"),
+    ("cp-seq", {"seq_len": 8192, "cp": 3}, "cp", "cp = 3"),
+    ("ep-dense", {"dp": 2, "ep": 2}, "ep", "ep = 2"),
+    ("tp-ffn", {"layers": 32, "hidden": 4096, "heads": 32, "ffn_hidden": 14337, "vocab": 32000, "tp": 2, "params_total": ""}, "tp", "tp = 2"),
     ("global-batch", {"global_batch": 100, "micro_batch": 2, "dp": 8}, "global_batch", "global_batch = 100"),
     ("expert-gt-total", {"params_expert": "8B"}, "params_expert", "params_expert = 8,000,000,000"),
     ("active-gt-total", {"params_active": "9B"}, "params_active", "params_active = 9,000,000,000"),
@@ -770,9 +774,9 @@ CROSS = [
 def test_cross_column_contradictions(tmp_path, extra, column, found):
     """Each contradiction names line, column(s), the expectation with its numbers, and the values."""
     row = {"name": "m", "params_total": "7B", **extra}
-    if {"layers", "hidden", "heads"} & set(extra):  # complete the architecture unless that is the test
-        if column != "heads":
-            row = {"layers": 32, "hidden": 4096, "heads": 32, "ffn_hidden": 11008, "vocab": 32000, **row}
+    if {"layers", "hidden", "heads"} & set(extra) and column not in ("heads", "params_total"):
+        # complete the architecture (Llama-2-7B's, which counts its own parameters)
+        row = {"layers": 32, "hidden": 4096, "heads": 32, "ffn_hidden": 11008, "vocab": 32000, **row, "params_total": ""}
     text = ",".join(row) + "\n" + ",".join(str(v) for v in row.values()) + "\n"
     message = error_of(write_csv(tmp_path, text))
     assert_names(message, "line 2", f'column "{column}"', found)
