@@ -63,9 +63,9 @@ class _Counting:
         self._original = handout._layout
 
     def __enter__(self):
-        def layout(view, root, font_config):
+        def layout(view, fetcher, font_config):
             self.layouts.append(len(view["pages"]) + len(view["summary_pages"]))
-            return self._original(view, root, font_config)
+            return self._original(view, fetcher, font_config)
 
         handout._layout = layout
         return self
