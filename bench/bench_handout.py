@@ -1,26 +1,30 @@
-"""The handout PDF: seconds per page (issue 4; goal <= 0.1 s per page).
+"""The handout PDF: seconds per page (goals: <= 0.15 s per page in parallel, <= 0.25 in one process).
 
 Renders, in English and in Chinese, (1) N varied configurations (default 100: a summary plus one
 page each) and (2) the example input ``inputs/examples.csv``, each twice: in one process
 (``jobs=1``) and as ``build`` does it, the parts of the handout in worker processes side by side
-(``jobs`` = the CPUs).  The ledgers are computed first, untimed (``document()``); the timer covers
-``render_pdf`` only: Jinja, WeasyPrint layout, the re-layout of pages that overflow, writing each
-part's PDF and assembling them.  Prints pages, seconds, seconds per page, CPU seconds per page of
-this process and of all processes (this one and the workers it reaped; unlike wall time, it does
-not count time spent waiting for a CPU), bytes, the pages laid out by each WeasyPrint pass
-(one process only: the first pass lays out every page of a part, later passes only the pages that
-overflowed), the parts, and the first-guess densities.  The machine's load shows as wall time
-above CPU time.  Each run is made in a process forked for it from this one (after one untimed
-warm-up render here), so that no run inherits the heap of the runs before it.
+(``jobs`` = the CPUs).  The handout goes through WeasyPrint's public API only (``HTML(string=...)
+.render()``, ``Document.write_pdf``) and pypdf's ``PdfWriter``.  The ledgers are computed first,
+untimed (``document()``); the timer covers ``render_pdf`` only: Jinja, WeasyPrint layout, the
+re-layout of pages that overflow, writing each part's PDF and assembling them.  Prints pages,
+seconds, seconds per page, CPU seconds per page of this process and of all processes (this one
+and the workers it reaped; unlike wall time, it does not count time spent waiting for a CPU),
+bytes, the pages laid out by each WeasyPrint pass (one process only: the first pass lays out
+every page of a part, later passes only the pages that overflowed), the parts, and the
+first-guess densities.  The machine's load shows as wall time above CPU time.  Each run is made
+in a process forked for it from this one (after one untimed warm-up render here), so that no run
+inherits the heap of the runs before it.
 
     python bench/bench_handout.py                # 100 configurations + the example, en and zh
     python bench/bench_handout.py -n 20 --lang zh --repeat 3 --json
 
-Exit status 1 when the parallel run of the generated configurations misses the goal of 0.1 s per
-page (the goal of issue 4; the example's figures are reported beside it).  On the 2-vCPU
-machines here the same code measured 0.070 to 0.096 s per page within two hours (2026-12-01):
-compare runs made together.  Without ``libharfbuzz-subset0`` WeasyPrint subsets fonts with fontTools and a Chinese handout takes
-seconds more (the run's WeasyPrint warnings are printed, and that one names it).
+Exit status 1 when a run of the generated configurations misses its goal (parallel: 0.15 s per
+page; one process: 0.25 s per page; the example's figures are reported beside them).  On the
+2-vCPU machines here (WeasyPrint 70, Debian's Python 3.11) 100 configurations measured 0.055 to
+0.058 s per page in parallel and 0.116 to 0.118 s per page in one process (2026-12-01): this
+VM's speed drifts by a fifth, so compare runs made together.  Without ``libharfbuzz-subset0``
+WeasyPrint subsets fonts with fontTools and a Chinese handout takes seconds more (the run's
+WeasyPrint warnings are printed, and that one names it).
 """
 
 from __future__ import annotations
@@ -46,7 +50,8 @@ from ledger_report.render import handout  # noqa: E402
 
 import rows  # noqa: E402  (bench/rows.py)
 
-GOAL_S_PER_PAGE = 0.1
+GOAL_S_PER_PAGE = 0.15  # parallel, as build renders
+GOAL_ONE_PROCESS_S_PER_PAGE = 0.25  # jobs=1
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "inputs", "examples.csv")
 
 
@@ -63,9 +68,9 @@ class _Counting:
         self._original = handout._layout
 
     def __enter__(self):
-        def layout(view, root, font_config):
+        def layout(view, fetcher, font_config):
             self.layouts.append(len(view["pages"]) + len(view["summary_pages"]))
-            return self._original(view, root, font_config)
+            return self._original(view, fetcher, font_config)
 
         handout._layout = layout
         return self
@@ -163,9 +168,10 @@ def run(label: str, doc: dict, lang: str, repeat: int, jobs: int) -> dict:
         "layouts": best["layouts"] if jobs == 1 else None,
         "first_guess_densities": dict(sorted(first.items())),
         "warnings": best["warnings"][:5],
-        # The goal is the issue's: the generated configurations, rendered as build renders them
-        # (in parallel); the example and the one-process runs are reported beside it.
-        "goal_met": best["seconds"] / pages <= GOAL_S_PER_PAGE if label == "generated" and jobs > 1 else None,
+        # The goals are for the generated configurations, rendered as build renders them (in
+        # parallel) and in one process; the example is reported beside them.
+        "goal_met": (best["seconds"] / pages <= (GOAL_S_PER_PAGE if jobs > 1 else GOAL_ONE_PROCESS_S_PER_PAGE)
+                     if label == "generated" else None),
     }
 
 
@@ -192,10 +198,12 @@ def main() -> int:
 
     if args.json:
         print(json.dumps({"python": platform.python_version(), "interpreter": interpreter(), "weasyprint": weasyprint.__version__,
-                          "cpus": os.cpu_count(), "jobs": jobs, "goal_s_per_page": GOAL_S_PER_PAGE, "results": results}, indent=2))
+                          "cpus": os.cpu_count(), "jobs": jobs, "goal_s_per_page": GOAL_S_PER_PAGE,
+                          "goal_one_process_s_per_page": GOAL_ONE_PROCESS_S_PER_PAGE, "results": results}, indent=2))
     else:
         print(f"WeasyPrint {weasyprint.__version__}, Python {platform.python_version()} ({interpreter()}), {os.cpu_count()} CPUs, "
-              f"parallel runs with {jobs} worker processes; goal {GOAL_S_PER_PAGE} s per page")
+              f"parallel runs with {jobs} worker processes; goals {GOAL_S_PER_PAGE} s per page in parallel, "
+              f"{GOAL_ONE_PROCESS_S_PER_PAGE} in one process")
         for r in results:
             print(f"{r['run']:>13} {r['lang']} jobs {r['jobs']}: {r['pages']:4d} pages in {r['seconds']:7.2f} s = "
                   f"{r['s_per_page']:.3f} s/page (CPU {r['cpu_all_s_per_page']:.3f} s/page in all processes, {r['cpu_s_per_page']:.3f} here; then {r['gc_after_s']:.1f} s of deferred "

@@ -346,7 +346,9 @@ def test_fetcher_refuses_traversal_templates_and_symlinks(tmp_path):
     (root / "link.css").symlink_to(secret)
     fetcher = handout.PackagedAssetFetcher(root)
     response = fetcher.fetch((root / "style.css").as_uri())
-    assert response.read() == b"body { color: black }"
+    # a URLFetcherResponse (WeasyPrint 68 and later), or the dict older WeasyPrint expects
+    body = response.read() if hasattr(response, "read") else response["string"]
+    assert body == b"body { color: black }"
     for url in [
         root.as_uri() + "/../secret.css",
         root.as_uri() + "/..%2fsecret.css",
@@ -468,94 +470,18 @@ def test_same_input_gives_byte_identical_pdf_and_leaves_the_environment_alone(mo
 
 
 # --------------------------------------------------------------------------------------------
-# The fast parse: the XML tree is the tree WeasyPrint's HTML5 parser builds
+# User text that no font draws
 
 
-def _canon(element, depth: int = 0, out: list | None = None) -> list:
-    """Every element as (depth, tag, attributes, text, tail), in document order."""
-    out = [] if out is None else out
-    out.append((depth, element.tag, sorted(element.attrib.items()), element.text or "", element.tail or ""))
-    for child in element:
-        _canon(child, depth + 1, out)
-    return out
-
-
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_xml_tree_is_the_tree_the_html5_parser_builds(doc, lang):
-    """The handout's HTML parsed by expat (handout._tree) gives, element by element, the tree
-    tinyhtml5 (WeasyPrint's own parser) gives: tags (the bar's SVG namespace too), attributes,
-    text and whitespace, for the four seed pages, the hostile note and the overflow cases."""
-    import tinyhtml5
-
-    hostile = dict(QWEN3_8B, name='evil <img src="file:///etc/hostname">', notes=HOSTILE_NOTE)
-    for d in (doc, _doc(hostile), _doc(*_overflow_rows())):
-        html = handout.render_html(d, lang)
-        theirs = _canon(tinyhtml5.parse(html, namespace_html_elements=False))
-        ours = _canon(handout._tree(html))
-        assert len(ours) > 100 and ours == theirs
-
-
-def test_prepared_document_renders_as_weasyprints_own(doc, monkeypatch):
-    """handout._document sets the attributes weasyprint.HTML.__init__ sets (WeasyPrint is pinned
-    to 70.x, whose internals it relies on) and renders to the same PDF bytes."""
-    import weasyprint
-
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", handout.FIXED_SOURCE_DATE_EPOCH)
-    root = handout.templates_dir()
-    html = handout.render_html(_doc(QWEN3_8B, OFFLOAD), "zh")
-    ours = handout._document(html, root)
-    theirs = weasyprint.HTML(string=html, base_url=root.as_uri() + "/", url_fetcher=handout.PackagedAssetFetcher(root))
-    assert set(vars(ours)) == set(vars(theirs))
-    assert (ours.base_url, ours.media_type) == (theirs.base_url, theirs.media_type)
-    assert ours.write_pdf() == theirs.write_pdf()
-
-
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_the_handouts_user_agent_sheet_draws_what_weasyprints_draws(lang, monkeypatch):
-    """templates/handout-ua.css in place of WeasyPrint's html5_ua.css gives the same PDF bytes on
-    the seed pages, the overflow cases and the hostile note."""
-    import weasyprint
-
-    hostile = dict(QWEN3_8B, name='evil <img src="file:///etc/hostname">', notes=HOSTILE_NOTE)
-    for d in (_doc(QWEN3_8B, MOE_35B, MOE_5T, OFFLOAD), _doc(*_overflow_rows()), _doc(hostile)):
-        ours = handout.render_pdf(d, lang, warnings=[], jobs=1)
-        with monkeypatch.context() as m:
-            m.setattr(handout._HandoutHTML, "_ua_stylesheets", weasyprint.HTML._ua_stylesheets)
-            theirs = handout.render_pdf(d, lang, warnings=[], jobs=1)
-        assert ours == theirs
-
-
-def _selector_words(css: str) -> set[str]:
-    """The element names (and other bare words) in a stylesheet's selectors."""
-    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
-    selectors = re.findall(r"([^{}]*)\{", css)
-    return {w for sel in selectors for w in re.findall(r"(?<![\w.#:@-])([a-z][a-z0-9]*)(?![\w-])", sel)}
-
-
-def test_every_element_the_template_writes_has_its_user_agent_rules(doc):
-    """Every element of the handout's HTML that WeasyPrint's user-agent sheet styles is styled by
-    templates/handout-ua.css too: a new element in the template (an <em>, say) fails here until
-    its rules are copied over."""
-    from importlib import resources
-
-    theirs = _selector_words((resources.files("weasyprint.css") / "html5_ua.css").read_text("utf-8"))
-    ours = _selector_words((handout.templates_dir() / handout.UA_STYLESHEET).read_text("utf-8"))
-    hostile = dict(QWEN3_8B, name="<em>x</em>", notes=HOSTILE_NOTE)
-    tags = set()
-    for d in (doc, _doc(hostile), _doc(*_overflow_rows())):
-        for lang in ("en", "zh"):
-            tags |= {e.tag.rpartition("}")[2] for e in handout._tree(handout.render_html(d, lang)).iter()}
-    assert {"td", "li", "col", "br", "svg"} <= tags
-    assert tags & theirs <= ours, sorted((tags & theirs) - ours)
-
-
-def test_characters_xml_forbids_are_shown_as_replacement_characters():
+def test_characters_xml_forbids_are_shown_as_replacement_characters(tmp_path):
     """The reader refuses control characters, but a document built by a script may hold them:
-    the page shows U+FFFD for each instead of failing to parse."""
+    the page shows U+FFFD for each (no tofu, so no warning) instead of a .notdef glyph."""
     d = _doc(MOE_5T)
     d["configs"][0]["notes"] = "bell\x07 nul\x00 end\ufffe"
-    text = "".join(handout._tree(handout.render_html(d, "en")).itertext())
-    assert "bell\ufffd nul\ufffd end\ufffd" in text
+    assert "bell\ufffd nul\ufffd end\ufffd" in handout.render_html(d, "en")
+    path, _, warnings = _render(tmp_path, "controls", d, "en")
+    assert warnings == []
+    assert "bell\ufffd nul\ufffd end\ufffd" in _pages_text(path)[1]
 
 
 # --------------------------------------------------------------------------------------------

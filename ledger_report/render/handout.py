@@ -18,16 +18,14 @@ does not fit would be clipped, so the renderer checks each page's end markers af
 re-renders a page that overflows at the next density (smaller type, shorter notes); see
 :func:`_pages` and :func:`_refit`.
 
-Speed: WeasyPrint is pure Python, ~0.14-0.17 s of CPU per page here. The handout is laid out in parts
-fixed by the number of configurations (:func:`_parts`), rendered by forked worker processes side by
-side (which never collect garbage: :func:`_child`) and joined by pypdf (:func:`_merge`); the
-template's HTML, written as well-formed XHTML, is parsed by expat instead of WeasyPrint's HTML5
-parser (:func:`_tree`, ~17 ms a page less), into the same tree, and styled with a user-agent sheet
-of just the rules its elements need (:class:`_HandoutHTML`, 10-18 ms a page less, the same bytes);
-and while a part renders, WeasyPrint draws each text's layout as it laid it out, breaks and
-draws a text repeated in the same style and width once, resolves a box's percentages once per
-style and containing block, and compresses at zlib level 6 (:mod:`ledger_report.render.fast_paths`,
-which gives what each saves; the same pages).
+Speed: WeasyPrint is pure Python and single-threaded, and the handout uses only its public API
+(``weasyprint.HTML(string=..., base_url=..., url_fetcher=...).render(font_config=...)``, then
+``Document.copy`` and ``Document.write_pdf``).  The handout is laid out in parts fixed by the
+number of configurations (:func:`_parts`), rendered by forked worker processes side by side
+(which never collect garbage: :func:`_child`) and joined by pypdf's public ``PdfWriter`` API
+(:func:`_merge`); the cyclic garbage collector is paused while a part renders
+(:func:`_no_cyclic_gc`), and the whitespace between block tags is dropped from the HTML before
+WeasyPrint parses it (:data:`_MARKUP_GAP`).
 
 Determinism (reliability.md §4.4, DET-01/05): WeasyPrint's font subsets carry a timestamp, so the
 render runs with ``SOURCE_DATE_EPOCH`` set (to a fixed date unless the caller already set one) and
@@ -63,18 +61,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 from urllib.request import url2pathname
-from xml.etree import ElementTree
 
-import cssselect2
 import jinja2
 import pypdf
 import weasyprint
 import weasyprint.text.fonts
-from weasyprint.urls import FatalURLFetchingError, URLFetcher, URLFetcherResponse
+import weasyprint.urls
 
 from ledger_report.errors import LedgerError
 from ledger_report.model import units
-from ledger_report.render import fast_paths
 
 __all__ = [
     "render_html",
@@ -92,7 +87,6 @@ LANGS = ("en", "zh")
 TEMPLATE_PACKAGE = "ledger_report.templates"
 MAIN_TEMPLATE = "handout.html.j2"
 STYLESHEET = "handout.css"
-UA_STYLESHEET = "handout-ua.css"  # in place of WeasyPrint's html5_ua.css (_HandoutHTML)
 # What the fetcher may serve from the template folder: stylesheets, images and fonts, nothing else
 # (not the templates themselves, not Python files).
 ASSET_SUFFIXES = frozenset({".css", ".svg", ".png", ".otf", ".ttf", ".woff", ".woff2"})
@@ -142,25 +136,40 @@ def templates_dir() -> Path:
     )
 
 
-class AssetRefused(FatalURLFetchingError):
-    """A URL that is not a packaged template asset: stops the render (a ``BaseException``, as
-    WeasyPrint's fatal fetch errors are, so WeasyPrint does not swallow it into a warning)."""
+# WeasyPrint's public fetcher API (weasyprint.urls): from 68, a fetcher is a ``URLFetcher`` (70
+# accepts nothing else) that returns a ``URLFetcherResponse``, and a ``FatalURLFetchingError``
+# stops the render; before 68 (66, 67), a fetcher is a callable that returns a dict, and
+# WeasyPrint turns any ``Exception`` it raises into a warning.
+_URLFetcher = getattr(weasyprint.urls, "URLFetcher", None)
+_URLFetcherResponse = getattr(weasyprint.urls, "URLFetcherResponse", None)
+_FatalURLFetchingError = getattr(weasyprint.urls, "FatalURLFetchingError", BaseException)
 
 
-class PackagedAssetFetcher(URLFetcher):
-    """A WeasyPrint ``URLFetcher`` that serves only files inside the packaged template folder.
+class AssetRefused(_FatalURLFetchingError):
+    """A URL that is not a packaged template asset: stops the render.  A ``BaseException`` (as
+    WeasyPrint's ``FatalURLFetchingError`` is, and is a subclass of where WeasyPrint has it), so
+    that WeasyPrint, which catches a fetcher's ``Exception`` and warns, does not swallow it; the
+    render also checks the fetcher's ``refused`` list afterwards."""
+
+
+class PackagedAssetFetcher(*((_URLFetcher,) if _URLFetcher else ())):
+    """A WeasyPrint URL fetcher that serves only files inside the packaged template folder.
 
     Allowed: ``file:`` URLs with no host (or ``localhost``) and no query, whose path, after
     percent-decoding, ``..`` and symlinks, is a regular file inside :func:`templates_dir` with an
     asset suffix (:data:`ASSET_SUFFIXES`).  Everything else (other schemes, ``data:``, hosts,
     traversal, the templates themselves) raises :class:`AssetRefused`, which stops the render;
     ``refused`` and ``served`` list the URLs asked for.
+
+    A ``weasyprint.urls.URLFetcher`` whose ``fetch`` returns a ``URLFetcherResponse`` where
+    WeasyPrint has them (68 and later); before, a callable returning the dict of
+    ``default_url_fetcher``.  It never falls back to WeasyPrint's own fetching.
     """
 
     def __init__(self, root: Path | None = None):
-        # WeasyPrint 70 requires a URLFetcher subclass (a plain function crashes); no redirects,
-        # and fail_on_errors so that any other failure inside fetch() is fatal too.
-        super().__init__(timeout=1, allowed_protocols=("file",), allow_redirects=False, fail_on_errors=True)
+        if _URLFetcher is not None:
+            # no redirects, and fail_on_errors so that any other failure inside fetch() is fatal too
+            super().__init__(timeout=1, allowed_protocols=("file",), allow_redirects=False, fail_on_errors=True)
         self.root = (root or templates_dir()).resolve()
         self.refused: list[str] = []
         self.served: list[str] = []
@@ -193,7 +202,12 @@ class PackagedAssetFetcher(URLFetcher):
             raise AssetRefused(f"refused to fetch {url!r}: the handout loads only its packaged template assets")
         self.served.append(url)
         mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-        return URLFetcherResponse(path.as_uri(), path.read_bytes(), {"Content-Type": mime})
+        if _URLFetcherResponse is None:
+            return {"string": path.read_bytes(), "mime_type": mime, "redirected_url": path.as_uri()}
+        return _URLFetcherResponse(path.as_uri(), path.read_bytes(), {"Content-Type": mime})
+
+    def __call__(self, url):
+        return self.fetch(url)
 
 
 # --------------------------------------------------------------------------------------------
@@ -421,9 +435,16 @@ _MARKUP_GAP = re.compile(
 )
 
 
+# Characters that no font draws and XML 1.0 does not allow (C0 controls other than tab, LF and CR;
+# U+FFFE, U+FFFF; lone surrogates).  The template writes none, so any comes from user text (a
+# document built by a script; the reader refuses them); each is shown as U+FFFD, not as tofu.
+_UNPRINTABLE = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
 def _html(view: Mapping[str, Any]) -> str:
-    # No whitespace after </html>: an HTML parser would append it to the body, an XML parser drops it.
-    return _MARKUP_GAP.sub("><", environment().get_template(MAIN_TEMPLATE).render(**view)).rstrip()
+    # No whitespace after </html>: the HTML parser would append it to the body.
+    html = _MARKUP_GAP.sub("><", environment().get_template(MAIN_TEMPLATE).render(**view)).rstrip()
+    return _UNPRINTABLE.sub("\ufffd", html)
 
 
 def render_html(doc: Mapping[str, Any], lang: str = "en") -> str:
@@ -496,62 +517,12 @@ def _collect_weasyprint_warnings() -> Iterator[_Collector]:
         logger.setLevel(old_level)
 
 
-_SVG_NS = "http://www.w3.org/2000/svg"
-_SVG_TAG = "{%s}svg" % _SVG_NS
-_XMLNS_ATTR = "{http://www.w3.org/2000/xmlns/}xmlns"
-# Characters XML 1.0 does not allow (C0 controls other than tab, LF and CR; U+FFFE, U+FFFF; lone
-# surrogates).  The template writes none, so any comes from user text; it is shown as U+FFFD.
-_XML_INVALID = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
-
-def _tree(html: str) -> ElementTree.Element:
-    """The element tree of the handout's HTML, parsed as XML by expat.
-
-    The template writes well-formed XHTML syntax (void elements closed, numeric character
-    references, the SVG namespace declared on the bar) and Jinja escapes every value, so the tree
-    is the one WeasyPrint's HTML5 parser (tinyhtml5) builds from the same text, at a tenth of the
-    time: ~17 ms of a page's ~250 ms went to tinyhtml5.  ``tests/test_handout.py`` compares the
-    two trees element by element.  User text cannot add markup, entities or a doctype (``<`` and
-    ``&`` arrive escaped); characters XML forbids are replaced (:data:`_XML_INVALID`).
-    """
-    tree = ElementTree.fromstring(_XML_INVALID.sub("\ufffd", html))
-    for svg in tree.iter(_SVG_TAG):  # the HTML parser keeps the namespace declaration as an attribute
-        svg.set(_XMLNS_ATTR, _SVG_NS)
-    return tree
-
-
-@lru_cache(maxsize=None)
-def _ua_stylesheet(path: str) -> weasyprint.CSS:
-    """The handout's user-agent stylesheet (``templates/handout-ua.css``), parsed once."""
-    return weasyprint.CSS(string=Path(path).read_text(encoding="utf-8"), counter_style={})
-
-
-class _HandoutHTML(weasyprint.HTML):
-    """A ``weasyprint.HTML`` whose user-agent stylesheet is the handout's own
-    (:data:`UA_STYLESHEET`, from the template folder its fetcher serves): WeasyPrint's rules for
-    the elements the template writes (66 selectors), in place of its 367, of which 60 begin with
-    an attribute or pseudo-class and so were tried against every element."""
-
-    def _ua_stylesheets(self, forms=False):
-        return [_ua_stylesheet(str(self.url_fetcher.root / UA_STYLESHEET))]
-
-
-def _document(html: str, root: Path) -> weasyprint.HTML:
-    """A ``weasyprint.HTML`` for the handout's HTML without WeasyPrint's own parse: the same
-    attributes ``HTML.__init__`` sets (WeasyPrint 70; the version is pinned and a test checks
-    that the attributes still match), from :func:`_tree`, with the handout's user-agent
-    stylesheet (:class:`_HandoutHTML`)."""
-    document = _HandoutHTML.__new__(_HandoutHTML)
-    document.base_url = root.as_uri() + "/"
-    document.url_fetcher = PackagedAssetFetcher(root)
-    document.media_type = "print"
-    document.wrapper_element = cssselect2.ElementWrapper.from_html_root(_tree(html), content_language=None)
-    document.etree_element = document.wrapper_element.etree_element
-    return document
-
-
-def _layout(view: Mapping[str, Any], root: Path, font_config):
-    return _document(_html(view), root).render(font_config=font_config)
+def _layout(view: Mapping[str, Any], fetcher: PackagedAssetFetcher, font_config) -> weasyprint.document.Document:
+    """Lay the view's pages out: WeasyPrint's public API, its own HTML parser and user-agent
+    stylesheet, every URL through ``fetcher`` (its ``base_url`` is the template folder, where the
+    template's ``<link>`` finds handout.css)."""
+    html = weasyprint.HTML(string=_html(view), base_url=fetcher.root.as_uri() + "/", url_fetcher=fetcher)
+    return html.render(font_config=font_config)
 
 
 @dataclass
@@ -616,10 +587,6 @@ def _refit(fit: _Fit, m: _Measure) -> _Fit:
 # and one PDF is assembled from the parts' PDFs.  The parts depend only on the number of
 # configurations, never on the machine, so the PDF is the same bytes with one worker or many.
 
-# Whether a part renders with the shortcuts of :mod:`fast_paths`; off only in the tests that
-# compare against WeasyPrint's own way.
-FAST_PATHS = True
-
 PARALLEL_MIN_CONFIGS = 8  # fewer configurations: one part, rendered in this process
 PART_MAX_PAGES = 64  # bounds a worker's memory: a 52-page part peaked at 400 MB (~7 MB a laid-out page)
 
@@ -653,13 +620,13 @@ def _parts(n_configs: int) -> list[_Part]:
             for j in range(k) if j == 0 or bounds[j + 1] > bounds[j]]
 
 
-def _pages(doc: Mapping[str, Any], lang: str, root: Path, part: _Part, fits: list[_Fit]):
+def _pages(doc: Mapping[str, Any], lang: str, fetcher: PackagedAssetFetcher, part: _Part, fits: list[_Fit]):
     """Lay one part out; lay out again (alone, in a probe document) each page that overflows,
     until it fits or is at the densest step; return the pages and the names still clipped."""
     configs = doc["configs"]
     font_config = weasyprint.text.fonts.FontConfiguration()
     view = _view(doc, lang, fits, only=part.configs, summary=part.summary)
-    first = _layout(view, root, font_config)
+    first = _layout(view, fetcher, font_config)
     pages = list(first.pages)
     n_summary = len(view["summary_pages"])
     if len(pages) != n_summary + len(part.configs):  # every sheet is one unsplittable block
@@ -678,7 +645,7 @@ def _pages(doc: Mapping[str, Any], lang: str, root: Path, part: _Part, fits: lis
                 retry.append(i)
         if not retry:
             break
-        probe = _layout(_view(doc, lang, fits, only=retry, summary=False), root, font_config)
+        probe = _layout(_view(doc, lang, fits, only=retry, summary=False), fetcher, font_config)
         if len(probe.pages) != len(retry):
             raise HandoutError(f"Internal error: {len(retry)} configuration pages laid out as {len(probe.pages)} pages.")
         for k, i in enumerate(retry):
@@ -690,13 +657,16 @@ def _pages(doc: Mapping[str, Any], lang: str, root: Path, part: _Part, fits: lis
 
 def _render_part(doc: Mapping[str, Any], lang: str, root: Path, part: _Part, fits: list[_Fit]) -> tuple[bytes, list[str]]:
     """One part as a PDF, with the warnings its render raised (WeasyPrint's, and clipped pages)."""
-    shortcuts = fast_paths.taken() if FAST_PATHS else contextlib.nullcontext()
-    with _RENDER_LOCK, _no_cyclic_gc(), shortcuts, _collect_weasyprint_warnings() as collected:
+    fetcher = PackagedAssetFetcher(root)
+    with _RENDER_LOCK, _no_cyclic_gc(), _collect_weasyprint_warnings() as collected:
         try:
-            document, clipped = _pages(doc, lang, root, part, fits)
+            document, clipped = _pages(doc, lang, fetcher, part, fits)
             pdf = document.write_pdf()  # attachments, if any, are fetched here
         except AssetRefused as err:
             raise HandoutError(f"Handout template error: {err}") from None
+    if fetcher.refused:  # refused, and the error caught by WeasyPrint after all
+        raise HandoutError(f"Handout template error: refused to fetch {fetcher.refused[0]!r}: "
+                           "the handout loads only its packaged template assets")
     messages = [f"WeasyPrint: {r.getMessage()}" for r in collected.records]
     messages += [f"the page of {name!r} is too full even at the densest layout; its end is clipped" for name in clipped]
     return pdf, messages
