@@ -155,6 +155,7 @@ COLUMNS: tuple[Column, ...] = (
     _c("days", FLOAT, "Calendar deadline", "日历期限（天）", "", "days", minimum=0, min_exclusive=True, group="job"),
     _c("reserve_days", FLOAT, "Days of the deadline kept for checkpoints and failures", "期限中预留给 checkpoint 与故障的天数", "0", "days", minimum=0, group="job"),
     _c("price_per_gpu_hour", FLOAT, "Price per GPU-hour, any currency", "每 GPU 小时价格（任意货币）", "", "", minimum=0, group="job"),
+    _c("currency", TEXT, "Currency of price_per_gpu_hour, shown beside every cost (e.g. USD, CNY)", "price_per_gpu_hour 的货币，显示在每个成本旁（如 USD、CNY）", "", group="job"),
     _c("measured_peak_gb", FLOAT, "Measured per-rank peak, GB, reconciled against the estimate on the same counter", "实测每卡峰值 GB，与同口径估算对账", "", "GB", minimum=0, min_exclusive=True, group="job"),
     _c("measured_counter", ENUM, "What measured_peak_gb counts: allocated (max_memory_allocated), reserved (max_memory_reserved), device (nvidia-smi)", "实测峰值的口径：allocated、reserved、device（nvidia-smi）", "device", choices=COUNTERS, group="job"),
 )

@@ -151,7 +151,7 @@ def _row_keys(reg) -> list[str]:
         stack = [e]
         while stack:
             n = stack.pop()
-            if isinstance(n, Call) and n.fn in ("CONCAT", "FMTNUM"):
+            if isinstance(n, Call) and n.fn in ("CONCAT", "FMT", "MID"):
                 return True
             stack.extend(children(n))
         return False

@@ -199,6 +199,12 @@ F = Figure
 
 def build_spec(reg: Registry = REGISTRY) -> Report:
     sections: tuple[Section | Table, ...] = (
+        Section("verdicts", "Verdicts", "结论", (
+            F("verdict_memory", "memory"), F("verdict_deadline", "deadline"), F("verdict_bandwidth", "bandwidth"),
+        ), json="verdicts"),
+        Section("verdict_reasons", "Why", "原因", (
+            F("verdict_memory_reason", "memory"), F("verdict_deadline_reason", "deadline"), F("verdict_bandwidth_reason", "bandwidth"),
+        ), json="verdict_reasons"),
         Section("layout", "Layout", "布局", (
             F("framework"), F("zero"), F("dp"), F("tp"), F("pp"), F("cp"), F("ep"), F("etp"),
             F("seq_len"), F("micro_batch"), F("global_batch"), F("recompute"), F("gpu"), F("reported_stage"),
@@ -238,7 +244,12 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
             F("min_gpus_compute", formula=True, expand=("effective_flops_per_gpu", "train_window_s")),
             F("min_gpus_memory", formula=True), F("binding_gate"),
             F("gpu_hours", formula=True, expand=("effective_flops_per_gpu",)), F("cost", formula=True), F("mfu"), F("hfu"),
+            F("meets_deadline"), F("days_over_deadline"),
         ), json="compute"),
+        Section("budget", "Budget", "预算", (
+            F("currency"), F("price_per_gpu_hour"), F("gpu_hours"), F("node_hours", formula=True), F("cost"),
+            F("cost_with_reserve", formula=True), F("cost_deadline_hold", formula=True),
+        ), json="budget"),
     )
     summary = (
         F("gpu"), F("gpus"), F("state_bytes_per_rank"), F("peak_bytes_per_rank"), F("hbm_bytes"), F("headroom_bytes"), F("fits"),

@@ -123,6 +123,8 @@ def _same(expected, got) -> bool:
     """Engine value vs spreadsheet value: blanks equal None (or ""), numbers to rel 1e-9."""
     if got == "":
         got = None
+    if expected == "":
+        expected = None  # empty text is a blank cell
     if expected is None or got is None:
         return expected is None and got is None
     if isinstance(expected, bool) or isinstance(got, bool):

@@ -81,11 +81,16 @@ def text_of(x: Any) -> str:
     return str(x)
 
 
-def grouped_text(x: Any) -> str:
-    """A number with thousands separators, as TEXT(x, "#,##0") writes it (whole numbers)."""
+def grouped_text(x: Any, places: int = 0) -> str:
+    """A number with thousands separators and ``places`` decimals, as TEXT(x, "#,##0.0…") writes
+    it (halves rounded away from zero, as the spreadsheet does)."""
     if isinstance(x, bool) or isinstance(x, str):
         return text_of(x)
-    return f"{int(math.floor(x + 0.5)):,}" if abs(x) < 1e15 else f"{x:.3e}"
+    if abs(x) >= 1e15:
+        return f"{x:.3e}"
+    scale = 10**places
+    q = math.floor(abs(x) * scale + 0.5) / scale
+    return f"{math.copysign(q, x) if q else 0.0:,.{places}f}"
 
 
 def _mod(a: Any, b: Any) -> Any:
@@ -101,7 +106,8 @@ _FUNCTIONS: dict[str, Callable[[list], Any]] = {
     "AND": lambda xs: all(bool(x) for x in xs),
     "OR": lambda xs: any(bool(x) for x in xs),
     "NOT": lambda xs: not xs[0],
-    "FMTNUM": lambda xs: grouped_text(xs[0]),
+    "FMT": lambda xs: grouped_text(xs[0], int(xs[1])),
+    "MID": lambda xs: str(xs[0])[int(xs[1]) - 1: int(xs[1]) - 1 + int(xs[2])],
 }
 
 
@@ -510,7 +516,7 @@ class _ArrayEval(Visitor):
 
     def visit_Call(self, e):
         np = self.np
-        if e.fn in ("CONCAT", "FMTNUM"):
+        if e.fn in ("CONCAT", "FMT", "MID"):
             return None
         args = [self.visit(a) for a in e.args]
         if any(a is None for a in args):

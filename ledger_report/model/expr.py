@@ -120,7 +120,7 @@ class IsBlank(Expr):
 
 @dataclass(frozen=True, eq=False)
 class Call(Expr):
-    fn: str  # MAX, MIN, CEIL, FLOOR, MOD, AND, OR, NOT, CONCAT, FMTNUM
+    fn: str  # MAX, MIN, CEIL, FLOOR, MOD, AND, OR, NOT, CONCAT, FMT, MID
     args: tuple[Expr, ...]
 
 
@@ -164,9 +164,23 @@ def concat(*xs: Any) -> Expr:
     return Call("CONCAT", tuple(lift(x) for x in xs))
 
 
-def grouped(x: Any) -> Expr:
-    """A number as text with thousands separators (8,000,000,000), for messages."""
-    return Call("FMTNUM", (lift(x),))
+def grouped(x: Any, decimals: int = 0) -> Expr:
+    """A number as text with thousands separators and ``decimals`` places (8,000,000,000), for
+    messages and notes; the spreadsheet writes it with TEXT(x, "#,##0.0…")."""
+    return Call("FMT", (lift(x), Const(decimals)))
+
+
+def drop_first(text: Any, n: int) -> Expr:
+    """Text without its first ``n`` characters (spreadsheet MID(text, n + 1, …))."""
+    return Call("MID", (lift(text), Const(n + 1), Const(10_000)))
+
+
+def gb_text(x: Any) -> Expr:
+    """Bytes as the reports print them: "85.6 GB", "0.29 GB", "90.0 TB" (GB = 10^9 bytes)."""
+    x = lift(x)
+    tb = concat(grouped(x / 10**12, 1), " TB")
+    gb = if_((x / 10**9).ge(10), concat(grouped(x / 10**9, 1), " GB"), concat(grouped(x / 10**9, 2), " GB"))
+    return if_(x.ge(10**12), tb, gb)
 
 
 def all_of(*xs: Any) -> Expr:

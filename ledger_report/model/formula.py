@@ -59,9 +59,9 @@ LEDGER_ROW = "\x02"
 
 # Every function a generated formula may use (the workbook adds SUBSTITUTE for its selector).
 # Each is in openpyxl.utils.FORMULAE (no _xlfn. prefix) and evaluated by LibreOffice 7.4.
-FUNCTIONS = frozenset({"IF", "OR", "AND", "NOT", "MAX", "MIN", "CEILING", "FLOOR", "MOD", "TEXT", "INDEX", "MATCH"})
+FUNCTIONS = frozenset({"IF", "OR", "AND", "NOT", "MAX", "MIN", "CEILING", "FLOOR", "MOD", "TEXT", "MID", "INDEX", "MATCH"})
 
-_CALLS = {"MAX": "MAX", "MIN": "MIN", "AND": "AND", "OR": "OR", "NOT": "NOT", "MOD": "MOD"}
+_CALLS = {"MAX": "MAX", "MIN": "MIN", "AND": "AND", "OR": "OR", "NOT": "NOT", "MOD": "MOD", "MID": "MID"}
 _PREC = {"+": 1, "-": 1, "*": 2, "/": 2}
 _CMP_PREC = 0
 _ATOM = 9
@@ -272,8 +272,10 @@ class _Compiler(Visitor):
             parts = [self.result(a, frozenset()) for a in e.args]
             return "(" + "&".join(p if _is_atom(p) else f"({p})" for p in parts) + ")", _ATOM
         args = [self.value(a)[0] for a in e.args]
-        if e.fn == "FMTNUM":
-            return f'TEXT({args[0]},"#,##0")', _ATOM
+        if e.fn == "FMT":
+            places = int(e.args[1].value) if isinstance(e.args[1], Const) else 0
+            pattern = "#,##0" + ("." + "0" * places if places else "")
+            return f'TEXT({args[0]},"{pattern}")', _ATOM
         if e.fn == "CEIL":
             return f"CEILING({args[0]},1)", _ATOM
         if e.fn == "FLOOR":

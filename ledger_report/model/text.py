@@ -150,7 +150,7 @@ class _Filled(_Text):
         return [t for t in _flatten_sum(e) if self.eval(t) not in (0, None)]
 
     def visit_Call(self, e):
-        if e.fn in ("CONCAT", "FMTNUM"):
+        if e.fn in ("CONCAT", "FMT", "MID"):
             return str(self.eval(e))
         return super().visit_Call(e)
 

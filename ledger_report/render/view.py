@@ -84,6 +84,8 @@ class ViewSection:
 def _row(lg: Ledger, key: str, lang: str, formula: bool, expand: tuple[str, ...]) -> Row:
     q = lg.model.registry[key]
     raw = lg.values[key]
+    if lang == "zh" and q.unit == TEXT and f"{key}_zh" in lg.model.registry:
+        raw = lg.values[f"{key}_zh"]  # a sentence the model writes in both languages
     value = plain(raw, q.unit)
     text = show(value, q.unit, lang)
     gib = units.gib(value) if q.unit == BYTES and value is not None else ""

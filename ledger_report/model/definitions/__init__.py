@@ -11,7 +11,7 @@ generated from it.
 from __future__ import annotations
 
 from ..registry import Registry
-from . import activations, compute, constraints, inputs, notes, outside, params, phases, stages, state
+from . import activations, compute, constraints, inputs, notes, outside, params, phases, stages, state, verdicts
 from .common import PARTS, STATE_DTYPE, STATES, Ctx
 
 __all__ = ["REGISTRY", "PARTS", "STATES", "STATE_DTYPE", "build"]
@@ -31,6 +31,7 @@ def build() -> Registry:
     compute.define(reg, r)
     notes.define(reg, r)
     constraints.define(reg, r)
+    verdicts.define(reg, r)
     return reg
 
 

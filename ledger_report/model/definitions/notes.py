@@ -6,7 +6,7 @@ Each note is three quantities: ``note_<x>`` (English), ``note_<x>_zh`` and ``not
 
 from __future__ import annotations
 
-from ..expr import Col, IsBlank, all_of, concat, grouped, if_, negate
+from ..expr import Col, IsBlank, all_of, concat, gb_text, grouped, if_, negate
 from ..registry import BOOL, TEXT, Registry
 from .common import Ctx, doc
 
@@ -56,6 +56,14 @@ def define(reg: Registry, r: Ctx) -> None:
     _note(reg, "offload", r.has_offload,
           "Offloaded states leave the HBM sum; streaming them in and out each step is timed over the host link.",
           "卸载的状态不计入显存；每步经主机链路换入换出的时间另计。", doc("state-ledger"))
+    lazy = r.steady_minus_first
+    _note(reg, "first_step", lazy.gt(0),
+          ("Optimizer states are allocated at the first step: the peak of step 1 is ", gb_text(r.allocated), ", ", gb_text(lazy), " above what step 0 shows (", gb_text(r.first_step), "), so a run that survives its first forward and backward can still run out of memory at its first optimizer step."),
+          ("优化器状态在第一次 step 才分配：第 1 步的峰值为 ", gb_text(r.allocated), "，比第 0 步看到的（", gb_text(r.first_step), "）高 ", gb_text(lazy), "；前向与反向顺利并不代表第一次 optimizer step 不会显存溢出。"),
+          doc("phases"))
+    _note(reg, "counter", negate(IsBlank(r.measured_gb)),
+          ("The measured peak counts ", r.counter, "; it is compared with the estimate on the same counter."),
+          ("实测峰值的口径为 ", r.counter, "，与同口径的估算对账。"), doc("counters"))
     _note(reg, "no_tokens", IsBlank(r.tokens),
           "No tokens given: the compute floor is blank.", "未给出训练 token 数：算力下界留空。", doc("compute-floor"))
 

@@ -160,7 +160,8 @@ def define(reg: Registry, r: Ctx) -> None:
     d("gathers_in_peak", any_of(in_peak["gathers_fwd"], in_peak["gathers_bwd"]), BOOL, "gathered parameters live in the peak phase", "聚合参数在峰值阶段", doc("phases"))
     d("always_in_peak", True, BOOL, "counted on the device at every phase", "各阶段都计入设备显存", doc("counters"))
     d("multi_stage", r.pp.gt(1), BOOL, "more than one pipeline stage", "多于一个流水段", doc("pipeline-stages"))
-    d("lazy_state_bytes", steady - first_step, BYTES, "the steady peak above the first step's (optimizer moments allocated at the first step)", "稳态峰值高出首步的部分（首步才分配的动量）", MOE35 + "; " + LAZY_SOURCE)
+    r.first_step = first_step
+    r.steady_minus_first = d("lazy_state_bytes", steady - first_step, BYTES, "the steady peak above the first step's (optimizer moments allocated at the first step)", "稳态峰值高出首步的部分（首步才分配的动量）", MOE35 + "; " + LAZY_SOURCE)
     frag = d("reserved_fraction", conv(r, "reserved_fraction"), "ratio", "allocator reserve over allocated", "分配器预留比例", "conventions table; Megatron-LM's 1.05 overhead factor; reserved/allocated 1.04-1.08 on published Megatron runs")
     r.reserved = reserved = d("peak_reserved_bytes_per_rank", allocated * (1 + frag), BYTES, "peak reserved per rank (torch max_memory_reserved)", "每卡预留峰值（max_memory_reserved）", doc("counters"))
     dp, cp, tp, pp, ep = r.dp, r.cp, r.tp, r.pp, r.ep
