@@ -20,9 +20,11 @@ inherits the heap of the runs before it.
 
 Exit status 1 when a run of the generated configurations misses its goal (parallel: 0.15 s per
 page; one process: 0.25 s per page; the example's figures are reported beside them).  On the
-2-vCPU machines here (WeasyPrint 70, Debian's Python 3.11) 100 configurations measured 0.055 to
-0.058 s per page in parallel and 0.116 to 0.118 s per page in one process (2026-12-01): this
-VM's speed drifts by a fifth, so compare runs made together.  Without ``libharfbuzz-subset0``
+2-vCPU machines here (WeasyPrint 70, Debian's Python 3.11) 100 configurations measured, with the
+machine idle, 0.055-0.058 s per page in parallel and 0.116-0.118 s per page in one process; with
+other work on it (load 1-3), 0.121-0.147 and 0.133-0.157; CPU 0.11-0.15 s per page throughout
+(2026-12-01).  This VM's speed drifts by a fifth, and the wall time grows with its load: compare
+runs made together.  Without ``libharfbuzz-subset0``
 WeasyPrint subsets fonts with fontTools and a Chinese handout takes seconds more (the run's
 WeasyPrint warnings are printed, and that one names it).
 """
