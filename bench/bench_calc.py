@@ -1,4 +1,4 @@
-"""Load benchmark (issue 5): N rows through `ledger-report calc --json`, time and peak memory.
+"""Load benchmark: N rows through `ledger-report calc --json`, time and peak memory.
 
     .venv/bin/python bench/bench_calc.py [N]        # default 100,000
 

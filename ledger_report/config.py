@@ -1,4 +1,4 @@
-"""The input schema (CONTRACT section 2) and the frozen row type.
+"""The input schema (the columns of docs/columns.md) and the frozen row type.
 
 One table, ``COLUMNS``, drives the reader, the workbook's Inputs sheet (header, help text,
 dropdowns), the template command and the README's column table.  A ``Config`` holds what the

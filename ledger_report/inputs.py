@@ -1,4 +1,4 @@
-"""Reading and validating the input rows (CONTRACT section 2) from CSV or XLSX.
+"""Reading and validating the input rows (the columns of docs/columns.md) from CSV or XLSX.
 
 ``read_configs(path)`` returns one frozen ``Config`` per configuration row, or raises one
 ``InputError`` that lists every problem found (file, row as the user sees it, column, what was

@@ -1,4 +1,4 @@
-"""The command line: exit codes, messages without tracebacks, help with examples, the JSON contract."""
+"""The command line: exit codes, messages without tracebacks, help with examples, the JSON document (docs/json.md)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ def run(*args):
     return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
 
-def test_calc_json_follows_contract_section_4():
-    """CONTRACT §4: schema, one entry per row, the required keys and types; seed 004's 131.1 GB as an int of bytes."""
+def test_calc_json_follows_the_documented_shape():
+    """docs/json.md: schema, one entry per row, the required keys and types; the Qwen3-8B state of docs/scenarios.md, 131.1 GB, as an int of bytes."""
     r = run("calc", EXAMPLE, "--json")
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
@@ -40,7 +40,7 @@ def test_calc_json_follows_contract_section_4():
 
 
 def test_calc_json_null_when_not_computable():
-    """CONTRACT §4: a value that cannot be computed (no tokens) is null, never a made-up number (seed 002 rows have no job)."""
+    """docs/json.md: a value that cannot be computed (no tokens) is null, never a made-up number (the 5T rows have no job)."""
     doc = json.loads(run("calc", EXAMPLE, "--json").stdout)
     five_t = next(c for c in doc["configs"] if c["name"] == "moe5t-18B")
     assert five_t["compute"]["total_flops"] is None and five_t["compute"]["min_gpus_compute"] is None
@@ -48,7 +48,7 @@ def test_calc_json_null_when_not_computable():
 
 
 def test_calc_table_shows_gb_and_gib():
-    """The readable table labels both units: seed 004's 131.1 GB = 122.1 GiB line."""
+    """The readable table labels both units: the Qwen3-8B state, 131.1 GB = 122.1 GiB."""
     r = run("calc", EXAMPLE)
     assert r.exit_code == 0
     assert "131.1 GB" in r.stdout and "122.1 GiB" in r.stdout
@@ -56,7 +56,7 @@ def test_calc_table_shows_gb_and_gib():
 
 
 def test_bad_input_exits_1_naming_row_and_column(tmp_path):
-    """CONTRACT §1: bad input exits 1, names file, row, column, expectation and finding; no traceback."""
+    """Bad input exits 1, names file, row, column, expectation and finding; no traceback."""
     p = tmp_path / "bad.csv"
     p.write_text("name,params_total,dp\nok,7B,2\nbroken,7B,0\n")
     r = CliRunner().invoke(main, ["calc", str(p)])
@@ -71,7 +71,7 @@ def test_missing_file_exits_1(tmp_path):
 
 
 def test_wrong_usage_exits_2():
-    """CONTRACT §1: wrong usage is click's own exit status 2."""
+    """Wrong usage is click's own exit status 2."""
     assert CliRunner().invoke(main, ["calc"]).exit_code == 2
     assert CliRunner().invoke(main, ["build", str(EXAMPLE), "--format", "docx"]).exit_code == 2
     zero_jobs = CliRunner().invoke(main, ["build", str(EXAMPLE), "--jobs", "0"])
@@ -125,7 +125,7 @@ def test_python_dash_m_runs():
 
 
 def test_an_unexpected_error_is_one_line_not_a_traceback(monkeypatch, tmp_path):
-    """CONTRACT §1 (no traceback): a bug inside a command prints one 'internal error' line and exits 1."""
+    """No traceback: a bug inside a command prints one 'internal error' line and exits 1."""
     import ledger_report.api as api
 
     def boom(configs):

@@ -112,7 +112,7 @@ def test_sharding_never_raises_per_rank_bytes(row, k):
 
 @given(rows(framework="generic"))
 def test_generic_zero_stages_never_raise_state(row):
-    """Per-rank state never rises from ZeRO-k to ZeRO-(k+1) under framework=generic (seed 004 §5 table)."""
+    """Per-rank state never rises from ZeRO-k to ZeRO-(k+1) under framework=generic (docs/scenarios.md, Qwen3-8B sharding on 4 GPUs)."""
     states = [compute(config_from_mapping({**row, "zero": z}))["state_bytes_per_rank"] for z in (0, 1, 2, 3)]
     assert states == sorted(states, reverse=True)
 
@@ -154,7 +154,7 @@ def test_expert_dp_follows_megatron_bridge():
 
 
 def test_offloaded_states_leave_the_hbm_sum():
-    """Seed 002 (storage location column): optimizer on the host leaves HBM; per node = per rank × GPUs per node."""
+    """The location column: optimizer on the host leaves HBM; per node = per rank × GPUs per node."""
     row = dict(name="o", params_total=10**10, dp=8, zero=1, optimizer_at="host", master_at="host")
     lg = compute(config_from_mapping(row))
     d = config_document(lg)
@@ -173,7 +173,7 @@ def test_adam8bit_moments_carry_block_scales():
 
 
 def test_pipeline_stage_split_puts_remainder_layers_first():
-    """CONTRACT §3.6: 10 layers on pp 4 → stages of 3, 3, 2, 2; the first holds the embedding, the last the head."""
+    """docs/definitions.md#pipeline-stages: 10 layers on pp 4 → stages of 3, 3, 2, 2; the first holds the embedding, the last the head."""
     row = dict(name="pp", layers=10, hidden=1024, heads=8, ffn_hidden=4096, vocab=50_000, pp=4, seq_len=2048, global_batch=64)
     lg = compute(config_from_mapping(row))
     assert lg["first_stage_layers"] == 3 and lg["stage_layers_base"] == 2

@@ -1,4 +1,4 @@
-"""Good paths of ``ledger_report.inputs.read_configs`` (CONTRACT section 2)."""
+"""Good paths of ``ledger_report.inputs.read_configs`` (the columns of docs/columns.md)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ COUNT_SPELLINGS = [
 
 @pytest.mark.parametrize("cell,value", COUNT_SPELLINGS, ids=[c for c, _ in COUNT_SPELLINGS])
 def test_count_spellings(tmp_path, cell, value):
-    """Each spelling of CONTRACT section 2 gives the exact integer."""
+    """Each spelling docs/columns.md accepts gives the exact integer."""
     path = write_csv(tmp_path, f"name,params_total\nm,{cell}\n")
     (config,) = read_configs(path)
     assert config.get("params_total") == value
@@ -260,7 +260,7 @@ def test_input_error_is_the_only_failure(tmp_path):
 
 
 def test_stream_configs_checks_every_row_before_handing_any_over(tmp_path):
-    """Issue 5 (bounded memory): stream_configs hands rows over one by one, and none at all when any row is bad."""
+    """Bounded memory: stream_configs hands rows over one by one, and none at all when any row is bad."""
     from ledger_report.errors import InputError
     from ledger_report.inputs import stream_configs
 

@@ -1,5 +1,5 @@
 """The templates ship with the package: a wheel built from the source, installed into a fresh venv
-(no system site-packages), renders the handout from another folder (issue 4, "Done when").
+(no system site-packages), renders the handout from another folder (the installed package finds its own templates).
 
 The source is copied to a temporary folder first, so that building leaves no ``build/`` or
 ``*.egg-info`` in the working tree.  pip resolves the dependencies as configured on the machine

@@ -1,4 +1,4 @@
-"""Issue 5 fuzzing: Hypothesis-generated rows, valid and invalid, through the whole `calc --json` pipeline.
+"""Fuzzing: Hypothesis-generated rows, valid and invalid, through the whole `calc --json` pipeline.
 
 Never a traceback: every run exits 0 with a JSON document whose numbers are finite and obey the
 engine's invariants, or exits 1 with a message naming the file.

@@ -1,4 +1,4 @@
-"""Issue 5, output safety through the CLI: all-or-nothing builds, no partial files, same bytes for the same input."""
+"""Output safety through the CLI: all-or-nothing builds, no partial files, same bytes for the same input."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def test_failed_build_leaves_earlier_outputs_byte_identical(small_csv, tmp_path,
 
 
 def test_bad_input_writes_nothing(tmp_path):
-    """CONTRACT §1: bad input exits 1 and creates no output folder or file."""
+    """Bad input exits 1 and creates no output folder or file."""
     p = tmp_path / "bad.csv"
     p.write_text("name,dp\nx,-1\n", encoding="utf-8")
     out = tmp_path / "out"
