@@ -36,11 +36,9 @@ import csv
 import dataclasses
 import functools
 import gc
-import math
 import os
 import platform
 import re
-import sys
 import time
 import warnings
 import weakref
@@ -479,7 +477,6 @@ def run_case(case, log):
             from torch.distributed._tools.mem_tracker import MemTracker
             mt = MemTracker()
             mt.track_external(model, opt, ids, labels)
-            mt_state = {}
 
             def mt_begin(step, name):
                 cur = mt.get_tracker_snapshot("current")
@@ -557,12 +554,13 @@ def run_case(case, log):
                         for lg, y in zip(chunks, ys):
                             total = total + F.cross_entropy(lg.reshape(-1, V).float(), y.reshape(-1), reduction="sum")
                         loss = total / labels.numel()
-                        del chunks, lg
+                        del chunks, lg, y
                     elif case.loss == "chunked_ckpt":
                         total = 0.0
                         for hc, y in zip(hidden.tensor_split(case.chunks, dim=1), labels.tensor_split(case.chunks, dim=1)):
                             total = total + checkpoint(chunk_ce, model.lm_head, hc, y, use_reentrant=False)
                         loss = total / labels.numel()
+                        del hc, y  # the loop variable is a view that would keep all of `hidden` alive
                 amp.__exit__(None, None, None)
                 if case.loss == "plain":
                     del logits
@@ -636,7 +634,6 @@ def run_case(case, log):
         if tracker is not None:
             extra["ops"] = {k: v for k, v in tracker.ops.items()
                             if "attention" in k or "softmax" in k or "_foreach" in k or "fused_adam" in k}
-        # saved tensors of one decoder layer (baseline only): what a layer keeps for backward
         extra["losses"] = losses
         del model, opt, params, masters, run_model, decoder_layers
         extra.pop("body", None)
@@ -806,7 +803,7 @@ def report(S):
                     ("llama-none-plain-bf16-compile", "llama-none-plain-bf16-compile-L2", "allocator"),
                     ("llama-full-plain-bf16-compile", "llama-full-plain-bf16-compile-L2", "allocator")):
         if a in S and b in S and fwd_act(a, m) and fwd_act(b, m):
-            (x4, p4), (x2, p2) = fwd_act(a, m), fwd_act(b, m)
+            (x4, _), (x2, _) = fwd_act(a, m), fwd_act(b, m)
             dl = S[a]["layers"] - S[b]["layers"]
             print(f"{a} vs {b} [{m}]: forward-end act per layer {(x4 - x2) / dl / S[a]['sbh']:.3f} B/(s*b*h); "
                   f"whole forward-end act L{S[a]['layers']}: {x4 / MiB:.1f} MiB, L{S[b]['layers']}: {x2 / MiB:.1f} MiB")

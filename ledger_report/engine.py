@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping
+from typing import Any, Iterable, Iterator, Sequence
 
 from .config import COLUMN_NAMES, Config
 # A Config from a mapping, checked like a file row (one path: the reader's cell conversion and
@@ -93,36 +94,63 @@ def _batch(configs: Sequence[Config], model: Model) -> list[Ledger]:
         groups.setdefault(frozenset(k for k, v in c.values.items() if v is not None and v != ""), []).append(i)
     out: list[Ledger | None] = [None] * len(configs)
     reg = model.registry
-    text_keys = _row_keys(reg)
+    text_keys = frozenset(_row_keys(reg))
     for given, idx in groups.items():
         cols = {}
         for name in given:
             cols[name] = _column(np, [configs[i].values[name] for i in idx])
         env = evaluate_arrays(reg, cols, model.tables)
+        columns = {k: _as_list(np, v, len(idx)) for k, v in env.items() if k not in text_keys}
         for j, i in enumerate(idx):
-            values = {k: _pick(v, j) for k, v in env.items()}
-            for k in text_keys:
-                values[k] = eval_scalar(reg[k].expr, configs[i].values, values, model.tables)
-            out[i] = Ledger(configs[i], values, model)
+            out[i] = Ledger(configs[i], _RowValues(columns, j, configs[i], model, text_keys), model)
     return out  # type: ignore[return-value]
 
 
-def _pick(v: Any, j: int) -> Any:
-    import numpy as np
-
+def _as_list(np, v: Any, n: int) -> Any:
+    """A quantity over the batch as a plain Python list (blank rows None), or one scalar for all."""
     if v is None:
         return None
     if isinstance(v, np.ma.MaskedArray):
-        if v.mask is not np.ma.nomask and np.ndim(v.mask) and v.mask[j]:
-            return None
-        x = v.data[j] if np.ndim(v.data) else v.data
-    elif isinstance(v, np.ndarray):
-        x = v[j] if v.ndim else v[()]
-    else:
-        x = v
-    if isinstance(x, np.generic):
-        x = x.item()
-    return x
+        data = np.broadcast_to(v.data, (n,)).tolist()
+        mask = np.broadcast_to(np.ma.getmaskarray(v), (n,)).tolist()
+        return [None if m else x for x, m in zip(data, mask)]
+    if isinstance(v, np.ndarray):
+        return np.broadcast_to(v, (n,)).tolist() if v.ndim else [v.item()] * n
+    if isinstance(v, np.generic):
+        return [v.item()] * n
+    return [v] * n
+
+
+class _RowValues(Mapping):
+    """One row's quantities out of a batch: numbers read from the batch's columns, text (messages,
+    sentences) computed by the scalar interpreter the first time it is read."""
+
+    __slots__ = ("_columns", "_j", "_config", "_model", "_text", "_cache")
+
+    def __init__(self, columns: Mapping[str, Any], j: int, config: Config, model: Model, text_keys: frozenset) -> None:
+        self._columns, self._j, self._config, self._model, self._text = columns, j, config, model, text_keys
+        self._cache: dict[str, Any] = {}
+
+    def __getitem__(self, key: str) -> Any:
+        hit = self._cache.get(key, _MISSING)
+        if hit is not _MISSING:
+            return hit
+        if key in self._text:
+            v = eval_scalar(self._model.registry[key].expr, self._config.values, self, self._model.tables)
+        else:
+            col = self._columns[key]
+            v = None if col is None else col[self._j]
+        self._cache[key] = v
+        return v
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._model.registry.keys())
+
+    def __len__(self) -> int:
+        return len(self._model.registry)
+
+
+_MISSING = object()
 
 
 def _column(np, vals: list) -> Any:
