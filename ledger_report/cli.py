@@ -167,16 +167,32 @@ def _wrote(paths, quiet: bool) -> None:
 
 @main.command(context_settings=CONTEXT)
 @click.argument("out", type=click.Path(dir_okay=False))
-def template(out: str) -> None:
-    """Write an empty input workbook with help text, defaults and dropdowns.
+@click.option("--force", is_flag=True, help="Overwrite OUT if it exists.")
+def template(out: str, force: bool) -> None:
+    """Write an empty input file: OUT.xlsx (help text, defaults, dropdowns) or OUT.csv (the header
+    and one example row).  An existing file is kept unless --force.
 
     Example: ledger-report template my-configs.xlsx
     """
     from .render.output import write_outputs
-    from .render.workbook import template_xlsx
 
+    path = Path(out)
+    suffix = path.suffix.lower()
+    if suffix not in (".xlsx", ".csv"):
+        raise click.BadParameter(f"expected a name ending in .xlsx or .csv; found {out!r}", param_hint="OUT")
+    if path.exists() and not force:
+        click.echo(f"Error: {out} exists; pass --force to overwrite it (nothing was written).", err=True)
+        sys.exit(1)
     try:
-        written = write_outputs({Path(out): template_xlsx()})
+        if suffix == ".csv":
+            from .render.template import template_csv
+
+            data = template_csv()
+        else:
+            from .render.workbook import template_xlsx
+
+            data = template_xlsx()
+        written = write_outputs({path: data})
         click.echo(f"Wrote {written[0]}", err=True)
     except LedgerError as err:
         _fail(err)

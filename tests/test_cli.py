@@ -136,3 +136,25 @@ def test_an_unexpected_error_is_one_line_not_a_traceback(monkeypatch, tmp_path):
     assert r.exit_code == 1
     assert "internal error (ZeroDivisionError: simulated)" in r.output and "Traceback" not in r.output
     assert not list(tmp_path.iterdir())
+
+
+def test_template_keeps_an_existing_file(tmp_path):
+    """`template` does not overwrite a filled workbook unless --force (a user's work is never destroyed)."""
+    victim = tmp_path / "victim.xlsx"
+    victim.write_bytes(b"my filled workbook")
+    r = run("template", victim)
+    assert r.exit_code == 1 and "exists" in r.output and "--force" in r.output
+    assert victim.read_bytes() == b"my filled workbook"
+    assert run("template", victim, "--force").exit_code == 0
+    assert victim.read_bytes()[:2] == b"PK"
+
+
+def test_template_csv_is_csv_that_calc_reads(tmp_path):
+    """`template x.csv` writes CSV (the header and the example row), which calc accepts; other extensions are refused."""
+    out = tmp_path / "x.csv"
+    assert run("template", out).exit_code == 0
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith("name,notes,")
+    assert run("calc", out).exit_code == 0
+    bad = run("template", tmp_path / "x.txt")
+    assert bad.exit_code == 2 and ".xlsx or .csv" in bad.output
