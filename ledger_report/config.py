@@ -142,6 +142,7 @@ COLUMNS: tuple[Column, ...] = (
     _c("sequence_parallel", BOOL, "Megatron sequence parallelism", "序列并行（Megatron SP）", "false", group="batch"),
     _c("flash_attention", BOOL, "Flash attention (no s² scores stored)", "FlashAttention（不保存 s² 注意力矩阵）", "true", group="batch"),
     _c("logits_dtype", ENUM, "Logits tensor precision", "logits 精度", "the convention's (fp32 generic, deepspeed; bf16 megatron, fsdp2)", choices=DTYPES_LOGITS, group="batch"),
+    _c("loss_fp32", BOOL, "The cross-entropy upcasts 16-bit logits to fp32 (as PyTorch's usual logits.float() does)", "交叉熵把 16 位 logits 升为 fp32（常见的 logits.float()）", "the convention's (true)", group="batch"),
     _c("loss_chunks", INT, "1 = full logits at once; k = chunked/fused cross-entropy", "1 = 整块 logits；k = 分块/融合交叉熵", "1", "", minimum=1, group="batch"),
     # hardware
     _c("gpu", ENUM, "Accelerator from the catalogue (ledger-report gpus)", "加速卡型号（见 ledger-report gpus）", "H100-SXM", group="hw"),

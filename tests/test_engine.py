@@ -208,7 +208,7 @@ def test_korthikanti_table_2_gpt3_layer():
     none, no SP: sbh(10 + 24/t + 5as/(ht)); selective + SP: 34·sbh/t; full: 2·sbh per layer.
     """
     s, b, h, a, t = 2048, 1, 12288, 96, 8
-    base = dict(name="g", layers=1, hidden=h, heads=a, ffn_hidden=4 * h, vocab=51200, glu=False, tp=t, seq_len=s, micro_batch=b, flash_attention=False, dropout=True)
+    base = dict(name="g", layers=1, hidden=h, heads=a, ffn_hidden=4 * h, vocab=51200, glu=False, tp=t, seq_len=s, micro_batch=b, flash_attention=False, dropout=True, framework="megatron")
     sbh = s * b * h
     none = compute(config_from_mapping({**base, "recompute": "none"}))
     assert none["activation_bytes_per_rank"] == pytest.approx(sbh * (10 + 24 / t + 5 * a * s / (h * t)))

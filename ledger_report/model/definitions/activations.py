@@ -9,7 +9,6 @@ from .common import (
     ATTN_SCORE_BYTES_PER_ELEM,
     FULL_RECOMPUTE_SBH_BYTES,
     KORTH,
-    KORTHIKANTI_REPLICATED_SBH,
     MOE35,
     Ctx,
     conv,
@@ -20,7 +19,7 @@ from .stages import STAGE_ZH, STAGES
 TORCHTITAN_SAC = "torchtitan torchtitan/distributed/activation_checkpoint.py (op-level policy: saves matmul and attention outputs, every second mm recomputed)"
 DROPOUT_MASKS_SBH = 2  # Korthikanti's attention and MLP dropout masks, one byte each per s·b·h
 SOFTMAX_BYTES_PER_ELEM = 2  # without dropout only the softmax output is kept
-COMPILED_SBH = 4  # torch.compile: the two norm inputs stay saved, their outputs and the elementwise products are recomputed
+COMPILED_NORM_BYTES = 4  # torch.compile: a norm's input and its output (the next matmul's input) stay saved
 COMPILE_SOURCE = "torch.compile's min-cut partitioner (torch/_functorch/partitioners.py) saves matmul inputs and recomputes fused elementwise outputs"
 
 
@@ -36,14 +35,16 @@ def define(reg: Registry, r: Ctx) -> None:
     sp_div = d("sp_divisor", if_(r.seq_par, tp, 1), COUNT, "sequence-parallel divisor", "序列并行除数", KORTH)
     comp = r.compile
     mlp_act_w = d(
-        "mlp_act_factor", if_(r.glu, if_(comp, 4, 6), if_(comp, 2, 4)), COUNT, "MLP activation bytes per s·b·ffn", "MLP 激活系数",
-        KORTH + " (a gated MLP stores gate, up and their product: 6 instead of 4); " + COMPILE_SOURCE + " (gate and up only: 4)",
+        "mlp_act_factor", if_(r.glu, if_(comp, 6, conv(r, "glu_saved_bytes")), 4), COUNT, "MLP activation bytes per s·b·ffn", "MLP 激活系数",
+        KORTH + " (plain MLP: 4); a gated MLP keeps gate, up and their product (6, fused as Megatron-LM does), and eager PyTorch silu(gate) too (8, measured: bench/measure_torch.md); compiled: 6",
     )
     drop = r.dropout
+    norms = d("norm_saved_bytes", if_(comp, COMPILED_NORM_BYTES, conv(r, "norm_saved_bytes")), COUNT, "bytes per h kept by each norm", "每个 norm 为反向保留的字节（每 h）",
+              KORTH + ": a norm's input and output, 2 + 2 (fused); eager PyTorch also keeps the fp32 upcast: 8 (bench/measure_torch.md)")
     repl_w = d(
-        "act_replicated_factor", if_(comp, COMPILED_SBH, if_(drop, KORTHIKANTI_REPLICATED_SBH, KORTHIKANTI_REPLICATED_SBH - DROPOUT_MASKS_SBH)),
+        "act_replicated_factor", 2 * norms + if_(drop, DROPOUT_MASKS_SBH, 0),
         COUNT, "replicated activation bytes per s·b·h", "不随 TP 切分的激活系数",
-        KORTH + ": 10·sbh with dropout (its two 1-byte masks), 8·sbh without; compiled: 4·sbh",
+        KORTH + ": 10·sbh = two norms' inputs and outputs (4 each) + two 1-byte dropout masks",
     )
     repl = d("act_replicated_per_layer", repl_w * sbh / sp_div, BYTES, "norm inputs, block inputs, dropout masks", "norm 输入、块输入、dropout 掩码", KORTH + ": ÷ tp with sequence parallel")
     attn_lin = d("act_attention_per_layer", sb * (4 * a * hd + 4 * g * hd) / tp, BYTES, "Q, K, V and projection input", "Q、K、V 与投影输入", KORTH + " (GQA: K and V use kv_heads)")
@@ -93,8 +94,11 @@ def define(reg: Registry, r: Ctx) -> None:
     logit_elems = d("logit_elements", sb * r.V / tp / r.loss_chunks, COUNT, "logit elements alive at once s·b·vocab/tp ÷ loss_chunks", "同时存在的 logits 元素数", doc("logits-and-loss"))
     r.logits = d("logits_full_bytes", logit_elems * Lookup("dtype", r.logits_dtype, "bytes"), BYTES, "logits s·b·(vocab/tp)·bytes ÷ loss_chunks", "logits s·b·(vocab/tp)·字节 ÷ 分块", doc("logits-and-loss") + "; " + MOE35)
     fp32_logits = r.logits_dtype.eq("fp32")
-    fwd = if_(comp, conv(r, "ce_fwd_bytes_compiled"), conv(r, "ce_fwd_bytes")) - if_(fp32_logits, 4, 0)
-    bwd = if_(comp, conv(r, "ce_bwd_bytes_compiled"), conv(r, "ce_bwd_bytes")) - if_(fp32_logits, 2, 0)
+    upcast = r.loss_fp32
+    # without the fp32 upcast the loss works in the logits' own 16-bit dtype: its log-softmax in
+    # forward, and three tensors of that width in backward
+    fwd = if_(upcast, if_(comp, conv(r, "ce_fwd_bytes_compiled"), conv(r, "ce_fwd_bytes")) - if_(fp32_logits, 4, 0), 2)
+    bwd = if_(upcast, if_(comp, conv(r, "ce_bwd_bytes_compiled"), conv(r, "ce_bwd_bytes")) - if_(fp32_logits, 2, 0), 6)
     r.ce_fwd = d("loss_forward_bytes", logit_elems * maximum(fwd, 0), BYTES, "cross-entropy working set at the loss forward", "交叉熵前向工作区", "conventions table (bytes per logit); " + doc("logits-and-loss"))
     r.ce_bwd = d("loss_backward_bytes", logit_elems * maximum(bwd, 0), BYTES, "cross-entropy working set at the loss backward", "交叉熵反向工作区", "conventions table (bytes per logit); " + doc("logits-and-loss"))
     r.logits_kept = d("logits_kept_in_backward", if_(conv(r, "logits_kept").eq(1), r.logits, 0), BYTES, "logits still referenced during backward", "反向时仍被引用的 logits", "conventions table; " + doc("logits-and-loss"))

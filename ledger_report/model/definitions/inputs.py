@@ -52,6 +52,7 @@ def define(reg: Registry, r: Ctx) -> None:
     r.seq_par = d("sequence_parallel", default("sequence_parallel", False), BOOL, "sequence parallel", "序列并行", COLUMN)
     r.flash = d("flash_attention", default("flash_attention", True), BOOL, "flash attention", "FlashAttention", COLUMN)
     r.logits_dtype = d("logits_dtype", default("logits_dtype", conv(r, "logits_dtype_default")), TEXT, "logits dtype", "logits 精度", COLUMN + "; the convention's default (bf16 where the output layer runs in bf16)")
+    r.loss_fp32 = d("loss_fp32", default("loss_fp32", conv(r, "loss_fp32_default").eq(1)), BOOL, "the loss upcasts the logits to fp32", "损失把 logits 升到 fp32", COLUMN + "; the convention's default")
     r.loss_chunks = d("loss_chunks", default("loss_chunks", 1), COUNT, "loss chunks", "loss 分块数", COLUMN)
 
     reg.section = "hardware"
