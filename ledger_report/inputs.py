@@ -530,7 +530,7 @@ def _cross_checks(v: dict[str, Any], bad: set[str]) -> list[tuple[str, str, str]
         return default if value is None else value
 
     # Architecture: all of ARCH_REQUIRED or none; required when params_total is empty.
-    if ok(*ARCH_REQUIRED):
+    if ok(*ARCH_REQUIRED, "model"):  # a model cell that could not be read is its own message
         given = [c for c in ARCH_REQUIRED if v.get(c) is not None]
         missing = [c for c in ARCH_REQUIRED if v.get(c) is None]
         arch = ", ".join(ARCH_REQUIRED)
@@ -641,6 +641,62 @@ def _cross_checks(v: dict[str, Any], bad: set[str]) -> list[tuple[str, str, str]
     return out
 
 
+def _rule_checks(v: dict[str, Any], bad: set[str]) -> list[tuple[str, str, str]]:
+    """The model's row rules (definitions/constraints.py ``ROW_RULES``), each read from the row's
+    columns: (column, expected, found) for each that does not hold.  A rule that reads a bad cell
+    is left to that cell's own message."""
+    from .model.definitions import REGISTRY
+    from .model.definitions.constraints import ROW_RULES
+    from .model.evaluate import eval_scalar
+    from .model.expr import all_cols
+
+    out = []
+    by_key = {c.key: c for c in REGISTRY.constraints}
+    for key in ROW_RULES:
+        c = by_key[key]
+        expr = REGISTRY[c.ok].expr
+        if bad & all_cols(expr):
+            continue
+        if eval_scalar(expr, v, {}, {}) is False:
+            out.append((c.column, eval_scalar(c.expected, v, {}, {}), eval_scalar(c.found, v, {}, {})))
+    return out
+
+
+class _Models:
+    """The architecture columns a ``model`` cell names: a catalogue entry, or a Hugging Face
+    config.json (a path relative to the input file's folder), read once per file."""
+
+    def __init__(self, folder: Path | None):
+        self.folder = folder
+        self.seen: dict[str, tuple[dict[str, Any], str]] = {}
+
+    def columns(self, spec: str) -> tuple[dict[str, Any], str]:
+        hit = self.seen.get(spec)
+        if hit is None:
+            hit = self.seen[spec] = self._resolve(spec)
+        return dict(hit[0]), hit[1]
+
+    def _resolve(self, spec: str) -> tuple[dict[str, Any], str]:
+        from . import catalogue, hf_config
+
+        text = _norm(spec)
+        if text.lower().endswith(".json") or "/" in text or "\\" in text:
+            path = Path(text.replace("\\", "/"))
+            if not path.is_absolute():
+                path = (self.folder or Path.cwd()) / path
+            try:
+                return hf_config.read_config_json(path), f"config.json {text}"
+            except hf_config.UnsupportedConfig as exc:
+                raise _Bad(exc.expected, f"{exc.found} (in {text})") from None
+        entry = catalogue.find_model(text)
+        if entry is None:
+            near = difflib.get_close_matches(text, catalogue.MODEL_NAMES, n=1, cutoff=0.5)
+            hint = f" — did you mean {near[0]}?" if near else ""
+            raise _Bad("a model of the catalogue (ledger-report models) or a path to a config.json",
+                       _show(spec) + hint)
+        return dict(entry.columns), f"model {entry.name}"
+
+
 # ---------------------------------------------------------------------------------------------
 # The table: header, rows, problems.  Shared by the CSV and XLSX readers.
 
@@ -649,8 +705,11 @@ class _Table:
     """``sheet`` None: a CSV file (rows are lines); ``keyed``: mappings, whose keys are read as a
     header and whose values as the cells of the row below it (rows are the mappings' numbers)."""
 
-    def __init__(self, label: str, sheet: str | None, sink: Callable[[Config], None] | None = None, keyed: bool = False):
+    def __init__(self, label: str, sheet: str | None, sink: Callable[[Config], None] | None = None, keyed: bool = False,
+                 folder: Path | None = None):
         self.label = label
+        self.folder = folder  # a config.json named in a model cell is relative to it (None: the working directory)
+        self.models = _Models(folder)
         self.sheet = sheet
         self.keyed = keyed
         self.row_word = "line" if sheet is None and not keyed else "row"
@@ -779,14 +838,26 @@ class _Table:
                 )
             else:
                 self.names[key] = row
-        for column, expected, found in _cross_checks(values, bad):
+        origins: dict[str, str] = {}
+        if values.get("model") is not None:
+            try:
+                filled, origin = self.models.columns(values["model"])
+            except _Bad as exc:
+                self.add(row, "model", exc.expected, exc.found, self._ref_of("model", row))
+                bad.add("model")
+            else:
+                for column, value in filled.items():
+                    if column not in values and column not in bad:  # any column the row gives wins
+                        values[column] = value
+                        origins[column] = origin
+        for column, expected, found in _cross_checks(values, bad) + _rule_checks(values, bad):
             self.add(row, column, expected, found, self._ref_of(column, row))
         if len(self.problems) == before:
             if self.sheet is not None:
                 source = f"{self.label} {self.sheet} row {row}"
             else:
                 source = f"{self.label} {self.row_word} {row}"
-            config = Config(values, source)
+            config = Config(values, source, origins)
             self.count += 1
             if self.sink is None:
                 self.configs.append(config)
@@ -894,7 +965,7 @@ def _read_csv(path: Path, label: str, sink: Callable[[Config], None] | None = No
     text = _decode(data, label)
     del data  # the decoded text is all that is needed from here on
     delimiter = _sniff(text)
-    table = _Table(label, None, sink)
+    table = _Table(label, None, sink, folder=path.parent)
     # strict: a quote left open to the end of the file is an error, not one giant last field
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     previous_line = 0
@@ -1085,7 +1156,7 @@ def _read_xlsx(path: Path, label: str, sink: Callable[[Config], None] | None = N
                 ws = _pick_sheet(wb, label)
                 part = _Part(fh, ws.title)
                 formulas = _Formulas(fh, ws.title, part.may_hold_formulas())
-                return _read_sheet(ws, label, formulas, part, sink)
+                return _read_sheet(ws, label, formulas, part, sink, folder=path.parent)
             except InputError:
                 raise
             except Exception as exc:  # noqa: BLE001 - a failure while streaming the sheet XML
@@ -1138,7 +1209,7 @@ class _Formulas:
 
 
 def _read_sheet(ws: Any, label: str, formulas: _Formulas, part: "_Part",
-                sink: Callable[[Config], None] | None = None) -> list[Config]:
+                sink: Callable[[Config], None] | None = None, folder: Path | None = None) -> list[Config]:
     """Stream the sheet once: header in row 1, then rows, bounded by ``MAX_ROWS``.
 
     ``reset_dimensions`` makes ``iter_rows`` ignore the ``<dimension>`` tag: an understated one
@@ -1149,7 +1220,7 @@ def _read_sheet(ws: Any, label: str, formulas: _Formulas, part: "_Part",
     from openpyxl.cell.read_only import EMPTY_CELL  # the filler iter_rows pads a row with
 
     title = ws.title
-    table = _Table(label, title, sink)
+    table = _Table(label, title, sink, folder=folder)
     last_row = max_col = 0
     header_done = False
     completed = False

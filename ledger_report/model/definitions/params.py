@@ -39,6 +39,7 @@ def define(reg: Registry, r: Ctx) -> None:
         "padded_vocab", if_(IsBlank(vm), vocab, ceil(vocab / (vm * r.tp)) * vm * r.tp), COUNT,
         "vocabulary with padding", "填充后的词表", VOCAB_PADDING + "; unpadded when vocab_multiple is empty",
     )
+    d("vocab_padded", negate(IsBlank(vm)), BOOL, "the vocabulary is padded", "词表有填充", VOCAB_PADDING)
     r.glu = d("glu", default("glu", True), BOOL, "gated MLP", "门控 MLP", COLUMN)
     r.tied = tied = d("tied_embeddings", default("tied_embeddings", False), BOOL, "tied embeddings", "共享嵌入", COLUMN)
     r.norm = d("norm", default("norm", "rmsnorm"), TEXT, "norm", "归一化", COLUMN)
