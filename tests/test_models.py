@@ -68,7 +68,7 @@ def truncated(x: float, places: int) -> float:
 
 
 def test_catalogue_holds_the_architectures_people_train():
-    """The brief's list: Llama 3.1 8B/70B/405B, Qwen3 8B/32B/30B-A3B/235B-A22B, DeepSeek-V3, Kimi K2,
+    """The architectures people train: Llama 3.1 8B/70B/405B, Qwen3 8B/32B/30B-A3B/235B-A22B, DeepSeek-V3, Kimi K2,
     Mixtral 8x7B/8x22B, gpt-oss-20b/120b, Gemma 3 27B, Qwen3-Next-80B-A3B; each with a source."""
     assert set(REQUIRED) <= set(MODELS)
     for m in MODELS.values():
@@ -128,7 +128,7 @@ def test_exact_published_counts(name):
 
 
 def test_qwen3_8b_count_does_not_move():
-    """Seed 004 and the Qwen3-8B checkpoint: 8,190,735,360, by name as typed out."""
+    """The Qwen3-8B checkpoint (model.safetensors.index.json, 16,381,470,720 bytes of bf16): 8,190,735,360 by name as typed out."""
     assert ledger("Qwen3-8B")["params_total"] == 8_190_735_360
 
 
@@ -433,3 +433,19 @@ def test_the_new_columns_rules(row, column):
     with pytest.raises(InputError) as err:
         config_from_mapping({**base, **row})
     assert column in [p.column for p in err.value.problems]
+
+
+@pytest.mark.slow
+def test_every_catalogue_model_recalculates_in_libreoffice():
+    """The workbook's live formulas for each catalogue model (MLA, Gated DeltaNet, sliding windows,
+    MTP, biases, padding), recalculated by LibreOffice from poisoned cached values, equal the engine,
+    pipeline stages included (the method of tests/test_workbook.py)."""
+    from test_workbook import LEDGERS, _ledger_mismatches, _load, _poisoned, _recalc
+
+    from ledger_report.render.workbook import render_xlsx
+
+    leds = [ledger(n, pp=2, dp=4, ep=2 if MODELS[n].columns.get("experts") else 1, tp=2 if n != "Qwen2.5-7B" else 1,
+                   vocab_multiple=128, global_batch=64, tokens="10B", days=30, recompute="selective")
+            for n in MODELS]
+    out = _load(_recalc(_poisoned(render_xlsx(leds))), data_only=True)
+    assert _ledger_mismatches(out[LEDGERS], leds) == []
