@@ -397,10 +397,13 @@ def columns_from_config(cfg: Mapping[str, Any]) -> dict[str, Any]:
 def read_config_json(path: Path) -> dict[str, Any]:
     """The columns of a config.json file, or UnsupportedConfig naming what is wrong with it."""
     try:
-        size = path.stat().st_size
-        if size > MAX_CONFIG_BYTES:
-            raise UnsupportedConfig(f"a config.json of at most {MAX_CONFIG_BYTES // 2**20} MiB", f"{size:,} bytes")
-        text = path.read_bytes().decode("utf-8-sig")
+        if path.exists() and not path.is_file():  # a directory, a device or a pipe: never opened
+            raise UnsupportedConfig("a config.json file", f"{path}, which is not a regular file")
+        with path.open("rb") as fh:
+            data = fh.read(MAX_CONFIG_BYTES + 1)  # bounded, whatever the file claims
+        if len(data) > MAX_CONFIG_BYTES:
+            raise UnsupportedConfig(f"a config.json of at most {MAX_CONFIG_BYTES // 2**20} MiB", f"a larger file {path}")
+        text = data.decode("utf-8-sig")
     except FileNotFoundError:
         raise UnsupportedConfig("an existing config.json (the path is relative to the input file's folder)", f"no file {path}") from None
     except (OSError, ValueError) as exc:

@@ -645,21 +645,33 @@ def _rule_checks(v: dict[str, Any], bad: set[str]) -> list[tuple[str, str, str]]
     """The model's row rules (definitions/constraints.py ``ROW_RULES``), each read from the row's
     columns: (column, expected, found) for each that does not hold.  A rule that reads a bad cell
     is left to that cell's own message."""
-    from .model.definitions import REGISTRY
-    from .model.definitions.constraints import ROW_RULES
     from .model.evaluate import eval_scalar
-    from .model.expr import all_cols
 
     out = []
-    by_key = {c.key: c for c in REGISTRY.constraints}
-    for key in ROW_RULES:
-        c = by_key[key]
-        expr = REGISTRY[c.ok].expr
-        if bad & all_cols(expr):
+    for c, expr, cols in _row_rules():
+        if bad & cols:
             continue
         if eval_scalar(expr, v, {}, {}) is False:
             out.append((c.column, eval_scalar(c.expected, v, {}, {}), eval_scalar(c.found, v, {}, {})))
     return out
+
+
+_ROW_RULES: list = []
+
+
+def _row_rules() -> list:
+    """(constraint, its ok expression, the columns it reads) for each row rule, built once."""
+    if not _ROW_RULES:
+        from .model.definitions import REGISTRY
+        from .model.definitions.constraints import ROW_RULES
+        from .model.expr import all_cols
+
+        by_key = {c.key: c for c in REGISTRY.constraints}
+        for key in ROW_RULES:
+            c = by_key[key]
+            expr = REGISTRY[c.ok].expr
+            _ROW_RULES.append((c, expr, all_cols(expr)))
+    return _ROW_RULES
 
 
 class _Models:

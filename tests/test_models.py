@@ -449,3 +449,21 @@ def test_every_catalogue_model_recalculates_in_libreoffice():
             for n in MODELS]
     out = _load(_recalc(_poisoned(render_xlsx(leds))), data_only=True)
     assert _ledger_mismatches(out[LEDGERS], leds) == []
+
+
+@pytest.mark.parametrize("spec, found", [
+    ("missing/config.json", "no file"),
+    ("/dev/zero", "not a regular file"),
+    ("configs/", "not a regular file"),
+    ("bad.json", "a JSON error at line 1"),
+])
+def test_a_model_path_that_is_no_config_json(tmp_path, spec, found):
+    """A model cell naming a missing file, a device, a folder or a file that is not JSON: an input
+    error at that cell, the file never read past a bound."""
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "bad.json").write_text("{model_type: llama", encoding="utf-8")
+    (tmp_path / "rows.csv").write_text(f"name,model\nx,{spec}\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        read_configs(tmp_path / "rows.csv")
+    p = err.value.problems[0]
+    assert (p.column, p.row) == ("model", 2) and found in p.found
