@@ -467,3 +467,15 @@ def test_a_model_path_that_is_no_config_json(tmp_path, spec, found):
         read_configs(tmp_path / "rows.csv")
     p = err.value.problems[0]
     assert (p.column, p.row) == ("model", 2) and found in p.found
+
+
+def test_sliding_window_scores_without_flash_attention():
+    """Without flash attention a layer keeps its softmax scores (Korthikanti et al. 2022, Table 2:
+    5·heads·s²·b bytes); a sliding-window layer scores each query against at most the window
+    (Longformer's banded attention), so a window as long as the sequence changes nothing and a
+    short one keeps far less."""
+    cols = {k: v for k, v in MODELS["gpt-oss-20b"].columns.items() if k not in ("sliding_window", "sliding_every")}
+    def act(seq, **more):
+        return compute(config_from_mapping({"name": "x", **cols, "seq_len": seq, "flash_attention": False, **more}))["activation_bytes_per_rank"]
+    assert act(128, sliding_window=128, sliding_every=2) == act(128)
+    assert act(8192, sliding_window=128, sliding_every=2) < 0.6 * act(8192)

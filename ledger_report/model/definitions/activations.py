@@ -3,7 +3,7 @@ recompute mode, as the row's framework convention implements it."""
 
 from __future__ import annotations
 
-from ..expr import Lookup, all_of, if_, maximum, negate
+from ..expr import IsBlank, Lookup, all_of, if_, maximum, minimum, negate
 from ..registry import BOOL, BYTES, COUNT, TEXT, TOKENS, Registry
 from .common import (
     ATTN_SCORE_BYTES_PER_ELEM,
@@ -62,6 +62,11 @@ def define(reg: Registry, r: Ctx) -> None:
     mlp_dense_act = d("act_dense_mlp_per_layer", sb * r.f * mlp_act_w / tp, BYTES, "dense MLP activations", "稠密 MLP 激活", KORTH)
     mlp_moe_act = d("act_moe_mlp_per_layer", sb * (r.topk * r.f_moe * mlp_act_w / r.etp + r.f_sh * mlp_act_w / tp), BYTES, "MoE MLP activations (top-k experts + shared)", "MoE MLP 激活（top-k 专家 + 共享专家）", KORTH + " (each token visits top-k experts)")
     r.s2 = s2 = d("act_scores_per_attention_layer", ATTN_SCORE_BYTES_PER_ELEM * a * s_loc * s_loc * b / tp, BYTES, "attention scores 5·heads·s²·b", "注意力分数 5·heads·s²·b", KORTH + " (only without flash attention and recompute)")
+    s2_local = d(
+        "act_scores_per_local_layer", ATTN_SCORE_BYTES_PER_ELEM * a * s_loc * minimum(r.window, s_loc) * b / tp, BYTES,
+        "attention scores of a sliding-window layer 5·heads·s·min(window, s)·b", "滑动窗口层注意力分数 5·heads·s·min(window, s)·b",
+        KORTH + "; a sliding-window layer scores each query against at most the window (banded attention, Beltagy et al. 2020, Longformer)",
+    )
     r.per_dense = per_dense = d("act_dense_layer", repl + attn_lin + mlp_dense_act, BYTES, "activations per dense layer, nothing recomputed", "每个稠密层激活（不重计算）", KORTH)
     r.per_moe = per_moe = d("act_moe_layer", repl + attn_lin + mlp_moe_act, BYTES, "activations per MoE layer, nothing recomputed", "每个 MoE 层激活（不重计算）", KORTH)
     per_full = d("act_full_recompute_layer", FULL_RECOMPUTE_SBH_BYTES * sbh / sp_div, BYTES, "full recompute: the layer input 2·s·b·h", "全重计算：层输入 2·s·b·h", KORTH + "; " + MOE35)
@@ -83,7 +88,8 @@ def define(reg: Registry, r: Ctx) -> None:
             f"{stage}_stage_activation_per_micro_batch",
             if_(mode.eq("full"), (dl + ml) * per_full,
                 if_(mode.eq("selective_op"), dl * op_dense + ml * op_moe,
-                    dl * per_dense + ml * per_moe + (dl + ml - al) * lin_delta + if_(keep_s2, al * s2, 0))),
+                    dl * per_dense + ml * per_moe + (dl + ml - al) * lin_delta
+                    + if_(keep_s2, if_(IsBlank(r.window), al * s2, r.global_of[stage] * s2 + (al - r.global_of[stage]) * s2_local), 0))),
             BYTES, f"{stage}-stage activations of one micro-batch", f"{STAGE_ZH[stage]}一个 micro-batch 的激活", KORTH + "; " + doc("activations"),
         )
         r.act[stage] = d(f"{stage}_stage_activation_bytes", r.in_flight[stage] * per_mb, BYTES, f"{stage}-stage activations", f"{STAGE_ZH[stage]}激活", KORTH + "; micro-batches in flight by the schedule")

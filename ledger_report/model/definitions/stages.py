@@ -34,7 +34,7 @@ def define(reg: Registry, r: Ctx) -> None:
     v = r.virtual
     n_micro = d("micro_batches_per_step", if_(IsBlank(r.global_batch), pp, r.global_batch / (r.micro_batch * r.dp)), COUNT, "micro-batches per step per data-parallel rank", "每步 micro-batch 数", "global_batch / (micro_batch·dp)")
     r.n_micro = n_micro
-    r.layers_of, r.in_flight, r.holds_embed, r.holds_head = {}, {}, {}, {}
+    r.layers_of, r.in_flight, r.holds_embed, r.holds_head, r.global_of = {}, {}, {}, {}, {}
     r.part_stage, r.rank_part = {}, {}
     for stage in STAGES:
         k = r.stage_index[stage]
@@ -48,6 +48,12 @@ def define(reg: Registry, r: Ctx) -> None:
         )
         dense = d(f"{stage}_stage_dense_layers", n - moe, COUNT, f"{stage}-stage dense layers", f"{zh}稠密层数", src)
         attn = d(f"{stage}_stage_attention_layers", floor((start + n) / fae) - floor(start / fae), COUNT, f"{stage}-stage softmax-attention layers", f"{zh}全注意力层数", doc("parameters") + ": layer i has softmax attention when i mod k = k − 1")
+        r.global_of[stage] = d(
+            f"{stage}_stage_global_attention_layers",
+            if_(IsBlank(r.window), attn, if_(IsBlank(r.sliding_every), 0, floor((start + n) / r.sliding_every) - floor(start / r.sliding_every))),
+            COUNT, f"{stage}-stage global-attention layers", f"{zh}全局注意力层数",
+            doc("parameters") + ": with sliding_window, layer i is global when i mod sliding_every = sliding_every − 1",
+        )
         r.layers_of[stage] = (dense, moe, attn)
         r.holds_embed[stage] = k.eq(0)
         r.holds_head[stage] = k.eq(pp - 1)
