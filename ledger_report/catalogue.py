@@ -1,4 +1,4 @@
-"""The built-in accelerator catalogue (``ledger_report/data/gpus.csv``).
+"""The built-in catalogues: accelerators (``ledger_report/data/gpus.csv``) and models (``models.json``).
 
 Pure standard library (csv + importlib.resources), so the engine can import it and it works from an
 installed wheel.  One row per accelerator, in file order; every figure names its vendor document in
@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass, fields
 from importlib import resources
 
-__all__ = ["Gpu", "GPUS", "GPU_NAMES", "find_gpu", "normalise_gpu_name"]
+__all__ = ["Gpu", "GPUS", "GPU_NAMES", "find_gpu", "normalise_gpu_name", "ModelEntry", "MODELS", "MODEL_NAMES", "find_model"]
 
 BYTES_PER_GB = 10**9  # vendors' GB (decimal)
 FLOPS_PER_TFLOP = 10**12
@@ -150,3 +150,84 @@ def find_gpu(name: str) -> Gpu | None:
         return None
     key = normalise_gpu_name(name)
     return _BY_KEY.get(key) if key else None
+
+
+# ---------------------------------------------------------------------------------------------
+# The model catalogue (``ledger_report/data/models.json``): architectures by name.
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One model of the catalogue: the architecture columns it fills and where they come from."""
+
+    name: str
+    hf_repo: str  # the Hugging Face repository whose config.json the columns follow
+    model_type: str
+    source: str  # the config.json the values were read from
+    note: str
+    columns: dict  # input column -> typed value (only the architecture columns)
+
+
+_MODELS_FILE = "models.json"
+
+
+def parse_models(text: str, origin: str = _MODELS_FILE) -> dict[str, ModelEntry]:
+    """Parse catalogue JSON into ``{name: ModelEntry}`` in file order; a malformed file raises ValueError."""
+    import json
+
+    from .config import BOOL, COLUMN_BY_NAME, INT
+
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{origin}: not JSON ({exc})") from None
+    rows = doc.get("models") if isinstance(doc, dict) else None
+    if not isinstance(rows, list) or not rows:
+        raise ValueError(f'{origin}: expected {{"models": [...]}} with at least one model')
+    models: dict[str, ModelEntry] = {}
+    keys: dict[str, str] = {}
+    for i, row in enumerate(rows, 1):
+        where = f"{origin} model {i}"
+        fields_ = ("name", "hf_repo", "model_type", "source", "note", "columns")
+        if not isinstance(row, dict) or set(row) != set(fields_):
+            raise ValueError(f"{where}: expected the fields {', '.join(fields_)}")
+        for f in fields_[:4]:
+            if not isinstance(row[f], str) or not row[f].strip():
+                raise ValueError(f"{where}: field {f!r} expected text; found {row[f]!r}")
+        cols = row["columns"]
+        if not isinstance(cols, dict):
+            raise ValueError(f"{where}: columns expected an object")
+        for col, v in cols.items():
+            spec = COLUMN_BY_NAME.get(col)
+            if spec is None or spec.group not in ("arch", "mla", "moe", "hybrid") or col == "model":
+                raise ValueError(f"{where}: {col!r} is not an architecture column")
+            ok = isinstance(v, bool) if spec.kind == BOOL else (spec.kind == INT and isinstance(v, int) and not isinstance(v, bool)
+                                                                and (spec.minimum is None or v >= spec.minimum))
+            if not ok:
+                raise ValueError(f"{where}: column {col!r} has the value {v!r}")
+        entry = ModelEntry(**row)
+        key = normalise_gpu_name(entry.name)
+        if key in keys:
+            raise ValueError(f"{where}: name {entry.name!r} clashes with {keys[key]!r}")
+        keys[key] = entry.name
+        models[entry.name] = entry
+    return models
+
+
+def load_models() -> dict[str, ModelEntry]:
+    """Read the packaged ``ledger_report/data/models.json``."""
+    text = resources.files("ledger_report.data").joinpath(_MODELS_FILE).read_text(encoding="utf-8")
+    return parse_models(text)
+
+
+MODELS: dict[str, ModelEntry] = load_models()
+MODEL_NAMES: tuple[str, ...] = tuple(MODELS)
+_MODEL_BY_KEY: dict[str, ModelEntry] = {normalise_gpu_name(m.name): m for m in MODELS.values()}
+
+
+def find_model(name: str) -> ModelEntry | None:
+    """The catalogue entry for ``name`` ignoring case, spaces, underscores and hyphens, else None."""
+    if not isinstance(name, str):
+        return None
+    key = normalise_gpu_name(name)
+    return _MODEL_BY_KEY.get(key) if key else None

@@ -216,6 +216,30 @@ def gpus(as_json: bool) -> None:
 
 
 @main.command(context_settings=CONTEXT)
+@click.option("--json", "as_json", is_flag=True, help="Print the catalogue as JSON (columns, sources and counted parameters).")
+def models(as_json: bool) -> None:
+    """List the built-in model catalogue: a row's `model` column takes these names.
+
+    Example: ledger-report models
+    """
+    from .catalogue import MODELS
+    from .engine import compute, config_from_mapping
+    from .render.table import render_models
+
+    rows = []
+    for m in MODELS.values():
+        lg = compute(config_from_mapping({"name": m.name, "model": m.name}, source="models.json"))
+        counted = {k: int(lg[k]) for k in ("params_total", "params_active", "params_mtp", "arch_main_params")}
+        rows.append({"name": m.name, "hf_repo": m.hf_repo, "model_type": m.model_type, "source": m.source, "note": m.note,
+                     "layers": m.columns["layers"], "hidden": m.columns["hidden"], "experts": m.columns.get("experts", 0),
+                     "topk": m.columns.get("topk", 0), "columns": dict(m.columns), **counted})
+    if as_json:
+        click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+    else:
+        click.echo(render_models(rows))
+
+
+@main.command(context_settings=CONTEXT)
 @click.argument("input", type=click.Path(dir_okay=False))
 @click.option("--top", default=5, show_default=True, type=click.IntRange(1, 1000), help="Plans to keep per input row.")
 @click.option("-o", "--out", "out_dir", default=None, type=click.Path(file_okay=False), help="Write DIR/plans.csv and build it.")

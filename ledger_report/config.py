@@ -93,6 +93,7 @@ COLUMNS: tuple[Column, ...] = (
     _c("params_expert", COUNT, "Of those, routed-expert parameters", "其中路由专家参数", "from the architecture, else 0", "params", minimum=0, group="params"),
     _c("params_per_rank", COUNT, "Observed parameters per rank; with ep > 1 solves the expert split", "实测每卡参数量；ep > 1 时用于反推专家拆分", "", "params", minimum=1, group="params"),
     _c("params_active", COUNT, "Parameters a token passes through (MoE top-k)", "每个 token 经过的参数（MoE top-k）", "from the architecture", "params", minimum=1, group="params"),
+    _c("model", TEXT, "A model of the catalogue (ledger-report models) or a path to a Hugging Face config.json (relative to this file's folder); it fills the architecture columns the row leaves empty", "模型目录中的名称（见 ledger-report models）或 Hugging Face config.json 的路径（相对输入文件所在目录）；填入本行留空的结构列", "", group="arch"),
     _c("layers", INT, "Transformer layers", "层数", "", "", minimum=1, group="arch"),
     _c("hidden", INT, "Hidden size h", "隐藏维度 h", "", "", minimum=1, group="arch"),
     _c("heads", INT, "Attention (query) heads", "注意力头数", "", "", minimum=1, group="arch"),
@@ -100,16 +101,39 @@ COLUMNS: tuple[Column, ...] = (
     _c("head_dim", INT, "Dimension per head", "每头维度", "hidden / heads", "", minimum=1, group="arch"),
     _c("ffn_hidden", INT, "MLP intermediate size", "MLP 中间维度", "", "", minimum=1, group="arch"),
     _c("vocab", INT, "Vocabulary size (unpadded)", "词表大小（不含填充）", "", "", minimum=1, group="arch"),
+    _c("vocab_multiple", INT, "Pad the vocabulary to a multiple of vocab_multiple × tp (Megatron-LM make-vocab-size-divisible-by)", "词表填充到 vocab_multiple × tp 的整数倍（Megatron-LM make-vocab-size-divisible-by）", "none (unpadded)", "", minimum=1, group="arch"),
     _c("glu", BOOL, "Gated MLP (SwiGLU: three matrices)", "门控 MLP（SwiGLU：三个矩阵）", "true", group="arch"),
     _c("tied_embeddings", BOOL, "Input embedding shared with the output head", "输入嵌入与输出头共享", "false", group="arch"),
     _c("norm", ENUM, "rmsnorm or layernorm", "rmsnorm 或 layernorm", "rmsnorm", choices=NORMS, group="arch"),
     _c("qk_norm", BOOL, "Per-head query/key norm", "每头 query/key 归一化", "false", group="arch"),
+    _c("norms_per_layer", INT, "Norms per layer, h each (Gemma 2/3: 4, before and after attention and MLP)", "每层 norm 个数（每个 h 维；Gemma 2/3：4 个）", "2", "", minimum=1, group="arch"),
+    _c("qkv_bias", BOOL, "Biases on the query, key and value projections (Qwen2)", "query/key/value 投影带偏置（Qwen2）", "false", group="arch"),
+    _c("linear_bias", BOOL, "Biases on every linear layer: q, k, v, output projection, MLP and expert matrices (gpt-oss)", "所有线性层带偏置：q、k、v、输出投影、MLP 与专家矩阵（gpt-oss）", "false", group="arch"),
+    _c("attention_sinks", BOOL, "One learned sink logit per head and attention layer (gpt-oss)", "每个注意力层每头一个可学习的 sink logit（gpt-oss）", "false", group="arch"),
+    _c("gated_attention", BOOL, "Output gate on softmax attention: the query projection is twice as wide (Qwen3-Next)", "softmax 注意力输出门：query 投影宽度加倍（Qwen3-Next）", "false", group="arch"),
+    _c("sliding_window", INT, "Sliding-window attention: tokens a local layer attends to", "滑动窗口注意力：局部层关注的 token 数", "none (all layers global)", "tokens", minimum=1, group="arch"),
+    _c("sliding_every", INT, "With sliding_window: one layer in k is global (layer i global iff i mod k = k − 1), the others local (Gemma 3: 6, gpt-oss: 2)", "给出 sliding_window 时：每 k 层一层全局（i mod k = k − 1），其余为局部（Gemma 3：6，gpt-oss：2）", "every layer local", "", minimum=1, group="arch"),
+    _c("q_lora_rank", INT, "MLA: query compression rank (empty: no query compression)", "MLA：query 压缩秩（空：不压缩 query）", "none", "", minimum=1, group="mla"),
+    _c("kv_lora_rank", INT, "MLA: key/value compression rank; given, attention is multi-head latent attention", "MLA：key/value 压缩秩；给出即为多头潜在注意力", "none (no MLA)", "", minimum=1, group="mla"),
+    _c("qk_rope_head_dim", INT, "MLA: rotary part of each query/key head (shared key)", "MLA：每个 query/key 头的旋转位置部分（共享 key）", "", "", minimum=1, group="mla"),
+    _c("qk_nope_head_dim", INT, "MLA: non-rotary part of each query/key head", "MLA：每个 query/key 头的非旋转部分", "", "", minimum=1, group="mla"),
+    _c("v_head_dim", INT, "MLA: value head dimension", "MLA：value 头维度", "", "", minimum=1, group="mla"),
     _c("experts", INT, "MoE: routed experts per MoE layer", "MoE：每个 MoE 层的路由专家数", "none", "", minimum=1, group="moe"),
     _c("topk", INT, "MoE: experts per token", "MoE：每 token 激活专家数", "", "", minimum=1, group="moe"),
     _c("moe_ffn_hidden", INT, "MoE: expert MLP width", "MoE：专家 MLP 宽度", "ffn_hidden", "", minimum=1, group="moe"),
     _c("shared_expert_ffn", INT, "MoE: shared-expert MLP width", "MoE：共享专家 MLP 宽度", "0", "", minimum=0, group="moe"),
+    _c("shared_experts", INT, "MoE: shared experts per MoE layer, each shared_expert_ffn wide", "MoE：每个 MoE 层的共享专家数，每个宽 shared_expert_ffn", "1 when shared_expert_ffn > 0, else 0", "", minimum=0, group="moe"),
+    _c("shared_expert_gate", BOOL, "MoE: a sigmoid gate on the shared experts, one h-vector per layer (Qwen2-MoE, Qwen3-Next)", "MoE：共享专家的 sigmoid 门，每层一个 h 维向量（Qwen2-MoE、Qwen3-Next）", "false", group="moe"),
+    _c("router_bias", BOOL, "MoE: a bias per routed expert in the router (gpt-oss; DeepSeek-V3's e_score_correction_bias)", "MoE：路由器中每个专家一个偏置（gpt-oss；DeepSeek-V3 的 e_score_correction_bias）", "false", group="moe"),
     _c("moe_every", INT, "MoE: every k-th layer is MoE (layer i is MoE iff i mod k = 0)", "MoE：每 k 层一个 MoE 层（i mod k = 0）", "1", "", minimum=1, group="moe"),
+    _c("first_dense_layers", INT, "MoE: the first k layers are dense (DeepSeek first_k_dense_replace)", "MoE：前 k 层为稠密层（DeepSeek first_k_dense_replace）", "0", "", minimum=0, group="moe"),
+    _c("mtp_layers", INT, "Multi-token prediction modules after the last layer, each one more transformer layer (DeepSeek-V3: 1)", "最后一层之后的多 token 预测（MTP）模块数，每个含一层 Transformer（DeepSeek-V3：1）", "0", "", minimum=0, group="arch"),
     _c("full_attention_every", INT, "Hybrid models: one layer in k has softmax attention", "混合结构：每 k 层一层全注意力", "1", "", minimum=1, group="arch"),
+    _c("linear_key_heads", INT, "Hybrid: key (and query) heads of the Gated DeltaNet layers, the layers without softmax attention", "混合结构：Gated DeltaNet 层（非 softmax 注意力层）的 key/query 头数", "none (those layers counted as softmax attention)", "", minimum=1, group="hybrid"),
+    _c("linear_value_heads", INT, "Hybrid: value heads of the Gated DeltaNet layers", "混合结构：Gated DeltaNet 层的 value 头数", "", "", minimum=1, group="hybrid"),
+    _c("linear_key_head_dim", INT, "Hybrid: key head dimension of the Gated DeltaNet layers", "混合结构：Gated DeltaNet 层 key 头维度", "", "", minimum=1, group="hybrid"),
+    _c("linear_value_head_dim", INT, "Hybrid: value head dimension of the Gated DeltaNet layers", "混合结构：Gated DeltaNet 层 value 头维度", "", "", minimum=1, group="hybrid"),
+    _c("linear_conv_kernel", INT, "Hybrid: depthwise convolution kernel of the Gated DeltaNet layers", "混合结构：Gated DeltaNet 层的深度卷积核长度", "", "", minimum=1, group="hybrid"),
     # precision and optimizer
     _c("framework", ENUM, "Framework convention: how it stores states, keeps the loss and recomputes (" + ", ".join(FRAMEWORKS) + ")", "框架口径：状态如何存放、损失与重计算如何实现（" + "、".join(FRAMEWORKS) + "）", "generic", choices=FRAMEWORKS, group="state"),
     _c("weight_dtype", ENUM, "Compute weights", "计算权重精度", "bf16", choices=DTYPES_WEIGHT, group="state"),
@@ -166,6 +190,10 @@ COLUMN_BY_NAME: Mapping[str, Column] = {c.name: c for c in COLUMNS}
 
 # Architecture columns that go together: give all of them or none.
 ARCH_REQUIRED = ("layers", "hidden", "heads", "ffn_hidden", "vocab")
+# Multi-head latent attention: kv_lora_rank and these together (q_lora_rank optional).
+MLA_COLUMNS = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")
+# Gated DeltaNet (the linear-attention layers of a hybrid model): all of them or none.
+LINEAR_ATTENTION_COLUMNS = ("linear_key_heads", "linear_value_heads", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel")
 
 
 @dataclass(frozen=True)
@@ -174,6 +202,9 @@ class Config:
 
     values: Mapping[str, Any] = field(default_factory=dict)
     source: str = ""  # "inputs.csv line 4" / "inputs.xlsx Inputs!row 4", for messages
+    # Columns filled from the row's ``model`` rather than typed in the row: column -> where from
+    # ("model Qwen3-8B", "config.json configs/x.json").  A column not named here came from the row.
+    origins: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         full = {n: self.values.get(n) for n in COLUMN_NAMES}
@@ -181,6 +212,7 @@ class Config:
         if unknown:
             raise KeyError(f"unknown columns: {sorted(unknown)}")
         object.__setattr__(self, "values", _FrozenDict(full))
+        object.__setattr__(self, "origins", _FrozenDict({k: v for k, v in self.origins.items() if full.get(k) is not None}))
 
     @property
     def name(self) -> str:
@@ -192,11 +224,19 @@ class Config:
     def replace(self, **changes: Any) -> "Config":
         new = dict(self.values)
         new.update(changes)
-        return Config(new, self.source)
+        return Config(new, self.source, {k: v for k, v in self.origins.items() if k not in changes})
 
     def given(self) -> dict[str, Any]:
         """The non-empty cells, in column order."""
         return {k: v for k, v in self.values.items() if v is not None}
+
+    def origin(self, column: str) -> str:
+        """Where a non-empty column's value came from: "row", or the model that filled it."""
+        return self.origins.get(column, "row")
+
+    def typed(self) -> dict[str, Any]:
+        """The non-empty cells the row itself gave (not those its model filled), in column order."""
+        return {k: v for k, v in self.given().items() if k not in self.origins}
 
 
 class _FrozenDict(dict):

@@ -529,6 +529,41 @@ def _model_checks(rows: list[tuple[int, dict[str, Any], set[str]]]) -> list[tupl
     found = failures(REGISTRY, tables(), [v for _r, v, _b in rows], [b for _r, _v, b in rows])
     return [(rows[f.index][0], f.constraint.column, f.expected, f.found) for f in found]
 
+class _Models:
+    """The architecture columns a ``model`` cell names: a catalogue entry, or a Hugging Face
+    config.json (a path relative to the input file's folder), read once per file."""
+
+    def __init__(self, folder: Path | None):
+        self.folder = folder
+        self.seen: dict[str, tuple[dict[str, Any], str]] = {}
+
+    def columns(self, spec: str) -> tuple[dict[str, Any], str]:
+        hit = self.seen.get(spec)
+        if hit is None:
+            hit = self.seen[spec] = self._resolve(spec)
+        return dict(hit[0]), hit[1]
+
+    def _resolve(self, spec: str) -> tuple[dict[str, Any], str]:
+        from . import catalogue, hf_config
+
+        text = _norm(spec)
+        if text.lower().endswith(".json") or "/" in text or "\\" in text:
+            path = Path(text.replace("\\", "/"))
+            if not path.is_absolute():
+                path = (self.folder or Path.cwd()) / path
+            try:
+                return hf_config.read_config_json(path), f"config.json {text}"
+            except hf_config.UnsupportedConfig as exc:
+                raise _Bad(exc.expected, f"{exc.found} (in {text})") from None
+        entry = catalogue.find_model(text)
+        if entry is None:
+            near = difflib.get_close_matches(text, catalogue.MODEL_NAMES, n=1, cutoff=0.5)
+            hint = f" — did you mean {near[0]}?" if near else ""
+            raise _Bad("a model of the catalogue (ledger-report models) or a path to a config.json",
+                       _show(spec) + hint)
+        return dict(entry.columns), f"model {entry.name}"
+
+
 # ---------------------------------------------------------------------------------------------
 # The table: header, rows, problems.  Shared by the CSV and XLSX readers.
 
@@ -537,8 +572,11 @@ class _Table:
     """``sheet`` None: a CSV file (rows are lines); ``keyed``: mappings, whose keys are read as a
     header and whose values as the cells of the row below it (rows are the mappings' numbers)."""
 
-    def __init__(self, label: str, sheet: str | None, sink: Callable[[Config], None] | None = None, keyed: bool = False):
+    def __init__(self, label: str, sheet: str | None, sink: Callable[[Config], None] | None = None, keyed: bool = False,
+                 folder: Path | None = None):
         self.label = label
+        self.folder = folder  # a config.json named in a model cell is relative to it (None: the working directory)
+        self.models = _Models(folder)
         self.sheet = sheet
         self.keyed = keyed
         self.row_word = "line" if sheet is None and not keyed else "row"
@@ -553,7 +591,7 @@ class _Table:
         self.sink = sink  # given: each good row goes to it instead of the list (streaming)
         self.count = 0
         self.rows_seen = 0
-        self.pending: list[tuple[int, dict[str, Any], set[str], bool]] = []  # rows read, not yet checked against the model
+        self.pending: list[tuple[int, dict[str, Any], set[str], bool, dict[str, str]]] = []  # rows read, not yet checked against the model
 
     # -- problems
     def add(self, row: int | None, column: str | None, expected: str, found: str, cell: str | None = None) -> None:
@@ -668,7 +706,19 @@ class _Table:
                 )
             else:
                 self.names[key] = row
-        self.pending.append((row, values, bad, len(self.problems) == before))
+        origins: dict[str, str] = {}
+        if values.get("model") is not None:
+            try:
+                filled, origin = self.models.columns(values["model"])
+            except _Bad as exc:
+                self.add(row, "model", exc.expected, exc.found, self._ref_of("model", row))
+                bad.add("model")
+            else:
+                for column, value in filled.items():
+                    if column not in values and column not in bad:  # any column the row gives wins
+                        values[column] = value
+                        origins[column] = origin
+        self.pending.append((row, values, bad, len(self.problems) == before, origins))
         if len(self.pending) >= CHECK_BATCH_ROWS:
             self._flush()
 
@@ -678,17 +728,17 @@ class _Table:
         if not pending:
             return
         broken: set[int] = set()
-        for row, column, expected, found in _model_checks([(r, v, b) for r, v, b, _ok in pending]):
+        for row, column, expected, found in _model_checks([(r, v, b) for r, v, b, _ok, _o in pending]):
             self.add(row, column, expected, found, self._ref_of(column, row))
             broken.add(row)
-        for row, values, _bad, clean in pending:
+        for row, values, _bad, clean, origins in pending:
             if not clean or row in broken:
                 continue
             if self.sheet is not None:
                 source = f"{self.label} {self.sheet} row {row}"
             else:
                 source = f"{self.label} {self.row_word} {row}"
-            config = Config(values, source)
+            config = Config(values, source, origins)
             self.count += 1
             if self.sink is None:
                 self.configs.append(config)
@@ -797,7 +847,7 @@ def _read_csv(path: Path, label: str, sink: Callable[[Config], None] | None = No
     text = _decode(data, label)
     del data  # the decoded text is all that is needed from here on
     delimiter = _sniff(text)
-    table = _Table(label, None, sink)
+    table = _Table(label, None, sink, folder=path.parent)
     # strict: a quote left open to the end of the file is an error, not one giant last field
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     previous_line = 0
@@ -988,7 +1038,7 @@ def _read_xlsx(path: Path, label: str, sink: Callable[[Config], None] | None = N
                 ws = _pick_sheet(wb, label)
                 part = _Part(fh, ws.title)
                 formulas = _Formulas(fh, ws.title, part.may_hold_formulas())
-                return _read_sheet(ws, label, formulas, part, sink)
+                return _read_sheet(ws, label, formulas, part, sink, folder=path.parent)
             except InputError:
                 raise
             except Exception as exc:  # noqa: BLE001 - a failure while streaming the sheet XML
@@ -1041,7 +1091,7 @@ class _Formulas:
 
 
 def _read_sheet(ws: Any, label: str, formulas: _Formulas, part: "_Part",
-                sink: Callable[[Config], None] | None = None) -> list[Config]:
+                sink: Callable[[Config], None] | None = None, folder: Path | None = None) -> list[Config]:
     """Stream the sheet once: header in row 1, then rows, bounded by ``MAX_ROWS``.
 
     ``reset_dimensions`` makes ``iter_rows`` ignore the ``<dimension>`` tag: an understated one
@@ -1052,7 +1102,7 @@ def _read_sheet(ws: Any, label: str, formulas: _Formulas, part: "_Part",
     from openpyxl.cell.read_only import EMPTY_CELL  # the filler iter_rows pads a row with
 
     title = ws.title
-    table = _Table(label, title, sink)
+    table = _Table(label, title, sink, folder=folder)
     last_row = max_col = 0
     header_done = False
     completed = False

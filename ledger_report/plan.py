@@ -85,7 +85,9 @@ ZERO_STAGES = {"generic": (0, 1, 2, 3), "deepspeed": (0, 1, 2, 3), "megatron": (
 RECOMPUTE_MODES = ("none", "selective", "full")
 OFFLOAD_COLUMNS = ("master_at", "optimizer_at")
 GPU_OVERRIDES = ("hbm_gb", "peak_tflops", "gpus_per_node")
-DROPPED_COLUMNS = ("params_per_rank", "measured_peak_gb")  # observations of the row's own layout
+# observations of the row's own layout; and the row's model, whose columns the row already holds
+# (a config.json path would not resolve from the plans' own folder)
+DROPPED_COLUMNS = ("params_per_rank", "measured_peak_gb", "model")
 NEEDED = ("tokens", "days", "seq_len", "global_batch", "layers")
 CHUNK = 131_072  # candidates per evaluate_arrays call (bounds memory: ~200 arrays of this size)
 

@@ -211,7 +211,12 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
         ), json="layout"),
         Section("params", "Parameters", "参数", (
             F("params_total", "total"), F("params_expert", "expert", show="has_experts"), F("params_dense", "dense", show="has_experts"),
-            F("params_active", "active"), F("params_per_rank", "per_rank"), F("largest_matrix_params", "largest_matrix"),
+            F("params_active", "active"),
+            F("params_mtp", "mtp", show="has_mtp"), F("arch_main_params", "without_mtp", show="has_mtp"),
+            F("arch_embedding_params", "embedding", show="has_arch"), F("arch_attention_params", "attention", show="has_arch"),
+            F("arch_mlp_params", "mlp", show="has_arch"), F("arch_norm_params", "norms", show="has_arch"),
+            F("padded_vocab", "padded_vocab", show="vocab_padded"),
+            F("params_per_rank", "per_rank"), F("largest_matrix_params", "largest_matrix"),
             F("has_arch", "from_architecture"),
         ), json="params"),
         Table("states", "Model-state ledger (per rank)", "模型状态账本（每卡）", STATE_COLUMNS, _state_lines(), json="states",

@@ -32,8 +32,9 @@ def main() -> None:
     for j, name in enumerate(header):
         ws.write_string(0, j, name)
     for i, c in enumerate(configs, start=1):
+        typed = c.typed()  # what the row gives; a model's columns are filled again when it is read
         for j, name in enumerate(header):
-            v = c.get(name)
+            v = typed.get(name)
             if v is None:
                 continue
             if isinstance(v, str):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +27,7 @@ def test_calc_json_follows_the_documented_shape():
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
     assert doc["schema"] == "ledger-report/1"
-    assert len(doc["configs"]) == 18
+    assert len(doc["configs"]) == 21
     c = doc["configs"][0]
     for key in ("name", "inputs", "params", "states", "state_bytes_per_rank", "state_bytes_logical_total", "uncounted",
                 "activation_bytes_per_rank", "logits_bytes_per_rank", "peak_bytes_per_rank", "hbm_bytes", "fits", "compute", "assumptions"):
@@ -106,6 +107,7 @@ def test_build_refuses_to_overwrite_its_input(tmp_path):
     p = tmp_path / "x.json"
     src = tmp_path / "x.csv"
     src.write_text(EXAMPLE.read_text())
+    shutil.copytree(EXAMPLE.parent / "configs", tmp_path / "configs")  # the config.json a row names, beside the copy
     before = src.read_bytes()
     # the JSON output of x.csv is x.json, which is not the input; point the input at the output name instead
     p.write_text(EXAMPLE.read_text())

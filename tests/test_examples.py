@@ -13,7 +13,7 @@ def test_example_workbook_equals_csv():
     b = read_configs(ROOT / "inputs" / "examples.xlsx")
     assert [c.name for c in a] == [c.name for c in b]
     assert [dict(c.values) for c in a] == [dict(c.values) for c in b]
-    assert len(a) == 18
+    assert len(a) == 21
 
 
 def test_readme_documents_every_column():

@@ -22,7 +22,7 @@ def config_document(lg: Ledger) -> dict[str, Any]:
     def value(key: str) -> Any:
         return plain(v[key], reg[key].unit)
 
-    out: dict[str, Any] = {"name": lg.name, "notes": lg.config.get("notes"), "inputs": resolved_inputs(lg)}
+    out: dict[str, Any] = {"name": lg.name, "notes": lg.config.get("notes"), "inputs": resolved_inputs(lg), "inputs_from": inputs_from(lg)}
     for sec in lg.model.spec.sections:
         if isinstance(sec, Table):
             out[sec.json] = [_line(lg, sec, ln) for ln in sec.lines if not ln.show or v[ln.show]]
@@ -40,6 +40,12 @@ def config_document(lg: Ledger) -> dict[str, Any]:
     out["assumptions_zh"] = [v[k + "_zh"] for k in notes]
     out["warnings"] = [w for w in warnings(lg)]
     return out
+
+
+def inputs_from(lg: Ledger) -> dict[str, str]:
+    """Where each column the row has came from: "row", or the model that filled it
+    ("model Qwen3-8B", "config.json configs/qwen3-30b-a3b.json")."""
+    return {col: lg.config.origin(col) for col in lg.config.given()}
 
 
 def _line(lg: Ledger, table: Table, ln) -> dict[str, Any]:

@@ -60,6 +60,10 @@ def render_table(ledgers: Iterable[Any]) -> str:
     blocks = []
     for lg in ledgers:
         out = [f"== {lg.name} =="]
+        filled: dict[str, list[str]] = {}
+        for col, origin in lg.config.origins.items():
+            filled.setdefault(origin, []).append(col)
+        out += [f"from {origin}: {', '.join(cols)}" for origin, cols in filled.items()]
         for s in sections(lg, "en", formulas=False):
             out += _section(s)
         notes = assumptions(lg, "en")
@@ -76,6 +80,18 @@ def render_gpus(gpus: dict) -> str:
     lines = _table(["name", "HBM GB", "BF16 TFLOP/s", "HBM TB/s", "host GB/s", "interconnect GB/s", "GPUs/node", "host GB/node"], rows, "lrrrrlrr")
     lines.append("")
     lines.append("GB = 10^9 bytes; TFLOP/s dense (no sparsity). Sources: ledger-report gpus --json.")
+    return "\n".join(lines)
+
+
+def render_models(rows: list[dict]) -> str:
+    """The model catalogue: one line per model with its counted parameters (``ledger-report models``)."""
+    body = [[m["name"], m["model_type"], units.num(m["layers"]), units.num(m["hidden"]),
+             f"{m['experts']}/{m['topk']}" if m["experts"] else "dense",
+             f"{m['params_total']:,}", f"{m['params_mtp']:,}" if m["params_mtp"] else "", f"{m['params_active']:,}", m["note"]] for m in rows]
+    lines = _table(["name", "model_type", "layers", "hidden", "experts", "total params", "of which MTP", "active params", "note"], body, "llrrlrrrl")
+    lines.append("")
+    lines.append("total: every parameter the state counts (MTP modules included); active: per token, without MTP. "
+                 "Sources: ledger-report models --json.")
     return "\n".join(lines)
 
 

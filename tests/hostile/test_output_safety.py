@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import shutil
 from pathlib import Path
 
 import pytest
@@ -70,6 +71,7 @@ def test_build_refuses_to_write_over_its_own_input(tmp_path):
     """Reliability OUT-03: building out/x.xlsx from out/x.xlsx is refused before any work; the input is untouched."""
     src = tmp_path / "x.xlsx"
     src.write_bytes((ROOT / "inputs" / "examples.xlsx").read_bytes())
+    shutil.copytree(ROOT / "inputs" / "configs", tmp_path / "configs")  # the config.json a row names, beside the copy
     before = src.read_bytes()
     r = CliRunner().invoke(main, ["build", str(src), "-o", str(tmp_path), "--format", "xlsx"])
     assert r.exit_code == 1 and "x.xlsx" in r.output

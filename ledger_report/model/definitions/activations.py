@@ -3,7 +3,7 @@ recompute mode, as the row's framework convention implements it."""
 
 from __future__ import annotations
 
-from ..expr import Lookup, all_of, if_, maximum, negate
+from ..expr import IsBlank, Lookup, all_of, if_, maximum, minimum, negate
 from ..registry import BOOL, BYTES, COUNT, TEXT, TOKENS, Registry
 from .common import (
     ATTN_SCORE_BYTES_PER_ELEM,
@@ -13,6 +13,7 @@ from .common import (
     Ctx,
     conv,
     doc,
+    or0,
 )
 from .stages import STAGE_ZH, STAGES
 
@@ -47,18 +48,41 @@ def define(reg: Registry, r: Ctx) -> None:
         KORTH + ": 10·sbh = two norms' inputs and outputs (4 each) + two 1-byte dropout masks",
     )
     repl = d("act_replicated_per_layer", repl_w * sbh / sp_div, BYTES, "norm inputs, block inputs, dropout masks", "norm 输入、块输入、dropout 掩码", KORTH + ": ÷ tp with sequence parallel")
-    attn_lin = d("act_attention_per_layer", sb * (4 * a * hd + 4 * g * hd) / tp, BYTES, "Q, K, V and projection input", "Q、K、V 与投影输入", KORTH + " (GQA: K and V use kv_heads)")
+    dq, dv = r.dq, r.dv
+    attn_lin = d(
+        "act_attention_per_layer",
+        if_(r.mla,
+            sb * (4 * a * dq + 4 * a * dv) / tp + sb * 2 * (2 * or0(r.qr) + 2 * r.kvr + r.rope) / sp_div,
+            sb * (4 * a * hd + 4 * g * hd) / tp + if_(r.gate, sb * 2 * a * hd / tp, 0)),
+        BYTES, "Q, K, V and projection input", "Q、K、V 与投影输入",
+        KORTH + " (GQA: K and V use kv_heads; gated attention: the gate too); MLA: Q and K of heads·(nope+rope), V and the projection input of heads·v_head_dim, "
+        "and the compressed q and kv before and after their norms, not split by tp (Megatron-LM megatron/core/transformer/multi_latent_attention.py)",
+    )
+    nk, nv, dk, dvl = r.lin_dims
+    lin_act = d(
+        "act_linear_attention_per_layer",
+        if_(r.gdn, sb * 2 * (4 * nk * dk + 5 * nv * dvl + 2 * nv) / tp, attn_lin),
+        BYTES, "linear-attention block: projections, convolution outputs, core and gated-norm outputs", "线性注意力块激活：投影、卷积输出、核心与门控 norm 输出",
+        "Gated DeltaNet (" + "huggingface/transformers src/transformers/models/qwen3_next/modeling_qwen3_next.py Qwen3NextGatedDeltaNet): "
+        "q, k, v, z, b, a projections 2·(2·key_dim + 2·value_dim + 2·v_heads), conv outputs 2·(2·key_dim + value_dim), core and norm outputs 2·2·value_dim bytes per token",
+    )
+    lin_delta = d("act_linear_attention_delta", lin_act - attn_lin, BYTES, "a linear-attention layer less a softmax-attention layer", "线性注意力层与 softmax 注意力层之差", KORTH)
     mlp_dense_act = d("act_dense_mlp_per_layer", sb * r.f * mlp_act_w / tp, BYTES, "dense MLP activations", "稠密 MLP 激活", KORTH)
     mlp_moe_act = d("act_moe_mlp_per_layer", sb * (r.topk * r.f_moe * mlp_act_w / r.etp + r.f_sh * mlp_act_w / tp), BYTES, "MoE MLP activations (top-k experts + shared)", "MoE MLP 激活（top-k 专家 + 共享专家）", KORTH + " (each token visits top-k experts)")
     score_w = if_(drop, ATTN_SCORE_BYTES_PER_ELEM, SOFTMAX_BYTES_PER_ELEM)
     r.s2 = s2 = d("act_scores_per_attention_layer", score_w * a * s_loc * s_loc * b / tp, BYTES, "attention scores heads·s²·b (5 bytes each with dropout, 2 without)", "注意力分数 heads·s²·b（有 dropout 每元素 5 字节，无则 2）", KORTH + " (only without flash attention and recompute: softmax output 2, dropout mask 1, dropout output 2)")
+    s2_local = d(
+        "act_scores_per_local_layer", score_w * a * s_loc * minimum(r.window, s_loc) * b / tp, BYTES,
+        "attention scores of a sliding-window layer heads·s·min(window, s)·b", "滑动窗口层注意力分数 heads·s·min(window, s)·b",
+        KORTH + "; a sliding-window layer scores each query against at most the window (banded attention, Beltagy et al. 2020, Longformer)",
+    )
     r.per_dense = per_dense = d("act_dense_layer", repl + attn_lin + mlp_dense_act, BYTES, "activations per dense layer, nothing recomputed", "每个稠密层激活（不重计算）", KORTH)
     r.per_moe = per_moe = d("act_moe_layer", repl + attn_lin + mlp_moe_act, BYTES, "activations per MoE layer, nothing recomputed", "每个 MoE 层激活（不重计算）", KORTH)
     # with fp32 weights (autocast mixed precision) the residual stream, and so each layer's input, stays fp32
     resid = d("residual_bytes", if_(r.weight_dtype.eq("fp32"), 4, FULL_RECOMPUTE_SBH_BYTES), COUNT, "bytes per element of the residual stream", "残差流每元素字节", KORTH + "; torch.autocast keeps fp32 where fp32 weights add into the residual")
     per_full = d("act_full_recompute_layer", resid * sbh / sp_div, BYTES, "full recompute: the layer input 2·s·b·h", "全重计算：层输入 2·s·b·h", KORTH + "; " + MOE35)
     # op-level selective checkpointing: the block input, every other matmul output, the attention output
-    op_attn = sb * 2 * (a * hd + g * hd) / tp + sb * 2 * a * hd / tp
+    op_attn = sb * 2 * (a * dq + if_(r.mla, a, g) * dv) / tp + sb * 2 * a * dv / tp
     op_dense = d("act_op_dense_layer", per_full + op_attn + sb * 2 * (r.f + h) / tp, BYTES, "op-level selective: per dense layer", "算子级选择性重计算：每稠密层", TORCHTITAN_SAC + ": q and v, up-projection and down-projection outputs, attention output, block input")
     op_moe = d("act_op_moe_layer", per_full + op_attn + sb * 2 * (r.topk * r.f_moe / r.etp + r.f_sh / tp + h / tp), BYTES, "op-level selective: per MoE layer", "算子级选择性重计算：每 MoE 层", TORCHTITAN_SAC)
     mode = d(
@@ -75,7 +99,8 @@ def define(reg: Registry, r: Ctx) -> None:
             f"{stage}_stage_activation_per_micro_batch",
             if_(mode.eq("full"), (dl + ml) * per_full,
                 if_(mode.eq("selective_op"), dl * op_dense + ml * op_moe,
-                    dl * per_dense + ml * per_moe + if_(keep_s2, al * s2, 0))),
+                    dl * per_dense + ml * per_moe + (dl + ml - al) * lin_delta
+                    + if_(keep_s2, if_(IsBlank(r.window), al * s2, r.global_of[stage] * s2 + (al - r.global_of[stage]) * s2_local), 0))),
             BYTES, f"{stage}-stage activations of one micro-batch", f"{STAGE_ZH[stage]}一个 micro-batch 的激活", KORTH + "; " + doc("activations"),
         )
         r.act[stage] = d(f"{stage}_stage_activation_bytes", r.in_flight[stage] * per_mb, BYTES, f"{stage}-stage activations", f"{STAGE_ZH[stage]}激活", KORTH + "; micro-batches in flight by the schedule")

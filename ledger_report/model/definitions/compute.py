@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..expr import IsBlank, any_of, ceil, floor, if_
+from ..expr import IsBlank, all_of, any_of, ceil, floor, if_
 from ..registry import COUNT, DAYS, FLOPS, HOURS, MONEY, PARAMS, RATIO, SECONDS, TEXT, TOKENS, TOKENS_PER_S, Registry
 from .common import (
     FLOPS_PER_TFLOP,
@@ -22,14 +22,45 @@ def define(reg: Registry, r: Ctx) -> None:
     r.gpus = gpus = d("gpus", r.dp * r.tp * r.pp * r.cp, COUNT, "GPUs of this configuration dp·tp·pp·cp", "本配置 GPU 数 dp·tp·pp·cp", doc("compute-floor"))
     emb_sub = d("flops_embedding_params", if_(any_of(IsBlank(r.V), IsBlank(r.h)), 0, if_(r.tied, 0, r.V * r.h)), PARAMS, "input embedding (no matmul FLOPs)", "输入嵌入（无矩阵乘 FLOPs）", doc("compute-floor"))
     n_attn = d("attention_layers", if_(IsBlank(r.L), 0, floor(r.L / r.fae)), COUNT, "softmax-attention layers", "全注意力层数", doc("parameters"))
+    s = r.seq_len
+    # training FLOPs per token, per layer and per key attended: 3 × (2·heads·dq for Q·Kᵀ + 2·heads·dv for the values)
+    per_key = d(
+        "attention_flops_per_key", if_(r.mla, 3 * r.a * (r.dq + r.dv), TRAIN_FLOPS_PER_PARAM_TOKEN * r.a * r.hd), FLOPS,
+        "attention FLOPs per token, layer and key pair", "每 token 每层每个 key 的注意力 FLOPs",
+        doc("compute-floor") + ": 3 × (2·heads·d for Q·Kᵀ + 2·heads·d for softmax·V), forward and backward; MLA: d = nope + rope for Q·Kᵀ, v_head_dim for V",
+    )
+    local_keys = d(
+        "local_keys_per_token", if_(s.le(r.window), s / 2, r.window - r.window * r.window / (2 * s)), TOKENS,
+        "keys a sliding-window layer attends to, averaged over the sequence", "滑动窗口层每 token 平均关注的 key 数",
+        doc("compute-floor") + ": min(window, position) averaged over a causal sequence: s/2 when s ≤ window, else window − window²/(2s) (about the window)",
+    )
     attn_flops = d(
         "attention_flops_per_token",
-        if_(any_of(IsBlank(r.L), IsBlank(r.a), IsBlank(r.h)), 0, TRAIN_FLOPS_PER_PARAM_TOKEN * n_attn * r.seq_len * r.a * r.hd),
-        FLOPS, "attention FLOPs per token 6·layers·seq·heads·d", "每 token 注意力 FLOPs", doc("compute-floor") + " (causal: half of 12·L·s·d)",
+        if_(any_of(IsBlank(r.L), IsBlank(r.a), IsBlank(r.h)), 0,
+            if_(IsBlank(r.window), per_key * n_attn * s, per_key * (r.n_global * s + r.n_local * 2 * local_keys))),
+        FLOPS, "attention FLOPs per token 6·layers·seq·heads·d", "每 token 注意力 FLOPs",
+        doc("compute-floor") + " (causal: half of 12·L·s·d; a sliding-window layer attends to about the window instead of s/2)",
+    )
+    nk, nv, dk, dvl = r.lin_dims
+    lin_flops = d(
+        "linear_attention_flops_per_token",
+        if_(all_of(r.has_arch, r.gdn), 3 * 6 * r.n_lin * nv * dk * dvl, 0),
+        FLOPS, "linear-attention FLOPs per token (constant in the sequence)", "每 token 线性注意力 FLOPs（与序列长度无关）",
+        "Gated DeltaNet recurrence (Yang et al. 2024, arXiv 2412.06464): per value head and token the state read S·k, the rank-one delta update and the read-out S·q, "
+        "2·dk·dv each, forward; × 3 for training; chunked kernels add a small intra-chunk term",
+    )
+    mtp_flops = d(
+        "mtp_flops_per_token",
+        if_(r.has_mtp,
+            r.mtp * (TRAIN_FLOPS_PER_PARAM_TOKEN * (r.mtp_layer_dense_p + if_(r.E.gt(0), r.mtp_layer_expert_p * r.topk / r.E, 0) + r.V * r.h) + per_key * s),
+            0),
+        FLOPS, "MTP-module FLOPs per token (its layer, eh_proj and the shared output head)", "每 token MTP 模块 FLOPs（其一层、eh_proj 与共享输出头）",
+        "DeepSeek-V3 technical report arXiv 2412.19437 §2.2: each MTP module runs one more transformer layer and the shared output head on every token; "
+        "Megatron-LM megatron/training/training.py num_floating_point_operations (mtp_num_layers)",
     )
     fpt = d(
         "flops_per_token",
-        TRAIN_FLOPS_PER_PARAM_TOKEN * (r.active - emb_sub) + attn_flops,
+        TRAIN_FLOPS_PER_PARAM_TOKEN * (r.active - emb_sub) + attn_flops + lin_flops + mtp_flops,
         FLOPS, "FLOPs per token", "每 token FLOPs", doc("compute-floor") + "; " + QWEN8B + ": 52.7 GFLOPs",
     )
     d(

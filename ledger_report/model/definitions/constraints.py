@@ -6,6 +6,7 @@ row's numbers.  Warnings are stated on the page; errors refuse the row.
 
 from __future__ import annotations
 
+from ...config import LINEAR_ATTENTION_COLUMNS, MLA_COLUMNS
 from ..expr import Col, IsBlank, all_of, any_of, concat, divides, grouped, if_, negate
 from ..registry import ERROR, WARNING, Registry
 from .common import Ctx, conv, doc
@@ -21,6 +22,19 @@ def _given(col: str):
 
 def _blank(col: str):
     return IsBlank(Col(col))
+
+
+def _listed(cols):
+    """Each of ``cols`` with its value, or "empty", as text for a message."""
+    parts = []
+    for i, col in enumerate(cols):
+        parts += [", " if i else "", col, " = ", if_(_blank(col), "empty", Col(col))]
+    return concat(*parts)
+
+
+# The rules the reader checks on each row itself (inputs.py), read from the columns only: a row that
+# breaks one is refused with the rule's message, as the workbook's check cell states it.
+ROW_RULES: list[str] = []
 
 
 def define(reg: Registry, r: Ctx) -> None:
@@ -52,6 +66,40 @@ def define(reg: Registry, r: Ctx) -> None:
           concat("params_total = ", grouped(r.total), " (", grouped(off * 100), " % off)"),
           severity=severity, en="a given params_total agrees with the architecture within 1 %", zh="给定 params_total 与结构计数相差不超过 1 %",
           source=doc("parameters"))
+
+    # the architecture's optional blocks: each set of columns complete or empty ----------------------
+    rules = []
+    for key, cols, what, zh in (
+        ("mla_columns", MLA_COLUMNS, "multi-head latent attention", "多头潜在注意力"),
+        ("linear_attention_columns", LINEAR_ATTENTION_COLUMNS, "Gated DeltaNet linear attention", "Gated DeltaNet 线性注意力"),
+    ):
+        all_given = all_of(*(_given(col) for col in cols))
+        none_given = all_of(*(_blank(col) for col in cols))
+        c(key, any_of(all_given, none_given), cols[0],
+          concat("all of ", ", ".join(cols), " (", what, ") or none of them"),
+          _listed(cols),
+          en=f"the {what} columns are complete or empty", zh=f"{zh}的列要么全给要么全空", source=doc("parameters"))
+        rules.append(key)
+    c("q_lora_with_mla", negate(all_of(_given("q_lora_rank"), _blank("kv_lora_rank"))), "q_lora_rank",
+      "q_lora_rank only with kv_lora_rank (multi-head latent attention)", concat("q_lora_rank = ", Col("q_lora_rank"), " with kv_lora_rank empty"),
+      en="q_lora_rank is given with the MLA columns", zh="q_lora_rank 需与 MLA 列同时给出", source=doc("parameters"))
+    c("linear_attention_needs_hybrid", negate(all_of(_given("linear_key_heads"), if_(_blank("full_attention_every"), True, Col("full_attention_every").le(1)))),
+      "full_attention_every",
+      "full_attention_every > 1 with the linear-attention columns (the layers without softmax attention are the Gated DeltaNet ones)",
+      concat("full_attention_every = ", if_(_blank("full_attention_every"), "1 (empty)", Col("full_attention_every"))),
+      en="Gated DeltaNet columns need a hybrid layout", zh="给出 Gated DeltaNet 列时需要混合结构", source=doc("parameters"))
+    c("sliding_every_needs_window", negate(all_of(_given("sliding_every"), _blank("sliding_window"))), "sliding_every",
+      "sliding_every only with sliding_window", concat("sliding_every = ", Col("sliding_every"), " with sliding_window empty"),
+      en="sliding_every is given with sliding_window", zh="sliding_every 需与 sliding_window 同时给出", source=doc("parameters"))
+    c("sliding_window_not_hybrid", negate(all_of(_given("sliding_window"), Col("full_attention_every").gt(1))), "sliding_window",
+      "sliding_window only with full_attention_every = 1 (sliding windows in a hybrid layout are not modelled)",
+      concat("sliding_window = ", grouped(Col("sliding_window")), " with full_attention_every = ", Col("full_attention_every")),
+      en="sliding windows are modelled without linear-attention layers", zh="滑动窗口仅在无线性注意力层时建模", source=doc("parameters"))
+    c("first_dense_le_layers", Col("first_dense_layers").le(Col("layers")), "first_dense_layers",
+      concat("first_dense_layers ≤ layers = ", Col("layers")), concat("first_dense_layers = ", Col("first_dense_layers")),
+      en="first_dense_layers ≤ layers", zh="first_dense_layers ≤ layers", source=doc("parameters"))
+    rules += ["q_lora_with_mla", "linear_attention_needs_hybrid", "sliding_every_needs_window", "sliding_window_not_hybrid", "first_dense_le_layers"]
+    ROW_RULES[:] = rules
 
     # expert parallelism --------------------------------------------------------------------------
     world = dp * cp * tp

@@ -6,7 +6,7 @@ Each note is three quantities: ``note_<x>`` (English), ``note_<x>_zh`` and ``not
 
 from __future__ import annotations
 
-from ..expr import Col, IsBlank, all_of, concat, gb_text, grouped, if_, negate
+from ..expr import Col, IsBlank, Ref, all_of, any_of, concat, gb_text, grouped, if_, negate
 from ..registry import BOOL, TEXT, Registry
 from .common import Ctx, doc
 
@@ -28,9 +28,19 @@ def define(reg: Registry, r: Ctx) -> None:
           "GB = 10^9 字节，GiB = 2^30 字节；状态行均为报告流水段上的每卡数值。", doc("units"))
     _note(reg, "convention", True,
           (_conv_text(r, "en"), "."), (_conv_text(r, "zh"), "。"), doc("conventions"))
+    biased = any_of(*(Ref(k) for k in ("qkv_bias", "linear_bias", "router_bias", "attention_sinks")))
+    padded = negate(IsBlank(Col("vocab_multiple")))
     _note(reg, "counted", r.has_arch,
-          "Parameters counted from the architecture as Megatron-LM does: no linear biases, no position embeddings, vocabulary unpadded.",
-          "参数按 Megatron-LM 的理论口径由结构计算：无线性层偏置、无位置嵌入、词表不填充。", doc("parameters"))
+          ("Parameters counted from the architecture layer by layer as the reference code builds it: ",
+           if_(biased, "biases and sinks as the row gives them", "no linear biases"), ", no position embeddings, vocabulary ",
+           if_(padded, concat("padded to ", grouped(r.V)), "unpadded"),
+           if_(r.has_mtp, concat("; the total includes ", grouped(r.params_mtp), " parameters of MTP modules, the active count leaves them out"), ""), "."),
+          ("参数按参考实现逐层由结构计算：", if_(biased, "偏置与 sink 按本行给出", "无线性层偏置"), "、无位置嵌入、词表",
+           if_(padded, concat("填充到 ", grouped(r.V)), "不填充"),
+           if_(r.has_mtp, concat("；总数含 MTP 模块 ", grouped(r.params_mtp), " 参数，激活参数不含"), ""), "。"), doc("parameters"))
+    _note(reg, "model", negate(IsBlank(Col("model"))),
+          ("Architecture columns the row leaves empty come from ", Col("model"), "; the columns the row gives win."),
+          ("本行留空的结构列取自 ", Col("model"), "；本行给出的列优先。"), doc("parameters"))
     _note(reg, "given", negate(r.has_arch),
           "Parameter counts given directly: figures that need architecture columns the row does not give are blank.",
           "直接给出参数量：需要而未给出结构列的数值留空。", doc("partial-architectures"))

@@ -8,7 +8,7 @@ stage, all three are the same stage.  Layers that do not divide evenly go to the
 
 from __future__ import annotations
 
-from ..expr import IsBlank, ceil, floor, if_, minimum
+from ..expr import IsBlank, all_of, ceil, floor, if_, maximum, minimum, negate
 from ..registry import BOOL, COUNT, PARAMS, Registry
 from .common import Ctx, doc
 
@@ -34,16 +34,26 @@ def define(reg: Registry, r: Ctx) -> None:
     v = r.virtual
     n_micro = d("micro_batches_per_step", if_(IsBlank(r.global_batch), pp, r.global_batch / (r.micro_batch * r.dp)), COUNT, "micro-batches per step per data-parallel rank", "每步 micro-batch 数", "global_batch / (micro_batch·dp)")
     r.n_micro = n_micro
-    r.layers_of, r.in_flight, r.holds_embed, r.holds_head = {}, {}, {}, {}
+    r.layers_of, r.in_flight, r.holds_embed, r.holds_head, r.global_of = {}, {}, {}, {}, {}
     r.part_stage, r.rank_part = {}, {}
     for stage in STAGES:
         k = r.stage_index[stage]
         zh = STAGE_ZH[stage]
         start = d(f"{stage}_stage_first_layer", k * base + minimum(k, rem), COUNT, f"{stage} stage's first layer", f"{zh}起始层", src)
         n = d(f"{stage}_stage_layers", base + if_(k.lt(rem), 1, 0), COUNT, f"{stage}-stage layers", f"{zh}层数", src)
-        moe = d(f"{stage}_stage_moe_layers", if_(E.gt(0), ceil((start + n) / moe_every) - ceil(start / moe_every), 0), COUNT, f"{stage}-stage MoE layers", f"{zh} MoE 层数", doc("parameters") + ": layer i is MoE when i mod moe_every = 0")
+        moe = d(
+            f"{stage}_stage_moe_layers",
+            if_(E.gt(0), maximum(ceil((start + n) / moe_every) - ceil(maximum(start, r.k_dense) / moe_every), 0), 0),
+            COUNT, f"{stage}-stage MoE layers", f"{zh} MoE 层数", doc("parameters") + ": layer i is MoE when i ≥ first_dense_layers and i mod moe_every = 0",
+        )
         dense = d(f"{stage}_stage_dense_layers", n - moe, COUNT, f"{stage}-stage dense layers", f"{zh}稠密层数", src)
         attn = d(f"{stage}_stage_attention_layers", floor((start + n) / fae) - floor(start / fae), COUNT, f"{stage}-stage softmax-attention layers", f"{zh}全注意力层数", doc("parameters") + ": layer i has softmax attention when i mod k = k − 1")
+        r.global_of[stage] = d(
+            f"{stage}_stage_global_attention_layers",
+            if_(IsBlank(r.window), attn, if_(IsBlank(r.sliding_every), 0, floor((start + n) / r.sliding_every) - floor(start / r.sliding_every))),
+            COUNT, f"{stage}-stage global-attention layers", f"{zh}全局注意力层数",
+            doc("parameters") + ": with sliding_window, layer i is global when i mod sliding_every = sliding_every − 1",
+        )
         r.layers_of[stage] = (dense, moe, attn)
         r.holds_embed[stage] = k.eq(0)
         r.holds_head[stage] = k.eq(pp - 1)
@@ -55,11 +65,13 @@ def define(reg: Registry, r: Ctx) -> None:
         )
         arch_d = d(
             f"arch_{stage}_stage_dense",
-            dense * r.dense_layer_p + moe * r.moe_layer_dense_p
+            n * r.layer_norm_p + attn * r.attn_p + (n - attn) * r.lin_attn_p + dense * r.dense_mlp_p + moe * r.moe_mlp_dense_p
             + if_(r.holds_embed[stage], r.embed_p, 0)
-            + if_(r.holds_head[stage], if_(single, r.head_p, r.embed_p) + r.final_norm_p, 0),
+            + if_(r.holds_head[stage], if_(single, r.head_p, r.embed_p) + r.final_norm_p + r.arch_mtp_dense + if_(all_of(r.mtp.gt(0), negate(single)), r.embed_p, 0), 0),
             PARAMS, f"{stage}-stage non-expert parameters (architecture)", f"{zh}非专家参数（由结构）",
-            src + ": the input embedding on the first stage; the output head (a real copy even when tied) and the final norm on the last",
+            src + ": layer by layer (norms, softmax or linear attention, dense or MoE MLP); the input embedding on the first stage; the output head "
+            "(a real copy even when tied), the final norm and the MTP modules on the last, with their own copy of the embedding when pp > 1 "
+            "(Megatron-LM megatron/core/models/gpt/gpt_model.py builds the embedding where mtp_process)",
         )
         r.part_stage[(stage, "dense")] = d(
             f"{stage}_stage_dense_params",
@@ -69,7 +81,7 @@ def define(reg: Registry, r: Ctx) -> None:
         )
         r.part_stage[(stage, "expert")] = d(
             f"{stage}_stage_expert_params",
-            if_(r.has_arch, if_(r.arch_expert.gt(0), r.expert * (moe * r.moe_layer_expert_p / r.arch_expert), r.expert / pp), r.expert / pp),
+            if_(r.has_arch, if_(r.arch_expert.gt(0), r.expert * ((moe * r.moe_layer_expert_p + if_(r.holds_head[stage], r.arch_mtp_expert, 0)) / r.arch_expert), r.expert / pp), r.expert / pp),
             PARAMS, f"{stage}-stage expert parameters", f"{zh}专家参数", src,
         )
         r.rank_part[(stage, "dense")] = d(f"{stage}_rank_dense_params", r.part_stage[(stage, "dense")] / r.tp, PARAMS, f"{stage}-stage non-expert parameters per rank", f"{zh}每卡非专家参数", doc("parts-and-groups") + ": non-expert / tp")

@@ -1,0 +1,415 @@
+"""A Hugging Face ``config.json`` read into the input columns of the architecture.
+
+``columns_from_config(cfg)`` turns the mapping of a ``config.json`` into the columns that count its
+parameters (layers, hidden, heads, ..., the MLA, MoE, hybrid and bias columns), the way the
+reference implementation of its family builds the modules (huggingface/transformers
+``src/transformers/models/<family>/modeling_<family>.py``; the class each rule follows is named
+beside it).  It says what it did not understand rather than guessing: an unknown ``model_type``,
+a key it does not know, or a value it does not model raise ``UnsupportedConfig`` naming them.  Keys
+that do not change the count (token ids, dropout, RoPE scaling, initialisation...) are on an
+ignore list.
+
+Pure standard library; the reader (``inputs.py``) turns ``UnsupportedConfig`` into an input error
+at the row's ``model`` cell.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+__all__ = ["UnsupportedConfig", "columns_from_config", "read_config_json", "FAMILIES", "MAX_CONFIG_BYTES"]
+
+MAX_CONFIG_BYTES = 4 * 2**20  # a config.json is a few KB; refuse to parse anything huge
+
+# Keys that do not change the parameter count, in every family: identity, token ids, numerics,
+# positions (RoPE has no parameters), regularisation, routing arithmetic, runtime and storage.
+IGNORED: frozenset[str] = frozenset({
+    "_name_or_path", "architectures", "model_type", "auto_map", "transformers_version", "torch_dtype", "dtype",
+    "use_cache", "bos_token_id", "eos_token_id", "pad_token_id", "sep_token_id", "decoder_start_token_id",
+    "initializer_range", "initializer_factor", "rms_norm_eps", "layer_norm_eps", "norm_eps", "hidden_act", "hidden_activation",
+    "max_position_embeddings", "rope_theta", "rope_scaling", "rope_parameters", "rope_type", "partial_rotary_factor",
+    "attention_dropout", "hidden_dropout", "dropout", "embedding_dropout", "resid_pdrop", "embd_pdrop",
+    "quantization_config", "output_router_logits", "router_aux_loss_coef", "aux_loss_alpha", "seq_aux",
+    "norm_topk_prob", "pretraining_tp", "tokenizer_class", "output_attentions", "output_hidden_states",
+    "return_dict", "chunk_size_feed_forward", "is_encoder_decoder", "problem_type", "id2label", "label2id",
+    "torchscript", "tie_encoder_decoder", "use_return_dict", "cache_implementation", "_attn_implementation",
+    "attn_implementation", "keys_to_ignore_at_inference", "base_model_tp_plan", "base_model_pp_plan",
+})
+
+FAMILY_IGNORED: dict[str, frozenset[str]] = {
+    # routing arithmetic and grouping of DeepSeek-V3 / Kimi K2 (DeepseekV3TopkRouter): no parameters
+    "deepseek": frozenset({"n_group", "topk_group", "routed_scaling_factor", "scoring_func", "topk_method", "ep_size",
+                           "num_key_value_heads", "head_dim", "rope_interleave"}),
+    # the sliding window of Qwen2/Qwen3 applies only with use_sliding_window (checked), no parameters
+    "qwen": frozenset({"sliding_window", "max_window_layers", "use_mrope"}),
+    # gpt-oss: the SwiGLU clamp and the original context length do not change shapes
+    "gpt_oss": frozenset({"swiglu_limit", "initial_context_length", "experts_per_token"}),
+    # Gemma 3: softmax scale, soft-capping and the local RoPE base have no parameters
+    "gemma3": frozenset({"query_pre_attn_scalar", "final_logit_softcapping", "attn_logit_softcapping",
+                         "rope_local_base_freq", "use_bidirectional_attention"}),
+    # the vision tower of Gemma3ForConditionalGeneration is not counted: the text model is (see below)
+    "gemma3_multimodal": frozenset({"vision_config", "mm_tokens_per_image", "boi_token_index", "eoi_token_index",
+                                    "image_token_index", "text_config", "initializer_range"}),
+}
+
+
+class UnsupportedConfig(Exception):
+    """A config.json ledger-report cannot count exactly: what was expected and what was found."""
+
+    def __init__(self, expected: str, found: str):
+        super().__init__(f"expected {expected}; found {found}")
+        self.expected = expected
+        self.found = found
+
+
+class _Keys:
+    """The config's keys, recording which ones a family reads (the rest must be on an ignore list)."""
+
+    def __init__(self, cfg: Mapping[str, Any], family: str):
+        self.cfg = cfg
+        self.family = family
+        self.used: set[str] = set()
+
+    def has(self, key: str) -> bool:
+        return self.cfg.get(key) is not None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.used.add(key)
+        v = self.cfg.get(key)
+        return default if v is None else v
+
+    def count(self, key: str, default: Any = None, minimum: int = 1) -> int | None:
+        v = self.get(key, default)
+        if v is None:
+            if default is None:
+                raise UnsupportedConfig(f"the key {key!r} (model_type {self.family})", "no such key")
+            return None
+        if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+            raise UnsupportedConfig(f"{key!r} a whole number ≥ {minimum}", json.dumps(v)[:60])
+        return v
+
+    def flag(self, key: str, default: bool) -> bool:
+        v = self.get(key, default)
+        if not isinstance(v, bool):
+            raise UnsupportedConfig(f"{key!r} true or false", json.dumps(v)[:60])
+        return v
+
+    def must(self, key: str, ok: Callable[[Any], bool], default: Any, why: str) -> Any:
+        """A key whose other values ledger-report does not model: refuse them, naming the key."""
+        v = self.get(key, default)
+        if not ok(v):
+            raise UnsupportedConfig(why, f"{key} = {json.dumps(v)[:60]}")
+        return v
+
+    def unknown(self, *ignored: frozenset[str]) -> list[str]:
+        skip = set(IGNORED).union(*ignored)
+        return sorted(k for k in self.cfg if k not in self.used and k not in skip)
+
+
+# ---------------------------------------------------------------------------------------------
+# The families
+
+
+def _base(k: _Keys, *, tied_default: bool = False, head_dim: bool = True, vocab_default: int | None = None) -> dict[str, Any]:
+    """The columns every decoder family shares (LlamaModel and its descendants)."""
+    out: dict[str, Any] = {
+        "layers": k.count("num_hidden_layers"),
+        "hidden": k.count("hidden_size"),
+        "heads": k.count("num_attention_heads"),
+    }
+    kv = k.count("num_key_value_heads", out["heads"])
+    if kv != out["heads"]:
+        out["kv_heads"] = kv
+    if head_dim and k.has("head_dim"):
+        out["head_dim"] = k.count("head_dim")
+    elif head_dim:
+        k.get("head_dim")
+    out["ffn_hidden"] = k.count("intermediate_size")
+    out["vocab"] = k.count("vocab_size", vocab_default)
+    out["tied_embeddings"] = k.flag("tie_word_embeddings", tied_default)
+    return out
+
+
+def _no_sliding(k: _Keys) -> None:
+    k.must("use_sliding_window", lambda v: v is False, False,
+           "use_sliding_window false (Qwen2/Qwen3's per-layer window from max_window_layers is not modelled)")
+
+
+def _layout(k: _Keys, key: str, local: str, full: str, default_every: int) -> int:
+    """The period k of a layer_types list in which layer i is ``full`` iff i mod k = k − 1."""
+    types = k.get("layer_types")
+    n = k.cfg.get("num_hidden_layers")
+    if types is None:
+        return default_every
+    if not isinstance(types, list) or not all(isinstance(t, str) for t in types) or len(types) != n:
+        raise UnsupportedConfig(f"layer_types a list of {n} layer types", json.dumps(types)[:60])
+    bad = sorted(set(types) - {local, full})
+    if bad:
+        raise UnsupportedConfig(f"layer_types of {local!r} and {full!r} only", ", ".join(bad))
+    fulls = [i for i, t in enumerate(types) if t == full]
+    every = fulls[0] + 1 if fulls else 0
+    if every and all((t == full) == (i % every == every - 1) for i, t in enumerate(types)):
+        return every
+    raise UnsupportedConfig(
+        f"layer_types with {full!r} exactly on layers i where i mod k = k − 1 ({key})",
+        "another pattern: " + ", ".join(str(i) for i in fulls[:12]) + (" ..." if len(fulls) > 12 else ""),
+    )
+
+
+def _llama(k: _Keys) -> dict[str, Any]:
+    """LlamaForCausalLM (llama/modeling_llama.py LlamaAttention, LlamaMLP): attention_bias puts a bias
+    on q, k, v and o; mlp_bias on the MLP."""
+    out = _base(k)
+    ab, mb = k.flag("attention_bias", False), k.flag("mlp_bias", False)
+    if ab != mb:
+        raise UnsupportedConfig("attention_bias and mlp_bias both true or both false (a bias on the attention alone is not modelled)",
+                                f"attention_bias = {json.dumps(ab)}, mlp_bias = {json.dumps(mb)}")
+    if ab:
+        out["linear_bias"] = True
+    return out
+
+
+def _mistral(k: _Keys) -> dict[str, Any]:
+    """MistralForCausalLM (mistral/modeling_mistral.py): Llama's shapes; sliding_window on every layer."""
+    out = _base(k)
+    k.must("attention_bias", lambda v: v is False, False, "attention_bias false")
+    if k.get("sliding_window") is not None:
+        out["sliding_window"] = k.count("sliding_window")
+    return out
+
+
+def _mixtral(k: _Keys) -> dict[str, Any]:
+    """MixtralForCausalLM (mixtral/modeling_mixtral.py MixtralSparseMoeBlock): every layer MoE, no
+    shared expert, router without bias; the experts are intermediate_size wide."""
+    out = _base(k)
+    out["experts"] = k.count("num_local_experts")
+    out["topk"] = k.count("num_experts_per_tok")
+    out["moe_ffn_hidden"] = out["ffn_hidden"]
+    if k.get("sliding_window") is not None:
+        out["sliding_window"] = k.count("sliding_window")
+    return out
+
+
+def _qwen2(k: _Keys) -> dict[str, Any]:
+    """Qwen2ForCausalLM (qwen2/modeling_qwen2.py Qwen2Attention): q, k, v with bias, o without."""
+    out = _base(k)
+    _no_sliding(k)
+    out["qkv_bias"] = True
+    return out
+
+
+def _qwen3(k: _Keys) -> dict[str, Any]:
+    """Qwen3ForCausalLM (qwen3/modeling_qwen3.py Qwen3Attention): q_norm and k_norm over head_dim."""
+    out = _base(k)
+    _no_sliding(k)
+    k.must("attention_bias", lambda v: v is False, False, "attention_bias false (a bias on the attention alone is not modelled)")
+    out["qk_norm"] = True
+    return out
+
+
+def _qwen_moe_layout(k: _Keys) -> None:
+    """Qwen3MoeDecoderLayer: sparse iff layer_idx not in mlp_only_layers and (layer_idx + 1) % decoder_sparse_step == 0."""
+    k.must("decoder_sparse_step", lambda v: v == 1, 1, "decoder_sparse_step 1 (every layer MoE; other steps are not modelled)")
+    k.must("mlp_only_layers", lambda v: v == [], [], "mlp_only_layers empty (dense layers among the MoE ones are not modelled)")
+
+
+def _qwen3_moe(k: _Keys) -> dict[str, Any]:
+    """Qwen3MoeForCausalLM (qwen3_moe/modeling_qwen3_moe.py Qwen3MoeSparseMoeBlock): no shared expert,
+    router without bias."""
+    out = _qwen3(k)
+    _qwen_moe_layout(k)
+    out["experts"] = k.count("num_experts")
+    out["topk"] = k.count("num_experts_per_tok")
+    out["moe_ffn_hidden"] = k.count("moe_intermediate_size")
+    return out
+
+
+def _qwen3_next(k: _Keys) -> dict[str, Any]:
+    """Qwen3NextForCausalLM (qwen3_next/modeling_qwen3_next.py): gated softmax attention
+    (Qwen3NextAttention, q_proj twice as wide) on layer i iff (i + 1) % full_attention_interval == 0,
+    Gated DeltaNet (Qwen3NextGatedDeltaNet) on the others; Qwen3NextSparseMoeBlock with one shared
+    expert and its gate.  The checkpoint holds an MTP module that the transformers class skips
+    (_keys_to_ignore_on_load_unexpected "^mtp"); vLLM qwen3_next_mtp.py builds
+    num_nextn_predict_layers of them, 1 when the key is absent."""
+    out = _base(k)
+    _no_sliding(k)
+    k.must("attention_bias", lambda v: v is False, False, "attention_bias false")
+    _qwen_moe_layout(k)
+    out["qk_norm"] = True
+    out["gated_attention"] = True
+    every = k.count("full_attention_interval", 4)
+    if _layout(k, "full_attention_interval", "linear_attention", "full_attention", every) != every:
+        raise UnsupportedConfig("layer_types that agree with full_attention_interval", json.dumps(k.cfg.get("layer_types"))[:60])
+    out["full_attention_every"] = every
+    out["linear_key_heads"] = k.count("linear_num_key_heads")
+    out["linear_value_heads"] = k.count("linear_num_value_heads")
+    out["linear_key_head_dim"] = k.count("linear_key_head_dim")
+    out["linear_value_head_dim"] = k.count("linear_value_head_dim")
+    out["linear_conv_kernel"] = k.count("linear_conv_kernel_dim")
+    out["experts"] = k.count("num_experts")
+    out["topk"] = k.count("num_experts_per_tok")
+    out["moe_ffn_hidden"] = k.count("moe_intermediate_size")
+    shared = k.count("shared_expert_intermediate_size", 0, minimum=0)
+    if shared:
+        out["shared_experts"] = 1
+        out["shared_expert_ffn"] = shared
+        out["shared_expert_gate"] = True
+    out["mtp_layers"] = k.count("num_nextn_predict_layers", 1, minimum=0)
+    return out
+
+
+def _deepseek(k: _Keys) -> dict[str, Any]:
+    """DeepseekV3ForCausalLM (deepseek_v3/modeling_deepseek_v3.py; deepseek-ai/DeepSeek-V3
+    inference/model.py): multi-head latent attention (num_key_value_heads unused by its shapes);
+    layer i is MoE iff i ≥ first_k_dense_replace; n_shared_experts shared experts of
+    moe_intermediate_size; the router's e_score_correction_bias (a Parameter in DeepSeek's Gate);
+    num_nextn_predict_layers MTP modules (README_WEIGHTS.md)."""
+    out = _base(k, head_dim=False)
+    out.pop("kv_heads", None)  # MLA: the key/value heads are the query heads
+    k.must("attention_bias", lambda v: v is False, False, "attention_bias false")
+    k.must("moe_layer_freq", lambda v: v == 1, 1, "moe_layer_freq 1 (DeepseekV3DecoderLayer makes every layer after the dense ones MoE)")
+    if k.has("q_lora_rank"):
+        out["q_lora_rank"] = k.count("q_lora_rank")
+    else:
+        k.get("q_lora_rank")
+    out["kv_lora_rank"] = k.count("kv_lora_rank")
+    out["qk_rope_head_dim"] = k.count("qk_rope_head_dim")
+    out["qk_nope_head_dim"] = k.count("qk_nope_head_dim")
+    out["v_head_dim"] = k.count("v_head_dim")
+    out["experts"] = k.count("n_routed_experts")
+    out["topk"] = k.count("num_experts_per_tok")
+    out["moe_ffn_hidden"] = k.count("moe_intermediate_size")
+    dense = k.count("first_k_dense_replace", 0, minimum=0)
+    if dense:
+        out["first_dense_layers"] = dense
+    shared = k.count("n_shared_experts", 0, minimum=0)
+    if shared:
+        out["shared_experts"] = shared
+        out["shared_expert_ffn"] = out["moe_ffn_hidden"]
+    out["router_bias"] = True
+    mtp = k.count("num_nextn_predict_layers", 0, minimum=0)
+    if mtp:
+        out["mtp_layers"] = mtp
+    return out
+
+
+def _gpt_oss(k: _Keys) -> dict[str, Any]:
+    """GptOssForCausalLM (gpt_oss/modeling_gpt_oss.py): GptOssAttention with biases on q, k, v, o and
+    one sink per head; GptOssTopKRouter with a bias; GptOssExperts with biases; sliding-window
+    layers from layer_types ("sliding_attention" if (i + 1) % 2 else "full_attention")."""
+    out = _base(k)
+    k.must("attention_bias", lambda v: v is True, True, "attention_bias true (the experts always have biases: biases everywhere)")
+    out["linear_bias"] = True
+    out["attention_sinks"] = True
+    out["experts"] = k.count("num_local_experts")
+    out["topk"] = k.count("num_experts_per_tok")
+    if k.cfg.get("experts_per_token") not in (None, out["topk"]):
+        raise UnsupportedConfig("experts_per_token equal to num_experts_per_tok", f"experts_per_token = {json.dumps(k.cfg['experts_per_token'])}")
+    out["moe_ffn_hidden"] = out["ffn_hidden"]
+    out["router_bias"] = True
+    out["sliding_window"] = k.count("sliding_window")
+    out["sliding_every"] = _layout(k, "gpt-oss", "sliding_attention", "full_attention", 2)
+    return out
+
+
+def _gemma3_text(k: _Keys) -> dict[str, Any]:
+    """Gemma3ForCausalLM / the text model of Gemma3ForConditionalGeneration (gemma3/modeling_gemma3.py):
+    Gemma3Attention with q_norm and k_norm, four norms per layer (Gemma3DecoderLayer), tied
+    embeddings by default, vocab_size 262,208 when absent (Gemma3TextConfig), sliding-window layers
+    with one global layer in sliding_window_pattern = 6."""
+    out = _base(k, tied_default=True, vocab_default=262_208)
+    k.must("attention_bias", lambda v: v is False, False, "attention_bias false")
+    out["qk_norm"] = True
+    out["norms_per_layer"] = 4
+    out["sliding_window"] = k.count("sliding_window", 4096)
+    every = k.count("sliding_window_pattern", 6)
+    out["sliding_every"] = _layout(k, "sliding_window_pattern", "sliding_attention", "full_attention", every)
+    return out
+
+
+# model_type -> (its ignore lists, its reader)
+FAMILIES: dict[str, tuple[tuple[str, ...], Callable[[_Keys], dict[str, Any]]]] = {
+    "llama": ((), _llama),
+    "mistral": ((), _mistral),
+    "mixtral": ((), _mixtral),
+    "qwen2": (("qwen",), _qwen2),
+    "qwen3": (("qwen",), _qwen3),
+    "qwen3_moe": (("qwen",), _qwen3_moe),
+    "qwen3_next": (("qwen",), _qwen3_next),
+    "deepseek_v3": (("deepseek",), _deepseek),
+    "kimi_k2": (("deepseek",), _deepseek),
+    "gpt_oss": (("gpt_oss",), _gpt_oss),
+    "gemma3_text": (("gemma3",), _gemma3_text),
+}
+ARCHITECTURES = {
+    "LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "MixtralForCausalLM": "mixtral",
+    "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3", "Qwen3MoeForCausalLM": "qwen3_moe",
+    "Qwen3NextForCausalLM": "qwen3_next", "DeepseekV3ForCausalLM": "deepseek_v3", "GptOssForCausalLM": "gpt_oss",
+    "Gemma3ForCausalLM": "gemma3_text", "Gemma3ForConditionalGeneration": "gemma3",
+}
+KNOWN_TYPES = tuple(sorted(set(FAMILIES) | {"gemma3"}))
+
+
+def family_of(cfg: Mapping[str, Any]) -> str:
+    """The config's model_type (else its architectures' class), or UnsupportedConfig naming it."""
+    mt = cfg.get("model_type")
+    archs = cfg.get("architectures") or []
+    if mt is None and isinstance(archs, list) and archs:
+        mt = ARCHITECTURES.get(str(archs[0]))
+        if mt is None:
+            raise UnsupportedConfig("a model_type, or architectures of a known class (" + ", ".join(sorted(ARCHITECTURES)) + ")",
+                                    "architectures " + json.dumps(archs)[:80])
+    if mt is None:
+        raise UnsupportedConfig("a model_type key", "neither model_type nor architectures")
+    if mt not in KNOWN_TYPES:
+        raise UnsupportedConfig("a model_type ledger-report counts (" + ", ".join(KNOWN_TYPES) + ")", f"model_type {json.dumps(mt)[:60]}")
+    return mt
+
+
+def columns_from_config(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """The architecture columns of a config.json mapping (only the columns that differ from their
+    defaults, and the required ones), or UnsupportedConfig."""
+    if not isinstance(cfg, Mapping):
+        raise UnsupportedConfig("a JSON object", type(cfg).__name__)
+    mt = family_of(cfg)
+    if mt == "gemma3":  # the multimodal wrapper: count its text model; the vision tower is left out
+        outer = _Keys(cfg, "gemma3")
+        extra = outer.unknown(FAMILY_IGNORED["gemma3_multimodal"])
+        if extra:
+            raise UnsupportedConfig("config.json keys ledger-report understands for model_type gemma3 (or on its ignore list)",
+                                    "unknown keys " + ", ".join(extra))
+        text = cfg.get("text_config")
+        if not isinstance(text, Mapping):
+            raise UnsupportedConfig("a text_config object (Gemma3ForConditionalGeneration)", json.dumps(text)[:60])
+        return columns_from_config({**text, "model_type": "gemma3_text"})
+    groups, read = FAMILIES[mt]
+    k = _Keys(cfg, mt)
+    out = read(k)
+    extra = k.unknown(*(FAMILY_IGNORED[g] for g in groups))
+    if extra:
+        raise UnsupportedConfig(f"config.json keys ledger-report understands for model_type {mt} (or on its ignore list)",
+                                "unknown keys " + ", ".join(extra))
+    return out
+
+
+def read_config_json(path: Path) -> dict[str, Any]:
+    """The columns of a config.json file, or UnsupportedConfig naming what is wrong with it."""
+    try:
+        if path.exists() and not path.is_file():  # a directory, a device or a pipe: never opened
+            raise UnsupportedConfig("a config.json file", f"{path}, which is not a regular file")
+        with path.open("rb") as fh:
+            data = fh.read(MAX_CONFIG_BYTES + 1)  # bounded, whatever the file claims
+        if len(data) > MAX_CONFIG_BYTES:
+            raise UnsupportedConfig(f"a config.json of at most {MAX_CONFIG_BYTES // 2**20} MiB", f"a larger file {path}")
+        text = data.decode("utf-8-sig")
+    except FileNotFoundError:
+        raise UnsupportedConfig("an existing config.json (the path is relative to the input file's folder)", f"no file {path}") from None
+    except (OSError, ValueError) as exc:
+        raise UnsupportedConfig("a readable UTF-8 config.json", f"{type(exc).__name__}: {exc}"[:120]) from None
+    try:
+        cfg = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UnsupportedConfig("a config.json holding JSON", f"a JSON error at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    return columns_from_config(cfg)
