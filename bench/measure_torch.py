@@ -37,8 +37,11 @@ import dataclasses
 import functools
 import gc
 import os
+import pickle
 import platform
 import re
+import subprocess
+import sys
 import time
 import warnings
 import weakref
@@ -47,13 +50,10 @@ from collections import Counter, defaultdict
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-# A fresh inductor cache for every run, so that step 1 of a compiled case always includes a real
-# (cold) compilation, whatever earlier runs left in /tmp/torchinductor_$USER.
+# Each case runs in its own interpreter with a fresh inductor cache (run_case_in_child), so that
+# step 1 of a compiled case always includes a real (cold) compilation.
 import tempfile  # noqa: E402
 import shutil  # noqa: E402
-_OWN_CACHE = "TORCHINDUCTOR_CACHE_DIR" not in os.environ
-if _OWN_CACHE:
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="measure_torch_inductor_")
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
@@ -652,6 +652,34 @@ def run_case(case, log):
     return res, cats, probes, extra, layers
 
 
+def run_case_in_child(idx, case, args, argv):
+    """Each case runs in a fresh interpreter with its own inductor cache.
+
+    The CPU allocator's profiler bookkeeping (a pointer -> size table) outlives a profiling session:
+    a block allocated while one case was profiled and freed while profiling was off leaves a stale
+    entry, and a later case's free at the same address is then reported with the stale size
+    (seen as 5.5-62.5 MiB errors in the allocator counter when the cases shared one process).
+    Compiled cases also picked up state from earlier cases.  One process per case avoids both.
+    """
+    fd, result = tempfile.mkstemp(prefix="measure_torch_case_", suffix=".pkl")
+    os.close(fd)
+    cache = tempfile.mkdtemp(prefix="measure_torch_inductor_")
+    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache)
+    cmd = [sys.executable, os.path.abspath(__file__), "--one", str(idx), "--result", result,
+           "--threads", str(args.threads)]
+    if args.quick:
+        cmd.append("--quick")
+    if args.cases:
+        cmd += ["--cases", args.cases]
+    try:
+        subprocess.run(cmd, env=env, check=True)
+        with open(result, "rb") as f:
+            return pickle.load(f)
+    finally:
+        os.unlink(result)
+        shutil.rmtree(cache, ignore_errors=True)
+
+
 def layer_act(probe, step, layers):
     """Mean increase of live bytes per decoder layer in the forward (pre-hook of layer i+1 minus i)."""
     vals = [probe[(step, i + 1)] - probe[(step, i)] for i in range(layers) if (step, i) in probe and (step, i + 1) in probe]
@@ -665,11 +693,17 @@ def main(argv=None):
     ap.add_argument("--cases", default=None, help="regex: run only matching case names")
     ap.add_argument("--quick", action="store_true", help="a 4-case subset, for trying the script")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)      # child: run case #N
+    ap.add_argument("--result", default=None, help=argparse.SUPPRESS)             # child: pickle here
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     cases = grid(args.quick)
     if args.cases:
         cases = [c for c in cases if re.search(args.cases, c.name)]
+    if args.one is not None:
+        with open(args.result, "wb") as f:
+            pickle.dump(run_case(cases[args.one], print), f)
+        return
     tv, hv = torch.__version__, transformers.__version__
     print(f"torch {tv}  transformers {hv}  python {platform.python_version()}  {platform.machine()}  "
           f"threads {torch.get_num_threads()}  cases {len(cases)}", flush=True)
@@ -677,7 +711,7 @@ def main(argv=None):
     T0 = time.time()
     for case in cases:
         fam = FAMILIES[case.family]
-        res, cats, probes, extra, layers = run_case(case, print)
+        res, cats, probes, extra, layers = run_case_in_child(cases.index(case), case, args, argv)
         d = dtypes_of(case)
         notes = case_notes(case, fam)
         sbh = case.seq * case.mb * fam["hidden"]
@@ -746,8 +780,6 @@ def main(argv=None):
             w.writerow({k: r.get(k, "") for k in CAT_COLUMNS})
     print(f"wrote {out} ({len(rows)} rows) and {cat_out} ({len(cat_rows)} rows) in {time.time() - T0:.0f}s")
     report(summary)
-    if _OWN_CACHE:
-        shutil.rmtree(os.environ["TORCHINDUCTOR_CACHE_DIR"], ignore_errors=True)
 
 
 def report(S):

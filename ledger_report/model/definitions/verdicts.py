@@ -8,6 +8,8 @@ from ..expr import Col, IsBlank, Ref, all_of, any_of, concat, drop_first, gb_tex
 from ..registry import BOOL, DAYS, ERROR, MONEY, NODE_HOURS, TEXT, Registry
 from .common import Ctx, doc
 
+CHECK_RULES_PER_PART = 8
+
 # The inputs the memory estimate needs beyond the parameters: named when they are missing.
 PEAK_NEEDS = ("seq_len", "layers", "hidden", "heads", "ffn_hidden", "vocab")
 
@@ -95,10 +97,14 @@ def define(reg: Registry, r: Ctx) -> None:
 
     # the row's check: every rule it breaks, as the workbook's check cell shows it ---------------
     reg.section = "constraints"
-    parts = []
+    texts = []
     for c in reg.constraints:
         word = "" if c.severity == ERROR else "warning: "
-        parts.append(if_(IsBlank(Ref(c.ok)), "", if_(Ref(c.ok), "", concat(word, c.column, ": expected ", c.expected, ", found ", c.found, "; "))))
+        texts.append(if_(IsBlank(Ref(c.ok)), "", if_(Ref(c.ok), "", concat(word, c.column, ": expected ", c.expected, ", found ", c.found, "; "))))
+    # in parts of a few rules each: a spreadsheet formula has at most 8,192 characters
+    parts = [d(f"check_message_{i // CHECK_RULES_PER_PART + 1}", concat(*texts[i:i + CHECK_RULES_PER_PART]), TEXT,
+               f"rules the row breaks ({i + 1}-{min(i + CHECK_RULES_PER_PART, len(texts))})", "该行违反的规则", doc("constraints"))
+             for i in range(0, len(texts), CHECK_RULES_PER_PART)]
     d("check_message", concat(*parts), TEXT, "rules the row breaks", "该行违反的规则", doc("constraints"))
     d("check_ok", all_of(*(if_(IsBlank(Ref(c.ok)), True, Ref(c.ok)) for c in reg.constraints if c.severity == ERROR)), BOOL,
       "the row meets every rule", "该行满足全部规则", doc("constraints"))
