@@ -109,14 +109,15 @@ def calc(input: str, as_json: bool) -> None:
 
 
 def _stream_json(configs, out, progress) -> None:
-    """Write the JSON document one configuration at a time, as the batches are computed."""
+    """Write the JSON document one configuration at a time, as the batches are computed: compact,
+    one configuration a line (the .json that build writes is indented for reading)."""
     from .engine import compute_many
     from .render.document import SCHEMA, config_document
 
     out.write(b'{\n  "schema": "' + SCHEMA.encode() + b'",\n  "configs": [\n')
     done = 0
     for lg in compute_many(configs):
-        body = json.dumps(config_document(lg), ensure_ascii=False, indent=2, allow_nan=False)
+        body = json.dumps(config_document(lg), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         out.write((",\n" if done else "").encode() + body.encode("utf-8"))
         done += 1
         if done % 1000 == 0:
