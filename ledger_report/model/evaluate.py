@@ -180,11 +180,11 @@ class _Closures(Visitor):
 
     def visit_Lookup(self, e):
         k_ = compiled(e.key)
-        table, field = e.table, e.field
+        table, field, fallback = e.table, e.field, e.default
 
         def lookup(row, env, t):
             k = k_(row, env, t)
-            return None if k is None else _lookup(t, table, k, field)
+            return None if k is None else _lookup(t, table, k, field, fallback)
 
         return lookup
 
@@ -326,14 +326,17 @@ def _is_float_array(np, x) -> bool:
 _INDEX: dict[int, tuple[Any, dict[str, Any]]] = {}
 
 
-def _lookup(tables: Tables, table: str, key: Any, field: str) -> Any:
-    """``tables[table][key][field]``, the key matched case-insensitively (as MATCH does)."""
+def _lookup(tables: Tables, table: str, key: Any, field: str, default: Any = None) -> Any:
+    """``tables[table][key][field]``, the key matched case-insensitively (as MATCH does); a key the
+    table lacks gives ``default`` when there is one."""
     t = tables[table]
     hit = _INDEX.get(id(t))
     if hit is None or hit[0] is not t:
         hit = (t, {name.lower(): rec for name, rec in t.items()})
         _INDEX[id(t)] = hit
     rec = hit[1].get(str(key).lower())
+    if rec is None and default is not None:
+        return default
     if rec is None:
         raise KeyError(f"{key!r} is not in the {table} table")
     return rec[field]
@@ -499,12 +502,15 @@ class _ArrayEval(Visitor):
         if k is None:
             return None
         if isinstance(k.v, str):
-            return _A(_lookup(self.tables, e.table, k.v, e.field), k.blank)
+            return _A(_lookup(self.tables, e.table, k.v, e.field, e.default), k.blank)
         t = self.tables[e.table]
         names = {n.lower(): rec[e.field] for n, rec in t.items()}
         uniq, inv = np.unique(np.char.lower(np.asarray(k.v, dtype=str)), return_inverse=True)
         blank = k.blank
         missing = [u for u in uniq if u not in names]
+        if missing and e.default is not None:
+            names.update({u: e.default for u in missing})
+            missing = []
         if missing:
             # keys of blank rows (or rows the reader refused) have no entry: blank there
             bad = np.isin(np.char.lower(np.asarray(k.v, dtype=str)), missing)

@@ -83,11 +83,13 @@ class Ref(Expr):
 
 @dataclass(frozen=True, eq=False)
 class Lookup(Expr):
-    """``table[key][field]`` from a lookup table (dtype widths, optimizers, GPU catalogue)."""
+    """``table[key][field]`` from a lookup table (dtype widths, optimizers, GPU catalogue); with a
+    ``default``, a key the table does not hold gives it (the spreadsheet's IFERROR)."""
 
     table: str
     key: Expr
     field: str
+    default: Any = None
 
 
 @dataclass(frozen=True, eq=False)

@@ -59,7 +59,7 @@ LEDGER_ROW = "\x02"
 
 # Every function a generated formula may use (the workbook adds SUBSTITUTE for its selector).
 # Each is in openpyxl.utils.FORMULAE (no _xlfn. prefix) and evaluated by LibreOffice 7.4.
-FUNCTIONS = frozenset({"IF", "OR", "AND", "NOT", "MAX", "MIN", "CEILING", "FLOOR", "MOD", "TEXT", "MID", "INDEX", "MATCH"})
+FUNCTIONS = frozenset({"IF", "OR", "AND", "NOT", "MAX", "MIN", "CEILING", "FLOOR", "MOD", "TEXT", "MID", "INDEX", "MATCH", "IFERROR"})
 
 _CALLS = {"MAX": "MAX", "MIN": "MIN", "AND": "AND", "OR": "OR", "NOT": "NOT", "MOD": "MOD", "MID": "MID"}
 _PREC = {"+": 1, "-": 1, "*": 2, "/": 2}
@@ -236,7 +236,10 @@ class _Compiler(Visitor):
             vals = self.layout.tables[(e.table, e.field)]
         except KeyError:
             raise FormulaError(f"lookup {e.table}.{e.field} has no place in the layout") from None
-        return f"INDEX({vals},MATCH({self.value(e.key)[0]},{keys},0))", _ATOM
+        found = f"INDEX({vals},MATCH({self.value(e.key)[0]},{keys},0))"
+        if e.default is not None:
+            return f"IFERROR({found},{_const(e.default)[0]})", _ATOM
+        return found, _ATOM
 
     def visit_BinOp(self, e):
         p = _PREC[e.op]
