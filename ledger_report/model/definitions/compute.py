@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from ..expr import IsBlank, any_of, ceil, floor, if_
-from ..registry import COUNT, DAYS, FLOPS, HOURS, MONEY, PARAMS, RATIO, SECONDS, TEXT, TOKENS, TOKENS_PER_S, Registry
+from ..expr import Col, IsBlank, any_of, ceil, default, floor, if_, negate
+from ..registry import BOOL, COUNT, DAYS, FLOPS, HOURS, MONEY, PARAMS, RATIO, SECONDS, TEXT, TOKENS, TOKENS_PER_S, Registry
 from .common import (
+    COLUMN,
     FLOPS_PER_TFLOP,
     FULL_RECOMPUTE_HW_FACTOR,
     MOE35,
@@ -17,21 +18,41 @@ from .common import (
 
 
 def define(reg: Registry, r: Ctx) -> None:
+    """FLOPs per token, the work of the job, and the time each step may take."""
     reg.section = "compute"
     d = reg.define
     r.gpus = gpus = d("gpus", r.dp * r.tp * r.pp * r.cp, COUNT, "GPUs of this configuration dp·tp·pp·cp", "本配置 GPU 数 dp·tp·pp·cp", doc("compute-floor"))
     emb_sub = d("flops_embedding_params", if_(any_of(IsBlank(r.V), IsBlank(r.h)), 0, if_(r.tied, 0, r.V * r.h)), PARAMS, "input embedding (no matmul FLOPs)", "输入嵌入（无矩阵乘 FLOPs）", doc("compute-floor"))
     n_attn = d("attention_layers", if_(IsBlank(r.L), 0, floor(r.L / r.fae)), COUNT, "softmax-attention layers", "全注意力层数", doc("parameters"))
-    attn_flops = d(
+    r.attn_flops = attn_flops = d(
         "attention_flops_per_token",
         if_(any_of(IsBlank(r.L), IsBlank(r.a), IsBlank(r.h)), 0, TRAIN_FLOPS_PER_PARAM_TOKEN * n_attn * r.seq_len * r.a * r.hd),
         FLOPS, "attention FLOPs per token 6·layers·seq·heads·d", "每 token 注意力 FLOPs", doc("compute-floor") + " (causal: half of 12·L·s·d)",
     )
-    fpt = d(
+    r.fpt = fpt = d(
         "flops_per_token",
         TRAIN_FLOPS_PER_PARAM_TOKEN * (r.active - emb_sub) + attn_flops,
         FLOPS, "FLOPs per token", "每 token FLOPs", doc("compute-floor") + "; " + QWEN8B + ": 52.7 GFLOPs",
     )
+    r.total_flops = total_flops = d("total_flops", fpt * r.tokens, FLOPS, "training FLOPs", "训练总 FLOPs", QWEN8B + ": 5.27e21")
+    r.tokens_per_step = tps = d("tokens_per_step", r.global_batch * r.seq_len, TOKENS, "tokens per step", "每步 token", QWEN8B + ": 384 × 8192")
+    r.steps = steps = d("steps", ceil(r.tokens / tps), COUNT, "steps", "步数", QWEN8B + ": 31,790")
+    r.train_s = train_s = d("train_window_s", (r.days - r.reserve) * SECONDS_PER_DAY, SECONDS, "training window", "训练窗口", "(days − reserve_days) × 86400")
+    r.step_budget = d("step_budget_s", train_s / steps, SECONDS, "seconds per step allowed", "每步时间预算", QWEN8B + ": 67.9 s")
+    d("required_tokens_per_s", r.tokens / train_s, TOKENS_PER_S, "tokens/s needed", "所需吞吐", QWEN8B + ": 46,300 tokens/s")
+
+
+def costs(reg: Registry, r: Ctx) -> None:
+    """Days, GPU-hours and cost at the MFU that decides: the row's measured mfu where given, else the
+    step-time model's prediction (definitions/time.py); the prediction stands beside a given mfu."""
+    reg.section = "compute"
+    d = reg.define
+    fpt, attn_flops, total_flops, train_s, gpus = r.fpt, r.attn_flops, r.total_flops, r.train_s, r.gpus
+    r.mfu_given = given = d("mfu_given", negate(IsBlank(Col("mfu"))), BOOL, "a measured mfu is given", "给出实测 MFU", COLUMN)
+    r.mfu = d("mfu", default("mfu", r.predicted_mfu), RATIO, "MFU that decides (measured, else predicted)", "决定天数的 MFU（实测，否则预测）",
+              COLUMN + "; empty: predicted_mfu (" + doc("step-time") + ")")
+    d("mfu_source", if_(given, "measured", "predicted"), TEXT, "where the deciding MFU comes from", "MFU 的来源", doc("step-time"))
+    d("mfu_difference", r.predicted_mfu - Col("mfu"), RATIO, "predicted MFU − measured MFU", "预测 MFU − 实测 MFU", doc("step-time"))
     d(
         "hfu",
         r.mfu * if_(r.recompute.eq("full"), FULL_RECOMPUTE_HW_FACTOR,
@@ -39,17 +60,14 @@ def define(reg: Registry, r: Ctx) -> None:
         RATIO, "hardware FLOPs utilisation", "硬件算力利用率 HFU",
         MOE35 + ": full recompute runs the forward again (8/6); selective recomputes the attention core forward",
     )
-    total_flops = d("total_flops", fpt * r.tokens, FLOPS, "training FLOPs", "训练总 FLOPs", QWEN8B + ": 5.27e21")
-    tps = d("tokens_per_step", r.global_batch * r.seq_len, TOKENS, "tokens per step", "每步 token", QWEN8B + ": 384 × 8192")
-    steps = d("steps", ceil(r.tokens / tps), COUNT, "steps", "步数", QWEN8B + ": 31,790")
-    train_s = d("train_window_s", (r.days - r.reserve) * SECONDS_PER_DAY, SECONDS, "training window", "训练窗口", "(days − reserve_days) × 86400")
-    d("step_budget_s", train_s / steps, SECONDS, "seconds per step allowed", "每步时间预算", QWEN8B + ": 67.9 s")
-    d("required_tokens_per_s", r.tokens / train_s, TOKENS_PER_S, "tokens/s needed", "所需吞吐", QWEN8B + ": 46,300 tokens/s")
-    eff_flops = d("effective_flops_per_gpu", r.peak_tflops * FLOPS_PER_TFLOP * r.mfu, FLOPS, "useful FLOP/s per GPU peak × mfu", "每卡有效 FLOP/s", "peak × mfu")
+    eff_flops = d("effective_flops_per_gpu", r.peak_tflops * FLOPS_PER_TFLOP * r.mfu, FLOPS, "useful FLOP/s per GPU peak × mfu", "每卡有效 FLOP/s", "peak × mfu (the measured mfu, else the predicted one)")
     d("tokens_per_s_per_gpu", eff_flops / fpt, TOKENS_PER_S, "tokens/s per GPU", "每卡吞吐", QWEN8B + ": 7,507 tokens/s")
-    d("days_on_config", total_flops / (gpus * eff_flops) / SECONDS_PER_DAY, DAYS, "days on this configuration's GPUs", "本配置所需天数", QWEN8B + ": 77 days on 2 GPUs")
+    r.days_on_config = days_on = d("days_on_config", total_flops / (gpus * eff_flops) / SECONDS_PER_DAY, DAYS, "days on this configuration's GPUs", "本配置所需天数", QWEN8B + ": 77 days on 2 GPUs")
     mgc = d("min_gpus_compute", ceil(total_flops / (eff_flops * train_s)), COUNT, "minimum GPUs for the deadline", "满足期限的最少 GPU", doc("gates") + " (deadline gate)")
     mgm = d("min_gpus_memory", ceil(r.logical_hbm / r.hbm_bytes), COUNT, "minimum GPUs to hold the state", "装下状态的最少 GPU", doc("gates") + " (memory gate); " + QWEN8B + ": 2 × 80 GB")
     d("binding_gate", if_(mgm.gt(mgc), "memory", "compute"), TEXT, "binding gate", "先撞的门", doc("gates"))
     gh = d("gpu_hours", total_flops / eff_flops / 3600, HOURS, "GPU-hours", "GPU 小时", doc("compute-floor"))
     d("cost", gh * r.price, MONEY, "cost", "成本", "GPU-hours × price")
+    window = d("deadline_window_days", r.days - r.reserve, DAYS, "days available for training", "可用于训练的天数", "days − reserve_days")
+    d("meets_deadline", days_on.le(window), BOOL, "meets the deadline on this configuration", "本配置满足期限", doc("gates") + " (deadline gate)")
+    d("days_over_deadline", days_on - window, DAYS, "days over the deadline (negative: days to spare)", "超出期限的天数（负数：富余）", "days_on_config − (days − reserve_days)")
