@@ -19,7 +19,9 @@ Fields (1 = yes, 0 = no):
   a fixed number of bytes, plus a number of elements of the gradient dtype.
 - ``pp_zero_max``: the highest ZeRO stage the framework runs together with pipeline parallelism.
 
-Time (definitions/time.py), each a fraction of the communication hidden behind compute:
+Time (definitions/time.py), each the share of a communication hidden behind compute (at most as
+long as the compute it overlaps; the rest is exposed: the first gather, the last reduction, the
+SMs the collectives take):
 
 - ``tp_overlap``: tensor-parallel all-reduces / reduce-scatters hidden behind the GEMMs.
 - ``cp_overlap``: the context-parallel K/V ring hidden behind the attention chunks.
@@ -30,7 +32,6 @@ Time (definitions/time.py), each a fraction of the communication hidden behind c
   gradients after the pipeline flush, deepspeed/runtime/pipe/engine.py ReduceGrads).
 - ``reduce_every_micro_from``: the ZeRO stage from which gradients are reduced every micro-batch
   instead of once per step (99: never).
-- ``pp_layers_divide``: 1 when the framework asserts that pp divides the layers.
 """
 
 from __future__ import annotations
@@ -63,10 +64,9 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "z3_head_kept": 0,
         "pp_unsharded_grads": 0,
         "optimizer_temp_bytes": 4,
-        "tp_overlap": 0, "cp_overlap": 1, "ep_overlap": 0, "dp_overlap": 1,
-        "pp_dp_overlap": 1,
+        "tp_overlap": 0, "cp_overlap": 0.9, "ep_overlap": 0, "dp_overlap": 0.9,
+        "pp_dp_overlap": 0.9,
         "reduce_every_micro_from": 3,
-        "pp_layers_divide": 0,
         "reserved_fraction": 0.05,
         "en": "generic: ZeRO-1 shards master, moments and main gradients; ZeRO-2 also gradients; ZeRO-3 also weights",
         "zh": "generic：ZeRO-1 分片主权重、动量与主梯度；ZeRO-2 再分片梯度；ZeRO-3 再分片权重",
@@ -95,10 +95,9 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "z3_head_kept": 0,
         "pp_unsharded_grads": 0,
         "optimizer_temp_bytes": 0,
-        "tp_overlap": 0, "cp_overlap": 1, "ep_overlap": 0, "dp_overlap": 0,
+        "tp_overlap": 0, "cp_overlap": 0.9, "ep_overlap": 0, "dp_overlap": 0,
         "pp_dp_overlap": 0,
         "reduce_every_micro_from": 99,
-        "pp_layers_divide": 1,
         "reserved_fraction": 0.05,
         "en": "megatron: grad_dtype is the gradient buffer (param.main_grad), kept whole; zero=1 is the distributed optimizer sharding master and moments over dp·cp (experts over expert-DP)",
         "zh": "megatron：grad_dtype 指梯度 buffer（param.main_grad），不分片；zero=1 为分布式优化器，主权重与动量沿 dp·cp 分片（专家沿专家 DP）",
@@ -127,10 +126,9 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "z3_head_kept": 0,
         "pp_unsharded_grads": 0,
         "optimizer_temp_bytes": 0,
-        "tp_overlap": 0, "cp_overlap": 1, "ep_overlap": 0, "dp_overlap": 1,
+        "tp_overlap": 0, "cp_overlap": 0.9, "ep_overlap": 0, "dp_overlap": 0.8,
         "pp_dp_overlap": 0,
         "reduce_every_micro_from": 2,
-        "pp_layers_divide": 0,
         "reserved_fraction": 0.05,
         "en": "deepspeed: ZeRO-2 = 2 + 18/N and ZeRO-3 = 18/N bytes per parameter, as DeepSpeed's own estimators; 16-bit gradients do not persist under ZeRO-3",
         "zh": "deepspeed：ZeRO-2 = 2 + 18/N，ZeRO-3 = 18/N 字节/参数，与 DeepSpeed 自带估算一致；ZeRO-3 下 16 位梯度不常驻",
@@ -159,10 +157,9 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "z3_head_kept": 1,
         "pp_unsharded_grads": 1,
         "optimizer_temp_bytes": 0,
-        "tp_overlap": 0, "cp_overlap": 1, "ep_overlap": 0, "dp_overlap": 1,
-        "pp_dp_overlap": 1,
+        "tp_overlap": 0, "cp_overlap": 0.9, "ep_overlap": 0, "dp_overlap": 0.9,
+        "pp_dp_overlap": 0.9,
         "reduce_every_micro_from": 2,
-        "pp_layers_divide": 0,
         "reserved_fraction": 0.05,
         "en": "fsdp2: PyTorch FSDP2 as torchtitan runs it: sharded fp32 parameters (the master), fp32 gradients and moments; bf16 layers gathered one at a time; selective recompute saves by operator",
         "zh": "fsdp2：torchtitan 所用的 PyTorch FSDP2：分片的 fp32 参数（即主权重）、fp32 梯度与动量；bf16 层逐层聚合；选择性重计算按算子保存",

@@ -82,12 +82,30 @@ def render_gpus(gpus: dict) -> str:
 def render_plans(doc: dict) -> str:
     head = (f"{units.num(doc['candidates_evaluated'])} candidates evaluated, {units.num(doc['feasible'])} feasible, "
             f"{units.num(doc['seconds'])} s")
-    rows = []
-    for p in doc["plans"]:
-        r = p["row"]
-        rows.append([str(p["rank"]), str(r.get("name", "")), str(r.get("gpu", "")), units.num(p["gpus"]),
-                     f"dp{r.get('dp', 1)} tp{r.get('tp', 1)} pp{r.get('pp', 1)} cp{r.get('cp', 1)} ep{r.get('ep', 1)}",
-                     f"z{r.get('zero', 0)} {r.get('recompute', 'none')}" + (" sp" if r.get("sequence_parallel") else ""),
-                     f"mb{r.get('micro_batch', 1)} chunks{r.get('loss_chunks', 1)}" + (" opt@host" if r.get("optimizer_at") == "host" else ""),
-                     units.gb(p["peak_bytes_per_rank"]), units.num(p["days"]), units.num(p["gpu_hours"]), units.num(p["cost"])])
-    return "\n".join([head, ""] + _table(["#", "name", "gpu", "GPUs", "layout", "zero/recompute", "batch/memory", "peak", "days", "GPU-h", "cost"], rows, "rllrlllrrrr"))
+    out = [head]
+    for inp in doc.get("inputs", []):
+        if inp.get("calibration"):
+            c = inp["calibration"]
+            out.append(f"{inp['name']}: measured mfu {units.num(c['mfu'])} calibrates the model (matmul efficiency × {c['efficiency_scale']:.3f})")
+        if not inp["plans"]:
+            out.append(f"{inp['name']}: no plan: {inp['reason']}")
+            out.append("  excluded by: " + ", ".join(f"{k} {units.num(v)}" for k, v in inp.get("excluded_by", {}).items()))
+    out.append("")
+    out += _table(["#", "name", "gpu", "GPUs", "layout", "zero/recompute", "batch/memory", "peak", "step s", "days", "GPU-h", "cost", "beside compute"],
+                  [_plan_cells(p, str(p["rank"])) for p in doc["plans"]], "rllrlllrrrrrl")
+    if doc.get("pareto"):
+        out += ["", "Pareto front (days against cost, fastest first):"]
+        out += _table(["", "name", "gpu", "GPUs", "layout", "zero/recompute", "batch/memory", "peak", "step s", "days", "GPU-h", "cost", "beside compute"],
+                      [_plan_cells(p, "") for p in doc["pareto"]], "rllrlllrrrrrl")
+    return "\n".join(out)
+
+
+def _plan_cells(p: dict, rank: str) -> list[str]:
+    r = p["row"]
+    opt = r.get("optimizer_at")
+    return [rank, str(r.get("name", "")), str(r.get("gpu", "")), units.num(p["gpus"]),
+            f"dp{r.get('dp', 1)} tp{r.get('tp', 1)} pp{r.get('pp', 1)} cp{r.get('cp', 1)} ep{r.get('ep', 1)}",
+            f"z{r.get('zero', 0)} {r.get('recompute', 'none')}" + (" sp" if r.get("sequence_parallel") else ""),
+            f"mb{r.get('micro_batch', 1)} chunks{r.get('loss_chunks', 1)}" + (f" opt@{opt}" if opt else ""),
+            units.gb(p["peak_bytes_per_rank"]), f"{p['step_time_s']:.3g}", units.num(p["days"]), units.num(p["gpu_hours"]),
+            units.num(p["cost"]), p.get("why", "")]

@@ -196,9 +196,9 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
     # context parallel: the ring passes each rank's K and V around (forward), and K, V and their gradients (backward)
     kv = tok * 2 * r.g * r.hd / tp * r.act_bytes
     t_cp_raw = if_(r.cp.gt(1), al * 3 * (r.cp - 1) * (r.alpha["cp"] + kv / (r.p2p["cp"] * BYTES_PER_GB)), 0)
-    t_cp = d(f"{stage}_stage_cp_comm_s", maximum(0, t_cp_raw - conv(r, "cp_overlap") * attn_f / (r.bf16_flops * r.eff_attn)), SECONDS,
+    t_cp = d(f"{stage}_stage_cp_comm_s", t_cp_raw - conv(r, "cp_overlap") * minimum(t_cp_raw, attn_f / (r.bf16_flops * r.eff_attn)), SECONDS,
              f"{stage} stage: context-parallel K/V exchange per micro-batch (exposed)", f"{zh}：每 micro-batch 上下文并行 K/V 交换（未掩盖）",
-             "Megatron-LM / Transformer Engine context parallelism (attention.py AttnFuncWithCPAndKVP2P): cp − 1 ring steps of K and V forward, K, V, dK, dV backward, overlapped with the attention chunks")
+             "Megatron-LM / Transformer Engine context parallelism (attention.py AttnFuncWithCPAndKVP2P): cp − 1 ring steps of K and V forward, K, V, dK, dV backward, the convention's share of it hidden behind the attention chunks")
     # expert parallel: dispatch and combine, forward and backward
     a2a = r.topk * tok * r.h * r.act_bytes / r.sp_div_t
     off = (r.ep - r.local["ep"]) / r.ep
@@ -262,8 +262,8 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
             "ZeRO-0: all-reduce 2(n−1)/n·Ψ; ZeRO-1/2: reduce-scatter + all-gather; ZeRO-3: per micro-batch two all-gathers and a reduce-scatter, 3·Ψ·bytes·(n−1)/n (Rajbhandari et al. 2020 §7); per micro-batch where the convention reduces every micro-batch")
     window = if_(any_of(r.zero.ge(3), per_micro), m * r.t_compute_mb, r.t_compute_mb * 2 / 3)
     overlap = if_(r.pp.gt(1), conv(r, "pp_dp_overlap"), conv(r, "dp_overlap"))
-    r.term["dp"] = d("time_dp_s", maximum(0, raw - overlap * window), SECONDS, "data-parallel / ZeRO communication (exposed)", "数据并行 / ZeRO 通信（未掩盖）",
-                     "conventions table (dp_overlap; pp_dp_overlap with pipeline parallelism): hidden behind the backward of the last micro-batch, or behind every micro-batch where it runs per micro-batch (prefetched gathers)")
+    r.term["dp"] = d("time_dp_s", raw - overlap * minimum(raw, window), SECONDS, "data-parallel / ZeRO communication (exposed)", "数据并行 / ZeRO 通信（未掩盖）",
+                     "conventions table (dp_overlap; pp_dp_overlap with pipeline parallelism): that share of it, at most as long as the compute it hides behind, is hidden: behind the backward of the last micro-batch, or behind every micro-batch where it runs per micro-batch (prefetched gathers)")
 
 
 # ---- offload -------------------------------------------------------------------------------------
