@@ -342,3 +342,72 @@ def test_plan_rows_survive_a_csv_round_trip_through_the_reader(job, tmp_path, qw
         v = compute(c).values
         for k, key in (("peak_bytes_per_rank", "peak_bytes_per_rank"), ("days", "days_on_config"), ("gpu_hours", "gpu_hours"), ("cost", "cost")):
             assert p[k] == pytest.approx(v[key], rel=1e-9), k
+
+
+# ---- the issue: costs that differ by layout, gates from the model, the front -----------------------
+def test_nothing_feasible_names_what_excluded_the_most_and_the_cli_exits_1(tmp_path):
+    """Issue: when nothing is feasible the result counts what excluded the candidates (excluded_by) and
+    names the gate that excluded the most; ``ledger-report plan`` exits 1."""
+    from click.testing import CliRunner
+
+    from ledger_report.cli import main
+
+    job = {**TINY_DENSE, "hbm_gb": 0.5}
+    result = plan(_cfg(job), top=3)
+    assert result["plans"] == [] and result["excluded_by"]["memory"] == result["candidates_evaluated"]
+    assert result["reason"].startswith("no feasible candidate: the memory gate")
+    path = tmp_path / "job.csv"
+    path.write_text(",".join(job) + "\n" + ",".join(str(v) for v in job.values()) + "\n", encoding="utf-8")
+    run = CliRunner().invoke(main, ["plan", str(path), "-q"])
+    assert run.exit_code == 1 and "No plan for tiny-dense" in run.output
+
+
+def test_deepspeed_never_gets_zero_2_or_3_with_pipeline_parallelism():
+    """DeepSpeed's pipeline engine refuses ZeRO-2/3 (deepspeed/runtime/pipe/engine.py): the convention's
+    pp_zero_max, through the zero_with_pp constraint, keeps every plan to zero ≤ 1 wherever pp > 1."""
+    job = {**TINY_DENSE, "framework": "deepspeed", "layers": 4, "global_batch": 8}
+    result = plan(_cfg(job), top=20)
+    assert result["excluded_by"].get("ok_zero_with_pp", 0) > 0
+    for p in result["plans"] + result["pareto"]:
+        assert p["row"]["pp"] == 1 or p["row"]["zero"] <= 1
+
+
+def test_plans_carry_their_step_time_and_the_front_is_not_dominated(qwen_plans):
+    """Each plan and front point carries step_time_s and its breakdown (the sum); no front point is beaten on
+    both days and cost by another; the front runs fastest first."""
+    result = qwen_plans[5.0]
+    for p in result["plans"] + result["pareto"]:
+        assert p["step_time_s"] == pytest.approx(sum(p["step_time_breakdown"].values()), rel=1e-9)
+    front = [(p["days"], p["cost"]) for p in result["pareto"]]
+    assert front and [d for d, _ in front] == sorted(d for d, _ in front)
+    for a in front:
+        assert not any(b[0] < a[0] and b[1] < a[1] for b in front if b != a)
+
+
+def test_prices_file_prices_each_gpu_type_and_limits_the_search(tmp_path):
+    """--prices: a CSV of gpu,price; when the row names no GPU only the priced types are searched, and each
+    plan's cost is its predicted GPU-hours × its type's price."""
+    from ledger_report.plan import read_prices
+
+    path = tmp_path / "prices.csv"
+    path.write_text("gpu,price\nH100-SXM,2.0\nA100-80GB,1.1\n", encoding="utf-8")
+    prices = read_prices(path)
+    assert prices == {"H100-SXM": 2.0, "A100-80GB": 1.1}
+    job = {k: v for k, v in TINY_DENSE.items() if k not in ("hbm_gb", "peak_tflops", "gpus_per_node", "price_per_gpu_hour")}
+    result = plan(_cfg(job), top=5, prices=prices)
+    assert {b.gpu for b in _prepare(_cfg(job), prices).batches} == {"H100-SXM", "A100-80GB"}
+    for p in result["plans"]:
+        assert p["cost"] == pytest.approx(p["gpu_hours"] * prices[p["gpu"]], rel=1e-12)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("gpu,price\nTPUv9,3\n", encoding="utf-8")
+    with pytest.raises(InputError):
+        read_prices(bad)
+
+
+def test_offload_to_nvme_is_never_planned_when_it_cannot_stream(monkeypatch):
+    """Issue: offloading to NVMe is charged at NVMe speed, and a plan whose offloaded states cannot stream within
+    the step is not feasible: with a slow NVMe no NVMe plan survives and the bandwidth gate says why."""
+    job = {**TINY_DENSE, "nvme_gb_s": 0.01}
+    result = plan(_cfg(job), top=50)
+    assert result["excluded_by"].get("bandwidth", 0) > 0
+    assert all(p["row"].get("optimizer_at") != "nvme" for p in result["plans"])

@@ -30,7 +30,7 @@ NETWORK_EFFICIENCY = 0.9  # NVIDIA/nccl-tests issue #290: 46-48 GB/s per 400 Gb/
 NVLINK_LATENCY_S = 10e-6  # Calculon systems/a100_80g.json, h100_80g_nvl8.json: NVLink latency 10 µs
 NETWORK_LATENCY_S = 20e-6  # Calculon systems/a100_80g.json: InfiniBand latency 20 µs
 HBM_EFFICIENCY = 0.9  # Calculon systems/a100_80g.json mem1 MB_efficiency: 0.90 for transfers of 100 MB and more
-HOST_LINK_EFFICIENCY = 0.8  # PCIe payload after encoding and packet headers (assumed; docs/step-time.md)
+HOST_LINK_EFFICIENCY = 0.8  # PCIe payload after encoding and packet headers (assumed; README "Step time")
 GEMM_RAMP_S = 2e-6  # Calculon systems/a100_80g.json matrix efficiency by size: 1 GFLOP at 0.6 of the 0.95 plateau → F½ = 0.58 GFLOP = 1.9 µs at 312 TFLOP/s
 GEMMS_PER_LAYER = 4  # Megatron-LM / Transformer Engine: fused QKV, output projection, fc1 (gate and up fused), fc2
 GEMMS_PER_EXPERT = 2  # grouped GEMMs over the rank's experts: fc1 (gate and up) and fc2 (Megatron-LM megatron/core/transformer/moe/experts.py GroupedMLP)
@@ -83,8 +83,8 @@ def _hardware(reg: Registry, r: Ctx) -> None:
     d = reg.define
     gpu = r.gpu
     r.compute_dtype = d("compute_dtype", default("compute_dtype", "bf16"), TEXT, "matmul precision", "矩阵乘精度", COLUMN)
-    r.fp8 = d("fp8_compute", r.compute_dtype.eq("fp8"), BOOL, "GEMMs in FP8", "GEMM 使用 FP8", COLUMN + ": FP8 runs the layers' GEMMs at the FP8 peak; attention and the output layer stay bf16 (Transformer Engine fp8_autocast covers Linear layers; DeepSeek-V3 arXiv 2412.19437 §3.3 keeps the output head, attention and norms in BF16)")
     r.fp8_tflops = d("fp8_tflops", default("fp8_tflops", Lookup("gpu", gpu, "fp8_tflops")), TFLOPS, "dense FP8 peak", "FP8 稠密峰值", CATALOGUE + " (0: no FP8)")
+    r.fp8 = d("fp8_compute", all_of(r.compute_dtype.eq("fp8"), r.fp8_tflops.gt(0)), BOOL, "GEMMs in FP8", "GEMM 使用 FP8", COLUMN + ": FP8 runs the layers' GEMMs at the FP8 peak; attention and the output layer stay bf16 (Transformer Engine fp8_autocast covers Linear layers; DeepSeek-V3 arXiv 2412.19437 §3.3 keeps the output head, attention and norms in BF16)")
     r.hbm_bw = d("hbm_gb_s", default("hbm_gb_s", Lookup("gpu", gpu, "hbm_tb_s") * 1000), GBPS, "HBM bandwidth per GPU", "每卡显存带宽", CATALOGUE)
     r.nvlink = d("nvlink_gb_s", default("nvlink_gb_s", Lookup("gpu", gpu, "interconnect_gb_s")), GBPS, "intra-node bandwidth per GPU (both directions)", "节点内每卡带宽（双向）", CATALOGUE + " (interconnect_gb_s)")
     r.network = d("network_gb_s", default("network_gb_s", Lookup("gpu", gpu, "network_gb_s")), GBPS, "scale-out network per GPU (per direction)", "跨节点网络每卡带宽（单向）", CATALOGUE)
@@ -177,7 +177,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
                   + ml * tok * r.topk * r.h / r.sp_div_t * MOE_ROUTING_BYTES)
     elem = d(f"{stage}_stage_elementwise_bytes", elem_bytes * if_(r.compile, COMPILED_ELEMENTWISE, 1) * (1 + if_(r.recompute_mode.eq("full"), 1 / 3, 0)), BYTES,
              f"{stage} stage: bytes the norms, activations and casts move per micro-batch", f"{zh}：每 micro-batch 归一化、激活与类型转换的访存字节",
-             f"{ELEMENTWISE_BYTES_PER_H}·tokens·h (÷ tp with sequence parallelism) + {ELEMENTWISE_BYTES_PER_F}·tokens·ffn/tp per layer, FP8 casts on top, {MOE_ROUTING_BYTES}·tokens·top-k·h for the MoE permutation (docs/step-time.md)")
+             f"{ELEMENTWISE_BYTES_PER_H}·tokens·h (÷ tp with sequence parallelism) + {ELEMENTWISE_BYTES_PER_F}·tokens·ffn/tp per layer, FP8 casts on top, {MOE_ROUTING_BYTES}·tokens·top-k·h for the MoE permutation (docs/definitions.md#step-time)")
     scores = d(f"{stage}_stage_score_bytes", if_(r.flash, 0, al * SCORE_BYTES_MOVED * r.a / tp * tok * r.seq_len / r.cp * (1 + r.rc_attn)), BYTES,
                f"{stage} stage: attention-score traffic without flash attention", f"{zh}：无 FlashAttention 时的注意力分数访存", KORTH + " (5 bytes per score element, read and written forward and backward)")
     loss = d(f"{stage}_stage_loss_bytes", if_(head, tok * r.V / tp * LOSS_BYTES_PER_LOGIT, 0), BYTES, f"{stage} stage: cross-entropy traffic", f"{zh}：交叉熵访存", doc("logits-and-loss"))
