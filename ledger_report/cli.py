@@ -193,7 +193,9 @@ def gpus(as_json: bool) -> None:
     from .render.table import render_gpus
 
     if as_json:
-        rows = [{"name": g.name, **{k: getattr(g, k) for k in ("hbm_gb", "peak_tflops", "hbm_tb_s", "host_link_gb_s", "interconnect", "interconnect_gb_s", "gpus_per_node", "host_gb", "source")}} for g in GPUS.values()]
+        from dataclasses import asdict
+
+        rows = [asdict(g) for g in GPUS.values()]
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
     else:
         click.echo(render_gpus(GPUS))

@@ -119,8 +119,8 @@ def _placement(reg: Registry, r: Ctx) -> None:
         r.p2p[g] = if_(cross, net, nv_bus)
         r.alpha[g] = if_(cross, NETWORK_LATENCY_S, NVLINK_LATENCY_S)
     parts = [if_(sizes[g].gt(1), concat(g, if_(r.crosses[g], " across nodes; ", " within a node; ")), "") for g in DIMS]
-    r.placement_text = d("placement_summary", concat(*parts), TEXT, "which groups cross nodes", "哪些组跨节点", PLACEMENT)
     r.any_cross = d("any_group_crosses_nodes", any_of(*(r.crosses[g] for g in DIMS)), BOOL, "some group crosses nodes", "有跨节点的组", PLACEMENT)
+    r.placement_text = d("placement_summary", concat(*parts, if_(r.any_cross, "", "no group crosses a node; ")), TEXT, "which groups cross nodes", "哪些组跨节点", PLACEMENT)
 
 
 # ---- matmul efficiency by GEMM size ---------------------------------------------------------------
