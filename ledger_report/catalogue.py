@@ -16,6 +16,19 @@ Units, as the column names say:
   as vendors quote it (NVLink 4 = 900, Infinity Fabric = 896, Gaudi 3 24x200 GbE = 1,200).
 * ``gpus_per_node``, ``host_gb``: GPUs and host (CPU) memory in GB per node of the vendor's
   reference system (DGX/HGX/platform; for GB200 one compute tray = two superchips).
+* ``fp8_tflops``: dense FP8 tensor TFLOP/s (no sparsity); empty where the part has no FP8.
+* ``network_gb_s``: scale-out (InfiniBand/RoCE) bandwidth per GPU, GB/s per direction (8 x 400 Gb/s
+  per DGX H100 node = 50 per GPU).
+* ``nvme_gb_s``, ``nvme_tb``: NVMe bandwidth per node for a step that reads and writes the same
+  bytes (GB/s), and NVMe capacity per node (TB).
+* ``host_mem_gb_s``: host (CPU) memory bandwidth per node, GB/s (theoretical: channels x rate).
+* ``gemm_efficiency``, ``fp8_gemm_efficiency``: the fraction of the dense BF16 / FP8 peak that large
+  GEMMs sustain in training: the measured maximum achievable matmul FLOP/s ÷ peak, times a factor
+  per GPU class calibrated on published training runs (the row's source says which); empty FP8
+  where there is no FP8.
+
+The figures the vendor does not publish for its reference system (NVMe bandwidth, a PCIe server's
+network) are stated as assumptions in the row's source.
 """
 
 from __future__ import annotations
@@ -45,6 +58,13 @@ class Gpu:
     interconnect_gb_s: float
     gpus_per_node: int
     host_gb: float
+    fp8_tflops: float | None
+    network_gb_s: float
+    nvme_gb_s: float
+    nvme_tb: float
+    host_mem_gb_s: float
+    gemm_efficiency: float
+    fp8_gemm_efficiency: float | None
     source: str
 
     @property
@@ -64,7 +84,10 @@ class Gpu:
 
 
 COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(Gpu))
-_FLOAT_COLUMNS = ("hbm_gb", "peak_tflops", "hbm_tb_s", "host_link_gb_s", "interconnect_gb_s", "host_gb")
+_FLOAT_COLUMNS = ("hbm_gb", "peak_tflops", "hbm_tb_s", "host_link_gb_s", "interconnect_gb_s", "host_gb",
+                  "network_gb_s", "nvme_gb_s", "nvme_tb", "host_mem_gb_s", "gemm_efficiency")
+_OPTIONAL_FLOAT_COLUMNS = ("fp8_tflops", "fp8_gemm_efficiency")  # empty: the part has no FP8
+_FRACTION_COLUMNS = ("gemm_efficiency", "fp8_gemm_efficiency")  # at most 1
 _INT_COLUMNS = ("gpus_per_node",)
 _DATA_FILE = "gpus.csv"
 
@@ -114,8 +137,12 @@ def parse_catalogue(text: str, origin: str = _DATA_FILE) -> dict[str, Gpu]:
         cells = dict(zip(COLUMNS, (cell.strip() for cell in row)))
         values: dict[str, object] = {}
         for column, text in cells.items():
-            if column in _FLOAT_COLUMNS:
+            if column in _OPTIONAL_FLOAT_COLUMNS and not text:
+                values[column] = None
+            elif column in _FLOAT_COLUMNS or column in _OPTIONAL_FLOAT_COLUMNS:
                 values[column] = _positive_float(text, column, where)
+                if column in _FRACTION_COLUMNS and values[column] > 1:
+                    raise ValueError(f"{where}: column {column!r} expected a fraction at most 1; found {text!r}")
             elif column in _INT_COLUMNS:
                 values[column] = _positive_int(text, column, where)
             else:

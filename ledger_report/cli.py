@@ -210,7 +210,9 @@ def gpus(as_json: bool) -> None:
     from .render.table import render_gpus
 
     if as_json:
-        rows = [{"name": g.name, **{k: getattr(g, k) for k in ("hbm_gb", "peak_tflops", "hbm_tb_s", "host_link_gb_s", "interconnect", "interconnect_gb_s", "gpus_per_node", "host_gb", "source")}} for g in GPUS.values()]
+        from dataclasses import asdict
+
+        rows = [asdict(g) for g in GPUS.values()]
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
     else:
         click.echo(render_gpus(GPUS))
@@ -248,25 +250,36 @@ def models(as_json: bool) -> None:
 @click.option("--lang", type=click.Choice(["en", "zh"]), default="en", show_default=True, help="Language of the handout (with -o).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help=JOBS_HELP)
-def plan(input: str, top: int, out_dir: str | None, as_json: bool, lang: str, quiet: bool, jobs: int | None) -> None:
-    """Search layouts, GPU counts and memory savers; rank the feasible plans by cost.
+@click.option("--prices", "prices_file", default=None, type=click.Path(dir_okay=False, exists=True),
+              help="CSV of gpu,price (per GPU-hour): the price of each GPU type; only these types are searched when a row names no GPU.")
+def plan(input: str, top: int, out_dir: str | None, as_json: bool, lang: str, quiet: bool, jobs: int | None, prices_file: str | None) -> None:
+    """Search layouts, GPU counts and memory savers; rank the feasible plans by predicted cost.
+
+    Exit status 1 when a row has no feasible plan (the output says which gate or constraint
+    excluded the most candidates).
 
     Example: ledger-report plan inputs/plan-examples.csv --top 3 -o plans
     """
-    from .plan import plan_document
+    from .plan import plan_document, read_prices
     from .render.table import render_plans
 
     try:
         configs = _read(input)
-        doc = plan_document(configs, top=top, progress=_Progress("candidates", quiet))
+        prices = read_prices(prices_file) if prices_file else None
+        doc = plan_document(configs, top=top, progress=_Progress("candidates", quiet), prices=prices)
         if as_json:
             sys.stdout.buffer.write(_json_bytes(doc))
         else:
             click.echo(render_plans(doc))
-        if out_dir:
+        if out_dir and doc["plans"]:
             _build_plans(doc, Path(out_dir), lang, quiet, jobs)
     except LedgerError as err:
         _fail(err)
+    empty = [i for i in doc["inputs"] if not i["plans"]]
+    for i in empty:
+        click.echo(f"No plan for {i['name']}: {i['reason']}", err=True)
+    if empty:
+        sys.exit(1)
 
 
 def _build_plans(doc: dict, out: Path, lang: str, quiet: bool, jobs: int | None) -> None:

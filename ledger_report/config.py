@@ -33,6 +33,7 @@ LOCATIONS = ("hbm", "host", "nvme")
 RECOMPUTE = ("none", "selective", "selective_op", "full")
 COUNTERS = ("allocated", "reserved", "device")
 NORMS = ("rmsnorm", "layernorm")
+COMPUTE_DTYPES = ("bf16", "fp16", "fp8")
 
 # Spellings people type for the canonical names (matched after lower-casing and stripping).
 ALIASES = {
@@ -175,7 +176,7 @@ COLUMNS: tuple[Column, ...] = (
     _c("gpus_per_node", INT, "GPUs per node", "每节点 GPU 数", "catalogue", "", minimum=1, group="hw"),
     _c("host_gb", FLOAT, "Host memory per node, GB", "每节点主机内存 GB", "catalogue", "GB", minimum=0, min_exclusive=True, group="hw"),
     # job
-    _c("mfu", FLOAT, "Model FLOPs utilisation, 0 < mfu <= 1", "模型算力利用率 MFU，0 < mfu ≤ 1", "0.4", "", minimum=0, min_exclusive=True, maximum=1, group="job"),
+    _c("mfu", FLOAT, "Measured model FLOPs utilisation, 0 < mfu <= 1: decides days and cost (empty: the step-time model's prediction decides)", "实测模型算力利用率 MFU，0 < mfu ≤ 1：决定天数与成本（留空：由步时模型的预测决定）", "predicted", "", minimum=0, min_exclusive=True, maximum=1, group="job"),
     _c("tokens", COUNT, "Training tokens", "训练 token 数", "", "tokens", minimum=1, group="job"),
     _c("days", FLOAT, "Calendar deadline", "日历期限（天）", "", "days", minimum=0, min_exclusive=True, group="job"),
     _c("reserve_days", FLOAT, "Days of the deadline kept for checkpoints and failures", "期限中预留给 checkpoint 与故障的天数", "0", "days", minimum=0, group="job"),
@@ -183,6 +184,16 @@ COLUMNS: tuple[Column, ...] = (
     _c("currency", TEXT, "Currency of price_per_gpu_hour, shown beside every cost (e.g. USD, CNY)", "price_per_gpu_hour 的货币，显示在每个成本旁（如 USD、CNY）", "", group="job"),
     _c("measured_peak_gb", FLOAT, "Measured per-rank peak, GB, reconciled against the estimate on the same counter", "实测每卡峰值 GB，与同口径估算对账", "", "GB", minimum=0, min_exclusive=True, group="job"),
     _c("measured_counter", ENUM, "What measured_peak_gb counts: allocated (max_memory_allocated), reserved (max_memory_reserved), device (nvidia-smi)", "实测峰值的口径：allocated、reserved、device（nvidia-smi）", "device", choices=COUNTERS, group="job"),
+    # step time: precision of the matmuls and the topology (catalogue overrides)
+    _c("compute_dtype", ENUM, "Precision of the matmuls: bf16, fp16 (both at the BF16 peak) or fp8 (the GEMMs at the FP8 peak; attention and the output layer stay bf16)", "矩阵乘精度：bf16、fp16（均按 BF16 峰值）或 fp8（GEMM 按 FP8 峰值；注意力与输出层仍为 bf16）", "bf16", choices=COMPUTE_DTYPES, group="time"),
+    _c("efficiency_scale", FLOAT, "Scales the achievable matmul efficiency of the catalogue (the planner sets it from a measured mfu)", "缩放目录中的可达矩阵乘效率（规划器由实测 mfu 设定）", "1", "", minimum=0, min_exclusive=True, group="time"),
+    _c("fp8_tflops", FLOAT, "Dense FP8 peak, TFLOP/s", "FP8 稠密峰值 TFLOP/s", "catalogue", "TFLOP/s", minimum=0, min_exclusive=True, group="time"),
+    _c("hbm_gb_s", FLOAT, "Device-memory bandwidth per GPU, GB/s", "每卡显存带宽 GB/s", "catalogue", "GB/s", minimum=0, min_exclusive=True, group="time"),
+    _c("nvlink_gb_s", FLOAT, "Intra-node (NVLink) bandwidth per GPU, GB/s, both directions as vendors quote it", "节点内（NVLink）每卡带宽 GB/s，按厂商口径为双向合计", "catalogue", "GB/s", minimum=0, min_exclusive=True, group="time"),
+    _c("network_gb_s", FLOAT, "Scale-out network bandwidth per GPU, GB/s per direction (400 Gb/s = 50)", "跨节点网络每卡带宽 GB/s，单向（400 Gb/s = 50）", "catalogue", "GB/s", minimum=0, min_exclusive=True, group="time"),
+    _c("host_link_gb_s", FLOAT, "CPU-GPU link per GPU, GB/s per direction (PCIe Gen5 x16 = 64)", "CPU-GPU 链路每卡带宽 GB/s，单向（PCIe Gen5 x16 = 64）", "catalogue", "GB/s", minimum=0, min_exclusive=True, group="time"),
+    _c("nvme_gb_s", FLOAT, "NVMe bandwidth per node, GB/s, reading and writing the same bytes", "每节点 NVMe 带宽 GB/s（读写相同字节）", "catalogue", "GB/s", minimum=0, min_exclusive=True, group="time"),
+    _c("host_mem_gb_s", FLOAT, "Host memory bandwidth per node, GB/s (sets the CPU optimizer's speed)", "每节点主机内存带宽 GB/s（决定 CPU 优化器速度）", "catalogue", "GB/s", minimum=0, min_exclusive=True, group="time"),
 )
 
 COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in COLUMNS)

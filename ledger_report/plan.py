@@ -2,57 +2,63 @@
 
 Each input row describes a model and a job.  The parallel and memory-saving columns it leaves
 empty are searched; every candidate is evaluated through the one registry of definitions
-(``model.evaluate.evaluate_arrays``), never through a formula of its own.  The search loops in
-Python only over the few categorical choices (GPU type × ZeRO stage × recompute mode × optimizer
-offload); inside each, the numeric layout columns (dp, tp, pp, cp, ep, micro_batch, loss_chunks)
-are numpy arrays evaluated in chunks.
+(``model.evaluate.evaluate_arrays``), never through a formula of its own: its peak, its predicted
+step time (definitions/time.py) and so its days and cost, and the model's constraints.  The
+search loops in Python only over the few categorical choices (GPU type × ZeRO stage × recompute
+mode × where the optimizer lives); inside each, the numeric layout columns (dp, tp, pp, cp, ep,
+micro_batch, loss_chunks) are numpy arrays evaluated in chunks.
 
 What the planner decides, and why
 ---------------------------------
-* **Memory margin** ``MARGIN`` = 0.85: a plan fits when ``peak_bytes_per_rank ≤ 0.85 × HBM``.
-  Fujii et al. 2024 (arXiv 2411.06465) saw no OOM in 454 runs whenever their estimate stayed
-  below 80 % of HBM; their estimate leaves out the CUDA context, allocator fragmentation and NCCL
-  buffers, which our peak includes (0.5 GB + 5 % + 0.5 GB per communicator).  On an 80 GB card
-  80 % of their estimate is 64 GB ≈ 64 × 1.05 + 0.5 + 0.5 ≈ 68 GB of ours = 0.85 × 80 GB.  Seed 000
-  ran at 85.6 / 96 = 89 % and calls that "already quite full"; its first-step OOM came from
-  uneven ranks the ledger does not model.
-* **Throughput**: hardware FLOPs utilisation (HFU) is held at the row's (its ``mfu`` and
-  ``recompute``, registry key ``hfu``).  A candidate with recompute mode r carries
-  ``mfu = hfu / ratio(r)`` in its row, where ``ratio`` is the registry's ``hfu / mfu`` for r
-  (full: 8/6; selective: (F + attention/3) / F).  Candidates whose mfu would exceed 1 are skipped.
-  Pipeline bubbles, TP/CP/EP communication and offload traffic do not change the MFU; the layout
-  rules below keep the choices where that is a fair approximation.
-* **Ranking**: GPU-hours (= cost / price, the same order as cost), then GPU count, then the
-  simpler layout: no offload, the fewest model-parallel ranks tp·pp·cp, the lowest ZeRO stage,
-  then smaller pp, cp, tp, ep, fewer loss chunks, the largest micro-batch (larger GEMMs; the
-  fixed MFU does not reward it, the rank does), lower peak.  The listed plans are distinct
-  layouts: candidates that differ only in ``micro_batch`` or ``loss_chunks`` are collapsed to the
-  best of them, and a ZeRO stage that leaves the ledger unchanged is not listed twice.
+* **Feasible**: the peak fits ``MARGIN`` = 0.85 of HBM; the predicted days meet the deadline
+  (``meets_deadline``); offloaded states stream and update within the step budget
+  (``bandwidth_gate``) and fit host memory and NVMe (``host_fits``, ``nvme_fits``); and every
+  constraint of the model holds (``ok_*``: tp divides heads, kv heads and the MLP widths, ep
+  divides the experts and dp·cp·tp/etp, the framework has the ZeRO stage and runs it with
+  pipeline parallelism, global_batch is a multiple of micro_batch × dp, cp divides the sequence,
+  and pp divides the layers: the planner proposes no layout the model warns about).  The margin:
+  Fujii et al. 2024 (arXiv 2411.06465) saw no OOM in 454 runs whenever their estimate stayed below
+  80 % of HBM; their estimate leaves out the CUDA context, allocator fragmentation and NCCL
+  buffers, which our peak includes, so 80 % of theirs is about 85 % of ours on an 80 GB card.
+* **Throughput** is the model's prediction for each layout: compute at the GPU's sustained GEMM
+  efficiency, the exposed communication of each parallel group by where it is placed, the pipeline
+  bubble, the optimizer step and the offload traffic.  A row's ``mfu``, when given, is a measured
+  efficiency: it calibrates the model, not the plans' figures.  The planner finds the cheapest
+  layout, scales the matmul efficiency (``efficiency_scale``) until that layout's predicted MFU is
+  the given one, and searches again at that scale; the plans carry ``efficiency_scale`` and no
+  ``mfu``, so every layout keeps its own predicted cost.
+* **Cost** = predicted GPU-hours × the GPU type's price per GPU-hour: from ``--prices FILE`` (a CSV
+  of ``gpu,price``; only the GPU types it prices are searched when the row names no GPU), else the
+  row's ``price_per_gpu_hour`` for every GPU type.  Without a price, plans rank by GPU-hours.
+* **Ranking**: cost (GPU-hours without a price), then GPU count, then the simpler layout: the
+  optimizer in HBM before the host before NVMe, the fewest model-parallel ranks tp·pp·cp, the
+  lowest ZeRO stage, smaller pp, cp, tp, ep, fewer loss chunks, the largest micro-batch, the lower
+  peak.  The listed plans are distinct layouts: candidates that differ only in ``micro_batch`` or
+  ``loss_chunks`` are collapsed to the best of them, and a ZeRO stage that leaves the ledger and
+  the step unchanged is not listed twice.
+* **Pareto front** (``pareto``): the feasible plans no other plan beats on both days and cost,
+  fastest first (at most ``PARETO_POINTS``, spread over the front).
+* **Nothing feasible**: ``excluded_by`` counts, for every gate and constraint, the candidates it
+  rejects; the one that rejects the most is named in ``reason`` (and the CLI exits 1).
 * **Several input rows**: each row is planned on its own; the document lists every row's plans,
   each carrying ``input`` (the row's name) and ``rank`` within that row, and its ``row`` is named
   ``<input name>-p<rank>``.  Totals (candidates, feasible, seconds) cover all rows; ``inputs``
   gives them per row.
 
-Layout rules (applied to the columns the planner searches; given values are taken as given)
-------------------------------------------------------------------------------------------
-* ``dp`` divides ``global_batch``; ``micro_batch`` divides ``global_batch / dp``.
-* ``tp`` ≤ GPUs per node, divides ``heads``, ``kv_heads``, ``ffn_hidden`` and (MoE)
-  ``moe_ffn_hidden`` and ``shared_expert_ffn`` (Megatron's column-parallel split asserts it).
-* ``pp`` ≤ ``layers`` and ≤ micro-batches per step (1F1B needs at least pp micro-batches in
-  flight; fewer would leave most of the pipeline idle, which the fixed MFU does not see).
-* ``cp`` divides ``seq_len`` and leaves at least ``MIN_TOKENS_PER_CP_RANK`` tokens per rank.
-* ``ep`` divides ``experts`` and ``dp·cp·tp/etp`` (CONTRACT §2; always checked); 1 for dense models.
-* ``zero``: 0-3; ``framework=megatron`` has no ZeRO-2 (CONTRACT §3.4); a stage above 0 only
-  where dp·cp > 1 (with one data-parallel rank there is nothing to shard over).
-* ``recompute``: none, selective, full.  ``loss_chunks``: ``LOSS_CHUNK_CHOICES``.
-* Optimizer offload (when ``master_at`` and ``optimizer_at`` are both empty): master weights and
-  moments together on the host (as DeepSpeed ZeRO-Offload and Megatron's optimizer CPU offload
-  do); such a plan must also hold the offloaded state in host memory (``host_fits``) and stream
-  it within the step budget (``offload_stream_s ≤ step_budget_s``).
-* ``sequence_parallel``, when empty, is set wherever tp > 1 and tp·cp divides ``seq_len`` (it
-  only removes memory; the ledger charges it no time).
-* ``gpu``: the catalogue, unless the row names one or overrides ``hbm_gb``, ``peak_tflops`` or
-  ``gpus_per_node``.  One ``price_per_gpu_hour`` then prices every GPU type.
+The search space (what the planner enumerates; the constraints above then decide)
+--------------------------------------------------------------------------------
+* ``dp`` and ``micro_batch``: divisors of ``global_batch``; ``pp``: 1 … ``layers``; ``tp``:
+  1 … GPUs per node; ``cp``: divisors of ``seq_len`` leaving at least ``MIN_TOKENS_PER_CP_RANK``
+  tokens per rank; ``ep``: divisors of ``experts`` (1 for dense models); ``loss_chunks``:
+  ``LOSS_CHUNK_CHOICES``.  Each dimension is first narrowed by the model's constraints that read
+  it alone (``_allowed``), so the cross product holds no layout a single constraint refuses.
+* ``zero``: 0-3 (a stage above 0 only where dp·cp > 1: with one data-parallel rank there is
+  nothing to shard); ``recompute``: none, selective, full; the optimizer (master weights and
+  moments together, when ``master_at`` and ``optimizer_at`` are both empty): in HBM, on the host
+  (ZeRO-Offload, Megatron's optimizer CPU offload) or on NVMe (ZeRO-Infinity).
+* ``sequence_parallel``, when empty, is set wherever tp > 1 and tp·cp divides ``seq_len``.
+* ``gpu``: the catalogue (or the priced types), unless the row names one or overrides ``hbm_gb``,
+  ``peak_tflops`` or ``gpus_per_node``.
 
 A row that gives ``params_per_rank`` (observed at its own layout) has its expert split solved
 once, at that layout; the plans carry the resolved ``params_total`` and ``params_expert``
@@ -61,14 +67,16 @@ instead.  ``measured_peak_gb`` belongs to the measured layout and is dropped fro
 
 from __future__ import annotations
 
+import csv
 import math
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
-from .catalogue import GPU_NAMES
+from .catalogue import GPU_NAMES, find_gpu
 from .config import COLUMN_NAMES, Config
 from .engine import compute, config_from_mapping
 from .errors import InputError, Problem
@@ -81,31 +89,48 @@ SCHEMA = "ledger-report-plan/1"
 MARGIN = 0.85  # peak ≤ MARGIN × HBM (module docstring: Fujii et al. 2024's < 80 % rule, our fuller peak)
 LOSS_CHUNK_CHOICES = (1, 2, 4, 8, 16, 32)  # chunked / fused cross-entropy splits
 MIN_TOKENS_PER_CP_RANK = 1024  # context parallel stops at ~1K tokens per rank (planner bound)
-ZERO_STAGES = {"generic": (0, 1, 2, 3), "deepspeed": (0, 1, 2, 3), "megatron": (0, 1, 3)}
+ZERO_STAGES = (0, 1, 2, 3)
 RECOMPUTE_MODES = ("none", "selective", "full")
 OFFLOAD_COLUMNS = ("master_at", "optimizer_at")
+OPTIMIZER_PLACES = ("hbm", "host", "nvme")
 GPU_OVERRIDES = ("hbm_gb", "peak_tflops", "gpus_per_node")
-# observations of the row's own layout; and the row's model, whose columns the row already holds
-# (a config.json path would not resolve from the plans' own folder)
-DROPPED_COLUMNS = ("params_per_rank", "measured_peak_gb", "model")
+# observations of the row's own layout (a measured mfu calibrates instead); and the row's model,
+# whose columns the row already holds (a config.json path would not resolve from the plans' folder)
+DROPPED_COLUMNS = ("params_per_rank", "measured_peak_gb", "mfu", "model")
 NEEDED = ("tokens", "days", "seq_len", "global_batch", "layers")
-CHUNK = 131_072  # candidates per evaluate_arrays call (bounds memory: ~200 arrays of this size)
+CHUNK = 131_072  # candidates per evaluate_arrays call (bounds memory: a few hundred arrays of this size)
+PARETO_POINTS = 12
+PARETO_COST_CAP = 2.0  # the front shown runs from the cheapest plan to plans costing at most twice as much
+COST_TOLERANCE = 0.01  # costs are compared in steps of 1 % (log buckets): within a step fewer GPUs and the simpler layout go first
+SCALE_BOUNDS = (0.05, 4.0)  # efficiency_scale searched when a measured mfu calibrates the model
 
-# Registry keys a candidate needs.
-KEYS = (
-    "peak_bytes_per_rank",
-    "hbm_bytes",
-    "days_on_config",
-    "gpu_hours",
-    "cost",
-    "gpus",
-    "host_fits",
-    "offload_stream_s",
-    "step_budget_s",
-    "days",
-    "reserve_days",
-)
+# The gates a feasible plan passes, besides the model's constraints: name -> registry key.
+GATES = (("memory", "peak_bytes_per_rank"), ("deadline", "meets_deadline"), ("bandwidth", "bandwidth_gate"),
+         ("host_memory", "host_fits"), ("nvme_capacity", "nvme_fits"))
+SEARCHED_COLUMNS = ("dp", "tp", "pp", "cp", "ep", "micro_batch", "loss_chunks", "zero", "recompute", "sequence_parallel",
+                    "master_at", "optimizer_at", "gpu")
+
+
+def _columns_read(key: str, memo: dict[str, frozenset] = {}) -> frozenset:  # noqa: B006 - a cache
+    """The input columns a registry quantity reads, through the quantities it refers to."""
+    from .model.expr import all_cols, all_refs
+
+    if key not in memo:
+        q = REGISTRY[key]
+        out = set(all_cols(q.expr))
+        for r in all_refs(q.expr):
+            out |= _columns_read(r)
+        memo[key] = frozenset(out)
+    return memo[key]
+
+
+# The constraints that depend on the layout (a rule about the row alone, such as params_total agreeing
+# with the architecture, is the input's to meet, not the planner's to search around).
+CONSTRAINT_KEYS = tuple(c.ok for c in REGISTRY.constraints if _columns_read(c.ok) & set(SEARCHED_COLUMNS))
+FIGURES = ("hbm_bytes", "days_on_config", "gpu_hours", "cost", "gpus", "step_time_s", "predicted_mfu")
+KEYS = tuple(dict.fromkeys(FIGURES + tuple(k for _n, k in GATES) + CONSTRAINT_KEYS))
 LAYOUT = ("dp", "tp", "pp", "cp", "ep", "micro_batch", "loss_chunks")
+BREAKDOWN = ("compute", "tp", "cp", "ep", "pp", "bubble", "dp", "optimizer", "offload")
 
 Progress = Callable[[int, int], None]
 
@@ -132,6 +157,40 @@ def _fmt(x: float) -> str:
     return f"{x:.4g}"
 
 
+def _holds(v: Any, n: int) -> np.ndarray:
+    """A constraint's value over n candidates: true where it holds or does not apply (blank)."""
+    if v is None:
+        return np.ones(n, bool)
+    if isinstance(v, np.ma.MaskedArray):
+        return np.broadcast_to(v.filled(True).astype(bool), (n,))
+    return np.broadcast_to(np.asarray(v).astype(bool), (n,))
+
+
+def read_prices(path: str | Path) -> dict[str, float]:
+    """A prices file: CSV with columns ``gpu,price`` (price per GPU-hour, any currency), one GPU type a line."""
+    problems, out = [], {}
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        if not reader.fieldnames or [h.strip().lower() for h in reader.fieldnames][:2] != ["gpu", "price"]:
+            raise InputError(Problem(file=str(path), row=None, column="gpu", expected="a header gpu,price", found=",".join(reader.fieldnames or [])))
+        for i, rec in enumerate(reader, start=2):
+            name, price = (rec.get("gpu") or "").strip(), (rec.get("price") or "").strip()
+            gpu = find_gpu(name)
+            try:
+                value = float(price)
+            except ValueError:
+                value = -1.0
+            if gpu is None:
+                problems.append(Problem(file=str(path), row=i, column="gpu", expected="a GPU of the catalogue (ledger-report gpus)", found=repr(name)))
+            elif not (value >= 0 and math.isfinite(value)):
+                problems.append(Problem(file=str(path), row=i, column="price", expected="a price per GPU-hour ≥ 0", found=repr(price)))
+            else:
+                out[gpu.name] = value
+    if problems:
+        raise InputError(problems)
+    return out
+
+
 # ---- the search space ---------------------------------------------------------------------------
 @dataclass
 class _Batch:
@@ -140,8 +199,8 @@ class _Batch:
     gpu: str | None  # None: as the row gives it
     zero: int
     recompute: str
-    offload: bool
-    mfu: float
+    optimizer: str | None  # where master weights and moments live; None: as the row gives it
+    price: float | None  # None: the row's price_per_gpu_hour (or none)
     layout: dict[str, np.ndarray]  # LAYOUT column -> int array, all the same length
     search: "_Search"
 
@@ -156,10 +215,13 @@ class _Batch:
             out["gpu"] = self.gpu
         out["zero"] = self.zero
         out["recompute"] = self.recompute
-        out["mfu"] = self.mfu
-        if self.offload:
+        if self.optimizer not in (None, "hbm"):
             for c in OFFLOAD_COLUMNS:
-                out[c] = "host"
+                out[c] = self.optimizer
+        if self.price is not None:
+            out["price_per_gpu_hour"] = self.price
+        if self.search.scale != 1.0:
+            out["efficiency_scale"] = self.search.scale
         return out
 
     def cols(self, sl: slice | np.ndarray = slice(None)) -> dict[str, Any]:
@@ -182,6 +244,10 @@ class _Batch:
             row["sequence_parallel"] = True
         return row
 
+    @property
+    def rank_optimizer(self) -> int:
+        return OPTIMIZER_PLACES.index(self.optimizer) if self.optimizer in OPTIMIZER_PLACES else 0
+
 
 def _sequence_parallel(tp: Any, cp: Any, seq_len: int) -> Any:
     """Sequence parallelism wherever tp > 1 and the sequence splits evenly over tp·cp."""
@@ -193,10 +259,11 @@ class _Search:
     config: Config
     base: dict[str, Any]  # the row's given values, less the dropped observations
     searched: list[str]
-    hfu: float
-    ratio: dict[str, float]  # recompute mode -> hfu / mfu
     set_sequence_parallel: bool
     seq_len: int
+    target_mfu: float | None  # a measured mfu that calibrates the model
+    priced: bool
+    scale: float = 1.0  # efficiency_scale the plans carry
     variants: int = 1  # candidates one listed layout can stand for (see ``_Pool``)
     batches: list[_Batch] = field(default_factory=list)
 
@@ -208,21 +275,45 @@ class _Search:
     def size(self) -> int:
         return sum(b.size for b in self.batches)
 
-    def throughput(self) -> str:
-        parts = [f"{m} {_fmt(self.hfu / self.ratio[m])}" for m in RECOMPUTE_MODES if m in self.ratio]
-        return (
-            f"hardware FLOPs utilisation held at {_fmt(self.hfu)} (the row's mfu and recompute); "
-            f"mfu by recompute mode: {', '.join(parts)} (full recompute costs 8/6 in hardware FLOPs; "
-            "selective recomputes the attention core forward)"
-        )
-
 
 def _problem(config: Config, column: str, expected: str, found: str) -> Problem:
     return Problem(file=config.source or "input", row=None, column=column, expected=expected,
                    found=f"{found} (row {config.name!r})")
 
 
-def _prepare(config: Config) -> _Search:
+def _allowed(base: Mapping[str, Any], col: str, values: Iterable[int]) -> list[int]:
+    """The values of one layout column that every model constraint reading it alone accepts
+    (the ``ok_*`` quantities evaluated over the values, the other layout columns at their defaults)."""
+    vals = np.asarray(list(values), dtype=np.int64)
+    if len(vals) == 0:
+        return []
+    keys = [k for k in _ONE_COLUMN.get(col, ())]
+    if not keys:
+        return [int(x) for x in vals]
+    env = evaluate_arrays(REGISTRY, {**base, col: vals}, tables(), keys)
+    keep = np.ones(len(vals), bool)
+    for k in keys:
+        keep &= _holds(env[k], len(vals))
+    return [int(x) for x in vals[keep]]
+
+
+def _one_column_constraints() -> dict[str, tuple[str, ...]]:
+    """For each layout column, the constraints whose rule reads no other layout column."""
+    layout_cols = set(LAYOUT) | {"zero"}
+    out: dict[str, list[str]] = {}
+    for c in REGISTRY.constraints:
+        if c.ok not in CONSTRAINT_KEYS:
+            continue
+        used = _columns_read(c.ok) & layout_cols
+        if len(used) == 1:
+            out.setdefault(next(iter(used)), []).append(c.ok)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+_ONE_COLUMN = _one_column_constraints()
+
+
+def _prepare(config: Config, prices: Mapping[str, float] | None = None) -> _Search:
     """Resolve the row, choose the searched columns and enumerate the candidates."""
     given = config.given()
     problems = [
@@ -239,8 +330,8 @@ def _prepare(config: Config) -> _Search:
         base["params_total"] = int(round(v["params_total"]))
         base["params_expert"] = int(round(v["params_expert"]))
     v0 = evaluate_row(REGISTRY, base, T)
-    if v0["days_on_config"] is None or v0["peak_bytes_per_rank"] is None:
-        raise InputError(_problem(config, "layers", "a row the ledger can evaluate (architecture, tokens, days)", "a blank peak or deadline"))
+    if v0["step_time_s"] is None or v0["peak_bytes_per_rank"] is None:
+        raise InputError(_problem(config, "layers", "a row the ledger can evaluate (architecture, tokens, days)", "a blank peak or step time"))
     window = v0["days"] - v0["reserve_days"]
     if not window > 0:
         raise InputError(_problem(config, "reserve_days", "fewer reserve days than days", f"{v0['reserve_days']} of {v0['days']}"))
@@ -255,95 +346,78 @@ def _prepare(config: Config) -> _Search:
 
     # categorical -----------------------------------------------------------------------------
     gpu_fixed = "gpu" in base or any(c in base for c in GPU_OVERRIDES)
-    gpus = [None] if gpu_fixed else list(GPU_NAMES)
-    if not gpu_fixed:
+    if gpu_fixed:
+        gpus = [None]
+    else:
         searched.append("gpu")
-    framework = str(v0["framework"]).lower()
-    zeros = opts("zero", ZERO_STAGES.get(framework, (0, 1, 2, 3)))
+        gpus = [g for g in GPU_NAMES if not prices or g in prices]
+    zeros = _allowed(base, "zero", opts("zero", ZERO_STAGES)) if "zero" not in base else [base["zero"]]
     modes = opts("recompute", RECOMPUTE_MODES)
     if any(c in base for c in OFFLOAD_COLUMNS):
-        offloads = [False]
+        places: list[str | None] = [None]
     else:
-        offloads = [False, True]
+        places = list(OPTIMIZER_PLACES)
         searched.extend(OFFLOAD_COLUMNS)
     set_sp = "sequence_parallel" not in base
     if set_sp:
         searched.append("sequence_parallel")
 
-    # HFU held fixed: ratio(r) = the registry's hfu / mfu with recompute r.
-    ratio = {}
-    for m in RECOMPUTE_MODES:
-        ratio[m] = float(evaluate_arrays(REGISTRY, {**base, "mfu": 1.0, "recompute": m}, T, ["hfu"])["hfu"])
-    hfu = float(v0["hfu"])
-
     # numeric ----------------------------------------------------------------------------------
     gb = int(v0["global_batch"])
     L = int(v0["layers"])
     seq = int(v0["seq_len"])
-    heads, kv = int(v0["heads"]), int(v0["kv_heads"])
     experts = int(v0["experts"] or 0)
-    widths = [int(v0["ffn_hidden"])]
-    if experts:
-        widths.append(int(v0["moe_ffn_hidden"]))
-        if v0["shared_expert_ffn"]:
-            widths.append(int(v0["shared_expert_ffn"]))
-    dps = opts("dp", _divisors(gb))
-    mbs = opts("micro_batch", _divisors(gb))
-    pps = opts("pp", range(1, L + 1))
-    cps = opts("cp", [c for c in _divisors(seq) if c == 1 or seq // c >= MIN_TOKENS_PER_CP_RANK])
-    eps = opts("ep", _divisors(experts) if experts else [1])
+    dps = _allowed(base, "dp", opts("dp", _divisors(gb)))
+    mbs = _allowed(base, "micro_batch", opts("micro_batch", _divisors(gb)))
+    pps = _allowed(base, "pp", opts("pp", range(1, L + 1)))
+    cps = _allowed(base, "cp", opts("cp", [c for c in _divisors(seq) if c == 1 or seq // c >= MIN_TOKENS_PER_CP_RANK]))
+    eps = _allowed(base, "ep", opts("ep", _divisors(experts) if experts else [1]))
     lcs = opts("loss_chunks", LOSS_CHUNK_CHOICES)
     tp_given = "tp" in base
     if not tp_given:
         searched.append("tp")
-    etp = base.get("etp")
 
-    # (dp, micro_batch, pp) triples: the batch rules
-    D, M, P = (a.ravel() for a in np.meshgrid(dps, mbs, pps, indexing="ij"))
-    keep = np.ones(D.shape, bool)
-    if "dp" in searched or "micro_batch" in searched:
-        keep &= gb % (D * M) == 0
-    if "pp" in searched:
-        keep &= P * D * M <= gb
-    D, M, P = D[keep], M[keep], P[keep]
+    # (dp, micro_batch) pairs the batch constraint accepts
+    D, M = (a.ravel() for a in np.meshgrid(dps, mbs, indexing="ij"))
+    env = evaluate_arrays(REGISTRY, {**base, "dp": D, "micro_batch": M}, T, ["ok_global_batch_multiple"])
+    keep = _holds(env["ok_global_batch_multiple"], len(D))
+    D, M = D[keep], M[keep]
 
     searched = [c for c in COLUMN_NAMES if c in searched]
-    search = _Search(config, base, searched, hfu, ratio, set_sp, seq, len(mbs) * len(lcs) * len(zeros))
+    target = given.get("mfu")
+    priced = bool(prices) or "price_per_gpu_hour" in base
+    search = _Search(config, base, searched, set_sp, seq, None if target is None else float(target), priced,
+                     variants=len(mbs) * len(lcs) * max(1, len(zeros)))
     layouts: dict[Any, dict[str, np.ndarray]] = {}
     for g in gpus:
         vg = v0 if g is None else evaluate_row(REGISTRY, {**base, "gpu": g}, T)
         gpn = int(vg["gpus_per_node"])
-        if tp_given:
-            tps = [base["tp"]]
-        else:
-            tps = [t for t in _divisors(math.gcd(heads, kv)) if t <= gpn and all(w % t == 0 for w in widths)]
-        if gpn not in layouts:
-            layouts[gpn] = _cross(D, M, P, tps, cps, eps, lcs, etp)
+        tps = [base["tp"]] if tp_given else _allowed({**base, **({} if g is None else {"gpu": g})}, "tp", range(1, gpn + 1))
+        price = None
+        if prices:
+            price = prices.get(g if g is not None else str(v0["gpu"]))
+        key = (gpn, tuple(tps))
+        if key not in layouts:
+            layouts[key] = _cross(D, M, pps, tps, cps, eps, lcs)
         for z in zeros:
-            lay = layouts[gpn]
+            lay = layouts[key]
             if z and "zero" in searched:  # ZeRO shards over dp·cp: with one rank it only adds overhead
-                key = (gpn, "sharded")
-                if key not in layouts:
+                kz = (key, "sharded")
+                if kz not in layouts:
                     many = lay["dp"] * lay["cp"] > 1
-                    layouts[key] = {c: a[many] for c, a in lay.items()}
-                lay = layouts[key]
+                    layouts[kz] = {c: a[many] for c, a in lay.items()}
+                lay = layouts[kz]
             for r in modes:
-                mfu = float(v0["mfu"]) if r == v0["recompute"] else hfu / ratio[r]
-                if mfu > 1:
-                    continue  # the row's HFU cannot be reached with less recomputation
-                for off in offloads:
-                    search.batches.append(_Batch(g, int(z), r, off, mfu, lay, search))
+                for place in places:
+                    search.batches.append(_Batch(g, int(z), r, place, price, lay, search))
     return search
 
 
-def _cross(D, M, P, tps, cps, eps, lcs, etp) -> dict[str, np.ndarray]:
-    """Every (triple, tp, cp, ep, loss_chunks) that keeps ep dividing dp·cp·tp/etp."""
-    t_i, tp, cp, ep, lc = (a.ravel() for a in np.meshgrid(np.arange(len(D)), tps, cps, eps, lcs, indexing="ij"))
-    dp, mb, pp = D[t_i], M[t_i], P[t_i]
-    e_tp = tp if etp is None else etp
-    keep = (dp * cp * tp) % (ep * e_tp) == 0
-    out = {"dp": dp, "tp": tp, "pp": pp, "cp": cp, "ep": ep, "micro_batch": mb, "loss_chunks": lc}
-    return {k: np.ascontiguousarray(v[keep], dtype=np.int64) for k, v in out.items()}
+def _cross(D, M, pps, tps, cps, eps, lcs) -> dict[str, np.ndarray]:
+    """Every ((dp, micro_batch), pp, tp, cp, ep, loss_chunks) combination."""
+    t_i, pp, tp, cp, ep, lc = (a.ravel() for a in np.meshgrid(np.arange(len(D)), pps, tps, cps, eps, lcs, indexing="ij"))
+    out = {"dp": D[t_i], "tp": tp, "pp": pp, "cp": cp, "ep": ep, "micro_batch": M[t_i], "loss_chunks": lc}
+    return {k: np.ascontiguousarray(v, dtype=np.int64) for k, v in out.items()}
 
 
 # ---- evaluation ---------------------------------------------------------------------------------
@@ -352,17 +426,30 @@ def _chunks(n: int) -> Iterator[slice]:
         yield slice(start, min(n, start + CHUNK))
 
 
-def _evaluate(batch: _Batch, sl: slice, margin: float) -> dict[str, np.ndarray]:
-    """Registry figures and feasibility for candidates ``sl`` of ``batch``."""
+def _evaluate_at(batch: _Batch, idx: np.ndarray, margin: float) -> dict[str, np.ndarray]:
+    """As ``_evaluate``, for the candidates at positions ``idx``."""
+    return _evaluate(batch, idx, margin)
+
+
+def _evaluate(batch: _Batch, sl: slice | np.ndarray, margin: float) -> dict[str, np.ndarray]:
+    """Registry figures, gates and constraints for candidates ``sl`` of ``batch``."""
     env = evaluate_arrays(REGISTRY, batch.cols(sl), tables(), list(KEYS))
-    n = sl.stop - sl.start
-    full = {k: np.broadcast_to(np.asarray(env[k]), (n,)) for k in KEYS}
-    fits = full["peak_bytes_per_rank"] <= margin * full["hbm_bytes"]
-    on_time = full["days_on_config"] <= full["days"] - full["reserve_days"]
-    ok = fits & on_time
-    if batch.offload:
-        ok &= full["host_fits"].astype(bool) & (full["offload_stream_s"] <= full["step_budget_s"])
-    full["fits"], full["on_time"], full["feasible"] = fits, on_time, ok
+    n = sl.stop - sl.start if isinstance(sl, slice) else len(sl)
+    full: dict[str, np.ndarray] = {}
+    for k in FIGURES + ("peak_bytes_per_rank",):
+        v = env[k]
+        full[k] = np.full(n, np.nan) if v is None else np.broadcast_to(np.ma.filled(np.ma.asarray(v, dtype=float), np.nan), (n,))
+    ok = {"memory": full["peak_bytes_per_rank"] <= margin * full["hbm_bytes"]}
+    for name, key in GATES[1:]:
+        ok[name] = _holds(env[key], n) if key != "meets_deadline" else np.broadcast_to(np.ma.filled(np.ma.asarray(env[key]), False).astype(bool), (n,))
+    for key in CONSTRAINT_KEYS:
+        ok[key] = _holds(env[key], n)
+    feasible = np.ones(n, bool)
+    for a in ok.values():
+        feasible &= a
+    full["ok"], full["fits"], full["on_time"], full["feasible"] = ok, ok["memory"], ok["deadline"], feasible
+    full["rank_cost"] = full["cost"] if batch.search.priced else full["gpu_hours"]
+    full["rank_bucket"] = np.floor(np.log(np.maximum(full["rank_cost"], 1e-300)) / math.log1p(COST_TOLERANCE))
     return full
 
 
@@ -371,9 +458,9 @@ def _rank_keys(batch: _Batch, idx: np.ndarray, f: Mapping[str, np.ndarray]) -> l
     lay = {c: batch.layout[c][idx] for c in LAYOUT}
     n = len(idx)
     return [
-        np.broadcast_to(f["gpu_hours"], (n,)),
-        np.broadcast_to(f["gpus"], (n,)),
-        np.full(n, int(batch.offload)),
+        np.asarray(f["rank_bucket"]),
+        np.asarray(f["gpus"]),
+        np.full(n, batch.rank_optimizer),
         lay["tp"] * lay["pp"] * lay["cp"],
         np.full(n, batch.zero),
         lay["pp"],
@@ -381,8 +468,9 @@ def _rank_keys(batch: _Batch, idx: np.ndarray, f: Mapping[str, np.ndarray]) -> l
         lay["tp"],
         lay["ep"],
         lay["loss_chunks"],
-        -lay["micro_batch"],  # the largest micro-batch that fits: larger GEMMs, same fixed MFU
-        np.broadcast_to(f["peak_bytes_per_rank"], (n,)),
+        -lay["micro_batch"],
+        np.asarray(f["peak_bytes_per_rank"]),
+        np.asarray(f["rank_cost"]),
     ]
 
 
@@ -401,11 +489,10 @@ class _Pool:
         self.idx = np.empty(0, np.int64)
 
     def add(self, b_no: int, batch: _Batch, idx: np.ndarray, f: Mapping[str, np.ndarray]) -> None:
-        if len(idx) > self.size:  # inside a batch GPU-hours are equal: keep the fewest GPUs first
-            g = f["gpus"] if np.ndim(f["gpus"]) else np.full(len(idx), f["gpus"])
-            kth = np.partition(g, self.size - 1)[self.size - 1]
-            sel = g <= kth
-            idx, f = idx[sel], {k: (v[sel] if np.ndim(v) else v) for k, v in f.items()}
+        if len(idx) > self.size:  # keep the cheapest first: only they can enter the pool
+            kth = np.partition(f["rank_bucket"], self.size - 1)[self.size - 1]
+            sel = f["rank_bucket"] <= kth
+            idx, f = idx[sel], {k: v[sel] for k, v in f.items()}
         keys = _rank_keys(batch, idx, f)
         b = np.full(len(idx), b_no)
         if self.keys is not None:
@@ -417,46 +504,193 @@ class _Pool:
         self.batch, self.idx = b[order], idx[order]
 
 
+class _Front:
+    """The Pareto front of days against cost over the feasible candidates seen so far."""
+
+    def __init__(self) -> None:
+        self.days = np.empty(0)
+        self.cost = np.empty(0)
+        self.batch = np.empty(0, np.int64)
+        self.idx = np.empty(0, np.int64)
+
+    def add(self, b_no: int, idx: np.ndarray, days: np.ndarray, cost: np.ndarray) -> None:
+        d = np.concatenate([self.days, days])
+        c = np.concatenate([self.cost, cost])
+        b = np.concatenate([self.batch, np.full(len(idx), b_no)])
+        i = np.concatenate([self.idx, idx])
+        order = np.lexsort((c, d))
+        d, c, b, i = d[order], c[order], b[order], i[order]
+        best = np.minimum.accumulate(c)
+        keep = np.ones(len(c), bool)
+        keep[1:] = c[1:] < best[:-1]
+        self.days, self.cost, self.batch, self.idx = d[keep], c[keep], b[keep], i[keep]
+
+
+def _scan(search: _Search, top: int, margin: float, tick: Callable[[int], None] | None, structural: bool = False) -> dict[str, Any]:
+    """One pass over every candidate: counts, the pool of the best, the front, what excludes.
+
+    ``structural``: the calibration pass: only the candidates with the most loss chunks (the
+    lightest; chunking costs no time), feasible when they fit and hold the constraints, whatever
+    the deadline and the bandwidth gate say."""
+    counts = {"evaluated": 0, "feasible": 0, "fits": 0, "on_time": 0}
+    excluded: dict[str, int] = {}
+    pool = _Pool((top + 8) * search.variants)
+    front = _Front()
+    for b_no, batch in enumerate(search.batches):
+        chunks: Iterable[Any] = _chunks(batch.size)
+        if structural:
+            lc = batch.layout["loss_chunks"]
+            sel = np.flatnonzero(lc == lc.max()) if len(lc) else np.empty(0, np.int64)
+            chunks = (sel[k:k + CHUNK] for k in range(0, len(sel), CHUNK))
+        for sl in chunks:
+            if isinstance(sl, slice):
+                f, offset = _evaluate(batch, sl, margin), sl.start
+                n = sl.stop - sl.start
+            else:
+                f, offset = _evaluate_at(batch, sl, margin), None
+                n = len(sl)
+            counts["evaluated"] += n
+            counts["fits"] += int(f["fits"].sum())
+            counts["on_time"] += int(f["on_time"].sum())
+            for name, a in f["ok"].items():
+                bad = n - int(a.sum())
+                if bad:
+                    excluded[name] = excluded.get(name, 0) + bad
+            feasible = f["feasible"]
+            if structural:
+                feasible = np.ones(n, bool)
+                for name, a in f["ok"].items():
+                    if name not in ("deadline", "bandwidth"):
+                        feasible &= a
+            ok = np.flatnonzero(feasible)
+            counts["feasible"] += len(ok)
+            if len(ok):
+                at = ok + offset if offset is not None else sl[ok]
+                figs = {k: f[k][ok] for k in ("rank_cost", "rank_bucket", "gpus", "peak_bytes_per_rank")}
+                pool.add(b_no, batch, at, figs)
+                if not structural:
+                    front.add(b_no, at, f["days_on_config"][ok], f["rank_cost"][ok])
+            if tick is not None:
+                tick(n)
+    return {"counts": counts, "excluded": excluded, "pool": pool, "front": front}
+
+
+def _calibrate(search: _Search, pool: _Pool) -> dict[str, Any] | None:
+    """Scale the matmul efficiency so that the first layout's predicted MFU is the row's measured one."""
+    if search.target_mfu is None or not len(pool.idx):
+        return None
+    b_no, i = int(pool.batch[0]), int(pool.idx[0])
+    batch = search.batches[b_no]
+    row = {k: v for k, v in batch.row(i).items() if k != "efficiency_scale"}
+    T = tables()
+
+    def mfu_at(k: float) -> float:
+        return float(evaluate_row(REGISTRY, {**row, "efficiency_scale": k}, T)["predicted_mfu"])
+
+    lo, hi = SCALE_BOUNDS
+    target = search.target_mfu
+    if mfu_at(hi) < target:
+        k = hi
+    elif mfu_at(lo) > target:
+        k = lo
+    else:
+        for _ in range(40):  # the predicted MFU grows with the scale: bisect
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if mfu_at(mid) < target else (lo, mid)
+        k = (lo + hi) / 2
+    layout = {c: row.get(c) for c in ("gpu", "dp", "tp", "pp", "cp", "ep", "zero", "recompute", "micro_batch")}
+    return {"mfu": target, "efficiency_scale": k, "predicted_mfu": mfu_at(k), "layout": {c: _py(v) for c, v in layout.items() if v is not None}}
+
+
 def _run(search: _Search, top: int, margin: float, tick: Callable[[int], None]) -> dict[str, Any]:
     t0 = time.perf_counter()
-    evaluated = n_fits = n_on_time = feasible = 0
-    pool = _Pool((top + 8) * search.variants)
-    for b_no, batch in enumerate(search.batches):
-        for sl in _chunks(batch.size):
-            f = _evaluate(batch, sl, margin)
-            evaluated += sl.stop - sl.start
-            n_fits += int(f["fits"].sum())
-            n_on_time += int(f["on_time"].sum())
-            ok = np.flatnonzero(f["feasible"])
-            feasible += len(ok)
-            if len(ok):
-                figs = {k: f[k][ok] for k in ("gpu_hours", "gpus", "peak_bytes_per_rank")}
-                pool.add(b_no, batch, ok + sl.start, figs)
-            tick(sl.stop - sl.start)
-    plans = _top_plans(search, pool.batch, pool.idx, top, margin) if feasible else []
+    calibration = None
+    if search.target_mfu is not None:
+        first = _scan(search, 1, margin, None, structural=True)
+        calibration = _calibrate(search, first["pool"])
+        if calibration is not None:
+            search.scale = calibration["efficiency_scale"]
+    scan = _scan(search, top, margin, tick)
+    counts, excluded = scan["counts"], scan["excluded"]
+    plans = _top_plans(search, scan["pool"].batch, scan["pool"].idx, top, margin) if counts["feasible"] else []
+    pareto = _pareto(search, scan["front"], margin) if counts["feasible"] else []
+    ranked = sorted(excluded.items(), key=lambda kv: -kv[1])
     if plans:
         reason = None
-    elif not evaluated:
+    elif not counts["evaluated"]:
         reason = "no candidate satisfies the layout rules with the given columns"
-    elif not n_fits:
-        reason = f"no candidate fits {margin:g} × HBM"
-    elif not n_on_time:
-        reason = "no candidate meets the deadline"
     else:
-        reason = f"no candidate both fits {margin:g} × HBM and meets the deadline"
+        name, n = ranked[0]
+        reason = f"no feasible candidate: {_gate_text(name, margin)} excluded the most ({n:,} of {counts['evaluated']:,})"
     return {
         "name": search.name,
-        "candidates_evaluated": evaluated,
-        "feasible": feasible,
-        "fits_memory": n_fits,
-        "meets_deadline": n_on_time,
+        "candidates_evaluated": counts["evaluated"],
+        "feasible": counts["feasible"],
+        "fits_memory": counts["fits"],
+        "meets_deadline": counts["on_time"],
+        "excluded_by": dict(ranked),
         "seconds": time.perf_counter() - t0,
         "margin": margin,
         "searched": list(search.searched),
-        "throughput": search.throughput(),
+        "throughput": _throughput_text(search, calibration),
+        "calibration": calibration,
+        "ranked_by": "cost" if search.priced else "gpu_hours",
         "reason": reason,
         "plans": plans,
+        "pareto": pareto,
     }
+
+
+def _gate_text(name: str, margin: float) -> str:
+    texts = {"memory": f"the memory gate (peak ≤ {margin:g} × HBM)", "deadline": "the deadline gate",
+             "bandwidth": "the bandwidth gate (offloaded states stream within the step budget)",
+             "host_memory": "host memory", "nvme_capacity": "NVMe capacity"}
+    if name in texts:
+        return texts[name]
+    c = next((c for c in REGISTRY.constraints if c.ok == name), None)
+    return f"the constraint {name[3:]} ({c.en})" if c else name
+
+
+def _throughput_text(search: _Search, calibration: dict[str, Any] | None) -> str:
+    if calibration is None:
+        return "predicted by the step-time model for each layout (definitions/time.py)"
+    return (f"predicted by the step-time model, its matmul efficiency scaled by {_fmt(calibration['efficiency_scale'])} so that the cheapest "
+            f"layout reaches the measured mfu {_fmt(calibration['mfu'])}")
+
+
+def _plan_figures(search: _Search, rank: int, row: dict[str, Any], v: Mapping[str, Any], margin: float) -> dict[str, Any]:
+    peak, hbm = v["peak_bytes_per_rank"], v["hbm_bytes"]
+    terms = {k: float(v[f"time_{k}_s"]) for k in BREAKDOWN}
+    shown = {k: t for k, t in terms.items() if k != "compute" and t > 0.0005 * v["step_time_s"]}
+    return {
+        "input": search.name,
+        "rank": rank,
+        "row": {k: _py(row[k]) for k in COLUMN_NAMES if row.get(k) is not None},
+        "gpu": v["gpu"],
+        "gpus": int(v["gpus"]),
+        "days": float(v["days_on_config"]),
+        "peak_bytes_per_rank": int(math.ceil(peak)),
+        "hbm_bytes": int(round(hbm)),
+        "peak_fraction": float(peak / hbm),
+        "gpu_hours": float(v["gpu_hours"]),
+        "cost": None if v["cost"] is None else float(v["cost"]),
+        "price_per_gpu_hour": v["price_per_gpu_hour"],
+        "step_time_s": float(v["step_time_s"]),
+        "step_time_breakdown": terms,
+        "predicted_mfu": float(v["predicted_mfu"]),
+        "mfu": float(v["mfu"]),
+        "hfu": float(v["predicted_hfu"]),
+        "tokens_per_s_per_gpu": float(v["tokens_per_s_per_gpu"]),
+        "bubble_fraction": float(v["bubble_fraction"]),
+        "crosses_nodes": {g: bool(v[f"{g}_crosses_nodes"]) for g in ("tp", "cp", "ep", "dp", "pp")},
+        "why": ", ".join(f"{k} {t:.3g} s" for k, t in sorted(shown.items(), key=lambda kv: -kv[1])) or "compute only",
+        "throughput": f"step {v['step_time_s']:.4g} s, predicted MFU {_fmt(v['predicted_mfu'])}",
+    }
+
+
+def _feasible_in_engine(v: Mapping[str, Any], margin: float) -> bool:
+    return (v["peak_bytes_per_rank"] <= margin * v["hbm_bytes"] and bool(v["meets_deadline"]) and v["bandwidth_gate"] is not False
+            and v["host_fits"] is not False and v["nvme_fits"] is not False and all(v[k] is not False for k in CONSTRAINT_KEYS))
 
 
 def _top_plans(search: _Search, b_sorted: np.ndarray, i_sorted: np.ndarray, top: int, margin: float) -> list[dict[str, Any]]:
@@ -468,64 +702,70 @@ def _top_plans(search: _Search, b_sorted: np.ndarray, i_sorted: np.ndarray, top:
             break
         batch = search.batches[int(b_sorted[j])]
         row = batch.row(int(i_sorted[j]))
-        layout = (batch.gpu, batch.recompute, batch.offload, *(row[c] for c in ("dp", "tp", "pp", "cp", "ep")))
+        layout = (batch.gpu, batch.recompute, batch.optimizer, *(row[c] for c in ("dp", "tp", "pp", "cp", "ep")))
         if (layout, batch.zero) in seen:
             continue  # a micro-batch / loss-chunk variant of a listed layout
         v = compute(config_from_mapping(row)).values
-        peak, hbm = v["peak_bytes_per_rank"], v["hbm_bytes"]
-        if not (peak <= margin * hbm and v["days_on_config"] <= v["days"] - v["reserve_days"]):
+        if not _feasible_in_engine(v, margin):
             continue  # the scalar engine disagrees at a boundary: never report a plan it rejects
         seen.add((layout, batch.zero))
-        if (layout, "peak", peak) in seen:
+        same = (layout, "same", v["peak_bytes_per_rank"], v["step_time_s"])
+        if same in seen:
             continue  # a ZeRO stage that changes nothing here
-        seen.add((layout, "peak", peak))
+        seen.add(same)
         rank = len(plans) + 1
         row["name"] = f"{search.name}-p{rank}"
-        note = (f"plan {rank} for {search.name}: peak ≤ {margin:g} × HBM; "
-                f"HFU {_fmt(search.hfu)} held fixed, so mfu {_fmt(batch.mfu)} with recompute {batch.recompute}")
+        note = f"plan {rank} for {search.name}: peak ≤ {margin:g} × HBM; predicted step {v['step_time_s']:.4g} s"
         row["notes"] = f"{search.base['notes']} | {note}" if search.base.get("notes") else note
-        plans.append({
-            "input": search.name,
-            "rank": rank,
-            "row": {k: _py(row[k]) for k in COLUMN_NAMES if row.get(k) is not None},
-            "gpu": v["gpu"],
-            "gpus": int(v["gpus"]),
-            "days": float(v["days_on_config"]),
-            "peak_bytes_per_rank": int(math.ceil(peak)),
-            "hbm_bytes": int(round(hbm)),
-            "peak_fraction": float(peak / hbm),
-            "gpu_hours": float(v["gpu_hours"]),
-            "cost": None if v["cost"] is None else float(v["cost"]),
-            "mfu": float(batch.mfu),
-            "hfu": float(v["hfu"]),
-            "throughput": f"mfu {_fmt(batch.mfu)} (recompute {batch.recompute}) at HFU {_fmt(search.hfu)} held fixed",
-        })
+        plans.append(_plan_figures(search, rank, row, v, margin))
     return plans
 
 
+def _pareto(search: _Search, front: _Front, margin: float) -> list[dict[str, Any]]:
+    """The front of days against cost, as distinct layouts through the engine, fastest first."""
+    keep = front.cost <= PARETO_COST_CAP * front.cost.min() if len(front.cost) else np.empty(0, bool)
+    front.days, front.cost, front.batch, front.idx = front.days[keep], front.cost[keep], front.batch[keep], front.idx[keep]
+    n = len(front.days)
+    picks = range(n) if n <= PARETO_POINTS else sorted({round(k * (n - 1) / (PARETO_POINTS - 1)) for k in range(PARETO_POINTS)})
+    out: list[dict[str, Any]] = []
+    for j in picks:
+        batch = search.batches[int(front.batch[j])]
+        row = batch.row(int(front.idx[j]))
+        v = compute(config_from_mapping(row)).values
+        if not _feasible_in_engine(v, margin):
+            continue
+        row["name"] = f"{search.name}-front{len(out) + 1}"
+        p = _plan_figures(search, len(out) + 1, row, v, margin)
+        p.pop("rank")
+        out.append(p)
+    return out
+
+
 # ---- public -------------------------------------------------------------------------------------
-def plan(config: Config, *, top: int = 10, progress: Progress | None = None, margin: float = MARGIN) -> dict[str, Any]:
+def plan(config: Config, *, top: int = 10, progress: Progress | None = None, margin: float = MARGIN,
+         prices: Mapping[str, float] | None = None) -> dict[str, Any]:
     """The ``top`` cheapest feasible plans for one input row (see the module docstring).
 
     Returns ``{"name", "candidates_evaluated", "feasible", "fits_memory", "meets_deadline",
-    "seconds", "margin", "searched", "throughput", "plans": [...]}``; each plan has ``input``,
-    ``rank``, ``row`` (a complete input row), ``gpu``, ``gpus``, ``days``,
-    ``peak_bytes_per_rank``, ``hbm_bytes``, ``peak_fraction``, ``gpu_hours``, ``cost``, ``mfu``,
-    ``hfu`` and ``throughput``; the figures are the engine's for that row.  ``progress(done,
-    total)`` is called after every chunk of candidates.
+    "excluded_by", "seconds", "margin", "searched", "throughput", "calibration", "ranked_by",
+    "reason", "plans": [...], "pareto": [...]}``; each plan has ``input``, ``rank``, ``row`` (a
+    complete input row), ``gpu``, ``gpus``, ``days``, ``peak_bytes_per_rank``, ``hbm_bytes``,
+    ``peak_fraction``, ``gpu_hours``, ``cost``, ``step_time_s``, ``step_time_breakdown``,
+    ``predicted_mfu``, ``tokens_per_s_per_gpu`` and ``why`` (the terms beside compute); the figures
+    are the engine's for that row.  ``progress(done, total)`` is called after every chunk.
     """
-    search = _prepare(config)
+    search = _prepare(config, prices)
     return _run(search, top, margin, _ticker(search.size, progress))
 
 
 def plan_document(configs: Iterable[Config], top: int = 10, progress: Progress | None = None,
-                  margin: float = MARGIN) -> dict[str, Any]:
+                  margin: float = MARGIN, prices: Mapping[str, float] | None = None) -> dict[str, Any]:
     """The CONTRACT §7 document for every row: plans per input row, concatenated in input order."""
     configs = list(configs)
     searches, problems = [], []
     for c in configs:
         try:
-            searches.append(_prepare(c))
+            searches.append(_prepare(c, prices))
         except InputError as e:
             problems.extend(e.problems)
     if problems:
@@ -540,7 +780,8 @@ def plan_document(configs: Iterable[Config], top: int = 10, progress: Progress |
         "seconds": time.perf_counter() - t0,
         "margin": margin,
         "plans": [p for r in results for p in r["plans"]],
-        "inputs": [{k: v for k, v in r.items() if k != "plans"} | {"plans": len(r["plans"])} for r in results],
+        "pareto": [p for r in results for p in r["pareto"]],
+        "inputs": [{k: v for k, v in r.items() if k not in ("plans", "pareto")} | {"plans": len(r["plans"])} for r in results],
     }
 
 

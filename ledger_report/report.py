@@ -25,6 +25,7 @@ class Figure:
     show: str = ""  # registry BOOL key: the figure is shown (text, handout, print sheet) only where true
     formula: bool = False  # the handout prints its formula text with the numbers filled in
     expand: tuple[str, ...] = ()  # quantities whose definitions the formula text writes inline
+    items: tuple[tuple[str, str], ...] = ()  # (name, registry key): the figure is an object of these in JSON, a list on the page
 
     @property
     def name(self) -> str:
@@ -105,6 +106,7 @@ class Report:
         for s in self.sections:
             if isinstance(s, Section):
                 out += [f.key for f in s.figures]
+                out += [k for f in s.figures for _n, k in f.items]
             else:
                 for ln in s.lines:
                     out += [c.key for c in ln.cells.values() if c.key]
@@ -196,6 +198,10 @@ def _phase_lines() -> tuple[Line, ...]:
 
 F = Figure
 
+# The step-time terms (definitions/time.py), in the order they add up, and the groups that may cross nodes.
+STEP_TERMS = tuple((k, f"time_{k}_s") for k in ("compute", "tp", "cp", "ep", "pp", "bubble", "dp", "optimizer", "offload"))
+CROSSES = tuple((g, f"{g}_crosses_nodes") for g in ("tp", "cp", "ep", "dp", "pp"))
+
 
 def build_spec(reg: Registry = REGISTRY) -> Report:
     sections: tuple[Section | Table, ...] = (
@@ -249,7 +255,12 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
             F("min_gpus_compute", formula=True, expand=("effective_flops_per_gpu", "train_window_s")),
             F("min_gpus_memory", formula=True), F("binding_gate"),
             F("gpu_hours", formula=True, expand=("effective_flops_per_gpu",)), F("cost", formula=True), F("mfu"), F("hfu"),
-            F("meets_deadline"), F("days_over_deadline"),
+            F("mfu_source"), F("predicted_mfu"), F("predicted_hfu"), F("mfu_difference", show="mfu_given"),
+            F("predicted_tokens_per_s_per_gpu"), F("step_time_s", formula=True),
+            F("step_time_s", "step_time_breakdown", items=STEP_TERMS),
+            F("bubble_fraction", show="multi_stage"), F("slowest_stage", show="multi_stage"),
+            F("placement_summary", show="any_group_crosses_nodes"), F("tp_crosses_nodes", "crosses_nodes", items=CROSSES),
+            F("bandwidth_gate"), F("meets_deadline"), F("days_over_deadline"),
         ), json="compute"),
         Section("budget", "Budget", "预算", (
             F("currency"), F("price_per_gpu_hour"), F("gpu_hours"), F("node_hours", formula=True), F("cost"),
@@ -259,7 +270,7 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
     summary = (
         F("gpu"), F("gpus"), F("state_bytes_per_rank"), F("peak_bytes_per_rank"), F("hbm_bytes"), F("headroom_bytes"), F("fits"),
         F("state_bytes_logical_total"), F("min_gpus_compute"), F("min_gpus_memory"), F("binding_gate"), F("days_on_config"),
-        F("days"), F("gpu_hours"), F("cost"),
+        F("days"), F("gpu_hours"), F("cost"), F("step_time_s"), F("predicted_mfu"),
     )
     assumptions = tuple(k[: -len("_shown")] for k in reg.keys() if k.startswith("note_") and k.endswith("_shown"))
     return Report(sections, summary, assumptions)

@@ -152,7 +152,7 @@ def test_host_links_and_nodes():
 def test_parse_rejects_bad_rows():
     """A malformed catalogue fails loudly, naming the line and column: negative, non-numeric, clashing name, wrong header."""
     header = ",".join(catalogue.COLUMNS)
-    good = "X1,80,989,3.35,64,NVLink,900,8,2048,Doc (2023)"
+    good = "X1,80,989,3.35,64,NVLink,900,8,2048,1979,50,13.3,30.72,614.4,0.56,0.50,Doc (2023)"
     assert parse_catalogue(f"{header}\n{good}\n")["X1"].peak_tflops == 989
     with pytest.raises(ValueError, match=r"line 2: column 'hbm_gb' expected a positive number; found '-80'"):
         parse_catalogue(f"{header}\n{good.replace(',80,', ',-80,')}\n")
@@ -164,6 +164,10 @@ def test_parse_rejects_bad_rows():
         parse_catalogue(f"{header}\n{good.replace('Doc (2023)', '')}\n")
     with pytest.raises(ValueError, match="header expected"):
         parse_catalogue("name,hbm\nX,1\n")
+    with pytest.raises(ValueError, match=r"column 'gemm_efficiency' expected a fraction at most 1; found '1.2'"):
+        parse_catalogue(f"{header}\n{good.replace(',0.56,', ',1.2,')}\n")
+    no_fp8 = parse_catalogue(f"{header}\n{good.replace(',1979,', ',,').replace(',0.50,', ',,')}\n")["X1"]
+    assert no_fp8.fp8_tflops is None and no_fp8.fp8_gemm_efficiency is None  # empty: the part has no FP8
 
 
 def test_catalogue_ships_in_the_wheel():
@@ -196,3 +200,53 @@ def test_gpu_fields_are_the_csv_columns():
     """Gpu's fields are exactly the CSV header, in order."""
     header = (REPO / "ledger_report/data/gpus.csv").read_text(encoding="utf-8").splitlines()[0]
     assert tuple(header.split(",")) == tuple(f.name for f in dataclasses.fields(Gpu)) == catalogue.COLUMNS
+
+
+# name: dense FP8 TFLOP/s (vendor "with sparsity" figure halved), or None where the part has no FP8.
+FP8_FIGURES = {
+    "H100-SXM": 1979,  # NVIDIA H100 datasheet 2023: 3,958 with sparsity
+    "H100-PCIe": 1513,  # NVIDIA H100 datasheet 2023: PCIe 3,026 with sparsity
+    "H800": 1979,  # NVIDIA H800 datasheet 2023
+    "H200": 1979,  # NVIDIA H200 datasheet 2024
+    "H20": 296,  # HGX H20 specification 2024 (as reported)
+    "B200": 4500,  # DGX B200 2024: 72 PFLOPS FP8 sparse / 8 / 2
+    "GB200": 5000,  # GB200 NVL72 2024: 720 PFLOPS FP8 sparse / 72 / 2
+    "MI300X": 2614.9,  # AMD MI300X datasheet 2023: 5,229.8 with sparsity
+    "MI325X": 2614.9,  # AMD MI325X datasheet 2024
+    "Gaudi3": 1835,  # Intel Gaudi 3 white paper 2024: FP8 = BF16 matrix rate
+    "L40S": 733,  # NVIDIA L40S datasheet 2023: 1,466 with sparsity
+    "A100-80GB": None, "A100-40GB": None, "A800": None,  # Ampere: no FP8 tensor cores
+}
+
+
+@pytest.mark.parametrize("name", list(FP8_FIGURES), ids=list(FP8_FIGURES))
+def test_dense_fp8_peaks(name):
+    """Dense FP8 TFLOP/s match the vendor document named beside FP8_FIGURES; Ampere parts have none."""
+    expected = FP8_FIGURES[name]
+    got = GPUS[name].fp8_tflops
+    assert got is None if expected is None else got == pytest.approx(expected)
+
+
+def test_topology_figures():
+    """DGX H100: 8x ConnectX-7 400 Gb/s = 50 GB/s per GPU; DGX A100: 8x HDR 200 Gb/s = 25 (DGX datasheets 2020/2023);
+    8x 3.84 TB NVMe = 30.72 TB; 2 sockets x 8 channels DDR5-4800 = 614.4 GB/s host memory."""
+    h100, a100 = GPUS["H100-SXM"], GPUS["A100-80GB"]
+    assert h100.network_gb_s == 50 and a100.network_gb_s == 25
+    assert h100.nvme_tb == 30.72 and h100.host_mem_gb_s == 614.4
+    assert 0 < h100.nvme_gb_s < h100.host_link_gb_s  # NVMe is slower than the PCIe link to the GPU
+
+
+def test_a800_is_an_a100_with_400_gb_s_nvlink():
+    """NVIDIA A800 datasheet 2022: the A100-80GB die (312 dense BF16, 2,039 GB/s) with NVLink cut to 400 GB/s; no FP8."""
+    a800, a100 = GPUS["A800"], GPUS["A100-80GB"]
+    assert (a800.hbm_gb, a800.peak_tflops, a800.hbm_tb_s) == (a100.hbm_gb, a100.peak_tflops, a100.hbm_tb_s)
+    assert a800.interconnect_gb_s == 400 and a100.interconnect_gb_s == 600
+    assert a800.fp8_tflops is None
+
+
+def test_every_row_states_its_gemm_efficiency_basis():
+    """Every row's source says where its GEMM efficiency comes from: the measured maximum achievable matmul
+    table (or an assumption), and the training factor calibrated on the published runs."""
+    for gpu in GPUS.values():
+        assert 0 < gpu.gemm_efficiency <= 1, gpu.name
+        assert "GEMM efficiency" in gpu.source and "sustained in training" in gpu.source, gpu.name

@@ -590,7 +590,7 @@ def test_template_workbook():
     assert [c.value for c in ws[1]] == list(COLUMN_NAMES)
     for c in ws[1]:
         assert c.comment is not None and c.comment.text
-    assert "default: 0.4" in ws["A1"].offset(0, COLUMN_NAMES.index("mfu")).comment.text
+    assert "default: predicted" in ws["A1"].offset(0, COLUMN_NAMES.index("mfu")).comment.text
     assert len(ws.data_validations.dataValidation) >= sum(1 for c in COLUMNS if c.kind == ENUM)
     by_col = {rng.min_col: dv for dv in ws.data_validations.dataValidation for rng in dv.sqref.ranges}
     for j, col in enumerate(COLUMNS, start=1):

@@ -46,13 +46,16 @@ OPTIMIZERS: dict[str, dict[str, Any]] = {
     "adam8bit": {"has_m": 1, "has_v": 1, "factored_v": 0, "moment_dtype": "int8"},
 }
 
-GPU_FIELDS = ("hbm_gb", "peak_tflops", "gpus_per_node", "host_gb", "host_link_gb_s")
+GPU_FIELDS = ("hbm_gb", "peak_tflops", "gpus_per_node", "host_gb", "host_link_gb_s",
+              "hbm_tb_s", "interconnect_gb_s", "fp8_tflops", "network_gb_s", "nvme_gb_s", "nvme_tb",
+              "host_mem_gb_s", "gemm_efficiency", "fp8_gemm_efficiency")
 
 
 def gpu_table() -> dict[str, dict[str, Any]]:
+    """The catalogue as a lookup table; a part without FP8 has 0 FP8 TFLOP/s and efficiency."""
     from ..catalogue import GPUS
 
-    return {name: {f: getattr(g, f) for f in GPU_FIELDS} for name, g in GPUS.items()}
+    return {name: {f: (0.0 if getattr(g, f) is None else getattr(g, f)) for f in GPU_FIELDS} for name, g in GPUS.items()}
 
 
 # The lookup sheet of each table in the workbook, in sheet order.

@@ -28,7 +28,7 @@ def config_document(lg: Ledger) -> dict[str, Any]:
             out[sec.json] = [_line(lg, sec, ln) for ln in sec.lines if not ln.show or v[ln.show]]
             out.update({f.name: value(f.key) for f in sec.total})
             continue
-        obj = {f.name: value(f.key) for f in sec.figures}
+        obj = {f.name: ({n: value(k) for n, k in f.items} if f.items else value(f.key)) for f in sec.figures}
         if sec.json is None:
             out.update(obj)
         elif sec.json_null_unless_shown and not (sec.show and v[sec.show]):

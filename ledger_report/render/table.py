@@ -75,9 +75,11 @@ def render_table(ledgers: Iterable[Any]) -> str:
 
 
 def render_gpus(gpus: dict) -> str:
-    rows = [[g.name, units.num(g.hbm_gb), units.num(g.peak_tflops), units.num(g.hbm_tb_s), units.num(g.host_link_gb_s),
-             f"{g.interconnect} {units.num(g.interconnect_gb_s)}", units.num(g.gpus_per_node), units.num(g.host_gb)] for g in gpus.values()]
-    lines = _table(["name", "HBM GB", "BF16 TFLOP/s", "HBM TB/s", "host GB/s", "interconnect GB/s", "GPUs/node", "host GB/node"], rows, "lrrrrlrr")
+    rows = [[g.name, units.num(g.hbm_gb), units.num(g.peak_tflops), "—" if g.fp8_tflops is None else units.num(g.fp8_tflops), units.num(g.hbm_tb_s),
+             units.num(g.host_link_gb_s), f"{g.interconnect} {units.num(g.interconnect_gb_s)}", units.num(g.network_gb_s),
+             units.num(g.gpus_per_node), units.num(g.host_gb), units.num(g.nvme_gb_s), f"{g.gemm_efficiency:.2f}"] for g in gpus.values()]
+    lines = _table(["name", "HBM GB", "BF16 TFLOP/s", "FP8 TFLOP/s", "HBM TB/s", "host GB/s", "interconnect GB/s", "network GB/s",
+                    "GPUs/node", "host GB/node", "NVMe GB/s", "GEMM eff."], rows, "lrrrrrlrrrrr")
     lines.append("")
     lines.append("GB = 10^9 bytes; TFLOP/s dense (no sparsity). Sources: ledger-report gpus --json.")
     return "\n".join(lines)
@@ -98,12 +100,30 @@ def render_models(rows: list[dict]) -> str:
 def render_plans(doc: dict) -> str:
     head = (f"{units.num(doc['candidates_evaluated'])} candidates evaluated, {units.num(doc['feasible'])} feasible, "
             f"{units.num(doc['seconds'])} s")
-    rows = []
-    for p in doc["plans"]:
-        r = p["row"]
-        rows.append([str(p["rank"]), str(r.get("name", "")), str(r.get("gpu", "")), units.num(p["gpus"]),
-                     f"dp{r.get('dp', 1)} tp{r.get('tp', 1)} pp{r.get('pp', 1)} cp{r.get('cp', 1)} ep{r.get('ep', 1)}",
-                     f"z{r.get('zero', 0)} {r.get('recompute', 'none')}" + (" sp" if r.get("sequence_parallel") else ""),
-                     f"mb{r.get('micro_batch', 1)} chunks{r.get('loss_chunks', 1)}" + (" opt@host" if r.get("optimizer_at") == "host" else ""),
-                     units.gb(p["peak_bytes_per_rank"]), units.num(p["days"]), units.num(p["gpu_hours"]), units.num(p["cost"])])
-    return "\n".join([head, ""] + _table(["#", "name", "gpu", "GPUs", "layout", "zero/recompute", "batch/memory", "peak", "days", "GPU-h", "cost"], rows, "rllrlllrrrr"))
+    out = [head]
+    for inp in doc.get("inputs", []):
+        if inp.get("calibration"):
+            c = inp["calibration"]
+            out.append(f"{inp['name']}: measured mfu {units.num(c['mfu'])} calibrates the model (matmul efficiency × {c['efficiency_scale']:.3f})")
+        if not inp["plans"]:
+            out.append(f"{inp['name']}: no plan: {inp['reason']}")
+            out.append("  excluded by: " + ", ".join(f"{k} {units.num(v)}" for k, v in inp.get("excluded_by", {}).items()))
+    out.append("")
+    out += _table(["#", "name", "gpu", "GPUs", "layout", "zero/recompute", "batch/memory", "peak", "step s", "days", "GPU-h", "cost", "beside compute"],
+                  [_plan_cells(p, str(p["rank"])) for p in doc["plans"]], "rllrlllrrrrrl")
+    if doc.get("pareto"):
+        out += ["", "Pareto front (days against cost, fastest first):"]
+        out += _table(["", "name", "gpu", "GPUs", "layout", "zero/recompute", "batch/memory", "peak", "step s", "days", "GPU-h", "cost", "beside compute"],
+                      [_plan_cells(p, "") for p in doc["pareto"]], "rllrlllrrrrrl")
+    return "\n".join(out)
+
+
+def _plan_cells(p: dict, rank: str) -> list[str]:
+    r = p["row"]
+    opt = r.get("optimizer_at")
+    return [rank, str(r.get("name", "")), str(r.get("gpu", "")), units.num(p["gpus"]),
+            f"dp{r.get('dp', 1)} tp{r.get('tp', 1)} pp{r.get('pp', 1)} cp{r.get('cp', 1)} ep{r.get('ep', 1)}",
+            f"z{r.get('zero', 0)} {r.get('recompute', 'none')}" + (" sp" if r.get("sequence_parallel") else ""),
+            f"mb{r.get('micro_batch', 1)} chunks{r.get('loss_chunks', 1)}" + (f" opt@{opt}" if opt else ""),
+            units.gb(p["peak_bytes_per_rank"]), f"{p['step_time_s']:.3g}", units.num(p["days"]), units.num(p["gpu_hours"]),
+            units.num(p["cost"]), p.get("why", "")]

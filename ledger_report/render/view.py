@@ -135,9 +135,19 @@ def sections(lg: Ledger, lang: str = "en", formulas: bool = True) -> list[ViewSe
             continue
         if sec.show and not v[sec.show]:
             continue
-        rows = [_row(lg, f.key, lang, formulas and f.formula, f.expand) for f in sec.figures if not f.show or v[f.show]]
+        rows = [_items_row(lg, f, lang) if f.items else _row(lg, f.key, lang, formulas and f.formula, f.expand)
+                for f in sec.figures if not f.show or v[f.show]]
         out.append(ViewSection(sec.key, title, "figures", rows=rows))
     return out
+
+
+def _items_row(lg: Ledger, f, lang: str) -> Row:
+    """A figure made of named quantities (a breakdown): a list on the page, an object in JSON."""
+    reg = lg.model.registry
+    values = {n: plain(lg.values[k], reg[k].unit) for n, k in f.items}
+    parts = [f"{n} {show(x, reg[k].unit, lang)}" for (n, k), x in zip(f.items, values.values()) if x]
+    label = {"step_time_breakdown": ("step time by term", "步时分项"), "crosses_nodes": ("groups across nodes", "跨节点的组")}.get(f.name, (f.name, f.name))
+    return Row(f.name, label[0] if lang == "en" else label[1], "", values, ", ".join(parts) or word(None, lang))
 
 
 def _item_label(reg, key: str, lang: str) -> str:

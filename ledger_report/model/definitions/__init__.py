@@ -11,7 +11,7 @@ generated from it.
 from __future__ import annotations
 
 from ..registry import Registry
-from . import activations, compute, constraints, inputs, notes, outside, params, phases, stages, state, verdicts
+from . import activations, compute, constraints, inputs, notes, outside, params, phases, stages, state, time, verdicts
 from .common import PARTS, STATE_DTYPE, STATES, Ctx
 
 __all__ = ["REGISTRY", "PARTS", "STATES", "STATE_DTYPE", "build"]
@@ -29,6 +29,8 @@ def build() -> Registry:
     state.ledger(reg, r)
     outside.items(reg, r)
     compute.define(reg, r)
+    time.define(reg, r)
+    compute.costs(reg, r)
     notes.define(reg, r)
     constraints.define(reg, r)
     verdicts.define(reg, r)

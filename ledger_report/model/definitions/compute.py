@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from ..expr import IsBlank, all_of, any_of, ceil, floor, if_
-from ..registry import COUNT, DAYS, FLOPS, HOURS, MONEY, PARAMS, RATIO, SECONDS, TEXT, TOKENS, TOKENS_PER_S, Registry
+from ..expr import Col, IsBlank, all_of, any_of, ceil, default, floor, if_, negate
+from ..registry import BOOL, COUNT, DAYS, FLOPS, HOURS, MONEY, PARAMS, RATIO, SECONDS, TEXT, TOKENS, TOKENS_PER_S, Registry
 from .common import (
+    COLUMN,
     FLOPS_PER_TFLOP,
     FULL_RECOMPUTE_HW_FACTOR,
     MOE35,
@@ -34,7 +35,7 @@ def define(reg: Registry, r: Ctx) -> None:
         "keys a sliding-window layer attends to, averaged over the sequence", "滑动窗口层每 token 平均关注的 key 数",
         doc("compute-floor") + ": min(window, position) averaged over a causal sequence: s/2 when s ≤ window, else window − window²/(2s) (about the window)",
     )
-    attn_flops = d(
+    r.attn_flops = attn_flops = d(
         "attention_flops_per_token",
         if_(any_of(IsBlank(r.L), IsBlank(r.a), IsBlank(r.h)), 0,
             if_(IsBlank(r.window), per_key * n_attn * s, per_key * (r.n_global * s + r.n_local * 2 * local_keys))),
@@ -58,11 +59,30 @@ def define(reg: Registry, r: Ctx) -> None:
         "DeepSeek-V3 technical report arXiv 2412.19437 §2.2: each MTP module runs one more transformer layer and the shared output head on every token; "
         "Megatron-LM megatron/training/training.py num_floating_point_operations (mtp_num_layers)",
     )
-    fpt = d(
+    r.fpt = fpt = d(
         "flops_per_token",
         TRAIN_FLOPS_PER_PARAM_TOKEN * (r.active - emb_sub) + attn_flops + lin_flops + mtp_flops,
         FLOPS, "FLOPs per token", "每 token FLOPs", doc("compute-floor") + "; " + QWEN8B + ": 52.7 GFLOPs",
     )
+    r.total_flops = total_flops = d("total_flops", fpt * r.tokens, FLOPS, "training FLOPs", "训练总 FLOPs", QWEN8B + ": 5.27e21")
+    r.tokens_per_step = tps = d("tokens_per_step", r.global_batch * r.seq_len, TOKENS, "tokens per step", "每步 token", QWEN8B + ": 384 × 8192")
+    r.steps = steps = d("steps", ceil(r.tokens / tps), COUNT, "steps", "步数", QWEN8B + ": 31,790")
+    r.train_s = train_s = d("train_window_s", (r.days - r.reserve) * SECONDS_PER_DAY, SECONDS, "training window", "训练窗口", "(days − reserve_days) × 86400")
+    r.step_budget = d("step_budget_s", train_s / steps, SECONDS, "seconds per step allowed", "每步时间预算", QWEN8B + ": 67.9 s")
+    d("required_tokens_per_s", r.tokens / train_s, TOKENS_PER_S, "tokens/s needed", "所需吞吐", QWEN8B + ": 46,300 tokens/s")
+
+
+def costs(reg: Registry, r: Ctx) -> None:
+    """Days, GPU-hours and cost at the MFU that decides: the row's measured mfu where given, else the
+    step-time model's prediction (definitions/time.py); the prediction stands beside a given mfu."""
+    reg.section = "compute"
+    d = reg.define
+    fpt, attn_flops, total_flops, train_s, gpus = r.fpt, r.attn_flops, r.total_flops, r.train_s, r.gpus
+    r.mfu_given = given = d("mfu_given", negate(IsBlank(Col("mfu"))), BOOL, "a measured mfu is given", "给出实测 MFU", COLUMN)
+    r.mfu = d("mfu", default("mfu", r.predicted_mfu), RATIO, "MFU that decides (measured, else predicted)", "决定天数的 MFU（实测，否则预测）",
+              COLUMN + "; empty: predicted_mfu (" + doc("step-time") + ")")
+    d("mfu_source", if_(given, "measured", "predicted"), TEXT, "where the deciding MFU comes from", "MFU 的来源", doc("step-time"))
+    d("mfu_difference", r.predicted_mfu - Col("mfu"), RATIO, "predicted MFU − measured MFU", "预测 MFU − 实测 MFU", doc("step-time"))
     d(
         "hfu",
         r.mfu * if_(r.recompute.eq("full"), FULL_RECOMPUTE_HW_FACTOR,
@@ -70,15 +90,9 @@ def define(reg: Registry, r: Ctx) -> None:
         RATIO, "hardware FLOPs utilisation", "硬件算力利用率 HFU",
         MOE35 + ": full recompute runs the forward again (8/6); selective recomputes the attention core forward",
     )
-    total_flops = d("total_flops", fpt * r.tokens, FLOPS, "training FLOPs", "训练总 FLOPs", QWEN8B + ": 5.27e21")
-    tps = d("tokens_per_step", r.global_batch * r.seq_len, TOKENS, "tokens per step", "每步 token", QWEN8B + ": 384 × 8192")
-    steps = d("steps", ceil(r.tokens / tps), COUNT, "steps", "步数", QWEN8B + ": 31,790")
-    train_s = d("train_window_s", (r.days - r.reserve) * SECONDS_PER_DAY, SECONDS, "training window", "训练窗口", "(days − reserve_days) × 86400")
-    r.step_budget = d("step_budget_s", train_s / steps, SECONDS, "seconds per step allowed", "每步时间预算", QWEN8B + ": 67.9 s")
-    d("required_tokens_per_s", r.tokens / train_s, TOKENS_PER_S, "tokens/s needed", "所需吞吐", QWEN8B + ": 46,300 tokens/s")
-    eff_flops = d("effective_flops_per_gpu", r.peak_tflops * FLOPS_PER_TFLOP * r.mfu, FLOPS, "useful FLOP/s per GPU peak × mfu", "每卡有效 FLOP/s", "peak × mfu")
+    eff_flops = d("effective_flops_per_gpu", r.peak_tflops * FLOPS_PER_TFLOP * r.mfu, FLOPS, "useful FLOP/s per GPU peak × mfu", "每卡有效 FLOP/s", "peak × mfu (the measured mfu, else the predicted one)")
     d("tokens_per_s_per_gpu", eff_flops / fpt, TOKENS_PER_S, "tokens/s per GPU", "每卡吞吐", QWEN8B + ": 7,507 tokens/s")
-    r.days_on_config = d("days_on_config", total_flops / (gpus * eff_flops) / SECONDS_PER_DAY, DAYS, "days on this configuration's GPUs", "本配置所需天数", QWEN8B + ": 77 days on 2 GPUs")
+    r.days_on_config = days_on = d("days_on_config", total_flops / (gpus * eff_flops) / SECONDS_PER_DAY, DAYS, "days on this configuration's GPUs", "本配置所需天数", QWEN8B + ": 77 days on 2 GPUs")
     mgc = d("min_gpus_compute", ceil(total_flops / (eff_flops * train_s)), COUNT, "minimum GPUs for the deadline", "满足期限的最少 GPU", doc("gates") + " (deadline gate)")
     mgm = d("min_gpus_memory", ceil(r.logical_hbm / r.hbm_bytes), COUNT, "minimum GPUs to hold the state", "装下状态的最少 GPU", doc("gates") + " (memory gate); " + QWEN8B + ": 2 × 80 GB")
     d("binding_gate", if_(mgm.gt(mgc), "memory", "compute"), TEXT, "binding gate", "先撞的门", doc("gates"))

@@ -186,3 +186,8 @@ def define(reg: Registry, r: Ctx) -> None:
     c("reserve_below_days", Col("reserve_days").lt(Col("days")), "reserve_days",
       concat("reserve_days < days = ", Col("days")), concat("reserve_days = ", Col("reserve_days")),
       en="the reserve is shorter than the deadline", zh="预留天数少于期限", source=doc("compute-floor"))
+
+    # the precision of the matmuls ---------------------------------------------------------------
+    c("fp8_needs_a_peak", if_(r.compute_dtype.eq("fp8"), r.fp8_tflops.gt(0), True), "compute_dtype",
+      concat("a GPU with a dense FP8 peak for compute_dtype fp8 (or give fp8_tflops)"), concat("compute_dtype = fp8 on ", r.gpu),
+      en="FP8 matmuls need a GPU with FP8 tensor cores", zh="FP8 矩阵乘需要支持 FP8 的 GPU", source=doc("step-time"))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..expr import Col, Lookup, default, if_
-from ..registry import BOOL, COUNT, DAYS, GB, GBPS, MONEY, RATIO, TEXT, TFLOPS, TOKENS, Registry
+from ..registry import BOOL, COUNT, DAYS, GB, GBPS, MONEY, TEXT, TFLOPS, TOKENS, Registry
 from .common import CATALOGUE, COLUMN, Ctx, conv
 
 
@@ -61,10 +61,9 @@ def define(reg: Registry, r: Ctx) -> None:
     r.peak_tflops = d("peak_tflops", default("peak_tflops", Lookup("gpu", r.gpu, "peak_tflops")), TFLOPS, "dense BF16 peak", "BF16 稠密峰值", CATALOGUE)
     r.gpus_per_node = d("gpus_per_node", default("gpus_per_node", Lookup("gpu", r.gpu, "gpus_per_node")), COUNT, "GPUs per node", "每节点 GPU 数", CATALOGUE)
     r.host_gb = d("host_gb", default("host_gb", Lookup("gpu", r.gpu, "host_gb")), GB, "host memory per node", "每节点主机内存", CATALOGUE)
-    r.host_link = d("host_link_gb_s", Lookup("gpu", r.gpu, "host_link_gb_s"), GBPS, "host link per GPU", "主机链路带宽", CATALOGUE)
+    r.host_link = d("host_link_gb_s", default("host_link_gb_s", Lookup("gpu", r.gpu, "host_link_gb_s")), GBPS, "host link per GPU, per direction", "主机链路每卡单向带宽", CATALOGUE)
 
     reg.section = "job"
-    r.mfu = d("mfu", default("mfu", 0.4), RATIO, "MFU", "MFU", COLUMN)
     r.tokens = d("tokens", Col("tokens"), TOKENS, "training tokens", "训练 token 数", COLUMN)
     r.days = d("days", Col("days"), DAYS, "deadline", "期限", COLUMN)
     r.reserve = d("reserve_days", default("reserve_days", 0), DAYS, "reserve", "预留天数", COLUMN)

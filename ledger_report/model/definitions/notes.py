@@ -57,15 +57,31 @@ def define(reg: Registry, r: Ctx) -> None:
     _note(reg, "pipeline", r.pp.gt(1),
           ("Pipeline: the ", if_(r.pick_first, "first", "last"), " stage is reported (the more loaded); the first stage holds the embedding, the last the output head and final norm."),
           ("流水线：报告负载更大的", stage_zh, "段；首段持有输入嵌入，末段持有输出头与末层 norm。"), doc("pipeline-stages"))
-    _note(reg, "mfu", True,
-          "Compute floor from MFU: 6 × (active parameters − untied input embedding) + causal attention FLOPs per token; communication and pipeline bubbles are inside the MFU.",
-          "算力下界由 MFU 给出：每 token 6 × (激活参数 − 不共享的输入嵌入) + 因果注意力 FLOPs；通信与流水气泡已含在 MFU 中。", doc("compute-floor"))
+    _note(reg, "mfu", r.mfu_given,
+          ("Days and cost from the measured MFU ", _round(r.mfu, 3), "; the step-time model predicts ", _round(r.predicted_mfu, 3),
+           " (a step of ", _round(r.step_time, 2), " s). FLOPs per token: 6 × (active parameters − untied input embedding) + causal attention."),
+          ("天数与成本按实测 MFU ", _round(r.mfu, 3), "；步时模型预测 ", _round(r.predicted_mfu, 3), "（每步 ", _round(r.step_time, 2), " 秒）。每 token FLOPs：6 × (激活参数 − 不共享的输入嵌入) + 因果注意力。"),
+          doc("step-time"))
+    _note(reg, "predicted", negate(r.mfu_given),
+          ("Days and cost from the predicted step time (", _round(r.step_time, 2), " s, MFU ", _round(r.predicted_mfu, 3),
+           "): compute at the catalogue's sustained GEMM efficiency, the exposed communication of each parallel group, the pipeline bubble, the optimizer step and offload traffic."),
+          ("天数与成本按预测步时（", _round(r.step_time, 2), " 秒，MFU ", _round(r.predicted_mfu, 3),
+           "）：按目录中的持续 GEMM 效率计算，加上各并行组未被掩盖的通信、流水气泡、优化器 step 与卸载传输。"),
+          doc("step-time"))
+    _note(reg, "fp8", r.fp8,
+          "FP8: the layers' GEMMs run at the FP8 peak; attention, the output layer, norms and the optimizer stay in bf16/fp32.",
+          "FP8：各层 GEMM 按 FP8 峰值计算；注意力、输出层、归一化与优化器仍为 bf16/fp32。", doc("step-time"))
+    _note(reg, "placement", r.any_cross,
+          ("Placement tp innermost, then cp, ep, dp, pp, in nodes of ", r.gpus_per_node, " GPUs: ", r.placement_text,
+           "a group across nodes runs at the network's bandwidth."),
+          ("放置顺序 tp 最内，其次 cp、ep、dp、pp，每节点 ", r.gpus_per_node, " 卡：", r.placement_text, "跨节点的组按网络带宽计。"),
+          doc("step-time"))
     _note(reg, "full_recompute", r.recompute.eq("full"),
           "Full recompute runs the forward twice: hardware FLOPs are 8/6 of model FLOPs, so HFU = 4/3 × MFU.",
           "全重计算前向算两遍：硬件 FLOPs 为模型 FLOPs 的 8/6，HFU = 4/3 × MFU。", doc("compute-floor"))
     _note(reg, "offload", r.has_offload,
-          "Offloaded states leave the HBM sum; streaming them in and out each step is timed over the host link.",
-          "卸载的状态不计入显存；每步经主机链路换入换出的时间另计。", doc("state-ledger"))
+          "Offloaded states leave the HBM sum; each step streams them over the host link (host memory) or at the NVMe's bandwidth (NVMe), and a CPU optimizer runs at the host's memory bandwidth; the bandwidth gate asks that this fits the step budget.",
+          "卸载的状态不计入显存；每步经主机链路（主机内存）或按 NVMe 带宽（NVMe）传输，CPU 优化器按主机内存带宽计时；带宽门要求其不超过每步预算。", doc("state-ledger"))
     lazy = r.steady_minus_first
     _note(reg, "first_step", lazy.gt(0),
           ("Optimizer states are allocated at the first step: the peak of step 1 is ", gb_text(r.allocated), ", ", gb_text(lazy), " above what step 0 shows (", gb_text(r.first_step), "), so a run that survives its first forward and backward can still run out of memory at its first optimizer step."),
@@ -76,6 +92,13 @@ def define(reg: Registry, r: Ctx) -> None:
           ("实测峰值的口径为 ", r.counter, "，与同口径的估算对账。"), doc("counters"))
     _note(reg, "no_tokens", IsBlank(r.tokens),
           "No tokens given: the compute floor is blank.", "未给出训练 token 数：算力下界留空。", doc("compute-floor"))
+
+
+def _round(x, digits: int):
+    """``x`` rounded to ``digits`` decimals, for a sentence (FLOOR(x·10^d + 0.5) / 10^d)."""
+    from ..expr import floor
+
+    return floor(x * 10**digits + 0.5) / 10**digits
 
 
 def _conv_text(r: Ctx, lang: str):

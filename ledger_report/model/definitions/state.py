@@ -97,5 +97,4 @@ def ledger(reg: Registry, r: Ctx) -> None:
     host_node = d("host_bytes_per_node", r.state_host * r.gpus_per_node, BYTES, "offloaded state per node (host memory)", "每节点主机内存中的状态", "host-located lines × GPUs per node")
     d("nvme_bytes_per_node", r.state_nvme * r.gpus_per_node, BYTES, "offloaded state per node (NVMe)", "每节点 NVMe 上的状态", "NVMe-located lines × GPUs per node")
     d("host_fits", host_node.le(r.host_gb * BYTES_PER_GB), BOOL, "host memory holds the offloaded state", "主机内存放得下", "host_bytes_per_node ≤ host_gb")
-    r.offload_stream = d("offload_stream_s", 2 * (r.state_host + r.state_nvme) / (r.host_link * BYTES_PER_GB), SECONDS, "time to stream offloaded state in and out each step", "每步换入换出卸载状态的时间", "2 × offloaded bytes ÷ host link (read and write back; NVMe is slower still)")
 

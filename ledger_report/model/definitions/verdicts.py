@@ -69,7 +69,7 @@ def define(reg: Registry, r: Ctx) -> None:
     d("verdict_deadline_zh", if_(IsBlank(meets), "无法判断", if_(meets, "按期", concat("延期 ", grouped(late, 1), " 天"))), TEXT, "deadline verdict (zh)", "期限结论", doc("verdicts"))
 
     # bandwidth: offloaded states must stream in and out within the step -----------------------
-    stream, budget = r.offload_stream, r.step_budget
+    stream, budget = r.offload_s, r.step_budget
     d("verdict_bandwidth", if_(negate(r.has_offload), "nothing offloaded",
                                if_(any_of(IsBlank(stream), IsBlank(budget)), "cannot tell", if_(stream.le(budget), "keeps up", "too slow"))),
       TEXT, "bandwidth verdict", "带宽结论", doc("verdicts"))

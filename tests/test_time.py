@@ -1,0 +1,136 @@
+"""The step-time model (definitions/time.py): each term follows its stated formula, and the outputs
+that depend on time follow the prediction where mfu is empty and the measured mfu where given."""
+
+from __future__ import annotations
+
+import pytest
+
+from ledger_report.engine import compute, config_from_mapping
+from ledger_report.model.definitions import REGISTRY
+from ledger_report.model.definitions.time import (
+    CPU_ADAM_HOST_BYTES_PER_PARAM,
+    HOST_LINK_EFFICIENCY,
+    NETWORK_EFFICIENCY,
+    NVLINK_EFFICIENCY,
+    NVLINK_LATENCY_S,
+    TERMS,
+)
+from ledger_report.render.document import config_document
+
+# Seed 004's Qwen3-8B job (36 layers, h 4096, 32/8 heads, ffn 12288, vocab 151936, 8K tokens, 384 sequences).
+QWEN = dict(
+    name="q", layers=36, hidden=4096, heads=32, kv_heads=8, head_dim=128, ffn_hidden=12288, vocab=151936,
+    qk_norm=True, seq_len=8192, global_batch=384, tokens="100B", days=30, reserve_days=5, gpu="H100-SXM",
+    price_per_gpu_hour=2.0,
+)
+
+
+def v(**changes):
+    return compute(config_from_mapping({**QWEN, **changes})).values
+
+
+def test_step_time_is_the_sum_of_its_terms():
+    """docs/definitions.md#step-time: step = m·(compute + TP + CP + EP + PP) + bubble + DP + optimizer + offload."""
+    x = v(dp=4, tp=2, pp=2, zero=1, sequence_parallel=True)
+    assert x["step_time_s"] == pytest.approx(sum(x[f"time_{k}_s"] for k, *_ in TERMS), rel=1e-12)
+    d = config_document(compute(config_from_mapping({**QWEN, "dp": 4, "tp": 2, "pp": 2})))["compute"]
+    assert set(d["step_time_breakdown"]) == {k for k, *_ in TERMS}
+    assert d["step_time_s"] == pytest.approx(sum(d["step_time_breakdown"].values()), rel=1e-12)
+
+
+@pytest.mark.parametrize("pp, v_stages", [(4, 1), (4, 2), (8, 3)])
+def test_bubble_is_p_minus_1_over_vm_plus_p_minus_1(pp, v_stages):
+    """Narayanan et al. 2021 §2.2: 1F1B idles (p − 1)/(m + p − 1) of the pipeline time; interleaved (p − 1)/(v·m + p − 1)."""
+    x = v(dp=2, pp=pp, virtual_stages=v_stages, layers=48)
+    m = 384 / 2
+    assert x["bubble_fraction"] == pytest.approx((pp - 1) / (v_stages * m + pp - 1), rel=1e-12)
+
+
+def test_tensor_parallel_all_reduces_follow_the_ring_formula():
+    """Korthikanti et al. 2022: 2 all-reduces of s·b·h forward and 2 backward per layer; each α + 2(n−1)/n × bytes ÷ (NVLink per direction × efficiency)."""
+    x = v(dp=1, tp=4, global_batch=8)
+    per_ar = NVLINK_LATENCY_S + 2 * 3 / 4 * 8192 * 4096 * 2 / (900 / 2 * NVLINK_EFFICIENCY * 1e9)
+    assert x["first_stage_tp_comm_s"] == pytest.approx(4 * 36 * per_ar, rel=1e-9)
+    assert x["time_tp_s"] == pytest.approx(8 * x["first_stage_tp_comm_s"], rel=1e-9)  # 8 micro-batches, nothing overlapped (generic)
+
+
+def test_placement_puts_tp_innermost_and_dp_across_nodes():
+    """Placement rule tp, cp, ep, dp, pp over nodes of 8: tp 8 fills a node, so dp and pp cross nodes and
+    the data-parallel collectives run at the NIC's speed (DGX H100: 50 GB/s per GPU)."""
+    x = v(dp=4, tp=8, pp=2)
+    assert x["tp_crosses_nodes"] is False and x["dp_crosses_nodes"] is True and x["pp_crosses_nodes"] is True
+    assert x["grad_bus_gb_s"] == pytest.approx(50 * NETWORK_EFFICIENCY)
+    y = v(dp=8)
+    assert y["dp_crosses_nodes"] is False and y["grad_bus_gb_s"] == pytest.approx(900 / 2 * NVLINK_EFFICIENCY)
+    z = v(dp=16, tp=2)  # 4 data-parallel ranks per node drive 4 NICs
+    assert z["grad_ranks_per_node"] == 4 and z["grad_bus_gb_s"] == pytest.approx(min(360, 4 * 45))
+    assert "dp across nodes" in x["placement_summary"]
+
+
+def test_nvme_offload_is_charged_at_nvme_speed():
+    """ZeRO-Infinity: moments and master on NVMe are read and written back each step at the node's NVMe
+    bandwidth (shared by its 8 GPUs), far slower than the same bytes over PCIe; the CPU updates them."""
+    host = v(dp=8, zero=1, master_at="host", optimizer_at="host")
+    nvme = v(dp=8, zero=1, master_at="nvme", optimizer_at="nvme")
+    states = nvme["nvme_state_bytes_per_rank"]
+    assert states == pytest.approx(12 * 8_190_735_360 / 8, rel=1e-6)
+    assert nvme["nvme_stream_s"] == pytest.approx(2 * states * 8 / (13.3e9), rel=1e-9)
+    assert nvme["time_offload_s"] > 10 * host["host_stream_s"]
+    assert host["cpu_optimizer_s"] == pytest.approx(8_190_735_360 / 8 * 8 * CPU_ADAM_HOST_BYTES_PER_PARAM / 614.4e9, rel=1e-6)
+    assert host["host_stream_s"] == pytest.approx(8_190_735_360 / 8 * (2 + 2) / (64e9 * HOST_LINK_EFFICIENCY), rel=1e-6)
+
+
+def test_the_bandwidth_gate_closes_when_offload_cannot_stream_within_the_step():
+    """Issue: a plan whose offloaded states cannot stream (and update) within the step budget is not feasible."""
+    ok = v(dp=8, zero=1, master_at="host", optimizer_at="host")
+    assert ok["bandwidth_gate"] is True
+    slow = v(dp=8, zero=1, master_at="nvme", optimizer_at="nvme", nvme_gb_s=0.05)
+    assert slow["time_offload_s"] > slow["step_budget_s"] and slow["bandwidth_gate"] is False
+    assert v(dp=8)["bandwidth_gate"] is True  # nothing offloaded
+
+
+def test_empty_mfu_is_predicted_and_a_given_one_decides():
+    """Issue: with mfu empty the prediction decides days and cost; a measured mfu decides them and the
+    prediction stands beside it with the difference."""
+    pred = v(dp=8, zero=3)
+    assert pred["mfu_source"] == "predicted" and pred["mfu"] == pytest.approx(pred["predicted_mfu"])
+    assert pred["tokens_per_s_per_gpu"] == pytest.approx(pred["predicted_tokens_per_s_per_gpu"], rel=1e-9)
+    given = v(dp=8, zero=3, mfu=0.3)
+    assert given["mfu"] == 0.3 and given["predicted_mfu"] == pytest.approx(pred["predicted_mfu"])
+    assert given["mfu_difference"] == pytest.approx(pred["predicted_mfu"] - 0.3)
+    assert given["days_on_config"] == pytest.approx(5.2658e21 / (8 * 989e12 * 0.3) / 86400, rel=1e-3)
+    assert given["meets_deadline"] == (given["days_on_config"] <= 25)
+    assert given["days_over_deadline"] == pytest.approx(given["days_on_config"] - 25)
+
+
+def test_fp8_runs_the_gemms_at_the_fp8_peak_and_attention_in_bf16():
+    """compute_dtype fp8: the layers' GEMMs at the dense FP8 peak (H100: 1,979) and its efficiency; attention and the
+    output layer stay bf16, so the step is faster but less than twice as fast. Ampere has no FP8: an error."""
+    bf16, fp8 = v(dp=8, zero=3), v(dp=8, zero=3, compute_dtype="fp8")
+    assert fp8["gemm_peak_flops"] == 1979e12 and bf16["gemm_peak_flops"] == 989e12
+    assert bf16["step_time_s"] / 2 < fp8["step_time_s"] < bf16["step_time_s"]
+    assert fp8["head_gemm_efficiency"] == pytest.approx(bf16["head_gemm_efficiency"])
+    assert v(gpu="A100-80GB", dp=8, zero=3, compute_dtype="fp8")["ok_fp8_needs_a_peak"] is False
+
+
+def test_topology_columns_override_the_catalogue():
+    """network_gb_s, nvlink_gb_s, hbm_gb_s, host_link_gb_s, nvme_gb_s and host_mem_gb_s replace the catalogue figures."""
+    x = v(dp=4, tp=8, network_gb_s=25, nvlink_gb_s=400, hbm_gb_s=2000, host_link_gb_s=32, nvme_gb_s=5, host_mem_gb_s=300)
+    assert (x["network_gb_s"], x["nvlink_gb_s"], x["hbm_gb_s"], x["host_link_gb_s"], x["nvme_gb_s"], x["host_mem_gb_s"]) == (25, 400, 2000, 32, 5, 300)
+    assert x["time_dp_s"] > v(dp=4, tp=8)["time_dp_s"]  # the slower network exposes more of the reduction
+
+
+def test_figures_that_do_not_depend_on_time_are_unchanged_by_it():
+    """States, peaks, parameters and FLOPs read no time quantity: none of them refers to the time sections."""
+    time_keys = {q.key for q in REGISTRY if q.section in ("time", "placement", "offload")}
+    from ledger_report.model.expr import all_refs
+
+    for key in ("state_bytes_per_rank", "peak_bytes_per_rank", "params_total", "flops_per_token", "total_flops"):
+        stack, seen = [key], set()
+        while stack:
+            k = stack.pop()
+            if k in seen:
+                continue
+            seen.add(k)
+            assert k not in time_keys, (key, k)
+            stack.extend(all_refs(REGISTRY[k].expr))
