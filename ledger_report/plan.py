@@ -126,7 +126,7 @@ def _columns_read(key: str, memo: dict[str, frozenset] = {}) -> frozenset:  # no
 
 # The constraints that depend on the layout (a rule about the row alone, such as params_total agreeing
 # with the architecture, is the input's to meet, not the planner's to search around).
-CONSTRAINT_KEYS = tuple(c.ok for c in REGISTRY.constraints if _columns_read(c.ok) & set(SEARCHED_COLUMNS))
+CONSTRAINT_KEYS = tuple(c.ok for c in REGISTRY.constraints if not c.row_only and _columns_read(c.ok) & set(SEARCHED_COLUMNS))
 FIGURES = ("hbm_bytes", "days_on_config", "gpu_hours", "cost", "gpus", "step_time_s", "predicted_mfu")
 KEYS = tuple(dict.fromkeys(FIGURES + tuple(k for _n, k in GATES) + CONSTRAINT_KEYS))
 LAYOUT = ("dp", "tp", "pp", "cp", "ep", "micro_batch", "loss_chunks")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ledger_report.engine import compute, config_from_mapping
+from ledger_report.errors import InputError
 from ledger_report.model.definitions import REGISTRY
 from ledger_report.model.definitions.time import (
     CPU_ADAM_HOST_BYTES_PER_PARAM,
@@ -110,7 +111,8 @@ def test_fp8_runs_the_gemms_at_the_fp8_peak_and_attention_in_bf16():
     assert fp8["gemm_peak_flops"] == 1979e12 and bf16["gemm_peak_flops"] == 989e12
     assert bf16["step_time_s"] / 2 < fp8["step_time_s"] < bf16["step_time_s"]
     assert fp8["head_gemm_efficiency"] == pytest.approx(bf16["head_gemm_efficiency"])
-    assert v(gpu="A100-80GB", dp=8, zero=3, compute_dtype="fp8")["ok_fp8_needs_a_peak"] is False
+    with pytest.raises(InputError, match="FP8 peak"):
+        v(gpu="A100-80GB", dp=8, zero=3, compute_dtype="fp8")
 
 
 def test_topology_columns_override_the_catalogue():

@@ -73,6 +73,7 @@ class Constraint:
     severity: str = ERROR
     en: str = ""  # the rule in words, for the documentation
     zh: str = ""
+    row_only: bool = False  # about the row's own figures, not its layout: the planner does not search around it
 
 
 class Registry:
@@ -109,10 +110,10 @@ class Registry:
         return Ref(key)
 
     def constraint(self, key: str, ok: Any, column: str, expected: Any, found: Any, *,
-                   severity: str = ERROR, en: str = "", zh: str = "", source: str = "") -> Ref:
+                   severity: str = ERROR, en: str = "", zh: str = "", source: str = "", row_only: bool = False) -> Ref:
         """A rule: ``ok`` true when it holds.  Defined as the quantity ``ok_<key>``."""
         ref = self.define(f"ok_{key}", ok, BOOL, en or key, zh or en or key, source)
-        self.constraints.append(Constraint(key, ref.key, column, lift(expected), lift(found), severity, en, zh))
+        self.constraints.append(Constraint(key, ref.key, column, lift(expected), lift(found), severity, en, zh, row_only))
         return ref
 
 

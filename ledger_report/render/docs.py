@@ -103,6 +103,13 @@ FLOPs per token = 6 × (active parameters, less the input embedding when it is n
 attention layers × seq_len × heads × head_dim (the causal mask halves the 12·L·s·d term). Total FLOPs
 = FLOPs per token × tokens; steps = ⌈tokens / (global_batch × seq_len)⌉; the time a step may take =
 (days − reserve_days) × 86400 / steps."""),
+    ("Step time", ("time", "placement", "offload"), """\
+One training step's time, term by term: compute (forward, backward and recompute FLOPs at the GPU's
+sustained matmul efficiency), the exposed part of each collective (tensor, context, expert, data
+parallel and pipeline communication, over NVLink inside a node and the network across nodes,
+placing tp innermost, then cp, ep, dp, pp), the pipeline bubble, the optimizer step and offload
+(the host link or the NVMe's bandwidth, and a CPU optimizer). With `mfu` empty the prediction
+decides the days and the cost; a given `mfu` decides them and the prediction stands beside it."""),
     ("Gates", (), """\
 The minimum number of GPUs for the deadline, and to hold the state; the binding gate is the one
 that asks for more."""),

@@ -65,7 +65,7 @@ def define(reg: Registry, r: Ctx) -> None:
           concat("params_total within 1 % of the architecture's count ", grouped(r.arch_total)),
           concat("params_total = ", grouped(r.total), " (", grouped(off * 100), " % off)"),
           severity=severity, en="a given params_total agrees with the architecture within 1 %", zh="给定 params_total 与结构计数相差不超过 1 %",
-          source=doc("parameters"))
+          source=doc("parameters"), row_only=True)
 
     # the architecture's optional blocks: each set of columns complete or empty ----------------------
     rules = []
@@ -177,10 +177,10 @@ def define(reg: Registry, r: Ctx) -> None:
     solving = all_of(_given("params_per_rank"), ep.gt(1), _blank("params_expert"), negate(r.has_arch))
     c("per_rank_needs_total", negate(all_of(solving, _blank("params_total"))), "params_per_rank",
       "params_total (or params_expert) to solve the expert split from params_per_rank when ep > 1", concat("ep = ", ep, " with params_total empty"),
-      en="the expert split from params_per_rank needs params_total", zh="由每卡参数反推专家拆分需要 params_total", source=doc("parts-and-groups"))
+      en="the expert split from params_per_rank needs params_total", zh="由每卡参数反推专家拆分需要 params_total", source=doc("parts-and-groups"), row_only=True)
     c("per_rank_solvable", negate(all_of(solving, _given("params_total"), (ep * etp).eq(tp))), "params_per_rank",
       "ep·etp ≠ tp to solve the expert split from params_per_rank (or give params_expert)", concat("ep·etp = ", ep, "·", etp, " = ", ep * etp, " = tp"),
-      en="the expert split from params_per_rank needs ep·etp ≠ tp", zh="反推专家拆分需要 ep·etp ≠ tp", source=doc("parts-and-groups"))
+      en="the expert split from params_per_rank needs ep·etp ≠ tp", zh="反推专家拆分需要 ep·etp ≠ tp", source=doc("parts-and-groups"), row_only=True)
 
     # the deadline ------------------------------------------------------------------------------
     c("reserve_below_days", Col("reserve_days").lt(Col("days")), "reserve_days",
