@@ -1,7 +1,7 @@
-"""Planner throughput: candidates evaluated per second in a million-candidate search (issue 6).
+"""Planner throughput: candidates evaluated per second in a million-candidate search .
 
 The target: at least 1,000,000 candidates in 20 s on a 2-core machine (the calibration pass that a
-measured mfu asks for included).  The job is seed 004's
+measured mfu asks for included).  The job is docs/scenarios.md's
 (Qwen3-8B, 100B tokens, 30 days, H100 at 40 % MFU) with every parallel and memory-saving column
 left to the planner: about 3 million candidates on one GPU type; ``--catalogue`` also leaves
 ``gpu`` empty (every catalogue GPU, about 13 times as many).
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     ok = best["candidates"] >= TARGET_CANDIDATES and best["per_second"] >= TARGET_CANDIDATES / TARGET_SECONDS
     report = {
         "bench": "plan",
-        "job": "seed 004 (Qwen3-8B)" + (", gpu searched over the catalogue" if args.catalogue else ", H100-SXM"),
+        "job": "Qwen3-8B, 100B tokens" + (", gpu searched over the catalogue" if args.catalogue else ", H100-SXM"),
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
         "best": best,

@@ -1,4 +1,4 @@
-"""The planner (CONTRACT section 7): from a model and a deadline to the cheapest plans that fit.
+"""The planner (`ledger-report plan`, docs/json.md): from a model and a deadline to the cheapest plans that fit.
 
 Each input row describes a model and a job.  The parallel and memory-saving columns it leaves
 empty are searched; every candidate is evaluated through the one registry of definitions
@@ -760,7 +760,7 @@ def plan(config: Config, *, top: int = 10, progress: Progress | None = None, mar
 
 def plan_document(configs: Iterable[Config], top: int = 10, progress: Progress | None = None,
                   margin: float = MARGIN, prices: Mapping[str, float] | None = None) -> dict[str, Any]:
-    """The CONTRACT §7 document for every row: plans per input row, concatenated in input order."""
+    """The planner's document for every row: plans per input row, concatenated in input order."""
     configs = list(configs)
     searches, problems = [], []
     for c in configs:

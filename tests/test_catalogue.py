@@ -38,7 +38,7 @@ VENDOR_FIGURES = {
 
 
 def test_h100_sxm_is_80_gb_and_989_tflops():
-    """H100-SXM: 80 GB and 989 dense BF16 TFLOP/s, the figure the seed documents use (NVIDIA H100 datasheet 2023: 1,979 with sparsity)."""
+    """H100-SXM: 80 GB and 989 dense BF16 TFLOP/s, the figure docs/scenarios.md uses (NVIDIA H100 datasheet 2023: 1,979 with sparsity)."""
     gpu = GPUS["H100-SXM"]
     assert gpu.hbm_gb == 80
     assert gpu.peak_tflops == 989

@@ -1,4 +1,4 @@
-"""The planner (CONTRACT section 7, issue 6): plans that the engine confirms, and none cheaper missed."""
+"""The planner (`ledger-report plan`): plans that the engine confirms, and none cheaper missed."""
 
 from __future__ import annotations
 
@@ -27,14 +27,14 @@ from ledger_report.plan import (
     plan_rows,
 )
 
-# Seed 004: Qwen3-8B, 100B tokens, 30 days, H100 at 40 % MFU (section 2 and 4 of the seed).
+# docs/scenarios.md: Qwen3-8B, 100B tokens in 30 days, H100 at 40 % MFU.
 QWEN3_8B_JOB = dict(
     name="qwen3-8b", layers=36, hidden=4096, heads=32, kv_heads=8, head_dim=128, ffn_hidden=12288,
     vocab=151936, qk_norm=True, seq_len=8192, global_batch=384, tokens=100_000_000_000, days=30.0,
     gpu="H100-SXM", mfu=0.4, price_per_gpu_hour=2.0,
 )
 
-# Seed 000's 35B MoE on H20 (seq 49,152, micro-batch 1, global batch 80, full recompute, Megatron).
+# docs/scenarios.md: the 35B MoE on H20 (seq 49,152, micro-batch 1, global batch 80, full recompute, Megatron).
 # Parameter counts from the seed (35B total, 32.114B routed experts); the architecture columns are
 # a Qwen3.5-35B-A3B-like guess (40 layers × 256 experts × 3·2048·512 = 32.2B), needed for the
 # activations; tokens, days, mfu and price are invented for the test.
@@ -134,10 +134,10 @@ def test_full_recompute_costs_its_recompute_flops():
     assert full["gpu_hours"] > none["gpu_hours"]
 
 
-# ---- seed 004 --------------------------------------------------------------------------------------
+# ---- docs/scenarios.md: Qwen3-8B --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("reserve", [0.0, 5.0])
 def test_seed_004_first_plan_is_a_layout_the_model_accepts(reserve, qwen_plans):
-    """Seed 004 §4: at 40 % MFU the job needs 6 H100 for 30 days (7 with 5 in reserve); the first plan
+    """docs/scenarios.md, Qwen3-8B (compute): at 40 % MFU the job needs 6 H100 for 30 days (7 with 5 in reserve); the first plan
     meets the deadline on at least that many GPUs, holds every constraint (no uneven pipeline, tp
     dividing the heads) and, calibrated to the measured 40 %, costs about 2.0 × 5.2658e21 / (989e12 × 0.4) / 3600."""
     result = qwen_plans[reserve]
@@ -229,8 +229,8 @@ def test_vectorized_values_equal_scalar_compute_for_random_candidates(job):
 
 
 # ---- rows, documents, inputs ----------------------------------------------------------------------
-def test_plan_document_has_the_contract_shape_and_one_block_per_row():
-    """CONTRACT §7 keys; plans of each input row in input order, named <input>-p<rank>; progress reaches the total."""
+def test_plan_document_has_the_documented_shape_and_one_block_per_row():
+    """docs/json.md keys; plans of each input row in input order, named <input>-p<rank>; progress reaches the total."""
     calls = []
     rows = [_cfg(TINY_DENSE), _cfg({**TINY_DENSE, "name": "tiny-2", "days": 20.0})]
     doc = plan_document(rows, top=3, progress=lambda done, total: calls.append((done, total)))
@@ -266,7 +266,7 @@ def test_given_columns_are_kept_and_searched_ones_are_filled():
 
 
 def test_megatron_never_gets_zero_2():
-    """CONTRACT §3.4: zero=2 is an input error under framework=megatron, so the planner never proposes it."""
+    """The megatron convention has no ZeRO-2: zero=2 is an input error under framework=megatron, so the planner never proposes it."""
     s = _prepare(_cfg(TINY_MOE))
     assert {b.zero for b in s.batches} == {0, 1, 3}
 
@@ -285,7 +285,7 @@ def test_gpu_is_searched_over_the_catalogue_when_the_row_names_none():
 
 
 def test_params_per_rank_is_resolved_once_and_not_carried():
-    """Seed 000 §2: params_per_rank at ep 8 solves the expert split; plans carry params_expert instead."""
+    """docs/scenarios.md, 35B MoE (the expert split): params_per_rank at ep 8 solves the expert split; plans carry params_expert instead."""
     job = {k: v for k, v in MOE_35B_JOB.items() if k != "params_expert"}
     job.update(params_per_rank=6_900_000_000, ep=8, dp=40, measured_peak_gb=85.6)
     s = _prepare(_cfg(job))
@@ -323,7 +323,7 @@ def test_chunking_does_not_change_the_answer(monkeypatch):
 
 @pytest.mark.parametrize("job", ["qwen-r5", "moe"])
 def test_plan_rows_survive_a_csv_round_trip_through_the_reader(job, tmp_path, qwen_plans, moe_plans):
-    """CONTRACT §7: a plan's row is an input row ``calc`` and ``build`` accept; read back from CSV it gives the same figures."""
+    """A plan's row is an input row ``calc`` and ``build`` accept; read back from CSV it gives the same figures."""
     result = {"qwen-r5": qwen_plans[5.0], "moe": moe_plans}[job]
     import csv
 

@@ -18,7 +18,7 @@ from ledger_report.model.definitions.time import (
 )
 from ledger_report.render.document import config_document
 
-# Seed 004's Qwen3-8B job (36 layers, h 4096, 32/8 heads, ffn 12288, vocab 151936, 8K tokens, 384 sequences).
+# docs/scenarios.md's Qwen3-8B job (36 layers, h 4096, 32/8 heads, ffn 12288, vocab 151936, 8K tokens, 384 sequences).
 QWEN = dict(
     name="q", layers=36, hidden=4096, heads=32, kv_heads=8, head_dim=128, ffn_hidden=12288, vocab=151936,
     qk_norm=True, seq_len=8192, global_batch=384, tokens="100B", days=30, reserve_days=5, gpu="H100-SXM",
