@@ -1,4 +1,4 @@
-"""Planner throughput: candidates evaluated per second in a million-candidate search .
+"""Planner throughput: candidates evaluated per second in a million-candidate search.
 
 The target: at least 1,000,000 candidates in 20 s on a 2-core machine (the calibration pass that a
 measured mfu asks for included).  The job is docs/scenarios.md's
