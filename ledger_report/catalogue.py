@@ -6,7 +6,11 @@ the ``source`` column.
 
 Units, as the column names say:
 
-* ``hbm_gb``: device memory in GB = 10^9 bytes, as vendors state it (not GiB).
+* ``hbm_gb``: device memory a training process can use, in GB = 10^9 bytes: the device total
+  CUDA (ROCm) reports, as PyTorch prints it in its out-of-memory message ("total capacity of
+  79.11 GiB" on an H100 80GB).  The vendor's "80 GB" is 80 GiB of HBM, of which the driver keeps
+  some; 79.11 GiB = 84.94 GB.  What the job itself holds (CUDA context, NCCL) is in the peak.
+* ``hbm_nominal_gb``: the vendor's figure, as the part is sold (for display).
 * ``peak_tflops``: dense BF16 tensor TFLOP/s, no structured sparsity (vendor "with sparsity"
   figures halved).
 * ``hbm_tb_s``: device-memory bandwidth in TB/s (10^12 bytes/s).
@@ -39,7 +43,7 @@ import math
 from dataclasses import dataclass, fields
 from importlib import resources
 
-__all__ = ["Gpu", "GPUS", "GPU_NAMES", "find_gpu", "normalise_gpu_name", "ModelEntry", "MODELS", "MODEL_NAMES", "find_model"]
+__all__ = ["Gpu", "GPUS", "USER_DESCRIBED", "GPU_NAMES", "find_gpu", "normalise_gpu_name", "ModelEntry", "MODELS", "MODEL_NAMES", "find_model"]
 
 BYTES_PER_GB = 10**9  # vendors' GB (decimal)
 FLOPS_PER_TFLOP = 10**12
@@ -51,6 +55,7 @@ class Gpu:
 
     name: str
     hbm_gb: float
+    hbm_nominal_gb: float
     peak_tflops: float
     hbm_tb_s: float
     host_link_gb_s: float
@@ -84,7 +89,7 @@ class Gpu:
 
 
 COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(Gpu))
-_FLOAT_COLUMNS = ("hbm_gb", "peak_tflops", "hbm_tb_s", "host_link_gb_s", "interconnect_gb_s", "host_gb",
+_FLOAT_COLUMNS = ("hbm_gb", "hbm_nominal_gb", "peak_tflops", "hbm_tb_s", "host_link_gb_s", "interconnect_gb_s", "host_gb",
                   "network_gb_s", "nvme_gb_s", "nvme_tb", "host_mem_gb_s", "gemm_efficiency")
 _OPTIONAL_FLOAT_COLUMNS = ("fp8_tflops", "fp8_gemm_efficiency")  # empty: the part has no FP8
 _FRACTION_COLUMNS = ("gemm_efficiency", "fp8_gemm_efficiency")  # at most 1
@@ -169,6 +174,19 @@ def load_catalogue() -> dict[str, Gpu]:
 GPUS: dict[str, Gpu] = load_catalogue()
 GPU_NAMES: tuple[str, ...] = tuple(GPUS)
 _BY_KEY: dict[str, Gpu] = {normalise_gpu_name(g.name): g for g in GPUS.values()}
+
+
+# A GPU outside the catalogue is described by the row: hbm_gb and peak_tflops are required; what the
+# row leaves empty comes from this profile, a plain 8-GPU PCIe server (stated on the page as such).
+USER_DESCRIBED = Gpu(
+    name="user-described", hbm_gb=0.0, hbm_nominal_gb=0.0, peak_tflops=0.0, hbm_tb_s=2.0, host_link_gb_s=32.0,
+    interconnect="PCIe", interconnect_gb_s=64.0, gpus_per_node=8, host_gb=1024.0, fp8_tflops=None,
+    network_gb_s=12.5, nvme_gb_s=6.7, nvme_tb=15.0, host_mem_gb_s=300.0, gemm_efficiency=0.5, fp8_gemm_efficiency=None,
+    source="a user-described accelerator: the row gives hbm_gb and peak_tflops; the rest is a plain 8-GPU PCIe server "
+           "(2 TB/s HBM, PCIe Gen4 x16 = 32 GB/s per direction host link and 64 GB/s between GPUs, 100 Gb/s = 12.5 GB/s network "
+           "per GPU, 1 TB host memory, half the peak on large GEMMs, no FP8); the row's hbm_gb_s, nvlink_gb_s, network_gb_s, "
+           "gpus_per_node and host_gb columns replace these",
+)
 
 
 def find_gpu(name: str) -> Gpu | None:

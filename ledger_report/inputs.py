@@ -449,10 +449,19 @@ def _gpu(raw: str, key: str, col: Column) -> str:
     gpu = catalogue.find_gpu(_norm(raw))
     if gpu is not None:
         return gpu.name
-    names = list(catalogue.GPU_NAMES)
-    near = difflib.get_close_matches(_norm(raw), names, n=1, cutoff=0.5)
-    hint = f" — did you mean {near[0]}?" if near else ""
-    raise _Bad("one of " + ", ".join(names), _show(raw) + hint)
+    if catalogue.normalise_gpu_name(_norm(raw)) == catalogue.normalise_gpu_name(catalogue.USER_DESCRIBED.name):
+        raise _Bad("a GPU's name", _show(raw) + " (the name of the profile for GPUs outside the catalogue)")
+    return _norm(raw)  # outside the catalogue: the model's gpu_described rule asks for hbm_gb and peak_tflops
+
+
+def gpu_hint(name: str) -> str:
+    """" — did you mean H100-SXM?" for a name close to a catalogue entry, else empty."""
+    from . import catalogue
+
+    key = catalogue.normalise_gpu_name(name)
+    near = [g for g in catalogue.GPU_NAMES if key and catalogue.normalise_gpu_name(g).startswith(key)]
+    near = near or difflib.get_close_matches(name, list(catalogue.GPU_NAMES), n=1, cutoff=0.5)
+    return f" — did you mean {' or '.join(near[:2])}?" if near else ""
 
 
 def _text(raw: Any, col: Column) -> str:
@@ -728,7 +737,10 @@ class _Table:
         if not pending:
             return
         broken: set[int] = set()
+        values_of = {r: v for r, v, *_rest in pending}
         for row, column, expected, found in _model_checks([(r, v, b) for r, v, b, _ok, _o in pending]):
+            if column == "gpu":
+                found += gpu_hint(str(values_of[row].get("gpu", "")))
             self.add(row, column, expected, found, self._ref_of(column, row))
             broken.add(row)
         for row, values, _bad, clean, origins in pending:

@@ -19,7 +19,7 @@ REQUIRED_NAMES = (
     "B200", "GB200", "MI300X", "MI325X", "Gaudi3", "L40S",
 )  # fmt: skip
 
-# name: (hbm_gb, dense BF16 TFLOP/s, HBM TB/s), each from the vendor document named in the id.
+# name: (nominal HBM GB as sold, dense BF16 TFLOP/s, HBM TB/s), each from the vendor document named in the id.
 VENDOR_FIGURES = {
     "H100-SXM": (80, 989, 3.35),  # NVIDIA H100 datasheet 2023: 1,979 with sparsity / 2
     "H100-PCIe": (80, 756, 2.0),  # NVIDIA H100 datasheet 2023: PCIe 1,513 with sparsity / 2
@@ -38,19 +38,34 @@ VENDOR_FIGURES = {
 
 
 def test_h100_sxm_is_80_gb_and_989_tflops():
-    """H100-SXM: 80 GB and 989 dense BF16 TFLOP/s, the figure docs/scenarios.md uses (NVIDIA H100 datasheet 2023: 1,979 with sparsity)."""
+    """H100-SXM: sold as 80 GB; CUDA gives a process 79.11 GiB of it (PyTorch's out-of-memory message on an
+    H100 80GB HBM3: "GPU 0 has a total capacity of 79.11 GiB"), 79.11 × 2^30 = 84.94 × 10^9 bytes; 989 dense
+    BF16 TFLOP/s, the figure docs/scenarios.md uses (NVIDIA H100 datasheet 2023: 1,979 with sparsity)."""
     gpu = GPUS["H100-SXM"]
-    assert gpu.hbm_gb == 80
+    assert gpu.hbm_nominal_gb == 80
+    assert gpu.hbm_gb == round(79.11 * 2**30 / 1e9, 2) == 84.94
+    assert gpu.hbm_bytes == 84_940_000_000  # GB = 10^9 bytes, not GiB
     assert gpu.peak_tflops == 989
-    assert gpu.hbm_bytes == 80_000_000_000  # GB = 10^9 bytes, not GiB
     assert gpu.peak_flops == 989e12
 
 
 def test_h20_is_96_gb_and_148_tflops():
-    """H20: 96 GB HBM3 and 148 dense BF16 TFLOP/s (NVIDIA HGX H20 specification 2024)."""
+    """H20: sold as 96 GB HBM3 and 148 dense BF16 TFLOP/s (NVIDIA HGX H20 specification 2024); nvidia-smi shows
+    97,871 MiB, of which CUDA gives a process about 95.0 GiB = 102.0 GB."""
     gpu = GPUS["H20"]
-    assert (gpu.hbm_gb, gpu.peak_tflops) == (96, 148)
-    assert gpu.hbm_bytes == 96 * 10**9
+    assert (gpu.hbm_nominal_gb, gpu.peak_tflops) == (96, 148)
+    assert gpu.hbm_gb == round(95.0 * 2**30 / 1e9, 2)
+    assert gpu.hbm_gb < 97_871 * 2**20 / 1e9  # below what nvidia-smi shows
+
+
+@pytest.mark.parametrize("name, gib", [("H100-SXM", 79.11), ("H200", 139.80), ("A100-80GB", 79.15), ("A100-40GB", 39.39),
+                                       ("B200", 178.35), ("GB200", 184.31), ("MI300X", 191.98), ("MI325X", 255.98)])
+def test_usable_memory_is_what_pytorch_reports(name, gib):
+    """The usable HBM is the device total PyTorch prints when it runs out of memory ("total capacity of
+    <gib> GiB", quoted in public issue threads for each part), in GB; it sits below the nominal figure's GiB."""
+    gpu = GPUS[name]
+    assert gpu.hbm_gb == round(gib * 2**30 / 1e9, 2)
+    assert gpu.hbm_gb * 1e9 < gpu.hbm_nominal_gb * 2**30
 
 
 @pytest.mark.parametrize("name", list(VENDOR_FIGURES), ids=list(VENDOR_FIGURES))
@@ -58,7 +73,7 @@ def test_vendor_figures(name):
     """HBM GB, dense BF16 TFLOP/s and HBM TB/s match the vendor document named beside VENDOR_FIGURES."""
     hbm_gb, tflops, tb_s = VENDOR_FIGURES[name]
     gpu = GPUS[name]
-    assert gpu.hbm_gb == pytest.approx(hbm_gb)
+    assert gpu.hbm_nominal_gb == pytest.approx(hbm_gb)
     assert gpu.peak_tflops == pytest.approx(tflops)
     assert gpu.hbm_tb_s == pytest.approx(tb_s)
 
@@ -128,7 +143,7 @@ def test_gpu_is_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
         GPUS["H100-SXM"].hbm_gb = 94  # type: ignore[misc]
     changed = dataclasses.replace(GPUS["H100-SXM"], hbm_gb=94.0)
-    assert changed.hbm_bytes == 94 * 10**9 and GPUS["H100-SXM"].hbm_gb == 80
+    assert changed.hbm_bytes == 94 * 10**9 and GPUS["H100-SXM"].hbm_gb == 84.94
 
 
 def test_same_die_same_peak():
@@ -152,7 +167,7 @@ def test_host_links_and_nodes():
 def test_parse_rejects_bad_rows():
     """A malformed catalogue fails loudly, naming the line and column: negative, non-numeric, clashing name, wrong header."""
     header = ",".join(catalogue.COLUMNS)
-    good = "X1,80,989,3.35,64,NVLink,900,8,2048,1979,50,13.3,30.72,614.4,0.56,0.50,Doc (2023)"
+    good = "X1,80,80,989,3.35,64,NVLink,900,8,2048,1979,50,13.3,30.72,614.4,0.56,0.50,Doc (2023)"
     assert parse_catalogue(f"{header}\n{good}\n")["X1"].peak_tflops == 989
     with pytest.raises(ValueError, match=r"line 2: column 'hbm_gb' expected a positive number; found '-80'"):
         parse_catalogue(f"{header}\n{good.replace(',80,', ',-80,')}\n")

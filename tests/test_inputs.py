@@ -381,3 +381,29 @@ def test_records_are_rows_and_every_problem_is_reported():
     message = str(info.value)
     assert 'records, row 2, column "name": expected a name unique in the file; found "A " again (first at row 1)' in message
     assert 'records, row 3, column "dp"' in message and 'records, row 3, column "name"' in message
+
+
+def test_a_gpu_outside_the_catalogue_is_described_by_the_row(tmp_path):
+    """An accelerator the catalogue lacks (H100 NVL: 94 GB, 835 dense BF16 TFLOP/s, NVIDIA H100 datasheet
+    2023: 1,671 with sparsity) is accepted with hbm_gb and peak_tflops; the page says it is user-described,
+    and the figures come from the row: HBM 94 × 10^9 bytes, peak 835 × 10^12 FLOP/s."""
+    from ledger_report.engine import compute
+
+    (config,) = read_configs(write_csv(tmp_path, "name,params_total,gpu,hbm_gb,peak_tflops,dp\nnvl,7B,H100-NVL,94,835,8\n"))
+    assert config.get("gpu") == "H100-NVL"
+    lg = compute(config)
+    assert lg["gpu_in_catalogue"] is False and lg["gpu_profile"] == "user-described"
+    assert lg["hbm_bytes"] == 94 * 10**9 and lg["bf16_peak_flops"] == 835e12
+    assert lg["note_user_gpu_shown"] is True and lg["note_user_gpu"].startswith("User-described accelerator H100-NVL: 94.0 GB of HBM")
+    assert lg["gpus_per_node"] == 8  # the plain PCIe server's node
+
+
+def test_a_gpu_outside_the_catalogue_without_its_figures_is_refused_with_a_hint(tmp_path):
+    """Without hbm_gb and peak_tflops the row is refused on the gpu column, naming what is missing and the
+    catalogue names it resembles ("H100" could be either H100 part)."""
+    with pytest.raises(InputError) as exc:
+        read_configs(write_csv(tmp_path, "name,params_total,gpu,peak_tflops\nm,7B,H100,900\n"))
+    ((column, expected, found),) = _problems(exc.value)
+    assert column == "gpu"
+    assert expected == "a GPU of the catalogue (ledger-report gpus), or hbm_gb and peak_tflops to describe H100"
+    assert found == "H100 is not in the catalogue and hbm_gb = empty, peak_tflops = 900 — did you mean H100-SXM or H100-PCIe?"

@@ -93,6 +93,23 @@ def grouped_text(x: Any, places: int = 0) -> str:
     return f"{math.copysign(q, x) if q else 0.0:,.{places}f}"
 
 
+def smallest_divisor_at_least(n: Any, at_least: Any, step: Any) -> Any:
+    """The smallest d ≥ at_least with d | n and step | d, or None (n, step whole and ≥ 1)."""
+    n, step = int(round(n)), max(int(round(step)), 1)
+    if n < 1:
+        return None
+    lo = max(int(math.ceil(approx_value(float(at_least)))), 1)
+    best = None
+    i = 1
+    while i * i <= n:
+        if n % i == 0:
+            for d in (i, n // i):
+                if d >= lo and d % step == 0 and (best is None or d < best):
+                    best = d
+        i += 1
+    return best
+
+
 def _mod(a: Any, b: Any) -> Any:
     return a % b
 
@@ -108,6 +125,7 @@ _FUNCTIONS: dict[str, Callable[[list], Any]] = {
     "NOT": lambda xs: not xs[0],
     "FMT": lambda xs: grouped_text(xs[0], int(xs[1])),
     "MID": lambda xs: str(xs[0])[int(xs[1]) - 1: int(xs[1]) - 1 + int(xs[2])],
+    "GCD": lambda xs: math.gcd(int(round(xs[0])), int(round(xs[1]))),
 }
 
 
@@ -192,6 +210,12 @@ class _Closures(Visitor):
         args_ = [compiled(a) for a in e.args]
         if e.fn == "CONCAT":
             return lambda row, env, t: "".join(text_of(a(row, env, t)) for a in args_)
+        if e.fn == "MINDIV":
+            def mindiv(row, env, t):
+                xs = [a(row, env, t) for a in args_]
+                return None if any(x is None for x in xs) else smallest_divisor_at_least(*xs)
+
+            return mindiv
         fn = _FUNCTIONS[e.fn]
 
         def call(row, env, t):
@@ -543,6 +567,21 @@ class _ArrayEval(Visitor):
                 out = _round_array(np, f, xs[0]) if _is_float_array(np, xs[0]) else f(xs[0])
             elif fn == "MOD":
                 out = np.mod(xs[0], xs[1])
+            elif fn == "GCD":
+                out = np.gcd(np.rint(xs[0]).astype(np.int64), np.rint(xs[1]).astype(np.int64)).astype(float)
+            elif fn == "MINDIV":
+                n, lo, k = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in xs))
+                flat = {}
+                vals = np.empty(n.shape, dtype=float)
+                none = np.zeros(n.shape, dtype=bool)
+                for idx in np.ndindex(n.shape):
+                    key = (n[idx], lo[idx], k[idx])
+                    if key not in flat:
+                        flat[key] = smallest_divisor_at_least(*key) if np.isfinite(key).all() else None
+                    got = flat[key]
+                    none[idx] = got is None
+                    vals[idx] = 0 if got is None else got
+                return _A(vals if vals.ndim else vals[()], _or(np, blank, none if none.ndim else bool(none)))
             elif fn in ("AND", "OR"):
                 f = np.logical_and if fn == "AND" else np.logical_or
                 out = xs[0]

@@ -122,7 +122,7 @@ class IsBlank(Expr):
 
 @dataclass(frozen=True, eq=False)
 class Call(Expr):
-    fn: str  # MAX, MIN, CEIL, FLOOR, MOD, AND, OR, NOT, CONCAT, FMT, MID
+    fn: str  # MAX, MIN, CEIL, FLOOR, MOD, AND, OR, NOT, CONCAT, FMT, MID, GCD, MINDIV
     args: tuple[Expr, ...]
 
 
@@ -159,6 +159,17 @@ def mod(x: Any, y: Any) -> Expr:
 def divides(d: Any, n: Any) -> Expr:
     """True when d divides n exactly."""
     return mod(n, d).eq(0)
+
+
+def gcd(x: Any, y: Any) -> Expr:
+    """The greatest common divisor of two whole numbers."""
+    return Call("GCD", (lift(x), lift(y)))
+
+
+def smallest_divisor(n: Any, at_least: Any, step: Any) -> Expr:
+    """The smallest d ≥ ``at_least`` that divides ``n`` and is a multiple of ``step``; blank when
+    there is none (the buildable data-parallel sizes of a batch)."""
+    return Call("MINDIV", (lift(n), lift(at_least), lift(step)))
 
 
 def concat(*xs: Any) -> Expr:

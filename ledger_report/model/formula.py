@@ -59,7 +59,7 @@ LEDGER_ROW = "\x02"
 
 # Every function a generated formula may use (the workbook adds SUBSTITUTE for its selector).
 # Each is in openpyxl.utils.FORMULAE (no _xlfn. prefix) and evaluated by LibreOffice 7.4.
-FUNCTIONS = frozenset({"IF", "OR", "AND", "NOT", "MAX", "MIN", "CEILING", "FLOOR", "MOD", "TEXT", "MID", "INDEX", "MATCH", "IFERROR"})
+FUNCTIONS = frozenset({"IF", "OR", "AND", "NOT", "MAX", "MIN", "CEILING", "FLOOR", "MOD", "TEXT", "MID", "INDEX", "MATCH", "IFERROR", "GCD", "SUMPRODUCT", "ROW", "INDIRECT"})
 
 _CALLS = {"MAX": "MAX", "MIN": "MIN", "AND": "AND", "OR": "OR", "NOT": "NOT", "MOD": "MOD", "MID": "MID"}
 _PREC = {"+": 1, "-": 1, "*": 2, "/": 2}
@@ -165,6 +165,15 @@ def _strict_ifs(e: Expr) -> list[If]:
 
 # --------------------------------------------------------------------------------------------
 # The compiler
+
+
+def _smallest_divisor_formula(n: str, lo: str, step: str) -> str:
+    """SUMPRODUCT evaluates its argument as an array in Excel and LibreOffice without array entry:
+    the largest (n + 1 - d) over the d that qualify gives the smallest such d; none gives blank."""
+    n, lo, step = (a if _is_atom(a) else f"({a})" for a in (n, lo, step))
+    seq = f'ROW(INDIRECT("1:"&{n}))'
+    best = f"SUMPRODUCT(MAX((MOD({n},{seq})=0)*({seq}>={lo})*(MOD({seq},{step})=0)*({n}+1-{seq})))"
+    return f'IFERROR(IF({best}=0,"",{n}+1-{best}),"")'
 
 
 class _Compiler(Visitor):
@@ -275,6 +284,10 @@ class _Compiler(Visitor):
             parts = [self.result(a, frozenset()) for a in e.args]
             return "(" + "&".join(p if _is_atom(p) else f"({p})" for p in parts) + ")", _ATOM
         args = [self.value(a)[0] for a in e.args]
+        if e.fn == "MINDIV":
+            return _smallest_divisor_formula(*args), _ATOM
+        if e.fn == "GCD":
+            return f"GCD({args[0]},{args[1]})", _ATOM
         if e.fn == "FMT":
             places = int(e.args[1].value) if isinstance(e.args[1], Const) else 0
             pattern = "#,##0" + ("." + "0" * places if places else "")

@@ -169,6 +169,8 @@ class _MaybeBlank(Visitor):
     def visit_Call(self, e) -> bool:
         if e.fn == "CONCAT":
             return False
+        if e.fn == "MINDIV":  # blank when no divisor qualifies
+            return True
         return any(self.visit(a) for a in e.args)
 
 

@@ -52,10 +52,12 @@ GPU_FIELDS = ("hbm_gb", "peak_tflops", "gpus_per_node", "host_gb", "host_link_gb
 
 
 def gpu_table() -> dict[str, dict[str, Any]]:
-    """The catalogue as a lookup table; a part without FP8 has 0 FP8 TFLOP/s and efficiency."""
-    from ..catalogue import GPUS
+    """The catalogue as a lookup table, and last the profile of a user-described GPU; a part without
+    FP8 has 0 FP8 TFLOP/s and efficiency."""
+    from ..catalogue import GPUS, USER_DESCRIBED
 
-    return {name: {f: (0.0 if getattr(g, f) is None else getattr(g, f)) for f in GPU_FIELDS} for name, g in GPUS.items()}
+    rows = [*GPUS.values(), USER_DESCRIBED]
+    return {g.name: {f: (0.0 if getattr(g, f) is None else getattr(g, f)) for f in GPU_FIELDS} for g in rows}
 
 
 # The lookup sheet of each table in the workbook, in sheet order.

@@ -78,6 +78,9 @@ def _const_text(v: Any) -> str:
     return f'"{v}"'
 
 
+_CALL_NAMES = {"MINDIV": "smallest_divisor", "GCD": "gcd"}
+
+
 def _unround(e: Call) -> Expr:
     arg = e.args[0]
     if isinstance(arg, BinOp) and arg.op == "+" and isinstance(arg.b, Const) and arg.b.value == 0.5:
@@ -112,7 +115,7 @@ class _Text(Visitor):
         if e.fn in ("CEIL", "FLOOR") and self.drop_rounding:
             return self.text(_unround(e), prec)
         args = ", ".join(self.text(a, 0) for a in e.args)
-        return f"{e.fn.lower()}({args})"
+        return f"{_CALL_NAMES.get(e.fn, e.fn.lower())}({args})"
 
     drop_rounding = True
 

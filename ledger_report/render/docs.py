@@ -111,8 +111,24 @@ placing tp innermost, then cp, ep, dp, pp), the pipeline bubble, the optimizer s
 (the host link or the NVMe's bandwidth, and a CPU optimizer). With `mfu` empty the prediction
 decides the days and the cost; a given `mfu` decides them and the prediction stands beside it."""),
     ("Gates", (), """\
-The minimum number of GPUs for the deadline, and to hold the state; the binding gate is the one
-that asks for more."""),
+Two questions about the number of GPUs, both answered for the row's own layout (its tp, pp, cp, ep,
+ZeRO stage, recompute and savers) by growing or shrinking dp, and both counting only GPU numbers
+that can be built: dp × tp·pp·cp, with dp dividing the global batch's micro-batches
+(global_batch / micro_batch) and keeping expert groups whole (dp·cp·tp divisible by ep·etp).
+The deadline gate: the GPUs of compute the deadline needs (total FLOPs over the effective FLOP/s of
+one GPU and the training window), rounded up to the next buildable count; blank with the reason
+when the batch has too few micro-batches to reach it at this layout. The memory gate: the fewest
+GPUs at which the peak fits in HBM. The part of the peak sharded over dp (the HBM state lines with
+a shard group, with the allocator's reserve) scales as dp/dp'; the rest (activations, logits,
+whole states, buffers, CUDA context, NCCL) stays. When that rest alone is above the HBM, no dp fits:
+the gate says never, with the reason (plain data parallelism shards nothing). Growing dp, only the
+lines present in every phase are counted as shrinking, so the answer errs towards more GPUs. The
+state floor is the whole state over one GPU's HBM: no layout holds the state on fewer. The binding
+gate is memory when no dp fits or the memory gate asks for more GPUs than the deadline.
+HBM is the memory a process can use: what CUDA reports as the device total (an "80 GB" H100 is
+80 GiB of HBM, 79.11 GiB of it usable: 84.94 GB). A GPU outside the catalogue is accepted with
+`hbm_gb` and `peak_tflops`; the figures it leaves empty are a plain 8-GPU PCIe server's, and the
+page says the accelerator is user-described."""),
     ("Verdicts", ("verdicts", "budget"), """\
 Three verdicts, each with its reason: memory (fits, does not fit, cannot tell and what is missing;
 a given measured peak is a fact: "measured: fits"), the deadline (meets, or late by N days on this

@@ -75,13 +75,14 @@ def render_table(ledgers: Iterable[Any]) -> str:
 
 
 def render_gpus(gpus: dict) -> str:
-    rows = [[g.name, units.num(g.hbm_gb), units.num(g.peak_tflops), "—" if g.fp8_tflops is None else units.num(g.fp8_tflops), units.num(g.hbm_tb_s),
+    rows = [[g.name, units.num(g.hbm_nominal_gb), f"{g.hbm_gb:.2f}", units.num(g.peak_tflops), "—" if g.fp8_tflops is None else units.num(g.fp8_tflops), units.num(g.hbm_tb_s),
              units.num(g.host_link_gb_s), f"{g.interconnect} {units.num(g.interconnect_gb_s)}", units.num(g.network_gb_s),
              units.num(g.gpus_per_node), units.num(g.host_gb), units.num(g.nvme_gb_s), f"{g.gemm_efficiency:.2f}"] for g in gpus.values()]
-    lines = _table(["name", "HBM GB", "BF16 TFLOP/s", "FP8 TFLOP/s", "HBM TB/s", "host GB/s", "interconnect GB/s", "network GB/s",
-                    "GPUs/node", "host GB/node", "NVMe GB/s", "GEMM eff."], rows, "lrrrrrlrrrrr")
+    lines = _table(["name", "sold as GB", "usable GB", "BF16 TFLOP/s", "FP8 TFLOP/s", "HBM TB/s", "host GB/s", "interconnect GB/s", "network GB/s",
+                    "GPUs/node", "host GB/node", "NVMe GB/s", "GEMM eff."], rows, "lrrrrrrlrrrrr")
     lines.append("")
-    lines.append("GB = 10^9 bytes; TFLOP/s dense (no sparsity). Sources: ledger-report gpus --json.")
+    lines.append("GB = 10^9 bytes. usable: the device total CUDA reports (an \"80 GB\" part is 80 GiB, 79.11 GiB of it usable = 84.94 GB); fits compares the peak with it.")
+    lines.append("TFLOP/s dense (no sparsity). Sources: ledger-report gpus --json.")
     return "\n".join(lines)
 
 

@@ -467,7 +467,7 @@ def _layout() -> fx.Layout:
 def _enum_source(col: Column) -> str:
     """The defined name whose range lists the choices of an enumerated column."""
     if col.name == "gpu":
-        return _name("gpu", None)
+        return "list_gpu"  # the catalogue's rows, without the last: the profile of a user-described GPU
     if col.name == "optimizer":
         return _name("optimizer", None)
     if col.name in ("m_dtype", "v_dtype"):
@@ -541,6 +541,8 @@ def _write_inputs(book: _Book, ws, configs: list[Config], dropdown_rows: int) ->
         if col.kind == K_ENUM:
             rule = {"validate": "list", "source": "=" + _enum_source(col),
                     "error_title": col.name, "error_message": f"{col.name}: choose one of the list (see the Help sheet)"}
+            if col.name == "gpu":  # a GPU outside the catalogue is allowed with hbm_gb and peak_tflops
+                rule.update(error_type="warning", error_message="gpu: not in the GPUs sheet; give hbm_gb and peak_tflops to describe it")
         elif col.kind == K_COUNT:
             # not "decimal": Excel would refuse 35B, which the reader accepts (README, Inputs)
             rule = {"validate": "custom", "value": _count_rule(col, INPUT_LETTERS[col.name]), "error_type": "warning",
@@ -1082,6 +1084,8 @@ def _write_lookups(book: _Book) -> None:
                         book.value(ws, r, c, x, cell_st)
         last = 1 + len(rows)
         _ok(book.wb.define_name(_name(table, None), f"={title}!$A$2:$A${last}"), _name(table, None))
+        if table == "gpu":
+            _ok(book.wb.define_name("list_gpu", f"={title}!$A$2:$A${last - 1}"), "list_gpu")
         for c, f in enumerate(fields, start=2):
             col = _letter(c)
             _ok(book.wb.define_name(_name(table, f), f"={title}!${col}$2:${col}${last}"), _name(table, f))
@@ -1109,5 +1113,6 @@ def _catalogue_rows() -> tuple[list[str], dict[str, dict[str, Any]]]:
 
     from ..catalogue import COLUMNS as CAT_COLUMNS
     from ..catalogue import GPUS as CAT
+    from ..catalogue import USER_DESCRIBED
 
-    return list(CAT_COLUMNS), {name: asdict(g) for name, g in CAT.items()}
+    return list(CAT_COLUMNS), {g.name: asdict(g) for g in (*CAT.values(), USER_DESCRIBED)}

@@ -721,9 +721,10 @@ def test_num06_unknown_dtype(tmp_path, cell):
 
 
 def test_unknown_gpu_lists_catalogue(tmp_path):
-    """An unknown GPU names the catalogue and suggests the nearest one."""
+    """An unknown GPU names the catalogue, what would describe it, and suggests the nearest one."""
     message = error_of(write_csv(tmp_path, "name,params_total,gpu\nm,7B,H100-SMX\n"))
-    assert_names(message, "line 2", 'column "gpu"', '"H100-SMX"', "H100-SXM")
+    assert_names(message, "line 2", 'column "gpu"', "H100-SMX is not in the catalogue", "ledger-report gpus",
+                 "hbm_gb = empty, peak_tflops = empty", "did you mean H100-SXM?")
 
 
 def test_problems_are_collected(tmp_path):

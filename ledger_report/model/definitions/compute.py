@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..expr import Col, IsBlank, all_of, any_of, ceil, default, floor, if_, negate
-from ..registry import BOOL, COUNT, DAYS, FLOPS, HOURS, MONEY, PARAMS, RATIO, SECONDS, TEXT, TOKENS, TOKENS_PER_S, Registry
+from ..expr import Col, IsBlank, Ref, all_of, any_of, ceil, concat, default, floor, gb_text, gcd, grouped, if_, negate, smallest_divisor, total_of
+from ..registry import BOOL, BYTES, COUNT, DAYS, FLOPS, HOURS, MONEY, PARAMS, RATIO, SECONDS, TEXT, TOKENS, TOKENS_PER_S, Registry
 from .common import (
     COLUMN,
     FLOPS_PER_TFLOP,
@@ -93,8 +93,73 @@ def costs(reg: Registry, r: Ctx) -> None:
     eff_flops = d("effective_flops_per_gpu", r.peak_tflops * FLOPS_PER_TFLOP * r.mfu, FLOPS, "useful FLOP/s per GPU peak × mfu", "每卡有效 FLOP/s", "peak × mfu (the measured mfu, else the predicted one)")
     d("tokens_per_s_per_gpu", eff_flops / fpt, TOKENS_PER_S, "tokens/s per GPU", "每卡吞吐", QWEN8B + ": 7,507 tokens/s")
     r.days_on_config = days_on = d("days_on_config", total_flops / (gpus * eff_flops) / SECONDS_PER_DAY, DAYS, "days on this configuration's GPUs", "本配置所需天数", QWEN8B + ": 77 days on 2 GPUs")
-    mgc = d("min_gpus_compute", ceil(total_flops / (eff_flops * train_s)), COUNT, "minimum GPUs for the deadline", "满足期限的最少 GPU", doc("gates") + " (deadline gate)")
-    mgm = d("min_gpus_memory", ceil(r.logical_hbm / r.hbm_bytes), COUNT, "minimum GPUs to hold the state", "装下状态的最少 GPU", doc("gates") + " (memory gate); " + QWEN8B + ": 2 × 80 GB")
-    d("binding_gate", if_(mgm.gt(mgc), "memory", "compute"), TEXT, "binding gate", "先撞的门", doc("gates"))
+    gates(reg, r, ceil(total_flops / (eff_flops * train_s)))
     r.gpu_hours = gh = d("gpu_hours", total_flops / eff_flops / 3600, HOURS, "GPU-hours", "GPU 小时", doc("compute-floor"))
     d("cost", gh * r.price, MONEY, "cost", "成本", "GPU-hours × price")
+
+
+def gates(reg: Registry, r: Ctx, gpus_for_deadline) -> None:
+    """The two gates at the row's own layout: the fewest GPUs that meet the deadline and the fewest
+    at which the row fits, both buildable (dp whole, dividing the global batch's micro-batches,
+    in whole expert groups; GPUs = dp × tp·pp·cp), and the one that binds."""
+    d = reg.define
+    gate_doc = doc("gates")
+    model_gpus = d("model_parallel_gpus", r.tp * r.pp * r.cp, COUNT, "GPUs of one model replica tp·pp·cp", "一个模型副本的 GPU 数 tp·pp·cp", gate_doc)
+    slots = d("batch_slots", r.global_batch / r.micro_batch, COUNT, "micro-batches in the global batch (dp divides it)", "全局 batch 中的 micro-batch 数（dp 须整除）", gate_doc)
+    ept = r.ep * r.etp
+    step = d("dp_step", ept / gcd(ept, r.cp * r.tp), COUNT, "dp grows in steps that keep expert groups whole", "保持专家组完整的 dp 步长", gate_doc + ": dp·cp·tp divisible by ep·etp")
+    needed = d("gpus_needed_compute", gpus_for_deadline, COUNT, "GPUs of compute the deadline needs (before rounding to a layout)", "期限所需算力折合的 GPU 数（未按布局取整）",
+               doc("compute-floor") + "; " + QWEN8B + ": 5.27e21 / (989e12 × 0.4 × 25 × 86400) → 7")
+    dp_c = d("dp_for_deadline", smallest_divisor(slots, ceil(needed / model_gpus), step), COUNT, "smallest buildable dp that meets the deadline", "满足期限的最小可搭建 dp", gate_doc)
+    mgc = d("min_gpus_compute", dp_c * model_gpus, COUNT, "minimum GPUs for the deadline (buildable)", "满足期限的最少 GPU（可搭建）", gate_doc + " (deadline gate)")
+    # the peak at another dp: the sharded state shrinks (or grows) as dp/dp'; everything else stays
+    frac = 1 + Ref("reserved_fraction")
+    grads_in_peak = any_of(Ref("mem_gradients_in_peak"), Ref("mem_gradients_early_in_peak"))
+    lines = [(s, p, lb) for (s, p), lb in r.line_bytes.items()]
+    sharded_all = total_of([if_(all_of(r.in_hbm[s], r.shard[(s, p)].ne(1)), lb, 0) for s, p, lb in lines])
+    sharded_always = total_of([if_(all_of(r.in_hbm[s], r.shard[(s, p)].ne(1)), lb, 0) for s, p, lb in lines if s != "grads"])
+    shrink = d("dp_sharded_peak_bytes",
+               frac * if_(r.fits, sharded_all, sharded_always + if_(grads_in_peak, sharded_all - sharded_always, 0)),
+               BYTES, "the part of the peak sharded over dp (on the device)", "峰值中按 dp 分片的部分（设备口径）",
+               gate_doc + ": the HBM state lines with a shard group, × (1 + reserved fraction); growing dp, only lines in every phase count")
+    fixed = d("dp_fixed_peak_bytes", r.peak - shrink, BYTES, "the part of the peak no dp changes", "峰值中与 dp 无关的部分", gate_doc)
+    room = r.hbm_bytes - fixed
+    dp_m = d("dp_for_memory", smallest_divisor(slots, if_(room.gt(0), shrink * r.dp / room, slots + 1), step), COUNT, "smallest buildable dp at which the row fits", "装得下的最小可搭建 dp", gate_doc)
+    mgm = d("min_gpus_memory", dp_m * model_gpus, COUNT, "minimum GPUs at which the row's layout fits", "本布局装得下的最少 GPU", gate_doc + " (memory gate); " + QWEN8B + ": ZeRO-3 on 2 × 80 GB")
+    floor_gpus = d("state_floor_gpus", ceil(r.logical_hbm / r.hbm_bytes), COUNT, "GPUs whose HBM holds the whole state (a floor for any layout)", "装下全部状态的 GPU 数（任何布局的下限）", gate_doc + "; " + QWEN8B + ": 131.1 GB on 2 × 80 GB")
+    never = d("memory_gate_never", all_of(negate(IsBlank(r.peak)), IsBlank(mgm)), BOOL, "no dp makes the row fit", "任何 dp 都装不下", gate_doc)
+    mem_cmp = if_(IsBlank(mgm), floor_gpus, mgm)
+    d("binding_gate",
+      if_(needed.ge(0), if_(never, "memory", if_(IsBlank(mgc), "compute", if_(mem_cmp.gt(mgc), "memory", "compute"))), "compute"),
+      TEXT, "binding gate", "先撞的门", gate_doc + ": memory when no dp fits or it needs more GPUs than the deadline")
+    _gate_reasons(reg, r, (needed, mgc, dp_c), (mgm, dp_m, never, fixed, floor_gpus), slots, model_gpus)
+
+
+def _gate_reasons(reg, r, deadline, memory, slots, model_gpus) -> None:
+    d = reg.define
+    gate_doc = doc("gates")
+    needed, mgc, dp_c = deadline
+    mgm, dp_m, never, fixed, floor_gpus = memory
+    most = slots * model_gpus
+
+    def layout(dp):
+        return concat(" (dp ", grouped(dp), " × tp·pp·cp ", grouped(model_gpus), ")")
+
+    d("min_gpus_compute_reason", if_(needed.ge(0),
+      if_(IsBlank(mgc), concat("the deadline needs ", grouped(needed), " GPUs; this layout reaches at most ", grouped(most), " (dp up to the ", grouped(slots), " micro-batches of the global batch)"),
+          concat(grouped(needed), " GPUs of compute, built as ", grouped(mgc), layout(dp_c))), ""),
+      TEXT, "why (deadline gate)", "原因（期限门）", gate_doc)
+    d("min_gpus_compute_reason_zh", if_(needed.ge(0),
+      if_(IsBlank(mgc), concat("期限需要 ", grouped(needed), " 卡；本布局最多 ", grouped(most), " 卡（dp 不超过全局 batch 的 ", grouped(slots), " 个 micro-batch）"),
+          concat("算力需 ", grouped(needed), " 卡，按布局取 ", grouped(mgc), " 卡")), ""),
+      TEXT, "why (deadline gate, zh)", "原因（期限门）", gate_doc)
+    d("min_gpus_memory_reason",
+      if_(never, concat("never at this layout: ", gb_text(fixed), " of the peak does not shrink with dp, above ", gb_text(r.hbm_bytes), " of HBM", if_(r.zero.eq(0), " (ZeRO-0 shards nothing)", "")),
+          if_(IsBlank(mgm), concat("the peak is unknown; the whole state needs at least ", grouped(floor_gpus), " GPUs"),
+              concat("fits from ", grouped(mgm), " GPUs", layout(dp_m)))),
+      TEXT, "why (memory gate)", "原因（显存门）", gate_doc)
+    d("min_gpus_memory_reason_zh",
+      if_(never, concat("本布局任何 dp 都装不下：峰值中 ", gb_text(fixed), " 不随 dp 缩小，超过显存 ", gb_text(r.hbm_bytes), if_(r.zero.eq(0), "（ZeRO-0 不分片）", "")),
+          if_(IsBlank(mgm), concat("峰值未知；全部状态至少需 ", grouped(floor_gpus), " 卡"),
+              concat("从 ", grouped(mgm), " 卡起装得下"))),
+      TEXT, "why (memory gate, zh)", "原因（显存门）", gate_doc)

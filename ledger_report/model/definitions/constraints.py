@@ -42,6 +42,12 @@ def define(reg: Registry, r: Ctx) -> None:
     c = reg.constraint
     dp, tp, pp, cp, ep, etp = r.dp, r.tp, r.pp, r.cp, r.ep, r.etp
 
+    # the accelerator: one of the catalogue, or one the row describes --------------------------------
+    c("gpu_described", any_of(r.gpu_known, all_of(_given("hbm_gb"), _given("peak_tflops"))), "gpu",
+      concat("a GPU of the catalogue (ledger-report gpus), or hbm_gb and peak_tflops to describe ", r.gpu),
+      concat(r.gpu, " is not in the catalogue and ", _listed(("hbm_gb", "peak_tflops"))),
+      en="a GPU outside the catalogue needs hbm_gb and peak_tflops", zh="目录外的 GPU 需要给出 hbm_gb 与 peak_tflops", source=doc("gates"))
+
     # parameters: a count, or an architecture to count from -------------------------------------
     no_arch = all_of(*(_blank(col) for col in ARCH_REQUIRED))
     c("params_or_architecture", negate(all_of(_blank("params_total"), no_arch)), "params_total",

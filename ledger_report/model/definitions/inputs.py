@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...catalogue import USER_DESCRIBED
 from ..expr import Col, Lookup, default, if_
 from ..registry import BOOL, COUNT, DAYS, GB, GBPS, MONEY, TEXT, TFLOPS, TOKENS, Registry
 from .common import CATALOGUE, COLUMN, Ctx, conv
@@ -57,11 +58,15 @@ def define(reg: Registry, r: Ctx) -> None:
 
     reg.section = "hardware"
     r.gpu = d("gpu", default("gpu", "H100-SXM"), TEXT, "GPU", "GPU 型号", COLUMN)
-    r.hbm_gb = d("hbm_gb", default("hbm_gb", Lookup("gpu", r.gpu, "hbm_gb")), GB, "HBM per GPU", "每卡显存", CATALOGUE)
-    r.peak_tflops = d("peak_tflops", default("peak_tflops", Lookup("gpu", r.gpu, "peak_tflops")), TFLOPS, "dense BF16 peak", "BF16 稠密峰值", CATALOGUE)
-    r.gpus_per_node = d("gpus_per_node", default("gpus_per_node", Lookup("gpu", r.gpu, "gpus_per_node")), COUNT, "GPUs per node", "每节点 GPU 数", CATALOGUE)
-    r.host_gb = d("host_gb", default("host_gb", Lookup("gpu", r.gpu, "host_gb")), GB, "host memory per node", "每节点主机内存", CATALOGUE)
-    r.host_link = d("host_link_gb_s", default("host_link_gb_s", Lookup("gpu", r.gpu, "host_link_gb_s")), GBPS, "host link per GPU, per direction", "主机链路每卡单向带宽", CATALOGUE)
+    r.gpu_known = d("gpu_in_catalogue", Lookup("gpu", r.gpu, "gpus_per_node", default=0).gt(0), BOOL, "the GPU is in the catalogue", "GPU 在目录中",
+                    CATALOGUE + "; a GPU outside it is described by the row (hbm_gb, peak_tflops)")
+    r.gpu_profile = d("gpu_profile", if_(r.gpu_known, r.gpu, USER_DESCRIBED.name), TEXT, "catalogue entry the figures come from", "取值的目录条目",
+                      CATALOGUE + "; user-described: " + USER_DESCRIBED.source)
+    r.hbm_gb = d("hbm_gb", default("hbm_gb", Lookup("gpu", r.gpu_profile, "hbm_gb")), GB, "HBM per GPU", "每卡显存", CATALOGUE)
+    r.peak_tflops = d("peak_tflops", default("peak_tflops", Lookup("gpu", r.gpu_profile, "peak_tflops")), TFLOPS, "dense BF16 peak", "BF16 稠密峰值", CATALOGUE)
+    r.gpus_per_node = d("gpus_per_node", default("gpus_per_node", Lookup("gpu", r.gpu_profile, "gpus_per_node")), COUNT, "GPUs per node", "每节点 GPU 数", CATALOGUE)
+    r.host_gb = d("host_gb", default("host_gb", Lookup("gpu", r.gpu_profile, "host_gb")), GB, "host memory per node", "每节点主机内存", CATALOGUE)
+    r.host_link = d("host_link_gb_s", default("host_link_gb_s", Lookup("gpu", r.gpu_profile, "host_link_gb_s")), GBPS, "host link per GPU, per direction", "主机链路每卡单向带宽", CATALOGUE)
 
     reg.section = "job"
     r.tokens = d("tokens", Col("tokens"), TOKENS, "training tokens", "训练 token 数", COLUMN)

@@ -90,6 +90,12 @@ def define(reg: Registry, r: Ctx) -> None:
     _note(reg, "counter", negate(IsBlank(r.measured_gb)),
           ("The measured peak counts ", r.counter, "; it is compared with the estimate on the same counter."),
           ("实测峰值的口径为 ", r.counter, "，与同口径的估算对账。"), doc("counters"))
+    _note(reg, "user_gpu", negate(r.gpu_known),
+          ("User-described accelerator ", r.gpu, ": ", gb_text(r.hbm_bytes), " of HBM and ", r.peak_tflops,
+           " dense TFLOP/s as the row gives them; bandwidths, node size and matmul efficiency the row leaves empty are a plain 8-GPU PCIe server's."),
+          ("用户描述的加速卡 ", r.gpu, "：显存 ", gb_text(r.hbm_bytes), "、稠密算力 ", r.peak_tflops,
+           " TFLOP/s 取自该行；该行未给出的带宽、节点规模与矩阵乘效率按普通 8 卡 PCIe 服务器计。"),
+          doc("gates"))
     _note(reg, "no_tokens", IsBlank(r.tokens),
           "No tokens given: the compute floor is blank.", "未给出训练 token 数：算力下界留空。", doc("compute-floor"))
 

@@ -81,7 +81,7 @@ def define(reg: Registry, r: Ctx) -> None:
 def _hardware(reg: Registry, r: Ctx) -> None:
     reg.section = "hardware"
     d = reg.define
-    gpu = r.gpu
+    gpu = r.gpu_profile
     r.compute_dtype = d("compute_dtype", default("compute_dtype", "bf16"), TEXT, "matmul precision", "矩阵乘精度", COLUMN)
     r.fp8_tflops = d("fp8_tflops", default("fp8_tflops", Lookup("gpu", gpu, "fp8_tflops")), TFLOPS, "dense FP8 peak", "FP8 稠密峰值", CATALOGUE + " (0: no FP8)")
     r.fp8 = d("fp8_compute", all_of(r.compute_dtype.eq("fp8"), r.fp8_tflops.gt(0)), BOOL, "GEMMs in FP8", "GEMM 使用 FP8", COLUMN + ": FP8 runs the layers' GEMMs at the FP8 peak; attention and the output layer stay bf16 (Transformer Engine fp8_autocast covers Linear layers; DeepSeek-V3 arXiv 2412.19437 §3.3 keeps the output head, attention and norms in BF16)")
