@@ -22,8 +22,10 @@ ROOT = Path(__file__).resolve().parents[1]
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
     rows = list(csv.DictReader((ROOT / "inputs" / "examples.csv").open(encoding="utf-8")))
-    with tempfile.TemporaryDirectory() as tmp:
+    # written beside the example, so a row naming a config.json by relative path finds it
+    with tempfile.TemporaryDirectory(dir=ROOT / "inputs") as tmp:
         src = Path(tmp) / "load.csv"
+        (Path(tmp) / "configs").symlink_to(ROOT / "inputs" / "configs")
         with src.open("w", newline="", encoding="utf-8") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0]))
             w.writeheader()

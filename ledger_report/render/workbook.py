@@ -269,8 +269,9 @@ def _rgb(argb: str) -> str:
 
 
 def _ok(status: int, what: str) -> None:
-    """XlsxWriter's write methods return 0, or -1/-2 for a cell they did not (fully) write."""
-    if status != 0:
+    """XlsxWriter's write methods return 0, or -1/-2 for a cell they did not (fully) write; before
+    XlsxWriter 3.1.1 some (define_name) returned None on success."""
+    if status not in (0, None):
         raise ValueError(f"{what}: XlsxWriter refused the cell (status {status})")
 
 
