@@ -348,22 +348,22 @@ def dtypes_of(case):
 def case_notes(case, fam):
     """Short key=value notes; bench/measure_torch.md explains each value."""
     n = ["device=cpu"]
-    n.append("attn=" + {"sdpa": "sdpa(flash_cpu kernel; no s^2 tensor)",
-                        "eager": "eager(HF matmul+softmax; s^2 probs saved)",
-                        "sdpa_math": "sdpa(SDPBackend.MATH; s^2 probs saved)"}[case.attn])
+    n.append("attn=" + {"sdpa": "sdpa(flash_cpu kernel, no s^2 tensor)",
+                        "eager": "eager(HF matmul+softmax, s^2 probs saved)",
+                        "sdpa_math": "sdpa(SDPBackend.MATH, s^2 probs saved)"}[case.attn])
     n.append("precision=" + {"bf16": "pure_bf16(AdamW states follow param dtype)",
                              "bf16_master": "bf16_weights+fp32_master(fp32 main grads cast from bf16 grads in the optimizer phase)",
                              "fp32_amp": "fp32_weights+autocast_bf16(forward+loss)"}[case.precision])
-    n.append("opt_impl=" + {"default": "forloop(AdamW default on CPU)", "foreach": "foreach(foreach=True; default on CUDA)",
+    n.append("opt_impl=" + {"default": "forloop(AdamW default on CPU)", "foreach": "foreach(foreach=True, the default on CUDA)",
                             "fused": "fused(fused=True)"}[case.opt])
-    n.append("loss_impl=" + {"plain": "model(ids).logits then F.cross_entropy(logits.float()); logits ref dropped before backward",
-                             "hf": "model(ids, labels=labels) (HF ForCausalLMLoss inside forward; loss phase empty); output kept through backward",
+    n.append("loss_impl=" + {"plain": "model(ids).logits then F.cross_entropy(logits.float()), logits ref dropped before backward",
+                             "hf": "model(ids, labels=labels) (HF ForCausalLMLoss inside forward, loss phase empty), output kept through backward",
                              "chunked_tt": "forward=model.model; loss=lm_head per chunk (all kept) then .float()+CE per chunk (torchtune CEWithChunkedOutputLoss, eager)",
                              "chunked_ckpt": "forward=model.model; loss=per-chunk lm_head+.float()+CE under checkpoint(use_reentrant=False)"}[case.loss])
     if case.recompute == "full":
         n.append("recompute_impl=HF activation_checkpointing_enable(use_reentrant=False), every decoder layer")
     if case.compile:
-        n.append("compile_impl=torch.compile(model) inductor; cold cache; step 1 includes compilation")
+        n.append("compile_impl=torch.compile(model) inductor, cold cache, step 1 includes compilation")
     return n
 
 
@@ -734,7 +734,7 @@ def main(argv=None):
             for (step, ph), v in sorted(res[method].items(), key=lambda kv: (kv[0][0], PHASES.index(kv[0][1]))):
                 mnote = {"dispatch": "method=dispatch(TorchDispatchMode storage bytes)",
                          "allocator": "method=allocator(c10 CPU allocator via profiler memory events)",
-                         "memtracker": "method=memtracker(MemTracker; setup = after track_external)"}[method]
+                         "memtracker": "method=memtracker(MemTracker, setup = after track_external)"}[method]
                 rows.append(dict(base, phase=ph, step=step, live_bytes=int(v["live"]), peak_bytes=int(v["peak"]),
                                  method=method, notes="; ".join([mnote] + notes)))
                 c = cats.get(method, {}).get((step, ph))
