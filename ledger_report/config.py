@@ -174,6 +174,7 @@ COLUMNS: tuple[Column, ...] = (
     _c("hbm_gb", FLOAT, "HBM per GPU, GB = 10^9 bytes", "每卡显存，GB = 10^9 字节", "catalogue", "GB", minimum=0, min_exclusive=True, group="hw"),
     _c("peak_tflops", FLOAT, "Dense BF16 peak, TFLOP/s", "BF16 稠密峰值 TFLOP/s", "catalogue", "TFLOP/s", minimum=0, min_exclusive=True, group="hw"),
     _c("gpus_per_node", INT, "GPUs per node", "每节点 GPU 数", "catalogue", "", minimum=1, group="hw"),
+    _c("whole_nodes", BOOL, "The gates count whole nodes only (GPU counts a multiple of gpus_per_node)", "门只按整节点计（GPU 数为每节点 GPU 数的倍数）", "false", group="hw"),
     _c("host_gb", FLOAT, "Host memory per node, GB", "每节点主机内存 GB", "catalogue", "GB", minimum=0, min_exclusive=True, group="hw"),
     # job
     _c("mfu", FLOAT, "Measured model FLOPs utilisation, 0 < mfu <= 1: decides days and cost (empty: the step-time model's prediction decides)", "实测模型算力利用率 MFU，0 < mfu ≤ 1：决定天数与成本（留空：由步时模型的预测决定）", "predicted", "", minimum=0, min_exclusive=True, maximum=1, group="job"),

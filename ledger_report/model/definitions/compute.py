@@ -107,7 +107,10 @@ def gates(reg: Registry, r: Ctx, gpus_for_deadline) -> None:
     model_gpus = d("model_parallel_gpus", r.tp * r.pp * r.cp, COUNT, "GPUs of one model replica tp·pp·cp", "一个模型副本的 GPU 数 tp·pp·cp", gate_doc)
     slots = d("batch_slots", r.global_batch / r.micro_batch, COUNT, "micro-batches in the global batch (dp divides it)", "全局 batch 中的 micro-batch 数（dp 须整除）", gate_doc)
     ept = r.ep * r.etp
-    step = d("dp_step", ept / gcd(ept, r.cp * r.tp), COUNT, "dp grows in steps that keep expert groups whole", "保持专家组完整的 dp 步长", gate_doc + ": dp·cp·tp divisible by ep·etp")
+    expert_step = ept / gcd(ept, r.cp * r.tp)
+    node_step = if_(r.whole_nodes, r.gpus_per_node / gcd(r.gpus_per_node, model_gpus), 1)
+    step = d("dp_step", expert_step * node_step / gcd(expert_step, node_step), COUNT, "dp grows in steps that keep expert groups (and, with whole_nodes, nodes) whole", "保持专家组（与整节点）完整的 dp 步长",
+             gate_doc + ": dp·cp·tp divisible by ep·etp; with whole_nodes, dp·tp·pp·cp a multiple of gpus_per_node (the least common multiple of the two steps)")
     needed = d("gpus_needed_compute", gpus_for_deadline, COUNT, "GPUs of compute the deadline needs (before rounding to a layout)", "期限所需算力折合的 GPU 数（未按布局取整）",
                doc("compute-floor") + "; " + QWEN8B + ": 5.27e21 / (989e12 × 0.4 × 25 × 86400) → 7")
     dp_c = d("dp_for_deadline", smallest_divisor(slots, ceil(needed / model_gpus), step), COUNT, "smallest buildable dp that meets the deadline", "满足期限的最小可搭建 dp", gate_doc)

@@ -65,6 +65,7 @@ def define(reg: Registry, r: Ctx) -> None:
     r.hbm_gb = d("hbm_gb", default("hbm_gb", Lookup("gpu", r.gpu_profile, "hbm_gb")), GB, "HBM per GPU", "每卡显存", CATALOGUE)
     r.peak_tflops = d("peak_tflops", default("peak_tflops", Lookup("gpu", r.gpu_profile, "peak_tflops")), TFLOPS, "dense BF16 peak", "BF16 稠密峰值", CATALOGUE)
     r.gpus_per_node = d("gpus_per_node", default("gpus_per_node", Lookup("gpu", r.gpu_profile, "gpus_per_node")), COUNT, "GPUs per node", "每节点 GPU 数", CATALOGUE)
+    r.whole_nodes = d("whole_nodes", default("whole_nodes", False), BOOL, "gates count whole nodes", "门按整节点计", COLUMN)
     r.host_gb = d("host_gb", default("host_gb", Lookup("gpu", r.gpu_profile, "host_gb")), GB, "host memory per node", "每节点主机内存", CATALOGUE)
     r.host_link = d("host_link_gb_s", default("host_link_gb_s", Lookup("gpu", r.gpu_profile, "host_link_gb_s")), GBPS, "host link per GPU, per direction", "主机链路每卡单向带宽", CATALOGUE)
 

@@ -1,0 +1,94 @@
+"""The two gates on the GPU count (model/definitions/compute.py, docs/definitions.md#gates), each
+against a hand calculation on a shipped example row: buildable counts only, the memory gate at the
+row's own layout, 'never' with its reason, and the binding gate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ledger_report.engine import compute
+from ledger_report.inputs import read_configs
+
+ROOT = Path(__file__).resolve().parents[1]
+ROWS = {c.name: c for c in read_configs(ROOT / "inputs" / "examples.csv")}
+
+
+def ledger(name: str, **changes):
+    c = ROWS[name]
+    return compute(c.replace(**changes) if changes else c)
+
+
+def divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def test_tp8_pp2_deadline_gate_is_a_buildable_count():
+    """Llama-3-70B at tp8·pp2: the deadline needs 239 GPUs of compute; a replica is 16 GPUs and dp must
+    divide the 512 sequences of the batch (micro-batch 1): ceil(239 / 16) = 15 → the next divisor of 512
+    is 16, so 16 × 16 = 256 GPUs."""
+    lg = ledger("llama3-70b-64xh100")
+    assert lg["gpus_needed_compute"] == 239
+    assert lg["model_parallel_gpus"] == 16 and lg["batch_slots"] == 512
+    assert min(d for d in divisors(512) if d >= -(-239 // 16)) == 16
+    assert lg["min_gpus_compute"] == 256
+    assert lg["min_gpus_compute_reason"] == "239 GPUs of compute, built as 256 (dp 16 × tp·pp·cp 16)"
+
+
+def test_expert_groups_keep_dp_in_steps():
+    """The 35B MoE at ep8, tp1: the experts' data-parallel group dp·cp·tp/(ep·etp) must be whole, so dp
+    moves in steps of 8 / gcd(8, 1) = 8; the row's dp 40 is one of them."""
+    lg = ledger("moe35b-ep8-bf16-buffer")
+    assert lg["dp_step"] == 8
+    assert lg["min_gpus_memory"] % 8 == 0
+
+
+def test_whole_nodes_round_the_gates_to_nodes():
+    """Qwen3-8B (tp1) with whole_nodes on H100 nodes of 8: dp steps by 8 / gcd(8, 1) = 8; 7 GPUs of
+    compute become 8, and a 9-GPU need (mfu 0.3 with the reserve) becomes 16 rather than 12."""
+    assert ledger("qwen3-8b-zero0", whole_nodes=True)["dp_step"] == 8
+    assert ledger("qwen3-8b-zero0", mfu=0.3)["min_gpus_compute"] == 12  # 12 divides 384
+    assert ledger("qwen3-8b-zero0", mfu=0.3, whole_nodes=True)["min_gpus_compute"] == 16
+
+
+def test_memory_gate_can_shrink_a_row_that_fits():
+    """Llama-2-7B, FSDP full shard on 8 A100-80GB: every state line is sharded, so fewer ranks hold more
+    of it; the gate finds the fewest GPUs whose peak still fits, and the row's 8 is not it."""
+    lg = ledger("fsdp-7b-finetune")
+    assert lg["fits"] is True
+    smallest = lg["min_gpus_memory"]
+    assert smallest < 8
+    assert ledger("fsdp-7b-finetune", dp=smallest)["fits"] is True
+    below = [d for d in divisors(int(lg["batch_slots"])) if d < smallest]
+    assert not below or ledger("fsdp-7b-finetune", dp=below[-1])["fits"] is False
+
+
+def test_growing_dp_to_the_memory_gate_makes_the_row_fit():
+    """Qwen3-8B ZeRO-3 on 4 H100 does not fit (no recompute: 54 GB of activations); the gate's dp fits
+    and the buildable dp below it does not."""
+    lg = ledger("qwen3-8b-zero3")
+    assert lg["fits"] is False
+    dp = lg["dp_for_memory"]
+    assert ledger("qwen3-8b-zero3", dp=dp)["fits"] is True
+    below = max(d for d in divisors(384) if d < dp)
+    assert ledger("qwen3-8b-zero3", dp=below)["fits"] is False
+
+
+def test_never_when_nothing_is_sharded():
+    """ZeRO-0 keeps all 16 B/param on every rank: the part of the peak that shrinks with dp is 0, so the
+    gate is never, the reason says so, and memory binds."""
+    lg = ledger("qwen3-8b-zero0")
+    assert lg["dp_sharded_peak_bytes"] == 0
+    assert lg["min_gpus_memory"] is None and lg["memory_gate_never"] is True
+    assert lg["min_gpus_memory_reason"] == ("never at this layout: 214.0 GB of the peak does not shrink with dp, "
+                                            "above 84.9 GB of HBM (ZeRO-0 shards nothing)")
+    assert lg["binding_gate"] == "memory"
+
+
+def test_deadline_out_of_reach_of_the_batch():
+    """A deadline that needs more data-parallel ranks than the batch has micro-batches cannot be met at
+    this layout: the gate is blank and says how far dp can go (here 384 sequences: at most 384 GPUs)."""
+    lg = ledger("qwen3-8b-zero0", tokens=10**13, days=10, reserve_days=0)
+    assert lg["gpus_needed_compute"] > 384
+    assert lg["min_gpus_compute"] is None
+    assert lg["min_gpus_compute_reason"].endswith("this layout reaches at most 384 (dp up to the 384 micro-batches of the global batch)")
+    assert lg["binding_gate"] == "memory"  # no dp fits under ZeRO-0 either
