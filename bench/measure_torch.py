@@ -6,7 +6,7 @@ Runs two AdamW training steps of small, randomly initialised transformers ``Llam
 implementation, attention kernel, torch.compile) and records, for each phase of each step, the bytes
 alive at the end of the phase and the most bytes alive at any moment during it.
 
-Three independent counters (column ``method``):
+Two independent counters (column ``method``):
 
 * ``dispatch``  -- a TorchDispatchMode of this file that registers the storage of every tensor any
   aten op returns (weak reference, freed when the storage is freed) and keeps a running sum of
@@ -17,8 +17,6 @@ Three independent counters (column ``method``):
   (``torch.profiler.profile(profile_memory=True)``, started before the model is built so that every
   free matches an allocation).  This is the CPU analogue of ``torch.cuda.memory_allocated`` and the
   only counter that sees inside torch.compile'd (inductor) code.
-* ``memtracker`` -- ``torch.distributed._tools.mem_tracker.MemTracker`` (PyTorch's own per-tensor
-  accounting), run separately on two cases to cross-check ``dispatch``.
 
 Needs torch (CPU build) and transformers, which are NOT dependencies of ledger-report; run it from
 the separate environment described in bench/measure_torch.md:
@@ -59,12 +57,12 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch.profiler import ProfilerActivity, profile, record_function  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
-from torch.utils._pytree import tree_leaves  # noqa: E402
 from torch.utils.checkpoint import checkpoint  # noqa: E402
 from torch.utils.weak import WeakIdKeyDictionary  # noqa: E402
 
 import transformers  # noqa: E402
-from transformers import LlamaConfig, LlamaForCausalLM, Qwen3Config, Qwen3ForCausalLM  # noqa: E402
+from transformers import (  # noqa: E402
+    AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM, Qwen3Config, Qwen3ForCausalLM)
 
 warnings.filterwarnings("ignore")
 transformers.logging.set_verbosity_error()
@@ -99,6 +97,18 @@ class _Rec:
         self.shape = shape
         self.dtype = dtype
         self.role = None
+
+
+def tensor_leaves(out):
+    """The tensors in an aten op's output: a tensor, or (nested) tuples/lists of them and non-tensors."""
+    if isinstance(out, torch.Tensor):
+        yield out
+    elif isinstance(out, (tuple, list)):
+        for x in out:
+            yield from tensor_leaves(x)
+    elif isinstance(out, dict):
+        for x in out.values():
+            yield from tensor_leaves(x)
 
 
 class LiveTracker(TorchDispatchMode):
@@ -168,9 +178,8 @@ class LiveTracker(TorchDispatchMode):
         out = func(*args, **(kwargs or {}))
         name = str(func)
         self.ops[name] += 1
-        for leaf in tree_leaves(out):
-            if isinstance(leaf, torch.Tensor):
-                self.track(leaf, name)
+        for leaf in tensor_leaves(out):
+            self.track(leaf, name)
         return out
 
     # -- phases
@@ -313,9 +322,6 @@ def grid(quick=False):
         Case("llama-none-plain-bf16-mb2s512", seq=512, mb=2),
         Case("llama-none-plain-bf16-L2", layers=2),
         Case("llama-full-plain-bf16-L2", recompute="full", layers=2),
-        # PyTorch's own accounting, to cross-check the dispatch counter
-        Case("llama-none-plain-bf16", methods=("memtracker",)),
-        Case("llama-full-plain-bf16", recompute="full", methods=("memtracker",)),
         # Qwen3 (tied embeddings, q/k norms, vocab 151936)
         Case("qwen3-none-plain-bf16", family="qwen3"),
         Case("qwen3-none-chunked_ckpt-bf16", family="qwen3", loss="chunked_ckpt"),
@@ -374,9 +380,11 @@ def build_model(case):
                      num_key_value_heads=fam["kv_heads"], head_dim=fam["head_dim"],
                      intermediate_size=fam["ffn"], vocab_size=fam["vocab"], max_position_embeddings=4096,
                      tie_word_embeddings=fam["tied"], use_cache=False)
-    cfg._attn_implementation = "eager" if case.attn == "eager" else "sdpa"
     dtype = torch.float32 if case.precision == "fp32_amp" else torch.bfloat16
-    model = fam["cls"]._from_config(cfg, dtype=dtype)
+    # built directly in `dtype` (no fp32 transient), with the attention implementation the case asks for
+    model = AutoModelForCausalLM.from_config(
+        cfg, dtype=dtype, attn_implementation="eager" if case.attn == "eager" else "sdpa")
+    assert type(model) is fam["cls"], type(model)
     model.train()
     if case.recompute == "full":
         model.activation_checkpointing_enable({"use_reentrant": False})
@@ -404,11 +412,10 @@ def run_case(case, log):
     fam = FAMILIES[case.family]
     use_dispatch = "dispatch" in case.methods
     use_alloc = "allocator" in case.methods
-    use_mt = "memtracker" in case.methods
     tracker = LiveTracker() if use_dispatch else None
     alloc = AllocTrace() if use_alloc else contextlib.nullcontext()
-    res = {"dispatch": {}, "allocator": {}, "memtracker": {}}
-    cats = {"dispatch": {}, "memtracker": {}}
+    res = {"dispatch": {}, "allocator": {}}
+    cats = {"dispatch": {}}
     probes = defaultdict(dict)      # (method) -> {(step, i): live}
     extra = {}
     t0 = time.time()
@@ -419,14 +426,10 @@ def run_case(case, log):
         ctx_attn = sdpa_kernel(SDPBackend.MATH)
 
     with alloc, (tracker if tracker is not None else contextlib.nullcontext()), ctx_attn:
-        mt = None
-
         @contextlib.contextmanager
         def phase(step, name):
             if tracker is not None:
                 tracker.begin(step, name)
-            if mt is not None:
-                mt_begin(step, name)
             with record_function(f"mt::{step}::{name}"):
                 yield
                 # collect reference cycles inside the phase, so that "live at the end of the phase"
@@ -434,15 +437,12 @@ def run_case(case, log):
                 gc.collect()
             if tracker is not None:
                 res["dispatch"][(step, name)] = tracker.end()
-            if mt is not None:
-                mt_end(step, name)
 
         # ---------------- setup
-        if not use_mt:
-            if tracker is not None:
-                tracker.begin(0, "setup")
-            ctx = record_function("mt::0::setup")
-            ctx.__enter__()
+        if tracker is not None:
+            tracker.begin(0, "setup")
+        ctx = record_function("mt::0::setup")
+        ctx.__enter__()
         model, layers = build_model(case)
         params = [p for p in model.parameters()]
         masters = None
@@ -456,10 +456,9 @@ def run_case(case, log):
         run_model = torch.compile(model) if case.compile else model
         decoder_layers = model.model.layers
         weight_shapes = frozenset(tuple(p.shape) for p in params if p.dim() == 2)
-        if not use_mt:
-            ctx.__exit__(None, None, None)
-            if tracker is not None:
-                res["dispatch"][(0, "setup")] = tracker.end()
+        ctx.__exit__(None, None, None)
+        if tracker is not None:
+            res["dispatch"][(0, "setup")] = tracker.end()
         # roles of the storages the tracker knows
         if tracker is not None:
             for p in params:
@@ -472,31 +471,6 @@ def run_case(case, log):
                 for m in masters:
                     (tracker.rec_of(m) or tracker.track(m)).role = "master"
 
-        # ---------------- MemTracker (separate run, public API + per-phase peak reset)
-        if use_mt:
-            from torch.distributed._tools.mem_tracker import MemTracker
-            mt = MemTracker()
-            mt.track_external(model, opt, ids, labels)
-
-            def mt_begin(step, name):
-                cur = mt.get_tracker_snapshot("current")
-                # per-phase peak: reset MemTracker's running peak to the current snapshot
-                mt._peak_mem = {d: s["Total"] for d, s in cur.items()}
-                mt._peak_mem_snap = cur
-
-            def mt_end(step, name):
-                cur = mt.get_tracker_snapshot("current")
-                pk = mt.get_tracker_snapshot("peak")
-                dev = torch.device("cpu")
-                cs = cur.get(dev, {"Total": 0})
-                ps = pk.get(dev, cs)
-                res["memtracker"][(step, name)] = {"live": cs["Total"], "peak": max(ps["Total"], cs["Total"])}
-                cats["memtracker"][(step, name)] = {str(getattr(k, "value", k)): v for k, v in ps.items()}
-
-            cur = mt.get_tracker_snapshot("current").get(torch.device("cpu"), {"Total": 0})
-            res["memtracker"][(0, "setup")] = {"live": cur["Total"], "peak": cur["Total"]}
-            cats["memtracker"][(0, "setup")] = {str(getattr(k, "value", k)): v for k, v in cur.items()}
-
         # ---------------- layer-boundary probes (eager only)
         hooks = []
         state = {"step": 0, "phase": None}
@@ -508,9 +482,6 @@ def run_case(case, log):
                     if tracker is not None:
                         probes["dispatch"][(state["step"], i)] = tracker.cur
                         probes["dispatch_t"][(state["step"], i)] = tracker.t
-                    if mt is not None:
-                        c = mt.get_tracker_snapshot("current").get(torch.device("cpu"), {"Total": 0})
-                        probes["memtracker"][(state["step"], i)] = c["Total"]
                     with record_function(f"mt::probe::{state['step']}::{i}"):
                         pass
                 return hook
@@ -518,92 +489,88 @@ def run_case(case, log):
                 hooks.append(lyr.register_forward_pre_hook(mk(i)))
             hooks.append(model.model.norm.register_forward_pre_hook(mk(len(decoder_layers))))
 
-        mt_cm = mt if mt is not None else contextlib.nullcontext()
         losses = []
         for step in (1, 2):
-            if mt is not None:
-                mt.reset_mod_stats()
-            with mt_cm:
-                amp = (torch.autocast("cpu", dtype=torch.bfloat16) if case.precision == "fp32_amp"
-                       else contextlib.nullcontext())
-                amp.__enter__()
-                state.update(step=step, phase="forward")
-                with phase(step, "forward"):
-                    if case.loss == "plain":
-                        logits = run_model(ids).logits
-                    elif case.loss == "hf":
-                        out = run_model(ids, labels=labels)
-                    else:
-                        inner = run_model.model if not case.compile else None
-                        if case.compile:
-                            # compile the body only; the chunked loss stays eager
-                            if "body" not in extra:
-                                extra["body"] = torch.compile(model.model)
-                            inner = extra["body"]
-                        hidden = inner(ids).last_hidden_state
-                state["phase"] = "loss"
-                with phase(step, "loss"):
-                    if case.loss == "plain":
-                        loss = F.cross_entropy(logits.float().view(-1, V), labels.view(-1))
-                    elif case.loss == "hf":
-                        loss = out.loss
-                    elif case.loss == "chunked_tt":
-                        chunks = [model.lm_head(c) for c in hidden.tensor_split(case.chunks, dim=1)]
-                        ys = labels.tensor_split(case.chunks, dim=1)
-                        total = 0.0
-                        for lg, y in zip(chunks, ys):
-                            total = total + F.cross_entropy(lg.reshape(-1, V).float(), y.reshape(-1), reduction="sum")
-                        loss = total / labels.numel()
-                        del chunks, lg, y
-                    elif case.loss == "chunked_ckpt":
-                        total = 0.0
-                        for hc, y in zip(hidden.tensor_split(case.chunks, dim=1), labels.tensor_split(case.chunks, dim=1)):
-                            total = total + checkpoint(chunk_ce, model.lm_head, hc, y, use_reentrant=False)
-                        loss = total / labels.numel()
-                        del hc, y  # the loop variable is a view that would keep all of `hidden` alive
-                amp.__exit__(None, None, None)
+            amp = (torch.autocast("cpu", dtype=torch.bfloat16) if case.precision == "fp32_amp"
+                   else contextlib.nullcontext())
+            amp.__enter__()
+            state.update(step=step, phase="forward")
+            with phase(step, "forward"):
                 if case.loss == "plain":
-                    del logits
-                if case.loss in ("chunked_tt", "chunked_ckpt"):
-                    del hidden, total
-                state["phase"] = "backward"
-                with phase(step, "backward"):
-                    loss.backward()
-                losses.append(float(loss.detach()))
-                del loss
-                if tracker is not None:
-                    for p in params:
-                        if p.grad is not None:
-                            r = tracker.rec_of(p.grad)
-                            if r is not None:
-                                r.role = "grad"
-                state["phase"] = "optimizer"
-                with phase(step, "optimizer"):
-                    if masters is not None:
+                    logits = run_model(ids).logits
+                elif case.loss == "hf":
+                    out = run_model(ids, labels=labels)
+                else:
+                    inner = run_model.model if not case.compile else None
+                    if case.compile:
+                        # compile the body only; the chunked loss stays eager
+                        if "body" not in extra:
+                            extra["body"] = torch.compile(model.model)
+                        inner = extra["body"]
+                    hidden = inner(ids).last_hidden_state
+            state["phase"] = "loss"
+            with phase(step, "loss"):
+                if case.loss == "plain":
+                    loss = F.cross_entropy(logits.float().view(-1, V), labels.view(-1))
+                elif case.loss == "hf":
+                    loss = out.loss
+                elif case.loss == "chunked_tt":
+                    chunks = [model.lm_head(c) for c in hidden.tensor_split(case.chunks, dim=1)]
+                    ys = labels.tensor_split(case.chunks, dim=1)
+                    total = 0.0
+                    for lg, y in zip(chunks, ys):
+                        total = total + F.cross_entropy(lg.reshape(-1, V).float(), y.reshape(-1), reduction="sum")
+                    loss = total / labels.numel()
+                    del chunks, lg, y
+                elif case.loss == "chunked_ckpt":
+                    total = 0.0
+                    for hc, y in zip(hidden.tensor_split(case.chunks, dim=1), labels.tensor_split(case.chunks, dim=1)):
+                        total = total + checkpoint(chunk_ce, model.lm_head, hc, y, use_reentrant=False)
+                    loss = total / labels.numel()
+                    del hc, y  # the loop variable is a view that would keep all of `hidden` alive
+            amp.__exit__(None, None, None)
+            if case.loss == "plain":
+                del logits
+            if case.loss in ("chunked_tt", "chunked_ckpt"):
+                del hidden, total
+            state["phase"] = "backward"
+            with phase(step, "backward"):
+                loss.backward()
+            losses.append(float(loss.detach()))
+            del loss
+            if tracker is not None:
+                for p in params:
+                    if p.grad is not None:
+                        r = tracker.rec_of(p.grad)
+                        if r is not None:
+                            r.role = "grad"
+            state["phase"] = "optimizer"
+            with phase(step, "optimizer"):
+                if masters is not None:
+                    for p, m in zip(params, masters):
+                        m.grad = p.grad.float()
+                        p.grad = None
+                opt.step()
+                if masters is not None:
+                    with torch.no_grad():
                         for p, m in zip(params, masters):
-                            m.grad = p.grad.float()
-                            p.grad = None
-                    opt.step()
-                    if masters is not None:
-                        with torch.no_grad():
-                            for p, m in zip(params, masters):
-                                p.copy_(m)
-                if tracker is not None:
-                    if masters is not None:
-                        for m in masters:
-                            tracker.rec_of(m.grad).role = "grad"
-                    for st in opt.state.values():
-                        for v in st.values():
-                            if isinstance(v, torch.Tensor):
-                                r = tracker.rec_of(v)
-                                if r is not None:
-                                    r.role = "opt_state"
-                state["phase"] = "after_step"
-                with phase(step, "after_step"):
-                    opt.zero_grad(set_to_none=True)
-                    model.zero_grad(set_to_none=True)
-                    if case.loss == "hf":
-                        del out
+                            p.copy_(m)
+            if tracker is not None:
+                if masters is not None:
+                    for m in masters:
+                        tracker.rec_of(m.grad).role = "grad"
+                for st in opt.state.values():
+                    for v in st.values():
+                        if isinstance(v, torch.Tensor):
+                            r = tracker.rec_of(v)
+                            if r is not None:
+                                r.role = "opt_state"
+            state["phase"] = "after_step"
+            with phase(step, "after_step"):
+                opt.zero_grad(set_to_none=True)
+                model.zero_grad(set_to_none=True)
+                if case.loss == "hf":
+                    del out
             if tracker is not None:
                 # category breakdown at each phase peak of this step (roles are now known)
                 for ph in PHASES:
@@ -722,7 +689,7 @@ def main(argv=None):
                     seq_len=case.seq, micro_batch=case.mb, recompute=case.recompute,
                     loss=case.loss, loss_chunks=case.chunks if case.loss.startswith("chunked") else 1,
                     compile=str(case.compile).lower(), torch_version=tv, transformers_version=hv, **d)
-        for method in ("dispatch", "allocator", "memtracker"):
+        for method in ("dispatch", "allocator"):
             if not res[method]:
                 continue
             la = {s: layer_act(probes[method], s, layers) for s in (1, 2)}
@@ -733,8 +700,7 @@ def main(argv=None):
                     print(f"        {nb / sbh:7.3f}  {dt:5s} {str(shape):24s} {op}")
             for (step, ph), v in sorted(res[method].items(), key=lambda kv: (kv[0][0], PHASES.index(kv[0][1]))):
                 mnote = {"dispatch": "method=dispatch(TorchDispatchMode storage bytes)",
-                         "allocator": "method=allocator(c10 CPU allocator via profiler memory events)",
-                         "memtracker": "method=memtracker(MemTracker, setup = after track_external)"}[method]
+                         "allocator": "method=allocator(c10 CPU allocator via profiler memory events)"}[method]
                 rows.append(dict(base, phase=ph, step=step, live_bytes=int(v["live"]), peak_bytes=int(v["peak"]),
                                  method=method, notes="; ".join([mnote] + notes)))
                 c = cats.get(method, {}).get((step, ph))
@@ -744,11 +710,6 @@ def main(argv=None):
                     cr["logit_bytes"] = c.get("logit_bytes", "")
                     cr["logit_elems"] = case.seq * case.mb * fam["vocab"]
                     cr["notes"] = "dispatch categories at the phase peak"
-                elif method == "memtracker" and c is not None:
-                    cr.update(param=c.get("Parameter", 0), buffer=c.get("Buffer", 0), grad=c.get("Gradient", 0),
-                              opt_state=c.get("Optstate", 0), act=c.get("Activation", 0), bwd_tmp=c.get("Temp", 0),
-                              other=c.get("Other", 0))
-                    cr["notes"] = "MemTracker categories at the phase peak (TEMP->bwd_tmp; OPT->opt_state incl. step temporaries; OTH->other)"
                 elif method == "allocator":
                     cr["notes"] = "no categories"
                 if ph == "forward" and step in la and la[step][0] is not None:
@@ -756,14 +717,13 @@ def main(argv=None):
                     cr["layer_act_per_sbh"] = round(la[step][0] / sbh, 4)
                     cr["notes"] = (cr.get("notes") or "") + f"; layer deltas {la[step][1]}"
                 cat_rows.append(cr)
-        key = case.name + ("#memtracker" if "memtracker" in case.methods else "")
-        summary[key] = dict(res=res, cats=cats, extra=extra, layers=layers, sbh=sbh, case=case,
+        summary[case.name] = dict(res=res, cats=cats, extra=extra, layers=layers, sbh=sbh, case=case,
                                   la={m: {s: layer_act(probes[m], s, layers) for s in (1, 2)} for m in probes if not m.endswith("_t")})
         def fmt(m):
             r = res[m]
             return " ".join(f"{ph[:3]}{s}={r[(s, ph)]['peak'] / 2**20:.0f}" for s in (1, 2) for ph in PHASES[1:5] if (s, ph) in r)
         print(f"[{time.time() - T0:6.1f}s] {case.name:42s} {extra['wall_s']:6.1f}s  " +
-              "  ".join(f"{m}: {fmt(m)}" for m in ("dispatch", "allocator", "memtracker") if res[m]), flush=True)
+              "  ".join(f"{m}: {fmt(m)}" for m in ("dispatch", "allocator") if res[m]), flush=True)
         if extra.get("ops"):
             print("    ops:", dict(sorted(extra["ops"].items())), flush=True)
     out = args.out
@@ -790,19 +750,16 @@ def report(S):
     for name in ("llama-none-plain-bf16", "llama-full-plain-bf16"):
         if name not in S:
             continue
-        r = dict(S[name]["res"])
-        if name + "#memtracker" in S:
-            r["memtracker"] = S[name + "#memtracker"]["res"]["memtracker"]
-        for m in ("allocator", "memtracker"):
-            if not r.get(m) or not r.get("dispatch"):
-                continue
-            diffs = []
-            for k, v in r["dispatch"].items():
-                if k in r[m] and k[1] != "setup":
-                    diffs.append((k, r[m][k]["peak"] - v["peak"], r[m][k]["live"] - v["live"]))
-            mx = max(abs(d[1]) for d in diffs) if diffs else None
-            mxl = max(abs(d[2]) for d in diffs) if diffs else None
-            print(f"{name}: {m} - dispatch: max |peak diff| {mx} B, max |live diff| {mxl} B over {len(diffs)} phases")
+        r = S[name]["res"]
+        if not r.get("allocator") or not r.get("dispatch"):
+            continue
+        diffs = []
+        for k, v in r["dispatch"].items():
+            if k in r["allocator"] and k[1] != "setup":
+                diffs.append((k, r["allocator"][k]["peak"] - v["peak"], r["allocator"][k]["live"] - v["live"]))
+        mx = max(abs(d[1]) for d in diffs) if diffs else None
+        mxl = max(abs(d[2]) for d in diffs) if diffs else None
+        print(f"{name}: allocator - dispatch: max |peak diff| {mx} B, max |live diff| {mxl} B over {len(diffs)} phases")
     # 2. bytes per logit element at the loss and backward peaks
     for name, s in S.items():
         c = s["cats"].get("dispatch", {})
@@ -841,7 +798,7 @@ def report(S):
                   f"whole forward-end act L{S[a]['layers']}: {x4 / MiB:.1f} MiB, L{S[b]['layers']}: {x2 / MiB:.1f} MiB")
     # 4. optimizer: step 1 vs 2, temporaries
     for name, s in S.items():
-        for m in ("dispatch", "allocator", "memtracker"):
+        for m in ("dispatch", "allocator"):
             r = s["res"].get(m)
             if not r or (2, "optimizer") not in r:
                 continue
