@@ -34,6 +34,7 @@ from ledger_report.model.definitions import REGISTRY
 from ledger_report.model.expr import Col, Const, If, IsBlank
 from ledger_report.render import workbook as wbk
 from ledger_report.render.workbook import (
+    BUDGET,
     INPUTS,
     LEDGER_FIRST_ROW,
     LEDGERS,
@@ -41,6 +42,7 @@ from ledger_report.render.workbook import (
     SUMMARY,
     render_xlsx,
     sheet_title,
+    summary_columns,
     template_xlsx,
 )
 
@@ -136,6 +138,15 @@ def _same(expected, got) -> bool:
 
 def _gb(v):
     return None if v is None else v / 1e9
+
+
+HEADER = {key: header for header, key in summary_columns()}  # the Summary's column headers by registry key
+WORD = {True: "yes", False: "no", None: None}  # a truth value as the report sheets show it
+
+
+def _summary_col(ws, key: str) -> int:
+    """The column of the Summary that shows ``key``."""
+    return next(c.column for c in ws[1] if c.value == HEADER[key])
 
 
 def _ledger_mismatches(ws, ledgers, rows=None) -> list[str]:
@@ -243,13 +254,18 @@ def fx_max(*xs):
 # The workbook without a spreadsheet engine
 
 
+LOOKUP_SHEETS = ["Dtypes", "Moments", "Optimizers", "GPUs", "Conventions", "Lists"]
+
+
 def test_sheets_and_layout(built, ledgers):
-    """Summary first, Inputs, Ledgers, one print sheet per configuration, Help, lookups."""
+    """Summary first, Inputs, Ledgers, one print sheet per configuration, Budget, Help, the
+    lookups (hidden: tables the formulas read, not pages)."""
     wb = _load(built)
     names = wb.sheetnames
     assert names[:3] == [SUMMARY, INPUTS, LEDGERS]
-    assert names[-6:] == ["Dtypes", "Moments", "Optimizers", "GPUs", "Conventions", "Lists"]
-    print_sheets = names[3:-7]
+    assert names[-8:] == [BUDGET, "Help"] + LOOKUP_SHEETS
+    assert [wb[n].sheet_state for n in names] == ["visible"] * (len(names) - 6) + ["hidden"] * 6
+    print_sheets = names[3:-8]
     assert len(print_sheets) == len(ledgers)
     assert len(set(n.casefold() for n in names)) == len(names)
     for n in print_sheets:
@@ -315,15 +331,17 @@ def test_cached_values_are_the_engine_values(built, ledgers):
     for i, led in enumerate(ledgers):
         row = [c.value for c in summ[2 + i]]
         assert row[0] == led.name
-        assert _same(_gb(led["peak_bytes_per_rank"]), row[col["peak GB per rank"]])
-        assert _same(_gb(led["state_bytes_per_rank"]), row[col["state GB per rank (HBM)"]])
-        assert _same(led["fits"], row[col["fits"]])
-        assert _same(led["min_gpus_compute"], row[col["min GPUs (compute gate)"]])
-        assert _same(led["cost"], row[col["cost"]])
+        assert _same(_gb(led["peak_bytes_per_rank"]), row[col[HEADER["peak_bytes_per_rank"]]])
+        assert _same(_gb(led["state_bytes_per_rank"]), row[col[HEADER["state_bytes_per_rank"]]])
+        assert _same(WORD[led["fits"]], row[col[HEADER["fits"]]])
+        assert _same(led["min_gpus_compute"], row[col[HEADER["min_gpus_compute"]]])
+        assert _same(led["cost"], row[col[HEADER["cost"]]])
+        assert _same(led["verdict_memory"], row[col[HEADER["verdict_memory"]]])
+        assert _same(led["check_message"], row[col[HEADER["check_message"]]])
 
 
 _REF = re.compile(r"=(?:'?([^'!]+)'?!)?\$?([A-Z]{1,3})\$?(\d+)")
-_GUARDED_DIV = re.compile(r'=IF\(([^=]+)="","",\1/(1E\+9|1073741824)\)')
+_GUARDED_DIV = re.compile(r'=IF\(([^=]+)="","",\1/(1E\+9|1000000000|1073741824)\)')
 
 
 def test_every_formula_cell_caches_its_value(built, ledgers):
@@ -375,10 +393,10 @@ def test_pandas_reads_the_numbers(built_path, ledgers):
         None if l.name in EXCEL_ERRORS else l.name for l in ledgers]
     for i, led in enumerate(ledgers):
         if led["peak_bytes_per_rank"] is None:
-            assert pd.isna(summ["peak GB per rank"][i])
+            assert pd.isna(summ[HEADER["peak_bytes_per_rank"]][i])
         else:
-            assert math.isclose(summ["peak GB per rank"][i], led["peak_bytes_per_rank"] / 1e9, rel_tol=1e-12)
-        assert math.isclose(summ["HBM GB"][i], led["hbm_bytes"] / 1e9, rel_tol=1e-12)
+            assert math.isclose(summ[HEADER["peak_bytes_per_rank"]][i], led["peak_bytes_per_rank"] / 1e9, rel_tol=1e-12)
+        assert math.isclose(summ[HEADER["hbm_bytes"]][i], led["hbm_bytes"] / 1e9, rel_tol=1e-12)
     led_df = pd.read_excel(built_path, sheet_name=LEDGERS, skiprows=[1], keep_default_na=False, na_values=[""])
     for i, led in enumerate(ledgers):
         assert pd.isna(led_df["name"][i]) if led.name in EXCEL_ERRORS else led_df["name"][i] == led.name
@@ -504,6 +522,10 @@ def test_dropdowns_for_every_enumerated_column(built):
                 assert values == list(col.choices), col.name
 
 
+CHOSEN_NAME = f"{openpyxl.utils.get_column_letter(wbk.CHOSEN_CELL[0])}3"  # the Ledger sheet's dropdown
+CHOSEN_ROW = wbk.CHOSEN_ROW_REF.replace("$", "")  # ... and the row it picks within Ledgers
+
+
 def _fit(value) -> int:
     return 1 if value is None else int(value)  # absent = 1, the OOXML default (XlsxWriter omits it)
 
@@ -522,18 +544,26 @@ def test_print_sheets_are_a4_landscape_one_page(built, ledgers):
         assert ws.oddHeader.center.text == led.name.replace("&", "&&")[:120]
         assert ws.oddHeader.center.size == 11
         assert ws.oddFooter.left.text.startswith("ledger-report")
-        assert re.fullmatch(r"'?.+'?!\$A\$1:\$N\$\d+", ws.print_area), ws.print_area
+        assert re.fullmatch(r"'?.+'?!\$A\$1:\$[A-Z]{1,2}\$\d+", ws.print_area), ws.print_area
         assert ws.print_options.horizontalCentered
-        assert (ws.page_margins.left, ws.page_margins.top) == (0.4, 0.6)
+        assert (ws.page_margins.left, ws.page_margins.top) == (0.4, 0.75)
+        assert ws.page_margins.header == 0.3  # the header (11 points) sits inside the top margin
         assert ws.sheet_view.showGridLines is False
-        assert "E2:N2" in {str(m) for m in ws.merged_cells.ranges}  # the notes line
+        last_col = re.search(r"\$([A-Z]+)\$\d+$", ws.print_area)[1]
+        assert f"R2:{last_col}2" in {str(m) for m in ws.merged_cells.ranges}  # the notes line, to the page's edge
     summ = wb[SUMMARY]
+    n = len(ledgers)
+    width = 1 + len(HEADER)
     assert summ.page_setup.orientation == "landscape" and int(summ.page_setup.paperSize) == 9
-    assert _fit(summ.page_setup.fitToWidth) == 1 and int(summ.page_setup.fitToHeight) == 0
+    assert _fit(summ.page_setup.fitToWidth) == 1 and _fit(summ.page_setup.fitToHeight) == wbk.summary_pages(n) == 1
     assert summ.print_title_rows == "$1:$1"
-    assert summ.print_area.endswith(f"$A$1:$M${1 + len(ledgers)}")
-    assert summ.auto_filter.ref == f"A1:M{1 + len(ledgers)}"
+    last = openpyxl.utils.get_column_letter(width)
+    assert summ.print_area.endswith(f"$A$1:${last}${1 + n + 1 + wbk._CHART_ROWS}")  # the table and the chart below it
+    assert summ.auto_filter.ref == f"A1:{last}{1 + n}"
     assert summ.freeze_panes == "B2"
+    # the sheets that are not pages print nothing (one empty cell); the lookups are hidden
+    for name in (INPUTS, LEDGERS, BUDGET, "Help"):
+        assert wb[name].print_area.endswith(f"$A${wbk.NO_PRINT_ROW}"), name
 
 
 def test_page_header_keeps_ampersands_and_image_codes_literal():
@@ -571,12 +601,12 @@ def test_many_configurations_use_one_chosen_ledger_sheet():
     configs = [dict(name=f"c{i}", params_total=10**9 * (1 + i), dp=1 + i % 4) for i in range(51)]
     data = render_xlsx(_ledgers(configs))
     wb = _load(data)
-    assert "Ledger" in wb.sheetnames and len(wb.sheetnames) == 11
+    assert "Ledger" in wb.sheetnames and len(wb.sheetnames) == 12
     ws = wb["Ledger"]
-    assert ws["B3"].value == "c0"
+    assert ws[CHOSEN_NAME].value == "c0"
     assert ws.data_validations.dataValidation[0].formula1.endswith(f"$A${LEDGER_FIRST_ROW + 50}")
     vals = _load(data, data_only=True)["Ledger"]
-    assert vals["C3"].value == 1
+    assert vals[CHOSEN_ROW].value == 1
 
 
 def test_template_workbook():
@@ -768,8 +798,8 @@ def test_edited_inputs_recalculate_to_the_engine(built, ledgers):
     expect[i] = edited
     assert _ledger_mismatches(out[LEDGERS], expect) == []
     summ = out[SUMMARY]
-    assert _same(_gb(edited["peak_bytes_per_rank"]), summ.cell(2 + i, 3).value)
-    assert _same(edited["days_on_config"], summ.cell(2 + i, 11).value)
+    assert _same(_gb(edited["peak_bytes_per_rank"]), summ.cell(2 + i, _summary_col(summ, "peak_bytes_per_rank")).value)
+    assert _same(edited["days_on_config"], summ.cell(2 + i, _summary_col(summ, "days_on_config")).value)
 
 
 @pytest.mark.slow
@@ -782,11 +812,11 @@ def test_chosen_ledger_sheet_follows_the_dropdown():
     leds = _ledgers(configs)
     wb = _load(render_xlsx(leds))
     ws = wb["Ledger"]
-    ws["B3"].value = "pick*me?"
+    ws[CHOSEN_NAME].value = "pick*me?"
     buf = io.BytesIO()
     wb.save(buf)
     out = _load(_recalc(buf.getvalue()), data_only=True)["Ledger"]
-    assert out["C3"].value == 8
+    assert out[CHOSEN_ROW].value == 8
     assert out["A2"].value == "pick*me?"
     found = {c.value for row in out.iter_rows() for c in row if isinstance(c.value, (int, float))}
     assert any(math.isclose(x, leds[7]["params_total"]) for x in found)
@@ -911,27 +941,28 @@ def test_example_rows_in_libreoffice_equal_calc_json():
     out = _load(_recalc(_poisoned(render_xlsx(leds))), data_only=True)
     assert _ledger_mismatches(out[LEDGERS], leds) == []
     summ = out[SUMMARY]
-    col = {c.value: c.column for c in summ[1]}
     for i, led in enumerate(leds):
         doc = config_document(led)
         comp = doc["compute"]
         row = 2 + i
 
-        def got(header):
-            return summ.cell(row, col[header]).value
+        def got(key):
+            return summ.cell(row, 1 if key == "name" else _summary_col(summ, key)).value
 
         assert got("name") == doc["name"]
-        assert _same(_gb(doc["state_bytes_per_rank"]), got("state GB per rank (HBM)"))
-        assert _same(_gb(doc["peak_bytes_per_rank"]), got("peak GB per rank"))
-        assert _same(_gb(doc["hbm_bytes"]), got("HBM GB"))
-        assert _same(doc["fits"], got("fits"))
-        assert _same(_gb(doc["state_bytes_logical_total"]), got("logical state total GB"))
-        assert _same(comp["min_gpus_compute"], got("min GPUs (compute gate)"))
-        assert _same(comp["min_gpus_memory"], got("min GPUs (memory gate)"))
-        assert _same(comp["binding_gate"], got("binding gate"))
-        assert _same(comp["days"], got("days on this configuration"))
-        assert _same(comp["gpu_hours"], got("GPU-hours"))
+        assert _same(_gb(doc["state_bytes_per_rank"]), got("state_bytes_per_rank"))
+        assert _same(_gb(doc["peak_bytes_per_rank"]), got("peak_bytes_per_rank"))
+        assert _same(_gb(doc["hbm_bytes"]), got("hbm_bytes"))
+        assert _same(WORD[doc["fits"]], got("fits"))
+        assert _same(_gb(doc["state_bytes_logical_total"]), got("state_bytes_logical_total"))
+        assert _same(comp["min_gpus_compute"], got("min_gpus_compute"))
+        assert _same(comp["min_gpus_memory"], got("min_gpus_memory"))
+        assert _same(comp["binding_gate"], got("binding_gate"))
+        assert _same(comp["days"], got("days_on_config"))
+        assert _same(comp["gpu_hours"], got("gpu_hours"))
         assert _same(comp["cost"], got("cost"))
+        assert _same(doc["verdicts"]["memory"], got("verdict_memory"))
+        assert _same(doc["verdicts"]["deadline"], got("verdict_deadline"))
         ledger_sheet = out.worksheets[3 + i]
         shown = {c.value for r in ledger_sheet.iter_rows() for c in r if isinstance(c.value, (int, float))}
         for line in doc["states"]:
