@@ -808,7 +808,7 @@ class _Report:
             book.label(ws, 1, j, self.header(key), head)
             unit = self.reg[key].unit
             wrap = key == self.spec.check
-            cols.append((j, key, book.style(fmt=self.fmt(key), wrap=wrap)))
+            cols.append((j, key, book.style(fmt=self.fmt(key), wrap=wrap, top=True)))
             ws.set_column(j - 1, j - 1, _SUMMARY_CHECK_WIDTH if wrap else (14 if unit == R.TEXT else 11))
         table_last_col = 1 + len(keys)  # 1-based
         # chart data, right of the table: the spec's memory chart, per configuration
@@ -816,7 +816,7 @@ class _Report:
         chart_cols: list[tuple[int, str]] = []
         c = table_last_col + 2
         if chart is not None:
-            gb = book.style(fmt=F_GB)
+            gb = book.style(fmt=F_GB, top=True)
             for key in [s.y for s in chart.series] + list(chart.line):
                 if key in keys:
                     chart_cols.append((keys.index(key) + 2, key))
@@ -829,7 +829,7 @@ class _Report:
         ws.set_row(0, 60)
         ws.freeze_panes(1, 1)
         ws.autofilter(0, 0, last - 1, table_last_col - 1)
-        name_style = book.style(bold=True)
+        name_style = book.style(bold=True, top=True)
         for i in range(n):
             r = first + i
             book.formula(ws, r, 1, self.name_ref("relative", i), self.ledgers[i].config.name, name_style)
@@ -1311,10 +1311,10 @@ class _PrintSheet:
                 elif kind == "items":
                     cell = ln.cells[col.name]
                     ident = ("items", t.key, ln.id, col.name, guards)
-                    got = rep.write(ws, r, c, self.mode, ident, lambda cell=cell: self.items_expr(cell, guards), self.i, self.st["small"])
+                    e, _t = rep.compiled(self.mode, ident, lambda cell=cell: self.items_expr(cell, guards))
+                    got = rep.write(ws, r, c, self.mode, ident, lambda: e, self.i, self.st["small"])
                     if self.chosen:
-                        got = max((str(eval_scalar(self.items_expr(cell, guards), l.config.values, l.values, rep.tables) or "")
-                                   for l in rep.ledgers), key=_text_width)
+                        got = max((str(eval_scalar(e, l.config.values, l.values, rep.tables) or "") for l in rep.ledgers), key=_text_width)
                     lines = max(lines, _small(_lines(str(got or ""), w * _U_CHARS * _SMALL_RATIO)))
                 else:
                     self.table_cell(r, c, ln, col, guards)
