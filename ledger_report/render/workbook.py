@@ -1,21 +1,44 @@
-"""The live-formula workbook (CONTRACT section 5) and the empty input template.
+"""The live-formula workbook and the empty input template.
 
-``render_xlsx(ledgers)`` returns the bytes of a workbook whose every computed figure is a
-formula generated from the engine's single definition of that figure (``model/formula.py``) and
-carries, as its cached value, the number the engine computed.  Sheets:
+``render_xlsx(ledgers, lang)`` returns the bytes of a workbook whose every computed figure is a
+formula generated from the model's single definition of that figure (``model/formula.py``) and
+carries, as its cached value, the number the engine computed.  What the report sheets show is the
+ledgers' own model (``Ledger.model``): its registry (labels, units, sources) and its report spec
+(``report.py``: sections, tables, the summary, the assumptions, the charts), walked as the other
+reporters walk it; this module decides layout, never figures.  Sheets:
 
-* ``Summary``: one row per configuration, the headline figures (GB = bytes/1E+9), a red mark
-  where the peak does not fit, and a stacked chart of per-rank memory by state against HBM;
-* ``Inputs``: the rows as values (row 1 = the CONTRACT column names; user text always a text
+* ``Summary``: one row per configuration: the spec's summary figures, its verdicts and the row's
+  check (the rules it breaks, from the model's constraints: red for a broken rule, amber for a
+  warning); rows coloured where the model's ``verdicts_bad`` flag is true; a stacked chart of
+  per-rank memory by state against HBM (the spec's ``memory`` chart);
+* ``Inputs``: the rows as values (row 1 = the input column names; user text always a text
   cell with the quote prefix; blanks stay blank so defaults resolve by formula), dropdowns for
   the enumerated columns, comments with each column's help; ``read_configs`` reads it back;
 * ``Ledgers``: one row per configuration, one column per registry quantity (row 1 the key, row 2
-  the English label and unit), each cell a live formula over its own row of ``Inputs``, earlier
-  columns and the lookup sheets;
-* one printable ledger per configuration (A4 landscape, one page) while there are at most
-  :data:`MAX_PRINT_SHEETS`; above that one ``Ledger`` sheet whose configuration is chosen in a
-  dropdown (LibreOffice pays about 45 ms and 6 MB per sheet);
-* ``Help``, and the lookup sheets ``Dtypes``, ``Moments``, ``Optimizers``, ``GPUs``, ``Lists``.
+  the label and unit), each cell a live formula over its own row of ``Inputs``, earlier columns
+  and the lookup sheets; its check column is coloured like the Summary's;
+* one printable ledger per configuration (A4 landscape, one page: the spec's tables stacked on
+  the left, its figure sections in two columns on the right, the assumptions below) while there
+  are at most :data:`MAX_PRINT_SHEETS`; above that one ``Ledger`` sheet whose configuration is
+  chosen in a dropdown (LibreOffice pays about 45 ms and 6 MB per sheet);
+* ``Budget``: the spec's budget section, one column per configuration, and a scatter chart of
+  cost against days (the spec's ``budget`` chart);
+* ``Help``, and the lookup sheets ``Dtypes``, ``Moments``, ``Optimizers``, ``GPUs``,
+  ``Conventions``, ``Lists`` (hidden).
+
+Every figure of the report sheets is a display formula over its configuration's Ledgers row: an
+expression over registry quantities (the quantity, bytes in GB, a truth value as a word, "—" where
+a line does not apply) compiled like the quantities themselves and cached with the value the
+engine's interpreter gives that expression, so a recalculation gives the same text and numbers.
+
+Printing.  The workbook's default print (Excel's "print entire workbook", LibreOffice's PDF
+export) is the Summary and one page per configuration.  A sheet without a print area prints
+whole in both, so the sheets that are not pages (Inputs, Ledgers, Budget, Help) have one empty
+cell far below their data as print area (nothing printed; clear it to print one), and the lookup
+sheets are hidden (hidden sheets never print, and they are tables the formulas read, not pages).
+Print sheets fit one page; the Summary fits one page wide and ``summary_pages(n)`` tall with its
+header row repeated; wrapped text gets row heights from its length, and the page header sits in
+a top margin that holds it.
 
 Written with XlsxWriter's public API only (openpyxl is the reader's library): every formula cell
 gets its cached value from ``write_formula(..., value)``; user text always goes through
@@ -30,10 +53,11 @@ error value until the first recalculation, which gives the text again (pandas re
 meanwhile; the Inputs cell, which a rebuild reads, is text); and a blank result (the formulas'
 ``""``) is cached as an empty ``<v>``, which readers see as an empty cell.
 
-Speed (1,000 configurations, 227,000 formulas; bench/bench_workbook.py): about 6.3 s of CPU,
-three quarters of it inside ``write_formula`` (XlsxWriter runs some 30 regular-expression
-substitutions over every formula for its future-function prefixes; the openpyxl writer with
-shared formulas and XML written directly took 0.5 s).  XlsxWriter writes no shared formulas, so
+Speed (1,000 configurations, some 580,000 formulas; bench/bench_workbook.py): SPEED_TEXT
+XlsxWriter runs some 30 regular-expression substitutions over every formula for its dynamic-array
+function prefixes (``_xlfn.``) in ``write_formula`` whatever its options (``use_future_functions``
+only adds more); no public option skips them (the openpyxl writer with shared formulas and XML
+written directly took 0.5 s for 227 quantities).  XlsxWriter writes no shared formulas, so
 every row carries its formula text (the Ledgers sheet's XML is 24 MB instead of 14 MB; 4.4 MiB
 zipped instead of 1.7) and LibreOffice takes about 2-3 s longer to open and recalculate it.
 
