@@ -1431,11 +1431,11 @@ _HELP = {
             "The input columns: one row per configuration in the Inputs sheet; an empty cell takes its default.",
             "Counts accept 8190735360, 8,190,735,360, 8.19e9, 8.19B, 35B, 5T, 350M, 7K when the workbook is rebuilt; the live formulas need plain numbers.",
             "GB = 10^9 bytes and GiB = 2^30 bytes.",
+            "The lookup sheets (Dtypes, Moments, Optimizers, GPUs, Conventions, Lists) are hidden: the formulas read them; show them (Excel: right-click a sheet tab > Unhide; LibreOffice: Sheet > Show Sheet) to read or change a width, an optimizer or a GPU.",
         ],
         "built": [
             "Sheets: Summary (the headline figures, the verdicts and each row's check), Inputs (the rows; edit them), Ledgers (every quantity as a live formula, one row per configuration, with the check column), "
             "one printable ledger per configuration (above {max} configurations, one Ledger sheet with a dropdown), Budget (the budget of every configuration side by side, with a chart of cost against days), and this Help.",
-            "The lookup sheets (Dtypes, Moments, Optimizers, GPUs, Conventions, Lists) are hidden: the formulas read them; show them (Excel: right-click a sheet tab > Unhide; LibreOffice: Sheet > Show Sheet) to read or change a width, an optimizer or a GPU.",
             "After editing Inputs or a lookup sheet, recalculate (Excel: automatic; LibreOffice: Data > Calculate > Recalculate Hard, Ctrl+Shift+F9) and every figure follows; the check column names every rule a row breaks (red) or warns about (amber).",
             "Printing the workbook gives the Summary and one page per configuration. Inputs, Ledgers, Budget and Help are left out: their print area is one empty cell; clear it (Excel: Page Layout > Print Area > Clear Print Area; LibreOffice: Format > Print Ranges > Clear) to print one.",
             "Rebuild with: ledger-report build THIS.xlsx (only the Inputs sheet is read).",
@@ -1450,11 +1450,11 @@ _HELP = {
             "输入列：Inputs 表中每行一个配置；空单元格取默认值。",
             "重新生成工作簿时，数量可写作 8190735360、8,190,735,360、8.19e9、8.19B、35B、5T、350M、7K；实时公式需要普通数字。",
             "GB = 10^9 字节，GiB = 2^30 字节。",
+            "查找表（Dtypes、Moments、Optimizers、GPUs、Conventions、Lists）已隐藏：公式读取它们；如需查看或修改精度宽度、优化器或 GPU，请取消隐藏（Excel：右键工作表标签 > 取消隐藏；LibreOffice：工作表 > 显示工作表）。",
         ],
         "built": [
             "各表：Summary（主要数值、结论与每行的检查）、Inputs（输入行，可编辑）、Ledgers（每个量的实时公式，每个配置一行，含检查列）、"
             "每个配置一张可打印的账本（超过 {max} 个配置时为一张带下拉选择的 Ledger 表）、Budget（各配置的预算并列，附成本与天数图）以及本说明。",
-            "查找表（Dtypes、Moments、Optimizers、GPUs、Conventions、Lists）已隐藏：公式读取它们；如需查看或修改精度宽度、优化器或 GPU，请取消隐藏（Excel：右键工作表标签 > 取消隐藏；LibreOffice：工作表 > 显示工作表）。",
             "修改 Inputs 或查找表后重新计算（Excel 自动；LibreOffice：数据 > 计算 > 硬重算，Ctrl+Shift+F9），所有数值随之更新；检查列写出该行违反（红色）或提醒（琥珀色）的每条规则。",
             "打印工作簿得到 Summary 与每个配置一页。Inputs、Ledgers、Budget 与本说明不打印：其打印区域为一个空单元格；清除打印区域即可打印（Excel：页面布局 > 打印区域 > 取消打印区域；LibreOffice：格式 > 打印范围 > 清除）。",
             "重新生成：ledger-report build THIS.xlsx（只读取 Inputs 表）。",
