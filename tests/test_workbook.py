@@ -376,7 +376,9 @@ def test_every_formula_cell_caches_its_value(built, ledgers):
                     assert got is not None or c.value.startswith('=IF('), (ws.title, c.coordinate, c.value)
                 checked += 1
                 blanks += got is None
-    assert checked > 1000 and 0 < blanks < checked / 4, (checked, blanks)
+    # blanks: figures a row cannot give (the hostile rows give only params_total: no compute, no
+    # activations) and the assumptions that do not apply; most cells carry a value
+    assert checked > 1000 and 0 < blanks < checked / 2, (checked, blanks)
 
 
 def test_pandas_reads_the_numbers(built_path, ledgers):
@@ -1188,12 +1190,15 @@ def test_chinese_workbook_is_chinese_and_a_valid_input(tmp_path, ledgers):
 
 
 def test_no_label_mentions_internal_documents(built, ledgers):
-    """Labels, sources, help and page headers are in the project's own words."""
+    """Labels, sources, help and page headers are in the project's own words (the lookup
+    sheets hold the tables' data as the model has it)."""
     books = {"en": built, "zh": render_xlsx(ledgers, lang="zh"), "template": template_xlsx()}
     user = {str(v) for c in CONFIGS for v in c.values()}
     for what, data in books.items():
         wb = _load(data)
         for ws in wb.worksheets:
+            if ws.title in LOOKUP_SHEETS:
+                continue
             texts = [ws.oddHeader.center.text or "", ws.oddFooter.left.text or ""]
             texts += [c.value for r in ws.iter_rows() for c in r
                       if isinstance(c.value, str) and c.data_type == "s" and c.value not in user]
@@ -1305,8 +1310,9 @@ def test_budget_follows_price_and_mfu(edited, ledgers):
         want = expect[i][key]
         want = _gb(want) if REGISTRY[key].unit == "bytes" else want
         assert _same(want, ws.cell(2 + k, 3 + i).value), key
-    j = next(k for k, c in enumerate(CONFIGS) if c["name"] not in EDITS and ledgers[k]["cost"] is not None)
-    assert _same(ledgers[j]["cost"], ws.cell(2 + keys.index("cost"), 3 + j).value)
+    for j, c in enumerate(CONFIGS):
+        if c["name"] not in EDITS:
+            assert _same(ledgers[j]["cost"], ws.cell(2 + keys.index("cost"), 3 + j).value), c["name"]
 
 
 @pytest.mark.slow
