@@ -666,6 +666,24 @@ def _unit_word(unit: str, lang: str) -> str:
     return _UNIT_WORDS[lang].get(unit, "")
 
 
+def _header(reg: R.Registry, key: str, lang: str) -> str:
+    """A column header: the quantity's label and the unit the column shows it in."""
+    q = reg[key]
+    label = q.en if lang == "en" else q.zh
+    unit = _unit_word(q.unit, lang)
+    return f"{label} ({unit})" if unit else label
+
+
+def _summary_keys(spec: Any) -> list[str]:
+    """The Summary's figures: the spec's summary, the figures of its summary sections (the
+    verdicts), the row's check."""
+    keys = [f.key for f in spec.summary]
+    for s in spec.summary_sections:
+        keys += [f.key for f in spec.section(s).figures]
+    keys.append(spec.check)
+    return list(dict.fromkeys(keys))
+
+
 class _Report:
     """The sheets that present the ledgers (Ledgers, Summary, the print sheets, Budget) for one
     model and one language.  Every figure is a display formula over its configuration's Ledgers
@@ -697,9 +715,7 @@ class _Report:
         return q.en if self.lang == "en" else q.zh
 
     def header(self, key: str) -> str:
-        """A column header: the label and the unit the column shows."""
-        unit = _unit_word(self.reg[key].unit, self.lang)
-        return f"{self.label(key)} ({unit})" if unit else self.label(key)
+        return _header(self.reg, key, self.lang)
 
     def text_key(self, key: str) -> str:
         """The quantity a text figure shows in this language (its ``_zh`` twin where it has one)."""
@@ -811,13 +827,7 @@ class _Report:
 
     # Summary ------------------------------------------------------------------------------
     def summary_keys(self) -> list[str]:
-        """The Summary's figures: the spec's summary, the figures of its summary sections (the
-        verdicts), the row's check."""
-        keys = [f.key for f in self.spec.summary]
-        for s in self.spec.summary_sections:
-            keys += [f.key for f in self.spec.section(s).figures]
-        keys.append(self.spec.check)
-        return list(dict.fromkeys(keys))
+        return _summary_keys(self.spec)
 
     def write_summary(self, ws) -> None:
         book, n = self.book, self.n
@@ -985,9 +995,7 @@ def summary_columns(model: Any = None, lang: str = "en") -> list[tuple[str, str]
     from ..report import DEFAULT
 
     model = model or DEFAULT
-    rep = _Report.__new__(_Report)
-    rep.reg, rep.spec, rep.lang = model.registry, model.spec, lang
-    return [(rep.header(k), k) for k in rep.summary_keys()]
+    return [(_header(model.registry, k, lang), k) for k in _summary_keys(model.spec)]
 
 
 def summary_pages(n: int) -> int:
@@ -1158,7 +1166,7 @@ class _PrintSheet:
             r = self.write_table(r, 1, t, left) + 1
         left_end = r
         # the figure sections, in two columns on the right, each skipping the hidden rows
-        parts = [(s, self.section_figures(s)) for s in sections]
+        parts = [(s, figs) for s in sections for figs in [self.section_figures(s)] if figs]
         sizes = [1 + len(figs) + 1 for _s, figs in parts]
         split = min(range(len(parts) + 1), key=lambda k: (max(sum(sizes[:k]), sum(sizes[k:])), k))
         ends = []
