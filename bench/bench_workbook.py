@@ -1,8 +1,9 @@
 """The live-formula workbook at 1,000 configurations (issue 3, CONTRACT section 5).
 
 Targets: written in <= 3 s; opened and fully recalculated by LibreOffice headless in <= 10 s with
-<= 1 GB.  (The write target dates from the openpyxl writer, 0.5 s; XlsxWriter's public
-``write_formula`` takes about 6-9 s here: render/workbook.py's docstring says where.)  Prints:
+<= 1 GB.  (The write target dates from the openpyxl writer, 0.5 s, and 227 quantities; with 545
+XlsxWriter's public ``write_formula`` takes 24-43 s on 2 shared cores, LibreOffice 14 s at 1.0 GB:
+render/workbook.py's docstring says where.)  Prints:
 
 * the seconds ``render_xlsx`` takes for 1,000 ledgers (the ledgers are computed first, untimed:
   ``bench_calc.py`` measures the engine), and the file size;

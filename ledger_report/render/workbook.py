@@ -53,13 +53,17 @@ error value until the first recalculation, which gives the text again (pandas re
 meanwhile; the Inputs cell, which a rebuild reads, is text); and a blank result (the formulas'
 ``""``) is cached as an empty ``<v>``, which readers see as an empty cell.
 
-Speed (1,000 configurations, some 580,000 formulas; bench/bench_workbook.py): SPEED_TEXT
-XlsxWriter runs some 30 regular-expression substitutions over every formula for its dynamic-array
-function prefixes (``_xlfn.``) in ``write_formula`` whatever its options (``use_future_functions``
-only adds more); no public option skips them (the openpyxl writer with shared formulas and XML
-written directly took 0.5 s for 227 quantities).  XlsxWriter writes no shared formulas, so
-every row carries its formula text (the Ledgers sheet's XML is 24 MB instead of 14 MB; 4.4 MiB
-zipped instead of 1.7) and LibreOffice takes about 2-3 s longer to open and recalculate it.
+Speed (bench/bench_workbook.py: 1,000 configurations of 545 quantities, so 545,000 Ledgers
+formulas and some 35,000 on the report sheets; 2 shared cores): 24-43 s to write, 16 MB; the
+commit before the report sheets walked the spec took 32-52 s on the same machine, so the Ledgers
+sheet sets the time, not the report sheets (about 2 s).  Three quarters of it is XlsxWriter's
+``write_formula`` running some 30 regular-expression substitutions over every formula for its
+dynamic-array function prefixes (``_xlfn.``): 18 s of 24 for the Ledgers formulas alone.  It does
+so whatever the options (``use_future_functions`` only adds more substitutions); no public option
+or method skips it (the openpyxl writer with shared formulas and XML written directly took 0.5 s
+for 227 quantities).  XlsxWriter writes no shared formulas, so every row carries its formula
+text.  LibreOffice opens and fully recalculates the workbook in about 14 s (Summary to CSV) at
+1.0 GB, as before.
 
 The bytes are deterministic: ``in_memory`` mode stamps every zip entry 1980-01-01 00:00:00 and
 the document properties carry the fixed ``created`` time (:data:`FIXED_TIME`), so the same
