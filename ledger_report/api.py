@@ -61,7 +61,7 @@ def outputs(ledgers: Sequence[Ledger], stem: str, out_dir: str | Path, formats: 
 
         if progress:
             progress.stage(f"writing the workbook ({len(ledgers):,} configurations)")
-        files[out / f"{stem}.xlsx"] = render_xlsx(list(ledgers))
+        files[out / f"{stem}.xlsx"] = render_xlsx(list(ledgers), lang=lang)
     if "pdf" in formats:
         from .render.handout import render_pdf
 

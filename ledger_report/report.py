@@ -80,6 +80,34 @@ class Table:
     lines: tuple[Line, ...]
     json: str = ""  # the JSON list the lines go into
     total: tuple[Figure, ...] = ()  # figures shown under the table (its totals)
+    sources: bool = False  # the workbook's printed table gives each line's source (the registry's, of the line's ``formula``)
+
+
+@dataclass(frozen=True)
+class Series:
+    """One series of a chart: the registry quantity plotted, per configuration (and, on a scatter
+    chart, the quantity on the x axis)."""
+
+    y: str
+    x: str = ""
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A chart of the configurations side by side.  ``kind``: "stacked" (a column per
+    configuration, the series stacked, ``line`` drawn over them) or "scatter" (each series a point
+    per configuration at its ``x``)."""
+
+    key: str
+    en: str
+    zh: str
+    kind: str
+    series: tuple[Series, ...]
+    line: tuple[str, ...] = ()
+    x_en: str = ""
+    x_zh: str = ""
+    y_en: str = ""
+    y_zh: str = ""
 
 
 @dataclass(frozen=True)
@@ -87,6 +115,11 @@ class Report:
     sections: tuple[Section | Table, ...]
     summary: tuple[Figure, ...]  # the columns of the summary table (workbook Summary, handout summary)
     assumptions: tuple[str, ...]  # registry TEXT keys of the assumption sentences (each with a ``_zh`` twin and ``_shown``)
+    summary_sections: tuple[str, ...] = ("verdicts",)  # sections whose figures follow the summary figures in the workbook's Summary
+    check: str = "check_message"  # registry TEXT key: the rules the row breaks (empty when it meets every rule)
+    check_ok: str = "check_ok"  # registry BOOL key: the row meets every rule (no error)
+    flag: str = "verdicts_bad"  # registry BOOL key: a verdict says no (the Summary colours the row)
+    charts: tuple[Chart, ...] = ()  # "memory": per-rank memory by state (Summary); "budget": cost against days (Budget)
 
     def section(self, key: str) -> Section | Table:
         return next(s for s in self.sections if s.key == key)
@@ -99,6 +132,9 @@ class Report:
                 s = replace(s, figures=s.figures + (figure,))
             out.append(s)
         return replace(self, sections=tuple(out))
+
+    def chart(self, key: str) -> Chart | None:
+        return next((c for c in self.charts if c.key == key), None)
 
     def keys(self) -> list[str]:
         """Every registry key the report shows, in order."""
@@ -231,7 +267,7 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
             F("host_state_bytes_per_rank"), F("nvme_state_bytes_per_rank"), F("host_bytes_per_node"), F("nvme_bytes_per_node"),
             F("host_fits"), F("offload_stream_s", "stream_s"),
         ), json="offload", show="has_offload"),
-        Table("uncounted", "Not in the state ledger", "不在状态账本中", OUTSIDE_COLUMNS, _outside_lines(reg), json="uncounted"),
+        Table("uncounted", "Not in the state ledger", "不在状态账本中", OUTSIDE_COLUMNS, _outside_lines(reg), json="uncounted", sources=True),
         Table("phases", "Memory by phase (reported stage)", "各阶段显存（报告段）", PHASE_COLUMNS, _phase_lines(), json="phases",
               total=(F("first_step_peak_bytes"), F("lazy_state_bytes"))),
         Section("peak", "Peak and fit", "峰值与是否放得下", (
@@ -274,7 +310,15 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
         F("days"), F("gpu_hours"), F("cost"), F("step_time_s"), F("predicted_mfu"),
     )
     assumptions = tuple(k[: -len("_shown")] for k in reg.keys() if k.startswith("note_") and k.endswith("_shown"))
-    return Report(sections, summary, assumptions)
+    charts = (
+        Chart("memory", "Per-rank memory by state vs HBM (GB)", "每卡各状态显存与 HBM 对比（GB）", "stacked",
+              tuple(Series(f"{s}_hbm_bytes") for s, *_ in STATES) + (Series("outside_state_bytes_per_rank"),),
+              line=("hbm_bytes",), y_en="GB per rank", y_zh="每卡 GB"),
+        Chart("budget", "Cost against days", "成本与天数", "scatter",
+              (Series("cost", "days_on_config"), Series("cost_deadline_hold", "days")),
+              x_en="days", x_zh="天", y_en="cost", y_zh="成本"),
+    )
+    return Report(sections, summary, assumptions, charts=charts)
 
 
 @dataclass(frozen=True)

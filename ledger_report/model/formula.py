@@ -46,6 +46,7 @@ __all__ = [
     "Template",
     "FormulaError",
     "compile_quantity",
+    "compile_expression",
     "compile_registry",
     "number",
     "string",
@@ -378,6 +379,15 @@ def compile_quantity(reg: Registry, key: str, layout: Layout, _c: _Compiler | No
     text = c.result(reg[key].expr, frozenset())
     if len(text) + 20 > _MAX_FORMULA_CHARS:
         raise FormulaError(f"the formula of {key} is {len(text)} characters, over Excel's limit")
+    return Template(key, text)
+
+
+def compile_expression(reg: Registry, e: Expr, layout: Layout, key: str = "") -> Template:
+    """The formula template of an expression over the registry's quantities (a report cell that
+    shows a quantity converted, worded or guarded), blank exactly where Python gives None."""
+    text = _Compiler(reg, layout).result(e, frozenset())
+    if len(text) + 20 > _MAX_FORMULA_CHARS:
+        raise FormulaError(f"the formula of {key or 'an expression'} is {len(text)} characters, over Excel's limit")
     return Template(key, text)
 
 

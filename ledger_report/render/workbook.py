@@ -1,21 +1,44 @@
-"""The live-formula workbook (CONTRACT section 5) and the empty input template.
+"""The live-formula workbook and the empty input template.
 
-``render_xlsx(ledgers)`` returns the bytes of a workbook whose every computed figure is a
-formula generated from the engine's single definition of that figure (``model/formula.py``) and
-carries, as its cached value, the number the engine computed.  Sheets:
+``render_xlsx(ledgers, lang)`` returns the bytes of a workbook whose every computed figure is a
+formula generated from the model's single definition of that figure (``model/formula.py``) and
+carries, as its cached value, the number the engine computed.  What the report sheets show is the
+ledgers' own model (``Ledger.model``): its registry (labels, units, sources) and its report spec
+(``report.py``: sections, tables, the summary, the assumptions, the charts), walked as the other
+reporters walk it; this module decides layout, never figures.  Sheets:
 
-* ``Summary``: one row per configuration, the headline figures (GB = bytes/1E+9), a red mark
-  where the peak does not fit, and a stacked chart of per-rank memory by state against HBM;
-* ``Inputs``: the rows as values (row 1 = the CONTRACT column names; user text always a text
+* ``Summary``: one row per configuration: the spec's summary figures, its verdicts and the row's
+  check (the rules it breaks, from the model's constraints: red for a broken rule, amber for a
+  warning); rows coloured where the model's ``verdicts_bad`` flag is true; a stacked chart of
+  per-rank memory by state against HBM (the spec's ``memory`` chart);
+* ``Inputs``: the rows as values (row 1 = the input column names; user text always a text
   cell with the quote prefix; blanks stay blank so defaults resolve by formula), dropdowns for
   the enumerated columns, comments with each column's help; ``read_configs`` reads it back;
 * ``Ledgers``: one row per configuration, one column per registry quantity (row 1 the key, row 2
-  the English label and unit), each cell a live formula over its own row of ``Inputs``, earlier
-  columns and the lookup sheets;
-* one printable ledger per configuration (A4 landscape, one page) while there are at most
-  :data:`MAX_PRINT_SHEETS`; above that one ``Ledger`` sheet whose configuration is chosen in a
-  dropdown (LibreOffice pays about 45 ms and 6 MB per sheet);
-* ``Help``, and the lookup sheets ``Dtypes``, ``Moments``, ``Optimizers``, ``GPUs``, ``Lists``.
+  the label and unit), each cell a live formula over its own row of ``Inputs``, earlier columns
+  and the lookup sheets; its check column is coloured like the Summary's;
+* one printable ledger per configuration (A4 landscape, one page: the spec's tables stacked on
+  the left, its figure sections in two columns on the right, the assumptions below) while there
+  are at most :data:`MAX_PRINT_SHEETS`; above that one ``Ledger`` sheet whose configuration is
+  chosen in a dropdown (LibreOffice pays about 45 ms and 6 MB per sheet);
+* ``Budget``: the spec's budget section, one column per configuration, and a scatter chart of
+  cost against days (the spec's ``budget`` chart);
+* ``Help``, and the lookup sheets ``Dtypes``, ``Moments``, ``Optimizers``, ``GPUs``,
+  ``Conventions``, ``Lists`` (hidden).
+
+Every figure of the report sheets is a display formula over its configuration's Ledgers row: an
+expression over registry quantities (the quantity, bytes in GB, a truth value as a word, "—" where
+a line does not apply) compiled like the quantities themselves and cached with the value the
+engine's interpreter gives that expression, so a recalculation gives the same text and numbers.
+
+Printing.  The workbook's default print (Excel's "print entire workbook", LibreOffice's PDF
+export) is the Summary and one page per configuration.  A sheet without a print area prints
+whole in both, so the sheets that are not pages (Inputs, Ledgers, Budget, Help) have one empty
+cell far below their data as print area (nothing printed; clear it to print one), and the lookup
+sheets are hidden (hidden sheets never print, and they are tables the formulas read, not pages).
+Print sheets fit one page; the Summary fits one page wide and ``summary_pages(n)`` tall with its
+header row repeated; wrapped text gets row heights from its length, and the page header sits in
+a top margin that holds it.
 
 Written with XlsxWriter's public API only (openpyxl is the reader's library): every formula cell
 gets its cached value from ``write_formula(..., value)``; user text always goes through
@@ -30,12 +53,17 @@ error value until the first recalculation, which gives the text again (pandas re
 meanwhile; the Inputs cell, which a rebuild reads, is text); and a blank result (the formulas'
 ``""``) is cached as an empty ``<v>``, which readers see as an empty cell.
 
-Speed (1,000 configurations, 227,000 formulas; bench/bench_workbook.py): about 6.3 s of CPU,
-three quarters of it inside ``write_formula`` (XlsxWriter runs some 30 regular-expression
-substitutions over every formula for its future-function prefixes; the openpyxl writer with
-shared formulas and XML written directly took 0.5 s).  XlsxWriter writes no shared formulas, so
-every row carries its formula text (the Ledgers sheet's XML is 24 MB instead of 14 MB; 4.4 MiB
-zipped instead of 1.7) and LibreOffice takes about 2-3 s longer to open and recalculate it.
+Speed (bench/bench_workbook.py: 1,000 configurations of 545 quantities, so 545,000 Ledgers
+formulas and some 35,000 on the report sheets; 2 shared cores): 24-43 s to write, 16 MB; the
+commit before the report sheets walked the spec took 32-52 s on the same machine, so the Ledgers
+sheet sets the time, not the report sheets (about 2 s).  Three quarters of it is XlsxWriter's
+``write_formula`` running some 30 regular-expression substitutions over every formula for its
+dynamic-array function prefixes (``_xlfn.``): 18 s of 24 for the Ledgers formulas alone.  It does
+so whatever the options (``use_future_functions`` only adds more substitutions); no public option
+or method skips it (the openpyxl writer with shared formulas and XML written directly took 0.5 s
+for 227 quantities).  XlsxWriter writes no shared formulas, so every row carries its formula
+text.  LibreOffice opens and fully recalculates the workbook in about 14 s (Summary to CSV) at
+1.0 GB, as before.
 
 The bytes are deterministic: ``in_memory`` mode stamps every zip entry 1980-01-01 00:00:00 and
 the document properties carry the fixed ``created`` time (:data:`FIXED_TIME`), so the same
@@ -55,8 +83,10 @@ import functools
 import io
 import math
 import re
+import textwrap
+import unicodedata
 import warnings
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import xlsxwriter
 from xlsxwriter.utility import xl_cell_to_rowcol, xl_col_to_name
@@ -66,17 +96,25 @@ from ..config import COLUMN_NAMES, COLUMNS, COUNT as K_COUNT, ENUM as K_ENUM, FL
 from ..config import Column, Config
 from ..model import formula as fx
 from ..model import registry as R
-from ..model.definitions import PARTS, REGISTRY, STATES
-from ..model.tables import TABLE_SHEETS, table_fields, tables
+from ..model.definitions import REGISTRY
+from ..model.evaluate import eval_scalar
+from ..model.expr import Expr, IsBlank, Ref, concat, drop_first, gb_text, if_
+from ..model.tables import GPU_FIELDS, TABLE_SHEETS, tables
+from ..report import Figure, Line, Section, Table
+from .view import WORDS
+from .view import word as view_word
 
 __all__ = [
     "render_xlsx",
     "template_xlsx",
     "sheet_title",
+    "summary_columns",
+    "summary_pages",
     "MAX_PRINT_SHEETS",
     "INPUTS",
     "LEDGERS",
     "SUMMARY",
+    "BUDGET",
 ]
 
 
@@ -85,11 +123,15 @@ INPUTS = "Inputs"
 LEDGERS = "Ledgers"
 LEDGER = "Ledger"  # the one print sheet with a dropdown, above MAX_PRINT_SHEETS configurations
 HELP = "Help"
+BUDGET = "Budget"
 DTYPES, MOMENTS, OPTIMIZERS, GPUS, LISTS = "Dtypes", "Moments", "Optimizers", "GPUs", "Lists"
-RESERVED_TITLES = (SUMMARY, INPUTS, LEDGERS, LEDGER, HELP, *TABLE_SHEETS.values(), LISTS, "History")
+RESERVED_TITLES = (SUMMARY, INPUTS, LEDGERS, LEDGER, BUDGET, HELP, *TABLE_SHEETS.values(), LISTS, "History")
+LANGS = ("en", "zh")
 
 MAX_PRINT_SHEETS = 50
-CHART_MAX = 50  # configurations shown in the Summary chart
+CHART_MAX = 50  # configurations shown in the Summary and Budget charts
+SUMMARY_ROWS_PER_PAGE = 30  # the Summary prints on ceil(n / 30) pages (one page wide, its header repeated)
+NO_PRINT_ROW = 1048576  # the one empty cell that is the print area of a sheet left out of the print
 INPUT_FIRST_ROW = 2  # Inputs: row 1 is the header
 LEDGER_FIRST_ROW = 3  # Ledgers: row 1 the key, row 2 the label and unit
 SUMMARY_FIRST_ROW = 2
@@ -111,8 +153,12 @@ _HEADER_FONT = "FFFFFFFF"
 _INPUT_FILL = "FFFFF2CC"  # inputs look like inputs: pale yellow, blue text
 _INPUT_FONT = "FF1F3FBF"
 _LOOKUP_FILL = "FFEAF1DD"
-_BAD_FILL = "FFF4B6B6"
+_BAD_FILL = "FFF4B6B6"  # a broken rule
+_WARN_FILL = "FFFFE699"  # a warning
+_FLAG_FILL = "FFF8CBAD"  # a verdict says no (does not fit, late)
 _SECTION_FONT = "FF1F4E79"
+_UNIT_FONT = "FF595959"
+DASH = "—"  # a line or figure that does not apply to the configuration
 
 # Number formats by registry unit (Ledgers) and by what a column shows (Summary, print sheets).
 F_INT = "#,##0"
@@ -140,6 +186,32 @@ _UNIT_FORMATS = {
     R.MONEY: F_MONEY,
     R.GBPS: "#,##0.##",
 }
+# ... and as the report sheets show them (bytes in GB)
+_SHOW_FORMATS = dict(_UNIT_FORMATS, **{
+    R.BYTES: F_GB, R.DAYS: F_DAYS, R.HOURS: F_INT, R.NODE_HOURS: F_INT, R.TOKENS_PER_S: F_INT, R.TB: "#,##0.##",
+})
+# The unit a report cell's number is in, by registry unit (none: a plain number, text, a truth value;
+# a cost's unit is the row's currency, a formula).
+_UNIT_WORDS = {
+    "en": {R.BYTES: "GB", R.PARAMS: "params", R.FLOPS: "FLOPs", R.BPP: "B/param", R.SECONDS: "s", R.DAYS: "days",
+           R.TOKENS: "tokens", R.TOKENS_PER_S: "tokens/s", R.TFLOPS: "TFLOP/s", R.GB: "GB", R.HOURS: "GPU-h",
+           R.NODE_HOURS: "node-h", R.GBPS: "GB/s", R.TB: "TB"},
+    "zh": {R.BYTES: "GB", R.PARAMS: "参数", R.FLOPS: "FLOPs", R.BPP: "字节/参数", R.SECONDS: "秒", R.DAYS: "天",
+           R.TOKENS: "token", R.TOKENS_PER_S: "token/秒", R.TFLOPS: "TFLOP/s", R.GB: "GB", R.HOURS: "GPU 小时",
+           R.NODE_HOURS: "节点小时", R.GBPS: "GB/s", R.TB: "TB"},
+}
+# Table columns whose truth value has its own words (view.WORDS keys: true, false).
+_COLUMN_WORDS = {"sharded": ("sharded", "whole")}
+
+# Printing.
+_MARGINS = {"left": 0.4, "right": 0.4, "top": 0.75, "bottom": 0.6}  # inches; the header sits in the top 0.75
+_HEADER_MARGIN = 0.3
+_CHART_ROWS = 24  # rows of 15 points under a chart 12 cm tall
+_SUMMARY_CHECK_WIDTH = 48
+_NAME_SPAN = 16  # print sheets: grid columns of the configuration's name (row 2)
+_PANE_WIDTH = 14  # grid columns of a figure column (label 8, value 4, unit 2)
+CHOSEN_CELL = (10, 14)  # the one Ledger sheet: row 3, the chosen name's first grid column and width
+CHOSEN_ROW_REF = f"${xl_col_to_name(CHOSEN_CELL[0] + CHOSEN_CELL[1])}$3"  # the chosen row within Ledgers (MATCH)
 
 
 
@@ -147,48 +219,62 @@ _UNIT_FORMATS = {
 # Public entry points
 
 
-def render_xlsx(ledgers: Sequence[Any]) -> bytes:
-    """The live-formula workbook of these ledgers (``engine.Ledger``), as deterministic bytes."""
+def render_xlsx(ledgers: Sequence[Any], lang: str = "en") -> bytes:
+    """The live-formula workbook of these ledgers (``engine.Ledger``), as deterministic bytes.
+
+    ``lang`` ("en" or "zh") is the language of the labels, titles, headers and help; the Inputs
+    column names and the Ledgers keys stay as they are, so a workbook in either language is a
+    valid input.  What the report sheets show is the ledgers' own model (``Ledger.model``: its
+    registry and report spec), not this module's."""
     ledgers = list(ledgers)
     if not ledgers:
         raise ValueError("a workbook needs at least one configuration")
+    if lang not in LANGS:
+        raise ValueError(f"lang is one of {', '.join(LANGS)}, not {lang!r}")
+    model = ledgers[0].model
+    if any(lg.model is not model and lg.model != model for lg in ledgers):
+        raise ValueError("the ledgers of one workbook come from one model")
     with _strict_xlsxwriter():
-        return _render(ledgers)
+        return _render(ledgers, model, lang)
 
 
-def _render(ledgers: list[Any]) -> bytes:
+def _render(ledgers: list[Any], model: Any, lang: str) -> bytes:
     book = _Book()
     n = len(ledgers)
-    layout = _layout()
-    templates = fx.compile_registry(REGISTRY, layout)
+    rep = _Report(book, model, lang, ledgers)
 
     summary = book.sheet(SUMMARY)
     inputs = book.sheet(INPUTS)
     led = book.sheet(LEDGERS)
     _write_inputs(book, inputs, [l.config for l in ledgers], dropdown_rows=n)
-    _write_ledgers(book, led, ledgers, templates)
-    _write_summary(book, summary, ledgers)
+    rep.write_ledgers(led)
+    rep.write_summary(summary)
     if n <= MAX_PRINT_SHEETS:
         taken = {t.casefold() for t in RESERVED_TITLES}
         for i, l in enumerate(ledgers):
             title = sheet_title(l.name, taken)
             taken.add(title.casefold())
-            _write_print_sheet(book, book.sheet(title), l, _FixedRow(i))
+            _PrintSheet(rep, book.sheet(title), i).write()
     else:
-        _write_print_sheet(book, book.sheet(LEDGER), ledgers[0], _ChosenRow(n))
-    _write_help(book, book.sheet(HELP), built=True)
-    _write_lookups(book)
+        _PrintSheet(rep, book.sheet(LEDGER), None).write()
+    budget = book.sheet(BUDGET)
+    rep.write_budget(budget)
+    help_ws = book.sheet(HELP)
+    _write_help(book, help_ws, built=True, lang=lang, n=n)
+    _write_lookups(book, model.tables, lang)
+    for ws in (inputs, led, budget, help_ws):
+        _no_print(ws)
     return book.finish()
 
 
-def template_xlsx() -> bytes:
-    """The empty input workbook: the CONTRACT columns with help, dropdowns and one example row."""
+def template_xlsx(lang: str = "en") -> bytes:
+    """The empty input workbook: the input columns with help, dropdowns and one example row."""
     with _strict_xlsxwriter():
         book = _Book()
         inputs = book.sheet(INPUTS)
         _write_inputs(book, inputs, [Config(EXAMPLE_ROW, "template")], dropdown_rows=TEMPLATE_ROWS)
-        _write_help(book, book.sheet(HELP), built=False)
-        _write_lookups(book)
+        _write_help(book, book.sheet(HELP), built=False, lang=lang)
+        _write_lookups(book, tables(), lang)
         return book.finish()
 
 
@@ -331,11 +417,11 @@ class _Book:
         looks["quote"] = True
         return self.style(**looks)
 
-    def bad_fill(self):
-        """The red fill of a conditional format (a differential format: the fill only)."""
-        if "bad" not in self._fills:
-            self._fills["bad"] = self.wb.add_format({"bg_color": _rgb(_BAD_FILL)})
-        return self._fills["bad"]
+    def fill(self, argb: str):
+        """The fill of a conditional format (a differential format: the fill only)."""
+        if argb not in self._fills:
+            self._fills[argb] = self.wb.add_format({"bg_color": _rgb(argb)})
+        return self._fills[argb]
 
     # cells ------------------------------------------------------------------------------------
     def text(self, ws, row: int, col: int, s: str, style=None, where: str = "") -> None:
@@ -440,25 +526,35 @@ def _col_index(letter: str) -> int:
 
 
 INPUT_LETTERS: dict[str, str] = {c: _letter(i + 1) for i, c in enumerate(COLUMN_NAMES)}
-QUANTITY_LETTERS: dict[str, str] = {k: _letter(i + 2) for i, k in enumerate(REGISTRY.keys())}  # A = name
 
 
-def _table_specs() -> list[tuple[str, str, list[str]]]:
+def _quantity_letters(reg: R.Registry) -> dict[str, str]:
+    """The Ledgers column of each quantity of a registry (A is the name)."""
+    return {k: _letter(i + 2) for i, k in enumerate(reg.keys())}
+
+
+QUANTITY_LETTERS: dict[str, str] = _quantity_letters(REGISTRY)  # the default model's
+
+
+def _table_specs(t: Any = None) -> list[tuple[str, str, list[str]]]:
     """(table, sheet, fields) of the lookup sheets, in sheet order."""
-    return [(name, sheet, table_fields(name)) for name, sheet in TABLE_SHEETS.items()]
+    t = tables() if t is None else t
+    return [(name, sheet, list(GPU_FIELDS) if name == "gpu" else list(next(iter(t[name].values()))))
+            for name, sheet in TABLE_SHEETS.items()]
 
 
 def _name(table: str, field: str | None) -> str:
     return f"tbl_{table}_{field or 'key'}"
 
 
-def _layout() -> fx.Layout:
+def _layout(reg: R.Registry = REGISTRY, t: Any = None) -> fx.Layout:
     refs: dict[tuple[str, str | None], str] = {}
-    for table, _sheet, fields in _table_specs():
+    for table, _sheet, fields in _table_specs(t):
         refs[(table, None)] = _name(table, None)
         for f in fields:
             refs[(table, f)] = _name(table, f)
-    return fx.Layout(INPUTS, INPUT_LETTERS, QUANTITY_LETTERS, refs)
+    letters = QUANTITY_LETTERS if reg is REGISTRY else _quantity_letters(reg)
+    return fx.Layout(INPUTS, INPUT_LETTERS, letters, refs)
 
 
 # ------------------------------------------------------------------------------------------
@@ -566,432 +662,766 @@ def _write_inputs(book: _Book, ws, configs: list[Config], dropdown_rows: int) ->
 
 
 # ------------------------------------------------------------------------------------------
-# Ledgers
+# The report sheets: what they show is the spec's, every figure a formula over Ledgers
 
 
-def _write_ledgers(book: _Book, ws, ledgers: list[Any], templates: Mapping[str, fx.Template]) -> None:
-    head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT)
-    sub = book.style(italic=True, wrap=True)
-    book.label(ws, 1, 1, "name", head)
-    book.label(ws, 2, 1, "configuration", sub)
-    ws.set_column(0, 0, 24)
-    columns = []  # (0-based column, template, format, key)
-    for q in REGISTRY:
-        letter = QUANTITY_LETTERS[q.key]
-        j = _col_index(letter)
-        book.label(ws, 1, j, q.key, head)
-        book.label(ws, 2, j, f"{q.en} [{q.unit}]", sub)
-        ws.set_column(j - 1, j - 1, max(12, min(28, len(q.key) + 2)))
-        columns.append((j - 1, templates[q.key], book.style(fmt=_UNIT_FORMATS.get(q.unit, F_GENERAL)), q.key))
-    ws.set_row(1, 45)
-    ws.freeze_panes(LEDGER_FIRST_ROW - 1, 1)
-    # the hot loop (227 formulas a configuration): XlsxWriter's calls directly, one check per row
-    write = ws.write_formula
-    for i, led in enumerate(ledgers):
-        r0 = LEDGER_FIRST_ROW - 1 + i  # 0-based
-        in_row, led_row = INPUT_FIRST_ROW + i, LEDGER_FIRST_ROW + i
-        values = led.values
-        status = write(r0, 0, f"={INPUTS}!A{in_row}", None, _cached(led.config.name))
-        for c0, template, style, key in columns:
-            status |= write(r0, c0, "=" + template.fill(in_row, led_row), style, _cached(values[key]))
-        _ok(status, f"{LEDGERS} row {led_row}")
+def _words(lang: str, true: Any = True, false: Any = False) -> tuple[str, str]:
+    return WORDS[lang][true], WORDS[lang][false]
 
 
-
-def _lref(key: str, row: int | None = None, absolute: bool = False) -> str:
-    """A Ledgers cell: ``Ledgers!X3`` (relative) or ``Ledgers!$X$3``."""
-    letter = "A" if key == "name" else QUANTITY_LETTERS[key]
-    r = LEDGER_FIRST_ROW if row is None else row
-    return f"{LEDGERS}!${letter}${r}" if absolute else f"{LEDGERS}!{letter}{r}"
+def _unit_word(unit: str, lang: str) -> str:
+    return _UNIT_WORDS[lang].get(unit, "")
 
 
-def _gb(v: Any, div: int = GB) -> Any:
-    return None if v is None else v / div
+def _header(reg: R.Registry, key: str, lang: str) -> str:
+    """A column header: the quantity's label and the unit the column shows it in."""
+    q = reg[key]
+    label = q.en if lang == "en" else q.zh
+    unit = _unit_word(q.unit, lang)
+    return f"{label} ({unit})" if unit else label
 
 
-def _guard(refs: Sequence[str], body: str) -> str:
-    tests = [f'{r}=""' for r in refs]
-    if not tests:
-        return body
-    t = tests[0] if len(tests) == 1 else f"OR({','.join(tests)})"
-    return f'IF({t},"",{body})'
+def _summary_keys(spec: Any) -> list[str]:
+    """The Summary's figures: the spec's summary, the figures of its summary sections (the
+    verdicts), the row's check."""
+    keys = [f.key for f in spec.summary]
+    for s in spec.summary_sections:
+        keys += [f.key for f in spec.section(s).figures]
+    keys.append(spec.check)
+    return list(dict.fromkeys(keys))
 
 
-# ------------------------------------------------------------------------------------------
-# Summary
+class _Report:
+    """The sheets that present the ledgers (Ledgers, Summary, the print sheets, Budget) for one
+    model and one language.  Every figure is a display formula over its configuration's Ledgers
+    row: an expression over registry quantities (the quantity itself, bytes in GB, a truth value
+    as a word, a line that does not exist as "—"), compiled by ``model/formula.py`` like the
+    quantities themselves, and cached with the value the engine's interpreter gives it."""
 
-# (header, kind, registry key): kind "gb" = bytes / 1E+9, "ref" = the value itself
-SUMMARY_COLUMNS: tuple[tuple[str, str, str], ...] = (
-    ("name", "ref", "name"),
-    ("state GB per rank (HBM)", "gb", "state_bytes_per_rank"),
-    ("peak GB per rank", "gb", "peak_bytes_per_rank"),
-    ("HBM GB", "gb", "hbm_bytes"),
-    ("fits", "ref", "fits"),
-    ("headroom GB", "gb", "headroom_bytes"),
-    ("logical state total GB", "gb", "state_bytes_logical_total"),
-    ("min GPUs (compute gate)", "ref", "min_gpus_compute"),
-    ("min GPUs (memory gate)", "ref", "min_gpus_memory"),
-    ("binding gate", "ref", "binding_gate"),
-    ("days on this configuration", "ref", "days_on_config"),
-    ("GPU-hours", "ref", "gpu_hours"),
-    ("cost", "ref", "cost"),
-)
-_SUMMARY_FORMATS = {
-    "state_bytes_per_rank": F_GB, "peak_bytes_per_rank": F_GB, "hbm_bytes": F_GB, "headroom_bytes": F_GB,
-    "state_bytes_logical_total": F_INT, "min_gpus_compute": F_INT, "min_gpus_memory": F_INT,
-    "days_on_config": F_DAYS, "gpu_hours": F_INT, "cost": F_INT,
-}
-_STATE_LOCATION = {s: col for s, col, _en, _zh in STATES}
+    def __init__(self, book: _Book, model: Any, lang: str, ledgers: list[Any]) -> None:
+        self.book = book
+        self.model = model
+        self.reg = model.registry
+        self.spec = model.spec
+        self.tables = model.tables
+        self.lang = lang
+        self.ledgers = ledgers
+        self.n = len(ledgers)
+        self.last = LEDGER_FIRST_ROW + self.n - 1
+        self.letters = _quantity_letters(self.reg)
+        self.table_refs = _layout(self.reg, self.tables).tables
+        self._layouts: dict[str, fx.Layout] = {}
+        self._compiled: dict[tuple, tuple[Expr, fx.Template]] = {}
+
+    # words --------------------------------------------------------------------------------
+    def t(self, en: str, zh: str) -> str:
+        return en if self.lang == "en" else zh
+
+    def label(self, key: str) -> str:
+        q = self.reg[key]
+        return q.en if self.lang == "en" else q.zh
+
+    def header(self, key: str) -> str:
+        return _header(self.reg, key, self.lang)
+
+    def text_key(self, key: str) -> str:
+        """The quantity a text figure shows in this language (its ``_zh`` twin where it has one)."""
+        if self.lang == "zh" and self.reg[key].unit == R.TEXT and f"{key}_zh" in self.reg:
+            return f"{key}_zh"
+        return key
+
+    # display expressions ------------------------------------------------------------------
+    def shown(self, key: str, words: tuple[str, str] | None = None) -> Expr:
+        """A quantity as a report cell shows it: bytes in GB, a truth value as a word where
+        ``words`` are given, text in the workbook's language."""
+        unit = self.reg[key].unit
+        if unit == R.BYTES:
+            return Ref(key) / GB
+        if unit == R.BOOL and words:
+            return if_(Ref(key), words[0], words[1])
+        return Ref(self.text_key(key))
+
+    def fmt(self, key: str) -> str:
+        return _SHOW_FORMATS.get(self.reg[key].unit, F_GENERAL)
+
+    # formulas over a Ledgers row ----------------------------------------------------------
+    def layout(self, mode: str) -> fx.Layout:
+        """Where a report cell finds the quantities: ``relative`` (Ledgers!X3, the Summary),
+        ``absolute`` (Ledgers!$X$3, a print sheet or Budget column of one configuration) or
+        ``chosen`` (the row chosen on the one print sheet above MAX_PRINT_SHEETS)."""
+        if mode not in self._layouts:
+            if mode == "relative":
+                q = {k: f"{LEDGERS}!{l}" for k, l in self.letters.items()}
+            elif mode == "absolute":
+                q = {k: f"{LEDGERS}!${l}$" for k, l in self.letters.items()}
+            else:
+                q = {k: f"INDEX({LEDGERS}!${l}${LEDGER_FIRST_ROW}:${l}${self.last},{CHOSEN_ROW_REF})"
+                     for k, l in self.letters.items()}
+            self._layouts[mode] = fx.Layout(INPUTS, INPUT_LETTERS, q, self.table_refs)
+        return self._layouts[mode]
+
+    def compiled(self, mode: str, ident: tuple, build: Callable[[], Expr]) -> tuple[Expr, fx.Template]:
+        hit = self._compiled.get((mode, ident))
+        if hit is None:
+            e = build()
+            hit = self._compiled[(mode, ident)] = (e, fx.compile_expression(self.reg, e, self.layout(mode), str(ident[0])))
+        return hit
+
+    def formula(self, mode: str, ident: tuple, build: Callable[[], Expr], i: int | None) -> tuple[str, Any]:
+        """(formula text, cached value) of a display expression for configuration ``i`` (None: the
+        chosen row, cached as the first configuration, which the dropdown starts on)."""
+        e, t = self.compiled(mode, ident, build)
+        lg = self.ledgers[i or 0]
+        row = "" if mode == "chosen" else str(LEDGER_FIRST_ROW + (i or 0))
+        return t.text.replace(fx.LEDGER_ROW, row), eval_scalar(e, lg.config.values, lg.values, self.tables)
+
+    def write(self, ws, r: int, c: int, mode: str, ident: tuple, build: Callable[[], Expr], i: int | None, style=None) -> Any:
+        text, cached = self.formula(mode, ident, build, i)
+        self.book.formula(ws, r, c, text, cached, style)
+        return cached
+
+    def name_ref(self, mode: str, i: int | None) -> str:
+        if mode == "relative":
+            return f"{LEDGERS}!A{LEDGER_FIRST_ROW + (i or 0)}"
+        if mode == "absolute":
+            return f"{LEDGERS}!$A${LEDGER_FIRST_ROW + (i or 0)}"
+        return f"INDEX({LEDGERS}!$A${LEDGER_FIRST_ROW}:$A${self.last},{CHOSEN_ROW_REF})"
+
+    def flag_ref(self, key: str, row: int = LEDGER_FIRST_ROW) -> str:
+        """A Ledgers cell for a conditional format: column fixed, row relative."""
+        return f"{LEDGERS}!${self.letters[key]}{row}"
+
+    # Ledgers ------------------------------------------------------------------------------
+    def write_ledgers(self, ws) -> None:
+        book = self.book
+        head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT)
+        sub = book.style(italic=True, wrap=True)
+        book.label(ws, 1, 1, "name", head)
+        book.label(ws, 2, 1, self.t("configuration", "配置"), sub)
+        ws.set_column(0, 0, 24)
+        templates = fx.compile_registry(self.reg, _layout(self.reg, self.tables))
+        columns = []  # (0-based column, template, format, key)
+        for q in self.reg:
+            j = _col_index(self.letters[q.key])
+            book.label(ws, 1, j, q.key, head)
+            book.label(ws, 2, j, f"{q.en if self.lang == 'en' else q.zh} [{q.unit}]", sub)
+            ws.set_column(j - 1, j - 1, max(12, min(28, len(q.key) + 2)))
+            columns.append((j - 1, templates[q.key], book.style(fmt=_UNIT_FORMATS.get(q.unit, F_GENERAL)), q.key))
+        ws.set_row(1, 45)
+        ws.freeze_panes(LEDGER_FIRST_ROW - 1, 1)
+        # the hot loop (some 550 formulas a configuration): XlsxWriter's calls directly, one check per row
+        write = ws.write_formula
+        for i, led in enumerate(self.ledgers):
+            r0 = LEDGER_FIRST_ROW - 1 + i  # 0-based
+            in_row, led_row = INPUT_FIRST_ROW + i, LEDGER_FIRST_ROW + i
+            values = led.values
+            status = write(r0, 0, f"={INPUTS}!A{in_row}", None, _cached(led.config.name))
+            for c0, template, style, key in columns:
+                status |= write(r0, c0, "=" + template.fill(in_row, led_row), style, _cached(values[key]))
+            _ok(status, f"{LEDGERS} row {led_row}")
+        # the check column turns red where the row breaks a rule, amber for a warning
+        c0 = _col_index(self.letters[self.spec.check]) - 1
+        ok = self.letters[self.spec.check_ok]
+        self.check_format(ws, LEDGER_FIRST_ROW - 1, c0, self.last - 1, f"=${ok}{LEDGER_FIRST_ROW}=FALSE",
+                          f"=LEN(${self.letters[self.spec.check]}{LEDGER_FIRST_ROW})>0")
+
+    def check_format(self, ws, r0: int, c0: int, r1: int, bad: str, warn: str) -> None:
+        """Red where ``bad`` holds (a broken rule), else amber where ``warn`` does (a warning)."""
+        _ok(ws.conditional_format(r0, c0, r1, c0, {"type": "formula", "criteria": bad, "format": self.book.fill(_BAD_FILL),
+                                                   "stop_if_true": True}), f"{ws.get_name()}: the check format")
+        _ok(ws.conditional_format(r0, c0, r1, c0, {"type": "formula", "criteria": warn, "format": self.book.fill(_WARN_FILL)}),
+            f"{ws.get_name()}: the check format")
+
+    # Summary ------------------------------------------------------------------------------
+    def summary_keys(self) -> list[str]:
+        return _summary_keys(self.spec)
+
+    def write_summary(self, ws) -> None:
+        book, n = self.book, self.n
+        head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT, wrap=True)
+        first, last = SUMMARY_FIRST_ROW, SUMMARY_FIRST_ROW + n - 1
+        keys = self.summary_keys()
+        check_col = 2 + keys.index(self.spec.check)
+        book.label(ws, 1, 1, self.t("name", "名称"), head)
+        ws.set_column(0, 0, 26)
+        cols: list[tuple[int, str, Any]] = []  # (column, key, style)
+        for j, key in enumerate(keys, start=2):
+            book.label(ws, 1, j, self.header(key), head)
+            unit = self.reg[key].unit
+            wrap = key == self.spec.check
+            cols.append((j, key, book.style(fmt=self.fmt(key), wrap=wrap, top=True)))
+            ws.set_column(j - 1, j - 1, _SUMMARY_CHECK_WIDTH if wrap else (14 if unit == R.TEXT else 11))
+        table_last_col = 1 + len(keys)  # 1-based
+        # chart data, right of the table: the spec's memory chart, per configuration
+        chart = self.spec.chart("memory")
+        chart_cols: list[tuple[int, str]] = []
+        c = table_last_col + 2
+        if chart is not None:
+            gb = book.style(fmt=F_GB, top=True)
+            for key in [s.y for s in chart.series] + list(chart.line):
+                if key in keys:
+                    chart_cols.append((keys.index(key) + 2, key))
+                    continue
+                book.label(ws, 1, c, self.header(key), head)
+                cols.append((c, key, gb))
+                chart_cols.append((c, key))
+                ws.set_column(c - 1, c - 1, 12)
+                c += 1
+        ws.set_row(0, 60)
+        ws.freeze_panes(1, 1)
+        ws.autofilter(0, 0, last - 1, table_last_col - 1)
+        name_style = book.style(bold=True, top=True)
+        for i in range(n):
+            r = first + i
+            book.formula(ws, r, 1, self.name_ref("relative", i), self.ledgers[i].config.name, name_style)
+            for j, key, style in cols:
+                got = self.write(ws, r, j, "relative", ("word", key), lambda key=key: self.shown(key, _words(self.lang)), i, style)
+                if j == check_col and got:
+                    ws.set_row(r - 1, 15 * _lines(str(got), _SUMMARY_CHECK_WIDTH))
+        # colours: a row whose verdicts say no (the model's flag), the check cell of a row that
+        # breaks a rule (red) or has a warning (amber)
+        _ok(ws.conditional_format(first - 1, 0, last - 1, table_last_col - 1,
+                                  {"type": "formula", "criteria": f"={self.flag_ref(self.spec.flag)}=TRUE",
+                                   "format": book.fill(_FLAG_FILL)}), f"{SUMMARY}: the verdict format")
+        self.check_format(ws, first - 1, check_col - 1, last - 1, f"={self.flag_ref(self.spec.check_ok)}=FALSE",
+                          f"=LEN(${_letter(check_col)}{first})>0")
+        # printing: the table (and the chart below it), one page wide, the header row repeated
+        ws.set_landscape()
+        ws.set_paper(9)  # A4
+        ws.repeat_rows(0)
+        ws.set_margins(**_MARGINS)
+        ws.set_header("&C&11 " + _header_escape(self.t("ledger-report: summary", "ledger-report：汇总")), margin=_HEADER_MARGIN)
+        ws.set_footer("&L&8 " + _header_escape(self.footer()) + "&R&8 &P / &N", margin=_HEADER_MARGIN)
+        print_last_row = last
+        if chart is not None:
+            shown = min(n, CHART_MAX)
+            bar = self.stacked_chart(chart, chart_cols, shown)
+            if n <= CHART_MAX:
+                _ok(ws.insert_chart(last + 1, 0, bar), f"{SUMMARY}: the chart")
+                print_last_row = last + 1 + _CHART_ROWS
+            else:
+                _ok(ws.insert_chart(1, c, bar), f"{SUMMARY}: the chart")
+        ws.print_area(0, 0, print_last_row - 1, table_last_col - 1)
+        ws.fit_to_pages(1, summary_pages(n))
+
+    def stacked_chart(self, chart: Any, chart_cols: list[tuple[int, str]], shown: int):
+        """Per configuration, the series stacked in columns and the ``line`` quantities over them."""
+        first = SUMMARY_FIRST_ROW
+        last = first + shown - 1
+        cats = [SUMMARY, first - 1, 0, last - 1, 0]
+        line_keys = set(chart.line)
+        bar = self.book.wb.add_chart({"type": "column", "subtype": "stacked"})
+        for c, key in chart_cols:
+            if key in line_keys:
+                continue
+            bar.add_series({"name": self.label(key), "categories": cats,
+                            "values": [SUMMARY, first - 1, c - 1, last - 1, c - 1], "overlap": 100})
+        line = self.book.wb.add_chart({"type": "line"})
+        for c, key in chart_cols:
+            if key in line_keys:
+                line.add_series({"name": self.label(key), "categories": cats,
+                                 "values": [SUMMARY, first - 1, c - 1, last - 1, c - 1]})
+        bar.combine(line)
+        more = self.t(f", first {shown} configurations", f"，前 {shown} 个配置") if shown < self.n else ""
+        bar.set_title({"name": self.t(chart.en, chart.zh) + more, "name_font": {"size": 12}})
+        bar.set_y_axis({"name": self.t(chart.y_en, chart.y_zh)})
+        bar.set_legend({"position": "bottom"})
+        bar.set_size({"width": round(min(40, 16 + 0.8 * shown) * _CM_TO_PX), "height": round(12 * _CM_TO_PX)})
+        return bar
+
+    def footer(self) -> str:
+        return self.t("ledger-report · GB = 10^9 bytes, GiB = 2^30 bytes", "ledger-report · GB = 10^9 字节，GiB = 2^30 字节")
+
+    # Budget -------------------------------------------------------------------------------
+    def write_budget(self, ws) -> None:
+        """The spec's budget section, one column per configuration, and its chart of cost
+        against days (a scatter chart over chart-data rows below the figures)."""
+        book, n = self.book, self.n
+        head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT, wrap=True)
+        section = book.style(bold=True, size=12, font_color=_SECTION_FONT)
+        note = book.style(italic=True)
+        sec = next((s for s in self.spec.sections if s.key == "budget"), None)
+        figures = [f.key for f in sec.figures] if isinstance(sec, Section) else []
+        book.label(ws, 1, 1, self.t(sec.en, sec.zh) if sec is not None else self.t("Budget", "预算"), head)
+        book.label(ws, 1, 2, self.t("unit", "单位"), head)
+        ws.set_column(0, 0, 40)
+        ws.set_column(1, 1, 10)
+        ws.set_column(2, 1 + n, 16)
+        for i in range(n):
+            book.formula(ws, 1, 3 + i, self.name_ref("absolute", i), self.ledgers[i].config.name, head)
+        ws.set_row(0, 45)
+        ws.freeze_panes(1, 2)
+        r = 2
+        for key in figures:
+            book.label(ws, r, 1, self.label(key))
+            book.label(ws, r, 2, _unit_word(self.reg[key].unit, self.lang))
+            style = book.style(fmt=self.fmt(key))
+            for i in range(n):
+                self.write(ws, r, 3 + i, "absolute", ("word", key), lambda key=key: self.shown(key, _words(self.lang)), i, style)
+            r += 1
+        chart = self.spec.chart("budget")
+        if chart is None:
+            return
+        # chart data: each series' x and y, 0 where blank (a chart reads text as 0, and Excel
+        # reads a scatter series with any text x as 1, 2, 3 ...)
+        r += 1
+        book.label(ws, r, 1, self.t("chart data", "图表数据"), section)
+        r += 1
+        rows: list[tuple[int, int]] = []  # (row of x, row of y) per series
+        for s in chart.series:
+            pair = []
+            for key in (s.x, s.y):
+                book.label(ws, r, 1, self.label(key), note)
+                book.label(ws, r, 2, _unit_word(self.reg[key].unit, self.lang), note)
+                style = book.style(fmt=self.fmt(key))
+                for i in range(n):
+                    self.write(ws, r, 3 + i, "absolute", ("chart", key), lambda key=key: if_(IsBlank(Ref(key)), 0, Ref(key)), i, style)
+                pair.append(r)
+                r += 1
+            rows.append((pair[0], pair[1]))
+        shown = min(n, CHART_MAX)
+        sc = book.wb.add_chart({"type": "scatter"})
+        markers = ("circle", "diamond", "square", "triangle")
+        for k, (s, (rx, ry)) in enumerate(zip(chart.series, rows)):
+            sc.add_series({"name": self.label(s.y),
+                           "categories": [BUDGET, rx - 1, 2, rx - 1, 1 + shown],
+                           "values": [BUDGET, ry - 1, 2, ry - 1, 1 + shown],
+                           "marker": {"type": markers[k % len(markers)], "size": 7}})
+        more = self.t(f", first {shown} configurations", f"，前 {shown} 个配置") if shown < n else ""
+        sc.set_title({"name": self.t(chart.en, chart.zh) + more, "name_font": {"size": 12}})
+        sc.set_x_axis({"name": self.t(chart.x_en, chart.x_zh), "min": 0})
+        sc.set_y_axis({"name": self.t(chart.y_en, chart.y_zh), "min": 0})
+        sc.set_legend({"position": "bottom"})
+        sc.set_size({"width": round(20 * _CM_TO_PX), "height": round(12 * _CM_TO_PX)})
+        _ok(ws.insert_chart(r + 1, 0, sc), f"{BUDGET}: the chart")
 
 
-def _summary_cell(kind: str, key: str, row: int = LEDGER_FIRST_ROW) -> tuple[str, Callable[[Mapping[str, Any]], Any]]:
-    """(formula of the Summary row that shows Ledgers row ``row``, python value of that formula)."""
-    if key == "name":
-        return _lref("name", row), lambda v: v["__name__"]
-    ref = _lref(key, row)
-    if kind == "gb":
-        if REGISTRY[key].nullable:
-            return _guard([ref], f"{ref}/{GB_TEXT}"), lambda v: _gb(v[key])
-        return f"{ref}/{GB_TEXT}", lambda v: v[key] / GB
-    return ref, lambda v: v[key]
+def summary_columns(model: Any = None, lang: str = "en") -> list[tuple[str, str]]:
+    """(header, registry key) of the Summary table's columns after the name, in order (the
+    values are the display formulas: bytes in GB, text in the workbook's language)."""
+    from ..report import DEFAULT
+
+    model = model or DEFAULT
+    return [(_header(model.registry, k, lang), k) for k in _summary_keys(model.spec)]
 
 
-def _chart_cells(row: int = LEDGER_FIRST_ROW) -> list[tuple[str, str, Callable[[Mapping[str, Any]], Any]]]:
-    """(header, formula, value) of the chart's data for Ledgers row ``row``: per state, GB in HBM
-    per rank."""
-    out = []
-    for s, col, en, _zh in STATES:
-        d, e, loc = _lref(f"{s}_dense_bytes", row), _lref(f"{s}_expert_bytes", row), _lref(col, row)
-        body = f'IF({loc}="hbm",({d}+{e})/{GB_TEXT},0)'
-        refs = [r for r, k in ((d, f"{s}_dense_bytes"), (e, f"{s}_expert_bytes")) if REGISTRY[k].nullable]
-
-        def val(v, s=s, col=col):
-            a, b = v[f"{s}_dense_bytes"], v[f"{s}_expert_bytes"]
-            if a is None or b is None:
-                return None
-            return (a + b) / GB if str(v[col]).lower() == "hbm" else 0
-
-        out.append((f"{en} GB", _guard(refs, body), val))
-    p, st = _lref("peak_bytes_per_rank", row), _lref("state_bytes_per_rank", row)
-
-    def outside(v):
-        a, b = v["peak_bytes_per_rank"], v["state_bytes_per_rank"]
-        return None if a is None or b is None else (a - b) / GB
-
-    out.append(("outside the state ledger GB", _guard([p, st], f"({p}-{st})/{GB_TEXT}"), outside))
-    return out
+def summary_pages(n: int) -> int:
+    """Pages the Summary prints on: SUMMARY_ROWS_PER_PAGE configurations a page."""
+    return max(1, -(-n // SUMMARY_ROWS_PER_PAGE))
 
 
-
-def _write_summary(book: _Book, ws, ledgers: list[Any]) -> None:
-    head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT, wrap=True)
-    n = len(ledgers)
-    first, last = SUMMARY_FIRST_ROW, SUMMARY_FIRST_ROW + n - 1
-    vals = [dict(l.values, __name__=l.config.name) for l in ledgers]
-    cols: list[tuple[int, Any, Callable[[Mapping[str, Any]], Any]]] = []  # (column, format, value)
-    j = 0
-    for j, (header, kind, key) in enumerate(SUMMARY_COLUMNS, start=1):
-        book.label(ws, 1, j, header, head)
-        cols.append((j, book.style(fmt=_SUMMARY_FORMATS.get(key, F_GENERAL)), _summary_cell(kind, key)[1]))
-        ws.set_column(j - 1, j - 1, 26 if key == "name" else 13)
-    chart_first = j + 2
-    gb = book.style(fmt=F_GB)
-    chart_cols = []
-    for k, (header, _f, fn) in enumerate(_chart_cells()):
-        c = chart_first + k
-        chart_cols.append(c)
-        book.label(ws, 1, c, header, head)
-        cols.append((c, gb, fn))
-        ws.set_column(c - 1, c - 1, 12)
-    ws.set_row(0, 45)
-    ws.freeze_panes(1, 1)
-    table_last_col = len(SUMMARY_COLUMNS) - 1  # 0-based
-    ws.autofilter(0, 0, last - 1, table_last_col)
-    ws.set_landscape()
-    ws.set_paper(9)  # A4
-    ws.fit_to_pages(1, 0)  # one page wide, as many tall as it takes
-    ws.repeat_rows(0)
-    ws.print_area(0, 0, last - 1, table_last_col)
-    for i, v in enumerate(vals):
-        lrow = LEDGER_FIRST_ROW + i  # the Ledgers row of this configuration
-        formulas = [_summary_cell(kind, key, lrow)[0] for _h, kind, key in SUMMARY_COLUMNS]
-        formulas += [f for _h, f, _fn in _chart_cells(lrow)]
-        for (c, style, fn), f in zip(cols, formulas):
-            book.formula(ws, first + i, c, f, fn(v), style)
-
-    # red where the peak does not fit
-    fits_col = _letter([k for _h, _k, k in SUMMARY_COLUMNS].index("fits") + 1)
-    _ok(ws.conditional_format(first - 1, 0, last - 1, table_last_col,
-                              {"type": "formula", "criteria": f"=${fits_col}{first}=FALSE", "format": book.bad_fill()}),
-        f"{SUMMARY}: the conditional format")
-
-    # per-rank memory by state (stacked) against HBM (a line); LibreOffice spends seconds on a
-    # chart of 1,000 categories, and nobody reads one, so it shows the first CHART_MAX rows
-    shown = min(n, CHART_MAX)
-    chart_last = first + shown - 1
-    bar = book.wb.add_chart({"type": "column", "subtype": "stacked"})
-    cats = [SUMMARY, first - 1, 0, chart_last - 1, 0]
-    for c in chart_cols:
-        bar.add_series({"name": [SUMMARY, 0, c - 1], "categories": cats,
-                        "values": [SUMMARY, first - 1, c - 1, chart_last - 1, c - 1], "overlap": 100})
-    bar.set_title({"name": "Per-rank memory by state vs HBM (GB)" + (f", first {shown} configurations" if shown < n else "")})
-    bar.set_y_axis({"name": "GB per rank"})
-    line = book.wb.add_chart({"type": "line"})
-    hbm_col = [k for _h, _k, k in SUMMARY_COLUMNS].index("hbm_bytes")  # 0-based
-    line.add_series({"name": [SUMMARY, 0, hbm_col], "categories": cats,
-                     "values": [SUMMARY, first - 1, hbm_col, chart_last - 1, hbm_col]})
-    bar.combine(line)
-    bar.set_size({"width": round(min(40, 16 + 0.8 * shown) * _CM_TO_PX), "height": round(12 * _CM_TO_PX)})
-    # below the table while it is short, else to the right of the chart data (visible from row 1)
-    if n <= CHART_MAX:
-        _ok(ws.insert_chart(last + 2, 0, bar), f"{SUMMARY}: the chart")
-    else:
-        _ok(ws.insert_chart(1, chart_cols[-1] + 1, bar), f"{SUMMARY}: the chart")
+def _no_print(ws) -> None:
+    """A sheet that the workbook's default print leaves out: its print area is one empty cell far
+    below the data (Excel and LibreOffice print nothing for it; clear the print area to print it).
+    Printing every sheet without a print area would print the whole Ledgers sheet."""
+    ws.print_area(NO_PRINT_ROW - 1, 0, NO_PRINT_ROW - 1, 0)
 
 
 # ------------------------------------------------------------------------------------------
 # The printable one-page ledgers
 
 
-class _FixedRow:
-    """References into one fixed Ledgers row."""
-
-    def __init__(self, index: int) -> None:
-        self.index = index
-        self.row = LEDGER_FIRST_ROW + index
-
-    def q(self, key: str) -> str:
-        return _lref(key, self.row, absolute=True)
-
-    def notes(self) -> str:
-        ref = f"{INPUTS}!$B${INPUT_FIRST_ROW + self.index}"
-        return f'IF({ref}="","",{ref})'
+def _small(lines: int) -> float:
+    """Lines of small print, in lines of 11-point text."""
+    return lines * _SMALL / 11
 
 
-
-class _ChosenRow:
-    """References through the row of the configuration chosen in ``$B$3`` (a dropdown)."""
-
-    def __init__(self, n: int) -> None:
-        self.n = n
-        self.last = LEDGER_FIRST_ROW + n - 1
-
-    def q(self, key: str) -> str:
-        letter = "A" if key == "name" else QUANTITY_LETTERS[key]
-        return f"INDEX({LEDGERS}!${letter}${LEDGER_FIRST_ROW}:${letter}${self.last},$C$3)"
-
-    def notes(self) -> str:
-        ref = f"INDEX({INPUTS}!$B${INPUT_FIRST_ROW}:$B${INPUT_FIRST_ROW + self.n - 1},$C$3)"
-        return f'IF({ref}="","",{ref})'
+def _text_width(s: str) -> int:
+    """Display width: East Asian wide characters count twice."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
 
 
-def _write_print_sheet(book: _Book, ws, ledger: Any, rows: Any) -> None:
-    """One A4-landscape page: the state ledger, the items outside it, the peak (left), the
-    parameters and the compute floor (right), the assumptions (below); every number a formula
-    over ``Ledgers`` through ``rows`` (a fixed row, or the row chosen in a dropdown)."""
-    v = ledger.values
+def _lines(text: str, width_chars: float) -> int:
+    """Lines a wrapped cell of ``width_chars`` (column-width units) takes for ``text`` (an
+    estimate on the safe side: word wrap, wide characters twice)."""
+    cap = max(4, int(width_chars * 0.92))
+    n = 0
+    for para in str(text).split("\n"):
+        widened = "".join(ch * 2 if unicodedata.east_asian_width(ch) in "WF" else ch for ch in para)
+        n += max(1, len(textwrap.wrap(widened, cap, break_long_words=True, break_on_hyphens=False)))
+    return max(1, n)
 
-    def look(**kw):
-        return book.style(top=True, **kw)  # top-aligned: rows grow for wrapped basis text
 
-    title_st = look(bold=True, size=14, font_color=_SECTION_FONT)
-    section = look(bold=True, size=12, font_color=_SECTION_FONT)
-    head = look(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT, wrap=True)
-    label = look()
-    bold = look(bold=True)
-    wrap = look(wrap=True)
-    note = look(italic=True, wrap=True)
-    st = {f: look(fmt=f) for f in (F_INT, F_GB, F_DAYS, F_SCI, F_BPP, F_RATIO, F_MONEY, F_GENERAL, "#,##0.##", "#,##0.0")}
+_U = 3.29  # the print sheet's grid column, in column-width units (28 pixels)
+_U_CHARS = 4.0  # characters a grid column holds
+_PANE = (8, 4, 2)  # a figure row: label, value, unit (grid columns)
+_TABLE_LABEL = 8  # grid columns of a row label at the top
+_TABLE_LABEL_MIN, _TABLE_LABEL_MAX = 5, 10  # ... of a table line's label (from its longest)
+_TEXT_LABEL = 5  # ... of a label in a section of sentences (the verdicts)
+_SMALL = 8  # points: the wide text columns of tables (sources, breakdowns)
+_SMALL_RATIO = 11 / _SMALL
+_SPAN_BY_UNIT = {R.TEXT: 4, R.BPP: 2, R.BOOL: 2, R.COUNT: 2, R.PARAMS: 5, R.BYTES: 3}
+_REST_MIN = 12  # grid columns of a table's wide text column (sources, breakdowns) at least
+_LINE_PT = 15.0  # points a line of 11-point text takes
 
-    def put(r: int, c: int, key: str, fmt: str = F_GENERAL) -> None:
-        book.formula(ws, r, c, rows.q(key), v[key], st[fmt])
 
-    def put_gb(r: int, c: int, key: str, div: int = GB) -> None:
-        ref = rows.q(key)
-        lit = GB_TEXT if div == GB else GIB_TEXT
-        book.formula(ws, r, c, _guard([ref], f"{ref}/{lit}"), _gb(v[key], div), st[F_GB])
+class _PrintSheet:
+    """One A4-landscape page for one configuration (``index``), or for the configuration chosen
+    in a dropdown (``index`` None).  The spec is walked once: its tables stacked on the left,
+    its figure sections in two columns on the right, the assumptions below, every figure a
+    formula over Ledgers.  On a configuration's own sheet, a table line that does not exist for
+    it (its ``show`` quantity false) is a hidden row, the columns beside it skip that row, and a
+    section or figure that does not apply is left out, as the other reports leave it out; the
+    chosen sheet shows every line, "—" where it does not apply."""
 
-    def lbl(r: int, c: int, s: str, style=None) -> None:
-        book.label(ws, r, c, s, style or label)
+    def __init__(self, rep: _Report, ws, index: int | None) -> None:
+        self.rep = rep
+        self.book = rep.book
+        self.ws = ws
+        self.i = index
+        self.chosen = index is None
+        self.mode = "chosen" if self.chosen else "absolute"
+        self.lg = rep.ledgers[index or 0]
+        self.v = self.lg.values
+        self.heights: dict[int, float] = {}
+        self.hidden: set[int] = set()
+        look = self.look
+        self.st = {
+            "title": look(bold=True, size=14, font_color=_SECTION_FONT),
+            "name": look(bold=True, size=13),
+            "section": look(bold=True, size=12, font_color=_SECTION_FONT),
+            "head": look(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT, wrap=True),
+            "label": look(wrap=True),
+            "bold": look(bold=True),
+            "text": look(wrap=True),
+            "unit": look(font_color=_UNIT_FONT),
+            "note": look(italic=True, wrap=True),
+            "small": look(wrap=True, size=_SMALL),
+            "small_note": look(italic=True, wrap=True, size=_SMALL),
+        }
 
-    merge = functools.partial(book.merge, ws)  # before the top-left cell is written
+    def look(self, **kw):
+        return self.book.style(top=True, **kw)  # top-aligned: rows grow for wrapped text
 
-    # title -----------------------------------------------------------------------------------
-    lbl(1, 1, "Per-rank memory ledger and compute floor", title_st)
-    book.formula(ws, 2, 1, rows.q("name"), ledger.config.name, look(bold=True, size=13))
-    notes = ledger.config.get("notes")
-    merge(2, 5, 2, 14)
-    book.formula(ws, 2, 5, rows.notes(), notes if notes not in (None, "") else None, note)
-    if isinstance(rows, _ChosenRow):
-        lbl(3, 1, "configuration shown (choose):", bold)
-        book.text(ws, 3, 2, ledger.config.name, look(fill=_INPUT_FILL, font_color=_INPUT_FONT, quote=True, bold=True))
-        ls = f"{LEDGERS}!$A${LEDGER_FIRST_ROW}:$A${rows.last}"
-        esc = 'SUBSTITUTE(SUBSTITUTE(SUBSTITUTE($B$3,"~","~~"),"*","~*"),"?","~?")'
-        # C3: the chosen row within Ledgers (used by every figure of the sheet)
-        book.formula(ws, 3, 3, f"MATCH({esc},{ls},0)", 1, st[F_GENERAL])
-        _ok(ws.data_validation(2, 1, 2, 1, {"validate": "list", "source": "=" + ls, "ignore_blank": False,
-                                                 "show_error": False}),
-            f"{ws.get_name()}: the dropdown")
-        lbl(3, 4, "(row in Ledgers)", note)
-        header_text = "ledger-report: the configuration chosen in cell B3"
-    else:
-        header_text = ledger.config.name
-    lbl(4, 1, "Reported pipeline stage:", bold)
-    put(4, 3, "reported_stage")
+    def num(self, fmt: str):
+        return self.look(fmt=fmt, align="right")
 
-    # the state ledger (left block, columns A-J) -------------------------------------------------
-    r = 6
-    lbl(r, 1, "Model-state ledger, per rank", section)
-    r += 1
-    for c, h in enumerate(("state", "part", "dtype", "B/param", "stored", "shard group",
-                           "params on rank", "GB", "GiB", "location"), start=1):
-        lbl(r, c, h, head)
-    ws.set_row(r - 1, 30)
-    r += 1
-    for s, col, en, _zh in STATES:
-        for p, pen, _pzh in PARTS:
-            lbl(r, 1, en)
-            lbl(r, 2, pen)
-            dt_key = {"weights": "weight_dtype", "grads": "grad_dtype", "main_grads": "main_grad_dtype",
-                      "master": "master_dtype", "m": "m_dtype", "v": "v_dtype"}[s]
-            if s == "v":
-                opt = rows.q("optimizer")
-                book.formula(ws, r, 3, f'{rows.q(dt_key)}&IF({opt}="adafactor"," (factored)","")',
-                             str(v[dt_key]) + (" (factored)" if str(v["optimizer"]).lower() == "adafactor" else ""), label)
-            else:
-                put(r, 3, dt_key)
-            put(r, 4, f"{s}_bytes_per_param", F_BPP)
-            g = rows.q(f"{s}_{p}_shard_group")
-            gv = v[f"{s}_{p}_shard_group"]
-            book.formula(ws, r, 5, _guard([g], f'IF({g}=1,"whole","sharded")'),
-                         None if gv is None else ("whole" if gv == 1 else "sharded"), label)
-            put(r, 6, f"{s}_{p}_shard_group", "#,##0.##")
-            put(r, 7, f"{s}_{p}_params_on_rank", F_INT)
-            put_gb(r, 8, f"{s}_{p}_bytes")
-            put_gb(r, 9, f"{s}_{p}_bytes", GIB)
-            put(r, 10, col)
+    # rows ---------------------------------------------------------------------------------
+    def need(self, r: int, lines: float, size: float = 11) -> None:
+        h = max(1.0, lines) * _LINE_PT * size / 11
+        self.heights[r] = max(self.heights.get(r, _LINE_PT), h)
+
+    def applies(self, *keys: str) -> bool:
+        """Whether every ``show`` key (empty: none) is true for the configuration at build time."""
+        return all(not k or bool(self.v[k]) for k in keys)
+
+    def span(self, r: int, c: int, width: int) -> None:
+        if width > 1:
+            self.book.merge(self.ws, r, c, r, c + width - 1)
+
+    def text_lines(self, key: str, width: int) -> int:
+        """Lines a text quantity takes in ``width`` grid columns (the chosen sheet: its longest)."""
+        key = self.rep.text_key(key)
+        lgs = self.rep.ledgers if self.chosen else [self.lg]
+        longest = max((str(l.values[key] or "") for l in lgs), key=_text_width)
+        return _lines(longest, width * _U_CHARS)
+
+    def figure_value(self, key: str, guards: tuple[str, ...], words: tuple[str, str] | None = None) -> tuple[tuple, Callable[[], Expr]]:
+        """The display expression of a figure, "—" unless every ``guards`` key is true (on the
+        chosen sheet; a configuration's own sheet leaves out what does not apply)."""
+        guards = tuple(g for g in guards if g)
+
+        def build() -> Expr:
+            e = self.rep.shown(key, words)
+            for g in reversed(guards):
+                e = if_(Ref(g), e, DASH)
+            return e
+
+        return ("fig", key, guards, words), build
+
+    def figure_row(self, r: int, c: int, f: Figure, label: str, guards: tuple[str, ...], spans: tuple[int, int, int] = _PANE) -> None:
+        """label | value | unit, from grid column ``c`` (``spans``: their grid widths)."""
+        rep = self.rep
+        wl, wv, wu = spans
+        q = rep.reg[f.key]
+        self.span(r, c, wl)
+        self.book.label(self.ws, r, c, label, self.st["label"])
+        lines = _lines(label, wl * _U_CHARS)
+        ident, build = self.figure_value(f.key, guards, _words(rep.lang) if q.unit == R.BOOL else None)
+        if q.unit in (R.TEXT, R.BOOL):
+            self.span(r, c + wl, wv + wu)
+            rep.write(self.ws, r, c + wl, self.mode, ident, build, self.i, self.st["text"])
+            if q.unit == R.TEXT:
+                lines = max(lines, self.text_lines(f.key, wv + wu))
+        else:
+            self.span(r, c + wl, wv)
+            rep.write(self.ws, r, c + wl, self.mode, ident, build, self.i, self.num(rep.fmt(f.key)))
+            self.unit_cell(r, c + wl + wv, f.key, wu)
+        self.need(r, lines)
+
+    def unit_cell(self, r: int, c: int, key: str, width: int) -> None:
+        rep = self.rep
+        self.span(r, c, width)
+        if rep.reg[key].unit == R.MONEY and "currency" in rep.reg:
+            rep.write(self.ws, r, c, self.mode, ("show", "currency"), lambda: rep.shown("currency"), self.i, self.st["unit"])
+        else:
+            self.book.label(self.ws, r, c, _unit_word(rep.reg[key].unit, rep.lang), self.st["unit"])
+
+    # the spec, walked -----------------------------------------------------------------------
+    def write(self) -> None:
+        rep, ws = self.rep, self.ws
+        tables = [s for s in rep.spec.sections if isinstance(s, Table)]
+        sections = [s for s in rep.spec.sections if isinstance(s, Section) and (self.chosen or self.applies(s.show))]
+        widths = [self.table_columns(t)[1] for t in tables]
+        left = max([_PANE_WIDTH] + widths)
+        pane_cols = (left + 2, left + 2 + _PANE_WIDTH + 1)  # 1-based first grid column of each pane
+        last_col = pane_cols[1] + _PANE_WIDTH - 1
+        top = self.write_top(last_col)
+        # the tables, stacked on the left
+        r = top
+        for t in tables:
+            r = self.write_table(r, 1, t, left) + 1
+        left_end = r
+        # the figure sections, in two columns on the right, each skipping the hidden rows
+        parts = [(s, figs) for s in sections for figs in [self.section_figures(s)] if figs]
+        sizes = [1 + len(figs) + 1 for _s, figs in parts]
+        split = min(range(len(parts) + 1), key=lambda k: (max(sum(sizes[:k]), sum(sizes[k:])), k))
+        ends = []
+        for pane, chunk in ((0, parts[:split]), (1, parts[split:])):
+            r = top
+            for s, figs in chunk:
+                r = self.free(r)
+                self.book.label(ws, r, pane_cols[pane], rep.t(s.en, s.zh), self.st["section"])
+                r += 1
+                spans = _PANE
+                if all(rep.reg[f.key].unit == R.TEXT and _text_width(label) <= _TEXT_LABEL * _U_CHARS for f, label, _g in figs):
+                    spans = (_TEXT_LABEL, _PANE_WIDTH - _TEXT_LABEL, 0)  # a section of sentences: the text takes the room
+                for f, label, guards in figs:
+                    r = self.free(r)
+                    self.figure_row(r, pane_cols[pane], f, label, guards, spans)
+                    r += 1
+                r += 1
+            ends.append(r)
+        r = max([left_end] + ends)
+        last_row = self.write_notes(r, last_col)
+        for row in range(1, last_row + 1):
+            h = self.heights.get(row)
+            if row in self.hidden:
+                ws.set_row(row - 1, h or _LINE_PT, None, {"hidden": True})
+            elif h is not None and h != _LINE_PT:
+                ws.set_row(row - 1, h)
+        ws.set_column(0, last_col - 1, _U)
+        self.page_setup(last_row, last_col)
+
+    def free(self, r: int) -> int:
+        """The first row from ``r`` that is not hidden."""
+        while r in self.hidden:
             r += 1
-    for key, text in (("state_bytes_per_rank", "model state in HBM"),
-                      ("host_state_bytes_per_rank", "model state on the host"),
-                      ("nvme_state_bytes_per_rank", "model state on NVMe")):
-        lbl(r, 1, text, bold)
-        put_gb(r, 8, key)
-        put_gb(r, 9, key, GIB)
+        return r
+
+    def section_figures(self, s: Section) -> list[tuple[Figure, str, tuple[str, ...]]]:
+        """(figure, label, guards) of the figures a section shows here: labels from the registry
+        (a label the section repeats carries the figure's name), guards the show keys that the
+        chosen sheet tests in its formulas."""
+        rep = self.rep
+        figs = [f for f in s.figures if self.chosen or self.applies(f.show)]
+        labels = [rep.label(f.key) for f in figs]
+        out = []
+        for f, label in zip(figs, labels):
+            if labels.count(label) > 1:
+                label = f"{label} ({f.name})" if rep.lang == "en" else f"{label}（{f.name}）"
+            out.append((f, label, (s.show, f.show) if self.chosen else ()))
+        return out
+
+    # the top: title, name, notes, the chooser, the row's check ------------------------------
+    def write_top(self, last_col: int) -> int:
+        rep, ws, book = self.rep, self.ws, self.book
+        book.label(ws, 1, 1, rep.t("Per-rank memory ledger and compute floor", "每卡显存账本与算力下界"), self.st["title"])
+        self.need(1, 1, 14)
+        self.span(2, 1, _NAME_SPAN)
+        book.formula(ws, 2, 1, rep.name_ref(self.mode, self.i), self.lg.config.name, self.st["name"])
+        _ok(ws.conditional_format(1, 0, 1, 0, {"type": "formula", "criteria": f"={self._flag(rep.spec.flag)}=TRUE",
+                                               "format": book.fill(_FLAG_FILL)}), f"{ws.get_name()}: the verdict format")
+        notes_col = _NAME_SPAN + 2
+        self.span(2, notes_col, last_col - notes_col + 1)
+        notes = self.lg.config.get("notes")
+        book.formula(ws, 2, notes_col, self.notes_ref(), notes if notes not in (None, "") else None, self.st["note"])
+        longest = max((str(l.config.get("notes") or "") for l in (rep.ledgers if self.chosen else [self.lg])), key=_text_width)
+        self.need(2, _lines(longest, (last_col - notes_col + 1) * _U_CHARS), 11)
+        self.need(2, 1, 13)
+        r = 3
+        if self.chosen:
+            self.span(r, 1, _TABLE_LABEL)
+            book.label(ws, r, 1, rep.t("configuration shown (choose):", "显示的配置（可选）："), self.st["bold"])
+            first, width = CHOSEN_CELL
+            self.span(r, first, width)
+            book.text(ws, r, first, self.lg.config.name, self.look(fill=_INPUT_FILL, font_color=_INPUT_FONT, quote=True, bold=True))
+            ls = f"{LEDGERS}!$A${LEDGER_FIRST_ROW}:$A${rep.last}"
+            ref = f"${_letter(first)}${r}"
+            esc = f'SUBSTITUTE(SUBSTITUTE(SUBSTITUTE({ref},"~","~~"),"*","~*"),"?","~?")'
+            row_col = first + width + 1
+            book.formula(ws, r, row_col, f"MATCH({esc},{ls},0)", 1, self.look())
+            _ok(ws.data_validation(r - 1, first - 1, r - 1, first - 1, {"validate": "list", "source": "=" + ls,
+                                                                        "ignore_blank": False, "show_error": False}),
+                f"{ws.get_name()}: the dropdown")
+            self.span(r, row_col + 1, 8)
+            book.label(ws, r, row_col + 1, rep.t("(its row in Ledgers)", "（在 Ledgers 中的行）"), self.st["note"])
+            r += 1
+        # the row's check: the rules it breaks (the model's constraints), red where it breaks one
+        check, ok = rep.spec.check, rep.spec.check_ok
+        self.span(r, 1, _TABLE_LABEL)
+        book.label(ws, r, 1, rep.t("check", "检查"), self.st["bold"])
+        width = last_col - _TABLE_LABEL
+        self.span(r, _TABLE_LABEL + 1, width)
+        fine = rep.t("meets every rule", "满足全部规则")
+        rep.write(ws, r, _TABLE_LABEL + 1, self.mode, ("check", fine), lambda: if_(Ref(check).eq(""), fine, Ref(check)), self.i, self.st["text"])
+        self.need(r, self.text_lines(check, width))
+        rep.check_format(ws, r - 1, _TABLE_LABEL, r - 1, f"={self._flag(ok)}=FALSE", f"=LEN({self._flag(check)})>0")
+        return r + 2
+
+    def _flag(self, key: str) -> str:
+        """The Ledgers cell of ``key`` for this sheet's configuration (a conditional format's reference)."""
+        letter = self.rep.letters[key]
+        if self.chosen:
+            return f"INDEX({LEDGERS}!${letter}${LEDGER_FIRST_ROW}:${letter}${self.rep.last},{CHOSEN_ROW_REF})"
+        return f"{LEDGERS}!${letter}${LEDGER_FIRST_ROW + self.i}"
+
+    def notes_ref(self) -> str:
+        col = INPUT_LETTERS["notes"]
+        if self.chosen:
+            ref = f"INDEX({INPUTS}!${col}${INPUT_FIRST_ROW}:${col}${INPUT_FIRST_ROW + self.rep.n - 1},{CHOSEN_ROW_REF})"
+        else:
+            ref = f"{INPUTS}!${col}${INPUT_FIRST_ROW + self.i}"
+        return f'IF({ref}="","",{ref})'
+
+    # tables --------------------------------------------------------------------------------
+    def table_columns(self, t: Table) -> tuple[list[tuple[str, Any, int]], int]:
+        """The printed columns of a table, (kind, column, grid width), and their total width: the
+        line's label, then each column with a quantity or a breakdown (a column of fixed values
+        is the line's label already), then the line's source where the table gives it."""
+        reg = self.rep.reg
+        longest = max(_text_width(ln.en if self.rep.lang == "en" else ln.zh) for ln in t.lines)
+        cols: list[tuple[str, Any, int]] = [("label", None, min(_TABLE_LABEL_MAX, max(_TABLE_LABEL_MIN, math.ceil(longest / _U_CHARS))))]
+        for col in t.columns:
+            cells = [ln.cells[col.name] for ln in t.lines]
+            if any(c.items for c in cells):
+                cols.append(("items", col, 0))
+            elif any(c.key for c in cells):
+                unit = col.unit or reg[next(c.key for c in cells if c.key)].unit
+                cols.append(("key", col, _SPAN_BY_UNIT.get(unit, 3)))
+        if t.sources:
+            cols.append(("source", None, 0))
+        fixed = sum(w for _k, _c, w in cols)
+        rests = sum(1 for _k, _c, w in cols if w == 0)
+        return cols, fixed + rests * _REST_MIN
+
+    def write_table(self, r: int, c0: int, t: Table, width: int) -> int:
+        rep, ws, book = self.rep, self.ws, self.book
+        cols, need = self.table_columns(t)
+        rests = [k for k, (_kind, _c, w) in enumerate(cols) if w == 0]
+        spare = width - sum(w for _k, _c, w in cols)
+        widths = [w for _k, _c, w in cols]
+        for n, k in enumerate(rests):  # the wide columns share what is left
+            widths[k] = spare // len(rests) + (1 if n < spare % len(rests) else 0)
+        book.label(ws, r, c0, rep.t(t.en, t.zh), self.st["section"])
         r += 1
-    merge(r, 1, r, 10)
-    lbl(r, 1, "GB = 10^9 bytes, GiB = 2^30 bytes; a shard group of 1 = stored whole on every rank.", note)
-    r += 2
-
-    # items outside the ledger ------------------------------------------------------------------
-    from ..report import OUTSIDE as UNCOUNTED
-
-    lbl(r, 1, "Not in the state ledger, per rank", section)
-    r += 1
-    chosen = isinstance(rows, _ChosenRow)
-    merge(r, 1, r, 2)
-    merge(r, 6, r, 10)
-    for c, h in ((1, "item"), (3, "GB"), (4, "GiB"), (5, "in the peak"), (6, "source" if chosen else "basis (as built)")):
-        lbl(r, c, h, head)
-    ws.set_row(r - 1, 30)
-    r += 1
-    for item, key, in_peak in UNCOUNTED:
-        merge(r, 1, r, 2)
-        merge(r, 6, r, 10)
-        lbl(r, 1, REGISTRY[key].en, wrap)
-        put_gb(r, 3, key)
-        put_gb(r, 4, key, GIB)
-        put(r, 5, in_peak)
-        basis = REGISTRY[key].source
-        book.text(ws, r, 6, basis, wrap)
-        ws.set_row(r - 1, 15 * max(1, math.ceil(len(basis) / 70), math.ceil(len(REGISTRY[key].en) / 26)))
+        c = c0
+        for (kind, col, _w), w in zip(cols, widths):
+            if kind == "label":
+                text = ""
+            elif kind == "source":
+                text = rep.t("source", "来源")
+            else:
+                text = rep.t(col.en, col.zh)
+                unit = col.unit or next((rep.reg[ln.cells[col.name].key].unit for ln in t.lines if ln.cells[col.name].key), "")
+                if unit == R.BYTES:
+                    text += " (GB)"
+            self.span(r, c, w)
+            book.label(ws, r, c, text, self.st["head"])
+            self.need(r, _lines(text, w * _U_CHARS))
+            c += w
         r += 1
-    r += 1
-    lbl(r, 1, "Peak per rank", section)
-    r += 1
-    merge(r, 1, r, 2)
-    for c, h in ((1, ""), (3, "GB"), (4, "GiB")):
-        lbl(r, c, h, head)
-    r += 1
-    for key, text in (("peak_bytes_per_rank", "peak per rank"), ("hbm_bytes", "HBM per GPU"),
-                      ("headroom_bytes", "headroom (HBM − peak)"), ("measured_peak_bytes", "measured peak"),
-                      ("unexplained_bytes", "measured − estimated peak")):
-        lbl(r, 1, text, bold if key == "peak_bytes_per_rank" else label)
-        put_gb(r, 3, key)
-        put_gb(r, 4, key, GIB)
+        for ln in t.lines:
+            if not self.chosen and not self.applies(ln.show):
+                self.hidden.add(r)
+            guards = (ln.show,) if ln.show else ()
+            c = c0
+            lines = 1
+            for (kind, col, _w), w in zip(cols, widths):
+                self.span(r, c, w)
+                if kind == "label":
+                    text = ln.en if rep.lang == "en" else ln.zh
+                    book.label(ws, r, c, text, self.st["label"])
+                    lines = max(lines, _lines(text, w * _U_CHARS))
+                elif kind == "source":
+                    text = rep.reg[ln.formula].source if ln.formula else ""
+                    book.label(ws, r, c, text, self.st["small_note"])
+                    lines = max(lines, _small(_lines(text, w * _U_CHARS * _SMALL_RATIO)))
+                elif kind == "items":
+                    cell = ln.cells[col.name]
+                    ident = ("items", t.key, ln.id, col.name, guards)
+                    e, _t = rep.compiled(self.mode, ident, lambda cell=cell: self.items_expr(cell, guards))
+                    got = rep.write(ws, r, c, self.mode, ident, lambda: e, self.i, self.st["small"])
+                    if self.chosen:
+                        got = max((str(eval_scalar(e, l.config.values, l.values, rep.tables) or "") for l in rep.ledgers), key=_text_width)
+                    lines = max(lines, _small(_lines(str(got or ""), w * _U_CHARS * _SMALL_RATIO)))
+                else:
+                    self.table_cell(r, c, ln, col, guards)
+                c += w
+            self.need(r, lines)
+            r += 1
+        wide = (width - _PANE[1] - _PANE[2], _PANE[1], _PANE[2])  # under a table, labels have its width
+        for f in t.total:
+            if not self.chosen and not self.applies(f.show):
+                continue
+            self.figure_row(r, c0, f, rep.label(f.key), (f.show,) if self.chosen and f.show else (), wide)
+            r += 1
+        return r
+
+    def table_cell(self, r: int, c: int, ln: Line, col: Any, guards: tuple[str, ...]) -> None:
+        rep = self.rep
+        cell = ln.cells[col.name]
+        if not cell.key:
+            self.book.label(self.ws, r, c, view_word(cell.value, rep.lang), self.st["text"])
+            return
+        unit = rep.reg[cell.key].unit
+        words = _COLUMN_WORDS.get(col.name)
+        words = (WORDS[rep.lang][words[0]], WORDS[rep.lang][words[1]]) if words else (_words(rep.lang) if unit == R.BOOL else None)
+        ident, build = self.figure_value(cell.key, guards, words)
+        style = self.st["text"] if unit in (R.TEXT, R.BOOL) else self.num(_SHOW_FORMATS.get(col.unit or unit, F_GENERAL))
+        rep.write(self.ws, r, c, self.mode, ident, build, self.i, style)
+
+    def items_expr(self, cell: Any, guards: tuple[str, ...]) -> Expr:
+        """A breakdown as text: "label 1.2 GB, label 0.5 GB" over the items that are not zero."""
+        rep = self.rep
+        parts = [if_(Ref(k).gt(0), concat(", ", rep.label(k), " ", gb_text(Ref(k))), "") for _n, k in cell.items]
+        e: Expr = drop_first(concat(*parts), 2)
+        for g in reversed(guards):
+            e = if_(Ref(g), e, DASH)
+        return e
+
+    # the assumptions --------------------------------------------------------------------------
+    def write_notes(self, r: int, last_col: int) -> int:
+        """The model's assumption sentences (live text), each where its ``_shown`` quantity says it
+        applies; on a configuration's own sheet the others are hidden rows."""
+        rep, ws, book = self.rep, self.ws, self.book
+        book.label(ws, r, 1, rep.t("Assumptions", "假设"), self.st["section"])
         r += 1
-    lbl(r, 1, "fits in HBM", bold)
-    put(r, 3, "fits")
-    _ok(ws.conditional_format(r - 1, 0, r - 1, 3, {"type": "formula", "criteria": f"=$C${r}=FALSE",
-                                                   "format": book.bad_fill()}),
-        f"{ws.get_name()}: the conditional format")
-    left_end = r
+        suffix = "" if rep.lang == "en" else "_zh"
+        for k in rep.spec.assumptions:
+            shown = f"{k}_shown"
+            if not self.chosen and not self.v[shown]:
+                self.hidden.add(r)
+            self.span(r, 1, last_col)
+            key = k + suffix
+            rep.write(ws, r, 1, self.mode, ("note", key), lambda key=key, shown=shown: if_(Ref(shown), concat("• ", Ref(key)), ""),
+                      self.i, self.st["text"])
+            self.need(r, self.text_lines(key, last_col) if self.chosen or self.v[shown] else 1)
+            r += 1
+        return r - 1
 
-    # right block, columns L-N: parameters and the compute floor -----------------------------------
-    rr = 6
-    lbl(rr, 12, "Parameters", section)
-    rr += 1
-    for key, text in (("params_total", "total"), ("params_expert", "routed experts"), ("params_dense", "non-expert"),
-                      ("params_active", "active per token"), ("params_per_rank", "on the rank (before sharding)")):
-        lbl(rr, 12, text)
-        put(rr, 13, key, F_INT)
-        lbl(rr, 14, "params")
-        rr += 1
-    rr += 1
-    lbl(rr, 12, "Compute floor", section)
-    rr += 1
-    floor = (
-        ("flops_per_token", "FLOPs per token", F_SCI, "FLOPs"),
-        ("total_flops", "training FLOPs", F_SCI, "FLOPs"),
-        ("tokens_per_step", "tokens per step", F_INT, "tokens"),
-        ("steps", "steps", F_INT, ""),
-        ("step_budget_s", "seconds per step allowed", "#,##0.##", "s"),
-        ("required_tokens_per_s", "tokens/s needed", F_INT, "tokens/s"),
-        ("tokens_per_s_per_gpu", "tokens/s per GPU", F_INT, "tokens/s"),
-        ("gpus", "GPUs of this configuration", F_INT, "GPUs"),
-        ("days_on_config", "days on these GPUs", F_DAYS, "days"),
-        ("min_gpus_compute", "min GPUs for the deadline (compute gate)", F_INT, "GPUs"),
-        ("min_gpus_memory", "min GPUs to hold the state (memory gate)", F_INT, "GPUs"),
-        ("binding_gate", "binding gate", F_GENERAL, ""),
-        ("gpu_hours", "GPU-hours", F_INT, "GPU-h"),
-        ("cost", "cost", F_MONEY, "currency"),
-        ("mfu", "MFU (model FLOPs utilisation)", F_RATIO, ""),
-        ("hfu", "HFU (hardware FLOPs utilisation)", F_RATIO, ""),
-    )
-    for key, text, fmt, unit in floor:
-        lbl(rr, 12, text)
-        put(rr, 13, key, fmt)
-        lbl(rr, 14, unit)
-        rr += 1
-
-    # assumptions (as built) ------------------------------------------------------------------------
-    r = max(left_end, rr) + 2
-    lbl(r, 1, "Assumptions (as built)", section)
-    r += 1
-    if chosen:
-        said = ["Each configuration's own assumptions are in the handout (ledger-report build) and in ledger-report calc.",
-                "GB = 10^9 bytes and GiB = 2^30 bytes; state lines are per rank on the reported pipeline stage."]
-    else:
-        from .view import assumptions
-
-        said = assumptions(ledger, "en")
-    for text in said:
-        merge(r, 1, r, 14)
-        book.text(ws, r, 1, "• " + text, wrap)
-        ws.set_row(r - 1, 15 * max(1, math.ceil(len(text) / 190)))
-        r += 1
-    last_row = r - 1
-
-    for c, width in enumerate((25, 7, 11, 9, 10, 8, 15, 10, 10, 9, 2, 40, 16, 10)):  # A-N
-        ws.set_column(c, c, width)
-    ws.print_area(0, 0, last_row - 1, 13)  # A1:N<last>
-    ws.set_landscape()
-    ws.set_paper(9)  # A4
-    ws.fit_to_pages(1, 1)
-    ws.center_horizontally()
-    ws.set_margins(left=0.4, right=0.4, top=0.6, bottom=0.6)
-    ws.set_header("&C&11 " + _header_escape(header_text), margin=0.5)
-    ws.set_footer("&L&8 ledger-report · GB = 10^9 bytes, GiB = 2^30 bytes", margin=0.5)
-    ws.hide_gridlines(2)  # on screen and on paper
+    def page_setup(self, last_row: int, last_col: int) -> None:
+        ws, rep = self.ws, self.rep
+        ws.print_area(0, 0, last_row - 1, last_col - 1)
+        ws.set_landscape()
+        ws.set_paper(9)  # A4
+        ws.fit_to_pages(1, 1)
+        ws.center_horizontally()
+        ws.set_margins(**_MARGINS)
+        header = rep.t("ledger-report: the configuration chosen on this sheet", "ledger-report：本页所选的配置") if self.chosen else self.lg.config.name
+        ws.set_header("&C&11 " + _header_escape(header), margin=_HEADER_MARGIN)
+        ws.set_footer("&L&8 " + _header_escape(rep.footer()), margin=_HEADER_MARGIN)
+        ws.hide_gridlines(2)  # on screen and on paper
 
 
 def _header_escape(s: str, limit: int = 120) -> str:
@@ -1009,52 +1439,99 @@ def _header_escape(s: str, limit: int = 120) -> str:
 # ------------------------------------------------------------------------------------------
 # Help and the lookup sheets
 
+_HELP = {
+    "en": {
+        "title": "Help",
+        "intro": [
+            "The input columns: one row per configuration in the Inputs sheet; an empty cell takes its default.",
+            "Counts accept 8190735360, 8,190,735,360, 8.19e9, 8.19B, 35B, 5T, 350M, 7K when the workbook is rebuilt; the live formulas need plain numbers.",
+            "GB = 10^9 bytes and GiB = 2^30 bytes.",
+            "The lookup sheets (Dtypes, Moments, Optimizers, GPUs, Conventions, Lists) are hidden: the formulas read them; show them (Excel: right-click a sheet tab > Unhide; LibreOffice: Sheet > Show Sheet) to read or change a width, an optimizer or a GPU.",
+        ],
+        "built": [
+            "Sheets: Summary (the headline figures, the verdicts and each row's check), Inputs (the rows; edit them), Ledgers (every quantity as a live formula, one row per configuration, with the check column), "
+            "one printable ledger per configuration (above {max} configurations, one Ledger sheet with a dropdown), Budget (the budget of every configuration side by side, with a chart of cost against days), and this Help.",
+            "After editing Inputs or a lookup sheet, recalculate (Excel: automatic; LibreOffice: Data > Calculate > Recalculate Hard, Ctrl+Shift+F9) and every figure follows; the check column names every rule a row breaks (red) or warns about (amber).",
+            "Printing the workbook gives the Summary and one page per configuration. Inputs, Ledgers, Budget and Help are left out: their print area is one empty cell; clear it (Excel: Page Layout > Print Area > Clear Print Area; LibreOffice: Format > Print Ranges > Clear) to print one.",
+            "Rebuild with: ledger-report build THIS.xlsx (only the Inputs sheet is read).",
+        ],
+        "headers": ("column", "kind", "unit", "default", "choices", "meaning", "含义"),
+        "gpu": "see the GPUs sheet",
+        "required": "required",
+    },
+    "zh": {
+        "title": "说明",
+        "intro": [
+            "输入列：Inputs 表中每行一个配置；空单元格取默认值。",
+            "重新生成工作簿时，数量可写作 8190735360、8,190,735,360、8.19e9、8.19B、35B、5T、350M、7K；实时公式需要普通数字。",
+            "GB = 10^9 字节，GiB = 2^30 字节。",
+            "查找表（Dtypes、Moments、Optimizers、GPUs、Conventions、Lists）已隐藏：公式读取它们；如需查看或修改精度宽度、优化器或 GPU，请取消隐藏（Excel：右键工作表标签 > 取消隐藏；LibreOffice：工作表 > 显示工作表）。",
+        ],
+        "built": [
+            "各表：Summary（主要数值、结论与每行的检查）、Inputs（输入行，可编辑）、Ledgers（每个量的实时公式，每个配置一行，含检查列）、"
+            "每个配置一张可打印的账本（超过 {max} 个配置时为一张带下拉选择的 Ledger 表）、Budget（各配置的预算并列，附成本与天数图）以及本说明。",
+            "修改 Inputs 或查找表后重新计算（Excel 自动；LibreOffice：数据 > 计算 > 硬重算，Ctrl+Shift+F9），所有数值随之更新；检查列写出该行违反（红色）或提醒（琥珀色）的每条规则。",
+            "打印工作簿得到 Summary 与每个配置一页。Inputs、Ledgers、Budget 与本说明不打印：其打印区域为一个空单元格；清除打印区域即可打印（Excel：页面布局 > 打印区域 > 取消打印区域；LibreOffice：格式 > 打印范围 > 清除）。",
+            "重新生成：ledger-report build THIS.xlsx（只读取 Inputs 表）。",
+        ],
+        "headers": ("列", "类型", "单位", "默认值", "可选值", "含义", "meaning"),
+        "gpu": "见 GPUs 表",
+        "required": "必填",
+    },
+}
+_HELP_WIDTHS = (22, 8, 10, 30, 34, 60, 44)  # A-G
 
-def _write_help(book: _Book, ws, built: bool) -> None:
-    head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT)
+
+def _write_help(book: _Book, ws, built: bool, lang: str = "en", n: int = 0) -> None:
+    words = _HELP[lang]
+    head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT, wrap=True)
     wrap = book.style(wrap=True)
     section = book.style(bold=True, size=12, font_color=_SECTION_FONT)
-    lines = [
-        "ledger-report input columns (CONTRACT section 2). One row per configuration in the Inputs sheet; an empty cell takes the default.",
-        "Counts accept 8190735360, 8,190,735,360, 8.19e9, 8.19B, 35B, 5T, 350M, 7K when the workbook is rebuilt; the live formulas need plain numbers.",
-        "GB = 10^9 bytes and GiB = 2^30 bytes.",
-    ]
+    lines = list(words["intro"])
     if built:
-        lines += [
-            "Sheets: Summary (headline figures), Inputs (the rows; edit them), Ledgers (every quantity as a live formula, one row per configuration), "
-            "one printable ledger per configuration (or the Ledger sheet with a dropdown above 50), and the lookup sheets Dtypes, Moments, Optimizers, GPUs, Lists.",
-            "After editing Inputs or a lookup sheet, recalculate (Excel: automatic; LibreOffice: Data > Calculate > Recalculate Hard, Ctrl+Shift+F9) and every figure follows.",
-            "Rebuild with: ledger-report build THIS.xlsx (only the Inputs sheet is read).",
-        ]
+        lines += [s.format(max=MAX_PRINT_SHEETS) for s in words["built"]]
     r = 1
-    book.label(ws, r, 1, "Help", section)
+    book.label(ws, r, 1, words["title"], section)
     r += 1
+    full = sum(_HELP_WIDTHS)
     for text in lines:
-        book.merge(ws, r, 1, r, 7)
+        book.merge(ws, r, 1, r, len(_HELP_WIDTHS))
         book.label(ws, r, 1, text, wrap)
-        ws.set_row(r - 1, 30)
+        ws.set_row(r - 1, _LINE_PT * _lines(text, full))
         r += 1
     r += 1
-    for c, h in enumerate(("column", "kind", "unit", "default", "choices", "meaning", "含义"), start=1):
+    for c, h in enumerate(words["headers"], start=1):
         book.label(ws, r, c, h, head)
     r += 1
     ws.freeze_panes(r - 1, 0)
     for col in COLUMNS:
-        choices = ", ".join(col.choices) if col.choices else ("see the GPUs sheet" if col.name == "gpu" else "")
-        default = col.default or ("required" if col.required else "")
-        for c, text in enumerate((col.name, col.kind, col.unit, default, choices, col.help_en, col.help_zh), start=1):
+        choices = ", ".join(col.choices) if col.choices else (words["gpu"] if col.name == "gpu" else "")
+        default = col.default or (words["required"] if col.required else "")
+        meaning = (col.help_en, col.help_zh) if lang == "en" else (col.help_zh, col.help_en)
+        cells = (col.name, col.kind, col.unit, default, choices, *meaning)
+        lines_needed = 1
+        for c, text in enumerate(cells, start=1):
             if text:
                 book.label(ws, r, c, text, wrap)
+                lines_needed = max(lines_needed, _lines(text, _HELP_WIDTHS[c - 1]))
+        if lines_needed > 1:
+            ws.set_row(r - 1, _LINE_PT * lines_needed)
         r += 1
-    for c, width in enumerate((22, 8, 10, 28, 30, 60, 40)):  # A-G
+    for c, width in enumerate(_HELP_WIDTHS):
         ws.set_column(c, c, width)
+    ws.set_landscape()
+    ws.set_paper(9)
+    ws.fit_to_pages(1, 0)
+    ws.repeat_rows(len(lines) + 2)
 
 
-def _write_lookups(book: _Book) -> None:
-    t = tables()
+def _write_lookups(book: _Book, t: Any, lang: str = "en") -> None:
+    """The lookup sheets the formulas read, hidden: they are tables, not pages (a hidden sheet
+    prints nowhere; show it to read or change it)."""
     catalogue = _catalogue_rows()
-    for table, title, fields in _table_specs():
+    for table, title, fields in _table_specs(t):
         ws = book.sheet(title)
+        ws.hide()
         head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT)
         cell_st = book.style(fill=_LOOKUP_FILL)
         text_st = book.style(fill=_LOOKUP_FILL, quote=True)
@@ -1093,6 +1570,7 @@ def _write_lookups(book: _Book) -> None:
         ws.freeze_panes(1, 1)
     # the choice lists of the other enumerated columns
     ws = book.sheet(LISTS)
+    ws.hide()
     head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT)
     text_st = book.style(fill=_LOOKUP_FILL, quote=True)
     c = 0

@@ -25,15 +25,17 @@ _RECALC_PROFILE = """<?xml version="1.0" encoding="UTF-8"?>
 def recalculate_with_libreoffice(data: bytes, *, soffice: str = "soffice", timeout: float = 600,
                                  convert_to: str = "xlsx", report: dict | None = None) -> bytes:
     """The workbook after LibreOffice headless loaded it with a forced full recalculation (a fresh
-    profile whose ``OOXMLRecalcMode`` is 0, "always recalculate") and saved it: as XLSX, or with
-    ``convert_to="csv"`` the first sheet's raw values as UTF-8 CSV.
+    profile whose ``OOXMLRecalcMode`` is 0, "always recalculate") and saved it: as XLSX, with
+    ``convert_to="csv"`` the first sheet's raw values as UTF-8 CSV, or with ``convert_to="pdf"``
+    printed as the workbook's default print (every sheet's print area) to PDF.
 
     LibreOffice otherwise trusts cached values (research/ecosystem.md section 2.3).  ``soffice``
     exits 0 even when it fails, so the output file is checked.
     ``report``, if given, receives ``seconds`` (wall clock) and ``max_rss_bytes`` (the largest
     resident set of the LibreOffice processes).
     """
-    filters = {"xlsx": "xlsx:Calc MS Excel 2007 XML", "csv": "csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,false,false,false"}
+    filters = {"xlsx": "xlsx:Calc MS Excel 2007 XML", "csv": "csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,false,false,false",
+               "pdf": "pdf:calc_pdf_Export"}
     with tempfile.TemporaryDirectory(prefix="ledger-lo-") as tmp:
         root = Path(tmp)
         user = root / "profile" / "user"

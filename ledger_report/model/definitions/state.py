@@ -89,6 +89,11 @@ def ledger(reg: Registry, r: Ctx) -> None:
     r.state_hbm = d("state_bytes_per_rank", loc_sum("hbm"), BYTES, "model state in HBM per rank", "每卡显存中的模型状态", "the sum of the state lines located in HBM")
     r.state_host = d("host_state_bytes_per_rank", loc_sum("host"), BYTES, "model state on the host per rank", "每卡主机内存中的模型状态", "the sum of the state lines located on the host")
     r.state_nvme = d("nvme_state_bytes_per_rank", loc_sum("nvme"), BYTES, "model state on NVMe per rank", "每卡 NVMe 上的模型状态", "the sum of the state lines located on NVMe")
+    for s, _col, en, zh in STATES:
+        d(f"{s}_hbm_bytes", total_of([if_(r.in_hbm[s], r.line_bytes[(s, p)], 0) for p, *_ in PARTS]), BYTES,
+          f"{en} in HBM per rank", f"每卡显存中的{zh}", "the state's lines located in HBM")
+    d("outside_state_bytes_per_rank", r.peak - r.state_hbm, BYTES, "on the device outside the state ledger per rank", "每卡状态账本之外的设备占用",
+      "peak on the device − model state in HBM")
     bpp_sum = total_of([r.bpp[s] for s, *_ in STATES])
     bpp_hbm = total_of([if_(r.in_hbm[s], r.bpp[s], 0) for s, *_ in STATES])
     r.state_bpp = d("state_bytes_per_param", bpp_sum, BPP, "model-state bytes per parameter", "每参数模型状态字节", ZERO_PAPER)

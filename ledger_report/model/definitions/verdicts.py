@@ -84,7 +84,7 @@ def define(reg: Registry, r: Ctx) -> None:
       TEXT, "memory verdict (zh)", "显存结论", doc("verdicts"))
     d("verdict_bandwidth_zh", if_(negate(r.has_offload), "无卸载", if_(any_of(IsBlank(stream), IsBlank(budget)), "无法判断", if_(stream.le(budget), "跟得上", "太慢"))),
       TEXT, "bandwidth verdict (zh)", "带宽结论", doc("verdicts"))
-    d("verdicts_bad", any_of(r.memory_verdict.eq("does not fit"), r.memory_verdict.eq("measured: does not fit"), all_of(negate(IsBlank(meets)), negate(meets))),
+    d("verdicts_bad", any_of(r.memory_verdict.eq("does not fit"), r.memory_verdict.eq("measured: does not fit"), if_(IsBlank(meets), False, negate(meets))),
       BOOL, "a verdict says no", "有否定结论", doc("verdicts"))
 
     # budget ----------------------------------------------------------------------------------
