@@ -25,6 +25,7 @@ class Figure:
     show: str = ""  # registry BOOL key: the figure is shown (text, handout, print sheet) only where true
     formula: bool = False  # the handout prints its formula text with the numbers filled in
     expand: tuple[str, ...] = ()  # quantities whose definitions the formula text writes inline
+    tone: str = ""  # registry TEXT key ("good", "bad" or "unknown"): how the reports colour the figure
 
     @property
     def name(self) -> str:
@@ -71,6 +72,20 @@ class TableColumn:
 
 
 @dataclass(frozen=True)
+class Chart:
+    """A table drawn as one horizontal bar per line, stacked from the line's ``items`` cell, against
+    a vertical line at the ``limit`` quantity; the line whose id is the value of ``mark`` is marked,
+    with a tick at the ``peak`` quantity on it; ``note`` (a sentence quantity of the assumptions)
+    is printed with the chart where it is shown, instead of among the assumptions."""
+
+    items: str  # the column whose cells are the named breakdowns
+    limit: str = ""  # registry key: the vertical line (bytes)
+    mark: str = ""  # registry TEXT key: the id of the line to mark
+    peak: str = ""  # registry key: a tick on the marked line (bytes)
+    note: str = ""  # an assumption's key (``note_*``)
+
+
+@dataclass(frozen=True)
 class Table:
     key: str
     en: str
@@ -79,6 +94,7 @@ class Table:
     lines: tuple[Line, ...]
     json: str = ""  # the JSON list the lines go into
     total: tuple[Figure, ...] = ()  # figures shown under the table (its totals)
+    chart: Chart | None = None  # the handout draws the table as bars
 
 
 @dataclass(frozen=True)
@@ -86,6 +102,10 @@ class Report:
     sections: tuple[Section | Table, ...]
     summary: tuple[Figure, ...]  # the columns of the summary table (workbook Summary, handout summary)
     assumptions: tuple[str, ...]  # registry TEXT keys of the assumption sentences (each with a ``_zh`` twin and ``_shown``)
+    # The summary's order: by each of these registry values in turn (False before True, smaller
+    # first, blank last; input order breaks ties); rows where ``flag`` is true are marked.
+    rank: tuple[str, ...] = ("verdicts_bad", "cost", "gpus")
+    flag: str = "verdicts_bad"
 
     def section(self, key: str) -> Section | Table:
         return next(s for s in self.sections if s.key == key)
@@ -200,7 +220,8 @@ F = Figure
 def build_spec(reg: Registry = REGISTRY) -> Report:
     sections: tuple[Section | Table, ...] = (
         Section("verdicts", "Verdicts", "结论", (
-            F("verdict_memory", "memory"), F("verdict_deadline", "deadline"), F("verdict_bandwidth", "bandwidth"),
+            F("verdict_memory", "memory", tone="verdict_memory_tone"), F("verdict_deadline", "deadline", tone="verdict_deadline_tone"),
+            F("verdict_bandwidth", "bandwidth", tone="verdict_bandwidth_tone"),
         ), json="verdicts"),
         Section("verdict_reasons", "Why", "原因", (
             F("verdict_memory_reason", "memory"), F("verdict_deadline_reason", "deadline"), F("verdict_bandwidth_reason", "bandwidth"),
@@ -222,7 +243,8 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
         ), json="offload", show="has_offload"),
         Table("uncounted", "Not in the state ledger", "不在状态账本中", OUTSIDE_COLUMNS, _outside_lines(reg), json="uncounted"),
         Table("phases", "Memory by phase (reported stage)", "各阶段显存（报告段）", PHASE_COLUMNS, _phase_lines(), json="phases",
-              total=(F("first_step_peak_bytes"), F("lazy_state_bytes"))),
+              total=(F("first_step_peak_bytes"), F("lazy_state_bytes")),
+              chart=Chart("items", limit="hbm_bytes", mark="peak_phase", peak="peak_bytes_per_rank", note="note_first_step")),
         Section("peak", "Peak and fit", "峰值与是否放得下", (
             F("activation_bytes_per_rank", formula=True),
             F("logits_bytes_per_rank", formula=True, expand=("logits_full_bytes",)),
