@@ -267,7 +267,7 @@ class _Book:
 def _estimated(d: pg.PageData, density: int) -> tuple[list[float], list[float], list[float]]:
     lp = pg.line_px(density)
     caps = [pg.SHEET_HEIGHT_PX - d.est_top[0] * lp] * (pg.COLUMNS - 1) + [pg.SHEET_HEIGHT_PX - d.est_top[1] * lp]
-    return [h * lp for h in d.est], [o * lp for o in d.est_over], caps
+    return [h * lp for h in d.flow(density)[1]], [o * lp for o in d.est_over], caps
 
 
 def _first_fit(d: pg.PageData) -> _Fit:
@@ -281,11 +281,13 @@ def _first_fit(d: pg.PageData) -> _Fit:
 
 
 def _columns(d: pg.PageData, fit: _Fit) -> list[list[dict[str, Any]]]:
+    heights, over, caps = _estimated(d, fit.density)
     if fit.heights is not None:
-        heights, over, caps = fit.heights, fit.over, fit.caps
-    else:
-        heights, over, caps = _estimated(d, fit.density)
-    secs = [it["sec"] for it in d.items]
+        heights, over = fit.heights, fit.over
+    if fit.caps is not None:
+        caps = fit.caps
+    flow = d.flow(fit.density)[0]
+    secs = [it["sec"] for it in flow]
     cols = pg.cut(heights, secs, over, caps)
     seen: set[int] = set()
     out = []
@@ -293,12 +295,13 @@ def _columns(d: pg.PageData, fit: _Fit) -> list[list[dict[str, Any]]]:
         pieces = []
         for s, idx in col:
             sec = d.sections[s]
-            items = [d.items[i] for i in idx]
+            items = [flow[i] for i in idx]
             pieces.append({
                 "title": sec["title"], "cont": s in seen, "headers": sec["headers"],
                 "lines": [it for it in items if it["kind"] == "line"],
                 "zeros": [it for it in items if it["kind"] == "zeros"],
                 "rows": [it for it in items if it["kind"] == "row"],
+                "runs": [it for it in items if it["kind"] == "run"],
                 "notes": [it for it in items if it["kind"] == "note"],
             })
             seen.add(s)
@@ -355,6 +358,7 @@ def _view(book: _Book, fits: list[_Fit | None], only: Sequence[int] | None = Non
         "summary_head": head,
         "pages": [_config_view(book, i, fits[i]) for i in wanted],
         "stylesheet": STYLESHEET,
+        "runs_density": pg.RUNS_DENSITY,
     }
 
 
@@ -509,8 +513,8 @@ def _measure(document, book: _Book, fits: Sequence[_Fit]) -> dict[int, _Measure]
                 box = m.get(f"p{c}-{j}")
                 if box is None:
                     continue
-                n = [it["n"] for key in ("lines", "zeros", "rows", "notes") for it in pc[key]]
-                s = d.items[n[0]]["sec"] if n else None
+                n = [it["n"] for key in ("lines", "zeros", "rows", "runs", "notes") for it in pc[key]]
+                s = d.flow(fits[i].density)[0][n[0]]["sec"] if n else None
                 if s is not None and s not in over:
                     over[s] = (box[3] - box[1]) - sum(items.get(k, 0.0) for k in n)
         out[i] = _Measure(caps=[bottom - c[1] for c in cols], used=[c[3] - c[1] for c in cols], items=items, over=over)
@@ -521,19 +525,22 @@ def _refit(d: pg.PageData, fit: _Fit, m: _Measure) -> _Fit | None:
     """A layout for a page that overflowed: its flow cut again by the measured heights if they fit
     the measured room; else the next density, the heights and the room above the columns scaled
     by its line height (measured again after the next layout).  None: nothing left to try."""
-    heights = [m.items.get(n, h) for n, h in enumerate(_estimated(d, fit.density)[0])]
-    est_over = _estimated(d, fit.density)[1]
+    est, est_over, _caps = _estimated(d, fit.density)
+    heights = [m.items.get(n, h) for n, h in enumerate(est)]
     over = [m.over.get(s, est_over[s]) for s in range(len(d.sections))]
-    secs = [it["sec"] for it in d.items]
+    secs = [it["sec"] for it in d.flow(fit.density)[0]]
     cols = pg.cut(heights, secs, over, m.caps)
     if all(h <= c - 0.5 for h, c in zip(pg.heights_of(cols, heights, over), m.caps)):
         if fit.heights is None or heights != fit.heights:
             return _Fit(fit.density, heights, over, list(m.caps))
     if fit.density >= pg.MAX_DENSITY:
         return None
-    r = pg.LINE_HEIGHT[fit.density + 1] / pg.LINE_HEIGHT[fit.density]
+    nxt = fit.density + 1
+    r = pg.LINE_HEIGHT[nxt] / pg.LINE_HEIGHT[fit.density]
     caps = [pg.SHEET_HEIGHT_PX - (pg.SHEET_HEIGHT_PX - c) * r for c in m.caps]
-    return _Fit(fit.density + 1, [h * r for h in heights], [o * r for o in over], caps)
+    if (nxt >= pg.RUNS_DENSITY) != (fit.density >= pg.RUNS_DENSITY):  # other flow items: estimated
+        return _Fit(nxt, None, None, caps)
+    return _Fit(nxt, [h * r for h in heights], [o * r for o in over], caps)
 
 
 # --------------------------------------------------------------------------------------------

@@ -36,12 +36,16 @@ HEADER_SECTIONS = ("verdicts", "verdict_reasons")  # badges with their reasons, 
 COMPACT_SECTIONS = ("layout",)  # label-value pairs run together in the header
 
 # Densities: the type stays 8 pt (the print minimum); what changes is the line height, the
-# spacing and how much of a long note is shown.  handout.css holds the same numbers (.d0-.d2).
-MAX_DENSITY = 2
+# spacing and how much of a long note is shown; at the densest (RUNS_DENSITY) a figure section's
+# label-value pairs (each with its formula text) run on in paragraphs instead of rows, and so does
+# the chart's legend.  handout.css holds the same line heights (.d0-.d3).
+MAX_DENSITY = 3
+RUNS_DENSITY = 3
+RUN_ROWS = 5  # figures per run paragraph (the unit the columns are cut by)
 FONT_PT = 8.0
-LINE_HEIGHT = (1.16, 1.09, 1.03)
-NOTE_MAX_CHARS = (700, 380, 200)
-NOTE_MAX_LINES = (5, 3, 2)
+LINE_HEIGHT = (1.14, 1.07, 1.0, 1.0)
+NOTE_MAX_EM = (360, 210, 110, 55)  # width of a note shown (units of _em; a line across the page is ~96)
+NOTE_MAX_LINES = (5, 3, 1, 1)
 NAME_MAX_CHARS = 240
 SUMMARY_NAME_MAX_CHARS = 40
 
@@ -86,12 +90,13 @@ def _lines(text: str, width_em: float) -> int:
 
 # What fits on a line, in the units of _em (measured on the example pages): a column (~89 mm), a
 # figure's label cell, a formula under it, a table line's label, an assumption; across the page.
-COL_EM = 30.5
-LABEL_EM = 17.6
-FORMULA_EM = 28.2
-LINE_LABEL_EM = 13.4
-NOTE_EM = 30.0
-FULL_EM = 95.0
+COL_EM = 31.0
+LABEL_EM = 17.9
+WIDE_LABEL_EM = 24.5
+FORMULA_EM = 28.7
+LINE_LABEL_EM = 16.6
+NOTE_EM = 30.5
+FULL_EM = 96.5
 
 
 # --------------------------------------------------------------------------------------------
@@ -114,6 +119,12 @@ class PageData:
     est: list[float] = field(default_factory=list)  # estimated item heights (lines)
     est_over: list[float] = field(default_factory=list)  # estimated section overheads (lines)
     est_top: tuple[float, float] = (0.0, 0.0)  # estimated lines above the left and right columns
+    runs: list[dict[str, Any]] = field(default_factory=list)  # the flow at RUNS_DENSITY
+    runs_est: list[float] = field(default_factory=list)
+
+    def flow(self, density: int) -> tuple[list[dict[str, Any]], list[float]]:
+        """The flow items at a density, with their estimated heights (lines)."""
+        return (self.runs, self.runs_est) if density >= RUNS_DENSITY else (self.items, self.est)
 
 
 def _trivial(formula: str) -> bool:
@@ -191,7 +202,19 @@ def page_data(index: int, lg: Ledger, lang: str) -> PageData:
         items += [{"sec": k, "kind": "note", "text": text} for _key, text in notes]
     for n, it in enumerate(items):
         it["n"] = n
-    data = PageData(index, str(lg.name), str(lg.config.get("notes") or ""), verdicts, compact, wide, charts, sections, items)
+    runs: list[dict[str, Any]] = []
+    for it in items:
+        last = runs[-1] if runs else None
+        if it["kind"] == "row":
+            if last is not None and last["kind"] == "run" and last["sec"] == it["sec"] and len(last["pairs"]) < RUN_ROWS:
+                last["pairs"].append(it)
+            else:
+                runs.append({"sec": it["sec"], "kind": "run", "pairs": [it]})
+        else:
+            runs.append(dict(it))
+    for n, it in enumerate(runs):
+        it["n"] = n
+    data = PageData(index, str(lg.name), str(lg.config.get("notes") or ""), verdicts, compact, wide, charts, sections, items, runs=runs)
     _estimate(data)
     return data
 
@@ -279,22 +302,28 @@ def _chart(s: view.ViewSection) -> dict[str, Any]:
 
 
 def _estimate(d: PageData) -> None:
-    est = []
-    for it in d.items:
-        if it["kind"] == "row":
-            h = max(_lines(it["label"], LABEL_EM), 1) + 0.05 + _lines(it["formula"], FORMULA_EM)
-        elif it["kind"] == "line":
-            h = max(_lines(it["label"], LINE_LABEL_EM), 1) + 0.05 + _lines(it["formula"], FORMULA_EM)
-        elif it["kind"] == "zeros":
-            h = _lines(it["text"], COL_EM) + 0.2
-        else:
-            h = _lines(it["text"], NOTE_EM) + 0.1
-        est.append(h)
-    d.est = est
+    d.est = [_item_lines(it) for it in d.items]
+    d.runs_est = [_item_lines(it) for it in d.runs]
+    _estimate_rest(d)
+
+
+def _item_lines(it: dict[str, Any]) -> float:
+    if it["kind"] == "run":
+        return _lines(" · ".join(" ".join(x for x in (r["label"], r["text"], r["gib"], r["formula"]) if x) for r in it["pairs"]), NOTE_EM) + 0.15
+    if it["kind"] == "row":
+        return max(_lines(it["label"], LABEL_EM if it["gib"] else WIDE_LABEL_EM), 1) + 0.05 + _lines(it["formula"], FORMULA_EM)
+    if it["kind"] == "line":
+        return max(_lines(it["label"], LINE_LABEL_EM), 1) + 0.05 + _lines(it["formula"], FORMULA_EM)
+    if it["kind"] == "zeros":
+        return _lines(it["text"], COL_EM) + 0.2
+    return _lines(it["text"], NOTE_EM) + 0.1
+
+
+def _estimate_rest(d: PageData) -> None:
     d.est_over = [1.6 + (max(_lines(h, 7.0) for h in s["headers"]) if s["headers"] else 0) for s in d.sections]
     header = 2.0 * min(_lines(d.name, FULL_EM / 1.35), 3) + 0.4
     if d.notes:
-        header += min(_lines(d.notes, FULL_EM), NOTE_MAX_LINES[0])
+        header += min(_lines(d.notes, FULL_EM), NOTE_MAX_LINES[0], math.ceil(NOTE_MAX_EM[0] / FULL_EM))
     if d.verdicts:
         header += max(_lines(f"{v['label']} {v['text']} {v['reason']}", FULL_EM / len(d.verdicts) - 1) for v in d.verdicts) + 0.5
     for c in d.compact:
@@ -360,8 +389,8 @@ def cut(heights: Sequence[float], secs: Sequence[int], over: Sequence[float], ca
 
 
 def note(text: str, density: int) -> dict[str, Any]:
-    """A note cut to what the page has room for: at most N lines and N characters.  Lines beyond
-    the limit are joined with " / " (nothing is lost); characters beyond the limit are cut, and the
+    """A note cut to what the page has room for: at most N lines and a width of text.  Lines beyond
+    the limit are joined with " / " (nothing is lost); characters beyond the width are cut, and the
     template then prints a visible marker with the shown and total counts."""
     if not text:
         return {"text": "", "truncated": False, "shown": 0, "total": 0}
@@ -371,10 +400,14 @@ def note(text: str, density: int) -> dict[str, Any]:
     if len(lines) > keep:
         lines = lines[: keep - 1] + [" / ".join(lines[keep - 1:])]
     joined = "\n".join(lines)
-    limit = NOTE_MAX_CHARS[density]
-    truncated = len(joined) > limit
+    limit = NOTE_MAX_EM[density]
+    truncated = _em(joined) > limit
     if truncated:
-        joined = joined[:limit].rstrip()
+        w, k = 0.0, 0
+        while k < len(joined) and w + _em(joined[k]) <= limit:
+            w += _em(joined[k])
+            k += 1
+        joined = joined[:k].rstrip()
     return {"text": joined, "truncated": truncated, "shown": len(joined), "total": len(text)}
 
 
