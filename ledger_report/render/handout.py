@@ -98,7 +98,7 @@ ASSET_SUFFIXES = frozenset({".css", ".svg", ".png", ".otf", ".ttf", ".woff", ".w
 # 2000-01-01T00:00:00Z, the same instant as the workbook's fixed core-properties timestamp.
 FIXED_SOURCE_DATE_EPOCH = "946684800"
 
-SUMMARY_ROWS_PER_PAGE = 16  # the summary repeats its header on further pages beyond this
+SUMMARY_ROWS_PER_PAGE = 12  # the summary repeats its header on further pages beyond this
 
 
 class HandoutError(LedgerError):
@@ -333,16 +333,19 @@ def _summary_page_count(n_configs: int) -> int:
     return max(1, math.ceil(n_configs / SUMMARY_ROWS_PER_PAGE))
 
 
-def _view(book: _Book, fits: list[_Fit | None], only: Sequence[int] | None = None, summary: bool | None = None) -> dict[str, Any]:
+def _view(book: _Book, fits: list[_Fit | None], only: Sequence[int] | None = None, summary: range | None = None) -> dict[str, Any]:
     """Everything the template needs; with ``only``, just those configurations' pages (a part of
-    the handout, or a probe), and the summary pages only when ``summary`` says so (by default:
-    when every page is wanted).  Page numbers and ranks are those of the whole handout."""
+    the handout, or a probe), and the summary pages in ``summary`` (by default: all of them when
+    every page is wanted, else none).  Page numbers and ranks are those of the whole handout."""
     lang = book.lang
     wanted = range(len(book.ledgers)) if only is None else only
+    if summary is None:
+        summary = range(book.n_summary) if only is None else range(0)
     summary_pages: list[list[dict[str, Any]]] = []
     head: dict[str, Any] = {"verdicts": [], "cells": []}
-    if summary or (summary is None and only is None):
-        rows = [pg.summary_row(book.ledgers[i], lang, r) for r, i in enumerate(book.order, 1)]
+    if len(summary):
+        order = book.order[summary.start * SUMMARY_ROWS_PER_PAGE: summary.stop * SUMMARY_ROWS_PER_PAGE]
+        rows = [pg.summary_row(book.ledgers[i], lang, summary.start * SUMMARY_ROWS_PER_PAGE + r) for r, i in enumerate(order, 1)]
         summary_pages = [rows[k: k + SUMMARY_ROWS_PER_PAGE] for k in range(0, len(rows), SUMMARY_ROWS_PER_PAGE)] or [[]]
         if book.ledgers:
             head = pg.summary_headers(book.ledgers[0], lang)
@@ -355,6 +358,8 @@ def _view(book: _Book, fits: list[_Fit | None], only: Sequence[int] | None = Non
         "n_configs": len(book.ledgers),
         "n_pages": book.n_pages,
         "summary_pages": summary_pages,
+        "summary_start": summary.start,
+        "n_summary": book.n_summary,
         "summary_head": head,
         "pages": [_config_view(book, i, fits[i]) for i in wanted],
         "stylesheet": STYLESHEET,
@@ -555,10 +560,10 @@ PART_MAX_PAGES = 64  # bounds a worker's memory: a 52-page part peaked at 400 MB
 
 @dataclass(frozen=True)
 class _Part:
-    """One part of the handout: the summary pages (first part only) and a run of configurations;
-    ``pages`` counts both."""
+    """One part of the handout: a run of the summary's pages (the first parts), then a run of
+    configurations; ``pages`` counts both."""
 
-    summary: bool
+    summary: range
     configs: range
     pages: int
 
@@ -566,8 +571,8 @@ class _Part:
 def _parts(n_configs: int) -> list[_Part]:
     """Split the handout into parts: one below :data:`PARALLEL_MIN_CONFIGS` configurations; two up
     to 32 pages; else a multiple of four parts of at most :data:`PART_MAX_PAGES` pages (four keeps
-    two or four cores equally busy).  Page counts differ by at most one between parts; the summary
-    pages count as pages of the first part."""
+    two or four cores equally busy).  Page counts differ by at most one between parts; the pages
+    are the summary's, then the configurations', cut in that order."""
     n_summary = _summary_page_count(n_configs)
     pages = n_summary + n_configs
     if n_configs < PARALLEL_MIN_CONFIGS:
@@ -576,10 +581,13 @@ def _parts(n_configs: int) -> list[_Part]:
         k = 2
     else:
         k = 4 * math.ceil(pages / (4 * PART_MAX_PAGES))
-    bounds = [max(j * pages // k - n_summary, 0) for j in range(k + 1)]
-    bounds[-1] = n_configs
-    return [_Part(j == 0, range(bounds[j], bounds[j + 1]), bounds[j + 1] - bounds[j] + (n_summary if j == 0 else 0))
-            for j in range(k) if j == 0 or bounds[j + 1] > bounds[j]]
+    bounds = [j * pages // k for j in range(k + 1)]
+    out = []
+    for a, b in zip(bounds, bounds[1:]):
+        summary = range(min(a, n_summary), min(b, n_summary))
+        configs = range(max(a - n_summary, 0), max(b - n_summary, 0))
+        out.append(_Part(summary, configs, b - a))
+    return out
 
 
 def _pages(book: _Book, fetcher: PackagedAssetFetcher, part: _Part, fits: list[_Fit]):
@@ -592,7 +600,7 @@ def _pages(book: _Book, fetcher: PackagedAssetFetcher, part: _Part, fits: list[_
     n_summary = len(view["summary_pages"])
     if len(pages) != n_summary + len(part.configs):  # every sheet is one unsplittable block
         raise HandoutError(f"Internal error: {n_summary + len(part.configs)} sheets laid out as {len(pages)} pages.")
-    clipped = [f"the summary page {k + 1}" for k in _summary_overflow(first)]
+    clipped = [f"the summary page {k + 1}" for k in _summary_overflow(first, part.summary)]
     measures = _measure(first, book, fits)
     over = sorted(i for i, m in measures.items() if m.overflows)
     while over:
@@ -606,7 +614,7 @@ def _pages(book: _Book, fetcher: PackagedAssetFetcher, part: _Part, fits: list[_
                 retry.append(i)
         if not retry:
             break
-        probe = _layout(_view(book, fits, only=retry, summary=False), fetcher, font_config)
+        probe = _layout(_view(book, fits, only=retry), fetcher, font_config)
         if len(probe.pages) != len(retry):
             raise HandoutError(f"Internal error: {len(retry)} configuration pages laid out as {len(probe.pages)} pages.")
         for k, i in enumerate(retry):
@@ -616,10 +624,10 @@ def _pages(book: _Book, fetcher: PackagedAssetFetcher, part: _Part, fits: list[_
     return first.copy(pages), clipped
 
 
-def _summary_overflow(document) -> list[int]:
+def _summary_overflow(document, summary: range) -> list[int]:
     """Summary pages whose table runs past the foot of the sheet (``s<k>`` and ``sb<k>``)."""
     out = []
-    for k, page in enumerate(document.pages):
+    for k, page in zip(summary, document.pages):
         end, foot = page.anchors.get(f"s{k}"), page.anchors.get(f"sb{k}")
         if end is not None and foot is not None and end[1] > foot[1] + 0.5:
             out.append(k)

@@ -47,7 +47,7 @@ LINE_HEIGHT = (1.14, 1.07, 1.0, 1.0)
 NOTE_MAX_EM = (360, 210, 110, 55)  # width of a note shown (units of _em; a line across the page is ~96)
 NOTE_MAX_LINES = (5, 3, 1, 1)
 NAME_MAX_CHARS = 240
-SUMMARY_NAME_MAX_CHARS = 40
+SUMMARY_NAME_MAX_CHARS = 30
 
 # Fills of the bar segments: (background, text colour), in an order that alternates dark and light.
 # Their luminances (0.299 R + 0.587 G + 0.114 B) are 50, 216, 88, 187, 117, 247 and 154 of 255: no
@@ -62,6 +62,9 @@ FILLS = (
     ("#f7f7f7", "#000000"),
     ("#d98c3f", "#000000"),
 )
+
+
+VISIBLE = 2.5  # per cent of a bar: a narrower segment is a sliver
 
 
 def _luminance(colour: str) -> float:
@@ -260,20 +263,26 @@ def _chart(s: view.ViewSection) -> dict[str, Any]:
             if it.name not in info:
                 info[it.name] = it
                 order.append(it.name)
-        for a, b in zip(segs, segs[1:]):
-            neighbours.setdefault(a.name, set()).add(b.name)
-            neighbours.setdefault(b.name, set()).add(a.name)
         total = ln.values.get("bytes_per_rank")
         bars.append({"id": ln.id, "label": ln.label, "segs": segs, "sum": sum(it.value for it in segs),
                      "total": ln.cells.get("bytes_per_rank", ""), "marked": ln.id == ch.mark, "complete": total is not None})
+    limit = ch.limit.value if ch.limit is not None and isinstance(ch.limit.value, (int, float)) else None
+    peak = ch.peak.value if ch.peak is not None and isinstance(ch.peak.value, (int, float)) else None
+    top = max([b["sum"] for b in bars] + [x for x in (limit, peak) if x] + [1]) * 1.02
+    # Touching segments get different fills; so do segments with only slivers (narrower than
+    # VISIBLE per cent of the bar, which the eye does not see) between them.
+    for b in bars:
+        segs = b["segs"]
+        seen = [it for it in segs if it.value / top * 100 >= VISIBLE]
+        for run in (segs, seen):
+            for a, c in zip(run, run[1:]):
+                neighbours.setdefault(a.name, set()).add(c.name)
+                neighbours.setdefault(c.name, set()).add(a.name)
     fill: dict[str, int] = {}
     for k, name in enumerate(order):
         taken = {fill[o] for o in neighbours.get(name, ()) if o in fill}
         pick = next(j for j in [*(range(k % len(FILLS), len(FILLS))), *range(len(FILLS))] if j not in taken) if len(taken) < len(FILLS) else k % len(FILLS)
         fill[name] = pick
-    limit = ch.limit.value if ch.limit is not None and isinstance(ch.limit.value, (int, float)) else None
-    peak = ch.peak.value if ch.peak is not None and isinstance(ch.peak.value, (int, float)) else None
-    top = max([b["sum"] for b in bars] + [x for x in (limit, peak) if x] + [1]) * 1.02
     code = {name: str(k + 1) for k, name in enumerate(order)}
     for b in bars:
         x = 0.0
