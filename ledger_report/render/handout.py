@@ -99,6 +99,9 @@ ASSET_SUFFIXES = frozenset({".css", ".svg", ".png", ".otf", ".ttf", ".woff", ".w
 FIXED_SOURCE_DATE_EPOCH = "946684800"
 
 SUMMARY_ROWS_PER_PAGE = 12  # the summary repeats its header on further pages beyond this
+# The first guess of a page's density leaves this share of its columns for the estimate's errors
+# (a page guessed too full is laid out again: ~0.2 s).
+FIRST_FIT_ROOM = 0.94
 
 
 class HandoutError(LedgerError):
@@ -275,7 +278,7 @@ def _first_fit(d: pg.PageData) -> _Fit:
     layout and laid out again where it overflows; see :func:`_pages`)."""
     for density in range(pg.MAX_DENSITY + 1):
         heights, over, caps = _estimated(d, density)
-        if sum(heights) + sum(over) <= sum(caps) * 0.97:
+        if sum(heights) + sum(over) <= sum(caps) * FIRST_FIT_ROOM:
             return _Fit(density)
     return _Fit(pg.MAX_DENSITY)
 
@@ -477,8 +480,10 @@ def _layout(view: Mapping[str, Any], fetcher: PackagedAssetFetcher, font_config)
 @dataclass
 class _Measure:
     """A configuration page after layout, in CSS px: the room in each column (from its top to the
-    foot of the sheet), the height each column's content takes, every flow item's height and each
-    section's heading overhead (a piece's height less its items')."""
+    foot of the sheet), the height each column's content takes, and each flow item's height: the
+    height of the piece of a section it was laid out in, less the heading's (estimated), shared
+    among the piece's items in proportion to their estimates (an id on every item made the
+    layout ~15 % slower: WeasyPrint makes each a link target)."""
 
     caps: list[float]
     used: list[float]
@@ -492,13 +497,13 @@ class _Measure:
 
 def _measure(document, book: _Book, fits: Sequence[_Fit]) -> dict[int, _Measure]:
     """Read the ids the template sets on each configuration page: ``c<page>-<k>`` (columns),
-    ``b<page>`` (the foot of the sheet), ``i<page>-<n>`` (flow items) and ``p<page>-<k>-<j>``
-    (pieces of sections); an anchor's box is ``(x1, y1, x2, y2)``."""
+    ``b<page>`` (the foot of the sheet) and ``p<page>-<k>-<j>`` (pieces of sections); an anchor's
+    box is ``(x1, y1, x2, y2)``."""
     boxes: dict[int, dict[str, tuple[float, float, float, float]]] = {}
     for page in document.pages:
         for anchor, pos in page.anchors.items():
             kind = anchor[:1]
-            if kind in "cbip" and anchor[1:2].isdigit():
+            if kind in "cbp" and anchor[1:2].isdigit():
                 num, _, rest = anchor[1:].partition("-")
                 boxes.setdefault(int(num), {})[kind + rest] = pos
     out = {}
@@ -509,19 +514,26 @@ def _measure(document, book: _Book, fits: Sequence[_Fit]) -> dict[int, _Measure]
         cols = [m.get(f"c{k}") for k in range(pg.COLUMNS)]
         if any(c is None for c in cols):
             continue
-        items = {int(k[1:]): v[3] - v[1] for k, v in m.items() if k[0] == "i"}
         d = book.data(i)
+        fit = fits[i]
+        est, est_over, _caps = _estimated(d, fit.density)
+        heights = fit.heights if fit.heights is not None else est
+        over_now = fit.over if fit.over is not None else est_over
+        flow = d.flow(fit.density)[0]
+        items: dict[int, float] = {}
         over: dict[int, float] = {}
-        view_cols = _columns(d, fits[i])
-        for c, col in enumerate(view_cols):
+        for c, col in enumerate(_columns(d, fit)):
             for j, pc in enumerate(col):
                 box = m.get(f"p{c}-{j}")
-                if box is None:
-                    continue
                 n = [it["n"] for key in ("lines", "zeros", "rows", "runs", "notes") for it in pc[key]]
-                s = d.flow(fits[i].density)[0][n[0]]["sec"] if n else None
-                if s is not None and s not in over:
-                    over[s] = (box[3] - box[1]) - sum(items.get(k, 0.0) for k in n)
+                if box is None or not n:
+                    continue
+                s = flow[n[0]]["sec"]
+                over[s] = over_now[s]
+                body = max((box[3] - box[1]) - over[s], 0.0)
+                guess = sum(heights[k] for k in n) or 1.0
+                for k in n:
+                    items[k] = heights[k] * body / guess
         out[i] = _Measure(caps=[bottom - c[1] for c in cols], used=[c[3] - c[1] for c in cols], items=items, over=over)
     return out
 
@@ -534,10 +546,13 @@ def _refit(d: pg.PageData, fit: _Fit, m: _Measure) -> _Fit | None:
     heights = [m.items.get(n, h) for n, h in enumerate(est)]
     over = [m.over.get(s, est_over[s]) for s in range(len(d.sections))]
     secs = [it["sec"] for it in d.flow(fit.density)[0]]
-    cols = pg.cut(heights, secs, over, m.caps)
-    if all(h <= c - 0.5 for h, c in zip(pg.heights_of(cols, heights, over), m.caps)):
-        if fit.heights is None or heights != fit.heights:
-            return _Fit(fit.density, heights, over, list(m.caps))
+    caps = list(m.caps)
+    if fit.caps is not None and fit.heights is not None:  # cut by these heights already: leave what overflowed
+        caps = [c - max(u - c, 0.0) - 2.0 for u, c in zip(m.used, m.caps)]
+    cols = pg.cut(heights, secs, over, caps)
+    if all(h <= c - 0.5 for h, c in zip(pg.heights_of(cols, heights, over), caps)):
+        if fit.heights is None or heights != fit.heights or caps != fit.caps:
+            return _Fit(fit.density, heights, over, caps)
     if fit.density >= pg.MAX_DENSITY:
         return None
     nxt = fit.density + 1
@@ -554,6 +569,7 @@ def _refit(d: pg.PageData, fit: _Fit, m: _Measure) -> _Fit | None:
 # and one PDF is assembled from the parts' PDFs.  The parts depend only on the number of
 # configurations, never on the machine, so the PDF is the same bytes with one worker or many.
 
+MAX_LAYOUTS = 6  # layouts of one page at most (then it is reported as clipped)
 PARALLEL_MIN_CONFIGS = 8  # fewer configurations: one part, rendered in this process
 PART_MAX_PAGES = 64  # bounds a worker's memory: a 52-page part peaked at 400 MB (~7 MB a laid-out page)
 
@@ -603,7 +619,9 @@ def _pages(book: _Book, fetcher: PackagedAssetFetcher, part: _Part, fits: list[_
     clipped = [f"the summary page {k + 1}" for k in _summary_overflow(first, part.summary)]
     measures = _measure(first, book, fits)
     over = sorted(i for i, m in measures.items() if m.overflows)
-    while over:
+    for _attempt in range(MAX_LAYOUTS - 1):
+        if not over:
+            break
         retry = []
         for i in over:
             new = _refit(book.data(i), fits[i], measures[i])
@@ -613,6 +631,7 @@ def _pages(book: _Book, fetcher: PackagedAssetFetcher, part: _Part, fits: list[_
                 fits[i] = new
                 retry.append(i)
         if not retry:
+            over = []
             break
         probe = _layout(_view(book, fits, only=retry), fetcher, font_config)
         if len(probe.pages) != len(retry):
@@ -621,6 +640,7 @@ def _pages(book: _Book, fetcher: PackagedAssetFetcher, part: _Part, fits: list[_
             pages[n_summary + i - part.configs.start] = probe.pages[k]
         measures = _measure(probe, book, fits)
         over = sorted(i for i in retry if measures[i].overflows)
+    clipped += [f"the page of {book.ledgers[i].name!r}" for i in over]
     return first.copy(pages), clipped
 
 
