@@ -96,6 +96,7 @@ def _lines(text: str, width_em: float) -> int:
 COL_EM = 31.0
 LABEL_EM = 17.9
 WIDE_LABEL_EM = 24.5
+SHORT_VALUE_EM = 5.0  # a value that fits the last cell of a figure's row (18 % of a column)
 FORMULA_EM = 28.7
 LINE_LABEL_EM = 16.6
 NOTE_EM = 30.5
@@ -227,8 +228,11 @@ def _is_breakdown(s: view.ViewSection, name: str) -> bool:
 
 
 def _row_item(sec: int, r: view.Row) -> dict[str, Any]:
+    """A figure's row: its label over two cells and its value in the last, or, where the value is
+    too long for one cell (or has a GiB beside it), the label in one and the value in the others."""
     f = "" if not r.formula or _trivial(r.formula) else r.formula
-    return {"sec": sec, "kind": "row", "label": r.label, "text": r.text, "gib": r.gib, "formula": f, "tone": r.tone}
+    return {"sec": sec, "kind": "row", "label": r.label, "text": r.text, "gib": r.gib, "formula": f, "tone": r.tone,
+            "wide_value": bool(r.gib) or _em(r.text) > SHORT_VALUE_EM}
 
 
 def _wide(s: view.ViewSection, cols: list[tuple[str, str]]) -> dict[str, Any]:
@@ -320,7 +324,7 @@ def _item_lines(it: dict[str, Any]) -> float:
     if it["kind"] == "run":
         return _lines(" · ".join(" ".join(x for x in (r["label"], r["text"], r["gib"], r["formula"]) if x) for r in it["pairs"]), NOTE_EM) + 0.15
     if it["kind"] == "row":
-        return max(_lines(it["label"], LABEL_EM if it["gib"] else WIDE_LABEL_EM), 1) + 0.05 + _lines(it["formula"], FORMULA_EM)
+        return max(_lines(it["label"], LABEL_EM if it["wide_value"] else WIDE_LABEL_EM), 1) + 0.05 + _lines(it["formula"], FORMULA_EM)
     if it["kind"] == "line":
         return max(_lines(it["label"], LINE_LABEL_EM), 1) + 0.05 + _lines(it["formula"], FORMULA_EM)
     if it["kind"] == "zeros":
