@@ -20,10 +20,12 @@ inherits the heap of the runs before it.
 
 Exit status 1 when a run of the generated configurations misses its goal (parallel: 0.15 s per
 page; one process: 0.25 s per page; the example's figures are reported beside them).  On the
-2-vCPU machines here (WeasyPrint 70, Debian's Python 3.11) 100 configurations measured, with the
-machine idle, 0.055-0.058 s per page in parallel and 0.116-0.118 s per page in one process; with
-other work on it (load 1-3), 0.121-0.147 and 0.133-0.157; CPU 0.11-0.15 s per page throughout
-(2026-12-01).  This VM's speed drifts by a fifth, and the wall time grows with its load: compare
+2-vCPU machines here (WeasyPrint 70, Debian's Python 3.11), the pages of the rebuilt handout
+(8 pt, the spec walked section by section, bars by phase) measured with other work on the machine
+(load 2.5-5): CPU 0.21-0.25 s per page over all processes in parallel and 0.24-0.30 in one process
+(English and Chinese), wall 0.21-0.46 and 0.25-0.60 s per page; no idle machine was to be had
+(the earlier, smaller page: 0.055-0.058 s per page in parallel and 0.116-0.118 in one process,
+idle, 2026-12-01).  This VM's speed drifts by a fifth, and the wall time grows with its load: compare
 runs made together.  Without ``libharfbuzz-subset0``
 WeasyPrint subsets fonts with fontTools and a Chinese handout takes seconds more (the run's
 WeasyPrint warnings are printed, and that one names it).

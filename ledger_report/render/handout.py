@@ -103,9 +103,9 @@ SUMMARY_ROWS_PER_PAGE = 12  # the summary repeats its header on further pages be
 # (a page guessed too full is laid out again: ~0.2 s).
 FIRST_FIT_ROOM = 0.95
 # The estimates against the layout (bench/rows.py's pages, both languages, 2026): the flow laid
-# out is 4-7 % taller than estimated, the room above the columns ~3 % taller.
+# out is 4-7 % taller than estimated; the room above the columns is within a few per cent.
 EST_CONTENT = 1.06
-EST_TOP = 1.03
+EST_TOP = 1.0
 
 
 class HandoutError(LedgerError):
@@ -279,12 +279,13 @@ def _estimated(d: pg.PageData, density: int) -> tuple[list[float], list[float], 
 
 def _first_fit(d: pg.PageData) -> _Fit:
     """The first density whose estimated flow fits the estimated room (the page is measured after
-    layout and laid out again where it overflows; see :func:`_pages`)."""
-    for density in range(pg.MAX_DENSITY + 1):
+    layout and laid out again where it overflows; see :func:`_pages`).  The run-on paragraphs of
+    the densest layout are never a first guess: only a page measured too full for rows gets them."""
+    for density in range(pg.RUNS_DENSITY):
         heights, over, caps = _estimated(d, density)
         if sum(heights) + sum(over) <= sum(caps) * FIRST_FIT_ROOM:
             return _Fit(density)
-    return _Fit(pg.MAX_DENSITY)
+    return _Fit(pg.RUNS_DENSITY - 1)
 
 
 def _columns(d: pg.PageData, fit: _Fit) -> list[list[dict[str, Any]]]:
