@@ -5,7 +5,7 @@ page each) and (2) the example input ``inputs/examples.csv``, each twice: in one
 (``jobs=1``) and as ``build`` does it, the parts of the handout in worker processes side by side
 (``jobs`` = the CPUs).  The handout goes through WeasyPrint's public API only (``HTML(string=...)
 .render()``, ``Document.write_pdf``) and pypdf's ``PdfWriter``.  The ledgers are computed first,
-untimed (``document()``); the timer covers ``render_pdf`` only: Jinja, WeasyPrint layout, the
+untimed (``compute_many``); the timer covers ``render_pdf`` only: Jinja, WeasyPrint layout, the
 re-layout of pages that overflow, writing each part's PDF and assembling them.  Prints pages,
 seconds, seconds per page, CPU seconds per page of this process and of all processes (this one
 and the workers it reaped; unlike wall time, it does not count time spent waiting for a CPU),
@@ -20,10 +20,12 @@ inherits the heap of the runs before it.
 
 Exit status 1 when a run of the generated configurations misses its goal (parallel: 0.15 s per
 page; one process: 0.25 s per page; the example's figures are reported beside them).  On the
-2-vCPU machines here (WeasyPrint 70, Debian's Python 3.11) 100 configurations measured, with the
-machine idle, 0.055-0.058 s per page in parallel and 0.116-0.118 s per page in one process; with
-other work on it (load 1-3), 0.121-0.147 and 0.133-0.157; CPU 0.11-0.15 s per page throughout
-(2026-12-01).  This VM's speed drifts by a fifth, and the wall time grows with its load: compare
+2-vCPU machines here (WeasyPrint 70, Debian's Python 3.11), the pages of the rebuilt handout
+(8 pt, the spec walked section by section, bars by phase) measured with other work on the machine
+(load 2.5-5): CPU 0.21-0.25 s per page over all processes in parallel and 0.24-0.30 in one process
+(English and Chinese), wall 0.21-0.46 and 0.25-0.60 s per page; no idle machine was to be had
+(the earlier, smaller page: 0.055-0.058 s per page in parallel and 0.116-0.118 in one process,
+idle, 2026-12-01).  This VM's speed drifts by a fifth, and the wall time grows with its load: compare
 runs made together.  Without ``libharfbuzz-subset0``
 WeasyPrint subsets fonts with fontTools and a Chinese handout takes seconds more (the run's
 WeasyPrint warnings are printed, and that one names it).
@@ -47,7 +49,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 import weasyprint  # noqa: E402
 
-from ledger_report.engine import config_from_mapping, document  # noqa: E402
+from ledger_report.engine import compute_many, config_from_mapping  # noqa: E402
 from ledger_report.render import handout  # noqa: E402
 
 import rows  # noqa: E402  (bench/rows.py)
@@ -100,7 +102,7 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _once(doc: dict, lang: str, jobs: int) -> dict:
+def _once(doc: list, lang: str, jobs: int) -> dict:
     """One timed render (see the module docstring)."""
     warnings: list[str] = []
     with _Counting() as counting:
@@ -117,7 +119,7 @@ def _once(doc: dict, lang: str, jobs: int) -> dict:
             "warnings": warnings, "gc": gc_s}
 
 
-def _isolated(doc: dict, lang: str, jobs: int) -> dict:
+def _isolated(doc: list, lang: str, jobs: int) -> dict:
     """:func:`_once` in a process forked for it, so that every run starts from the same state, as
     ``ledger-report build`` does: a run in this process would inherit the heap the runs before it
     left (a parallel run after a one-process run measured 10.96 s, then 14.20 s, on 2026-12-01)."""
@@ -143,16 +145,17 @@ def _isolated(doc: dict, lang: str, jobs: int) -> dict:
     return result
 
 
-def run(label: str, doc: dict, lang: str, repeat: int, jobs: int) -> dict:
+def run(label: str, doc: list, lang: str, repeat: int, jobs: int) -> dict:
     best = None
     for _ in range(repeat):
         result = _isolated(doc, lang, jobs)
         if best is None or result["seconds"] < best["seconds"]:
             best = result
-    n_configs = len(doc["configs"])
+    n_configs = len(doc)
     parts = handout._parts(n_configs)
     pages = sum(p.pages for p in parts)
-    fits = [handout._first_fit(c, lang) for c in doc["configs"]]
+    book = handout._Book(doc, lang)
+    fits = [handout._first_fit(book.data(i)) for i in range(n_configs)]
     first = collections.Counter(f.density for f in fits)
     return {
         "run": label,
@@ -187,13 +190,13 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args()
 
-    cases = [("generated", document([config_from_mapping(r) for r in configs(args.n)]))]
+    cases = [("generated", list(compute_many([config_from_mapping(r) for r in configs(args.n)])))]
     if not args.no_example and os.path.exists(EXAMPLE):
         from ledger_report.inputs import read_configs
 
-        cases.append(("examples.csv", document(read_configs(EXAMPLE))))
+        cases.append(("examples.csv", list(compute_many(read_configs(EXAMPLE)))))
     langs = ("en", "zh") if args.lang == "both" else (args.lang,)
-    handout.render_pdf({"schema": "", "configs": cases[0][1]["configs"][:1]}, "en", warnings=[], jobs=1)  # warm-up: fonts, CSS
+    handout.render_pdf(cases[0][1][:1], "en", warnings=[], jobs=1)  # warm-up: fonts, CSS
     gc.collect()
     jobs = handout.default_jobs() if args.jobs is None else args.jobs
     results = [run(label, doc, lang, args.repeat, j) for label, doc in cases for lang in langs for j in sorted({1, jobs})]

@@ -46,6 +46,8 @@ def configs(n: int, *, frameworks: tuple[str, ...] = ("generic", "megatron", "de
             days=(30, 60, 90)[i % 3],
             price_per_gpu_hour=2.5,
         )
+        if row["pp"] > 1 and row["framework"] == "deepspeed":
+            row["zero"] = min(row["zero"], 1)  # DeepSpeed: ZeRO-2/3 do not run with pipeline parallelism
         if handout:
             row.update(notes=NOTES[i % len(NOTES)], reserve_days=3, measured_peak_gb=(None, 70.0)[(i // 9) % 2])
         if moe:

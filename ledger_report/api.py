@@ -50,7 +50,7 @@ def outputs(ledgers: Sequence[Ledger], stem: str, out_dir: str | Path, formats: 
     """The bytes of each output file, by path (nothing is written)."""
     import json
 
-    from .render.document import document, with_formulas
+    from .render.document import document
 
     out = Path(out_dir)
     files: dict[Path, bytes] = {}
@@ -67,7 +67,7 @@ def outputs(ledgers: Sequence[Ledger], stem: str, out_dir: str | Path, formats: 
 
         if progress:
             progress.stage(f"rendering the handout ({len(ledgers) + 1:,}+ pages)")
-        files[out / f"{stem}.pdf"] = render_pdf(with_formulas(ledgers), lang=lang, jobs=jobs, progress=getattr(progress, "pages", None))
+        files[out / f"{stem}.pdf"] = render_pdf(ledgers, lang=lang, jobs=jobs, progress=getattr(progress, "pages", None))
     del json
     return files
 

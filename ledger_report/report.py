@@ -26,6 +26,7 @@ class Figure:
     formula: bool = False  # the handout prints its formula text with the numbers filled in
     expand: tuple[str, ...] = ()  # quantities whose definitions the formula text writes inline
     items: tuple[tuple[str, str], ...] = ()  # (name, registry key): the figure is an object of these in JSON, a list on the page
+    tone: str = ""  # registry TEXT key ("good", "bad" or "unknown"): how the reports colour the figure
 
     @property
     def name(self) -> str:
@@ -72,6 +73,20 @@ class TableColumn:
 
 
 @dataclass(frozen=True)
+class Bars:
+    """A table drawn as one horizontal bar per line, stacked from the line's ``items`` cell, against
+    a vertical line at the ``limit`` quantity; the line whose id is the value of ``mark`` is marked,
+    with a tick at the ``peak`` quantity on it; ``note`` (a sentence quantity of the assumptions)
+    is printed with the chart where it is shown, instead of among the assumptions."""
+
+    items: str  # the column whose cells are the named breakdowns
+    limit: str = ""  # registry key: the vertical line (bytes)
+    mark: str = ""  # registry TEXT key: the id of the line to mark
+    peak: str = ""  # registry key: a tick on the marked line (bytes)
+    note: str = ""  # an assumption's key (``note_*``)
+
+
+@dataclass(frozen=True)
 class Table:
     key: str
     en: str
@@ -81,6 +96,7 @@ class Table:
     json: str = ""  # the JSON list the lines go into
     total: tuple[Figure, ...] = ()  # figures shown under the table (its totals)
     sources: bool = False  # the workbook's printed table gives each line's source (the registry's, of the line's ``formula``)
+    bars: Bars | None = None  # the handout draws the table as bars
 
 
 @dataclass(frozen=True)
@@ -120,6 +136,9 @@ class Report:
     check_ok: str = "check_ok"  # registry BOOL key: the row meets every rule (no error)
     flag: str = "verdicts_bad"  # registry BOOL key: a verdict says no (the Summary colours the row)
     charts: tuple[Chart, ...] = ()  # "memory": per-rank memory by state (Summary); "budget": cost against days (Budget)
+    # The summary's order: by each of these registry values in turn (False before True, smaller
+    # first, blank last; input order breaks ties); rows where ``flag`` is true are marked.
+    rank: tuple[str, ...] = ("verdicts_bad", "cost", "gpus")
 
     def section(self, key: str) -> Section | Table:
         return next(s for s in self.sections if s.key == key)
@@ -242,7 +261,8 @@ CROSSES = tuple((g, f"{g}_crosses_nodes") for g in ("tp", "cp", "ep", "dp", "pp"
 def build_spec(reg: Registry = REGISTRY) -> Report:
     sections: tuple[Section | Table, ...] = (
         Section("verdicts", "Verdicts", "结论", (
-            F("verdict_memory", "memory"), F("verdict_deadline", "deadline"), F("verdict_bandwidth", "bandwidth"),
+            F("verdict_memory", "memory", tone="verdict_memory_tone"), F("verdict_deadline", "deadline", tone="verdict_deadline_tone"),
+            F("verdict_bandwidth", "bandwidth", tone="verdict_bandwidth_tone"),
         ), json="verdicts"),
         Section("verdict_reasons", "Why", "原因", (
             F("verdict_memory_reason", "memory"), F("verdict_deadline_reason", "deadline"), F("verdict_bandwidth_reason", "bandwidth"),
@@ -269,7 +289,8 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
         ), json="offload", show="has_offload"),
         Table("uncounted", "Not in the state ledger", "不在状态账本中", OUTSIDE_COLUMNS, _outside_lines(reg), json="uncounted", sources=True),
         Table("phases", "Memory by phase (reported stage)", "各阶段显存（报告段）", PHASE_COLUMNS, _phase_lines(), json="phases",
-              total=(F("first_step_peak_bytes"), F("lazy_state_bytes"))),
+              total=(F("first_step_peak_bytes"), F("lazy_state_bytes")),
+              bars=Bars("items", limit="hbm_bytes", mark="peak_phase", peak="peak_bytes_per_rank", note="note_first_step")),
         Section("peak", "Peak and fit", "峰值与是否放得下", (
             F("activation_bytes_per_rank", formula=True),
             F("logits_bytes_per_rank", formula=True, expand=("logits_full_bytes",)),

@@ -1,40 +1,44 @@
-"""The handout PDF (CONTRACT §6, issue 4): one A4-landscape page per configuration after a summary,
-the engine's figures as ``document()`` gives them, Chinese with the Simplified Chinese face, no
-WeasyPrint warning, nothing fetched or embedded from user text, one page however full, and the same
-bytes for the same input.
+"""The handout PDF: a summary ranked by the verdicts, then one A4-landscape page per configuration
+that walks the report spec (through ``render/view.py``): every label, value and formula text on a
+page is one the view gives for that ledger, and a section the spec gains appears with no template
+change.  Chinese with the Simplified Chinese face, type no smaller than 8 pt, bars that read in
+greyscale, no WeasyPrint warning, nothing fetched or embedded from user text, one page however
+full, and the same bytes for the same input.
 
-Evidence: reliability.md §3.3 (PDF-01..08) and §4.4 (DET-01/05); ecosystem.md §4.2 (the JP/SC trap,
-tofu visible only in the log and in pdffonts) and §4.4 (the attachment leak through ``file://``).
-The PDFs are read back with poppler-utils (pdfinfo, pdftotext, pdffonts, pdfdetach); a missing
-poppler or CJK font fails these tests rather than skipping them (scripts/setup.sh installs both).
+The PDFs are read back with poppler-utils (pdfinfo, pdftotext, pdffonts, pdfdetach, pdftoppm) and
+pypdf; a missing poppler or CJK font fails these tests rather than skipping them
+(scripts/setup.sh installs both).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import gc
+import io
+import math
 import os
 import re
+import statistics
 import subprocess
 from pathlib import Path
 
 import jinja2
 import pytest
 
-from ledger_report.engine import config_from_mapping
-from ledger_report.render.document import handout_document as document
-from ledger_report.model import units
-from ledger_report.render import handout
+from ledger_report.engine import compute, compute_many, config_from_mapping
+from ledger_report.render import handout, view
+from ledger_report.render import page as pg
 
 QWEN3_8B = {
     "name": "qwen3-8b-zero1",
-    "notes": "Seed 004: ZeRO-1 on 4 GPUs = 4N + 12N/4 = 7N.",
+    "notes": "Example 4: ZeRO-1 on 4 GPUs = 4N + 12N/4 = 7N.",
     "layers": 36, "hidden": 4096, "heads": 32, "kv_heads": 8, "head_dim": 128, "ffn_hidden": 12288,
     "vocab": 151936, "qk_norm": True, "seq_len": 8192, "global_batch": 384, "tokens": 10**11,
     "days": 30, "reserve_days": 5, "dp": 4, "zero": 1, "price_per_gpu_hour": 2.5,
 }
 MOE_35B = {
     "name": "moe35b-ep8-bf16-buffer",
-    "notes": "Seed 000: bf16 grad buffer, 13.8 + 13.8 + 10.5 = 38.1 GB resident; measured peak 85.6 GB.",
+    "notes": "bf16 grad buffer, 13.8 + 13.8 + 10.5 = 38.1 GB resident; measured peak 85.6 GB.",
     "params_total": 35 * 10**9, "params_per_rank": 6_900_000_000, "params_active": 3 * 10**9,
     "layers": 48, "hidden": 2048, "heads": 16, "kv_heads": 2, "head_dim": 256, "ffn_hidden": 512,
     "vocab": 151936, "qk_norm": True, "experts": 256, "topk": 8, "moe_ffn_hidden": 512,
@@ -45,7 +49,7 @@ MOE_35B = {
 }
 # Parameter counts only: no architecture, no tokens, so many figures are null (printed as "—").
 MOE_5T = {
-    "name": "moe5t-18B", "notes": "Seed 002: 90 TB = 81.9 TiB.", "params_total": 5 * 10**12,
+    "name": "moe5t-18B", "notes": "90 TB = 81.9 TiB.", "params_total": 5 * 10**12,
     "weight_dtype": "bf16", "grad_dtype": "fp32", "master_dtype": "fp32",
 }
 # Master weights and moments offloaded to host memory: location column and offload rows.
@@ -57,14 +61,16 @@ OFFLOAD = {
     "price_per_gpu_hour": 1.8,
 }
 HOSTILE_NOTE = (
-    '<a rel="attachment" href="file:///etc/passwd">passwd</a> <img src="file:///etc/hostname">'
+    '{{ 7*7 }} &lt; <a rel="attachment" href="file:///etc/passwd">passwd</a> <img src="file:///etc/hostname">'
     '<link rel="attachment" href="file:///etc/passwd"><style>@import url("file:///etc/hostname");</style>'
-    "<script>alert(1)</script></td></tr> {{ 7*7 }} &lt;"
+    "<script>alert(1)</script></td></tr>"
 )
+# Words the project's own bookkeeping uses, which no label or source on a page may show.
+FORBIDDEN = ("contract", "seed", "issue", "../shared")
 
 
-def _doc(*rows: dict) -> dict:
-    return document([config_from_mapping(r) for r in rows])
+def _ledgers(*rows: dict) -> list:
+    return list(compute_many([config_from_mapping(r) for r in rows]))
 
 
 def _run(*args: str | os.PathLike) -> str:
@@ -81,168 +87,376 @@ def _pages_text(pdf_path: Path) -> list[str]:
 
 
 def _squeezed(text: str) -> str:
-    return re.sub(r"\s+", "", text)
+    """No whitespace, and a soft hyphen or a hyphen that ends a wrapped line does not count."""
+    return re.sub(r"\s+", "", text).replace("\u00ad", "")
 
 
 def _page_count(pdf_path: Path) -> int:
     return int(re.search(r"^Pages:\s+(\d+)", _run("pdfinfo", pdf_path), re.M).group(1))
 
 
-def _render(tmp: Path, name: str, doc: dict, lang: str) -> tuple[Path, bytes, list[str]]:
+def _render(tmp: Path, name: str, ledgers: list, lang: str) -> tuple[Path, bytes, list[str]]:
     warnings: list[str] = []
-    pdf = handout.render_pdf(doc, lang=lang, warnings=warnings)
+    pdf = handout.render_pdf(ledgers, lang=lang, warnings=warnings)
     path = tmp / f"{name}-{lang}.pdf"
     path.write_bytes(pdf)
     return path, pdf, warnings
 
 
 @pytest.fixture(scope="module")
-def doc() -> dict:
-    return _doc(QWEN3_8B, MOE_35B, MOE_5T, OFFLOAD)
+def ledgers() -> list:
+    return _ledgers(QWEN3_8B, MOE_35B, MOE_5T, OFFLOAD)
 
 
 @pytest.fixture(scope="module")
-def built(doc, tmp_path_factory) -> dict[str, tuple[Path, bytes, list[str]]]:
+def built(ledgers, tmp_path_factory) -> dict[str, tuple[Path, bytes, list[str]]]:
     """The four-configuration handout in both languages, rendered once for the module."""
     tmp = tmp_path_factory.mktemp("handout")
-    return {lang: _render(tmp, "four", doc, lang) for lang in ("en", "zh")}
+    return {lang: _render(tmp, "four", ledgers, lang) for lang in ("en", "zh")}
 
 
-def _figures(c: dict, lang: str) -> list[str]:
-    """The figures a configuration's page must show, formatted as the handout formats them."""
-    comp = c["compute"]
-    out = [
-        units.gb(c["peak_bytes_per_rank"]),
-        units.gb(c["state_bytes_per_rank"]),
-        units.gib(c["state_bytes_per_rank"]),
-        units.gb(c["hbm_bytes"]),
-        units.gb(c["state_bytes_logical_total"]),
-        units.num(comp["min_gpus_memory"]),
-        units.params(c["params"]["total"], lang),
-    ]
-    out += [units.gb(s["bytes_per_rank"]) for s in c["states"]]
-    out += [units.gib(s["bytes_per_rank"]) for s in c["states"]]
-    out += [units.num(s["params_on_rank"]) for s in c["states"]]
-    out += [units.gb(u["bytes_per_rank"]) for u in c["uncounted"] if u["bytes_per_rank"]]
-    if comp["total_flops"] is not None:
-        out += [
-            units.sci(comp["total_flops"]),
-            units.sci(comp["flops_per_token"]),
-            units.num(comp["min_gpus_compute"]),
-            units.num(comp["days"]),
-            units.num(comp["gpu_hours"]),
-        ]
-    if comp["cost"] is not None:
-        out.append(units.num(comp["cost"]))
-    if c["measured"]:
-        out.append(units.gb(c["measured"]["unexplained_bytes"]))
-    return out
+def _expected(lg, lang: str) -> list[str]:
+    """Every text the view gives for a configuration's page (``view.sections`` and
+    ``view.assumptions``): section titles, figure labels and values (and GiB), formula texts,
+    table lines' labels and cells, the phases' items (the chart's legend), verdicts and reasons."""
+    out: list[str] = []
+    in_lines: set[str] = set()  # a figure a table line shows already is not repeated (nor its GiB)
+    for s in view.sections(lg, lang):
+        if s.key == "verdicts":
+            reasons = {r.name: r.text for r in next(x for x in view.sections(lg, lang) if x.key == "verdict_reasons").rows}
+            colon = ": " if lang == "en" else "："
+            out += [f"{r.label}{colon}{r.text} {reasons[r.name]}" for r in s.rows]
+            continue
+        if s.key == "verdict_reasons":
+            continue
+        out.append(s.title)
+        for r in s.rows:
+            out += [r.label, r.text] + ([r.gib] if r.gib and r.key not in in_lines else []) + ([r.formula] if r.formula and not pg._trivial(r.formula) else [])
+        fixed = s.fixed
+        for ln in s.lines:
+            in_lines.update(ln.keys.values())
+            out.append(ln.label)
+            shown = [name for name in ln.cells if name not in fixed and name not in ln.items]
+            narrow = s.chart is None and len(s.columns) <= pg.NARROW_COLUMNS
+            zero = narrow and pg._is_zero(ln, shown)  # listed in one sentence: its numbers only
+            for name in shown:
+                if zero and not (isinstance(ln.values[name], (int, float)) and not isinstance(ln.values[name], bool)):
+                    continue
+                if s.chart is None or name == "bytes_per_rank":
+                    out.append(ln.cells[name])
+            for parts in ln.items.values():
+                out += [f"{it.label} {it.text}" for it in parts if it.value]
+            if ln.formula and not pg._trivial(ln.formula) and narrow and not zero:
+                out.append(ln.formula)
+        if s.chart is not None and s.chart.note:
+            out.append(s.chart.note)
+    out += view.assumptions(lg, lang)
+    return [t for t in out if t]
+
+
+def _missing(lg, lang: str, page: str) -> list[str]:
+    squeezed = _squeezed(page)
+    return [t for t in _expected(lg, lang) if _squeezed(t) not in squeezed]
+
+
+def _numbers(text: str) -> list[str]:
+    return re.findall(r"\d[\d,]*(?:\.\d+)?(?:e\d+)?", text)
 
 
 # --------------------------------------------------------------------------------------------
-# Pages and figures
+# Pages and what they show
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_one_page_per_configuration_after_the_summary(built, doc, lang):
+def test_one_page_per_configuration_after_the_summary(built, ledgers, lang):
     """pdfinfo: pages = configurations + 1 summary page, each A4 landscape (841.89 × 595.28 pt)."""
     path, _, _ = built[lang]
-    assert _page_count(path) == len(doc["configs"]) + 1
+    assert _page_count(path) == len(ledgers) + 1
     sizes = re.findall(r"Page\s+\d+ size:\s+([\d.]+) x ([\d.]+)", _run("pdfinfo", "-f", "1", "-l", "5", path))
     assert sizes and all((round(float(w)), round(float(h))) == (842, 595) for w, h in sizes)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_each_page_holds_its_name_and_figures_as_the_document_gives_them(built, doc, lang):
-    """Page k+1 shows configuration k's name and its figures, formatted from document() values."""
+def test_each_page_shows_what_the_view_gives_for_its_ledger(built, ledgers, lang):
+    """Page k+1 shows configuration k's name and every text ``view.sections`` and
+    ``view.assumptions`` give for its ledger in that language, and no other configuration's."""
     path, _, _ = built[lang]
     pages = _pages_text(path)
-    for k, c in enumerate(doc["configs"]):
+    for k, lg in enumerate(ledgers):
         page = pages[k + 1]
-        assert _squeezed(c["name"]) in _squeezed(page), c["name"]
-        missing = [f for f in _figures(c, lang) if f not in page]
-        assert not missing, f"{c['name']} ({lang}): missing {missing}"
-        for other in doc["configs"]:
-            if other is not c:
-                assert _squeezed(other["name"]) not in _squeezed(page)
+        assert _squeezed(lg.name) in _squeezed(page), lg.name
+        missing = _missing(lg, lang, page)
+        assert not missing, f"{lg.name} ({lang}): missing {missing}"
+        for other in ledgers:
+            if other is not lg:
+                assert _squeezed(other.name) not in _squeezed(page)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_every_formula_is_printed_with_its_numbers(built, doc, lang):
-    """Each formula text of document() (numbers filled in by the engine) appears on its page."""
+def test_every_number_on_a_page_comes_from_its_ledger(built, ledgers, lang):
+    """Each number printed on a configuration page is part of a text the view gives for that
+    ledger, of its name or notes, or of the page's rank and page number: the handout prints no
+    figure of its own.  (The bar segments' numbers are legend keys, 1 to 16, which the text layer
+    may run together: "56" for segments 5 and 6.)"""
     path, _, _ = built[lang]
     pages = _pages_text(path)
-    for k, c in enumerate(doc["configs"]):
-        page = _squeezed(pages[k + 1])
-        for f in c["formulas"]:
-            text = f["text_zh"] if lang == "zh" else f["text"]
-            assert _squeezed(text) in page, f"{c['name']} ({lang}): formula {f['key']} missing"
+    n_pages = len(pages)
+    for k, lg in enumerate(ledgers):
+        known = _squeezed(" ".join(_expected(lg, lang) + [lg.name, str(lg.config.get("notes") or "")]))
+        book_rank = pg.rank_order(ledgers).index(k) + 1
+        allowed = {str(book_rank), str(len(ledgers)), str(k + 2), str(n_pages)} | {str(j) for j in range(1, 17)}
+        strays = [n for n in _numbers(pages[k + 1]) if n not in allowed and n not in known and not re.fullmatch(r"(1[0-6]|[1-9])+", n)]
+        assert not strays, f"{lg.name} ({lang}): numbers not from the ledger {strays}"
 
 
-def test_summary_page_lists_every_candidate_ranked(built, doc):
-    """The summary shows each candidate with its peak and HBM; fitting ones rank first, then cost."""
-    path, _, _ = built["en"]
-    summary = _pages_text(path)[0]
-    for c in doc["configs"]:
-        assert c["name"] in summary
-        assert units.gb(c["peak_bytes_per_rank"]).replace(" GB", "") in summary
-    fitting = [c["name"] for c in doc["configs"] if c["fits"] is True]
-    positions = {c["name"]: summary.index(c["name"]) for c in doc["configs"]}
-    others = [n for n in positions if n not in fitting]
-    assert fitting and all(positions[f] < positions[o] for f in fitting for o in others)
+def test_page_order_header_verdicts_ledger_chart_sections_assumptions(built, ledgers):
+    """The page reads in the spec's order: name, the verdicts with their reasons, the state
+    ledger, the memory picture by phase (its HBM line, the peak phase marked, the legend, the
+    first-step note), the figure sections, the assumptions."""
+    lg = ledgers[0]
+    html = handout.render_html([lg], "en")  # the reading order (the PDF's text layer follows the paint order)
+    page = _squeezed(_pages_text(built["en"][0])[1])
+    secs = {s.key: s for s in view.sections(lg, "en")}
+    # the left block (the ledger over two columns), then the right (the chart over one column)
+    order = [f"<h1 class=\"short\">{lg.name}</h1>"]
+    order += [f'<span class="badge">{r.label}: {r.text}</span>' for r in secs["verdicts"].rows]
+    order += [f"<h2>{secs['states'].title}</h2>"]
+    order += [f"<h2>{secs[k].title}</h2>" for k in ("params", "uncounted", "peak", "compute", "budget")] + ["<h2>Assumptions</h2>"]
+    positions = [html.index(t) for t in order]
+    assert positions == sorted(positions), order
+    chart = [f'<div class="chart"><h2>{secs["phases"].title}</h2>', "← peak", secs["phases"].chart.note, 'id="c0-2"']
+    positions = [html.index(t) for t in chart]
+    assert positions == sorted(positions) and positions[0] > html.index('<div class="right">'), chart
+    assert _squeezed(secs["phases"].chart.note) in page  # the first-step note is shown with the chart
+    assert _squeezed(f"HBM per GPU {secs['phases'].chart.limit.text}") in page
 
 
-def test_headers_break_before_the_parenthesis_never_mid_word(built):
-    """A narrow summary header breaks before its parenthesised part, never inside it: the text
-    layer (pdftotext, one line per laid-out line) holds "（预留）" whole on a line of its own, where
-    the wrap used to give "期限天数（预" and "留）" (seen in a 110-dpi PNG of the summary)."""
-    path, _, _ = built["zh"]
-    lines = [line.strip() for line in _run("pdftotext", "-f", "1", "-l", "1", "-enc", "UTF-8", path, "-").splitlines()]
-    for head, note in (("期限天数", "（预留）"), ("最少 GPU", "（期限）"), ("最少 GPU", "（显存）")):
-        assert head in lines and any(line.startswith(note) for line in lines), (head, note)
-    assert not any(line.endswith("（预") for line in lines)
-    # and the items table's 计入峰值 ("in peak") column is wide enough for its header on one line
-    page = _run("pdftotext", "-f", "2", "-l", "2", "-enc", "UTF-8", path, "-")
-    assert "计入峰值" in page
+def test_the_peak_phase_is_the_registrys(ledgers):
+    """The bar marked as the peak is the phases line whose id is the ledger's ``peak_phase``; the
+    chart's note is the first-step note where it is shown (and then not among the assumptions)."""
+    for k, lg in enumerate(ledgers):
+        d = pg.page_data(k, lg, "en")
+        marked = [b["id"] for c in d.charts for b in c["bars"] if b["marked"]]
+        assert marked == ([lg["peak_phase"]] if lg["peak_phase"] else [])
+        notes = [it["text"] for it in d.items if it["kind"] == "note"]
+        if lg["note_first_step_shown"]:
+            assert d.charts[0]["note"] == lg["note_first_step"] and lg["note_first_step"] not in notes
 
 
-def test_numbers_are_identical_in_english_and_chinese(doc):
-    """Every number cell of the HTML is the same string in both languages (only words change)."""
-    cells = {}
-    for lang in ("en", "zh"):
-        html = handout.render_html(doc, lang)
-        cells[lang] = re.findall(r'<td class="n[^"]*">(.*?)</td>', html, flags=re.S)
-    assert cells["en"] and cells["en"] == cells["zh"]
+def test_verdict_badges_take_their_tone_from_the_registry(ledgers):
+    """Each verdict badge is coloured by its ``verdict_*_tone`` quantity (the HTML class), and
+    shows the verdict's text and its reason."""
+    html = handout.render_html(ledgers, "en")
+    for lg in ledgers:
+        for v in ("memory", "deadline", "bandwidth"):
+            tone = lg[f"verdict_{v}_tone"]
+            assert tone in ("good", "bad", "unknown")
+            assert f'<td class="v tone-{tone}"><span class="badge">{v} verdict: {lg[f"verdict_{v}"]}</span> {lg[f"verdict_{v}_reason"]}</td>' in html
 
 
-def test_state_ledger_columns_show_whole_sharded_group_and_location(built, doc):
-    """The ledger rows carry stored whole/sharded, the shard group and the location (host for the
-    offloaded master weights and moments)."""
+def test_state_ledger_shows_only_shown_lines_with_whole_sharded_group_and_location(built, ledgers):
+    """The ledger rows are the spec's lines whose ``show`` is true, with stored whole/sharded, the
+    shard group and the location (host for the offloaded master weights and moments)."""
     path, _, _ = built["en"]
     page = _pages_text(path)[4]  # OFFLOAD
+    lines = next(s for s in view.sections(ledgers[3], "en") if s.key == "states").lines
+    assert [ln.id for ln in lines] == [ln.id for ln in handout._Book(ledgers, "en").ledgers[3].model.spec.section("states").lines
+                                       if ledgers[3][ln.show]]
     assert "sharded" in page and "host" in page
-    assert "offloaded to host" in page
+    for ln in lines:
+        row = " ".join([ln.label] + [ln.cells[c] for c in ("dtype", "bytes_per_param", "sharded", "shard_group", "params_on_rank", "bytes_per_rank", "location")])
+        assert row in page, row
+
+
+def test_summary_ranks_by_the_verdicts_then_cost_then_gpus(built, ledgers):
+    """The summary lists every candidate once, in the order of the spec's ``rank`` values
+    (``verdicts_bad``, cost, GPUs): rows with a bad verdict come after the others, and show the
+    verdict in words ("does not fit", "late by N days") so the order reads in greyscale."""
+    path, _, _ = built["en"]
+    summary = _squeezed(_pages_text(path)[0])
+    order = pg.rank_order(ledgers)
+    positions = [summary.index(ledgers[i].name) for i in order]
+    assert positions == sorted(positions)
+    bad = [ledgers[i]["verdicts_bad"] for i in order]
+    assert bad == sorted(bad) and True in bad and False in bad
+    for lg in ledgers:
+        row = _squeezed(summary[summary.index(lg.name):])
+        assert _squeezed(lg["verdict_memory"]) in row and _squeezed(lg["verdict_deadline"]) in row
+        for r in view.summary(lg, "en"):
+            assert _squeezed(r.text) in row
+    assert "lateby13.5days" in summary and "doesnotfit" in summary
+
+
+def test_summary_order_is_stable_and_puts_blanks_last():
+    """Ties keep the input order; a blank cost ranks after every known one."""
+    a = dict(QWEN3_8B, name="a")
+    b = dict(QWEN3_8B, name="b")
+    c = dict(QWEN3_8B, name="c", price_per_gpu_hour=None)
+    d = dict(QWEN3_8B, name="d", price_per_gpu_hour=1.0, days=60)
+    lgs = _ledgers({k: v for k, v in c.items() if v is not None}, a, b, d)
+    order = [lgs[i].name for i in pg.rank_order(lgs)]
+    assert lgs[3]["verdicts_bad"] is True or order[0] == "d"
+    assert order.index("a") < order.index("b")
+    same_badness = [n for n in order if lgs[[x.name for x in lgs].index(n)]["verdicts_bad"] == lgs[0]["verdicts_bad"]]
+    assert same_badness[-1] == "c"
+
+
+def test_a_figure_the_spec_adds_appears_on_the_page(tmp_path):
+    """A spec with one more figure (``Report.with_figure``) gives ledgers whose pages show its label
+    and value, with no template or renderer change."""
+    from ledger_report.report import DEFAULT, Figure, Model
+
+    spec = DEFAULT.spec.with_figure("compute", Figure("train_window_days"))
+    model = Model(DEFAULT.registry, spec, DEFAULT.tables)
+    lg = compute(config_from_mapping(QWEN3_8B), model)
+    row = next(r for s in view.sections(lg, "en") if s.key == "compute" for r in s.rows if r.key == "train_window_days")
+    assert row.label and row.text.endswith("days")
+    path, _, warnings = _render(tmp_path, "extra", [lg], "en")
+    assert warnings == []
+    page = _squeezed(_pages_text(path)[1])
+    assert _squeezed(f"{row.label} {row.text}") in page
+    assert not _missing(lg, "en", _pages_text(path)[1])
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_no_project_bookkeeping_on_the_pages(built, lang):
+    """No label or source on any page mentions the project's bookkeeping words."""
+    path, _, _ = built[lang]
+    text = " ".join(_pages_text(path)).lower()
+    for word in FORBIDDEN:
+        assert word not in text, word
+
+
+# --------------------------------------------------------------------------------------------
+# Print: type size, black figures, bars in greyscale
+
+
+def _text_sizes(pdf: bytes) -> dict[int, dict[float, int]]:
+    """Per page, the size in points of the text drawn (pypdf's text visitor: the font size times
+    the vertical scale of the text and transformation matrices), counted in characters."""
+    import pypdf
+
+    out: dict[int, dict[float, int]] = {}
+    reader = pypdf.PdfReader(io.BytesIO(pdf))
+    for n, page in enumerate(reader.pages):
+        sizes: dict[float, int] = {}
+
+        def visit(text, cm, tm, font, size, sizes=sizes):
+            if text.strip():
+                pt = round(size * math.hypot(tm[2], tm[3]) * math.hypot(cm[2], cm[3]), 2)
+                sizes[pt] = sizes.get(pt, 0) + len(text.strip())
+
+        page.extract_text(visitor_text=visit)
+        out[n] = sizes
+    return out
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_no_text_below_8_pt_on_a4(built, lang):
+    """Every character on every page (summary, configuration pages, footer) is drawn at 8 pt or
+    more: the PDF pages are A4 landscape at 100 %, so that is the printed size."""
+    _, pdf, _ = built[lang]
+    sizes = _text_sizes(pdf)
+    assert len(sizes) == 5 and all(sizes.values())
+    small = {n: {pt: c for pt, c in s.items() if pt < 7.99} for n, s in sizes.items()}
+    assert not any(small.values()), small
+    # and the text of pdftotext's bounding boxes agrees: no word box shorter than 8 pt of type
+    html = _run("pdftotext", "-bbox", "-f", "2", "-l", "2", built[lang][0], "-")
+    heights = [float(b) - float(a) for a, b in re.findall(r'yMin="([\d.]+)" xMax="[\d.]+" yMax="([\d.]+)"', html)]
+    assert heights and min(heights) >= 8.0
+
+
+def test_figures_are_black_and_no_text_is_light_grey():
+    """The stylesheet sets every text colour to black (numbers and formulas included): no
+    ``color`` other than #000000 for text, except white numbers on the dark bar segments."""
+    css = (handout.templates_dir() / "handout.css").read_text(encoding="utf-8")
+    colours = re.findall(r"(?<![-\w])color:\s*(#[0-9a-fA-F]{6})", css)
+    assert colours and set(c.lower() for c in colours) == {"#000000"}
+    assert {fg for _bg, fg in pg.FILLS} <= {"#000000", "#ffffff"}
+    assert all((fg == "#ffffff") == (pg._luminance(bg) < 128) for bg, fg in pg.FILLS)
+
+
+def _grey(pdf_path: Path, page_no: int, tmp: Path) -> "Image":
+    from PIL import Image
+
+    out = tmp / f"grey-{page_no}"
+    _run("pdftoppm", "-gray", "-r", "100", "-f", str(page_no), "-l", str(page_no), "-png", pdf_path, out)
+    (png,) = tmp.glob(f"grey-{page_no}*.png")
+    return Image.open(png).convert("L")
+
+
+@pytest.mark.parametrize("row", [QWEN3_8B, MOE_35B, dict(OFFLOAD, master_at="hbm", optimizer_at="hbm", gpu="H100-SXM")])
+def test_bar_segments_differ_in_greyscale(row, tmp_path):
+    """The page rendered to a greyscale PNG (``pdftoppm -gray -r 100``): each pair of touching
+    segments of every bar differs by at least 20 levels of 255.
+
+    The measure: the bars' boxes come from the layout itself (the ids the template gives them;
+    CSS px, 1/96 in, so × 100/96 for 100 dpi) and each segment's span from the page's data (its
+    left and width in per cent of the bar).  A segment's grey is the median of the pixels in two
+    rows 2-3 px below the bar's top edge (inside its border, above the segment's number: an 8 pt
+    digit in a 3.8 mm bar starts ~4 px down) across the middle half of its width (away from its
+    borders and from the dashed HBM line, which a median ignores).  Segments narrower than
+    ``page.VISIBLE`` per cent of the bar are slivers (they are keyed in the legend): the segments
+    either side of one are compared with each other, since to the eye they touch."""
+    lgs = _ledgers(row)
+    book = handout._Book(lgs, "en")
+    fits = [None]
+    document = handout._layout(handout._view(book, fits, only=[0]), handout.PackagedAssetFetcher(),
+                               handout.weasyprint.text.fonts.FontConfiguration())
+    path = tmp_path / "bars.pdf"
+    path.write_bytes(document.write_pdf())
+    image = _grey(path, 1, tmp_path)
+    scale = 100 / 96
+    anchors = document.pages[0].anchors
+    chart = book.data(0).charts[0]
+    pairs = 0
+    for k, bar in enumerate(chart["bars"]):
+        x1, y1, x2, y2 = (v * scale for v in anchors[f"bar0-0-{k}"])
+        y = int(y1) + 2
+        greys = []
+        for seg in bar["segs"]:
+            a = x1 + (x2 - x1) * seg["x"] / 100
+            w = (x2 - x1) * seg["w"] / 100
+            if seg["w"] < pg.VISIBLE:
+                greys.append(None)
+                continue
+            xs = range(int(a + w / 4), int(a + 3 * w / 4) + 1)
+            greys.append(statistics.median(image.getpixel((x, yy)) for x in xs for yy in (y, y + 1)))
+        seen = [g for g in greys if g is not None]
+        for g, h in zip(seen, seen[1:]):
+            pairs += 1
+            assert abs(g - h) >= 20, (row["name"], bar["id"], greys)
+    assert pairs >= 5
+
+
+def test_the_palette_is_spaced_and_touching_segments_never_share_a_fill(ledgers):
+    """The fills' luminances are at least 25 levels apart, and no two touching segments of a bar
+    share one (so each pair differs by 25 levels or more in greyscale, before rendering)."""
+    lum = sorted(pg._luminance(bg) for bg, _fg in pg.FILLS)
+    assert min(b - a for a, b in zip(lum, lum[1:])) >= 25
+    for k, lg in enumerate(ledgers):
+        for chart in pg.page_data(k, lg, "en").charts:
+            for bar in chart["bars"]:
+                for a, b in zip(bar["segs"], bar["segs"][1:]):
+                    assert a["bg"] != b["bg"], (lg.name, bar["id"])
 
 
 # --------------------------------------------------------------------------------------------
 # Chinese
 
 
-def test_chinese_build_holds_chinese_labels(built, doc):
-    """--lang zh: the template's labels, the engine's Chinese labels, basis and assumptions."""
+def test_chinese_build_holds_chinese_labels(built, ledgers):
+    """--lang zh: the registry's Chinese labels (through the view) and the template's words."""
     path, _, _ = built["zh"]
     pages = _pages_text(path)
     assert "候选配置" in pages[0]
-    for k, c in enumerate(doc["configs"]):
+    for k, lg in enumerate(ledgers):
         page = _squeezed(pages[k + 1])
-        for label in ("模型状态账本", "不在状态账本中的项", "算力下限", "假设", "每卡峰值"):
-            assert label in page
-        for s in c["states"]:
-            assert _squeezed(s["label"]["zh"]) in page
-        for a in c["assumptions_zh"]:
-            assert _squeezed(a) in page
-        for u in c["uncounted"]:
-            assert _squeezed(u["basis_zh"])[:30] in page
+        for label in ("模型状态账本", "不在状态账本中", "算力下界", "假设", "各阶段显存", "结论"):
+            assert label in page, (lg.name, label)
+        for text in view.assumptions(lg, "zh"):
+            assert _squeezed(text) in page
+        assert _squeezed(lg["verdict_memory_zh"]) in page
 
 
 def test_chinese_build_embeds_the_simplified_chinese_face(built):
@@ -256,9 +470,9 @@ def test_chinese_build_embeds_the_simplified_chinese_face(built):
     assert not [w for w in warnings if ".notdef" in w]
 
 
-def test_html_names_the_sc_face_and_zh_cn(doc):
+def test_html_names_the_sc_face_and_zh_cn(ledgers):
     """The HTML says lang="zh-CN" and the stylesheet names "Noto Sans CJK SC" explicitly."""
-    html = handout.render_html(doc, "zh")
+    html = handout.render_html(ledgers, "zh")
     assert '<html lang="zh-CN">' in html
     css = (handout.templates_dir() / "handout.css").read_text(encoding="utf-8")
     assert '"Noto Sans CJK SC"' in css
@@ -279,7 +493,7 @@ def test_no_weasyprint_warning(built, lang):
 def test_warnings_are_collected_not_lost(tmp_path):
     """A glyph no installed font has (U+1F99C) is reported as a .notdef warning, proving the
     collector sees WeasyPrint's log records."""
-    _, _, warnings = _render(tmp_path, "tofu", _doc(dict(MOE_5T, notes="parrot \U0001F99C")), "en")
+    _, _, warnings = _render(tmp_path, "tofu", _ledgers(dict(MOE_5T, notes="parrot \U0001F99C")), "en")
     assert any(".notdef" in w for w in warnings)
 
 
@@ -300,7 +514,7 @@ def test_hostile_note_embeds_and_fetches_nothing(tmp_path, monkeypatch):
 
     monkeypatch.setattr(handout.PackagedAssetFetcher, "fetch", spy)
     hostile = dict(QWEN3_8B, name='evil <img src="file:///etc/hostname">', notes=HOSTILE_NOTE)
-    path, pdf, warnings = _render(tmp_path, "hostile", _doc(hostile), "en")
+    path, pdf, warnings = _render(tmp_path, "hostile", _ledgers(hostile), "en")
     assert warnings == []
     assert "0 embedded files" in _run("pdfdetach", "-list", path)
     assert b"/EmbeddedFile" not in pdf and b"/Filespec" not in pdf
@@ -308,7 +522,7 @@ def test_hostile_note_embeds_and_fetches_nothing(tmp_path, monkeypatch):
     text = _pages_text(path)[1]
     assert '<a rel="attachment" href="file:///etc/passwd">' in text
     assert "{{ 7*7 }}" in text and "&lt;" in text
-    html = handout.render_html(_doc(hostile), "en")
+    html = handout.render_html(_ledgers(hostile), "en")
     assert "<img src=" not in html and "&lt;img src=&#34;file:///etc/hostname&#34;&gt;" in html
 
 
@@ -373,18 +587,19 @@ def test_a_refused_url_stops_the_render():
         html.render()
 
 
-def test_environment_autoescapes_and_is_strict(doc):
-    """Every template autoescapes (whatever its extension) and a missing field is an error
-    (reliability.md PDF-02, PDF-08)."""
+def test_environment_autoescapes_and_is_strict(ledgers):
+    """Every template autoescapes (whatever its extension) and a missing field is an error: a
+    page's data without its verdicts does not render."""
     env = handout.environment()
     for name in env.list_templates():
         template = env.get_template(name)
         assert template.environment.autoescape is True, name
     assert env.undefined is jinja2.StrictUndefined
-    broken = {"schema": doc["schema"], "configs": [dict(doc["configs"][0])]}
-    del broken["configs"][0]["compute"]
+    book = handout._Book(ledgers[:1], "en")
+    view = handout._view(book, [None])
+    del view["pages"][0]["verdicts"]
     with pytest.raises(jinja2.UndefinedError):
-        handout.render_html(broken, "en")
+        handout._html(view)
 
 
 def test_string_tables_have_the_same_keys():
@@ -394,9 +609,17 @@ def test_string_tables_have_the_same_keys():
     assert all(isinstance(v, str) and v for v in list(module.en.values()) + list(module.zh.values()))
 
 
-def test_unknown_language_is_an_error(doc):
+def test_unknown_language_is_an_error(ledgers):
     with pytest.raises(handout.HandoutError):
-        handout.render_pdf(doc, lang="fr")
+        handout.render_pdf(ledgers, lang="fr")
+
+
+def test_the_old_json_document_is_refused(ledgers):
+    """The handout takes ledgers; the JSON document (or anything else) is an error, not a page."""
+    from ledger_report.render.document import document
+
+    with pytest.raises(handout.HandoutError, match="ledgers"):
+        handout.render_pdf(document(ledgers), lang="en")
 
 
 # --------------------------------------------------------------------------------------------
@@ -417,27 +640,26 @@ def _overflow_rows() -> list[dict]:
     ]
 
 
-def test_overflowing_configurations_stay_one_page_each(tmp_path):
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_overflowing_configurations_stay_one_page_each(tmp_path, lang):
     """A 5,000-character note (with 120 lines, or unbroken), a 200-character name and twelve state
-    lines still give exactly one page per configuration; nothing is clipped (the renderer reports
-    a clipped page as a warning) and the truncated note says so."""
-    doc = _doc(*_overflow_rows())
-    assert len(doc["configs"][0]["states"]) == 12
-    path, _, warnings = _render(tmp_path, "overflow", doc, "en")
-    assert _page_count(path) == len(doc["configs"]) + 1
+    lines (with offloaded state and a measured peak: every section shown) still give exactly one
+    page per configuration, in both languages, with nothing clipped (the renderer reports a clipped
+    page as a warning) and every text of the view on the page; the truncated note says so."""
+    lgs = _ledgers(*_overflow_rows())
+    states = next(s for s in view.sections(lgs[0], lang) if s.key == "states")
+    assert len(states.lines) == 12
+    path, _, warnings = _render(tmp_path, "overflow", lgs, lang)
+    assert _page_count(path) == len(lgs) + 1
     assert warnings == []
     pages = _pages_text(path)
-    assert "truncated" in pages[1] and "5,000" in pages[1]
-    assert _squeezed("X" * 200) in _squeezed(pages[1])
-
-
-def test_overflowing_configurations_stay_one_page_each_in_chinese(tmp_path):
-    """The same overflow cases in Chinese (wider glyphs) also stay one page each."""
-    doc = _doc(*_overflow_rows())
-    path, _, warnings = _render(tmp_path, "overflow", doc, "zh")
-    assert _page_count(path) == len(doc["configs"]) + 1
-    assert warnings == []
-    assert "已截断" in _pages_text(path)[2]
+    for k, lg in enumerate(lgs):
+        assert not _missing(lg, lang, pages[k + 1]), lg.name
+    if lang == "en":
+        assert "truncated" in pages[1] and "5000" in pages[1]
+        assert _squeezed("X" * 200) in _squeezed(pages[1])
+    else:
+        assert "已截断" in pages[2]
 
 
 def test_many_configurations_spread_the_summary_over_pages(tmp_path, monkeypatch):
@@ -446,9 +668,22 @@ def test_many_configurations_spread_the_summary_over_pages(tmp_path, monkeypatch
     monkeypatch.setattr(handout, "SUMMARY_ROWS_PER_PAGE", 3)
     n = handout.SUMMARY_ROWS_PER_PAGE + 1
     rows = [dict(MOE_5T, name=f"cfg-{k:02d}", notes="") for k in range(n)]
-    path, _, warnings = _render(tmp_path, "many", _doc(*rows), "en")
+    path, _, warnings = _render(tmp_path, "many", _ledgers(*rows), "en")
     assert _page_count(path) == n + 2
     assert warnings == []
+
+
+def test_a_full_summary_page_fits(tmp_path):
+    """SUMMARY_ROWS_PER_PAGE rows of the longest verdicts fit a summary page (the renderer warns
+    about a summary page whose table runs past its foot)."""
+    rows = [dict(MOE_35B, name=f"{'long-name-' * 4}{k:02d}", measured_peak_gb=200.0, tokens=10**13, days=30)
+            for k in range(handout.SUMMARY_ROWS_PER_PAGE)]
+    lgs = _ledgers(*rows)
+    assert lgs[0]["verdict_memory"] == "measured: does not fit" and lgs[0]["verdict_deadline"].startswith("late by")
+    book = handout._Book(lgs, "en")
+    document = handout._layout(handout._view(book, [None] * len(lgs), only=[], summary=range(1)), handout.PackagedAssetFetcher(),
+                               handout.weasyprint.text.fonts.FontConfiguration())
+    assert len(document.pages) == 1 and handout._summary_overflow(document, range(1)) == []
 
 
 # --------------------------------------------------------------------------------------------
@@ -456,16 +691,16 @@ def test_many_configurations_spread_the_summary_over_pages(tmp_path, monkeypatch
 
 
 def test_same_input_gives_byte_identical_pdf_and_leaves_the_environment_alone(monkeypatch):
-    """Two renders of the same document are byte-identical (SOURCE_DATE_EPOCH fixes the font
-    subsets' timestamps), and SOURCE_DATE_EPOCH is unset again afterwards (DET-01, DET-05)."""
+    """Two renders of the same ledgers are byte-identical (SOURCE_DATE_EPOCH fixes the font
+    subsets' timestamps), and SOURCE_DATE_EPOCH is unset again afterwards."""
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
-    doc = _doc(MOE_5T)
-    first = handout.render_pdf(doc, "zh", warnings=[])
+    lgs = _ledgers(MOE_5T)
+    first = handout.render_pdf(lgs, "zh", warnings=[])
     assert "SOURCE_DATE_EPOCH" not in os.environ
-    second = handout.render_pdf(doc, "zh", warnings=[])
+    second = handout.render_pdf(lgs, "zh", warnings=[])
     assert first == second
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1234567890")
-    handout.render_pdf(doc, "en", warnings=[])
+    handout.render_pdf(lgs, "en", warnings=[])
     assert os.environ["SOURCE_DATE_EPOCH"] == "1234567890"
 
 
@@ -474,12 +709,13 @@ def test_same_input_gives_byte_identical_pdf_and_leaves_the_environment_alone(mo
 
 
 def test_characters_xml_forbids_are_shown_as_replacement_characters(tmp_path):
-    """The reader refuses control characters, but a document built by a script may hold them:
-    the page shows U+FFFD for each (no tofu, so no warning) instead of a .notdef glyph."""
-    d = _doc(MOE_5T)
-    d["configs"][0]["notes"] = "bell\x07 nul\x00 end\ufffe"
-    assert "bell\ufffd nul\ufffd end\ufffd" in handout.render_html(d, "en")
-    path, _, warnings = _render(tmp_path, "controls", d, "en")
+    """The reader refuses control characters, but a configuration built by a script may hold
+    them: the page shows U+FFFD for each (no tofu, so no warning) instead of a .notdef glyph."""
+    (lg,) = _ledgers(MOE_5T)
+    values = dict(lg.config.values, notes="bell\x07 nul\x00 end\ufffe")
+    lg = dataclasses.replace(lg, config=dataclasses.replace(lg.config, values=values))
+    assert "bell\ufffd nul\ufffd end\ufffd" in handout.render_html([lg], "en")
+    path, _, warnings = _render(tmp_path, "controls", [lg], "en")
     assert warnings == []
     assert "bell\ufffd nul\ufffd end\ufffd" in _pages_text(path)[1]
 
@@ -490,33 +726,35 @@ def test_characters_xml_forbids_are_shown_as_replacement_characters(tmp_path):
 
 @pytest.mark.parametrize(
     ("n", "pages"),
-    [(0, [1]), (1, [2]), (7, [8]), (8, [4, 5]), (18, [9, 10]), (100, [26, 26, 26, 26])],
+    [(0, [1]), (1, [2]), (7, [8]), (8, [4, 5]), (18, [10, 10]), (100, [27, 27, 27, 28])],
 )
 def test_parts_are_fixed_by_the_number_of_configurations(n, pages):
-    """Below 8 configurations one part; up to 32 pages two; then four (counted by hand: the
-    example's 18 configurations + 1 summary page = 9 + 10; 100 + 4 summary pages = 4 × 26).
-    The summary is in the first part; every configuration is in exactly one part, in order."""
+    """Below 8 configurations one part; up to 32 pages two; then four (counted by hand, 12
+    summary rows a page: the example's 18 configurations + 2 summary pages = 10 + 10; 100 + 9
+    summary pages = 27 + 27 + 27 + 28).
+    The summary's pages come first; every page is in exactly one part, in order."""
     parts = handout._parts(n)
     n_summary = max(1, -(-n // handout.SUMMARY_ROWS_PER_PAGE))
-    assert [len(p.configs) + (n_summary if p.summary else 0) for p in parts] == pages
+    assert [len(p.configs) + len(p.summary) for p in parts] == pages
     assert [p.pages for p in parts] == pages
-    assert [p.summary for p in parts] == [True] + [False] * (len(parts) - 1)
+    assert [k for p in parts for k in p.summary] == list(range(n_summary))
     assert [i for p in parts for i in p.configs] == list(range(n))
 
 
 def test_a_thousand_configurations_are_parts_of_at_most_64_pages():
-    """1,000 configurations (34 summary pages): 20 parts of 51-52 pages, so no worker holds
-    more than PART_MAX_PAGES laid-out pages."""
+    """1,000 configurations (84 summary pages): 20 parts of 54-55 pages, so no worker holds
+    more than PART_MAX_PAGES laid-out pages (the summary's pages are cut into parts too)."""
     parts = handout._parts(1000)
-    sizes = [len(p.configs) + (34 if p.summary else 0) for p in parts]
-    assert len(parts) == 20 and sum(sizes) == 1034 and set(sizes) == {51, 52}
+    sizes = [len(p.configs) + len(p.summary) for p in parts]
+    assert [k for p in parts for k in p.summary] == list(range(84))
+    assert len(parts) == 20 and sum(sizes) == 1084 and set(sizes) == {54, 55}
 
 
 def _many(n: int) -> dict:
     shapes = [QWEN3_8B, MOE_35B, MOE_5T, OFFLOAD]
     rows = [dict(shapes[k % 4], name=f"{shapes[k % 4]['name']}-{k}") for k in range(n)]
     rows[-1]["notes"] = "parrot \U0001F99C"  # a glyph no font has: a .notdef warning from the last part
-    return _doc(*rows)
+    return _ledgers(*rows)
 
 
 @pytest.fixture(scope="module")
@@ -540,7 +778,7 @@ def test_workers_give_the_same_bytes_as_one_process(parted):
     """The PDF does not depend on the number of worker processes (the parts are fixed by the
     input), and warnings raised in a worker reach the caller, in the same order."""
     doc, out = parted
-    assert len(handout._parts(len(doc["configs"]))) == 2
+    assert len(handout._parts(len(doc))) == 2
     assert out[1][1] == out[2][1]
     assert out[1][2] == out[2][2] and any(".notdef" in w for w in out[2][2])
 
@@ -552,11 +790,11 @@ def test_assembled_pdf_has_every_page_in_order_with_its_number(parted):
     path = out[2][0]
     assert _page_count(path) == 11
     pages = _pages_text(path)
-    for k, c in enumerate(doc["configs"]):
-        assert c["name"] in pages[k + 1] and f"{k + 2} / 11" in pages[k + 1]
-        assert all(o["name"] not in pages[k + 1] for o in doc["configs"] if o is not c)
-        missing = [f for f in _figures(c, "en") if f not in pages[k + 1]]
-        assert not missing, f"{c['name']}: missing {missing}"
+    for k, lg in enumerate(doc):
+        assert lg.name in pages[k + 1] and f"page {k + 2} / 11" in pages[k + 1]
+        assert all(o.name not in pages[k + 1] for o in doc if o is not lg)
+        missing = _missing(lg, "en", pages[k + 1])
+        assert not missing, f"{lg.name}: missing {missing}"
 
 
 def test_assembled_pdf_keeps_one_bookmark_per_page(parted):
@@ -567,7 +805,7 @@ def test_assembled_pdf_keeps_one_bookmark_per_page(parted):
     doc, out = parted
     reader = pypdf.PdfReader(out[2][0])
     top = [item for item in reader.outline if not isinstance(item, list)]  # nested lists are h2 entries
-    assert [str(item.title) for item in top[1:]] == [c["name"] for c in doc["configs"]]
+    assert [str(item.title) for item in top[1:]] == [lg.name for lg in doc]
     assert [reader.get_destination_page_number(item) for item in top] == list(range(11))
     assert "/Names" not in reader.trailer["/Root"]  # the layout markers' destinations are left out
     assert str(reader.metadata["/Producer"]).startswith("WeasyPrint")
@@ -625,7 +863,7 @@ def test_a_worker_never_collects_garbage(monkeypatch):
     assert gc.isenabled()
     handout.render_pdf(doc, "en", warnings=warnings, jobs=2)
     reports = [w for w in warnings if w.startswith("gc ")]
-    assert reports == ["gc enabled=False collections=0"] * len(handout._parts(len(doc["configs"])))
+    assert reports == ["gc enabled=False collections=0"] * len(handout._parts(len(doc)))
     assert gc.isenabled()  # the parent's collector is as it was
 
 

@@ -31,8 +31,7 @@ SCRIPT = textwrap.dedent(
     from pathlib import Path
 
     import ledger_report
-    from ledger_report.engine import config_from_mapping
-    from ledger_report.render.document import handout_document as document
+    from ledger_report.engine import compute, config_from_mapping
     from ledger_report.render import handout
 
     here = Path(sys.prefix).resolve()
@@ -42,7 +41,7 @@ SCRIPT = textwrap.dedent(
            "head_dim": 128, "ffn_hidden": 12288, "vocab": 151936, "qk_norm": True, "seq_len": 8192,
            "global_batch": 384, "tokens": 10**11, "days": 30, "reserve_days": 5, "dp": 4, "zero": 1}
     warnings = []
-    pdf = handout.render_pdf(document([config_from_mapping(row)]), lang="zh", warnings=warnings)
+    pdf = handout.render_pdf([compute(config_from_mapping(row))], lang="zh", warnings=warnings)
     assert warnings == [], warnings
     Path("handout.pdf").write_bytes(pdf)
     print("rendered", len(pdf))

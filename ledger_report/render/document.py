@@ -80,36 +80,3 @@ def warnings(lg: Ledger) -> list[str]:
 
 def document(ledgers: Iterable[Ledger]) -> dict[str, Any]:
     return {"schema": SCHEMA, "configs": [config_document(lg) for lg in ledgers]}
-
-
-def with_formulas(ledgers: Iterable[Ledger]) -> dict[str, Any]:
-    """The document with each configuration's formula texts (English and Chinese) beside it, as
-    the handout prints them: every figure the spec marks, and every state line."""
-    from .view import sections
-
-    ledgers = list(ledgers)
-    doc = document(ledgers)
-    for lg, c in zip(ledgers, doc["configs"]):
-        reg = lg.model.registry
-        en, zh = sections(lg, "en"), sections(lg, "zh")
-        formulas = []
-        for se, sz in zip(en, zh):
-            for re_, rz in zip(se.rows, sz.rows):
-                if re_.formula:
-                    formulas.append({"key": re_.key, "label": {"en": re_.label, "zh": rz.label}, "text": re_.formula, "text_zh": rz.formula, "source": reg[re_.key].source})
-            for le, lz in zip(se.lines, sz.lines):
-                if le.formula and se.key == "states":
-                    key = f"{le.id}_bytes"
-                    formulas.append({"key": key, "label": {"en": le.label, "zh": lz.label}, "text": le.formula, "text_zh": lz.formula, "source": reg[key].source})
-        c["formulas"] = formulas
-        c["reported_stage"] = c["layout"]["reported_stage"]
-        for u in c["uncounted"]:
-            u["basis"] = u["basis_zh"] = ""  # the page prints the formula text instead
-    return doc
-
-
-def handout_document(configs: Iterable[Any]) -> dict[str, Any]:
-    """Compute configurations and give the document the handout renders (with formula texts)."""
-    from ..engine import compute_many
-
-    return with_formulas(compute_many(list(configs)))

@@ -1,22 +1,26 @@
-"""The handout: one A4-landscape page per configuration after a summary, as HTML and PDF (CONTRACT §6).
+"""The handout: summary page(s), then one A4-landscape page per configuration, as HTML and PDF.
 
-The renderer only displays what the engine computed: it takes the JSON document of CONTRACT §4
-(``engine.document``), formats each number with :mod:`ledger_report.model.units` and prints the
-engine's own formula texts.  What it works out itself is presentation only: the ranking order of
-the summary, the geometry of the stacked bar, how much of a long note fits, and how dense a page
-must be to stay one page.
+The renderer displays what the ledgers hold and decides nothing a registry quantity can decide:
+each page is the report spec walked through :mod:`ledger_report.render.view` (labels, values,
+formula texts, verdicts and their tones, which lines and figures are shown, the peak's phase) and
+arranged by :mod:`ledger_report.render.page` (where each section goes, the geometry of the bars,
+the cut of the flow into columns).  The summary's order and its flagged rows are the spec's
+``rank`` and ``flag`` registry values.  A section the spec gains later is printed with the
+others, with no change here or in the template.
 
-Safety (reliability.md §3.3): Jinja2 with ``autoescape=True`` and ``StrictUndefined`` on every
-template; user text only ever lands in element text (never in an attribute, a URL or CSS); and
-WeasyPrint fetches through :class:`PackagedAssetFetcher`, which serves files of the packaged
-template folder and refuses everything else, fatally.  So a note holding
-``<a rel="attachment" href="file:///etc/passwd">`` is printed as text and embeds nothing.
+Safety: Jinja2 with ``autoescape=True`` and ``StrictUndefined`` on every template; user text
+only ever lands in element text (never in an attribute, a URL or CSS); and WeasyPrint fetches
+through :class:`PackagedAssetFetcher`, which serves files of the packaged template folder and
+refuses everything else, fatally.  So a note holding ``<a rel="attachment"
+href="file:///etc/passwd">`` is printed as text and embeds nothing.
 
 One page per configuration, always: each page is an inline block of fixed height (WeasyPrint
-does not split inline blocks across pages), so a page can never spill onto a second one.  What
-does not fit would be clipped, so the renderer checks each page's end markers after layout and
-re-renders a page that overflows at the next density (smaller type, shorter notes); see
-:func:`_pages` and :func:`_refit`.
+does not split inline blocks across pages), so a page can never spill onto a second one.  The
+type is 8 pt on every page (the print minimum); a full page is fitted, not shrunk: its flow of
+sections is cut into three columns by estimated heights, and after layout the renderer reads
+back the height of every item and column (the ids the template sets) and, for a page that
+overflows, cuts the flow again by the measured heights, at a tighter line height and with a
+shorter note where the measured heights do not fit (:func:`_pages`, :func:`_refit`).
 
 Speed: WeasyPrint is pure Python and single-threaded, and the handout uses only its public API
 (``weasyprint.HTML(string=..., base_url=..., url_fetcher=...).render(font_config=...)``, then
@@ -27,11 +31,11 @@ number of configurations (:func:`_parts`), rendered by forked worker processes s
 (:func:`_no_cyclic_gc`), and the whitespace between block tags is dropped from the HTML before
 WeasyPrint parses it (:data:`_MARKUP_GAP`).
 
-Determinism (reliability.md §4.4, DET-01/05): WeasyPrint's font subsets carry a timestamp, so the
-render runs with ``SOURCE_DATE_EPOCH`` set (to a fixed date unless the caller already set one) and
-the variable is restored afterwards; the parts do not depend on the machine, and pypdf joins them
-without a file ID or date of its own.  Same document, same fonts, same WeasyPrint → same bytes,
-with one worker or many.
+Determinism: WeasyPrint's font subsets carry a timestamp, so the render runs with
+``SOURCE_DATE_EPOCH`` set (to a fixed date unless the caller already set one) and the variable is
+restored afterwards; the parts do not depend on the machine, and pypdf joins them without a file
+ID or date of its own.  Same ledgers, same fonts, same WeasyPrint → same bytes, with one worker or
+many.
 
 WeasyPrint reports problems (a ``.notdef`` glyph, i.e. tofu; the slow fontTools fallback when
 ``libharfbuzz-subset0`` is missing; bad CSS) as log records.  They are collected during each render
@@ -53,7 +57,7 @@ import os
 import re
 import signal
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -68,8 +72,9 @@ import weasyprint
 import weasyprint.text.fonts
 import weasyprint.urls
 
+from ledger_report.engine import Ledger
 from ledger_report.errors import LedgerError
-from ledger_report.model import units
+from ledger_report.render import page as pg
 
 __all__ = [
     "render_html",
@@ -93,15 +98,14 @@ ASSET_SUFFIXES = frozenset({".css", ".svg", ".png", ".otf", ".ttf", ".woff", ".w
 # 2000-01-01T00:00:00Z, the same instant as the workbook's fixed core-properties timestamp.
 FIXED_SOURCE_DATE_EPOCH = "946684800"
 
-# Page density: 0 is the normal type size; each step is smaller type and a shorter note.
-# (The CSS classes d0..d3 in handout.css hold the type sizes.)
-MAX_DENSITY = 3
-NOTE_MAX_CHARS = (900, 650, 420, 260)  # characters of a note shown, per density
-NOTE_MAX_LINES = (8, 6, 4, 3)  # line breaks kept, per density; further lines are joined
-NAME_MAX_CHARS = 240  # a configuration's name on its own page
-SUMMARY_NAME_MAX_CHARS = 36  # and in the summary table
-SUMMARY_ROWS_PER_PAGE = 30  # the summary repeats its header on further pages beyond this
-BAR_WIDTH = 1000.0  # SVG user units of the stacked bar (the viewBox is scaled to the column)
+SUMMARY_ROWS_PER_PAGE = 12  # the summary repeats its header on further pages beyond this
+# The first guess of a page's density leaves this share of its columns for the estimate's errors
+# (a page guessed too full is laid out again: ~0.2 s).
+FIRST_FIT_ROOM = 0.95
+# The estimates against the layout (bench/rows.py's pages, both languages, 2026): the flow laid
+# out is 4-7 % taller than estimated; the room above the columns is within a few per cent.
+EST_CONTENT = 1.06
+EST_TOP = 1.0
 
 
 class HandoutError(LedgerError):
@@ -224,13 +228,6 @@ def _environment(root: str) -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(
-        gb=units.gb,
-        gib=units.gib,
-        num=units.num,
-        sci=units.sci,
-        params=units.params,
-    )
     return env
 
 
@@ -240,146 +237,102 @@ def environment() -> jinja2.Environment:
 
 
 # --------------------------------------------------------------------------------------------
-# The view: what the template prints, prepared here (coverage.py's html.py habit)
+# The view: the pages' data (render/page.py) cut into columns, as the template prints them
 
 
 @dataclass
 class _Fit:
-    """How one configuration's page is laid out: its density and where the assumptions go."""
+    """How one configuration's page is laid out: its density and, once measured, the heights (CSS
+    px) of its flow items, of each section's heading and of the room in each column."""
 
     density: int = 0
-    assumptions_side: str = "left"
+    heights: list[float] | None = None
+    over: list[float] | None = None
+    caps: list[float] | None = None
 
 
-def _rank_key(item: tuple[int, Mapping[str, Any]]):
-    """Fitting configurations first, then by cost, then by fewer GPUs; input order breaks ties."""
-    i, c = item
-    comp = c.get("compute") or {}
-    cost = comp.get("cost")
-    gpus = comp.get("gpus")
-    return (c.get("fits") is not True, cost is None, cost or 0.0, gpus is None, gpus or 0, i)
+class _Book:
+    """The ledgers of one handout in one language: the summary's order, and each page's data,
+    built when a page is first wanted (in the process that renders it) and kept for re-layouts."""
+
+    def __init__(self, ledgers: Sequence[Ledger], lang: str):
+        self.ledgers = list(ledgers)
+        self.lang = lang
+        self.order = pg.rank_order(self.ledgers)
+        self.rank_of = {i: r for r, i in enumerate(self.order, 1)}
+        self.n_summary = _summary_page_count(len(self.ledgers))
+        self.n_pages = self.n_summary + len(self.ledgers)
+        self._data: dict[int, pg.PageData] = {}
+
+    def data(self, i: int) -> pg.PageData:
+        d = self._data.get(i)
+        if d is None:
+            d = self._data[i] = pg.page_data(i, self.ledgers[i], self.lang)
+        return d
 
 
-def _clip(text: str, limit: int) -> tuple[str, bool]:
-    if len(text) <= limit:
-        return text, False
-    return text[: max(limit - 1, 1)].rstrip() + "…", True
+def _estimated(d: pg.PageData, density: int) -> tuple[list[float], list[float], list[float]]:
+    lp = pg.line_px(density)
+    caps = [pg.SHEET_HEIGHT_PX - d.est_top[0] * lp * EST_TOP] * (pg.COLUMNS - 1) + [pg.SHEET_HEIGHT_PX - d.est_top[1] * lp * EST_TOP]
+    return [h * lp * EST_CONTENT for h in d.flow(density)[1]], [o * lp for o in d.est_over], caps
 
 
-def _note(text: str | None, density: int) -> dict[str, Any]:
-    """A note cut to what the page has room for: at most N lines and N characters.
-
-    Lines beyond the limit are joined with " / " (nothing is lost); characters beyond the limit are
-    cut, and the template then prints a visible marker with the shown and total counts.
-    """
-    if not text:
-        return {"text": "", "truncated": False, "shown": 0, "total": 0}
-    text = str(text)
-    lines = [ln.strip() for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
-    lines = [ln for ln in lines if ln]
-    keep = NOTE_MAX_LINES[density]
-    if len(lines) > keep:
-        lines = lines[: keep - 1] + [" / ".join(lines[keep - 1 :])]
-    joined = "\n".join(lines)
-    limit = NOTE_MAX_CHARS[density]
-    truncated = len(joined) > limit
-    if truncated:
-        joined = joined[:limit].rstrip()
-    return {"text": joined, "truncated": truncated, "shown": len(joined), "total": len(text)}
+def _first_fit(d: pg.PageData) -> _Fit:
+    """The first density whose estimated flow fits the estimated room (the page is measured after
+    layout and laid out again where it overflows; see :func:`_pages`).  The run-on paragraphs of
+    the densest layout are never a first guess: only a page measured too full for rows gets them."""
+    for density in range(pg.RUNS_DENSITY):
+        heights, over, caps = _estimated(d, density)
+        if sum(heights) + sum(over) <= sum(caps) * FIRST_FIT_ROOM:
+            return _Fit(density)
+    return _Fit(pg.RUNS_DENSITY - 1)
 
 
-def _bar(c: Mapping[str, Any]) -> dict[str, Any]:
-    """Geometry of the stacked bar: per-rank HBM by state (in HBM), then the items in the peak."""
-    segments: list[dict[str, Any]] = []
-    for s in c["states"]:
-        if s["location"] == "hbm" and s["bytes_per_rank"]:
-            segments.append({"key": s["state"], "part": s["part"], "label": s["label"], "bytes": s["bytes_per_rank"]})
-    for u in c["uncounted"]:
-        if u["in_peak"] and u["bytes_per_rank"]:
-            segments.append({"key": u["item"], "part": "", "label": u["label"], "bytes": u["bytes_per_rank"]})
-    stacked = sum(seg["bytes"] for seg in segments)
-    peak = c.get("peak_bytes_per_rank")
-    hbm = c.get("hbm_bytes")
-    top = max([x for x in (stacked, peak, hbm) if x] or [1])
-    scale = BAR_WIDTH / (top * 1.03)
-    x = 0.0
-    for seg in segments:
-        seg["x"] = round(x, 2)
-        seg["w"] = round(seg["bytes"] * scale, 2)
-        x += seg["bytes"] * scale
-    return {
-        "segments": segments,
-        "hbm_x": round(hbm * scale, 2) if hbm else None,
-        "peak_x": round(peak * scale, 2) if peak else None,
-        "over": bool(peak and hbm and peak > hbm),
-    }
+def _columns(d: pg.PageData, fit: _Fit) -> list[list[dict[str, Any]]]:
+    heights, over, caps = _estimated(d, fit.density)
+    if fit.heights is not None:
+        heights, over = fit.heights, fit.over
+    if fit.caps is not None:
+        caps = fit.caps
+    flow = d.flow(fit.density)[0]
+    secs = [it["sec"] for it in flow]
+    cols = pg.cut(heights, secs, over, caps)
+    seen: set[int] = set()
+    out = []
+    for col in cols:
+        pieces = []
+        for s, idx in col:
+            sec = d.sections[s]
+            items = [flow[i] for i in idx]
+            pieces.append({
+                "title": sec["title"], "cont": s in seen, "headers": sec["headers"],
+                "lines": [it for it in items if it["kind"] == "line"],
+                "zeros": [it for it in items if it["kind"] == "zeros"],
+                "rows": [it for it in items if it["kind"] == "row"],
+                "runs": [it for it in items if it["kind"] == "run"],
+                "notes": [it for it in items if it["kind"] == "note"],
+            })
+            seen.add(s)
+        out.append(pieces)
+    return out
 
 
-def _lines(text: str | None, per_line: int) -> int:
-    return max(1, math.ceil(len(text or "") / per_line))
-
-
-# Lines of 7.6 pt (density 0) that fit on a page, and the height of a page at density d relative
-# to density 0 (type size × line height; measured on the example pages: d3/d0 ≈ 0.72-0.74).
-_PAGE_LINES = 48.5
-_DENSITY_SCALE = (1.0, 0.92, 0.84, 0.76)
-# English basis and assumption texts wrap onto more lines than the counts above assume (measured on
-# the bench's 100 pages: English left columns end up to 3 % past the page where Chinese ones stay
-# 5 % short); a page guessed too loose is laid out twice.
-_LEFT_SCALE = {"en": 1.05, "zh": 1.0}
-
-
-def _first_fit(c: Mapping[str, Any], lang: str = "en") -> _Fit:
-    """A first guess of the layout from rough line counts (the layout is measured afterwards and a
-    page that overflows is laid out again, denser; see :func:`_pages`)."""
-    formulas = {f["key"]: f for f in c.get("formulas") or []}
-    top = 11.5 + 0.9 * (len(c["states"]) + 1) + len(str(c["name"])) / 110
-    left = 2.0
-    zeros = 0
-    for u in c["uncounted"]:
-        if u["bytes_per_rank"]:
-            left += 0.2 + _lines(u.get("basis"), 70) + (1 if u["item"] in ("activations", "logits") else 0)
-        else:
-            zeros += len(u.get("basis") or "") + len(u["label"]["en"]) + 12
-    left += zeros / 130
-    if c.get("notes"):
-        left += 1.5 + min(_lines(str(c["notes"]), 130), NOTE_MAX_CHARS[0] // 130 + 1)
-    left *= _LEFT_SCALE[lang]
-    right = 7.0 + (3 if c.get("measured") else 0)
-    for key in ("peak_bytes_per_rank", "state_bytes_logical_total", "flops_per_token", "total_flops",
-                "step_budget_s", "days_on_config", "min_gpus_compute", "min_gpus_memory", "gpu_hours", "cost"):
-        f = formulas.get(key)
-        right += _lines(f["text"], 70) if f else 0.5
-    right += 5
-    asm = (1.5 + sum(_lines(a, 150) for a in c.get("assumptions") or [])) * _LEFT_SCALE[lang]
-    # the assumptions go under the column that ends higher
-    side = "left" if max(left + asm, right) <= max(left, right + asm) else "right"
-    lines = top + (max(left + asm, right) if side == "left" else max(left, right + asm))
-    density = 0
-    while density < MAX_DENSITY and lines * _DENSITY_SCALE[density] > _PAGE_LINES:
-        density += 1
-    return _Fit(density, side)
-
-
-def _config_view(i: int, c: Mapping[str, Any], rank: int, fit: _Fit, page_no: int, n_pages: int) -> dict[str, Any]:
-    name = str(c["name"])
-    shown, name_cut = _clip(name, NAME_MAX_CHARS)
-    short, _ = _clip(name, SUMMARY_NAME_MAX_CHARS)
+def _config_view(book: _Book, i: int, fit: _Fit) -> dict[str, Any]:
+    d = book.data(i)
+    name, _ = pg.clip(d.name, pg.NAME_MAX_CHARS)
     return {
         "id": i,
-        "c": c,
-        "name": shown,
-        "name_truncated": name_cut,
-        "name_long": len(shown) > 70,
-        "short_name": short,
-        "rank": rank,
+        "name": name,
+        "name_long": len(name) > 70,
+        "rank": book.rank_of[i],
         "density": fit.density,
-        "assumptions_side": fit.assumptions_side,
-        "note": _note(c.get("notes"), fit.density),
-        "bar": _bar(c),
-        "formulas": {f["key"]: f for f in c.get("formulas") or []},
-        "page_no": page_no,
-        "n_pages": n_pages,
+        "note": pg.note(d.notes, fit.density),
+        "verdicts": d.verdicts,
+        "compact": d.compact,
+        "wide": d.wide,
+        "charts": d.charts,
+        "columns": _columns(d, fit),
+        "page_no": book.n_summary + i + 1,
     }
 
 
@@ -388,42 +341,45 @@ def _summary_page_count(n_configs: int) -> int:
     return max(1, math.ceil(n_configs / SUMMARY_ROWS_PER_PAGE))
 
 
-def _view(doc: Mapping[str, Any], lang: str, fits: Sequence[_Fit], only: Sequence[int] | None = None,
-          summary: bool | None = None) -> dict[str, Any]:
+def _view(book: _Book, fits: list[_Fit | None], only: Sequence[int] | None = None, summary: range | None = None) -> dict[str, Any]:
     """Everything the template needs; with ``only``, just those configurations' pages (a part of
-    the handout, or a probe), and the summary pages only when ``summary`` says so (by default:
-    when every page is wanted).  Page numbers and ranks are those of the whole handout."""
-    configs = list(doc["configs"])
-    order = sorted(enumerate(configs), key=_rank_key)
-    rank_of = {i: r for r, (i, _) in enumerate(order, 1)}
-    n_summary = _summary_page_count(len(configs))
-    n_pages = n_summary + len(configs)
-    wanted = range(len(configs)) if only is None else only
-
-    def page(i: int) -> dict[str, Any]:
-        return _config_view(i, configs[i], rank_of[i], fits[i], n_summary + i + 1, n_pages)
-
-    pages = {i: page(i) for i in wanted}
+    the handout, or a probe), and the summary pages in ``summary`` (by default: all of them when
+    every page is wanted, else none).  Page numbers and ranks are those of the whole handout."""
+    lang = book.lang
+    wanted = range(len(book.ledgers)) if only is None else only
+    if summary is None:
+        summary = range(book.n_summary) if only is None else range(0)
     summary_pages: list[list[dict[str, Any]]] = []
-    if summary or (summary is None and only is None):
-        rows = [pages.get(i) or page(i) for i, _ in order]
-        summary_pages = [rows[k : k + SUMMARY_ROWS_PER_PAGE] for k in range(0, len(rows), SUMMARY_ROWS_PER_PAGE)] or [[]]
+    head: dict[str, Any] = {"verdicts": [], "cells": []}
+    if len(summary):
+        order = book.order[summary.start * SUMMARY_ROWS_PER_PAGE: summary.stop * SUMMARY_ROWS_PER_PAGE]
+        rows = [pg.summary_row(book.ledgers[i], lang, summary.start * SUMMARY_ROWS_PER_PAGE + r) for r, i in enumerate(order, 1)]
+        summary_pages = [rows[k: k + SUMMARY_ROWS_PER_PAGE] for k in range(0, len(rows), SUMMARY_ROWS_PER_PAGE)] or [[]]
+        if book.ledgers:
+            head = pg.summary_headers(book.ledgers[0], lang)
+    for i in wanted:
+        if fits[i] is None:  # guessed where the page is rendered (a worker, for its part)
+            fits[i] = _first_fit(book.data(i))
     return {
         "lang": lang,
         "html_lang": "zh-CN" if lang == "zh" else "en",
-        "n_configs": len(configs),
-        "n_pages": n_pages,
+        "n_configs": len(book.ledgers),
+        "n_pages": book.n_pages,
         "summary_pages": summary_pages,
-        "pages": [pages[i] for i in wanted],
+        "summary_start": summary.start,
+        "n_summary": book.n_summary,
+        "summary_head": head,
+        "pages": [_config_view(book, i, fits[i]) for i in wanted],
         "stylesheet": STYLESHEET,
+        "runs_density": pg.RUNS_DENSITY,
     }
 
 
-def _check(doc: Mapping[str, Any], lang: str) -> None:
+def _check(ledgers: Any, lang: str) -> None:
     if lang not in LANGS:
         raise HandoutError(f"Unknown handout language {lang!r}: expected one of {', '.join(LANGS)}.")
-    if not isinstance(doc, Mapping) or not isinstance(doc.get("configs"), list):
-        raise HandoutError("The handout needs the JSON document of CONTRACT §4 (a mapping with a list of configs).")
+    if isinstance(ledgers, (str, bytes)) or not all(isinstance(lg, Ledger) for lg in ledgers):
+        raise HandoutError("The handout needs the configurations' ledgers (engine.compute or api.compute).")
 
 
 # Whitespace between a tag and a following block-level or table tag: the HTML parser keeps it as a
@@ -431,28 +387,29 @@ def _check(doc: Mapping[str, Any], lang: str) -> None:
 # whitespace matches: user text is escaped, so it holds no "<" or ">" of its own.
 _MARKUP_GAP = re.compile(
     r">\s+<(?=/?(?:html|head|meta|title|link|style|body|section|div|header|h1|h2|p|ul|li|table|colgroup|col"
-    r"|thead|tbody|tfoot|tr|th|td|svg|rect|line|text)[\s>])"
+    r"|thead|tbody|tfoot|tr|th|td)[\s>])"
 )
 
 
 # Characters that no font draws and XML 1.0 does not allow (C0 controls other than tab, LF and CR;
 # U+FFFE, U+FFFF; lone surrogates).  The template writes none, so any comes from user text (a
-# document built by a script; the reader refuses them); each is shown as U+FFFD, not as tofu.
+# script's row; the reader refuses them); each is shown as U+FFFD, not as tofu.
 _UNPRINTABLE = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
-def _html(view: Mapping[str, Any]) -> str:
+def _html(view: dict[str, Any]) -> str:
     # No whitespace after </html>: the HTML parser would append it to the body.
     html = _MARKUP_GAP.sub("><", environment().get_template(MAIN_TEMPLATE).render(**view)).rstrip()
     return _UNPRINTABLE.sub("\ufffd", html)
 
 
-def render_html(doc: Mapping[str, Any], lang: str = "en") -> str:
-    """The handout as HTML, with the first-guess layout of each page (the PDF may make a page
-    denser after measuring it)."""
-    _check(doc, lang)
-    fits = [_first_fit(c, lang) for c in doc["configs"]]
-    return _html(_view(doc, lang, fits))
+def render_html(ledgers: Sequence[Ledger], lang: str = "en") -> str:
+    """The handout as HTML, with the first-guess layout of each page (the PDF may cut a page's
+    columns again after measuring it)."""
+    ledgers = list(ledgers)
+    _check(ledgers, lang)
+    book = _Book(ledgers, lang)
+    return _html(_view(book, [_first_fit(book.data(i)) for i in range(len(ledgers))]))
 
 
 # --------------------------------------------------------------------------------------------
@@ -527,58 +484,88 @@ def _layout(view: Mapping[str, Any], fetcher: PackagedAssetFetcher, font_config)
 
 @dataclass
 class _Measure:
-    """Where a configuration page's parts end, in CSS px from the top of its sheet."""
+    """A configuration page after layout, in CSS px: the room in each column (from its top to the
+    foot of the sheet), the height each column's content takes, and each flow item's height: the
+    height of the piece of a section it was laid out in, less the heading's (estimated), shared
+    among the piece's items in proportion to their estimates (an id on every item made the
+    layout ~15 % slower: WeasyPrint makes each a link target)."""
 
-    avail: float
-    left: float
-    right: float
-    asm_top: float | None
+    caps: list[float]
+    used: list[float]
+    items: dict[int, float]
+    over: dict[int, float]
+
+    @property
+    def overflows(self) -> bool:
+        return any(u > c + 0.5 for u, c in zip(self.used, self.caps))
 
 
-def _measure(document) -> dict[int, _Measure]:
-    """Read the anchors the template places on each configuration page (``top-``, ``bottom-``,
-    ``end-N-l``, ``end-N-r`` and ``asm-``; their ``(x1, y1, x2, y2)`` boxes, y1 used)."""
-    marks: dict[int, dict[str, float]] = {}
+def _measure(document, book: _Book, fits: Sequence[_Fit]) -> dict[int, _Measure]:
+    """Read the ids the template sets on each configuration page: ``c<page>-<k>`` (columns),
+    ``b<page>`` (the foot of the sheet) and ``p<page>-<k>-<j>`` (pieces of sections); an anchor's
+    box is ``(x1, y1, x2, y2)``."""
+    boxes: dict[int, dict[str, tuple[float, float, float, float]]] = {}
     for page in document.pages:
         for anchor, pos in page.anchors.items():
-            kind, _, rest = anchor.partition("-")
-            if kind in ("top", "bottom", "end", "asm") and rest[:1].isdigit():
-                i_text, _, side = rest.partition("-")
-                marks.setdefault(int(i_text), {})[kind + side] = pos[1]
+            kind = anchor[:1]
+            if kind in "cbp" and anchor[1:2].isdigit():
+                num, _, rest = anchor[1:].partition("-")
+                boxes.setdefault(int(num), {})[kind + rest] = pos
     out = {}
-    for i, m in marks.items():
-        top = m.get("top")
-        if top is None or "bottom" not in m:
+    for i, m in boxes.items():
+        if "b" not in m:
             continue
-        out[i] = _Measure(
-            avail=m["bottom"] - top,
-            left=m.get("endl", top) - top,
-            right=m.get("endr", top) - top,
-            asm_top=(m["asm"] - top) if "asm" in m else None,
-        )
+        bottom = m["b"][1]
+        cols = [m.get(f"c{k}") for k in range(pg.COLUMNS)]
+        if any(c is None for c in cols):
+            continue
+        d = book.data(i)
+        fit = fits[i]
+        est, est_over, _caps = _estimated(d, fit.density)
+        heights = fit.heights if fit.heights is not None else est
+        over_now = fit.over if fit.over is not None else est_over
+        flow = d.flow(fit.density)[0]
+        items: dict[int, float] = {}
+        over: dict[int, float] = {}
+        for c, col in enumerate(_columns(d, fit)):
+            for j, pc in enumerate(col):
+                box = m.get(f"p{c}-{j}")
+                n = [it["n"] for key in ("lines", "zeros", "rows", "runs", "notes") for it in pc[key]]
+                if box is None or not n:
+                    continue
+                s = flow[n[0]]["sec"]
+                over[s] = over_now[s]
+                body = max((box[3] - box[1]) - over[s], 0.0)
+                guess = sum(heights[k] for k in n) or 1.0
+                for k in n:
+                    items[k] = heights[k] * body / guess
+        out[i] = _Measure(caps=[bottom - c[1] for c in cols], used=[c[3] - c[1] for c in cols], items=items, over=over)
     return out
 
 
-def _refit(fit: _Fit, m: _Measure) -> _Fit:
-    """A layout for a page that overflowed: the assumptions under the other column if that is
-    shorter, and the first density whose smaller type should make the rest fit."""
-    side = fit.assumptions_side
-    height = max(m.left, m.right)
-    if m.asm_top is not None:
-        own, other = (m.left, m.right) if side == "left" else (m.right, m.left)
-        block = own - m.asm_top
-        moved = max(own - block, other + block)
-        if moved < height - 2:
-            side = "right" if side == "left" else "left"
-            height = moved
-    density = fit.density
-    needed = m.avail / height if height > 0 else 1.0
-    base = _DENSITY_SCALE[fit.density]
-    while density < MAX_DENSITY and _DENSITY_SCALE[density] / base > needed * 0.995:
-        density += 1
-    if density == fit.density and side == fit.assumptions_side and density < MAX_DENSITY:
-        density += 1
-    return _Fit(density, side)
+def _refit(d: pg.PageData, fit: _Fit, m: _Measure) -> _Fit | None:
+    """A layout for a page that overflowed: its flow cut again by the measured heights if they fit
+    the measured room; else the next density, the heights and the room above the columns scaled
+    by its line height (measured again after the next layout).  None: nothing left to try."""
+    est, est_over, _caps = _estimated(d, fit.density)
+    heights = [m.items.get(n, h) for n, h in enumerate(est)]
+    over = [m.over.get(s, est_over[s]) for s in range(len(d.sections))]
+    secs = [it["sec"] for it in d.flow(fit.density)[0]]
+    caps = list(m.caps)
+    if fit.caps is not None and fit.heights is not None:  # cut by these heights already: leave what overflowed
+        caps = [c - max(u - c, 0.0) - 2.0 for u, c in zip(m.used, m.caps)]
+    cols = pg.cut(heights, secs, over, caps)
+    if all(h <= c - 0.5 for h, c in zip(pg.heights_of(cols, heights, over), caps)):
+        if fit.heights is None or heights != fit.heights or caps != fit.caps:
+            return _Fit(fit.density, heights, over, caps)
+    if fit.density >= pg.MAX_DENSITY:
+        return None
+    nxt = fit.density + 1
+    r = pg.LINE_HEIGHT[nxt] / pg.LINE_HEIGHT[fit.density]
+    caps = [pg.SHEET_HEIGHT_PX - (pg.SHEET_HEIGHT_PX - c) * r for c in m.caps]
+    if (nxt >= pg.RUNS_DENSITY) != (fit.density >= pg.RUNS_DENSITY):  # other flow items: estimated
+        return _Fit(nxt, None, None, caps)
+    return _Fit(nxt, [h * r for h in heights], [o * r for o in over], caps)
 
 
 # --------------------------------------------------------------------------------------------
@@ -587,16 +574,17 @@ def _refit(fit: _Fit, m: _Measure) -> _Fit:
 # and one PDF is assembled from the parts' PDFs.  The parts depend only on the number of
 # configurations, never on the machine, so the PDF is the same bytes with one worker or many.
 
+MAX_LAYOUTS = 6  # layouts of one page at most (then it is reported as clipped)
 PARALLEL_MIN_CONFIGS = 8  # fewer configurations: one part, rendered in this process
 PART_MAX_PAGES = 64  # bounds a worker's memory: a 52-page part peaked at 400 MB (~7 MB a laid-out page)
 
 
 @dataclass(frozen=True)
 class _Part:
-    """One part of the handout: the summary pages (first part only) and a run of configurations;
-    ``pages`` counts both."""
+    """One part of the handout: a run of the summary's pages (the first parts), then a run of
+    configurations; ``pages`` counts both."""
 
-    summary: bool
+    summary: range
     configs: range
     pages: int
 
@@ -604,8 +592,8 @@ class _Part:
 def _parts(n_configs: int) -> list[_Part]:
     """Split the handout into parts: one below :data:`PARALLEL_MIN_CONFIGS` configurations; two up
     to 32 pages; else a multiple of four parts of at most :data:`PART_MAX_PAGES` pages (four keeps
-    two or four cores equally busy).  Page counts differ by at most one between parts; the summary
-    pages count as pages of the first part."""
+    two or four cores equally busy).  Page counts differ by at most one between parts; the pages
+    are the summary's, then the configurations', cut in that order."""
     n_summary = _summary_page_count(n_configs)
     pages = n_summary + n_configs
     if n_configs < PARALLEL_MIN_CONFIGS:
@@ -614,53 +602,69 @@ def _parts(n_configs: int) -> list[_Part]:
         k = 2
     else:
         k = 4 * math.ceil(pages / (4 * PART_MAX_PAGES))
-    bounds = [max(j * pages // k - n_summary, 0) for j in range(k + 1)]
-    bounds[-1] = n_configs
-    return [_Part(j == 0, range(bounds[j], bounds[j + 1]), bounds[j + 1] - bounds[j] + (n_summary if j == 0 else 0))
-            for j in range(k) if j == 0 or bounds[j + 1] > bounds[j]]
+    bounds = [j * pages // k for j in range(k + 1)]
+    out = []
+    for a, b in zip(bounds, bounds[1:]):
+        summary = range(min(a, n_summary), min(b, n_summary))
+        configs = range(max(a - n_summary, 0), max(b - n_summary, 0))
+        out.append(_Part(summary, configs, b - a))
+    return out
 
 
-def _pages(doc: Mapping[str, Any], lang: str, fetcher: PackagedAssetFetcher, part: _Part, fits: list[_Fit]):
+def _pages(book: _Book, fetcher: PackagedAssetFetcher, part: _Part, fits: list[_Fit]):
     """Lay one part out; lay out again (alone, in a probe document) each page that overflows,
-    until it fits or is at the densest step; return the pages and the names still clipped."""
-    configs = doc["configs"]
+    until it fits or nothing is left to try; return the pages and the names still clipped."""
     font_config = weasyprint.text.fonts.FontConfiguration()
-    view = _view(doc, lang, fits, only=part.configs, summary=part.summary)
+    view = _view(book, fits, only=part.configs, summary=part.summary)
     first = _layout(view, fetcher, font_config)
     pages = list(first.pages)
     n_summary = len(view["summary_pages"])
     if len(pages) != n_summary + len(part.configs):  # every sheet is one unsplittable block
         raise HandoutError(f"Internal error: {n_summary + len(part.configs)} sheets laid out as {len(pages)} pages.")
-    measures = _measure(first)
-    over = sorted(i for i, m in measures.items() if max(m.left, m.right) > m.avail + 0.5)
-    clipped: list[int] = []
-    while over:
+    clipped = [f"the summary page {k + 1}" for k in _summary_overflow(first, part.summary)]
+    measures = _measure(first, book, fits)
+    over = sorted(i for i, m in measures.items() if m.overflows)
+    for _attempt in range(MAX_LAYOUTS - 1):
+        if not over:
+            break
         retry = []
         for i in over:
-            new = _refit(fits[i], measures[i])
-            if (new.density, new.assumptions_side) == (fits[i].density, fits[i].assumptions_side):
-                clipped.append(i)  # already at the densest step and nothing left to move
+            new = _refit(book.data(i), fits[i], measures[i])
+            if new is None:
+                clipped.append(f"the page of {book.ledgers[i].name!r}")
             else:
                 fits[i] = new
                 retry.append(i)
         if not retry:
+            over = []
             break
-        probe = _layout(_view(doc, lang, fits, only=retry, summary=False), fetcher, font_config)
+        probe = _layout(_view(book, fits, only=retry), fetcher, font_config)
         if len(probe.pages) != len(retry):
             raise HandoutError(f"Internal error: {len(retry)} configuration pages laid out as {len(probe.pages)} pages.")
         for k, i in enumerate(retry):
             pages[n_summary + i - part.configs.start] = probe.pages[k]
-        measures = _measure(probe)
-        over = sorted(i for i in retry if max(measures[i].left, measures[i].right) > measures[i].avail + 0.5)
-    return first.copy(pages), [configs[i]["name"] for i in clipped]
+        measures = _measure(probe, book, fits)
+        over = sorted(i for i in retry if measures[i].overflows)
+    clipped += [f"the page of {book.ledgers[i].name!r}" for i in over]
+    return first.copy(pages), clipped
 
 
-def _render_part(doc: Mapping[str, Any], lang: str, root: Path, part: _Part, fits: list[_Fit]) -> tuple[bytes, list[str]]:
+def _summary_overflow(document, summary: range) -> list[int]:
+    """Summary pages whose table runs past the foot of the sheet (``s<k>`` and ``sb<k>``)."""
+    out = []
+    for k, page in zip(summary, document.pages):
+        end, foot = page.anchors.get(f"s{k}"), page.anchors.get(f"sb{k}")
+        if end is not None and foot is not None and end[1] > foot[1] + 0.5:
+            out.append(k)
+    return out
+
+
+def _render_part(book: _Book, root: Path, part: _Part, fits: list[_Fit]) -> tuple[bytes, list[str]]:
     """One part as a PDF, with the warnings its render raised (WeasyPrint's, and clipped pages)."""
     fetcher = PackagedAssetFetcher(root)
     with _RENDER_LOCK, _no_cyclic_gc(), _collect_weasyprint_warnings() as collected:
         try:
-            document, clipped = _pages(doc, lang, fetcher, part, fits)
+            document, clipped = _pages(book, fetcher, part, fits)
             pdf = document.write_pdf()  # attachments, if any, are fetched here
         except AssetRefused as err:
             raise HandoutError(f"Handout template error: {err}") from None
@@ -668,7 +672,7 @@ def _render_part(doc: Mapping[str, Any], lang: str, root: Path, part: _Part, fit
         raise HandoutError(f"Handout template error: refused to fetch {fetcher.refused[0]!r}: "
                            "the handout loads only its packaged template assets")
     messages = [f"WeasyPrint: {r.getMessage()}" for r in collected.records]
-    messages += [f"the page of {name!r} is too full even at the densest layout; its end is clipped" for name in clipped]
+    messages += [f"{what} is too full even at the densest layout; its end is clipped" for what in clipped]
     return pdf, messages
 
 
@@ -678,8 +682,8 @@ _FORKED: tuple | None = None
 
 
 def _part_task(j: int) -> tuple[bytes, list[str]]:
-    doc, lang, root, parts, fits = _FORKED  # the child's own copy: _pages may change its fits
-    return _render_part(doc, lang, root, parts[j], fits)
+    book, root, parts, fits = _FORKED  # the child's own copy: _pages may change its fits
+    return _render_part(book, root, parts[j], fits)
 
 
 def _child(j: int, conn) -> None:
@@ -764,7 +768,7 @@ def _can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
 
 
-def _render_parts(doc, lang, root, parts, fits, jobs, progress) -> list[tuple[bytes, list[str]]]:
+def _render_parts(book, root, parts, fits, jobs, progress) -> list[tuple[bytes, list[str]]]:
     """Every part's PDF and warnings, in part order: in forked processes side by side when there
     are several parts, more than one job and it is safe to fork; else one after the other here."""
     total, done = sum(p.pages for p in parts), 0
@@ -780,7 +784,7 @@ def _render_parts(doc, lang, root, parts, fits, jobs, progress) -> list[tuple[by
     workers = min(jobs, len(parts))
     if workers > 1 and _can_fork():
         global _FORKED
-        _FORKED = (doc, lang, root, parts, fits)
+        _FORKED = (book, root, parts, fits)
         # The template is compiled here, once, rather than in every worker (~0.1 s each).
         environment().get_template(MAIN_TEMPLATE)
         # Objects the workers inherit are moved out of the collector's reach: a forked worker
@@ -795,7 +799,7 @@ def _render_parts(doc, lang, root, parts, fits, jobs, progress) -> list[tuple[by
             gc.unfreeze()
     else:
         for j, part in enumerate(parts):
-            finished(j, _render_part(doc, lang, root, part, fits))
+            finished(j, _render_part(book, root, part, fits))
     return [results[j] for j in range(len(parts))]
 
 
@@ -822,9 +826,9 @@ def _merge(pdfs: Sequence[bytes]) -> bytes:
     return buffer.getvalue()
 
 
-def render_pdf(doc: Mapping[str, Any], lang: str = "en", *, warnings: list[str] | None = None,
+def render_pdf(ledgers: Sequence[Ledger], lang: str = "en", *, warnings: list[str] | None = None,
                jobs: int | None = None, progress: Callable[[int, int], None] | None = None) -> bytes:
-    """The handout PDF: a summary, then one A4-landscape page per configuration, as bytes.
+    """The handout PDF of the ledgers: the summary, then one A4-landscape page per configuration.
 
     ``warnings``: when a list is given, WeasyPrint's warnings (tofu, missing HarfBuzz-subset, CSS
     problems) and any page whose end had to be clipped are appended to it as strings; otherwise
@@ -832,14 +836,17 @@ def render_pdf(doc: Mapping[str, Any], lang: str = "en", *, warnings: list[str] 
     parts (:func:`_parts`; default :func:`default_jobs`); the bytes do not depend on it.
     ``progress(pages_done, pages_total)`` is called as parts finish.
     """
-    _check(doc, lang)
+    ledgers = list(ledgers)
+    _check(ledgers, lang)
     root = templates_dir()
     jobs = default_jobs() if jobs is None else max(1, int(jobs))
-    configs = doc["configs"]
-    parts = _parts(len(configs))
-    fits = [_first_fit(c, lang) for c in configs]
+    book = _Book(ledgers, lang)
+    parts = _parts(len(ledgers))
+    # First guesses need each page's data, which is built where the page is rendered: the
+    # workers guess their own pages (a None is guessed on first use, see _fit_of).
+    fits: list[_Fit | None] = [None] * len(ledgers)
     with _source_date_epoch():
-        results = _render_parts(doc, lang, root, parts, fits, jobs, progress)
+        results = _render_parts(book, root, parts, fits, jobs, progress)
     with _no_cyclic_gc():  # pypdf's objects are many and short-lived: ~15 % of the merge
         pdf = _merge([r[0] for r in results])
     messages = [m for r in results for m in r[1]]

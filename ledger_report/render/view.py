@@ -13,6 +13,7 @@ from ..engine import Ledger, plain
 from ..model import text as mtext
 from ..model import units
 from ..model.registry import BOOL, BPP, BYTES, COUNT, PARAMS, TEXT
+from ..model.definitions.phases import PHASES
 from ..report import Section, Table
 
 # Enumerated values as each language shows them (the values themselves stay as the row gives them).
@@ -25,6 +26,7 @@ WORDS = {
         "only": "唯一段", "first": "首段", "last": "末段",
         "compute": "算力门", "memory": "显存门",
         "dense": "非专家", "expert": "专家",
+        **{p: zh for p, _en, zh, _items in PHASES},  # the peak's phase
     },
 }
 
@@ -60,6 +62,19 @@ class Row:
     text: str  # formatted with its unit
     gib: str = ""  # bytes also in GiB
     formula: str = ""
+    name: str = ""  # the figure's name in its JSON section
+    tone: str = ""  # "good", "bad", "unknown" where the spec gives the figure a tone; else ""
+
+
+@dataclass
+class Item:
+    """One named part of a breakdown cell (a phase's items, say)."""
+
+    name: str
+    key: str
+    label: str
+    value: Any
+    text: str
 
 
 @dataclass
@@ -69,6 +84,20 @@ class Line:
     cells: dict[str, str]  # column -> formatted text
     values: dict[str, Any]  # column -> value as the JSON carries it
     formula: str = ""
+    items: dict[str, list[Item]] = field(default_factory=dict)  # breakdown column -> its parts
+    keys: dict[str, str] = field(default_factory=dict)  # column -> the registry key of its cell
+
+
+@dataclass
+class Chart:
+    """A table the spec draws as bars (``report.Bars``), its references looked up."""
+
+    items: str  # the breakdown column
+    limit: Row | None = None
+    mark: str | None = None  # id of the marked line
+    peak: Row | None = None
+    note: str = ""  # the note printed with the chart ("" where it is not shown)
+    note_key: str = ""
 
 
 @dataclass
@@ -79,9 +108,11 @@ class ViewSection:
     rows: list[Row] = field(default_factory=list)
     columns: list[tuple[str, str]] = field(default_factory=list)  # (name, header)
     lines: list[Line] = field(default_factory=list)
+    fixed: frozenset[str] = frozenset()  # table columns whose cells are fixed values (ids the line's label names)
+    chart: Chart | None = None
 
 
-def _row(lg: Ledger, key: str, lang: str, formula: bool, expand: tuple[str, ...]) -> Row:
+def _row(lg: Ledger, key: str, lang: str, formula: bool = False, expand: tuple[str, ...] = (), name: str = "", tone: str = "") -> Row:
     q = lg.model.registry[key]
     raw = lg.values[key]
     if lang == "zh" and q.unit == TEXT and f"{key}_zh" in lg.model.registry:
@@ -92,7 +123,12 @@ def _row(lg: Ledger, key: str, lang: str, formula: bool, expand: tuple[str, ...]
     f = ""
     if formula and raw is not None:
         f = mtext.render(lg.model.registry, key, lg.values, lang, frozenset(expand))
-    return Row(key, q.en if lang == "en" else q.zh, q.unit, value, text, gib, f)
+    t = str(lg.values[tone]) if tone and lg.values[tone] is not None else ""
+    return Row(key, q.en if lang == "en" else q.zh, q.unit, value, text, gib, f, name or key, t)
+
+
+def figure_row(lg: Ledger, f, lang: str, formulas: bool) -> Row:
+    return _row(lg, f.key, lang, formulas and f.formula, f.expand, f.name, f.tone)
 
 
 def sections(lg: Ledger, lang: str = "en", formulas: bool = True) -> list[ViewSection]:
@@ -103,16 +139,18 @@ def sections(lg: Ledger, lang: str = "en", formulas: bool = True) -> list[ViewSe
     for sec in lg.model.spec.sections:
         title = sec.en if lang == "en" else sec.zh
         if isinstance(sec, Table):
-            vs = ViewSection(sec.key, title, "table", columns=[(c.name, c.en if lang == "en" else c.zh) for c in sec.columns])
+            vs = ViewSection(sec.key, title, "table", columns=[(c.name, c.en if lang == "en" else c.zh) for c in sec.columns],
+                             fixed=frozenset(c.name for c in sec.columns if all(not ln.cells[c.name].key and not ln.cells[c.name].items for ln in sec.lines)))
             for ln in sec.lines:
                 if ln.show and not v[ln.show]:
                     continue
-                cells, values = {}, {}
+                cells, values, items = {}, {}, {}
                 for c in sec.columns:
                     cell = ln.cells[c.name]
                     if cell.items:
                         vals = {n: plain(v[k], reg[k].unit) for n, k in cell.items}
                         values[c.name] = vals
+                        items[c.name] = [Item(n, k, _item_label(reg, k, lang), vals[n], show(vals[n], reg[k].unit, lang)) for n, k in cell.items]
                         cells[c.name] = ", ".join(f"{_item_label(reg, k, lang)} {units.gb(x)}" for (n, k), x in zip(cell.items, vals.values()) if x)
                         continue
                     if cell.key:
@@ -129,13 +167,22 @@ def sections(lg: Ledger, lang: str = "en", formulas: bool = True) -> list[ViewSe
                 if formulas and ln.formula and v[ln.formula] is not None:
                     expand = tuple(k for k in (ln.formula.replace("_bytes", "_params_on_rank"),) if k in reg)
                     f = mtext.render(reg, ln.formula, v, lang, frozenset(expand))
-                vs.lines.append(Line(ln.id, ln.en if lang == "en" else ln.zh, cells, values, f))
-            vs.rows = [_row(lg, f.key, lang, formulas and f.formula, f.expand) for f in sec.total if not f.show or v[f.show]]
+                keys = {name: cell.key for name, cell in ln.cells.items() if cell.key}
+                vs.lines.append(Line(ln.id, ln.en if lang == "en" else ln.zh, cells, values, f, items, keys))
+            vs.rows = [figure_row(lg, f, lang, formulas) for f in sec.total if not f.show or v[f.show]]
+            if sec.bars is not None:
+                ch = sec.bars
+                note = ""
+                if ch.note and v[ch.note + "_shown"]:
+                    note = v[ch.note + ("" if lang == "en" else "_zh")]
+                vs.chart = Chart(ch.items, _row(lg, ch.limit, lang) if ch.limit else None,
+                                 str(v[ch.mark]) if ch.mark and v[ch.mark] is not None else None,
+                                 _row(lg, ch.peak, lang) if ch.peak else None, note, ch.note)
             out.append(vs)
             continue
         if sec.show and not v[sec.show]:
             continue
-        rows = [_items_row(lg, f, lang) if f.items else _row(lg, f.key, lang, formulas and f.formula, f.expand)
+        rows = [_items_row(lg, f, lang) if f.items else figure_row(lg, f, lang, formulas)
                 for f in sec.figures if not f.show or v[f.show]]
         out.append(ViewSection(sec.key, title, "figures", rows=rows))
     return out
@@ -156,6 +203,16 @@ def _item_label(reg, key: str, lang: str) -> str:
 
 
 def assumptions(lg: Ledger, lang: str = "en") -> list[str]:
+    return [text for _key, text in assumption_items(lg, lang)]
+
+
+def assumption_items(lg: Ledger, lang: str = "en") -> list[tuple[str, str]]:
+    """The assumption sentences that apply to the row, each with its key (``note_*``)."""
     v = lg.values
     suffix = "" if lang == "en" else "_zh"
-    return [v[k + suffix] for k in lg.model.spec.assumptions if v[k + "_shown"]]
+    return [(k, v[k + suffix]) for k in lg.model.spec.assumptions if v[k + "_shown"]]
+
+
+def summary(lg: Ledger, lang: str = "en") -> list[Row]:
+    """The spec's summary figures of one configuration."""
+    return [figure_row(lg, f, lang, False) for f in lg.model.spec.summary]

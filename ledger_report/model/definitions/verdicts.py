@@ -84,8 +84,18 @@ def define(reg: Registry, r: Ctx) -> None:
       TEXT, "memory verdict (zh)", "显存结论", doc("verdicts"))
     d("verdict_bandwidth_zh", if_(negate(r.has_offload), "无卸载", if_(any_of(IsBlank(stream), IsBlank(budget)), "无法判断", if_(stream.le(budget), "跟得上", "太慢"))),
       TEXT, "bandwidth verdict (zh)", "带宽结论", doc("verdicts"))
-    d("verdicts_bad", any_of(r.memory_verdict.eq("does not fit"), r.memory_verdict.eq("measured: does not fit"), if_(IsBlank(meets), False, negate(meets))),
-      BOOL, "a verdict says no", "有否定结论", doc("verdicts"))
+    # each verdict's tone, for the reports to colour it by: "good", "bad" or "unknown" (never blank)
+    tones = [
+        d("verdict_memory_tone", if_(given, if_(measured.le(hbm), "good", "bad"),
+                                     if_(known, if_(peak.le(hbm), "good", "bad"), if_(over_state, "bad", "unknown"))),
+          TEXT, "memory verdict: good, bad or unknown", "显存结论：好、坏或未知", doc("verdicts")),
+        d("verdict_deadline_tone", if_(IsBlank(meets), "unknown", if_(meets, "good", "bad")),
+          TEXT, "deadline verdict: good, bad or unknown", "期限结论：好、坏或未知", doc("verdicts")),
+        d("verdict_bandwidth_tone", if_(negate(r.has_offload), "good",
+                                        if_(any_of(IsBlank(stream), IsBlank(budget)), "unknown", if_(stream.le(budget), "good", "bad"))),
+          TEXT, "bandwidth verdict: good, bad or unknown", "带宽结论：好、坏或未知", doc("verdicts")),
+    ]
+    d("verdicts_bad", any_of(*(t.eq("bad") for t in tones)), BOOL, "a verdict says no", "有否定结论", doc("verdicts"))
 
     # budget ----------------------------------------------------------------------------------
     reg.section = "budget"

@@ -1,0 +1,478 @@
+"""What a handout page shows, as plain data for the template: the report spec walked through
+:mod:`ledger_report.render.view` for one configuration and one language, then arranged.
+
+Nothing here computes a figure or decides what a figure says.  Values, labels, formula texts,
+verdicts and their tones, which lines and figures are shown, which phase holds the peak, what is
+in the summary and in what order it ranks: all of it is looked up (registry quantities, through the
+view and the spec).  What this module adds is presentation only:
+
+* where each part of the spec goes on the page: the verdicts (with their reasons) and the layout
+  in the header; tables of more than :data:`NARROW_COLUMNS` columns across the top (the state
+  ledger); tables the spec draws as bars (``Table.bars``) beside them; every other section, in
+  spec order, in three columns below (a section the spec adds later lands there, with no template
+  change);
+* the geometry of the bars (widths in per cent of the widest), the fill of each bar segment (a
+  palette of greys and colours whose luminances differ, chosen so that touching segments never
+  share a fill), and the legend keys;
+* how the column flow is cut into the three columns (by estimated heights first, by measured ones
+  when a page overflowed; see ``handout._pages``), and how much of a long note is shown.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from ..engine import Ledger
+from . import view
+
+# Page geometry, in CSS px (1/96 in): A4 landscape less the margins of handout.css.
+PX_PER_MM = 96 / 25.4
+SHEET_HEIGHT_PX = 192 * PX_PER_MM
+COLUMNS = 3
+NARROW_COLUMNS = 4  # a table with more columns than this goes across the top of the page
+HEADER_SECTIONS = ("verdicts", "verdict_reasons")  # badges with their reasons, in the header
+COMPACT_SECTIONS = ("layout",)  # label-value pairs run together in the header
+
+# Densities: the type stays 8 pt (the print minimum); what changes is the line height, the
+# spacing and how much of a long note is shown; at the densest (RUNS_DENSITY) a figure section's
+# label-value pairs (each with its formula text) run on in paragraphs instead of rows, and so does
+# the chart's legend.  handout.css holds the same line heights (.d0-.d3).
+MAX_DENSITY = 3
+RUNS_DENSITY = 3
+RUN_ROWS = 5  # figures per run paragraph (the unit the columns are cut by)
+FONT_PT = 8.0
+LINE_HEIGHT = (1.14, 1.07, 1.0, 1.0)
+NOTE_MAX_EM = (360, 210, 110, 55)  # width of a note shown (units of _em; a line across the page is ~96)
+NOTE_MAX_LINES = (5, 3, 1, 1)
+NAME_MAX_CHARS = 240
+SUMMARY_NAME_MAX_CHARS = 30
+
+# Fills of the bar segments: (background, text colour), in an order that alternates dark and light.
+# Their luminances (0.299 R + 0.587 G + 0.114 B) are 50, 216, 88, 187, 117, 247 and 154 of 255: no
+# two closer than 29 levels, so in greyscale too touching segments differ (they never share a
+# fill; see _chart), and each segment's number keys it to the legend.
+FILLS = (
+    ("#1b365d", "#ffffff"),
+    ("#f3d98b", "#000000"),
+    ("#2f6f4e", "#ffffff"),
+    ("#9cc3e6", "#000000"),
+    ("#b5651d", "#ffffff"),
+    ("#f7f7f7", "#000000"),
+    ("#d98c3f", "#000000"),
+)
+
+
+VISIBLE = 2.5  # per cent of a bar: a narrower segment is a sliver
+
+
+def _luminance(colour: str) -> float:
+    r, g, b = (int(colour[k: k + 2], 16) for k in (1, 3, 5))
+    return 0.299 * r + 0.587 * g + 0.114 * b
+
+
+# --------------------------------------------------------------------------------------------
+# Text widths, for estimates only (the page is measured after layout)
+
+def _em(text: str) -> float:
+    """Rough width of ``text`` in em of Noto Sans CJK: CJK and full-width characters 1 em, others
+    about half."""
+    w = 0.0
+    for ch in text:
+        o = ord(ch)
+        w += 1.0 if o >= 0x2E80 else (0.24 if ch == " " else 0.5)
+    return w
+
+
+def _lines(text: str, width_em: float) -> int:
+    if not text:
+        return 0
+    return max(1, math.ceil(_em(text) / width_em))
+
+
+# What fits on a line, in the units of _em (measured on the example pages): a column (~89 mm), a
+# figure's label cell, a formula under it, a table line's label, an assumption; across the page.
+COL_EM = 31.0
+LABEL_EM = 17.9
+WIDE_LABEL_EM = 24.5
+SHORT_VALUE_EM = 5.0  # a value that fits the last cell of a figure's row (18 % of a column)
+FORMULA_EM = 28.7
+LINE_LABEL_EM = 16.6
+NOTE_EM = 30.5
+FULL_EM = 96.5
+
+
+# --------------------------------------------------------------------------------------------
+# The page's data
+
+
+@dataclass
+class PageData:
+    """One configuration's page before it is cut into columns (built once, laid out maybe twice)."""
+
+    index: int
+    name: str
+    notes: str
+    verdicts: list[dict[str, Any]]
+    compact: list[dict[str, Any]]
+    wide: list[dict[str, Any]]
+    charts: list[dict[str, Any]]
+    sections: list[dict[str, Any]]  # flow sections: title, kind, headers
+    items: list[dict[str, Any]]  # flow items, in order: each with its section's index
+    est: list[float] = field(default_factory=list)  # estimated item heights (lines)
+    est_over: list[float] = field(default_factory=list)  # estimated section overheads (lines)
+    est_top: tuple[float, float] = (0.0, 0.0)  # estimated lines above the left and right columns
+    runs: list[dict[str, Any]] = field(default_factory=list)  # the flow at RUNS_DENSITY
+    runs_est: list[float] = field(default_factory=list)
+
+    def flow(self, density: int) -> tuple[list[dict[str, Any]], list[float]]:
+        """The flow items at a density, with their estimated heights (lines)."""
+        return (self.runs, self.runs_est) if density >= RUNS_DENSITY else (self.items, self.est)
+
+
+def _trivial(formula: str) -> bool:
+    """A formula text that says only "x = x" (an item equal to one quantity) adds nothing."""
+    left, sep, right = formula.rpartition(" = ")
+    return bool(sep) and left.strip() == right.strip()
+
+
+def _is_zero(line: view.Line, keyed: Sequence[str]) -> bool:
+    """Every number of the line is 0 (it is listed in one sentence, not as a row)."""
+    vals = [line.values[c] for c in keyed]
+    nums = [v for v in vals if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return bool(nums) and all(v == 0 for v in nums)
+
+
+def page_data(index: int, lg: Ledger, lang: str) -> PageData:
+    secs = view.sections(lg, lang)
+    by_key = {s.key: s for s in secs}
+    verdicts = []
+    if HEADER_SECTIONS[0] in by_key:
+        reasons = {r.name: r.text for r in by_key[HEADER_SECTIONS[1]].rows} if HEADER_SECTIONS[1] in by_key else {}
+        for r in by_key[HEADER_SECTIONS[0]].rows:
+            verdicts.append({"label": r.label, "text": r.text, "tone": r.tone or "none", "reason": reasons.get(r.name, "")})
+    compact = [{"title": by_key[k].title, "pairs": [(r.label, r.text) for r in by_key[k].rows]} for k in COMPACT_SECTIONS if k in by_key]
+    wide: list[dict[str, Any]] = []
+    charts: list[dict[str, Any]] = []
+    sections: list[dict[str, Any]] = []
+    items: list[dict[str, Any]] = []
+    moved_notes: set[str] = set()
+    shown_keys: set[str] = set()
+    for s in secs:
+        if s.key in HEADER_SECTIONS or s.key in COMPACT_SECTIONS:
+            continue
+        if s.kind == "table" and s.chart is not None:
+            charts.append(_chart(s))
+            if s.chart.note:
+                moved_notes.add(s.chart.note_key)
+            if s.rows:  # the table's totals join the flow, under the chart's title
+                k = len(sections)
+                sections.append({"title": s.title, "kind": "figures", "headers": []})
+                items += [_row_item(k, r) for r in s.rows]
+            continue
+        if s.kind == "table":
+            cols = [(name, head) for name, head in s.columns if name not in s.fixed and not _is_breakdown(s, name)]
+            if len(s.columns) > NARROW_COLUMNS:
+                wide.append(_wide(s, cols))
+                continue
+            k = len(sections)
+            sections.append({"title": s.title, "kind": "table", "headers": [h for _n, h in cols]})
+            zeros = []
+            for ln in s.lines:
+                shown_keys.update(ln.keys.values())
+                if _is_zero(ln, [c for c, _h in cols]):
+                    nums = [ln.cells[c] for c, _h in cols if _numeric(ln.values.get(c)) and ln.values.get(c) is not None]
+                    zeros.append(f"{ln.label} {' '.join(nums)}".strip())
+                    continue
+                f = "" if not ln.formula or _trivial(ln.formula) else ln.formula
+                items.append({"sec": k, "kind": "line", "label": ln.label, "cells": [ln.cells[c] for c, _h in cols], "formula": f})
+            if zeros:
+                items.append({"sec": k, "kind": "zeros", "text": "; ".join(zeros) if lang == "en" else "；".join(zeros)})
+            for r in s.rows:
+                items.append(_row_item(k, r))
+            continue
+        k = len(sections)
+        sections.append({"title": s.title, "kind": "figures", "headers": []})
+        for r in s.rows:
+            if r.key in shown_keys:  # shown earlier on the page (cost in compute and budget; activations in a table)
+                continue
+            shown_keys.add(r.key)
+            items.append(_row_item(k, r))
+    notes = [(key, text) for key, text in view.assumption_items(lg, lang) if key not in moved_notes]
+    if notes:
+        k = len(sections)
+        sections.append({"title": "", "kind": "notes", "headers": []})  # the template names it
+        items += [{"sec": k, "kind": "note", "text": text} for _key, text in notes]
+    for n, it in enumerate(items):
+        it["n"] = n
+    runs: list[dict[str, Any]] = []
+    for it in items:
+        last = runs[-1] if runs else None
+        if it["kind"] == "row":
+            if last is not None and last["kind"] == "run" and last["sec"] == it["sec"] and len(last["pairs"]) < RUN_ROWS:
+                last["pairs"].append(it)
+            else:
+                runs.append({"sec": it["sec"], "kind": "run", "pairs": [it]})
+        else:
+            runs.append(dict(it))
+    for n, it in enumerate(runs):
+        it["n"] = n
+    data = PageData(index, str(lg.name), str(lg.config.get("notes") or ""), verdicts, compact, wide, charts, sections, items, runs=runs)
+    _estimate(data)
+    return data
+
+
+def _is_breakdown(s: view.ViewSection, name: str) -> bool:
+    return any(name in ln.items for ln in s.lines)
+
+
+def _row_item(sec: int, r: view.Row) -> dict[str, Any]:
+    """A figure's row: its label over two cells and its value in the last, or, where the value is
+    too long for one cell (or has a GiB beside it), the label in one and the value in the others."""
+    f = "" if not r.formula or _trivial(r.formula) else r.formula
+    return {"sec": sec, "kind": "row", "label": r.label, "text": r.text, "gib": r.gib, "formula": f, "tone": r.tone,
+            "wide_value": bool(r.gib) or _em(r.text) > SHORT_VALUE_EM}
+
+
+def _wide(s: view.ViewSection, cols: list[tuple[str, str]]) -> dict[str, Any]:
+    numeric = {name: all(_numeric(ln.values.get(name)) for ln in s.lines) for name, _h in cols}
+    return {
+        "title": s.title,
+        "headers": [{"text": h, "n": numeric[name]} for name, h in cols],
+        "lines": [{"label": ln.label, "cells": [{"text": ln.cells[name], "n": numeric[name]} for name, _h in cols]} for ln in s.lines],
+        "rows": [{"label": r.label, "text": r.text, "gib": r.gib, "formula": r.formula, "tone": r.tone} for r in s.rows],
+        "span": len(cols) + 1,
+    }
+
+
+def _numeric(v: Any) -> bool:
+    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+
+
+# --------------------------------------------------------------------------------------------
+# The chart
+
+
+def _chart(s: view.ViewSection) -> dict[str, Any]:
+    ch = s.chart
+    assert ch is not None
+    bars = []
+    order: list[str] = []  # items in order of first appearance (the legend)
+    info: dict[str, view.Item] = {}
+    neighbours: dict[str, set[str]] = {}
+    for ln in s.lines:
+        segs = [it for it in ln.items.get(ch.items, []) if isinstance(it.value, (int, float)) and it.value > 0]
+        for it in segs:
+            if it.name not in info:
+                info[it.name] = it
+                order.append(it.name)
+        total = ln.values.get("bytes_per_rank")
+        bars.append({"id": ln.id, "label": ln.label, "segs": segs, "sum": sum(it.value for it in segs),
+                     "total": ln.cells.get("bytes_per_rank", ""), "marked": ln.id == ch.mark, "complete": total is not None})
+    limit = ch.limit.value if ch.limit is not None and isinstance(ch.limit.value, (int, float)) else None
+    peak = ch.peak.value if ch.peak is not None and isinstance(ch.peak.value, (int, float)) else None
+    top = max([b["sum"] for b in bars] + [x for x in (limit, peak) if x] + [1]) * 1.02
+    # Touching segments get different fills; so do segments with only slivers (narrower than
+    # VISIBLE per cent of the bar, which the eye does not see) between them.
+    for b in bars:
+        segs = b["segs"]
+        seen = [it for it in segs if it.value / top * 100 >= VISIBLE]
+        for run in (segs, seen):
+            for a, c in zip(run, run[1:]):
+                neighbours.setdefault(a.name, set()).add(c.name)
+                neighbours.setdefault(c.name, set()).add(a.name)
+    fill: dict[str, int] = {}
+    for k, name in enumerate(order):
+        taken = {fill[o] for o in neighbours.get(name, ()) if o in fill}
+        pick = next(j for j in [*(range(k % len(FILLS), len(FILLS))), *range(len(FILLS))] if j not in taken) if len(taken) < len(FILLS) else k % len(FILLS)
+        fill[name] = pick
+    code = {name: str(k + 1) for k, name in enumerate(order)}
+    for b in bars:
+        x = 0.0
+        out = []
+        for it in b["segs"]:
+            w = it.value / top * 100
+            bg, fg = FILLS[fill[it.name]]
+            out.append({"x": round(x, 3), "w": round(w, 3), "bg": bg, "fg": fg, "code": code[it.name], "name": it.name,
+                        "lum": round(_luminance(bg), 1), "labelled": w >= 2.2 * len(code[it.name]) + 1.2})
+            x += w
+        b["segs"] = out
+        b["peak_x"] = round(peak / top * 100, 3) if (b["marked"] and peak) else None
+    return {
+        "title": s.title,
+        "bars": bars,
+        "limit_x": round(limit / top * 100, 3) if limit else None,
+        "limit": {"label": ch.limit.label, "text": ch.limit.text} if ch.limit is not None else None,
+        "peak": {"label": ch.peak.label, "text": ch.peak.text} if ch.peak is not None else None,
+        "legend": [{"code": code[n], "bg": FILLS[fill[n]][0], "fg": FILLS[fill[n]][1], "label": info[n].label, "text": info[n].text} for n in order],
+        "note": ch.note,
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Estimates (in lines of body text) and the cut into columns
+
+
+def _estimate(d: PageData) -> None:
+    d.est = [_item_lines(it) for it in d.items]
+    d.runs_est = [_item_lines(it) for it in d.runs]
+    _estimate_rest(d)
+
+
+def _item_lines(it: dict[str, Any]) -> float:
+    if it["kind"] == "run":
+        return _lines(" · ".join(" ".join(x for x in (r["label"], r["text"], r["gib"], r["formula"]) if x) for r in it["pairs"]), NOTE_EM) + 0.15
+    if it["kind"] == "row":
+        return max(_lines(it["label"], LABEL_EM if it["wide_value"] else WIDE_LABEL_EM), 1) + 0.05 + _lines(it["formula"], FORMULA_EM)
+    if it["kind"] == "line":
+        return max(_lines(it["label"], LINE_LABEL_EM), 1) + 0.05 + _lines(it["formula"], FORMULA_EM)
+    if it["kind"] == "zeros":
+        return _lines(it["text"], COL_EM) + 0.2
+    return _lines(it["text"], NOTE_EM) + 0.1
+
+
+def _estimate_rest(d: PageData) -> None:
+    d.est_over = [1.6 + (max(_lines(h, 7.0) for h in s["headers"]) if s["headers"] else 0) for s in d.sections]
+    header = 2.0 * min(_lines(d.name, FULL_EM / 1.35), 3) + 0.4
+    if d.notes:
+        header += min(_lines(d.notes, FULL_EM), NOTE_MAX_LINES[0], math.ceil(NOTE_MAX_EM[0] / FULL_EM))
+    if d.verdicts:
+        header += max(_lines(f"{v['label']} {v['text']} {v['reason']}", FULL_EM / len(d.verdicts) - 1) for v in d.verdicts) + 0.5
+    for c in d.compact:
+        header += _lines(" ".join(f"{a} {b}  " for a, b in c["pairs"]), FULL_EM) + 0.2
+    left = sum(2.6 + len(w["lines"]) * 1.12 + sum(1.12 + _lines(r["formula"], FULL_EM * 0.62) for r in w["rows"]) for w in d.wide)
+    right = sum(5.0 + len(c["bars"]) * 1.45 + sum(_lines(e["label"], COL_EM * 0.7) for e in c["legend"]) + _lines(c["note"], COL_EM) for c in d.charts)
+    d.est_top = (header + left + 0.5, header + right + 0.5)
+
+
+def line_px(density: int) -> float:
+    return FONT_PT * LINE_HEIGHT[density] / 0.75
+
+
+def distribute(heights: Sequence[float], secs: Sequence[int], over: Sequence[float], caps: Sequence[float],
+               balanced: bool = True, keep: bool = True) -> list[list[tuple[int, list[int]]]]:
+    """Cut the flow (items with their heights, each in a section with a heading overhead) into
+    ``len(caps)`` columns, in order: each column a list of pieces ``(section, [item index])``.
+    ``balanced``: fill each column to its share of the whole (in proportion to its height);
+    otherwise to its height.  A section's first item stays with its second (no heading alone at
+    the foot of a column) where ``keep``."""
+    n_cols = len(caps)
+    total = sum(heights) + sum(over[s] for s in set(secs))
+    room = sum(caps) or 1.0
+    targets = [total * c / room if balanced else c for c in caps]
+    cols: list[list[tuple[int, list[int]]]] = [[] for _ in range(n_cols)]
+    c, used = 0, 0.0
+    for i, h in enumerate(heights):
+        s = secs[i]
+        starts = not cols[c] or cols[c][-1][0] != s
+        cost = h + (over[s] if starts else 0.0)
+        if keep and starts and i + 1 < len(heights) and secs[i + 1] == s:
+            need = cost + heights[i + 1]  # keep a heading with two items
+        else:
+            need = cost
+        if c < n_cols - 1 and cols[c] and used + need > targets[c] + (0.5 * h if balanced else 0.0):
+            c, used = c + 1, 0.0
+            starts, cost = True, h + over[s]
+        if starts:
+            cols[c].append((s, [i]))
+        else:
+            cols[c][-1][1].append(i)
+        used += cost
+    return cols
+
+
+def heights_of(cols: list[list[tuple[int, list[int]]]], heights: Sequence[float], over: Sequence[float]) -> list[float]:
+    return [sum(over[s] + sum(heights[i] for i in idx) for s, idx in col) for col in cols]
+
+
+def cut(heights: Sequence[float], secs: Sequence[int], over: Sequence[float], caps: Sequence[float]):
+    """The first cut that fits every column: balanced, else each column filled to its height, else
+    that without keeping a heading with two items; else the one whose last column overflows
+    least."""
+    best = None
+    for balanced, keep in ((True, True), (False, True), (False, False)):
+        cols = distribute(heights, secs, over, caps, balanced=balanced, keep=keep)
+        excess = max(h - c for h, c in zip(heights_of(cols, heights, over), caps))
+        if excess <= -0.5:
+            return cols
+        if best is None or excess < best[0]:
+            best = (excess, cols)
+    return best[1]
+
+
+def note(text: str, density: int) -> dict[str, Any]:
+    """A note cut to what the page has room for: at most N lines and a width of text.  Lines beyond
+    the limit are joined with " / " (nothing is lost); characters beyond the width are cut, and the
+    template then prints a visible marker with the shown and total counts."""
+    if not text:
+        return {"text": "", "truncated": False, "shown": 0, "total": 0}
+    lines = [ln.strip() for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    lines = [ln for ln in lines if ln]
+    keep = NOTE_MAX_LINES[density]
+    if len(lines) > keep:
+        lines = lines[: keep - 1] + [" / ".join(lines[keep - 1:])]
+    joined = "\n".join(lines)
+    limit = NOTE_MAX_EM[density]
+    truncated = _em(joined) > limit
+    if truncated:
+        w, k = 0.0, 0
+        while k < len(joined) and w + _em(joined[k]) <= limit:
+            w += _em(joined[k])
+            k += 1
+        joined = joined[:k].rstrip()
+    return {"text": joined, "truncated": truncated, "shown": len(joined), "total": len(text)}
+
+
+def clip(text: str, limit: int) -> tuple[str, bool]:
+    if len(text) <= limit:
+        return text, False
+    return text[: max(limit - 1, 1)].rstrip() + "…", True
+
+
+# --------------------------------------------------------------------------------------------
+# The summary
+
+
+def rank_order(ledgers: Sequence[Ledger]) -> list[int]:
+    """Indices of the ledgers in the summary's order: by the spec's ``rank`` values in turn (False
+    before True, smaller first, blank last), input order breaking ties (a stable order)."""
+    def key(i: int):
+        lg = ledgers[i]
+        out: list[Any] = []
+        for k in lg.model.spec.rank:
+            v = lg.values.get(k)
+            out += [v is None, 0 if v is None else (int(v) if isinstance(v, bool) else float(v))]
+        return (*out, i)
+
+    return sorted(range(len(ledgers)), key=key)
+
+
+def summary_row(lg: Ledger, lang: str, rank: int) -> dict[str, Any]:
+    flag = lg.model.spec.flag
+    verdicts = []
+    for s in lg.model.spec.sections:
+        if s.key == HEADER_SECTIONS[0]:
+            verdicts = [view.figure_row(lg, f, lang, False) for f in s.figures]
+    short, _ = clip(str(lg.name), SUMMARY_NAME_MAX_CHARS)
+    return {
+        "rank": rank,
+        "name": short,
+        "flag": bool(flag and lg.values.get(flag)),
+        "verdicts": [{"text": r.text, "tone": r.tone or "none"} for r in verdicts],
+        "cells": [{"text": r.text, "n": r.unit not in ("text", "bool")} for r in view.summary(lg, lang)],
+    }
+
+
+def summary_headers(lg: Ledger, lang: str) -> dict[str, Any]:
+    verdicts = []
+    for s in lg.model.spec.sections:
+        if s.key == HEADER_SECTIONS[0]:
+            verdicts = [view.figure_row(lg, f, lang, False).label for f in s.figures]
+    rows = view.summary(lg, lang)
+    return {"verdicts": verdicts, "cells": [{"text": r.label, "n": r.unit not in ("text", "bool"), "unit": _unit_class(r.unit)} for r in rows]}
+
+
+def _unit_class(unit: str) -> str:
+    """A CSS class for a summary column of this unit (its width: handout.css, ``col.u-*``)."""
+    return "u-" + "".join(ch if ch.isalnum() else "-" for ch in unit.lower())
