@@ -27,6 +27,7 @@ class Figure:
     expand: tuple[str, ...] = ()  # quantities whose definitions the formula text writes inline
     items: tuple[tuple[str, str], ...] = ()  # (name, registry key): the figure is an object of these in JSON, a list on the page
     tone: str = ""  # registry TEXT key ("good", "bad" or "unknown"): how the reports colour the figure
+    short: tuple[str, str] = ()  # (English, Chinese) column heading where space is short (the handout's summary)
 
     @property
     def name(self) -> str:
@@ -289,7 +290,7 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
         ), json="offload", show="has_offload"),
         Table("uncounted", "Not in the state ledger", "不在状态账本中", OUTSIDE_COLUMNS, _outside_lines(reg), json="uncounted", sources=True),
         Table("phases", "Memory by phase (reported stage)", "各阶段显存（报告段）", PHASE_COLUMNS, _phase_lines(), json="phases",
-              total=(F("first_step_peak_bytes"), F("lazy_state_bytes")),
+              total=(F("first_step_peak_bytes", show="stated_elsewhere"), F("lazy_state_bytes", show="stated_elsewhere")),
               bars=Bars("items", limit="hbm_bytes", mark="peak_phase", peak="peak_bytes_per_rank", note="note_first_step")),
         Section("peak", "Peak and fit", "峰值与是否放得下", (
             F("activation_bytes_per_rank", formula=True),
@@ -310,26 +311,30 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
             F("step_budget_s", formula=True, expand=("train_window_s",)), F("required_tokens_per_s"),
             F("tokens_per_s_per_gpu"), F("days_on_config", "days", formula=True, expand=("effective_flops_per_gpu",)), F("gpus"),
             F("gpus_needed_compute", formula=True, expand=("effective_flops_per_gpu", "train_window_s")),
-            F("min_gpus_compute", formula=True), F("min_gpus_compute_reason"),
-            F("min_gpus_memory", formula=True), F("min_gpus_memory_reason"), F("state_floor_gpus", formula=True), F("binding_gate"),
+            F("min_gpus_compute"), F("min_gpus_compute_reason", show="min_gpus_compute_blank"),
+            F("min_gpus_memory"), F("min_gpus_memory_reason", show="min_gpus_memory_blank"),
+            F("state_floor_gpus", formula=True, show="peak_unknown"), F("binding_gate"),
             F("gpu_hours", formula=True, expand=("effective_flops_per_gpu",)), F("cost", formula=True), F("mfu"), F("hfu"),
-            F("mfu_source"), F("predicted_mfu"), F("predicted_hfu"), F("mfu_difference", show="mfu_given"),
-            F("predicted_tokens_per_s_per_gpu"), F("step_time_s", formula=True),
+            F("mfu_source"), F("predicted_mfu"), F("predicted_hfu", show="mfu_given"), F("mfu_difference", show="mfu_given"),
+            F("predicted_tokens_per_s_per_gpu", show="mfu_given"), F("step_time_s", formula=True),
             F("step_time_s", "step_time_breakdown", items=STEP_TERMS),
             F("bubble_fraction", show="multi_stage"), F("slowest_stage", show="multi_stage"),
             F("placement_summary", show="any_group_crosses_nodes"), F("tp_crosses_nodes", "crosses_nodes", items=CROSSES),
-            F("bandwidth_gate"), F("meets_deadline"), F("days_over_deadline"),
+            F("bandwidth_gate", show="stated_elsewhere"), F("meets_deadline", show="stated_elsewhere"), F("days_over_deadline", show="stated_elsewhere"),
         ), json="compute"),
         Section("budget", "Budget", "预算", (
-            F("currency"), F("price_per_gpu_hour"), F("gpu_hours"), F("node_hours", formula=True), F("cost"),
+            F("currency", show="currency_given"), F("price_per_gpu_hour"), F("gpu_hours"), F("node_hours", formula=True), F("cost"),
             F("cost_with_reserve", formula=True), F("cost_deadline_hold", formula=True),
         ), json="budget"),
     )
-    summary = (
-        F("gpu"), F("gpus"), F("state_bytes_per_rank"), F("peak_bytes_per_rank"), F("hbm_bytes"), F("headroom_bytes"), F("fits"),
-        F("state_bytes_logical_total"), F("min_gpus_compute"), F("min_gpus_memory"), F("binding_gate"), F("days_on_config"),
-        F("days"), F("gpu_hours"), F("cost"), F("step_time_s"), F("predicted_mfu"),
-    )
+    summary = tuple(F(k, short=short) for k, short in (
+        ("gpu", ("GPU", "GPU")), ("gpus", ("GPUs", "GPU 数")), ("state_bytes_per_rank", ("state / rank", "每卡状态")),
+        ("peak_bytes_per_rank", ("peak / rank", "每卡峰值")), ("hbm_bytes", ("HBM", "显存")),
+        ("fits", ("fits", "放得下")), ("state_bytes_logical_total", ("whole state", "全模型状态")),
+        ("min_gpus_compute", ("min GPUs, deadline", "最少 GPU（期限）")), ("min_gpus_memory", ("min GPUs, memory", "最少 GPU（显存）")),
+        ("binding_gate", ("binds", "先撞的门")), ("days_on_config", ("days needed", "所需天数")), ("days", ("deadline", "期限")),
+        ("gpu_hours", ("GPU-hours", "GPU 小时")), ("cost", ("cost", "成本")), ("predicted_mfu", ("predicted MFU", "预测 MFU")),
+    ))
     assumptions = tuple(k[: -len("_shown")] for k in reg.keys() if k.startswith("note_") and k.endswith("_shown"))
     charts = (
         Chart("memory", "Per-rank memory by state vs HBM (GB)", "每卡各状态显存与 HBM 对比（GB）", "stacked",

@@ -79,8 +79,7 @@ def test_never_when_nothing_is_sharded():
     lg = ledger("qwen3-8b-zero0")
     assert lg["dp_sharded_peak_bytes"] == 0
     assert lg["min_gpus_memory"] is None and lg["memory_gate_never"] is True
-    assert lg["min_gpus_memory_reason"] == ("never at this layout: 214.0 GB of the peak does not shrink with dp, "
-                                            "above 84.9 GB of HBM (ZeRO-0 shards nothing)")
+    assert lg["min_gpus_memory_reason"] == "never: 214.0 GB of the peak does not shrink with dp, above HBM 84.9 GB (ZeRO-0 shards nothing)"
     assert lg["binding_gate"] == "memory"
 
 
@@ -90,5 +89,5 @@ def test_deadline_out_of_reach_of_the_batch():
     lg = ledger("qwen3-8b-zero0", tokens=10**13, days=10, reserve_days=0)
     assert lg["gpus_needed_compute"] > 384
     assert lg["min_gpus_compute"] is None
-    assert lg["min_gpus_compute_reason"].endswith("this layout reaches at most 384 (dp up to the 384 micro-batches of the global batch)")
+    assert lg["min_gpus_compute_reason"].endswith("GPUs; the batch's 384 micro-batches cap this layout at 384")
     assert lg["binding_gate"] == "memory"  # no dp fits under ZeRO-0 either

@@ -35,7 +35,7 @@ QWEN3_8B_JOB = dict(
 )
 
 # docs/scenarios.md: the 35B MoE on H20 (seq 49,152, micro-batch 1, global batch 80, full recompute, Megatron).
-# Parameter counts from the seed (35B total, 32.114B routed experts); the architecture columns are
+# Parameter counts from docs/scenarios.md (35B total, 32.114B routed experts); the architecture columns are
 # a Qwen3.5-35B-A3B-like guess (40 layers × 256 experts × 3·2048·512 = 32.2B), needed for the
 # activations; tokens, days, mfu and price are invented for the test.
 MOE_35B_JOB = dict(

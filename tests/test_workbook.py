@@ -1,4 +1,4 @@
-"""The live-formula workbook (issue 3, CONTRACT section 5): formulas generated from the registry,
+"""The live-formula workbook (README, "The workbook"): formulas generated from the registry,
 cached values equal to the engine's, LibreOffice's own recalculation equal to the engine's,
 hostile text kept as text, deterministic bytes, a template that is itself a valid input.
 
@@ -24,6 +24,7 @@ import openpyxl
 import pytest
 from openpyxl.utils import FORMULAE
 from support.libreoffice import recalculate_with_libreoffice
+from test_docs import OUTSIDE  # the words that would point a reader outside the repository
 
 from ledger_report.render.document import config_document
 from ledger_report.config import COLUMN_NAMES, COLUMNS, COUNT, ENUM, INT, Config
@@ -67,7 +68,7 @@ HOSTILE = (
 
 # One row per situation the formulas must get right (names say which).
 CONFIGS: list[dict] = [
-    dict(ARCH_8B, name="dense-8b-zero1", notes="seed 004-like dense row", dp=8, zero=1, seq_len=8192,
+    dict(ARCH_8B, name="dense-8b-zero1", notes="a dense row like the Qwen3-8B scenario", dp=8, zero=1, seq_len=8192,
          global_batch=512, tokens=1_000_000_000_000, days=30, price_per_gpu_hour=2.5),
     dict(name="moe-pp4-megatron-full", layers=48, hidden=4096, heads=32, kv_heads=4, ffn_hidden=12288,
          vocab=151936, experts=128, topk=8, moe_ffn_hidden=1536, framework="megatron", grad_dtype="fp32",
@@ -479,7 +480,7 @@ def test_fixed_document_properties(built):
 
 
 def test_built_workbook_is_a_valid_input(built_path, ledgers):
-    """CONTRACT 5: read_configs reads the built workbook back (Inputs only) to the same figures."""
+    """The workbook is an input too: read_configs reads the built workbook back (Inputs only) to the same figures."""
     from ledger_report.inputs import read_configs
 
     back = read_configs(built_path)
@@ -612,7 +613,7 @@ def test_many_configurations_use_one_chosen_ledger_sheet():
 
 
 def test_template_workbook():
-    """`ledger-report template`: the CONTRACT columns with help comments, dropdowns, an example row
+    """`ledger-report template`: the input columns (docs/columns.md) with help comments, dropdowns, an example row
     that read_configs accepts, a Help sheet, deterministic bytes."""
     data = template_xlsx()
     assert data == template_xlsx()
@@ -925,7 +926,7 @@ def test_random_sweep_recalculates_to_the_engine():
     # (etp defaults to tp, and the generator checks dp·cp·tp), a layout the reader refuses; they
     # are kept, being the rows this test was checked on, for the workbook-against-engine
     # comparison, which holds for them too.
-    leds = [compute(Config(c)) for c in _random_configs(9, 400)]  # seed 9 has 17 values where plain ceil() differs
+    leds = [compute(Config(c)) for c in _random_configs(9, 400)]  # with the generator at 9 there are 17 values where plain ceil() differs
     out = _load(_recalc(_poisoned(render_xlsx(leds))), data_only=True)
     assert _ledger_mismatches(out[LEDGERS], leds) == []
     errors = [(ws.title, c.coordinate) for ws in out.worksheets for row in ws.iter_rows() for c in row
@@ -935,7 +936,7 @@ def test_random_sweep_recalculates_to_the_engine():
 
 @pytest.mark.slow
 def test_example_rows_in_libreoffice_equal_calc_json():
-    """Issue 3, done-when: for every row of inputs/examples.csv, LibreOffice's forced recalculation
+    """For every row of inputs/examples.csv, LibreOffice's forced recalculation
     of the built workbook equals what ``calc --json`` prints (the engine's document), rel 1e-9."""
     from ledger_report.inputs import read_configs
 
@@ -1203,7 +1204,7 @@ def test_no_label_mentions_internal_documents(built, ledgers):
             texts += [c.value for r in ws.iter_rows() for c in r
                       if isinstance(c.value, str) and c.data_type == "s" and c.value not in user]
             for t in texts:
-                assert not re.search(r"CONTRACT|seed|issue|\.\./shared", t, re.I), (what, ws.title, t)
+                assert not OUTSIDE.search(t), (what, ws.title, t)
 
 
 def test_help_rows_are_tall_enough(built):

@@ -43,7 +43,7 @@ MAX_DENSITY = 3
 RUNS_DENSITY = 3
 RUN_ROWS = 5  # figures per run paragraph (the unit the columns are cut by)
 FONT_PT = 8.0
-LINE_HEIGHT = (1.14, 1.07, 1.0, 1.0)
+LINE_HEIGHT = (1.14, 1.07, 1.0, 0.96)
 NOTE_MAX_EM = (360, 210, 110, 55)  # width of a note shown (units of _em; a line across the page is ~96)
 NOTE_MAX_LINES = (5, 3, 1, 1)
 NAME_MAX_CHARS = 240
@@ -97,6 +97,7 @@ COL_EM = 31.0
 LABEL_EM = 17.9
 WIDE_LABEL_EM = 24.5
 SHORT_VALUE_EM = 5.0  # a value that fits the last cell of a figure's row (18 % of a column)
+LONG_TEXT_EM = 10.5  # a text value wider than the row's two value cells goes on a line of its own
 FORMULA_EM = 28.7
 LINE_LABEL_EM = 16.6
 NOTE_EM = 30.5
@@ -231,8 +232,9 @@ def _row_item(sec: int, r: view.Row) -> dict[str, Any]:
     """A figure's row: its label over two cells and its value in the last, or, where the value is
     too long for one cell (or has a GiB beside it), the label in one and the value in the others."""
     f = "" if not r.formula or _trivial(r.formula) else r.formula
+    sentence = r.unit in ("text", "") and _em(r.text) > LONG_TEXT_EM  # words or a breakdown: on a line of its own, wrapped
     return {"sec": sec, "kind": "row", "label": r.label, "text": r.text, "gib": r.gib, "formula": f, "tone": r.tone,
-            "wide_value": bool(r.gib) or _em(r.text) > SHORT_VALUE_EM}
+            "wide_value": bool(r.gib) or _em(r.text) > SHORT_VALUE_EM, "sentence": sentence}
 
 
 def _wide(s: view.ViewSection, cols: list[tuple[str, str]]) -> dict[str, Any]:
@@ -316,13 +318,17 @@ def _chart(s: view.ViewSection) -> dict[str, Any]:
 
 def _estimate(d: PageData) -> None:
     d.est = [_item_lines(it) for it in d.items]
-    d.runs_est = [_item_lines(it) for it in d.runs]
+    d.runs_est = [_item_lines(it, run_on=True) for it in d.runs]
     _estimate_rest(d)
 
 
-def _item_lines(it: dict[str, Any]) -> float:
+def _item_lines(it: dict[str, Any], run_on: bool = False) -> float:
+    if it["kind"] == "note" and run_on:  # the densest layout runs the assumptions on in one paragraph
+        return _em(it["text"]) / NOTE_EM + 0.05
     if it["kind"] == "run":
         return _lines(" · ".join(" ".join(x for x in (r["label"], r["text"], r["gib"], r["formula"]) if x) for r in it["pairs"]), NOTE_EM) + 0.15
+    if it["kind"] == "row" and it.get("sentence"):
+        return max(_lines(it["label"], WIDE_LABEL_EM), 1) + _lines(it["text"], FORMULA_EM) + 0.1 + _lines(it["formula"], FORMULA_EM)
     if it["kind"] == "row":
         return max(_lines(it["label"], LABEL_EM if it["wide_value"] else WIDE_LABEL_EM), 1) + 0.05 + _lines(it["formula"], FORMULA_EM)
     if it["kind"] == "line":
@@ -401,6 +407,9 @@ def cut(heights: Sequence[float], secs: Sequence[int], over: Sequence[float], ca
     return best[1]
 
 
+_MARKER_SAMPLE = " [truncated: 999 characters shown of 9,999; the full note is in the JSON and the workbook]"
+
+
 def note(text: str, density: int) -> dict[str, Any]:
     """A note cut to what the page has room for: at most N lines and a width of text.  Lines beyond
     the limit are joined with " / " (nothing is lost); characters beyond the width are cut, and the
@@ -414,7 +423,8 @@ def note(text: str, density: int) -> dict[str, Any]:
         lines = lines[: keep - 1] + [" / ".join(lines[keep - 1:])]
     joined = "\n".join(lines)
     limit = NOTE_MAX_EM[density]
-    truncated = _em(joined) > limit
+    # the marker takes room too: a note that fits in the limit and the marker's room is shown whole
+    truncated = _em(joined) > limit + _em(_MARKER_SAMPLE)
     if truncated:
         w, k = 0.0, 0
         while k < len(joined) and w + _em(joined[k]) <= limit:

@@ -214,5 +214,11 @@ def assumption_items(lg: Ledger, lang: str = "en") -> list[tuple[str, str]]:
 
 
 def summary(lg: Ledger, lang: str = "en") -> list[Row]:
-    """The spec's summary figures of one configuration."""
-    return [figure_row(lg, f, lang, False) for f in lg.model.spec.summary]
+    """The spec's summary figures of one configuration, headed by their short labels where given."""
+    rows = []
+    for f in lg.model.spec.summary:
+        row = figure_row(lg, f, lang, False)
+        if f.short:
+            row.label = f.short[0] if lang == "en" else f.short[1]
+        rows.append(row)
+    return rows

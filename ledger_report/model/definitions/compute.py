@@ -136,6 +136,10 @@ def gates(reg: Registry, r: Ctx, gpus_for_deadline) -> None:
       if_(needed.ge(0), if_(never, "memory", if_(IsBlank(mgc), "compute", if_(mem_cmp.gt(mgc), "memory", "compute"))), "compute"),
       TEXT, "binding gate", "先撞的门", gate_doc + ": memory when no dp fits or it needs more GPUs than the deadline")
     _gate_reasons(reg, r, (needed, mgc, dp_c), (mgm, dp_m, never, fixed, floor_gpus), slots, model_gpus)
+    # the pages give a gate's reason in words where its number is blank; the floor where the peak is unknown
+    d("min_gpus_compute_blank", all_of(needed.ge(0), IsBlank(mgc)), BOOL, "the deadline gate has no buildable answer", "期限门无可搭建的答案", gate_doc)
+    d("min_gpus_memory_blank", IsBlank(mgm), BOOL, "the memory gate has no answer", "显存门无答案", gate_doc)
+    d("peak_unknown", IsBlank(r.peak), BOOL, "the peak cannot be computed", "峰值无法计算", gate_doc)
 
 
 def _gate_reasons(reg, r, deadline, memory, slots, model_gpus) -> None:
@@ -149,20 +153,20 @@ def _gate_reasons(reg, r, deadline, memory, slots, model_gpus) -> None:
         return concat(" (dp ", grouped(dp), " × tp·pp·cp ", grouped(model_gpus), ")")
 
     d("min_gpus_compute_reason", if_(needed.ge(0),
-      if_(IsBlank(mgc), concat("the deadline needs ", grouped(needed), " GPUs; this layout reaches at most ", grouped(most), " (dp up to the ", grouped(slots), " micro-batches of the global batch)"),
+      if_(IsBlank(mgc), concat("needs ", grouped(needed), " GPUs; the batch's ", grouped(slots), " micro-batches cap this layout at ", grouped(most)),
           concat(grouped(needed), " GPUs of compute, built as ", grouped(mgc), layout(dp_c))), ""),
       TEXT, "why (deadline gate)", "原因（期限门）", gate_doc)
     d("min_gpus_compute_reason_zh", if_(needed.ge(0),
-      if_(IsBlank(mgc), concat("期限需要 ", grouped(needed), " 卡；本布局最多 ", grouped(most), " 卡（dp 不超过全局 batch 的 ", grouped(slots), " 个 micro-batch）"),
+      if_(IsBlank(mgc), concat("需要 ", grouped(needed), " 卡；全局 batch 的 ", grouped(slots), " 个 micro-batch 使本布局至多 ", grouped(most), " 卡"),
           concat("算力需 ", grouped(needed), " 卡，按布局取 ", grouped(mgc), " 卡")), ""),
       TEXT, "why (deadline gate, zh)", "原因（期限门）", gate_doc)
     d("min_gpus_memory_reason",
-      if_(never, concat("never at this layout: ", gb_text(fixed), " of the peak does not shrink with dp, above ", gb_text(r.hbm_bytes), " of HBM", if_(r.zero.eq(0), " (ZeRO-0 shards nothing)", "")),
+      if_(never, concat("never: ", gb_text(fixed), " of the peak does not shrink with dp, above HBM ", gb_text(r.hbm_bytes), if_(r.zero.eq(0), " (ZeRO-0 shards nothing)", "")),
           if_(IsBlank(mgm), concat("the peak is unknown; the whole state needs at least ", grouped(floor_gpus), " GPUs"),
               concat("fits from ", grouped(mgm), " GPUs", layout(dp_m)))),
       TEXT, "why (memory gate)", "原因（显存门）", gate_doc)
     d("min_gpus_memory_reason_zh",
-      if_(never, concat("本布局任何 dp 都装不下：峰值中 ", gb_text(fixed), " 不随 dp 缩小，超过显存 ", gb_text(r.hbm_bytes), if_(r.zero.eq(0), "（ZeRO-0 不分片）", "")),
+      if_(never, concat("任何 dp 都装不下：峰值中 ", gb_text(fixed), " 不随 dp 缩小，超过显存 ", gb_text(r.hbm_bytes), if_(r.zero.eq(0), "（ZeRO-0 不分片）", "")),
           if_(IsBlank(mgm), concat("峰值未知；全部状态至少需 ", grouped(floor_gpus), " 卡"),
               concat("从 ", grouped(mgm), " 卡起装得下"))),
       TEXT, "why (memory gate, zh)", "原因（显存门）", gate_doc)

@@ -97,10 +97,16 @@ def define(reg: Registry, r: Ctx) -> None:
     ]
     d("verdicts_bad", any_of(*(t.eq("bad") for t in tones)), BOOL, "a verdict says no", "有否定结论", doc("verdicts"))
 
+    # figures the page states in other words (meets the deadline, days over it and the bandwidth gate
+    # in the verdicts; the first step's peak in the note on the first step) are in the JSON and the
+    # workbook's Ledgers, not repeated on the pages
+    d("stated_elsewhere", False, BOOL, "a figure stated in other words (a verdict, a note) is shown again", "重复显示已以文字给出的数", doc("verdicts"))
+
     # budget ----------------------------------------------------------------------------------
     reg.section = "budget"
     price = r.price
     d("currency", Col("currency"), TEXT, "currency", "货币", "input column (docs/columns.md)")
+    d("currency_given", negate(IsBlank(Col("currency"))), BOOL, "a currency is given", "给出货币", "input column (docs/columns.md)")
     d("node_hours", r.gpu_hours / r.gpus_per_node, NODE_HOURS, "node-hours", "节点小时", "GPU-hours ÷ GPUs per node")
     d("cost_with_reserve", r.gpus * (r.days_on_config + r.reserve) * 24 * price, MONEY, "cost including the reserved days", "含预留天数的成本", "GPUs × (days needed + reserve days) × 24 × price")
     d("cost_deadline_hold", r.gpus * r.days * 24 * price, MONEY, "cost of holding these GPUs for the whole deadline", "整个期限占用这些 GPU 的成本", "GPUs × deadline days × 24 × price")
