@@ -1,4 +1,4 @@
-"""The live-formula workbook at 1,000 configurations (issue 3, CONTRACT section 5).
+"""The live-formula workbook at 1,000 configurations.
 
 Targets: written in <= 3 s; opened and fully recalculated by LibreOffice headless in <= 10 s with
 <= 1 GB.  (The write target dates from the openpyxl writer, 0.5 s, and 227 quantities; with 545
