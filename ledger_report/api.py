@@ -48,8 +48,6 @@ def compute(configs: Config | Iterable[Config] | str | Path, progress: Progress 
 def outputs(ledgers: Sequence[Ledger], stem: str, out_dir: str | Path, formats: Sequence[str] = FORMATS, *,
             lang: str = "en", jobs: int | None = None, progress: Any = None) -> dict[Path, bytes]:
     """The bytes of each output file, by path (nothing is written)."""
-    import json
-
     from .render.document import document
 
     out = Path(out_dir)
@@ -68,7 +66,6 @@ def outputs(ledgers: Sequence[Ledger], stem: str, out_dir: str | Path, formats: 
         if progress:
             progress.stage(f"rendering the handout ({len(ledgers) + 1:,}+ pages)")
         files[out / f"{stem}.pdf"] = render_pdf(ledgers, lang=lang, jobs=jobs, progress=getattr(progress, "pages", None))
-    del json
     return files
 
 

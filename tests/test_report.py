@@ -1,0 +1,82 @@
+"""The report spec (ledger_report/report.py): one quantity defined in the model and one figure added
+to the spec reach every output with no other edit: the JSON document, the text table, the workbook
+(a live formula in Ledgers and on the print sheet, recalculated by LibreOffice to the engine's value)
+and the handout page (its label, value and formula text)."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import subprocess
+
+import openpyxl
+import pytest
+from support.libreoffice import recalculate_with_libreoffice
+
+from ledger_report import api
+from ledger_report.engine import compute, config_from_mapping
+from ledger_report.model import units
+from ledger_report.model.definitions import build
+from ledger_report.model.expr import Ref
+from ledger_report.model.registry import BYTES
+from ledger_report.model.tables import tables
+from ledger_report.render import workbook as wbk
+from ledger_report.render.table import render_table
+from ledger_report.report import SPEC, Figure, Model
+
+# Qwen3-8B under ZeRO-1 on 4 GPUs (docs/scenarios.md): 57.3 GB of state per rank over 36 layers.
+ROW = {"name": "probe-row", "layers": 36, "hidden": 4096, "heads": 32, "kv_heads": 8, "head_dim": 128, "ffn_hidden": 12288,
+       "vocab": 151936, "qk_norm": True, "seq_len": 8192, "global_batch": 384, "tokens": 10**11, "days": 30,
+       "reserve_days": 5, "dp": 4, "zero": 1, "mfu": 0.4, "price_per_gpu_hour": 2.5}
+KEY = "state_bytes_per_layer_probe"
+LABEL = "state per layer (probe)"
+
+
+def _model() -> Model:
+    reg = build()
+    reg.section = "compute"
+    reg.define(KEY, Ref("state_bytes_per_rank") / Ref("layers"), BYTES, LABEL, "每层状态（探针）", "a figure added by the test")
+    return Model(reg, SPEC.with_figure("compute", Figure(KEY, formula=True)), tables())
+
+
+@pytest.fixture(scope="module")
+def ledger():
+    return compute(config_from_mapping(ROW), _model())
+
+
+def test_the_value_is_the_hand_calculation(ledger):
+    """ZeRO-1 on 4 ranks: (2 + 2 + 12/4) B × 8,190,735,360 parameters = 57,335,147,520 B; ÷ 36 layers."""
+    assert ledger["state_bytes_per_rank"] == 7 * 8_190_735_360
+    assert ledger[KEY] == pytest.approx(7 * 8_190_735_360 / 36)
+
+
+def test_the_figure_reaches_the_json_and_the_text(ledger):
+    (data,) = api.outputs([ledger], "probe", ".", ("json",)).values()
+    doc = json.loads(data)
+    assert doc["configs"][0]["compute"][KEY] == round(7 * 8_190_735_360 / 36)
+    text = render_table([ledger])
+    assert f"{LABEL}: {units.gb(ledger[KEY])}" in text
+
+
+def test_the_figure_is_a_live_formula_in_the_workbook(ledger):
+    data = wbk.render_xlsx([ledger])
+    letter = wbk._quantity_letters(ledger.model.registry)[KEY]
+    ws = openpyxl.load_workbook(io.BytesIO(data))[wbk.LEDGERS]
+    cell = ws[f"{letter}{wbk.LEDGER_FIRST_ROW}"]
+    assert cell.data_type == "f" and "/" in cell.value
+    if shutil.which("soffice") is None:
+        pytest.skip("LibreOffice is not installed")
+    recalculated = openpyxl.load_workbook(io.BytesIO(recalculate_with_libreoffice(data)), data_only=True)[wbk.LEDGERS]
+    assert recalculated[f"{letter}{wbk.LEDGER_FIRST_ROW}"].value == pytest.approx(ledger[KEY], rel=1e-12)
+
+
+def test_the_figure_is_on_the_handout_page(ledger, tmp_path):
+    pdf = api.outputs([ledger], "probe", tmp_path, ("pdf",))[tmp_path / "probe.pdf"]
+    path = tmp_path / "probe.pdf"
+    path.write_bytes(pdf)
+    page = subprocess.run(["pdftotext", "-f", "2", "-l", "2", str(path), "-"], capture_output=True, text=True, check=True).stdout
+    squeezed = "".join(page.split())
+    assert "".join(LABEL.split()) in squeezed
+    assert "".join(units.gb(ledger[KEY]).split()) in squeezed
+    assert "57.3GB÷36" in squeezed  # the formula text with the numbers filled in
