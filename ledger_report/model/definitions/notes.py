@@ -57,10 +57,16 @@ def define(reg: Registry, r: Ctx) -> None:
     _note(reg, "pipeline", r.pp.gt(1),
           ("Pipeline: the ", if_(r.pick_first, "first", "last"), " stage is reported (the more loaded); the first stage holds the embedding, the last the output head and final norm."),
           ("流水线：报告负载更大的", stage_zh, "段；首段持有输入嵌入，末段持有输出头与末层 norm。"), doc("pipeline-stages"))
+    unpredicted = IsBlank(r.predicted_mfu)
     _note(reg, "mfu", r.mfu_given,
-          ("Days and cost from the measured MFU ", _round(r.mfu, 3), "; the step-time model predicts ", _round(r.predicted_mfu, 3),
-           " (a step of ", _round(r.step_time, 2), " s). FLOPs per token: 6 × (active parameters − untied input embedding) + causal attention."),
-          ("天数与成本按实测 MFU ", _round(r.mfu, 3), "；步时模型预测 ", _round(r.predicted_mfu, 3), "（每步 ", _round(r.step_time, 2), " 秒）。每 token FLOPs：6 × (激活参数 − 不共享的输入嵌入) + 因果注意力。"),
+          ("Days and cost from the measured MFU ", _round(r.mfu, 3),
+           if_(unpredicted, "; the step-time model needs the architecture and the batch to predict one",
+               concat("; the step-time model predicts ", _round(r.predicted_mfu, 3), " (a step of ", _round(r.step_time, 2), " s)")),
+           ". FLOPs per token: 6 × (active parameters − untied input embedding) + causal attention."),
+          ("天数与成本按实测 MFU ", _round(r.mfu, 3),
+           if_(unpredicted, "；步时模型需要结构与 batch 才能预测",
+               concat("；步时模型预测 ", _round(r.predicted_mfu, 3), "（每步 ", _round(r.step_time, 2), " 秒）")),
+           "。每 token FLOPs：6 × (激活参数 − 不共享的输入嵌入) + 因果注意力。"),
           doc("step-time"))
     _note(reg, "predicted", negate(r.mfu_given),
           ("Days and cost from the predicted step time (", _round(r.step_time, 2), " s, MFU ", _round(r.predicted_mfu, 3),
