@@ -164,6 +164,8 @@ COLUMNS: tuple[Column, ...] = (
     _c("dropout", BOOL, "Dropout in attention and MLP (its masks and outputs are kept for backward)", "注意力与 MLP 中的 dropout（其掩码与输出为反向保留）", "false", group="batch"),
     _c("compile", BOOL, "torch.compile on (fused elementwise intermediates are not saved)", "开启 torch.compile（融合的逐元素中间量不保存）", "false", group="batch"),
     _c("virtual_stages", INT, "Interleaved pipeline: model chunks per pipeline rank", "交错流水：每个流水 rank 的模型块数", "1", "", minimum=1, group="parallel"),
+    _c("pp_first_layers", INT, "Uneven pipeline: layers on the first stage (Megatron-LM --decoder-first-pipeline-num-layers)", "不均匀流水：首段层数（Megatron-LM --decoder-first-pipeline-num-layers）", "even split", "", minimum=0, group="parallel"),
+    _c("pp_last_layers", INT, "Uneven pipeline: layers on the last stage (Megatron-LM --decoder-last-pipeline-num-layers)", "不均匀流水：末段层数（Megatron-LM --decoder-last-pipeline-num-layers）", "even split", "", minimum=0, group="parallel"),
     _c("sequence_parallel", BOOL, "Megatron sequence parallelism", "序列并行（Megatron SP）", "false", group="batch"),
     _c("flash_attention", BOOL, "Flash attention (no s² scores stored)", "FlashAttention（不保存 s² 注意力矩阵）", "true", group="batch"),
     _c("logits_dtype", ENUM, "Logits tensor precision", "logits 精度", "the convention's (fp32 generic, deepspeed; bf16 megatron, fsdp2)", choices=DTYPES_LOGITS, group="batch"),

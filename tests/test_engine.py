@@ -186,6 +186,36 @@ def test_pipeline_stage_split_puts_remainder_layers_first():
     assert lg["arch_last_stage_dense"] == 2 * layer + 50_000 * 1024 + 1024
 
 
+def test_uneven_pipeline_fixes_the_first_and_last_stages():
+    """Megatron-LM --decoder-first/last-pipeline-num-layers (megatron/core/transformer/transformer_block.py
+    get_num_layers_to_build): 14 layers on pp 4 with the first stage at 4 and the last at 2 leave 8 for the
+    2 middle stages, 4 each: layers 0-3, 4-7, 8-11, 12-13 (DeepSeek-V3's 14-layer proxy layout)."""
+    row = dict(name="pp", layers=14, hidden=1024, heads=8, ffn_hidden=4096, vocab=50_000, pp=4, seq_len=2048, global_batch=64,
+               pp_first_layers=4, pp_last_layers=2)
+    lg = compute(config_from_mapping(row))
+    assert (lg["first_stage_layers"], lg["middle_stage_layers"], lg["last_stage_layers"]) == (4, 4, 2)
+    assert (lg["first_stage_first_layer"], lg["middle_stage_first_layer"], lg["last_stage_first_layer"]) == (0, 8, 12)
+    only_last = compute(config_from_mapping({**row, "pp_first_layers": None}))
+    assert (only_last["first_stage_layers"], only_last["middle_stage_layers"], only_last["last_stage_layers"]) == (4, 4, 2)  # 12 over 3: 4, 4, 4
+
+
+def test_uneven_pipeline_rules(tmp_path):
+    """The given stages must leave a layer for every other stage (an error naming both columns), need
+    pp > 1, and the other stages sharing their layers unevenly is a warning."""
+    from ledger_report.errors import InputError
+
+    base = dict(name="pp", layers=14, hidden=1024, heads=8, ffn_hidden=4096, vocab=50_000, pp=4, seq_len=2048, global_batch=64)
+    with pytest.raises(InputError) as exc:
+        config_from_mapping({**base, "pp_first_layers": 7, "pp_last_layers": 6})
+    assert "pp_first_layers = 7, pp_last_layers = 6, 1 layers left" in str(exc.value)
+    with pytest.raises(InputError) as exc:
+        config_from_mapping({**base, "pp": 1, "pp_first_layers": 4})
+    assert "pp > 1 with pp_first_layers or pp_last_layers" in str(exc.value)
+    lg = compute(config_from_mapping({**base, "pp_first_layers": 3}))  # 11 layers over 3 stages: 4, 4, 3
+    assert (lg["first_stage_layers"], lg["middle_stage_layers"], lg["last_stage_layers"]) == (3, 4, 3)
+    assert lg["ok_layers_by_pp"] is False  # a warning: the row is kept
+
+
 def test_mixtral_8x7b_parameters_match_the_published_46_7B_and_12_9B_active():
     """Mistral AI (Mixtral of Experts, 2024): 46.7B total, 12.9B active per token.
 

@@ -28,11 +28,12 @@ def test_the_data_names_its_sources():
 def test_median_and_largest_error_do_not_get_worse():
     med, worst = errors(RUNS)
     assert len(RUNS) >= 20
-    assert med <= 0.11, f"median error {med:.1%}"
+    assert med <= 0.10, f"median error {med:.1%}"
     assert worst <= 0.38, f"largest error {worst:.1%}"
 
 
 @pytest.mark.parametrize("run", [r for r in RUNS if r.framework == "megatron"], ids=lambda r: r.run)
 def test_megatron_runs_within_20_percent(run):
-    """Megatron-LM's own measurements (PR #6311, #6429 on 64 H100): within 20 % on the counter."""
-    assert abs(run.ratio - 1) <= 0.2
+    """Megatron-LM's own measurements (PR #6311, #6429 on 64 H100, their pipeline layout given as the
+    first and last stages' layers): within 10 % on the counter."""
+    assert abs(run.ratio - 1) <= 0.10

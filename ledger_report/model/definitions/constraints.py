@@ -7,7 +7,7 @@ row's numbers.  Warnings are stated on the page; errors refuse the row.
 from __future__ import annotations
 
 from ...config import LINEAR_ATTENTION_COLUMNS, MLA_COLUMNS
-from ..expr import Col, IsBlank, all_of, any_of, concat, divides, grouped, if_, negate
+from ..expr import Col, IsBlank, Ref, all_of, any_of, concat, divides, grouped, if_, maximum, negate
 from ..registry import ERROR, WARNING, Registry
 from .common import Ctx, conv, doc
 
@@ -153,8 +153,18 @@ def define(reg: Registry, r: Ctx) -> None:
     layers = Col("layers")
     c("pp_le_layers", pp.le(layers), "pp", concat("pp ≤ layers = ", layers, " (every pipeline stage needs a layer)"), concat("pp = ", pp),
       en="every pipeline stage has a layer", zh="每个流水段至少一层", source=doc("pipeline-stages"))
-    c("layers_by_pp", if_(pp.gt(layers), True, divides(pp, layers)), "pp",
-      concat("pp to divide layers = ", layers, " (an uneven split gives the first stages one layer more)"), concat("pp = ", pp),
+    fixed_given = any_of(_given("pp_first_layers"), _given("pp_last_layers"))
+    c("pp_fixed_needs_pp", any_of(negate(fixed_given), pp.gt(1)), "pp",
+      "pp > 1 with pp_first_layers or pp_last_layers", concat("pp = ", pp),
+      en="a stage's layers are given only with pipeline parallelism", zh="仅在流水并行时给出段层数", source=doc("pipeline-stages"))
+    even_stages, even_layers = Ref("pp_even_stages"), Ref("pp_even_layers")
+    c("pp_fixed_layers_fit", any_of(negate(fixed_given), pp.le(1), if_(even_stages.gt(0), even_layers.ge(even_stages), even_layers.eq(0))), "pp_first_layers",
+      concat("pp_first_layers + pp_last_layers leaving a layer for each of the other ", even_stages, " stages (layers = ", layers, ")"),
+      concat(_listed(("pp_first_layers", "pp_last_layers")), ", ", even_layers, " layers left"),
+      en="the given stages' layers leave a layer for every other stage", zh="给定段层数后其余各段至少一层", source=doc("pipeline-stages"))
+    c("layers_by_pp", if_(pp.gt(layers), True, if_(fixed_given, divides(maximum(even_stages, 1), even_layers), divides(pp, layers))), "pp",
+      if_(fixed_given, concat("the other ", even_stages, " stages to share their ", even_layers, " layers evenly"),
+          concat("pp to divide layers = ", layers, " (an uneven split gives the first stages one layer more)")), concat("pp = ", pp),
       severity=WARNING, en="pp divides the layers (else the split is uneven)", zh="pp 整除层数（否则各段层数不均）", source=doc("pipeline-stages"))
     zero_ok = if_(r.zero.eq(0), conv(r, "zero0"), if_(r.zero.eq(1), conv(r, "zero1"), if_(r.zero.eq(2), conv(r, "zero2"), conv(r, "zero3"))))
     c("zero_stage_exists", zero_ok.eq(1), "zero", concat("a ZeRO stage that framework ", r.framework, " has"), concat("zero = ", r.zero),

@@ -3,12 +3,14 @@ and how many micro-batches it holds in flight under the schedule.
 
 Three stages are computed: the first (rank 0: the input embedding, the most micro-batches in
 flight), a middle one (rank ⌊pp/2⌋, when pp > 2) and the last (the output head, the loss).  With one
-stage, all three are the same stage.  Layers that do not divide evenly go to the first stages.
+stage, all three are the same stage.  ``pp_first_layers`` and ``pp_last_layers`` fix the first and
+last stages' layers as Megatron-LM's --decoder-first/last-pipeline-num-layers do; the other stages
+share the rest evenly, and layers that do not divide evenly go to the earlier of them.
 """
 
 from __future__ import annotations
 
-from ..expr import IsBlank, all_of, ceil, floor, if_, maximum, minimum, negate
+from ..expr import Col, IsBlank, all_of, ceil, floor, if_, maximum, minimum, negate
 from ..registry import BOOL, COUNT, PARAMS, Registry
 from .common import Ctx, doc
 
@@ -22,8 +24,14 @@ def define(reg: Registry, r: Ctx) -> None:
     d = reg.define
     L, pp, fae, moe_every, E = r.L, r.pp, r.fae, r.moe_every, r.E
     src = doc("pipeline-stages")
-    base = d("stage_layers_base", floor(L / pp), COUNT, "layers per stage (floor)", "每段层数（下取整）", src)
-    rem = d("stage_layers_remainder", L - base * pp, COUNT, "stages with one layer more", "多一层的段数", src + ": remainder layers go to the first stages")
+    first_fixed = d("pp_first_fixed", all_of(pp.gt(1), negate(IsBlank(Col("pp_first_layers")))), BOOL, "the first stage's layers are given", "首段层数已给出", src)
+    last_fixed = d("pp_last_fixed", all_of(pp.gt(1), negate(IsBlank(Col("pp_last_layers")))), BOOL, "the last stage's layers are given", "末段层数已给出", src)
+    first_n = if_(first_fixed, Col("pp_first_layers"), 0)
+    last_n = if_(last_fixed, Col("pp_last_layers"), 0)
+    even_stages = d("pp_even_stages", pp - if_(first_fixed, 1, 0) - if_(last_fixed, 1, 0), COUNT, "stages that share the layers evenly", "均分层数的段数", src)
+    even_layers = d("pp_even_layers", L - first_n - last_n, COUNT, "layers shared evenly", "均分的层数", src)
+    base = d("stage_layers_base", floor(even_layers / maximum(even_stages, 1)), COUNT, "layers per evenly split stage (floor)", "均分段每段层数（下取整）", src)
+    rem = d("stage_layers_remainder", even_layers - base * even_stages, COUNT, "evenly split stages with one layer more", "多一层的均分段数", src + ": remainder layers go to the earlier stages")
     r.single = single = d("single_stage", pp.eq(1), BOOL, "one pipeline stage", "单段流水", src)
     r.stage_index = {
         "first": d("first_stage_rank", 0, COUNT, "first stage: pipeline rank", "首段：流水 rank", src),
@@ -39,8 +47,13 @@ def define(reg: Registry, r: Ctx) -> None:
     for stage in STAGES:
         k = r.stage_index[stage]
         zh = STAGE_ZH[stage]
-        start = d(f"{stage}_stage_first_layer", k * base + minimum(k, rem), COUNT, f"{stage} stage's first layer", f"{zh}起始层", src)
-        n = d(f"{stage}_stage_layers", base + if_(k.lt(rem), 1, 0), COUNT, f"{stage}-stage layers", f"{zh}层数", src)
+        j = k - if_(first_fixed, 1, 0)  # the stage's place among the evenly split ones
+        start = d(f"{stage}_stage_first_layer",
+                  if_(all_of(k.eq(pp - 1), last_fixed), L - last_n, if_(all_of(k.eq(0), first_fixed), 0, first_n + j * base + minimum(j, rem))),
+                  COUNT, f"{stage} stage's first layer", f"{zh}起始层", src)
+        n = d(f"{stage}_stage_layers",
+              if_(all_of(k.eq(pp - 1), last_fixed), last_n, if_(all_of(k.eq(0), first_fixed), first_n, base + if_(j.lt(rem), 1, 0))),
+              COUNT, f"{stage}-stage layers", f"{zh}层数", src)
         moe = d(
             f"{stage}_stage_moe_layers",
             if_(E.gt(0), maximum(ceil((start + n) / moe_every) - ceil(maximum(start, r.k_dense) / moe_every), 0), 0),
