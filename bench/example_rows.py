@@ -3,9 +3,9 @@ outputs on many rows (bench/rows.py makes rows from four model shapes instead).
 
 Each row is one of inputs/examples.csv with its layout and job varied at random (data-parallel
 size, micro- and global batch, sequence length, ZeRO stage, recompute, GPU, MFU empty or given,
-tokens, days, reserve, price, measured peak) and, in half the rows, a few optional columns left
-empty; so no two rows are alike, and every value stays one the reader accepts (tests/test_speed.py
-reads them all).
+tokens, days, reserve, measured peak) and, in half the rows, a few optional columns left empty.
+Each row has its own price, so no two are alike; every value stays one the reader accepts
+(tests/test_speed.py reads them all).
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ def examples() -> list[dict[str, str]]:
 
 
 def varied_rows(n: int, seed: int = 0) -> Iterator[dict[str, str]]:
-    """``n`` rows, the i-th a variation of example i mod 21 named ``<example>-<i>``."""
+    """``n`` rows (at most 100,000), the i-th a variation of example i mod 21 named ``<example>-<i>``
+    and priced 1 + i/100,000 per GPU-hour."""
     base = examples()
     rng = random.Random(seed)
     for i in range(n):
@@ -35,6 +36,7 @@ def varied_rows(n: int, seed: int = 0) -> Iterator[dict[str, str]]:
         _vary_layout(r, rng)
         _vary_job(r, rng)
         _blank_some(r, rng)
+        r["price_per_gpu_hour"] = f"{1 + i / 100_000:.5f}"  # the row's own price: no two rows alike
         r["name"] = f"{r['name']}-{i}"
         yield r
 
@@ -68,13 +70,11 @@ def _vary_job(r: dict[str, str], rng: random.Random) -> None:
         r["days"] = str(days)
         if r["reserve_days"]:
             r["reserve_days"] = f"{rng.uniform(0, days - 0.5):.1f}"
-    if r["price_per_gpu_hour"]:
-        r["price_per_gpu_hour"] = f"{rng.uniform(0.5, 6):.2f}"
     if r["measured_peak_gb"]:
         r["measured_peak_gb"] = f"{rng.uniform(20, 180):.1f}"
 
 
-OPTIONAL = ("mfu", "tokens", "days", "reserve_days", "price_per_gpu_hour", "measured_peak_gb", "micro_batch",
+OPTIONAL = ("mfu", "tokens", "days", "reserve_days", "measured_peak_gb", "micro_batch",
             "global_batch", "seq_len", "recompute", "zero", "tp", "pp", "logits_dtype", "notes")
 
 

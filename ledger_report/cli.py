@@ -116,7 +116,7 @@ def _stream_json(configs, out, progress) -> None:
 
     out.write(b'{\n  "schema": "' + SCHEMA.encode() + b'",\n  "configs": [\n')
     done = 0
-    for lg in compute_many(configs):
+    for lg in compute_many(configs, together=True):
         body = json.dumps(config_document(lg), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         out.write((",\n" if done else "").encode() + body.encode("utf-8"))
         done += 1

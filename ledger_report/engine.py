@@ -18,6 +18,7 @@ from .config import COLUMN_NAMES, Config
 # cross-checks, raising the same InputError); re-exported for the library, tests and the planner.
 from .inputs import config_from_mapping, configs_from_records  # noqa: F401
 from .model.evaluate import evaluate_arrays, evaluate_row, eval_scalar
+from .model.masked import evaluate_masked, masked_columns
 from .model.expr import Call
 from .model.registry import BOOL, BYTES, FLOAT_UNITS, INT_UNITS, TEXT
 from .report import DEFAULT, Model
@@ -69,41 +70,75 @@ def compute(config: Config, model: Model | None = None) -> Ledger:
     return Ledger(config, evaluate_row(model.registry, config.values, model.tables), model)
 
 
-def compute_many(configs: Iterable[Config], model: Model | None = None, batch: int = BATCH_ROWS) -> Iterator[Ledger]:
+def compute_many(configs: Iterable[Config], model: Model | None = None, batch: int = BATCH_ROWS,
+                 together: bool = False) -> Iterator[Ledger]:
     """The ledgers of many rows, evaluated over arrays in batches; the same values as ``compute``.
 
-    Rows are grouped by which columns they leave empty, so a blank is the same for a whole group
-    and the arrays need no per-row masks for inputs; text quantities (messages) are filled in per
-    row by the scalar interpreter."""
+    Rows are grouped by which columns they leave empty, so a blank is the same for a whole group;
+    ``together`` evaluates a batch's rows in one pass instead (``batches``).  Text quantities
+    (messages) are filled in per row by the scalar interpreter."""
+    for b in batches(configs, model, batch, together):
+        yield from b.ledgers()
+
+
+def batches(configs: Iterable[Config], model: Model | None = None, rows: int = BATCH_ROWS,
+            together: bool = False) -> Iterator["Batch"]:
+    """The rows evaluated ``rows`` at a time.  ``together``: each batch in one pass, an empty cell a
+    blank mask (``model/masked.py``), much faster on rows that leave different columns empty; a
+    whole number may then come as a float (1.0 for 1), which the JSON document and the terminal
+    table write alike (the workbook's cached values do not)."""
     model = model or DEFAULT
     pending: list[Config] = []
     for c in configs:
         pending.append(c)
-        if len(pending) >= batch:
-            yield from _batch(pending, model)
+        if len(pending) >= rows:
+            yield Batch.evaluate(pending, model, together)
             pending = []
     if pending:
-        yield from _batch(pending, model)
+        yield Batch.evaluate(pending, model, together)
 
 
-def _batch(configs: Sequence[Config], model: Model) -> list[Ledger]:
-    import numpy as np
+class Batch:
+    """Rows' quantities as columns: ``columns[key]`` a list over the rows (``None``: blank in every
+    row), or for rows grouped by their empty columns, one such dict per group (``parts``)."""
 
+    def __init__(self, configs: Sequence[Config], model: Model, parts: list[tuple[dict[str, Any], list[int]]]) -> None:
+        self.configs, self.model, self.parts = configs, model, parts
+        self.text_keys = frozenset(_row_keys(model.registry))
+
+    @classmethod
+    def evaluate(cls, configs: Sequence[Config], model: Model, together: bool = False) -> "Batch":
+        import numpy as np
+
+        if together:
+            masked = masked_columns(np, [c.values for c in configs])
+            env = evaluate_masked(model.registry, masked[0], masked[1], model.tables) if masked is not None else None
+            if env is not None:
+                return cls(configs, model, [(env, list(range(len(configs))))])
+        return cls(configs, model, _per_pattern(np, configs, model))
+
+    def ledgers(self) -> list[Ledger]:
+        import numpy as np
+
+        out: list[Ledger | None] = [None] * len(self.configs)
+        for env, idx in self.parts:
+            columns = {k: _as_list(np, v, len(idx)) for k, v in env.items() if k not in self.text_keys}
+            for j, i in enumerate(idx):
+                c = self.configs[i]
+                out[i] = Ledger(c, _RowValues(columns, j, c, self.model, self.text_keys), self.model)
+        return out  # type: ignore[return-value]
+
+
+def _per_pattern(np, configs: Sequence[Config], model: Model) -> list[tuple[dict[str, Any], list[int]]]:
+    """The arrays of each group of rows that leave the same columns empty."""
     groups: dict[frozenset, list[int]] = {}
     for i, c in enumerate(configs):
         groups.setdefault(frozenset(k for k, v in c.values.items() if v is not None and v != ""), []).append(i)
-    out: list[Ledger | None] = [None] * len(configs)
-    reg = model.registry
-    text_keys = frozenset(_row_keys(reg))
+    out = []
     for given, idx in groups.items():
-        cols = {}
-        for name in given:
-            cols[name] = _column(np, [configs[i].values[name] for i in idx])
-        env = evaluate_arrays(reg, cols, model.tables)
-        columns = {k: _as_list(np, v, len(idx)) for k, v in env.items() if k not in text_keys}
-        for j, i in enumerate(idx):
-            out[i] = Ledger(configs[i], _RowValues(columns, j, configs[i], model, text_keys), model)
-    return out  # type: ignore[return-value]
+        cols = {name: _column(np, [configs[i].values[name] for i in idx]) for name in given}
+        out.append((evaluate_arrays(model.registry, cols, model.tables), idx))
+    return out
 
 
 def _as_list(np, v: Any, n: int) -> Any:

@@ -1,0 +1,101 @@
+"""The fast paths of ``calc --json`` give what the plain paths give, on the shipped examples and on
+varied generated rows (bench/example_rows.py): rows evaluated together equal rows evaluated per
+pattern of empty columns, and the streamed document is byte for byte the document of each ledger."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+import example_rows  # noqa: E402
+
+from ledger_report.engine import Batch, _as_list, _row_keys, compute_many  # noqa: E402
+from ledger_report.inputs import read_configs  # noqa: E402
+from ledger_report.model.masked import evaluate_masked, masked_columns  # noqa: E402
+from ledger_report.render.document import config_document  # noqa: E402
+from ledger_report.report import DEFAULT  # noqa: E402
+
+GENERATED = 600
+
+
+@pytest.fixture(scope="module")
+def configs(tmp_path_factory):
+    """The examples, then generated rows (written beside a configs link, for the config.json row)."""
+    folder = tmp_path_factory.mktemp("rows")
+    (folder / "configs").symlink_to(ROOT / "inputs" / "configs")
+    example_rows.write_csv(folder / "rows.csv", example_rows.varied_rows(GENERATED, seed=3))
+    return read_configs(ROOT / "inputs" / "examples.csv") + read_configs(folder / "rows.csv")
+
+
+def test_generated_rows_are_valid_and_distinct(tmp_path):
+    """3,000 generated rows: the reader takes every one, and no two give the same values."""
+    (tmp_path / "configs").symlink_to(ROOT / "inputs" / "configs")
+    n = example_rows.write_csv(tmp_path / "rows.csv", example_rows.varied_rows(3000))
+    got = read_configs(tmp_path / "rows.csv")
+    assert n == len(got) == 3000
+    assert len({tuple((k, v) for k, v in c.values.items() if k != "name") for c in got}) == 3000
+    patterns = {frozenset(k for k, v in c.values.items() if v is not None) for c in got}
+    assert len(patterns) > 100  # rows differ in which columns they leave empty, too
+
+
+def _same(a, b) -> bool:
+    """Equal, and of one type, but for a whole number below 10^15 held as int on one side and float
+    on the other (model/masked.py: every output writes them alike)."""
+    if type(a) is type(b):
+        return a == b or (isinstance(a, float) and a != a and b != b)
+    if {type(a), type(b)} == {int, float}:
+        return float(a) == float(b) and float(a).is_integer() and abs(a) < 1e15
+    return False
+
+
+def test_rows_together_equal_rows_per_pattern(configs):
+    """Every quantity of every row: evaluated with the batch's rows together (the masked path) as
+    evaluated per pattern of empty columns; the masked path is taken, not refused."""
+    reg = DEFAULT.registry
+    text = set(_row_keys(reg))
+    cols, blanks = masked_columns(np, [c.values for c in configs])
+    env = evaluate_masked(reg, cols, blanks, DEFAULT.tables)
+    assert env is not None
+    together = {k: _as_list(np, v, len(configs)) for k, v in env.items() if k not in text}
+    apart = Batch.evaluate(configs, DEFAULT).ledgers()
+    assert len(Batch.evaluate(configs, DEFAULT).parts) > 100
+    bad = [(k, lg.name) for k, col in together.items() for j, lg in enumerate(apart)
+           if not _same(lg.values[k], None if col is None else col[j])]
+    assert not bad, bad[:10]
+
+
+def _documents(ledgers) -> list[str]:
+    return [json.dumps(config_document(lg), ensure_ascii=False, separators=(",", ":"), allow_nan=False) for lg in ledgers]
+
+
+def test_streamed_json_is_each_ledgers_document(configs):
+    """calc --json's stream, line by line, is json.dumps of config_document for each ledger
+    computed per pattern (the plain path), byte for byte."""
+    from ledger_report.cli import _stream_json
+
+    out = io.BytesIO()
+    _stream_json(configs, out, lambda done, total: None)
+    text = out.getvalue().decode("utf-8")
+    head, tail = '{\n  "schema": "ledger-report/1",\n  "configs": [\n', "\n  ]\n}\n"
+    assert text.startswith(head) and text.endswith(tail)
+    lines = text[len(head): -len(tail)].split(",\n")
+    expected = _documents(compute_many(configs))
+    assert len(lines) == len(expected)
+    bad = [i for i, (a, b) in enumerate(zip(lines, expected)) if a != b]
+    assert not bad, (len(bad), configs[bad[0]].name)
+    assert json.loads(text)["configs"][0]["name"] == configs[0].name
+
+
+def test_example_rows_csv_has_the_examples_header():
+    with (ROOT / "inputs" / "examples.csv").open(encoding="utf-8") as f:
+        header = next(csv.reader(f))
+    assert list(example_rows.examples()[0]) == header
