@@ -109,19 +109,23 @@ def calc(input: str, as_json: bool) -> None:
 
 
 def _stream_json(configs, out, progress) -> None:
-    """Write the JSON document one configuration at a time, as the batches are computed: compact,
-    one configuration a line (the .json that build writes is indented for reading)."""
-    from .engine import compute_many
-    from .render.document import SCHEMA, config_document
+    """Write the JSON document one batch of configurations at a time, as they are computed:
+    compact, one configuration a line (the .json that build writes is indented for reading)."""
+    from .engine import batches
+    from .render.document import SCHEMA
+    from .render.json_batch import documents, write_documents
 
     out.write(b'{\n  "schema": "' + SCHEMA.encode() + b'",\n  "configs": [\n')
     done = 0
-    for lg in compute_many(configs, together=True):
-        body = json.dumps(config_document(lg), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        out.write((",\n" if done else "").encode() + body.encode("utf-8"))
-        done += 1
-        if done % 1000 == 0:
-            progress(done, len(configs))
+
+    def counted(n: int) -> None:
+        nonlocal done
+        before, done = done, done + n
+        for k in range(before // 1000 + 1, done // 1000 + 1):  # as the row-at-a-time loop reported
+            progress(k * 1000, len(configs))
+
+    for batch in batches(configs, together=True):
+        write_documents(documents(batch), out, done == 0, counted)
     out.write(b"\n  ]\n}\n")
     out.flush()
 

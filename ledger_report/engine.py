@@ -19,6 +19,7 @@ from .config import COLUMN_NAMES, Config
 from .inputs import config_from_mapping, configs_from_records  # noqa: F401
 from .model.evaluate import evaluate_arrays, evaluate_row, eval_scalar
 from .model.masked import evaluate_masked, masked_columns
+from .model.rows import evaluate_rows
 from .model.expr import Call
 from .model.registry import BOOL, BYTES, FLOAT_UNITS, INT_UNITS, TEXT
 from .report import DEFAULT, Model
@@ -99,12 +100,62 @@ def batches(configs: Iterable[Config], model: Model | None = None, rows: int = B
 
 
 class Batch:
-    """Rows' quantities as columns: ``columns[key]`` a list over the rows (``None``: blank in every
-    row), or for rows grouped by their empty columns, one such dict per group (``parts``)."""
+    """Rows' quantities: ``parts`` holds the arrays interpreter's results, for all the rows at once
+    or for each group of rows that leave the same columns empty (with the rows each covers);
+    ``ledgers`` gives one ledger per row, ``column`` a quantity on every row."""
 
     def __init__(self, configs: Sequence[Config], model: Model, parts: list[tuple[dict[str, Any], list[int]]]) -> None:
         self.configs, self.model, self.parts = configs, model, parts
         self.text_keys = frozenset(_row_keys(model.registry))
+        self._columns: dict[str, list] = {}
+        self._inputs: dict[str, list] = {}
+
+    def column(self, key: str) -> list:
+        """The quantity's value on each row, as the row's ledger gives it; text (messages) by the
+        scalar rules over the rows (``model/rows.py``), which raises where a row's ledger would."""
+        hit = self._columns.get(key)
+        if hit is None:
+            hit = self._columns[key] = self.text(key, range(len(self.configs))) if key in self.text_keys else self._numbers(key)
+        return hit
+
+    def text(self, key: str, rows: Sequence[int]) -> list:
+        """A text quantity on some rows (positions in the batch) only."""
+        return evaluate_rows(self.model.registry[key].expr, rows, self.inputs, self.column, self.model.tables)
+
+    def inputs(self, name: str) -> list:
+        """An input column as the rows give it (``None`` for an empty cell)."""
+        hit = self._inputs.get(name)
+        if hit is None:
+            hit = self._inputs[name] = [c.values.get(name) for c in self.configs]
+        return hit
+
+    def floats(self, key: str) -> tuple[Any, Any] | None:
+        """A quantity as float64 values over the rows and the mask of its blank rows (``None``: no
+        blank row); ``None`` when it is blank on every row."""
+        import numpy as np
+
+        n = len(self.configs)
+        if len(self.parts) > 1 or key in self.text_keys:
+            vals = self.column(key)
+            blank = np.array([v is None for v in vals], dtype=bool)
+            return np.array([0.0 if v is None else v for v in vals], dtype=float), blank
+        v = self.parts[0][0][key]
+        if v is None:
+            return None
+        blank = np.broadcast_to(np.ma.getmaskarray(v), (n,)) if isinstance(v, np.ma.MaskedArray) else None
+        return np.broadcast_to(np.asarray(np.ma.getdata(v), dtype=float), (n,)), blank
+
+    def _numbers(self, key: str) -> list:
+        import numpy as np
+
+        if len(self.parts) == 1:
+            env, idx = self.parts[0]
+            return _as_list(np, env[key], len(idx)) or [None] * len(idx)
+        out: list[Any] = [None] * len(self.configs)
+        for env, idx in self.parts:
+            for i, v in zip(idx, _as_list(np, env[key], len(idx)) or ()):
+                out[i] = v
+        return out
 
     @classmethod
     def evaluate(cls, configs: Sequence[Config], model: Model, together: bool = False) -> "Batch":

@@ -182,19 +182,7 @@ class _Closures(Visitor):
     def visit_Cmp(self, e):
         a_, b_ = compiled(e.a), compiled(e.b)
         opname = e.op
-        plain = _CMPS[opname]
-
-        def cmp(row, env, t):
-            a, b = a_(row, env, t), b_(row, env, t)
-            if a is None or b is None:
-                return None
-            if isinstance(a, str) and isinstance(b, str):
-                return plain(a.lower(), b.lower())  # spreadsheet comparison is case-insensitive
-            if isinstance(a, float) or isinstance(b, float):
-                return _compare_numbers(opname, a, b)
-            return plain(a, b)
-
-        return cmp
+        return lambda row, env, t: compare(opname, a_(row, env, t), b_(row, env, t))
 
     def visit_Lookup(self, e):
         k_ = compiled(e.key)
@@ -225,6 +213,18 @@ class _Closures(Visitor):
             return fn(xs)
 
         return call
+
+
+def compare(opname: str, a: Any, b: Any) -> Any:
+    """Two scalars compared as the spreadsheet compares them: blank if either is blank, text
+    case-insensitively, numbers to about 15 digits (``approx_equal``)."""
+    if a is None or b is None:
+        return None
+    if isinstance(a, str) and isinstance(b, str):
+        return _CMPS[opname](a.lower(), b.lower())
+    if isinstance(a, float) or isinstance(b, float):
+        return _compare_numbers(opname, a, b)
+    return _CMPS[opname](a, b)
 
 
 def _ceil(x: Any) -> int:

@@ -1,0 +1,378 @@
+"""The JSON document of many rows at once: for each row, ``json.dumps(config_document(ledger))``
+(compact, ``ensure_ascii`` off) byte for byte, built a column at a time.
+
+The document's keys come from the report spec exactly as ``config_document`` walks it:
+``_skeleton`` makes the same dict operations, so keys come in the same order and a key a later
+section repeats keeps its first place and its last value.  Each leaf is a slot that writes its JSON
+on every row of the batch at once (bytes and counts rounded as ``plain`` rounds them, numbers as
+``json`` writes them); fixed texts (labels, sources, the keys) are written into a row template
+once, and a row is the template filled with its slots' texts.
+
+Where a value does not fit (a float that is not finite, a type ``json`` would write otherwise, a
+message that fails on some row) the batch goes row by row through ``config_document`` instead,
+so output and errors are what they always were.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Callable, Iterator, Sequence
+
+from ..engine import Batch
+from ..model.registry import BOOL, BYTES, FLOAT_UNITS, INT_UNITS, TEXT, WARNING
+from ..model.rows import evaluate_rows
+from ..report import Model, Table
+from .document import config_document
+
+_STRING = json.JSONEncoder(ensure_ascii=False).encode  # a str as json.dumps writes it in a document
+_STRINGS: dict[str, str] = {}  # JSON of texts seen (gpu names, dtypes, origins...), bounded
+_MAX_STRINGS = 50_000
+
+
+class _Unusual(Exception):
+    """A value the column writer does not write as json.dumps would: the batch goes row by row."""
+
+
+def documents(batch: Batch) -> Sequence[str] | Iterator[str]:
+    """The JSON text of each row's configuration document, in row order: a list when the batch was
+    written a column at a time, else a generator going row by row (``config_document``)."""
+    try:
+        return _Writer(batch).documents()
+    except Exception:  # _Unusual, or a message that raises on some row: the plain path meets it there
+        return _row_by_row(batch)
+
+
+def _row_by_row(batch: Batch) -> Iterator[str]:
+    for lg in batch.ledgers():
+        yield json.dumps(config_document(lg), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def string_json(s: str) -> str:
+    hit = _STRINGS.get(s)
+    if hit is None:
+        hit = _STRING(s)
+        if len(_STRINGS) >= _MAX_STRINGS:
+            _STRINGS.clear()
+        _STRINGS[s] = hit
+    return hit
+
+
+def raw_json(v: Any) -> str:
+    """A value as json.dumps writes it, for the types config_document carries as they are."""
+    if v is None:
+        return "null"
+    t = type(v)
+    if t is str:
+        return string_json(v)
+    if t is bool:
+        return "true" if v else "false"
+    if t is int:
+        return int.__repr__(v)
+    if t is float and math.isfinite(v):
+        return float.__repr__(v)
+    raise _Unusual(repr(v))
+
+
+# -- the row template -------------------------------------------------------------------------------
+
+
+class _Fixed:
+    """A value the same on every row (a line's state name, its label): written into the template."""
+
+    def __init__(self, value: Any) -> None:
+        self.json = raw_json(value)
+
+
+class _Slot:
+    def texts(self, w: "_Writer", rows: Sequence[int]) -> list[str]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class _Template:
+    """A JSON object with ``%s`` where its slots go (``%`` of the fixed texts doubled)."""
+
+    def __init__(self, node: dict) -> None:
+        self.slots: list[_Slot] = []
+        self.text = self._compile(node)
+
+    def _compile(self, node: Any) -> str:
+        if isinstance(node, dict):
+            return "{" + ",".join(self._key(k) + ":" + self._compile(v) for k, v in node.items()) + "}"
+        if isinstance(node, _Fixed):
+            return node.json.replace("%", "%%")
+        self.slots.append(node)
+        return "%s"
+
+    @staticmethod
+    def _key(k: Any) -> str:
+        if type(k) is not str:
+            raise _Unusual(repr(k))
+        return _STRING(k).replace("%", "%%")
+
+    def fill(self, w: "_Writer", rows: Sequence[int]) -> list[str]:
+        if not self.slots:
+            return [self.text % ()] * len(rows)
+        cols = [s.texts(w, rows) for s in self.slots]
+        text = self.text
+        return [text % t for t in zip(*cols)]
+
+
+def _pick(texts: list[str], rows: Sequence[int]) -> list[str]:
+    return texts if len(rows) == len(texts) else [texts[i] for i in rows]
+
+
+class _Value(_Slot):
+    """``plain(values[key], unit)`` as JSON."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+    def texts(self, w, rows):
+        return _pick(w.value(self.key), rows)
+
+
+class _Input(_Slot):
+    """An input column as the row gives it (``None`` for an empty cell)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def texts(self, w, rows):
+        col = w.batch.inputs(self.name)
+        return [raw_json(col[i]) for i in rows]
+
+
+class _PerRank(_Slot):
+    """``params_per_rank``: the row's own value where it gives one, else the computed one."""
+
+    def texts(self, w, rows):
+        col, computed = w.batch.inputs("params_per_rank"), w.value("params_per_rank")
+        return [computed[i] if col[i] is None else raw_json(col[i]) for i in rows]
+
+
+class _Name(_Slot):
+    def texts(self, w, rows):
+        col = w.batch.inputs("name")
+        return [string_json(str(col[i])) for i in rows]
+
+
+class _InputsFrom(_Slot):
+    """``{column: origin}`` for the columns the row gives, in column order."""
+
+    def texts(self, w, rows):
+        out = []
+        for i in rows:
+            c = w.batch.configs[i]
+            given = tuple(k for k, v in c.values.items() if v is not None)
+            key = (given, tuple(c.origins.items()))
+            hit = w.origins.get(key)
+            if hit is None:
+                hit = w.origins[key] = "{" + ",".join(_STRING(k) + ":" + raw_json(c.origin(k)) for k in given) + "}"
+            out.append(hit)
+        return out
+
+
+class _Lines(_Slot):
+    """A table: the list of its lines that the row shows."""
+
+    def __init__(self, lines: list[tuple[str, _Template]]) -> None:
+        self.lines = lines
+
+    def texts(self, w, rows):
+        acc: list[list[str]] = [[] for _ in rows]
+        for show, tmpl in self.lines:
+            at = list(range(len(rows))) if not show else [p for p, i in enumerate(rows) if w.shown(show)[i]]
+            for p, text in zip(at, tmpl.fill(w, [rows[p] for p in at])):
+                acc[p].append(text)
+        return ["[" + ",".join(a) + "]" for a in acc]
+
+
+class _NullUnless(_Slot):
+    """A section's object, or null where the row does not show the section."""
+
+    def __init__(self, show: str, obj: _Template) -> None:
+        self.show, self.obj = show, obj
+
+    def texts(self, w, rows):
+        out = ["null"] * len(rows)
+        if self.show:
+            at = [p for p, i in enumerate(rows) if w.shown(self.show)[i]]
+            for p, text in zip(at, self.obj.fill(w, [rows[p] for p in at])):
+                out[p] = text
+        return out
+
+
+class _Notes(_Slot):
+    """The assumption sentences the row shows (``suffix`` "_zh": in Chinese), as they are."""
+
+    def __init__(self, keys: tuple[str, ...], suffix: str) -> None:
+        self.keys, self.suffix = keys, suffix
+
+    def texts(self, w, rows):
+        acc: list[list[str]] = [[] for _ in rows]
+        for k in self.keys:
+            at = [p for p, i in enumerate(rows) if w.shown(k + "_shown")[i]]
+            for p, v in zip(at, w.on_rows(k + self.suffix, [rows[p] for p in at])):
+                acc[p].append(raw_json(v))
+        return ["[" + ",".join(a) + "]" for a in acc]
+
+
+class _Warnings(_Slot):
+    """Each warning rule the row breaks, as ``document.warnings`` words it."""
+
+    def texts(self, w, rows):
+        acc: list[list[str]] = [[] for _ in rows]
+        b = w.batch
+        for c in w.model.registry.constraints:
+            if c.severity != WARNING:
+                continue
+            ok = b.column(c.ok)
+            at = [p for p, i in enumerate(rows) if ok[i] is False]
+            on = [rows[p] for p in at]
+            exp = evaluate_rows(c.expected, on, b.inputs, b.column, w.model.tables)
+            found = evaluate_rows(c.found, on, b.inputs, b.column, w.model.tables)
+            for p, e, f in zip(at, exp, found):
+                acc[p].append(string_json(f"{c.column}: expected {e}, found {f}"))
+        return ["[" + ",".join(a) + "]" for a in acc]
+
+
+def _line(reg, table: Table, ln) -> _Template:
+    """``document._line`` as a template."""
+    row: dict[str, Any] = {}
+    for col in table.columns:
+        cell = ln.cells[col.name]
+        if cell.items:
+            row[col.name] = {n: _Value(k) for n, k in cell.items}
+        else:
+            row[col.name] = _Fixed(cell.value) if not cell.key else _Value(cell.key)
+    if ln.formula:
+        row["basis"] = _Fixed(reg[ln.formula].source)
+    row["label"] = {"en": _Fixed(ln.en), "zh": _Fixed(ln.zh)}
+    return _Template(row)
+
+
+def _skeleton(model: Model) -> dict[str, Any]:
+    """``config_document``'s dict, each value the slot (or nested dict of slots) that fills it."""
+    from ..config import COLUMN_NAMES
+
+    reg, spec = model.registry, model.spec
+    inputs = {}
+    for col in COLUMN_NAMES:
+        inputs[col] = (_PerRank() if col == "params_per_rank" else _Value(col)) if col in reg else _Input(col)
+    out: dict[str, Any] = {"name": _Name(), "notes": _Input("notes"), "inputs": inputs, "inputs_from": _InputsFrom()}
+    for sec in spec.sections:
+        if isinstance(sec, Table):
+            out[sec.json] = _Lines([(ln.show, _line(reg, sec, ln)) for ln in sec.lines])
+            out.update({f.name: _Value(f.key) for f in sec.total})
+            continue
+        obj = {f.name: ({n: _Value(k) for n, k in f.items} if f.items else _Value(f.key)) for f in sec.figures}
+        if sec.json is None:
+            out.update(obj)
+        elif sec.json_null_unless_shown:
+            out[sec.json] = _NullUnless(sec.show, _Template(obj))
+        else:
+            out[sec.json] = obj
+    out["assumptions"] = _Notes(spec.assumptions, "")
+    out["assumptions_zh"] = _Notes(spec.assumptions, "_zh")
+    out["warnings"] = _Warnings()
+    return out
+
+
+_TEMPLATES: dict[int, tuple[Model, _Template]] = {}
+
+
+def _template(model: Model) -> _Template:
+    hit = _TEMPLATES.get(id(model))
+    if hit is None or hit[0] is not model:
+        hit = _TEMPLATES[id(model)] = (model, _Template(_skeleton(model)))
+    return hit[1]
+
+
+# -- the writer -------------------------------------------------------------------------------------
+
+
+class _Writer:
+    """One batch's columns as JSON texts, each computed once."""
+
+    def __init__(self, batch: Batch) -> None:
+        self.batch, self.model = batch, batch.model
+        self.origins: dict[tuple, str] = {}
+        self._values: dict[str, list[str]] = {}
+        self._shown: dict[str, list[bool]] = {}
+
+    def documents(self) -> list[str]:
+        return _template(self.model).fill(self, range(len(self.batch.configs)))
+
+    def value(self, key: str) -> list[str]:
+        hit = self._values.get(key)
+        if hit is None:
+            hit = self._values[key] = _plain_json(self.batch, key, self.model.registry[key].unit)
+        return hit
+
+    def shown(self, key: str) -> list[bool]:
+        hit = self._shown.get(key)
+        if hit is None:
+            hit = self._shown[key] = [bool(v) for v in self.batch.column(key)]
+        return hit
+
+    def on_rows(self, key: str, rows: list[int]) -> list[Any]:
+        """A quantity's values on some rows, computing a text quantity there only."""
+        b = self.batch
+        if key in b.text_keys:
+            return b.text(key, rows)
+        col = b.column(key)
+        return [col[i] for i in rows]
+
+
+def _plain_json(batch: Batch, key: str, unit: str) -> list[str]:
+    """``plain(value, unit)`` of every row, as JSON."""
+    if unit == BOOL:
+        return ["null" if v is None else ("true" if v else "false") for v in batch.column(key)]
+    if unit == TEXT:
+        return ["null" if v is None else string_json(str(v)) for v in batch.column(key)]
+    if unit not in INT_UNITS and unit not in FLOAT_UNITS:
+        return [raw_json(v) for v in batch.column(key)]
+    got = batch.floats(key)
+    if got is None:
+        return ["null"] * len(batch.configs)
+    return _numbers_json(*got, whole=unit in INT_UNITS, ceil=unit == BYTES)
+
+
+def _numbers_json(x: Any, blank: Any, whole: bool, ceil: bool) -> list[str]:
+    """Floats as json writes them, or (``whole``) rounded as ``plain`` rounds counts (bytes up,
+    others to the nearest) and written as integers; blank and non-finite values null."""
+    import numpy as np
+
+    with np.errstate(all="ignore"):
+        if whole:
+            x = np.ceil(x) if ceil else np.floor(x + 0.5)
+        bad = ~np.isfinite(x)
+    if blank is not None:
+        bad = bad | blank
+    if whole:
+        safe = np.where(bad, 0.0, x)
+        if np.abs(safe).max(initial=0.0) >= 2.0**62:
+            texts = [int.__repr__(int(v)) for v in safe.tolist()]
+        else:
+            texts = list(map(int.__repr__, safe.astype(np.int64).tolist()))
+    else:
+        texts = list(map(float.__repr__, x.tolist()))
+    for i in np.flatnonzero(bad).tolist():
+        texts[i] = "null"
+    return texts
+
+
+def write_documents(docs: Sequence[str] | Iterator[str], out: Any, first: bool, progress: Callable[[int], None]) -> int:
+    """Write the documents to ``out`` as ``calc --json`` does (",\\n" between them); returns how many."""
+    if isinstance(docs, list):
+        if docs:
+            out.write((("" if first else ",\n") + ",\n".join(docs)).encode("utf-8"))
+            progress(len(docs))
+        return len(docs)
+    n = 0
+    for body in docs:
+        out.write(("" if first and not n else ",\n").encode() + body.encode("utf-8"))
+        n += 1
+        progress(1)
+    return n
