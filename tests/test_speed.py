@@ -99,3 +99,48 @@ def test_example_rows_csv_has_the_examples_header():
     with (ROOT / "inputs" / "examples.csv").open(encoding="utf-8") as f:
         header = next(csv.reader(f))
     assert list(example_rows.examples()[0]) == header
+
+
+def test_text_over_rows_equals_the_scalar_interpreter(configs):
+    """Every text quantity (messages, sentences) on every row: model/rows.py over the batch gives
+    what the scalar interpreter gives on the row's own ledger, type and all."""
+    from ledger_report.model.evaluate import eval_scalar
+
+    batch = Batch.evaluate(configs, DEFAULT, together=True)
+    assert len(batch.parts) == 1
+    ledgers = batch.ledgers()
+    reg = DEFAULT.registry
+    for key in _row_keys(reg):
+        col = batch.column(key)
+        expected = [eval_scalar(reg[key].expr, lg.config.values, lg.values, DEFAULT.tables) for lg in ledgers]
+        bad = [lg.name for lg, a, b in zip(ledgers, col, expected) if type(a) is not type(b) or a != b]
+        assert not bad, (key, bad[:5])
+    some = list(range(0, len(configs), 7))
+    assert batch.text("verdict_memory_reason", some) == [batch.column("verdict_memory_reason")[i] for i in some]
+
+
+def test_batches_are_written_a_column_at_a_time(configs):
+    """The column writer takes every batch of the examples and the generated rows (it does not
+    fall back to row by row), and row by row gives the same texts."""
+    from ledger_report.engine import batches
+    from ledger_report.render import json_batch
+
+    for batch in batches(configs, rows=256, together=True):
+        fast = json_batch._Writer(batch).documents()
+        assert fast == list(json_batch._row_by_row(batch))
+        assert json_batch.documents(batch) == fast
+
+
+def test_a_value_json_cannot_write_goes_row_by_row(configs, monkeypatch):
+    """A value the column writer does not know how to write sends the batch row by row, where
+    json.dumps meets it as it always did."""
+    from ledger_report.engine import batches
+    from ledger_report.render import json_batch
+
+    batch = next(batches(configs[:5], together=True))
+    with pytest.raises(json_batch._Unusual):
+        json_batch.raw_json(float("nan"))
+    monkeypatch.setattr(batch, "inputs", lambda name: [float("nan")] * 5 if name == "notes" else Batch.inputs(batch, name))
+    docs = json_batch.documents(batch)
+    assert not isinstance(docs, list)
+    assert next(iter(docs)).startswith('{"name"')

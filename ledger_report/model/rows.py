@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from .evaluate import _BINOPS, _FUNCTIONS, Tables, _is_blank, _lookup, compare, smallest_divisor_at_least, text_of
-from .expr import Expr, Visitor
+from .evaluate import (_BINOPS, _FUNCTIONS, Tables, _approx_equal_array, _is_blank, _lookup, compare, grouped_text,
+                       smallest_divisor_at_least, text_of)
+from .expr import Const, Expr, Visitor
 
 Column = Callable[[str], Sequence[Any]]  # name or key -> its value on every row of the batch
 
@@ -45,7 +46,10 @@ class _Rows(Visitor):
 
     def visit_Ref(self, e):
         c = self.ref(e.key)
-        return [c[i] for i in self.rows]
+        rows = self.rows
+        if type(rows) is range and len(rows) == len(c):  # every row: the column itself (never written to)
+            return c
+        return [c[i] for i in rows]
 
     def visit_IsBlank(self, e):
         return [_is_blank(x) for x in self.visit(e.x)]
@@ -76,6 +80,8 @@ class _Rows(Visitor):
 
     def visit_Cmp(self, e):
         a, b = self.visit(e.a), self.visit(e.b)
+        if _floats_against_numbers(a, b):
+            return _compare_floats(e.op, a, b)
         return [compare(e.op, x, y) for x, y in zip(a, b)]
 
     def visit_Lookup(self, e):
@@ -83,11 +89,66 @@ class _Rows(Visitor):
         return [None if k is None else _lookup(t, table, k, field, default) for k in self.visit(e.key)]
 
     def visit_Call(self, e):
-        args = [self.visit(a) for a in e.args]
+        args = [self.visit(a) if not isinstance(a, Const) else _Repeated(a.value, len(self.rows)) for a in e.args]
         if e.fn == "CONCAT":
-            return ["".join([text_of(x) for x in xs]) for xs in zip(*args)]
+            return ["".join(xs) for xs in zip(*[_texts(a) for a in args])]
         if e.fn == "MINDIV":
-            return [None if any(x is None for x in xs) else smallest_divisor_at_least(*xs) for xs in zip(*args)]
+            return [None if None in xs else smallest_divisor_at_least(*xs) for xs in zip(*args)]
+        if e.fn == "FMT":
+            return _grouped_texts(*args)
         fn = _FUNCTIONS[e.fn]
-        return [None if any(x is None for x in xs) else fn(list(xs)) for xs in zip(*args)]
+        return [None if None in xs else fn(list(xs)) for xs in zip(*args)]
 
+
+def _grouped_texts(xs: list, places: list) -> list[Any]:
+    """``FMT`` on each row; each distinct (value, places) written once."""
+    memo: dict[tuple, str] = {}
+    out: list[Any] = []
+    for x, p in zip(xs, places):
+        if x is None or p is None:
+            out.append(None)
+            continue
+        key = (type(x), x, type(p), p)
+        hit = memo.get(key)
+        if hit is None:
+            hit = memo[key] = grouped_text(x, int(p))
+        out.append(hit)
+    return out
+
+
+def _floats_against_numbers(a: list, b: list) -> bool:
+    """Every pair a float beside a float or a whole number below 2^53 (never blank, text or a
+    truth value)."""
+    ta, tb = set(map(type, a)), set(map(type, b))
+    if not ((ta == {float} and tb <= {float, int}) or (tb == {float} and ta <= {float, int})):
+        return False
+    ints = [abs(x) for x in (a if int in ta else b if int in tb else ()) if type(x) is int]
+    return not ints or max(ints) < 2**53  # ints that float holds exactly (Python compares them exactly)
+
+
+def _compare_floats(op: str, a: list, b: list) -> list[bool]:
+    """``compare`` over arrays where every pair holds a float: the arrays interpreter's rule
+    (equal to about 15 digits, ``_approx_equal_array``), which is ``compare``'s, row for row."""
+    import numpy as np
+
+    x, y = np.array(a, dtype=float), np.array(b, dtype=float)
+    eq = _approx_equal_array(np, x, y)
+    got = {"=": lambda: eq, "<>": lambda: ~eq, "<": lambda: ~eq & (x < y), "<=": lambda: eq | (x < y),
+           ">": lambda: ~eq & (x > y), ">=": lambda: eq | (x > y)}[op]()
+    return got.tolist()
+
+
+
+class _Repeated(list):
+    """A constant argument: its value on every row (written as text once)."""
+
+    def __init__(self, value: Any, n: int) -> None:
+        super().__init__([value] * n)
+        self.value = value
+
+
+def _texts(xs: list) -> list[str]:
+    """``text_of`` of each value (a constant's once)."""
+    if isinstance(xs, _Repeated):
+        return [text_of(xs.value)] * len(xs)
+    return [x if type(x) is str else text_of(x) for x in xs]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+from itertools import repeat
 from typing import Any, Callable, Iterator, Sequence
 
 from ..engine import Batch
@@ -89,33 +90,36 @@ class _Slot:
         raise NotImplementedError
 
 
+_SLOT = "\0slot\0"  # where a slot goes in a compiled template (JSON text never holds a raw NUL)
+
+
 class _Template:
-    """A JSON object with ``%s`` where its slots go (``%`` of the fixed texts doubled)."""
+    """A JSON object as its fixed texts (``pieces``) with the slots between them."""
 
     def __init__(self, node: dict) -> None:
         self.slots: list[_Slot] = []
-        self.text = self._compile(node)
+        self.pieces = self._compile(node).split(_SLOT)
 
     def _compile(self, node: Any) -> str:
         if isinstance(node, dict):
             return "{" + ",".join(self._key(k) + ":" + self._compile(v) for k, v in node.items()) + "}"
         if isinstance(node, _Fixed):
-            return node.json.replace("%", "%%")
+            return node.json
         self.slots.append(node)
-        return "%s"
+        return _SLOT
 
     @staticmethod
     def _key(k: Any) -> str:
         if type(k) is not str:
             raise _Unusual(repr(k))
-        return _STRING(k).replace("%", "%%")
+        return _STRING(k)
 
     def fill(self, w: "_Writer", rows: Sequence[int]) -> list[str]:
-        if not self.slots:
-            return [self.text % ()] * len(rows)
-        cols = [s.texts(w, rows) for s in self.slots]
-        text = self.text
-        return [text % t for t in zip(*cols)]
+        n = len(rows)
+        parts: list[Any] = [repeat(self.pieces[0], n)]
+        for slot, piece in zip(self.slots, self.pieces[1:]):
+            parts += [slot.texts(w, rows), repeat(piece, n)]
+        return ["".join(t) for t in zip(*parts)]
 
 
 def _pick(texts: list[str], rows: Sequence[int]) -> list[str]:
@@ -182,7 +186,8 @@ class _Lines(_Slot):
     def texts(self, w, rows):
         acc: list[list[str]] = [[] for _ in rows]
         for show, tmpl in self.lines:
-            at = list(range(len(rows))) if not show else [p for p, i in enumerate(rows) if w.shown(show)[i]]
+            sh = w.shown(show) if show else None
+            at = list(range(len(rows))) if sh is None else [p for p, i in enumerate(rows) if sh[i]]
             for p, text in zip(at, tmpl.fill(w, [rows[p] for p in at])):
                 acc[p].append(text)
         return ["[" + ",".join(a) + "]" for a in acc]
@@ -197,7 +202,8 @@ class _NullUnless(_Slot):
     def texts(self, w, rows):
         out = ["null"] * len(rows)
         if self.show:
-            at = [p for p, i in enumerate(rows) if w.shown(self.show)[i]]
+            sh = w.shown(self.show)
+            at = [p for p, i in enumerate(rows) if sh[i]]
             for p, text in zip(at, self.obj.fill(w, [rows[p] for p in at])):
                 out[p] = text
         return out
@@ -212,7 +218,8 @@ class _Notes(_Slot):
     def texts(self, w, rows):
         acc: list[list[str]] = [[] for _ in rows]
         for k in self.keys:
-            at = [p for p, i in enumerate(rows) if w.shown(k + "_shown")[i]]
+            sh = w.shown(k + "_shown")
+            at = [p for p, i in enumerate(rows) if sh[i]]
             for p, v in zip(at, w.on_rows(k + self.suffix, [rows[p] for p in at])):
                 acc[p].append(raw_json(v))
         return ["[" + ",".join(a) + "]" for a in acc]
@@ -341,7 +348,8 @@ def _plain_json(batch: Batch, key: str, unit: str) -> list[str]:
 
 def _numbers_json(x: Any, blank: Any, whole: bool, ceil: bool) -> list[str]:
     """Floats as json writes them, or (``whole``) rounded as ``plain`` rounds counts (bytes up,
-    others to the nearest) and written as integers; blank and non-finite values null."""
+    others to the nearest) and written as integers; blank and non-finite values null.  Each
+    distinct value is written once (most columns hold few: a layout's constants, a GPU's figures)."""
     import numpy as np
 
     with np.errstate(all="ignore"):
@@ -350,14 +358,15 @@ def _numbers_json(x: Any, blank: Any, whole: bool, ceil: bool) -> list[str]:
         bad = ~np.isfinite(x)
     if blank is not None:
         bad = bad | blank
-    if whole:
-        safe = np.where(bad, 0.0, x)
-        if np.abs(safe).max(initial=0.0) >= 2.0**62:
-            texts = [int.__repr__(int(v)) for v in safe.tolist()]
-        else:
-            texts = list(map(int.__repr__, safe.astype(np.int64).tolist()))
+    safe = np.where(bad, 0.0, x)
+    if whole and np.abs(safe).max(initial=0.0) >= 2.0**62:
+        texts = [int.__repr__(int(v)) for v in safe.tolist()]
+    elif not whole and bool(np.any(np.signbit(safe) & (safe == 0))):
+        texts = list(map(float.__repr__, safe.tolist()))  # -0.0 beside 0.0: one distinct value to numpy
     else:
-        texts = list(map(float.__repr__, x.tolist()))
+        distinct, inverse = np.unique(safe.astype(np.int64) if whole else safe, return_inverse=True)
+        written = list(map(int.__repr__ if whole else float.__repr__, distinct.tolist()))
+        texts = np.array(written, dtype=object)[inverse.ravel()].tolist()
     for i in np.flatnonzero(bad).tolist():
         texts[i] = "null"
     return texts
