@@ -32,23 +32,22 @@ class Inexact(Exception):
 def masked_columns(np, rows: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """The rows' input columns as arrays, with a blank mask for each column some rows leave empty;
     ``None`` when a column mixes kinds of value (text, truth values, numbers) across the rows."""
-    names: set[str] = set()
-    for r in rows:
-        names.update(k for k, v in r.items() if v is not None and v != "")
     cols, blanks = {}, {}
-    for name in names:
+    for name in set().union(*rows):
         vals = [r.get(name) for r in rows]
-        blank = [v is None or v == "" for v in vals]
-        given = [v for v, b in zip(vals, blank) if not b]
-        kinds = {str if isinstance(v, str) else bool if isinstance(v, bool) else float for v in given}
+        empty = vals.count(None) + vals.count("")
+        if empty == len(vals):
+            continue  # absent: blank on every row
+        blank = [v is None or v == "" for v in vals] if empty else None
+        given = vals if blank is None else [v for v, b in zip(vals, blank) if not b]
+        kinds = {str if issubclass(t, str) else bool if issubclass(t, bool) else float for t in set(map(type, given))}
         if len(kinds) > 1:
             return None
-        fill = given[0]
-        vals = [fill if b else v for v, b in zip(vals, blank)]
+        if blank is not None:
+            vals = [given[0] if b else v for v, b in zip(vals, blank)]
+            blanks[name] = np.array(blank, dtype=bool)
         kind = kinds.pop()
         cols[name] = np.array(vals, dtype=str if kind is str else bool if kind is bool else float)
-        if any(blank):
-            blanks[name] = np.array(blank, dtype=bool)
     return cols, blanks
 
 
