@@ -144,3 +144,45 @@ def test_a_value_json_cannot_write_goes_row_by_row(configs, monkeypatch):
     docs = json_batch.documents(batch)
     assert not isinstance(docs, list)
     assert next(iter(docs)).startswith('{"name"')
+
+
+CELLS = ["0", "007", "42", "1234567890123456", "12345678901234567", "10000000000000000", "0.1", "3.14159", "2.5",
+         "0.551", "1.0000000000000002", "99999999999999.99", "1e3", "7B", "35b", "1,024", "40%", "50", "0.4", "１２",
+         "1.5", "5.", ".5", " 8 ", "-3", "+4", "nan", "abc"]
+
+
+@pytest.mark.parametrize("column", ["tokens", "dp", "layers", "mfu", "days", "price_per_gpu_hour", "hbm_gb"])
+def test_plain_digit_cells_read_as_the_decimal_path_reads_them(column, monkeypatch):
+    """Each cell through the fast paths and the memo gives the value (type and all) or the problem
+    that the Decimal path gives."""
+    import re
+
+    from ledger_report import inputs
+    from ledger_report.config import COLUMN_BY_NAME
+
+    col = COLUMN_BY_NAME[column]
+
+    def read(text):
+        try:
+            v = inputs._cell(col, text)
+            return type(v), v
+        except inputs._Bad as exc:
+            return "bad", exc.expected, exc.found
+
+    fast = [read(t) for t in CELLS] + [read(t) for t in CELLS]  # the second time from the memo
+    monkeypatch.setattr(inputs, "_PLAIN_WHOLE", re.compile(r"(?!)"))
+    monkeypatch.setattr(inputs, "_PLAIN_FLOAT", re.compile(r"(?!)"))
+    monkeypatch.setattr(inputs, "_CELLS", {})
+    slow = [read(t) for t in CELLS]
+    assert fast == slow + slow
+
+
+def test_a_bad_cell_is_reported_on_every_row_it_is_on(tmp_path):
+    """The memo keeps only cells read without a problem: the same bad text on two rows is two problems."""
+    from ledger_report.errors import InputError
+
+    path = tmp_path / "bad.csv"
+    path.write_text("name,params_total,dp\na,7B,x4\nb,7B,x4\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        read_configs(path)
+    assert [(p.row, p.column) for p in err.value.problems] == [(2, "dp"), (3, "dp")]
