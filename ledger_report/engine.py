@@ -18,7 +18,7 @@ from .config import COLUMN_NAMES, Config
 # cross-checks, raising the same InputError); re-exported for the library, tests and the planner.
 from .inputs import config_from_mapping, configs_from_records  # noqa: F401
 from .model.evaluate import evaluate_arrays, evaluate_row, eval_scalar
-from .model.masked import evaluate_masked, masked_columns
+from .model.masked import evaluate_masked, masked_arrays
 from .model.rows import evaluate_rows
 from .model.expr import Call
 from .model.registry import BOOL, BYTES, FLOAT_UNITS, INT_UNITS, TEXT
@@ -108,7 +108,7 @@ class Batch:
         self.configs, self.model, self.parts = configs, model, parts
         self.text_keys = frozenset(_row_keys(model.registry))
         self._columns: dict[str, list] = {}
-        self._inputs: dict[str, list] = {}
+        self._inputs: dict[str, Sequence[Any]] = {}
 
     def column(self, key: str) -> list:
         """The quantity's value on each row, as the row's ledger gives it; text (messages) by the
@@ -122,12 +122,11 @@ class Batch:
         """A text quantity on some rows (positions in the batch) only."""
         return evaluate_rows(self.model.registry[key].expr, rows, self.inputs, self.column, self.model.tables)
 
-    def inputs(self, name: str) -> list:
+    def inputs(self, name: str) -> Sequence[Any]:
         """An input column as the rows give it (``None`` for an empty cell)."""
-        hit = self._inputs.get(name)
-        if hit is None:
-            hit = self._inputs[name] = [c.values.get(name) for c in self.configs]
-        return hit
+        if not self._inputs:
+            self._inputs = _input_columns(self.configs)
+        return self._inputs[name]
 
     def floats(self, key: str) -> tuple[Any, Any] | None:
         """A quantity as float64 values over the rows and the mask of its blank rows (``None``: no
@@ -162,7 +161,7 @@ class Batch:
         import numpy as np
 
         if together:
-            masked = masked_columns(np, [c.values for c in configs])
+            masked = masked_arrays(np, _input_columns(configs))
             env = evaluate_masked(model.registry, masked[0], masked[1], model.tables) if masked is not None else None
             if env is not None:
                 return cls(configs, model, [(env, list(range(len(configs))))])
@@ -178,6 +177,11 @@ class Batch:
                 c = self.configs[i]
                 out[i] = Ledger(c, _RowValues(columns, j, c, self.model, self.text_keys), self.model)
         return out  # type: ignore[return-value]
+
+
+def _input_columns(configs: Sequence[Config]) -> dict[str, Sequence[Any]]:
+    """Every input column: its value on each row (a config holds every column, in schema order)."""
+    return dict(zip(COLUMN_NAMES, zip(*[c.values.values() for c in configs])))
 
 
 def _per_pattern(np, configs: Sequence[Config], model: Model) -> list[tuple[dict[str, Any], list[int]]]:

@@ -79,7 +79,8 @@ def failures(reg: Registry, tables: Tables, rows: Sequence[Mapping[str, Any]], s
 def _evaluated(np, reg: Registry, tables: Tables, rows: Sequence[Mapping[str, Any]], keys: list[str]) -> list[tuple[dict, list[int]]]:
     """The rules' quantities over the rows: all rows together (``masked.py``), else each group of
     rows that leave the same columns empty apart; with the rows each result covers."""
-    masked = masked_columns(np, rows)
+    read = frozenset().union(*constraint_columns(reg).values())  # every column a rule reads
+    masked = masked_columns(np, rows, read)
     env = evaluate_masked(reg, masked[0], masked[1], tables, keys) if masked is not None else None
     if env is not None:
         return [(env, list(range(len(rows))))]

@@ -20,6 +20,7 @@ the intended 3525888 in the spreadsheet.
 
 from __future__ import annotations
 
+import bisect
 import math
 import operator
 import struct
@@ -99,15 +100,23 @@ def smallest_divisor_at_least(n: Any, at_least: Any, step: Any) -> Any:
     if n < 1:
         return None
     lo = max(int(math.ceil(approx_value(float(at_least)))), 1)
-    best = None
-    i = 1
-    while i * i <= n:
-        if n % i == 0:
-            for d in (i, n // i):
-                if d >= lo and d % step == 0 and (best is None or d < best):
-                    best = d
-        i += 1
-    return best
+    divisors = _divisors(n)
+    return next((d for d in divisors[bisect.bisect_left(divisors, lo):] if d % step == 0), None)
+
+
+_DIVISORS: dict[int, list[int]] = {}
+
+
+def _divisors(n: int) -> list[int]:
+    """The divisors of ``n`` in increasing order (remembered: rows repeat their batch sizes)."""
+    hit = _DIVISORS.get(n)
+    if hit is None:
+        small = [i for i in range(1, math.isqrt(n) + 1) if n % i == 0]
+        hit = small + [n // i for i in reversed(small) if n // i != i]
+        if len(_DIVISORS) >= 10_000:
+            _DIVISORS.clear()
+        _DIVISORS[n] = hit
+    return hit
 
 
 def _mod(a: Any, b: Any) -> Any:

@@ -17,7 +17,7 @@ pattern as before.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from .evaluate import Tables, _ArrayEval, _closure, _result
 from .registry import TEXT, Registry
@@ -29,12 +29,18 @@ class Inexact(Exception):
     """The batch may give other values than evaluating each pattern apart."""
 
 
-def masked_columns(np, rows: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]] | None:
-    """The rows' input columns as arrays, with a blank mask for each column some rows leave empty;
-    ``None`` when a column mixes kinds of value (text, truth values, numbers) across the rows."""
+def masked_columns(np, rows: Sequence[Mapping[str, Any]], names: Iterable[str] | None = None,
+                   ) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """``masked_arrays`` of the rows' columns (or of those in ``names``)."""
+    return masked_arrays(np, {name: [r.get(name) for r in rows] for name in (set().union(*rows) if names is None else names)})
+
+
+def masked_arrays(np, columns: Mapping[str, Sequence[Any]]) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """Input columns (each a value per row) as arrays, with a blank mask for each column some rows
+    leave empty (a column empty on every row is left out); ``None`` when a column mixes kinds of
+    value (text, truth values, numbers) across the rows."""
     cols, blanks = {}, {}
-    for name in set().union(*rows):
-        vals = [r.get(name) for r in rows]
+    for name, vals in columns.items():
         empty = vals.count(None) + vals.count("")
         if empty == len(vals):
             continue  # absent: blank on every row

@@ -165,14 +165,18 @@ class _InputsFrom(_Slot):
     """``{column: origin}`` for the columns the row gives, in column order."""
 
     def texts(self, w, rows):
+        from ..config import COLUMN_NAMES
+
+        b = w.batch
+        given = list(zip(*[[v is not None for v in b.inputs(name)] for name in COLUMN_NAMES]))  # per row
         out = []
         for i in rows:
-            c = w.batch.configs[i]
-            given = tuple(k for k, v in c.values.items() if v is not None)
-            key = (given, tuple(c.origins.items()))
+            c, row_given = b.configs[i], given[i]
+            key = (row_given, tuple(c.origins.items()))
             hit = w.origins.get(key)
             if hit is None:
-                hit = w.origins[key] = "{" + ",".join(_STRING(k) + ":" + raw_json(c.origin(k)) for k in given) + "}"
+                hit = w.origins[key] = "{" + ",".join(
+                    _STRING(k) + ":" + raw_json(c.origin(k)) for k, g in zip(COLUMN_NAMES, row_given) if g) + "}"
             out.append(hit)
         return out
 
