@@ -113,7 +113,7 @@ def _stream_json(configs, out, progress) -> None:
     compact, one configuration a line (the .json that build writes is indented for reading)."""
     from .engine import batches
     from .render.document import SCHEMA
-    from .render.json_batch import documents, write_documents
+    from .render.json_batch import write_batch
 
     out.write(b'{\n  "schema": "' + SCHEMA.encode() + b'",\n  "configs": [\n')
     done = 0
@@ -125,7 +125,7 @@ def _stream_json(configs, out, progress) -> None:
             progress(k * 1000, len(configs))
 
     for batch in batches(configs, together=True):
-        write_documents(documents(batch), out, done == 0, counted)
+        write_batch(batch, out, done == 0, counted)
     out.write(b"\n  ]\n}\n")
     out.flush()
 

@@ -119,31 +119,42 @@ def test_text_over_rows_equals_the_scalar_interpreter(configs):
     assert batch.text("verdict_memory_reason", some) == [batch.column("verdict_memory_reason")[i] for i in some]
 
 
+def _row_by_row(batch) -> list[str]:
+    return _documents(batch.ledgers())
+
+
 def test_batches_are_written_a_column_at_a_time(configs):
-    """The column writer takes every batch of the examples and the generated rows (it does not
+    """The column writer takes every chunk of the examples and the generated rows (it does not
     fall back to row by row), and row by row gives the same texts."""
     from ledger_report.engine import batches
     from ledger_report.render import json_batch
 
-    for batch in batches(configs, rows=256, together=True):
-        fast = json_batch._Writer(batch).documents()
-        assert fast == list(json_batch._row_by_row(batch))
-        assert json_batch.documents(batch) == fast
+    for batch in batches(configs, rows=300, together=True):
+        for start in range(0, len(batch.configs), 128):
+            rows = range(start, min(start + 128, len(batch.configs)))
+            fast = json_batch._Writer(batch, rows, {}).documents()
+            assert fast == _row_by_row(batch)[rows.start:rows.stop]
 
 
-def test_a_value_json_cannot_write_goes_row_by_row(configs, monkeypatch):
-    """A value the column writer does not know how to write sends the batch row by row, where
-    json.dumps meets it as it always did."""
+def test_a_chunk_json_cannot_write_goes_row_by_row(configs, monkeypatch):
+    """A value the column writer does not know how to write sends its chunk row by row, where
+    json.dumps meets it as it always did: the rows before it are written, then the error."""
     from ledger_report.engine import batches
     from ledger_report.render import json_batch
 
-    batch = next(batches(configs[:5], together=True))
     with pytest.raises(json_batch._Unusual):
         json_batch.raw_json(float("nan"))
-    monkeypatch.setattr(batch, "inputs", lambda name: [float("nan")] * 5 if name == "notes" else Batch.inputs(batch, name))
-    docs = json_batch.documents(batch)
-    assert not isinstance(docs, list)
-    assert next(iter(docs)).startswith('{"name"')
+    batch = next(batches(configs[:5], together=True))
+    written = io.BytesIO()
+    json_batch.write_batch(batch, written, True, lambda n: None)
+    assert written.getvalue().decode().split(",\n") == _row_by_row(batch)
+
+    bad = batch.ledgers()[3].config.replace(notes=float("nan"))  # a value no reader gives: json refuses it
+    batch = next(batches(list(configs[:3]) + [bad, configs[4]], together=True))
+    written = io.BytesIO()
+    with pytest.raises(ValueError):
+        json_batch.write_batch(batch, written, True, lambda n: None)
+    assert written.getvalue().decode().split(",\n") == _row_by_row(next(batches(configs[:3], together=True)))
 
 
 CELLS = ["0", "007", "42", "1234567890123456", "12345678901234567", "10000000000000000", "0.1", "3.14159", "2.5",

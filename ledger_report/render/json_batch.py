@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 from itertools import repeat
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 from ..engine import Batch
 from ..model.registry import BOOL, BYTES, FLOAT_UNITS, INT_UNITS, TEXT, WARNING
@@ -35,18 +35,30 @@ class _Unusual(Exception):
     """A value the column writer does not write as json.dumps would: the batch goes row by row."""
 
 
-def documents(batch: Batch) -> Sequence[str] | Iterator[str]:
-    """The JSON text of each row's configuration document, in row order: a list when the batch was
-    written a column at a time, else a generator going row by row (``config_document``)."""
-    try:
-        return _Writer(batch).documents()
-    except Exception:  # _Unusual, or a message that raises on some row: the plain path meets it there
-        return _row_by_row(batch)
+CHUNK_ROWS = 1024  # rows written at once: bounds the texts held (a batch is evaluated 4,096 rows at a time)
 
 
-def _row_by_row(batch: Batch) -> Iterator[str]:
-    for lg in batch.ledgers():
-        yield json.dumps(config_document(lg), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+def write_batch(batch: Batch, out: Any, first: bool, progress: Callable[[int], None]) -> None:
+    """Write the batch's documents to ``out`` as ``calc --json`` does (",\\n" before each but the
+    file's first), ``CHUNK_ROWS`` rows at a time; a chunk the column writer cannot write goes row
+    by row, so a row that fails fails where it always did, after the rows before it."""
+    shared: dict[str, Any] = {}
+    for start in range(0, len(batch.configs), CHUNK_ROWS):
+        rows = range(start, min(start + CHUNK_ROWS, len(batch.configs)))
+        try:
+            docs = _Writer(batch, rows, shared).documents()
+        except Exception:  # _Unusual, or a message that raises on some row: the plain path meets it there
+            docs = None
+        if docs is None:
+            for lg in batch.ledgers()[rows.start:rows.stop]:
+                body = json.dumps(config_document(lg), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+                out.write(("" if first else ",\n").encode() + body.encode("utf-8"))
+                first = False
+                progress(1)
+            continue
+        out.write((("" if first else ",\n") + ",\n".join(docs)).encode("utf-8"))
+        first = False
+        progress(len(docs))
 
 
 def string_json(s: str) -> str:
@@ -122,10 +134,6 @@ class _Template:
         return ["".join(t) for t in zip(*parts)]
 
 
-def _pick(texts: list[str], rows: Sequence[int]) -> list[str]:
-    return texts if len(rows) == len(texts) else [texts[i] for i in rows]
-
-
 class _Value(_Slot):
     """``plain(values[key], unit)`` as JSON."""
 
@@ -133,7 +141,7 @@ class _Value(_Slot):
         self.key = key
 
     def texts(self, w, rows):
-        return _pick(w.value(self.key), rows)
+        return w.pick(w.value(self.key), rows)
 
 
 class _Input(_Slot):
@@ -151,8 +159,8 @@ class _PerRank(_Slot):
     """``params_per_rank``: the row's own value where it gives one, else the computed one."""
 
     def texts(self, w, rows):
-        col, computed = w.batch.inputs("params_per_rank"), w.value("params_per_rank")
-        return [computed[i] if col[i] is None else raw_json(col[i]) for i in rows]
+        col, computed = w.batch.inputs("params_per_rank"), w.pick(w.value("params_per_rank"), rows)
+        return [c if col[i] is None else raw_json(col[i]) for c, i in zip(computed, rows)]
 
 
 class _Name(_Slot):
@@ -168,10 +176,11 @@ class _InputsFrom(_Slot):
         from ..config import COLUMN_NAMES
 
         b = w.batch
-        given = list(zip(*[[v is not None for v in b.inputs(name)] for name in COLUMN_NAMES]))  # per row
+        cols = [b.inputs(name) for name in COLUMN_NAMES]
+        given = zip(*[[col[i] is not None for i in rows] for col in cols])  # per row: which columns it gives
         out = []
-        for i in rows:
-            c, row_given = b.configs[i], given[i]
+        for i, row_given in zip(rows, given):
+            c = b.configs[i]
             key = (row_given, tuple(c.origins.items()))
             hit = w.origins.get(key)
             if hit is None:
@@ -304,24 +313,34 @@ def _template(model: Model) -> _Template:
 
 
 class _Writer:
-    """One batch's columns as JSON texts, each computed once."""
+    """The documents of some rows of a batch (a range of positions), each column's texts computed
+    once; ``shared`` holds what serves every chunk of the batch (which rows show what, origins)."""
 
-    def __init__(self, batch: Batch) -> None:
-        self.batch, self.model = batch, batch.model
-        self.origins: dict[tuple, str] = {}
+    def __init__(self, batch: Batch, rows: range, shared: dict[str, Any]) -> None:
+        self.batch, self.model, self.rows = batch, batch.model, rows
+        self.origins: dict[tuple, str] = shared.setdefault("origins", {})
+        self._shown: dict[str, list[bool]] = shared.setdefault("shown", {})
         self._values: dict[str, list[str]] = {}
-        self._shown: dict[str, list[bool]] = {}
 
     def documents(self) -> list[str]:
-        return _template(self.model).fill(self, range(len(self.batch.configs)))
+        return _template(self.model).fill(self, self.rows)
 
     def value(self, key: str) -> list[str]:
+        """``plain`` of the quantity as JSON, on each of the writer's rows."""
         hit = self._values.get(key)
         if hit is None:
-            hit = self._values[key] = _plain_json(self.batch, key, self.model.registry[key].unit)
+            hit = self._values[key] = _plain_json(self.batch, key, self.model.registry[key].unit, self.rows)
         return hit
 
+    def pick(self, texts: list[str], rows: Sequence[int]) -> list[str]:
+        """Of texts on the writer's rows, those of ``rows`` (positions in the batch)."""
+        if rows == self.rows:
+            return texts
+        start = self.rows.start
+        return [texts[i - start] for i in rows]
+
     def shown(self, key: str) -> list[bool]:
+        """Whether each row of the batch shows a line or a section (the key's truth)."""
         hit = self._shown.get(key)
         if hit is None:
             hit = self._shown[key] = [bool(v) for v in self.batch.column(key)]
@@ -336,18 +355,20 @@ class _Writer:
         return [col[i] for i in rows]
 
 
-def _plain_json(batch: Batch, key: str, unit: str) -> list[str]:
-    """``plain(value, unit)`` of every row, as JSON."""
+def _plain_json(batch: Batch, key: str, unit: str, rows: range) -> list[str]:
+    """``plain(value, unit)`` on each of the rows, as JSON."""
     if unit == BOOL:
-        return ["null" if v is None else ("true" if v else "false") for v in batch.column(key)]
+        return ["null" if v is None else ("true" if v else "false") for v in batch.column(key)[rows.start:rows.stop]]
     if unit == TEXT:
-        return ["null" if v is None else string_json(str(v)) for v in batch.column(key)]
+        return ["null" if v is None else string_json(str(v)) for v in batch.column(key)[rows.start:rows.stop]]
     if unit not in INT_UNITS and unit not in FLOAT_UNITS:
-        return [raw_json(v) for v in batch.column(key)]
+        return [raw_json(v) for v in batch.column(key)[rows.start:rows.stop]]
     got = batch.floats(key)
     if got is None:
-        return ["null"] * len(batch.configs)
-    return _numbers_json(*got, whole=unit in INT_UNITS, ceil=unit == BYTES)
+        return ["null"] * len(rows)
+    x, blank = got
+    return _numbers_json(x[rows.start:rows.stop], None if blank is None else blank[rows.start:rows.stop],
+                         whole=unit in INT_UNITS, ceil=unit == BYTES)
 
 
 def _numbers_json(x: Any, blank: Any, whole: bool, ceil: bool) -> list[str]:
@@ -374,18 +395,3 @@ def _numbers_json(x: Any, blank: Any, whole: bool, ceil: bool) -> list[str]:
     for i in np.flatnonzero(bad).tolist():
         texts[i] = "null"
     return texts
-
-
-def write_documents(docs: Sequence[str] | Iterator[str], out: Any, first: bool, progress: Callable[[int], None]) -> int:
-    """Write the documents to ``out`` as ``calc --json`` does (",\\n" between them); returns how many."""
-    if isinstance(docs, list):
-        if docs:
-            out.write((("" if first else ",\n") + ",\n".join(docs)).encode("utf-8"))
-            progress(len(docs))
-        return len(docs)
-    n = 0
-    for body in docs:
-        out.write(("" if first and not n else ",\n").encode() + body.encode("utf-8"))
-        n += 1
-        progress(1)
-    return n
