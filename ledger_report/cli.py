@@ -26,6 +26,16 @@ def _read(path: str):
     return read_configs(path)
 
 
+def _read_packed(path: str):
+    """The file's configurations, checked as ``_read`` checks them, held compactly (``PackedConfigs``)."""
+    from .engine import PackedConfigs
+    from .inputs import read_configs
+
+    packed = PackedConfigs()
+    read_configs(path, sink=packed.append)
+    return packed
+
+
 def _json_bytes(doc: dict) -> bytes:
     from .api import json_bytes
 
@@ -99,11 +109,10 @@ def calc(input: str, as_json: bool) -> None:
     from .render.table import render_table
 
     try:
-        configs = _read(input)
         if as_json:
-            _stream_json(configs, sys.stdout.buffer, _Progress("computing", quiet=False))
+            _stream_json(_read_packed(input), sys.stdout.buffer, _Progress("computing", quiet=False))
         else:
-            click.echo(render_table(compute_many(configs)))
+            click.echo(render_table(compute_many(_read(input))))
     except LedgerError as err:
         _fail(err)
 
