@@ -118,11 +118,11 @@ def calc(input: str, as_json: bool) -> None:
 
 
 def _stream_json(configs, out, progress) -> None:
-    """Write the JSON document one batch of configurations at a time, as they are computed:
+    """Write the JSON document one batch of configurations at a time, as they are computed (in
+    worker processes side by side on a machine with several CPUs: ``render/json_stream.py``):
     compact, one configuration a line (the .json that build writes is indented for reading)."""
-    from .engine import batches
     from .render.document import SCHEMA
-    from .render.json_batch import write_batch
+    from .render.json_stream import write_configs
 
     out.write(b'{\n  "schema": "' + SCHEMA.encode() + b'",\n  "configs": [\n')
     done = 0
@@ -133,8 +133,7 @@ def _stream_json(configs, out, progress) -> None:
         for k in range(before // 1000 + 1, done // 1000 + 1):  # as the row-at-a-time loop reported
             progress(k * 1000, len(configs))
 
-    for batch in batches(configs, together=True):
-        write_batch(batch, out, done == 0, counted)
+    write_configs(configs, out, counted)
     out.write(b"\n  ]\n}\n")
     out.flush()
 

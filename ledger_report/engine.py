@@ -81,7 +81,14 @@ class PackedConfigs:
         return len(self._rows)
 
     def __iter__(self) -> Iterator[Config]:
-        for values, source, origins in self._rows:
+        return self._built(self._rows)
+
+    def __getitem__(self, rows: slice) -> list[Config]:
+        return list(self._built(self._rows[rows]))
+
+    @staticmethod
+    def _built(rows: list) -> Iterator[Config]:
+        for values, source, origins in rows:
             yield Config(dict(zip(COLUMN_NAMES, values)), source, origins or {})
 
 

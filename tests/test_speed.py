@@ -197,3 +197,34 @@ def test_a_bad_cell_is_reported_on_every_row_it_is_on(tmp_path):
     with pytest.raises(InputError) as err:
         read_configs(path)
     assert [(p.row, p.column) for p in err.value.problems] == [(2, "dp"), (3, "dp")]
+
+
+def test_batches_in_worker_processes_give_the_same_bytes(configs, tmp_path):
+    """Batches computed side by side in forked workers, each writing in its turn: the same bytes
+    as one process writes; a batch that fails leaves what one process leaves (the batches before
+    it, its rows before the failing one) and raises the same error."""
+    from ledger_report.render.json_stream import write_configs
+
+    def run(rows, jobs):
+        serial = io.BytesIO()
+        with (tmp_path / "out").open("wb") as f:
+            try:
+                write_configs(rows, f, lambda n: None, jobs=jobs, rows=64)
+            except ValueError as exc:
+                err = str(exc)
+            else:
+                err = None
+        try:
+            write_configs(rows, serial, lambda n: None, jobs=1, rows=64)
+        except ValueError as exc:
+            assert str(exc) == err
+        else:
+            assert err is None
+        return (tmp_path / "out").read_bytes(), serial.getvalue()
+
+    parallel, serial = run(configs, jobs=3)
+    assert parallel == serial and len(parallel.split(b",\n")) == len(configs)
+    broken = list(configs)
+    broken[200] = broken[200].replace(notes=float("nan"))  # no reader gives it: its batch fails
+    parallel, serial = run(broken, jobs=2)
+    assert parallel == serial and 0 < len(parallel.split(b",\n")) <= 200
