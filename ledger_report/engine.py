@@ -112,8 +112,8 @@ def batches(configs: Iterable[Config], model: Model | None = None, rows: int = B
             together: bool = False) -> Iterator["Batch"]:
     """The rows evaluated ``rows`` at a time.  ``together``: each batch in one pass, an empty cell a
     blank mask (``model/masked.py``), much faster on rows that leave different columns empty; a
-    whole number may then come as a float (1.0 for 1), which the JSON document and the terminal
-    table write alike (the workbook's cached values do not)."""
+    whole number may then come as a float (1.0 for 1), which the JSON document writes alike (the
+    workbook's cached values do not, so the other outputs evaluate per pattern)."""
     model = model or DEFAULT
     pending: list[Config] = []
     for c in configs:
@@ -141,7 +141,8 @@ class Batch:
         scalar rules over the rows (``model/rows.py``), which raises where a row's ledger would."""
         hit = self._columns.get(key)
         if hit is None:
-            hit = self._columns[key] = self.text(key, range(len(self.configs))) if key in self.text_keys else self._numbers(key)
+            every = range(len(self.configs))
+            hit = self._columns[key] = self.text(key, every) if key in self.text_keys else self._numbers(key)
         return hit
 
     def text(self, key: str, rows: Sequence[int]) -> list:

@@ -7,12 +7,13 @@ column's first value given), so a row is blank exactly where it would be blank o
 
 Evaluated apart, a conditional whose condition is a blank test picks one branch for the whole
 group, so a quantity may come out as the whole number 1 in one group and the float 1.0 in another;
-together it is the float.  Every output writes the two alike (``plain``, ``text_of``, the
-comparisons and the formatting treat a whole float as the integer), so that difference is allowed,
-for whole numbers below 10^15.  Anything else that could differ — a condition choosing between
-truth values and numbers, or text and numbers; arithmetic on two truth values; a lookup by a number;
-larger whole numbers — makes ``evaluate_masked`` answer ``None``, and the caller evaluates per
-pattern as before.
+together it is the float.  The JSON document writes the two alike (``plain``, ``text_of``, the
+comparisons and ``FMT`` treat a whole float below 10^15 as the integer), and the reader's checks
+read truth values only, so those two allow that difference; the workbook's cached values would
+show it (1 against 1.0), so the other outputs keep evaluating per pattern.  Anything else that
+could differ (a condition choosing between truth values and numbers, or text and numbers;
+arithmetic on two truth values; a lookup by a number; larger whole numbers) makes
+``evaluate_masked`` answer ``None``, and the caller evaluates per pattern as before.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ class Inexact(Exception):
 def masked_columns(np, rows: Sequence[Mapping[str, Any]], names: Iterable[str] | None = None,
                    ) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """``masked_arrays`` of the rows' columns (or of those in ``names``)."""
-    return masked_arrays(np, {name: [r.get(name) for r in rows] for name in (set().union(*rows) if names is None else names)})
+    names = set().union(*rows) if names is None else names
+    return masked_arrays(np, {name: [r.get(name) for r in rows] for name in names})
 
 
 def masked_arrays(np, columns: Mapping[str, Sequence[Any]]) -> tuple[dict[str, Any], dict[str, Any]] | None:
