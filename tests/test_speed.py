@@ -228,3 +228,32 @@ def test_batches_in_worker_processes_give_the_same_bytes(configs, tmp_path):
     broken[200] = broken[200].replace(notes=float("nan"))  # no reader gives it: its batch fails
     parallel, serial = run(broken, jobs=2)
     assert parallel == serial and 0 < len(parallel.split(b",\n")) <= 200
+
+
+EDGES = [
+    {"reserve_days": "-0"}, {"tokens": "9999999999999999"}, {"mfu": "40%"}, {"price_per_gpu_hour": "0"},
+    {"measured_peak_gb": "0.001"}, {"measured_peak_gb": "1e3"}, {"tokens": "1"}, {"days": "0.0001", "reserve_days": "0"},
+    {"mfu": "1e-9"}, {"tokens": "10000000000000000"}, {"price_per_gpu_hour": "123456789.123456789"},
+    {"notes": 'quote " backslash \\ tab\there % percent 中文 \u2028 sep'}, {"name": '名字-%s-"q"'},
+    {"framework": "MEGATRON"}, {"global_batch": "", "micro_batch": ""}, {"mfu": "", "tokens": "", "days": ""},
+]
+
+
+def test_edge_values_stream_as_each_ledgers_document(tmp_path):
+    """Odd but valid cells (a negative zero, the largest counts, percent signs, quotes, backslashes
+    and Chinese in text): the streamed document is byte for byte the plain path's."""
+    from ledger_report.cli import _stream_json
+
+    rows = []
+    for i, edit in enumerate(EDGES * 2):
+        r = dict(example_rows.examples()[i % 21], **edit)
+        r["name"] = edit["name"] % i if "name" in edit else f"{r['name']}-edge-{i}"
+        rows.append(r)
+    (tmp_path / "configs").symlink_to(ROOT / "inputs" / "configs")
+    example_rows.write_csv(tmp_path / "edge.csv", iter(rows))
+    configs = read_configs(tmp_path / "edge.csv")
+    out = io.BytesIO()
+    _stream_json(configs, out, lambda done, total: None)
+    lines = out.getvalue().decode("utf-8").split("\n", 3)[3].rsplit("\n  ]", 1)[0].split(",\n")
+    assert lines == _documents(compute_many(configs))
+    assert '"reserve_days":-0.0' in lines[0]

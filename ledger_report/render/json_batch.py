@@ -9,7 +9,7 @@ on every row of the batch at once (bytes and counts rounded as ``plain`` rounds 
 once, and a row is the template filled with its slots' texts.
 
 Where a value does not fit (a float that is not finite, a type ``json`` would write otherwise, a
-message that fails on some row) the batch goes row by row through ``config_document`` instead,
+message that fails on some row) the chunk goes row by row through ``config_document`` instead,
 so output and errors are what they always were.
 """
 
@@ -32,7 +32,7 @@ _MAX_STRINGS = 50_000
 
 
 class _Unusual(Exception):
-    """A value the column writer does not write as json.dumps would: the batch goes row by row."""
+    """A value the column writer does not write as json.dumps would: the chunk goes row by row."""
 
 
 CHUNK_ROWS = 1024  # rows written at once: bounds the texts held (a batch is evaluated 4,096 rows at a time)
@@ -62,6 +62,7 @@ def write_batch(batch: Batch, out: Any, first: bool, progress: Callable[[int], N
 
 
 def string_json(s: str) -> str:
+    """A text as json.dumps writes it (each text seen written once, up to ``_MAX_STRINGS``)."""
     hit = _STRINGS.get(s)
     if hit is None:
         hit = _STRING(s)
