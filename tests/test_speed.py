@@ -257,3 +257,25 @@ def test_edge_values_stream_as_each_ledgers_document(tmp_path):
     lines = out.getvalue().decode("utf-8").split("\n", 3)[3].rsplit("\n  ]", 1)[0].split(",\n")
     assert lines == _documents(compute_many(configs))
     assert '"reserve_days":-0.0' in lines[0]
+
+
+def test_smallest_divisor_from_remembered_divisors_equals_the_search():
+    """MINDIV through the remembered divisors gives what the plain search over i ≤ √n gives."""
+    import math
+    import random
+
+    from ledger_report.model.evaluate import approx_value, smallest_divisor_at_least
+
+    def search(n, at_least, step):
+        n, step = int(round(n)), max(int(round(step)), 1)
+        if n < 1:
+            return None
+        lo = max(int(math.ceil(approx_value(float(at_least)))), 1)
+        found = [d for i in range(1, math.isqrt(n) + 1) if n % i == 0 for d in (i, n // i) if d >= lo and d % step == 0]
+        return min(found) if found else None
+
+    rng = random.Random(5)
+    for _ in range(3000):
+        n = rng.choice([rng.randint(0, 5000), rng.randint(1, 10**6), 15360, 384, 36, 1])
+        args = (n, rng.uniform(-3, n + 3), rng.choice([1, 2, 3, 4, 8, rng.randint(1, 50), 0.6]))
+        assert smallest_divisor_at_least(*args) == search(*args), args
