@@ -1,13 +1,15 @@
-"""Load benchmark: N rows through `ledger-report calc --json`, time and peak memory.
+"""Load benchmark: N distinct rows through `ledger-report calc --json`, time and peak memory.
 
     .venv/bin/python bench/bench_calc.py [N]        # default 100,000
 
-Prints rows, seconds, rows per second and the child's peak RSS.  Targets live here, not in tests.
+The rows are the shipped examples varied row by row (bench/example_rows.py: layout, batch, GPU,
+MFU, tokens, days, price...), so no two are alike.  Prints rows, seconds, rows per second and the
+child's CPU time and peak RSS.  Targets live here, not in tests: issue 13 asks for 100,000 rows in ≤ 5 s on a
+2-core machine, with bounded memory.
 """
 
 from __future__ import annotations
 
-import csv
 import os
 import resource
 import subprocess
@@ -17,28 +19,26 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from example_rows import varied_rows, write_csv  # noqa: E402
 
 
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
-    rows = list(csv.DictReader((ROOT / "inputs" / "examples.csv").open(encoding="utf-8")))
     # written beside the example, so a row naming a config.json by relative path finds it
     with tempfile.TemporaryDirectory(dir=ROOT / "inputs") as tmp:
         src = Path(tmp) / "load.csv"
         (Path(tmp) / "configs").symlink_to(ROOT / "inputs" / "configs")
-        with src.open("w", newline="", encoding="utf-8") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
-            w.writeheader()
-            for i in range(n):
-                r = dict(rows[i % len(rows)])
-                r["name"] = f"{r['name']}-{i}"
-                w.writerow(r)
+        write_csv(src, varied_rows(n))
         t0 = time.perf_counter()
         with open(os.devnull, "wb") as sink:
             subprocess.run([sys.executable, "-m", "ledger_report", "calc", str(src), "--json"], stdout=sink, check=True)
         dt = time.perf_counter() - t0
-    rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    print(f"calc --json: {n:,} rows in {dt:.1f} s ({n / dt:,.0f} rows/s), peak RSS {rss_mb:,.0f} MB")
+    child = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_s = child.ru_utime + child.ru_stime  # the wall time includes waiting on a busy machine; this does not
+    rss_mb = child.ru_maxrss / 1024
+    print(f"calc --json: {n:,} distinct rows in {dt:.1f} s ({n / dt:,.0f} rows/s; CPU {cpu_s:.1f} s), peak RSS {rss_mb:,.0f} MB")
 
 
 if __name__ == "__main__":

@@ -26,6 +26,16 @@ def _read(path: str):
     return read_configs(path)
 
 
+def _read_packed(path: str):
+    """The file's configurations, checked as ``_read`` checks them, held compactly (``PackedConfigs``)."""
+    from .engine import PackedConfigs
+    from .inputs import read_configs
+
+    packed = PackedConfigs()
+    read_configs(path, sink=packed.append)
+    return packed
+
+
 def _json_bytes(doc: dict) -> bytes:
     from .api import json_bytes
 
@@ -99,29 +109,31 @@ def calc(input: str, as_json: bool) -> None:
     from .render.table import render_table
 
     try:
-        configs = _read(input)
         if as_json:
-            _stream_json(configs, sys.stdout.buffer, _Progress("computing", quiet=False))
+            _stream_json(_read_packed(input), sys.stdout.buffer, _Progress("computing", quiet=False))
         else:
-            click.echo(render_table(compute_many(configs)))
+            click.echo(render_table(compute_many(_read(input))))
     except LedgerError as err:
         _fail(err)
 
 
 def _stream_json(configs, out, progress) -> None:
-    """Write the JSON document one configuration at a time, as the batches are computed: compact,
-    one configuration a line (the .json that build writes is indented for reading)."""
-    from .engine import compute_many
-    from .render.document import SCHEMA, config_document
+    """Write the JSON document one batch of configurations at a time, as they are computed (in
+    worker processes side by side on a machine with several CPUs: ``render/json_stream.py``):
+    compact, one configuration a line (the .json that build writes is indented for reading)."""
+    from .render.document import SCHEMA
+    from .render.json_stream import write_configs
 
     out.write(b'{\n  "schema": "' + SCHEMA.encode() + b'",\n  "configs": [\n')
     done = 0
-    for lg in compute_many(configs):
-        body = json.dumps(config_document(lg), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        out.write((",\n" if done else "").encode() + body.encode("utf-8"))
-        done += 1
-        if done % 1000 == 0:
-            progress(done, len(configs))
+
+    def counted(n: int) -> None:
+        nonlocal done
+        before, done = done, done + n
+        for k in range(before // 1000 + 1, done // 1000 + 1):  # as the row-at-a-time loop reported
+            progress(k * 1000, len(configs))
+
+    write_configs(configs, out, counted)
     out.write(b"\n  ]\n}\n")
     out.flush()
 

@@ -201,6 +201,7 @@ COLUMNS: tuple[Column, ...] = (
 
 COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in COLUMNS)
 COLUMN_BY_NAME: Mapping[str, Column] = {c.name: c for c in COLUMNS}
+_COLUMN_SET = frozenset(COLUMN_NAMES)
 
 # Architecture columns that go together: give all of them or none.
 ARCH_REQUIRED = ("layers", "hidden", "heads", "ffn_hidden", "vocab")
@@ -221,8 +222,9 @@ class Config:
     origins: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        full = {n: self.values.get(n) for n in COLUMN_NAMES}
-        unknown = set(self.values) - set(COLUMN_NAMES)
+        full = dict.fromkeys(COLUMN_NAMES)  # every column, in schema order
+        full.update(self.values)
+        unknown = self.values.keys() - _COLUMN_SET
         if unknown:
             raise KeyError(f"unknown columns: {sorted(unknown)}")
         object.__setattr__(self, "values", _FrozenDict(full))

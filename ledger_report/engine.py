@@ -18,6 +18,8 @@ from .config import COLUMN_NAMES, Config
 # cross-checks, raising the same InputError); re-exported for the library, tests and the planner.
 from .inputs import config_from_mapping, configs_from_records  # noqa: F401
 from .model.evaluate import evaluate_arrays, evaluate_row, eval_scalar
+from .model.masked import evaluate_masked, masked_arrays
+from .model.rows import evaluate_rows
 from .model.expr import Call
 from .model.registry import BOOL, BYTES, FLOAT_UNITS, INT_UNITS, TEXT
 from .report import DEFAULT, Model
@@ -64,46 +66,161 @@ def plain(v: Any, unit: str) -> Any:
     return v
 
 
+class PackedConfigs:
+    """Configurations held compactly, each row's values as one tuple, and built again one at a
+    time when iterated: a file's rows in a fraction of the memory their ``Config`` objects take
+    (``read_configs(path, sink=packed.append)``)."""
+
+    def __init__(self) -> None:
+        self._rows: list[tuple[tuple, str, Mapping[str, str] | None]] = []
+
+    def append(self, config: Config) -> None:
+        self._rows.append((tuple(config.values.values()), config.source, dict(config.origins) or None))
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __iter__(self) -> Iterator[Config]:
+        return self._built(self._rows)
+
+    def __getitem__(self, rows: slice) -> list[Config]:
+        return list(self._built(self._rows[rows]))
+
+    @staticmethod
+    def _built(rows: list) -> Iterator[Config]:
+        for values, source, origins in rows:
+            yield Config(dict(zip(COLUMN_NAMES, values)), source, origins or {})
+
+
 def compute(config: Config, model: Model | None = None) -> Ledger:
     model = model or DEFAULT
     return Ledger(config, evaluate_row(model.registry, config.values, model.tables), model)
 
 
-def compute_many(configs: Iterable[Config], model: Model | None = None, batch: int = BATCH_ROWS) -> Iterator[Ledger]:
+def compute_many(configs: Iterable[Config], model: Model | None = None, batch: int = BATCH_ROWS,
+                 together: bool = False) -> Iterator[Ledger]:
     """The ledgers of many rows, evaluated over arrays in batches; the same values as ``compute``.
 
-    Rows are grouped by which columns they leave empty, so a blank is the same for a whole group
-    and the arrays need no per-row masks for inputs; text quantities (messages) are filled in per
-    row by the scalar interpreter."""
+    Rows are grouped by which columns they leave empty, so a blank is the same for a whole group;
+    ``together`` evaluates a batch's rows in one pass instead (``batches``).  Text quantities
+    (messages) are filled in per row by the scalar interpreter."""
+    for b in batches(configs, model, batch, together):
+        yield from b.ledgers()
+
+
+def batches(configs: Iterable[Config], model: Model | None = None, rows: int = BATCH_ROWS,
+            together: bool = False) -> Iterator["Batch"]:
+    """The rows evaluated ``rows`` at a time.  ``together``: each batch in one pass, an empty cell a
+    blank mask (``model/masked.py``), much faster on rows that leave different columns empty; a
+    whole number may then come as a float (1.0 for 1), which the JSON document writes alike (the
+    workbook's cached values do not, so the other outputs evaluate per pattern)."""
     model = model or DEFAULT
     pending: list[Config] = []
     for c in configs:
         pending.append(c)
-        if len(pending) >= batch:
-            yield from _batch(pending, model)
+        if len(pending) >= rows:
+            yield Batch.evaluate(pending, model, together)
             pending = []
     if pending:
-        yield from _batch(pending, model)
+        yield Batch.evaluate(pending, model, together)
 
 
-def _batch(configs: Sequence[Config], model: Model) -> list[Ledger]:
-    import numpy as np
+class Batch:
+    """Rows' quantities: ``parts`` holds the arrays interpreter's results, for all the rows at once
+    or for each group of rows that leave the same columns empty (with the rows each covers);
+    ``ledgers`` gives one ledger per row, ``column`` a quantity on every row."""
 
+    def __init__(self, configs: Sequence[Config], model: Model, parts: list[tuple[dict[str, Any], list[int]]]) -> None:
+        self.configs, self.model, self.parts = configs, model, parts
+        self.text_keys = frozenset(_row_keys(model.registry))
+        self._columns: dict[str, list] = {}
+        self._inputs: dict[str, Sequence[Any]] = {}
+
+    def column(self, key: str) -> list:
+        """The quantity's value on each row, as the row's ledger gives it; text (messages) by the
+        scalar rules over the rows (``model/rows.py``), which raises where a row's ledger would."""
+        hit = self._columns.get(key)
+        if hit is None:
+            every = range(len(self.configs))
+            hit = self._columns[key] = self.text(key, every) if key in self.text_keys else self._numbers(key)
+        return hit
+
+    def text(self, key: str, rows: Sequence[int]) -> list:
+        """A text quantity on some rows (positions in the batch) only."""
+        return evaluate_rows(self.model.registry[key].expr, rows, self.inputs, self.column, self.model.tables)
+
+    def inputs(self, name: str) -> Sequence[Any]:
+        """An input column as the rows give it (``None`` for an empty cell)."""
+        if not self._inputs:
+            self._inputs = _input_columns(self.configs)
+        return self._inputs[name]
+
+    def floats(self, key: str) -> tuple[Any, Any] | None:
+        """A quantity as float64 values over the rows and the mask of its blank rows (``None``: no
+        blank row); ``None`` when it is blank on every row."""
+        import numpy as np
+
+        n = len(self.configs)
+        if len(self.parts) > 1 or key in self.text_keys:
+            vals = self.column(key)
+            blank = np.array([v is None for v in vals], dtype=bool)
+            return np.array([0.0 if v is None else v for v in vals], dtype=float), blank
+        v = self.parts[0][0][key]
+        if v is None:
+            return None
+        blank = np.broadcast_to(np.ma.getmaskarray(v), (n,)) if isinstance(v, np.ma.MaskedArray) else None
+        return np.broadcast_to(np.asarray(np.ma.getdata(v), dtype=float), (n,)), blank
+
+    def _numbers(self, key: str) -> list:
+        import numpy as np
+
+        if len(self.parts) == 1:
+            env, idx = self.parts[0]
+            return _as_list(np, env[key], len(idx)) or [None] * len(idx)
+        out: list[Any] = [None] * len(self.configs)
+        for env, idx in self.parts:
+            for i, v in zip(idx, _as_list(np, env[key], len(idx)) or ()):
+                out[i] = v
+        return out
+
+    @classmethod
+    def evaluate(cls, configs: Sequence[Config], model: Model, together: bool = False) -> "Batch":
+        import numpy as np
+
+        if together:
+            masked = masked_arrays(np, _input_columns(configs))
+            env = evaluate_masked(model.registry, masked[0], masked[1], model.tables) if masked is not None else None
+            if env is not None:
+                return cls(configs, model, [(env, list(range(len(configs))))])
+        return cls(configs, model, _per_pattern(np, configs, model))
+
+    def ledgers(self) -> list[Ledger]:
+        import numpy as np
+
+        out: list[Ledger | None] = [None] * len(self.configs)
+        for env, idx in self.parts:
+            columns = {k: _as_list(np, v, len(idx)) for k, v in env.items() if k not in self.text_keys}
+            for j, i in enumerate(idx):
+                c = self.configs[i]
+                out[i] = Ledger(c, _RowValues(columns, j, c, self.model, self.text_keys), self.model)
+        return out  # type: ignore[return-value]
+
+
+def _input_columns(configs: Sequence[Config]) -> dict[str, Sequence[Any]]:
+    """Every input column: its value on each row (a config holds every column, in schema order)."""
+    return dict(zip(COLUMN_NAMES, zip(*[c.values.values() for c in configs])))
+
+
+def _per_pattern(np, configs: Sequence[Config], model: Model) -> list[tuple[dict[str, Any], list[int]]]:
+    """The arrays of each group of rows that leave the same columns empty."""
     groups: dict[frozenset, list[int]] = {}
     for i, c in enumerate(configs):
         groups.setdefault(frozenset(k for k, v in c.values.items() if v is not None and v != ""), []).append(i)
-    out: list[Ledger | None] = [None] * len(configs)
-    reg = model.registry
-    text_keys = frozenset(_row_keys(reg))
+    out = []
     for given, idx in groups.items():
-        cols = {}
-        for name in given:
-            cols[name] = _column(np, [configs[i].values[name] for i in idx])
-        env = evaluate_arrays(reg, cols, model.tables)
-        columns = {k: _as_list(np, v, len(idx)) for k, v in env.items() if k not in text_keys}
-        for j, i in enumerate(idx):
-            out[i] = Ledger(configs[i], _RowValues(columns, j, configs[i], model, text_keys), model)
-    return out  # type: ignore[return-value]
+        cols = {name: _column(np, [configs[i].values[name] for i in idx]) for name in given}
+        out.append((evaluate_arrays(model.registry, cols, model.tables), idx))
+    return out
 
 
 def _as_list(np, v: Any, n: int) -> Any:

@@ -393,7 +393,16 @@ def _to_decimal(raw: Any, col: Column) -> tuple[Decimal, bool]:
     raise _Bad(_expected(col), _show(raw))
 
 
+# Cells typed as plain digits (with a decimal point for a float), short enough to be below
+# MAX_NUMBER: read directly, to the value the Decimal path gives (Python rounds a decimal string to
+# the nearest float, as float(Decimal) does).
+_PLAIN_WHOLE = re.compile(r"[0-9]{1,16}")
+_PLAIN_FLOAT = re.compile(r"[0-9]{1,16}(?:\.[0-9]{1,16})?")
+
+
 def _whole(raw: Any, col: Column) -> int:
+    if type(raw) is str and _PLAIN_WHOLE.fullmatch(raw):
+        return int(raw)
     value, _ = _to_decimal(raw, col)
     if abs(value) > MAX_NUMBER:
         raise _Bad(_expected(col) + ", at most 10^16", _show(raw) + " — too large")
@@ -403,6 +412,10 @@ def _whole(raw: Any, col: Column) -> int:
 
 
 def _float(raw: Any, col: Column) -> float:
+    if type(raw) is str and _PLAIN_FLOAT.fullmatch(raw):
+        number = float(raw)
+        if not (col.name == "mfu" and 1 < number <= 100):  # that one is refused below, with its hint
+            return number
     value, pct = _to_decimal(raw, col)
     number = float(value)
     if not math.isfinite(number):
@@ -497,6 +510,25 @@ def _check_range(value: float | int, raw: Any, col: Column) -> None:
         if col.name == "mfu" and 1 < value <= 100:
             hint = f" — did you mean {_num(value)}%?"
         raise _Bad(_expected(col), _show(raw) + hint)
+
+
+_CELLS: dict[tuple[str, str], Any] = {}  # (column, cell text) -> its value, for cells read without a problem
+_MAX_CELLS = 100_000
+
+
+def _cell(col: Column, raw: Any) -> Any:
+    """``_convert``, each distinct text of a column converted once (the conversion depends on
+    nothing else; a cell with a problem is converted again, to report it)."""
+    if type(raw) is not str or col.kind == TEXT:
+        return _convert(col, raw)
+    key = (col.name, raw)
+    hit = _CELLS.get(key, _CELLS)
+    if hit is _CELLS:
+        hit = _convert(col, raw)
+        if len(_CELLS) >= _MAX_CELLS:
+            _CELLS.clear()
+        _CELLS[key] = hit
+    return hit
 
 
 def _convert(col: Column, raw: Any) -> Any:
@@ -695,7 +727,7 @@ class _Table:
                     self.orphans.setdefault(col, row)
                 continue  # unknown or duplicate columns are reported once, on the header
             try:
-                values[name] = _convert(COLUMN_BY_NAME[name], raw)
+                values[name] = _cell(COLUMN_BY_NAME[name], raw)
             except _Bad as exc:
                 self.add(row, name, exc.expected, exc.found, self.cell_ref(col, row))
                 bad.add(name)

@@ -1,8 +1,9 @@
 """The registry's constraints checked on many rows at once: which rule each row breaks, with its
 message.  Input validation uses this (errors refuse a row); the reports state the warnings.
 
-Rows are evaluated over arrays, grouped by which columns they leave empty, and only the rules'
-own quantities are computed; the message of a broken rule is filled in for that row alone.
+Rows are evaluated over arrays (together, or grouped by which columns they leave empty: see
+``masked.py``), and only the rules' own quantities are computed; the message of a broken rule is
+filled in for that row alone.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from .evaluate import Tables, _closure, eval_scalar, evaluate_arrays, evaluate_row
 from .expr import all_cols
+from .masked import evaluate_masked, masked_columns
 from .registry import ERROR, Constraint, Registry
 
 
@@ -50,13 +52,8 @@ def failures(reg: Registry, tables: Tables, rows: Sequence[Mapping[str, Any]], s
     rules = [c for c in reg.constraints if c.severity == severity]
     keys = [c.ok for c in rules]
     reads = constraint_columns(reg)
-    groups: dict[frozenset, list[int]] = {}
-    for i, row in enumerate(rows):
-        groups.setdefault(frozenset(k for k, v in row.items() if v is not None and v != ""), []).append(i)
     broken: dict[int, list[Constraint]] = {}
-    for given, idx in groups.items():
-        cols = {name: _column(np, [rows[i][name] for i in idx]) for name in given}
-        env = evaluate_arrays(reg, cols, tables, keys)
+    for env, idx in _evaluated(np, reg, tables, rows, keys):
         for c in rules:
             ok = env[c.ok]
             if ok is None:
@@ -76,6 +73,24 @@ def failures(reg: Registry, tables: Tables, rows: Sequence[Mapping[str, Any]], s
             if env[c.ok] is not False:
                 continue  # the arrays and the row agree; a blank rule does not apply
             out.append(Failure(i, c, str(eval_scalar(c.expected, rows[i], env, tables)), str(eval_scalar(c.found, rows[i], env, tables))))
+    return out
+
+
+def _evaluated(np, reg: Registry, tables: Tables, rows: Sequence[Mapping[str, Any]], keys: list[str]) -> list[tuple[dict, list[int]]]:
+    """The rules' quantities over the rows: all rows together (``masked.py``), else each group of
+    rows that leave the same columns empty apart; with the rows each result covers."""
+    read = frozenset().union(*constraint_columns(reg).values())  # every column a rule reads
+    masked = masked_columns(np, rows, read)
+    env = evaluate_masked(reg, masked[0], masked[1], tables, keys) if masked is not None else None
+    if env is not None:
+        return [(env, list(range(len(rows))))]
+    groups: dict[frozenset, list[int]] = {}
+    for i, row in enumerate(rows):
+        groups.setdefault(frozenset(k for k, v in row.items() if v is not None and v != ""), []).append(i)
+    out = []
+    for given, idx in groups.items():
+        cols = {name: _column(np, [rows[i][name] for i in idx]) for name in given}
+        out.append((evaluate_arrays(reg, cols, tables, keys), idx))
     return out
 
 

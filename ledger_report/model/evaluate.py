@@ -20,6 +20,7 @@ the intended 3525888 in the spreadsheet.
 
 from __future__ import annotations
 
+import bisect
 import math
 import operator
 import struct
@@ -99,15 +100,23 @@ def smallest_divisor_at_least(n: Any, at_least: Any, step: Any) -> Any:
     if n < 1:
         return None
     lo = max(int(math.ceil(approx_value(float(at_least)))), 1)
-    best = None
-    i = 1
-    while i * i <= n:
-        if n % i == 0:
-            for d in (i, n // i):
-                if d >= lo and d % step == 0 and (best is None or d < best):
-                    best = d
-        i += 1
-    return best
+    divisors = _divisors(n)
+    return next((d for d in divisors[bisect.bisect_left(divisors, lo):] if d % step == 0), None)
+
+
+_DIVISORS: dict[int, list[int]] = {}
+
+
+def _divisors(n: int) -> list[int]:
+    """The divisors of ``n`` in increasing order (remembered: rows repeat their batch sizes)."""
+    hit = _DIVISORS.get(n)
+    if hit is None:
+        small = [i for i in range(1, math.isqrt(n) + 1) if n % i == 0]
+        hit = small + [n // i for i in reversed(small) if n // i != i]
+        if len(_DIVISORS) >= 10_000:
+            _DIVISORS.clear()
+        _DIVISORS[n] = hit
+    return hit
 
 
 def _mod(a: Any, b: Any) -> Any:
@@ -182,19 +191,7 @@ class _Closures(Visitor):
     def visit_Cmp(self, e):
         a_, b_ = compiled(e.a), compiled(e.b)
         opname = e.op
-        plain = _CMPS[opname]
-
-        def cmp(row, env, t):
-            a, b = a_(row, env, t), b_(row, env, t)
-            if a is None or b is None:
-                return None
-            if isinstance(a, str) and isinstance(b, str):
-                return plain(a.lower(), b.lower())  # spreadsheet comparison is case-insensitive
-            if isinstance(a, float) or isinstance(b, float):
-                return _compare_numbers(opname, a, b)
-            return plain(a, b)
-
-        return cmp
+        return lambda row, env, t: compare(opname, a_(row, env, t), b_(row, env, t))
 
     def visit_Lookup(self, e):
         k_ = compiled(e.key)
@@ -225,6 +222,18 @@ class _Closures(Visitor):
             return fn(xs)
 
         return call
+
+
+def compare(opname: str, a: Any, b: Any) -> Any:
+    """Two scalars compared as the spreadsheet compares them: blank if either is blank, text
+    case-insensitively, numbers to about 15 digits (``approx_equal``)."""
+    if a is None or b is None:
+        return None
+    if isinstance(a, str) and isinstance(b, str):
+        return _CMPS[opname](a.lower(), b.lower())
+    if isinstance(a, float) or isinstance(b, float):
+        return _compare_numbers(opname, a, b)
+    return _CMPS[opname](a, b)
 
 
 def _ceil(x: Any) -> int:
@@ -429,6 +438,22 @@ class _ArrayEval(Visitor):
         self.tables = tables
         self.blanks = blanks
         self.env: dict[str, Any] = {}
+        self._lowered: dict[int, tuple[Any, Any, Any]] = {}  # id(array) -> (array, lowered, (distinct, inverse))
+
+    def lowered(self, v: Any) -> tuple[Any, tuple[Any, Any]]:
+        """``numpy.char.lower`` of a text array and the distinct lowered values with their inverse;
+        each array is lowered once per evaluation, through its distinct values (columns such as
+        gpu or framework are compared and looked up many times)."""
+        np = self.np
+        hit = self._lowered.get(id(v))
+        if hit is not None and hit[0] is v:
+            return hit[1], hit[2]
+        a = np.asarray(v, dtype=str)
+        uniq, inv = np.unique(a, return_inverse=True)
+        low = np.char.lower(uniq)[inv].reshape(a.shape)
+        distinct = np.unique(low, return_inverse=True)
+        self._lowered[id(v)] = (v, low, distinct)
+        return low, distinct
 
     def visit_Const(self, e):
         return _A(e.value)
@@ -500,9 +525,9 @@ class _ArrayEval(Visitor):
             return None
         av, bv = a.v, b.v
         if _is_text(np, av):
-            av = np.char.lower(np.asarray(av, dtype=str)) if not isinstance(av, str) else av.lower()
+            av = self.lowered(av)[0] if not isinstance(av, str) else av.lower()
         if _is_text(np, bv):
-            bv = np.char.lower(np.asarray(bv, dtype=str)) if not isinstance(bv, str) else bv.lower()
+            bv = self.lowered(bv)[0] if not isinstance(bv, str) else bv.lower()
         blank = _or(np, a.blank, b.blank)
         if _is_float_array(np, av) or _is_float_array(np, bv):
             eq = _approx_equal_array(np, av, bv)
@@ -521,15 +546,17 @@ class _ArrayEval(Visitor):
         return _A(v, blank)
 
     def visit_Lookup(self, e):
+        return self._lookup_key(e, self.visit(e.key))
+
+    def _lookup_key(self, e, k):
         np = self.np
-        k = self.visit(e.key)
         if k is None:
             return None
         if isinstance(k.v, str):
             return _A(_lookup(self.tables, e.table, k.v, e.field, e.default), k.blank)
         t = self.tables[e.table]
         names = {n.lower(): rec[e.field] for n, rec in t.items()}
-        uniq, inv = np.unique(np.char.lower(np.asarray(k.v, dtype=str)), return_inverse=True)
+        low, (uniq, inv) = self.lowered(k.v)
         blank = k.blank
         missing = [u for u in uniq if u not in names]
         if missing and e.default is not None:
@@ -537,7 +564,7 @@ class _ArrayEval(Visitor):
             missing = []
         if missing:
             # keys of blank rows (or rows the reader refused) have no entry: blank there
-            bad = np.isin(np.char.lower(np.asarray(k.v, dtype=str)), missing)
+            bad = np.isin(low, missing)
             blank = _or(np, blank, bad)
         sample = next(iter(names.values()))
         fill = "" if isinstance(sample, str) else 0
@@ -598,7 +625,20 @@ def _is_text(np, x) -> bool:
     return isinstance(x, str) or (isinstance(x, np.ndarray) and x.dtype.kind in "USO")
 
 
-def _closure(reg: Registry, keys: list[str]) -> set[str]:
+_CLOSURES: dict[tuple[int, tuple[str, ...]], tuple[Registry, frozenset]] = {}
+
+
+def _closure(reg: Registry, keys: list[str]) -> frozenset:
+    """The keys and every quantity they refer to, through references (cached per registry)."""
+    hit = _CLOSURES.get((id(reg), tuple(keys)))
+    if hit is not None and hit[0] is reg:
+        return hit[1]
+    out = frozenset(_refs_closure(reg, keys))
+    _CLOSURES[(id(reg), tuple(keys))] = (reg, out)
+    return out
+
+
+def _refs_closure(reg: Registry, keys: list[str]) -> set[str]:
     from .expr import all_refs
 
     out: set[str] = set()

@@ -1,0 +1,125 @@
+"""Rows that leave different columns empty, evaluated over arrays together.
+
+Evaluating each pattern of empty columns apart (``evaluate_arrays`` with every column of the group
+given) costs one pass over the registry per pattern, and varied rows have hundreds of patterns in a
+batch.  Here a batch is one pass: an empty cell is a blank mask over a placeholder value (the
+column's first value given), so a row is blank exactly where it would be blank on its own.
+
+Evaluated apart, a conditional whose condition is a blank test picks one branch for the whole
+group, so a quantity may come out as the whole number 1 in one group and the float 1.0 in another;
+together it is the float.  The JSON document writes the two alike (``plain``, ``text_of``, the
+comparisons and ``FMT`` treat a whole float below 10^15 as the integer), and the reader's checks
+read truth values only, so those two allow that difference; the workbook's cached values would
+show it (1 against 1.0), so the other outputs keep evaluating per pattern.  Anything else that
+could differ (a condition choosing between truth values and numbers, or text and numbers;
+arithmetic on two truth values; a lookup by a number; larger whole numbers) makes
+``evaluate_masked`` answer ``None``, and the caller evaluates per pattern as before.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Sequence
+
+from .evaluate import Tables, _ArrayEval, _closure, _result
+from .registry import TEXT, Registry
+
+_SMALL = 1e15  # whole numbers below this are written alike as int or float (text_of, units.num)
+
+
+class Inexact(Exception):
+    """The batch may give other values than evaluating each pattern apart."""
+
+
+def masked_columns(np, rows: Sequence[Mapping[str, Any]], names: Iterable[str] | None = None,
+                   ) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """``masked_arrays`` of the rows' columns (or of those in ``names``)."""
+    names = set().union(*rows) if names is None else names
+    return masked_arrays(np, {name: [r.get(name) for r in rows] for name in names})
+
+
+def masked_arrays(np, columns: Mapping[str, Sequence[Any]]) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """Input columns (each a value per row) as arrays, with a blank mask for each column some rows
+    leave empty (a column empty on every row is left out); ``None`` when a column mixes kinds of
+    value (text, truth values, numbers) across the rows."""
+    cols, blanks = {}, {}
+    for name, vals in columns.items():
+        empty = vals.count(None) + vals.count("")
+        if empty == len(vals):
+            continue  # absent: blank on every row
+        blank = [v is None or v == "" for v in vals] if empty else None
+        given = vals if blank is None else [v for v, b in zip(vals, blank) if not b]
+        kinds = {str if issubclass(t, str) else bool if issubclass(t, bool) else float for t in set(map(type, given))}
+        if len(kinds) > 1:
+            return None
+        if blank is not None:
+            vals = [given[0] if b else v for v, b in zip(vals, blank)]
+            blanks[name] = np.array(blank, dtype=bool)
+        kind = kinds.pop()
+        cols[name] = np.array(vals, dtype=str if kind is str else bool if kind is bool else float)
+    return cols, blanks
+
+
+def evaluate_masked(reg: Registry, cols: Mapping[str, Any], blanks: Mapping[str, Any], tables: Tables,
+                    keys: list[str] | None = None) -> dict[str, Any] | None:
+    """``evaluate_arrays`` of the rows together (see the module docstring), or ``None`` where the
+    values could differ from evaluating each pattern of empty columns apart."""
+    import numpy as np
+
+    ev = _Guarded(np, reg, cols, tables, blanks)
+    wanted = None if keys is None else _closure(reg, keys)
+    out: dict[str, Any] = {}
+    try:
+        for q in reg:
+            if wanted is not None and q.key not in wanted:
+                continue
+            a = ev.visit(q.expr)
+            if q.unit == TEXT and a is not None and _kind(np, a.v) != "U":
+                raise Inexact(q.key)
+            ev.env[q.key] = a
+            out[q.key] = _result(np, a)
+    except Exception:  # Inexact, or an error the per-pattern evaluation may not meet (a branch it skips)
+        return None
+    return out
+
+
+def _kind(np, v: Any) -> str:
+    """The kind of a value as numpy holds it: b(ool), i(nteger), f(loat), U (text), or another."""
+    k = np.asarray(v).dtype.kind
+    return "i" if k == "u" else k
+
+
+def _small_whole(np, v: Any) -> bool:
+    return bool(np.all(np.abs(np.asarray(v, dtype=float)) < _SMALL))
+
+
+class _Guarded(_ArrayEval):
+    """The arrays interpreter, raising ``Inexact`` where rows evaluated together could differ from
+    rows evaluated per pattern by more than a whole number held as a float."""
+
+    def _pick(self, cv, cblank, t, o):
+        np = self.np
+        if t is not None and o is not None:
+            kt, ko = _kind(np, t.v), _kind(np, o.v)
+            if kt != ko and not ({kt, ko} == {"i", "f"} and _small_whole(np, t.v if kt == "i" else o.v)):
+                raise Inexact(f"a conditional between {kt} and {ko}")
+        return super()._pick(cv, cblank, t, o)
+
+    def visit_BinOp(self, e):
+        np = self.np
+        out = super().visit_BinOp(e)
+        if out is not None:
+            kind = _kind(np, out.v)
+            if kind == "b" or (kind == "i" and not _small_whole(np, out.v)):
+                raise Inexact(f"{e.op} on truth values or large whole numbers")
+        return out
+
+    def visit_Lookup(self, e):
+        np = self.np
+        k = self.visit(e.key)
+        if k is not None and _kind(np, k.v) != "U":
+            raise Inexact(f"{e.table} looked up by a number")
+        values = [rec[e.field] for rec in self.tables[e.table].values()]
+        types = {type(v) for v in values}
+        if len(types) > 1 and not (types == {int, float} and _small_whole(np, values)):
+            raise Inexact(f"{e.table}.{e.field} holds values of several kinds")
+        return self._lookup_key(e, k)

@@ -1,0 +1,281 @@
+"""The fast paths of ``calc --json`` give what the plain paths give, on the shipped examples and on
+varied generated rows (bench/example_rows.py): rows evaluated together equal rows evaluated per
+pattern of empty columns, and the streamed document is byte for byte the document of each ledger."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+import example_rows  # noqa: E402
+
+from ledger_report.engine import Batch, _as_list, _row_keys, compute_many  # noqa: E402
+from ledger_report.inputs import read_configs  # noqa: E402
+from ledger_report.model.masked import evaluate_masked, masked_columns  # noqa: E402
+from ledger_report.render.document import config_document  # noqa: E402
+from ledger_report.report import DEFAULT  # noqa: E402
+
+GENERATED = 600
+
+
+@pytest.fixture(scope="module")
+def configs(tmp_path_factory):
+    """The examples, then generated rows (written beside a configs link, for the config.json row)."""
+    folder = tmp_path_factory.mktemp("rows")
+    (folder / "configs").symlink_to(ROOT / "inputs" / "configs")
+    example_rows.write_csv(folder / "rows.csv", example_rows.varied_rows(GENERATED, seed=3))
+    return read_configs(ROOT / "inputs" / "examples.csv") + read_configs(folder / "rows.csv")
+
+
+def test_generated_rows_are_valid_and_distinct(tmp_path):
+    """3,000 generated rows: the reader takes every one, and no two give the same values."""
+    (tmp_path / "configs").symlink_to(ROOT / "inputs" / "configs")
+    n = example_rows.write_csv(tmp_path / "rows.csv", example_rows.varied_rows(3000))
+    got = read_configs(tmp_path / "rows.csv")
+    assert n == len(got) == 3000
+    assert len({tuple((k, v) for k, v in c.values.items() if k != "name") for c in got}) == 3000
+    patterns = {frozenset(k for k, v in c.values.items() if v is not None) for c in got}
+    assert len(patterns) > 100  # rows differ in which columns they leave empty, too
+
+
+def _same(a, b) -> bool:
+    """Equal, and of one type, but for a whole number below 10^15 held as int on one side and float
+    on the other (model/masked.py: every output writes them alike)."""
+    if type(a) is type(b):
+        return a == b or (isinstance(a, float) and a != a and b != b)
+    if {type(a), type(b)} == {int, float}:
+        return float(a) == float(b) and float(a).is_integer() and abs(a) < 1e15
+    return False
+
+
+def test_rows_together_equal_rows_per_pattern(configs):
+    """Every quantity of every row: evaluated with the batch's rows together (the masked path) as
+    evaluated per pattern of empty columns; the masked path is taken, not refused."""
+    reg = DEFAULT.registry
+    text = set(_row_keys(reg))
+    cols, blanks = masked_columns(np, [c.values for c in configs])
+    env = evaluate_masked(reg, cols, blanks, DEFAULT.tables)
+    assert env is not None
+    together = {k: _as_list(np, v, len(configs)) for k, v in env.items() if k not in text}
+    apart = Batch.evaluate(configs, DEFAULT).ledgers()
+    assert len(Batch.evaluate(configs, DEFAULT).parts) > 100
+    bad = [(k, lg.name) for k, col in together.items() for j, lg in enumerate(apart)
+           if not _same(lg.values[k], None if col is None else col[j])]
+    assert not bad, bad[:10]
+
+
+def _documents(ledgers) -> list[str]:
+    return [json.dumps(config_document(lg), ensure_ascii=False, separators=(",", ":"), allow_nan=False) for lg in ledgers]
+
+
+def test_streamed_json_is_each_ledgers_document(configs):
+    """calc --json's stream, line by line, is json.dumps of config_document for each ledger
+    computed per pattern (the plain path), byte for byte."""
+    from ledger_report.cli import _stream_json
+
+    out = io.BytesIO()
+    _stream_json(configs, out, lambda done, total: None)
+    text = out.getvalue().decode("utf-8")
+    head, tail = '{\n  "schema": "ledger-report/1",\n  "configs": [\n', "\n  ]\n}\n"
+    assert text.startswith(head) and text.endswith(tail)
+    lines = text[len(head): -len(tail)].split(",\n")
+    expected = _documents(compute_many(configs))
+    assert len(lines) == len(expected)
+    bad = [i for i, (a, b) in enumerate(zip(lines, expected)) if a != b]
+    assert not bad, (len(bad), configs[bad[0]].name)
+    assert json.loads(text)["configs"][0]["name"] == configs[0].name
+
+
+def test_example_rows_csv_has_the_examples_header():
+    with (ROOT / "inputs" / "examples.csv").open(encoding="utf-8") as f:
+        header = next(csv.reader(f))
+    assert list(example_rows.examples()[0]) == header
+
+
+def test_text_over_rows_equals_the_scalar_interpreter(configs):
+    """Every text quantity (messages, sentences) on every row: model/rows.py over the batch gives
+    what the scalar interpreter gives on the row's own ledger, type and all."""
+    from ledger_report.model.evaluate import eval_scalar
+
+    batch = Batch.evaluate(configs, DEFAULT, together=True)
+    assert len(batch.parts) == 1
+    ledgers = batch.ledgers()
+    reg = DEFAULT.registry
+    for key in _row_keys(reg):
+        col = batch.column(key)
+        expected = [eval_scalar(reg[key].expr, lg.config.values, lg.values, DEFAULT.tables) for lg in ledgers]
+        bad = [lg.name for lg, a, b in zip(ledgers, col, expected) if type(a) is not type(b) or a != b]
+        assert not bad, (key, bad[:5])
+    some = list(range(0, len(configs), 7))
+    assert batch.text("verdict_memory_reason", some) == [batch.column("verdict_memory_reason")[i] for i in some]
+
+
+def _row_by_row(batch) -> list[str]:
+    return _documents(batch.ledgers())
+
+
+def test_batches_are_written_a_column_at_a_time(configs):
+    """The column writer takes every chunk of the examples and the generated rows (it does not
+    fall back to row by row), and row by row gives the same texts."""
+    from ledger_report.engine import batches
+    from ledger_report.render import json_batch
+
+    for batch in batches(configs, rows=300, together=True):
+        for start in range(0, len(batch.configs), 128):
+            rows = range(start, min(start + 128, len(batch.configs)))
+            fast = json_batch._Writer(batch, rows, {}).documents()
+            assert fast == _row_by_row(batch)[rows.start:rows.stop]
+
+
+def test_a_chunk_json_cannot_write_goes_row_by_row(configs, monkeypatch):
+    """A value the column writer does not know how to write sends its chunk row by row, where
+    json.dumps meets it as it always did: the rows before it are written, then the error."""
+    from ledger_report.engine import batches
+    from ledger_report.render import json_batch
+
+    with pytest.raises(json_batch._Unusual):
+        json_batch.raw_json(float("nan"))
+    batch = next(batches(configs[:5], together=True))
+    written = io.BytesIO()
+    json_batch.write_batch(batch, written, True, lambda n: None)
+    assert written.getvalue().decode().split(",\n") == _row_by_row(batch)
+
+    bad = batch.ledgers()[3].config.replace(notes=float("nan"))  # a value no reader gives: json refuses it
+    batch = next(batches(list(configs[:3]) + [bad, configs[4]], together=True))
+    written = io.BytesIO()
+    with pytest.raises(ValueError):
+        json_batch.write_batch(batch, written, True, lambda n: None)
+    assert written.getvalue().decode().split(",\n") == _row_by_row(next(batches(configs[:3], together=True)))
+
+
+CELLS = ["0", "007", "42", "1234567890123456", "12345678901234567", "10000000000000000", "0.1", "3.14159", "2.5",
+         "0.551", "1.0000000000000002", "99999999999999.99", "1e3", "7B", "35b", "1,024", "40%", "50", "0.4", "１２",
+         "1.5", "5.", ".5", " 8 ", "-3", "+4", "nan", "abc"]
+
+
+@pytest.mark.parametrize("column", ["tokens", "dp", "layers", "mfu", "days", "price_per_gpu_hour", "hbm_gb"])
+def test_plain_digit_cells_read_as_the_decimal_path_reads_them(column, monkeypatch):
+    """Each cell through the fast paths and the memo gives the value (type and all) or the problem
+    that the Decimal path gives."""
+    import re
+
+    from ledger_report import inputs
+    from ledger_report.config import COLUMN_BY_NAME
+
+    col = COLUMN_BY_NAME[column]
+
+    def read(text):
+        try:
+            v = inputs._cell(col, text)
+            return type(v), v
+        except inputs._Bad as exc:
+            return "bad", exc.expected, exc.found
+
+    fast = [read(t) for t in CELLS] + [read(t) for t in CELLS]  # the second time from the memo
+    monkeypatch.setattr(inputs, "_PLAIN_WHOLE", re.compile(r"(?!)"))
+    monkeypatch.setattr(inputs, "_PLAIN_FLOAT", re.compile(r"(?!)"))
+    monkeypatch.setattr(inputs, "_CELLS", {})
+    slow = [read(t) for t in CELLS]
+    assert fast == slow + slow
+
+
+def test_a_bad_cell_is_reported_on_every_row_it_is_on(tmp_path):
+    """The memo keeps only cells read without a problem: the same bad text on two rows is two problems."""
+    from ledger_report.errors import InputError
+
+    path = tmp_path / "bad.csv"
+    path.write_text("name,params_total,dp\na,7B,x4\nb,7B,x4\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        read_configs(path)
+    assert [(p.row, p.column) for p in err.value.problems] == [(2, "dp"), (3, "dp")]
+
+
+def test_batches_in_worker_processes_give_the_same_bytes(configs, tmp_path):
+    """Batches computed side by side in forked workers, each writing in its turn: the same bytes
+    as one process writes; a batch that fails leaves what one process leaves (the batches before
+    it, its rows before the failing one) and raises the same error."""
+    from ledger_report.render.json_stream import write_configs
+
+    def run(rows, jobs):
+        serial = io.BytesIO()
+        with (tmp_path / "out").open("wb") as f:
+            try:
+                write_configs(rows, f, lambda n: None, jobs=jobs, rows=64)
+            except ValueError as exc:
+                err = str(exc)
+            else:
+                err = None
+        try:
+            write_configs(rows, serial, lambda n: None, jobs=1, rows=64)
+        except ValueError as exc:
+            assert str(exc) == err
+        else:
+            assert err is None
+        return (tmp_path / "out").read_bytes(), serial.getvalue()
+
+    parallel, serial = run(configs, jobs=3)
+    assert parallel == serial and len(parallel.split(b",\n")) == len(configs)
+    broken = list(configs)
+    broken[200] = broken[200].replace(notes=float("nan"))  # no reader gives it: its batch fails
+    parallel, serial = run(broken, jobs=2)
+    assert parallel == serial and 0 < len(parallel.split(b",\n")) <= 200
+
+
+EDGES = [
+    {"reserve_days": "-0"}, {"tokens": "9999999999999999"}, {"mfu": "40%"}, {"price_per_gpu_hour": "0"},
+    {"measured_peak_gb": "0.001"}, {"measured_peak_gb": "1e3"}, {"tokens": "1"}, {"days": "0.0001", "reserve_days": "0"},
+    {"mfu": "1e-9"}, {"tokens": "10000000000000000"}, {"price_per_gpu_hour": "123456789.123456789"},
+    {"notes": 'quote " backslash \\ tab\there % percent 中文 \u2028 sep'}, {"name": '名字-%s-"q"'},
+    {"framework": "MEGATRON"}, {"global_batch": "", "micro_batch": ""}, {"mfu": "", "tokens": "", "days": ""},
+]
+
+
+def test_edge_values_stream_as_each_ledgers_document(tmp_path):
+    """Odd but valid cells (a negative zero, the largest counts, percent signs, quotes, backslashes
+    and Chinese in text): the streamed document is byte for byte the plain path's."""
+    from ledger_report.cli import _stream_json
+
+    rows = []
+    for i, edit in enumerate(EDGES * 2):
+        r = dict(example_rows.examples()[i % 21], **edit)
+        r["name"] = edit["name"] % i if "name" in edit else f"{r['name']}-edge-{i}"
+        rows.append(r)
+    (tmp_path / "configs").symlink_to(ROOT / "inputs" / "configs")
+    example_rows.write_csv(tmp_path / "edge.csv", iter(rows))
+    configs = read_configs(tmp_path / "edge.csv")
+    out = io.BytesIO()
+    _stream_json(configs, out, lambda done, total: None)
+    lines = out.getvalue().decode("utf-8").split("\n", 3)[3].rsplit("\n  ]", 1)[0].split(",\n")
+    assert lines == _documents(compute_many(configs))
+    assert '"reserve_days":-0.0' in lines[0]
+
+
+def test_smallest_divisor_from_remembered_divisors_equals_the_search():
+    """MINDIV through the remembered divisors gives what the plain search over i ≤ √n gives."""
+    import math
+    import random
+
+    from ledger_report.model.evaluate import approx_value, smallest_divisor_at_least
+
+    def search(n, at_least, step):
+        n, step = int(round(n)), max(int(round(step)), 1)
+        if n < 1:
+            return None
+        lo = max(int(math.ceil(approx_value(float(at_least)))), 1)
+        found = [d for i in range(1, math.isqrt(n) + 1) if n % i == 0 for d in (i, n // i) if d >= lo and d % step == 0]
+        return min(found) if found else None
+
+    rng = random.Random(5)
+    for _ in range(3000):
+        n = rng.choice([rng.randint(0, 5000), rng.randint(1, 10**6), 15360, 384, 36, 1])
+        args = (n, rng.uniform(-3, n + 3), rng.choice([1, 2, 3, 4, 8, rng.randint(1, 50), 0.6]))
+        assert smallest_divisor_at_least(*args) == search(*args), args
