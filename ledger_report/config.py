@@ -171,6 +171,9 @@ COLUMNS: tuple[Column, ...] = (
     _c("logits_dtype", ENUM, "Logits tensor precision", "logits 精度", "the convention's (fp32 generic, deepspeed; bf16 megatron, fsdp2)", choices=DTYPES_LOGITS, group="batch"),
     _c("loss_fp32", BOOL, "The cross-entropy upcasts 16-bit logits to fp32 (as PyTorch's usual logits.float() does)", "交叉熵把 16 位 logits 升为 fp32（常见的 logits.float()）", "the convention's (true)", group="batch"),
     _c("loss_chunks", INT, "1 = full logits at once; k = chunked/fused cross-entropy", "1 = 整块 logits；k = 分块/融合交叉熵", "1", "", minimum=1, group="batch"),
+    _c("loss_compiled", BOOL, "The loss is compiled with the model (torchtitan compiles it since April 2025: compile.components model and loss)", "损失随模型一起编译（torchtitan 自 2025 年 4 月起：compile.components 含 model 与 loss）", "compile", group="batch"),
+    _c("gathered_weights_kept", BOOL, "ZeRO-3: autograd keeps each Linear's gathered weight until its backward (DeepSpeed before 0.19.4 with a model built outside zero.Init)", "ZeRO-3：autograd 保留每个 Linear 聚合后的权重直到其反向（DeepSpeed 0.19.4 之前、模型不在 zero.Init 中构建时）", "false", group="batch"),
+    _c("reduce_bucket_elems", INT, "DeepSpeed's gradient reduce bucket in elements (reduce_bucket_size)", "DeepSpeed 梯度规约桶的元素数（reduce_bucket_size）", "the convention's (5e8)", "elements", minimum=1, group="batch"),
     # hardware
     _c("gpu", ENUM, "Accelerator from the catalogue (ledger-report gpus)", "加速卡型号（见 ledger-report gpus）", "H100-SXM", group="hw"),
     _c("hbm_gb", FLOAT, "HBM per GPU, GB = 10^9 bytes", "每卡显存，GB = 10^9 字节", "catalogue", "GB", minimum=0, min_exclusive=True, group="hw"),

@@ -122,8 +122,8 @@ def define(reg: Registry, r: Ctx) -> None:
     upcast = r.loss_fp32
     # without the fp32 upcast the loss works in the logits' own 16-bit dtype: its log-softmax in
     # forward, and three tensors of that width in backward
-    fwd = if_(upcast, if_(comp, conv(r, "ce_fwd_bytes_compiled"), conv(r, "ce_fwd_bytes")) - if_(fp32_logits, 4, 0), 2)
-    bwd = if_(upcast, if_(comp, conv(r, "ce_bwd_bytes_compiled"), conv(r, "ce_bwd_bytes")) - if_(fp32_logits, 2, 0), 6)
+    fwd = if_(upcast, if_(r.loss_compiled, conv(r, "ce_fwd_bytes_compiled"), conv(r, "ce_fwd_bytes")) - if_(fp32_logits, 4, 0), 2)
+    bwd = if_(upcast, if_(r.loss_compiled, conv(r, "ce_bwd_bytes_compiled"), conv(r, "ce_bwd_bytes")) - if_(fp32_logits, 2, 0), 6)
     r.ce_fwd = d("loss_forward_bytes", logit_elems * maximum(fwd, 0), BYTES, "cross-entropy working set at the loss forward", "交叉熵前向工作区", "conventions table (bytes per logit); " + doc("logits-and-loss"))
     r.ce_bwd = d("loss_backward_bytes", logit_elems * maximum(bwd, 0), BYTES, "cross-entropy working set at the loss backward", "交叉熵反向工作区", "conventions table (bytes per logit); " + doc("logits-and-loss"))
     r.logits_kept = d("logits_kept_in_backward", if_(conv(r, "logits_kept").eq(1), r.logits, 0), BYTES, "logits still referenced during backward", "反向时仍被引用的 logits", "conventions table; " + doc("logits-and-loss"))

@@ -55,6 +55,9 @@ def define(reg: Registry, r: Ctx) -> None:
     r.logits_dtype = d("logits_dtype", default("logits_dtype", conv(r, "logits_dtype_default")), TEXT, "logits dtype", "logits 精度", COLUMN + "; the convention's default (bf16 where the output layer runs in bf16)")
     r.loss_fp32 = d("loss_fp32", default("loss_fp32", conv(r, "loss_fp32_default").eq(1)), BOOL, "the loss upcasts the logits to fp32", "损失把 logits 升到 fp32", COLUMN + "; the convention's default")
     r.loss_chunks = d("loss_chunks", default("loss_chunks", 1), COUNT, "loss chunks", "loss 分块数", COLUMN)
+    r.loss_compiled = d("loss_compiled", default("loss_compiled", r.compile), BOOL, "the loss is compiled", "损失已编译", COLUMN + " (compile when empty)")
+    r.weights_kept = d("gathered_weights_kept", default("gathered_weights_kept", False), BOOL, "ZeRO-3 gathered weights kept until their backward", "ZeRO-3 聚合权重保留至反向", COLUMN)
+    r.bucket_elems = d("reduce_bucket_elems", default("reduce_bucket_elems", conv(r, "bucket_elems")), COUNT, "gradient reduce bucket (elements)", "梯度规约桶（元素）", COLUMN + "; the convention's default")
 
     reg.section = "hardware"
     r.gpu = d("gpu", default("gpu", "H100-SXM"), TEXT, "GPU", "GPU 型号", COLUMN)

@@ -12,7 +12,7 @@ holds (also the CUDA context and NCCL's buffers), which is what must fit in HBM.
 
 from __future__ import annotations
 
-from ..expr import IsBlank, Lookup, all_of, any_of, if_, maximum, total_of
+from ..expr import IsBlank, Lookup, all_of, any_of, if_, maximum, negate, total_of
 from ..registry import BOOL, BYTES, COUNT, TEXT, Registry
 from .common import CUDA_CONTEXT_BYTES, FUJII, MOE35, NCCL_BYTES_PER_GROUP, PARTS, STATES, Ctx, conv, doc
 from .stages import STAGE_ZH, STAGES
@@ -27,6 +27,7 @@ ITEMS = (
     ("activations", "activations in flight", "在途激活"),
     ("activations_rest", "activations of the other micro-batches in flight", "其余在途 micro-batch 的激活"),
     ("gathers_fwd", "parameters gathered in forward", "前向聚合的参数"),
+    ("weights_kept", "gathered weights kept by autograd until their backward", "autograd 保留至反向的聚合权重"),
     ("autocast_cache", "bf16 copies of fp32 weights cached by autocast in forward", "autocast 在前向缓存的权重 bf16 副本"),
     ("gathers_bwd", "parameters and gradients gathered in backward", "反向聚合的参数与梯度"),
     ("logits", "logits", "logits"),
@@ -45,15 +46,20 @@ ITEMS = (
 # phase and each item's "in the peak" all read it.
 PHASES = (
     ("setup", "after setup", "启动后", ("state", "buckets")),
-    ("forward", "forward", "前向", ("state", "moments", "buckets", "activations", "gathers_fwd", "autocast_cache")),
-    ("loss", "loss", "损失", ("state", "moments", "buckets", "activations", "gathers_fwd", "autocast_cache", "logits", "loss_fwd")),
-    ("backward", "backward (its start)", "反向（开始）", ("state", "moments", "buckets", "gathers_bwd", "gradients_early", "activations", "loss_or_recompute")),
+    ("forward", "forward", "前向", ("state", "moments", "buckets", "activations", "gathers_fwd", "weights_kept", "autocast_cache")),
+    ("loss", "loss", "损失", ("state", "moments", "buckets", "activations", "gathers_fwd", "weights_kept", "autocast_cache", "logits", "loss_fwd")),
+    ("backward", "backward (its start)", "反向（开始）", ("state", "moments", "buckets", "gathers_bwd", "gradients_early", "activations", "weights_kept", "loss_or_recompute")),
     ("backward_end", "backward (its end)", "反向（结束）", ("state", "moments", "buckets", "gathers_bwd", "gradients", "activations_rest", "recompute")),
     ("optimizer", "optimizer step", "优化器 step", ("state", "moments", "buckets", "gradients", "optimizer_temp")),
 )
 PHASE_NAMES = tuple(p for p, *_ in PHASES)
 SETUP_STATES = ("weights", "main_grads", "master")
 FSDP_SOURCE = "PyTorch torch/distributed/fsdp/_fully_shard (unsharded bf16 units, fp32 reduce-scatter); torch/distributed/pipelining/stage.py (no resharding or gradient sync between micro-batches)"
+WEIGHTS_KEPT_SOURCE = (
+    "DeepSpeed deepspeed/runtime/zero/linear.py (LinearFunctionForZeroStage3 saves the weight, not its transposed view); before 0.19.4 "
+    "it was installed only inside zero.Init, so a model passed built to deepspeed.initialize kept the gathered storage through the view "
+    "autograd saves until backward (DeepSpeed PR 8189)"
+)
 LAZY_SOURCE = "torch.optim.Adam(W), Transformer Engine and apex FusedAdam create exp_avg and exp_avg_sq at the first step() (Megatron-LM megatron/core/optimizer; DeepSpeed stage_1_and_2.py initialize_optimizer_states)"
 
 
@@ -76,7 +82,7 @@ def define(reg: Registry, r: Ctx) -> None:
     )
     buckets = d(
         "bucket_bytes",
-        if_((r.dp * r.cp).gt(1), conv(r, "bucket_fixed_bytes") + conv(r, "bucket_elems") * gbytes, 0),
+        if_((r.dp * r.cp).gt(1), conv(r, "bucket_fixed_bytes") + if_(conv(r, "bucket_elems").gt(0), r.bucket_elems, 0) * gbytes, 0),
         BYTES, "gradient buckets", "梯度通信桶", "conventions table (DDP 2 × 25 MiB; DeepSpeed 2 × 5e8 elements; Megatron and FSDP: views of their buffers)",
     )
     head_unit = if_(all_of(zero3, conv(r, "z3_head_kept").eq(1)), r.V * r.h / r.tp * wbytes, 0)
@@ -91,6 +97,11 @@ def define(reg: Registry, r: Ctx) -> None:
         stage_rank_params = r.rank_part[(stage, "dense")] + r.rank_part[(stage, "expert")]
         grads_setup = conv(r, "grads_at_setup").eq(1)
         head = r.holds_head[stage]
+        # a Linear's saved transposed weight keeps its gathered storage; the input embedding saves only
+        # its indices (its weight is kept where the head shares it); under full recompute only the
+        # head, outside the recomputed layers, saves its weight in forward
+        embed_rank = if_(all_of(r.holds_embed[stage], negate(all_of(r.tied, head))), r.embed_p / r.tp, 0)
+        kept_params = if_(r.recompute_mode.eq("full"), if_(head, r.V * r.h / r.tp, 0), stage_rank_params - embed_rank)
         items = {
             "state": d(f"{stage}_mem_state", total_of([sb[s] for s in SETUP_STATES]) + if_(grads_setup, sb["grads"], 0), BYTES, f"{stage} stage: states allocated at setup", f"{zh}：启动时分配的状态", doc("phases") + "; Megatron-LM allocates its gradient buffer when DDP is built (param_and_grad_buffer.py)"),
             "moments": d(f"{stage}_mem_moments", sb["m"] + sb["v"], BYTES, f"{stage} stage: optimizer moments", f"{zh}：优化器动量", LAZY_SOURCE),
@@ -98,6 +109,10 @@ def define(reg: Registry, r: Ctx) -> None:
             "activations": r.act[stage],
             "gathers_fwd": d(f"{stage}_mem_gathers_forward", z3_fwd + if_(head, head_unit, 0) + if_(fsdp_pp, stage_rank_params * wbytes, 0), BYTES, f"{stage} stage: gathered parameters in forward", f"{zh}：前向聚合的参数", FSDP_SOURCE + "; DeepSpeed estimate_zero3_model_states_mem_needs (4 × largest layer)"),
             "gathers_bwd": d(f"{stage}_mem_gathers_backward", z3_bwd + if_(head, head_unit, 0) + if_(fsdp_pp, stage_rank_params * wbytes, 0), BYTES, f"{stage} stage: gathered parameters and gradients in backward", f"{zh}：反向聚合的参数与梯度", FSDP_SOURCE),
+            "weights_kept": d(
+                f"{stage}_mem_weights_kept", if_(all_of(zero3, r.weights_kept), kept_params * wbytes, 0),
+                BYTES, f"{stage} stage: gathered weights kept until their backward", f"{zh}：保留至反向的聚合权重", WEIGHTS_KEPT_SOURCE,
+            ),
             "autocast_cache": d(
                 f"{stage}_mem_autocast_cache",
                 if_(all_of(r.weight_dtype.eq("fp32"), conv(r, "autocast_cache").eq(1)), stage_rank_params * 2, 0),
