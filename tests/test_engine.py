@@ -278,3 +278,52 @@ def test_interleaved_first_rank_holds_more_chunks():
     lg = compute(config_from_mapping({**base, "virtual_stages": 2}))
     assert lg["first_stage_in_flight"] == pytest.approx(5.5)
     assert lg["last_stage_in_flight"] == pytest.approx((0 + 4 + 1) / 2)
+
+# DeepSpeedExamples training/bf16_master_weight (@6a3d817a): the 6.86B model of its README on 4 GPUs,
+# ZeRO-3, batch 1, seq 512, reduce_bucket_size 5e7 (configs/baseline.json).
+DS_EXAMPLE = dict(name="ds", framework="deepspeed", layers=32, hidden=4096, heads=32, ffn_hidden=16384, vocab=50_000, glu=False,
+                  norm="layernorm", dp=4, zero=3, seq_len=512, micro_batch=1, global_batch=4, flash_attention=False,
+                  main_grad_dtype="bf16", reduce_bucket_elems=50_000_000)
+
+
+def test_zero3_gathered_weights_kept_until_backward():
+    """DeepSpeed PR 8189 (in 0.19.4): without its ZeRO-3 Linear, 'the standard Linear implementation can
+    retain the gathered weight storage until backward completes'.  Hand count: every Linear's bf16
+    weight, 32 layers × (4h² attention + 2·h·4h MLP) + the head V·h, = 13.29 GB; the input embedding
+    saves only its indices.  Full recompute keeps only the head (outside the recomputed layers); below
+    ZeRO-3 the weights are whole anyway (a warning, nothing added)."""
+    h, V = 4096, 50_000
+    lg = compute(config_from_mapping({**DS_EXAMPLE, "gathered_weights_kept": True}))
+    linear_bytes = (32 * (4 * h * h + 2 * h * 4 * h) + V * h) * 2
+    assert lg["mem_weights_kept_bytes"] == pytest.approx(linear_bytes, rel=1e-3)  # norms' weights are the 0.05 % left
+    assert lg["phase_forward_bytes"] - compute(config_from_mapping(DS_EXAMPLE))["phase_forward_bytes"] == pytest.approx(lg["mem_weights_kept_bytes"])
+    assert lg["phase_backward_end_bytes"] == compute(config_from_mapping(DS_EXAMPLE))["phase_backward_end_bytes"]  # freed by then
+    full = compute(config_from_mapping({**DS_EXAMPLE, "gathered_weights_kept": True, "recompute": "full"}))
+    assert full["mem_weights_kept_bytes"] == V * h * 2
+    z2 = compute(config_from_mapping({**DS_EXAMPLE, "gathered_weights_kept": True, "zero": 2}))
+    assert z2["mem_weights_kept_bytes"] == 0 and z2["ok_weights_kept_needs_zero3"] is False
+
+
+def test_reduce_bucket_elems_sizes_deepspeeds_bucket():
+    """DeepSpeed stage3.py allocates its reduce bucket as reduce_bucket_size elements of the gradient
+    dtype: 5e7 bf16 elements are 100 MB (the convention's 5e8 are 1.0 GB); another framework's row
+    that gives the column is warned and keeps its own bucket."""
+    assert compute(config_from_mapping(DS_EXAMPLE))["bucket_bytes"] == 50_000_000 * 2
+    assert compute(config_from_mapping({**DS_EXAMPLE, "reduce_bucket_elems": None}))["bucket_bytes"] == 500_000_000 * 2
+    mg = compute(config_from_mapping({**DS_EXAMPLE, "framework": "megatron", "zero": 1}))
+    assert mg["ok_bucket_elems_deepspeed"] is False
+    assert mg["bucket_bytes"] == compute(config_from_mapping({**DS_EXAMPLE, "framework": "megatron", "zero": 1, "reduce_bucket_elems": None}))["bucket_bytes"]
+
+
+def test_loss_compiled_apart_from_the_model():
+    """torchtitan compiled the model's blocks but not the loss until bbb1b616 (2025-04-02).  Eager
+    F.cross_entropy(logits.float()) on bf16 logits holds 12 B per logit in backward (the fsdp2
+    convention: the fp32 copy, its log-softmax and its gradient), compiled 2 B: Llama-3-8B at seq
+    8192 has 8192 × 128,256 logits, so 12.6 GB against 2.1 GB.  Empty, the loss follows compile."""
+    row = dict(name="tt", framework="fsdp2", layers=32, hidden=4096, heads=32, kv_heads=8, ffn_hidden=14336, vocab=128_256,
+               dp=8, zero=3, seq_len=8192, micro_batch=1, global_batch=8, compile=True, recompute="selective_op")
+    logits = 8192 * 128_256
+    eager = compute(config_from_mapping({**row, "loss_compiled": False}))
+    assert eager["loss_backward_bytes"] == logits * 12
+    assert compute(config_from_mapping(row))["loss_backward_bytes"] == logits * 2
+    assert eager["mlp_act_factor"] == compute(config_from_mapping(row))["mlp_act_factor"]  # the model stays compiled

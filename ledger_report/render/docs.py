@@ -82,13 +82,21 @@ The logits are s × b × vocab/tp elements in `logits_dtype`, divided by `loss_c
 or fused cross-entropy, on the stage that holds the output head. The loss's working set is what the
 framework's cross-entropy keeps beside them, per logit: PyTorch's eager `cross_entropy(logits.float())`
 keeps an fp32 copy and the fp32 log-softmax (8 bytes) in forward and three fp32 tensors in backward;
-Megatron's vocab-parallel loss works in place on one fp32 copy (4 bytes, 6 in backward)."""),
+Megatron's vocab-parallel loss works in place on one fp32 copy (4 bytes, 6 in backward).
+A compiled loss keeps almost none of that (`loss_compiled`, which follows `compile` when empty:
+some setups compile the model's blocks and leave the loss eager, as torchtitan did until April
+2025)."""),
     ("Phases", ("phases",), """\
 The memory of one training step is computed phase by phase on every stage: after setup, forward,
 the loss, the backward (at its start and at its end), and the optimizer step. Each phase is the sum
 of the items that live in it (the table below lists them). Optimizer moments are allocated at the
 first optimizer step (torch.optim, Transformer Engine and apex FusedAdam, DeepSpeed), so the first
-step peaks lower than every later one; both are computed and the report states the difference."""),
+step peaks lower than every later one; both are computed and the report states the difference.
+Under ZeRO-3 a gathered weight is normally freed after its layer's forward; where autograd still
+holds it (`gathered_weights_kept`: a Linear that saves its transposed weight, as DeepSpeed's did
+before 0.19.4 for a model built outside `zero.Init`), every Linear weight of the stage stays until
+its backward, and the forward, the loss and the start of the backward carry it. DeepSpeed's
+gradient bucket is `reduce_bucket_elems` elements of the gradient dtype (its `reduce_bucket_size`)."""),
     ("Counters", (), """\
 The peak is given as three counters: what `torch.cuda.max_memory_allocated` sees (the largest
 phase), what `max_memory_reserved` sees (plus the caching allocator's fragmentation), and what the
