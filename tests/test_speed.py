@@ -392,3 +392,17 @@ def test_a_batch_failing_in_a_file_worker_fails_here_after_the_batches_before_it
         _file_in_workers(path, tmp_path)
     got = (tmp_path / "out.json").read_bytes()
     assert plain.startswith(got) and len(got.split(b"\n", 3)[3].split(b",\n")) == 192  # batches 0-2 of 64 rows
+
+
+def test_packed_configs_are_the_configs_read(configs):
+    """Configurations held packed and rebuilt (``Config.rebuilt``, nothing checked again) equal
+    the ones read: the same values in schema order, source and origins, and they replace alike."""
+    from ledger_report.engine import PackedConfigs
+
+    packed = PackedConfigs()
+    for c in configs:
+        packed.append(c)
+    again = packed[0:len(configs)]
+    assert again == configs and [list(c.values) for c in again] == [list(c.values) for c in configs]
+    assert [dict(c.origins) for c in again] == [dict(c.origins) for c in configs]
+    assert again[0].replace(dp=2) == configs[0].replace(dp=2)
