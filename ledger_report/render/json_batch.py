@@ -325,32 +325,33 @@ def _template(model: Model) -> _Template:
 
 
 class _Writer:
-    """The documents of some rows of a batch (a range of positions), each column's texts computed
-    once; ``shared`` holds what serves every chunk of the batch (which rows show what, origins)."""
+    """The documents of some rows of a batch (a range of positions); ``shared`` holds what serves
+    every chunk of the batch, each computed once (quantities' texts, which rows show what, origins)."""
 
     def __init__(self, batch: Batch, rows: range, shared: dict[str, Any]) -> None:
         self.batch, self.model, self.rows = batch, batch.model, rows
         self.origins: dict[tuple, str] = shared.setdefault("origins", {})
         self._shown: dict[str, list[bool]] = shared.setdefault("shown", {})
-        self._values: dict[str, list[str]] = {}
+        self._values: dict[str, list[str]] = shared.setdefault("values", {})
 
     def documents(self) -> list[str]:
         """Each row's document, its UTF-8 bytes one character a byte."""
         return _template(self.model).fill(self, self.rows)
 
     def value(self, key: str) -> list[str]:
-        """``plain`` of the quantity as JSON, on each of the writer's rows."""
+        """``plain`` of the quantity as JSON, on each row of the batch."""
         hit = self._values.get(key)
         if hit is None:
-            hit = self._values[key] = _plain_json(self.batch, key, self.model.registry[key].unit, self.rows)
+            every = range(len(self.batch.configs))
+            hit = self._values[key] = _plain_json(self.batch, key, self.model.registry[key].unit, every)
         return hit
 
-    def pick(self, texts: list[str], rows: Sequence[int]) -> list[str]:
-        """Of texts on the writer's rows, those of ``rows`` (positions in the batch)."""
-        if rows == self.rows:
-            return texts
-        start = self.rows.start
-        return [texts[i - start] for i in rows]
+    @staticmethod
+    def pick(texts: list[str], rows: Sequence[int]) -> list[str]:
+        """Of texts on the batch's rows, those of ``rows`` (positions in the batch)."""
+        if type(rows) is range:
+            return texts[rows.start:rows.stop]
+        return [texts[i] for i in rows]
 
     def shown(self, key: str) -> list[bool]:
         """Whether each row of the batch shows a line or a section (the key's truth)."""
