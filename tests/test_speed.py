@@ -406,3 +406,19 @@ def test_packed_configs_are_the_configs_read(configs):
     assert again == configs and [list(c.values) for c in again] == [list(c.values) for c in configs]
     assert [dict(c.origins) for c in again] == [dict(c.origins) for c in configs]
     assert again[0].replace(dp=2) == configs[0].replace(dp=2)
+
+
+def test_an_output_closed_under_the_file_workers_raises_here(rows_csv):
+    """A worker that cannot write (the reader went away: ``| head``) hands its error to the
+    parent, which raises it (the command then stops quietly, as it always did)."""
+    import os
+
+    from ledger_report.render.json_stream import write_file
+
+    tmp_path, rows = rows_csv
+    path = tmp_path / "rows.csv"
+    example_rows.write_csv(path, iter(rows))
+    reader, writer = os.pipe()
+    os.close(reader)
+    with os.fdopen(writer, "wb") as f, pytest.raises(BrokenPipeError):
+        write_file(str(path), f, lambda total: lambda n: None, jobs=2, rows=64)

@@ -189,6 +189,8 @@ def _lead(path: str, out: Any, progress: Callable[[int], None], links: list, tot
             active.remove(link)
             continue
         kind, k = message
+        if kind == "raised":
+            raise k
         if kind == "failed":
             _redo(path, out, k, rows, progress)
         progress(min(rows, total - k * rows))
@@ -223,8 +225,16 @@ def _file_worker(path: str, w: int, workers: int, rows: int, fd: int, turn: Any,
         link.send(None)
         return
     link.send((len(configs), {name_key(c.name) for c in configs}))
-    if not link.recv():
-        return
+    if _received(link):
+        try:
+            _write_own(configs, w, workers, rows, fd, turn, written, link)
+        except Exception as exc:  # the output gone (a closed pipe) and the like: raised by the parent
+            link.send(("raised", exc))
+
+
+def _write_own(configs: PackedConfigs, w: int, workers: int, rows: int, fd: int, turn: Any, written: Any, link: Any) -> None:
+    """A worker's batches (w, w + workers...) written in their turns, each said done; a batch that
+    fails is said once the batches before it are written, and the worker stops."""
     for j, k in enumerate(range(w, (len(configs) + rows - 1) // rows * workers, workers)):
         if not _write_in_turn(configs[j * rows:(j + 1) * rows], k, fd, turn, written):
             with turn:
