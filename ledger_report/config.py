@@ -9,7 +9,7 @@ model's resolution definitions, so that the workbook resolves them with live for
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 # Kinds of column.  Each reader turns a cell into the Python type named here.
 TEXT = "text"  # str, kept verbatim
@@ -232,6 +232,16 @@ class Config:
             raise KeyError(f"unknown columns: {sorted(unknown)}")
         object.__setattr__(self, "values", _FrozenDict(full))
         object.__setattr__(self, "origins", _FrozenDict({k: v for k, v in self.origins.items() if full.get(k) is not None}))
+
+    @classmethod
+    def rebuilt(cls, values: Sequence[Any], source: str, origins: Mapping[str, str]) -> "Config":
+        """A config again from what one held: ``values`` every column's value in schema order
+        (``tuple(config.values.values())``), its source and origins (so nothing to check again)."""
+        config = object.__new__(cls)
+        object.__setattr__(config, "values", _FrozenDict(zip(COLUMN_NAMES, values)))
+        object.__setattr__(config, "source", source)
+        object.__setattr__(config, "origins", _FrozenDict(origins))
+        return config
 
     @property
     def name(self) -> str:

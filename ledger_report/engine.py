@@ -89,7 +89,7 @@ class PackedConfigs:
     @staticmethod
     def _built(rows: list) -> Iterator[Config]:
         for values, source, origins in rows:
-            yield Config(dict(zip(COLUMN_NAMES, values)), source, origins or {})
+            yield Config.rebuilt(values, source, origins or {})
 
 
 def compute(config: Config, model: Model | None = None) -> Ledger:

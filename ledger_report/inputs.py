@@ -123,10 +123,14 @@ def stream_configs(path: str | Path, each: Callable[[Config], None]) -> int:
     return n
 
 
-def read_configs(path: str | Path, sink: Callable[[Config], None] | None = None) -> list[Config]:
+def read_configs(path: str | Path, sink: Callable[[Config], None] | None = None,
+                 keep: Callable[[int], bool] | None = None) -> list[Config]:
     """Read every configuration row of a .csv or .xlsx file; raise ``InputError`` on any problem.
 
-    With ``sink``, each good row goes to it as it is read and the list returned is empty."""
+    With ``sink``, each good row goes to it as it is read and the list returned is empty.  With
+    ``keep`` (a .csv file only), a data row is read and checked only where ``keep`` of its
+    position (0 for the first data row) is true: the rest are counted and skipped, so their
+    problems, and names repeated across the parts, are for whoever reads them."""
     path = Path(path)
     label = path.name or str(path)
     try:
@@ -139,7 +143,9 @@ def read_configs(path: str | Path, sink: Callable[[Config], None] | None = None)
         _fail(label, "a .csv or .xlsx file", "a directory")
     suffix = path.suffix.lower()
     if suffix in CSV_SUFFIXES:
-        return _read_csv(path, label, sink)
+        return _read_csv(path, label, sink, keep)
+    if keep is not None:
+        raise ValueError("keep reads part of a .csv file only")
     if suffix in XLSX_SUFFIXES:
         return _read_xlsx(path, label, sink)
     if suffix == ".xls":
@@ -147,6 +153,11 @@ def read_configs(path: str | Path, sink: Callable[[Config], None] | None = None)
     if suffix in (".xlsb", ".ods", ".numbers"):
         _fail(label, "a .csv or .xlsx file", f"a {suffix} file; save it as .xlsx or .csv")
     _fail(label, "a file ending in .csv or .xlsx", f"the extension {suffix or '(none)'!r}")
+
+
+def name_key(name: str) -> str:
+    """A name as the reader compares names (unique in a file)."""
+    return _norm(name).casefold()
 
 
 def config_from_mapping(values: Mapping[str, Any], source: str = "mapping") -> Config:
@@ -738,7 +749,7 @@ class _Table:
             values.pop("name", None)
             bad.add("name")
         else:
-            key = _norm(name_value).casefold()
+            key = name_key(name_value)
             if key in self.names:
                 self.add(
                     row, "name", "a name unique in the file",
@@ -817,7 +828,7 @@ class _Table:
                 f"a blank header cell (data from {self.row_word} {row})",
                 self.cell_ref(col, self.header_row),
             )
-        if not self.problems and not self.count:
+        if not self.problems and not self.count and not self.rows_seen:  # rows_seen: rows ``keep`` skipped count too
             self.add(None, None, "at least one configuration row below the header", "no rows")
         self.raise_if_problems()
         return self.configs
@@ -874,7 +885,8 @@ def _sniff(text: str) -> str:
     return best
 
 
-def _read_csv(path: Path, label: str, sink: Callable[[Config], None] | None = None) -> list[Config]:
+def _read_csv(path: Path, label: str, sink: Callable[[Config], None] | None = None,
+              keep: Callable[[int], bool] | None = None) -> list[Config]:
     try:
         size = path.stat().st_size
         if size > MAX_CSV_BYTES:
@@ -900,8 +912,7 @@ def _read_csv(path: Path, label: str, sink: Callable[[Config], None] | None = No
         for fields in reader:
             start = previous_line + 1  # the physical line where this record begins
             previous_line = reader.line_num
-            nonblank = [i for i, f in enumerate(fields) if f.strip()]
-            if not nonblank:
+            if not "".join(fields).strip():  # no field but blanks
                 continue
             if not header_done:
                 table.read_header({i + 1: f for i, f in enumerate(fields)}, start)
@@ -911,6 +922,9 @@ def _read_csv(path: Path, label: str, sink: Callable[[Config], None] | None = No
                 continue
             if table.over_row_bound(start, "file"):
                 break
+            if keep is not None and not keep(table.rows_seen - 1):
+                continue
+            nonblank = [i for i, f in enumerate(fields) if f.strip()]
             last = nonblank[-1] + 1
             if last > table.width:
                 table.add(

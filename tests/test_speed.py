@@ -132,8 +132,8 @@ def test_batches_are_written_a_column_at_a_time(configs):
     for batch in batches(configs, rows=300, together=True):
         for start in range(0, len(batch.configs), 128):
             rows = range(start, min(start + 128, len(batch.configs)))
-            fast = json_batch._Writer(batch, rows, {}).documents()
-            assert fast == _row_by_row(batch)[rows.start:rows.stop]
+            fast = json_batch._Writer(batch, rows, {}).documents()  # UTF-8 bytes, one character a byte
+            assert [d.encode("latin-1").decode("utf-8") for d in fast] == _row_by_row(batch)[rows.start:rows.stop]
 
 
 def test_a_chunk_json_cannot_write_goes_row_by_row(configs, monkeypatch):
@@ -279,3 +279,146 @@ def test_smallest_divisor_from_remembered_divisors_equals_the_search():
         n = rng.choice([rng.randint(0, 5000), rng.randint(1, 10**6), 15360, 384, 36, 1])
         args = (n, rng.uniform(-3, n + 3), rng.choice([1, 2, 3, 4, 8, rng.randint(1, 50), 0.6]))
         assert smallest_divisor_at_least(*args) == search(*args), args
+
+
+def _file_in_workers(path, tmp_path, jobs=3, rows=64):
+    """``write_file``'s bytes (header and footer as calc writes them) and what it returned."""
+    from ledger_report.cli import _JSON_TAIL, _json_head
+    from ledger_report.render.json_stream import write_file
+
+    totals = []
+
+    def begin(total):
+        totals.append(total)
+        f.write(_json_head())
+        return lambda n: None
+
+    with (tmp_path / "out.json").open("wb") as f:
+        done = write_file(str(path), f, begin, jobs=jobs, rows=rows)
+        if done:
+            f.write(_JSON_TAIL)
+    return done, totals, (tmp_path / "out.json").read_bytes()
+
+
+def _plain_bytes(path) -> bytes:
+    from ledger_report.cli import _stream_json
+
+    out = io.BytesIO()
+    _stream_json(read_configs(path), out, lambda done, total: None)
+    return out.getvalue()
+
+
+@pytest.fixture()
+def rows_csv(tmp_path):
+    (tmp_path / "configs").symlink_to(ROOT / "inputs" / "configs")
+    rows = list(example_rows.varied_rows(GENERATED, seed=5))
+    return tmp_path, rows
+
+
+def test_a_file_read_in_workers_gives_the_plain_bytes(rows_csv):
+    """Each worker reading and checking only its own batches' rows: the same bytes as the file
+    read here and written in one process, on the generated rows and on the examples."""
+    tmp_path, rows = rows_csv
+    path = tmp_path / "rows.csv"
+    example_rows.write_csv(path, iter(rows))
+    done, totals, got = _file_in_workers(path, tmp_path)
+    assert done and totals == [GENERATED] and got == _plain_bytes(path)
+    done, totals, got = _file_in_workers(ROOT / "inputs" / "examples.csv", tmp_path, jobs=2, rows=4)
+    assert done and totals == [21] and got == _plain_bytes(ROOT / "inputs" / "examples.csv")
+
+
+def test_the_rows_keep_reads_are_the_rows_of_the_file(rows_csv):
+    """``keep`` splits the rows: the parts read, put back in order, are the file's configurations."""
+    tmp_path, rows = rows_csv
+    path = tmp_path / "rows.csv"
+    example_rows.write_csv(path, iter(rows))
+    parts = [read_configs(path, keep=lambda i, w=w: i // 50 % 3 == w) for w in range(3)]
+    merged = [parts[i // 50 % 3][(i // 150) * 50 + i % 50] for i in range(GENERATED)]
+    assert merged == read_configs(path)
+
+
+@pytest.mark.parametrize("edit", ["bad cell", "name in two workers' rows", "extra field"])
+def test_a_file_with_a_problem_is_left_to_the_plain_reader(rows_csv, edit):
+    """A problem in any worker's rows, or a name repeated across two workers' rows (which no
+    worker sees alone): nothing written, and the file is read as always (the same error)."""
+    from ledger_report.errors import InputError
+
+    tmp_path, rows = rows_csv
+    if edit == "bad cell":
+        rows[300]["dp"] = "x4"
+    elif edit == "extra field":
+        rows[450]["extra"] = "1"
+    else:
+        rows[130]["name"] = rows[5]["name"]  # batches 0 and 2 of 64 rows: workers 0 and 2
+    path = tmp_path / "rows.csv"
+    if edit == "extra field":
+        _write_extra(path, rows)
+    else:
+        example_rows.write_csv(path, iter(rows))
+    done, totals, got = _file_in_workers(path, tmp_path)
+    assert (done, totals, got) == (False, [], b"")
+    with pytest.raises(InputError):
+        read_configs(path)
+
+
+def _write_extra(path, rows):
+    """The rows with one line a field longer than the header."""
+    header = [k for k in rows[0] if k != "extra"]
+    with path.open("w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        for r in rows:
+            w.writerow([r.get(k, "") for k in header] + ([r["extra"]] if "extra" in r else []))
+
+
+def test_a_batch_failing_in_a_file_worker_fails_here_after_the_batches_before_it(rows_csv, monkeypatch):
+    """A batch that fails in a worker is done again here once the batches before it are written:
+    the same bytes before it and the same error as one process gives."""
+    from ledger_report.render import json_stream
+
+    tmp_path, rows = rows_csv
+    path = tmp_path / "rows.csv"
+    example_rows.write_csv(path, iter(rows))
+    failing, plain = rows[200]["name"], _plain_bytes(path)
+    plain_write = json_stream.write_batch
+
+    def write_batch(batch, out, first, progress):
+        if any(c.name == failing for c in batch.configs):
+            raise ValueError("no such value")
+        plain_write(batch, out, first, progress)
+
+    monkeypatch.setattr(json_stream, "write_batch", write_batch)  # the forked workers inherit it
+    with pytest.raises(ValueError, match="no such value"):
+        _file_in_workers(path, tmp_path)
+    got = (tmp_path / "out.json").read_bytes()
+    assert plain.startswith(got) and len(got.split(b"\n", 3)[3].split(b",\n")) == 192  # batches 0-2 of 64 rows
+
+
+def test_packed_configs_are_the_configs_read(configs):
+    """Configurations held packed and rebuilt (``Config.rebuilt``, nothing checked again) equal
+    the ones read: the same values in schema order, source and origins, and they replace alike."""
+    from ledger_report.engine import PackedConfigs
+
+    packed = PackedConfigs()
+    for c in configs:
+        packed.append(c)
+    again = packed[0:len(configs)]
+    assert again == configs and [list(c.values) for c in again] == [list(c.values) for c in configs]
+    assert [dict(c.origins) for c in again] == [dict(c.origins) for c in configs]
+    assert again[0].replace(dp=2) == configs[0].replace(dp=2)
+
+
+def test_an_output_closed_under_the_file_workers_raises_here(rows_csv):
+    """A worker that cannot write (the reader went away: ``| head``) hands its error to the
+    parent, which raises it (the command then stops quietly, as it always did)."""
+    import os
+
+    from ledger_report.render.json_stream import write_file
+
+    tmp_path, rows = rows_csv
+    path = tmp_path / "rows.csv"
+    example_rows.write_csv(path, iter(rows))
+    reader, writer = os.pipe()
+    os.close(reader)
+    with os.fdopen(writer, "wb") as f, pytest.raises(BrokenPipeError):
+        write_file(str(path), f, lambda total: lambda n: None, jobs=2, rows=64)

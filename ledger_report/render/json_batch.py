@@ -8,6 +8,11 @@ on every row of the batch at once (bytes and counts rounded as ``plain`` rounds 
 ``json`` writes them); fixed texts (labels, sources, the keys) are written into a row template
 once, and a row is the template filled with its slots' texts.
 
+The texts are held as their UTF-8 bytes, one character a byte (``str.encode("utf-8")`` then
+``decode("latin-1")``): joining them copies one byte a character, as ASCII numbers are held, rather
+than widening everything a line with a Chinese label touches, and a chunk's bytes are its
+``encode("latin-1")``.
+
 Where a value does not fit (a float that is not finite, a type ``json`` would write otherwise, a
 message that fails on some row) the chunk goes row by row through ``config_document`` instead,
 so output and errors are what they always were.
@@ -26,13 +31,19 @@ from ..model.rows import evaluate_rows
 from ..report import Model, Table
 from .document import config_document
 
-_STRING = json.JSONEncoder(ensure_ascii=False).encode  # a str as json.dumps writes it in a document
+_JSON = json.JSONEncoder(ensure_ascii=False).encode  # a str as json.dumps writes it in a document
 _STRINGS: dict[str, str] = {}  # JSON of texts seen (gpu names, dtypes, origins...), bounded
 _MAX_STRINGS = 50_000
 
 
 class _Unusual(Exception):
     """A value the column writer does not write as json.dumps would: the chunk goes row by row."""
+
+
+def _STRING(s: str) -> str:
+    """``s`` as json.dumps writes it, held as its UTF-8 bytes (one character a byte)."""
+    text = _JSON(s)
+    return text if text.isascii() else text.encode("utf-8").decode("latin-1")
 
 
 CHUNK_ROWS = 1024  # rows written at once: bounds the texts held (a batch is evaluated 4,096 rows at a time)
@@ -56,13 +67,13 @@ def write_batch(batch: Batch, out: Any, first: bool, progress: Callable[[int], N
                 first = False
                 progress(1)
             continue
-        out.write((("" if first else ",\n") + ",\n".join(docs)).encode("utf-8"))
+        out.write((("" if first else ",\n") + ",\n".join(docs)).encode("latin-1"))
         first = False
         progress(len(docs))
 
 
 def string_json(s: str) -> str:
-    """A text as json.dumps writes it (each text seen written once, up to ``_MAX_STRINGS``)."""
+    """A text as json.dumps writes it, as UTF-8 bytes (each text seen written once, up to ``_MAX_STRINGS``)."""
     hit = _STRINGS.get(s)
     if hit is None:
         hit = _STRING(s)
@@ -314,31 +325,33 @@ def _template(model: Model) -> _Template:
 
 
 class _Writer:
-    """The documents of some rows of a batch (a range of positions), each column's texts computed
-    once; ``shared`` holds what serves every chunk of the batch (which rows show what, origins)."""
+    """The documents of some rows of a batch (a range of positions); ``shared`` holds what serves
+    every chunk of the batch, each computed once (quantities' texts, which rows show what, origins)."""
 
     def __init__(self, batch: Batch, rows: range, shared: dict[str, Any]) -> None:
         self.batch, self.model, self.rows = batch, batch.model, rows
         self.origins: dict[tuple, str] = shared.setdefault("origins", {})
         self._shown: dict[str, list[bool]] = shared.setdefault("shown", {})
-        self._values: dict[str, list[str]] = {}
+        self._values: dict[str, list[str]] = shared.setdefault("values", {})
 
     def documents(self) -> list[str]:
+        """Each row's document, its UTF-8 bytes one character a byte."""
         return _template(self.model).fill(self, self.rows)
 
     def value(self, key: str) -> list[str]:
-        """``plain`` of the quantity as JSON, on each of the writer's rows."""
+        """``plain`` of the quantity as JSON, on each row of the batch."""
         hit = self._values.get(key)
         if hit is None:
-            hit = self._values[key] = _plain_json(self.batch, key, self.model.registry[key].unit, self.rows)
+            every = range(len(self.batch.configs))
+            hit = self._values[key] = _plain_json(self.batch, key, self.model.registry[key].unit, every)
         return hit
 
-    def pick(self, texts: list[str], rows: Sequence[int]) -> list[str]:
-        """Of texts on the writer's rows, those of ``rows`` (positions in the batch)."""
-        if rows == self.rows:
-            return texts
-        start = self.rows.start
-        return [texts[i - start] for i in rows]
+    @staticmethod
+    def pick(texts: list[str], rows: Sequence[int]) -> list[str]:
+        """Of texts on the batch's rows, those of ``rows`` (positions in the batch)."""
+        if type(rows) is range:
+            return texts[rows.start:rows.stop]
+        return [texts[i] for i in rows]
 
     def shown(self, key: str) -> list[bool]:
         """Whether each row of the batch shows a line or a section (the key's truth)."""

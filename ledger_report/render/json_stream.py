@@ -6,6 +6,12 @@ A worker computes one batch and writes it to the output file itself, when the ba
 written (so the bytes come in row order, and nothing crosses between the processes but the
 turn).  A batch that fails in a worker is done again here, so its rows before the failing one are
 written and the error is raised as it always was.
+
+``write_file`` goes further for a .csv file: each worker reads the file itself and checks only
+the rows of its own batches (batch k is worker k mod the workers'), so the rows are read side by
+side too and no configuration crosses between the processes.  Nothing is written until every
+worker has read its rows without a problem and no name repeats across them; otherwise the file
+is read here as always (which reports the problems as it always did).
 """
 
 from __future__ import annotations
@@ -15,9 +21,12 @@ import io
 import multiprocessing
 import os
 import threading
+from multiprocessing.connection import wait
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ..engine import BATCH_ROWS, Batch
+from ..engine import BATCH_ROWS, Batch, PackedConfigs
+from ..inputs import CSV_SUFFIXES, name_key, read_configs
 from ..report import DEFAULT
 from .json_batch import write_batch
 
@@ -92,9 +101,15 @@ def _write_in_worker(k: int) -> bool:
     """In a worker: batch ``k`` computed, then written to the shared file in its turn; False
     (nothing written, the turn kept) where it fails."""
     configs, rows, fd, turn, written = _FORKED  # type: ignore[misc]
+    return _write_in_turn(configs[k * rows:(k + 1) * rows], k, fd, turn, written)
+
+
+def _write_in_turn(part: Sequence[Any], k: int, fd: int, turn: Any, written: Any) -> bool:
+    """Batch ``k`` (its configurations ``part``) computed, then written to ``fd`` when the
+    batches before it are; False (nothing written, the turn kept) where it fails."""
     buffer = io.BytesIO()
     try:
-        write_batch(_evaluated(configs, k, rows), buffer, k == 0, lambda n: None)
+        write_batch(Batch.evaluate(list(part), DEFAULT, together=True), buffer, k == 0, lambda n: None)
     except Exception:
         return False
     body = memoryview(buffer.getbuffer())
@@ -105,3 +120,125 @@ def _write_in_worker(k: int) -> bool:
         written.value = k + 1
         turn.notify_all()
     return True
+
+
+# -- a whole .csv file, read in the workers ------------------------------------------------------
+
+
+def write_file(path: str, out: Any, begin: Callable[[int], Callable[[int], None]], jobs: int | None = None,
+               rows: int = BATCH_ROWS) -> bool:
+    """The documents of the .csv file's configurations, read and computed in forked workers:
+    ``begin(rows in the file)`` is called once every row is read without a problem (it writes
+    what comes before the documents and gives the progress callback).  False, with nothing
+    written, where the file is not a .csv, one process is to do it, or a worker met a problem."""
+    workers = default_jobs() if jobs is None else max(1, jobs)
+    fd = _fileno(out)
+    if workers < 2 or fd is None or not _can_fork() or Path(path).suffix.lower() not in CSV_SUFFIXES:
+        return False
+    ctx = multiprocessing.get_context("fork")
+    turn, written = ctx.Condition(), ctx.Value("q", 0, lock=False)  # batches written (guarded by turn)
+    out.flush()
+    links, procs = [], []
+    for w in range(workers):
+        here, there = ctx.Pipe()
+        procs.append(ctx.Process(target=_file_worker, args=(path, w, workers, rows, fd, turn, written, there), daemon=True))
+        procs[-1].start()
+        there.close()
+        links.append(here)
+    try:
+        total = _all_read(links)
+        if total is None:
+            return False
+        _lead(path, out, begin(total), links, total, rows)
+        return True
+    finally:
+        for link in links:
+            link.close()
+        for proc in procs:
+            proc.join(timeout=1)
+            if proc.is_alive():
+                proc.terminate()  # waiting for a turn that will not come (a batch failed)
+                proc.join()
+
+
+def _all_read(links: list) -> int | None:
+    """The rows in the file, where every worker read its rows without a problem and no name is
+    in two workers' rows, else None; each worker is told to go on, or not."""
+    parts = [_received(link) for link in links]
+    names = [p[1] for p in parts if p is not None]
+    good = len(names) == len(parts) and len(set().union(*names)) == sum(map(len, names))
+    for link, part in zip(links, parts):
+        if part is not None:
+            link.send(good)
+    return sum(p[0] for p in parts) if good else None  # type: ignore[index]
+
+
+def _lead(path: str, out: Any, progress: Callable[[int], None], links: list, total: int, rows: int) -> None:
+    """The workers' batches counted as they are written; a batch that fails is done again
+    here (the batches before it written), where it raises as it always did."""
+    out.flush()  # what ``begin`` wrote, before the workers write
+    for link in links:
+        link.send(True)
+    active, batches, done = list(links), (total + rows - 1) // rows, 0
+    while done < batches:
+        if not active:
+            raise RuntimeError(f"the workers stopped with {batches - done} batches not written")
+        link = wait(active)[0]
+        message = _received(link)
+        if message is None:  # a worker done with its batches (or gone)
+            active.remove(link)
+            continue
+        kind, k = message
+        if kind == "raised":
+            raise k
+        if kind == "failed":
+            _redo(path, out, k, rows, progress)
+        progress(min(rows, total - k * rows))
+        done += 1
+
+
+def _received(link: Any) -> Any:
+    """The next message on a link, or None where the worker is gone."""
+    try:
+        return link.recv()
+    except (EOFError, OSError):
+        return None
+
+
+def _redo(path: str, out: Any, k: int, rows: int, progress: Callable[[int], None]) -> None:
+    """Batch ``k``, which failed in a worker, done again here: the file read as always, then
+    the batch written, which raises where the worker's did."""
+    configs = PackedConfigs()
+    read_configs(path, sink=configs.append)
+    write_batch(_evaluated(configs, k, rows), out, k == 0, progress)
+    raise RuntimeError(f"batch {k} failed in a worker but not here")  # pragma: no cover
+
+
+def _file_worker(path: str, w: int, workers: int, rows: int, fd: int, turn: Any, written: Any, link: Any) -> None:
+    """In a worker: the rows of batches w, w + workers, w + 2 workers... read and checked, and
+    (how many, their names) sent, or None where there is a problem; then, told to go on, each
+    batch written in its turn (a batch that fails: said once the batches before it are written)."""
+    configs = PackedConfigs()
+    try:
+        read_configs(path, sink=configs.append, keep=lambda i: i // rows % workers == w)
+    except Exception:
+        link.send(None)
+        return
+    link.send((len(configs), {name_key(c.name) for c in configs}))
+    if _received(link):
+        try:
+            _write_own(configs, w, workers, rows, fd, turn, written, link)
+        except Exception as exc:  # the output gone (a closed pipe) and the like: raised by the parent
+            link.send(("raised", exc))
+
+
+def _write_own(configs: PackedConfigs, w: int, workers: int, rows: int, fd: int, turn: Any, written: Any, link: Any) -> None:
+    """A worker's batches (w, w + workers...) written in their turns, each said done; a batch that
+    fails is said once the batches before it are written, and the worker stops."""
+    for j, k in enumerate(range(w, (len(configs) + rows - 1) // rows * workers, workers)):
+        if not _write_in_turn(configs[j * rows:(j + 1) * rows], k, fd, turn, written):
+            with turn:
+                turn.wait_for(lambda: written.value == k)
+            link.send(("failed", k))
+            return
+        link.send(("done", k))
