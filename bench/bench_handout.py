@@ -25,10 +25,19 @@ page; one process: 0.25 s per page; the example's figures are reported beside th
 (load 2.5-5): CPU 0.21-0.25 s per page over all processes in parallel and 0.24-0.30 in one process
 (English and Chinese), wall 0.21-0.46 and 0.25-0.60 s per page; no idle machine was to be had
 (the earlier, smaller page: 0.055-0.058 s per page in parallel and 0.116-0.118 in one process,
-idle, 2026-12-01).  This VM's speed drifts by a fifth, and the wall time grows with its load: compare
-runs made together.  Without ``libharfbuzz-subset0``
-WeasyPrint subsets fonts with fontTools and a Chinese handout takes seconds more (the run's
-WeasyPrint warnings are printed, and that one names it).
+idle, 2026-12-01).  The first guess of a page's density going straight to run-on paragraphs for a
+page estimated far too full for rows, and column cuts that leave room for the estimate's errors
+(2026-12-02, run back to back with the version before, load 1-1.5): English 100 configurations,
+pages laid out 168 -> 148, one process 0.454 -> 0.399 s per page (CPU 0.451 -> 0.398), in
+parallel 0.323 -> 0.171 (CPU over all processes 0.426 -> 0.336); Chinese, pages laid out
+139 -> 136, one process 0.425 -> 0.421 (CPU 0.418 -> 0.421), in parallel 0.207 -> 0.186 (CPU
+0.361 -> 0.354): within the noise.  Both goals are still missed.  Measured and left out: one
+FontConfiguration for all parts (0.04 s a part) and the stylesheet parsed once a part (~0.07 s a
+layout), under 1 % together.  In one process the collector's pass after each part takes ~11 %
+(2.0 s of 17.9 at 40 configurations), the price of freeing each part's pages.  This VM's speed
+drifts by a fifth, and the wall time grows with its load: compare runs made together.  Without
+``libharfbuzz-subset0`` WeasyPrint subsets fonts with fontTools and a Chinese handout takes
+seconds more (the run's WeasyPrint warnings are printed, and that one names it).
 """
 
 from __future__ import annotations
