@@ -90,6 +90,10 @@ class _Keys:
             raise UnsupportedConfig(f"{key!r} a whole number ≥ {minimum}", json.dumps(v)[:60])
         return v
 
+    def counts(self, **columns: str) -> dict[str, int | None]:
+        """Each column from its key (``column="key"``), read with ``count``, in the order given."""
+        return {column: self.count(key) for column, key in columns.items()}
+
     def flag(self, key: str, default: bool) -> bool:
         v = self.get(key, default)
         if not isinstance(v, bool):
@@ -184,8 +188,7 @@ def _mixtral(k: _Keys) -> dict[str, Any]:
     """MixtralForCausalLM (mixtral/modeling_mixtral.py MixtralSparseMoeBlock): every layer MoE, no
     shared expert, router without bias; the experts are intermediate_size wide."""
     out = _base(k)
-    out["experts"] = k.count("num_local_experts")
-    out["topk"] = k.count("num_experts_per_tok")
+    out.update(k.counts(experts="num_local_experts", topk="num_experts_per_tok"))
     out["moe_ffn_hidden"] = out["ffn_hidden"]
     if k.get("sliding_window") is not None:
         out["sliding_window"] = k.count("sliding_window")
@@ -220,9 +223,7 @@ def _qwen3_moe(k: _Keys) -> dict[str, Any]:
     router without bias."""
     out = _qwen3(k)
     _qwen_moe_layout(k)
-    out["experts"] = k.count("num_experts")
-    out["topk"] = k.count("num_experts_per_tok")
-    out["moe_ffn_hidden"] = k.count("moe_intermediate_size")
+    out.update(k.counts(experts="num_experts", topk="num_experts_per_tok", moe_ffn_hidden="moe_intermediate_size"))
     return out
 
 
@@ -243,14 +244,12 @@ def _qwen3_next(k: _Keys) -> dict[str, Any]:
     if _layout(k, "full_attention_interval", "linear_attention", "full_attention", every) != every:
         raise UnsupportedConfig("layer_types that agree with full_attention_interval", json.dumps(k.cfg.get("layer_types"))[:60])
     out["full_attention_every"] = every
-    out["linear_key_heads"] = k.count("linear_num_key_heads")
-    out["linear_value_heads"] = k.count("linear_num_value_heads")
-    out["linear_key_head_dim"] = k.count("linear_key_head_dim")
-    out["linear_value_head_dim"] = k.count("linear_value_head_dim")
-    out["linear_conv_kernel"] = k.count("linear_conv_kernel_dim")
-    out["experts"] = k.count("num_experts")
-    out["topk"] = k.count("num_experts_per_tok")
-    out["moe_ffn_hidden"] = k.count("moe_intermediate_size")
+    out.update(k.counts(
+        linear_key_heads="linear_num_key_heads", linear_value_heads="linear_num_value_heads",
+        linear_key_head_dim="linear_key_head_dim", linear_value_head_dim="linear_value_head_dim",
+        linear_conv_kernel="linear_conv_kernel_dim",
+        experts="num_experts", topk="num_experts_per_tok", moe_ffn_hidden="moe_intermediate_size",
+    ))
     shared = k.count("shared_expert_intermediate_size", 0, minimum=0)
     if shared:
         out["shared_experts"] = 1
@@ -274,13 +273,10 @@ def _deepseek(k: _Keys) -> dict[str, Any]:
         out["q_lora_rank"] = k.count("q_lora_rank")
     else:
         k.get("q_lora_rank")
-    out["kv_lora_rank"] = k.count("kv_lora_rank")
-    out["qk_rope_head_dim"] = k.count("qk_rope_head_dim")
-    out["qk_nope_head_dim"] = k.count("qk_nope_head_dim")
-    out["v_head_dim"] = k.count("v_head_dim")
-    out["experts"] = k.count("n_routed_experts")
-    out["topk"] = k.count("num_experts_per_tok")
-    out["moe_ffn_hidden"] = k.count("moe_intermediate_size")
+    out.update(k.counts(
+        kv_lora_rank="kv_lora_rank", qk_rope_head_dim="qk_rope_head_dim", qk_nope_head_dim="qk_nope_head_dim", v_head_dim="v_head_dim",
+        experts="n_routed_experts", topk="num_experts_per_tok", moe_ffn_hidden="moe_intermediate_size",
+    ))
     dense = k.count("first_k_dense_replace", 0, minimum=0)
     if dense:
         out["first_dense_layers"] = dense
@@ -303,8 +299,7 @@ def _gpt_oss(k: _Keys) -> dict[str, Any]:
     k.must("attention_bias", lambda v: v is True, True, "attention_bias true (the experts always have biases: biases everywhere)")
     out["linear_bias"] = True
     out["attention_sinks"] = True
-    out["experts"] = k.count("num_local_experts")
-    out["topk"] = k.count("num_experts_per_tok")
+    out.update(k.counts(experts="num_local_experts", topk="num_experts_per_tok"))
     if k.cfg.get("experts_per_token") not in (None, out["topk"]):
         raise UnsupportedConfig("experts_per_token equal to num_experts_per_tok", f"experts_per_token = {json.dumps(k.cfg['experts_per_token'])}")
     out["moe_ffn_hidden"] = out["ffn_hidden"]

@@ -57,16 +57,15 @@ mapfile -t pins <<<"$requirements"
   | grep -iE '^(click|openpyxl|defusedxml|jinja2|weasyprint|pypdf|numpy|pydyf|tinycss2|cssselect2|tinyhtml5) ' || true
 
 # the pages the handout should have: one per configuration plus the summary's, as the installed
-# package counts them (SUMMARY_ROWS_PER_PAGE rows a summary page)
+# package counts them
 want="$("$venv/bin/python" - "$repo/inputs/examples.csv" <<'EOF2'
-import math
 import sys
 
 from ledger_report.inputs import read_configs
-from ledger_report.render.handout import SUMMARY_ROWS_PER_PAGE
+from ledger_report.render.handout import summary_page_count
 
 n = len(read_configs(sys.argv[1]))
-print(n + max(1, math.ceil(n / SUMMARY_ROWS_PER_PAGE)))
+print(n + summary_page_count(n))
 EOF2
 )"
 status=0

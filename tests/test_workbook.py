@@ -942,10 +942,10 @@ def test_measured_runs_recalculate_to_the_engine():
     engine in every Ledgers cell."""
     import csv
 
-    from support.measured import DATA
+    from support.measured import DATA, input_row
 
     with open(DATA, newline="", encoding="utf-8") as fh:
-        rows = [{k: v for k, v in rec.items() if k in COLUMN_NAMES and v} for rec in csv.DictReader(fh)]
+        rows = [input_row(rec) for rec in csv.DictReader(fh)]
     leds = [compute(config_from_mapping(r)) for r in rows]
     assert any(led["mem_weights_kept_bytes"] for led in leds) and any(led["loss_compiled"] is False and led["compile"] for led in leds)
     out = _load(_recalc(_poisoned(render_xlsx(leds))), data_only=True)

@@ -265,7 +265,7 @@ class _Book:
         self.lang = lang
         self.order = pg.rank_order(self.ledgers)
         self.rank_of = {i: r for r, i in enumerate(self.order, 1)}
-        self.n_summary = _summary_page_count(len(self.ledgers))
+        self.n_summary = summary_page_count(len(self.ledgers))
         self.n_pages = self.n_summary + len(self.ledgers)
         self._data: dict[int, pg.PageData] = {}
 
@@ -344,7 +344,7 @@ def _config_view(book: _Book, i: int, fit: _Fit) -> dict[str, Any]:
     }
 
 
-def _summary_page_count(n_configs: int) -> int:
+def summary_page_count(n_configs: int) -> int:
     """Pages of the summary: SUMMARY_ROWS_PER_PAGE rows each, one page even with no rows."""
     return max(1, math.ceil(n_configs / SUMMARY_ROWS_PER_PAGE))
 
@@ -602,7 +602,7 @@ def _parts(n_configs: int) -> list[_Part]:
     to 32 pages; else a multiple of four parts of at most :data:`PART_MAX_PAGES` pages (four keeps
     two or four cores equally busy).  Page counts differ by at most one between parts; the pages
     are the summary's, then the configurations', cut in that order."""
-    n_summary = _summary_page_count(n_configs)
+    n_summary = summary_page_count(n_configs)
     pages = n_summary + n_configs
     if n_configs < PARALLEL_MIN_CONFIGS:
         k = 1

@@ -44,6 +44,11 @@ class Run:
         return self.ran_ok and self.device_bytes is not None and self.hbm_bytes is not None and self.device_bytes > self.hbm_bytes
 
 
+def input_row(rec: dict[str, str]) -> dict[str, str]:
+    """A measured run's input columns (the ones it gives), without its evidence."""
+    return {k: v for k, v in rec.items() if k in COLUMN_NAMES and v}
+
+
 def load(path: Path = DATA) -> tuple[list[Run], list[tuple[str, str]]]:
     """The runs the product can express, and (run, reason) for those it cannot yet."""
     runs, skipped = [], []
@@ -53,8 +58,7 @@ def load(path: Path = DATA) -> tuple[list[Run], list[tuple[str, str]]]:
             if extra:
                 skipped.append((rec["run"], "needs columns " + ", ".join(extra)))
                 continue
-            row = {k: v for k, v in rec.items() if k in COLUMN_NAMES and v}
-            lg = compute(config_from_mapping(row, source=f"{path.name} run {rec['run']}"))
+            lg = compute(config_from_mapping(input_row(rec), source=f"{path.name} run {rec['run']}"))
             runs.append(Run(
                 rec["run"], rec["source"], rec["counter"],
                 float(rec["measured_value"]) * UNIT_BYTES[rec["measured_unit"]],

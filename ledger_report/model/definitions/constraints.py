@@ -167,10 +167,10 @@ def define(reg: Registry, r: Ctx) -> None:
           concat("pp to divide layers = ", layers, " (an uneven split gives the first stages one layer more)")), concat("pp = ", pp),
       severity=WARNING, en="pp divides the layers (else the split is uneven)", zh="pp 整除层数（否则各段层数不均）", source=doc("pipeline-stages"))
     # memory settings that belong to one framework or stage ----------------------------------------
-    c("weights_kept_needs_zero3", any_of(negate(r.weights_kept), r.zero.ge(3)), "gathered_weights_kept",
+    c("weights_kept_needs_zero3", any_of(negate(r.weights_kept), r.weights_kept_apply), "gathered_weights_kept",
       "zero = 3 with gathered_weights_kept (below ZeRO-3 the weights are whole anyway)", concat("zero = ", r.zero),
       severity=WARNING, en="gathered weights are kept only under ZeRO-3", zh="仅 ZeRO-3 下保留聚合权重", source=doc("phases"))
-    c("bucket_elems_deepspeed", any_of(_blank("reduce_bucket_elems"), conv(r, "bucket_elems").gt(0)), "reduce_bucket_elems",
+    c("bucket_elems_deepspeed", any_of(_blank("reduce_bucket_elems"), r.bucket_in_elements), "reduce_bucket_elems",
       "reduce_bucket_elems with framework = deepspeed (the others size their buckets their own way)", concat("framework = ", r.framework),
       severity=WARNING, en="reduce_bucket_elems applies to DeepSpeed", zh="reduce_bucket_elems 仅适用于 DeepSpeed", source=doc("phases"))
     zero_ok = if_(r.zero.eq(0), conv(r, "zero0"), if_(r.zero.eq(1), conv(r, "zero1"), if_(r.zero.eq(2), conv(r, "zero2"), conv(r, "zero3"))))

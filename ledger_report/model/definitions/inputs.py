@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...catalogue import USER_DESCRIBED
-from ..expr import Col, Lookup, default, if_
+from ..expr import Col, Lookup, all_of, default, if_
 from ..registry import BOOL, COUNT, DAYS, GB, GBPS, MONEY, TEXT, TFLOPS, TOKENS, Registry
 from .common import CATALOGUE, COLUMN, Ctx, conv
 
@@ -57,7 +57,12 @@ def define(reg: Registry, r: Ctx) -> None:
     r.loss_chunks = d("loss_chunks", default("loss_chunks", 1), COUNT, "loss chunks", "loss 分块数", COLUMN)
     r.loss_compiled = d("loss_compiled", default("loss_compiled", r.compile), BOOL, "the loss is compiled", "损失已编译", COLUMN + " (compile when empty)")
     r.weights_kept = d("gathered_weights_kept", default("gathered_weights_kept", False), BOOL, "ZeRO-3 gathered weights kept until their backward", "ZeRO-3 聚合权重保留至反向", COLUMN)
-    r.bucket_elems = d("reduce_bucket_elems", default("reduce_bucket_elems", conv(r, "bucket_elems")), COUNT, "gradient reduce bucket (elements)", "梯度规约桶（元素）", COLUMN + "; the convention's default")
+    r.weights_kept_apply = d("gathered_weights_kept_apply", all_of(r.weights_kept, r.zero.ge(3)), BOOL, "gathered weights kept, under ZeRO-3 (below it the weights are whole anyway)",
+                             "ZeRO-3 下保留聚合权重（其下权重本就完整）", COLUMN)
+    r.bucket_in_elements = d("bucket_in_elements", conv(r, "bucket_elems").gt(0), BOOL, "the framework sizes its gradient bucket in elements", "框架按元素数确定梯度桶",
+                             "conventions table (DeepSpeed's reduce_bucket_size)")
+    r.bucket_elems = d("reduce_bucket_elems", if_(r.bucket_in_elements, default("reduce_bucket_elems", conv(r, "bucket_elems")), 0), COUNT, "gradient reduce bucket (elements)", "梯度规约桶（元素）",
+                       COLUMN + "; the convention's default; 0 where the framework sizes its bucket otherwise")
 
     reg.section = "hardware"
     r.gpu = d("gpu", default("gpu", "H100-SXM"), TEXT, "GPU", "GPU 型号", COLUMN)

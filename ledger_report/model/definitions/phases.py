@@ -82,10 +82,11 @@ def define(reg: Registry, r: Ctx) -> None:
     )
     buckets = d(
         "bucket_bytes",
-        if_((r.dp * r.cp).gt(1), conv(r, "bucket_fixed_bytes") + if_(conv(r, "bucket_elems").gt(0), r.bucket_elems, 0) * gbytes, 0),
+        if_((r.dp * r.cp).gt(1), conv(r, "bucket_fixed_bytes") + r.bucket_elems * gbytes, 0),
         BYTES, "gradient buckets", "梯度通信桶", "conventions table (DDP 2 × 25 MiB; DeepSpeed 2 × 5e8 elements; Megatron and FSDP: views of their buffers)",
     )
-    head_unit = if_(all_of(zero3, conv(r, "z3_head_kept").eq(1)), r.V * r.h / r.tp * wbytes, 0)
+    head_rank = d("head_params_on_rank", r.V * r.h / r.tp, "params", "output head's parameters on the rank", "每卡输出头参数", doc("phases"))
+    head_unit = if_(all_of(zero3, conv(r, "z3_head_kept").eq(1)), head_rank * wbytes, 0)
     z3_fwd = if_(zero3, conv(r, "z3_layers_gathered") * layer_rank * wbytes + conv(r, "z3_largest_factor") * r.largest / r.tp, 0)
     z3_bwd = z3_fwd + if_(all_of(zero3, conv(r, "z3_layers_gathered").gt(0)), layer_rank * (gbytes + 4), 0)
     fsdp_pp = all_of(r.pp.gt(1), r.zero.ge(2), conv(r, "pp_unsharded_grads").eq(1))
@@ -101,7 +102,7 @@ def define(reg: Registry, r: Ctx) -> None:
         # its indices (its weight is kept where the head shares it); under full recompute only the
         # head, outside the recomputed layers, saves its weight in forward
         embed_rank = if_(all_of(r.holds_embed[stage], negate(all_of(r.tied, head))), r.embed_p / r.tp, 0)
-        kept_params = if_(r.recompute_mode.eq("full"), if_(head, r.V * r.h / r.tp, 0), stage_rank_params - embed_rank)
+        kept_params = if_(r.recompute_mode.eq("full"), if_(head, head_rank, 0), stage_rank_params - embed_rank)
         items = {
             "state": d(f"{stage}_mem_state", total_of([sb[s] for s in SETUP_STATES]) + if_(grads_setup, sb["grads"], 0), BYTES, f"{stage} stage: states allocated at setup", f"{zh}：启动时分配的状态", doc("phases") + "; Megatron-LM allocates its gradient buffer when DDP is built (param_and_grad_buffer.py)"),
             "moments": d(f"{stage}_mem_moments", sb["m"] + sb["v"], BYTES, f"{stage} stage: optimizer moments", f"{zh}：优化器动量", LAZY_SOURCE),
@@ -110,7 +111,7 @@ def define(reg: Registry, r: Ctx) -> None:
             "gathers_fwd": d(f"{stage}_mem_gathers_forward", z3_fwd + if_(head, head_unit, 0) + if_(fsdp_pp, stage_rank_params * wbytes, 0), BYTES, f"{stage} stage: gathered parameters in forward", f"{zh}：前向聚合的参数", FSDP_SOURCE + "; DeepSpeed estimate_zero3_model_states_mem_needs (4 × largest layer)"),
             "gathers_bwd": d(f"{stage}_mem_gathers_backward", z3_bwd + if_(head, head_unit, 0) + if_(fsdp_pp, stage_rank_params * wbytes, 0), BYTES, f"{stage} stage: gathered parameters and gradients in backward", f"{zh}：反向聚合的参数与梯度", FSDP_SOURCE),
             "weights_kept": d(
-                f"{stage}_mem_weights_kept", if_(all_of(zero3, r.weights_kept), kept_params * wbytes, 0),
+                f"{stage}_mem_weights_kept", if_(r.weights_kept_apply, kept_params * wbytes, 0),
                 BYTES, f"{stage} stage: gathered weights kept until their backward", f"{zh}：保留至反向的聚合权重", WEIGHTS_KEPT_SOURCE,
             ),
             "autocast_cache": d(
