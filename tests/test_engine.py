@@ -327,3 +327,40 @@ def test_loss_compiled_apart_from_the_model():
     assert eager["loss_backward_bytes"] == logits * 12
     assert compute(config_from_mapping(row))["loss_backward_bytes"] == logits * 2
     assert eager["mlp_act_factor"] == compute(config_from_mapping(row))["mlp_act_factor"]  # the model stays compiled
+
+
+def test_moe_layer_keeps_the_dispatched_tokens():
+    """Megatron-LM experts.py TEGroupedMLP.forward: linear_fc1 keeps its input, the dispatched tokens
+    (top-k copies of each token, h wide, bf16), for the weight gradient; the router's probabilities
+    are applied inside the activation, so the combine keeps nothing h wide.  Hand count for a
+    DeepSeek-V3 layer at seq 2048, micro-batch 1: 2 B × 8 × 2048 × 7168 = 234,881,024 B, on top of
+    Korthikanti's 6 B per s·b·ffn for each of the top-k experts and the shared one."""
+    row = dict(name="dsv3", framework="megatron", layers=4, hidden=7168, heads=128, ffn_hidden=18432, vocab=129_280,
+               experts=256, topk=8, moe_ffn_hidden=2048, shared_expert_ffn=2048, q_lora_rank=1536, kv_lora_rank=512,
+               qk_rope_head_dim=64, qk_nope_head_dim=128, v_head_dim=128, dp=16, ep=16, zero=1,
+               seq_len=2048, micro_batch=1, global_batch=16, recompute="none")
+    lg = compute(config_from_mapping(row))
+    assert lg["act_moe_routed_input_per_layer"] == 2 * 8 * 2048 * 7168
+    assert lg["act_moe_mlp_per_layer"] == 2 * 8 * 2048 * 7168 + 2048 * (8 * 2048 * 6 + 2048 * 6)
+    # token_dispatcher.py: with tp 2 and sequence parallelism each rank dispatches half the sequence; an
+    # expert-tensor-parallel group of 2 gathers both halves again (etp empty is tp)
+    tp2 = {**row, "tp": 2, "dp": 16, "global_batch": 32, "sequence_parallel": True}
+    assert compute(config_from_mapping({**tp2, "etp": 1}))["moe_expert_token_copies"] == 2048 * 8 / 2
+    assert compute(config_from_mapping(tp2))["moe_expert_token_copies"] == 2048 * 8
+    dense = compute(config_from_mapping({k: v for k, v in row.items() if k not in ("experts", "topk", "moe_ffn_hidden", "shared_expert_ffn", "ep")}))
+    assert dense["act_dense_layer"] == lg["act_dense_layer"]  # a dense layer's MLP input is its norm's output, counted once
+
+
+def test_moe_combine_keeps_what_each_framework_multiplies():
+    """The routing weights' gradient needs the expert outputs they multiply.  torchtitan
+    (token_dispatcher.py LocalTokenDispatcher.combine) multiplies routed_output.to(float32) by the
+    scores: 4 B per h of each routed token; HF transformers and DeepSpeed multiply the 16-bit output:
+    2 B; Megatron-LM applies the probabilities inside the activation: 0.  Compiled, at most 2 B.
+    Hand count, top-8 of h 2048 at seq 4096: 8 × 4096 × 2048 = 67,108,864 routed elements."""
+    row = dict(name="moe", layers=4, hidden=2048, heads=16, ffn_hidden=8192, vocab=32_000, experts=64, topk=8,
+               moe_ffn_hidden=1024, dp=8, ep=8, seq_len=4096, micro_batch=1, global_batch=8, recompute="none")
+    routed = 8 * 4096 * 2048
+    want = {("fsdp2", False): 4, ("fsdp2", True): 2, ("generic", False): 2, ("deepspeed", False): 2, ("megatron", False): 0}
+    for (fw, compiled), per_h in want.items():
+        lg = compute(config_from_mapping({**row, "framework": fw, "zero": 1 if fw != "fsdp2" else 3, "compile": compiled}))
+        assert lg["act_moe_combine_per_layer"] == per_h * routed, fw

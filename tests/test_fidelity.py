@@ -32,8 +32,14 @@ def test_median_and_largest_error_do_not_get_worse():
     assert worst <= 0.25, f"largest error {worst:.1%}"
 
 
+def test_no_run_that_ran_is_said_not_to_fit():
+    """A run that completed fitted its GPU: the device estimate of every such run is within its HBM."""
+    assert [r.run for r in RUNS if r.said_not_to_fit] == []
+
+
 @pytest.mark.parametrize("run", [r for r in RUNS if r.framework == "megatron"], ids=lambda r: r.run)
-def test_megatron_runs_within_20_percent(run):
+def test_megatron_runs_within_15_percent(run):
     """Megatron-LM's own measurements (PR #6311, #6429 on 64 H100, their pipeline layout given as the
-    first and last stages' layers): within 10 % on the counter."""
-    assert abs(run.ratio - 1) <= 0.10
+    first and last stages' layers, the leading dense layers from the recipe they ran): within 15 % on
+    the counter (the device counter's communicator buffers are not itemised by the source)."""
+    assert abs(run.ratio - 1) <= 0.15

@@ -74,6 +74,10 @@ gated MLPs and grouped-query attention, with s = seq_len/cp and b = micro_batch:
 the framework's own selective recompute (Megatron recomputes core attention, which with flash
 attention saves nothing more), op-level selective recompute (torchtitan's policy: the block input,
 every other matmul output and the attention output), or full recompute (the layer input alone).
+An MoE layer also keeps the dispatched tokens (top-k copies of each token, h wide, which the
+experts' first matmul needs for its weight gradient) and, by framework, the expert outputs its
+combine multiplies by the routing weights: none in Megatron (the weights are applied inside the
+activation), the 16-bit outputs in DeepSpeed and Hugging Face models, an fp32 copy in torchtitan.
 Dropout masks and outputs only with `dropout`; the s² attention scores only without flash attention;
 `compile` keeps fewer elementwise intermediates; under autocast with fp32 weights the residual
 stream stays fp32."""),

@@ -21,6 +21,7 @@ TORCHTITAN_SAC = "torchtitan torchtitan/distributed/activation_checkpoint.py (op
 DROPOUT_MASKS_SBH = 2  # Korthikanti's attention and MLP dropout masks, one byte each per s·b·h
 SOFTMAX_BYTES_PER_ELEM = 2  # without dropout only the softmax output is kept
 COMPILED_NORM_BYTES = 4  # torch.compile: a norm's input and its output (the next matmul's input) stay saved
+DISPATCHED_BYTES_PER_H = 2  # a dispatched token copy in the activations' 16-bit dtype
 COMPILE_SOURCE = "torch.compile's min-cut partitioner (torch/_functorch/partitioners.py) saves matmul inputs and recomputes fused elementwise outputs"
 
 
@@ -68,7 +69,26 @@ def define(reg: Registry, r: Ctx) -> None:
     )
     lin_delta = d("act_linear_attention_delta", lin_act - attn_lin, BYTES, "a linear-attention layer less a softmax-attention layer", "线性注意力层与 softmax 注意力层之差", KORTH)
     mlp_dense_act = d("act_dense_mlp_per_layer", sb * r.f * mlp_act_w / tp, BYTES, "dense MLP activations", "稠密 MLP 激活", KORTH)
-    mlp_moe_act = d("act_moe_mlp_per_layer", sb * (r.topk * r.f_moe * mlp_act_w / r.etp + r.f_sh * mlp_act_w / tp), BYTES, "MoE MLP activations (top-k experts + shared)", "MoE MLP 激活（top-k 专家 + 共享专家）", KORTH + " (each token visits top-k experts)")
+    copies = d(
+        "moe_expert_token_copies", sb * r.topk * minimum(r.etp, sp_div) / sp_div, COUNT,
+        "routed token copies the rank's experts process per micro-batch (balanced routing)", "本卡专家每个 micro-batch 处理的路由 token 份数（均衡路由）",
+        "Megatron-LM megatron/core/transformer/moe/token_dispatcher.py MoEAlltoAllTokenDispatcher: each rank dispatches its sequence-parallel shard "
+        "over the expert-parallel group, then gathers the shards of its expert-tensor-parallel group (s·b·topk·min(etp, tp)/tp with sequence parallelism)",
+    )
+    routed = d(
+        "act_moe_routed_input_per_layer", DISPATCHED_BYTES_PER_H * copies * h, BYTES,
+        "the dispatched tokens the experts' first matmul keeps (top-k copies of each token, h wide)", "专家第一个矩阵乘保留的分发后 token（每个 token top-k 份，宽 h）",
+        "Megatron-LM megatron/core/transformer/moe/experts.py TEGroupedMLP.forward: linear_fc1 keeps permuted_local_hidden_states for its weight gradient; "
+        "every framework's grouped or per-expert matmul keeps its gathered input the same way",
+    )
+    comb_w = d(
+        "moe_combine_saved_factor", if_(comp, minimum(conv(r, "moe_combine_saved_bytes"), DISPATCHED_BYTES_PER_H), conv(r, "moe_combine_saved_bytes")), COUNT,
+        "bytes per h of each routed token the combine keeps for the routing weights' gradient", "合并时为路由权重梯度保留的字节（每个路由 token 每 h）",
+        "conventions table; compiled, the partitioner keeps at most the 16-bit expert output (" + COMPILE_SOURCE + ")",
+    )
+    combine = d("act_moe_combine_per_layer", comb_w * r.topk * sbh / sp_div, BYTES, "the expert outputs the combine keeps for the routing weights", "合并时为路由权重保留的专家输出",
+                "conventions table (the framework's MoE combine)")
+    mlp_moe_act = d("act_moe_mlp_per_layer", routed + combine + copies * r.f_moe * mlp_act_w / r.etp + sb * r.f_sh * mlp_act_w / tp, BYTES, "MoE MLP activations (dispatched tokens, top-k experts + shared)", "MoE MLP 激活（分发 token、top-k 专家 + 共享专家）", KORTH + " (each token visits top-k experts), with the dispatched copies the experts keep and what the combine keeps")
     score_w = if_(drop, ATTN_SCORE_BYTES_PER_ELEM, SOFTMAX_BYTES_PER_ELEM)
     r.s2 = s2 = d("act_scores_per_attention_layer", score_w * a * s_loc * s_loc * b / tp, BYTES, "attention scores heads·s²·b (5 bytes each with dropout, 2 without)", "注意力分数 heads·s²·b（有 dropout 每元素 5 字节，无则 2）", KORTH + " (only without flash attention and recompute: softmax output 2, dropout mask 1, dropout output 2)")
     s2_local = d(
