@@ -347,6 +347,10 @@ def test_moe_layer_keeps_the_dispatched_tokens():
     tp2 = {**row, "tp": 2, "dp": 16, "global_batch": 32, "sequence_parallel": True}
     assert compute(config_from_mapping({**tp2, "etp": 1}))["moe_expert_token_copies"] == 2048 * 8 / 2
     assert compute(config_from_mapping(tp2))["moe_expert_token_copies"] == 2048 * 8
+    # the time side counts the same copies: each etp-1 rank runs its whole experts on half the tokens
+    e1, e2 = (compute(config_from_mapping({**tp2, "etp": e})) for e in (1, 2))
+    assert e1["first_stage_expert_gemm_flops"] == pytest.approx(e2["first_stage_expert_gemm_flops"])
+    assert e1["tokens_per_local_expert"] == 2048 * 8 / 2 * 16 / 256
     dense = compute(config_from_mapping({k: v for k, v in row.items() if k not in ("experts", "topk", "moe_ffn_hidden", "shared_expert_ffn", "ep")}))
     assert dense["act_dense_layer"] == lg["act_dense_layer"]  # a dense layer's MLP input is its norm's output, counted once
 

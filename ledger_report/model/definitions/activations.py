@@ -69,7 +69,7 @@ def define(reg: Registry, r: Ctx) -> None:
     )
     lin_delta = d("act_linear_attention_delta", lin_act - attn_lin, BYTES, "a linear-attention layer less a softmax-attention layer", "线性注意力层与 softmax 注意力层之差", KORTH)
     mlp_dense_act = d("act_dense_mlp_per_layer", sb * r.f * mlp_act_w / tp, BYTES, "dense MLP activations", "稠密 MLP 激活", KORTH)
-    copies = d(
+    r.expert_copies = copies = d(
         "moe_expert_token_copies", sb * r.topk * minimum(r.etp, sp_div) / sp_div, COUNT,
         "routed token copies the rank's experts process per micro-batch (balanced routing)", "本卡专家每个 micro-batch 处理的路由 token 份数（均衡路由）",
         "Megatron-LM megatron/core/transformer/moe/token_dispatcher.py MoEAlltoAllTokenDispatcher: each rank dispatches its sequence-parallel shard "

@@ -135,7 +135,7 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
     d = reg.define
     r.tokens_mb = tok = d("tokens_per_micro_batch_rank", r.seq_len / r.cp * r.micro_batch, COUNT, "tokens of a micro-batch on the rank (the GEMMs' rows)", "每卡一个 micro-batch 的 token 数（GEMM 行数）", doc("activations") + ": seq/cp × micro_batch")
     has_e = r.E.gt(0)
-    r.tok_expert = d("tokens_per_local_expert", if_(has_e, tok * r.topk * r.ep / maximum(r.E, 1), 0), COUNT, "tokens a local expert receives per micro-batch", "每个本地专家每个 micro-batch 收到的 token", doc("step-time") + ": ep·tokens·topk / experts (balanced routing)")
+    r.tok_expert = d("tokens_per_local_expert", if_(has_e, r.expert_copies * r.ep / maximum(r.E, 1), 0), COUNT, "tokens a local expert receives per micro-batch", "每个本地专家每个 micro-batch 收到的 token", doc("step-time") + ": the rank's routed token copies ÷ its E/ep experts (balanced routing)")
     r.moe_active_layer_p = d("moe_layer_active_params", r.moe_layer_dense_p + r.topk * r.expert_mlp_p, "params", "active parameters per MoE layer", "每个 MoE 层的激活参数", doc("parameters"))
     lin_arch = d("layer_linear_params_active", r.n_dense * r.dense_layer_p + r.n_moe * r.moe_active_layer_p, "params", "the layers' active matmul parameters (architecture)", "各层激活的矩阵参数（由结构）", doc("parameters"))
     r.head_fpt = d("head_flops_per_token", TRAIN_FLOPS_PER_PARAM_TOKEN * r.V * r.h, FLOPS, "output layer FLOPs per token 6·vocab·h", "每 token 输出层 FLOPs 6·vocab·h", doc("compute-floor"))
@@ -166,12 +166,12 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
     six = TRAIN_FLOPS_PER_PARAM_TOKEN
     dense_f = d(f"{stage}_stage_dense_gemm_flops", six * tok * (dl * r.dense_layer_p + ml * r.moe_layer_dense_p) / tp * r.lin_scale * (1 + r.rc_lin), FLOPS,
                 f"{stage} stage: non-expert GEMM FLOPs per micro-batch (with recompute)", f"{zh}：每 micro-batch 非专家 GEMM FLOPs（含重计算）", doc("compute-floor") + ": 6 × tokens × parameters ÷ tp")
-    expert_f = d(f"{stage}_stage_expert_gemm_flops", six * tok * ml * r.topk * r.expert_mlp_p / r.etp * r.lin_scale * (1 + r.rc_lin), FLOPS,
-                 f"{stage} stage: expert GEMM FLOPs per micro-batch", f"{zh}：每 micro-batch 专家 GEMM FLOPs", doc("step-time") + ": 6 × tokens × top-k × expert parameters ÷ etp (balanced routing)")
+    expert_f = d(f"{stage}_stage_expert_gemm_flops", six * r.expert_copies * ml * r.expert_mlp_p / r.etp * r.lin_scale * (1 + r.rc_lin), FLOPS,
+                 f"{stage} stage: expert GEMM FLOPs per micro-batch", f"{zh}：每 micro-batch 专家 GEMM FLOPs", doc("step-time") + ": 6 × the rank's routed token copies × expert parameters ÷ etp (balanced routing)")
     attn_f = d(f"{stage}_stage_attention_flops", six * tok * al * r.seq_len * r.a * r.hd / tp * (1 + r.rc_attn), FLOPS,
                f"{stage} stage: attention-core FLOPs per micro-batch", f"{zh}：每 micro-batch 注意力核心 FLOPs", doc("compute-floor") + " (causal)")
     head_f = d(f"{stage}_stage_head_flops", if_(head, tok * r.head_fpt / tp, 0), FLOPS, f"{stage} stage: output-layer FLOPs per micro-batch", f"{zh}：每 micro-batch 输出层 FLOPs", doc("compute-floor"))
-    d_moe = ml * tok * (r.topk * r.f_moe / r.etp + r.f_sh / tp)
+    d_moe = ml * (r.expert_copies * r.f_moe / r.etp + tok * r.f_sh / tp)
     elem_bytes = ((dl + ml) * tok * r.h / r.sp_div_t * (ELEMENTWISE_BYTES_PER_H + if_(r.fp8, FP8_CAST_BYTES_PER_H, 0))
                   + (dl * tok * r.f / tp + d_moe) * (ELEMENTWISE_BYTES_PER_F + if_(r.fp8, FP8_CAST_BYTES_PER_F, 0))
                   + ml * tok * r.topk * r.h / r.sp_div_t * MOE_ROUTING_BYTES)
