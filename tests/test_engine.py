@@ -368,3 +368,22 @@ def test_moe_combine_keeps_what_each_framework_multiplies():
     for (fw, compiled), per_h in want.items():
         lg = compute(config_from_mapping({**row, "framework": fw, "zero": 1 if fw != "fsdp2" else 3, "compile": compiled}))
         assert lg["act_moe_combine_per_layer"] == per_h * routed, fw
+
+
+def test_mtp_module_activations_and_kept_loss_on_the_last_stage():
+    """Megatron-LM multi_token_prediction.py: an MTP module norms the embeddings and the hidden states
+    (enorm, hnorm: input and output each, 2 + 2 B per h in Megatron's fused norms), concatenates them
+    for eh_proj (2·h in bf16: 4 B per h), runs one MoE layer, and its head's loss is computed in
+    forward and kept until backward (process_mtp_loss, MTPLossAutoScaler): the vocab-parallel loss's
+    fp32 working copy, 4 B per logit.  Hand count at seq 2048, h 7168, vocab 129,280: extras
+    (2·4 + 4) × 2048 × 7168 = 176,160,768 B; kept loss 4 × 2048 × 129,280 = 1,059,061,760 B."""
+    row = dict(name="dsv3", framework="megatron", layers=4, hidden=7168, heads=128, ffn_hidden=18432, vocab=129_280,
+               experts=256, topk=8, moe_ffn_hidden=2048, shared_expert_ffn=2048, q_lora_rank=1536, kv_lora_rank=512,
+               qk_rope_head_dim=64, qk_nope_head_dim=128, v_head_dim=128, dp=16, ep=16, zero=1, pp=2,
+               seq_len=2048, micro_batch=1, global_batch=32, recompute="none")
+    with_mtp, without = (compute(config_from_mapping({**row, "mtp_layers": n})) for n in (1, 0))
+    assert with_mtp["act_mtp_per_micro_batch"] == with_mtp["act_moe_layer"] + (2 * 4 + 4) * 2048 * 7168
+    assert with_mtp["last_stage_activation_per_micro_batch"] - without["last_stage_activation_per_micro_batch"] == with_mtp["act_mtp_per_micro_batch"]
+    assert with_mtp["first_stage_activation_per_micro_batch"] == without["first_stage_activation_per_micro_batch"]
+    assert with_mtp["mtp_loss_kept_bytes"] == 4 * 2048 * 129_280
+    assert with_mtp["last_mem_loss_forward"] - without["last_mem_loss_forward"] == 4 * 2048 * 129_280

@@ -78,6 +78,9 @@ An MoE layer also keeps the dispatched tokens (top-k copies of each token, h wid
 experts' first matmul needs for its weight gradient) and, by framework, the expert outputs its
 combine multiplies by the routing weights: none in Megatron (the weights are applied inside the
 activation), the 16-bit outputs in DeepSpeed and Hugging Face models, an fp32 copy in torchtitan.
+The last stage also holds each MTP module's layer (with its two norms and the concatenation its
+projection reads), and each MTP head's loss keeps its working set from the forward, where Megatron
+computes it, until the backward.
 Dropout masks and outputs only with `dropout`; the s² attention scores only without flash attention;
 `compile` keeps fewer elementwise intermediates; under autocast with fp32 weights the residual
 stream stays fp32."""),

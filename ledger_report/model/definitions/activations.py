@@ -21,6 +21,7 @@ TORCHTITAN_SAC = "torchtitan torchtitan/distributed/activation_checkpoint.py (op
 DROPOUT_MASKS_SBH = 2  # Korthikanti's attention and MLP dropout masks, one byte each per s·b·h
 SOFTMAX_BYTES_PER_ELEM = 2  # without dropout only the softmax output is kept
 COMPILED_NORM_BYTES = 4  # torch.compile: a norm's input and its output (the next matmul's input) stay saved
+MTP_CONCAT_BYTES = 4  # the MTP module's [normed embedding, normed hidden] concatenation, 2·h in 16 bits
 DISPATCHED_BYTES_PER_H = 2  # a dispatched token copy in the activations' 16-bit dtype
 COMPILE_SOURCE = "torch.compile's min-cut partitioner (torch/_functorch/partitioners.py) saves matmul inputs and recomputes fused elementwise outputs"
 
@@ -111,6 +112,15 @@ def define(reg: Registry, r: Ctx) -> None:
         doc("activations") + "; selective: Megatron-LM recomputes core attention only (transformer_config.py recompute_modules = [core_attn]); torchtitan saves by operator",
     )
     r.recompute_mode = mode
+    # the MTP modules on the last stage: each runs one layer on the normed hidden states and embeddings
+    mtp_layer = if_(mode.eq("full"), 2 * per_full,
+                    if_(mode.eq("selective_op"), if_(r.E.gt(0), op_moe, op_dense), if_(r.E.gt(0), per_moe, per_dense) + (2 * norms + MTP_CONCAT_BYTES) * sbh / sp_div))
+    r.mtp_act = d(
+        "act_mtp_per_micro_batch", r.mtp * mtp_layer, BYTES,
+        "MTP modules' activations of one micro-batch (last stage)", "MTP 模块一个 micro-batch 的激活（末段）",
+        "Megatron-LM megatron/core/transformer/multi_token_prediction.py MultiTokenPredictionLayer: enorm and hnorm (each its input and output), "
+        "the concatenation eh_proj reads (2·h), and one transformer layer (MoE in an MoE model); under full recompute its two inputs",
+    )
     keep_s2 = d("keeps_scores", all_of(mode.eq("none"), negate(r.flash)), BOOL, "attention scores stored", "保存注意力分数", KORTH)
     r.act = {}
     for stage in STAGES:
@@ -120,7 +130,8 @@ def define(reg: Registry, r: Ctx) -> None:
             if_(mode.eq("full"), (dl + ml) * per_full,
                 if_(mode.eq("selective_op"), dl * op_dense + ml * op_moe,
                     dl * per_dense + ml * per_moe + (dl + ml - al) * lin_delta
-                    + if_(keep_s2, if_(IsBlank(r.window), al * s2, r.global_of[stage] * s2 + (al - r.global_of[stage]) * s2_local), 0))),
+                    + if_(keep_s2, if_(IsBlank(r.window), al * s2, r.global_of[stage] * s2 + (al - r.global_of[stage]) * s2_local), 0)))
+            + if_(r.holds_head[stage], r.mtp_act, 0),
             BYTES, f"{stage}-stage activations of one micro-batch", f"{STAGE_ZH[stage]}一个 micro-batch 的激活", KORTH + "; " + doc("activations"),
         )
         r.act[stage] = d(f"{stage}_stage_activation_bytes", r.in_flight[stage] * per_mb, BYTES, f"{stage}-stage activations", f"{STAGE_ZH[stage]}激活", KORTH + "; micro-batches in flight by the schedule")
@@ -147,4 +158,10 @@ def define(reg: Registry, r: Ctx) -> None:
     r.ce_fwd = d("loss_forward_bytes", logit_elems * maximum(fwd, 0), BYTES, "cross-entropy working set at the loss forward", "交叉熵前向工作区", "conventions table (bytes per logit); " + doc("logits-and-loss"))
     r.ce_bwd = d("loss_backward_bytes", logit_elems * maximum(bwd, 0), BYTES, "cross-entropy working set at the loss backward", "交叉熵反向工作区", "conventions table (bytes per logit); " + doc("logits-and-loss"))
     r.logits_kept = d("logits_kept_in_backward", if_(conv(r, "logits_kept").eq(1), r.logits, 0), BYTES, "logits still referenced during backward", "反向时仍被引用的 logits", "conventions table; " + doc("logits-and-loss"))
+    r.mtp_loss_kept = d(
+        "mtp_loss_kept_bytes", r.mtp * (r.ce_fwd + r.logits_kept), BYTES,
+        "what the MTP heads' losses keep until backward", "MTP 头的损失保留至反向的内容",
+        "Megatron-LM megatron/core/transformer/multi_token_prediction.py process_mtp_loss: each MTP head's logits and loss are computed in forward, "
+        "before the main head's, and attached to the hidden states (MTPLossAutoScaler) until backward",
+    )
     r.loss_ws = d("loss_working_full_bytes", maximum(r.ce_fwd, r.ce_bwd), BYTES, "cross-entropy working set (the larger of forward and backward)", "交叉熵工作区（前向与反向取大）", doc("logits-and-loss"))

@@ -121,12 +121,12 @@ def define(reg: Registry, r: Ctx) -> None:
                 "torch.autocast(cache_enabled=True) keeps the 16-bit cast of each fp32 leaf weight until the autocast region ends (torch/amp/autocast_mode.py)",
             ),
             "logits": d(f"{stage}_mem_logits", if_(head, r.logits, 0), BYTES, f"{stage} stage: logits", f"{zh}：logits", doc("logits-and-loss")),
-            "loss_fwd": d(f"{stage}_mem_loss_forward", if_(head, r.ce_fwd, 0), BYTES, f"{stage} stage: loss forward working set", f"{zh}：损失前向工作区", doc("logits-and-loss")),
+            "loss_fwd": d(f"{stage}_mem_loss_forward", if_(head, r.ce_fwd + r.mtp_loss_kept, 0), BYTES, f"{stage} stage: loss forward working set", f"{zh}：损失前向工作区", doc("logits-and-loss")),
             "recompute": r.recompute_ws,
             "gradients": d(f"{stage}_mem_gradients", if_(grads_setup, 0, sb["grads"]) + if_(fsdp_pp, stage_rank_params * 4, 0), BYTES, f"{stage} stage: gradients created in backward", f"{zh}：反向时产生的梯度", doc("phases") + "; " + FSDP_SOURCE),
             "optimizer_temp": d(f"{stage}_mem_optimizer_temp", conv(r, "optimizer_temp_bytes") * total_of([r.rank_part[(stage, p)] / r.shard[("master", p)] for p, *_ in PARTS]), BYTES, f"{stage} stage: optimizer-step temporaries", f"{zh}：优化器 step 临时量", "torch/optim/adam.py _multi_tensor_adam (foreach: about one parameter-sized list); fused kernels: none"),
         }
-        items["loss_bwd"] = loss_bwd = d(f"{stage}_mem_loss_backward", if_(head, r.ce_bwd + r.logits_kept, 0), BYTES, f"{stage} stage: loss backward working set", f"{zh}：损失反向工作区", doc("logits-and-loss"))
+        items["loss_bwd"] = loss_bwd = d(f"{stage}_mem_loss_backward", if_(head, r.ce_bwd + r.logits_kept + r.mtp_loss_kept, 0), BYTES, f"{stage} stage: loss backward working set", f"{zh}：损失反向工作区", doc("logits-and-loss"))
         items["loss_or_recompute"] = d(f"{stage}_mem_loss_or_recompute", maximum(loss_bwd, r.recompute_ws), BYTES, f"{stage} stage: loss backward or recompute working set", f"{zh}：损失反向或重计算工作区", doc("phases"))
         # gradients accumulate over micro-batches; the oldest micro-batch's activations go as its gradients come
         items["gradients_early"] = d(f"{stage}_mem_gradients_early", if_(r.n_micro.gt(1), items["gradients"], 0), BYTES, f"{stage} stage: gradients accumulated before a backward", f"{zh}：反向开始前已累积的梯度", doc("phases"))
