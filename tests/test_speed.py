@@ -281,6 +281,26 @@ def test_smallest_divisor_from_remembered_divisors_equals_the_search():
         assert smallest_divisor_at_least(*args) == search(*args), args
 
 
+def test_smallest_divisor_over_arrays_equals_the_scalar_rule():
+    """MINDIV over arrays (each distinct n and step searched once for all its rows) gives on every
+    row what the scalar rule gives, blanks (no divisor, n below 1, a non-finite argument) included."""
+    import random
+
+    from ledger_report.model.evaluate import _mindiv_array, smallest_divisor_at_least
+
+    rng = random.Random(7)
+    ns = [rng.choice([rng.randint(-3, 5000), 15360, 384, 36, 1, 0, 2.5, 96.4999, float("nan"), float("inf")]) for _ in range(4000)]
+    los = [rng.choice([rng.uniform(-3, 400), 3.0000000000000004, 8, 0, float("nan"), 1e300]) for _ in ns]
+    steps = [rng.choice([1, 2, 3, 4, 8, 0.6, 0, -2, rng.randint(1, 50)]) for _ in ns]
+    vals, none = _mindiv_array(np, [np.array(ns), np.array(los), np.array(steps)])
+    scalar = [smallest_divisor_at_least(*a) if all(map(np.isfinite, a)) else None for a in zip(ns, los, steps)]
+    got = [None if b else v for v, b in zip(vals.tolist(), none.tolist())]
+    assert got == scalar
+    assert sum(v is None for v in scalar) > 100 and len(set(scalar)) > 50
+    v, b = _mindiv_array(np, [384.0, np.array([5.0, 500.0]), 4.0])  # a scalar beside an array
+    assert v.tolist()[0] == 8 and b.tolist() == [False, True]
+
+
 def _file_in_workers(path, tmp_path, jobs=3, rows=64):
     """``write_file``'s bytes (header and footer as calc writes them) and what it returned."""
     from ledger_report.cli import _JSON_TAIL, _json_head
