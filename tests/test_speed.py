@@ -124,16 +124,20 @@ def _row_by_row(batch) -> list[str]:
 
 
 def test_batches_are_written_a_column_at_a_time(configs):
-    """The column writer takes every chunk of the examples and the generated rows (it does not
-    fall back to row by row), and row by row gives the same texts."""
+    """The column writer takes every batch of the examples and the generated rows (it does not
+    fall back to row by row), joins runs of its columns (a row is far fewer columns than the
+    document has values), and row by row gives the same texts, chunk after chunk."""
     from ledger_report.engine import batches
     from ledger_report.render import json_batch
 
     for batch in batches(configs, rows=300, together=True):
+        parts = json_batch._Writer(batch).parts()
+        assert sum(type(p) is not str for p in parts) < 300  # of the ~400 values a document has
+        expected = _row_by_row(batch)
         for start in range(0, len(batch.configs), 128):
-            rows = range(start, min(start + 128, len(batch.configs)))
-            fast = json_batch._Writer(batch, rows, {}).documents()  # UTF-8 bytes, one character a byte
-            assert [d.encode("latin-1").decode("utf-8") for d in fast] == _row_by_row(batch)[rows.start:rows.stop]
+            rows = slice(start, min(start + 128, len(batch.configs)))
+            fast = json_batch._documents(parts, rows)  # UTF-8 bytes, one character a byte
+            assert [d.encode("latin-1").decode("utf-8") for d in fast] == expected[rows]
 
 
 def test_a_chunk_json_cannot_write_goes_row_by_row(configs, monkeypatch):
@@ -299,6 +303,28 @@ def test_smallest_divisor_over_arrays_equals_the_scalar_rule():
     assert sum(v is None for v in scalar) > 100 and len(set(scalar)) > 50
     v, b = _mindiv_array(np, [384.0, np.array([5.0, 500.0]), 4.0])  # a scalar beside an array
     assert v.tolist()[0] == 8 and b.tolist() == [False, True]
+
+
+def test_rounding_over_rows_equals_the_scalar_rule():
+    """CEIL and FLOOR over a batch's rows (finite floats over an array) give what the scalar rule
+    gives on each row, float noise next to whole numbers and values past 2^41 included; a value
+    the scalar rule refuses still raises."""
+    import random
+
+    from ledger_report.model.evaluate import _FUNCTIONS
+    from ledger_report.model.rows import _rounded
+
+    rng = random.Random(11)
+    xs = [rng.choice([rng.uniform(-1e6, 1e6), 1706433408 * (4 * 7051776 / 13651467264), 0.1 * 3, -0.0, 2.0**41 + 0.5,
+                      -(2.0**45) - 0.25, 1e15 + 0.3, 12.0, 5e-324, rng.randint(-10, 10) + rng.choice([1e-15, -1e-15, 0.5])])
+          for _ in range(5000)]
+    for fn in ("CEIL", "FLOOR"):
+        got = _rounded(fn, xs)
+        assert got == [_FUNCTIONS[fn]([x]) for x in xs]
+        assert {type(v) for v in got} == {int}
+        assert _rounded(fn, [1.5, None, 7]) == [_FUNCTIONS[fn]([1.5]), None, 7]
+        with pytest.raises((ValueError, OverflowError)):
+            _rounded(fn, [1.5, float("nan")])
 
 
 def _file_in_workers(path, tmp_path, jobs=3, rows=64):
