@@ -123,16 +123,23 @@ def _row_by_row(batch) -> list[str]:
     return _documents(batch.ledgers())
 
 
-def test_batches_are_written_a_column_at_a_time(configs):
+def test_batches_are_written_a_column_at_a_time(configs, monkeypatch):
     """The column writer takes every batch of the examples and the generated rows (it does not
     fall back to row by row), joins runs of its columns (a row is far fewer columns than the
     document has values), and row by row gives the same texts, chunk after chunk."""
     from ledger_report.engine import batches
     from ledger_report.render import json_batch
 
+    def columns(batch):
+        return sum(type(p) is not str for p in json_batch._Writer(batch).parts())
+
+    every = next(batches(configs, rows=len(configs), together=True))
+    joined = columns(every)
+    with monkeypatch.context() as m:
+        m.setattr(json_batch, "_runs", lambda parts, n: json_batch._merged(parts))  # no run joined
+        assert joined < 0.5 * columns(every)
     for batch in batches(configs, rows=300, together=True):
         parts = json_batch._Writer(batch).parts()
-        assert sum(type(p) is not str for p in parts) < 300  # of the ~400 values a document has
         expected = _row_by_row(batch)
         for start in range(0, len(batch.configs), 128):
             rows = slice(start, min(start + 128, len(batch.configs)))
@@ -190,6 +197,55 @@ def test_plain_digit_cells_read_as_the_decimal_path_reads_them(column, monkeypat
     monkeypatch.setattr(inputs, "_CELLS", {})
     slow = [read(t) for t in CELLS]
     assert fast == slow + slow
+
+
+def _read_both_ways(path, monkeypatch):
+    """``read_configs`` of the file as it reads it (a column at a time where it can) and row by
+    row: each as (configs, problems), and how many rows went a column at a time."""
+    from ledger_report import inputs
+    from ledger_report.errors import InputError
+
+    def read():
+        try:
+            got = read_configs(path)
+        except InputError as err:
+            return None, [str(p) for p in err.problems]
+        return [(c.values, c.source, c.origins) for c in got], []
+
+    taken = []
+    entries = inputs._Columns.entries
+    with monkeypatch.context() as m:
+        m.setattr(inputs._Columns, "entries", lambda self: taken.append(e := entries(self)) or e)
+        fast = read()
+        m.setattr(inputs._Columns, "entries", lambda self: None)
+        slow = read()
+    return fast, slow, sum(len(e) for e in taken if e is not None)
+
+
+def test_rows_read_a_column_at_a_time_as_row_by_row(tmp_path, monkeypatch):
+    """A file read a column at a time gives the configurations (values, sources, the columns a
+    model filled) that row by row gives; one with problems here and there (a bad cell, a name
+    twice, an unknown model, a short row, data under a blank header cell) the same problems, in
+    the same order, the good stretches between them still read a column at a time."""
+    (tmp_path / "configs").symlink_to(ROOT / "inputs" / "configs")
+    rows = list(example_rows.varied_rows(700, seed=5))  # a few name a model (a catalogue entry, a config.json)
+    example_rows.write_csv(tmp_path / "good.csv", iter(rows))
+    fast, slow, columnwise = _read_both_ways(tmp_path / "good.csv", monkeypatch)
+    assert fast == slow and len(fast[0]) == 700 and columnwise == 700
+    assert any(origins for _v, _s, origins in fast[0])
+
+    rows[200]["dp"], rows[300]["name"], rows[400]["model"] = "x4", rows[299]["name"], "no-such-model"
+    rows[600]["mfu"] = "40"  # out of range, with its hint
+    example_rows.write_csv(tmp_path / "bad.csv", iter(rows))
+    lines = (tmp_path / "bad.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[0] = lines[0].rstrip("\r\n") + ",\r\n"  # a blank header cell at the end...
+    lines[500] = lines[500].rstrip("\r\n") + ",stray\r\n"  # ...with data under it on one row
+    lines[650] = lines[650].split(",", 3)[0] + "\r\n"  # a short row
+    lines = [ln if i in (0, 500, 650) else ln.rstrip("\r\n") + ",\r\n" for i, ln in enumerate(lines)]
+    (tmp_path / "bad.csv").write_text("".join(lines), encoding="utf-8")
+    fast, slow, columnwise = _read_both_ways(tmp_path / "bad.csv", monkeypatch)
+    assert fast == slow and fast[0] is None and len(fast[1]) >= 6
+    assert columnwise > 0
 
 
 def test_a_bad_cell_is_reported_on_every_row_it_is_on(tmp_path):

@@ -332,56 +332,73 @@ class _Name(_Leaf):
         return _Coded(np.arange(len(col)), [_name_json(str(v)) for v in col])
 
 
-class _InputsFrom(_Leaf):
-    """``{column: origin}`` for the columns the row gives, in column order: written once for each
-    distinct (columns given, origins) on the batch."""
+_KEYS: dict[tuple, list[str]] = {}
 
-    def coded(self, w):
-        from ..config import COLUMN_NAMES
 
-        b = w.batch
-        given = np.array([_given(b.inputs(name)) for name in COLUMN_NAMES], dtype=bool)
-        code = np.zeros(w.n, dtype=np.int64)
-        for word in np.packbits(given, axis=0).astype(np.int64):  # eight columns a word
-            distinct, at = np.unique(code * 256 + word, return_inverse=True)
-            code = at.reshape(-1)
-        origins = _factorized([tuple(c.origins.items()) for c in b.configs], str).codes
-        distinct, first, inverse = np.unique(code * (int(origins.max(initial=0)) + 1) + origins,
-                                             return_index=True, return_inverse=True)
-        return _Coded(inverse.reshape(-1), [self._text(b.configs[i], given[:, i]) for i in first.tolist()])
-
-    @staticmethod
-    def _text(c: Any, given: Any) -> str:
-        from ..config import COLUMN_NAMES
-
-        return "{" + ",".join(_STRING(k) + ":" + raw_json(c.origin(k)) for k, g in zip(COLUMN_NAMES, given.tolist()) if g) + "}"
+def _keys_json(names: tuple) -> list[str]:
+    """Each name as a JSON key, its colon after it."""
+    hit = _KEYS.get(names)
+    if hit is None:
+        hit = _KEYS[names] = [_STRING(k) + ":" for k in names]
+    return hit
 
 
 def _given(col: Sequence[Any]) -> Any:
     """Whether each row gives the column (a column no row gives, or every row, at once)."""
     blank = col.count(None)
-    return [blank == 0] * len(col) if blank in (0, len(col)) else [v is not None for v in col]
+    if blank in (0, len(col)):
+        return np.full(len(col), blank == 0)
+    return np.array([v is not None for v in col], dtype=bool)
 
 
 class _List:
     """A list: each item where the row shows it, a comma before it where an earlier one is shown."""
 
+    brackets = ("[", "]")
+
     def parts(self, w: "_Writer") -> list:
         items = self.items(w)
         if not items:
-            return ["[]"]
+            return ["".join(self.brackets)]
         shown = np.array([s for _c, s in items], dtype=bool)  # items × rows
         before = np.zeros_like(shown)  # whether the row shows an earlier item
         before[1:] = np.logical_or.accumulate(shown, axis=0)[:-1]
-        out: list = ["["]
+        out: list = [self.brackets[0]]
         for (c, s), comma in zip(items, before):
             c = c.hidden_unless(s)
             out.append(_Coded(c.codes + len(c.texts) * comma, c.texts + [("," + t) if t else "" for t in c.texts]))
-        out.append("]")
+        out.append(self.brackets[1])
         return _runs(out, w.n)
 
     def items(self, w: "_Writer") -> list[tuple[_Coded, Any]]:  # pragma: no cover - interface
         raise NotImplementedError
+
+
+class _InputsFrom(_List):
+    """``{column: origin}`` for the columns the row gives, in column order: an item a column,
+    "row" or the model that filled it."""
+
+    brackets = ("{", "}")
+
+    def items(self, w):
+        from ..config import COLUMN_NAMES
+
+        b = w.batch
+        filled: dict[str, list[tuple[int, str]]] = {}  # column -> (row, origin) where a model filled it
+        for i, c in enumerate(b.configs):
+            for name, origin in c.origins.items():
+                filled.setdefault(name, []).append((i, origin))
+        out = []
+        for name, key in zip(COLUMN_NAMES, _keys_json(COLUMN_NAMES)):
+            given = _given(b.inputs(name))
+            item, seen = _Coded(given.astype(np.intp), ["", key + '"row"']), {}
+            for i, origin in filled.get(name, ()):
+                if origin not in seen:
+                    seen[origin] = len(item.texts)
+                    item.texts.append(key + raw_json(origin))
+                item.codes[i] = seen[origin]
+            out.append((item, given))
+        return out
 
 
 class _Lines(_List):
