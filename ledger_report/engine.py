@@ -200,6 +200,14 @@ class Batch:
             self._inputs = _input_columns(self.configs)
         return self._inputs[name]
 
+    def numeric(self, key: str) -> bool:
+        """Whether the quantity is held as numbers or truth values over the rows (``floats``
+        reads it without a conversion of text)."""
+        if key in self.text_keys or len(self.parts) > 1:
+            return False
+        v = self.parts[0][0][key]
+        return v is None or getattr(v, "dtype", None) is not None and v.dtype.kind in "biuf" or type(v) in (bool, int, float)
+
     def floats(self, key: str) -> tuple[Any, Any] | None:
         """A quantity as float64 values over the rows and the mask of its blank rows (``None``: no
         blank row); ``None`` when it is blank on every row."""

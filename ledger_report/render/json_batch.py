@@ -165,7 +165,7 @@ def _values_coded(vals: Sequence[Any]) -> _Coded:
     """``raw_json`` of each value: texts (and blanks) by value, anything else written on each row
     first (1, 1.0 and True are one dict key but three texts)."""
     if set(map(type, vals)) <= {str, type(None)}:
-        return _factorized(vals, raw_json)
+        return _factorized(vals, lambda v: "null" if v is None else _STRING(v))
     return _texts_coded([raw_json(v) for v in vals])
 
 
@@ -422,11 +422,11 @@ class _Notes(_List):
         out = []
         for k in self.keys:
             sh = w.shown(k + "_shown")
-            at = np.flatnonzero(sh).tolist()
-            texts = [""] * w.n
-            for i, v in zip(at, w.on_rows(k + self.suffix, at)):
-                texts[i] = raw_json(v)
-            out.append((_texts_coded(texts), sh))
+            at = np.flatnonzero(sh)
+            some = _values_coded(w.on_rows(k + self.suffix, at.tolist()))  # on the rows that show it
+            codes = np.zeros(w.n, dtype=np.intp)  # "" where the row does not show it
+            codes[at] = some.codes + 1
+            out.append((_Coded(codes, [""] + some.texts), sh))
         return out
 
 
@@ -555,12 +555,21 @@ class _Writer:
 def _plain_coded(batch: Batch, key: str, unit: str) -> _Coded:
     """``plain(value, unit)`` on each row, as JSON."""
     n = len(batch.configs)
+    if unit == BOOL and batch.numeric(key):
+        got = batch.floats(key)
+        if got is None:
+            return _constant("null", n)
+        x, blank = got
+        truth = (x != 0).astype(np.intp)  # bool(v): a NaN is true
+        return _Coded(truth if blank is None else np.where(blank, 2, truth), ["false", "true", "null"])
     if unit == BOOL:
         return _factorized(batch.column(key), lambda v: "null" if v is None else ("true" if v else "false"))
     if unit == TEXT:
         col = batch.column(key)
+        if col and type(col[0]) is str and col.count(col[0]) == n:  # one text on every row
+            return _constant(_STRING(col[0]), n)
         if set(map(type, col)) <= {str, type(None)}:
-            return _factorized(col, lambda v: "null" if v is None else string_json(v))
+            return _factorized(col, lambda v: "null" if v is None else _STRING(v))  # each distinct text once already
         return _texts_coded(["null" if v is None else string_json(str(v)) for v in col])
     if unit not in INT_UNITS and unit not in FLOAT_UNITS:
         return _values_coded(batch.column(key))
