@@ -7,12 +7,15 @@ MFU, tokens, days, price...), so no two are alike.  Prints rows, seconds, rows p
 child's CPU time and peak RSS.  Targets live here, not in tests: issue 13 asks for 100,000 rows in ≤ 5 s on a
 2-core machine, with bounded memory.
 
-Measured on the 2-core machine, back to back with the code before the workers read the file
-(other work running, so the CPU time is the figure to compare): 20,000 rows 3.4 s, CPU 5.7 s,
-263 MB (before: 4.4 s, CPU 6.7 s, 308 MB); 100,000 rows 23.2 s, CPU 25.0 s, 348 MB (before:
-30.0 s, CPU 30.6 s, 448 MB; 17.8 s on idle cores).  The 5 s goal is not met: a row takes
-about 250 µs of CPU (a batch's parts timed alone, a row: reading 45, evaluating 45, the messages'
-texts 75, writing the JSON 130 µs).
+Measured 2026-12-02 on the 2-core machine, back to back with the code before (c49716d), while
+another job held one core (so the wall time follows the CPU time, the figure to compare):
+20,000 rows 4.5 s, CPU 4.5 s, 247 MB (before: 5.8 s, CPU 5.8 s, 282 MB); 100,000 rows 21.4 s,
+CPU 21.0 s, 300 MB (before: 26.7 s, CPU 27.5 s, 375 MB); the bytes are the same.  The 5 s goal
+is not met: a row takes about 190 µs of CPU in a worker (a batch's parts timed alone, a row:
+reading 46, evaluating 42, the messages' texts 26, writing the JSON 76 µs; before: 48, 49, 37,
+104).  What the writer spends is now mostly numpy's sorting of each value column (np.unique,
+~7 µs a row), joining a row's ~100 columns (~15 µs), the distinct combinations of runs (~10 µs)
+and float repr (14 distinct floats a row, ~5 µs: not worth another JSON library).
 """
 
 from __future__ import annotations

@@ -130,11 +130,13 @@ class Batch:
     or for each group of rows that leave the same columns empty (with the rows each covers);
     ``ledgers`` gives one ledger per row, ``column`` a quantity on every row."""
 
-    def __init__(self, configs: Sequence[Config], model: Model, parts: list[tuple[dict[str, Any], list[int]]]) -> None:
+    def __init__(self, configs: Sequence[Config], model: Model, parts: list[tuple[dict[str, Any], list[int]]],
+                 inputs: dict[str, Sequence[Any]] | None = None) -> None:
         self.configs, self.model, self.parts = configs, model, parts
         self.text_keys = frozenset(_row_keys(model.registry))
         self._columns: dict[str, list] = {}
-        self._inputs: dict[str, Sequence[Any]] = {}
+        self._inputs: dict[str, Sequence[Any]] = inputs or {}
+        self._value_codes: dict[tuple[str, bool], tuple[Any, int]] = {}
 
     def column(self, key: str) -> list:
         """The quantity's value on each row, as the row's ledger gives it; text (messages) by the
@@ -146,14 +148,65 @@ class Batch:
         return hit
 
     def text(self, key: str, rows: Sequence[int]) -> list:
-        """A text quantity on some rows (positions in the batch) only."""
-        return evaluate_rows(self.model.registry[key].expr, rows, self.inputs, self.column, self.model.tables)
+        """A text quantity on some rows (positions in the batch) only: evaluated once for each
+        distinct combination of the values it reads (its columns and quantities), on the first
+        row that has it; a row's text depends on nothing else."""
+        e = self.model.registry[key].expr
+        distinct = self._distinct(e, rows)
+        if distinct is None:
+            return evaluate_rows(e, rows, self.inputs, self.column, self.model.tables)
+        first, inverse = distinct
+        texts = evaluate_rows(e, first, self.inputs, self.column, self.model.tables)
+        return list(map(texts.__getitem__, inverse))
+
+    def _distinct(self, e: Any, rows: Sequence[int]) -> tuple[list[int], list[int]] | None:
+        """The first of the rows with each distinct combination of what ``e`` reads, and for each
+        row its combination's place among them; ``None`` where that would save nothing."""
+        import numpy as np
+
+        if len(rows) < 2 or len(self.parts) > 1:
+            return None
+        at = np.asarray(rows, dtype=np.intp)
+        code, size = np.zeros(len(at), dtype=np.int64), 1
+        for name, of_column in _reads(e):
+            codes, k = self._codes(name, of_column)
+            if size * k >= 2**62:
+                size, code = len(np.unique(code)), np.unique(code, return_inverse=True)[1].reshape(-1)
+            code, size = code * k + codes[at], size * k
+        _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+        if len(first) == len(at):
+            return None
+        return at[first].tolist(), inverse.reshape(-1).tolist()
+
+    def _codes(self, name: str, of_column: bool) -> tuple[Any, int]:
+        """A code for each row, equal where the column's (or quantity's) values are identical
+        (type, sign of a zero and all), and how many codes there are."""
+        hit = self._value_codes.get((name, of_column))
+        if hit is None:
+            import numpy as np
+
+            if of_column:
+                hit = _python_codes(np, self.inputs(name))
+            elif name in self.text_keys:
+                hit = _python_codes(np, self.column(name))
+            else:
+                hit = _array_codes(np, self.parts[0][0][name], len(self.configs))
+            self._value_codes[(name, of_column)] = hit
+        return hit
 
     def inputs(self, name: str) -> Sequence[Any]:
         """An input column as the rows give it (``None`` for an empty cell)."""
         if not self._inputs:
             self._inputs = _input_columns(self.configs)
         return self._inputs[name]
+
+    def numeric(self, key: str) -> bool:
+        """Whether the quantity is held as numbers or truth values over the rows (``floats``
+        reads it without a conversion of text)."""
+        if key in self.text_keys or len(self.parts) > 1:
+            return False
+        v = self.parts[0][0][key]
+        return v is None or getattr(v, "dtype", None) is not None and v.dtype.kind in "biuf" or type(v) in (bool, int, float)
 
     def floats(self, key: str) -> tuple[Any, Any] | None:
         """A quantity as float64 values over the rows and the mask of its blank rows (``None``: no
@@ -188,10 +241,12 @@ class Batch:
         import numpy as np
 
         if together:
-            masked = masked_arrays(np, _input_columns(configs))
+            inputs = _input_columns(configs)
+            read = _read_columns(model.registry)
+            masked = masked_arrays(np, {k: v for k, v in inputs.items() if k in read})
             env = evaluate_masked(model.registry, masked[0], masked[1], model.tables) if masked is not None else None
             if env is not None:
-                return cls(configs, model, [(env, list(range(len(configs))))])
+                return cls(configs, model, [(env, list(range(len(configs))))], inputs)
         return cls(configs, model, _per_pattern(np, configs, model))
 
     def ledgers(self) -> list[Ledger]:
@@ -204,6 +259,59 @@ class Batch:
                 c = self.configs[i]
                 out[i] = Ledger(c, _RowValues(columns, j, c, self.model, self.text_keys), self.model)
         return out  # type: ignore[return-value]
+
+
+_READ_COLUMNS: dict[int, tuple[Any, frozenset]] = {}
+
+
+def _read_columns(reg) -> frozenset:
+    """The input columns some quantity of the registry reads."""
+    from .model.expr import all_cols
+
+    hit = _READ_COLUMNS.get(id(reg))
+    if hit is None or hit[0] is not reg:
+        hit = _READ_COLUMNS[id(reg)] = (reg, frozenset().union(*(all_cols(q.expr) for q in reg)))
+    return hit[1]
+
+
+_READS: dict[int, tuple[Any, list[tuple[str, bool]]]] = {}
+
+
+def _reads(e: Any) -> list[tuple[str, bool]]:
+    """What an expression reads: (column name, True) and (quantity key, False), in a fixed order."""
+    from .model.expr import all_cols, all_refs
+
+    hit = _READS.get(id(e))
+    if hit is None or hit[0] is not e:
+        hit = _READS[id(e)] = (e, [(c, True) for c in sorted(all_cols(e))] + [(k, False) for k in sorted(all_refs(e))])
+    return hit[1]
+
+
+def _python_codes(np, vals: Sequence[Any]) -> tuple[Any, int]:
+    """Codes of Python values: by value where that is identity (texts, whole numbers, truth
+    values, blanks), else by ``repr`` (1, 1.0 and True apart, -0.0 apart from 0.0)."""
+    kinds = set(map(type, vals)) - {type(None)}
+    keys = vals if len(kinds) <= 1 and kinds <= {str, int, bool} else list(map(repr, vals))
+    index: dict[Any, int] = {}
+    codes = np.fromiter((index.setdefault(k, len(index)) for k in keys), dtype=np.int64, count=len(keys))
+    return codes, max(len(index), 1)
+
+
+def _array_codes(np, v: Any, n: int) -> tuple[Any, int]:
+    """Codes of a quantity over the rows as the arrays interpreter holds it: equal where the
+    values are bit for bit the same (numbers) or the same text, blank rows a code of their own."""
+    if v is None or np.ndim(v) == 0 and not isinstance(v, np.ma.MaskedArray):
+        return np.zeros(n, dtype=np.int64), 1
+    data = np.ascontiguousarray(np.broadcast_to(np.ma.getdata(v), (n,)))
+    if data.dtype.kind == "f":
+        data = data.astype(np.float64).view(np.int64)  # -0.0 apart from 0.0
+    elif data.dtype.kind not in "biu":
+        return _python_codes(np, _as_list(np, v, n))
+    _, codes = np.unique(data, return_inverse=True)
+    codes, k = codes.reshape(-1).astype(np.int64) + 1, int(codes.max(initial=0)) + 2
+    if isinstance(v, np.ma.MaskedArray):
+        codes = np.where(np.broadcast_to(np.ma.getmaskarray(v), (n,)), 0, codes)
+    return codes, k
 
 
 def _input_columns(configs: Sequence[Config]) -> dict[str, Sequence[Any]]:

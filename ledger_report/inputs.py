@@ -571,14 +571,16 @@ def _convert(col: Column, raw: Any) -> Any:
 # Cross-column checks (after every cell of the row parsed)
 
 
-def _model_checks(rows: list[tuple[int, dict[str, Any], set[str]]]) -> list[tuple[int, str, str, str]]:
+def _model_checks(rows: list[tuple[int, dict[str, Any], set[str]]],
+                  columns: Mapping[str, list[Any]] | None = None) -> list[tuple[int, str, str, str]]:
     """Contradictions between columns, from the model's constraints (the same rules the workbook's
-    check cells and the planner apply): (row, column, expected, found) for each broken rule."""
+    check cells and the planner apply): (row, column, expected, found) for each broken rule
+    (``columns``: the rows' values a column at a time, where the reader has them)."""
     from .model.checks import failures
     from .model.definitions import REGISTRY
     from .model.tables import tables
 
-    found = failures(REGISTRY, tables(), [v for _r, v, _b in rows], [b for _r, _v, b in rows])
+    found = failures(REGISTRY, tables(), [v for _r, v, _b in rows], [b for _r, _v, b in rows], columns=columns)
     return [(rows[f.index][0], f.constraint.column, f.expected, f.found) for f in found]
 
 class _Models:
@@ -644,9 +646,12 @@ class _Table:
         self.count = 0
         self.rows_seen = 0
         self.pending: list[tuple[int, dict[str, Any], set[str], bool, dict[str, str]]] = []  # rows read, not yet checked against the model
+        self.buffered: list[tuple[int, list[str]]] = []  # CSV rows not yet read (``buffer_row``)
+        self.pending_columns: dict[str, list[Any]] | None = None  # the pending rows' values a column at a time
 
     # -- problems
     def add(self, row: int | None, column: str | None, expected: str, found: str, cell: str | None = None) -> None:
+        self.read_buffered()  # the rows before a problem are read before it is recorded
         self.problems.append(Problem(self.label, row, column, expected, found, cell, row_label=self.row_word))
 
     def cell_ref(self, col: int, row: int) -> str | None:
@@ -774,14 +779,42 @@ class _Table:
         if len(self.pending) >= CHECK_BATCH_ROWS:
             self._flush()
 
+    def buffer_row(self, row: int, fields: list[str]) -> None:
+        """A CSV data row with as many fields as the header, read later with its neighbours
+        (``read_buffered``), before anything else happens to the table."""
+        self.buffered.append((row, fields))
+        if len(self.buffered) >= CHECK_BATCH_ROWS:
+            self.read_buffered()
+
+    def read_buffered(self) -> None:
+        """The buffered rows read: a column at a time where no row has a problem there, else each
+        by ``read_row``; the same values, problems and pending rows either way, in the same order."""
+        rows, self.buffered = self.buffered, []
+        read = _Columns(self, rows) if rows else None
+        entries = read.entries() if read is not None else None
+        if entries is None:
+            for row, fields in rows:
+                self.read_row(row, {i + 1: f for i, f in enumerate(fields) if f.strip()})
+            return
+        if not self.pending and len(entries) <= CHECK_BATCH_ROWS:
+            self.pending_columns = read.columns  # the pending rows a column at a time, for the checks
+        for entry, key in zip(entries, read.keys):
+            self.names[key] = entry[0]
+            self.pending.append(entry)
+            if len(self.pending) >= CHECK_BATCH_ROWS:
+                self._flush()
+
     def _flush(self) -> None:
         """Check the pending rows against the model's constraints, then keep the good ones."""
         pending, self.pending = self.pending, []
+        columns, self.pending_columns = self.pending_columns, None
         if not pending:
             return
+        if columns is not None and len(next(iter(columns.values()), ())) != len(pending):
+            columns = None  # rows read row by row joined them
         broken: set[int] = set()
         values_of = {r: v for r, v, *_rest in pending}
-        for row, column, expected, found in _model_checks([(r, v, b) for r, v, b, _ok, _o in pending]):
+        for row, column, expected, found in _model_checks([(r, v, b) for r, v, b, _ok, _o in pending], columns):
             if column == "gpu":
                 found += gpu_hint(str(values_of[row].get("gpu", "")))
             self.add(row, column, expected, found, self._ref_of(column, row))
@@ -820,6 +853,7 @@ class _Table:
         return None
 
     def finish(self) -> list[Config]:
+        self.read_buffered()
         self._flush()
         for col, row in sorted(self.orphans.items()):
             self.add(
@@ -832,6 +866,76 @@ class _Table:
             self.add(None, None, "at least one configuration row below the header", "no rows")
         self.raise_if_problems()
         return self.configs
+
+
+class _Columns:
+    """Buffered CSV rows read a column at a time (each distinct cell text of a column converted
+    once), as ``_Table.read_row`` would read each: ``entries`` gives the pending rows, or ``None``
+    where some row would meet a problem (a cell, its name, its model) or leave data under a
+    blank header, so that the rows are read row by row instead and report it."""
+
+    def __init__(self, table: _Table, rows: list[tuple[int, list[str]]]) -> None:
+        self.table, self.rows = table, rows
+        self.columns: dict[str, list[Any]] = {}  # each column's value on each row, models' filling included
+        self.keys: list[str] = []  # each row's name as names are compared
+
+    def entries(self) -> list[tuple[int, dict[str, Any], set[str], bool, dict[str, str]]] | None:
+        cols = self.columns
+        for pos in range(self.table.width):
+            name = self.table.columns.get(pos + 1)
+            values = self._converted(name, pos, [f[pos] for _r, f in self.rows])
+            if values is None:
+                return None
+            if name is not None:
+                cols[name] = values
+        names = cols.get("name")
+        if names is None or not self._new_names(names):
+            return None
+        out = []
+        for i, (row, _f) in enumerate(self.rows):
+            values = {name: col[i] for name, col in cols.items() if col[i] is not None}
+            origins: dict[str, str] = {}
+            if values.get("model") is not None and not self._fill(values, origins):
+                return None
+            for column in origins:
+                cols.setdefault(column, [None] * len(self.rows))[i] = values[column]
+            out.append((row, values, set(), True, origins))
+        return out
+
+    def _converted(self, name: str | None, pos: int, raws: list[str]) -> list[Any] | None:
+        seen: dict[str, Any] = {}
+        for raw in dict.fromkeys(raws):
+            if not raw.strip():
+                seen[raw] = None
+            elif name is None:
+                if pos + 1 in self.table.blank:
+                    return None  # data under a blank header: reported row by row
+                seen[raw] = None  # under a column the header reports: ignored, as read_row ignores it
+            else:
+                try:
+                    seen[raw] = _cell(COLUMN_BY_NAME[name], raw)
+                except _Bad:
+                    return None
+        return list(map(seen.__getitem__, raws))
+
+    def _new_names(self, names: list[Any]) -> bool:
+        """Every row named, no name twice nor already in the file."""
+        if any(v is None or not v.strip() for v in names):
+            return False
+        self.keys = keys = [name_key(v) for v in names]
+        return len(set(keys)) == len(keys) and not any(k in self.table.names for k in keys)
+
+    def _fill(self, values: dict[str, Any], origins: dict[str, str]) -> bool:
+        """The columns the row's model fills (those the row leaves empty), as read_row fills them."""
+        try:
+            filled, origin = self.table.models.columns(values["model"])
+        except _Bad:
+            return False
+        for column, value in filled.items():
+            if column not in values:
+                values[column] = value
+                origins[column] = origin
+        return True
 
 
 # ---------------------------------------------------------------------------------------------
@@ -924,6 +1028,10 @@ def _read_csv(path: Path, label: str, sink: Callable[[Config], None] | None = No
                 break
             if keep is not None and not keep(table.rows_seen - 1):
                 continue
+            if len(fields) >= table.width and not any(f.strip() for f in fields[table.width:]):
+                table.buffer_row(start, fields[:table.width])  # as the header's fields, blank ones after them dropped
+                continue
+            table.read_buffered()
             nonblank = [i for i, f in enumerate(fields) if f.strip()]
             last = nonblank[-1] + 1
             if last > table.width:

@@ -123,17 +123,28 @@ def _row_by_row(batch) -> list[str]:
     return _documents(batch.ledgers())
 
 
-def test_batches_are_written_a_column_at_a_time(configs):
-    """The column writer takes every chunk of the examples and the generated rows (it does not
-    fall back to row by row), and row by row gives the same texts."""
+def test_batches_are_written_a_column_at_a_time(configs, monkeypatch):
+    """The column writer takes every batch of the examples and the generated rows (it does not
+    fall back to row by row), joins runs of its columns (a row is far fewer columns than the
+    document has values), and row by row gives the same texts, chunk after chunk."""
     from ledger_report.engine import batches
     from ledger_report.render import json_batch
 
+    def columns(batch):
+        return sum(type(p) is not str for p in json_batch._Writer(batch).parts())
+
+    every = next(batches(configs, rows=len(configs), together=True))
+    joined = columns(every)
+    with monkeypatch.context() as m:
+        m.setattr(json_batch, "_runs", lambda parts, n: json_batch._merged(parts))  # no run joined
+        assert joined < 0.5 * columns(every)
     for batch in batches(configs, rows=300, together=True):
+        parts = json_batch._Writer(batch).parts()
+        expected = _row_by_row(batch)
         for start in range(0, len(batch.configs), 128):
-            rows = range(start, min(start + 128, len(batch.configs)))
-            fast = json_batch._Writer(batch, rows, {}).documents()  # UTF-8 bytes, one character a byte
-            assert [d.encode("latin-1").decode("utf-8") for d in fast] == _row_by_row(batch)[rows.start:rows.stop]
+            rows = slice(start, min(start + 128, len(batch.configs)))
+            fast = json_batch._documents(parts, rows)  # UTF-8 bytes, one character a byte
+            assert [d.encode("latin-1").decode("utf-8") for d in fast] == expected[rows]
 
 
 def test_a_chunk_json_cannot_write_goes_row_by_row(configs, monkeypatch):
@@ -186,6 +197,55 @@ def test_plain_digit_cells_read_as_the_decimal_path_reads_them(column, monkeypat
     monkeypatch.setattr(inputs, "_CELLS", {})
     slow = [read(t) for t in CELLS]
     assert fast == slow + slow
+
+
+def _read_both_ways(path, monkeypatch):
+    """``read_configs`` of the file as it reads it (a column at a time where it can) and row by
+    row: each as (configs, problems), and how many rows went a column at a time."""
+    from ledger_report import inputs
+    from ledger_report.errors import InputError
+
+    def read():
+        try:
+            got = read_configs(path)
+        except InputError as err:
+            return None, [str(p) for p in err.problems]
+        return [(c.values, c.source, c.origins) for c in got], []
+
+    taken = []
+    entries = inputs._Columns.entries
+    with monkeypatch.context() as m:
+        m.setattr(inputs._Columns, "entries", lambda self: taken.append(e := entries(self)) or e)
+        fast = read()
+        m.setattr(inputs._Columns, "entries", lambda self: None)
+        slow = read()
+    return fast, slow, sum(len(e) for e in taken if e is not None)
+
+
+def test_rows_read_a_column_at_a_time_as_row_by_row(tmp_path, monkeypatch):
+    """A file read a column at a time gives the configurations (values, sources, the columns a
+    model filled) that row by row gives; one with problems here and there (a bad cell, a name
+    twice, an unknown model, a short row, data under a blank header cell) the same problems, in
+    the same order, the good stretches between them still read a column at a time."""
+    (tmp_path / "configs").symlink_to(ROOT / "inputs" / "configs")
+    rows = list(example_rows.varied_rows(700, seed=5))  # a few name a model (a catalogue entry, a config.json)
+    example_rows.write_csv(tmp_path / "good.csv", iter(rows))
+    fast, slow, columnwise = _read_both_ways(tmp_path / "good.csv", monkeypatch)
+    assert fast == slow and len(fast[0]) == 700 and columnwise == 700
+    assert any(origins for _v, _s, origins in fast[0])
+
+    rows[200]["dp"], rows[300]["name"], rows[400]["model"] = "x4", rows[299]["name"], "no-such-model"
+    rows[600]["mfu"] = "40"  # out of range, with its hint
+    example_rows.write_csv(tmp_path / "bad.csv", iter(rows))
+    lines = (tmp_path / "bad.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[0] = lines[0].rstrip("\r\n") + ",\r\n"  # a blank header cell at the end...
+    lines[500] = lines[500].rstrip("\r\n") + ",stray\r\n"  # ...with data under it on one row
+    lines[650] = lines[650].split(",", 3)[0] + "\r\n"  # a short row
+    lines = [ln if i in (0, 500, 650) else ln.rstrip("\r\n") + ",\r\n" for i, ln in enumerate(lines)]
+    (tmp_path / "bad.csv").write_text("".join(lines), encoding="utf-8")
+    fast, slow, columnwise = _read_both_ways(tmp_path / "bad.csv", monkeypatch)
+    assert fast == slow and fast[0] is None and len(fast[1]) >= 6
+    assert columnwise > 0
 
 
 def test_a_bad_cell_is_reported_on_every_row_it_is_on(tmp_path):
@@ -279,6 +339,48 @@ def test_smallest_divisor_from_remembered_divisors_equals_the_search():
         n = rng.choice([rng.randint(0, 5000), rng.randint(1, 10**6), 15360, 384, 36, 1])
         args = (n, rng.uniform(-3, n + 3), rng.choice([1, 2, 3, 4, 8, rng.randint(1, 50), 0.6]))
         assert smallest_divisor_at_least(*args) == search(*args), args
+
+
+def test_smallest_divisor_over_arrays_equals_the_scalar_rule():
+    """MINDIV over arrays (each distinct n and step searched once for all its rows) gives on every
+    row what the scalar rule gives, blanks (no divisor, n below 1, a non-finite argument) included."""
+    import random
+
+    from ledger_report.model.evaluate import _mindiv_array, smallest_divisor_at_least
+
+    rng = random.Random(7)
+    ns = [rng.choice([rng.randint(-3, 5000), 15360, 384, 36, 1, 0, 2.5, 96.4999, float("nan"), float("inf")]) for _ in range(4000)]
+    los = [rng.choice([rng.uniform(-3, 400), 3.0000000000000004, 8, 0, float("nan"), 1e300]) for _ in ns]
+    steps = [rng.choice([1, 2, 3, 4, 8, 0.6, 0, -2, rng.randint(1, 50)]) for _ in ns]
+    vals, none = _mindiv_array(np, [np.array(ns), np.array(los), np.array(steps)])
+    scalar = [smallest_divisor_at_least(*a) if all(map(np.isfinite, a)) else None for a in zip(ns, los, steps)]
+    got = [None if b else v for v, b in zip(vals.tolist(), none.tolist())]
+    assert got == scalar
+    assert sum(v is None for v in scalar) > 100 and len(set(scalar)) > 50
+    v, b = _mindiv_array(np, [384.0, np.array([5.0, 500.0]), 4.0])  # a scalar beside an array
+    assert v.tolist()[0] == 8 and b.tolist() == [False, True]
+
+
+def test_rounding_over_rows_equals_the_scalar_rule():
+    """CEIL and FLOOR over a batch's rows (finite floats over an array) give what the scalar rule
+    gives on each row, float noise next to whole numbers and values past 2^41 included; a value
+    the scalar rule refuses still raises."""
+    import random
+
+    from ledger_report.model.evaluate import _FUNCTIONS
+    from ledger_report.model.rows import _rounded
+
+    rng = random.Random(11)
+    xs = [rng.choice([rng.uniform(-1e6, 1e6), 1706433408 * (4 * 7051776 / 13651467264), 0.1 * 3, -0.0, 2.0**41 + 0.5,
+                      -(2.0**45) - 0.25, 1e15 + 0.3, 12.0, 5e-324, rng.randint(-10, 10) + rng.choice([1e-15, -1e-15, 0.5])])
+          for _ in range(5000)]
+    for fn in ("CEIL", "FLOOR"):
+        got = _rounded(fn, xs)
+        assert got == [_FUNCTIONS[fn]([x]) for x in xs]
+        assert {type(v) for v in got} == {int}
+        assert _rounded(fn, [1.5, None, 7]) == [_FUNCTIONS[fn]([1.5]), None, 7]
+        with pytest.raises((ValueError, OverflowError)):
+            _rounded(fn, [1.5, float("nan")])
 
 
 def _file_in_workers(path, tmp_path, jobs=3, rows=64):

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from .evaluate import Tables, _closure, eval_scalar, evaluate_arrays, evaluate_row
 from .expr import all_cols
-from .masked import evaluate_masked, masked_columns
+from .masked import evaluate_masked, masked_arrays, masked_columns
 from .registry import ERROR, Constraint, Registry
 
 
@@ -44,16 +44,18 @@ def constraint_columns(reg: Registry) -> dict[str, frozenset]:
 
 
 def failures(reg: Registry, tables: Tables, rows: Sequence[Mapping[str, Any]], skip: Sequence[Iterable[str]] = (),
-             severity: str = ERROR) -> list[Failure]:
+             severity: str = ERROR, columns: Mapping[str, Sequence[Any]] | None = None) -> list[Failure]:
     """The rules of ``severity`` that each row breaks.  ``skip[i]`` names columns of row i whose
-    cells could not be read: rules that read them are not checked there (the cell is reported)."""
+    cells could not be read: rules that read them are not checked there (the cell is reported).
+    ``columns``, where the caller has them: the rows' values a column at a time (each column's
+    value on every row, ``None`` where empty; a column left out is empty on every row)."""
     import numpy as np
 
     rules = [c for c in reg.constraints if c.severity == severity]
     keys = [c.ok for c in rules]
     reads = constraint_columns(reg)
     broken: dict[int, list[Constraint]] = {}
-    for env, idx in _evaluated(np, reg, tables, rows, keys):
+    for env, idx in _evaluated(np, reg, tables, rows, keys, columns):
         for c in rules:
             ok = env[c.ok]
             if ok is None:
@@ -76,11 +78,16 @@ def failures(reg: Registry, tables: Tables, rows: Sequence[Mapping[str, Any]], s
     return out
 
 
-def _evaluated(np, reg: Registry, tables: Tables, rows: Sequence[Mapping[str, Any]], keys: list[str]) -> list[tuple[dict, list[int]]]:
+def _evaluated(np, reg: Registry, tables: Tables, rows: Sequence[Mapping[str, Any]], keys: list[str],
+               columns: Mapping[str, Sequence[Any]] | None = None) -> list[tuple[dict, list[int]]]:
     """The rules' quantities over the rows: all rows together (``masked.py``), else each group of
     rows that leave the same columns empty apart; with the rows each result covers."""
     read = frozenset().union(*constraint_columns(reg).values())  # every column a rule reads
-    masked = masked_columns(np, rows, read)
+    if columns is None:
+        masked = masked_columns(np, rows, read)
+    else:
+        nothing = [None] * len(rows)
+        masked = masked_arrays(np, {name: columns.get(name, nothing) for name in read})
     env = evaluate_masked(reg, masked[0], masked[1], tables, keys) if masked is not None else None
     if env is not None:
         return [(env, list(range(len(rows))))]

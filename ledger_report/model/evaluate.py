@@ -100,8 +100,14 @@ def smallest_divisor_at_least(n: Any, at_least: Any, step: Any) -> Any:
     if n < 1:
         return None
     lo = max(int(math.ceil(approx_value(float(at_least)))), 1)
-    divisors = _divisors(n)
-    return next((d for d in divisors[bisect.bisect_left(divisors, lo):] if d % step == 0), None)
+    candidates = stepped_divisors(n, step)
+    at = bisect.bisect_left(candidates, lo)
+    return candidates[at] if at < len(candidates) else None
+
+
+def stepped_divisors(n: int, step: int) -> list[int]:
+    """The divisors of ``n`` that ``step`` divides, in increasing order."""
+    return [d for d in _divisors(n) if d % step == 0]
 
 
 _DIVISORS: dict[int, list[int]] = {}
@@ -597,18 +603,8 @@ class _ArrayEval(Visitor):
             elif fn == "GCD":
                 out = np.gcd(np.rint(xs[0]).astype(np.int64), np.rint(xs[1]).astype(np.int64)).astype(float)
             elif fn == "MINDIV":
-                n, lo, k = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in xs))
-                flat = {}
-                vals = np.empty(n.shape, dtype=float)
-                none = np.zeros(n.shape, dtype=bool)
-                for idx in np.ndindex(n.shape):
-                    key = (n[idx], lo[idx], k[idx])
-                    if key not in flat:
-                        flat[key] = smallest_divisor_at_least(*key) if np.isfinite(key).all() else None
-                    got = flat[key]
-                    none[idx] = got is None
-                    vals[idx] = 0 if got is None else got
-                return _A(vals if vals.ndim else vals[()], _or(np, blank, none if none.ndim else bool(none)))
+                vals, none = _mindiv_array(np, xs)
+                return _A(vals, _or(np, blank, none))
             elif fn in ("AND", "OR"):
                 f = np.logical_and if fn == "AND" else np.logical_or
                 out = xs[0]
@@ -619,6 +615,28 @@ class _ArrayEval(Visitor):
             else:
                 raise ValueError(fn)
         return _A(out, blank)
+
+
+def _mindiv_array(np, xs: list) -> tuple[Any, Any]:
+    """``smallest_divisor_at_least`` on each row (0 where there is none) and where there is none:
+    the arguments rounded as it rounds them (whole n and step, at_least up after ``approx_value``),
+    then for each distinct (n, step) its divisors searched for its rows' at_least at once."""
+    with np.errstate(all="ignore"):
+        n, lo, k = np.broadcast_arrays(np.rint(np.asarray(xs[0], dtype=float)),
+                                       _round_array(np, np.ceil, xs[1]), np.rint(np.asarray(xs[2], dtype=float)))
+    shape, n, lo, k = n.shape, n.ravel(), np.maximum(lo.ravel(), 1.0), np.maximum(k.ravel(), 1.0)
+    vals = np.zeros(n.shape)
+    rows = np.flatnonzero(np.isfinite(n) & np.isfinite(lo) & np.isfinite(k) & (n >= 1))
+    ns, n_at = np.unique(n[rows], return_inverse=True)
+    ks, k_at = np.unique(k[rows], return_inverse=True)
+    codes, inverse = np.unique(n_at.ravel() * len(ks) + k_at.ravel(), return_inverse=True)  # one per (n, step)
+    order = np.argsort(inverse.ravel(), kind="stable")
+    groups = np.split(rows[order], np.cumsum(np.bincount(inverse.ravel()))[:-1])
+    for nj, kj, at in zip(ns[codes // len(ks)].tolist(), ks[codes % len(ks)].tolist(), groups):
+        candidates = np.array(stepped_divisors(int(nj), int(kj)) + [0], dtype=float)  # 0: none at least lo
+        vals[at] = candidates[np.minimum(np.searchsorted(candidates[:-1], lo[at], "left"), len(candidates) - 1)]
+    vals, none = vals.reshape(shape), (vals == 0).reshape(shape)
+    return (vals if vals.ndim else vals[()]), (none if none.ndim else bool(none))
 
 
 def _is_text(np, x) -> bool:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from .evaluate import (_BINOPS, _FUNCTIONS, Tables, _approx_equal_array, _is_blank, _lookup, compare, grouped_text,
+from .evaluate import (_BINOPS, _FUNCTIONS, Tables, _approx_equal_array, _is_blank, _lookup, _round_array, compare, grouped_text,
                        smallest_divisor_at_least, text_of)
 from .expr import Const, Expr, Visitor
 
@@ -96,6 +96,8 @@ class _Rows(Visitor):
             return [None if None in xs else smallest_divisor_at_least(*xs) for xs in zip(*args)]
         if e.fn == "FMT":
             return _grouped_texts(*args)
+        if e.fn in ("CEIL", "FLOOR"):
+            return _rounded(e.fn, args[0])
         fn = _FUNCTIONS[e.fn]
         return [None if None in xs else fn(list(xs)) for xs in zip(*args)]
 
@@ -114,6 +116,20 @@ def _grouped_texts(xs: list, places: list) -> list[Any]:
             hit = memo[key] = grouped_text(x, int(p))
         out.append(hit)
     return out
+
+
+def _rounded(fn: str, xs: list) -> list[Any]:
+    """``CEIL``/``FLOOR`` on each row: finite floats over an array by the arrays interpreter's
+    rule (``_round_array``: the scalar rule's result, as whole numbers), anything else (whole
+    numbers, blanks, values the scalar rule refuses) row by row."""
+    import numpy as np
+
+    if xs and set(map(type, xs)) == {float}:
+        x = np.array(xs, dtype=float)
+        if np.isfinite(x).all() and np.abs(x).max() < 2.0**53:
+            return _round_array(np, np.ceil if fn == "CEIL" else np.floor, x).astype(np.int64).tolist()
+    f = _FUNCTIONS[fn]
+    return [None if x is None else f([x]) for x in xs]
 
 
 def _floats_against_numbers(a: list, b: list) -> bool:
@@ -151,4 +167,7 @@ def _texts(xs: list) -> list[str]:
     """``text_of`` of each value (a constant's once)."""
     if isinstance(xs, _Repeated):
         return [text_of(xs.value)] * len(xs)
+    if set(map(type, xs)) == {float}:  # each distinct number written once (rounded figures repeat)
+        memo: dict[float, str] = {}
+        return [memo[x] if x in memo else memo.setdefault(x, text_of(x)) for x in xs]
     return [x if type(x) is str else text_of(x) for x in xs]

@@ -3,10 +3,17 @@
 
 The document's keys come from the report spec exactly as ``config_document`` walks it:
 ``_skeleton`` makes the same dict operations, so keys come in the same order and a key a later
-section repeats keeps its first place and its last value.  Each leaf is a slot that writes its JSON
-on every row of the batch at once (bytes and counts rounded as ``plain`` rounds them, numbers as
-``json`` writes them); fixed texts (labels, sources, the keys) are written into a row template
-once, and a row is the template filled with its slots' texts.
+section repeats keeps its first place and its last value.  Fixed texts (labels, sources, the keys)
+are compiled into pieces once; each leaf between them is a column of JSON texts over the batch's
+rows, dictionary-encoded (``_Coded``: row i's text is ``texts[codes[i]]``), so a value is written
+as JSON once per distinct value (bytes and counts rounded as ``plain`` rounds them, numbers as
+``json`` writes them).
+
+Rows repeat most of their parts (a layout's constants, a GPU's figures, a model's counts), so runs
+of neighbouring leaves are encoded together too: their texts joined once per distinct combination
+on the batch (``_collapsed``).  A list (the table lines a row shows, its notes, its warnings) is a
+run like any other: an item is its text, preceded by a comma where an earlier item is shown, or
+nothing where the row does not show it.  A row is then a few pieces and columns joined.
 
 The texts are held as their UTF-8 bytes, one character a byte (``str.encode("utf-8")`` then
 ``decode("latin-1")``): joining them copies one byte a character, as ASCII numbers are held, rather
@@ -14,7 +21,7 @@ than widening everything a line with a Chinese label touches, and a chunk's byte
 ``encode("latin-1")``.
 
 Where a value does not fit (a float that is not finite, a type ``json`` would write otherwise, a
-message that fails on some row) the chunk goes row by row through ``config_document`` instead,
+message that fails on some row) the batch goes row by row through ``config_document`` instead,
 so output and errors are what they always were.
 """
 
@@ -22,8 +29,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from itertools import repeat
 from typing import Any, Callable, Sequence
+
+import numpy as np
 
 from ..engine import Batch
 from ..model.registry import BOOL, BYTES, FLOAT_UNITS, INT_UNITS, TEXT, WARNING
@@ -37,7 +47,7 @@ _MAX_STRINGS = 50_000
 
 
 class _Unusual(Exception):
-    """A value the column writer does not write as json.dumps would: the chunk goes row by row."""
+    """A value the column writer does not write as json.dumps would: the batch goes row by row."""
 
 
 def _STRING(s: str) -> str:
@@ -46,30 +56,36 @@ def _STRING(s: str) -> str:
     return text if text.isascii() else text.encode("utf-8").decode("latin-1")
 
 
-CHUNK_ROWS = 1024  # rows written at once: bounds the texts held (a batch is evaluated 4,096 rows at a time)
+CHUNK_ROWS = 1024  # rows joined into documents at once: bounds the texts held
 
 
 def write_batch(batch: Batch, out: Any, first: bool, progress: Callable[[int], None]) -> None:
     """Write the batch's documents to ``out`` as ``calc --json`` does (",\\n" before each but the
-    file's first), ``CHUNK_ROWS`` rows at a time; a chunk the column writer cannot write goes row
+    file's first), ``CHUNK_ROWS`` rows at a time; a batch the column writer cannot write goes row
     by row, so a row that fails fails where it always did, after the rows before it."""
-    shared: dict[str, Any] = {}
-    for start in range(0, len(batch.configs), CHUNK_ROWS):
-        rows = range(start, min(start + CHUNK_ROWS, len(batch.configs)))
-        try:
-            docs = _Writer(batch, rows, shared).documents()
-        except Exception:  # _Unusual, or a message that raises on some row: the plain path meets it there
-            docs = None
-        if docs is None:
-            for lg in batch.ledgers()[rows.start:rows.stop]:
-                body = json.dumps(config_document(lg), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-                out.write(("" if first else ",\n").encode() + body.encode("utf-8"))
-                first = False
-                progress(1)
-            continue
-        out.write((("" if first else ",\n") + ",\n".join(docs)).encode("latin-1"))
+    try:
+        parts = _Writer(batch).parts()
+    except Exception:  # _Unusual, or a message that raises on some row: the plain path meets it there
+        parts = None
+    if parts is None:
+        for lg in batch.ledgers():
+            body = json.dumps(config_document(lg), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+            out.write(("" if first else ",\n").encode() + body.encode("utf-8"))
+            first = False
+            progress(1)
+        return
+    n = len(batch.configs)
+    for start in range(0, n, CHUNK_ROWS):
+        rows = slice(start, min(start + CHUNK_ROWS, n))
+        out.write((("" if first else ",\n") + ",\n".join(_documents(parts, rows))).encode("latin-1"))
         first = False
-        progress(len(docs))
+        progress(rows.stop - rows.start)
+
+
+def _documents(parts: list, rows: slice) -> list[str]:
+    """Each row's document: the pieces and the columns' texts on those rows, joined."""
+    n = rows.stop - rows.start
+    return ["".join(t) for t in zip(*[repeat(p, n) if type(p) is str else p.on(rows) for p in parts])]
 
 
 def string_json(s: str) -> str:
@@ -81,6 +97,15 @@ def string_json(s: str) -> str:
             _STRINGS.clear()
         _STRINGS[s] = hit
     return hit
+
+
+_ESCAPED = re.compile(r'[\x00-\x1f"\\]')  # what json.dumps (ensure_ascii off) escapes
+
+
+def _name_json(s: str) -> str:
+    """A row's own text (its name) as JSON: plain ASCII quoted as it is, else as json writes it
+    (not remembered: every row has its own)."""
+    return '"' + s + '"' if s.isascii() and not _ESCAPED.search(s) else _STRING(s)
 
 
 def raw_json(v: Any) -> str:
@@ -99,19 +124,142 @@ def raw_json(v: Any) -> str:
     raise _Unusual(repr(v))
 
 
-# -- the row template -------------------------------------------------------------------------------
+# -- columns of texts, dictionary-encoded -------------------------------------------------------------
+
+
+class _Coded:
+    """JSON texts over the batch's rows: row i's is ``texts[codes[i]]``."""
+
+    __slots__ = ("codes", "texts")
+
+    def __init__(self, codes: Any, texts: list[str]) -> None:
+        self.codes, self.texts = codes, texts
+
+    def on(self, rows: Any) -> list[str]:
+        """The texts of some rows (a slice or an index array)."""
+        return list(map(self.texts.__getitem__, self.codes[rows].tolist()))
+
+    def hidden_unless(self, shown: Any, text: str = "") -> "_Coded":
+        """These texts where ``shown``, ``text`` on the other rows."""
+        return _Coded(np.where(shown, self.codes, len(self.texts)), self.texts + [text])
+
+
+def _constant(text: str, n: int) -> _Coded:
+    return _Coded(np.zeros(n, dtype=np.intp), [text])
+
+
+def _factorized(keys: Sequence[Any], text_of: Callable[[Any], str]) -> _Coded:
+    """``text_of`` of each key, written once per distinct key (keys equal as dict keys must
+    have the same text: the caller makes sure of it)."""
+    index = dict.fromkeys(keys)
+    for j, k in enumerate(index):
+        index[k] = j
+    return _Coded(np.fromiter(map(index.__getitem__, keys), dtype=np.intp, count=len(keys)), [text_of(k) for k in index])
+
+
+def _texts_coded(texts: Sequence[str]) -> _Coded:
+    return _factorized(texts, str)
+
+
+def _values_coded(vals: Sequence[Any]) -> _Coded:
+    """``raw_json`` of each value: texts (and blanks) by value, anything else written on each row
+    first (1, 1.0 and True are one dict key but three texts)."""
+    if set(map(type, vals)) <= {str, type(None)}:
+        return _factorized(vals, lambda v: "null" if v is None else _STRING(v))
+    return _texts_coded([raw_json(v) for v in vals])
+
+
+_MAX_CODE = 2**62
+_RUN = 8  # leaves encoded together at most
+
+
+def _collapsed(parts: list, n: int, most: float | None) -> _Coded | None:
+    """The parts (pieces and columns) joined, as one column: each distinct combination of the
+    columns' texts joined once.  ``None`` (nothing joined) where there would be more than ``most``."""
+    cols = [p for p in parts if type(p) is not str]
+    code, size = np.zeros(n, dtype=np.int64), 1
+    for c in cols:
+        if size * len(c.texts) >= _MAX_CODE:
+            distinct, code = np.unique(code, return_inverse=True)
+            size = len(distinct)
+        code, size = code * len(c.texts) + c.codes, size * len(c.texts)
+    distinct, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+    if most is not None and len(distinct) > most:
+        return None
+    return _Coded(inverse.reshape(-1), _documents_at(parts, first))
+
+
+def _documents_at(parts: list, rows: Any) -> list[str]:
+    k = len(rows)
+    return ["".join(t) for t in zip(*[repeat(p, k) if type(p) is str else p.on(rows) for p in parts])]
+
+
+def _one(parts: list, n: int) -> _Coded:
+    """The parts as one column (a list's item, a section that may be null)."""
+    parts = _merged(parts)
+    if len(parts) == 1 and type(parts[0]) is not str:
+        return parts[0]
+    return _collapsed(parts, n, None)  # type: ignore[return-value]
+
+
+def _merged(parts: list) -> list:
+    """Neighbouring pieces joined into one."""
+    out: list = []
+    for p in parts:
+        if type(p) is str and out and type(out[-1]) is str:
+            out[-1] += p
+        elif not (type(p) is str and not p and out):
+            out.append(p)
+    return out
+
+
+def _runs(parts: list, n: int) -> list:
+    """The parts, each run of neighbouring columns with few texts (at most ``_RUN``) joined into
+    one column where it then has at most half as many texts as rows; a column with many texts
+    stays alone."""
+    out: list = []
+    run: list = []
+
+    def close() -> None:
+        k = len(run)
+        while k and type(run[k - 1]) is str:  # pieces after the run's last column stay outside it
+            k -= 1
+        body, tail = run[:k], run[k:]
+        joined = _collapsed(body, n, n / 2) if sum(type(p) is not str for p in body) > 1 else None
+        out.extend(body if joined is None else [joined])
+        out.extend(tail)
+        run.clear()
+
+    for p in _merged(parts):
+        if type(p) is str:
+            (run if run else out).append(p)
+        elif len(p.texts) > n / 4:
+            close()
+            out.append(p)
+        else:
+            run.append(p)
+            if sum(type(q) is not str for q in run) >= _RUN:
+                close()
+    close()
+    return _merged(out)
+
+
+# -- the document's skeleton ------------------------------------------------------------------------
 
 
 class _Fixed:
-    """A value the same on every row (a line's state name, its label): written into the template."""
+    """A value the same on every row (a line's state name, its label): written into the pieces."""
 
     def __init__(self, value: Any) -> None:
         self.json = raw_json(value)
 
 
-class _Slot:
-    def texts(self, w: "_Writer", rows: Sequence[int]) -> list[str]:  # pragma: no cover - interface
+class _Leaf:
+    def coded(self, w: "_Writer") -> _Coded:  # pragma: no cover - interface
         raise NotImplementedError
+
+    def parts(self, w: "_Writer") -> list:
+        return [self.coded(w)]
 
 
 _SLOT = "\0slot\0"  # where a slot goes in a compiled template (JSON text never holds a raw NUL)
@@ -121,7 +269,7 @@ class _Template:
     """A JSON object as its fixed texts (``pieces``) with the slots between them."""
 
     def __init__(self, node: dict) -> None:
-        self.slots: list[_Slot] = []
+        self.slots: list[Any] = []
         self.pieces = self._compile(node).split(_SLOT)
 
     def _compile(self, node: Any) -> str:
@@ -138,135 +286,180 @@ class _Template:
             raise _Unusual(repr(k))
         return _STRING(k)
 
-    def fill(self, w: "_Writer", rows: Sequence[int]) -> list[str]:
-        n = len(rows)
-        parts: list[Any] = [repeat(self.pieces[0], n)]
+    def parts(self, w: "_Writer") -> list:
+        out: list = [self.pieces[0]]
         for slot, piece in zip(self.slots, self.pieces[1:]):
-            parts += [slot.texts(w, rows), repeat(piece, n)]
-        return ["".join(t) for t in zip(*parts)]
+            out += slot.parts(w)
+            out.append(piece)
+        return _runs(out, w.n)
 
 
-class _Value(_Slot):
+class _Value(_Leaf):
     """``plain(values[key], unit)`` as JSON."""
 
     def __init__(self, key: str) -> None:
         self.key = key
 
-    def texts(self, w, rows):
-        return w.pick(w.value(self.key), rows)
+    def coded(self, w):
+        return w.value(self.key)
 
 
-class _Input(_Slot):
+class _Input(_Leaf):
     """An input column as the row gives it (``None`` for an empty cell)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
 
-    def texts(self, w, rows):
-        col = w.batch.inputs(self.name)
-        return [raw_json(col[i]) for i in rows]
+    def coded(self, w):
+        return _values_coded(w.batch.inputs(self.name))
 
 
-class _PerRank(_Slot):
+class _PerRank(_Leaf):
     """``params_per_rank``: the row's own value where it gives one, else the computed one."""
 
-    def texts(self, w, rows):
-        col, computed = w.batch.inputs("params_per_rank"), w.pick(w.value("params_per_rank"), rows)
-        return [c if col[i] is None else raw_json(col[i]) for c, i in zip(computed, rows)]
+    def coded(self, w):
+        col, computed = w.batch.inputs("params_per_rank"), w.value("params_per_rank")
+        given = np.array([v is not None for v in col], dtype=bool)
+        if not given.any():
+            return computed
+        own = _values_coded(col)
+        return _Coded(np.where(given, own.codes + len(computed.texts), computed.codes), computed.texts + own.texts)
 
 
-class _Name(_Slot):
-    def texts(self, w, rows):
+class _Name(_Leaf):
+    def coded(self, w):
         col = w.batch.inputs("name")
-        return [string_json(str(col[i])) for i in rows]
+        return _Coded(np.arange(len(col)), [_name_json(str(v)) for v in col])
 
 
-class _InputsFrom(_Slot):
-    """``{column: origin}`` for the columns the row gives, in column order."""
+_KEYS: dict[tuple, list[str]] = {}
 
-    def texts(self, w, rows):
+
+def _keys_json(names: tuple) -> list[str]:
+    """Each name as a JSON key, its colon after it."""
+    hit = _KEYS.get(names)
+    if hit is None:
+        hit = _KEYS[names] = [_STRING(k) + ":" for k in names]
+    return hit
+
+
+def _given(col: Sequence[Any]) -> Any:
+    """Whether each row gives the column (a column no row gives, or every row, at once)."""
+    blank = col.count(None)
+    if blank in (0, len(col)):
+        return np.full(len(col), blank == 0)
+    return np.array([v is not None for v in col], dtype=bool)
+
+
+class _List:
+    """A list: each item where the row shows it, a comma before it where an earlier one is shown."""
+
+    brackets = ("[", "]")
+
+    def parts(self, w: "_Writer") -> list:
+        items = self.items(w)
+        if not items:
+            return ["".join(self.brackets)]
+        shown = np.array([s for _c, s in items], dtype=bool)  # items × rows
+        before = np.zeros_like(shown)  # whether the row shows an earlier item
+        before[1:] = np.logical_or.accumulate(shown, axis=0)[:-1]
+        out: list = [self.brackets[0]]
+        for (c, s), comma in zip(items, before):
+            c = c.hidden_unless(s)
+            out.append(_Coded(c.codes + len(c.texts) * comma, c.texts + [("," + t) if t else "" for t in c.texts]))
+        out.append(self.brackets[1])
+        return _runs(out, w.n)
+
+    def items(self, w: "_Writer") -> list[tuple[_Coded, Any]]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class _InputsFrom(_List):
+    """``{column: origin}`` for the columns the row gives, in column order: an item a column,
+    "row" or the model that filled it."""
+
+    brackets = ("{", "}")
+
+    def items(self, w):
         from ..config import COLUMN_NAMES
 
         b = w.batch
-        cols = [b.inputs(name) for name in COLUMN_NAMES]
-        given = zip(*[[col[i] is not None for i in rows] for col in cols])  # per row: which columns it gives
+        filled: dict[str, list[tuple[int, str]]] = {}  # column -> (row, origin) where a model filled it
+        for i, c in enumerate(b.configs):
+            for name, origin in c.origins.items():
+                filled.setdefault(name, []).append((i, origin))
         out = []
-        for i, row_given in zip(rows, given):
-            c = b.configs[i]
-            key = (row_given, tuple(c.origins.items()))
-            hit = w.origins.get(key)
-            if hit is None:
-                hit = w.origins[key] = "{" + ",".join(
-                    _STRING(k) + ":" + raw_json(c.origin(k)) for k, g in zip(COLUMN_NAMES, row_given) if g) + "}"
-            out.append(hit)
+        for name, key in zip(COLUMN_NAMES, _keys_json(COLUMN_NAMES)):
+            given = _given(b.inputs(name))
+            item, seen = _Coded(given.astype(np.intp), ["", key + '"row"']), {}
+            for i, origin in filled.get(name, ()):
+                if origin not in seen:
+                    seen[origin] = len(item.texts)
+                    item.texts.append(key + raw_json(origin))
+                item.codes[i] = seen[origin]
+            out.append((item, given))
         return out
 
 
-class _Lines(_Slot):
+class _Lines(_List):
     """A table: the list of its lines that the row shows."""
 
     def __init__(self, lines: list[tuple[str, _Template]]) -> None:
         self.lines = lines
 
-    def texts(self, w, rows):
-        acc: list[list[str]] = [[] for _ in rows]
-        for show, tmpl in self.lines:
-            sh = w.shown(show) if show else None
-            at = list(range(len(rows))) if sh is None else [p for p, i in enumerate(rows) if sh[i]]
-            for p, text in zip(at, tmpl.fill(w, [rows[p] for p in at])):
-                acc[p].append(text)
-        return ["[" + ",".join(a) + "]" for a in acc]
+    def items(self, w):
+        every = np.ones(w.n, dtype=bool)
+        return [(_one(tmpl.parts(w), w.n), w.shown(show) if show else every) for show, tmpl in self.lines]
 
 
-class _NullUnless(_Slot):
-    """A section's object, or null where the row does not show the section."""
-
-    def __init__(self, show: str, obj: _Template) -> None:
-        self.show, self.obj = show, obj
-
-    def texts(self, w, rows):
-        out = ["null"] * len(rows)
-        if self.show:
-            sh = w.shown(self.show)
-            at = [p for p, i in enumerate(rows) if sh[i]]
-            for p, text in zip(at, self.obj.fill(w, [rows[p] for p in at])):
-                out[p] = text
-        return out
-
-
-class _Notes(_Slot):
+class _Notes(_List):
     """The assumption sentences the row shows (``suffix`` "_zh": in Chinese), as they are."""
 
     def __init__(self, keys: tuple[str, ...], suffix: str) -> None:
         self.keys, self.suffix = keys, suffix
 
-    def texts(self, w, rows):
-        acc: list[list[str]] = [[] for _ in rows]
+    def items(self, w):
+        out = []
         for k in self.keys:
             sh = w.shown(k + "_shown")
-            at = [p for p, i in enumerate(rows) if sh[i]]
-            for p, v in zip(at, w.on_rows(k + self.suffix, [rows[p] for p in at])):
-                acc[p].append(raw_json(v))
-        return ["[" + ",".join(a) + "]" for a in acc]
+            at = np.flatnonzero(sh)
+            some = _values_coded(w.on_rows(k + self.suffix, at.tolist()))  # on the rows that show it
+            codes = np.zeros(w.n, dtype=np.intp)  # "" where the row does not show it
+            codes[at] = some.codes + 1
+            out.append((_Coded(codes, [""] + some.texts), sh))
+        return out
 
 
-class _Warnings(_Slot):
+class _Warnings(_List):
     """Each warning rule the row breaks, as ``document.warnings`` words it."""
 
-    def texts(self, w, rows):
-        acc: list[list[str]] = [[] for _ in rows]
+    def items(self, w):
+        out = []
         b = w.batch
         for c in w.model.registry.constraints:
             if c.severity != WARNING:
                 continue
-            ok = b.column(c.ok)
-            at = [p for p, i in enumerate(rows) if ok[i] is False]
-            on = [rows[p] for p in at]
-            exp = evaluate_rows(c.expected, on, b.inputs, b.column, w.model.tables)
-            found = evaluate_rows(c.found, on, b.inputs, b.column, w.model.tables)
-            for p, e, f in zip(at, exp, found):
-                acc[p].append(string_json(f"{c.column}: expected {e}, found {f}"))
-        return ["[" + ",".join(a) + "]" for a in acc]
+            broken = np.array([v is False for v in b.column(c.ok)], dtype=bool)
+            at = np.flatnonzero(broken).tolist()
+            exp = evaluate_rows(c.expected, at, b.inputs, b.column, w.model.tables)
+            found = evaluate_rows(c.found, at, b.inputs, b.column, w.model.tables)
+            texts = [""] * w.n
+            for i, e, f in zip(at, exp, found):
+                texts[i] = string_json(f"{c.column}: expected {e}, found {f}")
+            out.append((_texts_coded(texts), broken))
+        return out
+
+
+class _NullUnless(_Leaf):
+    """A section's object, or null where the row does not show the section."""
+
+    def __init__(self, show: str, obj: _Template) -> None:
+        self.show, self.obj = show, obj
+
+    def coded(self, w):
+        if not self.show:
+            return _constant("null", w.n)
+        return _one(self.obj.parts(w), w.n).hidden_unless(w.shown(self.show), "null")
 
 
 def _line(reg, table: Table, ln) -> _Template:
@@ -325,39 +518,29 @@ def _template(model: Model) -> _Template:
 
 
 class _Writer:
-    """The documents of some rows of a batch (a range of positions); ``shared`` holds what serves
-    every chunk of the batch, each computed once (quantities' texts, which rows show what, origins)."""
+    """A batch's documents as pieces and columns; each quantity's texts computed once."""
 
-    def __init__(self, batch: Batch, rows: range, shared: dict[str, Any]) -> None:
-        self.batch, self.model, self.rows = batch, batch.model, rows
-        self.origins: dict[tuple, str] = shared.setdefault("origins", {})
-        self._shown: dict[str, list[bool]] = shared.setdefault("shown", {})
-        self._values: dict[str, list[str]] = shared.setdefault("values", {})
+    def __init__(self, batch: Batch) -> None:
+        self.batch, self.model, self.n = batch, batch.model, len(batch.configs)
+        self._shown: dict[str, Any] = {}
+        self._values: dict[str, _Coded] = {}
 
-    def documents(self) -> list[str]:
-        """Each row's document, its UTF-8 bytes one character a byte."""
-        return _template(self.model).fill(self, self.rows)
+    def parts(self) -> list:
+        """Pieces (str) and columns (``_Coded``) that, joined, give each row's document."""
+        return _template(self.model).parts(self)
 
-    def value(self, key: str) -> list[str]:
-        """``plain`` of the quantity as JSON, on each row of the batch."""
+    def value(self, key: str) -> _Coded:
+        """``plain`` of the quantity as JSON on each row."""
         hit = self._values.get(key)
         if hit is None:
-            every = range(len(self.batch.configs))
-            hit = self._values[key] = _plain_json(self.batch, key, self.model.registry[key].unit, every)
+            hit = self._values[key] = _plain_coded(self.batch, key, self.model.registry[key].unit)
         return hit
 
-    @staticmethod
-    def pick(texts: list[str], rows: Sequence[int]) -> list[str]:
-        """Of texts on the batch's rows, those of ``rows`` (positions in the batch)."""
-        if type(rows) is range:
-            return texts[rows.start:rows.stop]
-        return [texts[i] for i in rows]
-
-    def shown(self, key: str) -> list[bool]:
-        """Whether each row of the batch shows a line or a section (the key's truth)."""
+    def shown(self, key: str) -> Any:
+        """Whether each row shows a line or a section (the key's truth), as a bool array."""
         hit = self._shown.get(key)
         if hit is None:
-            hit = self._shown[key] = [bool(v) for v in self.batch.column(key)]
+            hit = self._shown[key] = np.array([bool(v) for v in self.batch.column(key)], dtype=bool)
         return hit
 
     def on_rows(self, key: str, rows: list[int]) -> list[Any]:
@@ -369,28 +552,41 @@ class _Writer:
         return [col[i] for i in rows]
 
 
-def _plain_json(batch: Batch, key: str, unit: str, rows: range) -> list[str]:
-    """``plain(value, unit)`` on each of the rows, as JSON."""
+def _plain_coded(batch: Batch, key: str, unit: str) -> _Coded:
+    """``plain(value, unit)`` on each row, as JSON."""
+    n = len(batch.configs)
+    if unit == BOOL and batch.numeric(key):
+        got = batch.floats(key)
+        if got is None:
+            return _constant("null", n)
+        x, blank = got
+        truth = (x != 0).astype(np.intp)  # bool(v): a NaN is true
+        return _Coded(truth if blank is None else np.where(blank, 2, truth), ["false", "true", "null"])
     if unit == BOOL:
-        return ["null" if v is None else ("true" if v else "false") for v in batch.column(key)[rows.start:rows.stop]]
+        return _factorized(batch.column(key), lambda v: "null" if v is None else ("true" if v else "false"))
     if unit == TEXT:
-        return ["null" if v is None else string_json(str(v)) for v in batch.column(key)[rows.start:rows.stop]]
+        col = batch.column(key)
+        if col and type(col[0]) is str and col.count(col[0]) == n:  # one text on every row
+            return _constant(_STRING(col[0]), n)
+        if set(map(type, col)) <= {str, type(None)}:
+            return _factorized(col, lambda v: "null" if v is None else _STRING(v))  # each distinct text once already
+        return _texts_coded(["null" if v is None else string_json(str(v)) for v in col])
     if unit not in INT_UNITS and unit not in FLOAT_UNITS:
-        return [raw_json(v) for v in batch.column(key)[rows.start:rows.stop]]
+        return _values_coded(batch.column(key))
     got = batch.floats(key)
     if got is None:
-        return ["null"] * len(rows)
+        return _constant("null", n)
     x, blank = got
-    return _numbers_json(x[rows.start:rows.stop], None if blank is None else blank[rows.start:rows.stop],
-                         whole=unit in INT_UNITS, ceil=unit == BYTES)
+    if x.strides == (0,) and (blank is None or blank.strides == (0,)):  # one value on every row
+        one = _numbers_coded(x[:1], None if blank is None else blank[:1], unit in INT_UNITS, unit == BYTES)
+        return _constant(one.texts[one.codes[0]], n)
+    return _numbers_coded(x, blank, whole=unit in INT_UNITS, ceil=unit == BYTES)
 
 
-def _numbers_json(x: Any, blank: Any, whole: bool, ceil: bool) -> list[str]:
+def _numbers_coded(x: Any, blank: Any, whole: bool, ceil: bool) -> _Coded:
     """Floats as json writes them, or (``whole``) rounded as ``plain`` rounds counts (bytes up,
     others to the nearest) and written as integers; blank and non-finite values null.  Each
     distinct value is written once (most columns hold few: a layout's constants, a GPU's figures)."""
-    import numpy as np
-
     with np.errstate(all="ignore"):
         if whole:
             x = np.ceil(x) if ceil else np.floor(x + 0.5)
@@ -399,13 +595,10 @@ def _numbers_json(x: Any, blank: Any, whole: bool, ceil: bool) -> list[str]:
         bad = bad | blank
     safe = np.where(bad, 0.0, x)
     if whole and np.abs(safe).max(initial=0.0) >= 2.0**62:
-        texts = [int.__repr__(int(v)) for v in safe.tolist()]
+        coded = _texts_coded([int.__repr__(int(v)) for v in safe.tolist()])
     elif not whole and bool(np.any(np.signbit(safe) & (safe == 0))):
-        texts = list(map(float.__repr__, safe.tolist()))  # -0.0 beside 0.0: one distinct value to numpy
+        coded = _texts_coded(list(map(float.__repr__, safe.tolist())))  # -0.0 beside 0.0: one distinct value to numpy
     else:
         distinct, inverse = np.unique(safe.astype(np.int64) if whole else safe, return_inverse=True)
-        written = list(map(int.__repr__ if whole else float.__repr__, distinct.tolist()))
-        texts = np.array(written, dtype=object)[inverse.ravel()].tolist()
-    for i in np.flatnonzero(bad).tolist():
-        texts[i] = "null"
-    return texts
+        coded = _Coded(inverse.reshape(-1), list(map(int.__repr__ if whole else float.__repr__, distinct.tolist())))
+    return coded.hidden_unless(~bad, "null") if bad.any() else coded
