@@ -45,7 +45,7 @@ placed spans (no table cells, no colgroups; every block of a column positioned, 
 painted and read right after its label), and the estimates calibrated by density (the flow and the
 room above the columns measured at each density in both languages; a page estimated too full for
 rows at d2 goes straight to run-on paragraphs).  Pages laid out: English 148 -> 116, Chinese 136 ->
-115 (7 and 6 laid out again, not 41 and 27), ending at the same densities within a page or two.
+115 (7 and 6 laid out again, not 39 and 27), ending at the same densities within a page or two.
 English: one process 0.367 -> 0.306 s per page (CPU 0.367 -> 0.306), in parallel 0.161 -> 0.138
 (CPU over all processes 0.316 -> 0.262): the parallel goal is met.  Chinese: one process 0.361 ->
 0.295 (CPU 0.361 -> 0.295), in parallel 0.163 -> 0.135 (CPU 0.315 -> 0.257): met in parallel.  The
