@@ -103,14 +103,16 @@ SUMMARY_ROWS_PER_PAGE = 12  # the summary repeats its header on further pages be
 # (a page guessed too full is laid out again: ~0.2 s).
 FIRST_FIT_ROOM = 0.95
 # A page whose flow is estimated this much taller than its columns at the densest layout with rows
-# is laid out with run-on paragraphs at once, not with rows first: on bench/rows.py's 100 pages in
-# both languages (2026-12-01) every page estimated 1.11 or more times its room ended there, and
-# the fullest page that fitted with rows was estimated at 1.110 of it.
-RUNS_FIRST_OVER = 1.13
-# The estimates against the layout (bench/rows.py's pages, both languages, 2026): the flow laid
-# out is 4-7 % taller than estimated; the room above the columns is within a few per cent.
-EST_CONTENT = 1.06
-EST_TOP = 1.0
+# is laid out with run-on paragraphs at once, not with rows first (with the estimates below, the
+# fullest of bench/rows.py's pages that fitted with rows, 2026-12-02, was estimated at ~0.99 of it).
+RUNS_FIRST_OVER = 1.0
+# The estimates against the layout, by density (bench/rows.py's 40 pages laid out at each density,
+# English and Chinese, 2026-12-02): the flow's measured height over its estimate (1.02-1.03 at d0
+# and d1, where rows have padding; 0.96 at d2; 1.04 at d3), and the room above the columns, left
+# and right (the chart's), measured over estimated; each factor is the median plus ~1 %, and the
+# right column's the larger of the two languages (Chinese: 5-10 % above English).
+EST_CONTENT = (1.035, 1.045, 0.975, 1.05)
+EST_TOP = ((1.0, 1.01), (1.01, 1.04), (0.935, 1.06), (0.94, 0.92))
 
 
 class HandoutError(LedgerError):
@@ -278,14 +280,15 @@ class _Book:
 
 def _estimated(d: pg.PageData, density: int) -> tuple[list[float], list[float], list[float]]:
     lp = pg.line_px(density)
-    caps = [pg.SHEET_HEIGHT_PX - d.est_top[0] * lp * EST_TOP] * (pg.COLUMNS - 1) + [pg.SHEET_HEIGHT_PX - d.est_top[1] * lp * EST_TOP]
-    return [h * lp * EST_CONTENT for h in d.flow(density)[1]], [o * lp for o in d.est_over], caps
+    left, right = EST_TOP[density]
+    caps = [pg.SHEET_HEIGHT_PX - d.est_top[0] * lp * left] * (pg.COLUMNS - 1) + [pg.SHEET_HEIGHT_PX - d.est_top[1] * lp * right]
+    return [h * lp * EST_CONTENT[density] for h in d.flow(density)[1]], [o * lp for o in d.est_over], caps
 
 
 def _first_fit(d: pg.PageData) -> _Fit:
     """The first density whose estimated flow fits the estimated room (the page is measured after
     layout and laid out again where it overflows; see :func:`_pages`).  The run-on paragraphs of
-    the densest layout are a first guess only for a page estimated far too full for rows
+    the densest layout are a first guess only for a page estimated too full for rows
     (:data:`RUNS_FIRST_OVER`); other pages get them only when measured too full for rows."""
     for density in range(pg.RUNS_DENSITY):
         heights, over, caps = _estimated(d, density)
