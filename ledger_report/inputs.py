@@ -99,6 +99,11 @@ _NUMBER_RE = re.compile(
     re.ASCII,
 )
 
+# A size typed with its unit into a column counted in GB (10^9 bytes): GB, GiB, MB, MiB, TB, TiB.
+_BYTE_UNIT_RE = re.compile(r"(?P<num>.*?) ?(?P<unit>[mgtMGT](?:i|I)?[bB])", re.ASCII)
+_GB_PER_UNIT = {"mb": Decimal(10) ** -3, "gb": Decimal(1), "tb": Decimal(10) ** 3,
+                "mib": Decimal(2**20) / 10**9, "gib": Decimal(2**30) / 10**9, "tib": Decimal(2**40) / 10**9}
+
 _TRUE = frozenset({"true", "yes", "1", "y", "on"})
 _FALSE = frozenset({"false", "no", "0", "n", "off"})
 
@@ -348,14 +353,18 @@ def _number_hint(text: str) -> str:
     if re.search(r"\d,\d", text):
         return " — thousands separators must group exactly 3 digits (1,024,000); if a comma is a decimal comma write a point"
     if re.search(r"\d\s*[gG]$", text):
-        return " — write B for billions (G is ambiguous)"
+        return " — write B for billions, or the size's unit in full (GB, GiB) in a column counted in GB"
     return ""
 
 
 def _decimal(text: str, col: Column) -> tuple[Decimal, bool]:
-    """Parse a typed number into an exact Decimal; returns (value, had a percent sign)."""
-    s = _norm(text)
-    s = re.sub(r"\s+", " ", s)
+    """Parse a typed number into an exact Decimal; returns (value, had a percent sign).  In a
+    column counted in GB, a size may carry its unit (79.7 GiB, 96GB, 512 MiB): it is converted to GB."""
+    s = re.sub(r"\s+", " ", _norm(text)).strip()
+    sized = _BYTE_UNIT_RE.fullmatch(s) if col.unit == "GB" else None
+    if sized:
+        value, pct = _decimal(sized.group("num"), col)
+        return value * _GB_PER_UNIT[sized.group("unit").lower()], pct
     m = _NUMBER_RE.fullmatch(s)
     if not m or (m.group("int") is None and not m.group("frac")):
         raise _Bad(_expected(col), _show(text) + _number_hint(s))

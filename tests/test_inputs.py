@@ -54,6 +54,32 @@ def test_count_from_workbook_numbers(tmp_path):
     assert config.get("tokens") == 15 * 10**12
 
 
+SIZE_SPELLINGS = [  # a column in GB (10^9 bytes) takes a size with its unit: 1 GiB = 2^30 bytes
+    ("79.7 GiB", 79.7 * 2**30 / 10**9),
+    ("96GB", 96.0),
+    ("96 gb", 96.0),
+    ("512 MiB", 2**29 / 10**9),
+    ("1.5 TB", 1500.0),
+    ("1 TiB", 2**40 / 10**9),
+    ("80", 80.0),
+]
+
+
+@pytest.mark.parametrize("cell,value", SIZE_SPELLINGS, ids=[c for c, _ in SIZE_SPELLINGS])
+def test_size_spellings_in_gb_columns(tmp_path, cell, value):
+    """measured_peak_gb as torchtitan logs it (GiB) or nvidia-smi (MiB) reads as GB exactly."""
+    path = write_csv(tmp_path, f"name,params_total,measured_peak_gb\nm,8B,{cell}\n")
+    (config,) = read_configs(path)
+    assert config.get("measured_peak_gb") == pytest.approx(value, rel=1e-12)
+
+
+@pytest.mark.parametrize("column,cell", [("measured_peak_gb", "35B"), ("measured_peak_gb", "80 G"), ("params_total", "8 GiB")])
+def test_size_units_only_where_a_size_is_counted(tmp_path, column, cell):
+    path = write_csv(tmp_path, f"name,{column}\nm,{cell}\n")
+    with pytest.raises(InputError, match=column):
+        read_configs(path)
+
+
 # --- text stays text -------------------------------------------------------------------------
 
 NA_NAMES = ["NA", "None", "null", "NaN", "N/A", "#N/A", "nan", "NULL", "-", "=1+1"]
