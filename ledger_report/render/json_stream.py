@@ -17,7 +17,6 @@ is read here as always (which reports the problems as it always did).
 from __future__ import annotations
 
 import gc
-import io
 import multiprocessing
 import os
 import threading
@@ -59,7 +58,13 @@ def write_configs(configs: Sequence[Any], out: Any, progress: Callable[[int], No
 
 
 def _evaluated(configs: Sequence[Any], k: int, rows: int) -> Batch:
-    return Batch.evaluate(list(configs[k * rows:(k + 1) * rows]), DEFAULT, together=True)
+    return Batch.evaluate(_part(configs, k, rows), DEFAULT, together=True)
+
+
+def _part(configs: Sequence[Any], k: int, rows: int) -> Sequence[Any]:
+    """Batch ``k``'s configurations (held packed where they are: built only where one is read)."""
+    at = slice(k * rows, (k + 1) * rows)
+    return configs.part(at) if isinstance(configs, PackedConfigs) else list(configs[at])
 
 
 def _fileno(out: Any) -> int | None:
@@ -97,26 +102,33 @@ def _in_workers(configs: Sequence[Any], fd: int, out: Any, progress: Callable[[i
         gc.unfreeze()
 
 
+class _Held(list):
+    """What a batch writes, held as the chunks it writes (no copy into one buffer)."""
+
+    write = list.append
+
+
 def _write_in_worker(k: int) -> bool:
     """In a worker: batch ``k`` computed, then written to the shared file in its turn; False
     (nothing written, the turn kept) where it fails."""
     configs, rows, fd, turn, written = _FORKED  # type: ignore[misc]
-    return _write_in_turn(configs[k * rows:(k + 1) * rows], k, fd, turn, written)
+    return _write_in_turn(_part(configs, k, rows), k, fd, turn, written)
 
 
 def _write_in_turn(part: Sequence[Any], k: int, fd: int, turn: Any, written: Any) -> bool:
     """Batch ``k`` (its configurations ``part``) computed, then written to ``fd`` when the
     batches before it are; False (nothing written, the turn kept) where it fails."""
-    buffer = io.BytesIO()
+    held = _Held()
     try:
-        write_batch(Batch.evaluate(list(part), DEFAULT, together=True), buffer, k == 0, lambda n: None)
+        write_batch(Batch.evaluate(part, DEFAULT, together=True), held, k == 0, lambda n: None)
     except Exception:
         return False
-    body = memoryview(buffer.getbuffer())
     with turn:
         turn.wait_for(lambda: written.value == k)
-        while body:
-            body = body[os.write(fd, body):]
+        for chunk in held:
+            body = memoryview(chunk)
+            while body:
+                body = body[os.write(fd, body):]
         written.value = k + 1
         turn.notify_all()
     return True
@@ -236,7 +248,7 @@ def _write_own(configs: PackedConfigs, w: int, workers: int, rows: int, fd: int,
     """A worker's batches (w, w + workers...) written in their turns, each said done; a batch that
     fails is said once the batches before it are written, and the worker stops."""
     for j, k in enumerate(range(w, (len(configs) + rows - 1) // rows * workers, workers)):
-        if not _write_in_turn(configs[j * rows:(j + 1) * rows], k, fd, turn, written):
+        if not _write_in_turn(_part(configs, j, rows), k, fd, turn, written):
             with turn:
                 turn.wait_for(lambda: written.value == k)
             link.send(("failed", k))
