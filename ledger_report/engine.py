@@ -328,8 +328,10 @@ def _python_codes(np, vals: Sequence[Any]) -> tuple[Any, int]:
     values, blanks), else by ``repr`` (1, 1.0 and True apart, -0.0 apart from 0.0)."""
     kinds = set(map(type, vals)) - {type(None)}
     keys = vals if len(kinds) <= 1 and kinds <= {str, int, bool} else list(map(repr, vals))
-    index: dict[Any, int] = {}
-    codes = np.fromiter((index.setdefault(k, len(index)) for k in keys), dtype=np.int64, count=len(keys))
+    index = dict.fromkeys(keys)  # each distinct key, in order of first appearance
+    for j, k in enumerate(index):
+        index[k] = j
+    codes = np.fromiter(map(index.__getitem__, keys), dtype=np.int64, count=len(keys))
     return codes, max(len(index), 1)
 
 

@@ -562,3 +562,22 @@ def test_packed_rows_give_the_columns_and_origins_of_their_configs(configs):
     assert built == configs[3:40] and part[5] == configs[8] and len(part) == 37
     assert part.columns() == _input_columns(built)
     assert part.origins() == [dict(c.origins) for c in built] and any(part.origins())
+
+
+def test_a_worker_buffer_gives_each_batch_only_its_own_bytes(tmp_path):
+    """The buffer a worker writes its batches into, used again batch after batch, gives each
+    batch exactly what was written for it (a shorter batch after a longer one included)."""
+    import os
+
+    from ledger_report.render.json_stream import _Held, _write_all
+
+    held, path = _Held(), tmp_path / "out"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT)
+    try:
+        for chunks in ([b"abc", b"defgh"], [b"XY"], [b"", b"12345678901"]):
+            for c in chunks:
+                held.write(c)
+            _write_all(fd, held.written())
+    finally:
+        os.close(fd)
+    assert path.read_bytes() == b"abcdefghXY12345678901"

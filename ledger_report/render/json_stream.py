@@ -102,10 +102,30 @@ def _in_workers(configs: Sequence[Any], fd: int, out: Any, progress: Callable[[i
         gc.unfreeze()
 
 
-class _Held(list):
-    """What a batch writes, held as the chunks it writes (no copy into one buffer)."""
+class _Held:
+    """What a batch writes, held in one buffer that the worker's next batches use again (its
+    memory is not given back and taken anew for each batch)."""
 
-    write = list.append
+    def __init__(self) -> None:
+        self.buffer, self.size = bytearray(), 0
+
+    def write(self, data: bytes) -> None:
+        end = self.size + len(data)
+        self.buffer[self.size:end] = data
+        self.size = end
+
+    def written(self) -> memoryview:
+        """What was written since the last call; the buffer is then free for the next batch."""
+        body, self.size = memoryview(self.buffer)[:self.size], 0
+        return body
+
+
+def _write_all(fd: int, view: memoryview) -> None:
+    """All of ``view`` written to ``fd``, then the view released (so its buffer may grow again)."""
+    with view:
+        done = 0
+        while done < len(view):
+            done += os.write(fd, view[done:])
 
 
 def _write_in_worker(k: int) -> bool:
@@ -115,20 +135,18 @@ def _write_in_worker(k: int) -> bool:
     return _write_in_turn(_part(configs, k, rows), k, fd, turn, written)
 
 
-def _write_in_turn(part: Sequence[Any], k: int, fd: int, turn: Any, written: Any) -> bool:
+def _write_in_turn(part: Sequence[Any], k: int, fd: int, turn: Any, written: Any, held: _Held | None = None) -> bool:
     """Batch ``k`` (its configurations ``part``) computed, then written to ``fd`` when the
     batches before it are; False (nothing written, the turn kept) where it fails."""
-    held = _Held()
+    held = held or _Held()
     try:
         write_batch(Batch.evaluate(part, DEFAULT, together=True), held, k == 0, lambda n: None)
     except Exception:
+        held.written()
         return False
     with turn:
         turn.wait_for(lambda: written.value == k)
-        for chunk in held:
-            body = memoryview(chunk)
-            while body:
-                body = body[os.write(fd, body):]
+        _write_all(fd, held.written())
         written.value = k + 1
         turn.notify_all()
     return True
@@ -151,12 +169,15 @@ def write_file(path: str, out: Any, begin: Callable[[int], Callable[[int], None]
     turn, written = ctx.Condition(), ctx.Value("q", 0, lock=False)  # batches written (guarded by turn)
     out.flush()
     links, procs = [], []
+    gc.collect()
+    gc.freeze()  # the inherited objects out of the collector's reach: collecting would copy their pages
     for w in range(workers):
         here, there = ctx.Pipe()
         procs.append(ctx.Process(target=_file_worker, args=(path, w, workers, rows, fd, turn, written, there), daemon=True))
         procs[-1].start()
         there.close()
         links.append(here)
+    gc.unfreeze()
     try:
         total = _all_read(links)
         if total is None:
@@ -247,8 +268,9 @@ def _file_worker(path: str, w: int, workers: int, rows: int, fd: int, turn: Any,
 def _write_own(configs: PackedConfigs, w: int, workers: int, rows: int, fd: int, turn: Any, written: Any, link: Any) -> None:
     """A worker's batches (w, w + workers...) written in their turns, each said done; a batch that
     fails is said once the batches before it are written, and the worker stops."""
+    held = _Held()
     for j, k in enumerate(range(w, (len(configs) + rows - 1) // rows * workers, workers)):
-        if not _write_in_turn(_part(configs, j, rows), k, fd, turn, written):
+        if not _write_in_turn(_part(configs, j, rows), k, fd, turn, written, held):
             with turn:
                 turn.wait_for(lambda: written.value == k)
             link.send(("failed", k))
