@@ -31,6 +31,7 @@ import json
 import math
 import re
 from itertools import chain, repeat
+from operator import is_not
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -328,7 +329,7 @@ class _PerRank(_Leaf):
 
     def coded(self, w):
         col, computed = w.batch.inputs("params_per_rank"), w.value("params_per_rank")
-        given = np.array([v is not None for v in col], dtype=bool)
+        given = _given(col)
         if not given.any():
             return computed
         own = _values_coded(col)
@@ -357,7 +358,7 @@ def _given(col: Sequence[Any]) -> Any:
     blank = col.count(None)
     if blank in (0, len(col)):
         return np.full(len(col), blank == 0)
-    return np.array([v is not None for v in col], dtype=bool)
+    return np.fromiter(map(is_not, col, repeat(None)), dtype=bool, count=len(col))
 
 
 class _List:
