@@ -171,13 +171,15 @@ def write_file(path: str, out: Any, begin: Callable[[int], Callable[[int], None]
     links, procs = [], []
     gc.collect()
     gc.freeze()  # the inherited objects out of the collector's reach: collecting would copy their pages
-    for w in range(workers):
-        here, there = ctx.Pipe()
-        procs.append(ctx.Process(target=_file_worker, args=(path, w, workers, rows, fd, turn, written, there), daemon=True))
-        procs[-1].start()
-        there.close()
-        links.append(here)
-    gc.unfreeze()
+    try:
+        for w in range(workers):
+            here, there = ctx.Pipe()
+            procs.append(ctx.Process(target=_file_worker, args=(path, w, workers, rows, fd, turn, written, there), daemon=True))
+            procs[-1].start()
+            there.close()
+            links.append(here)
+    finally:
+        gc.unfreeze()
     try:
         total = _all_read(links)
         if total is None:
