@@ -7,15 +7,24 @@ MFU, tokens, days, price...), so no two are alike.  Prints rows, seconds, rows p
 child's CPU time and peak RSS.  Targets live here, not in tests: issue 13 asks for 100,000 rows in ≤ 5 s on a
 2-core machine, with bounded memory.
 
-Measured 2026-12-02 on the 2-core machine, back to back with the code before (c49716d), while
-another job held one core (so the wall time follows the CPU time, the figure to compare):
-20,000 rows 4.5 s, CPU 4.5 s, 247 MB (before: 5.8 s, CPU 5.8 s, 282 MB); 100,000 rows 21.4 s,
-CPU 21.0 s, 300 MB (before: 26.7 s, CPU 27.5 s, 375 MB); the bytes are the same.  The 5 s goal
-is not met: a row takes about 190 µs of CPU in a worker (a batch's parts timed alone, a row:
-reading 46, evaluating 42, the messages' texts 26, writing the JSON 76 µs; before: 48, 49, 37,
-104).  What the writer spends is now mostly numpy's sorting of each value column (np.unique,
-~7 µs a row), joining a row's ~100 columns (~15 µs), the distinct combinations of runs (~10 µs)
-and float repr (14 distinct floats a row, ~5 µs: not worth another JSON library).
+Measured 2026-12-02 on the 2-core machine, back to back with the code before (5adc55d); another
+job shared the machine at times, so the CPU time is the figure to compare: 20,000 rows 2.4-2.5 s,
+CPU 3.9-4.2 s, 213 MB (before: 2.8-2.9 s, CPU 4.5-4.8 s, 247 MB); 100,000 rows 9.5 s, CPU 18.2 s,
+282 MB (before: 11.2 s, CPU 21.3 s, 300 MB); the bytes are the same (cmp on 20,000 rows).  The 5 s
+goal is not met: a row takes about 180 µs of CPU in a worker (a batch's parts timed alone, a row:
+reading and checking 42, evaluating 34 (the input columns and masks included), the messages' texts
+27, the writer's other columns 49, joining and encoding the documents 29 µs; before: 46, 47 (with
+building each row's Config again), 27, 48, 36).  What changed: a column of one kind is masked
+without a Python step a row; a worker's batches are evaluated from its packed rows' columns (no
+Config built per row); a chunk's documents are joined at once and a worker's batch bytes are held in
+one buffer used again (no BytesIO copy); the reader transposes a batch of CSV rows at once.  Where
+the time still goes: the workers' page faults (fresh memory for each batch's texts and arrays,
+~150,000 minor faults for 20,000 rows, ~20 µs a row of system time); float repr (~5 µs) and
+np.unique (~6 µs) in the number columns; the distinct combinations of runs (~11 µs); the model
+checks while reading (~10 µs).  Measured and left: each worker parsing the whole CSV costs 4.4 µs
+per row of the file, about 2 % of the total (finding the rows' byte ranges past quoted newlines
+would cost most of that again); evaluating only the quantities the document reads (697 of 815)
+saved nothing measurable; smaller chunks (256 rows) and a shared FMT memo: within the noise.
 """
 
 from __future__ import annotations

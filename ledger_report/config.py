@@ -227,9 +227,8 @@ class Config:
     def __post_init__(self) -> None:
         full = dict.fromkeys(COLUMN_NAMES)  # every column, in schema order
         full.update(self.values)
-        unknown = self.values.keys() - _COLUMN_SET
-        if unknown:
-            raise KeyError(f"unknown columns: {sorted(unknown)}")
+        if len(full) != len(COLUMN_NAMES):  # a key that is no column
+            raise KeyError(f"unknown columns: {sorted(self.values.keys() - _COLUMN_SET)}")
         object.__setattr__(self, "values", _FrozenDict(full))
         object.__setattr__(self, "origins", _FrozenDict({k: v for k, v in self.origins.items() if full.get(k) is not None}))
 

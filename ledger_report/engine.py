@@ -86,10 +86,40 @@ class PackedConfigs:
     def __getitem__(self, rows: slice) -> list[Config]:
         return list(self._built(self._rows[rows]))
 
+    def part(self, rows: slice) -> "PackedRows":
+        """Some rows, their configurations built only where one is read."""
+        return PackedRows(self._rows[rows])
+
     @staticmethod
     def _built(rows: list) -> Iterator[Config]:
         for values, source, origins in rows:
             yield Config.rebuilt(values, source, origins or {})
+
+
+class PackedRows(Sequence):
+    """Rows of a ``PackedConfigs``: a configuration built again where it is read, the input
+    columns and the origins straight from what is held (as ``_input_columns`` gives them)."""
+
+    def __init__(self, rows: list) -> None:
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return PackedRows(self._rows[i])
+        values, source, origins = self._rows[i]
+        return Config.rebuilt(values, source, origins or {})
+
+    def __iter__(self) -> Iterator[Config]:
+        return PackedConfigs._built(self._rows)
+
+    def columns(self) -> dict[str, Sequence[Any]]:
+        return dict(zip(COLUMN_NAMES, zip(*[values for values, _s, _o in self._rows])))
+
+    def origins(self) -> list[Mapping[str, str]]:
+        return [origins or {} for _v, _s, origins in self._rows]
 
 
 def compute(config: Config, model: Model | None = None) -> Ledger:
@@ -194,6 +224,12 @@ class Batch:
             self._value_codes[(name, of_column)] = hit
         return hit
 
+    def origins(self) -> list[Mapping[str, str]]:
+        """Each row's origins (the columns its model filled, and from where)."""
+        if isinstance(self.configs, PackedRows):
+            return self.configs.origins()
+        return [c.origins for c in self.configs]
+
     def inputs(self, name: str) -> Sequence[Any]:
         """An input column as the rows give it (``None`` for an empty cell)."""
         if not self._inputs:
@@ -292,8 +328,10 @@ def _python_codes(np, vals: Sequence[Any]) -> tuple[Any, int]:
     values, blanks), else by ``repr`` (1, 1.0 and True apart, -0.0 apart from 0.0)."""
     kinds = set(map(type, vals)) - {type(None)}
     keys = vals if len(kinds) <= 1 and kinds <= {str, int, bool} else list(map(repr, vals))
-    index: dict[Any, int] = {}
-    codes = np.fromiter((index.setdefault(k, len(index)) for k in keys), dtype=np.int64, count=len(keys))
+    index = dict.fromkeys(keys)  # each distinct key, in order of first appearance
+    for j, k in enumerate(index):
+        index[k] = j
+    codes = np.fromiter(map(index.__getitem__, keys), dtype=np.int64, count=len(keys))
     return codes, max(len(index), 1)
 
 
@@ -316,6 +354,8 @@ def _array_codes(np, v: Any, n: int) -> tuple[Any, int]:
 
 def _input_columns(configs: Sequence[Config]) -> dict[str, Sequence[Any]]:
     """Every input column: its value on each row (a config holds every column, in schema order)."""
+    if isinstance(configs, PackedRows):
+        return configs.columns()
     return dict(zip(COLUMN_NAMES, zip(*[c.values.values() for c in configs])))
 
 

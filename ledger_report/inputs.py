@@ -38,9 +38,11 @@ import warnings
 import zipfile
 import zlib
 from decimal import Decimal, InvalidOperation
+from itertools import compress, repeat
+from operator import is_not
 from pathlib import Path
 import numbers
-from typing import Any, Callable, NoReturn
+from typing import Any, Callable, NoReturn, Sequence
 from collections.abc import Iterable, Iterator, Mapping
 
 from .config import (
@@ -890,9 +892,10 @@ class _Columns:
 
     def entries(self) -> list[tuple[int, dict[str, Any], set[str], bool, dict[str, str]]] | None:
         cols = self.columns
+        fields = list(zip(*[f for _r, f in self.rows]))  # each field's texts down the rows
         for pos in range(self.table.width):
             name = self.table.columns.get(pos + 1)
-            values = self._converted(name, pos, [f[pos] for _r, f in self.rows])
+            values = self._converted(name, pos, fields[pos])
             if values is None:
                 return None
             if name is not None:
@@ -901,8 +904,9 @@ class _Columns:
         if names is None or not self._new_names(names):
             return None
         out = []
-        for i, (row, _f) in enumerate(self.rows):
-            values = {name: col[i] for name, col in cols.items() if col[i] is not None}
+        order = list(cols)  # the columns a model fills later are None on the rows before
+        for i, ((row, _f), cells) in enumerate(zip(self.rows, zip(*cols.values()))):
+            values = dict(compress(zip(order, cells), map(is_not, cells, repeat(None))))  # the cells given
             origins: dict[str, str] = {}
             if values.get("model") is not None and not self._fill(values, origins):
                 return None
@@ -911,7 +915,7 @@ class _Columns:
             out.append((row, values, set(), True, origins))
         return out
 
-    def _converted(self, name: str | None, pos: int, raws: list[str]) -> list[Any] | None:
+    def _converted(self, name: str | None, pos: int, raws: Sequence[str]) -> list[Any] | None:
         seen: dict[str, Any] = {}
         for raw in dict.fromkeys(raws):
             if not raw.strip():

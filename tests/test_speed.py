@@ -524,3 +524,60 @@ def test_an_output_closed_under_the_file_workers_raises_here(rows_csv):
     os.close(reader)
     with os.fdopen(writer, "wb") as f, pytest.raises(BrokenPipeError):
         write_file(str(path), f, lambda total: lambda n: None, jobs=2, rows=64)
+
+
+def _masked_by_the_loop(vals):
+    """A column as ``masked_arrays`` made it a row at a time before its one-kind path."""
+    blank = [v is None or v == "" for v in vals]
+    given = [v for v, b in zip(vals, blank) if not b]
+    kind = {str if isinstance(v, str) else bool if isinstance(v, bool) else float for v in given}.pop()
+    filled = [given[0] if b else v for v, b in zip(vals, blank)]
+    return np.array(filled, dtype=str if kind is str else bool if kind is bool else float), np.array(blank)
+
+
+@pytest.mark.parametrize("vals", [
+    (None, 2, 3.5, None, 2**60), (1.0, 2.0), ("a", None, "", "bcd"), ("x",), (True, None, False),
+    (None, float("nan"), 1.0), ("\x00", "a", None), (None, "a\x00", "b"), (float("inf"), None, -0.0),
+])
+def test_masked_columns_of_one_kind_as_the_loop_made_them(vals):
+    """A column of numbers, texts or truth values (blanks among them) comes out of the one-kind
+    path as the row-by-row loop made it: the same values, dtype and blank mask."""
+    from ledger_report.model.masked import masked_arrays
+
+    cols, blanks = masked_arrays(np, {"c": vals})
+    want, blank = _masked_by_the_loop(vals)
+    assert cols["c"].dtype == want.dtype and np.array_equal(cols["c"], want, equal_nan=want.dtype.kind == "f")
+    assert np.array_equal(blanks.get("c", np.zeros(len(vals), dtype=bool)), blank)
+
+
+def test_packed_rows_give_the_columns_and_origins_of_their_configs(configs):
+    """A part of the packed rows gives the input columns and origins its built configurations give."""
+    from ledger_report.engine import PackedConfigs, _input_columns
+
+    packed = PackedConfigs()
+    for c in configs:
+        packed.append(c)
+    part = packed.part(slice(3, 40))
+    built = list(part)
+    assert built == configs[3:40] and part[5] == configs[8] and len(part) == 37
+    assert part.columns() == _input_columns(built)
+    assert part.origins() == [dict(c.origins) for c in built] and any(part.origins())
+
+
+def test_a_worker_buffer_gives_each_batch_only_its_own_bytes(tmp_path):
+    """The buffer a worker writes its batches into, used again batch after batch, gives each
+    batch exactly what was written for it (a shorter batch after a longer one included)."""
+    import os
+
+    from ledger_report.render.json_stream import _Held, _write_all
+
+    held, path = _Held(), tmp_path / "out"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT)
+    try:
+        for chunks in ([b"abc", b"defgh"], [b"XY"], [b"", b"12345678901"]):
+            for c in chunks:
+                held.write(c)
+            _write_all(fd, held.written())
+    finally:
+        os.close(fd)
+    assert path.read_bytes() == b"abcdefghXY12345678901"

@@ -46,6 +46,12 @@ def masked_arrays(np, columns: Mapping[str, Sequence[Any]]) -> tuple[dict[str, A
         empty = vals.count(None) + vals.count("")
         if empty == len(vals):
             continue  # absent: blank on every row
+        fast = _one_kind(np, vals, empty)
+        if fast is not None:
+            cols[name] = fast[0]
+            if fast[1] is not None:
+                blanks[name] = fast[1]
+            continue
         blank = [v is None or v == "" for v in vals] if empty else None
         given = vals if blank is None else [v for v, b in zip(vals, blank) if not b]
         kinds = {str if issubclass(t, str) else bool if issubclass(t, bool) else float for t in set(map(type, given))}
@@ -57,6 +63,33 @@ def masked_arrays(np, columns: Mapping[str, Sequence[Any]]) -> tuple[dict[str, A
         kind = kinds.pop()
         cols[name] = np.array(vals, dtype=str if kind is str else bool if kind is bool else float)
     return cols, blanks
+
+
+_NUMBERS = frozenset({int, float, type(None)})
+_TEXTS = frozenset({str, type(None)})
+_TRUTHS = frozenset({bool, type(None)})
+_BLANK_TEXT = {None: ""}
+
+
+def _one_kind(np, vals: Sequence[Any], empty: int) -> tuple[Any, Any] | None:
+    """What the loop below makes of a column of one plain kind (numbers, texts or truth values,
+    blanks among them), without a Python step per row; ``None`` for any other column."""
+    types = frozenset(map(type, vals))
+    if types <= _TEXTS:
+        a = np.array(list(map(_BLANK_TEXT.get, vals, vals)), dtype=str)
+        blank = a == ""
+    elif types <= _NUMBERS or types <= _TRUTHS:
+        a = np.array(vals, dtype=float)  # None as NaN
+        blank = np.isnan(a)
+    else:
+        return None
+    if int(np.count_nonzero(blank)) != empty:
+        return None  # a NaN given, or a text numpy would cut short: the loop below
+    if empty:
+        a[blank] = a[np.argmin(blank)]  # the first value given, as the loop fills a blank
+    if types <= _TRUTHS:
+        a = a != 0
+    return a, (blank if empty else None)
 
 
 def evaluate_masked(reg: Registry, cols: Mapping[str, Any], blanks: Mapping[str, Any], tables: Tables,

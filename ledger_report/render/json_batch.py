@@ -30,7 +30,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from itertools import repeat
+from itertools import chain, repeat
+from operator import is_not
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -77,7 +78,7 @@ def write_batch(batch: Batch, out: Any, first: bool, progress: Callable[[int], N
     n = len(batch.configs)
     for start in range(0, n, CHUNK_ROWS):
         rows = slice(start, min(start + CHUNK_ROWS, n))
-        out.write((("" if first else ",\n") + ",\n".join(_documents(parts, rows))).encode("latin-1"))
+        out.write(_chunk(parts, rows, "" if first else ",\n"))
         first = False
         progress(rows.stop - rows.start)
 
@@ -86,6 +87,15 @@ def _documents(parts: list, rows: slice) -> list[str]:
     """Each row's document: the pieces and the columns' texts on those rows, joined."""
     n = rows.stop - rows.start
     return ["".join(t) for t in zip(*[repeat(p, n) if type(p) is str else p.on(rows) for p in parts])]
+
+
+def _chunk(parts: list, rows: slice, lead: str) -> bytes:
+    """The rows' documents, ",\\n" between them and ``lead`` before the first, as bytes: the
+    pieces and the columns' texts joined at once."""
+    n = rows.stop - rows.start
+    columns = [chain((lead,), repeat(",\n", n - 1))]
+    columns += [repeat(p, n) if type(p) is str else p.on(rows) for p in parts]
+    return "".join(chain.from_iterable(zip(*columns))).encode("latin-1")
 
 
 def string_json(s: str) -> str:
@@ -319,7 +329,7 @@ class _PerRank(_Leaf):
 
     def coded(self, w):
         col, computed = w.batch.inputs("params_per_rank"), w.value("params_per_rank")
-        given = np.array([v is not None for v in col], dtype=bool)
+        given = _given(col)
         if not given.any():
             return computed
         own = _values_coded(col)
@@ -348,7 +358,7 @@ def _given(col: Sequence[Any]) -> Any:
     blank = col.count(None)
     if blank in (0, len(col)):
         return np.full(len(col), blank == 0)
-    return np.array([v is not None for v in col], dtype=bool)
+    return np.fromiter(map(is_not, col, repeat(None)), dtype=bool, count=len(col))
 
 
 class _List:
@@ -385,8 +395,8 @@ class _InputsFrom(_List):
 
         b = w.batch
         filled: dict[str, list[tuple[int, str]]] = {}  # column -> (row, origin) where a model filled it
-        for i, c in enumerate(b.configs):
-            for name, origin in c.origins.items():
+        for i, origins in enumerate(b.origins()):
+            for name, origin in origins.items():
                 filled.setdefault(name, []).append((i, origin))
         out = []
         for name, key in zip(COLUMN_NAMES, _keys_json(COLUMN_NAMES)):

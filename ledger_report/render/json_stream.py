@@ -17,7 +17,6 @@ is read here as always (which reports the problems as it always did).
 from __future__ import annotations
 
 import gc
-import io
 import multiprocessing
 import os
 import threading
@@ -59,7 +58,13 @@ def write_configs(configs: Sequence[Any], out: Any, progress: Callable[[int], No
 
 
 def _evaluated(configs: Sequence[Any], k: int, rows: int) -> Batch:
-    return Batch.evaluate(list(configs[k * rows:(k + 1) * rows]), DEFAULT, together=True)
+    return Batch.evaluate(_part(configs, k, rows), DEFAULT, together=True)
+
+
+def _part(configs: Sequence[Any], k: int, rows: int) -> Sequence[Any]:
+    """Batch ``k``'s configurations (held packed where they are: built only where one is read)."""
+    at = slice(k * rows, (k + 1) * rows)
+    return configs.part(at) if isinstance(configs, PackedConfigs) else list(configs[at])
 
 
 def _fileno(out: Any) -> int | None:
@@ -97,26 +102,51 @@ def _in_workers(configs: Sequence[Any], fd: int, out: Any, progress: Callable[[i
         gc.unfreeze()
 
 
+class _Held:
+    """What a batch writes, held in one buffer that the worker's next batches use again (its
+    memory is not given back and taken anew for each batch)."""
+
+    def __init__(self) -> None:
+        self.buffer, self.size = bytearray(), 0
+
+    def write(self, data: bytes) -> None:
+        end = self.size + len(data)
+        self.buffer[self.size:end] = data
+        self.size = end
+
+    def written(self) -> memoryview:
+        """What was written since the last call; the buffer is then free for the next batch."""
+        body, self.size = memoryview(self.buffer)[:self.size], 0
+        return body
+
+
+def _write_all(fd: int, view: memoryview) -> None:
+    """All of ``view`` written to ``fd``, then the view released (so its buffer may grow again)."""
+    with view:
+        done = 0
+        while done < len(view):
+            done += os.write(fd, view[done:])
+
+
 def _write_in_worker(k: int) -> bool:
     """In a worker: batch ``k`` computed, then written to the shared file in its turn; False
     (nothing written, the turn kept) where it fails."""
     configs, rows, fd, turn, written = _FORKED  # type: ignore[misc]
-    return _write_in_turn(configs[k * rows:(k + 1) * rows], k, fd, turn, written)
+    return _write_in_turn(_part(configs, k, rows), k, fd, turn, written)
 
 
-def _write_in_turn(part: Sequence[Any], k: int, fd: int, turn: Any, written: Any) -> bool:
+def _write_in_turn(part: Sequence[Any], k: int, fd: int, turn: Any, written: Any, held: _Held | None = None) -> bool:
     """Batch ``k`` (its configurations ``part``) computed, then written to ``fd`` when the
     batches before it are; False (nothing written, the turn kept) where it fails."""
-    buffer = io.BytesIO()
+    held = held or _Held()
     try:
-        write_batch(Batch.evaluate(list(part), DEFAULT, together=True), buffer, k == 0, lambda n: None)
+        write_batch(Batch.evaluate(part, DEFAULT, together=True), held, k == 0, lambda n: None)
     except Exception:
+        held.written()
         return False
-    body = memoryview(buffer.getbuffer())
     with turn:
         turn.wait_for(lambda: written.value == k)
-        while body:
-            body = body[os.write(fd, body):]
+        _write_all(fd, held.written())
         written.value = k + 1
         turn.notify_all()
     return True
@@ -139,12 +169,17 @@ def write_file(path: str, out: Any, begin: Callable[[int], Callable[[int], None]
     turn, written = ctx.Condition(), ctx.Value("q", 0, lock=False)  # batches written (guarded by turn)
     out.flush()
     links, procs = [], []
-    for w in range(workers):
-        here, there = ctx.Pipe()
-        procs.append(ctx.Process(target=_file_worker, args=(path, w, workers, rows, fd, turn, written, there), daemon=True))
-        procs[-1].start()
-        there.close()
-        links.append(here)
+    gc.collect()
+    gc.freeze()  # the inherited objects out of the collector's reach: collecting would copy their pages
+    try:
+        for w in range(workers):
+            here, there = ctx.Pipe()
+            procs.append(ctx.Process(target=_file_worker, args=(path, w, workers, rows, fd, turn, written, there), daemon=True))
+            procs[-1].start()
+            there.close()
+            links.append(here)
+    finally:
+        gc.unfreeze()
     try:
         total = _all_read(links)
         if total is None:
@@ -235,8 +270,9 @@ def _file_worker(path: str, w: int, workers: int, rows: int, fd: int, turn: Any,
 def _write_own(configs: PackedConfigs, w: int, workers: int, rows: int, fd: int, turn: Any, written: Any, link: Any) -> None:
     """A worker's batches (w, w + workers...) written in their turns, each said done; a batch that
     fails is said once the batches before it are written, and the worker stops."""
+    held = _Held()
     for j, k in enumerate(range(w, (len(configs) + rows - 1) // rows * workers, workers)):
-        if not _write_in_turn(configs[j * rows:(j + 1) * rows], k, fd, turn, written):
+        if not _write_in_turn(_part(configs, j, rows), k, fd, turn, written, held):
             with turn:
                 turn.wait_for(lambda: written.value == k)
             link.send(("failed", k))
