@@ -57,6 +57,32 @@ pages are cycles: the collection after each part still takes ~0.65 s, ~10 % of o
 a page goes now (24 English pages, profiled): layout ~45 % (the tables left: the state ledger, the
 bars, the lines tables, the verdicts), drawing and writing the PDF ~23 %, CSS cascade ~14 %; the 9
 summary pages take ~0.2 s each.
+
+2026-12-02, third (the version before and this one run back to back, load 1.4-2.0, 100
+configurations; the machine ~20 % slower than for the entry above): fewer boxes on a page.  A
+run-on pair is its label and its value in bold (no span around it; a bad pair is one bold span);
+the HBM line is one dashed line down each chart's bars (placed with calc() in the bars table), not
+one per bar; a segment narrower than ``page.HAIRLINE`` (0.4 % of the bar, ~0.2 mm, as wide as its
+own white edge) is not drawn (the legend keys it with its value; the segments after it stay where
+they were); the stylesheet lost its redundant rules (same bytes).  Function calls (cProfile, 24
+English pages) 23.9 M -> 22.6 M; pages laid out unchanged (116 and 115).  English: one process
+0.374 -> 0.320 s per page (CPU 0.374 -> 0.320), in parallel 0.166 -> 0.156 (CPU over all
+processes 0.310 -> 0.287).  Chinese: one process 0.364 -> 0.325 (CPU 0.364 -> 0.319), in parallel
+0.147 -> 0.143 (CPU 0.281 -> 0.270).  Scaled to the entry above (CPU 0.306 and 0.295), ~0.26 s per
+page in one process: the one-process goal is still missed by ~5 %; at this run's load the
+parallel goal was missed in English by both versions (0.166, 0.156) and met in Chinese.  Measured
+and left out (cProfile calls, 24 English pages, 22.65 M): the segments as inline blocks (no
+change), the legend's swatch inline or an inline block (no change, +0.8 %), the figures' values as
+floats (+10 %, and a page more laid out twice), the bars as paragraphs with absolutely placed bars
+(-0.8 %), the stylesheet parsed once a part and passed to ``render`` (-0.3 %), class-only CSS
+selectors (-0.3 % for the simplifications kept: the cascade costs per element and property,
+~354,000 computed values for 26 pages, not per selector), no tabular-nums (~2 % of CPU, within the
+noise, and the figures would lose their column alignment), no white edge between segments
+(-1.3 %).  Where the time goes now: the collector's pass after each part is ~10 % of one process
+(3.5 s of 33.0 at 100 configurations: 0.55-1.0 s a part, 600,000-740,000 objects freed each time);
+by ablation (24 English pages, calls): the figure rows ~18-25 %, the bars ~15 % (their segments
+~10 % before this change), the state ledger ~13 %, the legend ~6 %; a page laid out again costs as
+much as a page laid out first (~0.85 M calls).
 """
 
 from __future__ import annotations

@@ -65,6 +65,9 @@ FILLS = (
 
 
 VISIBLE = 2.5  # per cent of a bar: a narrower segment is a sliver
+# Per cent of a bar (~0.2 mm): a narrower segment is not drawn (its white edge alone is as wide;
+# the legend keys it with its value), and the segments after it stay where they are.
+HAIRLINE = 0.4
 
 
 def _luminance(colour: str) -> float:
@@ -297,7 +300,8 @@ def _chart(s: view.ViewSection) -> dict[str, Any]:
             w = it.value / top * 100
             bg, fg = FILLS[fill[it.name]]
             out.append({"x": round(x, 3), "w": round(w, 3), "bg": bg, "fg": fg, "code": code[it.name], "name": it.name,
-                        "lum": round(_luminance(bg), 1), "labelled": w >= 2.2 * len(code[it.name]) + 1.2})
+                        "lum": round(_luminance(bg), 1), "labelled": w >= 2.2 * len(code[it.name]) + 1.2,
+                        "drawn": w >= HAIRLINE})
             x += w
         b["segs"] = out
         b["peak_x"] = round(peak / top * 100, 3) if (b["marked"] and peak) else None
