@@ -197,16 +197,11 @@ class Batch:
         if len(rows) < 2 or len(self.parts) > 1:
             return None
         at = np.asarray(rows, dtype=np.intp)
-        code, size = np.zeros(len(at), dtype=np.int64), 1
-        for name, of_column in _reads(e):
-            codes, k = self._codes(name, of_column)
-            if size * k >= 2**62:
-                size, code = len(np.unique(code)), np.unique(code, return_inverse=True)[1].reshape(-1)
-            code, size = code * k + codes[at], size * k
-        _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+        columns = ((codes[at], k) for codes, k in (self._codes(name, of_column) for name, of_column in _reads(e)))
+        first, inverse = combined_codes(np, columns, len(at))
         if len(first) == len(at):
             return None
-        return at[first].tolist(), inverse.reshape(-1).tolist()
+        return at[first].tolist(), inverse.tolist()
 
     def _codes(self, name: str, of_column: bool) -> tuple[Any, int]:
         """A code for each row, equal where the column's (or quantity's) values are identical
@@ -323,16 +318,37 @@ def _reads(e: Any) -> list[tuple[str, bool]]:
     return hit[1]
 
 
+MAX_CODE = 2**62  # combined codes are numbered again before they would reach it
+
+
+def first_seen_codes(np, keys: Sequence[Any]) -> tuple[Any, list[Any]]:
+    """Each key's place among the distinct keys (in order of first appearance), and those keys."""
+    index = dict.fromkeys(keys)
+    for j, k in enumerate(index):
+        index[k] = j
+    return np.fromiter(map(index.__getitem__, keys), dtype=np.int64, count=len(keys)), list(index)
+
+
+def combined_codes(np, columns: Iterable[tuple[Any, int]], n: int) -> tuple[Any, Any]:
+    """For code columns ((codes, how many), ...) over n rows: the first row of each distinct
+    combination, and each row's place among the combinations."""
+    code, size = np.zeros(n, dtype=np.int64), 1
+    for codes, k in columns:
+        if size * k >= MAX_CODE:
+            distinct, code = np.unique(code, return_inverse=True)
+            code, size = code.reshape(-1), len(distinct)
+        code, size = code * k + codes, size * k
+    _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+    return first, inverse.reshape(-1)
+
+
 def _python_codes(np, vals: Sequence[Any]) -> tuple[Any, int]:
     """Codes of Python values: by value where that is identity (texts, whole numbers, truth
     values, blanks), else by ``repr`` (1, 1.0 and True apart, -0.0 apart from 0.0)."""
     kinds = set(map(type, vals)) - {type(None)}
     keys = vals if len(kinds) <= 1 and kinds <= {str, int, bool} else list(map(repr, vals))
-    index = dict.fromkeys(keys)  # each distinct key, in order of first appearance
-    for j, k in enumerate(index):
-        index[k] = j
-    codes = np.fromiter(map(index.__getitem__, keys), dtype=np.int64, count=len(keys))
-    return codes, max(len(index), 1)
+    codes, distinct = first_seen_codes(np, keys)
+    return codes, max(len(distinct), 1)
 
 
 def _array_codes(np, v: Any, n: int) -> tuple[Any, int]:

@@ -60,6 +60,7 @@ from .config import (
     Config,
 )
 from .errors import InputError, Problem
+from .model.units import GB, GIB, TB, TIB
 
 __all__ = ["read_configs", "stream_configs", "config_from_mapping", "configs_from_records", "CSV_SUFFIXES", "XLSX_SUFFIXES"]
 
@@ -103,8 +104,8 @@ _NUMBER_RE = re.compile(
 
 # A size typed with its unit into a column counted in GB (10^9 bytes): GB, GiB, MB, MiB, TB, TiB.
 _BYTE_UNIT_RE = re.compile(r"(?P<num>.*?) ?(?P<unit>[mgtMGT](?:i|I)?[bB])", re.ASCII)
-_GB_PER_UNIT = {"mb": Decimal(10) ** -3, "gb": Decimal(1), "tb": Decimal(10) ** 3,
-                "mib": Decimal(2**20) / 10**9, "gib": Decimal(2**30) / 10**9, "tib": Decimal(2**40) / 10**9}
+_GB_PER_UNIT = {unit: Decimal(n) / GB for unit, n in
+                (("mb", GB // 1000), ("gb", GB), ("tb", TB), ("mib", GIB // 1024), ("gib", GIB), ("tib", TIB))}
 
 _TRUE = frozenset({"true", "yes", "1", "y", "on"})
 _FALSE = frozenset({"false", "no", "0", "n", "off"})
@@ -359,13 +360,13 @@ def _number_hint(text: str) -> str:
     return ""
 
 
-def _decimal(text: str, col: Column) -> tuple[Decimal, bool]:
+def _decimal(text: str, col: Column, sized_ok: bool = True) -> tuple[Decimal, bool]:
     """Parse a typed number into an exact Decimal; returns (value, had a percent sign).  In a
-    column counted in GB, a size may carry its unit (79.7 GiB, 96GB, 512 MiB): it is converted to GB."""
+    column counted in GB, a size may carry one unit (79.7 GiB, 96GB, 512 MiB): it is converted to GB."""
     s = re.sub(r"\s+", " ", _norm(text)).strip()
-    sized = _BYTE_UNIT_RE.fullmatch(s) if col.unit == "GB" else None
+    sized = _BYTE_UNIT_RE.fullmatch(s) if sized_ok and col.unit == "GB" else None
     if sized:
-        value, pct = _decimal(sized.group("num"), col)
+        value, pct = _decimal(sized.group("num"), col, sized_ok=False)
         return value * _GB_PER_UNIT[sized.group("unit").lower()], pct
     m = _NUMBER_RE.fullmatch(s)
     if not m or (m.group("int") is None and not m.group("frac")):

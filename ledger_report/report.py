@@ -28,6 +28,7 @@ class Figure:
     items: tuple[tuple[str, str], ...] = ()  # (name, registry key): the figure is an object of these in JSON, a list on the page
     tone: str = ""  # registry TEXT key ("good", "bad" or "unknown"): how the reports colour the figure
     short: tuple[str, str] = ()  # (English, Chinese) column heading where space is short (the handout's summary)
+    pages: bool = True  # False: in JSON only, the pages state it in other words (a verdict, a note)
 
     @property
     def name(self) -> str:
@@ -71,6 +72,7 @@ class TableColumn:
     en: str
     zh: str
     unit: str = ""  # a registry unit for formatting; "" takes the cell's quantity unit
+    words: tuple[str, str] = ()  # a truth value's own words (true, false), keys of the renderers' word tables
 
 
 @dataclass(frozen=True)
@@ -198,7 +200,7 @@ STATE_COLUMNS = (
     TableColumn("part", "part", "部分"),
     TableColumn("dtype", "dtype", "精度"),
     TableColumn("bytes_per_param", "B/param", "字节/参数"),
-    TableColumn("sharded", "stored", "存储"),
+    TableColumn("sharded", "stored", "存储", words=("sharded", "whole")),
     TableColumn("shard_group", "group", "分片组"),
     TableColumn("params_on_rank", "params/rank", "每卡参数"),
     TableColumn("bytes_per_rank", "per rank", "每卡"),
@@ -290,7 +292,7 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
         ), json="offload", show="has_offload"),
         Table("uncounted", "Not in the state ledger", "不在状态账本中", OUTSIDE_COLUMNS, _outside_lines(reg), json="uncounted", sources=True),
         Table("phases", "Memory by phase (reported stage)", "各阶段显存（报告段）", PHASE_COLUMNS, _phase_lines(), json="phases",
-              total=(F("first_step_peak_bytes", show="stated_elsewhere"), F("lazy_state_bytes", show="stated_elsewhere")),
+              total=(F("first_step_peak_bytes", pages=False), F("lazy_state_bytes", pages=False)),
               bars=Bars("items", limit="hbm_bytes", mark="peak_phase", peak="peak_bytes_per_rank", note="note_first_step")),
         Section("peak", "Peak and fit", "峰值与是否放得下", (
             F("activation_bytes_per_rank", formula=True),
@@ -320,7 +322,7 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
             F("step_time_s", "step_time_breakdown", items=STEP_TERMS),
             F("bubble_fraction", show="multi_stage"), F("slowest_stage", show="multi_stage"),
             F("placement_summary", show="any_group_crosses_nodes"), F("tp_crosses_nodes", "crosses_nodes", items=CROSSES),
-            F("bandwidth_gate", show="stated_elsewhere"), F("meets_deadline", show="stated_elsewhere"), F("days_over_deadline", show="stated_elsewhere"),
+            F("bandwidth_gate", pages=False), F("meets_deadline", pages=False), F("days_over_deadline", pages=False),
         ), json="compute"),
         Section("budget", "Budget", "预算", (
             F("currency", show="currency_given"), F("price_per_gpu_hour"), F("gpu_hours"), F("node_hours", formula=True), F("cost"),

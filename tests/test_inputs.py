@@ -73,7 +73,7 @@ def test_size_spellings_in_gb_columns(tmp_path, cell, value):
     assert config.get("measured_peak_gb") == pytest.approx(value, rel=1e-12)
 
 
-@pytest.mark.parametrize("column,cell", [("measured_peak_gb", "35B"), ("measured_peak_gb", "80 G"), ("params_total", "8 GiB")])
+@pytest.mark.parametrize("column,cell", [("measured_peak_gb", "35B"), ("measured_peak_gb", "80 G"), ("measured_peak_gb", "5 MB GB"), ("params_total", "8 GiB")])
 def test_size_units_only_where_a_size_is_counted(tmp_path, column, cell):
     path = write_csv(tmp_path, f"name,{column}\nm,{cell}\n")
     with pytest.raises(InputError, match=column):

@@ -375,17 +375,13 @@ def _quote_sheet(name: str) -> str:
 
 def compile_quantity(reg: Registry, key: str, layout: Layout, _c: _Compiler | None = None) -> Template:
     """The formula template of one quantity."""
-    c = _c or _Compiler(reg, layout)
-    text = c.result(reg[key].expr, frozenset())
-    if len(text) + 20 > _MAX_FORMULA_CHARS:
-        raise FormulaError(f"the formula of {key} is {len(text)} characters, over Excel's limit")
-    return Template(key, text)
+    return compile_expression(reg, reg[key].expr, layout, key, _c)
 
 
-def compile_expression(reg: Registry, e: Expr, layout: Layout, key: str = "") -> Template:
+def compile_expression(reg: Registry, e: Expr, layout: Layout, key: str = "", _c: _Compiler | None = None) -> Template:
     """The formula template of an expression over the registry's quantities (a report cell that
     shows a quantity converted, worded or guarded), blank exactly where Python gives None."""
-    text = _Compiler(reg, layout).result(e, frozenset())
+    text = (_c or _Compiler(reg, layout)).result(e, frozenset())
     if len(text) + 20 > _MAX_FORMULA_CHARS:
         raise FormulaError(f"the formula of {key or 'an expression'} is {len(text)} characters, over Excel's limit")
     return Template(key, text)

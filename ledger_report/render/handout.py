@@ -57,7 +57,7 @@ import os
 import re
 import signal
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -854,7 +854,7 @@ def render_pdf(ledgers: Sequence[Ledger], lang: str = "en", *, warnings: list[st
     book = _Book(ledgers, lang)
     parts = _parts(len(ledgers))
     # First guesses need each page's data, which is built where the page is rendered: the
-    # workers guess their own pages (a None is guessed on first use, see _fit_of).
+    # workers guess their own pages (a None is guessed on first use, see _view).
     fits: list[_Fit | None] = [None] * len(ledgers)
     with _source_date_epoch():
         results = _render_parts(book, root, parts, fits, jobs, progress)

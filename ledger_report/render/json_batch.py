@@ -36,7 +36,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..engine import Batch
+from ..engine import Batch, combined_codes, first_seen_codes
 from ..model.registry import BOOL, BYTES, FLOAT_UNITS, INT_UNITS, TEXT, WARNING
 from ..model.rows import evaluate_rows
 from ..report import Model, Table
@@ -81,12 +81,6 @@ def write_batch(batch: Batch, out: Any, first: bool, progress: Callable[[int], N
         out.write(_chunk(parts, rows, "" if first else ",\n"))
         first = False
         progress(rows.stop - rows.start)
-
-
-def _documents(parts: list, rows: slice) -> list[str]:
-    """Each row's document: the pieces and the columns' texts on those rows, joined."""
-    n = rows.stop - rows.start
-    return ["".join(t) for t in zip(*[repeat(p, n) if type(p) is str else p.on(rows) for p in parts])]
 
 
 def _chunk(parts: list, rows: slice, lead: str) -> bytes:
@@ -161,10 +155,8 @@ def _constant(text: str, n: int) -> _Coded:
 def _factorized(keys: Sequence[Any], text_of: Callable[[Any], str]) -> _Coded:
     """``text_of`` of each key, written once per distinct key (keys equal as dict keys must
     have the same text: the caller makes sure of it)."""
-    index = dict.fromkeys(keys)
-    for j, k in enumerate(index):
-        index[k] = j
-    return _Coded(np.fromiter(map(index.__getitem__, keys), dtype=np.intp, count=len(keys)), [text_of(k) for k in index])
+    codes, distinct = first_seen_codes(np, keys)
+    return _Coded(codes, [text_of(k) for k in distinct])
 
 
 def _texts_coded(texts: Sequence[str]) -> _Coded:
@@ -179,27 +171,20 @@ def _values_coded(vals: Sequence[Any]) -> _Coded:
     return _texts_coded([raw_json(v) for v in vals])
 
 
-_MAX_CODE = 2**62
 _RUN = 8  # leaves encoded together at most
 
 
 def _collapsed(parts: list, n: int, most: float | None) -> _Coded | None:
     """The parts (pieces and columns) joined, as one column: each distinct combination of the
     columns' texts joined once.  ``None`` (nothing joined) where there would be more than ``most``."""
-    cols = [p for p in parts if type(p) is not str]
-    code, size = np.zeros(n, dtype=np.int64), 1
-    for c in cols:
-        if size * len(c.texts) >= _MAX_CODE:
-            distinct, code = np.unique(code, return_inverse=True)
-            size = len(distinct)
-        code, size = code * len(c.texts) + c.codes, size * len(c.texts)
-    distinct, first, inverse = np.unique(code, return_index=True, return_inverse=True)
-    if most is not None and len(distinct) > most:
+    first, inverse = combined_codes(np, ((p.codes, len(p.texts)) for p in parts if type(p) is not str), n)
+    if most is not None and len(first) > most:
         return None
-    return _Coded(inverse.reshape(-1), _documents_at(parts, first))
+    return _Coded(inverse, _documents_at(parts, first))
 
 
 def _documents_at(parts: list, rows: Any) -> list[str]:
+    """Each row's document: the pieces and the columns' texts on those rows (indices), joined."""
     k = len(rows)
     return ["".join(t) for t in zip(*[repeat(p, k) if type(p) is str else p.on(rows) for p in parts])]
 

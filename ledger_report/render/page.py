@@ -40,7 +40,7 @@ COMPACT_SECTIONS = ("layout",)  # label-value pairs run together in the header
 # label-value pairs (each with its formula text) run on in paragraphs instead of rows, and so does
 # the chart's legend.  handout.css holds the same line heights (.d0-.d3).
 MAX_DENSITY = 3
-RUNS_DENSITY = 3
+RUNS_DENSITY = MAX_DENSITY
 RUN_ROWS = 5  # figures per run paragraph (the unit the columns are cut by)
 FONT_PT = 8.0
 LINE_HEIGHT = (1.14, 1.07, 1.0, 0.96)
@@ -272,9 +272,9 @@ def _chart(s: view.ViewSection) -> dict[str, Any]:
             if it.name not in info:
                 info[it.name] = it
                 order.append(it.name)
-        total = ln.values.get("bytes_per_rank")
-        bars.append({"id": ln.id, "label": ln.label, "segs": segs, "sum": sum(it.value for it in segs),
-                     "total": ln.cells.get("bytes_per_rank", ""), "marked": ln.id == ch.mark, "complete": total is not None})
+        total = ln.values.get("bytes_per_rank")  # the phase's total, as the engine sums its items
+        bars.append({"id": ln.id, "label": ln.label, "segs": segs, "sum": total if isinstance(total, (int, float)) else sum(it.value for it in segs),
+                     "total": ln.cells.get("bytes_per_rank", ""), "marked": ln.id == ch.mark})
     limit = ch.limit.value if ch.limit is not None and isinstance(ch.limit.value, (int, float)) else None
     peak = ch.peak.value if ch.peak is not None and isinstance(ch.peak.value, (int, float)) else None
     top = max([b["sum"] for b in bars] + [x for x in (limit, peak) if x] + [1]) * 1.02
@@ -299,8 +299,8 @@ def _chart(s: view.ViewSection) -> dict[str, Any]:
         for it in b["segs"]:
             w = it.value / top * 100
             bg, fg = FILLS[fill[it.name]]
-            out.append({"x": round(x, 3), "w": round(w, 3), "bg": bg, "fg": fg, "code": code[it.name], "name": it.name,
-                        "lum": round(_luminance(bg), 1), "labelled": w >= 2.2 * len(code[it.name]) + 1.2,
+            out.append({"x": round(x, 3), "w": round(w, 3), "bg": bg, "fg": fg, "code": code[it.name],
+                        "labelled": w >= 2.2 * len(code[it.name]) + 1.2,
                         "drawn": w >= HAIRLINE})
             x += w
         b["segs"] = out
@@ -468,12 +468,15 @@ def rank_order(ledgers: Sequence[Ledger]) -> list[int]:
     return sorted(range(len(ledgers)), key=key)
 
 
+def _summary_verdicts(lg: Ledger, lang: str) -> list[view.Row]:
+    """The rows of the sections the spec puts beside the summary figures (the verdicts)."""
+    spec = lg.model.spec
+    return [view.figure_row(lg, f, lang, False) for k in spec.summary_sections for f in spec.section(k).figures]
+
+
 def summary_row(lg: Ledger, lang: str, rank: int) -> dict[str, Any]:
     flag = lg.model.spec.flag
-    verdicts = []
-    for s in lg.model.spec.sections:
-        if s.key == HEADER_SECTIONS[0]:
-            verdicts = [view.figure_row(lg, f, lang, False) for f in s.figures]
+    verdicts = _summary_verdicts(lg, lang)
     short, _ = clip(str(lg.name), SUMMARY_NAME_MAX_CHARS)
     return {
         "rank": rank,
@@ -485,10 +488,7 @@ def summary_row(lg: Ledger, lang: str, rank: int) -> dict[str, Any]:
 
 
 def summary_headers(lg: Ledger, lang: str) -> dict[str, Any]:
-    verdicts = []
-    for s in lg.model.spec.sections:
-        if s.key == HEADER_SECTIONS[0]:
-            verdicts = [view.figure_row(lg, f, lang, False).label for f in s.figures]
+    verdicts = [r.label for r in _summary_verdicts(lg, lang)]
     rows = view.summary(lg, lang)
     return {"verdicts": verdicts, "cells": [{"text": r.label, "n": r.unit not in ("text", "bool"), "unit": _unit_class(r.unit)} for r in rows]}
 

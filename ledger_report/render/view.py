@@ -159,8 +159,8 @@ def sections(lg: Ledger, lang: str = "en", formulas: bool = True) -> list[ViewSe
                     else:
                         unit, val = c.unit or TEXT, cell.value
                     values[c.name] = val
-                    if c.name == "sharded":
-                        cells[c.name] = word("sharded" if val else "whole", lang)
+                    if c.words:
+                        cells[c.name] = word(c.words[0] if val else c.words[1], lang)
                     else:
                         cells[c.name] = show(val, c.unit or unit, lang)
                 f = ""
@@ -169,7 +169,7 @@ def sections(lg: Ledger, lang: str = "en", formulas: bool = True) -> list[ViewSe
                     f = mtext.render(reg, ln.formula, v, lang, frozenset(expand))
                 keys = {name: cell.key for name, cell in ln.cells.items() if cell.key}
                 vs.lines.append(Line(ln.id, ln.en if lang == "en" else ln.zh, cells, values, f, items, keys))
-            vs.rows = [figure_row(lg, f, lang, formulas) for f in sec.total if not f.show or v[f.show]]
+            vs.rows = [figure_row(lg, f, lang, formulas) for f in sec.total if f.pages and (not f.show or v[f.show])]
             if sec.bars is not None:
                 ch = sec.bars
                 note = ""
@@ -183,7 +183,7 @@ def sections(lg: Ledger, lang: str = "en", formulas: bool = True) -> list[ViewSe
         if sec.show and not v[sec.show]:
             continue
         rows = [_items_row(lg, f, lang) if f.items else figure_row(lg, f, lang, formulas)
-                for f in sec.figures if not f.show or v[f.show]]
+                for f in sec.figures if f.pages and (not f.show or v[f.show])]
         out.append(ViewSection(sec.key, title, "figures", rows=rows))
     return out
 

@@ -139,9 +139,6 @@ TEMPLATE_ROWS = 1000  # rows of the template that carry dropdowns and input styl
 MAX_TEXT_CHARS = 32767  # a cell's limit; XlsxWriter would truncate with a warning
 
 GB = 10**9
-GIB = 2**30
-GB_TEXT = "1E+9"
-GIB_TEXT = "1073741824"
 
 FIXED_TIME = _dt.datetime(2000, 1, 1, 0, 0, 0)  # docProps/core.xml created and modified
 
@@ -200,9 +197,6 @@ _UNIT_WORDS = {
            R.TOKENS: "token", R.TOKENS_PER_S: "token/秒", R.TFLOPS: "TFLOP/s", R.GB: "GB", R.HOURS: "GPU 小时",
            R.NODE_HOURS: "节点小时", R.GBPS: "GB/s", R.TB: "TB"},
 }
-# Table columns whose truth value has its own words (view.WORDS keys: true, false).
-_COLUMN_WORDS = {"sharded": ("sharded", "whole")}
-
 # Printing.
 _MARGINS = {"left": 0.4, "right": 0.4, "top": 0.75, "bottom": 0.6}  # inches; the header sits in the top 0.75
 _HEADER_MARGIN = 0.3
@@ -260,8 +254,8 @@ def _render(ledgers: list[Any], model: Any, lang: str) -> bytes:
     budget = book.sheet(BUDGET)
     rep.write_budget(budget)
     help_ws = book.sheet(HELP)
-    _write_help(book, help_ws, built=True, lang=lang, n=n)
-    _write_lookups(book, model.tables, lang)
+    _write_help(book, help_ws, built=True, lang=lang)
+    _write_lookups(book, model.tables)
     for ws in (inputs, led, budget, help_ws):
         _no_print(ws)
     return book.finish()
@@ -274,7 +268,7 @@ def template_xlsx(lang: str = "en") -> bytes:
         inputs = book.sheet(INPUTS)
         _write_inputs(book, inputs, [Config(EXAMPLE_ROW, "template")], dropdown_rows=TEMPLATE_ROWS)
         _write_help(book, book.sheet(HELP), built=False, lang=lang)
-        _write_lookups(book, tables(), lang)
+        _write_lookups(book, tables())
         return book.finish()
 
 
@@ -787,9 +781,9 @@ class _Report:
             return f"{LEDGERS}!$A${LEDGER_FIRST_ROW + (i or 0)}"
         return f"INDEX({LEDGERS}!$A${LEDGER_FIRST_ROW}:$A${self.last},{CHOSEN_ROW_REF})"
 
-    def flag_ref(self, key: str, row: int = LEDGER_FIRST_ROW) -> str:
+    def flag_ref(self, key: str) -> str:
         """A Ledgers cell for a conditional format: column fixed, row relative."""
-        return f"{LEDGERS}!${self.letters[key]}{row}"
+        return f"{LEDGERS}!${self.letters[key]}{LEDGER_FIRST_ROW}"
 
     # Ledgers ------------------------------------------------------------------------------
     def write_ledgers(self, ws) -> None:
@@ -833,14 +827,12 @@ class _Report:
             f"{ws.get_name()}: the check format")
 
     # Summary ------------------------------------------------------------------------------
-    def summary_keys(self) -> list[str]:
-        return _summary_keys(self.spec)
 
     def write_summary(self, ws) -> None:
         book, n = self.book, self.n
         head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT, wrap=True)
         first, last = SUMMARY_FIRST_ROW, SUMMARY_FIRST_ROW + n - 1
-        keys = self.summary_keys()
+        keys = _summary_keys(self.spec)
         check_col = 2 + keys.index(self.spec.check)
         book.label(ws, 1, 1, self.t("name", "名称"), head)
         ws.set_column(0, 0, 26)
@@ -1214,7 +1206,7 @@ class _PrintSheet:
         (a label the section repeats carries the figure's name), guards the show keys that the
         chosen sheet tests in its formulas."""
         rep = self.rep
-        figs = [f for f in s.figures if self.chosen or self.applies(f.show)]
+        figs = [f for f in s.figures if f.pages and (self.chosen or self.applies(f.show))]
         labels = [rep.label(f.key) for f in figs]
         out = []
         for f, label in zip(figs, labels):
@@ -1362,7 +1354,7 @@ class _PrintSheet:
             r += 1
         wide = (width - _PANE[1] - _PANE[2], _PANE[1], _PANE[2])  # under a table, labels have its width
         for f in t.total:
-            if not self.chosen and not self.applies(f.show):
+            if not f.pages or (not self.chosen and not self.applies(f.show)):
                 continue
             self.figure_row(r, c0, f, rep.label(f.key), (f.show,) if self.chosen and f.show else (), wide)
             r += 1
@@ -1375,8 +1367,7 @@ class _PrintSheet:
             self.book.label(self.ws, r, c, view_word(cell.value, rep.lang), self.st["text"])
             return
         unit = rep.reg[cell.key].unit
-        words = _COLUMN_WORDS.get(col.name)
-        words = (WORDS[rep.lang][words[0]], WORDS[rep.lang][words[1]]) if words else (_words(rep.lang) if unit == R.BOOL else None)
+        words = _words(rep.lang, *col.words) if col.words else (_words(rep.lang) if unit == R.BOOL else None)
         ident, build = self.figure_value(cell.key, guards, words)
         style = self.st["text"] if unit in (R.TEXT, R.BOOL) else self.num(_SHOW_FORMATS.get(col.unit or unit, F_GENERAL))
         rep.write(self.ws, r, c, self.mode, ident, build, self.i, style)
@@ -1482,7 +1473,7 @@ _HELP = {
 _HELP_WIDTHS = (22, 8, 10, 30, 34, 60, 44)  # A-G
 
 
-def _write_help(book: _Book, ws, built: bool, lang: str = "en", n: int = 0) -> None:
+def _write_help(book: _Book, ws, built: bool, lang: str = "en") -> None:
     words = _HELP[lang]
     head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT, wrap=True)
     wrap = book.style(wrap=True)
@@ -1525,7 +1516,7 @@ def _write_help(book: _Book, ws, built: bool, lang: str = "en", n: int = 0) -> N
     ws.repeat_rows(len(lines) + 2)
 
 
-def _write_lookups(book: _Book, t: Any, lang: str = "en") -> None:
+def _write_lookups(book: _Book, t: Any) -> None:
     """The lookup sheets the formulas read, hidden: they are tables, not pages (a hidden sheet
     prints nowhere; show it to read or change it)."""
     catalogue = _catalogue_rows()

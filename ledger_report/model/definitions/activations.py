@@ -26,6 +26,11 @@ DISPATCHED_BYTES_PER_H = 2  # a dispatched token copy in the activations' 16-bit
 COMPILE_SOURCE = "torch.compile's min-cut partitioner (torch/_functorch/partitioners.py) saves matmul inputs and recomputes fused elementwise outputs"
 
 
+def _by_mode(mode, full, op, plain):
+    """What a layer keeps under full recompute, op-level selective checkpointing, or otherwise."""
+    return if_(mode.eq("full"), full, if_(mode.eq("selective_op"), op, plain))
+
+
 def define(reg: Registry, r: Ctx) -> None:
     """Activations per layer and per stage, the logits and the loss working sets."""
     reg.section = "activations"
@@ -33,9 +38,9 @@ def define(reg: Registry, r: Ctx) -> None:
     h, a, g, hd, tp = r.h, r.a, r.g, r.hd, r.tp
     s_loc = d("seq_per_rank", r.seq_len / r.cp, TOKENS, "tokens per sequence on the rank s = seq/cp", "每卡序列长度 s = seq/cp", doc("activations"))
     b = r.micro_batch
-    sb = s_loc * b
+    r.tokens_mb = sb = d("tokens_per_micro_batch_rank", s_loc * b, COUNT, "tokens of a micro-batch on the rank s·b (the GEMMs' rows)", "每卡一个 micro-batch 的 token 数 s·b（GEMM 行数）", doc("activations") + ": seq/cp × micro_batch")
     sbh = d("sbh", sb * h, COUNT, "s·b·h", "s·b·h", KORTH)
-    sp_div = d("sp_divisor", if_(r.seq_par, tp, 1), COUNT, "sequence-parallel divisor", "序列并行除数", KORTH)
+    r.sp_div = sp_div = d("sp_divisor", if_(r.seq_par, tp, 1), COUNT, "sequence-parallel divisor: tp with sequence parallelism, else 1", "序列并行除数：序列并行时为 tp，否则为 1", KORTH)
     comp = r.compile
     mlp_act_w = d(
         "mlp_act_factor", if_(r.glu, if_(comp, 6, conv(r, "glu_saved_bytes")), 4), COUNT, "MLP activation bytes per s·b·ffn", "MLP 激活系数",
@@ -113,8 +118,8 @@ def define(reg: Registry, r: Ctx) -> None:
     )
     r.recompute_mode = mode
     # the MTP modules on the last stage: each runs one layer on the normed hidden states and embeddings
-    mtp_layer = if_(mode.eq("full"), 2 * per_full,
-                    if_(mode.eq("selective_op"), if_(r.E.gt(0), op_moe, op_dense), if_(r.E.gt(0), per_moe, per_dense) + (2 * norms + MTP_CONCAT_BYTES) * sbh / sp_div))
+    mtp_layer = _by_mode(mode, 2 * per_full, if_(r.E.gt(0), op_moe, op_dense),
+                         if_(r.E.gt(0), per_moe, per_dense) + (2 * norms + MTP_CONCAT_BYTES) * sbh / sp_div)
     r.mtp_act = d(
         "act_mtp_per_micro_batch", r.mtp * mtp_layer, BYTES,
         "MTP modules' activations of one micro-batch (last stage)", "MTP 模块一个 micro-batch 的激活（末段）",
@@ -127,10 +132,9 @@ def define(reg: Registry, r: Ctx) -> None:
         dl, ml, al = r.layers_of[stage]
         per_mb = d(
             f"{stage}_stage_activation_per_micro_batch",
-            if_(mode.eq("full"), (dl + ml) * per_full,
-                if_(mode.eq("selective_op"), dl * op_dense + ml * op_moe,
-                    dl * per_dense + ml * per_moe + (dl + ml - al) * lin_delta
-                    + if_(keep_s2, if_(IsBlank(r.window), al * s2, r.global_of[stage] * s2 + (al - r.global_of[stage]) * s2_local), 0)))
+            _by_mode(mode, (dl + ml) * per_full, dl * op_dense + ml * op_moe,
+                     dl * per_dense + ml * per_moe + (dl + ml - al) * lin_delta
+                     + if_(keep_s2, if_(IsBlank(r.window), al * s2, r.global_of[stage] * s2 + (al - r.global_of[stage]) * s2_local), 0))
             + if_(r.holds_head[stage], r.mtp_act, 0),
             BYTES, f"{stage}-stage activations of one micro-batch", f"{STAGE_ZH[stage]}一个 micro-batch 的激活", KORTH + "; " + doc("activations"),
         )

@@ -133,7 +133,7 @@ def _gemm_eff(reg: Registry, key: str, flops, peak, eff, en: str, zh: str):
 def _efficiency(reg: Registry, r: Ctx) -> None:
     reg.section = "time"
     d = reg.define
-    r.tokens_mb = tok = d("tokens_per_micro_batch_rank", r.seq_len / r.cp * r.micro_batch, COUNT, "tokens of a micro-batch on the rank (the GEMMs' rows)", "每卡一个 micro-batch 的 token 数（GEMM 行数）", doc("activations") + ": seq/cp × micro_batch")
+    tok = r.tokens_mb
     has_e = r.E.gt(0)
     r.tok_expert = d("tokens_per_local_expert", if_(has_e, r.expert_copies * r.ep / maximum(r.E, 1), 0), COUNT, "tokens a local expert receives per micro-batch", "每个本地专家每个 micro-batch 收到的 token", doc("step-time") + ": the rank's routed token copies ÷ its E/ep experts (balanced routing)")
     r.moe_active_layer_p = d("moe_layer_active_params", r.moe_layer_dense_p + r.topk * r.expert_mlp_p, "params", "active parameters per MoE layer", "每个 MoE 层的激活参数", doc("parameters"))
@@ -150,7 +150,6 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
     r.eff_head = _gemm_eff(reg, "head_gemm_efficiency", 2 * tok * r.V * r.h / r.tp, r.bf16_flops, r.bf16_eff, "efficiency of the output layer (bf16)", "输出层 GEMM 效率（bf16）")
     r.eff_attn = d("attention_efficiency", if_(r.flash, ATTENTION_RELATIVE, 1) * r.bf16_eff, RATIO, "efficiency of the attention core (bf16)", "注意力核心效率（bf16）",
                    "flash attention at " + str(ATTENTION_RELATIVE) + " of the GEMM efficiency (Dao 2023, FlashAttention-2); unfused: batched GEMMs plus the score traffic")
-    r.sp_div_t = d("tp_activation_divisor", if_(r.seq_par, r.tp, 1), COUNT, "tp with sequence parallelism, else 1", "序列并行时为 tp，否则为 1", KORTH)
     r.act_bytes = d("activation_element_bytes", ACTIVATION_BYTES, COUNT, "bytes per activation element sent", "每个激活元素的通信字节", "bf16 activations (Megatron-LM sends them in the parameters' 16-bit dtype)")
     r.hbm_eff_bw = d("hbm_stream_gb_s", r.hbm_bw * HBM_EFFICIENCY, GBPS, "HBM bandwidth a memory-bound kernel reaches", "访存受限内核可达的显存带宽", "hbm_gb_s × " + str(HBM_EFFICIENCY) + " (Calculon mem1 MB_efficiency)")
 
@@ -172,9 +171,9 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
                f"{stage} stage: attention-core FLOPs per micro-batch", f"{zh}：每 micro-batch 注意力核心 FLOPs", doc("compute-floor") + " (causal)")
     head_f = d(f"{stage}_stage_head_flops", if_(head, tok * r.head_fpt / tp, 0), FLOPS, f"{stage} stage: output-layer FLOPs per micro-batch", f"{zh}：每 micro-batch 输出层 FLOPs", doc("compute-floor"))
     d_moe = ml * (r.expert_copies * r.f_moe / r.etp + tok * r.f_sh / tp)
-    elem_bytes = ((dl + ml) * tok * r.h / r.sp_div_t * (ELEMENTWISE_BYTES_PER_H + if_(r.fp8, FP8_CAST_BYTES_PER_H, 0))
+    elem_bytes = ((dl + ml) * tok * r.h / r.sp_div * (ELEMENTWISE_BYTES_PER_H + if_(r.fp8, FP8_CAST_BYTES_PER_H, 0))
                   + (dl * tok * r.f / tp + d_moe) * (ELEMENTWISE_BYTES_PER_F + if_(r.fp8, FP8_CAST_BYTES_PER_F, 0))
-                  + ml * tok * r.topk * r.h / r.sp_div_t * MOE_ROUTING_BYTES)
+                  + ml * tok * r.topk * r.h / r.sp_div * MOE_ROUTING_BYTES)
     elem = d(f"{stage}_stage_elementwise_bytes", elem_bytes * if_(r.compile, COMPILED_ELEMENTWISE, 1) * (1 + if_(r.recompute_mode.eq("full"), 1 / 3, 0)), BYTES,
              f"{stage} stage: bytes the norms, activations and casts move per micro-batch", f"{zh}：每 micro-batch 归一化、激活与类型转换的访存字节",
              f"{ELEMENTWISE_BYTES_PER_H}·tokens·h (÷ tp with sequence parallelism) + {ELEMENTWISE_BYTES_PER_F}·tokens·ffn/tp per layer, FP8 casts on top, {MOE_ROUTING_BYTES}·tokens·top-k·h for the MoE permutation (docs/definitions.md#step-time)")
@@ -200,14 +199,14 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
              f"{stage} stage: context-parallel K/V exchange per micro-batch (exposed)", f"{zh}：每 micro-batch 上下文并行 K/V 交换（未掩盖）",
              "Megatron-LM / Transformer Engine context parallelism (attention.py AttnFuncWithCPAndKVP2P): cp − 1 ring steps of K and V forward, K, V, dK, dV backward, the convention's share of it hidden behind the attention chunks")
     # expert parallel: dispatch and combine, forward and backward
-    a2a = r.topk * tok * r.h * r.act_bytes / r.sp_div_t
+    a2a = r.topk * tok * r.h * r.act_bytes / r.sp_div
     off = (r.ep - r.local["ep"]) / r.ep
     on = (r.local["ep"] - 1) / r.ep
     one_a2a = r.alpha["ep"] + maximum(a2a * on / (r.bus["ep"] * BYTES_PER_GB), a2a * off / (r.p2p["ep"] * BYTES_PER_GB))
     t_ep = d(f"{stage}_stage_ep_comm_s", if_(r.ep.gt(1), ml * 4 * one_a2a * (1 - conv(r, "ep_overlap")), 0), SECONDS,
              f"{stage} stage: expert all-to-all per micro-batch (exposed)", f"{zh}：每 micro-batch 专家 all-to-all（未掩盖）",
              doc("step-time") + ": top_k·s·b·h bytes each way per MoE layer, forward and backward; the share leaving the node crosses the network")
-    t_pp = d(f"{stage}_stage_pp_comm_s", if_(r.pp.gt(1), 2 * r.virtual * (r.alpha["pp"] + act / r.sp_div_t / (r.p2p["pp"] * BYTES_PER_GB)), 0), SECONDS,
+    t_pp = d(f"{stage}_stage_pp_comm_s", if_(r.pp.gt(1), 2 * r.virtual * (r.alpha["pp"] + act / r.sp_div / (r.p2p["pp"] * BYTES_PER_GB)), 0), SECONDS,
              f"{stage} stage: pipeline point-to-point per micro-batch", f"{zh}：每 micro-batch 流水线点对点", "Megatron-LM megatron/core/pipeline_parallel/p2p_communication.py: the activation forward and its gradient backward, per model chunk")
     t_tp_exp = t_tp * (1 - conv(r, "tp_overlap"))
     r.stage_time = getattr(r, "stage_time", {})

@@ -100,7 +100,6 @@ def define(reg: Registry, r: Ctx) -> None:
     # figures the page states in other words (meets the deadline, days over it and the bandwidth gate
     # in the verdicts; the first step's peak in the note on the first step) are in the JSON and the
     # workbook's Ledgers, not repeated on the pages
-    d("stated_elsewhere", False, BOOL, "a figure stated in other words (a verdict, a note) is shown again", "重复显示已以文字给出的数", doc("verdicts"))
 
     # budget ----------------------------------------------------------------------------------
     reg.section = "budget"
