@@ -81,6 +81,7 @@ from .config import COLUMN_NAMES, Config
 from .engine import compute, config_from_mapping
 from .errors import InputError, Problem
 from .model.definitions import REGISTRY
+from .model.definitions.time import DIMS, TERM_KEYS
 from .model.evaluate import evaluate_arrays, evaluate_row
 from .model.tables import tables
 
@@ -130,7 +131,7 @@ CONSTRAINT_KEYS = tuple(c.ok for c in REGISTRY.constraints if not c.row_only and
 FIGURES = ("hbm_bytes", "days_on_config", "gpu_hours", "cost", "gpus", "step_time_s", "predicted_mfu")
 KEYS = tuple(dict.fromkeys(FIGURES + tuple(k for _n, k in GATES) + CONSTRAINT_KEYS))
 LAYOUT = ("dp", "tp", "pp", "cp", "ep", "micro_batch", "loss_chunks")
-BREAKDOWN = ("compute", "tp", "cp", "ep", "pp", "bubble", "dp", "optimizer", "offload")
+
 
 Progress = Callable[[int, int], None]
 
@@ -660,7 +661,7 @@ def _throughput_text(search: _Search, calibration: dict[str, Any] | None) -> str
 
 def _plan_figures(search: _Search, rank: int, row: dict[str, Any], v: Mapping[str, Any], margin: float) -> dict[str, Any]:
     peak, hbm = v["peak_bytes_per_rank"], v["hbm_bytes"]
-    terms = {k: float(v[f"time_{k}_s"]) for k in BREAKDOWN}
+    terms = {k: float(v[f"time_{k}_s"]) for k in TERM_KEYS}
     shown = {k: t for k, t in terms.items() if k != "compute" and t > 0.0005 * v["step_time_s"]}
     return {
         "input": search.name,
@@ -682,7 +683,7 @@ def _plan_figures(search: _Search, rank: int, row: dict[str, Any], v: Mapping[st
         "hfu": float(v["predicted_hfu"]),
         "tokens_per_s_per_gpu": float(v["tokens_per_s_per_gpu"]),
         "bubble_fraction": float(v["bubble_fraction"]),
-        "crosses_nodes": {g: bool(v[f"{g}_crosses_nodes"]) for g in ("tp", "cp", "ep", "dp", "pp")},
+        "crosses_nodes": {g: bool(v[f"{g}_crosses_nodes"]) for g in DIMS},
         "why": ", ".join(f"{k} {t:.3g} s" for k, t in sorted(shown.items(), key=lambda kv: -kv[1])) or "compute only",
         "throughput": f"step {v['step_time_s']:.4g} s, predicted MFU {_fmt(v['predicted_mfu'])}",
     }

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 from .model.definitions import PARTS, REGISTRY, STATES
+from .model.definitions.time import DIMS, TERM_KEYS
 from .model.registry import Registry
 from .model.tables import tables
 
@@ -29,10 +30,20 @@ class Figure:
     tone: str = ""  # registry TEXT key ("good", "bad" or "unknown"): how the reports colour the figure
     short: tuple[str, str] = ()  # (English, Chinese) column heading where space is short (the handout's summary)
     pages: bool = True  # False: in JSON only, the pages state it in other words (a verdict, a note)
+    text: str = ""  # registry TEXT key: what the pages show for a figure of ``items`` (a sentence of them)
+
+    def __post_init__(self) -> None:
+        if self.items and self.pages and not self.text:
+            raise ValueError(f"figure {self.name!r}: a breakdown on the pages needs its text quantity (text=...)")
 
     @property
     def name(self) -> str:
         return self.json or self.key
+
+    @property
+    def shown(self) -> str:
+        """The quantity the pages show: the figure's own, or its breakdown's sentence."""
+        return self.text or self.key
 
 
 @dataclass(frozen=True)
@@ -257,8 +268,8 @@ def _phase_lines() -> tuple[Line, ...]:
 F = Figure
 
 # The step-time terms (definitions/time.py), in the order they add up, and the groups that may cross nodes.
-STEP_TERMS = tuple((k, f"time_{k}_s") for k in ("compute", "tp", "cp", "ep", "pp", "bubble", "dp", "optimizer", "offload"))
-CROSSES = tuple((g, f"{g}_crosses_nodes") for g in ("tp", "cp", "ep", "dp", "pp"))
+STEP_TERMS = tuple((k, f"time_{k}_s") for k in TERM_KEYS)
+CROSSES = tuple((g, f"{g}_crosses_nodes") for g in DIMS)
 
 
 def build_spec(reg: Registry = REGISTRY) -> Report:
@@ -319,9 +330,9 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
             F("gpu_hours", formula=True, expand=("effective_flops_per_gpu",)), F("cost", formula=True), F("mfu"), F("hfu"),
             F("mfu_source"), F("predicted_mfu"), F("predicted_hfu", show="mfu_given"), F("mfu_difference", show="mfu_given"),
             F("predicted_tokens_per_s_per_gpu", show="mfu_given"), F("step_time_s", formula=True),
-            F("step_time_s", "step_time_breakdown", items=STEP_TERMS),
+            F("step_time_s", "step_time_breakdown", items=STEP_TERMS, text="step_time_terms"),
             F("bubble_fraction", show="multi_stage"), F("slowest_stage", show="multi_stage"),
-            F("placement_summary", show="any_group_crosses_nodes"), F("tp_crosses_nodes", "crosses_nodes", items=CROSSES),
+            F("placement_summary"), F("tp_crosses_nodes", "crosses_nodes", items=CROSSES, pages=False),
             F("bandwidth_gate", pages=False), F("meets_deadline", pages=False), F("days_over_deadline", pages=False),
         ), json="compute"),
         Section("budget", "Budget", "预算", (

@@ -136,3 +136,29 @@ def test_figures_that_do_not_depend_on_time_are_unchanged_by_it():
             seen.add(k)
             assert k not in time_keys, (key, k)
             stack.extend(all_refs(REGISTRY[k].expr))
+
+
+@pytest.mark.parametrize("x, text", [(1234.5678, "1,235"), (92.84, "92.8"), (1.5, "1.50"), (0.08693, "0.0869"),
+                                     (0.006831, "0.00683"), (0.0004, "0.00040")])
+def test_a_term_is_written_to_three_significant_figures(x, text):
+    """sig_text: three significant figures from 0.001 up (the spreadsheet's TEXT(x, "#,##0.0…") with the
+    places picked by magnitude), so the workbook's sentence and the handout's read the same."""
+    from ledger_report.model.evaluate import eval_scalar
+    from ledger_report.model.expr import Const, sig_text
+    from ledger_report.model.tables import tables
+
+    assert eval_scalar(sig_text(Const(x)), {}, {}, tables()) == text
+
+
+def test_step_time_terms_name_the_terms_that_are_not_zero():
+    """The pages' "step time by term" lists each nonzero term (compute, tp, pp, bubble, dp, optimizer
+    here; no cp, ep or offload) in the order of the sum, in seconds, and in Chinese with its short name."""
+    x = v(dp=4, tp=2, pp=2, zero=1, sequence_parallel=True)
+    names = [part.split(" ")[0] for part in x["step_time_terms"].split(", ")]
+    assert names == [k for k, *_ in TERMS if x[f"time_{k}_s"] > 0] and {"cp", "ep", "offload"}.isdisjoint(names)
+    assert names[:2] == ["compute", "tp"] and "bubble" in names
+    assert x["step_time_terms_zh"].startswith("计算 ") and "气泡 " in x["step_time_terms_zh"]
+    # 16 GPUs in nodes of 8, tp innermost: tp 2 and dp 4 fill a node, pp 2 spans two
+    assert x["placement_summary"] == "tp within a node; dp within a node; pp across nodes"
+    assert x["placement_summary_zh"] == "tp 在节点内；dp 在节点内；pp 跨节点"
+    assert v(dp=8)["placement_summary"] == "no group crosses a node" and v(dp=8)["placement_summary_zh"] == "没有跨节点的组"

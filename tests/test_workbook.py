@@ -1086,7 +1086,7 @@ def test_print_sheet_walks_the_spec(built, ledgers):
             for f in sec.figures:
                 if not f.pages or (f.show and not led[f.show]):
                     continue
-                assert _ledger_ref(f.key, row) in formulas, (name, f.key)
+                assert _ledger_ref(f.shown, row) in formulas, (name, f.shown)
         assert REGISTRY["activation_bytes_per_rank"].source in text  # the uncounted table's sources
         # wrapped text (labels, sources, breakdowns, sentences) has rows tall enough for it
         cached = _load(built, data_only=True)[ws.title]
@@ -1206,6 +1206,37 @@ def test_chinese_workbook_is_chinese_and_a_valid_input(tmp_path, ledgers):
     assert [c.values for c in back] == [l.config.values for l in ledgers]
     r = CliRunner().invoke(main, ["calc", str(path), "--json"], catch_exceptions=False)
     assert r.exit_code == 0 and json.loads(r.output)["configs"][0]["name"] == ledgers[0].name
+
+
+def _value_beside(ws, cached, label: str):
+    """The cached value of the first cell right of the cell labelled ``label``."""
+    [cell] = _labelled(ws, label)
+    return next(cached.cell(cell.row, c).value for c in range(cell.column + 1, ws.max_column + 1)
+                if cached.cell(cell.row, c).value is not None)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_print_sheet_says_choices_and_breakdowns_as_the_handout_does(ledgers, lang):
+    """A choice figure (the peak's phase, the reported stage, the MFU's source) reads in the
+    sheet's language, with the handout's words; a breakdown (step time by term, which groups cross
+    nodes) is its sentence, not its first quantity again."""
+    from ledger_report.render.view import word
+
+    data = render_xlsx(ledgers, lang=lang)
+    wb, cached = _load(data), _load(data, data_only=True)
+    name = "moe-pp4-megatron-full"
+    led = ledgers[next(k for k, c in enumerate(CONFIGS) if c["name"] == name)]
+    ws = _sheet_of(wb, name)
+    vals = cached[ws.title]
+    suffix = "" if lang == "en" else "_zh"
+    label = (lambda k: REGISTRY[k].en) if lang == "en" else (lambda k: REGISTRY[k].zh)
+    for key in ("peak_phase", "reported_stage", "mfu_source", "binding_gate"):
+        assert _value_beside(ws, vals, label(key)) == word(led[key], lang), key
+    if lang == "zh":  # the handout's Chinese words, no English value left (损失, 唯一段, 预测, 算力门 ...)
+        assert not re.search("[a-z]", "".join(word(led[k], "zh") for k in ("peak_phase", "reported_stage", "mfu_source", "binding_gate")))
+    terms = _value_beside(ws, vals, label("step_time_terms"))
+    assert terms == led["step_time_terms" + suffix] and terms.count(" s") >= 3  # compute, tp, pp, bubble, dp ... (hand-checked: pp 4, tp 2)
+    assert _value_beside(ws, vals, label("placement_summary")) == led["placement_summary" + suffix]
 
 
 def test_no_label_mentions_internal_documents(built, ledgers):

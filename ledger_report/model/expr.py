@@ -188,6 +188,16 @@ def drop_first(text: Any, n: int) -> Expr:
     return Call("MID", (lift(text), Const(n + 1), Const(10_000)))
 
 
+def sig_text(x: Any) -> Expr:
+    """A positive number as text to three significant figures from 0.001 up, grouped above 100:
+    "1,234", "92.8", "1.50", "0.0869", "0.00683" (below 0.001, five decimals)."""
+    x = lift(x)
+    e = grouped(x, 5)
+    for at_least, decimals in ((0.01, 4), (0.1, 3), (1, 2), (10, 1), (100, 0)):
+        e = if_(x.ge(at_least), grouped(x, decimals), e)
+    return e
+
+
 def gb_text(x: Any) -> Expr:
     """Bytes as the reports print them: "85.6 GB", "0.29 GB", "90.0 TB" (GB = 10^9 bytes)."""
     x = lift(x)

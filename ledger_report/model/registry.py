@@ -226,8 +226,40 @@ class _Needs(Visitor):
         return out
 
 
+def choices(reg: Registry, key: str, columns: Any = None) -> tuple[str, ...] | None:
+    """The values a text quantity can take, where its expression names them all (constants picked
+    by conditions, other such quantities, an input column of ``columns``: name -> its choices), in
+    the order the expression gives them; None where it composes text (a sentence, a number)."""
+    out = _Choices(reg, columns or {}).visit(reg[key].expr)
+    return tuple(dict.fromkeys(out)) if out is not None else None
+
+
+class _Choices(Visitor):
+    def __init__(self, reg: Registry, columns: Any) -> None:
+        self.reg, self.columns = reg, columns
+
+    def visit_Const(self, e) -> list | None:
+        return [e.value] if isinstance(e.value, str) else None
+
+    def visit_Col(self, e) -> list | None:
+        got = self.columns.get(e.name)
+        return list(got) if got else None
+
+    def visit_Ref(self, e) -> list | None:
+        return self.visit(self.reg[e.key].expr)
+
+    def visit_If(self, e) -> list | None:
+        then, other = self.visit(e.then), self.visit(e.other)
+        return then + other if then is not None and other is not None else None
+
+    def _none(self, e) -> None:
+        return None
+
+    visit_BinOp = visit_Cmp = visit_IsBlank = visit_Lookup = visit_Call = _none
+
+
 __all__ = [
-    "BOOL", "BPP", "BYTES", "COUNT", "DAYS", "FLOPS", "GB", "GBPS", "HOURS", "MONEY", "NODE_HOURS",
+    "choices", "BOOL", "BPP", "BYTES", "COUNT", "DAYS", "FLOPS", "GB", "GBPS", "HOURS", "MONEY", "NODE_HOURS",
     "PARAMS", "RATIO", "SECONDS", "TB", "TEXT", "TFLOPS", "TOKENS", "TOKENS_PER_S", "INT_UNITS",
     "FLOAT_UNITS", "ERROR", "WARNING", "Quantity", "Constraint", "Registry", "needs_of", "tag",
     "Call", "Const", "If",

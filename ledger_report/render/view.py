@@ -23,7 +23,9 @@ WORDS = {
         True: "是", False: "否", "whole": "整份", "sharded": "分片",
         "hbm": "显存", "host": "主机内存", "nvme": "NVMe",
         "none": "无", "selective": "选择性", "full": "全量",
-        "only": "唯一段", "first": "首段", "last": "末段",
+        "only": "唯一段", "first": "首段", "middle": "中间段", "last": "末段",
+        "selective_op": "按算子选择性", "measured": "实测", "predicted": "预测",
+        "device": "整卡", "allocated": "已分配", "reserved": "已预留",  # the counter of a measured peak
         "compute": "算力门", "memory": "显存门",
         "dense": "非专家", "expert": "专家",
         **{p: zh for p, _en, zh, _items in PHASES},  # the peak's phase
@@ -128,7 +130,8 @@ def _row(lg: Ledger, key: str, lang: str, formula: bool = False, expand: tuple[s
 
 
 def figure_row(lg: Ledger, f, lang: str, formulas: bool) -> Row:
-    return _row(lg, f.key, lang, formulas and f.formula, f.expand, f.name, f.tone)
+    """A figure as shown: its quantity, or for a breakdown (``items``) its sentence (``text``)."""
+    return _row(lg, f.shown, lang, formulas and f.formula, f.expand, f.name, f.tone)
 
 
 def sections(lg: Ledger, lang: str = "en", formulas: bool = True) -> list[ViewSection]:
@@ -182,19 +185,9 @@ def sections(lg: Ledger, lang: str = "en", formulas: bool = True) -> list[ViewSe
             continue
         if sec.show and not v[sec.show]:
             continue
-        rows = [_items_row(lg, f, lang) if f.items else figure_row(lg, f, lang, formulas)
-                for f in sec.figures if f.pages and (not f.show or v[f.show])]
+        rows = [figure_row(lg, f, lang, formulas) for f in sec.figures if f.pages and (not f.show or v[f.show])]
         out.append(ViewSection(sec.key, title, "figures", rows=rows))
     return out
-
-
-def _items_row(lg: Ledger, f, lang: str) -> Row:
-    """A figure made of named quantities (a breakdown): a list on the page, an object in JSON."""
-    reg = lg.model.registry
-    values = {n: plain(lg.values[k], reg[k].unit) for n, k in f.items}
-    parts = [f"{n} {show(x, reg[k].unit, lang)}" for (n, k), x in zip(f.items, values.values()) if x]
-    label = {"step_time_breakdown": ("step time by term", "步时分项"), "crosses_nodes": ("groups across nodes", "跨节点的组")}.get(f.name, (f.name, f.name))
-    return Row(f.name, label[0] if lang == "en" else label[1], "", values, ", ".join(parts) or word(None, lang))
 
 
 def _item_label(reg, key: str, lang: str) -> str:

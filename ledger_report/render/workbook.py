@@ -104,6 +104,8 @@ from ..report import Figure, Line, Section, Table
 from .view import WORDS
 from .view import word as view_word
 
+_COLUMN_CHOICES = {c.name: c.choices for c in COLUMNS if c.choices}
+
 __all__ = [
     "render_xlsx",
     "template_xlsx",
@@ -733,7 +735,20 @@ class _Report:
             return Ref(key) / GB
         if unit == R.BOOL and words:
             return if_(Ref(key), words[0], words[1])
-        return Ref(self.text_key(key))
+        shown = self.text_key(key)
+        e: Expr = Ref(shown)
+        if unit == R.TEXT and shown == key:
+            for v, w in reversed(self.choice_words(key)):
+                e = if_(Ref(key).eq(v), w, e)
+        return e
+
+    def choice_words(self, key: str) -> list[tuple[str, str]]:
+        """(value, word) for the values of a choice quantity that this language says in its own
+        words (the handout's words); empty in English and for composed text."""
+        if self.lang == "en":
+            return []
+        got = R.choices(self.reg, key, _COLUMN_CHOICES) or ()
+        return [(v, WORDS[self.lang][v]) for v in got if WORDS[self.lang].get(v, v) != v]
 
     def fmt(self, key: str) -> str:
         return _SHOW_FORMATS.get(self.reg[key].unit, F_GENERAL)
@@ -1125,20 +1140,21 @@ class _PrintSheet:
         """label | value | unit, from grid column ``c`` (``spans``: their grid widths)."""
         rep = self.rep
         wl, wv, wu = spans
-        q = rep.reg[f.key]
+        key = f.shown
+        q = rep.reg[key]
         self.span(r, c, wl)
         self.book.label(self.ws, r, c, label, self.st["label"])
         lines = _lines(label, wl * _U_CHARS)
-        ident, build = self.figure_value(f.key, guards, _words(rep.lang) if q.unit == R.BOOL else None)
+        ident, build = self.figure_value(key, guards, _words(rep.lang) if q.unit == R.BOOL else None)
         if q.unit in (R.TEXT, R.BOOL):
             self.span(r, c + wl, wv + wu)
             rep.write(self.ws, r, c + wl, self.mode, ident, build, self.i, self.st["text"])
             if q.unit == R.TEXT:
-                lines = max(lines, self.text_lines(f.key, wv + wu))
+                lines = max(lines, self.text_lines(key, wv + wu))
         else:
             self.span(r, c + wl, wv)
-            rep.write(self.ws, r, c + wl, self.mode, ident, build, self.i, self.num(rep.fmt(f.key)))
-            self.unit_cell(r, c + wl + wv, f.key, wu)
+            rep.write(self.ws, r, c + wl, self.mode, ident, build, self.i, self.num(rep.fmt(key)))
+            self.unit_cell(r, c + wl + wv, key, wu)
         self.need(r, lines)
 
     def unit_cell(self, r: int, c: int, key: str, width: int) -> None:
@@ -1176,7 +1192,7 @@ class _PrintSheet:
                 self.book.label(ws, r, pane_cols[pane], rep.t(s.en, s.zh), self.st["section"])
                 r += 1
                 spans = _PANE
-                if all(rep.reg[f.key].unit == R.TEXT and _text_width(label) <= _TEXT_LABEL * _U_CHARS for f, label, _g in figs):
+                if all(rep.reg[f.shown].unit == R.TEXT and _text_width(label) <= _TEXT_LABEL * _U_CHARS for f, label, _g in figs):
                     spans = (_TEXT_LABEL, _PANE_WIDTH - _TEXT_LABEL, 0)  # a section of sentences: the text takes the room
                 for f, label, guards in figs:
                     r = self.free(r)
@@ -1207,7 +1223,7 @@ class _PrintSheet:
         chosen sheet tests in its formulas."""
         rep = self.rep
         figs = [f for f in s.figures if f.pages and (self.chosen or self.applies(f.show))]
-        labels = [rep.label(f.key) for f in figs]
+        labels = [rep.label(f.shown) for f in figs]
         out = []
         for f, label in zip(figs, labels):
             if labels.count(label) > 1:
@@ -1356,7 +1372,7 @@ class _PrintSheet:
         for f in t.total:
             if not f.pages or (not self.chosen and not self.applies(f.show)):
                 continue
-            self.figure_row(r, c0, f, rep.label(f.key), (f.show,) if self.chosen and f.show else (), wide)
+            self.figure_row(r, c0, f, rep.label(f.shown), (f.show,) if self.chosen and f.show else (), wide)
             r += 1
         return r
 

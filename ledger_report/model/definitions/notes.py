@@ -78,9 +78,9 @@ def define(reg: Registry, r: Ctx) -> None:
           "FP8: the layers' GEMMs run at the FP8 peak; attention, the output layer, norms and the optimizer stay in bf16/fp32.",
           "FP8：各层 GEMM 按 FP8 峰值计算；注意力、输出层、归一化与优化器仍为 bf16/fp32。", doc("step-time"))
     _note(reg, "placement", r.any_cross,
-          ("Placement tp innermost, then cp, ep, dp, pp, in nodes of ", r.gpus_per_node, " GPUs: ", r.placement_text,
-           "a group across nodes runs at the network's bandwidth."),
-          ("放置顺序 tp 最内，其次 cp、ep、dp、pp，每节点 ", r.gpus_per_node, " 卡：", r.placement_text, "跨节点的组按网络带宽计。"),
+          ("Placement tp innermost, then cp, ep, dp, pp, in nodes of ", r.gpus_per_node, " GPUs: ", r.placement_text[""],
+           "; a group across nodes runs at the network's bandwidth."),
+          ("放置顺序 tp 最内，其次 cp、ep、dp、pp，每节点 ", r.gpus_per_node, " 卡：", r.placement_text["_zh"], "；跨节点的组按网络带宽计。"),
           doc("step-time"))
     _note(reg, "full_recompute", r.recompute.eq("full"),
           "Full recompute runs the forward twice: hardware FLOPs are 8/6 of model FLOPs, so HFU = 4/3 × MFU.",

@@ -19,7 +19,7 @@ field of its convention (model/conventions.py).
 
 from __future__ import annotations
 
-from ..expr import Lookup, Ref, all_of, any_of, concat, default, floor, if_, maximum, minimum, negate
+from ..expr import Lookup, Ref, all_of, any_of, concat, default, drop_first, floor, if_, maximum, minimum, negate, sig_text
 from ..registry import BOOL, BYTES, COUNT, FLOPS, GBPS, RATIO, SECONDS, TB, TEXT, TFLOPS, TOKENS_PER_S, Registry
 from .common import BYTES_PER_GB, CATALOGUE, COLUMN, FLOPS_PER_TFLOP, KORTH, TRAIN_FLOPS_PER_PARAM_TOKEN, Ctx, conv, doc
 from .stages import STAGE_ZH, STAGES
@@ -52,17 +52,18 @@ TIME = doc("step-time")
 CALCULON = "Calculon (github calculon-ai/calculon) calculon/network.py: time = latency + bytes × algorithm factor ÷ (bandwidth × efficiency)"
 PLACEMENT = doc("step-time") + ": ranks are placed tp innermost, then cp, ep, dp, pp, filling nodes of gpus_per_node"
 TERMS = (
-    # key, English, Chinese
-    ("compute", "compute (forward, backward, recompute)", "计算（前向、反向、重计算）"),
-    ("tp", "tensor-parallel communication (exposed)", "张量并行通信（未被掩盖）"),
-    ("cp", "context-parallel K/V exchange (exposed)", "上下文并行 K/V 交换（未被掩盖）"),
-    ("ep", "expert all-to-all (exposed)", "专家 all-to-all（未被掩盖）"),
-    ("pp", "pipeline point-to-point", "流水线点对点通信"),
-    ("bubble", "pipeline bubble", "流水线气泡"),
-    ("dp", "data-parallel / ZeRO communication (exposed)", "数据并行 / ZeRO 通信（未被掩盖）"),
-    ("optimizer", "optimizer step on the GPU", "GPU 上的优化器 step"),
-    ("offload", "offload: host and NVMe streams, CPU optimizer", "卸载：主机与 NVMe 传输、CPU 优化器"),
+    # key (its short English name), English, Chinese, short Chinese name
+    ("compute", "compute (forward, backward, recompute)", "计算（前向、反向、重计算）", "计算"),
+    ("tp", "tensor-parallel communication (exposed)", "张量并行通信（未被掩盖）", "tp"),
+    ("cp", "context-parallel K/V exchange (exposed)", "上下文并行 K/V 交换（未被掩盖）", "cp"),
+    ("ep", "expert all-to-all (exposed)", "专家 all-to-all（未被掩盖）", "ep"),
+    ("pp", "pipeline point-to-point", "流水线点对点通信", "pp"),
+    ("bubble", "pipeline bubble", "流水线气泡", "气泡"),
+    ("dp", "data-parallel / ZeRO communication (exposed)", "数据并行 / ZeRO 通信（未被掩盖）", "dp"),
+    ("optimizer", "optimizer step on the GPU", "GPU 上的优化器 step", "优化器"),
+    ("offload", "offload: host and NVMe streams, CPU optimizer", "卸载：主机与 NVMe 传输、CPU 优化器", "卸载"),
 )
+TERM_KEYS = tuple(k for k, *_ in TERMS)
 DIMS = ("tp", "cp", "ep", "dp", "pp")
 
 
@@ -118,9 +119,11 @@ def _placement(reg: Registry, r: Ctx) -> None:
         r.bus[g] = d(f"{g}_bus_gb_s", if_(cross, minimum(nv_bus, local * net), nv_bus), GBPS, f"{names[g]} collective bandwidth per GPU", f"{names[g]} 集合通信带宽", PLACEMENT + "; across nodes the ranks of a node drive one NIC each (rail-optimised), so min(NVLink, ranks per node × NIC)")
         r.p2p[g] = if_(cross, net, nv_bus)
         r.alpha[g] = if_(cross, NETWORK_LATENCY_S, NVLINK_LATENCY_S)
-    parts = [if_(sizes[g].gt(1), concat(g, if_(r.crosses[g], " across nodes; ", " within a node; ")), "") for g in DIMS]
+    r.placement_text = {}
     r.any_cross = d("any_group_crosses_nodes", any_of(*(r.crosses[g] for g in DIMS)), BOOL, "some group crosses nodes", "有跨节点的组", PLACEMENT)
-    r.placement_text = d("placement_summary", concat(*parts, if_(r.any_cross, "", "no group crosses a node; ")), TEXT, "which groups cross nodes", "哪些组跨节点", PLACEMENT)
+    for suffix, sep, across, within, none in (("", "; ", " across nodes", " within a node", "no group crosses a node"), ("_zh", "；", " 跨节点", " 在节点内", "没有跨节点的组")):
+        parts = [if_(sizes[g].gt(1), concat(sep, g, if_(r.crosses[g], across, within)), "") for g in DIMS]
+        r.placement_text[suffix] = d("placement_summary" + suffix, if_(r.any_cross, drop_first(concat(*parts), len(sep)), none), TEXT, "which groups cross nodes", "哪些组跨节点", PLACEMENT)
 
 
 # ---- matmul efficiency by GEMM size ---------------------------------------------------------------
@@ -234,7 +237,7 @@ def _step(reg: Registry, r: Ctx) -> None:
     r.t_compute_mb = d("micro_batch_compute_s", _pick_slowest(r, "compute"), SECONDS, "compute of one micro-batch on the slowest stage", "最慢段一个 micro-batch 的计算", TIME)
     r.term = {}
     for key in ("compute", "tp", "cp", "ep", "pp"):
-        en, zh = next((e, z) for k, e, z in TERMS if k == key)
+        en, zh = next((e, z) for k, e, z, _short in TERMS if k == key)
         r.term[key] = d(f"time_{key}_s", m * _pick_slowest(r, key), SECONDS, en + " per step", zh + "（每步）", TIME + ": micro-batches × the slowest stage's term")
     r.term["bubble"] = d("time_bubble_s", (r.pp - 1) / r.virtual * r.t_micro, SECONDS, "pipeline bubble per step", "每步流水线气泡",
                          "Narayanan et al. 2021 §2.2: 1F1B idles (p − 1)/(m + p − 1) of the step; interleaved with v chunks (p − 1)/(v·m + p − 1)")
@@ -299,6 +302,9 @@ def _total(reg: Registry, r: Ctx) -> None:
     for k in keys[1:]:
         step = step + r.term[k]
     r.step_time = d("step_time_s", step, SECONDS, "predicted step time", "预测步时", TIME + ": the sum of the terms")
+    for suffix, sep, names in (("", ", ", {k: k for k in keys}), ("_zh", "，", {k: short for k, _en, _zh, short in TERMS})):
+        parts = [if_(r.term[k].gt(0), concat(sep, names[k], " ", sig_text(r.term[k]), " s"), "") for k in keys]
+        d("step_time_terms" + suffix, drop_first(concat(*parts), len(sep)), TEXT, "step time by term", "步时分项", "the terms of step_time_s that are not zero")
     gpus = r.dp * r.tp * r.pp * r.cp
     tps = d("predicted_tokens_per_s_per_gpu", r.global_batch * r.seq_len / (r.step_time * gpus), TOKENS_PER_S, "predicted tokens/s per GPU", "预测每卡吞吐", "tokens per step ÷ (step time × GPUs)")
     r.predicted_mfu = d("predicted_mfu", tps * r.fpt / r.bf16_flops, RATIO, "predicted MFU (of the BF16 peak)", "预测 MFU（相对 BF16 峰值）", "tokens/s per GPU × FLOPs per token ÷ BF16 peak")
