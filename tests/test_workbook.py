@@ -765,6 +765,20 @@ def test_libreoffice_recalculation_equals_the_engine(recalculated, built, ledger
 
 
 @pytest.mark.slow
+def test_chinese_workbook_recalculates_to_what_it_carried(ledgers):
+    """The Chinese workbook's own formulas (the _zh sentences, choice values in Chinese words)
+    recalculate in LibreOffice to the values it carried, with no error value."""
+    data = render_xlsx(ledgers, lang="zh")
+    wb = _load(_recalc(_poisoned(data)), data_only=True)
+    cached = _formula_cells(data)
+    bad = [(sheet, coord, v, wb[sheet][coord].value) for (sheet, coord), v in cached.items() if not _same(v, wb[sheet][coord].value)]
+    assert bad == [] and len(cached) > 1000
+    from ledger_report.render.view import word
+
+    assert {word(l["peak_phase"], "zh") for l in ledgers} <= set(cached.values())  # 损失, 反向（开始）...
+
+
+@pytest.mark.slow
 def test_libreoffice_reopens_without_errors(recalculated):
     """(g) No error value anywhere after LibreOffice's recalculation (#VALUE!, #NAME?, Err:…)."""
     wb = _load(recalculated, data_only=True)
