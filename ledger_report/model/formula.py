@@ -35,7 +35,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from .expr import Call, Col, Const, Expr, If, IsBlank, Ref, Visitor, children
+from .expr import Call, Const, Expr, If, IsBlank, Ref, Visitor, children
 from .registry import Registry, needs_of, tag
 
 __all__ = [

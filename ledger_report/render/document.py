@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from ..engine import Ledger, plain, resolved_inputs
-from ..report import Section, Table
+from ..report import Table
 
 SCHEMA = "ledger-report/1"
 

@@ -14,7 +14,7 @@ from ..model import text as mtext
 from ..model import units
 from ..model.registry import BOOL, BPP, BYTES, COUNT, PARAMS, TEXT
 from ..model.definitions.phases import PHASES
-from ..report import Section, Table
+from ..report import Table
 
 # Enumerated values as each language shows them (the values themselves stay as the row gives them).
 WORDS = {

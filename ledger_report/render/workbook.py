@@ -79,7 +79,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import functools
 import io
 import math
 import re

@@ -20,7 +20,7 @@ from .common import (
 def define(reg: Registry, r: Ctx) -> None:
     reg.section = "compute"
     d = reg.define
-    r.gpus = gpus = d("gpus", r.dp * r.tp * r.pp * r.cp, COUNT, "GPUs of this configuration dp·tp·pp·cp", "本配置 GPU 数 dp·tp·pp·cp", doc("compute-floor"))
+    r.gpus = d("gpus", r.dp * r.tp * r.pp * r.cp, COUNT, "GPUs of this configuration dp·tp·pp·cp", "本配置 GPU 数 dp·tp·pp·cp", doc("compute-floor"))
     emb_sub = d("flops_embedding_params", if_(any_of(IsBlank(r.V), IsBlank(r.h)), 0, if_(r.tied, 0, r.V * r.h)), PARAMS, "input embedding (no matmul FLOPs)", "输入嵌入（无矩阵乘 FLOPs）", doc("compute-floor"))
     n_attn = d("attention_layers", if_(IsBlank(r.L), 0, floor(r.L / r.fae)), COUNT, "softmax-attention layers", "全注意力层数", doc("parameters"))
     s = r.seq_len
@@ -64,7 +64,7 @@ def define(reg: Registry, r: Ctx) -> None:
         TRAIN_FLOPS_PER_PARAM_TOKEN * (r.active - emb_sub) + attn_flops + lin_flops + mtp_flops,
         FLOPS, "FLOPs per token", "每 token FLOPs", doc("compute-floor") + "; " + QWEN8B + ": 52.7 GFLOPs",
     )
-    r.total_flops = total_flops = d("total_flops", fpt * r.tokens, FLOPS, "training FLOPs", "训练总 FLOPs", QWEN8B + ": 5.27e21")
+    r.total_flops = d("total_flops", fpt * r.tokens, FLOPS, "training FLOPs", "训练总 FLOPs", QWEN8B + ": 5.27e21")
     r.tokens_per_step = tps = d("tokens_per_step", r.global_batch * r.seq_len, TOKENS, "tokens per step", "每步 token", QWEN8B + ": 384 × 8192")
     r.steps = steps = d("steps", ceil(r.tokens / tps), COUNT, "steps", "步数", QWEN8B + ": 31,790")
     r.train_s = train_s = d("train_window_s", (r.days - r.reserve) * SECONDS_PER_DAY, SECONDS, "training window", "训练窗口", "(days − reserve_days) × 86400")
@@ -92,7 +92,7 @@ def costs(reg: Registry, r: Ctx) -> None:
     )
     eff_flops = d("effective_flops_per_gpu", r.peak_tflops * FLOPS_PER_TFLOP * r.mfu, FLOPS, "useful FLOP/s per GPU peak × mfu", "每卡有效 FLOP/s", "peak × mfu (the measured mfu, else the predicted one)")
     d("tokens_per_s_per_gpu", eff_flops / fpt, TOKENS_PER_S, "tokens/s per GPU", "每卡吞吐", QWEN8B + ": 7,507 tokens/s")
-    r.days_on_config = days_on = d("days_on_config", total_flops / (gpus * eff_flops) / SECONDS_PER_DAY, DAYS, "days on this configuration's GPUs", "本配置所需天数", QWEN8B + ": 77 days on 2 GPUs")
+    r.days_on_config = d("days_on_config", total_flops / (gpus * eff_flops) / SECONDS_PER_DAY, DAYS, "days on this configuration's GPUs", "本配置所需天数", QWEN8B + ": 77 days on 2 GPUs")
     gates(reg, r, ceil(total_flops / (eff_flops * train_s)))
     r.gpu_hours = gh = d("gpu_hours", total_flops / eff_flops / 3600, HOURS, "GPU-hours", "GPU 小时", doc("compute-floor"))
     d("cost", gh * r.price, MONEY, "cost", "成本", "GPU-hours × price")

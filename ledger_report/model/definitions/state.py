@@ -4,7 +4,7 @@ lives, and its bytes on the rank."""
 from __future__ import annotations
 
 from ..expr import Lookup, Ref, all_of, ceil, concat, if_, nearest, total_of
-from ..registry import BOOL, BPP, BYTES, COUNT, PARAMS, SECONDS, TEXT, Registry
+from ..registry import BOOL, BPP, BYTES, COUNT, PARAMS, TEXT, Registry
 from .common import BYTES_PER_GB, MOE5T, MOE35, PARTS, STATE_DTYPE, STATES, ZERO_PAPER, Ctx, conv, doc
 
 
