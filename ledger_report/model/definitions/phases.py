@@ -71,6 +71,17 @@ def _state_bytes(reg: Registry, r: Ctx, stage: str, s: str):
 
 def define(reg: Registry, r: Ctx) -> None:
     reg.section = "phases"
+    shared = _shared(reg, r)
+    r.stage_peak, r.stage_phase, r.stage_items, r.stage_first_step, r.stage_load = {}, {}, {}, {}, {}
+    for stage in STAGES:
+        _stage(reg, r, stage, shared)
+    reg.section = "peak"
+    _reported(reg, r)
+    _counters(reg, r)
+
+
+def _shared(reg: Registry, r: Ctx) -> Ctx:
+    """What every stage's items read: the largest layer and the head on the rank, the buckets, ZeRO-3's gathers."""
     d = reg.define
     zero3 = r.zero.ge(3)
     wbytes = Lookup("dtype", r.weight_dtype, "bytes")
@@ -90,65 +101,79 @@ def define(reg: Registry, r: Ctx) -> None:
     z3_fwd = if_(zero3, conv(r, "z3_layers_gathered") * layer_rank * wbytes + conv(r, "z3_largest_factor") * r.largest / r.tp, 0)
     z3_bwd = z3_fwd + if_(all_of(zero3, conv(r, "z3_layers_gathered").gt(0)), layer_rank * (gbytes + 4), 0)
     fsdp_pp = all_of(r.pp.gt(1), r.zero.ge(2), conv(r, "pp_unsharded_grads").eq(1))
-    lazy = conv(r, "moments_lazy").eq(1)
-    r.stage_peak, r.stage_phase, r.stage_items, r.stage_first_step = {}, {}, {}, {}
-    for stage in STAGES:
-        zh = STAGE_ZH[stage]
-        sb = {s: _state_bytes(reg, r, stage, s) for s, *_ in STATES}
-        stage_rank_params = r.rank_part[(stage, "dense")] + r.rank_part[(stage, "expert")]
-        grads_setup = conv(r, "grads_at_setup").eq(1)
-        head = r.holds_head[stage]
-        # a Linear's saved transposed weight keeps its gathered storage; the input embedding saves only
-        # its indices (its weight is kept where the head shares it); under full recompute only the
-        # head, outside the recomputed layers, saves its weight in forward
-        embed_rank = if_(all_of(r.holds_embed[stage], negate(all_of(r.tied, head))), r.embed_p / r.tp, 0)
-        kept_params = if_(r.recompute_mode.eq("full"), if_(head, head_rank, 0), stage_rank_params - embed_rank)
-        items = {
-            "state": d(f"{stage}_mem_state", total_of([sb[s] for s in SETUP_STATES]) + if_(grads_setup, sb["grads"], 0), BYTES, f"{stage} stage: states allocated at setup", f"{zh}：启动时分配的状态", doc("phases") + "; Megatron-LM allocates its gradient buffer when DDP is built (param_and_grad_buffer.py)"),
-            "moments": d(f"{stage}_mem_moments", sb["m"] + sb["v"], BYTES, f"{stage} stage: optimizer moments", f"{zh}：优化器动量", LAZY_SOURCE),
-            "buckets": buckets,
-            "activations": r.act[stage],
-            "gathers_fwd": d(f"{stage}_mem_gathers_forward", z3_fwd + if_(head, head_unit, 0) + if_(fsdp_pp, stage_rank_params * wbytes, 0), BYTES, f"{stage} stage: gathered parameters in forward", f"{zh}：前向聚合的参数", FSDP_SOURCE + "; DeepSpeed estimate_zero3_model_states_mem_needs (4 × largest layer)"),
-            "gathers_bwd": d(f"{stage}_mem_gathers_backward", z3_bwd + if_(head, head_unit, 0) + if_(fsdp_pp, stage_rank_params * wbytes, 0), BYTES, f"{stage} stage: gathered parameters and gradients in backward", f"{zh}：反向聚合的参数与梯度", FSDP_SOURCE),
-            "weights_kept": d(
-                f"{stage}_mem_weights_kept", if_(r.weights_kept_apply, kept_params * wbytes, 0),
-                BYTES, f"{stage} stage: gathered weights kept until their backward", f"{zh}：保留至反向的聚合权重", WEIGHTS_KEPT_SOURCE,
-            ),
-            "autocast_cache": d(
-                f"{stage}_mem_autocast_cache",
-                if_(all_of(r.weight_dtype.eq("fp32"), conv(r, "autocast_cache").eq(1)), stage_rank_params * 2, 0),
-                BYTES, f"{stage} stage: autocast's bf16 weight copies", f"{zh}：autocast 的 bf16 权重副本",
-                "torch.autocast(cache_enabled=True) keeps the 16-bit cast of each fp32 leaf weight until the autocast region ends (torch/amp/autocast_mode.py)",
-            ),
-            "logits": d(f"{stage}_mem_logits", if_(head, r.logits, 0), BYTES, f"{stage} stage: logits", f"{zh}：logits", doc("logits-and-loss")),
-            "loss_fwd": d(f"{stage}_mem_loss_forward", if_(head, r.ce_fwd + r.mtp_loss_kept, 0), BYTES, f"{stage} stage: loss forward working set", f"{zh}：损失前向工作区", doc("logits-and-loss")),
-            "recompute": r.recompute_ws,
-            "gradients": d(f"{stage}_mem_gradients", if_(grads_setup, 0, sb["grads"]) + if_(fsdp_pp, stage_rank_params * 4, 0), BYTES, f"{stage} stage: gradients created in backward", f"{zh}：反向时产生的梯度", doc("phases") + "; " + FSDP_SOURCE),
-            "optimizer_temp": d(f"{stage}_mem_optimizer_temp", conv(r, "optimizer_temp_bytes") * total_of([r.rank_part[(stage, p)] / r.shard[("master", p)] for p, *_ in PARTS]), BYTES, f"{stage} stage: optimizer-step temporaries", f"{zh}：优化器 step 临时量", "torch/optim/adam.py _multi_tensor_adam (foreach: about one parameter-sized list); fused kernels: none"),
-        }
-        items["loss_bwd"] = loss_bwd = d(f"{stage}_mem_loss_backward", if_(head, r.ce_bwd + r.logits_kept + r.mtp_loss_kept, 0), BYTES, f"{stage} stage: loss backward working set", f"{zh}：损失反向工作区", doc("logits-and-loss"))
-        items["loss_or_recompute"] = d(f"{stage}_mem_loss_or_recompute", maximum(loss_bwd, r.recompute_ws), BYTES, f"{stage} stage: loss backward or recompute working set", f"{zh}：损失反向或重计算工作区", doc("phases"))
-        # gradients accumulate over micro-batches; the oldest micro-batch's activations go as its gradients come
-        items["gradients_early"] = d(f"{stage}_mem_gradients_early", if_(r.n_micro.gt(1), items["gradients"], 0), BYTES, f"{stage} stage: gradients accumulated before a backward", f"{zh}：反向开始前已累积的梯度", doc("phases"))
-        items["activations_rest"] = d(f"{stage}_mem_activations_rest", r.act[stage] * (r.in_flight[stage] - 1) / maximum(r.in_flight[stage], 1), BYTES, f"{stage} stage: activations of the other micro-batches in flight", f"{zh}：其余在途激活", doc("phases"))
-        phases = {}
-        first_step = []
-        for p, en, pzh, names in PHASES:
-            terms = [items[n] for n in names]
-            expr = total_of(terms)
-            if p == "loss":
-                expr = if_(head, expr, 0)
-            phases[p] = d(f"{stage}_phase_{p}_bytes", expr, BYTES, f"{stage} stage, {en}", f"{zh}，{pzh}", doc("phases"))
-            if p in ("forward", "loss", "backward", "backward_end"):
-                first_step.append(phases[p] - items["moments"])
-        first_peak = d(f"{stage}_first_step_bytes", if_(lazy, maximum(*first_step), maximum(*first_step) + items["moments"]), BYTES, f"{stage} stage: the first step's peak before its optimizer step", f"{zh}：首步 step 前的峰值", LAZY_SOURCE)
-        peak = d(f"{stage}_stage_peak_allocated_bytes", maximum(*phases.values()), BYTES, f"{stage} stage: peak allocated", f"{zh}：分配峰值", doc("phases"))
-        r.stage_peak[stage], r.stage_phase[stage], r.stage_items[stage], r.stage_first_step[stage] = peak, phases, items, first_peak
-        r.stage_load = getattr(r, "stage_load", {})
-        r.stage_load[stage] = d(f"{stage}_stage_load_bytes", if_(IsBlank(peak), total_of(list(sb.values())), peak), BYTES, f"{stage} stage: its peak, or its state where the peak is unknown", f"{zh}：峰值（未知时取状态）", doc("pipeline-stages"))
+    return Ctx(wbytes=wbytes, buckets=buckets, head_rank=head_rank, head_unit=head_unit, z3_fwd=z3_fwd, z3_bwd=z3_bwd, fsdp_pp=fsdp_pp)
 
-    # the heaviest stage is reported ------------------------------------------------------------------
-    reg.section = "peak"
+
+def _stage(reg: Registry, r: Ctx, stage: str, c: Ctx) -> None:
+    """A stage's items, its phases (each the sum of the items alive then), its peak and its first step's."""
+    d = reg.define
+    zh = STAGE_ZH[stage]
+    sb = {s: _state_bytes(reg, r, stage, s) for s, *_ in STATES}
+    items = _items(reg, r, stage, c, sb)
+    head = r.holds_head[stage]
+    phases = {}
+    first_step = []
+    for p, en, pzh, names in PHASES:
+        expr = total_of([items[n] for n in names])
+        if p == "loss":
+            expr = if_(head, expr, 0)
+        phases[p] = d(f"{stage}_phase_{p}_bytes", expr, BYTES, f"{stage} stage, {en}", f"{zh}，{pzh}", doc("phases"))
+        if p in ("forward", "loss", "backward", "backward_end"):
+            first_step.append(phases[p] - items["moments"])
+    lazy = conv(r, "moments_lazy").eq(1)
+    first_peak = d(f"{stage}_first_step_bytes", if_(lazy, maximum(*first_step), maximum(*first_step) + items["moments"]), BYTES, f"{stage} stage: the first step's peak before its optimizer step", f"{zh}：首步 step 前的峰值", LAZY_SOURCE)
+    peak = d(f"{stage}_stage_peak_allocated_bytes", maximum(*phases.values()), BYTES, f"{stage} stage: peak allocated", f"{zh}：分配峰值", doc("phases"))
+    r.stage_peak[stage], r.stage_phase[stage], r.stage_items[stage], r.stage_first_step[stage] = peak, phases, items, first_peak
+    r.stage_load[stage] = d(f"{stage}_stage_load_bytes", if_(IsBlank(peak), total_of(list(sb.values())), peak), BYTES, f"{stage} stage: its peak, or its state where the peak is unknown", f"{zh}：峰值（未知时取状态）", doc("pipeline-stages"))
+
+
+def _items(reg: Registry, r: Ctx, stage: str, c: Ctx, sb: dict) -> dict:
+    """What a stage's rank can hold, item by item (the phases sum the ones alive at each moment)."""
+    d = reg.define
+    zh = STAGE_ZH[stage]
+    wbytes, buckets, head_rank, head_unit, z3_fwd, z3_bwd, fsdp_pp = c.wbytes, c.buckets, c.head_rank, c.head_unit, c.z3_fwd, c.z3_bwd, c.fsdp_pp
+    stage_rank_params = r.rank_part[(stage, "dense")] + r.rank_part[(stage, "expert")]
+    grads_setup = conv(r, "grads_at_setup").eq(1)
+    head = r.holds_head[stage]
+    # a Linear's saved transposed weight keeps its gathered storage; the input embedding saves only
+    # its indices (its weight is kept where the head shares it); under full recompute only the
+    # head, outside the recomputed layers, saves its weight in forward
+    embed_rank = if_(all_of(r.holds_embed[stage], negate(all_of(r.tied, head))), r.embed_p / r.tp, 0)
+    kept_params = if_(r.recompute_mode.eq("full"), if_(head, head_rank, 0), stage_rank_params - embed_rank)
+    items = {
+        "state": d(f"{stage}_mem_state", total_of([sb[s] for s in SETUP_STATES]) + if_(grads_setup, sb["grads"], 0), BYTES, f"{stage} stage: states allocated at setup", f"{zh}：启动时分配的状态", doc("phases") + "; Megatron-LM allocates its gradient buffer when DDP is built (param_and_grad_buffer.py)"),
+        "moments": d(f"{stage}_mem_moments", sb["m"] + sb["v"], BYTES, f"{stage} stage: optimizer moments", f"{zh}：优化器动量", LAZY_SOURCE),
+        "buckets": buckets,
+        "activations": r.act[stage],
+        "gathers_fwd": d(f"{stage}_mem_gathers_forward", z3_fwd + if_(head, head_unit, 0) + if_(fsdp_pp, stage_rank_params * wbytes, 0), BYTES, f"{stage} stage: gathered parameters in forward", f"{zh}：前向聚合的参数", FSDP_SOURCE + "; DeepSpeed estimate_zero3_model_states_mem_needs (4 × largest layer)"),
+        "gathers_bwd": d(f"{stage}_mem_gathers_backward", z3_bwd + if_(head, head_unit, 0) + if_(fsdp_pp, stage_rank_params * wbytes, 0), BYTES, f"{stage} stage: gathered parameters and gradients in backward", f"{zh}：反向聚合的参数与梯度", FSDP_SOURCE),
+        "weights_kept": d(
+            f"{stage}_mem_weights_kept", if_(r.weights_kept_apply, kept_params * wbytes, 0),
+            BYTES, f"{stage} stage: gathered weights kept until their backward", f"{zh}：保留至反向的聚合权重", WEIGHTS_KEPT_SOURCE,
+        ),
+        "autocast_cache": d(
+            f"{stage}_mem_autocast_cache",
+            if_(all_of(r.weight_dtype.eq("fp32"), conv(r, "autocast_cache").eq(1)), stage_rank_params * 2, 0),
+            BYTES, f"{stage} stage: autocast's bf16 weight copies", f"{zh}：autocast 的 bf16 权重副本",
+            "torch.autocast(cache_enabled=True) keeps the 16-bit cast of each fp32 leaf weight until the autocast region ends (torch/amp/autocast_mode.py)",
+        ),
+        "logits": d(f"{stage}_mem_logits", if_(head, r.logits, 0), BYTES, f"{stage} stage: logits", f"{zh}：logits", doc("logits-and-loss")),
+        "loss_fwd": d(f"{stage}_mem_loss_forward", if_(head, r.ce_fwd + r.mtp_loss_kept, 0), BYTES, f"{stage} stage: loss forward working set", f"{zh}：损失前向工作区", doc("logits-and-loss")),
+        "recompute": r.recompute_ws,
+        "gradients": d(f"{stage}_mem_gradients", if_(grads_setup, 0, sb["grads"]) + if_(fsdp_pp, stage_rank_params * 4, 0), BYTES, f"{stage} stage: gradients created in backward", f"{zh}：反向时产生的梯度", doc("phases") + "; " + FSDP_SOURCE),
+        "optimizer_temp": d(f"{stage}_mem_optimizer_temp", conv(r, "optimizer_temp_bytes") * total_of([r.rank_part[(stage, p)] / r.shard[("master", p)] for p, *_ in PARTS]), BYTES, f"{stage} stage: optimizer-step temporaries", f"{zh}：优化器 step 临时量", "torch/optim/adam.py _multi_tensor_adam (foreach: about one parameter-sized list); fused kernels: none"),
+    }
+    items["loss_bwd"] = loss_bwd = d(f"{stage}_mem_loss_backward", if_(head, r.ce_bwd + r.logits_kept + r.mtp_loss_kept, 0), BYTES, f"{stage} stage: loss backward working set", f"{zh}：损失反向工作区", doc("logits-and-loss"))
+    items["loss_or_recompute"] = d(f"{stage}_mem_loss_or_recompute", maximum(loss_bwd, r.recompute_ws), BYTES, f"{stage} stage: loss backward or recompute working set", f"{zh}：损失反向或重计算工作区", doc("phases"))
+    # gradients accumulate over micro-batches; the oldest micro-batch's activations go as its gradients come
+    items["gradients_early"] = d(f"{stage}_mem_gradients_early", if_(r.n_micro.gt(1), items["gradients"], 0), BYTES, f"{stage} stage: gradients accumulated before a backward", f"{zh}：反向开始前已累积的梯度", doc("phases"))
+    items["activations_rest"] = d(f"{stage}_mem_activations_rest", r.act[stage] * (r.in_flight[stage] - 1) / maximum(r.in_flight[stage], 1), BYTES, f"{stage} stage: activations of the other micro-batches in flight", f"{zh}：其余在途激活", doc("phases"))
+    return items
+
+
+def _reported(reg: Registry, r: Ctx) -> None:
+    """The heaviest stage is reported: its phases, items, first step and peak."""
+    d = reg.define
     fp, mp, lp = (r.stage_load[s] for s in STAGES)
     r.pick_first = d("report_first_stage", if_(r.single, True, all_of(fp.ge(lp), fp.ge(if_(r.has_middle, mp, 0)))), BOOL, "reported stage is the first", "报告首段", doc("pipeline-stages") + ": the stage with the largest peak")
     r.pick_middle = d("report_middle_stage", if_(r.pick_first, False, all_of(r.has_middle, mp.ge(lp))), BOOL, "reported stage is the middle one", "报告中间段", doc("pipeline-stages"))
@@ -164,7 +189,7 @@ def define(reg: Registry, r: Ctx) -> None:
         r.phase_bytes[p] = d(f"phase_{p}_bytes", pick(lambda s: r.stage_phase[s][p]), BYTES, f"{en} (reported stage)", f"{pzh}（报告段）", doc("phases"))
     r.item_bytes = {key: d(f"mem_{key}_bytes", pick(lambda s, k=key: r.stage_items[s][k]), BYTES, en, zh, doc("phases")) for key, en, zh in ITEMS}
     first_step = d("first_step_peak_bytes", pick(lambda s: r.stage_first_step[s]), BYTES, "first step's peak before its optimizer step (allocated)", "首步 step 前的峰值（已分配）", LAZY_SOURCE)
-    r.allocated = allocated = d("peak_allocated_bytes_per_rank", pick(lambda s: r.stage_peak[s]), BYTES, "peak allocated per rank (torch max_memory_allocated)", "每卡分配峰值（max_memory_allocated）", doc("counters"))
+    r.allocated = d("peak_allocated_bytes_per_rank", pick(lambda s: r.stage_peak[s]), BYTES, "peak allocated per rank (torch max_memory_allocated)", "每卡分配峰值（max_memory_allocated）", doc("counters"))
     steady = maximum(*r.phase_bytes.values())
     r.peak_phase = d("peak_phase", _argmax([(p, r.phase_bytes[p]) for p in PHASE_NAMES]), TEXT, "phase of the peak", "峰值所在阶段", doc("phases"))
     in_peak = {}
@@ -178,8 +203,13 @@ def define(reg: Registry, r: Ctx) -> None:
     d("multi_stage", r.pp.gt(1), BOOL, "more than one pipeline stage", "多于一个流水段", doc("pipeline-stages"))
     r.first_step = first_step
     r.steady_minus_first = d("lazy_state_bytes", steady - first_step, BYTES, "the steady peak above the first step's (optimizer moments allocated at the first step)", "稳态峰值高出首步的部分（首步才分配的动量）", MOE35 + "; " + LAZY_SOURCE)
+
+
+def _counters(reg: Registry, r: Ctx) -> None:
+    """The peak on each counter: allocated, reserved (the allocator's slack), the device (context and NCCL)."""
+    d = reg.define
     frag = d("reserved_fraction", conv(r, "reserved_fraction"), "ratio", "allocator reserve over allocated", "分配器预留比例", "conventions table; Megatron-LM's 1.05 overhead factor; reserved/allocated 1.04-1.08 on published Megatron runs")
-    r.reserved = reserved = d("peak_reserved_bytes_per_rank", allocated * (1 + frag), BYTES, "peak reserved per rank (torch max_memory_reserved)", "每卡预留峰值（max_memory_reserved）", doc("counters"))
+    r.reserved = reserved = d("peak_reserved_bytes_per_rank", r.allocated * (1 + frag), BYTES, "peak reserved per rank (torch max_memory_reserved)", "每卡预留峰值（max_memory_reserved）", doc("counters"))
     dp, cp, tp, pp, ep = r.dp, r.cp, r.tp, r.pp, r.ep
     n_groups = d(
         "nccl_groups",
