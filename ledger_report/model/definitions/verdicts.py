@@ -19,8 +19,29 @@ def _missing(cols) -> object:
     return drop_first(concat(*(if_(IsBlank(Col(c)), concat(", ", c), "") for c in cols)), 2)
 
 
+def _say(outcome, words: dict) -> object:
+    """The word for each value of an outcome quantity (nested conditionals over its values)."""
+    (value, word), *rest = words.items()
+    return word if not rest else if_(outcome.eq(value), word, _say(outcome, dict(rest)))
+
+
 def define(reg: Registry, r: Ctx) -> None:
     reg.section = "verdicts"
+    tones = [_memory(reg, r), _deadline(reg, r), _bandwidth(reg, r)]
+    reg.define("verdicts_bad", any_of(*(t.eq("bad") for t in tones)), BOOL, "a verdict says no", "有否定结论", doc("verdicts"))
+    _budget(reg, r)
+    _check(reg, r)
+
+
+def _verdict(reg: Registry, key: str, outcome, words: dict, en: str, zh: str):
+    """A verdict's words in English and Chinese and its tone, each from the one outcome; the tone."""
+    d = reg.define
+    d(f"verdict_{key}", _say(outcome, {v: w[0] for v, w in words.items()}), TEXT, f"{en} verdict", f"{zh}结论", doc("verdicts"))
+    d(f"verdict_{key}_zh", _say(outcome, {v: w[1] for v, w in words.items()}), TEXT, f"{en} verdict (zh)", f"{zh}结论", doc("verdicts"))
+    return d(f"verdict_{key}_tone", _say(outcome, {v: w[2] for v, w in words.items()}), TEXT, f"{en} verdict: good, bad or unknown", f"{zh}结论：好、坏或未知", doc("verdicts"))
+
+
+def _memory(reg: Registry, r: Ctx):
     d = reg.define
     hbm, peak, state = r.hbm_bytes, r.peak, r.state_hbm
     measured = r.measured_bytes
@@ -28,13 +49,16 @@ def define(reg: Registry, r: Ctx) -> None:
     known = negate(IsBlank(peak))
     given = negate(IsBlank(measured))
     missing = d("peak_needs", _missing(PEAK_NEEDS), TEXT, "the columns the peak needs and the row leaves empty", "峰值所需而未给出的列", doc("verdicts"))
-    r.memory_verdict = d(
-        "verdict_memory",
-        if_(given, if_(measured.le(hbm), "measured: fits", "measured: does not fit"),
-            if_(known, if_(peak.le(hbm), "fits", "does not fit"),
-                if_(over_state, "does not fit", "cannot tell"))),
-        TEXT, "memory verdict", "显存结论", doc("verdicts"),
+    outcome = d(
+        "memory_outcome",
+        if_(given, if_(measured.le(hbm), "measured_fits", "measured_over"),
+            if_(known, if_(peak.le(hbm), "fits", "over"), if_(over_state, "over", "unknown"))),
+        TEXT, "memory: measured_fits, measured_over, fits, over or unknown", "显存：实测放得下、实测放不下、放得下、放不下或未知", doc("verdicts"),
     )
+    tone = _verdict(reg, "memory", outcome, {
+        "measured_fits": ("measured: fits", "实测：放得下", "good"), "measured_over": ("measured: does not fit", "实测：放不下", "bad"),
+        "fits": ("fits", "放得下", "good"), "over": ("does not fit", "放不下", "bad"), "unknown": ("cannot tell", "无法判断", "unknown"),
+    }, "memory", "显存")
     over = peak - hbm
     d("verdict_memory_reason", if_(
         given,
@@ -54,55 +78,51 @@ def define(reg: Registry, r: Ctx) -> None:
             if_(over_state, concat("仅模型状态 ", gb_text(state), " 已超过显存 ", gb_text(hbm)), concat("峰值需要 ", missing, "，而该行未给出")))),
         TEXT, "why (zh)", "原因", doc("verdicts"),
     )
+    return tone
 
-    # the deadline -----------------------------------------------------------------------------
+
+def _deadline(reg: Registry, r: Ctx):
+    d = reg.define
     window_days = d("train_window_days", r.days - r.reserve, DAYS, "days available for training (deadline less reserve)", "可用于训练的天数（期限减预留）", doc("compute-floor"))
     late = d("days_over_deadline", r.days_on_config - window_days, DAYS, "days beyond the deadline (negative: days to spare)", "超出期限的天数（负值为余量）", doc("verdicts"))
     meets = d("meets_deadline", late.le(0), BOOL, "meets the deadline on this configuration's GPUs", "本配置能否按期完成", doc("verdicts"))
-    d("verdict_deadline", if_(IsBlank(meets), "cannot tell", if_(meets, "meets", concat("late by ", grouped(late, 1), " days"))), TEXT, "deadline verdict", "期限结论", doc("verdicts"))
-    d("verdict_deadline_reason", if_(IsBlank(meets), concat("needs ", _missing(("tokens", "days", "seq_len", "global_batch")), ", which the row leaves empty"),
+    outcome = d("deadline_outcome", if_(IsBlank(meets), "unknown", if_(meets, "meets", "late")), TEXT, "deadline: meets, late or unknown", "期限：按期、延期或未知", doc("verdicts"))
+    tone = _verdict(reg, "deadline", outcome, {
+        "meets": ("meets", "按期", "good"), "late": (concat("late by ", grouped(late, 1), " days"), concat("延期 ", grouped(late, 1), " 天"), "bad"),
+        "unknown": ("cannot tell", "无法判断", "unknown"),
+    }, "deadline", "期限")
+    needs = _missing(("tokens", "days", "seq_len", "global_batch"))
+    d("verdict_deadline_reason", if_(IsBlank(meets), concat("needs ", needs, ", which the row leaves empty"),
                                      concat(grouped(r.days_on_config, 1), " days on ", r.gpus, " GPUs against ", grouped(window_days, 1), " days (", r.days, " less ", r.reserve, " in reserve)")),
       TEXT, "why", "原因", doc("verdicts"))
-    d("verdict_deadline_reason_zh", if_(IsBlank(meets), concat("需要 ", _missing(("tokens", "days", "seq_len", "global_batch")), "，而该行未给出"),
+    d("verdict_deadline_reason_zh", if_(IsBlank(meets), concat("需要 ", needs, "，而该行未给出"),
                                         concat(r.gpus, " 卡需 ", grouped(r.days_on_config, 1), " 天，可用 ", grouped(window_days, 1), " 天（期限 ", r.days, " 天，预留 ", r.reserve, " 天）")),
       TEXT, "why (zh)", "原因", doc("verdicts"))
-    d("verdict_deadline_zh", if_(IsBlank(meets), "无法判断", if_(meets, "按期", concat("延期 ", grouped(late, 1), " 天"))), TEXT, "deadline verdict (zh)", "期限结论", doc("verdicts"))
+    return tone
 
-    # bandwidth: offloaded states must stream in and out within the step -----------------------
+
+def _bandwidth(reg: Registry, r: Ctx):
+    """Offloaded states must stream in and out within the step."""
+    d = reg.define
     stream, budget = r.offload_s, r.step_budget
-    d("verdict_bandwidth", if_(negate(r.has_offload), "nothing offloaded",
-                               if_(any_of(IsBlank(stream), IsBlank(budget)), "cannot tell", if_(stream.le(budget), "keeps up", "too slow"))),
-      TEXT, "bandwidth verdict", "带宽结论", doc("verdicts"))
+    outcome = d("bandwidth_outcome", if_(negate(r.has_offload), "none", if_(any_of(IsBlank(stream), IsBlank(budget)), "unknown", if_(stream.le(budget), "keeps_up", "too_slow"))),
+                TEXT, "bandwidth: none offloaded, keeps_up, too_slow or unknown", "带宽：无卸载、跟得上、太慢或未知", doc("verdicts"))
+    tone = _verdict(reg, "bandwidth", outcome, {
+        "none": ("nothing offloaded", "无卸载", "good"), "keeps_up": ("keeps up", "跟得上", "good"),
+        "too_slow": ("too slow", "太慢", "bad"), "unknown": ("cannot tell", "无法判断", "unknown"),
+    }, "bandwidth", "带宽")
     d("verdict_bandwidth_reason", if_(negate(r.has_offload), "every state is in HBM",
                                       concat("streaming the offloaded states takes ", grouped(stream, 1), " s of a ", grouped(budget, 1), " s step")),
       TEXT, "why", "原因", doc("verdicts"))
     d("verdict_bandwidth_reason_zh", if_(negate(r.has_offload), "所有状态都在显存中",
                                          concat("换入换出卸载状态需 ", grouped(stream, 1), " 秒，每步预算 ", grouped(budget, 1), " 秒")),
       TEXT, "why (zh)", "原因", doc("verdicts"))
-    d("verdict_memory_zh", if_(given, if_(measured.le(hbm), "实测：放得下", "实测：放不下"),
-                               if_(known, if_(peak.le(hbm), "放得下", "放不下"), if_(over_state, "放不下", "无法判断"))),
-      TEXT, "memory verdict (zh)", "显存结论", doc("verdicts"))
-    d("verdict_bandwidth_zh", if_(negate(r.has_offload), "无卸载", if_(any_of(IsBlank(stream), IsBlank(budget)), "无法判断", if_(stream.le(budget), "跟得上", "太慢"))),
-      TEXT, "bandwidth verdict (zh)", "带宽结论", doc("verdicts"))
-    # each verdict's tone, for the reports to colour it by: "good", "bad" or "unknown" (never blank)
-    tones = [
-        d("verdict_memory_tone", if_(given, if_(measured.le(hbm), "good", "bad"),
-                                     if_(known, if_(peak.le(hbm), "good", "bad"), if_(over_state, "bad", "unknown"))),
-          TEXT, "memory verdict: good, bad or unknown", "显存结论：好、坏或未知", doc("verdicts")),
-        d("verdict_deadline_tone", if_(IsBlank(meets), "unknown", if_(meets, "good", "bad")),
-          TEXT, "deadline verdict: good, bad or unknown", "期限结论：好、坏或未知", doc("verdicts")),
-        d("verdict_bandwidth_tone", if_(negate(r.has_offload), "good",
-                                        if_(any_of(IsBlank(stream), IsBlank(budget)), "unknown", if_(stream.le(budget), "good", "bad"))),
-          TEXT, "bandwidth verdict: good, bad or unknown", "带宽结论：好、坏或未知", doc("verdicts")),
-    ]
-    d("verdicts_bad", any_of(*(t.eq("bad") for t in tones)), BOOL, "a verdict says no", "有否定结论", doc("verdicts"))
+    return tone
 
-    # figures the page states in other words (meets the deadline, days over it and the bandwidth gate
-    # in the verdicts; the first step's peak in the note on the first step) are in the JSON and the
-    # workbook's Ledgers, not repeated on the pages
 
-    # budget ----------------------------------------------------------------------------------
+def _budget(reg: Registry, r: Ctx) -> None:
     reg.section = "budget"
+    d = reg.define
     price = r.price
     d("currency", Col("currency"), TEXT, "currency", "货币", "input column (docs/columns.md)")
     d("currency_given", negate(IsBlank(Col("currency"))), BOOL, "a currency is given", "给出货币", "input column (docs/columns.md)")
@@ -110,8 +130,12 @@ def define(reg: Registry, r: Ctx) -> None:
     d("cost_with_reserve", r.gpus * (r.days_on_config + r.reserve) * 24 * price, MONEY, "cost including the reserved days", "含预留天数的成本", "GPUs × (days needed + reserve days) × 24 × price")
     d("cost_deadline_hold", r.gpus * r.days * 24 * price, MONEY, "cost of holding these GPUs for the whole deadline", "整个期限占用这些 GPU 的成本", "GPUs × deadline days × 24 × price")
 
-    # the row's check: every rule it breaks, as the workbook's check cell shows it ---------------
+
+
+def _check(reg: Registry, r: Ctx) -> None:
+    """The row's check: every rule it breaks, as the workbook's check cell shows it."""
     reg.section = "constraints"
+    d = reg.define
     texts = []
     for c in reg.constraints:
         word = "" if c.severity == ERROR else "warning: "
