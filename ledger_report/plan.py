@@ -316,6 +316,52 @@ _ONE_COLUMN = _one_column_constraints()
 
 def _prepare(config: Config, prices: Mapping[str, float] | None = None) -> _Search:
     """Resolve the row, choose the searched columns and enumerate the candidates."""
+    T = tables()
+    given, base, v0 = _resolve(config, T)
+    searched: list[str] = []
+
+    def opts(col: str, default: Iterable[Any]) -> list[Any]:
+        if col in base:
+            return [base[col]]
+        searched.append(col)
+        return list(default)
+
+    gpus, zeros, modes, places, set_sp = _categorical(base, prices, opts, searched)
+    dps, mbs, pps, cps, eps, lcs = _numeric(base, v0, opts)
+    tp_given = "tp" in base
+    if not tp_given:
+        searched.append("tp")
+    # (dp, micro_batch) pairs the batch constraint accepts
+    D, M = (a.ravel() for a in np.meshgrid(dps, mbs, indexing="ij"))
+    env = evaluate_arrays(REGISTRY, {**base, "dp": D, "micro_batch": M}, T, ["ok_global_batch_multiple"])
+    keep = _holds(env["ok_global_batch_multiple"], len(D))
+    D, M = D[keep], M[keep]
+
+    searched = [c for c in COLUMN_NAMES if c in searched]
+    target = given.get("mfu")
+    priced = bool(prices) or "price_per_gpu_hour" in base
+    search = _Search(config, base, searched, set_sp, int(v0["seq_len"]), None if target is None else float(target), priced,
+                     variants=len(mbs) * len(lcs) * max(1, len(zeros)))
+    layouts: dict[Any, dict[str, np.ndarray]] = {}
+    for g in gpus:
+        vg = v0 if g is None else evaluate_row(REGISTRY, {**base, "gpu": g}, T)
+        gpn = int(vg["gpus_per_node"])
+        tps = [base["tp"]] if tp_given else _allowed({**base, **({} if g is None else {"gpu": g})}, "tp", range(1, gpn + 1))
+        price = prices.get(g if g is not None else str(v0["gpu"])) if prices else None
+        key = (gpn, tuple(tps))
+        if key not in layouts:
+            layouts[key] = _cross(D, M, pps, tps, cps, eps, lcs)
+        for z in zeros:
+            lay = _zero_layouts(layouts, key, z, "zero" in searched)
+            for r in modes:
+                for place in places:
+                    search.batches.append(_Batch(g, int(z), r, place, price, lay, search))
+    return search
+
+
+def _resolve(config: Config, T) -> tuple[dict, dict, Mapping[str, Any]]:
+    """The row's given values, the base the candidates vary (its expert split solved once), and the
+    row evaluated as given; an InputError where the planner cannot start."""
     given = config.given()
     problems = [
         _problem(config, c, "a value (the planner needs tokens, days, seq_len, global_batch and the architecture)", "an empty cell")
@@ -323,7 +369,6 @@ def _prepare(config: Config, prices: Mapping[str, float] | None = None) -> _Sear
     ]
     if problems:
         raise InputError(problems)
-    T = tables()
     base = {k: v for k, v in given.items() if k not in DROPPED_COLUMNS}
     if "params_per_rank" in given:
         # The observation solves the expert split at the row's own layout; plans carry the result.
@@ -336,19 +381,15 @@ def _prepare(config: Config, prices: Mapping[str, float] | None = None) -> _Sear
     window = v0["days"] - v0["reserve_days"]
     if not window > 0:
         raise InputError(_problem(config, "reserve_days", "fewer reserve days than days", f"{v0['reserve_days']} of {v0['days']}"))
+    return given, base, v0
 
-    searched: list[str] = []
 
-    def opts(col: str, default: Iterable[Any]) -> list[Any]:
-        if col in base:
-            return [base[col]]
-        searched.append(col)
-        return list(default)
-
-    # categorical -----------------------------------------------------------------------------
+def _categorical(base: dict, prices: Mapping[str, float] | None, opts: Callable, searched: list[str]) -> tuple:
+    """The GPUs, ZeRO stages, recompute modes and optimizer places to try, and whether the planner
+    sets sequence parallelism; the columns it searches are added to ``searched``."""
     gpu_fixed = "gpu" in base or any(c in base for c in GPU_OVERRIDES)
     if gpu_fixed:
-        gpus = [None]
+        gpus: list[str | None] = [None]
     else:
         searched.append("gpu")
         gpus = [g for g in GPU_NAMES if not prices or g in prices]
@@ -362,11 +403,12 @@ def _prepare(config: Config, prices: Mapping[str, float] | None = None) -> _Sear
     set_sp = "sequence_parallel" not in base
     if set_sp:
         searched.append("sequence_parallel")
+    return gpus, zeros, modes, places, set_sp
 
-    # numeric ----------------------------------------------------------------------------------
-    gb = int(v0["global_batch"])
-    L = int(v0["layers"])
-    seq = int(v0["seq_len"])
+
+def _numeric(base: dict, v0: Mapping[str, Any], opts: Callable) -> tuple:
+    """The data-parallel sizes, micro-batches, pipeline, context and expert sizes and loss chunks to try."""
+    gb, L, seq = int(v0["global_batch"]), int(v0["layers"]), int(v0["seq_len"])
     experts = int(v0["experts"] or 0)
     dps = _allowed(base, "dp", opts("dp", _divisors(gb)))
     mbs = _allowed(base, "micro_batch", opts("micro_batch", _divisors(gb)))
@@ -374,44 +416,20 @@ def _prepare(config: Config, prices: Mapping[str, float] | None = None) -> _Sear
     cps = _allowed(base, "cp", opts("cp", [c for c in _divisors(seq) if c == 1 or seq // c >= MIN_TOKENS_PER_CP_RANK]))
     eps = _allowed(base, "ep", opts("ep", _divisors(experts) if experts else [1]))
     lcs = opts("loss_chunks", LOSS_CHUNK_CHOICES)
-    tp_given = "tp" in base
-    if not tp_given:
-        searched.append("tp")
+    return dps, mbs, pps, cps, eps, lcs
 
-    # (dp, micro_batch) pairs the batch constraint accepts
-    D, M = (a.ravel() for a in np.meshgrid(dps, mbs, indexing="ij"))
-    env = evaluate_arrays(REGISTRY, {**base, "dp": D, "micro_batch": M}, T, ["ok_global_batch_multiple"])
-    keep = _holds(env["ok_global_batch_multiple"], len(D))
-    D, M = D[keep], M[keep]
 
-    searched = [c for c in COLUMN_NAMES if c in searched]
-    target = given.get("mfu")
-    priced = bool(prices) or "price_per_gpu_hour" in base
-    search = _Search(config, base, searched, set_sp, seq, None if target is None else float(target), priced,
-                     variants=len(mbs) * len(lcs) * max(1, len(zeros)))
-    layouts: dict[Any, dict[str, np.ndarray]] = {}
-    for g in gpus:
-        vg = v0 if g is None else evaluate_row(REGISTRY, {**base, "gpu": g}, T)
-        gpn = int(vg["gpus_per_node"])
-        tps = [base["tp"]] if tp_given else _allowed({**base, **({} if g is None else {"gpu": g})}, "tp", range(1, gpn + 1))
-        price = None
-        if prices:
-            price = prices.get(g if g is not None else str(v0["gpu"]))
-        key = (gpn, tuple(tps))
-        if key not in layouts:
-            layouts[key] = _cross(D, M, pps, tps, cps, eps, lcs)
-        for z in zeros:
-            lay = layouts[key]
-            if z and "zero" in searched:  # ZeRO shards over dp·cp: with one rank it only adds overhead
-                kz = (key, "sharded")
-                if kz not in layouts:
-                    many = lay["dp"] * lay["cp"] > 1
-                    layouts[kz] = {c: a[many] for c, a in lay.items()}
-                lay = layouts[kz]
-            for r in modes:
-                for place in places:
-                    search.batches.append(_Batch(g, int(z), r, place, price, lay, search))
-    return search
+def _zero_layouts(layouts: dict, key: Any, zero: int, searched: bool) -> dict[str, np.ndarray]:
+    """The layouts a ZeRO stage is tried on: where the planner searches ZeRO, a sharded stage only
+    where dp·cp > 1 (with one rank it only adds overhead)."""
+    lay = layouts[key]
+    if not (zero and searched):
+        return lay
+    kz = (key, "sharded")
+    if kz not in layouts:
+        many = lay["dp"] * lay["cp"] > 1
+        layouts[kz] = {c: a[many] for c, a in lay.items()}
+    return layouts[kz]
 
 
 def _cross(D, M, pps, tps, cps, eps, lcs) -> dict[str, np.ndarray]:
