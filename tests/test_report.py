@@ -80,3 +80,35 @@ def test_the_figure_is_on_the_handout_page(ledger, tmp_path):
     assert "".join(LABEL.split()) in squeezed
     assert "".join(units.gb(ledger[KEY]).split()) in squeezed
     assert "57.3GB÷36" in squeezed  # the formula text with the numbers filled in
+
+
+def test_a_choice_quantity_knows_its_values():
+    """registry.choices reads the values a text quantity can take from its expression: the phases
+    for the peak's phase (in the order the phases run), an enumerated input column's choices for
+    the recompute mode, and nothing for a sentence, whose text is composed."""
+    from ledger_report.config import COLUMNS
+    from ledger_report.model.definitions.phases import PHASE_NAMES
+    from ledger_report.model.definitions import REGISTRY
+    from ledger_report.model.registry import choices
+
+    columns = {c.name: c.choices for c in COLUMNS if c.choices}
+    assert choices(REGISTRY, "peak_phase", columns) == PHASE_NAMES
+    assert choices(REGISTRY, "recompute", columns) == ("none", "selective", "selective_op", "full")
+    assert choices(REGISTRY, "reported_stage", columns) == ("only", "first", "middle", "last")
+    assert choices(REGISTRY, "verdict_memory_reason", columns) is None
+    assert choices(REGISTRY, "recompute") is None  # without the column's choices the input is open
+
+
+def test_a_breakdown_on_the_pages_names_its_sentence():
+    """A figure of named quantities is an object in JSON; on the pages it is a registry sentence
+    (Figure.text), so the workbook's live formula and the handout say the same; without one the
+    spec refuses it rather than let a reporter make up the text."""
+    with pytest.raises(ValueError, match="text quantity"):
+        Figure("step_time_s", "terms", items=(("compute", "time_compute_s"),))
+    f = Figure("step_time_s", "terms", items=(("compute", "time_compute_s"),), pages=False)
+    assert f.shown == "step_time_s"
+    [g] = [g for s in SPEC.sections for g in getattr(s, "figures", ()) if g.name == "step_time_breakdown"]
+    assert g.shown == "step_time_terms"
+    v = compute(config_from_mapping({"name": "q", "layers": 36, "hidden": 4096, "heads": 32, "ffn_hidden": 12288, "vocab": 151936,
+                                     "seq_len": 4096, "global_batch": 64, "dp": 8, "tokens": "1B", "days": 10}))
+    assert v["step_time_terms"].startswith("compute ") and v["step_time_terms"].endswith(" s")
