@@ -523,6 +523,10 @@ def test_dropdowns_for_every_enumerated_column(built):
             values = [c.value for row in wb[sheet][rng.replace("$", "")] for c in row]
             if col.choices:
                 assert values == list(col.choices), col.name
+            else:  # the GPU list: the catalogue's names (a name defined twice would leave Excel one empty range)
+                assert values and all(values), col.name
+    names = re.findall(rb'<definedName name="([^"]+)"( localSheetId="\d+")?', zipfile.ZipFile(io.BytesIO(built)).read("xl/workbook.xml"))
+    assert len(names) == len(set(names)) and (b"list_gpu", b"") in names, sorted(n for n in names if names.count(n) > 1)
 
 
 CHOSEN_NAME = f"{openpyxl.utils.get_column_letter(wbk.CHOSEN_CELL[0])}3"  # the Ledger sheet's dropdown
