@@ -25,7 +25,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from ledger_report.engine import config_from_mapping  # noqa: E402
-from ledger_report.plan import plan  # noqa: E402
+from ledger_report.planner import plan  # noqa: E402
 
 SEED_004_JOB = dict(
     name="qwen3-8b", layers=36, hidden=4096, heads=32, kv_heads=8, head_dim=128, ffn_hidden=12288,

@@ -86,12 +86,16 @@ def build(source: str | Path | Sequence[Ledger], out_dir: str | Path = "out", fo
     return write_outputs(files, inputs=inputs)
 
 
-def plan(source: str | Path | Iterable[Config], top: int = 10, progress: Progress | None = None) -> dict[str, Any]:
-    """The planner's document for each row (see ``ledger-report plan``)."""
-    from .plan import plan_document
+def plan(source: str | Path | Iterable[Config], top: int = 5, progress: Progress | None = None,
+         prices: Mapping[str, float] | str | Path | None = None) -> dict[str, Any]:
+    """The planner's document for each row, as ``ledger-report plan`` gives it (the same default
+    ``top``); ``prices``: GPU type -> price per GPU-hour, or the path of a gpu,price CSV."""
+    from .planner import plan_document, read_prices
 
     configs = read(source) if isinstance(source, (str, Path)) else list(source)
-    return plan_document(configs, top=top, progress=progress)
+    if isinstance(prices, (str, Path)):
+        prices = read_prices(prices)
+    return plan_document(configs, top=top, progress=progress, prices=prices)
 
 
 def to_frame(ledgers: Iterable[Ledger]):

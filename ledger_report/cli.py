@@ -10,6 +10,7 @@ import click
 
 from . import __version__
 from .errors import LedgerError
+from .render.workers import JobsError, default_jobs
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 FORMATS = ("xlsx", "pdf", "json")
@@ -95,6 +96,10 @@ def main() -> None:
 
     Example: ledger-report build inputs/examples.xlsx -o out
     """
+    try:
+        default_jobs()  # a bad LEDGER_REPORT_JOBS is a usage error (exit 2), as a bad -j is
+    except JobsError as e:
+        raise click.UsageError(str(e)) from None
 
 
 @main.command(context_settings=CONTEXT)
@@ -302,7 +307,7 @@ def plan(input: str, top: int, out_dir: str | None, as_json: bool, lang: str, qu
 
     Example: ledger-report plan inputs/plan-examples.csv --top 3 -o plans
     """
-    from .plan import plan_document, read_prices
+    from .planner import plan_document, read_prices
     from .render.table import render_plans
 
     try:

@@ -77,6 +77,9 @@ def test_wrong_usage_exits_2():
     assert CliRunner().invoke(main, ["build", str(EXAMPLE), "--format", "docx"]).exit_code == 2
     zero_jobs = CliRunner().invoke(main, ["build", str(EXAMPLE), "--jobs", "0"])
     assert zero_jobs.exit_code == 2 and "--jobs" in zero_jobs.output
+    for bad in ("abc", "0"):  # the environment's number of workers is checked as -j is
+        r = CliRunner().invoke(main, ["calc", str(EXAMPLE), "--json"], env={"LEDGER_REPORT_JOBS": bad})
+        assert r.exit_code == 2 and "LEDGER_REPORT_JOBS" in r.output and "Traceback" not in r.output
 
 
 @pytest.mark.parametrize("cmd", ["build", "calc", "template", "gpus", "plan"])

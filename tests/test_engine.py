@@ -17,7 +17,7 @@ from ledger_report.model.definitions import PARTS, REGISTRY, STATES
 PKG = Path(__file__).resolve().parents[1] / "ledger_report"
 FORBIDDEN = {"pandas", "click", "openpyxl", "xlsxwriter", "jinja2", "weasyprint"}
 # The pure engine: the model, the engine, config, assumptions, catalogue, errors.
-PURE = ["engine.py", "config.py", "assumptions.py", "catalogue.py", "errors.py", "plan.py", "model"]
+PURE = ["engine.py", "config.py", "assumptions.py", "catalogue.py", "errors.py", "planner.py", "model"]
 
 settings.register_profile("ci", derandomize=True, deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("ci")

@@ -830,11 +830,15 @@ def test_an_error_in_a_worker_reaches_the_caller(monkeypatch):
 
 
 def test_jobs_from_the_environment(monkeypatch):
+    """One rule for the handout's workers and calc's: a whole number of at least 1, else the CPUs."""
+    from ledger_report.render import json_stream, workers
+
     monkeypatch.setenv("LEDGER_REPORT_JOBS", "3")
-    assert handout.default_jobs() == 3
-    monkeypatch.setenv("LEDGER_REPORT_JOBS", "many")
-    with pytest.raises(handout.HandoutError, match="LEDGER_REPORT_JOBS"):
-        handout.default_jobs()
+    assert handout.default_jobs() == 3 and json_stream.default_jobs() == 3
+    for bad in ("many", "0", "-2", "1.5"):
+        monkeypatch.setenv("LEDGER_REPORT_JOBS", bad)
+        with pytest.raises(workers.JobsError, match="LEDGER_REPORT_JOBS"):
+            handout.default_jobs()
     monkeypatch.delenv("LEDGER_REPORT_JOBS")
     assert handout.default_jobs() >= 1
 

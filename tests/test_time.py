@@ -162,3 +162,19 @@ def test_step_time_terms_name_the_terms_that_are_not_zero():
     assert x["placement_summary"] == "tp within a node; dp within a node; pp across nodes"
     assert x["placement_summary_zh"] == "tp 在节点内；dp 在节点内；pp 跨节点"
     assert v(dp=8)["placement_summary"] == "no group crosses a node" and v(dp=8)["placement_summary_zh"] == "没有跨节点的组"
+
+
+def test_two_stages_have_no_middle_one_to_be_slowest():
+    """With pp = 2 the stages are the first and the last: the slowest is one of them (the middle
+    stage is defined only for pp > 2; with two it is a copy of the last)."""
+    assert v(dp=4, pp=2)["slowest_stage"] in ("first", "last")
+    assert v(dp=2, pp=4, layers=48)["slowest_stage"] in ("first", "middle", "last")
+
+
+def test_no_predicted_step_no_sentence_about_it():
+    """Without the architecture there is no predicted step time, so the assumption that days come
+    from it is not stated (its numbers would be blank)."""
+    x = compute(config_from_mapping({"name": "p", "params_total": "8B", "seq_len": 4096, "global_batch": 64, "dp": 8,
+                                     "tokens": "1B", "days": 10})).values
+    assert x["step_time_s"] is None and not x["note_predicted_shown"]
+    assert v(dp=8)["note_predicted_shown"]

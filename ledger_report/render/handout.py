@@ -75,6 +75,7 @@ import weasyprint.urls
 from ledger_report.engine import Ledger
 from ledger_report.errors import LedgerError
 from ledger_report.render import page as pg
+from ledger_report.render.workers import default_jobs
 
 __all__ = [
     "render_html",
@@ -755,21 +756,6 @@ def _forked(n: int, workers: int, done: Callable[[int, tuple[bytes, list[str]]],
             process.kill()
             process.join()
             conn.close()
-
-
-def default_jobs() -> int:
-    """Worker processes for the handout: ``LEDGER_REPORT_JOBS`` if set, else the CPUs this process
-    may run on."""
-    text = os.environ.get("LEDGER_REPORT_JOBS", "").strip()
-    if text:
-        try:
-            return max(1, int(text))
-        except ValueError:
-            raise HandoutError(f"LEDGER_REPORT_JOBS must be a whole number of worker processes; found {text!r}.") from None
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def _can_fork() -> bool:

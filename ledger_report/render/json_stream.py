@@ -28,19 +28,9 @@ from ..engine import BATCH_ROWS, Batch, PackedConfigs
 from ..inputs import CSV_SUFFIXES, name_key, read_configs
 from ..report import DEFAULT
 from .json_batch import write_batch
+from .workers import default_jobs
 
 _FORKED: tuple | None = None  # (configurations, rows per batch, output fd, turn, batches written), for the workers
-
-
-def default_jobs() -> int:
-    """``LEDGER_REPORT_JOBS`` if it is a whole number, else the CPUs this process may run on."""
-    text = os.environ.get("LEDGER_REPORT_JOBS", "").strip()
-    if text.isdigit():
-        return max(1, int(text))
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def write_configs(configs: Sequence[Any], out: Any, progress: Callable[[int], None], jobs: int | None = None,

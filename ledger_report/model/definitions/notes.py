@@ -68,7 +68,7 @@ def define(reg: Registry, r: Ctx) -> None:
                concat("；步时模型预测 ", _round(r.predicted_mfu, 3), "（每步 ", _round(r.step_time, 2), " 秒）")),
            "。每 token FLOPs：6 × (激活参数 − 不共享的输入嵌入) + 因果注意力。"),
           doc("step-time"))
-    _note(reg, "predicted", negate(r.mfu_given),
+    _note(reg, "predicted", all_of(negate(r.mfu_given), negate(IsBlank(r.step_time))),
           ("Days and cost from the predicted step time (", _round(r.step_time, 2), " s, MFU ", _round(r.predicted_mfu, 3),
            "): compute at the catalogue's sustained GEMM efficiency, the exposed communication of each parallel group, the pipeline bubble, the optimizer step and offload traffic."),
           ("天数与成本按预测步时（", _round(r.step_time, 2), " 秒，MFU ", _round(r.predicted_mfu, 3),

@@ -231,7 +231,7 @@ def _step(reg: Registry, r: Ctx) -> None:
     d = reg.define
     m = r.n_micro
     t = {s: r.stage_time[s]["micro"] for s in STAGES}
-    d("slowest_stage", if_(r.single, "only", if_(t["first"].ge(maximum(t["middle"], t["last"])), "first", if_(t["middle"].ge(t["last"]), "middle", "last"))),
+    d("slowest_stage", if_(r.single, "only", if_(t["first"].ge(maximum(t["middle"], t["last"])), "first", if_(all_of(r.has_middle, t["middle"].ge(t["last"])), "middle", "last"))),
                 TEXT, "the slowest pipeline stage (it sets the pace)", "最慢的流水段（决定节奏）", TIME)
     r.t_micro = d("micro_batch_s", _pick_slowest(r, "micro"), SECONDS, "one micro-batch on the slowest stage", "最慢段的一个 micro-batch", TIME)
     r.t_compute_mb = d("micro_batch_compute_s", _pick_slowest(r, "compute"), SECONDS, "compute of one micro-batch on the slowest stage", "最慢段一个 micro-batch 的计算", TIME)

@@ -112,10 +112,10 @@ def _bandwidth(reg: Registry, r: Ctx):
         "too_slow": ("too slow", "太慢", "bad"), "unknown": ("cannot tell", "无法判断", "unknown"),
     }, "bandwidth", "带宽")
     d("verdict_bandwidth_reason", if_(negate(r.has_offload), "every state is in HBM",
-                                      concat("streaming the offloaded states takes ", grouped(stream, 1), " s of a ", grouped(budget, 1), " s step")),
+                                      concat("offload (the streams and the CPU optimizer) takes ", grouped(stream, 1), " s of a ", grouped(budget, 1), " s step")),
       TEXT, "why", "原因", doc("verdicts"))
     d("verdict_bandwidth_reason_zh", if_(negate(r.has_offload), "所有状态都在显存中",
-                                         concat("换入换出卸载状态需 ", grouped(stream, 1), " 秒，每步预算 ", grouped(budget, 1), " 秒")),
+                                         concat("卸载（传输与 CPU 优化器）需 ", grouped(stream, 1), " 秒，每步预算 ", grouped(budget, 1), " 秒")),
       TEXT, "why (zh)", "原因", doc("verdicts"))
     return tone
 

@@ -13,7 +13,7 @@ from ledger_report.errors import InputError
 from ledger_report.model.definitions import REGISTRY
 from ledger_report.model.evaluate import evaluate_row
 from ledger_report.model.tables import tables
-from ledger_report.plan import (
+from ledger_report.planner import (
     CHUNK,
     CONSTRAINT_KEYS,
     COST_TOLERANCE,
@@ -194,7 +194,7 @@ def _scalar_search(job, zeros, modes, places, scale):
 def test_exhaustive_scalar_search_finds_nothing_cheaper(job, zeros, modes, monkeypatch):
     """A scalar search with compute over the same small space (one loss-chunk choice): the same feasible
     count, and no feasible plan cheaper by a cost step than the planner's first, which is feasible."""
-    import ledger_report.plan as planner
+    import ledger_report.planner as planner
 
     monkeypatch.setattr(planner, "LOSS_CHUNK_CHOICES", (1,))
     result = plan(_cfg(job), top=5)
@@ -311,7 +311,7 @@ def test_an_impossible_job_reports_why():
 
 def test_chunking_does_not_change_the_answer(monkeypatch):
     """Evaluating in smaller chunks gives the same counts and plans (the pool keeps the best)."""
-    import ledger_report.plan as planner
+    import ledger_report.planner as planner
 
     a = plan(_cfg(TINY_DENSE), top=5)
     monkeypatch.setattr(planner, "CHUNK", 97)
@@ -387,7 +387,7 @@ def test_plans_carry_their_step_time_and_the_front_is_not_dominated(qwen_plans):
 def test_prices_file_prices_each_gpu_type_and_limits_the_search(tmp_path):
     """--prices: a CSV of gpu,price; when the row names no GPU only the priced types are searched, and each
     plan's cost is its predicted GPU-hours × its type's price."""
-    from ledger_report.plan import read_prices
+    from ledger_report.planner import read_prices
 
     path = tmp_path / "prices.csv"
     path.write_text("gpu,price\nH100-SXM,2.0\nA100-80GB,1.1\n", encoding="utf-8")

@@ -672,7 +672,7 @@ def _gate_text(name: str, margin: float) -> str:
 
 def _throughput_text(search: _Search, calibration: dict[str, Any] | None) -> str:
     if calibration is None:
-        return "predicted by the step-time model for each layout (definitions/time.py)"
+        return "predicted by the step-time model for each layout (docs/definitions.md#step-time)"
     return (f"predicted by the step-time model, its matmul efficiency scaled by {_fmt(calibration['efficiency_scale'])} so that the cheapest "
             f"layout reaches the measured mfu {_fmt(calibration['mfu'])}")
 

@@ -1,0 +1,27 @@
+"""How many worker processes render side by side: the caller's number, else ``LEDGER_REPORT_JOBS``,
+else the CPUs this process may run on.  One rule for the handout and for ``calc --json``."""
+
+from __future__ import annotations
+
+import os
+
+from ..errors import LedgerError
+
+JOBS_ENV = "LEDGER_REPORT_JOBS"
+
+
+class JobsError(LedgerError):
+    """``LEDGER_REPORT_JOBS`` is set to something other than a whole number of at least 1."""
+
+
+def default_jobs() -> int:
+    """``LEDGER_REPORT_JOBS`` where it is set (a whole number, at least 1), else the CPUs."""
+    text = os.environ.get(JOBS_ENV, "").strip()
+    if text:
+        if not text.isdigit() or int(text) < 1:
+            raise JobsError(f"{JOBS_ENV} must be a whole number of worker processes, at least 1; found {text!r}.")
+        return int(text)
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
