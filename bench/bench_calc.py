@@ -25,6 +25,34 @@ checks while reading (~10 µs).  Measured and left: each worker parsing the whol
 per row of the file, about 2 % of the total (finding the rows' byte ranges past quoted newlines
 would cost most of that again); evaluating only the quantities the document reads (697 of 815)
 saved nothing measurable; smaller chunks (256 rows) and a shared FMT memo: within the noise.
+
+Measured again 2026-12-02 (after 1e85d75), back to back with it on the same machine while other
+jobs held both cores (load 2.5-3.4), so the wall times say little (20,000 rows 4.2-5.4 s, 100,000
+rows 13.4-23.1 s, old and new alike): CPU 20,000 rows 3.4-3.5 s (before 3.4-3.5 s); 100,000 rows
+CPU 14.8-14.9 s (before 14.4-15.2 s), 290 MB peak RSS (before 290 MB); the bytes are the same
+(cmp on 100,000 and 20,000 rows and on inputs/examples.csv).  The 5 s goal is still not met:
+about 150 µs of CPU a row in a worker, where 5 s asks for about 90.  Counted in instructions
+(valgrind cachegrind, one batch of 4,096 rows, not disturbed by the other jobs), a row takes
+1.35 M instructions (before 1.38 M): reading and checking 349 K (386 K), evaluating 233 K (233 K),
+the writer 766 K (757 K).  What changed: a Config's columns are copied from one empty
+schema-ordered dict (4.1 -> 1.8 µs a Config); a batch's texts are taken into one object array by
+their codes and joined 64 rows at a time, in the processor's cache (joining, encoding and holding
+15.4 -> 10.7 µs a row, timed alternately in one process, although it takes a few more
+instructions); plain ASCII texts are quoted without the JSON encoder; the distinct combinations of
+what a text reads are found once for the texts that read the same on the same rows (a message and
+its Chinese), a text quantity's distinct values reach the writer with each row's place (not
+factorized again), and combinations are numbered without a stable sort.  Where the writer's
+instructions go (cachegrind): the interpreter loop 18 %, float to text (_Py_dg_dtoa: repr of
+~58,000 distinct floats a batch, FMT) 8 %, copying bytes 8 %, joining 3 %, sorting 4 %.
+Measured and left: glibc's trim and mmap thresholds raised (mallopt) -- 15 % fewer page faults,
+no CPU gained; a list of chunks written with os.writev instead of the held buffer (slower, 9,000
+faults a batch); a float-repr memo shared by the columns (only 8 % of a batch's float texts
+repeat across columns); sort and searchsorted in place of np.unique (slower above a few distinct
+values); 8,192 rows a batch (evaluating 28.5 -> 25.1 µs a row, the writer no faster, a larger
+held buffer and arrays).  What remains, each a few µs a row: a worker parsing the other workers'
+rows (~3 µs a row of its own); the reader's rows built as dicts, then Configs, then tuples, then
+columns again (~5 µs); the input columns converted to arrays twice (the checks, then the batch);
+the per-(row, column) joins of ~195 texts a row.
 """
 
 from __future__ import annotations

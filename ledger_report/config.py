@@ -205,6 +205,7 @@ COLUMNS: tuple[Column, ...] = (
 COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in COLUMNS)
 COLUMN_BY_NAME: Mapping[str, Column] = {c.name: c for c in COLUMNS}
 _COLUMN_SET = frozenset(COLUMN_NAMES)
+_NO_VALUES = dict.fromkeys(COLUMN_NAMES)  # every column empty, in schema order (copied for each Config)
 
 # Architecture columns that go together: give all of them or none.
 ARCH_REQUIRED = ("layers", "hidden", "heads", "ffn_hidden", "vocab")
@@ -225,11 +226,11 @@ class Config:
     origins: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        full = dict.fromkeys(COLUMN_NAMES)  # every column, in schema order
-        full.update(self.values)
+        full = _FrozenDict(_NO_VALUES)  # every column, in schema order
+        dict.update(full, self.values)
         if len(full) != len(COLUMN_NAMES):  # a key that is no column
             raise KeyError(f"unknown columns: {sorted(self.values.keys() - _COLUMN_SET)}")
-        object.__setattr__(self, "values", _FrozenDict(full))
+        object.__setattr__(self, "values", full)
         object.__setattr__(self, "origins", _FrozenDict({k: v for k, v in self.origins.items() if full.get(k) is not None}))
 
     @classmethod

@@ -167,37 +167,64 @@ class Batch:
         self._columns: dict[str, list] = {}
         self._inputs: dict[str, Sequence[Any]] = inputs or {}
         self._value_codes: dict[tuple[str, bool], tuple[Any, int]] = {}
+        self._distincts: dict[tuple, tuple[list[int], list[int]] | None] = {}
+        self._coded: dict[str, tuple[list[int] | None, list]] = {}
 
     def column(self, key: str) -> list:
         """The quantity's value on each row, as the row's ledger gives it; text (messages) by the
         scalar rules over the rows (``model/rows.py``), which raises where a row's ledger would."""
         hit = self._columns.get(key)
         if hit is None:
-            every = range(len(self.configs))
-            hit = self._columns[key] = self.text(key, every) if key in self.text_keys else self._numbers(key)
+            if key in self.text_keys:
+                inverse, texts = self.coded_column(key)
+                hit = texts if inverse is None else list(map(texts.__getitem__, inverse))
+            else:
+                hit = self._numbers(key)
+            self._columns[key] = hit
+        return hit
+
+    def coded_column(self, key: str) -> tuple[list[int] | None, list]:
+        """A text quantity on every row, as ``text_coded`` gives it."""
+        hit = self._coded.get(key)
+        if hit is None:
+            hit = self._coded[key] = self.text_coded(key, range(len(self.configs)))
         return hit
 
     def text(self, key: str, rows: Sequence[int]) -> list:
-        """A text quantity on some rows (positions in the batch) only: evaluated once for each
-        distinct combination of the values it reads (its columns and quantities), on the first
-        row that has it; a row's text depends on nothing else."""
+        """A text quantity on some rows (positions in the batch) only (``text_coded``, each row's
+        value)."""
+        inverse, texts = self.text_coded(key, rows)
+        return texts if inverse is None else list(map(texts.__getitem__, inverse))
+
+    def text_coded(self, key: str, rows: Sequence[int]) -> tuple[list[int] | None, list]:
+        """A text quantity on some rows: the values, and for each row its value's place among
+        them (``None``: a value a row, in order).  Evaluated once for each distinct combination of
+        the values it reads (its columns and quantities), on the first row that has it; a row's
+        text depends on nothing else."""
         e = self.model.registry[key].expr
         distinct = self._distinct(e, rows)
         if distinct is None:
-            return evaluate_rows(e, rows, self.inputs, self.column, self.model.tables)
+            return None, evaluate_rows(e, rows, self.inputs, self.column, self.model.tables)
         first, inverse = distinct
-        texts = evaluate_rows(e, first, self.inputs, self.column, self.model.tables)
-        return list(map(texts.__getitem__, inverse))
+        return inverse, evaluate_rows(e, first, self.inputs, self.column, self.model.tables)
 
     def _distinct(self, e: Any, rows: Sequence[int]) -> tuple[list[int], list[int]] | None:
         """The first of the rows with each distinct combination of what ``e`` reads, and for each
-        row its combination's place among them; ``None`` where that would save nothing."""
-        import numpy as np
-
+        row its combination's place among them; ``None`` where that would save nothing (found
+        once for texts that read the same on the same rows: a message and its Chinese)."""
         if len(rows) < 2 or len(self.parts) > 1:
             return None
+        reads = _reads(e)
+        key = (tuple(reads), (rows.start, rows.stop, rows.step) if type(rows) is range else tuple(rows))
+        if key not in self._distincts:
+            self._distincts[key] = self._combinations(reads, rows)
+        return self._distincts[key]
+
+    def _combinations(self, reads: list[tuple[str, bool]], rows: Sequence[int]) -> tuple[list[int], list[int]] | None:
+        import numpy as np
+
         at = np.asarray(rows, dtype=np.intp)
-        columns = ((codes[at], k) for codes, k in (self._codes(name, of_column) for name, of_column in _reads(e)))
+        columns = ((codes[at], k) for codes, k in (self._codes(name, of_column) for name, of_column in reads))
         first, inverse = combined_codes(np, columns, len(at))
         if len(first) == len(at):
             return None
@@ -330,16 +357,22 @@ def first_seen_codes(np, keys: Sequence[Any]) -> tuple[Any, list[Any]]:
 
 
 def combined_codes(np, columns: Iterable[tuple[Any, int]], n: int) -> tuple[Any, Any]:
-    """For code columns ((codes, how many), ...) over n rows: the first row of each distinct
-    combination, and each row's place among the combinations."""
+    """For code columns ((codes, how many), ...) over n rows: a row of each distinct combination
+    (not always the first: any row of it has the same values), and each row's place among the
+    combinations (sorted, without the stable sort that finding the first rows takes)."""
     code, size = np.zeros(n, dtype=np.int64), 1
     for codes, k in columns:
         if size * k >= MAX_CODE:
             distinct, code = np.unique(code, return_inverse=True)
             code, size = code.reshape(-1), len(distinct)
         code, size = code * k + codes, size * k
-    _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
-    return first, inverse.reshape(-1)
+    order = code.argsort()
+    starts = np.empty(n, dtype=bool)  # where a combination begins in sorted order
+    starts[:1] = True
+    np.not_equal(code[order[1:]], code[order[:-1]], out=starts[1:])
+    inverse = np.empty(n, dtype=np.intp)
+    inverse[order] = np.cumsum(starts) - 1
+    return order[starts], inverse
 
 
 def _python_codes(np, vals: Sequence[Any]) -> tuple[Any, int]:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from itertools import chain, repeat
+from itertools import repeat
 from operator import is_not
 from typing import Any, Callable, Sequence
 
@@ -51,13 +51,19 @@ class _Unusual(Exception):
     """A value the column writer does not write as json.dumps would: the batch goes row by row."""
 
 
+_ESCAPED = re.compile(r'[\x00-\x1f"\\]')  # what json.dumps (ensure_ascii off) escapes
+
+
 def _STRING(s: str) -> str:
-    """``s`` as json.dumps writes it, held as its UTF-8 bytes (one character a byte)."""
+    """``s`` as json.dumps writes it, held as its UTF-8 bytes (one character a byte): plain
+    ASCII quoted as it is."""
+    if s.isascii() and not _ESCAPED.search(s):
+        return '"' + s + '"'
     text = _JSON(s)
     return text if text.isascii() else text.encode("utf-8").decode("latin-1")
 
 
-CHUNK_ROWS = 1024  # rows joined into documents at once: bounds the texts held
+CHUNK_ROWS = 64  # rows joined into one text at once: small enough to stay in the processor's cache
 
 
 def write_batch(batch: Batch, out: Any, first: bool, progress: Callable[[int], None]) -> None:
@@ -75,21 +81,23 @@ def write_batch(batch: Batch, out: Any, first: bool, progress: Callable[[int], N
             first = False
             progress(1)
         return
-    n = len(batch.configs)
+    n, width = len(batch.configs), len(parts) + 1
+    cells = _cells(parts, n, "" if first else ",\n")
     for start in range(0, n, CHUNK_ROWS):
-        rows = slice(start, min(start + CHUNK_ROWS, n))
-        out.write(_chunk(parts, rows, "" if first else ",\n"))
-        first = False
-        progress(rows.stop - rows.start)
+        stop = min(start + CHUNK_ROWS, n)
+        out.write("".join(cells[start * width:stop * width].tolist()).encode("latin-1"))
+        progress(stop - start)
 
 
-def _chunk(parts: list, rows: slice, lead: str) -> bytes:
-    """The rows' documents, ",\\n" between them and ``lead`` before the first, as bytes: the
-    pieces and the columns' texts joined at once."""
-    n = rows.stop - rows.start
-    columns = [chain((lead,), repeat(",\n", n - 1))]
-    columns += [repeat(p, n) if type(p) is str else p.on(rows) for p in parts]
-    return "".join(chain.from_iterable(zip(*columns))).encode("latin-1")
+def _cells(parts: list, n: int, lead: str) -> Any:
+    """Every text of the rows' documents in order, row after row, as one object array: ",\\n"
+    (``lead`` on the first row), then each piece or column's text on the row."""
+    grid = np.empty((n, len(parts) + 1), dtype=object)
+    grid[:, 0] = ",\n"
+    grid[0, 0] = lead
+    for j, p in enumerate(parts, 1):
+        grid[:, j] = p if type(p) is str else p.objects()[p.codes]
+    return grid.reshape(-1)
 
 
 def string_json(s: str) -> str:
@@ -101,15 +109,6 @@ def string_json(s: str) -> str:
             _STRINGS.clear()
         _STRINGS[s] = hit
     return hit
-
-
-_ESCAPED = re.compile(r'[\x00-\x1f"\\]')  # what json.dumps (ensure_ascii off) escapes
-
-
-def _name_json(s: str) -> str:
-    """A row's own text (its name) as JSON: plain ASCII quoted as it is, else as json writes it
-    (not remembered: every row has its own)."""
-    return '"' + s + '"' if s.isascii() and not _ESCAPED.search(s) else _STRING(s)
 
 
 def raw_json(v: Any) -> str:
@@ -142,6 +141,12 @@ class _Coded:
     def on(self, rows: Any) -> list[str]:
         """The texts of some rows (a slice or an index array)."""
         return list(map(self.texts.__getitem__, self.codes[rows].tolist()))
+
+    def objects(self) -> Any:
+        """The texts as an object array (to be taken by the codes at once)."""
+        out = np.empty(len(self.texts), dtype=object)
+        out[:] = self.texts
+        return out
 
     def hidden_unless(self, shown: Any, text: str = "") -> "_Coded":
         """These texts where ``shown``, ``text`` on the other rows."""
@@ -324,7 +329,7 @@ class _PerRank(_Leaf):
 class _Name(_Leaf):
     def coded(self, w):
         col = w.batch.inputs("name")
-        return _Coded(np.arange(len(col)), [_name_json(str(v)) for v in col])
+        return _Coded(np.arange(len(col)), [_STRING(str(v)) for v in col])  # not remembered: every row has its own
 
 
 _KEYS: dict[tuple, list[str]] = {}
@@ -418,7 +423,7 @@ class _Notes(_List):
         for k in self.keys:
             sh = w.shown(k + "_shown")
             at = np.flatnonzero(sh)
-            some = _values_coded(w.on_rows(k + self.suffix, at.tolist()))  # on the rows that show it
+            some = w.on_rows(k + self.suffix, at.tolist())  # on the rows that show it
             codes = np.zeros(w.n, dtype=np.intp)  # "" where the row does not show it
             codes[at] = some.codes + 1
             out.append((_Coded(codes, [""] + some.texts), sh))
@@ -538,13 +543,14 @@ class _Writer:
             hit = self._shown[key] = np.array([bool(v) for v in self.batch.column(key)], dtype=bool)
         return hit
 
-    def on_rows(self, key: str, rows: list[int]) -> list[Any]:
-        """A quantity's values on some rows, computing a text quantity there only."""
+    def on_rows(self, key: str, rows: list[int]) -> _Coded:
+        """A quantity's values on some rows as ``raw_json`` writes them, computing a text
+        quantity there only."""
         b = self.batch
         if key in b.text_keys:
-            return b.text(key, rows)
+            return _composed(*b.text_coded(key, rows), _values_coded)
         col = b.column(key)
-        return [col[i] for i in rows]
+        return _values_coded([col[i] for i in rows])
 
 
 def _plain_coded(batch: Batch, key: str, unit: str) -> _Coded:
@@ -560,12 +566,9 @@ def _plain_coded(batch: Batch, key: str, unit: str) -> _Coded:
     if unit == BOOL:
         return _factorized(batch.column(key), lambda v: "null" if v is None else ("true" if v else "false"))
     if unit == TEXT:
-        col = batch.column(key)
-        if col and type(col[0]) is str and col.count(col[0]) == n:  # one text on every row
-            return _constant(_STRING(col[0]), n)
-        if set(map(type, col)) <= {str, type(None)}:
-            return _factorized(col, lambda v: "null" if v is None else _STRING(v))  # each distinct text once already
-        return _texts_coded(["null" if v is None else string_json(str(v)) for v in col])
+        if key in batch.text_keys:
+            return _composed(*batch.coded_column(key), _texts_json)
+        return _texts_json(batch.column(key))
     if unit not in INT_UNITS and unit not in FLOAT_UNITS:
         return _values_coded(batch.column(key))
     got = batch.floats(key)
@@ -576,6 +579,22 @@ def _plain_coded(batch: Batch, key: str, unit: str) -> _Coded:
         one = _numbers_coded(x[:1], None if blank is None else blank[:1], unit in INT_UNITS, unit == BYTES)
         return _constant(one.texts[one.codes[0]], n)
     return _numbers_coded(x, blank, whole=unit in INT_UNITS, ceil=unit == BYTES)
+
+
+def _texts_json(col: Sequence[Any]) -> _Coded:
+    """Texts (or blanks) as JSON, each distinct text once."""
+    if col and type(col[0]) is str and col.count(col[0]) == len(col):  # one text on every row
+        return _constant(_STRING(col[0]), len(col))
+    if set(map(type, col)) <= {str, type(None)}:
+        return _factorized(col, lambda v: "null" if v is None else _STRING(v))
+    return _texts_coded(["null" if v is None else string_json(str(v)) for v in col])
+
+
+def _composed(inverse: list[int] | None, values: list, coded: Callable[[list], _Coded]) -> _Coded:
+    """``coded`` of the distinct values, on each row: row i has value ``inverse[i]`` (``None``:
+    the values are the rows')."""
+    got = coded(values)
+    return got if inverse is None else _Coded(got.codes[np.asarray(inverse, dtype=np.intp)], got.texts)
 
 
 def _numbers_coded(x: Any, blank: Any, whole: bool, ceil: bool) -> _Coded:
