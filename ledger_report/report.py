@@ -281,6 +281,8 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
         Section("verdict_reasons", "Why", "原因", (
             F("verdict_memory_reason", "memory"), F("verdict_deadline_reason", "deadline"), F("verdict_bandwidth_reason", "bandwidth"),
         ), json="verdict_reasons"),
+        Section("check", "Warnings", "警告", (F("check_message", "warnings", pages=False), F("check_columns", "columns")),
+                json="check", show="check_says_something", json_null_unless_shown=True),
         Section("layout", "Layout", "布局", (
             F("framework"), F("zero"), F("dp"), F("tp"), F("pp"), F("cp"), F("ep"), F("etp"),
             F("seq_len"), F("micro_batch"), F("global_batch"), F("recompute"), F("gpu"), F("reported_stage"),

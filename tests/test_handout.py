@@ -881,3 +881,15 @@ def test_a_worker_that_dies_is_an_error_not_a_hang(monkeypatch):
     monkeypatch.setattr(handout, "_part_task", _worker_dies)
     with pytest.raises(handout.HandoutError, match="stopped unexpectedly.*-j 1"):
         handout.render_pdf(_many(handout.PARALLEL_MIN_CONFIGS), "en", warnings=[], jobs=2)
+
+
+@pytest.mark.parametrize("lang, lead", [("en", "Warnings — columns a rule flags: params_total"), ("zh", "警告 — 被规则标记的列：params_total")])
+def test_a_rule_the_row_breaks_leads_its_page(tmp_path, lang, lead):
+    """A warning the row raises (params_total 13 % off the 35B MoE's architecture count of 40.4B) is
+    on its page, first on the note line and never cut; the row's own note follows it, and a row
+    that breaks nothing has no such line."""
+    flagged, clean = _ledgers(dict(MOE_35B, name="flagged", notes="the row's own note"), dict(MOE_35B, name="clean", params_total=None, notes="n"))
+    assert flagged["check_columns"] == "params_total" and not clean["check_says_something"]
+    path, _, warnings = _render(tmp_path, "rules", [flagged, clean], lang)
+    pages = [re.sub(r"\s+", " ", p) for p in _pages_text(path)]
+    assert f"{lead} · the row's own note" in pages[1] and lead not in pages[2] and warnings == []

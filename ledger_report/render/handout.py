@@ -338,7 +338,7 @@ def _config_view(book: _Book, i: int, fit: _Fit) -> dict[str, Any]:
         "name_long": len(name) > 70,
         "rank": book.rank_of[i],
         "density": fit.density,
-        "note": pg.note(d.notes, fit.density),
+        "note": pg.note(d.notes, fit.density, d.lead),
         "verdicts": d.verdicts,
         "compact": d.compact,
         "wide": d.wide,

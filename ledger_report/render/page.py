@@ -34,6 +34,7 @@ COLUMNS = 3
 NARROW_COLUMNS = 4  # a table with more columns than this goes across the top of the page
 HEADER_SECTIONS = ("verdicts", "verdict_reasons")  # badges with their reasons, in the header
 COMPACT_SECTIONS = ("layout",)  # label-value pairs run together in the header
+NOTE_SECTIONS = ("check",)  # sections that lead the header's note line (the note, shortened to fit, follows)
 
 # Densities: the type stays 8 pt (the print minimum); what changes is the line height, the
 # spacing and how much of a long note is shown; at the densest (RUNS_DENSITY) a figure section's
@@ -129,6 +130,7 @@ class PageData:
     est_top: tuple[float, float] = (0.0, 0.0)  # estimated lines above the left and right columns
     runs: list[dict[str, Any]] = field(default_factory=list)  # the flow at RUNS_DENSITY
     runs_est: list[float] = field(default_factory=list)
+    lead: str = ""  # what leads the note line (the NOTE_SECTIONS), never cut
 
     def flow(self, density: int) -> tuple[list[dict[str, Any]], list[float]]:
         """The flow items at a density, with their estimated heights (lines)."""
@@ -164,7 +166,7 @@ def page_data(index: int, lg: Ledger, lang: str) -> PageData:
     moved_notes: set[str] = set()
     shown_keys: set[str] = set()
     for s in secs:
-        if s.key in HEADER_SECTIONS or s.key in COMPACT_SECTIONS:
+        if s.key in HEADER_SECTIONS or s.key in COMPACT_SECTIONS or s.key in NOTE_SECTIONS:
             continue
         if s.kind == "table" and s.chart is not None:
             charts.append(_chart(s))
@@ -222,7 +224,10 @@ def page_data(index: int, lg: Ledger, lang: str) -> PageData:
             runs.append(dict(it))
     for n, it in enumerate(runs):
         it["n"] = n
-    data = PageData(index, str(lg.name), str(lg.config.get("notes") or ""), verdicts, compact, wide, charts, sections, items, runs=runs)
+    colon, sep = (": ", "; ") if lang == "en" else ("：", "；")
+    lead = [f"{by_key[k].title} — " + sep.join(f"{r.label}{colon}{r.text}" for r in by_key[k].rows) for k in NOTE_SECTIONS if k in by_key]
+    data = PageData(index, str(lg.name), str(lg.config.get("notes") or ""), verdicts, compact, wide, charts, sections, items,
+                    runs=runs, lead=" · ".join(lead))
     _estimate(data)
     return data
 
@@ -345,8 +350,9 @@ def _item_lines(it: dict[str, Any], run_on: bool = False) -> float:
 def _estimate_rest(d: PageData) -> None:
     d.est_over = [1.6 + (max(_lines(h, 7.0) for h in s["headers"]) if s["headers"] else 0) for s in d.sections]
     header = 2.0 * min(_lines(d.name, FULL_EM / 1.35), 3) + 0.4
-    if d.notes:
-        header += min(_lines(d.notes, FULL_EM), NOTE_MAX_LINES[0], math.ceil(NOTE_MAX_EM[0] / FULL_EM))
+    if d.notes or d.lead:
+        text = f"{d.lead} · {d.notes}" if d.lead else d.notes
+        header += min(_lines(text, FULL_EM), NOTE_MAX_LINES[0], math.ceil(NOTE_MAX_EM[0] / FULL_EM))
     if d.verdicts:
         header += max(_lines(f"{v['label']} {v['text']} {v['reason']}", FULL_EM / len(d.verdicts) - 1) for v in d.verdicts) + 0.5
     for c in d.compact:
@@ -420,19 +426,27 @@ def cut(heights: Sequence[float], secs: Sequence[int], over: Sequence[float], ca
 _MARKER_SAMPLE = " [truncated: 999 characters shown of 9,999; the full note is in the JSON and the workbook]"
 
 
-def note(text: str, density: int) -> dict[str, Any]:
+def note(text: str, density: int, lead: str = "") -> dict[str, Any]:
     """A note cut to what the page has room for: at most N lines and a width of text.  Lines beyond
     the limit are joined with " / " (nothing is lost); characters beyond the width are cut, and the
-    template then prints a visible marker with the shown and total counts."""
+    template then prints a visible marker with the shown and total counts.  ``lead`` (the rules the
+    row breaks) comes first, whole, and the note gets the room that is left."""
+    if lead:
+        rest = _cut(text, density, _em(lead + " · ")) if text else note("", density)
+        return {**rest, "text": f"{lead} · {rest['text']}" if rest["text"] else lead}
     if not text:
         return {"text": "", "truncated": False, "shown": 0, "total": 0}
+    return _cut(text, density, 0.0)
+
+
+def _cut(text: str, density: int, taken: float) -> dict[str, Any]:
     lines = [ln.strip() for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
     lines = [ln for ln in lines if ln]
     keep = NOTE_MAX_LINES[density]
     if len(lines) > keep:
         lines = lines[: keep - 1] + [" / ".join(lines[keep - 1:])]
     joined = "\n".join(lines)
-    limit = NOTE_MAX_EM[density]
+    limit = max(NOTE_MAX_EM[density] - taken, 0)
     # the marker takes room too: a note that fits in the limit and the marker's room is shown whole
     truncated = _em(joined) > limit + _em(_MARKER_SAMPLE)
     if truncated:

@@ -12,7 +12,8 @@ from typing import Any
 from ..engine import Ledger, plain
 from ..model import text as mtext
 from ..model import units
-from ..model.registry import BOOL, BPP, BYTES, COUNT, PARAMS, TEXT
+from ..model.registry import BOOL, BPP, BYTES, COUNT, MONEY, PARAMS, TEXT
+from ..model.definitions.common import COUNTER_ZH
 from ..model.definitions.phases import PHASES
 from ..report import Table
 
@@ -25,7 +26,7 @@ WORDS = {
         "none": "无", "selective": "选择性", "full": "全量",
         "only": "唯一段", "first": "首段", "middle": "中间段", "last": "末段",
         "selective_op": "按算子选择性", "measured": "实测", "predicted": "预测",
-        "device": "整卡", "allocated": "已分配", "reserved": "已预留",  # the counter of a measured peak
+        **COUNTER_ZH,  # the counter of a measured peak
         "compute": "算力门", "memory": "显存门",
         "dense": "非专家", "expert": "专家",
         **{p: zh for p, _en, zh, _items in PHASES},  # the peak's phase
@@ -121,6 +122,8 @@ def _row(lg: Ledger, key: str, lang: str, formula: bool = False, expand: tuple[s
         raw = lg.values[f"{key}_zh"]  # a sentence the model writes in both languages
     value = plain(raw, q.unit)
     text = show(value, q.unit, lang)
+    if q.unit == MONEY and value is not None and lg.values.get("currency"):
+        text = f"{text} {lg.values['currency']}"  # the row's currency beside every cost
     gib = units.gib(value) if q.unit == BYTES and value is not None else ""
     f = ""
     if formula and raw is not None:

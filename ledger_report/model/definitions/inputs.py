@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...catalogue import USER_DESCRIBED
 from ..expr import Col, Lookup, all_of, default, if_
 from ..registry import BOOL, COUNT, DAYS, GB, GBPS, MONEY, TEXT, TFLOPS, TOKENS, Registry
-from .common import CATALOGUE, COLUMN, Ctx, conv
+from .common import CATALOGUE, COLUMN, COUNTER_ZH, Ctx, conv
 
 
 def define(reg: Registry, r: Ctx) -> None:
@@ -84,3 +84,5 @@ def define(reg: Registry, r: Ctx) -> None:
     r.price = d("price_per_gpu_hour", Col("price_per_gpu_hour"), MONEY, "price per GPU-hour", "每 GPU 小时价格", COLUMN)
     r.measured_gb = d("measured_peak_gb", Col("measured_peak_gb"), GB, "measured peak", "实测峰值", COLUMN)
     r.counter = d("measured_counter", default("measured_counter", "device"), TEXT, "what the measured peak counts", "实测峰值的计数口径", COLUMN)
+    r.counter_zh = d("measured_counter_zh", if_(r.counter.eq("allocated"), COUNTER_ZH["allocated"], if_(r.counter.eq("reserved"), COUNTER_ZH["reserved"], COUNTER_ZH["device"])),
+                     TEXT, "what the measured peak counts (zh)", "实测峰值的计数口径", COLUMN)

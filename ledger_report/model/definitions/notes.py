@@ -95,7 +95,7 @@ def define(reg: Registry, r: Ctx) -> None:
           doc("phases"))
     _note(reg, "counter", negate(IsBlank(r.measured_gb)),
           ("The measured peak counts ", r.counter, "; it is compared with the estimate on the same counter."),
-          ("实测峰值的口径为 ", r.counter, "，与同口径的估算对账。"), doc("counters"))
+          ("实测峰值的口径为", r.counter_zh, "，与同口径的估算对账。"), doc("counters"))
     _note(reg, "user_gpu", negate(r.gpu_known),
           ("User-described accelerator ", r.gpu, ": ", gb_text(r.hbm_bytes), " of HBM and ", r.peak_tflops,
            " dense TFLOP/s as the row gives them; bandwidths, node size and matmul efficiency the row leaves empty are a plain 8-GPU PCIe server's."),

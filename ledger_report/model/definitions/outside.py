@@ -25,7 +25,7 @@ def items(reg: Registry, r: Ctx) -> None:
     reg.section = "peak"
     r.hbm_bytes = hbm_bytes = d("hbm_bytes", r.hbm_gb * BYTES_PER_GB, BYTES, "HBM per GPU", "每卡显存", CATALOGUE + "; GB = 10^9 bytes")
     d("headroom_bytes", hbm_bytes - r.peak, BYTES, "headroom", "余量", "HBM − peak on the device")
-    r.fits = d("fits", r.peak.le(hbm_bytes), BOOL, "fits in HBM", "显存放得下", "peak on the device ≤ HBM")
+    r.fits = d("fits", r.peak.le(hbm_bytes), BOOL, "estimate fits", "估算放得下", "peak on the device ≤ HBM")
     r.measured_bytes = meas = d("measured_peak_bytes", r.measured_gb * BYTES_PER_GB, BYTES, "measured peak", "实测峰值", "measured_peak_gb")
     counter = r.counter
     estimate = d(

@@ -68,7 +68,7 @@ def _memory(reg: Registry, r: Ctx):
             if_(over_state,
                 concat("the state alone, ", gb_text(state), ", is above ", gb_text(hbm), " of HBM"),
                 concat("the peak needs ", missing, ", which the row leaves empty")))),
-        TEXT, "why", "原因", doc("verdicts"),
+        TEXT, "why (memory)", "原因（显存）", doc("verdicts"),
     )
     d("verdict_memory_reason_zh", if_(
         given,
@@ -76,7 +76,7 @@ def _memory(reg: Registry, r: Ctx):
         if_(known,
             concat("设备峰值 ", gb_text(peak), "，显存 ", gb_text(hbm), if_(over.gt(0), concat("，超出 ", gb_text(over)), concat("，余 ", gb_text(hbm - peak)))),
             if_(over_state, concat("仅模型状态 ", gb_text(state), " 已超过显存 ", gb_text(hbm)), concat("峰值需要 ", missing, "，而该行未给出")))),
-        TEXT, "why (zh)", "原因", doc("verdicts"),
+        TEXT, "why (memory) (zh)", "原因（显存）", doc("verdicts"),
     )
     return tone
 
@@ -94,10 +94,10 @@ def _deadline(reg: Registry, r: Ctx):
     needs = _missing(("tokens", "days", "seq_len", "global_batch"))
     d("verdict_deadline_reason", if_(IsBlank(meets), concat("needs ", needs, ", which the row leaves empty"),
                                      concat(grouped(r.days_on_config, 1), " days on ", r.gpus, " GPUs against ", grouped(window_days, 1), " days (", r.days, " less ", r.reserve, " in reserve)")),
-      TEXT, "why", "原因", doc("verdicts"))
+      TEXT, "why (deadline)", "原因（期限）", doc("verdicts"))
     d("verdict_deadline_reason_zh", if_(IsBlank(meets), concat("需要 ", needs, "，而该行未给出"),
                                         concat(r.gpus, " 卡需 ", grouped(r.days_on_config, 1), " 天，可用 ", grouped(window_days, 1), " 天（期限 ", r.days, " 天，预留 ", r.reserve, " 天）")),
-      TEXT, "why (zh)", "原因", doc("verdicts"))
+      TEXT, "why (deadline) (zh)", "原因（期限）", doc("verdicts"))
     return tone
 
 
@@ -113,10 +113,10 @@ def _bandwidth(reg: Registry, r: Ctx):
     }, "bandwidth", "带宽")
     d("verdict_bandwidth_reason", if_(negate(r.has_offload), "every state is in HBM",
                                       concat("offload (the streams and the CPU optimizer) takes ", grouped(stream, 1), " s of a ", grouped(budget, 1), " s step")),
-      TEXT, "why", "原因", doc("verdicts"))
+      TEXT, "why (bandwidth)", "原因（带宽）", doc("verdicts"))
     d("verdict_bandwidth_reason_zh", if_(negate(r.has_offload), "所有状态都在显存中",
                                          concat("卸载（传输与 CPU 优化器）需 ", grouped(stream, 1), " 秒，每步预算 ", grouped(budget, 1), " 秒")),
-      TEXT, "why (zh)", "原因", doc("verdicts"))
+      TEXT, "why (bandwidth) (zh)", "原因（带宽）", doc("verdicts"))
     return tone
 
 
@@ -136,14 +136,20 @@ def _check(reg: Registry, r: Ctx) -> None:
     """The row's check: every rule it breaks, as the workbook's check cell shows it."""
     reg.section = "constraints"
     d = reg.define
-    texts = []
+    texts, texts_zh = [], []
     for c in reg.constraints:
-        word = "" if c.severity == ERROR else "warning: "
-        texts.append(if_(IsBlank(Ref(c.ok)), "", if_(Ref(c.ok), "", concat(word, c.column, ": expected ", c.expected, ", found ", c.found, "; "))))
-    # in parts of a few rules each: a spreadsheet formula has at most 8,192 characters
-    parts = [d(f"check_message_{i // CHECK_RULES_PER_PART + 1}", concat(*texts[i:i + CHECK_RULES_PER_PART]), TEXT,
-               f"rules the row breaks ({i + 1}-{min(i + CHECK_RULES_PER_PART, len(texts))})", "该行违反的规则", doc("constraints"))
-             for i in range(0, len(texts), CHECK_RULES_PER_PART)]
-    d("check_message", concat(*parts), TEXT, "rules the row breaks", "该行违反的规则", doc("constraints"))
+        broken = lambda text: if_(IsBlank(Ref(c.ok)), "", if_(Ref(c.ok), "", text))  # noqa: E731
+        word, word_zh = ("", "") if c.severity == ERROR else ("warning: ", "警告：")
+        texts.append(broken(concat(word, c.column, ": expected ", c.expected, ", found ", c.found, "; ")))
+        texts_zh.append(broken(concat(word_zh, c.column, "：", c.zh, "（", c.found, "）；")))
+    for suffix, rules in (("", texts), ("_zh", texts_zh)):
+        # in parts of a few rules each: a spreadsheet formula has at most 8,192 characters
+        parts = [d(f"check_message{suffix}_{i // CHECK_RULES_PER_PART + 1}", concat(*rules[i:i + CHECK_RULES_PER_PART]), TEXT,
+                   f"rules the row breaks ({i + 1}-{min(i + CHECK_RULES_PER_PART, len(rules))}){suffix and ' (zh)'}", "该行违反的规则", doc("constraints"))
+                 for i in range(0, len(rules), CHECK_RULES_PER_PART)]
+        message = d(f"check_message{suffix}", concat(*parts), TEXT, "rules the row breaks" + (suffix and " (zh)"), "该行违反的规则", doc("constraints"))
+    flagged = [if_(IsBlank(Ref(c.ok)), "", if_(Ref(c.ok), "", concat(", ", c.column))) for c in reg.constraints]
+    d("check_columns", drop_first(concat(*flagged), 2), TEXT, "columns a rule flags", "被规则标记的列", doc("constraints") + "; the rules in words: the workbook's check cell and the JSON's warnings")
+    d("check_says_something", negate(message.eq("")), BOOL, "the row breaks a rule (a warning: an error stops the row)", "该行违反规则（警告；错误会拒绝该行）", doc("constraints"))
     d("check_ok", all_of(*(if_(IsBlank(Ref(c.ok)), True, Ref(c.ok)) for c in reg.constraints if c.severity == ERROR)), BOOL,
       "the row meets every rule", "该行满足全部规则", doc("constraints"))
