@@ -112,3 +112,13 @@ def test_a_breakdown_on_the_pages_names_its_sentence():
     v = compute(config_from_mapping({"name": "q", "layers": 36, "hidden": 4096, "heads": 32, "ffn_hidden": 12288, "vocab": 151936,
                                      "seq_len": 4096, "global_batch": 64, "dp": 8, "tokens": "1B", "days": 10}))
     assert v["step_time_terms"].startswith("compute ") and v["step_time_terms"].endswith(" s")
+
+
+def test_the_text_table_names_lines_by_their_labels():
+    """calc's table names a line of a one-id table by the registry's label, as the handout does
+    ("allocator reserve and CUDA context", "backward (its end)"), not by its JSON id."""
+    lg = compute(config_from_mapping({"name": "q", "layers": 36, "hidden": 4096, "heads": 32, "ffn_hidden": 12288, "vocab": 151936,
+                                      "seq_len": 4096, "global_batch": 64, "dp": 8}))
+    text = render_table([lg])
+    assert "allocator reserve and CUDA context" in text and "backward (its end)" in text
+    assert "runtime_reserve " not in text and "backward_end " not in text

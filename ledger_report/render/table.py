@@ -40,6 +40,7 @@ def _section(s: ViewSection) -> list[str]:
                 headers.append(head)
                 align += "r" if name in _RIGHT else "l"
         rows = []
+        named = next(iter(s.fixed)) if len(s.fixed) == 1 else None  # one id column: the line's label names it
         for ln in s.lines:
             cells = []
             for name, _head in s.columns:
@@ -47,7 +48,7 @@ def _section(s: ViewSection) -> list[str]:
                     b = ln.values[name]
                     cells += [units.gb(b), units.gib(b)]
                 else:
-                    cells.append(ln.cells[name])
+                    cells.append(ln.label if name == named else ln.cells[name])
             rows.append(cells)
         out += _table(headers, rows, align)
     for r in s.rows:

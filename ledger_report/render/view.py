@@ -157,7 +157,7 @@ def sections(lg: Ledger, lang: str = "en", formulas: bool = True) -> list[ViewSe
                         vals = {n: plain(v[k], reg[k].unit) for n, k in cell.items}
                         values[c.name] = vals
                         items[c.name] = [Item(n, k, _item_label(reg, k, lang), vals[n], show(vals[n], reg[k].unit, lang)) for n, k in cell.items]
-                        cells[c.name] = ", ".join(f"{_item_label(reg, k, lang)} {units.gb(x)}" for (n, k), x in zip(cell.items, vals.values()) if x)
+                        cells[c.name] = (", " if lang == "en" else "，").join(f"{_item_label(reg, k, lang)} {units.gb(x)}" for (n, k), x in zip(cell.items, vals.values()) if x)
                         continue
                     if cell.key:
                         unit = reg[cell.key].unit

@@ -1390,8 +1390,9 @@ class _PrintSheet:
     def items_expr(self, cell: Any, guards: tuple[str, ...]) -> Expr:
         """A breakdown as text: "label 1.2 GB, label 0.5 GB" over the items that are not zero."""
         rep = self.rep
-        parts = [if_(Ref(k).gt(0), concat(", ", rep.label(k), " ", gb_text(Ref(k))), "") for _n, k in cell.items]
-        e: Expr = drop_first(concat(*parts), 2)
+        sep = rep.t(", ", "，")
+        parts = [if_(Ref(k).gt(0), concat(sep, rep.label(k), " ", gb_text(Ref(k))), "") for _n, k in cell.items]
+        e: Expr = drop_first(concat(*parts), len(sep))
         for g in reversed(guards):
             e = if_(Ref(g), e, DASH)
         return e

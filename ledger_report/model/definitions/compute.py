@@ -162,7 +162,7 @@ def _gate_reasons(reg, r, deadline, memory, slots, model_gpus) -> None:
       TEXT, "why (deadline gate, zh)", "原因（期限门）", gate_doc)
     d("min_gpus_memory_reason",
       if_(never, concat("never: ", gb_text(fixed), " of the peak does not shrink with dp, above HBM ", gb_text(r.hbm_bytes), if_(r.zero.eq(0), " (ZeRO-0 shards nothing)", "")),
-          if_(IsBlank(mgm), concat("the peak is unknown; the whole state needs at least ", grouped(floor_gpus), " GPUs"),
+          if_(IsBlank(mgm), concat("the peak is unknown; the whole state needs at least ", grouped(floor_gpus), if_(floor_gpus.eq(1), " GPU", " GPUs")),
               concat("fits from ", grouped(mgm), " GPUs", layout(dp_m)))),
       TEXT, "why (memory gate)", "原因（显存门）", gate_doc)
     d("min_gpus_memory_reason_zh",
