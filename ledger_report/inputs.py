@@ -26,6 +26,7 @@ Hostile-input findings this module is shaped by (docs: ``research/reliability.md
 from __future__ import annotations
 
 import csv
+import dataclasses
 import datetime as dt
 import difflib
 import io
@@ -1213,14 +1214,18 @@ def _read_xlsx(path: Path, label: str, sink: Callable[[Config], None] | None = N
                 wb = _load(fh, data_only=True)
             except Exception as exc:  # noqa: BLE001 - any failure inside openpyxl is a bad file
                 raise _workbook_failure(label, exc) from None
-            formulas = None
+            formulas = ws = None
             try:
                 ws = _pick_sheet(wb, label)
                 part = _Part(fh, ws.title)
                 formulas = _Formulas(fh, ws.title, part.may_hold_formulas())
                 return _read_sheet(ws, label, formulas, part, sink, folder=path.parent)
-            except InputError:
-                raise
+            except InputError as err:
+                if ws is None or ws.title.strip().casefold() == "inputs":
+                    raise
+                # rows read from the first sheet: every message says which sheet it was
+                where = f"{label} (sheet {ws.title!r}: no sheet is named Inputs)"
+                raise InputError([dataclasses.replace(p, file=where) if p.file == label else p for p in err.problems]) from None
             except Exception as exc:  # noqa: BLE001 - a failure while streaming the sheet XML
                 raise _workbook_failure(label, exc) from None
             finally:

@@ -433,3 +433,19 @@ def test_a_gpu_outside_the_catalogue_without_its_figures_is_refused_with_a_hint(
     assert column == "gpu"
     assert expected == "a GPU of the catalogue (ledger-report gpus), or hbm_gb and peak_tflops to describe H100"
     assert found == "H100 is not in the catalogue and hbm_gb = empty, peak_tflops = 900 — did you mean H100-SXM or H100-PCIe?"
+
+
+def test_a_workbook_without_an_inputs_sheet_names_the_sheet_it_read(tmp_path):
+    """The rows come from the sheet named Inputs, else the first visible sheet; in that case every
+    message says which sheet was read, so a user with a "Notes" sheet first sees why."""
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    wb.active.title = "Notes"
+    wb.active.append(["hello"])
+    wb.create_sheet("Configs").append(["name"])
+    path = tmp_path / "two.xlsx"
+    wb.save(path)
+    with pytest.raises(InputError) as err:
+        read_configs(path)
+    assert all("sheet 'Notes': no sheet is named Inputs" in str(p) for p in err.value.problems)
