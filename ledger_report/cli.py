@@ -335,7 +335,14 @@ def _build_plans(doc: dict, out: Path, lang: str, quiet: bool, jobs: int | None)
     from .render.output import write_outputs
     from .render.plans import plans_csv
 
-    ledgers = api.compute(api.read(_records(doc)))
+    from dataclasses import replace
+
+    from .engine import compute_many
+    from .report import DEFAULT
+
+    # the pages keep the planner's order (its ranks: cost, within 1 % the simpler plan first)
+    in_plan_order = replace(DEFAULT, spec=replace(DEFAULT.spec, rank=()))
+    ledgers = list(compute_many(api.read(_records(doc)), in_plan_order))
     files = {out / "plans.csv": plans_csv(doc)}
     files.update(api.outputs(ledgers, "plans", out, FORMATS, lang=lang, jobs=jobs, progress=_Progress("computing", quiet)))
     _wrote(write_outputs(files), quiet)

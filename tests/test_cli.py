@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -163,3 +164,20 @@ def test_template_csv_is_csv_that_calc_reads(tmp_path):
     assert run("calc", out).exit_code == 0
     bad = run("template", tmp_path / "x.txt")
     assert bad.exit_code == 2 and ".xlsx or .csv" in bad.output
+
+
+def test_plan_pages_keep_the_planners_order(tmp_path):
+    """plan -o: the handout's summary lists the plans in the planner's order (cost, the simpler of
+    two plans within 1 %), the order of plans.csv and of the printed table, not re-ranked by cost."""
+    import csv
+
+    src = ROOT / "inputs" / "plan-examples.csv"
+    r = CliRunner().invoke(main, ["plan", str(src), "--top", "4", "-o", str(tmp_path), "--json", "-q", "-j", "1"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    names = [row["name"] for row in csv.DictReader(open(tmp_path / "plans.csv", encoding="utf-8"))]
+    assert names == [p["row"]["name"] for p in json.loads(r.output)["plans"]] and len(names) >= 2
+    doc = json.loads((tmp_path / "plans.json").read_text())
+    assert [c["name"] for c in doc["configs"]] == names
+    summary = subprocess.run(["pdftotext", "-f", "1", "-l", "1", "-layout", str(tmp_path / "plans.pdf"), "-"],
+                             capture_output=True, text=True, check=True).stdout
+    assert re.findall(r"-(p\d+)\b", summary) == [n.rsplit("-", 1)[1] for n in names] and "in the order given" in summary

@@ -376,6 +376,7 @@ def _view(book: _Book, fits: list[_Fit | None], only: Sequence[int] | None = Non
         "lang": lang,
         "html_lang": "zh-CN" if lang == "zh" else "en",
         "n_configs": len(book.ledgers),
+        "ranked": bool(book.ledgers and book.ledgers[0].model.spec.rank),  # else the rows keep their order (plans)
         "n_pages": book.n_pages,
         "summary_pages": summary_pages,
         "summary_start": summary.start,
