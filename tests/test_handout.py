@@ -221,10 +221,10 @@ def test_page_order_header_verdicts_ledger_chart_sections_assumptions(built, led
     order = [f"<h1 class=\"short\">{lg.name}</h1>"]
     order += [f'<span class="badge">{r.label}: {r.text}</span>' for r in secs["verdicts"].rows]
     order += [f"<h2>{secs['states'].title}</h2>"]
-    order += [f"<h2>{secs[k].title}</h2>" for k in ("params", "uncounted", "peak", "compute", "budget")] + ["<h2>Assumptions</h2>"]
+    order += [f">{secs[k].title}</h2>" for k in ("params", "uncounted", "peak", "compute", "budget")] + [">Assumptions</h2>"]  # a piece's heading has an id
     positions = [html.index(t) for t in order]
     assert positions == sorted(positions), order
-    chart = [f'<div class="chart"><h2>{secs["phases"].title}</h2>', "← peak", secs["phases"].chart.note, 'id="c0-2"']
+    chart = [f'<div class="chart"><h2>{secs["phases"].title}</h2>', "← peak", secs["phases"].chart.note, '<div class="col c2">']
     positions = [html.index(t) for t in chart]
     assert positions == sorted(positions) and positions[0] > html.index('<div class="right">'), chart
     assert _squeezed(secs["phases"].chart.note) in page  # the first-step note is shown with the chart
