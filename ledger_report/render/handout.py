@@ -382,6 +382,7 @@ def _view(book: _Book, fits: list[_Fit | None], only: Sequence[int] | None = Non
         "summary_head": head,
         "pages": [_config_view(book, i, fits[i]) for i in wanted],
         "stylesheet": STYLESHEET,
+        "fills": pg.FILLS,
         "runs_density": pg.RUNS_DENSITY,
     }
 
