@@ -83,6 +83,44 @@ noise, and the figures would lose their column alignment), no white edge between
 by ablation (24 English pages, calls): the figure rows ~18-25 %, the bars ~15 % (their segments
 ~10 % before this change), the state ledger ~13 %, the legend ~6 %; a page laid out again costs as
 much as a page laid out first (~0.85 M calls).
+
+2026-12-02, fourth (the version before and this one run back to back twice, in both orders, load
+1.3-2.0, 100 configurations; the machine faster than for the entry above): fewer computed
+styles.  WeasyPrint (70) shares one computed style among the elements that match the same rules
+in parents that share one, but an element with an id or a style attribute gets one of its own,
+and so then does every element in it.  The measuring ids were on the columns and the pieces, so
+every element of a piece had its own (95 computed element styles a page, now 50): they are now
+on childless elements only (a piece's heading, which carries the piece's top padding, and an
+empty marker after each column's last piece; the last assumption has no bottom margin, which
+would count in the measure to the marker and is not content); the bars have no ids (the test
+numbers them itself); the bars' fills are classes from ``page.FILLS`` in a style element, not
+style attributes.  The measures, the pages laid out and the pages are the same (every page of
+both languages pixel-identical at 100 dpi; the PDF ~1 % smaller).  CPU per page in one process:
+English 0.229 -> 0.212 and 0.217 -> 0.203, Chinese 0.239 -> 0.207 and 0.227 -> 0.204 (the
+goal, 0.25, met by both versions at this machine's speed: ~7 % less in English, ~11 % in Chinese);
+over all processes in parallel English 0.212 -> 0.190 and 0.196 -> 0.189, Chinese 0.197 -> 0.187
+and 0.188 -> 0.179; the deferred collection after a one-process run 0.8-0.9 -> 0.5-0.6 s.
+Instruction counts (cachegrind, the first-guess layout of 8 English pages parsed, laid out and
+written): 12.08 G -> 11.57 G.  Measured and left out: the state ledger's body as paragraphs with
+absolutely placed spans positioned by classes (+1.9 % instructions: a span costs what a cell
+does); the collector left on with larger thresholds (20,000 or 100,000 young objects: no
+change, it walks the same objects); ``position: relative`` dropped from the column blocks
+(-0.2 %), ``overflow-wrap: normal`` (-1 %, but a long word would leave its box), no bookmarks
+(-0.1 %), no overflow clip on the segments (+0.4 %), not tried: the stylesheet parsed once
+(it takes 12 ms a layout, ~0.4 %).  Where the rest goes (cachegrind, 8 pages, removing one part at a time): the state
+ledger 16 %, the bars 14 % (the segments 7 %), the figures' value spans 9 %, the legend 7 %, the
+lines tables 6 %, bold runs 5 %, the layout line 3 %, formulas 3 %, the verdicts 2 %.  Two levers
+are left.  (1) WeasyPrint's user-agent stylesheet has six universal pseudo-element rules
+(``::marker``, ``::footnote-call``, ``::footnote-marker``, ``::note-call``, ``::note-marker``,
+``::note-callback``), so every element gets six pseudo-element computed styles (2,270 a page;
+only the list items' markers are drawn): skipping the others (a patch, for the measure only; 24
+English configurations, paired runs) took 0.216-0.230 -> 0.197-0.217 s a page and half the
+collector's pass, same bytes; the public API has no way to leave them out (upstream's to fix).
+(2) Of the 7 pages laid out again (each ~0.15 s), 5 in English and 4 in Chinese are laid out at
+the same density, cut again: the room left for the right column is estimated ~44 px short at d2
+(median; 22-57), ~10 px at d3, because the chart's fixed heights (bars in mm) are scaled like
+text; estimating the chart in px would save most of them (~3 %) but cut many pages' columns
+differently.
 """
 
 from __future__ import annotations

@@ -304,7 +304,7 @@ def _chart(s: view.ViewSection) -> dict[str, Any]:
         for it in b["segs"]:
             w = it.value / top * 100
             bg, fg = FILLS[fill[it.name]]
-            out.append({"x": round(x, 3), "w": round(w, 3), "bg": bg, "fg": fg, "code": code[it.name],
+            out.append({"x": round(x, 3), "w": round(w, 3), "fill": fill[it.name], "bg": bg, "fg": fg, "code": code[it.name],
                         "labelled": w >= 2.2 * len(code[it.name]) + 1.2,
                         "drawn": w >= HAIRLINE})
             x += w
@@ -316,7 +316,7 @@ def _chart(s: view.ViewSection) -> dict[str, Any]:
         "limit_x": round(limit / top * 100, 3) if limit else None,
         "limit": {"label": ch.limit.label, "text": ch.limit.text} if ch.limit is not None else None,
         "peak": {"label": ch.peak.label, "text": ch.peak.text} if ch.peak is not None else None,
-        "legend": [{"code": code[n], "bg": FILLS[fill[n]][0], "fg": FILLS[fill[n]][1], "label": info[n].label, "text": info[n].text} for n in order],
+        "legend": [{"code": code[n], "fill": fill[n], "bg": FILLS[fill[n]][0], "fg": FILLS[fill[n]][1], "label": info[n].label, "text": info[n].text} for n in order],
         "note": ch.note,
     }
 
