@@ -53,6 +53,9 @@ held buffer and arrays).  What remains, each a few µs a row: a worker parsing t
 rows (~3 µs a row of its own); the reader's rows built as dicts, then Configs, then tuples, then
 columns again (~5 µs); the input columns converted to arrays twice (the checks, then the batch);
 the per-(row, column) joins of ~195 texts a row.
+
+2026-12-02, on a quiet machine after the merges: 100,000 rows 7.5 s (CPU 14.5 s, 299 MB), 20,000
+rows 2.0 s (CPU 3.2 s, 232 MB); the 5 s goal is still missed.
 """
 
 from __future__ import annotations
