@@ -553,6 +553,7 @@ def _scan(search: _Search, top: int, margin: float, tick: Callable[[int], None] 
     the deadline and the bandwidth gate say."""
     counts = {"evaluated": 0, "feasible": 0, "fits": 0, "on_time": 0}
     excluded: dict[str, int] = {}
+    fastest = math.inf  # the fewest days of a candidate that passes every gate but the deadline
     pool = _Pool((top + 8) * search.variants)
     front = _Front()
     for b_no, batch in enumerate(search.batches):
@@ -575,6 +576,12 @@ def _scan(search: _Search, top: int, margin: float, tick: Callable[[int], None] 
                 bad = n - int(a.sum())
                 if bad:
                     excluded[name] = excluded.get(name, 0) + bad
+            but_deadline = np.ones(n, bool)
+            for name, a in f["ok"].items():
+                if name != "deadline":
+                    but_deadline &= a
+            if but_deadline.any():
+                fastest = min(fastest, float(np.nanmin(f["days_on_config"][but_deadline])))
             feasible = f["feasible"]
             if structural:
                 feasible = np.ones(n, bool)
@@ -591,7 +598,7 @@ def _scan(search: _Search, top: int, margin: float, tick: Callable[[int], None] 
                     front.add(b_no, at, f["days_on_config"][ok], f["rank_cost"][ok])
             if tick is not None:
                 tick(n)
-    return {"counts": counts, "excluded": excluded, "pool": pool, "front": front}
+    return {"counts": counts, "excluded": excluded, "pool": pool, "front": front, "fastest_days": fastest}
 
 
 def _calibrate(search: _Search, pool: _Pool) -> dict[str, Any] | None:
@@ -641,6 +648,8 @@ def _run(search: _Search, top: int, margin: float, tick: Callable[[int], None]) 
     else:
         name, n = ranked[0]
         reason = f"no feasible candidate: {_gate_text(name, margin)} excluded the most ({n:,} of {counts['evaluated']:,})"
+        if name == "deadline":
+            reason += _deadline_hint(search, scan["fastest_days"])
     return {
         "name": search.name,
         "candidates_evaluated": counts["evaluated"],
@@ -658,6 +667,15 @@ def _run(search: _Search, top: int, margin: float, tick: Callable[[int], None]) 
         "plans": plans,
         "pareto": pareto,
     }
+
+
+def _deadline_hint(search: _Search, fastest_days: float) -> str:
+    """What the deadline would have to be: the fastest candidate that passes every other gate."""
+    window = float(search.base.get("days", 0)) - float(search.base.get("reserve_days", 0) or 0)
+    if not math.isfinite(fastest_days):
+        return "; no candidate passes the other gates either"
+    return (f"; the fastest candidate that passes the other gates needs {fastest_days:,.1f} days against "
+            f"{window:,.1f} available: more days, fewer tokens, or a larger global_batch so that more GPUs share the step")
 
 
 def _gate_text(name: str, margin: float) -> str:

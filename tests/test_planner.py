@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 
 import numpy as np
 import pytest
@@ -411,3 +412,19 @@ def test_offload_to_nvme_is_never_planned_when_it_cannot_stream(monkeypatch):
     result = plan(_cfg(job), top=50)
     assert result["excluded_by"].get("bandwidth", 0) > 0
     assert all(p["row"].get("optimizer_at") != "nvme" for p in result["plans"])
+
+
+def test_a_deadline_no_candidate_meets_says_how_fast_the_fastest_is():
+    """When the deadline gate excludes the most, the reason says what the deadline would have to be:
+    the fewest days of a candidate that passes every other gate, against the 10 − 1 days left.  Days
+    grow with the tokens and nothing else changes, so twice the tokens needs twice the days."""
+
+    def fastest(tokens):
+        result = plan(_cfg({**TINY_DENSE, "tokens": tokens}), top=3)
+        assert result["plans"] == [] and result["reason"].startswith("no feasible candidate: the deadline gate")
+        m = re.search(r"needs ([\d,.]+) days against 9\.0 available", result["reason"])
+        assert m, result["reason"]
+        return float(m.group(1).replace(",", ""))
+
+    one, two = fastest(10**15), fastest(2 * 10**15)
+    assert one > 9.0 and two == pytest.approx(2 * one, rel=1e-3)
