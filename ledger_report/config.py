@@ -86,6 +86,34 @@ def _c(*args, **kw) -> Column:
     return Column(*args, **kw)
 
 
+# How a default described in words reads in Chinese (a default that is a value stays as typed).
+DEFAULT_ZH = {
+    "1 when shared_expert_ffn > 0, else 0": "shared_expert_ffn > 0 时为 1，否则为 0",
+    "catalogue": "目录中的值",
+    "compile": "同 compile",
+    "even split": "均分",
+    "every layer local": "每层都是局部注意力",
+    "fp32 (int8 for adam8bit)": "fp32（adam8bit 时为 int8）",
+    "fp32 (none when weights are fp32)": "fp32（权重为 fp32 时为 none）",
+    "from the architecture": "由结构计算",
+    "from the architecture, else 0": "由结构计算，否则为 0",
+    "none (all layers global)": "none（所有层为全局注意力）",
+    "none (fp32 under deepspeed)": "none（deepspeed 下为 fp32）",
+    "none (no MLA)": "none（无 MLA）",
+    "none (those layers counted as softmax attention)": "none（这些层按 softmax 注意力计）",
+    "none (unpadded)": "none（不填充）",
+    "predicted": "预测值",
+    "the convention's (5e8)": "框架口径的值（5e8）",
+    "the convention's (fp32 generic, deepspeed; bf16 megatron, fsdp2)": "框架口径的值（generic、deepspeed 为 fp32；megatron、fsdp2 为 bf16）",
+    "the convention's (true)": "框架口径的值（true）",
+}
+
+
+def default_text(col: Column, lang: str) -> str:
+    """A column's default as the reader's language says it."""
+    return DEFAULT_ZH.get(col.default, col.default) if lang == "zh" else col.default
+
+
 COLUMNS: tuple[Column, ...] = (
     _c("name", TEXT, "Label of the configuration, unique in the file", "配置名称，文件内唯一", required=True, group="label"),
     _c("notes", TEXT, "Free text shown on the handout", "备注，显示在讲义上", group="label"),

@@ -1413,3 +1413,18 @@ def test_printed_workbook_is_the_summary_and_one_page_per_configuration(tmp_path
         assert led.name in text, i
         for words in ("Model-state ledger (per rank)", "Memory by phase (reported stage)", "Budget", "Assumptions"):
             assert words in text, (led.name, words)
+
+
+def test_chinese_help_says_defaults_in_chinese(ledgers):
+    """The Chinese Help sheet gives a default described in words in Chinese (由结构计算, 框架口径的值
+    ...), and a default that is a value (bf16, 1) as typed; every phrase of the table is a real default."""
+    from ledger_report.config import DEFAULT_ZH
+
+    assert set(DEFAULT_ZH) <= {c.default for c in COLUMNS}
+    ws = _load(render_xlsx(ledgers, lang="zh"))["Help"]
+    rows = {r[0].value: [c.value for c in r] for r in ws.iter_rows() if r[0].value in {c.name for c in COLUMNS}}
+    for col in COLUMNS:
+        if col.default in DEFAULT_ZH:
+            assert DEFAULT_ZH[col.default] in rows[col.name], col.name
+        elif col.default:
+            assert col.default in rows[col.name], col.name

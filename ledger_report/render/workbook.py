@@ -92,7 +92,7 @@ from xlsxwriter.utility import xl_cell_to_rowcol, xl_col_to_name
 
 from ..config import BOOL as K_BOOL
 from ..config import COLUMN_NAMES, COLUMNS, COUNT as K_COUNT, ENUM as K_ENUM, FLOAT as K_FLOAT, INT as K_INT
-from ..config import Column, Config
+from ..config import Column, Config, default_text
 from ..model import formula as fx
 from ..model import registry as R
 from ..model.definitions import REGISTRY
@@ -1513,7 +1513,7 @@ def _write_help(book: _Book, ws, built: bool, lang: str = "en") -> None:
     ws.freeze_panes(r - 1, 0)
     for col in COLUMNS:
         choices = ", ".join(col.choices) if col.choices else (words["gpu"] if col.name == "gpu" else "")
-        default = col.default or (words["required"] if col.required else "")
+        default = default_text(col, lang) or (words["required"] if col.required else "")
         meaning = (col.help_en, col.help_zh) if lang == "en" else (col.help_zh, col.help_en)
         cells = (col.name, col.kind, col.unit, default, choices, *meaning)
         lines_needed = 1
