@@ -235,7 +235,7 @@ COLUMN_BY_NAME: Mapping[str, Column] = {c.name: c for c in COLUMNS}
 _COLUMN_SET = frozenset(COLUMN_NAMES)
 _NO_VALUES = dict.fromkeys(COLUMN_NAMES)  # every column empty, in schema order (copied for each Config)
 
-# Architecture columns that go together: give all of them or none.
+# The architecture columns that count the parameters when params_total is empty (all of them or none).
 ARCH_REQUIRED = ("layers", "hidden", "heads", "ffn_hidden", "vocab")
 # Multi-head latent attention: kv_lora_rank and these together (q_lora_rank optional).
 MLA_COLUMNS = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")

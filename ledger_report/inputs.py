@@ -48,7 +48,6 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from .config import (
     ALIASES,
-    ARCH_REQUIRED,
     BOOL,
     COLUMN_BY_NAME,
     COLUMN_NAMES,

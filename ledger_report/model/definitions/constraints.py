@@ -6,13 +6,11 @@ row's numbers.  Warnings are stated on the page; errors refuse the row.
 
 from __future__ import annotations
 
-from ...config import LINEAR_ATTENTION_COLUMNS, MLA_COLUMNS
+from ...config import ARCH_REQUIRED, LINEAR_ATTENTION_COLUMNS, MLA_COLUMNS
 from ..expr import Col, IsBlank, Ref, all_of, any_of, concat, divides, grouped, if_, maximum, negate
 from ..registry import ERROR, WARNING, Registry
 from .common import Ctx, conv, doc
 
-# The architecture columns that count the parameters when params_total is empty.
-ARCH_REQUIRED = ("layers", "hidden", "heads", "ffn_hidden", "vocab")
 PARAMS_TOLERANCE = 0.01  # a given params_total may differ from the architecture's count by 1 %
 
 

@@ -132,23 +132,27 @@ def _budget(reg: Registry, r: Ctx) -> None:
 
 
 
+def _if_broken(c, text):
+    """``text`` where the row breaks the rule ``c``, else empty (also where the rule does not apply)."""
+    return if_(IsBlank(Ref(c.ok)), "", if_(Ref(c.ok), "", text))
+
+
 def _check(reg: Registry, r: Ctx) -> None:
     """The row's check: every rule it breaks, as the workbook's check cell shows it."""
     reg.section = "constraints"
     d = reg.define
     texts, texts_zh = [], []
     for c in reg.constraints:
-        broken = lambda text: if_(IsBlank(Ref(c.ok)), "", if_(Ref(c.ok), "", text))  # noqa: E731
         word, word_zh = ("", "") if c.severity == ERROR else ("warning: ", "警告：")
-        texts.append(broken(concat(word, c.column, ": expected ", c.expected, ", found ", c.found, "; ")))
-        texts_zh.append(broken(concat(word_zh, c.column, "：", c.zh, "（", c.found, "）；")))
+        texts.append(_if_broken(c, concat(word, c.column, ": expected ", c.expected, ", found ", c.found, "; ")))
+        texts_zh.append(_if_broken(c, concat(word_zh, c.column, "：", c.zh, "（", c.found, "）；")))
     for suffix, rules in (("", texts), ("_zh", texts_zh)):
         # in parts of a few rules each: a spreadsheet formula has at most 8,192 characters
         parts = [d(f"check_message{suffix}_{i // CHECK_RULES_PER_PART + 1}", concat(*rules[i:i + CHECK_RULES_PER_PART]), TEXT,
                    f"rules the row breaks ({i + 1}-{min(i + CHECK_RULES_PER_PART, len(rules))}){suffix and ' (zh)'}", "该行违反的规则", doc("constraints"))
                  for i in range(0, len(rules), CHECK_RULES_PER_PART)]
         message = d(f"check_message{suffix}", concat(*parts), TEXT, "rules the row breaks" + (suffix and " (zh)"), "该行违反的规则", doc("constraints"))
-    flagged = [if_(IsBlank(Ref(c.ok)), "", if_(Ref(c.ok), "", concat(", ", c.column))) for c in reg.constraints]
+    flagged = [_if_broken(c, concat(", ", c.column)) for c in reg.constraints]
     d("check_columns", drop_first(concat(*flagged), 2), TEXT, "columns a rule flags", "被规则标记的列", doc("constraints") + "; the rules in words: the workbook's check cell and the JSON's warnings")
     d("check_says_something", negate(message.eq("")), BOOL, "the row breaks a rule (a warning: an error stops the row)", "该行违反规则（警告；错误会拒绝该行）", doc("constraints"))
     d("check_ok", all_of(*(if_(IsBlank(Ref(c.ok)), True, Ref(c.ok)) for c in reg.constraints if c.severity == ERROR)), BOOL,
