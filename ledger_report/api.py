@@ -18,6 +18,7 @@ from .config import Config
 from .engine import Ledger, compute_many
 
 FORMATS = ("xlsx", "pdf", "json")
+TOP_PLANS = 5  # plans kept per input row unless the caller says (`ledger-report plan --top`)
 Progress = Callable[[int, int], None]
 
 
@@ -86,7 +87,7 @@ def build(source: str | Path | Sequence[Ledger], out_dir: str | Path = "out", fo
     return write_outputs(files, inputs=inputs)
 
 
-def plan(source: str | Path | Iterable[Config], top: int = 5, progress: Progress | None = None,
+def plan(source: str | Path | Iterable[Config], top: int = TOP_PLANS, progress: Progress | None = None,
          prices: Mapping[str, float] | str | Path | None = None) -> dict[str, Any]:
     """The planner's document for each row, as ``ledger-report plan`` gives it (the same default
     ``top``); ``prices``: GPU type -> price per GPU-hour, or the path of a gpu,price CSV."""

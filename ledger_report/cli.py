@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from . import __version__
+from .api import TOP_PLANS
 from .errors import LedgerError
 from .render.workers import JobsError, default_jobs
 
@@ -291,7 +292,7 @@ def models(as_json: bool) -> None:
 
 @main.command(context_settings=CONTEXT)
 @click.argument("input", type=click.Path(dir_okay=False))
-@click.option("--top", default=5, show_default=True, type=click.IntRange(1, 1000), help="Plans to keep per input row.")
+@click.option("--top", default=TOP_PLANS, show_default=True, type=click.IntRange(1, 1000), help="Plans to keep per input row.")
 @click.option("-o", "--out", "out_dir", default=None, type=click.Path(file_okay=False), help="Write DIR/plans.csv and build it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the planner's JSON document (docs/json.md).")
 @click.option("--lang", type=click.Choice(["en", "zh"]), default="en", show_default=True, help="Language of the handout (with -o).")

@@ -8,6 +8,7 @@ scalar interpreter (``compute``), or many rows at once with the arrays interpret
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from collections.abc import Mapping
@@ -215,7 +216,7 @@ class Batch:
         if len(rows) < 2 or len(self.parts) > 1:
             return None
         reads = _reads(e)
-        key = (tuple(reads), (rows.start, rows.stop, rows.step) if type(rows) is range else tuple(rows))
+        key = (reads, (rows.start, rows.stop, rows.step) if type(rows) is range else tuple(rows))
         if key not in self._distincts:
             self._distincts[key] = self._combinations(reads, rows)
         return self._distincts[key]
@@ -319,30 +320,20 @@ class Batch:
         return out  # type: ignore[return-value]
 
 
-_READ_COLUMNS: dict[int, tuple[Any, frozenset]] = {}
-
-
+@functools.cache  # a registry and an expression are hashed by identity (they hold no equality of their own)
 def _read_columns(reg) -> frozenset:
     """The input columns some quantity of the registry reads."""
     from .model.expr import all_cols
 
-    hit = _READ_COLUMNS.get(id(reg))
-    if hit is None or hit[0] is not reg:
-        hit = _READ_COLUMNS[id(reg)] = (reg, frozenset().union(*(all_cols(q.expr) for q in reg)))
-    return hit[1]
+    return frozenset().union(*(all_cols(q.expr) for q in reg))
 
 
-_READS: dict[int, tuple[Any, list[tuple[str, bool]]]] = {}
-
-
-def _reads(e: Any) -> list[tuple[str, bool]]:
+@functools.cache
+def _reads(e: Any) -> tuple[tuple[str, bool], ...]:
     """What an expression reads: (column name, True) and (quantity key, False), in a fixed order."""
     from .model.expr import all_cols, all_refs
 
-    hit = _READS.get(id(e))
-    if hit is None or hit[0] is not e:
-        hit = _READS[id(e)] = (e, [(c, True) for c in sorted(all_cols(e))] + [(k, False) for k in sorted(all_refs(e))])
-    return hit[1]
+    return tuple([(c, True) for c in sorted(all_cols(e))] + [(k, False) for k in sorted(all_refs(e))])
 
 
 MAX_CODE = 2**62  # combined codes are numbered again before they would reach it

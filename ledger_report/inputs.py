@@ -783,10 +783,7 @@ class _Table:
                 self.add(row, "model", exc.expected, exc.found, self._ref_of("model", row))
                 bad.add("model")
             else:
-                for column, value in filled.items():
-                    if column not in values and column not in bad:  # any column the row gives wins
-                        values[column] = value
-                        origins[column] = origin
+                _fill_from_model(values, filled, origin, origins, bad)
         self.pending.append((row, values, bad, len(self.problems) == before, origins))
         if len(self.pending) >= CHECK_BATCH_ROWS:
             self._flush()
@@ -880,6 +877,16 @@ class _Table:
         return self.configs
 
 
+def _fill_from_model(values: dict[str, Any], filled: Mapping[str, Any], origin: str, origins: dict[str, str],
+                     bad: Iterable[str] = ()) -> None:
+    """The columns a row's model fills: those the row leaves empty (any column the row gives, even
+    one it gives badly, wins), each with where it came from."""
+    for column, value in filled.items():
+        if column not in values and column not in bad:
+            values[column] = value
+            origins[column] = origin
+
+
 class _Columns:
     """Buffered CSV rows read a column at a time (each distinct cell text of a column converted
     once), as ``_Table.read_row`` would read each: ``entries`` gives the pending rows, or ``None``
@@ -945,10 +952,7 @@ class _Columns:
             filled, origin = self.table.models.columns(values["model"])
         except _Bad:
             return False
-        for column, value in filled.items():
-            if column not in values:
-                values[column] = value
-                origins[column] = origin
+        _fill_from_model(values, filled, origin, origins)
         return True
 
 

@@ -76,6 +76,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
+from .api import TOP_PLANS
 from .catalogue import GPU_NAMES, find_gpu
 from .config import COLUMN_NAMES, Config
 from .engine import compute, config_from_mapping
@@ -264,6 +265,7 @@ class _Search:
     seq_len: int
     target_mfu: float | None  # a measured mfu that calibrates the model
     priced: bool
+    window_days: float = 0.0  # the days the job may take (the row's train_window_days)
     scale: float = 1.0  # efficiency_scale the plans carry
     variants: int = 1  # candidates one listed layout can stand for (see ``_Pool``)
     batches: list[_Batch] = field(default_factory=list)
@@ -341,7 +343,7 @@ def _prepare(config: Config, prices: Mapping[str, float] | None = None) -> _Sear
     target = given.get("mfu")
     priced = bool(prices) or "price_per_gpu_hour" in base
     search = _Search(config, base, searched, set_sp, int(v0["seq_len"]), None if target is None else float(target), priced,
-                     variants=len(mbs) * len(lcs) * max(1, len(zeros)))
+                     float(v0["train_window_days"]), variants=len(mbs) * len(lcs) * max(1, len(zeros)))
     layouts: dict[Any, dict[str, np.ndarray]] = {}
     for g in gpus:
         vg = v0 if g is None else evaluate_row(REGISTRY, {**base, "gpu": g}, T)
@@ -378,8 +380,7 @@ def _resolve(config: Config, T) -> tuple[dict, dict, Mapping[str, Any]]:
     v0 = evaluate_row(REGISTRY, base, T)
     if v0["step_time_s"] is None or v0["peak_bytes_per_rank"] is None:
         raise InputError(_problem(config, "layers", "a row the ledger can evaluate (architecture, tokens, days)", "a blank peak or step time"))
-    window = v0["days"] - v0["reserve_days"]
-    if not window > 0:
+    if not v0["train_window_days"] > 0:
         raise InputError(_problem(config, "reserve_days", "fewer reserve days than days", f"{v0['reserve_days']} of {v0['days']}"))
     return given, base, v0
 
@@ -671,11 +672,10 @@ def _run(search: _Search, top: int, margin: float, tick: Callable[[int], None]) 
 
 def _deadline_hint(search: _Search, fastest_days: float) -> str:
     """What the deadline would have to be: the fastest candidate that passes every other gate."""
-    window = float(search.base.get("days", 0)) - float(search.base.get("reserve_days", 0) or 0)
     if not math.isfinite(fastest_days):
         return "; no candidate passes the other gates either"
     return (f"; the fastest candidate that passes the other gates needs {fastest_days:,.1f} days against "
-            f"{window:,.1f} available: more days, fewer tokens, or a larger global_batch so that more GPUs share the step")
+            f"{search.window_days:,.1f} available: more days, fewer tokens, or a larger global_batch so that more GPUs share the step")
 
 
 def _gate_text(name: str, margin: float) -> str:
@@ -779,7 +779,7 @@ def _pareto(search: _Search, front: _Front, margin: float) -> list[dict[str, Any
 
 
 # ---- public -------------------------------------------------------------------------------------
-def plan(config: Config, *, top: int = 10, progress: Progress | None = None, margin: float = MARGIN,
+def plan(config: Config, *, top: int = TOP_PLANS, progress: Progress | None = None, margin: float = MARGIN,
          prices: Mapping[str, float] | None = None) -> dict[str, Any]:
     """The ``top`` cheapest feasible plans for one input row (see the module docstring).
 
@@ -795,7 +795,7 @@ def plan(config: Config, *, top: int = 10, progress: Progress | None = None, mar
     return _run(search, top, margin, _ticker(search.size, progress))
 
 
-def plan_document(configs: Iterable[Config], top: int = 10, progress: Progress | None = None,
+def plan_document(configs: Iterable[Config], top: int = TOP_PLANS, progress: Progress | None = None,
                   margin: float = MARGIN, prices: Mapping[str, float] | None = None) -> dict[str, Any]:
     """The planner's document for every row: plans per input row, concatenated in input order."""
     configs = list(configs)

@@ -65,6 +65,11 @@ class Cell:
     key: str = ""
     value: Any = None
     items: tuple[tuple[str, str], ...] = ()
+    text: str = ""  # registry TEXT key: what the pages show for a breakdown (its sentence)
+
+    def __post_init__(self) -> None:
+        if self.items and not self.text:
+            raise ValueError("a breakdown cell needs its text quantity (text=...)")
 
 
 @dataclass(frozen=True)
@@ -259,7 +264,7 @@ def _phase_lines() -> tuple[Line, ...]:
     return tuple(
         Line(id=p, en=en, zh=zh,
              cells={"phase": Cell(value=p), "bytes_per_rank": Cell(f"phase_{p}_bytes"),
-                    "items": Cell(items=tuple((n, f"mem_{n}_bytes") for n in names))},
+                    "items": Cell(items=tuple((n, f"mem_{n}_bytes") for n in names), text=f"phase_{p}_items")},
              show="reported_stage_holds_head" if p == "loss" else "")
         for p, en, zh, names in PHASES
     )
@@ -281,7 +286,7 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
         Section("verdict_reasons", "Why", "原因", (
             F("verdict_memory_reason", "memory"), F("verdict_deadline_reason", "deadline"), F("verdict_bandwidth_reason", "bandwidth"),
         ), json="verdict_reasons"),
-        Section("check", "Warnings", "警告", (F("check_message", "warnings", pages=False), F("check_columns", "columns")),
+        Section("check", "Warnings", "警告", (F("check_columns", "columns"),),  # the sentences: the document's warnings
                 json="check", show="check_says_something", json_null_unless_shown=True),
         Section("layout", "Layout", "布局", (
             F("framework"), F("zero"), F("dp"), F("tp"), F("pp"), F("cp"), F("ep"), F("etp"),

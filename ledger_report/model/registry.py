@@ -75,6 +75,12 @@ class Constraint:
     zh: str = ""
     row_only: bool = False  # about the row's own figures, not its layout: the planner does not search around it
 
+    @property
+    def message(self) -> str:
+        """The key of the TEXT quantity that words the rule where the row breaks it (else empty):
+        "column: expected ..., found ..." (model/definitions/verdicts.py)."""
+        return f"message_{self.key}"
+
 
 class Registry:
     def __init__(self) -> None:

@@ -27,6 +27,7 @@ so output and errors are what they always were.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -38,13 +39,10 @@ import numpy as np
 
 from ..engine import Batch, combined_codes, first_seen_codes
 from ..model.registry import BOOL, BYTES, FLOAT_UNITS, INT_UNITS, TEXT, WARNING
-from ..model.rows import evaluate_rows
 from ..report import Model, Table
 from .document import config_document
 
 _JSON = json.JSONEncoder(ensure_ascii=False).encode  # a str as json.dumps writes it in a document
-_STRINGS: dict[str, str] = {}  # JSON of texts seen (gpu names, dtypes, origins...), bounded
-_MAX_STRINGS = 50_000
 
 
 class _Unusual(Exception):
@@ -100,15 +98,10 @@ def _cells(parts: list, n: int, lead: str) -> Any:
     return grid.reshape(-1)
 
 
+@functools.lru_cache(maxsize=50_000)  # texts seen again and again (gpu names, dtypes, origins...), bounded
 def string_json(s: str) -> str:
-    """A text as json.dumps writes it, as UTF-8 bytes (each text seen written once, up to ``_MAX_STRINGS``)."""
-    hit = _STRINGS.get(s)
-    if hit is None:
-        hit = _STRING(s)
-        if len(_STRINGS) >= _MAX_STRINGS:
-            _STRINGS.clear()
-        _STRINGS[s] = hit
-    return hit
+    """A text as json.dumps writes it, as UTF-8 bytes."""
+    return _STRING(s)
 
 
 def raw_json(v: Any) -> str:
@@ -332,15 +325,10 @@ class _Name(_Leaf):
         return _Coded(np.arange(len(col)), [_STRING(str(v)) for v in col])  # not remembered: every row has its own
 
 
-_KEYS: dict[tuple, list[str]] = {}
-
-
+@functools.cache
 def _keys_json(names: tuple) -> list[str]:
     """Each name as a JSON key, its colon after it."""
-    hit = _KEYS.get(names)
-    if hit is None:
-        hit = _KEYS[names] = [_STRING(k) + ":" for k in names]
-    return hit
+    return [_STRING(k) + ":" for k in names]
 
 
 def _given(col: Sequence[Any]) -> Any:
@@ -422,11 +410,7 @@ class _Notes(_List):
         out = []
         for k in self.keys:
             sh = w.shown(k + "_shown")
-            at = np.flatnonzero(sh)
-            some = w.on_rows(k + self.suffix, at.tolist())  # on the rows that show it
-            codes = np.zeros(w.n, dtype=np.intp)  # "" where the row does not show it
-            codes[at] = some.codes + 1
-            out.append((_Coded(codes, [""] + some.texts), sh))
+            out.append((w.where(k + self.suffix, sh), sh))
         return out
 
 
@@ -440,13 +424,7 @@ class _Warnings(_List):
             if c.severity != WARNING:
                 continue
             broken = np.array([v is False for v in b.column(c.ok)], dtype=bool)
-            at = np.flatnonzero(broken).tolist()
-            exp = evaluate_rows(c.expected, at, b.inputs, b.column, w.model.tables)
-            found = evaluate_rows(c.found, at, b.inputs, b.column, w.model.tables)
-            texts = [""] * w.n
-            for i, e, f in zip(at, exp, found):
-                texts[i] = string_json(f"{c.column}: expected {e}, found {f}")
-            out.append((_texts_coded(texts), broken))
+            out.append((w.where(c.message, broken), broken))
         return out
 
 
@@ -542,6 +520,15 @@ class _Writer:
         if hit is None:
             hit = self._shown[key] = np.array([bool(v) for v in self.batch.column(key)], dtype=bool)
         return hit
+
+    def where(self, key: str, rows: Any) -> _Coded:
+        """A quantity as ``raw_json`` writes it on the rows of the mask ``rows`` (computed there
+        only), "" on the others."""
+        at = np.flatnonzero(rows)
+        some = self.on_rows(key, at.tolist())
+        codes = np.zeros(self.n, dtype=np.intp)
+        codes[at] = some.codes + 1
+        return _Coded(codes, [""] + some.texts)
 
     def on_rows(self, key: str, rows: list[int]) -> _Coded:
         """A quantity's values on some rows as ``raw_json`` writes them, computing a text

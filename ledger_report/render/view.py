@@ -13,8 +13,9 @@ from ..engine import Ledger, plain
 from ..model import text as mtext
 from ..model import units
 from ..model.registry import BOOL, BPP, BYTES, COUNT, MONEY, PARAMS, TEXT
-from ..model.definitions.common import COUNTER_ZH
+from ..model.definitions.common import COUNTER_ZH, PARTS
 from ..model.definitions.phases import PHASES
+from ..model.definitions.stages import STAGE_ZH
 from ..report import Table
 
 # Enumerated values as each language shows them (the values themselves stay as the row gives them).
@@ -24,11 +25,11 @@ WORDS = {
         True: "是", False: "否", "whole": "整份", "sharded": "分片",
         "hbm": "显存", "host": "主机内存", "nvme": "NVMe",
         "none": "无", "selective": "选择性", "full": "全量",
-        "only": "唯一段", "first": "首段", "middle": "中间段", "last": "末段",
+        **STAGE_ZH,  # the pipeline stages (only, first, middle, last)
         "selective_op": "按算子选择性", "measured": "实测", "predicted": "预测",
         **COUNTER_ZH,  # the counter of a measured peak
         "compute": "算力门", "memory": "显存门",
-        "dense": "非专家", "expert": "专家",
+        **{p: zh for p, _en, zh in PARTS},  # the parts of a state
         **{p: zh for p, _en, zh, _items in PHASES},  # the peak's phase
     },
 }
@@ -157,7 +158,7 @@ def sections(lg: Ledger, lang: str = "en", formulas: bool = True) -> list[ViewSe
                         vals = {n: plain(v[k], reg[k].unit) for n, k in cell.items}
                         values[c.name] = vals
                         items[c.name] = [Item(n, k, _item_label(reg, k, lang), vals[n], show(vals[n], reg[k].unit, lang)) for n, k in cell.items]
-                        cells[c.name] = (", " if lang == "en" else "，").join(f"{_item_label(reg, k, lang)} {units.gb(x)}" for (n, k), x in zip(cell.items, vals.values()) if x)
+                        cells[c.name] = _row(lg, cell.text, lang).text  # the model's sentence of them
                         continue
                     if cell.key:
                         unit = reg[cell.key].unit

@@ -97,7 +97,7 @@ from ..model import formula as fx
 from ..model import registry as R
 from ..model.definitions import REGISTRY
 from ..model.evaluate import eval_scalar
-from ..model.expr import Expr, IsBlank, Ref, concat, drop_first, gb_text, if_
+from ..model.expr import Expr, IsBlank, Ref, concat, if_
 from ..model.tables import GPU_FIELDS, TABLE_SHEETS, tables
 from ..report import Figure, Line, Section, Table
 from .view import WORDS
@@ -1355,12 +1355,11 @@ class _PrintSheet:
                     book.label(ws, r, c, text, self.st["small_note"])
                     lines = max(lines, _small(_lines(text, w * _U_CHARS * _SMALL_RATIO)))
                 elif kind == "items":
-                    cell = ln.cells[col.name]
-                    ident = ("items", t.key, ln.id, col.name, guards)
-                    e, _t = rep.compiled(self.mode, ident, lambda cell=cell: self.items_expr(cell, guards))
-                    got = rep.write(ws, r, c, self.mode, ident, lambda: e, self.i, self.st["small"])
+                    key = ln.cells[col.name].text  # the breakdown's sentence
+                    ident, build = self.figure_value(key, guards)
+                    got = rep.write(ws, r, c, self.mode, ident, build, self.i, self.st["small"])
                     if self.chosen:
-                        got = max((str(eval_scalar(e, l.config.values, l.values, rep.tables) or "") for l in rep.ledgers), key=_text_width)
+                        got = max((str(l.values[rep.text_key(key)] or "") for l in rep.ledgers), key=_text_width)
                     lines = max(lines, _small(_lines(str(got or ""), w * _U_CHARS * _SMALL_RATIO)))
                 else:
                     self.table_cell(r, c, ln, col, guards)
@@ -1386,16 +1385,6 @@ class _PrintSheet:
         ident, build = self.figure_value(cell.key, guards, words)
         style = self.st["text"] if unit in (R.TEXT, R.BOOL) else self.num(_SHOW_FORMATS.get(col.unit or unit, F_GENERAL))
         rep.write(self.ws, r, c, self.mode, ident, build, self.i, style)
-
-    def items_expr(self, cell: Any, guards: tuple[str, ...]) -> Expr:
-        """A breakdown as text: "label 1.2 GB, label 0.5 GB" over the items that are not zero."""
-        rep = self.rep
-        sep = rep.t(", ", "，")
-        parts = [if_(Ref(k).gt(0), concat(sep, rep.label(k), " ", gb_text(Ref(k))), "") for _n, k in cell.items]
-        e: Expr = drop_first(concat(*parts), len(sep))
-        for g in reversed(guards):
-            e = if_(Ref(g), e, DASH)
-        return e
 
     # the assumptions --------------------------------------------------------------------------
     def write_notes(self, r: int, last_col: int) -> int:

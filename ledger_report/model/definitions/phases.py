@@ -12,7 +12,7 @@ holds (also the CUDA context and NCCL's buffers), which is what must fit in HBM.
 
 from __future__ import annotations
 
-from ..expr import IsBlank, Lookup, all_of, any_of, if_, maximum, negate, total_of
+from ..expr import IsBlank, Lookup, all_of, any_of, concat, drop_first, gb_text, if_, maximum, negate, total_of
 from ..registry import BOOL, BYTES, COUNT, TEXT, Registry
 from .common import CUDA_CONTEXT_BYTES, FUJII, MOE35, NCCL_BYTES_PER_GROUP, PARTS, STATES, Ctx, conv, doc
 from .stages import STAGE_ZH, STAGES
@@ -188,6 +188,7 @@ def _reported(reg: Registry, r: Ctx) -> None:
     for p, en, pzh, _items in PHASES:
         r.phase_bytes[p] = d(f"phase_{p}_bytes", pick(lambda s: r.stage_phase[s][p]), BYTES, f"{en} (reported stage)", f"{pzh}（报告段）", doc("phases"))
     r.item_bytes = {key: d(f"mem_{key}_bytes", pick(lambda s, k=key: r.stage_items[s][k]), BYTES, en, zh, doc("phases")) for key, en, zh in ITEMS}
+    _phase_items(reg, r)
     first_step = d("first_step_peak_bytes", pick(lambda s: r.stage_first_step[s]), BYTES, "first step's peak before its optimizer step (allocated)", "首步 step 前的峰值（已分配）", LAZY_SOURCE)
     r.allocated = d("peak_allocated_bytes_per_rank", pick(lambda s: r.stage_peak[s]), BYTES, "peak allocated per rank (torch max_memory_allocated)", "每卡分配峰值（max_memory_allocated）", doc("counters"))
     steady = maximum(*r.phase_bytes.values())
@@ -203,6 +204,17 @@ def _reported(reg: Registry, r: Ctx) -> None:
     d("multi_stage", r.pp.gt(1), BOOL, "more than one pipeline stage", "多于一个流水段", doc("pipeline-stages"))
     r.first_step = first_step
     r.steady_minus_first = d("lazy_state_bytes", steady - first_step, BYTES, "the steady peak above the first step's (optimizer moments allocated at the first step)", "稳态峰值高出首步的部分（首步才分配的动量）", MOE35 + "; " + LAZY_SOURCE)
+
+
+def _phase_items(reg: Registry, r: Ctx) -> None:
+    """Each phase's items as a sentence ("label 1.2 GB, label 0.5 GB", the items not zero), in
+    English and Chinese: what the pages and the workbook show beside the phase."""
+    label = {key: (en, zh) for key, en, zh in ITEMS}
+    for p, en, pzh, names in PHASES:
+        for suffix, lang, sep in (("", 0, ", "), ("_zh", 1, "，")):
+            parts = [if_(r.item_bytes[n].gt(0), concat(sep, label[n][lang], " ", gb_text(r.item_bytes[n])), "") for n in names]
+            d = reg.define
+            d(f"phase_{p}_items{suffix}", drop_first(concat(*parts), len(sep)), TEXT, f"{en}: what lives then", f"{pzh}：此时存在的项", doc("phases"))
 
 
 def _counters(reg: Registry, r: Ctx) -> None:

@@ -144,7 +144,9 @@ def _check(reg: Registry, r: Ctx) -> None:
     texts, texts_zh = [], []
     for c in reg.constraints:
         word, word_zh = ("", "") if c.severity == ERROR else ("warning: ", "警告：")
-        texts.append(_if_broken(c, concat(word, c.column, ": expected ", c.expected, ", found ", c.found, "; ")))
+        message = d(c.message, _if_broken(c, concat(c.column, ": expected ", c.expected, ", found ", c.found)), TEXT,
+                    f"the rule {c.key}, where the row breaks it", f"规则 {c.key}（该行违反时）", doc("constraints"))
+        texts.append(_if_broken(c, concat(word, message, "; ")))
         texts_zh.append(_if_broken(c, concat(word_zh, c.column, "：", c.zh, "（", c.found, "）；")))
     for suffix, rules in (("", texts), ("_zh", texts_zh)):
         # in parts of a few rules each: a spreadsheet formula has at most 8,192 characters
