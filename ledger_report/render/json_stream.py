@@ -134,6 +134,9 @@ def _write_in_turn(part: Sequence[Any], k: int, fd: int, turn: Any, written: Any
     except Exception:
         held.written()
         return False
+    finally:
+        if not gc.isenabled():  # a worker that collects once a batch
+            gc.collect()
     with turn:
         turn.wait_for(lambda: written.value == k)
         _write_all(fd, held.written())
@@ -243,12 +246,15 @@ def _file_worker(path: str, w: int, workers: int, rows: int, fd: int, turn: Any,
     """In a worker: the rows of batches w, w + workers, w + 2 workers... read and checked, and
     (how many, their names) sent, or None where there is a problem; then, told to go on, each
     batch written in its turn (a batch that fails: said once the batches before it are written)."""
+    gc.disable()  # collected once a batch instead (``_write_in_turn``): a worker makes millions of short-lived objects
     configs = PackedConfigs()
     try:
         read_configs(path, sink=configs.append, keep=lambda i: i // rows % workers == w)
     except Exception:
         link.send(None)
         return
+    gc.collect()
+    gc.freeze()  # the rows read stay to the end: out of the collections' reach
     link.send((len(configs), {name_key(c.name) for c in configs}))
     if _received(link):
         try:
