@@ -18,7 +18,7 @@ from .config import COLUMN_NAMES, Config
 # A Config from a mapping, checked like a file row (one path: the reader's cell conversion and
 # cross-checks, raising the same InputError); re-exported for the library, tests and the planner.
 from .inputs import config_from_mapping, configs_from_records  # noqa: F401
-from .model.evaluate import evaluate_arrays, evaluate_row, eval_scalar
+from .model.evaluate import eval_scalar, evaluate_arrays, evaluate_row, first_seen_codes
 from .model.masked import evaluate_masked, masked_arrays
 from .model.rows import evaluate_rows
 from .model.expr import Call
@@ -337,14 +337,6 @@ def _reads(e: Any) -> tuple[tuple[str, bool], ...]:
 
 
 MAX_CODE = 2**62  # combined codes are numbered again before they would reach it
-
-
-def first_seen_codes(np, keys: Sequence[Any]) -> tuple[Any, list[Any]]:
-    """Each key's place among the distinct keys (in order of first appearance), and those keys."""
-    index = dict.fromkeys(keys)
-    for j, k in enumerate(index):
-        index[k] = j
-    return np.fromiter(map(index.__getitem__, keys), dtype=np.int64, count=len(keys)), list(index)
 
 
 def combined_codes(np, columns: Iterable[tuple[Any, int]], n: int) -> tuple[Any, Any]:

@@ -24,7 +24,7 @@ import bisect
 import math
 import operator
 import struct
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from .expr import Expr, Visitor
 from .registry import Registry
@@ -358,6 +358,15 @@ def _approx_equal_array(np, a, b):
     return eq
 
 
+def first_seen_codes(np, keys: Sequence[Any]) -> tuple[Any, list[Any]]:
+    """Each key's place among the distinct keys (in order of first appearance), and those keys
+    (a dict's work: no sort, which compares texts character by character)."""
+    index = dict.fromkeys(keys)
+    for j, k in enumerate(index):
+        index[k] = j
+    return np.fromiter(map(index.__getitem__, keys), dtype=np.int64, count=len(keys)), list(index)
+
+
 def _is_float_array(np, x) -> bool:
     return isinstance(x, float) or (isinstance(x, np.ndarray) and x.dtype.kind == "f")
 
@@ -455,11 +464,14 @@ class _ArrayEval(Visitor):
         if hit is not None and hit[0] is v:
             return hit[1], hit[2]
         a = np.asarray(v, dtype=str)
-        uniq, inv = np.unique(a, return_inverse=True)
-        low = np.char.lower(uniq)[inv].reshape(a.shape)
-        distinct = np.unique(low, return_inverse=True)
-        self._lowered[id(v)] = (v, low, distinct)
-        return low, distinct
+        codes, texts = first_seen_codes(np, a.ravel().tolist())
+        lowered = np.char.lower(np.array(texts, dtype=a.dtype))  # may widen: a lower case can be longer
+        low_codes, low_texts = first_seen_codes(np, lowered.tolist())
+        inverse = low_codes[codes]
+        distinct = np.array(low_texts, dtype=lowered.dtype)
+        low = distinct[inverse].reshape(a.shape)
+        self._lowered[id(v)] = (v, low, (distinct, inverse))
+        return low, (distinct, inverse)
 
     def visit_Const(self, e):
         return _A(e.value)
@@ -530,11 +542,15 @@ class _ArrayEval(Visitor):
         if a is None or b is None:
             return None
         av, bv = a.v, b.v
+        blank = _or(np, a.blank, b.blank)
+        if e.op in ("=", "<>") and (isinstance(av, str) or isinstance(bv, str)):
+            on_rows = self._text_equal(av, bv)
+            if on_rows is not None:
+                return _A(on_rows if e.op == "=" else ~on_rows, blank)
         if _is_text(np, av):
             av = self.lowered(av)[0] if not isinstance(av, str) else av.lower()
         if _is_text(np, bv):
             bv = self.lowered(bv)[0] if not isinstance(bv, str) else bv.lower()
-        blank = _or(np, a.blank, b.blank)
         if _is_float_array(np, av) or _is_float_array(np, bv):
             eq = _approx_equal_array(np, av, bv)
             v = {
@@ -550,6 +566,16 @@ class _ArrayEval(Visitor):
                 "=": np.equal, "<>": np.not_equal, "<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
             }[e.op](av, bv)
         return _A(v, blank)
+
+    def _text_equal(self, av: Any, bv: Any) -> Any:
+        """A text array against one text, case-insensitively, on each row: compared once for each
+        distinct value (``lowered``) and taken to the rows; ``None`` for any other pair."""
+        np = self.np
+        rows, one = (av, bv) if isinstance(bv, str) else (bv, av)
+        if not (isinstance(rows, np.ndarray) and rows.dtype.kind == "U" and rows.ndim and isinstance(one, str)):
+            return None
+        low, (distinct, inverse) = self.lowered(rows)
+        return (distinct == one.lower())[inverse].reshape(low.shape)
 
     def visit_Lookup(self, e):
         return self._lookup_key(e, self.visit(e.key))
