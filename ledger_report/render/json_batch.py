@@ -594,12 +594,19 @@ def _numbers_coded(x: Any, blank: Any, whole: bool, ceil: bool) -> _Coded:
         bad = ~np.isfinite(x)
     if blank is not None:
         bad = bad | blank
-    safe = np.where(bad, 0.0, x)
+    some_bad = bool(bad.any())
+    safe = np.where(bad, 0.0, x) if some_bad else x
     if whole and np.abs(safe).max(initial=0.0) >= 2.0**62:
         coded = _texts_coded([int.__repr__(int(v)) for v in safe.tolist()])
-    elif not whole and bool(np.any(np.signbit(safe) & (safe == 0))):
+    elif not whole and _negative_zero(safe):
         coded = _texts_coded(list(map(float.__repr__, safe.tolist())))  # -0.0 beside 0.0: one distinct value to numpy
     else:
         distinct, inverse = np.unique(safe.astype(np.int64) if whole else safe, return_inverse=True)
         coded = _Coded(inverse.reshape(-1), list(map(int.__repr__ if whole else float.__repr__, distinct.tolist())))
-    return coded.hidden_unless(~bad, "null") if bad.any() else coded
+    return coded.hidden_unless(~bad, "null") if some_bad else coded
+
+
+def _negative_zero(x: Any) -> bool:
+    """Whether some value is -0.0 (looked for among the zeros only)."""
+    zero = x == 0
+    return bool(zero.any()) and bool(np.signbit(x[zero]).any())
