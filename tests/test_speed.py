@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -581,3 +583,16 @@ def test_a_worker_buffer_gives_each_batch_only_its_own_bytes(tmp_path):
     finally:
         os.close(fd)
     assert path.read_bytes() == b"abcdefghXY12345678901"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",))) | st.sampled_from(
+    ['"', "\\", "\n", "\x00", "\x1f", "\x7f", "a\x7fb", "显存 85.6 GB", "é", "🙂", "\u2028"]), max_size=12))
+def test_texts_escaped_at_once_as_json_dumps_writes_each(texts):
+    """strings_json escapes a list of texts joined by one character, then splits them: each must
+    be exactly what json.dumps (ensure_ascii off) writes, as UTF-8 bytes held one a character,
+    whatever the texts hold (quotes, backslashes, control characters, DEL itself, Chinese)."""
+    from ledger_report.render.json_batch import strings_json
+
+    expected = [json.dumps(t, ensure_ascii=False).encode("utf-8").decode("latin-1") for t in texts]
+    assert strings_json(texts) == expected

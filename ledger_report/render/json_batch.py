@@ -165,8 +165,30 @@ def _values_coded(vals: Sequence[Any]) -> _Coded:
     """``raw_json`` of each value: texts (and blanks) by value, anything else written on each row
     first (1, 1.0 and True are one dict key but three texts)."""
     if set(map(type, vals)) <= {str, type(None)}:
-        return _factorized(vals, lambda v: "null" if v is None else _STRING(v))
+        return _strings_coded(vals)
     return _texts_coded([raw_json(v) for v in vals])
+
+
+def _strings_coded(vals: Sequence[str | None]) -> _Coded:
+    """Texts (and blanks, null) as JSON, each distinct text written once."""
+    codes, distinct = first_seen_codes(np, vals)
+    if None not in distinct:
+        return _Coded(codes, strings_json(distinct))
+    at = distinct.index(None)
+    texts = strings_json(distinct[:at] + distinct[at + 1:])
+    return _Coded(codes, texts[:at] + ["null"] + texts[at:])
+
+
+_SEP = "\x7f"  # DEL: JSON leaves it as it is, and texts seldom hold it
+
+
+def strings_json(texts: list[str]) -> list[str]:
+    """Each text as ``_STRING`` writes it, all at once: escaping and encoding go character by
+    character, so the texts joined by a character that none holds are escaped as one, then split."""
+    joined = _SEP.join(texts)
+    if len(texts) < 4 or joined.count(_SEP) != len(texts) - 1:
+        return list(map(_STRING, texts))
+    return ('"' + _STRING(joined)[1:-1].replace(_SEP, '"' + _SEP + '"') + '"').split(_SEP)
 
 
 _RUN = 8  # leaves encoded together at most
@@ -322,7 +344,7 @@ class _PerRank(_Leaf):
 class _Name(_Leaf):
     def coded(self, w):
         col = w.batch.inputs("name")
-        return _Coded(np.arange(len(col)), [_STRING(str(v)) for v in col])  # not remembered: every row has its own
+        return _Coded(np.arange(len(col)), strings_json(list(map(str, col))))  # not remembered: every row has its own
 
 
 @functools.cache
@@ -573,7 +595,7 @@ def _texts_json(col: Sequence[Any]) -> _Coded:
     if col and type(col[0]) is str and col.count(col[0]) == len(col):  # one text on every row
         return _constant(_STRING(col[0]), len(col))
     if set(map(type, col)) <= {str, type(None)}:
-        return _factorized(col, lambda v: "null" if v is None else _STRING(v))
+        return _strings_coded(col)
     return _texts_coded(["null" if v is None else string_json(str(v)) for v in col])
 
 
