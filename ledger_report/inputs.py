@@ -1106,7 +1106,7 @@ def _read_csv(path: Path, label: str, sink: Callable[[Config], None] | None = No
         for fields in reader:
             start = previous_line + 1  # the physical line where this record begins
             previous_line = reader.line_num
-            if not "".join(fields).strip():  # no field but blanks
+            if not (fields and fields[0].strip()) and not "".join(fields).strip():  # no field but blanks
                 continue
             if not header_done:
                 table.read_header({i + 1: f for i, f in enumerate(fields)}, start)
@@ -1118,7 +1118,10 @@ def _read_csv(path: Path, label: str, sink: Callable[[Config], None] | None = No
                 break
             if keep is not None and not keep(table.rows_seen - 1):
                 continue
-            if len(fields) >= table.width and not any(f.strip() for f in fields[table.width:]):
+            if len(fields) == table.width:
+                table.buffer_row(start, fields)
+                continue
+            if len(fields) > table.width and not any(f.strip() for f in fields[table.width:]):
                 table.buffer_row(start, fields[:table.width])  # as the header's fields, blank ones after them dropped
                 continue
             table.read_buffered()
