@@ -110,7 +110,7 @@ class PackedConfigs:
         return len(self._sources)
 
     def __iter__(self) -> Iterator[Config]:
-        return iter(self.part(slice(None)))
+        return iter(PackedRows(self._joined(), self._sources, self._origins))  # the columns as they are, not copied
 
     def __getitem__(self, rows: slice) -> list[Config]:
         return list(self.part(rows))
@@ -421,7 +421,7 @@ def _array_codes(np, v: Any, n: int) -> tuple[Any, int]:
 
 
 def _input_columns(configs: Sequence[Config]) -> dict[str, Sequence[Any]]:
-    """Every input column: its value on each row (a config holds every column, in schema order)."""
+    """Every input column: a list of its value on each row (a config holds every column, in schema order)."""
     if isinstance(configs, PackedRows):
         return configs.columns()
     return dict(zip(COLUMN_NAMES, map(list, zip(*[c.values.values() for c in configs]))))

@@ -490,6 +490,27 @@ def test_packed_configs_are_the_configs_read(configs):
     assert again[0].replace(dp=2) == configs[0].replace(dp=2)
 
 
+def test_packed_configs_keep_rows_appended_and_given_as_columns_in_order(configs):
+    """Rows appended one at a time and rows handed over a column at a time (``extend_columns``,
+    as the reader hands a clean block) come back in the order given, each its own configuration,
+    and a part's columns are those of its configurations."""
+    from ledger_report.engine import PackedConfigs, _input_columns
+
+    packed = PackedConfigs()
+    for c in configs[:10]:
+        packed.append(c)
+    block = configs[10:30]
+    given = {k: v for k, v in _input_columns(block).items() if any(x is not None for x in v)}  # empty columns left out
+    packed.extend_columns(given, [c.source for c in block], [dict(c.origins) or None for c in block])
+    for c in configs[30:]:
+        packed.append(c)
+    assert len(packed) == len(configs) and list(packed) == configs and packed[5:35] == configs[5:35]
+    assert [c.source for c in packed] == [c.source for c in configs]
+    assert [dict(c.origins) for c in packed] == [dict(c.origins) for c in configs]
+    assert packed.part(slice(5, 35)).columns() == _input_columns(configs[5:35])
+    assert packed.column("name") == [c.name for c in configs]
+
+
 def test_an_output_closed_under_the_file_workers_raises_here(rows_csv):
     """A worker that cannot write (the reader went away: ``| head``) hands its error to the
     parent, which raises it (the command then stops quietly, as it always did)."""
