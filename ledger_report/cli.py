@@ -34,7 +34,7 @@ def _read_packed(path: str):
     from .inputs import read_configs
 
     packed = PackedConfigs()
-    read_configs(path, sink=packed.append)
+    read_configs(path, sink=packed.append, sink_columns=packed.extend_columns)
     return packed
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+from itertools import repeat
 from dataclasses import dataclass
 from collections.abc import Mapping
 from typing import Any, Iterable, Iterator, Sequence
@@ -68,59 +69,86 @@ def plain(v: Any, unit: str) -> Any:
 
 
 class PackedConfigs:
-    """Configurations held compactly, each row's values as one tuple, and built again one at a
-    time when iterated: a file's rows in a fraction of the memory their ``Config`` objects take
-    (``read_configs(path, sink=packed.append)``)."""
+    """Configurations held compactly, a column at a time (each column's value on every row, in
+    schema order), and built again one at a time when iterated: a file's rows in a fraction of the
+    memory their ``Config`` objects take (``read_configs(path, sink=packed.append,
+    sink_columns=packed.extend_columns)``).  Rows appended one at a time wait as tuples and join
+    the columns at once, when the columns are next read or extended."""
 
     def __init__(self) -> None:
-        self._rows: list[tuple[tuple, str, Mapping[str, str] | None]] = []
+        self._columns: list[list[Any]] = [[] for _ in COLUMN_NAMES]  # in schema order
+        self._sources: list[str] = []
+        self._origins: list[Mapping[str, str] | None] = []
+        self._waiting: list[tuple] = []  # appended rows' values, not yet in the columns
 
     def append(self, config: Config) -> None:
-        self._rows.append((tuple(config.values.values()), config.source, dict(config.origins) or None))
+        self._waiting.append(tuple(config.values.values()))
+        self._sources.append(config.source)
+        self._origins.append(dict(config.origins) or None)
+
+    def extend_columns(self, columns: Mapping[str, Sequence[Any]], sources: Sequence[str],
+                       origins: Sequence[Mapping[str, str] | None]) -> None:
+        """Rows given a column at a time: ``columns`` each column's value on every row (a column
+        left out is empty on every row), each row's source and origins (``None``: no column filled
+        by its model; only non-empty columns named)."""
+        self._joined()
+        n = len(sources)
+        for name, held in zip(COLUMN_NAMES, self._columns):
+            held.extend(columns.get(name) or repeat(None, n))
+        self._sources.extend(sources)
+        self._origins.extend(origins)
+
+    def _joined(self) -> list[list[Any]]:
+        """The columns, the rows waiting put in them first."""
+        if self._waiting:
+            for held, values in zip(self._columns, zip(*self._waiting)):
+                held.extend(values)
+            self._waiting = []
+        return self._columns
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return len(self._sources)
 
     def __iter__(self) -> Iterator[Config]:
-        return self._built(self._rows)
+        return iter(PackedRows(self._joined(), self._sources, self._origins))  # the columns as they are, not copied
 
     def __getitem__(self, rows: slice) -> list[Config]:
-        return list(self._built(self._rows[rows]))
+        return list(self.part(rows))
 
     def part(self, rows: slice) -> "PackedRows":
         """Some rows, their configurations built only where one is read."""
-        return PackedRows(self._rows[rows])
+        return PackedRows([held[rows] for held in self._joined()], self._sources[rows], self._origins[rows])
 
-    @staticmethod
-    def _built(rows: list) -> Iterator[Config]:
-        for values, source, origins in rows:
-            yield Config.rebuilt(values, source, origins or {})
+    def column(self, name: str) -> list[Any]:
+        """One input column's value on every row (``None`` for an empty cell)."""
+        return list(self._joined()[COLUMN_NAMES.index(name)])
 
 
 class PackedRows(Sequence):
     """Rows of a ``PackedConfigs``: a configuration built again where it is read, the input
     columns and the origins straight from what is held (as ``_input_columns`` gives them)."""
 
-    def __init__(self, rows: list) -> None:
-        self._rows = rows
+    def __init__(self, columns: list[list[Any]], sources: list[str], origins: list[Mapping[str, str] | None]) -> None:
+        self._columns, self._sources, self._origins = columns, sources, origins
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return len(self._sources)
 
     def __getitem__(self, i):  # type: ignore[override]
         if isinstance(i, slice):
-            return PackedRows(self._rows[i])
-        values, source, origins = self._rows[i]
-        return Config.rebuilt(values, source, origins or {})
+            return PackedRows([held[i] for held in self._columns], self._sources[i], self._origins[i])
+        values = [held[i] for held in self._columns]
+        return Config.rebuilt(values, self._sources[i], self._origins[i] or {})
 
     def __iter__(self) -> Iterator[Config]:
-        return PackedConfigs._built(self._rows)
+        for values, source, origins in zip(zip(*self._columns), self._sources, self._origins):
+            yield Config.rebuilt(values, source, origins or {})
 
     def columns(self) -> dict[str, Sequence[Any]]:
-        return dict(zip(COLUMN_NAMES, zip(*[values for values, _s, _o in self._rows])))
+        return dict(zip(COLUMN_NAMES, self._columns))
 
     def origins(self) -> list[Mapping[str, str]]:
-        return [origins or {} for _v, _s, origins in self._rows]
+        return [origins or {} for origins in self._origins]
 
 
 def compute(config: Config, model: Model | None = None) -> Ledger:
@@ -385,10 +413,10 @@ def _array_codes(np, v: Any, n: int) -> tuple[Any, int]:
 
 
 def _input_columns(configs: Sequence[Config]) -> dict[str, Sequence[Any]]:
-    """Every input column: its value on each row (a config holds every column, in schema order)."""
+    """Every input column: a list of its value on each row (a config holds every column, in schema order)."""
     if isinstance(configs, PackedRows):
         return configs.columns()
-    return dict(zip(COLUMN_NAMES, zip(*[c.values.values() for c in configs])))
+    return dict(zip(COLUMN_NAMES, map(list, zip(*[c.values.values() for c in configs]))))
 
 
 def _per_pattern(np, configs: Sequence[Config], model: Model) -> list[tuple[dict[str, Any], list[int]]]:

@@ -132,10 +132,16 @@ def stream_configs(path: str | Path, each: Callable[[Config], None]) -> int:
 
 
 def read_configs(path: str | Path, sink: Callable[[Config], None] | None = None,
-                 keep: Callable[[int], bool] | None = None) -> list[Config]:
+                 keep: Callable[[int], bool] | None = None,
+                 sink_columns: Callable[[Mapping[str, Sequence[Any]], list[str], list[Mapping[str, str] | None]], None] | None = None,
+                 ) -> list[Config]:
     """Read every configuration row of a .csv or .xlsx file; raise ``InputError`` on any problem.
 
     With ``sink``, each good row goes to it as it is read and the list returned is empty.  With
+    ``sink_columns`` as well (``PackedConfigs.extend_columns``), good rows of a .csv file read a
+    column at a time go to it instead, a block at a time, in their place among the rows: each
+    column's value on the rows (a column left out is empty on every row), their sources and their
+    origins (``None`` where the row's model filled no column), as their ``Config`` would hold them.  With
     ``keep`` (a .csv file only), a data row is read and checked only where ``keep`` of its
     position (0 for the first data row) is true: the rest are counted and skipped, so their
     problems, and names repeated across the parts, are for whoever reads them."""
@@ -151,7 +157,7 @@ def read_configs(path: str | Path, sink: Callable[[Config], None] | None = None,
         _fail(label, "a .csv or .xlsx file", "a directory")
     suffix = path.suffix.lower()
     if suffix in CSV_SUFFIXES:
-        return _read_csv(path, label, sink, keep)
+        return _read_csv(path, label, sink, keep, sink_columns)
     if keep is not None:
         raise ValueError("keep reads part of a .csv file only")
     if suffix in XLSX_SUFFIXES:
@@ -583,17 +589,18 @@ def _convert(col: Column, raw: Any) -> Any:
 # Cross-column checks (after every cell of the row parsed)
 
 
-def _model_checks(rows: list[tuple[int, dict[str, Any], set[str]]],
-                  columns: Mapping[str, list[Any]] | None = None) -> list[tuple[int, str, str, str]]:
+def _model_checks(lines: Sequence[int], rows: Sequence[Mapping[str, Any]], bad: Sequence[Iterable[str]] = (),
+                  columns: Mapping[str, Sequence[Any]] | None = None) -> list[tuple[int, str, str, str]]:
     """Contradictions between columns, from the model's constraints (the same rules the workbook's
-    check cells and the planner apply): (row, column, expected, found) for each broken rule
-    (``columns``: the rows' values a column at a time, where the reader has them)."""
+    check cells and the planner apply): (row, column, expected, found) for each broken rule, the
+    rows numbered by ``lines`` (``bad[i]``: row i's cells that could not be read; ``columns``:
+    the rows' values a column at a time, where the reader has them)."""
     from .model.checks import failures
     from .model.definitions import REGISTRY
     from .model.tables import tables
 
-    found = failures(REGISTRY, tables(), [v for _r, v, _b in rows], [b for _r, _v, b in rows], columns=columns)
-    return [(rows[f.index][0], f.constraint.column, f.expected, f.found) for f in found]
+    found = failures(REGISTRY, tables(), rows, bad, columns=columns)
+    return [(lines[f.index], f.constraint.column, f.expected, f.found) for f in found]
 
 class _Models:
     """The architecture columns a ``model`` cell names: a catalogue entry, or a Hugging Face
@@ -639,7 +646,7 @@ class _Table:
     header and whose values as the cells of the row below it (rows are the mappings' numbers)."""
 
     def __init__(self, label: str, sheet: str | None, sink: Callable[[Config], None] | None = None, keyed: bool = False,
-                 folder: Path | None = None):
+                 folder: Path | None = None, sink_columns: Callable[..., None] | None = None):
         self.label = label
         self.folder = folder  # a config.json named in a model cell is relative to it (None: the working directory)
         self.models = _Models(folder)
@@ -655,11 +662,12 @@ class _Table:
         self.names: dict[str, int] = {}  # normalised name -> first row
         self.configs: list[Config] = []
         self.sink = sink  # given: each good row goes to it instead of the list (streaming)
+        self.sink_columns = sink_columns  # given with sink: good rows read a column at a time go to it a block at a time
         self.count = 0
         self.rows_seen = 0
         self.pending: list[tuple[int, dict[str, Any], set[str], bool, dict[str, str]]] = []  # rows read, not yet checked against the model
         self.buffered: list[tuple[int, list[str]]] = []  # CSV rows not yet read (``buffer_row``)
-        self.pending_columns: dict[str, list[Any]] | None = None  # the pending rows' values a column at a time
+        self.pending_block: _Block | None = None  # rows read a column at a time, not yet checked (pending then empty)
 
     # -- problems
     def add(self, row: int | None, column: str | None, expected: str, found: str, cell: str | None = None) -> None:
@@ -784,6 +792,7 @@ class _Table:
                 bad.add("model")
             else:
                 _fill_from_model(values, filled, origin, origins, bad)
+        self._unblock()
         self.pending.append((row, values, bad, len(self.problems) == before, origins))
         if len(self.pending) >= CHECK_BATCH_ROWS:
             self._flush()
@@ -799,48 +808,79 @@ class _Table:
         """The buffered rows read: a column at a time where no row has a problem there, else each
         by ``read_row``; the same values, problems and pending rows either way, in the same order."""
         rows, self.buffered = self.buffered, []
-        read = _Columns(self, rows) if rows else None
-        entries = read.entries() if read is not None else None
-        if entries is None:
+        block = _Columns(self, rows).block() if rows else None
+        if block is None:
             for row, fields in rows:
                 self.read_row(row, {i + 1: f for i, f in enumerate(fields) if f.strip()})
             return
-        if not self.pending and len(entries) <= CHECK_BATCH_ROWS:
-            self.pending_columns = read.columns  # the pending rows a column at a time, for the checks
-        for entry, key in zip(entries, read.keys):
-            self.names[key] = entry[0]
+        self.names.update(zip(block.keys, block.lines))
+        if not self.pending and self.pending_block is None and len(block) <= CHECK_BATCH_ROWS:
+            self.pending_block = block  # checked a column at a time, kept as columns where it is clean
+            if len(block) >= CHECK_BATCH_ROWS:
+                self._flush()
+            return
+        self._unblock()
+        for entry in block.entries():
             self.pending.append(entry)
             if len(self.pending) >= CHECK_BATCH_ROWS:
                 self._flush()
 
+    def _unblock(self) -> None:
+        """The pending block's rows made pending rows (other rows are to join them)."""
+        if self.pending_block is not None:
+            self.pending.extend(self.pending_block.entries())
+            self.pending_block = None
+
     def _flush(self) -> None:
         """Check the pending rows against the model's constraints, then keep the good ones."""
-        pending, self.pending = self.pending, []
-        columns, self.pending_columns = self.pending_columns, None
-        if not pending:
-            return
-        if columns is not None and len(next(iter(columns.values()), ())) != len(pending):
-            columns = None  # rows read row by row joined them
+        block, self.pending_block = self.pending_block, None
+        if block is not None:
+            found = _model_checks(block.lines, block, columns=block.columns)
+            if not found:
+                self._keep_block(block)
+                return
+            pending = block.entries()
+        else:
+            pending, self.pending = self.pending, []
+            if not pending:
+                return
+            found = _model_checks([r for r, *_rest in pending], [v for _r, v, *_rest in pending],
+                                  [b for _r, _v, b, *_rest in pending])
         broken: set[int] = set()
         values_of = {r: v for r, v, *_rest in pending}
-        for row, column, expected, found in _model_checks([(r, v, b) for r, v, b, _ok, _o in pending], columns):
+        for row, column, expected, found_text in found:
             if column == "gpu":
-                found += gpu_hint(str(values_of[row].get("gpu", "")))
-            self.add(row, column, expected, found, self._ref_of(column, row))
+                found_text += gpu_hint(str(values_of[row].get("gpu", "")))
+            self.add(row, column, expected, found_text, self._ref_of(column, row))
             broken.add(row)
         for row, values, _bad, clean, origins in pending:
-            if not clean or row in broken:
-                continue
-            if self.sheet is not None:
-                source = f"{self.label} {self.sheet} row {row}"
-            else:
-                source = f"{self.label} {self.row_word} {row}"
-            config = Config(values, source, origins)
-            self.count += 1
-            if self.sink is None:
-                self.configs.append(config)
-            elif not self.problems:
-                self.sink(config)
+            if clean and row not in broken:
+                self._keep(Config(values, self._source(row), origins))
+
+    def _keep_block(self, block: _Block) -> None:
+        """A block of good rows kept: handed to ``sink_columns`` as columns where it is given, else
+        each row as a ``Config``, as ``_flush`` keeps them."""
+        if self.sink is None or self.sink_columns is None:
+            for row, values, _bad, _clean, origins in block.entries():
+                self._keep(Config(values, self._source(row), origins))
+            return
+        self.count += len(block)
+        if not self.problems:
+            self.sink_columns(block.columns, [self._source(row) for row in block.lines], block.origins)
+
+    def _keep(self, config: Config) -> None:
+        """One good row kept: in the list, or handed to the sink while the file has no problem."""
+        self.count += 1
+        if self.sink is None:
+            self.configs.append(config)
+        elif not self.problems:
+            self.sink(config)
+
+    def _source(self, row: int) -> str:
+        """A row's place, as a ``Config`` names it."""
+        if self.sheet is not None:
+            return f"{self.label} {self.sheet} row {row}"
+        return f"{self.label} {self.row_word} {row}"
 
     def read_record(self, row: int, record: Any) -> None:
         """One mapping: its keys read as a header (the same names and messages as a file's
@@ -889,17 +929,17 @@ def _fill_from_model(values: dict[str, Any], filled: Mapping[str, Any], origin: 
 
 class _Columns:
     """Buffered CSV rows read a column at a time (each distinct cell text of a column converted
-    once), as ``_Table.read_row`` would read each: ``entries`` gives the pending rows, or ``None``
+    once), as ``_Table.read_row`` would read each: ``block`` gives the rows so read, or ``None``
     where some row would meet a problem (a cell, its name, its model) or leave data under a
     blank header, so that the rows are read row by row instead and report it."""
 
     def __init__(self, table: _Table, rows: list[tuple[int, list[str]]]) -> None:
         self.table, self.rows = table, rows
-        self.columns: dict[str, list[Any]] = {}  # each column's value on each row, models' filling included
         self.keys: list[str] = []  # each row's name as names are compared
 
-    def entries(self) -> list[tuple[int, dict[str, Any], set[str], bool, dict[str, str]]] | None:
-        cols = self.columns
+    def block(self) -> "_Block | None":
+        """The rows' values a column at a time, the columns their models fill included."""
+        cols: dict[str, list[Any]] = {}
         fields = list(zip(*[f for _r, f in self.rows]))  # each field's texts down the rows
         for pos in range(self.table.width):
             name = self.table.columns.get(pos + 1)
@@ -911,17 +951,35 @@ class _Columns:
         names = cols.get("name")
         if names is None or not self._new_names(names):
             return None
-        out = []
-        order = list(cols)  # the columns a model fills later are None on the rows before
-        for i, ((row, _f), cells) in enumerate(zip(self.rows, zip(*cols.values()))):
-            values = dict(compress(zip(order, cells), map(is_not, cells, repeat(None))))  # the cells given
-            origins: dict[str, str] = {}
-            if values.get("model") is not None and not self._fill(values, origins):
+        origins = self._filled(cols)
+        if origins is None:
+            return None
+        return _Block([row for row, _f in self.rows], cols, origins, self.keys)
+
+    def _filled(self, cols: dict[str, list[Any]]) -> list[dict[str, str] | None] | None:
+        """Each row's origins (``None``: its model filled nothing), the columns its model fills
+        put in ``cols`` where the row leaves them empty, as read_row fills them; ``None`` where a
+        row's model cannot be read."""
+        n = len(self.rows)
+        origins: list[dict[str, str] | None] = [None] * n
+        for i, spec in enumerate(cols.get("model") or ()):
+            if spec is None:
+                continue
+            try:
+                filled, origin = self.table.models.columns(spec)
+            except _Bad:
                 return None
-            for column in origins:
-                cols.setdefault(column, [None] * len(self.rows))[i] = values[column]
-            out.append((row, values, set(), True, origins))
-        return out
+            own: dict[str, str] = {}
+            for column, value in filled.items():
+                held = cols.get(column)
+                if held is None:
+                    held = cols[column] = [None] * n
+                if held[i] is None:
+                    held[i] = value
+                    if value is not None:  # a Config names only the non-empty columns' origins
+                        own[column] = origin
+            origins[i] = own or None
+        return origins
 
     def _converted(self, name: str | None, pos: int, raws: Sequence[str]) -> list[Any] | None:
         seen: dict[str, Any] = {}
@@ -946,14 +1004,28 @@ class _Columns:
         self.keys = keys = [name_key(v) for v in names]
         return len(set(keys)) == len(keys) and not any(k in self.table.names for k in keys)
 
-    def _fill(self, values: dict[str, Any], origins: dict[str, str]) -> bool:
-        """The columns the row's model fills (those the row leaves empty), as read_row fills them."""
-        try:
-            filled, origin = self.table.models.columns(values["model"])
-        except _Bad:
-            return False
-        _fill_from_model(values, filled, origin, origins)
-        return True
+
+class _Block(Sequence):
+    """Rows read a column at a time without a problem in their cells: their lines, each column's
+    value on every row (``None`` where empty; the columns the rows' models fill included), each
+    row's origins (``None``: none) and name as names are compared.  As a sequence: each row's
+    non-empty values, in column order, as ``_Table.read_row`` gives them."""
+
+    def __init__(self, lines: list[int], columns: dict[str, list[Any]], origins: list[dict[str, str] | None],
+                 keys: list[str]) -> None:
+        self.lines, self.columns, self.origins, self.keys = lines, columns, origins, keys
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(len(self))[i]]
+        return {name: held[i] for name, held in self.columns.items() if held[i] is not None}
+
+    def entries(self) -> list[tuple[int, dict[str, Any], set[str], bool, dict[str, str]]]:
+        """The rows as ``_Table.read_row`` makes them pending."""
+        return [(row, self[i], set(), True, dict(origins or {})) for i, (row, origins) in enumerate(zip(self.lines, self.origins))]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1008,7 +1080,7 @@ def _sniff(text: str) -> str:
 
 
 def _read_csv(path: Path, label: str, sink: Callable[[Config], None] | None = None,
-              keep: Callable[[int], bool] | None = None) -> list[Config]:
+              keep: Callable[[int], bool] | None = None, sink_columns: Callable[..., None] | None = None) -> list[Config]:
     try:
         size = path.stat().st_size
         if size > MAX_CSV_BYTES:
@@ -1025,7 +1097,7 @@ def _read_csv(path: Path, label: str, sink: Callable[[Config], None] | None = No
     text = _decode(data, label)
     del data  # the decoded text is all that is needed from here on
     delimiter = _sniff(text)
-    table = _Table(label, None, sink, folder=path.parent)
+    table = _Table(label, None, sink, folder=path.parent, sink_columns=sink_columns)
     # strict: a quote left open to the end of the file is an error, not one giant last field
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     previous_line = 0
@@ -1034,7 +1106,7 @@ def _read_csv(path: Path, label: str, sink: Callable[[Config], None] | None = No
         for fields in reader:
             start = previous_line + 1  # the physical line where this record begins
             previous_line = reader.line_num
-            if not "".join(fields).strip():  # no field but blanks
+            if not (fields and fields[0].strip()) and not "".join(fields).strip():  # no field but blanks
                 continue
             if not header_done:
                 table.read_header({i + 1: f for i, f in enumerate(fields)}, start)
@@ -1046,7 +1118,10 @@ def _read_csv(path: Path, label: str, sink: Callable[[Config], None] | None = No
                 break
             if keep is not None and not keep(table.rows_seen - 1):
                 continue
-            if len(fields) >= table.width and not any(f.strip() for f in fields[table.width:]):
+            if len(fields) == table.width:
+                table.buffer_row(start, fields)
+                continue
+            if len(fields) > table.width and not any(f.strip() for f in fields[table.width:]):
                 table.buffer_row(start, fields[:table.width])  # as the header's fields, blank ones after them dropped
                 continue
             table.read_buffered()

@@ -203,51 +203,31 @@ def test_plain_digit_cells_read_as_the_decimal_path_reads_them(column, monkeypat
 
 def _read_both_ways(path, monkeypatch):
     """``read_configs`` of the file as it reads it (a column at a time where it can) and row by
-    row: each as (configs, problems), and how many rows went a column at a time."""
+    row: each as (configs, problems), and how many rows went a column at a time.  The first is
+    read twice, to a list and to ``PackedConfigs`` (its clean blocks handed over as columns):
+    both must agree before it is returned."""
     from ledger_report import inputs
+    from ledger_report.engine import PackedConfigs
     from ledger_report.errors import InputError
 
-    def read():
+    def read(packed=False):
+        held = PackedConfigs()
         try:
-            got = read_configs(path)
+            got = read_configs(path, sink=held.append, sink_columns=held.extend_columns) if packed else read_configs(path)
         except InputError as err:
             return None, [str(p) for p in err.problems]
-        return [(c.values, c.source, c.origins) for c in got], []
+        typed = lambda values: [(k, type(v), v) for k, v in values.items()]  # 1, 1.0 and True apart, in order
+        return [(typed(c.values), c.source, c.origins) for c in (held if packed else got)], []
 
     taken = []
-    entries = inputs._Columns.entries
+    block = inputs._Columns.block
     with monkeypatch.context() as m:
-        m.setattr(inputs._Columns, "entries", lambda self: taken.append(e := entries(self)) or e)
+        m.setattr(inputs._Columns, "block", lambda self: taken.append(b := block(self)) or b)
         fast = read()
-        m.setattr(inputs._Columns, "entries", lambda self: None)
+        assert read(packed=True) == fast
+        m.setattr(inputs._Columns, "block", lambda self: None)
         slow = read()
-    return fast, slow, sum(len(e) for e in taken if e is not None)
-
-
-def test_rows_read_a_column_at_a_time_as_row_by_row(tmp_path, monkeypatch):
-    """A file read a column at a time gives the configurations (values, sources, the columns a
-    model filled) that row by row gives; one with problems here and there (a bad cell, a name
-    twice, an unknown model, a short row, data under a blank header cell) the same problems, in
-    the same order, the good stretches between them still read a column at a time."""
-    (tmp_path / "configs").symlink_to(ROOT / "inputs" / "configs")
-    rows = list(example_rows.varied_rows(700, seed=5))  # a few name a model (a catalogue entry, a config.json)
-    example_rows.write_csv(tmp_path / "good.csv", iter(rows))
-    fast, slow, columnwise = _read_both_ways(tmp_path / "good.csv", monkeypatch)
-    assert fast == slow and len(fast[0]) == 700 and columnwise == 700
-    assert any(origins for _v, _s, origins in fast[0])
-
-    rows[200]["dp"], rows[300]["name"], rows[400]["model"] = "x4", rows[299]["name"], "no-such-model"
-    rows[600]["mfu"] = "40"  # out of range, with its hint
-    example_rows.write_csv(tmp_path / "bad.csv", iter(rows))
-    lines = (tmp_path / "bad.csv").read_text(encoding="utf-8").splitlines(keepends=True)
-    lines[0] = lines[0].rstrip("\r\n") + ",\r\n"  # a blank header cell at the end...
-    lines[500] = lines[500].rstrip("\r\n") + ",stray\r\n"  # ...with data under it on one row
-    lines[650] = lines[650].split(",", 3)[0] + "\r\n"  # a short row
-    lines = [ln if i in (0, 500, 650) else ln.rstrip("\r\n") + ",\r\n" for i, ln in enumerate(lines)]
-    (tmp_path / "bad.csv").write_text("".join(lines), encoding="utf-8")
-    fast, slow, columnwise = _read_both_ways(tmp_path / "bad.csv", monkeypatch)
-    assert fast == slow and fast[0] is None and len(fast[1]) >= 6
-    assert columnwise > 0
+    return fast, slow, sum(len(b) for b in taken if b is not None) // 2
 
 
 def test_a_bad_cell_is_reported_on_every_row_it_is_on(tmp_path):
@@ -510,6 +490,27 @@ def test_packed_configs_are_the_configs_read(configs):
     assert again == configs and [list(c.values) for c in again] == [list(c.values) for c in configs]
     assert [dict(c.origins) for c in again] == [dict(c.origins) for c in configs]
     assert again[0].replace(dp=2) == configs[0].replace(dp=2)
+
+
+def test_packed_configs_keep_rows_appended_and_given_as_columns_in_order(configs):
+    """Rows appended one at a time and rows handed over a column at a time (``extend_columns``,
+    as the reader hands a clean block) come back in the order given, each its own configuration,
+    and a part's columns are those of its configurations."""
+    from ledger_report.engine import PackedConfigs, _input_columns
+
+    packed = PackedConfigs()
+    for c in configs[:10]:
+        packed.append(c)
+    block = configs[10:30]
+    given = {k: v for k, v in _input_columns(block).items() if any(x is not None for x in v)}  # empty columns left out
+    packed.extend_columns(given, [c.source for c in block], [dict(c.origins) or None for c in block])
+    for c in configs[30:]:
+        packed.append(c)
+    assert len(packed) == len(configs) and list(packed) == configs and packed[5:35] == configs[5:35]
+    assert [c.source for c in packed] == [c.source for c in configs]
+    assert [dict(c.origins) for c in packed] == [dict(c.origins) for c in configs]
+    assert packed.part(slice(5, 35)).columns() == _input_columns(configs[5:35])
+    assert packed.column("name") == [c.name for c in configs]
 
 
 def test_an_output_closed_under_the_file_workers_raises_here(rows_csv):

@@ -237,7 +237,7 @@ def _redo(path: str, out: Any, k: int, rows: int, progress: Callable[[int], None
     """Batch ``k``, which failed in a worker, done again here: the file read as always, then
     the batch written, which raises where the worker's did."""
     configs = PackedConfigs()
-    read_configs(path, sink=configs.append)
+    read_configs(path, sink=configs.append, sink_columns=configs.extend_columns)
     write_batch(_evaluated(configs, k, rows), out, k == 0, progress)
     raise RuntimeError(f"batch {k} failed in a worker but not here")  # pragma: no cover
 
@@ -249,13 +249,13 @@ def _file_worker(path: str, w: int, workers: int, rows: int, fd: int, turn: Any,
     gc.disable()  # collected once a batch instead (``_write_in_turn``): a worker makes millions of short-lived objects
     configs = PackedConfigs()
     try:
-        read_configs(path, sink=configs.append, keep=lambda i: i // rows % workers == w)
+        read_configs(path, sink=configs.append, keep=lambda i: i // rows % workers == w, sink_columns=configs.extend_columns)
     except Exception:
         link.send(None)
         return
     gc.collect()
     gc.freeze()  # the rows read stay to the end: out of the collections' reach
-    link.send((len(configs), {name_key(c.name) for c in configs}))
+    link.send((len(configs), {name_key(str(name)) for name in configs.column("name")}))
     if _received(link):
         try:
             _write_own(configs, w, workers, rows, fd, turn, written, link)
