@@ -170,6 +170,7 @@ class Batch:
         self._value_codes: dict[tuple[str, bool], tuple[Any, int]] = {}
         self._distincts: dict[tuple, tuple[list[int], list[int]] | None] = {}
         self._coded: dict[str, tuple[list[int] | None, list]] = {}
+        self._f64: dict[str, tuple[Any, Any] | None] = {}
 
     def column(self, key: str) -> list:
         """The quantity's value on each row, as the row's ledger gives it; text (messages) by the
@@ -205,9 +206,27 @@ class Batch:
         e = self.model.registry[key].expr
         distinct = self._distinct(e, rows)
         if distinct is None:
-            return None, evaluate_rows(e, rows, self.inputs, self.column, self.model.tables)
+            return None, evaluate_rows(e, rows, self.inputs, self.column, self.model.tables, self._float64)
         first, inverse = distinct
-        return inverse, evaluate_rows(e, first, self.inputs, self.column, self.model.tables)
+        return inverse, evaluate_rows(e, first, self.inputs, self.column, self.model.tables, self._float64)
+
+    def _float64(self, key: str) -> tuple[Any, Any] | None:
+        """A quantity the arrays interpreter holds as float64 over the rows (which ``column``
+        gives as those floats): its values and blank mask (``None``: no blank row); ``None`` for
+        any other quantity (text, whole numbers, truth values, rows evaluated per pattern)."""
+        if key in self._f64:
+            return self._f64[key]
+        import numpy as np
+
+        got, n = None, len(self.configs)
+        v = None if len(self.parts) > 1 or key in self.text_keys else self.parts[0][0][key]
+        if type(v) is float:
+            got = np.full(n, v), None
+        elif isinstance(v, np.ndarray) and v.dtype == np.float64:
+            blank = np.broadcast_to(np.ma.getmaskarray(v), (n,)) if isinstance(v, np.ma.MaskedArray) else None
+            got = np.broadcast_to(np.ma.getdata(v), (n,)), (blank if blank is not None and blank.any() else None)
+        self._f64[key] = got
+        return got
 
     def _distinct(self, e: Any, rows: Sequence[int]) -> tuple[list[int], list[int]] | None:
         """The first of the rows with each distinct combination of what ``e`` reads, and for each

@@ -14,28 +14,64 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
 from .evaluate import (_BINOPS, _FUNCTIONS, Tables, _approx_equal_array, _is_blank, _lookup, _round_array, compare, grouped_text,
                        smallest_divisor_at_least, text_of)
 from .expr import Const, Expr, Visitor
 
 Column = Callable[[str], Sequence[Any]]  # name or key -> its value on every row of the batch
+Floats = Callable[[str], Any]  # key -> (float64 values over the batch, blank mask or None), or None
 
 
-def evaluate_rows(e: Expr, rows: Sequence[int], col: Column, ref: Column, tables: Tables) -> list[Any]:
+def evaluate_rows(e: Expr, rows: Sequence[int], col: Column, ref: Column, tables: Tables,
+                  floats: Floats | None = None) -> list[Any]:
     """``e`` on the rows ``rows`` (positions in the batch): ``col(name)`` gives an input column
-    (``None`` for an empty cell), ``ref(key)`` a quantity, each over the whole batch."""
-    return _Rows(col, ref, tables).on(e, rows)
+    (``None`` for an empty cell), ``ref(key)`` a quantity, each over the whole batch.
+    ``floats(key)``, where given, holds a quantity the arrays interpreter keeps as float64: a node
+    whose every row is a float is then carried as a float64 array (``_Floats``), which gives the
+    same floats as the scalar rules (IEEE arithmetic, ``compare``'s rule, ``FMT``'s rounding)."""
+    return _listed(_Rows(col, ref, tables, floats).on(e, rows))
+
+
+class _Floats(np.ndarray):
+    """A node's value on each row when every row's is a float (never blank): float64."""
+
+
+def _floats(x: Any) -> "_Floats":
+    return np.asarray(x, dtype=np.float64).view(_Floats)
+
+
+def _listed(v: Any) -> list[Any]:
+    """A node's values as a list of Python values."""
+    return np.ndarray.tolist(v) if type(v) is _Floats else v
+
+
+def _number(e: Expr) -> float | None:
+    """A constant's value where it is a float or a whole number a float holds exactly (Python's
+    arithmetic with a float then is float64's), else ``None``."""
+    if isinstance(e, Const) and (type(e.value) is float or type(e.value) is int and abs(e.value) < 2**53):
+        return float(e.value)
+    return None
 
 
 class _Rows(Visitor):
-    def __init__(self, col: Column, ref: Column, tables: Tables) -> None:
-        self.col, self.ref, self.tables = col, ref, tables
+    def __init__(self, col: Column, ref: Column, tables: Tables, floats: Floats | None = None) -> None:
+        self.col, self.ref, self.tables, self.floats = col, ref, tables, floats
+        self._at: Any = None
 
-    def on(self, e: Expr, rows: Sequence[int]) -> list[Any]:
+    def on(self, e: Expr, rows: Sequence[int]) -> Any:
         if not rows:
             return []
-        self.rows = rows
+        self.rows, self._at = rows, None
         return self.visit(e)
+
+    def at(self) -> Any:
+        """The rows as an index array."""
+        if self._at is None:
+            r = self.rows
+            self._at = np.arange(r.start, r.stop, r.step) if type(r) is range else np.fromiter(r, dtype=np.intp, count=len(r))
+        return self._at
 
     def visit_Const(self, e):
         return [e.value] * len(self.rows)
@@ -45,6 +81,11 @@ class _Rows(Visitor):
         return [None if _is_blank(c[i]) else c[i] for i in self.rows]
 
     def visit_Ref(self, e):
+        got = self.floats(e.key) if self.floats is not None else None
+        if got is not None:
+            data, blank = got
+            if blank is None or not blank[self.at()].any():
+                return data[self.at()].view(_Floats)
         c = self.ref(e.key)
         rows = self.rows
         if type(rows) is range and len(rows) == len(c):  # every row: the column itself (never written to)
@@ -52,58 +93,103 @@ class _Rows(Visitor):
         return [c[i] for i in rows]
 
     def visit_IsBlank(self, e):
-        return [_is_blank(x) for x in self.visit(e.x)]
+        x = self.visit(e.x)
+        return [False] * len(x) if type(x) is _Floats else [_is_blank(v) for v in x]
 
     def visit_If(self, e):
-        rows = self.rows
-        conds = self.visit(e.cond)
-        out: list[Any] = [None] * len(rows)
+        rows, at = self.rows, self._at
+        conds = _listed(self.visit(e.cond))
         then = [p for p, c in enumerate(conds) if c is not None and c]
         other = [p for p, c in enumerate(conds) if c is not None and not c]
-        for branch, at in ((e.then, then), (e.other, other)):
-            for p, v in zip(at, self.on(branch, [rows[p] for p in at])):
+        got = [(p, self.on(branch, [rows[q] for q in p])) for branch, p in ((e.then, then), (e.other, other))]
+        self.rows, self._at = rows, at
+        if len(then) + len(other) == len(rows) and all(type(v) is _Floats or not p for p, v in got):
+            out = np.empty(len(rows)).view(_Floats)  # every row a float: an array again
+            for p, v in got:
                 out[p] = v
-        self.rows = rows
-        return out
+            return out
+        listed: list[Any] = [None] * len(rows)
+        for p, v in got:
+            for q, x in zip(p, _listed(v)):
+                listed[q] = x
+        return listed
 
     def visit_BinOp(self, e):
-        rows = self.rows
+        rows, at = self.rows, self._at
         a = self.visit(e.a)
-        at = [p for p, x in enumerate(a) if x is not None]
-        b = self.on(e.b, [rows[p] for p in at]) if len(at) < len(rows) else self.visit(e.b)
-        self.rows = rows
+        if type(a) is _Floats:  # no blank: the right side on every row
+            b = self.visit(e.b)
+            got = _float_op(e.op, a, b, e.b)
+            if got is not None:
+                return got
+            a, b, live = _listed(a), _listed(b), range(len(rows))
+        else:
+            live = [p for p, x in enumerate(a) if x is not None]
+            b = _listed(self.on(e.b, [rows[p] for p in live]) if len(live) < len(rows) else self.visit(e.b))
+            self.rows, self._at = rows, at
         op = _BINOPS[e.op]
         out: list[Any] = [None] * len(rows)
-        for p, y in zip(at, b):
+        for p, y in zip(live, b):
             out[p] = None if y is None else op(a[p], y)
         return out
 
     def visit_Cmp(self, e):
         a, b = self.visit(e.a), self.visit(e.b)
+        if type(a) is _Floats or type(b) is _Floats:
+            x, y = _float_operand(a, e.a), _float_operand(b, e.b)
+            if x is not None and y is not None:
+                return _compare_arrays(e.op, x, y).tolist()
+        a, b = _listed(a), _listed(b)
         if _floats_against_numbers(a, b):
             return _compare_floats(e.op, a, b)
         return [compare(e.op, x, y) for x, y in zip(a, b)]
 
     def visit_Lookup(self, e):
         t, table, field, default = self.tables, e.table, e.field, e.default
-        return [None if k is None else _lookup(t, table, k, field, default) for k in self.visit(e.key)]
+        return [None if k is None else _lookup(t, table, k, field, default) for k in _listed(self.visit(e.key))]
 
     def visit_Call(self, e):
         args = [self.visit(a) if not isinstance(a, Const) else _Repeated(a.value, len(self.rows)) for a in e.args]
         if e.fn == "CONCAT":
             return ["".join(xs) for xs in zip(*[_texts(a) for a in args])]
-        if e.fn == "MINDIV":
-            return [None if None in xs else smallest_divisor_at_least(*xs) for xs in zip(*args)]
         if e.fn == "FMT":
             return _grouped_texts(*args)
         if e.fn in ("CEIL", "FLOOR"):
-            return _rounded(e.fn, args[0])
+            return _rounded(e.fn, _listed(args[0]))
+        args = [_listed(a) for a in args]
+        if e.fn == "MINDIV":
+            return [None if None in xs else smallest_divisor_at_least(*xs) for xs in zip(*args)]
         fn = _FUNCTIONS[e.fn]
         return [None if None in xs else fn(list(xs)) for xs in zip(*args)]
 
 
-def _grouped_texts(xs: list, places: list) -> list[Any]:
+def _float_operand(v: Any, e: Expr) -> Any:
+    """An operand as float64 (an array, or a constant's float), or ``None`` where it is neither."""
+    if type(v) is _Floats:
+        return v
+    return _number(e)
+
+
+def _float_op(op: str, a: "_Floats", b: Any, eb: Expr) -> "_Floats | None":
+    """``a op b`` over float64 where ``b`` is floats too (an array or a constant) and the scalar
+    rule would not raise (a division by zero); ``None`` otherwise (the caller goes row by row)."""
+    y = _float_operand(b, eb)
+    if y is None or op == "/" and not np.all(y != 0):
+        return None
+    with np.errstate(all="ignore"):  # Python's float arithmetic overflows to inf without a word
+        return _floats(_ARRAY_OPS[op](a, y))
+
+
+_ARRAY_OPS = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide}
+
+
+def _grouped_texts(xs: Any, places: list) -> list[Any]:
     """``FMT`` on each row; each distinct (value, places) written once."""
+    if type(xs) is _Floats and isinstance(places, _Repeated) and type(places.value) is int:
+        got = _grouped_floats(xs, places.value)
+        if got is not None:
+            return got
+    xs = _listed(xs)
     memo: dict[tuple, str] = {}
     out: list[Any] = []
     for x, p in zip(xs, places):
@@ -118,12 +204,26 @@ def _grouped_texts(xs: list, places: list) -> list[Any]:
     return out
 
 
+def _grouped_floats(x: Any, places: int) -> list[str] | None:
+    """``grouped_text`` of finite floats below 1e15 over an array: the scalar rule's rounding
+    (``floor(|x| × 10^places + 0.5) / 10^places``, signed, IEEE arithmetic alike) on every value,
+    each distinct rounded value written once; ``None`` for other values (the caller goes by the
+    scalar rule)."""
+    with np.errstate(all="ignore"):
+        if not (np.abs(x) < 1e15).all():  # also NaN
+            return None
+        scale = 10**places
+        q = np.floor(np.abs(x) * scale + 0.5) / scale
+    signed = np.where(q != 0, np.copysign(q, x), 0.0)
+    distinct, inverse = np.unique(signed, return_inverse=True)
+    texts = [f"{v:,.{places}f}" for v in distinct.tolist()]
+    return list(map(texts.__getitem__, inverse.reshape(-1).tolist()))
+
+
 def _rounded(fn: str, xs: list) -> list[Any]:
     """``CEIL``/``FLOOR`` on each row: finite floats over an array by the arrays interpreter's
     rule (``_round_array``: the scalar rule's result, as whole numbers), anything else (whole
     numbers, blanks, values the scalar rule refuses) row by row."""
-    import numpy as np
-
     if xs and set(map(type, xs)) == {float}:
         x = np.array(xs, dtype=float)
         if np.isfinite(x).all() and np.abs(x).max() < 2.0**53:
@@ -145,13 +245,16 @@ def _floats_against_numbers(a: list, b: list) -> bool:
 def _compare_floats(op: str, a: list, b: list) -> list[bool]:
     """``compare`` over arrays where every pair holds a float: the arrays interpreter's rule
     (equal to about 15 digits, ``_approx_equal_array``), which is ``compare``'s, row for row."""
-    import numpy as np
+    return _compare_arrays(op, np.array(a, dtype=float), np.array(b, dtype=float)).tolist()
 
-    x, y = np.array(a, dtype=float), np.array(b, dtype=float)
+
+def _compare_arrays(op: str, x: Any, y: Any) -> Any:
+    """``_compare_floats`` on float64 values (arrays, or a float beside an array)."""
+    x, y = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
     eq = _approx_equal_array(np, x, y)
     got = {"=": lambda: eq, "<>": lambda: ~eq, "<": lambda: ~eq & (x < y), "<=": lambda: eq | (x < y),
            ">": lambda: ~eq & (x > y), ">=": lambda: eq | (x > y)}[op]()
-    return got.tolist()
+    return np.asarray(got)
 
 
 
@@ -167,6 +270,8 @@ def _texts(xs: list) -> list[str]:
     """``text_of`` of each value (a constant's once)."""
     if isinstance(xs, _Repeated):
         return [text_of(xs.value)] * len(xs)
+    if type(xs) is _Floats:
+        xs = np.ndarray.tolist(xs)
     if set(map(type, xs)) == {float}:  # each distinct number written once (rounded figures repeat)
         memo: dict[float, str] = {}
         return [memo[x] if x in memo else memo.setdefault(x, text_of(x)) for x in xs]
