@@ -34,6 +34,9 @@ def evaluate_rows(e: Expr, rows: Sequence[int], col: Column, ref: Column, tables
     return _listed(_Rows(col, ref, tables, floats).on(e, rows))
 
 
+_FEW = 16  # rows below which lists beat arrays
+
+
 class _Floats(np.ndarray):
     """A node's value on each row when every row's is a float (never blank): float64."""
 
@@ -78,10 +81,12 @@ class _Rows(Visitor):
 
     def visit_Col(self, e):
         c = self.col(e.name)
+        if None not in c and "" not in c:  # no blank cell (a column without any, at once)
+            return list(c) if self.rows == range(len(c)) else [c[i] for i in self.rows]
         return [None if _is_blank(c[i]) else c[i] for i in self.rows]
 
     def visit_Ref(self, e):
-        got = self.floats(e.key) if self.floats is not None else None
+        got = self.floats(e.key) if self.floats is not None and len(self.rows) >= _FEW else None
         if got is not None:
             data, blank = got
             if blank is None or not blank[self.at()].any():

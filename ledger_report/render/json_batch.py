@@ -437,7 +437,14 @@ class _NullUnless(_Leaf):
     def coded(self, w):
         if not self.show:
             return _constant("null", w.n)
-        return _one(self.obj.parts(w), w.n).hidden_unless(w.shown(self.show), "null")
+        shown = w.shown(self.show)
+        if shown.all() or not all(type(s) is _Value for s in self.obj.slots):
+            return _one(self.obj.parts(w), w.n).hidden_unless(shown, "null")
+        at = np.flatnonzero(shown)  # the section's values on the rows that show it only
+        some = _one(self.obj.parts(_OnRows(w, at)), len(at)) if len(at) else _Coded(at, [])
+        codes = np.full(w.n, len(some.texts), dtype=np.intp)
+        codes[at] = some.codes
+        return _Coded(codes, some.texts + ["null"])
 
 
 def _line(reg, table: Table, ln) -> _Template:
@@ -518,7 +525,13 @@ class _Writer:
         """Whether each row shows a line or a section (the key's truth), as a bool array."""
         hit = self._shown.get(key)
         if hit is None:
-            hit = self._shown[key] = np.array([bool(v) for v in self.batch.column(key)], dtype=bool)
+            got = self.batch.floats(key) if self.batch.numeric(key) else None
+            if got is not None:  # bool(v) of each number (a NaN is true), a blank false
+                x, blank = got
+                hit = x != 0 if blank is None else (x != 0) & ~blank
+            else:
+                hit = np.array([bool(v) for v in self.batch.column(key)], dtype=bool)
+            self._shown[key] = hit = np.array(hit, dtype=bool)
         return hit
 
     def where(self, key: str, rows: Any) -> _Coded:
@@ -538,6 +551,32 @@ class _Writer:
             return _composed(*b.text_coded(key, rows), _values_coded)
         col = b.column(key)
         return _values_coded([col[i] for i in rows])
+
+
+class _OnRows(_Writer):
+    """The writer on some rows of the batch only (``rows``: their positions), for a section
+    of values that shows there: a text computed on those rows alone."""
+
+    def __init__(self, w: _Writer, rows: Any) -> None:
+        super().__init__(w.batch)
+        self.n, self.whole, self.rows = len(rows), w, rows
+
+    def value(self, key: str) -> _Coded:
+        hit = self._values.get(key)
+        if hit is None:
+            if key in self.batch.text_keys and self.model.registry[key].unit == TEXT:
+                hit = _composed(*self.batch.text_coded(key, self.rows.tolist()), _texts_json)
+            else:
+                whole = self.whole.value(key)
+                hit = _Coded(whole.codes[self.rows], whole.texts)
+            self._values[key] = hit
+        return hit
+
+    def shown(self, key: str) -> Any:
+        return self.whole.shown(key)[self.rows]
+
+    def where(self, key: str, rows: Any) -> _Coded:  # pragma: no cover - a section of values has no list
+        raise NotImplementedError
 
 
 def _plain_coded(batch: Batch, key: str, unit: str) -> _Coded:
