@@ -211,18 +211,19 @@ class Batch:
         return inverse, evaluate_rows(e, first, self.inputs, self.column, self.model.tables, self._float64)
 
     def _float64(self, key: str) -> tuple[Any, Any] | None:
-        """A quantity the arrays interpreter holds as float64 over the rows (which ``column``
-        gives as those floats): its values and blank mask (``None``: no blank row); ``None`` for
-        any other quantity (text, whole numbers, truth values, rows evaluated per pattern)."""
+        """A quantity the arrays interpreter holds as float64 or bool over the rows (which
+        ``column`` gives as those floats or truth values): its values and blank mask (``None``: no
+        blank row); ``None`` for any other quantity (text, whole numbers, rows evaluated per
+        pattern)."""
         if key in self._f64:
             return self._f64[key]
         import numpy as np
 
         got, n = None, len(self.configs)
         v = None if len(self.parts) > 1 or key in self.text_keys else self.parts[0][0][key]
-        if type(v) is float:
+        if type(v) is float or type(v) is bool:
             got = np.full(n, v), None
-        elif isinstance(v, np.ndarray) and v.dtype == np.float64:
+        elif isinstance(v, np.ndarray) and v.dtype in (np.float64, np.bool_):
             blank = np.broadcast_to(np.ma.getmaskarray(v), (n,)) if isinstance(v, np.ma.MaskedArray) else None
             got = np.broadcast_to(np.ma.getdata(v), (n,)), (blank if blank is not None and blank.any() else None)
         self._f64[key] = got

@@ -18,7 +18,7 @@ import numpy as np
 
 from .evaluate import (_BINOPS, _FUNCTIONS, Tables, _approx_equal_array, _is_blank, _lookup, _round_array, compare, grouped_text,
                        smallest_divisor_at_least, text_of)
-from .expr import Const, Expr, Visitor
+from .expr import Const, Expr, Ref, Visitor
 
 Column = Callable[[str], Sequence[Any]]  # name or key -> its value on every row of the batch
 Floats = Callable[[str], Any]  # key -> (float64 values over the batch, blank mask or None), or None
@@ -28,9 +28,11 @@ def evaluate_rows(e: Expr, rows: Sequence[int], col: Column, ref: Column, tables
                   floats: Floats | None = None) -> list[Any]:
     """``e`` on the rows ``rows`` (positions in the batch): ``col(name)`` gives an input column
     (``None`` for an empty cell), ``ref(key)`` a quantity, each over the whole batch.
-    ``floats(key)``, where given, holds a quantity the arrays interpreter keeps as float64: a node
-    whose every row is a float is then carried as a float64 array (``_Floats``), which gives the
-    same floats as the scalar rules (IEEE arithmetic, ``compare``'s rule, ``FMT``'s rounding)."""
+    ``floats(key)``, where given, holds a quantity the arrays interpreter keeps as float64 or bool
+    (values, blank mask): a node whose every row is a float is then carried as a float64 array
+    (``_Floats``), which gives the same floats as the scalar rules (IEEE arithmetic, ``compare``'s
+    rule, ``FMT``'s rounding), and one whose every row is a truth value as a bool array
+    (``_Truths``: a conditional's rows partitioned over it)."""
     return _listed(_Rows(col, ref, tables, floats).on(e, rows))
 
 
@@ -41,13 +43,17 @@ class _Floats(np.ndarray):
     """A node's value on each row when every row's is a float (never blank): float64."""
 
 
+class _Truths(np.ndarray):
+    """A node's value on each row when every row's is a truth value (never blank): bool."""
+
+
 def _floats(x: Any) -> "_Floats":
     return np.asarray(x, dtype=np.float64).view(_Floats)
 
 
 def _listed(v: Any) -> list[Any]:
     """A node's values as a list of Python values."""
-    return np.ndarray.tolist(v) if type(v) is _Floats else v
+    return np.ndarray.tolist(v) if isinstance(v, np.ndarray) else v
 
 
 def _number(e: Expr) -> float | None:
@@ -63,11 +69,23 @@ class _Rows(Visitor):
         self.col, self.ref, self.tables, self.floats = col, ref, tables, floats
         self._at: Any = None
 
-    def on(self, e: Expr, rows: Sequence[int]) -> Any:
-        if not rows:
+    def on(self, e: Expr, rows: Sequence[int], at: Any = None) -> Any:
+        """``e`` on ``rows`` (``at``: the same as an index array, where the caller has it)."""
+        if not len(rows):
             return []
-        self.rows, self._at = rows, None
+        self.rows, self._at = rows, at
         return self.visit(e)
+
+    def held(self, key: str) -> Any:
+        """The quantity's (values, blank mask) on the rows as arrays, where ``floats`` gives them
+        and the rows are not few; else ``None``."""
+        if self.floats is None or len(self.rows) < _FEW:
+            return None
+        got = self.floats(key)
+        if got is None:
+            return None
+        data, blank = got
+        return data[self.at()], (None if blank is None else blank[self.at()])
 
     def at(self) -> Any:
         """The rows as an index array."""
@@ -86,11 +104,9 @@ class _Rows(Visitor):
         return [None if _is_blank(c[i]) else c[i] for i in self.rows]
 
     def visit_Ref(self, e):
-        got = self.floats(e.key) if self.floats is not None and len(self.rows) >= _FEW else None
-        if got is not None:
-            data, blank = got
-            if blank is None or not blank[self.at()].any():
-                return data[self.at()].view(_Floats)
+        got = self.held(e.key)
+        if got is not None and (got[1] is None or not got[1].any()):
+            return got[0].view(_Floats if got[0].dtype.kind == "f" else _Truths)
         c = self.ref(e.key)
         rows = self.rows
         if type(rows) is range and len(rows) == len(c):  # every row: the column itself (never written to)
@@ -98,24 +114,34 @@ class _Rows(Visitor):
         return [c[i] for i in rows]
 
     def visit_IsBlank(self, e):
+        got = self.held(e.x.key) if isinstance(e.x, Ref) else None
+        if got is not None:  # the blank mask itself
+            blank = got[1]
+            return (np.zeros(len(self.rows), dtype=bool) if blank is None else blank).view(_Truths)
         x = self.visit(e.x)
-        return [False] * len(x) if type(x) is _Floats else [_is_blank(v) for v in x]
+        return [False] * len(x) if isinstance(x, np.ndarray) else [_is_blank(v) for v in x]
 
     def visit_If(self, e):
         rows, at = self.rows, self._at
-        conds = _listed(self.visit(e.cond))
-        then = [p for p, c in enumerate(conds) if c is not None and c]
-        other = [p for p, c in enumerate(conds) if c is not None and not c]
-        got = [(p, self.on(branch, [rows[q] for q in p])) for branch, p in ((e.then, then), (e.other, other))]
+        conds = self.visit(e.cond)
+        if type(conds) is _Truths:  # every row takes a branch: partitioned over the array
+            then, other = np.flatnonzero(conds), np.flatnonzero(~conds)
+            at = self.at()
+            got = [(p, self.on(branch, at[p].tolist(), at[p])) for branch, p in ((e.then, then), (e.other, other))]
+        else:
+            then = [p for p, c in enumerate(conds) if c is not None and c]
+            other = [p for p, c in enumerate(conds) if c is not None and not c]
+            got = [(p, self.on(branch, [rows[q] for q in p])) for branch, p in ((e.then, then), (e.other, other))]
         self.rows, self._at = rows, at
-        if len(then) + len(other) == len(rows) and all(type(v) is _Floats or not p for p, v in got):
-            out = np.empty(len(rows)).view(_Floats)  # every row a float: an array again
-            for p, v in got:
+        kinds = {type(v) for p, v in got if len(p)}
+        if len(then) + len(other) == len(rows) and len(kinds) == 1 and kinds <= {_Floats, _Truths}:
+            out = np.empty(len(rows), dtype=float if kinds == {_Floats} else bool).view(kinds.pop())
+            for p, v in got:  # every row a float (or every row a truth value): an array again
                 out[p] = v
             return out
         listed: list[Any] = [None] * len(rows)
         for p, v in got:
-            for q, x in zip(p, _listed(v)):
+            for q, x in zip(_listed(p), _listed(v)):
                 listed[q] = x
         return listed
 
@@ -143,7 +169,7 @@ class _Rows(Visitor):
         if type(a) is _Floats or type(b) is _Floats:
             x, y = _float_operand(a, e.a), _float_operand(b, e.b)
             if x is not None and y is not None:
-                return _compare_arrays(e.op, x, y).tolist()
+                return _compare_arrays(e.op, x, y).view(_Truths)
         a, b = _listed(a), _listed(b)
         if _floats_against_numbers(a, b):
             return _compare_floats(e.op, a, b)
@@ -210,19 +236,24 @@ def _grouped_texts(xs: Any, places: list) -> list[Any]:
 
 
 def _grouped_floats(x: Any, places: int) -> list[str] | None:
-    """``grouped_text`` of finite floats below 1e15 over an array: the scalar rule's rounding
-    (``floor(|x| × 10^places + 0.5) / 10^places``, signed, IEEE arithmetic alike) on every value,
-    each distinct rounded value written once; ``None`` for other values (the caller goes by the
-    scalar rule)."""
+    """``grouped_text`` of floats over an array: the scalar rule's rounding (``floor(|x| ×
+    10^places + 0.5) / 10^places``, signed, IEEE arithmetic alike) on every value below 1e15,
+    each distinct rounded value written once, the others (1e15 and above, infinities) by the
+    scalar rule; ``None`` where a value is NaN (the caller goes by the scalar rule, which raises)."""
+    a = np.abs(x)
+    if np.isnan(a).any():
+        return None
+    big = a >= 1e15
+    scale = 10**places
     with np.errstate(all="ignore"):
-        if not (np.abs(x) < 1e15).all():  # also NaN
-            return None
-        scale = 10**places
-        q = np.floor(np.abs(x) * scale + 0.5) / scale
+        q = np.floor(np.where(big, 0.0, a) * scale + 0.5) / scale
     signed = np.where(q != 0, np.copysign(q, x), 0.0)
     distinct, inverse = np.unique(signed, return_inverse=True)
     texts = [f"{v:,.{places}f}" for v in distinct.tolist()]
-    return list(map(texts.__getitem__, inverse.reshape(-1).tolist()))
+    out = list(map(texts.__getitem__, inverse.reshape(-1).tolist()))
+    for i in np.flatnonzero(big).tolist():
+        out[i] = grouped_text(float(x[i]), places)
+    return out
 
 
 def _rounded(fn: str, xs: list) -> list[Any]:
@@ -275,8 +306,7 @@ def _texts(xs: list) -> list[str]:
     """``text_of`` of each value (a constant's once)."""
     if isinstance(xs, _Repeated):
         return [text_of(xs.value)] * len(xs)
-    if type(xs) is _Floats:
-        xs = np.ndarray.tolist(xs)
+    xs = _listed(xs)
     if set(map(type, xs)) == {float}:  # each distinct number written once (rounded figures repeat)
         memo: dict[float, str] = {}
         return [memo[x] if x in memo else memo.setdefault(x, text_of(x)) for x in xs]
