@@ -242,10 +242,18 @@ class Batch:
         return self._distincts[key]
 
     def _combinations(self, reads: list[tuple[str, bool]], rows: Sequence[int]) -> tuple[list[int], list[int]] | None:
+        """``_distinct``'s finding; ``None`` as soon as one thing read has nearly a value a row
+        (the combinations could then save little of what finding them costs)."""
         import numpy as np
 
         at = np.asarray(rows, dtype=np.intp)
-        columns = ((codes[at], k) for codes, k in (self._codes(name, of_column) for name, of_column in reads))
+        columns = []
+        for name, of_column in reads:
+            codes, k = self._codes(name, of_column)
+            codes = codes[at]
+            if np.count_nonzero(np.bincount(codes, minlength=k)) > MOSTLY_DISTINCT * len(at):
+                return None
+            columns.append((codes, k))
         first, inverse = combined_codes(np, columns, len(at))
         if len(first) == len(at):
             return None
@@ -356,6 +364,7 @@ def _reads(e: Any) -> tuple[tuple[str, bool], ...]:
     return tuple([(c, True) for c in sorted(all_cols(e))] + [(k, False) for k in sorted(all_refs(e))])
 
 
+MOSTLY_DISTINCT = 0.9  # a value on more than this share of the rows: no search for combinations
 MAX_CODE = 2**62  # combined codes are numbered again before they would reach it
 
 
@@ -401,6 +410,11 @@ def _array_codes(np, v: Any, n: int) -> tuple[Any, int]:
     if v is None or np.ndim(v) == 0 and not isinstance(v, np.ma.MaskedArray):
         return np.zeros(n, dtype=np.int64), 1
     data = np.ascontiguousarray(np.broadcast_to(np.ma.getdata(v), (n,)))
+    if data.dtype.kind == "b":  # false 1, true 2 (no sort)
+        codes, k = data.astype(np.int64) + 1, 3
+        if isinstance(v, np.ma.MaskedArray):
+            codes = np.where(np.broadcast_to(np.ma.getmaskarray(v), (n,)), 0, codes)
+        return codes, k
     if data.dtype.kind == "f":
         data = data.astype(np.float64).view(np.int64)  # -0.0 apart from 0.0
     elif data.dtype.kind not in "biu":

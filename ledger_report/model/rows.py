@@ -12,6 +12,7 @@ where it always came).
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -182,7 +183,7 @@ class _Rows(Visitor):
     def visit_Call(self, e):
         args = [self.visit(a) if not isinstance(a, Const) else _Repeated(a.value, len(self.rows)) for a in e.args]
         if e.fn == "CONCAT":
-            return ["".join(xs) for xs in zip(*[_texts(a) for a in args])]
+            return list(map("".join, zip(*[_texts(a) for a in args])))
         if e.fn == "FMT":
             return _grouped_texts(*args)
         if e.fn in ("CEIL", "FLOOR"):
@@ -249,7 +250,7 @@ def _grouped_floats(x: Any, places: int) -> list[str] | None:
         q = np.floor(np.where(big, 0.0, a) * scale + 0.5) / scale
     signed = np.where(q != 0, np.copysign(q, x), 0.0)
     distinct, inverse = np.unique(signed, return_inverse=True)
-    texts = [f"{v:,.{places}f}" for v in distinct.tolist()]
+    texts = list(map(format, distinct.tolist(), repeat(f",.{places}f")))  # as f"{v:,.{places}f}"
     out = list(map(texts.__getitem__, inverse.reshape(-1).tolist()))
     for i in np.flatnonzero(big).tolist():
         out[i] = grouped_text(float(x[i]), places)
@@ -307,7 +308,10 @@ def _texts(xs: list) -> list[str]:
     if isinstance(xs, _Repeated):
         return [text_of(xs.value)] * len(xs)
     xs = _listed(xs)
-    if set(map(type, xs)) == {float}:  # each distinct number written once (rounded figures repeat)
+    kinds = set(map(type, xs))
+    if kinds == {str}:
+        return xs
+    if kinds == {float}:  # each distinct number written once (rounded figures repeat)
         memo: dict[float, str] = {}
         return [memo[x] if x in memo else memo.setdefault(x, text_of(x)) for x in xs]
     return [x if type(x) is str else text_of(x) for x in xs]
