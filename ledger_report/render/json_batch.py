@@ -354,6 +354,9 @@ class _List:
         out: list = [self.brackets[0]]
         for (c, s), comma in zip(items, before):
             c = c.hidden_unless(s)
+            if len(c.texts) > w.n / 4:  # many texts: the comma a column of its own, not each text again
+                out += [_Coded((comma & s).astype(np.intp), ["", ","]), c]
+                continue
             out.append(_Coded(c.codes + len(c.texts) * comma, c.texts + [("," + t) if t else "" for t in c.texts]))
         out.append(self.brackets[1])
         return _runs(out, w.n)
@@ -619,8 +622,12 @@ def _texts_json(col: Sequence[Any]) -> _Coded:
 def _composed(inverse: list[int] | None, values: list, coded: Callable[[list], _Coded]) -> _Coded:
     """``coded`` of the distinct values, on each row: row i has value ``inverse[i]`` (``None``:
     the values are the rows')."""
+    if inverse is None:
+        return coded(values)
+    if set(map(type, values)) <= {str, type(None)}:  # as both codings write them, without looking for repeats
+        return _Coded(np.asarray(inverse, dtype=np.intp), ["null" if v is None else _STRING(v) for v in values])
     got = coded(values)
-    return got if inverse is None else _Coded(got.codes[np.asarray(inverse, dtype=np.intp)], got.texts)
+    return _Coded(got.codes[np.asarray(inverse, dtype=np.intp)], got.texts)
 
 
 def _numbers_coded(x: Any, blank: Any, whole: bool, ceil: bool) -> _Coded:
