@@ -375,19 +375,22 @@ class _InputsFrom(_List):
         from ..config import COLUMN_NAMES
 
         b = w.batch
-        filled: dict[str, list[tuple[int, str]]] = {}  # column -> (row, origin) where a model filled it
+        filled: dict[str, tuple[list[int], list[str]]] = {}  # column -> rows and origins where a model filled it
         for i, origins in enumerate(b.origins()):
             for name, origin in origins.items():
-                filled.setdefault(name, []).append((i, origin))
+                rows, names = filled.setdefault(name, ([], []))
+                rows.append(i)
+                names.append(origin)
         out = []
         for name, key in zip(COLUMN_NAMES, _keys_json(COLUMN_NAMES)):
             given = _given(b.inputs(name))
-            item, seen = _Coded(given.astype(np.intp), ["", key + '"row"']), {}
-            for i, origin in filled.get(name, ()):
-                if origin not in seen:
-                    seen[origin] = len(item.texts)
-                    item.texts.append(key + raw_json(origin))
-                item.codes[i] = seen[origin]
+            item = _Coded(given.astype(np.intp), ["", key + '"row"'])
+            if name in filled:
+                rows, names = filled[name]
+                seen: dict[str, int] = {}
+                at = [seen.setdefault(o, len(seen)) for o in names]  # each origin's place, in order of first appearance
+                item.texts += [key + raw_json(o) for o in seen]
+                item.codes[rows] = np.asarray(at, dtype=np.intp) + 2
             out.append((item, given))
         return out
 
