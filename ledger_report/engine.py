@@ -198,6 +198,7 @@ class Batch:
         self._value_codes: dict[tuple[str, bool], tuple[Any, int]] = {}
         self._distincts: dict[tuple, tuple[list[int], list[int]] | None] = {}
         self._coded: dict[str, tuple[list[int] | None, list]] = {}
+        self._f64: dict[str, tuple[Any, Any] | None] = {}
 
     def column(self, key: str) -> list:
         """The quantity's value on each row, as the row's ledger gives it; text (messages) by the
@@ -233,9 +234,28 @@ class Batch:
         e = self.model.registry[key].expr
         distinct = self._distinct(e, rows)
         if distinct is None:
-            return None, evaluate_rows(e, rows, self.inputs, self.column, self.model.tables)
+            return None, evaluate_rows(e, rows, self.inputs, self.column, self.model.tables, self._float64)
         first, inverse = distinct
-        return inverse, evaluate_rows(e, first, self.inputs, self.column, self.model.tables)
+        return inverse, evaluate_rows(e, first, self.inputs, self.column, self.model.tables, self._float64)
+
+    def _float64(self, key: str) -> tuple[Any, Any] | None:
+        """A quantity the arrays interpreter holds as float64 or bool over the rows (which
+        ``column`` gives as those floats or truth values): its values and blank mask (``None``: no
+        blank row); ``None`` for any other quantity (text, whole numbers, rows evaluated per
+        pattern)."""
+        if key in self._f64:
+            return self._f64[key]
+        import numpy as np
+
+        got, n = None, len(self.configs)
+        v = None if len(self.parts) > 1 or key in self.text_keys else self.parts[0][0][key]
+        if type(v) is float or type(v) is bool:
+            got = np.full(n, v), None
+        elif isinstance(v, np.ndarray) and v.dtype in (np.float64, np.bool_):
+            blank = np.broadcast_to(np.ma.getmaskarray(v), (n,)) if isinstance(v, np.ma.MaskedArray) else None
+            got = np.broadcast_to(np.ma.getdata(v), (n,)), (blank if blank is not None and blank.any() else None)
+        self._f64[key] = got
+        return got
 
     def _distinct(self, e: Any, rows: Sequence[int]) -> tuple[list[int], list[int]] | None:
         """The first of the rows with each distinct combination of what ``e`` reads, and for each
@@ -250,10 +270,18 @@ class Batch:
         return self._distincts[key]
 
     def _combinations(self, reads: list[tuple[str, bool]], rows: Sequence[int]) -> tuple[list[int], list[int]] | None:
+        """``_distinct``'s finding; ``None`` as soon as one thing read has nearly a value a row
+        (the combinations could then save little of what finding them costs)."""
         import numpy as np
 
         at = np.asarray(rows, dtype=np.intp)
-        columns = ((codes[at], k) for codes, k in (self._codes(name, of_column) for name, of_column in reads))
+        columns = []
+        for name, of_column in reads:
+            codes, k = self._codes(name, of_column)
+            codes = codes[at]
+            if np.count_nonzero(np.bincount(codes, minlength=k)) > MOSTLY_DISTINCT * len(at):
+                return None
+            columns.append((codes, k))
         first, inverse = combined_codes(np, columns, len(at))
         if len(first) == len(at):
             return None
@@ -364,6 +392,7 @@ def _reads(e: Any) -> tuple[tuple[str, bool], ...]:
     return tuple([(c, True) for c in sorted(all_cols(e))] + [(k, False) for k in sorted(all_refs(e))])
 
 
+MOSTLY_DISTINCT = 0.9  # a value on more than this share of the rows: no search for combinations
 MAX_CODE = 2**62  # combined codes are numbered again before they would reach it
 
 
@@ -401,6 +430,11 @@ def _array_codes(np, v: Any, n: int) -> tuple[Any, int]:
     if v is None or np.ndim(v) == 0 and not isinstance(v, np.ma.MaskedArray):
         return np.zeros(n, dtype=np.int64), 1
     data = np.ascontiguousarray(np.broadcast_to(np.ma.getdata(v), (n,)))
+    if data.dtype.kind == "b":  # false 1, true 2 (no sort)
+        codes, k = data.astype(np.int64) + 1, 3
+        if isinstance(v, np.ma.MaskedArray):
+            codes = np.where(np.broadcast_to(np.ma.getmaskarray(v), (n,)), 0, codes)
+        return codes, k
     if data.dtype.kind == "f":
         data = data.astype(np.float64).view(np.int64)  # -0.0 apart from 0.0
     elif data.dtype.kind not in "biu":

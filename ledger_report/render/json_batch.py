@@ -376,6 +376,9 @@ class _List:
         out: list = [self.brackets[0]]
         for (c, s), comma in zip(items, before):
             c = c.hidden_unless(s)
+            if len(c.texts) > w.n / 4:  # many texts: the comma a column of its own, not each text again
+                out += [_Coded((comma & s).astype(np.intp), ["", ","]), c]
+                continue
             out.append(_Coded(c.codes + len(c.texts) * comma, c.texts + [("," + t) if t else "" for t in c.texts]))
         out.append(self.brackets[1])
         return _runs(out, w.n)
@@ -394,19 +397,22 @@ class _InputsFrom(_List):
         from ..config import COLUMN_NAMES
 
         b = w.batch
-        filled: dict[str, list[tuple[int, str]]] = {}  # column -> (row, origin) where a model filled it
+        filled: dict[str, tuple[list[int], list[str]]] = {}  # column -> rows and origins where a model filled it
         for i, origins in enumerate(b.origins()):
             for name, origin in origins.items():
-                filled.setdefault(name, []).append((i, origin))
+                rows, names = filled.setdefault(name, ([], []))
+                rows.append(i)
+                names.append(origin)
         out = []
         for name, key in zip(COLUMN_NAMES, _keys_json(COLUMN_NAMES)):
             given = _given(b.inputs(name))
-            item, seen = _Coded(given.astype(np.intp), ["", key + '"row"']), {}
-            for i, origin in filled.get(name, ()):
-                if origin not in seen:
-                    seen[origin] = len(item.texts)
-                    item.texts.append(key + raw_json(origin))
-                item.codes[i] = seen[origin]
+            item = _Coded(given.astype(np.intp), ["", key + '"row"'])
+            if name in filled:
+                rows, names = filled[name]
+                seen: dict[str, int] = {}
+                at = [seen.setdefault(o, len(seen)) for o in names]  # each origin's place, in order of first appearance
+                item.texts += [key + raw_json(o) for o in seen]
+                item.codes[rows] = np.asarray(at, dtype=np.intp) + 2
             out.append((item, given))
         return out
 
@@ -459,7 +465,14 @@ class _NullUnless(_Leaf):
     def coded(self, w):
         if not self.show:
             return _constant("null", w.n)
-        return _one(self.obj.parts(w), w.n).hidden_unless(w.shown(self.show), "null")
+        shown = w.shown(self.show)
+        if shown.all() or not all(type(s) is _Value for s in self.obj.slots):
+            return _one(self.obj.parts(w), w.n).hidden_unless(shown, "null")
+        at = np.flatnonzero(shown)  # the section's values on the rows that show it only
+        some = _one(self.obj.parts(_OnRows(w, at)), len(at)) if len(at) else _Coded(at, [])
+        codes = np.full(w.n, len(some.texts), dtype=np.intp)
+        codes[at] = some.codes
+        return _Coded(codes, some.texts + ["null"])
 
 
 def _line(reg, table: Table, ln) -> _Template:
@@ -540,7 +553,13 @@ class _Writer:
         """Whether each row shows a line or a section (the key's truth), as a bool array."""
         hit = self._shown.get(key)
         if hit is None:
-            hit = self._shown[key] = np.array([bool(v) for v in self.batch.column(key)], dtype=bool)
+            got = self.batch.floats(key) if self.batch.numeric(key) else None
+            if got is not None:  # bool(v) of each number (a NaN is true), a blank false
+                x, blank = got
+                hit = x != 0 if blank is None else (x != 0) & ~blank
+            else:
+                hit = np.array([bool(v) for v in self.batch.column(key)], dtype=bool)
+            self._shown[key] = hit = np.array(hit, dtype=bool)
         return hit
 
     def where(self, key: str, rows: Any) -> _Coded:
@@ -560,6 +579,32 @@ class _Writer:
             return _composed(*b.text_coded(key, rows), _values_coded)
         col = b.column(key)
         return _values_coded([col[i] for i in rows])
+
+
+class _OnRows(_Writer):
+    """The writer on some rows of the batch only (``rows``: their positions), for a section
+    of values that shows there: a text computed on those rows alone."""
+
+    def __init__(self, w: _Writer, rows: Any) -> None:
+        super().__init__(w.batch)
+        self.n, self.whole, self.rows = len(rows), w, rows
+
+    def value(self, key: str) -> _Coded:
+        hit = self._values.get(key)
+        if hit is None:
+            if key in self.batch.text_keys and self.model.registry[key].unit == TEXT:
+                hit = _composed(*self.batch.text_coded(key, self.rows.tolist()), _texts_json)
+            else:
+                whole = self.whole.value(key)
+                hit = _Coded(whole.codes[self.rows], whole.texts)
+            self._values[key] = hit
+        return hit
+
+    def shown(self, key: str) -> Any:
+        return self.whole.shown(key)[self.rows]
+
+    def where(self, key: str, rows: Any) -> _Coded:  # pragma: no cover - a section of values has no list
+        raise NotImplementedError
 
 
 def _plain_coded(batch: Batch, key: str, unit: str) -> _Coded:
@@ -602,8 +647,12 @@ def _texts_json(col: Sequence[Any]) -> _Coded:
 def _composed(inverse: list[int] | None, values: list, coded: Callable[[list], _Coded]) -> _Coded:
     """``coded`` of the distinct values, on each row: row i has value ``inverse[i]`` (``None``:
     the values are the rows')."""
+    if inverse is None:
+        return coded(values)
+    if set(map(type, values)) <= {str, type(None)}:  # as both codings write them, without looking for repeats
+        return _Coded(np.asarray(inverse, dtype=np.intp), ["null" if v is None else _STRING(v) for v in values])
     got = coded(values)
-    return got if inverse is None else _Coded(got.codes[np.asarray(inverse, dtype=np.intp)], got.texts)
+    return _Coded(got.codes[np.asarray(inverse, dtype=np.intp)], got.texts)
 
 
 def _numbers_coded(x: Any, blank: Any, whole: bool, ceil: bool) -> _Coded:
