@@ -172,11 +172,15 @@ def _values_coded(vals: Sequence[Any]) -> _Coded:
 def _strings_coded(vals: Sequence[str | None]) -> _Coded:
     """Texts (and blanks, null) as JSON, each distinct text written once."""
     codes, distinct = first_seen_codes(np, vals)
-    if None not in distinct:
-        return _Coded(codes, strings_json(distinct))
-    at = distinct.index(None)
-    texts = strings_json(distinct[:at] + distinct[at + 1:])
-    return _Coded(codes, texts[:at] + ["null"] + texts[at:])
+    return _Coded(codes, _nullable_json(distinct))
+
+
+def _nullable_json(vals: list[str | None]) -> list[str]:
+    """``strings_json`` of texts among which some are blank (null)."""
+    if None not in vals:
+        return strings_json(vals)
+    texts = iter(strings_json([v for v in vals if v is not None]))
+    return ["null" if v is None else next(texts) for v in vals]
 
 
 _SEP = "\x7f"  # DEL: JSON leaves it as it is, and texts seldom hold it
@@ -650,7 +654,7 @@ def _composed(inverse: list[int] | None, values: list, coded: Callable[[list], _
     if inverse is None:
         return coded(values)
     if set(map(type, values)) <= {str, type(None)}:  # as both codings write them, without looking for repeats
-        return _Coded(np.asarray(inverse, dtype=np.intp), ["null" if v is None else _STRING(v) for v in values])
+        return _Coded(np.asarray(inverse, dtype=np.intp), _nullable_json(values))
     got = coded(values)
     return _Coded(got.codes[np.asarray(inverse, dtype=np.intp)], got.texts)
 

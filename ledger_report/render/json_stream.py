@@ -30,11 +30,15 @@ from ..report import DEFAULT
 from .json_batch import write_batch
 from .workers import default_jobs
 
+# Rows a worker evaluates and writes at once: a batch has a fixed cost (a pass over the registry,
+# the writer's columns), spread here over twice the engine's batch; about 400 MB a worker at the peak.
+JSON_BATCH_ROWS = 2 * BATCH_ROWS
+
 _FORKED: tuple | None = None  # (configurations, rows per batch, output fd, turn, batches written), for the workers
 
 
 def write_configs(configs: Sequence[Any], out: Any, progress: Callable[[int], None], jobs: int | None = None,
-                  rows: int = BATCH_ROWS) -> None:
+                  rows: int = JSON_BATCH_ROWS) -> None:
     """Each configuration's document, ",\\n" between them, batch by batch (``rows`` a batch)."""
     batches = (len(configs) + rows - 1) // rows
     workers = min(default_jobs() if jobs is None else max(1, jobs), batches)
@@ -149,7 +153,7 @@ def _write_in_turn(part: Sequence[Any], k: int, fd: int, turn: Any, written: Any
 
 
 def write_file(path: str, out: Any, begin: Callable[[int], Callable[[int], None]], jobs: int | None = None,
-               rows: int = BATCH_ROWS) -> bool:
+               rows: int = JSON_BATCH_ROWS) -> bool:
     """The documents of the .csv file's configurations, read and computed in forked workers:
     ``begin(rows in the file)`` is called once every row is read without a problem (it writes
     what comes before the documents and gives the progress callback).  False, with nothing
