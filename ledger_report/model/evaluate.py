@@ -423,12 +423,13 @@ def evaluate_arrays(reg: Registry, cols: Mapping[str, Any], tables: Tables, keys
     ev = _ArrayEval(np, reg, cols, tables, blanks or {})
     wanted = None if keys is None else _closure(reg, keys)
     out: dict[str, Any] = {}
-    for q in reg:
-        if wanted is not None and q.key not in wanted:
-            continue
-        a = ev.visit(q.expr)
-        ev.env[q.key] = a
-        out[q.key] = _result(np, a)
+    with np.errstate(all="ignore"):  # a division by zero or the like gives inf or NaN, as the rules expect
+        for q in reg:
+            if wanted is not None and q.key not in wanted:
+                continue
+            a = ev.visit(q.expr)
+            ev.env[q.key] = a
+            out[q.key] = _result(np, a)
     return out
 
 
@@ -529,11 +530,7 @@ class _ArrayEval(Visitor):
         a, b = self.visit(e.a), self.visit(e.b)
         if a is None or b is None:
             return None
-        with np.errstate(all="ignore"):
-            if e.op == "/":
-                v = np.true_divide(a.v, b.v)
-            else:
-                v = _BINOPS[e.op](a.v, b.v)
+        v = np.true_divide(a.v, b.v) if e.op == "/" else _BINOPS[e.op](a.v, b.v)  # under evaluate_arrays's errstate
         return _A(v, _or(np, a.blank, b.blank))
 
     def visit_Cmp(self, e):
@@ -615,31 +612,30 @@ class _ArrayEval(Visitor):
             blank = _or(np, blank, a.blank)
         xs = [a.v for a in args]
         fn = e.fn
-        with np.errstate(all="ignore"):
-            if fn in ("MAX", "MIN"):
-                f = np.maximum if fn == "MAX" else np.minimum
-                out = xs[0]
-                for x in xs[1:]:
-                    out = f(out, x)
-            elif fn in ("CEIL", "FLOOR"):
-                f = np.ceil if fn == "CEIL" else np.floor
-                out = _round_array(np, f, xs[0]) if _is_float_array(np, xs[0]) else f(xs[0])
-            elif fn == "MOD":
-                out = np.mod(xs[0], xs[1])
-            elif fn == "GCD":
-                out = np.gcd(np.rint(xs[0]).astype(np.int64), np.rint(xs[1]).astype(np.int64)).astype(float)
-            elif fn == "MINDIV":
-                vals, none = _mindiv_array(np, xs)
-                return _A(vals, _or(np, blank, none))
-            elif fn in ("AND", "OR"):
-                f = np.logical_and if fn == "AND" else np.logical_or
-                out = xs[0]
-                for x in xs[1:]:
-                    out = f(out, x)
-            elif fn == "NOT":
-                out = np.logical_not(xs[0])
-            else:
-                raise ValueError(fn)
+        if fn in ("MAX", "MIN"):
+            f = np.maximum if fn == "MAX" else np.minimum
+            out = xs[0]
+            for x in xs[1:]:
+                out = f(out, x)
+        elif fn in ("CEIL", "FLOOR"):
+            f = np.ceil if fn == "CEIL" else np.floor
+            out = _round_array(np, f, xs[0]) if _is_float_array(np, xs[0]) else f(xs[0])
+        elif fn == "MOD":
+            out = np.mod(xs[0], xs[1])
+        elif fn == "GCD":
+            out = np.gcd(np.rint(xs[0]).astype(np.int64), np.rint(xs[1]).astype(np.int64)).astype(float)
+        elif fn == "MINDIV":
+            vals, none = _mindiv_array(np, xs)
+            return _A(vals, _or(np, blank, none))
+        elif fn in ("AND", "OR"):
+            f = np.logical_and if fn == "AND" else np.logical_or
+            out = xs[0]
+            for x in xs[1:]:
+                out = f(out, x)
+        elif fn == "NOT":
+            out = np.logical_not(xs[0])
+        else:
+            raise ValueError(fn)
         return _A(out, blank)
 
 

@@ -43,10 +43,11 @@ def masked_arrays(np, columns: Mapping[str, Sequence[Any]]) -> tuple[dict[str, A
     value (text, truth values, numbers) across the rows."""
     cols, blanks = {}, {}
     for name, vals in columns.items():
-        empty = vals.count(None) + vals.count("")
+        types = frozenset(map(type, vals))
+        empty = _empty_cells(vals, types)
         if empty == len(vals):
             continue  # absent: blank on every row
-        fast = _one_kind(np, vals, empty)
+        fast = _one_kind(np, vals, types, empty)
         if fast is not None:
             cols[name] = fast[0]
             if fast[1] is not None:
@@ -71,10 +72,20 @@ _TRUTHS = frozenset({bool, type(None)})
 _BLANK_TEXT = {None: ""}
 
 
-def _one_kind(np, vals: Sequence[Any], empty: int) -> tuple[Any, Any] | None:
+_PLAIN = frozenset({int, float, bool, str, type(None)})  # types no value of another type is equal to
+
+
+def _empty_cells(vals: Sequence[Any], types: frozenset) -> int:
+    """How many values are None or "" (``types``: theirs; a value of these plain types equals
+    None or "" only if it is one, so a type that is not there need not be counted)."""
+    if not types <= _PLAIN:
+        return vals.count(None) + vals.count("")
+    return (vals.count(None) if type(None) in types else 0) + (vals.count("") if str in types else 0)
+
+
+def _one_kind(np, vals: Sequence[Any], types: frozenset, empty: int) -> tuple[Any, Any] | None:
     """What the loop below makes of a column of one plain kind (numbers, texts or truth values,
     blanks among them), without a Python step per row; ``None`` for any other column."""
-    types = frozenset(map(type, vals))
     if types <= _TEXTS:
         a = np.array(list(map(_BLANK_TEXT.get, vals, vals)), dtype=str)
         blank = a == ""
@@ -102,14 +113,15 @@ def evaluate_masked(reg: Registry, cols: Mapping[str, Any], blanks: Mapping[str,
     wanted = None if keys is None else _closure(reg, keys)
     out: dict[str, Any] = {}
     try:
-        for q in reg:
-            if wanted is not None and q.key not in wanted:
-                continue
-            a = ev.visit(q.expr)
-            if q.unit == TEXT and a is not None and _kind(np, a.v) != "U":
-                raise Inexact(q.key)
-            ev.env[q.key] = a
-            out[q.key] = _result(np, a)
+        with np.errstate(all="ignore"):  # as evaluate_arrays
+            for q in reg:
+                if wanted is not None and q.key not in wanted:
+                    continue
+                a = ev.visit(q.expr)
+                if q.unit == TEXT and a is not None and _kind(np, a.v) != "U":
+                    raise Inexact(q.key)
+                ev.env[q.key] = a
+                out[q.key] = _result(np, a)
     except Exception:  # Inexact, or an error the per-pattern evaluation may not meet (a branch it skips)
         return None
     return out
