@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-from .evaluate import Tables, _ArrayEval, _closure, _result
+from .evaluate import Tables, _ArrayEval, _closure, _result, first_seen_codes
 from .registry import TEXT, Registry
 
 _SMALL = 1e15  # whole numbers below this are written alike as int or float (text_of, units.num)
@@ -86,8 +86,12 @@ def _empty_cells(vals: Sequence[Any], types: frozenset) -> int:
 def _one_kind(np, vals: Sequence[Any], types: frozenset, empty: int) -> tuple[Any, Any] | None:
     """What the loop below makes of a column of one plain kind (numbers, texts or truth values,
     blanks among them), without a Python step per row; ``None`` for any other column."""
-    if types <= _TEXTS:
-        a = np.array(list(map(_BLANK_TEXT.get, vals, vals)), dtype=str)
+    if types <= _TEXTS:  # each distinct text converted once (a column holds few), then taken to the rows
+        codes, distinct = first_seen_codes(np, vals)
+        if len(distinct) > len(vals) // 4:  # names, notes: nearly one a row
+            a = np.array(list(map(_BLANK_TEXT.get, vals, vals)), dtype=str)
+        else:
+            a = np.array(list(map(_BLANK_TEXT.get, distinct, distinct)), dtype=str)[codes]
         blank = a == ""
     elif types <= _NUMBERS or types <= _TRUTHS:
         a = np.array(vals, dtype=float)  # None as NaN
