@@ -676,9 +676,31 @@ def _numbers_coded(x: Any, blank: Any, whole: bool, ceil: bool) -> _Coded:
     elif not whole and _negative_zero(safe):
         coded = _texts_coded(list(map(float.__repr__, safe.tolist())))  # -0.0 beside 0.0: one distinct value to numpy
     else:
-        distinct, inverse = np.unique(safe.astype(np.int64) if whole else safe, return_inverse=True)
-        coded = _Coded(inverse.reshape(-1), list(map(int.__repr__ if whole else float.__repr__, distinct.tolist())))
+        distinct, inverse = _distinct_sorted(safe.astype(np.int64) if whole else safe)
+        coded = _Coded(inverse, list(map(int.__repr__ if whole else float.__repr__, distinct.tolist())))
     return coded.hidden_unless(~bad, "null") if some_bad else coded
+
+
+_SPAN = 4  # whole numbers within this many times the rows' count of each other: counted, not sorted
+
+
+def _distinct_sorted(x: Any) -> tuple[Any, Any]:
+    """``np.unique(x, return_inverse=True)`` (the distinct values in order, each row's place among
+    them), without the sort where it is not needed: one value on every row, or whole numbers
+    close together (marked in a table as long as their range, then numbered in order)."""
+    if not len(x):
+        return x, np.zeros(0, dtype=np.intp)
+    lo, hi = x.min(), x.max()
+    if lo == hi:
+        return x[:1], np.zeros(len(x), dtype=np.intp)
+    if x.dtype.kind != "i" or int(hi) - int(lo) > _SPAN * len(x):
+        distinct, inverse = np.unique(x, return_inverse=True)
+        return distinct, inverse.reshape(-1)
+    at = x - lo
+    present = np.zeros(int(hi) - int(lo) + 1, dtype=bool)
+    present[at] = True
+    place = np.cumsum(present, dtype=np.intp) - 1
+    return np.flatnonzero(present) + lo, place[at]
 
 
 def _negative_zero(x: Any) -> bool:
