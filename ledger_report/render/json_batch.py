@@ -79,23 +79,26 @@ def write_batch(batch: Batch, out: Any, first: bool, progress: Callable[[int], N
             first = False
             progress(1)
         return
-    n, width = len(batch.configs), len(parts) + 1
-    cells = _cells(parts, n, "" if first else ",\n")
+    n = len(batch.configs)
+    cells, width = _cells(parts, n, "" if first else ",\n")
     for start in range(0, n, CHUNK_ROWS):
         stop = min(start + CHUNK_ROWS, n)
         out.write("".join(cells[start * width:stop * width].tolist()).encode("latin-1"))
         progress(stop - start)
 
 
-def _cells(parts: list, n: int, lead: str) -> Any:
-    """Every text of the rows' documents in order, row after row, as one object array: ",\\n"
-    (``lead`` on the first row), then each piece or column's text on the row."""
-    grid = np.empty((n, len(parts) + 1), dtype=object)
-    grid[:, 0] = ",\n"
-    grid[0, 0] = lead
-    for j, p in enumerate(parts, 1):
+def _cells(parts: list, n: int, lead: str) -> tuple[Any, int]:
+    """Every text of the rows' documents in order, row after row, as one object array, and how
+    many a row: ",\n" (``lead`` on the first row) joined to the first piece, then each piece or
+    column's text on the row."""
+    if not parts or type(parts[0]) is not str:
+        parts = [""] + parts
+    grid = np.empty((n, len(parts)), dtype=object)
+    grid[:, 0] = ",\n" + parts[0]
+    grid[0, 0] = lead + parts[0]
+    for j, p in enumerate(parts[1:], 1):
         grid[:, j] = p if type(p) is str else p.objects()[p.codes]
-    return grid.reshape(-1)
+    return grid.reshape(-1), len(parts)
 
 
 @functools.lru_cache(maxsize=50_000)  # texts seen again and again (gpu names, dtypes, origins...), bounded
@@ -261,6 +264,21 @@ def _runs(parts: list, n: int) -> list:
                 close()
     close()
     return _merged(out)
+
+
+def _absorbed(parts: list, n: int) -> list:
+    """The parts with each piece joined to the texts of a column beside it (the one before, else
+    the one after) that has at most half as many texts as rows: a row's document then has a
+    text less to join, for a copy of the piece a text."""
+    out: list = []
+    for p in parts:
+        if type(p) is str and out and type(out[-1]) is not str and len(out[-1].texts) <= n / 2:
+            out[-1] = _Coded(out[-1].codes, [t + p for t in out[-1].texts])
+        elif type(p) is not str and out and type(out[-1]) is str and len(p.texts) <= n / 2:
+            out[-1] = _Coded(p.codes, [out[-1] + t for t in p.texts])
+        else:
+            out.append(p)
+    return out
 
 
 # -- the document's skeleton ------------------------------------------------------------------------
@@ -544,7 +562,7 @@ class _Writer:
 
     def parts(self) -> list:
         """Pieces (str) and columns (``_Coded``) that, joined, give each row's document."""
-        return _template(self.model).parts(self)
+        return _absorbed(_template(self.model).parts(self), self.n)
 
     def value(self, key: str) -> _Coded:
         """``plain`` of the quantity as JSON on each row."""
