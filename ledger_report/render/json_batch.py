@@ -219,8 +219,11 @@ def _documents_at(parts: list, rows: Any) -> list[str]:
 def _one(parts: list, n: int) -> _Coded:
     """The parts as one column (a list's item, a section that may be null)."""
     parts = _merged(parts)
-    if len(parts) == 1 and type(parts[0]) is not str:
-        return parts[0]
+    columns = [p for p in parts if type(p) is not str]
+    if len(columns) == 1:  # its texts between the pieces around it: no combination to look for
+        at = next(i for i, p in enumerate(parts) if p is columns[0])
+        before, after = "".join(parts[:at]), "".join(parts[at + 1:])
+        return _Coded(columns[0].codes, [before + t + after for t in columns[0].texts]) if before or after else columns[0]
     return _collapsed(parts, n, None)  # type: ignore[return-value]
 
 
