@@ -404,16 +404,14 @@ class _List:
         items = self.items(w)
         if not items:
             return ["".join(self.brackets)]
-        shown = np.array([s for _c, s in items], dtype=bool)  # items × rows
-        before = np.zeros_like(shown)  # whether the row shows an earlier item
-        before[1:] = np.logical_or.accumulate(shown, axis=0)[:-1]
         out: list = [self.brackets[0]]
-        for (c, s), comma in zip(items, before):
-            c = c.hidden_unless(s)
+        earlier = np.zeros(w.n, dtype=bool)  # whether the row shows an earlier item
+        for c, s in items:
+            c, before, earlier = c.hidden_unless(s), earlier, earlier | s
             if len(c.texts) > w.n / 4:  # many texts: the comma a column of its own, not each text again
-                out += [_Coded((comma & s).astype(np.intp), ["", ","]), c]
+                out += [_Coded((before & s).astype(np.intp), ["", ","]), c]
                 continue
-            out.append(_Coded(c.codes + len(c.texts) * comma, c.texts + [("," + t) if t else "" for t in c.texts]))
+            out.append(_Coded(c.codes + len(c.texts) * before, c.texts + [("," + t) if t else "" for t in c.texts]))
         out.append(self.brackets[1])
         return _runs(out, w.n)
 
