@@ -429,24 +429,32 @@ class _InputsFrom(_List):
         from ..config import COLUMN_NAMES
 
         b = w.batch
-        filled: dict[str, tuple[list[int], list[str]]] = {}  # column -> rows and origins where a model filled it
-        for i, origins in enumerate(b.origins()):
-            for name, origin in origins.items():
-                rows, names = filled.setdefault(name, ([], []))
-                rows.append(i)
-                names.append(origin)
         out = []
+        filled = _filled(b.origins())
         for name, key in zip(COLUMN_NAMES, _keys_json(COLUMN_NAMES)):
             given = _given(b.inputs(name))
             item = _Coded(given.astype(np.intp), ["", key + '"row"'])
-            if name in filled:
-                rows, names = filled[name]
-                seen: dict[str, int] = {}
-                at = [seen.setdefault(o, len(seen)) for o in names]  # each origin's place, in order of first appearance
-                item.texts += [key + raw_json(o) for o in seen]
-                item.codes[rows] = np.asarray(at, dtype=np.intp) + 2
+            for rows, origin in filled.get(name, ()):
+                text = key + raw_json(origin)
+                if text not in item.texts:
+                    item.texts.append(text)
+                item.codes[rows] = item.texts.index(text)
             out.append((item, given))
         return out
+
+
+def _filled(origins: Sequence[Any]) -> dict[str, list[tuple[list[int], str]]]:
+    """For each column a model filled on some rows: those rows and the model, for each set of
+    origins the rows have (rows with the same origins taken together: there are few)."""
+    codes, kinds = first_seen_codes(np, [tuple(o.items()) for o in origins])
+    rows: list[list[int]] = [[] for _ in kinds]
+    for i, c in enumerate(codes.tolist()):
+        rows[c].append(i)
+    filled: dict[str, list[tuple[list[int], str]]] = {}
+    for kind, at in zip(kinds, rows):
+        for name, origin in kind:
+            filled.setdefault(name, []).append((at, origin))
+    return filled
 
 
 class _Lines(_List):
