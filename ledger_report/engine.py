@@ -408,7 +408,7 @@ def combined_codes(np, columns: Iterable[tuple[Any, int]], n: int) -> tuple[Any,
             code, size = code.reshape(-1), len(distinct)
         code, size = code * k + codes, size * k
     if size <= TABLE_SPAN * n:
-        return _tabled_codes(np, code, size)
+        return tabled_codes(np, code, size)
     order = code.argsort()
     starts = np.empty(n, dtype=bool)  # where a combination begins in sorted order
     starts[:1] = True
@@ -418,9 +418,10 @@ def combined_codes(np, columns: Iterable[tuple[Any, int]], n: int) -> tuple[Any,
     return order[starts], inverse
 
 
-def _tabled_codes(np, code: Any, size: int) -> tuple[Any, Any]:
-    """``combined_codes``' finding for combined codes below ``size`` (a few times the rows): the
-    codes present marked in a table of that size and numbered in order, a row of each kept."""
+def tabled_codes(np, code: Any, size: int) -> tuple[Any, Any]:
+    """``combined_codes``' finding for codes from 0 to below ``size`` (a few times the rows, at
+    most ``TABLE_SPAN`` times): the codes present marked in a table of that size and numbered in
+    order, a row of each kept."""
     present = np.zeros(size, dtype=bool)
     present[code] = True
     row = np.empty(size, dtype=np.intp)

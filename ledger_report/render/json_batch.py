@@ -37,7 +37,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..engine import Batch, combined_codes, first_seen_codes
+from ..engine import TABLE_SPAN, Batch, combined_codes, first_seen_codes, tabled_codes
 from ..model.registry import BOOL, BYTES, FLOAT_UNITS, INT_UNITS, TEXT, WARNING
 from ..report import Model, Table
 from .document import config_document
@@ -717,26 +717,20 @@ def _numbers_coded(x: Any, blank: Any, whole: bool, ceil: bool) -> _Coded:
     return coded.hidden_unless(~bad, "null") if some_bad else coded
 
 
-_SPAN = 4  # whole numbers within this many times the rows' count of each other: counted, not sorted
-
-
 def _distinct_sorted(x: Any) -> tuple[Any, Any]:
     """``np.unique(x, return_inverse=True)`` (the distinct values in order, each row's place among
     them), without the sort where it is not needed: one value on every row, or whole numbers
-    close together (marked in a table as long as their range, then numbered in order)."""
+    close together (``tabled_codes``, the values less the least as codes)."""
     if not len(x):
         return x, np.zeros(0, dtype=np.intp)
     lo, hi = x.min(), x.max()
     if lo == hi:
         return x[:1], np.zeros(len(x), dtype=np.intp)
-    if x.dtype.kind != "i" or int(hi) - int(lo) > _SPAN * len(x):
+    if x.dtype.kind != "i" or int(hi) - int(lo) >= TABLE_SPAN * len(x):
         distinct, inverse = np.unique(x, return_inverse=True)
         return distinct, inverse.reshape(-1)
-    at = x - lo
-    present = np.zeros(int(hi) - int(lo) + 1, dtype=bool)
-    present[at] = True
-    place = np.cumsum(present, dtype=np.intp) - 1
-    return np.flatnonzero(present) + lo, place[at]
+    rows, inverse = tabled_codes(np, x - lo, int(hi) - int(lo) + 1)
+    return x[rows], inverse
 
 
 def _negative_zero(x: Any) -> bool:
