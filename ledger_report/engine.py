@@ -394,6 +394,7 @@ def _reads(e: Any) -> tuple[tuple[str, bool], ...]:
 
 MOSTLY_DISTINCT = 0.9  # a value on more than this share of the rows: no search for combinations
 MAX_CODE = 2**62  # combined codes are numbered again before they would reach it
+TABLE_SPAN = 4  # combined codes fewer than this many times the rows: counted in a table, not sorted
 
 
 def combined_codes(np, columns: Iterable[tuple[Any, int]], n: int) -> tuple[Any, Any]:
@@ -406,6 +407,8 @@ def combined_codes(np, columns: Iterable[tuple[Any, int]], n: int) -> tuple[Any,
             distinct, code = np.unique(code, return_inverse=True)
             code, size = code.reshape(-1), len(distinct)
         code, size = code * k + codes, size * k
+    if size <= TABLE_SPAN * n:
+        return tabled_codes(np, code, size)
     order = code.argsort()
     starts = np.empty(n, dtype=bool)  # where a combination begins in sorted order
     starts[:1] = True
@@ -413,6 +416,17 @@ def combined_codes(np, columns: Iterable[tuple[Any, int]], n: int) -> tuple[Any,
     inverse = np.empty(n, dtype=np.intp)
     inverse[order] = np.cumsum(starts) - 1
     return order[starts], inverse
+
+
+def tabled_codes(np, code: Any, size: int) -> tuple[Any, Any]:
+    """``combined_codes``' finding for codes from 0 to below ``size`` (a few times the rows, at
+    most ``TABLE_SPAN`` times): the codes present marked in a table of that size and numbered in
+    order, a row of each kept."""
+    present = np.zeros(size, dtype=bool)
+    present[code] = True
+    row = np.empty(size, dtype=np.intp)
+    row[code] = np.arange(len(code))  # (of rows with one code, any one stays)
+    return row[present], (np.cumsum(present, dtype=np.intp) - 1)[code]
 
 
 def _python_codes(np, vals: Sequence[Any]) -> tuple[Any, int]:

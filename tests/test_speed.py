@@ -597,3 +597,34 @@ def test_texts_escaped_at_once_as_json_dumps_writes_each(texts):
 
     expected = [json.dumps(t, ensure_ascii=False).encode("utf-8").decode("latin-1") for t in texts]
     assert strings_json(texts) == expected
+
+
+def test_number_columns_distinct_values_are_np_unique_s():
+    """A number column's distinct values and each row's place among them, found by counting
+    (whole numbers close together), at once (one value) or by a sort, are np.unique's."""
+    from ledger_report.render.json_batch import _distinct_sorted
+
+    rng = np.random.default_rng(7)
+    columns = [rng.integers(-50, 900, 4000), rng.integers(0, 10**12, 4000), np.full(300, 12, dtype=np.int64),
+               rng.integers(0, 3, 5) * 10**9, rng.random(2000).round(2) - 0.5, np.full(10, 2.5),
+               np.zeros(0, dtype=np.int64)]
+    for x in columns:
+        distinct, inverse = _distinct_sorted(x)
+        expected, places = np.unique(x, return_inverse=True)
+        assert distinct.tolist() == expected.tolist()
+        assert inverse.tolist() == places.reshape(-1).tolist()
+
+
+def test_combinations_are_numbered_in_order_few_or_many():
+    """combined_codes, counting few combinations in a table or sorting many: each row's place is
+    its combination's among the distinct ones in order (np.unique's), and the row it gives for a
+    combination has that combination."""
+    from ledger_report.engine import combined_codes
+
+    rng = np.random.default_rng(3)
+    for k in (3, 5000):  # 21 combinations at most (a table), or up to 35,000 (a sort)
+        a, b = rng.integers(0, k, 1000), rng.integers(0, 7, 1000)
+        first, inverse = combined_codes(np, [(a, k), (b, 7)], 1000)
+        distinct, places = np.unique(a * 7 + b, return_inverse=True)
+        assert inverse.tolist() == places.reshape(-1).tolist()
+        assert (a * 7 + b)[first].tolist() == distinct.tolist()

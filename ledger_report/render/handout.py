@@ -28,7 +28,8 @@ Speed: WeasyPrint is pure Python and single-threaded, and the handout uses only 
 number of configurations (:func:`_parts`), rendered by forked worker processes side by side
 (which never collect garbage: :func:`_child`) and joined by pypdf's public ``PdfWriter`` API
 (:func:`_merge`); the cyclic garbage collector is paused while a part renders
-(:func:`_no_cyclic_gc`), and the whitespace between block tags is dropped from the HTML before
+(``workers.no_cyclic_gc``: every collection of the oldest generation would walk the hundreds of
+thousands of live boxes, styles and PDF objects, ~20 % of the render time), and the whitespace between block tags is dropped from the HTML before
 WeasyPrint parses it (:data:`_MARKUP_GAP`).
 
 Determinism: WeasyPrint's font subsets carry a timestamp, so the render runs with
@@ -75,7 +76,7 @@ import weasyprint.urls
 from ledger_report.engine import Ledger
 from ledger_report.errors import LedgerError
 from ledger_report.render import page as pg
-from ledger_report.render.workers import default_jobs
+from ledger_report.render.workers import default_jobs, no_cyclic_gc
 
 __all__ = [
     "render_html",
@@ -434,22 +435,6 @@ _RENDER_LOCK = threading.RLock()  # os.environ and the weasyprint logger are pro
 
 
 @contextlib.contextmanager
-def _no_cyclic_gc() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector for the render.  A render builds hundreds of
-    thousands of live objects (boxes, styles, PDF objects) and every collection of the oldest
-    generation walks them all: ~20 % of the render time, for ~10 % more peak memory without it.
-    Reference counting still frees what is not in a cycle; the collector is resumed (if it was
-    running) when the render ends, and collects the rest on its own schedule."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-@contextlib.contextmanager
 def _source_date_epoch() -> Iterator[None]:
     """Set SOURCE_DATE_EPOCH for the render (unless the caller set one) and restore it after."""
     old = os.environ.get("SOURCE_DATE_EPOCH")
@@ -688,7 +673,7 @@ def _summary_overflow(document, summary: range) -> list[int]:
 def _render_part(book: _Book, root: Path, part: _Part, fits: list[_Fit]) -> tuple[bytes, list[str]]:
     """One part as a PDF, with the warnings its render raised (WeasyPrint's, and clipped pages)."""
     fetcher = PackagedAssetFetcher(root)
-    with _RENDER_LOCK, _no_cyclic_gc(), _collect_weasyprint_warnings() as collected:
+    with _RENDER_LOCK, no_cyclic_gc(), _collect_weasyprint_warnings() as collected:
         try:
             document, clipped = _pages(book, fetcher, part, fits)
             pdf = document.write_pdf()  # attachments, if any, are fetched here
@@ -718,7 +703,7 @@ def _child(j: int, conn) -> None:
     collection.  A part leaves ~16,000 objects in reference cycles per page and collecting them
     costs ~20-23 ms a page; a process that rendered part after part without collecting grew to
     2.5 GB for 1,000 configurations.  So the collector stays off in the child for good (turned
-    back on after the render, as :func:`_no_cyclic_gc` does in one process, its next allocation
+    back on after the render, as ``no_cyclic_gc`` does in one process, its next allocation
     would make that walk just before the process exits).  Ctrl-C is the parent's to handle."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     gc.disable()
@@ -858,7 +843,7 @@ def render_pdf(ledgers: Sequence[Ledger], lang: str = "en", *, warnings: list[st
     fits: list[_Fit | None] = [None] * len(ledgers)
     with _source_date_epoch():
         results = _render_parts(book, root, parts, fits, jobs, progress)
-    with _no_cyclic_gc():  # pypdf's objects are many and short-lived: ~15 % of the merge
+    with no_cyclic_gc():  # pypdf's objects are many and short-lived: ~15 % of the merge
         pdf = _merge([r[0] for r in results])
     messages = [m for r in results for m in r[1]]
     if warnings is not None:

@@ -37,10 +37,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..engine import Batch, combined_codes, first_seen_codes
+from ..engine import TABLE_SPAN, Batch, combined_codes, first_seen_codes, tabled_codes
 from ..model.registry import BOOL, BYTES, FLOAT_UNITS, INT_UNITS, TEXT, WARNING
 from ..report import Model, Table
 from .document import config_document
+from .workers import no_cyclic_gc
 
 _JSON = json.JSONEncoder(ensure_ascii=False).encode  # a str as json.dumps writes it in a document
 
@@ -67,7 +68,15 @@ CHUNK_ROWS = 64  # rows joined into one text at once: small enough to stay in th
 def write_batch(batch: Batch, out: Any, first: bool, progress: Callable[[int], None]) -> None:
     """Write the batch's documents to ``out`` as ``calc --json`` does (",\\n" before each but the
     file's first), ``CHUNK_ROWS`` rows at a time; a batch the column writer cannot write goes row
-    by row, so a row that fails fails where it always did, after the rows before it."""
+    by row, so a row that fails fails where it always did, after the rows before it.  The cyclic
+    garbage collector is paused meanwhile (the batch's lists and rows are many, and in no cycle:
+    its collections were ~5 % of the writer's time)."""
+    with no_cyclic_gc():
+        _write_batch(batch, out, first, progress)
+
+
+def _write_batch(batch: Batch, out: Any, first: bool, progress: Callable[[int], None]) -> None:
+    """``write_batch``'s work."""
     try:
         parts = _Writer(batch).parts()
     except Exception:  # _Unusual, or a message that raises on some row: the plain path meets it there
@@ -79,23 +88,26 @@ def write_batch(batch: Batch, out: Any, first: bool, progress: Callable[[int], N
             first = False
             progress(1)
         return
-    n, width = len(batch.configs), len(parts) + 1
-    cells = _cells(parts, n, "" if first else ",\n")
+    n = len(batch.configs)
+    cells, width = _cells(parts, n, "" if first else ",\n")
     for start in range(0, n, CHUNK_ROWS):
         stop = min(start + CHUNK_ROWS, n)
         out.write("".join(cells[start * width:stop * width].tolist()).encode("latin-1"))
         progress(stop - start)
 
 
-def _cells(parts: list, n: int, lead: str) -> Any:
-    """Every text of the rows' documents in order, row after row, as one object array: ",\\n"
-    (``lead`` on the first row), then each piece or column's text on the row."""
-    grid = np.empty((n, len(parts) + 1), dtype=object)
-    grid[:, 0] = ",\n"
-    grid[0, 0] = lead
-    for j, p in enumerate(parts, 1):
+def _cells(parts: list, n: int, lead: str) -> tuple[Any, int]:
+    """Every text of the rows' documents in order, row after row, as one object array, and how
+    many a row: ",\n" (``lead`` on the first row) joined to the first piece, then each piece or
+    column's text on the row."""
+    if not parts or type(parts[0]) is not str:
+        parts = [""] + parts
+    grid = np.empty((n, len(parts)), dtype=object)
+    grid[:, 0] = ",\n" + parts[0]
+    grid[0, 0] = lead + parts[0]
+    for j, p in enumerate(parts[1:], 1):
         grid[:, j] = p if type(p) is str else p.objects()[p.codes]
-    return grid.reshape(-1)
+    return grid.reshape(-1), len(parts)
 
 
 @functools.lru_cache(maxsize=50_000)  # texts seen again and again (gpu names, dtypes, origins...), bounded
@@ -216,8 +228,11 @@ def _documents_at(parts: list, rows: Any) -> list[str]:
 def _one(parts: list, n: int) -> _Coded:
     """The parts as one column (a list's item, a section that may be null)."""
     parts = _merged(parts)
-    if len(parts) == 1 and type(parts[0]) is not str:
-        return parts[0]
+    columns = [p for p in parts if type(p) is not str]
+    if len(columns) == 1:  # its texts between the pieces around it: no combination to look for
+        at = next(i for i, p in enumerate(parts) if p is columns[0])
+        before, after = "".join(parts[:at]), "".join(parts[at + 1:])
+        return _Coded(columns[0].codes, [before + t + after for t in columns[0].texts]) if before or after else columns[0]
     return _collapsed(parts, n, None)  # type: ignore[return-value]
 
 
@@ -261,6 +276,21 @@ def _runs(parts: list, n: int) -> list:
                 close()
     close()
     return _merged(out)
+
+
+def _absorbed(parts: list, n: int) -> list:
+    """The parts with each piece joined to the texts of a column beside it (the one before, else
+    the one after) that has at most half as many texts as rows: a row's document then has a
+    text less to join, for a copy of the piece a text."""
+    out: list = []
+    for p in parts:
+        if type(p) is str and out and type(out[-1]) is not str and len(out[-1].texts) <= n / 2:
+            out[-1] = _Coded(out[-1].codes, [t + p for t in out[-1].texts])
+        elif type(p) is not str and out and type(out[-1]) is str and len(p.texts) <= n / 2:
+            out[-1] = _Coded(p.codes, [out[-1] + t for t in p.texts])
+        else:
+            out.append(p)
+    return out
 
 
 # -- the document's skeleton ------------------------------------------------------------------------
@@ -374,16 +404,14 @@ class _List:
         items = self.items(w)
         if not items:
             return ["".join(self.brackets)]
-        shown = np.array([s for _c, s in items], dtype=bool)  # items × rows
-        before = np.zeros_like(shown)  # whether the row shows an earlier item
-        before[1:] = np.logical_or.accumulate(shown, axis=0)[:-1]
         out: list = [self.brackets[0]]
-        for (c, s), comma in zip(items, before):
-            c = c.hidden_unless(s)
+        earlier = np.zeros(w.n, dtype=bool)  # whether the row shows an earlier item
+        for c, s in items:
+            c, before, earlier = c.hidden_unless(s), earlier, earlier | s
             if len(c.texts) > w.n / 4:  # many texts: the comma a column of its own, not each text again
-                out += [_Coded((comma & s).astype(np.intp), ["", ","]), c]
+                out += [_Coded((before & s).astype(np.intp), ["", ","]), c]
                 continue
-            out.append(_Coded(c.codes + len(c.texts) * comma, c.texts + [("," + t) if t else "" for t in c.texts]))
+            out.append(_Coded(c.codes + len(c.texts) * before, c.texts + [("," + t) if t else "" for t in c.texts]))
         out.append(self.brackets[1])
         return _runs(out, w.n)
 
@@ -401,24 +429,32 @@ class _InputsFrom(_List):
         from ..config import COLUMN_NAMES
 
         b = w.batch
-        filled: dict[str, tuple[list[int], list[str]]] = {}  # column -> rows and origins where a model filled it
-        for i, origins in enumerate(b.origins()):
-            for name, origin in origins.items():
-                rows, names = filled.setdefault(name, ([], []))
-                rows.append(i)
-                names.append(origin)
         out = []
+        filled = _filled(b.origins())
         for name, key in zip(COLUMN_NAMES, _keys_json(COLUMN_NAMES)):
             given = _given(b.inputs(name))
             item = _Coded(given.astype(np.intp), ["", key + '"row"'])
-            if name in filled:
-                rows, names = filled[name]
-                seen: dict[str, int] = {}
-                at = [seen.setdefault(o, len(seen)) for o in names]  # each origin's place, in order of first appearance
-                item.texts += [key + raw_json(o) for o in seen]
-                item.codes[rows] = np.asarray(at, dtype=np.intp) + 2
+            for rows, origin in filled.get(name, ()):
+                text = key + raw_json(origin)
+                if text not in item.texts:
+                    item.texts.append(text)
+                item.codes[rows] = item.texts.index(text)
             out.append((item, given))
         return out
+
+
+def _filled(origins: Sequence[Any]) -> dict[str, list[tuple[list[int], str]]]:
+    """For each column a model filled on some rows: those rows and the model, for each set of
+    origins the rows have (rows with the same origins taken together: there are few)."""
+    codes, kinds = first_seen_codes(np, [tuple(o.items()) for o in origins])
+    rows: list[list[int]] = [[] for _ in kinds]
+    for i, c in enumerate(codes.tolist()):
+        rows[c].append(i)
+    filled: dict[str, list[tuple[list[int], str]]] = {}
+    for kind, at in zip(kinds, rows):
+        for name, origin in kind:
+            filled.setdefault(name, []).append((at, origin))
+    return filled
 
 
 class _Lines(_List):
@@ -544,7 +580,7 @@ class _Writer:
 
     def parts(self) -> list:
         """Pieces (str) and columns (``_Coded``) that, joined, give each row's document."""
-        return _template(self.model).parts(self)
+        return _absorbed(_template(self.model).parts(self), self.n)
 
     def value(self, key: str) -> _Coded:
         """``plain`` of the quantity as JSON on each row."""
@@ -676,9 +712,25 @@ def _numbers_coded(x: Any, blank: Any, whole: bool, ceil: bool) -> _Coded:
     elif not whole and _negative_zero(safe):
         coded = _texts_coded(list(map(float.__repr__, safe.tolist())))  # -0.0 beside 0.0: one distinct value to numpy
     else:
-        distinct, inverse = np.unique(safe.astype(np.int64) if whole else safe, return_inverse=True)
-        coded = _Coded(inverse.reshape(-1), list(map(int.__repr__ if whole else float.__repr__, distinct.tolist())))
+        distinct, inverse = _distinct_sorted(safe.astype(np.int64) if whole else safe)
+        coded = _Coded(inverse, list(map(int.__repr__ if whole else float.__repr__, distinct.tolist())))
     return coded.hidden_unless(~bad, "null") if some_bad else coded
+
+
+def _distinct_sorted(x: Any) -> tuple[Any, Any]:
+    """``np.unique(x, return_inverse=True)`` (the distinct values in order, each row's place among
+    them), without the sort where it is not needed: one value on every row, or whole numbers
+    close together (``tabled_codes``, the values less the least as codes)."""
+    if not len(x):
+        return x, np.zeros(0, dtype=np.intp)
+    lo, hi = x.min(), x.max()
+    if lo == hi:
+        return x[:1], np.zeros(len(x), dtype=np.intp)
+    if x.dtype.kind != "i" or int(hi) - int(lo) >= TABLE_SPAN * len(x):
+        distinct, inverse = np.unique(x, return_inverse=True)
+        return distinct, inverse.reshape(-1)
+    rows, inverse = tabled_codes(np, x - lo, int(hi) - int(lo) + 1)
+    return x[rows], inverse
 
 
 def _negative_zero(x: Any) -> bool:

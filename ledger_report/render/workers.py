@@ -1,9 +1,13 @@
 """How many worker processes render side by side: the caller's number, else ``LEDGER_REPORT_JOBS``,
-else the CPUs this process may run on.  One rule for the handout and for ``calc --json``."""
+else the CPUs this process may run on.  One rule for the handout and for ``calc --json``; and the
+pause of the cyclic garbage collector that both take while they build many short-lived objects."""
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
+from collections.abc import Iterator
 
 from ..errors import LedgerError
 
@@ -25,3 +29,19 @@ def default_jobs() -> int:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
+
+
+@contextlib.contextmanager
+def no_cyclic_gc() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while the block runs, resumed (if it was
+    running) after it.  For work that builds many objects, short-lived or not (a handout's
+    boxes and PDF objects, a JSON batch's lists and rows), where every collection would walk
+    them for little: reference counting still frees what is not in a cycle, and the collector
+    collects the rest on its own schedule once resumed."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
