@@ -1079,6 +1079,30 @@ def _sniff(text: str) -> str:
     return best
 
 
+def _read_odd_row(table: _Table, start: int, fields: list[str], delimiter: str) -> None:
+    """A record with other fields than the header's: too many (a problem), too few (a problem: a
+    short row is how an unquoted "1,024" hides when the row has spare columns, the fields
+    silently shifted left; every row spells out each column), or blank ones after the header's
+    (read as the row)."""
+    table.read_buffered()
+    nonblank = [i for i, f in enumerate(fields) if f.strip()]
+    last = nonblank[-1] + 1
+    if last > table.width:
+        table.add(
+            start, None,
+            f"at most {table.width} fields, like the header — a number with a comma must be quoted (\"1,024\") or written 1024",
+            f"{last} fields: " + _show(delimiter.join(fields)),
+        )
+    elif len(fields) < table.width:
+        table.add(
+            start, None,
+            f"{table.width} fields, like the header (an empty cell is an empty field: a,,b)",
+            f"{len(fields)} fields: " + _show(delimiter.join(fields)),
+        )
+    else:
+        table.read_row(start, {i + 1: fields[i] for i in nonblank})
+
+
 def _read_csv(path: Path, label: str, sink: Callable[[Config], None] | None = None,
               keep: Callable[[int], bool] | None = None, sink_columns: Callable[..., None] | None = None) -> list[Config]:
     try:
@@ -1124,26 +1148,7 @@ def _read_csv(path: Path, label: str, sink: Callable[[Config], None] | None = No
             if len(fields) > table.width and not any(f.strip() for f in fields[table.width:]):
                 table.buffer_row(start, fields[:table.width])  # as the header's fields, blank ones after them dropped
                 continue
-            table.read_buffered()
-            nonblank = [i for i, f in enumerate(fields) if f.strip()]
-            last = nonblank[-1] + 1
-            if last > table.width:
-                table.add(
-                    start, None,
-                    f"at most {table.width} fields, like the header — a number with a comma must be quoted (\"1,024\") or written 1024",
-                    f"{last} fields: " + _show(delimiter.join(fields)),
-                )
-                continue
-            if len(fields) < table.width:
-                # A short row is how an unquoted "1,024" hides when the row has spare columns:
-                # the fields would silently shift left.  Every row spells out each column.
-                table.add(
-                    start, None,
-                    f"{table.width} fields, like the header (an empty cell is an empty field: a,,b)",
-                    f"{len(fields)} fields: " + _show(delimiter.join(fields)),
-                )
-                continue
-            table.read_row(start, {i + 1: fields[i] for i in nonblank})
+            _read_odd_row(table, start, fields, delimiter)
     except csv.Error as exc:
         table.add(previous_line + 1, None, "well-formed CSV (quotes closed, fields separated by "
                   f"{_DELIMITER_NAMES[delimiter]}s)", f"{exc}")
