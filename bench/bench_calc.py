@@ -31,9 +31,11 @@ block's arrays until it writes); numpy's own float-to-text (slower than repr); 1
 (5.5 s, but 650 MB a worker).
 
 Measured 2026-12-02 on the 2-core machine, quiet (load < 1), the same bytes before and after:
-100,000 rows 5.3-5.6 s (CPU 10.1-10.7 s, 400 MB peak RSS in a worker), 20,000 rows 1.6 s (CPU
-2.7 s); at the start of the day 8.1 s (CPU 15.6 s, 304 MB) and 2.1 s.  The 5 s goal is still missed
-by about 10 %: a worker spends ~100 µs of CPU a row, 5 s asks for ~90.
+100,000 rows 5.3-5.4 s (CPU 10.3-10.5 s, 367 MB peak RSS in a worker), 20,000 rows 1.4 s (CPU
+2.6 s); at the start of the day 8.1 s (CPU 15.6 s, 304 MB) and 2.1 s.  The last step: the batches
+sized so that each worker has as many (100,000 rows: 14 of 7,143 rather than 13 of 8,192, one
+worker waiting at the end for the other's 7th), 5.5 -> 5.3 s.  The 5 s goal is still missed by
+about 6 %: a worker spends ~100 µs of CPU a row, 5 s asks for ~95.
 """
 
 from __future__ import annotations

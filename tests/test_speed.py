@@ -475,7 +475,9 @@ def test_a_batch_failing_in_a_file_worker_fails_here_after_the_batches_before_it
     with pytest.raises(ValueError, match="no such value"):
         _file_in_workers(path, tmp_path)
     got = (tmp_path / "out.json").read_bytes()
-    assert plain.startswith(got) and len(got.split(b"\n", 3)[3].split(b",\n")) == 192  # batches 0-2 of 64 rows
+    size = json_stream._even_batches(str(path), 64, 3)  # 51: 601 lines in 12 batches, 4 a worker
+    before = 200 // size * size  # the rows of the batches before the failing row's
+    assert size == 51 and plain.startswith(got) and len(got.split(b"\n", 3)[3].split(b",\n")) == before
 
 
 def test_packed_configs_are_the_configs_read(configs):
@@ -628,3 +630,22 @@ def test_combinations_are_numbered_in_order_few_or_many():
         distinct, places = np.unique(a * 7 + b, return_inverse=True)
         assert inverse.tolist() == places.reshape(-1).tolist()
         assert (a * 7 + b)[first].tolist() == distinct.tolist()
+
+
+@pytest.mark.parametrize("lines, most, workers, rows", [
+    (100_001, 8192, 2, 7143),  # 100,000 rows and a header: 14 batches, 7 a worker (8,192 would give 13: 7 and 6)
+    (20_001, 8192, 2, 5001),   # 4 batches of 5,001 or fewer, 2 a worker (8,192 would give 3)
+    (3, 8192, 2, 2),           # a header and two rows: a batch each
+    (9_000, 4096, 3, 3000),    # 3 workers, 3 batches
+])
+def test_batches_split_evenly_between_workers(tmp_path, lines, most, workers, rows):
+    """The rows a batch the workers use for a file: at most ``most``, and as many batches for each
+    worker (counted by hand from the file's lines, which bound its rows)."""
+    from ledger_report.render.json_stream import _even_batches
+
+    path = tmp_path / "rows.csv"
+    path.write_bytes(b"x\n" * (lines - 1) + b"x")
+    got = _even_batches(str(path), most, workers)
+    assert got == rows
+    batches = -(-lines // got)
+    assert got <= most and batches % workers == 0

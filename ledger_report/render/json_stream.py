@@ -162,6 +162,7 @@ def write_file(path: str, out: Any, begin: Callable[[int], Callable[[int], None]
     fd = _fileno(out)
     if workers < 2 or fd is None or not _can_fork() or Path(path).suffix.lower() not in CSV_SUFFIXES:
         return False
+    rows = _even_batches(path, rows, workers)
     ctx = multiprocessing.get_context("fork")
     turn, written = ctx.Condition(), ctx.Value("q", 0, lock=False)  # batches written (guarded by turn)
     out.flush()
@@ -191,6 +192,19 @@ def write_file(path: str, out: Any, begin: Callable[[int], Callable[[int], None]
             if proc.is_alive():
                 proc.terminate()  # waiting for a turn that will not come (a batch failed)
                 proc.join()
+
+
+def _even_batches(path: str, most: int, workers: int) -> int:
+    """Rows a batch, at most ``most``, so that each worker has as many batches of about as many
+    rows (none waits at the end for another's last batch): from the file's lines, which bound its
+    rows, so every worker finds the same figure before reading.  The bytes written do not depend
+    on it."""
+    try:
+        lines = Path(path).read_bytes().count(b"\n") + 1
+    except OSError:
+        return most  # the workers' reading reports it
+    rounds = -(-lines // (most * workers))
+    return max(1, -(-lines // (rounds * workers)))
 
 
 def _all_read(links: list) -> int | None:
