@@ -22,8 +22,8 @@ float or a truth value (FMT formatting each distinct value once, conditionals pa
 arrays), a section's texts only on the rows that show it, and "the row breaks a rule" from the
 rules' truth values rather than from the Chinese check text; texts escaped as JSON a list at a time;
 a conditional's pick without numpy.where's branch on each row; floating-point errors ignored once
-per evaluation; a text column compared with one text through its distinct values; workers collect
-garbage once a batch.
+per evaluation; a text column compared with one text through its distinct values; the cyclic
+garbage collector paused while a worker reads and while a batch is evaluated and written.
 
 Measured and left: evaluating only the quantities the document reads (849 of 887 are needed);
 sharing the checks' input arrays with the batch (~3 µs a row, but each worker would hold every
@@ -36,8 +36,11 @@ Measured 2026-12-02 on the 2-core machine, quiet (load < 1), the same bytes befo
 batches sized so that each worker has as many (100,000 rows: 14 of 7,143 rather than 13 of 8,192,
 one worker waiting at the end for the other's 7th), 5.5 -> 5.3 s; 32 rows joined at a time rather
 than 64 (a chunk's text and bytes, ~400 KB each, within a core's 2 MB L2 cache; alternated runs
-64/32: 5.11/4.86, 5.12/4.88, 4.88/4.78 s), 5.3 -> 4.9 s.  The goal is met on a quiet machine, by
-little: a worker spends ~90 µs of CPU a row, and another job on the machine puts it over.
+64/32: 5.11/4.86, 5.12/4.88, 4.88/4.78 s), 5.3 -> 4.9 s.  Then, reviewing the change, the collector
+paused by one helper around both a batch's evaluation and its writing (not off for a worker's
+life and collected by hand each batch, with the writer pausing it again): 4.5-4.7 s (CPU 8.8-9.2
+s), 20,000 rows 1.2 s.  The goal is met on a quiet machine, with little room: another job on the
+machine puts it over.
 """
 
 from __future__ import annotations

@@ -247,13 +247,11 @@ class Batch:
             return self._f64[key]
         import numpy as np
 
-        got, n = None, len(self.configs)
-        v = None if len(self.parts) > 1 or key in self.text_keys else self.parts[0][0][key]
-        if type(v) is float or type(v) is bool:
-            got = np.full(n, v), None
-        elif isinstance(v, np.ndarray) and v.dtype in (np.float64, np.bool_):
-            blank = np.broadcast_to(np.ma.getmaskarray(v), (n,)) if isinstance(v, np.ma.MaskedArray) else None
-            got = np.broadcast_to(np.ma.getdata(v), (n,)), (blank if blank is not None and blank.any() else None)
+        held = None if len(self.parts) > 1 or key in self.text_keys else self._held(key)
+        got = None
+        if held is not None and held[0].dtype in (np.float64, np.bool_):
+            data, blank = held
+            got = np.broadcast_to(data, (len(self.configs),)), (blank if blank is not None and blank.any() else None)
         self._f64[key] = got
         return got
 
@@ -270,18 +268,11 @@ class Batch:
         return self._distincts[key]
 
     def _combinations(self, reads: list[tuple[str, bool]], rows: Sequence[int]) -> tuple[list[int], list[int]] | None:
-        """``_distinct``'s finding; ``None`` as soon as one thing read has nearly a value a row
-        (the combinations could then save little of what finding them costs)."""
+        """``_distinct``'s finding."""
         import numpy as np
 
         at = np.asarray(rows, dtype=np.intp)
-        columns = []
-        for name, of_column in reads:
-            codes, k = self._codes(name, of_column)
-            codes = codes[at]
-            if np.count_nonzero(np.bincount(codes, minlength=k)) > MOSTLY_DISTINCT * len(at):
-                return None
-            columns.append((codes, k))
+        columns = ((codes[at], k) for codes, k in (self._codes(name, of_column) for name, of_column in reads))
         first, inverse = combined_codes(np, columns, len(at))
         if len(first) == len(at):
             return None
@@ -333,11 +324,22 @@ class Batch:
             vals = self.column(key)
             blank = np.array([v is None for v in vals], dtype=bool)
             return np.array([0.0 if v is None else v for v in vals], dtype=float), blank
+        held = self._held(key)
+        if held is None:
+            return None
+        return np.broadcast_to(np.asarray(held[0], dtype=float), (n,)), held[1]
+
+    def _held(self, key: str) -> tuple[Any, Any] | None:
+        """A quantity as the arrays interpreter holds it over the rows (one part, not text): its
+        values as held (an array, or one value for every row) and the mask of its blank rows
+        (``None``: not masked); ``None`` where it is blank on every row."""
+        import numpy as np
+
         v = self.parts[0][0][key]
         if v is None:
             return None
-        blank = np.broadcast_to(np.ma.getmaskarray(v), (n,)) if isinstance(v, np.ma.MaskedArray) else None
-        return np.broadcast_to(np.asarray(np.ma.getdata(v), dtype=float), (n,)), blank
+        blank = np.broadcast_to(np.ma.getmaskarray(v), (len(self.configs),)) if isinstance(v, np.ma.MaskedArray) else None
+        return np.ma.getdata(v), blank
 
     def _numbers(self, key: str) -> list:
         import numpy as np
@@ -392,7 +394,6 @@ def _reads(e: Any) -> tuple[tuple[str, bool], ...]:
     return tuple([(c, True) for c in sorted(all_cols(e))] + [(k, False) for k in sorted(all_refs(e))])
 
 
-MOSTLY_DISTINCT = 0.9  # a value on more than this share of the rows: no search for combinations
 MAX_CODE = 2**62  # combined codes are numbered again before they would reach it
 TABLE_SPAN = 4  # combined codes fewer than this many times the rows: counted in a table, not sorted
 

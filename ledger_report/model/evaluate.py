@@ -87,11 +87,24 @@ def grouped_text(x: Any, places: int = 0) -> str:
     it (halves rounded away from zero, as the spreadsheet does)."""
     if isinstance(x, bool) or isinstance(x, str):
         return text_of(x)
-    if abs(x) >= 1e15:
+    if abs(x) >= FMT_BIG:
         return f"{x:.3e}"
+    return format(fmt_rounded(x, places), fmt_spec(places))
+
+
+FMT_BIG = 1e15  # FMT writes numbers from here on in scientific notation
+
+
+def fmt_rounded(x: Any, places: int, floor: Callable = math.floor, copysign: Callable = math.copysign) -> Any:
+    """FMT's rounding to ``places`` decimals, halves away from zero, a zero unsigned: of a number
+    below ``FMT_BIG`` (``math``'s floor and copysign), or of a float64 array (numpy's)."""
     scale = 10**places
-    q = math.floor(abs(x) * scale + 0.5) / scale
-    return f"{math.copysign(q, x) if q else 0.0:,.{places}f}"
+    return copysign(floor(abs(x) * scale + 0.5) / scale, x) + 0.0  # + 0.0: -0.0 becomes 0.0
+
+
+def fmt_spec(places: int) -> str:
+    """FMT's format for a rounded number: thousands separators, ``places`` decimals."""
+    return f",.{places}f"
 
 
 def smallest_divisor_at_least(n: Any, at_least: Any, step: Any) -> Any:

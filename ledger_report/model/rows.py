@@ -17,8 +17,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .evaluate import (_BINOPS, _FUNCTIONS, Tables, _approx_equal_array, _is_blank, _lookup, _round_array, compare, grouped_text,
-                       smallest_divisor_at_least, text_of)
+from .evaluate import (_BINOPS, _FUNCTIONS, FMT_BIG, Tables, _approx_equal_array, _is_blank, _lookup, _round_array, compare,
+                       fmt_rounded, fmt_spec, grouped_text, smallest_divisor_at_least, text_of)
 from .expr import Const, Expr, Ref, Visitor
 
 Column = Callable[[str], Sequence[Any]]  # name or key -> its value on every row of the batch
@@ -209,10 +209,7 @@ def _float_op(op: str, a: "_Floats", b: Any, eb: Expr) -> "_Floats | None":
     if y is None or op == "/" and not np.all(y != 0):
         return None
     with np.errstate(all="ignore"):  # Python's float arithmetic overflows to inf without a word
-        return _floats(_ARRAY_OPS[op](a, y))
-
-
-_ARRAY_OPS = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide}
+        return _floats(_BINOPS[op](a, y))  # the scalar rule's operator, which numpy's arrays take
 
 
 def _grouped_texts(xs: Any, places: list) -> list[Any]:
@@ -244,13 +241,11 @@ def _grouped_floats(x: Any, places: int) -> list[str] | None:
     a = np.abs(x)
     if np.isnan(a).any():
         return None
-    big = a >= 1e15
-    scale = 10**places
+    big = a >= FMT_BIG
     with np.errstate(all="ignore"):
-        q = np.floor(np.where(big, 0.0, a) * scale + 0.5) / scale
-    signed = np.where(q != 0, np.copysign(q, x), 0.0)
+        signed = fmt_rounded(np.where(big, 0.0, x), places, np.floor, np.copysign)
     distinct, inverse = np.unique(signed, return_inverse=True)
-    texts = list(map(format, distinct.tolist(), repeat(f",.{places}f")))  # as f"{v:,.{places}f}"
+    texts = list(map(format, distinct.tolist(), repeat(fmt_spec(places))))
     out = list(map(texts.__getitem__, inverse.reshape(-1).tolist()))
     for i in np.flatnonzero(big).tolist():
         out[i] = grouped_text(float(x[i]), places)

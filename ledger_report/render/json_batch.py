@@ -41,7 +41,6 @@ from ..engine import TABLE_SPAN, Batch, combined_codes, first_seen_codes, tabled
 from ..model.registry import BOOL, BYTES, FLOAT_UNITS, INT_UNITS, TEXT, WARNING
 from ..report import Model, Table
 from .document import config_document
-from .workers import no_cyclic_gc
 
 _JSON = json.JSONEncoder(ensure_ascii=False).encode  # a str as json.dumps writes it in a document
 
@@ -68,15 +67,7 @@ CHUNK_ROWS = 32  # rows joined into one text at once: ~400 KB, then as many byte
 def write_batch(batch: Batch, out: Any, first: bool, progress: Callable[[int], None]) -> None:
     """Write the batch's documents to ``out`` as ``calc --json`` does (",\\n" before each but the
     file's first), ``CHUNK_ROWS`` rows at a time; a batch the column writer cannot write goes row
-    by row, so a row that fails fails where it always did, after the rows before it.  The cyclic
-    garbage collector is paused meanwhile (the batch's lists and rows are many, and in no cycle:
-    its collections were ~5 % of the writer's time)."""
-    with no_cyclic_gc():
-        _write_batch(batch, out, first, progress)
-
-
-def _write_batch(batch: Batch, out: Any, first: bool, progress: Callable[[int], None]) -> None:
-    """``write_batch``'s work."""
+    by row, so a row that fails fails where it always did, after the rows before it."""
     try:
         parts = _Writer(batch).parts()
     except Exception:  # _Unusual, or a message that raises on some row: the plain path meets it there
