@@ -38,8 +38,8 @@ one worker waiting at the end for the other's 7th), 5.5 -> 5.3 s; 32 rows joined
 than 64 (a chunk's text and bytes, ~400 KB each, within a core's 2 MB L2 cache; alternated runs
 64/32: 5.11/4.86, 5.12/4.88, 4.88/4.78 s), 5.3 -> 4.9 s.  Then, reviewing the change, the collector
 paused by one helper around both a batch's evaluation and its writing (not off for a worker's
-life and collected by hand each batch, with the writer pausing it again): 4.5-4.7 s (CPU 8.8-9.2
-s), 20,000 rows 1.2 s.  The goal is met on a quiet machine, with little room: another job on the
+life and collected by hand each batch, with the writer pausing it again): 4.5-4.9 s over five runs
+(4.6, 4.5, 4.7, 4.9, 4.8; CPU 8.8-9.4 s), 20,000 rows 1.2 s.  The goal is met on a quiet machine, with little room: another job on the
 machine puts it over.
 """
 
