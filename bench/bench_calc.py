@@ -68,12 +68,20 @@ def main() -> None:
         write_csv(src, varied_rows(n))
         t0 = time.perf_counter()
         with open(os.devnull, "wb") as sink:
-            subprocess.run([sys.executable, "-m", "ledger_report", "calc", str(src), "--json"], stdout=sink, check=True)
+            subprocess.run(
+                [sys.executable, "-m", "ledger_report", "calc", str(src), "--json"],
+                stdout=sink,
+                check=True,
+            )
         dt = time.perf_counter() - t0
     child = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu_s = child.ru_utime + child.ru_stime  # the wall time includes waiting on a busy machine; this does not
+    cpu_s = (
+        child.ru_utime + child.ru_stime
+    )  # the wall time includes waiting on a busy machine; this does not
     rss_mb = child.ru_maxrss / 1024
-    print(f"calc --json: {n:,} distinct rows in {dt:.1f} s ({n / dt:,.0f} rows/s; CPU {cpu_s:.1f} s), peak RSS {rss_mb:,.0f} MB")
+    print(
+        f"calc --json: {n:,} distinct rows in {dt:.1f} s ({n / dt:,.0f} rows/s; CPU {cpu_s:.1f} s), peak RSS {rss_mb:,.0f} MB"
+    )
 
 
 if __name__ == "__main__":

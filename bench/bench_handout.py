@@ -143,17 +143,15 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.dirname(__file__))
 
+import rows  # noqa: E402  (bench/rows.py)
 import weasyprint  # noqa: E402
 
 from ledger_report.engine import compute_many, config_from_mapping  # noqa: E402
 from ledger_report.render import handout  # noqa: E402
 
-import rows  # noqa: E402  (bench/rows.py)
-
 GOAL_S_PER_PAGE = 0.15  # parallel, as build renders
 GOAL_ONE_PROCESS_S_PER_PAGE = 0.25  # jobs=1
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "inputs", "examples.csv")
-
 
 
 def configs(n: int) -> list[dict]:
@@ -211,8 +209,15 @@ def _once(doc: list, lang: str, jobs: int) -> dict:
     g0 = time.perf_counter()
     gc.collect()
     gc_s = time.perf_counter() - g0
-    return {"seconds": seconds, "cpu": cpu, "cpu_all": cpu_all, "bytes": len(pdf), "layouts": counting.layouts,
-            "warnings": warnings, "gc": gc_s}
+    return {
+        "seconds": seconds,
+        "cpu": cpu,
+        "cpu_all": cpu_all,
+        "bytes": len(pdf),
+        "layouts": counting.layouts,
+        "warnings": warnings,
+        "gc": gc_s,
+    }
 
 
 def _isolated(doc: list, lang: str, jobs: int) -> dict:
@@ -271,18 +276,31 @@ def run(label: str, doc: list, lang: str, repeat: int, jobs: int) -> dict:
         "warnings": best["warnings"][:5],
         # The goals are for the generated configurations, rendered as build renders them (in
         # parallel) and in one process; the example is reported beside them.
-        "goal_met": (best["seconds"] / pages <= (GOAL_S_PER_PAGE if jobs > 1 else GOAL_ONE_PROCESS_S_PER_PAGE)
-                     if label == "generated" else None),
+        "goal_met": (
+            best["seconds"] / pages
+            <= (GOAL_S_PER_PAGE if jobs > 1 else GOAL_ONE_PROCESS_S_PER_PAGE)
+            if label == "generated"
+            else None
+        ),
     }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("-n", type=int, default=100, help="configurations in the generated run (default 100)")
+    parser.add_argument(
+        "-n", type=int, default=100, help="configurations in the generated run (default 100)"
+    )
     parser.add_argument("--lang", choices=("en", "zh", "both"), default="both")
-    parser.add_argument("--repeat", type=int, default=1, help="runs per case; the fastest is reported")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="runs per case; the fastest is reported"
+    )
     parser.add_argument("--no-example", action="store_true", help="skip inputs/examples.csv")
-    parser.add_argument("--jobs", type=int, default=None, help="worker processes of the parallel run (default: the CPUs)")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="worker processes of the parallel run (default: the CPUs)",
+    )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args()
 
@@ -295,23 +313,44 @@ def main() -> int:
     handout.render_pdf(cases[0][1][:1], "en", warnings=[], jobs=1)  # warm-up: fonts, CSS
     gc.collect()
     jobs = handout.default_jobs() if args.jobs is None else args.jobs
-    results = [run(label, doc, lang, args.repeat, j) for label, doc in cases for lang in langs for j in sorted({1, jobs})]
+    results = [
+        run(label, doc, lang, args.repeat, j)
+        for label, doc in cases
+        for lang in langs
+        for j in sorted({1, jobs})
+    ]
 
     if args.json:
-        print(json.dumps({"python": platform.python_version(), "interpreter": interpreter(), "weasyprint": weasyprint.__version__,
-                          "cpus": os.cpu_count(), "jobs": jobs, "goal_s_per_page": GOAL_S_PER_PAGE,
-                          "goal_one_process_s_per_page": GOAL_ONE_PROCESS_S_PER_PAGE, "results": results}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "python": platform.python_version(),
+                    "interpreter": interpreter(),
+                    "weasyprint": weasyprint.__version__,
+                    "cpus": os.cpu_count(),
+                    "jobs": jobs,
+                    "goal_s_per_page": GOAL_S_PER_PAGE,
+                    "goal_one_process_s_per_page": GOAL_ONE_PROCESS_S_PER_PAGE,
+                    "results": results,
+                },
+                indent=2,
+            )
+        )
     else:
-        print(f"WeasyPrint {weasyprint.__version__}, Python {platform.python_version()} ({interpreter()}), {os.cpu_count()} CPUs, "
-              f"parallel runs with {jobs} worker processes; goals {GOAL_S_PER_PAGE} s per page in parallel, "
-              f"{GOAL_ONE_PROCESS_S_PER_PAGE} in one process")
+        print(
+            f"WeasyPrint {weasyprint.__version__}, Python {platform.python_version()} ({interpreter()}), {os.cpu_count()} CPUs, "
+            f"parallel runs with {jobs} worker processes; goals {GOAL_S_PER_PAGE} s per page in parallel, "
+            f"{GOAL_ONE_PROCESS_S_PER_PAGE} in one process"
+        )
         for r in results:
-            print(f"{r['run']:>13} {r['lang']} jobs {r['jobs']}: {r['pages']:4d} pages in {r['seconds']:7.2f} s = "
-                  f"{r['s_per_page']:.3f} s/page (CPU {r['cpu_all_s_per_page']:.3f} s/page in all processes, {r['cpu_s_per_page']:.3f} here; then {r['gc_after_s']:.1f} s of deferred "
-                  f"garbage collection), {r['bytes'] / 1024:5.0f} KiB; parts {r['parts']}; "
-                  + (f"pages laid out {r['layouts']}; " if r["layouts"] is not None else "")
-                  + f"first-guess densities {r['first_guess_densities']}"
-                  + {None: "", True: "  (goal met)", False: "  (goal missed)"}[r["goal_met"]])
+            print(
+                f"{r['run']:>13} {r['lang']} jobs {r['jobs']}: {r['pages']:4d} pages in {r['seconds']:7.2f} s = "
+                f"{r['s_per_page']:.3f} s/page (CPU {r['cpu_all_s_per_page']:.3f} s/page in all processes, {r['cpu_s_per_page']:.3f} here; then {r['gc_after_s']:.1f} s of deferred "
+                f"garbage collection), {r['bytes'] / 1024:5.0f} KiB; parts {r['parts']}; "
+                + (f"pages laid out {r['layouts']}; " if r["layouts"] is not None else "")
+                + f"first-guess densities {r['first_guess_densities']}"
+                + {None: "", True: "  (goal met)", False: "  (goal missed)"}[r["goal_met"]]
+            )
             for w in r["warnings"]:
                 print(f"    warning: {w}")
     return 1 if any(r["goal_met"] is False for r in results) else 0

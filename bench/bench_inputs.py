@@ -24,10 +24,10 @@ from pathlib import Path
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import openpyxl  # noqa: E402
+from rows import configs  # noqa: E402
 
 from ledger_report.config import COLUMN_NAMES  # noqa: E402
 from ledger_report.inputs import read_configs  # noqa: E402
-from rows import configs  # noqa: E402
 
 
 def write_workbook(path: Path, rows: list[dict], formulas: bool) -> None:
@@ -83,10 +83,15 @@ def main() -> None:
         xlsx, text = Path(tmp) / "inputs.xlsx", Path(tmp) / "inputs.csv"
         write_workbook(xlsx, rows, args.formulas)
         write_csv(text, rows)
-        for label, path in (("xlsx" + (" (formulas)" if args.formulas else ""), xlsx), ("csv", text)):
+        for label, path in (
+            ("xlsx" + (" (formulas)" if args.formulas else ""), xlsx),
+            ("csv", text),
+        ):
             n, wall, cpu = best(path, args.repeat)
-            print(f"read_configs {label}: {n:,} rows in {wall:.2f} s ({n / wall:,.0f} rows/s; "
-                  f"CPU {cpu:.2f} s, {n / cpu:,.0f} rows/s), best of {args.repeat}")
+            print(
+                f"read_configs {label}: {n:,} rows in {wall:.2f} s ({n / wall:,.0f} rows/s; "
+                f"CPU {cpu:.2f} s, {n / cpu:,.0f} rows/s), best of {args.repeat}"
+            )
 
 
 if __name__ == "__main__":

@@ -28,9 +28,23 @@ from ledger_report.engine import config_from_mapping  # noqa: E402
 from ledger_report.planner import plan  # noqa: E402
 
 SEED_004_JOB = dict(
-    name="qwen3-8b", layers=36, hidden=4096, heads=32, kv_heads=8, head_dim=128, ffn_hidden=12288,
-    vocab=151936, qk_norm=True, seq_len=8192, global_batch=384, tokens=100_000_000_000, days=30.0,
-    reserve_days=5.0, gpu="H100-SXM", mfu=0.4, price_per_gpu_hour=2.0,
+    name="qwen3-8b",
+    layers=36,
+    hidden=4096,
+    heads=32,
+    kv_heads=8,
+    head_dim=128,
+    ffn_hidden=12288,
+    vocab=151936,
+    qk_norm=True,
+    seq_len=8192,
+    global_batch=384,
+    tokens=100_000_000_000,
+    days=30.0,
+    reserve_days=5.0,
+    gpu="H100-SXM",
+    mfu=0.4,
+    price_per_gpu_hour=2.0,
 )
 TARGET_CANDIDATES = 1_000_000
 TARGET_SECONDS = 20.0
@@ -39,7 +53,9 @@ TARGET_SECONDS = 20.0
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=2, help="timed runs (the best is reported)")
-    ap.add_argument("--catalogue", action="store_true", help="leave gpu empty: search the whole catalogue")
+    ap.add_argument(
+        "--catalogue", action="store_true", help="leave gpu empty: search the whole catalogue"
+    )
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     args = ap.parse_args(argv)
 
@@ -53,15 +69,28 @@ def main(argv: list[str] | None = None) -> int:
         result = plan(config, top=10)
         wall = time.perf_counter() - t0
         n = result["candidates_evaluated"]
-        runs.append({"candidates": n, "feasible": result["feasible"], "seconds": wall, "per_second": n / wall})
+        runs.append(
+            {
+                "candidates": n,
+                "feasible": result["feasible"],
+                "seconds": wall,
+                "per_second": n / wall,
+            }
+        )
         if not args.json:
-            print(f"{n:,} candidates ({result['feasible']:,} feasible) in {wall:.2f} s: {n / wall:,.0f} candidates/s",
-                  file=sys.stderr)
+            print(
+                f"{n:,} candidates ({result['feasible']:,} feasible) in {wall:.2f} s: {n / wall:,.0f} candidates/s",
+                file=sys.stderr,
+            )
     best = max(runs, key=lambda r: r["per_second"])
-    ok = best["candidates"] >= TARGET_CANDIDATES and best["per_second"] >= TARGET_CANDIDATES / TARGET_SECONDS
+    ok = (
+        best["candidates"] >= TARGET_CANDIDATES
+        and best["per_second"] >= TARGET_CANDIDATES / TARGET_SECONDS
+    )
     report = {
         "bench": "plan",
-        "job": "Qwen3-8B, 100B tokens" + (", gpu searched over the catalogue" if args.catalogue else ", H100-SXM"),
+        "job": "Qwen3-8B, 100B tokens"
+        + (", gpu searched over the catalogue" if args.catalogue else ", H100-SXM"),
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
         "best": best,
@@ -72,8 +101,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        print(f"plan: {best['per_second']:,.0f} candidates/s ({best['candidates']:,} in {best['seconds']:.2f} s; "
-              f"target {report['target']}: {'met' if ok else 'NOT met'})")
+        print(
+            f"plan: {best['per_second']:,.0f} candidates/s ({best['candidates']:,} in {best['seconds']:.2f} s; "
+            f"target {report['target']}: {'met' if ok else 'NOT met'})"
+        )
     return 0 if ok else 1
 
 

@@ -33,7 +33,17 @@ from ledger_report.errors import InputError  # noqa: E402
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "measured_throughput.csv"
 MEDIAN_TARGET = 0.10
 LARGEST_TARGET = 0.25
-SHOWN = ("time_compute_s", "time_tp_s", "time_cp_s", "time_ep_s", "time_pp_s", "time_bubble_s", "time_dp_s", "time_optimizer_s", "time_offload_s")
+SHOWN = (
+    "time_compute_s",
+    "time_tp_s",
+    "time_cp_s",
+    "time_ep_s",
+    "time_pp_s",
+    "time_bubble_s",
+    "time_dp_s",
+    "time_optimizer_s",
+    "time_offload_s",
+)
 
 
 def load(path: Path = DATA) -> list[dict[str, str]]:
@@ -43,18 +53,31 @@ def load(path: Path = DATA) -> list[dict[str, str]]:
 
 def config_of(row: dict[str, str]):
     """The run's configuration: its non-empty product columns, ``mfu`` left empty."""
-    return config_from_mapping({k: v for k, v in row.items() if k in COLUMN_NAMES and v != "" and k != "mfu"})
+    return config_from_mapping(
+        {k: v for k, v in row.items() if k in COLUMN_NAMES and v != "" and k != "mfu"}
+    )
 
 
 def predict(row: dict[str, str]) -> dict:
     """The prediction for one run: tokens/s per GPU, the ratio to the measured figure, the terms."""
-    out = {"run": row["run"], "complete": row["complete"] == "yes", "measured": None, "predicted": None, "ratio": None, "note": row["excluded_because"]}
+    out = {
+        "run": row["run"],
+        "complete": row["complete"] == "yes",
+        "measured": None,
+        "predicted": None,
+        "ratio": None,
+        "note": row["excluded_because"],
+    }
     if row["measured_tokens_per_s_per_gpu"]:
         out["measured"] = float(row["measured_tokens_per_s_per_gpu"])
     try:
         v = compute(config_of(row)).values
     except InputError as e:
-        out["note"] = (out["note"] + "; " if out["note"] else "") + "not a valid row: " + str(e).splitlines()[0]
+        out["note"] = (
+            (out["note"] + "; " if out["note"] else "")
+            + "not a valid row: "
+            + str(e).splitlines()[0]
+        )
         return out
     p = v["predicted_tokens_per_s_per_gpu"]
     out["predicted"] = p
@@ -68,7 +91,10 @@ def predict(row: dict[str, str]) -> dict:
 
 def summary(results: list[dict]) -> dict:
     errs = [abs(r["ratio"] - 1) for r in results if r["complete"] and r["ratio"] is not None]
-    worst = sorted((r for r in results if r["complete"] and r["ratio"] is not None), key=lambda r: -abs(r["ratio"] - 1))
+    worst = sorted(
+        (r for r in results if r["complete"] and r["ratio"] is not None),
+        key=lambda r: -abs(r["ratio"] - 1),
+    )
     return {
         "runs": len(errs),
         "median_error": statistics.median(errs) if errs else None,
@@ -85,11 +111,22 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     results = [predict(r) for r in load()]
     s = summary(results)
-    ok = s["median_error"] is not None and s["median_error"] <= MEDIAN_TARGET and s["largest_error"] <= LARGEST_TARGET
+    ok = (
+        s["median_error"] is not None
+        and s["median_error"] <= MEDIAN_TARGET
+        and s["largest_error"] <= LARGEST_TARGET
+    )
     if args.json:
-        print(json.dumps({"summary": s, "results": results, "meets_target": ok}, indent=2, default=str))
+        print(
+            json.dumps(
+                {"summary": s, "results": results, "meets_target": ok}, indent=2, default=str
+            )
+        )
         return 0 if ok else 1
-    for part, title in ((True, "complete configurations (counted)"), (False, "incomplete configurations (reference only)")):
+    for part, title in (
+        (True, "complete configurations (counted)"),
+        (False, "incomplete configurations (reference only)"),
+    ):
         print(f"-- {title} --")
         print(f"{'run':58} {'measured':>10} {'predicted':>10} {'ratio':>7}")
         for r in results:
@@ -104,8 +141,10 @@ def main(argv: list[str] | None = None) -> int:
             print(line)
             if args.terms and r.get("terms"):
                 print("      " + ", ".join(f"{k} {v:.3g}" for k, v in r["terms"].items() if v))
-    print(f"median |predicted/measured - 1| = {s['median_error']:.1%}, largest = {s['largest_error']:.1%} over {s['runs']} runs "
-          f"(target {s['target']}: {'met' if ok else 'NOT met'})")
+    print(
+        f"median |predicted/measured - 1| = {s['median_error']:.1%}, largest = {s['largest_error']:.1%} over {s['runs']} runs "
+        f"(target {s['target']}: {'met' if ok else 'NOT met'})"
+    )
     print("worst: " + ", ".join(f"{n} {q:.3f}" for n, q in s["worst"]))
     return 0 if ok else 1
 

@@ -38,13 +38,14 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 sys.path.insert(0, os.path.dirname(__file__))
 
+from rows import configs  # noqa: E402  (bench/rows.py)
+from support.libreoffice import recalculate_with_libreoffice  # noqa: E402  (tests/support/libreoffice.py)
+
 from ledger_report.config import Config  # noqa: E402
 from ledger_report.engine import compute, config_from_mapping  # noqa: E402
 from ledger_report.errors import InputError  # noqa: E402
 from ledger_report.model.definitions import REGISTRY  # noqa: E402
 from ledger_report.render.workbook import render_xlsx, summary_columns  # noqa: E402
-from rows import configs  # noqa: E402  (bench/rows.py)
-from support.libreoffice import recalculate_with_libreoffice  # noqa: E402  (tests/support/libreoffice.py)
 
 WRITE_TARGET_S = 3.0
 LO_TARGET_S = 10.0
@@ -53,7 +54,9 @@ LO_TARGET_BYTES = 10**9
 
 def _poison(data: bytes) -> bytes:
     """Every formula's cached value made wrong (type kept), so what LibreOffice writes is its own."""
-    cell = re.compile(r'(<c [^>]*?)( t="(?:str|b)")?>(<f>.*?</f>|<f [^>]*?/>|<f [^>]*?[^/]>.*?</f>)<v>[^<]*</v></c>')
+    cell = re.compile(
+        r'(<c [^>]*?)( t="(?:str|b)")?>(<f>.*?</f>|<f [^>]*?/>|<f [^>]*?[^/]>.*?</f>)<v>[^<]*</v></c>'
+    )
 
     bad_value = {' t="b"': "0", ' t="str"': "stale"}
 
@@ -109,7 +112,9 @@ def _config(row: dict) -> Config:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-n", type=int, default=1000, help="configurations (default 1000)")
-    ap.add_argument("--repeat", type=int, default=1, help="repeats of each measurement; the best is kept")
+    ap.add_argument(
+        "--repeat", type=int, default=1, help="repeats of each measurement; the best is kept"
+    )
     ap.add_argument("--no-libreoffice", action="store_true", help="time the writer only")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--out", help="also write the workbook here")
@@ -146,8 +151,9 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(max(1, args.repeat)):
             for fmt in ("csv", "xlsx"):
                 rep: dict = {}
-                out = recalculate_with_libreoffice(poisoned if fmt == "csv" else data, soffice=soffice,
-                                                   convert_to=fmt, report=rep)
+                out = recalculate_with_libreoffice(
+                    poisoned if fmt == "csv" else data, soffice=soffice, convert_to=fmt, report=rep
+                )
                 if fmt == "csv":
                     rep["summary_mismatches"] = _check_summary(out, ledgers)
                 if best[fmt] is None or rep["seconds"] < best[fmt]["seconds"]:
@@ -156,7 +162,11 @@ def main(argv: list[str] | None = None) -> int:
             result[f"lo_{fmt}_s"] = round(rep["seconds"], 2)
             result[f"lo_{fmt}_max_rss_mb"] = round(rep["max_rss_bytes"] / 2**20)
         result["lo_summary_mismatches"] = best["csv"]["summary_mismatches"]
-        ok = ok and best["csv"]["seconds"] <= LO_TARGET_S and best["csv"]["max_rss_bytes"] <= LO_TARGET_BYTES
+        ok = (
+            ok
+            and best["csv"]["seconds"] <= LO_TARGET_S
+            and best["csv"]["max_rss_bytes"] <= LO_TARGET_BYTES
+        )
         ok = ok and best["csv"]["summary_mismatches"] == 0
     result["targets_met"] = ok
 
@@ -164,13 +174,19 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(result))
     else:
         print(f"engine: {result['engine_s']:.2f} s for {args.n:,} configurations (untimed below)")
-        print(f"write:  {write_s:.2f} s, {len(data) / 2**20:.1f} MiB (target <= {WRITE_TARGET_S:g} s)")
+        print(
+            f"write:  {write_s:.2f} s, {len(data) / 2**20:.1f} MiB (target <= {WRITE_TARGET_S:g} s)"
+        )
         if not args.no_libreoffice:
-            print(f"LibreOffice open + full recalculation (Summary to CSV): {result['lo_csv_s']:.1f} s, "
-                  f"max RSS {result['lo_csv_max_rss_mb']} MiB (target <= {LO_TARGET_S:g} s, <= 1 GB); "
-                  f"Summary vs engine: {result['lo_summary_mismatches']} mismatches")
-            print(f"LibreOffice open + full recalculation + save as XLSX: {result['lo_xlsx_s']:.1f} s, "
-                  f"max RSS {result['lo_xlsx_max_rss_mb']} MiB")
+            print(
+                f"LibreOffice open + full recalculation (Summary to CSV): {result['lo_csv_s']:.1f} s, "
+                f"max RSS {result['lo_csv_max_rss_mb']} MiB (target <= {LO_TARGET_S:g} s, <= 1 GB); "
+                f"Summary vs engine: {result['lo_summary_mismatches']} mismatches"
+            )
+            print(
+                f"LibreOffice open + full recalculation + save as XLSX: {result['lo_xlsx_s']:.1f} s, "
+                f"max RSS {result['lo_xlsx_max_rss_mb']} MiB"
+            )
         print("targets " + ("met" if ok else "MISSED"))
     return 0 if ok else 1
 

@@ -64,7 +64,13 @@ def _vary_layout(r: dict[str, str], rng: random.Random) -> None:
 def _vary_job(r: dict[str, str], rng: random.Random) -> None:
     r["mfu"] = "" if rng.random() < 0.3 else f"{rng.uniform(0.15, 0.6):.3f}"
     if r["tokens"]:
-        r["tokens"] = rng.choice((f"{rng.randint(1, 900)}B", f"{rng.uniform(0.5, 20):.2f}T", str(rng.randint(10**9, 10**12))))
+        r["tokens"] = rng.choice(
+            (
+                f"{rng.randint(1, 900)}B",
+                f"{rng.uniform(0.5, 20):.2f}T",
+                str(rng.randint(10**9, 10**12)),
+            )
+        )
     if r["days"]:
         days = rng.randint(1, 200)
         r["days"] = str(days)
@@ -74,8 +80,22 @@ def _vary_job(r: dict[str, str], rng: random.Random) -> None:
         r["measured_peak_gb"] = f"{rng.uniform(20, 180):.1f}"
 
 
-OPTIONAL = ("mfu", "tokens", "days", "reserve_days", "measured_peak_gb", "micro_batch",
-            "global_batch", "seq_len", "recompute", "zero", "tp", "pp", "logits_dtype", "notes")
+OPTIONAL = (
+    "mfu",
+    "tokens",
+    "days",
+    "reserve_days",
+    "measured_peak_gb",
+    "micro_batch",
+    "global_batch",
+    "seq_len",
+    "recompute",
+    "zero",
+    "tp",
+    "pp",
+    "logits_dtype",
+    "notes",
+)
 
 
 def _blank_some(r: dict[str, str], rng: random.Random) -> None:

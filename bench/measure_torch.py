@@ -26,6 +26,7 @@ the separate environment described in bench/measure_torch.md:
 Writes OUT and OUT's sibling ``measure_torch_categories.csv`` (category breakdown at every phase
 peak), and prints a summary of the derived numbers.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,34 +51,78 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 # Each case runs in its own interpreter with a fresh inductor cache (run_case_in_child), so that
 # step 1 of a compiled case always includes a real (cold) compilation.
-import tempfile  # noqa: E402
 import shutil  # noqa: E402
+import tempfile  # noqa: E402
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
+import transformers  # noqa: E402
 from torch.profiler import ProfilerActivity, profile, record_function  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 from torch.utils.checkpoint import checkpoint  # noqa: E402
 from torch.utils.weak import WeakIdKeyDictionary  # noqa: E402
-
-import transformers  # noqa: E402
 from transformers import (  # noqa: E402
-    AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM, Qwen3Config, Qwen3ForCausalLM)
+    AutoModelForCausalLM,
+    LlamaConfig,
+    LlamaForCausalLM,
+    Qwen3Config,
+    Qwen3ForCausalLM,
+)
 
 warnings.filterwarnings("ignore")
 transformers.logging.set_verbosity_error()
 
 PHASES = ("setup", "forward", "loss", "backward", "optimizer", "after_step")
 COLUMNS = [
-    "case", "model_family", "phase", "step", "live_bytes", "peak_bytes", "method", "layers", "hidden",
-    "heads", "kv_heads", "head_dim", "ffn_hidden", "vocab", "tied_embeddings", "weight_dtype",
-    "grad_dtype", "m_dtype", "v_dtype", "master_dtype", "optimizer", "seq_len", "micro_batch",
-    "recompute", "loss", "loss_chunks", "compile", "torch_version", "transformers_version", "notes",
+    "case",
+    "model_family",
+    "phase",
+    "step",
+    "live_bytes",
+    "peak_bytes",
+    "method",
+    "layers",
+    "hidden",
+    "heads",
+    "kv_heads",
+    "head_dim",
+    "ffn_hidden",
+    "vocab",
+    "tied_embeddings",
+    "weight_dtype",
+    "grad_dtype",
+    "m_dtype",
+    "v_dtype",
+    "master_dtype",
+    "optimizer",
+    "seq_len",
+    "micro_batch",
+    "recompute",
+    "loss",
+    "loss_chunks",
+    "compile",
+    "torch_version",
+    "transformers_version",
+    "notes",
 ]
-CAT_KEYS = ["param", "buffer", "master", "grad", "opt_state", "weight_copy", "act", "loss_tmp", "bwd_tmp",
-            "opt_tmp", "other"]
-CAT_COLUMNS = ["case", "step", "phase", "method", "peak_bytes"] + CAT_KEYS + [
-    "logit_bytes", "logit_elems", "layer_act_bytes", "layer_act_per_sbh", "notes"]
+CAT_KEYS = [
+    "param",
+    "buffer",
+    "master",
+    "grad",
+    "opt_state",
+    "weight_copy",
+    "act",
+    "loss_tmp",
+    "bwd_tmp",
+    "opt_tmp",
+    "other",
+]
+CAT_COLUMNS = (
+    ["case", "step", "phase", "method", "peak_bytes"]
+    + CAT_KEYS
+    + ["logit_bytes", "logit_elems", "layer_act_bytes", "layer_act_per_sbh", "notes"]
+)
 DTYPE_NAME = {torch.bfloat16: "bf16", torch.float32: "fp32", torch.float16: "fp16"}
 
 
@@ -85,7 +130,18 @@ DTYPE_NAME = {torch.bfloat16: "bf16", torch.float32: "fp32", torch.float16: "fp1
 # counter 1: a dispatch-mode storage tracker
 # --------------------------------------------------------------------------------------------------
 class _Rec:
-    __slots__ = ("nbytes", "born", "died", "phase", "step", "op", "shape", "dtype", "role", "__weakref__")
+    __slots__ = (
+        "nbytes",
+        "born",
+        "died",
+        "phase",
+        "step",
+        "op",
+        "shape",
+        "dtype",
+        "role",
+        "__weakref__",
+    )
 
     def __init__(self, nbytes, born, phase, step, op, shape, dtype):
         self.nbytes = nbytes
@@ -188,7 +244,12 @@ class LiveTracker(TorchDispatchMode):
         self.phase_peak, self.phase_peak_t = self.cur, self.t
 
     def end(self):
-        return {"live": self.cur, "peak": self.phase_peak, "t_peak": self.phase_peak_t, "t_end": self.t}
+        return {
+            "live": self.cur,
+            "peak": self.phase_peak,
+            "t_peak": self.phase_peak_t,
+            "t_end": self.t,
+        }
 
     def alive_at(self, t):
         return [r for r in self.recs if r.born <= t and (r.died is None or r.died > t)]
@@ -203,7 +264,9 @@ def categorise(recs, weight_shapes=frozenset()):
         if r.role is not None:
             key = r.role
         elif r.op == "aten._to_copy.default" and len(r.shape) == 2 and r.shape in weight_shapes:
-            key = "weight_copy"  # autocast's bf16 cast of an fp32 weight (cached, saved for backward)
+            key = (
+                "weight_copy"  # autocast's bf16 cast of an fp32 weight (cached, saved for backward)
+            )
         elif r.phase == "forward":
             key = "act"
         elif r.phase == "loss":
@@ -223,7 +286,9 @@ def categorise(recs, weight_shapes=frozenset()):
 # --------------------------------------------------------------------------------------------------
 class AllocTrace:
     def __init__(self):
-        self.prof = profile(activities=[ProfilerActivity.CPU], profile_memory=True, record_shapes=False)
+        self.prof = profile(
+            activities=[ProfilerActivity.CPU], profile_memory=True, record_shapes=False
+        )
 
     def __enter__(self):
         self.prof.__enter__()
@@ -253,6 +318,7 @@ class AllocTrace:
 
     def _idx_le(self, ts):
         import bisect
+
         return bisect.bisect_right(self.times, ts) - 1
 
     def at(self, ts):
@@ -264,7 +330,7 @@ class AllocTrace:
         i0 = self._idx_le(s)
         i1 = self._idx_le(e)
         live0 = self.cum[i0] if i0 >= 0 else 0
-        peak = max([live0] + self.cum[i0 + 1:i1 + 1])
+        peak = max([live0] + self.cum[i0 + 1 : i1 + 1])
         live1 = self.cum[i1] if i1 >= 0 else 0
         return {"live": live1, "peak": peak, "start": live0}
 
@@ -277,10 +343,30 @@ class AllocTrace:
 # cases
 # --------------------------------------------------------------------------------------------------
 FAMILIES = {
-    "llama": dict(cls=LlamaForCausalLM, cfg=LlamaConfig, hidden=1024, layers=4, heads=8, kv_heads=2,
-                  head_dim=128, ffn=2816, vocab=32000, tied=False),
-    "qwen3": dict(cls=Qwen3ForCausalLM, cfg=Qwen3Config, hidden=1024, layers=4, heads=8, kv_heads=4,
-                  head_dim=128, ffn=3072, vocab=151936, tied=True),
+    "llama": dict(
+        cls=LlamaForCausalLM,
+        cfg=LlamaConfig,
+        hidden=1024,
+        layers=4,
+        heads=8,
+        kv_heads=2,
+        head_dim=128,
+        ffn=2816,
+        vocab=32000,
+        tied=False,
+    ),
+    "qwen3": dict(
+        cls=Qwen3ForCausalLM,
+        cfg=Qwen3Config,
+        hidden=1024,
+        layers=4,
+        heads=8,
+        kv_heads=4,
+        head_dim=128,
+        ffn=3072,
+        vocab=151936,
+        tied=True,
+    ),
 }
 
 
@@ -291,12 +377,12 @@ class Case:
     layers: int | None = None
     seq: int = 1024
     mb: int = 1
-    recompute: str = "none"          # none | full
-    loss: str = "plain"              # plain | hf | chunked_tt | chunked_ckpt
+    recompute: str = "none"  # none | full
+    loss: str = "plain"  # plain | hf | chunked_tt | chunked_ckpt
     chunks: int = 8
-    precision: str = "bf16"          # bf16 | bf16_master | fp32_amp
-    opt: str = "default"             # default (for-loop on CPU) | foreach | fused
-    attn: str = "sdpa"               # sdpa | eager | sdpa_math
+    precision: str = "bf16"  # bf16 | bf16_master | fp32_amp
+    opt: str = "default"  # default (for-loop on CPU) | foreach | fused
+    attn: str = "sdpa"  # sdpa | eager | sdpa_math
     compile: bool = False
     methods: tuple = ("dispatch", "allocator")
 
@@ -307,7 +393,9 @@ def grid(quick=False):
     for rc in ("none", "full"):
         for loss in ("plain", "chunked_ckpt"):
             for prec in ("bf16", "bf16_master"):
-                cases.append(Case(f"llama-{rc}-{loss}-{prec}", recompute=rc, loss=loss, precision=prec))
+                cases.append(
+                    Case(f"llama-{rc}-{loss}-{prec}", recompute=rc, loss=loss, precision=prec)
+                )
     cases += [
         Case("llama-none-hf-bf16", loss="hf"),
         Case("llama-none-chunked_tt-bf16", loss="chunked_tt"),
@@ -328,62 +416,131 @@ def grid(quick=False):
         Case("qwen3-full-plain-bf16", family="qwen3", recompute="full"),
         # torch.compile (inductor, CPU): only the allocator counter sees inside compiled code
         Case("llama-none-plain-bf16-compile", compile=True, methods=("allocator",)),
-        Case("llama-full-plain-bf16-compile", recompute="full", compile=True, methods=("allocator",)),
+        Case(
+            "llama-full-plain-bf16-compile", recompute="full", compile=True, methods=("allocator",)
+        ),
         Case("llama-none-plain-bf16-compile-L2", layers=2, compile=True, methods=("allocator",)),
-        Case("llama-full-plain-bf16-compile-L2", recompute="full", layers=2, compile=True, methods=("allocator",)),
-        Case("llama-none-chunked_ckpt-bf16-compile", loss="chunked_ckpt", compile=True, methods=("allocator",)),
+        Case(
+            "llama-full-plain-bf16-compile-L2",
+            recompute="full",
+            layers=2,
+            compile=True,
+            methods=("allocator",),
+        ),
+        Case(
+            "llama-none-chunked_ckpt-bf16-compile",
+            loss="chunked_ckpt",
+            compile=True,
+            methods=("allocator",),
+        ),
         Case("qwen3-none-plain-bf16-compile", family="qwen3", compile=True, methods=("allocator",)),
     ]
     if quick:
-        keep = {"llama-none-plain-bf16", "llama-full-chunked_ckpt-bf16", "llama-none-plain-bf16-L2",
-                "llama-none-plain-bf16-compile-L2"}
+        keep = {
+            "llama-none-plain-bf16",
+            "llama-full-chunked_ckpt-bf16",
+            "llama-none-plain-bf16-L2",
+            "llama-none-plain-bf16-compile-L2",
+        }
         cases = [c for c in cases if c.name in keep]
     return cases
 
 
 def dtypes_of(case):
     if case.precision == "bf16":
-        return dict(weight_dtype="bf16", grad_dtype="bf16", m_dtype="bf16", v_dtype="bf16", master_dtype="none")
+        return dict(
+            weight_dtype="bf16",
+            grad_dtype="bf16",
+            m_dtype="bf16",
+            v_dtype="bf16",
+            master_dtype="none",
+        )
     if case.precision == "bf16_master":
-        return dict(weight_dtype="bf16", grad_dtype="bf16", m_dtype="fp32", v_dtype="fp32", master_dtype="fp32")
+        return dict(
+            weight_dtype="bf16",
+            grad_dtype="bf16",
+            m_dtype="fp32",
+            v_dtype="fp32",
+            master_dtype="fp32",
+        )
     if case.precision == "fp32_amp":
-        return dict(weight_dtype="fp32", grad_dtype="fp32", m_dtype="fp32", v_dtype="fp32", master_dtype="none")
+        return dict(
+            weight_dtype="fp32",
+            grad_dtype="fp32",
+            m_dtype="fp32",
+            v_dtype="fp32",
+            master_dtype="none",
+        )
     raise ValueError(case.precision)
 
 
 def case_notes(case, fam):
     """Short key=value notes; bench/measure_torch.md explains each value."""
     n = ["device=cpu"]
-    n.append("attn=" + {"sdpa": "sdpa(flash_cpu kernel, no s^2 tensor)",
-                        "eager": "eager(HF matmul+softmax, s^2 probs saved)",
-                        "sdpa_math": "sdpa(SDPBackend.MATH, s^2 probs saved)"}[case.attn])
-    n.append("precision=" + {"bf16": "pure_bf16(AdamW states follow param dtype)",
-                             "bf16_master": "bf16_weights+fp32_master(fp32 main grads cast from bf16 grads in the optimizer phase)",
-                             "fp32_amp": "fp32_weights+autocast_bf16(forward+loss)"}[case.precision])
-    n.append("opt_impl=" + {"default": "forloop(AdamW default on CPU)", "foreach": "foreach(foreach=True, the default on CUDA)",
-                            "fused": "fused(fused=True)"}[case.opt])
-    n.append("loss_impl=" + {"plain": "model(ids).logits then F.cross_entropy(logits.float()), logits ref dropped before backward",
-                             "hf": "model(ids, labels=labels) (HF ForCausalLMLoss inside forward, loss phase empty), output kept through backward",
-                             "chunked_tt": "forward=model.model; loss=lm_head per chunk (all kept) then .float()+CE per chunk (torchtune CEWithChunkedOutputLoss, eager)",
-                             "chunked_ckpt": "forward=model.model; loss=per-chunk lm_head+.float()+CE under checkpoint(use_reentrant=False)"}[case.loss])
+    n.append(
+        "attn="
+        + {
+            "sdpa": "sdpa(flash_cpu kernel, no s^2 tensor)",
+            "eager": "eager(HF matmul+softmax, s^2 probs saved)",
+            "sdpa_math": "sdpa(SDPBackend.MATH, s^2 probs saved)",
+        }[case.attn]
+    )
+    n.append(
+        "precision="
+        + {
+            "bf16": "pure_bf16(AdamW states follow param dtype)",
+            "bf16_master": "bf16_weights+fp32_master(fp32 main grads cast from bf16 grads in the optimizer phase)",
+            "fp32_amp": "fp32_weights+autocast_bf16(forward+loss)",
+        }[case.precision]
+    )
+    n.append(
+        "opt_impl="
+        + {
+            "default": "forloop(AdamW default on CPU)",
+            "foreach": "foreach(foreach=True, the default on CUDA)",
+            "fused": "fused(fused=True)",
+        }[case.opt]
+    )
+    n.append(
+        "loss_impl="
+        + {
+            "plain": "model(ids).logits then F.cross_entropy(logits.float()), logits ref dropped before backward",
+            "hf": "model(ids, labels=labels) (HF ForCausalLMLoss inside forward, loss phase empty), output kept through backward",
+            "chunked_tt": "forward=model.model; loss=lm_head per chunk (all kept) then .float()+CE per chunk (torchtune CEWithChunkedOutputLoss, eager)",
+            "chunked_ckpt": "forward=model.model; loss=per-chunk lm_head+.float()+CE under checkpoint(use_reentrant=False)",
+        }[case.loss]
+    )
     if case.recompute == "full":
-        n.append("recompute_impl=HF activation_checkpointing_enable(use_reentrant=False), every decoder layer")
+        n.append(
+            "recompute_impl=HF activation_checkpointing_enable(use_reentrant=False), every decoder layer"
+        )
     if case.compile:
-        n.append("compile_impl=torch.compile(model) inductor, cold cache, step 1 includes compilation")
+        n.append(
+            "compile_impl=torch.compile(model) inductor, cold cache, step 1 includes compilation"
+        )
     return n
 
 
 def build_model(case):
     fam = FAMILIES[case.family]
     layers = case.layers or fam["layers"]
-    cfg = fam["cfg"](hidden_size=fam["hidden"], num_hidden_layers=layers, num_attention_heads=fam["heads"],
-                     num_key_value_heads=fam["kv_heads"], head_dim=fam["head_dim"],
-                     intermediate_size=fam["ffn"], vocab_size=fam["vocab"], max_position_embeddings=4096,
-                     tie_word_embeddings=fam["tied"], use_cache=False)
+    cfg = fam["cfg"](
+        hidden_size=fam["hidden"],
+        num_hidden_layers=layers,
+        num_attention_heads=fam["heads"],
+        num_key_value_heads=fam["kv_heads"],
+        head_dim=fam["head_dim"],
+        intermediate_size=fam["ffn"],
+        vocab_size=fam["vocab"],
+        max_position_embeddings=4096,
+        tie_word_embeddings=fam["tied"],
+        use_cache=False,
+    )
     dtype = torch.float32 if case.precision == "fp32_amp" else torch.bfloat16
     # built directly in `dtype` (no fp32 transient), with the attention implementation the case asks for
     model = AutoModelForCausalLM.from_config(
-        cfg, dtype=dtype, attn_implementation="eager" if case.attn == "eager" else "sdpa")
+        cfg, dtype=dtype, attn_implementation="eager" if case.attn == "eager" else "sdpa"
+    )
     assert type(model) is fam["cls"], type(model)
     model.train()
     if case.recompute == "full":
@@ -401,7 +558,9 @@ def make_optimizer(case, params):
 
 
 def chunk_ce(lm_head, h, y):
-    return F.cross_entropy(lm_head(h).float().reshape(-1, lm_head.out_features), y.reshape(-1), reduction="sum")
+    return F.cross_entropy(
+        lm_head(h).float().reshape(-1, lm_head.out_features), y.reshape(-1), reduction="sum"
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -416,16 +575,18 @@ def run_case(case, log):
     alloc = AllocTrace() if use_alloc else contextlib.nullcontext()
     res = {"dispatch": {}, "allocator": {}}
     cats = {"dispatch": {}}
-    probes = defaultdict(dict)      # (method) -> {(step, i): live}
+    probes = defaultdict(dict)  # (method) -> {(step, i): live}
     extra = {}
     t0 = time.time()
     V = fam["vocab"]
     ctx_attn = contextlib.nullcontext()
     if case.attn == "sdpa_math":
         from torch.nn.attention import SDPBackend, sdpa_kernel
+
         ctx_attn = sdpa_kernel(SDPBackend.MATH)
 
-    with alloc, (tracker if tracker is not None else contextlib.nullcontext()), ctx_attn:
+    with alloc, tracker if tracker is not None else contextlib.nullcontext(), ctx_attn:
+
         @contextlib.contextmanager
         def phase(step, name):
             if tracker is not None:
@@ -475,6 +636,7 @@ def run_case(case, log):
         hooks = []
         state = {"step": 0, "phase": None}
         if not case.compile:
+
             def mk(i):
                 def hook(_m, _a):
                     if state["phase"] != "forward":
@@ -484,15 +646,20 @@ def run_case(case, log):
                         probes["dispatch_t"][(state["step"], i)] = tracker.t
                     with record_function(f"mt::probe::{state['step']}::{i}"):
                         pass
+
                 return hook
+
             for i, lyr in enumerate(decoder_layers):
                 hooks.append(lyr.register_forward_pre_hook(mk(i)))
             hooks.append(model.model.norm.register_forward_pre_hook(mk(len(decoder_layers))))
 
         losses = []
         for step in (1, 2):
-            amp = (torch.autocast("cpu", dtype=torch.bfloat16) if case.precision == "fp32_amp"
-                   else contextlib.nullcontext())
+            amp = (
+                torch.autocast("cpu", dtype=torch.bfloat16)
+                if case.precision == "fp32_amp"
+                else contextlib.nullcontext()
+            )
             amp.__enter__()
             state.update(step=step, phase="forward")
             with phase(step, "forward"):
@@ -519,13 +686,20 @@ def run_case(case, log):
                     ys = labels.tensor_split(case.chunks, dim=1)
                     total = 0.0
                     for lg, y in zip(chunks, ys):
-                        total = total + F.cross_entropy(lg.reshape(-1, V).float(), y.reshape(-1), reduction="sum")
+                        total = total + F.cross_entropy(
+                            lg.reshape(-1, V).float(), y.reshape(-1), reduction="sum"
+                        )
                     loss = total / labels.numel()
                     del chunks, lg, y
                 elif case.loss == "chunked_ckpt":
                     total = 0.0
-                    for hc, y in zip(hidden.tensor_split(case.chunks, dim=1), labels.tensor_split(case.chunks, dim=1)):
-                        total = total + checkpoint(chunk_ce, model.lm_head, hc, y, use_reentrant=False)
+                    for hc, y in zip(
+                        hidden.tensor_split(case.chunks, dim=1),
+                        labels.tensor_split(case.chunks, dim=1),
+                    ):
+                        total = total + checkpoint(
+                            chunk_ce, model.lm_head, hc, y, use_reentrant=False
+                        )
                     loss = total / labels.numel()
                     del hc, y  # the loop variable is a view that would keep all of `hidden` alive
             amp.__exit__(None, None, None)
@@ -579,17 +753,37 @@ def run_case(case, log):
                         continue
                     alive = tracker.alive_at(res["dispatch"][key]["t_peak"])
                     c = categorise(alive, weight_shapes)
-                    lg = [r for r in alive if len(r.shape) >= 1 and r.shape[-1] == V and r.role is None]
+                    lg = [
+                        r
+                        for r in alive
+                        if len(r.shape) >= 1 and r.shape[-1] == V and r.role is None
+                    ]
                     c["logit_bytes"] = sum(r.nbytes for r in lg)
                     cats["dispatch"][key] = c
-                    if case.name == "llama-none-plain-bf16" and step == 2 and ph in ("loss", "backward"):
-                        extra.setdefault("logit_tensors", {})[ph] = [(r.op, r.shape, DTYPE_NAME.get(r.dtype, str(r.dtype)), r.nbytes, r.phase) for r in lg]
+                    if (
+                        case.name == "llama-none-plain-bf16"
+                        and step == 2
+                        and ph in ("loss", "backward")
+                    ):
+                        extra.setdefault("logit_tensors", {})[ph] = [
+                            (
+                                r.op,
+                                r.shape,
+                                DTYPE_NAME.get(r.dtype, str(r.dtype)),
+                                r.nbytes,
+                                r.phase,
+                            )
+                            for r in lg
+                        ]
                 if step == 2 and (2, 1) in probes["dispatch_t"] and (2, 2) in probes["dispatch_t"]:
                     # what decoder layer 1 keeps for backward: storages it allocated that are alive at forward end
                     ta, tb = probes["dispatch_t"][(2, 1)], probes["dispatch_t"][(2, 2)]
                     tf = res["dispatch"][(2, "forward")]["t_end"]
                     kept = [r for r in tracker.alive_at(tf) if ta < r.born <= tb]
-                    extra["layer1_saved"] = [(r.op, r.shape, DTYPE_NAME.get(r.dtype, str(r.dtype)), r.nbytes) for r in kept]
+                    extra["layer1_saved"] = [
+                        (r.op, r.shape, DTYPE_NAME.get(r.dtype, str(r.dtype)), r.nbytes)
+                        for r in kept
+                    ]
                 if step == 1:
                     for ph in PHASES:
                         if (0, ph) in res["dispatch"] and ph == "setup":
@@ -599,8 +793,11 @@ def run_case(case, log):
         for h in hooks:
             h.remove()
         if tracker is not None:
-            extra["ops"] = {k: v for k, v in tracker.ops.items()
-                            if "attention" in k or "softmax" in k or "_foreach" in k or "fused_adam" in k}
+            extra["ops"] = {
+                k: v
+                for k, v in tracker.ops.items()
+                if "attention" in k or "softmax" in k or "_foreach" in k or "fused_adam" in k
+            }
         extra["losses"] = losses
         del model, opt, params, masters, run_model, decoder_layers
         extra.pop("body", None)
@@ -632,8 +829,16 @@ def run_case_in_child(idx, case, args, argv):
     os.close(fd)
     cache = tempfile.mkdtemp(prefix="measure_torch_inductor_")
     env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache)
-    cmd = [sys.executable, os.path.abspath(__file__), "--one", str(idx), "--result", result,
-           "--threads", str(args.threads)]
+    cmd = [
+        sys.executable,
+        os.path.abspath(__file__),
+        "--one",
+        str(idx),
+        "--result",
+        result,
+        "--threads",
+        str(args.threads),
+    ]
     if args.quick:
         cmd.append("--quick")
     if args.cases:
@@ -649,7 +854,11 @@ def run_case_in_child(idx, case, args, argv):
 
 def layer_act(probe, step, layers):
     """Mean increase of live bytes per decoder layer in the forward (pre-hook of layer i+1 minus i)."""
-    vals = [probe[(step, i + 1)] - probe[(step, i)] for i in range(layers) if (step, i) in probe and (step, i + 1) in probe]
+    vals = [
+        probe[(step, i + 1)] - probe[(step, i)]
+        for i in range(layers)
+        if (step, i) in probe and (step, i + 1) in probe
+    ]
     return (sum(vals) / len(vals), vals) if vals else (None, [])
 
 
@@ -660,8 +869,8 @@ def main(argv=None):
     ap.add_argument("--cases", default=None, help="regex: run only matching case names")
     ap.add_argument("--quick", action="store_true", help="a 4-case subset, for trying the script")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)      # child: run case #N
-    ap.add_argument("--result", default=None, help=argparse.SUPPRESS)             # child: pickle here
+    ap.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)  # child: run case #N
+    ap.add_argument("--result", default=None, help=argparse.SUPPRESS)  # child: pickle here
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     cases = grid(args.quick)
@@ -672,8 +881,11 @@ def main(argv=None):
             pickle.dump(run_case(cases[args.one], print), f)
         return
     tv, hv = torch.__version__, transformers.__version__
-    print(f"torch {tv}  transformers {hv}  python {platform.python_version()}  {platform.machine()}  "
-          f"threads {torch.get_num_threads()}  cases {len(cases)}", flush=True)
+    print(
+        f"torch {tv}  transformers {hv}  python {platform.python_version()}  {platform.machine()}  "
+        f"threads {torch.get_num_threads()}  cases {len(cases)}",
+        flush=True,
+    )
     rows, cat_rows, summary = [], [], {}
     T0 = time.time()
     for case in cases:
@@ -682,13 +894,30 @@ def main(argv=None):
         d = dtypes_of(case)
         notes = case_notes(case, fam)
         sbh = case.seq * case.mb * fam["hidden"]
-        base = dict(case=case.name, model_family=case.family, layers=layers, hidden=fam["hidden"],
-                    heads=fam["heads"], kv_heads=fam["kv_heads"], head_dim=fam["head_dim"],
-                    ffn_hidden=fam["ffn"], vocab=fam["vocab"], tied_embeddings=str(fam["tied"]).lower(),
-                    optimizer={"default": "adamw", "foreach": "adamw_foreach", "fused": "adamw_fused"}[case.opt],
-                    seq_len=case.seq, micro_batch=case.mb, recompute=case.recompute,
-                    loss=case.loss, loss_chunks=case.chunks if case.loss.startswith("chunked") else 1,
-                    compile=str(case.compile).lower(), torch_version=tv, transformers_version=hv, **d)
+        base = dict(
+            case=case.name,
+            model_family=case.family,
+            layers=layers,
+            hidden=fam["hidden"],
+            heads=fam["heads"],
+            kv_heads=fam["kv_heads"],
+            head_dim=fam["head_dim"],
+            ffn_hidden=fam["ffn"],
+            vocab=fam["vocab"],
+            tied_embeddings=str(fam["tied"]).lower(),
+            optimizer={"default": "adamw", "foreach": "adamw_foreach", "fused": "adamw_fused"}[
+                case.opt
+            ],
+            seq_len=case.seq,
+            micro_batch=case.mb,
+            recompute=case.recompute,
+            loss=case.loss,
+            loss_chunks=case.chunks if case.loss.startswith("chunked") else 1,
+            compile=str(case.compile).lower(),
+            torch_version=tv,
+            transformers_version=hv,
+            **d,
+        )
         for method in ("dispatch", "allocator"):
             if not res[method]:
                 continue
@@ -698,13 +927,28 @@ def main(argv=None):
                 print(f"    decoder layer 1 keeps {n_saved} B = {n_saved / sbh:.3f} B/(s*b*h):")
                 for op, shape, dt, nb in extra["layer1_saved"]:
                     print(f"        {nb / sbh:7.3f}  {dt:5s} {str(shape):24s} {op}")
-            for (step, ph), v in sorted(res[method].items(), key=lambda kv: (kv[0][0], PHASES.index(kv[0][1]))):
-                mnote = {"dispatch": "method=dispatch(TorchDispatchMode storage bytes)",
-                         "allocator": "method=allocator(c10 CPU allocator via profiler memory events)"}[method]
-                rows.append(dict(base, phase=ph, step=step, live_bytes=int(v["live"]), peak_bytes=int(v["peak"]),
-                                 method=method, notes="; ".join([mnote] + notes)))
+            for (step, ph), v in sorted(
+                res[method].items(), key=lambda kv: (kv[0][0], PHASES.index(kv[0][1]))
+            ):
+                mnote = {
+                    "dispatch": "method=dispatch(TorchDispatchMode storage bytes)",
+                    "allocator": "method=allocator(c10 CPU allocator via profiler memory events)",
+                }[method]
+                rows.append(
+                    dict(
+                        base,
+                        phase=ph,
+                        step=step,
+                        live_bytes=int(v["live"]),
+                        peak_bytes=int(v["peak"]),
+                        method=method,
+                        notes="; ".join([mnote] + notes),
+                    )
+                )
                 c = cats.get(method, {}).get((step, ph))
-                cr = dict(case=case.name, step=step, phase=ph, method=method, peak_bytes=int(v["peak"]))
+                cr = dict(
+                    case=case.name, step=step, phase=ph, method=method, peak_bytes=int(v["peak"])
+                )
                 if method == "dispatch" and c is not None:
                     cr.update({k: c[k] for k in CAT_KEYS})
                     cr["logit_bytes"] = c.get("logit_bytes", "")
@@ -717,13 +961,34 @@ def main(argv=None):
                     cr["layer_act_per_sbh"] = round(la[step][0] / sbh, 4)
                     cr["notes"] = (cr.get("notes") or "") + f"; layer deltas {la[step][1]}"
                 cat_rows.append(cr)
-        summary[case.name] = dict(res=res, cats=cats, extra=extra, layers=layers, sbh=sbh, case=case,
-                                  la={m: {s: layer_act(probes[m], s, layers) for s in (1, 2)} for m in probes if not m.endswith("_t")})
+        summary[case.name] = dict(
+            res=res,
+            cats=cats,
+            extra=extra,
+            layers=layers,
+            sbh=sbh,
+            case=case,
+            la={
+                m: {s: layer_act(probes[m], s, layers) for s in (1, 2)}
+                for m in probes
+                if not m.endswith("_t")
+            },
+        )
+
         def fmt(m):
             r = res[m]
-            return " ".join(f"{ph[:3]}{s}={r[(s, ph)]['peak'] / 2**20:.0f}" for s in (1, 2) for ph in PHASES[1:5] if (s, ph) in r)
-        print(f"[{time.time() - T0:6.1f}s] {case.name:42s} {extra['wall_s']:6.1f}s  " +
-              "  ".join(f"{m}: {fmt(m)}" for m in ("dispatch", "allocator") if res[m]), flush=True)
+            return " ".join(
+                f"{ph[:3]}{s}={r[(s, ph)]['peak'] / 2**20:.0f}"
+                for s in (1, 2)
+                for ph in PHASES[1:5]
+                if (s, ph) in r
+            )
+
+        print(
+            f"[{time.time() - T0:6.1f}s] {case.name:42s} {extra['wall_s']:6.1f}s  "
+            + "  ".join(f"{m}: {fmt(m)}" for m in ("dispatch", "allocator") if res[m]),
+            flush=True,
+        )
         if extra.get("ops"):
             print("    ops:", dict(sorted(extra["ops"].items())), flush=True)
     out = args.out
@@ -738,7 +1003,9 @@ def main(argv=None):
         w.writeheader()
         for r in cat_rows:
             w.writerow({k: r.get(k, "") for k in CAT_COLUMNS})
-    print(f"wrote {out} ({len(rows)} rows) and {cat_out} ({len(cat_rows)} rows) in {time.time() - T0:.0f}s")
+    print(
+        f"wrote {out} ({len(rows)} rows) and {cat_out} ({len(cat_rows)} rows) in {time.time() - T0:.0f}s"
+    )
     report(summary)
 
 
@@ -756,18 +1023,28 @@ def report(S):
         diffs = []
         for k, v in r["dispatch"].items():
             if k in r["allocator"] and k[1] != "setup":
-                diffs.append((k, r["allocator"][k]["peak"] - v["peak"], r["allocator"][k]["live"] - v["live"]))
+                diffs.append(
+                    (
+                        k,
+                        r["allocator"][k]["peak"] - v["peak"],
+                        r["allocator"][k]["live"] - v["live"],
+                    )
+                )
         mx = max(abs(d[1]) for d in diffs) if diffs else None
         mxl = max(abs(d[2]) for d in diffs) if diffs else None
-        print(f"{name}: allocator - dispatch: max |peak diff| {mx} B, max |live diff| {mxl} B over {len(diffs)} phases")
+        print(
+            f"{name}: allocator - dispatch: max |peak diff| {mx} B, max |live diff| {mxl} B over {len(diffs)} phases"
+        )
     # 2. bytes per logit element at the loss and backward peaks
     for name, s in S.items():
         c = s["cats"].get("dispatch", {})
         case = s["case"]
         if (2, "loss") in c:
             n = case.seq * case.mb * FAMILIES[case.family]["vocab"]
-            print(f"{name}: logit bytes/elem at loss peak {c[(2, 'loss')]['logit_bytes'] / n:.3f}, at backward peak {c[(2, 'backward')]['logit_bytes'] / n:.3f}; "
-                  f"loss peak - forward end = {(s['res']['dispatch'][(2, 'loss')]['peak'] - s['res']['dispatch'][(2, 'forward')]['live']) / n:.3f} B/elem")
+            print(
+                f"{name}: logit bytes/elem at loss peak {c[(2, 'loss')]['logit_bytes'] / n:.3f}, at backward peak {c[(2, 'backward')]['logit_bytes'] / n:.3f}; "
+                f"loss peak - forward end = {(s['res']['dispatch'][(2, 'loss')]['peak'] - s['res']['dispatch'][(2, 'forward')]['live']) / n:.3f} B/elem"
+            )
         lt = s["extra"].get("logit_tensors")
         if lt:
             for ph, lst in lt.items():
@@ -777,7 +1054,10 @@ def report(S):
         for m, byst in s["la"].items():
             v, vals = byst.get(2, (None, []))
             if v is not None:
-                print(f"{name}: [{m}] layer act {v / MiB:.2f} MiB = {v / s['sbh']:.3f} B/(s*b*h)   deltas {[round(x / s['sbh'], 3) for x in vals]}")
+                print(
+                    f"{name}: [{m}] layer act {v / MiB:.2f} MiB = {v / s['sbh']:.3f} B/(s*b*h)   deltas {[round(x / s['sbh'], 3) for x in vals]}"
+                )
+
     # differencing L4 - L2 (forward-end live minus forward-start live, step 2)
     def fwd_act(name, m):
         r = S[name]["res"].get(m, {})
@@ -785,17 +1065,22 @@ def report(S):
             return None
         start = r[(1, "after_step")]["live"]
         return r[(2, "forward")]["live"] - start, r[(2, "forward")]["peak"] - start
-    for a, b, m in (("llama-none-plain-bf16", "llama-none-plain-bf16-L2", "dispatch"),
-                    ("llama-full-plain-bf16", "llama-full-plain-bf16-L2", "dispatch"),
-                    ("llama-none-plain-bf16", "llama-none-plain-bf16-L2", "allocator"),
-                    ("llama-full-plain-bf16", "llama-full-plain-bf16-L2", "allocator"),
-                    ("llama-none-plain-bf16-compile", "llama-none-plain-bf16-compile-L2", "allocator"),
-                    ("llama-full-plain-bf16-compile", "llama-full-plain-bf16-compile-L2", "allocator")):
+
+    for a, b, m in (
+        ("llama-none-plain-bf16", "llama-none-plain-bf16-L2", "dispatch"),
+        ("llama-full-plain-bf16", "llama-full-plain-bf16-L2", "dispatch"),
+        ("llama-none-plain-bf16", "llama-none-plain-bf16-L2", "allocator"),
+        ("llama-full-plain-bf16", "llama-full-plain-bf16-L2", "allocator"),
+        ("llama-none-plain-bf16-compile", "llama-none-plain-bf16-compile-L2", "allocator"),
+        ("llama-full-plain-bf16-compile", "llama-full-plain-bf16-compile-L2", "allocator"),
+    ):
         if a in S and b in S and fwd_act(a, m) and fwd_act(b, m):
             (x4, _), (x2, _) = fwd_act(a, m), fwd_act(b, m)
             dl = S[a]["layers"] - S[b]["layers"]
-            print(f"{a} vs {b} [{m}]: forward-end act per layer {(x4 - x2) / dl / S[a]['sbh']:.3f} B/(s*b*h); "
-                  f"whole forward-end act L{S[a]['layers']}: {x4 / MiB:.1f} MiB, L{S[b]['layers']}: {x2 / MiB:.1f} MiB")
+            print(
+                f"{a} vs {b} [{m}]: forward-end act per layer {(x4 - x2) / dl / S[a]['sbh']:.3f} B/(s*b*h); "
+                f"whole forward-end act L{S[a]['layers']}: {x4 / MiB:.1f} MiB, L{S[b]['layers']}: {x2 / MiB:.1f} MiB"
+            )
     # 4. optimizer: step 1 vs 2, temporaries
     for name, s in S.items():
         for m in ("dispatch", "allocator"):
@@ -809,8 +1094,10 @@ def report(S):
             o1, o2 = r[(1, "optimizer")], r[(2, "optimizer")]
             b1, b2 = r[(1, "backward")]["live"], r[(2, "backward")]["live"]
             tmp2 = o2["peak"] - max(b2, o2["live"])
-            line = (f"{name} [{m}]: opt step1 peak-start {(o1['peak'] - b1) / MiB:.1f} MiB, live+ {(o1['live'] - b1) / MiB:.1f} MiB; "
-                    f"step2 peak-start {(o2['peak'] - b2) / MiB:.1f} MiB (temporaries {tmp2 / MiB:.1f} MiB)")
+            line = (
+                f"{name} [{m}]: opt step1 peak-start {(o1['peak'] - b1) / MiB:.1f} MiB, live+ {(o1['live'] - b1) / MiB:.1f} MiB; "
+                f"step2 peak-start {(o2['peak'] - b2) / MiB:.1f} MiB (temporaries {tmp2 / MiB:.1f} MiB)"
+            )
             if pb:
                 line += f"; temporaries/param bytes {tmp2 / pb:.3f}; after_step live step1 {r[(1, 'after_step')]['live'] / MiB:.1f} step2 {r[(2, 'after_step')]['live'] / MiB:.1f} MiB; params {pb / MiB:.1f} MiB"
             print(line)

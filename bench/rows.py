@@ -9,18 +9,35 @@ from __future__ import annotations
 ARCHS = (
     dict(layers=32, hidden=4096, heads=32, kv_heads=8, ffn_hidden=14336, vocab=128256),  # 8B-like
     dict(layers=80, hidden=8192, heads=64, kv_heads=8, ffn_hidden=28672, vocab=128256),  # 70B-like
-    dict(layers=48, hidden=4096, heads=32, kv_heads=4, ffn_hidden=12288, vocab=151936, experts=128, topk=8,
-         moe_ffn_hidden=1536),  # MoE: expert and dense state lines
-    dict(params_total=35_000_000_000, params_per_rank=8_000_000_000, params_active=3_000_000_000),  # counts only
+    dict(
+        layers=48,
+        hidden=4096,
+        heads=32,
+        kv_heads=4,
+        ffn_hidden=12288,
+        vocab=151936,
+        experts=128,
+        topk=8,
+        moe_ffn_hidden=1536,
+    ),  # MoE: expert and dense state lines
+    dict(
+        params_total=35_000_000_000, params_per_rank=8_000_000_000, params_active=3_000_000_000
+    ),  # counts only
 )
 NOTES = (
     "",
     "Baseline from the capacity review.",
-    "Candidate for the March run; the measured peak is from a 200-step smoke test on one node. " * 3,
+    "Candidate for the March run; the measured peak is from a 200-step smoke test on one node. "
+    * 3,
 )
 
 
-def configs(n: int, *, frameworks: tuple[str, ...] = ("generic", "megatron", "deepspeed"), handout: bool = False) -> list[dict]:
+def configs(
+    n: int,
+    *,
+    frameworks: tuple[str, ...] = ("generic", "megatron", "deepspeed"),
+    handout: bool = False,
+) -> list[dict]:
     """n rows; ``handout`` adds what a handout page shows besides the numbers (notes, a reserve,
     a measured peak)."""
     out = []
@@ -47,9 +64,15 @@ def configs(n: int, *, frameworks: tuple[str, ...] = ("generic", "megatron", "de
             price_per_gpu_hour=2.5,
         )
         if row["pp"] > 1 and row["framework"] == "deepspeed":
-            row["zero"] = min(row["zero"], 1)  # DeepSpeed: ZeRO-2/3 do not run with pipeline parallelism
+            row["zero"] = min(
+                row["zero"], 1
+            )  # DeepSpeed: ZeRO-2/3 do not run with pipeline parallelism
         if handout:
-            row.update(notes=NOTES[i % len(NOTES)], reserve_days=3, measured_peak_gb=(None, 70.0)[(i // 9) % 2])
+            row.update(
+                notes=NOTES[i % len(NOTES)],
+                reserve_days=3,
+                measured_peak_gb=(None, 70.0)[(i // 9) % 2],
+            )
         if moe:
             row["ep"] = 8
         out.append({k: v for k, v in row.items() if v is not None and v != ""})

@@ -13,4 +13,13 @@ __version__ = "0.1.0"
 from .api import build, compute, plan, read, to_frame  # noqa: E402  (after __version__, which cli reads)
 from .errors import InputError, LedgerError  # noqa: E402
 
-__all__ = ["__version__", "build", "compute", "plan", "read", "to_frame", "InputError", "LedgerError"]
+__all__ = [
+    "__version__",
+    "build",
+    "compute",
+    "plan",
+    "read",
+    "to_frame",
+    "InputError",
+    "LedgerError",
+]

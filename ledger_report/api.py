@@ -31,11 +31,15 @@ def read(source: str | Path | Iterable[Mapping[str, Any]]) -> list[Config]:
     return inputs.configs_from_records(list(source), source="mappings")
 
 
-def compute(configs: Config | Iterable[Config] | str | Path, progress: Progress | None = None) -> list[Ledger]:
+def compute(
+    configs: Config | Iterable[Config] | str | Path, progress: Progress | None = None
+) -> list[Ledger]:
     """The ledger of each configuration (a path or mappings are read first)."""
     if isinstance(configs, Config):
         configs = [configs]
-    elif isinstance(configs, (str, Path)) or (isinstance(configs, list) and configs and isinstance(configs[0], Mapping)):
+    elif isinstance(configs, (str, Path)) or (
+        isinstance(configs, list) and configs and isinstance(configs[0], Mapping)
+    ):
         configs = read(configs)
     configs = list(configs)
     out: list[Ledger] = []
@@ -46,8 +50,16 @@ def compute(configs: Config | Iterable[Config] | str | Path, progress: Progress 
     return out
 
 
-def outputs(ledgers: Sequence[Ledger], stem: str, out_dir: str | Path, formats: Sequence[str] = FORMATS, *,
-            lang: str = "en", jobs: int | None = None, progress: Any = None) -> dict[Path, bytes]:
+def outputs(
+    ledgers: Sequence[Ledger],
+    stem: str,
+    out_dir: str | Path,
+    formats: Sequence[str] = FORMATS,
+    *,
+    lang: str = "en",
+    jobs: int | None = None,
+    progress: Any = None,
+) -> dict[Path, bytes]:
     """The bytes of each output file, by path (nothing is written)."""
     from .render.document import document
 
@@ -66,12 +78,22 @@ def outputs(ledgers: Sequence[Ledger], stem: str, out_dir: str | Path, formats: 
 
         if progress:
             progress.stage(f"rendering the handout ({len(ledgers) + 1:,}+ pages)")
-        files[out / f"{stem}.pdf"] = render_pdf(ledgers, lang=lang, jobs=jobs, progress=getattr(progress, "pages", None))
+        files[out / f"{stem}.pdf"] = render_pdf(
+            ledgers, lang=lang, jobs=jobs, progress=getattr(progress, "pages", None)
+        )
     return files
 
 
-def build(source: str | Path | Sequence[Ledger], out_dir: str | Path = "out", formats: Sequence[str] = FORMATS, *,
-          lang: str = "en", jobs: int | None = None, stem: str | None = None, progress: Any = None) -> list[Path]:
+def build(
+    source: str | Path | Sequence[Ledger],
+    out_dir: str | Path = "out",
+    formats: Sequence[str] = FORMATS,
+    *,
+    lang: str = "en",
+    jobs: int | None = None,
+    stem: str | None = None,
+    progress: Any = None,
+) -> list[Path]:
     """Compute (if need be) and write the outputs atomically; returns the paths written."""
     from .render.output import write_outputs
 
@@ -87,8 +109,12 @@ def build(source: str | Path | Sequence[Ledger], out_dir: str | Path = "out", fo
     return write_outputs(files, inputs=inputs)
 
 
-def plan(source: str | Path | Iterable[Config], top: int = TOP_PLANS, progress: Progress | None = None,
-         prices: Mapping[str, float] | str | Path | None = None) -> dict[str, Any]:
+def plan(
+    source: str | Path | Iterable[Config],
+    top: int = TOP_PLANS,
+    progress: Progress | None = None,
+    prices: Mapping[str, float] | str | Path | None = None,
+) -> dict[str, Any]:
     """The planner's document for each row, as ``ledger-report plan`` gives it (the same default
     ``top``); ``prices``: GPU type -> price per GPU-hour, or the path of a gpu,price CSV."""
     from .planner import plan_document, read_prices
@@ -113,7 +139,9 @@ def to_frame(ledgers: Iterable[Ledger]):
         reg = lg.model.registry
         rows.append({"name": lg.name, **{q.key: plain(lg.values[q.key], q.unit) for q in reg}})
         for s in config_document(lg)["states"]:
-            lines.append({"name": lg.name, **{k: v for k, v in s.items() if k not in ("label", "basis")}})
+            lines.append(
+                {"name": lg.name, **{k: v for k, v in s.items() if k not in ("label", "basis")}}
+            )
     return pd.DataFrame(rows), pd.DataFrame(lines)
 
 

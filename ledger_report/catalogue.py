@@ -43,7 +43,18 @@ import math
 from dataclasses import dataclass, fields
 from importlib import resources
 
-__all__ = ["Gpu", "GPUS", "USER_DESCRIBED", "GPU_NAMES", "find_gpu", "normalise_gpu_name", "ModelEntry", "MODELS", "MODEL_NAMES", "find_model"]
+__all__ = [
+    "Gpu",
+    "GPUS",
+    "USER_DESCRIBED",
+    "GPU_NAMES",
+    "find_gpu",
+    "normalise_gpu_name",
+    "ModelEntry",
+    "MODELS",
+    "MODEL_NAMES",
+    "find_model",
+]
 
 BYTES_PER_GB = 10**9  # vendors' GB (decimal)
 FLOPS_PER_TFLOP = 10**12
@@ -89,8 +100,20 @@ class Gpu:
 
 
 COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(Gpu))
-_FLOAT_COLUMNS = ("hbm_gb", "hbm_nominal_gb", "peak_tflops", "hbm_tb_s", "host_link_gb_s", "interconnect_gb_s", "host_gb",
-                  "network_gb_s", "nvme_gb_s", "nvme_tb", "host_mem_gb_s", "gemm_efficiency")
+_FLOAT_COLUMNS = (
+    "hbm_gb",
+    "hbm_nominal_gb",
+    "peak_tflops",
+    "hbm_tb_s",
+    "host_link_gb_s",
+    "interconnect_gb_s",
+    "host_gb",
+    "network_gb_s",
+    "nvme_gb_s",
+    "nvme_tb",
+    "host_mem_gb_s",
+    "gemm_efficiency",
+)
 _OPTIONAL_FLOAT_COLUMNS = ("fp8_tflops", "fp8_gemm_efficiency")  # empty: the part has no FP8
 _FRACTION_COLUMNS = ("gemm_efficiency", "fp8_gemm_efficiency")  # at most 1
 _INT_COLUMNS = ("gpus_per_node",)
@@ -116,9 +139,13 @@ def _positive_int(text: str, column: str, where: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise ValueError(f"{where}: column {column!r} expected a whole number; found {text!r}") from None
+        raise ValueError(
+            f"{where}: column {column!r} expected a whole number; found {text!r}"
+        ) from None
     if value <= 0:
-        raise ValueError(f"{where}: column {column!r} expected a positive whole number; found {text!r}")
+        raise ValueError(
+            f"{where}: column {column!r} expected a positive whole number; found {text!r}"
+        )
     return value
 
 
@@ -147,12 +174,16 @@ def parse_catalogue(text: str, origin: str = _DATA_FILE) -> dict[str, Gpu]:
             elif column in _FLOAT_COLUMNS or column in _OPTIONAL_FLOAT_COLUMNS:
                 values[column] = _positive_float(text, column, where)
                 if column in _FRACTION_COLUMNS and values[column] > 1:
-                    raise ValueError(f"{where}: column {column!r} expected a fraction at most 1; found {text!r}")
+                    raise ValueError(
+                        f"{where}: column {column!r} expected a fraction at most 1; found {text!r}"
+                    )
             elif column in _INT_COLUMNS:
                 values[column] = _positive_int(text, column, where)
             else:
                 if not text:
-                    raise ValueError(f"{where}: column {column!r} expected text; found an empty cell")
+                    raise ValueError(
+                        f"{where}: column {column!r} expected text; found an empty cell"
+                    )
                 values[column] = text
         gpu = Gpu(**values)  # type: ignore[arg-type]
         key = normalise_gpu_name(gpu.name)
@@ -179,13 +210,27 @@ _BY_KEY: dict[str, Gpu] = {normalise_gpu_name(g.name): g for g in GPUS.values()}
 # A GPU outside the catalogue is described by the row: hbm_gb and peak_tflops are required; what the
 # row leaves empty comes from this profile, a plain 8-GPU PCIe server (stated on the page as such).
 USER_DESCRIBED = Gpu(
-    name="user-described", hbm_gb=0.0, hbm_nominal_gb=0.0, peak_tflops=0.0, hbm_tb_s=2.0, host_link_gb_s=32.0,
-    interconnect="PCIe", interconnect_gb_s=64.0, gpus_per_node=8, host_gb=1024.0, fp8_tflops=None,
-    network_gb_s=12.5, nvme_gb_s=6.7, nvme_tb=15.0, host_mem_gb_s=300.0, gemm_efficiency=0.5, fp8_gemm_efficiency=None,
+    name="user-described",
+    hbm_gb=0.0,
+    hbm_nominal_gb=0.0,
+    peak_tflops=0.0,
+    hbm_tb_s=2.0,
+    host_link_gb_s=32.0,
+    interconnect="PCIe",
+    interconnect_gb_s=64.0,
+    gpus_per_node=8,
+    host_gb=1024.0,
+    fp8_tflops=None,
+    network_gb_s=12.5,
+    nvme_gb_s=6.7,
+    nvme_tb=15.0,
+    host_mem_gb_s=300.0,
+    gemm_efficiency=0.5,
+    fp8_gemm_efficiency=None,
     source="a user-described accelerator: the row gives hbm_gb and peak_tflops; the rest is a plain 8-GPU PCIe server "
-           "(2 TB/s HBM, PCIe Gen4 x16 = 32 GB/s per direction host link and 64 GB/s between GPUs, 100 Gb/s = 12.5 GB/s network "
-           "per GPU, 1 TB host memory, half the peak on large GEMMs, no FP8); the row's hbm_gb_s, nvlink_gb_s, network_gb_s, "
-           "gpus_per_node and host_gb columns replace these",
+    "(2 TB/s HBM, PCIe Gen4 x16 = 32 GB/s per direction host link and 64 GB/s between GPUs, 100 Gb/s = 12.5 GB/s network "
+    "per GPU, 1 TB host memory, half the peak on large GEMMs, no FP8); the row's hbm_gb_s, nvlink_gb_s, network_gb_s, "
+    "gpus_per_node and host_gb columns replace these",
 )
 
 
@@ -246,8 +291,16 @@ def parse_models(text: str, origin: str = _MODELS_FILE) -> dict[str, ModelEntry]
             spec = COLUMN_BY_NAME.get(col)
             if spec is None or spec.group not in ("arch", "mla", "moe", "hybrid") or col == "model":
                 raise ValueError(f"{where}: {col!r} is not an architecture column")
-            ok = isinstance(v, bool) if spec.kind == BOOL else (spec.kind == INT and isinstance(v, int) and not isinstance(v, bool)
-                                                                and (spec.minimum is None or v >= spec.minimum))
+            ok = (
+                isinstance(v, bool)
+                if spec.kind == BOOL
+                else (
+                    spec.kind == INT
+                    and isinstance(v, int)
+                    and not isinstance(v, bool)
+                    and (spec.minimum is None or v >= spec.minimum)
+                )
+            )
             if not ok:
                 raise ValueError(f"{where}: column {col!r} has the value {v!r}")
         entry = ModelEntry(**row)

@@ -51,7 +51,13 @@ class _Progress:
         self.label = label
         self.on = not quiet and sys.stderr.isatty()
         self.compute = self
-        self.pages = self if label == "handout pages" else _Progress("handout pages", quiet) if label != "-" else None
+        self.pages = (
+            self
+            if label == "handout pages"
+            else _Progress("handout pages", quiet)
+            if label != "-"
+            else None
+        )
 
     def stage(self, text: str) -> None:
         if self.on:
@@ -75,18 +81,29 @@ class _Group(click.Group):
 
         try:
             return super().invoke(ctx)
-        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, KeyboardInterrupt):
+        except (
+            click.exceptions.Exit,
+            click.ClickException,
+            click.Abort,
+            SystemExit,
+            KeyboardInterrupt,
+        ):
             raise
         except BrokenPipeError:  # the reader went away (`| head`): stop quietly
             sys.stderr.close()
             sys.exit(0)
         except LedgerError as err:
             _fail(err)
-        except Exception as err:  # a bug: say so plainly; nothing was written (outputs are all-or-nothing)
+        except (
+            Exception
+        ) as err:  # a bug: say so plainly; nothing was written (outputs are all-or-nothing)
             if os.environ.get("LEDGER_REPORT_DEBUG"):
                 raise
-            click.echo(f"Error: internal error ({type(err).__name__}: {err}); no file was written. "
-                       "Rerun with LEDGER_REPORT_DEBUG=1 for details and report it.", err=True)
+            click.echo(
+                f"Error: internal error ({type(err).__name__}: {err}); no file was written. "
+                "Rerun with LEDGER_REPORT_DEBUG=1 for details and report it.",
+                err=True,
+            )
             sys.exit(1)
 
 
@@ -105,7 +122,12 @@ def main() -> None:
 
 @main.command(context_settings=CONTEXT)
 @click.argument("input", type=click.Path(dir_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Print the JSON document (docs/json.md) instead of the table.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the JSON document (docs/json.md) instead of the table.",
+)
 def calc(input: str, as_json: bool) -> None:
     """Compute every row of INPUT (.csv or .xlsx) and print the ledgers.
 
@@ -178,7 +200,10 @@ def _formats(formats: str) -> list[str]:
     wanted = [f.strip().lower() for f in formats.split(",") if f.strip()]
     bad = [f for f in wanted if f not in FORMATS]
     if bad or not wanted:
-        raise click.BadParameter(f"expected a comma-separated list of {', '.join(FORMATS)}; found {formats!r}", param_hint="--format")
+        raise click.BadParameter(
+            f"expected a comma-separated list of {', '.join(FORMATS)}; found {formats!r}",
+            param_hint="--format",
+        )
     return wanted
 
 
@@ -187,9 +212,29 @@ JOBS_HELP = "Processes rendering the handout side by side [default: LEDGER_REPOR
 
 @main.command(context_settings=CONTEXT)
 @click.argument("input", type=click.Path(dir_okay=False))
-@click.option("-o", "--out", "out_dir", default="out", show_default=True, type=click.Path(file_okay=False), help="Folder for the outputs.")
-@click.option("--format", "formats", default="xlsx,pdf,json", show_default=True, help="Comma-separated: xlsx, pdf, json.")
-@click.option("--lang", type=click.Choice(["en", "zh"]), default="en", show_default=True, help="Language of the handout and the workbook.")
+@click.option(
+    "-o",
+    "--out",
+    "out_dir",
+    default="out",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Folder for the outputs.",
+)
+@click.option(
+    "--format",
+    "formats",
+    default="xlsx,pdf,json",
+    show_default=True,
+    help="Comma-separated: xlsx, pdf, json.",
+)
+@click.option(
+    "--lang",
+    type=click.Choice(["en", "zh"]),
+    default="en",
+    show_default=True,
+    help="Language of the handout and the workbook.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress or 'Wrote' lines.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help=JOBS_HELP)
 def build(input: str, out_dir: str, formats: str, lang: str, quiet: bool, jobs: int | None) -> None:
@@ -203,7 +248,12 @@ def build(input: str, out_dir: str, formats: str, lang: str, quiet: bool, jobs: 
 
     wanted = _formats(formats)
     try:
-        _wrote(api.build(input, out_dir, wanted, lang=lang, jobs=jobs, progress=_Progress("computing", quiet)), quiet)
+        _wrote(
+            api.build(
+                input, out_dir, wanted, lang=lang, jobs=jobs, progress=_Progress("computing", quiet)
+            ),
+            quiet,
+        )
     except LedgerError as err:
         _fail(err)
 
@@ -228,9 +278,13 @@ def template(out: str, force: bool) -> None:
     path = Path(out)
     suffix = path.suffix.lower()
     if suffix not in (".xlsx", ".csv"):
-        raise click.BadParameter(f"expected a name ending in .xlsx or .csv; found {out!r}", param_hint="OUT")
+        raise click.BadParameter(
+            f"expected a name ending in .xlsx or .csv; found {out!r}", param_hint="OUT"
+        )
     if path.exists() and not force:
-        click.echo(f"Error: {out} exists; pass --force to overwrite it (nothing was written).", err=True)
+        click.echo(
+            f"Error: {out} exists; pass --force to overwrite it (nothing was written).", err=True
+        )
         sys.exit(1)
     try:
         if suffix == ".csv":
@@ -267,7 +321,12 @@ def gpus(as_json: bool) -> None:
 
 
 @main.command(context_settings=CONTEXT)
-@click.option("--json", "as_json", is_flag=True, help="Print the catalogue as JSON (columns, sources and counted parameters).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the catalogue as JSON (columns, sources and counted parameters).",
+)
 def models(as_json: bool) -> None:
     """List the built-in model catalogue: a row's `model` column takes these names.
 
@@ -280,10 +339,25 @@ def models(as_json: bool) -> None:
     rows = []
     for m in MODELS.values():
         lg = compute(config_from_mapping({"name": m.name, "model": m.name}, source="models.json"))
-        counted = {k: int(lg[k]) for k in ("params_total", "params_active", "params_mtp", "arch_main_params")}
-        rows.append({"name": m.name, "hf_repo": m.hf_repo, "model_type": m.model_type, "source": m.source, "note": m.note,
-                     "layers": m.columns["layers"], "hidden": m.columns["hidden"], "experts": m.columns.get("experts", 0),
-                     "topk": m.columns.get("topk", 0), "columns": dict(m.columns), **counted})
+        counted = {
+            k: int(lg[k])
+            for k in ("params_total", "params_active", "params_mtp", "arch_main_params")
+        }
+        rows.append(
+            {
+                "name": m.name,
+                "hf_repo": m.hf_repo,
+                "model_type": m.model_type,
+                "source": m.source,
+                "note": m.note,
+                "layers": m.columns["layers"],
+                "hidden": m.columns["hidden"],
+                "experts": m.columns.get("experts", 0),
+                "topk": m.columns.get("topk", 0),
+                "columns": dict(m.columns),
+                **counted,
+            }
+        )
     if as_json:
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
     else:
@@ -292,15 +366,50 @@ def models(as_json: bool) -> None:
 
 @main.command(context_settings=CONTEXT)
 @click.argument("input", type=click.Path(dir_okay=False))
-@click.option("--top", default=TOP_PLANS, show_default=True, type=click.IntRange(1, 1000), help="Plans to keep per input row.")
-@click.option("-o", "--out", "out_dir", default=None, type=click.Path(file_okay=False), help="Write DIR/plans.csv and build it.")
-@click.option("--json", "as_json", is_flag=True, help="Print the planner's JSON document (docs/json.md).")
-@click.option("--lang", type=click.Choice(["en", "zh"]), default="en", show_default=True, help="Language of the handout (with -o).")
+@click.option(
+    "--top",
+    default=TOP_PLANS,
+    show_default=True,
+    type=click.IntRange(1, 1000),
+    help="Plans to keep per input row.",
+)
+@click.option(
+    "-o",
+    "--out",
+    "out_dir",
+    default=None,
+    type=click.Path(file_okay=False),
+    help="Write DIR/plans.csv and build it.",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the planner's JSON document (docs/json.md)."
+)
+@click.option(
+    "--lang",
+    type=click.Choice(["en", "zh"]),
+    default="en",
+    show_default=True,
+    help="Language of the handout (with -o).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help=JOBS_HELP)
-@click.option("--prices", "prices_file", default=None, type=click.Path(dir_okay=False, exists=True),
-              help="CSV of gpu,price (per GPU-hour): the price of each GPU type; only these types are searched when a row names no GPU.")
-def plan(input: str, top: int, out_dir: str | None, as_json: bool, lang: str, quiet: bool, jobs: int | None, prices_file: str | None) -> None:
+@click.option(
+    "--prices",
+    "prices_file",
+    default=None,
+    type=click.Path(dir_okay=False, exists=True),
+    help="CSV of gpu,price (per GPU-hour): the price of each GPU type; only these types are searched when a row names no GPU.",
+)
+def plan(
+    input: str,
+    top: int,
+    out_dir: str | None,
+    as_json: bool,
+    lang: str,
+    quiet: bool,
+    jobs: int | None,
+    prices_file: str | None,
+) -> None:
     """Search layouts, GPU counts and memory savers; rank the feasible plans by predicted cost.
 
     Exit status 1 when a row has no feasible plan (the output says which gate or constraint
@@ -314,7 +423,9 @@ def plan(input: str, top: int, out_dir: str | None, as_json: bool, lang: str, qu
     try:
         configs = _read(input)
         prices = read_prices(prices_file) if prices_file else None
-        doc = plan_document(configs, top=top, progress=_Progress("candidates", quiet), prices=prices)
+        doc = plan_document(
+            configs, top=top, progress=_Progress("candidates", quiet), prices=prices
+        )
         if as_json:
             sys.stdout.buffer.write(_json_bytes(doc))
         else:
@@ -332,20 +443,29 @@ def plan(input: str, top: int, out_dir: str | None, as_json: bool, lang: str, qu
 
 def _build_plans(doc: dict, out: Path, lang: str, quiet: bool, jobs: int | None) -> None:
     """plans.csv (complete input rows) and its outputs, built as ``build`` builds any input."""
-    from . import api
-    from .render.output import write_outputs
-    from .render.plans import plans_csv
-
     from dataclasses import replace
 
+    from . import api
     from .engine import compute_many
+    from .render.output import write_outputs
+    from .render.plans import plans_csv
     from .report import DEFAULT
 
     # the pages keep the planner's order (its ranks: cost, within 1 % the simpler plan first)
     in_plan_order = replace(DEFAULT, spec=replace(DEFAULT.spec, rank=()))
     ledgers = list(compute_many(api.read(_records(doc)), in_plan_order))
     files = {out / "plans.csv": plans_csv(doc)}
-    files.update(api.outputs(ledgers, "plans", out, FORMATS, lang=lang, jobs=jobs, progress=_Progress("computing", quiet)))
+    files.update(
+        api.outputs(
+            ledgers,
+            "plans",
+            out,
+            FORMATS,
+            lang=lang,
+            jobs=jobs,
+            progress=_Progress("computing", quiet),
+        )
+    )
     _wrote(write_outputs(files), quiet)
 
 

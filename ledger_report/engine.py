@@ -10,20 +10,21 @@ from __future__ import annotations
 
 import functools
 import math
-from itertools import repeat
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
+from itertools import repeat
 from typing import Any, Iterable, Iterator, Sequence
 
 from .config import COLUMN_NAMES, Config
+
 # A Config from a mapping, checked like a file row (one path: the reader's cell conversion and
 # cross-checks, raising the same InputError); re-exported for the library, tests and the planner.
 from .inputs import config_from_mapping, configs_from_records  # noqa: F401
 from .model.evaluate import eval_scalar, evaluate_arrays, evaluate_row, first_seen_codes
-from .model.masked import evaluate_masked, masked_arrays
-from .model.rows import evaluate_rows
 from .model.expr import Call
+from .model.masked import evaluate_masked, masked_arrays
 from .model.registry import BOOL, BYTES, FLOAT_UNITS, INT_UNITS, TEXT
+from .model.rows import evaluate_rows
 from .report import DEFAULT, Model
 
 BATCH_ROWS = 4096  # rows per arrays evaluation: bounds memory (a few hundred arrays of this length)
@@ -86,8 +87,12 @@ class PackedConfigs:
         self._sources.append(config.source)
         self._origins.append(dict(config.origins) or None)
 
-    def extend_columns(self, columns: Mapping[str, Sequence[Any]], sources: Sequence[str],
-                       origins: Sequence[Mapping[str, str] | None]) -> None:
+    def extend_columns(
+        self,
+        columns: Mapping[str, Sequence[Any]],
+        sources: Sequence[str],
+        origins: Sequence[Mapping[str, str] | None],
+    ) -> None:
         """Rows given a column at a time: ``columns`` each column's value on every row (a column
         left out is empty on every row), each row's source and origins (``None``: no column filled
         by its model; only non-empty columns named)."""
@@ -110,14 +115,18 @@ class PackedConfigs:
         return len(self._sources)
 
     def __iter__(self) -> Iterator[Config]:
-        return iter(PackedRows(self._joined(), self._sources, self._origins))  # the columns as they are, not copied
+        return iter(
+            PackedRows(self._joined(), self._sources, self._origins)
+        )  # the columns as they are, not copied
 
     def __getitem__(self, rows: slice) -> list[Config]:
         return list(self.part(rows))
 
     def part(self, rows: slice) -> "PackedRows":
         """Some rows, their configurations built only where one is read."""
-        return PackedRows([held[rows] for held in self._joined()], self._sources[rows], self._origins[rows])
+        return PackedRows(
+            [held[rows] for held in self._joined()], self._sources[rows], self._origins[rows]
+        )
 
     def column(self, name: str) -> list[Any]:
         """One input column's value on every row (``None`` for an empty cell)."""
@@ -128,7 +137,9 @@ class PackedRows(Sequence):
     """Rows of a ``PackedConfigs``: a configuration built again where it is read, the input
     columns and the origins straight from what is held (as ``_input_columns`` gives them)."""
 
-    def __init__(self, columns: list[list[Any]], sources: list[str], origins: list[Mapping[str, str] | None]) -> None:
+    def __init__(
+        self, columns: list[list[Any]], sources: list[str], origins: list[Mapping[str, str] | None]
+    ) -> None:
         self._columns, self._sources, self._origins = columns, sources, origins
 
     def __len__(self) -> int:
@@ -136,7 +147,9 @@ class PackedRows(Sequence):
 
     def __getitem__(self, i):  # type: ignore[override]
         if isinstance(i, slice):
-            return PackedRows([held[i] for held in self._columns], self._sources[i], self._origins[i])
+            return PackedRows(
+                [held[i] for held in self._columns], self._sources[i], self._origins[i]
+            )
         values = [held[i] for held in self._columns]
         return Config.rebuilt(values, self._sources[i], self._origins[i] or {})
 
@@ -156,8 +169,12 @@ def compute(config: Config, model: Model | None = None) -> Ledger:
     return Ledger(config, evaluate_row(model.registry, config.values, model.tables), model)
 
 
-def compute_many(configs: Iterable[Config], model: Model | None = None, batch: int = BATCH_ROWS,
-                 together: bool = False) -> Iterator[Ledger]:
+def compute_many(
+    configs: Iterable[Config],
+    model: Model | None = None,
+    batch: int = BATCH_ROWS,
+    together: bool = False,
+) -> Iterator[Ledger]:
     """The ledgers of many rows, evaluated over arrays in batches; the same values as ``compute``.
 
     Rows are grouped by which columns they leave empty, so a blank is the same for a whole group;
@@ -167,8 +184,12 @@ def compute_many(configs: Iterable[Config], model: Model | None = None, batch: i
         yield from b.ledgers()
 
 
-def batches(configs: Iterable[Config], model: Model | None = None, rows: int = BATCH_ROWS,
-            together: bool = False) -> Iterator["Batch"]:
+def batches(
+    configs: Iterable[Config],
+    model: Model | None = None,
+    rows: int = BATCH_ROWS,
+    together: bool = False,
+) -> Iterator["Batch"]:
     """The rows evaluated ``rows`` at a time.  ``together``: each batch in one pass, an empty cell a
     blank mask (``model/masked.py``), much faster on rows that leave different columns empty; a
     whole number may then come as a float (1.0 for 1), which the JSON document writes alike (the
@@ -189,8 +210,13 @@ class Batch:
     or for each group of rows that leave the same columns empty (with the rows each covers);
     ``ledgers`` gives one ledger per row, ``column`` a quantity on every row."""
 
-    def __init__(self, configs: Sequence[Config], model: Model, parts: list[tuple[dict[str, Any], list[int]]],
-                 inputs: dict[str, Sequence[Any]] | None = None) -> None:
+    def __init__(
+        self,
+        configs: Sequence[Config],
+        model: Model,
+        parts: list[tuple[dict[str, Any], list[int]]],
+        inputs: dict[str, Sequence[Any]] | None = None,
+    ) -> None:
         self.configs, self.model, self.parts = configs, model, parts
         self.text_keys = frozenset(_row_keys(model.registry))
         self._columns: dict[str, list] = {}
@@ -234,9 +260,13 @@ class Batch:
         e = self.model.registry[key].expr
         distinct = self._distinct(e, rows)
         if distinct is None:
-            return None, evaluate_rows(e, rows, self.inputs, self.column, self.model.tables, self._float64)
+            return None, evaluate_rows(
+                e, rows, self.inputs, self.column, self.model.tables, self._float64
+            )
         first, inverse = distinct
-        return inverse, evaluate_rows(e, first, self.inputs, self.column, self.model.tables, self._float64)
+        return inverse, evaluate_rows(
+            e, first, self.inputs, self.column, self.model.tables, self._float64
+        )
 
     def _float64(self, key: str) -> tuple[Any, Any] | None:
         """A quantity the arrays interpreter holds as float64 or bool over the rows (which
@@ -251,7 +281,10 @@ class Batch:
         got = None
         if held is not None and held[0].dtype in (np.float64, np.bool_):
             data, blank = held
-            got = np.broadcast_to(data, (len(self.configs),)), (blank if blank is not None and blank.any() else None)
+            got = (
+                np.broadcast_to(data, (len(self.configs),)),
+                (blank if blank is not None and blank.any() else None),
+            )
         self._f64[key] = got
         return got
 
@@ -267,12 +300,17 @@ class Batch:
             self._distincts[key] = self._combinations(reads, rows)
         return self._distincts[key]
 
-    def _combinations(self, reads: list[tuple[str, bool]], rows: Sequence[int]) -> tuple[list[int], list[int]] | None:
+    def _combinations(
+        self, reads: list[tuple[str, bool]], rows: Sequence[int]
+    ) -> tuple[list[int], list[int]] | None:
         """``_distinct``'s finding."""
         import numpy as np
 
         at = np.asarray(rows, dtype=np.intp)
-        columns = ((codes[at], k) for codes, k in (self._codes(name, of_column) for name, of_column in reads))
+        columns = (
+            (codes[at], k)
+            for codes, k in (self._codes(name, of_column) for name, of_column in reads)
+        )
         first, inverse = combined_codes(np, columns, len(at))
         if len(first) == len(at):
             return None
@@ -312,7 +350,12 @@ class Batch:
         if key in self.text_keys or len(self.parts) > 1:
             return False
         v = self.parts[0][0][key]
-        return v is None or getattr(v, "dtype", None) is not None and v.dtype.kind in "biuf" or type(v) in (bool, int, float)
+        return (
+            v is None
+            or getattr(v, "dtype", None) is not None
+            and v.dtype.kind in "biuf"
+            or type(v) in (bool, int, float)
+        )
 
     def floats(self, key: str) -> tuple[Any, Any] | None:
         """A quantity as float64 values over the rows and the mask of its blank rows (``None``: no
@@ -338,7 +381,11 @@ class Batch:
         v = self.parts[0][0][key]
         if v is None:
             return None
-        blank = np.broadcast_to(np.ma.getmaskarray(v), (len(self.configs),)) if isinstance(v, np.ma.MaskedArray) else None
+        blank = (
+            np.broadcast_to(np.ma.getmaskarray(v), (len(self.configs),))
+            if isinstance(v, np.ma.MaskedArray)
+            else None
+        )
         return np.ma.getdata(v), blank
 
     def _numbers(self, key: str) -> list:
@@ -361,7 +408,11 @@ class Batch:
             inputs = _input_columns(configs)
             read = _read_columns(model.registry)
             masked = masked_arrays(np, {k: v for k, v in inputs.items() if k in read})
-            env = evaluate_masked(model.registry, masked[0], masked[1], model.tables) if masked is not None else None
+            env = (
+                evaluate_masked(model.registry, masked[0], masked[1], model.tables)
+                if masked is not None
+                else None
+            )
             if env is not None:
                 return cls(configs, model, [(env, list(range(len(configs))))], inputs)
         return cls(configs, model, _per_pattern(np, configs, model))
@@ -371,10 +422,14 @@ class Batch:
 
         out: list[Ledger | None] = [None] * len(self.configs)
         for env, idx in self.parts:
-            columns = {k: _as_list(np, v, len(idx)) for k, v in env.items() if k not in self.text_keys}
+            columns = {
+                k: _as_list(np, v, len(idx)) for k, v in env.items() if k not in self.text_keys
+            }
             for j, i in enumerate(idx):
                 c = self.configs[i]
-                out[i] = Ledger(c, _RowValues(columns, j, c, self.model, self.text_keys), self.model)
+                out[i] = Ledger(
+                    c, _RowValues(columns, j, c, self.model, self.text_keys), self.model
+                )
         return out  # type: ignore[return-value]
 
 
@@ -391,7 +446,9 @@ def _reads(e: Any) -> tuple[tuple[str, bool], ...]:
     """What an expression reads: (column name, True) and (quantity key, False), in a fixed order."""
     from .model.expr import all_cols, all_refs
 
-    return tuple([(c, True) for c in sorted(all_cols(e))] + [(k, False) for k in sorted(all_refs(e))])
+    return tuple(
+        [(c, True) for c in sorted(all_cols(e))] + [(k, False) for k in sorted(all_refs(e))]
+    )
 
 
 MAX_CODE = 2**62  # combined codes are numbered again before they would reach it
@@ -468,11 +525,15 @@ def _input_columns(configs: Sequence[Config]) -> dict[str, Sequence[Any]]:
     return dict(zip(COLUMN_NAMES, map(list, zip(*[c.values.values() for c in configs]))))
 
 
-def _per_pattern(np, configs: Sequence[Config], model: Model) -> list[tuple[dict[str, Any], list[int]]]:
+def _per_pattern(
+    np, configs: Sequence[Config], model: Model
+) -> list[tuple[dict[str, Any], list[int]]]:
     """The arrays of each group of rows that leave the same columns empty."""
     groups: dict[frozenset, list[int]] = {}
     for i, c in enumerate(configs):
-        groups.setdefault(frozenset(k for k, v in c.values.items() if v is not None and v != ""), []).append(i)
+        groups.setdefault(
+            frozenset(k for k, v in c.values.items() if v is not None and v != ""), []
+        ).append(i)
     out = []
     for given, idx in groups.items():
         cols = {name: _column(np, [configs[i].values[name] for i in idx]) for name in given}
@@ -501,8 +562,16 @@ class _RowValues(Mapping):
 
     __slots__ = ("_columns", "_j", "_config", "_model", "_text", "_cache")
 
-    def __init__(self, columns: Mapping[str, Any], j: int, config: Config, model: Model, text_keys: frozenset) -> None:
-        self._columns, self._j, self._config, self._model, self._text = columns, j, config, model, text_keys
+    def __init__(
+        self, columns: Mapping[str, Any], j: int, config: Config, model: Model, text_keys: frozenset
+    ) -> None:
+        self._columns, self._j, self._config, self._model, self._text = (
+            columns,
+            j,
+            config,
+            model,
+            text_keys,
+        )
         self._cache: dict[str, Any] = {}
 
     def __getitem__(self, key: str) -> Any:
@@ -510,7 +579,9 @@ class _RowValues(Mapping):
         if hit is not _MISSING:
             return hit
         if key in self._text:
-            v = eval_scalar(self._model.registry[key].expr, self._config.values, self, self._model.tables)
+            v = eval_scalar(
+                self._model.registry[key].expr, self._config.values, self, self._model.tables
+            )
         else:
             col = self._columns[key]
             v = None if col is None else col[self._j]

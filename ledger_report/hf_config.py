@@ -19,39 +19,121 @@ import json
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-__all__ = ["UnsupportedConfig", "columns_from_config", "read_config_json", "FAMILIES", "MAX_CONFIG_BYTES"]
+__all__ = [
+    "UnsupportedConfig",
+    "columns_from_config",
+    "read_config_json",
+    "FAMILIES",
+    "MAX_CONFIG_BYTES",
+]
 
 MAX_CONFIG_BYTES = 4 * 2**20  # a config.json is a few KB; refuse to parse anything huge
 
 # Keys that do not change the parameter count, in every family: identity, token ids, numerics,
 # positions (RoPE has no parameters), regularisation, routing arithmetic, runtime and storage.
-IGNORED: frozenset[str] = frozenset({
-    "_name_or_path", "architectures", "model_type", "auto_map", "transformers_version", "torch_dtype", "dtype",
-    "use_cache", "bos_token_id", "eos_token_id", "pad_token_id", "sep_token_id", "decoder_start_token_id",
-    "initializer_range", "initializer_factor", "rms_norm_eps", "layer_norm_eps", "norm_eps", "hidden_act", "hidden_activation",
-    "max_position_embeddings", "rope_theta", "rope_scaling", "rope_parameters", "rope_type", "partial_rotary_factor",
-    "attention_dropout", "hidden_dropout", "dropout", "embedding_dropout", "resid_pdrop", "embd_pdrop",
-    "quantization_config", "output_router_logits", "router_aux_loss_coef", "aux_loss_alpha", "seq_aux",
-    "norm_topk_prob", "pretraining_tp", "tokenizer_class", "output_attentions", "output_hidden_states",
-    "return_dict", "chunk_size_feed_forward", "is_encoder_decoder", "problem_type", "id2label", "label2id",
-    "torchscript", "tie_encoder_decoder", "use_return_dict", "cache_implementation", "_attn_implementation",
-    "attn_implementation", "keys_to_ignore_at_inference", "base_model_tp_plan", "base_model_pp_plan",
-})
+IGNORED: frozenset[str] = frozenset(
+    {
+        "_name_or_path",
+        "architectures",
+        "model_type",
+        "auto_map",
+        "transformers_version",
+        "torch_dtype",
+        "dtype",
+        "use_cache",
+        "bos_token_id",
+        "eos_token_id",
+        "pad_token_id",
+        "sep_token_id",
+        "decoder_start_token_id",
+        "initializer_range",
+        "initializer_factor",
+        "rms_norm_eps",
+        "layer_norm_eps",
+        "norm_eps",
+        "hidden_act",
+        "hidden_activation",
+        "max_position_embeddings",
+        "rope_theta",
+        "rope_scaling",
+        "rope_parameters",
+        "rope_type",
+        "partial_rotary_factor",
+        "attention_dropout",
+        "hidden_dropout",
+        "dropout",
+        "embedding_dropout",
+        "resid_pdrop",
+        "embd_pdrop",
+        "quantization_config",
+        "output_router_logits",
+        "router_aux_loss_coef",
+        "aux_loss_alpha",
+        "seq_aux",
+        "norm_topk_prob",
+        "pretraining_tp",
+        "tokenizer_class",
+        "output_attentions",
+        "output_hidden_states",
+        "return_dict",
+        "chunk_size_feed_forward",
+        "is_encoder_decoder",
+        "problem_type",
+        "id2label",
+        "label2id",
+        "torchscript",
+        "tie_encoder_decoder",
+        "use_return_dict",
+        "cache_implementation",
+        "_attn_implementation",
+        "attn_implementation",
+        "keys_to_ignore_at_inference",
+        "base_model_tp_plan",
+        "base_model_pp_plan",
+    }
+)
 
 FAMILY_IGNORED: dict[str, frozenset[str]] = {
     # routing arithmetic and grouping of DeepSeek-V3 / Kimi K2 (DeepseekV3TopkRouter): no parameters
-    "deepseek": frozenset({"n_group", "topk_group", "routed_scaling_factor", "scoring_func", "topk_method", "ep_size",
-                           "num_key_value_heads", "head_dim", "rope_interleave"}),
+    "deepseek": frozenset(
+        {
+            "n_group",
+            "topk_group",
+            "routed_scaling_factor",
+            "scoring_func",
+            "topk_method",
+            "ep_size",
+            "num_key_value_heads",
+            "head_dim",
+            "rope_interleave",
+        }
+    ),
     # the sliding window of Qwen2/Qwen3 applies only with use_sliding_window (checked), no parameters
     "qwen": frozenset({"sliding_window", "max_window_layers", "use_mrope"}),
     # gpt-oss: the SwiGLU clamp and the original context length do not change shapes
     "gpt_oss": frozenset({"swiglu_limit", "initial_context_length", "experts_per_token"}),
     # Gemma 3: softmax scale, soft-capping and the local RoPE base have no parameters
-    "gemma3": frozenset({"query_pre_attn_scalar", "final_logit_softcapping", "attn_logit_softcapping",
-                         "rope_local_base_freq", "use_bidirectional_attention"}),
+    "gemma3": frozenset(
+        {
+            "query_pre_attn_scalar",
+            "final_logit_softcapping",
+            "attn_logit_softcapping",
+            "rope_local_base_freq",
+            "use_bidirectional_attention",
+        }
+    ),
     # the vision tower of Gemma3ForConditionalGeneration is not counted: the text model is (see below)
-    "gemma3_multimodal": frozenset({"vision_config", "mm_tokens_per_image", "boi_token_index", "eoi_token_index",
-                                    "image_token_index", "text_config", "initializer_range"}),
+    "gemma3_multimodal": frozenset(
+        {
+            "vision_config",
+            "mm_tokens_per_image",
+            "boi_token_index",
+            "eoi_token_index",
+            "image_token_index",
+            "text_config",
+            "initializer_range",
+        }
+    ),
 }
 
 
@@ -84,7 +166,9 @@ class _Keys:
         v = self.get(key, default)
         if v is None:
             if default is None:
-                raise UnsupportedConfig(f"the key {key!r} (model_type {self.family})", "no such key")
+                raise UnsupportedConfig(
+                    f"the key {key!r} (model_type {self.family})", "no such key"
+                )
             return None
         if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
             raise UnsupportedConfig(f"{key!r} a whole number ≥ {minimum}", json.dumps(v)[:60])
@@ -116,7 +200,9 @@ class _Keys:
 # The families
 
 
-def _base(k: _Keys, *, tied_default: bool = False, head_dim: bool = True, vocab_default: int | None = None) -> dict[str, Any]:
+def _base(
+    k: _Keys, *, tied_default: bool = False, head_dim: bool = True, vocab_default: int | None = None
+) -> dict[str, Any]:
     """The columns every decoder family shares (LlamaModel and its descendants)."""
     out: dict[str, Any] = {
         "layers": k.count("num_hidden_layers"),
@@ -137,8 +223,12 @@ def _base(k: _Keys, *, tied_default: bool = False, head_dim: bool = True, vocab_
 
 
 def _no_sliding(k: _Keys) -> None:
-    k.must("use_sliding_window", lambda v: v is False, False,
-           "use_sliding_window false (Qwen2/Qwen3's per-layer window from max_window_layers is not modelled)")
+    k.must(
+        "use_sliding_window",
+        lambda v: v is False,
+        False,
+        "use_sliding_window false (Qwen2/Qwen3's per-layer window from max_window_layers is not modelled)",
+    )
 
 
 def _layout(k: _Keys, key: str, local: str, full: str, default_every: int) -> int:
@@ -158,7 +248,9 @@ def _layout(k: _Keys, key: str, local: str, full: str, default_every: int) -> in
         return every
     raise UnsupportedConfig(
         f"layer_types with {full!r} exactly on layers i where i mod k = k − 1 ({key})",
-        "another pattern: " + ", ".join(str(i) for i in fulls[:12]) + (" ..." if len(fulls) > 12 else ""),
+        "another pattern: "
+        + ", ".join(str(i) for i in fulls[:12])
+        + (" ..." if len(fulls) > 12 else ""),
     )
 
 
@@ -168,8 +260,10 @@ def _llama(k: _Keys) -> dict[str, Any]:
     out = _base(k)
     ab, mb = k.flag("attention_bias", False), k.flag("mlp_bias", False)
     if ab != mb:
-        raise UnsupportedConfig("attention_bias and mlp_bias both true or both false (a bias on the attention alone is not modelled)",
-                                f"attention_bias = {json.dumps(ab)}, mlp_bias = {json.dumps(mb)}")
+        raise UnsupportedConfig(
+            "attention_bias and mlp_bias both true or both false (a bias on the attention alone is not modelled)",
+            f"attention_bias = {json.dumps(ab)}, mlp_bias = {json.dumps(mb)}",
+        )
     if ab:
         out["linear_bias"] = True
     return out
@@ -207,15 +301,30 @@ def _qwen3(k: _Keys) -> dict[str, Any]:
     """Qwen3ForCausalLM (qwen3/modeling_qwen3.py Qwen3Attention): q_norm and k_norm over head_dim."""
     out = _base(k)
     _no_sliding(k)
-    k.must("attention_bias", lambda v: v is False, False, "attention_bias false (a bias on the attention alone is not modelled)")
+    k.must(
+        "attention_bias",
+        lambda v: v is False,
+        False,
+        "attention_bias false (a bias on the attention alone is not modelled)",
+    )
     out["qk_norm"] = True
     return out
 
 
 def _qwen_moe_layout(k: _Keys) -> None:
     """Qwen3MoeDecoderLayer: sparse iff layer_idx not in mlp_only_layers and (layer_idx + 1) % decoder_sparse_step == 0."""
-    k.must("decoder_sparse_step", lambda v: v == 1, 1, "decoder_sparse_step 1 (every layer MoE; other steps are not modelled)")
-    k.must("mlp_only_layers", lambda v: v == [], [], "mlp_only_layers empty (dense layers among the MoE ones are not modelled)")
+    k.must(
+        "decoder_sparse_step",
+        lambda v: v == 1,
+        1,
+        "decoder_sparse_step 1 (every layer MoE; other steps are not modelled)",
+    )
+    k.must(
+        "mlp_only_layers",
+        lambda v: v == [],
+        [],
+        "mlp_only_layers empty (dense layers among the MoE ones are not modelled)",
+    )
 
 
 def _qwen3_moe(k: _Keys) -> dict[str, Any]:
@@ -223,7 +332,13 @@ def _qwen3_moe(k: _Keys) -> dict[str, Any]:
     router without bias."""
     out = _qwen3(k)
     _qwen_moe_layout(k)
-    out.update(k.counts(experts="num_experts", topk="num_experts_per_tok", moe_ffn_hidden="moe_intermediate_size"))
+    out.update(
+        k.counts(
+            experts="num_experts",
+            topk="num_experts_per_tok",
+            moe_ffn_hidden="moe_intermediate_size",
+        )
+    )
     return out
 
 
@@ -242,14 +357,23 @@ def _qwen3_next(k: _Keys) -> dict[str, Any]:
     out["gated_attention"] = True
     every = k.count("full_attention_interval", 4)
     if _layout(k, "full_attention_interval", "linear_attention", "full_attention", every) != every:
-        raise UnsupportedConfig("layer_types that agree with full_attention_interval", json.dumps(k.cfg.get("layer_types"))[:60])
+        raise UnsupportedConfig(
+            "layer_types that agree with full_attention_interval",
+            json.dumps(k.cfg.get("layer_types"))[:60],
+        )
     out["full_attention_every"] = every
-    out.update(k.counts(
-        linear_key_heads="linear_num_key_heads", linear_value_heads="linear_num_value_heads",
-        linear_key_head_dim="linear_key_head_dim", linear_value_head_dim="linear_value_head_dim",
-        linear_conv_kernel="linear_conv_kernel_dim",
-        experts="num_experts", topk="num_experts_per_tok", moe_ffn_hidden="moe_intermediate_size",
-    ))
+    out.update(
+        k.counts(
+            linear_key_heads="linear_num_key_heads",
+            linear_value_heads="linear_num_value_heads",
+            linear_key_head_dim="linear_key_head_dim",
+            linear_value_head_dim="linear_value_head_dim",
+            linear_conv_kernel="linear_conv_kernel_dim",
+            experts="num_experts",
+            topk="num_experts_per_tok",
+            moe_ffn_hidden="moe_intermediate_size",
+        )
+    )
     shared = k.count("shared_expert_intermediate_size", 0, minimum=0)
     if shared:
         out["shared_experts"] = 1
@@ -268,15 +392,27 @@ def _deepseek(k: _Keys) -> dict[str, Any]:
     out = _base(k, head_dim=False)
     out.pop("kv_heads", None)  # MLA: the key/value heads are the query heads
     k.must("attention_bias", lambda v: v is False, False, "attention_bias false")
-    k.must("moe_layer_freq", lambda v: v == 1, 1, "moe_layer_freq 1 (DeepseekV3DecoderLayer makes every layer after the dense ones MoE)")
+    k.must(
+        "moe_layer_freq",
+        lambda v: v == 1,
+        1,
+        "moe_layer_freq 1 (DeepseekV3DecoderLayer makes every layer after the dense ones MoE)",
+    )
     if k.has("q_lora_rank"):
         out["q_lora_rank"] = k.count("q_lora_rank")
     else:
         k.get("q_lora_rank")
-    out.update(k.counts(
-        kv_lora_rank="kv_lora_rank", qk_rope_head_dim="qk_rope_head_dim", qk_nope_head_dim="qk_nope_head_dim", v_head_dim="v_head_dim",
-        experts="n_routed_experts", topk="num_experts_per_tok", moe_ffn_hidden="moe_intermediate_size",
-    ))
+    out.update(
+        k.counts(
+            kv_lora_rank="kv_lora_rank",
+            qk_rope_head_dim="qk_rope_head_dim",
+            qk_nope_head_dim="qk_nope_head_dim",
+            v_head_dim="v_head_dim",
+            experts="n_routed_experts",
+            topk="num_experts_per_tok",
+            moe_ffn_hidden="moe_intermediate_size",
+        )
+    )
     dense = k.count("first_k_dense_replace", 0, minimum=0)
     if dense:
         out["first_dense_layers"] = dense
@@ -296,12 +432,20 @@ def _gpt_oss(k: _Keys) -> dict[str, Any]:
     one sink per head; GptOssTopKRouter with a bias; GptOssExperts with biases; sliding-window
     layers from layer_types ("sliding_attention" if (i + 1) % 2 else "full_attention")."""
     out = _base(k)
-    k.must("attention_bias", lambda v: v is True, True, "attention_bias true (the experts always have biases: biases everywhere)")
+    k.must(
+        "attention_bias",
+        lambda v: v is True,
+        True,
+        "attention_bias true (the experts always have biases: biases everywhere)",
+    )
     out["linear_bias"] = True
     out["attention_sinks"] = True
     out.update(k.counts(experts="num_local_experts", topk="num_experts_per_tok"))
     if k.cfg.get("experts_per_token") not in (None, out["topk"]):
-        raise UnsupportedConfig("experts_per_token equal to num_experts_per_tok", f"experts_per_token = {json.dumps(k.cfg['experts_per_token'])}")
+        raise UnsupportedConfig(
+            "experts_per_token equal to num_experts_per_tok",
+            f"experts_per_token = {json.dumps(k.cfg['experts_per_token'])}",
+        )
     out["moe_ffn_hidden"] = out["ffn_hidden"]
     out["router_bias"] = True
     out["sliding_window"] = k.count("sliding_window")
@@ -320,7 +464,9 @@ def _gemma3_text(k: _Keys) -> dict[str, Any]:
     out["norms_per_layer"] = 4
     out["sliding_window"] = k.count("sliding_window", 4096)
     every = k.count("sliding_window_pattern", 6)
-    out["sliding_every"] = _layout(k, "sliding_window_pattern", "sliding_attention", "full_attention", every)
+    out["sliding_every"] = _layout(
+        k, "sliding_window_pattern", "sliding_attention", "full_attention", every
+    )
     return out
 
 
@@ -339,10 +485,17 @@ FAMILIES: dict[str, tuple[tuple[str, ...], Callable[[_Keys], dict[str, Any]]]] =
     "gemma3_text": (("gemma3",), _gemma3_text),
 }
 ARCHITECTURES = {
-    "LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "MixtralForCausalLM": "mixtral",
-    "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3", "Qwen3MoeForCausalLM": "qwen3_moe",
-    "Qwen3NextForCausalLM": "qwen3_next", "DeepseekV3ForCausalLM": "deepseek_v3", "GptOssForCausalLM": "gpt_oss",
-    "Gemma3ForCausalLM": "gemma3_text", "Gemma3ForConditionalGeneration": "gemma3",
+    "LlamaForCausalLM": "llama",
+    "MistralForCausalLM": "mistral",
+    "MixtralForCausalLM": "mixtral",
+    "Qwen2ForCausalLM": "qwen2",
+    "Qwen3ForCausalLM": "qwen3",
+    "Qwen3MoeForCausalLM": "qwen3_moe",
+    "Qwen3NextForCausalLM": "qwen3_next",
+    "DeepseekV3ForCausalLM": "deepseek_v3",
+    "GptOssForCausalLM": "gpt_oss",
+    "Gemma3ForCausalLM": "gemma3_text",
+    "Gemma3ForConditionalGeneration": "gemma3",
 }
 KNOWN_TYPES = tuple(sorted(set(FAMILIES) | {"gemma3"}))
 
@@ -354,12 +507,19 @@ def family_of(cfg: Mapping[str, Any]) -> str:
     if mt is None and isinstance(archs, list) and archs:
         mt = ARCHITECTURES.get(str(archs[0]))
         if mt is None:
-            raise UnsupportedConfig("a model_type, or architectures of a known class (" + ", ".join(sorted(ARCHITECTURES)) + ")",
-                                    "architectures " + json.dumps(archs)[:80])
+            raise UnsupportedConfig(
+                "a model_type, or architectures of a known class ("
+                + ", ".join(sorted(ARCHITECTURES))
+                + ")",
+                "architectures " + json.dumps(archs)[:80],
+            )
     if mt is None:
         raise UnsupportedConfig("a model_type key", "neither model_type nor architectures")
     if mt not in KNOWN_TYPES:
-        raise UnsupportedConfig("a model_type ledger-report counts (" + ", ".join(KNOWN_TYPES) + ")", f"model_type {json.dumps(mt)[:60]}")
+        raise UnsupportedConfig(
+            "a model_type ledger-report counts (" + ", ".join(KNOWN_TYPES) + ")",
+            f"model_type {json.dumps(mt)[:60]}",
+        )
     return mt
 
 
@@ -373,19 +533,25 @@ def columns_from_config(cfg: Mapping[str, Any]) -> dict[str, Any]:
         outer = _Keys(cfg, "gemma3")
         extra = outer.unknown(FAMILY_IGNORED["gemma3_multimodal"])
         if extra:
-            raise UnsupportedConfig("config.json keys ledger-report understands for model_type gemma3 (or on its ignore list)",
-                                    "unknown keys " + ", ".join(extra))
+            raise UnsupportedConfig(
+                "config.json keys ledger-report understands for model_type gemma3 (or on its ignore list)",
+                "unknown keys " + ", ".join(extra),
+            )
         text = cfg.get("text_config")
         if not isinstance(text, Mapping):
-            raise UnsupportedConfig("a text_config object (Gemma3ForConditionalGeneration)", json.dumps(text)[:60])
+            raise UnsupportedConfig(
+                "a text_config object (Gemma3ForConditionalGeneration)", json.dumps(text)[:60]
+            )
         return columns_from_config({**text, "model_type": "gemma3_text"})
     groups, read = FAMILIES[mt]
     k = _Keys(cfg, mt)
     out = read(k)
     extra = k.unknown(*(FAMILY_IGNORED[g] for g in groups))
     if extra:
-        raise UnsupportedConfig(f"config.json keys ledger-report understands for model_type {mt} (or on its ignore list)",
-                                "unknown keys " + ", ".join(extra))
+        raise UnsupportedConfig(
+            f"config.json keys ledger-report understands for model_type {mt} (or on its ignore list)",
+            "unknown keys " + ", ".join(extra),
+        )
     return out
 
 
@@ -397,14 +563,24 @@ def read_config_json(path: Path) -> dict[str, Any]:
         with path.open("rb") as fh:
             data = fh.read(MAX_CONFIG_BYTES + 1)  # bounded, whatever the file claims
         if len(data) > MAX_CONFIG_BYTES:
-            raise UnsupportedConfig(f"a config.json of at most {MAX_CONFIG_BYTES // 2**20} MiB", f"a larger file {path}")
+            raise UnsupportedConfig(
+                f"a config.json of at most {MAX_CONFIG_BYTES // 2**20} MiB", f"a larger file {path}"
+            )
         text = data.decode("utf-8-sig")
     except FileNotFoundError:
-        raise UnsupportedConfig("an existing config.json (the path is relative to the input file's folder)", f"no file {path}") from None
+        raise UnsupportedConfig(
+            "an existing config.json (the path is relative to the input file's folder)",
+            f"no file {path}",
+        ) from None
     except (OSError, ValueError) as exc:
-        raise UnsupportedConfig("a readable UTF-8 config.json", f"{type(exc).__name__}: {exc}"[:120]) from None
+        raise UnsupportedConfig(
+            "a readable UTF-8 config.json", f"{type(exc).__name__}: {exc}"[:120]
+        ) from None
     try:
         cfg = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise UnsupportedConfig("a config.json holding JSON", f"a JSON error at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        raise UnsupportedConfig(
+            "a config.json holding JSON",
+            f"a JSON error at line {exc.lineno}, column {exc.colno}: {exc.msg}",
+        ) from None
     return columns_from_config(cfg)

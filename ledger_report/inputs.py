@@ -32,19 +32,17 @@ import difflib
 import io
 import json
 import math
+import numbers
 import posixpath
 import re
 import unicodedata
 import warnings
 import zipfile
 import zlib
-from decimal import Decimal, InvalidOperation
-from itertools import compress, repeat
-from operator import is_not
-from pathlib import Path
-import numbers
-from typing import Any, Callable, NoReturn, Sequence
 from collections.abc import Iterable, Iterator, Mapping
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any, Callable, NoReturn, Sequence
 
 from .config import (
     ALIASES,
@@ -62,7 +60,14 @@ from .config import (
 from .errors import InputError, Problem
 from .model.units import GB, GIB, TB, TIB
 
-__all__ = ["read_configs", "stream_configs", "config_from_mapping", "configs_from_records", "CSV_SUFFIXES", "XLSX_SUFFIXES"]
+__all__ = [
+    "read_configs",
+    "stream_configs",
+    "config_from_mapping",
+    "configs_from_records",
+    "CSV_SUFFIXES",
+    "XLSX_SUFFIXES",
+]
 
 # ---------------------------------------------------------------------------------------------
 # Limits (module level so tests can monkeypatch them down)
@@ -73,9 +78,13 @@ MAX_ZIP_ENTRIES = 1000  # Apache POI ZipSecureFile.MAX_FILE_COUNT
 MAX_ENTRY_BYTES = 200 * 2**20  # declared uncompressed size of one zip entry
 MAX_TOTAL_BYTES = 1 * 2**30  # declared uncompressed size of all entries together
 MAX_RATIO = 100  # uncompressed : compressed (POI MIN_INFLATE_RATIO = 0.01)
-RATIO_GRACE_BYTES = 100 * 2**10  # entries up to this size are exempt from the ratio (POI GRACE_ENTRY_SIZE)
+RATIO_GRACE_BYTES = (
+    100 * 2**10
+)  # entries up to this size are exempt from the ratio (POI GRACE_ENTRY_SIZE)
 MAX_SHEET_ROWS = 1_048_576  # Excel's last row: empty rows up to a huge row number are not walked
-MAX_SHEET_CELLS = 20_000_000  # cells of all rows, each from column A to its last cell (padding included)
+MAX_SHEET_CELLS = (
+    20_000_000  # cells of all rows, each from column A to its last cell (padding included)
+)
 MAX_CSV_BYTES = 200 * 2**20  # size of a CSV file
 MAX_TEXT_CHARS = 32_767  # Excel's cell limit; openpyxl would silently cut longer text
 MAX_NUMBER = 10**16  # largest count / integer accepted (5T parameters x 2000 is still far below)
@@ -104,8 +113,17 @@ _NUMBER_RE = re.compile(
 
 # A size typed with its unit into a column counted in GB (10^9 bytes): GB, GiB, MB, MiB, TB, TiB.
 _BYTE_UNIT_RE = re.compile(r"(?P<num>.*?) ?(?P<unit>[mgtMGT](?:i|I)?[bB])", re.ASCII)
-_GB_PER_UNIT = {unit: Decimal(n) / GB for unit, n in
-                (("mb", GB // 1000), ("gb", GB), ("tb", TB), ("mib", GIB // 1024), ("gib", GIB), ("tib", TIB))}
+_GB_PER_UNIT = {
+    unit: Decimal(n) / GB
+    for unit, n in (
+        ("mb", GB // 1000),
+        ("gb", GB),
+        ("tb", TB),
+        ("mib", GIB // 1024),
+        ("gib", GIB),
+        ("tib", TIB),
+    )
+}
 
 _TRUE = frozenset({"true", "yes", "1", "y", "on"})
 _FALSE = frozenset({"false", "no", "0", "n", "off"})
@@ -131,10 +149,15 @@ def stream_configs(path: str | Path, each: Callable[[Config], None]) -> int:
     return n
 
 
-def read_configs(path: str | Path, sink: Callable[[Config], None] | None = None,
-                 keep: Callable[[int], bool] | None = None,
-                 sink_columns: Callable[[Mapping[str, Sequence[Any]], list[str], list[Mapping[str, str] | None]], None] | None = None,
-                 ) -> list[Config]:
+def read_configs(
+    path: str | Path,
+    sink: Callable[[Config], None] | None = None,
+    keep: Callable[[int], bool] | None = None,
+    sink_columns: Callable[
+        [Mapping[str, Sequence[Any]], list[str], list[Mapping[str, str] | None]], None
+    ]
+    | None = None,
+) -> list[Config]:
     """Read every configuration row of a .csv or .xlsx file; raise ``InputError`` on any problem.
 
     With ``sink``, each good row goes to it as it is read and the list returned is empty.  With
@@ -163,7 +186,11 @@ def read_configs(path: str | Path, sink: Callable[[Config], None] | None = None,
     if suffix in XLSX_SUFFIXES:
         return _read_xlsx(path, label, sink)
     if suffix == ".xls":
-        _fail(label, "a .csv or .xlsx file", "a legacy .xls workbook; save it from Excel as .xlsx (Excel Workbook)")
+        _fail(
+            label,
+            "a .csv or .xlsx file",
+            "a legacy .xls workbook; save it from Excel as .xlsx (Excel Workbook)",
+        )
     if suffix in (".xlsb", ".ods", ".numbers"):
         _fail(label, "a .csv or .xlsx file", f"a {suffix} file; save it as .xlsx or .csv")
     _fail(label, "a file ending in .csv or .xlsx", f"the extension {suffix or '(none)'!r}")
@@ -185,7 +212,9 @@ def config_from_mapping(values: Mapping[str, Any], source: str = "mapping") -> C
     return configs_from_records([values], source)[0]
 
 
-def configs_from_records(records: Iterable[Mapping[str, Any]], source: str = "records") -> list[Config]:
+def configs_from_records(
+    records: Iterable[Mapping[str, Any]], source: str = "records"
+) -> list[Config]:
     """Configurations from mappings, each checked like a file row (see ``config_from_mapping``);
     the n-th mapping is row n in messages and sources, and names are unique across them as in a
     file.  Every problem of every mapping is reported in one ``InputError``; no mappings, no
@@ -207,7 +236,9 @@ def _python_number(value: Any) -> Any:
     return int(value) if isinstance(value, numbers.Integral) else float(value)
 
 
-def _fail(label: str, expected: str, found: str, row: int | None = None, row_label: str = "row") -> NoReturn:
+def _fail(
+    label: str, expected: str, found: str, row: int | None = None, row_label: str = "row"
+) -> NoReturn:
     raise InputError(Problem(label, row, None, expected, found, row_label=row_label))
 
 
@@ -378,7 +409,10 @@ def _decimal(text: str, col: Column, sized_ok: bool = True) -> tuple[Decimal, bo
     if not m or (m.group("int") is None and not m.group("frac")):
         raise _Bad(_expected(col), _show(text) + _number_hint(s))
     if m.group("suffix") and col.kind != COUNT:
-        raise _Bad(_expected(col), _show(text) + " — K/M/B/T suffixes are only for counts (params_*, tokens)")
+        raise _Bad(
+            _expected(col),
+            _show(text) + " — K/M/B/T suffixes are only for counts (params_*, tokens)",
+        )
     if m.group("suffix") and m.group("exp") is not None:
         raise _Bad(_expected(col), _show(text) + " — give an exponent or a suffix, not both")
     pct = bool(m.group("pct"))
@@ -387,8 +421,10 @@ def _decimal(text: str, col: Column, sized_ok: bool = True) -> tuple[Decimal, bo
     exp_text = m.group("exp") or "0"
     if len(exp_text.lstrip("+-")) > 6:
         raise _Bad(_expected(col) + ", at most 10^16", _show(text) + " — out of range")
-    exp = int(exp_text) + _SUFFIX_POWER.get((m.group("suffix") or "").lower(), 0) - (2 if pct else 0)
-    digits = (m.group("int") or "0")
+    exp = (
+        int(exp_text) + _SUFFIX_POWER.get((m.group("suffix") or "").lower(), 0) - (2 if pct else 0)
+    )
+    digits = m.group("int") or "0"
     if m.group("sep"):
         digits = digits.replace(m.group("sep"), "")
     try:
@@ -405,7 +441,8 @@ def _not_a_number_kind(raw: Any, col: Column) -> None:
     if isinstance(raw, (dt.datetime, dt.date, dt.time, dt.timedelta)):
         raise _Bad(
             _expected(col),
-            _show(raw) + " — Excel may have converted what you typed into a date; format the cell as Text or Number and type it again",
+            _show(raw)
+            + " — Excel may have converted what you typed into a date; format the cell as Text or Number and type it again",
         )
 
 
@@ -443,7 +480,9 @@ def _whole(raw: Any, col: Column) -> int:
 def _float(raw: Any, col: Column) -> float:
     if type(raw) is str and _PLAIN_FLOAT.fullmatch(raw):
         number = float(raw)
-        if not (col.name == "mfu" and 1 < number <= 100):  # that one is refused below, with its hint
+        if not (
+            col.name == "mfu" and 1 < number <= 100
+        ):  # that one is refused below, with its hint
             return number
     value, pct = _to_decimal(raw, col)
     number = float(value)
@@ -491,17 +530,25 @@ def _gpu(raw: str, key: str, col: Column) -> str:
     gpu = catalogue.find_gpu(_norm(raw))
     if gpu is not None:
         return gpu.name
-    if catalogue.normalise_gpu_name(_norm(raw)) == catalogue.normalise_gpu_name(catalogue.USER_DESCRIBED.name):
-        raise _Bad("a GPU's name", _show(raw) + " (the name of the profile for GPUs outside the catalogue)")
-    return _norm(raw)  # outside the catalogue: the model's gpu_described rule asks for hbm_gb and peak_tflops
+    if catalogue.normalise_gpu_name(_norm(raw)) == catalogue.normalise_gpu_name(
+        catalogue.USER_DESCRIBED.name
+    ):
+        raise _Bad(
+            "a GPU's name", _show(raw) + " (the name of the profile for GPUs outside the catalogue)"
+        )
+    return _norm(
+        raw
+    )  # outside the catalogue: the model's gpu_described rule asks for hbm_gb and peak_tflops
 
 
 def gpu_hint(name: str) -> str:
-    """" — did you mean H100-SXM?" for a name close to a catalogue entry, else empty."""
+    """ " — did you mean H100-SXM?" for a name close to a catalogue entry, else empty."""
     from . import catalogue
 
     key = catalogue.normalise_gpu_name(name)
-    near = [g for g in catalogue.GPU_NAMES if key and catalogue.normalise_gpu_name(g).startswith(key)]
+    near = [
+        g for g in catalogue.GPU_NAMES if key and catalogue.normalise_gpu_name(g).startswith(key)
+    ]
     near = near or difflib.get_close_matches(name, list(catalogue.GPU_NAMES), n=1, cutoff=0.5)
     return f" — did you mean {' or '.join(near[:2])}?" if near else ""
 
@@ -512,7 +559,11 @@ def _text(raw: Any, col: Column) -> str:
     elif isinstance(raw, bool):
         text = "TRUE" if raw else "FALSE"
     elif isinstance(raw, (int, float)):
-        text = str(int(raw)) if isinstance(raw, int) or (math.isfinite(raw) and raw == int(raw)) else repr(raw)
+        text = (
+            str(int(raw))
+            if isinstance(raw, int) or (math.isfinite(raw) and raw == int(raw))
+            else repr(raw)
+        )
     elif isinstance(raw, dt.datetime):
         text = raw.date().isoformat() if raw.time() == dt.time(0) else raw.isoformat(sep=" ")
     elif isinstance(raw, (dt.date, dt.time)):
@@ -541,7 +592,9 @@ def _check_range(value: float | int, raw: Any, col: Column) -> None:
         raise _Bad(_expected(col), _show(raw) + hint)
 
 
-_CELLS: dict[tuple[str, str], Any] = {}  # (column, cell text) -> its value, for cells read without a problem
+_CELLS: dict[
+    tuple[str, str], Any
+] = {}  # (column, cell text) -> its value, for cells read without a problem
 _MAX_CELLS = 100_000
 
 
@@ -589,8 +642,12 @@ def _convert(col: Column, raw: Any) -> Any:
 # Cross-column checks (after every cell of the row parsed)
 
 
-def _model_checks(lines: Sequence[int], rows: Sequence[Mapping[str, Any]], bad: Sequence[Iterable[str]] = (),
-                  columns: Mapping[str, Sequence[Any]] | None = None) -> list[tuple[int, str, str, str]]:
+def _model_checks(
+    lines: Sequence[int],
+    rows: Sequence[Mapping[str, Any]],
+    bad: Sequence[Iterable[str]] = (),
+    columns: Mapping[str, Sequence[Any]] | None = None,
+) -> list[tuple[int, str, str, str]]:
     """Contradictions between columns, from the model's constraints (the same rules the workbook's
     check cells and the planner apply): (row, column, expected, found) for each broken rule, the
     rows numbered by ``lines`` (``bad[i]``: row i's cells that could not be read; ``columns``:
@@ -601,6 +658,7 @@ def _model_checks(lines: Sequence[int], rows: Sequence[Mapping[str, Any]], bad: 
 
     found = failures(REGISTRY, tables(), rows, bad, columns=columns)
     return [(lines[f.index], f.constraint.column, f.expected, f.found) for f in found]
+
 
 class _Models:
     """The architecture columns a ``model`` cell names: a catalogue entry, or a Hugging Face
@@ -632,8 +690,10 @@ class _Models:
         if entry is None:
             near = difflib.get_close_matches(text, catalogue.MODEL_NAMES, n=1, cutoff=0.5)
             hint = f" — did you mean {near[0]}?" if near else ""
-            raise _Bad("a model of the catalogue (ledger-report models) or a path to a config.json",
-                       _show(spec) + hint)
+            raise _Bad(
+                "a model of the catalogue (ledger-report models) or a path to a config.json",
+                _show(spec) + hint,
+            )
         return dict(entry.columns), f"model {entry.name}"
 
 
@@ -645,8 +705,15 @@ class _Table:
     """``sheet`` None: a CSV file (rows are lines); ``keyed``: mappings, whose keys are read as a
     header and whose values as the cells of the row below it (rows are the mappings' numbers)."""
 
-    def __init__(self, label: str, sheet: str | None, sink: Callable[[Config], None] | None = None, keyed: bool = False,
-                 folder: Path | None = None, sink_columns: Callable[..., None] | None = None):
+    def __init__(
+        self,
+        label: str,
+        sheet: str | None,
+        sink: Callable[[Config], None] | None = None,
+        keyed: bool = False,
+        folder: Path | None = None,
+        sink_columns: Callable[..., None] | None = None,
+    ):
         self.label = label
         self.folder = folder  # a config.json named in a model cell is relative to it (None: the working directory)
         self.models = _Models(folder)
@@ -665,14 +732,27 @@ class _Table:
         self.sink_columns = sink_columns  # given with sink: good rows read a column at a time go to it a block at a time
         self.count = 0
         self.rows_seen = 0
-        self.pending: list[tuple[int, dict[str, Any], set[str], bool, dict[str, str]]] = []  # rows read, not yet checked against the model
+        self.pending: list[
+            tuple[int, dict[str, Any], set[str], bool, dict[str, str]]
+        ] = []  # rows read, not yet checked against the model
         self.buffered: list[tuple[int, list[str]]] = []  # CSV rows not yet read (``buffer_row``)
-        self.pending_block: _Block | None = None  # rows read a column at a time, not yet checked (pending then empty)
+        self.pending_block: _Block | None = (
+            None  # rows read a column at a time, not yet checked (pending then empty)
+        )
 
     # -- problems
-    def add(self, row: int | None, column: str | None, expected: str, found: str, cell: str | None = None) -> None:
+    def add(
+        self,
+        row: int | None,
+        column: str | None,
+        expected: str,
+        found: str,
+        cell: str | None = None,
+    ) -> None:
         self.read_buffered()  # the rows before a problem are read before it is recorded
-        self.problems.append(Problem(self.label, row, column, expected, found, cell, row_label=self.row_word))
+        self.problems.append(
+            Problem(self.label, row, column, expected, found, cell, row_label=self.row_word)
+        )
 
     def cell_ref(self, col: int, row: int) -> str | None:
         if self.sheet is None:
@@ -688,7 +768,12 @@ class _Table:
         """Count one data row; past ``MAX_ROWS`` record the problem and say stop (no whole-sheet scan)."""
         self.rows_seen += 1
         if self.rows_seen > MAX_ROWS:
-            self.add(row, None, f"at most {MAX_ROWS:,} configuration rows", f"more rows; split the {container}")
+            self.add(
+                row,
+                None,
+                f"at most {MAX_ROWS:,} configuration rows",
+                f"more rows; split the {container}",
+            )
             return True
         return False
 
@@ -707,7 +792,9 @@ class _Table:
             text = raw if isinstance(raw, str) else ("" if raw is None else _show(raw))
             key = _norm(text.replace("\ufeff", "")).casefold()
             if not key:
-                if self.keyed:  # a mapping has no blank header cells: a blank key is an unknown column
+                if (
+                    self.keyed
+                ):  # a mapping has no blank header cells: a blank key is an unknown column
                     unknown.append((col, text))
                 else:
                     self.blank.add(col)
@@ -716,11 +803,17 @@ class _Table:
             shown[col] = text
             if key in seen:
                 first = seen[key]
-                both = (f"the keys {_show(shown[first])} and {_show(text)}" if self.keyed else
-                        f"{self.position(first)} {_show(shown[first])} and {self.position(col)} {_show(text)}")
+                both = (
+                    f"the keys {_show(shown[first])} and {_show(text)}"
+                    if self.keyed
+                    else f"{self.position(first)} {_show(shown[first])} and {self.position(col)} {_show(text)}"
+                )
                 self.add(
-                    row, key if key in COLUMN_BY_NAME else None,
-                    "each column once", f"{both} both read as {_show(key)}", self.cell_ref(col, row),
+                    row,
+                    key if key in COLUMN_BY_NAME else None,
+                    "each column once",
+                    f"{both} both read as {_show(key)}",
+                    self.cell_ref(col, row),
                 )
                 continue
             seen[key] = col
@@ -734,18 +827,28 @@ class _Table:
         if unknown:
             parts = []
             for col, text in unknown:
-                near = difflib.get_close_matches(_norm(text).casefold(), COLUMN_NAMES, n=1, cutoff=0.6)
+                near = difflib.get_close_matches(
+                    _norm(text).casefold(), COLUMN_NAMES, n=1, cutoff=0.6
+                )
                 hint = f" (did you mean {_show(near[0])}?)" if near else ""
                 where = "" if self.keyed else f" in {self.position(col)}"
                 parts.append(f"{_show(text)}{where}{hint}")
             self.add(
-                row, None,
+                row,
+                None,
                 "only the column names of the input schema (see `ledger-report template`)",
                 "unknown column" + ("s " if len(parts) > 1 else " ") + ", ".join(parts),
             )
-        if "name" not in self.columns.values() and not self.keyed:  # a mapping without one: an empty name
+        if (
+            "name" not in self.columns.values() and not self.keyed
+        ):  # a mapping without one: an empty name
             header = ", ".join(_show(shown[c]) for c in sorted(shown)) or "nothing"
-            self.add(row, "name", 'a column "name" (the label of each configuration)', f"the header holds {header}")
+            self.add(
+                row,
+                "name",
+                'a column "name" (the label of each configuration)',
+                f"the header holds {header}",
+            )
 
     # -- rows
     def read_row(self, row: int, cells: dict[int, Any]) -> None:
@@ -770,14 +873,22 @@ class _Table:
         name_value = values.get("name")
         if name_value is None or not name_value.strip():
             if "name" not in bad:
-                self.add(row, "name", "a name (required, unique in the file)", "an empty cell", self._ref_of("name", row))
+                self.add(
+                    row,
+                    "name",
+                    "a name (required, unique in the file)",
+                    "an empty cell",
+                    self._ref_of("name", row),
+                )
             values.pop("name", None)
             bad.add("name")
         else:
             key = name_key(name_value)
             if key in self.names:
                 self.add(
-                    row, "name", "a name unique in the file",
+                    row,
+                    "name",
+                    "a name unique in the file",
                     f"{_show(name_value)} again (first at {self.row_word} {self.names[key]})",
                     self._ref_of("name", row),
                 )
@@ -815,7 +926,9 @@ class _Table:
             return
         self.names.update(zip(block.keys, block.lines))
         if not self.pending and self.pending_block is None and len(block) <= CHECK_BATCH_ROWS:
-            self.pending_block = block  # checked a column at a time, kept as columns where it is clean
+            self.pending_block = (
+                block  # checked a column at a time, kept as columns where it is clean
+            )
             if len(block) >= CHECK_BATCH_ROWS:
                 self._flush()
             return
@@ -844,8 +957,11 @@ class _Table:
             pending, self.pending = self.pending, []
             if not pending:
                 return
-            found = _model_checks([r for r, *_rest in pending], [v for _r, v, *_rest in pending],
-                                  [b for _r, _v, b, *_rest in pending])
+            found = _model_checks(
+                [r for r, *_rest in pending],
+                [v for _r, v, *_rest in pending],
+                [b for _r, _v, b, *_rest in pending],
+            )
         broken: set[int] = set()
         values_of = {r: v for r, v, *_rest in pending}
         for row, column, expected, found_text in found:
@@ -866,7 +982,9 @@ class _Table:
             return
         self.count += len(block)
         if not self.problems:
-            self.sink_columns(block.columns, [self._source(row) for row in block.lines], block.origins)
+            self.sink_columns(
+                block.columns, [self._source(row) for row in block.lines], block.origins
+            )
 
     def _keep(self, config: Config) -> None:
         """One good row kept: in the list, or handed to the sink while the file has no problem."""
@@ -886,14 +1004,21 @@ class _Table:
         """One mapping: its keys read as a header (the same names and messages as a file's
         column names), then its values as the cells of that row."""
         if not isinstance(record, Mapping):
-            self.add(row, None, "a mapping of column names to values", f"{type(record).__name__} {_show(record)}")
+            self.add(
+                row,
+                None,
+                "a mapping of column names to values",
+                f"{type(record).__name__} {_show(record)}",
+            )
             return
         keys = list(record)
         self.columns, self.blank, self.width = {}, set(), 0
         before = len(self.problems)
         self.read_header(dict(enumerate(keys, 1)), row)
         if len(self.problems) == before:
-            self.read_row(row, {col: _python_number(record[key]) for col, key in enumerate(keys, 1)})
+            self.read_row(
+                row, {col: _python_number(record[key]) for col, key in enumerate(keys, 1)}
+            )
 
     def _ref_of(self, column: str, row: int) -> str | None:
         for col, name in self.columns.items():
@@ -906,19 +1031,27 @@ class _Table:
         self._flush()
         for col, row in sorted(self.orphans.items()):
             self.add(
-                self.header_row, None,
+                self.header_row,
+                None,
                 f"a column name for {self.position(col)}, which has data below it",
                 f"a blank header cell (data from {self.row_word} {row})",
                 self.cell_ref(col, self.header_row),
             )
-        if not self.problems and not self.count and not self.rows_seen:  # rows_seen: rows ``keep`` skipped count too
+        if (
+            not self.problems and not self.count and not self.rows_seen
+        ):  # rows_seen: rows ``keep`` skipped count too
             self.add(None, None, "at least one configuration row below the header", "no rows")
         self.raise_if_problems()
         return self.configs
 
 
-def _fill_from_model(values: dict[str, Any], filled: Mapping[str, Any], origin: str, origins: dict[str, str],
-                     bad: Iterable[str] = ()) -> None:
+def _fill_from_model(
+    values: dict[str, Any],
+    filled: Mapping[str, Any],
+    origin: str,
+    origins: dict[str, str],
+    bad: Iterable[str] = (),
+) -> None:
     """The columns a row's model fills: those the row leaves empty (any column the row gives, even
     one it gives badly, wins), each with where it came from."""
     for column, value in filled.items():
@@ -989,7 +1122,9 @@ class _Columns:
             elif name is None:
                 if pos + 1 in self.table.blank:
                     return None  # data under a blank header: reported row by row
-                seen[raw] = None  # under a column the header reports: ignored, as read_row ignores it
+                seen[raw] = (
+                    None  # under a column the header reports: ignored, as read_row ignores it
+                )
             else:
                 try:
                     seen[raw] = _cell(COLUMN_BY_NAME[name], raw)
@@ -1011,8 +1146,13 @@ class _Block(Sequence):
     row's origins (``None``: none) and name as names are compared.  As a sequence: each row's
     non-empty values, in column order, as ``_Table.read_row`` gives them."""
 
-    def __init__(self, lines: list[int], columns: dict[str, list[Any]], origins: list[dict[str, str] | None],
-                 keys: list[str]) -> None:
+    def __init__(
+        self,
+        lines: list[int],
+        columns: dict[str, list[Any]],
+        origins: list[dict[str, str] | None],
+        keys: list[str],
+    ) -> None:
         self.lines, self.columns, self.origins, self.keys = lines, columns, origins, keys
 
     def __len__(self) -> int:
@@ -1025,7 +1165,10 @@ class _Block(Sequence):
 
     def entries(self) -> list[tuple[int, dict[str, Any], set[str], bool, dict[str, str]]]:
         """The rows as ``_Table.read_row`` makes them pending."""
-        return [(row, self[i], set(), True, dict(origins or {})) for i, (row, origins) in enumerate(zip(self.lines, self.origins))]
+        return [
+            (row, self[i], set(), True, dict(origins or {}))
+            for i, (row, origins) in enumerate(zip(self.lines, self.origins))
+        ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1039,8 +1182,13 @@ def _decode(data: bytes, label: str) -> str:
             return data.decode("utf-16")
         except UnicodeDecodeError as exc:
             line = data.count(b"\n", 0, exc.start) + 1
-            _fail(label, "valid UTF-16 text (the file starts with a UTF-16 byte-order mark)",
-                  f"bytes that are not UTF-16 at byte offset {exc.start:,}", line, "line")
+            _fail(
+                label,
+                "valid UTF-16 text (the file starts with a UTF-16 byte-order mark)",
+                f"bytes that are not UTF-16 at byte offset {exc.start:,}",
+                line,
+                "line",
+            )
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as utf8_error:
@@ -1052,13 +1200,19 @@ def _decode(data: bytes, label: str) -> str:
             _fail(
                 label,
                 "text in UTF-8 (or GBK/GB18030, or UTF-16 with a byte-order mark); save the file as 'CSV UTF-8'",
-                f"bytes {data[where:where + 4]!r} that are not text in any of these at byte offset {where:,}",
-                line, "line",
+                f"bytes {data[where : where + 4]!r} that are not text in any of these at byte offset {where:,}",
+                line,
+                "line",
             )
     head = text[:4096]
     if head.count("\x00") > len(head) // 4:
-        _fail(label, "text in UTF-8 (or GBK/GB18030, or UTF-16 with a byte-order mark); save the file as 'CSV UTF-8'",
-              "NUL bytes between the characters: UTF-16 without a byte-order mark", 1, "line")
+        _fail(
+            label,
+            "text in UTF-8 (or GBK/GB18030, or UTF-16 with a byte-order mark); save the file as 'CSV UTF-8'",
+            "NUL bytes between the characters: UTF-16 without a byte-order mark",
+            1,
+            "line",
+        )
     return text
 
 
@@ -1089,13 +1243,15 @@ def _read_odd_row(table: _Table, start: int, fields: list[str], delimiter: str) 
     last = nonblank[-1] + 1
     if last > table.width:
         table.add(
-            start, None,
-            f"at most {table.width} fields, like the header — a number with a comma must be quoted (\"1,024\") or written 1024",
+            start,
+            None,
+            f'at most {table.width} fields, like the header — a number with a comma must be quoted ("1,024") or written 1024',
             f"{last} fields: " + _show(delimiter.join(fields)),
         )
     elif len(fields) < table.width:
         table.add(
-            start, None,
+            start,
+            None,
             f"{table.width} fields, like the header (an empty cell is an empty field: a,,b)",
             f"{len(fields)} fields: " + _show(delimiter.join(fields)),
         )
@@ -1103,8 +1259,13 @@ def _read_odd_row(table: _Table, start: int, fields: list[str], delimiter: str) 
         table.read_row(start, {i + 1: fields[i] for i in nonblank})
 
 
-def _read_csv(path: Path, label: str, sink: Callable[[Config], None] | None = None,
-              keep: Callable[[int], bool] | None = None, sink_columns: Callable[..., None] | None = None) -> list[Config]:
+def _read_csv(
+    path: Path,
+    label: str,
+    sink: Callable[[Config], None] | None = None,
+    keep: Callable[[int], bool] | None = None,
+    sink_columns: Callable[..., None] | None = None,
+) -> list[Config]:
     try:
         size = path.stat().st_size
         if size > MAX_CSV_BYTES:
@@ -1115,9 +1276,17 @@ def _read_csv(path: Path, label: str, sink: Callable[[Config], None] | None = No
     if not data.strip():
         _fail(label, "a header row and configuration rows", "an empty file")
     if data.startswith(b"PK\x03\x04"):
-        _fail(label, "CSV text", "a zip archive (an .xlsx workbook renamed .csv?); give it the .xlsx extension")
+        _fail(
+            label,
+            "CSV text",
+            "a zip archive (an .xlsx workbook renamed .csv?); give it the .xlsx extension",
+        )
     if data.startswith(_OLE_MAGIC):
-        _fail(label, "CSV text", "an OLE compound file (an Excel .xls or password-protected workbook); save it as CSV UTF-8")
+        _fail(
+            label,
+            "CSV text",
+            "an OLE compound file (an Excel .xls or password-protected workbook); save it as CSV UTF-8",
+        )
     text = _decode(data, label)
     del data  # the decoded text is all that is needed from here on
     delimiter = _sniff(text)
@@ -1130,7 +1299,9 @@ def _read_csv(path: Path, label: str, sink: Callable[[Config], None] | None = No
         for fields in reader:
             start = previous_line + 1  # the physical line where this record begins
             previous_line = reader.line_num
-            if not (fields and fields[0].strip()) and not "".join(fields).strip():  # no field but blanks
+            if (
+                not (fields and fields[0].strip()) and not "".join(fields).strip()
+            ):  # no field but blanks
                 continue
             if not header_done:
                 table.read_header({i + 1: f for i, f in enumerate(fields)}, start)
@@ -1145,13 +1316,19 @@ def _read_csv(path: Path, label: str, sink: Callable[[Config], None] | None = No
             if len(fields) == table.width:
                 table.buffer_row(start, fields)
                 continue
-            if len(fields) > table.width and not any(f.strip() for f in fields[table.width:]):
-                table.buffer_row(start, fields[:table.width])  # as the header's fields, blank ones after them dropped
+            if len(fields) > table.width and not any(f.strip() for f in fields[table.width :]):
+                table.buffer_row(
+                    start, fields[: table.width]
+                )  # as the header's fields, blank ones after them dropped
                 continue
             _read_odd_row(table, start, fields, delimiter)
     except csv.Error as exc:
-        table.add(previous_line + 1, None, "well-formed CSV (quotes closed, fields separated by "
-                  f"{_DELIMITER_NAMES[delimiter]}s)", f"{exc}")
+        table.add(
+            previous_line + 1,
+            None,
+            f"well-formed CSV (quotes closed, fields separated by {_DELIMITER_NAMES[delimiter]}s)",
+            f"{exc}",
+        )
     return table.finish()
 
 
@@ -1167,8 +1344,11 @@ def _check_zip(fh: Any, label: str) -> None:
     if not head:
         _fail(label, expected, "an empty file")
     if head.startswith(_OLE_MAGIC):
-        _fail(label, expected,
-              "an OLE compound file, i.e. a password-protected workbook or a legacy .xls; remove the password or save it as .xlsx")
+        _fail(
+            label,
+            expected,
+            "an OLE compound file, i.e. a password-protected workbook or a legacy .xls; remove the password or save it as .xlsx",
+        )
     if not head.startswith(b"PK"):
         sample = fh.read(4096)
         fh.seek(0)
@@ -1186,7 +1366,9 @@ def _check_zip(fh: Any, label: str) -> None:
         with zipfile.ZipFile(fh) as zf:
             infos = zf.infolist()
     except Exception as exc:  # noqa: BLE001 - BadZipFile, struct/Unicode errors: all a broken zip
-        _fail(label, expected, f"a corrupt or truncated zip archive ({exc}); save the workbook again")
+        _fail(
+            label, expected, f"a corrupt or truncated zip archive ({exc}); save the workbook again"
+        )
     finally:
         fh.seek(0)
     _check_entries(infos, label)
@@ -1194,29 +1376,46 @@ def _check_zip(fh: Any, label: str) -> None:
 
 def _check_entries(infos: list[zipfile.ZipInfo], label: str) -> None:
     if len(infos) > MAX_ZIP_ENTRIES:
-        _fail(label, f"a workbook of at most {MAX_ZIP_ENTRIES:,} zip entries", f"{len(infos):,} entries")
+        _fail(
+            label,
+            f"a workbook of at most {MAX_ZIP_ENTRIES:,} zip entries",
+            f"{len(infos):,} entries",
+        )
     total = 0
     for info in infos:
         size, packed = info.file_size, info.compress_size
         if info.flag_bits & 0x1:
-            _fail(label, "an unencrypted workbook", f"the encrypted zip entry {info.filename!r}; remove the password")
+            _fail(
+                label,
+                "an unencrypted workbook",
+                f"the encrypted zip entry {info.filename!r}; remove the password",
+            )
         if size > MAX_ENTRY_BYTES:
             _fail(
-                label, f"each part of the workbook at most {MAX_ENTRY_BYTES:,} bytes uncompressed",
+                label,
+                f"each part of the workbook at most {MAX_ENTRY_BYTES:,} bytes uncompressed",
                 f"entry {info.filename!r} declaring {size:,} bytes ({packed:,} compressed); refusing to read",
             )
         if size > RATIO_GRACE_BYTES and size > MAX_RATIO * packed:
             ratio = f"{size / packed:,.0f}:1" if packed else "unbounded"
             _fail(
-                label, f"a compression ratio of at most {MAX_RATIO}:1 for parts over {RATIO_GRACE_BYTES // 1024} KiB",
+                label,
+                f"a compression ratio of at most {MAX_RATIO}:1 for parts over {RATIO_GRACE_BYTES // 1024} KiB",
                 f"entry {info.filename!r}: {size:,} bytes from {packed:,} compressed (ratio {ratio}, a zip bomb?); refusing to read",
             )
         total += size
     if total > MAX_TOTAL_BYTES:
-        _fail(label, f"a workbook of at most {MAX_TOTAL_BYTES:,} bytes uncompressed", f"{total:,} bytes declared")
+        _fail(
+            label,
+            f"a workbook of at most {MAX_TOTAL_BYTES:,} bytes uncompressed",
+            f"{total:,} bytes declared",
+        )
     if "[Content_Types].xml" not in {info.filename for info in infos}:
-        _fail(label, "an .xlsx workbook saved by Excel or LibreOffice",
-              "a zip archive without [Content_Types].xml (not an Office Open XML file)")
+        _fail(
+            label,
+            "an .xlsx workbook saved by Excel or LibreOffice",
+            "a zip archive without [Content_Types].xml (not an Office Open XML file)",
+        )
 
 
 def _exception_chain(exc: BaseException) -> Iterator[BaseException]:
@@ -1243,17 +1442,38 @@ def _workbook_failure(label: str, exc: BaseException) -> InputError:
         if isinstance(err, DefusedXmlException) or (
             isinstance(err, SyntaxError) and ("entit" in text or "amplification" in text)
         ):
-            return InputError(Problem(label, None, None, "a workbook without XML entity declarations",
-                                      "workbook contains XML entity declarations; refusing to read"))
+            return InputError(
+                Problem(
+                    label,
+                    None,
+                    None,
+                    "a workbook without XML entity declarations",
+                    "workbook contains XML entity declarations; refusing to read",
+                )
+            )
         if isinstance(err, (zipfile.BadZipFile, zlib.error)):
             what = "CRC mismatch" if "crc" in text else str(err)
-            return InputError(Problem(label, None, None, expected,
-                                      f"a corrupt workbook ({what}); save it again from Excel"))
+            return InputError(
+                Problem(
+                    label,
+                    None,
+                    None,
+                    expected,
+                    f"a corrupt workbook ({what}); save it again from Excel",
+                )
+            )
         if isinstance(err, MemoryError):
             return InputError(Problem(label, None, None, expected, "a workbook too large to read"))
     first = str(exc).splitlines()[0][:200] if str(exc) else ""
-    return InputError(Problem(label, None, None, expected,
-                              f"a workbook that could not be read ({type(exc).__name__}: {first}); open it in Excel and save it again"))
+    return InputError(
+        Problem(
+            label,
+            None,
+            None,
+            expected,
+            f"a workbook that could not be read ({type(exc).__name__}: {first}); open it in Excel and save it again",
+        )
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1279,7 +1499,9 @@ def _pick_sheet(wb: Any, label: str) -> Any:
     return visible[0]
 
 
-def _read_xlsx(path: Path, label: str, sink: Callable[[Config], None] | None = None) -> list[Config]:
+def _read_xlsx(
+    path: Path, label: str, sink: Callable[[Config], None] | None = None
+) -> list[Config]:
     try:
         fh = open(path, "rb")
     except OSError as exc:
@@ -1289,8 +1511,11 @@ def _read_xlsx(path: Path, label: str, sink: Callable[[Config], None] | None = N
         import openpyxl
 
         if not openpyxl.DEFUSEDXML:
-            _fail(label, "openpyxl running on defusedxml (is OPENPYXL_DEFUSEDXML set to False?)",
-                  "defusedxml inactive; refusing to read workbooks")
+            _fail(
+                label,
+                "openpyxl running on defusedxml (is OPENPYXL_DEFUSEDXML set to False?)",
+                "defusedxml inactive; refusing to read workbooks",
+            )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # openpyxl warns about extensions it drops
             try:
@@ -1308,7 +1533,12 @@ def _read_xlsx(path: Path, label: str, sink: Callable[[Config], None] | None = N
                     raise
                 # rows read from the first sheet: every message says which sheet it was
                 where = f"{label} (sheet {ws.title!r}: no sheet is named Inputs)"
-                raise InputError([dataclasses.replace(p, file=where) if p.file == label else p for p in err.problems]) from None
+                raise InputError(
+                    [
+                        dataclasses.replace(p, file=where) if p.file == label else p
+                        for p in err.problems
+                    ]
+                ) from None
             except Exception as exc:  # noqa: BLE001 - a failure while streaming the sheet XML
                 raise _workbook_failure(label, exc) from None
             finally:
@@ -1358,8 +1588,14 @@ class _Formulas:
             self.wb.close()
 
 
-def _read_sheet(ws: Any, label: str, formulas: _Formulas, part: "_Part",
-                sink: Callable[[Config], None] | None = None, folder: Path | None = None) -> list[Config]:
+def _read_sheet(
+    ws: Any,
+    label: str,
+    formulas: _Formulas,
+    part: "_Part",
+    sink: Callable[[Config], None] | None = None,
+    folder: Path | None = None,
+) -> list[Config]:
     """Stream the sheet once: header in row 1, then rows, bounded by ``MAX_ROWS``.
 
     ``reset_dimensions`` makes ``iter_rows`` ignore the ``<dimension>`` tag: an understated one
@@ -1381,17 +1617,24 @@ def _read_sheet(ws: Any, label: str, formulas: _Formulas, part: "_Part",
     for cells in ws.iter_rows():
         row += 1
         if row > MAX_SHEET_ROWS:
-            table.add(row, None, f"at most {MAX_SHEET_ROWS:,} rows (Excel's last row)",
-                      "a row numbered beyond it; save the workbook again from Excel")
+            table.add(
+                row,
+                None,
+                f"at most {MAX_SHEET_ROWS:,} rows (Excel's last row)",
+                "a row numbered beyond it; save the workbook again from Excel",
+            )
             break
         if not cells:
             continue
         cells_seen += len(cells)
         if cells_seen > MAX_SHEET_CELLS:
-            table.add(row, None,
-                      f"rows spanning at most {MAX_SHEET_CELLS:,} cells in all (each row from column A to its last cell, "
-                      "an empty formatted one too)",
-                      f"more with this row, which ends at column {_letter(len(cells))}; delete the unused columns on the right")
+            table.add(
+                row,
+                None,
+                f"rows spanning at most {MAX_SHEET_CELLS:,} cells in all (each row from column A to its last cell, "
+                "an empty formatted one too)",
+                f"more with this row, which ends at column {_letter(len(cells))}; delete the unused columns on the right",
+            )
             break
         raw: dict[int, Any] = {}
         for col, cell in enumerate(cells, 1):
@@ -1412,8 +1655,12 @@ def _read_sheet(ws: Any, label: str, formulas: _Formulas, part: "_Part",
         if not header_done:
             header_done = True
             if row != 1:
-                table.add(1, None, f"column names in row 1 of the sheet {_show(title)}",
-                          f"an empty row 1 (the first row with data is row {row})")
+                table.add(
+                    1,
+                    None,
+                    f"column names in row 1 of the sheet {_show(title)}",
+                    f"an empty row 1 (the first row with data is row {row})",
+                )
                 break
             table.read_header(raw, 1)
             if table.problems:
@@ -1488,7 +1735,9 @@ class _Part:
         with zipfile.ZipFile(self.fh) as zf:
             first = True
             for window in self._chunks(zf):
-                if first and (window.startswith((b"\xff\xfe", b"\xfe\xff")) or window[1:2] == b"\x00"):
+                if first and (
+                    window.startswith((b"\xff\xfe", b"\xfe\xff")) or window[1:2] == b"\x00"
+                ):
                     return True  # UTF-16: the ASCII marks do not apply; assume it does
                 first = False
                 if any(mark in window for mark in marks):
@@ -1530,7 +1779,11 @@ def _relationships(zf: zipfile.ZipFile, part: str) -> dict[str, tuple[str, str]]
         target = rel.get("Target") or ""
         if rel.get("TargetMode") == "External":
             continue
-        full = target.lstrip("/") if target.startswith("/") else posixpath.normpath(posixpath.join(folder, target))
+        full = (
+            target.lstrip("/")
+            if target.startswith("/")
+            else posixpath.normpath(posixpath.join(folder, target))
+        )
         out[rel.get("Id") or ""] = (rel.get("Type") or "", full)
     return out
 
@@ -1539,18 +1792,30 @@ def _sheet_part(zf: zipfile.ZipFile, title: str) -> str | None:
     """The zip entry holding the worksheet ``title``, or None where the package does not say."""
     from defusedxml.ElementTree import fromstring
 
-    book = next((target for kind, target in _relationships(zf, "").values() if kind.endswith("/officeDocument")), None)
+    book = next(
+        (
+            target
+            for kind, target in _relationships(zf, "").values()
+            if kind.endswith("/officeDocument")
+        ),
+        None,
+    )
     if book is None:
         return None
     rels = _relationships(zf, book)
     for element in fromstring(zf.read(book)).iter():
         if _local(element.tag) == "sheet" and element.get("name") == title:
-            rid = next((v for k, v in element.attrib.items() if k.startswith("{") and _local(k) == "id"), "")
+            rid = next(
+                (v for k, v in element.attrib.items() if k.startswith("{") and _local(k) == "id"),
+                "",
+            )
             return rels.get(rid, ("", None))[1]
     return None
 
 
-def _merged_problems(table: _Table, title: str, refs: list[str], last_row: int, max_col: int) -> list[Problem]:
+def _merged_problems(
+    table: _Table, title: str, refs: list[str], last_row: int, max_col: int
+) -> list[Problem]:
     from openpyxl.utils import range_boundaries
 
     problems = []
@@ -1562,8 +1827,14 @@ def _merged_problems(table: _Table, title: str, refs: list[str], last_row: int, 
         if r1 is None or r1 > max(last_row, 1) or (c1 or 1) > max(max_col, 1):
             continue  # outside the region holding data
         rows = f"{table.row_word}s {r1}–{r2}" if r2 != r1 else f"{table.row_word} {r1}"
-        problems.append(Problem(
-            table.label, r1, table.columns.get(c1 or 1), "one value per cell (unmerge the cells and fill each row)",
-            f"merged cells {ref} ({rows})", f"{_sheet_ref(title)}!{ref}",
-        ))
+        problems.append(
+            Problem(
+                table.label,
+                r1,
+                table.columns.get(c1 or 1),
+                "one value per cell (unmerge the cells and fill each row)",
+                f"merged cells {ref} ({rows})",
+                f"{_sheet_ref(title)}!{ref}",
+            )
+        )
     return problems

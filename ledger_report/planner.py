@@ -88,7 +88,9 @@ from .model.tables import tables
 
 SCHEMA = "ledger-report-plan/1"
 
-MARGIN = 0.85  # peak ≤ MARGIN × HBM (module docstring: Fujii et al. 2024's < 80 % rule, our fuller peak)
+MARGIN = (
+    0.85  # peak ≤ MARGIN × HBM (module docstring: Fujii et al. 2024's < 80 % rule, our fuller peak)
+)
 LOSS_CHUNK_CHOICES = (1, 2, 4, 8, 16, 32)  # chunked / fused cross-entropy splits
 MIN_TOKENS_PER_CP_RANK = 1024  # context parallel stops at ~1K tokens per rank (planner bound)
 ZERO_STAGES = (0, 1, 2, 3)
@@ -102,15 +104,35 @@ DROPPED_COLUMNS = ("params_per_rank", "measured_peak_gb", "mfu", "model")
 NEEDED = ("tokens", "days", "seq_len", "global_batch", "layers")
 CHUNK = 131_072  # candidates per evaluate_arrays call (bounds memory: a few hundred arrays of this size)
 PARETO_POINTS = 12
-PARETO_COST_CAP = 2.0  # the front shown runs from the cheapest plan to plans costing at most twice as much
+PARETO_COST_CAP = (
+    2.0  # the front shown runs from the cheapest plan to plans costing at most twice as much
+)
 COST_TOLERANCE = 0.01  # costs are compared in steps of 1 % (log buckets): within a step fewer GPUs and the simpler layout go first
 SCALE_BOUNDS = (0.05, 4.0)  # efficiency_scale searched when a measured mfu calibrates the model
 
 # The gates a feasible plan passes, besides the model's constraints: name -> registry key.
-GATES = (("memory", "peak_bytes_per_rank"), ("deadline", "meets_deadline"), ("bandwidth", "bandwidth_gate"),
-         ("host_memory", "host_fits"), ("nvme_capacity", "nvme_fits"))
-SEARCHED_COLUMNS = ("dp", "tp", "pp", "cp", "ep", "micro_batch", "loss_chunks", "zero", "recompute", "sequence_parallel",
-                    "master_at", "optimizer_at", "gpu")
+GATES = (
+    ("memory", "peak_bytes_per_rank"),
+    ("deadline", "meets_deadline"),
+    ("bandwidth", "bandwidth_gate"),
+    ("host_memory", "host_fits"),
+    ("nvme_capacity", "nvme_fits"),
+)
+SEARCHED_COLUMNS = (
+    "dp",
+    "tp",
+    "pp",
+    "cp",
+    "ep",
+    "micro_batch",
+    "loss_chunks",
+    "zero",
+    "recompute",
+    "sequence_parallel",
+    "master_at",
+    "optimizer_at",
+    "gpu",
+)
 
 
 def _columns_read(key: str, memo: dict[str, frozenset] = {}) -> frozenset:  # noqa: B006 - a cache
@@ -128,8 +150,20 @@ def _columns_read(key: str, memo: dict[str, frozenset] = {}) -> frozenset:  # no
 
 # The constraints that depend on the layout (a rule about the row alone, such as params_total agreeing
 # with the architecture, is the input's to meet, not the planner's to search around).
-CONSTRAINT_KEYS = tuple(c.ok for c in REGISTRY.constraints if not c.row_only and _columns_read(c.ok) & set(SEARCHED_COLUMNS))
-FIGURES = ("hbm_bytes", "days_on_config", "gpu_hours", "cost", "gpus", "step_time_s", "predicted_mfu")
+CONSTRAINT_KEYS = tuple(
+    c.ok
+    for c in REGISTRY.constraints
+    if not c.row_only and _columns_read(c.ok) & set(SEARCHED_COLUMNS)
+)
+FIGURES = (
+    "hbm_bytes",
+    "days_on_config",
+    "gpu_hours",
+    "cost",
+    "gpus",
+    "step_time_s",
+    "predicted_mfu",
+)
 KEYS = tuple(dict.fromkeys(FIGURES + tuple(k for _n, k in GATES) + CONSTRAINT_KEYS))
 LAYOUT = ("dp", "tp", "pp", "cp", "ep", "micro_batch", "loss_chunks")
 
@@ -173,8 +207,19 @@ def read_prices(path: str | Path) -> dict[str, float]:
     problems, out = [], {}
     with open(path, newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
-        if not reader.fieldnames or [h.strip().lower() for h in reader.fieldnames][:2] != ["gpu", "price"]:
-            raise InputError(Problem(file=str(path), row=None, column="gpu", expected="a header gpu,price", found=",".join(reader.fieldnames or [])))
+        if not reader.fieldnames or [h.strip().lower() for h in reader.fieldnames][:2] != [
+            "gpu",
+            "price",
+        ]:
+            raise InputError(
+                Problem(
+                    file=str(path),
+                    row=None,
+                    column="gpu",
+                    expected="a header gpu,price",
+                    found=",".join(reader.fieldnames or []),
+                )
+            )
         for i, rec in enumerate(reader, start=2):
             name, price = (rec.get("gpu") or "").strip(), (rec.get("price") or "").strip()
             gpu = find_gpu(name)
@@ -183,9 +228,25 @@ def read_prices(path: str | Path) -> dict[str, float]:
             except ValueError:
                 value = -1.0
             if gpu is None:
-                problems.append(Problem(file=str(path), row=i, column="gpu", expected="a GPU of the catalogue (ledger-report gpus)", found=repr(name)))
+                problems.append(
+                    Problem(
+                        file=str(path),
+                        row=i,
+                        column="gpu",
+                        expected="a GPU of the catalogue (ledger-report gpus)",
+                        found=repr(name),
+                    )
+                )
             elif not (value >= 0 and math.isfinite(value)):
-                problems.append(Problem(file=str(path), row=i, column="price", expected="a price per GPU-hour ≥ 0", found=repr(price)))
+                problems.append(
+                    Problem(
+                        file=str(path),
+                        row=i,
+                        column="price",
+                        expected="a price per GPU-hour ≥ 0",
+                        found=repr(price),
+                    )
+                )
             else:
                 out[gpu.name] = value
     if problems:
@@ -280,8 +341,13 @@ class _Search:
 
 
 def _problem(config: Config, column: str, expected: str, found: str) -> Problem:
-    return Problem(file=config.source or "input", row=None, column=column, expected=expected,
-                   found=f"{found} (row {config.name!r})")
+    return Problem(
+        file=config.source or "input",
+        row=None,
+        column=column,
+        expected=expected,
+        found=f"{found} (row {config.name!r})",
+    )
 
 
 def _allowed(base: Mapping[str, Any], col: str, values: Iterable[int]) -> list[int]:
@@ -335,20 +401,35 @@ def _prepare(config: Config, prices: Mapping[str, float] | None = None) -> _Sear
         searched.append("tp")
     # (dp, micro_batch) pairs the batch constraint accepts
     D, M = (a.ravel() for a in np.meshgrid(dps, mbs, indexing="ij"))
-    env = evaluate_arrays(REGISTRY, {**base, "dp": D, "micro_batch": M}, T, ["ok_global_batch_multiple"])
+    env = evaluate_arrays(
+        REGISTRY, {**base, "dp": D, "micro_batch": M}, T, ["ok_global_batch_multiple"]
+    )
     keep = _holds(env["ok_global_batch_multiple"], len(D))
     D, M = D[keep], M[keep]
 
     searched = [c for c in COLUMN_NAMES if c in searched]
     target = given.get("mfu")
     priced = bool(prices) or "price_per_gpu_hour" in base
-    search = _Search(config, base, searched, set_sp, int(v0["seq_len"]), None if target is None else float(target), priced,
-                     float(v0["train_window_days"]), variants=len(mbs) * len(lcs) * max(1, len(zeros)))
+    search = _Search(
+        config,
+        base,
+        searched,
+        set_sp,
+        int(v0["seq_len"]),
+        None if target is None else float(target),
+        priced,
+        float(v0["train_window_days"]),
+        variants=len(mbs) * len(lcs) * max(1, len(zeros)),
+    )
     layouts: dict[Any, dict[str, np.ndarray]] = {}
     for g in gpus:
         vg = v0 if g is None else evaluate_row(REGISTRY, {**base, "gpu": g}, T)
         gpn = int(vg["gpus_per_node"])
-        tps = [base["tp"]] if tp_given else _allowed({**base, **({} if g is None else {"gpu": g})}, "tp", range(1, gpn + 1))
+        tps = (
+            [base["tp"]]
+            if tp_given
+            else _allowed({**base, **({} if g is None else {"gpu": g})}, "tp", range(1, gpn + 1))
+        )
         price = prices.get(g if g is not None else str(v0["gpu"])) if prices else None
         key = (gpn, tuple(tps))
         if key not in layouts:
@@ -366,8 +447,14 @@ def _resolve(config: Config, T) -> tuple[dict, dict, Mapping[str, Any]]:
     row evaluated as given; an InputError where the planner cannot start."""
     given = config.given()
     problems = [
-        _problem(config, c, "a value (the planner needs tokens, days, seq_len, global_batch and the architecture)", "an empty cell")
-        for c in NEEDED if c not in given
+        _problem(
+            config,
+            c,
+            "a value (the planner needs tokens, days, seq_len, global_batch and the architecture)",
+            "an empty cell",
+        )
+        for c in NEEDED
+        if c not in given
     ]
     if problems:
         raise InputError(problems)
@@ -379,13 +466,29 @@ def _resolve(config: Config, T) -> tuple[dict, dict, Mapping[str, Any]]:
         base["params_expert"] = int(round(v["params_expert"]))
     v0 = evaluate_row(REGISTRY, base, T)
     if v0["step_time_s"] is None or v0["peak_bytes_per_rank"] is None:
-        raise InputError(_problem(config, "layers", "a row the ledger can evaluate (architecture, tokens, days)", "a blank peak or step time"))
+        raise InputError(
+            _problem(
+                config,
+                "layers",
+                "a row the ledger can evaluate (architecture, tokens, days)",
+                "a blank peak or step time",
+            )
+        )
     if not v0["train_window_days"] > 0:
-        raise InputError(_problem(config, "reserve_days", "fewer reserve days than days", f"{v0['reserve_days']} of {v0['days']}"))
+        raise InputError(
+            _problem(
+                config,
+                "reserve_days",
+                "fewer reserve days than days",
+                f"{v0['reserve_days']} of {v0['days']}",
+            )
+        )
     return given, base, v0
 
 
-def _categorical(base: dict, prices: Mapping[str, float] | None, opts: Callable, searched: list[str]) -> tuple:
+def _categorical(
+    base: dict, prices: Mapping[str, float] | None, opts: Callable, searched: list[str]
+) -> tuple:
     """The GPUs, ZeRO stages, recompute modes and optimizer places to try, and whether the planner
     sets sequence parallelism; the columns it searches are added to ``searched``."""
     gpu_fixed = "gpu" in base or any(c in base for c in GPU_OVERRIDES)
@@ -394,7 +497,9 @@ def _categorical(base: dict, prices: Mapping[str, float] | None, opts: Callable,
     else:
         searched.append("gpu")
         gpus = [g for g in GPU_NAMES if not prices or g in prices]
-    zeros = _allowed(base, "zero", opts("zero", ZERO_STAGES)) if "zero" not in base else [base["zero"]]
+    zeros = (
+        _allowed(base, "zero", opts("zero", ZERO_STAGES)) if "zero" not in base else [base["zero"]]
+    )
     modes = opts("recompute", RECOMPUTE_MODES)
     if any(c in base for c in OFFLOAD_COLUMNS):
         places: list[str | None] = [None]
@@ -414,7 +519,11 @@ def _numeric(base: dict, v0: Mapping[str, Any], opts: Callable) -> tuple:
     dps = _allowed(base, "dp", opts("dp", _divisors(gb)))
     mbs = _allowed(base, "micro_batch", opts("micro_batch", _divisors(gb)))
     pps = _allowed(base, "pp", opts("pp", range(1, L + 1)))
-    cps = _allowed(base, "cp", opts("cp", [c for c in _divisors(seq) if c == 1 or seq // c >= MIN_TOKENS_PER_CP_RANK]))
+    cps = _allowed(
+        base,
+        "cp",
+        opts("cp", [c for c in _divisors(seq) if c == 1 or seq // c >= MIN_TOKENS_PER_CP_RANK]),
+    )
     eps = _allowed(base, "ep", opts("ep", _divisors(experts) if experts else [1]))
     lcs = opts("loss_chunks", LOSS_CHUNK_CHOICES)
     return dps, mbs, pps, cps, eps, lcs
@@ -435,8 +544,18 @@ def _zero_layouts(layouts: dict, key: Any, zero: int, searched: bool) -> dict[st
 
 def _cross(D, M, pps, tps, cps, eps, lcs) -> dict[str, np.ndarray]:
     """Every ((dp, micro_batch), pp, tp, cp, ep, loss_chunks) combination."""
-    t_i, pp, tp, cp, ep, lc = (a.ravel() for a in np.meshgrid(np.arange(len(D)), pps, tps, cps, eps, lcs, indexing="ij"))
-    out = {"dp": D[t_i], "tp": tp, "pp": pp, "cp": cp, "ep": ep, "micro_batch": M[t_i], "loss_chunks": lc}
+    t_i, pp, tp, cp, ep, lc = (
+        a.ravel() for a in np.meshgrid(np.arange(len(D)), pps, tps, cps, eps, lcs, indexing="ij")
+    )
+    out = {
+        "dp": D[t_i],
+        "tp": tp,
+        "pp": pp,
+        "cp": cp,
+        "ep": ep,
+        "micro_batch": M[t_i],
+        "loss_chunks": lc,
+    }
     return {k: np.ascontiguousarray(v, dtype=np.int64) for k, v in out.items()}
 
 
@@ -458,18 +577,33 @@ def _evaluate(batch: _Batch, sl: slice | np.ndarray, margin: float) -> dict[str,
     full: dict[str, np.ndarray] = {}
     for k in FIGURES + ("peak_bytes_per_rank",):
         v = env[k]
-        full[k] = np.full(n, np.nan) if v is None else np.broadcast_to(np.ma.filled(np.ma.asarray(v, dtype=float), np.nan), (n,))
+        full[k] = (
+            np.full(n, np.nan)
+            if v is None
+            else np.broadcast_to(np.ma.filled(np.ma.asarray(v, dtype=float), np.nan), (n,))
+        )
     ok = {"memory": full["peak_bytes_per_rank"] <= margin * full["hbm_bytes"]}
     for name, key in GATES[1:]:
-        ok[name] = _holds(env[key], n) if key != "meets_deadline" else np.broadcast_to(np.ma.filled(np.ma.asarray(env[key]), False).astype(bool), (n,))
+        ok[name] = (
+            _holds(env[key], n)
+            if key != "meets_deadline"
+            else np.broadcast_to(np.ma.filled(np.ma.asarray(env[key]), False).astype(bool), (n,))
+        )
     for key in CONSTRAINT_KEYS:
         ok[key] = _holds(env[key], n)
     feasible = np.ones(n, bool)
     for a in ok.values():
         feasible &= a
-    full["ok"], full["fits"], full["on_time"], full["feasible"] = ok, ok["memory"], ok["deadline"], feasible
+    full["ok"], full["fits"], full["on_time"], full["feasible"] = (
+        ok,
+        ok["memory"],
+        ok["deadline"],
+        feasible,
+    )
     full["rank_cost"] = full["cost"] if batch.search.priced else full["gpu_hours"]
-    full["rank_bucket"] = np.floor(np.log(np.maximum(full["rank_cost"], 1e-300)) / math.log1p(COST_TOLERANCE))
+    full["rank_bucket"] = np.floor(
+        np.log(np.maximum(full["rank_cost"], 1e-300)) / math.log1p(COST_TOLERANCE)
+    )
     return full
 
 
@@ -546,7 +680,13 @@ class _Front:
         self.days, self.cost, self.batch, self.idx = d[keep], c[keep], b[keep], i[keep]
 
 
-def _scan(search: _Search, top: int, margin: float, tick: Callable[[int], None] | None, structural: bool = False) -> dict[str, Any]:
+def _scan(
+    search: _Search,
+    top: int,
+    margin: float,
+    tick: Callable[[int], None] | None,
+    structural: bool = False,
+) -> dict[str, Any]:
     """One pass over every candidate: counts, the pool of the best, the front, what excludes.
 
     ``structural``: the calibration pass: only the candidates with the most loss chunks (the
@@ -562,7 +702,7 @@ def _scan(search: _Search, top: int, margin: float, tick: Callable[[int], None] 
         if structural:
             lc = batch.layout["loss_chunks"]
             sel = np.flatnonzero(lc == lc.max()) if len(lc) else np.empty(0, np.int64)
-            chunks = (sel[k:k + CHUNK] for k in range(0, len(sel), CHUNK))
+            chunks = (sel[k : k + CHUNK] for k in range(0, len(sel), CHUNK))
         for sl in chunks:
             if isinstance(sl, slice):
                 f, offset = _evaluate(batch, sl, margin), sl.start
@@ -593,13 +733,21 @@ def _scan(search: _Search, top: int, margin: float, tick: Callable[[int], None] 
             counts["feasible"] += len(ok)
             if len(ok):
                 at = ok + offset if offset is not None else sl[ok]
-                figs = {k: f[k][ok] for k in ("rank_cost", "rank_bucket", "gpus", "peak_bytes_per_rank")}
+                figs = {
+                    k: f[k][ok] for k in ("rank_cost", "rank_bucket", "gpus", "peak_bytes_per_rank")
+                }
                 pool.add(b_no, batch, at, figs)
                 if not structural:
                     front.add(b_no, at, f["days_on_config"][ok], f["rank_cost"][ok])
             if tick is not None:
                 tick(n)
-    return {"counts": counts, "excluded": excluded, "pool": pool, "front": front, "fastest_days": fastest}
+    return {
+        "counts": counts,
+        "excluded": excluded,
+        "pool": pool,
+        "front": front,
+        "fastest_days": fastest,
+    }
 
 
 def _calibrate(search: _Search, pool: _Pool) -> dict[str, Any] | None:
@@ -625,8 +773,16 @@ def _calibrate(search: _Search, pool: _Pool) -> dict[str, Any] | None:
             mid = (lo + hi) / 2
             lo, hi = (mid, hi) if mfu_at(mid) < target else (lo, mid)
         k = (lo + hi) / 2
-    layout = {c: row.get(c) for c in ("gpu", "dp", "tp", "pp", "cp", "ep", "zero", "recompute", "micro_batch")}
-    return {"mfu": target, "efficiency_scale": k, "predicted_mfu": mfu_at(k), "layout": {c: _py(v) for c, v in layout.items() if v is not None}}
+    layout = {
+        c: row.get(c)
+        for c in ("gpu", "dp", "tp", "pp", "cp", "ep", "zero", "recompute", "micro_batch")
+    }
+    return {
+        "mfu": target,
+        "efficiency_scale": k,
+        "predicted_mfu": mfu_at(k),
+        "layout": {c: _py(v) for c, v in layout.items() if v is not None},
+    }
 
 
 def _run(search: _Search, top: int, margin: float, tick: Callable[[int], None]) -> dict[str, Any]:
@@ -639,7 +795,11 @@ def _run(search: _Search, top: int, margin: float, tick: Callable[[int], None]) 
             search.scale = calibration["efficiency_scale"]
     scan = _scan(search, top, margin, tick)
     counts, excluded = scan["counts"], scan["excluded"]
-    plans = _top_plans(search, scan["pool"].batch, scan["pool"].idx, top, margin) if counts["feasible"] else []
+    plans = (
+        _top_plans(search, scan["pool"].batch, scan["pool"].idx, top, margin)
+        if counts["feasible"]
+        else []
+    )
     pareto = _pareto(search, scan["front"], margin) if counts["feasible"] else []
     ranked = sorted(excluded.items(), key=lambda kv: -kv[1])
     if plans:
@@ -674,14 +834,20 @@ def _deadline_hint(search: _Search, fastest_days: float) -> str:
     """What the deadline would have to be: the fastest candidate that passes every other gate."""
     if not math.isfinite(fastest_days):
         return "; no candidate passes the other gates either"
-    return (f"; the fastest candidate that passes the other gates needs {fastest_days:,.1f} days against "
-            f"{search.window_days:,.1f} available: more days, fewer tokens, or a larger global_batch so that more GPUs share the step")
+    return (
+        f"; the fastest candidate that passes the other gates needs {fastest_days:,.1f} days against "
+        f"{search.window_days:,.1f} available: more days, fewer tokens, or a larger global_batch so that more GPUs share the step"
+    )
 
 
 def _gate_text(name: str, margin: float) -> str:
-    texts = {"memory": f"the memory gate (peak ≤ {margin:g} × HBM)", "deadline": "the deadline gate",
-             "bandwidth": "the bandwidth gate (offloaded states stream within the step budget)",
-             "host_memory": "host memory", "nvme_capacity": "NVMe capacity"}
+    texts = {
+        "memory": f"the memory gate (peak ≤ {margin:g} × HBM)",
+        "deadline": "the deadline gate",
+        "bandwidth": "the bandwidth gate (offloaded states stream within the step budget)",
+        "host_memory": "host memory",
+        "nvme_capacity": "NVMe capacity",
+    }
     if name in texts:
         return texts[name]
     c = next((c for c in REGISTRY.constraints if c.ok == name), None)
@@ -691,11 +857,15 @@ def _gate_text(name: str, margin: float) -> str:
 def _throughput_text(search: _Search, calibration: dict[str, Any] | None) -> str:
     if calibration is None:
         return "predicted by the step-time model for each layout (docs/definitions.md#step-time)"
-    return (f"predicted by the step-time model, its matmul efficiency scaled by {_fmt(calibration['efficiency_scale'])} so that the cheapest "
-            f"layout reaches the measured mfu {_fmt(calibration['mfu'])}")
+    return (
+        f"predicted by the step-time model, its matmul efficiency scaled by {_fmt(calibration['efficiency_scale'])} so that the cheapest "
+        f"layout reaches the measured mfu {_fmt(calibration['mfu'])}"
+    )
 
 
-def _plan_figures(search: _Search, rank: int, row: dict[str, Any], v: Mapping[str, Any], margin: float) -> dict[str, Any]:
+def _plan_figures(
+    search: _Search, rank: int, row: dict[str, Any], v: Mapping[str, Any], margin: float
+) -> dict[str, Any]:
     peak, hbm = v["peak_bytes_per_rank"], v["hbm_bytes"]
     terms = {k: float(v[f"time_{k}_s"]) for k in TERM_KEYS}
     shown = {k: t for k, t in terms.items() if k != "compute" and t > 0.0005 * v["step_time_s"]}
@@ -720,17 +890,26 @@ def _plan_figures(search: _Search, rank: int, row: dict[str, Any], v: Mapping[st
         "tokens_per_s_per_gpu": float(v["tokens_per_s_per_gpu"]),
         "bubble_fraction": float(v["bubble_fraction"]),
         "crosses_nodes": {g: bool(v[f"{g}_crosses_nodes"]) for g in DIMS},
-        "why": ", ".join(f"{k} {t:.3g} s" for k, t in sorted(shown.items(), key=lambda kv: -kv[1])) or "compute only",
+        "why": ", ".join(f"{k} {t:.3g} s" for k, t in sorted(shown.items(), key=lambda kv: -kv[1]))
+        or "compute only",
         "throughput": f"step {v['step_time_s']:.4g} s, predicted MFU {_fmt(v['predicted_mfu'])}",
     }
 
 
 def _feasible_in_engine(v: Mapping[str, Any], margin: float) -> bool:
-    return (v["peak_bytes_per_rank"] <= margin * v["hbm_bytes"] and bool(v["meets_deadline"]) and v["bandwidth_gate"] is not False
-            and v["host_fits"] is not False and v["nvme_fits"] is not False and all(v[k] is not False for k in CONSTRAINT_KEYS))
+    return (
+        v["peak_bytes_per_rank"] <= margin * v["hbm_bytes"]
+        and bool(v["meets_deadline"])
+        and v["bandwidth_gate"] is not False
+        and v["host_fits"] is not False
+        and v["nvme_fits"] is not False
+        and all(v[k] is not False for k in CONSTRAINT_KEYS)
+    )
 
 
-def _top_plans(search: _Search, b_sorted: np.ndarray, i_sorted: np.ndarray, top: int, margin: float) -> list[dict[str, Any]]:
+def _top_plans(
+    search: _Search, b_sorted: np.ndarray, i_sorted: np.ndarray, top: int, margin: float
+) -> list[dict[str, Any]]:
     """The first ``top`` distinct layouts, each re-run through the engine for its reported figures."""
     seen: set = set()
     plans: list[dict[str, Any]] = []
@@ -739,7 +918,12 @@ def _top_plans(search: _Search, b_sorted: np.ndarray, i_sorted: np.ndarray, top:
             break
         batch = search.batches[int(b_sorted[j])]
         row = batch.row(int(i_sorted[j]))
-        layout = (batch.gpu, batch.recompute, batch.optimizer, *(row[c] for c in ("dp", "tp", "pp", "cp", "ep")))
+        layout = (
+            batch.gpu,
+            batch.recompute,
+            batch.optimizer,
+            *(row[c] for c in ("dp", "tp", "pp", "cp", "ep")),
+        )
         if (layout, batch.zero) in seen:
             continue  # a micro-batch / loss-chunk variant of a listed layout
         v = compute(config_from_mapping(row)).values
@@ -760,10 +944,21 @@ def _top_plans(search: _Search, b_sorted: np.ndarray, i_sorted: np.ndarray, top:
 
 def _pareto(search: _Search, front: _Front, margin: float) -> list[dict[str, Any]]:
     """The front of days against cost, as distinct layouts through the engine, fastest first."""
-    keep = front.cost <= PARETO_COST_CAP * front.cost.min() if len(front.cost) else np.empty(0, bool)
-    front.days, front.cost, front.batch, front.idx = front.days[keep], front.cost[keep], front.batch[keep], front.idx[keep]
+    keep = (
+        front.cost <= PARETO_COST_CAP * front.cost.min() if len(front.cost) else np.empty(0, bool)
+    )
+    front.days, front.cost, front.batch, front.idx = (
+        front.days[keep],
+        front.cost[keep],
+        front.batch[keep],
+        front.idx[keep],
+    )
     n = len(front.days)
-    picks = range(n) if n <= PARETO_POINTS else sorted({round(k * (n - 1) / (PARETO_POINTS - 1)) for k in range(PARETO_POINTS)})
+    picks = (
+        range(n)
+        if n <= PARETO_POINTS
+        else sorted({round(k * (n - 1) / (PARETO_POINTS - 1)) for k in range(PARETO_POINTS)})
+    )
     out: list[dict[str, Any]] = []
     for j in picks:
         batch = search.batches[int(front.batch[j])]
@@ -779,8 +974,14 @@ def _pareto(search: _Search, front: _Front, margin: float) -> list[dict[str, Any
 
 
 # ---- public -------------------------------------------------------------------------------------
-def plan(config: Config, *, top: int = TOP_PLANS, progress: Progress | None = None, margin: float = MARGIN,
-         prices: Mapping[str, float] | None = None) -> dict[str, Any]:
+def plan(
+    config: Config,
+    *,
+    top: int = TOP_PLANS,
+    progress: Progress | None = None,
+    margin: float = MARGIN,
+    prices: Mapping[str, float] | None = None,
+) -> dict[str, Any]:
     """The ``top`` cheapest feasible plans for one input row (see the module docstring).
 
     Returns ``{"name", "candidates_evaluated", "feasible", "fits_memory", "meets_deadline",
@@ -795,8 +996,13 @@ def plan(config: Config, *, top: int = TOP_PLANS, progress: Progress | None = No
     return _run(search, top, margin, _ticker(search.size, progress))
 
 
-def plan_document(configs: Iterable[Config], top: int = TOP_PLANS, progress: Progress | None = None,
-                  margin: float = MARGIN, prices: Mapping[str, float] | None = None) -> dict[str, Any]:
+def plan_document(
+    configs: Iterable[Config],
+    top: int = TOP_PLANS,
+    progress: Progress | None = None,
+    margin: float = MARGIN,
+    prices: Mapping[str, float] | None = None,
+) -> dict[str, Any]:
     """The planner's document for every row: plans per input row, concatenated in input order."""
     configs = list(configs)
     searches, problems = [], []
@@ -818,7 +1024,11 @@ def plan_document(configs: Iterable[Config], top: int = TOP_PLANS, progress: Pro
         "margin": margin,
         "plans": [p for r in results for p in r["plans"]],
         "pareto": [p for r in results for p in r["pareto"]],
-        "inputs": [{k: v for k, v in r.items() if k not in ("plans", "pareto")} | {"plans": len(r["plans"])} for r in results],
+        "inputs": [
+            {k: v for k, v in r.items() if k not in ("plans", "pareto")}
+            | {"plans": len(r["plans"])}
+            for r in results
+        ],
     }
 
 

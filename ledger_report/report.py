@@ -23,18 +23,30 @@ from .model.tables import tables
 class Figure:
     key: str  # registry key
     json: str = ""  # name in the JSON section (default: the key)
-    show: str = ""  # registry BOOL key: the figure is shown (text, handout, print sheet) only where true
+    show: str = (
+        ""  # registry BOOL key: the figure is shown (text, handout, print sheet) only where true
+    )
     formula: bool = False  # the handout prints its formula text with the numbers filled in
     expand: tuple[str, ...] = ()  # quantities whose definitions the formula text writes inline
-    items: tuple[tuple[str, str], ...] = ()  # (name, registry key): the figure is an object of these in JSON, a list on the page
-    tone: str = ""  # registry TEXT key ("good", "bad" or "unknown"): how the reports colour the figure
-    short: tuple[str, str] = ()  # (English, Chinese) column heading where space is short (the handout's summary)
+    items: tuple[
+        tuple[str, str], ...
+    ] = ()  # (name, registry key): the figure is an object of these in JSON, a list on the page
+    tone: str = (
+        ""  # registry TEXT key ("good", "bad" or "unknown"): how the reports colour the figure
+    )
+    short: tuple[
+        str, str
+    ] = ()  # (English, Chinese) column heading where space is short (the handout's summary)
     pages: bool = True  # False: in JSON only, the pages state it in other words (a verdict, a note)
-    text: str = ""  # registry TEXT key: what the pages show for a figure of ``items`` (a sentence of them)
+    text: str = (
+        ""  # registry TEXT key: what the pages show for a figure of ``items`` (a sentence of them)
+    )
 
     def __post_init__(self) -> None:
         if self.items and self.pages and not self.text:
-            raise ValueError(f"figure {self.name!r}: a breakdown on the pages needs its text quantity (text=...)")
+            raise ValueError(
+                f"figure {self.name!r}: a breakdown on the pages needs its text quantity (text=...)"
+            )
 
     @property
     def name(self) -> str:
@@ -88,7 +100,9 @@ class TableColumn:
     en: str
     zh: str
     unit: str = ""  # a registry unit for formatting; "" takes the cell's quantity unit
-    words: tuple[str, str] = ()  # a truth value's own words (true, false), keys of the renderers' word tables
+    words: tuple[
+        str, str
+    ] = ()  # a truth value's own words (true, false), keys of the renderers' word tables
 
 
 @dataclass(frozen=True)
@@ -148,13 +162,21 @@ class Chart:
 @dataclass(frozen=True)
 class Report:
     sections: tuple[Section | Table, ...]
-    summary: tuple[Figure, ...]  # the columns of the summary table (workbook Summary, handout summary)
-    assumptions: tuple[str, ...]  # registry TEXT keys of the assumption sentences (each with a ``_zh`` twin and ``_shown``)
-    summary_sections: tuple[str, ...] = ("verdicts",)  # sections whose figures follow the summary figures in the workbook's Summary
+    summary: tuple[
+        Figure, ...
+    ]  # the columns of the summary table (workbook Summary, handout summary)
+    assumptions: tuple[
+        str, ...
+    ]  # registry TEXT keys of the assumption sentences (each with a ``_zh`` twin and ``_shown``)
+    summary_sections: tuple[str, ...] = (
+        "verdicts",
+    )  # sections whose figures follow the summary figures in the workbook's Summary
     check: str = "check_message"  # registry TEXT key: the rules the row breaks (empty when it meets every rule)
     check_ok: str = "check_ok"  # registry BOOL key: the row meets every rule (no error)
     flag: str = "verdicts_bad"  # registry BOOL key: a verdict says no (the Summary colours the row)
-    charts: tuple[Chart, ...] = ()  # "memory": per-rank memory by state (Summary); "budget": cost against days (Budget)
+    charts: tuple[
+        Chart, ...
+    ] = ()  # "memory": per-rank memory by state (Summary); "budget": cost against days (Budget)
     # The summary's order: by each of these registry values in turn (False before True, smaller
     # first, blank last; input order breaks ties); rows where ``flag`` is true are marked.
     rank: tuple[str, ...] = ("verdicts_bad", "cost", "gpus")
@@ -192,22 +214,26 @@ def _state_lines() -> tuple[Line, ...]:
     lines = []
     for s, col, en, zh in STATES:
         for p, pen, pzh in PARTS:
-            lines.append(Line(
-                id=f"{s}_{p}", en=f"{en} ({pen})", zh=f"{zh}（{pzh}）",
-                cells={
-                    "state": Cell(value=s),
-                    "part": Cell(value=p),
-                    "dtype": Cell(f"{s}_dtype_label"),
-                    "bytes_per_param": Cell(f"{s}_bytes_per_param"),
-                    "sharded": Cell(f"{s}_{p}_sharded"),
-                    "shard_group": Cell(f"{s}_{p}_shard_group"),
-                    "params_on_rank": Cell(f"{s}_{p}_params_on_rank"),
-                    "bytes_per_rank": Cell(f"{s}_{p}_bytes"),
-                    "location": Cell(col),
-                },
-                show=f"{s}_{p}_shown",
-                formula=f"{s}_{p}_bytes",
-            ))
+            lines.append(
+                Line(
+                    id=f"{s}_{p}",
+                    en=f"{en} ({pen})",
+                    zh=f"{zh}（{pzh}）",
+                    cells={
+                        "state": Cell(value=s),
+                        "part": Cell(value=p),
+                        "dtype": Cell(f"{s}_dtype_label"),
+                        "bytes_per_param": Cell(f"{s}_bytes_per_param"),
+                        "sharded": Cell(f"{s}_{p}_sharded"),
+                        "shard_group": Cell(f"{s}_{p}_shard_group"),
+                        "params_on_rank": Cell(f"{s}_{p}_params_on_rank"),
+                        "bytes_per_rank": Cell(f"{s}_{p}_bytes"),
+                        "location": Cell(col),
+                    },
+                    show=f"{s}_{p}_shown",
+                    formula=f"{s}_{p}_bytes",
+                )
+            )
     return tuple(lines)
 
 
@@ -238,9 +264,13 @@ OUTSIDE = (
 
 def _outside_lines(reg: Registry) -> tuple[Line, ...]:
     return tuple(
-        Line(id=item, en=reg[key].en, zh=reg[key].zh,
-             cells={"item": Cell(value=item), "bytes_per_rank": Cell(key), "in_peak": Cell(in_peak)},
-             formula=key)
+        Line(
+            id=item,
+            en=reg[key].en,
+            zh=reg[key].zh,
+            cells={"item": Cell(value=item), "bytes_per_rank": Cell(key), "in_peak": Cell(in_peak)},
+            formula=key,
+        )
         for item, key, in_peak in OUTSIDE
     )
 
@@ -262,10 +292,19 @@ def _phase_lines() -> tuple[Line, ...]:
     from .model.definitions.phases import PHASES
 
     return tuple(
-        Line(id=p, en=en, zh=zh,
-             cells={"phase": Cell(value=p), "bytes_per_rank": Cell(f"phase_{p}_bytes"),
-                    "items": Cell(items=tuple((n, f"mem_{n}_bytes") for n in names), text=f"phase_{p}_items")},
-             show="reported_stage_holds_head" if p == "loss" else "")
+        Line(
+            id=p,
+            en=en,
+            zh=zh,
+            cells={
+                "phase": Cell(value=p),
+                "bytes_per_rank": Cell(f"phase_{p}_bytes"),
+                "items": Cell(
+                    items=tuple((n, f"mem_{n}_bytes") for n in names), text=f"phase_{p}_items"
+                ),
+            },
+            show="reported_stage_holds_head" if p == "loss" else "",
+        )
         for p, en, zh, names in PHASES
     )
 
@@ -279,90 +318,289 @@ CROSSES = tuple((g, f"{g}_crosses_nodes") for g in DIMS)
 
 def build_spec(reg: Registry = REGISTRY) -> Report:
     sections: tuple[Section | Table, ...] = (
-        Section("verdicts", "Verdicts", "结论", (
-            F("verdict_memory", "memory", tone="verdict_memory_tone"), F("verdict_deadline", "deadline", tone="verdict_deadline_tone"),
-            F("verdict_bandwidth", "bandwidth", tone="verdict_bandwidth_tone"),
-        ), json="verdicts"),
-        Section("verdict_reasons", "Why", "原因", (
-            F("verdict_memory_reason", "memory"), F("verdict_deadline_reason", "deadline"), F("verdict_bandwidth_reason", "bandwidth"),
-        ), json="verdict_reasons"),
-        Section("check", "Warnings", "警告", (F("check_columns", "columns"),),  # the sentences: the document's warnings
-                json="check", show="check_says_something", json_null_unless_shown=True),
-        Section("layout", "Layout", "布局", (
-            F("framework"), F("zero"), F("dp"), F("tp"), F("pp"), F("cp"), F("ep"), F("etp"),
-            F("seq_len"), F("micro_batch"), F("global_batch"), F("recompute"), F("gpu"), F("reported_stage"),
-        ), json="layout"),
-        Section("params", "Parameters", "参数", (
-            F("params_total", "total"), F("params_expert", "expert", show="has_experts"), F("params_dense", "dense", show="has_experts"),
-            F("params_active", "active"),
-            F("params_mtp", "mtp", show="has_mtp"), F("arch_main_params", "without_mtp", show="has_mtp"),
-            F("arch_embedding_params", "embedding", show="has_arch"), F("arch_attention_params", "attention", show="has_arch"),
-            F("arch_mlp_params", "mlp", show="has_arch"), F("arch_norm_params", "norms", show="has_arch"),
-            F("padded_vocab", "padded_vocab", show="vocab_padded"),
-            F("params_per_rank", "per_rank"), F("largest_matrix_params", "largest_matrix"),
-            F("has_arch", "from_architecture"),
-        ), json="params"),
-        Table("states", "Model-state ledger (per rank)", "模型状态账本（每卡）", STATE_COLUMNS, _state_lines(), json="states",
-              total=(F("state_bytes_per_rank", formula=True), F("state_bytes_per_param"), F("state_bytes_logical_total", formula=True, expand=("state_bytes_per_param",)))),
-        Section("offload", "Offloaded state", "卸载的状态", (
-            F("host_state_bytes_per_rank"), F("nvme_state_bytes_per_rank"), F("host_bytes_per_node"), F("nvme_bytes_per_node"),
-            F("host_fits"), F("offload_stream_s", "stream_s"),
-        ), json="offload", show="has_offload"),
-        Table("uncounted", "Not in the state ledger", "不在状态账本中", OUTSIDE_COLUMNS, _outside_lines(reg), json="uncounted", sources=True),
-        Table("phases", "Memory by phase (reported stage)", "各阶段显存（报告段）", PHASE_COLUMNS, _phase_lines(), json="phases",
-              total=(F("first_step_peak_bytes", pages=False), F("lazy_state_bytes", pages=False)),
-              bars=Bars("items", limit="hbm_bytes", mark="peak_phase", peak="peak_bytes_per_rank", note="note_first_step")),
-        Section("peak", "Peak and fit", "峰值与是否放得下", (
-            F("activation_bytes_per_rank", formula=True),
-            F("logits_bytes_per_rank", formula=True, expand=("logits_full_bytes",)),
-            F("peak_phase"), F("peak_allocated_bytes_per_rank"), F("peak_reserved_bytes_per_rank"),
-            F("peak_bytes_per_rank", formula=True),
-            F("first_stage_peak_allocated_bytes", "first_stage_peak_allocated_bytes", show="multi_stage"),
-            F("middle_stage_peak_allocated_bytes", "middle_stage_peak_allocated_bytes", show="has_middle_stage"),
-            F("last_stage_peak_allocated_bytes", "last_stage_peak_allocated_bytes", show="multi_stage"),
-            F("hbm_bytes"), F("headroom_bytes"), F("fits"),
-        )),
-        Section("measured", "Measured peak", "实测峰值", (
-            F("measured_peak_bytes"), F("measured_counter", "counter"), F("estimate_on_measured_counter", "estimate_bytes"),
-            F("measured_minus_state_bytes"), F("unexplained_bytes"), F("measured_ratio", "ratio"),
-        ), json="measured", show="has_measured_peak", json_null_unless_shown=True),
-        Section("compute", "Compute floor", "算力下界", (
-            F("flops_per_token", formula=True), F("total_flops", formula=True), F("tokens_per_step"), F("steps"),
-            F("step_budget_s", formula=True, expand=("train_window_s",)), F("required_tokens_per_s"),
-            F("tokens_per_s_per_gpu"), F("days_on_config", "days", formula=True, expand=("effective_flops_per_gpu",)), F("gpus"),
-            F("gpus_needed_compute", formula=True, expand=("effective_flops_per_gpu", "train_window_s")),
-            F("min_gpus_compute"), F("min_gpus_compute_reason", show="min_gpus_compute_blank"),
-            F("min_gpus_memory"), F("min_gpus_memory_reason", show="min_gpus_memory_blank"),
-            F("state_floor_gpus", formula=True, show="peak_unknown"), F("binding_gate"),
-            F("gpu_hours", formula=True, expand=("effective_flops_per_gpu",)), F("cost", formula=True), F("mfu"), F("hfu"),
-            F("mfu_source"), F("predicted_mfu"), F("predicted_hfu", show="mfu_given"), F("mfu_difference", show="mfu_given"),
-            F("predicted_tokens_per_s_per_gpu", show="mfu_given"), F("step_time_s", formula=True),
-            F("step_time_s", "step_time_breakdown", items=STEP_TERMS, text="step_time_terms"),
-            F("bubble_fraction", show="multi_stage"), F("slowest_stage", show="multi_stage"),
-            F("placement_summary"), F("tp_crosses_nodes", "crosses_nodes", items=CROSSES, pages=False),
-            F("bandwidth_gate", pages=False), F("meets_deadline", pages=False), F("days_over_deadline", pages=False),
-        ), json="compute"),
-        Section("budget", "Budget", "预算", (
-            F("currency", show="currency_given"), F("price_per_gpu_hour"), F("gpu_hours"), F("node_hours", formula=True), F("cost"),
-            F("cost_with_reserve", formula=True), F("cost_deadline_hold", formula=True),
-        ), json="budget"),
+        Section(
+            "verdicts",
+            "Verdicts",
+            "结论",
+            (
+                F("verdict_memory", "memory", tone="verdict_memory_tone"),
+                F("verdict_deadline", "deadline", tone="verdict_deadline_tone"),
+                F("verdict_bandwidth", "bandwidth", tone="verdict_bandwidth_tone"),
+            ),
+            json="verdicts",
+        ),
+        Section(
+            "verdict_reasons",
+            "Why",
+            "原因",
+            (
+                F("verdict_memory_reason", "memory"),
+                F("verdict_deadline_reason", "deadline"),
+                F("verdict_bandwidth_reason", "bandwidth"),
+            ),
+            json="verdict_reasons",
+        ),
+        Section(
+            "check",
+            "Warnings",
+            "警告",
+            (F("check_columns", "columns"),),  # the sentences: the document's warnings
+            json="check",
+            show="check_says_something",
+            json_null_unless_shown=True,
+        ),
+        Section(
+            "layout",
+            "Layout",
+            "布局",
+            (
+                F("framework"),
+                F("zero"),
+                F("dp"),
+                F("tp"),
+                F("pp"),
+                F("cp"),
+                F("ep"),
+                F("etp"),
+                F("seq_len"),
+                F("micro_batch"),
+                F("global_batch"),
+                F("recompute"),
+                F("gpu"),
+                F("reported_stage"),
+            ),
+            json="layout",
+        ),
+        Section(
+            "params",
+            "Parameters",
+            "参数",
+            (
+                F("params_total", "total"),
+                F("params_expert", "expert", show="has_experts"),
+                F("params_dense", "dense", show="has_experts"),
+                F("params_active", "active"),
+                F("params_mtp", "mtp", show="has_mtp"),
+                F("arch_main_params", "without_mtp", show="has_mtp"),
+                F("arch_embedding_params", "embedding", show="has_arch"),
+                F("arch_attention_params", "attention", show="has_arch"),
+                F("arch_mlp_params", "mlp", show="has_arch"),
+                F("arch_norm_params", "norms", show="has_arch"),
+                F("padded_vocab", "padded_vocab", show="vocab_padded"),
+                F("params_per_rank", "per_rank"),
+                F("largest_matrix_params", "largest_matrix"),
+                F("has_arch", "from_architecture"),
+            ),
+            json="params",
+        ),
+        Table(
+            "states",
+            "Model-state ledger (per rank)",
+            "模型状态账本（每卡）",
+            STATE_COLUMNS,
+            _state_lines(),
+            json="states",
+            total=(
+                F("state_bytes_per_rank", formula=True),
+                F("state_bytes_per_param"),
+                F("state_bytes_logical_total", formula=True, expand=("state_bytes_per_param",)),
+            ),
+        ),
+        Section(
+            "offload",
+            "Offloaded state",
+            "卸载的状态",
+            (
+                F("host_state_bytes_per_rank"),
+                F("nvme_state_bytes_per_rank"),
+                F("host_bytes_per_node"),
+                F("nvme_bytes_per_node"),
+                F("host_fits"),
+                F("offload_stream_s", "stream_s"),
+            ),
+            json="offload",
+            show="has_offload",
+        ),
+        Table(
+            "uncounted",
+            "Not in the state ledger",
+            "不在状态账本中",
+            OUTSIDE_COLUMNS,
+            _outside_lines(reg),
+            json="uncounted",
+            sources=True,
+        ),
+        Table(
+            "phases",
+            "Memory by phase (reported stage)",
+            "各阶段显存（报告段）",
+            PHASE_COLUMNS,
+            _phase_lines(),
+            json="phases",
+            total=(F("first_step_peak_bytes", pages=False), F("lazy_state_bytes", pages=False)),
+            bars=Bars(
+                "items",
+                limit="hbm_bytes",
+                mark="peak_phase",
+                peak="peak_bytes_per_rank",
+                note="note_first_step",
+            ),
+        ),
+        Section(
+            "peak",
+            "Peak and fit",
+            "峰值与是否放得下",
+            (
+                F("activation_bytes_per_rank", formula=True),
+                F("logits_bytes_per_rank", formula=True, expand=("logits_full_bytes",)),
+                F("peak_phase"),
+                F("peak_allocated_bytes_per_rank"),
+                F("peak_reserved_bytes_per_rank"),
+                F("peak_bytes_per_rank", formula=True),
+                F(
+                    "first_stage_peak_allocated_bytes",
+                    "first_stage_peak_allocated_bytes",
+                    show="multi_stage",
+                ),
+                F(
+                    "middle_stage_peak_allocated_bytes",
+                    "middle_stage_peak_allocated_bytes",
+                    show="has_middle_stage",
+                ),
+                F(
+                    "last_stage_peak_allocated_bytes",
+                    "last_stage_peak_allocated_bytes",
+                    show="multi_stage",
+                ),
+                F("hbm_bytes"),
+                F("headroom_bytes"),
+                F("fits"),
+            ),
+        ),
+        Section(
+            "measured",
+            "Measured peak",
+            "实测峰值",
+            (
+                F("measured_peak_bytes"),
+                F("measured_counter", "counter"),
+                F("estimate_on_measured_counter", "estimate_bytes"),
+                F("measured_minus_state_bytes"),
+                F("unexplained_bytes"),
+                F("measured_ratio", "ratio"),
+            ),
+            json="measured",
+            show="has_measured_peak",
+            json_null_unless_shown=True,
+        ),
+        Section(
+            "compute",
+            "Compute floor",
+            "算力下界",
+            (
+                F("flops_per_token", formula=True),
+                F("total_flops", formula=True),
+                F("tokens_per_step"),
+                F("steps"),
+                F("step_budget_s", formula=True, expand=("train_window_s",)),
+                F("required_tokens_per_s"),
+                F("tokens_per_s_per_gpu"),
+                F("days_on_config", "days", formula=True, expand=("effective_flops_per_gpu",)),
+                F("gpus"),
+                F(
+                    "gpus_needed_compute",
+                    formula=True,
+                    expand=("effective_flops_per_gpu", "train_window_s"),
+                ),
+                F("min_gpus_compute"),
+                F("min_gpus_compute_reason", show="min_gpus_compute_blank"),
+                F("min_gpus_memory"),
+                F("min_gpus_memory_reason", show="min_gpus_memory_blank"),
+                F("state_floor_gpus", formula=True, show="peak_unknown"),
+                F("binding_gate"),
+                F("gpu_hours", formula=True, expand=("effective_flops_per_gpu",)),
+                F("cost", formula=True),
+                F("mfu"),
+                F("hfu"),
+                F("mfu_source"),
+                F("predicted_mfu"),
+                F("predicted_hfu", show="mfu_given"),
+                F("mfu_difference", show="mfu_given"),
+                F("predicted_tokens_per_s_per_gpu", show="mfu_given"),
+                F("step_time_s", formula=True),
+                F("step_time_s", "step_time_breakdown", items=STEP_TERMS, text="step_time_terms"),
+                F("bubble_fraction", show="multi_stage"),
+                F("slowest_stage", show="multi_stage"),
+                F("placement_summary"),
+                F("tp_crosses_nodes", "crosses_nodes", items=CROSSES, pages=False),
+                F("bandwidth_gate", pages=False),
+                F("meets_deadline", pages=False),
+                F("days_over_deadline", pages=False),
+            ),
+            json="compute",
+        ),
+        Section(
+            "budget",
+            "Budget",
+            "预算",
+            (
+                F("currency", show="currency_given"),
+                F("price_per_gpu_hour"),
+                F("gpu_hours"),
+                F("node_hours", formula=True),
+                F("cost"),
+                F("cost_with_reserve", formula=True),
+                F("cost_deadline_hold", formula=True),
+            ),
+            json="budget",
+        ),
     )
-    summary = tuple(F(k, short=short) for k, short in (
-        ("gpu", ("GPU", "GPU")), ("gpus", ("GPUs", "GPU 数")), ("state_bytes_per_rank", ("state / rank", "每卡状态")),
-        ("peak_bytes_per_rank", ("peak / rank", "每卡峰值")), ("hbm_bytes", ("HBM", "显存")),
-        ("fits", ("fits", "放得下")), ("state_bytes_logical_total", ("whole state", "全模型状态")),
-        ("min_gpus_compute", ("min GPUs, deadline", "最少 GPU（期限）")), ("min_gpus_memory", ("min GPUs, memory", "最少 GPU（显存）")),
-        ("binding_gate", ("binds", "先撞的门")), ("days_on_config", ("days needed", "所需天数")), ("days", ("deadline", "期限")),
-        ("gpu_hours", ("GPU-hours", "GPU 小时")), ("cost", ("cost", "成本")), ("predicted_mfu", ("predicted MFU", "预测 MFU")),
-    ))
-    assumptions = tuple(k[: -len("_shown")] for k in reg.keys() if k.startswith("note_") and k.endswith("_shown"))
+    summary = tuple(
+        F(k, short=short)
+        for k, short in (
+            ("gpu", ("GPU", "GPU")),
+            ("gpus", ("GPUs", "GPU 数")),
+            ("state_bytes_per_rank", ("state / rank", "每卡状态")),
+            ("peak_bytes_per_rank", ("peak / rank", "每卡峰值")),
+            ("hbm_bytes", ("HBM", "显存")),
+            ("fits", ("fits", "放得下")),
+            ("state_bytes_logical_total", ("whole state", "全模型状态")),
+            ("min_gpus_compute", ("min GPUs, deadline", "最少 GPU（期限）")),
+            ("min_gpus_memory", ("min GPUs, memory", "最少 GPU（显存）")),
+            ("binding_gate", ("binds", "先撞的门")),
+            ("days_on_config", ("days needed", "所需天数")),
+            ("days", ("deadline", "期限")),
+            ("gpu_hours", ("GPU-hours", "GPU 小时")),
+            ("cost", ("cost", "成本")),
+            ("predicted_mfu", ("predicted MFU", "预测 MFU")),
+        )
+    )
+    assumptions = tuple(
+        k[: -len("_shown")] for k in reg.keys() if k.startswith("note_") and k.endswith("_shown")
+    )
     charts = (
-        Chart("memory", "Per-rank memory by state vs HBM (GB)", "每卡各状态显存与 HBM 对比（GB）", "stacked",
-              tuple(Series(f"{s}_hbm_bytes") for s, *_ in STATES) + (Series("outside_state_bytes_per_rank"),),
-              line=("hbm_bytes",), y_en="GB per rank", y_zh="每卡 GB"),
-        Chart("budget", "Cost against days", "成本与天数", "scatter",
-              (Series("cost", "days_on_config"), Series("cost_deadline_hold", "days")),
-              x_en="days", x_zh="天", y_en="cost", y_zh="成本"),
+        Chart(
+            "memory",
+            "Per-rank memory by state vs HBM (GB)",
+            "每卡各状态显存与 HBM 对比（GB）",
+            "stacked",
+            tuple(Series(f"{s}_hbm_bytes") for s, *_ in STATES)
+            + (Series("outside_state_bytes_per_rank"),),
+            line=("hbm_bytes",),
+            y_en="GB per rank",
+            y_zh="每卡 GB",
+        ),
+        Chart(
+            "budget",
+            "Cost against days",
+            "成本与天数",
+            "scatter",
+            (Series("cost", "days_on_config"), Series("cost_deadline_hold", "days")),
+            x_en="days",
+            x_zh="天",
+            y_en="cost",
+            y_zh="成本",
+        ),
     )
     return Report(sections, summary, assumptions, charts=charts)
 

@@ -25,8 +25,15 @@ def main() -> None:
     header = next(csv.reader(src.open(encoding="utf-8")))
     configs = read_configs(src)
     buf = io.BytesIO()
-    wb = xlsxwriter.Workbook(buf, {"in_memory": True, "strings_to_formulas": False, "strings_to_urls": False,
-                                   "strings_to_numbers": False})
+    wb = xlsxwriter.Workbook(
+        buf,
+        {
+            "in_memory": True,
+            "strings_to_formulas": False,
+            "strings_to_urls": False,
+            "strings_to_numbers": False,
+        },
+    )
     wb.set_properties({"created": datetime.datetime(2000, 1, 1)})
     ws = wb.add_worksheet("Inputs")
     for j, name in enumerate(header):

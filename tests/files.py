@@ -14,8 +14,14 @@ def write_csv(tmp_path: Path, text: str, name: str = "inputs.csv", encoding: str
     return path
 
 
-def write_xlsx(tmp_path: Path, rows: list[list], name: str = "inputs.xlsx", title: str = "Inputs",
-               before: tuple[str, ...] = (), setup=None) -> Path:
+def write_xlsx(
+    tmp_path: Path,
+    rows: list[list],
+    name: str = "inputs.xlsx",
+    title: str = "Inputs",
+    before: tuple[str, ...] = (),
+    setup=None,
+) -> Path:
     """A workbook whose sheet ``title`` holds ``rows``; sheets named in ``before`` come first;
     ``setup(ws)`` may change the sheet before it is saved."""
     wb = openpyxl.Workbook()

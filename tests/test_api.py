@@ -36,7 +36,9 @@ def test_to_frame_is_one_row_per_configuration_and_per_state_line():
     configs, states = lr.to_frame(ledgers)
     assert list(configs["name"]) == [lg.name for lg in ledgers]
     assert set(REGISTRY.keys()) <= set(configs.columns)
-    got = [None if pd.isna(x) else x for x in configs["peak_bytes_per_rank"]]  # blank where the peak is unknown
+    got = [
+        None if pd.isna(x) else x for x in configs["peak_bytes_per_rank"]
+    ]  # blank where the peak is unknown
     assert got == [plain(lg["peak_bytes_per_rank"], BYTES) for lg in ledgers] and None in got
     moe = states[(states["name"] == "moe35b-ep8-bf16-buffer") & (states["location"] == "hbm")]
     assert round(moe["bytes_per_rank"].sum() / 1e9, 1) == 38.1
@@ -50,7 +52,9 @@ def test_build_writes_what_the_command_writes(tmp_path):
 
     paths = lr.build(EXAMPLE, out_dir=tmp_path, formats=("json",))
     assert [p.name for p in paths] == ["examples.json"]
-    printed = CliRunner().invoke(main, ["calc", str(EXAMPLE), "--json"], catch_exceptions=False).output
+    printed = (
+        CliRunner().invoke(main, ["calc", str(EXAMPLE), "--json"], catch_exceptions=False).output
+    )
     assert json.loads(paths[0].read_text()) == json.loads(printed)
 
 

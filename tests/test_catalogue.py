@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from ledger_report import catalogue
-from ledger_report.catalogue import GPU_NAMES, GPUS, Gpu, find_gpu, normalise_gpu_name, parse_catalogue
+from ledger_report.catalogue import (
+    GPU_NAMES,
+    GPUS,
+    Gpu,
+    find_gpu,
+    normalise_gpu_name,
+    parse_catalogue,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -28,8 +35,16 @@ VENDOR_FIGURES = {
     "H20": (96, 148, 4.0),  # NVIDIA HGX H20 specification 2024
     "A100-80GB": (80, 312, 2.039),  # NVIDIA A100 datasheet 2021: SXM 80GB 2,039 GB/s
     "A100-40GB": (40, 312, 1.555),  # NVIDIA A100 datasheet 2021: SXM 40GB 1,555 GB/s
-    "B200": (180, 2250, 8.0),  # DGX B200 datasheet 2024: 1,440 GB / 8; HGX B200 36 PF sparse / 8 / 2
-    "GB200": (186, 2500, 8.0),  # GB200 NVL72 2024: 13.4 TB / 72; 360 PF sparse / 72 / 2; 576 TB/s / 72
+    "B200": (
+        180,
+        2250,
+        8.0,
+    ),  # DGX B200 datasheet 2024: 1,440 GB / 8; HGX B200 36 PF sparse / 8 / 2
+    "GB200": (
+        186,
+        2500,
+        8.0,
+    ),  # GB200 NVL72 2024: 13.4 TB / 72; 360 PF sparse / 72 / 2; 576 TB/s / 72
     "MI300X": (192, 1307.4, 5.3),  # AMD MI300X datasheet 2023
     "MI325X": (256, 1307.4, 6.0),  # AMD MI325X datasheet 2024
     "Gaudi3": (128, 1835, 3.7),  # Intel Gaudi 3 white paper 2024
@@ -58,8 +73,19 @@ def test_h20_is_96_gb_and_148_tflops():
     assert gpu.hbm_gb < 97_871 * 2**20 / 1e9  # below what nvidia-smi shows
 
 
-@pytest.mark.parametrize("name, gib", [("H100-SXM", 79.11), ("H200", 139.80), ("A100-80GB", 79.15), ("A100-40GB", 39.39),
-                                       ("B200", 178.35), ("GB200", 184.31), ("MI300X", 191.98), ("MI325X", 255.98)])
+@pytest.mark.parametrize(
+    "name, gib",
+    [
+        ("H100-SXM", 79.11),
+        ("H200", 139.80),
+        ("A100-80GB", 79.15),
+        ("A100-40GB", 39.39),
+        ("B200", 178.35),
+        ("GB200", 184.31),
+        ("MI300X", 191.98),
+        ("MI325X", 255.98),
+    ],
+)
 def test_usable_memory_is_what_pytorch_reports(name, gib):
     """The usable HBM is the device total PyTorch prints when it runs out of memory ("total capacity of
     <gib> GiB", quoted in public issue threads for each part), in GB; it sits below the nominal figure's GiB."""
@@ -83,7 +109,9 @@ def test_required_rows_present_and_in_file_order():
     assert set(REQUIRED_NAMES) <= set(GPU_NAMES)
     csv_names = [
         line.split(",", 1)[0]
-        for line in (REPO / "ledger_report/data/gpus.csv").read_text(encoding="utf-8").splitlines()[1:]
+        for line in (REPO / "ledger_report/data/gpus.csv")
+        .read_text(encoding="utf-8")
+        .splitlines()[1:]
         if line.strip()
     ]
     assert list(GPU_NAMES) == csv_names == list(GPUS)
@@ -99,9 +127,19 @@ def test_every_row_names_a_dated_source():
 def test_every_number_positive_and_typed():
     """Every numeric column is a positive finite float, gpus_per_node a positive int."""
     for gpu in GPUS.values():
-        for field in ("hbm_gb", "peak_tflops", "hbm_tb_s", "host_link_gb_s", "interconnect_gb_s", "host_gb"):
+        for field in (
+            "hbm_gb",
+            "peak_tflops",
+            "hbm_tb_s",
+            "host_link_gb_s",
+            "interconnect_gb_s",
+            "host_gb",
+        ):
             value = getattr(gpu, field)
-            assert isinstance(value, float) and math.isfinite(value) and value > 0, (gpu.name, field)
+            assert isinstance(value, float) and math.isfinite(value) and value > 0, (
+                gpu.name,
+                field,
+            )
         assert isinstance(gpu.gpus_per_node, int) and gpu.gpus_per_node > 0, gpu.name
 
 
@@ -148,7 +186,9 @@ def test_gpu_is_frozen():
 
 def test_same_die_same_peak():
     """Parts sharing a die share the dense peak: H800 and H200 = H100-SXM (989), MI325X = MI300X (1,307.4), per their datasheets."""
-    assert GPUS["H800"].peak_tflops == GPUS["H200"].peak_tflops == GPUS["H100-SXM"].peak_tflops == 989
+    assert (
+        GPUS["H800"].peak_tflops == GPUS["H200"].peak_tflops == GPUS["H100-SXM"].peak_tflops == 989
+    )
     assert GPUS["MI325X"].peak_tflops == GPUS["MI300X"].peak_tflops == 1307.4
     assert GPUS["A100-80GB"].peak_tflops == GPUS["A100-40GB"].peak_tflops == 312
 
@@ -160,7 +200,9 @@ def test_host_links_and_nodes():
     assert GPUS["L40S"].host_link_gb_s == 32
     assert GPUS["GB200"].host_link_gb_s == 900
     assert GPUS["GB200"].gpus_per_node == 4 and GPUS["GB200"].host_gb == 960
-    assert GPUS["H100-SXM"].gpus_per_node == 8 and GPUS["H100-SXM"].host_gb == 2048  # DGX H100: 2 TB
+    assert (
+        GPUS["H100-SXM"].gpus_per_node == 8 and GPUS["H100-SXM"].host_gb == 2048
+    )  # DGX H100: 2 TB
     assert GPUS["H800"].interconnect_gb_s == 400  # H800 datasheet: NVLink cut to 400 GB/s
 
 
@@ -169,9 +211,13 @@ def test_parse_rejects_bad_rows():
     header = ",".join(catalogue.COLUMNS)
     good = "X1,80,80,989,3.35,64,NVLink,900,8,2048,1979,50,13.3,30.72,614.4,0.56,0.50,Doc (2023)"
     assert parse_catalogue(f"{header}\n{good}\n")["X1"].peak_tflops == 989
-    with pytest.raises(ValueError, match=r"line 2: column 'hbm_gb' expected a positive number; found '-80'"):
+    with pytest.raises(
+        ValueError, match=r"line 2: column 'hbm_gb' expected a positive number; found '-80'"
+    ):
         parse_catalogue(f"{header}\n{good.replace(',80,', ',-80,')}\n")
-    with pytest.raises(ValueError, match=r"line 2: column 'peak_tflops' expected a number; found 'lots'"):
+    with pytest.raises(
+        ValueError, match=r"line 2: column 'peak_tflops' expected a number; found 'lots'"
+    ):
         parse_catalogue(f"{header}\n{good.replace(',989,', ',lots,')}\n")
     with pytest.raises(ValueError, match=r"line 3: name 'x_1' clashes with 'X1'"):
         parse_catalogue(f"{header}\n{good}\n{good.replace('X1', 'x_1')}\n")
@@ -179,10 +225,16 @@ def test_parse_rejects_bad_rows():
         parse_catalogue(f"{header}\n{good.replace('Doc (2023)', '')}\n")
     with pytest.raises(ValueError, match="header expected"):
         parse_catalogue("name,hbm\nX,1\n")
-    with pytest.raises(ValueError, match=r"column 'gemm_efficiency' expected a fraction at most 1; found '1.2'"):
+    with pytest.raises(
+        ValueError, match=r"column 'gemm_efficiency' expected a fraction at most 1; found '1.2'"
+    ):
         parse_catalogue(f"{header}\n{good.replace(',0.56,', ',1.2,')}\n")
-    no_fp8 = parse_catalogue(f"{header}\n{good.replace(',1979,', ',,').replace(',0.50,', ',,')}\n")["X1"]
-    assert no_fp8.fp8_tflops is None and no_fp8.fp8_gemm_efficiency is None  # empty: the part has no FP8
+    no_fp8 = parse_catalogue(f"{header}\n{good.replace(',1979,', ',,').replace(',0.50,', ',,')}\n")[
+        "X1"
+    ]
+    assert (
+        no_fp8.fp8_tflops is None and no_fp8.fp8_gemm_efficiency is None
+    )  # empty: the part has no FP8
 
 
 def test_catalogue_ships_in_the_wheel():
@@ -203,7 +255,9 @@ def test_catalogue_is_pure_stdlib():
 
     tree = ast.parse(Path(catalogue.__file__).read_text(encoding="utf-8"))
     imported = {
-        (node.module or "").split(".")[0] if isinstance(node, ast.ImportFrom) else alias.name.split(".")[0]
+        (node.module or "").split(".")[0]
+        if isinstance(node, ast.ImportFrom)
+        else alias.name.split(".")[0]
         for node in ast.walk(tree)
         if isinstance(node, (ast.Import, ast.ImportFrom))
         for alias in node.names
@@ -214,7 +268,11 @@ def test_catalogue_is_pure_stdlib():
 def test_gpu_fields_are_the_csv_columns():
     """Gpu's fields are exactly the CSV header, in order."""
     header = (REPO / "ledger_report/data/gpus.csv").read_text(encoding="utf-8").splitlines()[0]
-    assert tuple(header.split(",")) == tuple(f.name for f in dataclasses.fields(Gpu)) == catalogue.COLUMNS
+    assert (
+        tuple(header.split(","))
+        == tuple(f.name for f in dataclasses.fields(Gpu))
+        == catalogue.COLUMNS
+    )
 
 
 # name: dense FP8 TFLOP/s (vendor "with sparsity" figure halved), or None where the part has no FP8.
@@ -230,7 +288,9 @@ FP8_FIGURES = {
     "MI325X": 2614.9,  # AMD MI325X datasheet 2024
     "Gaudi3": 1835,  # Intel Gaudi 3 white paper 2024: FP8 = BF16 matrix rate
     "L40S": 733,  # NVIDIA L40S datasheet 2023: 1,466 with sparsity
-    "A100-80GB": None, "A100-40GB": None, "A800": None,  # Ampere: no FP8 tensor cores
+    "A100-80GB": None,
+    "A100-40GB": None,
+    "A800": None,  # Ampere: no FP8 tensor cores
 }
 
 
@@ -254,7 +314,11 @@ def test_topology_figures():
 def test_a800_is_an_a100_with_400_gb_s_nvlink():
     """NVIDIA A800 datasheet 2022: the A100-80GB die (312 dense BF16, 2,039 GB/s) with NVLink cut to 400 GB/s; no FP8."""
     a800, a100 = GPUS["A800"], GPUS["A100-80GB"]
-    assert (a800.hbm_gb, a800.peak_tflops, a800.hbm_tb_s) == (a100.hbm_gb, a100.peak_tflops, a100.hbm_tb_s)
+    assert (a800.hbm_gb, a800.peak_tflops, a800.hbm_tb_s) == (
+        a100.hbm_gb,
+        a100.peak_tflops,
+        a100.hbm_tb_s,
+    )
     assert a800.interconnect_gb_s == 400 and a100.interconnect_gb_s == 600
     assert a800.fp8_tflops is None
 

@@ -30,22 +30,66 @@ def test_calc_json_follows_the_documented_shape():
     assert doc["schema"] == "ledger-report/1"
     assert len(doc["configs"]) == 21
     c = doc["configs"][0]
-    for key in ("name", "inputs", "params", "states", "state_bytes_per_rank", "state_bytes_logical_total", "uncounted",
-                "activation_bytes_per_rank", "logits_bytes_per_rank", "peak_bytes_per_rank", "hbm_bytes", "fits", "compute", "assumptions"):
+    for key in (
+        "name",
+        "inputs",
+        "params",
+        "states",
+        "state_bytes_per_rank",
+        "state_bytes_logical_total",
+        "uncounted",
+        "activation_bytes_per_rank",
+        "logits_bytes_per_rank",
+        "peak_bytes_per_rank",
+        "hbm_bytes",
+        "fits",
+        "compute",
+        "assumptions",
+    ):
         assert key in c
-    for key in ("flops_per_token", "total_flops", "tokens_per_step", "steps", "step_budget_s", "required_tokens_per_s", "tokens_per_s_per_gpu",
-                "days", "min_gpus_compute", "min_gpus_memory", "binding_gate", "gpu_hours", "cost"):
+    for key in (
+        "flops_per_token",
+        "total_flops",
+        "tokens_per_step",
+        "steps",
+        "step_budget_s",
+        "required_tokens_per_s",
+        "tokens_per_s_per_gpu",
+        "days",
+        "min_gpus_compute",
+        "min_gpus_memory",
+        "binding_gate",
+        "gpu_hours",
+        "cost",
+    ):
         assert key in c["compute"]
-    assert c["state_bytes_per_rank"] == 16 * 8_190_735_360 and isinstance(c["state_bytes_per_rank"], int)
-    assert set(c["states"][0]) >= {"state", "part", "dtype", "bytes_per_param", "sharded", "shard_group", "params_on_rank", "bytes_per_rank", "location"}
-    assert all(isinstance(s["params_on_rank"], int) and isinstance(s["shard_group"], int) for s in c["states"])
+    assert c["state_bytes_per_rank"] == 16 * 8_190_735_360 and isinstance(
+        c["state_bytes_per_rank"], int
+    )
+    assert set(c["states"][0]) >= {
+        "state",
+        "part",
+        "dtype",
+        "bytes_per_param",
+        "sharded",
+        "shard_group",
+        "params_on_rank",
+        "bytes_per_rank",
+        "location",
+    }
+    assert all(
+        isinstance(s["params_on_rank"], int) and isinstance(s["shard_group"], int)
+        for s in c["states"]
+    )
 
 
 def test_calc_json_null_when_not_computable():
     """docs/json.md: a value that cannot be computed (no tokens) is null, never a made-up number (the 5T rows have no job)."""
     doc = json.loads(run("calc", EXAMPLE, "--json").stdout)
     five_t = next(c for c in doc["configs"] if c["name"] == "moe5t-18B")
-    assert five_t["compute"]["total_flops"] is None and five_t["compute"]["min_gpus_compute"] is None
+    assert (
+        five_t["compute"]["total_flops"] is None and five_t["compute"]["min_gpus_compute"] is None
+    )
     assert five_t["state_bytes_logical_total"] == 90 * 10**12
 
 
@@ -79,7 +123,9 @@ def test_wrong_usage_exits_2():
     zero_jobs = CliRunner().invoke(main, ["build", str(EXAMPLE), "--jobs", "0"])
     assert zero_jobs.exit_code == 2 and "--jobs" in zero_jobs.output
     for bad in ("abc", "0"):  # the environment's number of workers is checked as -j is
-        r = CliRunner().invoke(main, ["calc", str(EXAMPLE), "--json"], env={"LEDGER_REPORT_JOBS": bad})
+        r = CliRunner().invoke(
+            main, ["calc", str(EXAMPLE), "--json"], env={"LEDGER_REPORT_JOBS": bad}
+        )
         assert r.exit_code == 2 and "LEDGER_REPORT_JOBS" in r.output and "Traceback" not in r.output
 
 
@@ -93,7 +139,21 @@ def test_every_command_has_help_with_an_example(cmd):
 def test_gpus_lists_the_catalogue():
     """The catalogue command lists at least the 13 accelerators of the engine issue, with the H100's 989 TFLOP/s."""
     r = run("gpus")
-    for name in ("H100-SXM", "H100-PCIe", "H800", "H200", "H20", "A100-80GB", "A100-40GB", "B200", "GB200", "MI300X", "MI325X", "Gaudi3", "L40S"):
+    for name in (
+        "H100-SXM",
+        "H100-PCIe",
+        "H800",
+        "H200",
+        "H20",
+        "A100-80GB",
+        "A100-40GB",
+        "B200",
+        "GB200",
+        "MI300X",
+        "MI325X",
+        "Gaudi3",
+        "L40S",
+    ):
         assert name in r.stdout
     assert "989" in r.stdout
 
@@ -111,7 +171,9 @@ def test_build_refuses_to_overwrite_its_input(tmp_path):
     p = tmp_path / "x.json"
     src = tmp_path / "x.csv"
     src.write_text(EXAMPLE.read_text())
-    shutil.copytree(EXAMPLE.parent / "configs", tmp_path / "configs")  # the config.json a row names, beside the copy
+    shutil.copytree(
+        EXAMPLE.parent / "configs", tmp_path / "configs"
+    )  # the config.json a row names, beside the copy
     before = src.read_bytes()
     # the JSON output of x.csv is x.json, which is not the input; point the input at the output name instead
     p.write_text(EXAMPLE.read_text())
@@ -126,7 +188,9 @@ def test_build_refuses_to_overwrite_its_input(tmp_path):
 
 def test_python_dash_m_runs():
     """`python -m ledger_report` is the same program."""
-    out = subprocess.run([sys.executable, "-m", "ledger_report", "gpus"], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "ledger_report", "gpus"], capture_output=True, text=True, check=True
+    )
     assert "H20" in out.stdout
 
 
@@ -140,7 +204,9 @@ def test_an_unexpected_error_is_one_line_not_a_traceback(monkeypatch, tmp_path):
     monkeypatch.setattr(api, "compute_many", boom)
     r = CliRunner().invoke(main, ["build", str(EXAMPLE), "-o", str(tmp_path), "--format", "json"])
     assert r.exit_code == 1
-    assert "internal error (ZeroDivisionError: simulated)" in r.output and "Traceback" not in r.output
+    assert (
+        "internal error (ZeroDivisionError: simulated)" in r.output and "Traceback" not in r.output
+    )
     assert not list(tmp_path.iterdir())
 
 
@@ -172,12 +238,23 @@ def test_plan_pages_keep_the_planners_order(tmp_path):
     import csv
 
     src = ROOT / "inputs" / "plan-examples.csv"
-    r = CliRunner().invoke(main, ["plan", str(src), "--top", "4", "-o", str(tmp_path), "--json", "-q", "-j", "1"], catch_exceptions=False)
+    r = CliRunner().invoke(
+        main,
+        ["plan", str(src), "--top", "4", "-o", str(tmp_path), "--json", "-q", "-j", "1"],
+        catch_exceptions=False,
+    )
     assert r.exit_code == 0, r.output
     names = [row["name"] for row in csv.DictReader(open(tmp_path / "plans.csv", encoding="utf-8"))]
     assert names == [p["row"]["name"] for p in json.loads(r.output)["plans"]] and len(names) >= 2
     doc = json.loads((tmp_path / "plans.json").read_text())
     assert [c["name"] for c in doc["configs"]] == names
-    summary = subprocess.run(["pdftotext", "-f", "1", "-l", "1", "-layout", str(tmp_path / "plans.pdf"), "-"],
-                             capture_output=True, text=True, check=True).stdout
-    assert re.findall(r"-(p\d+)\b", summary) == [n.rsplit("-", 1)[1] for n in names] and "in the order given" in summary
+    summary = subprocess.run(
+        ["pdftotext", "-f", "1", "-l", "1", "-layout", str(tmp_path / "plans.pdf"), "-"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert (
+        re.findall(r"-(p\d+)\b", summary) == [n.rsplit("-", 1)[1] for n in names]
+        and "in the order given" in summary
+    )

@@ -4,7 +4,6 @@ documents it does not hold."""
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 
 from ledger_report.render.docs import all_docs
@@ -17,7 +16,9 @@ SCANNED = ("ledger_report", "templates", "README.md", "inputs", "tests", "docs")
 def test_generated_docs_are_up_to_date():
     """scripts/make_docs.py's output equals the files in docs/ (run it after changing the model)."""
     for name, text in all_docs().items():
-        assert (ROOT / "docs" / name).read_text(encoding="utf-8") == text, f"docs/{name} is stale: run scripts/make_docs.py"
+        assert (ROOT / "docs" / name).read_text(encoding="utf-8") == text, (
+            f"docs/{name} is stale: run scripts/make_docs.py"
+        )
 
 
 def test_every_docs_anchor_a_source_names_exists():
@@ -25,7 +26,10 @@ def test_every_docs_anchor_a_source_names_exists():
     from ledger_report.model.definitions import REGISTRY
 
     text = (ROOT / "docs" / "definitions.md").read_text(encoding="utf-8")
-    anchors = {re.sub(r"[^a-z0-9 -]", "", h.lower()).strip().replace(" ", "-") for h in re.findall(r"^## (.+)$", text, re.M)}
+    anchors = {
+        re.sub(r"[^a-z0-9 -]", "", h.lower()).strip().replace(" ", "-")
+        for h in re.findall(r"^## (.+)$", text, re.M)
+    }
     used = {m for q in REGISTRY for m in re.findall(r"docs/definitions\.md#([a-z-]+)", q.source)}
     assert used and used <= anchors, used - anchors
 
@@ -36,11 +40,17 @@ def test_no_reference_to_documents_outside_the_repository():
     hits = []
     for top in SCANNED:
         path = ROOT / top
-        files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+        files = (
+            [path]
+            if path.is_file()
+            else [p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+        )
         for f in files:
             if f.suffix in (".xlsx", ".pyc", ".png", ".pdf") or f == Path(__file__):
                 continue
-            for i, line in enumerate(f.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            for i, line in enumerate(
+                f.read_text(encoding="utf-8", errors="replace").splitlines(), 1
+            ):
                 if OUTSIDE.search(line):
                     hits.append(f"{f.relative_to(ROOT)}:{i}: {line.strip()[:100]}")
     assert not hits, "\n".join(hits[:20])

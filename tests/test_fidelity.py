@@ -21,7 +21,10 @@ def test_the_data_names_its_sources():
     with open(DATA, newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     assert len(rows) >= 20
-    assert all(r["source"] and r["quote"] and r["counter"] in ("allocated", "reserved", "device") for r in rows)
+    assert all(
+        r["source"] and r["quote"] and r["counter"] in ("allocated", "reserved", "device")
+        for r in rows
+    )
     assert len({r["source"].split(" ")[0].split("#")[0] for r in rows}) >= 4
 
 

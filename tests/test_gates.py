@@ -31,7 +31,9 @@ def test_tp8_pp2_deadline_gate_is_a_buildable_count():
     assert lg["model_parallel_gpus"] == 16 and lg["batch_slots"] == 512
     assert min(d for d in divisors(512) if d >= -(-239 // 16)) == 16
     assert lg["min_gpus_compute"] == 256
-    assert lg["min_gpus_compute_reason"] == "239 GPUs of compute, built as 256 (dp 16 × tp·pp·cp 16)"
+    assert (
+        lg["min_gpus_compute_reason"] == "239 GPUs of compute, built as 256 (dp 16 × tp·pp·cp 16)"
+    )
 
 
 def test_expert_groups_keep_dp_in_steps():
@@ -79,7 +81,10 @@ def test_never_when_nothing_is_sharded():
     lg = ledger("qwen3-8b-zero0")
     assert lg["dp_sharded_peak_bytes"] == 0
     assert lg["min_gpus_memory"] is None and lg["memory_gate_never"] is True
-    assert lg["min_gpus_memory_reason"] == "never: 214.0 GB of the peak does not shrink with dp, above HBM 84.9 GB (ZeRO-0 shards nothing)"
+    assert (
+        lg["min_gpus_memory_reason"]
+        == "never: 214.0 GB of the peak does not shrink with dp, above HBM 84.9 GB (ZeRO-0 shards nothing)"
+    )
     assert lg["binding_gate"] == "memory"
 
 
@@ -89,5 +94,7 @@ def test_deadline_out_of_reach_of_the_batch():
     lg = ledger("qwen3-8b-zero0", tokens=10**13, days=10, reserve_days=0)
     assert lg["gpus_needed_compute"] > 384
     assert lg["min_gpus_compute"] is None
-    assert lg["min_gpus_compute_reason"].endswith("GPUs; the batch's 384 micro-batches cap this layout at 384")
+    assert lg["min_gpus_compute_reason"].endswith(
+        "GPUs; the batch's 384 micro-batches cap this layout at 384"
+    )
     assert lg["binding_gate"] == "memory"  # no dp fits under ZeRO-0 either

@@ -33,32 +33,87 @@ from ledger_report.render import page as pg
 QWEN3_8B = {
     "name": "qwen3-8b-zero1",
     "notes": "Example 4: ZeRO-1 on 4 GPUs = 4N + 12N/4 = 7N.",
-    "layers": 36, "hidden": 4096, "heads": 32, "kv_heads": 8, "head_dim": 128, "ffn_hidden": 12288,
-    "vocab": 151936, "qk_norm": True, "seq_len": 8192, "global_batch": 384, "tokens": 10**11,
-    "days": 30, "reserve_days": 5, "dp": 4, "zero": 1, "price_per_gpu_hour": 2.5,
+    "layers": 36,
+    "hidden": 4096,
+    "heads": 32,
+    "kv_heads": 8,
+    "head_dim": 128,
+    "ffn_hidden": 12288,
+    "vocab": 151936,
+    "qk_norm": True,
+    "seq_len": 8192,
+    "global_batch": 384,
+    "tokens": 10**11,
+    "days": 30,
+    "reserve_days": 5,
+    "dp": 4,
+    "zero": 1,
+    "price_per_gpu_hour": 2.5,
 }
 MOE_35B = {
     "name": "moe35b-ep8-bf16-buffer",
     "notes": "bf16 grad buffer, 13.8 + 13.8 + 10.5 = 38.1 GB resident; measured peak 85.6 GB.",
-    "params_total": 35 * 10**9, "params_per_rank": 6_900_000_000, "params_active": 3 * 10**9,
-    "layers": 48, "hidden": 2048, "heads": 16, "kv_heads": 2, "head_dim": 256, "ffn_hidden": 512,
-    "vocab": 151936, "qk_norm": True, "experts": 256, "topk": 8, "moe_ffn_hidden": 512,
-    "shared_expert_ffn": 512, "full_attention_every": 4, "framework": "megatron",
-    "weight_dtype": "bf16", "grad_dtype": "bf16", "dp": 40, "ep": 8, "zero": 1, "seq_len": 49152,
-    "micro_batch": 1, "global_batch": 80, "recompute": "full", "logits_dtype": "bf16", "gpu": "H20",
-    "mfu": 0.4, "measured_peak_gb": 85.6,
+    "params_total": 35 * 10**9,
+    "params_per_rank": 6_900_000_000,
+    "params_active": 3 * 10**9,
+    "layers": 48,
+    "hidden": 2048,
+    "heads": 16,
+    "kv_heads": 2,
+    "head_dim": 256,
+    "ffn_hidden": 512,
+    "vocab": 151936,
+    "qk_norm": True,
+    "experts": 256,
+    "topk": 8,
+    "moe_ffn_hidden": 512,
+    "shared_expert_ffn": 512,
+    "full_attention_every": 4,
+    "framework": "megatron",
+    "weight_dtype": "bf16",
+    "grad_dtype": "bf16",
+    "dp": 40,
+    "ep": 8,
+    "zero": 1,
+    "seq_len": 49152,
+    "micro_batch": 1,
+    "global_batch": 80,
+    "recompute": "full",
+    "logits_dtype": "bf16",
+    "gpu": "H20",
+    "mfu": 0.4,
+    "measured_peak_gb": 85.6,
 }
 # Parameter counts only: no architecture, no tokens, so many figures are null (printed as "—").
 MOE_5T = {
-    "name": "moe5t-18B", "notes": "90 TB = 81.9 TiB.", "params_total": 5 * 10**12,
-    "weight_dtype": "bf16", "grad_dtype": "fp32", "master_dtype": "fp32",
+    "name": "moe5t-18B",
+    "notes": "90 TB = 81.9 TiB.",
+    "params_total": 5 * 10**12,
+    "weight_dtype": "bf16",
+    "grad_dtype": "fp32",
+    "master_dtype": "fp32",
 }
 # Master weights and moments offloaded to host memory: location column and offload rows.
 OFFLOAD = {
-    "name": "deepspeed-z3-offload-13b", "layers": 40, "hidden": 5120, "heads": 40, "ffn_hidden": 13824,
-    "vocab": 32000, "framework": "deepspeed", "dp": 8, "zero": 3, "master_at": "host",
-    "optimizer_at": "host", "seq_len": 4096, "global_batch": 64, "recompute": "full",
-    "gpu": "A100-80GB", "mfu": 0.35, "tokens": 20 * 10**9, "days": 10, "reserve_days": 1,
+    "name": "deepspeed-z3-offload-13b",
+    "layers": 40,
+    "hidden": 5120,
+    "heads": 40,
+    "ffn_hidden": 13824,
+    "vocab": 32000,
+    "framework": "deepspeed",
+    "dp": 8,
+    "zero": 3,
+    "master_at": "host",
+    "optimizer_at": "host",
+    "seq_len": 4096,
+    "global_batch": 64,
+    "recompute": "full",
+    "gpu": "A100-80GB",
+    "mfu": 0.35,
+    "tokens": 20 * 10**9,
+    "days": 10,
+    "reserve_days": 1,
     "price_per_gpu_hour": 1.8,
 }
 HOSTILE_NOTE = (
@@ -79,7 +134,9 @@ def _run(*args: str | os.PathLike) -> str:
 
 def _pages_text(pdf_path: Path) -> list[str]:
     """pdftotext per page (form feeds separate pages), runs of whitespace collapsed to one space."""
-    raw = _run("pdftotext", "-raw", "-enc", "UTF-8", pdf_path, "-")  # content-stream order: a wrapped cell stays together
+    raw = _run(
+        "pdftotext", "-raw", "-enc", "UTF-8", pdf_path, "-"
+    )  # content-stream order: a wrapped cell stays together
     pages = raw.split("\f")
     if pages and not pages[-1].strip():
         pages.pop()
@@ -123,7 +180,10 @@ def _expected(lg, lang: str) -> list[str]:
     in_lines: set[str] = set()  # a figure a table line shows already is not repeated (nor its GiB)
     for s in view.sections(lg, lang):
         if s.key == "verdicts":
-            reasons = {r.name: r.text for r in next(x for x in view.sections(lg, lang) if x.key == "verdict_reasons").rows}
+            reasons = {
+                r.name: r.text
+                for r in next(x for x in view.sections(lg, lang) if x.key == "verdict_reasons").rows
+            }
             colon = ": " if lang == "en" else "："
             out += [f"{r.label}{colon}{r.text} {reasons[r.name]}" for r in s.rows]
             continue
@@ -131,7 +191,11 @@ def _expected(lg, lang: str) -> list[str]:
             continue
         out.append(s.title)
         for r in s.rows:
-            out += [r.label, r.text] + ([r.gib] if r.gib and r.key not in in_lines else []) + ([r.formula] if r.formula and not pg._trivial(r.formula) else [])
+            out += (
+                [r.label, r.text]
+                + ([r.gib] if r.gib and r.key not in in_lines else [])
+                + ([r.formula] if r.formula and not pg._trivial(r.formula) else [])
+            )
         fixed = s.fixed
         for ln in s.lines:
             in_lines.update(ln.keys.values())
@@ -140,7 +204,10 @@ def _expected(lg, lang: str) -> list[str]:
             narrow = s.chart is None and len(s.columns) <= pg.NARROW_COLUMNS
             zero = narrow and pg._is_zero(ln, shown)  # listed in one sentence: its numbers only
             for name in shown:
-                if zero and not (isinstance(ln.values[name], (int, float)) and not isinstance(ln.values[name], bool)):
+                if zero and not (
+                    isinstance(ln.values[name], (int, float))
+                    and not isinstance(ln.values[name], bool)
+                ):
                     continue
                 if s.chart is None or name == "bytes_per_rank":
                     out.append(ln.cells[name])
@@ -172,7 +239,9 @@ def test_one_page_per_configuration_after_the_summary(built, ledgers, lang):
     """pdfinfo: pages = configurations + 1 summary page, each A4 landscape (841.89 × 595.28 pt)."""
     path, _, _ = built[lang]
     assert _page_count(path) == len(ledgers) + 1
-    sizes = re.findall(r"Page\s+\d+ size:\s+([\d.]+) x ([\d.]+)", _run("pdfinfo", "-f", "1", "-l", "5", path))
+    sizes = re.findall(
+        r"Page\s+\d+ size:\s+([\d.]+) x ([\d.]+)", _run("pdfinfo", "-f", "1", "-l", "5", path)
+    )
     assert sizes and all((round(float(w)), round(float(h))) == (842, 595) for w, h in sizes)
 
 
@@ -202,10 +271,18 @@ def test_every_number_on_a_page_comes_from_its_ledger(built, ledgers, lang):
     pages = _pages_text(path)
     n_pages = len(pages)
     for k, lg in enumerate(ledgers):
-        known = _squeezed(" ".join(_expected(lg, lang) + [lg.name, str(lg.config.get("notes") or "")]))
+        known = _squeezed(
+            " ".join(_expected(lg, lang) + [lg.name, str(lg.config.get("notes") or "")])
+        )
         book_rank = pg.rank_order(ledgers).index(k) + 1
-        allowed = {str(book_rank), str(len(ledgers)), str(k + 2), str(n_pages)} | {str(j) for j in range(1, 17)}
-        strays = [n for n in _numbers(pages[k + 1]) if n not in allowed and n not in known and not re.fullmatch(r"(1[0-6]|[1-9])+", n)]
+        allowed = {str(book_rank), str(len(ledgers)), str(k + 2), str(n_pages)} | {
+            str(j) for j in range(1, 17)
+        }
+        strays = [
+            n
+            for n in _numbers(pages[k + 1])
+            if n not in allowed and n not in known and not re.fullmatch(r"(1[0-6]|[1-9])+", n)
+        ]
         assert not strays, f"{lg.name} ({lang}): numbers not from the ledger {strays}"
 
 
@@ -214,20 +291,33 @@ def test_page_order_header_verdicts_ledger_chart_sections_assumptions(built, led
     ledger, the memory picture by phase (its HBM line, the peak phase marked, the legend, the
     first-step note), the figure sections, the assumptions."""
     lg = ledgers[0]
-    html = handout.render_html([lg], "en")  # the reading order (the PDF's text layer follows the paint order)
+    html = handout.render_html(
+        [lg], "en"
+    )  # the reading order (the PDF's text layer follows the paint order)
     page = _squeezed(_pages_text(built["en"][0])[1])
     secs = {s.key: s for s in view.sections(lg, "en")}
     # the left block (the ledger over two columns), then the right (the chart over one column)
-    order = [f"<h1 class=\"short\">{lg.name}</h1>"]
+    order = [f'<h1 class="short">{lg.name}</h1>']
     order += [f'<span class="badge">{r.label}: {r.text}</span>' for r in secs["verdicts"].rows]
     order += [f"<h2>{secs['states'].title}</h2>"]
-    order += [f">{secs[k].title}</h2>" for k in ("params", "uncounted", "peak", "compute", "budget")] + [">Assumptions</h2>"]  # a piece's heading has an id
+    order += [
+        f">{secs[k].title}</h2>" for k in ("params", "uncounted", "peak", "compute", "budget")
+    ] + [">Assumptions</h2>"]  # a piece's heading has an id
     positions = [html.index(t) for t in order]
     assert positions == sorted(positions), order
-    chart = [f'<div class="chart"><h2>{secs["phases"].title}</h2>', "← peak", secs["phases"].chart.note, '<div class="col c2">']
+    chart = [
+        f'<div class="chart"><h2>{secs["phases"].title}</h2>',
+        "← peak",
+        secs["phases"].chart.note,
+        '<div class="col c2">',
+    ]
     positions = [html.index(t) for t in chart]
-    assert positions == sorted(positions) and positions[0] > html.index('<div class="right">'), chart
-    assert _squeezed(secs["phases"].chart.note) in page  # the first-step note is shown with the chart
+    assert positions == sorted(positions) and positions[0] > html.index('<div class="right">'), (
+        chart
+    )
+    assert (
+        _squeezed(secs["phases"].chart.note) in page
+    )  # the first-step note is shown with the chart
     assert _squeezed(f"HBM per GPU {secs['phases'].chart.limit.text}") in page
 
 
@@ -240,7 +330,9 @@ def test_the_peak_phase_is_the_registrys(ledgers):
         assert marked == ([lg["peak_phase"]] if lg["peak_phase"] else [])
         notes = [it["text"] for it in d.items if it["kind"] == "note"]
         if lg["note_first_step_shown"]:
-            assert d.charts[0]["note"] == lg["note_first_step"] and lg["note_first_step"] not in notes
+            assert (
+                d.charts[0]["note"] == lg["note_first_step"] and lg["note_first_step"] not in notes
+            )
 
 
 def test_verdict_badges_take_their_tone_from_the_registry(ledgers):
@@ -251,7 +343,10 @@ def test_verdict_badges_take_their_tone_from_the_registry(ledgers):
         for v in ("memory", "deadline", "bandwidth"):
             tone = lg[f"verdict_{v}_tone"]
             assert tone in ("good", "bad", "unknown")
-            assert f'<td class="v tone-{tone}"><span class="badge">{v} verdict: {lg[f"verdict_{v}"]}</span> {lg[f"verdict_{v}_reason"]}</td>' in html
+            assert (
+                f'<td class="v tone-{tone}"><span class="badge">{v} verdict: {lg[f"verdict_{v}"]}</span> {lg[f"verdict_{v}_reason"]}</td>'
+                in html
+            )
 
 
 def test_state_ledger_shows_only_shown_lines_with_whole_sharded_group_and_location(built, ledgers):
@@ -260,11 +355,28 @@ def test_state_ledger_shows_only_shown_lines_with_whole_sharded_group_and_locati
     path, _, _ = built["en"]
     page = _pages_text(path)[4]  # OFFLOAD
     lines = next(s for s in view.sections(ledgers[3], "en") if s.key == "states").lines
-    assert [ln.id for ln in lines] == [ln.id for ln in handout._Book(ledgers, "en").ledgers[3].model.spec.section("states").lines
-                                       if ledgers[3][ln.show]]
+    assert [ln.id for ln in lines] == [
+        ln.id
+        for ln in handout._Book(ledgers, "en").ledgers[3].model.spec.section("states").lines
+        if ledgers[3][ln.show]
+    ]
     assert "sharded" in page and "host" in page
     for ln in lines:
-        row = " ".join([ln.label] + [ln.cells[c] for c in ("dtype", "bytes_per_param", "sharded", "shard_group", "params_on_rank", "bytes_per_rank", "location")])
+        row = " ".join(
+            [ln.label]
+            + [
+                ln.cells[c]
+                for c in (
+                    "dtype",
+                    "bytes_per_param",
+                    "sharded",
+                    "shard_group",
+                    "params_on_rank",
+                    "bytes_per_rank",
+                    "location",
+                )
+            ]
+        )
         assert row in page, row
 
 
@@ -280,12 +392,16 @@ def test_summary_ranks_by_the_verdicts_then_cost_then_gpus(built, ledgers):
     bad = [ledgers[i]["verdicts_bad"] for i in order]
     assert bad == sorted(bad) and True in bad and False in bad
     for lg in ledgers:
-        row = _squeezed(summary[summary.index(lg.name):])
+        row = _squeezed(summary[summary.index(lg.name) :])
         assert _squeezed(lg["verdict_memory"]) in row and _squeezed(lg["verdict_deadline"]) in row
         for r in view.summary(lg, "en"):
             assert _squeezed(r.text) in row
     late = [lg for lg in ledgers if str(lg["verdict_deadline"]).startswith("late by")]
-    assert late and all(_squeezed(lg["verdict_deadline"]) in summary for lg in late) and "doesnotfit" in summary
+    assert (
+        late
+        and all(_squeezed(lg["verdict_deadline"]) in summary for lg in late)
+        and "doesnotfit" in summary
+    )
 
 
 def test_summary_order_is_stable_and_puts_blanks_last():
@@ -298,7 +414,11 @@ def test_summary_order_is_stable_and_puts_blanks_last():
     order = [lgs[i].name for i in pg.rank_order(lgs)]
     assert lgs[3]["verdicts_bad"] is True or order[0] == "d"
     assert order.index("a") < order.index("b")
-    same_badness = [n for n in order if lgs[[x.name for x in lgs].index(n)]["verdicts_bad"] == lgs[0]["verdicts_bad"]]
+    same_badness = [
+        n
+        for n in order
+        if lgs[[x.name for x in lgs].index(n)]["verdicts_bad"] == lgs[0]["verdicts_bad"]
+    ]
     assert same_badness[-1] == "c"
 
 
@@ -310,7 +430,13 @@ def test_a_figure_the_spec_adds_appears_on_the_page(tmp_path):
     spec = DEFAULT.spec.with_figure("compute", Figure("train_window_days"))
     model = Model(DEFAULT.registry, spec, DEFAULT.tables)
     lg = compute(config_from_mapping(QWEN3_8B), model)
-    row = next(r for s in view.sections(lg, "en") if s.key == "compute" for r in s.rows if r.key == "train_window_days")
+    row = next(
+        r
+        for s in view.sections(lg, "en")
+        if s.key == "compute"
+        for r in s.rows
+        if r.key == "train_window_days"
+    )
     assert row.label and row.text.endswith("days")
     path, _, warnings = _render(tmp_path, "extra", [lg], "en")
     assert warnings == []
@@ -362,7 +488,10 @@ def test_no_text_below_8_pt_on_a4(built, lang):
     assert not any(small.values()), small
     # and the text of pdftotext's bounding boxes agrees: no word box shorter than 8 pt of type
     html = _run("pdftotext", "-bbox", "-f", "2", "-l", "2", built[lang][0], "-")
-    heights = [float(b) - float(a) for a, b in re.findall(r'yMin="([\d.]+)" xMax="[\d.]+" yMax="([\d.]+)"', html)]
+    heights = [
+        float(b) - float(a)
+        for a, b in re.findall(r'yMin="([\d.]+)" xMax="[\d.]+" yMax="([\d.]+)"', html)
+    ]
     assert heights and min(heights) >= 8.0
 
 
@@ -376,16 +505,30 @@ def test_figures_are_black_and_no_text_is_light_grey():
     assert all((fg == "#ffffff") == (pg._luminance(bg) < 128) for bg, fg in pg.FILLS)
 
 
-def _grey(pdf_path: Path, page_no: int, tmp: Path) -> "Image":
+def _grey(pdf_path: Path, page_no: int, tmp: Path) -> "Image.Image":  # noqa: F821
     from PIL import Image
 
     out = tmp / f"grey-{page_no}"
-    _run("pdftoppm", "-gray", "-r", "100", "-f", str(page_no), "-l", str(page_no), "-png", pdf_path, out)
+    _run(
+        "pdftoppm",
+        "-gray",
+        "-r",
+        "100",
+        "-f",
+        str(page_no),
+        "-l",
+        str(page_no),
+        "-png",
+        pdf_path,
+        out,
+    )
     (png,) = tmp.glob(f"grey-{page_no}*.png")
     return Image.open(png).convert("L")
 
 
-@pytest.mark.parametrize("row", [QWEN3_8B, MOE_35B, dict(OFFLOAD, master_at="hbm", optimizer_at="hbm", gpu="H100-SXM")])
+@pytest.mark.parametrize(
+    "row", [QWEN3_8B, MOE_35B, dict(OFFLOAD, master_at="hbm", optimizer_at="hbm", gpu="H100-SXM")]
+)
 def test_bar_segments_differ_in_greyscale(row, tmp_path):
     """The page rendered to a greyscale PNG (``pdftoppm -gray -r 100``): each pair of touching
     segments of every bar differs by at least 20 levels of 255.
@@ -404,10 +547,15 @@ def test_bar_segments_differ_in_greyscale(row, tmp_path):
     # The template gives the bars no ids (each is a link target, which costs layout time): the
     # test numbers them, in page order, before laying the page out.
     numbers = iter(range(1000))
-    html = re.sub(r'<div class="bar">', lambda _m: f'<div class="bar" id="bar0-0-{next(numbers)}">',
-                  handout._html(handout._view(book, fits, only=[0])))
+    html = re.sub(
+        r'<div class="bar">',
+        lambda _m: f'<div class="bar" id="bar0-0-{next(numbers)}">',
+        handout._html(handout._view(book, fits, only=[0])),
+    )
     fetcher = handout.PackagedAssetFetcher()
-    document = handout.weasyprint.HTML(string=html, base_url=fetcher.root.as_uri() + "/", url_fetcher=fetcher).render()
+    document = handout.weasyprint.HTML(
+        string=html, base_url=fetcher.root.as_uri() + "/", url_fetcher=fetcher
+    ).render()
     path = tmp_path / "bars.pdf"
     path.write_bytes(document.write_pdf())
     image = _grey(path, 1, tmp_path)
@@ -426,7 +574,9 @@ def test_bar_segments_differ_in_greyscale(row, tmp_path):
                 greys.append(None)
                 continue
             xs = range(int(a + w / 4), int(a + 3 * w / 4) + 1)
-            greys.append(statistics.median(image.getpixel((x, yy)) for x in xs for yy in (y, y + 1)))
+            greys.append(
+                statistics.median(image.getpixel((x, yy)) for x in xs for yy in (y, y + 1))
+            )
         seen = [g for g in greys if g is not None]
         for g, h in zip(seen, seen[1:]):
             pairs += 1
@@ -498,7 +648,9 @@ def test_no_weasyprint_warning(built, lang):
 def test_warnings_are_collected_not_lost(tmp_path):
     """A glyph no installed font has (U+1F99C) is reported as a .notdef warning, proving the
     collector sees WeasyPrint's log records."""
-    _, _, warnings = _render(tmp_path, "tofu", _ledgers(dict(MOE_5T, notes="parrot \U0001F99C")), "en")
+    _, _, warnings = _render(
+        tmp_path, "tofu", _ledgers(dict(MOE_5T, notes="parrot \U0001f99c")), "en"
+    )
     assert any(".notdef" in w for w in warnings)
 
 
@@ -587,7 +739,9 @@ def test_a_refused_url_stops_the_render():
     """A document that asks for a file outside the templates raises instead of rendering."""
     import weasyprint
 
-    html = weasyprint.HTML(string='<img src="file:///etc/hostname">', url_fetcher=handout.PackagedAssetFetcher())
+    html = weasyprint.HTML(
+        string='<img src="file:///etc/hostname">', url_fetcher=handout.PackagedAssetFetcher()
+    )
     with pytest.raises(handout.AssetRefused):
         html.render()
 
@@ -611,7 +765,9 @@ def test_string_tables_have_the_same_keys():
     """The English and Chinese string tables of strings.j2 name the same labels."""
     module = handout.environment().get_template("strings.j2").module
     assert set(module.en) == set(module.zh)
-    assert all(isinstance(v, str) and v for v in list(module.en.values()) + list(module.zh.values()))
+    assert all(
+        isinstance(v, str) and v for v in list(module.en.values()) + list(module.zh.values())
+    )
 
 
 def test_unknown_language_is_an_error(ledgers):
@@ -632,15 +788,29 @@ def test_the_old_json_document_is_refused(ledgers):
 
 
 def _overflow_rows() -> list[dict]:
-    lines = "\n".join(f"line {k}: lorem ipsum dolor sit amet, consectetur adipiscing elit" for k in range(120))
+    lines = "\n".join(
+        f"line {k}: lorem ipsum dolor sit amet, consectetur adipiscing elit" for k in range(120)
+    )
     twelve_states = dict(
-        MOE_35B, framework="generic", weight_dtype="fp16", grad_dtype="fp16", main_grad_dtype="fp32",
-        master_dtype="fp32", master_at="host", price_per_gpu_hour=2.0, tokens=10**12, days=60,
+        MOE_35B,
+        framework="generic",
+        weight_dtype="fp16",
+        grad_dtype="fp16",
+        main_grad_dtype="fp32",
+        master_dtype="fp32",
+        master_at="host",
+        price_per_gpu_hour=2.0,
+        tokens=10**12,
+        days=60,
         reserve_days=5,
     )
     return [
         dict(twelve_states, name="X" * 200, notes=lines[:5000]),
-        dict(twelve_states, name=("很长的配置名称" * 40)[:200], notes=("中文备注，很长很长。" * 600)[:5000]),
+        dict(
+            twelve_states,
+            name=("很长的配置名称" * 40)[:200],
+            notes=("中文备注，很长很长。" * 600)[:5000],
+        ),
         dict(QWEN3_8B, name="word " * 40, notes="A" * 5000),
     ]
 
@@ -681,13 +851,26 @@ def test_many_configurations_spread_the_summary_over_pages(tmp_path, monkeypatch
 def test_a_full_summary_page_fits(tmp_path):
     """SUMMARY_ROWS_PER_PAGE rows of the longest verdicts fit a summary page (the renderer warns
     about a summary page whose table runs past its foot)."""
-    rows = [dict(MOE_35B, name=f"{'long-name-' * 4}{k:02d}", measured_peak_gb=200.0, tokens=10**13, days=30)
-            for k in range(handout.SUMMARY_ROWS_PER_PAGE)]
+    rows = [
+        dict(
+            MOE_35B,
+            name=f"{'long-name-' * 4}{k:02d}",
+            measured_peak_gb=200.0,
+            tokens=10**13,
+            days=30,
+        )
+        for k in range(handout.SUMMARY_ROWS_PER_PAGE)
+    ]
     lgs = _ledgers(*rows)
-    assert lgs[0]["verdict_memory"] == "measured: does not fit" and lgs[0]["verdict_deadline"].startswith("late by")
+    assert lgs[0]["verdict_memory"] == "measured: does not fit" and lgs[0][
+        "verdict_deadline"
+    ].startswith("late by")
     book = handout._Book(lgs, "en")
-    document = handout._layout(handout._view(book, [None] * len(lgs), only=[], summary=range(1)), handout.PackagedAssetFetcher(),
-                               handout.weasyprint.text.fonts.FontConfiguration())
+    document = handout._layout(
+        handout._view(book, [None] * len(lgs), only=[], summary=range(1)),
+        handout.PackagedAssetFetcher(),
+        handout.weasyprint.text.fonts.FontConfiguration(),
+    )
     assert len(document.pages) == 1 and handout._summary_overflow(document, range(1)) == []
 
 
@@ -758,7 +941,9 @@ def test_a_thousand_configurations_are_parts_of_at_most_64_pages():
 def _many(n: int) -> dict:
     shapes = [QWEN3_8B, MOE_35B, MOE_5T, OFFLOAD]
     rows = [dict(shapes[k % 4], name=f"{shapes[k % 4]['name']}-{k}") for k in range(n)]
-    rows[-1]["notes"] = "parrot \U0001F99C"  # a glyph no font has: a .notdef warning from the last part
+    rows[-1]["notes"] = (
+        "parrot \U0001f99c"  # a glyph no font has: a .notdef warning from the last part
+    )
     return _ledgers(*rows)
 
 
@@ -772,7 +957,9 @@ def parted(tmp_path_factory):
     for jobs in (1, 2):
         warnings: list[str] = []
         calls: list[tuple[int, int]] = []
-        pdf = handout.render_pdf(doc, "en", warnings=warnings, jobs=jobs, progress=lambda d, t: calls.append((d, t)))
+        pdf = handout.render_pdf(
+            doc, "en", warnings=warnings, jobs=jobs, progress=lambda d, t: calls.append((d, t))
+        )
         path = tmp / f"jobs{jobs}.pdf"
         path.write_bytes(pdf)
         out[jobs] = (path, pdf, warnings, calls)
@@ -809,7 +996,9 @@ def test_assembled_pdf_keeps_one_bookmark_per_page(parted):
 
     doc, out = parted
     reader = pypdf.PdfReader(out[2][0])
-    top = [item for item in reader.outline if not isinstance(item, list)]  # nested lists are h2 entries
+    top = [
+        item for item in reader.outline if not isinstance(item, list)
+    ]  # nested lists are h2 entries
     assert [str(item.title) for item in top[1:]] == [lg.name for lg in doc]
     assert [reader.get_destination_page_number(item) for item in top] == list(range(11))
     assert "/Names" not in reader.trailer["/Root"]  # the layout markers' destinations are left out
@@ -856,7 +1045,9 @@ def _part_task_reporting_gc(j: int):
     and how many collections ran during and after the render (allocations after the render are
     when a collector turned back on would walk every object the render made)."""
     collections: list[int] = []
-    gc.callbacks.append(lambda phase, info: collections.append(info["generation"]) if phase == "stop" else None)
+    gc.callbacks.append(
+        lambda phase, info: collections.append(info["generation"]) if phase == "stop" else None
+    )
     pdf, messages = _PART_TASK(j)
     [[] for _ in range(10_000)]  # allocations after the render
     return pdf, messages + [f"gc enabled={gc.isenabled()} collections={len(collections)}"]
@@ -888,12 +1079,21 @@ def test_a_worker_that_dies_is_an_error_not_a_hang(monkeypatch):
         handout.render_pdf(_many(handout.PARALLEL_MIN_CONFIGS), "en", warnings=[], jobs=2)
 
 
-@pytest.mark.parametrize("lang, lead", [("en", "Warnings — columns a rule flags: params_total"), ("zh", "警告 — 被规则标记的列：params_total")])
+@pytest.mark.parametrize(
+    "lang, lead",
+    [
+        ("en", "Warnings — columns a rule flags: params_total"),
+        ("zh", "警告 — 被规则标记的列：params_total"),
+    ],
+)
 def test_a_rule_the_row_breaks_leads_its_page(tmp_path, lang, lead):
     """A warning the row raises (params_total 13 % off the 35B MoE's architecture count of 40.4B) is
     on its page, first on the note line and never cut; the row's own note follows it, and a row
     that breaks nothing has no such line."""
-    flagged, clean = _ledgers(dict(MOE_35B, name="flagged", notes="the row's own note"), dict(MOE_35B, name="clean", params_total=None, notes="n"))
+    flagged, clean = _ledgers(
+        dict(MOE_35B, name="flagged", notes="the row's own note"),
+        dict(MOE_35B, name="clean", params_total=None, notes="n"),
+    )
     assert flagged["check_columns"] == "params_total" and not clean["check_says_something"]
     path, _, warnings = _render(tmp_path, "rules", [flagged, clean], lang)
     pages = [re.sub(r"\s+", " ", p) for p in _pages_text(path)]

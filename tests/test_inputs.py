@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-
 import openpyxl
 import pytest
+from files import rewrite_entry, write_csv, write_xlsx
 
 from ledger_report.config import Config
 from ledger_report.errors import InputError
 from ledger_report.inputs import read_configs
-
-from files import rewrite_entry, write_csv, write_xlsx
-
 
 # --- counts ----------------------------------------------------------------------------------
 
@@ -48,7 +45,9 @@ def test_count_spellings(tmp_path, cell, value):
 
 def test_count_from_workbook_numbers(tmp_path):
     """Workbook number cells: ints and integral floats are counts."""
-    path = write_xlsx(tmp_path, [["name", "params_total", "tokens"], ["m", 8.19e9, 15_000_000_000_000]])
+    path = write_xlsx(
+        tmp_path, [["name", "params_total", "tokens"], ["m", 8.19e9, 15_000_000_000_000]]
+    )
     (config,) = read_configs(path)
     assert config.get("params_total") == 8_190_000_000
     assert config.get("tokens") == 15 * 10**12
@@ -73,7 +72,15 @@ def test_size_spellings_in_gb_columns(tmp_path, cell, value):
     assert config.get("measured_peak_gb") == pytest.approx(value, rel=1e-12)
 
 
-@pytest.mark.parametrize("column,cell", [("measured_peak_gb", "35B"), ("measured_peak_gb", "80 G"), ("measured_peak_gb", "5 MB GB"), ("params_total", "8 GiB")])
+@pytest.mark.parametrize(
+    "column,cell",
+    [
+        ("measured_peak_gb", "35B"),
+        ("measured_peak_gb", "80 G"),
+        ("measured_peak_gb", "5 MB GB"),
+        ("params_total", "8 GiB"),
+    ],
+)
 def test_size_units_only_where_a_size_is_counted(tmp_path, column, cell):
     path = write_csv(tmp_path, f"name,{column}\nm,{cell}\n")
     with pytest.raises(InputError, match=column):
@@ -116,7 +123,7 @@ def test_notes_verbatim(tmp_path):
 
 # --- encodings and shapes --------------------------------------------------------------------
 
-CHINESE = "name,params_total,notes\n模型甲,7B,中文备注\nllama-8b,\"8,030,261,248\",\n"
+CHINESE = 'name,params_total,notes\n模型甲,7B,中文备注\nllama-8b,"8,030,261,248",\n'
 
 
 def test_gbk_bom_utf16_identical(tmp_path):
@@ -133,7 +140,13 @@ def test_gbk_bom_utf16_identical(tmp_path):
         path = tmp_path / f"{key}.csv"
         path.write_bytes(data)
         results[key] = [c.given() for c in read_configs(path)]
-    assert results["gbk"] == results["bom"] == results["utf8"] == results["utf16"] == results["utf16be"]
+    assert (
+        results["gbk"]
+        == results["bom"]
+        == results["utf8"]
+        == results["utf16"]
+        == results["utf16be"]
+    )
     assert results["gbk"][0]["name"] == "模型甲"
     assert results["gbk"][1]["params_total"] == 8_030_261_248
 
@@ -149,7 +162,12 @@ def test_gb18030_only_characters(tmp_path):
 @pytest.mark.parametrize("delimiter", [";", "\t"], ids=["semicolon", "tab"])
 def test_other_delimiters(tmp_path, delimiter):
     """European Excel writes ';'; tab-separated text works too."""
-    text = delimiter.join(["name", "params_total", "mfu"]) + "\n" + delimiter.join(["m", "7,000,000,000", "0.4"]) + "\n"
+    text = (
+        delimiter.join(["name", "params_total", "mfu"])
+        + "\n"
+        + delimiter.join(["m", "7,000,000,000", "0.4"])
+        + "\n"
+    )
     path = write_csv(tmp_path, text)
     (config,) = read_configs(path)
     assert config.get("params_total") == 7_000_000_000
@@ -177,7 +195,9 @@ def test_empty_cell_is_none_and_defaults_not_filled(tmp_path):
     """The reader returns what the user gave; defaults belong to the model."""
     (config,) = read_configs(write_csv(tmp_path, "name,params_total,dp,framework\nm,7B,,\n"))
     assert isinstance(config, Config)
-    assert config.get("dp") is None and config.get("framework") is None and config.get("zero") is None
+    assert (
+        config.get("dp") is None and config.get("framework") is None and config.get("zero") is None
+    )
 
 
 def test_typed_values(tmp_path):
@@ -200,7 +220,9 @@ def test_typed_values(tmp_path):
 
 def test_fp32_weights_with_fp32_master_allowed(tmp_path):
     """weight_dtype fp32 with master_dtype fp32 is not a contradiction."""
-    (config,) = read_configs(write_csv(tmp_path, "name,params_total,weight_dtype,master_dtype\nm,7B,fp32,fp32\n"))
+    (config,) = read_configs(
+        write_csv(tmp_path, "name,params_total,weight_dtype,master_dtype\nm,7B,fp32,fp32\n")
+    )
     assert config.get("master_dtype") == "fp32"
 
 
@@ -222,11 +244,18 @@ def test_xlsx_inputs_sheet_and_cached_formula(tmp_path):
     """The sheet named Inputs is read even when not first; a formula's saved value is used."""
     path = write_xlsx(
         tmp_path,
-        [["name", "params_total", "tokens", "mfu", "glu"], ["m", 7_000_000_000, "=B2*2", 0.4, True]],
+        [
+            ["name", "params_total", "tokens", "mfu", "glu"],
+            ["m", 7_000_000_000, "=B2*2", 0.4, True],
+        ],
         before=("Notes",),
     )
     # openpyxl writes formulas without a saved result; add one as Excel would.
-    rewrite_entry(path, "xl/worksheets/sheet2.xml", lambda xml: xml.replace(b"<f>B2*2</f><v />", b"<f>B2*2</f><v>14000000000</v>"))
+    rewrite_entry(
+        path,
+        "xl/worksheets/sheet2.xml",
+        lambda xml: xml.replace(b"<f>B2*2</f><v />", b"<f>B2*2</f><v>14000000000</v>"),
+    )
     (config,) = read_configs(path)
     assert config.get("tokens") == 14_000_000_000
     assert config.get("glu") is True
@@ -235,7 +264,9 @@ def test_xlsx_inputs_sheet_and_cached_formula(tmp_path):
 
 def test_xlsx_sheet_name_case_insensitive_and_hidden_ignored(tmp_path):
     """`inputs` matches Inputs; hidden sheets are skipped; else the first visible sheet is read."""
-    path = write_xlsx(tmp_path, [["name", "params_total"], ["m", "35B"]], title="INPUTS ", before=("Cover",))
+    path = write_xlsx(
+        tmp_path, [["name", "params_total"], ["m", "35B"]], title="INPUTS ", before=("Cover",)
+    )
     (config,) = read_configs(path)
     assert config.get("params_total") == 35_000_000_000
 
@@ -332,7 +363,9 @@ def test_a_bad_mapping_value_gets_the_message_a_bad_file_cell_gets(tmp_path, col
         if isinstance(value, str):
             read_configs(write_csv(tmp_path, f"name,params_total,{column}\nm,7B,{value}\n"))
         else:
-            read_configs(write_xlsx(tmp_path, [["name", "params_total", column], ["m", "7B", value]]))
+            read_configs(
+                write_xlsx(tmp_path, [["name", "params_total", column], ["m", "7B", value]])
+            )
     with pytest.raises(InputError) as from_mapping:
         config_from_mapping({"name": "m", "params_total": "7B", column: value}, source="job.py")
     assert _problems(from_mapping.value) == _problems(from_file.value)
@@ -361,7 +394,10 @@ def test_an_unknown_mapping_key_gets_the_unknown_column_message(tmp_path):
         config_from_mapping({"name": "m", "params_total": "7B", "parms_total": "7B"})
     (file_problem,), (mapping_problem,) = from_file.value.problems, from_mapping.value.problems
     assert mapping_problem.expected == file_problem.expected
-    assert file_problem.found == 'unknown column "parms_total" in field 3 (C) (did you mean "params_total"?)'
+    assert (
+        file_problem.found
+        == 'unknown column "parms_total" in field 3 (C) (did you mean "params_total"?)'
+    )
     assert mapping_problem.found == 'unknown column "parms_total" (did you mean "params_total"?)'
 
 
@@ -382,13 +418,31 @@ def test_mapping_values_are_converted_like_cells():
 
     from ledger_report.inputs import config_from_mapping
 
-    config = config_from_mapping({
-        "name": "m", "params_total": "35B", "dp": 8, "tokens": 1e11, "mfu": "40%", "weight_dtype": " BF16 ",
-        "tp": np.int64(2), "hbm_gb": np.float32(80), "pp": None, "notes": "", "glu": "yes",
-    })
+    config = config_from_mapping(
+        {
+            "name": "m",
+            "params_total": "35B",
+            "dp": 8,
+            "tokens": 1e11,
+            "mfu": "40%",
+            "weight_dtype": " BF16 ",
+            "tp": np.int64(2),
+            "hbm_gb": np.float32(80),
+            "pp": None,
+            "notes": "",
+            "glu": "yes",
+        }
+    )
     assert config.given() == {
-        "name": "m", "params_total": 35 * 10**9, "weight_dtype": "bf16", "dp": 8, "tp": 2, "glu": True,
-        "hbm_gb": 80.0, "mfu": 0.4, "tokens": 10**11,
+        "name": "m",
+        "params_total": 35 * 10**9,
+        "weight_dtype": "bf16",
+        "dp": 8,
+        "tp": 2,
+        "glu": True,
+        "hbm_gb": 80.0,
+        "mfu": 0.4,
+        "tokens": 10**11,
     }
     assert type(config.get("tokens")) is int and type(config.get("tp")) is int
     assert config.source == "mapping row 1"
@@ -399,13 +453,24 @@ def test_records_are_rows_and_every_problem_is_reported():
     problems come in one InputError."""
     from ledger_report.inputs import configs_from_records
 
-    good = configs_from_records([{"name": "a", "params_total": "7B"}, {"name": "b", "params_total": 8}], source="sweep")
+    good = configs_from_records(
+        [{"name": "a", "params_total": "7B"}, {"name": "b", "params_total": 8}], source="sweep"
+    )
     assert [(c.name, c.source) for c in good] == [("a", "sweep row 1"), ("b", "sweep row 2")]
     assert configs_from_records([]) == []
     with pytest.raises(InputError) as info:
-        configs_from_records([{"name": "a", "params_total": 1}, {"name": "A ", "params_total": 1}, {"params_total": 1, "dp": 0}])
+        configs_from_records(
+            [
+                {"name": "a", "params_total": 1},
+                {"name": "A ", "params_total": 1},
+                {"params_total": 1, "dp": 0},
+            ]
+        )
     message = str(info.value)
-    assert 'records, row 2, column "name": expected a name unique in the file; found "A " again (first at row 1)' in message
+    assert (
+        'records, row 2, column "name": expected a name unique in the file; found "A " again (first at row 1)'
+        in message
+    )
     assert 'records, row 3, column "dp"' in message and 'records, row 3, column "name"' in message
 
 
@@ -415,12 +480,18 @@ def test_a_gpu_outside_the_catalogue_is_described_by_the_row(tmp_path):
     and the figures come from the row: HBM 94 × 10^9 bytes, peak 835 × 10^12 FLOP/s."""
     from ledger_report.engine import compute
 
-    (config,) = read_configs(write_csv(tmp_path, "name,params_total,gpu,hbm_gb,peak_tflops,dp\nnvl,7B,H100-NVL,94,835,8\n"))
+    (config,) = read_configs(
+        write_csv(
+            tmp_path, "name,params_total,gpu,hbm_gb,peak_tflops,dp\nnvl,7B,H100-NVL,94,835,8\n"
+        )
+    )
     assert config.get("gpu") == "H100-NVL"
     lg = compute(config)
     assert lg["gpu_in_catalogue"] is False and lg["gpu_profile"] == "user-described"
     assert lg["hbm_bytes"] == 94 * 10**9 and lg["bf16_peak_flops"] == 835e12
-    assert lg["note_user_gpu_shown"] is True and lg["note_user_gpu"].startswith("User-described accelerator H100-NVL: 94.0 GB of HBM")
+    assert lg["note_user_gpu_shown"] is True and lg["note_user_gpu"].startswith(
+        "User-described accelerator H100-NVL: 94.0 GB of HBM"
+    )
     assert lg["gpus_per_node"] == 8  # the plain PCIe server's node
 
 
@@ -431,8 +502,14 @@ def test_a_gpu_outside_the_catalogue_without_its_figures_is_refused_with_a_hint(
         read_configs(write_csv(tmp_path, "name,params_total,gpu,peak_tflops\nm,7B,H100,900\n"))
     ((column, expected, found),) = _problems(exc.value)
     assert column == "gpu"
-    assert expected == "a GPU of the catalogue (ledger-report gpus), or hbm_gb and peak_tflops to describe H100"
-    assert found == "H100 is not in the catalogue and hbm_gb = empty, peak_tflops = 900 — did you mean H100-SXM or H100-PCIe?"
+    assert (
+        expected
+        == "a GPU of the catalogue (ledger-report gpus), or hbm_gb and peak_tflops to describe H100"
+    )
+    assert (
+        found
+        == "H100 is not in the catalogue and hbm_gb = empty, peak_tflops = 900 — did you mean H100-SXM or H100-PCIe?"
+    )
 
 
 def test_a_workbook_without_an_inputs_sheet_names_the_sheet_it_read(tmp_path):

@@ -21,8 +21,18 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 JUNK = shutil.ignore_patterns(
-    ".git", ".venv", "venv", "__pycache__", "build", "dist", "*.egg-info", ".pytest_cache",
-    ".hypothesis", ".benchmarks", "out", "*.pyc",
+    ".git",
+    ".venv",
+    "venv",
+    "__pycache__",
+    "build",
+    "dist",
+    "*.egg-info",
+    ".pytest_cache",
+    ".hypothesis",
+    ".benchmarks",
+    "out",
+    "*.pyc",
 )
 
 SCRIPT = textwrap.dedent(
@@ -55,11 +65,15 @@ CSV = (
 )
 
 
-def _run(args: list, cwd: Path, env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess:
+def _run(
+    args: list, cwd: Path, env: dict[str, str], timeout: float = 600
+) -> subprocess.CompletedProcess:
     result = subprocess.run(
         [str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
     )
-    assert result.returncode == 0, f"{args}\nstdout:\n{result.stdout[-3000:]}\nstderr:\n{result.stderr[-3000:]}"
+    assert result.returncode == 0, (
+        f"{args}\nstdout:\n{result.stdout[-3000:]}\nstderr:\n{result.stderr[-3000:]}"
+    )
     return result
 
 
@@ -73,7 +87,9 @@ def test_wheel_installed_in_a_fresh_venv_renders_from_another_folder(tmp_path):
     """pip wheel → fresh venv → pip install the wheel → from an unrelated folder, import the
     handout renderer, find the packaged templates inside the venv and render a Chinese PDF; then,
     when the CLI is in the package, ``ledger-report build`` a small CSV into a PDF."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")
+    }
     src = tmp_path / "src"
     shutil.copytree(REPO, src, ignore=JUNK, symlinks=False)
     dist = tmp_path / "dist"
@@ -96,5 +112,7 @@ def test_wheel_installed_in_a_fresh_venv_renders_from_another_folder(tmp_path):
     cli = bindir / ("ledger-report.exe" if os.name == "nt" else "ledger-report")
     if cli.exists():
         (elsewhere / "small.csv").write_text(CSV, encoding="utf-8")
-        _run([cli, "build", "small.csv", "-o", "out", "--format", "pdf"], elsewhere, env, timeout=300)
+        _run(
+            [cli, "build", "small.csv", "-o", "out", "--format", "pdf"], elsewhere, env, timeout=300
+        )
         assert _pages(elsewhere / "out" / "small.pdf") == 2

@@ -29,16 +29,41 @@ from ledger_report.inputs import read_configs
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "tests" / "data" / "hf_configs"  # the Hugging Face config.json of each entry
 FILES = {
-    "Llama-3.1-8B": "Llama-3.1-8B.json", "Llama-3.1-70B": "Llama-3.1-70B.json", "Llama-3.1-405B": "Llama-3.1-405B.json",
-    "Llama-2-7B": "Llama-2-7B.json", "Qwen2.5-7B": "Qwen2.5-7B.json", "Qwen3-8B": "Qwen3-8B.json", "Qwen3-32B": "Qwen3-32B.json",
-    "Qwen3-30B-A3B": "Qwen3-30B-A3B.json", "Qwen3-235B-A22B": "Qwen3-235B-A22B.json", "Qwen3-Next-80B-A3B": "Qwen3-Next-80B-A3B.json",
-    "DeepSeek-V3": "DeepSeek-V3.json", "Kimi-K2": "Kimi-K2-Instruct.json", "Mixtral-8x7B": "Mixtral-8x7B-v0.1.json",
-    "Mixtral-8x22B": "Mixtral-8x22B-v0.1.json", "gpt-oss-20b": "gpt-oss-20b.json", "gpt-oss-120b": "gpt-oss-120b.json",
+    "Llama-3.1-8B": "Llama-3.1-8B.json",
+    "Llama-3.1-70B": "Llama-3.1-70B.json",
+    "Llama-3.1-405B": "Llama-3.1-405B.json",
+    "Llama-2-7B": "Llama-2-7B.json",
+    "Qwen2.5-7B": "Qwen2.5-7B.json",
+    "Qwen3-8B": "Qwen3-8B.json",
+    "Qwen3-32B": "Qwen3-32B.json",
+    "Qwen3-30B-A3B": "Qwen3-30B-A3B.json",
+    "Qwen3-235B-A22B": "Qwen3-235B-A22B.json",
+    "Qwen3-Next-80B-A3B": "Qwen3-Next-80B-A3B.json",
+    "DeepSeek-V3": "DeepSeek-V3.json",
+    "Kimi-K2": "Kimi-K2-Instruct.json",
+    "Mixtral-8x7B": "Mixtral-8x7B-v0.1.json",
+    "Mixtral-8x22B": "Mixtral-8x22B-v0.1.json",
+    "gpt-oss-20b": "gpt-oss-20b.json",
+    "gpt-oss-120b": "gpt-oss-120b.json",
     "Gemma-3-27B": "Gemma-3-27B.json",
 }
-REQUIRED = ("Llama-3.1-8B", "Llama-3.1-70B", "Llama-3.1-405B", "Qwen3-8B", "Qwen3-32B", "Qwen3-30B-A3B", "Qwen3-235B-A22B",
-            "DeepSeek-V3", "Kimi-K2", "Mixtral-8x7B", "Mixtral-8x22B", "gpt-oss-20b", "gpt-oss-120b", "Gemma-3-27B",
-            "Qwen3-Next-80B-A3B")
+REQUIRED = (
+    "Llama-3.1-8B",
+    "Llama-3.1-70B",
+    "Llama-3.1-405B",
+    "Qwen3-8B",
+    "Qwen3-32B",
+    "Qwen3-30B-A3B",
+    "Qwen3-235B-A22B",
+    "DeepSeek-V3",
+    "Kimi-K2",
+    "Mixtral-8x7B",
+    "Mixtral-8x22B",
+    "gpt-oss-20b",
+    "gpt-oss-120b",
+    "Gemma-3-27B",
+    "Qwen3-Next-80B-A3B",
+)
 B = 10**9
 
 
@@ -105,17 +130,47 @@ def test_catalogue_parser_refuses_a_bad_entry():
 
 EXACT = {
     # name: (parameters, source)
-    "Llama-3.1-8B": (16_060_522_496 // 2, "huggingface.co/meta-llama/Llama-3.1-8B model.safetensors.index.json total_size 16,060,522,496 bytes (bf16)"),
-    "Llama-3.1-70B": (141_107_412_992 // 2, "huggingface.co/meta-llama/Llama-3.1-70B-Instruct model.safetensors.index.json total_size 141,107,412,992 bytes (bf16)"),
-    "Llama-3.1-405B": (405_853_388_800, "huggingface.co/api/models/meta-llama/Llama-3.1-405B safetensors.total"),
+    "Llama-3.1-8B": (
+        16_060_522_496 // 2,
+        "huggingface.co/meta-llama/Llama-3.1-8B model.safetensors.index.json total_size 16,060,522,496 bytes (bf16)",
+    ),
+    "Llama-3.1-70B": (
+        141_107_412_992 // 2,
+        "huggingface.co/meta-llama/Llama-3.1-70B-Instruct model.safetensors.index.json total_size 141,107,412,992 bytes (bf16)",
+    ),
+    "Llama-3.1-405B": (
+        405_853_388_800,
+        "huggingface.co/api/models/meta-llama/Llama-3.1-405B safetensors.total",
+    ),
     # the old Llama-2 checkpoint also stores 32 × 64 fp32 rotary inv_freq buffers: 8,192 bytes that are not parameters
-    "Llama-2-7B": ((13_476_839_424 - 32 * 64 * 4) // 2, "huggingface.co/meta-llama/Llama-2-7b-hf model.safetensors.index.json total_size 13,476,839,424 bytes (fp16)"),
-    "Qwen2.5-7B": (15_231_233_024 // 2, "huggingface.co/Qwen/Qwen2.5-7B model.safetensors.index.json total_size 15,231,233,024 bytes (bf16)"),
-    "Qwen3-8B": (16_381_470_720 // 2, "huggingface.co/Qwen/Qwen3-8B model.safetensors.index.json total_size 16,381,470,720 bytes (bf16)"),
-    "Qwen3-32B": (65_524_246_528 // 2, "huggingface.co/Qwen/Qwen3-32B model.safetensors.index.json total_size 65,524,246,528 bytes (bf16)"),
-    "Qwen3-30B-A3B": (61_064_245_248 // 2, "huggingface.co/Qwen/Qwen3-30B-A3B model.safetensors.index.json total_size 61,064,245,248 bytes (bf16)"),
-    "Qwen3-235B-A22B": (235_093_634_560, "huggingface.co/api/models/Qwen/Qwen3-235B-A22B safetensors.total"),
-    "Mixtral-8x7B": (93_405_585_408 // 2, "huggingface.co/mistralai/Mixtral-8x7B-v0.1 model.safetensors.index.json total_size 93,405,585,408 bytes (bf16)"),
+    "Llama-2-7B": (
+        (13_476_839_424 - 32 * 64 * 4) // 2,
+        "huggingface.co/meta-llama/Llama-2-7b-hf model.safetensors.index.json total_size 13,476,839,424 bytes (fp16)",
+    ),
+    "Qwen2.5-7B": (
+        15_231_233_024 // 2,
+        "huggingface.co/Qwen/Qwen2.5-7B model.safetensors.index.json total_size 15,231,233,024 bytes (bf16)",
+    ),
+    "Qwen3-8B": (
+        16_381_470_720 // 2,
+        "huggingface.co/Qwen/Qwen3-8B model.safetensors.index.json total_size 16,381,470,720 bytes (bf16)",
+    ),
+    "Qwen3-32B": (
+        65_524_246_528 // 2,
+        "huggingface.co/Qwen/Qwen3-32B model.safetensors.index.json total_size 65,524,246,528 bytes (bf16)",
+    ),
+    "Qwen3-30B-A3B": (
+        61_064_245_248 // 2,
+        "huggingface.co/Qwen/Qwen3-30B-A3B model.safetensors.index.json total_size 61,064,245,248 bytes (bf16)",
+    ),
+    "Qwen3-235B-A22B": (
+        235_093_634_560,
+        "huggingface.co/api/models/Qwen/Qwen3-235B-A22B safetensors.total",
+    ),
+    "Mixtral-8x7B": (
+        93_405_585_408 // 2,
+        "huggingface.co/mistralai/Mixtral-8x7B-v0.1 model.safetensors.index.json total_size 93,405,585,408 bytes (bf16)",
+    ),
 }
 
 
@@ -146,9 +201,17 @@ def test_qwen_cards():
     q32 = ledger("Qwen3-32B")
     assert rounded(main_total(q32), 1) == 32.8 and rounded(non_embedding(q32), 1) == 31.2
     q30 = ledger("Qwen3-30B-A3B")
-    assert rounded(main_total(q30), 1) == 30.5 and truncated(q30["params_active"], 1) == 3.3 and rounded(non_embedding(q30), 1) == 29.9
+    assert (
+        rounded(main_total(q30), 1) == 30.5
+        and truncated(q30["params_active"], 1) == 3.3
+        and rounded(non_embedding(q30), 1) == 29.9
+    )
     q235 = ledger("Qwen3-235B-A22B")
-    assert rounded(main_total(q235), 0) == 235 and rounded(q235["params_active"], 0) == 22 and rounded(non_embedding(q235), 0) == 234
+    assert (
+        rounded(main_total(q235), 0) == 235
+        and rounded(q235["params_active"], 0) == 22
+        and rounded(non_embedding(q235), 0) == 234
+    )
 
 
 def test_qwen3_next_with_and_without_its_mtp_module():
@@ -180,7 +243,9 @@ def test_deepseek_v3():
     assert truncated(lg["params_active"], 0) == 37
     h = lg["hidden"]
     assert rounded(lg["params_mtp"] - 2 * h * h, 1) == 11.5
-    assert rounded(lg["params_active"] - lg["embedding_params"], 2) == 36.63  # not README_WEIGHTS' 36.7
+    assert (
+        rounded(lg["params_active"] - lg["embedding_params"], 2) == 36.63
+    )  # not README_WEIGHTS' 36.7
 
 
 def test_kimi_k2():
@@ -204,10 +269,13 @@ def test_mixtral():
     assert rounded(main_total(m22), 0) == 141 and rounded(m22["params_active"], 0) == 39
 
 
-@pytest.mark.parametrize("name, mlp, attention, embed, active, total", [
-    ("gpt-oss-120b", 114.71, 0.96, 1.16, 5.13, 116.83),
-    ("gpt-oss-20b", 19.12, 0.64, 1.16, 3.61, 20.91),
-])
+@pytest.mark.parametrize(
+    "name, mlp, attention, embed, active, total",
+    [
+        ("gpt-oss-120b", 114.71, 0.96, 1.16, 5.13, 116.83),
+        ("gpt-oss-20b", 19.12, 0.64, 1.16, 3.61, 20.91),
+    ],
+)
 def test_gpt_oss_table_1(name, mlp, attention, embed, active, total):
     """gpt-oss model card (arXiv 2508.10925), Table 1 "Model parameter counts": MLP, Attention,
     Embed + Unembed, Active and Total, each in billions to two places.  "Unembedding parameters are
@@ -230,7 +298,9 @@ def test_gemma_3_27b_table_1():
     not counted either."""
     lg = ledger("Gemma-3-27B")
     assert round(non_embedding(lg) / 10**6) == 25_600
-    vision_h = json.loads((CONFIGS / FILES["Gemma-3-27B"]).read_text())["vision_config"]["hidden_size"]
+    vision_h = json.loads((CONFIGS / FILES["Gemma-3-27B"]).read_text())["vision_config"][
+        "hidden_size"
+    ]
     projector = vision_h * lg["hidden"] + vision_h
     assert round((lg["arch_embedding_params"] + projector) / 10**6) == 1_416
     assert rounded(main_total(lg), 0) == 27
@@ -239,7 +309,10 @@ def test_gemma_3_27b_table_1():
 def test_llama_31_headline_sizes():
     """Meta, "The Llama 3 Herd of Models" (arXiv 2407.21783): 8B, 70B and 405B, each the count truncated
     to the billion (8.03, 70.55, 405.85)."""
-    assert [truncated(main_total(ledger(n)), 0) for n in ("Llama-3.1-8B", "Llama-3.1-70B", "Llama-3.1-405B")] == [8, 70, 405]
+    assert [
+        truncated(main_total(ledger(n)), 0)
+        for n in ("Llama-3.1-8B", "Llama-3.1-70B", "Llama-3.1-405B")
+    ] == [8, 70, 405]
 
 
 # ---- model= rows, config.json rows and typed-out rows -----------------------------------------------
@@ -261,10 +334,21 @@ def test_by_name_by_config_json_and_typed_out_agree(name, tmp_path):
     the same architecture typed out give the same figures, pipeline stages included."""
     (tmp_path / "configs").mkdir()
     shutil.copy(CONFIGS / FILES[name], tmp_path / "configs" / "config.json")
-    job = {"seq_len": 4096, "dp": 2, "pp": 2, "micro_batch": 1, "global_batch": 64, "tokens": "1B", "days": 10}
+    job = {
+        "seq_len": 4096,
+        "dp": 2,
+        "pp": 2,
+        "micro_batch": 1,
+        "global_batch": 64,
+        "tokens": "1B",
+        "days": 10,
+    }
     typed = {k: _cell(v) for k, v in MODELS[name].columns.items()}
-    rows = [{"name": "by-name", "model": name, **job}, {"name": "by-file", "model": "configs/config.json", **job},
-            {"name": "typed", **typed, **job}]
+    rows = [
+        {"name": "by-name", "model": name, **job},
+        {"name": "by-file", "model": "configs/config.json", **job},
+        {"name": "typed", **typed, **job},
+    ]
     _csv(tmp_path / "rows.csv", rows)
     a, b, c = (compute(x) for x in read_configs(tmp_path / "rows.csv"))
     skip = {"note_model", "note_model_zh", "note_model_shown"}  # the note naming the model cell
@@ -281,7 +365,9 @@ def test_a_column_the_row_gives_wins_and_the_json_says_where_each_came_from(tmp_
     filled columns and "row" for the typed ones."""
     from ledger_report.render.document import config_document
 
-    lg = compute(config_from_mapping({"name": "x", "model": "Qwen3-8B", "layers": 40, "seq_len": 4096}))
+    lg = compute(
+        config_from_mapping({"name": "x", "model": "Qwen3-8B", "layers": 40, "seq_len": 4096})
+    )
     assert lg["layers"] == 40
     doc = config_document(lg)
     assert doc["inputs_from"]["layers"] == "row"
@@ -314,7 +400,11 @@ def test_cli_unknown_model_type_exits_1_naming_it(tmp_path):
     cfg["model_type"] = "falcon_h1"
     r = _cli_calc(tmp_path, cfg)
     assert r.exit_code == 1
-    assert 'model_type "falcon_h1"' in r.output and 'column "model"' in r.output and "line 2" in r.output
+    assert (
+        'model_type "falcon_h1"' in r.output
+        and 'column "model"' in r.output
+        and "line 2" in r.output
+    )
     assert "Traceback" not in r.output
 
 
@@ -337,15 +427,30 @@ def test_values_it_does_not_model_are_named():
         columns_from_config({**cfg, "mlp_only_layers": [0]})
     gpt = json.loads((CONFIGS / "gpt-oss-20b.json").read_text())
     n = gpt["num_hidden_layers"]
-    with pytest.raises(UnsupportedConfig, match="layer_types"):  # local first, global last: not one in k
-        columns_from_config({**gpt, "layer_types": ["sliding_attention"] * (n // 2) + ["full_attention"] * (n - n // 2)})
-    assert columns_from_config({**gpt, "layer_types": ["full_attention"] * n})["sliding_every"] == 1  # every layer global
+    with pytest.raises(
+        UnsupportedConfig, match="layer_types"
+    ):  # local first, global last: not one in k
+        columns_from_config(
+            {
+                **gpt,
+                "layer_types": ["sliding_attention"] * (n // 2) + ["full_attention"] * (n - n // 2),
+            }
+        )
+    assert (
+        columns_from_config({**gpt, "layer_types": ["full_attention"] * n})["sliding_every"] == 1
+    )  # every layer global
 
 
 def test_ignored_keys_do_not_change_the_count():
     """RoPE scaling, token ids and dropout are on the ignore list: changing them changes nothing."""
     cfg = json.loads((CONFIGS / "Llama-3.1-8B.json").read_text())
-    changed = {**cfg, "rope_scaling": None, "bos_token_id": 1, "attention_dropout": 0.1, "max_position_embeddings": 8192}
+    changed = {
+        **cfg,
+        "rope_scaling": None,
+        "bos_token_id": 1,
+        "attention_dropout": 0.1,
+        "max_position_embeddings": 8192,
+    }
     assert columns_from_config(changed) == columns_from_config(cfg)
 
 
@@ -355,6 +460,7 @@ def test_ignored_keys_do_not_change_the_count():
 def test_vocab_padding_as_megatron_pads():
     """Megatron-LM megatron/training/tokenizer/tokenizer.py _vocab_size_with_padding: the vocabulary
     grows one by one until it is a multiple of make_vocab_size_divisible_by × tp."""
+
     def megatron(orig, divisible_by, tp):
         after, multiple = orig, divisible_by * tp
         while after % multiple != 0:
@@ -363,7 +469,10 @@ def test_vocab_padding_as_megatron_pads():
 
     plain, padded = ledger("Qwen3-8B", tp=8), ledger("Qwen3-8B", tp=8, vocab_multiple=128)
     assert padded["padded_vocab"] == megatron(151_936, 128, 8)
-    assert padded["params_total"] - plain["params_total"] == 2 * (megatron(151_936, 128, 8) - 151_936) * 4096
+    assert (
+        padded["params_total"] - plain["params_total"]
+        == 2 * (megatron(151_936, 128, 8) - 151_936) * 4096
+    )
     assert plain["padded_vocab"] == 151_936  # empty: unpadded, as before
 
 
@@ -377,7 +486,9 @@ def test_mtp_and_first_dense_layers_on_the_pipeline_stages():
     assert lg["first_stage_moe_layers"] == 31 - 3 and lg["last_stage_moe_layers"] == 30
     both = lg["arch_first_stage_dense"] + lg["arch_last_stage_dense"]
     assert both == lg["arch_dense_params"] + lg["embedding_params"]
-    assert lg["first_stage_expert_params"] + lg["last_stage_expert_params"] == pytest.approx(lg["params_expert"])
+    assert lg["first_stage_expert_params"] + lg["last_stage_expert_params"] == pytest.approx(
+        lg["params_expert"]
+    )
 
 
 def test_hybrid_layers_on_the_pipeline_stages():
@@ -385,7 +496,12 @@ def test_hybrid_layers_on_the_pipeline_stages():
     model card): with pp = 2 each stage holds 6 softmax-attention and 18 Gated DeltaNet layers."""
     lg = ledger("Qwen3-Next-80B-A3B", pp=2)
     assert lg["first_stage_attention_layers"] == lg["last_stage_attention_layers"] == 6
-    per_stage = 24 * lg["norm_params_per_layer"] + 6 * lg["attn_params_per_layer"] + 18 * lg["linear_attn_params_per_layer"] + 24 * lg["moe_mlp_dense_params"]
+    per_stage = (
+        24 * lg["norm_params_per_layer"]
+        + 6 * lg["attn_params_per_layer"]
+        + 18 * lg["linear_attn_params_per_layer"]
+        + 24 * lg["moe_mlp_dense_params"]
+    )
     assert lg["arch_first_stage_dense"] == per_stage + lg["embedding_params"]
 
 
@@ -393,12 +509,27 @@ def test_sliding_window_flops():
     """A causal window no shorter than the sequence is plain causal attention; far longer sequences
     cost a local layer about the window per token (gpt-oss: window 128 on every other layer)."""
     short = ledger("gpt-oss-20b", seq_len=128)
-    no_window = compute(config_from_mapping({"name": "x", **MODELS["gpt-oss-20b"].columns, "sliding_window": None,
-                                             "sliding_every": None, "seq_len": 128}))
+    no_window = compute(
+        config_from_mapping(
+            {
+                "name": "x",
+                **MODELS["gpt-oss-20b"].columns,
+                "sliding_window": None,
+                "sliding_every": None,
+                "seq_len": 128,
+            }
+        )
+    )
     assert short["attention_flops_per_token"] == no_window["attention_flops_per_token"]
     a, b = ledger("gpt-oss-20b", seq_len=65_536), ledger("gpt-oss-20b", seq_len=131_072)
     per_key = a["attention_flops_per_key"]
-    local = lambda lg: lg["attention_flops_per_token"] - per_key * lg["global_attention_layers"] * lg["seq_len"]  # noqa: E731
+
+    def local(lg):
+        return (
+            lg["attention_flops_per_token"]
+            - per_key * lg["global_attention_layers"] * lg["seq_len"]
+        )  # noqa: E731
+
     assert local(a) / (per_key * 12 * 2) == pytest.approx(128, rel=0.01)
     assert local(b) == pytest.approx(local(a), rel=0.001)
 
@@ -419,17 +550,27 @@ def test_mtp_adds_its_flops():
     assert with_mtp["flops_per_token"] - without["flops_per_token"] > 6 * (2 * 7168 * 7168)
 
 
-@pytest.mark.parametrize("row, column", [
-    ({"kv_lora_rank": 512, "qk_rope_head_dim": 64}, "kv_lora_rank"),
-    ({"q_lora_rank": 1536}, "q_lora_rank"),
-    ({"sliding_every": 2}, "sliding_every"),
-    ({"linear_key_heads": 16}, "linear_key_heads"),
-    ({"first_dense_layers": 40}, "first_dense_layers"),
-])
+@pytest.mark.parametrize(
+    "row, column",
+    [
+        ({"kv_lora_rank": 512, "qk_rope_head_dim": 64}, "kv_lora_rank"),
+        ({"q_lora_rank": 1536}, "q_lora_rank"),
+        ({"sliding_every": 2}, "sliding_every"),
+        ({"linear_key_heads": 16}, "linear_key_heads"),
+        ({"first_dense_layers": 40}, "first_dense_layers"),
+    ],
+)
 def test_the_new_columns_rules(row, column):
     """Partial MLA or Gated DeltaNet columns, q_lora_rank or sliding_every alone, more dense layers
     than layers: the row is refused at the column (definitions/constraints.py, read by the reader)."""
-    base = {"name": "x", "layers": 32, "hidden": 4096, "heads": 32, "ffn_hidden": 11008, "vocab": 32000}
+    base = {
+        "name": "x",
+        "layers": 32,
+        "hidden": 4096,
+        "heads": 32,
+        "ffn_hidden": 11008,
+        "vocab": 32000,
+    }
     with pytest.raises(InputError) as err:
         config_from_mapping({**base, **row})
     assert column in [p.column for p in err.value.problems]
@@ -444,19 +585,34 @@ def test_every_catalogue_model_recalculates_in_libreoffice():
 
     from ledger_report.render.workbook import render_xlsx
 
-    leds = [ledger(n, pp=2, dp=4, ep=2 if MODELS[n].columns.get("experts") else 1, tp=2 if n != "Qwen2.5-7B" else 1,
-                   vocab_multiple=128, global_batch=64, tokens="10B", days=30, recompute="selective")
-            for n in MODELS]
+    leds = [
+        ledger(
+            n,
+            pp=2,
+            dp=4,
+            ep=2 if MODELS[n].columns.get("experts") else 1,
+            tp=2 if n != "Qwen2.5-7B" else 1,
+            vocab_multiple=128,
+            global_batch=64,
+            tokens="10B",
+            days=30,
+            recompute="selective",
+        )
+        for n in MODELS
+    ]
     out = _load(_recalc(_poisoned(render_xlsx(leds))), data_only=True)
     assert _ledger_mismatches(out[LEDGERS], leds) == []
 
 
-@pytest.mark.parametrize("spec, found", [
-    ("missing/config.json", "no file"),
-    ("/dev/zero", "not a regular file"),
-    ("configs/", "not a regular file"),
-    ("bad.json", "a JSON error at line 1"),
-])
+@pytest.mark.parametrize(
+    "spec, found",
+    [
+        ("missing/config.json", "no file"),
+        ("/dev/zero", "not a regular file"),
+        ("configs/", "not a regular file"),
+        ("bad.json", "a JSON error at line 1"),
+    ],
+)
 def test_a_model_path_that_is_no_config_json(tmp_path, spec, found):
     """A model cell naming a missing file, a device, a folder or a file that is not JSON: an input
     error at that cell, the file never read past a bound."""
@@ -474,8 +630,18 @@ def test_sliding_window_scores_without_flash_attention():
     5·heads·s²·b bytes); a sliding-window layer scores each query against at most the window
     (Longformer's banded attention), so a window as long as the sequence changes nothing and a
     short one keeps far less."""
-    cols = {k: v for k, v in MODELS["gpt-oss-20b"].columns.items() if k not in ("sliding_window", "sliding_every")}
+    cols = {
+        k: v
+        for k, v in MODELS["gpt-oss-20b"].columns.items()
+        if k not in ("sliding_window", "sliding_every")
+    }
+
     def act(seq, **more):
-        return compute(config_from_mapping({"name": "x", **cols, "seq_len": seq, "flash_attention": False, **more}))["activation_bytes_per_rank"]
+        return compute(
+            config_from_mapping(
+                {"name": "x", **cols, "seq_len": seq, "flash_attention": False, **more}
+            )
+        )["activation_bytes_per_rank"]
+
     assert act(128, sliding_window=128, sliding_every=2) == act(128)
     assert act(8192, sliding_window=128, sliding_every=2) < 0.6 * act(8192)

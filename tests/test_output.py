@@ -112,7 +112,10 @@ def test_failure_replacing_second_file_rolls_back_the_first(earlier_run, monkeyp
     monkeypatch.setattr(output.os, "replace", failing_replace)
     with pytest.raises(OutputError, match=r"^Cannot replace .*plan\.pdf: permission denied\.$"):
         write_outputs(_new_files(out), inputs=[source])
-    assert calls[:2] == ["plan.xlsx", "plan.pdf"]  # the first really was replaced before the failure
+    assert calls[:2] == [
+        "plan.xlsx",
+        "plan.pdf",
+    ]  # the first really was replaced before the failure
     assert _snapshot(out) == before
     assert _tmp_files(out) == []
     assert sorted(p.name for p in out.iterdir()) == ["plan.json", "plan.pdf", "plan.xlsx"]
@@ -192,7 +195,10 @@ def test_refuses_to_overwrite_the_input(earlier_run, spell, monkeypatch):
     before = _snapshot(out)
     input_bytes = source.read_bytes()
     files = {out / "plan.json": b"new", target: b"would destroy the input"}
-    with pytest.raises(OutputError, match=r"^Refusing to write .*: it is the input file .*plan\.csv; choose another output folder\.$"):
+    with pytest.raises(
+        OutputError,
+        match=r"^Refusing to write .*: it is the input file .*plan\.csv; choose another output folder\.$",
+    ):
         write_outputs(files, inputs=[source])
     assert source.read_bytes() == input_bytes
     assert _snapshot(out) == before  # not even the harmless first file was written

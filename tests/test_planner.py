@@ -11,9 +11,6 @@ import pytest
 
 from ledger_report.engine import compute, config_from_mapping
 from ledger_report.errors import InputError
-from ledger_report.model.definitions import REGISTRY
-from ledger_report.model.evaluate import evaluate_row
-from ledger_report.model.tables import tables
 from ledger_report.planner import (
     CHUNK,
     CONSTRAINT_KEYS,
@@ -30,9 +27,22 @@ from ledger_report.planner import (
 
 # docs/scenarios.md: Qwen3-8B, 100B tokens in 30 days, H100 at 40 % MFU.
 QWEN3_8B_JOB = dict(
-    name="qwen3-8b", layers=36, hidden=4096, heads=32, kv_heads=8, head_dim=128, ffn_hidden=12288,
-    vocab=151936, qk_norm=True, seq_len=8192, global_batch=384, tokens=100_000_000_000, days=30.0,
-    gpu="H100-SXM", mfu=0.4, price_per_gpu_hour=2.0,
+    name="qwen3-8b",
+    layers=36,
+    hidden=4096,
+    heads=32,
+    kv_heads=8,
+    head_dim=128,
+    ffn_hidden=12288,
+    vocab=151936,
+    qk_norm=True,
+    seq_len=8192,
+    global_batch=384,
+    tokens=100_000_000_000,
+    days=30.0,
+    gpu="H100-SXM",
+    mfu=0.4,
+    price_per_gpu_hour=2.0,
 )
 
 # docs/scenarios.md: the 35B MoE on H20 (seq 49,152, micro-batch 1, global batch 80, full recompute, Megatron).
@@ -40,24 +50,78 @@ QWEN3_8B_JOB = dict(
 # a Qwen3.5-35B-A3B-like guess (40 layers × 256 experts × 3·2048·512 = 32.2B), needed for the
 # activations; tokens, days, mfu and price are invented for the test.
 MOE_35B_JOB = dict(
-    name="moe-35b", layers=40, hidden=2048, heads=16, kv_heads=2, head_dim=256, ffn_hidden=512,
-    vocab=151936, experts=256, topk=8, moe_ffn_hidden=512, shared_expert_ffn=512, full_attention_every=4,
-    params_total=35_000_000_000, params_expert=32_114_000_000, params_active=3_000_000_000,
-    framework="megatron", gpu="H20", seq_len=49152, micro_batch=1, global_batch=80, recompute="full",
-    tokens=100_000_000_000, days=30.0, reserve_days=3.0, mfu=0.3, price_per_gpu_hour=1.0,
+    name="moe-35b",
+    layers=40,
+    hidden=2048,
+    heads=16,
+    kv_heads=2,
+    head_dim=256,
+    ffn_hidden=512,
+    vocab=151936,
+    experts=256,
+    topk=8,
+    moe_ffn_hidden=512,
+    shared_expert_ffn=512,
+    full_attention_every=4,
+    params_total=35_000_000_000,
+    params_expert=32_114_000_000,
+    params_active=3_000_000_000,
+    framework="megatron",
+    gpu="H20",
+    seq_len=49152,
+    micro_batch=1,
+    global_batch=80,
+    recompute="full",
+    tokens=100_000_000_000,
+    days=30.0,
+    reserve_days=3.0,
+    mfu=0.3,
+    price_per_gpu_hour=1.0,
 )
 
 # Small jobs for the exhaustive scalar search (a few hundred to a thousand candidates each).
 TINY_DENSE = dict(
-    name="tiny-dense", layers=2, hidden=1024, heads=8, kv_heads=4, ffn_hidden=4096, vocab=32000,
-    seq_len=1024, global_batch=2, tokens=200_000_000_000, days=10.0, reserve_days=1.0,
-    hbm_gb=3.0, peak_tflops=100.0, gpus_per_node=8, mfu=0.4, price_per_gpu_hour=1.5,
+    name="tiny-dense",
+    layers=2,
+    hidden=1024,
+    heads=8,
+    kv_heads=4,
+    ffn_hidden=4096,
+    vocab=32000,
+    seq_len=1024,
+    global_batch=2,
+    tokens=200_000_000_000,
+    days=10.0,
+    reserve_days=1.0,
+    hbm_gb=3.0,
+    peak_tflops=100.0,
+    gpus_per_node=8,
+    mfu=0.4,
+    price_per_gpu_hour=1.5,
 )
 TINY_MOE = dict(
-    name="tiny-moe", layers=2, hidden=1024, heads=8, kv_heads=2, ffn_hidden=2048, vocab=32000,
-    experts=4, topk=2, moe_ffn_hidden=1024, framework="megatron", recompute="full", micro_batch=1,
-    seq_len=1024, global_batch=4, tokens=300_000_000_000, days=10.0, hbm_gb=2.5, peak_tflops=100.0,
-    gpus_per_node=8, mfu=0.3, price_per_gpu_hour=1.0,
+    name="tiny-moe",
+    layers=2,
+    hidden=1024,
+    heads=8,
+    kv_heads=2,
+    ffn_hidden=2048,
+    vocab=32000,
+    experts=4,
+    topk=2,
+    moe_ffn_hidden=1024,
+    framework="megatron",
+    recompute="full",
+    micro_batch=1,
+    seq_len=1024,
+    global_batch=4,
+    tokens=300_000_000_000,
+    days=10.0,
+    hbm_gb=2.5,
+    peak_tflops=100.0,
+    gpus_per_node=8,
+    mfu=0.3,
+    price_per_gpu_hour=1.0,
 )
 
 FIGURES = ("peak_bytes_per_rank", "days_on_config", "gpu_hours", "cost")
@@ -112,16 +176,22 @@ def test_plans_are_ranked_by_cost_in_steps_then_gpus(job, qwen_plans, moe_plans)
 
 
 @pytest.mark.parametrize("job", ["qwen-r0", "moe"])
-def test_a_measured_mfu_calibrates_the_model_and_the_plans_keep_their_own_costs(job, qwen_plans, moe_plans):
+def test_a_measured_mfu_calibrates_the_model_and_the_plans_keep_their_own_costs(
+    job, qwen_plans, moe_plans
+):
     """Issue: a row's mfu scales the matmul efficiency so the cheapest layout reaches it; the plans carry
     efficiency_scale, not mfu, so each layout's days and cost are its own prediction."""
     result, row = {"qwen-r0": (qwen_plans[0.0], QWEN3_8B_JOB), "moe": (moe_plans, MOE_35B_JOB)}[job]
     cal = result["calibration"]
     assert cal["mfu"] == row["mfu"] and cal["predicted_mfu"] == pytest.approx(row["mfu"], rel=1e-6)
     for p in result["plans"]:
-        assert "mfu" not in p["row"] and p["row"]["efficiency_scale"] == pytest.approx(cal["efficiency_scale"])
+        assert "mfu" not in p["row"] and p["row"]["efficiency_scale"] == pytest.approx(
+            cal["efficiency_scale"]
+        )
         v = compute(config_from_mapping(p["row"])).values
-        assert v["mfu_source"] == "predicted" and p["predicted_mfu"] == pytest.approx(v["predicted_mfu"], rel=1e-9)
+        assert v["mfu_source"] == "predicted" and p["predicted_mfu"] == pytest.approx(
+            v["predicted_mfu"], rel=1e-9
+        )
     assert len({round(p["cost"], 6) for p in result["plans"]}) > 1  # layouts differ in cost
 
 
@@ -161,14 +231,31 @@ def _scalar_search(job, zeros, modes, places, scale):
         return [job[col]] if col in job else list(space)
 
     for dp, mb, pp, tp, cp, ep, z, mode, place in itertools.product(
-        vals("dp", _divisors(gb)), vals("micro_batch", _divisors(gb)), vals("pp", range(1, L + 1)), vals("tp", range(1, job["gpus_per_node"] + 1)),
+        vals("dp", _divisors(gb)),
+        vals("micro_batch", _divisors(gb)),
+        vals("pp", range(1, L + 1)),
+        vals("tp", range(1, job["gpus_per_node"] + 1)),
         vals("cp", [c for c in _divisors(seq) if c == 1 or seq // c >= MIN_TOKENS_PER_CP_RANK]),
-        vals("ep", _divisors(experts) if experts else [1]), zeros, modes, places,
+        vals("ep", _divisors(experts) if experts else [1]),
+        zeros,
+        modes,
+        places,
     ):
         if z and dp * cp == 1:
             continue
-        row = {**{k: v for k, v in job.items() if k != "mfu"}, "dp": dp, "tp": tp, "pp": pp, "cp": cp, "ep": ep, "zero": z,
-               "recompute": mode, "micro_batch": mb, "loss_chunks": 1, "efficiency_scale": scale}
+        row = {
+            **{k: v for k, v in job.items() if k != "mfu"},
+            "dp": dp,
+            "tp": tp,
+            "pp": pp,
+            "cp": cp,
+            "ep": ep,
+            "zero": z,
+            "recompute": mode,
+            "micro_batch": mb,
+            "loss_chunks": 1,
+            "efficiency_scale": scale,
+        }
         if tp > 1 and seq % (tp * cp) == 0:
             row["sequence_parallel"] = True
         if place != "hbm":
@@ -177,8 +264,14 @@ def _scalar_search(job, zeros, modes, places, scale):
             v = compute(config_from_mapping(row)).values
         except InputError:
             continue
-        ok = (v["peak_bytes_per_rank"] <= MARGIN * v["hbm_bytes"] and v["meets_deadline"] and v["bandwidth_gate"] is not False
-              and v["host_fits"] is not False and v["nvme_fits"] is not False and all(v[k] is not False for k in CONSTRAINT_KEYS))
+        ok = (
+            v["peak_bytes_per_rank"] <= MARGIN * v["hbm_bytes"]
+            and v["meets_deadline"]
+            and v["bandwidth_gate"] is not False
+            and v["host_fits"] is not False
+            and v["nvme_fits"] is not False
+            and all(v[k] is not False for k in CONSTRAINT_KEYS)
+        )
         if ok:
             feasible.append((v["cost"], v["gpus"], row))
     return feasible
@@ -212,7 +305,9 @@ def test_exhaustive_scalar_search_finds_nothing_cheaper(job, zeros, modes, monke
 
 
 # ---- vectorized figures equal scalar ones -------------------------------------------------------
-@pytest.mark.parametrize("job", [QWEN3_8B_JOB, MOE_35B_JOB, TINY_DENSE], ids=["qwen3-8b", "moe-35b", "tiny"])
+@pytest.mark.parametrize(
+    "job", [QWEN3_8B_JOB, MOE_35B_JOB, TINY_DENSE], ids=["qwen3-8b", "moe-35b", "tiny"]
+)
 def test_vectorized_values_equal_scalar_compute_for_random_candidates(job):
     """For random candidates of every batch that hold the model's constraints, the arrays the planner ranks equal compute's numbers."""
     s = _prepare(_cfg(job))
@@ -221,7 +316,9 @@ def test_vectorized_values_equal_scalar_compute_for_random_candidates(job):
         start = int(rng.integers(0, max(1, batch.size - 2000)))
         sl = slice(start, min(batch.size, start + 2000))
         f = _evaluate(batch, sl, MARGIN)
-        valid = np.flatnonzero(np.all([f["ok"][k] for k in CONSTRAINT_KEYS], axis=0))  # rows the reader accepts
+        valid = np.flatnonzero(
+            np.all([f["ok"][k] for k in CONSTRAINT_KEYS], axis=0)
+        )  # rows the reader accepts
         for j in rng.choice(valid, size=min(3, len(valid)), replace=False) if len(valid) else ():
             v = compute(config_from_mapping(batch.row(start + int(j)))).values
             for k in FIGURES:
@@ -238,11 +335,25 @@ def test_plan_document_has_the_documented_shape_and_one_block_per_row():
     assert doc["schema"] == SCHEMA
     assert set(doc) >= {"schema", "candidates_evaluated", "feasible", "seconds", "plans"}
     for p in doc["plans"]:
-        assert set(p) >= {"rank", "row", "gpus", "days", "peak_bytes_per_rank", "hbm_bytes", "gpu_hours", "cost"}
-    assert [p["row"]["name"] for p in doc["plans"]] == [f"{n}-p{i}" for n in ("tiny-dense", "tiny-2") for i in (1, 2, 3)]
+        assert set(p) >= {
+            "rank",
+            "row",
+            "gpus",
+            "days",
+            "peak_bytes_per_rank",
+            "hbm_bytes",
+            "gpu_hours",
+            "cost",
+        }
+    assert [p["row"]["name"] for p in doc["plans"]] == [
+        f"{n}-p{i}" for n in ("tiny-dense", "tiny-2") for i in (1, 2, 3)
+    ]
     assert doc["candidates_evaluated"] == sum(i["candidates_evaluated"] for i in doc["inputs"])
     dones = [d for d, _ in calls]
-    assert dones == sorted(dones) and calls[-1] == (doc["candidates_evaluated"], doc["candidates_evaluated"])
+    assert dones == sorted(dones) and calls[-1] == (
+        doc["candidates_evaluated"],
+        doc["candidates_evaluated"],
+    )
     assert len(plan_rows(doc)) == 6
 
 
@@ -250,8 +361,13 @@ def test_plan_document_has_the_documented_shape_and_one_block_per_row():
 def test_plans_are_distinct_layouts(reserve, qwen_plans):
     """Candidates differing only in micro-batch or loss chunks collapse to one listed plan."""
     result = qwen_plans[reserve]
-    layouts = [tuple(p["row"].get(c) for c in ("gpu", "dp", "tp", "pp", "cp", "ep", "zero", "recompute", "optimizer_at"))
-               for p in result["plans"]]
+    layouts = [
+        tuple(
+            p["row"].get(c)
+            for c in ("gpu", "dp", "tp", "pp", "cp", "ep", "zero", "recompute", "optimizer_at")
+        )
+        for p in result["plans"]
+    ]
     assert len(layouts) == len(set(layouts)) == 10
 
 
@@ -274,7 +390,9 @@ def test_megatron_never_gets_zero_2():
 
 def test_gpu_is_searched_over_the_catalogue_when_the_row_names_none():
     """Without gpu (or overrides) every catalogue GPU is a candidate; the plans name theirs."""
-    job = {k: v for k, v in TINY_DENSE.items() if k not in ("hbm_gb", "peak_tflops", "gpus_per_node")}
+    job = {
+        k: v for k, v in TINY_DENSE.items() if k not in ("hbm_gb", "peak_tflops", "gpus_per_node")
+    }
     s = _prepare(_cfg(job))
     from ledger_report.catalogue import GPU_NAMES
 
@@ -323,7 +441,9 @@ def test_chunking_does_not_change_the_answer(monkeypatch):
 
 
 @pytest.mark.parametrize("job", ["qwen-r5", "moe"])
-def test_plan_rows_survive_a_csv_round_trip_through_the_reader(job, tmp_path, qwen_plans, moe_plans):
+def test_plan_rows_survive_a_csv_round_trip_through_the_reader(
+    job, tmp_path, qwen_plans, moe_plans
+):
     """A plan's row is an input row ``calc`` and ``build`` accept; read back from CSV it gives the same figures."""
     result = {"qwen-r5": qwen_plans[5.0], "moe": moe_plans}[job]
     import csv
@@ -336,12 +456,22 @@ def test_plan_rows_survive_a_csv_round_trip_through_the_reader(job, tmp_path, qw
         w = csv.DictWriter(fh, fieldnames=list(COLUMN_NAMES))
         w.writeheader()
         for p in result["plans"]:
-            w.writerow({k: ("true" if v is True else "false" if v is False else v) for k, v in p["row"].items()})
+            w.writerow(
+                {
+                    k: ("true" if v is True else "false" if v is False else v)
+                    for k, v in p["row"].items()
+                }
+            )
     configs = read_configs(path)
     assert [c.name for c in configs] == [p["row"]["name"] for p in result["plans"]]
     for c, p in zip(configs, result["plans"]):
         v = compute(c).values
-        for k, key in (("peak_bytes_per_rank", "peak_bytes_per_rank"), ("days", "days_on_config"), ("gpu_hours", "gpu_hours"), ("cost", "cost")):
+        for k, key in (
+            ("peak_bytes_per_rank", "peak_bytes_per_rank"),
+            ("days", "days_on_config"),
+            ("gpu_hours", "gpu_hours"),
+            ("cost", "cost"),
+        ):
             assert p[k] == pytest.approx(v[key], rel=1e-9), k
 
 
@@ -355,10 +485,14 @@ def test_nothing_feasible_names_what_excluded_the_most_and_the_cli_exits_1(tmp_p
 
     job = {**TINY_DENSE, "hbm_gb": 0.5}
     result = plan(_cfg(job), top=3)
-    assert result["plans"] == [] and result["excluded_by"]["memory"] == result["candidates_evaluated"]
+    assert (
+        result["plans"] == [] and result["excluded_by"]["memory"] == result["candidates_evaluated"]
+    )
     assert result["reason"].startswith("no feasible candidate: the memory gate")
     path = tmp_path / "job.csv"
-    path.write_text(",".join(job) + "\n" + ",".join(str(v) for v in job.values()) + "\n", encoding="utf-8")
+    path.write_text(
+        ",".join(job) + "\n" + ",".join(str(v) for v in job.values()) + "\n", encoding="utf-8"
+    )
     run = CliRunner().invoke(main, ["plan", str(path), "-q"])
     assert run.exit_code == 1 and "No plan for tiny-dense" in run.output
 
@@ -394,7 +528,11 @@ def test_prices_file_prices_each_gpu_type_and_limits_the_search(tmp_path):
     path.write_text("gpu,price\nH100-SXM,2.0\nA100-80GB,1.1\n", encoding="utf-8")
     prices = read_prices(path)
     assert prices == {"H100-SXM": 2.0, "A100-80GB": 1.1}
-    job = {k: v for k, v in TINY_DENSE.items() if k not in ("hbm_gb", "peak_tflops", "gpus_per_node", "price_per_gpu_hour")}
+    job = {
+        k: v
+        for k, v in TINY_DENSE.items()
+        if k not in ("hbm_gb", "peak_tflops", "gpus_per_node", "price_per_gpu_hour")
+    }
     result = plan(_cfg(job), top=5, prices=prices)
     assert {b.gpu for b in _prepare(_cfg(job), prices).batches} == {"H100-SXM", "A100-80GB"}
     for p in result["plans"]:
@@ -421,7 +559,9 @@ def test_a_deadline_no_candidate_meets_says_how_fast_the_fastest_is():
 
     def fastest(tokens):
         result = plan(_cfg({**TINY_DENSE, "tokens": tokens}), top=3)
-        assert result["plans"] == [] and result["reason"].startswith("no feasible candidate: the deadline gate")
+        assert result["plans"] == [] and result["reason"].startswith(
+            "no feasible candidate: the deadline gate"
+        )
         m = re.search(r"needs ([\d,.]+) days against 9\.0 available", result["reason"])
         assert m, result["reason"]
         return float(m.group(1).replace(",", ""))

@@ -22,10 +22,21 @@ import pytest
 
 # The handout's libraries and theirs.  (openpyxl, used by the workbook and the reader, is not
 # checked here.)
-PACKAGES = frozenset({
-    "weasyprint", "pypdf", "pydyf", "cssselect2", "tinycss2", "tinyhtml5", "jinja2", "markupsafe",
-    "fontTools", "pyphen", "PIL",
-})
+PACKAGES = frozenset(
+    {
+        "weasyprint",
+        "pypdf",
+        "pydyf",
+        "cssselect2",
+        "tinycss2",
+        "tinyhtml5",
+        "jinja2",
+        "markupsafe",
+        "fontTools",
+        "pyphen",
+        "PIL",
+    }
+)
 ALLOWED = frozenset({"__version__"})
 SOURCE = Path(__file__).resolve().parents[1] / "ledger_report"
 _MODULE_STRING = re.compile(r"^(%s)(\.\w+)*\._" % "|".join(map(re.escape, sorted(PACKAGES))))
@@ -92,8 +103,11 @@ def violations(source: str, filename: str = "<source>") -> list[str]:
     while True:
         before = len(tracked)
         for node in ast.walk(tree):
-            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None \
-                    and mentions_tracked(node.value):
+            if (
+                isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr))
+                and node.value is not None
+                and mentions_tracked(node.value)
+            ):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for target in targets:
                     tracked.update(_bound(target))
@@ -110,21 +124,44 @@ def violations(source: str, filename: str = "<source>") -> list[str]:
             root = _root(node.value)
             if isinstance(root, ast.Name) and root.id in tracked:
                 report(node, f"{ast.unparse(node)}")
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-                and node.func.id in ("getattr", "setattr", "hasattr", "delattr") and len(node.args) >= 2:
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("getattr", "setattr", "hasattr", "delattr")
+            and len(node.args) >= 2
+        ):
             obj, name = node.args[0], node.args[1]
-            if isinstance(name, ast.Constant) and isinstance(name.value, str) and _private(name.value) \
-                    and isinstance(_root(obj), ast.Name) and _root(obj).id in tracked:
+            if (
+                isinstance(name, ast.Constant)
+                and isinstance(name.value, str)
+                and _private(name.value)
+                and isinstance(_root(obj), ast.Name)
+                and _root(obj).id in tracked
+            ):
                 report(node, f"{node.func.id}(..., {name.value!r})")
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _MODULE_STRING.match(node.value):
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and _MODULE_STRING.match(node.value)
+        ):
             report(node, f"module string {node.value!r}")
         elif isinstance(node, ast.ClassDef) and any(mentions_tracked(base) for base in node.bases):
             for inner in ast.walk(node):
-                if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)) and _private(inner.name) \
-                        and not (inner.name.startswith("__") and inner.name.endswith("__")):
-                    report(inner, f"{node.name}.{inner.name} overrides or adds a private method of its base")
-                if isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name) \
-                        and inner.value.id in ("self", "cls") and _private(inner.attr):
+                if (
+                    isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and _private(inner.name)
+                    and not (inner.name.startswith("__") and inner.name.endswith("__"))
+                ):
+                    report(
+                        inner,
+                        f"{node.name}.{inner.name} overrides or adds a private method of its base",
+                    )
+                if (
+                    isinstance(inner, ast.Attribute)
+                    and isinstance(inner.value, ast.Name)
+                    and inner.value.id in ("self", "cls")
+                    and _private(inner.attr)
+                ):
                     report(inner, f"{node.name}: {ast.unparse(inner)}")
     return found
 
@@ -132,14 +169,20 @@ def violations(source: str, filename: str = "<source>") -> list[str]:
 def test_ledger_report_reads_no_private_name_of_its_libraries():
     files = sorted(SOURCE.rglob("*.py"))
     assert len(files) > 10
-    found = [v for path in files for v in violations(path.read_text(encoding="utf-8"), str(path.relative_to(SOURCE.parent)))]
+    found = [
+        v
+        for path in files
+        for v in violations(path.read_text(encoding="utf-8"), str(path.relative_to(SOURCE.parent)))
+    ]
     assert found == []
 
 
 def test_the_handout_still_imports_weasyprint_and_pypdf():
     """The check is not vacuous: the handout module is one it walks, and it imports both."""
     source = (SOURCE / "render" / "handout.py").read_text(encoding="utf-8")
-    assert re.search(r"^import weasyprint$", source, re.M) and re.search(r"^import pypdf$", source, re.M)
+    assert re.search(r"^import weasyprint$", source, re.M) and re.search(
+        r"^import pypdf$", source, re.M
+    )
 
 
 @pytest.mark.parametrize(

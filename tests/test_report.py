@@ -26,9 +26,26 @@ from ledger_report.render.table import render_table
 from ledger_report.report import SPEC, Figure, Model
 
 # Qwen3-8B under ZeRO-1 on 4 GPUs (docs/scenarios.md): 57.3 GB of state per rank over 36 layers.
-ROW = {"name": "probe-row", "layers": 36, "hidden": 4096, "heads": 32, "kv_heads": 8, "head_dim": 128, "ffn_hidden": 12288,
-       "vocab": 151936, "qk_norm": True, "seq_len": 8192, "global_batch": 384, "tokens": 10**11, "days": 30,
-       "reserve_days": 5, "dp": 4, "zero": 1, "mfu": 0.4, "price_per_gpu_hour": 2.5}
+ROW = {
+    "name": "probe-row",
+    "layers": 36,
+    "hidden": 4096,
+    "heads": 32,
+    "kv_heads": 8,
+    "head_dim": 128,
+    "ffn_hidden": 12288,
+    "vocab": 151936,
+    "qk_norm": True,
+    "seq_len": 8192,
+    "global_batch": 384,
+    "tokens": 10**11,
+    "days": 30,
+    "reserve_days": 5,
+    "dp": 4,
+    "zero": 1,
+    "mfu": 0.4,
+    "price_per_gpu_hour": 2.5,
+}
 KEY = "state_bytes_per_layer_probe"
 LABEL = "state per layer (probe)"
 
@@ -36,7 +53,14 @@ LABEL = "state per layer (probe)"
 def _model() -> Model:
     reg = build()
     reg.section = "compute"
-    reg.define(KEY, Ref("state_bytes_per_rank") / Ref("layers"), BYTES, LABEL, "每层状态（探针）", "a figure added by the test")
+    reg.define(
+        KEY,
+        Ref("state_bytes_per_rank") / Ref("layers"),
+        BYTES,
+        LABEL,
+        "每层状态（探针）",
+        "a figure added by the test",
+    )
     return Model(reg, SPEC.with_figure("compute", Figure(KEY, formula=True)), tables())
 
 
@@ -67,15 +91,24 @@ def test_the_figure_is_a_live_formula_in_the_workbook(ledger):
     assert cell.data_type == "f" and "/" in cell.value
     if shutil.which("soffice") is None:
         pytest.skip("LibreOffice is not installed")
-    recalculated = openpyxl.load_workbook(io.BytesIO(recalculate_with_libreoffice(data)), data_only=True)[wbk.LEDGERS]
-    assert recalculated[f"{letter}{wbk.LEDGER_FIRST_ROW}"].value == pytest.approx(ledger[KEY], rel=1e-12)
+    recalculated = openpyxl.load_workbook(
+        io.BytesIO(recalculate_with_libreoffice(data)), data_only=True
+    )[wbk.LEDGERS]
+    assert recalculated[f"{letter}{wbk.LEDGER_FIRST_ROW}"].value == pytest.approx(
+        ledger[KEY], rel=1e-12
+    )
 
 
 def test_the_figure_is_on_the_handout_page(ledger, tmp_path):
     pdf = api.outputs([ledger], "probe", tmp_path, ("pdf",))[tmp_path / "probe.pdf"]
     path = tmp_path / "probe.pdf"
     path.write_bytes(pdf)
-    page = subprocess.run(["pdftotext", "-f", "2", "-l", "2", str(path), "-"], capture_output=True, text=True, check=True).stdout
+    page = subprocess.run(
+        ["pdftotext", "-f", "2", "-l", "2", str(path), "-"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     squeezed = "".join(page.split())
     assert "".join(LABEL.split()) in squeezed
     assert "".join(units.gb(ledger[KEY]).split()) in squeezed
@@ -87,8 +120,8 @@ def test_a_choice_quantity_knows_its_values():
     for the peak's phase (in the order the phases run), an enumerated input column's choices for
     the recompute mode, and nothing for a sentence, whose text is composed."""
     from ledger_report.config import COLUMNS
-    from ledger_report.model.definitions.phases import PHASE_NAMES
     from ledger_report.model.definitions import REGISTRY
+    from ledger_report.model.definitions.phases import PHASE_NAMES
     from ledger_report.model.registry import choices
 
     columns = {c.name: c.choices for c in COLUMNS if c.choices}
@@ -107,18 +140,51 @@ def test_a_breakdown_on_the_pages_names_its_sentence():
         Figure("step_time_s", "terms", items=(("compute", "time_compute_s"),))
     f = Figure("step_time_s", "terms", items=(("compute", "time_compute_s"),), pages=False)
     assert f.shown == "step_time_s"
-    [g] = [g for s in SPEC.sections for g in getattr(s, "figures", ()) if g.name == "step_time_breakdown"]
+    [g] = [
+        g
+        for s in SPEC.sections
+        for g in getattr(s, "figures", ())
+        if g.name == "step_time_breakdown"
+    ]
     assert g.shown == "step_time_terms"
-    v = compute(config_from_mapping({"name": "q", "layers": 36, "hidden": 4096, "heads": 32, "ffn_hidden": 12288, "vocab": 151936,
-                                     "seq_len": 4096, "global_batch": 64, "dp": 8, "tokens": "1B", "days": 10}))
+    v = compute(
+        config_from_mapping(
+            {
+                "name": "q",
+                "layers": 36,
+                "hidden": 4096,
+                "heads": 32,
+                "ffn_hidden": 12288,
+                "vocab": 151936,
+                "seq_len": 4096,
+                "global_batch": 64,
+                "dp": 8,
+                "tokens": "1B",
+                "days": 10,
+            }
+        )
+    )
     assert v["step_time_terms"].startswith("compute ") and v["step_time_terms"].endswith(" s")
 
 
 def test_the_text_table_names_lines_by_their_labels():
     """calc's table names a line of a one-id table by the registry's label, as the handout does
     ("allocator reserve and CUDA context", "backward (its end)"), not by its JSON id."""
-    lg = compute(config_from_mapping({"name": "q", "layers": 36, "hidden": 4096, "heads": 32, "ffn_hidden": 12288, "vocab": 151936,
-                                      "seq_len": 4096, "global_batch": 64, "dp": 8}))
+    lg = compute(
+        config_from_mapping(
+            {
+                "name": "q",
+                "layers": 36,
+                "hidden": 4096,
+                "heads": 32,
+                "ffn_hidden": 12288,
+                "vocab": 151936,
+                "seq_len": 4096,
+                "global_batch": 64,
+                "dp": 8,
+            }
+        )
+    )
     text = render_table([lg])
     assert "allocator reserve and CUDA context" in text and "backward (its end)" in text
     assert "runtime_reserve " not in text and "backward_end " not in text

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from ledger_report.render.document import config_document
 from ledger_report.engine import compute, config_from_mapping
 from ledger_report.inputs import read_configs
 from ledger_report.model import units
+from ledger_report.render.document import config_document
 
 ROOT = Path(__file__).resolve().parents[1]
 ROWS = {c.name: c for c in read_configs(ROOT / "inputs" / "examples.csv")}
@@ -43,7 +43,13 @@ def test_qwen3_8b_state_16_bytes_per_param_is_131_1_GB_122_1_GiB():
     assert lg["state_bytes_per_rank"] == 16 * n
     assert units.gb(lg["state_bytes_per_rank"]) == "131.1 GB"
     assert units.gib(lg["state_bytes_per_rank"]) == "122.1 GiB"
-    assert [units.gb(line(lg, s)) for s in ("weights", "grads", "master", "m", "v")] == ["16.4 GB", "16.4 GB", "32.8 GB", "32.8 GB", "32.8 GB"]
+    assert [units.gb(line(lg, s)) for s in ("weights", "grads", "master", "m", "v")] == [
+        "16.4 GB",
+        "16.4 GB",
+        "32.8 GB",
+        "32.8 GB",
+        "32.8 GB",
+    ]
 
 
 def test_qwen3_8b_fp32_grads_18_bytes_147_4_GB():
@@ -70,7 +76,11 @@ def test_qwen3_8b_flops_52_7_G_per_token_5_27e21_total():
     Hand check: 6 × (8,190,735,360 − 151,936 × 4,096) + 6 × 36 × 8,192 × 32 × 128 = 52,658,190,336.
     """
     lg = ledger("qwen3-8b-zero0")
-    assert lg["flops_per_token"] == 6 * (8_190_735_360 - 151_936 * 4096) + 6 * 36 * 8192 * 32 * 128 == 52_658_190_336
+    assert (
+        lg["flops_per_token"]
+        == 6 * (8_190_735_360 - 151_936 * 4096) + 6 * 36 * 8192 * 32 * 128
+        == 52_658_190_336
+    )
     assert f"{lg['flops_per_token'] * 8192:.2e}" == "4.31e+14"
     assert units.sci(lg["total_flops"]) == "5.27e21"
 
@@ -139,7 +149,10 @@ def test_qwen3_8b_plain_data_parallel_never_fits():
     lg = ledger("qwen3-8b-zero0")
     assert lg["min_gpus_memory"] is None and lg["memory_gate_never"] is True
     assert lg["binding_gate"] == "memory"
-    assert lg["min_gpus_memory_reason"].startswith("never: ") and "ZeRO-0 shards nothing" in lg["min_gpus_memory_reason"]
+    assert (
+        lg["min_gpus_memory_reason"].startswith("never: ")
+        and "ZeRO-0 shards nothing" in lg["min_gpus_memory_reason"]
+    )
     assert ledger("qwen3-8b-zero0", dp=64, global_batch=384)["fits"] is False
 
 
@@ -204,7 +217,9 @@ def test_moe35b_resident_state_38_1_GB_and_47_5_GB_left_for_activations():
     lg = ledger("moe35b-ep8-bf16-buffer")
     assert units.gb(lg["state_bytes_per_rank"]) == "38.1 GB"
     assert units.gb(lg["measured_minus_state_bytes"]) == "47.5 GB"
-    assert round(lg["measured_peak_bytes"] / lg["hbm_bytes"], 2) == 0.84  # of the 95.0 GiB = 102.0 GB CUDA gives a process
+    assert (
+        round(lg["measured_peak_bytes"] / lg["hbm_bytes"], 2) == 0.84
+    )  # of the 95.0 GiB = 102.0 GB CUDA gives a process
 
 
 def test_moe35b_expert_dp_of_40_would_save_8_4_GB():
@@ -247,8 +262,14 @@ def test_moe35b_logits_14_9_GB_bf16_29_9_GB_fp32():
     """docs/scenarios.md, 35B MoE (outside the state): 49152 × 151936 × 2 B = 14.9 GB; × 4 B = 29.9 GB; chunked CE divides by the chunks."""
     bf16 = ledger("moe35b-ep8-bf16-buffer")
     assert units.gb(bf16["logits_bytes_per_rank"]) == "14.9 GB"
-    assert units.gb(ledger("moe35b-ep8-bf16-buffer", logits_dtype="fp32")["logits_bytes_per_rank"]) == "29.9 GB"
-    assert ledger("moe35b-ep8-bf16-buffer", loss_chunks=8)["logits_bytes_per_rank"] == bf16["logits_bytes_per_rank"] / 8
+    assert (
+        units.gb(ledger("moe35b-ep8-bf16-buffer", logits_dtype="fp32")["logits_bytes_per_rank"])
+        == "29.9 GB"
+    )
+    assert (
+        ledger("moe35b-ep8-bf16-buffer", loss_chunks=8)["logits_bytes_per_rank"]
+        == bf16["logits_bytes_per_rank"] / 8
+    )
 
 
 def test_moe35b_full_recompute_costs_8_over_6():
@@ -271,7 +292,9 @@ def test_moe35b_first_step_allocation_and_the_timeline():
     assert units.gb(setup["bytes_per_rank"]) == "31.1 GB"
     assert units.gb(lg["first_step_peak_bytes"]) == "85.6 GB"
     assert lg["peak_phase"] == "loss"
-    assert lg["peak_allocated_bytes_per_rank"] - lg["first_step_peak_bytes"] == pytest.approx(item["bytes_per_rank"], abs=8)
+    assert lg["peak_allocated_bytes_per_rank"] - lg["first_step_peak_bytes"] == pytest.approx(
+        item["bytes_per_rank"], abs=8
+    )
 
 
 def test_moe35b_ep4_question():
@@ -290,7 +313,11 @@ def test_moe35b_ep4_question():
 
 @pytest.mark.parametrize(
     "row, bpp, tb, tib",
-    [("moe5t-16B", 16, "80.0 TB", "72.8 TiB"), ("moe5t-18B", 18, "90.0 TB", "81.9 TiB"), ("moe5t-20B", 20, "100.0 TB", "90.9 TiB")],
+    [
+        ("moe5t-16B", 16, "80.0 TB", "72.8 TiB"),
+        ("moe5t-18B", 18, "90.0 TB", "81.9 TiB"),
+        ("moe5t-20B", 20, "100.0 TB", "90.9 TiB"),
+    ],
     ids=["all-fp32-adam", "bf16-fp32-update", "fp16-double-grad"],
 )
 def test_moe5t_5T_logical_state(row, bpp, tb, tib):
@@ -333,12 +360,16 @@ def test_megatron_distributed_optimizer_table(dtypes, whole, shard, d):
 def test_deepspeed_estimators():
     """DeepSpeed estimate_zero2_model_states_mem_needs: 2P + 18P/N; zero3: 18P/N + 4 × largest layer (outside the ledger)."""
     n = 8 * 10**9
-    z2 = compute(config_from_mapping(dict(name="d", params_total=n, framework="deepspeed", zero=2, dp=8)))
+    z2 = compute(
+        config_from_mapping(dict(name="d", params_total=n, framework="deepspeed", zero=2, dp=8))
+    )
     assert z2["state_bytes_per_rank"] == 2 * n + 18 * n // 8
     row = ROWS["fsdp-7b-finetune"].replace(framework="deepspeed", zero=3, dp=8)
     z3 = compute(row)
     assert z3["state_bytes_per_rank"] == pytest.approx(18 * z3["params_total"] / 8, abs=64)
-    assert z3["largest_matrix_params"] == 32000 * 4096  # Llama-2-7B's embedding beats its 4096 × 11008 MLP matrices
+    assert (
+        z3["largest_matrix_params"] == 32000 * 4096
+    )  # Llama-2-7B's embedding beats its 4096 × 11008 MLP matrices
     assert z3["zero3_gather_bytes_per_rank"] == 4 * 32000 * 4096
 
 
@@ -350,7 +381,9 @@ def test_moe35b_attention_matrix_one_head_4_8_GB_without_flash():
     """
     lg = ledger("moe35b-ep8-bf16-buffer", flash_attention=False, recompute="none")
     per_head_softmax = lg["act_scores_per_attention_layer"] / lg["heads"]
-    assert ledger("moe35b-ep8-bf16-buffer", flash_attention=False, recompute="none", dropout=True)["act_scores_per_attention_layer"] == pytest.approx(lg["act_scores_per_attention_layer"] * 5 / 2)
+    assert ledger("moe35b-ep8-bf16-buffer", flash_attention=False, recompute="none", dropout=True)[
+        "act_scores_per_attention_layer"
+    ] == pytest.approx(lg["act_scores_per_attention_layer"] * 5 / 2)
     assert per_head_softmax == 49152**2 * 2
     assert f"{per_head_softmax / 1e9:.1f}" == "4.8"
 

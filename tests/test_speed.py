@@ -70,13 +70,20 @@ def test_rows_together_equal_rows_per_pattern(configs):
     together = {k: _as_list(np, v, len(configs)) for k, v in env.items() if k not in text}
     apart = Batch.evaluate(configs, DEFAULT).ledgers()
     assert len(Batch.evaluate(configs, DEFAULT).parts) > 100
-    bad = [(k, lg.name) for k, col in together.items() for j, lg in enumerate(apart)
-           if not _same(lg.values[k], None if col is None else col[j])]
+    bad = [
+        (k, lg.name)
+        for k, col in together.items()
+        for j, lg in enumerate(apart)
+        if not _same(lg.values[k], None if col is None else col[j])
+    ]
     assert not bad, bad[:10]
 
 
 def _documents(ledgers) -> list[str]:
-    return [json.dumps(config_document(lg), ensure_ascii=False, separators=(",", ":"), allow_nan=False) for lg in ledgers]
+    return [
+        json.dumps(config_document(lg), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        for lg in ledgers
+    ]
 
 
 def test_streamed_json_is_each_ledgers_document(configs):
@@ -89,7 +96,7 @@ def test_streamed_json_is_each_ledgers_document(configs):
     text = out.getvalue().decode("utf-8")
     head, tail = '{\n  "schema": "ledger-report/1",\n  "configs": [\n', "\n  ]\n}\n"
     assert text.startswith(head) and text.endswith(tail)
-    lines = text[len(head): -len(tail)].split(",\n")
+    lines = text[len(head) : -len(tail)].split(",\n")
     expected = _documents(compute_many(configs))
     assert len(lines) == len(expected)
     bad = [i for i, (a, b) in enumerate(zip(lines, expected)) if a != b]
@@ -114,11 +121,18 @@ def test_text_over_rows_equals_the_scalar_interpreter(configs):
     reg = DEFAULT.registry
     for key in _row_keys(reg):
         col = batch.column(key)
-        expected = [eval_scalar(reg[key].expr, lg.config.values, lg.values, DEFAULT.tables) for lg in ledgers]
-        bad = [lg.name for lg, a, b in zip(ledgers, col, expected) if type(a) is not type(b) or a != b]
+        expected = [
+            eval_scalar(reg[key].expr, lg.config.values, lg.values, DEFAULT.tables)
+            for lg in ledgers
+        ]
+        bad = [
+            lg.name for lg, a, b in zip(ledgers, col, expected) if type(a) is not type(b) or a != b
+        ]
         assert not bad, (key, bad[:5])
     some = list(range(0, len(configs), 7))
-    assert batch.text("verdict_memory_reason", some) == [batch.column("verdict_memory_reason")[i] for i in some]
+    assert batch.text("verdict_memory_reason", some) == [
+        batch.column("verdict_memory_reason")[i] for i in some
+    ]
 
 
 def _row_by_row(batch) -> list[str]:
@@ -145,7 +159,9 @@ def test_batches_are_written_a_column_at_a_time(configs, monkeypatch):
         expected = _row_by_row(batch)
         for start in range(0, len(batch.configs), 128):
             rows = slice(start, min(start + 128, len(batch.configs)))
-            fast = json_batch._documents_at(parts, np.arange(rows.start, rows.stop))  # UTF-8 bytes, one character a byte
+            fast = json_batch._documents_at(
+                parts, np.arange(rows.start, rows.stop)
+            )  # UTF-8 bytes, one character a byte
             assert [d.encode("latin-1").decode("utf-8") for d in fast] == expected[rows]
 
 
@@ -162,20 +178,53 @@ def test_a_chunk_json_cannot_write_goes_row_by_row(configs, monkeypatch):
     json_batch.write_batch(batch, written, True, lambda n: None)
     assert written.getvalue().decode().split(",\n") == _row_by_row(batch)
 
-    bad = batch.ledgers()[3].config.replace(notes=float("nan"))  # a value no reader gives: json refuses it
+    bad = batch.ledgers()[3].config.replace(
+        notes=float("nan")
+    )  # a value no reader gives: json refuses it
     batch = next(batches(list(configs[:3]) + [bad, configs[4]], together=True))
     written = io.BytesIO()
     with pytest.raises(ValueError):
         json_batch.write_batch(batch, written, True, lambda n: None)
-    assert written.getvalue().decode().split(",\n") == _row_by_row(next(batches(configs[:3], together=True)))
+    assert written.getvalue().decode().split(",\n") == _row_by_row(
+        next(batches(configs[:3], together=True))
+    )
 
 
-CELLS = ["0", "007", "42", "1234567890123456", "12345678901234567", "10000000000000000", "0.1", "3.14159", "2.5",
-         "0.551", "1.0000000000000002", "99999999999999.99", "1e3", "7B", "35b", "1,024", "40%", "50", "0.4", "１２",
-         "1.5", "5.", ".5", " 8 ", "-3", "+4", "nan", "abc"]
+CELLS = [
+    "0",
+    "007",
+    "42",
+    "1234567890123456",
+    "12345678901234567",
+    "10000000000000000",
+    "0.1",
+    "3.14159",
+    "2.5",
+    "0.551",
+    "1.0000000000000002",
+    "99999999999999.99",
+    "1e3",
+    "7B",
+    "35b",
+    "1,024",
+    "40%",
+    "50",
+    "0.4",
+    "１２",
+    "1.5",
+    "5.",
+    ".5",
+    " 8 ",
+    "-3",
+    "+4",
+    "nan",
+    "abc",
+]
 
 
-@pytest.mark.parametrize("column", ["tokens", "dp", "layers", "mfu", "days", "price_per_gpu_hour", "hbm_gb"])
+@pytest.mark.parametrize(
+    "column", ["tokens", "dp", "layers", "mfu", "days", "price_per_gpu_hour", "hbm_gb"]
+)
 def test_plain_digit_cells_read_as_the_decimal_path_reads_them(column, monkeypatch):
     """Each cell through the fast paths and the memo gives the value (type and all) or the problem
     that the Decimal path gives."""
@@ -213,10 +262,17 @@ def _read_both_ways(path, monkeypatch):
     def read(packed=False):
         held = PackedConfigs()
         try:
-            got = read_configs(path, sink=held.append, sink_columns=held.extend_columns) if packed else read_configs(path)
+            got = (
+                read_configs(path, sink=held.append, sink_columns=held.extend_columns)
+                if packed
+                else read_configs(path)
+            )
         except InputError as err:
             return None, [str(p) for p in err.problems]
-        typed = lambda values: [(k, type(v), v) for k, v in values.items()]  # 1, 1.0 and True apart, in order
+
+        def typed(values):
+            return [(k, type(v), v) for k, v in values.items()]  # 1, 1.0 and True apart, in order
+
         return [(typed(c.values), c.source, c.origins) for c in (held if packed else got)], []
 
     taken = []
@@ -273,11 +329,22 @@ def test_batches_in_worker_processes_give_the_same_bytes(configs, tmp_path):
 
 
 EDGES = [
-    {"reserve_days": "-0"}, {"tokens": "9999999999999999"}, {"mfu": "40%"}, {"price_per_gpu_hour": "0"},
-    {"measured_peak_gb": "0.001"}, {"measured_peak_gb": "1e3"}, {"tokens": "1"}, {"days": "0.0001", "reserve_days": "0"},
-    {"mfu": "1e-9"}, {"tokens": "10000000000000000"}, {"price_per_gpu_hour": "123456789.123456789"},
-    {"notes": 'quote " backslash \\ tab\there % percent 中文 \u2028 sep'}, {"name": '名字-%s-"q"'},
-    {"framework": "MEGATRON"}, {"global_batch": "", "micro_batch": ""}, {"mfu": "", "tokens": "", "days": ""},
+    {"reserve_days": "-0"},
+    {"tokens": "9999999999999999"},
+    {"mfu": "40%"},
+    {"price_per_gpu_hour": "0"},
+    {"measured_peak_gb": "0.001"},
+    {"measured_peak_gb": "1e3"},
+    {"tokens": "1"},
+    {"days": "0.0001", "reserve_days": "0"},
+    {"mfu": "1e-9"},
+    {"tokens": "10000000000000000"},
+    {"price_per_gpu_hour": "123456789.123456789"},
+    {"notes": 'quote " backslash \\ tab\there % percent 中文 \u2028 sep'},
+    {"name": '名字-%s-"q"'},
+    {"framework": "MEGATRON"},
+    {"global_batch": "", "micro_batch": ""},
+    {"mfu": "", "tokens": "", "days": ""},
 ]
 
 
@@ -313,7 +380,13 @@ def test_smallest_divisor_from_remembered_divisors_equals_the_search():
         if n < 1:
             return None
         lo = max(int(math.ceil(approx_value(float(at_least)))), 1)
-        found = [d for i in range(1, math.isqrt(n) + 1) if n % i == 0 for d in (i, n // i) if d >= lo and d % step == 0]
+        found = [
+            d
+            for i in range(1, math.isqrt(n) + 1)
+            if n % i == 0
+            for d in (i, n // i)
+            if d >= lo and d % step == 0
+        ]
         return min(found) if found else None
 
     rng = random.Random(5)
@@ -331,11 +404,22 @@ def test_smallest_divisor_over_arrays_equals_the_scalar_rule():
     from ledger_report.model.evaluate import _mindiv_array, smallest_divisor_at_least
 
     rng = random.Random(7)
-    ns = [rng.choice([rng.randint(-3, 5000), 15360, 384, 36, 1, 0, 2.5, 96.4999, float("nan"), float("inf")]) for _ in range(4000)]
-    los = [rng.choice([rng.uniform(-3, 400), 3.0000000000000004, 8, 0, float("nan"), 1e300]) for _ in ns]
+    ns = [
+        rng.choice(
+            [rng.randint(-3, 5000), 15360, 384, 36, 1, 0, 2.5, 96.4999, float("nan"), float("inf")]
+        )
+        for _ in range(4000)
+    ]
+    los = [
+        rng.choice([rng.uniform(-3, 400), 3.0000000000000004, 8, 0, float("nan"), 1e300])
+        for _ in ns
+    ]
     steps = [rng.choice([1, 2, 3, 4, 8, 0.6, 0, -2, rng.randint(1, 50)]) for _ in ns]
     vals, none = _mindiv_array(np, [np.array(ns), np.array(los), np.array(steps)])
-    scalar = [smallest_divisor_at_least(*a) if all(map(np.isfinite, a)) else None for a in zip(ns, los, steps)]
+    scalar = [
+        smallest_divisor_at_least(*a) if all(map(np.isfinite, a)) else None
+        for a in zip(ns, los, steps)
+    ]
     got = [None if b else v for v, b in zip(vals.tolist(), none.tolist())]
     assert got == scalar
     assert sum(v is None for v in scalar) > 100 and len(set(scalar)) > 50
@@ -353,9 +437,23 @@ def test_rounding_over_rows_equals_the_scalar_rule():
     from ledger_report.model.rows import _rounded
 
     rng = random.Random(11)
-    xs = [rng.choice([rng.uniform(-1e6, 1e6), 1706433408 * (4 * 7051776 / 13651467264), 0.1 * 3, -0.0, 2.0**41 + 0.5,
-                      -(2.0**45) - 0.25, 1e15 + 0.3, 12.0, 5e-324, rng.randint(-10, 10) + rng.choice([1e-15, -1e-15, 0.5])])
-          for _ in range(5000)]
+    xs = [
+        rng.choice(
+            [
+                rng.uniform(-1e6, 1e6),
+                1706433408 * (4 * 7051776 / 13651467264),
+                0.1 * 3,
+                -0.0,
+                2.0**41 + 0.5,
+                -(2.0**45) - 0.25,
+                1e15 + 0.3,
+                12.0,
+                5e-324,
+                rng.randint(-10, 10) + rng.choice([1e-15, -1e-15, 0.5]),
+            ]
+        )
+        for _ in range(5000)
+    ]
     for fn in ("CEIL", "FLOOR"):
         got = _rounded(fn, xs)
         assert got == [_FUNCTIONS[fn]([x]) for x in xs]
@@ -455,7 +553,9 @@ def _write_extra(path, rows):
             w.writerow([r.get(k, "") for k in header] + ([r["extra"]] if "extra" in r else []))
 
 
-def test_a_batch_failing_in_a_file_worker_fails_here_after_the_batches_before_it(rows_csv, monkeypatch):
+def test_a_batch_failing_in_a_file_worker_fails_here_after_the_batches_before_it(
+    rows_csv, monkeypatch
+):
     """A batch that fails in a worker is done again here once the batches before it are written:
     the same bytes before it and the same error as one process gives."""
     from ledger_report.render import json_stream
@@ -477,7 +577,9 @@ def test_a_batch_failing_in_a_file_worker_fails_here_after_the_batches_before_it
     got = (tmp_path / "out.json").read_bytes()
     size = json_stream._even_batches(str(path), 64, 3)  # 51: 601 lines in 12 batches, 4 a worker
     before = 200 // size * size  # the rows of the batches before the failing row's
-    assert size == 51 and plain.startswith(got) and len(got.split(b"\n", 3)[3].split(b",\n")) == before
+    assert (
+        size == 51 and plain.startswith(got) and len(got.split(b"\n", 3)[3].split(b",\n")) == before
+    )
 
 
 def test_packed_configs_are_the_configs_read(configs):
@@ -488,7 +590,7 @@ def test_packed_configs_are_the_configs_read(configs):
     packed = PackedConfigs()
     for c in configs:
         packed.append(c)
-    again = packed[0:len(configs)]
+    again = packed[0 : len(configs)]
     assert again == configs and [list(c.values) for c in again] == [list(c.values) for c in configs]
     assert [dict(c.origins) for c in again] == [dict(c.origins) for c in configs]
     assert again[0].replace(dp=2) == configs[0].replace(dp=2)
@@ -504,8 +606,12 @@ def test_packed_configs_keep_rows_appended_and_given_as_columns_in_order(configs
     for c in configs[:10]:
         packed.append(c)
     block = configs[10:30]
-    given = {k: v for k, v in _input_columns(block).items() if any(x is not None for x in v)}  # empty columns left out
-    packed.extend_columns(given, [c.source for c in block], [dict(c.origins) or None for c in block])
+    given = {
+        k: v for k, v in _input_columns(block).items() if any(x is not None for x in v)
+    }  # empty columns left out
+    packed.extend_columns(
+        given, [c.source for c in block], [dict(c.origins) or None for c in block]
+    )
     for c in configs[30:]:
         packed.append(c)
     assert len(packed) == len(configs) and list(packed) == configs and packed[5:35] == configs[5:35]
@@ -535,15 +641,29 @@ def _masked_by_the_loop(vals):
     """A column as ``masked_arrays`` made it a row at a time before its one-kind path."""
     blank = [v is None or v == "" for v in vals]
     given = [v for v, b in zip(vals, blank) if not b]
-    kind = {str if isinstance(v, str) else bool if isinstance(v, bool) else float for v in given}.pop()
+    kind = {
+        str if isinstance(v, str) else bool if isinstance(v, bool) else float for v in given
+    }.pop()
     filled = [given[0] if b else v for v, b in zip(vals, blank)]
-    return np.array(filled, dtype=str if kind is str else bool if kind is bool else float), np.array(blank)
+    return np.array(
+        filled, dtype=str if kind is str else bool if kind is bool else float
+    ), np.array(blank)
 
 
-@pytest.mark.parametrize("vals", [
-    (None, 2, 3.5, None, 2**60), (1.0, 2.0), ("a", None, "", "bcd"), ("x",), (True, None, False),
-    (None, float("nan"), 1.0), ("\x00", "a", None), (None, "a\x00", "b"), (float("inf"), None, -0.0),
-])
+@pytest.mark.parametrize(
+    "vals",
+    [
+        (None, 2, 3.5, None, 2**60),
+        (1.0, 2.0),
+        ("a", None, "", "bcd"),
+        ("x",),
+        (True, None, False),
+        (None, float("nan"), 1.0),
+        ("\x00", "a", None),
+        (None, "a\x00", "b"),
+        (float("inf"), None, -0.0),
+    ],
+)
 def test_masked_columns_of_one_kind_as_the_loop_made_them(vals):
     """A column of numbers, texts or truth values (blanks among them) comes out of the one-kind
     path as the row-by-row loop made it: the same values, dtype and blank mask."""
@@ -551,7 +671,9 @@ def test_masked_columns_of_one_kind_as_the_loop_made_them(vals):
 
     cols, blanks = masked_arrays(np, {"c": vals})
     want, blank = _masked_by_the_loop(vals)
-    assert cols["c"].dtype == want.dtype and np.array_equal(cols["c"], want, equal_nan=want.dtype.kind == "f")
+    assert cols["c"].dtype == want.dtype and np.array_equal(
+        cols["c"], want, equal_nan=want.dtype.kind == "f"
+    )
     assert np.array_equal(blanks.get("c", np.zeros(len(vals), dtype=bool)), blank)
 
 
@@ -589,8 +711,15 @@ def test_a_worker_buffer_gives_each_batch_only_its_own_bytes(tmp_path):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",))) | st.sampled_from(
-    ['"', "\\", "\n", "\x00", "\x1f", "\x7f", "a\x7fb", "显存 85.6 GB", "é", "🙂", "\u2028"]), max_size=12))
+@given(
+    st.lists(
+        st.text(alphabet=st.characters(blacklist_categories=("Cs",)))
+        | st.sampled_from(
+            ['"', "\\", "\n", "\x00", "\x1f", "\x7f", "a\x7fb", "显存 85.6 GB", "é", "🙂", "\u2028"]
+        ),
+        max_size=12,
+    )
+)
 def test_texts_escaped_at_once_as_json_dumps_writes_each(texts):
     """strings_json escapes a list of texts joined by one character, then splits them: each must
     be exactly what json.dumps (ensure_ascii off) writes, as UTF-8 bytes held one a character,
@@ -607,9 +736,15 @@ def test_number_columns_distinct_values_are_np_unique_s():
     from ledger_report.render.json_batch import _distinct_sorted
 
     rng = np.random.default_rng(7)
-    columns = [rng.integers(-50, 900, 4000), rng.integers(0, 10**12, 4000), np.full(300, 12, dtype=np.int64),
-               rng.integers(0, 3, 5) * 10**9, rng.random(2000).round(2) - 0.5, np.full(10, 2.5),
-               np.zeros(0, dtype=np.int64)]
+    columns = [
+        rng.integers(-50, 900, 4000),
+        rng.integers(0, 10**12, 4000),
+        np.full(300, 12, dtype=np.int64),
+        rng.integers(0, 3, 5) * 10**9,
+        rng.random(2000).round(2) - 0.5,
+        np.full(10, 2.5),
+        np.zeros(0, dtype=np.int64),
+    ]
     for x in columns:
         distinct, inverse = _distinct_sorted(x)
         expected, places = np.unique(x, return_inverse=True)
@@ -632,12 +767,20 @@ def test_combinations_are_numbered_in_order_few_or_many():
         assert (a * 7 + b)[first].tolist() == distinct.tolist()
 
 
-@pytest.mark.parametrize("lines, most, workers, rows", [
-    (100_001, 8192, 2, 7143),  # 100,000 rows and a header: 14 batches, 7 a worker (8,192 would give 13: 7 and 6)
-    (20_001, 8192, 2, 5001),   # 4 batches of 5,001 or fewer, 2 a worker (8,192 would give 3)
-    (3, 8192, 2, 2),           # a header and two rows: a batch each
-    (9_000, 4096, 3, 3000),    # 3 workers, 3 batches
-])
+@pytest.mark.parametrize(
+    "lines, most, workers, rows",
+    [
+        (
+            100_001,
+            8192,
+            2,
+            7143,
+        ),  # 100,000 rows and a header: 14 batches, 7 a worker (8,192 would give 13: 7 and 6)
+        (20_001, 8192, 2, 5001),  # 4 batches of 5,001 or fewer, 2 a worker (8,192 would give 3)
+        (3, 8192, 2, 2),  # a header and two rows: a batch each
+        (9_000, 4096, 3, 3000),  # 3 workers, 3 batches
+    ],
+)
 def test_batches_split_evenly_between_workers(tmp_path, lines, most, workers, rows):
     """The rows a batch the workers use for a file: at most ``most``, and as many batches for each
     worker (counted by hand from the file's lines, which bound its rows)."""

@@ -18,8 +18,17 @@ import bench_throughput as bt  # noqa: E402
 MEDIAN_LIMIT = 0.05
 LARGEST_LIMIT = 0.16
 # Sources whose figures must never be used (the model is checked against them elsewhere).
-FORBIDDEN = ("torchtitan benchmarks/", "torchtune readme", "golden_values", "llm-foundry", "nemo performance",
-             "megatron-bridge performance", "ms-swift", "fms-fsdp", "pytorch fsdp blog")
+FORBIDDEN = (
+    "torchtitan benchmarks/",
+    "torchtune readme",
+    "golden_values",
+    "llm-foundry",
+    "nemo performance",
+    "megatron-bridge performance",
+    "ms-swift",
+    "fms-fsdp",
+    "pytorch fsdp blog",
+)
 
 ROWS = bt.load()
 COMPLETE = [r for r in ROWS if r["complete"] == "yes"]
@@ -53,7 +62,9 @@ def test_every_run_names_its_source_and_none_is_forbidden():
         assert r["source"].strip() and r["quote"].strip(), r["run"]
         low = r["source"].lower()
         assert not any(f in low for f in FORBIDDEN), r["run"]
-        assert r["complete"] in ("yes", "no") and (r["complete"] == "yes") == (r["excluded_because"] == "")
+        assert r["complete"] in ("yes", "no") and (r["complete"] == "yes") == (
+            r["excluded_because"] == ""
+        )
 
 
 def test_sources_span_frameworks_and_accelerators():

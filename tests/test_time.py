@@ -20,8 +20,21 @@ from ledger_report.render.document import config_document
 
 # docs/scenarios.md's Qwen3-8B job (36 layers, h 4096, 32/8 heads, ffn 12288, vocab 151936, 8K tokens, 384 sequences).
 QWEN = dict(
-    name="q", layers=36, hidden=4096, heads=32, kv_heads=8, head_dim=128, ffn_hidden=12288, vocab=151936,
-    qk_norm=True, seq_len=8192, global_batch=384, tokens="100B", days=30, reserve_days=5, gpu="H100-SXM",
+    name="q",
+    layers=36,
+    hidden=4096,
+    heads=32,
+    kv_heads=8,
+    head_dim=128,
+    ffn_hidden=12288,
+    vocab=151936,
+    qk_norm=True,
+    seq_len=8192,
+    global_batch=384,
+    tokens="100B",
+    days=30,
+    reserve_days=5,
+    gpu="H100-SXM",
     price_per_gpu_hour=2.0,
 )
 
@@ -34,7 +47,9 @@ def test_step_time_is_the_sum_of_its_terms():
     """docs/definitions.md#step-time: step = m·(compute + TP + CP + EP + PP) + bubble + DP + optimizer + offload."""
     x = v(dp=4, tp=2, pp=2, zero=1, sequence_parallel=True)
     assert x["step_time_s"] == pytest.approx(sum(x[f"time_{k}_s"] for k, *_ in TERMS), rel=1e-12)
-    d = config_document(compute(config_from_mapping({**QWEN, "dp": 4, "tp": 2, "pp": 2})))["compute"]
+    d = config_document(compute(config_from_mapping({**QWEN, "dp": 4, "tp": 2, "pp": 2})))[
+        "compute"
+    ]
     assert set(d["step_time_breakdown"]) == {k for k, *_ in TERMS}
     assert d["step_time_s"] == pytest.approx(sum(d["step_time_breakdown"].values()), rel=1e-12)
 
@@ -52,17 +67,25 @@ def test_tensor_parallel_all_reduces_follow_the_ring_formula():
     x = v(dp=1, tp=4, global_batch=8)
     per_ar = NVLINK_LATENCY_S + 2 * 3 / 4 * 8192 * 4096 * 2 / (900 / 2 * NVLINK_EFFICIENCY * 1e9)
     assert x["first_stage_tp_comm_s"] == pytest.approx(4 * 36 * per_ar, rel=1e-9)
-    assert x["time_tp_s"] == pytest.approx(8 * x["first_stage_tp_comm_s"], rel=1e-9)  # 8 micro-batches, nothing overlapped (generic)
+    assert x["time_tp_s"] == pytest.approx(
+        8 * x["first_stage_tp_comm_s"], rel=1e-9
+    )  # 8 micro-batches, nothing overlapped (generic)
 
 
 def test_placement_puts_tp_innermost_and_dp_across_nodes():
     """Placement rule tp, cp, ep, dp, pp over nodes of 8: tp 8 fills a node, so dp and pp cross nodes and
     the data-parallel collectives run at the NIC's speed (DGX H100: 50 GB/s per GPU)."""
     x = v(dp=4, tp=8, pp=2)
-    assert x["tp_crosses_nodes"] is False and x["dp_crosses_nodes"] is True and x["pp_crosses_nodes"] is True
+    assert (
+        x["tp_crosses_nodes"] is False
+        and x["dp_crosses_nodes"] is True
+        and x["pp_crosses_nodes"] is True
+    )
     assert x["grad_bus_gb_s"] == pytest.approx(50 * NETWORK_EFFICIENCY)
     y = v(dp=8)
-    assert y["dp_crosses_nodes"] is False and y["grad_bus_gb_s"] == pytest.approx(900 / 2 * NVLINK_EFFICIENCY)
+    assert y["dp_crosses_nodes"] is False and y["grad_bus_gb_s"] == pytest.approx(
+        900 / 2 * NVLINK_EFFICIENCY
+    )
     z = v(dp=16, tp=2)  # 4 data-parallel ranks per node drive 4 NICs
     assert z["grad_ranks_per_node"] == 4 and z["grad_bus_gb_s"] == pytest.approx(min(360, 4 * 45))
     assert "dp across nodes" in x["placement_summary"]
@@ -77,8 +100,12 @@ def test_nvme_offload_is_charged_at_nvme_speed():
     assert states == pytest.approx(12 * 8_190_735_360 / 8, rel=1e-6)
     assert nvme["nvme_stream_s"] == pytest.approx(2 * states * 8 / (13.3e9), rel=1e-9)
     assert nvme["time_offload_s"] > 10 * host["host_stream_s"]
-    assert host["cpu_optimizer_s"] == pytest.approx(8_190_735_360 / 8 * 8 * CPU_ADAM_HOST_BYTES_PER_PARAM / 614.4e9, rel=1e-6)
-    assert host["host_stream_s"] == pytest.approx(8_190_735_360 / 8 * (2 + 2) / (64e9 * HOST_LINK_EFFICIENCY), rel=1e-6)
+    assert host["cpu_optimizer_s"] == pytest.approx(
+        8_190_735_360 / 8 * 8 * CPU_ADAM_HOST_BYTES_PER_PARAM / 614.4e9, rel=1e-6
+    )
+    assert host["host_stream_s"] == pytest.approx(
+        8_190_735_360 / 8 * (2 + 2) / (64e9 * HOST_LINK_EFFICIENCY), rel=1e-6
+    )
 
 
 def test_the_bandwidth_gate_closes_when_offload_cannot_stream_within_the_step():
@@ -95,11 +122,15 @@ def test_empty_mfu_is_predicted_and_a_given_one_decides():
     prediction stands beside it with the difference."""
     pred = v(dp=8, zero=3)
     assert pred["mfu_source"] == "predicted" and pred["mfu"] == pytest.approx(pred["predicted_mfu"])
-    assert pred["tokens_per_s_per_gpu"] == pytest.approx(pred["predicted_tokens_per_s_per_gpu"], rel=1e-9)
+    assert pred["tokens_per_s_per_gpu"] == pytest.approx(
+        pred["predicted_tokens_per_s_per_gpu"], rel=1e-9
+    )
     given = v(dp=8, zero=3, mfu=0.3)
     assert given["mfu"] == 0.3 and given["predicted_mfu"] == pytest.approx(pred["predicted_mfu"])
     assert given["mfu_difference"] == pytest.approx(pred["predicted_mfu"] - 0.3)
-    assert given["days_on_config"] == pytest.approx(5.2658e21 / (8 * 989e12 * 0.3) / 86400, rel=1e-3)
+    assert given["days_on_config"] == pytest.approx(
+        5.2658e21 / (8 * 989e12 * 0.3) / 86400, rel=1e-3
+    )
     assert given["meets_deadline"] == (given["days_on_config"] <= 25)
     assert given["days_over_deadline"] == pytest.approx(given["days_on_config"] - 25)
 
@@ -117,9 +148,27 @@ def test_fp8_runs_the_gemms_at_the_fp8_peak_and_attention_in_bf16():
 
 def test_topology_columns_override_the_catalogue():
     """network_gb_s, nvlink_gb_s, hbm_gb_s, host_link_gb_s, nvme_gb_s and host_mem_gb_s replace the catalogue figures."""
-    x = v(dp=4, tp=8, network_gb_s=25, nvlink_gb_s=400, hbm_gb_s=2000, host_link_gb_s=32, nvme_gb_s=5, host_mem_gb_s=300)
-    assert (x["network_gb_s"], x["nvlink_gb_s"], x["hbm_gb_s"], x["host_link_gb_s"], x["nvme_gb_s"], x["host_mem_gb_s"]) == (25, 400, 2000, 32, 5, 300)
-    assert x["time_dp_s"] > v(dp=4, tp=8)["time_dp_s"]  # the slower network exposes more of the reduction
+    x = v(
+        dp=4,
+        tp=8,
+        network_gb_s=25,
+        nvlink_gb_s=400,
+        hbm_gb_s=2000,
+        host_link_gb_s=32,
+        nvme_gb_s=5,
+        host_mem_gb_s=300,
+    )
+    assert (
+        x["network_gb_s"],
+        x["nvlink_gb_s"],
+        x["hbm_gb_s"],
+        x["host_link_gb_s"],
+        x["nvme_gb_s"],
+        x["host_mem_gb_s"],
+    ) == (25, 400, 2000, 32, 5, 300)
+    assert (
+        x["time_dp_s"] > v(dp=4, tp=8)["time_dp_s"]
+    )  # the slower network exposes more of the reduction
 
 
 def test_figures_that_do_not_depend_on_time_are_unchanged_by_it():
@@ -127,7 +176,13 @@ def test_figures_that_do_not_depend_on_time_are_unchanged_by_it():
     time_keys = {q.key for q in REGISTRY if q.section in ("time", "placement", "offload")}
     from ledger_report.model.expr import all_refs
 
-    for key in ("state_bytes_per_rank", "peak_bytes_per_rank", "params_total", "flops_per_token", "total_flops"):
+    for key in (
+        "state_bytes_per_rank",
+        "peak_bytes_per_rank",
+        "params_total",
+        "flops_per_token",
+        "total_flops",
+    ):
         stack, seen = [key], set()
         while stack:
             k = stack.pop()
@@ -138,8 +193,17 @@ def test_figures_that_do_not_depend_on_time_are_unchanged_by_it():
             stack.extend(all_refs(REGISTRY[k].expr))
 
 
-@pytest.mark.parametrize("x, text", [(1234.5678, "1,235"), (92.84, "92.8"), (1.5, "1.50"), (0.08693, "0.0869"),
-                                     (0.006831, "0.00683"), (0.0004, "0.00040")])
+@pytest.mark.parametrize(
+    "x, text",
+    [
+        (1234.5678, "1,235"),
+        (92.84, "92.8"),
+        (1.5, "1.50"),
+        (0.08693, "0.0869"),
+        (0.006831, "0.00683"),
+        (0.0004, "0.00040"),
+    ],
+)
 def test_a_term_is_written_to_three_significant_figures(x, text):
     """sig_text: three significant figures from 0.001 up (the spreadsheet's TEXT(x, "#,##0.0…") with the
     places picked by magnitude), so the workbook's sentence and the handout's read the same."""
@@ -155,13 +219,20 @@ def test_step_time_terms_name_the_terms_that_are_not_zero():
     here; no cp, ep or offload) in the order of the sum, in seconds, and in Chinese with its short name."""
     x = v(dp=4, tp=2, pp=2, zero=1, sequence_parallel=True)
     names = [part.split(" ")[0] for part in x["step_time_terms"].split(", ")]
-    assert names == [k for k, *_ in TERMS if x[f"time_{k}_s"] > 0] and {"cp", "ep", "offload"}.isdisjoint(names)
+    assert names == [k for k, *_ in TERMS if x[f"time_{k}_s"] > 0] and {
+        "cp",
+        "ep",
+        "offload",
+    }.isdisjoint(names)
     assert names[:2] == ["compute", "tp"] and "bubble" in names
     assert x["step_time_terms_zh"].startswith("计算 ") and "气泡 " in x["step_time_terms_zh"]
     # 16 GPUs in nodes of 8, tp innermost: tp 2 and dp 4 fill a node, pp 2 spans two
     assert x["placement_summary"] == "tp within a node; dp within a node; pp across nodes"
     assert x["placement_summary_zh"] == "tp 在节点内；dp 在节点内；pp 跨节点"
-    assert v(dp=8)["placement_summary"] == "no group crosses a node" and v(dp=8)["placement_summary_zh"] == "没有跨节点的组"
+    assert (
+        v(dp=8)["placement_summary"] == "no group crosses a node"
+        and v(dp=8)["placement_summary_zh"] == "没有跨节点的组"
+    )
 
 
 def test_two_stages_have_no_middle_one_to_be_slowest():
@@ -174,7 +245,18 @@ def test_two_stages_have_no_middle_one_to_be_slowest():
 def test_no_predicted_step_no_sentence_about_it():
     """Without the architecture there is no predicted step time, so the assumption that days come
     from it is not stated (its numbers would be blank)."""
-    x = compute(config_from_mapping({"name": "p", "params_total": "8B", "seq_len": 4096, "global_batch": 64, "dp": 8,
-                                     "tokens": "1B", "days": 10})).values
+    x = compute(
+        config_from_mapping(
+            {
+                "name": "p",
+                "params_total": "8B",
+                "seq_len": 4096,
+                "global_batch": 64,
+                "dp": 8,
+                "tokens": "1B",
+                "days": 10,
+            }
+        )
+    ).values
     assert x["step_time_s"] is None and not x["note_predicted_shown"]
     assert v(dp=8)["note_predicted_shown"]

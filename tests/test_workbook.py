@@ -26,7 +26,6 @@ from openpyxl.utils import FORMULAE
 from support.libreoffice import recalculate_with_libreoffice
 from test_docs import OUTSIDE  # the words that would point a reader outside the repository
 
-from ledger_report.render.document import config_document
 from ledger_report.config import COLUMN_NAMES, COLUMNS, COUNT, ENUM, INT, Config
 from ledger_report.engine import compute, config_from_mapping
 from ledger_report.errors import InputError
@@ -34,6 +33,7 @@ from ledger_report.model import formula as fx
 from ledger_report.model.definitions import REGISTRY
 from ledger_report.model.expr import Col, Const, If, IsBlank
 from ledger_report.render import workbook as wbk
+from ledger_report.render.document import config_document
 from ledger_report.render.workbook import (
     BUDGET,
     INPUTS,
@@ -68,31 +68,145 @@ HOSTILE = (
 
 # One row per situation the formulas must get right (names say which).
 CONFIGS: list[dict] = [
-    dict(ARCH_8B, name="dense-8b-zero1", notes="a dense row like the Qwen3-8B scenario", dp=8, zero=1, seq_len=8192,
-         global_batch=512, tokens=1_000_000_000_000, days=30, price_per_gpu_hour=2.5),
-    dict(name="moe-pp4-megatron-full", layers=48, hidden=4096, heads=32, kv_heads=4, ffn_hidden=12288,
-         vocab=151936, experts=128, topk=8, moe_ffn_hidden=1536, framework="megatron", grad_dtype="fp32",
-         dp=32, tp=2, pp=4, ep=8, zero=1, recompute="full", sequence_parallel=True, seq_len=4096,
-         global_batch=1024, tokens=20_000_000_000_000, days=60, reserve_days=5, price_per_gpu_hour=2.0),
-    dict(name="tied-deepspeed-z3-adafactor-no-tokens", layers=24, hidden=2048, heads=16, ffn_hidden=5632,
-         vocab=32000, tied_embeddings=True, norm="layernorm", qk_norm=True, framework="deepspeed", zero=3,
-         dp=64, optimizer="adafactor", flash_attention=False, seq_len=2048, global_batch=512),
-    dict(name="params-only-offload-adam8bit", params_total=70_000_000_000, dp=16, tp=8, zero=2,
-         optimizer="adam8bit", optimizer_at="host", master_at="nvme", gpu="H200", mfu=0.35,
-         tokens=1_000_000_000_000, days=90, price_per_gpu_hour=3.0),
-    dict(name="moe-split-from-params-per-rank", params_total=35_000_000_000, params_per_rank=8_000_000_000,
-         params_active=3_000_000_000, ep=8, dp=8, zero=1, measured_peak_gb=70.5,
-         tokens=500_000_000_000, days=20, global_batch=256, seq_len=4096),
-    dict(ARCH_8B, name="hybrid-cp2-selective-fp32-lion", full_attention_every=4, cp=2, recompute="selective",
-         seq_len=32768, weight_dtype="fp32", grad_dtype="fp32", optimizer="lion", logits_dtype="bf16",
-         loss_chunks=4, micro_batch=2, global_batch=256, dp=4, gpu="B200", tokens=200_000_000_000, days=14),
-    dict(name="sgd-fp16-pp4-uneven", layers=30, hidden=2560, heads=20, ffn_hidden=10240, vocab=50000, glu=False,
-         pp=4, optimizer="sgd", weight_dtype="fp16", grad_dtype="fp16", main_grad_dtype="fp32", dp=2,
-         seq_len=2048, global_batch=64, micro_batch=4, tokens=300_000_000_000, days=10, reserve_days=1),
-    dict(name="模型甲/7b:[draft]", params_total=7_000_000_000, dp=8, zero=3, tokens=100_000_000_000,
-         days=7, price_per_gpu_hour=1.0),
+    dict(
+        ARCH_8B,
+        name="dense-8b-zero1",
+        notes="a dense row like the Qwen3-8B scenario",
+        dp=8,
+        zero=1,
+        seq_len=8192,
+        global_batch=512,
+        tokens=1_000_000_000_000,
+        days=30,
+        price_per_gpu_hour=2.5,
+    ),
+    dict(
+        name="moe-pp4-megatron-full",
+        layers=48,
+        hidden=4096,
+        heads=32,
+        kv_heads=4,
+        ffn_hidden=12288,
+        vocab=151936,
+        experts=128,
+        topk=8,
+        moe_ffn_hidden=1536,
+        framework="megatron",
+        grad_dtype="fp32",
+        dp=32,
+        tp=2,
+        pp=4,
+        ep=8,
+        zero=1,
+        recompute="full",
+        sequence_parallel=True,
+        seq_len=4096,
+        global_batch=1024,
+        tokens=20_000_000_000_000,
+        days=60,
+        reserve_days=5,
+        price_per_gpu_hour=2.0,
+    ),
+    dict(
+        name="tied-deepspeed-z3-adafactor-no-tokens",
+        layers=24,
+        hidden=2048,
+        heads=16,
+        ffn_hidden=5632,
+        vocab=32000,
+        tied_embeddings=True,
+        norm="layernorm",
+        qk_norm=True,
+        framework="deepspeed",
+        zero=3,
+        dp=64,
+        optimizer="adafactor",
+        flash_attention=False,
+        seq_len=2048,
+        global_batch=512,
+    ),
+    dict(
+        name="params-only-offload-adam8bit",
+        params_total=70_000_000_000,
+        dp=16,
+        tp=8,
+        zero=2,
+        optimizer="adam8bit",
+        optimizer_at="host",
+        master_at="nvme",
+        gpu="H200",
+        mfu=0.35,
+        tokens=1_000_000_000_000,
+        days=90,
+        price_per_gpu_hour=3.0,
+    ),
+    dict(
+        name="moe-split-from-params-per-rank",
+        params_total=35_000_000_000,
+        params_per_rank=8_000_000_000,
+        params_active=3_000_000_000,
+        ep=8,
+        dp=8,
+        zero=1,
+        measured_peak_gb=70.5,
+        tokens=500_000_000_000,
+        days=20,
+        global_batch=256,
+        seq_len=4096,
+    ),
+    dict(
+        ARCH_8B,
+        name="hybrid-cp2-selective-fp32-lion",
+        full_attention_every=4,
+        cp=2,
+        recompute="selective",
+        seq_len=32768,
+        weight_dtype="fp32",
+        grad_dtype="fp32",
+        optimizer="lion",
+        logits_dtype="bf16",
+        loss_chunks=4,
+        micro_batch=2,
+        global_batch=256,
+        dp=4,
+        gpu="B200",
+        tokens=200_000_000_000,
+        days=14,
+    ),
+    dict(
+        name="sgd-fp16-pp4-uneven",
+        layers=30,
+        hidden=2560,
+        heads=20,
+        ffn_hidden=10240,
+        vocab=50000,
+        glu=False,
+        pp=4,
+        optimizer="sgd",
+        weight_dtype="fp16",
+        grad_dtype="fp16",
+        main_grad_dtype="fp32",
+        dp=2,
+        seq_len=2048,
+        global_batch=64,
+        micro_batch=4,
+        tokens=300_000_000_000,
+        days=10,
+        reserve_days=1,
+    ),
+    dict(
+        name="模型甲/7b:[draft]",
+        params_total=7_000_000_000,
+        dp=8,
+        zero=3,
+        tokens=100_000_000_000,
+        days=7,
+        price_per_gpu_hour=1.0,
+    ),
 ] + [
-    dict(name=text, notes=HOSTILE[(i + 1) % len(HOSTILE)], params_total=1_000_000_000 * (i + 1), dp=2)
+    dict(
+        name=text, notes=HOSTILE[(i + 1) % len(HOSTILE)], params_total=1_000_000_000 * (i + 1), dp=2
+    )
     for i, text in enumerate(HOSTILE)
 ]
 
@@ -141,7 +255,9 @@ def _gb(v):
     return None if v is None else v / 1e9
 
 
-HEADER = {key: header for header, key in summary_columns()}  # the Summary's column headers by registry key
+HEADER = {
+    key: header for header, key in summary_columns()
+}  # the Summary's column headers by registry key
 WORD = {True: "yes", False: "no", None: None}  # a truth value as the report sheets show it
 
 
@@ -190,8 +306,17 @@ def test_every_quantity_has_a_formula_within_excel_limits():
 
 @pytest.mark.parametrize(
     "value, text",
-    [(10**9, "1000000000"), (1e9, "1000000000"), (1.5e22, "1.5E+22"), (1e-05, "1E-05"), (0.05, "0.05"),
-     (8 / 6, "1.3333333333333333"), (10**16, "1E+16"), (-3, "-3"), (True, "TRUE")],
+    [
+        (10**9, "1000000000"),
+        (1e9, "1000000000"),
+        (1.5e22, "1.5E+22"),
+        (1e-05, "1E-05"),
+        (0.05, "0.05"),
+        (8 / 6, "1.3333333333333333"),
+        (10**16, "1E+16"),
+        (-3, "-3"),
+        (True, "TRUE"),
+    ],
     ids=["int", "float-int", "big", "small", "decimal", "ratio", "huge-int", "negative", "bool"],
 )
 def test_number_literals(value, text):
@@ -217,7 +342,9 @@ def test_blank_in_a_taken_branch_is_blank_not_an_error():
     t = fx.compile_registry(reg, lay)
     assert t["y"].fill(2, 3) == 'IF(D3,IF(C3="","",C3*2),0)'
     assert t["z"].fill(2, 3) == 'IF(IF(D3,C3="",FALSE),"",MAX(1,IF(D3,C3*2,0)))'
-    assert t["x"].fill(2, 3) == 'IF(Inputs!A2="","",Inputs!A2)'  # an empty cell reads as 0, not blank
+    assert (
+        t["x"].fill(2, 3) == 'IF(Inputs!A2="","",Inputs!A2)'
+    )  # an empty cell reads as 0, not blank
 
 
 def test_engine_rounds_and_compares_like_the_spreadsheet():
@@ -374,7 +501,11 @@ def test_every_formula_cell_caches_its_value(built, ledgers):
                     want = None if src is None else src / float(div[2])
                     assert _same(want, got), (ws.title, c.coordinate, c.value, want, got)
                 else:
-                    assert got is not None or c.value.startswith('=IF('), (ws.title, c.coordinate, c.value)
+                    assert got is not None or c.value.startswith("=IF("), (
+                        ws.title,
+                        c.coordinate,
+                        c.value,
+                    )
                 checked += 1
                 blanks += got is None
     # blanks: figures a row cannot give (the hostile rows give only params_total: no compute, no
@@ -393,17 +524,33 @@ def test_pandas_reads_the_numbers(built_path, ledgers):
     # a name that is an Excel error code is cached as that error (XlsxWriter), which pandas reads
     # as NaN until a spreadsheet recalculates the workbook
     assert [None if pd.isna(x) else x for x in summ["name"]] == [
-        None if l.name in EXCEL_ERRORS else l.name for l in ledgers]
+        None if l.name in EXCEL_ERRORS else l.name for l in ledgers
+    ]
     for i, led in enumerate(ledgers):
         if led["peak_bytes_per_rank"] is None:
             assert pd.isna(summ[HEADER["peak_bytes_per_rank"]][i])
         else:
-            assert math.isclose(summ[HEADER["peak_bytes_per_rank"]][i], led["peak_bytes_per_rank"] / 1e9, rel_tol=1e-12)
+            assert math.isclose(
+                summ[HEADER["peak_bytes_per_rank"]][i],
+                led["peak_bytes_per_rank"] / 1e9,
+                rel_tol=1e-12,
+            )
         assert math.isclose(summ[HEADER["hbm_bytes"]][i], led["hbm_bytes"] / 1e9, rel_tol=1e-12)
-    led_df = pd.read_excel(built_path, sheet_name=LEDGERS, skiprows=[1], keep_default_na=False, na_values=[""])
+    led_df = pd.read_excel(
+        built_path, sheet_name=LEDGERS, skiprows=[1], keep_default_na=False, na_values=[""]
+    )
     for i, led in enumerate(ledgers):
-        assert pd.isna(led_df["name"][i]) if led.name in EXCEL_ERRORS else led_df["name"][i] == led.name
-        for key in ("peak_bytes_per_rank", "params_total", "flops_per_token", "state_bytes_logical_total"):
+        assert (
+            pd.isna(led_df["name"][i])
+            if led.name in EXCEL_ERRORS
+            else led_df["name"][i] == led.name
+        )
+        for key in (
+            "peak_bytes_per_rank",
+            "params_total",
+            "flops_per_token",
+            "state_bytes_logical_total",
+        ):
             if led[key] is None:
                 assert pd.isna(led_df[key][i]), key
             else:
@@ -460,8 +607,14 @@ def test_identical_bytes_on_rebuild(built, ledgers):
     digests = set()
     for seed in ("1", "2"):
         env = dict(os.environ, PYTHONHASHSEED=seed, PYTHONPATH=str(ROOT))
-        out = subprocess.run([sys.executable, "-c", code], input=json.dumps(CONFIGS), capture_output=True,
-                             text=True, env=env, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            input=json.dumps(CONFIGS),
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        )
         digests.add(out.stdout.strip())
     assert digests == {hashlib.sha256(built).hexdigest()}
 
@@ -525,11 +678,18 @@ def test_dropdowns_for_every_enumerated_column(built):
                 assert values == list(col.choices), col.name
             else:  # the GPU list: the catalogue's names (a name defined twice would leave Excel one empty range)
                 assert values and all(values), col.name
-    names = re.findall(rb'<definedName name="([^"]+)"( localSheetId="\d+")?', zipfile.ZipFile(io.BytesIO(built)).read("xl/workbook.xml"))
-    assert len(names) == len(set(names)) and (b"list_gpu", b"") in names, sorted(n for n in names if names.count(n) > 1)
+    names = re.findall(
+        rb'<definedName name="([^"]+)"( localSheetId="\d+")?',
+        zipfile.ZipFile(io.BytesIO(built)).read("xl/workbook.xml"),
+    )
+    assert len(names) == len(set(names)) and (b"list_gpu", b"") in names, sorted(
+        n for n in names if names.count(n) > 1
+    )
 
 
-CHOSEN_NAME = f"{openpyxl.utils.get_column_letter(wbk.CHOSEN_CELL[0])}3"  # the Ledger sheet's dropdown
+CHOSEN_NAME = (
+    f"{openpyxl.utils.get_column_letter(wbk.CHOSEN_CELL[0])}3"  # the Ledger sheet's dropdown
+)
 CHOSEN_ROW = wbk.CHOSEN_ROW_REF.replace("$", "")  # ... and the row it picks within Ledgers
 
 
@@ -557,15 +717,22 @@ def test_print_sheets_are_a4_landscape_one_page(built, ledgers):
         assert ws.page_margins.header == 0.3  # the header (11 points) sits inside the top margin
         assert ws.sheet_view.showGridLines is False
         last_col = re.search(r"\$([A-Z]+)\$\d+$", ws.print_area)[1]
-        assert f"R2:{last_col}2" in {str(m) for m in ws.merged_cells.ranges}  # the notes line, to the page's edge
+        assert f"R2:{last_col}2" in {
+            str(m) for m in ws.merged_cells.ranges
+        }  # the notes line, to the page's edge
     summ = wb[SUMMARY]
     n = len(ledgers)
     width = 1 + len(HEADER)
     assert summ.page_setup.orientation == "landscape" and int(summ.page_setup.paperSize) == 9
-    assert _fit(summ.page_setup.fitToWidth) == 1 and _fit(summ.page_setup.fitToHeight) == wbk.summary_pages(n) == 1
+    assert (
+        _fit(summ.page_setup.fitToWidth) == 1
+        and _fit(summ.page_setup.fitToHeight) == wbk.summary_pages(n) == 1
+    )
     assert summ.print_title_rows == "$1:$1"
     last = openpyxl.utils.get_column_letter(width)
-    assert summ.print_area.endswith(f"$A$1:${last}${1 + n + 1 + wbk._CHART_ROWS}")  # the table and the chart below it
+    assert summ.print_area.endswith(
+        f"$A$1:${last}${1 + n + 1 + wbk._CHART_ROWS}"
+    )  # the table and the chart below it
     assert summ.auto_filter.ref == f"A1:{last}{1 + n}"
     assert summ.freeze_panes == "B2"
     # the sheets that are not pages print nothing (one empty cell); the lookups are hidden
@@ -584,8 +751,16 @@ def test_page_header_keeps_ampersands_and_image_codes_literal():
 
 @pytest.mark.parametrize(
     "name, title",
-    [("llama/7b", "llama_7b"), ("a" * 40, "a" * 31), ("History", "History (2)"), ("'x'", "x"),
-     ("模型甲", "模型甲"), ("Summary", "Summary (2)"), ("[a]:b*?", "_a__b__"), ("", "config")],
+    [
+        ("llama/7b", "llama_7b"),
+        ("a" * 40, "a" * 31),
+        ("History", "History (2)"),
+        ("'x'", "x"),
+        ("模型甲", "模型甲"),
+        ("Summary", "Summary (2)"),
+        ("[a]:b*?", "_a__b__"),
+        ("", "config"),
+    ],
     ids=["slash", "long", "reserved", "quotes", "cjk", "clash", "brackets", "empty"],
 )
 def test_sheet_titles(name, title):
@@ -629,7 +804,9 @@ def test_template_workbook():
         assert c.comment is not None and c.comment.text
     assert "default: predicted" in ws["A1"].offset(0, COLUMN_NAMES.index("mfu")).comment.text
     assert len(ws.data_validations.dataValidation) >= sum(1 for c in COLUMNS if c.kind == ENUM)
-    by_col = {rng.min_col: dv for dv in ws.data_validations.dataValidation for rng in dv.sqref.ranges}
+    by_col = {
+        rng.min_col: dv for dv in ws.data_validations.dataValidation for rng in dv.sqref.ranges
+    }
     for j, col in enumerate(COLUMNS, start=1):
         dv = by_col.get(j)
         if col.kind == ENUM:
@@ -638,7 +815,10 @@ def test_template_workbook():
             # README: counts accept 35B, 5T, 8.19e9 as text; the rule is a warning, not a refusal
             letter = openpyxl.utils.get_column_letter(j)
             assert dv.type == "custom", col.name
-            assert dv.formula1 == f"OR(ISTEXT({letter}2),AND(ISNUMBER({letter}2),{letter}2>={col.minimum:g}))"
+            assert (
+                dv.formula1
+                == f"OR(ISTEXT({letter}2),AND(ISNUMBER({letter}2),{letter}2>={col.minimum:g}))"
+            )
             assert dv.errorStyle == "warning" and "35B" in dv.error
             assert str(dv.sqref) == f"{letter}2:{letter}{1 + wbk.TEMPLATE_ROWS}"
         elif col.kind == INT and col.minimum is not None:
@@ -668,8 +848,15 @@ def test_writer_uses_public_api_only():
         path = ROOT / "ledger_report" / "render" / name
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             where = (name, getattr(node, "lineno", None))
-            if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
-                assert isinstance(node.value, ast.Name) and node.value.id == "self", (*where, node.attr)
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+            ):
+                assert isinstance(node.value, ast.Name) and node.value.id == "self", (
+                    *where,
+                    node.attr,
+                )
             if isinstance(node, ast.Import):
                 modules = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
@@ -680,7 +867,10 @@ def test_writer_uses_public_api_only():
                 continue
             for m in modules:
                 assert m.split(".")[0] not in ("openpyxl", "zipfile"), (*where, m)
-                assert not m.startswith("xlsxwriter") or m in ("xlsxwriter", "xlsxwriter.utility"), (*where, m)
+                assert not m.startswith("xlsxwriter") or m in (
+                    "xlsxwriter",
+                    "xlsxwriter.utility",
+                ), (*where, m)
 
 
 def test_control_characters_are_refused():
@@ -704,11 +894,15 @@ SOFFICE = shutil.which("soffice") or shutil.which("libreoffice")
 
 def _recalc(data: bytes) -> bytes:
     if SOFFICE is None:
-        pytest.fail("LibreOffice (soffice) is required: scripts/setup.sh installs libreoffice-calc-nogui")
+        pytest.fail(
+            "LibreOffice (soffice) is required: scripts/setup.sh installs libreoffice-calc-nogui"
+        )
     return recalculate_with_libreoffice(data, soffice=SOFFICE)
 
 
-_FORMULA_CELL = re.compile(r'(<c [^>]*?)( t="(?:str|b)")?>(<f>.*?</f>|<f [^>]*?/>|<f [^>]*?[^/]>.*?</f>)<v>[^<]*</v></c>')
+_FORMULA_CELL = re.compile(
+    r'(<c [^>]*?)( t="(?:str|b)")?>(<f>.*?</f>|<f [^>]*?/>|<f [^>]*?[^/]>.*?</f>)<v>[^<]*</v></c>'
+)
 
 
 def _poison(m: re.Match) -> str:
@@ -727,7 +921,9 @@ def _poisoned(data: bytes) -> bytes:
             body = src.read(info)
             if info.filename.startswith("xl/worksheets/sheet"):
                 text, n = _FORMULA_CELL.subn(_poison, body.decode())
-                assert n == len(re.findall(r"<f[ >]", text)), info.filename  # every formula cell poisoned
+                assert n == len(re.findall(r"<f[ >]", text)), (
+                    info.filename
+                )  # every formula cell poisoned
                 body = text.encode()
             dst.writestr(info, body)
     return out.getvalue()
@@ -775,11 +971,17 @@ def test_chinese_workbook_recalculates_to_what_it_carried(ledgers):
     data = render_xlsx(ledgers, lang="zh")
     wb = _load(_recalc(_poisoned(data)), data_only=True)
     cached = _formula_cells(data)
-    bad = [(sheet, coord, v, wb[sheet][coord].value) for (sheet, coord), v in cached.items() if not _same(v, wb[sheet][coord].value)]
+    bad = [
+        (sheet, coord, v, wb[sheet][coord].value)
+        for (sheet, coord), v in cached.items()
+        if not _same(v, wb[sheet][coord].value)
+    ]
     assert bad == [] and len(cached) > 1000
     from ledger_report.render.view import word
 
-    assert {word(l["peak_phase"], "zh") for l in ledgers} <= set(cached.values())  # 损失, 反向（开始）...
+    assert {word(l["peak_phase"], "zh") for l in ledgers} <= set(
+        cached.values()
+    )  # 损失, 反向（开始）...
 
 
 @pytest.mark.slow
@@ -819,16 +1021,23 @@ def test_edited_inputs_recalculate_to_the_engine(built, ledgers):
     expect[i] = edited
     assert _ledger_mismatches(out[LEDGERS], expect) == []
     summ = out[SUMMARY]
-    assert _same(_gb(edited["peak_bytes_per_rank"]), summ.cell(2 + i, _summary_col(summ, "peak_bytes_per_rank")).value)
-    assert _same(edited["days_on_config"], summ.cell(2 + i, _summary_col(summ, "days_on_config")).value)
+    assert _same(
+        _gb(edited["peak_bytes_per_rank"]),
+        summ.cell(2 + i, _summary_col(summ, "peak_bytes_per_rank")).value,
+    )
+    assert _same(
+        edited["days_on_config"], summ.cell(2 + i, _summary_col(summ, "days_on_config")).value
+    )
 
 
 @pytest.mark.slow
 def test_chosen_ledger_sheet_follows_the_dropdown():
     """Above 50 configurations the Ledger sheet shows the configuration named in B3: choose another
     name, recalculate, and its figures are that configuration's."""
-    configs = [dict(name=f"c{i}", params_total=10**9 * (1 + i), dp=1 + i % 4, tokens=10**11, days=5)
-               for i in range(51)]
+    configs = [
+        dict(name=f"c{i}", params_total=10**9 * (1 + i), dp=1 + i % 4, tokens=10**11, days=5)
+        for i in range(51)
+    ]
     configs[7]["name"] = "pick*me?"  # wildcards in MATCH are escaped
     leds = _ledgers(configs)
     wb = _load(render_xlsx(leds))
@@ -851,7 +1060,15 @@ def test_count_validation_accepts_text_and_checks_numbers():
     ws = _load(template_xlsx())[INPUTS]
     letter = openpyxl.utils.get_column_letter(COLUMN_NAMES.index("params_total") + 1)
     [dv] = [d for d in ws.data_validations.dataValidation if str(d.sqref).startswith(f"{letter}2:")]
-    samples = {"35B": True, "8.19e9": True, "8,190,735,360": True, 7e9: True, 1: True, 0: False, -5: False}
+    samples = {
+        "35B": True,
+        "8.19e9": True,
+        "8,190,735,360": True,
+        7e9: True,
+        1: True,
+        0: False,
+        -5: False,
+    }
     book = openpyxl.Workbook()
     sheet = book.active
     for r, sample in enumerate(samples, start=2):
@@ -880,17 +1097,31 @@ def _random_configs(seed: int, n: int) -> list[dict]:
             heads = rng.choice([16, 32, 64, 96])
             if heads % tp:
                 tp = 1
-            kv = rng.choice([k for k in (1, 2, 4, 8, heads) if heads % k == 0 and k % tp == 0] or [heads])
+            kv = rng.choice(
+                [k for k in (1, 2, 4, 8, heads) if heads % k == 0 and k % tp == 0] or [heads]
+            )
             hidden = heads * rng.choice([64, 96, 128])
-            c.update(layers=rng.choice([12, 30, 32, 61, 94]), hidden=hidden, heads=heads, kv_heads=kv,
-                     ffn_hidden=int(hidden * rng.choice([2.6875, 3.5, 4])), vocab=rng.choice([32000, 50257, 151936]),
-                     seq_len=rng.choice([2048, 4096, 32768]))
+            c.update(
+                layers=rng.choice([12, 30, 32, 61, 94]),
+                hidden=hidden,
+                heads=heads,
+                kv_heads=kv,
+                ffn_hidden=int(hidden * rng.choice([2.6875, 3.5, 4])),
+                vocab=rng.choice([32000, 50257, 151936]),
+                seq_len=rng.choice([2048, 4096, 32768]),
+            )
             c["pp"] = min(rng.choice([1, 1, 2, 3, 4, 8]), c["layers"])
             if rng.random() < 0.4:
                 e = rng.choice([8, 64, 256])
                 ep = rng.choice([k for k in (1, 2, 4, 8) if (dp * cp * tp) % k == 0 and e % k == 0])
-                c.update(experts=e, topk=min(e, rng.choice([1, 2, 8])), moe_ffn_hidden=rng.choice([768, 1408]),
-                         shared_expert_ffn=rng.choice([0, 2048]), moe_every=rng.choice([1, 2]), ep=ep)
+                c.update(
+                    experts=e,
+                    topk=min(e, rng.choice([1, 2, 8])),
+                    moe_ffn_hidden=rng.choice([768, 1408]),
+                    shared_expert_ffn=rng.choice([0, 2048]),
+                    moe_every=rng.choice([1, 2]),
+                    ep=ep,
+                )
             for k in ("glu", "tied_embeddings", "qk_norm", "flash_attention"):
                 if rng.random() < 0.3:
                     c[k] = rng.random() < 0.5
@@ -905,16 +1136,25 @@ def _random_configs(seed: int, n: int) -> list[dict]:
             c["pp"] = rng.choice([1, 2, 4])
             ep = rng.choice([k for k in (2, 4, 8) if (dp * cp * tp) % k == 0] or [1])
             if ep > 1 and ep != tp and rng.random() < 0.5:
-                c.update(ep=ep, params_per_rank=int(c["params_total"] / rng.choice([3, 7.5, 11]) / tp))
+                c.update(
+                    ep=ep, params_per_rank=int(c["params_total"] / rng.choice([3, 7.5, 11]) / tp)
+                )
         c["tp"] = tp
         fw = rng.choice(["generic", "megatron", "deepspeed"])
         c["framework"] = fw
         c["zero"] = rng.choice([0, 1, 3] if fw == "megatron" else [0, 1, 2, 3])
-        for key, choices in (("weight_dtype", ["fp32", "bf16", "fp16", "fp8"]), ("grad_dtype", ["fp32", "bf16"]),
-                             ("main_grad_dtype", ["none", "fp32"]), ("m_dtype", ["bf16", "fp8", "int8"]),
-                             ("optimizer", ["adamw", "sgd", "momentum", "lion", "adafactor", "adam8bit"]),
-                             ("recompute", ["none", "selective", "full"]), ("logits_dtype", ["bf16"]),
-                             ("weights_at", ["host"]), ("master_at", ["host", "nvme"]), ("optimizer_at", ["host"])):
+        for key, choices in (
+            ("weight_dtype", ["fp32", "bf16", "fp16", "fp8"]),
+            ("grad_dtype", ["fp32", "bf16"]),
+            ("main_grad_dtype", ["none", "fp32"]),
+            ("m_dtype", ["bf16", "fp8", "int8"]),
+            ("optimizer", ["adamw", "sgd", "momentum", "lion", "adafactor", "adam8bit"]),
+            ("recompute", ["none", "selective", "full"]),
+            ("logits_dtype", ["bf16"]),
+            ("weights_at", ["host"]),
+            ("master_at", ["host", "nvme"]),
+            ("optimizer_at", ["host"]),
+        ):
             if rng.random() < 0.25:
                 c[key] = rng.choice(choices)
         mb = rng.choice([1, 2, 4])
@@ -944,11 +1184,18 @@ def test_random_sweep_recalculates_to_the_engine():
     # (etp defaults to tp, and the generator checks dp·cp·tp), a layout the reader refuses; they
     # are kept, being the rows this test was checked on, for the workbook-against-engine
     # comparison, which holds for them too.
-    leds = [compute(Config(c)) for c in _random_configs(9, 400)]  # with the generator at 9 there are 17 values where plain ceil() differs
+    leds = [
+        compute(Config(c)) for c in _random_configs(9, 400)
+    ]  # with the generator at 9 there are 17 values where plain ceil() differs
     out = _load(_recalc(_poisoned(render_xlsx(leds))), data_only=True)
     assert _ledger_mismatches(out[LEDGERS], leds) == []
-    errors = [(ws.title, c.coordinate) for ws in out.worksheets for row in ws.iter_rows() for c in row
-              if c.data_type == "e"]
+    errors = [
+        (ws.title, c.coordinate)
+        for ws in out.worksheets
+        for row in ws.iter_rows()
+        for c in row
+        if c.data_type == "e"
+    ]
     assert errors == []
 
 
@@ -965,7 +1212,9 @@ def test_measured_runs_recalculate_to_the_engine():
     with open(DATA, newline="", encoding="utf-8") as fh:
         rows = [input_row(rec) for rec in csv.DictReader(fh)]
     leds = [compute(config_from_mapping(r)) for r in rows]
-    assert any(led["mem_weights_kept_bytes"] for led in leds) and any(led["loss_compiled"] is False and led["compile"] for led in leds)
+    assert any(led["mem_weights_kept_bytes"] for led in leds) and any(
+        led["loss_compiled"] is False and led["compile"] for led in leds
+    )
     out = _load(_recalc(_poisoned(render_xlsx(leds))), data_only=True)
     assert _ledger_mismatches(out[LEDGERS], leds) == []
 
@@ -1003,9 +1252,18 @@ def test_example_rows_in_libreoffice_equal_calc_json():
         assert _same(doc["verdicts"]["memory"], got("verdict_memory"))
         assert _same(doc["verdicts"]["deadline"], got("verdict_deadline"))
         ledger_sheet = out.worksheets[3 + i]
-        shown = {c.value for r in ledger_sheet.iter_rows() for c in r if isinstance(c.value, (int, float))}
+        shown = {
+            c.value
+            for r in ledger_sheet.iter_rows()
+            for c in r
+            if isinstance(c.value, (int, float))
+        }
         for line in doc["states"]:
-            assert any(_same(line["bytes_per_rank"] / 1e9, x) for x in shown), (led.name, line["state"], line["part"])
+            assert any(_same(line["bytes_per_rank"] / 1e9, x) for x in shown), (
+                led.name,
+                line["state"],
+                line["part"],
+            )
 
 
 # ------------------------------------------------------------------------------------------
@@ -1038,7 +1296,11 @@ def hidden_rows(ws) -> set[int]:
 
 def _cf_rules(ws) -> list[tuple[str, list[str]]]:
     """(range, formulas) of every conditional format of a sheet."""
-    return [(str(cf.sqref), list(rule.formula or ())) for cf in ws.conditional_formatting for rule in cf.rules]
+    return [
+        (str(cf.sqref), list(rule.formula or ()))
+        for cf in ws.conditional_formatting
+        for rule in cf.rules
+    ]
 
 
 def _ledger_ref(key: str, row: int) -> str:
@@ -1050,7 +1312,11 @@ def test_summary_is_the_spec_summary_verdicts_and_check(built, ledgers):
     check, each a formula over the same row of Ledgers; rows are coloured from the model's flag
     (verdicts_bad) and the check cell from check_ok, both read from Ledgers, not re-derived."""
     ws = _load(built)[SUMMARY]
-    keys = [f.key for f in SPEC.summary] + [f.key for f in SPEC.section("verdicts").figures] + ["check_message"]
+    keys = (
+        [f.key for f in SPEC.summary]
+        + [f.key for f in SPEC.section("verdicts").figures]
+        + ["check_message"]
+    )
     assert [k for _h, k in summary_columns()] == keys
     headers = [c.value for c in ws[1]][: 1 + len(keys)]
     assert headers[1:] == [HEADER[k] for k in keys]
@@ -1064,19 +1330,28 @@ def test_summary_is_the_spec_summary_verdicts_and_check(built, ledgers):
     assert any(flag in " ".join(fs) and rng.startswith("A2:") for rng, fs in rules), rules
     check_col = openpyxl.utils.get_column_letter(2 + keys.index("check_message"))
     ok = f"{LEDGERS}!${QUANTITY_LETTERS['check_ok']}{LEDGER_FIRST_ROW}=FALSE"
-    assert any(ok in " ".join(fs) and rng == f"{check_col}2:{check_col}{1 + len(ledgers)}" for rng, fs in rules), rules
+    assert any(
+        ok in " ".join(fs) and rng == f"{check_col}2:{check_col}{1 + len(ledgers)}"
+        for rng, fs in rules
+    ), rules
     # the Ledgers check column is coloured the same way
     led = _load(built)[LEDGERS]
     c = QUANTITY_LETTERS["check_message"]
-    assert any(rng == f"{c}3:{c}{2 + len(ledgers)}" and f"${QUANTITY_LETTERS['check_ok']}3=FALSE" in fs[0]
-               for rng, fs in _cf_rules(led))
+    assert any(
+        rng == f"{c}3:{c}{2 + len(ledgers)}" and f"${QUANTITY_LETTERS['check_ok']}3=FALSE" in fs[0]
+        for rng, fs in _cf_rules(led)
+    )
 
 
 def test_a_rule_the_row_breaks_is_in_its_check_cells():
     """A row that breaks a rule (built past the reader) names it in its check cells, cached."""
-    cfg = dict(CONFIGS[1], dp=6)  # ep = 8 does not divide dp·cp·tp/etp = 12; 1024 is no multiple of 6
+    cfg = dict(
+        CONFIGS[1], dp=6
+    )  # ep = 8 does not divide dp·cp·tp/etp = 12; 1024 is no multiple of 6
     led = compute(Config(cfg))
-    assert "ep: expected" in led["check_message"] and "global_batch: expected" in led["check_message"]
+    assert (
+        "ep: expected" in led["check_message"] and "global_batch: expected" in led["check_message"]
+    )
     data = _load(render_xlsx([led]), data_only=True)
     summ = data[SUMMARY]
     assert summ.cell(2, _summary_col(summ, "check_message")).value == led["check_message"]
@@ -1094,7 +1369,12 @@ def test_print_sheet_walks_the_spec(built, ledgers):
         ws = _sheet_of(wb, name)
         i = next(k for k, c in enumerate(CONFIGS) if c["name"] == name)
         led, row = ledgers[i], LEDGER_FIRST_ROW + i
-        text = {c.value for r in ws.iter_rows() for c in r if isinstance(c.value, str) and c.data_type == "s"}
+        text = {
+            c.value
+            for r in ws.iter_rows()
+            for c in r
+            if isinstance(c.value, str) and c.data_type == "s"
+        }
         formulas = " ".join(c.value for r in ws.iter_rows() for c in r if c.data_type == "f")
         for sec in SPEC.sections:
             shown = isinstance(sec, Table) or not sec.show or led[sec.show]
@@ -1112,11 +1392,19 @@ def test_print_sheet_walks_the_spec(built, ledgers):
         for m in ws.merged_cells.ranges:
             c = ws.cell(m.min_row, m.min_col)
             text = cached.cell(m.min_row, m.min_col).value
-            if not isinstance(text, str) or not c.alignment.wrap_text or m.min_row in hidden_rows(ws):
+            if (
+                not isinstance(text, str)
+                or not c.alignment.wrap_text
+                or m.min_row in hidden_rows(ws)
+            ):
                 continue
             size = c.font.sz or 11
             lines = wbk._lines(text, (m.max_col - m.min_col + 1) * wbk._U_CHARS * 11 / size)
-            assert (ws.row_dimensions[m.min_row].height or 15) >= lines * 15 * size / 11 - 1, (name, c.coordinate, text)  # heights are whole pixels
+            assert (ws.row_dimensions[m.min_row].height or 15) >= lines * 15 * size / 11 - 1, (
+                name,
+                c.coordinate,
+                text,
+            )  # heights are whole pixels
             checked += lines > 1
         assert checked >= 5, name
         assert "as built" not in " ".join(text) and "basis" not in " ".join(text)
@@ -1124,8 +1412,12 @@ def test_print_sheet_walks_the_spec(built, ledgers):
             assert _ledger_ref(k, row) in formulas and _ledger_ref(f"{k}_shown", row) in formulas
         hidden = {r for r, d in ws.row_dimensions.items() if d.hidden}
         for k in SPEC.assumptions:
-            [r] = [c.row for rw in ws.iter_rows(max_col=1) for c in rw
-                   if c.data_type == "f" and _ledger_ref(f"{k}_shown", row) in c.value]
+            [r] = [
+                c.row
+                for rw in ws.iter_rows(max_col=1)
+                for c in rw
+                if c.data_type == "f" and _ledger_ref(f"{k}_shown", row) in c.value
+            ]
             assert (r in hidden) == (not led[f"{k}_shown"]), (name, k)
 
 
@@ -1141,7 +1433,8 @@ def test_state_lines_a_configuration_lacks_are_hidden_rows(built, ledgers):
         [r] = _rows_labelled(ws, "compute weights (expert)")
         assert bool(ws.row_dimensions[r].hidden) == (not expert_shown), name
         assert _ledger_ref("weights_expert_shown", LEDGER_FIRST_ROW + i) in " ".join(
-            str(c.value) for c in ws[r] if c.data_type == "f")
+            str(c.value) for c in ws[r] if c.data_type == "f"
+        )
         values = [c.value for c in vs[r] if c.value is not None][1:]
         if expert_shown:
             assert "—" not in values
@@ -1168,7 +1461,14 @@ def test_a_new_figure_in_the_spec_reaches_the_sheets():
     from ledger_report.model.tables import tables
 
     reg = build()
-    reg.define("some_new_key", Ref("gpus") * 2, U_COUNT, "twice the GPUs", "两倍 GPU", "a figure for the test")
+    reg.define(
+        "some_new_key",
+        Ref("gpus") * 2,
+        U_COUNT,
+        "twice the GPUs",
+        "两倍 GPU",
+        "a figure for the test",
+    )
     spec = SPEC.with_figure("compute", Figure("some_new_key"))
     spec = _replace(spec, summary=spec.summary + (Figure("some_new_key"),))
     model = Model(reg, spec, tables())
@@ -1180,7 +1480,10 @@ def test_a_new_figure_in_the_spec_reaches_the_sheets():
         letter = wbk._quantity_letters(reg)["some_new_key"]
         led_ws = wb[LEDGERS]
         assert [c.value for c in led_ws[1]][-1] == "some_new_key"
-        assert led_ws[f"{letter}3"].data_type == "f" and vals[LEDGERS][f"{letter}3"].value == led["gpus"] * 2
+        assert (
+            led_ws[f"{letter}3"].data_type == "f"
+            and vals[LEDGERS][f"{letter}3"].value == led["gpus"] * 2
+        )
         page, page_vals = wb.worksheets[3], vals.worksheets[3]
         [at] = _labelled(page, label)
         cells = [c for c in page[at.row] if c.data_type == "f" and c.column > at.column]
@@ -1205,16 +1508,25 @@ def test_chinese_workbook_is_chinese_and_a_valid_input(tmp_path, ledgers):
     wb = _load(data)
     assert [c.value for c in wb[INPUTS][1]] == list(COLUMN_NAMES)
     summ = [c.value for c in wb[SUMMARY][1]]
-    assert summ[0] == "名称" and f"{REGISTRY['peak_bytes_per_rank'].zh} (GB)" in summ and REGISTRY["verdict_memory"].zh in summ
+    assert (
+        summ[0] == "名称"
+        and f"{REGISTRY['peak_bytes_per_rank'].zh} (GB)" in summ
+        and REGISTRY["verdict_memory"].zh in summ
+    )
     page = _sheet_of(wb, "dense-8b-zero1")
     text = {c.value for r in page.iter_rows() for c in r if isinstance(c.value, str)}
     for sec in SPEC.sections:
         if isinstance(sec, Table) or not sec.show:
             assert sec.zh in text, sec.key
     assert "每卡显存账本与算力下界" in text and "假设" in text
-    assert _ledger_ref("note_units_zh", LEDGER_FIRST_ROW) in " ".join(c.value for r in page.iter_rows() for c in r if c.data_type == "f")
+    assert _ledger_ref("note_units_zh", LEDGER_FIRST_ROW) in " ".join(
+        c.value for r in page.iter_rows() for c in r if c.data_type == "f"
+    )
     vals = _load(data, data_only=True)
-    verdicts = [vals[SUMMARY].cell(2 + i, 1 + 1 + summ[1:].index(REGISTRY["verdict_memory"].zh)).value for i in range(len(ledgers))]
+    verdicts = [
+        vals[SUMMARY].cell(2 + i, 1 + 1 + summ[1:].index(REGISTRY["verdict_memory"].zh)).value
+        for i in range(len(ledgers))
+    ]
     assert verdicts == [l["verdict_memory_zh"] for l in ledgers]
     help_ws = wb["Help"]
     help_text = " ".join(str(c.value) for r in help_ws.iter_rows() for c in r if c.value)
@@ -1229,8 +1541,11 @@ def test_chinese_workbook_is_chinese_and_a_valid_input(tmp_path, ledgers):
 def _value_beside(ws, cached, label: str):
     """The cached value of the first cell right of the cell labelled ``label``."""
     [cell] = _labelled(ws, label)
-    return next(cached.cell(cell.row, c).value for c in range(cell.column + 1, ws.max_column + 1)
-                if cached.cell(cell.row, c).value is not None)
+    return next(
+        cached.cell(cell.row, c).value
+        for c in range(cell.column + 1, ws.max_column + 1)
+        if cached.cell(cell.row, c).value is not None
+    )
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -1250,10 +1565,20 @@ def test_print_sheet_says_choices_and_breakdowns_as_the_handout_does(ledgers, la
     label = (lambda k: REGISTRY[k].en) if lang == "en" else (lambda k: REGISTRY[k].zh)
     for key in ("peak_phase", "reported_stage", "mfu_source", "binding_gate"):
         assert _value_beside(ws, vals, label(key)) == word(led[key], lang), key
-    if lang == "zh":  # the handout's Chinese words, no English value left (损失, 唯一段, 预测, 算力门 ...)
-        assert not re.search("[a-z]", "".join(word(led[k], "zh") for k in ("peak_phase", "reported_stage", "mfu_source", "binding_gate")))
+    if (
+        lang == "zh"
+    ):  # the handout's Chinese words, no English value left (损失, 唯一段, 预测, 算力门 ...)
+        assert not re.search(
+            "[a-z]",
+            "".join(
+                word(led[k], "zh")
+                for k in ("peak_phase", "reported_stage", "mfu_source", "binding_gate")
+            ),
+        )
     terms = _value_beside(ws, vals, label("step_time_terms"))
-    assert terms == led["step_time_terms" + suffix] and terms.count(" s") >= 3  # compute, tp, pp, bubble, dp ... (hand-checked: pp 4, tp 2)
+    assert (
+        terms == led["step_time_terms" + suffix] and terms.count(" s") >= 3
+    )  # compute, tp, pp, bubble, dp ... (hand-checked: pp 4, tp 2)
     assert _value_beside(ws, vals, label("placement_summary")) == led["placement_summary" + suffix]
 
 
@@ -1268,8 +1593,12 @@ def test_no_label_mentions_internal_documents(built, ledgers):
             if ws.title in LOOKUP_SHEETS:
                 continue
             texts = [ws.oddHeader.center.text or "", ws.oddFooter.left.text or ""]
-            texts += [c.value for r in ws.iter_rows() for c in r
-                      if isinstance(c.value, str) and c.data_type == "s" and c.value not in user]
+            texts += [
+                c.value
+                for r in ws.iter_rows()
+                for c in r
+                if isinstance(c.value, str) and c.data_type == "s" and c.value not in user
+            ]
             for t in texts:
                 assert not OUTSIDE.search(t), (what, ws.title, t)
 
@@ -1283,8 +1612,13 @@ def test_help_rows_are_tall_enough(built):
             if isinstance(c.value, str) and c.coordinate not in ws.merged_cells:
                 need = wbk._lines(c.value, widths.get(c.column_letter, 8.43))
                 if need > 1:
-                    assert (ws.row_dimensions[c.row].height or 15) >= 15 * need, (c.coordinate, c.value)
-    [r] = [c.row for c in ws["E"] if c.value and "fp32 (none when weights are fp32)" in str(c.value)] or [None]
+                    assert (ws.row_dimensions[c.row].height or 15) >= 15 * need, (
+                        c.coordinate,
+                        c.value,
+                    )
+    [r] = [
+        c.row for c in ws["E"] if c.value and "fp32 (none when weights are fp32)" in str(c.value)
+    ] or [None]
     if r is not None:
         assert ws.row_dimensions[r].height and ws.row_dimensions[r].height > 15
 
@@ -1297,7 +1631,9 @@ def test_budget_sheet_is_the_budget_section_side_by_side(built, ledgers):
     keys = [f.key for f in SPEC.section("budget").figures]
     labels = [ws.cell(2 + k, 1).value for k in range(len(keys))]
     assert labels == [REGISTRY[k].en for k in keys]
-    assert [ws.cell(1, 3 + i).value for i in range(len(ledgers))] == [f"={LEDGERS}!$A${LEDGER_FIRST_ROW + i}" for i in range(len(ledgers))]
+    assert [ws.cell(1, 3 + i).value for i in range(len(ledgers))] == [
+        f"={LEDGERS}!$A${LEDGER_FIRST_ROW + i}" for i in range(len(ledgers))
+    ]
     for k, key in enumerate(keys):
         for i in (0, len(ledgers) - 1):
             assert _ledger_ref(key, LEDGER_FIRST_ROW + i) in ws.cell(2 + k, 3 + i).value, key
@@ -1313,7 +1649,9 @@ def test_budget_sheet_is_the_budget_section_side_by_side(built, ledgers):
 # LibreOffice: edits in Inputs reach the check cells and the budget
 
 EDITS = {
-    "moe-pp4-megatron-full": dict(dp=6),  # ep = 8 no longer divides dp·cp·tp/etp; 1024 not a multiple of 6
+    "moe-pp4-megatron-full": dict(
+        dp=6
+    ),  # ep = 8 no longer divides dp·cp·tp/etp; 1024 not a multiple of 6
     "dense-8b-zero1": dict(dp=6),  # global_batch 512 is not a multiple of micro_batch × dp = 6
     "params-only-offload-adam8bit": dict(price_per_gpu_hour=4.5, mfu=0.5),
 }
@@ -1345,7 +1683,10 @@ def test_check_cells_name_the_broken_rule_after_an_edit(edited, ledgers):
     every rule."""
     out, expect = edited
     # every figure of the edited rows, broken as they are, is still the engine's
-    assert _ledger_mismatches(out[LEDGERS], [expect.get(i, led) for i, led in enumerate(ledgers)]) == []
+    assert (
+        _ledger_mismatches(out[LEDGERS], [expect.get(i, led) for i, led in enumerate(ledgers)])
+        == []
+    )
     summ = out[SUMMARY]
     col = _summary_col(summ, "check_message")
     for i, led in expect.items():
@@ -1355,14 +1696,20 @@ def test_check_cells_name_the_broken_rule_after_an_edit(edited, ledgers):
         assert summ.cell(2 + i, col).value == (msg or None)
         if CONFIGS[i]["name"] in ("moe-pp4-megatron-full", "dense-8b-zero1"):
             assert "global_batch: expected a multiple of micro_batch × dp" in msg
-            assert out[LEDGERS][f"{QUANTITY_LETTERS['check_ok']}{LEDGER_FIRST_ROW + i}"].value is False
+            assert (
+                out[LEDGERS][f"{QUANTITY_LETTERS['check_ok']}{LEDGER_FIRST_ROW + i}"].value is False
+            )
             page = out.worksheets[3 + i]
             assert any(c.value == msg for r in page.iter_rows(max_row=5) for c in r), i
         if CONFIGS[i]["name"] == "moe-pp4-megatron-full":
-            assert msg.startswith("ep: expected ep to divide dp·cp·tp/etp = 6·1·2/2 = 6, found ep = 8; ")
+            assert msg.startswith(
+                "ep: expected ep to divide dp·cp·tp/etp = 6·1·2/2 = 6, found ep = 8; "
+            )
     for i, led in enumerate(ledgers):
         if i not in expect and led["check_ok"]:
-            assert out[LEDGERS][f"{QUANTITY_LETTERS['check_ok']}{LEDGER_FIRST_ROW + i}"].value is True
+            assert (
+                out[LEDGERS][f"{QUANTITY_LETTERS['check_ok']}{LEDGER_FIRST_ROW + i}"].value is True
+            )
 
 
 @pytest.mark.slow
@@ -1380,7 +1727,9 @@ def test_budget_follows_price_and_mfu(edited, ledgers):
         assert _same(want, ws.cell(2 + k, 3 + i).value), key
     for j, c in enumerate(CONFIGS):
         if c["name"] not in EDITS:
-            assert _same(ledgers[j]["cost"], ws.cell(2 + keys.index("cost"), 3 + j).value), c["name"]
+            assert _same(ledgers[j]["cost"], ws.cell(2 + keys.index("cost"), 3 + j).value), c[
+                "name"
+            ]
 
 
 @pytest.mark.slow
@@ -1392,12 +1741,16 @@ def test_printed_workbook_is_the_summary_and_one_page_per_configuration(tmp_path
     from ledger_report.inputs import read_configs
 
     leds = [compute(c) for c in read_configs(ROOT / "inputs" / "examples.csv")]
-    pdf = recalculate_with_libreoffice(render_xlsx(leds), soffice=SOFFICE or pytest.fail("no soffice"), convert_to="pdf")
+    pdf = recalculate_with_libreoffice(
+        render_xlsx(leds), soffice=SOFFICE or pytest.fail("no soffice"), convert_to="pdf"
+    )
     path = tmp_path / "book.pdf"
     path.write_bytes(pdf)
     n_summary = wbk.summary_pages(len(leds))
     if shutil.which("pdfinfo"):
-        info = subprocess.run(["pdfinfo", str(path)], capture_output=True, text=True, check=True).stdout
+        info = subprocess.run(
+            ["pdfinfo", str(path)], capture_output=True, text=True, check=True
+        ).stdout
         assert int(re.search(r"Pages:\s+(\d+)", info)[1]) == n_summary + len(leds)
     from pypdf import PdfReader
 
@@ -1411,7 +1764,12 @@ def test_printed_workbook_is_the_summary_and_one_page_per_configuration(tmp_path
     for i, led in enumerate(leds):
         text = pages[n_summary + i].extract_text()
         assert led.name in text, i
-        for words in ("Model-state ledger (per rank)", "Memory by phase (reported stage)", "Budget", "Assumptions"):
+        for words in (
+            "Model-state ledger (per rank)",
+            "Memory by phase (reported stage)",
+            "Budget",
+            "Assumptions",
+        ):
             assert words in text, (led.name, words)
 
 
@@ -1422,7 +1780,11 @@ def test_chinese_help_says_defaults_in_chinese(ledgers):
 
     assert set(DEFAULT_ZH) <= {c.default for c in COLUMNS}
     ws = _load(render_xlsx(ledgers, lang="zh"))["Help"]
-    rows = {r[0].value: [c.value for c in r] for r in ws.iter_rows() if r[0].value in {c.name for c in COLUMNS}}
+    rows = {
+        r[0].value: [c.value for c in r]
+        for r in ws.iter_rows()
+        if r[0].value in {c.name for c in COLUMNS}
+    }
     for col in COLUMNS:
         if col.default in DEFAULT_ZH:
             assert DEFAULT_ZH[col.default] in rows[col.name], col.name

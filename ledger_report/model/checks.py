@@ -43,8 +43,14 @@ def constraint_columns(reg: Registry) -> dict[str, frozenset]:
     return out
 
 
-def failures(reg: Registry, tables: Tables, rows: Sequence[Mapping[str, Any]], skip: Sequence[Iterable[str]] = (),
-             severity: str = ERROR, columns: Mapping[str, Sequence[Any]] | None = None) -> list[Failure]:
+def failures(
+    reg: Registry,
+    tables: Tables,
+    rows: Sequence[Mapping[str, Any]],
+    skip: Sequence[Iterable[str]] = (),
+    severity: str = ERROR,
+    columns: Mapping[str, Sequence[Any]] | None = None,
+) -> list[Failure]:
     """The rules of ``severity`` that each row breaks.  ``skip[i]`` names columns of row i whose
     cells could not be read: rules that read them are not checked there (the cell is reported).
     ``columns``, where the caller has them: the rows' values a column at a time (each column's
@@ -60,7 +66,11 @@ def failures(reg: Registry, tables: Tables, rows: Sequence[Mapping[str, Any]], s
             ok = env[c.ok]
             if ok is None:
                 continue
-            bad = ~np.asarray(ok, dtype=bool) if not isinstance(ok, np.ma.MaskedArray) else (~ok.astype(bool)).filled(False)
+            bad = (
+                ~np.asarray(ok, dtype=bool)
+                if not isinstance(ok, np.ma.MaskedArray)
+                else (~ok.astype(bool)).filled(False)
+            )
             bad = np.broadcast_to(bad, (len(idx),))
             for j in np.nonzero(bad)[0]:
                 broken.setdefault(idx[j], []).append(c)
@@ -74,12 +84,25 @@ def failures(reg: Registry, tables: Tables, rows: Sequence[Mapping[str, Any]], s
             env = env if env is not None else evaluate_row(reg, rows[i], tables)
             if env[c.ok] is not False:
                 continue  # the arrays and the row agree; a blank rule does not apply
-            out.append(Failure(i, c, str(eval_scalar(c.expected, rows[i], env, tables)), str(eval_scalar(c.found, rows[i], env, tables))))
+            out.append(
+                Failure(
+                    i,
+                    c,
+                    str(eval_scalar(c.expected, rows[i], env, tables)),
+                    str(eval_scalar(c.found, rows[i], env, tables)),
+                )
+            )
     return out
 
 
-def _evaluated(np, reg: Registry, tables: Tables, rows: Sequence[Mapping[str, Any]], keys: list[str],
-               columns: Mapping[str, Sequence[Any]] | None = None) -> list[tuple[dict, list[int]]]:
+def _evaluated(
+    np,
+    reg: Registry,
+    tables: Tables,
+    rows: Sequence[Mapping[str, Any]],
+    keys: list[str],
+    columns: Mapping[str, Sequence[Any]] | None = None,
+) -> list[tuple[dict, list[int]]]:
     """The rules' quantities over the rows: all rows together (``masked.py``), else each group of
     rows that leave the same columns empty apart; with the rows each result covers."""
     read = frozenset().union(*constraint_columns(reg).values())  # every column a rule reads
@@ -93,7 +116,9 @@ def _evaluated(np, reg: Registry, tables: Tables, rows: Sequence[Mapping[str, An
         return [(env, list(range(len(rows))))]
     groups: dict[frozenset, list[int]] = {}
     for i, row in enumerate(rows):
-        groups.setdefault(frozenset(k for k, v in row.items() if v is not None and v != ""), []).append(i)
+        groups.setdefault(
+            frozenset(k for k, v in row.items() if v is not None and v != ""), []
+        ).append(i)
     out = []
     for given, idx in groups.items():
         cols = {name: _column(np, [rows[i][name] for i in idx]) for name in given}

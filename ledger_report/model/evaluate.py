@@ -42,7 +42,9 @@ def evaluate_row(reg: Registry, row: Mapping[str, Any], tables: Tables) -> dict[
     for q in reg:
         try:
             env[q.key] = compiled(q.expr)(row, env, tables)
-        except ZeroDivisionError:  # only on rows a constraint refuses (the spreadsheet shows #DIV/0!)
+        except (
+            ZeroDivisionError
+        ):  # only on rows a constraint refuses (the spreadsheet shows #DIV/0!)
             env[q.key] = None
     return env
 
@@ -66,7 +68,14 @@ def compiled(e: Expr) -> Callable[[Mapping[str, Any], Mapping[str, Any], Tables]
 
 
 _BINOPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv}
-_CMPS = {"=": operator.eq, "<>": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+_CMPS = {
+    "=": operator.eq,
+    "<>": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
 
 
 def text_of(x: Any) -> str:
@@ -95,7 +104,9 @@ def grouped_text(x: Any, places: int = 0) -> str:
 FMT_BIG = 1e15  # FMT writes numbers from here on in scientific notation
 
 
-def fmt_rounded(x: Any, places: int, floor: Callable = math.floor, copysign: Callable = math.copysign) -> Any:
+def fmt_rounded(
+    x: Any, places: int, floor: Callable = math.floor, copysign: Callable = math.copysign
+) -> Any:
     """FMT's rounding to ``places`` decimals, halves away from zero, a zero unsigned: of a number
     below ``FMT_BIG`` (``math``'s floor and copysign), or of a float64 array (numpy's)."""
     scale = 10**places
@@ -152,7 +163,7 @@ _FUNCTIONS: dict[str, Callable[[list], Any]] = {
     "OR": lambda xs: any(bool(x) for x in xs),
     "NOT": lambda xs: not xs[0],
     "FMT": lambda xs: grouped_text(xs[0], int(xs[1])),
-    "MID": lambda xs: str(xs[0])[int(xs[1]) - 1: int(xs[1]) - 1 + int(xs[2])],
+    "MID": lambda xs: str(xs[0])[int(xs[1]) - 1 : int(xs[1]) - 1 + int(xs[2])],
     "GCD": lambda xs: math.gcd(int(round(xs[0])), int(round(xs[1]))),
 }
 
@@ -227,6 +238,7 @@ class _Closures(Visitor):
         if e.fn == "CONCAT":
             return lambda row, env, t: "".join(text_of(a(row, env, t)) for a in args_)
         if e.fn == "MINDIV":
+
             def mindiv(row, env, t):
                 xs = [a(row, env, t) for a in args_]
                 return None if any(x is None for x in xs) else smallest_divisor_at_least(*xs)
@@ -262,7 +274,9 @@ def _ceil(x: Any) -> int:
 
 
 # Spreadsheet number semantics (LibreOffice 7.4, sal/rtl/math.cxx) -----------------------------
-_APPROX_BIG = 2199023255552.0  # 2^41: above it Calc leaves a value as it is (at most 11 fraction bits)
+_APPROX_BIG = (
+    2199023255552.0  # 2^41: above it Calc leaves a value as it is (at most 11 fraction bits)
+)
 _E48 = 2.0**-48
 _E44 = 2.0**-44
 
@@ -412,7 +426,9 @@ def select(np, cond: Any, a: Any, b: Any) -> Any:
     shape = cond.shape
     if all(_bools_like(np, x, shape) for x in (a, b)):
         return (cond & a) | (~cond & b)
-    if all(isinstance(x, np.ndarray) and x.dtype == np.float64 and x.shape == shape for x in (a, b)):
+    if all(
+        isinstance(x, np.ndarray) and x.dtype == np.float64 and x.shape == shape for x in (a, b)
+    ):
         pick = cond.astype(np.int64)
         np.negative(pick, out=pick)  # every bit set where cond holds
         out = np.bitwise_and(a.view(np.int64), pick)
@@ -424,7 +440,11 @@ def select(np, cond: Any, a: Any, b: Any) -> Any:
 
 def _bools_like(np, x: Any, shape: tuple) -> bool:
     """A truth value, or a bool array of ``shape``."""
-    return type(x) is bool or isinstance(x, np.bool_) or (isinstance(x, np.ndarray) and x.dtype == bool and x.shape == shape)
+    return (
+        type(x) is bool
+        or isinstance(x, np.bool_)
+        or (isinstance(x, np.ndarray) and x.dtype == bool and x.shape == shape)
+    )
 
 
 class _A:
@@ -445,8 +465,13 @@ def _or(np, a: Any, b: Any) -> Any:
     return np.logical_or(a, b)
 
 
-def evaluate_arrays(reg: Registry, cols: Mapping[str, Any], tables: Tables, keys: list[str] | None = None,
-                    blanks: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def evaluate_arrays(
+    reg: Registry,
+    cols: Mapping[str, Any],
+    tables: Tables,
+    keys: list[str] | None = None,
+    blanks: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """Every quantity for many rows at once; ``cols`` maps a column to an array or a scalar.
 
     Columns absent from ``cols`` (or ``None``) are blank for every row; ``blanks`` may give a bool
@@ -460,7 +485,9 @@ def evaluate_arrays(reg: Registry, cols: Mapping[str, Any], tables: Tables, keys
     ev = _ArrayEval(np, reg, cols, tables, blanks or {})
     wanted = None if keys is None else _closure(reg, keys)
     out: dict[str, Any] = {}
-    with np.errstate(all="ignore"):  # a division by zero or the like gives inf or NaN, as the rules expect
+    with np.errstate(
+        all="ignore"
+    ):  # a division by zero or the like gives inf or NaN, as the rules expect
         for q in reg:
             if wanted is not None and q.key not in wanted:
                 continue
@@ -484,14 +511,18 @@ def _result(np, a: "_A | None") -> Any:
 class _ArrayEval(Visitor):
     """Interpreter 1b: each node becomes an ``_A`` (or ``None``: blank in every row)."""
 
-    def __init__(self, np, reg: Registry, cols: Mapping[str, Any], tables: Tables, blanks: Mapping[str, Any]) -> None:
+    def __init__(
+        self, np, reg: Registry, cols: Mapping[str, Any], tables: Tables, blanks: Mapping[str, Any]
+    ) -> None:
         self.np = np
         self.reg = reg
         self.cols = cols
         self.tables = tables
         self.blanks = blanks
         self.env: dict[str, Any] = {}
-        self._lowered: dict[int, tuple[Any, Any, Any]] = {}  # id(array) -> (array, lowered, (distinct, inverse))
+        self._lowered: dict[
+            int, tuple[Any, Any, Any]
+        ] = {}  # id(array) -> (array, lowered, (distinct, inverse))
 
     def lowered(self, v: Any) -> tuple[Any, tuple[Any, Any]]:
         """``numpy.char.lower`` of a text array and the distinct lowered values with their inverse;
@@ -503,7 +534,9 @@ class _ArrayEval(Visitor):
             return hit[1], hit[2]
         a = np.asarray(v, dtype=str)
         codes, texts = first_seen_codes(np, a.ravel().tolist())
-        lowered = np.char.lower(np.array(texts, dtype=a.dtype))  # may widen: a lower case can be longer
+        lowered = np.char.lower(
+            np.array(texts, dtype=a.dtype)
+        )  # may widen: a lower case can be longer
         low_codes, low_texts = first_seen_codes(np, lowered.tolist())
         inverse = low_codes[codes]
         distinct = np.array(low_texts, dtype=lowered.dtype)
@@ -551,10 +584,32 @@ class _ArrayEval(Visitor):
         np = self.np
         cond = np.asarray(cv, dtype=bool)
         if t is None:
-            return _A(o.v, _or(np, cblank, _or(np, cond, select(np, cond, False, o.blank) if o.blank is not False else False)))
+            return _A(
+                o.v,
+                _or(
+                    np,
+                    cblank,
+                    _or(
+                        np,
+                        cond,
+                        select(np, cond, False, o.blank) if o.blank is not False else False,
+                    ),
+                ),
+            )
         if o is None:
             notc = np.logical_not(cond)
-            return _A(t.v, _or(np, cblank, _or(np, notc, select(np, cond, t.blank, False) if t.blank is not False else False)))
+            return _A(
+                t.v,
+                _or(
+                    np,
+                    cblank,
+                    _or(
+                        np,
+                        notc,
+                        select(np, cond, t.blank, False) if t.blank is not False else False,
+                    ),
+                ),
+            )
         v = select(np, cond, t.v, o.v)
         if t.blank is False and o.blank is False:
             blank = cblank
@@ -567,7 +622,9 @@ class _ArrayEval(Visitor):
         a, b = self.visit(e.a), self.visit(e.b)
         if a is None or b is None:
             return None
-        v = np.true_divide(a.v, b.v) if e.op == "/" else _BINOPS[e.op](a.v, b.v)  # under evaluate_arrays's errstate
+        v = (
+            np.true_divide(a.v, b.v) if e.op == "/" else _BINOPS[e.op](a.v, b.v)
+        )  # under evaluate_arrays's errstate
         return _A(v, _or(np, a.blank, b.blank))
 
     def visit_Cmp(self, e):
@@ -597,7 +654,12 @@ class _ArrayEval(Visitor):
             }[e.op]()
         else:
             v = {
-                "=": np.equal, "<>": np.not_equal, "<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
+                "=": np.equal,
+                "<>": np.not_equal,
+                "<": np.less,
+                "<=": np.less_equal,
+                ">": np.greater,
+                ">=": np.greater_equal,
             }[e.op](av, bv)
         return _A(v, blank)
 
@@ -606,7 +668,12 @@ class _ArrayEval(Visitor):
         distinct value (``lowered``) and taken to the rows; ``None`` for any other pair."""
         np = self.np
         rows, one = (av, bv) if isinstance(bv, str) else (bv, av)
-        if not (isinstance(rows, np.ndarray) and rows.dtype.kind == "U" and rows.ndim and isinstance(one, str)):
+        if not (
+            isinstance(rows, np.ndarray)
+            and rows.dtype.kind == "U"
+            and rows.ndim
+            and isinstance(one, str)
+        ):
             return None
         low, (distinct, inverse) = self.lowered(rows)
         return (distinct == one.lower())[inverse].reshape(low.shape)
@@ -660,7 +727,9 @@ class _ArrayEval(Visitor):
         elif fn == "MOD":
             out = np.mod(xs[0], xs[1])
         elif fn == "GCD":
-            out = np.gcd(np.rint(xs[0]).astype(np.int64), np.rint(xs[1]).astype(np.int64)).astype(float)
+            out = np.gcd(np.rint(xs[0]).astype(np.int64), np.rint(xs[1]).astype(np.int64)).astype(
+                float
+            )
         elif fn == "MINDIV":
             vals, none = _mindiv_array(np, xs)
             return _A(vals, _or(np, blank, none))
@@ -681,19 +750,28 @@ def _mindiv_array(np, xs: list) -> tuple[Any, Any]:
     the arguments rounded as it rounds them (whole n and step, at_least up after ``approx_value``),
     then for each distinct (n, step) its divisors searched for its rows' at_least at once."""
     with np.errstate(all="ignore"):
-        n, lo, k = np.broadcast_arrays(np.rint(np.asarray(xs[0], dtype=float)),
-                                       _round_array(np, np.ceil, xs[1]), np.rint(np.asarray(xs[2], dtype=float)))
+        n, lo, k = np.broadcast_arrays(
+            np.rint(np.asarray(xs[0], dtype=float)),
+            _round_array(np, np.ceil, xs[1]),
+            np.rint(np.asarray(xs[2], dtype=float)),
+        )
     shape, n, lo, k = n.shape, n.ravel(), np.maximum(lo.ravel(), 1.0), np.maximum(k.ravel(), 1.0)
     vals = np.zeros(n.shape)
     rows = np.flatnonzero(np.isfinite(n) & np.isfinite(lo) & np.isfinite(k) & (n >= 1))
     ns, n_at = np.unique(n[rows], return_inverse=True)
     ks, k_at = np.unique(k[rows], return_inverse=True)
-    codes, inverse = np.unique(n_at.ravel() * len(ks) + k_at.ravel(), return_inverse=True)  # one per (n, step)
+    codes, inverse = np.unique(
+        n_at.ravel() * len(ks) + k_at.ravel(), return_inverse=True
+    )  # one per (n, step)
     order = np.argsort(inverse.ravel(), kind="stable")
     groups = np.split(rows[order], np.cumsum(np.bincount(inverse.ravel()))[:-1])
     for nj, kj, at in zip(ns[codes // len(ks)].tolist(), ks[codes % len(ks)].tolist(), groups):
-        candidates = np.array(stepped_divisors(int(nj), int(kj)) + [0], dtype=float)  # 0: none at least lo
-        vals[at] = candidates[np.minimum(np.searchsorted(candidates[:-1], lo[at], "left"), len(candidates) - 1)]
+        candidates = np.array(
+            stepped_divisors(int(nj), int(kj)) + [0], dtype=float
+        )  # 0: none at least lo
+        vals[at] = candidates[
+            np.minimum(np.searchsorted(candidates[:-1], lo[at], "left"), len(candidates) - 1)
+        ]
     vals, none = vals.reshape(shape), (vals == 0).reshape(shape)
     return (vals if vals.ndim else vals[()]), (none if none.ndim else bool(none))
 

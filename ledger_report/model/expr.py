@@ -202,7 +202,11 @@ def gb_text(x: Any) -> Expr:
     """Bytes as the reports print them: "85.6 GB", "0.29 GB", "90.0 TB" (GB = 10^9 bytes)."""
     x = lift(x)
     tb = concat(grouped(x / 10**12, 1), " TB")
-    gb = if_((x / 10**9).ge(10), concat(grouped(x / 10**9, 1), " GB"), concat(grouped(x / 10**9, 2), " GB"))
+    gb = if_(
+        (x / 10**9).ge(10),
+        concat(grouped(x / 10**9, 1), " GB"),
+        concat(grouped(x / 10**9, 2), " GB"),
+    )
     return if_(x.ge(10**12), tb, gb)
 
 

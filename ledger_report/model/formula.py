@@ -60,9 +60,38 @@ LEDGER_ROW = "\x02"
 
 # Every function a generated formula may use (the workbook adds SUBSTITUTE for its selector).
 # Each is in openpyxl.utils.FORMULAE (no _xlfn. prefix) and evaluated by LibreOffice 7.4.
-FUNCTIONS = frozenset({"IF", "OR", "AND", "NOT", "MAX", "MIN", "CEILING", "FLOOR", "MOD", "TEXT", "MID", "INDEX", "MATCH", "IFERROR", "GCD", "SUMPRODUCT", "ROW", "INDIRECT"})
+FUNCTIONS = frozenset(
+    {
+        "IF",
+        "OR",
+        "AND",
+        "NOT",
+        "MAX",
+        "MIN",
+        "CEILING",
+        "FLOOR",
+        "MOD",
+        "TEXT",
+        "MID",
+        "INDEX",
+        "MATCH",
+        "IFERROR",
+        "GCD",
+        "SUMPRODUCT",
+        "ROW",
+        "INDIRECT",
+    }
+)
 
-_CALLS = {"MAX": "MAX", "MIN": "MIN", "AND": "AND", "OR": "OR", "NOT": "NOT", "MOD": "MOD", "MID": "MID"}
+_CALLS = {
+    "MAX": "MAX",
+    "MIN": "MIN",
+    "AND": "AND",
+    "OR": "OR",
+    "NOT": "NOT",
+    "MOD": "MOD",
+    "MID": "MID",
+}
 _PREC = {"+": 1, "-": 1, "*": 2, "/": 2}
 _CMP_PREC = 0
 _ATOM = 9
@@ -204,7 +233,9 @@ class _Compiler(Visitor):
         """Tags in a fixed order (inputs by sheet column, then quantities by registry order)."""
         keys = self._key_index
         cols = self._col_index
-        return sorted(tags, key=lambda t: (0, cols[t[1]], "") if t[0] == "col" else (1, keys[t[1]], ""))
+        return sorted(
+            tags, key=lambda t: (0, cols[t[1]], "") if t[0] == "col" else (1, keys[t[1]], "")
+        )
 
     @property
     def _key_index(self) -> dict[str, int]:
@@ -364,7 +395,9 @@ def _is_atom(text: str) -> bool:
 
 
 def _quote_sheet(name: str) -> str:
-    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name) and not re.fullmatch(r"[A-Za-z]{1,3}[0-9]+", name):
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name) and not re.fullmatch(
+        r"[A-Za-z]{1,3}[0-9]+", name
+    ):
         return name
     return "'" + name.replace("'", "''") + "'"
 
@@ -373,17 +406,23 @@ def _quote_sheet(name: str) -> str:
 # Public entry points
 
 
-def compile_quantity(reg: Registry, key: str, layout: Layout, _c: _Compiler | None = None) -> Template:
+def compile_quantity(
+    reg: Registry, key: str, layout: Layout, _c: _Compiler | None = None
+) -> Template:
     """The formula template of one quantity."""
     return compile_expression(reg, reg[key].expr, layout, key, _c)
 
 
-def compile_expression(reg: Registry, e: Expr, layout: Layout, key: str = "", _c: _Compiler | None = None) -> Template:
+def compile_expression(
+    reg: Registry, e: Expr, layout: Layout, key: str = "", _c: _Compiler | None = None
+) -> Template:
     """The formula template of an expression over the registry's quantities (a report cell that
     shows a quantity converted, worded or guarded), blank exactly where Python gives None."""
     text = (_c or _Compiler(reg, layout)).result(e, frozenset())
     if len(text) + 20 > _MAX_FORMULA_CHARS:
-        raise FormulaError(f"the formula of {key or 'an expression'} is {len(text)} characters, over Excel's limit")
+        raise FormulaError(
+            f"the formula of {key or 'an expression'} is {len(text)} characters, over Excel's limit"
+        )
     return Template(key, text)
 
 

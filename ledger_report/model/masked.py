@@ -30,14 +30,19 @@ class Inexact(Exception):
     """The batch may give other values than evaluating each pattern apart."""
 
 
-def masked_columns(np, rows: Sequence[Mapping[str, Any]], names: Iterable[str] | None = None,
-                   ) -> tuple[dict[str, Any], dict[str, Any]] | None:
+def masked_columns(
+    np,
+    rows: Sequence[Mapping[str, Any]],
+    names: Iterable[str] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """``masked_arrays`` of the rows' columns (or of those in ``names``)."""
     names = set().union(*rows) if names is None else names
     return masked_arrays(np, {name: [r.get(name) for r in rows] for name in names})
 
 
-def masked_arrays(np, columns: Mapping[str, Sequence[Any]]) -> tuple[dict[str, Any], dict[str, Any]] | None:
+def masked_arrays(
+    np, columns: Mapping[str, Sequence[Any]]
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """Input columns (each a value per row) as arrays, with a blank mask for each column some rows
     leave empty (a column empty on every row is left out); ``None`` when a column mixes kinds of
     value (text, truth values, numbers) across the rows."""
@@ -55,7 +60,10 @@ def masked_arrays(np, columns: Mapping[str, Sequence[Any]]) -> tuple[dict[str, A
             continue
         blank = [v is None or v == "" for v in vals] if empty else None
         given = vals if blank is None else [v for v, b in zip(vals, blank) if not b]
-        kinds = {str if issubclass(t, str) else bool if issubclass(t, bool) else float for t in set(map(type, given))}
+        kinds = {
+            str if issubclass(t, str) else bool if issubclass(t, bool) else float
+            for t in set(map(type, given))
+        }
         if len(kinds) > 1:
             return None
         if blank is not None:
@@ -72,7 +80,9 @@ _TRUTHS = frozenset({bool, type(None)})
 _BLANK_TEXT = {None: ""}
 
 
-_PLAIN = frozenset({int, float, bool, str, type(None)})  # types no value of another type is equal to
+_PLAIN = frozenset(
+    {int, float, bool, str, type(None)}
+)  # types no value of another type is equal to
 
 
 def _empty_cells(vals: Sequence[Any], types: frozenset) -> int:
@@ -80,13 +90,17 @@ def _empty_cells(vals: Sequence[Any], types: frozenset) -> int:
     None or "" only if it is one, so a type that is not there need not be counted)."""
     if not types <= _PLAIN:
         return vals.count(None) + vals.count("")
-    return (vals.count(None) if type(None) in types else 0) + (vals.count("") if str in types else 0)
+    return (vals.count(None) if type(None) in types else 0) + (
+        vals.count("") if str in types else 0
+    )
 
 
 def _one_kind(np, vals: Sequence[Any], types: frozenset, empty: int) -> tuple[Any, Any] | None:
     """What the loop below makes of a column of one plain kind (numbers, texts or truth values,
     blanks among them), without a Python step per row; ``None`` for any other column."""
-    if types <= _TEXTS:  # each distinct text converted once (a column holds few), then taken to the rows
+    if (
+        types <= _TEXTS
+    ):  # each distinct text converted once (a column holds few), then taken to the rows
         codes, distinct = first_seen_codes(np, vals)
         if len(distinct) > len(vals) // 4:  # names, notes: nearly one a row
             a = np.array(list(map(_BLANK_TEXT.get, vals, vals)), dtype=str)
@@ -107,8 +121,13 @@ def _one_kind(np, vals: Sequence[Any], types: frozenset, empty: int) -> tuple[An
     return a, (blank if empty else None)
 
 
-def evaluate_masked(reg: Registry, cols: Mapping[str, Any], blanks: Mapping[str, Any], tables: Tables,
-                    keys: list[str] | None = None) -> dict[str, Any] | None:
+def evaluate_masked(
+    reg: Registry,
+    cols: Mapping[str, Any],
+    blanks: Mapping[str, Any],
+    tables: Tables,
+    keys: list[str] | None = None,
+) -> dict[str, Any] | None:
     """``evaluate_arrays`` of the rows together (see the module docstring), or ``None`` where the
     values could differ from evaluating each pattern of empty columns apart."""
     import numpy as np
@@ -126,7 +145,9 @@ def evaluate_masked(reg: Registry, cols: Mapping[str, Any], blanks: Mapping[str,
                     raise Inexact(q.key)
                 ev.env[q.key] = a
                 out[q.key] = _result(np, a)
-    except Exception:  # Inexact, or an error the per-pattern evaluation may not meet (a branch it skips)
+    except (
+        Exception
+    ):  # Inexact, or an error the per-pattern evaluation may not meet (a branch it skips)
         return None
     return out
 
@@ -149,7 +170,9 @@ class _Guarded(_ArrayEval):
         np = self.np
         if t is not None and o is not None:
             kt, ko = _kind(np, t.v), _kind(np, o.v)
-            if kt != ko and not ({kt, ko} == {"i", "f"} and _small_whole(np, t.v if kt == "i" else o.v)):
+            if kt != ko and not (
+                {kt, ko} == {"i", "f"} and _small_whole(np, t.v if kt == "i" else o.v)
+            ):
                 raise Inexact(f"a conditional between {kt} and {ko}")
         return super()._pick(cv, cblank, t, o)
 

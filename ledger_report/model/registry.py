@@ -40,7 +40,9 @@ GBPS = "GB/s"
 TB = "TB"
 
 INT_UNITS = frozenset({BYTES, PARAMS, COUNT, TOKENS})
-FLOAT_UNITS = frozenset({FLOPS, SECONDS, DAYS, BPP, RATIO, TOKENS_PER_S, TFLOPS, GB, HOURS, NODE_HOURS, MONEY, GBPS, TB})
+FLOAT_UNITS = frozenset(
+    {FLOPS, SECONDS, DAYS, BPP, RATIO, TOKENS_PER_S, TFLOPS, GB, HOURS, NODE_HOURS, MONEY, GBPS, TB}
+)
 
 ERROR = "error"
 WARNING = "warning"
@@ -73,7 +75,9 @@ class Constraint:
     severity: str = ERROR
     en: str = ""  # the rule in words, for the documentation
     zh: str = ""
-    row_only: bool = False  # about the row's own figures, not its layout: the planner does not search around it
+    row_only: bool = (
+        False  # about the row's own figures, not its layout: the planner does not search around it
+    )
 
     @property
     def message(self) -> str:
@@ -115,11 +119,27 @@ class Registry:
         self._q[key] = Quantity(key, e, unit, en, zh, source, self.section, nullable, needs)
         return Ref(key)
 
-    def constraint(self, key: str, ok: Any, column: str, expected: Any, found: Any, *,
-                   severity: str = ERROR, en: str = "", zh: str = "", source: str = "", row_only: bool = False) -> Ref:
+    def constraint(
+        self,
+        key: str,
+        ok: Any,
+        column: str,
+        expected: Any,
+        found: Any,
+        *,
+        severity: str = ERROR,
+        en: str = "",
+        zh: str = "",
+        source: str = "",
+        row_only: bool = False,
+    ) -> Ref:
         """A rule: ``ok`` true when it holds.  Defined as the quantity ``ok_<key>``."""
         ref = self.define(f"ok_{key}", ok, BOOL, en or key, zh or en or key, source)
-        self.constraints.append(Constraint(key, ref.key, column, lift(expected), lift(found), severity, en, zh, row_only))
+        self.constraints.append(
+            Constraint(
+                key, ref.key, column, lift(expected), lift(found), severity, en, zh, row_only
+            )
+        )
         return ref
 
 
@@ -161,7 +181,9 @@ class _MaybeBlank(Visitor):
     def visit_If(self, e) -> bool:
         if isinstance(e.cond, IsBlank):
             x = tag(e.cond.x)
-            return self.visit(e.then) or self.under(self.known | ({x} if x else frozenset())).visit(e.other)
+            return self.visit(e.then) or self.under(self.known | ({x} if x else frozenset())).visit(
+                e.other
+            )
         return any(self.visit(c) for c in (e.cond, e.then, e.other))
 
     def visit_BinOp(self, e) -> bool:
@@ -265,8 +287,36 @@ class _Choices(Visitor):
 
 
 __all__ = [
-    "choices", "BOOL", "BPP", "BYTES", "COUNT", "DAYS", "FLOPS", "GB", "GBPS", "HOURS", "MONEY", "NODE_HOURS",
-    "PARAMS", "RATIO", "SECONDS", "TB", "TEXT", "TFLOPS", "TOKENS", "TOKENS_PER_S", "INT_UNITS",
-    "FLOAT_UNITS", "ERROR", "WARNING", "Quantity", "Constraint", "Registry", "needs_of", "tag",
-    "Call", "Const", "If",
+    "choices",
+    "BOOL",
+    "BPP",
+    "BYTES",
+    "COUNT",
+    "DAYS",
+    "FLOPS",
+    "GB",
+    "GBPS",
+    "HOURS",
+    "MONEY",
+    "NODE_HOURS",
+    "PARAMS",
+    "RATIO",
+    "SECONDS",
+    "TB",
+    "TEXT",
+    "TFLOPS",
+    "TOKENS",
+    "TOKENS_PER_S",
+    "INT_UNITS",
+    "FLOAT_UNITS",
+    "ERROR",
+    "WARNING",
+    "Quantity",
+    "Constraint",
+    "Registry",
+    "needs_of",
+    "tag",
+    "Call",
+    "Const",
+    "If",
 ]

@@ -17,16 +17,36 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .evaluate import (_BINOPS, _FUNCTIONS, FMT_BIG, Tables, _approx_equal_array, _is_blank, _lookup, _round_array, compare,
-                       fmt_rounded, fmt_spec, grouped_text, smallest_divisor_at_least, text_of)
+from .evaluate import (
+    _BINOPS,
+    _FUNCTIONS,
+    FMT_BIG,
+    Tables,
+    _approx_equal_array,
+    _is_blank,
+    _lookup,
+    _round_array,
+    compare,
+    fmt_rounded,
+    fmt_spec,
+    grouped_text,
+    smallest_divisor_at_least,
+    text_of,
+)
 from .expr import Const, Expr, Ref, Visitor
 
 Column = Callable[[str], Sequence[Any]]  # name or key -> its value on every row of the batch
 Floats = Callable[[str], Any]  # key -> (float64 values over the batch, blank mask or None), or None
 
 
-def evaluate_rows(e: Expr, rows: Sequence[int], col: Column, ref: Column, tables: Tables,
-                  floats: Floats | None = None) -> list[Any]:
+def evaluate_rows(
+    e: Expr,
+    rows: Sequence[int],
+    col: Column,
+    ref: Column,
+    tables: Tables,
+    floats: Floats | None = None,
+) -> list[Any]:
     """``e`` on the rows ``rows`` (positions in the batch): ``col(name)`` gives an input column
     (``None`` for an empty cell), ``ref(key)`` a quantity, each over the whole batch.
     ``floats(key)``, where given, holds a quantity the arrays interpreter keeps as float64 or bool
@@ -60,13 +80,17 @@ def _listed(v: Any) -> list[Any]:
 def _number(e: Expr) -> float | None:
     """A constant's value where it is a float or a whole number a float holds exactly (Python's
     arithmetic with a float then is float64's), else ``None``."""
-    if isinstance(e, Const) and (type(e.value) is float or type(e.value) is int and abs(e.value) < 2**53):
+    if isinstance(e, Const) and (
+        type(e.value) is float or type(e.value) is int and abs(e.value) < 2**53
+    ):
         return float(e.value)
     return None
 
 
 class _Rows(Visitor):
-    def __init__(self, col: Column, ref: Column, tables: Tables, floats: Floats | None = None) -> None:
+    def __init__(
+        self, col: Column, ref: Column, tables: Tables, floats: Floats | None = None
+    ) -> None:
         self.col, self.ref, self.tables, self.floats = col, ref, tables, floats
         self._at: Any = None
 
@@ -92,7 +116,11 @@ class _Rows(Visitor):
         """The rows as an index array."""
         if self._at is None:
             r = self.rows
-            self._at = np.arange(r.start, r.stop, r.step) if type(r) is range else np.fromiter(r, dtype=np.intp, count=len(r))
+            self._at = (
+                np.arange(r.start, r.stop, r.step)
+                if type(r) is range
+                else np.fromiter(r, dtype=np.intp, count=len(r))
+            )
         return self._at
 
     def visit_Const(self, e):
@@ -110,7 +138,9 @@ class _Rows(Visitor):
             return got[0].view(_Floats if got[0].dtype.kind == "f" else _Truths)
         c = self.ref(e.key)
         rows = self.rows
-        if type(rows) is range and len(rows) == len(c):  # every row: the column itself (never written to)
+        if type(rows) is range and len(rows) == len(
+            c
+        ):  # every row: the column itself (never written to)
             return c
         return [c[i] for i in rows]
 
@@ -128,11 +158,17 @@ class _Rows(Visitor):
         if type(conds) is _Truths:  # every row takes a branch: partitioned over the array
             then, other = np.flatnonzero(conds), np.flatnonzero(~conds)
             at = self.at()
-            got = [(p, self.on(branch, at[p].tolist(), at[p])) for branch, p in ((e.then, then), (e.other, other))]
+            got = [
+                (p, self.on(branch, at[p].tolist(), at[p]))
+                for branch, p in ((e.then, then), (e.other, other))
+            ]
         else:
             then = [p for p, c in enumerate(conds) if c is not None and c]
             other = [p for p, c in enumerate(conds) if c is not None and not c]
-            got = [(p, self.on(branch, [rows[q] for q in p])) for branch, p in ((e.then, then), (e.other, other))]
+            got = [
+                (p, self.on(branch, [rows[q] for q in p]))
+                for branch, p in ((e.then, then), (e.other, other))
+            ]
         self.rows, self._at = rows, at
         kinds = {type(v) for p, v in got if len(p)}
         if len(then) + len(other) == len(rows) and len(kinds) == 1 and kinds <= {_Floats, _Truths}:
@@ -157,7 +193,9 @@ class _Rows(Visitor):
             a, b, live = _listed(a), _listed(b), range(len(rows))
         else:
             live = [p for p, x in enumerate(a) if x is not None]
-            b = _listed(self.on(e.b, [rows[p] for p in live]) if len(live) < len(rows) else self.visit(e.b))
+            b = _listed(
+                self.on(e.b, [rows[p] for p in live]) if len(live) < len(rows) else self.visit(e.b)
+            )
             self.rows, self._at = rows, at
         op = _BINOPS[e.op]
         out: list[Any] = [None] * len(rows)
@@ -178,10 +216,16 @@ class _Rows(Visitor):
 
     def visit_Lookup(self, e):
         t, table, field, default = self.tables, e.table, e.field, e.default
-        return [None if k is None else _lookup(t, table, k, field, default) for k in _listed(self.visit(e.key))]
+        return [
+            None if k is None else _lookup(t, table, k, field, default)
+            for k in _listed(self.visit(e.key))
+        ]
 
     def visit_Call(self, e):
-        args = [self.visit(a) if not isinstance(a, Const) else _Repeated(a.value, len(self.rows)) for a in e.args]
+        args = [
+            self.visit(a) if not isinstance(a, Const) else _Repeated(a.value, len(self.rows))
+            for a in e.args
+        ]
         if e.fn == "CONCAT":
             return list(map("".join, zip(*[_texts(a) for a in args])))
         if e.fn == "FMT":
@@ -259,7 +303,9 @@ def _rounded(fn: str, xs: list) -> list[Any]:
     if xs and set(map(type, xs)) == {float}:
         x = np.array(xs, dtype=float)
         if np.isfinite(x).all() and np.abs(x).max() < 2.0**53:
-            return _round_array(np, np.ceil if fn == "CEIL" else np.floor, x).astype(np.int64).tolist()
+            return (
+                _round_array(np, np.ceil if fn == "CEIL" else np.floor, x).astype(np.int64).tolist()
+            )
     f = _FUNCTIONS[fn]
     return [None if x is None else f([x]) for x in xs]
 
@@ -271,7 +317,9 @@ def _floats_against_numbers(a: list, b: list) -> bool:
     if not ((ta == {float} and tb <= {float, int}) or (tb == {float} and ta <= {float, int})):
         return False
     ints = [abs(x) for x in (a if int in ta else b if int in tb else ()) if type(x) is int]
-    return not ints or max(ints) < 2**53  # ints that float holds exactly (Python compares them exactly)
+    return (
+        not ints or max(ints) < 2**53
+    )  # ints that float holds exactly (Python compares them exactly)
 
 
 def _compare_floats(op: str, a: list, b: list) -> list[bool]:
@@ -284,10 +332,15 @@ def _compare_arrays(op: str, x: Any, y: Any) -> Any:
     """``_compare_floats`` on float64 values (arrays, or a float beside an array)."""
     x, y = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
     eq = _approx_equal_array(np, x, y)
-    got = {"=": lambda: eq, "<>": lambda: ~eq, "<": lambda: ~eq & (x < y), "<=": lambda: eq | (x < y),
-           ">": lambda: ~eq & (x > y), ">=": lambda: eq | (x > y)}[op]()
+    got = {
+        "=": lambda: eq,
+        "<>": lambda: ~eq,
+        "<": lambda: ~eq & (x < y),
+        "<=": lambda: eq | (x < y),
+        ">": lambda: ~eq & (x > y),
+        ">=": lambda: eq | (x > y),
+    }[op]()
     return np.asarray(got)
-
 
 
 class _Repeated(list):

@@ -46,9 +46,22 @@ OPTIMIZERS: dict[str, dict[str, Any]] = {
     "adam8bit": {"has_m": 1, "has_v": 1, "factored_v": 0, "moment_dtype": "int8"},
 }
 
-GPU_FIELDS = ("hbm_gb", "peak_tflops", "gpus_per_node", "host_gb", "host_link_gb_s",
-              "hbm_tb_s", "interconnect_gb_s", "fp8_tflops", "network_gb_s", "nvme_gb_s", "nvme_tb",
-              "host_mem_gb_s", "gemm_efficiency", "fp8_gemm_efficiency")
+GPU_FIELDS = (
+    "hbm_gb",
+    "peak_tflops",
+    "gpus_per_node",
+    "host_gb",
+    "host_link_gb_s",
+    "hbm_tb_s",
+    "interconnect_gb_s",
+    "fp8_tflops",
+    "network_gb_s",
+    "nvme_gb_s",
+    "nvme_tb",
+    "host_mem_gb_s",
+    "gemm_efficiency",
+    "fp8_gemm_efficiency",
+)
 
 
 def gpu_table() -> dict[str, dict[str, Any]]:
@@ -57,11 +70,20 @@ def gpu_table() -> dict[str, dict[str, Any]]:
     from ..catalogue import GPUS, USER_DESCRIBED
 
     rows = [*GPUS.values(), USER_DESCRIBED]
-    return {g.name: {f: (0.0 if getattr(g, f) is None else getattr(g, f)) for f in GPU_FIELDS} for g in rows}
+    return {
+        g.name: {f: (0.0 if getattr(g, f) is None else getattr(g, f)) for f in GPU_FIELDS}
+        for g in rows
+    }
 
 
 # The lookup sheet of each table in the workbook, in sheet order.
-TABLE_SHEETS = {"dtype": "Dtypes", "moment": "Moments", "optimizer": "Optimizers", "gpu": "GPUs", "convention": "Conventions"}
+TABLE_SHEETS = {
+    "dtype": "Dtypes",
+    "moment": "Moments",
+    "optimizer": "Optimizers",
+    "gpu": "GPUs",
+    "convention": "Conventions",
+}
 
 
 def table_fields(name: str) -> list[str]:

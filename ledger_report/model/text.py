@@ -15,7 +15,23 @@ from typing import Any, Mapping
 from . import units
 from .evaluate import eval_scalar
 from .expr import BinOp, Call, Const, Expr, Visitor
-from .registry import BOOL, BPP, BYTES, COUNT, DAYS, FLOPS, GB, HOURS, MONEY, PARAMS, RATIO, SECONDS, TEXT, TOKENS, Registry
+from .registry import (
+    BOOL,
+    BPP,
+    BYTES,
+    COUNT,
+    DAYS,
+    FLOPS,
+    GB,
+    HOURS,
+    MONEY,
+    PARAMS,
+    RATIO,
+    SECONDS,
+    TEXT,
+    TOKENS,
+    Registry,
+)
 from .tables import tables
 
 _OPS = {"+": " + ", "-": " − ", "*": " × ", "/": " ÷ "}
@@ -50,7 +66,13 @@ def fmt_value(v: Any, unit: str, lang: str = "en") -> str:
     return units.num(v)
 
 
-def render(reg: Registry, key: str, values: Mapping[str, Any], lang: str = "en", expand: frozenset = frozenset()) -> str:
+def render(
+    reg: Registry,
+    key: str,
+    values: Mapping[str, Any],
+    lang: str = "en",
+    expand: frozenset = frozenset(),
+) -> str:
     """``<expression with numbers> = <value>`` for one quantity."""
     q = reg[key]
     body = _Filled(reg, values, lang, expand).text(q.expr, 0)
@@ -121,7 +143,9 @@ class _Text(Visitor):
 
 
 class _Filled(_Text):
-    def __init__(self, reg: Registry, values: Mapping[str, Any], lang: str, expand: frozenset) -> None:
+    def __init__(
+        self, reg: Registry, values: Mapping[str, Any], lang: str, expand: frozenset
+    ) -> None:
         self.reg, self.values, self.lang, self.expand = reg, values, lang, expand
 
     def eval(self, e: Expr) -> Any:
@@ -130,7 +154,12 @@ class _Filled(_Text):
 
     def visit_Const(self, e):
         v = e.value
-        if isinstance(v, int) and not isinstance(v, bool) and v >= 1000 and str(v).rstrip("0") == "1":
+        if (
+            isinstance(v, int)
+            and not isinstance(v, bool)
+            and v >= 1000
+            and str(v).rstrip("0") == "1"
+        ):
             return f"10^{len(str(v)) - 1}"
         return units.num(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
 

@@ -22,13 +22,21 @@ def config_document(lg: Ledger) -> dict[str, Any]:
     def value(key: str) -> Any:
         return plain(v[key], reg[key].unit)
 
-    out: dict[str, Any] = {"name": lg.name, "notes": lg.config.get("notes"), "inputs": resolved_inputs(lg), "inputs_from": inputs_from(lg)}
+    out: dict[str, Any] = {
+        "name": lg.name,
+        "notes": lg.config.get("notes"),
+        "inputs": resolved_inputs(lg),
+        "inputs_from": inputs_from(lg),
+    }
     for sec in lg.model.spec.sections:
         if isinstance(sec, Table):
             out[sec.json] = [_line(lg, sec, ln) for ln in sec.lines if not ln.show or v[ln.show]]
             out.update({f.name: value(f.key) for f in sec.total})
             continue
-        obj = {f.name: ({n: value(k) for n, k in f.items} if f.items else value(f.key)) for f in sec.figures}
+        obj = {
+            f.name: ({n: value(k) for n, k in f.items} if f.items else value(f.key))
+            for f in sec.figures
+        }
         if sec.json is None:
             out.update(obj)
         elif sec.json_null_unless_shown and not (sec.show and v[sec.show]):
@@ -56,7 +64,9 @@ def _line(lg: Ledger, table: Table, ln) -> dict[str, Any]:
         if cell.items:
             row[col.name] = {n: plain(lg.values[k], reg[k].unit) for n, k in cell.items}
         else:
-            row[col.name] = cell.value if not cell.key else plain(lg.values[cell.key], reg[cell.key].unit)
+            row[col.name] = (
+                cell.value if not cell.key else plain(lg.values[cell.key], reg[cell.key].unit)
+            )
     if ln.formula:
         row["basis"] = reg[ln.formula].source
     row["label"] = {"en": ln.en, "zh": ln.zh}
@@ -67,7 +77,11 @@ def warnings(lg: Ledger) -> list[str]:
     """The row's warnings: each warning constraint that does not hold, as its message."""
     from ..model.registry import WARNING
 
-    return [lg.values[c.message] for c in lg.model.registry.constraints if c.severity == WARNING and lg.values[c.ok] is False]
+    return [
+        lg.values[c.message]
+        for c in lg.model.registry.constraints
+        if c.severity == WARNING and lg.values[c.ok] is False
+    ]
 
 
 def document(ledgers: Iterable[Ledger]) -> dict[str, Any]:

@@ -182,7 +182,9 @@ class PackagedAssetFetcher(*((_URLFetcher,) if _URLFetcher else ())):
     def __init__(self, root: Path | None = None):
         if _URLFetcher is not None:
             # no redirects, and fail_on_errors so that any other failure inside fetch() is fatal too
-            super().__init__(timeout=1, allowed_protocols=("file",), allow_redirects=False, fail_on_errors=True)
+            super().__init__(
+                timeout=1, allowed_protocols=("file",), allow_redirects=False, fail_on_errors=True
+            )
         self.root = (root or templates_dir()).resolve()
         self.refused: list[str] = []
         self.served: list[str] = []
@@ -212,7 +214,9 @@ class PackagedAssetFetcher(*((_URLFetcher,) if _URLFetcher else ())):
         path = self.asset_path(url)
         if path is None:
             self.refused.append(url)
-            raise AssetRefused(f"refused to fetch {url!r}: the handout loads only its packaged template assets")
+            raise AssetRefused(
+                f"refused to fetch {url!r}: the handout loads only its packaged template assets"
+            )
         self.served.append(url)
         mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
         if _URLFetcherResponse is None:
@@ -283,8 +287,14 @@ class _Book:
 def _estimated(d: pg.PageData, density: int) -> tuple[list[float], list[float], list[float]]:
     lp = pg.line_px(density)
     left, right = EST_TOP[density]
-    caps = [pg.SHEET_HEIGHT_PX - d.est_top[0] * lp * left] * (pg.COLUMNS - 1) + [pg.SHEET_HEIGHT_PX - d.est_top[1] * lp * right]
-    return [h * lp * EST_CONTENT[density] for h in d.flow(density)[1]], [o * lp for o in d.est_over], caps
+    caps = [pg.SHEET_HEIGHT_PX - d.est_top[0] * lp * left] * (pg.COLUMNS - 1) + [
+        pg.SHEET_HEIGHT_PX - d.est_top[1] * lp * right
+    ]
+    return (
+        [h * lp * EST_CONTENT[density] for h in d.flow(density)[1]],
+        [o * lp for o in d.est_over],
+        caps,
+    )
 
 
 def _first_fit(d: pg.PageData) -> _Fit:
@@ -317,14 +327,18 @@ def _columns(d: pg.PageData, fit: _Fit) -> list[list[dict[str, Any]]]:
         for s, idx in col:
             sec = d.sections[s]
             items = [flow[i] for i in idx]
-            pieces.append({
-                "title": sec["title"], "cont": s in seen, "headers": sec["headers"],
-                "lines": [it for it in items if it["kind"] == "line"],
-                "zeros": [it for it in items if it["kind"] == "zeros"],
-                "rows": [it for it in items if it["kind"] == "row"],
-                "runs": [it for it in items if it["kind"] == "run"],
-                "notes": [it for it in items if it["kind"] == "note"],
-            })
+            pieces.append(
+                {
+                    "title": sec["title"],
+                    "cont": s in seen,
+                    "headers": sec["headers"],
+                    "lines": [it for it in items if it["kind"] == "line"],
+                    "zeros": [it for it in items if it["kind"] == "zeros"],
+                    "rows": [it for it in items if it["kind"] == "row"],
+                    "runs": [it for it in items if it["kind"] == "run"],
+                    "notes": [it for it in items if it["kind"] == "note"],
+                }
+            )
             seen.add(s)
         out.append(pieces)
     return out
@@ -354,7 +368,12 @@ def summary_page_count(n_configs: int) -> int:
     return max(1, math.ceil(n_configs / SUMMARY_ROWS_PER_PAGE))
 
 
-def _view(book: _Book, fits: list[_Fit | None], only: Sequence[int] | None = None, summary: range | None = None) -> dict[str, Any]:
+def _view(
+    book: _Book,
+    fits: list[_Fit | None],
+    only: Sequence[int] | None = None,
+    summary: range | None = None,
+) -> dict[str, Any]:
     """Everything the template needs; with ``only``, just those configurations' pages (a part of
     the handout, or a probe), and the summary pages in ``summary`` (by default: all of them when
     every page is wanted, else none).  Page numbers and ranks are those of the whole handout."""
@@ -365,9 +384,16 @@ def _view(book: _Book, fits: list[_Fit | None], only: Sequence[int] | None = Non
     summary_pages: list[list[dict[str, Any]]] = []
     head: dict[str, Any] = {"verdicts": [], "cells": []}
     if len(summary):
-        order = book.order[summary.start * SUMMARY_ROWS_PER_PAGE: summary.stop * SUMMARY_ROWS_PER_PAGE]
-        rows = [pg.summary_row(book.ledgers[i], lang, summary.start * SUMMARY_ROWS_PER_PAGE + r) for r, i in enumerate(order, 1)]
-        summary_pages = [rows[k: k + SUMMARY_ROWS_PER_PAGE] for k in range(0, len(rows), SUMMARY_ROWS_PER_PAGE)] or [[]]
+        order = book.order[
+            summary.start * SUMMARY_ROWS_PER_PAGE : summary.stop * SUMMARY_ROWS_PER_PAGE
+        ]
+        rows = [
+            pg.summary_row(book.ledgers[i], lang, summary.start * SUMMARY_ROWS_PER_PAGE + r)
+            for r, i in enumerate(order, 1)
+        ]
+        summary_pages = [
+            rows[k : k + SUMMARY_ROWS_PER_PAGE] for k in range(0, len(rows), SUMMARY_ROWS_PER_PAGE)
+        ] or [[]]
         if book.ledgers:
             head = pg.summary_headers(book.ledgers[0], lang)
     for i in wanted:
@@ -377,7 +403,9 @@ def _view(book: _Book, fits: list[_Fit | None], only: Sequence[int] | None = Non
         "lang": lang,
         "html_lang": "zh-CN" if lang == "zh" else "en",
         "n_configs": len(book.ledgers),
-        "ranked": bool(book.ledgers and book.ledgers[0].model.spec.rank),  # else the rows keep their order (plans)
+        "ranked": bool(
+            book.ledgers and book.ledgers[0].model.spec.rank
+        ),  # else the rows keep their order (plans)
         "n_pages": book.n_pages,
         "summary_pages": summary_pages,
         "summary_start": summary.start,
@@ -392,9 +420,13 @@ def _view(book: _Book, fits: list[_Fit | None], only: Sequence[int] | None = Non
 
 def _check(ledgers: Any, lang: str) -> None:
     if lang not in LANGS:
-        raise HandoutError(f"Unknown handout language {lang!r}: expected one of {', '.join(LANGS)}.")
+        raise HandoutError(
+            f"Unknown handout language {lang!r}: expected one of {', '.join(LANGS)}."
+        )
     if isinstance(ledgers, (str, bytes)) or not all(isinstance(lg, Ledger) for lg in ledgers):
-        raise HandoutError("The handout needs the configurations' ledgers (engine.compute or api.compute).")
+        raise HandoutError(
+            "The handout needs the configurations' ledgers (engine.compute or api.compute)."
+        )
 
 
 # Whitespace between a tag and a following block-level or table tag: the HTML parser keeps it as a
@@ -473,11 +505,15 @@ def _collect_weasyprint_warnings() -> Iterator[_Collector]:
         logger.setLevel(old_level)
 
 
-def _layout(view: Mapping[str, Any], fetcher: PackagedAssetFetcher, font_config) -> weasyprint.document.Document:
+def _layout(
+    view: Mapping[str, Any], fetcher: PackagedAssetFetcher, font_config
+) -> weasyprint.document.Document:
     """Lay the view's pages out: WeasyPrint's public API, its own HTML parser and user-agent
     stylesheet, every URL through ``fetcher`` (its ``base_url`` is the template folder, where the
     template's ``<link>`` finds handout.css)."""
-    html = weasyprint.HTML(string=_html(view), base_url=fetcher.root.as_uri() + "/", url_fetcher=fetcher)
+    html = weasyprint.HTML(
+        string=_html(view), base_url=fetcher.root.as_uri() + "/", url_fetcher=fetcher
+    )
     return html.render(font_config=font_config)
 
 
@@ -539,7 +575,9 @@ def _measure(document, book: _Book, fits: Sequence[_Fit]) -> dict[int, _Measure]
             tops.append(top)
             used.append(end - top)
             for j, pc in enumerate(col):
-                n = [it["n"] for key in ("lines", "zeros", "rows", "runs", "notes") for it in pc[key]]
+                n = [
+                    it["n"] for key in ("lines", "zeros", "rows", "runs", "notes") for it in pc[key]
+                ]
                 if starts[j] is None or not n:
                     continue
                 stop = starts[j + 1] if j + 1 < len(col) else None
@@ -563,7 +601,9 @@ def _refit(d: pg.PageData, fit: _Fit, m: _Measure) -> _Fit | None:
     over = [m.over.get(s, est_over[s]) for s in range(len(d.sections))]
     secs = [it["sec"] for it in d.flow(fit.density)[0]]
     caps = list(m.caps)
-    if fit.caps is not None and fit.heights is not None:  # cut by these heights already: leave what overflowed
+    if (
+        fit.caps is not None and fit.heights is not None
+    ):  # cut by these heights already: leave what overflowed
         caps = [c - max(u - c, 0.0) - 2.0 for u, c in zip(m.used, m.caps)]
     cols = pg.cut(heights, secs, over, caps)
     if all(h <= c - 0.5 for h, c in zip(pg.heights_of(cols, heights, over), caps)):
@@ -587,7 +627,9 @@ def _refit(d: pg.PageData, fit: _Fit, m: _Measure) -> _Fit | None:
 
 MAX_LAYOUTS = 6  # layouts of one page at most (then it is reported as clipped)
 PARALLEL_MIN_CONFIGS = 8  # fewer configurations: one part, rendered in this process
-PART_MAX_PAGES = 64  # bounds a worker's memory: a 52-page part peaked at 400 MB (~7 MB a laid-out page)
+PART_MAX_PAGES = (
+    64  # bounds a worker's memory: a 52-page part peaked at 400 MB (~7 MB a laid-out page)
+)
 
 
 @dataclass(frozen=True)
@@ -631,7 +673,9 @@ def _pages(book: _Book, fetcher: PackagedAssetFetcher, part: _Part, fits: list[_
     pages = list(first.pages)
     n_summary = len(view["summary_pages"])
     if len(pages) != n_summary + len(part.configs):  # every sheet is one unsplittable block
-        raise HandoutError(f"Internal error: {n_summary + len(part.configs)} sheets laid out as {len(pages)} pages.")
+        raise HandoutError(
+            f"Internal error: {n_summary + len(part.configs)} sheets laid out as {len(pages)} pages."
+        )
     clipped = [f"the summary page {k + 1}" for k in _summary_overflow(first, part.summary)]
     measures = _measure(first, book, fits)
     over = sorted(i for i, m in measures.items() if m.overflows)
@@ -651,7 +695,9 @@ def _pages(book: _Book, fetcher: PackagedAssetFetcher, part: _Part, fits: list[_
             break
         probe = _layout(_view(book, fits, only=retry), fetcher, font_config)
         if len(probe.pages) != len(retry):
-            raise HandoutError(f"Internal error: {len(retry)} configuration pages laid out as {len(probe.pages)} pages.")
+            raise HandoutError(
+                f"Internal error: {len(retry)} configuration pages laid out as {len(probe.pages)} pages."
+            )
         for k, i in enumerate(retry):
             pages[n_summary + i - part.configs.start] = probe.pages[k]
         measures = _measure(probe, book, fits)
@@ -680,10 +726,14 @@ def _render_part(book: _Book, root: Path, part: _Part, fits: list[_Fit]) -> tupl
         except AssetRefused as err:
             raise HandoutError(f"Handout template error: {err}") from None
     if fetcher.refused:  # refused, and the error caught by WeasyPrint after all
-        raise HandoutError(f"Handout template error: refused to fetch {fetcher.refused[0]!r}: "
-                           "the handout loads only its packaged template assets")
+        raise HandoutError(
+            f"Handout template error: refused to fetch {fetcher.refused[0]!r}: "
+            "the handout loads only its packaged template assets"
+        )
     messages = [f"WeasyPrint: {r.getMessage()}" for r in collected.records]
-    messages += [f"{what} is too full even at the densest layout; its end is clipped" for what in clipped]
+    messages += [
+        f"{what} is too full even at the densest layout; its end is clipped" for what in clipped
+    ]
     return pdf, messages
 
 
@@ -822,8 +872,14 @@ def _merge(pdfs: Sequence[bytes]) -> bytes:
     return buffer.getvalue()
 
 
-def render_pdf(ledgers: Sequence[Ledger], lang: str = "en", *, warnings: list[str] | None = None,
-               jobs: int | None = None, progress: Callable[[int, int], None] | None = None) -> bytes:
+def render_pdf(
+    ledgers: Sequence[Ledger],
+    lang: str = "en",
+    *,
+    warnings: list[str] | None = None,
+    jobs: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> bytes:
     """The handout PDF of the ledgers: the summary, then one A4-landscape page per configuration.
 
     ``warnings``: when a list is given, WeasyPrint's warnings (tofu, missing HarfBuzz-subset, CSS

@@ -70,11 +70,15 @@ def write_batch(batch: Batch, out: Any, first: bool, progress: Callable[[int], N
     by row, so a row that fails fails where it always did, after the rows before it."""
     try:
         parts = _Writer(batch).parts()
-    except Exception:  # _Unusual, or a message that raises on some row: the plain path meets it there
+    except (
+        Exception
+    ):  # _Unusual, or a message that raises on some row: the plain path meets it there
         parts = None
     if parts is None:
         for lg in batch.ledgers():
-            body = json.dumps(config_document(lg), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+            body = json.dumps(
+                config_document(lg), ensure_ascii=False, separators=(",", ":"), allow_nan=False
+            )
             out.write(("" if first else ",\n").encode() + body.encode("utf-8"))
             first = False
             progress(1)
@@ -83,7 +87,7 @@ def write_batch(batch: Batch, out: Any, first: bool, progress: Callable[[int], N
     cells, width = _cells(parts, n, "" if first else ",\n")
     for start in range(0, n, CHUNK_ROWS):
         stop = min(start + CHUNK_ROWS, n)
-        out.write("".join(cells[start * width:stop * width].tolist()).encode("latin-1"))
+        out.write("".join(cells[start * width : stop * width].tolist()).encode("latin-1"))
         progress(stop - start)
 
 
@@ -101,7 +105,9 @@ def _cells(parts: list, n: int, lead: str) -> tuple[Any, int]:
     return grid.reshape(-1), len(parts)
 
 
-@functools.lru_cache(maxsize=50_000)  # texts seen again and again (gpu names, dtypes, origins...), bounded
+@functools.lru_cache(
+    maxsize=50_000
+)  # texts seen again and again (gpu names, dtypes, origins...), bounded
 def string_json(s: str) -> str:
     """A text as json.dumps writes it, as UTF-8 bytes."""
     return _STRING(s)
@@ -204,7 +210,9 @@ _RUN = 8  # leaves encoded together at most
 def _collapsed(parts: list, n: int, most: float | None) -> _Coded | None:
     """The parts (pieces and columns) joined, as one column: each distinct combination of the
     columns' texts joined once.  ``None`` (nothing joined) where there would be more than ``most``."""
-    first, inverse = combined_codes(np, ((p.codes, len(p.texts)) for p in parts if type(p) is not str), n)
+    first, inverse = combined_codes(
+        np, ((p.codes, len(p.texts)) for p in parts if type(p) is not str), n
+    )
     if most is not None and len(first) > most:
         return None
     return _Coded(inverse, _documents_at(parts, first))
@@ -213,7 +221,9 @@ def _collapsed(parts: list, n: int, most: float | None) -> _Coded | None:
 def _documents_at(parts: list, rows: Any) -> list[str]:
     """Each row's document: the pieces and the columns' texts on those rows (indices), joined."""
     k = len(rows)
-    return ["".join(t) for t in zip(*[repeat(p, k) if type(p) is str else p.on(rows) for p in parts])]
+    return [
+        "".join(t) for t in zip(*[repeat(p, k) if type(p) is str else p.on(rows) for p in parts])
+    ]
 
 
 def _one(parts: list, n: int) -> _Coded:
@@ -222,8 +232,12 @@ def _one(parts: list, n: int) -> _Coded:
     columns = [p for p in parts if type(p) is not str]
     if len(columns) == 1:  # its texts between the pieces around it: no combination to look for
         at = next(i for i, p in enumerate(parts) if p is columns[0])
-        before, after = "".join(parts[:at]), "".join(parts[at + 1:])
-        return _Coded(columns[0].codes, [before + t + after for t in columns[0].texts]) if before or after else columns[0]
+        before, after = "".join(parts[:at]), "".join(parts[at + 1 :])
+        return (
+            _Coded(columns[0].codes, [before + t + after for t in columns[0].texts])
+            if before or after
+            else columns[0]
+        )
     return _collapsed(parts, n, None)  # type: ignore[return-value]
 
 
@@ -314,7 +328,9 @@ class _Template:
 
     def _compile(self, node: Any) -> str:
         if isinstance(node, dict):
-            return "{" + ",".join(self._key(k) + ":" + self._compile(v) for k, v in node.items()) + "}"
+            return (
+                "{" + ",".join(self._key(k) + ":" + self._compile(v) for k, v in node.items()) + "}"
+            )
         if isinstance(node, _Fixed):
             return node.json
         self.slots.append(node)
@@ -363,13 +379,18 @@ class _PerRank(_Leaf):
         if not given.any():
             return computed
         own = _values_coded(col)
-        return _Coded(np.where(given, own.codes + len(computed.texts), computed.codes), computed.texts + own.texts)
+        return _Coded(
+            np.where(given, own.codes + len(computed.texts), computed.codes),
+            computed.texts + own.texts,
+        )
 
 
 class _Name(_Leaf):
     def coded(self, w):
         col = w.batch.inputs("name")
-        return _Coded(np.arange(len(col)), strings_json(list(map(str, col))))  # not remembered: every row has its own
+        return _Coded(
+            np.arange(len(col)), strings_json(list(map(str, col)))
+        )  # not remembered: every row has its own
 
 
 @functools.cache
@@ -399,10 +420,17 @@ class _List:
         earlier = np.zeros(w.n, dtype=bool)  # whether the row shows an earlier item
         for c, s in items:
             c, before, earlier = c.hidden_unless(s), earlier, earlier | s
-            if len(c.texts) > w.n / 4:  # many texts: the comma a column of its own, not each text again
+            if (
+                len(c.texts) > w.n / 4
+            ):  # many texts: the comma a column of its own, not each text again
                 out += [_Coded((before & s).astype(np.intp), ["", ","]), c]
                 continue
-            out.append(_Coded(c.codes + len(c.texts) * before, c.texts + [("," + t) if t else "" for t in c.texts]))
+            out.append(
+                _Coded(
+                    c.codes + len(c.texts) * before,
+                    c.texts + [("," + t) if t else "" for t in c.texts],
+                )
+            )
         out.append(self.brackets[1])
         return _runs(out, w.n)
 
@@ -456,7 +484,10 @@ class _Lines(_List):
 
     def items(self, w):
         every = np.ones(w.n, dtype=bool)
-        return [(_one(tmpl.parts(w), w.n), w.shown(show) if show else every) for show, tmpl in self.lines]
+        return [
+            (_one(tmpl.parts(w), w.n), w.shown(show) if show else every)
+            for show, tmpl in self.lines
+        ]
 
 
 class _Notes(_List):
@@ -528,14 +559,24 @@ def _skeleton(model: Model) -> dict[str, Any]:
     reg, spec = model.registry, model.spec
     inputs = {}
     for col in COLUMN_NAMES:
-        inputs[col] = (_PerRank() if col == "params_per_rank" else _Value(col)) if col in reg else _Input(col)
-    out: dict[str, Any] = {"name": _Name(), "notes": _Input("notes"), "inputs": inputs, "inputs_from": _InputsFrom()}
+        inputs[col] = (
+            (_PerRank() if col == "params_per_rank" else _Value(col)) if col in reg else _Input(col)
+        )
+    out: dict[str, Any] = {
+        "name": _Name(),
+        "notes": _Input("notes"),
+        "inputs": inputs,
+        "inputs_from": _InputsFrom(),
+    }
     for sec in spec.sections:
         if isinstance(sec, Table):
             out[sec.json] = _Lines([(ln.show, _line(reg, sec, ln)) for ln in sec.lines])
             out.update({f.name: _Value(f.key) for f in sec.total})
             continue
-        obj = {f.name: ({n: _Value(k) for n, k in f.items} if f.items else _Value(f.key)) for f in sec.figures}
+        obj = {
+            f.name: ({n: _Value(k) for n, k in f.items} if f.items else _Value(f.key))
+            for f in sec.figures
+        }
         if sec.json is None:
             out.update(obj)
         elif sec.json_null_unless_shown:
@@ -634,7 +675,9 @@ class _OnRows(_Writer):
     def shown(self, key: str) -> Any:
         return self.whole.shown(key)[self.rows]
 
-    def where(self, key: str, rows: Any) -> _Coded:  # pragma: no cover - a section of values has no list
+    def where(
+        self, key: str, rows: Any
+    ) -> _Coded:  # pragma: no cover - a section of values has no list
         raise NotImplementedError
 
 
@@ -647,9 +690,13 @@ def _plain_coded(batch: Batch, key: str, unit: str) -> _Coded:
             return _constant("null", n)
         x, blank = got
         truth = (x != 0).astype(np.intp)  # bool(v): a NaN is true
-        return _Coded(truth if blank is None else np.where(blank, 2, truth), ["false", "true", "null"])
+        return _Coded(
+            truth if blank is None else np.where(blank, 2, truth), ["false", "true", "null"]
+        )
     if unit == BOOL:
-        return _factorized(batch.column(key), lambda v: "null" if v is None else ("true" if v else "false"))
+        return _factorized(
+            batch.column(key), lambda v: "null" if v is None else ("true" if v else "false")
+        )
     if unit == TEXT:
         if key in batch.text_keys:
             return _composed(*batch.coded_column(key), _texts_json)
@@ -661,7 +708,9 @@ def _plain_coded(batch: Batch, key: str, unit: str) -> _Coded:
         return _constant("null", n)
     x, blank = got
     if x.strides == (0,) and (blank is None or blank.strides == (0,)):  # one value on every row
-        one = _numbers_coded(x[:1], None if blank is None else blank[:1], unit in INT_UNITS, unit == BYTES)
+        one = _numbers_coded(
+            x[:1], None if blank is None else blank[:1], unit in INT_UNITS, unit == BYTES
+        )
         return _constant(one.texts[one.codes[0]], n)
     return _numbers_coded(x, blank, whole=unit in INT_UNITS, ceil=unit == BYTES)
 
@@ -680,7 +729,10 @@ def _composed(inverse: list[int] | None, values: list, coded: Callable[[list], _
     the values are the rows')."""
     if inverse is None:
         return coded(values)
-    if set(map(type, values)) <= {str, type(None)}:  # as both codings write them, without looking for repeats
+    if set(map(type, values)) <= {
+        str,
+        type(None),
+    }:  # as both codings write them, without looking for repeats
         return _Coded(np.asarray(inverse, dtype=np.intp), _nullable_json(values))
     got = coded(values)
     return _Coded(got.codes[np.asarray(inverse, dtype=np.intp)], got.texts)
@@ -701,10 +753,14 @@ def _numbers_coded(x: Any, blank: Any, whole: bool, ceil: bool) -> _Coded:
     if whole and np.abs(safe).max(initial=0.0) >= 2.0**62:
         coded = _texts_coded([int.__repr__(int(v)) for v in safe.tolist()])
     elif not whole and _negative_zero(safe):
-        coded = _texts_coded(list(map(float.__repr__, safe.tolist())))  # -0.0 beside 0.0: one distinct value to numpy
+        coded = _texts_coded(
+            list(map(float.__repr__, safe.tolist()))
+        )  # -0.0 beside 0.0: one distinct value to numpy
     else:
         distinct, inverse = _distinct_sorted(safe.astype(np.int64) if whole else safe)
-        coded = _Coded(inverse, list(map(int.__repr__ if whole else float.__repr__, distinct.tolist())))
+        coded = _Coded(
+            inverse, list(map(int.__repr__ if whole else float.__repr__, distinct.tolist()))
+        )
     return coded.hidden_unless(~bad, "null") if some_bad else coded
 
 

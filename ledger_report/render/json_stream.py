@@ -34,11 +34,18 @@ from .workers import default_jobs, no_cyclic_gc
 # the writer's columns), spread here over twice the engine's batch; about 360 MB a worker at the peak.
 JSON_BATCH_ROWS = 2 * BATCH_ROWS
 
-_FORKED: tuple | None = None  # (configurations, rows per batch, output fd, turn, batches written), for the workers
+_FORKED: tuple | None = (
+    None  # (configurations, rows per batch, output fd, turn, batches written), for the workers
+)
 
 
-def write_configs(configs: Sequence[Any], out: Any, progress: Callable[[int], None], jobs: int | None = None,
-                  rows: int = JSON_BATCH_ROWS) -> None:
+def write_configs(
+    configs: Sequence[Any],
+    out: Any,
+    progress: Callable[[int], None],
+    jobs: int | None = None,
+    rows: int = JSON_BATCH_ROWS,
+) -> None:
     """Each configuration's document, ",\\n" between them, batch by batch (``rows`` a batch)."""
     batches = (len(configs) + rows - 1) // rows
     workers = min(default_jobs() if jobs is None else max(1, jobs), batches)
@@ -51,7 +58,9 @@ def write_configs(configs: Sequence[Any], out: Any, progress: Callable[[int], No
         _write_batch(_part(configs, k, rows), out, k == 0, progress)
 
 
-def _write_batch(part: Sequence[Any], out: Any, first: bool, progress: Callable[[int], None]) -> None:
+def _write_batch(
+    part: Sequence[Any], out: Any, first: bool, progress: Callable[[int], None]
+) -> None:
     """A batch's configurations (``part``) evaluated together and written (``write_batch``), the
     cyclic garbage collector paused meanwhile: a batch's arrays, lists and texts are many and in no
     cycle, and collections walking them were ~5 % of the time."""
@@ -76,7 +85,14 @@ def _can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
 
 
-def _in_workers(configs: Sequence[Any], fd: int, out: Any, progress: Callable[[int], None], workers: int, rows: int) -> None:
+def _in_workers(
+    configs: Sequence[Any],
+    fd: int,
+    out: Any,
+    progress: Callable[[int], None],
+    workers: int,
+    rows: int,
+) -> None:
     """Batch k computed by a worker, which writes it to ``fd`` when batch k - 1 is written (the
     turn passes in batch order); a batch that fails is done again here, after the batches before it."""
     global _FORKED
@@ -93,7 +109,9 @@ def _in_workers(configs: Sequence[Any], fd: int, out: Any, progress: Callable[[i
                 if not ok:
                     pool.terminate()  # the workers waiting for their turn
                     _write_batch(_part(configs, k, rows), out, k == 0, progress)
-                    raise RuntimeError(f"batch {k} failed in a worker but not here")  # pragma: no cover
+                    raise RuntimeError(
+                        f"batch {k} failed in a worker but not here"
+                    )  # pragma: no cover
                 progress(min(rows, len(configs) - k * rows))
     finally:
         _FORKED = None
@@ -109,12 +127,12 @@ class _Held:
 
     def write(self, data: bytes) -> None:
         end = self.size + len(data)
-        self.buffer[self.size:end] = data
+        self.buffer[self.size : end] = data
         self.size = end
 
     def written(self) -> memoryview:
         """What was written since the last call; the buffer is then free for the next batch."""
-        body, self.size = memoryview(self.buffer)[:self.size], 0
+        body, self.size = memoryview(self.buffer)[: self.size], 0
         return body
 
 
@@ -133,7 +151,9 @@ def _write_in_worker(k: int) -> bool:
     return _write_in_turn(_part(configs, k, rows), k, fd, turn, written)
 
 
-def _write_in_turn(part: Sequence[Any], k: int, fd: int, turn: Any, written: Any, held: _Held | None = None) -> bool:
+def _write_in_turn(
+    part: Sequence[Any], k: int, fd: int, turn: Any, written: Any, held: _Held | None = None
+) -> bool:
     """Batch ``k`` (its configurations ``part``) computed, then written to ``fd`` when the
     batches before it are; False (nothing written, the turn kept) where it fails."""
     held = held or _Held()
@@ -153,19 +173,32 @@ def _write_in_turn(part: Sequence[Any], k: int, fd: int, turn: Any, written: Any
 # -- a whole .csv file, read in the workers ------------------------------------------------------
 
 
-def write_file(path: str, out: Any, begin: Callable[[int], Callable[[int], None]], jobs: int | None = None,
-               rows: int = JSON_BATCH_ROWS) -> bool:
+def write_file(
+    path: str,
+    out: Any,
+    begin: Callable[[int], Callable[[int], None]],
+    jobs: int | None = None,
+    rows: int = JSON_BATCH_ROWS,
+) -> bool:
     """The documents of the .csv file's configurations, read and computed in forked workers:
     ``begin(rows in the file)`` is called once every row is read without a problem (it writes
     what comes before the documents and gives the progress callback).  False, with nothing
     written, where the file is not a .csv, one process is to do it, or a worker met a problem."""
     workers = default_jobs() if jobs is None else max(1, jobs)
     fd = _fileno(out)
-    if workers < 2 or fd is None or not _can_fork() or Path(path).suffix.lower() not in CSV_SUFFIXES:
+    if (
+        workers < 2
+        or fd is None
+        or not _can_fork()
+        or Path(path).suffix.lower() not in CSV_SUFFIXES
+    ):
         return False
     rows = _even_batches(path, rows, workers)
     ctx = multiprocessing.get_context("fork")
-    turn, written = ctx.Condition(), ctx.Value("q", 0, lock=False)  # batches written (guarded by turn)
+    turn, written = (
+        ctx.Condition(),
+        ctx.Value("q", 0, lock=False),
+    )  # batches written (guarded by turn)
     out.flush()
     links, procs = [], []
     gc.collect()
@@ -173,7 +206,13 @@ def write_file(path: str, out: Any, begin: Callable[[int], Callable[[int], None]
     try:
         for w in range(workers):
             here, there = ctx.Pipe()
-            procs.append(ctx.Process(target=_file_worker, args=(path, w, workers, rows, fd, turn, written, there), daemon=True))
+            procs.append(
+                ctx.Process(
+                    target=_file_worker,
+                    args=(path, w, workers, rows, fd, turn, written, there),
+                    daemon=True,
+                )
+            )
             procs[-1].start()
             there.close()
             links.append(here)
@@ -220,7 +259,9 @@ def _all_read(links: list) -> int | None:
     return sum(p[0] for p in parts) if good else None  # type: ignore[index]
 
 
-def _lead(path: str, out: Any, progress: Callable[[int], None], links: list, total: int, rows: int) -> None:
+def _lead(
+    path: str, out: Any, progress: Callable[[int], None], links: list, total: int, rows: int
+) -> None:
     """The workers' batches counted as they are written; a batch that fails is done again
     here (the batches before it written), where it raises as it always did."""
     out.flush()  # what ``begin`` wrote, before the workers write
@@ -261,14 +302,21 @@ def _redo(path: str, out: Any, k: int, rows: int, progress: Callable[[int], None
     raise RuntimeError(f"batch {k} failed in a worker but not here")  # pragma: no cover
 
 
-def _file_worker(path: str, w: int, workers: int, rows: int, fd: int, turn: Any, written: Any, link: Any) -> None:
+def _file_worker(
+    path: str, w: int, workers: int, rows: int, fd: int, turn: Any, written: Any, link: Any
+) -> None:
     """In a worker: the rows of batches w, w + workers, w + 2 workers... read and checked, and
     (how many, their names) sent, or None where there is a problem; then, told to go on, each
     batch written in its turn (a batch that fails: said once the batches before it are written)."""
     configs = PackedConfigs()
     try:
         with no_cyclic_gc():  # the rows read are many objects, in no cycle
-            read_configs(path, sink=configs.append, keep=lambda i: i // rows % workers == w, sink_columns=configs.extend_columns)
+            read_configs(
+                path,
+                sink=configs.append,
+                keep=lambda i: i // rows % workers == w,
+                sink_columns=configs.extend_columns,
+            )
     except Exception:
         link.send(None)
         return
@@ -278,11 +326,22 @@ def _file_worker(path: str, w: int, workers: int, rows: int, fd: int, turn: Any,
     if _received(link):
         try:
             _write_own(configs, w, workers, rows, fd, turn, written, link)
-        except Exception as exc:  # the output gone (a closed pipe) and the like: raised by the parent
+        except (
+            Exception
+        ) as exc:  # the output gone (a closed pipe) and the like: raised by the parent
             link.send(("raised", exc))
 
 
-def _write_own(configs: PackedConfigs, w: int, workers: int, rows: int, fd: int, turn: Any, written: Any, link: Any) -> None:
+def _write_own(
+    configs: PackedConfigs,
+    w: int,
+    workers: int,
+    rows: int,
+    fd: int,
+    turn: Any,
+    written: Any,
+    link: Any,
+) -> None:
     """A worker's batches (w, w + workers...) written in their turns, each said done; a batch that
     fails is said once the batches before it are written, and the worker stops."""
     held = _Held()

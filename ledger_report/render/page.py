@@ -34,7 +34,9 @@ COLUMNS = 3
 NARROW_COLUMNS = 4  # a table with more columns than this goes across the top of the page
 HEADER_SECTIONS = ("verdicts", "verdict_reasons")  # badges with their reasons, in the header
 COMPACT_SECTIONS = ("layout",)  # label-value pairs run together in the header
-NOTE_SECTIONS = ("check",)  # sections that lead the header's note line (the note, shortened to fit, follows)
+NOTE_SECTIONS = (
+    "check",
+)  # sections that lead the header's note line (the note, shortened to fit, follows)
 
 # Densities: the type stays 8 pt (the print minimum); what changes is the line height, the
 # spacing and how much of a long note is shown; at the densest (RUNS_DENSITY) a figure section's
@@ -45,7 +47,12 @@ RUNS_DENSITY = MAX_DENSITY
 RUN_ROWS = 5  # figures per run paragraph (the unit the columns are cut by)
 FONT_PT = 8.0
 LINE_HEIGHT = (1.14, 1.07, 1.0, 0.96)
-NOTE_MAX_EM = (360, 210, 110, 55)  # width of a note shown (units of _em; a line across the page is ~96)
+NOTE_MAX_EM = (
+    360,
+    210,
+    110,
+    55,
+)  # width of a note shown (units of _em; a line across the page is ~96)
 NOTE_MAX_LINES = (5, 3, 1, 1)
 NAME_MAX_CHARS = 240
 SUMMARY_NAME_MAX_CHARS = 30
@@ -72,12 +79,13 @@ HAIRLINE = 0.4
 
 
 def _luminance(colour: str) -> float:
-    r, g, b = (int(colour[k: k + 2], 16) for k in (1, 3, 5))
+    r, g, b = (int(colour[k : k + 2], 16) for k in (1, 3, 5))
     return 0.299 * r + 0.587 * g + 0.114 * b
 
 
 # --------------------------------------------------------------------------------------------
 # Text widths, for estimates only (the page is measured after layout)
+
 
 def _em(text: str) -> float:
     """Rough width of ``text`` in em of Noto Sans CJK: CJK and full-width characters 1 em, others
@@ -155,10 +163,25 @@ def page_data(index: int, lg: Ledger, lang: str) -> PageData:
     by_key = {s.key: s for s in secs}
     verdicts = []
     if HEADER_SECTIONS[0] in by_key:
-        reasons = {r.name: r.text for r in by_key[HEADER_SECTIONS[1]].rows} if HEADER_SECTIONS[1] in by_key else {}
+        reasons = (
+            {r.name: r.text for r in by_key[HEADER_SECTIONS[1]].rows}
+            if HEADER_SECTIONS[1] in by_key
+            else {}
+        )
         for r in by_key[HEADER_SECTIONS[0]].rows:
-            verdicts.append({"label": r.label, "text": r.text, "tone": r.tone or "none", "reason": reasons.get(r.name, "")})
-    compact = [{"title": by_key[k].title, "pairs": [(r.label, r.text) for r in by_key[k].rows]} for k in COMPACT_SECTIONS if k in by_key]
+            verdicts.append(
+                {
+                    "label": r.label,
+                    "text": r.text,
+                    "tone": r.tone or "none",
+                    "reason": reasons.get(r.name, ""),
+                }
+            )
+    compact = [
+        {"title": by_key[k].title, "pairs": [(r.label, r.text) for r in by_key[k].rows]}
+        for k in COMPACT_SECTIONS
+        if k in by_key
+    ]
     wide: list[dict[str, Any]] = []
     charts: list[dict[str, Any]] = []
     sections: list[dict[str, Any]] = []
@@ -178,7 +201,11 @@ def page_data(index: int, lg: Ledger, lang: str) -> PageData:
                 items += [_row_item(k, r) for r in s.rows]
             continue
         if s.kind == "table":
-            cols = [(name, head) for name, head in s.columns if name not in s.fixed and not _is_breakdown(s, name)]
+            cols = [
+                (name, head)
+                for name, head in s.columns
+                if name not in s.fixed and not _is_breakdown(s, name)
+            ]
             if len(s.columns) > NARROW_COLUMNS:
                 wide.append(_wide(s, cols))
                 continue
@@ -188,20 +215,40 @@ def page_data(index: int, lg: Ledger, lang: str) -> PageData:
             for ln in s.lines:
                 shown_keys.update(ln.keys.values())
                 if _is_zero(ln, [c for c, _h in cols]):
-                    nums = [ln.cells[c] for c, _h in cols if _numeric(ln.values.get(c)) and ln.values.get(c) is not None]
+                    nums = [
+                        ln.cells[c]
+                        for c, _h in cols
+                        if _numeric(ln.values.get(c)) and ln.values.get(c) is not None
+                    ]
                     zeros.append(f"{ln.label} {' '.join(nums)}".strip())
                     continue
                 f = "" if not ln.formula or _trivial(ln.formula) else ln.formula
-                items.append({"sec": k, "kind": "line", "label": ln.label, "cells": [ln.cells[c] for c, _h in cols], "formula": f})
+                items.append(
+                    {
+                        "sec": k,
+                        "kind": "line",
+                        "label": ln.label,
+                        "cells": [ln.cells[c] for c, _h in cols],
+                        "formula": f,
+                    }
+                )
             if zeros:
-                items.append({"sec": k, "kind": "zeros", "text": "; ".join(zeros) if lang == "en" else "；".join(zeros)})
+                items.append(
+                    {
+                        "sec": k,
+                        "kind": "zeros",
+                        "text": "; ".join(zeros) if lang == "en" else "；".join(zeros),
+                    }
+                )
             for r in s.rows:
                 items.append(_row_item(k, r))
             continue
         k = len(sections)
         sections.append({"title": s.title, "kind": "figures", "headers": []})
         for r in s.rows:
-            if r.key in shown_keys:  # shown earlier on the page (cost in compute and budget; activations in a table)
+            if (
+                r.key in shown_keys
+            ):  # shown earlier on the page (cost in compute and budget; activations in a table)
                 continue
             shown_keys.add(r.key)
             items.append(_row_item(k, r))
@@ -216,7 +263,12 @@ def page_data(index: int, lg: Ledger, lang: str) -> PageData:
     for it in items:
         last = runs[-1] if runs else None
         if it["kind"] == "row":
-            if last is not None and last["kind"] == "run" and last["sec"] == it["sec"] and len(last["pairs"]) < RUN_ROWS:
+            if (
+                last is not None
+                and last["kind"] == "run"
+                and last["sec"] == it["sec"]
+                and len(last["pairs"]) < RUN_ROWS
+            ):
                 last["pairs"].append(it)
             else:
                 runs.append({"sec": it["sec"], "kind": "run", "pairs": [it]})
@@ -225,9 +277,24 @@ def page_data(index: int, lg: Ledger, lang: str) -> PageData:
     for n, it in enumerate(runs):
         it["n"] = n
     colon, sep = (": ", "; ") if lang == "en" else ("：", "；")
-    lead = [f"{by_key[k].title} — " + sep.join(f"{r.label}{colon}{r.text}" for r in by_key[k].rows) for k in NOTE_SECTIONS if k in by_key]
-    data = PageData(index, str(lg.name), str(lg.config.get("notes") or ""), verdicts, compact, wide, charts, sections, items,
-                    runs=runs, lead=" · ".join(lead))
+    lead = [
+        f"{by_key[k].title} — " + sep.join(f"{r.label}{colon}{r.text}" for r in by_key[k].rows)
+        for k in NOTE_SECTIONS
+        if k in by_key
+    ]
+    data = PageData(
+        index,
+        str(lg.name),
+        str(lg.config.get("notes") or ""),
+        verdicts,
+        compact,
+        wide,
+        charts,
+        sections,
+        items,
+        runs=runs,
+        lead=" · ".join(lead),
+    )
     _estimate(data)
     return data
 
@@ -240,9 +307,20 @@ def _row_item(sec: int, r: view.Row) -> dict[str, Any]:
     """A figure's row: its label over two cells and its value in the last, or, where the value is
     too long for one cell (or has a GiB beside it), the label in one and the value in the others."""
     f = "" if not r.formula or _trivial(r.formula) else r.formula
-    sentence = r.unit in ("text", "") and _em(r.text) > LONG_TEXT_EM  # words or a breakdown: on a line of its own, wrapped
-    return {"sec": sec, "kind": "row", "label": r.label, "text": r.text, "gib": r.gib, "formula": f, "tone": r.tone,
-            "wide_value": bool(r.gib) or _em(r.text) > SHORT_VALUE_EM, "sentence": sentence}
+    sentence = (
+        r.unit in ("text", "") and _em(r.text) > LONG_TEXT_EM
+    )  # words or a breakdown: on a line of its own, wrapped
+    return {
+        "sec": sec,
+        "kind": "row",
+        "label": r.label,
+        "text": r.text,
+        "gib": r.gib,
+        "formula": f,
+        "tone": r.tone,
+        "wide_value": bool(r.gib) or _em(r.text) > SHORT_VALUE_EM,
+        "sentence": sentence,
+    }
 
 
 def _wide(s: view.ViewSection, cols: list[tuple[str, str]]) -> dict[str, Any]:
@@ -250,8 +328,17 @@ def _wide(s: view.ViewSection, cols: list[tuple[str, str]]) -> dict[str, Any]:
     return {
         "title": s.title,
         "headers": [{"text": h, "n": numeric[name]} for name, h in cols],
-        "lines": [{"label": ln.label, "cells": [{"text": ln.cells[name], "n": numeric[name]} for name, _h in cols]} for ln in s.lines],
-        "rows": [{"label": r.label, "text": r.text, "gib": r.gib, "formula": r.formula, "tone": r.tone} for r in s.rows],
+        "lines": [
+            {
+                "label": ln.label,
+                "cells": [{"text": ln.cells[name], "n": numeric[name]} for name, _h in cols],
+            }
+            for ln in s.lines
+        ],
+        "rows": [
+            {"label": r.label, "text": r.text, "gib": r.gib, "formula": r.formula, "tone": r.tone}
+            for r in s.rows
+        ],
         "span": len(cols) + 1,
     }
 
@@ -272,16 +359,34 @@ def _chart(s: view.ViewSection) -> dict[str, Any]:
     info: dict[str, view.Item] = {}
     neighbours: dict[str, set[str]] = {}
     for ln in s.lines:
-        segs = [it for it in ln.items.get(ch.items, []) if isinstance(it.value, (int, float)) and it.value > 0]
+        segs = [
+            it
+            for it in ln.items.get(ch.items, [])
+            if isinstance(it.value, (int, float)) and it.value > 0
+        ]
         for it in segs:
             if it.name not in info:
                 info[it.name] = it
                 order.append(it.name)
         total = ln.values.get("bytes_per_rank")  # the phase's total, as the engine sums its items
-        bars.append({"id": ln.id, "label": ln.label, "segs": segs, "sum": total if isinstance(total, (int, float)) else sum(it.value for it in segs),
-                     "total": ln.cells.get("bytes_per_rank", ""), "marked": ln.id == ch.mark})
-    limit = ch.limit.value if ch.limit is not None and isinstance(ch.limit.value, (int, float)) else None
-    peak = ch.peak.value if ch.peak is not None and isinstance(ch.peak.value, (int, float)) else None
+        bars.append(
+            {
+                "id": ln.id,
+                "label": ln.label,
+                "segs": segs,
+                "sum": total if isinstance(total, (int, float)) else sum(it.value for it in segs),
+                "total": ln.cells.get("bytes_per_rank", ""),
+                "marked": ln.id == ch.mark,
+            }
+        )
+    limit = (
+        ch.limit.value
+        if ch.limit is not None and isinstance(ch.limit.value, (int, float))
+        else None
+    )
+    peak = (
+        ch.peak.value if ch.peak is not None and isinstance(ch.peak.value, (int, float)) else None
+    )
     top = max([b["sum"] for b in bars] + [x for x in (limit, peak) if x] + [1]) * 1.02
     # Touching segments get different fills; so do segments with only slivers (narrower than
     # VISIBLE per cent of the bar, which the eye does not see) between them.
@@ -295,7 +400,15 @@ def _chart(s: view.ViewSection) -> dict[str, Any]:
     fill: dict[str, int] = {}
     for k, name in enumerate(order):
         taken = {fill[o] for o in neighbours.get(name, ()) if o in fill}
-        pick = next(j for j in [*(range(k % len(FILLS), len(FILLS))), *range(len(FILLS))] if j not in taken) if len(taken) < len(FILLS) else k % len(FILLS)
+        pick = (
+            next(
+                j
+                for j in [*(range(k % len(FILLS), len(FILLS))), *range(len(FILLS))]
+                if j not in taken
+            )
+            if len(taken) < len(FILLS)
+            else k % len(FILLS)
+        )
         fill[name] = pick
     code = {name: str(k + 1) for k, name in enumerate(order)}
     for b in bars:
@@ -304,9 +417,18 @@ def _chart(s: view.ViewSection) -> dict[str, Any]:
         for it in b["segs"]:
             w = it.value / top * 100
             bg, fg = FILLS[fill[it.name]]
-            out.append({"x": round(x, 3), "w": round(w, 3), "fill": fill[it.name], "bg": bg, "fg": fg, "code": code[it.name],
-                        "labelled": w >= 2.2 * len(code[it.name]) + 1.2,
-                        "drawn": w >= HAIRLINE})
+            out.append(
+                {
+                    "x": round(x, 3),
+                    "w": round(w, 3),
+                    "fill": fill[it.name],
+                    "bg": bg,
+                    "fg": fg,
+                    "code": code[it.name],
+                    "labelled": w >= 2.2 * len(code[it.name]) + 1.2,
+                    "drawn": w >= HAIRLINE,
+                }
+            )
             x += w
         b["segs"] = out
         b["peak_x"] = round(peak / top * 100, 3) if (b["marked"] and peak) else None
@@ -316,7 +438,17 @@ def _chart(s: view.ViewSection) -> dict[str, Any]:
         "limit_x": round(limit / top * 100, 3) if limit else None,
         "limit": {"label": ch.limit.label, "text": ch.limit.text} if ch.limit is not None else None,
         "peak": {"label": ch.peak.label, "text": ch.peak.text} if ch.peak is not None else None,
-        "legend": [{"code": code[n], "fill": fill[n], "bg": FILLS[fill[n]][0], "fg": FILLS[fill[n]][1], "label": info[n].label, "text": info[n].text} for n in order],
+        "legend": [
+            {
+                "code": code[n],
+                "fill": fill[n],
+                "bg": FILLS[fill[n]][0],
+                "fg": FILLS[fill[n]][1],
+                "label": info[n].label,
+                "text": info[n].text,
+            }
+            for n in order
+        ],
         "note": ch.note,
     }
 
@@ -332,14 +464,34 @@ def _estimate(d: PageData) -> None:
 
 
 def _item_lines(it: dict[str, Any], run_on: bool = False) -> float:
-    if it["kind"] == "note" and run_on:  # the densest layout runs the assumptions on in one paragraph
+    if (
+        it["kind"] == "note" and run_on
+    ):  # the densest layout runs the assumptions on in one paragraph
         return _em(it["text"]) / NOTE_EM + 0.05
     if it["kind"] == "run":
-        return _lines(" · ".join(" ".join(x for x in (r["label"], r["text"], r["gib"], r["formula"]) if x) for r in it["pairs"]), NOTE_EM) + 0.15
+        return (
+            _lines(
+                " · ".join(
+                    " ".join(x for x in (r["label"], r["text"], r["gib"], r["formula"]) if x)
+                    for r in it["pairs"]
+                ),
+                NOTE_EM,
+            )
+            + 0.15
+        )
     if it["kind"] == "row" and it.get("sentence"):
-        return max(_lines(it["label"], WIDE_LABEL_EM), 1) + _lines(it["text"], FORMULA_EM) + 0.1 + _lines(it["formula"], FORMULA_EM)
+        return (
+            max(_lines(it["label"], WIDE_LABEL_EM), 1)
+            + _lines(it["text"], FORMULA_EM)
+            + 0.1
+            + _lines(it["formula"], FORMULA_EM)
+        )
     if it["kind"] == "row":
-        return max(_lines(it["label"], LABEL_EM if it["wide_value"] else WIDE_LABEL_EM), 1) + 0.05 + _lines(it["formula"], FORMULA_EM)
+        return (
+            max(_lines(it["label"], LABEL_EM if it["wide_value"] else WIDE_LABEL_EM), 1)
+            + 0.05
+            + _lines(it["formula"], FORMULA_EM)
+        )
     if it["kind"] == "line":
         return max(_lines(it["label"], LINE_LABEL_EM), 1) + 0.05 + _lines(it["formula"], FORMULA_EM)
     if it["kind"] == "zeros":
@@ -348,17 +500,36 @@ def _item_lines(it: dict[str, Any], run_on: bool = False) -> float:
 
 
 def _estimate_rest(d: PageData) -> None:
-    d.est_over = [1.6 + (max(_lines(h, 7.0) for h in s["headers"]) if s["headers"] else 0) for s in d.sections]
+    d.est_over = [
+        1.6 + (max(_lines(h, 7.0) for h in s["headers"]) if s["headers"] else 0) for s in d.sections
+    ]
     header = 2.0 * min(_lines(d.name, FULL_EM / 1.35), 3) + 0.4
     if d.notes or d.lead:
         text = f"{d.lead} · {d.notes}" if d.lead else d.notes
         header += min(_lines(text, FULL_EM), NOTE_MAX_LINES[0], math.ceil(NOTE_MAX_EM[0] / FULL_EM))
     if d.verdicts:
-        header += max(_lines(f"{v['label']} {v['text']} {v['reason']}", FULL_EM / len(d.verdicts) - 1) for v in d.verdicts) + 0.5
+        header += (
+            max(
+                _lines(f"{v['label']} {v['text']} {v['reason']}", FULL_EM / len(d.verdicts) - 1)
+                for v in d.verdicts
+            )
+            + 0.5
+        )
     for c in d.compact:
         header += _lines(" ".join(f"{a} {b}  " for a, b in c["pairs"]), FULL_EM) + 0.2
-    left = sum(2.6 + len(w["lines"]) * 1.12 + sum(1.12 + _lines(r["formula"], FULL_EM * 0.62) for r in w["rows"]) for w in d.wide)
-    right = sum(5.0 + len(c["bars"]) * 1.45 + sum(_lines(e["label"], COL_EM * 0.7) for e in c["legend"]) + _lines(c["note"], COL_EM) for c in d.charts)
+    left = sum(
+        2.6
+        + len(w["lines"]) * 1.12
+        + sum(1.12 + _lines(r["formula"], FULL_EM * 0.62) for r in w["rows"])
+        for w in d.wide
+    )
+    right = sum(
+        5.0
+        + len(c["bars"]) * 1.45
+        + sum(_lines(e["label"], COL_EM * 0.7) for e in c["legend"])
+        + _lines(c["note"], COL_EM)
+        for c in d.charts
+    )
     d.est_top = (header + left + 0.5, header + right + 0.5)
 
 
@@ -372,8 +543,15 @@ def line_px(density: int) -> float:
     return FONT_PT * LINE_HEIGHT[density] / 0.75
 
 
-def distribute(heights: Sequence[float], secs: Sequence[int], over: Sequence[float], caps: Sequence[float],
-               balanced: bool = True, keep: bool = True, fill: float = 1.0) -> list[list[tuple[int, list[int]]]]:
+def distribute(
+    heights: Sequence[float],
+    secs: Sequence[int],
+    over: Sequence[float],
+    caps: Sequence[float],
+    balanced: bool = True,
+    keep: bool = True,
+    fill: float = 1.0,
+) -> list[list[tuple[int, list[int]]]]:
     """Cut the flow (items with their heights, each in a section with a heading overhead) into
     ``len(caps)`` columns, in order: each column a list of pieces ``(section, [item index])``.
     ``balanced``: fill each column to its share of the whole (in proportion to its height);
@@ -404,16 +582,25 @@ def distribute(heights: Sequence[float], secs: Sequence[int], over: Sequence[flo
     return cols
 
 
-def heights_of(cols: list[list[tuple[int, list[int]]]], heights: Sequence[float], over: Sequence[float]) -> list[float]:
+def heights_of(
+    cols: list[list[tuple[int, list[int]]]], heights: Sequence[float], over: Sequence[float]
+) -> list[float]:
     return [sum(over[s] + sum(heights[i] for i in idx) for s, idx in col) for col in cols]
 
 
-def cut(heights: Sequence[float], secs: Sequence[int], over: Sequence[float], caps: Sequence[float]):
+def cut(
+    heights: Sequence[float], secs: Sequence[int], over: Sequence[float], caps: Sequence[float]
+):
     """The first cut that fits every column: balanced, else each column but the last filled to
     :data:`CUT_ROOM` of its height (room for the estimate's errors), else to its height, else that
     without keeping a heading with two items; else the one whose last column overflows least."""
     best = None
-    for balanced, keep, fill in ((True, True, 1.0), (False, True, CUT_ROOM), (False, True, 1.0), (False, False, 1.0)):
+    for balanced, keep, fill in (
+        (True, True, 1.0),
+        (False, True, CUT_ROOM),
+        (False, True, 1.0),
+        (False, False, 1.0),
+    ):
         cols = distribute(heights, secs, over, caps, balanced=balanced, keep=keep, fill=fill)
         excess = max(h - c for h, c in zip(heights_of(cols, heights, over), caps))
         if excess <= -0.5:
@@ -423,7 +610,9 @@ def cut(heights: Sequence[float], secs: Sequence[int], over: Sequence[float], ca
     return best[1]
 
 
-_MARKER_SAMPLE = " [truncated: 999 characters shown of 9,999; the full note is in the JSON and the workbook]"
+_MARKER_SAMPLE = (
+    " [truncated: 999 characters shown of 9,999; the full note is in the JSON and the workbook]"
+)
 
 
 def note(text: str, density: int, lead: str = "") -> dict[str, Any]:
@@ -444,7 +633,7 @@ def _cut(text: str, density: int, taken: float) -> dict[str, Any]:
     lines = [ln for ln in lines if ln]
     keep = NOTE_MAX_LINES[density]
     if len(lines) > keep:
-        lines = lines[: keep - 1] + [" / ".join(lines[keep - 1:])]
+        lines = lines[: keep - 1] + [" / ".join(lines[keep - 1 :])]
     joined = "\n".join(lines)
     limit = max(NOTE_MAX_EM[density] - taken, 0)
     # the marker takes room too: a note that fits in the limit and the marker's room is shown whole
@@ -471,6 +660,7 @@ def clip(text: str, limit: int) -> tuple[str, bool]:
 def rank_order(ledgers: Sequence[Ledger]) -> list[int]:
     """Indices of the ledgers in the summary's order: by the spec's ``rank`` values in turn (False
     before True, smaller first, blank last), input order breaking ties (a stable order)."""
+
     def key(i: int):
         lg = ledgers[i]
         out: list[Any] = []
@@ -485,7 +675,11 @@ def rank_order(ledgers: Sequence[Ledger]) -> list[int]:
 def _summary_verdicts(lg: Ledger, lang: str) -> list[view.Row]:
     """The rows of the sections the spec puts beside the summary figures (the verdicts)."""
     spec = lg.model.spec
-    return [view.figure_row(lg, f, lang, False) for k in spec.summary_sections for f in spec.section(k).figures]
+    return [
+        view.figure_row(lg, f, lang, False)
+        for k in spec.summary_sections
+        for f in spec.section(k).figures
+    ]
 
 
 def summary_row(lg: Ledger, lang: str, rank: int) -> dict[str, Any]:
@@ -497,14 +691,22 @@ def summary_row(lg: Ledger, lang: str, rank: int) -> dict[str, Any]:
         "name": short,
         "flag": bool(flag and lg.values.get(flag)),
         "verdicts": [{"text": r.text, "tone": r.tone or "none"} for r in verdicts],
-        "cells": [{"text": r.text, "n": r.unit not in ("text", "bool")} for r in view.summary(lg, lang)],
+        "cells": [
+            {"text": r.text, "n": r.unit not in ("text", "bool")} for r in view.summary(lg, lang)
+        ],
     }
 
 
 def summary_headers(lg: Ledger, lang: str) -> dict[str, Any]:
     verdicts = [r.label for r in _summary_verdicts(lg, lang)]
     rows = view.summary(lg, lang)
-    return {"verdicts": verdicts, "cells": [{"text": r.label, "n": r.unit not in ("text", "bool"), "unit": _unit_class(r.unit)} for r in rows]}
+    return {
+        "verdicts": verdicts,
+        "cells": [
+            {"text": r.label, "n": r.unit not in ("text", "bool"), "unit": _unit_class(r.unit)}
+            for r in rows
+        ],
+    }
 
 
 def _unit_class(unit: str) -> str:

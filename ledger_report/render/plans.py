@@ -14,5 +14,10 @@ def plans_csv(doc: Mapping[str, Any]) -> bytes:
     w = csv.DictWriter(buf, fieldnames=list(COLUMN_NAMES), lineterminator="\n")
     w.writeheader()
     for p in doc["plans"]:
-        w.writerow({k: ("true" if v is True else "false" if v is False else v) for k, v in p["row"].items()})
+        w.writerow(
+            {
+                k: ("true" if v is True else "false" if v is False else v)
+                for k, v in p["row"].items()
+            }
+        )
     return buf.getvalue().encode("utf-8")

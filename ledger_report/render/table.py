@@ -13,7 +13,9 @@ from .view import ViewSection, assumptions, sections
 
 
 def _table(headers: list[str], rows: list[list[str]], align: str) -> list[str]:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    widths = [
+        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
+    ]
 
     def line(cells: list[str]) -> str:
         out = []
@@ -40,7 +42,9 @@ def _section(s: ViewSection) -> list[str]:
                 headers.append(head)
                 align += "r" if name in _RIGHT else "l"
         rows = []
-        named = next(iter(s.fixed)) if len(s.fixed) == 1 else None  # one id column: the line's label names it
+        named = (
+            next(iter(s.fixed)) if len(s.fixed) == 1 else None
+        )  # one id column: the line's label names it
         for ln in s.lines:
             cells = []
             for name, _head in s.columns:
@@ -76,56 +80,169 @@ def render_table(ledgers: Iterable[Any]) -> str:
 
 
 def render_gpus(gpus: dict) -> str:
-    rows = [[g.name, units.num(g.hbm_nominal_gb), f"{g.hbm_gb:.2f}", units.num(g.peak_tflops), "—" if g.fp8_tflops is None else units.num(g.fp8_tflops), units.num(g.hbm_tb_s),
-             units.num(g.host_link_gb_s), f"{g.interconnect} {units.num(g.interconnect_gb_s)}", units.num(g.network_gb_s),
-             units.num(g.gpus_per_node), units.num(g.host_gb), units.num(g.nvme_gb_s), f"{g.gemm_efficiency:.2f}"] for g in gpus.values()]
-    lines = _table(["name", "sold as GB", "usable GB", "BF16 TFLOP/s", "FP8 TFLOP/s", "HBM TB/s", "host GB/s", "interconnect GB/s", "network GB/s",
-                    "GPUs/node", "host GB/node", "NVMe GB/s", "GEMM eff."], rows, "lrrrrrrlrrrrr")
+    rows = [
+        [
+            g.name,
+            units.num(g.hbm_nominal_gb),
+            f"{g.hbm_gb:.2f}",
+            units.num(g.peak_tflops),
+            "—" if g.fp8_tflops is None else units.num(g.fp8_tflops),
+            units.num(g.hbm_tb_s),
+            units.num(g.host_link_gb_s),
+            f"{g.interconnect} {units.num(g.interconnect_gb_s)}",
+            units.num(g.network_gb_s),
+            units.num(g.gpus_per_node),
+            units.num(g.host_gb),
+            units.num(g.nvme_gb_s),
+            f"{g.gemm_efficiency:.2f}",
+        ]
+        for g in gpus.values()
+    ]
+    lines = _table(
+        [
+            "name",
+            "sold as GB",
+            "usable GB",
+            "BF16 TFLOP/s",
+            "FP8 TFLOP/s",
+            "HBM TB/s",
+            "host GB/s",
+            "interconnect GB/s",
+            "network GB/s",
+            "GPUs/node",
+            "host GB/node",
+            "NVMe GB/s",
+            "GEMM eff.",
+        ],
+        rows,
+        "lrrrrrrlrrrrr",
+    )
     lines.append("")
-    lines.append("GB = 10^9 bytes. usable: the device total CUDA reports (an \"80 GB\" part is 80 GiB, 79.11 GiB of it usable = 84.94 GB); fits compares the peak with it.")
+    lines.append(
+        'GB = 10^9 bytes. usable: the device total CUDA reports (an "80 GB" part is 80 GiB, 79.11 GiB of it usable = 84.94 GB); fits compares the peak with it.'
+    )
     lines.append("TFLOP/s dense (no sparsity). Sources: ledger-report gpus --json.")
     return "\n".join(lines)
 
 
 def render_models(rows: list[dict]) -> str:
     """The model catalogue: one line per model with its counted parameters (``ledger-report models``)."""
-    body = [[m["name"], m["model_type"], units.num(m["layers"]), units.num(m["hidden"]),
-             f"{m['experts']}/{m['topk']}" if m["experts"] else "dense",
-             f"{m['params_total']:,}", f"{m['params_mtp']:,}" if m["params_mtp"] else "", f"{m['params_active']:,}", m["note"]] for m in rows]
-    lines = _table(["name", "model_type", "layers", "hidden", "experts", "total params", "of which MTP", "active params", "note"], body, "llrrlrrrl")
+    body = [
+        [
+            m["name"],
+            m["model_type"],
+            units.num(m["layers"]),
+            units.num(m["hidden"]),
+            f"{m['experts']}/{m['topk']}" if m["experts"] else "dense",
+            f"{m['params_total']:,}",
+            f"{m['params_mtp']:,}" if m["params_mtp"] else "",
+            f"{m['params_active']:,}",
+            m["note"],
+        ]
+        for m in rows
+    ]
+    lines = _table(
+        [
+            "name",
+            "model_type",
+            "layers",
+            "hidden",
+            "experts",
+            "total params",
+            "of which MTP",
+            "active params",
+            "note",
+        ],
+        body,
+        "llrrlrrrl",
+    )
     lines.append("")
-    lines.append("total: every parameter the state counts (MTP modules included); active: per token, without MTP. "
-                 "Sources: ledger-report models --json.")
+    lines.append(
+        "total: every parameter the state counts (MTP modules included); active: per token, without MTP. "
+        "Sources: ledger-report models --json."
+    )
     return "\n".join(lines)
 
 
 def render_plans(doc: dict) -> str:
-    head = (f"{units.num(doc['candidates_evaluated'])} candidates evaluated, {units.num(doc['feasible'])} feasible, "
-            f"{units.num(doc['seconds'])} s")
+    head = (
+        f"{units.num(doc['candidates_evaluated'])} candidates evaluated, {units.num(doc['feasible'])} feasible, "
+        f"{units.num(doc['seconds'])} s"
+    )
     out = [head]
     for inp in doc.get("inputs", []):
         if inp.get("calibration"):
             c = inp["calibration"]
-            out.append(f"{inp['name']}: measured mfu {units.num(c['mfu'])} calibrates the model (matmul efficiency × {c['efficiency_scale']:.3f})")
+            out.append(
+                f"{inp['name']}: measured mfu {units.num(c['mfu'])} calibrates the model (matmul efficiency × {c['efficiency_scale']:.3f})"
+            )
         if not inp["plans"]:
             out.append(f"{inp['name']}: no plan: {inp['reason']}")
-            out.append("  excluded by: " + ", ".join(f"{k} {units.num(v)}" for k, v in inp.get("excluded_by", {}).items()))
+            out.append(
+                "  excluded by: "
+                + ", ".join(f"{k} {units.num(v)}" for k, v in inp.get("excluded_by", {}).items())
+            )
     out.append("")
-    out += _table(["#", "name", "gpu", "GPUs", "layout", "zero/recompute", "batch/memory", "peak", "step s", "days", "GPU-h", "cost", "beside compute"],
-                  [_plan_cells(p, str(p["rank"])) for p in doc["plans"]], "rllrlllrrrrrl")
+    out += _table(
+        [
+            "#",
+            "name",
+            "gpu",
+            "GPUs",
+            "layout",
+            "zero/recompute",
+            "batch/memory",
+            "peak",
+            "step s",
+            "days",
+            "GPU-h",
+            "cost",
+            "beside compute",
+        ],
+        [_plan_cells(p, str(p["rank"])) for p in doc["plans"]],
+        "rllrlllrrrrrl",
+    )
     if doc.get("pareto"):
         out += ["", "Pareto front (days against cost, fastest first):"]
-        out += _table(["", "name", "gpu", "GPUs", "layout", "zero/recompute", "batch/memory", "peak", "step s", "days", "GPU-h", "cost", "beside compute"],
-                      [_plan_cells(p, "") for p in doc["pareto"]], "rllrlllrrrrrl")
+        out += _table(
+            [
+                "",
+                "name",
+                "gpu",
+                "GPUs",
+                "layout",
+                "zero/recompute",
+                "batch/memory",
+                "peak",
+                "step s",
+                "days",
+                "GPU-h",
+                "cost",
+                "beside compute",
+            ],
+            [_plan_cells(p, "") for p in doc["pareto"]],
+            "rllrlllrrrrrl",
+        )
     return "\n".join(out)
 
 
 def _plan_cells(p: dict, rank: str) -> list[str]:
     r = p["row"]
     opt = r.get("optimizer_at")
-    return [rank, str(r.get("name", "")), str(r.get("gpu", "")), units.num(p["gpus"]),
-            f"dp{r.get('dp', 1)} tp{r.get('tp', 1)} pp{r.get('pp', 1)} cp{r.get('cp', 1)} ep{r.get('ep', 1)}",
-            f"z{r.get('zero', 0)} {r.get('recompute', 'none')}" + (" sp" if r.get("sequence_parallel") else ""),
-            f"mb{r.get('micro_batch', 1)} chunks{r.get('loss_chunks', 1)}" + (f" opt@{opt}" if opt else ""),
-            units.gb(p["peak_bytes_per_rank"]), f"{p['step_time_s']:.3g}", units.num(p["days"]), units.num(p["gpu_hours"]),
-            units.num(p["cost"]), p.get("why", "")]
+    return [
+        rank,
+        str(r.get("name", "")),
+        str(r.get("gpu", "")),
+        units.num(p["gpus"]),
+        f"dp{r.get('dp', 1)} tp{r.get('tp', 1)} pp{r.get('pp', 1)} cp{r.get('cp', 1)} ep{r.get('ep', 1)}",
+        f"z{r.get('zero', 0)} {r.get('recompute', 'none')}"
+        + (" sp" if r.get("sequence_parallel") else ""),
+        f"mb{r.get('micro_batch', 1)} chunks{r.get('loss_chunks', 1)}"
+        + (f" opt@{opt}" if opt else ""),
+        units.gb(p["peak_bytes_per_rank"]),
+        f"{p['step_time_s']:.3g}",
+        units.num(p["days"]),
+        units.num(p["gpu_hours"]),
+        units.num(p["cost"]),
+        p.get("why", ""),
+    ]

@@ -15,5 +15,7 @@ def template_csv() -> bytes:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=list(COLUMN_NAMES), lineterminator="\n")
     w.writeheader()
-    w.writerow({k: ("true" if v is True else "false" if v is False else v) for k, v in EXAMPLE_ROW.items()})
+    w.writerow(
+        {k: ("true" if v is True else "false" if v is False else v) for k, v in EXAMPLE_ROW.items()}
+    )
     return buf.getvalue().encode("utf-8")

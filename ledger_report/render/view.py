@@ -12,23 +12,33 @@ from typing import Any
 from ..engine import Ledger, plain
 from ..model import text as mtext
 from ..model import units
-from ..model.registry import BOOL, BPP, BYTES, COUNT, MONEY, PARAMS, TEXT
 from ..model.definitions.common import COUNTER_ZH, PARTS
 from ..model.definitions.phases import PHASES
 from ..model.definitions.stages import STAGE_ZH
+from ..model.registry import BOOL, BPP, BYTES, COUNT, MONEY, PARAMS, TEXT
 from ..report import Table
 
 # Enumerated values as each language shows them (the values themselves stay as the row gives them).
 WORDS = {
     "en": {True: "yes", False: "no", "whole": "whole", "sharded": "sharded"},
     "zh": {
-        True: "是", False: "否", "whole": "整份", "sharded": "分片",
-        "hbm": "显存", "host": "主机内存", "nvme": "NVMe",
-        "none": "无", "selective": "选择性", "full": "全量",
+        True: "是",
+        False: "否",
+        "whole": "整份",
+        "sharded": "分片",
+        "hbm": "显存",
+        "host": "主机内存",
+        "nvme": "NVMe",
+        "none": "无",
+        "selective": "选择性",
+        "full": "全量",
         **STAGE_ZH,  # the pipeline stages (only, first, middle, last)
-        "selective_op": "按算子选择性", "measured": "实测", "predicted": "预测",
+        "selective_op": "按算子选择性",
+        "measured": "实测",
+        "predicted": "预测",
         **COUNTER_ZH,  # the counter of a measured peak
-        "compute": "算力门", "memory": "显存门",
+        "compute": "算力门",
+        "memory": "显存门",
         **{p: zh for p, _en, zh in PARTS},  # the parts of a state
         **{p: zh for p, _en, zh, _items in PHASES},  # the peak's phase
     },
@@ -112,11 +122,21 @@ class ViewSection:
     rows: list[Row] = field(default_factory=list)
     columns: list[tuple[str, str]] = field(default_factory=list)  # (name, header)
     lines: list[Line] = field(default_factory=list)
-    fixed: frozenset[str] = frozenset()  # table columns whose cells are fixed values (ids the line's label names)
+    fixed: frozenset[str] = (
+        frozenset()
+    )  # table columns whose cells are fixed values (ids the line's label names)
     chart: Chart | None = None
 
 
-def _row(lg: Ledger, key: str, lang: str, formula: bool = False, expand: tuple[str, ...] = (), name: str = "", tone: str = "") -> Row:
+def _row(
+    lg: Ledger,
+    key: str,
+    lang: str,
+    formula: bool = False,
+    expand: tuple[str, ...] = (),
+    name: str = "",
+    tone: str = "",
+) -> Row:
     q = lg.model.registry[key]
     raw = lg.values[key]
     if lang == "zh" and q.unit == TEXT and f"{key}_zh" in lg.model.registry:
@@ -146,8 +166,19 @@ def sections(lg: Ledger, lang: str = "en", formulas: bool = True) -> list[ViewSe
     for sec in lg.model.spec.sections:
         title = sec.en if lang == "en" else sec.zh
         if isinstance(sec, Table):
-            vs = ViewSection(sec.key, title, "table", columns=[(c.name, c.en if lang == "en" else c.zh) for c in sec.columns],
-                             fixed=frozenset(c.name for c in sec.columns if all(not ln.cells[c.name].key and not ln.cells[c.name].items for ln in sec.lines)))
+            vs = ViewSection(
+                sec.key,
+                title,
+                "table",
+                columns=[(c.name, c.en if lang == "en" else c.zh) for c in sec.columns],
+                fixed=frozenset(
+                    c.name
+                    for c in sec.columns
+                    if all(
+                        not ln.cells[c.name].key and not ln.cells[c.name].items for ln in sec.lines
+                    )
+                ),
+            )
             for ln in sec.lines:
                 if ln.show and not v[ln.show]:
                     continue
@@ -157,8 +188,19 @@ def sections(lg: Ledger, lang: str = "en", formulas: bool = True) -> list[ViewSe
                     if cell.items:
                         vals = {n: plain(v[k], reg[k].unit) for n, k in cell.items}
                         values[c.name] = vals
-                        items[c.name] = [Item(n, k, _item_label(reg, k, lang), vals[n], show(vals[n], reg[k].unit, lang)) for n, k in cell.items]
-                        cells[c.name] = _row(lg, cell.text, lang).text  # the model's sentence of them
+                        items[c.name] = [
+                            Item(
+                                n,
+                                k,
+                                _item_label(reg, k, lang),
+                                vals[n],
+                                show(vals[n], reg[k].unit, lang),
+                            )
+                            for n, k in cell.items
+                        ]
+                        cells[c.name] = _row(
+                            lg, cell.text, lang
+                        ).text  # the model's sentence of them
                         continue
                     if cell.key:
                         unit = reg[cell.key].unit
@@ -172,24 +214,41 @@ def sections(lg: Ledger, lang: str = "en", formulas: bool = True) -> list[ViewSe
                         cells[c.name] = show(val, c.unit or unit, lang)
                 f = ""
                 if formulas and ln.formula and v[ln.formula] is not None:
-                    expand = tuple(k for k in (ln.formula.replace("_bytes", "_params_on_rank"),) if k in reg)
+                    expand = tuple(
+                        k for k in (ln.formula.replace("_bytes", "_params_on_rank"),) if k in reg
+                    )
                     f = mtext.render(reg, ln.formula, v, lang, frozenset(expand))
                 keys = {name: cell.key for name, cell in ln.cells.items() if cell.key}
-                vs.lines.append(Line(ln.id, ln.en if lang == "en" else ln.zh, cells, values, f, items, keys))
-            vs.rows = [figure_row(lg, f, lang, formulas) for f in sec.total if f.pages and (not f.show or v[f.show])]
+                vs.lines.append(
+                    Line(ln.id, ln.en if lang == "en" else ln.zh, cells, values, f, items, keys)
+                )
+            vs.rows = [
+                figure_row(lg, f, lang, formulas)
+                for f in sec.total
+                if f.pages and (not f.show or v[f.show])
+            ]
             if sec.bars is not None:
                 ch = sec.bars
                 note = ""
                 if ch.note and v[ch.note + "_shown"]:
                     note = v[ch.note + ("" if lang == "en" else "_zh")]
-                vs.chart = Chart(ch.items, _row(lg, ch.limit, lang) if ch.limit else None,
-                                 str(v[ch.mark]) if ch.mark and v[ch.mark] is not None else None,
-                                 _row(lg, ch.peak, lang) if ch.peak else None, note, ch.note)
+                vs.chart = Chart(
+                    ch.items,
+                    _row(lg, ch.limit, lang) if ch.limit else None,
+                    str(v[ch.mark]) if ch.mark and v[ch.mark] is not None else None,
+                    _row(lg, ch.peak, lang) if ch.peak else None,
+                    note,
+                    ch.note,
+                )
             out.append(vs)
             continue
         if sec.show and not v[sec.show]:
             continue
-        rows = [figure_row(lg, f, lang, formulas) for f in sec.figures if f.pages and (not f.show or v[f.show])]
+        rows = [
+            figure_row(lg, f, lang, formulas)
+            for f in sec.figures
+            if f.pages and (not f.show or v[f.show])
+        ]
         out.append(ViewSection(sec.key, title, "figures", rows=rows))
     return out
 

@@ -91,8 +91,11 @@ import xlsxwriter
 from xlsxwriter.utility import xl_cell_to_rowcol, xl_col_to_name
 
 from ..config import BOOL as K_BOOL
-from ..config import COLUMN_NAMES, COLUMNS, COUNT as K_COUNT, ENUM as K_ENUM, FLOAT as K_FLOAT, INT as K_INT
-from ..config import Column, Config, default_text
+from ..config import COLUMN_NAMES, COLUMNS, Column, Config, default_text
+from ..config import COUNT as K_COUNT
+from ..config import ENUM as K_ENUM
+from ..config import FLOAT as K_FLOAT
+from ..config import INT as K_INT
 from ..model import formula as fx
 from ..model import registry as R
 from ..model.definitions import REGISTRY
@@ -126,12 +129,24 @@ LEDGER = "Ledger"  # the one print sheet with a dropdown, above MAX_PRINT_SHEETS
 HELP = "Help"
 BUDGET = "Budget"
 DTYPES, MOMENTS, OPTIMIZERS, GPUS, LISTS = "Dtypes", "Moments", "Optimizers", "GPUs", "Lists"
-RESERVED_TITLES = (SUMMARY, INPUTS, LEDGERS, LEDGER, BUDGET, HELP, *TABLE_SHEETS.values(), LISTS, "History")
+RESERVED_TITLES = (
+    SUMMARY,
+    INPUTS,
+    LEDGERS,
+    LEDGER,
+    BUDGET,
+    HELP,
+    *TABLE_SHEETS.values(),
+    LISTS,
+    "History",
+)
 LANGS = ("en", "zh")
 
 MAX_PRINT_SHEETS = 50
 CHART_MAX = 50  # configurations shown in the Summary and Budget charts
-SUMMARY_ROWS_PER_PAGE = 30  # the Summary prints on ceil(n / 30) pages (one page wide, its header repeated)
+SUMMARY_ROWS_PER_PAGE = (
+    30  # the Summary prints on ceil(n / 30) pages (one page wide, its header repeated)
+)
 NO_PRINT_ROW = 1048576  # the one empty cell that is the print area of a sheet left out of the print
 INPUT_FIRST_ROW = 2  # Inputs: row 1 is the header
 LEDGER_FIRST_ROW = 3  # Ledgers: row 1 the key, row 2 the label and unit
@@ -185,29 +200,69 @@ _UNIT_FORMATS = {
     R.GBPS: "#,##0.##",
 }
 # ... and as the report sheets show them (bytes in GB)
-_SHOW_FORMATS = dict(_UNIT_FORMATS, **{
-    R.BYTES: F_GB, R.DAYS: F_DAYS, R.HOURS: F_INT, R.NODE_HOURS: F_INT, R.TOKENS_PER_S: F_INT, R.TB: "#,##0.##",
-})
+_SHOW_FORMATS = dict(
+    _UNIT_FORMATS,
+    **{
+        R.BYTES: F_GB,
+        R.DAYS: F_DAYS,
+        R.HOURS: F_INT,
+        R.NODE_HOURS: F_INT,
+        R.TOKENS_PER_S: F_INT,
+        R.TB: "#,##0.##",
+    },
+)
 # The unit a report cell's number is in, by registry unit (none: a plain number, text, a truth value;
 # a cost's unit is the row's currency, a formula).
 _UNIT_WORDS = {
-    "en": {R.BYTES: "GB", R.PARAMS: "params", R.FLOPS: "FLOPs", R.BPP: "B/param", R.SECONDS: "s", R.DAYS: "days",
-           R.TOKENS: "tokens", R.TOKENS_PER_S: "tokens/s", R.TFLOPS: "TFLOP/s", R.GB: "GB", R.HOURS: "GPU-h",
-           R.NODE_HOURS: "node-h", R.GBPS: "GB/s", R.TB: "TB"},
-    "zh": {R.BYTES: "GB", R.PARAMS: "参数", R.FLOPS: "FLOPs", R.BPP: "字节/参数", R.SECONDS: "秒", R.DAYS: "天",
-           R.TOKENS: "token", R.TOKENS_PER_S: "token/秒", R.TFLOPS: "TFLOP/s", R.GB: "GB", R.HOURS: "GPU 小时",
-           R.NODE_HOURS: "节点小时", R.GBPS: "GB/s", R.TB: "TB"},
+    "en": {
+        R.BYTES: "GB",
+        R.PARAMS: "params",
+        R.FLOPS: "FLOPs",
+        R.BPP: "B/param",
+        R.SECONDS: "s",
+        R.DAYS: "days",
+        R.TOKENS: "tokens",
+        R.TOKENS_PER_S: "tokens/s",
+        R.TFLOPS: "TFLOP/s",
+        R.GB: "GB",
+        R.HOURS: "GPU-h",
+        R.NODE_HOURS: "node-h",
+        R.GBPS: "GB/s",
+        R.TB: "TB",
+    },
+    "zh": {
+        R.BYTES: "GB",
+        R.PARAMS: "参数",
+        R.FLOPS: "FLOPs",
+        R.BPP: "字节/参数",
+        R.SECONDS: "秒",
+        R.DAYS: "天",
+        R.TOKENS: "token",
+        R.TOKENS_PER_S: "token/秒",
+        R.TFLOPS: "TFLOP/s",
+        R.GB: "GB",
+        R.HOURS: "GPU 小时",
+        R.NODE_HOURS: "节点小时",
+        R.GBPS: "GB/s",
+        R.TB: "TB",
+    },
 }
 # Printing.
-_MARGINS = {"left": 0.4, "right": 0.4, "top": 0.75, "bottom": 0.6}  # inches; the header sits in the top 0.75
+_MARGINS = {
+    "left": 0.4,
+    "right": 0.4,
+    "top": 0.75,
+    "bottom": 0.6,
+}  # inches; the header sits in the top 0.75
 _HEADER_MARGIN = 0.3
 _CHART_ROWS = 24  # rows of 15 points under a chart 12 cm tall
 _SUMMARY_CHECK_WIDTH = 48
 _NAME_SPAN = 16  # print sheets: grid columns of the configuration's name (row 2)
 _PANE_WIDTH = 14  # grid columns of a figure column (label 8, value 4, unit 2)
 CHOSEN_CELL = (10, 14)  # the one Ledger sheet: row 3, the chosen name's first grid column and width
-CHOSEN_ROW_REF = f"${xl_col_to_name(CHOSEN_CELL[0] + CHOSEN_CELL[1])}$3"  # the chosen row within Ledgers (MATCH)
-
+CHOSEN_ROW_REF = (
+    f"${xl_col_to_name(CHOSEN_CELL[0] + CHOSEN_CELL[1])}$3"  # the chosen row within Ledgers (MATCH)
+)
 
 
 # ------------------------------------------------------------------------------------------
@@ -369,12 +424,33 @@ class _Book:
         return self.wb.add_worksheet(title)
 
     # styles ---------------------------------------------------------------------------------
-    def style(self, *, fmt: str = F_GENERAL, bold: bool = False, fill: str | None = None,
-              font_color: str | None = None, quote: bool = False, wrap: bool = False,
-              size: float | None = None, italic: bool = False, align: str | None = None, top: bool = False):
+    def style(
+        self,
+        *,
+        fmt: str = F_GENERAL,
+        bold: bool = False,
+        fill: str | None = None,
+        font_color: str | None = None,
+        quote: bool = False,
+        wrap: bool = False,
+        size: float | None = None,
+        italic: bool = False,
+        align: str | None = None,
+        top: bool = False,
+    ):
         """The (cached) cell format for these looks; ``None`` for none at all."""
-        looks = dict(fmt=fmt, bold=bold, fill=fill, font_color=font_color, quote=quote, wrap=wrap,
-                     size=size, italic=italic, align=align, top=top)
+        looks = dict(
+            fmt=fmt,
+            bold=bold,
+            fill=fill,
+            font_color=font_color,
+            quote=quote,
+            wrap=wrap,
+            size=size,
+            italic=italic,
+            align=align,
+            top=top,
+        )
         key = tuple(looks.values())
         if key in self._formats:
             return self._formats[key]
@@ -499,10 +575,14 @@ def check_text(s: str, where: str) -> str:
     """Text a cell can hold: no control characters, at most 32,767 characters (XlsxWriter would
     escape or truncate)."""
     if len(s) > MAX_TEXT_CHARS:
-        raise ValueError(f"{where}: text of {len(s):,} characters is over a cell's {MAX_TEXT_CHARS:,}")
+        raise ValueError(
+            f"{where}: text of {len(s):,} characters is over a cell's {MAX_TEXT_CHARS:,}"
+        )
     bad = _ILLEGAL_XML.search(s)
     if bad:
-        raise ValueError(f"{where}: text holds the character U+{ord(bad.group()):04X}, which a workbook cannot store")
+        raise ValueError(
+            f"{where}: text holds the character U+{ord(bad.group()):04X}, which a workbook cannot store"
+        )
     return s
 
 
@@ -534,8 +614,10 @@ QUANTITY_LETTERS: dict[str, str] = _quantity_letters(REGISTRY)  # the default mo
 def _table_specs(t: Any = None) -> list[tuple[str, str, list[str]]]:
     """(table, sheet, fields) of the lookup sheets, in sheet order."""
     t = tables() if t is None else t
-    return [(name, sheet, list(GPU_FIELDS) if name == "gpu" else list(next(iter(t[name].values()))))
-            for name, sheet in TABLE_SHEETS.items()]
+    return [
+        (name, sheet, list(GPU_FIELDS) if name == "gpu" else list(next(iter(t[name].values()))))
+        for name, sheet in TABLE_SHEETS.items()
+    ]
 
 
 def _name(table: str, field: str | None) -> str:
@@ -571,7 +653,11 @@ def _help_text(col: Column) -> str:
     lines = [col.help_en, col.help_zh]
     if col.unit:
         lines.append(f"unit: {col.unit}")
-    lines.append(f"default: {col.default}" if col.default else ("required" if col.required else "default: empty"))
+    lines.append(
+        f"default: {col.default}"
+        if col.default
+        else ("required" if col.required else "default: empty")
+    )
     if col.choices:
         lines.append("choices: " + ", ".join(col.choices))
     elif col.name == "gpu":
@@ -603,11 +689,17 @@ def _write_inputs(book: _Book, ws, configs: list[Config], dropdown_rows: int) ->
     text_in = book.style(fill=_INPUT_FILL, font_color=_INPUT_FONT, quote=True)
     num_in = book.style(fill=_INPUT_FILL, font_color=_INPUT_FONT, fmt=F_GENERAL)
     count_in = book.style(fill=_INPUT_FILL, font_color=_INPUT_FONT, fmt=F_INT)
-    empty_in = book.style(fill=_INPUT_FILL, font_color=_INPUT_FONT)  # the empty cells look like inputs too
+    empty_in = book.style(
+        fill=_INPUT_FILL, font_color=_INPUT_FONT
+    )  # the empty cells look like inputs too
     for j, col in enumerate(COLUMNS, start=1):
         book.label(ws, 1, j, col.name, head)
-        _ok(ws.write_comment(0, j - 1, _help_text(col), {"author": "ledger-report", "width": 320, "height": 150}),
-            f"{INPUTS}!{INPUT_LETTERS[col.name]}1 (comment)")
+        _ok(
+            ws.write_comment(
+                0, j - 1, _help_text(col), {"author": "ledger-report", "width": 320, "height": 150}
+            ),
+            f"{INPUTS}!{INPUT_LETTERS[col.name]}1 (comment)",
+        )
         width = 24 if col.name in ("name", "notes") else max(10, len(col.name) + 3)
         ws.set_column(j - 1, j - 1, width, empty_in)
     # the rows, as values: text always a text cell, blank stays blank (the default is resolved
@@ -631,29 +723,51 @@ def _write_inputs(book: _Book, ws, configs: list[Config], dropdown_rows: int) ->
         bounds = _help_text(col).splitlines()[-1]
         rule: dict[str, Any] | None = None
         if col.kind == K_ENUM:
-            rule = {"validate": "list", "source": "=" + _enum_source(col),
-                    "error_title": col.name, "error_message": f"{col.name}: choose one of the list (see the Help sheet)"}
-            if col.name == "gpu":  # a GPU outside the catalogue is allowed with hbm_gb and peak_tflops
-                rule.update(error_type="warning", error_message="gpu: not in the GPUs sheet; give hbm_gb and peak_tflops to describe it")
+            rule = {
+                "validate": "list",
+                "source": "=" + _enum_source(col),
+                "error_title": col.name,
+                "error_message": f"{col.name}: choose one of the list (see the Help sheet)",
+            }
+            if (
+                col.name == "gpu"
+            ):  # a GPU outside the catalogue is allowed with hbm_gb and peak_tflops
+                rule.update(
+                    error_type="warning",
+                    error_message="gpu: not in the GPUs sheet; give hbm_gb and peak_tflops to describe it",
+                )
         elif col.kind == K_COUNT:
             # not "decimal": Excel would refuse 35B, which the reader accepts (README, Inputs)
-            rule = {"validate": "custom", "value": _count_rule(col, INPUT_LETTERS[col.name]), "error_type": "warning",
-                    "error_title": col.name,
-                    "error_message": f"{col.name}: a number ({bounds}) or a count such as 8.19e9, 35B, 5T, 350M, 7K"}
+            rule = {
+                "validate": "custom",
+                "value": _count_rule(col, INPUT_LETTERS[col.name]),
+                "error_type": "warning",
+                "error_title": col.name,
+                "error_message": f"{col.name}: a number ({bounds}) or a count such as 8.19e9, 35B, 5T, 350M, 7K",
+            }
         elif col.kind in (K_INT, K_FLOAT) and (col.minimum is not None or col.maximum is not None):
             kind = "integer" if col.kind == K_INT else "decimal"
             lo = col.minimum if col.minimum is not None else -1e307
             hi = col.maximum if col.maximum is not None else 1e307
             if col.min_exclusive:
                 lo = lo + (1e-9 if kind == "decimal" else 1)
-            rule = {"validate": kind, "criteria": "between", "minimum": fx.number(lo), "maximum": fx.number(hi),
-                    "error_type": "warning", "error_title": col.name,
-                    "error_message": f"{col.name}: expected a number, {bounds}"}
+            rule = {
+                "validate": kind,
+                "criteria": "between",
+                "minimum": fx.number(lo),
+                "maximum": fx.number(hi),
+                "error_type": "warning",
+                "error_title": col.name,
+                "error_message": f"{col.name}: expected a number, {bounds}",
+            }
         elif col.kind == K_BOOL:
             rule = {"validate": "list", "source": ["TRUE", "FALSE"], "error_type": "warning"}
         if rule is not None:
             rule.update(ignore_blank=True, show_error=True)
-            _ok(ws.data_validation(first, j, last, j, rule), f"{INPUTS}: the validation of {col.name}")
+            _ok(
+                ws.data_validation(first, j, last, j, rule),
+                f"{INPUTS}: the validation of {col.name}",
+            )
 
 
 # ------------------------------------------------------------------------------------------
@@ -763,27 +877,48 @@ class _Report:
             elif mode == "absolute":
                 q = {k: f"{LEDGERS}!${l}$" for k, l in self.letters.items()}
             else:
-                q = {k: f"INDEX({LEDGERS}!${l}${LEDGER_FIRST_ROW}:${l}${self.last},{CHOSEN_ROW_REF})"
-                     for k, l in self.letters.items()}
+                q = {
+                    k: f"INDEX({LEDGERS}!${l}${LEDGER_FIRST_ROW}:${l}${self.last},{CHOSEN_ROW_REF})"
+                    for k, l in self.letters.items()
+                }
             self._layouts[mode] = fx.Layout(INPUTS, INPUT_LETTERS, q, self.table_refs)
         return self._layouts[mode]
 
-    def compiled(self, mode: str, ident: tuple, build: Callable[[], Expr]) -> tuple[Expr, fx.Template]:
+    def compiled(
+        self, mode: str, ident: tuple, build: Callable[[], Expr]
+    ) -> tuple[Expr, fx.Template]:
         hit = self._compiled.get((mode, ident))
         if hit is None:
             e = build()
-            hit = self._compiled[(mode, ident)] = (e, fx.compile_expression(self.reg, e, self.layout(mode), str(ident[0])))
+            hit = self._compiled[(mode, ident)] = (
+                e,
+                fx.compile_expression(self.reg, e, self.layout(mode), str(ident[0])),
+            )
         return hit
 
-    def formula(self, mode: str, ident: tuple, build: Callable[[], Expr], i: int | None) -> tuple[str, Any]:
+    def formula(
+        self, mode: str, ident: tuple, build: Callable[[], Expr], i: int | None
+    ) -> tuple[str, Any]:
         """(formula text, cached value) of a display expression for configuration ``i`` (None: the
         chosen row, cached as the first configuration, which the dropdown starts on)."""
         e, t = self.compiled(mode, ident, build)
         lg = self.ledgers[i or 0]
         row = "" if mode == "chosen" else str(LEDGER_FIRST_ROW + (i or 0))
-        return t.text.replace(fx.LEDGER_ROW, row), eval_scalar(e, lg.config.values, lg.values, self.tables)
+        return t.text.replace(fx.LEDGER_ROW, row), eval_scalar(
+            e, lg.config.values, lg.values, self.tables
+        )
 
-    def write(self, ws, r: int, c: int, mode: str, ident: tuple, build: Callable[[], Expr], i: int | None, style=None) -> Any:
+    def write(
+        self,
+        ws,
+        r: int,
+        c: int,
+        mode: str,
+        ident: tuple,
+        build: Callable[[], Expr],
+        i: int | None,
+        style=None,
+    ) -> Any:
         text, cached = self.formula(mode, ident, build, i)
         self.book.formula(ws, r, c, text, cached, style)
         return cached
@@ -814,7 +949,14 @@ class _Report:
             book.label(ws, 1, j, q.key, head)
             book.label(ws, 2, j, f"{q.en if self.lang == 'en' else q.zh} [{q.unit}]", sub)
             ws.set_column(j - 1, j - 1, max(12, min(28, len(q.key) + 2)))
-            columns.append((j - 1, templates[q.key], book.style(fmt=_UNIT_FORMATS.get(q.unit, F_GENERAL)), q.key))
+            columns.append(
+                (
+                    j - 1,
+                    templates[q.key],
+                    book.style(fmt=_UNIT_FORMATS.get(q.unit, F_GENERAL)),
+                    q.key,
+                )
+            )
         ws.set_row(1, 45)
         ws.freeze_panes(LEDGER_FIRST_ROW - 1, 1)
         # the hot loop (some 550 formulas a configuration): XlsxWriter's calls directly, one check per row
@@ -825,20 +967,49 @@ class _Report:
             values = led.values
             status = write(r0, 0, f"={INPUTS}!A{in_row}", None, _cached(led.config.name))
             for c0, template, style, key in columns:
-                status |= write(r0, c0, "=" + template.fill(in_row, led_row), style, _cached(values[key]))
+                status |= write(
+                    r0, c0, "=" + template.fill(in_row, led_row), style, _cached(values[key])
+                )
             _ok(status, f"{LEDGERS} row {led_row}")
         # the check column turns red where the row breaks a rule, amber for a warning
         c0 = _col_index(self.letters[self.spec.check]) - 1
         ok = self.letters[self.spec.check_ok]
-        self.check_format(ws, LEDGER_FIRST_ROW - 1, c0, self.last - 1, f"=${ok}{LEDGER_FIRST_ROW}=FALSE",
-                          f"=LEN(${self.letters[self.spec.check]}{LEDGER_FIRST_ROW})>0")
+        self.check_format(
+            ws,
+            LEDGER_FIRST_ROW - 1,
+            c0,
+            self.last - 1,
+            f"=${ok}{LEDGER_FIRST_ROW}=FALSE",
+            f"=LEN(${self.letters[self.spec.check]}{LEDGER_FIRST_ROW})>0",
+        )
 
     def check_format(self, ws, r0: int, c0: int, r1: int, bad: str, warn: str) -> None:
         """Red where ``bad`` holds (a broken rule), else amber where ``warn`` does (a warning)."""
-        _ok(ws.conditional_format(r0, c0, r1, c0, {"type": "formula", "criteria": bad, "format": self.book.fill(_BAD_FILL),
-                                                   "stop_if_true": True}), f"{ws.get_name()}: the check format")
-        _ok(ws.conditional_format(r0, c0, r1, c0, {"type": "formula", "criteria": warn, "format": self.book.fill(_WARN_FILL)}),
-            f"{ws.get_name()}: the check format")
+        _ok(
+            ws.conditional_format(
+                r0,
+                c0,
+                r1,
+                c0,
+                {
+                    "type": "formula",
+                    "criteria": bad,
+                    "format": self.book.fill(_BAD_FILL),
+                    "stop_if_true": True,
+                },
+            ),
+            f"{ws.get_name()}: the check format",
+        )
+        _ok(
+            ws.conditional_format(
+                r0,
+                c0,
+                r1,
+                c0,
+                {"type": "formula", "criteria": warn, "format": self.book.fill(_WARN_FILL)},
+            ),
+            f"{ws.get_name()}: the check format",
+        )
 
     # Summary ------------------------------------------------------------------------------
 
@@ -856,7 +1027,9 @@ class _Report:
             unit = self.reg[key].unit
             wrap = key == self.spec.check
             cols.append((j, key, book.style(fmt=self.fmt(key), wrap=wrap, top=True)))
-            ws.set_column(j - 1, j - 1, _SUMMARY_CHECK_WIDTH if wrap else (14 if unit == R.TEXT else 11))
+            ws.set_column(
+                j - 1, j - 1, _SUMMARY_CHECK_WIDTH if wrap else (14 if unit == R.TEXT else 11)
+            )
         table_last_col = 1 + len(keys)  # 1-based
         # chart data, right of the table: the spec's memory chart, per configuration
         chart = self.spec.chart("memory")
@@ -879,25 +1052,58 @@ class _Report:
         name_style = book.style(bold=True, top=True)
         for i in range(n):
             r = first + i
-            book.formula(ws, r, 1, self.name_ref("relative", i), self.ledgers[i].config.name, name_style)
+            book.formula(
+                ws, r, 1, self.name_ref("relative", i), self.ledgers[i].config.name, name_style
+            )
             for j, key, style in cols:
-                got = self.write(ws, r, j, "relative", ("word", key), lambda key=key: self.shown(key, _words(self.lang)), i, style)
+                got = self.write(
+                    ws,
+                    r,
+                    j,
+                    "relative",
+                    ("word", key),
+                    lambda key=key: self.shown(key, _words(self.lang)),
+                    i,
+                    style,
+                )
                 if j == check_col and got:
                     ws.set_row(r - 1, 15 * _lines(str(got), _SUMMARY_CHECK_WIDTH))
         # colours: a row whose verdicts say no (the model's flag), the check cell of a row that
         # breaks a rule (red) or has a warning (amber)
-        _ok(ws.conditional_format(first - 1, 0, last - 1, table_last_col - 1,
-                                  {"type": "formula", "criteria": f"={self.flag_ref(self.spec.flag)}=TRUE",
-                                   "format": book.fill(_FLAG_FILL)}), f"{SUMMARY}: the verdict format")
-        self.check_format(ws, first - 1, check_col - 1, last - 1, f"={self.flag_ref(self.spec.check_ok)}=FALSE",
-                          f"=LEN(${_letter(check_col)}{first})>0")
+        _ok(
+            ws.conditional_format(
+                first - 1,
+                0,
+                last - 1,
+                table_last_col - 1,
+                {
+                    "type": "formula",
+                    "criteria": f"={self.flag_ref(self.spec.flag)}=TRUE",
+                    "format": book.fill(_FLAG_FILL),
+                },
+            ),
+            f"{SUMMARY}: the verdict format",
+        )
+        self.check_format(
+            ws,
+            first - 1,
+            check_col - 1,
+            last - 1,
+            f"={self.flag_ref(self.spec.check_ok)}=FALSE",
+            f"=LEN(${_letter(check_col)}{first})>0",
+        )
         # printing: the table (and the chart below it), one page wide, the header row repeated
         ws.set_landscape()
         ws.set_paper(9)  # A4
         ws.repeat_rows(0)
         ws.set_margins(**_MARGINS)
-        ws.set_header("&C&11 " + _header_escape(self.t("ledger-report: summary", "ledger-report：汇总")), margin=_HEADER_MARGIN)
-        ws.set_footer("&L&8 " + _header_escape(self.footer()) + "&R&8 &P / &N", margin=_HEADER_MARGIN)
+        ws.set_header(
+            "&C&11 " + _header_escape(self.t("ledger-report: summary", "ledger-report：汇总")),
+            margin=_HEADER_MARGIN,
+        )
+        ws.set_footer(
+            "&L&8 " + _header_escape(self.footer()) + "&R&8 &P / &N", margin=_HEADER_MARGIN
+        )
         print_last_row = last
         if chart is not None:
             shown = min(n, CHART_MAX)
@@ -920,23 +1126,43 @@ class _Report:
         for c, key in chart_cols:
             if key in line_keys:
                 continue
-            bar.add_series({"name": self.label(key), "categories": cats,
-                            "values": [SUMMARY, first - 1, c - 1, last - 1, c - 1], "overlap": 100})
+            bar.add_series(
+                {
+                    "name": self.label(key),
+                    "categories": cats,
+                    "values": [SUMMARY, first - 1, c - 1, last - 1, c - 1],
+                    "overlap": 100,
+                }
+            )
         line = self.book.wb.add_chart({"type": "line"})
         for c, key in chart_cols:
             if key in line_keys:
-                line.add_series({"name": self.label(key), "categories": cats,
-                                 "values": [SUMMARY, first - 1, c - 1, last - 1, c - 1]})
+                line.add_series(
+                    {
+                        "name": self.label(key),
+                        "categories": cats,
+                        "values": [SUMMARY, first - 1, c - 1, last - 1, c - 1],
+                    }
+                )
         bar.combine(line)
-        more = self.t(f", first {shown} configurations", f"，前 {shown} 个配置") if shown < self.n else ""
+        more = (
+            self.t(f", first {shown} configurations", f"，前 {shown} 个配置")
+            if shown < self.n
+            else ""
+        )
         bar.set_title({"name": self.t(chart.en, chart.zh) + more, "name_font": {"size": 12}})
         bar.set_y_axis({"name": self.t(chart.y_en, chart.y_zh)})
         bar.set_legend({"position": "bottom"})
-        bar.set_size({"width": round(min(40, 16 + 0.8 * shown) * _CM_TO_PX), "height": round(12 * _CM_TO_PX)})
+        bar.set_size(
+            {"width": round(min(40, 16 + 0.8 * shown) * _CM_TO_PX), "height": round(12 * _CM_TO_PX)}
+        )
         return bar
 
     def footer(self) -> str:
-        return self.t("ledger-report · GB = 10^9 bytes, GiB = 2^30 bytes", "ledger-report · GB = 10^9 字节，GiB = 2^30 字节")
+        return self.t(
+            "ledger-report · GB = 10^9 bytes, GiB = 2^30 bytes",
+            "ledger-report · GB = 10^9 字节，GiB = 2^30 字节",
+        )
 
     # Budget -------------------------------------------------------------------------------
     def write_budget(self, ws) -> None:
@@ -948,13 +1174,17 @@ class _Report:
         note = book.style(italic=True)
         sec = next((s for s in self.spec.sections if s.key == "budget"), None)
         figures = [f.key for f in sec.figures] if isinstance(sec, Section) else []
-        book.label(ws, 1, 1, self.t(sec.en, sec.zh) if sec is not None else self.t("Budget", "预算"), head)
+        book.label(
+            ws, 1, 1, self.t(sec.en, sec.zh) if sec is not None else self.t("Budget", "预算"), head
+        )
         book.label(ws, 1, 2, self.t("unit", "单位"), head)
         ws.set_column(0, 0, 40)
         ws.set_column(1, 1, 10)
         ws.set_column(2, 1 + n, 16)
         for i in range(n):
-            book.formula(ws, 1, 3 + i, self.name_ref("absolute", i), self.ledgers[i].config.name, head)
+            book.formula(
+                ws, 1, 3 + i, self.name_ref("absolute", i), self.ledgers[i].config.name, head
+            )
         ws.set_row(0, 45)
         ws.freeze_panes(1, 2)
         r = 2
@@ -963,7 +1193,16 @@ class _Report:
             book.label(ws, r, 2, _unit_word(self.reg[key].unit, self.lang))
             style = book.style(fmt=self.fmt(key))
             for i in range(n):
-                self.write(ws, r, 3 + i, "absolute", ("word", key), lambda key=key: self.shown(key, _words(self.lang)), i, style)
+                self.write(
+                    ws,
+                    r,
+                    3 + i,
+                    "absolute",
+                    ("word", key),
+                    lambda key=key: self.shown(key, _words(self.lang)),
+                    i,
+                    style,
+                )
             r += 1
         chart = self.spec.chart("budget")
         if chart is None:
@@ -981,7 +1220,16 @@ class _Report:
                 book.label(ws, r, 2, _unit_word(self.reg[key].unit, self.lang), note)
                 style = book.style(fmt=self.fmt(key))
                 for i in range(n):
-                    self.write(ws, r, 3 + i, "absolute", ("chart", key), lambda key=key: if_(IsBlank(Ref(key)), 0, Ref(key)), i, style)
+                    self.write(
+                        ws,
+                        r,
+                        3 + i,
+                        "absolute",
+                        ("chart", key),
+                        lambda key=key: if_(IsBlank(Ref(key)), 0, Ref(key)),
+                        i,
+                        style,
+                    )
                 pair.append(r)
                 r += 1
             rows.append((pair[0], pair[1]))
@@ -989,11 +1237,17 @@ class _Report:
         sc = book.wb.add_chart({"type": "scatter"})
         markers = ("circle", "diamond", "square", "triangle")
         for k, (s, (rx, ry)) in enumerate(zip(chart.series, rows)):
-            sc.add_series({"name": self.label(s.y),
-                           "categories": [BUDGET, rx - 1, 2, rx - 1, 1 + shown],
-                           "values": [BUDGET, ry - 1, 2, ry - 1, 1 + shown],
-                           "marker": {"type": markers[k % len(markers)], "size": 7}})
-        more = self.t(f", first {shown} configurations", f"，前 {shown} 个配置") if shown < n else ""
+            sc.add_series(
+                {
+                    "name": self.label(s.y),
+                    "categories": [BUDGET, rx - 1, 2, rx - 1, 1 + shown],
+                    "values": [BUDGET, ry - 1, 2, ry - 1, 1 + shown],
+                    "marker": {"type": markers[k % len(markers)], "size": 7},
+                }
+            )
+        more = (
+            self.t(f", first {shown} configurations", f"，前 {shown} 个配置") if shown < n else ""
+        )
         sc.set_title({"name": self.t(chart.en, chart.zh) + more, "name_font": {"size": 12}})
         sc.set_x_axis({"name": self.t(chart.x_en, chart.x_zh), "min": 0})
         sc.set_y_axis({"name": self.t(chart.y_en, chart.y_zh), "min": 0})
@@ -1122,7 +1376,9 @@ class _PrintSheet:
         longest = max((str(l.values[key] or "") for l in lgs), key=_text_width)
         return _lines(longest, width * _U_CHARS)
 
-    def figure_value(self, key: str, guards: tuple[str, ...], words: tuple[str, str] | None = None) -> tuple[tuple, Callable[[], Expr]]:
+    def figure_value(
+        self, key: str, guards: tuple[str, ...], words: tuple[str, str] | None = None
+    ) -> tuple[tuple, Callable[[], Expr]]:
         """The display expression of a figure, "—" unless every ``guards`` key is true (on the
         chosen sheet; a configuration's own sheet leaves out what does not apply)."""
         guards = tuple(g for g in guards if g)
@@ -1135,7 +1391,15 @@ class _PrintSheet:
 
         return ("fig", key, guards, words), build
 
-    def figure_row(self, r: int, c: int, f: Figure, label: str, guards: tuple[str, ...], spans: tuple[int, int, int] = _PANE) -> None:
+    def figure_row(
+        self,
+        r: int,
+        c: int,
+        f: Figure,
+        label: str,
+        guards: tuple[str, ...],
+        spans: tuple[int, int, int] = _PANE,
+    ) -> None:
         """label | value | unit, from grid column ``c`` (``spans``: their grid widths)."""
         rep = self.rep
         wl, wv, wu = spans
@@ -1144,7 +1408,9 @@ class _PrintSheet:
         self.span(r, c, wl)
         self.book.label(self.ws, r, c, label, self.st["label"])
         lines = _lines(label, wl * _U_CHARS)
-        ident, build = self.figure_value(key, guards, _words(rep.lang) if q.unit == R.BOOL else None)
+        ident, build = self.figure_value(
+            key, guards, _words(rep.lang) if q.unit == R.BOOL else None
+        )
         if q.unit in (R.TEXT, R.BOOL):
             self.span(r, c + wl, wv + wu)
             rep.write(self.ws, r, c + wl, self.mode, ident, build, self.i, self.st["text"])
@@ -1160,7 +1426,16 @@ class _PrintSheet:
         rep = self.rep
         self.span(r, c, width)
         if rep.reg[key].unit == R.MONEY and "currency" in rep.reg:
-            rep.write(self.ws, r, c, self.mode, ("show", "currency"), lambda: rep.shown("currency"), self.i, self.st["unit"])
+            rep.write(
+                self.ws,
+                r,
+                c,
+                self.mode,
+                ("show", "currency"),
+                lambda: rep.shown("currency"),
+                self.i,
+                self.st["unit"],
+            )
         else:
             self.book.label(self.ws, r, c, _unit_word(rep.reg[key].unit, rep.lang), self.st["unit"])
 
@@ -1168,7 +1443,11 @@ class _PrintSheet:
     def write(self) -> None:
         rep, ws = self.rep, self.ws
         tables = [s for s in rep.spec.sections if isinstance(s, Table)]
-        sections = [s for s in rep.spec.sections if isinstance(s, Section) and (self.chosen or self.applies(s.show))]
+        sections = [
+            s
+            for s in rep.spec.sections
+            if isinstance(s, Section) and (self.chosen or self.applies(s.show))
+        ]
         widths = [self.table_columns(t)[1] for t in tables]
         left = max([_PANE_WIDTH] + widths)
         pane_cols = (left + 2, left + 2 + _PANE_WIDTH + 1)  # 1-based first grid column of each pane
@@ -1191,8 +1470,15 @@ class _PrintSheet:
                 self.book.label(ws, r, pane_cols[pane], rep.t(s.en, s.zh), self.st["section"])
                 r += 1
                 spans = _PANE
-                if all(rep.reg[f.shown].unit == R.TEXT and _text_width(label) <= _TEXT_LABEL * _U_CHARS for f, label, _g in figs):
-                    spans = (_TEXT_LABEL, _PANE_WIDTH - _TEXT_LABEL, 0)  # a section of sentences: the text takes the room
+                if all(
+                    rep.reg[f.shown].unit == R.TEXT and _text_width(label) <= _TEXT_LABEL * _U_CHARS
+                    for f, label, _g in figs
+                ):
+                    spans = (
+                        _TEXT_LABEL,
+                        _PANE_WIDTH - _TEXT_LABEL,
+                        0,
+                    )  # a section of sentences: the text takes the room
                 for f, label, guards in figs:
                     r = self.free(r)
                     self.figure_row(r, pane_cols[pane], f, label, guards, spans)
@@ -1233,36 +1519,96 @@ class _PrintSheet:
     # the top: title, name, notes, the chooser, the row's check ------------------------------
     def write_top(self, last_col: int) -> int:
         rep, ws, book = self.rep, self.ws, self.book
-        book.label(ws, 1, 1, rep.t("Per-rank memory ledger and compute floor", "每卡显存账本与算力下界"), self.st["title"])
+        book.label(
+            ws,
+            1,
+            1,
+            rep.t("Per-rank memory ledger and compute floor", "每卡显存账本与算力下界"),
+            self.st["title"],
+        )
         self.need(1, 1, 14)
         self.span(2, 1, _NAME_SPAN)
-        book.formula(ws, 2, 1, rep.name_ref(self.mode, self.i), self.lg.config.name, self.st["name"])
-        _ok(ws.conditional_format(1, 0, 1, 0, {"type": "formula", "criteria": f"={self._flag(rep.spec.flag)}=TRUE",
-                                               "format": book.fill(_FLAG_FILL)}), f"{ws.get_name()}: the verdict format")
+        book.formula(
+            ws, 2, 1, rep.name_ref(self.mode, self.i), self.lg.config.name, self.st["name"]
+        )
+        _ok(
+            ws.conditional_format(
+                1,
+                0,
+                1,
+                0,
+                {
+                    "type": "formula",
+                    "criteria": f"={self._flag(rep.spec.flag)}=TRUE",
+                    "format": book.fill(_FLAG_FILL),
+                },
+            ),
+            f"{ws.get_name()}: the verdict format",
+        )
         notes_col = _NAME_SPAN + 2
         self.span(2, notes_col, last_col - notes_col + 1)
         notes = self.lg.config.get("notes")
-        book.formula(ws, 2, notes_col, self.notes_ref(), notes if notes not in (None, "") else None, self.st["note"])
-        longest = max((str(l.config.get("notes") or "") for l in (rep.ledgers if self.chosen else [self.lg])), key=_text_width)
+        book.formula(
+            ws,
+            2,
+            notes_col,
+            self.notes_ref(),
+            notes if notes not in (None, "") else None,
+            self.st["note"],
+        )
+        longest = max(
+            (str(l.config.get("notes") or "") for l in (rep.ledgers if self.chosen else [self.lg])),
+            key=_text_width,
+        )
         self.need(2, _lines(longest, (last_col - notes_col + 1) * _U_CHARS), 11)
         self.need(2, 1, 13)
         r = 3
         if self.chosen:
             self.span(r, 1, _TABLE_LABEL)
-            book.label(ws, r, 1, rep.t("configuration shown (choose):", "显示的配置（可选）："), self.st["bold"])
+            book.label(
+                ws,
+                r,
+                1,
+                rep.t("configuration shown (choose):", "显示的配置（可选）："),
+                self.st["bold"],
+            )
             first, width = CHOSEN_CELL
             self.span(r, first, width)
-            book.text(ws, r, first, self.lg.config.name, self.look(fill=_INPUT_FILL, font_color=_INPUT_FONT, quote=True, bold=True))
+            book.text(
+                ws,
+                r,
+                first,
+                self.lg.config.name,
+                self.look(fill=_INPUT_FILL, font_color=_INPUT_FONT, quote=True, bold=True),
+            )
             ls = f"{LEDGERS}!$A${LEDGER_FIRST_ROW}:$A${rep.last}"
             ref = f"${_letter(first)}${r}"
             esc = f'SUBSTITUTE(SUBSTITUTE(SUBSTITUTE({ref},"~","~~"),"*","~*"),"?","~?")'
             row_col = first + width + 1
             book.formula(ws, r, row_col, f"MATCH({esc},{ls},0)", 1, self.look())
-            _ok(ws.data_validation(r - 1, first - 1, r - 1, first - 1, {"validate": "list", "source": "=" + ls,
-                                                                        "ignore_blank": False, "show_error": False}),
-                f"{ws.get_name()}: the dropdown")
+            _ok(
+                ws.data_validation(
+                    r - 1,
+                    first - 1,
+                    r - 1,
+                    first - 1,
+                    {
+                        "validate": "list",
+                        "source": "=" + ls,
+                        "ignore_blank": False,
+                        "show_error": False,
+                    },
+                ),
+                f"{ws.get_name()}: the dropdown",
+            )
             self.span(r, row_col + 1, 8)
-            book.label(ws, r, row_col + 1, rep.t("(its row in Ledgers)", "（在 Ledgers 中的行）"), self.st["note"])
+            book.label(
+                ws,
+                r,
+                row_col + 1,
+                rep.t("(its row in Ledgers)", "（在 Ledgers 中的行）"),
+                self.st["note"],
+            )
             r += 1
         # the row's check: the rules it breaks (the model's constraints), red where it breaks one
         check, ok = rep.spec.check, rep.spec.check_ok
@@ -1271,9 +1617,25 @@ class _PrintSheet:
         width = last_col - _TABLE_LABEL
         self.span(r, _TABLE_LABEL + 1, width)
         fine = rep.t("meets every rule", "满足全部规则")
-        rep.write(ws, r, _TABLE_LABEL + 1, self.mode, ("check", fine), lambda: if_(Ref(check).eq(""), fine, Ref(check)), self.i, self.st["text"])
+        rep.write(
+            ws,
+            r,
+            _TABLE_LABEL + 1,
+            self.mode,
+            ("check", fine),
+            lambda: if_(Ref(check).eq(""), fine, Ref(check)),
+            self.i,
+            self.st["text"],
+        )
         self.need(r, self.text_lines(check, width))
-        rep.check_format(ws, r - 1, _TABLE_LABEL, r - 1, f"={self._flag(ok)}=FALSE", f"=LEN({self._flag(check)})>0")
+        rep.check_format(
+            ws,
+            r - 1,
+            _TABLE_LABEL,
+            r - 1,
+            f"={self._flag(ok)}=FALSE",
+            f"=LEN({self._flag(check)})>0",
+        )
         return r + 2
 
     def _flag(self, key: str) -> str:
@@ -1298,7 +1660,13 @@ class _PrintSheet:
         is the line's label already), then the line's source where the table gives it."""
         reg = self.rep.reg
         longest = max(_text_width(ln.en if self.rep.lang == "en" else ln.zh) for ln in t.lines)
-        cols: list[tuple[str, Any, int]] = [("label", None, min(_TABLE_LABEL_MAX, max(_TABLE_LABEL_MIN, math.ceil(longest / _U_CHARS))))]
+        cols: list[tuple[str, Any, int]] = [
+            (
+                "label",
+                None,
+                min(_TABLE_LABEL_MAX, max(_TABLE_LABEL_MIN, math.ceil(longest / _U_CHARS))),
+            )
+        ]
         for col in t.columns:
             cells = [ln.cells[col.name] for ln in t.lines]
             if any(c.items for c in cells):
@@ -1330,7 +1698,14 @@ class _PrintSheet:
                 text = rep.t("source", "来源")
             else:
                 text = rep.t(col.en, col.zh)
-                unit = col.unit or next((rep.reg[ln.cells[col.name].key].unit for ln in t.lines if ln.cells[col.name].key), "")
+                unit = col.unit or next(
+                    (
+                        rep.reg[ln.cells[col.name].key].unit
+                        for ln in t.lines
+                        if ln.cells[col.name].key
+                    ),
+                    "",
+                )
                 if unit == R.BYTES:
                     text += " (GB)"
             self.span(r, c, w)
@@ -1359,18 +1734,27 @@ class _PrintSheet:
                     ident, build = self.figure_value(key, guards)
                     got = rep.write(ws, r, c, self.mode, ident, build, self.i, self.st["small"])
                     if self.chosen:
-                        got = max((str(l.values[rep.text_key(key)] or "") for l in rep.ledgers), key=_text_width)
+                        got = max(
+                            (str(l.values[rep.text_key(key)] or "") for l in rep.ledgers),
+                            key=_text_width,
+                        )
                     lines = max(lines, _small(_lines(str(got or ""), w * _U_CHARS * _SMALL_RATIO)))
                 else:
                     self.table_cell(r, c, ln, col, guards)
                 c += w
             self.need(r, lines)
             r += 1
-        wide = (width - _PANE[1] - _PANE[2], _PANE[1], _PANE[2])  # under a table, labels have its width
+        wide = (
+            width - _PANE[1] - _PANE[2],
+            _PANE[1],
+            _PANE[2],
+        )  # under a table, labels have its width
         for f in t.total:
             if not f.pages or (not self.chosen and not self.applies(f.show)):
                 continue
-            self.figure_row(r, c0, f, rep.label(f.shown), (f.show,) if self.chosen and f.show else (), wide)
+            self.figure_row(
+                r, c0, f, rep.label(f.shown), (f.show,) if self.chosen and f.show else (), wide
+            )
             r += 1
         return r
 
@@ -1381,9 +1765,17 @@ class _PrintSheet:
             self.book.label(self.ws, r, c, view_word(cell.value, rep.lang), self.st["text"])
             return
         unit = rep.reg[cell.key].unit
-        words = _words(rep.lang, *col.words) if col.words else (_words(rep.lang) if unit == R.BOOL else None)
+        words = (
+            _words(rep.lang, *col.words)
+            if col.words
+            else (_words(rep.lang) if unit == R.BOOL else None)
+        )
         ident, build = self.figure_value(cell.key, guards, words)
-        style = self.st["text"] if unit in (R.TEXT, R.BOOL) else self.num(_SHOW_FORMATS.get(col.unit or unit, F_GENERAL))
+        style = (
+            self.st["text"]
+            if unit in (R.TEXT, R.BOOL)
+            else self.num(_SHOW_FORMATS.get(col.unit or unit, F_GENERAL))
+        )
         rep.write(self.ws, r, c, self.mode, ident, build, self.i, style)
 
     # the assumptions --------------------------------------------------------------------------
@@ -1400,8 +1792,16 @@ class _PrintSheet:
                 self.hidden.add(r)
             self.span(r, 1, last_col)
             key = k + suffix
-            rep.write(ws, r, 1, self.mode, ("note", key), lambda key=key, shown=shown: if_(Ref(shown), concat("• ", Ref(key)), ""),
-                      self.i, self.st["text"])
+            rep.write(
+                ws,
+                r,
+                1,
+                self.mode,
+                ("note", key),
+                lambda key=key, shown=shown: if_(Ref(shown), concat("• ", Ref(key)), ""),
+                self.i,
+                self.st["text"],
+            )
             self.need(r, self.text_lines(key, last_col) if self.chosen or self.v[shown] else 1)
             r += 1
         return r - 1
@@ -1414,7 +1814,14 @@ class _PrintSheet:
         ws.fit_to_pages(1, 1)
         ws.center_horizontally()
         ws.set_margins(**_MARGINS)
-        header = rep.t("ledger-report: the configuration chosen on this sheet", "ledger-report：本页所选的配置") if self.chosen else self.lg.config.name
+        header = (
+            rep.t(
+                "ledger-report: the configuration chosen on this sheet",
+                "ledger-report：本页所选的配置",
+            )
+            if self.chosen
+            else self.lg.config.name
+        )
         ws.set_header("&C&11 " + _header_escape(header), margin=_HEADER_MARGIN)
         ws.set_footer("&L&8 " + _header_escape(rep.footer()), margin=_HEADER_MARGIN)
         ws.hide_gridlines(2)  # on screen and on paper
@@ -1501,7 +1908,9 @@ def _write_help(book: _Book, ws, built: bool, lang: str = "en") -> None:
     r += 1
     ws.freeze_panes(r - 1, 0)
     for col in COLUMNS:
-        choices = ", ".join(col.choices) if col.choices else (words["gpu"] if col.name == "gpu" else "")
+        choices = (
+            ", ".join(col.choices) if col.choices else (words["gpu"] if col.name == "gpu" else "")
+        )
         default = default_text(col, lang) or (words["required"] if col.required else "")
         meaning = (col.help_en, col.help_zh) if lang == "en" else (col.help_zh, col.help_en)
         cells = (col.name, col.kind, col.unit, default, choices, *meaning)
@@ -1562,7 +1971,10 @@ def _write_lookups(book: _Book, t: Any) -> None:
             _ok(book.wb.define_name("list_gpu", f"={title}!$A$2:$A${last - 1}"), "list_gpu")
         for c, f in enumerate(fields, start=2):
             col = _letter(c)
-            _ok(book.wb.define_name(_name(table, f), f"={title}!${col}$2:${col}${last}"), _name(table, f))
+            _ok(
+                book.wb.define_name(_name(table, f), f"={title}!${col}$2:${col}${last}"),
+                _name(table, f),
+            )
         ws.freeze_panes(1, 1)
     # the choice lists of the other enumerated columns
     ws = book.sheet(LISTS)
@@ -1570,7 +1982,9 @@ def _write_lookups(book: _Book, t: Any) -> None:
     head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT)
     text_st = book.style(fill=_LOOKUP_FILL, quote=True)
     c = 0
-    for col in COLUMNS:  # the columns whose choices the column table holds (gpu's are the catalogue's rows)
+    for col in (
+        COLUMNS
+    ):  # the columns whose choices the column table holds (gpu's are the catalogue's rows)
         if col.kind != K_ENUM or not col.choices or not _enum_source(col).startswith("list_"):
             continue
         c += 1
@@ -1580,7 +1994,10 @@ def _write_lookups(book: _Book, t: Any) -> None:
             book.text(ws, 2 + i, c, choice, text_st)
         ws.set_column(c - 1, c - 1, max(12, len(col.name) + 2))
         name = _enum_source(col)
-        _ok(book.wb.define_name(name, f"={LISTS}!${letter}$2:${letter}${1 + len(col.choices)}"), name)
+        _ok(
+            book.wb.define_name(name, f"={LISTS}!${letter}$2:${letter}${1 + len(col.choices)}"),
+            name,
+        )
 
 
 def _catalogue_rows() -> tuple[list[str], dict[str, dict[str, Any]]]:

@@ -23,7 +23,9 @@ def default_jobs() -> int:
     text = os.environ.get(JOBS_ENV, "").strip()
     if text:
         if not text.isdigit() or int(text) < 1:
-            raise JobsError(f"{JOBS_ENV} must be a whole number of worker processes, at least 1; found {text!r}.")
+            raise JobsError(
+                f"{JOBS_ENV} must be a whole number of worker processes, at least 1; found {text!r}."
+            )
         return int(text)
     try:
         return len(os.sched_getaffinity(0))

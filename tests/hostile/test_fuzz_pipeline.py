@@ -38,7 +38,24 @@ VALID = {
     "framework": st.sampled_from(["generic", "deepspeed"]),
 }
 JUNK = st.one_of(
-    st.text(max_size=12), st.sampled_from(["nan", "inf", "-1", "0", "1e400", "1,024", "3,5", "NA", "=1+1", "#DIV/0!", "1e20", "10^20", "100000000000000000000"]),
+    st.text(max_size=12),
+    st.sampled_from(
+        [
+            "nan",
+            "inf",
+            "-1",
+            "0",
+            "1e400",
+            "1,024",
+            "3,5",
+            "NA",
+            "=1+1",
+            "#DIV/0!",
+            "1e20",
+            "10^20",
+            "100000000000000000000",
+        ]
+    ),
 )
 NAMES = [c.name for c in COLUMNS if c.name not in ("name",)]
 
@@ -79,7 +96,12 @@ def _numbers(x):
         yield x
 
 
-@settings(max_examples=120, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=120,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(text=sheets())
 def test_fuzzed_rows_never_traceback(tmp_path, text):
     """Every generated sheet: exit 0 with finite numbers obeying peak ≥ state ≥ 0, or exit 1 naming the file."""
@@ -98,4 +120,7 @@ def test_fuzzed_rows_never_traceback(tmp_path, text):
         assert c["state_bytes_per_rank"] >= 0
         if c["peak_bytes_per_rank"] is not None:
             assert c["peak_bytes_per_rank"] >= c["state_bytes_per_rank"]
-        assert c["state_bytes_logical_total"] >= c["state_bytes_per_rank"] or c["params"]["per_rank"] > 0
+        assert (
+            c["state_bytes_logical_total"] >= c["state_bytes_per_rank"]
+            or c["params"]["per_rank"] > 0
+        )

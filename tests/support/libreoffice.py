@@ -22,8 +22,14 @@ _RECALC_PROFILE = """<?xml version="1.0" encoding="UTF-8"?>
 """
 
 
-def recalculate_with_libreoffice(data: bytes, *, soffice: str = "soffice", timeout: float = 600,
-                                 convert_to: str = "xlsx", report: dict | None = None) -> bytes:
+def recalculate_with_libreoffice(
+    data: bytes,
+    *,
+    soffice: str = "soffice",
+    timeout: float = 600,
+    convert_to: str = "xlsx",
+    report: dict | None = None,
+) -> bytes:
     """The workbook after LibreOffice headless loaded it with a forced full recalculation (a fresh
     profile whose ``OOXMLRecalcMode`` is 0, "always recalculate") and saved it: as XLSX, with
     ``convert_to="csv"`` the first sheet's raw values as UTF-8 CSV, or with ``convert_to="pdf"``
@@ -34,8 +40,11 @@ def recalculate_with_libreoffice(data: bytes, *, soffice: str = "soffice", timeo
     ``report``, if given, receives ``seconds`` (wall clock) and ``max_rss_bytes`` (the largest
     resident set of the LibreOffice processes).
     """
-    filters = {"xlsx": "xlsx:Calc MS Excel 2007 XML", "csv": "csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,false,false,false",
-               "pdf": "pdf:calc_pdf_Export"}
+    filters = {
+        "xlsx": "xlsx:Calc MS Excel 2007 XML",
+        "csv": "csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,false,false,false",
+        "pdf": "pdf:calc_pdf_Export",
+    }
     with tempfile.TemporaryDirectory(prefix="ledger-lo-") as tmp:
         root = Path(tmp)
         user = root / "profile" / "user"
@@ -46,8 +55,17 @@ def recalculate_with_libreoffice(data: bytes, *, soffice: str = "soffice", timeo
         src.write_bytes(data)
         out = root / "out"
         out.mkdir()
-        cmd = [soffice, f"-env:UserInstallation={(root / 'profile').as_uri()}", "--headless", "--norestore",
-               "--convert-to", filters[convert_to], "--outdir", str(out), str(src)]
+        cmd = [
+            soffice,
+            f"-env:UserInstallation={(root / 'profile').as_uri()}",
+            "--headless",
+            "--norestore",
+            "--convert-to",
+            filters[convert_to],
+            "--outdir",
+            str(out),
+            str(src),
+        ]
         start = time.perf_counter()
         with open(root / "log", "wb") as log:
             proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=_lo_env(root))
@@ -62,8 +80,10 @@ def recalculate_with_libreoffice(data: bytes, *, soffice: str = "soffice", timeo
             report["max_rss_bytes"] = usage.ru_maxrss * 1024  # kilobytes on Linux
         result = out / f"book.{convert_to}"
         if not result.exists():
-            raise RuntimeError(f"LibreOffice produced no output (exit status {os.waitstatus_to_exitcode(status)}): "
-                               f"{(root / 'log').read_text(errors='replace').strip()}")
+            raise RuntimeError(
+                f"LibreOffice produced no output (exit status {os.waitstatus_to_exitcode(status)}): "
+                f"{(root / 'log').read_text(errors='replace').strip()}"
+            )
         return result.read_bytes()
 
 

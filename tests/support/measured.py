@@ -18,9 +18,23 @@ from ledger_report.engine import compute
 from ledger_report.inputs import config_from_mapping
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "measured_runs.csv"
-META = ("run", "source_kind", "source", "quote", "counter", "measured_value", "measured_unit", "ran_ok", "config_notes")
+META = (
+    "run",
+    "source_kind",
+    "source",
+    "quote",
+    "counter",
+    "measured_value",
+    "measured_unit",
+    "ran_ok",
+    "config_notes",
+)
 UNIT_BYTES = {"GB": 10**9, "GiB": 2**30, "MB": 10**6, "MiB": 2**20}
-ESTIMATE_KEY = {"allocated": "peak_allocated_bytes_per_rank", "reserved": "peak_reserved_bytes_per_rank", "device": "peak_bytes_per_rank"}
+ESTIMATE_KEY = {
+    "allocated": "peak_allocated_bytes_per_rank",
+    "reserved": "peak_reserved_bytes_per_rank",
+    "device": "peak_bytes_per_rank",
+}
 
 
 @dataclass
@@ -41,7 +55,12 @@ class Run:
 
     @property
     def said_not_to_fit(self) -> bool:
-        return self.ran_ok and self.device_bytes is not None and self.hbm_bytes is not None and self.device_bytes > self.hbm_bytes
+        return (
+            self.ran_ok
+            and self.device_bytes is not None
+            and self.hbm_bytes is not None
+            and self.device_bytes > self.hbm_bytes
+        )
 
 
 def input_row(rec: dict[str, str]) -> dict[str, str]:
@@ -58,13 +77,22 @@ def load(path: Path = DATA) -> tuple[list[Run], list[tuple[str, str]]]:
             if extra:
                 skipped.append((rec["run"], "needs columns " + ", ".join(extra)))
                 continue
-            lg = compute(config_from_mapping(input_row(rec), source=f"{path.name} run {rec['run']}"))
-            runs.append(Run(
-                rec["run"], rec["source"], rec["counter"],
-                float(rec["measured_value"]) * UNIT_BYTES[rec["measured_unit"]],
-                lg[ESTIMATE_KEY[rec["counter"]]], lg["peak_bytes_per_rank"], lg["hbm_bytes"],
-                rec["ran_ok"].lower() == "true", lg["framework"],
-            ))
+            lg = compute(
+                config_from_mapping(input_row(rec), source=f"{path.name} run {rec['run']}")
+            )
+            runs.append(
+                Run(
+                    rec["run"],
+                    rec["source"],
+                    rec["counter"],
+                    float(rec["measured_value"]) * UNIT_BYTES[rec["measured_unit"]],
+                    lg[ESTIMATE_KEY[rec["counter"]]],
+                    lg["peak_bytes_per_rank"],
+                    lg["hbm_bytes"],
+                    rec["ran_ok"].lower() == "true",
+                    lg["framework"],
+                )
+            )
     return runs, skipped
 
 

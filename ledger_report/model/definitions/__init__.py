@@ -11,7 +11,20 @@ generated from it.
 from __future__ import annotations
 
 from ..registry import Registry
-from . import activations, compute, constraints, inputs, notes, outside, params, phases, stages, state, time, verdicts
+from . import (
+    activations,
+    compute,
+    constraints,
+    inputs,
+    notes,
+    outside,
+    params,
+    phases,
+    stages,
+    state,
+    time,
+    verdicts,
+)
 from .common import PARTS, STATE_DTYPE, STATES, Ctx
 
 __all__ = ["REGISTRY", "PARTS", "STATES", "STATE_DTYPE", "build"]

@@ -20,8 +20,12 @@ from .stages import STAGE_ZH, STAGES
 TORCHTITAN_SAC = "torchtitan torchtitan/distributed/activation_checkpoint.py (op-level policy: saves matmul and attention outputs, every second mm recomputed)"
 DROPOUT_MASKS_SBH = 2  # Korthikanti's attention and MLP dropout masks, one byte each per s·b·h
 SOFTMAX_BYTES_PER_ELEM = 2  # without dropout only the softmax output is kept
-COMPILED_NORM_BYTES = 4  # torch.compile: a norm's input and its output (the next matmul's input) stay saved
-MTP_CONCAT_BYTES = 4  # the MTP module's [normed embedding, normed hidden] concatenation, 2·h in 16 bits
+COMPILED_NORM_BYTES = (
+    4  # torch.compile: a norm's input and its output (the next matmul's input) stay saved
+)
+MTP_CONCAT_BYTES = (
+    4  # the MTP module's [normed embedding, normed hidden] concatenation, 2·h in 16 bits
+)
 DISPATCHED_BYTES_PER_H = 2  # a dispatched token copy in the activations' 16-bit dtype
 COMPILE_SOURCE = "torch.compile's min-cut partitioner (torch/_functorch/partitioners.py) saves matmul inputs and recomputes fused elementwise outputs"
 
@@ -47,57 +51,142 @@ def _tokens(reg: Registry, r: Ctx) -> None:
     """The tokens of a micro-batch on the rank, and the bytes per element each kind of tensor keeps."""
     d = reg.define
     tp = r.tp
-    r.s_loc = s_loc = d("seq_per_rank", r.seq_len / r.cp, TOKENS, "tokens per sequence on the rank s = seq/cp", "每卡序列长度 s = seq/cp", doc("activations"))
+    r.s_loc = s_loc = d(
+        "seq_per_rank",
+        r.seq_len / r.cp,
+        TOKENS,
+        "tokens per sequence on the rank s = seq/cp",
+        "每卡序列长度 s = seq/cp",
+        doc("activations"),
+    )
     b = r.micro_batch
-    r.tokens_mb = sb = d("tokens_per_micro_batch_rank", s_loc * b, COUNT, "tokens of a micro-batch on the rank s·b (the GEMMs' rows)", "每卡一个 micro-batch 的 token 数 s·b（GEMM 行数）", doc("activations") + ": seq/cp × micro_batch")
+    r.tokens_mb = sb = d(
+        "tokens_per_micro_batch_rank",
+        s_loc * b,
+        COUNT,
+        "tokens of a micro-batch on the rank s·b (the GEMMs' rows)",
+        "每卡一个 micro-batch 的 token 数 s·b（GEMM 行数）",
+        doc("activations") + ": seq/cp × micro_batch",
+    )
     r.sbh = d("sbh", sb * r.h, COUNT, "s·b·h", "s·b·h", KORTH)
-    r.sp_div = d("sp_divisor", if_(r.seq_par, tp, 1), COUNT, "sequence-parallel divisor: tp with sequence parallelism, else 1", "序列并行除数：序列并行时为 tp，否则为 1", KORTH)
+    r.sp_div = d(
+        "sp_divisor",
+        if_(r.seq_par, tp, 1),
+        COUNT,
+        "sequence-parallel divisor: tp with sequence parallelism, else 1",
+        "序列并行除数：序列并行时为 tp，否则为 1",
+        KORTH,
+    )
     comp = r.compile
     r.mlp_act_w = d(
-        "mlp_act_factor", if_(r.glu, if_(comp, 6, conv(r, "glu_saved_bytes")), 4), COUNT, "MLP activation bytes per s·b·ffn", "MLP 激活系数",
-        KORTH + " (plain MLP: 4); a gated MLP keeps gate, up and their product (6, fused as Megatron-LM does), and eager PyTorch silu(gate) too (8, measured: bench/measure_torch.md); compiled: 6",
+        "mlp_act_factor",
+        if_(r.glu, if_(comp, 6, conv(r, "glu_saved_bytes")), 4),
+        COUNT,
+        "MLP activation bytes per s·b·ffn",
+        "MLP 激活系数",
+        KORTH
+        + " (plain MLP: 4); a gated MLP keeps gate, up and their product (6, fused as Megatron-LM does), and eager PyTorch silu(gate) too (8, measured: bench/measure_torch.md); compiled: 6",
     )
-    r.norms = d("norm_saved_bytes", if_(comp, COMPILED_NORM_BYTES, conv(r, "norm_saved_bytes")), COUNT, "bytes per h kept by each norm", "每个 norm 为反向保留的字节（每 h）",
-              KORTH + ": a norm's input and output, 2 + 2 (fused); eager PyTorch also keeps the fp32 upcast: 8 (bench/measure_torch.md)")
+    r.norms = d(
+        "norm_saved_bytes",
+        if_(comp, COMPILED_NORM_BYTES, conv(r, "norm_saved_bytes")),
+        COUNT,
+        "bytes per h kept by each norm",
+        "每个 norm 为反向保留的字节（每 h）",
+        KORTH
+        + ": a norm's input and output, 2 + 2 (fused); eager PyTorch also keeps the fp32 upcast: 8 (bench/measure_torch.md)",
+    )
 
 
 def _layers(reg: Registry, r: Ctx) -> None:
     """What one layer keeps for backward, nothing recomputed: norms, attention, dense MLP, scores."""
     d = reg.define
     a, g, hd, tp = r.a, r.g, r.hd, r.tp
-    sb, sbh, sp_div, s_loc, b, drop = r.tokens_mb, r.sbh, r.sp_div, r.s_loc, r.micro_batch, r.dropout
+    sb, sbh, sp_div, s_loc, b, drop = (
+        r.tokens_mb,
+        r.sbh,
+        r.sp_div,
+        r.s_loc,
+        r.micro_batch,
+        r.dropout,
+    )
     repl_w = d(
-        "act_replicated_factor", 2 * r.norms + if_(drop, DROPOUT_MASKS_SBH, 0),
-        COUNT, "replicated activation bytes per s·b·h", "不随 TP 切分的激活系数",
+        "act_replicated_factor",
+        2 * r.norms + if_(drop, DROPOUT_MASKS_SBH, 0),
+        COUNT,
+        "replicated activation bytes per s·b·h",
+        "不随 TP 切分的激活系数",
         KORTH + ": 10·sbh = two norms' inputs and outputs (4 each) + two 1-byte dropout masks",
     )
-    r.repl = d("act_replicated_per_layer", repl_w * sbh / sp_div, BYTES, "norm inputs, block inputs, dropout masks", "norm 输入、块输入、dropout 掩码", KORTH + ": ÷ tp with sequence parallel")
+    r.repl = d(
+        "act_replicated_per_layer",
+        repl_w * sbh / sp_div,
+        BYTES,
+        "norm inputs, block inputs, dropout masks",
+        "norm 输入、块输入、dropout 掩码",
+        KORTH + ": ÷ tp with sequence parallel",
+    )
     dq, dv = r.dq, r.dv
     r.attn_lin = attn_lin = d(
         "act_attention_per_layer",
-        if_(r.mla,
-            sb * (4 * a * dq + 4 * a * dv) / tp + sb * 2 * (2 * or0(r.qr) + 2 * r.kvr + r.rope) / sp_div,
-            sb * (4 * a * hd + 4 * g * hd) / tp + if_(r.gate, sb * 2 * a * hd / tp, 0)),
-        BYTES, "Q, K, V and projection input", "Q、K、V 与投影输入",
-        KORTH + " (GQA: K and V use kv_heads; gated attention: the gate too); MLA: Q and K of heads·(nope+rope), V and the projection input of heads·v_head_dim, "
+        if_(
+            r.mla,
+            sb * (4 * a * dq + 4 * a * dv) / tp
+            + sb * 2 * (2 * or0(r.qr) + 2 * r.kvr + r.rope) / sp_div,
+            sb * (4 * a * hd + 4 * g * hd) / tp + if_(r.gate, sb * 2 * a * hd / tp, 0),
+        ),
+        BYTES,
+        "Q, K, V and projection input",
+        "Q、K、V 与投影输入",
+        KORTH
+        + " (GQA: K and V use kv_heads; gated attention: the gate too); MLA: Q and K of heads·(nope+rope), V and the projection input of heads·v_head_dim, "
         "and the compressed q and kv before and after their norms, not split by tp (Megatron-LM megatron/core/transformer/multi_latent_attention.py)",
     )
     nk, nv, dk, dvl = r.lin_dims
     lin_act = d(
         "act_linear_attention_per_layer",
         if_(r.gdn, sb * 2 * (4 * nk * dk + 5 * nv * dvl + 2 * nv) / tp, attn_lin),
-        BYTES, "linear-attention block: projections, convolution outputs, core and gated-norm outputs", "线性注意力块激活：投影、卷积输出、核心与门控 norm 输出",
-        "Gated DeltaNet (" + "huggingface/transformers src/transformers/models/qwen3_next/modeling_qwen3_next.py Qwen3NextGatedDeltaNet): "
+        BYTES,
+        "linear-attention block: projections, convolution outputs, core and gated-norm outputs",
+        "线性注意力块激活：投影、卷积输出、核心与门控 norm 输出",
+        "Gated DeltaNet ("
+        + "huggingface/transformers src/transformers/models/qwen3_next/modeling_qwen3_next.py Qwen3NextGatedDeltaNet): "
         "q, k, v, z, b, a projections 2·(2·key_dim + 2·value_dim + 2·v_heads), conv outputs 2·(2·key_dim + value_dim), core and norm outputs 2·2·value_dim bytes per token",
     )
-    r.lin_delta = d("act_linear_attention_delta", lin_act - attn_lin, BYTES, "a linear-attention layer less a softmax-attention layer", "线性注意力层与 softmax 注意力层之差", KORTH)
-    r.mlp_dense_act = d("act_dense_mlp_per_layer", sb * r.f * r.mlp_act_w / tp, BYTES, "dense MLP activations", "稠密 MLP 激活", KORTH)
+    r.lin_delta = d(
+        "act_linear_attention_delta",
+        lin_act - attn_lin,
+        BYTES,
+        "a linear-attention layer less a softmax-attention layer",
+        "线性注意力层与 softmax 注意力层之差",
+        KORTH,
+    )
+    r.mlp_dense_act = d(
+        "act_dense_mlp_per_layer",
+        sb * r.f * r.mlp_act_w / tp,
+        BYTES,
+        "dense MLP activations",
+        "稠密 MLP 激活",
+        KORTH,
+    )
     score_w = if_(drop, ATTN_SCORE_BYTES_PER_ELEM, SOFTMAX_BYTES_PER_ELEM)
-    r.s2 = d("act_scores_per_attention_layer", score_w * a * s_loc * s_loc * b / tp, BYTES, "attention scores heads·s²·b (5 bytes each with dropout, 2 without)", "注意力分数 heads·s²·b（有 dropout 每元素 5 字节，无则 2）", KORTH + " (only without flash attention and recompute: softmax output 2, dropout mask 1, dropout output 2)")
+    r.s2 = d(
+        "act_scores_per_attention_layer",
+        score_w * a * s_loc * s_loc * b / tp,
+        BYTES,
+        "attention scores heads·s²·b (5 bytes each with dropout, 2 without)",
+        "注意力分数 heads·s²·b（有 dropout 每元素 5 字节，无则 2）",
+        KORTH
+        + " (only without flash attention and recompute: softmax output 2, dropout mask 1, dropout output 2)",
+    )
     r.s2_local = d(
-        "act_scores_per_local_layer", score_w * a * s_loc * minimum(r.window, s_loc) * b / tp, BYTES,
-        "attention scores of a sliding-window layer heads·s·min(window, s)·b", "滑动窗口层注意力分数 heads·s·min(window, s)·b",
-        KORTH + "; a sliding-window layer scores each query against at most the window (banded attention, Beltagy et al. 2020, Longformer)",
+        "act_scores_per_local_layer",
+        score_w * a * s_loc * minimum(r.window, s_loc) * b / tp,
+        BYTES,
+        "attention scores of a sliding-window layer heads·s·min(window, s)·b",
+        "滑动窗口层注意力分数 heads·s·min(window, s)·b",
+        KORTH
+        + "; a sliding-window layer scores each query against at most the window (banded attention, Beltagy et al. 2020, Longformer)",
     )
 
 
@@ -107,27 +196,70 @@ def _moe(reg: Registry, r: Ctx) -> None:
     h, tp, sb, sbh, sp_div, mlp_act_w = r.h, r.tp, r.tokens_mb, r.sbh, r.sp_div, r.mlp_act_w
     comp = r.compile
     r.expert_copies = copies = d(
-        "moe_expert_token_copies", sb * r.topk * minimum(r.etp, sp_div) / sp_div, COUNT,
-        "routed token copies the rank's experts process per micro-batch (balanced routing)", "本卡专家每个 micro-batch 处理的路由 token 份数（均衡路由）",
+        "moe_expert_token_copies",
+        sb * r.topk * minimum(r.etp, sp_div) / sp_div,
+        COUNT,
+        "routed token copies the rank's experts process per micro-batch (balanced routing)",
+        "本卡专家每个 micro-batch 处理的路由 token 份数（均衡路由）",
         "Megatron-LM megatron/core/transformer/moe/token_dispatcher.py MoEAlltoAllTokenDispatcher: each rank dispatches its sequence-parallel shard "
         "over the expert-parallel group, then gathers the shards of its expert-tensor-parallel group (s·b·topk·min(etp, tp)/tp with sequence parallelism)",
     )
     routed = d(
-        "act_moe_routed_input_per_layer", DISPATCHED_BYTES_PER_H * copies * h, BYTES,
-        "the dispatched tokens the experts' first matmul keeps (top-k copies of each token, h wide)", "专家第一个矩阵乘保留的分发后 token（每个 token top-k 份，宽 h）",
+        "act_moe_routed_input_per_layer",
+        DISPATCHED_BYTES_PER_H * copies * h,
+        BYTES,
+        "the dispatched tokens the experts' first matmul keeps (top-k copies of each token, h wide)",
+        "专家第一个矩阵乘保留的分发后 token（每个 token top-k 份，宽 h）",
         "Megatron-LM megatron/core/transformer/moe/experts.py TEGroupedMLP.forward: linear_fc1 keeps permuted_local_hidden_states for its weight gradient; "
         "every framework's grouped or per-expert matmul keeps its gathered input the same way",
     )
     comb_w = d(
-        "moe_combine_saved_factor", if_(comp, minimum(conv(r, "moe_combine_saved_bytes"), DISPATCHED_BYTES_PER_H), conv(r, "moe_combine_saved_bytes")), COUNT,
-        "bytes per h of each routed token the combine keeps for the routing weights' gradient", "合并时为路由权重梯度保留的字节（每个路由 token 每 h）",
-        "conventions table; compiled, the partitioner keeps at most the 16-bit expert output (" + COMPILE_SOURCE + ")",
+        "moe_combine_saved_factor",
+        if_(
+            comp,
+            minimum(conv(r, "moe_combine_saved_bytes"), DISPATCHED_BYTES_PER_H),
+            conv(r, "moe_combine_saved_bytes"),
+        ),
+        COUNT,
+        "bytes per h of each routed token the combine keeps for the routing weights' gradient",
+        "合并时为路由权重梯度保留的字节（每个路由 token 每 h）",
+        "conventions table; compiled, the partitioner keeps at most the 16-bit expert output ("
+        + COMPILE_SOURCE
+        + ")",
     )
-    combine = d("act_moe_combine_per_layer", comb_w * r.topk * sbh / sp_div, BYTES, "the expert outputs the combine keeps for the routing weights", "合并时为路由权重保留的专家输出",
-                "conventions table (the framework's MoE combine)")
-    mlp_moe_act = d("act_moe_mlp_per_layer", routed + combine + copies * r.f_moe * mlp_act_w / r.etp + sb * r.f_sh * mlp_act_w / tp, BYTES, "MoE MLP activations (dispatched tokens, top-k experts + shared)", "MoE MLP 激活（分发 token、top-k 专家 + 共享专家）", KORTH + " (each token visits top-k experts), with the dispatched copies the experts keep and what the combine keeps")
-    r.per_dense = d("act_dense_layer", r.repl + r.attn_lin + r.mlp_dense_act, BYTES, "activations per dense layer, nothing recomputed", "每个稠密层激活（不重计算）", KORTH)
-    r.per_moe = d("act_moe_layer", r.repl + r.attn_lin + mlp_moe_act, BYTES, "activations per MoE layer, nothing recomputed", "每个 MoE 层激活（不重计算）", KORTH)
+    combine = d(
+        "act_moe_combine_per_layer",
+        comb_w * r.topk * sbh / sp_div,
+        BYTES,
+        "the expert outputs the combine keeps for the routing weights",
+        "合并时为路由权重保留的专家输出",
+        "conventions table (the framework's MoE combine)",
+    )
+    mlp_moe_act = d(
+        "act_moe_mlp_per_layer",
+        routed + combine + copies * r.f_moe * mlp_act_w / r.etp + sb * r.f_sh * mlp_act_w / tp,
+        BYTES,
+        "MoE MLP activations (dispatched tokens, top-k experts + shared)",
+        "MoE MLP 激活（分发 token、top-k 专家 + 共享专家）",
+        KORTH
+        + " (each token visits top-k experts), with the dispatched copies the experts keep and what the combine keeps",
+    )
+    r.per_dense = d(
+        "act_dense_layer",
+        r.repl + r.attn_lin + r.mlp_dense_act,
+        BYTES,
+        "activations per dense layer, nothing recomputed",
+        "每个稠密层激活（不重计算）",
+        KORTH,
+    )
+    r.per_moe = d(
+        "act_moe_layer",
+        r.repl + r.attn_lin + mlp_moe_act,
+        BYTES,
+        "activations per MoE layer, nothing recomputed",
+        "每个 MoE 层激活（不重计算）",
+        KORTH,
+    )
 
 
 def _recompute(reg: Registry, r: Ctx) -> None:
@@ -136,36 +268,98 @@ def _recompute(reg: Registry, r: Ctx) -> None:
     h, a, g, tp, sb, sbh, sp_div = r.h, r.a, r.g, r.tp, r.tokens_mb, r.sbh, r.sp_div
     dq, dv, per_dense, per_moe, s2 = r.dq, r.dv, r.per_dense, r.per_moe, r.s2
     # with fp32 weights (autocast mixed precision) the residual stream, and so each layer's input, stays fp32
-    resid = d("residual_bytes", if_(r.weight_dtype.eq("fp32"), 4, FULL_RECOMPUTE_SBH_BYTES), COUNT, "bytes per element of the residual stream", "残差流每元素字节", KORTH + "; torch.autocast keeps fp32 where fp32 weights add into the residual")
-    r.per_full = per_full = d("act_full_recompute_layer", resid * sbh / sp_div, BYTES, "full recompute: the layer input 2·s·b·h", "全重计算：层输入 2·s·b·h", KORTH + "; " + MOE35)
+    resid = d(
+        "residual_bytes",
+        if_(r.weight_dtype.eq("fp32"), 4, FULL_RECOMPUTE_SBH_BYTES),
+        COUNT,
+        "bytes per element of the residual stream",
+        "残差流每元素字节",
+        KORTH + "; torch.autocast keeps fp32 where fp32 weights add into the residual",
+    )
+    r.per_full = per_full = d(
+        "act_full_recompute_layer",
+        resid * sbh / sp_div,
+        BYTES,
+        "full recompute: the layer input 2·s·b·h",
+        "全重计算：层输入 2·s·b·h",
+        KORTH + "; " + MOE35,
+    )
     # op-level selective checkpointing: the block input, every other matmul output, the attention output
     op_attn = sb * 2 * (a * dq + if_(r.mla, a, g) * dv) / tp + sb * 2 * a * dv / tp
-    r.op_dense = op_dense = d("act_op_dense_layer", per_full + op_attn + sb * 2 * (r.f + h) / tp, BYTES, "op-level selective: per dense layer", "算子级选择性重计算：每稠密层", TORCHTITAN_SAC + ": q and v, up-projection and down-projection outputs, attention output, block input")
-    r.op_moe = op_moe = d("act_op_moe_layer", per_full + op_attn + sb * 2 * (r.topk * r.f_moe / r.etp + r.f_sh / tp + h / tp), BYTES, "op-level selective: per MoE layer", "算子级选择性重计算：每 MoE 层", TORCHTITAN_SAC)
+    r.op_dense = op_dense = d(
+        "act_op_dense_layer",
+        per_full + op_attn + sb * 2 * (r.f + h) / tp,
+        BYTES,
+        "op-level selective: per dense layer",
+        "算子级选择性重计算：每稠密层",
+        TORCHTITAN_SAC
+        + ": q and v, up-projection and down-projection outputs, attention output, block input",
+    )
+    r.op_moe = op_moe = d(
+        "act_op_moe_layer",
+        per_full + op_attn + sb * 2 * (r.topk * r.f_moe / r.etp + r.f_sh / tp + h / tp),
+        BYTES,
+        "op-level selective: per MoE layer",
+        "算子级选择性重计算：每 MoE 层",
+        TORCHTITAN_SAC,
+    )
     mode = d(
-        "recompute_mode", if_(r.recompute.eq("selective"), conv(r, "selective_mode"), r.recompute), TEXT,
-        "what recompute keeps, as the convention implements it", "框架实际的重计算方式",
-        doc("activations") + "; selective: Megatron-LM recomputes core attention only (transformer_config.py recompute_modules = [core_attn]); torchtitan saves by operator",
+        "recompute_mode",
+        if_(r.recompute.eq("selective"), conv(r, "selective_mode"), r.recompute),
+        TEXT,
+        "what recompute keeps, as the convention implements it",
+        "框架实际的重计算方式",
+        doc("activations")
+        + "; selective: Megatron-LM recomputes core attention only (transformer_config.py recompute_modules = [core_attn]); torchtitan saves by operator",
     )
     r.recompute_mode = mode
     # the MTP modules on the last stage: each runs one layer on the normed hidden states and embeddings
-    mtp_layer = _by_mode(mode, 2 * per_full, if_(r.E.gt(0), op_moe, op_dense),
-                         if_(r.E.gt(0), per_moe, per_dense) + (2 * r.norms + MTP_CONCAT_BYTES) * sbh / sp_div)
+    mtp_layer = _by_mode(
+        mode,
+        2 * per_full,
+        if_(r.E.gt(0), op_moe, op_dense),
+        if_(r.E.gt(0), per_moe, per_dense) + (2 * r.norms + MTP_CONCAT_BYTES) * sbh / sp_div,
+    )
     r.mtp_act = d(
-        "act_mtp_per_micro_batch", r.mtp * mtp_layer, BYTES,
-        "MTP modules' activations of one micro-batch (last stage)", "MTP 模块一个 micro-batch 的激活（末段）",
+        "act_mtp_per_micro_batch",
+        r.mtp * mtp_layer,
+        BYTES,
+        "MTP modules' activations of one micro-batch (last stage)",
+        "MTP 模块一个 micro-batch 的激活（末段）",
         "Megatron-LM megatron/core/transformer/multi_token_prediction.py MultiTokenPredictionLayer: enorm and hnorm (each its input and output), "
         "the concatenation eh_proj reads (2·h), and one transformer layer (MoE in an MoE model); under full recompute its two inputs",
     )
-    r.keep_s2 = d("keeps_scores", all_of(mode.eq("none"), negate(r.flash)), BOOL, "attention scores stored", "保存注意力分数", KORTH)
-    layer_max = if_(r.n_moe.gt(0), if_(r.n_dense.gt(0), maximum(per_dense, per_moe), per_moe), per_dense)
-    op_max = if_(r.n_moe.gt(0), if_(r.n_dense.gt(0), maximum(per_dense - op_dense, per_moe - op_moe), per_moe - op_moe), per_dense - op_dense)
+    r.keep_s2 = d(
+        "keeps_scores",
+        all_of(mode.eq("none"), negate(r.flash)),
+        BOOL,
+        "attention scores stored",
+        "保存注意力分数",
+        KORTH,
+    )
+    layer_max = if_(
+        r.n_moe.gt(0), if_(r.n_dense.gt(0), maximum(per_dense, per_moe), per_moe), per_dense
+    )
+    op_max = if_(
+        r.n_moe.gt(0),
+        if_(r.n_dense.gt(0), maximum(per_dense - op_dense, per_moe - op_moe), per_moe - op_moe),
+        per_dense - op_dense,
+    )
     r.recompute_ws = d(
         "recompute_working_bytes",
-        if_(mode.eq("full"), layer_max + if_(r.flash, 0, s2),
-            if_(mode.eq("selective_op"), maximum(op_max, 0),
-                if_(all_of(mode.eq("core_attn"), negate(r.flash)), s2, 0))),
-        BYTES, "recompute working set: a layer's activations rebuilt in backward", "重计算工作区：反向时重建的一层激活", KORTH + " (one layer, rebuilt)",
+        if_(
+            mode.eq("full"),
+            layer_max + if_(r.flash, 0, s2),
+            if_(
+                mode.eq("selective_op"),
+                maximum(op_max, 0),
+                if_(all_of(mode.eq("core_attn"), negate(r.flash)), s2, 0),
+            ),
+        ),
+        BYTES,
+        "recompute working set: a layer's activations rebuilt in backward",
+        "重计算工作区：反向时重建的一层激活",
+        KORTH + " (one layer, rebuilt)",
     )
 
 
@@ -178,34 +372,113 @@ def _stages(reg: Registry, r: Ctx) -> None:
         dl, ml, al = r.layers_of[stage]
         per_mb = d(
             f"{stage}_stage_activation_per_micro_batch",
-            _by_mode(mode, (dl + ml) * r.per_full, dl * r.op_dense + ml * r.op_moe,
-                     dl * r.per_dense + ml * r.per_moe + (dl + ml - al) * r.lin_delta
-                     + if_(r.keep_s2, if_(IsBlank(r.window), al * s2, r.global_of[stage] * s2 + (al - r.global_of[stage]) * s2_local), 0))
+            _by_mode(
+                mode,
+                (dl + ml) * r.per_full,
+                dl * r.op_dense + ml * r.op_moe,
+                dl * r.per_dense
+                + ml * r.per_moe
+                + (dl + ml - al) * r.lin_delta
+                + if_(
+                    r.keep_s2,
+                    if_(
+                        IsBlank(r.window),
+                        al * s2,
+                        r.global_of[stage] * s2 + (al - r.global_of[stage]) * s2_local,
+                    ),
+                    0,
+                ),
+            )
             + if_(r.holds_head[stage], r.mtp_act, 0),
-            BYTES, f"{stage}-stage activations of one micro-batch", f"{STAGE_ZH[stage]}一个 micro-batch 的激活", KORTH + "; " + doc("activations"),
+            BYTES,
+            f"{stage}-stage activations of one micro-batch",
+            f"{STAGE_ZH[stage]}一个 micro-batch 的激活",
+            KORTH + "; " + doc("activations"),
         )
-        r.act[stage] = d(f"{stage}_stage_activation_bytes", r.in_flight[stage] * per_mb, BYTES, f"{stage}-stage activations", f"{STAGE_ZH[stage]}激活", KORTH + "; micro-batches in flight by the schedule")
+        r.act[stage] = d(
+            f"{stage}_stage_activation_bytes",
+            r.in_flight[stage] * per_mb,
+            BYTES,
+            f"{stage}-stage activations",
+            f"{STAGE_ZH[stage]}激活",
+            KORTH + "; micro-batches in flight by the schedule",
+        )
 
 
 def _loss(reg: Registry, r: Ctx) -> None:
     """The logits, and what the cross-entropy keeps in its forward and its backward."""
     d = reg.define
     sb, tp = r.tokens_mb, r.tp
-    logit_elems = d("logit_elements", sb * r.V / tp / r.loss_chunks, COUNT, "logit elements alive at once s·b·vocab/tp ÷ loss_chunks", "同时存在的 logits 元素数", doc("logits-and-loss"))
-    r.logits = d("logits_full_bytes", logit_elems * Lookup("dtype", r.logits_dtype, "bytes"), BYTES, "logits s·b·(vocab/tp)·bytes ÷ loss_chunks", "logits s·b·(vocab/tp)·字节 ÷ 分块", doc("logits-and-loss") + "; " + MOE35)
+    logit_elems = d(
+        "logit_elements",
+        sb * r.V / tp / r.loss_chunks,
+        COUNT,
+        "logit elements alive at once s·b·vocab/tp ÷ loss_chunks",
+        "同时存在的 logits 元素数",
+        doc("logits-and-loss"),
+    )
+    r.logits = d(
+        "logits_full_bytes",
+        logit_elems * Lookup("dtype", r.logits_dtype, "bytes"),
+        BYTES,
+        "logits s·b·(vocab/tp)·bytes ÷ loss_chunks",
+        "logits s·b·(vocab/tp)·字节 ÷ 分块",
+        doc("logits-and-loss") + "; " + MOE35,
+    )
     fp32_logits = r.logits_dtype.eq("fp32")
     upcast = r.loss_fp32
     # without the fp32 upcast the loss works in the logits' own 16-bit dtype: its log-softmax in
     # forward, and three tensors of that width in backward
-    fwd = if_(upcast, if_(r.loss_compiled, conv(r, "ce_fwd_bytes_compiled"), conv(r, "ce_fwd_bytes")) - if_(fp32_logits, 4, 0), 2)
-    bwd = if_(upcast, if_(r.loss_compiled, conv(r, "ce_bwd_bytes_compiled"), conv(r, "ce_bwd_bytes")) - if_(fp32_logits, 2, 0), 6)
-    r.ce_fwd = d("loss_forward_bytes", logit_elems * maximum(fwd, 0), BYTES, "cross-entropy working set at the loss forward", "交叉熵前向工作区", "conventions table (bytes per logit); " + doc("logits-and-loss"))
-    r.ce_bwd = d("loss_backward_bytes", logit_elems * maximum(bwd, 0), BYTES, "cross-entropy working set at the loss backward", "交叉熵反向工作区", "conventions table (bytes per logit); " + doc("logits-and-loss"))
-    r.logits_kept = d("logits_kept_in_backward", if_(conv(r, "logits_kept").eq(1), r.logits, 0), BYTES, "logits still referenced during backward", "反向时仍被引用的 logits", "conventions table; " + doc("logits-and-loss"))
+    fwd = if_(
+        upcast,
+        if_(r.loss_compiled, conv(r, "ce_fwd_bytes_compiled"), conv(r, "ce_fwd_bytes"))
+        - if_(fp32_logits, 4, 0),
+        2,
+    )
+    bwd = if_(
+        upcast,
+        if_(r.loss_compiled, conv(r, "ce_bwd_bytes_compiled"), conv(r, "ce_bwd_bytes"))
+        - if_(fp32_logits, 2, 0),
+        6,
+    )
+    r.ce_fwd = d(
+        "loss_forward_bytes",
+        logit_elems * maximum(fwd, 0),
+        BYTES,
+        "cross-entropy working set at the loss forward",
+        "交叉熵前向工作区",
+        "conventions table (bytes per logit); " + doc("logits-and-loss"),
+    )
+    r.ce_bwd = d(
+        "loss_backward_bytes",
+        logit_elems * maximum(bwd, 0),
+        BYTES,
+        "cross-entropy working set at the loss backward",
+        "交叉熵反向工作区",
+        "conventions table (bytes per logit); " + doc("logits-and-loss"),
+    )
+    r.logits_kept = d(
+        "logits_kept_in_backward",
+        if_(conv(r, "logits_kept").eq(1), r.logits, 0),
+        BYTES,
+        "logits still referenced during backward",
+        "反向时仍被引用的 logits",
+        "conventions table; " + doc("logits-and-loss"),
+    )
     r.mtp_loss_kept = d(
-        "mtp_loss_kept_bytes", r.mtp * (r.ce_fwd + r.logits_kept), BYTES,
-        "what the MTP heads' losses keep until backward", "MTP 头的损失保留至反向的内容",
+        "mtp_loss_kept_bytes",
+        r.mtp * (r.ce_fwd + r.logits_kept),
+        BYTES,
+        "what the MTP heads' losses keep until backward",
+        "MTP 头的损失保留至反向的内容",
         "Megatron-LM megatron/core/transformer/multi_token_prediction.py process_mtp_loss: each MTP head's logits and loss are computed in forward, "
         "before the main head's, and attached to the hidden states (MTPLossAutoScaler) until backward",
     )
-    r.loss_ws = d("loss_working_full_bytes", maximum(r.ce_fwd, r.ce_bwd), BYTES, "cross-entropy working set (the larger of forward and backward)", "交叉熵工作区（前向与反向取大）", doc("logits-and-loss"))
+    r.loss_ws = d(
+        "loss_working_full_bytes",
+        maximum(r.ce_fwd, r.ce_bwd),
+        BYTES,
+        "cross-entropy working set (the larger of forward and backward)",
+        "交叉熵工作区（前向与反向取大）",
+        doc("logits-and-loss"),
+    )

@@ -24,7 +24,9 @@ ALLOCATOR_FRACTION = 0.05  # fragmentation, as Megatron-LM's 1.05 overhead facto
 # Sources --------------------------------------------------------------------------------------
 COLUMN = "input column (docs/columns.md)"
 CATALOGUE = "GPU catalogue (ledger-report gpus; docs/columns.md)"
-MEGATRON_PARAMS = "Megatron-LM megatron/training/theoretical_memory_usage.py (no biases, unpadded vocabulary)"
+MEGATRON_PARAMS = (
+    "Megatron-LM megatron/training/theoretical_memory_usage.py (no biases, unpadded vocabulary)"
+)
 KORTH = "Korthikanti et al. 2022, Table 2"
 ZERO_PAPER = "Rajbhandari et al. 2020 (ZeRO), section 3: 2 + 2 + 12 bytes per parameter with Adam"
 MOE35 = "docs/scenarios.md (35B MoE on 40 H20)"
@@ -50,7 +52,14 @@ PARTS = (("dense", "dense", "非专家"), ("expert", "expert", "专家"))
 # the counters a measured peak may be read on, in Chinese: the device (nvidia-smi), PyTorch's allocated and reserved
 COUNTER_ZH = {"device": "整卡", "allocated": "已分配", "reserved": "已预留"}
 # the resolved input that names each state's dtype
-STATE_DTYPE = {"weights": "weight_dtype", "grads": "grad_dtype", "main_grads": "main_grad_dtype", "master": "master_dtype", "m": "m_dtype", "v": "v_dtype"}
+STATE_DTYPE = {
+    "weights": "weight_dtype",
+    "grads": "grad_dtype",
+    "main_grads": "main_grad_dtype",
+    "master": "master_dtype",
+    "m": "m_dtype",
+    "v": "v_dtype",
+}
 
 
 class Ctx(SimpleNamespace):

@@ -41,174 +41,529 @@ def define(reg: Registry, r: Ctx) -> None:
     dp, tp, pp, cp, ep, etp = r.dp, r.tp, r.pp, r.cp, r.ep, r.etp
 
     # the accelerator: one of the catalogue, or one the row describes --------------------------------
-    c("gpu_described", any_of(r.gpu_known, all_of(_given("hbm_gb"), _given("peak_tflops"))), "gpu",
-      concat("a GPU of the catalogue (ledger-report gpus), or hbm_gb and peak_tflops to describe ", r.gpu),
-      concat(r.gpu, " is not in the catalogue and ", _listed(("hbm_gb", "peak_tflops"))),
-      en="a GPU outside the catalogue needs hbm_gb and peak_tflops", zh="目录外的 GPU 需要给出 hbm_gb 与 peak_tflops", source=doc("gates"))
+    c(
+        "gpu_described",
+        any_of(r.gpu_known, all_of(_given("hbm_gb"), _given("peak_tflops"))),
+        "gpu",
+        concat(
+            "a GPU of the catalogue (ledger-report gpus), or hbm_gb and peak_tflops to describe ",
+            r.gpu,
+        ),
+        concat(r.gpu, " is not in the catalogue and ", _listed(("hbm_gb", "peak_tflops"))),
+        en="a GPU outside the catalogue needs hbm_gb and peak_tflops",
+        zh="目录外的 GPU 需要给出 hbm_gb 与 peak_tflops",
+        source=doc("gates"),
+    )
 
     # parameters: a count, or an architecture to count from -------------------------------------
     no_arch = all_of(*(_blank(col) for col in ARCH_REQUIRED))
-    c("params_or_architecture", negate(all_of(_blank("params_total"), no_arch)), "params_total",
-      concat("params_total, or the architecture columns ", ", ".join(ARCH_REQUIRED)),
-      "params_total and all the architecture columns empty",
-      en="a row gives params_total or the architecture", zh="给出 params_total 或结构列", source=doc("parameters"))
+    c(
+        "params_or_architecture",
+        negate(all_of(_blank("params_total"), no_arch)),
+        "params_total",
+        concat("params_total, or the architecture columns ", ", ".join(ARCH_REQUIRED)),
+        "params_total and all the architecture columns empty",
+        en="a row gives params_total or the architecture",
+        zh="给出 params_total 或结构列",
+        source=doc("parameters"),
+    )
     for col in ARCH_REQUIRED:
-        c(f"architecture_{col}", negate(all_of(_blank("params_total"), negate(no_arch), _blank(col))), col,
-          concat(col, " (the architecture counts the parameters when params_total is empty)"),
-          concat(col, " empty, params_total empty"),
-          en=f"without params_total, {col} is needed to count the parameters", zh=f"未给出 params_total 时需要 {col}",
-          source=doc("partial-architectures"))
+        c(
+            f"architecture_{col}",
+            negate(all_of(_blank("params_total"), negate(no_arch), _blank(col))),
+            col,
+            concat(col, " (the architecture counts the parameters when params_total is empty)"),
+            concat(col, " empty, params_total empty"),
+            en=f"without params_total, {col} is needed to count the parameters",
+            zh=f"未给出 params_total 时需要 {col}",
+            source=doc("partial-architectures"),
+        )
     off = (r.total - r.arch_total) / r.arch_total
     within = all_of(off.le(PARAMS_TOLERANCE), off.ge(-PARAMS_TOLERANCE))
     compare = any_of(_blank("params_total"), negate(r.has_arch))
     # hybrid layers are counted as attention layers unless their own columns are given: there a
     # given params_total is the better count, and a difference is stated, not refused
     exact = r.fae.le(1)
-    for key, applies, severity in (("params_total_matches", exact, ERROR), ("params_total_matches_hybrid", negate(exact), WARNING)):
-        c(key, if_(compare, True, if_(applies, within, True)), "params_total",
-          concat("params_total within 1 % of the architecture's count ", grouped(r.arch_total)),
-          concat("params_total = ", grouped(r.total), " (", grouped(off * 100), " % off)"),
-          severity=severity, en="a given params_total agrees with the architecture within 1 %", zh="给定 params_total 与结构计数相差不超过 1 %",
-          source=doc("parameters"), row_only=True)
+    for key, applies, severity in (
+        ("params_total_matches", exact, ERROR),
+        ("params_total_matches_hybrid", negate(exact), WARNING),
+    ):
+        c(
+            key,
+            if_(compare, True, if_(applies, within, True)),
+            "params_total",
+            concat("params_total within 1 % of the architecture's count ", grouped(r.arch_total)),
+            concat("params_total = ", grouped(r.total), " (", grouped(off * 100), " % off)"),
+            severity=severity,
+            en="a given params_total agrees with the architecture within 1 %",
+            zh="给定 params_total 与结构计数相差不超过 1 %",
+            source=doc("parameters"),
+            row_only=True,
+        )
 
     # the architecture's optional blocks: each set of columns complete or empty ----------------------
     rules = []
     for key, cols, what, zh in (
         ("mla_columns", MLA_COLUMNS, "multi-head latent attention", "多头潜在注意力"),
-        ("linear_attention_columns", LINEAR_ATTENTION_COLUMNS, "Gated DeltaNet linear attention", "Gated DeltaNet 线性注意力"),
+        (
+            "linear_attention_columns",
+            LINEAR_ATTENTION_COLUMNS,
+            "Gated DeltaNet linear attention",
+            "Gated DeltaNet 线性注意力",
+        ),
     ):
         all_given = all_of(*(_given(col) for col in cols))
         none_given = all_of(*(_blank(col) for col in cols))
-        c(key, any_of(all_given, none_given), cols[0],
-          concat("all of ", ", ".join(cols), " (", what, ") or none of them"),
-          _listed(cols),
-          en=f"the {what} columns are complete or empty", zh=f"{zh}的列要么全给要么全空", source=doc("parameters"))
+        c(
+            key,
+            any_of(all_given, none_given),
+            cols[0],
+            concat("all of ", ", ".join(cols), " (", what, ") or none of them"),
+            _listed(cols),
+            en=f"the {what} columns are complete or empty",
+            zh=f"{zh}的列要么全给要么全空",
+            source=doc("parameters"),
+        )
         rules.append(key)
-    c("q_lora_with_mla", negate(all_of(_given("q_lora_rank"), _blank("kv_lora_rank"))), "q_lora_rank",
-      "q_lora_rank only with kv_lora_rank (multi-head latent attention)", concat("q_lora_rank = ", Col("q_lora_rank"), " with kv_lora_rank empty"),
-      en="q_lora_rank is given with the MLA columns", zh="q_lora_rank 需与 MLA 列同时给出", source=doc("parameters"))
-    c("linear_attention_needs_hybrid", negate(all_of(_given("linear_key_heads"), if_(_blank("full_attention_every"), True, Col("full_attention_every").le(1)))),
-      "full_attention_every",
-      "full_attention_every > 1 with the linear-attention columns (the layers without softmax attention are the Gated DeltaNet ones)",
-      concat("full_attention_every = ", if_(_blank("full_attention_every"), "1 (empty)", Col("full_attention_every"))),
-      en="Gated DeltaNet columns need a hybrid layout", zh="给出 Gated DeltaNet 列时需要混合结构", source=doc("parameters"))
-    c("sliding_every_needs_window", negate(all_of(_given("sliding_every"), _blank("sliding_window"))), "sliding_every",
-      "sliding_every only with sliding_window", concat("sliding_every = ", Col("sliding_every"), " with sliding_window empty"),
-      en="sliding_every is given with sliding_window", zh="sliding_every 需与 sliding_window 同时给出", source=doc("parameters"))
-    c("sliding_window_not_hybrid", negate(all_of(_given("sliding_window"), Col("full_attention_every").gt(1))), "sliding_window",
-      "sliding_window only with full_attention_every = 1 (sliding windows in a hybrid layout are not modelled)",
-      concat("sliding_window = ", grouped(Col("sliding_window")), " with full_attention_every = ", Col("full_attention_every")),
-      en="sliding windows are modelled without linear-attention layers", zh="滑动窗口仅在无线性注意力层时建模", source=doc("parameters"))
-    c("first_dense_le_layers", Col("first_dense_layers").le(Col("layers")), "first_dense_layers",
-      concat("first_dense_layers ≤ layers = ", Col("layers")), concat("first_dense_layers = ", Col("first_dense_layers")),
-      en="first_dense_layers ≤ layers", zh="first_dense_layers ≤ layers", source=doc("parameters"))
-    rules += ["q_lora_with_mla", "linear_attention_needs_hybrid", "sliding_every_needs_window", "sliding_window_not_hybrid", "first_dense_le_layers"]
+    c(
+        "q_lora_with_mla",
+        negate(all_of(_given("q_lora_rank"), _blank("kv_lora_rank"))),
+        "q_lora_rank",
+        "q_lora_rank only with kv_lora_rank (multi-head latent attention)",
+        concat("q_lora_rank = ", Col("q_lora_rank"), " with kv_lora_rank empty"),
+        en="q_lora_rank is given with the MLA columns",
+        zh="q_lora_rank 需与 MLA 列同时给出",
+        source=doc("parameters"),
+    )
+    c(
+        "linear_attention_needs_hybrid",
+        negate(
+            all_of(
+                _given("linear_key_heads"),
+                if_(_blank("full_attention_every"), True, Col("full_attention_every").le(1)),
+            )
+        ),
+        "full_attention_every",
+        "full_attention_every > 1 with the linear-attention columns (the layers without softmax attention are the Gated DeltaNet ones)",
+        concat(
+            "full_attention_every = ",
+            if_(_blank("full_attention_every"), "1 (empty)", Col("full_attention_every")),
+        ),
+        en="Gated DeltaNet columns need a hybrid layout",
+        zh="给出 Gated DeltaNet 列时需要混合结构",
+        source=doc("parameters"),
+    )
+    c(
+        "sliding_every_needs_window",
+        negate(all_of(_given("sliding_every"), _blank("sliding_window"))),
+        "sliding_every",
+        "sliding_every only with sliding_window",
+        concat("sliding_every = ", Col("sliding_every"), " with sliding_window empty"),
+        en="sliding_every is given with sliding_window",
+        zh="sliding_every 需与 sliding_window 同时给出",
+        source=doc("parameters"),
+    )
+    c(
+        "sliding_window_not_hybrid",
+        negate(all_of(_given("sliding_window"), Col("full_attention_every").gt(1))),
+        "sliding_window",
+        "sliding_window only with full_attention_every = 1 (sliding windows in a hybrid layout are not modelled)",
+        concat(
+            "sliding_window = ",
+            grouped(Col("sliding_window")),
+            " with full_attention_every = ",
+            Col("full_attention_every"),
+        ),
+        en="sliding windows are modelled without linear-attention layers",
+        zh="滑动窗口仅在无线性注意力层时建模",
+        source=doc("parameters"),
+    )
+    c(
+        "first_dense_le_layers",
+        Col("first_dense_layers").le(Col("layers")),
+        "first_dense_layers",
+        concat("first_dense_layers ≤ layers = ", Col("layers")),
+        concat("first_dense_layers = ", Col("first_dense_layers")),
+        en="first_dense_layers ≤ layers",
+        zh="first_dense_layers ≤ layers",
+        source=doc("parameters"),
+    )
+    rules += [
+        "q_lora_with_mla",
+        "linear_attention_needs_hybrid",
+        "sliding_every_needs_window",
+        "sliding_window_not_hybrid",
+        "first_dense_le_layers",
+    ]
     ROW_RULES[:] = rules
 
     # expert parallelism --------------------------------------------------------------------------
     world = dp * cp * tp
-    c("etp_divides", divides(etp, world), "etp",
-      concat("etp to divide dp·cp·tp = ", dp, "·", cp, "·", tp, " = ", grouped(world)), concat("etp = ", etp),
-      en="etp divides dp·cp·tp", zh="etp 整除 dp·cp·tp", source=doc("parts-and-groups"))
-    c("ep_divides", if_(divides(etp, world), divides(ep, world / etp), True), "ep",
-      concat("ep to divide dp·cp·tp/etp = ", dp, "·", cp, "·", tp, "/", etp, " = ", grouped(world / etp)), concat("ep = ", ep),
-      en="ep divides dp·cp·tp/etp", zh="ep 整除 dp·cp·tp/etp", source=doc("parts-and-groups"))
+    c(
+        "etp_divides",
+        divides(etp, world),
+        "etp",
+        concat("etp to divide dp·cp·tp = ", dp, "·", cp, "·", tp, " = ", grouped(world)),
+        concat("etp = ", etp),
+        en="etp divides dp·cp·tp",
+        zh="etp 整除 dp·cp·tp",
+        source=doc("parts-and-groups"),
+    )
+    c(
+        "ep_divides",
+        if_(divides(etp, world), divides(ep, world / etp), True),
+        "ep",
+        concat(
+            "ep to divide dp·cp·tp/etp = ",
+            dp,
+            "·",
+            cp,
+            "·",
+            tp,
+            "/",
+            etp,
+            " = ",
+            grouped(world / etp),
+        ),
+        concat("ep = ", ep),
+        en="ep divides dp·cp·tp/etp",
+        zh="ep 整除 dp·cp·tp/etp",
+        source=doc("parts-and-groups"),
+    )
     moe_given = any_of(_given("experts"), _given("params_expert"), _given("params_per_rank"))
-    c("ep_needs_experts", any_of(ep.le(1), moe_given), "ep",
-      "ep = 1 on a dense model (no experts, params_expert or params_per_rank given)", concat("ep = ", ep),
-      en="expert parallelism needs experts", zh="专家并行需要专家", source=doc("parts-and-groups"))
+    c(
+        "ep_needs_experts",
+        any_of(ep.le(1), moe_given),
+        "ep",
+        "ep = 1 on a dense model (no experts, params_expert or params_per_rank given)",
+        concat("ep = ", ep),
+        en="expert parallelism needs experts",
+        zh="专家并行需要专家",
+        source=doc("parts-and-groups"),
+    )
     experts = Col("experts")
-    c("experts_by_ep", if_(_blank("experts"), True, divides(ep, experts)), "experts",
-      concat("experts divisible by ep = ", ep), concat("experts = ", experts),
-      en="ep divides the experts", zh="ep 整除专家数", source=doc("parts-and-groups"))
-    c("topk_with_experts", negate(all_of(_given("experts"), _blank("topk"))), "topk",
-      concat("topk (experts per token) when experts is given (experts = ", experts, ")"), "topk empty",
-      en="topk is given with experts", zh="给出 experts 时需要 topk", source=doc("parameters"))
-    c("experts_with_topk", negate(all_of(_blank("experts"), _given("topk"))), "topk",
-      "experts (routed experts) when topk is given", concat("topk = ", Col("topk"), " with experts empty"),
-      en="experts is given with topk", zh="给出 topk 时需要 experts", source=doc("parameters"))
-    c("topk_le_experts", Col("topk").le(experts), "topk",
-      concat("topk ≤ experts = ", experts), concat("topk = ", Col("topk")),
-      en="topk ≤ experts", zh="topk ≤ experts", source=doc("parameters"))
+    c(
+        "experts_by_ep",
+        if_(_blank("experts"), True, divides(ep, experts)),
+        "experts",
+        concat("experts divisible by ep = ", ep),
+        concat("experts = ", experts),
+        en="ep divides the experts",
+        zh="ep 整除专家数",
+        source=doc("parts-and-groups"),
+    )
+    c(
+        "topk_with_experts",
+        negate(all_of(_given("experts"), _blank("topk"))),
+        "topk",
+        concat("topk (experts per token) when experts is given (experts = ", experts, ")"),
+        "topk empty",
+        en="topk is given with experts",
+        zh="给出 experts 时需要 topk",
+        source=doc("parameters"),
+    )
+    c(
+        "experts_with_topk",
+        negate(all_of(_blank("experts"), _given("topk"))),
+        "topk",
+        "experts (routed experts) when topk is given",
+        concat("topk = ", Col("topk"), " with experts empty"),
+        en="experts is given with topk",
+        zh="给出 topk 时需要 experts",
+        source=doc("parameters"),
+    )
+    c(
+        "topk_le_experts",
+        Col("topk").le(experts),
+        "topk",
+        concat("topk ≤ experts = ", experts),
+        concat("topk = ", Col("topk")),
+        en="topk ≤ experts",
+        zh="topk ≤ experts",
+        source=doc("parameters"),
+    )
 
     # attention and the MLP over tensor parallelism ----------------------------------------------
     heads, kv = Col("heads"), Col("kv_heads")
-    c("tp_divides_heads", divides(tp, heads), "tp", concat("tp to divide heads = ", heads), concat("tp = ", tp),
-      en="tp divides the attention heads", zh="tp 整除注意力头数", source=doc("parallel-layout"))
-    c("tp_divides_kv_heads", divides(tp, kv), "tp", concat("tp to divide kv_heads = ", kv), concat("tp = ", tp),
-      en="tp divides the key/value heads", zh="tp 整除 KV 头数", source=doc("parallel-layout"))
-    c("kv_divides_heads", divides(kv, heads), "kv_heads", concat("kv_heads to divide heads = ", heads), concat("kv_heads = ", kv),
-      en="kv_heads divides heads", zh="kv_heads 整除 heads", source=doc("parameters"))
-    c("hidden_by_heads", if_(_given("head_dim"), True, divides(heads, Col("hidden"))), "hidden",
-      concat("hidden divisible by heads = ", heads, " (or give head_dim)"), concat("hidden = ", grouped(Col("hidden"))),
-      en="heads divides hidden when head_dim is empty", zh="未给出 head_dim 时 heads 整除 hidden", source=doc("parameters"))
-    c("tp_divides_ffn", divides(tp, Col("ffn_hidden")), "tp", concat("tp to divide ffn_hidden = ", grouped(Col("ffn_hidden"))), concat("tp = ", tp),
-      en="tp divides the MLP width", zh="tp 整除 MLP 宽度", source=doc("parallel-layout"))
-    c("etp_divides_moe_ffn", divides(etp, Col("moe_ffn_hidden")), "etp", concat("etp to divide moe_ffn_hidden = ", grouped(Col("moe_ffn_hidden"))), concat("etp = ", etp),
-      en="etp divides the expert MLP width", zh="etp 整除专家 MLP 宽度", source=doc("parallel-layout"))
+    c(
+        "tp_divides_heads",
+        divides(tp, heads),
+        "tp",
+        concat("tp to divide heads = ", heads),
+        concat("tp = ", tp),
+        en="tp divides the attention heads",
+        zh="tp 整除注意力头数",
+        source=doc("parallel-layout"),
+    )
+    c(
+        "tp_divides_kv_heads",
+        divides(tp, kv),
+        "tp",
+        concat("tp to divide kv_heads = ", kv),
+        concat("tp = ", tp),
+        en="tp divides the key/value heads",
+        zh="tp 整除 KV 头数",
+        source=doc("parallel-layout"),
+    )
+    c(
+        "kv_divides_heads",
+        divides(kv, heads),
+        "kv_heads",
+        concat("kv_heads to divide heads = ", heads),
+        concat("kv_heads = ", kv),
+        en="kv_heads divides heads",
+        zh="kv_heads 整除 heads",
+        source=doc("parameters"),
+    )
+    c(
+        "hidden_by_heads",
+        if_(_given("head_dim"), True, divides(heads, Col("hidden"))),
+        "hidden",
+        concat("hidden divisible by heads = ", heads, " (or give head_dim)"),
+        concat("hidden = ", grouped(Col("hidden"))),
+        en="heads divides hidden when head_dim is empty",
+        zh="未给出 head_dim 时 heads 整除 hidden",
+        source=doc("parameters"),
+    )
+    c(
+        "tp_divides_ffn",
+        divides(tp, Col("ffn_hidden")),
+        "tp",
+        concat("tp to divide ffn_hidden = ", grouped(Col("ffn_hidden"))),
+        concat("tp = ", tp),
+        en="tp divides the MLP width",
+        zh="tp 整除 MLP 宽度",
+        source=doc("parallel-layout"),
+    )
+    c(
+        "etp_divides_moe_ffn",
+        divides(etp, Col("moe_ffn_hidden")),
+        "etp",
+        concat("etp to divide moe_ffn_hidden = ", grouped(Col("moe_ffn_hidden"))),
+        concat("etp = ", etp),
+        en="etp divides the expert MLP width",
+        zh="etp 整除专家 MLP 宽度",
+        source=doc("parallel-layout"),
+    )
 
     # pipeline ----------------------------------------------------------------------------------
     layers = Col("layers")
-    c("pp_le_layers", pp.le(layers), "pp", concat("pp ≤ layers = ", layers, " (every pipeline stage needs a layer)"), concat("pp = ", pp),
-      en="every pipeline stage has a layer", zh="每个流水段至少一层", source=doc("pipeline-stages"))
+    c(
+        "pp_le_layers",
+        pp.le(layers),
+        "pp",
+        concat("pp ≤ layers = ", layers, " (every pipeline stage needs a layer)"),
+        concat("pp = ", pp),
+        en="every pipeline stage has a layer",
+        zh="每个流水段至少一层",
+        source=doc("pipeline-stages"),
+    )
     fixed_given = any_of(_given("pp_first_layers"), _given("pp_last_layers"))
-    c("pp_fixed_needs_pp", any_of(negate(fixed_given), pp.gt(1)), "pp",
-      "pp > 1 with pp_first_layers or pp_last_layers", concat("pp = ", pp),
-      en="a stage's layers are given only with pipeline parallelism", zh="仅在流水并行时给出段层数", source=doc("pipeline-stages"))
+    c(
+        "pp_fixed_needs_pp",
+        any_of(negate(fixed_given), pp.gt(1)),
+        "pp",
+        "pp > 1 with pp_first_layers or pp_last_layers",
+        concat("pp = ", pp),
+        en="a stage's layers are given only with pipeline parallelism",
+        zh="仅在流水并行时给出段层数",
+        source=doc("pipeline-stages"),
+    )
     even_stages, even_layers = Ref("pp_even_stages"), Ref("pp_even_layers")
-    c("pp_fixed_layers_fit", any_of(negate(fixed_given), pp.le(1), if_(even_stages.gt(0), even_layers.ge(even_stages), even_layers.eq(0))), "pp_first_layers",
-      concat("pp_first_layers + pp_last_layers leaving a layer for each of the other ", even_stages, " stages (layers = ", layers, ")"),
-      concat(_listed(("pp_first_layers", "pp_last_layers")), ", ", even_layers, " layers left"),
-      en="the given stages' layers leave a layer for every other stage", zh="给定段层数后其余各段至少一层", source=doc("pipeline-stages"))
-    c("layers_by_pp", if_(pp.gt(layers), True, if_(fixed_given, divides(maximum(even_stages, 1), even_layers), divides(pp, layers))), "pp",
-      if_(fixed_given, concat("the other ", even_stages, " stages to share their ", even_layers, " layers evenly"),
-          concat("pp to divide layers = ", layers, " (an uneven split gives the first stages one layer more)")), concat("pp = ", pp),
-      severity=WARNING, en="pp divides the layers (else the split is uneven)", zh="pp 整除层数（否则各段层数不均）", source=doc("pipeline-stages"))
+    c(
+        "pp_fixed_layers_fit",
+        any_of(
+            negate(fixed_given),
+            pp.le(1),
+            if_(even_stages.gt(0), even_layers.ge(even_stages), even_layers.eq(0)),
+        ),
+        "pp_first_layers",
+        concat(
+            "pp_first_layers + pp_last_layers leaving a layer for each of the other ",
+            even_stages,
+            " stages (layers = ",
+            layers,
+            ")",
+        ),
+        concat(_listed(("pp_first_layers", "pp_last_layers")), ", ", even_layers, " layers left"),
+        en="the given stages' layers leave a layer for every other stage",
+        zh="给定段层数后其余各段至少一层",
+        source=doc("pipeline-stages"),
+    )
+    c(
+        "layers_by_pp",
+        if_(
+            pp.gt(layers),
+            True,
+            if_(fixed_given, divides(maximum(even_stages, 1), even_layers), divides(pp, layers)),
+        ),
+        "pp",
+        if_(
+            fixed_given,
+            concat(
+                "the other ", even_stages, " stages to share their ", even_layers, " layers evenly"
+            ),
+            concat(
+                "pp to divide layers = ",
+                layers,
+                " (an uneven split gives the first stages one layer more)",
+            ),
+        ),
+        concat("pp = ", pp),
+        severity=WARNING,
+        en="pp divides the layers (else the split is uneven)",
+        zh="pp 整除层数（否则各段层数不均）",
+        source=doc("pipeline-stages"),
+    )
     # memory settings that belong to one framework or stage ----------------------------------------
-    c("weights_kept_needs_zero3", any_of(negate(r.weights_kept), r.weights_kept_apply), "gathered_weights_kept",
-      "zero = 3 with gathered_weights_kept (below ZeRO-3 the weights are whole anyway)", concat("zero = ", r.zero),
-      severity=WARNING, en="gathered weights are kept only under ZeRO-3", zh="仅 ZeRO-3 下保留聚合权重", source=doc("phases"))
-    c("bucket_elems_deepspeed", any_of(_blank("reduce_bucket_elems"), r.bucket_in_elements), "reduce_bucket_elems",
-      "reduce_bucket_elems with framework = deepspeed (the others size their buckets their own way)", concat("framework = ", r.framework),
-      severity=WARNING, en="reduce_bucket_elems applies to DeepSpeed", zh="reduce_bucket_elems 仅适用于 DeepSpeed", source=doc("phases"))
-    zero_ok = if_(r.zero.eq(0), conv(r, "zero0"), if_(r.zero.eq(1), conv(r, "zero1"), if_(r.zero.eq(2), conv(r, "zero2"), conv(r, "zero3"))))
-    c("zero_stage_exists", zero_ok.eq(1), "zero", concat("a ZeRO stage that framework ", r.framework, " has"), concat("zero = ", r.zero),
-      en="the framework has the ZeRO stage", zh="框架支持该 ZeRO 阶段", source="conventions table (" + doc("conventions") + ")")
-    c("zero_with_pp", any_of(pp.le(1), r.zero.le(conv(r, "pp_zero_max"))), "zero",
-      concat("zero ≤ ", conv(r, "pp_zero_max"), " with pipeline parallelism under framework ", r.framework), concat("zero = ", r.zero, " with pp = ", pp),
-      en="the framework runs the ZeRO stage with pipeline parallelism", zh="框架支持该 ZeRO 阶段与流水并行同用", source="conventions table (" + doc("conventions") + ")")
+    c(
+        "weights_kept_needs_zero3",
+        any_of(negate(r.weights_kept), r.weights_kept_apply),
+        "gathered_weights_kept",
+        "zero = 3 with gathered_weights_kept (below ZeRO-3 the weights are whole anyway)",
+        concat("zero = ", r.zero),
+        severity=WARNING,
+        en="gathered weights are kept only under ZeRO-3",
+        zh="仅 ZeRO-3 下保留聚合权重",
+        source=doc("phases"),
+    )
+    c(
+        "bucket_elems_deepspeed",
+        any_of(_blank("reduce_bucket_elems"), r.bucket_in_elements),
+        "reduce_bucket_elems",
+        "reduce_bucket_elems with framework = deepspeed (the others size their buckets their own way)",
+        concat("framework = ", r.framework),
+        severity=WARNING,
+        en="reduce_bucket_elems applies to DeepSpeed",
+        zh="reduce_bucket_elems 仅适用于 DeepSpeed",
+        source=doc("phases"),
+    )
+    zero_ok = if_(
+        r.zero.eq(0),
+        conv(r, "zero0"),
+        if_(r.zero.eq(1), conv(r, "zero1"), if_(r.zero.eq(2), conv(r, "zero2"), conv(r, "zero3"))),
+    )
+    c(
+        "zero_stage_exists",
+        zero_ok.eq(1),
+        "zero",
+        concat("a ZeRO stage that framework ", r.framework, " has"),
+        concat("zero = ", r.zero),
+        en="the framework has the ZeRO stage",
+        zh="框架支持该 ZeRO 阶段",
+        source="conventions table (" + doc("conventions") + ")",
+    )
+    c(
+        "zero_with_pp",
+        any_of(pp.le(1), r.zero.le(conv(r, "pp_zero_max"))),
+        "zero",
+        concat(
+            "zero ≤ ",
+            conv(r, "pp_zero_max"),
+            " with pipeline parallelism under framework ",
+            r.framework,
+        ),
+        concat("zero = ", r.zero, " with pp = ", pp),
+        en="the framework runs the ZeRO stage with pipeline parallelism",
+        zh="框架支持该 ZeRO 阶段与流水并行同用",
+        source="conventions table (" + doc("conventions") + ")",
+    )
 
     # batch and sequence ------------------------------------------------------------------------
     seq = Col("seq_len")
-    c("cp_divides_seq", divides(cp, seq), "cp", concat("cp to divide seq_len = ", grouped(seq)), concat("cp = ", cp),
-      en="cp divides the sequence", zh="cp 整除序列长度", source=doc("activations"))
-    c("seq_by_tp_cp", if_(r.seq_par, divides(tp * cp, seq), True), "seq_len",
-      concat("seq_len divisible by tp·cp = ", tp, "·", cp, " = ", tp * cp, " with sequence_parallel"), concat("seq_len = ", grouped(seq)),
-      en="tp·cp divides the sequence with sequence parallelism", zh="序列并行时 tp·cp 整除序列长度", source=doc("activations"))
+    c(
+        "cp_divides_seq",
+        divides(cp, seq),
+        "cp",
+        concat("cp to divide seq_len = ", grouped(seq)),
+        concat("cp = ", cp),
+        en="cp divides the sequence",
+        zh="cp 整除序列长度",
+        source=doc("activations"),
+    )
+    c(
+        "seq_by_tp_cp",
+        if_(r.seq_par, divides(tp * cp, seq), True),
+        "seq_len",
+        concat(
+            "seq_len divisible by tp·cp = ", tp, "·", cp, " = ", tp * cp, " with sequence_parallel"
+        ),
+        concat("seq_len = ", grouped(seq)),
+        en="tp·cp divides the sequence with sequence parallelism",
+        zh="序列并行时 tp·cp 整除序列长度",
+        source=doc("activations"),
+    )
     gb, mb = Col("global_batch"), r.micro_batch
-    c("global_batch_multiple", divides(mb * dp, gb), "global_batch",
-      concat("a multiple of micro_batch × dp = ", mb, " × ", dp, " = ", grouped(mb * dp)), concat("global_batch = ", grouped(gb)),
-      en="global_batch is a multiple of micro_batch × dp", zh="global_batch 是 micro_batch × dp 的整数倍", source=doc("activations"))
+    c(
+        "global_batch_multiple",
+        divides(mb * dp, gb),
+        "global_batch",
+        concat("a multiple of micro_batch × dp = ", mb, " × ", dp, " = ", grouped(mb * dp)),
+        concat("global_batch = ", grouped(gb)),
+        en="global_batch is a multiple of micro_batch × dp",
+        zh="global_batch 是 micro_batch × dp 的整数倍",
+        source=doc("activations"),
+    )
 
     # parameter parts ---------------------------------------------------------------------------
     total = Col("params_total")
     for part in ("params_expert", "params_active"):
-        c(f"{part}_le_total", Col(part).le(total), part, concat(part, " ≤ params_total = ", grouped(total)), concat(part, " = ", grouped(Col(part))),
-          en=f"{part} ≤ params_total", zh=f"{part} ≤ params_total", source=doc("parts-and-groups"))
-    solving = all_of(_given("params_per_rank"), ep.gt(1), _blank("params_expert"), negate(r.has_arch))
-    c("per_rank_needs_total", negate(all_of(solving, _blank("params_total"))), "params_per_rank",
-      "params_total (or params_expert) to solve the expert split from params_per_rank when ep > 1", concat("ep = ", ep, " with params_total empty"),
-      en="the expert split from params_per_rank needs params_total", zh="由每卡参数反推专家拆分需要 params_total", source=doc("parts-and-groups"), row_only=True)
-    c("per_rank_solvable", negate(all_of(solving, _given("params_total"), (ep * etp).eq(tp))), "params_per_rank",
-      "ep·etp ≠ tp to solve the expert split from params_per_rank (or give params_expert)", concat("ep·etp = ", ep, "·", etp, " = ", ep * etp, " = tp"),
-      en="the expert split from params_per_rank needs ep·etp ≠ tp", zh="反推专家拆分需要 ep·etp ≠ tp", source=doc("parts-and-groups"), row_only=True)
+        c(
+            f"{part}_le_total",
+            Col(part).le(total),
+            part,
+            concat(part, " ≤ params_total = ", grouped(total)),
+            concat(part, " = ", grouped(Col(part))),
+            en=f"{part} ≤ params_total",
+            zh=f"{part} ≤ params_total",
+            source=doc("parts-and-groups"),
+        )
+    solving = all_of(
+        _given("params_per_rank"), ep.gt(1), _blank("params_expert"), negate(r.has_arch)
+    )
+    c(
+        "per_rank_needs_total",
+        negate(all_of(solving, _blank("params_total"))),
+        "params_per_rank",
+        "params_total (or params_expert) to solve the expert split from params_per_rank when ep > 1",
+        concat("ep = ", ep, " with params_total empty"),
+        en="the expert split from params_per_rank needs params_total",
+        zh="由每卡参数反推专家拆分需要 params_total",
+        source=doc("parts-and-groups"),
+        row_only=True,
+    )
+    c(
+        "per_rank_solvable",
+        negate(all_of(solving, _given("params_total"), (ep * etp).eq(tp))),
+        "params_per_rank",
+        "ep·etp ≠ tp to solve the expert split from params_per_rank (or give params_expert)",
+        concat("ep·etp = ", ep, "·", etp, " = ", ep * etp, " = tp"),
+        en="the expert split from params_per_rank needs ep·etp ≠ tp",
+        zh="反推专家拆分需要 ep·etp ≠ tp",
+        source=doc("parts-and-groups"),
+        row_only=True,
+    )
 
     # the deadline ------------------------------------------------------------------------------
-    c("reserve_below_days", Col("reserve_days").lt(Col("days")), "reserve_days",
-      concat("reserve_days < days = ", Col("days")), concat("reserve_days = ", Col("reserve_days")),
-      en="the reserve is shorter than the deadline", zh="预留天数少于期限", source=doc("compute-floor"))
+    c(
+        "reserve_below_days",
+        Col("reserve_days").lt(Col("days")),
+        "reserve_days",
+        concat("reserve_days < days = ", Col("days")),
+        concat("reserve_days = ", Col("reserve_days")),
+        en="the reserve is shorter than the deadline",
+        zh="预留天数少于期限",
+        source=doc("compute-floor"),
+    )
 
     # the precision of the matmuls ---------------------------------------------------------------
-    c("fp8_needs_a_peak", if_(r.compute_dtype.eq("fp8"), r.fp8_tflops.gt(0), True), "compute_dtype",
-      concat("a GPU with a dense FP8 peak for compute_dtype fp8 (or give fp8_tflops)"), concat("compute_dtype = fp8 on ", r.gpu),
-      en="FP8 matmuls need a GPU with FP8 tensor cores", zh="FP8 矩阵乘需要支持 FP8 的 GPU", source=doc("step-time"))
+    c(
+        "fp8_needs_a_peak",
+        if_(r.compute_dtype.eq("fp8"), r.fp8_tflops.gt(0), True),
+        "compute_dtype",
+        concat("a GPU with a dense FP8 peak for compute_dtype fp8 (or give fp8_tflops)"),
+        concat("compute_dtype = fp8 on ", r.gpu),
+        en="FP8 matmuls need a GPU with FP8 tensor cores",
+        zh="FP8 矩阵乘需要支持 FP8 的 GPU",
+        source=doc("step-time"),
+    )

@@ -11,20 +11,58 @@ from .common import CATALOGUE, COLUMN, COUNTER_ZH, Ctx, conv
 def define(reg: Registry, r: Ctx) -> None:
     reg.section = "inputs"
     d = reg.define
-    r.framework = d("framework", default("framework", "generic"), TEXT, "framework convention", "框架口径", COLUMN)
-    r.weight_dtype = d("weight_dtype", default("weight_dtype", "bf16"), TEXT, "weight dtype", "权重精度", COLUMN)
-    r.grad_dtype = d("grad_dtype", default("grad_dtype", conv(r, "grad_dtype_default")), TEXT, "gradient dtype", "梯度精度", COLUMN + "; the convention's default")
+    r.framework = d(
+        "framework",
+        default("framework", "generic"),
+        TEXT,
+        "framework convention",
+        "框架口径",
+        COLUMN,
+    )
+    r.weight_dtype = d(
+        "weight_dtype", default("weight_dtype", "bf16"), TEXT, "weight dtype", "权重精度", COLUMN
+    )
+    r.grad_dtype = d(
+        "grad_dtype",
+        default("grad_dtype", conv(r, "grad_dtype_default")),
+        TEXT,
+        "gradient dtype",
+        "梯度精度",
+        COLUMN + "; the convention's default",
+    )
     r.main_grad_dtype = d(
-        "main_grad_dtype", default("main_grad_dtype", conv(r, "main_grad_default")),
-        TEXT, "main-gradient dtype", "主梯度精度", COLUMN + "; the convention's default (fp32 gradient partitions under DeepSpeed)",
+        "main_grad_dtype",
+        default("main_grad_dtype", conv(r, "main_grad_default")),
+        TEXT,
+        "main-gradient dtype",
+        "主梯度精度",
+        COLUMN + "; the convention's default (fp32 gradient partitions under DeepSpeed)",
     )
     r.master_dtype = d(
-        "master_dtype", default("master_dtype", if_(r.weight_dtype.eq("fp32"), "none", "fp32")),
-        TEXT, "master dtype", "主权重精度", COLUMN + " (none when weights are fp32)",
+        "master_dtype",
+        default("master_dtype", if_(r.weight_dtype.eq("fp32"), "none", "fp32")),
+        TEXT,
+        "master dtype",
+        "主权重精度",
+        COLUMN + " (none when weights are fp32)",
     )
     r.optimizer = d("optimizer", default("optimizer", "adam"), TEXT, "optimizer", "优化器", COLUMN)
-    r.m_dtype = d("m_dtype", default("m_dtype", Lookup("optimizer", r.optimizer, "moment_dtype")), TEXT, "m dtype", "一阶矩精度", COLUMN + "; the optimizer's default")
-    r.v_dtype = d("v_dtype", default("v_dtype", Lookup("optimizer", r.optimizer, "moment_dtype")), TEXT, "v dtype", "二阶矩精度", COLUMN + "; the optimizer's default")
+    r.m_dtype = d(
+        "m_dtype",
+        default("m_dtype", Lookup("optimizer", r.optimizer, "moment_dtype")),
+        TEXT,
+        "m dtype",
+        "一阶矩精度",
+        COLUMN + "; the optimizer's default",
+    )
+    r.v_dtype = d(
+        "v_dtype",
+        default("v_dtype", Lookup("optimizer", r.optimizer, "moment_dtype")),
+        TEXT,
+        "v dtype",
+        "二阶矩精度",
+        COLUMN + "; the optimizer's default",
+    )
     for key, en, zh in (
         ("dp", "data parallel", "数据并行"),
         ("tp", "tensor parallel", "张量并行"),
@@ -33,7 +71,14 @@ def define(reg: Registry, r: Ctx) -> None:
         ("ep", "expert parallel", "专家并行"),
     ):
         setattr(r, key, d(key, default(key, 1), COUNT, en, zh, COLUMN))
-    r.etp = d("etp", default("etp", r.tp), COUNT, "expert tensor parallel", "专家张量并行", COLUMN + " (tp when empty)")
+    r.etp = d(
+        "etp",
+        default("etp", r.tp),
+        COUNT,
+        "expert tensor parallel",
+        "专家张量并行",
+        COLUMN + " (tp when empty)",
+    )
     r.zero = d("zero", default("zero", 0), COUNT, "ZeRO stage", "ZeRO 阶段", COLUMN)
     r.at = {}
     for col, en, zh in (
@@ -44,45 +89,207 @@ def define(reg: Registry, r: Ctx) -> None:
     ):
         r.at[col] = d(col, default(col, "hbm"), TEXT, en, zh, COLUMN)
     r.seq_len = d("seq_len", Col("seq_len"), TOKENS, "sequence length", "序列长度", COLUMN)
-    r.micro_batch = d("micro_batch", default("micro_batch", 1), COUNT, "micro-batch", "micro-batch", COLUMN)
-    r.global_batch = d("global_batch", Col("global_batch"), COUNT, "global batch", "全局 batch", COLUMN)
+    r.micro_batch = d(
+        "micro_batch", default("micro_batch", 1), COUNT, "micro-batch", "micro-batch", COLUMN
+    )
+    r.global_batch = d(
+        "global_batch", Col("global_batch"), COUNT, "global batch", "全局 batch", COLUMN
+    )
     r.recompute = d("recompute", default("recompute", "none"), TEXT, "recompute", "重计算", COLUMN)
-    r.dropout = d("dropout", default("dropout", False), BOOL, "dropout in attention and MLP", "注意力与 MLP 的 dropout", COLUMN)
-    r.compile = d("compile", default("compile", False), BOOL, "torch.compile", "torch.compile", COLUMN)
-    r.virtual = d("virtual_stages", default("virtual_stages", 1), COUNT, "virtual pipeline stages per rank", "每卡虚拟流水段数", COLUMN)
-    r.seq_par = d("sequence_parallel", default("sequence_parallel", False), BOOL, "sequence parallel", "序列并行", COLUMN)
-    r.flash = d("flash_attention", default("flash_attention", True), BOOL, "flash attention", "FlashAttention", COLUMN)
-    r.logits_dtype = d("logits_dtype", default("logits_dtype", conv(r, "logits_dtype_default")), TEXT, "logits dtype", "logits 精度", COLUMN + "; the convention's default (bf16 where the output layer runs in bf16)")
-    r.loss_fp32 = d("loss_fp32", default("loss_fp32", conv(r, "loss_fp32_default").eq(1)), BOOL, "the loss upcasts the logits to fp32", "损失把 logits 升到 fp32", COLUMN + "; the convention's default")
-    r.loss_chunks = d("loss_chunks", default("loss_chunks", 1), COUNT, "loss chunks", "loss 分块数", COLUMN)
-    r.loss_compiled = d("loss_compiled", default("loss_compiled", r.compile), BOOL, "the loss is compiled", "损失已编译", COLUMN + " (compile when empty)")
-    r.weights_kept = d("gathered_weights_kept", default("gathered_weights_kept", False), BOOL, "ZeRO-3 gathered weights kept until their backward", "ZeRO-3 聚合权重保留至反向", COLUMN)
-    r.weights_kept_apply = d("gathered_weights_kept_apply", all_of(r.weights_kept, r.zero.ge(3)), BOOL, "gathered weights kept, under ZeRO-3 (below it the weights are whole anyway)",
-                             "ZeRO-3 下保留聚合权重（其下权重本就完整）", COLUMN)
-    r.bucket_in_elements = d("bucket_in_elements", conv(r, "bucket_elems").gt(0), BOOL, "the framework sizes its gradient bucket in elements", "框架按元素数确定梯度桶",
-                             "conventions table (DeepSpeed's reduce_bucket_size)")
-    r.bucket_elems = d("reduce_bucket_elems", if_(r.bucket_in_elements, default("reduce_bucket_elems", conv(r, "bucket_elems")), 0), COUNT, "gradient reduce bucket (elements)", "梯度规约桶（元素）",
-                       COLUMN + "; the convention's default; 0 where the framework sizes its bucket otherwise")
+    r.dropout = d(
+        "dropout",
+        default("dropout", False),
+        BOOL,
+        "dropout in attention and MLP",
+        "注意力与 MLP 的 dropout",
+        COLUMN,
+    )
+    r.compile = d(
+        "compile", default("compile", False), BOOL, "torch.compile", "torch.compile", COLUMN
+    )
+    r.virtual = d(
+        "virtual_stages",
+        default("virtual_stages", 1),
+        COUNT,
+        "virtual pipeline stages per rank",
+        "每卡虚拟流水段数",
+        COLUMN,
+    )
+    r.seq_par = d(
+        "sequence_parallel",
+        default("sequence_parallel", False),
+        BOOL,
+        "sequence parallel",
+        "序列并行",
+        COLUMN,
+    )
+    r.flash = d(
+        "flash_attention",
+        default("flash_attention", True),
+        BOOL,
+        "flash attention",
+        "FlashAttention",
+        COLUMN,
+    )
+    r.logits_dtype = d(
+        "logits_dtype",
+        default("logits_dtype", conv(r, "logits_dtype_default")),
+        TEXT,
+        "logits dtype",
+        "logits 精度",
+        COLUMN + "; the convention's default (bf16 where the output layer runs in bf16)",
+    )
+    r.loss_fp32 = d(
+        "loss_fp32",
+        default("loss_fp32", conv(r, "loss_fp32_default").eq(1)),
+        BOOL,
+        "the loss upcasts the logits to fp32",
+        "损失把 logits 升到 fp32",
+        COLUMN + "; the convention's default",
+    )
+    r.loss_chunks = d(
+        "loss_chunks", default("loss_chunks", 1), COUNT, "loss chunks", "loss 分块数", COLUMN
+    )
+    r.loss_compiled = d(
+        "loss_compiled",
+        default("loss_compiled", r.compile),
+        BOOL,
+        "the loss is compiled",
+        "损失已编译",
+        COLUMN + " (compile when empty)",
+    )
+    r.weights_kept = d(
+        "gathered_weights_kept",
+        default("gathered_weights_kept", False),
+        BOOL,
+        "ZeRO-3 gathered weights kept until their backward",
+        "ZeRO-3 聚合权重保留至反向",
+        COLUMN,
+    )
+    r.weights_kept_apply = d(
+        "gathered_weights_kept_apply",
+        all_of(r.weights_kept, r.zero.ge(3)),
+        BOOL,
+        "gathered weights kept, under ZeRO-3 (below it the weights are whole anyway)",
+        "ZeRO-3 下保留聚合权重（其下权重本就完整）",
+        COLUMN,
+    )
+    r.bucket_in_elements = d(
+        "bucket_in_elements",
+        conv(r, "bucket_elems").gt(0),
+        BOOL,
+        "the framework sizes its gradient bucket in elements",
+        "框架按元素数确定梯度桶",
+        "conventions table (DeepSpeed's reduce_bucket_size)",
+    )
+    r.bucket_elems = d(
+        "reduce_bucket_elems",
+        if_(r.bucket_in_elements, default("reduce_bucket_elems", conv(r, "bucket_elems")), 0),
+        COUNT,
+        "gradient reduce bucket (elements)",
+        "梯度规约桶（元素）",
+        COLUMN + "; the convention's default; 0 where the framework sizes its bucket otherwise",
+    )
 
     reg.section = "hardware"
     r.gpu = d("gpu", default("gpu", "H100-SXM"), TEXT, "GPU", "GPU 型号", COLUMN)
-    r.gpu_known = d("gpu_in_catalogue", Lookup("gpu", r.gpu, "gpus_per_node", default=0).gt(0), BOOL, "the GPU is in the catalogue", "GPU 在目录中",
-                    CATALOGUE + "; a GPU outside it is described by the row (hbm_gb, peak_tflops)")
-    r.gpu_profile = d("gpu_profile", if_(r.gpu_known, r.gpu, USER_DESCRIBED.name), TEXT, "catalogue entry the figures come from", "取值的目录条目",
-                      CATALOGUE + "; user-described: " + USER_DESCRIBED.source)
-    r.hbm_gb = d("hbm_gb", default("hbm_gb", Lookup("gpu", r.gpu_profile, "hbm_gb")), GB, "HBM per GPU", "每卡显存", CATALOGUE)
-    r.peak_tflops = d("peak_tflops", default("peak_tflops", Lookup("gpu", r.gpu_profile, "peak_tflops")), TFLOPS, "dense BF16 peak", "BF16 稠密峰值", CATALOGUE)
-    r.gpus_per_node = d("gpus_per_node", default("gpus_per_node", Lookup("gpu", r.gpu_profile, "gpus_per_node")), COUNT, "GPUs per node", "每节点 GPU 数", CATALOGUE)
-    r.whole_nodes = d("whole_nodes", default("whole_nodes", False), BOOL, "gates count whole nodes", "门按整节点计", COLUMN)
-    r.host_gb = d("host_gb", default("host_gb", Lookup("gpu", r.gpu_profile, "host_gb")), GB, "host memory per node", "每节点主机内存", CATALOGUE)
-    r.host_link = d("host_link_gb_s", default("host_link_gb_s", Lookup("gpu", r.gpu_profile, "host_link_gb_s")), GBPS, "host link per GPU, per direction", "主机链路每卡单向带宽", CATALOGUE)
+    r.gpu_known = d(
+        "gpu_in_catalogue",
+        Lookup("gpu", r.gpu, "gpus_per_node", default=0).gt(0),
+        BOOL,
+        "the GPU is in the catalogue",
+        "GPU 在目录中",
+        CATALOGUE + "; a GPU outside it is described by the row (hbm_gb, peak_tflops)",
+    )
+    r.gpu_profile = d(
+        "gpu_profile",
+        if_(r.gpu_known, r.gpu, USER_DESCRIBED.name),
+        TEXT,
+        "catalogue entry the figures come from",
+        "取值的目录条目",
+        CATALOGUE + "; user-described: " + USER_DESCRIBED.source,
+    )
+    r.hbm_gb = d(
+        "hbm_gb",
+        default("hbm_gb", Lookup("gpu", r.gpu_profile, "hbm_gb")),
+        GB,
+        "HBM per GPU",
+        "每卡显存",
+        CATALOGUE,
+    )
+    r.peak_tflops = d(
+        "peak_tflops",
+        default("peak_tflops", Lookup("gpu", r.gpu_profile, "peak_tflops")),
+        TFLOPS,
+        "dense BF16 peak",
+        "BF16 稠密峰值",
+        CATALOGUE,
+    )
+    r.gpus_per_node = d(
+        "gpus_per_node",
+        default("gpus_per_node", Lookup("gpu", r.gpu_profile, "gpus_per_node")),
+        COUNT,
+        "GPUs per node",
+        "每节点 GPU 数",
+        CATALOGUE,
+    )
+    r.whole_nodes = d(
+        "whole_nodes",
+        default("whole_nodes", False),
+        BOOL,
+        "gates count whole nodes",
+        "门按整节点计",
+        COLUMN,
+    )
+    r.host_gb = d(
+        "host_gb",
+        default("host_gb", Lookup("gpu", r.gpu_profile, "host_gb")),
+        GB,
+        "host memory per node",
+        "每节点主机内存",
+        CATALOGUE,
+    )
+    r.host_link = d(
+        "host_link_gb_s",
+        default("host_link_gb_s", Lookup("gpu", r.gpu_profile, "host_link_gb_s")),
+        GBPS,
+        "host link per GPU, per direction",
+        "主机链路每卡单向带宽",
+        CATALOGUE,
+    )
 
     reg.section = "job"
     r.tokens = d("tokens", Col("tokens"), TOKENS, "training tokens", "训练 token 数", COLUMN)
     r.days = d("days", Col("days"), DAYS, "deadline", "期限", COLUMN)
     r.reserve = d("reserve_days", default("reserve_days", 0), DAYS, "reserve", "预留天数", COLUMN)
-    r.price = d("price_per_gpu_hour", Col("price_per_gpu_hour"), MONEY, "price per GPU-hour", "每 GPU 小时价格", COLUMN)
-    r.measured_gb = d("measured_peak_gb", Col("measured_peak_gb"), GB, "measured peak", "实测峰值", COLUMN)
-    r.counter = d("measured_counter", default("measured_counter", "device"), TEXT, "what the measured peak counts", "实测峰值的计数口径", COLUMN)
-    r.counter_zh = d("measured_counter_zh", if_(r.counter.eq("allocated"), COUNTER_ZH["allocated"], if_(r.counter.eq("reserved"), COUNTER_ZH["reserved"], COUNTER_ZH["device"])),
-                     TEXT, "what the measured peak counts (zh)", "实测峰值的计数口径", COLUMN)
+    r.price = d(
+        "price_per_gpu_hour",
+        Col("price_per_gpu_hour"),
+        MONEY,
+        "price per GPU-hour",
+        "每 GPU 小时价格",
+        COLUMN,
+    )
+    r.measured_gb = d(
+        "measured_peak_gb", Col("measured_peak_gb"), GB, "measured peak", "实测峰值", COLUMN
+    )
+    r.counter = d(
+        "measured_counter",
+        default("measured_counter", "device"),
+        TEXT,
+        "what the measured peak counts",
+        "实测峰值的计数口径",
+        COLUMN,
+    )
+    r.counter_zh = d(
+        "measured_counter_zh",
+        if_(
+            r.counter.eq("allocated"),
+            COUNTER_ZH["allocated"],
+            if_(r.counter.eq("reserved"), COUNTER_ZH["reserved"], COUNTER_ZH["device"]),
+        ),
+        TEXT,
+        "what the measured peak counts (zh)",
+        "实测峰值的计数口径",
+        COLUMN,
+    )

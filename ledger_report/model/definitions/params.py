@@ -10,18 +10,29 @@ from __future__ import annotations
 
 from ..expr import Col, IsBlank, all_of, any_of, ceil, default, floor, if_, maximum, negate
 from ..registry import BOOL, COUNT, PARAMS, TEXT, Registry
-from .common import MEGATRON_PARAMS, MOE35, COLUMN, Ctx, doc, or0
+from .common import COLUMN, MEGATRON_PARAMS, MOE35, Ctx, doc, or0
 
 HF = "huggingface/transformers src/transformers/models/"
-DEEPSEEK_MLA = "DeepSeek-V2/V3 multi-head latent attention (deepseek-ai/DeepSeek-V3 inference/model.py class MLA; " + HF + "deepseek_v3/modeling_deepseek_v3.py DeepseekV3Attention)"
-GDN = "Gated DeltaNet (Yang et al. 2024, arXiv 2412.06464) as in " + HF + "qwen3_next/modeling_qwen3_next.py Qwen3NextGatedDeltaNet"
+DEEPSEEK_MLA = (
+    "DeepSeek-V2/V3 multi-head latent attention (deepseek-ai/DeepSeek-V3 inference/model.py class MLA; "
+    + HF
+    + "deepseek_v3/modeling_deepseek_v3.py DeepseekV3Attention)"
+)
+GDN = (
+    "Gated DeltaNet (Yang et al. 2024, arXiv 2412.06464) as in "
+    + HF
+    + "qwen3_next/modeling_qwen3_next.py Qwen3NextGatedDeltaNet"
+)
 MTP_SOURCE = (
     "multi-token prediction (DeepSeek-V3 technical report arXiv 2412.19437 §2.2; deepseek-ai/DeepSeek-V3 README_WEIGHTS.md; "
     "Megatron-LM megatron/core/transformer/multi_token_prediction.py MultiTokenPredictionLayer: enorm, hnorm, eh_proj, one transformer layer, final norm; "
     "vLLM vllm/model_executor/models/qwen3_next_mtp.py); the embedding and output head are shared with the main model"
 )
 VOCAB_PADDING = "Megatron-LM megatron/training/tokenizer/tokenizer.py _vocab_size_with_padding: ceil(vocab / (divisible_by × tp)) × divisible_by × tp"
-GPT_OSS = HF + "gpt_oss/modeling_gpt_oss.py (GptOssAttention sinks; GptOssTopKRouter bias; GptOssExperts gate_up_proj_bias, down_proj_bias)"
+GPT_OSS = (
+    HF
+    + "gpt_oss/modeling_gpt_oss.py (GptOssAttention sinks; GptOssTopKRouter bias; GptOssExperts gate_up_proj_bias, down_proj_bias)"
+)
 
 
 def define(reg: Registry, r: Ctx) -> None:
@@ -42,59 +53,259 @@ def _columns(reg: Registry, r: Ctx) -> None:
     r.L = d("layers", Col("layers"), COUNT, "layers", "层数", COLUMN)
     r.h = h = d("hidden", Col("hidden"), COUNT, "hidden", "隐藏维度", COLUMN)
     r.a = a = d("heads", Col("heads"), COUNT, "heads", "头数", COLUMN)
-    r.g = d("kv_heads", default("kv_heads", a), COUNT, "kv heads", "KV 头数", COLUMN + " (heads when empty)")
-    r.hd = hd = d("head_dim", default("head_dim", h / a), COUNT, "head dim", "每头维度", COLUMN + " (hidden / heads when empty)")
+    r.g = d(
+        "kv_heads",
+        default("kv_heads", a),
+        COUNT,
+        "kv heads",
+        "KV 头数",
+        COLUMN + " (heads when empty)",
+    )
+    r.hd = hd = d(
+        "head_dim",
+        default("head_dim", h / a),
+        COUNT,
+        "head dim",
+        "每头维度",
+        COLUMN + " (hidden / heads when empty)",
+    )
     r.f = f = d("ffn_hidden", Col("ffn_hidden"), COUNT, "ffn hidden", "MLP 宽度", COLUMN)
     r.vocab = vocab = d("vocab", Col("vocab"), COUNT, "vocab", "词表", COLUMN)
-    vm = d("vocab_multiple", Col("vocab_multiple"), COUNT, "vocab padded to a multiple of (× tp)", "词表填充倍数（× tp）", COLUMN)
-    r.V = d(
-        "padded_vocab", if_(IsBlank(vm), vocab, ceil(vocab / (vm * r.tp)) * vm * r.tp), COUNT,
-        "vocabulary with padding", "填充后的词表", VOCAB_PADDING + "; unpadded when vocab_multiple is empty",
+    vm = d(
+        "vocab_multiple",
+        Col("vocab_multiple"),
+        COUNT,
+        "vocab padded to a multiple of (× tp)",
+        "词表填充倍数（× tp）",
+        COLUMN,
     )
-    d("vocab_padded", negate(IsBlank(vm)), BOOL, "the vocabulary is padded", "词表有填充", VOCAB_PADDING)
+    r.V = d(
+        "padded_vocab",
+        if_(IsBlank(vm), vocab, ceil(vocab / (vm * r.tp)) * vm * r.tp),
+        COUNT,
+        "vocabulary with padding",
+        "填充后的词表",
+        VOCAB_PADDING + "; unpadded when vocab_multiple is empty",
+    )
+    d(
+        "vocab_padded",
+        negate(IsBlank(vm)),
+        BOOL,
+        "the vocabulary is padded",
+        "词表有填充",
+        VOCAB_PADDING,
+    )
     r.glu = d("glu", default("glu", True), BOOL, "gated MLP", "门控 MLP", COLUMN)
-    r.tied = d("tied_embeddings", default("tied_embeddings", False), BOOL, "tied embeddings", "共享嵌入", COLUMN)
+    r.tied = d(
+        "tied_embeddings",
+        default("tied_embeddings", False),
+        BOOL,
+        "tied embeddings",
+        "共享嵌入",
+        COLUMN,
+    )
     r.norm = d("norm", default("norm", "rmsnorm"), TEXT, "norm", "归一化", COLUMN)
     r.qk_norm = d("qk_norm", default("qk_norm", False), BOOL, "qk norm", "qk 归一化", COLUMN)
-    r.npl = d("norms_per_layer", default("norms_per_layer", 2), COUNT, "norms per layer", "每层 norm 个数", COLUMN + " (two: before attention and before the MLP)")
-    r.qkv_bias = d("qkv_bias", default("qkv_bias", False), BOOL, "q, k, v biases", "q、k、v 偏置", COLUMN)
-    r.lbias = d("linear_bias", default("linear_bias", False), BOOL, "biases on every linear layer", "所有线性层带偏置", COLUMN)
-    r.sinks = d("attention_sinks", default("attention_sinks", False), BOOL, "attention sinks", "注意力 sink", COLUMN)
-    r.gate = d("gated_attention", default("gated_attention", False), BOOL, "gated attention", "门控注意力", COLUMN)
-    r.window = d("sliding_window", Col("sliding_window"), COUNT, "sliding window", "滑动窗口", COLUMN)
-    r.sliding_every = d("sliding_every", Col("sliding_every"), COUNT, "one layer in k global", "每 k 层一层全局", COLUMN + " (empty: every layer local)")
+    r.npl = d(
+        "norms_per_layer",
+        default("norms_per_layer", 2),
+        COUNT,
+        "norms per layer",
+        "每层 norm 个数",
+        COLUMN + " (two: before attention and before the MLP)",
+    )
+    r.qkv_bias = d(
+        "qkv_bias", default("qkv_bias", False), BOOL, "q, k, v biases", "q、k、v 偏置", COLUMN
+    )
+    r.lbias = d(
+        "linear_bias",
+        default("linear_bias", False),
+        BOOL,
+        "biases on every linear layer",
+        "所有线性层带偏置",
+        COLUMN,
+    )
+    r.sinks = d(
+        "attention_sinks",
+        default("attention_sinks", False),
+        BOOL,
+        "attention sinks",
+        "注意力 sink",
+        COLUMN,
+    )
+    r.gate = d(
+        "gated_attention",
+        default("gated_attention", False),
+        BOOL,
+        "gated attention",
+        "门控注意力",
+        COLUMN,
+    )
+    r.window = d(
+        "sliding_window", Col("sliding_window"), COUNT, "sliding window", "滑动窗口", COLUMN
+    )
+    r.sliding_every = d(
+        "sliding_every",
+        Col("sliding_every"),
+        COUNT,
+        "one layer in k global",
+        "每 k 层一层全局",
+        COLUMN + " (empty: every layer local)",
+    )
     # multi-head latent attention
     qr = d("q_lora_rank", Col("q_lora_rank"), COUNT, "MLA query rank", "MLA query 秩", COLUMN)
-    kvr = d("kv_lora_rank", Col("kv_lora_rank"), COUNT, "MLA key/value rank", "MLA key/value 秩", COLUMN)
-    rope = d("qk_rope_head_dim", Col("qk_rope_head_dim"), COUNT, "MLA rotary head dim", "MLA 旋转头维度", COLUMN)
-    nope = d("qk_nope_head_dim", Col("qk_nope_head_dim"), COUNT, "MLA non-rotary head dim", "MLA 非旋转头维度", COLUMN)
-    vhd = d("v_head_dim", Col("v_head_dim"), COUNT, "MLA value head dim", "MLA value 头维度", COLUMN)
-    r.mla = mla = d("is_mla", negate(IsBlank(kvr)), BOOL, "multi-head latent attention", "多头潜在注意力", DEEPSEEK_MLA)
-    r.dq = d("qk_head_dim", if_(mla, nope + rope, hd), COUNT, "query/key head dim", "query/key 头维度", DEEPSEEK_MLA + ": nope + rope; else head_dim")
-    r.dv = d("v_head_dim_used", if_(mla, vhd, hd), COUNT, "value head dim", "value 头维度", DEEPSEEK_MLA + ": v_head_dim; else head_dim")
+    kvr = d(
+        "kv_lora_rank", Col("kv_lora_rank"), COUNT, "MLA key/value rank", "MLA key/value 秩", COLUMN
+    )
+    rope = d(
+        "qk_rope_head_dim",
+        Col("qk_rope_head_dim"),
+        COUNT,
+        "MLA rotary head dim",
+        "MLA 旋转头维度",
+        COLUMN,
+    )
+    nope = d(
+        "qk_nope_head_dim",
+        Col("qk_nope_head_dim"),
+        COUNT,
+        "MLA non-rotary head dim",
+        "MLA 非旋转头维度",
+        COLUMN,
+    )
+    vhd = d(
+        "v_head_dim", Col("v_head_dim"), COUNT, "MLA value head dim", "MLA value 头维度", COLUMN
+    )
+    r.mla = mla = d(
+        "is_mla",
+        negate(IsBlank(kvr)),
+        BOOL,
+        "multi-head latent attention",
+        "多头潜在注意力",
+        DEEPSEEK_MLA,
+    )
+    r.dq = d(
+        "qk_head_dim",
+        if_(mla, nope + rope, hd),
+        COUNT,
+        "query/key head dim",
+        "query/key 头维度",
+        DEEPSEEK_MLA + ": nope + rope; else head_dim",
+    )
+    r.dv = d(
+        "v_head_dim_used",
+        if_(mla, vhd, hd),
+        COUNT,
+        "value head dim",
+        "value 头维度",
+        DEEPSEEK_MLA + ": v_head_dim; else head_dim",
+    )
     r.qr, r.kvr, r.rope, r.nope, r.vhd = qr, kvr, rope, nope, vhd
     # MoE
     r.E = d("experts", default("experts", 0), COUNT, "routed experts", "路由专家数", COLUMN)
     r.topk = d("topk", default("topk", 0), COUNT, "top-k", "top-k", COLUMN)
-    r.f_moe = f_moe = d("moe_ffn_hidden", default("moe_ffn_hidden", f), COUNT, "expert ffn", "专家 MLP 宽度", COLUMN + " (ffn_hidden when empty)")
-    r.f_sh = f_sh = d(
-        "shared_expert_ffn", default("shared_expert_ffn", if_(IsBlank(Col("shared_experts")), 0, f_moe)), COUNT,
-        "shared expert ffn", "共享专家宽度", COLUMN + " (moe_ffn_hidden when shared_experts is given, else 0)",
+    r.f_moe = f_moe = d(
+        "moe_ffn_hidden",
+        default("moe_ffn_hidden", f),
+        COUNT,
+        "expert ffn",
+        "专家 MLP 宽度",
+        COLUMN + " (ffn_hidden when empty)",
     )
-    r.n_sh = d("shared_experts", default("shared_experts", if_(f_sh.gt(0), 1, 0)), COUNT, "shared experts", "共享专家数", COLUMN + " (1 when shared_expert_ffn > 0)")
-    r.sh_gate = d("shared_expert_gate", default("shared_expert_gate", False), BOOL, "shared-expert gate", "共享专家门", COLUMN)
-    r.router_bias = d("router_bias", default("router_bias", False), BOOL, "router bias", "路由偏置", COLUMN)
+    r.f_sh = f_sh = d(
+        "shared_expert_ffn",
+        default("shared_expert_ffn", if_(IsBlank(Col("shared_experts")), 0, f_moe)),
+        COUNT,
+        "shared expert ffn",
+        "共享专家宽度",
+        COLUMN + " (moe_ffn_hidden when shared_experts is given, else 0)",
+    )
+    r.n_sh = d(
+        "shared_experts",
+        default("shared_experts", if_(f_sh.gt(0), 1, 0)),
+        COUNT,
+        "shared experts",
+        "共享专家数",
+        COLUMN + " (1 when shared_expert_ffn > 0)",
+    )
+    r.sh_gate = d(
+        "shared_expert_gate",
+        default("shared_expert_gate", False),
+        BOOL,
+        "shared-expert gate",
+        "共享专家门",
+        COLUMN,
+    )
+    r.router_bias = d(
+        "router_bias", default("router_bias", False), BOOL, "router bias", "路由偏置", COLUMN
+    )
     r.moe_every = d("moe_every", default("moe_every", 1), COUNT, "MoE every", "MoE 间隔", COLUMN)
-    r.k_dense = d("first_dense_layers", default("first_dense_layers", 0), COUNT, "first dense layers", "前置稠密层数", COLUMN)
+    r.k_dense = d(
+        "first_dense_layers",
+        default("first_dense_layers", 0),
+        COUNT,
+        "first dense layers",
+        "前置稠密层数",
+        COLUMN,
+    )
     r.mtp = d("mtp_layers", default("mtp_layers", 0), COUNT, "MTP modules", "MTP 模块数", COLUMN)
-    r.fae = d("full_attention_every", default("full_attention_every", 1), COUNT, "full attention every", "全注意力间隔", COLUMN)
+    r.fae = d(
+        "full_attention_every",
+        default("full_attention_every", 1),
+        COUNT,
+        "full attention every",
+        "全注意力间隔",
+        COLUMN,
+    )
     # Gated DeltaNet (the linear-attention layers of a hybrid model)
-    nk = d("linear_key_heads", Col("linear_key_heads"), COUNT, "linear-attention key heads", "线性注意力 key 头数", COLUMN)
-    nv = d("linear_value_heads", Col("linear_value_heads"), COUNT, "linear-attention value heads", "线性注意力 value 头数", COLUMN)
-    dk = d("linear_key_head_dim", Col("linear_key_head_dim"), COUNT, "linear-attention key head dim", "线性注意力 key 头维度", COLUMN)
-    dvl = d("linear_value_head_dim", Col("linear_value_head_dim"), COUNT, "linear-attention value head dim", "线性注意力 value 头维度", COLUMN)
-    r.kconv = d("linear_conv_kernel", Col("linear_conv_kernel"), COUNT, "linear-attention conv kernel", "线性注意力卷积核", COLUMN)
-    r.gdn = d("has_linear_attention", negate(IsBlank(nk)), BOOL, "Gated DeltaNet layers", "Gated DeltaNet 层", GDN)
+    nk = d(
+        "linear_key_heads",
+        Col("linear_key_heads"),
+        COUNT,
+        "linear-attention key heads",
+        "线性注意力 key 头数",
+        COLUMN,
+    )
+    nv = d(
+        "linear_value_heads",
+        Col("linear_value_heads"),
+        COUNT,
+        "linear-attention value heads",
+        "线性注意力 value 头数",
+        COLUMN,
+    )
+    dk = d(
+        "linear_key_head_dim",
+        Col("linear_key_head_dim"),
+        COUNT,
+        "linear-attention key head dim",
+        "线性注意力 key 头维度",
+        COLUMN,
+    )
+    dvl = d(
+        "linear_value_head_dim",
+        Col("linear_value_head_dim"),
+        COUNT,
+        "linear-attention value head dim",
+        "线性注意力 value 头维度",
+        COLUMN,
+    )
+    r.kconv = d(
+        "linear_conv_kernel",
+        Col("linear_conv_kernel"),
+        COUNT,
+        "linear-attention conv kernel",
+        "线性注意力卷积核",
+        COLUMN,
+    )
+    r.gdn = d(
+        "has_linear_attention",
+        negate(IsBlank(nk)),
+        BOOL,
+        "Gated DeltaNet layers",
+        "Gated DeltaNet 层",
+        GDN,
+    )
     r.lin_dims = (nk, nv, dk, dvl)
 
 
@@ -102,35 +313,86 @@ def _attention(reg: Registry, r: Ctx) -> None:
     """One layer's attention block: softmax (standard or latent) or Gated DeltaNet, and its norms."""
     d = reg.define
     h, a, g, hd, dq = r.h, r.a, r.g, r.hd, r.dq
-    qr, kvr, rope, nope, vhd, mla, gate, lbias = r.qr, r.kvr, r.rope, r.nope, r.vhd, r.mla, r.gate, r.lbias
-    r.norm_w = norm_w = d("norm_params_per_h", if_(r.norm.eq("layernorm"), 2, 1), COUNT, "norm vectors per norm", "每个 norm 的向量数", MEGATRON_PARAMS + ": rmsnorm has a scale, layernorm a scale and a bias")
+    qr, kvr, rope, nope, vhd, mla, gate, lbias = (
+        r.qr,
+        r.kvr,
+        r.rope,
+        r.nope,
+        r.vhd,
+        r.mla,
+        r.gate,
+        r.lbias,
+    )
+    r.norm_w = norm_w = d(
+        "norm_params_per_h",
+        if_(r.norm.eq("layernorm"), 2, 1),
+        COUNT,
+        "norm vectors per norm",
+        "每个 norm 的向量数",
+        MEGATRON_PARAMS + ": rmsnorm has a scale, layernorm a scale and a bias",
+    )
     qkvb = any_of(r.qkv_bias, lbias)
     # softmax attention
     std_proj = d(
-        "attn_gqa_projection_params", 2 * h * hd * (a + g) + if_(gate, h * a * hd, 0), PARAMS,
-        "q, k, v, o projections", "q、k、v、o 投影",
-        MEGATRON_PARAMS + ": q, o = h·heads·d; k, v = h·kv·d; gated attention: q twice as wide (" + HF + "qwen3_next/modeling_qwen3_next.py Qwen3NextAttention)",
+        "attn_gqa_projection_params",
+        2 * h * hd * (a + g) + if_(gate, h * a * hd, 0),
+        PARAMS,
+        "q, k, v, o projections",
+        "q、k、v、o 投影",
+        MEGATRON_PARAMS
+        + ": q, o = h·heads·d; k, v = h·kv·d; gated attention: q twice as wide ("
+        + HF
+        + "qwen3_next/modeling_qwen3_next.py Qwen3NextAttention)",
     )
     q_part = if_(IsBlank(qr), h * a * dq, h * qr + qr * norm_w + qr * a * dq)
     mla_proj = d(
         "attn_mla_projection_params",
         q_part + h * (kvr + rope) + kvr * norm_w + kvr * a * (nope + vhd) + a * vhd * h,
-        PARAMS, "MLA: q (down, norm, up), kv (down with the shared rotary key, norm, up), o", "MLA：q（降维、norm、升维），kv（降维含共享旋转 key、norm、升维），o",
-        DEEPSEEK_MLA + ": q_a_proj h·q_rank, q_a_layernorm, q_b_proj q_rank·heads·(nope+rope); kv_a_proj_with_mqa h·(kv_rank+rope), kv_a_layernorm, kv_b_proj kv_rank·heads·(nope+v); o_proj heads·v·h",
+        PARAMS,
+        "MLA: q (down, norm, up), kv (down with the shared rotary key, norm, up), o",
+        "MLA：q（降维、norm、升维），kv（降维含共享旋转 key、norm、升维），o",
+        DEEPSEEK_MLA
+        + ": q_a_proj h·q_rank, q_a_layernorm, q_b_proj q_rank·heads·(nope+rope); kv_a_proj_with_mqa h·(kv_rank+rope), kv_a_layernorm, kv_b_proj kv_rank·heads·(nope+v); o_proj heads·v·h",
     )
     attn_bias = d(
         "attn_bias_params",
-        if_(mla,
+        if_(
+            mla,
             if_(qkvb, if_(IsBlank(qr), 0, qr) + kvr + rope, 0),
-            if_(qkvb, (a * if_(gate, 2, 1) + 2 * g) * hd, 0)) + if_(lbias, h, 0),
-        PARAMS, "attention biases per layer", "每层注意力偏置",
-        HF + "qwen2/modeling_qwen2.py Qwen2Attention (q, k, v biases); " + GPT_OSS + " (o too); MLA: q_a_proj, kv_a_proj_with_mqa (and o_proj)",
+            if_(qkvb, (a * if_(gate, 2, 1) + 2 * g) * hd, 0),
+        )
+        + if_(lbias, h, 0),
+        PARAMS,
+        "attention biases per layer",
+        "每层注意力偏置",
+        HF
+        + "qwen2/modeling_qwen2.py Qwen2Attention (q, k, v biases); "
+        + GPT_OSS
+        + " (o too); MLA: q_a_proj, kv_a_proj_with_mqa (and o_proj)",
     )
-    qk_p = d("qk_norm_params_per_layer", if_(all_of(r.qk_norm, negate(mla)), 2 * hd * norm_w, 0), PARAMS, "qk-norm parameters per layer", "每层 qk-norm 参数", "Qwen3 q_norm and k_norm: one head_dim vector each, shared by the heads (transformers modeling_qwen3.py)")
-    sink_p = d("attn_sink_params", if_(r.sinks, a, 0), PARAMS, "attention sinks per layer", "每层注意力 sink", GPT_OSS + ": one logit per head")
+    qk_p = d(
+        "qk_norm_params_per_layer",
+        if_(all_of(r.qk_norm, negate(mla)), 2 * hd * norm_w, 0),
+        PARAMS,
+        "qk-norm parameters per layer",
+        "每层 qk-norm 参数",
+        "Qwen3 q_norm and k_norm: one head_dim vector each, shared by the heads (transformers modeling_qwen3.py)",
+    )
+    sink_p = d(
+        "attn_sink_params",
+        if_(r.sinks, a, 0),
+        PARAMS,
+        "attention sinks per layer",
+        "每层注意力 sink",
+        GPT_OSS + ": one logit per head",
+    )
     r.attn_p = attn_p = d(
-        "attn_params_per_layer", if_(mla, mla_proj, std_proj) + attn_bias + qk_p + sink_p, PARAMS,
-        "parameters per softmax-attention block", "每个 softmax 注意力块参数", MEGATRON_PARAMS + "; " + DEEPSEEK_MLA,
+        "attn_params_per_layer",
+        if_(mla, mla_proj, std_proj) + attn_bias + qk_p + sink_p,
+        PARAMS,
+        "parameters per softmax-attention block",
+        "每个 softmax 注意力块参数",
+        MEGATRON_PARAMS + "; " + DEEPSEEK_MLA,
     )
     # linear attention (Gated DeltaNet)
     nk, nv, dk, dvl = r.lin_dims
@@ -138,43 +400,128 @@ def _attention(reg: Registry, r: Ctx) -> None:
     key_dim, value_dim = nk * dk, nv * dvl
     gdn_p = d(
         "gated_deltanet_params",
-        h * (2 * key_dim + 2 * value_dim) + h * 2 * nv + (2 * key_dim + value_dim) * kconv + 2 * nv + dvl * norm_w + value_dim * h,
-        PARAMS, "Gated DeltaNet block: in_proj_qkvz, in_proj_ba, conv1d, dt_bias, A_log, gated norm, out_proj", "Gated DeltaNet 块参数",
-        GDN + ": in_proj_qkvz h·(2·key_dim + 2·value_dim), in_proj_ba h·2·v_heads, depthwise conv1d (2·key_dim + value_dim)·kernel, dt_bias and A_log v_heads each, RMSNormGated(v_head_dim), out_proj value_dim·h",
+        h * (2 * key_dim + 2 * value_dim)
+        + h * 2 * nv
+        + (2 * key_dim + value_dim) * kconv
+        + 2 * nv
+        + dvl * norm_w
+        + value_dim * h,
+        PARAMS,
+        "Gated DeltaNet block: in_proj_qkvz, in_proj_ba, conv1d, dt_bias, A_log, gated norm, out_proj",
+        "Gated DeltaNet 块参数",
+        GDN
+        + ": in_proj_qkvz h·(2·key_dim + 2·value_dim), in_proj_ba h·2·v_heads, depthwise conv1d (2·key_dim + value_dim)·kernel, dt_bias and A_log v_heads each, RMSNormGated(v_head_dim), out_proj value_dim·h",
     )
     r.lin_attn_p = d(
-        "linear_attn_params_per_layer", if_(r.gdn, gdn_p, attn_p), PARAMS, "parameters per layer without softmax attention", "每个非 softmax 注意力层的注意力参数",
-        GDN + "; without the Gated DeltaNet columns such a layer is counted like a softmax-attention layer",
+        "linear_attn_params_per_layer",
+        if_(r.gdn, gdn_p, attn_p),
+        PARAMS,
+        "parameters per layer without softmax attention",
+        "每个非 softmax 注意力层的注意力参数",
+        GDN
+        + "; without the Gated DeltaNet columns such a layer is counted like a softmax-attention layer",
     )
-    r.layer_norm_p = d("norm_params_per_layer", r.npl * h * norm_w, PARAMS, "norm parameters per layer", "每层 norm 参数", MEGATRON_PARAMS + "; Gemma 3: four norms (" + HF + "gemma3/modeling_gemma3.py Gemma3DecoderLayer)")
+    r.layer_norm_p = d(
+        "norm_params_per_layer",
+        r.npl * h * norm_w,
+        PARAMS,
+        "norm parameters per layer",
+        "每层 norm 参数",
+        MEGATRON_PARAMS
+        + "; Gemma 3: four norms ("
+        + HF
+        + "gemma3/modeling_gemma3.py Gemma3DecoderLayer)",
+    )
 
 
 def _mlp(reg: Registry, r: Ctx) -> None:
     """The MLP blocks: dense, one expert, shared experts and the router; the layers they make."""
     d = reg.define
     h, f, f_moe, f_sh, E = r.h, r.f, r.f_moe, r.f_sh, r.E
-    r.mats = mats = d("mlp_matrices", if_(r.glu, 3, 2), COUNT, "MLP matrices", "MLP 矩阵数", MEGATRON_PARAMS + ": gate, up and down with a gated MLP")
+    r.mats = mats = d(
+        "mlp_matrices",
+        if_(r.glu, 3, 2),
+        COUNT,
+        "MLP matrices",
+        "MLP 矩阵数",
+        MEGATRON_PARAMS + ": gate, up and down with a gated MLP",
+    )
 
     def mlp_bias(width):
         return if_(r.lbias, (mats - 1) * width + h, 0)
 
     bias_src = GPT_OSS + ": (matrices − 1)·width + h per MLP"
-    dense_mlp_p = d("dense_mlp_params", mats * h * f + mlp_bias(f), PARAMS, "dense MLP parameters per layer", "每层稠密 MLP 参数", MEGATRON_PARAMS + "; " + bias_src)
-    r.expert_mlp_p = expert_mlp_p = d("expert_mlp_params", mats * h * f_moe + mlp_bias(f_moe), PARAMS, "parameters per expert", "每个专家参数", MEGATRON_PARAMS + "; " + bias_src)
+    dense_mlp_p = d(
+        "dense_mlp_params",
+        mats * h * f + mlp_bias(f),
+        PARAMS,
+        "dense MLP parameters per layer",
+        "每层稠密 MLP 参数",
+        MEGATRON_PARAMS + "; " + bias_src,
+    )
+    r.expert_mlp_p = expert_mlp_p = d(
+        "expert_mlp_params",
+        mats * h * f_moe + mlp_bias(f_moe),
+        PARAMS,
+        "parameters per expert",
+        "每个专家参数",
+        MEGATRON_PARAMS + "; " + bias_src,
+    )
     shared_p = d(
-        "shared_expert_params", r.n_sh * (mats * h * f_sh + mlp_bias(f_sh)) + if_(r.sh_gate, h, 0), PARAMS,
-        "shared-expert parameters per layer", "每层共享专家参数",
-        MEGATRON_PARAMS + "; DeepSeek n_shared_experts; shared_expert_gate Linear(h, 1) (" + HF + "qwen3_next/modeling_qwen3_next.py Qwen3NextSparseMoeBlock)",
+        "shared_expert_params",
+        r.n_sh * (mats * h * f_sh + mlp_bias(f_sh)) + if_(r.sh_gate, h, 0),
+        PARAMS,
+        "shared-expert parameters per layer",
+        "每层共享专家参数",
+        MEGATRON_PARAMS
+        + "; DeepSeek n_shared_experts; shared_expert_gate Linear(h, 1) ("
+        + HF
+        + "qwen3_next/modeling_qwen3_next.py Qwen3NextSparseMoeBlock)",
     )
     router_p = d(
-        "router_params", h * E + if_(r.router_bias, E, 0), PARAMS, "router parameters per MoE layer", "每个 MoE 层路由参数",
-        MEGATRON_PARAMS + "; router bias: " + GPT_OSS + "; DeepSeek-V3 e_score_correction_bias (inference/model.py Gate.bias)",
+        "router_params",
+        h * E + if_(r.router_bias, E, 0),
+        PARAMS,
+        "router parameters per MoE layer",
+        "每个 MoE 层路由参数",
+        MEGATRON_PARAMS
+        + "; router bias: "
+        + GPT_OSS
+        + "; DeepSeek-V3 e_score_correction_bias (inference/model.py Gate.bias)",
     )
-    moe_mlp_dense_p = d("moe_mlp_dense_params", router_p + shared_p, PARAMS, "non-expert MLP parameters per MoE layer (router, shared experts)", "每个 MoE 层非专家 MLP 参数（路由、共享专家）", MEGATRON_PARAMS)
+    moe_mlp_dense_p = d(
+        "moe_mlp_dense_params",
+        router_p + shared_p,
+        PARAMS,
+        "non-expert MLP parameters per MoE layer (router, shared experts)",
+        "每个 MoE 层非专家 MLP 参数（路由、共享专家）",
+        MEGATRON_PARAMS,
+    )
     attn_p, layer_norm_p = r.attn_p, r.layer_norm_p
-    r.dense_layer_p = d("dense_layer_params", attn_p + layer_norm_p + dense_mlp_p, PARAMS, "parameters per dense layer", "每个稠密层参数", MEGATRON_PARAMS)
-    r.moe_layer_dense_p = d("moe_layer_dense_params", attn_p + layer_norm_p + moe_mlp_dense_p, PARAMS, "non-expert parameters per MoE layer", "每个 MoE 层非专家参数", MEGATRON_PARAMS)
-    r.moe_layer_expert_p = d("moe_layer_expert_params", E * expert_mlp_p, PARAMS, "expert parameters per MoE layer", "每个 MoE 层专家参数", MEGATRON_PARAMS)
+    r.dense_layer_p = d(
+        "dense_layer_params",
+        attn_p + layer_norm_p + dense_mlp_p,
+        PARAMS,
+        "parameters per dense layer",
+        "每个稠密层参数",
+        MEGATRON_PARAMS,
+    )
+    r.moe_layer_dense_p = d(
+        "moe_layer_dense_params",
+        attn_p + layer_norm_p + moe_mlp_dense_p,
+        PARAMS,
+        "non-expert parameters per MoE layer",
+        "每个 MoE 层非专家参数",
+        MEGATRON_PARAMS,
+    )
+    r.moe_layer_expert_p = d(
+        "moe_layer_expert_params",
+        E * expert_mlp_p,
+        PARAMS,
+        "expert parameters per MoE layer",
+        "每个 MoE 层专家参数",
+        MEGATRON_PARAMS,
+    )
     r.dense_mlp_p, r.moe_mlp_dense_p = dense_mlp_p, moe_mlp_dense_p
 
 
@@ -182,54 +529,208 @@ def _layer_kinds(reg: Registry, r: Ctx) -> None:
     """Which layers are MoE, which have softmax attention, which attend globally."""
     d = reg.define
     r.n_moe = n_moe = d(
-        "moe_layers", if_(r.E.gt(0), maximum(ceil(r.L / r.moe_every) - ceil(r.k_dense / r.moe_every), 0), 0), COUNT, "MoE layers", "MoE 层数",
-        doc("parameters") + ": layer i is MoE when i ≥ first_dense_layers and i mod moe_every = 0 (" + HF + "deepseek_v3/modeling_deepseek_v3.py DeepseekV3DecoderLayer)",
+        "moe_layers",
+        if_(r.E.gt(0), maximum(ceil(r.L / r.moe_every) - ceil(r.k_dense / r.moe_every), 0), 0),
+        COUNT,
+        "MoE layers",
+        "MoE 层数",
+        doc("parameters")
+        + ": layer i is MoE when i ≥ first_dense_layers and i mod moe_every = 0 ("
+        + HF
+        + "deepseek_v3/modeling_deepseek_v3.py DeepseekV3DecoderLayer)",
     )
     r.n_dense = d("dense_layers", r.L - n_moe, COUNT, "dense layers", "稠密层数", doc("parameters"))
-    r.n_soft = n_soft = d("softmax_attention_layers", floor(r.L / r.fae), COUNT, "softmax-attention layers", "softmax 注意力层数", doc("parameters") + ": layer i has softmax attention when i mod k = k − 1")
-    r.n_lin = d("linear_attention_layers", r.L - n_soft, COUNT, "layers without softmax attention", "非 softmax 注意力层数", doc("parameters"))
+    r.n_soft = n_soft = d(
+        "softmax_attention_layers",
+        floor(r.L / r.fae),
+        COUNT,
+        "softmax-attention layers",
+        "softmax 注意力层数",
+        doc("parameters") + ": layer i has softmax attention when i mod k = k − 1",
+    )
+    r.n_lin = d(
+        "linear_attention_layers",
+        r.L - n_soft,
+        COUNT,
+        "layers without softmax attention",
+        "非 softmax 注意力层数",
+        doc("parameters"),
+    )
     r.n_global = d(
         "global_attention_layers",
-        if_(IsBlank(r.window), n_soft, if_(IsBlank(r.sliding_every), 0, floor(r.L / r.sliding_every))),
-        COUNT, "softmax-attention layers over the whole sequence", "全局注意力层数",
-        doc("parameters") + ": with sliding_window, layer i is global when i mod sliding_every = sliding_every − 1 (" + HF + "gemma3/configuration_gemma3.py, gpt_oss/configuration_gpt_oss.py layer_types)",
+        if_(
+            IsBlank(r.window),
+            n_soft,
+            if_(IsBlank(r.sliding_every), 0, floor(r.L / r.sliding_every)),
+        ),
+        COUNT,
+        "softmax-attention layers over the whole sequence",
+        "全局注意力层数",
+        doc("parameters")
+        + ": with sliding_window, layer i is global when i mod sliding_every = sliding_every − 1 ("
+        + HF
+        + "gemma3/configuration_gemma3.py, gpt_oss/configuration_gpt_oss.py layer_types)",
     )
-    r.n_local = d("local_attention_layers", n_soft - r.n_global, COUNT, "sliding-window attention layers", "滑动窗口注意力层数", doc("parameters"))
+    r.n_local = d(
+        "local_attention_layers",
+        n_soft - r.n_global,
+        COUNT,
+        "sliding-window attention layers",
+        "滑动窗口注意力层数",
+        doc("parameters"),
+    )
 
 
 def _model(reg: Registry, r: Ctx) -> None:
     """The whole model: embeddings, head, final norm, MTP modules, and the totals by part."""
     d = reg.define
     h, V, E, mtp, norm_w = r.h, r.V, r.E, r.mtp, r.norm_w
-    attn_p, lin_attn_p, layer_norm_p, dense_mlp_p, moe_mlp_dense_p = r.attn_p, r.lin_attn_p, r.layer_norm_p, r.dense_mlp_p, r.moe_mlp_dense_p
+    attn_p, lin_attn_p, layer_norm_p, dense_mlp_p, moe_mlp_dense_p = (
+        r.attn_p,
+        r.lin_attn_p,
+        r.layer_norm_p,
+        r.dense_mlp_p,
+        r.moe_mlp_dense_p,
+    )
     n_soft, n_lin, n_dense, n_moe = r.n_soft, r.n_lin, r.n_dense, r.n_moe
-    r.embed_p = d("embedding_params", V * h, PARAMS, "input embedding", "输入嵌入", MEGATRON_PARAMS + "; " + VOCAB_PADDING)
-    r.head_p = d("output_head_params", if_(r.tied, 0, V * h), PARAMS, "output head (untied)", "输出头（不共享时）", MEGATRON_PARAMS)
-    r.final_norm_p = d("final_norm_params", h * norm_w, PARAMS, "final norm", "末层 norm", MEGATRON_PARAMS)
+    r.embed_p = d(
+        "embedding_params",
+        V * h,
+        PARAMS,
+        "input embedding",
+        "输入嵌入",
+        MEGATRON_PARAMS + "; " + VOCAB_PADDING,
+    )
+    r.head_p = d(
+        "output_head_params",
+        if_(r.tied, 0, V * h),
+        PARAMS,
+        "output head (untied)",
+        "输出头（不共享时）",
+        MEGATRON_PARAMS,
+    )
+    r.final_norm_p = d(
+        "final_norm_params", h * norm_w, PARAMS, "final norm", "末层 norm", MEGATRON_PARAMS
+    )
     r.mtp_layer_dense_p = mtp_layer_dense = d(
         "mtp_module_dense_params",
-        2 * h * h + 3 * h * norm_w + attn_p + layer_norm_p + if_(E.gt(0), moe_mlp_dense_p, dense_mlp_p),
-        PARAMS, "non-expert parameters per MTP module (eh_proj 2h·h, three norms, one layer)", "每个 MTP 模块非专家参数（eh_proj 2h·h、三个 norm、一层）", MTP_SOURCE,
+        2 * h * h
+        + 3 * h * norm_w
+        + attn_p
+        + layer_norm_p
+        + if_(E.gt(0), moe_mlp_dense_p, dense_mlp_p),
+        PARAMS,
+        "non-expert parameters per MTP module (eh_proj 2h·h, three norms, one layer)",
+        "每个 MTP 模块非专家参数（eh_proj 2h·h、三个 norm、一层）",
+        MTP_SOURCE,
     )
-    r.mtp_layer_expert_p = mtp_layer_expert = d("mtp_module_expert_params", if_(E.gt(0), E * r.expert_mlp_p, 0), PARAMS, "expert parameters per MTP module", "每个 MTP 模块专家参数", MTP_SOURCE + " (its layer is an MoE layer in an MoE model)")
-    r.arch_mtp_dense = mtp_dense = d("arch_mtp_dense_params", mtp * mtp_layer_dense, PARAMS, "MTP non-expert parameters", "MTP 非专家参数", MTP_SOURCE)
-    r.arch_mtp_expert = mtp_expert = d("arch_mtp_expert_params", mtp * mtp_layer_expert, PARAMS, "MTP expert parameters", "MTP 专家参数", MTP_SOURCE)
-    r.arch_mtp = d("arch_mtp_params", mtp_dense + mtp_expert, PARAMS, "MTP modules", "MTP 模块参数", MTP_SOURCE)
-    attn_all = d("arch_attention_params", n_soft * attn_p + n_lin * lin_attn_p, PARAMS, "attention, all layers", "注意力（全部层）", doc("parameters"))
-    mlp_all = d("arch_mlp_params", n_dense * dense_mlp_p + n_moe * (moe_mlp_dense_p + E * r.expert_mlp_p), PARAMS, "MLP: dense, experts, shared experts, routers", "MLP：稠密、专家、共享专家、路由", doc("parameters"))
-    norms_all = d("arch_norm_params", r.L * layer_norm_p + r.final_norm_p, PARAMS, "norms, all layers and the final one", "norm（各层与末层）", doc("parameters"))
-    emb_all = d("arch_embedding_params", r.embed_p + r.head_p, PARAMS, "embedding and output head", "嵌入与输出头", doc("parameters"))
+    r.mtp_layer_expert_p = mtp_layer_expert = d(
+        "mtp_module_expert_params",
+        if_(E.gt(0), E * r.expert_mlp_p, 0),
+        PARAMS,
+        "expert parameters per MTP module",
+        "每个 MTP 模块专家参数",
+        MTP_SOURCE + " (its layer is an MoE layer in an MoE model)",
+    )
+    r.arch_mtp_dense = mtp_dense = d(
+        "arch_mtp_dense_params",
+        mtp * mtp_layer_dense,
+        PARAMS,
+        "MTP non-expert parameters",
+        "MTP 非专家参数",
+        MTP_SOURCE,
+    )
+    r.arch_mtp_expert = mtp_expert = d(
+        "arch_mtp_expert_params",
+        mtp * mtp_layer_expert,
+        PARAMS,
+        "MTP expert parameters",
+        "MTP 专家参数",
+        MTP_SOURCE,
+    )
+    r.arch_mtp = d(
+        "arch_mtp_params", mtp_dense + mtp_expert, PARAMS, "MTP modules", "MTP 模块参数", MTP_SOURCE
+    )
+    attn_all = d(
+        "arch_attention_params",
+        n_soft * attn_p + n_lin * lin_attn_p,
+        PARAMS,
+        "attention, all layers",
+        "注意力（全部层）",
+        doc("parameters"),
+    )
+    mlp_all = d(
+        "arch_mlp_params",
+        n_dense * dense_mlp_p + n_moe * (moe_mlp_dense_p + E * r.expert_mlp_p),
+        PARAMS,
+        "MLP: dense, experts, shared experts, routers",
+        "MLP：稠密、专家、共享专家、路由",
+        doc("parameters"),
+    )
+    norms_all = d(
+        "arch_norm_params",
+        r.L * layer_norm_p + r.final_norm_p,
+        PARAMS,
+        "norms, all layers and the final one",
+        "norm（各层与末层）",
+        doc("parameters"),
+    )
+    emb_all = d(
+        "arch_embedding_params",
+        r.embed_p + r.head_p,
+        PARAMS,
+        "embedding and output head",
+        "嵌入与输出头",
+        doc("parameters"),
+    )
     r.arch_dense = d(
         "arch_dense_params",
-        r.L * layer_norm_p + n_soft * attn_p + n_lin * lin_attn_p + n_dense * dense_mlp_p + n_moe * moe_mlp_dense_p
-        + r.embed_p + r.head_p + r.final_norm_p + mtp_dense,
-        PARAMS, "non-expert parameters (architecture)", "非专家参数（由结构）", MEGATRON_PARAMS + "; " + doc("parameters"),
+        r.L * layer_norm_p
+        + n_soft * attn_p
+        + n_lin * lin_attn_p
+        + n_dense * dense_mlp_p
+        + n_moe * moe_mlp_dense_p
+        + r.embed_p
+        + r.head_p
+        + r.final_norm_p
+        + mtp_dense,
+        PARAMS,
+        "non-expert parameters (architecture)",
+        "非专家参数（由结构）",
+        MEGATRON_PARAMS + "; " + doc("parameters"),
     )
-    r.arch_expert = d("arch_expert_params", n_moe * r.moe_layer_expert_p + mtp_expert, PARAMS, "expert parameters (architecture)", "专家参数（由结构）", MEGATRON_PARAMS)
-    r.arch_total = d("arch_total_params", r.arch_dense + r.arch_expert, PARAMS, "parameters (architecture)", "参数总数（由结构）", MEGATRON_PARAMS + "; " + doc("parameters"))
-    r.has_arch = d("has_arch", negate(IsBlank(r.arch_total)), BOOL, "the architecture is complete enough to count", "结构足以计数", doc("partial-architectures"))
-    d("arch_main_params", emb_all + attn_all + mlp_all + norms_all, PARAMS, "parameters without the MTP modules", "不含 MTP 模块的参数", doc("parameters") + ": embedding + attention + MLP + norms")
-
+    r.arch_expert = d(
+        "arch_expert_params",
+        n_moe * r.moe_layer_expert_p + mtp_expert,
+        PARAMS,
+        "expert parameters (architecture)",
+        "专家参数（由结构）",
+        MEGATRON_PARAMS,
+    )
+    r.arch_total = d(
+        "arch_total_params",
+        r.arch_dense + r.arch_expert,
+        PARAMS,
+        "parameters (architecture)",
+        "参数总数（由结构）",
+        MEGATRON_PARAMS + "; " + doc("parameters"),
+    )
+    r.has_arch = d(
+        "has_arch",
+        negate(IsBlank(r.arch_total)),
+        BOOL,
+        "the architecture is complete enough to count",
+        "结构足以计数",
+        doc("partial-architectures"),
+    )
+    d(
+        "arch_main_params",
+        emb_all + attn_all + mlp_all + norms_all,
+        PARAMS,
+        "parameters without the MTP modules",
+        "不含 MTP 模块的参数",
+        doc("parameters") + ": embedding + attention + MLP + norms",
+    )
 
 
 def _optimizer_shapes(reg: Registry, r: Ctx) -> None:
@@ -242,20 +743,45 @@ def _optimizer_shapes(reg: Registry, r: Ctx) -> None:
     key_dim, value_dim = nk * dk, nv * dvl
     r.largest = d(
         "largest_matrix_params",
-        maximum(V * h, if_(r.mla, maximum(if_(IsBlank(qr), h * a * dq, qr * a * dq), kvr * a * (nope + vhd), a * vhd * h), h * a * hd * if_(r.gate, 2, 1)),
-                h * g * hd, if_(n_dense.gt(0), h * f, 0), if_(E.gt(0), h * f_moe, 0), h * f_sh,
-                if_(r.gdn, h * (2 * key_dim + 2 * value_dim), 0)),
-        PARAMS, "largest single weight matrix", "最大单个权重矩阵", "DeepSpeed estimate_zero3_model_states_mem_needs (largest layer; gate and up counted separately)",
+        maximum(
+            V * h,
+            if_(
+                r.mla,
+                maximum(
+                    if_(IsBlank(qr), h * a * dq, qr * a * dq), kvr * a * (nope + vhd), a * vhd * h
+                ),
+                h * a * hd * if_(r.gate, 2, 1),
+            ),
+            h * g * hd,
+            if_(n_dense.gt(0), h * f, 0),
+            if_(E.gt(0), h * f_moe, 0),
+            h * f_sh,
+            if_(r.gdn, h * (2 * key_dim + 2 * value_dim), 0),
+        ),
+        PARAMS,
+        "largest single weight matrix",
+        "最大单个权重矩阵",
+        "DeepSpeed estimate_zero3_model_states_mem_needs (largest layer; gate and up counted separately)",
     )
     # Adafactor keeps, per matrix, one row and one column statistic; vectors keep a full v.
     r.factored = d(
         "adafactor_v_elems",
-        (n_dense + n_moe) * (r.npl * h * norm_w + if_(r.qk_norm, 2 * hd * norm_w, 0)
-                             + (h + a * hd) * 2 + (h + g * hd) * 2)
+        (n_dense + n_moe)
+        * (
+            r.npl * h * norm_w
+            + if_(r.qk_norm, 2 * hd * norm_w, 0)
+            + (h + a * hd) * 2
+            + (h + g * hd) * 2
+        )
         + n_dense * mats * (h + f)
         + n_moe * (E * mats * (h + f_moe) + (h + E) + if_(f_sh.gt(0), mats * (h + f_sh), 0))
-        + (V + h) + if_(r.tied, 0, V + h) + h * norm_w,
-        PARAMS, "Adafactor second-moment elements", "Adafactor 二阶矩元素数", "Shazeer & Stern 2018 (factored second moment; attention counted as four h×(heads·d) matrices)",
+        + (V + h)
+        + if_(r.tied, 0, V + h)
+        + h * norm_w,
+        PARAMS,
+        "Adafactor second-moment elements",
+        "Adafactor 二阶矩元素数",
+        "Shazeer & Stern 2018 (factored second moment; attention counted as four h×(heads·d) matrices)",
     )
 
 
@@ -266,25 +792,77 @@ def _expert_split(reg: Registry, r: Ctx) -> None:
     mtp_dense, mtp_expert = r.arch_mtp_dense, r.arch_mtp_expert
     ppr = Col("params_per_rank")
     pp, tp, ep, etp = r.pp, r.tp, r.ep, r.etp
-    r.total = total = d("params_total", default("params_total", r.arch_total), PARAMS, "parameters", "参数总数", COLUMN + "; else counted from the architecture (" + doc("parameters") + "), MTP modules included")
+    r.total = total = d(
+        "params_total",
+        default("params_total", r.arch_total),
+        PARAMS,
+        "parameters",
+        "参数总数",
+        COLUMN
+        + "; else counted from the architecture ("
+        + doc("parameters")
+        + "), MTP modules included",
+    )
     solved = d(
         "params_expert_solved",
         if_(any_of(IsBlank(ppr), ep.le(1)), 0, (pp * ppr - total / tp) / (1 / (ep * etp) - 1 / tp)),
-        PARAMS, "expert parameters solved from params_per_rank", "由每卡参数反推的专家参数",
+        PARAMS,
+        "expert parameters solved from params_per_rank",
+        "由每卡参数反推的专家参数",
         MOE35 + ": X + E = total and X + E/8 = per rank",
     )
     r.expert = d(
         "params_expert",
-        default("params_expert", if_(all_of(negate(IsBlank(ppr)), ep.gt(1)), solved, if_(r.has_arch, r.arch_expert, 0))),
-        PARAMS, "expert parameters", "专家参数", doc("parts-and-groups"),
+        default(
+            "params_expert",
+            if_(all_of(negate(IsBlank(ppr)), ep.gt(1)), solved, if_(r.has_arch, r.arch_expert, 0)),
+        ),
+        PARAMS,
+        "expert parameters",
+        "专家参数",
+        doc("parts-and-groups"),
     )
-    r.dense = d("params_dense", total - r.expert, PARAMS, "non-expert parameters", "非专家参数", doc("parts-and-groups"))
-    r.params_mtp = d("params_mtp", if_(r.has_arch, r.arch_mtp, 0), PARAMS, "MTP-module parameters (in the total)", "MTP 模块参数（含在总数中）", MTP_SOURCE)
+    r.dense = d(
+        "params_dense",
+        total - r.expert,
+        PARAMS,
+        "non-expert parameters",
+        "非专家参数",
+        doc("parts-and-groups"),
+    )
+    r.params_mtp = d(
+        "params_mtp",
+        if_(r.has_arch, r.arch_mtp, 0),
+        PARAMS,
+        "MTP-module parameters (in the total)",
+        "MTP 模块参数（含在总数中）",
+        MTP_SOURCE,
+    )
     r.active = d(
         "params_active",
-        default("params_active", r.dense - or0(mtp_dense) + if_(E.gt(0), (r.expert - or0(mtp_expert)) * r.topk / E, 0)),
-        PARAMS, "active parameters per token (main model, without MTP)", "每 token 激活参数（主模型，不含 MTP）",
-        doc("parameters") + ": non-expert + expert × topk / experts, the MTP modules left out as DeepSeek-V3 states its 37B",
+        default(
+            "params_active",
+            r.dense - or0(mtp_dense) + if_(E.gt(0), (r.expert - or0(mtp_expert)) * r.topk / E, 0),
+        ),
+        PARAMS,
+        "active parameters per token (main model, without MTP)",
+        "每 token 激活参数（主模型，不含 MTP）",
+        doc("parameters")
+        + ": non-expert + expert × topk / experts, the MTP modules left out as DeepSeek-V3 states its 37B",
     )
-    r.has_experts = d("has_experts", r.expert.gt(0), BOOL, "the model has routed experts", "含路由专家", doc("parts-and-groups"))
-    r.has_mtp = d("has_mtp", all_of(r.has_arch, mtp.gt(0)), BOOL, "the model has MTP modules", "含 MTP 模块", MTP_SOURCE)
+    r.has_experts = d(
+        "has_experts",
+        r.expert.gt(0),
+        BOOL,
+        "the model has routed experts",
+        "含路由专家",
+        doc("parts-and-groups"),
+    )
+    r.has_mtp = d(
+        "has_mtp",
+        all_of(r.has_arch, mtp.gt(0)),
+        BOOL,
+        "the model has MTP modules",
+        "含 MTP 模块",
+        MTP_SOURCE,
+    )

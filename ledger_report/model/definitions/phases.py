@@ -12,9 +12,31 @@ holds (also the CUDA context and NCCL's buffers), which is what must fit in HBM.
 
 from __future__ import annotations
 
-from ..expr import IsBlank, Lookup, all_of, any_of, concat, drop_first, gb_text, if_, maximum, negate, total_of
+from ..expr import (
+    IsBlank,
+    Lookup,
+    all_of,
+    any_of,
+    concat,
+    drop_first,
+    gb_text,
+    if_,
+    maximum,
+    negate,
+    total_of,
+)
 from ..registry import BOOL, BYTES, COUNT, TEXT, Registry
-from .common import CUDA_CONTEXT_BYTES, FUJII, MOE35, NCCL_BYTES_PER_GROUP, PARTS, STATES, Ctx, conv, doc
+from .common import (
+    CUDA_CONTEXT_BYTES,
+    FUJII,
+    MOE35,
+    NCCL_BYTES_PER_GROUP,
+    PARTS,
+    STATES,
+    Ctx,
+    conv,
+    doc,
+)
 from .stages import STAGE_ZH, STAGES
 
 # The items of a stage's memory: key, English, Chinese.  Some items have a second form for one
@@ -25,17 +47,37 @@ ITEMS = (
     ("moments", "optimizer moments (from the first optimizer step)", "优化器动量（首次 step 起）"),
     ("buckets", "gradient buckets", "梯度通信桶"),
     ("activations", "activations in flight", "在途激活"),
-    ("activations_rest", "activations of the other micro-batches in flight", "其余在途 micro-batch 的激活"),
+    (
+        "activations_rest",
+        "activations of the other micro-batches in flight",
+        "其余在途 micro-batch 的激活",
+    ),
     ("gathers_fwd", "parameters gathered in forward", "前向聚合的参数"),
-    ("weights_kept", "gathered weights kept by autograd until their backward", "autograd 保留至反向的聚合权重"),
-    ("autocast_cache", "bf16 copies of fp32 weights cached by autocast in forward", "autocast 在前向缓存的权重 bf16 副本"),
+    (
+        "weights_kept",
+        "gathered weights kept by autograd until their backward",
+        "autograd 保留至反向的聚合权重",
+    ),
+    (
+        "autocast_cache",
+        "bf16 copies of fp32 weights cached by autocast in forward",
+        "autocast 在前向缓存的权重 bf16 副本",
+    ),
     ("gathers_bwd", "parameters and gradients gathered in backward", "反向聚合的参数与梯度"),
     ("logits", "logits", "logits"),
     ("loss_fwd", "cross-entropy forward working set", "交叉熵前向工作区"),
     ("loss_bwd", "cross-entropy backward working set", "交叉熵反向工作区"),
-    ("loss_or_recompute", "cross-entropy backward or recompute working set", "交叉熵反向或重计算工作区"),
+    (
+        "loss_or_recompute",
+        "cross-entropy backward or recompute working set",
+        "交叉熵反向或重计算工作区",
+    ),
     ("recompute", "recompute working set", "重计算工作区"),
-    ("gradients_early", "gradients accumulated from earlier micro-batches", "前序 micro-batch 累积的梯度"),
+    (
+        "gradients_early",
+        "gradients accumulated from earlier micro-batches",
+        "前序 micro-batch 累积的梯度",
+    ),
     ("gradients", "gradients", "梯度"),
     ("optimizer_temp", "optimizer-step temporaries", "优化器 step 临时量"),
 )
@@ -46,11 +88,71 @@ ITEMS = (
 # phase and each item's "in the peak" all read it.
 PHASES = (
     ("setup", "after setup", "启动后", ("state", "buckets")),
-    ("forward", "forward", "前向", ("state", "moments", "buckets", "activations", "gathers_fwd", "weights_kept", "autocast_cache")),
-    ("loss", "loss", "损失", ("state", "moments", "buckets", "activations", "gathers_fwd", "weights_kept", "autocast_cache", "logits", "loss_fwd")),
-    ("backward", "backward (its start)", "反向（开始）", ("state", "moments", "buckets", "gathers_bwd", "gradients_early", "activations", "weights_kept", "loss_or_recompute")),
-    ("backward_end", "backward (its end)", "反向（结束）", ("state", "moments", "buckets", "gathers_bwd", "gradients", "activations_rest", "recompute")),
-    ("optimizer", "optimizer step", "优化器 step", ("state", "moments", "buckets", "gradients", "optimizer_temp")),
+    (
+        "forward",
+        "forward",
+        "前向",
+        (
+            "state",
+            "moments",
+            "buckets",
+            "activations",
+            "gathers_fwd",
+            "weights_kept",
+            "autocast_cache",
+        ),
+    ),
+    (
+        "loss",
+        "loss",
+        "损失",
+        (
+            "state",
+            "moments",
+            "buckets",
+            "activations",
+            "gathers_fwd",
+            "weights_kept",
+            "autocast_cache",
+            "logits",
+            "loss_fwd",
+        ),
+    ),
+    (
+        "backward",
+        "backward (its start)",
+        "反向（开始）",
+        (
+            "state",
+            "moments",
+            "buckets",
+            "gathers_bwd",
+            "gradients_early",
+            "activations",
+            "weights_kept",
+            "loss_or_recompute",
+        ),
+    ),
+    (
+        "backward_end",
+        "backward (its end)",
+        "反向（结束）",
+        (
+            "state",
+            "moments",
+            "buckets",
+            "gathers_bwd",
+            "gradients",
+            "activations_rest",
+            "recompute",
+        ),
+    ),
+    (
+        "optimizer",
+        "optimizer step",
+        "优化器 step",
+        ("state", "moments", "buckets", "gradients", "optimizer_temp"),
+    ),
 )
 PHASE_NAMES = tuple(p for p, *_ in PHASES)
 SETUP_STATES = ("weights", "main_grads", "master")
@@ -66,13 +168,26 @@ LAZY_SOURCE = "torch.optim.Adam(W), Transformer Engine and apex FusedAdam create
 def _state_bytes(reg: Registry, r: Ctx, stage: str, s: str):
     """One state's bytes in HBM on a stage's rank (the sum of its parts)."""
     total = total_of([r.rank_part[(stage, p)] * r.bpp[s] / r.shard[(s, p)] for p, *_ in PARTS])
-    return reg.define(f"{stage}_{s}_hbm_bytes", if_(r.in_hbm[s], total, 0), BYTES, f"{stage} stage: {s} in HBM", f"{STAGE_ZH[stage]}：显存中的 {s}", doc("state-ledger"))
+    return reg.define(
+        f"{stage}_{s}_hbm_bytes",
+        if_(r.in_hbm[s], total, 0),
+        BYTES,
+        f"{stage} stage: {s} in HBM",
+        f"{STAGE_ZH[stage]}：显存中的 {s}",
+        doc("state-ledger"),
+    )
 
 
 def define(reg: Registry, r: Ctx) -> None:
     reg.section = "phases"
     shared = _shared(reg, r)
-    r.stage_peak, r.stage_phase, r.stage_items, r.stage_first_step, r.stage_load = {}, {}, {}, {}, {}
+    r.stage_peak, r.stage_phase, r.stage_items, r.stage_first_step, r.stage_load = (
+        {},
+        {},
+        {},
+        {},
+        {},
+    )
     for stage in STAGES:
         _stage(reg, r, stage, shared)
     reg.section = "peak"
@@ -88,20 +203,53 @@ def _shared(reg: Registry, r: Ctx) -> Ctx:
     gbytes = Lookup("dtype", r.grad_dtype, "bytes")
     layer_rank = d(
         "layer_params_on_rank",
-        maximum(if_(r.n_dense.gt(0), r.dense_layer_p / r.tp, 0), if_(r.n_moe.gt(0), r.moe_layer_dense_p / r.tp + r.moe_layer_expert_p / (r.ep * r.etp), 0)),
-        "params", "largest layer's parameters on the rank", "每卡最大一层的参数", doc("phases"),
+        maximum(
+            if_(r.n_dense.gt(0), r.dense_layer_p / r.tp, 0),
+            if_(
+                r.n_moe.gt(0), r.moe_layer_dense_p / r.tp + r.moe_layer_expert_p / (r.ep * r.etp), 0
+            ),
+        ),
+        "params",
+        "largest layer's parameters on the rank",
+        "每卡最大一层的参数",
+        doc("phases"),
     )
     buckets = d(
         "bucket_bytes",
         if_((r.dp * r.cp).gt(1), conv(r, "bucket_fixed_bytes") + r.bucket_elems * gbytes, 0),
-        BYTES, "gradient buckets", "梯度通信桶", "conventions table (DDP 2 × 25 MiB; DeepSpeed 2 × 5e8 elements; Megatron and FSDP: views of their buffers)",
+        BYTES,
+        "gradient buckets",
+        "梯度通信桶",
+        "conventions table (DDP 2 × 25 MiB; DeepSpeed 2 × 5e8 elements; Megatron and FSDP: views of their buffers)",
     )
-    head_rank = d("head_params_on_rank", r.V * r.h / r.tp, "params", "output head's parameters on the rank", "每卡输出头参数", doc("phases"))
+    head_rank = d(
+        "head_params_on_rank",
+        r.V * r.h / r.tp,
+        "params",
+        "output head's parameters on the rank",
+        "每卡输出头参数",
+        doc("phases"),
+    )
     head_unit = if_(all_of(zero3, conv(r, "z3_head_kept").eq(1)), head_rank * wbytes, 0)
-    z3_fwd = if_(zero3, conv(r, "z3_layers_gathered") * layer_rank * wbytes + conv(r, "z3_largest_factor") * r.largest / r.tp, 0)
-    z3_bwd = z3_fwd + if_(all_of(zero3, conv(r, "z3_layers_gathered").gt(0)), layer_rank * (gbytes + 4), 0)
+    z3_fwd = if_(
+        zero3,
+        conv(r, "z3_layers_gathered") * layer_rank * wbytes
+        + conv(r, "z3_largest_factor") * r.largest / r.tp,
+        0,
+    )
+    z3_bwd = z3_fwd + if_(
+        all_of(zero3, conv(r, "z3_layers_gathered").gt(0)), layer_rank * (gbytes + 4), 0
+    )
     fsdp_pp = all_of(r.pp.gt(1), r.zero.ge(2), conv(r, "pp_unsharded_grads").eq(1))
-    return Ctx(wbytes=wbytes, buckets=buckets, head_rank=head_rank, head_unit=head_unit, z3_fwd=z3_fwd, z3_bwd=z3_bwd, fsdp_pp=fsdp_pp)
+    return Ctx(
+        wbytes=wbytes,
+        buckets=buckets,
+        head_rank=head_rank,
+        head_unit=head_unit,
+        z3_fwd=z3_fwd,
+        z3_bwd=z3_bwd,
+        fsdp_pp=fsdp_pp,
+    )
 
 
 def _stage(reg: Registry, r: Ctx, stage: str, c: Ctx) -> None:
@@ -117,57 +265,198 @@ def _stage(reg: Registry, r: Ctx, stage: str, c: Ctx) -> None:
         expr = total_of([items[n] for n in names])
         if p == "loss":
             expr = if_(head, expr, 0)
-        phases[p] = d(f"{stage}_phase_{p}_bytes", expr, BYTES, f"{stage} stage, {en}", f"{zh}，{pzh}", doc("phases"))
+        phases[p] = d(
+            f"{stage}_phase_{p}_bytes",
+            expr,
+            BYTES,
+            f"{stage} stage, {en}",
+            f"{zh}，{pzh}",
+            doc("phases"),
+        )
         if p in ("forward", "loss", "backward", "backward_end"):
             first_step.append(phases[p] - items["moments"])
     lazy = conv(r, "moments_lazy").eq(1)
-    first_peak = d(f"{stage}_first_step_bytes", if_(lazy, maximum(*first_step), maximum(*first_step) + items["moments"]), BYTES, f"{stage} stage: the first step's peak before its optimizer step", f"{zh}：首步 step 前的峰值", LAZY_SOURCE)
-    peak = d(f"{stage}_stage_peak_allocated_bytes", maximum(*phases.values()), BYTES, f"{stage} stage: peak allocated", f"{zh}：分配峰值", doc("phases"))
-    r.stage_peak[stage], r.stage_phase[stage], r.stage_items[stage], r.stage_first_step[stage] = peak, phases, items, first_peak
-    r.stage_load[stage] = d(f"{stage}_stage_load_bytes", if_(IsBlank(peak), total_of(list(sb.values())), peak), BYTES, f"{stage} stage: its peak, or its state where the peak is unknown", f"{zh}：峰值（未知时取状态）", doc("pipeline-stages"))
+    first_peak = d(
+        f"{stage}_first_step_bytes",
+        if_(lazy, maximum(*first_step), maximum(*first_step) + items["moments"]),
+        BYTES,
+        f"{stage} stage: the first step's peak before its optimizer step",
+        f"{zh}：首步 step 前的峰值",
+        LAZY_SOURCE,
+    )
+    peak = d(
+        f"{stage}_stage_peak_allocated_bytes",
+        maximum(*phases.values()),
+        BYTES,
+        f"{stage} stage: peak allocated",
+        f"{zh}：分配峰值",
+        doc("phases"),
+    )
+    r.stage_peak[stage], r.stage_phase[stage], r.stage_items[stage], r.stage_first_step[stage] = (
+        peak,
+        phases,
+        items,
+        first_peak,
+    )
+    r.stage_load[stage] = d(
+        f"{stage}_stage_load_bytes",
+        if_(IsBlank(peak), total_of(list(sb.values())), peak),
+        BYTES,
+        f"{stage} stage: its peak, or its state where the peak is unknown",
+        f"{zh}：峰值（未知时取状态）",
+        doc("pipeline-stages"),
+    )
 
 
 def _items(reg: Registry, r: Ctx, stage: str, c: Ctx, sb: dict) -> dict:
     """What a stage's rank can hold, item by item (the phases sum the ones alive at each moment)."""
     d = reg.define
     zh = STAGE_ZH[stage]
-    wbytes, buckets, head_rank, head_unit, z3_fwd, z3_bwd, fsdp_pp = c.wbytes, c.buckets, c.head_rank, c.head_unit, c.z3_fwd, c.z3_bwd, c.fsdp_pp
+    wbytes, buckets, head_rank, head_unit, z3_fwd, z3_bwd, fsdp_pp = (
+        c.wbytes,
+        c.buckets,
+        c.head_rank,
+        c.head_unit,
+        c.z3_fwd,
+        c.z3_bwd,
+        c.fsdp_pp,
+    )
     stage_rank_params = r.rank_part[(stage, "dense")] + r.rank_part[(stage, "expert")]
     grads_setup = conv(r, "grads_at_setup").eq(1)
     head = r.holds_head[stage]
     # a Linear's saved transposed weight keeps its gathered storage; the input embedding saves only
     # its indices (its weight is kept where the head shares it); under full recompute only the
     # head, outside the recomputed layers, saves its weight in forward
-    embed_rank = if_(all_of(r.holds_embed[stage], negate(all_of(r.tied, head))), r.embed_p / r.tp, 0)
-    kept_params = if_(r.recompute_mode.eq("full"), if_(head, head_rank, 0), stage_rank_params - embed_rank)
+    embed_rank = if_(
+        all_of(r.holds_embed[stage], negate(all_of(r.tied, head))), r.embed_p / r.tp, 0
+    )
+    kept_params = if_(
+        r.recompute_mode.eq("full"), if_(head, head_rank, 0), stage_rank_params - embed_rank
+    )
     items = {
-        "state": d(f"{stage}_mem_state", total_of([sb[s] for s in SETUP_STATES]) + if_(grads_setup, sb["grads"], 0), BYTES, f"{stage} stage: states allocated at setup", f"{zh}：启动时分配的状态", doc("phases") + "; Megatron-LM allocates its gradient buffer when DDP is built (param_and_grad_buffer.py)"),
-        "moments": d(f"{stage}_mem_moments", sb["m"] + sb["v"], BYTES, f"{stage} stage: optimizer moments", f"{zh}：优化器动量", LAZY_SOURCE),
+        "state": d(
+            f"{stage}_mem_state",
+            total_of([sb[s] for s in SETUP_STATES]) + if_(grads_setup, sb["grads"], 0),
+            BYTES,
+            f"{stage} stage: states allocated at setup",
+            f"{zh}：启动时分配的状态",
+            doc("phases")
+            + "; Megatron-LM allocates its gradient buffer when DDP is built (param_and_grad_buffer.py)",
+        ),
+        "moments": d(
+            f"{stage}_mem_moments",
+            sb["m"] + sb["v"],
+            BYTES,
+            f"{stage} stage: optimizer moments",
+            f"{zh}：优化器动量",
+            LAZY_SOURCE,
+        ),
         "buckets": buckets,
         "activations": r.act[stage],
-        "gathers_fwd": d(f"{stage}_mem_gathers_forward", z3_fwd + if_(head, head_unit, 0) + if_(fsdp_pp, stage_rank_params * wbytes, 0), BYTES, f"{stage} stage: gathered parameters in forward", f"{zh}：前向聚合的参数", FSDP_SOURCE + "; DeepSpeed estimate_zero3_model_states_mem_needs (4 × largest layer)"),
-        "gathers_bwd": d(f"{stage}_mem_gathers_backward", z3_bwd + if_(head, head_unit, 0) + if_(fsdp_pp, stage_rank_params * wbytes, 0), BYTES, f"{stage} stage: gathered parameters and gradients in backward", f"{zh}：反向聚合的参数与梯度", FSDP_SOURCE),
+        "gathers_fwd": d(
+            f"{stage}_mem_gathers_forward",
+            z3_fwd + if_(head, head_unit, 0) + if_(fsdp_pp, stage_rank_params * wbytes, 0),
+            BYTES,
+            f"{stage} stage: gathered parameters in forward",
+            f"{zh}：前向聚合的参数",
+            FSDP_SOURCE + "; DeepSpeed estimate_zero3_model_states_mem_needs (4 × largest layer)",
+        ),
+        "gathers_bwd": d(
+            f"{stage}_mem_gathers_backward",
+            z3_bwd + if_(head, head_unit, 0) + if_(fsdp_pp, stage_rank_params * wbytes, 0),
+            BYTES,
+            f"{stage} stage: gathered parameters and gradients in backward",
+            f"{zh}：反向聚合的参数与梯度",
+            FSDP_SOURCE,
+        ),
         "weights_kept": d(
-            f"{stage}_mem_weights_kept", if_(r.weights_kept_apply, kept_params * wbytes, 0),
-            BYTES, f"{stage} stage: gathered weights kept until their backward", f"{zh}：保留至反向的聚合权重", WEIGHTS_KEPT_SOURCE,
+            f"{stage}_mem_weights_kept",
+            if_(r.weights_kept_apply, kept_params * wbytes, 0),
+            BYTES,
+            f"{stage} stage: gathered weights kept until their backward",
+            f"{zh}：保留至反向的聚合权重",
+            WEIGHTS_KEPT_SOURCE,
         ),
         "autocast_cache": d(
             f"{stage}_mem_autocast_cache",
-            if_(all_of(r.weight_dtype.eq("fp32"), conv(r, "autocast_cache").eq(1)), stage_rank_params * 2, 0),
-            BYTES, f"{stage} stage: autocast's bf16 weight copies", f"{zh}：autocast 的 bf16 权重副本",
+            if_(
+                all_of(r.weight_dtype.eq("fp32"), conv(r, "autocast_cache").eq(1)),
+                stage_rank_params * 2,
+                0,
+            ),
+            BYTES,
+            f"{stage} stage: autocast's bf16 weight copies",
+            f"{zh}：autocast 的 bf16 权重副本",
             "torch.autocast(cache_enabled=True) keeps the 16-bit cast of each fp32 leaf weight until the autocast region ends (torch/amp/autocast_mode.py)",
         ),
-        "logits": d(f"{stage}_mem_logits", if_(head, r.logits, 0), BYTES, f"{stage} stage: logits", f"{zh}：logits", doc("logits-and-loss")),
-        "loss_fwd": d(f"{stage}_mem_loss_forward", if_(head, r.ce_fwd + r.mtp_loss_kept, 0), BYTES, f"{stage} stage: loss forward working set", f"{zh}：损失前向工作区", doc("logits-and-loss")),
+        "logits": d(
+            f"{stage}_mem_logits",
+            if_(head, r.logits, 0),
+            BYTES,
+            f"{stage} stage: logits",
+            f"{zh}：logits",
+            doc("logits-and-loss"),
+        ),
+        "loss_fwd": d(
+            f"{stage}_mem_loss_forward",
+            if_(head, r.ce_fwd + r.mtp_loss_kept, 0),
+            BYTES,
+            f"{stage} stage: loss forward working set",
+            f"{zh}：损失前向工作区",
+            doc("logits-and-loss"),
+        ),
         "recompute": r.recompute_ws,
-        "gradients": d(f"{stage}_mem_gradients", if_(grads_setup, 0, sb["grads"]) + if_(fsdp_pp, stage_rank_params * 4, 0), BYTES, f"{stage} stage: gradients created in backward", f"{zh}：反向时产生的梯度", doc("phases") + "; " + FSDP_SOURCE),
-        "optimizer_temp": d(f"{stage}_mem_optimizer_temp", conv(r, "optimizer_temp_bytes") * total_of([r.rank_part[(stage, p)] / r.shard[("master", p)] for p, *_ in PARTS]), BYTES, f"{stage} stage: optimizer-step temporaries", f"{zh}：优化器 step 临时量", "torch/optim/adam.py _multi_tensor_adam (foreach: about one parameter-sized list); fused kernels: none"),
+        "gradients": d(
+            f"{stage}_mem_gradients",
+            if_(grads_setup, 0, sb["grads"]) + if_(fsdp_pp, stage_rank_params * 4, 0),
+            BYTES,
+            f"{stage} stage: gradients created in backward",
+            f"{zh}：反向时产生的梯度",
+            doc("phases") + "; " + FSDP_SOURCE,
+        ),
+        "optimizer_temp": d(
+            f"{stage}_mem_optimizer_temp",
+            conv(r, "optimizer_temp_bytes")
+            * total_of([r.rank_part[(stage, p)] / r.shard[("master", p)] for p, *_ in PARTS]),
+            BYTES,
+            f"{stage} stage: optimizer-step temporaries",
+            f"{zh}：优化器 step 临时量",
+            "torch/optim/adam.py _multi_tensor_adam (foreach: about one parameter-sized list); fused kernels: none",
+        ),
     }
-    items["loss_bwd"] = loss_bwd = d(f"{stage}_mem_loss_backward", if_(head, r.ce_bwd + r.logits_kept + r.mtp_loss_kept, 0), BYTES, f"{stage} stage: loss backward working set", f"{zh}：损失反向工作区", doc("logits-and-loss"))
-    items["loss_or_recompute"] = d(f"{stage}_mem_loss_or_recompute", maximum(loss_bwd, r.recompute_ws), BYTES, f"{stage} stage: loss backward or recompute working set", f"{zh}：损失反向或重计算工作区", doc("phases"))
+    items["loss_bwd"] = loss_bwd = d(
+        f"{stage}_mem_loss_backward",
+        if_(head, r.ce_bwd + r.logits_kept + r.mtp_loss_kept, 0),
+        BYTES,
+        f"{stage} stage: loss backward working set",
+        f"{zh}：损失反向工作区",
+        doc("logits-and-loss"),
+    )
+    items["loss_or_recompute"] = d(
+        f"{stage}_mem_loss_or_recompute",
+        maximum(loss_bwd, r.recompute_ws),
+        BYTES,
+        f"{stage} stage: loss backward or recompute working set",
+        f"{zh}：损失反向或重计算工作区",
+        doc("phases"),
+    )
     # gradients accumulate over micro-batches; the oldest micro-batch's activations go as its gradients come
-    items["gradients_early"] = d(f"{stage}_mem_gradients_early", if_(r.n_micro.gt(1), items["gradients"], 0), BYTES, f"{stage} stage: gradients accumulated before a backward", f"{zh}：反向开始前已累积的梯度", doc("phases"))
-    items["activations_rest"] = d(f"{stage}_mem_activations_rest", r.act[stage] * (r.in_flight[stage] - 1) / maximum(r.in_flight[stage], 1), BYTES, f"{stage} stage: activations of the other micro-batches in flight", f"{zh}：其余在途激活", doc("phases"))
+    items["gradients_early"] = d(
+        f"{stage}_mem_gradients_early",
+        if_(r.n_micro.gt(1), items["gradients"], 0),
+        BYTES,
+        f"{stage} stage: gradients accumulated before a backward",
+        f"{zh}：反向开始前已累积的梯度",
+        doc("phases"),
+    )
+    items["activations_rest"] = d(
+        f"{stage}_mem_activations_rest",
+        r.act[stage] * (r.in_flight[stage] - 1) / maximum(r.in_flight[stage], 1),
+        BYTES,
+        f"{stage} stage: activations of the other micro-batches in flight",
+        f"{zh}：其余在途激活",
+        doc("phases"),
+    )
     return items
 
 
@@ -175,35 +464,152 @@ def _reported(reg: Registry, r: Ctx) -> None:
     """The heaviest stage is reported: its phases, items, first step and peak."""
     d = reg.define
     fp, mp, lp = (r.stage_load[s] for s in STAGES)
-    r.pick_first = d("report_first_stage", if_(r.single, True, all_of(fp.ge(lp), fp.ge(if_(r.has_middle, mp, 0)))), BOOL, "reported stage is the first", "报告首段", doc("pipeline-stages") + ": the stage with the largest peak")
-    r.pick_middle = d("report_middle_stage", if_(r.pick_first, False, all_of(r.has_middle, mp.ge(lp))), BOOL, "reported stage is the middle one", "报告中间段", doc("pipeline-stages"))
-    r.reported = d("reported_stage", if_(r.single, "only", if_(r.pick_first, "first", if_(r.pick_middle, "middle", "last"))), TEXT, "reported pipeline stage", "报告的流水段", doc("pipeline-stages"))
+    r.pick_first = d(
+        "report_first_stage",
+        if_(r.single, True, all_of(fp.ge(lp), fp.ge(if_(r.has_middle, mp, 0)))),
+        BOOL,
+        "reported stage is the first",
+        "报告首段",
+        doc("pipeline-stages") + ": the stage with the largest peak",
+    )
+    r.pick_middle = d(
+        "report_middle_stage",
+        if_(r.pick_first, False, all_of(r.has_middle, mp.ge(lp))),
+        BOOL,
+        "reported stage is the middle one",
+        "报告中间段",
+        doc("pipeline-stages"),
+    )
+    r.reported = d(
+        "reported_stage",
+        if_(r.single, "only", if_(r.pick_first, "first", if_(r.pick_middle, "middle", "last"))),
+        TEXT,
+        "reported pipeline stage",
+        "报告的流水段",
+        doc("pipeline-stages"),
+    )
 
     def pick(key_of):
-        return if_(r.pick_first, key_of("first"), if_(r.pick_middle, key_of("middle"), key_of("last")))
+        return if_(
+            r.pick_first, key_of("first"), if_(r.pick_middle, key_of("middle"), key_of("last"))
+        )
 
     r.pick = pick
-    d("reported_stage_holds_head", pick(lambda s: r.holds_head[s]), BOOL, "reported stage holds the output head", "报告段持有输出头", doc("pipeline-stages"))
+    d(
+        "reported_stage_holds_head",
+        pick(lambda s: r.holds_head[s]),
+        BOOL,
+        "reported stage holds the output head",
+        "报告段持有输出头",
+        doc("pipeline-stages"),
+    )
     r.phase_bytes = {}
     for p, en, pzh, _items in PHASES:
-        r.phase_bytes[p] = d(f"phase_{p}_bytes", pick(lambda s: r.stage_phase[s][p]), BYTES, f"{en} (reported stage)", f"{pzh}（报告段）", doc("phases"))
-    r.item_bytes = {key: d(f"mem_{key}_bytes", pick(lambda s, k=key: r.stage_items[s][k]), BYTES, en, zh, doc("phases")) for key, en, zh in ITEMS}
+        r.phase_bytes[p] = d(
+            f"phase_{p}_bytes",
+            pick(lambda s: r.stage_phase[s][p]),
+            BYTES,
+            f"{en} (reported stage)",
+            f"{pzh}（报告段）",
+            doc("phases"),
+        )
+    r.item_bytes = {
+        key: d(
+            f"mem_{key}_bytes",
+            pick(lambda s, k=key: r.stage_items[s][k]),
+            BYTES,
+            en,
+            zh,
+            doc("phases"),
+        )
+        for key, en, zh in ITEMS
+    }
     _phase_items(reg, r)
-    first_step = d("first_step_peak_bytes", pick(lambda s: r.stage_first_step[s]), BYTES, "first step's peak before its optimizer step (allocated)", "首步 step 前的峰值（已分配）", LAZY_SOURCE)
-    r.allocated = d("peak_allocated_bytes_per_rank", pick(lambda s: r.stage_peak[s]), BYTES, "peak allocated per rank (torch max_memory_allocated)", "每卡分配峰值（max_memory_allocated）", doc("counters"))
+    first_step = d(
+        "first_step_peak_bytes",
+        pick(lambda s: r.stage_first_step[s]),
+        BYTES,
+        "first step's peak before its optimizer step (allocated)",
+        "首步 step 前的峰值（已分配）",
+        LAZY_SOURCE,
+    )
+    r.allocated = d(
+        "peak_allocated_bytes_per_rank",
+        pick(lambda s: r.stage_peak[s]),
+        BYTES,
+        "peak allocated per rank (torch max_memory_allocated)",
+        "每卡分配峰值（max_memory_allocated）",
+        doc("counters"),
+    )
     steady = maximum(*r.phase_bytes.values())
-    r.peak_phase = d("peak_phase", _argmax([(p, r.phase_bytes[p]) for p in PHASE_NAMES]), TEXT, "phase of the peak", "峰值所在阶段", doc("phases"))
+    r.peak_phase = d(
+        "peak_phase",
+        _argmax([(p, r.phase_bytes[p]) for p in PHASE_NAMES]),
+        TEXT,
+        "phase of the peak",
+        "峰值所在阶段",
+        doc("phases"),
+    )
     in_peak = {}
     for key, _en, _zh in ITEMS:
         holders = [p for p, *_x, names in PHASES if key in names]
-        in_peak[key] = d(f"mem_{key}_in_peak", any_of(*(r.peak_phase.eq(p) for p in holders)) if holders else False, BOOL, f"{key} lives in the peak phase", f"{key} 在峰值阶段", doc("phases"))
-    d("loss_in_peak", any_of(in_peak["loss_fwd"], in_peak["loss_or_recompute"]), BOOL, "the loss's working set lives in the peak phase", "交叉熵工作区在峰值阶段", doc("phases"))
-    d("recompute_in_peak", any_of(in_peak["recompute"], in_peak["loss_or_recompute"]), BOOL, "the recompute working set lives in the peak phase", "重计算工作区在峰值阶段", doc("phases"))
-    d("gathers_in_peak", any_of(in_peak["gathers_fwd"], in_peak["gathers_bwd"]), BOOL, "gathered parameters live in the peak phase", "聚合参数在峰值阶段", doc("phases"))
-    d("always_in_peak", True, BOOL, "counted on the device at every phase", "各阶段都计入设备显存", doc("counters"))
-    d("multi_stage", r.pp.gt(1), BOOL, "more than one pipeline stage", "多于一个流水段", doc("pipeline-stages"))
+        in_peak[key] = d(
+            f"mem_{key}_in_peak",
+            any_of(*(r.peak_phase.eq(p) for p in holders)) if holders else False,
+            BOOL,
+            f"{key} lives in the peak phase",
+            f"{key} 在峰值阶段",
+            doc("phases"),
+        )
+    d(
+        "loss_in_peak",
+        any_of(in_peak["loss_fwd"], in_peak["loss_or_recompute"]),
+        BOOL,
+        "the loss's working set lives in the peak phase",
+        "交叉熵工作区在峰值阶段",
+        doc("phases"),
+    )
+    d(
+        "recompute_in_peak",
+        any_of(in_peak["recompute"], in_peak["loss_or_recompute"]),
+        BOOL,
+        "the recompute working set lives in the peak phase",
+        "重计算工作区在峰值阶段",
+        doc("phases"),
+    )
+    d(
+        "gathers_in_peak",
+        any_of(in_peak["gathers_fwd"], in_peak["gathers_bwd"]),
+        BOOL,
+        "gathered parameters live in the peak phase",
+        "聚合参数在峰值阶段",
+        doc("phases"),
+    )
+    d(
+        "always_in_peak",
+        True,
+        BOOL,
+        "counted on the device at every phase",
+        "各阶段都计入设备显存",
+        doc("counters"),
+    )
+    d(
+        "multi_stage",
+        r.pp.gt(1),
+        BOOL,
+        "more than one pipeline stage",
+        "多于一个流水段",
+        doc("pipeline-stages"),
+    )
     r.first_step = first_step
-    r.steady_minus_first = d("lazy_state_bytes", steady - first_step, BYTES, "the steady peak above the first step's (optimizer moments allocated at the first step)", "稳态峰值高出首步的部分（首步才分配的动量）", MOE35 + "; " + LAZY_SOURCE)
+    r.steady_minus_first = d(
+        "lazy_state_bytes",
+        steady - first_step,
+        BYTES,
+        "the steady peak above the first step's (optimizer moments allocated at the first step)",
+        "稳态峰值高出首步的部分（首步才分配的动量）",
+        MOE35 + "; " + LAZY_SOURCE,
+    )
 
 
 def _phase_items(reg: Registry, r: Ctx) -> None:
@@ -212,27 +618,81 @@ def _phase_items(reg: Registry, r: Ctx) -> None:
     label = {key: (en, zh) for key, en, zh in ITEMS}
     for p, en, pzh, names in PHASES:
         for suffix, lang, sep in (("", 0, ", "), ("_zh", 1, "，")):
-            parts = [if_(r.item_bytes[n].gt(0), concat(sep, label[n][lang], " ", gb_text(r.item_bytes[n])), "") for n in names]
+            parts = [
+                if_(
+                    r.item_bytes[n].gt(0),
+                    concat(sep, label[n][lang], " ", gb_text(r.item_bytes[n])),
+                    "",
+                )
+                for n in names
+            ]
             d = reg.define
-            d(f"phase_{p}_items{suffix}", drop_first(concat(*parts), len(sep)), TEXT, f"{en}: what lives then", f"{pzh}：此时存在的项", doc("phases"))
+            d(
+                f"phase_{p}_items{suffix}",
+                drop_first(concat(*parts), len(sep)),
+                TEXT,
+                f"{en}: what lives then",
+                f"{pzh}：此时存在的项",
+                doc("phases"),
+            )
 
 
 def _counters(reg: Registry, r: Ctx) -> None:
     """The peak on each counter: allocated, reserved (the allocator's slack), the device (context and NCCL)."""
     d = reg.define
-    frag = d("reserved_fraction", conv(r, "reserved_fraction"), "ratio", "allocator reserve over allocated", "分配器预留比例", "conventions table; Megatron-LM's 1.05 overhead factor; reserved/allocated 1.04-1.08 on published Megatron runs")
-    r.reserved = reserved = d("peak_reserved_bytes_per_rank", r.allocated * (1 + frag), BYTES, "peak reserved per rank (torch max_memory_reserved)", "每卡预留峰值（max_memory_reserved）", doc("counters"))
+    frag = d(
+        "reserved_fraction",
+        conv(r, "reserved_fraction"),
+        "ratio",
+        "allocator reserve over allocated",
+        "分配器预留比例",
+        "conventions table; Megatron-LM's 1.05 overhead factor; reserved/allocated 1.04-1.08 on published Megatron runs",
+    )
+    r.reserved = reserved = d(
+        "peak_reserved_bytes_per_rank",
+        r.allocated * (1 + frag),
+        BYTES,
+        "peak reserved per rank (torch max_memory_reserved)",
+        "每卡预留峰值（max_memory_reserved）",
+        doc("counters"),
+    )
     dp, cp, tp, pp, ep = r.dp, r.cp, r.tp, r.pp, r.ep
     n_groups = d(
         "nccl_groups",
-        if_((dp * cp).gt(1), 1, 0) + if_(tp.gt(1), 1, 0) + if_(pp.gt(1), 2, 0) + if_(ep.gt(1), 1, 0)
+        if_((dp * cp).gt(1), 1, 0)
+        + if_(tp.gt(1), 1, 0)
+        + if_(pp.gt(1), 2, 0)
+        + if_(ep.gt(1), 1, 0)
         + if_(all_of(ep.gt(1), r.group["expert"].gt(1)), 1, 0),
-        COUNT, "NCCL communicators", "NCCL 通信组数",
+        COUNT,
+        "NCCL communicators",
+        "NCCL 通信组数",
         "one per parallel dimension larger than 1 (pipeline: its point-to-point group and the embedding group; experts: their data-parallel group too)",
     )
-    r.nccl = d("nccl_bytes", n_groups * NCCL_BYTES_PER_GROUP, BYTES, "NCCL communicator buffers", "NCCL 通信缓冲", f"about 0.5 GB per communicator ({FUJII})")
-    r.device_extra = d("device_overhead_bytes", CUDA_CONTEXT_BYTES + r.nccl, BYTES, "CUDA context and NCCL buffers (outside the allocator)", "CUDA 上下文与 NCCL 缓冲（分配器之外）", f"0.5 GB context and 0.5 GB per communicator ({FUJII})")
-    r.peak = d("peak_bytes_per_rank", reserved + r.device_extra, BYTES, "peak per rank on the device", "每卡设备峰值", doc("counters") + ": reserved + CUDA context + NCCL")
+    r.nccl = d(
+        "nccl_bytes",
+        n_groups * NCCL_BYTES_PER_GROUP,
+        BYTES,
+        "NCCL communicator buffers",
+        "NCCL 通信缓冲",
+        f"about 0.5 GB per communicator ({FUJII})",
+    )
+    r.device_extra = d(
+        "device_overhead_bytes",
+        CUDA_CONTEXT_BYTES + r.nccl,
+        BYTES,
+        "CUDA context and NCCL buffers (outside the allocator)",
+        "CUDA 上下文与 NCCL 缓冲（分配器之外）",
+        f"0.5 GB context and 0.5 GB per communicator ({FUJII})",
+    )
+    r.peak = d(
+        "peak_bytes_per_rank",
+        reserved + r.device_extra,
+        BYTES,
+        "peak per rank on the device",
+        "每卡设备峰值",
+        doc("counters") + ": reserved + CUDA context + NCCL",
+    )
 
 
 def _argmax(pairs):

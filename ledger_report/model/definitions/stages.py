@@ -24,26 +24,100 @@ def define(reg: Registry, r: Ctx) -> None:
     d = reg.define
     L, pp = r.L, r.pp
     src = doc("pipeline-stages")
-    first_fixed = d("pp_first_fixed", all_of(pp.gt(1), negate(IsBlank(Col("pp_first_layers")))), BOOL, "the first stage's layers are given", "首段层数已给出", src)
-    last_fixed = d("pp_last_fixed", all_of(pp.gt(1), negate(IsBlank(Col("pp_last_layers")))), BOOL, "the last stage's layers are given", "末段层数已给出", src)
+    first_fixed = d(
+        "pp_first_fixed",
+        all_of(pp.gt(1), negate(IsBlank(Col("pp_first_layers")))),
+        BOOL,
+        "the first stage's layers are given",
+        "首段层数已给出",
+        src,
+    )
+    last_fixed = d(
+        "pp_last_fixed",
+        all_of(pp.gt(1), negate(IsBlank(Col("pp_last_layers")))),
+        BOOL,
+        "the last stage's layers are given",
+        "末段层数已给出",
+        src,
+    )
     first_n = if_(first_fixed, Col("pp_first_layers"), 0)
     last_n = if_(last_fixed, Col("pp_last_layers"), 0)
-    even_stages = d("pp_even_stages", pp - if_(first_fixed, 1, 0) - if_(last_fixed, 1, 0), COUNT, "stages that share the layers evenly", "均分层数的段数", src)
-    even_layers = d("pp_even_layers", L - first_n - last_n, COUNT, "layers shared evenly", "均分的层数", src)
-    base = d("stage_layers_base", floor(even_layers / maximum(even_stages, 1)), COUNT, "layers per evenly split stage (floor)", "均分段每段层数（下取整）", src)
-    rem = d("stage_layers_remainder", even_layers - base * even_stages, COUNT, "evenly split stages with one layer more", "多一层的均分段数", src + ": remainder layers go to the earlier stages")
+    even_stages = d(
+        "pp_even_stages",
+        pp - if_(first_fixed, 1, 0) - if_(last_fixed, 1, 0),
+        COUNT,
+        "stages that share the layers evenly",
+        "均分层数的段数",
+        src,
+    )
+    even_layers = d(
+        "pp_even_layers", L - first_n - last_n, COUNT, "layers shared evenly", "均分的层数", src
+    )
+    base = d(
+        "stage_layers_base",
+        floor(even_layers / maximum(even_stages, 1)),
+        COUNT,
+        "layers per evenly split stage (floor)",
+        "均分段每段层数（下取整）",
+        src,
+    )
+    rem = d(
+        "stage_layers_remainder",
+        even_layers - base * even_stages,
+        COUNT,
+        "evenly split stages with one layer more",
+        "多一层的均分段数",
+        src + ": remainder layers go to the earlier stages",
+    )
     r.single = d("single_stage", pp.eq(1), BOOL, "one pipeline stage", "单段流水", src)
     r.stage_index = {
-        "first": d("first_stage_rank", 0, COUNT, "first stage: pipeline rank", "首段：流水 rank", src),
-        "middle": d("middle_stage_rank", floor(pp / 2), COUNT, "middle stage: pipeline rank ⌊pp/2⌋", "中间段：流水 rank ⌊pp/2⌋", src),
-        "last": d("last_stage_rank", pp - 1, COUNT, "last stage: pipeline rank pp − 1", "末段：流水 rank pp − 1", src),
+        "first": d(
+            "first_stage_rank", 0, COUNT, "first stage: pipeline rank", "首段：流水 rank", src
+        ),
+        "middle": d(
+            "middle_stage_rank",
+            floor(pp / 2),
+            COUNT,
+            "middle stage: pipeline rank ⌊pp/2⌋",
+            "中间段：流水 rank ⌊pp/2⌋",
+            src,
+        ),
+        "last": d(
+            "last_stage_rank",
+            pp - 1,
+            COUNT,
+            "last stage: pipeline rank pp − 1",
+            "末段：流水 rank pp − 1",
+            src,
+        ),
     }
-    r.has_middle = d("has_middle_stage", pp.gt(2), BOOL, "a middle stage apart from the first and last", "有中间段", src)
-    n_micro = d("micro_batches_per_step", if_(IsBlank(r.global_batch), pp, r.global_batch / (r.micro_batch * r.dp)), COUNT, "micro-batches per step per data-parallel rank", "每步 micro-batch 数", "global_batch / (micro_batch·dp)")
+    r.has_middle = d(
+        "has_middle_stage",
+        pp.gt(2),
+        BOOL,
+        "a middle stage apart from the first and last",
+        "有中间段",
+        src,
+    )
+    n_micro = d(
+        "micro_batches_per_step",
+        if_(IsBlank(r.global_batch), pp, r.global_batch / (r.micro_batch * r.dp)),
+        COUNT,
+        "micro-batches per step per data-parallel rank",
+        "每步 micro-batch 数",
+        "global_batch / (micro_batch·dp)",
+    )
     r.n_micro = n_micro
     r.layers_of, r.in_flight, r.holds_embed, r.holds_head, r.global_of = {}, {}, {}, {}, {}
     r.part_stage, r.rank_part, r.stage_layers = {}, {}, {}
-    split = Ctx(first_fixed=first_fixed, last_fixed=last_fixed, first_n=first_n, last_n=last_n, base=base, rem=rem)
+    split = Ctx(
+        first_fixed=first_fixed,
+        last_fixed=last_fixed,
+        first_n=first_n,
+        last_n=last_n,
+        base=base,
+        rem=rem,
+    )
     for stage in STAGES:
         _stage_layers(reg, r, stage, split)
         _stage_params(reg, r, stage)
@@ -53,29 +127,86 @@ def _stage_layers(reg: Registry, r: Ctx, stage: str, c: Ctx) -> None:
     """A stage's layers (how many of each kind) and the micro-batches it holds in flight."""
     d = reg.define
     L, pp, fae, moe_every, E, v = r.L, r.pp, r.fae, r.moe_every, r.E, r.virtual
-    first_fixed, last_fixed, first_n, last_n, base, rem = c.first_fixed, c.last_fixed, c.first_n, c.last_n, c.base, c.rem
+    first_fixed, last_fixed, first_n, last_n, base, rem = (
+        c.first_fixed,
+        c.last_fixed,
+        c.first_n,
+        c.last_n,
+        c.base,
+        c.rem,
+    )
     src = doc("pipeline-stages")
     k = r.stage_index[stage]
     zh = STAGE_ZH[stage]
     j = k - if_(first_fixed, 1, 0)  # the stage's place among the evenly split ones
-    start = d(f"{stage}_stage_first_layer",
-              if_(all_of(k.eq(pp - 1), last_fixed), L - last_n, if_(all_of(k.eq(0), first_fixed), 0, first_n + j * base + minimum(j, rem))),
-              COUNT, f"{stage} stage's first layer", f"{zh}起始层", src)
-    n = d(f"{stage}_stage_layers",
-          if_(all_of(k.eq(pp - 1), last_fixed), last_n, if_(all_of(k.eq(0), first_fixed), first_n, base + if_(j.lt(rem), 1, 0))),
-          COUNT, f"{stage}-stage layers", f"{zh}层数", src)
+    start = d(
+        f"{stage}_stage_first_layer",
+        if_(
+            all_of(k.eq(pp - 1), last_fixed),
+            L - last_n,
+            if_(all_of(k.eq(0), first_fixed), 0, first_n + j * base + minimum(j, rem)),
+        ),
+        COUNT,
+        f"{stage} stage's first layer",
+        f"{zh}起始层",
+        src,
+    )
+    n = d(
+        f"{stage}_stage_layers",
+        if_(
+            all_of(k.eq(pp - 1), last_fixed),
+            last_n,
+            if_(all_of(k.eq(0), first_fixed), first_n, base + if_(j.lt(rem), 1, 0)),
+        ),
+        COUNT,
+        f"{stage}-stage layers",
+        f"{zh}层数",
+        src,
+    )
     moe = d(
         f"{stage}_stage_moe_layers",
-        if_(E.gt(0), maximum(ceil((start + n) / moe_every) - ceil(maximum(start, r.k_dense) / moe_every), 0), 0),
-        COUNT, f"{stage}-stage MoE layers", f"{zh} MoE 层数", doc("parameters") + ": layer i is MoE when i ≥ first_dense_layers and i mod moe_every = 0",
+        if_(
+            E.gt(0),
+            maximum(ceil((start + n) / moe_every) - ceil(maximum(start, r.k_dense) / moe_every), 0),
+            0,
+        ),
+        COUNT,
+        f"{stage}-stage MoE layers",
+        f"{zh} MoE 层数",
+        doc("parameters") + ": layer i is MoE when i ≥ first_dense_layers and i mod moe_every = 0",
     )
-    dense = d(f"{stage}_stage_dense_layers", n - moe, COUNT, f"{stage}-stage dense layers", f"{zh}稠密层数", src)
-    attn = d(f"{stage}_stage_attention_layers", floor((start + n) / fae) - floor(start / fae), COUNT, f"{stage}-stage softmax-attention layers", f"{zh}全注意力层数", doc("parameters") + ": layer i has softmax attention when i mod k = k − 1")
+    dense = d(
+        f"{stage}_stage_dense_layers",
+        n - moe,
+        COUNT,
+        f"{stage}-stage dense layers",
+        f"{zh}稠密层数",
+        src,
+    )
+    attn = d(
+        f"{stage}_stage_attention_layers",
+        floor((start + n) / fae) - floor(start / fae),
+        COUNT,
+        f"{stage}-stage softmax-attention layers",
+        f"{zh}全注意力层数",
+        doc("parameters") + ": layer i has softmax attention when i mod k = k − 1",
+    )
     r.global_of[stage] = d(
         f"{stage}_stage_global_attention_layers",
-        if_(IsBlank(r.window), attn, if_(IsBlank(r.sliding_every), 0, floor((start + n) / r.sliding_every) - floor(start / r.sliding_every))),
-        COUNT, f"{stage}-stage global-attention layers", f"{zh}全局注意力层数",
-        doc("parameters") + ": with sliding_window, layer i is global when i mod sliding_every = sliding_every − 1",
+        if_(
+            IsBlank(r.window),
+            attn,
+            if_(
+                IsBlank(r.sliding_every),
+                0,
+                floor((start + n) / r.sliding_every) - floor(start / r.sliding_every),
+            ),
+        ),
+        COUNT,
+        f"{stage}-stage global-attention layers",
+        f"{zh}全局注意力层数",
+        doc("parameters")
+        + ": with sliding_window, layer i is global when i mod sliding_every = sliding_every − 1",
     )
     r.layers_of[stage], r.stage_layers[stage] = (dense, moe, attn), n
     r.holds_embed[stage] = k.eq(0)
@@ -84,7 +215,10 @@ def _stage_layers(reg: Registry, r: Ctx, stage: str, c: Ctx) -> None:
     r.in_flight[stage] = d(
         f"{stage}_stage_in_flight",
         minimum(warm + 1, r.n_micro * v) / v,
-        COUNT, f"{stage}-stage micro-batches in flight (stage-sized)", f"{zh}在途 micro-batch（整段计）", SCHEDULE_SOURCE,
+        COUNT,
+        f"{stage}-stage micro-batches in flight (stage-sized)",
+        f"{zh}在途 micro-batch（整段计）",
+        SCHEDULE_SOURCE,
     )
 
 
@@ -96,24 +230,69 @@ def _stage_params(reg: Registry, r: Ctx, stage: str) -> None:
     n, pp = r.stage_layers[stage], r.pp
     arch_d = d(
         f"arch_{stage}_stage_dense",
-        n * r.layer_norm_p + attn * r.attn_p + (n - attn) * r.lin_attn_p + dense * r.dense_mlp_p + moe * r.moe_mlp_dense_p
+        n * r.layer_norm_p
+        + attn * r.attn_p
+        + (n - attn) * r.lin_attn_p
+        + dense * r.dense_mlp_p
+        + moe * r.moe_mlp_dense_p
         + if_(r.holds_embed[stage], r.embed_p, 0)
-        + if_(r.holds_head[stage], if_(single, r.head_p, r.embed_p) + r.final_norm_p + r.arch_mtp_dense + if_(all_of(r.mtp.gt(0), negate(single)), r.embed_p, 0), 0),
-        PARAMS, f"{stage}-stage non-expert parameters (architecture)", f"{zh}非专家参数（由结构）",
-        src + ": layer by layer (norms, softmax or linear attention, dense or MoE MLP); the input embedding on the first stage; the output head "
+        + if_(
+            r.holds_head[stage],
+            if_(single, r.head_p, r.embed_p)
+            + r.final_norm_p
+            + r.arch_mtp_dense
+            + if_(all_of(r.mtp.gt(0), negate(single)), r.embed_p, 0),
+            0,
+        ),
+        PARAMS,
+        f"{stage}-stage non-expert parameters (architecture)",
+        f"{zh}非专家参数（由结构）",
+        src
+        + ": layer by layer (norms, softmax or linear attention, dense or MoE MLP); the input embedding on the first stage; the output head "
         "(a real copy even when tied), the final norm and the MTP modules on the last, with their own copy of the embedding when pp > 1 "
         "(Megatron-LM megatron/core/models/gpt/gpt_model.py builds the embedding where mtp_process)",
     )
     r.part_stage[(stage, "dense")] = d(
         f"{stage}_stage_dense_params",
         if_(r.has_arch, r.dense * (arch_d / r.arch_dense), r.dense / pp),
-        PARAMS, f"{stage}-stage non-expert parameters", f"{zh}非专家参数",
+        PARAMS,
+        f"{stage}-stage non-expert parameters",
+        f"{zh}非专家参数",
         src + " (scaled to params_total; without a countable architecture, total / pp)",
     )
     r.part_stage[(stage, "expert")] = d(
         f"{stage}_stage_expert_params",
-        if_(r.has_arch, if_(r.arch_expert.gt(0), r.expert * ((moe * r.moe_layer_expert_p + if_(r.holds_head[stage], r.arch_mtp_expert, 0)) / r.arch_expert), r.expert / pp), r.expert / pp),
-        PARAMS, f"{stage}-stage expert parameters", f"{zh}专家参数", src,
+        if_(
+            r.has_arch,
+            if_(
+                r.arch_expert.gt(0),
+                r.expert
+                * (
+                    (moe * r.moe_layer_expert_p + if_(r.holds_head[stage], r.arch_mtp_expert, 0))
+                    / r.arch_expert
+                ),
+                r.expert / pp,
+            ),
+            r.expert / pp,
+        ),
+        PARAMS,
+        f"{stage}-stage expert parameters",
+        f"{zh}专家参数",
+        src,
     )
-    r.rank_part[(stage, "dense")] = d(f"{stage}_rank_dense_params", r.part_stage[(stage, "dense")] / r.tp, PARAMS, f"{stage}-stage non-expert parameters per rank", f"{zh}每卡非专家参数", doc("parts-and-groups") + ": non-expert / tp")
-    r.rank_part[(stage, "expert")] = d(f"{stage}_rank_expert_params", r.part_stage[(stage, "expert")] / (r.ep * r.etp), PARAMS, f"{stage}-stage expert parameters per rank", f"{zh}每卡专家参数", doc("parts-and-groups") + ": expert / (ep·etp)")
+    r.rank_part[(stage, "dense")] = d(
+        f"{stage}_rank_dense_params",
+        r.part_stage[(stage, "dense")] / r.tp,
+        PARAMS,
+        f"{stage}-stage non-expert parameters per rank",
+        f"{zh}每卡非专家参数",
+        doc("parts-and-groups") + ": non-expert / tp",
+    )
+    r.rank_part[(stage, "expert")] = d(
+        f"{stage}_rank_expert_params",
+        r.part_stage[(stage, "expert")] / (r.ep * r.etp),
+        PARAMS,
+        f"{stage}-stage expert parameters per rank",
+        f"{zh}每卡专家参数",
+        doc("parts-and-groups") + ": expert / (ep·etp)",
+    )

@@ -5,7 +5,18 @@ from __future__ import annotations
 
 from ..expr import Lookup, Ref, all_of, ceil, concat, if_, nearest, total_of
 from ..registry import BOOL, BPP, BYTES, COUNT, PARAMS, TEXT, Registry
-from .common import BYTES_PER_GB, MOE5T, MOE35, PARTS, STATE_DTYPE, STATES, ZERO_PAPER, Ctx, conv, doc
+from .common import (
+    BYTES_PER_GB,
+    MOE5T,
+    MOE35,
+    PARTS,
+    STATE_DTYPE,
+    STATES,
+    ZERO_PAPER,
+    Ctx,
+    conv,
+    doc,
+)
 
 
 def widths(reg: Registry, r: Ctx) -> None:
@@ -17,54 +28,152 @@ def widths(reg: Registry, r: Ctx) -> None:
     r.bpp = {
         "weights": d(
             "weights_bytes_per_param",
-            if_(all_of(z3, conv(r, "weights_persist_z3").eq(0)), 0, Lookup("dtype", r.weight_dtype, "bytes")),
-            BPP, "compute weights, bytes per parameter", "计算权重字节/参数",
-            ZERO_PAPER + "; a convention whose ZeRO-3 keeps only the sharded fp32 parameter gathers compute weights per layer",
+            if_(
+                all_of(z3, conv(r, "weights_persist_z3").eq(0)),
+                0,
+                Lookup("dtype", r.weight_dtype, "bytes"),
+            ),
+            BPP,
+            "compute weights, bytes per parameter",
+            "计算权重字节/参数",
+            ZERO_PAPER
+            + "; a convention whose ZeRO-3 keeps only the sharded fp32 parameter gathers compute weights per layer",
         ),
         "grads": d(
             "grads_bytes_per_param",
-            if_(all_of(z3, conv(r, "grads_persist_z3").eq(0)), 0, Lookup("dtype", r.grad_dtype, "bytes")),
-            BPP, "model gradients, bytes per parameter", "模型梯度字节/参数",
-            ZERO_PAPER + "; DeepSpeed ZeRO-3: 16-bit gradients do not persist (estimate_zero3_model_states_mem_needs)",
+            if_(
+                all_of(z3, conv(r, "grads_persist_z3").eq(0)),
+                0,
+                Lookup("dtype", r.grad_dtype, "bytes"),
+            ),
+            BPP,
+            "model gradients, bytes per parameter",
+            "模型梯度字节/参数",
+            ZERO_PAPER
+            + "; DeepSpeed ZeRO-3: 16-bit gradients do not persist (estimate_zero3_model_states_mem_needs)",
         ),
-        "main_grads": d("main_grads_bytes_per_param", Lookup("dtype", r.main_grad_dtype, "bytes"), BPP, "main gradients, bytes per parameter", "主梯度字节/参数", ZERO_PAPER),
-        "master": d("master_bytes_per_param", Lookup("dtype", r.master_dtype, "bytes"), BPP, "master weights, bytes per parameter", "主权重字节/参数", ZERO_PAPER),
-        "m": d("m_bytes_per_param", Lookup("optimizer", r.optimizer, "has_m") * Lookup("moment", r.m_dtype, "bytes"), BPP, "first moment, bytes per parameter", "一阶矩字节/参数", "optimizer table; 8-bit moments: Dettmers et al. 2022"),
+        "main_grads": d(
+            "main_grads_bytes_per_param",
+            Lookup("dtype", r.main_grad_dtype, "bytes"),
+            BPP,
+            "main gradients, bytes per parameter",
+            "主梯度字节/参数",
+            ZERO_PAPER,
+        ),
+        "master": d(
+            "master_bytes_per_param",
+            Lookup("dtype", r.master_dtype, "bytes"),
+            BPP,
+            "master weights, bytes per parameter",
+            "主权重字节/参数",
+            ZERO_PAPER,
+        ),
+        "m": d(
+            "m_bytes_per_param",
+            Lookup("optimizer", r.optimizer, "has_m") * Lookup("moment", r.m_dtype, "bytes"),
+            BPP,
+            "first moment, bytes per parameter",
+            "一阶矩字节/参数",
+            "optimizer table; 8-bit moments: Dettmers et al. 2022",
+        ),
         "v": d(
             "v_bytes_per_param",
-            Lookup("optimizer", r.optimizer, "has_v") * Lookup("moment", r.v_dtype, "bytes")
-            * if_(Lookup("optimizer", r.optimizer, "factored_v").gt(0), if_(r.has_arch, r.factored / r.arch_total, 1), 1),
-            BPP, "second moment, bytes per parameter", "二阶矩字节/参数", "optimizer table; Adafactor factored (Shazeer & Stern 2018)",
+            Lookup("optimizer", r.optimizer, "has_v")
+            * Lookup("moment", r.v_dtype, "bytes")
+            * if_(
+                Lookup("optimizer", r.optimizer, "factored_v").gt(0),
+                if_(r.has_arch, r.factored / r.arch_total, 1),
+                1,
+            ),
+            BPP,
+            "second moment, bytes per parameter",
+            "二阶矩字节/参数",
+            "optimizer table; Adafactor factored (Shazeer & Stern 2018)",
         ),
     }
     r.sharded_state = {
-        "weights": d("weights_sharded", z3, BOOL, "weights sharded", "权重分片", doc("zero-stages")),
-        "grads": d("grads_sharded", zero.ge(conv(r, "grads_shard_stage")), BOOL, "gradients sharded", "梯度分片", doc("zero-stages") + " (Megatron keeps its grad buffer whole)"),
+        "weights": d(
+            "weights_sharded", z3, BOOL, "weights sharded", "权重分片", doc("zero-stages")
+        ),
+        "grads": d(
+            "grads_sharded",
+            zero.ge(conv(r, "grads_shard_stage")),
+            BOOL,
+            "gradients sharded",
+            "梯度分片",
+            doc("zero-stages") + " (Megatron keeps its grad buffer whole)",
+        ),
     }
-    opt_sharded = d("optimizer_sharded", zero.ge(1), BOOL, "master, moments and main gradients sharded", "主权重、动量、主梯度分片", doc("zero-stages"))
+    opt_sharded = d(
+        "optimizer_sharded",
+        zero.ge(1),
+        BOOL,
+        "master, moments and main gradients sharded",
+        "主权重、动量、主梯度分片",
+        doc("zero-stages"),
+    )
     for s in ("main_grads", "master", "m", "v"):
         r.sharded_state[s] = opt_sharded
     r.group = {
-        "dense": d("dense_shard_group", r.dp * r.cp, COUNT, "non-expert shard group dp·cp", "非专家分片组 dp·cp", doc("parts-and-groups") + "; Megatron-LM PR #6048"),
-        "expert": d("expert_shard_group", r.dp * r.cp * r.tp / (r.ep * r.etp), COUNT, "expert-DP dp·cp·tp/(ep·etp)", "专家数据并行组 dp·cp·tp/(ep·etp)", doc("parts-and-groups") + "; " + MOE35),
+        "dense": d(
+            "dense_shard_group",
+            r.dp * r.cp,
+            COUNT,
+            "non-expert shard group dp·cp",
+            "非专家分片组 dp·cp",
+            doc("parts-and-groups") + "; Megatron-LM PR #6048",
+        ),
+        "expert": d(
+            "expert_shard_group",
+            r.dp * r.cp * r.tp / (r.ep * r.etp),
+            COUNT,
+            "expert-DP dp·cp·tp/(ep·etp)",
+            "专家数据并行组 dp·cp·tp/(ep·etp)",
+            doc("parts-and-groups") + "; " + MOE35,
+        ),
     }
     r.location = {s: r.at[col] for s, col, _en, _zh in STATES}
     r.in_hbm = {}
     r.dtype_label = {}
     for s, _col, en, zh in STATES:
-        r.in_hbm[s] = d(f"{s}_in_hbm", r.location[s].eq("hbm"), BOOL, f"{en} count in HBM", f"{zh}计入显存", doc("state-ledger"))
+        r.in_hbm[s] = d(
+            f"{s}_in_hbm",
+            r.location[s].eq("hbm"),
+            BOOL,
+            f"{en} count in HBM",
+            f"{zh}计入显存",
+            doc("state-ledger"),
+        )
         dt = Ref(STATE_DTYPE[s])
         if s == "v":
-            dt = if_(Lookup("optimizer", r.optimizer, "factored_v").gt(0), concat(dt, " (factored)"), dt)
-        r.dtype_label[s] = d(f"{s}_dtype_label", dt, TEXT, f"{en}: dtype", f"{zh}：精度", doc("state-ledger"))
+            dt = if_(
+                Lookup("optimizer", r.optimizer, "factored_v").gt(0), concat(dt, " (factored)"), dt
+            )
+        r.dtype_label[s] = d(
+            f"{s}_dtype_label", dt, TEXT, f"{en}: dtype", f"{zh}：精度", doc("state-ledger")
+        )
     r.shard = {}
     for s, _col, en, zh in STATES:
         for p, pen, pzh in PARTS:
-            r.shard[(s, p)] = d(f"{s}_{p}_shard_group", if_(r.sharded_state[s], r.group[p], 1), COUNT, f"{en} ({pen}): shard group", f"{zh}（{pzh}）分片组", doc("parts-and-groups"))
+            r.shard[(s, p)] = d(
+                f"{s}_{p}_shard_group",
+                if_(r.sharded_state[s], r.group[p], 1),
+                COUNT,
+                f"{en} ({pen}): shard group",
+                f"{zh}（{pzh}）分片组",
+                doc("parts-and-groups"),
+            )
     r.eff = {}
     for p, pen, pzh in PARTS:
         acc = total_of([if_(r.in_hbm[s], r.bpp[s] / r.shard[(s, p)], 0) for s, *_ in STATES])
-        r.eff[p] = d(f"{p}_hbm_bytes_per_param_on_rank", acc, BPP, f"HBM state bytes per {pen} parameter on the rank", f"每个{pzh}参数的显存状态字节", "the sum of the state lines")
+        r.eff[p] = d(
+            f"{p}_hbm_bytes_per_param_on_rank",
+            acc,
+            BPP,
+            f"HBM state bytes per {pen} parameter on the rank",
+            f"每个{pzh}参数的显存状态字节",
+            "the sum of the state lines",
+        )
 
 
 def ledger(reg: Registry, r: Ctx) -> None:
@@ -73,33 +182,152 @@ def ledger(reg: Registry, r: Ctx) -> None:
     d = reg.define
     rank_params = {}
     for p, pen, pzh in PARTS:
-        rank_params[p] = d(f"{p}_params_on_rank", r.pick(lambda s, p=p: r.rank_part[(s, p)]), PARAMS, f"{pen} parameters on the rank (before sharding)", f"每卡{pzh}参数（分片前）", doc("parts-and-groups"))
-    r.params_per_rank = d("params_per_rank", nearest(rank_params["dense"] + rank_params["expert"]), PARAMS, "parameters per rank", "每卡参数", doc("parts-and-groups"))
+        rank_params[p] = d(
+            f"{p}_params_on_rank",
+            r.pick(lambda s, p=p: r.rank_part[(s, p)]),
+            PARAMS,
+            f"{pen} parameters on the rank (before sharding)",
+            f"每卡{pzh}参数（分片前）",
+            doc("parts-and-groups"),
+        )
+    r.params_per_rank = d(
+        "params_per_rank",
+        nearest(rank_params["dense"] + rank_params["expert"]),
+        PARAMS,
+        "parameters per rank",
+        "每卡参数",
+        doc("parts-and-groups"),
+    )
     r.line_bytes = {}
     for s, _col, en, zh in STATES:
         for p, pen, pzh in PARTS:
-            lp = d(f"{s}_{p}_params_on_rank", nearest(rank_params[p] / r.shard[(s, p)]), PARAMS, f"{en} ({pen}): parameters on the rank", f"{zh}（{pzh}）每卡参数", doc("parts-and-groups"))
-            r.line_bytes[(s, p)] = d(f"{s}_{p}_bytes", ceil(lp * r.bpp[s]), BYTES, f"{en} ({pen})", f"{zh}（{pzh}）", doc("state-ledger"))
-            d(f"{s}_{p}_sharded", r.shard[(s, p)].ne(1), BOOL, f"{en} ({pen}): sharded", f"{zh}（{pzh}）分片", doc("state-ledger") + ": a group of one is the whole state")
-            d(f"{s}_{p}_shown", all_of(r.bpp[s].gt(0), rank_params[p].gt(0)), BOOL, f"{en} ({pen}): exists on the rank", f"{zh}（{pzh}）存在", doc("state-ledger") + ": a state of zero width, or a part without parameters, has no line")
+            lp = d(
+                f"{s}_{p}_params_on_rank",
+                nearest(rank_params[p] / r.shard[(s, p)]),
+                PARAMS,
+                f"{en} ({pen}): parameters on the rank",
+                f"{zh}（{pzh}）每卡参数",
+                doc("parts-and-groups"),
+            )
+            r.line_bytes[(s, p)] = d(
+                f"{s}_{p}_bytes",
+                ceil(lp * r.bpp[s]),
+                BYTES,
+                f"{en} ({pen})",
+                f"{zh}（{pzh}）",
+                doc("state-ledger"),
+            )
+            d(
+                f"{s}_{p}_sharded",
+                r.shard[(s, p)].ne(1),
+                BOOL,
+                f"{en} ({pen}): sharded",
+                f"{zh}（{pzh}）分片",
+                doc("state-ledger") + ": a group of one is the whole state",
+            )
+            d(
+                f"{s}_{p}_shown",
+                all_of(r.bpp[s].gt(0), rank_params[p].gt(0)),
+                BOOL,
+                f"{en} ({pen}): exists on the rank",
+                f"{zh}（{pzh}）存在",
+                doc("state-ledger")
+                + ": a state of zero width, or a part without parameters, has no line",
+            )
 
     def loc_sum(where):
-        return total_of([if_(r.location[s].eq(where), lb, 0) for (s, p), lb in r.line_bytes.items()])
+        return total_of(
+            [if_(r.location[s].eq(where), lb, 0) for (s, p), lb in r.line_bytes.items()]
+        )
 
-    r.state_hbm = d("state_bytes_per_rank", loc_sum("hbm"), BYTES, "model state in HBM per rank", "每卡显存中的模型状态", "the sum of the state lines located in HBM")
-    r.state_host = d("host_state_bytes_per_rank", loc_sum("host"), BYTES, "model state on the host per rank", "每卡主机内存中的模型状态", "the sum of the state lines located on the host")
-    r.state_nvme = d("nvme_state_bytes_per_rank", loc_sum("nvme"), BYTES, "model state on NVMe per rank", "每卡 NVMe 上的模型状态", "the sum of the state lines located on NVMe")
+    r.state_hbm = d(
+        "state_bytes_per_rank",
+        loc_sum("hbm"),
+        BYTES,
+        "model state in HBM per rank",
+        "每卡显存中的模型状态",
+        "the sum of the state lines located in HBM",
+    )
+    r.state_host = d(
+        "host_state_bytes_per_rank",
+        loc_sum("host"),
+        BYTES,
+        "model state on the host per rank",
+        "每卡主机内存中的模型状态",
+        "the sum of the state lines located on the host",
+    )
+    r.state_nvme = d(
+        "nvme_state_bytes_per_rank",
+        loc_sum("nvme"),
+        BYTES,
+        "model state on NVMe per rank",
+        "每卡 NVMe 上的模型状态",
+        "the sum of the state lines located on NVMe",
+    )
     for s, _col, en, zh in STATES:
-        d(f"{s}_hbm_bytes", total_of([if_(r.in_hbm[s], r.line_bytes[(s, p)], 0) for p, *_ in PARTS]), BYTES,
-          f"{en} in HBM per rank", f"每卡显存中的{zh}", "the state's lines located in HBM")
-    d("outside_state_bytes_per_rank", r.peak - r.state_hbm, BYTES, "on the device outside the state ledger per rank", "每卡状态账本之外的设备占用",
-      "peak on the device − model state in HBM")
+        d(
+            f"{s}_hbm_bytes",
+            total_of([if_(r.in_hbm[s], r.line_bytes[(s, p)], 0) for p, *_ in PARTS]),
+            BYTES,
+            f"{en} in HBM per rank",
+            f"每卡显存中的{zh}",
+            "the state's lines located in HBM",
+        )
+    d(
+        "outside_state_bytes_per_rank",
+        r.peak - r.state_hbm,
+        BYTES,
+        "on the device outside the state ledger per rank",
+        "每卡状态账本之外的设备占用",
+        "peak on the device − model state in HBM",
+    )
     bpp_sum = total_of([r.bpp[s] for s, *_ in STATES])
     bpp_hbm = total_of([if_(r.in_hbm[s], r.bpp[s], 0) for s, *_ in STATES])
-    r.state_bpp = d("state_bytes_per_param", bpp_sum, BPP, "model-state bytes per parameter", "每参数模型状态字节", ZERO_PAPER)
-    d("state_bytes_logical_total", r.total * r.state_bpp, BYTES, "whole model state, all ranks", "全模型状态（所有卡合计）", MOE5T + ": 5T × 18 B = 90 TB")
-    r.logical_hbm = d("state_bytes_logical_hbm", r.total * bpp_hbm, BYTES, "whole model state placed in HBM", "放在显存中的全模型状态", doc("gates"))
-    host_node = d("host_bytes_per_node", r.state_host * r.gpus_per_node, BYTES, "offloaded state per node (host memory)", "每节点主机内存中的状态", "host-located lines × GPUs per node")
-    d("nvme_bytes_per_node", r.state_nvme * r.gpus_per_node, BYTES, "offloaded state per node (NVMe)", "每节点 NVMe 上的状态", "NVMe-located lines × GPUs per node")
-    d("host_fits", host_node.le(r.host_gb * BYTES_PER_GB), BOOL, "host memory holds the offloaded state", "主机内存放得下", "host_bytes_per_node ≤ host_gb")
-
+    r.state_bpp = d(
+        "state_bytes_per_param",
+        bpp_sum,
+        BPP,
+        "model-state bytes per parameter",
+        "每参数模型状态字节",
+        ZERO_PAPER,
+    )
+    d(
+        "state_bytes_logical_total",
+        r.total * r.state_bpp,
+        BYTES,
+        "whole model state, all ranks",
+        "全模型状态（所有卡合计）",
+        MOE5T + ": 5T × 18 B = 90 TB",
+    )
+    r.logical_hbm = d(
+        "state_bytes_logical_hbm",
+        r.total * bpp_hbm,
+        BYTES,
+        "whole model state placed in HBM",
+        "放在显存中的全模型状态",
+        doc("gates"),
+    )
+    host_node = d(
+        "host_bytes_per_node",
+        r.state_host * r.gpus_per_node,
+        BYTES,
+        "offloaded state per node (host memory)",
+        "每节点主机内存中的状态",
+        "host-located lines × GPUs per node",
+    )
+    d(
+        "nvme_bytes_per_node",
+        r.state_nvme * r.gpus_per_node,
+        BYTES,
+        "offloaded state per node (NVMe)",
+        "每节点 NVMe 上的状态",
+        "NVMe-located lines × GPUs per node",
+    )
+    d(
+        "host_fits",
+        host_node.le(r.host_gb * BYTES_PER_GB),
+        BOOL,
+        "host memory holds the offloaded state",
+        "主机内存放得下",
+        "host_bytes_per_node ≤ host_gb",
+    )

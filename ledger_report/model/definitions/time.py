@@ -19,9 +19,46 @@ field of its convention (model/conventions.py).
 
 from __future__ import annotations
 
-from ..expr import Lookup, Ref, all_of, any_of, concat, default, drop_first, floor, if_, maximum, minimum, negate, sig_text
-from ..registry import BOOL, BYTES, COUNT, FLOPS, GBPS, RATIO, SECONDS, TB, TEXT, TFLOPS, TOKENS_PER_S, Registry
-from .common import BYTES_PER_GB, CATALOGUE, COLUMN, FLOPS_PER_TFLOP, KORTH, TRAIN_FLOPS_PER_PARAM_TOKEN, Ctx, conv, doc
+from ..expr import (
+    Lookup,
+    Ref,
+    all_of,
+    any_of,
+    concat,
+    default,
+    drop_first,
+    floor,
+    if_,
+    maximum,
+    minimum,
+    negate,
+    sig_text,
+)
+from ..registry import (
+    BOOL,
+    BYTES,
+    COUNT,
+    FLOPS,
+    GBPS,
+    RATIO,
+    SECONDS,
+    TB,
+    TEXT,
+    TFLOPS,
+    TOKENS_PER_S,
+    Registry,
+)
+from .common import (
+    BYTES_PER_GB,
+    CATALOGUE,
+    COLUMN,
+    FLOPS_PER_TFLOP,
+    KORTH,
+    TRAIN_FLOPS_PER_PARAM_TOKEN,
+    Ctx,
+    conv,
+    doc,
+)
 from .stages import STAGE_ZH, STAGES
 
 # Named coefficients, each with the source it follows ------------------------------------------------
@@ -29,8 +66,12 @@ NVLINK_EFFICIENCY = 0.8  # NVIDIA/nccl-tests issue #212 (sjeaugey): ring collect
 NETWORK_EFFICIENCY = 0.9  # NVIDIA/nccl-tests issue #290: 46-48 GB/s per 400 Gb/s NIC; Calculon systems/a100_80g.json IB efficiency 0.9
 NVLINK_LATENCY_S = 10e-6  # Calculon systems/a100_80g.json, h100_80g_nvl8.json: NVLink latency 10 µs
 NETWORK_LATENCY_S = 20e-6  # Calculon systems/a100_80g.json: InfiniBand latency 20 µs
-HBM_EFFICIENCY = 0.9  # Calculon systems/a100_80g.json mem1 MB_efficiency: 0.90 for transfers of 100 MB and more
-HOST_LINK_EFFICIENCY = 0.8  # PCIe payload after encoding and packet headers (assumed; README "Step time")
+HBM_EFFICIENCY = (
+    0.9  # Calculon systems/a100_80g.json mem1 MB_efficiency: 0.90 for transfers of 100 MB and more
+)
+HOST_LINK_EFFICIENCY = (
+    0.8  # PCIe payload after encoding and packet headers (assumed; README "Step time")
+)
 GEMM_RAMP_S = 2e-6  # Calculon systems/a100_80g.json matrix efficiency by size: 1 GFLOP at 0.6 of the 0.95 plateau → F½ = 0.58 GFLOP = 1.9 µs at 312 TFLOP/s
 GEMMS_PER_LAYER = 4  # Megatron-LM / Transformer Engine: fused QKV, output projection, fc1 (gate and up fused), fc2
 GEMMS_PER_EXPERT = 2  # grouped GEMMs over the rank's experts: fc1 (gate and up) and fc2 (Megatron-LM megatron/core/transformer/moe/experts.py GroupedMLP)
@@ -43,14 +84,21 @@ FP8_CAST_BYTES_PER_H = 18  # FP8: each GEMM input cast (read 2, write 1) forward
 FP8_CAST_BYTES_PER_F = 9
 ACTIVATION_BYTES = 2  # activations and their gradients travel in 16 bits
 MOE_ROUTING_BYTES = 16  # per routed token copy and hidden element: permute and unpermute (read + write, bf16) forward and backward
-COMPILED_ELEMENTWISE = 0.5  # torch.compile fuses the pointwise chains (torch/_inductor): about half the traffic
+COMPILED_ELEMENTWISE = (
+    0.5  # torch.compile fuses the pointwise chains (torch/_inductor): about half the traffic
+)
 LOSS_BYTES_PER_LOGIT = 16  # fp32 logits written, softmax read and written, their gradient written
-OPTIMIZER_PASSES = 2  # the optimizer step reads every state on the rank and writes most of them back
+OPTIMIZER_PASSES = (
+    2  # the optimizer step reads every state on the rank and writes most of them back
+)
 CPU_ADAM_HOST_BYTES_PER_PARAM = 154  # DeepSpeed docs/_tutorials/zero-offload.md log: optimizer_step 6.2 s for 10.3B parameters on a DGX-2 (2x Xeon 8168, 12 ch DDR4-2666 = 256 GB/s): 256e9 × 6.2 / 10.3e9
 
 TIME = doc("step-time")
 CALCULON = "Calculon (github calculon-ai/calculon) calculon/network.py: time = latency + bytes × algorithm factor ÷ (bandwidth × efficiency)"
-PLACEMENT = doc("step-time") + ": ranks are placed tp innermost, then cp, ep, dp, pp, filling nodes of gpus_per_node"
+PLACEMENT = (
+    doc("step-time")
+    + ": ranks are placed tp innermost, then cp, ep, dp, pp, filling nodes of gpus_per_node"
+)
 TERMS = (
     # key (its short English name), English, Chinese, short Chinese name
     ("compute", "compute (forward, backward, recompute)", "计算（前向、反向、重计算）", "计算"),
@@ -59,9 +107,19 @@ TERMS = (
     ("ep", "expert all-to-all (exposed)", "专家 all-to-all（未被掩盖）", "ep"),
     ("pp", "pipeline point-to-point", "流水线点对点通信", "pp"),
     ("bubble", "pipeline bubble", "流水线气泡", "气泡"),
-    ("dp", "data-parallel / ZeRO communication (exposed)", "数据并行 / ZeRO 通信（未被掩盖）", "dp"),
+    (
+        "dp",
+        "data-parallel / ZeRO communication (exposed)",
+        "数据并行 / ZeRO 通信（未被掩盖）",
+        "dp",
+    ),
     ("optimizer", "optimizer step on the GPU", "GPU 上的优化器 step", "优化器"),
-    ("offload", "offload: host and NVMe streams, CPU optimizer", "卸载：主机与 NVMe 传输、CPU 优化器", "卸载"),
+    (
+        "offload",
+        "offload: host and NVMe streams, CPU optimizer",
+        "卸载：主机与 NVMe 传输、CPU 优化器",
+        "卸载",
+    ),
 )
 TERM_KEYS = tuple(k for k, *_ in TERMS)
 DIMS = ("tp", "cp", "ep", "dp", "pp")
@@ -83,21 +141,130 @@ def _hardware(reg: Registry, r: Ctx) -> None:
     reg.section = "hardware"
     d = reg.define
     gpu = r.gpu_profile
-    r.compute_dtype = d("compute_dtype", default("compute_dtype", "bf16"), TEXT, "matmul precision", "矩阵乘精度", COLUMN)
-    r.fp8_tflops = d("fp8_tflops", default("fp8_tflops", Lookup("gpu", gpu, "fp8_tflops")), TFLOPS, "dense FP8 peak", "FP8 稠密峰值", CATALOGUE + " (0: no FP8)")
-    r.fp8 = d("fp8_compute", all_of(r.compute_dtype.eq("fp8"), r.fp8_tflops.gt(0)), BOOL, "GEMMs in FP8", "GEMM 使用 FP8", COLUMN + ": FP8 runs the layers' GEMMs at the FP8 peak; attention and the output layer stay bf16 (Transformer Engine fp8_autocast covers Linear layers; DeepSeek-V3 arXiv 2412.19437 §3.3 keeps the output head, attention and norms in BF16)")
-    r.hbm_bw = d("hbm_gb_s", default("hbm_gb_s", Lookup("gpu", gpu, "hbm_tb_s") * 1000), GBPS, "HBM bandwidth per GPU", "每卡显存带宽", CATALOGUE)
-    r.nvlink = d("nvlink_gb_s", default("nvlink_gb_s", Lookup("gpu", gpu, "interconnect_gb_s")), GBPS, "intra-node bandwidth per GPU (both directions)", "节点内每卡带宽（双向）", CATALOGUE + " (interconnect_gb_s)")
-    r.network = d("network_gb_s", default("network_gb_s", Lookup("gpu", gpu, "network_gb_s")), GBPS, "scale-out network per GPU (per direction)", "跨节点网络每卡带宽（单向）", CATALOGUE)
-    r.nvme_bw = d("nvme_gb_s", default("nvme_gb_s", Lookup("gpu", gpu, "nvme_gb_s")), GBPS, "NVMe bandwidth per node", "每节点 NVMe 带宽", CATALOGUE)
-    r.nvme_tb = d("nvme_tb", Lookup("gpu", gpu, "nvme_tb"), TB, "NVMe capacity per node", "每节点 NVMe 容量", CATALOGUE)
-    r.host_mem_bw = d("host_mem_gb_s", default("host_mem_gb_s", Lookup("gpu", gpu, "host_mem_gb_s")), GBPS, "host memory bandwidth per node", "每节点主机内存带宽", CATALOGUE)
-    r.eff_scale = d("efficiency_scale", default("efficiency_scale", 1), RATIO, "scale on the achievable matmul efficiency", "可达矩阵乘效率的缩放", COLUMN + " (the planner sets it from a measured mfu)")
-    bf16_eff = d("gemm_efficiency", Lookup("gpu", gpu, "gemm_efficiency") * r.eff_scale, RATIO, "achievable BF16 matmul efficiency (largest GEMMs)", "可达 BF16 矩阵乘效率（大 GEMM）", CATALOGUE + " (measured maximum achievable matmul FLOP/s ÷ peak) × efficiency_scale")
-    fp8_eff = d("fp8_gemm_efficiency", Lookup("gpu", gpu, "fp8_gemm_efficiency") * r.eff_scale, RATIO, "achievable FP8 matmul efficiency (largest GEMMs)", "可达 FP8 矩阵乘效率（大 GEMM）", CATALOGUE + " × efficiency_scale")
-    r.bf16_flops = d("bf16_peak_flops", r.peak_tflops * FLOPS_PER_TFLOP, FLOPS, "BF16 peak FLOP/s", "BF16 峰值 FLOP/s", CATALOGUE)
-    r.gemm_flops = d("gemm_peak_flops", if_(r.fp8, r.fp8_tflops, r.peak_tflops) * FLOPS_PER_TFLOP, FLOPS, "peak FLOP/s of the layers' GEMMs", "各层 GEMM 的峰值 FLOP/s", "compute_dtype: the FP8 peak with fp8, else BF16")
-    r.bf16_eff, r.gemm_eff = bf16_eff, d("layer_gemm_efficiency", if_(r.fp8, fp8_eff, bf16_eff), RATIO, "achievable efficiency of the layers' GEMMs", "各层 GEMM 的可达效率", "compute_dtype")
+    r.compute_dtype = d(
+        "compute_dtype",
+        default("compute_dtype", "bf16"),
+        TEXT,
+        "matmul precision",
+        "矩阵乘精度",
+        COLUMN,
+    )
+    r.fp8_tflops = d(
+        "fp8_tflops",
+        default("fp8_tflops", Lookup("gpu", gpu, "fp8_tflops")),
+        TFLOPS,
+        "dense FP8 peak",
+        "FP8 稠密峰值",
+        CATALOGUE + " (0: no FP8)",
+    )
+    r.fp8 = d(
+        "fp8_compute",
+        all_of(r.compute_dtype.eq("fp8"), r.fp8_tflops.gt(0)),
+        BOOL,
+        "GEMMs in FP8",
+        "GEMM 使用 FP8",
+        COLUMN
+        + ": FP8 runs the layers' GEMMs at the FP8 peak; attention and the output layer stay bf16 (Transformer Engine fp8_autocast covers Linear layers; DeepSeek-V3 arXiv 2412.19437 §3.3 keeps the output head, attention and norms in BF16)",
+    )
+    r.hbm_bw = d(
+        "hbm_gb_s",
+        default("hbm_gb_s", Lookup("gpu", gpu, "hbm_tb_s") * 1000),
+        GBPS,
+        "HBM bandwidth per GPU",
+        "每卡显存带宽",
+        CATALOGUE,
+    )
+    r.nvlink = d(
+        "nvlink_gb_s",
+        default("nvlink_gb_s", Lookup("gpu", gpu, "interconnect_gb_s")),
+        GBPS,
+        "intra-node bandwidth per GPU (both directions)",
+        "节点内每卡带宽（双向）",
+        CATALOGUE + " (interconnect_gb_s)",
+    )
+    r.network = d(
+        "network_gb_s",
+        default("network_gb_s", Lookup("gpu", gpu, "network_gb_s")),
+        GBPS,
+        "scale-out network per GPU (per direction)",
+        "跨节点网络每卡带宽（单向）",
+        CATALOGUE,
+    )
+    r.nvme_bw = d(
+        "nvme_gb_s",
+        default("nvme_gb_s", Lookup("gpu", gpu, "nvme_gb_s")),
+        GBPS,
+        "NVMe bandwidth per node",
+        "每节点 NVMe 带宽",
+        CATALOGUE,
+    )
+    r.nvme_tb = d(
+        "nvme_tb",
+        Lookup("gpu", gpu, "nvme_tb"),
+        TB,
+        "NVMe capacity per node",
+        "每节点 NVMe 容量",
+        CATALOGUE,
+    )
+    r.host_mem_bw = d(
+        "host_mem_gb_s",
+        default("host_mem_gb_s", Lookup("gpu", gpu, "host_mem_gb_s")),
+        GBPS,
+        "host memory bandwidth per node",
+        "每节点主机内存带宽",
+        CATALOGUE,
+    )
+    r.eff_scale = d(
+        "efficiency_scale",
+        default("efficiency_scale", 1),
+        RATIO,
+        "scale on the achievable matmul efficiency",
+        "可达矩阵乘效率的缩放",
+        COLUMN + " (the planner sets it from a measured mfu)",
+    )
+    bf16_eff = d(
+        "gemm_efficiency",
+        Lookup("gpu", gpu, "gemm_efficiency") * r.eff_scale,
+        RATIO,
+        "achievable BF16 matmul efficiency (largest GEMMs)",
+        "可达 BF16 矩阵乘效率（大 GEMM）",
+        CATALOGUE + " (measured maximum achievable matmul FLOP/s ÷ peak) × efficiency_scale",
+    )
+    fp8_eff = d(
+        "fp8_gemm_efficiency",
+        Lookup("gpu", gpu, "fp8_gemm_efficiency") * r.eff_scale,
+        RATIO,
+        "achievable FP8 matmul efficiency (largest GEMMs)",
+        "可达 FP8 矩阵乘效率（大 GEMM）",
+        CATALOGUE + " × efficiency_scale",
+    )
+    r.bf16_flops = d(
+        "bf16_peak_flops",
+        r.peak_tflops * FLOPS_PER_TFLOP,
+        FLOPS,
+        "BF16 peak FLOP/s",
+        "BF16 峰值 FLOP/s",
+        CATALOGUE,
+    )
+    r.gemm_flops = d(
+        "gemm_peak_flops",
+        if_(r.fp8, r.fp8_tflops, r.peak_tflops) * FLOPS_PER_TFLOP,
+        FLOPS,
+        "peak FLOP/s of the layers' GEMMs",
+        "各层 GEMM 的峰值 FLOP/s",
+        "compute_dtype: the FP8 peak with fp8, else BF16",
+    )
+    r.bf16_eff, r.gemm_eff = (
+        bf16_eff,
+        d(
+            "layer_gemm_efficiency",
+            if_(r.fp8, fp8_eff, bf16_eff),
+            RATIO,
+            "achievable efficiency of the layers' GEMMs",
+            "各层 GEMM 的可达效率",
+            "compute_dtype",
+        ),
+    )
 
 
 # ---- placement: which groups cross nodes -----------------------------------------------------------
@@ -105,32 +272,112 @@ def _placement(reg: Registry, r: Ctx) -> None:
     reg.section = "placement"
     d = reg.define
     gpn = r.gpus_per_node
-    nv_bus = d("nvlink_bus_gb_s", r.nvlink / 2 * NVLINK_EFFICIENCY, GBPS, "NVLink bandwidth a collective sees per GPU", "集合通信可用的 NVLink 带宽", "interconnect per direction × " + str(NVLINK_EFFICIENCY) + " (NVIDIA/nccl-tests issue #212)")
-    net = d("network_bus_gb_s", r.network * NETWORK_EFFICIENCY, GBPS, "network bandwidth a collective sees per NIC", "集合通信可用的网络带宽", "network_gb_s × " + str(NETWORK_EFFICIENCY) + " (NVIDIA/nccl-tests issue #290)")
-    strides = {"tp": 1, "cp": r.tp, "ep": r.tp * r.cp, "dp": r.tp * r.cp, "pp": r.tp * r.cp * r.dp, "grad": r.tp}
+    nv_bus = d(
+        "nvlink_bus_gb_s",
+        r.nvlink / 2 * NVLINK_EFFICIENCY,
+        GBPS,
+        "NVLink bandwidth a collective sees per GPU",
+        "集合通信可用的 NVLink 带宽",
+        "interconnect per direction × "
+        + str(NVLINK_EFFICIENCY)
+        + " (NVIDIA/nccl-tests issue #212)",
+    )
+    net = d(
+        "network_bus_gb_s",
+        r.network * NETWORK_EFFICIENCY,
+        GBPS,
+        "network bandwidth a collective sees per NIC",
+        "集合通信可用的网络带宽",
+        "network_gb_s × " + str(NETWORK_EFFICIENCY) + " (NVIDIA/nccl-tests issue #290)",
+    )
+    strides = {
+        "tp": 1,
+        "cp": r.tp,
+        "ep": r.tp * r.cp,
+        "dp": r.tp * r.cp,
+        "pp": r.tp * r.cp * r.dp,
+        "grad": r.tp,
+    }
     sizes = {"tp": r.tp, "cp": r.cp, "ep": r.ep, "dp": r.dp, "pp": r.pp, "grad": r.dp * r.cp}
-    names = {"tp": "tensor-parallel", "cp": "context-parallel", "ep": "expert-parallel", "dp": "data-parallel", "pp": "pipeline", "grad": "gradient-reduction (dp·cp)"}
+    names = {
+        "tp": "tensor-parallel",
+        "cp": "context-parallel",
+        "ep": "expert-parallel",
+        "dp": "data-parallel",
+        "pp": "pipeline",
+        "grad": "gradient-reduction (dp·cp)",
+    }
     r.crosses, r.local, r.bus, r.p2p, r.alpha = {}, {}, {}, {}, {}
     for g, stride in strides.items():
         n = sizes[g]
-        cross = d(f"{g}_crosses_nodes", all_of(n.gt(1), (stride * n).gt(gpn)), BOOL, f"the {names[g]} group crosses nodes", f"{names[g]} 组跨节点", PLACEMENT)
-        local = d(f"{g}_ranks_per_node", maximum(1, minimum(n, floor(gpn / stride))), COUNT, f"{names[g]} ranks on one node", f"{names[g]} 组每节点成员数", PLACEMENT)
+        cross = d(
+            f"{g}_crosses_nodes",
+            all_of(n.gt(1), (stride * n).gt(gpn)),
+            BOOL,
+            f"the {names[g]} group crosses nodes",
+            f"{names[g]} 组跨节点",
+            PLACEMENT,
+        )
+        local = d(
+            f"{g}_ranks_per_node",
+            maximum(1, minimum(n, floor(gpn / stride))),
+            COUNT,
+            f"{names[g]} ranks on one node",
+            f"{names[g]} 组每节点成员数",
+            PLACEMENT,
+        )
         r.crosses[g], r.local[g] = cross, local
-        r.bus[g] = d(f"{g}_bus_gb_s", if_(cross, minimum(nv_bus, local * net), nv_bus), GBPS, f"{names[g]} collective bandwidth per GPU", f"{names[g]} 集合通信带宽", PLACEMENT + "; across nodes the ranks of a node drive one NIC each (rail-optimised), so min(NVLink, ranks per node × NIC)")
+        r.bus[g] = d(
+            f"{g}_bus_gb_s",
+            if_(cross, minimum(nv_bus, local * net), nv_bus),
+            GBPS,
+            f"{names[g]} collective bandwidth per GPU",
+            f"{names[g]} 集合通信带宽",
+            PLACEMENT
+            + "; across nodes the ranks of a node drive one NIC each (rail-optimised), so min(NVLink, ranks per node × NIC)",
+        )
         r.p2p[g] = if_(cross, net, nv_bus)
         r.alpha[g] = if_(cross, NETWORK_LATENCY_S, NVLINK_LATENCY_S)
     r.placement_text = {}
-    r.any_cross = d("any_group_crosses_nodes", any_of(*(r.crosses[g] for g in DIMS)), BOOL, "some group crosses nodes", "有跨节点的组", PLACEMENT)
-    for suffix, sep, across, within, none in (("", "; ", " across nodes", " within a node", "no group crosses a node"), ("_zh", "；", " 跨节点", " 在节点内", "没有跨节点的组")):
-        parts = [if_(sizes[g].gt(1), concat(sep, g, if_(r.crosses[g], across, within)), "") for g in DIMS]
-        r.placement_text[suffix] = d("placement_summary" + suffix, if_(r.any_cross, drop_first(concat(*parts), len(sep)), none), TEXT, "which groups cross nodes", "哪些组跨节点", PLACEMENT)
+    r.any_cross = d(
+        "any_group_crosses_nodes",
+        any_of(*(r.crosses[g] for g in DIMS)),
+        BOOL,
+        "some group crosses nodes",
+        "有跨节点的组",
+        PLACEMENT,
+    )
+    for suffix, sep, across, within, none in (
+        ("", "; ", " across nodes", " within a node", "no group crosses a node"),
+        ("_zh", "；", " 跨节点", " 在节点内", "没有跨节点的组"),
+    ):
+        parts = [
+            if_(sizes[g].gt(1), concat(sep, g, if_(r.crosses[g], across, within)), "") for g in DIMS
+        ]
+        r.placement_text[suffix] = d(
+            "placement_summary" + suffix,
+            if_(r.any_cross, drop_first(concat(*parts), len(sep)), none),
+            TEXT,
+            "which groups cross nodes",
+            "哪些组跨节点",
+            PLACEMENT,
+        )
 
 
 # ---- matmul efficiency by GEMM size ---------------------------------------------------------------
 def _gemm_eff(reg: Registry, key: str, flops, peak, eff, en: str, zh: str):
     """The achievable efficiency of a GEMM of ``flops``: eff × F / (F + peak · GEMM_RAMP_S)."""
-    return reg.define(key, eff * flops / (flops + peak * GEMM_RAMP_S), RATIO, en, zh,
-                      CATALOGUE + " × F/(F + peak·" + f"{GEMM_RAMP_S:g}" + " s) (Calculon systems/a100_80g.json: efficiency by op size)")
+    return reg.define(
+        key,
+        eff * flops / (flops + peak * GEMM_RAMP_S),
+        RATIO,
+        en,
+        zh,
+        CATALOGUE
+        + " × F/(F + peak·"
+        + f"{GEMM_RAMP_S:g}"
+        + " s) (Calculon systems/a100_80g.json: efficiency by op size)",
+    )
 
 
 def _efficiency(reg: Registry, r: Ctx) -> None:
@@ -138,23 +385,128 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
     d = reg.define
     tok = r.tokens_mb
     has_e = r.E.gt(0)
-    r.tok_expert = d("tokens_per_local_expert", if_(has_e, r.expert_copies * r.ep / maximum(r.E, 1), 0), COUNT, "tokens a local expert receives per micro-batch", "每个本地专家每个 micro-batch 收到的 token", doc("step-time") + ": the rank's routed token copies ÷ its E/ep experts (balanced routing)")
-    r.moe_active_layer_p = d("moe_layer_active_params", r.moe_layer_dense_p + r.topk * r.expert_mlp_p, "params", "active parameters per MoE layer", "每个 MoE 层的激活参数", doc("parameters"))
-    lin_arch = d("layer_linear_params_active", r.n_dense * r.dense_layer_p + r.n_moe * r.moe_active_layer_p, "params", "the layers' active matmul parameters (architecture)", "各层激活的矩阵参数（由结构）", doc("parameters"))
-    r.head_fpt = d("head_flops_per_token", TRAIN_FLOPS_PER_PARAM_TOKEN * r.V * r.h, FLOPS, "output layer FLOPs per token 6·vocab·h", "每 token 输出层 FLOPs 6·vocab·h", doc("compute-floor"))
-    r.lin_scale = d("layer_flops_scale", (r.fpt - r.attn_flops - r.head_fpt) / (TRAIN_FLOPS_PER_PARAM_TOKEN * lin_arch), RATIO, "layer FLOPs of flops_per_token over the architecture's", "flops_per_token 的层 FLOPs ÷ 结构计数", doc("compute-floor") + " (1 unless params_total or params_active is given apart from the architecture)")
+    r.tok_expert = d(
+        "tokens_per_local_expert",
+        if_(has_e, r.expert_copies * r.ep / maximum(r.E, 1), 0),
+        COUNT,
+        "tokens a local expert receives per micro-batch",
+        "每个本地专家每个 micro-batch 收到的 token",
+        doc("step-time") + ": the rank's routed token copies ÷ its E/ep experts (balanced routing)",
+    )
+    r.moe_active_layer_p = d(
+        "moe_layer_active_params",
+        r.moe_layer_dense_p + r.topk * r.expert_mlp_p,
+        "params",
+        "active parameters per MoE layer",
+        "每个 MoE 层的激活参数",
+        doc("parameters"),
+    )
+    lin_arch = d(
+        "layer_linear_params_active",
+        r.n_dense * r.dense_layer_p + r.n_moe * r.moe_active_layer_p,
+        "params",
+        "the layers' active matmul parameters (architecture)",
+        "各层激活的矩阵参数（由结构）",
+        doc("parameters"),
+    )
+    r.head_fpt = d(
+        "head_flops_per_token",
+        TRAIN_FLOPS_PER_PARAM_TOKEN * r.V * r.h,
+        FLOPS,
+        "output layer FLOPs per token 6·vocab·h",
+        "每 token 输出层 FLOPs 6·vocab·h",
+        doc("compute-floor"),
+    )
+    r.lin_scale = d(
+        "layer_flops_scale",
+        (r.fpt - r.attn_flops - r.head_fpt) / (TRAIN_FLOPS_PER_PARAM_TOKEN * lin_arch),
+        RATIO,
+        "layer FLOPs of flops_per_token over the architecture's",
+        "flops_per_token 的层 FLOPs ÷ 结构计数",
+        doc("compute-floor")
+        + " (1 unless params_total or params_active is given apart from the architecture)",
+    )
     mode = r.recompute_mode
-    r.rc_lin = d("recompute_linear_fraction", if_(mode.eq("full"), 1 / 3, if_(mode.eq("selective_op"), 1 / 6, 0)), RATIO, "extra matmul FLOPs recompute adds (of forward + backward)", "重计算额外的矩阵乘 FLOPs（占前向+反向）", KORTH + ": full recompute runs the layers' forward again (1/3); op-level selective recomputes every second matmul (torchtitan activation_checkpoint.py)")
-    r.rc_attn = d("recompute_attention_fraction", if_(any_of(mode.eq("full"), mode.eq("core_attn")), 1 / 3, 0), RATIO, "extra attention FLOPs recompute adds", "重计算额外的注意力 FLOPs", KORTH + ": full and core-attention recompute run the attention forward again")
+    r.rc_lin = d(
+        "recompute_linear_fraction",
+        if_(mode.eq("full"), 1 / 3, if_(mode.eq("selective_op"), 1 / 6, 0)),
+        RATIO,
+        "extra matmul FLOPs recompute adds (of forward + backward)",
+        "重计算额外的矩阵乘 FLOPs（占前向+反向）",
+        KORTH
+        + ": full recompute runs the layers' forward again (1/3); op-level selective recomputes every second matmul (torchtitan activation_checkpoint.py)",
+    )
+    r.rc_attn = d(
+        "recompute_attention_fraction",
+        if_(any_of(mode.eq("full"), mode.eq("core_attn")), 1 / 3, 0),
+        RATIO,
+        "extra attention FLOPs recompute adds",
+        "重计算额外的注意力 FLOPs",
+        KORTH + ": full and core-attention recompute run the attention forward again",
+    )
     peak, eff = r.gemm_flops, r.gemm_eff
-    r.eff_dense = _gemm_eff(reg, "dense_layer_gemm_efficiency", 2 * tok * r.dense_layer_p / r.tp / GEMMS_PER_LAYER, peak, eff, "efficiency of a dense layer's GEMMs", "稠密层 GEMM 效率")
-    r.eff_moe = _gemm_eff(reg, "moe_layer_gemm_efficiency", 2 * tok * r.moe_layer_dense_p / r.tp / GEMMS_PER_LAYER, peak, eff, "efficiency of an MoE layer's attention GEMMs", "MoE 层注意力 GEMM 效率")
-    r.eff_expert = _gemm_eff(reg, "expert_gemm_efficiency", maximum(2 * r.tok_expert * r.expert_mlp_p / r.etp / GEMMS_PER_EXPERT, 1), peak, eff * GROUPED_GEMM_RELATIVE, "efficiency of the grouped expert GEMMs", "分组专家 GEMM 效率")
-    r.eff_head = _gemm_eff(reg, "head_gemm_efficiency", 2 * tok * r.V * r.h / r.tp, r.bf16_flops, r.bf16_eff, "efficiency of the output layer (bf16)", "输出层 GEMM 效率（bf16）")
-    r.eff_attn = d("attention_efficiency", if_(r.flash, ATTENTION_RELATIVE, 1) * r.bf16_eff, RATIO, "efficiency of the attention core (bf16)", "注意力核心效率（bf16）",
-                   "flash attention at " + str(ATTENTION_RELATIVE) + " of the GEMM efficiency (Dao 2023, FlashAttention-2); unfused: batched GEMMs plus the score traffic")
-    r.act_bytes = d("activation_element_bytes", ACTIVATION_BYTES, COUNT, "bytes per activation element sent", "每个激活元素的通信字节", "bf16 activations (Megatron-LM sends them in the parameters' 16-bit dtype)")
-    r.hbm_eff_bw = d("hbm_stream_gb_s", r.hbm_bw * HBM_EFFICIENCY, GBPS, "HBM bandwidth a memory-bound kernel reaches", "访存受限内核可达的显存带宽", "hbm_gb_s × " + str(HBM_EFFICIENCY) + " (Calculon mem1 MB_efficiency)")
+    r.eff_dense = _gemm_eff(
+        reg,
+        "dense_layer_gemm_efficiency",
+        2 * tok * r.dense_layer_p / r.tp / GEMMS_PER_LAYER,
+        peak,
+        eff,
+        "efficiency of a dense layer's GEMMs",
+        "稠密层 GEMM 效率",
+    )
+    r.eff_moe = _gemm_eff(
+        reg,
+        "moe_layer_gemm_efficiency",
+        2 * tok * r.moe_layer_dense_p / r.tp / GEMMS_PER_LAYER,
+        peak,
+        eff,
+        "efficiency of an MoE layer's attention GEMMs",
+        "MoE 层注意力 GEMM 效率",
+    )
+    r.eff_expert = _gemm_eff(
+        reg,
+        "expert_gemm_efficiency",
+        maximum(2 * r.tok_expert * r.expert_mlp_p / r.etp / GEMMS_PER_EXPERT, 1),
+        peak,
+        eff * GROUPED_GEMM_RELATIVE,
+        "efficiency of the grouped expert GEMMs",
+        "分组专家 GEMM 效率",
+    )
+    r.eff_head = _gemm_eff(
+        reg,
+        "head_gemm_efficiency",
+        2 * tok * r.V * r.h / r.tp,
+        r.bf16_flops,
+        r.bf16_eff,
+        "efficiency of the output layer (bf16)",
+        "输出层 GEMM 效率（bf16）",
+    )
+    r.eff_attn = d(
+        "attention_efficiency",
+        if_(r.flash, ATTENTION_RELATIVE, 1) * r.bf16_eff,
+        RATIO,
+        "efficiency of the attention core (bf16)",
+        "注意力核心效率（bf16）",
+        "flash attention at "
+        + str(ATTENTION_RELATIVE)
+        + " of the GEMM efficiency (Dao 2023, FlashAttention-2); unfused: batched GEMMs plus the score traffic",
+    )
+    r.act_bytes = d(
+        "activation_element_bytes",
+        ACTIVATION_BYTES,
+        COUNT,
+        "bytes per activation element sent",
+        "每个激活元素的通信字节",
+        "bf16 activations (Megatron-LM sends them in the parameters' 16-bit dtype)",
+    )
+    r.hbm_eff_bw = d(
+        "hbm_stream_gb_s",
+        r.hbm_bw * HBM_EFFICIENCY,
+        GBPS,
+        "HBM bandwidth a memory-bound kernel reaches",
+        "访存受限内核可达的显存带宽",
+        "hbm_gb_s × " + str(HBM_EFFICIENCY) + " (Calculon mem1 MB_efficiency)",
+    )
 
 
 # ---- one micro-batch on one pipeline stage ----------------------------------------------------------
@@ -166,63 +518,187 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
     head = r.holds_head[stage]
     tok, tp = r.tokens_mb, r.tp
     six = TRAIN_FLOPS_PER_PARAM_TOKEN
-    dense_f = d(f"{stage}_stage_dense_gemm_flops", six * tok * (dl * r.dense_layer_p + ml * r.moe_layer_dense_p) / tp * r.lin_scale * (1 + r.rc_lin), FLOPS,
-                f"{stage} stage: non-expert GEMM FLOPs per micro-batch (with recompute)", f"{zh}：每 micro-batch 非专家 GEMM FLOPs（含重计算）", doc("compute-floor") + ": 6 × tokens × parameters ÷ tp")
-    expert_f = d(f"{stage}_stage_expert_gemm_flops", six * r.expert_copies * ml * r.expert_mlp_p / r.etp * r.lin_scale * (1 + r.rc_lin), FLOPS,
-                 f"{stage} stage: expert GEMM FLOPs per micro-batch", f"{zh}：每 micro-batch 专家 GEMM FLOPs", doc("step-time") + ": 6 × the rank's routed token copies × expert parameters ÷ etp (balanced routing)")
-    attn_f = d(f"{stage}_stage_attention_flops", six * tok * al * r.seq_len * r.a * r.hd / tp * (1 + r.rc_attn), FLOPS,
-               f"{stage} stage: attention-core FLOPs per micro-batch", f"{zh}：每 micro-batch 注意力核心 FLOPs", doc("compute-floor") + " (causal)")
-    head_f = d(f"{stage}_stage_head_flops", if_(head, tok * r.head_fpt / tp, 0), FLOPS, f"{stage} stage: output-layer FLOPs per micro-batch", f"{zh}：每 micro-batch 输出层 FLOPs", doc("compute-floor"))
+    dense_f = d(
+        f"{stage}_stage_dense_gemm_flops",
+        six
+        * tok
+        * (dl * r.dense_layer_p + ml * r.moe_layer_dense_p)
+        / tp
+        * r.lin_scale
+        * (1 + r.rc_lin),
+        FLOPS,
+        f"{stage} stage: non-expert GEMM FLOPs per micro-batch (with recompute)",
+        f"{zh}：每 micro-batch 非专家 GEMM FLOPs（含重计算）",
+        doc("compute-floor") + ": 6 × tokens × parameters ÷ tp",
+    )
+    expert_f = d(
+        f"{stage}_stage_expert_gemm_flops",
+        six * r.expert_copies * ml * r.expert_mlp_p / r.etp * r.lin_scale * (1 + r.rc_lin),
+        FLOPS,
+        f"{stage} stage: expert GEMM FLOPs per micro-batch",
+        f"{zh}：每 micro-batch 专家 GEMM FLOPs",
+        doc("step-time")
+        + ": 6 × the rank's routed token copies × expert parameters ÷ etp (balanced routing)",
+    )
+    attn_f = d(
+        f"{stage}_stage_attention_flops",
+        six * tok * al * r.seq_len * r.a * r.hd / tp * (1 + r.rc_attn),
+        FLOPS,
+        f"{stage} stage: attention-core FLOPs per micro-batch",
+        f"{zh}：每 micro-batch 注意力核心 FLOPs",
+        doc("compute-floor") + " (causal)",
+    )
+    head_f = d(
+        f"{stage}_stage_head_flops",
+        if_(head, tok * r.head_fpt / tp, 0),
+        FLOPS,
+        f"{stage} stage: output-layer FLOPs per micro-batch",
+        f"{zh}：每 micro-batch 输出层 FLOPs",
+        doc("compute-floor"),
+    )
     d_moe = ml * (r.expert_copies * r.f_moe / r.etp + tok * r.f_sh / tp)
-    elem_bytes = ((dl + ml) * tok * r.h / r.sp_div * (ELEMENTWISE_BYTES_PER_H + if_(r.fp8, FP8_CAST_BYTES_PER_H, 0))
-                  + (dl * tok * r.f / tp + d_moe) * (ELEMENTWISE_BYTES_PER_F + if_(r.fp8, FP8_CAST_BYTES_PER_F, 0))
-                  + ml * tok * r.topk * r.h / r.sp_div * MOE_ROUTING_BYTES)
-    elem = d(f"{stage}_stage_elementwise_bytes", elem_bytes * if_(r.compile, COMPILED_ELEMENTWISE, 1) * (1 + if_(r.recompute_mode.eq("full"), 1 / 3, 0)), BYTES,
-             f"{stage} stage: bytes the norms, activations and casts move per micro-batch", f"{zh}：每 micro-batch 归一化、激活与类型转换的访存字节",
-             f"{ELEMENTWISE_BYTES_PER_H}·tokens·h (÷ tp with sequence parallelism) + {ELEMENTWISE_BYTES_PER_F}·tokens·ffn/tp per layer, FP8 casts on top, {MOE_ROUTING_BYTES}·tokens·top-k·h for the MoE permutation (docs/definitions.md#step-time)")
-    scores = d(f"{stage}_stage_score_bytes", if_(r.flash, 0, al * SCORE_BYTES_MOVED * r.a / tp * tok * r.seq_len / r.cp * (1 + r.rc_attn)), BYTES,
-               f"{stage} stage: attention-score traffic without flash attention", f"{zh}：无 FlashAttention 时的注意力分数访存", KORTH + " (5 bytes per score element, read and written forward and backward)")
-    loss = d(f"{stage}_stage_loss_bytes", if_(head, tok * r.V / tp * LOSS_BYTES_PER_LOGIT, 0), BYTES, f"{stage} stage: cross-entropy traffic", f"{zh}：交叉熵访存", doc("logits-and-loss"))
-    t_c = d(f"{stage}_stage_compute_s",
-            dense_f / (r.gemm_flops * if_(ml.gt(0), if_(dl.gt(0), minimum(r.eff_dense, r.eff_moe), r.eff_moe), r.eff_dense))
-            + expert_f / (r.gemm_flops * r.eff_expert)
-            + attn_f / (r.bf16_flops * r.eff_attn) + head_f / (r.bf16_flops * r.eff_head)
-            + (elem + scores + loss) / (r.hbm_eff_bw * BYTES_PER_GB),
-            SECONDS, f"{stage} stage: compute of one micro-batch", f"{zh}：一个 micro-batch 的计算", TIME + ": FLOPs ÷ (peak × efficiency) + bytes ÷ HBM bandwidth")
+    elem_bytes = (
+        (dl + ml)
+        * tok
+        * r.h
+        / r.sp_div
+        * (ELEMENTWISE_BYTES_PER_H + if_(r.fp8, FP8_CAST_BYTES_PER_H, 0))
+        + (dl * tok * r.f / tp + d_moe)
+        * (ELEMENTWISE_BYTES_PER_F + if_(r.fp8, FP8_CAST_BYTES_PER_F, 0))
+        + ml * tok * r.topk * r.h / r.sp_div * MOE_ROUTING_BYTES
+    )
+    elem = d(
+        f"{stage}_stage_elementwise_bytes",
+        elem_bytes
+        * if_(r.compile, COMPILED_ELEMENTWISE, 1)
+        * (1 + if_(r.recompute_mode.eq("full"), 1 / 3, 0)),
+        BYTES,
+        f"{stage} stage: bytes the norms, activations and casts move per micro-batch",
+        f"{zh}：每 micro-batch 归一化、激活与类型转换的访存字节",
+        f"{ELEMENTWISE_BYTES_PER_H}·tokens·h (÷ tp with sequence parallelism) + {ELEMENTWISE_BYTES_PER_F}·tokens·ffn/tp per layer, FP8 casts on top, {MOE_ROUTING_BYTES}·tokens·top-k·h for the MoE permutation (docs/definitions.md#step-time)",
+    )
+    scores = d(
+        f"{stage}_stage_score_bytes",
+        if_(
+            r.flash, 0, al * SCORE_BYTES_MOVED * r.a / tp * tok * r.seq_len / r.cp * (1 + r.rc_attn)
+        ),
+        BYTES,
+        f"{stage} stage: attention-score traffic without flash attention",
+        f"{zh}：无 FlashAttention 时的注意力分数访存",
+        KORTH + " (5 bytes per score element, read and written forward and backward)",
+    )
+    loss = d(
+        f"{stage}_stage_loss_bytes",
+        if_(head, tok * r.V / tp * LOSS_BYTES_PER_LOGIT, 0),
+        BYTES,
+        f"{stage} stage: cross-entropy traffic",
+        f"{zh}：交叉熵访存",
+        doc("logits-and-loss"),
+    )
+    t_c = d(
+        f"{stage}_stage_compute_s",
+        dense_f
+        / (
+            r.gemm_flops
+            * if_(ml.gt(0), if_(dl.gt(0), minimum(r.eff_dense, r.eff_moe), r.eff_moe), r.eff_dense)
+        )
+        + expert_f / (r.gemm_flops * r.eff_expert)
+        + attn_f / (r.bf16_flops * r.eff_attn)
+        + head_f / (r.bf16_flops * r.eff_head)
+        + (elem + scores + loss) / (r.hbm_eff_bw * BYTES_PER_GB),
+        SECONDS,
+        f"{stage} stage: compute of one micro-batch",
+        f"{zh}：一个 micro-batch 的计算",
+        TIME + ": FLOPs ÷ (peak × efficiency) + bytes ÷ HBM bandwidth",
+    )
     # tensor parallel: 2 all-reduces forward, 2 backward, 2 more with full recompute (RS + AG with sequence parallel)
     act = tok * r.h * r.act_bytes
     n_ar = (4 + if_(r.recompute_mode.eq("full"), 2, 0)) * (dl + ml)
-    t_tp = d(f"{stage}_stage_tp_comm_s", if_(tp.gt(1), n_ar * (r.alpha["tp"] * if_(r.seq_par, 2, 1) + 2 * (tp - 1) / tp * act / (r.bus["tp"] * BYTES_PER_GB)), 0), SECONDS,
-             f"{stage} stage: tensor-parallel communication per micro-batch", f"{zh}：每 micro-batch 张量并行通信",
-             KORTH + ": 2 all-reduces of s·b·h forward and 2 backward per layer (reduce-scatter + all-gather with sequence parallelism); " + CALCULON)
+    t_tp = d(
+        f"{stage}_stage_tp_comm_s",
+        if_(
+            tp.gt(1),
+            n_ar
+            * (
+                r.alpha["tp"] * if_(r.seq_par, 2, 1)
+                + 2 * (tp - 1) / tp * act / (r.bus["tp"] * BYTES_PER_GB)
+            ),
+            0,
+        ),
+        SECONDS,
+        f"{stage} stage: tensor-parallel communication per micro-batch",
+        f"{zh}：每 micro-batch 张量并行通信",
+        KORTH
+        + ": 2 all-reduces of s·b·h forward and 2 backward per layer (reduce-scatter + all-gather with sequence parallelism); "
+        + CALCULON,
+    )
     # context parallel: the ring passes each rank's K and V around (forward), and K, V and their gradients (backward)
     kv = tok * 2 * r.g * r.hd / tp * r.act_bytes
-    t_cp_raw = if_(r.cp.gt(1), al * 3 * (r.cp - 1) * (r.alpha["cp"] + kv / (r.p2p["cp"] * BYTES_PER_GB)), 0)
-    t_cp = d(f"{stage}_stage_cp_comm_s", t_cp_raw - conv(r, "cp_overlap") * minimum(t_cp_raw, attn_f / (r.bf16_flops * r.eff_attn)), SECONDS,
-             f"{stage} stage: context-parallel K/V exchange per micro-batch (exposed)", f"{zh}：每 micro-batch 上下文并行 K/V 交换（未掩盖）",
-             "Megatron-LM / Transformer Engine context parallelism (attention.py AttnFuncWithCPAndKVP2P): cp − 1 ring steps of K and V forward, K, V, dK, dV backward, the convention's share of it hidden behind the attention chunks")
+    t_cp_raw = if_(
+        r.cp.gt(1), al * 3 * (r.cp - 1) * (r.alpha["cp"] + kv / (r.p2p["cp"] * BYTES_PER_GB)), 0
+    )
+    t_cp = d(
+        f"{stage}_stage_cp_comm_s",
+        t_cp_raw - conv(r, "cp_overlap") * minimum(t_cp_raw, attn_f / (r.bf16_flops * r.eff_attn)),
+        SECONDS,
+        f"{stage} stage: context-parallel K/V exchange per micro-batch (exposed)",
+        f"{zh}：每 micro-batch 上下文并行 K/V 交换（未掩盖）",
+        "Megatron-LM / Transformer Engine context parallelism (attention.py AttnFuncWithCPAndKVP2P): cp − 1 ring steps of K and V forward, K, V, dK, dV backward, the convention's share of it hidden behind the attention chunks",
+    )
     # expert parallel: dispatch and combine, forward and backward
     a2a = r.topk * tok * r.h * r.act_bytes / r.sp_div
     off = (r.ep - r.local["ep"]) / r.ep
     on = (r.local["ep"] - 1) / r.ep
-    one_a2a = r.alpha["ep"] + maximum(a2a * on / (r.bus["ep"] * BYTES_PER_GB), a2a * off / (r.p2p["ep"] * BYTES_PER_GB))
-    t_ep = d(f"{stage}_stage_ep_comm_s", if_(r.ep.gt(1), ml * 4 * one_a2a * (1 - conv(r, "ep_overlap")), 0), SECONDS,
-             f"{stage} stage: expert all-to-all per micro-batch (exposed)", f"{zh}：每 micro-batch 专家 all-to-all（未掩盖）",
-             doc("step-time") + ": top_k·s·b·h bytes each way per MoE layer, forward and backward; the share leaving the node crosses the network")
-    t_pp = d(f"{stage}_stage_pp_comm_s", if_(r.pp.gt(1), 2 * r.virtual * (r.alpha["pp"] + act / r.sp_div / (r.p2p["pp"] * BYTES_PER_GB)), 0), SECONDS,
-             f"{stage} stage: pipeline point-to-point per micro-batch", f"{zh}：每 micro-batch 流水线点对点", "Megatron-LM megatron/core/pipeline_parallel/p2p_communication.py: the activation forward and its gradient backward, per model chunk")
+    one_a2a = r.alpha["ep"] + maximum(
+        a2a * on / (r.bus["ep"] * BYTES_PER_GB), a2a * off / (r.p2p["ep"] * BYTES_PER_GB)
+    )
+    t_ep = d(
+        f"{stage}_stage_ep_comm_s",
+        if_(r.ep.gt(1), ml * 4 * one_a2a * (1 - conv(r, "ep_overlap")), 0),
+        SECONDS,
+        f"{stage} stage: expert all-to-all per micro-batch (exposed)",
+        f"{zh}：每 micro-batch 专家 all-to-all（未掩盖）",
+        doc("step-time")
+        + ": top_k·s·b·h bytes each way per MoE layer, forward and backward; the share leaving the node crosses the network",
+    )
+    t_pp = d(
+        f"{stage}_stage_pp_comm_s",
+        if_(
+            r.pp.gt(1),
+            2 * r.virtual * (r.alpha["pp"] + act / r.sp_div / (r.p2p["pp"] * BYTES_PER_GB)),
+            0,
+        ),
+        SECONDS,
+        f"{stage} stage: pipeline point-to-point per micro-batch",
+        f"{zh}：每 micro-batch 流水线点对点",
+        "Megatron-LM megatron/core/pipeline_parallel/p2p_communication.py: the activation forward and its gradient backward, per model chunk",
+    )
     t_tp_exp = t_tp * (1 - conv(r, "tp_overlap"))
     r.stage_time = getattr(r, "stage_time", {})
     r.stage_time[stage] = {
-        "compute": t_c, "tp": t_tp_exp, "cp": t_cp, "ep": t_ep, "pp": t_pp,
-        "micro": d(f"{stage}_stage_micro_batch_s", t_c + t_tp_exp + t_cp + t_ep + t_pp, SECONDS, f"{stage} stage: one micro-batch, forward and backward", f"{zh}：一个 micro-batch 的前向与反向", TIME),
+        "compute": t_c,
+        "tp": t_tp_exp,
+        "cp": t_cp,
+        "ep": t_ep,
+        "pp": t_pp,
+        "micro": d(
+            f"{stage}_stage_micro_batch_s",
+            t_c + t_tp_exp + t_cp + t_ep + t_pp,
+            SECONDS,
+            f"{stage} stage: one micro-batch, forward and backward",
+            f"{zh}：一个 micro-batch 的前向与反向",
+            TIME,
+        ),
     }
 
 
 def _pick_slowest(r: Ctx, key: str):
     t = {s: r.stage_time[s]["micro"] for s in STAGES}
-    return if_(t["first"].ge(maximum(t["middle"], t["last"])), r.stage_time["first"][key],
-               if_(t["middle"].ge(t["last"]), r.stage_time["middle"][key], r.stage_time["last"][key]))
+    return if_(
+        t["first"].ge(maximum(t["middle"], t["last"])),
+        r.stage_time["first"][key],
+        if_(t["middle"].ge(t["last"]), r.stage_time["middle"][key], r.stage_time["last"][key]),
+    )
 
 
 # ---- the step ------------------------------------------------------------------------------------
@@ -231,41 +707,139 @@ def _step(reg: Registry, r: Ctx) -> None:
     d = reg.define
     m = r.n_micro
     t = {s: r.stage_time[s]["micro"] for s in STAGES}
-    d("slowest_stage", if_(r.single, "only", if_(t["first"].ge(maximum(t["middle"], t["last"])), "first", if_(all_of(r.has_middle, t["middle"].ge(t["last"])), "middle", "last"))),
-                TEXT, "the slowest pipeline stage (it sets the pace)", "最慢的流水段（决定节奏）", TIME)
-    r.t_micro = d("micro_batch_s", _pick_slowest(r, "micro"), SECONDS, "one micro-batch on the slowest stage", "最慢段的一个 micro-batch", TIME)
-    r.t_compute_mb = d("micro_batch_compute_s", _pick_slowest(r, "compute"), SECONDS, "compute of one micro-batch on the slowest stage", "最慢段一个 micro-batch 的计算", TIME)
+    d(
+        "slowest_stage",
+        if_(
+            r.single,
+            "only",
+            if_(
+                t["first"].ge(maximum(t["middle"], t["last"])),
+                "first",
+                if_(all_of(r.has_middle, t["middle"].ge(t["last"])), "middle", "last"),
+            ),
+        ),
+        TEXT,
+        "the slowest pipeline stage (it sets the pace)",
+        "最慢的流水段（决定节奏）",
+        TIME,
+    )
+    r.t_micro = d(
+        "micro_batch_s",
+        _pick_slowest(r, "micro"),
+        SECONDS,
+        "one micro-batch on the slowest stage",
+        "最慢段的一个 micro-batch",
+        TIME,
+    )
+    r.t_compute_mb = d(
+        "micro_batch_compute_s",
+        _pick_slowest(r, "compute"),
+        SECONDS,
+        "compute of one micro-batch on the slowest stage",
+        "最慢段一个 micro-batch 的计算",
+        TIME,
+    )
     r.term = {}
     for key in ("compute", "tp", "cp", "ep", "pp"):
         en, zh = next((e, z) for k, e, z, _short in TERMS if k == key)
-        r.term[key] = d(f"time_{key}_s", m * _pick_slowest(r, key), SECONDS, en + " per step", zh + "（每步）", TIME + ": micro-batches × the slowest stage's term")
-    r.term["bubble"] = d("time_bubble_s", (r.pp - 1) / r.virtual * r.t_micro, SECONDS, "pipeline bubble per step", "每步流水线气泡",
-                         "Narayanan et al. 2021 §2.2: 1F1B idles (p − 1)/(m + p − 1) of the step; interleaved with v chunks (p − 1)/(v·m + p − 1)")
-    d("bubble_fraction", r.term["bubble"] / (m * r.t_micro + r.term["bubble"]), RATIO, "share of the pipeline time idle in the bubble", "流水线时间中气泡的占比", "(p − 1)/(v·m + p − 1)")
+        r.term[key] = d(
+            f"time_{key}_s",
+            m * _pick_slowest(r, key),
+            SECONDS,
+            en + " per step",
+            zh + "（每步）",
+            TIME + ": micro-batches × the slowest stage's term",
+        )
+    r.term["bubble"] = d(
+        "time_bubble_s",
+        (r.pp - 1) / r.virtual * r.t_micro,
+        SECONDS,
+        "pipeline bubble per step",
+        "每步流水线气泡",
+        "Narayanan et al. 2021 §2.2: 1F1B idles (p − 1)/(m + p − 1) of the step; interleaved with v chunks (p − 1)/(v·m + p − 1)",
+    )
+    d(
+        "bubble_fraction",
+        r.term["bubble"] / (m * r.t_micro + r.term["bubble"]),
+        RATIO,
+        "share of the pipeline time idle in the bubble",
+        "流水线时间中气泡的占比",
+        "(p − 1)/(v·m + p − 1)",
+    )
     _data_parallel(reg, r)
-    opt_bytes = d("optimizer_step_bytes", OPTIMIZER_PASSES * if_(r.in_hbm["m"], r.state_hbm, 0), BYTES, "bytes the GPU optimizer step reads and writes", "GPU 优化器 step 读写的字节", "every state on the rank read and written back once (a memory-bound multi-tensor Adam)")
-    r.term["optimizer"] = d("time_optimizer_s", opt_bytes / (r.hbm_eff_bw * BYTES_PER_GB), SECONDS, "optimizer step on the GPU", "GPU 上的优化器 step", "optimizer_step_bytes ÷ HBM bandwidth")
+    opt_bytes = d(
+        "optimizer_step_bytes",
+        OPTIMIZER_PASSES * if_(r.in_hbm["m"], r.state_hbm, 0),
+        BYTES,
+        "bytes the GPU optimizer step reads and writes",
+        "GPU 优化器 step 读写的字节",
+        "every state on the rank read and written back once (a memory-bound multi-tensor Adam)",
+    )
+    r.term["optimizer"] = d(
+        "time_optimizer_s",
+        opt_bytes / (r.hbm_eff_bw * BYTES_PER_GB),
+        SECONDS,
+        "optimizer step on the GPU",
+        "GPU 上的优化器 step",
+        "optimizer_step_bytes ÷ HBM bandwidth",
+    )
 
 
 def _data_parallel(reg: Registry, r: Ctx) -> None:
     d = reg.define
     m = r.n_micro
     n = r.dp * r.cp
-    psi = d("dp_params_per_rank", r.params_per_rank, "params", "parameters a rank reduces over data parallelism", "每卡参与数据并行归约的参数", doc("parts-and-groups"))
+    psi = d(
+        "dp_params_per_rank",
+        r.params_per_rank,
+        "params",
+        "parameters a rank reduces over data parallelism",
+        "每卡参与数据并行归约的参数",
+        doc("parts-and-groups"),
+    )
     gb, wb = Lookup("dtype", r.grad_dtype, "bytes"), Lookup("dtype", r.weight_dtype, "bytes")
     bw = r.bus["grad"] * BYTES_PER_GB
     alpha = r.alpha["grad"]
-    rs = d("dp_reduce_scatter_s", alpha + (n - 1) / n * psi * gb / bw, SECONDS, "one reduce-scatter of the gradients", "一次梯度 reduce-scatter", CALCULON + "; reduce-scatter (n − 1)/n")
-    ag = d("dp_all_gather_s", alpha + (n - 1) / n * psi * wb / bw, SECONDS, "one all-gather of the weights", "一次权重 all-gather", CALCULON + "; all-gather (n − 1)/n")
+    rs = d(
+        "dp_reduce_scatter_s",
+        alpha + (n - 1) / n * psi * gb / bw,
+        SECONDS,
+        "one reduce-scatter of the gradients",
+        "一次梯度 reduce-scatter",
+        CALCULON + "; reduce-scatter (n − 1)/n",
+    )
+    ag = d(
+        "dp_all_gather_s",
+        alpha + (n - 1) / n * psi * wb / bw,
+        SECONDS,
+        "one all-gather of the weights",
+        "一次权重 all-gather",
+        CALCULON + "; all-gather (n − 1)/n",
+    )
     per_micro = r.zero.ge(conv(r, "reduce_every_micro_from"))
     reps = if_(per_micro, m, 1)
-    raw = d("dp_comm_s", if_(n.gt(1), if_(r.zero.ge(3), m * (2 * ag + rs), if_(r.zero.eq(0), 2 * reps * rs, reps * rs + ag)), 0), SECONDS,
-            "data-parallel / ZeRO communication per step", "每步数据并行 / ZeRO 通信",
-            "ZeRO-0: all-reduce 2(n−1)/n·Ψ; ZeRO-1/2: reduce-scatter + all-gather; ZeRO-3: per micro-batch two all-gathers and a reduce-scatter, 3·Ψ·bytes·(n−1)/n (Rajbhandari et al. 2020 §7); per micro-batch where the convention reduces every micro-batch")
+    raw = d(
+        "dp_comm_s",
+        if_(
+            n.gt(1),
+            if_(r.zero.ge(3), m * (2 * ag + rs), if_(r.zero.eq(0), 2 * reps * rs, reps * rs + ag)),
+            0,
+        ),
+        SECONDS,
+        "data-parallel / ZeRO communication per step",
+        "每步数据并行 / ZeRO 通信",
+        "ZeRO-0: all-reduce 2(n−1)/n·Ψ; ZeRO-1/2: reduce-scatter + all-gather; ZeRO-3: per micro-batch two all-gathers and a reduce-scatter, 3·Ψ·bytes·(n−1)/n (Rajbhandari et al. 2020 §7); per micro-batch where the convention reduces every micro-batch",
+    )
     window = if_(any_of(r.zero.ge(3), per_micro), m * r.t_compute_mb, r.t_compute_mb * 2 / 3)
     overlap = if_(r.pp.gt(1), conv(r, "pp_dp_overlap"), conv(r, "dp_overlap"))
-    r.term["dp"] = d("time_dp_s", raw - overlap * minimum(raw, window), SECONDS, "data-parallel / ZeRO communication (exposed)", "数据并行 / ZeRO 通信（未掩盖）",
-                     "conventions table (dp_overlap; pp_dp_overlap with pipeline parallelism): that share of it, at most as long as the compute it hides behind, is hidden: behind the backward of the last micro-batch, or behind every micro-batch where it runs per micro-batch (prefetched gathers)")
+    r.term["dp"] = d(
+        "time_dp_s",
+        raw - overlap * minimum(raw, window),
+        SECONDS,
+        "data-parallel / ZeRO communication (exposed)",
+        "数据并行 / ZeRO 通信（未掩盖）",
+        "conventions table (dp_overlap; pp_dp_overlap with pipeline parallelism): that share of it, at most as long as the compute it hides behind, is hidden: behind the backward of the last micro-batch, or behind every micro-batch where it runs per micro-batch (prefetched gathers)",
+    )
 
 
 # ---- offload -------------------------------------------------------------------------------------
@@ -273,24 +847,95 @@ def _offload(reg: Registry, r: Ctx) -> None:
     reg.section = "offload"
     d = reg.define
     m = r.n_micro
-    opt_off = d("optimizer_offloaded", negate(r.in_hbm["m"]), BOOL, "the optimizer runs on the CPU (moments off the GPU)", "优化器在 CPU 上运行（动量不在 GPU）", "DeepSpeed ZeRO-Offload / ZeRO-Infinity: the update runs where the moments live (DeepSpeedCPUAdam)")
-    opt_params = d("offloaded_optimizer_params", if_(opt_off, Ref("master_dense_params_on_rank") + Ref("master_expert_params_on_rank"), 0), "params", "parameters the CPU updates per rank", "每卡由 CPU 更新的参数", doc("parts-and-groups"))
+    opt_off = d(
+        "optimizer_offloaded",
+        negate(r.in_hbm["m"]),
+        BOOL,
+        "the optimizer runs on the CPU (moments off the GPU)",
+        "优化器在 CPU 上运行（动量不在 GPU）",
+        "DeepSpeed ZeRO-Offload / ZeRO-Infinity: the update runs where the moments live (DeepSpeedCPUAdam)",
+    )
+    opt_params = d(
+        "offloaded_optimizer_params",
+        if_(opt_off, Ref("master_dense_params_on_rank") + Ref("master_expert_params_on_rank"), 0),
+        "params",
+        "parameters the CPU updates per rank",
+        "每卡由 CPU 更新的参数",
+        doc("parts-and-groups"),
+    )
     gb, wb = Lookup("dtype", r.grad_dtype, "bytes"), Lookup("dtype", r.weight_dtype, "bytes")
     weights = r.line_bytes[("weights", "dense")] + r.line_bytes[("weights", "expert")]
     grads = r.line_bytes[("grads", "dense")] + r.line_bytes[("grads", "expert")]
-    host_bytes = d("host_link_bytes_per_step", opt_params * (gb + wb) + if_(r.in_hbm["weights"], 0, 2 * m * weights) + if_(r.in_hbm["grads"], 0, m * grads), BYTES,
-                   "bytes over the host link per step per GPU", "每步每卡经主机链路的字节",
-                   "ZeRO-Offload (Ren et al. 2021 §4): gradients down and updated weights up; offloaded weights fetched forward and backward each micro-batch; offloaded gradients written each micro-batch")
-    host_s = d("host_stream_s", host_bytes / (r.host_link * HOST_LINK_EFFICIENCY * BYTES_PER_GB), SECONDS, "host-link transfer time per step", "每步主机链路传输时间", "host_link_bytes_per_step ÷ (host_link_gb_s × " + str(HOST_LINK_EFFICIENCY) + ")")
-    nvme_bytes = d("nvme_bytes_per_step", 2 * r.state_nvme + if_(r.location["weights"].eq("nvme"), 2 * (m - 1) * weights, 0), BYTES, "NVMe reads and writes per step per GPU", "每步每卡 NVMe 读写字节",
-                   "ZeRO-Infinity (Rajbhandari et al. 2021): NVMe-resident states are read and written back every step; NVMe-resident weights read each micro-batch")
-    nvme_s = d("nvme_stream_s", nvme_bytes * r.gpus_per_node / (r.nvme_bw * BYTES_PER_GB), SECONDS, "NVMe transfer time per step (the node's GPUs share the drives)", "每步 NVMe 传输时间（节点内 GPU 共享）", "nvme_bytes_per_step × gpus_per_node ÷ nvme_gb_s")
-    d("offload_stream_s", host_s + nvme_s, SECONDS, "time to stream offloaded state each step", "每步传输卸载状态的时间", "host link at its speed, NVMe at the NVMe's (host_stream_s + nvme_stream_s)")
-    cpu = d("cpu_optimizer_s", opt_params * r.gpus_per_node * CPU_ADAM_HOST_BYTES_PER_PARAM / (r.host_mem_bw * BYTES_PER_GB), SECONDS, "CPU Adam update per step (the node's ranks share the host)", "每步 CPU Adam 更新（节点内共享主机）",
-              f"{CPU_ADAM_HOST_BYTES_PER_PARAM} bytes of host-memory bandwidth per parameter: DeepSpeed docs/_tutorials/zero-offload.md log (optimizer_step 6.2 s, 10.3B parameters, DGX-2 256 GB/s); DeepSpeed PR #735: CPU-Adam 8.2 s for 11.6B")
-    r.term["offload"] = d("time_offload_s", host_s + nvme_s + cpu, SECONDS, "offload per step", "每步卸载", "host and NVMe streams and the CPU update, after the backward (ZeRO-Offload without delayed parameter update)")
+    host_bytes = d(
+        "host_link_bytes_per_step",
+        opt_params * (gb + wb)
+        + if_(r.in_hbm["weights"], 0, 2 * m * weights)
+        + if_(r.in_hbm["grads"], 0, m * grads),
+        BYTES,
+        "bytes over the host link per step per GPU",
+        "每步每卡经主机链路的字节",
+        "ZeRO-Offload (Ren et al. 2021 §4): gradients down and updated weights up; offloaded weights fetched forward and backward each micro-batch; offloaded gradients written each micro-batch",
+    )
+    host_s = d(
+        "host_stream_s",
+        host_bytes / (r.host_link * HOST_LINK_EFFICIENCY * BYTES_PER_GB),
+        SECONDS,
+        "host-link transfer time per step",
+        "每步主机链路传输时间",
+        "host_link_bytes_per_step ÷ (host_link_gb_s × " + str(HOST_LINK_EFFICIENCY) + ")",
+    )
+    nvme_bytes = d(
+        "nvme_bytes_per_step",
+        2 * r.state_nvme + if_(r.location["weights"].eq("nvme"), 2 * (m - 1) * weights, 0),
+        BYTES,
+        "NVMe reads and writes per step per GPU",
+        "每步每卡 NVMe 读写字节",
+        "ZeRO-Infinity (Rajbhandari et al. 2021): NVMe-resident states are read and written back every step; NVMe-resident weights read each micro-batch",
+    )
+    nvme_s = d(
+        "nvme_stream_s",
+        nvme_bytes * r.gpus_per_node / (r.nvme_bw * BYTES_PER_GB),
+        SECONDS,
+        "NVMe transfer time per step (the node's GPUs share the drives)",
+        "每步 NVMe 传输时间（节点内 GPU 共享）",
+        "nvme_bytes_per_step × gpus_per_node ÷ nvme_gb_s",
+    )
+    d(
+        "offload_stream_s",
+        host_s + nvme_s,
+        SECONDS,
+        "time to stream offloaded state each step",
+        "每步传输卸载状态的时间",
+        "host link at its speed, NVMe at the NVMe's (host_stream_s + nvme_stream_s)",
+    )
+    cpu = d(
+        "cpu_optimizer_s",
+        opt_params
+        * r.gpus_per_node
+        * CPU_ADAM_HOST_BYTES_PER_PARAM
+        / (r.host_mem_bw * BYTES_PER_GB),
+        SECONDS,
+        "CPU Adam update per step (the node's ranks share the host)",
+        "每步 CPU Adam 更新（节点内共享主机）",
+        f"{CPU_ADAM_HOST_BYTES_PER_PARAM} bytes of host-memory bandwidth per parameter: DeepSpeed docs/_tutorials/zero-offload.md log (optimizer_step 6.2 s, 10.3B parameters, DGX-2 256 GB/s); DeepSpeed PR #735: CPU-Adam 8.2 s for 11.6B",
+    )
+    r.term["offload"] = d(
+        "time_offload_s",
+        host_s + nvme_s + cpu,
+        SECONDS,
+        "offload per step",
+        "每步卸载",
+        "host and NVMe streams and the CPU update, after the backward (ZeRO-Offload without delayed parameter update)",
+    )
     r.offload_s = r.term["offload"]
-    d("nvme_fits", (r.state_nvme * r.gpus_per_node).le(r.nvme_tb * 10**12), BOOL, "NVMe holds the offloaded state", "NVMe 放得下", "nvme_bytes_per_node ≤ nvme_tb")
+    d(
+        "nvme_fits",
+        (r.state_nvme * r.gpus_per_node).le(r.nvme_tb * 10**12),
+        BOOL,
+        "NVMe holds the offloaded state",
+        "NVMe 放得下",
+        "nvme_bytes_per_node ≤ nvme_tb",
+    )
 
 
 # ---- the total and what it predicts ----------------------------------------------------------------
@@ -301,15 +946,62 @@ def _total(reg: Registry, r: Ctx) -> None:
     step = r.term[keys[0]]
     for k in keys[1:]:
         step = step + r.term[k]
-    r.step_time = d("step_time_s", step, SECONDS, "predicted step time", "预测步时", TIME + ": the sum of the terms")
-    for suffix, sep, names in (("", ", ", {k: k for k in keys}), ("_zh", "，", {k: short for k, _en, _zh, short in TERMS})):
-        parts = [if_(r.term[k].gt(0), concat(sep, names[k], " ", sig_text(r.term[k]), " s"), "") for k in keys]
-        d("step_time_terms" + suffix, drop_first(concat(*parts), len(sep)), TEXT, "step time by term", "步时分项", "the terms of step_time_s that are not zero")
+    r.step_time = d(
+        "step_time_s",
+        step,
+        SECONDS,
+        "predicted step time",
+        "预测步时",
+        TIME + ": the sum of the terms",
+    )
+    for suffix, sep, names in (
+        ("", ", ", {k: k for k in keys}),
+        ("_zh", "，", {k: short for k, _en, _zh, short in TERMS}),
+    ):
+        parts = [
+            if_(r.term[k].gt(0), concat(sep, names[k], " ", sig_text(r.term[k]), " s"), "")
+            for k in keys
+        ]
+        d(
+            "step_time_terms" + suffix,
+            drop_first(concat(*parts), len(sep)),
+            TEXT,
+            "step time by term",
+            "步时分项",
+            "the terms of step_time_s that are not zero",
+        )
     gpus = r.dp * r.tp * r.pp * r.cp
-    tps = d("predicted_tokens_per_s_per_gpu", r.global_batch * r.seq_len / (r.step_time * gpus), TOKENS_PER_S, "predicted tokens/s per GPU", "预测每卡吞吐", "tokens per step ÷ (step time × GPUs)")
-    r.predicted_mfu = d("predicted_mfu", tps * r.fpt / r.bf16_flops, RATIO, "predicted MFU (of the BF16 peak)", "预测 MFU（相对 BF16 峰值）", "tokens/s per GPU × FLOPs per token ÷ BF16 peak")
+    tps = d(
+        "predicted_tokens_per_s_per_gpu",
+        r.global_batch * r.seq_len / (r.step_time * gpus),
+        TOKENS_PER_S,
+        "predicted tokens/s per GPU",
+        "预测每卡吞吐",
+        "tokens per step ÷ (step time × GPUs)",
+    )
+    r.predicted_mfu = d(
+        "predicted_mfu",
+        tps * r.fpt / r.bf16_flops,
+        RATIO,
+        "predicted MFU (of the BF16 peak)",
+        "预测 MFU（相对 BF16 峰值）",
+        "tokens/s per GPU × FLOPs per token ÷ BF16 peak",
+    )
     rc = (r.fpt - r.attn_flops - r.head_fpt) * r.rc_lin + r.attn_flops * r.rc_attn
-    d("predicted_hfu", tps * (r.fpt + rc) / r.bf16_flops, RATIO, "predicted HFU (recompute counted)", "预测 HFU（含重计算）", "as predicted_mfu, with the recompute FLOPs")
+    d(
+        "predicted_hfu",
+        tps * (r.fpt + rc) / r.bf16_flops,
+        RATIO,
+        "predicted HFU (recompute counted)",
+        "预测 HFU（含重计算）",
+        "as predicted_mfu, with the recompute FLOPs",
+    )
     has_off = (r.state_host + r.state_nvme).gt(0)
-    d("bandwidth_gate", if_(has_off, r.offload_s.le(r.step_budget), True), BOOL, "offloaded states stream and update within the step budget", "卸载状态可在每步预算内传输并更新",
-      doc("gates") + " (bandwidth gate): offload per step ≤ seconds per step allowed")
+    d(
+        "bandwidth_gate",
+        if_(has_off, r.offload_s.le(r.step_budget), True),
+        BOOL,
+        "offloaded states stream and update within the step budget",
+        "卸载状态可在每步预算内传输并更新",
+        doc("gates") + " (bandwidth gate): offload per step ≤ seconds per step allowed",
+    )

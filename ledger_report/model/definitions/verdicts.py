@@ -4,7 +4,19 @@ cannot tell; a measured peak is a fact), the deadline (meets, late by N days) an
 
 from __future__ import annotations
 
-from ..expr import Col, IsBlank, Ref, all_of, any_of, concat, drop_first, gb_text, grouped, if_, negate
+from ..expr import (
+    Col,
+    IsBlank,
+    Ref,
+    all_of,
+    any_of,
+    concat,
+    drop_first,
+    gb_text,
+    grouped,
+    if_,
+    negate,
+)
 from ..registry import BOOL, DAYS, ERROR, MONEY, NODE_HOURS, TEXT, Registry
 from .common import Ctx, doc
 
@@ -28,7 +40,14 @@ def _say(outcome, words: dict) -> object:
 def define(reg: Registry, r: Ctx) -> None:
     reg.section = "verdicts"
     tones = [_memory(reg, r), _deadline(reg, r), _bandwidth(reg, r)]
-    reg.define("verdicts_bad", any_of(*(t.eq("bad") for t in tones)), BOOL, "a verdict says no", "有否定结论", doc("verdicts"))
+    reg.define(
+        "verdicts_bad",
+        any_of(*(t.eq("bad") for t in tones)),
+        BOOL,
+        "a verdict says no",
+        "有否定结论",
+        doc("verdicts"),
+    )
     _budget(reg, r)
     _check(reg, r)
 
@@ -36,9 +55,30 @@ def define(reg: Registry, r: Ctx) -> None:
 def _verdict(reg: Registry, key: str, outcome, words: dict, en: str, zh: str):
     """A verdict's words in English and Chinese and its tone, each from the one outcome; the tone."""
     d = reg.define
-    d(f"verdict_{key}", _say(outcome, {v: w[0] for v, w in words.items()}), TEXT, f"{en} verdict", f"{zh}结论", doc("verdicts"))
-    d(f"verdict_{key}_zh", _say(outcome, {v: w[1] for v, w in words.items()}), TEXT, f"{en} verdict (zh)", f"{zh}结论", doc("verdicts"))
-    return d(f"verdict_{key}_tone", _say(outcome, {v: w[2] for v, w in words.items()}), TEXT, f"{en} verdict: good, bad or unknown", f"{zh}结论：好、坏或未知", doc("verdicts"))
+    d(
+        f"verdict_{key}",
+        _say(outcome, {v: w[0] for v, w in words.items()}),
+        TEXT,
+        f"{en} verdict",
+        f"{zh}结论",
+        doc("verdicts"),
+    )
+    d(
+        f"verdict_{key}_zh",
+        _say(outcome, {v: w[1] for v, w in words.items()}),
+        TEXT,
+        f"{en} verdict (zh)",
+        f"{zh}结论",
+        doc("verdicts"),
+    )
+    return d(
+        f"verdict_{key}_tone",
+        _say(outcome, {v: w[2] for v, w in words.items()}),
+        TEXT,
+        f"{en} verdict: good, bad or unknown",
+        f"{zh}结论：好、坏或未知",
+        doc("verdicts"),
+    )
 
 
 def _memory(reg: Registry, r: Ctx):
@@ -48,56 +88,229 @@ def _memory(reg: Registry, r: Ctx):
     over_state = state.gt(hbm)
     known = negate(IsBlank(peak))
     given = negate(IsBlank(measured))
-    missing = d("peak_needs", _missing(PEAK_NEEDS), TEXT, "the columns the peak needs and the row leaves empty", "峰值所需而未给出的列", doc("verdicts"))
+    missing = d(
+        "peak_needs",
+        _missing(PEAK_NEEDS),
+        TEXT,
+        "the columns the peak needs and the row leaves empty",
+        "峰值所需而未给出的列",
+        doc("verdicts"),
+    )
     outcome = d(
         "memory_outcome",
-        if_(given, if_(measured.le(hbm), "measured_fits", "measured_over"),
-            if_(known, if_(peak.le(hbm), "fits", "over"), if_(over_state, "over", "unknown"))),
-        TEXT, "memory: measured_fits, measured_over, fits, over or unknown", "显存：实测放得下、实测放不下、放得下、放不下或未知", doc("verdicts"),
+        if_(
+            given,
+            if_(measured.le(hbm), "measured_fits", "measured_over"),
+            if_(known, if_(peak.le(hbm), "fits", "over"), if_(over_state, "over", "unknown")),
+        ),
+        TEXT,
+        "memory: measured_fits, measured_over, fits, over or unknown",
+        "显存：实测放得下、实测放不下、放得下、放不下或未知",
+        doc("verdicts"),
     )
-    tone = _verdict(reg, "memory", outcome, {
-        "measured_fits": ("measured: fits", "实测：放得下", "good"), "measured_over": ("measured: does not fit", "实测：放不下", "bad"),
-        "fits": ("fits", "放得下", "good"), "over": ("does not fit", "放不下", "bad"), "unknown": ("cannot tell", "无法判断", "unknown"),
-    }, "memory", "显存")
+    tone = _verdict(
+        reg,
+        "memory",
+        outcome,
+        {
+            "measured_fits": ("measured: fits", "实测：放得下", "good"),
+            "measured_over": ("measured: does not fit", "实测：放不下", "bad"),
+            "fits": ("fits", "放得下", "good"),
+            "over": ("does not fit", "放不下", "bad"),
+            "unknown": ("cannot tell", "无法判断", "unknown"),
+        },
+        "memory",
+        "显存",
+    )
     over = peak - hbm
-    d("verdict_memory_reason", if_(
-        given,
-        concat("measured ", gb_text(measured), " of ", gb_text(hbm), " HBM; the estimate on the device is ", gb_text(peak), if_(known, concat(" (", if_(peak.ge(measured), "+", "−"), gb_text(if_(peak.ge(measured), peak - measured, measured - peak)), ")"), "")),
-        if_(known,
-            concat("peak ", gb_text(peak), " on the device against ", gb_text(hbm), " of HBM (", if_(over.gt(0), concat(gb_text(over), " over"), concat(gb_text(hbm - peak), " to spare")), ")"),
-            if_(over_state,
-                concat("the state alone, ", gb_text(state), ", is above ", gb_text(hbm), " of HBM"),
-                concat("the peak needs ", missing, ", which the row leaves empty")))),
-        TEXT, "why (memory)", "原因（显存）", doc("verdicts"),
+    d(
+        "verdict_memory_reason",
+        if_(
+            given,
+            concat(
+                "measured ",
+                gb_text(measured),
+                " of ",
+                gb_text(hbm),
+                " HBM; the estimate on the device is ",
+                gb_text(peak),
+                if_(
+                    known,
+                    concat(
+                        " (",
+                        if_(peak.ge(measured), "+", "−"),
+                        gb_text(if_(peak.ge(measured), peak - measured, measured - peak)),
+                        ")",
+                    ),
+                    "",
+                ),
+            ),
+            if_(
+                known,
+                concat(
+                    "peak ",
+                    gb_text(peak),
+                    " on the device against ",
+                    gb_text(hbm),
+                    " of HBM (",
+                    if_(
+                        over.gt(0),
+                        concat(gb_text(over), " over"),
+                        concat(gb_text(hbm - peak), " to spare"),
+                    ),
+                    ")",
+                ),
+                if_(
+                    over_state,
+                    concat(
+                        "the state alone, ", gb_text(state), ", is above ", gb_text(hbm), " of HBM"
+                    ),
+                    concat("the peak needs ", missing, ", which the row leaves empty"),
+                ),
+            ),
+        ),
+        TEXT,
+        "why (memory)",
+        "原因（显存）",
+        doc("verdicts"),
     )
-    d("verdict_memory_reason_zh", if_(
-        given,
-        concat("实测 ", gb_text(measured), "，显存 ", gb_text(hbm), "；设备口径估算 ", gb_text(peak)),
-        if_(known,
-            concat("设备峰值 ", gb_text(peak), "，显存 ", gb_text(hbm), if_(over.gt(0), concat("，超出 ", gb_text(over)), concat("，余 ", gb_text(hbm - peak)))),
-            if_(over_state, concat("仅模型状态 ", gb_text(state), " 已超过显存 ", gb_text(hbm)), concat("峰值需要 ", missing, "，而该行未给出")))),
-        TEXT, "why (memory) (zh)", "原因（显存）", doc("verdicts"),
+    d(
+        "verdict_memory_reason_zh",
+        if_(
+            given,
+            concat(
+                "实测 ",
+                gb_text(measured),
+                "，显存 ",
+                gb_text(hbm),
+                "；设备口径估算 ",
+                gb_text(peak),
+            ),
+            if_(
+                known,
+                concat(
+                    "设备峰值 ",
+                    gb_text(peak),
+                    "，显存 ",
+                    gb_text(hbm),
+                    if_(
+                        over.gt(0),
+                        concat("，超出 ", gb_text(over)),
+                        concat("，余 ", gb_text(hbm - peak)),
+                    ),
+                ),
+                if_(
+                    over_state,
+                    concat("仅模型状态 ", gb_text(state), " 已超过显存 ", gb_text(hbm)),
+                    concat("峰值需要 ", missing, "，而该行未给出"),
+                ),
+            ),
+        ),
+        TEXT,
+        "why (memory) (zh)",
+        "原因（显存）",
+        doc("verdicts"),
     )
     return tone
 
 
 def _deadline(reg: Registry, r: Ctx):
     d = reg.define
-    window_days = d("train_window_days", r.days - r.reserve, DAYS, "days available for training (deadline less reserve)", "可用于训练的天数（期限减预留）", doc("compute-floor"))
-    late = d("days_over_deadline", r.days_on_config - window_days, DAYS, "days beyond the deadline (negative: days to spare)", "超出期限的天数（负值为余量）", doc("verdicts"))
-    meets = d("meets_deadline", late.le(0), BOOL, "meets the deadline on this configuration's GPUs", "本配置能否按期完成", doc("verdicts"))
-    outcome = d("deadline_outcome", if_(IsBlank(meets), "unknown", if_(meets, "meets", "late")), TEXT, "deadline: meets, late or unknown", "期限：按期、延期或未知", doc("verdicts"))
-    tone = _verdict(reg, "deadline", outcome, {
-        "meets": ("meets", "按期", "good"), "late": (concat("late by ", grouped(late, 1), " days"), concat("延期 ", grouped(late, 1), " 天"), "bad"),
-        "unknown": ("cannot tell", "无法判断", "unknown"),
-    }, "deadline", "期限")
+    window_days = d(
+        "train_window_days",
+        r.days - r.reserve,
+        DAYS,
+        "days available for training (deadline less reserve)",
+        "可用于训练的天数（期限减预留）",
+        doc("compute-floor"),
+    )
+    late = d(
+        "days_over_deadline",
+        r.days_on_config - window_days,
+        DAYS,
+        "days beyond the deadline (negative: days to spare)",
+        "超出期限的天数（负值为余量）",
+        doc("verdicts"),
+    )
+    meets = d(
+        "meets_deadline",
+        late.le(0),
+        BOOL,
+        "meets the deadline on this configuration's GPUs",
+        "本配置能否按期完成",
+        doc("verdicts"),
+    )
+    outcome = d(
+        "deadline_outcome",
+        if_(IsBlank(meets), "unknown", if_(meets, "meets", "late")),
+        TEXT,
+        "deadline: meets, late or unknown",
+        "期限：按期、延期或未知",
+        doc("verdicts"),
+    )
+    tone = _verdict(
+        reg,
+        "deadline",
+        outcome,
+        {
+            "meets": ("meets", "按期", "good"),
+            "late": (
+                concat("late by ", grouped(late, 1), " days"),
+                concat("延期 ", grouped(late, 1), " 天"),
+                "bad",
+            ),
+            "unknown": ("cannot tell", "无法判断", "unknown"),
+        },
+        "deadline",
+        "期限",
+    )
     needs = _missing(("tokens", "days", "seq_len", "global_batch"))
-    d("verdict_deadline_reason", if_(IsBlank(meets), concat("needs ", needs, ", which the row leaves empty"),
-                                     concat(grouped(r.days_on_config, 1), " days on ", r.gpus, " GPUs against ", grouped(window_days, 1), " days (", r.days, " less ", r.reserve, " in reserve)")),
-      TEXT, "why (deadline)", "原因（期限）", doc("verdicts"))
-    d("verdict_deadline_reason_zh", if_(IsBlank(meets), concat("需要 ", needs, "，而该行未给出"),
-                                        concat(r.gpus, " 卡需 ", grouped(r.days_on_config, 1), " 天，可用 ", grouped(window_days, 1), " 天（期限 ", r.days, " 天，预留 ", r.reserve, " 天）")),
-      TEXT, "why (deadline) (zh)", "原因（期限）", doc("verdicts"))
+    d(
+        "verdict_deadline_reason",
+        if_(
+            IsBlank(meets),
+            concat("needs ", needs, ", which the row leaves empty"),
+            concat(
+                grouped(r.days_on_config, 1),
+                " days on ",
+                r.gpus,
+                " GPUs against ",
+                grouped(window_days, 1),
+                " days (",
+                r.days,
+                " less ",
+                r.reserve,
+                " in reserve)",
+            ),
+        ),
+        TEXT,
+        "why (deadline)",
+        "原因（期限）",
+        doc("verdicts"),
+    )
+    d(
+        "verdict_deadline_reason_zh",
+        if_(
+            IsBlank(meets),
+            concat("需要 ", needs, "，而该行未给出"),
+            concat(
+                r.gpus,
+                " 卡需 ",
+                grouped(r.days_on_config, 1),
+                " 天，可用 ",
+                grouped(window_days, 1),
+                " 天（期限 ",
+                r.days,
+                " 天，预留 ",
+                r.reserve,
+                " 天）",
+            ),
+        ),
+        TEXT,
+        "why (deadline) (zh)",
+        "原因（期限）",
+        doc("verdicts"),
+    )
     return tone
 
 
@@ -105,18 +318,71 @@ def _bandwidth(reg: Registry, r: Ctx):
     """Offloaded states must stream in and out within the step."""
     d = reg.define
     stream, budget = r.offload_s, r.step_budget
-    outcome = d("bandwidth_outcome", if_(negate(r.has_offload), "none", if_(any_of(IsBlank(stream), IsBlank(budget)), "unknown", if_(stream.le(budget), "keeps_up", "too_slow"))),
-                TEXT, "bandwidth: none offloaded, keeps_up, too_slow or unknown", "带宽：无卸载、跟得上、太慢或未知", doc("verdicts"))
-    tone = _verdict(reg, "bandwidth", outcome, {
-        "none": ("nothing offloaded", "无卸载", "good"), "keeps_up": ("keeps up", "跟得上", "good"),
-        "too_slow": ("too slow", "太慢", "bad"), "unknown": ("cannot tell", "无法判断", "unknown"),
-    }, "bandwidth", "带宽")
-    d("verdict_bandwidth_reason", if_(negate(r.has_offload), "every state is in HBM",
-                                      concat("offload (the streams and the CPU optimizer) takes ", grouped(stream, 1), " s of a ", grouped(budget, 1), " s step")),
-      TEXT, "why (bandwidth)", "原因（带宽）", doc("verdicts"))
-    d("verdict_bandwidth_reason_zh", if_(negate(r.has_offload), "所有状态都在显存中",
-                                         concat("卸载（传输与 CPU 优化器）需 ", grouped(stream, 1), " 秒，每步预算 ", grouped(budget, 1), " 秒")),
-      TEXT, "why (bandwidth) (zh)", "原因（带宽）", doc("verdicts"))
+    outcome = d(
+        "bandwidth_outcome",
+        if_(
+            negate(r.has_offload),
+            "none",
+            if_(
+                any_of(IsBlank(stream), IsBlank(budget)),
+                "unknown",
+                if_(stream.le(budget), "keeps_up", "too_slow"),
+            ),
+        ),
+        TEXT,
+        "bandwidth: none offloaded, keeps_up, too_slow or unknown",
+        "带宽：无卸载、跟得上、太慢或未知",
+        doc("verdicts"),
+    )
+    tone = _verdict(
+        reg,
+        "bandwidth",
+        outcome,
+        {
+            "none": ("nothing offloaded", "无卸载", "good"),
+            "keeps_up": ("keeps up", "跟得上", "good"),
+            "too_slow": ("too slow", "太慢", "bad"),
+            "unknown": ("cannot tell", "无法判断", "unknown"),
+        },
+        "bandwidth",
+        "带宽",
+    )
+    d(
+        "verdict_bandwidth_reason",
+        if_(
+            negate(r.has_offload),
+            "every state is in HBM",
+            concat(
+                "offload (the streams and the CPU optimizer) takes ",
+                grouped(stream, 1),
+                " s of a ",
+                grouped(budget, 1),
+                " s step",
+            ),
+        ),
+        TEXT,
+        "why (bandwidth)",
+        "原因（带宽）",
+        doc("verdicts"),
+    )
+    d(
+        "verdict_bandwidth_reason_zh",
+        if_(
+            negate(r.has_offload),
+            "所有状态都在显存中",
+            concat(
+                "卸载（传输与 CPU 优化器）需 ",
+                grouped(stream, 1),
+                " 秒，每步预算 ",
+                grouped(budget, 1),
+                " 秒",
+            ),
+        ),
+        TEXT,
+        "why (bandwidth) (zh)",
+        "原因（带宽）",
+        doc("verdicts"),
+    )
     return tone
 
 
@@ -125,11 +391,38 @@ def _budget(reg: Registry, r: Ctx) -> None:
     d = reg.define
     price = r.price
     d("currency", Col("currency"), TEXT, "currency", "货币", "input column (docs/columns.md)")
-    d("currency_given", negate(IsBlank(Col("currency"))), BOOL, "a currency is given", "给出货币", "input column (docs/columns.md)")
-    d("node_hours", r.gpu_hours / r.gpus_per_node, NODE_HOURS, "node-hours", "节点小时", "GPU-hours ÷ GPUs per node")
-    d("cost_with_reserve", r.gpus * (r.days_on_config + r.reserve) * 24 * price, MONEY, "cost including the reserved days", "含预留天数的成本", "GPUs × (days needed + reserve days) × 24 × price")
-    d("cost_deadline_hold", r.gpus * r.days * 24 * price, MONEY, "cost of holding these GPUs for the whole deadline", "整个期限占用这些 GPU 的成本", "GPUs × deadline days × 24 × price")
-
+    d(
+        "currency_given",
+        negate(IsBlank(Col("currency"))),
+        BOOL,
+        "a currency is given",
+        "给出货币",
+        "input column (docs/columns.md)",
+    )
+    d(
+        "node_hours",
+        r.gpu_hours / r.gpus_per_node,
+        NODE_HOURS,
+        "node-hours",
+        "节点小时",
+        "GPU-hours ÷ GPUs per node",
+    )
+    d(
+        "cost_with_reserve",
+        r.gpus * (r.days_on_config + r.reserve) * 24 * price,
+        MONEY,
+        "cost including the reserved days",
+        "含预留天数的成本",
+        "GPUs × (days needed + reserve days) × 24 × price",
+    )
+    d(
+        "cost_deadline_hold",
+        r.gpus * r.days * 24 * price,
+        MONEY,
+        "cost of holding these GPUs for the whole deadline",
+        "整个期限占用这些 GPU 的成本",
+        "GPUs × deadline days × 24 × price",
+    )
 
 
 def _if_broken(c, text):
@@ -144,19 +437,69 @@ def _check(reg: Registry, r: Ctx) -> None:
     texts, texts_zh = [], []
     for c in reg.constraints:
         word, word_zh = ("", "") if c.severity == ERROR else ("warning: ", "警告：")
-        message = d(c.message, _if_broken(c, concat(c.column, ": expected ", c.expected, ", found ", c.found)), TEXT,
-                    f"the rule {c.key}, where the row breaks it", f"规则 {c.key}（该行违反时）", doc("constraints"))
+        message = d(
+            c.message,
+            _if_broken(c, concat(c.column, ": expected ", c.expected, ", found ", c.found)),
+            TEXT,
+            f"the rule {c.key}, where the row breaks it",
+            f"规则 {c.key}（该行违反时）",
+            doc("constraints"),
+        )
         texts.append(_if_broken(c, concat(word, message, "; ")))
         texts_zh.append(_if_broken(c, concat(word_zh, c.column, "：", c.zh, "（", c.found, "）；")))
     for suffix, rules in (("", texts), ("_zh", texts_zh)):
         # in parts of a few rules each: a spreadsheet formula has at most 8,192 characters
-        parts = [d(f"check_message{suffix}_{i // CHECK_RULES_PER_PART + 1}", concat(*rules[i:i + CHECK_RULES_PER_PART]), TEXT,
-                   f"rules the row breaks ({i + 1}-{min(i + CHECK_RULES_PER_PART, len(rules))}){suffix and ' (zh)'}", "该行违反的规则", doc("constraints"))
-                 for i in range(0, len(rules), CHECK_RULES_PER_PART)]
-        message = d(f"check_message{suffix}", concat(*parts), TEXT, "rules the row breaks" + (suffix and " (zh)"), "该行违反的规则", doc("constraints"))
+        parts = [
+            d(
+                f"check_message{suffix}_{i // CHECK_RULES_PER_PART + 1}",
+                concat(*rules[i : i + CHECK_RULES_PER_PART]),
+                TEXT,
+                f"rules the row breaks ({i + 1}-{min(i + CHECK_RULES_PER_PART, len(rules))}){suffix and ' (zh)'}",
+                "该行违反的规则",
+                doc("constraints"),
+            )
+            for i in range(0, len(rules), CHECK_RULES_PER_PART)
+        ]
+        message = d(
+            f"check_message{suffix}",
+            concat(*parts),
+            TEXT,
+            "rules the row breaks" + (suffix and " (zh)"),
+            "该行违反的规则",
+            doc("constraints"),
+        )
     flagged = [_if_broken(c, concat(", ", c.column)) for c in reg.constraints]
-    d("check_columns", drop_first(concat(*flagged), 2), TEXT, "columns a rule flags", "被规则标记的列", doc("constraints") + "; the rules in words: the workbook's check cell and the JSON's warnings")
-    broken = [if_(IsBlank(Ref(c.ok)), False, negate(Ref(c.ok))) for c in reg.constraints]  # each rule's text shows exactly there
-    d("check_says_something", any_of(*broken), BOOL, "the row breaks a rule (a warning: an error stops the row)", "该行违反规则（警告；错误会拒绝该行）", doc("constraints"))
-    d("check_ok", all_of(*(if_(IsBlank(Ref(c.ok)), True, Ref(c.ok)) for c in reg.constraints if c.severity == ERROR)), BOOL,
-      "the row meets every rule", "该行满足全部规则", doc("constraints"))
+    d(
+        "check_columns",
+        drop_first(concat(*flagged), 2),
+        TEXT,
+        "columns a rule flags",
+        "被规则标记的列",
+        doc("constraints")
+        + "; the rules in words: the workbook's check cell and the JSON's warnings",
+    )
+    broken = [
+        if_(IsBlank(Ref(c.ok)), False, negate(Ref(c.ok))) for c in reg.constraints
+    ]  # each rule's text shows exactly there
+    d(
+        "check_says_something",
+        any_of(*broken),
+        BOOL,
+        "the row breaks a rule (a warning: an error stops the row)",
+        "该行违反规则（警告；错误会拒绝该行）",
+        doc("constraints"),
+    )
+    d(
+        "check_ok",
+        all_of(
+            *(
+                if_(IsBlank(Ref(c.ok)), True, Ref(c.ok))
+                for c in reg.constraints
+                if c.severity == ERROR
+            )
+        ),
+        BOOL,
+        "the row meets every rule",
+        "该行满足全部规则",
+        doc("constraints"),
+    )
