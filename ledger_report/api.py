@@ -61,7 +61,7 @@ def outputs(
     progress: Any = None,
 ) -> dict[Path, bytes]:
     """The bytes of each output file, by path (nothing is written)."""
-    from .render.document import document
+    from .render.document import document, json_bytes
 
     out = Path(out_dir)
     files: dict[Path, bytes] = {}
@@ -145,7 +145,24 @@ def to_frame(ledgers: Iterable[Ledger]):
     return pd.DataFrame(rows), pd.DataFrame(lines)
 
 
-def json_bytes(doc: Mapping[str, Any]) -> bytes:
-    import json
+def write_json(source: str | Path | Iterable[Config], out: Any, progress: Progress | None = None):
+    """``calc --json``: the JSON document of every row, compact, one configuration a line, written
+    to the binary stream ``out`` a chunk of rows at a time as they are computed."""
+    from .render.document import write_lines
 
-    return (json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode("utf-8")
+    configs = read(source) if isinstance(source, (str, Path)) else list(source)
+    write_lines(compute_many(configs), out, _counted(progress, len(configs)))
+
+
+def _counted(progress: Progress | None, total: int) -> Callable[[int], None]:
+    """A callback taking rows done a chunk at a time, telling ``progress`` every 1,000 rows."""
+    done = 0
+
+    def counted(n: int) -> None:
+        nonlocal done
+        before, done = done, done + n
+        if progress:
+            for k in range(before // 1000 + 1, done // 1000 + 1):
+                progress(k * 1000, total)
+
+    return counted

@@ -28,18 +28,8 @@ def _read(path: str):
     return read_configs(path)
 
 
-def _read_packed(path: str):
-    """The file's configurations, checked as ``_read`` checks them, held compactly (``PackedConfigs``)."""
-    from .engine import PackedConfigs
-    from .inputs import read_configs
-
-    packed = PackedConfigs()
-    read_configs(path, sink=packed.append, sink_columns=packed.extend_columns)
-    return packed
-
-
 def _json_bytes(doc: dict) -> bytes:
-    from .api import json_bytes
+    from .render.document import json_bytes
 
     return json_bytes(doc)
 
@@ -138,62 +128,14 @@ def calc(input: str, as_json: bool) -> None:
 
     try:
         if as_json:
-            _calc_json(input, sys.stdout.buffer, _Progress("computing", quiet=False))
+            from . import api
+
+            api.write_json(input, sys.stdout.buffer, _Progress("computing", quiet=False))
+            sys.stdout.buffer.flush()
         else:
             click.echo(render_table(compute_many(_read(input))))
     except LedgerError as err:
         _fail(err)
-
-
-def _calc_json(path: str, out, progress) -> None:
-    """``calc --json``: a .csv file read and computed in worker processes side by side where
-    there are several CPUs (``render/json_stream.write_file``), else read here, then streamed."""
-    from .render.json_stream import write_file
-
-    def begin(total: int):
-        out.write(_json_head())
-        return _counter(progress, total)
-
-    if write_file(path, out, begin):
-        out.write(_JSON_TAIL)
-        out.flush()
-    else:
-        _stream_json(_read_packed(path), out, progress)
-
-
-def _json_head() -> bytes:
-    from .render.document import SCHEMA
-
-    return b'{\n  "schema": "' + SCHEMA.encode() + b'",\n  "configs": [\n'
-
-
-_JSON_TAIL = b"\n  ]\n}\n"
-
-
-def _stream_json(configs, out, progress) -> None:
-    """Write the JSON document one batch of configurations at a time, as they are computed (in
-    worker processes side by side on a machine with several CPUs: ``render/json_stream.py``):
-    compact, one configuration a line (the .json that build writes is indented for reading)."""
-    from .render.json_stream import write_configs
-
-    out.write(_json_head())
-    write_configs(configs, out, _counter(progress, len(configs)))
-    out.write(_JSON_TAIL)
-    out.flush()
-
-
-def _counter(progress, total: int):
-    """A callback taking rows done a batch at a time, telling ``progress`` every 1,000 rows (as
-    the row-at-a-time loop reported)."""
-    done = 0
-
-    def counted(n: int) -> None:
-        nonlocal done
-        before, done = done, done + n
-        for k in range(before // 1000 + 1, done // 1000 + 1):
-            progress(k * 1000, total)
-
-    return counted
 
 
 def _formats(formats: str) -> list[str]:

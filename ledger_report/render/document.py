@@ -7,9 +7,10 @@ from the row is ``null``.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+import json
+from typing import Any, BinaryIO, Callable, Iterable
 
-from ..engine import Ledger, plain, resolved_inputs
+from ..engine import CHUNK_ROWS, Ledger, chunks, plain, resolved_inputs
 from ..report import Table
 
 SCHEMA = "ledger-report/1"
@@ -86,3 +87,32 @@ def warnings(lg: Ledger) -> list[str]:
 
 def document(ledgers: Iterable[Ledger]) -> dict[str, Any]:
     return {"schema": SCHEMA, "configs": [config_document(lg) for lg in ledgers]}
+
+
+def json_bytes(doc: Any) -> bytes:
+    """A document as ``build`` (``document``) and ``plan --json`` write it: indented, UTF-8."""
+    return (json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode("utf-8")
+
+
+def write_lines(
+    ledgers: Iterable[Ledger],
+    out: BinaryIO,
+    done: Callable[[int], None] = lambda n: None,
+    rows: int = CHUNK_ROWS,
+) -> None:
+    """The document as ``calc --json`` prints it: compact, one configuration a line, written
+    ``rows`` configurations at a time as they are computed (memory bounded by a chunk, not the
+    file); ``done`` is told how many configurations each write carried."""
+    out.write(b'{\n  "schema": "' + SCHEMA.encode() + b'",\n  "configs": [\n')
+    lead = ""
+    for chunk in chunks(ledgers, rows):
+        out.write((lead + ",\n".join(map(_compact, chunk))).encode("utf-8"))
+        lead = ",\n"
+        done(len(chunk))
+    out.write(b"\n  ]\n}\n")
+
+
+def _compact(lg: Ledger) -> str:
+    return json.dumps(
+        config_document(lg), ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    )
