@@ -127,13 +127,13 @@ def _ledgers(configs: Sequence[Config], model: Model) -> list[Ledger]:
     text = frozenset(_row_keys(model.registry))
     out: list[Ledger | None] = [None] * len(configs)
     for env, idx in evaluate_chunk(configs, model):
-        columns = {
-            k: python_values(np, v, len(idx), model.registry[k].unit)
-            for k, v in env.items()
-            if k not in text
-        }
-        for j, i in enumerate(idx):
-            out[i] = Ledger(configs[i], _RowValues(columns, j, configs[i], model, text), model)
+        keys = [k for k in env if k not in text]
+        blank = [None] * len(idx)
+        columns = [
+            python_values(np, env[k], len(idx), model.registry[k].unit) or blank for k in keys
+        ]
+        for i, row in zip(idx, zip(*columns)):
+            out[i] = Ledger(configs[i], _RowValues(zip(keys, row), configs[i], model), model)
     return out  # type: ignore[return-value]
 
 
@@ -194,46 +194,24 @@ def _whole(v: Any) -> Any:
     return int(v) if type(v) is float and abs(v) < WHOLE_BELOW and v.is_integer() else v
 
 
-class _RowValues(Mapping):
-    """One row's quantities out of a batch: numbers read from the batch's columns, text (messages,
-    sentences) computed by the scalar interpreter the first time it is read."""
+class _RowValues(dict):
+    """One row's quantities out of a chunk: the numbers (and truth values, short texts) as the
+    arrays gave them, and each text quantity (messages, sentences) computed by the scalar
+    interpreter the first time it is read."""
 
-    __slots__ = ("_columns", "_j", "_config", "_model", "_text", "_cache")
+    __slots__ = ("_config", "_model")
 
-    def __init__(
-        self, columns: Mapping[str, Any], j: int, config: Config, model: Model, text_keys: frozenset
-    ) -> None:
-        self._columns, self._j, self._config, self._model, self._text = (
-            columns,
-            j,
-            config,
-            model,
-            text_keys,
-        )
-        self._cache: dict[str, Any] = {}
+    def __init__(self, numbers: Iterable[tuple[str, Any]], config: Config, model: Model) -> None:
+        super().__init__(numbers)
+        self._config, self._model = config, model
 
-    def __getitem__(self, key: str) -> Any:
-        hit = self._cache.get(key, _MISSING)
-        if hit is not _MISSING:
-            return hit
-        if key in self._text:
-            v = eval_scalar(
-                self._model.registry[key].expr, self._config.values, self, self._model.tables
-            )
-        else:
-            col = self._columns[key]
-            v = None if col is None else col[self._j]
-        self._cache[key] = v
+    def __missing__(self, key: str) -> Any:
+        m = self._model
+        v = self[key] = eval_scalar(m.registry[key].expr, self._config.values, self, m.tables)
         return v
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._model.registry.keys())
-
-    def __len__(self) -> int:
-        return len(self._model.registry)
-
-
-_MISSING = object()
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self._model.registry else default
 
 
 def _column(np, vals: list) -> Any:
@@ -278,13 +256,22 @@ def _row_keys(reg) -> list[str]:
 
 
 def resolved_inputs(lg: Ledger) -> dict[str, Any]:
-    """Every input column, resolved to its value (the model's default where the row is empty)."""
-    reg = lg.model.registry
+    """Every input column, resolved to its value (the model's default where the row is empty; a
+    given ``params_per_rank`` as given, not as solved from it)."""
+    given, v = lg.config.values, lg.values
     out: dict[str, Any] = {}
-    for col in COLUMN_NAMES:
-        given = lg.config.get(col)
-        if col in reg and not (col == "params_per_rank" and given is not None):
-            out[col] = plain(lg.values[col], reg[col].unit)
-        else:
-            out[col] = given
+    for col, unit in _input_units(lg.model.registry):
+        g = given[col]
+        out[col] = (
+            g if unit is None or (g is not None and col in _GIVEN_WINS) else plain(v[col], unit)
+        )
     return out
+
+
+_GIVEN_WINS = frozenset({"params_per_rank"})
+
+
+@functools.cache  # a registry is hashed by identity
+def _input_units(reg) -> tuple[tuple[str, str | None], ...]:
+    """Each input column with the unit of the quantity that resolves it (``None``: none does)."""
+    return tuple((col, reg[col].unit if col in reg else None) for col in COLUMN_NAMES)
