@@ -275,3 +275,103 @@ _GIVEN_WINS = frozenset({"params_per_rank"})
 def _input_units(reg) -> tuple[tuple[str, str | None], ...]:
     """Each input column with the unit of the quantity that resolves it (``None``: none does)."""
     return tuple((col, reg[col].unit if col in reg else None) for col in COLUMN_NAMES)
+
+
+TABLE_ROWS = 4096  # rows a table chunk evaluates at once (~900 arrays of this length)
+
+
+def table_keys(model: Model | None = None) -> list[str]:
+    """The quantities a sweep table has a column for: every one the arrays interpreter evaluates
+    (numbers, truth values, short texts such as the gates and outcomes), in registry order; the
+    sentences (messages, notes, reasons) are the JSON document's and the handout's."""
+    reg = (model or DEFAULT).registry
+    text = frozenset(_row_keys(reg))
+    return [q.key for q in reg if q.key not in text]
+
+
+def table(
+    configs: Iterable[Config], model: Model | None = None, rows: int = TABLE_ROWS
+) -> Iterator[dict[str, tuple[Any, Any]]]:
+    """The sweep table ``rows`` configurations at a time: for ``name`` and each of ``table_keys``,
+    a numpy array of its values as the reports carry them (``plain``: bytes rounded up and counts
+    rounded to whole numbers as int64, other numbers float64, truth values bool, text str) and the
+    mask of blank rows (``None``: none blank)."""
+    import numpy as np
+
+    model = model or DEFAULT
+    keys = table_keys(model)
+    for chunk in chunks(configs, rows):
+        n = len(chunk)
+        out: dict[str, tuple[Any, Any]] = {"name": (np.array([c.name for c in chunk]), None)}
+        parts = evaluate_chunk(chunk, model)
+        for k in keys:
+            unit = model.registry[k].unit
+            if len(parts) == 1:
+                out[k] = plain_array(np, parts[0][0][k], n, unit)
+            else:  # rows evaluated per pattern: each row's value, then as one array
+                vals: list[Any] = [None] * n
+                for env, idx in parts:
+                    for i, v in zip(idx, python_values(np, env[k], len(idx), unit) or ()):
+                        vals[i] = plain(v, unit)
+                out[k] = _array_of(np, vals, unit)
+        yield out
+
+
+def ledger_table(ledgers: Sequence[Ledger]) -> dict[str, tuple[Any, Any]]:
+    """``table``'s columns from ledgers already computed (their values, made plain)."""
+    import numpy as np
+
+    model = ledgers[0].model
+    reg = model.registry
+    out = {"name": (np.array([lg.name for lg in ledgers]), None)}
+    for k in table_keys(model):
+        unit = reg[k].unit
+        out[k] = _array_of(np, [plain(lg.values[k], unit) for lg in ledgers], unit)
+    return out
+
+
+def plain_array(np, v: Any, n: int, unit: str) -> tuple[Any, Any]:
+    """``plain`` of a quantity over ``n`` rows as the arrays interpreter holds it: its values as an
+    array and the mask of blank rows (``None``: none blank); a number that is not finite is blank."""
+    if v is None:
+        return _array_of(np, [None] * n, unit)
+    data = np.broadcast_to(np.ma.getdata(v), (n,))
+    blank = (
+        np.broadcast_to(np.ma.getmaskarray(v), (n,)) if isinstance(v, np.ma.MaskedArray) else None
+    )
+    if unit == BOOL:
+        return data.astype(bool), blank
+    if unit == TEXT or data.dtype.kind not in "biuf":
+        return data.astype(str), blank
+    x = data.astype(np.float64)
+    finite = np.isfinite(x)
+    if not finite.all():
+        blank = ~finite if blank is None else blank | ~finite
+        x = np.where(finite, x, 0.0)
+    if unit in INT_UNITS:
+        x = np.ceil(x) if unit == BYTES else np.floor(x + 0.5)
+        if np.abs(x).max(initial=0.0) >= 2.0**63:  # past int64: Python ints
+            return _array_of(np, [None if b else int(y) for y, b in _with_blank(x, blank)], unit)
+        return x.astype(np.int64), blank
+    return x, blank
+
+
+def _with_blank(x: Any, blank: Any) -> Iterable[tuple[Any, bool]]:
+    return zip(x.tolist(), [False] * len(x) if blank is None else blank.tolist())
+
+
+def _array_of(np, vals: list, unit: str) -> tuple[Any, Any]:
+    """Plain values (``None`` blank) as an array of the unit's kind, and the blank mask."""
+    blank = np.array([v is None for v in vals], dtype=bool)
+    if unit == BOOL:
+        dtype, fill = bool, False
+    elif unit == TEXT:
+        dtype, fill = str, ""
+    elif unit not in INT_UNITS:
+        dtype, fill = np.float64, 0.0
+    elif all(v is None or -(2**63) <= v < 2**63 for v in vals):
+        dtype, fill = np.int64, 0
+    else:
+        dtype, fill = object, None  # whole numbers past int64, as Python ints
+    arr = np.array([fill if v is None else v for v in vals], dtype=dtype)
+    return arr, (blank if blank.any() else None)
