@@ -354,9 +354,10 @@ def to_frame(source: Rows | Mapping[str, Any], *, states: bool = False):
     chunks = list(table(source))
     if not chunks:
         return pd.DataFrame(columns=["name", *_table_keys()])
-    return pd.DataFrame(
-        {k: _pandas_column(pd, [c[k] for c in chunks]) for k in chunks[0]}, copy=False
-    )
+    columns = {}
+    for k in list(chunks[0]):  # each column's chunks let go as it is joined: one copy at a time
+        columns[k] = _pandas_column(pd, [c.pop(k) for c in chunks])
+    return pd.DataFrame(columns, copy=False)
 
 
 def table(source: Rows, progress: Progress | None = None):

@@ -111,14 +111,20 @@ def evaluate_chunk(
     import numpy as np
 
     read = _read_columns(model.registry)
-    masked = masked_arrays(
-        np, {name: [c.values[name] for c in configs] for name in COLUMN_NAMES if name in read}
-    )
+    masked = masked_arrays(np, {name: col for name, col in _input_columns(configs) if name in read})
     if masked is not None:
         env = evaluate_masked(model.registry, masked[0], masked[1], model.tables)
         if env is not None:
             return [(env, list(range(len(configs))))]
     return _per_pattern(np, configs, model)
+
+
+def _input_columns(configs: Sequence[Config]) -> Iterable[tuple[str, Sequence[Any]]]:
+    """Each input column with its value on every row (``None`` for an empty cell); a Config holds
+    every column in schema order (``Config.__post_init__``), so the rows transpose at once."""
+    if tuple(configs[0].values) == COLUMN_NAMES:
+        return zip(COLUMN_NAMES, zip(*(c.values.values() for c in configs)))
+    return ((name, [c.values[name] for c in configs]) for name in COLUMN_NAMES)
 
 
 def _ledgers(configs: Sequence[Config], model: Model) -> list[Ledger]:
@@ -277,7 +283,7 @@ def _input_units(reg) -> tuple[tuple[str, str | None], ...]:
     return tuple((col, reg[col].unit if col in reg else None) for col in COLUMN_NAMES)
 
 
-TABLE_ROWS = 4096  # rows a table chunk evaluates at once (~900 arrays of this length)
+TABLE_ROWS = 8192  # rows a table chunk evaluates at once (~900 arrays of this length, ~60 MB)
 
 
 def table_keys(model: Model | None = None) -> list[str]:
