@@ -81,6 +81,12 @@ class Column:
     maximum: float | None = None
     required: bool = False
     group: str = ""  # section of the template / handout
+    # A fraction that may be typed as a percent ("40%"); 1 < x <= 100 typed bare gets "did you
+    # mean x%?".
+    percent: bool = False
+    # Where an ENUM column's names come from instead of ``choices``: "gpus", the accelerator
+    # catalogue (``ledger-report gpus``), matched by its loose name rules.
+    catalogue: str = ""
 
 
 def _c(*args, **kw) -> Column:
@@ -107,6 +113,8 @@ DEFAULT_ZH = {
     "the convention's (5e8)": "框架口径的值（5e8）",
     "the convention's (fp32 generic, deepspeed; bf16 megatron, fsdp2)": "框架口径的值（generic、deepspeed 为 fp32；megatron、fsdp2 为 bf16）",
     "the convention's (true)": "框架口径的值（true）",
+    "the convention's (bf16; fp32 under fsdp2)": "框架口径的值（bf16；fsdp2 下为 fp32）",
+    "moe_ffn_hidden when shared_experts is given, else 0": "给出 shared_experts 时为 moe_ffn_hidden，否则为 0",
 }
 
 
@@ -371,7 +379,7 @@ COLUMNS: tuple[Column, ...] = (
         INT,
         "MoE: experts per token",
         "MoE：每 token 激活专家数",
-        "",
+        "none",
         "",
         minimum=1,
         group="moe",
@@ -391,7 +399,7 @@ COLUMNS: tuple[Column, ...] = (
         INT,
         "MoE: shared-expert MLP width",
         "MoE：共享专家 MLP 宽度",
-        "0",
+        "moe_ffn_hidden when shared_experts is given, else 0",
         "",
         minimum=0,
         group="moe",
@@ -538,7 +546,7 @@ COLUMNS: tuple[Column, ...] = (
         ENUM,
         "Model gradients (megatron: the grad buffer)",
         "模型梯度（megatron：梯度 buffer）",
-        "bf16",
+        "the convention's (bf16; fp32 under fsdp2)",
         choices=DTYPES_GRAD,
         group="state",
     ),
@@ -822,6 +830,7 @@ COLUMNS: tuple[Column, ...] = (
         "加速卡型号（见 ledger-report gpus）",
         "H100-SXM",
         group="hw",
+        catalogue="gpus",
     ),
     _c(
         "hbm_gb",
@@ -886,6 +895,7 @@ COLUMNS: tuple[Column, ...] = (
         min_exclusive=True,
         maximum=1,
         group="job",
+        percent=True,
     ),
     _c("tokens", COUNT, "Training tokens", "训练 token 数", "", "tokens", minimum=1, group="job"),
     _c(
@@ -1048,6 +1058,10 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in COLUMNS)
+# The columns the reader treats apart: the label every row needs, unique in a file, and the
+# model whose architecture fills the columns a row leaves empty.
+NAME_COLUMN = "name"
+MODEL_COLUMN = "model"
 COLUMN_BY_NAME: Mapping[str, Column] = {c.name: c for c in COLUMNS}
 _COLUMN_SET = frozenset(COLUMN_NAMES)
 _NO_VALUES = dict.fromkeys(

@@ -230,60 +230,24 @@ def test_plain_digit_cells_read_as_the_decimal_path_reads_them(column, monkeypat
     that the Decimal path gives."""
     import re
 
-    from ledger_report import inputs
     from ledger_report.config import COLUMN_BY_NAME
+    from ledger_report.inputs import cells
 
     col = COLUMN_BY_NAME[column]
 
     def read(text):
         try:
-            v = inputs._cell(col, text)
+            v = cells.cell(col, text)
             return type(v), v
-        except inputs._Bad as exc:
+        except cells.Bad as exc:
             return "bad", exc.expected, exc.found
 
     fast = [read(t) for t in CELLS] + [read(t) for t in CELLS]  # the second time from the memo
-    monkeypatch.setattr(inputs, "_PLAIN_WHOLE", re.compile(r"(?!)"))
-    monkeypatch.setattr(inputs, "_PLAIN_FLOAT", re.compile(r"(?!)"))
-    monkeypatch.setattr(inputs, "_CELLS", {})
+    monkeypatch.setattr(cells, "_PLAIN_WHOLE", re.compile(r"(?!)"))
+    monkeypatch.setattr(cells, "_PLAIN_FLOAT", re.compile(r"(?!)"))
+    monkeypatch.setattr(cells, "_CELLS", {})
     slow = [read(t) for t in CELLS]
     assert fast == slow + slow
-
-
-def _read_both_ways(path, monkeypatch):
-    """``read_configs`` of the file as it reads it (a column at a time where it can) and row by
-    row: each as (configs, problems), and how many rows went a column at a time.  The first is
-    read twice, to a list and to ``PackedConfigs`` (its clean blocks handed over as columns):
-    both must agree before it is returned."""
-    from ledger_report import inputs
-    from ledger_report.engine import PackedConfigs
-    from ledger_report.errors import InputError
-
-    def read(packed=False):
-        held = PackedConfigs()
-        try:
-            got = (
-                read_configs(path, sink=held.append, sink_columns=held.extend_columns)
-                if packed
-                else read_configs(path)
-            )
-        except InputError as err:
-            return None, [str(p) for p in err.problems]
-
-        def typed(values):
-            return [(k, type(v), v) for k, v in values.items()]  # 1, 1.0 and True apart, in order
-
-        return [(typed(c.values), c.source, c.origins) for c in (held if packed else got)], []
-
-    taken = []
-    block = inputs._Columns.block
-    with monkeypatch.context() as m:
-        m.setattr(inputs._Columns, "block", lambda self: taken.append(b := block(self)) or b)
-        fast = read()
-        assert read(packed=True) == fast
-        m.setattr(inputs._Columns, "block", lambda self: None)
-        slow = read()
-    return fast, slow, sum(len(b) for b in taken if b is not None) // 2
 
 
 def test_a_bad_cell_is_reported_on_every_row_it_is_on(tmp_path):
