@@ -4,14 +4,14 @@ reader, the XLSX reader and mappings."""
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, NoReturn, Sequence
 
-from ..config import COLUMN_BY_NAME, COLUMN_NAMES, MODEL_COLUMN, NAME_COLUMN, Config
+from ..config import COLUMN_BY_NAME, MODEL_COLUMN, NAME_COLUMN, Config
 from ..errors import InputError, Problem
 from .cells import Bad, catalogue_hint, cell, is_blank, letter, norm, sheet_ref, show
 from .fill import Models, fill_from_model
+from .names import column_of, hint
 
 CHECK_BATCH_ROWS = 4096  # rows checked against the model's constraints at once
 MAX_ROWS = 100_000  # configuration rows per file
@@ -65,6 +65,8 @@ class Table:
         self.row_word = "line" if sheet is None and not keyed else "row"
         self.problems: list[Problem] = []
         self.columns: dict[int, str] = {}  # 1-based position -> canonical column name
+        self.written: dict[str, str] = {}  # column -> the other name its header gave it
+        self.written_by_row: dict[int | None, dict[str, str]] = {}  # mappings: each its own
         self.blank: set[int] = set()  # header positions that are blank
         self.width = 0  # last non-blank header position
         self.header_row = 1
@@ -87,7 +89,16 @@ class Table:
         cell: str | None = None,
     ) -> None:
         self.problems.append(
-            Problem(self.label, row, column, expected, found, cell, row_label=self.row_word)
+            Problem(
+                self.label,
+                row,
+                column,
+                expected,
+                found,
+                cell,
+                row_label=self.row_word,
+                written=self.written_by_row.get(row, self.written).get(column or ""),
+            )
         )
 
     def cell_ref(self, col: int, row: int) -> str | None:
@@ -136,12 +147,15 @@ class Table:
                 continue
             self.width = max(self.width, col)
             shown[col] = text
-            if key in seen:
-                self._twice(row, key, seen[key], col, shown)
+            column = column_of(key) or key
+            if column in seen:
+                self._twice(row, column, seen[column], col, shown)
                 continue
-            seen[key] = col
-            if key in COLUMN_BY_NAME:
-                self.columns[col] = key
+            seen[column] = col
+            if column in COLUMN_BY_NAME:
+                self.columns[col] = column
+                if key != column:
+                    self.written[column] = text.strip()
             else:
                 unknown.append((col, text))
         for col in range(1, self.width + 1):
@@ -178,10 +192,8 @@ class Table:
     def _unknown(self, row: int, unknown: list[tuple[int, str]]) -> None:
         parts = []
         for col, text in unknown:
-            near = difflib.get_close_matches(norm(text).casefold(), COLUMN_NAMES, n=1, cutoff=0.6)
-            hint = f" (did you mean {show(near[0])}?)" if near else ""
             where = "" if self.keyed else f" in {self.position(col)}"
-            parts.append(f"{show(text)}{where}{hint}")
+            parts.append(f"{show(text)}{where}{hint(norm(text).casefold())}")
         self.add(
             row,
             None,
@@ -306,9 +318,10 @@ class Table:
             )
             return
         keys = list(record)
-        self.columns, self.blank, self.width = {}, set(), 0
+        self.columns, self.blank, self.width, self.written = {}, set(), 0, {}
         before = len(self.problems)
         self.read_header(dict(enumerate(keys, 1)), row)
+        self.written_by_row[row] = self.written
         if len(self.problems) == before:
             self.read_row(row, {col: python_number(record[key]) for col, key in enumerate(keys, 1)})
 
