@@ -1266,6 +1266,9 @@ class Config:
     # Columns filled from the row's ``model`` rather than typed in the row: column -> where from
     # ("model Qwen3-8B", "config.json configs/x.json").  A column not named here came from the row.
     origins: Mapping[str, str] = field(default_factory=dict)
+    # What the reader warns of on this row ("layers: expected 32, as model Llama-3.1-8B has it;
+    # found 80 ..."), each a sentence with its rule; the row is read all the same.
+    warnings: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         full = _FrozenDict(_NO_VALUES)  # every column, in schema order
@@ -1287,6 +1290,7 @@ class Config:
         object.__setattr__(config, "values", _FrozenDict(zip(COLUMN_NAMES, values)))
         object.__setattr__(config, "source", source)
         object.__setattr__(config, "origins", _FrozenDict(origins))
+        object.__setattr__(config, "warnings", ())
         return config
 
     @property
@@ -1299,7 +1303,8 @@ class Config:
     def replace(self, **changes: Any) -> "Config":
         new = dict(self.values)
         new.update(changes)
-        return Config(new, self.source, {k: v for k, v in self.origins.items() if k not in changes})
+        kept = {k: v for k, v in self.origins.items() if k not in changes}
+        return Config(new, self.source, kept, self.warnings)
 
     def given(self) -> dict[str, Any]:
         """The non-empty cells, in column order."""

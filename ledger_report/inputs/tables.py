@@ -4,6 +4,7 @@ reader, the XLSX reader and mappings."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, NoReturn, Sequence
 
@@ -32,16 +33,37 @@ def model_checks(
     lines: Sequence[int],
     rows: Sequence[Mapping[str, Any]],
     bad: Sequence[Iterable[str]] = (),
-) -> list[tuple[int, str, str, str]]:
+) -> list[tuple[int, Any, str, str]]:
     """Contradictions between columns, from the model's constraints (the same rules the workbook's
-    check cells and the planner apply): (row, column, expected, found) for each broken rule, the
+    check cells and the planner apply): (row, rule, expected, found) for each broken rule, the
     rows numbered by ``lines`` (``bad[i]``: row i's cells that could not be read)."""
     from ..model.checks import failures
     from ..model.definitions import REGISTRY
     from ..model.tables import tables
 
     found = failures(REGISTRY, tables(), rows, bad)
-    return [(lines[f.index], f.constraint.column, f.expected, f.found) for f in found]
+    return [(lines[f.index], f.constraint, f.expected, f.found) for f in found]
+
+
+def _blamed(rule: Any, text: str, values: Mapping[str, Any], origins: Mapping[str, str]) -> str:
+    """The column a broken rule is reported on: its own, unless the row's model filled it while
+    the row typed another column that the rule reads and
+    its message (``text``) names: "experts divisible by ep = 6" is the ep the user wrote, not the
+    model's experts."""
+    from ..model.checks import constraint_columns
+    from ..model.definitions import REGISTRY
+
+    own = rule.column
+    if own not in origins:  # typed, or empty (then the rule asks for it)
+        return own
+    reads = constraint_columns(REGISTRY)[rule.key]
+    typed = [
+        c
+        for c in COLUMN_BY_NAME
+        if c in reads and c not in origins and values.get(c) is not None
+        if re.search(rf"(?<![\w.]){re.escape(c)}(?![\w])", text)
+    ]
+    return typed[0] if typed else own
 
 
 class Table:
@@ -67,6 +89,7 @@ class Table:
         self.columns: dict[int, str] = {}  # 1-based position -> canonical column name
         self.written: dict[str, str] = {}  # column -> the other name its header gave it
         self.written_by_row: dict[int | None, dict[str, str]] = {}  # mappings: each its own
+        self.warned: dict[int, tuple[str, ...]] = {}  # row -> its warnings (model contradicted)
         self.blank: set[int] = set()  # header positions that are blank
         self.width = 0  # last non-blank header position
         self.header_row = 1
@@ -126,8 +149,9 @@ class Table:
         return False
 
     def raise_if_problems(self) -> None:
+        """Every problem, in the order of the rows (a file's problems first)."""
         if self.problems:
-            raise InputError(self.problems)
+            raise InputError(sorted(self.problems, key=lambda p: p.row or 0))
 
     # -- header
     def read_header(self, cells: dict[int, Any], row: int) -> None:
@@ -263,10 +287,32 @@ class Table:
             filled, origin = self.models.columns(values[MODEL_COLUMN])
         except Bad as exc:
             self.add(row, MODEL_COLUMN, exc.expected, exc.found, self._ref_of(MODEL_COLUMN, row))
+            # the columns it would have filled are unknown: no rule is checked on them
+            bad.update(c for c in COLUMN_BY_NAME if values.get(c) is None)
             bad.add(MODEL_COLUMN)
         else:
             fill_from_model(values, filled, origin, origins, bad)
+            self._contradictions(row, values, filled, origin)
         return origins
+
+    def _contradictions(
+        self, row: int, values: Mapping[str, Any], filled: Mapping[str, Any], origin: str
+    ) -> None:
+        """A warning for each column the row gives with another value than its model's (the
+        row's wins): a stale architecture beside a changed model is the usual cause."""
+        warned = [
+            f"{self._name(column)}: expected {show(model_value)}, as {origin} has it; found"
+            f" {show(values[column])} (the row's value is used: a model changed without its"
+            " architecture columns, or a deliberate variant)"
+            for column, model_value in filled.items()
+            if column in values and model_value is not None and values[column] != model_value
+        ]
+        if warned:
+            self.warned[row] = tuple(warned)
+
+    def _name(self, column: str) -> str:
+        written = self.written.get(column)
+        return f"{written} ({column})" if written else column
 
     def _flush(self) -> None:
         """Check the pending rows against the model's constraints, then keep the good ones."""
@@ -280,15 +326,20 @@ class Table:
         )
         broken: set[int] = set()
         values_of = {r: v for r, v, *_rest in pending}
-        for row, column, expected, found_text in found:
-            col = COLUMN_BY_NAME.get(column)
+        origins_of = {r: o for r, _v, _b, _c, o in pending}
+        for row, rule, expected, found_text in found:
+            column = _blamed(rule, expected + found_text, values_of[row], origins_of[row])
+            col = COLUMN_BY_NAME.get(rule.column)
             if col is not None:
-                found_text += catalogue_hint(col, str(values_of[row].get(column, "")))
+                found_text += catalogue_hint(col, str(values_of[row].get(rule.column, "")))
+            if rule.column in origins_of[row]:
+                found_text += f" ({rule.column} from {origins_of[row][rule.column]})"
             self.add(row, column, expected, found_text, self._ref_of(column, row))
             broken.add(row)
         for row, values, _bad, clean, origins in pending:
             if clean and row not in broken:
-                self._keep(Config(values, self._source(row), origins))
+                warned = self.warned.pop(row, ())
+                self._keep(Config(values, self._source(row), origins, warned))
 
     def _keep(self, config: Config) -> None:
         """One good row kept: in the list, or handed to the sink while the file has no problem."""
