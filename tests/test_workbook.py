@@ -1791,3 +1791,18 @@ def test_chinese_help_says_defaults_in_chinese(ledgers):
             assert DEFAULT_ZH[col.default] in rows[col.name], col.name
         elif col.default:
             assert col.default in rows[col.name], col.name
+
+
+def test_unit_display_is_defined_once_for_every_registry_unit():
+    """The workbook's number formats and unit words come from the model's one table
+    (model/units.py UNIT_DISPLAY): every unit a registry quantity has is in it, or is text or a
+    truth value (shown as words)."""
+    from ledger_report.model import registry as R
+    from ledger_report.model.units import UNIT_DISPLAY
+    from ledger_report.render.workbook import display
+
+    used = {q.unit for q in REGISTRY}
+    assert used - set(UNIT_DISPLAY) <= {R.TEXT, R.BOOL}, used - set(UNIT_DISPLAY)
+    for unit, d in UNIT_DISPLAY.items():
+        assert display._SHOW_FORMATS.get(unit, "General") == d.shown_format
+        assert display._unit_word(unit, "zh") == d.zh
