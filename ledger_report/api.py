@@ -156,12 +156,17 @@ def outputs(
     files: dict[Path, bytes] = {}
     if "json" in formats:
         files[out / f"{stem}.json"] = json_bytes(document(ledgers))
+    workbook = None
     if "xlsx" in formats:
-        from .render.workbook import render_xlsx
+        from .render.workbook import background
+        from .render.workers import default_jobs
 
         if progress:
             progress.stage(f"writing the workbook ({len(ledgers):,} configurations)")
-        files[out / f"{stem}.xlsx"] = render_xlsx(list(ledgers), lang=lang)
+        # beside the handout (a forked process) when both are made and more than one job may run
+        side_by_side = "pdf" in formats and (jobs or default_jobs()) > 1
+        workbook = background.start(ledgers, lang, side_by_side)
+        files[out / f"{stem}.xlsx"] = b""  # in its place in the order; filled below
     if "pdf" in formats:
         from .render.handout import render_pdf
 
@@ -170,6 +175,8 @@ def outputs(
         files[out / f"{stem}.pdf"] = render_pdf(
             ledgers, lang=lang, jobs=jobs, progress=getattr(progress, "pages", None)
         )
+    if workbook is not None:
+        files[out / f"{stem}.xlsx"] = workbook()
     return files
 
 
