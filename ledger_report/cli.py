@@ -400,6 +400,13 @@ def models(as_json: bool) -> None:
     type=click.Path(dir_okay=False, exists=True),
     help="CSV of gpu,price (per GPU-hour): the price of each GPU type; only these types are searched when a row names no GPU.",
 )
+@click.option(
+    "--max-candidates",
+    default=None,
+    type=click.IntRange(min=1),
+    help="The largest search a row may ask for [default: 20,000,000, about 40 s]; a larger one "
+    "is refused, naming the columns that would narrow it.",
+)
 def plan(
     input: str,
     top: int,
@@ -409,6 +416,7 @@ def plan(
     quiet: bool,
     jobs: int | None,
     prices_file: str | None,
+    max_candidates: int | None,
 ) -> None:
     """Search layouts, GPU counts and memory savers; rank the feasible plans by predicted cost.
 
@@ -424,7 +432,11 @@ def plan(
         configs = _read(input)
         prices = read_prices(prices_file) if prices_file else None
         doc = plan_document(
-            configs, top=top, progress=_Progress("candidates", quiet), prices=prices
+            configs,
+            top=top,
+            progress=_Progress("candidates", quiet),
+            prices=prices,
+            max_candidates=max_candidates,
         )
         if as_json:
             sys.stdout.buffer.write(_json_bytes(doc))
