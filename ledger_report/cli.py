@@ -295,7 +295,7 @@ def template(out: str, force: bool) -> None:
             from .render.workbook import template_xlsx
 
             data = template_xlsx()
-        written = write_outputs({path: data})
+        written = write_outputs({path: data}, inputs=())
         click.echo(f"Wrote {written[0]}", err=True)
     except LedgerError as err:
         _fail(err)
@@ -443,7 +443,8 @@ def plan(
         else:
             click.echo(render_plans(doc))
         if out_dir and doc["plans"]:
-            _build_plans(doc, Path(out_dir), lang, quiet, jobs)
+            read = [input] + ([prices_file] if prices_file else [])
+            _build_plans(doc, Path(out_dir), lang, quiet, jobs, read)
     except LedgerError as err:
         _fail(err)
     empty = [i for i in doc["inputs"] if not i["plans"]]
@@ -453,8 +454,11 @@ def plan(
         sys.exit(1)
 
 
-def _build_plans(doc: dict, out: Path, lang: str, quiet: bool, jobs: int | None) -> None:
-    """plans.csv (complete input rows) and its outputs, built as ``build`` builds any input."""
+def _build_plans(
+    doc: dict, out: Path, lang: str, quiet: bool, jobs: int | None, inputs: list[str]
+) -> None:
+    """plans.csv (complete input rows) and its outputs, built as ``build`` builds any input;
+    ``inputs``: the files the plan read, which no output may replace."""
     from dataclasses import replace
 
     from . import api
@@ -478,7 +482,7 @@ def _build_plans(doc: dict, out: Path, lang: str, quiet: bool, jobs: int | None)
             progress=_Progress("computing", quiet),
         )
     )
-    _wrote(write_outputs(files), quiet)
+    _wrote(write_outputs(files, inputs=inputs), quiet)
 
 
 def _records(doc: dict) -> list[dict]:
