@@ -73,20 +73,53 @@ class _Progress:
             click.echo(f"\r{self.label}: {done:,}", err=True, nl=False)
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where the run is, as Ctrl-C is: the same clean-up runs (temp
+    files removed, earlier outputs put back, worker processes ended)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_terminated(signum, _frame) -> None:
+    raise _Terminated(signum)
+
+
+def _stop_on_signals() -> None:
+    """SIGTERM (``timeout``, ``kill``) and SIGHUP (a closed terminal) handled as Ctrl-C is."""
+    import signal
+
+    for name in ("SIGTERM", "SIGHUP"):
+        signum = getattr(signal, name, None)
+        if signum is not None and signal.getsignal(signum) is signal.SIG_DFL:
+            signal.signal(signum, _raise_terminated)
+
+
 class _Group(click.Group):
-    """Turns an unexpected exception into one line and exit status 1 (set LEDGER_REPORT_DEBUG=1 for the traceback)."""
+    """Turns an unexpected exception into one line and exit status 1 (set LEDGER_REPORT_DEBUG=1 for the traceback);
+    a signal that ends the run (Ctrl-C, SIGTERM, SIGHUP) into one line and 128 + its number."""
 
     def invoke(self, ctx):
         import os
+        import signal
 
+        _stop_on_signals()
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt as err:
+            signum = err.signum if isinstance(err, _Terminated) else signal.SIGINT
+            name = signal.Signals(signum).name
+            click.echo(
+                f"Error: stopped by {name}; the outputs are written all together or not at all.",
+                err=True,
+            )
+            sys.exit(128 + signum)
         except (
             click.exceptions.Exit,
             click.ClickException,
             click.Abort,
             SystemExit,
-            KeyboardInterrupt,
         ):
             raise
         except BrokenPipeError:  # the reader went away (`| head`): stop quietly

@@ -28,7 +28,7 @@ from ..engine import BATCH_ROWS, Batch, PackedConfigs
 from ..inputs import CSV_SUFFIXES, name_key, read_configs
 from ..report import DEFAULT
 from .json_batch import write_batch
-from .workers import default_jobs, no_cyclic_gc
+from .workers import default_jobs, forked_child, no_cyclic_gc
 
 # Rows a worker evaluates and writes at once: a batch has a fixed cost (a pass over the registry,
 # the writer's columns), spread here over twice the engine's batch; about 360 MB a worker at the peak.
@@ -104,7 +104,8 @@ def _in_workers(
     gc.collect()
     gc.freeze()  # the inherited objects out of the collector's reach: collecting would copy their pages
     try:
-        with ctx.Pool(workers) as pool:
+        # a worker dies with this process (workers.forked_child)
+        with ctx.Pool(workers, initializer=forked_child, initargs=(os.getpid(),)) as pool:
             for k, ok in enumerate(pool.imap(_write_in_worker, range(batches))):
                 if not ok:
                     pool.terminate()  # the workers waiting for their turn
@@ -209,7 +210,17 @@ def write_file(
             procs.append(
                 ctx.Process(
                     target=_file_worker,
-                    args=(path, w, workers, rows, fd, turn, written, there),
+                    args=(
+                        path,
+                        w,
+                        workers,
+                        rows,
+                        fd,
+                        turn,
+                        written,
+                        there,
+                        (os.getpid(), [here, *links]),
+                    ),
                     daemon=True,
                 )
             )
@@ -303,11 +314,21 @@ def _redo(path: str, out: Any, k: int, rows: int, progress: Callable[[int], None
 
 
 def _file_worker(
-    path: str, w: int, workers: int, rows: int, fd: int, turn: Any, written: Any, link: Any
+    path: str,
+    w: int,
+    workers: int,
+    rows: int,
+    fd: int,
+    turn: Any,
+    written: Any,
+    link: Any,
+    parent: tuple[int, list],
 ) -> None:
     """In a worker: the rows of batches w, w + workers, w + 2 workers... read and checked, and
     (how many, their names) sent, or None where there is a problem; then, told to go on, each
-    batch written in its turn (a batch that fails: said once the batches before it are written)."""
+    batch written in its turn (a batch that fails: said once the batches before it are written).
+    ``parent``: the parent's pid and the pipe ends the worker must not hold (``forked_child``)."""
+    forked_child(*parent)
     configs = PackedConfigs()
     try:
         with no_cyclic_gc():  # the rows read are many objects, in no cycle
