@@ -374,7 +374,13 @@ def models(as_json: bool) -> None:
         lg = compute(config_from_mapping({"name": m.name, "model": m.name}, source="models.json"))
         counted = {
             k: int(lg[k])
-            for k in ("params_total", "params_active", "params_mtp", "arch_main_params")
+            for k in (
+                "params_total",
+                "params_active",
+                "params_active_card",
+                "params_mtp",
+                "arch_main_params",
+            )
         }
         rows.append(
             {

@@ -1,7 +1,7 @@
 """The divisors of a whole number, from its prime factors: trial division by the primes below
 ``TRIAL_BOUND``, then a deterministic Miller-Rabin test and Pollard's rho (Brent's variant) for
 what is left.  Trial division up to √n took 4.6 s of CPU for one global_batch near 10^16; this
-takes well under a millisecond for any n below 2^64 (research: issue 27, "unbounded work").
+takes well under a millisecond for any n below 2^64 (a red-team pass's "unbounded work").
 
 Sources: the Miller-Rabin bases 2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37 are deterministic for
 every n < 3.3 × 10^24 (Sorenson & Webster 2015, "Strong pseudoprimes to twelve prime bases",

@@ -3,7 +3,7 @@ else the CPUs this process may run on.  One rule for the handout and for ``calc 
 pause of the cyclic garbage collector that both take while they build many short-lived objects;
 and what a forked worker does first so that it never outlives its parent (:func:`forked_child`).
 
-Why workers outlived their parent (issue 27): ``kill -9`` (or ``timeout``'s SIGTERM before the
+Why workers outlived their parent (found in a red-team pass): ``kill -9`` (or ``timeout``'s SIGTERM before the
 CLI handled it) to ``build -j 2`` while the handout rendered left both workers alive for good,
 each blocked writing its part (hundreds of KB) into a pipe whose read end it held itself, and its
 sibling's, inherited across ``fork``: a pipe's writer gets EPIPE only when every read end is

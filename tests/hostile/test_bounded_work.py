@@ -1,4 +1,4 @@
-"""Issue 27's planner and divisor cases: no "internal error" when tokens ÷ (seq_len × global_batch)
+"""The red-team pass's planner and divisor cases: no "internal error" when tokens ÷ (seq_len × global_batch)
 lands just above a whole number, a divisor search that does not walk to √n, and a planner that
 counts its candidates before it searches and refuses a search too large to run."""
 
@@ -15,7 +15,7 @@ from ledger_report.errors import InputError
 from ledger_report.model.divisors import divisors, prime_factors
 from ledger_report.planner import MAX_CANDIDATES, plan
 
-# docs/scenarios.md's job (Qwen3-8B on H100, seq 8192, global batch 384), as issue 27 ran it.
+# docs/scenarios.md's job (Qwen3-8B on H100, seq 8192, global batch 384), as the red-team pass ran it.
 QWEN3_8B_JOB = dict(
     name="qwen3-8b",
     layers=36,
@@ -51,7 +51,7 @@ NARROW = dict(tp=1, pp=1, cp=1, zero=3, recompute="full", master_at="hbm", optim
     ],
 )
 def test_plan_with_tokens_just_above_a_whole_number_of_steps(tokens, steps):
-    """Issue 27: these two token counts made `plan` fail with "Calling nonzero on 0d arrays"
+    """Found in a red-team pass: these two token counts made `plan` fail with "Calling nonzero on 0d arrays"
     (the arrays interpreter's CEIL of one value for every candidate); now plans come back and
     their rows take the hand-counted number of steps in the engine."""
     result = plan(config_from_mapping({**QWEN3_8B_JOB, **NARROW, "tokens": tokens}), top=3)
@@ -62,7 +62,7 @@ def test_plan_with_tokens_just_above_a_whole_number_of_steps(tokens, steps):
 
 # ---- divisors -----------------------------------------------------------------------------------
 def test_divisors_of_numbers_near_ten_to_the_sixteen():
-    """Issue 27: trial division up to √n took 4.6 s per global_batch near 10^16.  The factors are
+    """Found in a red-team pass: trial division up to √n took 4.6 s per global_batch near 10^16.  The factors are
     checked by multiplying them back (and 10^16 - 1 against its published factorisation,
     3^2·11·17·73·101·137·5882353: the Cunningham tables, base 10, 10^16 - 1 = (10^8 - 1)(10^8 + 1),
     10^8 + 1 = 17·5882353); the divisor counts by the formula Π(e + 1)."""
@@ -112,7 +112,7 @@ def _hand_count_55440() -> int:
 
 
 def test_a_search_over_the_cap_is_refused_before_it_starts(tmp_path):
-    """Issue 27: global_batch 55,440 gave 75 M candidates and ran 209 s.  Now the count (74,882,880,
+    """Found in a red-team pass: global_batch 55,440 gave 75 M candidates and ran 209 s.  Now the count (74,882,880,
     the hand count) is made before any candidate is built and the row is refused in one line
     naming the file, line, column and the columns that would narrow the search."""
     assert _hand_count_55440() == 74_882_880 > MAX_CANDIDATES

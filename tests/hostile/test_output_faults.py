@@ -1,4 +1,4 @@
-"""Issue 27's output faults: `plan INPUT -o DIR` writing over INPUT when it is DIR/plans.csv; a
+"""The red-team pass's output faults: `plan INPUT -o DIR` writing over INPUT when it is DIR/plans.csv; a
 signal while the outputs are swapped in leaving a mixed set and losing the earlier copy; and
 formula text in plans.csv (OWASP "CSV Injection")."""
 
@@ -52,7 +52,7 @@ def sigterm_raises():
 def test_a_signal_while_swapping_puts_every_earlier_file_back(
     tmp_path, monkeypatch, sigterm_raises, signum, step
 ):
-    """Issue 27: Ctrl-C while the outputs were renamed into place left a mixed set (a target was
+    """Found in a red-team pass: Ctrl-C while the outputs were renamed into place left a mixed set (a target was
     recorded as replaced only after os.replace returned, so the one replaced when the signal came
     was never put back) and deleted its backup.  The signal is sent from inside the step named
     (the backup of the first target, or the k-th replace, after it is done): every earlier file
@@ -130,7 +130,7 @@ PLAN_ROW = {
 
 @pytest.mark.slow  # renders the plans' handout (WeasyPrint) before the writer refuses
 def test_plan_out_refuses_to_write_over_its_input(tmp_path):
-    """Issue 27: `plan DIR/plans.csv -o DIR` overwrote its own input (the CLI called the writer
+    """Found in a red-team pass: `plan DIR/plans.csv -o DIR` overwrote its own input (the CLI called the writer
     without the inputs).  Now it exits 1 naming the file, and the input is byte-identical."""
     src = tmp_path / "plans.csv"
     src.write_text(
@@ -168,7 +168,7 @@ PAYLOADS = [
 def test_plans_csv_neutralises_formula_text():
     """OWASP "CSV Injection" (owasp.org/www-community/attacks/CSV_Injection): a field starting
     with = + - @ tab or CR gets a leading apostrophe; LibreOffice opened such names in plans.csv
-    as live formulas (issue 27).  Numbers (a negative one too) stay numbers; other text as it was."""
+    as live formulas (found in a red-team pass).  Numbers (a negative one too) stay numbers; other text as it was."""
     rows = [{"name": p, "notes": p, "tokens": -5, "gpu": "H100-SXM"} for p in PAYLOADS]
     parsed = list(
         csv.DictReader(io.StringIO(plans_csv({"plans": [{"row": r} for r in rows]}).decode()))

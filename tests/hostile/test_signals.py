@@ -1,4 +1,4 @@
-"""Issue 27's signal cases, with real processes and real signals: `build -j 2` killed (SIGKILL)
+"""The red-team pass's signal cases, with real processes and real signals: `build -j 2` killed (SIGKILL)
 or stopped (SIGTERM, as `timeout N ledger-report build` does) while its forked workers render the
 handout left both workers alive for good (each blocked writing into a pipe whose read end it held
 itself); SIGTERM while the outputs were written left `.tmp` files.  Now no process of the run is
@@ -154,7 +154,7 @@ main()
 
 def test_sigterm_while_writing_leaves_no_temp_file(tmp_path):
     """SIGTERM once the first output's temp file is written and synced: exit 143, no `.tmp` left,
-    the earlier outputs byte-identical (issue 27: the temp files stayed)."""
+    the earlier outputs byte-identical (before: the temp files stayed)."""
     src = _rows_csv(tmp_path, 2)
     out = tmp_path / "out"
     out.mkdir()
