@@ -209,6 +209,7 @@ def plan(
     top: int = TOP_PLANS,
     progress: Progress | None = None,
     prices: Mapping[str, Any] | str | Path | None = None,
+    max_candidates: int | None = None,
 ) -> dict[str, Any]:
     """The planner's document for each row, as ``ledger-report plan`` gives it (the same default
     ``top``); ``prices``: GPU type -> price per GPU-hour, or the path of a gpu,price CSV."""
@@ -221,7 +222,9 @@ def plan(
         prices = read_prices(prices)
     elif prices is not None:
         prices = _prices(prices)
-    return plan_document(configs, top=top, progress=progress, prices=prices)
+    return plan_document(
+        configs, top=top, progress=progress, prices=prices, max_candidates=max_candidates
+    )
 
 
 def _prices(prices: Mapping[str, Any]) -> dict[str, float]:
@@ -309,7 +312,13 @@ def models() -> list[dict[str, Any]]:
                 "columns": dict(m.columns),
                 **{
                     k: int(lg[k])
-                    for k in ("params_total", "params_active", "params_mtp", "arch_main_params")
+                    for k in (
+                        "params_total",
+                        "params_active",
+                        "params_active_card",
+                        "params_mtp",
+                        "arch_main_params",
+                    )
                 },
             }
         )
@@ -337,7 +346,7 @@ def template(path: str | Path) -> Path:
         from .render.workbook import template_xlsx
 
         data = template_xlsx()
-    return write_outputs({path: data})[0]
+    return write_outputs({path: data}, inputs=())[0]
 
 
 def to_frame(source: Rows | Mapping[str, Any], *, states: bool = False):
