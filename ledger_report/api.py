@@ -156,12 +156,17 @@ def outputs(
     files: dict[Path, bytes] = {}
     if "json" in formats:
         files[out / f"{stem}.json"] = json_bytes(document(ledgers))
+    workbook = None
     if "xlsx" in formats:
-        from .render.workbook import render_xlsx
+        from .render.workbook import background
+        from .render.workers import default_jobs
 
         if progress:
             progress.stage(f"writing the workbook ({len(ledgers):,} configurations)")
-        files[out / f"{stem}.xlsx"] = render_xlsx(list(ledgers), lang=lang)
+        # beside the handout (a forked process) when both are made and more than one job may run
+        side_by_side = "pdf" in formats and (jobs or default_jobs()) > 1
+        workbook = background.start(ledgers, lang, side_by_side)
+        files[out / f"{stem}.xlsx"] = b""  # in its place in the order; filled below
     if "pdf" in formats:
         from .render.handout import render_pdf
 
@@ -170,6 +175,8 @@ def outputs(
         files[out / f"{stem}.pdf"] = render_pdf(
             ledgers, lang=lang, jobs=jobs, progress=getattr(progress, "pages", None)
         )
+    if workbook is not None:
+        files[out / f"{stem}.xlsx"] = workbook()
     return files
 
 
@@ -202,6 +209,7 @@ def plan(
     top: int = TOP_PLANS,
     progress: Progress | None = None,
     prices: Mapping[str, Any] | str | Path | None = None,
+    max_candidates: int | None = None,
 ) -> dict[str, Any]:
     """The planner's document for each row, as ``ledger-report plan`` gives it (the same default
     ``top``); ``prices``: GPU type -> price per GPU-hour, or the path of a gpu,price CSV."""
@@ -214,7 +222,9 @@ def plan(
         prices = read_prices(prices)
     elif prices is not None:
         prices = _prices(prices)
-    return plan_document(configs, top=top, progress=progress, prices=prices)
+    return plan_document(
+        configs, top=top, progress=progress, prices=prices, max_candidates=max_candidates
+    )
 
 
 def _prices(prices: Mapping[str, Any]) -> dict[str, float]:
@@ -302,7 +312,13 @@ def models() -> list[dict[str, Any]]:
                 "columns": dict(m.columns),
                 **{
                     k: int(lg[k])
-                    for k in ("params_total", "params_active", "params_mtp", "arch_main_params")
+                    for k in (
+                        "params_total",
+                        "params_active",
+                        "params_active_card",
+                        "params_mtp",
+                        "arch_main_params",
+                    )
                 },
             }
         )
@@ -330,7 +346,7 @@ def template(path: str | Path) -> Path:
         from .render.workbook import template_xlsx
 
         data = template_xlsx()
-    return write_outputs({path: data})[0]
+    return write_outputs({path: data}, inputs=())[0]
 
 
 def to_frame(source: Rows | Mapping[str, Any], *, states: bool = False):
