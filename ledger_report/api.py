@@ -449,7 +449,7 @@ def write_csv(source: Rows, out: BinaryIO, progress: Progress | None = None) -> 
     """``calc --csv``: the sweep table (``to_frame``'s) as CSV, a chunk of rows at a time."""
     from .render.sweep import write_table
 
-    write_table(table(source, progress), out)
+    write_table(["name", *_table_keys()], table(source, progress), out)
 
 
 def _counted(progress: Progress | None, total: int) -> Callable[[int], None]:

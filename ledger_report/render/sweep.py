@@ -2,47 +2,40 @@
 (``engine.table``), the values as the JSON document writes them: whole numbers as integers,
 other numbers as Python writes a float, truth values as true/false, a blank as an empty cell.
 
-A text cell that a spreadsheet would read as a formula (it starts with ``=``, ``+``, ``-``, ``@``,
-a tab or a carriage return) is written with a leading ``'``, as OWASP's "CSV Injection" page
-advises, so opening the file runs nothing; numbers are never changed."""
+Text cells go through the one CSV rule (``output.csv_text``: a text a spreadsheet would read as a
+formula gets a leading ``'``, as OWASP advises); numbers are never changed.  Lines end in CRLF, as
+``output.csv_bytes`` writes them (RFC 4180)."""
 
 from __future__ import annotations
 
 import csv
 import io
-from typing import Any, BinaryIO, Iterable, Mapping
+from typing import Any, BinaryIO, Iterable, Mapping, Sequence
 
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def safe_text(text: str) -> str:
-    """A text cell that no spreadsheet reads as a formula."""
-    return "'" + text if text.startswith(FORMULA_START) else text
+from .output import csv_bytes, csv_text
 
 
-def write_table(chunks: Iterable[Mapping[str, tuple[Any, Any]]], out: BinaryIO) -> None:
-    """Write the header, then each chunk's rows, to the binary stream ``out`` (UTF-8)."""
-    first = True
+def write_table(
+    header: Sequence[str], chunks: Iterable[Mapping[str, tuple[Any, Any]]], out: BinaryIO
+) -> None:
+    """Write the header, then each chunk's rows (its columns in the header's order), to the
+    binary stream ``out`` (UTF-8)."""
+    out.write(csv_bytes(header, []))
     for chunk in chunks:
         buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        if first:
-            w.writerow(chunk)
-            first = False
-        w.writerows(zip(*(_cells(values, blank) for values, blank in chunk.values())))
+        cells = (_cells(*chunk[name]) for name in header)
+        csv.writer(buf, lineterminator="\r\n").writerows(zip(*cells))
         out.write(buf.getvalue().encode("utf-8"))
-    if first:
-        raise ValueError("no rows")  # pragma: no cover - a source always has a row
 
 
 def _cells(values: Any, blank: Any) -> list:
     """One column's cells: numbers as they are (the writer writes them as ``str`` does), truth
-    values as true/false, text made safe, a blank as an empty cell."""
+    values as true/false, text through ``csv_text``, a blank as an empty cell."""
     kind = values.dtype.kind
     if kind == "b":
         cells = ["true" if v else "false" for v in values.tolist()]
     elif kind in "U":
-        cells = [safe_text(v) for v in values.tolist()]
+        cells = [csv_text(v) for v in values.tolist()]
     else:
         cells = values.tolist()
     if blank is not None:
