@@ -101,8 +101,8 @@ def _names_unique(configs: list[Config], items: list[Any]) -> None:
     problems = []
     for n, c in enumerate(configs, 1):
         k = name_key(c.name)
-        if k in first and isinstance(items[n - 1], Mapping) != isinstance(
-            items[first[k] - 1], Mapping
+        if k in first and isinstance(items[n - 1], Config) != isinstance(
+            items[first[k] - 1], Config
         ):  # a mapping beside a Config (mappings are checked among themselves as they are read)
             problems.append(
                 Problem(
