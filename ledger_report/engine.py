@@ -51,21 +51,31 @@ class Ledger:
 def plain(v: Any, unit: str) -> Any:
     """A computed value as the reports carry it: bytes round up to whole bytes, counts to whole
     numbers, other quantities as floats, truth values as bool, text as str, blank as None."""
-    if v is None:
-        return None
-    if unit == BOOL:
-        return bool(v)
-    if unit == TEXT:
-        return str(v)
-    if unit in INT_UNITS:
-        x = float(v)
-        if not math.isfinite(x):
-            return None
-        return int(math.ceil(x)) if unit == BYTES else int(math.floor(x + 0.5))
-    if unit in FLOAT_UNITS:
-        x = float(v)
-        return x if math.isfinite(x) else None
+    return None if v is None else _PLAIN.get(unit, _as_is)(v)
+
+
+def _whole_up(v: Any) -> int | None:
+    x = float(v)
+    return int(math.ceil(x)) if math.isfinite(x) else None
+
+
+def _whole_nearest(v: Any) -> int | None:
+    x = float(v)
+    return int(math.floor(x + 0.5)) if math.isfinite(x) else None
+
+
+def _finite(v: Any) -> float | None:
+    x = float(v)
+    return x if math.isfinite(x) else None
+
+
+def _as_is(v: Any) -> Any:
     return v
+
+
+_PLAIN = {BOOL: bool, TEXT: str, BYTES: _whole_up}
+_PLAIN.update({u: _whole_nearest for u in INT_UNITS - {BYTES}})
+_PLAIN.update({u: _finite for u in FLOAT_UNITS})
 
 
 def compute(config: Config, model: Model | None = None) -> Ledger:
