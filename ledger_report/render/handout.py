@@ -100,21 +100,15 @@ ASSET_SUFFIXES = frozenset({".css", ".svg", ".png", ".otf", ".ttf", ".woff", ".w
 # 2000-01-01T00:00:00Z, the same instant as the workbook's fixed core-properties timestamp.
 FIXED_SOURCE_DATE_EPOCH = "946684800"
 
+SHEETS = 2  # pages per configuration: the review sheet and its continuation
 SUMMARY_ROWS_PER_PAGE = 12  # the summary repeats its header on further pages beyond this
 # The first guess of a page's density leaves this share of its columns for the estimate's errors
 # (a page guessed too full is laid out again: ~0.2 s).
 FIRST_FIT_ROOM = 0.95
-# A page whose flow is estimated this much taller than its columns at the densest layout with rows
-# is laid out with run-on paragraphs at once, not with rows first (with the estimates below, the
-# fullest of bench/rows.py's pages that fitted with rows, 2026-12-02, was estimated at ~0.99 of it).
-RUNS_FIRST_OVER = 1.0
-# The estimates against the layout, by density (bench/rows.py's 40 pages laid out at each density,
-# English and Chinese, 2026-12-02): the flow's measured height over its estimate (1.02-1.03 at d0
-# and d1, where rows have padding; 0.96 at d2; 1.04 at d3), and the room above the columns, left
-# and right (the chart's), measured over estimated; each factor is the median plus ~1 %, and the
-# right column's the larger of the two languages (Chinese: 5-10 % above English).
-EST_CONTENT = (1.035, 1.045, 0.975, 1.05)
-EST_TOP = ((1.0, 1.01), (1.01, 1.04), (0.935, 1.06), (0.94, 0.92))
+# The estimates against the layout: the flow's measured height over its estimate, and the room
+# above the columns (left, right: the chart's), measured over estimated.
+EST_CONTENT = 1.03
+EST_TOP = (1.0, 1.0)
 
 
 class HandoutError(LedgerError):
@@ -274,7 +268,7 @@ class _Book:
         self.order = pg.rank_order(self.ledgers)
         self.rank_of = {i: r for r, i in enumerate(self.order, 1)}
         self.n_summary = summary_page_count(len(self.ledgers))
-        self.n_pages = self.n_summary + len(self.ledgers)
+        self.n_pages = self.n_summary + SHEETS * len(self.ledgers)
         self._data: dict[int, pg.PageData] = {}
 
     def data(self, i: int) -> pg.PageData:
@@ -285,30 +279,28 @@ class _Book:
 
 
 def _estimated(d: pg.PageData, density: int) -> tuple[list[float], list[float], list[float]]:
-    lp = pg.line_px(density)
-    left, right = EST_TOP[density]
-    caps = [pg.SHEET_HEIGHT_PX - d.est_top[0] * lp * left] * (pg.COLUMNS - 1) + [
-        pg.SHEET_HEIGHT_PX - d.est_top[1] * lp * right
-    ]
+    lp = pg.line_px()
+    left, right = EST_TOP
+    caps = (
+        [pg.SHEET_HEIGHT_PX - d.est_top[0] * lp * left] * (pg.FIRST_SHEET_COLUMNS - 1)
+        + [pg.SHEET_HEIGHT_PX - d.est_top[1] * lp * right]
+        + [pg.SHEET_HEIGHT_PX - pg.CONT_TOP_LINES * lp] * (pg.COLUMNS - pg.FIRST_SHEET_COLUMNS)
+    )
     return (
-        [h * lp * EST_CONTENT[density] for h in d.flow(density)[1]],
+        [h * lp * EST_CONTENT for h in d.flow(density)[1]],
         [o * lp for o in d.est_over],
         caps,
     )
 
 
 def _first_fit(d: pg.PageData) -> _Fit:
-    """The first density whose estimated flow fits the estimated room (the page is measured after
-    layout and laid out again where it overflows; see :func:`_pages`).  The run-on paragraphs of
-    the densest layout are a first guess only for a page estimated too full for rows
-    (:data:`RUNS_FIRST_OVER`); other pages get them only when measured too full for rows."""
-    for density in range(pg.RUNS_DENSITY):
+    """The first trim level whose estimated flow fits the estimated room (the page is measured
+    after layout and laid out again where it overflows; see :func:`_pages`), else the last."""
+    for density in range(pg.MAX_DENSITY + 1):
         heights, over, caps = _estimated(d, density)
         if sum(heights) + sum(over) <= sum(caps) * FIRST_FIT_ROOM:
             return _Fit(density)
-    if sum(heights) + sum(over) > sum(caps) * RUNS_FIRST_OVER:
-        return _Fit(pg.RUNS_DENSITY)
-    return _Fit(pg.RUNS_DENSITY - 1)
+    return _Fit(pg.MAX_DENSITY)
 
 
 def _columns(d: pg.PageData, fit: _Fit) -> list[list[dict[str, Any]]]:
@@ -335,7 +327,6 @@ def _columns(d: pg.PageData, fit: _Fit) -> list[list[dict[str, Any]]]:
                     "lines": [it for it in items if it["kind"] == "line"],
                     "zeros": [it for it in items if it["kind"] == "zeros"],
                     "rows": [it for it in items if it["kind"] == "row"],
-                    "runs": [it for it in items if it["kind"] == "run"],
                     "notes": [it for it in items if it["kind"] == "note"],
                 }
             )
@@ -355,11 +346,12 @@ def _config_view(book: _Book, i: int, fit: _Fit) -> dict[str, Any]:
         "density": fit.density,
         "note": pg.note(d.notes, fit.density, d.lead),
         "verdicts": d.verdicts,
+        "headline": d.headline,
         "compact": d.compact,
         "wide": d.wide,
         "charts": d.charts,
         "columns": _columns(d, fit),
-        "page_no": book.n_summary + i + 1,
+        "page_no": book.n_summary + SHEETS * i + 1,
     }
 
 
@@ -411,10 +403,12 @@ def _view(
         "summary_start": summary.start,
         "n_summary": book.n_summary,
         "summary_head": head,
+        "currencies": pg.currencies(book.ledgers)
+        if book.ledgers and book.ledgers[0].model.spec.rank
+        else [],
         "pages": [_config_view(book, i, fits[i]) for i in wanted],
         "stylesheet": STYLESHEET,
         "fills": pg.FILLS,
-        "runs_density": pg.RUNS_DENSITY,
     }
 
 
@@ -553,9 +547,11 @@ def _measure(document, book: _Book, fits: Sequence[_Fit]) -> dict[int, _Measure]
                 boxes.setdefault(int(num), {})[kind + rest] = pos
     out = {}
     for i, m in boxes.items():
-        if "b" not in m:
+        if "b" not in m or "e" not in m:
             continue
-        bottom = m["b"][1]
+        feet = [m["b"][1]] * pg.FIRST_SHEET_COLUMNS + [m["e"][1]] * (
+            pg.COLUMNS - pg.FIRST_SHEET_COLUMNS
+        )
         ends = [m.get(f"c{k}") for k in range(pg.COLUMNS)]
         if any(e is None for e in ends):
             continue
@@ -575,9 +571,7 @@ def _measure(document, book: _Book, fits: Sequence[_Fit]) -> dict[int, _Measure]
             tops.append(top)
             used.append(end - top)
             for j, pc in enumerate(col):
-                n = [
-                    it["n"] for key in ("lines", "zeros", "rows", "runs", "notes") for it in pc[key]
-                ]
+                n = [it["n"] for key in ("lines", "zeros", "rows", "notes") for it in pc[key]]
                 if starts[j] is None or not n:
                     continue
                 stop = starts[j + 1] if j + 1 < len(col) else None
@@ -588,7 +582,9 @@ def _measure(document, book: _Book, fits: Sequence[_Fit]) -> dict[int, _Measure]
                 guess = sum(heights[k] for k in n) or 1.0
                 for k in n:
                     items[k] = heights[k] * body / guess
-        out[i] = _Measure(caps=[bottom - t for t in tops], used=used, items=items, over=over)
+        out[i] = _Measure(
+            caps=[foot - t for foot, t in zip(feet, tops)], used=used, items=items, over=over
+        )
     return out
 
 
@@ -612,11 +608,14 @@ def _refit(d: pg.PageData, fit: _Fit, m: _Measure) -> _Fit | None:
     if fit.density >= pg.MAX_DENSITY:
         return None
     nxt = fit.density + 1
-    r = pg.LINE_HEIGHT[nxt] / pg.LINE_HEIGHT[fit.density]
-    caps = [pg.SHEET_HEIGHT_PX - (pg.SHEET_HEIGHT_PX - c) * r for c in m.caps]
-    if (nxt >= pg.RUNS_DENSITY) != (fit.density >= pg.RUNS_DENSITY):  # other flow items: estimated
-        return _Fit(nxt, None, None, caps)
-    return _Fit(nxt, [h * r for h in heights], [o * r for o in over], caps)
+    # the next level: the items it trims estimated again, the others as measured
+    flow, _est = d.flow(nxt)
+    new = _estimated(d, nxt)[0]
+    kept = [
+        h if it["formula"] == old["formula"] else e
+        for h, e, it, old in zip(heights, new, flow, d.flow(fit.density)[0])
+    ]
+    return _Fit(nxt, kept, over, list(m.caps))
 
 
 # --------------------------------------------------------------------------------------------
@@ -645,22 +644,32 @@ class _Part:
 def _parts(n_configs: int) -> list[_Part]:
     """Split the handout into parts: one below :data:`PARALLEL_MIN_CONFIGS` configurations; two up
     to 32 pages; else a multiple of four parts of at most :data:`PART_MAX_PAGES` pages (four keeps
-    two or four cores equally busy).  Page counts differ by at most one between parts; the pages
-    are the summary's, then the configurations', cut in that order."""
+    two or four cores equally busy).  Each part holds about as many pages as the next (the
+    summary's pages, then each configuration's :data:`SHEETS`, never split), cut in that order."""
     n_summary = summary_page_count(n_configs)
-    pages = n_summary + n_configs
+    pages = n_summary + SHEETS * n_configs
     if n_configs < PARALLEL_MIN_CONFIGS:
         k = 1
     elif pages <= 32:
         k = 2
     else:
         k = 4 * math.ceil(pages / (4 * PART_MAX_PAGES))
-    bounds = [j * pages // k for j in range(k + 1)]
+    # the page at which each unit (a summary page, a configuration) starts
+    starts = list(range(n_summary)) + [n_summary + SHEETS * i for i in range(n_configs)]
+    units = len(starts)
+    cut_at = (
+        [0]
+        + [
+            min(range(units + 1), key=lambda u: abs((starts + [pages])[u] - j * pages / k))
+            for j in range(1, k)
+        ]
+        + [units]
+    )
     out = []
-    for a, b in zip(bounds, bounds[1:]):
+    for a, b in zip(cut_at, cut_at[1:]):
         summary = range(min(a, n_summary), min(b, n_summary))
         configs = range(max(a - n_summary, 0), max(b - n_summary, 0))
-        out.append(_Part(summary, configs, b - a))
+        out.append(_Part(summary, configs, len(summary) + SHEETS * len(configs)))
     return out
 
 
@@ -672,9 +681,9 @@ def _pages(book: _Book, fetcher: PackagedAssetFetcher, part: _Part, fits: list[_
     first = _layout(view, fetcher, font_config)
     pages = list(first.pages)
     n_summary = len(view["summary_pages"])
-    if len(pages) != n_summary + len(part.configs):  # every sheet is one unsplittable block
+    if len(pages) != n_summary + SHEETS * len(part.configs):  # each sheet: one unsplittable block
         raise HandoutError(
-            f"Internal error: {n_summary + len(part.configs)} sheets laid out as {len(pages)} pages."
+            f"Internal error: {n_summary + SHEETS * len(part.configs)} sheets laid out as {len(pages)} pages."
         )
     clipped = [f"the summary page {k + 1}" for k in _summary_overflow(first, part.summary)]
     measures = _measure(first, book, fits)
@@ -694,12 +703,14 @@ def _pages(book: _Book, fetcher: PackagedAssetFetcher, part: _Part, fits: list[_
             over = []
             break
         probe = _layout(_view(book, fits, only=retry), fetcher, font_config)
-        if len(probe.pages) != len(retry):
+        if len(probe.pages) != SHEETS * len(retry):
             raise HandoutError(
-                f"Internal error: {len(retry)} configuration pages laid out as {len(probe.pages)} pages."
+                f"Internal error: {len(retry)} configurations laid out as {len(probe.pages)} pages."
             )
         for k, i in enumerate(retry):
-            pages[n_summary + i - part.configs.start] = probe.pages[k]
+            for j in range(SHEETS):
+                at = n_summary + SHEETS * (i - part.configs.start) + j
+                pages[at] = probe.pages[SHEETS * k + j]
         measures = _measure(probe, book, fits)
         over = sorted(i for i in retry if measures[i].overflows)
     clipped += [f"the page of {book.ledgers[i].name!r}" for i in over]

@@ -271,8 +271,17 @@ def assumption_items(lg: Ledger, lang: str = "en") -> list[tuple[str, str]]:
 
 def summary(lg: Ledger, lang: str = "en") -> list[Row]:
     """The spec's summary figures of one configuration, headed by their short labels where given."""
+    return _short_rows(lg, lg.model.spec.summary, lang)
+
+
+def headline(lg: Ledger, lang: str = "en") -> list[Row]:
+    """The spec's headline figures of one configuration (a page's strip), with their short labels."""
+    return _short_rows(lg, lg.model.spec.headline, lang)
+
+
+def _short_rows(lg: Ledger, figures, lang: str) -> list[Row]:
     rows = []
-    for f in lg.model.spec.summary:
+    for f in figures:
         row = figure_row(lg, f, lang, False)
         if f.short:
             row.label = f.short[0] if lang == "en" else f.short[1]
