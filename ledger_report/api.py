@@ -59,8 +59,10 @@ def outputs(
     lang: str = "en",
     jobs: int | None = None,
     progress: Any = None,
+    pareto: Sequence[Ledger] = (),
 ) -> dict[Path, bytes]:
-    """The bytes of each output file, by path (nothing is written)."""
+    """The bytes of each output file, by path (nothing is written).  ``pareto``: the ledgers of a
+    planner's front of days against cost, which the handout draws on its summary."""
     from .render.document import document
 
     out = Path(out_dir)
@@ -79,7 +81,11 @@ def outputs(
         if progress:
             progress.stage(f"rendering the handout ({len(ledgers) + 1:,}+ pages)")
         files[out / f"{stem}.pdf"] = render_pdf(
-            ledgers, lang=lang, jobs=jobs, progress=getattr(progress, "pages", None)
+            ledgers,
+            lang=lang,
+            jobs=jobs,
+            progress=getattr(progress, "pages", None),
+            pareto=pareto,
         )
     return files
 

@@ -454,6 +454,9 @@ def _build_plans(doc: dict, out: Path, lang: str, quiet: bool, jobs: int | None)
     # the pages keep the planner's order (its ranks: cost, within 1 % the simpler plan first)
     in_plan_order = replace(DEFAULT, spec=replace(DEFAULT.spec, rank=()))
     ledgers = list(compute_many(api.read(_records(doc)), in_plan_order))
+    # the front of days against cost, for the handout's chart (its rows are complete input rows)
+    front_rows = [p["row"] for p in doc.get("pareto", [])]
+    front = list(compute_many(api.read(front_rows), in_plan_order)) if front_rows else []
     files = {out / "plans.csv": plans_csv(doc)}
     files.update(
         api.outputs(
@@ -464,6 +467,7 @@ def _build_plans(doc: dict, out: Path, lang: str, quiet: bool, jobs: int | None)
             lang=lang,
             jobs=jobs,
             progress=_Progress("computing", quiet),
+            pareto=front,
         )
     )
     _wrote(write_outputs(files), quiet)

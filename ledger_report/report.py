@@ -565,8 +565,8 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
         F(k, short=short)
         for k, short in (
             ("gpu", ("GPU", "GPU")),
-            ("gpus", ("GPUs", "GPU 数")),
-            ("layout_text", ("layout", "布局")),
+            # the layout says the GPUs: dp × tp × pp × cp × ep = GPUs; ZeRO; recompute
+            ("layout_text", ("layout, GPUs", "布局与 GPU 数")),
             ("state_bytes_per_rank", ("state / rank", "每卡状态")),
             ("peak_bytes_per_rank", ("peak / rank", "每卡峰值")),
             ("hbm_bytes", ("HBM", "显存")),

@@ -262,9 +262,10 @@ class _Book:
     """The ledgers of one handout in one language: the summary's order, and each page's data,
     built when a page is first wanted (in the process that renders it) and kept for re-layouts."""
 
-    def __init__(self, ledgers: Sequence[Ledger], lang: str):
+    def __init__(self, ledgers: Sequence[Ledger], lang: str, front: Sequence[Ledger] = ()):
         self.ledgers = list(ledgers)
         self.lang = lang
+        self.front = pg.pareto(front, lang)  # the planner's front, on the first summary page
         self.order = pg.rank_order(self.ledgers)
         self.rank_of = {i: r for r, i in enumerate(self.order, 1)}
         self.n_summary = summary_page_count(len(self.ledgers))
@@ -403,6 +404,7 @@ def _view(
         "summary_start": summary.start,
         "n_summary": book.n_summary,
         "summary_head": head,
+        "pareto": book.front if summary.start == 0 else None,
         "currencies": pg.currencies(book.ledgers)
         if book.ledgers and book.ledgers[0].model.spec.rank
         else [],
@@ -444,12 +446,14 @@ def _html(view: dict[str, Any]) -> str:
     return _UNPRINTABLE.sub("\ufffd", html)
 
 
-def render_html(ledgers: Sequence[Ledger], lang: str = "en") -> str:
+def render_html(
+    ledgers: Sequence[Ledger], lang: str = "en", *, pareto: Sequence[Ledger] = ()
+) -> str:
     """The handout as HTML, with the first-guess layout of each page (the PDF may cut a page's
     columns again after measuring it)."""
     ledgers = list(ledgers)
     _check(ledgers, lang)
-    book = _Book(ledgers, lang)
+    book = _Book(ledgers, lang, pareto)
     return _html(_view(book, [_first_fit(book.data(i)) for i in range(len(ledgers))]))
 
 
@@ -890,6 +894,7 @@ def render_pdf(
     warnings: list[str] | None = None,
     jobs: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    pareto: Sequence[Ledger] = (),
 ) -> bytes:
     """The handout PDF of the ledgers: the summary, then one A4-landscape page per configuration.
 
@@ -897,13 +902,15 @@ def render_pdf(
     problems) and any page whose end had to be clipped are appended to it as strings; otherwise
     they are logged on the ``ledger_report.handout`` logger.  ``jobs``: worker processes for the
     parts (:func:`_parts`; default :func:`default_jobs`); the bytes do not depend on it.
-    ``progress(pages_done, pages_total)`` is called as parts finish.
+    ``progress(pages_done, pages_total)`` is called as parts finish.  ``pareto``: the ledgers of
+    a planner's Pareto front of days against cost (its ``pareto`` plans' rows), drawn as bars on
+    the first summary page, fastest first.
     """
     ledgers = list(ledgers)
     _check(ledgers, lang)
     root = templates_dir()
     jobs = default_jobs() if jobs is None else max(1, int(jobs))
-    book = _Book(ledgers, lang)
+    book = _Book(ledgers, lang, pareto)
     parts = _parts(len(ledgers))
     # First guesses need each page's data, which is built where the page is rendered: the
     # workers guess their own pages (a None is guessed on first use, see _view).

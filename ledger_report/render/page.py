@@ -792,7 +792,11 @@ def summary_headers(lg: Ledger, lang: str) -> dict[str, Any]:
     return {
         "verdicts": verdicts,
         "cells": [
-            {"text": r.label, "n": r.unit not in ("text", "bool"), "unit": _unit_class(r.unit)}
+            {
+                "text": r.label,
+                "n": r.unit not in ("text", "bool"),
+                "unit": f"{_unit_class(r.unit)} {_css_name('k-' + r.key)}",
+            }
             for r in rows
         ],
     }
@@ -800,4 +804,50 @@ def summary_headers(lg: Ledger, lang: str) -> dict[str, Any]:
 
 def _unit_class(unit: str) -> str:
     """A CSS class for a summary column of this unit (its width: handout.css, ``col.u-*``)."""
-    return "u-" + "".join(ch if ch.isalnum() else "-" for ch in unit.lower())
+    return _css_name("u-" + unit.lower())
+
+
+def _css_name(text: str) -> str:
+    return "".join(ch if ch.isalnum() else "-" for ch in text)
+
+
+# --------------------------------------------------------------------------------------------
+# The Pareto front of a plan handout
+
+PARETO_KEYS = ("layout_text", "days_on_config", "cost")  # registry keys of each front plan's row
+
+
+def pareto(front: Sequence[Ledger], lang: str) -> list[dict[str, Any]]:
+    """The planner's front (the ledgers of its ``pareto`` plans, fastest first) as bars: each
+    plan's name and layout, its days and its cost as texts, and each as a bar in per cent of the
+    front's largest (presentation geometry only)."""
+    rows = []
+    for lg in front:
+        layout, days, cost = (view.quantity_row(lg, k, lang) for k in PARETO_KEYS)
+        rows.append(
+            {
+                "name": clip(str(lg.name), SUMMARY_NAME_MAX_CHARS)[0],
+                "layout": layout,
+                "days": days,
+                "cost": cost,
+            }
+        )
+    if not rows:
+        return []
+    top = {
+        k: max([r[k].value for r in rows if isinstance(r[k].value, (int, float))] + [0]) or 1
+        for k in ("days", "cost")
+    }
+    return [
+        {
+            "name": r["name"],
+            "layout": r["layout"].text,
+            "days": r["days"].text,
+            "cost": r["cost"].text,
+            "days_w": round(100 * (r["days"].value or 0) / top["days"], 2),
+            "cost_w": round(100 * (r["cost"].value or 0) / top["cost"], 2),
+            "days_label": r["days"].label,
+            "cost_label": r["cost"].label,
+        }
+        for r in rows
+    ]

@@ -153,6 +153,11 @@ def _row(
     return Row(key, q.en if lang == "en" else q.zh, q.unit, value, text, gib, f, name or key, t)
 
 
+def quantity_row(lg: Ledger, key: str, lang: str) -> Row:
+    """One registry quantity of a ledger as shown (its label, its value with its unit)."""
+    return _row(lg, key, lang)
+
+
 def figure_row(lg: Ledger, f, lang: str, formulas: bool) -> Row:
     """A figure as shown: its quantity, or for a breakdown (``items``) its sentence (``text``)."""
     return _row(lg, f.shown, lang, formulas and f.formula, f.expand, f.name, f.tone)

@@ -428,8 +428,9 @@ def _budget(reg: Registry, r: Ctx) -> None:
 
 def _layout_text(reg: Registry, r: Ctx) -> None:
     """The layout in one phrase, as the summaries show each candidate or plan: the parallel
-    sizes (dp × tp × pp × cp × ep = GPUs), the ZeRO stage and the recompute."""
-    reg.section = "layout"
+    sizes (dp × tp × pp × cp × ep = GPUs), the ZeRO stage and the recompute (documented with
+    the budget: the summaries' columns)."""
+    reg.section = "budget"
     for suffix, gpus, zero, recompute in (
         ("", " GPUs", "; ZeRO-", "; recompute "),
         ("_zh", " 卡", "；ZeRO-", "；重计算 "),
