@@ -210,7 +210,7 @@ def test_each_page_leads_with_its_headline_strip():
 
 
 def test_plan_handout_shows_each_layout_and_the_pareto_front():
-    """The plan handout's summary gives each plan's layout (dp × tp × pp × cp × ep = GPUs, ZeRO,
+    """The plan handout's summary gives each plan's layout (dp × tp × pp × cp = GPUs, ep, ZeRO,
     recompute), and the first summary page draws the front of days against cost: one row per
     front plan in the order given, its days and cost as texts and as bars in per cent of the
     front's largest (dp 4 needs twice the days of dp 8 at about the same cost)."""
@@ -225,7 +225,7 @@ def test_plan_handout_shows_each_layout_and_the_pareto_front():
     )
     html = handout.render_html(plans, "en", pareto=front)
     text = _text(html)
-    assert "dp8 × tp1 × pp1 × cp1 × ep1 = 8 GPUs; ZeRO-1; recompute none" in text
+    assert "dp8×tp1×pp1×cp1 = 8 GPUs; ep1; ZeRO-1; recompute none" in text
     chart = pg.pareto(front, "en")
     assert [c["name"] for c in chart] == ["f1", "f2"]
     assert chart[1]["days_w"] == 100.0

@@ -14,13 +14,18 @@ through :class:`PackagedAssetFetcher`, which serves files of the packaged templa
 refuses everything else, fatally.  So a note holding ``<a rel="attachment"
 href="file:///etc/passwd">`` is printed as text and embeds nothing.
 
-One page per configuration, always: each page is an inline block of fixed height (WeasyPrint
-does not split inline blocks across pages), so a page can never spill onto a second one.  The
-type is 8 pt on every page (the print minimum); a full page is fitted, not shrunk: its flow of
-sections is cut into three columns by estimated heights, and after layout the renderer reads
-back the height of every item and column (the ids the template sets) and, for a page that
-overflows, cuts the flow again by the measured heights, at a tighter line height and with a
-shorter note where the measured heights do not fit (:func:`_pages`, :func:`_refit`).
+Two sheets per configuration, always, in one layout: the review sheet (the verdicts, each a
+badge over its reason; a headline strip of the spec's eight headline figures; the layout; the
+state ledger; the memory chart; the peak, the compute floor and the budget in three columns) and
+its continuation (the rest of the flow: the parameters, the items outside the ledger, the
+assumptions, in three columns).  Each sheet is an inline block of fixed height (WeasyPrint does
+not split inline blocks across pages), so nothing spills onto a further page.  The type is 8 pt
+at a line height of 1.2 everywhere (:data:`page.LINE_HEIGHT`); the flow is cut into the six
+columns by estimated heights (the first sheet's filled in turn, the rest balanced on the second),
+and after layout the renderer reads back the height of every item and column (the ids the template
+sets) and, for a page that overflows, cuts the flow again by the measured heights, then, where
+they do not fit, leaves out the formula texts of a fixed list of sections, level by level
+(:data:`page.TRIMMED`), with a shorter note (:func:`_pages`, :func:`_refit`).
 
 Speed: WeasyPrint is pure Python and single-threaded, and the handout uses only its public API
 (``weasyprint.HTML(string=..., base_url=..., url_fetcher=...).render(font_config=...)``, then
@@ -102,7 +107,7 @@ FIXED_SOURCE_DATE_EPOCH = "946684800"
 
 SHEETS = 2  # pages per configuration: the review sheet and its continuation
 SUMMARY_ROWS_PER_PAGE = 12  # the summary repeats its header on further pages beyond this
-# The first guess of a page's density leaves this share of its columns for the estimate's errors
+# The first guess of a page's trim level leaves this share of its columns for the estimate's errors
 # (a page guessed too full is laid out again: ~0.2 s).
 FIRST_FIT_ROOM = 0.95
 # The estimates against the layout: the flow's measured height over its estimate, and the room
@@ -249,7 +254,8 @@ def environment() -> jinja2.Environment:
 
 @dataclass
 class _Fit:
-    """How one configuration's page is laid out: its density and, once measured, the heights (CSS
+    """How one configuration's page is laid out: its density (the trim level: formula texts of
+    ``page.TRIMMED[density]`` left out) and, once measured, the heights (CSS
     px) of its flow items, of each section's heading and of the room in each column."""
 
     density: int = 0
@@ -594,8 +600,9 @@ def _measure(document, book: _Book, fits: Sequence[_Fit]) -> dict[int, _Measure]
 
 def _refit(d: pg.PageData, fit: _Fit, m: _Measure) -> _Fit | None:
     """A layout for a page that overflowed: its flow cut again by the measured heights if they fit
-    the measured room; else the next density, the heights and the room above the columns scaled
-    by its line height (measured again after the next layout).  None: nothing left to try."""
+    the measured room; else the next trim level, the items it trims estimated again, the others
+    and the room above the columns as measured (measured again after the next layout).  None:
+    nothing left to try."""
     est, est_over, _caps = _estimated(d, fit.density)
     heights = [m.items.get(n, h) for n, h in enumerate(est)]
     over = [m.over.get(s, est_over[s]) for s in range(len(d.sections))]

@@ -6,16 +6,21 @@ verdicts and their tones, which lines and figures are shown, which phase holds t
 in the summary and in what order it ranks: all of it is looked up (registry quantities, through the
 view and the spec).  What this module adds is presentation only:
 
-* where each part of the spec goes on the page: the verdicts (with their reasons) and the layout
-  in the header; tables of more than :data:`NARROW_COLUMNS` columns across the top (the state
-  ledger); tables the spec draws as bars (``Table.bars``) beside them; every other section, in
-  spec order, in three columns below (a section the spec adds later lands there, with no template
-  change);
+* where each part of the spec goes on the page: the verdicts (each a badge over its reason), the
+  spec's headline figures and the layout in the header; tables of more than
+  :data:`NARROW_COLUMNS` columns across the top (the state ledger); tables the spec draws as bars
+  (``Table.bars``) beside them; every other section in reading order (:data:`FLOW_FIRST`, the
+  others in spec order, :data:`FLOW_LAST`) in three columns below and three more on the
+  configuration's second sheet (a section the spec adds later lands there, with no template
+  change); a figure listed in several sections is printed once, in the last (the budget keeps
+  GPU-hours and the cost);
 * the geometry of the bars (widths in per cent of the widest), the fill of each bar segment (a
   palette of greys and colours whose luminances differ, chosen so that touching segments never
   share a fill), and the legend keys;
-* how the column flow is cut into the three columns (by estimated heights first, by measured ones
-  when a page overflowed; see ``handout._pages``), and how much of a long note is shown.
+* how the column flow is cut into the columns (by estimated heights first, by measured ones
+  when a page overflowed; see ``handout._pages``), and how much of a long note is shown;
+* the summary's groups (one per currency: costs in different currencies are never ranked against
+  each other) and the plan handout's Pareto front as bars.
 """
 
 from __future__ import annotations

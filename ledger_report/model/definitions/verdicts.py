@@ -428,29 +428,29 @@ def _budget(reg: Registry, r: Ctx) -> None:
 
 def _layout_text(reg: Registry, r: Ctx) -> None:
     """The layout in one phrase, as the summaries show each candidate or plan: the parallel
-    sizes (dp × tp × pp × cp × ep = GPUs), the ZeRO stage and the recompute (documented with
-    the budget: the summaries' columns)."""
+    sizes (dp × tp × pp × cp = GPUs; ep, which splits the data-parallel group, after them), the
+    ZeRO stage and the recompute (documented with the budget: the summaries' columns)."""
     reg.section = "budget"
-    for suffix, gpus, zero, recompute in (
-        ("", " GPUs", "; ZeRO-", "; recompute "),
-        ("_zh", " 卡", "；ZeRO-", "；重计算 "),
+    for suffix, gpus, ep, zero, recompute in (
+        ("", " GPUs", "; ep", "; ZeRO-", "; recompute "),
+        ("_zh", " 卡", "；ep", "；ZeRO-", "；重计算 "),
     ):
         reg.define(
             "layout_text" + suffix,
             concat(
                 "dp",
                 r.dp,
-                " × tp",
+                "×tp",
                 r.tp,
-                " × pp",
+                "×pp",
                 r.pp,
-                " × cp",
+                "×cp",
                 r.cp,
-                " × ep",
-                r.ep,
                 " = ",
                 grouped(r.gpus, 0),
                 gpus,
+                ep,
+                r.ep,
                 zero,
                 r.zero,
                 recompute,
@@ -459,7 +459,7 @@ def _layout_text(reg: Registry, r: Ctx) -> None:
             TEXT,
             "layout" + (suffix and " (zh)"),
             "布局",
-            "input columns (docs/columns.md): dp × tp × pp × cp × ep = GPUs; zero; recompute",
+            "input columns (docs/columns.md): dp × tp × pp × cp = GPUs; ep; zero; recompute",
         )
 
 
