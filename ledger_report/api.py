@@ -148,8 +148,10 @@ def outputs(
     lang: str = "en",
     jobs: int | None = None,
     progress: Any = None,
+    pareto: Sequence[Ledger] = (),
 ) -> dict[Path, bytes]:
-    """The bytes of each output file, by path (nothing is written)."""
+    """The bytes of each output file, by path (nothing is written).  ``pareto``: the ledgers of a
+    planner's front of days against cost, which the handout draws on its summary."""
     from .render.document import document, json_bytes
 
     out = Path(out_dir)
@@ -173,7 +175,11 @@ def outputs(
         if progress:
             progress.stage(f"rendering the handout ({len(ledgers) + 1:,}+ pages)")
         files[out / f"{stem}.pdf"] = render_pdf(
-            ledgers, lang=lang, jobs=jobs, progress=getattr(progress, "pages", None)
+            ledgers,
+            lang=lang,
+            jobs=jobs,
+            progress=getattr(progress, "pages", None),
+            pareto=pareto,
         )
     if workbook is not None:
         files[out / f"{stem}.xlsx"] = workbook()
@@ -282,9 +288,16 @@ def build_plans(
 
     in_plan_order = replace(DEFAULT, spec=replace(DEFAULT.spec, rank=()))
     ledgers = list(compute_many(read([p["row"] for p in doc["plans"]]), in_plan_order))
+    # the front of days against cost, for the handout's chart (its rows are complete input rows)
+    front_rows = [p["row"] for p in doc.get("pareto", [])]
+    front = list(compute_many(read(front_rows), in_plan_order)) if front_rows else []
     out = Path(out_dir)
     files = {out / "plans.csv": plans_csv(doc)}
-    files.update(outputs(ledgers, "plans", out, formats, lang=lang, jobs=jobs, progress=progress))
+    files.update(
+        outputs(
+            ledgers, "plans", out, formats, lang=lang, jobs=jobs, progress=progress, pareto=front
+        )
+    )
     return write_outputs(files, inputs=inputs)
 
 
