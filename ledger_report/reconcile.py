@@ -311,9 +311,10 @@ def _deepspeed(lines: list[str]) -> list[Sample]:
         if m := _DS_STEP.search(text):
             rank, step = int(m.group(1)), int(m.group(2)) - 1
         if m := _DS_MEM.search(text):
+            # Max_CA is printed rounded to whole GiB: the current CA bounds it from below
             peak = {
-                "allocated": round(_f(m.group(2)) * GIB),
-                "reserved": round(_f(m.group(4)) * GIB),
+                "allocated": round(max(_f(m.group(1)), _f(m.group(2))) * GIB),
+                "reserved": round(max(_f(m.group(3)), _f(m.group(4))) * GIB),
             }
             out.append(Sample(line=i, rank=rank, step=step, peak=peak))
         if m := _DS_TIMER.search(text):
@@ -573,14 +574,16 @@ def _median(vals: list[float]) -> float | None:
     return vals[mid] if len(vals) % 2 else (vals[mid - 1] + vals[mid]) / 2
 
 
-def _item_labels() -> dict[str, str]:
-    """What enters the step in each window, named from the ledger's phase table (phases.py)."""
+def _item_labels(ledger: Any) -> dict[str, str]:
+    """What enters the step in each window, named from the ledger's phase table (phases.py): the
+    items the row has (not zero)."""
     from .model.definitions.phases import ITEMS, PHASES
 
-    label = {k: en for k, en, _zh in ITEMS}
+    label = {k: en for k, en, _zh in ITEMS if ledger.get(f"mem_{k}_bytes") or k == "moments"}
+    ITEMS = [i for i in ITEMS if i[0] in label]
     held = {p: set(names) for p, _en, _zh, names in PHASES}
     win = {w: set().union(*(held[p] for p in WINDOWS[w])) for w in WINDOWS}
-    out = {"setup": ", ".join(label[k] for k, *_ in ITEMS if k in win["setup"])}
+    out = {"setup": ", ".join(label[k] for k, *_ in ITEMS if k in win["setup"]) or "—"}
     out["moments"] = label["moments"]
     prev = win["setup"] | {"moments"}
     for w in list(WINDOWS)[1:]:
@@ -609,7 +612,7 @@ def _items(ledger: Any, samples: list[Sample]) -> list[dict]:
     if None in est.values() or moments is None or len(m1) < len(WINDOWS):
         return []
     setup1 = max(s.phases["setup"]["allocated"] for s in steady)
-    labels = _item_labels()
+    labels = _item_labels(ledger)
     rows = [
         ("setup", m0["setup"]["allocated"], est["setup"]),
         ("moments", setup1 - m0["setup"]["allocated"], moments),
@@ -677,9 +680,11 @@ def _text_peak(doc) -> list[str]:
     p = doc["peak"]
     if not p:
         return ["Peak: no memory figure in the run"]
-    where = f"rank {p['rank']}, step {p['step']}" if p["rank"] is not None else f"step {p['step']}"
+    where = ", ".join(f"{k} {p[k]}" for k in ("rank", "step") if p[k] is not None)
     out = [
-        f"Peak on the {p['counter']} counter ({where}): measured {_gb(p['measured_bytes'])}, "
+        f"Peak on the {p['counter']} counter"
+        + (f" ({where})" if where else "")
+        + f": measured {_gb(p['measured_bytes'])}, "
         f"estimated {_gb(p['estimate_bytes'])}, unexplained {_signed(p['unexplained_bytes'])}"
     ]
     for c, v in p["by_counter"].items():
