@@ -155,7 +155,9 @@ def _read_probe(name: str, lines: list[str]) -> Run:
 
 def _probe_sample(name: str, i: int, rec: dict) -> Sample:
     def bad(key: str, expected: str):
-        return InputError(Problem(name, i, key, expected, repr(rec.get(key)), row_label="line"))
+        return InputError(
+            Problem(name, i, key, expected, _quote(repr(rec.get(key))), row_label="line")
+        )
 
     for key in ("rank", "step"):
         if not isinstance(rec.get(key), int) or rec[key] < 0:
