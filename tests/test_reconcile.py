@@ -9,6 +9,7 @@ DeepSpeed's see_memory_usage and ThroughputTimer divide by 1024^3 and print "GB"
 
 from __future__ import annotations
 
+import ast
 import csv
 import json
 from pathlib import Path
@@ -255,3 +256,22 @@ def test_bad_or_foreign_run_files(tmp_path, text, where, expected):
 def test_row_must_exist(tmp_path):
     with pytest.raises(InputError, match="a row named 'nope'"):
         lr.api.reconcile(_csv(tmp_path, [MIXTRAL]), [LOGS / "torchtitan_h100.log"], row="nope")
+
+
+def test_only_the_probe_imports_torch():
+    """The product never imports torch: only ledger_report/probe.py does (inside functions)."""
+    pkg = Path(lr.__file__).parent
+    for f in pkg.rglob("*.py"):
+        for node in ast.walk(ast.parse(f.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            if any(n.split(".")[0] == "torch" for n in names):
+                assert f.name == "probe.py", f
+                assert not isinstance(node, ast.Module)
+    top = ast.parse((pkg / "probe.py").read_text()).body
+    assert not any(
+        isinstance(n, (ast.Import, ast.ImportFrom)) and "torch" in ast.dump(n) for n in top
+    )

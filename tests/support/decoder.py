@@ -31,18 +31,30 @@ ROW = {
 }
 
 
-class Block(nn.Module):
-    def __init__(self):
+class RMSNorm(nn.Module):
+    """x / rms(x) × weight (torch's own nn.RMSNorm is 2.4's; the probe supports 2.1 on)."""
+
+    def __init__(self, dim: int, eps: float = 1e-6):
         super().__init__()
-        self.norm1, self.norm2 = nn.RMSNorm(HIDDEN), nn.RMSNorm(HIDDEN)
-        self.qkv = nn.Linear(HIDDEN, 3 * HIDDEN, bias=False)
-        self.proj = nn.Linear(HIDDEN, HIDDEN, bias=False)
-        self.gate_up = nn.Linear(HIDDEN, 2 * FFN, bias=False)
-        self.down = nn.Linear(FFN, HIDDEN, bias=False)
+        self.weight, self.eps = nn.Parameter(torch.ones(dim)), eps
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+class Block(nn.Module):
+    def __init__(self, hidden=HIDDEN, heads=HEADS, ffn=FFN):
+        super().__init__()
+        self.heads = heads
+        self.norm1, self.norm2 = RMSNorm(hidden), RMSNorm(hidden)
+        self.qkv = nn.Linear(hidden, 3 * hidden, bias=False)
+        self.proj = nn.Linear(hidden, hidden, bias=False)
+        self.gate_up = nn.Linear(hidden, 2 * ffn, bias=False)
+        self.down = nn.Linear(ffn, hidden, bias=False)
 
     def forward(self, x):
         b, s, h = x.shape
-        q, k, v = self.qkv(self.norm1(x)).view(b, s, 3, HEADS, h // HEADS).unbind(2)
+        q, k, v = self.qkv(self.norm1(x)).view(b, s, 3, self.heads, h // self.heads).unbind(2)
         a = F.scaled_dot_product_attention(
             q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True
         )
@@ -52,12 +64,12 @@ class Block(nn.Module):
 
 
 class Decoder(nn.Module):
-    def __init__(self):
+    def __init__(self, layers=LAYERS, hidden=HIDDEN, heads=HEADS, ffn=FFN, vocab=VOCAB):
         super().__init__()
-        self.embed = nn.Embedding(VOCAB, HIDDEN)
-        self.blocks = nn.ModuleList(Block() for _ in range(LAYERS))
-        self.norm = nn.RMSNorm(HIDDEN)
-        self.head = nn.Linear(HIDDEN, VOCAB, bias=False)
+        self.embed = nn.Embedding(vocab, hidden)
+        self.blocks = nn.ModuleList(Block(hidden, heads, ffn) for _ in range(layers))
+        self.norm = RMSNorm(hidden)
+        self.head = nn.Linear(hidden, vocab, bias=False)
 
     def forward(self, ids):
         x = self.embed(ids)
@@ -66,15 +78,17 @@ class Decoder(nn.Module):
         return self.head(self.norm(x))
 
 
-def build(seed: int = 0):
-    """The model, its AdamW and a batch generator (the same for the same seed)."""
+def build(seed: int = 0, batch_size: int = BATCH, seq: int = SEQ, **sizes):
+    """The model, its AdamW and a batch generator (the same for the same seed); ``sizes``:
+    layers, hidden, heads, ffn, vocab (default: this file's constants)."""
     torch.manual_seed(seed)
-    model = Decoder()
+    model = Decoder(**sizes)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=False)
     gen = torch.Generator().manual_seed(seed)
+    vocab = model.head.out_features
 
     def batch():
-        ids = torch.randint(0, VOCAB, (BATCH, SEQ + 1), generator=gen)
+        ids = torch.randint(0, vocab, (batch_size, seq + 1), generator=gen)
         return ids[:, :-1].contiguous(), ids[:, 1:].contiguous()
 
     return model, opt, batch
@@ -86,7 +100,7 @@ def train_step(model, opt, ids, labels, probe=None, mark=None):
     mark = mark or (lambda name: None)
     mark("forward")
     logits = model(ids)
-    loss = F.cross_entropy(logits.view(-1, VOCAB), labels.view(-1))
+    loss = F.cross_entropy(logits.flatten(0, 1), labels.view(-1))
     mark("backward")
     (probe.loss(loss) if probe else loss).backward()
     mark("optimizer")
