@@ -76,7 +76,6 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
-from .api import TOP_PLANS
 from .catalogue import GPU_NAMES, find_gpu
 from .config import COLUMN_NAMES, Config
 from .engine import compute, config_from_mapping
@@ -85,6 +84,8 @@ from .model.definitions import REGISTRY
 from .model.definitions.time import DIMS, TERM_KEYS
 from .model.evaluate import evaluate_arrays, evaluate_row
 from .model.tables import tables
+
+TOP_PLANS = 5  # plans kept per input row unless the caller says (`ledger-report plan --top`)
 
 SCHEMA = "ledger-report-plan/1"
 

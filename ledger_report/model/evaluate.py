@@ -104,13 +104,11 @@ def grouped_text(x: Any, places: int = 0) -> str:
 FMT_BIG = 1e15  # FMT writes numbers from here on in scientific notation
 
 
-def fmt_rounded(
-    x: Any, places: int, floor: Callable = math.floor, copysign: Callable = math.copysign
-) -> Any:
-    """FMT's rounding to ``places`` decimals, halves away from zero, a zero unsigned: of a number
-    below ``FMT_BIG`` (``math``'s floor and copysign), or of a float64 array (numpy's)."""
+def fmt_rounded(x: Any, places: int) -> float:
+    """FMT's rounding of a number below ``FMT_BIG`` to ``places`` decimals, halves away from
+    zero, a zero unsigned."""
     scale = 10**places
-    return copysign(floor(abs(x) * scale + 0.5) / scale, x) + 0.0  # + 0.0: -0.0 becomes 0.0
+    return math.copysign(math.floor(abs(x) * scale + 0.5) / scale, x) + 0.0  # -0.0 becomes 0.0
 
 
 def fmt_spec(places: int) -> str:
@@ -417,36 +415,6 @@ def _lookup(tables: Tables, table: str, key: Any, field: str, default: Any = Non
     return rec[field]
 
 
-def select(np, cond: Any, a: Any, b: Any) -> Any:
-    """``numpy.where(cond, a, b)``, the same values and kind of array, without its branch on each
-    row where that is exact: truth values by logical operators, float64 arrays by selecting their
-    bits (a condition that changes from row to row makes ``where`` several times slower)."""
-    if not (isinstance(cond, np.ndarray) and cond.ndim and cond.dtype == bool):
-        return np.where(cond, a, b)
-    shape = cond.shape
-    if all(_bools_like(np, x, shape) for x in (a, b)):
-        return (cond & a) | (~cond & b)
-    if all(
-        isinstance(x, np.ndarray) and x.dtype == np.float64 and x.shape == shape for x in (a, b)
-    ):
-        pick = cond.astype(np.int64)
-        np.negative(pick, out=pick)  # every bit set where cond holds
-        out = np.bitwise_and(a.view(np.int64), pick)
-        np.invert(pick, out=pick)
-        np.bitwise_and(b.view(np.int64), pick, out=pick)
-        return np.bitwise_or(out, pick, out=out).view(np.float64)
-    return np.where(cond, a, b)
-
-
-def _bools_like(np, x: Any, shape: tuple) -> bool:
-    """A truth value, or a bool array of ``shape``."""
-    return (
-        type(x) is bool
-        or isinstance(x, np.bool_)
-        or (isinstance(x, np.ndarray) and x.dtype == bool and x.shape == shape)
-    )
-
-
 class _A:
     """An array value with its blank mask: ``blank`` is False (no row blank) or a bool array."""
 
@@ -592,7 +560,7 @@ class _ArrayEval(Visitor):
                     _or(
                         np,
                         cond,
-                        select(np, cond, False, o.blank) if o.blank is not False else False,
+                        np.where(cond, False, o.blank) if o.blank is not False else False,
                     ),
                 ),
             )
@@ -606,15 +574,15 @@ class _ArrayEval(Visitor):
                     _or(
                         np,
                         notc,
-                        select(np, cond, t.blank, False) if t.blank is not False else False,
+                        np.where(cond, t.blank, False) if t.blank is not False else False,
                     ),
                 ),
             )
-        v = select(np, cond, t.v, o.v)
+        v = np.where(cond, t.v, o.v)
         if t.blank is False and o.blank is False:
             blank = cblank
         else:
-            blank = _or(np, cblank, select(np, cond, t.blank, o.blank))
+            blank = _or(np, cblank, np.where(cond, t.blank, o.blank))
         return _A(v, blank)
 
     def visit_BinOp(self, e):
