@@ -120,8 +120,8 @@ class _CpuCounter:
         self.torch = _torch()
         self.model, self.optimizer = model, optimizer
 
-    def _live_bytes(self) -> int:
-        """Bytes of the tensors the model and optimizer hold (each storage once)."""
+    def _live_bytes(self) -> tuple[int, frozenset]:
+        """Bytes of the tensors the model and optimizer hold (each storage once), and where."""
         torch, seen, total = self.torch, set(), 0
         tensors = [*self.model.parameters(), *self.model.buffers()]
         tensors += [p.grad for p in self.model.parameters() if p.grad is not None]
@@ -132,12 +132,12 @@ class _CpuCounter:
             if s.data_ptr() not in seen:
                 seen.add(s.data_ptr())
                 total += s.nbytes()
-        return total
+        return total, frozenset(seen)
 
     def start(self) -> dict:
         from torch.profiler import ProfilerActivity, profile
 
-        self.base = self._live_bytes()
+        self.base, self.tracked = self._live_bytes()
         self.prof = profile(activities=[ProfilerActivity.CPU], profile_memory=True)
         self.prof.__enter__()
         self.phases: list[str] = []
@@ -163,19 +163,33 @@ class _CpuCounter:
         finally:
             os.unlink(trace)
         del self.prof
-        return _windows_from_trace(events, self.phases, self.base)
+        return _windows_from_trace(events, self.phases, self.base, self.tracked)
 
 
-def _windows_from_trace(events: list, phases: list[str], base: int) -> list[tuple[str, dict]]:
-    """Each marked window's peak: ``base`` plus the running sum of the CPU memory events."""
+def _windows_from_trace(
+    events: list, phases: list[str], base: int, tracked: frozenset = frozenset()
+) -> list[tuple[str, dict]]:
+    """Each marked window's peak: the bytes alive at the start plus the running sum of the CPU
+    memory events.  Alive at the start: ``base`` (the tensors at the ``tracked`` addresses) and
+    every other block the window frees without having allocated it (the last step's logits that
+    a loop variable still holds, say): it was there from the start."""
     marks, mem = {}, []
     for e in events:
         name = e.get("name", "")
         if name == "[memory]" and e.get("args", {}).get("Device Type") == 0:
-            mem.append((float(e["ts"]), int(e["args"]["Bytes"])))
+            args = e["args"]
+            mem.append((float(e["ts"]), int(args["Bytes"]), args.get("Addr")))
         elif name.startswith(MARK):
             marks[int(name[len(MARK) :])] = float(e["ts"])
     mem.sort(key=lambda m: m[0])
+    seen: set = set()
+    for _ts, nbytes, addr in mem:
+        if nbytes > 0:
+            seen.add(addr)
+        elif addr not in seen and addr not in tracked:
+            base -= nbytes  # freed here, allocated before: alive at the start
+        else:
+            seen.discard(addr)
     windows, live, peak, i = [], base, base, 0
     for k, phase in enumerate(phases):
         end = marks.get(k, float("inf"))

@@ -49,16 +49,19 @@ TENSORS = 1 + LAYERS * 6 + 2  # parameter tensors: embed, 6 per block, norm, hea
 assert HEADS and SEQ
 
 
-@pytest.fixture(scope="module")
-def probed(tmp_path_factory):
+def _probe_run(path, hold=None):
     """Three steps of the decoder under the probe (steps 0, 1, 2 recorded: every=2)."""
     model, opt, batch = build()
-    path = tmp_path_factory.mktemp("probe") / "run.jsonl"
     probe = Probe(path, row="tiny-decoder", every=2).attach(model, opt)
     for _ in range(3):
-        train_step(model, opt, *batch(), probe=probe)
+        train_step(model, opt, *batch(), probe=probe, hold=hold)
     probe.detach()
     return probe, path
+
+
+@pytest.fixture(scope="module")
+def probed(tmp_path_factory):
+    return _probe_run(tmp_path_factory.mktemp("probe") / "run.jsonl")
 
 
 @pytest.mark.slow
@@ -85,7 +88,7 @@ def test_three_steps_recorded_per_phase(probed):
         assert r["peak"]["allocated"] == max(a.values())
 
 
-def _profiled_replay():
+def _profiled_replay(hold=None):
     """The same seeded run under the test's own profiler, started before the model is built so
     that every free matches an allocation; phases marked by the loop and a head pre-hook."""
     from torch.profiler import ProfilerActivity, profile, record_function
@@ -101,7 +104,7 @@ def _profiled_replay():
         model, opt, batch = build()
         model.head.register_forward_pre_hook(lambda m, a: mark("loss"))
         for _ in range(3):
-            train_step(model, opt, *batch(), mark=mark)
+            train_step(model, opt, *batch(), mark=mark, hold=hold)
     with tempfile.TemporaryDirectory() as d:
         trace = Path(d) / "trace.json"
         prof.export_chrome_trace(str(trace))
@@ -120,19 +123,25 @@ def _profiled_replay():
 
 
 @pytest.mark.slow
-def test_phase_peaks_match_the_profilers_own(probed):
+@pytest.mark.parametrize("hold", [False, True], ids=["loop-frees-logits", "loop-holds-logits"])
+def test_phase_peaks_match_the_profilers_own(probed, tmp_path, hold):
     """Each phase's peak from the probe equals the one torch.profiler's memory events give on a
     replay of the same seeded run, less the batch: the probe starts from the model's and the
     optimizer's tensors, the test's profiler (started before the model was built) also counts the
-    step's input ids and labels, two int64 tensors of B × S = 4 × 64 (4,096 bytes together)."""
-    probe, _ = probed
-    replay = _profiled_replay()
+    step's input ids and labels, two int64 tensors of B × S = 4 × 64 (4,096 bytes together).
+    With a loop that holds the last step's logits into the next step's forward, the probe counts
+    them from the step's start too (it sees them freed there)."""
+    probe, _ = _probe_run(tmp_path / "run.jsonl", hold=[]) if hold else probed
+    replay = _profiled_replay(hold=[] if hold else None)
     batch_bytes = 2 * 8 * BATCH * SEQ
     assert len(replay) == len(probe.records) == 3
     for rec, ref in zip(probe.records, replay):
         for phase in ("forward", "loss", "backward", "optimizer"):
             got, want = rec["phases"][phase]["allocated"], ref[phase]
             assert got == want - batch_bytes, (rec["step"], phase, got, want)
+    if hold:  # step 1's forward holds step 0's logits, B·S·V fp32, above the plain loop's
+        plain = probed[0].records[1]["phases"]["forward"]["allocated"]
+        assert probe.records[1]["phases"]["forward"]["allocated"] == plain + 4 * BATCH * SEQ * VOCAB
 
 
 @pytest.mark.slow

@@ -94,12 +94,16 @@ def build(seed: int = 0, batch_size: int = BATCH, seq: int = SEQ, **sizes):
     return model, opt, batch
 
 
-def train_step(model, opt, ids, labels, probe=None, mark=None):
+def train_step(model, opt, ids, labels, probe=None, mark=None, hold=None):
     """One step of the loop a user writes; ``probe.loss`` marks the loss when a probe is given,
-    ``mark(name)`` is called at each phase boundary (for the tests' own profiler)."""
+    ``mark(name)`` is called at each phase boundary (for the tests' own profiler).  ``hold``: a
+    list that keeps the step's logits alive until the next step's forward has run (as a loop
+    variable ``logits = model(ids)`` does)."""
     mark = mark or (lambda name: None)
     mark("forward")
     logits = model(ids)
+    if hold is not None:
+        hold[:] = [logits]
     loss = F.cross_entropy(logits.flatten(0, 1), labels.view(-1))
     mark("backward")
     (probe.loss(loss) if probe else loss).backward()
