@@ -27,7 +27,7 @@ from ledger_report.reconcile import WINDOWS, read_run, reconcile
 LOGS = Path(__file__).parent / "data" / "logs"
 MIB, GIB = 2**20, 2**30
 
-# Mixtral 8x7B on 16 H100 with Megatron-LM, as in Megatron-LM issue 756 (global batch 128; the
+# Mixtral 8x7B on 16 H100 with Megatron-LM, as in https://github.com/NVIDIA/Megatron-LM/issues/756 (global batch 128; the
 # layout here is one the ledger accepts for 16 GPUs, not the reporter's, which the issue omits)
 MIXTRAL = {
     "name": "mixtral",
@@ -70,7 +70,7 @@ def test_windows_name_the_ledgers_phases():
 
 
 def test_megatron_rank_report_and_iteration_lines():
-    """Megatron-LM issue 756: [Rank 1] (after 1 iterations) max allocated 54250.98583984375 MB,
+    """github.com/NVIDIA/Megatron-LM/issues/756: [Rank 1] (after 1 iterations) max allocated 54250.98583984375 MB,
     max reserved 61480.0 MB (MB = 2^20 bytes); iterations 2 and 3 took 5630.1 and 5410.6 ms at a
     global batch of 128 with 231.9 and 241.4 TFLOP/s per GPU."""
     r = read_run(LOGS / "megatron_mixtral_h100.log")
@@ -100,7 +100,7 @@ def test_megatron_rank_report_and_iteration_lines():
 
 
 def test_megatron_old_report_without_rank():
-    """Megatron-LM issue 60 (2020): 'after 5 iterations memory (MB) | ... max allocated:
+    """github.com/NVIDIA/Megatron-LM/issues/60 (2020): 'after 5 iterations memory (MB) | ... max allocated:
     12606.06201171875' with no rank; the report covers steps 0-4 (peaks are never reset)."""
     r = read_run(LOGS / "megatron_gpt2_v100.log")
     mem = [s for s in r.samples if s.peak]
@@ -111,7 +111,7 @@ def test_megatron_old_report_without_rank():
 
 
 def test_torchtitan_step_lines():
-    """torchtitan PR 1287: 'memory: 49.66GiB(52.28%)  tps: 5,856 ... mfu: 34.29%' every 10 steps
+    """github.com/pytorch/torchtitan/pull/1287: 'memory: 49.66GiB(52.28%)  tps: 5,856 ... mfu: 34.29%' every 10 steps
     from 200 to 250, among GC and profiler lines; the memory is max_reserved in GiB."""
     r = read_run(LOGS / "torchtitan_h100.log")
     assert r.format == "torchtitan"
@@ -128,7 +128,7 @@ def test_torchtitan_step_lines():
 
 
 def test_torchtitan_lines_without_rank_are_ranks_in_order():
-    """torchtitan PR 2389: step 4 printed by seven ranks with no rank prefix, then step 5 by one."""
+    """github.com/pytorch/torchtitan/pull/2389: step 4 printed by seven ranks with no rank prefix, then step 5 by one."""
     r = read_run(LOGS / "torchtitan_moe_ranks.log")
     assert [(s.rank, s.step) for s in r.samples] == [(i, 3) for i in range(7)] + [(0, 4)]
     doc = reconcile(_ledger(), [r])
@@ -136,7 +136,7 @@ def test_torchtitan_lines_without_rank_are_ranks_in_order():
 
 
 def test_deepspeed_see_memory_usage_and_timer():
-    """DeepSpeed issue 2302: 'MA 0.02 GB Max_MA 0.08 GB CA 0.08 GB Max_CA 0 GB' (GB = 2^30 bytes;
+    """github.com/deepspeedai/DeepSpeed/issues/2302: 'MA 0.02 GB Max_MA 0.08 GB CA 0.08 GB Max_CA 0 GB' (GB = 2^30 bytes;
     Max_CA is rounded to a whole number, so CA 0.08 bounds the reserved peak), then step 2498 and
     its timer line with CurrSamplesPerSec=2.2201241199743493."""
     r = read_run(LOGS / "deepspeed_see_memory.log")
@@ -149,7 +149,7 @@ def test_deepspeed_see_memory_usage_and_timer():
 
 
 def test_deepspeed_timer_lines():
-    """DeepSpeed issue 2629: timer lines 0/17 to 0/22, MaxMemAllocated 2.6 then 2.62 GB (2^30)."""
+    """github.com/deepspeedai/DeepSpeed/issues/2629: timer lines 0/17 to 0/22, MaxMemAllocated 2.6 then 2.62 GB (2^30)."""
     r = read_run(LOGS / "deepspeed_timer.log")
     assert [s.step for s in r.samples] == [16, 17, 18, 19, 20, 21]
     doc = reconcile(_ledger(), [r])
