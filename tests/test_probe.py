@@ -224,3 +224,41 @@ def test_trainer_callback_logic(tmp_path):
     assert recs[1]["phases"]["loss"]["allocated"] > recs[1]["phases"]["forward"]["allocated"]
     with pytest.raises(ValueError, match="no model or optimizer"):
         ProbeCallback(tmp_path / "x.jsonl").on_train_begin(None, None, control, model=model)
+
+
+@pytest.mark.slow
+def test_trainer_callback_in_a_trainer(tmp_path):
+    """With transformers installed (not a test dependency: skipped without it), three steps of a
+    Trainer on a random 2-layer LlamaForCausalLM: one line per step, setup = the parameters and
+    buffers' bytes (fp32), 4 sequences of 32 tokens a step."""
+    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("accelerate")
+    from ledger_report.probe import trainer_callback
+
+    cfg = transformers.LlamaConfig(
+        vocab_size=512, hidden_size=64, intermediate_size=176, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=64,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    model = transformers.LlamaForCausalLM(cfg)
+    state_bytes = sum(t.untyped_storage().nbytes() for t in [*model.parameters(), *model.buffers()])
+
+    class Data(torch.utils.data.Dataset):
+        def __len__(self):
+            return 12
+
+        def __getitem__(self, i):
+            ids = torch.randint(0, 512, (32,))
+            return {"input_ids": ids, "labels": ids.clone()}
+
+    args = transformers.TrainingArguments(
+        output_dir=str(tmp_path / "out"), per_device_train_batch_size=4, max_steps=3,
+        report_to=[], save_strategy="no", logging_strategy="no", use_cpu=True,
+    )  # fmt: skip
+    path = tmp_path / "hf.jsonl"
+    cb = trainer_callback(path, row="tiny-llama", every=1)
+    transformers.Trainer(model=model, args=args, train_dataset=Data(), callbacks=[cb]).train()
+    recs = [json.loads(s) for s in path.read_text().splitlines()]
+    assert [r["step"] for r in recs] == [0, 1, 2]
+    assert recs[0]["phases"]["setup"]["allocated"] == state_bytes
+    assert all(r["tokens"] == 4 * 32 for r in recs)
