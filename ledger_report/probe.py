@@ -245,7 +245,7 @@ class Probe:
         torch = _torch()
         while isinstance(getattr(optimizer, "optimizer", None), torch.optim.Optimizer):
             optimizer = optimizer.optimizer  # accelerate / Lightning wrappers: the inner one
-        self.model, self.optimizer = model, optimizer
+        self.model, self.optimizer, self._torch = model, optimizer, torch
         self.rank, self.world_size = _rank()
         param = next(model.parameters(), None)
         dev = param.device if param is not None else torch.device("cpu")
@@ -293,10 +293,15 @@ class Probe:
         return loss
 
     # -- hooks -------------------------------------------------------------------------------
+    def _grad_enabled(self) -> bool:
+        return self._torch.is_grad_enabled()
+
     def _recorded(self, step: int) -> bool:
         return step < 2 or step % self.every == 0
 
     def _on_forward(self, module, args, kwargs):
+        if not self._grad_enabled():  # an evaluation's forward is no training step
+            return
         if not self._in_step:
             self._begin()
         elif self._phase in ("loss", "backward"):  # the next micro-batch
@@ -305,7 +310,7 @@ class Probe:
         self._micro += 1
 
     def _on_head(self, module, args):
-        if self._in_step and self._phase == "forward":
+        if self._in_step and self._phase == "forward" and self._grad_enabled():
             self._mark("loss")
 
     def _on_head_output(self, module, args, output):

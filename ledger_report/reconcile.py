@@ -800,7 +800,8 @@ def updated_csv(configs: Iterable[Any], name: str, update: Mapping[str, Any]) ->
     w = csv.DictWriter(buf, fieldnames=list(COLUMN_NAMES), lineterminator="\n")
     w.writeheader()
     for cfg in configs:
-        vals = dict(cfg.values)
+        # a column the row's model filled in stays empty: the model column fills it again
+        vals = {k: None if k in cfg.origins else v for k, v in cfg.values.items()}
         if vals.get("name") == name:
             for k, v in update.items():
                 if v is not None:

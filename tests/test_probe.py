@@ -216,9 +216,12 @@ def test_trainer_callback_logic(tmp_path):
         torch.nn.functional.cross_entropy(logits.view(-1, VOCAB), labels.view(-1)).backward()
         opt.step()
         opt.zero_grad()
+        with torch.no_grad():  # an evaluation between steps: no step of its own, no tokens
+            model(ids)
     cb.on_train_end(None, None, control)
     recs = [json.loads(s) for s in (tmp_path / "hf.jsonl").read_text().splitlines()]
     assert [r["step"] for r in recs] == [0, 1]
+    assert [(r["tokens"], r["micro_batches"]) for r in recs] == [(BATCH * SEQ, 1)] * 2
     # no loss marker: the loss window runs to the logits' gradient, so it holds the logits'
     # gradient too (B·S·V fp32 more than with the marker)
     assert recs[1]["phases"]["loss"]["allocated"] > recs[1]["phases"]["forward"]["allocated"]
