@@ -93,6 +93,21 @@ OPTIMIZER_PASSES = (
 )
 CPU_ADAM_HOST_BYTES_PER_PARAM = 154  # DeepSpeed docs/_tutorials/zero-offload.md log: optimizer_step 6.2 s for 10.3B parameters on a DGX-2 (2x Xeon 8168, 12 ch DDR4-2666 = 256 GB/s): 256e9 × 6.2 / 10.3e9
 
+# The one constant the published runs set (tests/support/fit.py refits it, bench/bench_throughput.py
+# reports it in-sample and leave-one-source-out): the share of the maximum achievable matmul FLOP/s
+# (gpus.csv gemm_efficiency, a kernel benchmark) that a training step sustains, by class of GPU:
+# parts without FP8 (A100 class) and the rest (Hopper and later).
+SUSTAINED_FRACTION = {"no_fp8": 0.85, "fp8": 0.7}
+
+
+def sustained_class(gpu: str) -> str:
+    """The SUSTAINED_FRACTION class of a catalogue GPU: whether it has an FP8 peak."""
+    from ...catalogue import find_gpu
+
+    g = find_gpu(gpu)
+    return "fp8" if g is None or g.fp8_tflops else "no_fp8"
+
+
 TIME = doc("step-time")
 CALCULON = "Calculon (github calculon-ai/calculon) calculon/network.py: time = latency + bytes × algorithm factor ÷ (bandwidth × efficiency)"
 PLACEMENT = (
