@@ -107,6 +107,7 @@ DEFAULT_ZH = {
     "the convention's (5e8)": "框架口径的值（5e8）",
     "the convention's (fp32 generic, deepspeed; bf16 megatron, fsdp2)": "框架口径的值（generic、deepspeed 为 fp32；megatron、fsdp2 为 bf16）",
     "the convention's (true)": "框架口径的值（true）",
+    "the convention's (off megatron; ZeRO-3 only deepspeed; on generic, fsdp2)": "框架口径的值（megatron 关；deepspeed 仅 ZeRO-3；generic、fsdp2 开）",
 }
 
 
@@ -750,6 +751,30 @@ COLUMNS: tuple[Column, ...] = (
         BOOL,
         "Megatron sequence parallelism",
         "序列并行（Megatron SP）",
+        "false",
+        group="batch",
+    ),
+    _c(
+        "overlap_grad_reduce",
+        BOOL,
+        "Gradient reduction overlapped with the backward (Megatron --overlap-grad-reduce, DeepSpeed overlap_comm, torch DDP/FSDP2 always)",
+        "梯度归约与反向重叠（Megatron --overlap-grad-reduce、DeepSpeed overlap_comm；torch DDP/FSDP2 总是重叠）",
+        "the convention's (off megatron; ZeRO-3 only deepspeed; on generic, fsdp2)",
+        group="batch",
+    ),
+    _c(
+        "overlap_param_gather",
+        BOOL,
+        "Parameter all-gathers overlapped with compute (Megatron --overlap-param-gather, ZeRO-3/FSDP prefetch)",
+        "参数 all-gather 与计算重叠（Megatron --overlap-param-gather、ZeRO-3/FSDP 预取）",
+        "the convention's (off megatron; ZeRO-3 only deepspeed; on generic, fsdp2)",
+        group="batch",
+    ),
+    _c(
+        "tp_comm_overlap",
+        BOOL,
+        "Tensor-parallel communication overlapped with the GEMMs (Megatron --tp-comm-overlap, async TP)",
+        "张量并行通信与 GEMM 重叠（Megatron --tp-comm-overlap、async TP）",
         "false",
         group="batch",
     ),

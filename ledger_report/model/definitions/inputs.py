@@ -115,6 +115,36 @@ def define(reg: Registry, r: Ctx) -> None:
         "每卡虚拟流水段数",
         COLUMN,
     )
+    conv_at = (
+        " (conventions table: Megatron-LM @d98e8a64 megatron/training/arguments.py and"
+        " core/distributed/distributed_data_parallel_config.py default off; DeepSpeed"
+        " deepspeed/runtime/zero/config.py overlap_comm on for ZeRO-3 only; torch DDP and FSDP2"
+        " overlap the reduction and prefetch gathers; async TP off everywhere)"
+    )
+    r.overlap_grad = d(
+        "overlap_grad_reduce",
+        default("overlap_grad_reduce", r.zero.ge(conv(r, "overlap_grad_reduce_from_zero"))),
+        BOOL,
+        "gradient reduction overlapped with the backward",
+        "梯度归约与反向重叠",
+        COLUMN + conv_at,
+    )
+    r.overlap_param = d(
+        "overlap_param_gather",
+        default("overlap_param_gather", r.zero.ge(conv(r, "overlap_param_gather_from_zero"))),
+        BOOL,
+        "parameter all-gathers overlapped with compute (prefetched)",
+        "参数 all-gather 与计算重叠（预取）",
+        COLUMN + conv_at,
+    )
+    r.tp_overlap = d(
+        "tp_comm_overlap",
+        default("tp_comm_overlap", conv(r, "tp_comm_overlap_default").eq(1)),
+        BOOL,
+        "tensor-parallel communication overlapped with the GEMMs",
+        "张量并行通信与 GEMM 重叠",
+        COLUMN + conv_at,
+    )
     r.seq_par = d(
         "sequence_parallel",
         default("sequence_parallel", False),

@@ -24,6 +24,7 @@ from ..expr import (
     Ref,
     all_of,
     any_of,
+    ceil,
     concat,
     default,
     drop_first,
@@ -33,6 +34,7 @@ from ..expr import (
     minimum,
     negate,
     sig_text,
+    total_of,
 )
 from ..registry import (
     BOOL,
@@ -64,8 +66,35 @@ from .stages import STAGE_ZH, STAGES
 # Named coefficients, each with the source it follows ------------------------------------------------
 NVLINK_EFFICIENCY = 0.8  # NVIDIA/nccl-tests issue #212 (sjeaugey): ring collectives reach ~370 of 450 GB/s per direction on 8x H100
 NETWORK_EFFICIENCY = 0.9  # NVIDIA/nccl-tests issue #290: 46-48 GB/s per 400 Gb/s NIC; Calculon systems/a100_80g.json IB efficiency 0.9
-NVLINK_LATENCY_S = 10e-6  # Calculon systems/a100_80g.json, h100_80g_nvl8.json: NVLink latency 10 µs
-NETWORK_LATENCY_S = 20e-6  # Calculon systems/a100_80g.json: InfiniBand latency 20 µs
+# NCCL's own cost model, NVIDIA/nccl src/graph/tuning.cc at 5067397c (NCCL 2.30.7),
+# ncclTunerConstantsDefaults and ncclTopoTuneModel, in µs, per protocol (LL, LL128, Simple):
+NCCL = "NVIDIA/nccl src/graph/tuning.cc @5067397c (NCCL 2.30.7) ncclTopoTuneModel"
+PROTOCOLS = ("ll", "ll128", "simple")
+NCCL_RING_BASE_US = {"ll": 6.6, "ll128": 14.0, "simple": 8.4}  # baseLatencies, Ring
+NCCL_RING_NVLINK_US = {"ll": 0.6, "ll128": 1.9, "simple": 3.4}  # hwLatencies NVLINK, Ring: per step
+NCCL_RING_NET_US = {"ll": 2.7, "ll128": 4.0, "simple": 14.0}  # hwLatencies NET, Ring: per step
+NCCL_NET_OVERHEAD_US = {
+    "ll": 1.0,
+    "ll128": 1.0,
+    "simple": 3.0,
+}  # getNetOverhead (x86 Intel 1.0; Simple x3)
+NCCL_TREE_BASE_US = {"ll": 6.8, "ll128": 14.0, "simple": 8.4}  # baseLatencies, Tree
+NCCL_TREE_NVLINK_US = {"ll": 0.6, "ll128": 1.25, "simple": 4.0}  # hwLatencies NVLINK, Tree
+NCCL_TREE_NET_US = {"ll": 5.0, "ll128": 8.5, "simple": 14.0}  # hwLatencies NET, Tree
+NCCL_PROTOCOL_BW = {
+    "ll": 0.5,
+    "ll128": 0.92,
+    "simple": 1.0,
+}  # busBw refinements: Ring LL x.5, LL128 x.92
+OVERLAP_PROCESSOR_USAGE = 0.15  # Calculon systems/h100_80g_nvl8.json networks[0].processor_usage: compute slows by 0.15 of the communication it hides (calculon/llm/llm.py, "compute slowdown due part of compute resources orchestrating comm")
+NVLINK_LATENCY_S = (
+    NCCL_RING_BASE_US["simple"] + NCCL_RING_NVLINK_US["simple"]
+) * 1e-6  # one point-to-point transfer inside a node (base + one step, Simple)
+NETWORK_LATENCY_S = (
+    NCCL_RING_BASE_US["simple"] + NCCL_RING_NET_US["simple"]
+) * 1e-6  # one point-to-point transfer across nodes
+MEGATRON_BUCKET_PARAMS = 40_000_000  # Megatron-LM megatron/core/distributed/distributed_data_parallel.py @d98e8a64: bucket_size = max(40000000, 1000000 * dp) with overlap_grad_reduce, one bucket without
+MEGATRON_BUCKET_PARAMS_PER_DP = 1_000_000
 HBM_EFFICIENCY = (
     0.9  # Calculon systems/a100_80g.json mem1 MB_efficiency: 0.90 for transfers of 100 MB and more
 )
@@ -144,10 +173,12 @@ def define(reg: Registry, r: Ctx) -> None:
     _hardware(reg, r)
     _placement(reg, r)
     _efficiency(reg, r)
+    _tp_collectives(reg, r)
     for stage in STAGES:
         _stage(reg, r, stage)
     _step(reg, r)
     _offload(reg, r)
+    _latency_and_bound(reg, r)
     _total(reg, r)
 
 
@@ -323,6 +354,7 @@ def _placement(reg: Registry, r: Ctx) -> None:
         "grad": "gradient-reduction (dp·cp)",
     }
     r.crosses, r.local, r.bus, r.p2p, r.alpha = {}, {}, {}, {}, {}
+    r.size, r.nodes, r.tree_depth = {}, {}, {}
     for g, stride in strides.items():
         n = sizes[g]
         cross = d(
@@ -353,6 +385,23 @@ def _placement(reg: Registry, r: Ctx) -> None:
         )
         r.p2p[g] = if_(cross, net, nv_bus)
         r.alpha[g] = if_(cross, NETWORK_LATENCY_S, NVLINK_LATENCY_S)
+        r.size[g] = n
+        r.nodes[g] = d(
+            f"{g}_nodes",
+            if_(cross, ceil(n / local), 1),
+            COUNT,
+            f"nodes the {names[g]} group spans",
+            f"{names[g]} 组跨越的节点数",
+            PLACEMENT,
+        )
+        r.tree_depth[g] = d(
+            f"{g}_tree_depth",
+            total_of([if_(r.nodes[g].gt(2**k), 1, 0) for k in range(20)]),
+            COUNT,
+            f"levels of NCCL's tree over the {names[g]} group's nodes (⌈log2 nodes⌉)",
+            f"{names[g]} 组节点上 NCCL 树的层数（⌈log2 节点数⌉）",
+            NCCL + ": log2i(nNodes) inter-node tree steps",
+        )
     r.placement_text = {}
     r.any_cross = d(
         "any_group_crosses_nodes",
@@ -377,6 +426,67 @@ def _placement(reg: Registry, r: Ctx) -> None:
             "哪些组跨节点",
             PLACEMENT,
         )
+
+
+# ---- one NCCL collective, as NCCL's tuning model costs it ---------------------------------------
+_KIND = {
+    "ar": ("all-reduce", "all-reduce", 2),
+    "rs": ("reduce-scatter", "reduce-scatter", 1),
+    "ag": ("all-gather", "all-gather", 1),
+}
+
+
+def _latency(r: Ctx, g: str, kind: str, p: str):
+    """NCCL's latency of one ``kind`` collective over group ``g`` with protocol ``p``, in seconds:
+    ring base + (steps − inter-node steps) × intra step + inter-node steps × net step; all-reduce the
+    lesser of that and the tree's base + 2((ranks per node − 1) × intra + log2 nodes × net)."""
+    n, nodes, k = r.size[g], r.nodes[g], _KIND[kind][2]
+    cross = r.crosses[g]
+    steps = k * (n - 1)
+    inter = if_(cross, k * (nodes - 1), 0)
+    intra = if_(cross, max(NCCL_RING_NVLINK_US[p], NCCL_NET_OVERHEAD_US[p]), NCCL_RING_NVLINK_US[p])
+    ring = NCCL_RING_BASE_US[p] + (steps - inter) * intra + inter * NCCL_RING_NET_US[p]
+    if kind != "ar":
+        return ring * 1e-6
+    tree = NCCL_TREE_BASE_US[p] + 2 * (
+        (r.local[g] - 1) * NCCL_TREE_NVLINK_US[p] + r.tree_depth[g] * NCCL_TREE_NET_US[p]
+    )
+    return minimum(ring, tree) * 1e-6
+
+
+def _collective(reg: Registry, r: Ctx, key: str, g: str, kind: str, nbytes, what: str, zh: str):
+    """One collective call: (its time, its latency).  Time = the least over NCCL's protocols of
+    latency + bytes × algorithm factor ÷ (bus bandwidth × protocol efficiency); its latency the
+    least latency of the protocols (the time it takes whatever its size)."""
+    n = r.size[g]
+    name, name_zh, k = _KIND[kind]
+    factor = k * (n - 1) / n
+    bw = r.bus[g] * BYTES_PER_GB
+    times = [
+        _latency(r, g, kind, p) + factor * nbytes / (bw * NCCL_PROTOCOL_BW[p]) for p in PROTOCOLS
+    ]
+    t = reg.define(
+        key + "_s",
+        if_(n.gt(1), minimum(*times), 0),
+        SECONDS,
+        f"one {name} of {what}",
+        f"一次{zh} {name_zh}",
+        NCCL
+        + ": the least over LL, LL128, Simple of latency + bytes × "
+        + ("2(n−1)/n" if k == 2 else "(n−1)/n")
+        + " ÷ (bus bandwidth × 0.5, 0.92, 1)",
+    )
+    lat = reg.define(
+        key + "_latency_s",
+        if_(n.gt(1), minimum(*(_latency(r, g, kind, p) for p in PROTOCOLS)), 0),
+        SECONDS,
+        f"latency of one {name} of {what}",
+        f"一次{zh} {name_zh}的延迟",
+        NCCL
+        + ": ring base + steps × per-step latency (NVLink inside a node, the network between nodes)"
+        + ("; the tree's where lower" if k == 2 else ""),
+    )
+    return t, lat
 
 
 # ---- matmul efficiency by GEMM size ---------------------------------------------------------------
@@ -627,31 +737,38 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         TIME + ": FLOPs ÷ (peak × efficiency) + bytes ÷ HBM bandwidth",
     )
     # tensor parallel: 2 all-reduces forward, 2 backward, 2 more with full recompute (RS + AG with sequence parallel)
-    act = tok * r.h * r.act_bytes
     n_ar = (4 + if_(r.recompute_mode.eq("full"), 2, 0)) * (dl + ml)
     t_tp = d(
         f"{stage}_stage_tp_comm_s",
-        if_(
-            tp.gt(1),
-            n_ar
-            * (
-                r.alpha["tp"] * if_(r.seq_par, 2, 1)
-                + 2 * (tp - 1) / tp * act / (r.bus["tp"] * BYTES_PER_GB)
-            ),
-            0,
-        ),
+        n_ar * if_(r.seq_par, r.tp_rs + r.tp_ag, r.tp_ar),
         SECONDS,
         f"{stage} stage: tensor-parallel communication per micro-batch",
         f"{zh}：每 micro-batch 张量并行通信",
         KORTH
-        + ": 2 all-reduces of s·b·h forward and 2 backward per layer (reduce-scatter + all-gather with sequence parallelism); "
-        + CALCULON,
+        + ": 2 all-reduces of s·b·h forward and 2 backward per layer, 2 more under full recompute (a reduce-scatter and an all-gather each with sequence parallelism), each costed as NCCL runs it",
+    )
+    tp_lat = n_ar * if_(r.seq_par, r.tp_rs_lat + r.tp_ag_lat, r.tp_ar_lat)
+    gemm_s = dense_f / (r.gemm_flops * r.eff_dense)
+    tp_hideable = t_tp * (tp - 1) / tp
+    t_tp_exp = d(
+        f"{stage}_stage_tp_exposed_s",
+        if_(
+            r.tp_overlap,
+            t_tp / tp
+            + maximum(tp_hideable - gemm_s, 0)
+            + OVERLAP_PROCESSOR_USAGE * minimum(tp_hideable, gemm_s),
+            t_tp,
+        ),
+        SECONDS,
+        f"{stage} stage: tensor-parallel communication per micro-batch (exposed)",
+        f"{zh}：每 micro-batch 张量并行通信（未掩盖）",
+        "tp_comm_overlap: Transformer Engine splits each collective into tp chunks pipelined with the GEMM's (the first chunk exposed), hiding at most the GEMMs' time, and the GEMMs slow by "
+        + f"{OVERLAP_PROCESSOR_USAGE} of what they hide (Calculon processor_usage); off: all of it",
     )
     # context parallel: the ring passes each rank's K and V around (forward), and K, V and their gradients (backward)
     kv = tok * 2 * r.g * r.hd / tp * r.act_bytes
-    t_cp_raw = if_(
-        r.cp.gt(1), al * 3 * (r.cp - 1) * (r.alpha["cp"] + kv / (r.p2p["cp"] * BYTES_PER_GB)), 0
-    )
+    cp_sends = al * 3 * (r.cp - 1)
+    t_cp_raw = if_(r.cp.gt(1), cp_sends * (r.alpha["cp"] + kv / (r.p2p["cp"] * BYTES_PER_GB)), 0)
     t_cp = d(
         f"{stage}_stage_cp_comm_s",
         t_cp_raw - conv(r, "cp_overlap") * minimum(t_cp_raw, attn_f / (r.bf16_flops * r.eff_attn)),
@@ -667,9 +784,10 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
     one_a2a = r.alpha["ep"] + maximum(
         a2a * on / (r.bus["ep"] * BYTES_PER_GB), a2a * off / (r.p2p["ep"] * BYTES_PER_GB)
     )
+    ep_share = 1 - conv(r, "ep_overlap")
     t_ep = d(
         f"{stage}_stage_ep_comm_s",
-        if_(r.ep.gt(1), ml * 4 * one_a2a * (1 - conv(r, "ep_overlap")), 0),
+        if_(r.ep.gt(1), ml * 4 * one_a2a * ep_share, 0),
         SECONDS,
         f"{stage} stage: expert all-to-all per micro-batch (exposed)",
         f"{zh}：每 micro-batch 专家 all-to-all（未掩盖）",
@@ -680,7 +798,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         f"{stage}_stage_pp_comm_s",
         if_(
             r.pp.gt(1),
-            2 * r.virtual * (r.alpha["pp"] + act / r.sp_div / (r.p2p["pp"] * BYTES_PER_GB)),
+            2 * r.virtual * (r.alpha["pp"] + act_bytes_pp(r, tok) / (r.p2p["pp"] * BYTES_PER_GB)),
             0,
         ),
         SECONDS,
@@ -688,7 +806,17 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         f"{zh}：每 micro-batch 流水线点对点",
         "Megatron-LM megatron/core/pipeline_parallel/p2p_communication.py: the activation forward and its gradient backward, per model chunk",
     )
-    t_tp_exp = t_tp * (1 - conv(r, "tp_overlap"))
+    lat = d(
+        f"{stage}_stage_comm_latency_s",
+        if_(t_tp.gt(0), t_tp_exp * tp_lat / t_tp, 0)
+        + if_(t_cp_raw.gt(0), t_cp * cp_sends * r.alpha["cp"] / t_cp_raw, 0)
+        + if_(r.ep.gt(1), ml * 4 * r.alpha["ep"] * ep_share, 0)
+        + if_(r.pp.gt(1), 2 * r.virtual * r.alpha["pp"], 0),
+        SECONDS,
+        f"{stage} stage: the latency in the exposed communication of one micro-batch",
+        f"{zh}：每 micro-batch 未掩盖通信中的延迟",
+        NCCL + ": each exposed term × its collectives' latency ÷ their time (TP, CP, EP, PP)",
+    )
     r.stage_time = getattr(r, "stage_time", {})
     r.stage_time[stage] = {
         "compute": t_c,
@@ -696,6 +824,11 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         "cp": t_cp,
         "ep": t_ep,
         "pp": t_pp,
+        "latency": lat,
+        "raw_latency": tp_lat
+        + if_(r.cp.gt(1), cp_sends * r.alpha["cp"], 0)
+        + if_(r.ep.gt(1), ml * 4 * r.alpha["ep"], 0)
+        + if_(r.pp.gt(1), 2 * r.virtual * r.alpha["pp"], 0),
         "micro": d(
             f"{stage}_stage_micro_batch_s",
             t_c + t_tp_exp + t_cp + t_ep + t_pp,
@@ -705,6 +838,20 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
             TIME,
         ),
     }
+
+
+def act_bytes_pp(r: Ctx, tok):
+    """The activation a pipeline stage sends per micro-batch (÷ tp with sequence parallelism)."""
+    return tok * r.h * r.act_bytes / r.sp_div
+
+
+def _tp_collectives(reg: Registry, r: Ctx) -> None:
+    """One tensor-parallel collective of a layer's activations (the same on every stage)."""
+    act = r.tokens_mb * r.h * r.act_bytes
+    what, zh = "a layer's activations over tp", "层激活（tp）"
+    r.tp_ar, r.tp_ar_lat = _collective(reg, r, "tp_all_reduce", "tp", "ar", act, what, zh)
+    r.tp_rs, r.tp_rs_lat = _collective(reg, r, "tp_reduce_scatter", "tp", "rs", act, what, zh)
+    r.tp_ag, r.tp_ag_lat = _collective(reg, r, "tp_all_gather", "tp", "ag", act, what, zh)
 
 
 def _pick_slowest(r: Ctx, key: str):
@@ -765,13 +912,14 @@ def _step(reg: Registry, r: Ctx) -> None:
             zh + "（每步）",
             TIME + ": micro-batches × the slowest stage's term",
         )
+    p, v = r.pp, r.virtual
     r.term["bubble"] = d(
         "time_bubble_s",
-        (r.pp - 1) / r.virtual * r.t_micro,
+        r.t_micro * (maximum(m + (p - 1) / v, p + (m - 1) / v) - m),
         SECONDS,
         "pipeline bubble per step",
         "每步流水线气泡",
-        "Narayanan et al. 2021 §2.2: 1F1B idles (p − 1)/(m + p − 1) of the step; interleaved with v chunks (p − 1)/(v·m + p − 1)",
+        "the schedule's critical path: with m ≥ p micro-batches 1F1B idles (p − 1)·t and the interleaved schedule (p − 1)·t/v (Narayanan et al. 2021 §2.2); with m < p each micro-batch still crosses all p stages, so the step is at least (p + (m − 1)/v)·t: bubble = t·max(m + (p − 1)/v, p + (m − 1)/v) − m·t",
     )
     d(
         "bubble_fraction",
@@ -779,7 +927,7 @@ def _step(reg: Registry, r: Ctx) -> None:
         RATIO,
         "share of the pipeline time idle in the bubble",
         "流水线时间中气泡的占比",
-        "(p − 1)/(v·m + p − 1)",
+        "(p − 1)/(v·m + p − 1) with m ≥ p; 1 − m/(p + (m − 1)/v) with m < p",
     )
     _data_parallel(reg, r)
     opt_bytes = d(
@@ -800,6 +948,13 @@ def _step(reg: Registry, r: Ctx) -> None:
     )
 
 
+def _hidden(raw, always_exposed, window, per_window):
+    """Exposed time of ``raw`` communication overlapped with compute: the pieces that never hide,
+    what each window's compute cannot hide, and the compute slowdown while it hides the rest."""
+    pre = always_exposed + per_window
+    return pre + OVERLAP_PROCESSOR_USAGE * maximum(raw - pre, 0)
+
+
 def _data_parallel(reg: Registry, r: Ctx) -> None:
     d = reg.define
     m = r.n_micro
@@ -813,48 +968,174 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
         doc("parts-and-groups"),
     )
     gb, wb = Lookup("dtype", r.grad_dtype, "bytes"), Lookup("dtype", r.weight_dtype, "bytes")
-    bw = r.bus["grad"] * BYTES_PER_GB
-    alpha = r.alpha["grad"]
-    rs = d(
-        "dp_reduce_scatter_s",
-        alpha + (n - 1) / n * psi * gb / bw,
-        SECONDS,
-        "one reduce-scatter of the gradients",
-        "一次梯度 reduce-scatter",
-        CALCULON + "; reduce-scatter (n − 1)/n",
+    ls = d(
+        "layers_per_stage",
+        ceil(r.L / r.pp),
+        COUNT,
+        "layers a pipeline stage holds (ZeRO-3 gathers and reduces one at a time)",
+        "每个流水段的层数（ZeRO-3 逐层聚合与归约）",
+        doc("step-time"),
     )
-    ag = d(
-        "dp_all_gather_s",
-        alpha + (n - 1) / n * psi * wb / bw,
-        SECONDS,
-        "one all-gather of the weights",
-        "一次权重 all-gather",
-        CALCULON + "; all-gather (n − 1)/n",
+    bucket = d(
+        "dp_bucket_params",
+        if_(
+            conv(r, "dp_bucket_params").gt(0),
+            minimum(conv(r, "dp_bucket_params"), psi),
+            psi / ls,
+        ),
+        "params",
+        "parameters in one gradient bucket (one collective)",
+        "一个梯度桶的参数（一次集合通信）",
+        "conventions table dp_bucket_params (torch DDP bucket_cap_mb 25; Megatron-LM distributed_data_parallel.py @d98e8a64 40,000,000 (max(40M, 1M × dp)); DeepSpeed reduce_bucket_size 5e8; FSDP2: one per layer)",
+    )
+    n_b = d(
+        "dp_buckets",
+        if_(r.overlap_grad, ceil(psi / bucket), 1),
+        COUNT,
+        "gradient collectives per reduction",
+        "每次归约的梯度集合通信次数",
+        "overlap_grad_reduce: one per bucket; off: the whole gradient in one (Megatron-LM sets bucket_size None without overlap_grad_reduce)",
+    )
+    g = "grad"
+    ar, ar_lat = _collective(
+        reg, r, "dp_all_reduce", g, "ar", psi / n_b * gb, "a gradient bucket", "梯度桶"
+    )
+    rs, rs_lat = _collective(
+        reg, r, "dp_reduce_scatter", g, "rs", psi / n_b * gb, "a gradient bucket", "梯度桶"
+    )
+    ag, ag_lat = _collective(
+        reg, r, "dp_all_gather", g, "ag", psi / n_b * wb, "a parameter bucket", "参数桶"
+    )
+    lag, lag_lat = _collective(
+        reg, r, "dp_layer_all_gather", g, "ag", psi / ls * wb, "a layer's parameters", "一层参数"
+    )
+    lrs, lrs_lat = _collective(
+        reg, r, "dp_layer_reduce_scatter", g, "rs", psi / ls * gb, "a layer's gradients", "一层梯度"
     )
     per_micro = r.zero.ge(conv(r, "reduce_every_micro_from"))
     reps = if_(per_micro, m, 1)
+    z3 = r.zero.ge(3)
+    one_reduce = if_(r.zero.eq(0), ar, rs)
+    one_reduce_lat = if_(r.zero.eq(0), ar_lat, rs_lat)
     raw = d(
         "dp_comm_s",
         if_(
             n.gt(1),
-            if_(r.zero.ge(3), m * (2 * ag + rs), if_(r.zero.eq(0), 2 * reps * rs, reps * rs + ag)),
+            if_(
+                z3,
+                m * ls * (2 * lag + lrs),
+                reps * n_b * one_reduce + if_(r.zero.eq(0), 0, n_b * ag),
+            ),
             0,
         ),
         SECONDS,
         "data-parallel / ZeRO communication per step",
         "每步数据并行 / ZeRO 通信",
-        "ZeRO-0: all-reduce 2(n−1)/n·Ψ; ZeRO-1/2: reduce-scatter + all-gather; ZeRO-3: per micro-batch two all-gathers and a reduce-scatter, 3·Ψ·bytes·(n−1)/n (Rajbhandari et al. 2020 §7); per micro-batch where the convention reduces every micro-batch",
+        "ZeRO-0: an all-reduce per bucket; ZeRO-1/2: a reduce-scatter per bucket (every micro-batch where the convention reduces every micro-batch) and an all-gather per bucket; ZeRO-3: per micro-batch and layer two all-gathers and a reduce-scatter (Rajbhandari et al. 2020 §7; FSDP2 reshard_after_forward), each costed as NCCL runs it",
     )
-    window = if_(any_of(r.zero.ge(3), per_micro), m * r.t_compute_mb, r.t_compute_mb * 2 / 3)
-    overlap = if_(r.pp.gt(1), conv(r, "pp_dp_overlap"), conv(r, "dp_overlap"))
+    raw_lat = if_(
+        n.gt(1),
+        if_(
+            z3,
+            m * ls * (2 * lag_lat + lrs_lat),
+            reps * n_b * one_reduce_lat + if_(r.zero.eq(0), 0, n_b * ag_lat),
+        ),
+        0,
+    )
+    t_f = r.t_compute_mb / 3 / ls
+    t_b = r.t_compute_mb * 2 / 3 / ls
+    z3_mb = ls * (2 * lag + lrs)
+    z3_exposed = if_(
+        r.overlap_param,
+        _hidden(
+            z3_mb,
+            lag + lrs,
+            0,
+            (ls - 1) * (maximum(lag - t_f, 0) + maximum(lag + lrs - t_b, 0)),
+        ),
+        z3_mb,
+    )
+    may = all_of(r.overlap_grad, any_of(r.pp.eq(1), conv(r, "pp_dp_overlap").eq(1)))
+    red = n_b * one_reduce
+    red_exposed = if_(
+        may, _hidden(red, one_reduce, 0, maximum(red - one_reduce - r.t_compute_mb * 2 / 3, 0)), red
+    )
+    gat = n_b * ag
+    gat_exposed = if_(
+        r.overlap_param, _hidden(gat, ag, 0, maximum(gat - ag - r.t_compute_mb / 3, 0)), gat
+    )
     r.term["dp"] = d(
         "time_dp_s",
-        raw - overlap * minimum(raw, window),
+        if_(
+            n.gt(1),
+            if_(z3, m * z3_exposed, reps * red_exposed + if_(r.zero.eq(0), 0, gat_exposed)),
+            0,
+        ),
         SECONDS,
         "data-parallel / ZeRO communication (exposed)",
         "数据并行 / ZeRO 通信（未掩盖）",
-        "conventions table (dp_overlap; pp_dp_overlap with pipeline parallelism): that share of it, at most as long as the compute it hides behind, is hidden: behind the backward of the last micro-batch, or behind every micro-batch where it runs per micro-batch (prefetched gathers)",
+        "overlap_grad_reduce: the reduction hides behind the backward of the micro-batch it follows, but its last bucket; overlap_param_gather: ZeRO-3's gathers prefetched behind the previous layer's forward / backward (the first gather and last reduce-scatter exposed), ZeRO-1/2's behind the forward (the first bucket exposed); the compute slows by "
+        + f"{OVERLAP_PROCESSOR_USAGE} of what it hides (Calculon calculon/llm/llm.py, processor_usage); switches off: all of it",
     )
+    r.dp_latency = d(
+        "time_dp_latency_s",
+        if_(raw.gt(0), r.term["dp"] * raw_lat / raw, 0),
+        SECONDS,
+        "the latency in the exposed data-parallel communication",
+        "未掩盖的数据并行通信中的延迟",
+        NCCL + ": time_dp_s × the collectives' latency ÷ their time",
+    )
+    r.dp_raw_latency = raw_lat
+
+
+def _latency_and_bound(reg: Registry, r: Ctx) -> None:
+    """The step's communication split into latency and bandwidth, and what binds the step."""
+    d = reg.define
+    m = r.n_micro
+    lat = d(
+        "time_comm_latency_s",
+        m * _pick_slowest(r, "latency") + r.dp_latency,
+        SECONDS,
+        "latency in the exposed communication per step",
+        "每步未掩盖通信中的延迟",
+        NCCL + ": micro-batches × the slowest stage's + the data-parallel's",
+    )
+    comm = r.term["tp"] + r.term["cp"] + r.term["ep"] + r.term["pp"] + r.term["dp"]
+    bw = d(
+        "time_comm_bandwidth_s",
+        maximum(comm - lat, 0),
+        SECONDS,
+        "bandwidth in the exposed communication per step",
+        "每步未掩盖通信中的带宽部分",
+        "time_tp_s + time_cp_s + time_ep_s + time_pp_s + time_dp_s − time_comm_latency_s",
+    )
+    d(
+        "collectives_latency_s",
+        m * _pick_slowest(r, "raw_latency") + r.dp_raw_latency,
+        SECONDS,
+        "latency of every collective the step runs, hidden or not",
+        "每步全部集合通信的延迟（含被掩盖的）",
+        NCCL + ": calls per layer, micro-batch and step × each call's latency",
+    )
+    work = r.term["compute"] + r.term["optimizer"] + r.term["offload"]
+    bub = r.term["bubble"]
+    top = maximum(work, bw, lat, bub)
+    for suffix, names in (
+        ("", ("compute", "communication", "latency", "bubble")),
+        ("_zh", ("计算", "通信带宽", "通信延迟", "流水线气泡")),
+    ):
+        d(
+            "step_bound" + suffix,
+            if_(
+                work.ge(top),
+                names[0],
+                if_(bw.ge(top), names[1], if_(lat.ge(top), names[2], names[3])),
+            ),
+            TEXT,
+            "what binds the step",
+            "步时的瓶颈",
+            "the largest of compute (with the optimizer and offload), communication bandwidth, communication latency (time_comm_latency_s) and the pipeline bubble",
+        )
 
 
 # ---- offload -------------------------------------------------------------------------------------
