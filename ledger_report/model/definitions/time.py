@@ -339,12 +339,21 @@ def _placement(reg: Registry, r: Ctx) -> None:
     strides = {
         "tp": 1,
         "cp": r.tp,
-        "ep": r.tp * r.cp,
+        "ep": r.etp,
         "dp": r.tp * r.cp,
         "pp": r.tp * r.cp * r.dp,
         "grad": r.tp,
+        "egrad": r.etp * r.ep,
     }
-    sizes = {"tp": r.tp, "cp": r.cp, "ep": r.ep, "dp": r.dp, "pp": r.pp, "grad": r.dp * r.cp}
+    sizes = {
+        "tp": r.tp,
+        "cp": r.cp,
+        "ep": r.ep,
+        "dp": r.dp,
+        "pp": r.pp,
+        "grad": r.dp * r.cp,
+        "egrad": r.group["expert"],
+    }
     names = {
         "tp": "tensor-parallel",
         "cp": "context-parallel",
@@ -352,6 +361,7 @@ def _placement(reg: Registry, r: Ctx) -> None:
         "dp": "data-parallel",
         "pp": "pipeline",
         "grad": "gradient-reduction (dp·cp)",
+        "egrad": "expert gradient-reduction (expert-DP)",
     }
     r.crosses, r.local, r.bus, r.p2p, r.alpha = {}, {}, {}, {}, {}
     r.size, r.nodes, r.tree_depth = {}, {}, {}
@@ -381,7 +391,7 @@ def _placement(reg: Registry, r: Ctx) -> None:
             f"{names[g]} collective bandwidth per GPU",
             f"{names[g]} 集合通信带宽",
             PLACEMENT
-            + "; across nodes the ranks of a node drive one NIC each (rail-optimised), so min(NVLink, ranks per node × NIC)",
+            + "; across nodes the ranks of a node drive one NIC each (rail-optimised), so min(NVLink, ranks per node × NIC); expert groups as Megatron-LM megatron/core/parallel_state.py @d98e8a64 builds them (RankGenerator(tp=expert_tensor_parallel_size, ep, dp=expert-DP), order tp-ep-dp: ep ranks etp apart, expert-DP ranks etp·ep apart)",
         )
         r.p2p[g] = if_(cross, net, nv_bus)
         r.alpha[g] = if_(cross, NETWORK_LATENCY_S, NVLINK_LATENCY_S)
@@ -948,25 +958,20 @@ def _step(reg: Registry, r: Ctx) -> None:
     )
 
 
-def _hidden(raw, always_exposed, window, per_window):
-    """Exposed time of ``raw`` communication overlapped with compute: the pieces that never hide,
-    what each window's compute cannot hide, and the compute slowdown while it hides the rest."""
-    pre = always_exposed + per_window
-    return pre + OVERLAP_PROCESSOR_USAGE * maximum(raw - pre, 0)
+def _hidden(raw, exposed):
+    """Exposed time of ``raw`` communication overlapped with compute: ``exposed`` (the pieces that
+    never hide and what each window's compute cannot hide) plus the compute slowdown while the rest
+    hides (OVERLAP_PROCESSOR_USAGE of it)."""
+    return exposed + OVERLAP_PROCESSOR_USAGE * maximum(raw - exposed, 0)
 
 
 def _data_parallel(reg: Registry, r: Ctx) -> None:
     d = reg.define
     m = r.n_micro
-    n = r.dp * r.cp
-    psi = d(
-        "dp_params_per_rank",
-        r.params_per_rank,
-        "params",
-        "parameters a rank reduces over data parallelism",
-        "每卡参与数据并行归约的参数",
-        doc("parts-and-groups"),
-    )
+    parts = {
+        "dense": ("grad", "dp", Ref("dense_params_on_rank")),
+        "expert": ("egrad", "edp", Ref("expert_params_on_rank")),
+    }
     gb, wb = Lookup("dtype", r.grad_dtype, "bytes"), Lookup("dtype", r.weight_dtype, "bytes")
     ls = d(
         "layers_per_stage",
@@ -976,71 +981,103 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
         "每个流水段的层数（ZeRO-3 逐层聚合与归约）",
         doc("step-time"),
     )
-    bucket = d(
-        "dp_bucket_params",
-        if_(
-            conv(r, "dp_bucket_params").gt(0),
-            minimum(conv(r, "dp_bucket_params"), psi),
-            psi / ls,
-        ),
-        "params",
-        "parameters in one gradient bucket (one collective)",
-        "一个梯度桶的参数（一次集合通信）",
-        "conventions table dp_bucket_params (torch DDP bucket_cap_mb 25; Megatron-LM distributed_data_parallel.py @d98e8a64 40,000,000 (max(40M, 1M × dp)); DeepSpeed reduce_bucket_size 5e8; FSDP2: one per layer)",
-    )
-    n_b = d(
-        "dp_buckets",
-        if_(r.overlap_grad, ceil(psi / bucket), 1),
-        COUNT,
-        "gradient collectives per reduction",
-        "每次归约的梯度集合通信次数",
-        "overlap_grad_reduce: one per bucket; off: the whole gradient in one (Megatron-LM sets bucket_size None without overlap_grad_reduce)",
-    )
-    g = "grad"
-    ar, ar_lat = _collective(
-        reg, r, "dp_all_reduce", g, "ar", psi / n_b * gb, "a gradient bucket", "梯度桶"
-    )
-    rs, rs_lat = _collective(
-        reg, r, "dp_reduce_scatter", g, "rs", psi / n_b * gb, "a gradient bucket", "梯度桶"
-    )
-    ag, ag_lat = _collective(
-        reg, r, "dp_all_gather", g, "ag", psi / n_b * wb, "a parameter bucket", "参数桶"
-    )
-    lag, lag_lat = _collective(
-        reg, r, "dp_layer_all_gather", g, "ag", psi / ls * wb, "a layer's parameters", "一层参数"
-    )
-    lrs, lrs_lat = _collective(
-        reg, r, "dp_layer_reduce_scatter", g, "rs", psi / ls * gb, "a layer's gradients", "一层梯度"
-    )
+    z3 = r.zero.ge(3)
+    z0 = r.zero.eq(0)
     per_micro = r.zero.ge(conv(r, "reduce_every_micro_from"))
     reps = if_(per_micro, m, 1)
-    z3 = r.zero.ge(3)
-    one_reduce = if_(r.zero.eq(0), ar, rs)
-    one_reduce_lat = if_(r.zero.eq(0), ar_lat, rs_lat)
+    c = {k: [] for k in ("red", "red_lat", "one_red", "gat", "gat_lat", "one_gat", "lag", "lrs")}
+    c.update({"lag_lat": [], "lrs_lat": []})
+    for part, (g, pre, psi) in parts.items():
+        n = r.size[g]
+        what = "expert " if part == "expert" else ""
+        bucket = d(
+            f"{pre}_bucket_params",
+            if_(
+                conv(r, "dp_bucket_params").gt(0),
+                minimum(conv(r, "dp_bucket_params"), psi),
+                psi / ls,
+            ),
+            "params",
+            f"{what}parameters in one gradient bucket (one collective)",
+            f"一个{'专家' if part == 'expert' else ''}梯度桶的参数（一次集合通信）",
+            "conventions table dp_bucket_params (torch DDP bucket_cap_mb 25; Megatron-LM distributed_data_parallel.py @d98e8a64 40,000,000 (max(40M, 1M × dp)); DeepSpeed reduce_bucket_size 5e8; FSDP2: one per layer); expert parameters in buckets of their own over the expert-DP group (Megatron-LM param_and_grad_buffer.py, expert_data_parallel_group)",
+        )
+        n_b = d(
+            f"{pre}_buckets",
+            if_(psi.gt(0), if_(r.overlap_grad, ceil(psi / maximum(bucket, 1)), 1), 0),
+            COUNT,
+            f"{what}gradient collectives per reduction",
+            f"每次归约的{'专家' if part == 'expert' else ''}梯度集合通信次数",
+            "overlap_grad_reduce: one per bucket; off: the whole gradient in one (Megatron-LM sets bucket_size None without overlap_grad_reduce)",
+        )
+        nb1 = maximum(n_b, 1)
+        zh_b, zh_p = ("专家梯度桶", "专家参数桶") if part == "expert" else ("梯度桶", "参数桶")
+        zh_lg, zh_lp = (
+            ("一层专家梯度", "一层专家参数") if part == "expert" else ("一层梯度", "一层参数")
+        )
+        ar, ar_lat = _collective(
+            reg, r, f"{pre}_all_reduce", g, "ar", psi / nb1 * gb, f"an {what}gradient bucket", zh_b
+        )
+        rs, rs_lat = _collective(
+            reg,
+            r,
+            f"{pre}_reduce_scatter",
+            g,
+            "rs",
+            psi / nb1 * gb,
+            f"an {what}gradient bucket",
+            zh_b,
+        )
+        ag, ag_lat = _collective(
+            reg, r, f"{pre}_all_gather", g, "ag", psi / nb1 * wb, f"an {what}parameter bucket", zh_p
+        )
+        lag, lag_lat = _collective(
+            reg,
+            r,
+            f"{pre}_layer_all_gather",
+            g,
+            "ag",
+            psi / ls * wb,
+            f"a layer's {what}parameters",
+            zh_lp,
+        )
+        lrs, lrs_lat = _collective(
+            reg,
+            r,
+            f"{pre}_layer_reduce_scatter",
+            g,
+            "rs",
+            psi / ls * gb,
+            f"a layer's {what}gradients",
+            zh_lg,
+        )
+        active = all_of(n.gt(1), psi.gt(0))
+        one_red = if_(active, if_(z0, ar, rs), 0)
+        one_red_lat = if_(active, if_(z0, ar_lat, rs_lat), 0)
+        c["red"].append(n_b * one_red)
+        c["red_lat"].append(n_b * one_red_lat)
+        c["one_red"].append(one_red)
+        c["gat"].append(if_(all_of(active, negate(z0)), n_b * ag, 0))
+        c["gat_lat"].append(if_(all_of(active, negate(z0)), n_b * ag_lat, 0))
+        c["one_gat"].append(if_(all_of(active, negate(z0)), ag, 0))
+        c["lag"].append(if_(active, lag, 0))
+        c["lrs"].append(if_(active, lrs, 0))
+        c["lag_lat"].append(if_(active, lag_lat, 0))
+        c["lrs_lat"].append(if_(active, lrs_lat, 0))
+    tot = {k: total_of(v) for k, v in c.items()}
+    lag, lrs = tot["lag"], tot["lrs"]
     raw = d(
         "dp_comm_s",
-        if_(
-            n.gt(1),
-            if_(
-                z3,
-                m * ls * (2 * lag + lrs),
-                reps * n_b * one_reduce + if_(r.zero.eq(0), 0, n_b * ag),
-            ),
-            0,
-        ),
+        if_(z3, m * ls * (2 * lag + lrs), reps * tot["red"] + tot["gat"]),
         SECONDS,
         "data-parallel / ZeRO communication per step",
         "每步数据并行 / ZeRO 通信",
-        "ZeRO-0: an all-reduce per bucket; ZeRO-1/2: a reduce-scatter per bucket (every micro-batch where the convention reduces every micro-batch) and an all-gather per bucket; ZeRO-3: per micro-batch and layer two all-gathers and a reduce-scatter (Rajbhandari et al. 2020 §7; FSDP2 reshard_after_forward), each costed as NCCL runs it",
+        "ZeRO-0: an all-reduce per bucket; ZeRO-1/2: a reduce-scatter per bucket (every micro-batch where the convention reduces every micro-batch) and an all-gather per bucket; ZeRO-3: per micro-batch and layer two all-gathers and a reduce-scatter (Rajbhandari et al. 2020 §7; FSDP2 reshard_after_forward); dense parameters over dp·cp, expert parameters over the expert-DP group; each call costed as NCCL runs it",
     )
     raw_lat = if_(
-        n.gt(1),
-        if_(
-            z3,
-            m * ls * (2 * lag_lat + lrs_lat),
-            reps * n_b * one_reduce_lat + if_(r.zero.eq(0), 0, n_b * ag_lat),
-        ),
-        0,
+        z3,
+        m * ls * (2 * tot["lag_lat"] + tot["lrs_lat"]),
+        reps * tot["red_lat"] + tot["gat_lat"],
     )
     t_f = r.t_compute_mb / 3 / ls
     t_b = r.t_compute_mb * 2 / 3 / ls
@@ -1049,28 +1086,22 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
         r.overlap_param,
         _hidden(
             z3_mb,
-            lag + lrs,
-            0,
-            (ls - 1) * (maximum(lag - t_f, 0) + maximum(lag + lrs - t_b, 0)),
+            lag + lrs + (ls - 1) * (maximum(lag - t_f, 0) + maximum(lag + lrs - t_b, 0)),
         ),
         z3_mb,
     )
     may = all_of(r.overlap_grad, any_of(r.pp.eq(1), conv(r, "pp_dp_overlap").eq(1)))
-    red = n_b * one_reduce
+    red, last = tot["red"], maximum(*c["one_red"])
     red_exposed = if_(
-        may, _hidden(red, one_reduce, 0, maximum(red - one_reduce - r.t_compute_mb * 2 / 3, 0)), red
+        may, _hidden(red, last + maximum(red - last - r.t_compute_mb * 2 / 3, 0)), red
     )
-    gat = n_b * ag
+    gat, first = tot["gat"], maximum(*c["one_gat"])
     gat_exposed = if_(
-        r.overlap_param, _hidden(gat, ag, 0, maximum(gat - ag - r.t_compute_mb / 3, 0)), gat
+        r.overlap_param, _hidden(gat, first + maximum(gat - first - r.t_compute_mb / 3, 0)), gat
     )
     r.term["dp"] = d(
         "time_dp_s",
-        if_(
-            n.gt(1),
-            if_(z3, m * z3_exposed, reps * red_exposed + if_(r.zero.eq(0), 0, gat_exposed)),
-            0,
-        ),
+        if_(z3, m * z3_exposed, reps * red_exposed + gat_exposed),
         SECONDS,
         "data-parallel / ZeRO communication (exposed)",
         "数据并行 / ZeRO 通信（未掩盖）",
