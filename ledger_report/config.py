@@ -107,6 +107,7 @@ DEFAULT_ZH = {
     "the convention's (5e8)": "框架口径的值（5e8）",
     "the convention's (fp32 generic, deepspeed; bf16 megatron, fsdp2)": "框架口径的值（generic、deepspeed 为 fp32；megatron、fsdp2 为 bf16）",
     "the convention's (true)": "框架口径的值（true）",
+    "the convention's (on megatron, else off)": "框架口径的值（megatron 开，其余关）",
     "the convention's (off megatron; ZeRO-3 only deepspeed; on generic, fsdp2)": "框架口径的值（megatron 关；deepspeed 仅 ZeRO-3；generic、fsdp2 开）",
 }
 
@@ -768,6 +769,40 @@ COLUMNS: tuple[Column, ...] = (
         "Parameter all-gathers overlapped with compute (Megatron --overlap-param-gather, ZeRO-3/FSDP prefetch)",
         "参数 all-gather 与计算重叠（Megatron --overlap-param-gather、ZeRO-3/FSDP 预取）",
         "the convention's (off megatron; ZeRO-3 only deepspeed; on generic, fsdp2)",
+        group="batch",
+    ),
+    _c(
+        "overlap_p2p_comm",
+        BOOL,
+        "Pipeline sends and receives overlapped with compute (Megatron --overlap-p2p-communication; interleaved schedule only)",
+        "流水线收发与计算重叠（Megatron --overlap-p2p-communication；仅交错调度）",
+        "the convention's (on megatron, else off)",
+        group="batch",
+    ),
+    _c(
+        "moe_a2a_overlap",
+        BOOL,
+        "Expert all-to-alls overlapped with another micro-batch's compute (Megatron --overlap-moe-expert-parallel-comm)",
+        "专家 all-to-all 与另一 micro-batch 的计算重叠（Megatron --overlap-moe-expert-parallel-comm）",
+        "false",
+        group="batch",
+    ),
+    _c(
+        "ep_dispatch",
+        ENUM,
+        "Expert dispatch: all_to_all (one copy per routed expert) or node_dedup (one copy per destination node, DeepEP / HybridEP)",
+        "专家分发：all_to_all（每个路由专家一份）或 node_dedup（每个目标节点一份，DeepEP / HybridEP）",
+        "all_to_all",
+        choices=("all_to_all", "node_dedup"),
+        group="batch",
+    ),
+    _c(
+        "moe_imbalance",
+        FLOAT,
+        "Busiest expert-parallel rank's routed tokens over the mean (1 = balanced, as forced balancing or capacity factor 1)",
+        "最忙的专家并行 rank 的路由 token 数与平均之比（1 = 均衡，如强制均衡或容量因子 1）",
+        "1",
+        minimum=1,
         group="batch",
     ),
     _c(

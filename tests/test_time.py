@@ -329,3 +329,99 @@ def test_qwen3_8b_pareto_front_never_outruns_its_collectives_latency():
         x = compute(config_from_mapping(p["row"])).values
         assert p["step_time_s"] >= x["collectives_latency_s"], p["row"]
         assert p["step_bound"] in ("compute", "communication", "latency", "bubble")
+
+
+# Qwen3-30B-A3B (tests/data/hf_configs/Qwen3-30B-A3B.json): 48 layers, 128 experts, top-8, moe_ffn 768.
+MOE = dict(
+    QWEN,
+    layers=48,
+    hidden=2048,
+    heads=32,
+    kv_heads=4,
+    ffn_hidden=6144,
+    experts=128,
+    topk=8,
+    moe_ffn_hidden=768,
+    framework="megatron",
+    zero=1,
+)
+
+
+def test_expert_groups_are_placed_as_megatron_builds_them():
+    """Megatron-LM megatron/core/parallel_state.py @d98e8a64: the expert RankGenerator has
+    tp = expert_tensor_parallel_size and order tp-ep-dp, so with etp 1 the ep ranks are adjacent:
+    tp 2 × ep 8 stays in a node of 8; the expert gradients reduce over the expert-DP group
+    dp·cp·tp/(ep·etp) = 32·2/8 = 8 ranks, 8 apart (so across nodes)."""
+    x = v(**MOE, dp=32, tp=2, ep=8, etp=1, sequence_parallel=True)
+    assert x["ep_crosses_nodes"] is False
+    assert x["egrad_crosses_nodes"] is True and x["expert_shard_group"] == 8
+    assert x["edp_reduce_scatter_s"] > 0 and x["dp_reduce_scatter_s"] > 0
+
+
+def test_node_dedup_sends_a_token_once_per_destination_node():
+    """DeepEP / HybridEP (ep_dispatch node_dedup): a token goes to each other node holding one of its
+    top-k experts once.  ep 32 over 4 nodes, top-8 uniform: (4 − 1)·(1 − (3/4)^8) = 2.7027 copies leave
+    the node instead of 8 × 24/32 = 6, so the expert all-to-all shrinks."""
+    a = v(**MOE, dp=32, ep=32, etp=1)
+    b = v(**MOE, dp=32, ep=32, etp=1, ep_dispatch="node_dedup")
+    assert b["ep_remote_nodes_per_token"] == pytest.approx(3 * (1 - 0.75**8), rel=1e-12)
+    assert b["time_ep_s"] < a["time_ep_s"]
+
+
+def test_imbalance_scales_the_busiest_ranks_expert_work():
+    """moe_imbalance: the busiest expert-parallel rank's routed tokens over the mean scale its expert
+    GEMMs and its all-to-all; 1.5 makes both 1.5× (nothing overlapped)."""
+    a = v(**MOE, dp=32, ep=8, etp=1)
+    b = v(**MOE, dp=32, ep=8, etp=1, moe_imbalance=1.5)
+    assert b["first_stage_ep_comm_s"] == pytest.approx(1.5 * a["first_stage_ep_comm_s"], rel=1e-9)
+    assert b["first_stage_compute_s"] > a["first_stage_compute_s"]
+
+
+def test_a2a_and_p2p_overlap_switches():
+    """moe_a2a_overlap (Megatron-LM overlap_moe_expert_parallel_comm, off by default) hides the
+    all-to-all behind another micro-batch's compute, leaving 0.15 of it (the compute slowdown) when
+    the compute is longer; overlap_p2p_comm (Megatron default on) only acts with the interleaved
+    schedule (megatron/training/arguments.py @d98e8a64 turns it off without it)."""
+    a = v(**MOE, dp=32, ep=8, etp=1)
+    b = v(**MOE, dp=32, ep=8, etp=1, moe_a2a_overlap=True)
+    raw = a["first_stage_ep_comm_s"]
+    assert b["first_stage_ep_comm_s"] == pytest.approx(0.15 * raw, rel=1e-9)
+    assert a["overlap_p2p_comm"] is True
+    plain = v(**MOE, dp=8, pp=4)
+    inter = v(**MOE, dp=8, pp=4, virtual_stages=2)
+    off = v(**MOE, dp=8, pp=4, virtual_stages=2, overlap_p2p_comm=False)
+    assert plain["time_pp_s"] > 0
+    assert inter["first_stage_pp_comm_s"] == pytest.approx(
+        0.15 * off["first_stage_pp_comm_s"], rel=1e-9
+    )
+
+
+def test_switches_change_no_figure_that_does_not_depend_on_time():
+    """The overlap switches and the MoE time columns move the step time only: every memory, parameter
+    and compute-floor figure of the row stays the same."""
+    base = v(**MOE, dp=16, tp=2, pp=2, ep=8, etp=1, sequence_parallel=True)
+    other = v(
+        **MOE,
+        dp=16,
+        tp=2,
+        pp=2,
+        ep=8,
+        etp=1,
+        sequence_parallel=True,
+        overlap_grad_reduce=True,
+        overlap_param_gather=True,
+        tp_comm_overlap=True,
+        moe_a2a_overlap=True,
+        overlap_p2p_comm=False,
+        ep_dispatch="node_dedup",
+        moe_imbalance=1.3,
+    )
+    for k in (
+        "peak_bytes_per_rank",
+        "peak_reserved_bytes_per_rank",
+        "params_total",
+        "flops_per_token",
+        "state_floor_gpus",
+    ):
+        assert other[k] == base[k], k
+    assert other["step_time_s"] != base["step_time_s"]

@@ -737,7 +737,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
             r.gemm_flops
             * if_(ml.gt(0), if_(dl.gt(0), minimum(r.eff_dense, r.eff_moe), r.eff_moe), r.eff_dense)
         )
-        + expert_f / (r.gemm_flops * r.eff_expert)
+        + expert_f * r.moe_imbalance / (r.gemm_flops * r.eff_expert)
         + attn_f / (r.bf16_flops * r.eff_attn)
         + head_f / (r.bf16_flops * r.eff_head)
         + (elem + scores + loss) / (r.hbm_eff_bw * BYTES_PER_GB),
@@ -787,41 +787,55 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         f"{zh}：每 micro-batch 上下文并行 K/V 交换（未掩盖）",
         "Megatron-LM / Transformer Engine context parallelism (attention.py AttnFuncWithCPAndKVP2P): cp − 1 ring steps of K and V forward, K, V, dK, dV backward, the convention's share of it hidden behind the attention chunks",
     )
-    # expert parallel: dispatch and combine, forward and backward
+    # expert parallel: dispatch and combine, forward and backward (again under full recompute)
     a2a = r.topk * tok * r.h * r.act_bytes / r.sp_div
     off = (r.ep - r.local["ep"]) / r.ep
     on = (r.local["ep"] - 1) / r.ep
-    one_a2a = r.alpha["ep"] + maximum(
-        a2a * on / (r.bus["ep"] * BYTES_PER_GB), a2a * off / (r.p2p["ep"] * BYTES_PER_GB)
+    off_bytes = if_(
+        r.ep_dispatch.eq("node_dedup"),
+        minimum(tok * r.h * r.act_bytes / r.sp_div * r.remote_nodes, a2a * off),
+        a2a * off,
     )
-    ep_share = 1 - conv(r, "ep_overlap")
+    one_a2a = r.alpha["ep"] + maximum(
+        a2a * on / (r.bus["ep"] * BYTES_PER_GB), off_bytes / (r.p2p["ep"] * BYTES_PER_GB)
+    )
+    n_a2a = ml * (4 + if_(r.recompute_mode.eq("full"), 2, 0))
+    t_ep_raw = if_(r.ep.gt(1), n_a2a * one_a2a * r.moe_imbalance, 0)
     t_ep = d(
         f"{stage}_stage_ep_comm_s",
-        if_(r.ep.gt(1), ml * 4 * one_a2a * ep_share, 0),
+        if_(
+            r.a2a_overlap,
+            maximum(t_ep_raw - t_c, 0) + OVERLAP_PROCESSOR_USAGE * minimum(t_ep_raw, t_c),
+            t_ep_raw,
+        ),
         SECONDS,
         f"{stage} stage: expert all-to-all per micro-batch (exposed)",
         f"{zh}：每 micro-batch 专家 all-to-all（未掩盖）",
         doc("step-time")
-        + ": top_k·s·b·h bytes each way per MoE layer, forward and backward; the share leaving the node crosses the network",
+        + ": top_k·s·b·h bytes each way per MoE layer, dispatch and combine forward and backward, again under full recompute (Megatron-LM recomputes the whole layer, token_dispatcher.py included); the share leaving the node crosses the network, once per destination node with node_dedup; × moe_imbalance (the busiest rank sets the pace); moe_a2a_overlap hides it behind another micro-batch's compute (Megatron-LM overlap_moe_expert_parallel_comm), the compute slowed by "
+        + f"{OVERLAP_PROCESSOR_USAGE} of what it hides",
     )
+    t_pp_raw = if_(
+        r.pp.gt(1),
+        2 * r.virtual * (r.alpha["pp"] + act_bytes_pp(r, tok) / (r.p2p["pp"] * BYTES_PER_GB)),
+        0,
+    )
+    pp_hidden = all_of(r.overlap_p2p, r.virtual.gt(1))
     t_pp = d(
         f"{stage}_stage_pp_comm_s",
-        if_(
-            r.pp.gt(1),
-            2 * r.virtual * (r.alpha["pp"] + act_bytes_pp(r, tok) / (r.p2p["pp"] * BYTES_PER_GB)),
-            0,
-        ),
+        if_(pp_hidden, OVERLAP_PROCESSOR_USAGE * t_pp_raw, t_pp_raw),
         SECONDS,
-        f"{stage} stage: pipeline point-to-point per micro-batch",
-        f"{zh}：每 micro-batch 流水线点对点",
-        "Megatron-LM megatron/core/pipeline_parallel/p2p_communication.py: the activation forward and its gradient backward, per model chunk",
+        f"{stage} stage: pipeline point-to-point per micro-batch (exposed)",
+        f"{zh}：每 micro-batch 流水线点对点（未掩盖）",
+        "Megatron-LM megatron/core/pipeline_parallel/p2p_communication.py: the activation forward and its gradient backward, per model chunk; overlap_p2p_comm with the interleaved schedule sends while the next chunk computes (megatron/training/arguments.py @d98e8a64 turns it off without it), leaving the compute slowdown "
+        + f"({OVERLAP_PROCESSOR_USAGE} of it)",
     )
     lat = d(
         f"{stage}_stage_comm_latency_s",
         if_(t_tp.gt(0), t_tp_exp * tp_lat / t_tp, 0)
         + if_(t_cp_raw.gt(0), t_cp * cp_sends * r.alpha["cp"] / t_cp_raw, 0)
-        + if_(r.ep.gt(1), ml * 4 * r.alpha["ep"] * ep_share, 0)
-        + if_(r.pp.gt(1), 2 * r.virtual * r.alpha["pp"], 0),
+        + if_(t_ep_raw.gt(0), t_ep * n_a2a * r.alpha["ep"] / t_ep_raw, 0)
+        + if_(t_pp_raw.gt(0), t_pp * 2 * r.virtual * r.alpha["pp"] / t_pp_raw, 0),
         SECONDS,
         f"{stage} stage: the latency in the exposed communication of one micro-batch",
         f"{zh}：每 micro-batch 未掩盖通信中的延迟",
@@ -837,7 +851,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         "latency": lat,
         "raw_latency": tp_lat
         + if_(r.cp.gt(1), cp_sends * r.alpha["cp"], 0)
-        + if_(r.ep.gt(1), ml * 4 * r.alpha["ep"], 0)
+        + if_(r.ep.gt(1), n_a2a * r.alpha["ep"], 0)
         + if_(r.pp.gt(1), 2 * r.virtual * r.alpha["pp"], 0),
         "micro": d(
             f"{stage}_stage_micro_batch_s",
@@ -856,7 +870,20 @@ def act_bytes_pp(r: Ctx, tok):
 
 
 def _tp_collectives(reg: Registry, r: Ctx) -> None:
-    """One tensor-parallel collective of a layer's activations (the same on every stage)."""
+    """One tensor-parallel collective of a layer's activations (the same on every stage), and the
+    nodes a routed token travels to."""
+    nodes = r.nodes["ep"]
+    stay = total_of([1] + [0] * 0)
+    for i in range(1, 17):
+        stay = stay * if_(r.topk.ge(i), 1 - 1 / nodes, 1)
+    r.remote_nodes = reg.define(
+        "ep_remote_nodes_per_token",
+        if_(nodes.gt(1), (nodes - 1) * (1 - stay), 0),
+        RATIO,
+        "other nodes a token's top-k experts sit on (expected, uniform routing)",
+        "一个 token 的 top-k 专家所在的其他节点数（期望，均匀路由）",
+        "(N − 1)·(1 − (1 − 1/N)^top_k) for N nodes of the expert-parallel group: DeepEP / HybridEP (node_dedup) send a token once to each such node and forward it over NVLink there (DeepSeek-V3 arXiv 2412.19437 §3.2.2)",
+    )
     act = r.tokens_mb * r.h * r.act_bytes
     what, zh = "a layer's activations over tp", "层激活（tp）"
     r.tp_ar, r.tp_ar_lat = _collective(reg, r, "tp_all_reduce", "tp", "ar", act, what, zh)
