@@ -805,6 +805,14 @@ COLUMNS: tuple[Column, ...] = (
         group="batch",
     ),
     _c(
+        "expandable_segments",
+        BOOL,
+        "PyTorch's allocator grows one segment per stream (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True): a freed block at the segment's end is extended rather than left beside a new segment",
+        "PyTorch 分配器每个 stream 一个可扩展段（PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True）：段末空闲块被延伸，而不是另开新段",
+        "false",
+        group="batch",
+    ),
+    _c(
         "reduce_bucket_elems",
         INT,
         "DeepSpeed's gradient reduce bucket in elements (reduce_bucket_size)",

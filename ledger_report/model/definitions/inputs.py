@@ -174,6 +174,14 @@ def define(reg: Registry, r: Ctx) -> None:
         "ZeRO-3 下保留聚合权重（其下权重本就完整）",
         COLUMN,
     )
+    r.expandable = d(
+        "expandable_segments",
+        default("expandable_segments", False),
+        BOOL,
+        "the allocator's expandable segments",
+        "分配器可扩展段",
+        COLUMN + "; PyTorch's default is off (c10/cuda/CUDAAllocatorConfig.h)",
+    )
     r.bucket_in_elements = d(
         "bucket_in_elements",
         conv(r, "bucket_elems").gt(0),

@@ -22,11 +22,13 @@ from ..expr import (
     gb_text,
     if_,
     maximum,
+    minimum,
     negate,
     total_of,
 )
 from ..registry import BOOL, BYTES, COUNT, TEXT, Registry
 from .common import (
+    BYTES_PER_GB,
     CUDA_CONTEXT_BYTES,
     FUJII,
     MOE35,
@@ -637,25 +639,17 @@ def _phase_items(reg: Registry, r: Ctx) -> None:
             )
 
 
+ALLOCATOR_SOURCE = (
+    "PyTorch c10/cuda/CUDACachingAllocator.cpp @ 001074d2 (best-fit reuse of cached blocks, large "
+    "blocks split, no merging across segments, a new segment when no cached block fits, cached blocks "
+    "released and the request retried when cudaMalloc fails; expandable segments map pages at the "
+    "segment's end)"
+)
+
+
 def _counters(reg: Registry, r: Ctx) -> None:
-    """The peak on each counter: allocated, reserved (the allocator's slack), the device (context and NCCL)."""
+    """The peak on each counter: allocated, reserved (the allocator model), the device (context and NCCL)."""
     d = reg.define
-    frag = d(
-        "reserved_fraction",
-        conv(r, "reserved_fraction"),
-        "ratio",
-        "allocator reserve over allocated",
-        "分配器预留比例",
-        "conventions table; Megatron-LM's 1.05 overhead factor; reserved/allocated 1.04-1.08 on published Megatron runs",
-    )
-    r.reserved = reserved = d(
-        "peak_reserved_bytes_per_rank",
-        r.allocated * (1 + frag),
-        BYTES,
-        "peak reserved per rank (torch max_memory_reserved)",
-        "每卡预留峰值（max_memory_reserved）",
-        doc("counters"),
-    )
     dp, cp, tp, pp, ep = r.dp, r.cp, r.tp, r.pp, r.ep
     n_groups = d(
         "nccl_groups",
@@ -685,13 +679,80 @@ def _counters(reg: Registry, r: Ctx) -> None:
         "CUDA 上下文与 NCCL 缓冲（分配器之外）",
         f"0.5 GB context and 0.5 GB per communicator ({FUJII})",
     )
+    _allocator(reg, r)
     r.peak = d(
         "peak_bytes_per_rank",
-        reserved + r.device_extra,
+        r.reserved + r.device_extra,
         BYTES,
         "peak per rank on the device",
         "每卡设备峰值",
         doc("counters") + ": reserved + CUDA context + NCCL",
+    )
+
+
+def _allocator(reg: Registry, r: Ctx) -> None:
+    """The reserved peak: the allocated peak, the cached blocks the loss region strands, the
+    residual reserve the model does not explain, within what the device leaves the allocator."""
+    d = reg.define
+    stranded = d(
+        "allocator_stranded_bytes",
+        if_(
+            all_of(
+                r.pick(lambda s: r.holds_head[s]),
+                r.loss_fp32,
+                negate(r.loss_compiled),
+                r.logits_dtype.ne("fp32"),
+                conv(r, "logits_kept").eq(0),
+            ),
+            r.logits,
+            0,
+        ),
+        BYTES,
+        "cached blocks the loss backward cannot reuse",
+        "交叉熵反向无法复用的缓存块",
+        ALLOCATOR_SOURCE
+        + ": the 16-bit logits, freed after their fp32 copy, are too small for the backward's fp32 "
+        "gradients, which take new memory while the logits' block stays cached between live blocks "
+        "(with expandable segments too: the hole is not at the segment's end); " + doc("counters"),
+    )
+    explained = d(
+        "reserved_explained_bytes",
+        maximum(r.allocated, r.pick(lambda s: r.stage_phase[s]["backward"]) + stranded),
+        BYTES,
+        "reserved by the allocator model (before the residual reserve)",
+        "分配器模型给出的预留（不含剩余预留）",
+        ALLOCATOR_SOURCE + "; " + doc("counters"),
+    )
+    frag = d(
+        "reserved_fraction",
+        if_(
+            r.expandable,
+            conv(r, "reserved_fraction_expandable"),
+            conv(r, "reserved_fraction"),
+        ),
+        "ratio",
+        "residual allocator reserve over the modelled reserved (with or without expandable segments)",
+        "模型之外的分配器预留比例（按是否可扩展段）",
+        "conventions table: fitted on tests/data/measured_runs.csv (bench/bench_fidelity.py prints it "
+        "in sample and leaving each source out); " + doc("counters"),
+    )
+    capacity = d(
+        "allocator_capacity_bytes",
+        maximum(r.hbm_gb * BYTES_PER_GB - r.device_extra, r.allocated),
+        BYTES,
+        "what the device leaves the allocator (HBM less context and NCCL)",
+        "设备留给分配器的显存（HBM 减上下文与 NCCL）",
+        ALLOCATOR_SOURCE
+        + ": when a new segment does not fit, cached blocks are released and the request retried, so "
+        "the reserved peak stays within the device",
+    )
+    r.reserved = d(
+        "peak_reserved_bytes_per_rank",
+        minimum(explained * (1 + frag), capacity),
+        BYTES,
+        "peak reserved per rank (torch max_memory_reserved)",
+        "每卡预留峰值（max_memory_reserved）",
+        doc("counters"),
     )
 
 
