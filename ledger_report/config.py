@@ -32,6 +32,7 @@ FRAMEWORKS = convention_names()
 OPTIMIZERS = ("adam", "adamw", "sgd", "momentum", "lion", "adafactor", "adam8bit")
 LOCATIONS = ("hbm", "host", "nvme")
 RECOMPUTE = ("none", "selective", "selective_op", "full")
+LOSS_IMPLS = ("eager_fp32", "loss_parallel", "chunked_output", "fused_linear_ce", "megatron_fused")
 COUNTERS = ("allocated", "reserved", "device")
 NORMS = ("rmsnorm", "layernorm")
 COMPUTE_DTYPES = ("bf16", "fp16", "fp8")
@@ -107,6 +108,7 @@ DEFAULT_ZH = {
     "the convention's (5e8)": "框架口径的值（5e8）",
     "the convention's (fp32 generic, deepspeed; bf16 megatron, fsdp2)": "框架口径的值（generic、deepspeed 为 fp32；megatron、fsdp2 为 bf16）",
     "the convention's (true)": "框架口径的值（true）",
+    "the convention's (megatron: megatron_fused; fsdp2 with tp > 1: loss_parallel; else eager_fp32)": "框架口径的值（megatron：megatron_fused；fsdp2 且 tp > 1：loss_parallel；否则 eager_fp32）",
 }
 
 
@@ -786,6 +788,15 @@ COLUMNS: tuple[Column, ...] = (
         "1",
         "",
         minimum=1,
+        group="batch",
+    ),
+    _c(
+        "loss_impl",
+        ENUM,
+        "The cross-entropy's implementation: eager_fp32 (cross_entropy(logits.float())), loss_parallel (PyTorch's vocab-sharded DTensor loss), chunked_output (torchtune: every chunk of the logits built before the chunked loss), fused_linear_ce (Liger, cut cross-entropy: the logits never built whole), megatron_fused (Megatron-LM's vocab-parallel loss in place on one fp32 copy)",
+        "交叉熵的实现：eager_fp32（cross_entropy(logits.float())）、loss_parallel（PyTorch 按词表切分的 DTensor 损失）、chunked_output（torchtune：先建出所有 logits 分块再算分块损失）、fused_linear_ce（Liger、cut cross-entropy：不建出完整 logits）、megatron_fused（Megatron-LM 词表并行损失，在一份 fp32 副本上原地计算）",
+        "the convention's (megatron: megatron_fused; fsdp2 with tp > 1: loss_parallel; else eager_fp32)",
+        choices=LOSS_IMPLS,
         group="batch",
     ),
     _c(

@@ -49,9 +49,8 @@ def test_shipped_median_and_largest_error_do_not_get_worse():
     assert worst <= 0.25, f"largest error {worst:.1%}"
 
 
-# The leave-one-source-out bounds per counter (median, largest error): the goal, 10 % and 25 %,
-# except where the model is not there yet, held at today's figure so it cannot get worse.
-LOSO_LIMITS = {"allocated": (0.10, 0.25), "reserved": (0.10, 0.25), "device": (0.11, 0.25)}
+# The leave-one-source-out bounds per counter (median, largest error): the goal, 10 % and 25 %.
+LOSO_LIMITS = {"allocated": (0.10, 0.25), "reserved": (0.10, 0.25), "device": (0.10, 0.25)}
 
 
 def test_leave_one_source_out_per_counter():
@@ -59,7 +58,9 @@ def test_leave_one_source_out_per_counter():
     bias within 0.95-1.05 on the counters with runs from more than one source (one source's runs can
     only be predicted with the constants the others set).  Recorded before the allocator model
     (python bench/bench_fidelity.py): median 7.5 / 5.8 / 3.9 %, largest 13.7 / 14.1 / 3.9 %, bias
-    0.951 / 1.004 / 0.961 (allocated / reserved / device), with one constant fitted on all three."""
+    0.951 / 1.004 / 0.961 (allocated / reserved / device), with one constant fitted on all three
+    counters; after it, fitted on the reserved counter only: 7.3 / 3.6 / 8.2 %, 15.1 / 18.1 / 8.2 %,
+    0.973 / 1.009 / 0.918 (the device counter's one source is below 0.95: its NCCL buffers)."""
     for counter, runs in by_counter(HELD).items():
         med, worst = errors(runs)
         lim_med, lim_worst = LOSO_LIMITS[counter]
@@ -109,3 +110,80 @@ def test_megatron_runs_within_15_percent(run):
     first and last stages' layers, the leading dense layers from the recipe they ran): within 15 % on
     the counter (the device counter's communicator buffers are not itemised by the source)."""
     assert abs(run.ratio - 1) <= 0.15
+
+
+def _row(**cols):
+    from ledger_report.engine import compute
+    from ledger_report.inputs import config_from_mapping
+
+    base = dict(
+        name="r",
+        layers=32,
+        hidden=4096,
+        heads=32,
+        kv_heads=8,
+        ffn_hidden=14336,
+        vocab=128256,
+        seq_len=8192,
+        micro_batch=1,
+        dp=8,
+        zero=3,
+        framework="fsdp2",
+    )
+    base.update(cols)
+    return compute(config_from_mapping(base))
+
+
+def test_loss_bytes_per_logit_follow_each_kernel():
+    """Bytes per logit by implementation, 16-bit logits, read from the kernels' code: eager
+    cross_entropy(logits.float()) 8 forward / 12 backward (aten log_softmax, nll_loss_backward,
+    _log_softmax_backward_data); PyTorch's loss parallel 12 / 16 (torch/distributed/tensor/parallel/
+    loss.py @ 02eef6b8: x.to(fp32), x − max, exp; zeros_like(x), exp(x), their sum and the result);
+    Megatron-LM's vocab-parallel loss 4 / 6 (one fp32 copy in place; the 16-bit gradient);
+    torchtune's chunked output with 8 chunks 4 + 4/8 / 4 + 8/8 and its logits not divided."""
+    n = 8192 * 128256
+    for impl, fwd, bwd in (
+        ("eager_fp32", 8, 12),
+        ("loss_parallel", 12, 16),
+        ("megatron_fused", 4, 6),
+        ("chunked_output", 4.5, 5),
+    ):
+        led = _row(loss_impl=impl, logits_dtype="bf16", loss_chunks=8)
+        chunks = 1 if impl == "chunked_output" else 8
+        assert led["logit_elements"] == n / chunks
+        assert led["loss_forward_bytes"] == pytest.approx(n / chunks * fwd)
+        assert led["loss_backward_bytes"] == pytest.approx(n / chunks * bwd)
+    assert _row(loss_impl="fused_linear_ce")["logits_full_bytes"] == 0
+
+
+def test_loss_parallel_is_torchtitans_default_with_tp():
+    """torchtitan turns loss parallel on with tensor parallelism (torchtitan/distributed/utils.py
+    maybe_enable_loss_parallel); Megatron-LM runs its own vocab-parallel loss."""
+    assert _row(tp=2)["loss_impl"] == "loss_parallel"
+    assert _row()["loss_impl"] == "eager_fp32"
+    assert _row(framework="megatron", zero=1)["loss_impl"] == "megatron_fused"
+
+
+def test_the_allocator_keeps_the_16_bit_logits_block_in_the_loss_backward():
+    """Hand-traced with CUDACachingAllocator's rules (c10/cuda/CUDACachingAllocator.cpp @ 001074d2):
+    forward takes the bf16 logits (2 B a logit), their fp32 copy (4) and the log-softmax (4); the
+    copy and the logits are freed; backward's nll gradient (4) reuses the copy's block, the
+    log-softmax gradient (4) finds only the 2-byte block free and takes new memory.  So the reserved
+    peak at the loss backward is the allocated one plus the logits' 2 bytes a logit; Megatron's
+    in-place loss strands nothing."""
+    led = _row(loss_impl="eager_fp32", logits_dtype="bf16")
+    assert led["allocator_stranded_bytes"] == 8192 * 128256 * 2
+    assert led["reserved_explained_bytes"] == max(
+        led["peak_allocated_bytes_per_rank"],
+        led["phase_backward_bytes"] + led["allocator_stranded_bytes"],
+    )
+    assert _row(framework="megatron", zero=1)["allocator_stranded_bytes"] == 0
+
+
+def test_output_layer_input_is_gathered_under_sequence_parallelism_in_torchtitan():
+    """torchtitan's output layer all-gathers the sequence (ColwiseParallel(input_layouts=Shard(1)))
+    and saves the gathered 16-bit input, 2·s·b·h; Megatron-LM saves the shard, 2·s·b·h/tp."""
+    sbh = 8192 * 4096
+    assert _row(tp=4, sequence_parallel=True)["act_output_layer_input"] == 2 * sbh
+    led = _row(framework="megatron", zero=1, tp=4, sequence_parallel=True)
+    assert led["act_output_layer_input"] == 2 * sbh / 4

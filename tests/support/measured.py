@@ -70,8 +70,8 @@ class Run:
     hbm_bytes: float | None
     ran_ok: bool
     framework: str
-    # what the fitted constants act on (the engine's reserved_explained_bytes, allocator_capacity_bytes,
-    # device_overhead_bytes, peak_allocated_bytes_per_rank) and the constant that moves this run
+    # what the fitted constants act on (the engine's reserved_explained_bytes, device_overhead_bytes,
+    # peak_allocated_bytes_per_rank); capacity is unused (kept 0)
     explained: float = 0.0
     capacity: float = 0.0
     extra: float = 0.0
@@ -97,10 +97,10 @@ class Run:
 
     def at(self, values: dict[str, float]) -> Run:
         """The run with the fitted constants at ``values``: the engine's peak_reserved_bytes_per_rank
-        = min(reserved_explained × (1 + reserved_fraction), capacity), and the device counter that
-        plus the context and NCCL (tests/test_fidelity.py checks this against the engine)."""
+        = reserved_explained × (1 + reserved_fraction), and the device counter that plus the context
+        and NCCL (tests/test_fidelity.py checks this against the engine)."""
         name = constant_of("reserved", self.expandable)
-        reserved = min(self.explained * (1 + values[name]), self.capacity)
+        reserved = self.explained * (1 + values[name])
         device = reserved + self.extra
         est = {"allocated": self.allocated, "reserved": reserved, "device": device}[self.counter]
         return replace(self, estimate_bytes=est, device_bytes=device)
@@ -160,7 +160,7 @@ def load(path: Path = DATA) -> tuple[list[Run], list[tuple[str, str]]]:
             rec["ran_ok"].lower() == "true",
             led["framework"],
             led["reserved_explained_bytes"],
-            led["allocator_capacity_bytes"],
+            0.0,
             led["device_overhead_bytes"],
             led["peak_allocated_bytes_per_rank"],
             bool(led["expandable_segments"]),
@@ -189,19 +189,18 @@ def bias(runs: list[Run]) -> float:
 
 def fit(runs: list[Run], defaults: dict[str, float]) -> dict[str, float]:
     """The fitted constants: each the value that makes the median log(estimate / measured) zero over
-    the reserved-counter runs it moves (its default when there are none), within [0, 1]."""
-    return {
-        name: _fit_one(
-            [r for r in runs if r.constant == name and r.counter == FIT_ON], name, defaults[name]
-        )
-        for name in FITTED
-    }
+    the reserved-counter runs it moves, within [0, 1].  A constant no run moves takes the others'
+    fitted value (never its shipped value, which the left-out source may have set), and only with
+    no run at all its default."""
+    moved = {n: [r for r in runs if r.constant == n and r.counter == FIT_ON] for n in FITTED}
+    fitted = {n: _fit_one(rs, n) for n, rs in moved.items() if rs}
+    if not fitted:
+        return dict(defaults)
+    other = median(fitted.values())
+    return {n: fitted.get(n, other) for n in FITTED}
 
 
-def _fit_one(moved: list[Run], name: str, default: float) -> float:
-    if not moved:
-        return default
-
+def _fit_one(moved: list[Run], name: str) -> float:
     def med(v):
         return median(math.log(r.at({name: v}).ratio) for r in moved)
 

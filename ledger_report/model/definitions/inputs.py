@@ -147,6 +147,17 @@ def define(reg: Registry, r: Ctx) -> None:
         "损失把 logits 升到 fp32",
         COLUMN + "; the convention's default",
     )
+    r.loss_impl = d(
+        "loss_impl",
+        default(
+            "loss_impl",
+            if_(r.tp.gt(1), conv(r, "loss_impl_tp_default"), conv(r, "loss_impl_default")),
+        ),
+        TEXT,
+        "cross-entropy implementation",
+        "交叉熵实现",
+        COLUMN + "; the convention's default (with tp > 1 its tensor-parallel one)",
+    )
     r.loss_chunks = d(
         "loss_chunks", default("loss_chunks", 1), COUNT, "loss chunks", "loss 分块数", COLUMN
     )

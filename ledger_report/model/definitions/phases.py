@@ -22,13 +22,11 @@ from ..expr import (
     gb_text,
     if_,
     maximum,
-    minimum,
     negate,
     total_of,
 )
 from ..registry import BOOL, BYTES, COUNT, TEXT, Registry
 from .common import (
-    BYTES_PER_GB,
     CUDA_CONTEXT_BYTES,
     FUJII,
     MOE35,
@@ -39,7 +37,7 @@ from .common import (
     conv,
     doc,
 )
-from .stages import STAGE_ZH, STAGES
+from .stages import SCHEDULE_SOURCE, STAGE_ZH, STAGES
 
 # The items of a stage's memory: key, English, Chinese.  Some items have a second form for one
 # moment of the backward: the gradients already accumulated when it starts, the activations still
@@ -233,16 +231,20 @@ def _shared(reg: Registry, r: Ctx) -> Ctx:
         doc("phases"),
     )
     head_unit = if_(all_of(zero3, conv(r, "z3_head_kept").eq(1)), head_rank * wbytes, 0)
+    fsdp_pp = all_of(r.pp.gt(1), r.zero.ge(2), conv(r, "pp_unsharded_grads").eq(1))
+    # under FSDP with pipeline stages the whole stage stays gathered (no resharding between
+    # micro-batches), so no per-layer gather comes on top of it
     z3_fwd = if_(
-        zero3,
+        all_of(zero3, negate(fsdp_pp)),
         conv(r, "z3_layers_gathered") * layer_rank * wbytes
         + conv(r, "z3_largest_factor") * r.largest / r.tp,
         0,
     )
     z3_bwd = z3_fwd + if_(
-        all_of(zero3, conv(r, "z3_layers_gathered").gt(0)), layer_rank * (gbytes + 4), 0
+        all_of(zero3, negate(fsdp_pp), conv(r, "z3_layers_gathered").gt(0)),
+        layer_rank * (gbytes + 4),
+        0,
     )
-    fsdp_pp = all_of(r.pp.gt(1), r.zero.ge(2), conv(r, "pp_unsharded_grads").eq(1))
     return Ctx(
         wbytes=wbytes,
         buckets=buckets,
@@ -410,11 +412,15 @@ def _items(reg: Registry, r: Ctx, stage: str, c: Ctx, sb: dict) -> dict:
         "recompute": r.recompute_ws,
         "gradients": d(
             f"{stage}_mem_gradients",
-            if_(grads_setup, 0, sb["grads"]) + if_(fsdp_pp, stage_rank_params * 4, 0),
+            if_(fsdp_pp, stage_rank_params * 4, if_(grads_setup, 0, sb["grads"])),
             BYTES,
             f"{stage} stage: gradients created in backward",
             f"{zh}：反向时产生的梯度",
-            doc("phases") + "; " + FSDP_SOURCE,
+            doc("phases")
+            + "; "
+            + FSDP_SOURCE
+            + ": under FSDP with pipeline stages only the unsharded fp32 gradients exist until the last "
+            "micro-batch's reduce-scatter",
         ),
         "optimizer_temp": d(
             f"{stage}_mem_optimizer_temp",
@@ -445,11 +451,16 @@ def _items(reg: Registry, r: Ctx, stage: str, c: Ctx, sb: dict) -> dict:
     # gradients accumulate over micro-batches; the oldest micro-batch's activations go as its gradients come
     items["gradients_early"] = d(
         f"{stage}_mem_gradients_early",
-        if_(r.n_micro.gt(1), items["gradients"], 0),
+        if_(r.n_micro.gt(r.in_flight[stage]), items["gradients"], 0),
         BYTES,
         f"{stage} stage: gradients accumulated before a backward",
         f"{zh}：反向开始前已累积的梯度",
-        doc("phases"),
+        doc("phases")
+        + "; "
+        + SCHEDULE_SOURCE
+        + ": only a backward after a steady-state forward holds both every in-flight micro-batch "
+        "and earlier gradients; with no more micro-batches than in flight the first backward has no "
+        "gradients yet and the later ones fewer activations (backward_end)",
     )
     items["activations_rest"] = d(
         f"{stage}_mem_activations_rest",
@@ -699,10 +710,13 @@ def _allocator(reg: Registry, r: Ctx) -> None:
         if_(
             all_of(
                 r.pick(lambda s: r.holds_head[s]),
-                r.loss_fp32,
-                negate(r.loss_compiled),
                 r.logits_dtype.ne("fp32"),
                 conv(r, "logits_kept").eq(0),
+                any_of(
+                    all_of(r.loss_impl.eq("eager_fp32"), r.loss_fp32, negate(r.loss_compiled)),
+                    r.loss_impl.eq("loss_parallel"),
+                    r.loss_impl.eq("chunked_output"),
+                ),
             ),
             r.logits,
             0,
@@ -712,8 +726,10 @@ def _allocator(reg: Registry, r: Ctx) -> None:
         "交叉熵反向无法复用的缓存块",
         ALLOCATOR_SOURCE
         + ": the 16-bit logits, freed after their fp32 copy, are too small for the backward's fp32 "
-        "gradients, which take new memory while the logits' block stays cached between live blocks "
-        "(with expandable segments too: the hole is not at the segment's end); " + doc("counters"),
+        "gradients (eager, loss parallel, torchtune's chunks), which take new memory while the "
+        "logits' blocks stay cached between live blocks (with expandable segments too: the hole is "
+        "not at the segment's end); Megatron's loss reuses its own fp32 copy in place; "
+        + doc("counters"),
     )
     explained = d(
         "reserved_explained_bytes",
@@ -736,19 +752,9 @@ def _allocator(reg: Registry, r: Ctx) -> None:
         "conventions table: fitted on tests/data/measured_runs.csv (bench/bench_fidelity.py prints it "
         "in sample and leaving each source out); " + doc("counters"),
     )
-    capacity = d(
-        "allocator_capacity_bytes",
-        maximum(r.hbm_gb * BYTES_PER_GB - r.device_extra, r.allocated),
-        BYTES,
-        "what the device leaves the allocator (HBM less context and NCCL)",
-        "设备留给分配器的显存（HBM 减上下文与 NCCL）",
-        ALLOCATOR_SOURCE
-        + ": when a new segment does not fit, cached blocks are released and the request retried, so "
-        "the reserved peak stays within the device",
-    )
     r.reserved = d(
         "peak_reserved_bytes_per_rank",
-        minimum(explained * (1 + frag), capacity),
+        explained * (1 + frag),
         BYTES,
         "peak reserved per rank (torch max_memory_reserved)",
         "每卡预留峰值（max_memory_reserved）",
