@@ -201,3 +201,25 @@ def test_output_layer_input_is_gathered_under_sequence_parallelism_in_torchtitan
     assert _row(tp=4, sequence_parallel=True)["act_output_layer_input"] == 2 * sbh
     led = _row(framework="megatron", zero=1, tp=4, sequence_parallel=True)
     assert led["act_output_layer_input"] == 2 * sbh / 4
+
+
+@pytest.mark.parametrize("cp,seq", [(1, 32000), (2, 80000), (4, 144000), (8, 300000)])
+def test_the_longest_sequences_that_ran_are_said_to_fit(cp, seq):
+    """torchtitan PR 592 (pytorch/torchtitan b19456a9, 'enable Context Parallel'): Llama-3-8B,
+    train_configs/llama3_8b.toml with full activation checkpointing, batch 1, FSDP 8 × CP on H100
+    80GB: 'As Context Parallel degrees goes up (1, 2, 4, 8), the max seq_len also increases (32k,
+    80k, 144k, 300k)' without OOM; the loss cross_entropy(pred.float()) eager, 'del pred' before
+    backward (train.py), run_llama_train.sh sets expandable_segments:True.  32-40 thousand tokens a
+    rank, so the loss holds 49-62 GB: each of these ran, so each must be said to fit."""
+    led = _row(
+        cp=cp,
+        seq_len=seq,
+        recompute="full",
+        expandable_segments=True,
+        grad_dtype="fp32",
+        master_dtype="fp32",
+        optimizer="adamw",
+        global_batch=8,
+    )
+    assert led["loss_backward_bytes"] > 45e9
+    assert led["fits"], f"{led['peak_bytes_per_rank'] / 1e9:.1f} GB on {led['hbm_bytes'] / 1e9:.1f}"

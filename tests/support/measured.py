@@ -70,8 +70,8 @@ class Run:
     hbm_bytes: float | None
     ran_ok: bool
     framework: str
-    # what the fitted constants act on (the engine's reserved_explained_bytes, device_overhead_bytes,
-    # peak_allocated_bytes_per_rank); capacity is unused (kept 0)
+    # what the fitted constants act on (the engine's reserved_explained_bytes, HBM less the device
+    # overhead, device_overhead_bytes, peak_allocated_bytes_per_rank)
     explained: float = 0.0
     capacity: float = 0.0
     extra: float = 0.0
@@ -97,10 +97,13 @@ class Run:
 
     def at(self, values: dict[str, float]) -> Run:
         """The run with the fitted constants at ``values``: the engine's peak_reserved_bytes_per_rank
-        = reserved_explained × (1 + reserved_fraction), and the device counter that plus the context
-        and NCCL (tests/test_fidelity.py checks this against the engine)."""
+        = min(reserved_explained × (1 + f), max(HBM − context − NCCL, allocated × (1 + f, or 1 with
+        expandable segments))), and the device counter that plus the context and NCCL
+        (tests/test_fidelity.py checks this against the engine)."""
         name = constant_of("reserved", self.expandable)
-        reserved = self.explained * (1 + values[name])
+        f = values[name]
+        floor = self.allocated * (1 + (0.0 if self.expandable else f))
+        reserved = min(self.explained * (1 + f), max(self.capacity, floor))
         device = reserved + self.extra
         est = {"allocated": self.allocated, "reserved": reserved, "device": device}[self.counter]
         return replace(self, estimate_bytes=est, device_bytes=device)
@@ -160,7 +163,7 @@ def load(path: Path = DATA) -> tuple[list[Run], list[tuple[str, str]]]:
             rec["ran_ok"].lower() == "true",
             led["framework"],
             led["reserved_explained_bytes"],
-            0.0,
+            led["hbm_bytes"] - led["device_overhead_bytes"],
             led["device_overhead_bytes"],
             led["peak_allocated_bytes_per_rank"],
             bool(led["expandable_segments"]),

@@ -22,11 +22,13 @@ from ..expr import (
     gb_text,
     if_,
     maximum,
+    minimum,
     negate,
     total_of,
 )
 from ..registry import BOOL, BYTES, COUNT, TEXT, Registry
 from .common import (
+    BYTES_PER_GB,
     CUDA_CONTEXT_BYTES,
     FUJII,
     MOE35,
@@ -752,13 +754,38 @@ def _allocator(reg: Registry, r: Ctx) -> None:
         "conventions table: fitted on tests/data/measured_runs.csv (bench/bench_fidelity.py prints it "
         "in sample and leaving each source out); " + doc("counters"),
     )
+    # what release-and-retry cannot give back: the fragmentation inside segments still in use (with
+    # expandable segments the free pages are unmapped, so none)
+    r.reserve_floor_fraction = floor_frac = d(
+        "reserved_floor_fraction",
+        if_(r.expandable, 0, frag),
+        "ratio",
+        "the residual reserve the allocator cannot release (none with expandable segments)",
+        "分配器无法释放的剩余预留（可扩展段时为零）",
+        ALLOCATOR_SOURCE + "; " + doc("counters"),
+    )
+    r.fit_bytes = fit = d(
+        "peak_fit_bytes_per_rank",
+        r.allocated * (1 + floor_frac) + r.device_extra,
+        BYTES,
+        "what must fit on the device: the allocated peak, the reserve the allocator cannot release, the context and NCCL",
+        "设备上必须放下的：分配峰值、分配器无法释放的预留、上下文与 NCCL",
+        ALLOCATOR_SOURCE
+        + ": when new memory does not fit, cached free blocks are released and the request retried; "
+        + doc("counters"),
+    )
     r.reserved = d(
         "peak_reserved_bytes_per_rank",
-        explained * (1 + frag),
+        minimum(
+            explained * (1 + frag),
+            maximum(r.hbm_gb * BYTES_PER_GB - r.device_extra, fit - r.device_extra),
+        ),
         BYTES,
         "peak reserved per rank (torch max_memory_reserved)",
         "每卡预留峰值（max_memory_reserved）",
-        doc("counters"),
+        doc("counters")
+        + ": the modelled reserve, within what the device leaves the allocator unless even the "
+        "reserve it cannot release exceeds that",
     )
 
 
