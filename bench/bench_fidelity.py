@@ -12,6 +12,8 @@ Runs the product cannot express yet are listed with the reason.  The goal: LOSO 
 largest ≤ 25 %, bias within 0.95-1.05 on every counter, and no run that ran said not to fit.
 
     python bench/bench_fidelity.py
+    python bench/bench_fidelity.py --explain RUN [RUN ...]   # a run's peak phase, its largest
+                                                            # items, and the reserved gap
 """
 
 from __future__ import annotations
@@ -38,7 +40,39 @@ def _line(label: str, runs) -> str:
     return f"  {label:10s} {len(runs):3d} runs  median {med:6.1%}  largest {worst:6.1%}  bias {bias(runs):.3f}"
 
 
+def explain(names: list[str]) -> None:
+    """Each named run: the phase of the peak on the reported stage, its largest items, and the gap
+    the allocator model puts between the reserved and the allocated peak."""
+    import csv
+
+    from support.measured import DATA, input_row
+
+    from ledger_report.engine import compute
+    from ledger_report.inputs import config_from_mapping
+    from ledger_report.model.definitions.phases import PHASES
+
+    recs = {r["run"]: r for r in csv.DictReader(open(DATA, newline="", encoding="utf-8"))}
+    for name in names:
+        rec = recs[name]
+        lg = compute(config_from_mapping(input_row(rec)))
+        phase = lg["peak_phase"]
+        names_ = next(items for p, _en, _zh, items in PHASES if p == phase)
+        items = sorted(((lg[f"mem_{n}_bytes"], n) for n in names_), reverse=True)
+        alloc, res = lg["peak_allocated_bytes_per_rank"], lg["peak_reserved_bytes_per_rank"]
+        print(f"{name} ({lg['framework']}, stage {lg['reported_stage']}): peak phase {phase}")
+        print("  largest: " + ", ".join(f"{n} {b / 1e9:.2f} GB" for b, n in items[:4] if b))
+        print(
+            f"  allocated {alloc / 1e9:.2f} GB, reserved {res / 1e9:.2f} GB: gap {res / alloc - 1:+.1%} "
+            f"(stranded loss block {lg['allocator_stranded_bytes'] / 1e9:.2f} GB, residual "
+            f"{lg['reserved_fraction']:.0%}); measured {rec['counter']} {rec['measured_value']} "
+            f"{rec['measured_unit']}"
+        )
+
+
 def main() -> None:
+    if len(sys.argv) > 2 and sys.argv[1] == "--explain":
+        explain(sys.argv[2:])
+        return
     runs, skipped = load()
     print(
         f"{'run':48s} {'framework':9s} {'counter':9s} {'measured GB':>11s} {'estimate GB':>11s} {'ratio':>6s}"

@@ -183,9 +183,14 @@ large by construction: in the loss backward the 16-bit logits, freed after their
 hold the fp32 gradients that follow, which take new memory while the logits' block stays cached
 between live blocks (eager, loss-parallel and torchtune's chunked losses; Megatron-LM's loss reuses
 its own fp32 copy). The rest, fragmentation the model does not explain (rounding, routed-token
-sizes that vary, blocks split by smaller tensors), is `reserved_fraction` of that: a constant
-fitted on published runs' reserved peaks, with (0.08) and without (0.11) expandable segments
-(PyTorch's default is without).""",
+sizes that vary, blocks split by smaller tensors), is `reserved_fraction` of that, fitted on published runs (`bench/bench_fidelity.py`):
+without expandable segments (PyTorch's default) 0.04, the gap between the reserved and the
+allocated peak that the one run measuring both showed (Megatron-LM PR 6429); with expandable
+segments 0.08, fitted on torchtitan runs' reserved peaks, so it also holds what the allocated
+estimate misses there. The allocator releases its cached blocks and retries before it fails, so
+the reserved peak stays within what the device leaves it (HBM less the context and NCCL) unless
+even the reserve it cannot release (the fragmentation inside segments still in use; none with
+expandable segments, whose free pages are unmapped) does not fit: that is what `fits` compares.""",
     ),
     (
         "Peak",

@@ -77,6 +77,7 @@ class Run:
     extra: float = 0.0
     allocated: float = 0.0
     expandable: bool = False
+    config_key: tuple = ()  # the input row without its name: runs of one configuration share it
 
     @property
     def ratio(self) -> float:
@@ -167,6 +168,7 @@ def load(path: Path = DATA) -> tuple[list[Run], list[tuple[str, str]]]:
             led["device_overhead_bytes"],
             led["peak_allocated_bytes_per_rank"],
             bool(led["expandable_segments"]),
+            tuple(sorted((k, v) for k, v in input_row(rec).items() if k != "name")),
         )
         runs.append(run.at(SHIPPED))
     return runs, skipped
@@ -192,20 +194,29 @@ def bias(runs: list[Run]) -> float:
 
 def fit(runs: list[Run], defaults: dict[str, float]) -> dict[str, float]:
     """The fitted constants: each the value that makes the median log(estimate / measured) zero over
-    the reserved-counter runs it moves, within [0, 1].  A constant no run moves takes the others'
-    fitted value (never its shipped value, which the left-out source may have set), and only with
-    no run at all its default."""
+    the reserved-counter runs it moves, within [0, 1].  Where the same configuration also measured
+    the allocated counter, the run counts by its gap instead (estimated reserved / allocated against
+    measured reserved / allocated), so the constant holds only what the allocator adds, not what the
+    allocated estimate misses.  A constant no run moves takes the others' fitted value (never its
+    shipped value, which the left-out source may have set), and only with no run at all its default."""
+    allocated = {r.config_key: r.measured_bytes for r in runs if r.counter == "allocated"}
     moved = {n: [r for r in runs if r.constant == n and r.counter == FIT_ON] for n in FITTED}
-    fitted = {n: _fit_one(rs, n) for n, rs in moved.items() if rs}
+    fitted = {n: _fit_one(rs, allocated) for n, rs in moved.items() if rs}
     if not fitted:
         return dict(defaults)
     other = median(fitted.values())
     return {n: fitted.get(n, other) for n in FITTED}
 
 
-def _fit_one(moved: list[Run], name: str) -> float:
+def _fit_one(moved: list[Run], allocated: dict[tuple, float]) -> float:
+    def miss(r: Run, v: float) -> float:
+        est = r.at(dict.fromkeys(FITTED, v)).estimate_bytes
+        if r.config_key in allocated:  # the allocator's own gap, measured on the same run
+            return math.log((est / r.allocated) / (r.measured_bytes / allocated[r.config_key]))
+        return math.log(est / r.measured_bytes)
+
     def med(v):
-        return median(math.log(r.at({name: v}).ratio) for r in moved)
+        return median(miss(r, v) for r in moved)
 
     lo, hi = 0.0, 1.0
     if med(lo) >= 0:
