@@ -70,6 +70,7 @@ def _same(a, b) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_rows_together_equal_rows_per_pattern(configs):
     """Every quantity of every row: evaluated with the rows together (the masked path) as evaluated
     per pattern of empty columns; the masked path is taken, not refused."""
@@ -112,6 +113,7 @@ def _calc_json_lines(configs) -> list[str]:
     return text[len(head) : -len(tail)].split(",\n")
 
 
+@pytest.mark.slow
 def test_calc_json_is_each_scalar_ledgers_document(configs):
     """calc --json's lines (rows over arrays, 64 a chunk) are json.dumps of config_document of
     each row's ledger from the scalar interpreter, byte for byte."""
@@ -166,6 +168,7 @@ EDGES = [
 ]
 
 
+@pytest.mark.slow
 def test_edge_values_give_each_scalar_ledgers_document(tmp_path):
     """Odd but valid cells (a negative zero, the largest counts, percent signs, quotes, backslashes
     and Chinese in text): calc --json's lines are the scalar ledgers' documents byte for byte."""
