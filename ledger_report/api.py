@@ -35,9 +35,10 @@ def read(source: Rows) -> list[Config]:
 
     if isinstance(source, (str, Path)):
         return inputs.read_configs(source)
+    label = "DataFrame" if _is_frame(source) else "mappings"  # as messages name the source
     items = _items(source)
     records = [(n, _record(x)) for n, x in enumerate(items, 1) if not isinstance(x, Config)]
-    read_back = iter(_checked(inputs, records))
+    read_back = iter(_checked(inputs, records, label))
     configs = [x if isinstance(x, Config) else next(read_back) for x in items]
     _names_unique(configs, items)
     return configs
@@ -82,10 +83,10 @@ def _cell(v: Any) -> Any:
     return v
 
 
-def _checked(inputs, records: list[tuple[int, dict[str, Any]]]) -> list[Config]:
+def _checked(inputs, records: list[tuple[int, dict[str, Any]]], label: str) -> list[Config]:
     """The mappings checked together, each problem naming the item's place in the source."""
     try:
-        return inputs.configs_from_records([r for _, r in records], source="mappings")
+        return inputs.configs_from_records([r for _, r in records], source=label)
     except InputError as err:
         place = {k: n for k, (n, _) in enumerate(records, 1)}
         for p in err.problems:

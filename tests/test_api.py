@@ -178,6 +178,10 @@ def test_a_bad_row_in_a_mix_is_named_by_its_place():
         lr.compute([first, {"name": "A", "params_total": "7B"}])
     with pytest.raises(TypeError, match="row 2"):
         lr.compute([first, 42])
+    frame = pd.DataFrame([{"name": "a", "params_total": "7B"}, {"name": "b", "dp": -2}])
+    with pytest.raises(lr.InputError, match="DataFrame") as err:
+        lr.compute(frame)
+    assert [(p.row, p.column) for p in err.value.problems if p.column == "dp"] == [(2, "dp")]
 
 
 def test_bad_prices_and_top_are_clear_errors():
