@@ -1,17 +1,14 @@
 """The sweep table as CSV (``calc --csv``): a row per configuration, a column per quantity
 (``engine.table``), the values as the JSON document writes them: whole numbers as integers,
 other numbers as Python writes a float, truth values as true/false, a blank as an empty cell.
-Text cells go through the package's one CSV rule (``output.csv_text``: text a spreadsheet would
-read as a formula made safe, as OWASP advises), a column at a time (numbers are never changed, so
-the table's ~770 number columns skip it); lines end in CRLF, as ``output.csv_lines`` writes them."""
+Cells go through the package's one CSV writer (``output.csv_lines``), which makes text that a
+spreadsheet would read as a formula safe, as OWASP advises; numbers are never changed."""
 
 from __future__ import annotations
 
-import csv
-import io
 from typing import Any, BinaryIO, Iterable, Mapping, Sequence
 
-from .output import csv_lines, csv_text
+from .output import csv_lines
 
 
 def write_table(
@@ -21,18 +18,13 @@ def write_table(
     binary stream ``out`` (UTF-8); the header alone when there is no row."""
     out.write(csv_lines([header]))
     for chunk in chunks:
-        buf = io.StringIO()
-        cells = (_cells(*chunk[name]) for name in header)
-        csv.writer(buf, lineterminator="\r\n").writerows(zip(*cells))
-        out.write(buf.getvalue().encode("utf-8"))
+        out.write(csv_lines(zip(*(_cells(*chunk[name]) for name in header))))
 
 
 def _cells(values: Any, blank: Any) -> list:
-    """One column's cells: numbers as they are, truth values and text through ``csv_text``
-    (true/false; a formula made safe), a blank as an empty cell."""
+    """One column's cells: numbers and truth values as they are (the writer says true/false),
+    text as it is, a blank as an empty cell."""
     cells = values.tolist()
-    if values.dtype.kind not in "iuf":
-        cells = list(map(csv_text, cells))
     if blank is not None:
         cells = ["" if b else c for c, b in zip(cells, blank.tolist())]
     return cells
