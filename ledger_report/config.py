@@ -114,6 +114,7 @@ DEFAULT_ZH = {
     "the convention's (5e8)": "框架口径的值（5e8）",
     "the convention's (fp32 generic, deepspeed; bf16 megatron, fsdp2)": "框架口径的值（generic、deepspeed 为 fp32；megatron、fsdp2 为 bf16）",
     "the convention's (true)": "框架口径的值（true）",
+    "the convention's (false)": "框架口径的值（false）",
     "the convention's (bf16; fp32 under fsdp2)": "框架口径的值（bf16；fsdp2 下为 fp32）",
     "moe_ffn_hidden when shared_experts is given, else 0": "给出 shared_experts 时为 moe_ffn_hidden，否则为 0",
     "the convention's (on megatron, else off)": "框架口径的值（megatron 开，其余关）",
@@ -820,7 +821,7 @@ COLUMNS: tuple[Column, ...] = (
         BOOL,
         "Tensor-parallel communication overlapped with the GEMMs (Megatron --tp-comm-overlap, async TP)",
         "张量并行通信与 GEMM 重叠（Megatron --tp-comm-overlap、async TP）",
-        "false",
+        "the convention's (false)",
         group="batch",
     ),
     _c(

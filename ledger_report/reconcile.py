@@ -790,15 +790,12 @@ def _text_largest(doc) -> list[str]:
 
 
 def updated_csv(configs: Iterable[Any], name: str, update: Mapping[str, Any]) -> bytes:
-    """The input rows as a CSV with the reconciled row's measured columns filled in."""
-    import csv
-    import io
-
+    """The input rows as a CSV with the reconciled row's measured columns filled in (through the
+    package's one CSV writer, so no text opens as a formula)."""
     from .config import COLUMN_NAMES
+    from .render.output import csv_bytes
 
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=list(COLUMN_NAMES), lineterminator="\n")
-    w.writeheader()
+    rows = []
     for cfg in configs:
         # a column the row's model filled in stays empty: the model column fills it again
         vals = {k: None if k in cfg.origins else v for k, v in cfg.values.items()}
@@ -806,13 +803,5 @@ def updated_csv(configs: Iterable[Any], name: str, update: Mapping[str, Any]) ->
             for k, v in update.items():
                 if v is not None:
                     vals[k] = round(v, 6) if isinstance(v, float) else v
-        w.writerow({k: _cell(v) for k, v in vals.items()})
-    return buf.getvalue().encode("utf-8")
-
-
-def _cell(v: Any) -> Any:
-    if v is None:
-        return ""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    return v
+        rows.append({k: "" if v is None else v for k, v in vals.items()})
+    return csv_bytes(list(COLUMN_NAMES), rows)

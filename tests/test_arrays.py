@@ -232,16 +232,16 @@ def test_plain_digit_cells_read_as_the_decimal_path_reads_them(column, monkeypat
     that the Decimal path gives."""
     import re
 
-    from ledger_report import inputs
     from ledger_report.config import COLUMN_BY_NAME
+    from ledger_report.inputs import cells as inputs
 
     col = COLUMN_BY_NAME[column]
 
     def read(text):
         try:
-            v = inputs._cell(col, text)
+            v = inputs.cell(col, text)
             return type(v), v
-        except inputs._Bad as exc:
+        except inputs.Bad as exc:
             return "bad", exc.expected, exc.found
 
     fast = [read(t) for t in CELLS] + [read(t) for t in CELLS]  # the second time from the memo
