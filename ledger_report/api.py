@@ -35,9 +35,10 @@ def read(source: Rows) -> list[Config]:
 
     if isinstance(source, (str, Path)):
         return inputs.read_configs(source)
+    label = "DataFrame" if _is_frame(source) else "mappings"  # as messages name the source
     items = _items(source)
     records = [(n, _record(x)) for n, x in enumerate(items, 1) if not isinstance(x, Config)]
-    read_back = iter(_checked(inputs, records))
+    read_back = iter(_checked(inputs, records, label))
     configs = [x if isinstance(x, Config) else next(read_back) for x in items]
     _names_unique(configs, items)
     return configs
@@ -82,10 +83,10 @@ def _cell(v: Any) -> Any:
     return v
 
 
-def _checked(inputs, records: list[tuple[int, dict[str, Any]]]) -> list[Config]:
+def _checked(inputs, records: list[tuple[int, dict[str, Any]]], label: str) -> list[Config]:
     """The mappings checked together, each problem naming the item's place in the source."""
     try:
-        return inputs.configs_from_records([r for _, r in records], source="mappings")
+        return inputs.configs_from_records([r for _, r in records], source=label)
     except InputError as err:
         place = {k: n for k, (n, _) in enumerate(records, 1)}
         for p in err.problems:
@@ -101,8 +102,8 @@ def _names_unique(configs: list[Config], items: list[Any]) -> None:
     problems = []
     for n, c in enumerate(configs, 1):
         k = name_key(c.name)
-        if k in first and isinstance(items[n - 1], Mapping) != isinstance(
-            items[first[k] - 1], Mapping
+        if k in first and isinstance(items[n - 1], Config) != isinstance(
+            items[first[k] - 1], Config
         ):  # a mapping beside a Config (mappings are checked among themselves as they are read)
             problems.append(
                 Problem(
@@ -383,9 +384,10 @@ def to_frame(source: Rows | Mapping[str, Any], *, states: bool = False):
     chunks = list(table(source))
     if not chunks:
         return pd.DataFrame(columns=["name", *_table_keys()])
-    return pd.DataFrame(
-        {k: _pandas_column(pd, [c[k] for c in chunks]) for k in chunks[0]}, copy=False
-    )
+    columns = {}
+    for k in list(chunks[0]):  # each column's chunks let go as it is joined: one copy at a time
+        columns[k] = _pandas_column(pd, [c.pop(k) for c in chunks])
+    return pd.DataFrame(columns, copy=False)
 
 
 def table(source: Rows, progress: Progress | None = None):
@@ -461,7 +463,7 @@ def write_csv(source: Rows, out: BinaryIO, progress: Progress | None = None) -> 
     """``calc --csv``: the sweep table (``to_frame``'s) as CSV, a chunk of rows at a time."""
     from .render.sweep import write_table
 
-    write_table(table(source, progress), out)
+    write_table(["name", *_table_keys()], table(source, progress), out)
 
 
 def _counted(progress: Progress | None, total: int) -> Callable[[int], None]:
