@@ -16,6 +16,7 @@ from .names import column_of, hint
 
 CHECK_BATCH_ROWS = 4096  # rows checked against the model's constraints at once
 MAX_ROWS = 100_000  # configuration rows per file
+MAX_UNKNOWN_LISTED = 10  # unknown header names listed by name (the rest counted)
 
 
 def fail(
@@ -215,9 +216,11 @@ class Table:
 
     def _unknown(self, row: int, unknown: list[tuple[int, str]]) -> None:
         parts = []
-        for col, text in unknown:
+        for col, text in unknown[:MAX_UNKNOWN_LISTED]:
             where = "" if self.keyed else f" in {self.position(col)}"
             parts.append(f"{show(text)}{where}{hint(norm(text).casefold())}")
+        if len(unknown) > MAX_UNKNOWN_LISTED:
+            parts.append(f"and {len(unknown) - MAX_UNKNOWN_LISTED:,} more")
         self.add(
             row,
             None,
