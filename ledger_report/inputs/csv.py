@@ -173,7 +173,6 @@ def read_csv(
     path: Path,
     label: str,
     sink: Callable[[Config], None] | None = None,
-    keep: Callable[[int], bool] | None = None,
 ) -> list[Config]:
     text = decode(_read_bytes(path, label), label)
     delimiter = _sniff(text)
@@ -196,8 +195,6 @@ def read_csv(
                 continue
             if table.over_row_bound(start, "file"):
                 break
-            if keep is not None and not keep(table.rows_seen - 1):
-                continue
             _read_record(table, start, fields, delimiter)
     except csv.Error as exc:
         table.add(

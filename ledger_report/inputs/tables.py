@@ -395,8 +395,7 @@ class Table:
                 f"a blank header cell (data from {self.row_word} {row})",
                 self.cell_ref(col, self.header_row),
             )
-        # rows_seen: rows ``keep`` skipped count too
-        if not self.problems and not self.count and not self.rows_seen:
+        if not self.problems and not self.count:
             self.add(None, None, "at least one configuration row below the header", "no rows")
         self.raise_if_problems()
         return self.configs

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ...config import ARCH_REQUIRED, LINEAR_ATTENTION_COLUMNS, MLA_COLUMNS
 from ..expr import (
+    MINDIV_MAX,
     Col,
     IsBlank,
     Lookup,
@@ -548,6 +549,21 @@ def define(reg: Registry, r: Ctx) -> None:
         en="global_batch is a multiple of micro_batch × dp",
         zh="global_batch 是 micro_batch × dp 的整数倍",
         source=doc("activations"),
+    )
+    c(
+        "batch_slots_bounded",
+        (gb / mb).le(MINDIV_MAX),
+        "global_batch",
+        concat(
+            "at most ",
+            grouped(MINDIV_MAX),
+            " micro-batches in the global batch (global_batch ÷ micro_batch), where the minimum GPUs are found exactly",
+        ),
+        concat("global_batch ÷ micro_batch = ", grouped(gb / mb)),
+        en=f"at most {MINDIV_MAX:,} micro-batches in the global batch",
+        zh=f"全局 batch 至多 {MINDIV_MAX:,} 个 micro-batch",
+        source=doc("gates")
+        + "; the smallest buildable dp walks the divisor pairs (k, n/k) with k ≤ √n, and a sheet counts at most 1,048,576 rows",
     )
 
     # parameter parts ---------------------------------------------------------------------------
