@@ -16,6 +16,7 @@ from .names import column_of, hint
 
 CHECK_BATCH_ROWS = 4096  # rows checked against the model's constraints at once
 MAX_ROWS = 100_000  # configuration rows per file
+MAX_COLUMNS = 16_384  # Excel's last column, XFD: the widest header every output can hold
 MAX_UNKNOWN_LISTED = 10  # unknown header names listed by name (the rest counted)
 
 
@@ -155,8 +156,22 @@ class Table:
             raise InputError(sorted(self.problems, key=lambda p: p.row or 0))
 
     # -- header
+    def too_wide(self, width: int, row: int) -> bool:
+        """A header wider than a sheet can be is refused before its names are read."""
+        if width <= MAX_COLUMNS:
+            return False
+        self.add(
+            row,
+            None,
+            f"at most {MAX_COLUMNS:,} columns (a spreadsheet's width)",
+            f"{width:,} fields in the header",
+        )
+        return True
+
     def read_header(self, cells: dict[int, Any], row: int) -> None:
         self.header_row = row
+        if self.too_wide(len(cells), row):
+            return
         unknown: list[tuple[int, str]] = []
         seen: dict[str, int] = {}
         shown: dict[int, str] = {}
