@@ -68,6 +68,9 @@ ALIASES = {
 }
 
 
+MAX_TEXT_CHARS = 32_767  # a spreadsheet cell's limit (Excel; openpyxl and XlsxWriter keep to it)
+
+
 @dataclass(frozen=True)
 class Column:
     name: str
@@ -88,6 +91,14 @@ class Column:
     # Where an ENUM column's names come from instead of ``choices``: "gpus", the accelerator
     # catalogue (``ledger-report gpus``), matched by its loose name rules.
     catalogue: str = ""
+    # The longest text a TEXT column takes, in UTF-16 code units as Excel counts them (an emoji
+    # is two): a cell's limit, or less where a page shows the text whole.
+    max_chars: int = MAX_TEXT_CHARS
+
+
+# Layers in a model, and in a stage: ten times the deepest model published (DeepSeek-V3 has 61,
+# Llama-3.1-405B 126); the stage splits walk the layers.
+MAX_LAYERS = 10_000
 
 
 def _c(*args, **kw) -> Column:
@@ -136,6 +147,7 @@ COLUMNS: tuple[Column, ...] = (
         "配置名称，文件内唯一",
         required=True,
         group="label",
+        max_chars=256,
     ),
     _c("notes", TEXT, "Free text shown on the handout", "备注，显示在讲义上", group="label"),
     # parameters
@@ -187,7 +199,17 @@ COLUMNS: tuple[Column, ...] = (
         "",
         group="arch",
     ),
-    _c("layers", INT, "Transformer layers", "层数", "", "", minimum=1, group="arch"),
+    _c(
+        "layers",
+        INT,
+        "Transformer layers",
+        "层数",
+        "",
+        "",
+        minimum=1,
+        maximum=MAX_LAYERS,
+        group="arch",
+    ),
     _c("hidden", INT, "Hidden size h", "隐藏维度 h", "", "", minimum=1, group="arch"),
     _c("heads", INT, "Attention (query) heads", "注意力头数", "", "", minimum=1, group="arch"),
     _c(
@@ -453,6 +475,7 @@ COLUMNS: tuple[Column, ...] = (
         "0",
         "",
         minimum=0,
+        maximum=MAX_LAYERS,
         group="moe",
     ),
     _c(
@@ -463,6 +486,7 @@ COLUMNS: tuple[Column, ...] = (
         "0",
         "",
         minimum=0,
+        maximum=MAX_LAYERS,
         group="arch",
     ),
     _c(
@@ -746,6 +770,7 @@ COLUMNS: tuple[Column, ...] = (
         "even split",
         "",
         minimum=0,
+        maximum=MAX_LAYERS,
         group="parallel",
     ),
     _c(
@@ -756,6 +781,7 @@ COLUMNS: tuple[Column, ...] = (
         "even split",
         "",
         minimum=0,
+        maximum=MAX_LAYERS,
         group="parallel",
     ),
     _c(
@@ -1016,6 +1042,7 @@ COLUMNS: tuple[Column, ...] = (
         "price_per_gpu_hour 的货币，显示在每个成本旁（如 USD、CNY）",
         "",
         group="job",
+        max_chars=16,
     ),
     _c(
         "measured_peak_gb",
@@ -1209,6 +1236,7 @@ ALIAS_TABLE: tuple[Alias, ...] = (
     _a("moe-layer-freq", "moe_every", _MG_MODEL, note="its integer form (one MoE layer in N)"),
     _a("mtp-num-layers", "mtp_layers", _MG_MODEL),
     _a("recompute-granularity", "recompute", _MG_MODEL),
+    _a("overlap-moe-expert-parallel-comm", "moe_a2a_overlap", _MG_PARALLEL),
     _a("num-experts", "experts", _MG_ARGS),
     _a("swiglu", "glu", _MG_ARGS),
     _a("make-vocab-size-divisible-by", "vocab_multiple", _MG_ARGS),
@@ -1225,6 +1253,7 @@ ALIAS_TABLE: tuple[Alias, ...] = (
     _a("train_batch_size", "global_batch", _DS_BATCH),
     _a("stage", "zero", _DS_ZERO, "zero_optimization", bare=False),
     _a("reduce_bucket_size", "reduce_bucket_elems", _DS_ZERO, "zero_optimization"),
+    _a("overlap_comm", "overlap_grad_reduce", _DS_ZERO, "zero_optimization"),
     # torchtitan: the keys of its TOML job config ([training], [parallelism], ...)
     _a(
         "local_batch_size",
@@ -1322,6 +1351,12 @@ def _alias_keys() -> dict[str, Alias]:
 
 ALIAS_BY_KEY: Mapping[str, Alias] = _alias_keys()
 
+
+# Every float a row may hold, whatever its column: zero, or a magnitude within FLOAT_RANGE, so
+# that every figure computed from the row stays a finite number that JSON, a workbook cell and the
+# handout can hold (tests/test_columns.py evaluates rows at the corners).  Whole numbers are
+# bounded by each column's maximum, else by 10^16 (inputs/cells.py MAX_NUMBER).
+FLOAT_RANGE = (1e-6, 1e12)
 
 # The architecture columns that count the parameters when params_total is empty (all of them or none).
 ARCH_REQUIRED = ("layers", "hidden", "heads", "ffn_hidden", "vocab")

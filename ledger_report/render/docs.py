@@ -341,7 +341,7 @@ def columns_md() -> str:
         "`8.19e9`, `8.19B`, `35B`, `5T`, `350M`, `7K`. A column in GB (10^9 bytes) also takes a size "
         "with its unit, converted exactly: `79.7 GiB` is 85.58 GB, `96GB`, `512 MiB`, `1.5 TB`. "
         "Give `params_total`, or the architecture "
-        "(`layers`, `hidden`, `heads`, `ffn_hidden`, `vocab`).\n",
+        "(`layers`, `hidden`, `heads`, `ffn_hidden`, `vocab`). " + _limits_md() + "\n",
         "| column | meaning | 中文 | default | unit | choices |",
         "|---|---|---|---|---|---|",
     ]
@@ -351,6 +351,23 @@ def columns_md() -> str:
             f"| `{c.name}` | {_cell(c.help_en)} | {_cell(c.help_zh)} | {_cell(default)} | {c.unit} | {', '.join(c.choices)} |"
         )
     return "\n".join(out + _aliases_md()) + "\n"
+
+
+def _limits_md() -> str:
+    """The bounds every row is read within, said where the columns are."""
+    from ..config import FLOAT_RANGE, MAX_LAYERS, MAX_TEXT_CHARS
+    from ..inputs.csv import MAX_CSV_BYTES
+    from ..inputs.tables import MAX_COLUMNS, MAX_ROWS
+
+    short = ", ".join(f"`{c.name}` {c.max_chars}" for c in COLUMNS if c.max_chars < MAX_TEXT_CHARS)
+    return (
+        f"Every row is read within what every output can hold: a decimal column takes 0 or a "
+        f"magnitude from {FLOAT_RANGE[0]:g} to {FLOAT_RANGE[1]:g}, whole numbers at most 10^16 "
+        f"(layers at most {MAX_LAYERS:,}); text at most {MAX_TEXT_CHARS:,} characters counted as "
+        f"Excel counts them (an emoji is two; {short}), without control characters, U+FFFE or "
+        f"U+FFFF. A file holds at most {MAX_ROWS:,} rows and {MAX_COLUMNS:,} columns, a CSV at "
+        f"most {MAX_CSV_BYTES // 2**20} MiB in one encoding, and must be a regular file."
+    )
 
 
 def _aliases_md() -> list[str]:
