@@ -382,7 +382,7 @@ def fx_max(*xs):
 # The workbook without a spreadsheet engine
 
 
-LOOKUP_SHEETS = ["Dtypes", "Moments", "Optimizers", "GPUs", "Conventions", "Lists"]
+LOOKUP_SHEETS = ["Dtypes", "Moments", "Optimizers", "GPUs", "Conventions", "Lists", "Models"]
 
 
 def test_sheets_and_layout(built, ledgers):
@@ -391,9 +391,10 @@ def test_sheets_and_layout(built, ledgers):
     wb = _load(built)
     names = wb.sheetnames
     assert names[:3] == [SUMMARY, INPUTS, LEDGERS]
-    assert names[-8:] == [BUDGET, "Help"] + LOOKUP_SHEETS
-    assert [wb[n].sheet_state for n in names] == ["visible"] * (len(names) - 6) + ["hidden"] * 6
-    print_sheets = names[3:-8]
+    k = len(LOOKUP_SHEETS)
+    assert names[-2 - k :] == [BUDGET, "Help"] + LOOKUP_SHEETS
+    assert [wb[n].sheet_state for n in names] == ["visible"] * (len(names) - k) + ["hidden"] * k
+    print_sheets = names[3 : -2 - k]
     assert len(print_sheets) == len(ledgers)
     assert len(set(n.casefold() for n in names)) == len(names)
     for n in print_sheets:
@@ -783,7 +784,7 @@ def test_many_configurations_use_one_chosen_ledger_sheet():
     configs = [dict(name=f"c{i}", params_total=10**9 * (1 + i), dp=1 + i % 4) for i in range(51)]
     data = render_xlsx(_ledgers(configs))
     wb = _load(data)
-    assert "Ledger" in wb.sheetnames and len(wb.sheetnames) == 12
+    assert "Ledger" in wb.sheetnames and len(wb.sheetnames) == 6 + len(LOOKUP_SHEETS)
     ws = wb["Ledger"]
     assert ws[CHOSEN_NAME].value == "c0"
     assert ws.data_validations.dataValidation[0].formula1.endswith(f"$A${LEDGER_FIRST_ROW + 50}")
@@ -1861,3 +1862,95 @@ def test_minimum_gpus_past_a_sheets_rows_recalculate_to_the_engine():
     assert max(l["batch_slots"] for l in ledgers) == 2**40
     wb = _load(_recalc(_poisoned(render_xlsx(ledgers))), data_only=True)
     assert _ledger_mismatches(wb[LEDGERS], ledgers) == []
+
+
+# Rows that name a model (the architecture filled from the catalogue, models.json) and one that
+# types its own layers over its model's.
+MODEL_ROWS = [
+    dict(name="qwen3-8b", model="Qwen3-8B", dp=8, seq_len=4096, global_batch=256, tokens=10**11),
+    dict(name="llama-8b-own-layers", model="Llama-3.1-8B", layers=40, dp=8, global_batch=256),
+]
+
+
+@pytest.fixture(scope="module")
+def model_built():
+    ledgers = _ledgers(MODEL_ROWS)
+    return ledgers, render_xlsx(ledgers)
+
+
+def test_architecture_cells_follow_the_model_cell(model_built, tmp_path):
+    """#26 item 1: an architecture cell its model filled is a formula over the hidden Models sheet
+    keyed by the row's model cell, cached with the catalogue's value (models.json: Qwen3-8B has
+    36 layers, hidden 4096); a column the row typed itself stays a value; the workbook reads back
+    to the same figures."""
+    from ledger_report.catalogue import MODELS
+    from ledger_report.inputs import read_configs
+
+    ledgers, data = model_built
+    col = {name: _col_index(name) for name in ("layers", "hidden", "model")}
+    ws = _load(data)[INPUTS]
+    cached = _load(data, data_only=True)[INPUTS]
+    assert "Models" in _load(data).sheetnames and _load(data)["Models"].sheet_state == "hidden"
+    layers = ws.cell(2, col["layers"]).value
+    assert isinstance(layers, str) and layers.startswith("=") and "tbl_models_layers" in layers
+    assert cached.cell(2, col["layers"]).value == MODELS["Qwen3-8B"].columns["layers"] == 36
+    assert cached.cell(2, col["hidden"]).value == 4096
+    assert ws.cell(3, col["layers"]).value == 40  # typed: a value
+    assert str(ws.cell(3, col["hidden"]).value).startswith("=")  # from Llama-3.1-8B
+    path = tmp_path / "models.xlsx"
+    path.write_bytes(data)
+    for cfg, led in zip(read_configs(path), ledgers):
+        again = compute(cfg)
+        assert all(_same(v, again[k]) for k, v in led.values.items()), led.name
+
+
+def _col_index(name: str) -> int:
+    return COLUMN_NAMES.index(name) + 1
+
+
+@pytest.mark.slow
+def test_a_changed_model_cell_brings_its_architecture(model_built):
+    """#26 item 1: change the model cell of a built workbook with openpyxl (Qwen3-8B to
+    Llama-3.1-70B), recalculate in LibreOffice: the row's architecture cells are the 70B's (80
+    layers, hidden 8192, models.json) and its Ledgers row equals the engine on that row as read
+    from the catalogue; a model the workbook does not hold empties the architecture and the
+    check cell names the missing columns."""
+    ledgers, data = model_built
+    wb = _load(data)
+    wb[INPUTS].cell(2, _col_index("model")).value = "Llama-3.1-70B"
+    wb[INPUTS].cell(3, _col_index("model")).value = "no-such-model"
+    buf = io.BytesIO()
+    wb.save(buf)
+    out = _load(_recalc(buf.getvalue()), data_only=True)
+    inputs = out[INPUTS]
+    assert inputs.cell(2, _col_index("layers")).value == 80
+    assert inputs.cell(2, _col_index("hidden")).value == 8192
+    edited = compute(config_from_mapping(dict(MODEL_ROWS[0], model="Llama-3.1-70B")))
+    assert edited["params_total"] > 60e9
+    assert _ledger_mismatches(out[LEDGERS], [edited]) == []
+    check = out[LEDGERS][f"{QUANTITY_LETTERS[REGISTRY_CHECK]}{LEDGER_FIRST_ROW + 1}"].value
+    assert "hidden" in check and "heads" in check, check
+
+
+REGISTRY_CHECK = "check_message"  # report.py ReportSpec.check
+
+
+@pytest.mark.slow
+def test_workbook_with_a_config_json_model_rebuilds_from_its_own_folder(tmp_path):
+    """#26 item 1 / walkthrough defect 6: inputs/examples.csv names configs/qwen3-30b-a3b.json
+    (relative to inputs/); the built workbook in another folder names it relative to its own
+    folder, so reading the workbook back finds the file and gives the same figures."""
+    from ledger_report import api
+    from ledger_report.inputs import read_configs
+
+    out = tmp_path / "deep" / "out"
+    (path,) = api.build(ROOT / "inputs" / "examples.csv", out, formats=("xlsx",))
+    back = {c.name: c for c in read_configs(path)}
+    row = back["qwen3-30b-a3b-config-json"]
+    assert (path.parent / row.get("model")).resolve() == (
+        ROOT / "inputs" / "configs" / "qwen3-30b-a3b.json"
+    ).resolve()
+    first = api.compute(ROOT / "inputs" / "examples.csv")
+    for led in first:
+        again = compute(back[led.name])
+        assert all(_same(v, again[k]) for k, v in led.values.items()), led.name
