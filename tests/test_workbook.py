@@ -737,8 +737,9 @@ def test_print_sheets_are_a4_landscape_one_page(built, ledgers):
     assert summ.auto_filter.ref == f"A1:{last}{1 + n}"
     assert summ.freeze_panes == "B2"
     # the sheets that are not pages print nothing (one empty cell); the lookups are hidden
-    for name in (INPUTS, LEDGERS, BUDGET, "Help"):
+    for name in (INPUTS, LEDGERS, "Help"):
         assert wb[name].print_area.endswith(f"$A${wbk.NO_PRINT_ROW}"), name
+    assert not wb[BUDGET].print_area.endswith(f"$A${wbk.NO_PRINT_ROW}")  # the Budget prints
 
 
 def test_page_header_keeps_ampersands_and_image_codes_literal():
@@ -1631,16 +1632,17 @@ def test_budget_sheet_is_the_budget_section_side_by_side(built, ledgers):
     wb = _load(built)
     ws = wb[BUDGET]
     keys = [f.key for f in SPEC.section("budget").figures]
-    labels = [ws.cell(2 + k, 1).value for k in range(len(keys))]
+    top = _budget_rows(ws)[REGISTRY[keys[0]].en]  # after the GPUs, days and verdicts
+    labels = [ws.cell(top + k, 1).value for k in range(len(keys))]
     assert labels == [REGISTRY[k].en for k in keys]
     assert [ws.cell(1, 3 + i).value for i in range(len(ledgers))] == [
         f"={LEDGERS}!$A${LEDGER_FIRST_ROW + i}" for i in range(len(ledgers))
     ]
     for k, key in enumerate(keys):
         for i in (0, len(ledgers) - 1):
-            assert _ledger_ref(key, LEDGER_FIRST_ROW + i) in ws.cell(2 + k, 3 + i).value, key
+            assert _ledger_ref(key, LEDGER_FIRST_ROW + i) in ws.cell(top + k, 3 + i).value, key
     vals = _load(built, data_only=True)[BUDGET]
-    cost_row = 2 + keys.index("cost")
+    cost_row = top + keys.index("cost")
     for i, led in enumerate(ledgers):
         assert _same(led["cost"], vals.cell(cost_row, 3 + i).value)
     with zipfile.ZipFile(io.BytesIO(built)) as z:
@@ -1721,15 +1723,16 @@ def test_budget_follows_price_and_mfu(edited, ledgers):
     out, expect = edited
     ws = out[BUDGET]
     keys = [f.key for f in SPEC.section("budget").figures]
+    top = _budget_rows(ws)[REGISTRY[keys[0]].en]
     i = next(k for k, c in enumerate(CONFIGS) if c["name"] == "params-only-offload-adam8bit")
     assert expect[i]["cost"] != ledgers[i]["cost"]
     for k, key in enumerate(keys):
         want = expect[i][key]
         want = _gb(want) if REGISTRY[key].unit == "bytes" else want
-        assert _same(want, ws.cell(2 + k, 3 + i).value), key
+        assert _same(want, ws.cell(top + k, 3 + i).value), key
     for j, c in enumerate(CONFIGS):
         if c["name"] not in EDITS:
-            assert _same(ledgers[j]["cost"], ws.cell(2 + keys.index("cost"), 3 + j).value), c[
+            assert _same(ledgers[j]["cost"], ws.cell(top + keys.index("cost"), 3 + j).value), c[
                 "name"
             ]
 
@@ -1738,8 +1741,9 @@ def test_budget_follows_price_and_mfu(edited, ledgers):
 def test_printed_workbook_is_the_summary_and_one_page_per_configuration(tmp_path):
     """The default print of the example workbook (LibreOffice's PDF export of every sheet's
     print area): the Summary's pages, then one A4-landscape page per configuration, in order,
-    each carrying its name, its last section and its assumptions (nothing cut off); no page of
-    Inputs, Ledgers, Budget, Help or the lookup sheets."""
+    each carrying its name, its last section and its assumptions (nothing cut off), then the
+    Budget (#26 item 2: it prints, one page wide); no page of Inputs, Ledgers, Help or the
+    lookup sheets."""
     from ledger_report.inputs import read_configs
 
     leds = [compute(c) for c in read_configs(ROOT / "inputs" / "examples.csv")]
@@ -1753,11 +1757,13 @@ def test_printed_workbook_is_the_summary_and_one_page_per_configuration(tmp_path
         info = subprocess.run(
             ["pdfinfo", str(path)], capture_output=True, text=True, check=True
         ).stdout
-        assert int(re.search(r"Pages:\s+(\d+)", info)[1]) == n_summary + len(leds)
+        assert int(re.search(r"Pages:\s+(\d+)", info)[1]) == n_summary + len(leds) + 1
     from pypdf import PdfReader
 
     pages = PdfReader(path).pages
-    assert len(pages) == n_summary + len(leds) and n_summary == 1
+    assert len(pages) == n_summary + len(leds) + 1 and n_summary == 1
+    budget = pages[-1].extract_text()
+    assert "ledger-report: budget" in budget and "Totals by currency" in budget
     for p in pages:
         w, h = float(p.mediabox.width), float(p.mediabox.height)
         assert (round(w), round(h)) == (842, 595)  # A4 landscape
@@ -1954,3 +1960,79 @@ def test_workbook_with_a_config_json_model_rebuilds_from_its_own_folder(tmp_path
     for led in first:
         again = compute(back[led.name])
         assert all(_same(v, again[k]) for k, v in led.values.items()), led.name
+
+
+_PRICED = dict(ARCH_8B, seq_len=8192, global_batch=512, tokens=10**12, days=30, gpu="H100-SXM")
+TWO_CURRENCIES = [
+    dict(_PRICED, name="a-usd", dp=32, price_per_gpu_hour=2.5, currency="USD"),
+    dict(_PRICED, name="b-cny", dp=64, price_per_gpu_hour=17, currency="CNY"),
+    dict(_PRICED, name="c-usd", dp=16, price_per_gpu_hour=3, currency="usd"),
+]
+
+
+def _budget_rows(ws) -> dict[str, int]:
+    """The first row of each label in column A (the chart data below repeats some)."""
+    out: dict[str, int] = {}
+    for r in range(1, ws.max_row + 1):
+        if ws.cell(r, 1).value:
+            out.setdefault(ws.cell(r, 1).value, r)
+    return out
+
+
+def test_costs_carry_their_currency_and_total_within_it():
+    """#26 item 2: two currencies in one file.  Cost cells are formatted with their row's
+    currency (Summary, Ledgers, Budget); the Budget shows each row's GPUs, days and verdicts and
+    totals per currency: USD = a + c (SUMIF ignores case: "usd" is USD), CNY = b alone; no cell
+    holds a total across currencies; the Budget prints (a print area, one page wide)."""
+    ledgers = _ledgers(TWO_CURRENCIES)
+    data = render_xlsx(ledgers)
+    wb, vals = _load(data), _load(data, data_only=True)
+    ws, wv = wb[BUDGET], vals[BUDGET]
+    rows = _budget_rows(wv)
+    for label in ("GPUs of this configuration dp·tp·pp·cp", "deadline verdict", "deadline"):
+        assert label in rows, label
+    assert [
+        wv.cell(rows["GPUs of this configuration dp·tp·pp·cp"], c).value for c in (3, 4, 5)
+    ] == [
+        32,
+        64,
+        16,
+    ]
+    assert ws.cell(rows["cost"], 3).number_format == '#,##0.00 "USD"'
+    assert ws.cell(rows["cost"], 4).number_format == '#,##0.00 "CNY"'
+    total = rows["total cost"]
+    assert [wv.cell(rows["currency"] + 0, c).value for c in (3, 4, 5)] == ["USD", "CNY", "usd"]
+    assert wv.cell(total, 3).value == pytest.approx(ledgers[0]["cost"] + ledgers[2]["cost"])
+    assert wv.cell(total, 4).value == pytest.approx(ledgers[1]["cost"])
+    assert wv.cell(total, 5).value is None
+    assert str(ws.cell(total, 3).value).startswith("=SUMIF(")
+    everything = sum(l["cost"] for l in ledgers)
+    cells = [c.value for row in wv.iter_rows() for c in row if isinstance(c.value, float)]
+    assert not any(v == pytest.approx(everything) for v in cells)
+    assert ws.print_area and ws.sheet_properties.pageSetUpPr.fitToPage
+    assert ws.page_setup.fitToHeight == 0  # one page wide, as tall as it takes
+    summ = wb[SUMMARY]
+    cost_col = _summary_col(summ, "cost")
+    assert [summ.cell(r, cost_col).number_format for r in (2, 3)] == [
+        '#,##0.00 "USD"',
+        '#,##0.00 "CNY"',
+    ]
+    led = wb[LEDGERS]
+    assert led[f"{QUANTITY_LETTERS['cost']}{LEDGER_FIRST_ROW + 1}"].number_format.endswith('"CNY"')
+
+
+@pytest.mark.slow
+def test_budget_totals_per_currency_recalculate(tmp_path):
+    """The totals per currency are live: after changing row c's currency to CNY with openpyxl and
+    recalculating in LibreOffice, USD totals a alone and CNY b + c (the engine's costs)."""
+    ledgers = _ledgers(TWO_CURRENCIES)
+    wb = _load(render_xlsx(ledgers))
+    wb[INPUTS].cell(4, COLUMN_NAMES.index("currency") + 1).value = "CNY"
+    buf = io.BytesIO()
+    wb.save(buf)
+    out = _load(_recalc(buf.getvalue()), data_only=True)[BUDGET]
+    total = _budget_rows(out)["total cost"]
+    assert out.cell(total, 3).value == pytest.approx(ledgers[0]["cost"], rel=1e-9)
+    assert out.cell(total, 4).value == pytest.approx(
+        ledgers[1]["cost"] + ledgers[2]["cost"], rel=1e-9
+    )

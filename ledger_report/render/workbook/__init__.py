@@ -199,7 +199,7 @@ def _render(ledgers: list[Any], model: Any, lang: str, folders: Any = None) -> b
     _write_help(book, help_ws, built=True, lang=lang)
     _write_lookups(book, model.tables)
     write_models(book, models)
-    for ws in (inputs, led, budget, help_ws):
+    for ws in (inputs, led, help_ws):
         _no_print(ws)
     return book.finish()
 
