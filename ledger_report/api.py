@@ -149,10 +149,12 @@ def outputs(
     jobs: int | None = None,
     progress: Any = None,
     source_folder: str | Path | None = None,
+    plans: Mapping[str, Any] | None = None,
 ) -> dict[Path, bytes]:
     """The bytes of each output file, by path (nothing is written).  ``source_folder``: where the
     rows were read (a row's config.json path is relative to it), so the workbook names that file
-    relative to ``out_dir`` and rebuilds from there."""
+    relative to ``out_dir`` and rebuilds from there; ``plans``: the planner's document, whose
+    layouts and Pareto front the workbook shows (``plan -o``)."""
     from .render.document import document, json_bytes
 
     out = Path(out_dir)
@@ -169,7 +171,7 @@ def outputs(
         # beside the handout (a forked process) when both are made and more than one job may run
         side_by_side = "pdf" in formats and (jobs or default_jobs()) > 1
         folders = (Path(source_folder), out) if source_folder is not None else None
-        workbook = background.start(ledgers, lang, side_by_side, folders)
+        workbook = background.start(ledgers, lang, side_by_side, folders=folders, plans=plans)
         files[out / f"{stem}.xlsx"] = b""  # in its place in the order; filled below
     if "pdf" in formats:
         from .render.handout import render_pdf
@@ -292,7 +294,9 @@ def build_plans(
     ledgers = list(compute_many(read([p["row"] for p in doc["plans"]]), in_plan_order))
     out = Path(out_dir)
     files = {out / "plans.csv": plans_csv(doc)}
-    files.update(outputs(ledgers, "plans", out, formats, lang=lang, jobs=jobs, progress=progress))
+    files.update(
+        outputs(ledgers, "plans", out, formats, lang=lang, jobs=jobs, progress=progress, plans=doc)
+    )
     return write_outputs(files, inputs=inputs)
 
 

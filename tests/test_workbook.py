@@ -2036,3 +2036,38 @@ def test_budget_totals_per_currency_recalculate(tmp_path):
     assert out.cell(total, 4).value == pytest.approx(
         ledgers[1]["cost"] + ledgers[2]["cost"], rel=1e-9
     )
+
+
+def test_plan_workbook_shows_layouts_and_the_pareto_front():
+    """#26 item 6 (workbook): with the planner's document, a Plans sheet after the Summary gives
+    each plan's layout in words and the Pareto front's days and cost, and a scatter chart of
+    cost against days over them (the front as a line, the plans as markers)."""
+    rows = [
+        dict(ARCH_8B, name="p1", dp=4, tp=1, pp=1, cp=2, zero=2, global_batch=384, seq_len=8192),
+        dict(ARCH_8B, name="p2", dp=8, tp=2, pp=1, cp=1, zero=1, global_batch=384, seq_len=8192),
+    ]
+    ledgers = _ledgers(rows)
+    plan = lambda r, **k: dict(input="job", row=r, gpu="H100-SXM", **k)  # noqa: E731
+    doc = {
+        "plans": [
+            plan(rows[0], rank=1, gpus=8, days=19.26, cost=7395.69, peak_fraction=0.84),
+            plan(rows[1], rank=2, gpus=16, days=9.8, cost=7530.0, peak_fraction=0.5),
+        ],
+        "pareto": [
+            plan(dict(rows[0], name="f1", dp=384), gpus=3072, days=0.056, cost=8285.9),
+            plan(dict(rows[0], name="f2"), gpus=8, days=19.26, cost=7395.69),
+        ],
+    }
+    data = render_xlsx(ledgers, plans=doc)
+    wb = _load(data)
+    assert wb.sheetnames[:2] == [SUMMARY, "Plans"]
+    ws = wb["Plans"]
+    layouts = [ws.cell(r, 4).value for r in range(1, ws.max_row + 1)]
+    assert "dp 4 · tp 1 · pp 1 · cp 2 · zero 2" in layouts  # the row gives these columns
+    costs = [ws.cell(r, 7).value for r in range(1, ws.max_row + 1)]
+    assert 8285.9 in costs and costs.count(7395.69) == 2  # a plan on the front, and the front
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        charts = [z.read(n).decode() for n in z.namelist() if n.startswith("xl/charts/chart")]
+    assert any(
+        "<c:scatterChart>" in c and "Plans!" in c and "Pareto front job" in c for c in charts
+    )

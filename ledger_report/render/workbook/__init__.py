@@ -117,6 +117,7 @@ from .ledgers import write_ledgers
 from .lookups import _write_lookups
 from .models import model_rows, relocated, write_models
 from .page import _PrintSheet
+from .plans import PLANS, write_plans
 from .report import _Report
 from .summary import _CHART_ROWS, summary_columns, summary_pages, write_summary
 
@@ -150,7 +151,11 @@ __all__ = [
 
 
 def render_xlsx(
-    ledgers: Sequence[Any], lang: str = "en", *, folders: tuple[Any, Any] | None = None
+    ledgers: Sequence[Any],
+    lang: str = "en",
+    *,
+    folders: tuple[Any, Any] | None = None,
+    plans: Any = None,
 ) -> bytes:
     """The live-formula workbook of these ledgers (``engine.Ledger``), as deterministic bytes.
 
@@ -169,15 +174,19 @@ def render_xlsx(
     if any(lg.model is not model and lg.model != model for lg in ledgers):
         raise ValueError("the ledgers of one workbook come from one model")
     with _strict_xlsxwriter():
-        return _render(ledgers, model, lang, folders)
+        return _render(ledgers, model, lang, folders, plans)
 
 
-def _render(ledgers: list[Any], model: Any, lang: str, folders: Any = None) -> bytes:
+def _render(
+    ledgers: list[Any], model: Any, lang: str, folders: Any = None, plans: Any = None
+) -> bytes:
     book = _Book()
     n = len(ledgers)
     rep = _Report(book, model, lang, ledgers)
 
     summary = book.sheet(SUMMARY)
+    if plans is not None:
+        write_plans(book, book.sheet(PLANS), plans)
     inputs = book.sheet(INPUTS)
     led = book.sheet(LEDGERS)
     configs = [relocated(l.config, folders) for l in ledgers]

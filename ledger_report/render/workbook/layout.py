@@ -34,6 +34,7 @@ RESERVED_TITLES = (
     *TABLE_SHEETS.values(),
     LISTS,
     MODELS_SHEET,
+    "Plans",
     "History",
 )
 LANGS = ("en", "zh")
