@@ -149,10 +149,15 @@ def outputs(
     lang: str = "en",
     jobs: int | None = None,
     progress: Any = None,
+    source_folder: str | Path | None = None,
+    plans: Mapping[str, Any] | None = None,
     pareto: Sequence[Ledger] = (),
 ) -> dict[Path, bytes]:
-    """The bytes of each output file, by path (nothing is written).  ``pareto``: the ledgers of a
-    planner's front of days against cost, which the handout draws on its summary."""
+    """The bytes of each output file, by path (nothing is written).  ``source_folder``: where the
+    rows were read (a row's config.json path is relative to it), so the workbook names that file
+    relative to ``out_dir`` and rebuilds from there; ``plans``: the planner's document, whose
+    layouts and Pareto front the workbook shows (``plan -o``); ``pareto``: the ledgers of that
+    front, which the handout draws on its summary."""
     from .render.document import document, json_bytes
 
     out = Path(out_dir)
@@ -168,7 +173,8 @@ def outputs(
             progress.stage(f"writing the workbook ({len(ledgers):,} configurations)")
         # beside the handout (a forked process) when both are made and more than one job may run
         side_by_side = "pdf" in formats and (jobs or default_jobs()) > 1
-        workbook = background.start(ledgers, lang, side_by_side)
+        folders = (Path(source_folder), out) if source_folder is not None else None
+        workbook = background.start(ledgers, lang, side_by_side, folders=folders, plans=plans)
         files[out / f"{stem}.xlsx"] = b""  # in its place in the order; filled below
     if "pdf" in formats:
         from .render.handout import render_pdf
@@ -206,7 +212,14 @@ def build(
         stem = stem or Path(source).stem
     ledgers = compute(source, progress=getattr(progress, "compute", None))
     files = outputs(
-        ledgers, stem or "ledgers", out_dir, formats, lang=lang, jobs=jobs, progress=progress
+        ledgers,
+        stem or "ledgers",
+        out_dir,
+        formats,
+        lang=lang,
+        jobs=jobs,
+        progress=progress,
+        source_folder=inputs[0].parent if inputs else None,
     )
     return write_outputs(files, inputs=inputs)
 
@@ -296,7 +309,15 @@ def build_plans(
     files = {out / "plans.csv": plans_csv(doc)}
     files.update(
         outputs(
-            ledgers, "plans", out, formats, lang=lang, jobs=jobs, progress=progress, pareto=front
+            ledgers,
+            "plans",
+            out,
+            formats,
+            lang=lang,
+            jobs=jobs,
+            progress=progress,
+            plans=doc,
+            pareto=front,
         )
     )
     return write_outputs(files, inputs=inputs)
