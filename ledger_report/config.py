@@ -107,6 +107,7 @@ DEFAULT_ZH = {
     "the convention's (5e8)": "框架口径的值（5e8）",
     "the convention's (fp32 generic, deepspeed; bf16 megatron, fsdp2)": "框架口径的值（generic、deepspeed 为 fp32；megatron、fsdp2 为 bf16）",
     "the convention's (true)": "框架口径的值（true）",
+    "dp (one shard group)": "dp（一个分片组）",
     "the convention's (on megatron, else off)": "框架口径的值（megatron 开，其余关）",
     "the convention's (off megatron; ZeRO-3 only deepspeed; on generic, fsdp2)": "框架口径的值（megatron 关；deepspeed 仅 ZeRO-3；generic、fsdp2 开）",
 }
@@ -594,6 +595,16 @@ COLUMNS: tuple[Column, ...] = (
     _c("tp", INT, "Tensor-parallel size", "张量并行度", "1", "", minimum=1, group="parallel"),
     _c("pp", INT, "Pipeline-parallel size", "流水线并行度", "1", "", minimum=1, group="parallel"),
     _c("cp", INT, "Context-parallel size", "上下文并行度", "1", "", minimum=1, group="parallel"),
+    _c(
+        "dp_shard",
+        INT,
+        "Data-parallel ranks each ZeRO/FSDP shard group spans; the rest replicate it (FSDP2 HSDP dp_shard, Megatron --num-distributed-optimizer-instances = dp/dp_shard)",
+        "每个 ZeRO/FSDP 分片组覆盖的数据并行 rank 数，其余为副本（FSDP2 HSDP 的 dp_shard；Megatron --num-distributed-optimizer-instances = dp/dp_shard）",
+        "dp (one shard group)",
+        "",
+        minimum=1,
+        group="parallel",
+    ),
     _c(
         "ep",
         INT,

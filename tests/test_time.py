@@ -425,3 +425,20 @@ def test_switches_change_no_figure_that_does_not_depend_on_time():
     ):
         assert other[k] == base[k], k
     assert other["step_time_s"] != base["step_time_s"]
+
+
+def test_hsdp_shards_within_a_node_and_all_reduces_across_replicas():
+    """FSDP2 HSDP (dp_shard): the ZeRO-3 gathers run over the dp_shard·cp ranks of a node (NCCL LL
+    ring over 8 ranks in one node: 6.6 + 7 × 0.6 = 10.8 µs, tuning.cc @5067397c), the state is
+    sharded 8 ways instead of 384 (so more memory), and the gradient shard is all-reduced across the
+    48 replicas, one GPU per node."""
+    full = v(framework="fsdp2", dp=384, zero=3)
+    hsdp = v(framework="fsdp2", dp=384, zero=3, dp_shard=8)
+    assert full["dense_shard_group"] == 384 and hsdp["dense_shard_group"] == 8
+    assert hsdp["peak_bytes_per_rank"] > full["peak_bytes_per_rank"]
+    assert hsdp["grad_crosses_nodes"] is False and hsdp["rep_crosses_nodes"] is True
+    assert hsdp["dp_layer_all_gather_latency_s"] == pytest.approx(10.8e-6, rel=1e-9)
+    assert full["dp_layer_all_gather_latency_s"] == pytest.approx(469.5e-6, rel=1e-9)
+    assert hsdp["rep_layer_all_reduce_s"] > 0 and full["rep_layer_all_reduce_s"] == 0
+    with pytest.raises(InputError, match="dp_shard"):
+        v(framework="fsdp2", dp=384, zero=3, dp_shard=7)

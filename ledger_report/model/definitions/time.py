@@ -344,6 +344,7 @@ def _placement(reg: Registry, r: Ctx) -> None:
         "pp": r.tp * r.cp * r.dp,
         "grad": r.tp,
         "egrad": r.etp * r.ep,
+        "rep": r.tp * r.cp * r.dp_shard,
     }
     sizes = {
         "tp": r.tp,
@@ -351,8 +352,9 @@ def _placement(reg: Registry, r: Ctx) -> None:
         "ep": r.ep,
         "dp": r.dp,
         "pp": r.pp,
-        "grad": r.dp * r.cp,
+        "grad": r.dp_shard * r.cp,
         "egrad": r.group["expert"],
+        "rep": r.dp / r.dp_shard,
     }
     names = {
         "tp": "tensor-parallel",
@@ -362,6 +364,7 @@ def _placement(reg: Registry, r: Ctx) -> None:
         "pp": "pipeline",
         "grad": "gradient-reduction (dp·cp)",
         "egrad": "expert gradient-reduction (expert-DP)",
+        "rep": "replica (HSDP: dp/dp_shard)",
     }
     r.crosses, r.local, r.bus, r.p2p, r.alpha = {}, {}, {}, {}, {}
     r.size, r.nodes, r.tree_depth = {}, {}, {}
@@ -1081,6 +1084,33 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
         active = all_of(n.gt(1), psi.gt(0))
         one_red = if_(active, if_(z0, ar, rs), 0)
         one_red_lat = if_(active, if_(z0, ar_lat, rs_lat), 0)
+        if part == "dense":
+            # HSDP: the reduce-scattered shard is all-reduced across the dp/dp_shard replicas
+            rar, rar_lat = _collective(
+                reg,
+                r,
+                "rep_all_reduce",
+                "rep",
+                "ar",
+                psi / nb1 / n * gb,
+                "a gradient shard",
+                "梯度分片",
+            )
+            lar, lar_lat = _collective(
+                reg,
+                r,
+                "rep_layer_all_reduce",
+                "rep",
+                "ar",
+                psi / ls / n * gb,
+                "a layer's gradient shard",
+                "一层梯度分片",
+            )
+            hsdp = all_of(negate(z0), r.size["rep"].gt(1))
+            one_red = one_red + if_(hsdp, rar, 0)
+            one_red_lat = one_red_lat + if_(hsdp, rar_lat, 0)
+            lrs = lrs + if_(hsdp, lar, 0)
+            lrs_lat = lrs_lat + if_(hsdp, lar_lat, 0)
         c["red"].append(n_b * one_red)
         c["red_lat"].append(n_b * one_red_lat)
         c["one_red"].append(one_red)
@@ -1099,7 +1129,7 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
         SECONDS,
         "data-parallel / ZeRO communication per step",
         "每步数据并行 / ZeRO 通信",
-        "ZeRO-0: an all-reduce per bucket; ZeRO-1/2: a reduce-scatter per bucket (every micro-batch where the convention reduces every micro-batch) and an all-gather per bucket; ZeRO-3: per micro-batch and layer two all-gathers and a reduce-scatter (Rajbhandari et al. 2020 §7; FSDP2 reshard_after_forward); dense parameters over dp·cp, expert parameters over the expert-DP group; each call costed as NCCL runs it",
+        "ZeRO-0: an all-reduce per bucket; with dp_shard < dp (HSDP) each reduce-scatter within the shard group is followed by an all-reduce of the shard across the replicas; ZeRO-1/2: a reduce-scatter per bucket (every micro-batch where the convention reduces every micro-batch) and an all-gather per bucket; ZeRO-3: per micro-batch and layer two all-gathers and a reduce-scatter (Rajbhandari et al. 2020 §7; FSDP2 reshard_after_forward); dense parameters over dp·cp, expert parameters over the expert-DP group; each call costed as NCCL runs it",
     )
     raw_lat = if_(
         z3,
