@@ -222,6 +222,17 @@ def define(reg: Registry, r: Ctx) -> None:
         "损失把 logits 升到 fp32",
         COLUMN + "; the convention's default",
     )
+    r.loss_impl = d(
+        "loss_impl",
+        default(
+            "loss_impl",
+            if_(r.tp.gt(1), conv(r, "loss_impl_tp_default"), conv(r, "loss_impl_default")),
+        ),
+        TEXT,
+        "cross-entropy implementation",
+        "交叉熵实现",
+        COLUMN + "; the convention's default (with tp > 1 its tensor-parallel one)",
+    )
     r.loss_chunks = d(
         "loss_chunks", default("loss_chunks", 1), COUNT, "loss chunks", "loss 分块数", COLUMN
     )
@@ -248,6 +259,14 @@ def define(reg: Registry, r: Ctx) -> None:
         "gathered weights kept, under ZeRO-3 (below it the weights are whole anyway)",
         "ZeRO-3 下保留聚合权重（其下权重本就完整）",
         COLUMN,
+    )
+    r.expandable = d(
+        "expandable_segments",
+        default("expandable_segments", False),
+        BOOL,
+        "the allocator's expandable segments",
+        "分配器可扩展段",
+        COLUMN + "; PyTorch's default is off (c10/cuda/CUDAAllocatorConfig.h)",
     )
     r.bucket_in_elements = d(
         "bucket_in_elements",
