@@ -52,9 +52,7 @@ def records(rows: list[dict[str, str]]) -> list[Record]:
     """Every run with a measured figure, predicted at each scale of GRID."""
     rows = [r for r in rows if r["measured_tokens_per_s_per_gpu"]]
     configs = [_config(r, s) for r in rows for s in GRID]
-    tps = [
-        ledger["predicted_tokens_per_s_per_gpu"] for ledger in compute_many(configs, together=True)
-    ]
+    tps = [ledger["predicted_tokens_per_s_per_gpu"] for ledger in compute_many(configs)]
     out = []
     for i, r in enumerate(rows):
         measured = float(r["measured_tokens_per_s_per_gpu"])
