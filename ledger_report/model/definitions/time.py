@@ -30,6 +30,7 @@ from ..expr import (
     drop_first,
     floor,
     if_,
+    lift,
     maximum,
     minimum,
     negate,
@@ -803,7 +804,15 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         a2a * on / (r.bus["ep"] * BYTES_PER_GB), off_bytes / (r.p2p["ep"] * BYTES_PER_GB)
     )
     n_a2a = ml * (4 + if_(r.recompute_mode.eq("full"), 2, 0))
-    t_ep_raw = if_(r.ep.gt(1), n_a2a * one_a2a * r.moe_imbalance, 0)
+    t_ep_raw = d(
+        f"{stage}_stage_ep_all_to_all_s",
+        if_(r.ep.gt(1), n_a2a * one_a2a * r.moe_imbalance, 0),
+        SECONDS,
+        f"{stage} stage: expert all-to-alls per micro-batch (before overlap)",
+        f"{zh}：每 micro-batch 专家 all-to-all（掩盖前）",
+        doc("step-time")
+        + ": MoE layers × (4 + 2 under full recompute) × (latency + the larger of the NVLink and the network share) × moe_imbalance",
+    )
     t_ep = d(
         f"{stage}_stage_ep_comm_s",
         if_(
@@ -818,10 +827,17 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         + ": top_k·s·b·h bytes each way per MoE layer, dispatch and combine forward and backward, again under full recompute (Megatron-LM recomputes the whole layer, token_dispatcher.py included); the share leaving the node crosses the network, once per destination node with node_dedup; × moe_imbalance (the busiest rank sets the pace); moe_a2a_overlap hides it behind another micro-batch's compute (Megatron-LM overlap_moe_expert_parallel_comm), the compute slowed by "
         + f"{OVERLAP_PROCESSOR_USAGE} of what it hides",
     )
-    t_pp_raw = if_(
-        r.pp.gt(1),
-        2 * r.virtual * (r.alpha["pp"] + act_bytes_pp(r, tok) / (r.p2p["pp"] * BYTES_PER_GB)),
-        0,
+    t_pp_raw = d(
+        f"{stage}_stage_pp_sends_s",
+        if_(
+            r.pp.gt(1),
+            2 * r.virtual * (r.alpha["pp"] + act_bytes_pp(r, tok) / (r.p2p["pp"] * BYTES_PER_GB)),
+            0,
+        ),
+        SECONDS,
+        f"{stage} stage: pipeline sends and receives per micro-batch (before overlap)",
+        f"{zh}：每 micro-batch 流水线收发（掩盖前）",
+        "Megatron-LM megatron/core/pipeline_parallel/p2p_communication.py: the activation forward and its gradient backward, per model chunk",
     )
     pp_hidden = all_of(r.overlap_p2p, r.virtual.gt(1))
     t_pp = d(
@@ -876,7 +892,7 @@ def _tp_collectives(reg: Registry, r: Ctx) -> None:
     """One tensor-parallel collective of a layer's activations (the same on every stage), and the
     nodes a routed token travels to."""
     nodes = r.nodes["ep"]
-    stay = total_of([1] + [0] * 0)
+    stay = lift(1)
     for i in range(1, 17):
         stay = stay * if_(r.topk.ge(i), 1 - 1 / nodes, 1)
     r.remote_nodes = reg.define(
