@@ -115,6 +115,7 @@ DEFAULT_ZH = {
     "the convention's (fp32 generic, deepspeed; bf16 megatron, fsdp2)": "框架口径的值（generic、deepspeed 为 fp32；megatron、fsdp2 为 bf16）",
     "the convention's (true)": "框架口径的值（true）",
     "dp (one shard group)": "dp（一个分片组）",
+    "the convention's (cudnn megatron; fa2 deepspeed; sdpa generic, fsdp2)": "框架口径的值（megatron 为 cudnn；deepspeed 为 fa2；generic、fsdp2 为 sdpa）",
     "the convention's (bf16; fp32 under fsdp2)": "框架口径的值（bf16；fsdp2 下为 fp32）",
     "moe_ffn_hidden when shared_experts is given, else 0": "给出 shared_experts 时为 moe_ffn_hidden，否则为 0",
     "the convention's (on megatron, else off)": "框架口径的值（megatron 开，其余关）",
@@ -790,6 +791,15 @@ COLUMNS: tuple[Column, ...] = (
         "Parameter all-gathers overlapped with compute (Megatron --overlap-param-gather, ZeRO-3/FSDP prefetch)",
         "参数 all-gather 与计算重叠（Megatron --overlap-param-gather、ZeRO-3/FSDP 预取）",
         "the convention's (off megatron; ZeRO-3 only deepspeed; on generic, fsdp2)",
+        group="batch",
+    ),
+    _c(
+        "attention_kernel",
+        ENUM,
+        "Fused attention kernel: fa2 (FlashAttention-2), fa3 (FlashAttention-3, Hopper), cudnn (cuDNN / Transformer Engine fused attention), sdpa (PyTorch scaled_dot_product_attention)",
+        "融合注意力内核：fa2（FlashAttention-2）、fa3（FlashAttention-3，Hopper）、cudnn（cuDNN / Transformer Engine 融合注意力）、sdpa（PyTorch scaled_dot_product_attention）",
+        "the convention's (cudnn megatron; fa2 deepspeed; sdpa generic, fsdp2)",
+        choices=("fa2", "fa3", "cudnn", "sdpa"),
         group="batch",
     ),
     _c(

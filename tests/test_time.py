@@ -442,3 +442,18 @@ def test_hsdp_shards_within_a_node_and_all_reduces_across_replicas():
     assert hsdp["rep_layer_all_reduce_s"] > 0 and full["rep_layer_all_reduce_s"] == 0
     with pytest.raises(InputError, match="dp_shard"):
         v(framework="fsdp2", dp=384, zero=3, dp_shard=7)
+
+
+def test_attention_kernel_sets_the_attention_efficiency():
+    """attention_kernel: FlashAttention-3 (Shah et al. 2024) runs the attention core at 0.60 of the H100
+    BF16 peak against FlashAttention-2's 0.35 ("only 35% utilization on H100"), each times the
+    sustained fraction; on an A100 FlashAttention-3 does not exist and the figure is FlashAttention-2's."""
+    fa2 = v(dp=8, attention_kernel="fa2")
+    fa3 = v(dp=8, attention_kernel="fa3")
+    assert fa2["attention_efficiency"] == pytest.approx(0.35 * fa2["sustained_fraction"])
+    assert fa3["attention_efficiency"] == pytest.approx(0.60 * fa3["sustained_fraction"])
+    assert fa3["step_time_s"] < fa2["step_time_s"]
+    a2 = v(dp=8, gpu="A100-80GB", attention_kernel="fa2")
+    a3 = v(dp=8, gpu="A100-80GB", attention_kernel="fa3")
+    assert a3["attention_efficiency"] == a2["attention_efficiency"]
+    assert v(dp=8, framework="megatron")["attention_kernel"] == "cudnn"

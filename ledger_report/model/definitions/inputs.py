@@ -154,6 +154,15 @@ def define(reg: Registry, r: Ctx) -> None:
         "张量并行通信与 GEMM 重叠",
         COLUMN + conv_at,
     )
+    r.attention_kernel = d(
+        "attention_kernel",
+        default("attention_kernel", conv(r, "attention_kernel_default")),
+        TEXT,
+        "fused attention kernel",
+        "融合注意力内核",
+        COLUMN
+        + " (conventions table: Megatron-LM with Transformer Engine runs cuDNN fused attention on Hopper (transformer_engine/pytorch/attention, NVTE_FUSED_ATTN), DeepSpeed flash-attn 2, torchtitan / PyTorch scaled_dot_product_attention)",
+    )
     r.overlap_p2p = d(
         "overlap_p2p_comm",
         default("overlap_p2p_comm", conv(r, "overlap_p2p_comm_default").eq(1)),

@@ -106,7 +106,33 @@ GEMM_RAMP_S = 2e-6  # Calculon systems/a100_80g.json matrix efficiency by size: 
 GEMMS_PER_LAYER = 4  # Megatron-LM / Transformer Engine: fused QKV, output projection, fc1 (gate and up fused), fc2
 GEMMS_PER_EXPERT = 2  # grouped GEMMs over the rank's experts: fc1 (gate and up) and fc2 (Megatron-LM megatron/core/transformer/moe/experts.py GroupedMLP)
 GROUPED_GEMM_RELATIVE = 0.6  # grouped expert GEMMs against dense ones, calibrated: three published MoE runs (tests/data/measured_throughput.csv: torchtitan Qwen3-30B-A3B on B200, FlagPerf Mixtral 8x7B and Qwen1.5-MoE) ran 1.3-1.6x slower than dense-GEMM efficiency predicts
-ATTENTION_RELATIVE = 0.5  # flash attention against the GEMMs: Dao 2023 (FlashAttention-2) 50-73 % of the A100 peak forward+backward, 35 % on H100 (Shah et al. 2024, FlashAttention-3), for the GEMMs' ~80 %; causal masking and short heads lower it
+# Fused attention kernels, fraction of the dense BF16 peak they reach forward and backward (head dim
+# 128, causal, sequences of 2K-16K), (A100 class, Hopper and later):
+ATTENTION_KERNEL_EFFICIENCY = {
+    "fa2": (
+        0.55,
+        0.35,
+    ),  # Dao 2023 arXiv 2307.08691: forward 50-73 % of the A100 peak, backward lower; Shah et al. 2024 arXiv 2407.08608: "FlashAttention-2 achieving only 35% utilization on H100"
+    "fa3": (
+        0.55,
+        0.60,
+    ),  # Shah et al. 2024: FP16 up to 740 TFLOP/s forward (75 %), backward 1.5-1.75x FlashAttention-2; Hopper only (FlashAttention-2 on A100)
+    "cudnn": (
+        0.50,
+        0.55,
+    ),  # Shah et al. 2024 §4.1: cuDNN 9 fused attention between FlashAttention-2 and -3 on H100 (close to -3 at long sequences)
+    "sdpa": (
+        0.55,
+        0.35,
+    ),  # torch.nn.functional.scaled_dot_product_attention dispatches to its FlashAttention-2 backend (torch/nn/attention, SDPBackend.FLASH_ATTENTION)
+}
+ATTENTION_SOURCE = (
+    "attention_kernel: FlashAttention-2 (Dao 2023, arXiv 2307.08691) and FlashAttention-3 (Shah et al. 2024, arXiv 2407.08608; cuDNN 9 compared there); "
+    + ", ".join(
+        f"{k} {a} on A100-class / {b} on Hopper and later"
+        for k, (a, b) in ATTENTION_KERNEL_EFFICIENCY.items()
+    )
+)
 SCORE_BYTES_MOVED = 30  # unfused attention: the 5 bytes per score element Korthikanti et al. 2022 store, written and read in forward and backward
 ELEMENTWISE_BYTES_PER_H = 108  # norms, rotary, residual adds, dropout, layout copies: ~36 bytes per token per hidden element forward (read + write, bf16), twice that backward
 ELEMENTWISE_BYTES_PER_F = 27  # the activation: read gate and up, write the product, the fc1 output's copies (9 bytes forward), 18 backward
@@ -127,7 +153,7 @@ CPU_ADAM_HOST_BYTES_PER_PARAM = 154  # DeepSpeed docs/_tutorials/zero-offload.md
 # reports it in-sample and leave-one-source-out): the share of the maximum achievable matmul FLOP/s
 # (gpus.csv gemm_efficiency, a kernel benchmark) that a training step sustains, by class of GPU:
 # parts without FP8 (A100 class) and the rest (Hopper and later).
-SUSTAINED_FRACTION = {"no_fp8": 0.85, "fp8": 0.7}
+SUSTAINED_FRACTION = {"no_fp8": 0.84, "fp8": 0.6}
 
 
 def sustained_class(gpu: str) -> str:
@@ -269,21 +295,39 @@ def _hardware(reg: Registry, r: Ctx) -> None:
         "可达矩阵乘效率的缩放",
         COLUMN + " (the planner sets it from a measured mfu)",
     )
+    r.sustained = d(
+        "sustained_fraction",
+        if_(
+            r.gpu_known,
+            if_(
+                Lookup("gpu", gpu, "fp8_tflops", default=0).gt(0),
+                SUSTAINED_FRACTION["fp8"],
+                SUSTAINED_FRACTION["no_fp8"],
+            ),
+            1,
+        ),
+        RATIO,
+        "share of the kernel benchmark's matmul efficiency training sustains",
+        "训练中可维持的矩阵乘基准效率占比",
+        "SUSTAINED_FRACTION (definitions/time.py): "
+        + f"{SUSTAINED_FRACTION['no_fp8']} for parts without FP8 (A100 class), {SUSTAINED_FRACTION['fp8']} with; the one constant fitted to published runs, refitted leave-one-source-out in tests/support/fit.py (bench/bench_throughput.py); 1 for a GPU the row describes",
+    )
     bf16_eff = d(
         "gemm_efficiency",
-        Lookup("gpu", gpu, "gemm_efficiency") * r.eff_scale,
+        Lookup("gpu", gpu, "gemm_efficiency") * r.sustained * r.eff_scale,
         RATIO,
         "achievable BF16 matmul efficiency (largest GEMMs)",
         "可达 BF16 矩阵乘效率（大 GEMM）",
-        CATALOGUE + " (measured maximum achievable matmul FLOP/s ÷ peak) × efficiency_scale",
+        CATALOGUE
+        + " (measured maximum achievable matmul FLOP/s ÷ peak) × sustained_fraction × efficiency_scale",
     )
     fp8_eff = d(
         "fp8_gemm_efficiency",
-        Lookup("gpu", gpu, "fp8_gemm_efficiency") * r.eff_scale,
+        Lookup("gpu", gpu, "fp8_gemm_efficiency") * r.sustained * r.eff_scale,
         RATIO,
         "achievable FP8 matmul efficiency (largest GEMMs)",
         "可达 FP8 矩阵乘效率（大 GEMM）",
-        CATALOGUE + " × efficiency_scale",
+        CATALOGUE + " × sustained_fraction × efficiency_scale",
     )
     r.bf16_flops = d(
         "bf16_peak_flops",
@@ -620,15 +664,25 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         "efficiency of the output layer (bf16)",
         "输出层 GEMM 效率（bf16）",
     )
+    hopper = Lookup("gpu", r.gpu_profile, "fp8_tflops", default=0).gt(0)
+    kernel_frac = lift(0)
+    for k, (ampere, later) in ATTENTION_KERNEL_EFFICIENCY.items():
+        kernel_frac = kernel_frac + if_(r.attention_kernel.eq(k), if_(hopper, later, ampere), 0)
+    r.attn_kernel_eff = d(
+        "attention_kernel_efficiency",
+        kernel_frac,
+        RATIO,
+        "the attention kernel's fraction of the BF16 peak (forward and backward)",
+        "注意力内核达到的 BF16 峰值占比（前向与反向）",
+        ATTENTION_SOURCE,
+    )
     r.eff_attn = d(
         "attention_efficiency",
-        if_(r.flash, ATTENTION_RELATIVE, 1) * r.bf16_eff,
+        if_(r.flash, r.attn_kernel_eff * r.sustained * r.eff_scale, r.bf16_eff),
         RATIO,
         "efficiency of the attention core (bf16)",
         "注意力核心效率（bf16）",
-        "flash attention at "
-        + str(ATTENTION_RELATIVE)
-        + " of the GEMM efficiency (Dao 2023, FlashAttention-2); unfused: batched GEMMs plus the score traffic",
+        "flash attention: attention_kernel_efficiency × sustained_fraction × efficiency_scale; unfused: batched GEMMs at the GEMM efficiency plus the score traffic",
     )
     r.act_bytes = d(
         "activation_element_bytes",
