@@ -215,9 +215,22 @@ attention layers × seq_len × heads × head_dim (the causal mask halves the 12�
 One training step's time, term by term: compute (forward, backward and recompute FLOPs at the GPU's
 sustained matmul efficiency), the exposed part of each collective (tensor, context, expert, data
 parallel and pipeline communication, over NVLink inside a node and the network across nodes,
-placing tp innermost, then cp, ep, dp, pp), the pipeline bubble, the optimizer step and offload
-(the host link or the NVMe's bandwidth, and a CPU optimizer). With `mfu` empty the prediction
-decides the days and the cost; a given `mfu` decides them and the prediction stands beside it.""",
+placing tp innermost, then cp, ep, dp, pp; expert groups as Megatron builds them, ep ranks etp
+apart), the pipeline bubble (the schedule's critical path, also with fewer micro-batches than
+stages), the optimizer step and offload (the host link or the NVMe's bandwidth, and a CPU
+optimizer). Each collective is costed per call, as many calls as the framework issues (ZeRO-3: two
+gathers and a reduce-scatter per layer and micro-batch; buckets per reduction; TP per layer), with
+the latency and protocol choice of NCCL's own tuning model (NVIDIA/nccl src/graph/tuning.cc,
+NCCL 2.30.7: ring and tree, LL/LL128/Simple, per-hop latency inside and between nodes). What is
+hidden follows the overlap switches (`overlap_grad_reduce`, `overlap_param_gather`,
+`tp_comm_overlap`, `overlap_p2p_comm`, `moe_a2a_overlap`, defaults per convention): at most what
+the window's compute lasts, never the first gather or the last bucket, and the compute slows by
+0.15 of what it hides. `step_bound` says what binds the step (compute, communication, latency or
+bubble); `time_comm_latency_s` and `time_comm_bandwidth_s` split the exposed communication. With
+`mfu` empty the prediction decides the days and the cost; a given `mfu` decides them and the
+prediction stands beside it. The one fitted constant (the share of the kernel-benchmark matmul
+efficiency training sustains, by GPU class) is checked leave-one-source-out against published runs
+(bench/bench_throughput.py).""",
     ),
     (
         "Gates",
