@@ -1,53 +1,142 @@
-"""The library face: read rows, compute them, build the outputs, plan, and look at them as DataFrames.
+"""The library face: read rows, compute them, build the outputs, plan, and look at them as tables.
 
     import ledger_report as lr
-    ledgers = lr.compute(lr.read("inputs/examples.csv"))
-    configs, states = lr.to_frame(ledgers)           # pandas DataFrames
+    ledgers = lr.compute("inputs/examples.csv")       # or a DataFrame, mappings, a dict, Configs
+    sweep = lr.to_frame("inputs/examples.csv")        # pandas: a row per configuration
     lr.build("inputs/examples.csv", out_dir="out")    # the same files as `ledger-report build`
 
-Mappings are validated exactly as rows of a file are (``read([{"name": "a", "params_total": "7B"}])``).
-The command line is a thin layer over these functions.
+Every function that takes rows takes what a notebook holds: a .csv/.xlsx path, a ``Config``, a
+``Ledger``, a mapping (one row), a pandas DataFrame, or any iterable (list, tuple, generator) of
+those, mixed.  Mappings are checked exactly as rows of a file are, the n-th item being row n in
+messages; ``None``, NaN and pandas' NA are empty cells, and numpy scalars count as the Python
+values they hold.  The command line is a thin layer over these functions.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, BinaryIO, Callable, Sequence
 
 from .config import Config
 from .engine import Ledger, compute_many
+from .errors import InputError, Problem
+from .planner import TOP_PLANS
 
 FORMATS = ("xlsx", "pdf", "json")
-TOP_PLANS = 5  # plans kept per input row unless the caller says (`ledger-report plan --top`)
 Progress = Callable[[int, int], None]
+Rows = Any  # a path, a Config, a Ledger, a mapping, a DataFrame, or an iterable of those
 
 
-def read(source: str | Path | Iterable[Mapping[str, Any]]) -> list[Config]:
-    """Configurations from a CSV/XLSX path, or from mappings (validated like a file's rows)."""
+def read(source: Rows) -> list[Config]:
+    """The configurations ``source`` holds, each checked as a row of a file is."""
     from . import inputs
 
     if isinstance(source, (str, Path)):
         return inputs.read_configs(source)
-    return inputs.configs_from_records(list(source), source="mappings")
+    items = _items(source)
+    records = [(n, _record(x)) for n, x in enumerate(items, 1) if not isinstance(x, Config)]
+    read_back = iter(_checked(inputs, records))
+    configs = [x if isinstance(x, Config) else next(read_back) for x in items]
+    _names_unique(configs, items)
+    return configs
 
 
-def compute(
-    configs: Config | Iterable[Config] | str | Path, progress: Progress | None = None
-) -> list[Ledger]:
-    """The ledger of each configuration (a path or mappings are read first)."""
-    if isinstance(configs, Config):
-        configs = [configs]
-    elif isinstance(configs, (str, Path)) or (
-        isinstance(configs, list) and configs and isinstance(configs[0], Mapping)
-    ):
-        configs = read(configs)
-    configs = list(configs)
+def _items(source: Rows) -> list[Any]:
+    """``source`` as a list of rows (each a Config, a Ledger's Config, or a mapping)."""
+    if isinstance(source, (Config, Mapping)) or _is_frame(source):
+        source = [source] if not _is_frame(source) else source.to_dict("records")
+    elif isinstance(source, Ledger):
+        source = [source]
+    elif isinstance(source, (str, bytes)) or not isinstance(source, Iterable):
+        raise TypeError(
+            "expected a .csv/.xlsx path, a Config, a mapping, a DataFrame or an iterable of "
+            f"those; found {type(source).__name__}"
+        )
+    items = [x.config if isinstance(x, Ledger) else x for x in source]
+    for n, x in enumerate(items, 1):
+        if not isinstance(x, (Config, Mapping)) and not hasattr(x, "to_dict"):
+            raise TypeError(
+                f"row {n}: expected a Config or a mapping of column names to values; "
+                f"found {type(x).__name__}"
+            )
+    return items
+
+
+def _is_frame(x: Any) -> bool:
+    return type(x).__name__ == "DataFrame" and hasattr(x, "to_dict")
+
+
+def _record(x: Any) -> dict[str, Any]:
+    """A mapping (or a pandas Series) as a row: empty values as None, numpy scalars as Python's."""
+    pairs = x.to_dict().items() if hasattr(x, "to_dict") else x.items()
+    return {k: _cell(v) for k, v in pairs}
+
+
+def _cell(v: Any) -> Any:
+    if type(v).__module__ == "numpy" and hasattr(v, "item"):
+        v = v.item()  # np.bool_, np.int64, np.float64, np.str_ as bool, int, float, str
+    if type(v).__name__ in ("NAType", "NaTType") or (isinstance(v, float) and math.isnan(v)):
+        return None
+    return v
+
+
+def _checked(inputs, records: list[tuple[int, dict[str, Any]]]) -> list[Config]:
+    """The mappings checked together, each problem naming the item's place in the source."""
+    try:
+        return inputs.configs_from_records([r for _, r in records], source="mappings")
+    except InputError as err:
+        place = {k: n for k, (n, _) in enumerate(records, 1)}
+        for p in err.problems:
+            p.row = place.get(p.row, p.row)
+        raise InputError(err.problems) from None
+
+
+def _names_unique(configs: list[Config], items: list[Any]) -> None:
+    """Names are unique across the rows, as in a file (mappings are checked among themselves)."""
+    from .inputs import name_key
+
+    first: dict[str, int] = {}
+    problems = []
+    for n, c in enumerate(configs, 1):
+        k = name_key(c.name)
+        if k in first and isinstance(items[n - 1], Mapping) != isinstance(
+            items[first[k] - 1], Mapping
+        ):  # a mapping beside a Config (mappings are checked among themselves as they are read)
+            problems.append(
+                Problem(
+                    "mappings",
+                    n,
+                    "name",
+                    f"a name unique in the rows (row {first[k]} has it)",
+                    repr(c.name),
+                )
+            )
+        first.setdefault(k, n)
+    if problems:
+        raise InputError(problems)
+
+
+def compute(source: Rows, progress: Progress | None = None) -> list[Ledger]:
+    """The ledger of each configuration ``source`` holds (a path, mappings, a DataFrame...)."""
+    if _all_ledgers(source):
+        return list(source)
+    configs = read(source)
     out: list[Ledger] = []
     for lg in compute_many(configs):
         out.append(lg)
         if progress and (len(out) % 1000 == 0 or len(out) == len(configs)):
             progress(len(out), len(configs))
     return out
+
+
+def _all_ledgers(source: Any) -> bool:
+    return (
+        isinstance(source, (list, tuple))
+        and bool(source)
+        and all(isinstance(x, Ledger) for x in source)
+    )
 
 
 def outputs(
@@ -61,18 +150,23 @@ def outputs(
     progress: Any = None,
 ) -> dict[Path, bytes]:
     """The bytes of each output file, by path (nothing is written)."""
-    from .render.document import document
+    from .render.document import document, json_bytes
 
     out = Path(out_dir)
     files: dict[Path, bytes] = {}
     if "json" in formats:
         files[out / f"{stem}.json"] = json_bytes(document(ledgers))
+    workbook = None
     if "xlsx" in formats:
-        from .render.workbook import render_xlsx
+        from .render.workbook import background
+        from .render.workers import default_jobs
 
         if progress:
             progress.stage(f"writing the workbook ({len(ledgers):,} configurations)")
-        files[out / f"{stem}.xlsx"] = render_xlsx(list(ledgers), lang=lang)
+        # beside the handout (a forked process) when both are made and more than one job may run
+        side_by_side = "pdf" in formats and (jobs or default_jobs()) > 1
+        workbook = background.start(ledgers, lang, side_by_side)
+        files[out / f"{stem}.xlsx"] = b""  # in its place in the order; filled below
     if "pdf" in formats:
         from .render.handout import render_pdf
 
@@ -81,11 +175,13 @@ def outputs(
         files[out / f"{stem}.pdf"] = render_pdf(
             ledgers, lang=lang, jobs=jobs, progress=getattr(progress, "pages", None)
         )
+    if workbook is not None:
+        files[out / f"{stem}.xlsx"] = workbook()
     return files
 
 
 def build(
-    source: str | Path | Sequence[Ledger],
+    source: Rows,
     out_dir: str | Path = "out",
     formats: Sequence[str] = FORMATS,
     *,
@@ -101,51 +197,269 @@ def build(
     if isinstance(source, (str, Path)):
         inputs = [Path(source)]
         stem = stem or Path(source).stem
-        ledgers = compute(source, progress=getattr(progress, "compute", None))
-    else:
-        ledgers = list(source)
-        stem = stem or "ledgers"
-    files = outputs(ledgers, stem, out_dir, formats, lang=lang, jobs=jobs, progress=progress)
+    ledgers = compute(source, progress=getattr(progress, "compute", None))
+    files = outputs(
+        ledgers, stem or "ledgers", out_dir, formats, lang=lang, jobs=jobs, progress=progress
+    )
     return write_outputs(files, inputs=inputs)
 
 
 def plan(
-    source: str | Path | Iterable[Config],
+    source: Rows,
     top: int = TOP_PLANS,
     progress: Progress | None = None,
-    prices: Mapping[str, float] | str | Path | None = None,
+    prices: Mapping[str, Any] | str | Path | None = None,
+    max_candidates: int | None = None,
 ) -> dict[str, Any]:
     """The planner's document for each row, as ``ledger-report plan`` gives it (the same default
     ``top``); ``prices``: GPU type -> price per GPU-hour, or the path of a gpu,price CSV."""
     from .planner import plan_document, read_prices
 
-    configs = read(source) if isinstance(source, (str, Path)) else list(source)
+    if isinstance(top, bool) or not isinstance(top, int) or top < 1:
+        raise ValueError(f"top: expected a whole number of plans, at least 1; found {top!r}")
+    configs = read(source)
     if isinstance(prices, (str, Path)):
         prices = read_prices(prices)
-    return plan_document(configs, top=top, progress=progress, prices=prices)
+    elif prices is not None:
+        prices = _prices(prices)
+    return plan_document(
+        configs, top=top, progress=progress, prices=prices, max_candidates=max_candidates
+    )
 
 
-def to_frame(ledgers: Iterable[Ledger]):
-    """Two pandas DataFrames: one row per configuration with a column per registry quantity, and
-    one row per state line (configuration, state, part, dtype, bytes per parameter, sharded,
-    shard group, parameters and bytes on the rank, location)."""
+def _prices(prices: Mapping[str, Any]) -> dict[str, float]:
+    """A mapping of GPU type to price per GPU-hour, checked as a prices file's lines are."""
+    from .catalogue import find_gpu
+
+    out, problems = {}, []
+    for name, price in prices.items():
+        gpu = find_gpu(str(name))
+        value = _cell(price)
+        try:
+            value = float(value) if not isinstance(value, bool) else math.nan
+        except (TypeError, ValueError):
+            value = math.nan
+        if gpu is None:
+            problems.append(
+                Problem(
+                    "prices", None, "gpu", "a GPU of the catalogue (ledger-report gpus)", repr(name)
+                )
+            )
+        elif not (math.isfinite(value) and value >= 0):
+            problems.append(
+                Problem(
+                    "prices",
+                    None,
+                    f"price of {gpu.name}",
+                    "a price per GPU-hour, a number ≥ 0",
+                    repr(price),
+                )
+            )
+        else:
+            out[gpu.name] = value
+    if problems:
+        raise InputError(problems)
+    return out
+
+
+def build_plans(
+    doc: Mapping[str, Any],
+    out_dir: str | Path,
+    formats: Sequence[str] = FORMATS,
+    *,
+    inputs: Sequence[str | Path] = (),
+    lang: str = "en",
+    jobs: int | None = None,
+    progress: Any = None,
+) -> list[Path]:
+    """``plan -o DIR``: DIR/plans.csv (a complete input row per plan) and its outputs, built as
+    ``build`` builds any input, the pages in the planner's order; never over ``inputs``."""
+    from dataclasses import replace
+
+    from .render.output import write_outputs
+    from .render.plans import plans_csv
+    from .report import DEFAULT
+
+    in_plan_order = replace(DEFAULT, spec=replace(DEFAULT.spec, rank=()))
+    ledgers = list(compute_many(read([p["row"] for p in doc["plans"]]), in_plan_order))
+    out = Path(out_dir)
+    files = {out / "plans.csv": plans_csv(doc)}
+    files.update(outputs(ledgers, "plans", out, formats, lang=lang, jobs=jobs, progress=progress))
+    return write_outputs(files, inputs=inputs)
+
+
+def models() -> list[dict[str, Any]]:
+    """The built-in model catalogue: each model's columns and source, with the parameters the
+    engine counts from them (total, active, MTP, the main model's)."""
+    from .catalogue import MODELS
+    from .engine import compute as compute_one
+    from .inputs import config_from_mapping
+
+    rows = []
+    for m in MODELS.values():
+        lg = compute_one(config_from_mapping({"name": m.name, "model": m.name}, "models.json"))
+        rows.append(
+            {
+                "name": m.name,
+                "hf_repo": m.hf_repo,
+                "model_type": m.model_type,
+                "source": m.source,
+                "note": m.note,
+                "layers": m.columns["layers"],
+                "hidden": m.columns["hidden"],
+                "experts": m.columns.get("experts", 0),
+                "topk": m.columns.get("topk", 0),
+                "columns": dict(m.columns),
+                **{
+                    k: int(lg[k])
+                    for k in (
+                        "params_total",
+                        "params_active",
+                        "params_active_card",
+                        "params_mtp",
+                        "arch_main_params",
+                    )
+                },
+            }
+        )
+    return rows
+
+
+def gpus() -> dict[str, Any]:
+    """The built-in accelerator catalogue: name -> ``catalogue.GPU`` (GB = 10^9 bytes)."""
+    from .catalogue import GPUS
+
+    return dict(GPUS)
+
+
+def template(path: str | Path) -> Path:
+    """Write an empty input file: .xlsx (help text, defaults, dropdowns) or .csv (the header and
+    one example row); returns the path written."""
+    from .render.output import write_outputs
+
+    path = Path(path)
+    if path.suffix.lower() == ".csv":
+        from .render.template import template_csv
+
+        data = template_csv()
+    else:
+        from .render.workbook import template_xlsx
+
+        data = template_xlsx()
+    return write_outputs({path: data}, inputs=())[0]
+
+
+def to_frame(source: Rows | Mapping[str, Any], *, states: bool = False):
+    """A pandas DataFrame: one row per configuration, a column per quantity of the registry
+    (``engine.table_keys``: every number, truth value and short text) after ``name``, with the
+    values the JSON document carries (bytes, parameters, counts and tokens as integers; blank
+    cells as NA).  ``states=True``: one row per state line instead (configuration, state, part,
+    dtype, bytes per parameter, sharded, shard group, parameters and bytes on the rank,
+    location).  A planner document (``lr.plan``) gives its plans, one row each, the row's columns
+    as ``row.<column>``."""
     import pandas as pd
 
-    from .engine import plain
+    if isinstance(source, Mapping) and str(source.get("schema", "")).startswith(
+        "ledger-report-plan/"
+    ):
+        return pd.json_normalize(source["plans"])
+    if states:
+        return _states_frame(pd, compute(source))
+    if _all_ledgers(source):
+        return _ledgers_frame(pd, source)
+    chunks = list(table(source))
+    if not chunks:
+        return pd.DataFrame(columns=["name", *_table_keys()])
+    return pd.DataFrame(
+        {k: _pandas_column(pd, [c[k] for c in chunks]) for k in chunks[0]}, copy=False
+    )
+
+
+def table(source: Rows, progress: Progress | None = None):
+    """The sweep table of ``source`` a chunk of rows at a time (``engine.table``)."""
+    from .engine import TABLE_ROWS
+    from .engine import table as engine_table
+
+    configs = read(source)
+    done = 0
+    for chunk in engine_table(configs, rows=TABLE_ROWS):
+        done += len(chunk["name"][0])
+        if progress:
+            progress(done, len(configs))
+        yield chunk
+
+
+def _table_keys() -> list[str]:
+    from .engine import table_keys
+
+    return table_keys()
+
+
+def _pandas_column(pd, parts: list[tuple[Any, Any]]):
+    """One column of the table from its chunks: blanks as NA (a nullable type where the column's
+    kind has no NaN of its own)."""
+    import numpy as np
+
+    values = np.concatenate([v for v, _ in parts])
+    if all(b is None for _, b in parts):
+        return values
+    blank = np.concatenate([np.zeros(len(v), bool) if b is None else b for v, b in parts])
+    kind = values.dtype.kind
+    if kind == "i":
+        return pd.arrays.IntegerArray(values, blank)
+    if kind == "b":
+        return pd.arrays.BooleanArray(values, blank)
+    if kind == "f":
+        return np.where(blank, np.nan, values)
+    out = values.astype(object)
+    out[blank] = None
+    return out
+
+
+def _ledgers_frame(pd, ledgers: Sequence[Ledger]):
+    from .engine import ledger_table
+
+    table = ledger_table(ledgers)
+    return pd.DataFrame({k: _pandas_column(pd, [col]) for k, col in table.items()}, copy=False)
+
+
+def _states_frame(pd, ledgers: Sequence[Ledger]):
     from .render.document import config_document
 
-    rows, lines = [], []
+    lines = []
     for lg in ledgers:
-        reg = lg.model.registry
-        rows.append({"name": lg.name, **{q.key: plain(lg.values[q.key], q.unit) for q in reg}})
         for s in config_document(lg)["states"]:
             lines.append(
                 {"name": lg.name, **{k: v for k, v in s.items() if k not in ("label", "basis")}}
             )
-    return pd.DataFrame(rows), pd.DataFrame(lines)
+    return pd.DataFrame(lines)
 
 
-def json_bytes(doc: Mapping[str, Any]) -> bytes:
-    import json
+def write_json(source: Rows, out: BinaryIO, progress: Progress | None = None) -> None:
+    """``calc --json``: the JSON document of every row, compact, one configuration a line, written
+    to the binary stream ``out`` a chunk of rows at a time as they are computed."""
+    from .render.document import write_lines
 
-    return (json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode("utf-8")
+    configs = read(source)
+    write_lines(compute_many(configs), out, _counted(progress, len(configs)))
+
+
+def write_csv(source: Rows, out: BinaryIO, progress: Progress | None = None) -> None:
+    """``calc --csv``: the sweep table (``to_frame``'s) as CSV, a chunk of rows at a time."""
+    from .render.sweep import write_table
+
+    write_table(table(source, progress), out)
+
+
+def _counted(progress: Progress | None, total: int) -> Callable[[int], None]:
+    """A callback taking rows done a chunk at a time, telling ``progress`` every 1,000 rows."""
+    done = 0
+
+    def counted(n: int) -> None:
+        nonlocal done
+        before, done = done, done + n
+        if progress:
+            for k in range(before // 1000 + 1, done // 1000 + 1):
+                progress(k * 1000, total)
+
+    return counted

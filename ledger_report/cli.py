@@ -8,40 +8,13 @@ from pathlib import Path
 
 import click
 
-from . import __version__
-from .api import TOP_PLANS
+from . import __version__, api
 from .errors import LedgerError
+from .planner import TOP_PLANS
 from .render.workers import JobsError, default_jobs
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-FORMATS = ("xlsx", "pdf", "json")
-
-
-def _fail(err: LedgerError) -> None:
-    click.echo(f"Error: {err}", err=True)
-    sys.exit(1)
-
-
-def _read(path: str):
-    from .inputs import read_configs
-
-    return read_configs(path)
-
-
-def _read_packed(path: str):
-    """The file's configurations, checked as ``_read`` checks them, held compactly (``PackedConfigs``)."""
-    from .engine import PackedConfigs
-    from .inputs import read_configs
-
-    packed = PackedConfigs()
-    read_configs(path, sink=packed.append, sink_columns=packed.extend_columns)
-    return packed
-
-
-def _json_bytes(doc: dict) -> bytes:
-    from .api import json_bytes
-
-    return json_bytes(doc)
+FORMATS = api.FORMATS
 
 
 class _Progress:
@@ -73,27 +46,61 @@ class _Progress:
             click.echo(f"\r{self.label}: {done:,}", err=True, nl=False)
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where the run is, as Ctrl-C is: the same clean-up runs (temp
+    files removed, earlier outputs put back, worker processes ended)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_terminated(signum, _frame) -> None:
+    raise _Terminated(signum)
+
+
+def _stop_on_signals() -> None:
+    """SIGTERM (``timeout``, ``kill``) and SIGHUP (a closed terminal) handled as Ctrl-C is."""
+    import signal
+
+    for name in ("SIGTERM", "SIGHUP"):
+        signum = getattr(signal, name, None)
+        if signum is not None and signal.getsignal(signum) is signal.SIG_DFL:
+            signal.signal(signum, _raise_terminated)
+
+
 class _Group(click.Group):
-    """Turns an unexpected exception into one line and exit status 1 (set LEDGER_REPORT_DEBUG=1 for the traceback)."""
+    """Turns an unexpected exception into one line and exit status 1 (set LEDGER_REPORT_DEBUG=1 for the traceback);
+    a signal that ends the run (Ctrl-C, SIGTERM, SIGHUP) into one line and 128 + its number."""
 
     def invoke(self, ctx):
         import os
+        import signal
 
+        _stop_on_signals()
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt as err:
+            signum = err.signum if isinstance(err, _Terminated) else signal.SIGINT
+            name = signal.Signals(signum).name
+            click.echo(
+                f"Error: stopped by {name}; the outputs are written all together or not at all.",
+                err=True,
+            )
+            sys.exit(128 + signum)
         except (
             click.exceptions.Exit,
             click.ClickException,
             click.Abort,
             SystemExit,
-            KeyboardInterrupt,
         ):
             raise
         except BrokenPipeError:  # the reader went away (`| head`): stop quietly
             sys.stderr.close()
             sys.exit(0)
-        except LedgerError as err:
-            _fail(err)
+        except LedgerError as err:  # the one place a user's error becomes exit status 1
+            click.echo(f"Error: {err}", err=True)
+            sys.exit(1)
         except (
             Exception
         ) as err:  # a bug: say so plainly; nothing was written (outputs are all-or-nothing)
@@ -128,72 +135,29 @@ def main() -> None:
     is_flag=True,
     help="Print the JSON document (docs/json.md) instead of the table.",
 )
-def calc(input: str, as_json: bool) -> None:
+@click.option(
+    "--csv",
+    "as_csv",
+    is_flag=True,
+    help="Print the sweep table as CSV: a row per configuration, a column per quantity.",
+)
+def calc(input: str, as_json: bool, as_csv: bool) -> None:
     """Compute every row of INPUT (.csv or .xlsx) and print the ledgers.
 
     Example: ledger-report calc inputs/examples.csv --json > ledgers.json
     """
-    from .engine import compute_many
-    from .render.table import render_table
-
-    try:
-        if as_json:
-            _calc_json(input, sys.stdout.buffer, _Progress("computing", quiet=False))
-        else:
-            click.echo(render_table(compute_many(_read(input))))
-    except LedgerError as err:
-        _fail(err)
-
-
-def _calc_json(path: str, out, progress) -> None:
-    """``calc --json``: a .csv file read and computed in worker processes side by side where
-    there are several CPUs (``render/json_stream.write_file``), else read here, then streamed."""
-    from .render.json_stream import write_file
-
-    def begin(total: int):
-        out.write(_json_head())
-        return _counter(progress, total)
-
-    if write_file(path, out, begin):
-        out.write(_JSON_TAIL)
-        out.flush()
+    if as_json and as_csv:
+        raise click.UsageError("give --json or --csv, not both")
+    progress = _Progress("computing", quiet=False)
+    if as_json:
+        api.write_json(input, sys.stdout.buffer, progress)
+    elif as_csv:
+        api.write_csv(input, sys.stdout.buffer, progress)
     else:
-        _stream_json(_read_packed(path), out, progress)
+        from .render.table import render_table
 
-
-def _json_head() -> bytes:
-    from .render.document import SCHEMA
-
-    return b'{\n  "schema": "' + SCHEMA.encode() + b'",\n  "configs": [\n'
-
-
-_JSON_TAIL = b"\n  ]\n}\n"
-
-
-def _stream_json(configs, out, progress) -> None:
-    """Write the JSON document one batch of configurations at a time, as they are computed (in
-    worker processes side by side on a machine with several CPUs: ``render/json_stream.py``):
-    compact, one configuration a line (the .json that build writes is indented for reading)."""
-    from .render.json_stream import write_configs
-
-    out.write(_json_head())
-    write_configs(configs, out, _counter(progress, len(configs)))
-    out.write(_JSON_TAIL)
-    out.flush()
-
-
-def _counter(progress, total: int):
-    """A callback taking rows done a batch at a time, telling ``progress`` every 1,000 rows (as
-    the row-at-a-time loop reported)."""
-    done = 0
-
-    def counted(n: int) -> None:
-        nonlocal done
-        before, done = done, done + n
-        for k in range(before // 1000 + 1, done // 1000 + 1):
-            progress(k * 1000, total)
-
-    return counted
+        click.echo(render_table(api.compute(input, progress)))
+    sys.stdout.flush()
 
 
 def _formats(formats: str) -> list[str]:
@@ -244,18 +208,9 @@ def build(input: str, out_dir: str, formats: str, lang: str, quiet: bool, jobs: 
 
     Example: ledger-report build inputs/examples.xlsx -o out --lang zh
     """
-    from . import api
-
     wanted = _formats(formats)
-    try:
-        _wrote(
-            api.build(
-                input, out_dir, wanted, lang=lang, jobs=jobs, progress=_Progress("computing", quiet)
-            ),
-            quiet,
-        )
-    except LedgerError as err:
-        _fail(err)
+    progress = _Progress("computing", quiet)
+    _wrote(api.build(input, out_dir, wanted, lang=lang, jobs=jobs, progress=progress), quiet)
 
 
 def _wrote(paths, quiet: bool) -> None:
@@ -273,8 +228,6 @@ def template(out: str, force: bool) -> None:
 
     Example: ledger-report template my-configs.xlsx
     """
-    from .render.output import write_outputs
-
     path = Path(out)
     suffix = path.suffix.lower()
     if suffix not in (".xlsx", ".csv"):
@@ -286,19 +239,7 @@ def template(out: str, force: bool) -> None:
             f"Error: {out} exists; pass --force to overwrite it (nothing was written).", err=True
         )
         sys.exit(1)
-    try:
-        if suffix == ".csv":
-            from .render.template import template_csv
-
-            data = template_csv()
-        else:
-            from .render.workbook import template_xlsx
-
-            data = template_xlsx()
-        written = write_outputs({path: data})
-        click.echo(f"Wrote {written[0]}", err=True)
-    except LedgerError as err:
-        _fail(err)
+    click.echo(f"Wrote {api.template(path)}", err=True)
 
 
 @main.command(context_settings=CONTEXT)
@@ -308,16 +249,15 @@ def gpus(as_json: bool) -> None:
 
     Example: ledger-report gpus
     """
-    from .catalogue import GPUS
     from .render.table import render_gpus
 
+    gpus = api.gpus()
     if as_json:
         from dataclasses import asdict
 
-        rows = [asdict(g) for g in GPUS.values()]
-        click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        click.echo(json.dumps([asdict(g) for g in gpus.values()], ensure_ascii=False, indent=2))
     else:
-        click.echo(render_gpus(GPUS))
+        click.echo(render_gpus(gpus))
 
 
 @main.command(context_settings=CONTEXT)
@@ -332,32 +272,9 @@ def models(as_json: bool) -> None:
 
     Example: ledger-report models
     """
-    from .catalogue import MODELS
-    from .engine import compute, config_from_mapping
     from .render.table import render_models
 
-    rows = []
-    for m in MODELS.values():
-        lg = compute(config_from_mapping({"name": m.name, "model": m.name}, source="models.json"))
-        counted = {
-            k: int(lg[k])
-            for k in ("params_total", "params_active", "params_mtp", "arch_main_params")
-        }
-        rows.append(
-            {
-                "name": m.name,
-                "hf_repo": m.hf_repo,
-                "model_type": m.model_type,
-                "source": m.source,
-                "note": m.note,
-                "layers": m.columns["layers"],
-                "hidden": m.columns["hidden"],
-                "experts": m.columns.get("experts", 0),
-                "topk": m.columns.get("topk", 0),
-                "columns": dict(m.columns),
-                **counted,
-            }
-        )
+    rows = api.models()
     if as_json:
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
     else:
@@ -400,6 +317,13 @@ def models(as_json: bool) -> None:
     type=click.Path(dir_okay=False, exists=True),
     help="CSV of gpu,price (per GPU-hour): the price of each GPU type; only these types are searched when a row names no GPU.",
 )
+@click.option(
+    "--max-candidates",
+    default=None,
+    type=click.IntRange(min=1),
+    help="The largest search a row may ask for [default: 20,000,000, about 40 s]; a larger one "
+    "is refused, naming the columns that would narrow it.",
+)
 def plan(
     input: str,
     top: int,
@@ -409,6 +333,7 @@ def plan(
     quiet: bool,
     jobs: int | None,
     prices_file: str | None,
+    max_candidates: int | None,
 ) -> None:
     """Search layouts, GPU counts and memory savers; rank the feasible plans by predicted cost.
 
@@ -417,60 +342,36 @@ def plan(
 
     Example: ledger-report plan inputs/plan-examples.csv --top 3 -o plans
     """
-    from .planner import plan_document, read_prices
+    from .render.document import json_bytes
     from .render.table import render_plans
 
-    try:
-        configs = _read(input)
-        prices = read_prices(prices_file) if prices_file else None
-        doc = plan_document(
-            configs, top=top, progress=_Progress("candidates", quiet), prices=prices
+    doc = api.plan(
+        input,
+        top=top,
+        progress=_Progress("candidates", quiet),
+        prices=prices_file,
+        max_candidates=max_candidates,
+    )
+    if as_json:
+        sys.stdout.buffer.write(json_bytes(doc))
+    else:
+        click.echo(render_plans(doc))
+    if out_dir and doc["plans"]:
+        progress = _Progress("computing", quiet)
+        paths = api.build_plans(
+            doc,
+            out_dir,
+            inputs=[input, *([prices_file] if prices_file else [])],
+            lang=lang,
+            jobs=jobs,
+            progress=progress,
         )
-        if as_json:
-            sys.stdout.buffer.write(_json_bytes(doc))
-        else:
-            click.echo(render_plans(doc))
-        if out_dir and doc["plans"]:
-            _build_plans(doc, Path(out_dir), lang, quiet, jobs)
-    except LedgerError as err:
-        _fail(err)
+        _wrote(paths, quiet)
     empty = [i for i in doc["inputs"] if not i["plans"]]
     for i in empty:
         click.echo(f"No plan for {i['name']}: {i['reason']}", err=True)
     if empty:
         sys.exit(1)
-
-
-def _build_plans(doc: dict, out: Path, lang: str, quiet: bool, jobs: int | None) -> None:
-    """plans.csv (complete input rows) and its outputs, built as ``build`` builds any input."""
-    from dataclasses import replace
-
-    from . import api
-    from .engine import compute_many
-    from .render.output import write_outputs
-    from .render.plans import plans_csv
-    from .report import DEFAULT
-
-    # the pages keep the planner's order (its ranks: cost, within 1 % the simpler plan first)
-    in_plan_order = replace(DEFAULT, spec=replace(DEFAULT.spec, rank=()))
-    ledgers = list(compute_many(api.read(_records(doc)), in_plan_order))
-    files = {out / "plans.csv": plans_csv(doc)}
-    files.update(
-        api.outputs(
-            ledgers,
-            "plans",
-            out,
-            FORMATS,
-            lang=lang,
-            jobs=jobs,
-            progress=_Progress("computing", quiet),
-        )
-    )
-    _wrote(write_outputs(files), quiet)
-
-
-def _records(doc: dict) -> list[dict]:
-    return [p["row"] for p in doc["plans"]]
 
 
 if __name__ == "__main__":  # pragma: no cover

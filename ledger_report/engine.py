@@ -12,7 +12,7 @@ import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import islice
 from typing import Any, Iterable, Iterator, Sequence
 
 from .config import COLUMN_NAMES, Config
@@ -20,14 +20,13 @@ from .config import COLUMN_NAMES, Config
 # A Config from a mapping, checked like a file row (one path: the reader's cell conversion and
 # cross-checks, raising the same InputError); re-exported for the library, tests and the planner.
 from .inputs import config_from_mapping, configs_from_records  # noqa: F401
-from .model.evaluate import eval_scalar, evaluate_arrays, evaluate_row, first_seen_codes
+from .model.evaluate import eval_scalar, evaluate_arrays, evaluate_row
 from .model.expr import Call
 from .model.masked import evaluate_masked, masked_arrays
 from .model.registry import BOOL, BYTES, FLOAT_UNITS, INT_UNITS, TEXT
-from .model.rows import evaluate_rows
 from .report import DEFAULT, Model
 
-BATCH_ROWS = 4096  # rows per arrays evaluation: bounds memory (a few hundred arrays of this length)
+CHUNK_ROWS = 1024  # rows per arrays evaluation: bounds memory (~900 arrays of this length)
 
 
 @dataclass(frozen=True)
@@ -69,460 +68,81 @@ def plain(v: Any, unit: str) -> Any:
     return v
 
 
-class PackedConfigs:
-    """Configurations held compactly, a column at a time (each column's value on every row, in
-    schema order), and built again one at a time when iterated: a file's rows in a fraction of the
-    memory their ``Config`` objects take (``read_configs(path, sink=packed.append,
-    sink_columns=packed.extend_columns)``).  Rows appended one at a time wait as tuples and join
-    the columns at once, when the columns are next read or extended."""
-
-    def __init__(self) -> None:
-        self._columns: list[list[Any]] = [[] for _ in COLUMN_NAMES]  # in schema order
-        self._sources: list[str] = []
-        self._origins: list[Mapping[str, str] | None] = []
-        self._waiting: list[tuple] = []  # appended rows' values, not yet in the columns
-
-    def append(self, config: Config) -> None:
-        self._waiting.append(tuple(config.values.values()))
-        self._sources.append(config.source)
-        self._origins.append(dict(config.origins) or None)
-
-    def extend_columns(
-        self,
-        columns: Mapping[str, Sequence[Any]],
-        sources: Sequence[str],
-        origins: Sequence[Mapping[str, str] | None],
-    ) -> None:
-        """Rows given a column at a time: ``columns`` each column's value on every row (a column
-        left out is empty on every row), each row's source and origins (``None``: no column filled
-        by its model; only non-empty columns named)."""
-        self._joined()
-        n = len(sources)
-        for name, held in zip(COLUMN_NAMES, self._columns):
-            held.extend(columns.get(name) or repeat(None, n))
-        self._sources.extend(sources)
-        self._origins.extend(origins)
-
-    def _joined(self) -> list[list[Any]]:
-        """The columns, the rows waiting put in them first."""
-        if self._waiting:
-            for held, values in zip(self._columns, zip(*self._waiting)):
-                held.extend(values)
-            self._waiting = []
-        return self._columns
-
-    def __len__(self) -> int:
-        return len(self._sources)
-
-    def __iter__(self) -> Iterator[Config]:
-        return iter(
-            PackedRows(self._joined(), self._sources, self._origins)
-        )  # the columns as they are, not copied
-
-    def __getitem__(self, rows: slice) -> list[Config]:
-        return list(self.part(rows))
-
-    def part(self, rows: slice) -> "PackedRows":
-        """Some rows, their configurations built only where one is read."""
-        return PackedRows(
-            [held[rows] for held in self._joined()], self._sources[rows], self._origins[rows]
-        )
-
-    def column(self, name: str) -> list[Any]:
-        """One input column's value on every row (``None`` for an empty cell)."""
-        return list(self._joined()[COLUMN_NAMES.index(name)])
-
-
-class PackedRows(Sequence):
-    """Rows of a ``PackedConfigs``: a configuration built again where it is read, the input
-    columns and the origins straight from what is held (as ``_input_columns`` gives them)."""
-
-    def __init__(
-        self, columns: list[list[Any]], sources: list[str], origins: list[Mapping[str, str] | None]
-    ) -> None:
-        self._columns, self._sources, self._origins = columns, sources, origins
-
-    def __len__(self) -> int:
-        return len(self._sources)
-
-    def __getitem__(self, i):  # type: ignore[override]
-        if isinstance(i, slice):
-            return PackedRows(
-                [held[i] for held in self._columns], self._sources[i], self._origins[i]
-            )
-        values = [held[i] for held in self._columns]
-        return Config.rebuilt(values, self._sources[i], self._origins[i] or {})
-
-    def __iter__(self) -> Iterator[Config]:
-        for values, source, origins in zip(zip(*self._columns), self._sources, self._origins):
-            yield Config.rebuilt(values, source, origins or {})
-
-    def columns(self) -> dict[str, Sequence[Any]]:
-        return dict(zip(COLUMN_NAMES, self._columns))
-
-    def origins(self) -> list[Mapping[str, str]]:
-        return [origins or {} for origins in self._origins]
-
-
 def compute(config: Config, model: Model | None = None) -> Ledger:
+    """One row's ledger, by the scalar interpreter (whole numbers of a counted unit as ``int``,
+    as ``compute_many`` gives them)."""
     model = model or DEFAULT
-    return Ledger(config, evaluate_row(model.registry, config.values, model.tables), model)
+    values = evaluate_row(model.registry, config.values, model.tables)
+    for key in _counted_keys(model.registry):
+        values[key] = _whole(values[key])
+    return Ledger(config, values, model)
+
+
+@functools.cache  # a registry is hashed by identity
+def _counted_keys(reg) -> tuple[str, ...]:
+    return tuple(q.key for q in reg if q.unit in INT_UNITS)
 
 
 def compute_many(
-    configs: Iterable[Config],
-    model: Model | None = None,
-    batch: int = BATCH_ROWS,
-    together: bool = False,
+    configs: Iterable[Config], model: Model | None = None, rows: int = CHUNK_ROWS
 ) -> Iterator[Ledger]:
-    """The ledgers of many rows, evaluated over arrays in batches; the same values as ``compute``.
-
-    Rows are grouped by which columns they leave empty, so a blank is the same for a whole group;
-    ``together`` evaluates a batch's rows in one pass instead (``batches``).  Text quantities
-    (messages) are filled in per row by the scalar interpreter."""
-    for b in batches(configs, model, batch, together):
-        yield from b.ledgers()
-
-
-def batches(
-    configs: Iterable[Config],
-    model: Model | None = None,
-    rows: int = BATCH_ROWS,
-    together: bool = False,
-) -> Iterator["Batch"]:
-    """The rows evaluated ``rows`` at a time.  ``together``: each batch in one pass, an empty cell a
-    blank mask (``model/masked.py``), much faster on rows that leave different columns empty; a
-    whole number may then come as a float (1.0 for 1), which the JSON document writes alike (the
-    workbook's cached values do not, so the other outputs evaluate per pattern)."""
+    """The ledgers of many rows, evaluated over arrays ``rows`` at a time (the same values as
+    ``compute``): the rows of a chunk together, an empty cell a blank mask (``model/masked.py``),
+    else each group of rows that leave the same columns empty apart.  Text quantities (messages,
+    sentences) are filled in per row by the scalar interpreter when they are read."""
     model = model or DEFAULT
-    pending: list[Config] = []
-    for c in configs:
-        pending.append(c)
-        if len(pending) >= rows:
-            yield Batch.evaluate(pending, model, together)
-            pending = []
-    if pending:
-        yield Batch.evaluate(pending, model, together)
+    for chunk in chunks(configs, rows):
+        yield from _ledgers(chunk, model)
 
 
-class Batch:
-    """Rows' quantities: ``parts`` holds the arrays interpreter's results, for all the rows at once
-    or for each group of rows that leave the same columns empty (with the rows each covers);
-    ``ledgers`` gives one ledger per row, ``column`` a quantity on every row."""
-
-    def __init__(
-        self,
-        configs: Sequence[Config],
-        model: Model,
-        parts: list[tuple[dict[str, Any], list[int]]],
-        inputs: dict[str, Sequence[Any]] | None = None,
-    ) -> None:
-        self.configs, self.model, self.parts = configs, model, parts
-        self.text_keys = frozenset(_row_keys(model.registry))
-        self._columns: dict[str, list] = {}
-        self._inputs: dict[str, Sequence[Any]] = inputs or {}
-        self._value_codes: dict[tuple[str, bool], tuple[Any, int]] = {}
-        self._distincts: dict[tuple, tuple[list[int], list[int]] | None] = {}
-        self._coded: dict[str, tuple[list[int] | None, list]] = {}
-        self._f64: dict[str, tuple[Any, Any] | None] = {}
-
-    def column(self, key: str) -> list:
-        """The quantity's value on each row, as the row's ledger gives it; text (messages) by the
-        scalar rules over the rows (``model/rows.py``), which raises where a row's ledger would."""
-        hit = self._columns.get(key)
-        if hit is None:
-            if key in self.text_keys:
-                inverse, texts = self.coded_column(key)
-                hit = texts if inverse is None else list(map(texts.__getitem__, inverse))
-            else:
-                hit = self._numbers(key)
-            self._columns[key] = hit
-        return hit
-
-    def coded_column(self, key: str) -> tuple[list[int] | None, list]:
-        """A text quantity on every row, as ``text_coded`` gives it."""
-        hit = self._coded.get(key)
-        if hit is None:
-            hit = self._coded[key] = self.text_coded(key, range(len(self.configs)))
-        return hit
-
-    def text(self, key: str, rows: Sequence[int]) -> list:
-        """A text quantity on some rows (positions in the batch) only (``text_coded``, each row's
-        value)."""
-        inverse, texts = self.text_coded(key, rows)
-        return texts if inverse is None else list(map(texts.__getitem__, inverse))
-
-    def text_coded(self, key: str, rows: Sequence[int]) -> tuple[list[int] | None, list]:
-        """A text quantity on some rows: the values, and for each row its value's place among
-        them (``None``: a value a row, in order).  Evaluated once for each distinct combination of
-        the values it reads (its columns and quantities), on the first row that has it; a row's
-        text depends on nothing else."""
-        e = self.model.registry[key].expr
-        distinct = self._distinct(e, rows)
-        if distinct is None:
-            return None, evaluate_rows(
-                e, rows, self.inputs, self.column, self.model.tables, self._float64
-            )
-        first, inverse = distinct
-        return inverse, evaluate_rows(
-            e, first, self.inputs, self.column, self.model.tables, self._float64
-        )
-
-    def _float64(self, key: str) -> tuple[Any, Any] | None:
-        """A quantity the arrays interpreter holds as float64 or bool over the rows (which
-        ``column`` gives as those floats or truth values): its values and blank mask (``None``: no
-        blank row); ``None`` for any other quantity (text, whole numbers, rows evaluated per
-        pattern)."""
-        if key in self._f64:
-            return self._f64[key]
-        import numpy as np
-
-        held = None if len(self.parts) > 1 or key in self.text_keys else self._held(key)
-        got = None
-        if held is not None and held[0].dtype in (np.float64, np.bool_):
-            data, blank = held
-            got = (
-                np.broadcast_to(data, (len(self.configs),)),
-                (blank if blank is not None and blank.any() else None),
-            )
-        self._f64[key] = got
-        return got
-
-    def _distinct(self, e: Any, rows: Sequence[int]) -> tuple[list[int], list[int]] | None:
-        """The first of the rows with each distinct combination of what ``e`` reads, and for each
-        row its combination's place among them; ``None`` where that would save nothing (found
-        once for texts that read the same on the same rows: a message and its Chinese)."""
-        if len(rows) < 2 or len(self.parts) > 1:
-            return None
-        reads = _reads(e)
-        key = (reads, (rows.start, rows.stop, rows.step) if type(rows) is range else tuple(rows))
-        if key not in self._distincts:
-            self._distincts[key] = self._combinations(reads, rows)
-        return self._distincts[key]
-
-    def _combinations(
-        self, reads: list[tuple[str, bool]], rows: Sequence[int]
-    ) -> tuple[list[int], list[int]] | None:
-        """``_distinct``'s finding."""
-        import numpy as np
-
-        at = np.asarray(rows, dtype=np.intp)
-        columns = (
-            (codes[at], k)
-            for codes, k in (self._codes(name, of_column) for name, of_column in reads)
-        )
-        first, inverse = combined_codes(np, columns, len(at))
-        if len(first) == len(at):
-            return None
-        return at[first].tolist(), inverse.tolist()
-
-    def _codes(self, name: str, of_column: bool) -> tuple[Any, int]:
-        """A code for each row, equal where the column's (or quantity's) values are identical
-        (type, sign of a zero and all), and how many codes there are."""
-        hit = self._value_codes.get((name, of_column))
-        if hit is None:
-            import numpy as np
-
-            if of_column:
-                hit = _python_codes(np, self.inputs(name))
-            elif name in self.text_keys:
-                hit = _python_codes(np, self.column(name))
-            else:
-                hit = _array_codes(np, self.parts[0][0][name], len(self.configs))
-            self._value_codes[(name, of_column)] = hit
-        return hit
-
-    def origins(self) -> list[Mapping[str, str]]:
-        """Each row's origins (the columns its model filled, and from where)."""
-        if isinstance(self.configs, PackedRows):
-            return self.configs.origins()
-        return [c.origins for c in self.configs]
-
-    def inputs(self, name: str) -> Sequence[Any]:
-        """An input column as the rows give it (``None`` for an empty cell)."""
-        if not self._inputs:
-            self._inputs = _input_columns(self.configs)
-        return self._inputs[name]
-
-    def numeric(self, key: str) -> bool:
-        """Whether the quantity is held as numbers or truth values over the rows (``floats``
-        reads it without a conversion of text)."""
-        if key in self.text_keys or len(self.parts) > 1:
-            return False
-        v = self.parts[0][0][key]
-        return (
-            v is None
-            or getattr(v, "dtype", None) is not None
-            and v.dtype.kind in "biuf"
-            or type(v) in (bool, int, float)
-        )
-
-    def floats(self, key: str) -> tuple[Any, Any] | None:
-        """A quantity as float64 values over the rows and the mask of its blank rows (``None``: no
-        blank row); ``None`` when it is blank on every row."""
-        import numpy as np
-
-        n = len(self.configs)
-        if len(self.parts) > 1 or key in self.text_keys:
-            vals = self.column(key)
-            blank = np.array([v is None for v in vals], dtype=bool)
-            return np.array([0.0 if v is None else v for v in vals], dtype=float), blank
-        held = self._held(key)
-        if held is None:
-            return None
-        return np.broadcast_to(np.asarray(held[0], dtype=float), (n,)), held[1]
-
-    def _held(self, key: str) -> tuple[Any, Any] | None:
-        """A quantity as the arrays interpreter holds it over the rows (one part, not text): its
-        values as held (an array, or one value for every row) and the mask of its blank rows
-        (``None``: not masked); ``None`` where it is blank on every row."""
-        import numpy as np
-
-        v = self.parts[0][0][key]
-        if v is None:
-            return None
-        blank = (
-            np.broadcast_to(np.ma.getmaskarray(v), (len(self.configs),))
-            if isinstance(v, np.ma.MaskedArray)
-            else None
-        )
-        return np.ma.getdata(v), blank
-
-    def _numbers(self, key: str) -> list:
-        import numpy as np
-
-        if len(self.parts) == 1:
-            env, idx = self.parts[0]
-            return _as_list(np, env[key], len(idx)) or [None] * len(idx)
-        out: list[Any] = [None] * len(self.configs)
-        for env, idx in self.parts:
-            for i, v in zip(idx, _as_list(np, env[key], len(idx)) or ()):
-                out[i] = v
-        return out
-
-    @classmethod
-    def evaluate(cls, configs: Sequence[Config], model: Model, together: bool = False) -> "Batch":
-        import numpy as np
-
-        if together:
-            inputs = _input_columns(configs)
-            read = _read_columns(model.registry)
-            masked = masked_arrays(np, {k: v for k, v in inputs.items() if k in read})
-            env = (
-                evaluate_masked(model.registry, masked[0], masked[1], model.tables)
-                if masked is not None
-                else None
-            )
-            if env is not None:
-                return cls(configs, model, [(env, list(range(len(configs))))], inputs)
-        return cls(configs, model, _per_pattern(np, configs, model))
-
-    def ledgers(self) -> list[Ledger]:
-        import numpy as np
-
-        out: list[Ledger | None] = [None] * len(self.configs)
-        for env, idx in self.parts:
-            columns = {
-                k: _as_list(np, v, len(idx)) for k, v in env.items() if k not in self.text_keys
-            }
-            for j, i in enumerate(idx):
-                c = self.configs[i]
-                out[i] = Ledger(
-                    c, _RowValues(columns, j, c, self.model, self.text_keys), self.model
-                )
-        return out  # type: ignore[return-value]
+def chunks(items: Iterable[Any], rows: int) -> Iterator[list[Any]]:
+    """``items`` in lists of ``rows`` (the last may be shorter)."""
+    it = iter(items)
+    while chunk := list(islice(it, rows)):
+        yield chunk
 
 
-@functools.cache  # a registry and an expression are hashed by identity (they hold no equality of their own)
+def evaluate_chunk(
+    configs: Sequence[Config], model: Model
+) -> list[tuple[dict[str, Any], list[int]]]:
+    """The arrays interpreter's results for the rows: all of them in one pass where that gives
+    the values evaluating each pattern of empty columns apart gives, else one pass per pattern;
+    with the rows each part covers."""
+    import numpy as np
+
+    read = _read_columns(model.registry)
+    masked = masked_arrays(
+        np, {name: [c.values[name] for c in configs] for name in COLUMN_NAMES if name in read}
+    )
+    if masked is not None:
+        env = evaluate_masked(model.registry, masked[0], masked[1], model.tables)
+        if env is not None:
+            return [(env, list(range(len(configs))))]
+    return _per_pattern(np, configs, model)
+
+
+def _ledgers(configs: Sequence[Config], model: Model) -> list[Ledger]:
+    import numpy as np
+
+    text = frozenset(_row_keys(model.registry))
+    out: list[Ledger | None] = [None] * len(configs)
+    for env, idx in evaluate_chunk(configs, model):
+        keys = [k for k in env if k not in text]
+        blank = [None] * len(idx)
+        columns = [
+            python_values(np, env[k], len(idx), model.registry[k].unit) or blank for k in keys
+        ]
+        for i, row in zip(idx, zip(*columns)):
+            out[i] = Ledger(configs[i], _RowValues(zip(keys, row), configs[i], model), model)
+    return out  # type: ignore[return-value]
+
+
+@functools.cache  # a registry is hashed by identity (it holds no equality of its own)
 def _read_columns(reg) -> frozenset:
     """The input columns some quantity of the registry reads."""
     from .model.expr import all_cols
 
     return frozenset().union(*(all_cols(q.expr) for q in reg))
-
-
-@functools.cache
-def _reads(e: Any) -> tuple[tuple[str, bool], ...]:
-    """What an expression reads: (column name, True) and (quantity key, False), in a fixed order."""
-    from .model.expr import all_cols, all_refs
-
-    return tuple(
-        [(c, True) for c in sorted(all_cols(e))] + [(k, False) for k in sorted(all_refs(e))]
-    )
-
-
-MAX_CODE = 2**62  # combined codes are numbered again before they would reach it
-TABLE_SPAN = 4  # combined codes fewer than this many times the rows: counted in a table, not sorted
-
-
-def combined_codes(np, columns: Iterable[tuple[Any, int]], n: int) -> tuple[Any, Any]:
-    """For code columns ((codes, how many), ...) over n rows: a row of each distinct combination
-    (not always the first: any row of it has the same values), and each row's place among the
-    combinations (sorted, without the stable sort that finding the first rows takes)."""
-    code, size = np.zeros(n, dtype=np.int64), 1
-    for codes, k in columns:
-        if size * k >= MAX_CODE:
-            distinct, code = np.unique(code, return_inverse=True)
-            code, size = code.reshape(-1), len(distinct)
-        code, size = code * k + codes, size * k
-    if size <= TABLE_SPAN * n:
-        return tabled_codes(np, code, size)
-    order = code.argsort()
-    starts = np.empty(n, dtype=bool)  # where a combination begins in sorted order
-    starts[:1] = True
-    np.not_equal(code[order[1:]], code[order[:-1]], out=starts[1:])
-    inverse = np.empty(n, dtype=np.intp)
-    inverse[order] = np.cumsum(starts) - 1
-    return order[starts], inverse
-
-
-def tabled_codes(np, code: Any, size: int) -> tuple[Any, Any]:
-    """``combined_codes``' finding for codes from 0 to below ``size`` (a few times the rows, at
-    most ``TABLE_SPAN`` times): the codes present marked in a table of that size and numbered in
-    order, a row of each kept."""
-    present = np.zeros(size, dtype=bool)
-    present[code] = True
-    row = np.empty(size, dtype=np.intp)
-    row[code] = np.arange(len(code))  # (of rows with one code, any one stays)
-    return row[present], (np.cumsum(present, dtype=np.intp) - 1)[code]
-
-
-def _python_codes(np, vals: Sequence[Any]) -> tuple[Any, int]:
-    """Codes of Python values: by value where that is identity (texts, whole numbers, truth
-    values, blanks), else by ``repr`` (1, 1.0 and True apart, -0.0 apart from 0.0)."""
-    kinds = set(map(type, vals)) - {type(None)}
-    keys = vals if len(kinds) <= 1 and kinds <= {str, int, bool} else list(map(repr, vals))
-    codes, distinct = first_seen_codes(np, keys)
-    return codes, max(len(distinct), 1)
-
-
-def _array_codes(np, v: Any, n: int) -> tuple[Any, int]:
-    """Codes of a quantity over the rows as the arrays interpreter holds it: equal where the
-    values are bit for bit the same (numbers) or the same text, blank rows a code of their own."""
-    if v is None or np.ndim(v) == 0 and not isinstance(v, np.ma.MaskedArray):
-        return np.zeros(n, dtype=np.int64), 1
-    data = np.ascontiguousarray(np.broadcast_to(np.ma.getdata(v), (n,)))
-    if data.dtype.kind == "b":  # false 1, true 2 (no sort)
-        codes, k = data.astype(np.int64) + 1, 3
-        if isinstance(v, np.ma.MaskedArray):
-            codes = np.where(np.broadcast_to(np.ma.getmaskarray(v), (n,)), 0, codes)
-        return codes, k
-    if data.dtype.kind == "f":
-        data = data.astype(np.float64).view(np.int64)  # -0.0 apart from 0.0
-    elif data.dtype.kind not in "biu":
-        return _python_codes(np, _as_list(np, v, n))
-    _, codes = np.unique(data, return_inverse=True)
-    codes, k = codes.reshape(-1).astype(np.int64) + 1, int(codes.max(initial=0)) + 2
-    if isinstance(v, np.ma.MaskedArray):
-        codes = np.where(np.broadcast_to(np.ma.getmaskarray(v), (n,)), 0, codes)
-    return codes, k
-
-
-def _input_columns(configs: Sequence[Config]) -> dict[str, Sequence[Any]]:
-    """Every input column: a list of its value on each row (a config holds every column, in schema order)."""
-    if isinstance(configs, PackedRows):
-        return configs.columns()
-    return dict(zip(COLUMN_NAMES, map(list, zip(*[c.values.values() for c in configs]))))
 
 
 def _per_pattern(
@@ -541,61 +161,57 @@ def _per_pattern(
     return out
 
 
-def _as_list(np, v: Any, n: int) -> Any:
-    """A quantity over the batch as a plain Python list (blank rows None), or one scalar for all."""
+def python_values(np, v: Any, n: int, unit: str) -> list | None:
+    """A quantity over ``n`` rows as the arrays interpreter holds it, as Python values (a blank
+    row ``None``; ``None`` for a quantity blank on every row); whole numbers of a counted unit
+    (bytes, parameters, counts, tokens) as ``int``, as the scalar interpreter gives them."""
     if v is None:
         return None
-    if isinstance(v, np.ma.MaskedArray):
-        data = np.broadcast_to(v.data, (n,)).tolist()
-        mask = np.broadcast_to(np.ma.getmaskarray(v), (n,)).tolist()
-        return [None if m else x for x, m in zip(data, mask)]
-    if isinstance(v, np.ndarray):
-        return np.broadcast_to(v, (n,)).tolist() if v.ndim else [v.item()] * n
-    if isinstance(v, np.generic):
-        return [v.item()] * n
-    return [v] * n
-
-
-class _RowValues(Mapping):
-    """One row's quantities out of a batch: numbers read from the batch's columns, text (messages,
-    sentences) computed by the scalar interpreter the first time it is read."""
-
-    __slots__ = ("_columns", "_j", "_config", "_model", "_text", "_cache")
-
-    def __init__(
-        self, columns: Mapping[str, Any], j: int, config: Config, model: Model, text_keys: frozenset
-    ) -> None:
-        self._columns, self._j, self._config, self._model, self._text = (
-            columns,
-            j,
-            config,
-            model,
-            text_keys,
+    if not isinstance(v, (np.ndarray, np.generic)):
+        return [_whole(v) if unit in INT_UNITS else v] * n
+    data = np.broadcast_to(np.ma.getdata(v), (n,))
+    if unit in INT_UNITS and data.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            whole = (np.abs(data) < WHOLE_BELOW) & (data == np.floor(data))
+        vals = (
+            data.astype(np.int64).tolist()
+            if whole.all()
+            else [int(x) if w else x for x, w in zip(data.tolist(), whole.tolist())]
         )
-        self._cache: dict[str, Any] = {}
+    else:
+        vals = data.tolist()
+    if isinstance(v, np.ma.MaskedArray):
+        mask = np.broadcast_to(np.ma.getmaskarray(v), (n,)).tolist()
+        vals = [None if m else x for x, m in zip(vals, mask)]
+    return vals
 
-    def __getitem__(self, key: str) -> Any:
-        hit = self._cache.get(key, _MISSING)
-        if hit is not _MISSING:
-            return hit
-        if key in self._text:
-            v = eval_scalar(
-                self._model.registry[key].expr, self._config.values, self, self._model.tables
-            )
-        else:
-            col = self._columns[key]
-            v = None if col is None else col[self._j]
-        self._cache[key] = v
+
+WHOLE_BELOW = 2.0**53  # floats below this that are whole numbers are exactly an int
+
+
+def _whole(v: Any) -> Any:
+    """A float that is a whole number (below 2^53) as an int; anything else as it is."""
+    return int(v) if type(v) is float and abs(v) < WHOLE_BELOW and v.is_integer() else v
+
+
+class _RowValues(dict):
+    """One row's quantities out of a chunk: the numbers (and truth values, short texts) as the
+    arrays gave them, and each text quantity (messages, sentences) computed by the scalar
+    interpreter the first time it is read."""
+
+    __slots__ = ("_config", "_model")
+
+    def __init__(self, numbers: Iterable[tuple[str, Any]], config: Config, model: Model) -> None:
+        super().__init__(numbers)
+        self._config, self._model = config, model
+
+    def __missing__(self, key: str) -> Any:
+        m = self._model
+        v = self[key] = eval_scalar(m.registry[key].expr, self._config.values, self, m.tables)
         return v
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._model.registry.keys())
-
-    def __len__(self) -> int:
-        return len(self._model.registry)
-
-
-_MISSING = object()
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self._model.registry else default
 
 
 def _column(np, vals: list) -> Any:
@@ -640,13 +256,122 @@ def _row_keys(reg) -> list[str]:
 
 
 def resolved_inputs(lg: Ledger) -> dict[str, Any]:
-    """Every input column, resolved to its value (the model's default where the row is empty)."""
-    reg = lg.model.registry
+    """Every input column, resolved to its value (the model's default where the row is empty; a
+    given ``params_per_rank`` as given, not as solved from it)."""
+    given, v = lg.config.values, lg.values
     out: dict[str, Any] = {}
-    for col in COLUMN_NAMES:
-        given = lg.config.get(col)
-        if col in reg and not (col == "params_per_rank" and given is not None):
-            out[col] = plain(lg.values[col], reg[col].unit)
-        else:
-            out[col] = given
+    for col, unit in _input_units(lg.model.registry):
+        g = given[col]
+        out[col] = (
+            g if unit is None or (g is not None and col in _GIVEN_WINS) else plain(v[col], unit)
+        )
     return out
+
+
+_GIVEN_WINS = frozenset({"params_per_rank"})
+
+
+@functools.cache  # a registry is hashed by identity
+def _input_units(reg) -> tuple[tuple[str, str | None], ...]:
+    """Each input column with the unit of the quantity that resolves it (``None``: none does)."""
+    return tuple((col, reg[col].unit if col in reg else None) for col in COLUMN_NAMES)
+
+
+TABLE_ROWS = 4096  # rows a table chunk evaluates at once (~900 arrays of this length)
+
+
+def table_keys(model: Model | None = None) -> list[str]:
+    """The quantities a sweep table has a column for: every one the arrays interpreter evaluates
+    (numbers, truth values, short texts such as the gates and outcomes), in registry order; the
+    sentences (messages, notes, reasons) are the JSON document's and the handout's."""
+    reg = (model or DEFAULT).registry
+    text = frozenset(_row_keys(reg))
+    return [q.key for q in reg if q.key not in text]
+
+
+def table(
+    configs: Iterable[Config], model: Model | None = None, rows: int = TABLE_ROWS
+) -> Iterator[dict[str, tuple[Any, Any]]]:
+    """The sweep table ``rows`` configurations at a time: for ``name`` and each of ``table_keys``,
+    a numpy array of its values as the reports carry them (``plain``: bytes rounded up and counts
+    rounded to whole numbers as int64, other numbers float64, truth values bool, text str) and the
+    mask of blank rows (``None``: none blank)."""
+    import numpy as np
+
+    model = model or DEFAULT
+    keys = table_keys(model)
+    for chunk in chunks(configs, rows):
+        n = len(chunk)
+        out: dict[str, tuple[Any, Any]] = {"name": (np.array([c.name for c in chunk]), None)}
+        parts = evaluate_chunk(chunk, model)
+        for k in keys:
+            unit = model.registry[k].unit
+            if len(parts) == 1:
+                out[k] = plain_array(np, parts[0][0][k], n, unit)
+            else:  # rows evaluated per pattern: each row's value, then as one array
+                vals: list[Any] = [None] * n
+                for env, idx in parts:
+                    for i, v in zip(idx, python_values(np, env[k], len(idx), unit) or ()):
+                        vals[i] = plain(v, unit)
+                out[k] = _array_of(np, vals, unit)
+        yield out
+
+
+def ledger_table(ledgers: Sequence[Ledger]) -> dict[str, tuple[Any, Any]]:
+    """``table``'s columns from ledgers already computed (their values, made plain)."""
+    import numpy as np
+
+    model = ledgers[0].model
+    reg = model.registry
+    out = {"name": (np.array([lg.name for lg in ledgers]), None)}
+    for k in table_keys(model):
+        unit = reg[k].unit
+        out[k] = _array_of(np, [plain(lg.values[k], unit) for lg in ledgers], unit)
+    return out
+
+
+def plain_array(np, v: Any, n: int, unit: str) -> tuple[Any, Any]:
+    """``plain`` of a quantity over ``n`` rows as the arrays interpreter holds it: its values as an
+    array and the mask of blank rows (``None``: none blank); a number that is not finite is blank."""
+    if v is None:
+        return _array_of(np, [None] * n, unit)
+    data = np.broadcast_to(np.ma.getdata(v), (n,))
+    blank = (
+        np.broadcast_to(np.ma.getmaskarray(v), (n,)) if isinstance(v, np.ma.MaskedArray) else None
+    )
+    if unit == BOOL:
+        return data.astype(bool), blank
+    if unit == TEXT or data.dtype.kind not in "biuf":
+        return data.astype(str), blank
+    x = data.astype(np.float64)
+    finite = np.isfinite(x)
+    if not finite.all():
+        blank = ~finite if blank is None else blank | ~finite
+        x = np.where(finite, x, 0.0)
+    if unit in INT_UNITS:
+        x = np.ceil(x) if unit == BYTES else np.floor(x + 0.5)
+        if np.abs(x).max(initial=0.0) >= 2.0**63:  # past int64: Python ints
+            return _array_of(np, [None if b else int(y) for y, b in _with_blank(x, blank)], unit)
+        return x.astype(np.int64), blank
+    return x, blank
+
+
+def _with_blank(x: Any, blank: Any) -> Iterable[tuple[Any, bool]]:
+    return zip(x.tolist(), [False] * len(x) if blank is None else blank.tolist())
+
+
+def _array_of(np, vals: list, unit: str) -> tuple[Any, Any]:
+    """Plain values (``None`` blank) as an array of the unit's kind, and the blank mask."""
+    blank = np.array([v is None for v in vals], dtype=bool)
+    if unit == BOOL:
+        dtype, fill = bool, False
+    elif unit == TEXT:
+        dtype, fill = str, ""
+    elif unit not in INT_UNITS:
+        dtype, fill = np.float64, 0.0
+    elif all(v is None or -(2**63) <= v < 2**63 for v in vals):
+        dtype, fill = np.int64, 0
+    else:
+        dtype, fill = object, None  # whole numbers past int64, as Python ints
+    arr = np.array([fill if v is None else v for v in vals], dtype=dtype)
+    return arr, (blank if blank.any() else None)

@@ -380,6 +380,7 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
                 F("params_expert", "expert", show="has_experts"),
                 F("params_dense", "dense", show="has_experts"),
                 F("params_active", "active"),
+                F("params_active_card", "active_card"),
                 F("params_mtp", "mtp", show="has_mtp"),
                 F("arch_main_params", "without_mtp", show="has_mtp"),
                 F("arch_embedding_params", "embedding", show="has_arch"),

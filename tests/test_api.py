@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
 import ledger_report as lr
-from ledger_report.engine import plain
 from ledger_report.model.definitions import REGISTRY
-from ledger_report.model.registry import BYTES
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "inputs" / "examples.csv"
@@ -28,20 +27,72 @@ def test_a_mapping_is_checked_as_a_row_of_a_file_is():
     assert issubclass(lr.InputError, lr.LedgerError)
 
 
-def test_to_frame_is_one_row_per_configuration_and_per_state_line():
-    """lr.to_frame: a column per registry quantity, the engine's values (bytes as ints); the state
-    frame's lines sum to the state in HBM of each configuration (docs/scenarios.md: 38.1 GB for
-    the 35B MoE with a bf16 gradient buffer)."""
-    ledgers = lr.compute(EXAMPLE)
-    configs, states = lr.to_frame(ledgers)
-    assert list(configs["name"]) == [lg.name for lg in ledgers]
-    assert set(REGISTRY.keys()) <= set(configs.columns)
-    got = [
-        None if pd.isna(x) else x for x in configs["peak_bytes_per_rank"]
-    ]  # blank where the peak is unknown
-    assert got == [plain(lg["peak_bytes_per_rank"], BYTES) for lg in ledgers] and None in got
+QWEN3_8B_PARAMS = 8_190_735_360  # docs/scenarios.md, counted from Qwen3-8B's config.json (8.2 B)
+
+
+def test_to_frame_of_a_path_is_the_sweep_table():
+    """lr.to_frame(path): a row per configuration, ``name`` then a column per registry quantity the
+    table carries (every one but the sentences), integers as integers. qwen3-8b-zero0 holds all 16
+    bytes per parameter on each rank (its note): 16 x 8,190,735,360 = 131,051,765,760 bytes."""
+    frame = lr.to_frame(EXAMPLE)
+    sentences = {"verdict_memory_reason", "note_mfu", "check_columns", "message_ep_divides"}
+    assert len(frame) == 21 and frame.columns[0] == "name"
+    assert set(REGISTRY.keys()) - set(frame.columns) >= sentences
+    assert {"params_total", "state_bytes_per_rank", "fits", "binding_gate", "cost"} <= set(
+        frame.columns
+    )
+    row = frame.set_index("name").loc["qwen3-8b-zero0"]
+    assert row["params_total"] == QWEN3_8B_PARAMS
+    assert row["state_bytes_per_rank"] == 16 * QWEN3_8B_PARAMS == 131_051_765_760
+    assert (
+        frame["params_total"].dtype.kind == "i" and frame["state_bytes_per_rank"].dtype.kind == "i"
+    )
+    assert frame["fits"].dtype.kind == "b" and frame["days"].dtype.kind == "f"
+    assert str(frame["peak_bytes_per_rank"].dtype) in ("int64", "Int64")
+
+
+def test_to_frame_of_ledgers_or_mappings_is_the_same_table():
+    """The table is the same whichever way the rows come: a path, its ledgers, a DataFrame of the
+    file (pandas reads empty cells as NaN), its records; the state lines sum to the state in HBM
+    (docs/scenarios.md: 13.8 + 13.8 + 10.5 = 38.1 GB for the 35B MoE with a bf16 buffer)."""
+    from_path = lr.to_frame(EXAMPLE)
+    pd.testing.assert_frame_equal(lr.to_frame(lr.compute(EXAMPLE)), from_path)
+    rows = pd.read_csv(EXAMPLE)
+    assert rows.isna().any().any()  # empty cells are NaN here
+    cwd = Path.cwd()
+    try:  # a row names configs/qwen3-30b-a3b.json, relative to the folder it is read from
+        import os
+
+        os.chdir(EXAMPLE.parent)
+        pd.testing.assert_frame_equal(lr.to_frame(rows), from_path)
+        pd.testing.assert_frame_equal(lr.to_frame(rows.to_dict("records")), from_path)
+    finally:
+        os.chdir(cwd)
+    states = lr.to_frame(EXAMPLE, states=True)
     moe = states[(states["name"] == "moe35b-ep8-bf16-buffer") & (states["location"] == "hbm")]
     assert round(moe["bytes_per_rank"].sum() / 1e9, 1) == 38.1
+
+
+def test_calc_csv_is_the_table_with_formula_cells_made_safe(tmp_path):
+    """calc --csv writes to_frame's table; a text cell starting with = + - @ (a name here) gets a
+    leading ' (OWASP, CSV Injection), numbers keep their sign."""
+    import io
+
+    from click.testing import CliRunner
+
+    from ledger_report.cli import main
+
+    printed = CliRunner().invoke(main, ["calc", str(EXAMPLE), "--csv"], catch_exceptions=False)
+    table = pd.read_csv(io.StringIO(printed.output))
+    frame = lr.to_frame(EXAMPLE)
+    assert list(table.columns) == list(frame.columns) and len(table) == 21
+    assert list(table["state_bytes_per_rank"]) == list(frame["state_bytes_per_rank"])
+    assert table["headroom_bytes"].min() < 0  # a configuration that does not fit: a minus sign
+    rows = [{"name": n, "params_total": "7B", "dp": 8} for n in ("=1+1", "@sum", "-x", "+y", "ok")]
+    out = io.BytesIO()
+    lr.api.write_csv(rows, out)
+    names = [line.split(",")[0] for line in out.getvalue().decode().splitlines()[1:]]
+    assert names == ["'=1+1", "'@sum", "'-x", "'+y", "ok"]
 
 
 def test_build_writes_what_the_command_writes(tmp_path):
@@ -67,3 +118,91 @@ def test_plan_keeps_the_commands_defaults_and_takes_prices():
     assert 0 < doc["inputs"][0]["plans"] == len(doc["plans"]) <= 5
     priced = lr.plan(configs, top=3, prices={"H100-SXM": 2.0})
     assert priced["plans"] and {p["gpu"] for p in priced["plans"]} == {"H100-SXM"}
+
+
+def _documents(ledgers) -> list[dict]:
+    from ledger_report.render.document import config_document
+
+    return [config_document(lg) for lg in ledgers]
+
+
+def test_the_library_takes_what_notebooks_hold():
+    """A tuple, a generator, one dict, a DataFrame with empty cells and a [Config, dict] mix give
+    the ledgers the same rows give from a file; a Ledger counts as its configuration."""
+    records = [
+        {"name": "a", "params_total": "7B", "dp": 8, "mfu": None},
+        {"name": "b", "params_total": 70e9, "dp": 16, "tp": float("nan"), "zero": 1},
+    ]
+    want = _documents(lr.compute(records))
+    assert _documents(lr.compute(tuple(records))) == want
+    assert _documents(lr.compute(r for r in records)) == want
+    assert _documents(lr.compute(records[0])) == want[:1]
+    frame = pd.DataFrame(records)  # "dp" int64, "tp" all NaN, "mfu" None
+    assert _documents(lr.compute(frame)) == want
+    mixed = lr.compute([lr.read(records[:1])[0], records[1]])
+    assert _documents(mixed) == want
+    assert _documents(lr.compute(lr.compute(records))) == want
+    # a 7B model on one rank holds 16 bytes a parameter (Adam, bf16 weights and grads, fp32 master)
+    assert want[0]["state_bytes_per_rank"] == 16 * 7 * 10**9
+
+
+def test_empty_cells_and_numpy_scalars_are_what_a_file_gives():
+    """None, NaN and pandas' NA are empty cells (the column's default); np.bool_, np.int64 and
+    np.float64 are the Python values they hold."""
+    plain_row = {"name": "x", "params_total": "8B", "dp": 8, "mfu": 0.4, "compile": True}
+    numpy_row = {
+        "name": "x",
+        "params_total": "8B",
+        "dp": np.int64(8),
+        "mfu": np.float64(0.4),
+        "compile": np.bool_(True),
+        "tp": pd.NA,
+        "pp": None,
+        "zero": float("nan"),
+    }
+    assert _documents(lr.compute(numpy_row)) == _documents(lr.compute(plain_row))
+
+
+def test_a_bad_row_in_a_mix_is_named_by_its_place():
+    """[Config, dict]: a problem in the dict names row 2 and the column, as a file's row would;
+    a name a Config already has is refused too."""
+    first = lr.read({"name": "a", "params_total": "7B"})[0]
+    with pytest.raises(lr.InputError) as err:
+        lr.compute([first, {"name": "b", "params_total": "7B", "dp": "eight"}])
+    [p] = err.value.problems
+    assert (p.row, p.column) == (2, "dp")
+    with pytest.raises(lr.InputError, match="unique"):
+        lr.compute([first, {"name": "A", "params_total": "7B"}])
+    with pytest.raises(TypeError, match="row 2"):
+        lr.compute([first, 42])
+
+
+def test_bad_prices_and_top_are_clear_errors():
+    """prices={"H100-SXM": "cheap"} is an InputError naming the GPU; an unknown GPU is named too;
+    top=0 is refused as a usage error before any search."""
+    row = {
+        "name": "p",
+        "params_total": "8B",
+        "tokens": "1B",
+        "days": 30,
+        "seq_len": 4096,
+        "global_batch": 64,
+    }
+    with pytest.raises(lr.InputError, match="H100-SXM") as err:
+        lr.plan(row, prices={"H100-SXM": "cheap"})
+    assert "cheap" in str(err.value)
+    with pytest.raises(lr.InputError, match="H999"):
+        lr.plan(row, prices={"H999": 2.0})
+    with pytest.raises(ValueError, match="top"):
+        lr.plan(row, top=0)
+
+
+def test_to_frame_of_a_plan_document_is_its_plans():
+    """lr.to_frame(lr.plan(...)): a row per plan with its rank, GPUs, cost and the row's columns;
+    the cost is GPU-hours x price (the plan's own figures)."""
+    doc = lr.plan(pd.read_csv(PLAN_EXAMPLE), top=2, prices={"H100-SXM": 2.0})
+    frame = lr.to_frame(doc)
+    assert len(frame) == len(doc["plans"]) == 2
+    assert {"rank", "gpus", "cost", "row.dp", "row.tp"} <= set(frame.columns)
+    assert list(frame["rank"]) == [p["rank"] for p in doc["plans"]]
+    assert frame["cost"].tolist() == pytest.approx((frame["gpu_hours"] * 2.0).tolist())

@@ -1025,10 +1025,10 @@ def test_an_error_in_a_worker_reaches_the_caller(monkeypatch):
 
 def test_jobs_from_the_environment(monkeypatch):
     """One rule for the handout's workers and calc's: a whole number of at least 1, else the CPUs."""
-    from ledger_report.render import json_stream, workers
+    from ledger_report.render import workers
 
     monkeypatch.setenv("LEDGER_REPORT_JOBS", "3")
-    assert handout.default_jobs() == 3 and json_stream.default_jobs() == 3
+    assert handout.default_jobs() == 3 and workers.default_jobs() == 3
     for bad in ("many", "0", "-2", "1.5"):
         monkeypatch.setenv("LEDGER_REPORT_JOBS", bad)
         with pytest.raises(workers.JobsError, match="LEDGER_REPORT_JOBS"):

@@ -55,6 +55,9 @@ SCRIPT = textwrap.dedent(
     assert warnings == [], warnings
     Path("handout.pdf").write_bytes(pdf)
     print("rendered", len(pdf))
+    # pandas comes with the package: the sweep table (Qwen3-8B: 8,190,735,360 parameters)
+    frame = ledger_report.to_frame([row])
+    assert int(frame.loc[0, "params_total"]) == 8_190_735_360, frame.loc[0, "params_total"]
     """
 )
 

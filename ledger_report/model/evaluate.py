@@ -26,6 +26,7 @@ import operator
 import struct
 from typing import Any, Callable, Mapping, Sequence
 
+from .divisors import divisors
 from .expr import Expr, Visitor
 from .registry import Registry
 
@@ -104,13 +105,11 @@ def grouped_text(x: Any, places: int = 0) -> str:
 FMT_BIG = 1e15  # FMT writes numbers from here on in scientific notation
 
 
-def fmt_rounded(
-    x: Any, places: int, floor: Callable = math.floor, copysign: Callable = math.copysign
-) -> Any:
-    """FMT's rounding to ``places`` decimals, halves away from zero, a zero unsigned: of a number
-    below ``FMT_BIG`` (``math``'s floor and copysign), or of a float64 array (numpy's)."""
+def fmt_rounded(x: Any, places: int) -> float:
+    """FMT's rounding of a number below ``FMT_BIG`` to ``places`` decimals, halves away from
+    zero, a zero unsigned."""
     scale = 10**places
-    return copysign(floor(abs(x) * scale + 0.5) / scale, x) + 0.0  # + 0.0: -0.0 becomes 0.0
+    return math.copysign(math.floor(abs(x) * scale + 0.5) / scale, x) + 0.0  # -0.0 becomes 0.0
 
 
 def fmt_spec(places: int) -> str:
@@ -134,19 +133,10 @@ def stepped_divisors(n: int, step: int) -> list[int]:
     return [d for d in _divisors(n) if d % step == 0]
 
 
-_DIVISORS: dict[int, list[int]] = {}
-
-
-def _divisors(n: int) -> list[int]:
-    """The divisors of ``n`` in increasing order (remembered: rows repeat their batch sizes)."""
-    hit = _DIVISORS.get(n)
-    if hit is None:
-        small = [i for i in range(1, math.isqrt(n) + 1) if n % i == 0]
-        hit = small + [n // i for i in reversed(small) if n // i != i]
-        if len(_DIVISORS) >= 10_000:
-            _DIVISORS.clear()
-        _DIVISORS[n] = hit
-    return hit
+def _divisors(n: int) -> tuple[int, ...]:
+    """The divisors of ``n`` in increasing order (from its prime factors: ``model/divisors.py``;
+    remembered there: rows repeat their batch sizes)."""
+    return divisors(n)
 
 
 def _mod(a: Any, b: Any) -> Any:
@@ -354,21 +344,20 @@ def _round_array(np, fn, x):
     above one, floor: just below), by under 5e-15 relative, and Calc leaves values above 2^41
     alone, so the distance to the integer is under 0.011 (or the value is below -2^41): two array
     passes find the candidates, and the few there are go through the scalar rule."""
-    x = np.asarray(x, dtype=float)
+    shape = np.shape(x)
+    x = np.asarray(x, dtype=float).reshape(-1)  # a 0-d array (one value for every row) too
     out = fn(x)
     with np.errstate(all="ignore"):
         gap = (out - x) if fn is np.ceil else (x - out)
         cand = (gap > 0.989) | (x < -_APPROX_BIG)
         if cand.any():
-            idx = np.nonzero(cand)
+            idx = np.flatnonzero(cand)
             sub = x[idx]
-            r = np.rint(sub)
-            near = np.abs(sub - r) < np.abs(sub) * 1e-14
+            near = np.abs(sub - np.rint(sub)) < np.abs(sub) * 1e-14
             if near.any():
-                out = np.array(out, dtype=float, copy=True)
-                pick = tuple(i[near] for i in idx)
+                pick = idx[near]
                 out[pick] = [fn(approx_value(float(v))) for v in x[pick]]
-    return out
+    return out.reshape(shape)
 
 
 def _approx_equal_array(np, a, b):
@@ -379,9 +368,10 @@ def _approx_equal_array(np, a, b):
     with np.errstate(all="ignore"):
         near = ~eq & (np.abs(a - b) < np.abs(a) * _E48)
     if near.any():
-        eq = eq.copy()
-        idx = np.nonzero(near)
-        eq[idx] = [approx_equal(float(x), float(y)) for x, y in zip(a[idx], b[idx])]
+        eq = np.array(
+            eq, dtype=bool
+        )  # a boolean mask, not np.nonzero: a 0-d array (one value for all rows) too
+        eq[near] = [approx_equal(float(x), float(y)) for x, y in zip(a[near], b[near])]
     return eq
 
 
@@ -415,36 +405,6 @@ def _lookup(tables: Tables, table: str, key: Any, field: str, default: Any = Non
     if rec is None:
         raise KeyError(f"{key!r} is not in the {table} table")
     return rec[field]
-
-
-def select(np, cond: Any, a: Any, b: Any) -> Any:
-    """``numpy.where(cond, a, b)``, the same values and kind of array, without its branch on each
-    row where that is exact: truth values by logical operators, float64 arrays by selecting their
-    bits (a condition that changes from row to row makes ``where`` several times slower)."""
-    if not (isinstance(cond, np.ndarray) and cond.ndim and cond.dtype == bool):
-        return np.where(cond, a, b)
-    shape = cond.shape
-    if all(_bools_like(np, x, shape) for x in (a, b)):
-        return (cond & a) | (~cond & b)
-    if all(
-        isinstance(x, np.ndarray) and x.dtype == np.float64 and x.shape == shape for x in (a, b)
-    ):
-        pick = cond.astype(np.int64)
-        np.negative(pick, out=pick)  # every bit set where cond holds
-        out = np.bitwise_and(a.view(np.int64), pick)
-        np.invert(pick, out=pick)
-        np.bitwise_and(b.view(np.int64), pick, out=pick)
-        return np.bitwise_or(out, pick, out=out).view(np.float64)
-    return np.where(cond, a, b)
-
-
-def _bools_like(np, x: Any, shape: tuple) -> bool:
-    """A truth value, or a bool array of ``shape``."""
-    return (
-        type(x) is bool
-        or isinstance(x, np.bool_)
-        or (isinstance(x, np.ndarray) and x.dtype == bool and x.shape == shape)
-    )
 
 
 class _A:
@@ -592,7 +552,7 @@ class _ArrayEval(Visitor):
                     _or(
                         np,
                         cond,
-                        select(np, cond, False, o.blank) if o.blank is not False else False,
+                        np.where(cond, False, o.blank) if o.blank is not False else False,
                     ),
                 ),
             )
@@ -606,15 +566,15 @@ class _ArrayEval(Visitor):
                     _or(
                         np,
                         notc,
-                        select(np, cond, t.blank, False) if t.blank is not False else False,
+                        np.where(cond, t.blank, False) if t.blank is not False else False,
                     ),
                 ),
             )
-        v = select(np, cond, t.v, o.v)
+        v = np.where(cond, t.v, o.v)
         if t.blank is False and o.blank is False:
             blank = cblank
         else:
-            blank = _or(np, cblank, select(np, cond, t.blank, o.blank))
+            blank = _or(np, cblank, np.where(cond, t.blank, o.blank))
         return _A(v, blank)
 
     def visit_BinOp(self, e):

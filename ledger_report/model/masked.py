@@ -7,13 +7,12 @@ column's first value given), so a row is blank exactly where it would be blank o
 
 Evaluated apart, a conditional whose condition is a blank test picks one branch for the whole
 group, so a quantity may come out as the whole number 1 in one group and the float 1.0 in another;
-together it is the float.  The JSON document writes the two alike (``plain``, ``text_of``, the
-comparisons and ``FMT`` treat a whole float below 10^15 as the integer), and the reader's checks
-read truth values only, so those two allow that difference; the workbook's cached values would
-show it (1 against 1.0), so the other outputs keep evaluating per pattern.  Anything else that
+together it is the float.  The outputs write the two alike (``plain``, ``text_of``, the comparisons
+and ``FMT`` treat a whole float below 10^15 as the integer, and the engine gives whole numbers of
+a counted unit as ``int``), and the reader's checks read truth values only.  Anything else that
 could differ (a condition choosing between truth values and numbers, or text and numbers;
 arithmetic on two truth values; a lookup by a number; larger whole numbers) makes
-``evaluate_masked`` answer ``None``, and the caller evaluates per pattern as before.
+``evaluate_masked`` answer ``None``, and the caller evaluates per pattern.
 """
 
 from __future__ import annotations

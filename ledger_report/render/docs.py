@@ -350,7 +350,35 @@ def columns_md() -> str:
         out.append(
             f"| `{c.name}` | {_cell(c.help_en)} | {_cell(c.help_zh)} | {_cell(default)} | {c.unit} | {', '.join(c.choices)} |"
         )
-    return "\n".join(out) + "\n"
+    return "\n".join(out + _aliases_md()) + "\n"
+
+
+def _aliases_md() -> list[str]:
+    """The alias table and the names no column means, as columns.md lists them."""
+    from ..config import ALIAS_TABLE, NOT_COLUMNS
+
+    out = [
+        "\n## Names from the frameworks\n",
+        "A header may also be a name the frameworks use for the column. Case does not matter, `-` "
+        "reads as `_` and a leading `--` is dropped (Megatron-LM's `--tensor-model-parallel-size`, "
+        "`tensor_model_parallel_size`); a name with a section may be written `section.name` "
+        "(`zero_optimization.stage`, `parallelism.tensor_parallel_degree`), and must be where the "
+        "bare name says too little. A name and its column in one row are an error.\n",
+        "| name | column | section | defined in | note |",
+        "|---|---|---|---|---|",
+    ]
+    for a in ALIAS_TABLE:
+        section = f"`{a.section}`" + ("" if a.bare else " (required)") if a.section else ""
+        out.append(
+            f"| `{a.name}` | `{a.column}` | {section} | {_cell(a.source)} | {_cell(a.note)} |"
+        )
+    out += [
+        "\nNames that no column means, and what to give instead:\n",
+        "| name | give instead |",
+        "|---|---|",
+    ]
+    out += [f"| `{name}` | {_cell(why)} |" for name, why in NOT_COLUMNS.items()]
+    return out
 
 
 def json_md(spec: Report = SPEC, reg: Registry | None = None) -> str:

@@ -7,20 +7,22 @@ from the row is ``null``.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+import functools
+import json
+from typing import Any, BinaryIO, Callable, Iterable
 
-from ..engine import Ledger, plain, resolved_inputs
+from ..engine import CHUNK_ROWS, Ledger, chunks, plain, resolved_inputs
 from ..report import Table
 
 SCHEMA = "ledger-report/1"
 
 
 def config_document(lg: Ledger) -> dict[str, Any]:
-    reg = lg.model.registry
     v = lg.values
+    units = _units(lg.model.registry)
 
     def value(key: str) -> Any:
-        return plain(v[key], reg[key].unit)
+        return plain(v[key], units[key])
 
     out: dict[str, Any] = {
         "name": lg.name,
@@ -33,14 +35,15 @@ def config_document(lg: Ledger) -> dict[str, Any]:
             out[sec.json] = [_line(lg, sec, ln) for ln in sec.lines if not ln.show or v[ln.show]]
             out.update({f.name: value(f.key) for f in sec.total})
             continue
+        if sec.json_null_unless_shown and not (sec.show and v[sec.show]):
+            out[sec.json] = None
+            continue
         obj = {
             f.name: ({n: value(k) for n, k in f.items} if f.items else value(f.key))
             for f in sec.figures
         }
         if sec.json is None:
             out.update(obj)
-        elif sec.json_null_unless_shown and not (sec.show and v[sec.show]):
-            out[sec.json] = None
         else:
             out[sec.json] = obj
     notes = [k for k in lg.model.spec.assumptions if v[k + "_shown"]]
@@ -48,6 +51,11 @@ def config_document(lg: Ledger) -> dict[str, Any]:
     out["assumptions_zh"] = [v[k + "_zh"] for k in notes]
     out["warnings"] = [w for w in warnings(lg)]
     return out
+
+
+@functools.cache  # a registry is hashed by identity
+def _units(reg) -> dict[str, str]:
+    return {q.key: q.unit for q in reg}
 
 
 def inputs_from(lg: Ledger) -> dict[str, str]:
@@ -58,15 +66,14 @@ def inputs_from(lg: Ledger) -> dict[str, str]:
 
 def _line(lg: Ledger, table: Table, ln) -> dict[str, Any]:
     reg = lg.model.registry
+    units, v = _units(reg), lg.values
     row: dict[str, Any] = {}
     for col in table.columns:
         cell = ln.cells[col.name]
         if cell.items:
-            row[col.name] = {n: plain(lg.values[k], reg[k].unit) for n, k in cell.items}
+            row[col.name] = {n: plain(v[k], units[k]) for n, k in cell.items}
         else:
-            row[col.name] = (
-                cell.value if not cell.key else plain(lg.values[cell.key], reg[cell.key].unit)
-            )
+            row[col.name] = cell.value if not cell.key else plain(v[cell.key], units[cell.key])
     if ln.formula:
         row["basis"] = reg[ln.formula].source
     row["label"] = {"en": ln.en, "zh": ln.zh}
@@ -74,10 +81,11 @@ def _line(lg: Ledger, table: Table, ln) -> dict[str, Any]:
 
 
 def warnings(lg: Ledger) -> list[str]:
-    """The row's warnings: each warning constraint that does not hold, as its message."""
+    """The row's warnings: the reader's (a column contradicting the row's model), then each
+    warning constraint that does not hold, as its message."""
     from ..model.registry import WARNING
 
-    return [
+    return list(lg.config.warnings) + [
         lg.values[c.message]
         for c in lg.model.registry.constraints
         if c.severity == WARNING and lg.values[c.ok] is False
@@ -86,3 +94,32 @@ def warnings(lg: Ledger) -> list[str]:
 
 def document(ledgers: Iterable[Ledger]) -> dict[str, Any]:
     return {"schema": SCHEMA, "configs": [config_document(lg) for lg in ledgers]}
+
+
+def json_bytes(doc: Any) -> bytes:
+    """A document as ``build`` (``document``) and ``plan --json`` write it: indented, UTF-8."""
+    return (json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode("utf-8")
+
+
+def write_lines(
+    ledgers: Iterable[Ledger],
+    out: BinaryIO,
+    done: Callable[[int], None] = lambda n: None,
+    rows: int = CHUNK_ROWS,
+) -> None:
+    """The document as ``calc --json`` prints it: compact, one configuration a line, written
+    ``rows`` configurations at a time as they are computed (memory bounded by a chunk, not the
+    file); ``done`` is told how many configurations each write carried."""
+    out.write(b'{\n  "schema": "' + SCHEMA.encode() + b'",\n  "configs": [\n')
+    lead = ""
+    for chunk in chunks(ledgers, rows):
+        out.write((lead + ",\n".join(map(_compact, chunk))).encode("utf-8"))
+        lead = ",\n"
+        done(len(chunk))
+    out.write(b"\n  ]\n}\n")
+
+
+def _compact(lg: Ledger) -> str:
+    return json.dumps(
+        config_document(lg), ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    )

@@ -56,7 +56,6 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import re
-import signal
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -76,7 +75,7 @@ import weasyprint.urls
 from ledger_report.engine import Ledger
 from ledger_report.errors import LedgerError
 from ledger_report.render import page as pg
-from ledger_report.render.workers import default_jobs, no_cyclic_gc
+from ledger_report.render.workers import default_jobs, forked_child, no_cyclic_gc
 
 __all__ = [
     "render_html",
@@ -747,15 +746,16 @@ def _part_task(j: int) -> tuple[bytes, list[str]]:
     return _render_part(book, root, parts[j], fits)
 
 
-def _child(j: int, conn) -> None:
+def _child(j: int, conn, parent_pid: int, inherited: list) -> None:
     """A forked process that renders part ``j``, sends the result (or the exception) and exits.
     One process per part: its memory goes back to the system when it exits, with no garbage
     collection.  A part leaves ~16,000 objects in reference cycles per page and collecting them
     costs ~20-23 ms a page; a process that rendered part after part without collecting grew to
     2.5 GB for 1,000 configurations.  So the collector stays off in the child for good (turned
     back on after the render, as ``no_cyclic_gc`` does in one process, its next allocation
-    would make that walk just before the process exits).  Ctrl-C is the parent's to handle."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    would make that walk just before the process exits).  Ctrl-C is the parent's to handle;
+    ``inherited``: the pipes' read ends it must not hold (``workers.forked_child``)."""
+    forked_child(parent_pid, inherited)
     gc.disable()
     try:
         message = (True, _part_task(j))
@@ -779,7 +779,10 @@ def _forked(n: int, workers: int, done: Callable[[int, tuple[bytes, list[str]]],
         while started < n or running:
             while started < n and len(running) < workers:
                 receive, send = context.Pipe(duplex=False)
-                process = context.Process(target=_child, args=(started, send), daemon=True)
+                inherited = [receive, *running]  # read ends the child must not hold open
+                process = context.Process(
+                    target=_child, args=(started, send, os.getpid(), inherited), daemon=True
+                )
                 process.start()
                 send.close()
                 running[receive] = (started, process)

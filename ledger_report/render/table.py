@@ -136,7 +136,7 @@ def render_models(rows: list[dict]) -> str:
             f"{m['experts']}/{m['topk']}" if m["experts"] else "dense",
             f"{m['params_total']:,}",
             f"{m['params_mtp']:,}" if m["params_mtp"] else "",
-            f"{m['params_active']:,}",
+            f"{m['params_active_card']:,}",
             m["note"],
         ]
         for m in rows
@@ -158,7 +158,8 @@ def render_models(rows: list[dict]) -> str:
     )
     lines.append("")
     lines.append(
-        "total: every parameter the state counts (MTP modules included); active: per token, without MTP. "
+        "total: every parameter the state counts (MTP modules included); active: per token, without "
+        "MTP and without the input embedding, as model cards count them (params_active_card). "
         "Sources: ledger-report models --json."
     )
     return "\n".join(lines)
