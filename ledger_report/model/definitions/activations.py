@@ -439,7 +439,7 @@ def _stages(reg: Registry, r: Ctx) -> None:
             BYTES,
             f"{stage} stage: outputs kept per micro-batch in flight and the gradient receive buffer",
             f"{STAGE_ZH[stage]}：每个在途 micro-batch 保留的输出与梯度接收缓冲",
-            "PyTorch torch/distributed/pipelining/stage.py (forward_one_chunk keeps each chunk's output in "
+            "PyTorch torch/distributed/pipelining/stage.py @ 88fa1e71 (forward_one_chunk keeps each chunk's output in "
             "fwd_cache until its backward; the gradient arrives in a receive buffer of the output's shape); "
             "DeepSpeed deepspeed/runtime/pipe/engine.py (pipe_buffers['outputs'] per buffer); Megatron-LM "
             "megatron/core/pipeline_parallel/schedules.py deallocate_output_tensor frees the output's data once sent",
