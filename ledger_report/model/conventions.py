@@ -34,13 +34,28 @@ Time (definitions/time.py), each the share of a communication hidden behind comp
 long as the compute it overlaps; the rest is exposed: the first gather, the last reduction, the
 SMs the collectives take):
 
-- ``tp_overlap``: tensor-parallel all-reduces / reduce-scatters hidden behind the GEMMs.
 - ``cp_overlap``: the context-parallel K/V ring hidden behind the attention chunks.
-- ``ep_overlap``: the expert all-to-alls hidden behind compute.
-- ``dp_overlap``: the data-parallel reduction (and ZeRO-3 gathers) hidden behind the backward
-  (and, where it runs per micro-batch, behind every micro-batch).
-- ``pp_dp_overlap``: the same with pipeline parallelism (DeepSpeed's pipeline engine reduces the
-  gradients after the pipeline flush, deepspeed/runtime/pipe/engine.py ReduceGrads).
+- ``overlap_p2p_comm_default``: the pipeline's sends and receives overlap compute by default (the
+  column ``overlap_p2p_comm`` when empty); Megatron-LM @d98e8a64 megatron/training/arguments.py
+  (--no-overlap-p2p-communication: on, and off without the interleaved schedule); DeepSpeed's and
+  torch.distributed.pipelining's schedules wait for each receive (0).
+- ``overlap_grad_reduce_from_zero``, ``overlap_param_gather_from_zero``: the ZeRO stage from which
+  the framework overlaps the gradient reduction with the backward / prefetches the parameter
+  all-gathers by default (the columns ``overlap_grad_reduce``, ``overlap_param_gather`` when empty;
+  0: always, 99: never).  Megatron-LM @d98e8a64: ``--overlap-grad-reduce`` and
+  ``--overlap-param-gather`` default off (megatron/training/arguments.py); DeepSpeed: ``overlap_comm``
+  defaults on for ZeRO-3 only (deepspeed/runtime/zero/config.py); torch DDP overlaps its bucketed
+  all-reduce and FSDP2 prefetches (torch/distributed/fsdp/_fully_shard).
+- ``tp_comm_overlap_default``: Transformer Engine's userbuffer overlap of the TP collectives with the
+  GEMMs (Megatron-LM ``--tp-comm-overlap``, megatron/core/model_parallel_config.py
+  tp_comm_overlap = False) or async TP (torchtitan, off by default): 1 = on by default.
+- ``dp_bucket_params``: parameters per gradient bucket, i.e. per data-parallel collective, when the
+  reduction overlaps the backward (torch DDP bucket_cap_mb = 25 MiB of bf16 gradients; Megatron-LM
+  megatron/core/distributed/distributed_data_parallel.py @d98e8a64 max(40,000,000, 1,000,000 × dp);
+  DeepSpeed reduce_bucket_size 5e8; 0: one per layer, as FSDP2).
+- ``pp_dp_overlap``: 1 where the gradient reduction may overlap the backward with pipeline
+  parallelism (0: DeepSpeed's pipeline engine reduces the gradients after the pipeline flush,
+  deepspeed/runtime/pipe/engine.py ReduceGrads).
 - ``reduce_every_micro_from``: the ZeRO stage from which gradients are reduced every micro-batch
   instead of once per step (99: never).
 """
@@ -90,12 +105,14 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "pp_unsharded_grads": 0,
         "optimizer_temp_bytes": 4,
         "moe_combine_saved_bytes": 2,
-        "tp_overlap": 0,
         "cp_overlap": 0.9,
-        "ep_overlap": 0,
-        "dp_overlap": 0.9,
-        "pp_dp_overlap": 0.9,
+        "pp_dp_overlap": 1,
+        "overlap_grad_reduce_from_zero": 0,
+        "overlap_param_gather_from_zero": 0,
+        "tp_comm_overlap_default": 0,
         "reduce_every_micro_from": 3,
+        "dp_bucket_params": 13_107_200,
+        "overlap_p2p_comm_default": 0,
         "loss_impl_default": "eager_fp32",
         "loss_impl_tp_default": "eager_fp32",
         "head_input_sharded": 0,
@@ -138,12 +155,14 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "pp_unsharded_grads": 0,
         "optimizer_temp_bytes": 0,
         "moe_combine_saved_bytes": 0,
-        "tp_overlap": 0,
         "cp_overlap": 0.9,
-        "ep_overlap": 0,
-        "dp_overlap": 0,
-        "pp_dp_overlap": 0,
+        "pp_dp_overlap": 1,
+        "overlap_grad_reduce_from_zero": 99,
+        "overlap_param_gather_from_zero": 99,
+        "tp_comm_overlap_default": 0,
         "reduce_every_micro_from": 99,
+        "dp_bucket_params": 40_000_000,
+        "overlap_p2p_comm_default": 1,
         "loss_impl_default": "megatron_fused",
         "loss_impl_tp_default": "megatron_fused",
         "head_input_sharded": 1,
@@ -186,12 +205,14 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "pp_unsharded_grads": 0,
         "optimizer_temp_bytes": 0,
         "moe_combine_saved_bytes": 2,
-        "tp_overlap": 0,
         "cp_overlap": 0.9,
-        "ep_overlap": 0,
-        "dp_overlap": 0.8,
         "pp_dp_overlap": 0,
+        "overlap_grad_reduce_from_zero": 3,
+        "overlap_param_gather_from_zero": 3,
+        "tp_comm_overlap_default": 0,
         "reduce_every_micro_from": 2,
+        "dp_bucket_params": 500_000_000,
+        "overlap_p2p_comm_default": 0,
         "loss_impl_default": "eager_fp32",
         "loss_impl_tp_default": "eager_fp32",
         "head_input_sharded": 0,
@@ -234,12 +255,14 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "pp_unsharded_grads": 1,
         "optimizer_temp_bytes": 0,
         "moe_combine_saved_bytes": 4,
-        "tp_overlap": 0,
         "cp_overlap": 0.9,
-        "ep_overlap": 0,
-        "dp_overlap": 0.9,
-        "pp_dp_overlap": 0.9,
+        "pp_dp_overlap": 1,
+        "overlap_grad_reduce_from_zero": 0,
+        "overlap_param_gather_from_zero": 0,
+        "tp_comm_overlap_default": 0,
         "reduce_every_micro_from": 2,
+        "dp_bucket_params": 0,
+        "overlap_p2p_comm_default": 0,
         "loss_impl_default": "eager_fp32",
         "loss_impl_tp_default": "loss_parallel",
         "head_input_sharded": 0,
