@@ -186,7 +186,7 @@ its own fp32 copy). The rest, fragmentation the model does not explain (rounding
 sizes that vary, blocks split by smaller tensors), is `reserved_fraction` of that, fitted on published runs (`bench/bench_fidelity.py`):
 without expandable segments (PyTorch's default) 0.04, the gap between the reserved and the
 allocated peak that the one run measuring both showed (Megatron-LM PR 6429); with expandable
-segments 0.08, fitted on torchtitan runs' reserved peaks, so it also holds what the allocated
+segments 0.12, fitted on torchtitan runs' reserved peaks, so it also holds what the allocated
 estimate misses there. The allocator releases its cached blocks and retries before it fails, so
 the reserved peak stays within what the device leaves it (HBM less the context and NCCL) unless
 even the reserve it cannot release (the fragmentation inside segments still in use; none with
