@@ -265,3 +265,28 @@ def test_trainer_callback_in_a_trainer(tmp_path):
     assert [r["step"] for r in recs] == [0, 1, 2]
     assert recs[0]["phases"]["setup"]["allocated"] == state_bytes
     assert all(r["tokens"] == 4 * 32 for r in recs)
+
+
+@pytest.mark.slow
+def test_a_loop_that_calls_the_models_parts(tmp_path):
+    """A chunked loss calls the model's parts (its hidden states, then the head on each chunk),
+    never the model itself: the step starts at the input embedding's forward, and its tokens are
+    counted there once."""
+    model, opt, batch = build()
+    probe = Probe(None, every=1).attach(model, opt)
+    for _ in range(2):
+        ids, labels = batch()
+        h = model.hidden_states(ids)
+        loss = sum(
+            torch.nn.functional.cross_entropy(model.head(hc).flatten(0, 1), lc.flatten())
+            for hc, lc in zip(h.chunk(2, dim=1), labels.chunk(2, dim=1))
+        )
+        probe.loss(loss).backward()
+        opt.step()
+        opt.zero_grad()
+    probe.detach()
+    assert [(r["step"], r["tokens"], r["micro_batches"]) for r in probe.records] == [
+        (0, BATCH * SEQ, 1),
+        (1, BATCH * SEQ, 1),
+    ]
+    assert list(probe.records[1]["phases"]) == list(PHASES)
