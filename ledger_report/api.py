@@ -148,28 +148,41 @@ def outputs(
     lang: str = "en",
     jobs: int | None = None,
     progress: Any = None,
+    pareto: Sequence[Ledger] = (),
 ) -> dict[Path, bytes]:
-    """The bytes of each output file, by path (nothing is written)."""
+    """The bytes of each output file, by path (nothing is written).  ``pareto``: the ledgers of a
+    planner's front of days against cost, which the handout draws on its summary."""
     from .render.document import document, json_bytes
 
     out = Path(out_dir)
     files: dict[Path, bytes] = {}
     if "json" in formats:
         files[out / f"{stem}.json"] = json_bytes(document(ledgers))
+    workbook = None
     if "xlsx" in formats:
-        from .render.workbook import render_xlsx
+        from .render.workbook import background
+        from .render.workers import default_jobs
 
         if progress:
             progress.stage(f"writing the workbook ({len(ledgers):,} configurations)")
-        files[out / f"{stem}.xlsx"] = render_xlsx(list(ledgers), lang=lang)
+        # beside the handout (a forked process) when both are made and more than one job may run
+        side_by_side = "pdf" in formats and (jobs or default_jobs()) > 1
+        workbook = background.start(ledgers, lang, side_by_side)
+        files[out / f"{stem}.xlsx"] = b""  # in its place in the order; filled below
     if "pdf" in formats:
         from .render.handout import render_pdf
 
         if progress:
             progress.stage(f"rendering the handout ({len(ledgers) + 1:,}+ pages)")
         files[out / f"{stem}.pdf"] = render_pdf(
-            ledgers, lang=lang, jobs=jobs, progress=getattr(progress, "pages", None)
+            ledgers,
+            lang=lang,
+            jobs=jobs,
+            progress=getattr(progress, "pages", None),
+            pareto=pareto,
         )
+    if workbook is not None:
+        files[out / f"{stem}.xlsx"] = workbook()
     return files
 
 
@@ -202,6 +215,7 @@ def plan(
     top: int = TOP_PLANS,
     progress: Progress | None = None,
     prices: Mapping[str, Any] | str | Path | None = None,
+    max_candidates: int | None = None,
 ) -> dict[str, Any]:
     """The planner's document for each row, as ``ledger-report plan`` gives it (the same default
     ``top``); ``prices``: GPU type -> price per GPU-hour, or the path of a gpu,price CSV."""
@@ -214,7 +228,9 @@ def plan(
         prices = read_prices(prices)
     elif prices is not None:
         prices = _prices(prices)
-    return plan_document(configs, top=top, progress=progress, prices=prices)
+    return plan_document(
+        configs, top=top, progress=progress, prices=prices, max_candidates=max_candidates
+    )
 
 
 def _prices(prices: Mapping[str, Any]) -> dict[str, float]:
@@ -272,9 +288,16 @@ def build_plans(
 
     in_plan_order = replace(DEFAULT, spec=replace(DEFAULT.spec, rank=()))
     ledgers = list(compute_many(read([p["row"] for p in doc["plans"]]), in_plan_order))
+    # the front of days against cost, for the handout's chart (its rows are complete input rows)
+    front_rows = [p["row"] for p in doc.get("pareto", [])]
+    front = list(compute_many(read(front_rows), in_plan_order)) if front_rows else []
     out = Path(out_dir)
     files = {out / "plans.csv": plans_csv(doc)}
-    files.update(outputs(ledgers, "plans", out, formats, lang=lang, jobs=jobs, progress=progress))
+    files.update(
+        outputs(
+            ledgers, "plans", out, formats, lang=lang, jobs=jobs, progress=progress, pareto=front
+        )
+    )
     return write_outputs(files, inputs=inputs)
 
 
@@ -302,7 +325,13 @@ def models() -> list[dict[str, Any]]:
                 "columns": dict(m.columns),
                 **{
                     k: int(lg[k])
-                    for k in ("params_total", "params_active", "params_mtp", "arch_main_params")
+                    for k in (
+                        "params_total",
+                        "params_active",
+                        "params_active_card",
+                        "params_mtp",
+                        "arch_main_params",
+                    )
                 },
             }
         )
@@ -330,7 +359,7 @@ def template(path: str | Path) -> Path:
         from .render.workbook import template_xlsx
 
         data = template_xlsx()
-    return write_outputs({path: data})[0]
+    return write_outputs({path: data}, inputs=())[0]
 
 
 def to_frame(source: Rows | Mapping[str, Any], *, states: bool = False):

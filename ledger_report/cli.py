@@ -46,20 +46,53 @@ class _Progress:
             click.echo(f"\r{self.label}: {done:,}", err=True, nl=False)
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where the run is, as Ctrl-C is: the same clean-up runs (temp
+    files removed, earlier outputs put back, worker processes ended)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_terminated(signum, _frame) -> None:
+    raise _Terminated(signum)
+
+
+def _stop_on_signals() -> None:
+    """SIGTERM (``timeout``, ``kill``) and SIGHUP (a closed terminal) handled as Ctrl-C is."""
+    import signal
+
+    for name in ("SIGTERM", "SIGHUP"):
+        signum = getattr(signal, name, None)
+        if signum is not None and signal.getsignal(signum) is signal.SIG_DFL:
+            signal.signal(signum, _raise_terminated)
+
+
 class _Group(click.Group):
-    """Turns an unexpected exception into one line and exit status 1 (set LEDGER_REPORT_DEBUG=1 for the traceback)."""
+    """Turns an unexpected exception into one line and exit status 1 (set LEDGER_REPORT_DEBUG=1 for the traceback);
+    a signal that ends the run (Ctrl-C, SIGTERM, SIGHUP) into one line and 128 + its number."""
 
     def invoke(self, ctx):
         import os
+        import signal
 
+        _stop_on_signals()
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt as err:
+            signum = err.signum if isinstance(err, _Terminated) else signal.SIGINT
+            name = signal.Signals(signum).name
+            click.echo(
+                f"Error: stopped by {name}; the outputs are written all together or not at all.",
+                err=True,
+            )
+            sys.exit(128 + signum)
         except (
             click.exceptions.Exit,
             click.ClickException,
             click.Abort,
             SystemExit,
-            KeyboardInterrupt,
         ):
             raise
         except BrokenPipeError:  # the reader went away (`| head`): stop quietly
@@ -284,6 +317,13 @@ def models(as_json: bool) -> None:
     type=click.Path(dir_okay=False, exists=True),
     help="CSV of gpu,price (per GPU-hour): the price of each GPU type; only these types are searched when a row names no GPU.",
 )
+@click.option(
+    "--max-candidates",
+    default=None,
+    type=click.IntRange(min=1),
+    help="The largest search a row may ask for [default: 20,000,000, about 40 s]; a larger one "
+    "is refused, naming the columns that would narrow it.",
+)
 def plan(
     input: str,
     top: int,
@@ -293,6 +333,7 @@ def plan(
     quiet: bool,
     jobs: int | None,
     prices_file: str | None,
+    max_candidates: int | None,
 ) -> None:
     """Search layouts, GPU counts and memory savers; rank the feasible plans by predicted cost.
 
@@ -304,7 +345,13 @@ def plan(
     from .render.document import json_bytes
     from .render.table import render_plans
 
-    doc = api.plan(input, top=top, progress=_Progress("candidates", quiet), prices=prices_file)
+    doc = api.plan(
+        input,
+        top=top,
+        progress=_Progress("candidates", quiet),
+        prices=prices_file,
+        max_candidates=max_candidates,
+    )
     if as_json:
         sys.stdout.buffer.write(json_bytes(doc))
     else:
@@ -312,7 +359,12 @@ def plan(
     if out_dir and doc["plans"]:
         progress = _Progress("computing", quiet)
         paths = api.build_plans(
-            doc, out_dir, inputs=[input], lang=lang, jobs=jobs, progress=progress
+            doc,
+            out_dir,
+            inputs=[input, *([prices_file] if prices_file else [])],
+            lang=lang,
+            jobs=jobs,
+            progress=progress,
         )
         _wrote(paths, quiet)
     empty = [i for i in doc["inputs"] if not i["plans"]]

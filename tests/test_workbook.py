@@ -844,8 +844,9 @@ def test_writer_uses_public_api_only():
     the saved XML)."""
     import ast
 
-    for name in ("workbook.py", "output.py"):
-        path = ROOT / "ledger_report" / "render" / name
+    render = ROOT / "ledger_report" / "render"
+    for path in [*sorted((render / "workbook").glob("*.py")), render / "output.py"]:
+        name = path.name
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             where = (name, getattr(node, "lineno", None))
             if (
@@ -1790,3 +1791,73 @@ def test_chinese_help_says_defaults_in_chinese(ledgers):
             assert DEFAULT_ZH[col.default] in rows[col.name], col.name
         elif col.default:
             assert col.default in rows[col.name], col.name
+
+
+def test_unit_display_is_defined_once_for_every_registry_unit():
+    """The workbook's number formats and unit words come from the model's one table
+    (model/units.py UNIT_DISPLAY): every unit a registry quantity has is in it, or is text or a
+    truth value (shown as words)."""
+    from ledger_report.model import registry as R
+    from ledger_report.model.units import UNIT_DISPLAY
+    from ledger_report.render.workbook import display
+
+    used = {q.unit for q in REGISTRY}
+    assert used - set(UNIT_DISPLAY) <= {R.TEXT, R.BOOL}, used - set(UNIT_DISPLAY)
+    for unit, d in UNIT_DISPLAY.items():
+        assert display._SHOW_FORMATS.get(unit, "General") == d.shown_format
+        assert display._unit_word(unit, "zh") == d.zh
+
+
+_ARCH_ROW = dict(ARCH_8B, seq_len=8192, days=30, gpu="H100-SXM")
+BIG_BATCH_ROWS = [
+    dict(_ARCH_ROW, name="slots-16M", dp=8, global_batch=16_000_000, tokens=10**12),
+    # 2 x 1,048,583 (a prime): divisors 1, 2, p, 2p, so the answer is n/k for k = 2, past sqrt(n)
+    dict(_ARCH_ROW, name="slots-2p", dp=2, global_batch=2 * 1_048_583, tokens=10**15),
+    # seq_len 128: a step of 10^7 s, whose text has at most 10 digits (the engine's text_of writes
+    # 10 significant digits, the spreadsheet 15: a separate matter)
+    dict(
+        _ARCH_ROW,
+        name="slots-2^40",
+        dp=1024,
+        seq_len=128,
+        global_batch=2**40,
+        tokens=10**16,
+        days=5,
+    ),
+    dict(
+        _ARCH_ROW,
+        name="slots-2^40-zero3",
+        seq_len=128,
+        dp=1024,
+        zero=3,
+        micro_batch=4,
+        global_batch=2**42,
+        tokens=10**16,
+        days=5,
+    ),
+]
+
+
+def test_minimum_gpus_past_a_sheets_rows_by_hand():
+    """#27: the smallest buildable dp of a batch of more than 1,048,576 micro-batches.  By hand:
+    2 x 1,048,583 has the divisors 1, 2, 1,048,583 and its double, so the smallest at least the
+    ~43,900 GPUs the deadline needs is 1,048,583; 2^40 micro-batches have only powers of two as
+    divisors, so at least 2,352,331 (over 2^21) gives 2^22 = 4,194,304.  Past 1,048,576^2 micro-batches the
+    row is refused by one rule, naming global_batch."""
+    got = {r["name"]: compute(config_from_mapping(r)) for r in BIG_BATCH_ROWS}
+    assert got["slots-2p"]["dp_for_deadline"] == 1_048_583
+    assert got["slots-2^40"]["gpus_needed_compute"] > 2**21
+    assert got["slots-2^40"]["dp_for_deadline"] == 2**22
+    with pytest.raises(InputError, match="global_batch.*1,099,511,627,776 micro-batches"):
+        config_from_mapping(dict(BIG_BATCH_ROWS[2], global_batch=2**40 + 1, micro_batch=1))
+
+
+@pytest.mark.slow
+def test_minimum_gpus_past_a_sheets_rows_recalculate_to_the_engine():
+    """#27: ROW(INDIRECT("1:"&n)) broke past 1,048,576 micro-batches; the formula walks the divisor
+    pairs up to sqrt(n).  LibreOffice's recalculation (cached values poisoned first) gives the
+    engine's value in every Ledgers cell of rows with 2.1 M to 2^40 micro-batches."""
+    ledgers = _ledgers(BIG_BATCH_ROWS)
+    assert max(l["batch_slots"] for l in ledgers) == 2**40
+    wb = _load(_recalc(_poisoned(render_xlsx(ledgers))), data_only=True)
+    assert _ledger_mismatches(wb[LEDGERS], ledgers) == []

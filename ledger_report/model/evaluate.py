@@ -26,6 +26,7 @@ import operator
 import struct
 from typing import Any, Callable, Mapping, Sequence
 
+from .divisors import divisors
 from .expr import Expr, Visitor
 from .registry import Registry
 
@@ -132,19 +133,10 @@ def stepped_divisors(n: int, step: int) -> list[int]:
     return [d for d in _divisors(n) if d % step == 0]
 
 
-_DIVISORS: dict[int, list[int]] = {}
-
-
-def _divisors(n: int) -> list[int]:
-    """The divisors of ``n`` in increasing order (remembered: rows repeat their batch sizes)."""
-    hit = _DIVISORS.get(n)
-    if hit is None:
-        small = [i for i in range(1, math.isqrt(n) + 1) if n % i == 0]
-        hit = small + [n // i for i in reversed(small) if n // i != i]
-        if len(_DIVISORS) >= 10_000:
-            _DIVISORS.clear()
-        _DIVISORS[n] = hit
-    return hit
+def _divisors(n: int) -> tuple[int, ...]:
+    """The divisors of ``n`` in increasing order (from its prime factors: ``model/divisors.py``;
+    remembered there: rows repeat their batch sizes)."""
+    return divisors(n)
 
 
 def _mod(a: Any, b: Any) -> Any:
@@ -352,21 +344,20 @@ def _round_array(np, fn, x):
     above one, floor: just below), by under 5e-15 relative, and Calc leaves values above 2^41
     alone, so the distance to the integer is under 0.011 (or the value is below -2^41): two array
     passes find the candidates, and the few there are go through the scalar rule."""
-    x = np.asarray(x, dtype=float)
+    shape = np.shape(x)
+    x = np.asarray(x, dtype=float).reshape(-1)  # a 0-d array (one value for every row) too
     out = fn(x)
     with np.errstate(all="ignore"):
         gap = (out - x) if fn is np.ceil else (x - out)
         cand = (gap > 0.989) | (x < -_APPROX_BIG)
         if cand.any():
-            idx = np.nonzero(cand)
+            idx = np.flatnonzero(cand)
             sub = x[idx]
-            r = np.rint(sub)
-            near = np.abs(sub - r) < np.abs(sub) * 1e-14
+            near = np.abs(sub - np.rint(sub)) < np.abs(sub) * 1e-14
             if near.any():
-                out = np.array(out, dtype=float, copy=True)
-                pick = tuple(i[near] for i in idx)
+                pick = idx[near]
                 out[pick] = [fn(approx_value(float(v))) for v in x[pick]]
-    return out
+    return out.reshape(shape)
 
 
 def _approx_equal_array(np, a, b):
@@ -377,9 +368,10 @@ def _approx_equal_array(np, a, b):
     with np.errstate(all="ignore"):
         near = ~eq & (np.abs(a - b) < np.abs(a) * _E48)
     if near.any():
-        eq = eq.copy()
-        idx = np.nonzero(near)
-        eq[idx] = [approx_equal(float(x), float(y)) for x, y in zip(a[idx], b[idx])]
+        eq = np.array(
+            eq, dtype=bool
+        )  # a boolean mask, not np.nonzero: a 0-d array (one value for all rows) too
+        eq[near] = [approx_equal(float(x), float(y)) for x, y in zip(a[near], b[near])]
     return eq
 
 

@@ -166,6 +166,12 @@ def gcd(x: Any, y: Any) -> Expr:
     return Call("GCD", (lift(x), lift(y)))
 
 
+# The largest n whose smallest divisor every interpreter finds exactly, the workbook's formula
+# included: it walks k = 1..isqrt(n) (each k with n/k its pair) and ROW(INDIRECT(...)) counts at
+# most a sheet's 1,048,576 rows.  A rule (constraints.py, batch_slots_bounded) refuses larger n.
+MINDIV_MAX = 1_048_576**2
+
+
 def smallest_divisor(n: Any, at_least: Any, step: Any) -> Expr:
     """The smallest d ≥ ``at_least`` that divides ``n`` and is a multiple of ``step``; blank when
     there is none (the buildable data-parallel sizes of a batch)."""

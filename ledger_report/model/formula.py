@@ -35,7 +35,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from .expr import Call, Const, Expr, If, IsBlank, Ref, Visitor, children
+from .expr import MINDIV_MAX, Call, Const, Expr, If, IsBlank, Ref, Visitor, children
 from .registry import Registry, needs_of, tag
 
 __all__ = [
@@ -80,6 +80,8 @@ FUNCTIONS = frozenset(
         "SUMPRODUCT",
         "ROW",
         "INDIRECT",
+        "INT",
+        "SQRT",
     }
 )
 
@@ -198,12 +200,18 @@ def _strict_ifs(e: Expr) -> list[If]:
 
 
 def _smallest_divisor_formula(n: str, lo: str, step: str) -> str:
-    """SUMPRODUCT evaluates its argument as an array in Excel and LibreOffice without array entry:
-    the largest (n + 1 - d) over the d that qualify gives the smallest such d; none gives blank."""
+    """SUMPRODUCT evaluates its argument as an array in Excel and LibreOffice without array entry.
+    The divisors of n come in pairs (k, n/k) with k <= sqrt(n), so k walks 1..INT(SQRT(n)) (at
+    most 1,048,576 rows for n <= MINDIV_MAX, however large n is below that); of the divisors that
+    qualify, the largest (n + 1 - d) gives the smallest d; none gives blank, and so does an n
+    past MINDIV_MAX (the row's rules refuse it first)."""
     n, lo, step = (a if _is_atom(a) else f"({a})" for a in (n, lo, step))
-    seq = f'ROW(INDIRECT("1:"&{n}))'
-    best = f"SUMPRODUCT(MAX((MOD({n},{seq})=0)*({seq}>={lo})*(MOD({seq},{step})=0)*({n}+1-{seq})))"
-    return f'IFERROR(IF({best}=0,"",{n}+1-{best}),"")'
+    k = f'ROW(INDIRECT("1:"&INT(SQRT({n}))))'
+    divides = f"(MOD({n},{k})=0)"
+    small = f"{divides}*({k}>={lo})*(MOD({k},{step})=0)*({n}+1-{k})"
+    big = f"{divides}*({n}/{k}>={lo})*(MOD({n}/{k},{step})=0)*({n}+1-{n}/{k})"
+    best = f"SUMPRODUCT(MAX({small},{big}))"
+    return f'IFERROR(IF(OR({n}>{MINDIV_MAX},{best}=0),"",{n}+1-{best}),"")'
 
 
 class _Compiler(Visitor):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 GB = 10**9
 GIB = 2**30
@@ -78,3 +79,49 @@ def num(x) -> str:
     if ax >= 10:
         return f"{x:.1f}"
     return f"{x:.3g}"
+
+
+# ------------------------------------------------------------------------------------------
+# Each registry unit as a report shows it, defined once: the word beside a number (in the unit the
+# report shows: bytes in GB), the spreadsheet number format of the quantity in its own unit (the
+# workbook's Ledgers sheet) and as a report cell shows it (Summary, print sheets, Budget).  The
+# workbook derives its formats and unit words from this table; a unit absent here shows as a plain
+# number with no word (counts, ratios) or as text; a cost's unit is the row's currency.
+
+
+@dataclass(frozen=True)
+class UnitDisplay:
+    en: str = ""  # the word beside a number, in English ...
+    zh: str = ""  # ... and in Chinese
+    sheet: str = "General"  # spreadsheet number format of the value in its own unit
+    shown: str = ""  # ... as a report cell shows it ("" = as ``sheet``)
+
+    def word(self, lang: str) -> str:
+        return self.en if lang == "en" else self.zh
+
+    @property
+    def shown_format(self) -> str:
+        return self.shown or self.sheet
+
+
+_INT, _GB2, _ONE, _TWO, _UPTO2 = "#,##0", "#,##0.00", "#,##0.0", "#,##0.00", "#,##0.##"
+# keys are the registry's unit names (model/registry.py: BYTES = "bytes", ...)
+UNIT_DISPLAY: dict[str, UnitDisplay] = {
+    "bytes": UnitDisplay("GB", "GB", _INT, _GB2),  # shown as bytes / 10^9
+    "params": UnitDisplay("params", "参数", _INT),
+    "flops": UnitDisplay("FLOPs", "FLOPs", "0.000E+00"),
+    "s": UnitDisplay("s", "秒", _TWO),
+    "days": UnitDisplay("days", "天", _TWO, _ONE),
+    "count": UnitDisplay("", "", _UPTO2),
+    "B/param": UnitDisplay("B/param", "字节/参数", "0.0###"),
+    "ratio": UnitDisplay("", "", "0.0000"),
+    "tokens": UnitDisplay("tokens", "token", _INT),
+    "tokens/s": UnitDisplay("tokens/s", "token/秒", _ONE, _INT),
+    "TFLOP/s": UnitDisplay("TFLOP/s", "TFLOP/s", _UPTO2),
+    "GB": UnitDisplay("GB", "GB", _UPTO2),
+    "GPU-hours": UnitDisplay("GPU-h", "GPU 小时", _ONE, _INT),
+    "node-hours": UnitDisplay("node-h", "节点小时", "General", _INT),
+    "cost": UnitDisplay("", "", _GB2),
+    "GB/s": UnitDisplay("GB/s", "GB/s", _UPTO2),
+    "TB": UnitDisplay("TB", "TB", "General", _UPTO2),
+}

@@ -81,10 +81,11 @@ def _line(lg: Ledger, table: Table, ln) -> dict[str, Any]:
 
 
 def warnings(lg: Ledger) -> list[str]:
-    """The row's warnings: each warning constraint that does not hold, as its message."""
+    """The row's warnings: the reader's (a column contradicting the row's model), then each
+    warning constraint that does not hold, as its message."""
     from ..model.registry import WARNING
 
-    return [
+    return list(lg.config.warnings) + [
         lg.values[c.message]
         for c in lg.model.registry.constraints
         if c.severity == WARNING and lg.values[c.ok] is False

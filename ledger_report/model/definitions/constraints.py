@@ -7,8 +7,23 @@ row's numbers.  Warnings are stated on the page; errors refuse the row.
 from __future__ import annotations
 
 from ...config import ARCH_REQUIRED, LINEAR_ATTENTION_COLUMNS, MLA_COLUMNS
-from ..expr import Col, IsBlank, Ref, all_of, any_of, concat, divides, grouped, if_, maximum, negate
+from ..expr import (
+    MINDIV_MAX,
+    Col,
+    IsBlank,
+    Lookup,
+    Ref,
+    all_of,
+    any_of,
+    concat,
+    divides,
+    grouped,
+    if_,
+    maximum,
+    negate,
+)
 from ..registry import ERROR, WARNING, Registry
+from ..units import GB, GIB
 from .common import Ctx, conv, doc
 
 PARAMS_TOLERANCE = 0.01  # a given params_total may differ from the architecture's count by 1 %
@@ -52,6 +67,37 @@ def define(reg: Registry, r: Ctx) -> None:
         concat(r.gpu, " is not in the catalogue and ", _listed(("hbm_gb", "peak_tflops"))),
         en="a GPU outside the catalogue needs hbm_gb and peak_tflops",
         zh="目录外的 GPU 需要给出 hbm_gb 与 peak_tflops",
+        source=doc("gates"),
+    )
+
+    # 80 typed for an "80 GB" H100 is its nominal 80 GiB, less than the catalogue's usable
+    # 84.94 GB (CUDA's 79.11 GiB): a figure below the catalogue's that, read as GiB, reaches it
+    catalogue_hbm = Lookup("gpu", r.gpu_profile, "hbm_gb")
+    hbm_given = Col("hbm_gb")
+    c(
+        "hbm_gb_as_catalogue",
+        any_of(
+            _blank("hbm_gb"),
+            negate(r.gpu_known),
+            hbm_given.ge(catalogue_hbm),
+            (hbm_given * (GIB / GB)).lt(catalogue_hbm),
+        ),
+        "hbm_gb",
+        concat(
+            "the usable memory of ",
+            r.gpu,
+            ", ",
+            catalogue_hbm,
+            " GB (GB = 10^9 bytes), which the catalogue uses when hbm_gb is empty",
+        ),
+        concat(
+            "hbm_gb = ",
+            hbm_given,
+            " GB, the nominal capacity in GiB written as GB? (the row's value is used)",
+        ),
+        severity=WARNING,
+        en="hbm_gb below the catalogue's usable memory by the GiB/GB difference",
+        zh="hbm_gb 比目录中的可用显存小约 GiB 与 GB 之差",
         source=doc("gates"),
     )
 
@@ -503,6 +549,21 @@ def define(reg: Registry, r: Ctx) -> None:
         en="global_batch is a multiple of micro_batch × dp",
         zh="global_batch 是 micro_batch × dp 的整数倍",
         source=doc("activations"),
+    )
+    c(
+        "batch_slots_bounded",
+        (gb / mb).le(MINDIV_MAX),
+        "global_batch",
+        concat(
+            "at most ",
+            grouped(MINDIV_MAX),
+            " micro-batches in the global batch (global_batch ÷ micro_batch), where the minimum GPUs are found exactly",
+        ),
+        concat("global_batch ÷ micro_batch = ", grouped(gb / mb)),
+        en=f"at most {MINDIV_MAX:,} micro-batches in the global batch",
+        zh=f"全局 batch 至多 {MINDIV_MAX:,} 个 micro-batch",
+        source=doc("gates")
+        + "; the smallest buildable dp walks the divisor pairs (k, n/k) with k ≤ √n, and a sheet counts at most 1,048,576 rows",
     )
 
     # parameter parts ---------------------------------------------------------------------------

@@ -1,0 +1,207 @@
+"""The live-formula workbook and the empty input template.
+
+One module per sheet (``inputs``, ``ledgers``, ``summary``, ``page`` with ``page_top`` and
+``page_tables`` for the printable ledgers, ``budget``, ``help``, ``lookups``) over a shared
+cell-writing layer (``cells``), the places things sit (``layout``), the units as shown
+(``display``) and the report sheets' display formulas (``report``).
+
+``render_xlsx(ledgers, lang)`` returns the bytes of a workbook whose every computed figure is a
+formula generated from the model's single definition of that figure (``model/formula.py``) and
+carries, as its cached value, the number the engine computed.  What the report sheets show is the
+ledgers' own model (``Ledger.model``): its registry (labels, units, sources) and its report spec
+(``report.py``: sections, tables, the summary, the assumptions, the charts), walked as the other
+reporters walk it; this module decides layout, never figures.  Sheets:
+
+* ``Summary``: one row per configuration: the spec's summary figures, its verdicts and the row's
+  check (the rules it breaks, from the model's constraints: red for a broken rule, amber for a
+  warning); rows coloured where the model's ``verdicts_bad`` flag is true; a stacked chart of
+  per-rank memory by state against HBM (the spec's ``memory`` chart);
+* ``Inputs``: the rows as values (row 1 = the input column names; user text always a text
+  cell with the quote prefix; blanks stay blank so defaults resolve by formula), dropdowns for
+  the enumerated columns, comments with each column's help; ``read_configs`` reads it back;
+* ``Ledgers``: one row per configuration, one column per registry quantity (row 1 the key, row 2
+  the label and unit), each cell a live formula over its own row of ``Inputs``, earlier columns
+  and the lookup sheets; its check column is coloured like the Summary's;
+* one printable ledger per configuration (A4 landscape, one page: the spec's tables stacked on
+  the left, its figure sections in two columns on the right, the assumptions below) while there
+  are at most :data:`MAX_PRINT_SHEETS`; above that one ``Ledger`` sheet whose configuration is
+  chosen in a dropdown (LibreOffice pays about 45 ms and 6 MB per sheet);
+* ``Budget``: the spec's budget section, one column per configuration, and a scatter chart of
+  cost against days (the spec's ``budget`` chart);
+* ``Help``, and the lookup sheets ``Dtypes``, ``Moments``, ``Optimizers``, ``GPUs``,
+  ``Conventions``, ``Lists`` (hidden).
+
+Every figure of the report sheets is a display formula over its configuration's Ledgers row: an
+expression over registry quantities (the quantity, bytes in GB, a truth value as a word, "—" where
+a line does not apply) compiled like the quantities themselves and cached with the value the
+engine's interpreter gives that expression, so a recalculation gives the same text and numbers.
+
+Printing.  The workbook's default print (Excel's "print entire workbook", LibreOffice's PDF
+export) is the Summary and one page per configuration.  A sheet without a print area prints
+whole in both, so the sheets that are not pages (Inputs, Ledgers, Budget, Help) have one empty
+cell far below their data as print area (nothing printed; clear it to print one), and the lookup
+sheets are hidden (hidden sheets never print, and they are tables the formulas read, not pages).
+Print sheets fit one page; the Summary fits one page wide and ``summary_pages(n)`` tall with its
+header row repeated; wrapped text gets row heights from its length, and the page header sits in
+a top margin that holds it.
+
+Written with XlsxWriter's public API only (openpyxl is the reader's library): every formula cell
+gets its cached value from ``write_formula(..., value)``; user text always goes through
+``write_string`` (never ``write``, which would turn a leading ``=`` into a formula) and the
+workbook is opened with ``strings_to_formulas``/``strings_to_urls``/``strings_to_numbers`` off as
+a second guard.  Any XlsxWriter warning (a dropped header, an over-long validation message, an
+out-of-range cell) is raised as an error instead of leaving a silently different workbook.
+
+Two things XlsxWriter decides, and this module accepts: a formula whose cached text is exactly an
+Excel error code (``#N/A``, ``#DIV/0!``, ...; only a configuration named so) carries it as that
+error value until the first recalculation, which gives the text again (pandas reads NaN there
+meanwhile; the Inputs cell, which a rebuild reads, is text); and a blank result (the formulas'
+``""``) is cached as an empty ``<v>``, which readers see as an empty cell.
+
+Speed (bench/bench_workbook.py: 1,000 configurations of 545 quantities, so 545,000 Ledgers
+formulas and some 35,000 on the report sheets; 2 shared cores): 24-43 s to write, 16 MB; the
+commit before the report sheets walked the spec took 32-52 s on the same machine, so the Ledgers
+sheet sets the time, not the report sheets (about 2 s).  Three quarters of it is XlsxWriter's
+``write_formula`` running some 30 regular-expression substitutions over every formula for its
+dynamic-array function prefixes (``_xlfn.``): 18 s of 24 for the Ledgers formulas alone.  It does
+so whatever the options (``use_future_functions`` only adds more substitutions); no public option
+or method skips it (the openpyxl writer with shared formulas and XML written directly took 0.5 s
+for 227 quantities).  XlsxWriter writes no shared formulas, so every row carries its formula
+text.  LibreOffice opens and fully recalculates the workbook in about 14 s (Summary to CSV) at
+1.0 GB, as before.
+
+The bytes are deterministic: ``in_memory`` mode stamps every zip entry 1980-01-01 00:00:00 and
+the document properties carry the fixed ``created`` time (:data:`FIXED_TIME`), so the same
+ledgers give the same bytes on one operating system (a zip entry records the system that made it;
+tests/test_workbook.py builds twice, and in processes with different hash seeds).
+
+Sources: research/ecosystem.md sections 1-2 and 5 (cached values, LibreOffice's per-sheet cost,
+``1E+9`` literals, functions LibreOffice 7.4 evaluates), research/reliability.md sections 1
+(formula injection: text cells and ``quotePrefix``) and 4.4 (determinism).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ...config import Config
+from ...model.tables import tables
+from .budget import write_budget
+from .cells import _Book, _lines, _strict_xlsxwriter
+from .grid import _U_CHARS
+from .help import _write_help
+from .inputs import EXAMPLE_ROW, _write_inputs
+from .layout import (
+    BUDGET,
+    CHOSEN_CELL,
+    CHOSEN_ROW_REF,
+    HELP,
+    INPUT_LETTERS,
+    INPUTS,
+    LANGS,
+    LEDGER,
+    LEDGER_FIRST_ROW,
+    LEDGERS,
+    MAX_PRINT_SHEETS,
+    NO_PRINT_ROW,
+    QUANTITY_LETTERS,
+    RESERVED_TITLES,
+    SUMMARY,
+    TEMPLATE_ROWS,
+    _layout,
+    _no_print,
+    _quantity_letters,
+    sheet_title,
+)
+from .ledgers import write_ledgers
+from .lookups import _write_lookups
+from .page import _PrintSheet
+from .report import _Report
+from .summary import _CHART_ROWS, summary_columns, summary_pages, write_summary
+
+__all__ = [
+    "render_xlsx",
+    "template_xlsx",
+    "sheet_title",
+    "summary_columns",
+    "summary_pages",
+    "MAX_PRINT_SHEETS",
+    "INPUTS",
+    "LEDGERS",
+    "SUMMARY",
+    "BUDGET",
+    # also read by the tests and the template
+    "EXAMPLE_ROW",
+    "CHOSEN_CELL",
+    "CHOSEN_ROW_REF",
+    "INPUT_LETTERS",
+    "LEDGER_FIRST_ROW",
+    "NO_PRINT_ROW",
+    "QUANTITY_LETTERS",
+    "RESERVED_TITLES",
+    "TEMPLATE_ROWS",
+    "_CHART_ROWS",
+    "_U_CHARS",
+    "_lines",
+    "_layout",
+    "_quantity_letters",
+]
+
+
+def render_xlsx(ledgers: Sequence[Any], lang: str = "en") -> bytes:
+    """The live-formula workbook of these ledgers (``engine.Ledger``), as deterministic bytes.
+
+    ``lang`` ("en" or "zh") is the language of the labels, titles, headers and help; the Inputs
+    column names and the Ledgers keys stay as they are, so a workbook in either language is a
+    valid input.  What the report sheets show is the ledgers' own model (``Ledger.model``: its
+    registry and report spec), not this module's."""
+    ledgers = list(ledgers)
+    if not ledgers:
+        raise ValueError("a workbook needs at least one configuration")
+    if lang not in LANGS:
+        raise ValueError(f"lang is one of {', '.join(LANGS)}, not {lang!r}")
+    model = ledgers[0].model
+    if any(lg.model is not model and lg.model != model for lg in ledgers):
+        raise ValueError("the ledgers of one workbook come from one model")
+    with _strict_xlsxwriter():
+        return _render(ledgers, model, lang)
+
+
+def _render(ledgers: list[Any], model: Any, lang: str) -> bytes:
+    book = _Book()
+    n = len(ledgers)
+    rep = _Report(book, model, lang, ledgers)
+
+    summary = book.sheet(SUMMARY)
+    inputs = book.sheet(INPUTS)
+    led = book.sheet(LEDGERS)
+    _write_inputs(book, inputs, [l.config for l in ledgers], dropdown_rows=n)
+    write_ledgers(rep, led)
+    write_summary(rep, summary)
+    if n <= MAX_PRINT_SHEETS:
+        taken = {t.casefold() for t in RESERVED_TITLES}
+        for i, l in enumerate(ledgers):
+            title = sheet_title(l.name, taken)
+            taken.add(title.casefold())
+            _PrintSheet(rep, book.sheet(title), i).write()
+    else:
+        _PrintSheet(rep, book.sheet(LEDGER), None).write()
+    budget = book.sheet(BUDGET)
+    write_budget(rep, budget)
+    help_ws = book.sheet(HELP)
+    _write_help(book, help_ws, built=True, lang=lang)
+    _write_lookups(book, model.tables)
+    for ws in (inputs, led, budget, help_ws):
+        _no_print(ws)
+    return book.finish()
+
+
+def template_xlsx(lang: str = "en") -> bytes:
+    """The empty input workbook: the input columns with help, dropdowns and one example row."""
+    with _strict_xlsxwriter():
+        book = _Book()
+        inputs = book.sheet(INPUTS)
+        _write_inputs(book, inputs, [Config(EXAMPLE_ROW, "template")], dropdown_rows=TEMPLATE_ROWS)
+        _write_help(book, book.sheet(HELP), built=False, lang=lang)
+        _write_lookups(book, tables())
+        return book.finish()

@@ -1,0 +1,305 @@
+"""The cell-writing layer every sheet uses: XlsxWriter's public API behind 1-based rows and
+columns, the looks (cell styles), the checks on text, and the wrapped-text estimates that row
+heights come from."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import io
+import math
+import re
+import textwrap
+import unicodedata
+import warnings
+from typing import Any, Iterator
+
+import xlsxwriter
+from xlsxwriter.utility import xl_cell_to_rowcol, xl_col_to_name
+
+MAX_TEXT_CHARS = 32767  # a cell's limit; XlsxWriter would truncate with a warning
+
+GB = 10**9
+
+FIXED_TIME = _dt.datetime(2000, 1, 1, 0, 0, 0)  # docProps/core.xml created and modified
+
+
+# ------------------------------------------------------------------------------------------
+# Looks
+
+_HEADER_FILL = "FF1F4E79"
+_HEADER_FONT = "FFFFFFFF"
+_INPUT_FILL = "FFFFF2CC"  # inputs look like inputs: pale yellow, blue text
+_INPUT_FONT = "FF1F3FBF"
+_LOOKUP_FILL = "FFEAF1DD"
+_BAD_FILL = "FFF4B6B6"  # a broken rule
+_WARN_FILL = "FFFFE699"  # a warning
+_FLAG_FILL = "FFF8CBAD"  # a verdict says no (does not fit, late)
+_SECTION_FONT = "FF1F4E79"
+_UNIT_FONT = "FF595959"
+DASH = "—"  # a line or figure that does not apply to the configuration
+
+# Number formats by registry unit (Ledgers) and by what a column shows (Summary, print sheets).
+F_INT = "#,##0"
+F_GB = "#,##0.00"
+F_DAYS = "#,##0.0"
+F_SCI = "0.000E+00"
+F_BPP = "0.0###"
+F_RATIO = "0.0000"
+F_MONEY = "#,##0.00"
+F_GENERAL = "General"
+
+
+# Printing.
+_MARGINS = {
+    "left": 0.4,
+    "right": 0.4,
+    "top": 0.75,
+    "bottom": 0.6,
+}  # inches; the header sits in the top 0.75
+_HEADER_MARGIN = 0.3
+_LINE_PT = 15.0  # points a line of 11-point text takes
+
+
+# ------------------------------------------------------------------------------------------
+# The book: XlsxWriter's public API.  Rows and columns are 1-based here, as a sheet shows them
+# (XlsxWriter's are 0-based); the conversion happens only in this class.
+
+_WORKBOOK_OPTIONS: dict[str, Any] = {
+    "in_memory": True,  # no temp files; every zip entry stamped 1980-01-01 00:00:00
+    "strings_to_formulas": False,  # a second guard: text is never a formula, whatever writes it
+    "strings_to_urls": False,
+    "strings_to_numbers": False,
+    "nan_inf_to_errors": False,
+}
+_PROPERTIES: dict[str, Any] = {
+    "title": "ledger-report: per-rank model-state ledgers and compute floors",
+    "author": "ledger-report",  # also cp:lastModifiedBy, which XlsxWriter always writes
+    "created": FIXED_TIME,  # also dcterms:modified
+}
+_CM_TO_PX = 96 / 2.54  # chart sizes are given in centimetres below
+
+
+def _rgb(argb: str) -> str:
+    """``FF1F4E79`` (the looks above) as XlsxWriter's ``#1F4E79``."""
+    return "#" + argb[-6:]
+
+
+def _ok(status: int, what: str) -> None:
+    """XlsxWriter's write methods return 0, or -1/-2 for a cell they did not (fully) write; before
+    XlsxWriter 3.1.1 some (define_name) returned None on success."""
+    if status not in (0, None):
+        raise ValueError(f"{what}: XlsxWriter refused the cell (status {status})")
+
+
+class _Book:
+    def __init__(self) -> None:
+        self.buf = io.BytesIO()
+        self.wb = xlsxwriter.Workbook(self.buf, dict(_WORKBOOK_OPTIONS))
+        self.wb.set_properties(dict(_PROPERTIES))
+        self._formats: dict[tuple, Any] = {}
+        self._looks: dict[int, dict[str, Any]] = {}  # id(format) -> the looks it was made from
+        self._fills: dict[str, Any] = {}
+
+    def sheet(self, title: str):
+        return self.wb.add_worksheet(title)
+
+    # styles ---------------------------------------------------------------------------------
+    def style(
+        self,
+        *,
+        fmt: str = F_GENERAL,
+        bold: bool = False,
+        fill: str | None = None,
+        font_color: str | None = None,
+        quote: bool = False,
+        wrap: bool = False,
+        size: float | None = None,
+        italic: bool = False,
+        align: str | None = None,
+        top: bool = False,
+    ):
+        """The (cached) cell format for these looks; ``None`` for none at all."""
+        looks = dict(
+            fmt=fmt,
+            bold=bold,
+            fill=fill,
+            font_color=font_color,
+            quote=quote,
+            wrap=wrap,
+            size=size,
+            italic=italic,
+            align=align,
+            top=top,
+        )
+        key = tuple(looks.values())
+        if key in self._formats:
+            return self._formats[key]
+        props: dict[str, Any] = {}
+        if fmt != F_GENERAL:
+            props["num_format"] = fmt
+        if bold:
+            props["bold"] = True
+        if italic:
+            props["italic"] = True
+        if size:
+            props["font_size"] = size
+        if font_color:
+            props["font_color"] = _rgb(font_color)
+        if fill:
+            props["pattern"] = 1  # solid
+            props["bg_color"] = _rgb(fill)
+        if wrap:
+            props["text_wrap"] = True
+        if wrap or top:
+            props["valign"] = "top"
+        if align:
+            props["align"] = align
+        if quote:
+            props["quote_prefix"] = True
+        got = self.wb.add_format(props) if props else None
+        self._formats[key] = got
+        if got is not None:
+            self._looks[id(got)] = looks
+        return got
+
+    def quoted(self, style):
+        """The same looks with the quote prefix (user text)."""
+        looks = dict(self._looks[id(style)]) if style is not None else {}
+        looks["quote"] = True
+        return self.style(**looks)
+
+    def fill(self, argb: str):
+        """The fill of a conditional format (a differential format: the fill only)."""
+        if argb not in self._fills:
+            self._fills[argb] = self.wb.add_format({"bg_color": _rgb(argb)})
+        return self._fills[argb]
+
+    # cells ------------------------------------------------------------------------------------
+    def text(self, ws, row: int, col: int, s: str, style=None, where: str = "") -> None:
+        """User text (or text next to it) as a text cell with the quote prefix: never a formula,
+        never an error value, whatever it starts with."""
+        self.label(ws, row, col, s, self.quoted(style), where)
+
+    def label(self, ws, row: int, col: int, s: str, style=None, where: str = "") -> None:
+        """Our own text (headers, labels, help) as a text cell, without the quote prefix; ``""``
+        as a formatted blank."""
+        s = check_text(str(s), where or ws.get_name())
+        if s == "":
+            _ok(ws.write_blank(row - 1, col - 1, None, style), where or ws.get_name())
+        else:
+            _ok(ws.write_string(row - 1, col - 1, s, style), where or ws.get_name())
+
+    def value(self, ws, row: int, col: int, v: Any, style=None) -> None:
+        """A number, a boolean or (``None``) a formatted blank."""
+        where = f"{ws.get_name()}!{_letter(col)}{row}"
+        if v is None:
+            _ok(ws.write_blank(row - 1, col - 1, None, style), where)
+        elif isinstance(v, bool):
+            _ok(ws.write_boolean(row - 1, col - 1, v, style), where)
+        elif isinstance(v, (int, float)):
+            _ok(ws.write_number(row - 1, col - 1, _finite(v, where), style), where)
+        else:
+            raise TypeError(f"{where}: {v!r} is not a number, a boolean or blank")
+
+    def formula(self, ws, row: int, col: int, text: str, cached: Any, style=None) -> None:
+        """A formula cell (``text`` without ``=``) and the value it must show before any recalculation."""
+        _ok(ws.write_formula(row - 1, col - 1, "=" + text, style, _cached(cached)), ws.get_name())
+
+    @staticmethod
+    def merge(ws, r1: int, c1: int, r2: int, c2: int) -> None:
+        """Merge a range.  Called before the top-left cell is written: ``merge_range`` writes its
+        (here empty, unformatted, so ignored) data there."""
+        _ok(ws.merge_range(r1 - 1, c1 - 1, r2 - 1, c2 - 1, "", None), ws.get_name())
+
+    # saving -----------------------------------------------------------------------------------
+    def finish(self) -> bytes:
+        self.wb.close()
+        return self.buf.getvalue()
+
+
+def _finite(v: int | float, where: str) -> int | float:
+    if isinstance(v, float) and not math.isfinite(v):
+        raise ValueError(f"{where}: cannot store {v!r} in a cell")
+    return v
+
+
+def _cached(v: Any) -> Any:
+    """The cached value XlsxWriter stores for a formula: a blank result (the formula's ``""``)
+    as ``""``, booleans as booleans, numbers as numbers, text as text."""
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return bool(v)
+    if isinstance(v, int):
+        return int(v)
+    if isinstance(v, float):
+        return float(_finite(v, "a cached value"))
+    if isinstance(v, str):
+        return str(v)
+    raise TypeError(f"cannot cache {v!r} in a cell")
+
+
+@contextlib.contextmanager
+def _strict_xlsxwriter() -> Iterator[None]:
+    """XlsxWriter warns and carries on where it drops something (a header with a stray ``&G``,
+    a validation message over 255 characters, a cell out of range); here that is an error."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", module=r"xlsxwriter(\.|$)")
+        yield
+
+
+_ILLEGAL_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
+def check_text(s: str, where: str) -> str:
+    """Text a cell can hold: no control characters, at most 32,767 characters (XlsxWriter would
+    escape or truncate)."""
+    if len(s) > MAX_TEXT_CHARS:
+        raise ValueError(
+            f"{where}: text of {len(s):,} characters is over a cell's {MAX_TEXT_CHARS:,}"
+        )
+    bad = _ILLEGAL_XML.search(s)
+    if bad:
+        raise ValueError(
+            f"{where}: text holds the character U+{ord(bad.group()):04X}, which a workbook cannot store"
+        )
+    return s
+
+
+def _letter(i: int) -> str:
+    """Column letters of a 1-based column number."""
+    return xl_col_to_name(i - 1)
+
+
+def _col_index(letter: str) -> int:
+    """The 1-based column number of column letters."""
+    return xl_cell_to_rowcol(f"{letter}1")[1] + 1
+
+
+def _text_width(s: str) -> int:
+    """Display width: East Asian wide characters count twice."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
+
+
+def _lines(text: str, width_chars: float) -> int:
+    """Lines a wrapped cell of ``width_chars`` (column-width units) takes for ``text`` (an
+    estimate on the safe side: word wrap, wide characters twice)."""
+    cap = max(4, int(width_chars * 0.92))
+    n = 0
+    for para in str(text).split("\n"):
+        widened = "".join(ch * 2 if unicodedata.east_asian_width(ch) in "WF" else ch for ch in para)
+        n += max(1, len(textwrap.wrap(widened, cap, break_long_words=True, break_on_hyphens=False)))
+    return max(1, n)
+
+
+def _header_escape(s: str, limit: int = 120) -> str:
+    """Page header text: ``&`` starts a header code, so a literal one is doubled; kept short
+    (Excel allows 255 characters for all header sections together).  XlsxWriter reads every
+    ``&G`` (and ``&[Picture]``) as an image placeholder, even after a doubled ``&``, so an
+    ampersand before those is the full-width one (U+FF06), which needs no escape."""
+    s = re.sub(r"[\x00-\x1f]", " ", s)
+    if len(s) > limit:
+        s = s[: limit - 1] + "…"
+    s = s.replace("&G", "\uff06G").replace("&[Picture]", "\uff06[Picture]")
+    return s.replace("&", "&&")

@@ -1,0 +1,72 @@
+"""The Ledgers sheet: one row per configuration, one live formula per registry quantity."""
+
+from __future__ import annotations
+
+from ...model import formula as fx
+from .cells import (
+    _HEADER_FILL,
+    _HEADER_FONT,
+    F_GENERAL,
+    _cached,
+    _col_index,
+    _ok,
+)
+from .display import (
+    _UNIT_FORMATS,
+)
+from .layout import (
+    INPUT_FIRST_ROW,
+    INPUTS,
+    LEDGER_FIRST_ROW,
+    LEDGERS,
+    _layout,
+)
+
+
+def write_ledgers(rep, ws) -> None:
+    book = rep.book
+    head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT)
+    sub = book.style(italic=True, wrap=True)
+    book.label(ws, 1, 1, "name", head)
+    book.label(ws, 2, 1, rep.t("configuration", "配置"), sub)
+    ws.set_column(0, 0, 24)
+    templates = fx.compile_registry(rep.reg, _layout(rep.reg, rep.tables))
+    columns = []  # (0-based column, template, format, key)
+    for q in rep.reg:
+        j = _col_index(rep.letters[q.key])
+        book.label(ws, 1, j, q.key, head)
+        book.label(ws, 2, j, f"{q.en if rep.lang == 'en' else q.zh} [{q.unit}]", sub)
+        ws.set_column(j - 1, j - 1, max(12, min(28, len(q.key) + 2)))
+        columns.append(
+            (
+                j - 1,
+                templates[q.key],
+                book.style(fmt=_UNIT_FORMATS.get(q.unit, F_GENERAL)),
+                q.key,
+            )
+        )
+    ws.set_row(1, 45)
+    ws.freeze_panes(LEDGER_FIRST_ROW - 1, 1)
+    # the hot loop (some 550 formulas a configuration): XlsxWriter's calls directly, one check per row
+    write = ws.write_formula
+    for i, led in enumerate(rep.ledgers):
+        r0 = LEDGER_FIRST_ROW - 1 + i  # 0-based
+        in_row, led_row = INPUT_FIRST_ROW + i, LEDGER_FIRST_ROW + i
+        values = led.values
+        status = write(r0, 0, f"={INPUTS}!A{in_row}", None, _cached(led.config.name))
+        for c0, template, style, key in columns:
+            status |= write(
+                r0, c0, "=" + template.fill(in_row, led_row), style, _cached(values[key])
+            )
+        _ok(status, f"{LEDGERS} row {led_row}")
+    # the check column turns red where the row breaks a rule, amber for a warning
+    c0 = _col_index(rep.letters[rep.spec.check]) - 1
+    ok = rep.letters[rep.spec.check_ok]
+    rep.check_format(
+        ws,
+        LEDGER_FIRST_ROW - 1,
+        c0,
+        rep.last - 1,
+        f"=${ok}{LEDGER_FIRST_ROW}=FALSE",
+        f"=LEN(${rep.letters[rep.spec.check]}{LEDGER_FIRST_ROW})>0",
+    )

@@ -1,0 +1,294 @@
+"""The printable one-page ledgers (one per configuration, or one with a dropdown)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ...model import registry as R
+from ...model.expr import Expr, Ref, concat, if_
+from ...report import Figure, Section, Table
+from .cells import (
+    _HEADER_FILL,
+    _HEADER_FONT,
+    _HEADER_MARGIN,
+    _LINE_PT,
+    _MARGINS,
+    _SECTION_FONT,
+    _UNIT_FONT,
+    DASH,
+    _header_escape,
+    _lines,
+    _text_width,
+)
+from .display import (
+    _unit_word,
+    _words,
+)
+from .grid import (
+    _PANE,
+    _PANE_WIDTH,
+    _SMALL,
+    _TEXT_LABEL,
+    _U,
+    _U_CHARS,
+)
+from .page_tables import (
+    table_columns,
+    write_table,
+)
+from .page_top import (
+    write_top,
+)
+from .report import (
+    _Report,
+)
+
+
+class _PrintSheet:
+    """One A4-landscape page for one configuration (``index``), or for the configuration chosen
+    in a dropdown (``index`` None).  The spec is walked once: its tables stacked on the left,
+    its figure sections in two columns on the right, the assumptions below, every figure a
+    formula over Ledgers.  On a configuration's own sheet, a table line that does not exist for
+    it (its ``show`` quantity false) is a hidden row, the columns beside it skip that row, and a
+    section or figure that does not apply is left out, as the other reports leave it out; the
+    chosen sheet shows every line, "—" where it does not apply."""
+
+    def __init__(self, rep: _Report, ws, index: int | None) -> None:
+        self.rep = rep
+        self.book = rep.book
+        self.ws = ws
+        self.i = index
+        self.chosen = index is None
+        self.mode = "chosen" if self.chosen else "absolute"
+        self.lg = rep.ledgers[index or 0]
+        self.v = self.lg.values
+        self.heights: dict[int, float] = {}
+        self.hidden: set[int] = set()
+        look = self.look
+        self.st = {
+            "title": look(bold=True, size=14, font_color=_SECTION_FONT),
+            "name": look(bold=True, size=13),
+            "section": look(bold=True, size=12, font_color=_SECTION_FONT),
+            "head": look(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT, wrap=True),
+            "label": look(wrap=True),
+            "bold": look(bold=True),
+            "text": look(wrap=True),
+            "unit": look(font_color=_UNIT_FONT),
+            "note": look(italic=True, wrap=True),
+            "small": look(wrap=True, size=_SMALL),
+            "small_note": look(italic=True, wrap=True, size=_SMALL),
+        }
+
+    def look(self, **kw):
+        return self.book.style(top=True, **kw)  # top-aligned: rows grow for wrapped text
+
+    def num(self, fmt: str):
+        return self.look(fmt=fmt, align="right")
+
+    # rows ---------------------------------------------------------------------------------
+    def need(self, r: int, lines: float, size: float = 11) -> None:
+        h = max(1.0, lines) * _LINE_PT * size / 11
+        self.heights[r] = max(self.heights.get(r, _LINE_PT), h)
+
+    def applies(self, *keys: str) -> bool:
+        """Whether every ``show`` key (empty: none) is true for the configuration at build time."""
+        return all(not k or bool(self.v[k]) for k in keys)
+
+    def span(self, r: int, c: int, width: int) -> None:
+        if width > 1:
+            self.book.merge(self.ws, r, c, r, c + width - 1)
+
+    def text_lines(self, key: str, width: int) -> int:
+        """Lines a text quantity takes in ``width`` grid columns (the chosen sheet: its longest)."""
+        key = self.rep.text_key(key)
+        lgs = self.rep.ledgers if self.chosen else [self.lg]
+        longest = max((str(l.values[key] or "") for l in lgs), key=_text_width)
+        return _lines(longest, width * _U_CHARS)
+
+    def figure_value(
+        self, key: str, guards: tuple[str, ...], words: tuple[str, str] | None = None
+    ) -> tuple[tuple, Callable[[], Expr]]:
+        """The display expression of a figure, "—" unless every ``guards`` key is true (on the
+        chosen sheet; a configuration's own sheet leaves out what does not apply)."""
+        guards = tuple(g for g in guards if g)
+
+        def build() -> Expr:
+            e = self.rep.shown(key, words)
+            for g in reversed(guards):
+                e = if_(Ref(g), e, DASH)
+            return e
+
+        return ("fig", key, guards, words), build
+
+    def figure_row(
+        self,
+        r: int,
+        c: int,
+        f: Figure,
+        label: str,
+        guards: tuple[str, ...],
+        spans: tuple[int, int, int] = _PANE,
+    ) -> None:
+        """label | value | unit, from grid column ``c`` (``spans``: their grid widths)."""
+        rep = self.rep
+        wl, wv, wu = spans
+        key = f.shown
+        q = rep.reg[key]
+        self.span(r, c, wl)
+        self.book.label(self.ws, r, c, label, self.st["label"])
+        lines = _lines(label, wl * _U_CHARS)
+        ident, build = self.figure_value(
+            key, guards, _words(rep.lang) if q.unit == R.BOOL else None
+        )
+        if q.unit in (R.TEXT, R.BOOL):
+            self.span(r, c + wl, wv + wu)
+            rep.write(self.ws, r, c + wl, self.mode, ident, build, self.i, self.st["text"])
+            if q.unit == R.TEXT:
+                lines = max(lines, self.text_lines(key, wv + wu))
+        else:
+            self.span(r, c + wl, wv)
+            rep.write(self.ws, r, c + wl, self.mode, ident, build, self.i, self.num(rep.fmt(key)))
+            self.unit_cell(r, c + wl + wv, key, wu)
+        self.need(r, lines)
+
+    def unit_cell(self, r: int, c: int, key: str, width: int) -> None:
+        rep = self.rep
+        self.span(r, c, width)
+        if rep.reg[key].unit == R.MONEY and "currency" in rep.reg:
+            rep.write(
+                self.ws,
+                r,
+                c,
+                self.mode,
+                ("show", "currency"),
+                lambda: rep.shown("currency"),
+                self.i,
+                self.st["unit"],
+            )
+        else:
+            self.book.label(self.ws, r, c, _unit_word(rep.reg[key].unit, rep.lang), self.st["unit"])
+
+    # the spec, walked -----------------------------------------------------------------------
+    def write(self) -> None:
+        rep, ws = self.rep, self.ws
+        tables = [s for s in rep.spec.sections if isinstance(s, Table)]
+        sections = [
+            s
+            for s in rep.spec.sections
+            if isinstance(s, Section) and (self.chosen or self.applies(s.show))
+        ]
+        widths = [table_columns(self, t)[1] for t in tables]
+        left = max([_PANE_WIDTH] + widths)
+        pane_cols = (left + 2, left + 2 + _PANE_WIDTH + 1)  # 1-based first grid column of each pane
+        last_col = pane_cols[1] + _PANE_WIDTH - 1
+        top = write_top(self, last_col)
+        # the tables, stacked on the left
+        r = top
+        for t in tables:
+            r = write_table(self, r, 1, t, left) + 1
+        left_end = r
+        # the figure sections, in two columns on the right, each skipping the hidden rows
+        parts = [(s, figs) for s in sections for figs in [self.section_figures(s)] if figs]
+        sizes = [1 + len(figs) + 1 for _s, figs in parts]
+        split = min(range(len(parts) + 1), key=lambda k: (max(sum(sizes[:k]), sum(sizes[k:])), k))
+        ends = []
+        for pane, chunk in ((0, parts[:split]), (1, parts[split:])):
+            r = top
+            for s, figs in chunk:
+                r = self.free(r)
+                self.book.label(ws, r, pane_cols[pane], rep.t(s.en, s.zh), self.st["section"])
+                r += 1
+                spans = _PANE
+                if all(
+                    rep.reg[f.shown].unit == R.TEXT and _text_width(label) <= _TEXT_LABEL * _U_CHARS
+                    for f, label, _g in figs
+                ):
+                    spans = (
+                        _TEXT_LABEL,
+                        _PANE_WIDTH - _TEXT_LABEL,
+                        0,
+                    )  # a section of sentences: the text takes the room
+                for f, label, guards in figs:
+                    r = self.free(r)
+                    self.figure_row(r, pane_cols[pane], f, label, guards, spans)
+                    r += 1
+                r += 1
+            ends.append(r)
+        r = max([left_end] + ends)
+        last_row = self.write_notes(r, last_col)
+        for row in range(1, last_row + 1):
+            h = self.heights.get(row)
+            if row in self.hidden:
+                ws.set_row(row - 1, h or _LINE_PT, None, {"hidden": True})
+            elif h is not None and h != _LINE_PT:
+                ws.set_row(row - 1, h)
+        ws.set_column(0, last_col - 1, _U)
+        self.page_setup(last_row, last_col)
+
+    def free(self, r: int) -> int:
+        """The first row from ``r`` that is not hidden."""
+        while r in self.hidden:
+            r += 1
+        return r
+
+    def section_figures(self, s: Section) -> list[tuple[Figure, str, tuple[str, ...]]]:
+        """(figure, label, guards) of the figures a section shows here: labels from the registry
+        (a label the section repeats carries the figure's name), guards the show keys that the
+        chosen sheet tests in its formulas."""
+        rep = self.rep
+        figs = [f for f in s.figures if f.pages and (self.chosen or self.applies(f.show))]
+        labels = [rep.label(f.shown) for f in figs]
+        out = []
+        for f, label in zip(figs, labels):
+            if labels.count(label) > 1:
+                label = f"{label} ({f.name})" if rep.lang == "en" else f"{label}（{f.name}）"
+            out.append((f, label, (s.show, f.show) if self.chosen else ()))
+        return out
+
+    # the assumptions --------------------------------------------------------------------------
+    def write_notes(self, r: int, last_col: int) -> int:
+        """The model's assumption sentences (live text), each where its ``_shown`` quantity says it
+        applies; on a configuration's own sheet the others are hidden rows."""
+        rep, ws, book = self.rep, self.ws, self.book
+        book.label(ws, r, 1, rep.t("Assumptions", "假设"), self.st["section"])
+        r += 1
+        suffix = "" if rep.lang == "en" else "_zh"
+        for k in rep.spec.assumptions:
+            shown = f"{k}_shown"
+            if not self.chosen and not self.v[shown]:
+                self.hidden.add(r)
+            self.span(r, 1, last_col)
+            key = k + suffix
+            rep.write(
+                ws,
+                r,
+                1,
+                self.mode,
+                ("note", key),
+                lambda key=key, shown=shown: if_(Ref(shown), concat("• ", Ref(key)), ""),
+                self.i,
+                self.st["text"],
+            )
+            self.need(r, self.text_lines(key, last_col) if self.chosen or self.v[shown] else 1)
+            r += 1
+        return r - 1
+
+    def page_setup(self, last_row: int, last_col: int) -> None:
+        ws, rep = self.ws, self.rep
+        ws.print_area(0, 0, last_row - 1, last_col - 1)
+        ws.set_landscape()
+        ws.set_paper(9)  # A4
+        ws.fit_to_pages(1, 1)
+        ws.center_horizontally()
+        ws.set_margins(**_MARGINS)
+        header = (
+            rep.t(
+                "ledger-report: the configuration chosen on this sheet",
+                "ledger-report：本页所选的配置",
+            )
+            if self.chosen
+            else self.lg.config.name
+        )
+        ws.set_header("&C&11 " + _header_escape(header), margin=_HEADER_MARGIN)
+        ws.set_footer("&L&8 " + _header_escape(rep.footer()), margin=_HEADER_MARGIN)
+        ws.hide_gridlines(2)  # on screen and on paper

@@ -1,0 +1,153 @@
+"""The spec's tables on a printable ledger."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ...model import registry as R
+from ...report import Line, Table
+from ..view import word as view_word
+from .cells import (
+    F_GENERAL,
+    _lines,
+    _text_width,
+)
+from .display import (
+    _SHOW_FORMATS,
+    _words,
+)
+from .grid import (
+    _PANE,
+    _REST_MIN,
+    _SMALL_RATIO,
+    _SPAN_BY_UNIT,
+    _TABLE_LABEL_MAX,
+    _TABLE_LABEL_MIN,
+    _U_CHARS,
+    _small,
+)
+
+
+# tables --------------------------------------------------------------------------------
+def table_columns(page, t: Table) -> tuple[list[tuple[str, Any, int]], int]:
+    """The printed columns of a table, (kind, column, grid width), and their total width: the
+    line's label, then each column with a quantity or a breakdown (a column of fixed values
+    is the line's label already), then the line's source where the table gives it."""
+    reg = page.rep.reg
+    longest = max(_text_width(ln.en if page.rep.lang == "en" else ln.zh) for ln in t.lines)
+    cols: list[tuple[str, Any, int]] = [
+        (
+            "label",
+            None,
+            min(_TABLE_LABEL_MAX, max(_TABLE_LABEL_MIN, math.ceil(longest / _U_CHARS))),
+        )
+    ]
+    for col in t.columns:
+        cells = [ln.cells[col.name] for ln in t.lines]
+        if any(c.items for c in cells):
+            cols.append(("items", col, 0))
+        elif any(c.key for c in cells):
+            unit = col.unit or reg[next(c.key for c in cells if c.key)].unit
+            cols.append(("key", col, _SPAN_BY_UNIT.get(unit, 3)))
+    if t.sources:
+        cols.append(("source", None, 0))
+    fixed = sum(w for _k, _c, w in cols)
+    rests = sum(1 for _k, _c, w in cols if w == 0)
+    return cols, fixed + rests * _REST_MIN
+
+
+def write_table(page, r: int, c0: int, t: Table, width: int) -> int:
+    rep, ws, book = page.rep, page.ws, page.book
+    cols, need = table_columns(page, t)
+    rests = [k for k, (_kind, _c, w) in enumerate(cols) if w == 0]
+    spare = width - sum(w for _k, _c, w in cols)
+    widths = [w for _k, _c, w in cols]
+    for n, k in enumerate(rests):  # the wide columns share what is left
+        widths[k] = spare // len(rests) + (1 if n < spare % len(rests) else 0)
+    book.label(ws, r, c0, rep.t(t.en, t.zh), page.st["section"])
+    r += 1
+    c = c0
+    for (kind, col, _w), w in zip(cols, widths):
+        if kind == "label":
+            text = ""
+        elif kind == "source":
+            text = rep.t("source", "来源")
+        else:
+            text = rep.t(col.en, col.zh)
+            unit = col.unit or next(
+                (rep.reg[ln.cells[col.name].key].unit for ln in t.lines if ln.cells[col.name].key),
+                "",
+            )
+            if unit == R.BYTES:
+                text += " (GB)"
+        page.span(r, c, w)
+        book.label(ws, r, c, text, page.st["head"])
+        page.need(r, _lines(text, w * _U_CHARS))
+        c += w
+    r += 1
+    for ln in t.lines:
+        if not page.chosen and not page.applies(ln.show):
+            page.hidden.add(r)
+        guards = (ln.show,) if ln.show else ()
+        c = c0
+        lines = 1
+        for (kind, col, _w), w in zip(cols, widths):
+            page.span(r, c, w)
+            if kind == "label":
+                text = ln.en if rep.lang == "en" else ln.zh
+                book.label(ws, r, c, text, page.st["label"])
+                lines = max(lines, _lines(text, w * _U_CHARS))
+            elif kind == "source":
+                text = rep.reg[ln.formula].source if ln.formula else ""
+                book.label(ws, r, c, text, page.st["small_note"])
+                lines = max(lines, _small(_lines(text, w * _U_CHARS * _SMALL_RATIO)))
+            elif kind == "items":
+                key = ln.cells[col.name].text  # the breakdown's sentence
+                ident, build = page.figure_value(key, guards)
+                got = rep.write(ws, r, c, page.mode, ident, build, page.i, page.st["small"])
+                if page.chosen:
+                    got = max(
+                        (str(l.values[rep.text_key(key)] or "") for l in rep.ledgers),
+                        key=_text_width,
+                    )
+                lines = max(lines, _small(_lines(str(got or ""), w * _U_CHARS * _SMALL_RATIO)))
+            else:
+                table_cell(page, r, c, ln, col, guards)
+            c += w
+        page.need(r, lines)
+        r += 1
+    wide = (
+        width - _PANE[1] - _PANE[2],
+        _PANE[1],
+        _PANE[2],
+    )  # under a table, labels have its width
+    for f in t.total:
+        if not f.pages or (not page.chosen and not page.applies(f.show)):
+            continue
+        page.figure_row(
+            r, c0, f, rep.label(f.shown), (f.show,) if page.chosen and f.show else (), wide
+        )
+        r += 1
+    return r
+
+
+def table_cell(page, r: int, c: int, ln: Line, col: Any, guards: tuple[str, ...]) -> None:
+    rep = page.rep
+    cell = ln.cells[col.name]
+    if not cell.key:
+        page.book.label(page.ws, r, c, view_word(cell.value, rep.lang), page.st["text"])
+        return
+    unit = rep.reg[cell.key].unit
+    words = (
+        _words(rep.lang, *col.words)
+        if col.words
+        else (_words(rep.lang) if unit == R.BOOL else None)
+    )
+    ident, build = page.figure_value(cell.key, guards, words)
+    style = (
+        page.st["text"]
+        if unit in (R.TEXT, R.BOOL)
+        else page.num(_SHOW_FORMATS.get(col.unit or unit, F_GENERAL))
+    )
+    rep.write(page.ws, r, c, page.mode, ident, build, page.i, style)

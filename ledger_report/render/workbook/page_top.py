@@ -1,0 +1,166 @@
+"""The top of a printable ledger: title, name, notes, the chooser, the row's check."""
+
+from __future__ import annotations
+
+from ...model.expr import Ref, if_
+from .cells import (
+    _FLAG_FILL,
+    _INPUT_FILL,
+    _INPUT_FONT,
+    _letter,
+    _lines,
+    _ok,
+    _text_width,
+)
+from .grid import (
+    _NAME_SPAN,
+    _TABLE_LABEL,
+    _U_CHARS,
+)
+from .layout import (
+    CHOSEN_CELL,
+    CHOSEN_ROW_REF,
+    INPUT_FIRST_ROW,
+    INPUT_LETTERS,
+    INPUTS,
+    LEDGER_FIRST_ROW,
+    LEDGERS,
+)
+
+
+# the top: title, name, notes, the chooser, the row's check ------------------------------
+def write_top(page, last_col: int) -> int:
+    rep, ws, book = page.rep, page.ws, page.book
+    book.label(
+        ws,
+        1,
+        1,
+        rep.t("Per-rank memory ledger and compute floor", "每卡显存账本与算力下界"),
+        page.st["title"],
+    )
+    page.need(1, 1, 14)
+    page.span(2, 1, _NAME_SPAN)
+    book.formula(ws, 2, 1, rep.name_ref(page.mode, page.i), page.lg.config.name, page.st["name"])
+    _ok(
+        ws.conditional_format(
+            1,
+            0,
+            1,
+            0,
+            {
+                "type": "formula",
+                "criteria": f"={flag(page, rep.spec.flag)}=TRUE",
+                "format": book.fill(_FLAG_FILL),
+            },
+        ),
+        f"{ws.get_name()}: the verdict format",
+    )
+    notes_col = _NAME_SPAN + 2
+    page.span(2, notes_col, last_col - notes_col + 1)
+    notes = page.lg.config.get("notes")
+    book.formula(
+        ws,
+        2,
+        notes_col,
+        notes_ref(page),
+        notes if notes not in (None, "") else None,
+        page.st["note"],
+    )
+    longest = max(
+        (str(l.config.get("notes") or "") for l in (rep.ledgers if page.chosen else [page.lg])),
+        key=_text_width,
+    )
+    page.need(2, _lines(longest, (last_col - notes_col + 1) * _U_CHARS), 11)
+    page.need(2, 1, 13)
+    r = 3
+    if page.chosen:
+        page.span(r, 1, _TABLE_LABEL)
+        book.label(
+            ws,
+            r,
+            1,
+            rep.t("configuration shown (choose):", "显示的配置（可选）："),
+            page.st["bold"],
+        )
+        first, width = CHOSEN_CELL
+        page.span(r, first, width)
+        book.text(
+            ws,
+            r,
+            first,
+            page.lg.config.name,
+            page.look(fill=_INPUT_FILL, font_color=_INPUT_FONT, quote=True, bold=True),
+        )
+        ls = f"{LEDGERS}!$A${LEDGER_FIRST_ROW}:$A${rep.last}"
+        ref = f"${_letter(first)}${r}"
+        esc = f'SUBSTITUTE(SUBSTITUTE(SUBSTITUTE({ref},"~","~~"),"*","~*"),"?","~?")'
+        row_col = first + width + 1
+        book.formula(ws, r, row_col, f"MATCH({esc},{ls},0)", 1, page.look())
+        _ok(
+            ws.data_validation(
+                r - 1,
+                first - 1,
+                r - 1,
+                first - 1,
+                {
+                    "validate": "list",
+                    "source": "=" + ls,
+                    "ignore_blank": False,
+                    "show_error": False,
+                },
+            ),
+            f"{ws.get_name()}: the dropdown",
+        )
+        page.span(r, row_col + 1, 8)
+        book.label(
+            ws,
+            r,
+            row_col + 1,
+            rep.t("(its row in Ledgers)", "（在 Ledgers 中的行）"),
+            page.st["note"],
+        )
+        r += 1
+    # the row's check: the rules it breaks (the model's constraints), red where it breaks one
+    check, ok = rep.spec.check, rep.spec.check_ok
+    page.span(r, 1, _TABLE_LABEL)
+    book.label(ws, r, 1, rep.t("check", "检查"), page.st["bold"])
+    width = last_col - _TABLE_LABEL
+    page.span(r, _TABLE_LABEL + 1, width)
+    fine = rep.t("meets every rule", "满足全部规则")
+    rep.write(
+        ws,
+        r,
+        _TABLE_LABEL + 1,
+        page.mode,
+        ("check", fine),
+        lambda: if_(Ref(check).eq(""), fine, Ref(check)),
+        page.i,
+        page.st["text"],
+    )
+    page.need(r, page.text_lines(check, width))
+    rep.check_format(
+        ws,
+        r - 1,
+        _TABLE_LABEL,
+        r - 1,
+        f"={flag(page, ok)}=FALSE",
+        f"=LEN({flag(page, check)})>0",
+    )
+    return r + 2
+
+
+def flag(page, key: str) -> str:
+    """The Ledgers cell of ``key`` for this sheet's configuration (a conditional format's reference)."""
+    letter = page.rep.letters[key]
+    if page.chosen:
+        return f"INDEX({LEDGERS}!${letter}${LEDGER_FIRST_ROW}:${letter}${page.rep.last},{CHOSEN_ROW_REF})"
+    return f"{LEDGERS}!${letter}${LEDGER_FIRST_ROW + page.i}"
+
+
+def notes_ref(page) -> str:
+    col = INPUT_LETTERS["notes"]
+    if page.chosen:
+        ref = f"INDEX({INPUTS}!${col}${INPUT_FIRST_ROW}:${col}${INPUT_FIRST_ROW + page.rep.n - 1},{CHOSEN_ROW_REF})"
+    else:
+        ref = f"{INPUTS}!${col}${INPUT_FIRST_ROW + page.i}"
+    return f'IF({ref}="","",{ref})'

@@ -1,0 +1,204 @@
+"""The report sheets' shared core: display formulas over a configuration's Ledgers row."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ...config import COLUMNS
+from ...model import formula as fx
+from ...model import registry as R
+from ...model.evaluate import eval_scalar
+from ...model.expr import Expr, Ref, if_
+from ..view import WORDS
+from .cells import (
+    _BAD_FILL,
+    _WARN_FILL,
+    F_GENERAL,
+    GB,
+    _Book,
+    _ok,
+)
+from .display import (
+    _SHOW_FORMATS,
+    _header,
+)
+from .layout import (
+    CHOSEN_ROW_REF,
+    INPUT_LETTERS,
+    INPUTS,
+    LEDGER_FIRST_ROW,
+    LEDGERS,
+    _layout,
+    _quantity_letters,
+)
+
+_COLUMN_CHOICES = {c.name: c.choices for c in COLUMNS if c.choices}
+
+
+class _Report:
+    """The sheets that present the ledgers (Ledgers, Summary, the print sheets, Budget) for one
+    model and one language.  Every figure is a display formula over its configuration's Ledgers
+    row: an expression over registry quantities (the quantity itself, bytes in GB, a truth value
+    as a word, a line that does not exist as "—"), compiled by ``model/formula.py`` like the
+    quantities themselves, and cached with the value the engine's interpreter gives it."""
+
+    def __init__(self, book: _Book, model: Any, lang: str, ledgers: list[Any]) -> None:
+        self.book = book
+        self.model = model
+        self.reg = model.registry
+        self.spec = model.spec
+        self.tables = model.tables
+        self.lang = lang
+        self.ledgers = ledgers
+        self.n = len(ledgers)
+        self.last = LEDGER_FIRST_ROW + self.n - 1
+        self.letters = _quantity_letters(self.reg)
+        self.table_refs = _layout(self.reg, self.tables).tables
+        self._layouts: dict[str, fx.Layout] = {}
+        self._compiled: dict[tuple, tuple[Expr, fx.Template]] = {}
+
+    # words --------------------------------------------------------------------------------
+    def t(self, en: str, zh: str) -> str:
+        return en if self.lang == "en" else zh
+
+    def label(self, key: str) -> str:
+        q = self.reg[key]
+        return q.en if self.lang == "en" else q.zh
+
+    def header(self, key: str) -> str:
+        return _header(self.reg, key, self.lang)
+
+    def text_key(self, key: str) -> str:
+        """The quantity a text figure shows in this language (its ``_zh`` twin where it has one)."""
+        if self.lang == "zh" and self.reg[key].unit == R.TEXT and f"{key}_zh" in self.reg:
+            return f"{key}_zh"
+        return key
+
+    # display expressions ------------------------------------------------------------------
+    def shown(self, key: str, words: tuple[str, str] | None = None) -> Expr:
+        """A quantity as a report cell shows it: bytes in GB, a truth value as a word where
+        ``words`` are given, text in the workbook's language."""
+        unit = self.reg[key].unit
+        if unit == R.BYTES:
+            return Ref(key) / GB
+        if unit == R.BOOL and words:
+            return if_(Ref(key), words[0], words[1])
+        shown = self.text_key(key)
+        e: Expr = Ref(shown)
+        if unit == R.TEXT and shown == key:
+            for v, w in reversed(self.choice_words(key)):
+                e = if_(Ref(key).eq(v), w, e)
+        return e
+
+    def choice_words(self, key: str) -> list[tuple[str, str]]:
+        """(value, word) for the values of a choice quantity that this language says in its own
+        words (the handout's words); empty in English and for composed text."""
+        if self.lang == "en":
+            return []
+        got = R.choices(self.reg, key, _COLUMN_CHOICES) or ()
+        return [(v, WORDS[self.lang][v]) for v in got if WORDS[self.lang].get(v, v) != v]
+
+    def fmt(self, key: str) -> str:
+        return _SHOW_FORMATS.get(self.reg[key].unit, F_GENERAL)
+
+    # formulas over a Ledgers row ----------------------------------------------------------
+    def layout(self, mode: str) -> fx.Layout:
+        """Where a report cell finds the quantities: ``relative`` (Ledgers!X3, the Summary),
+        ``absolute`` (Ledgers!$X$3, a print sheet or Budget column of one configuration) or
+        ``chosen`` (the row chosen on the one print sheet above MAX_PRINT_SHEETS)."""
+        if mode not in self._layouts:
+            if mode == "relative":
+                q = {k: f"{LEDGERS}!{l}" for k, l in self.letters.items()}
+            elif mode == "absolute":
+                q = {k: f"{LEDGERS}!${l}$" for k, l in self.letters.items()}
+            else:
+                q = {
+                    k: f"INDEX({LEDGERS}!${l}${LEDGER_FIRST_ROW}:${l}${self.last},{CHOSEN_ROW_REF})"
+                    for k, l in self.letters.items()
+                }
+            self._layouts[mode] = fx.Layout(INPUTS, INPUT_LETTERS, q, self.table_refs)
+        return self._layouts[mode]
+
+    def compiled(
+        self, mode: str, ident: tuple, build: Callable[[], Expr]
+    ) -> tuple[Expr, fx.Template]:
+        hit = self._compiled.get((mode, ident))
+        if hit is None:
+            e = build()
+            hit = self._compiled[(mode, ident)] = (
+                e,
+                fx.compile_expression(self.reg, e, self.layout(mode), str(ident[0])),
+            )
+        return hit
+
+    def formula(
+        self, mode: str, ident: tuple, build: Callable[[], Expr], i: int | None
+    ) -> tuple[str, Any]:
+        """(formula text, cached value) of a display expression for configuration ``i`` (None: the
+        chosen row, cached as the first configuration, which the dropdown starts on)."""
+        e, t = self.compiled(mode, ident, build)
+        lg = self.ledgers[i or 0]
+        row = "" if mode == "chosen" else str(LEDGER_FIRST_ROW + (i or 0))
+        return t.text.replace(fx.LEDGER_ROW, row), eval_scalar(
+            e, lg.config.values, lg.values, self.tables
+        )
+
+    def write(
+        self,
+        ws,
+        r: int,
+        c: int,
+        mode: str,
+        ident: tuple,
+        build: Callable[[], Expr],
+        i: int | None,
+        style=None,
+    ) -> Any:
+        text, cached = self.formula(mode, ident, build, i)
+        self.book.formula(ws, r, c, text, cached, style)
+        return cached
+
+    def name_ref(self, mode: str, i: int | None) -> str:
+        if mode == "relative":
+            return f"{LEDGERS}!A{LEDGER_FIRST_ROW + (i or 0)}"
+        if mode == "absolute":
+            return f"{LEDGERS}!$A${LEDGER_FIRST_ROW + (i or 0)}"
+        return f"INDEX({LEDGERS}!$A${LEDGER_FIRST_ROW}:$A${self.last},{CHOSEN_ROW_REF})"
+
+    def flag_ref(self, key: str) -> str:
+        """A Ledgers cell for a conditional format: column fixed, row relative."""
+        return f"{LEDGERS}!${self.letters[key]}{LEDGER_FIRST_ROW}"
+
+    def check_format(self, ws, r0: int, c0: int, r1: int, bad: str, warn: str) -> None:
+        """Red where ``bad`` holds (a broken rule), else amber where ``warn`` does (a warning)."""
+        _ok(
+            ws.conditional_format(
+                r0,
+                c0,
+                r1,
+                c0,
+                {
+                    "type": "formula",
+                    "criteria": bad,
+                    "format": self.book.fill(_BAD_FILL),
+                    "stop_if_true": True,
+                },
+            ),
+            f"{ws.get_name()}: the check format",
+        )
+        _ok(
+            ws.conditional_format(
+                r0,
+                c0,
+                r1,
+                c0,
+                {"type": "formula", "criteria": warn, "format": self.book.fill(_WARN_FILL)},
+            ),
+            f"{ws.get_name()}: the check format",
+        )
+
+    def footer(self) -> str:
+        return self.t(
+            "ledger-report · GB = 10^9 bytes, GiB = 2^30 bytes",
+            "ledger-report · GB = 10^9 字节，GiB = 2^30 字节",
+        )

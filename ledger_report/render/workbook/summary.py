@@ -1,0 +1,197 @@
+"""The Summary sheet: the spec's summary figures, verdicts and check per configuration, and
+the stacked memory chart."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...model import registry as R
+from .cells import (
+    _CM_TO_PX,
+    _FLAG_FILL,
+    _HEADER_FILL,
+    _HEADER_FONT,
+    _HEADER_MARGIN,
+    _MARGINS,
+    F_GB,
+    _header_escape,
+    _letter,
+    _lines,
+    _ok,
+)
+from .display import (
+    _header,
+    _words,
+)
+from .layout import (
+    CHART_MAX,
+    SUMMARY,
+    SUMMARY_FIRST_ROW,
+    SUMMARY_ROWS_PER_PAGE,
+)
+
+_CHART_ROWS = 24  # rows of 15 points under a chart 12 cm tall
+_SUMMARY_CHECK_WIDTH = 48
+
+
+def _summary_keys(spec: Any) -> list[str]:
+    """The Summary's figures: the spec's summary, the figures of its summary sections (the
+    verdicts), the row's check."""
+    keys = [f.key for f in spec.summary]
+    for s in spec.summary_sections:
+        keys += [f.key for f in spec.section(s).figures]
+    keys.append(spec.check)
+    return list(dict.fromkeys(keys))
+
+
+def write_summary(rep, ws) -> None:
+    book, n = rep.book, rep.n
+    head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT, wrap=True)
+    first, last = SUMMARY_FIRST_ROW, SUMMARY_FIRST_ROW + n - 1
+    keys = _summary_keys(rep.spec)
+    check_col = 2 + keys.index(rep.spec.check)
+    book.label(ws, 1, 1, rep.t("name", "名称"), head)
+    ws.set_column(0, 0, 26)
+    cols: list[tuple[int, str, Any]] = []  # (column, key, style)
+    for j, key in enumerate(keys, start=2):
+        book.label(ws, 1, j, rep.header(key), head)
+        unit = rep.reg[key].unit
+        wrap = key == rep.spec.check
+        cols.append((j, key, book.style(fmt=rep.fmt(key), wrap=wrap, top=True)))
+        ws.set_column(
+            j - 1, j - 1, _SUMMARY_CHECK_WIDTH if wrap else (14 if unit == R.TEXT else 11)
+        )
+    table_last_col = 1 + len(keys)  # 1-based
+    # chart data, right of the table: the spec's memory chart, per configuration
+    chart = rep.spec.chart("memory")
+    chart_cols: list[tuple[int, str]] = []
+    c = table_last_col + 2
+    if chart is not None:
+        gb = book.style(fmt=F_GB, top=True)
+        for key in [s.y for s in chart.series] + list(chart.line):
+            if key in keys:
+                chart_cols.append((keys.index(key) + 2, key))
+                continue
+            book.label(ws, 1, c, rep.header(key), head)
+            cols.append((c, key, gb))
+            chart_cols.append((c, key))
+            ws.set_column(c - 1, c - 1, 12)
+            c += 1
+    ws.set_row(0, 60)
+    ws.freeze_panes(1, 1)
+    ws.autofilter(0, 0, last - 1, table_last_col - 1)
+    name_style = book.style(bold=True, top=True)
+    for i in range(n):
+        r = first + i
+        book.formula(ws, r, 1, rep.name_ref("relative", i), rep.ledgers[i].config.name, name_style)
+        for j, key, style in cols:
+            got = rep.write(
+                ws,
+                r,
+                j,
+                "relative",
+                ("word", key),
+                lambda key=key: rep.shown(key, _words(rep.lang)),
+                i,
+                style,
+            )
+            if j == check_col and got:
+                ws.set_row(r - 1, 15 * _lines(str(got), _SUMMARY_CHECK_WIDTH))
+    # colours: a row whose verdicts say no (the model's flag), the check cell of a row that
+    # breaks a rule (red) or has a warning (amber)
+    _ok(
+        ws.conditional_format(
+            first - 1,
+            0,
+            last - 1,
+            table_last_col - 1,
+            {
+                "type": "formula",
+                "criteria": f"={rep.flag_ref(rep.spec.flag)}=TRUE",
+                "format": book.fill(_FLAG_FILL),
+            },
+        ),
+        f"{SUMMARY}: the verdict format",
+    )
+    rep.check_format(
+        ws,
+        first - 1,
+        check_col - 1,
+        last - 1,
+        f"={rep.flag_ref(rep.spec.check_ok)}=FALSE",
+        f"=LEN(${_letter(check_col)}{first})>0",
+    )
+    # printing: the table (and the chart below it), one page wide, the header row repeated
+    ws.set_landscape()
+    ws.set_paper(9)  # A4
+    ws.repeat_rows(0)
+    ws.set_margins(**_MARGINS)
+    ws.set_header(
+        "&C&11 " + _header_escape(rep.t("ledger-report: summary", "ledger-report：汇总")),
+        margin=_HEADER_MARGIN,
+    )
+    ws.set_footer("&L&8 " + _header_escape(rep.footer()) + "&R&8 &P / &N", margin=_HEADER_MARGIN)
+    print_last_row = last
+    if chart is not None:
+        shown = min(n, CHART_MAX)
+        bar = stacked_chart(rep, chart, chart_cols, shown)
+        if n <= CHART_MAX:
+            _ok(ws.insert_chart(last + 1, 0, bar), f"{SUMMARY}: the chart")
+            print_last_row = last + 1 + _CHART_ROWS
+        else:
+            _ok(ws.insert_chart(1, c, bar), f"{SUMMARY}: the chart")
+    ws.print_area(0, 0, print_last_row - 1, table_last_col - 1)
+    ws.fit_to_pages(1, summary_pages(n))
+
+
+def stacked_chart(rep, chart: Any, chart_cols: list[tuple[int, str]], shown: int):
+    """Per configuration, the series stacked in columns and the ``line`` quantities over them."""
+    first = SUMMARY_FIRST_ROW
+    last = first + shown - 1
+    cats = [SUMMARY, first - 1, 0, last - 1, 0]
+    line_keys = set(chart.line)
+    bar = rep.book.wb.add_chart({"type": "column", "subtype": "stacked"})
+    for c, key in chart_cols:
+        if key in line_keys:
+            continue
+        bar.add_series(
+            {
+                "name": rep.label(key),
+                "categories": cats,
+                "values": [SUMMARY, first - 1, c - 1, last - 1, c - 1],
+                "overlap": 100,
+            }
+        )
+    line = rep.book.wb.add_chart({"type": "line"})
+    for c, key in chart_cols:
+        if key in line_keys:
+            line.add_series(
+                {
+                    "name": rep.label(key),
+                    "categories": cats,
+                    "values": [SUMMARY, first - 1, c - 1, last - 1, c - 1],
+                }
+            )
+    bar.combine(line)
+    more = rep.t(f", first {shown} configurations", f"，前 {shown} 个配置") if shown < rep.n else ""
+    bar.set_title({"name": rep.t(chart.en, chart.zh) + more, "name_font": {"size": 12}})
+    bar.set_y_axis({"name": rep.t(chart.y_en, chart.y_zh)})
+    bar.set_legend({"position": "bottom"})
+    bar.set_size(
+        {"width": round(min(40, 16 + 0.8 * shown) * _CM_TO_PX), "height": round(12 * _CM_TO_PX)}
+    )
+    return bar
+
+
+def summary_columns(model: Any = None, lang: str = "en") -> list[tuple[str, str]]:
+    """(header, registry key) of the Summary table's columns after the name, in order (the
+    values are the display formulas: bytes in GB, text in the workbook's language)."""
+    from ...report import DEFAULT
+
+    model = model or DEFAULT
+    return [(_header(model.registry, k, lang), k) for k in _summary_keys(model.spec)]
+
+
+def summary_pages(n: int) -> int:
+    """Pages the Summary prints on: SUMMARY_ROWS_PER_PAGE configurations a page."""
+    return max(1, -(-n // SUMMARY_ROWS_PER_PAGE))
