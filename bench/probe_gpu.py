@@ -66,6 +66,8 @@ def row(name: str, size: dict, variant: str, bf16: bool, gpu: str) -> dict:
         "optimizer": "adamw",
         "recompute": "full" if "recompute" in variant else "none",
         "loss_chunks": CHUNKS if "chunked" in variant else 1,
+        # the chunks' head and loss rebuilt in backward: the logits never live whole
+        "loss_impl": "fused_linear_ce" if "chunked" in variant else "eager_fp32",
         "logits_dtype": "bf16",
         "gpu": gpu,
         "tokens": "1B",
