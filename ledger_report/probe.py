@@ -294,6 +294,7 @@ class Probe:
         """Marks the end of the loss's forward (call it just before ``loss.backward()``); returns
         ``loss``, so ``probe.loss(loss).backward()`` works."""
         if self._in_step and self._phase == "loss":
+            self._loss_marked = True
             self._mark("backward")
         return loss
 
@@ -340,7 +341,7 @@ class Probe:
     # -- a step ------------------------------------------------------------------------------
     def _begin(self) -> None:
         self._in_step, self._phase = True, "forward"
-        self._tokens, self._micro = 0, 0
+        self._tokens, self._micro, self._loss_marked = 0, 0, False
         self._recording = self._recorded(self.step)
         if self._recording:
             self._setup = self.counter.start()
@@ -385,6 +386,7 @@ class Probe:
             "step_time_s": seconds,
             "tokens": self._tokens,
             "micro_batches": self._micro,
+            "loss_marked": self._loss_marked,  # False: the loss window holds the loss's backward
             "torch": _torch().__version__,
         }
 

@@ -192,7 +192,7 @@ def _probe_sample(name: str, i: int, rec: dict) -> Sample:
         tokens_per_s_per_gpu=tokens / time_s if tokens else None,
         capacity_bytes=rec.get("capacity_bytes"),
         device=rec.get("device"),
-        loss_marked=rec.get("loss_marked", True),
+        loss_marked=rec.get("loss_marked") is not False,
     )
 
 
@@ -468,6 +468,7 @@ def _phases(ledger: Any, samples: list[Sample]) -> list[dict]:
                 "estimate_bytes": est,
                 "measured_bytes": meas,
                 "difference_bytes": None if est is None else meas - est,
+                "loss_marked": all(s.loss_marked for s in pool),
             }
         )
     return out
@@ -710,6 +711,8 @@ def _text_phases(doc) -> list[str]:
             f"  {p['phase']:<10} {_gb(p['estimate_bytes']):>30} "
             f"{_gb(p['measured_bytes']):>30} {_signed(p['difference_bytes']):>31}"
         )
+    if any(p["phase"] == "loss" and not p["loss_marked"] for p in doc["phases"]):
+        out.append("  (no probe.loss marker: the loss window holds the loss's backward too)")
     return out
 
 

@@ -78,7 +78,7 @@ def test_three_steps_recorded_per_phase(probed):
     assert r0["phases"]["setup"]["allocated"] == 4 * PARAMS  # 2,656,768 bytes
     jump = r1["phases"]["setup"]["allocated"] - r0["phases"]["setup"]["allocated"]
     assert jump == 2 * 4 * PARAMS + 4 * TENSORS
-    assert r0["tokens"] == BATCH * SEQ and r0["micro_batches"] == 1
+    assert r0["tokens"] == BATCH * SEQ and r0["micro_batches"] == 1 and r0["loss_marked"]
     assert r0["phases"]["setup"]["reserved"] is None  # no caching allocator on the CPU
     for r in lines:
         a = {p: v["allocated"] for p, v in r["phases"].items()}
@@ -222,6 +222,10 @@ def test_trainer_callback_logic(tmp_path):
     recs = [json.loads(s) for s in (tmp_path / "hf.jsonl").read_text().splitlines()]
     assert [r["step"] for r in recs] == [0, 1]
     assert [(r["tokens"], r["micro_batches"]) for r in recs] == [(BATCH * SEQ, 1)] * 2
+    assert not any(r["loss_marked"] for r in recs)
+    ledger = lr.compute(lr.read([ROW]))[0]
+    doc = reconcile(ledger, [read_run(tmp_path / "hf.jsonl")])
+    assert [p["loss_marked"] for p in doc["phases"] if p["phase"] == "loss"] == [False]
     # no loss marker: the loss window runs to the logits' gradient, so it holds the logits'
     # gradient too (B·S·V fp32 more than with the marker)
     assert recs[1]["phases"]["loss"]["allocated"] > recs[1]["phases"]["forward"]["allocated"]
