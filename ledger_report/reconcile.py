@@ -24,11 +24,12 @@ What each framework line measures (read from the frameworks' code):
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from .errors import InputError, Problem
 
@@ -90,44 +91,52 @@ class Run:
 
 
 def read_run(path: str | Path) -> Run:
-    """A probe file or a framework log, as samples; a file that is neither is an InputError
-    naming the file and its first line."""
+    """A probe file or a framework log, as samples, read a line at a time (a log of any size);
+    a file that is neither is an InputError naming the file and its first line."""
     name = str(path)
     try:
-        raw = Path(path).read_bytes()
+        f = open(path, "rb")
     except OSError as err:
         raise InputError(Problem(name, None, None, EXPECTED, err.strerror or str(err))) from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = raw[: err.start].count(b"\n") + 1
-        raise InputError(
-            Problem(name, line, None, "UTF-8 text", "bytes that are not text", row_label="line")
-        ) from None
-    lines = text.splitlines()
-    first = next(((i, s.strip()) for i, s in enumerate(lines, 1) if s.strip()), None)
-    if first is None:
-        raise InputError(Problem(name, None, None, EXPECTED, "an empty file"))
-    if first[1].startswith("{"):
-        return _read_probe(name, lines)
-    for fmt, parse in (
-        ("megatron", _megatron),
-        ("torchtitan", _torchtitan),
-        ("deepspeed", _deepspeed),
-    ):
-        samples = parse(lines)
-        if samples:
-            return Run(name, fmt, tuple(samples))
-    raise InputError(Problem(name, first[0], None, EXPECTED, _quote(first[1]), row_label="line"))
+    with f:
+        lines = _text_lines(name, f)
+        first = next(((i, t) for i, t in lines if t.strip()), None)
+        if first is None:
+            raise InputError(Problem(name, None, None, EXPECTED, "an empty file"))
+        rest = itertools.chain([first], lines)
+        if first[1].lstrip().startswith("{"):
+            return _read_probe(name, rest)
+        parsers = (_Megatron(), _Torchtitan(), _DeepSpeed())
+        for i, text in rest:
+            for parser in parsers:
+                parser.feed(i, text)
+    for parser in parsers:
+        if parser.samples:
+            return Run(name, parser.format, tuple(parser.samples))
+    raise InputError(
+        Problem(name, first[0], None, EXPECTED, _quote(first[1].strip()), row_label="line")
+    )
+
+
+def _text_lines(name: str, f) -> Iterator[tuple[int, str]]:
+    """(line number, text) of a UTF-8 file (a BOM allowed), a line at a time."""
+    for i, raw in enumerate(f, 1):
+        try:
+            text = raw.decode("utf-8-sig" if i == 1 else "utf-8")
+        except UnicodeDecodeError:
+            raise InputError(
+                Problem(name, i, None, "UTF-8 text", "bytes that are not text", row_label="line")
+            ) from None
+        yield i, text.rstrip("\r\n")
 
 
 def _quote(s: str) -> str:
     return repr(s if len(s) <= 60 else s[:57] + "...")
 
 
-def _read_probe(name: str, lines: list[str]) -> Run:
+def _read_probe(name: str, lines: Iterable[tuple[int, str]]) -> Run:
     samples, rows = [], set()
-    for i, text in enumerate(lines, 1):
+    for i, text in lines:
         if not text.strip():
             continue
         try:
@@ -243,15 +252,18 @@ def _f(s: str) -> float:
     return float(s.replace(",", ""))
 
 
-def _megatron(lines: list[str]) -> list[Sample]:
-    out = []
-    for i, text in enumerate(lines, 1):
+class _Megatron:
+    format = "megatron"
+
+    def __init__(self) -> None:
+        self.samples: list[Sample] = []
+
+    def feed(self, i: int, text: str) -> None:
         for m in _MEG_MEM.finditer(text):  # two reports can share a line (interleaved output)
-            rank = int(m.group(1)) if m.group(1) else None
-            out.append(
+            self.samples.append(
                 Sample(
                     line=i,
-                    rank=rank,
+                    rank=int(m.group(1)) if m.group(1) else None,
                     step=int(m.group(2)) - 1,
                     peak={
                         "allocated": round(_f(m.group(4)) * MIB),
@@ -261,14 +273,14 @@ def _megatron(lines: list[str]) -> list[Sample]:
             )
         m = _MEG_ITER.search(text)
         if m and "elapsed time per iteration (ms)" in text:
-            fields = dict(
-                (k.strip(), v.strip())
+            fields = {
+                k.strip(): v.strip()
                 for k, _, v in (f.partition(":") for f in m.group(2).split("|"))
                 if v.strip()
-            )
+            }
             tflops = fields.get("throughput per GPU (TFLOP/s/GPU)")
             gbs = fields.get("global batch size")
-            out.append(
+            self.samples.append(
                 Sample(
                     line=i,
                     rank=None,
@@ -278,21 +290,25 @@ def _megatron(lines: list[str]) -> list[Sample]:
                     global_batch=int(_f(gbs)) if gbs else None,
                 )
             )
-    return out
 
 
-def _torchtitan(lines: list[str]) -> list[Sample]:
-    out, seen = [], {}
-    for i, text in enumerate(lines, 1):
+class _Torchtitan:
+    format = "torchtitan"
+
+    def __init__(self) -> None:
+        self.samples: list[Sample] = []
+        self.seen: dict[int, int] = {}
+
+    def feed(self, i: int, text: str) -> None:
         m = _TITAN.search(_ANSI.sub("", text))
         if not m:
-            continue
+            return
         step = int(m.group(2)) - 1
         rank = int(m.group(1)) if m.group(1) else None
         if rank is None:  # lines without a rank prefix: ranks in order of appearance per step
-            rank = seen[step] = seen.get(step, -1) + 1
+            rank = self.seen[step] = self.seen.get(step, -1) + 1
         gib, pct = _f(m.group(3)), _f(m.group(4))
-        out.append(
+        self.samples.append(
             Sample(
                 line=i,
                 rank=rank,
@@ -304,33 +320,36 @@ def _torchtitan(lines: list[str]) -> list[Sample]:
                 capacity_bytes=round(gib * GIB * 100 / pct) if pct > 0 else None,
             )
         )
-    return out
 
 
-def _deepspeed(lines: list[str]) -> list[Sample]:
-    out, step, rank = [], None, None
-    for i, text in enumerate(lines, 1):
+class _DeepSpeed:
+    format = "deepspeed"
+
+    def __init__(self) -> None:
+        self.samples: list[Sample] = []
+        self.step: int | None = None
+        self.rank: int | None = None
+
+    def feed(self, i: int, text: str) -> None:
         if m := _DS_STEP.search(text):
-            rank, step = int(m.group(1)), int(m.group(2)) - 1
+            self.rank, self.step = int(m.group(1)), int(m.group(2)) - 1
         if m := _DS_MEM.search(text):
             # Max_CA is printed rounded to whole GiB: the current CA bounds it from below
             peak = {
                 "allocated": round(max(_f(m.group(1)), _f(m.group(2))) * GIB),
                 "reserved": round(max(_f(m.group(3)), _f(m.group(4))) * GIB),
             }
-            out.append(Sample(line=i, rank=rank, step=step, peak=peak))
+            self.samples.append(Sample(line=i, rank=self.rank, step=self.step, peak=peak))
         if m := _DS_TIMER.search(text):
-            s = int(m.group(1) or m.group(3)) - 1
-            out.append(
+            self.samples.append(
                 Sample(
                     line=i,
-                    rank=rank,
-                    step=s,
+                    rank=self.rank,
+                    step=int(m.group(1) or m.group(3)) - 1,
                     peak={"allocated": round(_f(m.group(7)) * GIB)},
                     samples_per_s=_f(m.group(5) or m.group(4)),
                 )
             )
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
