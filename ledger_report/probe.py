@@ -293,7 +293,9 @@ class Probe:
     def loss(self, loss):
         """Marks the end of the loss's forward (call it just before ``loss.backward()``); returns
         ``loss``, so ``probe.loss(loss).backward()`` works."""
-        if self._in_step and self._phase == "loss":
+        if self._in_step and self._phase in ("forward", "loss"):
+            if self._phase == "forward":  # no head's forward seen: an empty loss window
+                self._mark("loss")
             self._loss_marked = True
             self._mark("backward")
         return loss
