@@ -294,3 +294,34 @@ def test_a_loop_that_calls_the_models_parts(tmp_path):
         (1, BATCH * SEQ, 1),
     ]
     assert list(probe.records[1]["phases"]) == list(PHASES)
+
+
+@pytest.mark.slow
+def test_one_file_per_rank(tmp_path, monkeypatch):
+    """``{rank}`` in the path gives one file per rank (RANK and WORLD_SIZE from the environment
+    where torch.distributed is not initialised); reconcile reads both files: the rank given twice
+    the batch is the worst, and the spread is the difference of the two ranks' peaks."""
+    path = str(tmp_path / "run-{rank}.jsonl")
+    probes = []
+    for rank, batch_size in ((0, BATCH), (1, 2 * BATCH)):
+        monkeypatch.setenv("RANK", str(rank))
+        monkeypatch.setenv("WORLD_SIZE", "2")
+        model, opt, batch = build(batch_size=batch_size)
+        probe = Probe(path, row="tiny-decoder", every=1).attach(model, opt)
+        for _ in range(2):
+            train_step(model, opt, *batch(), probe=probe)
+        probe.detach()
+        probes.append(probe)
+    files = sorted(tmp_path.glob("run-*.jsonl"))
+    assert [f.name for f in files] == ["run-0.jsonl", "run-1.jsonl"]
+    recs = [json.loads(f.read_text().splitlines()[-1]) for f in files]
+    assert [(r["rank"], r["world_size"], r["tokens"]) for r in recs] == [
+        (0, 2, BATCH * SEQ),
+        (1, 2, 2 * BATCH * SEQ),
+    ]
+    ledger = lr.compute(lr.read([ROW]))[0]
+    doc = reconcile(ledger, [read_run(f) for f in files])
+    ranks = doc["ranks"]
+    peaks = [max(r["peak"]["allocated"] for r in p.records) for p in probes]
+    assert [r["peak_bytes"] for r in ranks["per_rank"]] == peaks
+    assert ranks["worst_rank"] == 1 and ranks["spread_bytes"] == peaks[1] - peaks[0] > 0
