@@ -346,7 +346,13 @@ class Probe:
         self._tokens, self._micro, self._loss_marked = 0, 0, False
         self._recording = self._recorded(self.step)
         if self._recording:
-            self._setup = self.counter.start()
+            try:
+                self._setup = self.counter.start()
+            except RuntimeError as err:  # on the CPU: another profiler session is running
+                import warnings
+
+                warnings.warn(f"ledger probe: step {self.step} not recorded ({err})", stacklevel=2)
+                self._recording = False
         self._t0 = time.perf_counter()
 
     def _mark(self, next_phase: str) -> None:
