@@ -282,7 +282,6 @@ def test_only_the_probe_imports_torch():
                 names = [node.module]
             if any(n.split(".")[0] == "torch" for n in names):
                 assert f.name == "probe.py", f
-                assert not isinstance(node, ast.Module)
     top = ast.parse((pkg / "probe.py").read_text()).body
     assert not any(
         isinstance(n, (ast.Import, ast.ImportFrom)) and "torch" in ast.dump(n) for n in top
