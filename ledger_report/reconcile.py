@@ -184,17 +184,19 @@ def _first_step(ledger: Any, mem: list[Sample]) -> dict | None:
         return s.peak[counter]
 
     m0 = max(before_optimizer(s) for s in step0)
+    phased = all(s.phases for s in step0)
     m1 = max(s.peak[counter] for s in later)
     est0 = _int(ledger.get("first_step_peak_bytes"))
     est_jump = _int(ledger.get("lazy_state_bytes"))
     return {
         "counter": counter,
         "step0_before_optimizer_bytes": m0,
-        "step0_phased": any(s.phases for s in step0),
+        "step0_phased": phased,
         "steady_bytes": m1,
         "jump_bytes": m1 - m0,
-        "estimate_step0_bytes": est0 if counter == "allocated" else None,
-        "estimate_jump_bytes": est_jump if counter == "allocated" else None,
+        # the ledger's first step ends before its optimizer step: a log's step 0 holds it all
+        "estimate_step0_bytes": est0 if counter == "allocated" and phased else None,
+        "estimate_jump_bytes": est_jump if counter == "allocated" and phased else None,
     }
 
 
@@ -415,8 +417,9 @@ def _text_first(doc) -> list[str]:
     if not f:
         return ["Step 0 against step 1: the run has no step 0 and later step on one counter"]
     out = [
-        f"Step 0 against step 1 ({f['counter']}): step 0 before its optimizer step "
-        f"{_gb(f['step0_before_optimizer_bytes'])}, steady {_gb(f['steady_bytes'])}: "
+        f"Step 0 against step 1 ({f['counter']}): step 0 "
+        + ("before its optimizer step " if f["step0_phased"] else "(the whole step) ")
+        + f"{_gb(f['step0_before_optimizer_bytes'])}, steady {_gb(f['steady_bytes'])}: "
         f"a jump of {_signed(f['jump_bytes'])}"
     ]
     if f["estimate_jump_bytes"] is not None:
