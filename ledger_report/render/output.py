@@ -47,7 +47,7 @@ from typing import Any
 
 from ledger_report.errors import OutputError
 
-__all__ = ["FORMULA_STARTS", "csv_bytes", "csv_text", "write_outputs"]
+__all__ = ["FORMULA_STARTS", "csv_bytes", "csv_text", "csv_writer", "write_outputs"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -347,13 +347,19 @@ def csv_text(value: Any) -> Any:
     return value
 
 
+def csv_writer(stream: Any) -> Any:
+    """The csv module's writer on a text ``stream`` as every CSV of the tool is written: RFC 4180
+    quoting, lines ending in CRLF (see :func:`csv_bytes`); its cells go through :func:`csv_text`."""
+    return csv.writer(stream, lineterminator="\r\n")
+
+
 def csv_bytes(columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> bytes:
     """A CSV file (UTF-8) of ``rows`` under the header ``columns``, every cell through
     :func:`csv_text`; a column a row lacks is an empty cell.  Lines end in CRLF, as RFC 4180 §2.1
     has them: the csv module quotes a field holding a character of the line terminator, so a
     carriage return inside a note is quoted too (with ``\\n`` alone, a bare CR went unquoted)."""
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\r\n")
+    writer = csv_writer(buf)
     writer.writerow([csv_text(c) for c in columns])
     for row in rows:
         writer.writerow([csv_text(row.get(c, "")) for c in columns])

@@ -4,20 +4,15 @@ other numbers as Python writes a float, truth values as true/false, a blank as a
 
 A text cell that a spreadsheet would read as a formula (it starts with ``=``, ``+``, ``-``, ``@``,
 a tab or a carriage return) is written with a leading ``'``, as OWASP's "CSV Injection" page
-advises, so opening the file runs nothing; numbers are never changed."""
+advises, so opening the file runs nothing; numbers are never changed: the one rule and writer of
+every CSV the tool writes (``output.csv_text``, ``output.csv_writer``)."""
 
 from __future__ import annotations
 
-import csv
 import io
 from typing import Any, BinaryIO, Iterable, Mapping
 
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def safe_text(text: str) -> str:
-    """A text cell that no spreadsheet reads as a formula."""
-    return "'" + text if text.startswith(FORMULA_START) else text
+from .output import csv_text, csv_writer
 
 
 def write_table(chunks: Iterable[Mapping[str, tuple[Any, Any]]], out: BinaryIO) -> None:
@@ -25,7 +20,7 @@ def write_table(chunks: Iterable[Mapping[str, tuple[Any, Any]]], out: BinaryIO) 
     first = True
     for chunk in chunks:
         buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
+        w = csv_writer(buf)
         if first:
             w.writerow(chunk)
             first = False
@@ -42,7 +37,7 @@ def _cells(values: Any, blank: Any) -> list:
     if kind == "b":
         cells = ["true" if v else "false" for v in values.tolist()]
     elif kind in "U":
-        cells = [safe_text(v) for v in values.tolist()]
+        cells = [csv_text(v) for v in values.tolist()]
     else:
         cells = values.tolist()
     if blank is not None:

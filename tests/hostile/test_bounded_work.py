@@ -89,13 +89,15 @@ def test_divisors_agree_with_trial_division_below_five_thousand():
         assert divisors(n) == tuple(d for d in range(1, n + 1) if n % d == 0)
 
 
-def test_calc_of_a_global_batch_near_ten_to_the_sixteen_is_exact():
-    """A row whose global_batch is 10^16 - 1 (micro_batch 9, dp 11): the engine's minimum GPU
-    count walks the divisors of global_batch / micro_batch = 1,111,111,111,111,111; the row
-    computes and its global_batch check holds (9 × 11 divides 10^16 - 1: 3^2·11 above)."""
-    job = {**QWEN3_8B_JOB, "global_batch": 10**16 - 1, "micro_batch": 9, "dp": 11, "tokens": 10**16}
-    lg = compute(config_from_mapping(job))
-    assert lg["ok_global_batch_multiple"] is True
+def test_plan_over_the_divisors_of_a_global_batch_near_ten_to_the_sixteen():
+    """global_batch 10^16 - 1 with micro_batch 805,882,361 = 137 × 5,882,353 (12,408,759
+    micro-batches, within the workbook's exact range): the planner's dp choices are the divisors
+    of global_batch (found from its factors, not by trial division to 10^8) that leave a whole
+    number of micro-batches per rank: the divisors of 12,408,759 = 3^2·11·17·73·101, (2+1)·2^4 =
+    48 of them (by hand), times 6 loss-chunk choices."""
+    job = {**QWEN3_8B_JOB, **NARROW, "global_batch": 10**16 - 1, "micro_batch": 805_882_361}
+    result = plan(config_from_mapping({**job, "tokens": 10**16}), top=1)
+    assert result["candidates_evaluated"] == 48 * 6
 
 
 # ---- the candidate cap --------------------------------------------------------------------------
@@ -132,11 +134,11 @@ def test_a_search_over_the_cap_is_refused_before_it_starts(tmp_path):
 
 
 def test_a_global_batch_rich_in_divisors_is_refused_without_building_its_grid():
-    """global_batch 8,086,598,962,041,600 has 41,472 divisors (the most of any n below 10^16):
-    its (dp, micro_batch) grid alone would be 1.7 × 10^9 pairs.  The count stops as soon as it
-    passes the cap."""
-    n = 8_086_598_962_041_600
-    assert len(divisors(n)) == 41_472
+    """global_batch 963,761,198,400 (below the workbook's 2^40 micro-batches) has 6,720 divisors,
+    the most of any n below 10^12 (OEIS A002182, highly composite numbers): its (dp, micro_batch)
+    grid alone would be 45 M pairs.  The count stops as soon as it passes the cap."""
+    n = 963_761_198_400
+    assert len(divisors(n)) == 6_720
     with pytest.raises(InputError, match="at least [0-9,]* candidates"):
         plan(config_from_mapping({**QWEN3_8B_JOB, "global_batch": n}), top=1)
 
