@@ -87,6 +87,9 @@ class Column:
     # Where an ENUM column's names come from instead of ``choices``: "gpus", the accelerator
     # catalogue (``ledger-report gpus``), matched by its loose name rules.
     catalogue: str = ""
+    # A TEXT column's longest text, where it is shorter than a cell can hold (a label printed
+    # beside every figure: a 32,767-character currency made one handout page take 67 s).
+    max_chars: int | None = None
 
 
 def _c(*args, **kw) -> Column:
@@ -936,6 +939,7 @@ COLUMNS: tuple[Column, ...] = (
         "price_per_gpu_hour 的货币，显示在每个成本旁（如 USD、CNY）",
         "",
         group="job",
+        max_chars=16,  # ISO 4217 codes are 3 letters; room for "CNY (元)" or "USD/h"
     ),
     _c(
         "measured_peak_gb",

@@ -206,7 +206,7 @@ def expected(col: Column) -> str:
         if col.catalogue == "gpus":
             return "a GPU from the catalogue (ledger-report gpus)"
         return "one of " + ", ".join(col.choices)
-    return f"text of at most {MAX_TEXT_CHARS:,} characters"
+    return f"text of at most {col.max_chars or MAX_TEXT_CHARS:,} characters"
 
 
 def _number_hint(text: str) -> str:
@@ -433,7 +433,7 @@ def _text(raw: Any, col: Column) -> str:
             f"{show(text)} with the control character U+{ord(bad.group()):04X}"
             f" at position {bad.start() + 1}",
         )
-    if len(text) > MAX_TEXT_CHARS:
+    if len(text) > (col.max_chars or MAX_TEXT_CHARS):
         raise Bad(expected(col), f"{len(text):,} characters ({show(text)})")
     return text
 

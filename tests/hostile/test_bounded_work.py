@@ -153,3 +153,18 @@ def test_the_cap_counts_exactly_what_the_search_evaluates():
     with pytest.raises(InputError, match=f"{n:,} candidates"):
         plan(config, top=1, max_candidates=n - 1)
     assert plan(config, top=1, max_candidates=n)["candidates_evaluated"] == n
+
+
+# ---- a label printed beside every cost ---------------------------------------------------------
+def test_a_currency_is_a_short_label(tmp_path):
+    """A 32,767-character currency (a cell's limit) made one handout page take 67 s: it is printed
+    beside every cost.  The column takes at most 16 characters (ISO 4217 codes are 3 letters;
+    "CNY (元)" is 7), refused in one line naming the file, line and column before any work."""
+    path = tmp_path / "cur.csv"
+    path.write_text(f"name,params_total,currency\nm,7B,{'X' * 32_767}\n", encoding="utf-8")
+    r = CliRunner().invoke(main, ["calc", str(path)])
+    assert r.exit_code == 1
+    assert r.output.startswith('Error: cur.csv, line 2, column "currency": expected text of at')
+    assert "at most 16 characters; found 32,767 characters" in r.output
+    path.write_text("name,params_total,currency\nm,7B,CNY (元)\n", encoding="utf-8")
+    assert CliRunner().invoke(main, ["calc", str(path)]).exit_code == 0
