@@ -148,8 +148,10 @@ def outputs(
     lang: str = "en",
     jobs: int | None = None,
     progress: Any = None,
+    pareto: Sequence[Ledger] = (),
 ) -> dict[Path, bytes]:
-    """The bytes of each output file, by path (nothing is written)."""
+    """The bytes of each output file, by path (nothing is written).  ``pareto``: the ledgers of a
+    planner's front of days against cost, which the handout draws on its summary."""
     from .render.document import document, json_bytes
 
     out = Path(out_dir)
@@ -173,7 +175,11 @@ def outputs(
         if progress:
             progress.stage(f"rendering the handout ({len(ledgers) + 1:,}+ pages)")
         files[out / f"{stem}.pdf"] = render_pdf(
-            ledgers, lang=lang, jobs=jobs, progress=getattr(progress, "pages", None)
+            ledgers,
+            lang=lang,
+            jobs=jobs,
+            progress=getattr(progress, "pages", None),
+            pareto=pareto,
         )
     if workbook is not None:
         files[out / f"{stem}.xlsx"] = workbook()
@@ -285,8 +291,15 @@ def build_plans(
     check_targets([out / "plans.csv", *(out / f"plans.{f}" for f in formats)], inputs)
     in_plan_order = replace(DEFAULT, spec=replace(DEFAULT.spec, rank=()))
     ledgers = list(compute_many(read([p["row"] for p in doc["plans"]]), in_plan_order))
+    # the front of days against cost, for the handout's chart (its rows are complete input rows)
+    front_rows = [p["row"] for p in doc.get("pareto", [])]
+    front = list(compute_many(read(front_rows), in_plan_order)) if front_rows else []
     files = {out / "plans.csv": plans_csv(doc)}
-    files.update(outputs(ledgers, "plans", out, formats, lang=lang, jobs=jobs, progress=progress))
+    files.update(
+        outputs(
+            ledgers, "plans", out, formats, lang=lang, jobs=jobs, progress=progress, pareto=front
+        )
+    )
     return write_outputs(files, inputs=inputs)
 
 
@@ -465,3 +478,34 @@ def _counted(progress: Progress | None, total: int) -> Callable[[int], None]:
                 progress(k * 1000, total)
 
     return counted
+
+
+def reconcile(
+    source: str | Path,
+    runs: Sequence[str | Path],
+    *,
+    row: str | None = None,
+    out_dir: str | Path | None = None,
+    update: str | Path | None = None,
+) -> dict[str, Any]:
+    """``ledger-report reconcile``: one row's ledger against probe files or training logs
+    (``ledger_report/reconcile.py``); writes ``out_dir/<stem>-reconcile.json`` and ``.txt``, and
+    with ``update`` the input rows as a CSV with measured_peak_gb, measured_counter and mfu filled."""
+    from . import reconcile as rc
+    from .render.document import json_bytes
+    from .render.output import write_outputs
+
+    configs = read(source)
+    read_runs = [rc.read_run(r) for r in runs]
+    ledger = rc.pick_row(compute(configs), read_runs, row, str(source))
+    doc = rc.reconcile(ledger, read_runs)
+    files: dict[Path, bytes] = {}
+    if out_dir is not None:
+        stem = Path(out_dir) / f"{Path(source).stem}-reconcile"
+        files[stem.with_suffix(".json")] = json_bytes(doc)
+        files[stem.with_suffix(".txt")] = rc.render_text(doc).encode("utf-8")
+    if update is not None:
+        files[Path(update)] = rc.updated_csv(configs, ledger.name, doc["update"])
+    if files:
+        write_outputs(files, inputs=[source, *runs])
+    return doc

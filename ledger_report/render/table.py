@@ -183,6 +183,8 @@ def render_plans(doc: dict) -> str:
                 "  excluded by: "
                 + ", ".join(f"{k} {units.num(v)}" for k, v in inp.get("excluded_by", {}).items())
             )
+    if not doc["plans"]:  # nothing feasible: the reasons above, no empty table
+        return "\n".join(out)
     out.append("")
     out += _table(
         [
@@ -227,6 +229,12 @@ def render_plans(doc: dict) -> str:
     return "\n".join(out)
 
 
+def _money(value: Any, currency: Any) -> str:
+    """A cost with its row's currency beside it (as the reports show every cost)."""
+    text = units.num(value)
+    return f"{text} {currency}" if currency and value is not None else text
+
+
 def _plan_cells(p: dict, rank: str) -> list[str]:
     r = p["row"]
     opt = r.get("optimizer_at")
@@ -244,6 +252,6 @@ def _plan_cells(p: dict, rank: str) -> list[str]:
         f"{p['step_time_s']:.3g}",
         units.num(p["days"]),
         units.num(p["gpu_hours"]),
-        units.num(p["cost"]),
+        _money(p["cost"], r.get("currency")),
         p.get("why", ""),
     ]

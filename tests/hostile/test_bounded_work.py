@@ -100,6 +100,29 @@ def test_plan_over_the_divisors_of_a_global_batch_near_ten_to_the_sixteen():
     assert result["candidates_evaluated"] == 48 * 6
 
 
+def test_calc_of_a_global_batch_at_the_readers_bound_is_exact():
+    """A row whose global batch holds 11 × 99,949,999,997 micro-batches (a prime, checked by
+    Miller-Rabin with the first 12 prime bases, which is exact below 3.3·10^24), just below the
+    2^40 = 1,099,511,627,776 micro-batches the reader accepts: the minimum GPU count walks the
+    divisors of 1,099,449,999,967 (trial division to its square root would be ~10^6 steps) and the
+    row computes with its global_batch check holding (micro_batch 9 × dp 11 divides it)."""
+    gb = 9 * 11 * 99_949_999_997
+    job = {**QWEN3_8B_JOB, "global_batch": gb, "micro_batch": 9, "dp": 11, "tokens": 10**16}
+    lg = compute(config_from_mapping(job))
+    assert lg["ok_global_batch_multiple"] is True
+
+
+def test_a_global_batch_past_the_readers_bound_is_refused_naming_the_column():
+    """Found in a red-team pass: global_batch 10^16 − 1 (micro_batch 9) took 4.6 s of CPU in the
+    divisor search; the reader now refuses more than 2^40 micro-batches (where the workbook's
+    minimum-GPU formulas stay exact) with a message naming the row and column."""
+    job = {**QWEN3_8B_JOB, "global_batch": 10**16 - 1, "micro_batch": 9, "dp": 11}
+    with pytest.raises(InputError) as err:
+        config_from_mapping(job)
+    assert 'column "global_batch"' in str(err.value)
+    assert "1,099,511,627,776" in str(err.value)
+
+
 # ---- the candidate cap --------------------------------------------------------------------------
 def _hand_count_55440() -> int:
     """The candidates of QWEN3_8B_JOB with global_batch 55,440 = 2^4·3^2·5·7·11, by hand:
