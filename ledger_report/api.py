@@ -204,12 +204,13 @@ def build(
     progress: Any = None,
 ) -> list[Path]:
     """Compute (if need be) and write the outputs atomically; returns the paths written."""
-    from .render.output import write_outputs
+    from .render.output import check_targets, write_outputs
 
     inputs: list[Path] = []
     if isinstance(source, (str, Path)):
         inputs = [Path(source)]
         stem = stem or Path(source).stem
+    check_targets((Path(out_dir) / f"{stem or 'ledgers'}.{f}" for f in formats), inputs)
     ledgers = compute(source, progress=getattr(progress, "compute", None))
     files = outputs(
         ledgers,
@@ -296,16 +297,17 @@ def build_plans(
     ``build`` builds any input, the pages in the planner's order; never over ``inputs``."""
     from dataclasses import replace
 
-    from .render.output import write_outputs
+    from .render.output import check_targets, write_outputs
     from .render.plans import plans_csv
     from .report import DEFAULT
 
+    out = Path(out_dir)
+    check_targets([out / "plans.csv", *(out / f"plans.{f}" for f in formats)], inputs)
     in_plan_order = replace(DEFAULT, spec=replace(DEFAULT.spec, rank=()))
     ledgers = list(compute_many(read([p["row"] for p in doc["plans"]]), in_plan_order))
     # the front of days against cost, for the handout's chart (its rows are complete input rows)
     front_rows = [p["row"] for p in doc.get("pareto", [])]
     front = list(compute_many(read(front_rows), in_plan_order)) if front_rows else []
-    out = Path(out_dir)
     files = {out / "plans.csv": plans_csv(doc)}
     files.update(
         outputs(

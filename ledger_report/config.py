@@ -1063,7 +1063,7 @@ COLUMNS: tuple[Column, ...] = (
         "price_per_gpu_hour 的货币，显示在每个成本旁（如 USD、CNY）",
         "",
         group="job",
-        max_chars=16,
+        max_chars=16,  # ISO 4217 codes are 3 letters; room for "CNY (元)" or "USD/h"
     ),
     _c(
         "measured_peak_gb",

@@ -496,6 +496,7 @@ def _resolve(config: Config, T) -> tuple[dict, dict, Mapping[str, Any]]:
     ]
     if problems:
         raise InputError(problems)
+    compute(config)  # a row whose figures overflow is refused as calc and build refuse it
     base = {k: v for k, v in given.items() if k not in DROPPED_COLUMNS}
     if "params_per_rank" in given:
         # The observation solves the expert split at the row's own layout; plans carry the result.
