@@ -316,7 +316,7 @@ def test_page_order_header_verdicts_ledger_chart_sections_assumptions(built, led
     order += [f"<h2>{secs['states'].title}</h2>"]
     # the figure sections in reading order (page.FLOW_FIRST, then page.FLOW_LAST)
     order += [
-        f">{secs[k].title}</h2>" for k in ("peak", "compute", "budget", "params", "uncounted")
+        f">{secs[k].title}</h2>" for k in ("budget", "peak", "compute", "params", "uncounted")
     ] + [">Assumptions</h2>"]  # a piece's heading has an id
     positions = [html.index(t) for t in order]
     assert positions == sorted(positions), order
