@@ -685,9 +685,13 @@ def fill_cut(
 def balance_cut(
     heights: Sequence[float], secs: Sequence[int], over: Sequence[float], caps: Sequence[float]
 ):
-    """The first cut that fits every column: balanced, else each column but the last filled to
+    """The first cut that fits every column: whole sections balanced over the columns
+    (:func:`_whole_sections`), else balanced, else each column but the last filled to
     :data:`CUT_ROOM` of its height (room for the estimate's errors), else to its height, else that
     without keeping a heading with two items; else the one whose last column overflows least."""
+    whole = _whole_sections(heights, secs, over, caps)
+    if whole is not None:
+        return whole
     best = None
     for balanced, keep, fill in (
         (True, True, 1.0),
@@ -702,6 +706,33 @@ def balance_cut(
         if best is None or excess < best[0]:
             best = (excess, cols)
     return best[1]
+
+
+def _whole_sections(
+    heights: Sequence[float], secs: Sequence[int], over: Sequence[float], caps: Sequence[float]
+) -> list[list[tuple[int, list[int]]]] | None:
+    """Each section whole in one column, a column taking sections in order up to its share of
+    the whole (a section that would take it past its share by more than half its own height goes
+    on to the next column); None where a column would not hold what it gets."""
+    runs: list[tuple[int, list[int]]] = []
+    for i, s in enumerate(secs):
+        if runs and runs[-1][0] == s:
+            runs[-1][1].append(i)
+        else:
+            runs.append((s, [i]))
+    size = [over[s] + sum(heights[i] for i in idx) for s, idx in runs]
+    total, room = sum(size), sum(caps) or 1.0
+    cols: list[list[tuple[int, list[int]]]] = [[] for _ in caps]
+    c, used = 0, 0.0
+    for run, h in zip(runs, size):
+        target = total * caps[c] / room
+        if cols[c] and c < len(caps) - 1 and used + h / 2 > target:
+            c, used = c + 1, 0.0
+        cols[c].append(run)
+        used += h
+    if any(h > cap - 0.5 for h, cap in zip(heights_of(cols, heights, over), caps)):
+        return None
+    return cols
 
 
 _MARKER_SAMPLE = (
