@@ -476,3 +476,34 @@ def _counted(progress: Progress | None, total: int) -> Callable[[int], None]:
                 progress(k * 1000, total)
 
     return counted
+
+
+def reconcile(
+    source: str | Path,
+    runs: Sequence[str | Path],
+    *,
+    row: str | None = None,
+    out_dir: str | Path | None = None,
+    update: str | Path | None = None,
+) -> dict[str, Any]:
+    """``ledger-report reconcile``: one row's ledger against probe files or training logs
+    (``ledger_report/reconcile.py``); writes ``out_dir/<stem>-reconcile.json`` and ``.txt``, and
+    with ``update`` the input rows as a CSV with measured_peak_gb, measured_counter and mfu filled."""
+    from . import reconcile as rc
+    from .render.document import json_bytes
+    from .render.output import write_outputs
+
+    configs = read(source)
+    read_runs = [rc.read_run(r) for r in runs]
+    ledger = rc.pick_row(compute(configs), read_runs, row, str(source))
+    doc = rc.reconcile(ledger, read_runs)
+    files: dict[Path, bytes] = {}
+    if out_dir is not None:
+        stem = Path(out_dir) / f"{Path(source).stem}-reconcile"
+        files[stem.with_suffix(".json")] = json_bytes(doc)
+        files[stem.with_suffix(".txt")] = rc.render_text(doc).encode("utf-8")
+    if update is not None:
+        files[Path(update)] = rc.updated_csv(configs, ledger.name, doc["update"])
+    if files:
+        write_outputs(files, inputs=[source, *runs])
+    return doc

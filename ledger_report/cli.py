@@ -374,5 +374,48 @@ def plan(
         sys.exit(1)
 
 
+@main.command(context_settings=CONTEXT)
+@click.argument("input", type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--row", default=None, help="The row to reconcile [default: the probe's row].")
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON document, not the text.")
+@click.option(
+    "-o",
+    "--out",
+    "out_dir",
+    default=None,
+    type=click.Path(file_okay=False),
+    help="Also write DIR/<stem>-reconcile.json and .txt.",
+)
+@click.option(
+    "--update",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Write OUT.csv: the input rows, the reconciled one with measured_peak_gb, "
+    "measured_counter and mfu filled in.",
+)
+def reconcile(
+    input: str,
+    runs: tuple[str, ...],
+    row: str | None,
+    as_json: bool,
+    out_dir: str | None,
+    update: str | None,
+) -> None:
+    """Compare a row's phases, peak and throughput with probe files or training logs (RUN...:
+    ledger_report.probe JSON lines, Megatron-LM, torchtitan or DeepSpeed logs).
+
+    Example: ledger-report reconcile inputs.csv run.jsonl --update measured.csv
+    """
+    from .reconcile import render_text
+    from .render.document import json_bytes
+
+    doc = api.reconcile(input, runs, row=row, out_dir=out_dir, update=update)
+    if as_json:
+        sys.stdout.buffer.write(json_bytes(doc))
+    else:
+        click.echo(render_text(doc), nl=False)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

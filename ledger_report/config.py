@@ -32,6 +32,7 @@ FRAMEWORKS = convention_names()
 OPTIMIZERS = ("adam", "adamw", "sgd", "momentum", "lion", "adafactor", "adam8bit")
 LOCATIONS = ("hbm", "host", "nvme")
 RECOMPUTE = ("none", "selective", "selective_op", "full")
+LOSS_IMPLS = ("eager_fp32", "loss_parallel", "chunked_output", "fused_linear_ce", "megatron_fused")
 COUNTERS = ("allocated", "reserved", "device")
 NORMS = ("rmsnorm", "layernorm")
 COMPUTE_DTYPES = ("bf16", "fp16", "fp8")
@@ -115,6 +116,9 @@ DEFAULT_ZH = {
     "the convention's (true)": "框架口径的值（true）",
     "the convention's (bf16; fp32 under fsdp2)": "框架口径的值（bf16；fsdp2 下为 fp32）",
     "moe_ffn_hidden when shared_experts is given, else 0": "给出 shared_experts 时为 moe_ffn_hidden，否则为 0",
+    "the convention's (on megatron, else off)": "框架口径的值（megatron 开，其余关）",
+    "the convention's (off megatron; ZeRO-3 only deepspeed; on generic, fsdp2)": "框架口径的值（megatron 关；deepspeed 仅 ZeRO-3；generic、fsdp2 开）",
+    "the convention's (megatron: megatron_fused; fsdp2 with tp > 1: loss_parallel; else eager_fp32)": "框架口径的值（megatron：megatron_fused；fsdp2 且 tp > 1：loss_parallel；否则 eager_fp32）",
 }
 
 
@@ -762,6 +766,64 @@ COLUMNS: tuple[Column, ...] = (
         group="batch",
     ),
     _c(
+        "overlap_grad_reduce",
+        BOOL,
+        "Gradient reduction overlapped with the backward (Megatron --overlap-grad-reduce, DeepSpeed overlap_comm, torch DDP/FSDP2 always)",
+        "梯度归约与反向重叠（Megatron --overlap-grad-reduce、DeepSpeed overlap_comm；torch DDP/FSDP2 总是重叠）",
+        "the convention's (off megatron; ZeRO-3 only deepspeed; on generic, fsdp2)",
+        group="batch",
+    ),
+    _c(
+        "overlap_param_gather",
+        BOOL,
+        "Parameter all-gathers overlapped with compute (Megatron --overlap-param-gather, ZeRO-3/FSDP prefetch)",
+        "参数 all-gather 与计算重叠（Megatron --overlap-param-gather、ZeRO-3/FSDP 预取）",
+        "the convention's (off megatron; ZeRO-3 only deepspeed; on generic, fsdp2)",
+        group="batch",
+    ),
+    _c(
+        "overlap_p2p_comm",
+        BOOL,
+        "Pipeline sends and receives overlapped with compute (Megatron --overlap-p2p-communication; interleaved schedule only)",
+        "流水线收发与计算重叠（Megatron --overlap-p2p-communication；仅交错调度）",
+        "the convention's (on megatron, else off)",
+        group="batch",
+    ),
+    _c(
+        "moe_a2a_overlap",
+        BOOL,
+        "Expert all-to-alls overlapped with another micro-batch's compute (Megatron --overlap-moe-expert-parallel-comm)",
+        "专家 all-to-all 与另一 micro-batch 的计算重叠（Megatron --overlap-moe-expert-parallel-comm）",
+        "false",
+        group="batch",
+    ),
+    _c(
+        "ep_dispatch",
+        ENUM,
+        "Expert dispatch: all_to_all (one copy per routed expert) or node_dedup (one copy per destination node, DeepEP / HybridEP)",
+        "专家分发：all_to_all（每个路由专家一份）或 node_dedup（每个目标节点一份，DeepEP / HybridEP）",
+        "all_to_all",
+        choices=("all_to_all", "node_dedup"),
+        group="batch",
+    ),
+    _c(
+        "moe_imbalance",
+        FLOAT,
+        "Busiest expert-parallel rank's routed tokens over the mean (1 = balanced, as forced balancing or capacity factor 1)",
+        "最忙的专家并行 rank 的路由 token 数与平均之比（1 = 均衡，如强制均衡或容量因子 1）",
+        "1",
+        minimum=1,
+        group="batch",
+    ),
+    _c(
+        "tp_comm_overlap",
+        BOOL,
+        "Tensor-parallel communication overlapped with the GEMMs (Megatron --tp-comm-overlap, async TP)",
+        "张量并行通信与 GEMM 重叠（Megatron --tp-comm-overlap、async TP）",
+        "false",
+        group="batch",
+    ),
+    _c(
         "flash_attention",
         BOOL,
         "Flash attention (no s² scores stored)",
@@ -797,6 +859,15 @@ COLUMNS: tuple[Column, ...] = (
         group="batch",
     ),
     _c(
+        "loss_impl",
+        ENUM,
+        "The cross-entropy's implementation: eager_fp32 (cross_entropy(logits.float())), loss_parallel (PyTorch's vocab-sharded DTensor loss), chunked_output (torchtune: every chunk of the logits built before the chunked loss), fused_linear_ce (Liger, cut cross-entropy: the logits never built whole), megatron_fused (Megatron-LM's vocab-parallel loss in place on one fp32 copy)",
+        "交叉熵的实现：eager_fp32（cross_entropy(logits.float())）、loss_parallel（PyTorch 按词表切分的 DTensor 损失）、chunked_output（torchtune：先建出所有 logits 分块再算分块损失）、fused_linear_ce（Liger、cut cross-entropy：不建出完整 logits）、megatron_fused（Megatron-LM 词表并行损失，在一份 fp32 副本上原地计算）",
+        "the convention's (megatron: megatron_fused; fsdp2 with tp > 1: loss_parallel; else eager_fp32)",
+        choices=LOSS_IMPLS,
+        group="batch",
+    ),
+    _c(
         "loss_compiled",
         BOOL,
         "The loss is compiled with the model (torchtitan compiles it since April 2025: compile.components model and loss)",
@@ -809,6 +880,14 @@ COLUMNS: tuple[Column, ...] = (
         BOOL,
         "ZeRO-3: autograd keeps each Linear's gathered weight until its backward (DeepSpeed before 0.19.4 with a model built outside zero.Init)",
         "ZeRO-3：autograd 保留每个 Linear 聚合后的权重直到其反向（DeepSpeed 0.19.4 之前、模型不在 zero.Init 中构建时）",
+        "false",
+        group="batch",
+    ),
+    _c(
+        "expandable_segments",
+        BOOL,
+        "PyTorch's allocator grows one segment per stream (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True): a freed block at the segment's end is extended rather than left beside a new segment",
+        "PyTorch 分配器每个 stream 一个可扩展段（PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True）：段末空闲块被延伸，而不是另开新段",
         "false",
         group="batch",
     ),

@@ -980,6 +980,9 @@ def _plan_figures(
         "hfu": float(v["predicted_hfu"]),
         "tokens_per_s_per_gpu": float(v["tokens_per_s_per_gpu"]),
         "bubble_fraction": float(v["bubble_fraction"]),
+        "step_bound": v["step_bound"],
+        "comm_latency_s": float(v["time_comm_latency_s"]),
+        "comm_bandwidth_s": float(v["time_comm_bandwidth_s"]),
         "crosses_nodes": {g: bool(v[f"{g}_crosses_nodes"]) for g in DIMS},
         "why": ", ".join(f"{k} {t:.3g} s" for k, t in sorted(shown.items(), key=lambda kv: -kv[1]))
         or "compute only",

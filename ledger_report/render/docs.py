@@ -130,13 +130,22 @@ stream stays fp32.""",
         "Logits and loss",
         ("loss",),
         """\
-The logits are s × b × vocab/tp elements in `logits_dtype`, divided by `loss_chunks` for a chunked
-or fused cross-entropy, on the stage that holds the output head. The loss's working set is what the
-framework's cross-entropy keeps beside them, per logit: PyTorch's eager `cross_entropy(logits.float())`
-keeps an fp32 copy and the fp32 log-softmax (8 bytes) in forward and three fp32 tensors in backward;
-Megatron's vocab-parallel loss works in place on one fp32 copy (4 bytes, 6 in backward).
-A compiled loss keeps almost none of that (`loss_compiled`, which follows `compile` when empty:
-some setups compile the model's blocks and leave the loss eager, as torchtitan did until April
+The logits are s × b × vocab/tp elements in `logits_dtype` on the stage that holds the output head.
+What the cross-entropy keeps beside them depends on its implementation (`loss_impl`), in bytes per
+logit, forward and backward, read from each kernel's code:
+
+| `loss_impl` | logits alive | forward | backward |
+|---|---|---|---|
+| `eager_fp32`: `cross_entropy(logits.float())` | all (÷ `loss_chunks`) | fp32 copy + log-softmax: 8 (4 with fp32 logits) | log-softmax + two fp32 gradients: 12 (10) |
+| `loss_parallel`: PyTorch's DTensor loss | all | fp32 x, x − max, exp: 12 (8) | result, zeros, exp, sum: 16 |
+| `chunked_output`: torchtune | all: every chunk is built first | every chunk's log-softmax + one chunk's copy: 4 + 4/k | 4 + 8/k |
+| `fused_linear_ce`: Liger, cut cross-entropy | none whole | one chunk's logits (≤ 2·s·b·h) + the input's and the head's gradients | the gradients |
+| `megatron_fused`: Megatron-LM's vocab-parallel loss | all | one fp32 copy, in place: 4 (0) | 6 (4) |
+
+The default follows the convention: Megatron-LM's own loss; torchtitan's (`fsdp2`) loss parallel
+when tp > 1, as torchtitan turns it on; otherwise eager. A compiled eager loss keeps almost none of
+that (`loss_compiled`, which follows `compile` when empty: some setups compile the model's blocks and
+leave the loss eager, as torchtitan did until April
 2025).""",
     ),
     (
@@ -159,10 +168,29 @@ gradient bucket is `reduce_bucket_elems` elements of the gradient dtype (its `re
         (),
         """\
 The peak is given as three counters: what `torch.cuda.max_memory_allocated` sees (the largest
-phase), what `max_memory_reserved` sees (plus the caching allocator's fragmentation), and what the
-device holds (plus the CUDA context and NCCL's communicator buffers, which nvidia-smi shows). The
-device counter is what must fit in HBM. A measured peak is compared with the estimate on the
-counter named in `measured_counter`.""",
+phase), what `max_memory_reserved` sees, and what the device holds (plus the CUDA context and
+NCCL's communicator buffers, which nvidia-smi shows). The device counter is what must fit in HBM. A
+measured peak is compared with the estimate on the counter named in `measured_counter`.
+
+**The allocator rule** (PyTorch's caching allocator, `c10/cuda/CUDACachingAllocator.cpp`): a request
+is rounded up (512 bytes; 2 MiB above 1 MiB) and served by the smallest cached free block that
+holds it, split if larger; a freed block stays cached in its segment and merges only with free
+neighbours of the same segment; when no cached block fits, new memory is taken (a new segment, or
+with `expandable_segments` new pages at the end of the one segment); when that fails, cached blocks
+are released and the request retried. So the reserved peak is the allocated peak plus the free
+blocks that were too small for the largest requests. The model counts the one such case that is
+large by construction: in the loss backward the 16-bit logits, freed after their fp32 copy, cannot
+hold the fp32 gradients that follow, which take new memory while the logits' block stays cached
+between live blocks (eager, loss-parallel and torchtune's chunked losses; Megatron-LM's loss reuses
+its own fp32 copy). The rest, fragmentation the model does not explain (rounding, routed-token
+sizes that vary, blocks split by smaller tensors), is `reserved_fraction` of that, fitted on published runs (`bench/bench_fidelity.py`):
+without expandable segments (PyTorch's default) 0.04, the gap between the reserved and the
+allocated peak that the one run measuring both showed (Megatron-LM PR 6429); with expandable
+segments 0.08, fitted on torchtitan runs' reserved peaks, so it also holds what the allocated
+estimate misses there. The allocator releases its cached blocks and retries before it fails, so
+the reserved peak stays within what the device leaves it (HBM less the context and NCCL) unless
+even the reserve it cannot release (the fragmentation inside segments still in use; none with
+expandable segments, whose free pages are unmapped) does not fit: that is what `fits` compares.""",
     ),
     (
         "Peak",

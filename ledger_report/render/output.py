@@ -348,13 +348,17 @@ def csv_text(value: Any) -> Any:
 
 
 def csv_bytes(columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> bytes:
-    """A CSV file (UTF-8) of ``rows`` under the header ``columns``, every cell through
-    :func:`csv_text`; a column a row lacks is an empty cell.  Lines end in CRLF, as RFC 4180 §2.1
-    has them: the csv module quotes a field holding a character of the line terminator, so a
+    """A CSV file (UTF-8) of ``rows`` under the header ``columns``; a column a row lacks is an
+    empty cell (see :func:`csv_lines`)."""
+    return csv_lines([list(columns), *([row.get(c, "") for c in columns] for row in rows)])
+
+
+def csv_lines(rows: Iterable[Sequence[Any]]) -> bytes:
+    """CSV lines (UTF-8) of ``rows``, every cell through :func:`csv_text`: the one CSV writer of
+    the package (plans.csv, the CSV template, ``calc --csv``).  Lines end in CRLF, as RFC 4180
+    §2.1 has them: the csv module quotes a field holding a character of the line terminator, so a
     carriage return inside a note is quoted too (with ``\\n`` alone, a bare CR went unquoted)."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\r\n")
-    writer.writerow([csv_text(c) for c in columns])
-    for row in rows:
-        writer.writerow([csv_text(row.get(c, "")) for c in columns])
+    writer.writerows([csv_text(c) for c in row] for row in rows)
     return buf.getvalue().encode("utf-8")

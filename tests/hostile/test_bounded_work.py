@@ -89,13 +89,27 @@ def test_divisors_agree_with_trial_division_below_five_thousand():
         assert divisors(n) == tuple(d for d in range(1, n + 1) if n % d == 0)
 
 
-def test_calc_of_a_global_batch_near_ten_to_the_sixteen_is_exact():
-    """A row whose global_batch is 10^16 - 1 (micro_batch 9, dp 11): the engine's minimum GPU
-    count walks the divisors of global_batch / micro_batch = 1,111,111,111,111,111; the row
-    computes and its global_batch check holds (9 × 11 divides 10^16 - 1: 3^2·11 above)."""
-    job = {**QWEN3_8B_JOB, "global_batch": 10**16 - 1, "micro_batch": 9, "dp": 11, "tokens": 10**16}
+def test_calc_of_a_global_batch_at_the_readers_bound_is_exact():
+    """A row whose global batch holds 11 × 99,949,999,997 micro-batches (a prime, checked by
+    Miller-Rabin with the first 12 prime bases, which is exact below 3.3·10^24), just below the
+    2^40 = 1,099,511,627,776 micro-batches the reader accepts: the minimum GPU count walks the
+    divisors of 1,099,449,999,967 (trial division to its square root would be ~10^6 steps) and the
+    row computes with its global_batch check holding (micro_batch 9 × dp 11 divides it)."""
+    gb = 9 * 11 * 99_949_999_997
+    job = {**QWEN3_8B_JOB, "global_batch": gb, "micro_batch": 9, "dp": 11, "tokens": 10**16}
     lg = compute(config_from_mapping(job))
     assert lg["ok_global_batch_multiple"] is True
+
+
+def test_a_global_batch_past_the_readers_bound_is_refused_naming_the_column():
+    """Found in a red-team pass: global_batch 10^16 − 1 (micro_batch 9) took 4.6 s of CPU in the
+    divisor search; the reader now refuses more than 2^40 micro-batches (where the workbook's
+    minimum-GPU formulas stay exact) with a message naming the row and column."""
+    job = {**QWEN3_8B_JOB, "global_batch": 10**16 - 1, "micro_batch": 9, "dp": 11}
+    with pytest.raises(InputError) as err:
+        config_from_mapping(job)
+    assert 'column "global_batch"' in str(err.value)
+    assert "1,099,511,627,776" in str(err.value)
 
 
 # ---- the candidate cap --------------------------------------------------------------------------
@@ -132,11 +146,11 @@ def test_a_search_over_the_cap_is_refused_before_it_starts(tmp_path):
 
 
 def test_a_global_batch_rich_in_divisors_is_refused_without_building_its_grid():
-    """global_batch 8,086,598,962,041,600 has 41,472 divisors (the most of any n below 10^16):
-    its (dp, micro_batch) grid alone would be 1.7 × 10^9 pairs.  The count stops as soon as it
-    passes the cap."""
-    n = 8_086_598_962_041_600
-    assert len(divisors(n)) == 41_472
+    """global_batch 963,761,198,400 has 6,720 divisors (the most of any n below 10^12, OEIS
+    A002182): its (dp, micro_batch) grid alone is 2.2 × 10^7 pairs before tp, pp, cp and the
+    savers multiply it.  The count stops as soon as it passes the cap."""
+    n = 963_761_198_400
+    assert len(divisors(n)) == 6_720
     with pytest.raises(InputError, match="at least [0-9,]* candidates"):
         plan(config_from_mapping({**QWEN3_8B_JOB, "global_batch": n}), top=1)
 

@@ -357,7 +357,9 @@ def gates(reg: Registry, r: Ctx, gpus_for_deadline) -> None:
         gate_doc + " (deadline gate)",
     )
     # the peak at another dp: the sharded state shrinks (or grows) as dp/dp'; everything else stays
-    frac = 1 + Ref("reserved_fraction")
+    # the row fits when what must fit on the device does (peak_fit_bytes_per_rank: the allocator
+    # releases the rest of its reserve before it fails), so that is what the gate projects
+    frac = 1 + Ref("reserved_floor_fraction")
     grads_in_peak = any_of(Ref("mem_gradients_in_peak"), Ref("mem_gradients_early_in_peak"))
     lines = [(s, p, lb) for (s, p), lb in r.line_bytes.items()]
     sharded_all = total_of(
@@ -382,11 +384,11 @@ def gates(reg: Registry, r: Ctx, gpus_for_deadline) -> None:
         "the part of the peak sharded over dp (on the device)",
         "峰值中按 dp 分片的部分（设备口径）",
         gate_doc
-        + ": the HBM state lines with a shard group, × (1 + reserved fraction); growing dp, only lines in every phase count",
+        + ": the HBM state lines with a shard group, × (1 + the reserve the allocator cannot release); growing dp, only lines in every phase count",
     )
     fixed = d(
         "dp_fixed_peak_bytes",
-        r.peak - shrink,
+        Ref("peak_fit_bytes_per_rank") - shrink,
         BYTES,
         "the part of the peak no dp changes",
         "峰值中与 dp 无关的部分",
