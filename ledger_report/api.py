@@ -149,10 +149,15 @@ def outputs(
     lang: str = "en",
     jobs: int | None = None,
     progress: Any = None,
+    source_folder: str | Path | None = None,
+    plans: Mapping[str, Any] | None = None,
     pareto: Sequence[Ledger] = (),
 ) -> dict[Path, bytes]:
-    """The bytes of each output file, by path (nothing is written).  ``pareto``: the ledgers of a
-    planner's front of days against cost, which the handout draws on its summary."""
+    """The bytes of each output file, by path (nothing is written).  ``source_folder``: where the
+    rows were read (a row's config.json path is relative to it), so the workbook names that file
+    relative to ``out_dir`` and rebuilds from there; ``plans``: the planner's document, whose
+    layouts and Pareto front the workbook shows (``plan -o``); ``pareto``: the ledgers of that
+    front, which the handout draws on its summary."""
     from .render.document import document, json_bytes
 
     out = Path(out_dir)
@@ -168,7 +173,8 @@ def outputs(
             progress.stage(f"writing the workbook ({len(ledgers):,} configurations)")
         # beside the handout (a forked process) when both are made and more than one job may run
         side_by_side = "pdf" in formats and (jobs or default_jobs()) > 1
-        workbook = background.start(ledgers, lang, side_by_side)
+        folders = (Path(source_folder), out) if source_folder is not None else None
+        workbook = background.start(ledgers, lang, side_by_side, folders=folders, plans=plans)
         files[out / f"{stem}.xlsx"] = b""  # in its place in the order; filled below
     if "pdf" in formats:
         from .render.handout import render_pdf
@@ -198,15 +204,23 @@ def build(
     progress: Any = None,
 ) -> list[Path]:
     """Compute (if need be) and write the outputs atomically; returns the paths written."""
-    from .render.output import write_outputs
+    from .render.output import check_targets, write_outputs
 
     inputs: list[Path] = []
     if isinstance(source, (str, Path)):
         inputs = [Path(source)]
         stem = stem or Path(source).stem
+    check_targets((Path(out_dir) / f"{stem or 'ledgers'}.{f}" for f in formats), inputs)
     ledgers = compute(source, progress=getattr(progress, "compute", None))
     files = outputs(
-        ledgers, stem or "ledgers", out_dir, formats, lang=lang, jobs=jobs, progress=progress
+        ledgers,
+        stem or "ledgers",
+        out_dir,
+        formats,
+        lang=lang,
+        jobs=jobs,
+        progress=progress,
+        source_folder=inputs[0].parent if inputs else None,
     )
     return write_outputs(files, inputs=inputs)
 
@@ -283,20 +297,29 @@ def build_plans(
     ``build`` builds any input, the pages in the planner's order; never over ``inputs``."""
     from dataclasses import replace
 
-    from .render.output import write_outputs
+    from .render.output import check_targets, write_outputs
     from .render.plans import plans_csv
     from .report import DEFAULT
 
+    out = Path(out_dir)
+    check_targets([out / "plans.csv", *(out / f"plans.{f}" for f in formats)], inputs)
     in_plan_order = replace(DEFAULT, spec=replace(DEFAULT.spec, rank=()))
     ledgers = list(compute_many(read([p["row"] for p in doc["plans"]]), in_plan_order))
     # the front of days against cost, for the handout's chart (its rows are complete input rows)
     front_rows = [p["row"] for p in doc.get("pareto", [])]
     front = list(compute_many(read(front_rows), in_plan_order)) if front_rows else []
-    out = Path(out_dir)
     files = {out / "plans.csv": plans_csv(doc)}
     files.update(
         outputs(
-            ledgers, "plans", out, formats, lang=lang, jobs=jobs, progress=progress, pareto=front
+            ledgers,
+            "plans",
+            out,
+            formats,
+            lang=lang,
+            jobs=jobs,
+            progress=progress,
+            plans=doc,
+            pareto=front,
         )
     )
     return write_outputs(files, inputs=inputs)

@@ -16,6 +16,7 @@ from itertools import islice
 from typing import Any, Iterable, Iterator, Sequence
 
 from .config import COLUMN_NAMES, Config
+from .errors import InputError, Problem
 
 # A Config from a mapping, checked like a file row (one path: the reader's cell conversion and
 # cross-checks, raising the same InputError); re-exported for the library, tests and the planner.
@@ -83,6 +84,10 @@ def compute(config: Config, model: Model | None = None) -> Ledger:
     as ``compute_many`` gives them)."""
     model = model or DEFAULT
     values = evaluate_row(model.registry, config.values, model.tables)
+    for key in _number_keys(model.registry):
+        v = values[key]
+        if type(v) is float and not math.isfinite(v):
+            raise _not_finite(config, key, v, model)
     for key in _counted_keys(model.registry):
         values[key] = _whole(values[key])
     return Ledger(config, values, model)
@@ -91,6 +96,65 @@ def compute(config: Config, model: Model | None = None) -> Ledger:
 @functools.cache  # a registry is hashed by identity
 def _counted_keys(reg) -> tuple[str, ...]:
     return tuple(q.key for q in reg if q.unit in INT_UNITS)
+
+
+# ---- figures no output can hold ------------------------------------------------------------------
+# One rule for every output (the table, the JSON document, the CSV, the workbook, the handout): a
+# row one of whose figures is not a finite number (an overflow to infinity, or a NaN from inf - inf
+# or 0 × inf) is refused here, where both interpreters' results come out, naming the row and the
+# columns it gave that the figure reads; no output writes "inf", and none fails to store it.
+@functools.cache
+def _number_keys(reg) -> tuple[str, ...]:
+    return tuple(q.key for q in reg if q.unit in INT_UNITS or q.unit in FLOAT_UNITS)
+
+
+@functools.cache
+def _columns_of(reg, key: str) -> frozenset:
+    """The input columns quantity ``key`` reads, through the quantities it refers to."""
+    from .model.expr import all_cols, all_refs
+
+    q = reg[key]
+    out = set(all_cols(q.expr))
+    for r in all_refs(q.expr):
+        out |= _columns_of(reg, r)
+    return frozenset(out)
+
+
+def _not_finite(config: Config, key: str, value: Any, model: Model) -> InputError:
+    """The refusal, naming the column the figure reads whose value lies furthest from 1 (the one
+    that overflowed it, as a rule: 1e308 days, an mfu of 5e-324)."""
+    reads = _columns_of(model.registry, key)
+    given = {
+        c: v
+        for c in COLUMN_NAMES
+        if c in reads and type(v := config.values.get(c)) in (int, float) and v != 0
+    }
+    extreme = max(given, key=lambda c: abs(math.log10(abs(given[c]))), default=None)
+    source = f" from {extreme} = {given[extreme]:g}" if extreme else ""
+    return InputError(
+        Problem(
+            file=config.source or "input",
+            row=None,
+            column=extreme,
+            expected="a value whose every figure is a finite number (no output can hold more)",
+            found=f"{key} ({model.registry[key].en}) = {value}{source}",
+        )
+    )
+
+
+def _refuse_non_finite(np, env: Mapping[str, Any], configs: Sequence[Config], idx, model) -> None:
+    """The rule above over an arrays result covering rows ``idx`` of ``configs``."""
+    for key in _number_keys(model.registry):
+        v = env.get(key)
+        if not isinstance(v, (np.ndarray, np.generic)) or np.ma.getdata(v).dtype.kind != "f":
+            if type(v) is float and not math.isfinite(v):
+                raise _not_finite(configs[idx[0]], key, v, model)
+            continue
+        data = np.ma.getdata(v)
+        bad = ~np.isfinite(data) & ~np.ma.getmaskarray(v)
+        if bad.any():
+            j = int(np.flatnonzero(np.broadcast_to(bad, (len(idx),)))[0])
+            raise _not_finite(configs[idx[j]], key, np.broadcast_to(data, (len(idx),))[j], model)
 
 
 def compute_many(
@@ -122,11 +186,15 @@ def evaluate_chunk(
 
     read = _read_columns(model.registry)
     masked = masked_arrays(np, {name: col for name, col in _input_columns(configs) if name in read})
+    parts = None
     if masked is not None:
         env = evaluate_masked(model.registry, masked[0], masked[1], model.tables)
         if env is not None:
-            return [(env, list(range(len(configs))))]
-    return _per_pattern(np, configs, model)
+            parts = [(env, list(range(len(configs))))]
+    parts = parts or _per_pattern(np, configs, model)
+    for env, idx in parts:
+        _refuse_non_finite(np, env, configs, idx, model)
+    return parts
 
 
 def _input_columns(configs: Sequence[Config]) -> Iterable[tuple[str, Sequence[Any]]]:
