@@ -157,7 +157,7 @@ EDGES = [
     {"measured_peak_gb": "1e3"},
     {"tokens": "1"},
     {"days": "0.0001", "reserve_days": "0"},
-    {"mfu": "1e-9"},
+    {"mfu": "1e-6"},  # the smallest the reader takes
     {"tokens": "10000000000000000"},
     {"price_per_gpu_hour": "123456789.123456789"},
     {"notes": 'quote " backslash \\ tab\there % percent 中文 \u2028 sep'},
