@@ -53,6 +53,9 @@ SMs the collectives take):
   reduction overlaps the backward (torch DDP bucket_cap_mb = 25 MiB of bf16 gradients; Megatron-LM
   megatron/core/distributed/distributed_data_parallel.py @d98e8a64 max(40,000,000, 1,000,000 × dp);
   DeepSpeed reduce_bucket_size 5e8; 0: one per layer, as FSDP2).
+- ``attention_kernel_default``: the fused attention kernel the framework runs (the column
+  ``attention_kernel`` when empty): Megatron-LM with Transformer Engine cudnn, DeepSpeed fa2
+  (flash-attn), torchtitan and plain PyTorch sdpa.
 - ``pp_dp_overlap``: 1 where the gradient reduction may overlap the backward with pipeline
   parallelism (0: DeepSpeed's pipeline engine reduces the gradients after the pipeline flush,
   deepspeed/runtime/pipe/engine.py ReduceGrads).
@@ -117,6 +120,7 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "loss_impl_tp_default": "eager_fp32",
         "head_input_sharded": 0,
         "pp_keeps_outputs": 1,
+        "attention_kernel_default": "sdpa",
         "reserved_fraction": 0.04,
         "reserved_fraction_expandable": 0.12,
         "en": "generic: ZeRO-1 shards master, moments and main gradients; ZeRO-2 also gradients; ZeRO-3 also weights",
@@ -167,6 +171,7 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "loss_impl_tp_default": "megatron_fused",
         "head_input_sharded": 1,
         "pp_keeps_outputs": 0,
+        "attention_kernel_default": "cudnn",
         "reserved_fraction": 0.04,
         "reserved_fraction_expandable": 0.12,
         "en": "megatron: grad_dtype is the gradient buffer (param.main_grad), kept whole; zero=1 is the distributed optimizer sharding master and moments over dp·cp (experts over expert-DP)",
@@ -217,6 +222,7 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "loss_impl_tp_default": "eager_fp32",
         "head_input_sharded": 0,
         "pp_keeps_outputs": 1,
+        "attention_kernel_default": "fa2",
         "reserved_fraction": 0.04,
         "reserved_fraction_expandable": 0.12,
         "en": "deepspeed: ZeRO-2 = 2 + 18/N and ZeRO-3 = 18/N bytes per parameter, as DeepSpeed's own estimators; 16-bit gradients do not persist under ZeRO-3",
@@ -267,6 +273,7 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "loss_impl_tp_default": "loss_parallel",
         "head_input_sharded": 0,
         "pp_keeps_outputs": 1,
+        "attention_kernel_default": "sdpa",
         "reserved_fraction": 0.04,
         "reserved_fraction_expandable": 0.12,
         "en": "fsdp2: PyTorch FSDP2 as torchtitan runs it: sharded fp32 parameters (the master), fp32 gradients and moments; bf16 layers gathered one at a time; selective recompute saves by operator",
