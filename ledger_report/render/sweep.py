@@ -15,13 +15,15 @@ def write_table(
     header: Sequence[str], chunks: Iterable[Mapping[str, tuple[Any, Any]]], out: BinaryIO
 ) -> None:
     """Write the header, then each chunk's rows (its columns in the header's order), to the
-    binary stream ``out`` (UTF-8); the header goes with the first chunk (a source refused before
-    then leaves ``out`` empty), alone when there is no row."""
-    head = csv_lines([header])
+    binary stream ``out`` (UTF-8); the header alone when there is no row.  The header goes out
+    with the first chunk, so a row the engine refuses there leaves nothing written."""
+    lines: list[Any] = [header]
     for chunk in chunks:
-        out.write(head + csv_lines(zip(*(_cells(*chunk[name]) for name in header))))
-        head = b""
-    out.write(head)
+        lines.extend(zip(*(_cells(*chunk[name]) for name in header)))
+        out.write(csv_lines(lines))
+        lines = []
+    if lines:
+        out.write(csv_lines(lines))
 
 
 def _cells(values: Any, blank: Any) -> list:
