@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Sequence
+from typing import Any, BinaryIO, Callable, Iterator, Sequence
 
 from .config import Config
 from .engine import Ledger, compute_many
@@ -404,13 +404,13 @@ def to_frame(source: Rows | Mapping[str, Any], *, states: bool = False):
         return _states_frame(pd, compute(source))
     if _all_ledgers(source):
         return _ledgers_frame(pd, source)
-    chunks = list(table(source))
-    if not chunks:
+    configs = read(source)
+    if not configs:
         return pd.DataFrame(columns=["name", *_table_keys()])
-    columns = {}
-    for k in list(chunks[0]):  # each column's chunks let go as it is joined: one copy at a time
-        columns[k] = _pandas_column(pd, [c.pop(k) for c in chunks])
-    return pd.DataFrame(columns, copy=False)
+    columns = _Columns(len(configs))
+    for chunk in table(configs):  # each chunk copied into the columns and let go: bounded memory
+        columns.add(chunk)
+    return pd.DataFrame({k: _pandas_column(pd, *col) for k, col in columns.done()}, copy=False)
 
 
 def table(source: Rows, progress: Progress | None = None):
@@ -433,15 +433,50 @@ def _table_keys() -> list[str]:
     return table_keys()
 
 
-def _pandas_column(pd, parts: list[tuple[Any, Any]]):
-    """One column of the table from its chunks: blanks as NA (a nullable type where the column's
-    kind has no NaN of its own)."""
+class _Columns:
+    """The sweep table's columns over ``n`` rows, filled a chunk at a time: numbers and truth
+    values into arrays made once, text (and whole numbers past int64) joined at the end."""
+
+    def __init__(self, n: int) -> None:
+        self.n, self.start = n, 0
+        self.values: dict[str, Any] = {}  # column -> its array, or the list of its chunks' arrays
+        self.blank: dict[str, Any] = {}  # column -> blank mask, for a column with a blank row
+
+    def add(self, chunk: Mapping[str, tuple[Any, Any]]) -> None:
+        import numpy as np
+
+        rows = slice(self.start, self.start + len(chunk["name"][0]))
+        for k, (v, b) in chunk.items():
+            col = self.values.get(k)
+            if col is None:
+                col = self.values[k] = np.empty(self.n, v.dtype) if v.dtype.kind in "bif" else []
+            if isinstance(col, list) or col.dtype != v.dtype:  # a chunk of another kind: joined
+                if not isinstance(col, list):
+                    col = self.values[k] = [col[: rows.start]]
+                col.append(v)
+            else:
+                col[rows] = v
+            if b is not None:
+                if k not in self.blank:
+                    self.blank[k] = np.zeros(self.n, bool)
+                self.blank[k][rows] = b
+        self.start = rows.stop
+
+    def done(self) -> Iterator[tuple[str, tuple[Any, Any]]]:
+        import numpy as np
+
+        for k in list(self.values):
+            v = self.values.pop(k)
+            yield k, (np.concatenate(v) if isinstance(v, list) else v, self.blank.pop(k, None))
+
+
+def _pandas_column(pd, values: Any, blank: Any):
+    """One column of the table: blanks as NA (a nullable type where the column's kind has no NaN
+    of its own); text through its distinct values, as pandas makes a column of them."""
     import numpy as np
 
-    values = np.concatenate([v for v, _ in parts])
-    if all(b is None for _, b in parts):
+    if blank is None and values.dtype.kind != "U":
         return values
-    blank = np.concatenate([np.zeros(len(v), bool) if b is None else b for v, b in parts])
     kind = values.dtype.kind
     if kind == "i":
         return pd.arrays.IntegerArray(values, blank)
@@ -450,6 +485,11 @@ def _pandas_column(pd, parts: list[tuple[Any, Any]]):
     if kind == "f":
         return np.where(blank, np.nan, values)
     out = values.astype(object)
+    if kind == "U" and (blank is None or not blank.all()):
+        codes, uniques = pd.factorize(out)
+        if blank is not None:
+            codes[blank] = -1
+        return pd.Series(uniques).array.take(codes, allow_fill=True)
     out[blank] = None
     return out
 
@@ -458,7 +498,7 @@ def _ledgers_frame(pd, ledgers: Sequence[Ledger]):
     from .engine import ledger_table
 
     table = ledger_table(ledgers)
-    return pd.DataFrame({k: _pandas_column(pd, [col]) for k, col in table.items()}, copy=False)
+    return pd.DataFrame({k: _pandas_column(pd, *col) for k, col in table.items()}, copy=False)
 
 
 def _states_frame(pd, ledgers: Sequence[Ledger]):

@@ -418,7 +418,7 @@ def plain_array(np, v: Any, n: int, unit: str) -> tuple[Any, Any]:
     """``plain`` of a quantity over ``n`` rows as the arrays interpreter holds it: its values as an
     array and the mask of blank rows (``None``: none blank); a number that is not finite is blank."""
     if v is None:
-        return _array_of(np, [None] * n, unit)
+        return _blank_array(np, n, unit)
     data = np.broadcast_to(np.ma.getdata(v), (n,))
     blank = (
         np.broadcast_to(np.ma.getmaskarray(v), (n,)) if isinstance(v, np.ma.MaskedArray) else None
@@ -438,6 +438,14 @@ def plain_array(np, v: Any, n: int, unit: str) -> tuple[Any, Any]:
             return _array_of(np, [None if b else int(y) for y, b in _with_blank(x, blank)], unit)
         return x.astype(np.int64), blank
     return x, blank
+
+
+def _blank_array(np, n: int, unit: str) -> tuple[Any, Any]:
+    """``_array_of`` of ``n`` blanks."""
+    dtype, fill = (bool, False) if unit == BOOL else ("<U1", "") if unit == TEXT else (None, 0)
+    if dtype is None:
+        dtype = np.int64 if unit in INT_UNITS else np.float64
+    return np.full(n, fill, dtype=dtype), np.ones(n, dtype=bool)
 
 
 def _with_blank(x: Any, blank: Any) -> Iterable[tuple[Any, bool]]:
