@@ -472,10 +472,10 @@ class _Columns:
 
 def _pandas_column(pd, values: Any, blank: Any):
     """One column of the table: blanks as NA (a nullable type where the column's kind has no NaN
-    of its own); text through its distinct values, as pandas makes a column of them."""
+    of its own)."""
     import numpy as np
 
-    if blank is None and values.dtype.kind != "U":
+    if blank is None:
         return values
     kind = values.dtype.kind
     if kind == "i":
@@ -485,11 +485,6 @@ def _pandas_column(pd, values: Any, blank: Any):
     if kind == "f":
         return np.where(blank, np.nan, values)
     out = values.astype(object)
-    if kind == "U" and (blank is None or not blank.all()):
-        codes, uniques = pd.factorize(out)
-        if blank is not None:
-            codes[blank] = -1
-        return pd.Series(uniques).array.take(codes, allow_fill=True)
     out[blank] = None
     return out
 

@@ -177,21 +177,21 @@ def chunks(items: Iterable[Any], rows: int) -> Iterator[list[Any]]:
 
 
 def evaluate_chunk(
-    configs: Sequence[Config], model: Model
+    configs: Sequence[Config], model: Model, keys: list[str] | None = None
 ) -> list[tuple[dict[str, Any], list[int]]]:
-    """The arrays interpreter's results for the rows: all of them in one pass where that gives
-    the values evaluating each pattern of empty columns apart gives, else one pass per pattern;
-    with the rows each part covers."""
+    """The arrays interpreter's results for the rows (``keys`` and what they refer to, or every
+    quantity): all of them in one pass where that gives the values evaluating each pattern of
+    empty columns apart gives, else one pass per pattern; with the rows each part covers."""
     import numpy as np
 
     read = _read_columns(model.registry)
     masked = masked_arrays(np, {name: col for name, col in _input_columns(configs) if name in read})
     parts = None
     if masked is not None:
-        env = evaluate_masked(model.registry, masked[0], masked[1], model.tables)
+        env = evaluate_masked(model.registry, masked[0], masked[1], model.tables, keys)
         if env is not None:
             parts = [(env, list(range(len(configs))))]
-    parts = parts or _per_pattern(np, configs, model)
+    parts = parts or _per_pattern(np, configs, model, keys)
     for env, idx in parts:
         _refuse_non_finite(np, env, configs, idx, model)
     return parts
@@ -230,7 +230,7 @@ def _read_columns(reg) -> frozenset:
 
 
 def _per_pattern(
-    np, configs: Sequence[Config], model: Model
+    np, configs: Sequence[Config], model: Model, keys: list[str] | None = None
 ) -> list[tuple[dict[str, Any], list[int]]]:
     """The arrays of each group of rows that leave the same columns empty."""
     groups: dict[frozenset, list[int]] = {}
@@ -241,7 +241,7 @@ def _per_pattern(
     out = []
     for given, idx in groups.items():
         cols = {name: _column(np, [configs[i].values[name] for i in idx]) for name in given}
-        out.append((evaluate_arrays(model.registry, cols, model.tables), idx))
+        out.append((evaluate_arrays(model.registry, cols, model.tables, keys), idx))
     return out
 
 
@@ -387,7 +387,7 @@ def table(
     for chunk in chunks(configs, rows):
         n = len(chunk)
         out: dict[str, tuple[Any, Any]] = {"name": (np.array([c.name for c in chunk]), None)}
-        parts = evaluate_chunk(chunk, model)
+        parts = evaluate_chunk(chunk, model, keys)
         for k in keys:
             unit = model.registry[k].unit
             if len(parts) == 1:
