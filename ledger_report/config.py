@@ -1412,11 +1412,8 @@ class Config:
         if len(full) != len(COLUMN_NAMES):  # a key that is no column
             raise KeyError(f"unknown columns: {sorted(self.values.keys() - _COLUMN_SET)}")
         object.__setattr__(self, "values", full)
-        object.__setattr__(
-            self,
-            "origins",
-            _FrozenDict({k: v for k, v in self.origins.items() if full.get(k) is not None}),
-        )
+        origins = {k: v for k, v in self.origins.items() if full.get(k) is not None}
+        object.__setattr__(self, "origins", _FrozenDict(origins) if origins else _NO_ORIGINS)
 
     @classmethod
     def rebuilt(cls, values: Sequence[Any], source: str, origins: Mapping[str, str]) -> "Config":
@@ -1465,3 +1462,6 @@ class _FrozenDict(dict):
 
     def __hash__(self) -> int:  # type: ignore[override]
         return hash(tuple(sorted((k, repr(v)) for k, v in self.items())))
+
+
+_NO_ORIGINS = _FrozenDict()  # one, shared by the rows whose model filled nothing

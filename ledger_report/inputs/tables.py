@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterable, Mapping, NoReturn, Sequence
 
 from ..config import COLUMN_BY_NAME, MODEL_COLUMN, NAME_COLUMN, Config
 from ..errors import InputError, Problem
-from .cells import Bad, catalogue_hint, cell, is_blank, letter, norm, sheet_ref, show
+from .cells import Bad, catalogue_hint, cell, letter, norm, sheet_ref, show
 from .fill import Models, fill_from_model
 from .names import column_of, hint
 
@@ -249,11 +249,12 @@ class Table:
         values: dict[str, Any] = {}
         bad: set[str] = set()
         before = len(self.problems)
+        columns = self.columns
         for col in sorted(cells):
             raw = cells[col]
-            if is_blank(raw):
+            if raw is None or (isinstance(raw, str) and not raw.strip()):  # is_blank, inline
                 continue
-            name = self.columns.get(col)
+            name = columns.get(col)
             if name is None:
                 if col in self.blank or col > self.width:
                     self.orphans.setdefault(col, row)
