@@ -472,10 +472,11 @@ class _Columns:
 
 def _pandas_column(pd, values: Any, blank: Any):
     """One column of the table: blanks as NA (a nullable type where the column's kind has no NaN
-    of its own)."""
+    of its own); text as one string object per distinct text (not one per cell: ~6 M strings,
+    ~0.7 GB, on 100,000 rows), in the string type pandas gives text."""
     import numpy as np
 
-    if blank is None:
+    if blank is None and values.dtype.kind != "U":
         return values
     kind = values.dtype.kind
     if kind == "i":
@@ -485,6 +486,11 @@ def _pandas_column(pd, values: Any, blank: Any):
     if kind == "f":
         return np.where(blank, np.nan, values)
     out = values.astype(object)
+    if kind == "U" and (blank is None or not blank.all()):
+        codes, uniques = pd.factorize(out)
+        if blank is not None:
+            codes[blank] = -1
+        return pd.Series(uniques).array.take(codes, allow_fill=True)
     out[blank] = None
     return out
 
