@@ -88,9 +88,10 @@ NOTE_MAX_EM = (
     360,
     210,
     110,
-    55,
-    55,
-)  # width of a note shown (units of _em; a line across the page is ~96)
+    110,
+    110,
+)  # width of a note shown (units of _em; a line across the page is ~96: with the marker of a cut
+# note or a rule's text before it, 110 takes two lines, as 55 did)
 NOTE_MAX_LINES = (5, 3, 1, 1, 1)
 NAME_MAX_CHARS = 240
 SUMMARY_NAME_MAX_CHARS = 30
