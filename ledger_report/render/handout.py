@@ -14,18 +14,19 @@ through :class:`PackagedAssetFetcher`, which serves files of the packaged templa
 refuses everything else, fatally.  So a note holding ``<a rel="attachment"
 href="file:///etc/passwd">`` is printed as text and embeds nothing.
 
-Two sheets per configuration, always, in one layout: the review sheet (the verdicts, each a
-badge over its reason; a headline strip of the spec's eight headline figures; the layout; the
-state ledger; the memory chart; the peak, the compute floor and the budget in three columns) and
-its continuation (the rest of the flow: the parameters, the items outside the ledger, the
-assumptions, in three columns).  Each sheet is an inline block of fixed height (WeasyPrint does
+One page per configuration (CONTRACT.md section 6), always, in one layout: the verdicts (each a
+badge over its reason), a headline strip of the spec's eight headline figures, the layout; the
+state ledger and the memory chart; then the flow (the budget, the peak, the compute floor, ...,
+the parameters, the items outside the ledger, the assumptions) in three columns, two under the
+ledger and one under the chart.  Each page is an inline block of fixed height (WeasyPrint does
 not split inline blocks across pages), so nothing spills onto a further page.  The type is 8 pt
-at a line height of 1.2 everywhere (:data:`page.LINE_HEIGHT`); the flow is cut into the six
-columns by estimated heights (the first sheet's filled in turn, the rest balanced on the second),
-and after layout the renderer reads back the height of every item and column (the ids the template
-sets) and, for a page that overflows, cuts the flow again by the measured heights, then, where
-they do not fit, leaves out the formula texts of a fixed list of sections, level by level
-(:data:`page.TRIMMED`), with a shorter note (:func:`_pages`, :func:`_refit`).
+at a line height of 1.15 everywhere (:data:`page.LINE_HEIGHT`); the flow is cut into the columns
+by estimated heights, and after layout the renderer reads back the height of every item and
+column (the ids the template sets) and, for a page that overflows, cuts the flow again by the
+measured heights, then, where they do not fit, leaves out the formula texts of a fixed list of
+sections, level by level (:data:`page.TRIMMED`; at the last, the figures ``PageData._kept``
+leaves out), with a shorter note (:func:`_pages`, :func:`_refit`); the page's foot then says so.
+A page that still overflows is reported (a warning naming it), never clipped silently.
 
 Speed: WeasyPrint is pure Python and single-threaded, and the handout uses only its public API
 (``weasyprint.HTML(string=..., base_url=..., url_fetcher=...).render(font_config=...)``, then

@@ -10,10 +10,13 @@ view and the spec).  What this module adds is presentation only:
   spec's headline figures and the layout in the header; tables of more than
   :data:`NARROW_COLUMNS` columns across the top (the state ledger); tables the spec draws as bars
   (``Table.bars``) beside them; every other section in reading order (:data:`FLOW_FIRST`, the
-  others in spec order, :data:`FLOW_LAST`) in three columns below and three more on the
-  configuration's second sheet (a section the spec adds later lands there, with no template
-  change); a figure listed in several sections is printed once, in the last (the budget keeps
-  GPU-hours and the cost);
+  others in spec order, :data:`FLOW_LAST`) in three columns below, on the one page (a section
+  the spec adds later lands among them, with no template change); a figure listed in several
+  sections is printed once, in the last (the budget keeps GPU-hours and the cost);
+* what a page too full leaves out, level by level (:data:`TRIMMED`, :data:`ESSENTIAL`,
+  ``PageData._kept``): formula texts, then on the fullest pages a figure the headline strip
+  shows, a blank figure and the parameter breakdown (the figures are all in the workbook and the
+  JSON);
 * the geometry of the bars (widths in per cent of the widest), the fill of each bar segment (a
   palette of greys and colours whose luminances differ, chosen so that touching segments never
   share a fill), and the legend keys;
