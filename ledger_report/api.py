@@ -35,9 +35,10 @@ def read(source: Rows) -> list[Config]:
 
     if isinstance(source, (str, Path)):
         return inputs.read_configs(source)
+    label = "DataFrame" if _is_frame(source) else "mappings"  # as messages name the source
     items = _items(source)
     records = [(n, _record(x)) for n, x in enumerate(items, 1) if not isinstance(x, Config)]
-    read_back = iter(_checked(inputs, records))
+    read_back = iter(_checked(inputs, records, label))
     configs = [x if isinstance(x, Config) else next(read_back) for x in items]
     _names_unique(configs, items)
     return configs
@@ -82,10 +83,10 @@ def _cell(v: Any) -> Any:
     return v
 
 
-def _checked(inputs, records: list[tuple[int, dict[str, Any]]]) -> list[Config]:
+def _checked(inputs, records: list[tuple[int, dict[str, Any]]], label: str) -> list[Config]:
     """The mappings checked together, each problem naming the item's place in the source."""
     try:
-        return inputs.configs_from_records([r for _, r in records], source="mappings")
+        return inputs.configs_from_records([r for _, r in records], source=label)
     except InputError as err:
         place = {k: n for k, (n, _) in enumerate(records, 1)}
         for p in err.problems:
@@ -101,8 +102,8 @@ def _names_unique(configs: list[Config], items: list[Any]) -> None:
     problems = []
     for n, c in enumerate(configs, 1):
         k = name_key(c.name)
-        if k in first and isinstance(items[n - 1], Mapping) != isinstance(
-            items[first[k] - 1], Mapping
+        if k in first and isinstance(items[n - 1], Config) != isinstance(
+            items[first[k] - 1], Config
         ):  # a mapping beside a Config (mappings are checked among themselves as they are read)
             problems.append(
                 Problem(
@@ -150,11 +151,13 @@ def outputs(
     progress: Any = None,
     source_folder: str | Path | None = None,
     plans: Mapping[str, Any] | None = None,
+    pareto: Sequence[Ledger] = (),
 ) -> dict[Path, bytes]:
     """The bytes of each output file, by path (nothing is written).  ``source_folder``: where the
     rows were read (a row's config.json path is relative to it), so the workbook names that file
     relative to ``out_dir`` and rebuilds from there; ``plans``: the planner's document, whose
-    layouts and Pareto front the workbook shows (``plan -o``)."""
+    layouts and Pareto front the workbook shows (``plan -o``); ``pareto``: the ledgers of that
+    front, which the handout draws on its summary."""
     from .render.document import document, json_bytes
 
     out = Path(out_dir)
@@ -179,7 +182,11 @@ def outputs(
         if progress:
             progress.stage(f"rendering the handout ({len(ledgers) + 1:,}+ pages)")
         files[out / f"{stem}.pdf"] = render_pdf(
-            ledgers, lang=lang, jobs=jobs, progress=getattr(progress, "pages", None)
+            ledgers,
+            lang=lang,
+            jobs=jobs,
+            progress=getattr(progress, "pages", None),
+            pareto=pareto,
         )
     if workbook is not None:
         files[out / f"{stem}.xlsx"] = workbook()
@@ -197,12 +204,13 @@ def build(
     progress: Any = None,
 ) -> list[Path]:
     """Compute (if need be) and write the outputs atomically; returns the paths written."""
-    from .render.output import write_outputs
+    from .render.output import check_targets, write_outputs
 
     inputs: list[Path] = []
     if isinstance(source, (str, Path)):
         inputs = [Path(source)]
         stem = stem or Path(source).stem
+    check_targets((Path(out_dir) / f"{stem or 'ledgers'}.{f}" for f in formats), inputs)
     ledgers = compute(source, progress=getattr(progress, "compute", None))
     files = outputs(
         ledgers,
@@ -222,6 +230,7 @@ def plan(
     top: int = TOP_PLANS,
     progress: Progress | None = None,
     prices: Mapping[str, Any] | str | Path | None = None,
+    max_candidates: int | None = None,
 ) -> dict[str, Any]:
     """The planner's document for each row, as ``ledger-report plan`` gives it (the same default
     ``top``); ``prices``: GPU type -> price per GPU-hour, or the path of a gpu,price CSV."""
@@ -234,7 +243,9 @@ def plan(
         prices = read_prices(prices)
     elif prices is not None:
         prices = _prices(prices)
-    return plan_document(configs, top=top, progress=progress, prices=prices)
+    return plan_document(
+        configs, top=top, progress=progress, prices=prices, max_candidates=max_candidates
+    )
 
 
 def _prices(prices: Mapping[str, Any]) -> dict[str, float]:
@@ -286,16 +297,30 @@ def build_plans(
     ``build`` builds any input, the pages in the planner's order; never over ``inputs``."""
     from dataclasses import replace
 
-    from .render.output import write_outputs
+    from .render.output import check_targets, write_outputs
     from .render.plans import plans_csv
     from .report import DEFAULT
 
+    out = Path(out_dir)
+    check_targets([out / "plans.csv", *(out / f"plans.{f}" for f in formats)], inputs)
     in_plan_order = replace(DEFAULT, spec=replace(DEFAULT.spec, rank=()))
     ledgers = list(compute_many(read([p["row"] for p in doc["plans"]]), in_plan_order))
-    out = Path(out_dir)
+    # the front of days against cost, for the handout's chart (its rows are complete input rows)
+    front_rows = [p["row"] for p in doc.get("pareto", [])]
+    front = list(compute_many(read(front_rows), in_plan_order)) if front_rows else []
     files = {out / "plans.csv": plans_csv(doc)}
     files.update(
-        outputs(ledgers, "plans", out, formats, lang=lang, jobs=jobs, progress=progress, plans=doc)
+        outputs(
+            ledgers,
+            "plans",
+            out,
+            formats,
+            lang=lang,
+            jobs=jobs,
+            progress=progress,
+            plans=doc,
+            pareto=front,
+        )
     )
     return write_outputs(files, inputs=inputs)
 
@@ -324,7 +349,13 @@ def models() -> list[dict[str, Any]]:
                 "columns": dict(m.columns),
                 **{
                     k: int(lg[k])
-                    for k in ("params_total", "params_active", "params_mtp", "arch_main_params")
+                    for k in (
+                        "params_total",
+                        "params_active",
+                        "params_active_card",
+                        "params_mtp",
+                        "arch_main_params",
+                    )
                 },
             }
         )
@@ -352,7 +383,7 @@ def template(path: str | Path) -> Path:
         from .render.workbook import template_xlsx
 
         data = template_xlsx()
-    return write_outputs({path: data})[0]
+    return write_outputs({path: data}, inputs=())[0]
 
 
 def to_frame(source: Rows | Mapping[str, Any], *, states: bool = False):
@@ -376,9 +407,10 @@ def to_frame(source: Rows | Mapping[str, Any], *, states: bool = False):
     chunks = list(table(source))
     if not chunks:
         return pd.DataFrame(columns=["name", *_table_keys()])
-    return pd.DataFrame(
-        {k: _pandas_column(pd, [c[k] for c in chunks]) for k in chunks[0]}, copy=False
-    )
+    columns = {}
+    for k in list(chunks[0]):  # each column's chunks let go as it is joined: one copy at a time
+        columns[k] = _pandas_column(pd, [c.pop(k) for c in chunks])
+    return pd.DataFrame(columns, copy=False)
 
 
 def table(source: Rows, progress: Progress | None = None):
@@ -454,7 +486,7 @@ def write_csv(source: Rows, out: BinaryIO, progress: Progress | None = None) -> 
     """``calc --csv``: the sweep table (``to_frame``'s) as CSV, a chunk of rows at a time."""
     from .render.sweep import write_table
 
-    write_table(table(source, progress), out)
+    write_table(["name", *_table_keys()], table(source, progress), out)
 
 
 def _counted(progress: Progress | None, total: int) -> Callable[[int], None]:
@@ -469,3 +501,34 @@ def _counted(progress: Progress | None, total: int) -> Callable[[int], None]:
                 progress(k * 1000, total)
 
     return counted
+
+
+def reconcile(
+    source: str | Path,
+    runs: Sequence[str | Path],
+    *,
+    row: str | None = None,
+    out_dir: str | Path | None = None,
+    update: str | Path | None = None,
+) -> dict[str, Any]:
+    """``ledger-report reconcile``: one row's ledger against probe files or training logs
+    (``ledger_report/reconcile.py``); writes ``out_dir/<stem>-reconcile.json`` and ``.txt``, and
+    with ``update`` the input rows as a CSV with measured_peak_gb, measured_counter and mfu filled."""
+    from . import reconcile as rc
+    from .render.document import json_bytes
+    from .render.output import write_outputs
+
+    configs = read(source)
+    read_runs = [rc.read_run(r) for r in runs]
+    ledger = rc.pick_row(compute(configs), read_runs, row, str(source))
+    doc = rc.reconcile(ledger, read_runs)
+    files: dict[Path, bytes] = {}
+    if out_dir is not None:
+        stem = Path(out_dir) / f"{Path(source).stem}-reconcile"
+        files[stem.with_suffix(".json")] = json_bytes(doc)
+        files[stem.with_suffix(".txt")] = rc.render_text(doc).encode("utf-8")
+    if update is not None:
+        files[Path(update)] = rc.updated_csv(configs, ledger.name, doc["update"])
+    if files:
+        write_outputs(files, inputs=[source, *runs])
+    return doc

@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 
 from . import __version__, api
+from .api import TOP_PLANS
 from .errors import LedgerError
-from .planner import TOP_PLANS
 from .render.workers import JobsError, default_jobs
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -46,20 +46,53 @@ class _Progress:
             click.echo(f"\r{self.label}: {done:,}", err=True, nl=False)
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where the run is, as Ctrl-C is: the same clean-up runs (temp
+    files removed, earlier outputs put back, worker processes ended)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_terminated(signum, _frame) -> None:
+    raise _Terminated(signum)
+
+
+def _stop_on_signals() -> None:
+    """SIGTERM (``timeout``, ``kill``) and SIGHUP (a closed terminal) handled as Ctrl-C is."""
+    import signal
+
+    for name in ("SIGTERM", "SIGHUP"):
+        signum = getattr(signal, name, None)
+        if signum is not None and signal.getsignal(signum) is signal.SIG_DFL:
+            signal.signal(signum, _raise_terminated)
+
+
 class _Group(click.Group):
-    """Turns an unexpected exception into one line and exit status 1 (set LEDGER_REPORT_DEBUG=1 for the traceback)."""
+    """Turns an unexpected exception into one line and exit status 1 (set LEDGER_REPORT_DEBUG=1 for the traceback);
+    a signal that ends the run (Ctrl-C, SIGTERM, SIGHUP) into one line and 128 + its number."""
 
     def invoke(self, ctx):
         import os
+        import signal
 
+        _stop_on_signals()
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt as err:
+            signum = err.signum if isinstance(err, _Terminated) else signal.SIGINT
+            name = signal.Signals(signum).name
+            click.echo(
+                f"Error: stopped by {name}; the outputs are written all together or not at all.",
+                err=True,
+            )
+            sys.exit(128 + signum)
         except (
             click.exceptions.Exit,
             click.ClickException,
             click.Abort,
             SystemExit,
-            KeyboardInterrupt,
         ):
             raise
         except BrokenPipeError:  # the reader went away (`| head`): stop quietly
@@ -284,6 +317,13 @@ def models(as_json: bool) -> None:
     type=click.Path(dir_okay=False, exists=True),
     help="CSV of gpu,price (per GPU-hour): the price of each GPU type; only these types are searched when a row names no GPU.",
 )
+@click.option(
+    "--max-candidates",
+    default=None,
+    type=click.IntRange(min=1),
+    help="The largest search a row may ask for [default: 20,000,000, about 40 s]; a larger one "
+    "is refused, naming the columns that would narrow it.",
+)
 def plan(
     input: str,
     top: int,
@@ -293,6 +333,7 @@ def plan(
     quiet: bool,
     jobs: int | None,
     prices_file: str | None,
+    max_candidates: int | None,
 ) -> None:
     """Search layouts, GPU counts and memory savers; rank the feasible plans by predicted cost.
 
@@ -304,7 +345,13 @@ def plan(
     from .render.document import json_bytes
     from .render.table import render_plans
 
-    doc = api.plan(input, top=top, progress=_Progress("candidates", quiet), prices=prices_file)
+    doc = api.plan(
+        input,
+        top=top,
+        progress=_Progress("candidates", quiet),
+        prices=prices_file,
+        max_candidates=max_candidates,
+    )
     if as_json:
         sys.stdout.buffer.write(json_bytes(doc))
     else:
@@ -312,7 +359,12 @@ def plan(
     if out_dir and doc["plans"]:
         progress = _Progress("computing", quiet)
         paths = api.build_plans(
-            doc, out_dir, inputs=[input], lang=lang, jobs=jobs, progress=progress
+            doc,
+            out_dir,
+            inputs=[input, *([prices_file] if prices_file else [])],
+            lang=lang,
+            jobs=jobs,
+            progress=progress,
         )
         _wrote(paths, quiet)
     empty = [i for i in doc["inputs"] if not i["plans"]]
@@ -320,6 +372,49 @@ def plan(
         click.echo(f"No plan for {i['name']}: {i['reason']}", err=True)
     if empty:
         sys.exit(1)
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("input", type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--row", default=None, help="The row to reconcile [default: the probe's row].")
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON document, not the text.")
+@click.option(
+    "-o",
+    "--out",
+    "out_dir",
+    default=None,
+    type=click.Path(file_okay=False),
+    help="Also write DIR/<stem>-reconcile.json and .txt.",
+)
+@click.option(
+    "--update",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Write OUT.csv: the input rows, the reconciled one with measured_peak_gb, "
+    "measured_counter and mfu filled in.",
+)
+def reconcile(
+    input: str,
+    runs: tuple[str, ...],
+    row: str | None,
+    as_json: bool,
+    out_dir: str | None,
+    update: str | None,
+) -> None:
+    """Compare a row's phases, peak and throughput with probe files or training logs (RUN...:
+    ledger_report.probe JSON lines, Megatron-LM, torchtitan or DeepSpeed logs).
+
+    Example: ledger-report reconcile inputs.csv run.jsonl --update measured.csv
+    """
+    from .reconcile import render_text
+    from .render.document import json_bytes
+
+    doc = api.reconcile(input, runs, row=row, out_dir=out_dir, update=update)
+    if as_json:
+        sys.stdout.buffer.write(json_bytes(doc))
+    else:
+        click.echo(render_text(doc), nl=False)
 
 
 if __name__ == "__main__":  # pragma: no cover

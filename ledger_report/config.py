@@ -32,6 +32,7 @@ FRAMEWORKS = convention_names()
 OPTIMIZERS = ("adam", "adamw", "sgd", "momentum", "lion", "adafactor", "adam8bit")
 LOCATIONS = ("hbm", "host", "nvme")
 RECOMPUTE = ("none", "selective", "selective_op", "full")
+LOSS_IMPLS = ("eager_fp32", "loss_parallel", "chunked_output", "fused_linear_ce", "megatron_fused")
 COUNTERS = ("allocated", "reserved", "device")
 NORMS = ("rmsnorm", "layernorm")
 COMPUTE_DTYPES = ("bf16", "fp16", "fp8")
@@ -67,6 +68,9 @@ ALIASES = {
 }
 
 
+MAX_TEXT_CHARS = 32_767  # a spreadsheet cell's limit (Excel; openpyxl and XlsxWriter keep to it)
+
+
 @dataclass(frozen=True)
 class Column:
     name: str
@@ -81,6 +85,20 @@ class Column:
     maximum: float | None = None
     required: bool = False
     group: str = ""  # section of the template / handout
+    # A fraction that may be typed as a percent ("40%"); 1 < x <= 100 typed bare gets "did you
+    # mean x%?".
+    percent: bool = False
+    # Where an ENUM column's names come from instead of ``choices``: "gpus", the accelerator
+    # catalogue (``ledger-report gpus``), matched by its loose name rules.
+    catalogue: str = ""
+    # The longest text a TEXT column takes, in UTF-16 code units as Excel counts them (an emoji
+    # is two): a cell's limit, or less where a page shows the text whole.
+    max_chars: int = MAX_TEXT_CHARS
+
+
+# Layers in a model, and in a stage: ten times the deepest model published (DeepSeek-V3 has 61,
+# Llama-3.1-405B 126); the stage splits walk the layers.
+MAX_LAYERS = 10_000
 
 
 def _c(*args, **kw) -> Column:
@@ -107,6 +125,14 @@ DEFAULT_ZH = {
     "the convention's (5e8)": "框架口径的值（5e8）",
     "the convention's (fp32 generic, deepspeed; bf16 megatron, fsdp2)": "框架口径的值（generic、deepspeed 为 fp32；megatron、fsdp2 为 bf16）",
     "the convention's (true)": "框架口径的值（true）",
+    "the convention's (false)": "框架口径的值（false）",
+    "dp (one shard group)": "dp（一个分片组）",
+    "the convention's (cudnn megatron; fa2 deepspeed; sdpa generic, fsdp2)": "框架口径的值（megatron 为 cudnn；deepspeed 为 fa2；generic、fsdp2 为 sdpa）",
+    "the convention's (bf16; fp32 under fsdp2)": "框架口径的值（bf16；fsdp2 下为 fp32）",
+    "moe_ffn_hidden when shared_experts is given, else 0": "给出 shared_experts 时为 moe_ffn_hidden，否则为 0",
+    "the convention's (on megatron, else off)": "框架口径的值（megatron 开，其余关）",
+    "the convention's (off megatron; ZeRO-3 only deepspeed; on generic, fsdp2)": "框架口径的值（megatron 关；deepspeed 仅 ZeRO-3；generic、fsdp2 开）",
+    "the convention's (megatron: megatron_fused; fsdp2 with tp > 1: loss_parallel; else eager_fp32)": "框架口径的值（megatron：megatron_fused；fsdp2 且 tp > 1：loss_parallel；否则 eager_fp32）",
 }
 
 
@@ -123,6 +149,7 @@ COLUMNS: tuple[Column, ...] = (
         "配置名称，文件内唯一",
         required=True,
         group="label",
+        max_chars=256,
     ),
     _c("notes", TEXT, "Free text shown on the handout", "备注，显示在讲义上", group="label"),
     # parameters
@@ -174,7 +201,17 @@ COLUMNS: tuple[Column, ...] = (
         "",
         group="arch",
     ),
-    _c("layers", INT, "Transformer layers", "层数", "", "", minimum=1, group="arch"),
+    _c(
+        "layers",
+        INT,
+        "Transformer layers",
+        "层数",
+        "",
+        "",
+        minimum=1,
+        maximum=MAX_LAYERS,
+        group="arch",
+    ),
     _c("hidden", INT, "Hidden size h", "隐藏维度 h", "", "", minimum=1, group="arch"),
     _c("heads", INT, "Attention (query) heads", "注意力头数", "", "", minimum=1, group="arch"),
     _c(
@@ -371,7 +408,7 @@ COLUMNS: tuple[Column, ...] = (
         INT,
         "MoE: experts per token",
         "MoE：每 token 激活专家数",
-        "",
+        "none",
         "",
         minimum=1,
         group="moe",
@@ -391,7 +428,7 @@ COLUMNS: tuple[Column, ...] = (
         INT,
         "MoE: shared-expert MLP width",
         "MoE：共享专家 MLP 宽度",
-        "0",
+        "moe_ffn_hidden when shared_experts is given, else 0",
         "",
         minimum=0,
         group="moe",
@@ -440,6 +477,7 @@ COLUMNS: tuple[Column, ...] = (
         "0",
         "",
         minimum=0,
+        maximum=MAX_LAYERS,
         group="moe",
     ),
     _c(
@@ -450,6 +488,7 @@ COLUMNS: tuple[Column, ...] = (
         "0",
         "",
         minimum=0,
+        maximum=MAX_LAYERS,
         group="arch",
     ),
     _c(
@@ -538,7 +577,7 @@ COLUMNS: tuple[Column, ...] = (
         ENUM,
         "Model gradients (megatron: the grad buffer)",
         "模型梯度（megatron：梯度 buffer）",
-        "bf16",
+        "the convention's (bf16; fp32 under fsdp2)",
         choices=DTYPES_GRAD,
         group="state",
     ),
@@ -592,6 +631,16 @@ COLUMNS: tuple[Column, ...] = (
     _c("tp", INT, "Tensor-parallel size", "张量并行度", "1", "", minimum=1, group="parallel"),
     _c("pp", INT, "Pipeline-parallel size", "流水线并行度", "1", "", minimum=1, group="parallel"),
     _c("cp", INT, "Context-parallel size", "上下文并行度", "1", "", minimum=1, group="parallel"),
+    _c(
+        "dp_shard",
+        INT,
+        "Data-parallel ranks each ZeRO/FSDP shard group spans; the rest replicate it (FSDP2 HSDP dp_shard, Megatron --num-distributed-optimizer-instances = dp/dp_shard)",
+        "每个 ZeRO/FSDP 分片组覆盖的数据并行 rank 数，其余为副本（FSDP2 HSDP 的 dp_shard；Megatron --num-distributed-optimizer-instances = dp/dp_shard）",
+        "dp (one shard group)",
+        "",
+        minimum=1,
+        group="parallel",
+    ),
     _c(
         "ep",
         INT,
@@ -733,6 +782,7 @@ COLUMNS: tuple[Column, ...] = (
         "even split",
         "",
         minimum=0,
+        maximum=MAX_LAYERS,
         group="parallel",
     ),
     _c(
@@ -743,6 +793,7 @@ COLUMNS: tuple[Column, ...] = (
         "even split",
         "",
         minimum=0,
+        maximum=MAX_LAYERS,
         group="parallel",
     ),
     _c(
@@ -751,6 +802,73 @@ COLUMNS: tuple[Column, ...] = (
         "Megatron sequence parallelism",
         "序列并行（Megatron SP）",
         "false",
+        group="batch",
+    ),
+    _c(
+        "overlap_grad_reduce",
+        BOOL,
+        "Gradient reduction overlapped with the backward (Megatron --overlap-grad-reduce, DeepSpeed overlap_comm, torch DDP/FSDP2 always)",
+        "梯度归约与反向重叠（Megatron --overlap-grad-reduce、DeepSpeed overlap_comm；torch DDP/FSDP2 总是重叠）",
+        "the convention's (off megatron; ZeRO-3 only deepspeed; on generic, fsdp2)",
+        group="batch",
+    ),
+    _c(
+        "overlap_param_gather",
+        BOOL,
+        "Parameter all-gathers overlapped with compute (Megatron --overlap-param-gather, ZeRO-3/FSDP prefetch)",
+        "参数 all-gather 与计算重叠（Megatron --overlap-param-gather、ZeRO-3/FSDP 预取）",
+        "the convention's (off megatron; ZeRO-3 only deepspeed; on generic, fsdp2)",
+        group="batch",
+    ),
+    _c(
+        "attention_kernel",
+        ENUM,
+        "Fused attention kernel: fa2 (FlashAttention-2), fa3 (FlashAttention-3, Hopper), cudnn (cuDNN / Transformer Engine fused attention), sdpa (PyTorch scaled_dot_product_attention)",
+        "融合注意力内核：fa2（FlashAttention-2）、fa3（FlashAttention-3，Hopper）、cudnn（cuDNN / Transformer Engine 融合注意力）、sdpa（PyTorch scaled_dot_product_attention）",
+        "the convention's (cudnn megatron; fa2 deepspeed; sdpa generic, fsdp2)",
+        choices=("fa2", "fa3", "cudnn", "sdpa"),
+        group="batch",
+    ),
+    _c(
+        "overlap_p2p_comm",
+        BOOL,
+        "Pipeline sends and receives overlapped with compute (Megatron --overlap-p2p-communication; interleaved schedule only)",
+        "流水线收发与计算重叠（Megatron --overlap-p2p-communication；仅交错调度）",
+        "the convention's (on megatron, else off)",
+        group="batch",
+    ),
+    _c(
+        "moe_a2a_overlap",
+        BOOL,
+        "Expert all-to-alls overlapped with another micro-batch's compute (Megatron --overlap-moe-expert-parallel-comm)",
+        "专家 all-to-all 与另一 micro-batch 的计算重叠（Megatron --overlap-moe-expert-parallel-comm）",
+        "false",
+        group="batch",
+    ),
+    _c(
+        "ep_dispatch",
+        ENUM,
+        "Expert dispatch: all_to_all (one copy per routed expert) or node_dedup (one copy per destination node, DeepEP / HybridEP)",
+        "专家分发：all_to_all（每个路由专家一份）或 node_dedup（每个目标节点一份，DeepEP / HybridEP）",
+        "all_to_all",
+        choices=("all_to_all", "node_dedup"),
+        group="batch",
+    ),
+    _c(
+        "moe_imbalance",
+        FLOAT,
+        "Busiest expert-parallel rank's routed tokens over the mean (1 = balanced, as forced balancing or capacity factor 1)",
+        "最忙的专家并行 rank 的路由 token 数与平均之比（1 = 均衡，如强制均衡或容量因子 1）",
+        "1",
+        minimum=1,
+        group="batch",
+    ),
+    _c(
+        "tp_comm_overlap",
+        BOOL,
+        "Tensor-parallel communication overlapped with the GEMMs (Megatron --tp-comm-overlap, async TP)",
+        "张量并行通信与 GEMM 重叠（Megatron --tp-comm-overlap、async TP）",
+        "the convention's (false)",
         group="batch",
     ),
     _c(
@@ -789,6 +907,15 @@ COLUMNS: tuple[Column, ...] = (
         group="batch",
     ),
     _c(
+        "loss_impl",
+        ENUM,
+        "The cross-entropy's implementation: eager_fp32 (cross_entropy(logits.float())), loss_parallel (PyTorch's vocab-sharded DTensor loss), chunked_output (torchtune: every chunk of the logits built before the chunked loss), fused_linear_ce (Liger, cut cross-entropy: the logits never built whole), megatron_fused (Megatron-LM's vocab-parallel loss in place on one fp32 copy)",
+        "交叉熵的实现：eager_fp32（cross_entropy(logits.float())）、loss_parallel（PyTorch 按词表切分的 DTensor 损失）、chunked_output（torchtune：先建出所有 logits 分块再算分块损失）、fused_linear_ce（Liger、cut cross-entropy：不建出完整 logits）、megatron_fused（Megatron-LM 词表并行损失，在一份 fp32 副本上原地计算）",
+        "the convention's (megatron: megatron_fused; fsdp2 with tp > 1: loss_parallel; else eager_fp32)",
+        choices=LOSS_IMPLS,
+        group="batch",
+    ),
+    _c(
         "loss_compiled",
         BOOL,
         "The loss is compiled with the model (torchtitan compiles it since April 2025: compile.components model and loss)",
@@ -801,6 +928,14 @@ COLUMNS: tuple[Column, ...] = (
         BOOL,
         "ZeRO-3: autograd keeps each Linear's gathered weight until its backward (DeepSpeed before 0.19.4 with a model built outside zero.Init)",
         "ZeRO-3：autograd 保留每个 Linear 聚合后的权重直到其反向（DeepSpeed 0.19.4 之前、模型不在 zero.Init 中构建时）",
+        "false",
+        group="batch",
+    ),
+    _c(
+        "expandable_segments",
+        BOOL,
+        "PyTorch's allocator grows one segment per stream (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True): a freed block at the segment's end is extended rather than left beside a new segment",
+        "PyTorch 分配器每个 stream 一个可扩展段（PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True）：段末空闲块被延伸，而不是另开新段",
         "false",
         group="batch",
     ),
@@ -822,6 +957,7 @@ COLUMNS: tuple[Column, ...] = (
         "加速卡型号（见 ledger-report gpus）",
         "H100-SXM",
         group="hw",
+        catalogue="gpus",
     ),
     _c(
         "hbm_gb",
@@ -886,6 +1022,7 @@ COLUMNS: tuple[Column, ...] = (
         min_exclusive=True,
         maximum=1,
         group="job",
+        percent=True,
     ),
     _c("tokens", COUNT, "Training tokens", "训练 token 数", "", "tokens", minimum=1, group="job"),
     _c(
@@ -926,6 +1063,7 @@ COLUMNS: tuple[Column, ...] = (
         "price_per_gpu_hour 的货币，显示在每个成本旁（如 USD、CNY）",
         "",
         group="job",
+        max_chars=16,  # ISO 4217 codes are 3 letters; room for "CNY (元)" or "USD/h"
     ),
     _c(
         "measured_peak_gb",
@@ -1048,11 +1186,198 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in COLUMNS)
+# The columns the reader treats apart: the label every row needs, unique in a file, and the
+# model whose architecture fills the columns a row leaves empty.
+NAME_COLUMN = "name"
+MODEL_COLUMN = "model"
 COLUMN_BY_NAME: Mapping[str, Column] = {c.name: c for c in COLUMNS}
 _COLUMN_SET = frozenset(COLUMN_NAMES)
 _NO_VALUES = dict.fromkeys(
     COLUMN_NAMES
 )  # every column empty, in schema order (copied for each Config)
+
+# ---------------------------------------------------------------------------------------------
+# The names the ecosystem writes for the columns.  A header cell that is no column's name is
+# looked up here (case-insensitive, "-" read as "_", a leading "--" dropped, and where a name
+# has a section, also written "section.name" as in a TOML table or a JSON object).  Each entry:
+# (name, column, where the name is defined).  Only names that mean exactly the column are here;
+# names near a column that mean something else are in ``NOT_COLUMNS`` with the reason.
+
+_MEGATRON = "NVIDIA/Megatron-LM@d98e8a6"
+_MG_PARALLEL = _MEGATRON + " megatron/core/model_parallel_config.py (ModelParallelConfig)"
+_MG_MODEL = _MEGATRON + " megatron/core/transformer/transformer_config.py (TransformerConfig)"
+_MG_TRAIN = _MEGATRON + " megatron/training/config/training_config.py (TrainingConfig)"
+_MG_ARGS = _MEGATRON + " megatron/training/arguments.py"
+_DEEPSPEED = "deepspeedai/DeepSpeed@edaa722"
+_DS_BATCH = _DEEPSPEED + " deepspeed/runtime/constants.py"
+_DS_ZERO = _DEEPSPEED + " deepspeed/runtime/zero/config.py (DeepSpeedZeroConfig)"
+_TITAN = "pytorch/torchtitan@238fa99 torchtitan/config/job_config.py"
+_HF = "huggingface/transformers configuration_<family>.py, as ledger_report/hf_config.py reads them"
+_COMMON = "common shorthand"
+
+
+@dataclass(frozen=True)
+class Alias:
+    name: str  # as the framework spells it (Megatron-LM: its --argument without the dashes)
+    column: str
+    source: str
+    section: str = ""  # the table / object the name sits in ("parallelism", "zero_optimization")
+    bare: bool = True  # also read without its section (False for words as plain as "mode")
+    note: str = ""  # where the name means the column only in part of its uses
+
+
+def _a(name: str, column: str, source: str, section: str = "", **kw: Any) -> Alias:
+    return Alias(name, column, source, section, **kw)
+
+
+ALIAS_TABLE: tuple[Alias, ...] = (
+    # Megatron-LM: --dashed-arguments generated from the config dataclasses' fields
+    _a("tensor-model-parallel-size", "tp", _MG_PARALLEL),
+    _a("pipeline-model-parallel-size", "pp", _MG_PARALLEL),
+    _a("context-parallel-size", "cp", _MG_PARALLEL),
+    _a("expert-model-parallel-size", "ep", _MG_PARALLEL),
+    _a("expert-tensor-parallel-size", "etp", _MG_PARALLEL),
+    _a("num-layers", "layers", _MG_MODEL),
+    _a("hidden-size", "hidden", _MG_MODEL),
+    _a("ffn-hidden-size", "ffn_hidden", _MG_MODEL),
+    _a("num-attention-heads", "heads", _MG_MODEL),
+    _a("num-query-groups", "kv_heads", _MG_MODEL),
+    _a("kv-channels", "head_dim", _MG_MODEL),
+    _a("normalization", "norm", _MG_MODEL),
+    _a("qk-layernorm", "qk_norm", _MG_MODEL),
+    _a("add-qkv-bias", "qkv_bias", _MG_MODEL),
+    _a("moe-router-topk", "topk", _MG_MODEL),
+    _a("moe-ffn-hidden-size", "moe_ffn_hidden", _MG_MODEL),
+    _a(
+        "moe-shared-expert-intermediate-size",
+        "shared_expert_ffn",
+        _MG_MODEL,
+        note="all shared experts together: one shared expert that wide has the same parameters",
+    ),
+    _a("moe-layer-freq", "moe_every", _MG_MODEL, note="its integer form (one MoE layer in N)"),
+    _a("mtp-num-layers", "mtp_layers", _MG_MODEL),
+    _a("recompute-granularity", "recompute", _MG_MODEL),
+    _a("overlap-moe-expert-parallel-comm", "moe_a2a_overlap", _MG_PARALLEL),
+    _a("num-experts", "experts", _MG_ARGS),
+    _a("swiglu", "glu", _MG_ARGS),
+    _a("make-vocab-size-divisible-by", "vocab_multiple", _MG_ARGS),
+    _a("seq-length", "seq_len", _MG_ARGS),
+    _a("qk-head-dim", "qk_nope_head_dim", _MG_ARGS),
+    _a("qk-pos-emb-head-dim", "qk_rope_head_dim", _MG_ARGS),
+    _a("num-virtual-stages-per-pipeline-rank", "virtual_stages", _MG_ARGS),
+    _a("decoder-first-pipeline-num-layers", "pp_first_layers", _MG_ARGS),
+    _a("decoder-last-pipeline-num-layers", "pp_last_layers", _MG_ARGS),
+    _a("micro-batch-size", "micro_batch", _MG_TRAIN),
+    _a("global-batch-size", "global_batch", _MG_TRAIN),
+    # DeepSpeed: the keys of its JSON config
+    _a("train_micro_batch_size_per_gpu", "micro_batch", _DS_BATCH),
+    _a("train_batch_size", "global_batch", _DS_BATCH),
+    _a("stage", "zero", _DS_ZERO, "zero_optimization", bare=False),
+    _a("reduce_bucket_size", "reduce_bucket_elems", _DS_ZERO, "zero_optimization"),
+    _a("overlap_comm", "overlap_grad_reduce", _DS_ZERO, "zero_optimization"),
+    # torchtitan: the keys of its TOML job config ([training], [parallelism], ...)
+    _a(
+        "local_batch_size",
+        "micro_batch",
+        _TITAN,
+        "training",
+        note="without pipeline parallelism; with it, pipeline_parallel_microbatch_size is",
+    ),
+    _a("pipeline_parallel_microbatch_size", "micro_batch", _TITAN, "parallelism"),
+    _a("seq_len", "seq_len", _TITAN, "training"),
+    _a("global_batch_size", "global_batch", _TITAN, "training"),
+    _a(
+        "data_parallel_shard_degree",
+        "dp",
+        _TITAN,
+        "parallelism",
+        note="with data_parallel_replicate_degree 1 (HSDP: dp is their product)",
+    ),
+    _a("tensor_parallel_degree", "tp", _TITAN, "parallelism"),
+    _a("pipeline_parallel_degree", "pp", _TITAN, "parallelism"),
+    _a("context_parallel_degree", "cp", _TITAN, "parallelism"),
+    _a("expert_parallel_degree", "ep", _TITAN, "parallelism"),
+    _a("expert_tensor_parallel_degree", "etp", _TITAN, "parallelism"),
+    _a("mode", "recompute", _TITAN, "activation_checkpoint", bare=False),
+    _a("enable", "compile", _TITAN, "compile", bare=False),
+    # Hugging Face config.json keys
+    _a("num_hidden_layers", "layers", _HF),
+    _a("hidden_size", "hidden", _HF),
+    _a("intermediate_size", "ffn_hidden", _HF),
+    _a("num_attention_heads", "heads", _HF),
+    _a("num_key_value_heads", "kv_heads", _HF),
+    _a("vocab_size", "vocab", _HF),
+    _a("tie_word_embeddings", "tied_embeddings", _HF),
+    _a("num_experts", "experts", _HF),
+    _a("num_local_experts", "experts", _HF),
+    _a("n_routed_experts", "experts", _HF),
+    _a("num_experts_per_tok", "topk", _HF),
+    _a("moe_intermediate_size", "moe_ffn_hidden", _HF),
+    _a("shared_expert_intermediate_size", "shared_expert_ffn", _HF),
+    _a("n_shared_experts", "shared_experts", _HF),
+    _a("first_k_dense_replace", "first_dense_layers", _HF),
+    _a("num_nextn_predict_layers", "mtp_layers", _HF),
+    _a("full_attention_interval", "full_attention_every", _HF),
+    _a("linear_num_key_heads", "linear_key_heads", _HF),
+    _a("linear_num_value_heads", "linear_value_heads", _HF),
+    _a("linear_conv_kernel_dim", "linear_conv_kernel", _HF),
+    # shorthand people write
+    _a("zero_stage", "zero", _COMMON),
+    _a("gbs", "global_batch", _COMMON),
+    _a("mbs", "micro_batch", _COMMON),
+    _a("dp_size", "dp", _COMMON),
+    _a("tp_size", "tp", _COMMON),
+    _a("pp_size", "pp", _COMMON),
+    _a("cp_size", "cp", _COMMON),
+    _a("ep_size", "ep", _COMMON),
+    _a("data_parallel_size", "dp", _COMMON),
+    _a("seq_length", "seq_len", _COMMON),
+    _a("sequence_length", "seq_len", _COMMON),
+    _a("deadline_days", "days", _COMMON),
+)
+
+# Names people write that no column means, with what to give instead (shown with the error).
+NOT_COLUMNS: Mapping[str, str] = {
+    "num_gpus": "the GPU count is dp × tp × pp × cp: give those",
+    "world_size": "the GPU count is dp × tp × pp × cp: give those",
+    "gpus": "the GPU count is dp × tp × pp × cp: give those; the accelerator is gpu",
+    "nodes": "the GPU count is dp × tp × pp × cp and a node holds gpus_per_node of them",
+    "num_nodes": "the GPU count is dp × tp × pp × cp and a node holds gpus_per_node of them",
+    "batch_size": "give micro_batch (sequences a GPU runs at once) and global_batch (a step's)",
+    "gradient_accumulation_steps": "give global_batch = micro_batch × dp × the accumulation steps",
+    "data_parallel_replicate_degree": "dp is the replicate degree × the shard degree: give it",
+    "padded_vocab_size": "give the tokenizer's vocab and the padding multiple in vocab_multiple",
+    "train_iters": "give tokens = steps × global_batch × seq_len",
+    "steps": "give tokens = steps × global_batch × seq_len",
+    "use_distributed_optimizer": "Megatron-LM's distributed optimizer is zero = 1",
+    "untie_embeddings_and_output_weights": "give tied_embeddings (false when untied)",
+}
+
+
+def header_key(text: str) -> str:
+    """A header name as names are compared: case folded, "-" as "_", a leading "--" dropped."""
+    return text.casefold().lstrip("-").replace("-", "_")
+
+
+def _alias_keys() -> dict[str, Alias]:
+    keys: dict[str, Alias] = {}
+    for alias in ALIAS_TABLE:
+        bare = alias.name if alias.bare else ""
+        for name in (bare, f"{alias.section}.{alias.name}" if alias.section else ""):
+            key = header_key(name)
+            if key and key not in COLUMN_BY_NAME:
+                keys[key] = alias
+    return keys
+
+
+ALIAS_BY_KEY: Mapping[str, Alias] = _alias_keys()
+
+
+# Every float a row may hold, whatever its column: zero, or a magnitude within FLOAT_RANGE, so
+# that every figure computed from the row stays a finite number that JSON, a workbook cell and the
+# handout can hold (tests/test_columns.py evaluates rows at the corners).  Whole numbers are
+# bounded by each column's maximum, else by 10^16 (inputs/cells.py MAX_NUMBER).
+FLOAT_RANGE = (1e-6, 1e12)
 
 # The architecture columns that count the parameters when params_total is empty (all of them or none).
 ARCH_REQUIRED = ("layers", "hidden", "heads", "ffn_hidden", "vocab")
@@ -1077,6 +1402,9 @@ class Config:
     # Columns filled from the row's ``model`` rather than typed in the row: column -> where from
     # ("model Qwen3-8B", "config.json configs/x.json").  A column not named here came from the row.
     origins: Mapping[str, str] = field(default_factory=dict)
+    # What the reader warns of on this row ("layers: expected 32, as model Llama-3.1-8B has it;
+    # found 80 ..."), each a sentence with its rule; the row is read all the same.
+    warnings: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         full = _FrozenDict(_NO_VALUES)  # every column, in schema order
@@ -1098,6 +1426,7 @@ class Config:
         object.__setattr__(config, "values", _FrozenDict(zip(COLUMN_NAMES, values)))
         object.__setattr__(config, "source", source)
         object.__setattr__(config, "origins", _FrozenDict(origins))
+        object.__setattr__(config, "warnings", ())
         return config
 
     @property
@@ -1110,7 +1439,8 @@ class Config:
     def replace(self, **changes: Any) -> "Config":
         new = dict(self.values)
         new.update(changes)
-        return Config(new, self.source, {k: v for k, v in self.origins.items() if k not in changes})
+        kept = {k: v for k, v in self.origins.items() if k not in changes}
+        return Config(new, self.source, kept, self.warnings)
 
     def given(self) -> dict[str, Any]:
         """The non-empty cells, in column order."""

@@ -24,6 +24,7 @@ class Problem:
     found: str
     cell: str | None = None  # e.g. "Inputs!C5" for a workbook
     row_label: str = "row"  # "line" for CSV, whose rows are physical line numbers
+    written: str | None = None  # the column's name as the header wrote it, where another
 
     def __str__(self) -> str:
         where = [self.file]
@@ -31,7 +32,9 @@ class Problem:
             where.append(self.cell)
         if self.row is not None:
             where.append(f"{self.row_label} {self.row}")
-        if self.column:
+        if self.column and self.written:
+            where.append(f'column "{self.written}" ({self.column})')
+        elif self.column:
             where.append(f'column "{self.column}"')
         return f"{', '.join(where)}: expected {self.expected}; found {self.found}"
 

@@ -67,21 +67,21 @@ instead.  ``measured_peak_gb`` belongs to the measured layout and is dropped fro
 
 from __future__ import annotations
 
-import csv
 import math
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
-from .catalogue import GPU_NAMES, find_gpu
+from .catalogue import GPU_NAMES
 from .config import COLUMN_NAMES, Config
 from .engine import compute, config_from_mapping
 from .errors import InputError, Problem
+from .inputs.prices import read_prices  # noqa: F401  (plan --prices; api reads it from here)
 from .model.definitions import REGISTRY
 from .model.definitions.time import DIMS, TERM_KEYS
+from .model.divisors import divisors
 from .model.evaluate import evaluate_arrays, evaluate_row
 from .model.tables import tables
 
@@ -103,6 +103,10 @@ GPU_OVERRIDES = ("hbm_gb", "peak_tflops", "gpus_per_node")
 # whose columns the row already holds (a config.json path would not resolve from the plans' folder)
 DROPPED_COLUMNS = ("params_per_rank", "measured_peak_gb", "mfu", "model")
 NEEDED = ("tokens", "days", "seq_len", "global_batch", "layers")
+# The most candidates one row's search may hold (``--max-candidates``): at ~0.5 M candidates/s
+# (bench/bench_plan.py on 2 cores) a search this large takes about 40 s.
+MAX_CANDIDATES = 20_000_000
+PAIR_BLOCK = 1_048_576  # (dp, micro_batch) pairs checked at once while they are counted
 CHUNK = 131_072  # candidates per evaluate_arrays call (bounds memory: a few hundred arrays of this size)
 PARETO_POINTS = 12
 PARETO_COST_CAP = (
@@ -174,9 +178,7 @@ Progress = Callable[[int, int], None]
 
 # ---- small helpers ---------------------------------------------------------------------------
 def _divisors(n: int) -> list[int]:
-    n = int(n)
-    small = [d for d in range(1, int(math.isqrt(n)) + 1) if n % d == 0]
-    return sorted(set(small + [n // d for d in small]))
+    return list(divisors(int(n)))
 
 
 def _py(v: Any) -> Any:
@@ -201,58 +203,6 @@ def _holds(v: Any, n: int) -> np.ndarray:
     if isinstance(v, np.ma.MaskedArray):
         return np.broadcast_to(v.filled(True).astype(bool), (n,))
     return np.broadcast_to(np.asarray(v).astype(bool), (n,))
-
-
-def read_prices(path: str | Path) -> dict[str, float]:
-    """A prices file: CSV with columns ``gpu,price`` (price per GPU-hour, any currency), one GPU type a line."""
-    problems, out = [], {}
-    with open(path, newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        if not reader.fieldnames or [h.strip().lower() for h in reader.fieldnames][:2] != [
-            "gpu",
-            "price",
-        ]:
-            raise InputError(
-                Problem(
-                    file=str(path),
-                    row=None,
-                    column="gpu",
-                    expected="a header gpu,price",
-                    found=",".join(reader.fieldnames or []),
-                )
-            )
-        for i, rec in enumerate(reader, start=2):
-            name, price = (rec.get("gpu") or "").strip(), (rec.get("price") or "").strip()
-            gpu = find_gpu(name)
-            try:
-                value = float(price)
-            except ValueError:
-                value = -1.0
-            if gpu is None:
-                problems.append(
-                    Problem(
-                        file=str(path),
-                        row=i,
-                        column="gpu",
-                        expected="a GPU of the catalogue (ledger-report gpus)",
-                        found=repr(name),
-                    )
-                )
-            elif not (value >= 0 and math.isfinite(value)):
-                problems.append(
-                    Problem(
-                        file=str(path),
-                        row=i,
-                        column="price",
-                        expected="a price per GPU-hour ≥ 0",
-                        found=repr(price),
-                    )
-                )
-            else:
-                out[gpu.name] = value
-    if problems:
-        raise InputError(problems)
-    return out
 
 
 # ---- the search space ---------------------------------------------------------------------------
@@ -383,8 +333,14 @@ def _one_column_constraints() -> dict[str, tuple[str, ...]]:
 _ONE_COLUMN = _one_column_constraints()
 
 
-def _prepare(config: Config, prices: Mapping[str, float] | None = None) -> _Search:
-    """Resolve the row, choose the searched columns and enumerate the candidates."""
+def _prepare(
+    config: Config,
+    prices: Mapping[str, float] | None = None,
+    max_candidates: int | None = None,
+) -> _Search:
+    """Resolve the row, choose the searched columns, count the candidates (refusing a search of
+    more than ``max_candidates``) and enumerate them."""
+    cap = MAX_CANDIDATES if max_candidates is None else int(max_candidates)
     T = tables()
     given, base, v0 = _resolve(config, T)
     searched: list[str] = []
@@ -400,15 +356,27 @@ def _prepare(config: Config, prices: Mapping[str, float] | None = None) -> _Sear
     tp_given = "tp" in base
     if not tp_given:
         searched.append("tp")
-    # (dp, micro_batch) pairs the batch constraint accepts
-    D, M = (a.ravel() for a in np.meshgrid(dps, mbs, indexing="ij"))
-    env = evaluate_arrays(
-        REGISTRY, {**base, "dp": D, "micro_batch": M}, T, ["ok_global_batch_multiple"]
-    )
-    keep = _holds(env["ok_global_batch_multiple"], len(D))
-    D, M = D[keep], M[keep]
-
     searched = [c for c in COLUMN_NAMES if c in searched]
+    per_gpu = []  # (gpu, its tp choices, its price, the key of its layouts)
+    for g in gpus:
+        vg = v0 if g is None else evaluate_row(REGISTRY, {**base, "gpu": g}, T)
+        gpn = int(vg["gpus_per_node"])
+        tps = (
+            [base["tp"]]
+            if tp_given
+            else _allowed({**base, **({} if g is None else {"gpu": g})}, "tp", range(1, gpn + 1))
+        )
+        price = prices.get(g if g is not None else str(v0["gpu"])) if prices else None
+        per_gpu.append((g, tps, price, (gpn, tuple(tps))))
+    sizes = _Sizes(pps, cps, eps, lcs, zeros, modes, places, "zero" in searched)
+    least = min((sizes.per_pair(tps) for _g, tps, _p, _k in per_gpu), default=0)
+    D, M = _batch_pairs(base, dps, mbs, T, cap // max(least, 1))
+    if D is None:  # M: the pairs accepted before the count stopped
+        raise InputError(_too_many(config, f"at least {M * least:,}", cap, searched, len(gpus)))
+    total = sum(sizes.count(D, tps) for _g, tps, _p, _k in per_gpu)
+    if total > cap:
+        raise InputError(_too_many(config, f"{total:,}", cap, searched, len(gpus)))
+
     target = given.get("mfu")
     priced = bool(prices) or "price_per_gpu_hour" in base
     search = _Search(
@@ -423,16 +391,7 @@ def _prepare(config: Config, prices: Mapping[str, float] | None = None) -> _Sear
         variants=len(mbs) * len(lcs) * max(1, len(zeros)),
     )
     layouts: dict[Any, dict[str, np.ndarray]] = {}
-    for g in gpus:
-        vg = v0 if g is None else evaluate_row(REGISTRY, {**base, "gpu": g}, T)
-        gpn = int(vg["gpus_per_node"])
-        tps = (
-            [base["tp"]]
-            if tp_given
-            else _allowed({**base, **({} if g is None else {"gpu": g})}, "tp", range(1, gpn + 1))
-        )
-        price = prices.get(g if g is not None else str(v0["gpu"])) if prices else None
-        key = (gpn, tuple(tps))
+    for g, tps, price, key in per_gpu:
         if key not in layouts:
             layouts[key] = _cross(D, M, pps, tps, cps, eps, lcs)
         for z in zeros:
@@ -441,6 +400,84 @@ def _prepare(config: Config, prices: Mapping[str, float] | None = None) -> _Sear
                 for place in places:
                     search.batches.append(_Batch(g, int(z), r, place, price, lay, search))
     return search
+
+
+@dataclass(frozen=True)
+class _Sizes:
+    """How many candidates the search space holds, counted before any is built."""
+
+    pps: list[int]
+    cps: list[int]
+    eps: list[int]
+    lcs: list[int]
+    zeros: list[int]
+    modes: list[str]
+    places: list[Any]
+    zero_searched: bool
+
+    def per_pair(self, tps: list[int]) -> int:
+        """Candidates per (dp, micro_batch) pair at the least (every ZeRO stage sharded nowhere)."""
+        return (
+            len(self.pps) * len(tps) * len(self.eps) * len(self.lcs) * len(self.modes)
+            * len(self.places) * (1 if self.zeros else 0)
+        )  # fmt: skip
+
+    def count(self, D: np.ndarray, tps: list[int]) -> int:
+        """The candidates of one GPU type: its layouts for each ZeRO stage, recompute mode and
+        optimizer place (a sharded stage only where dp·cp > 1, as ``_zero_layouts`` keeps)."""
+        rest = len(self.pps) * len(tps) * len(self.eps) * len(self.lcs)
+        every = len(D) * len(self.cps) * rest
+        big = int(np.count_nonzero(D > 1))  # dp > 1: every cp; dp = 1: cp > 1 only
+        many = (big * len(self.cps) + (len(D) - big) * sum(c > 1 for c in self.cps)) * rest
+        per_zero = sum(many if z and self.zero_searched else every for z in self.zeros)
+        return per_zero * len(self.modes) * len(self.places)
+
+
+def _batch_pairs(
+    base: dict, dps: list[int], mbs: list[int], T, most: int
+) -> tuple[np.ndarray, np.ndarray] | tuple[None, int]:
+    """The (dp, micro_batch) pairs the batch constraint accepts, tried a block of dp values at a
+    time (the grid of every divisor pair of a global_batch rich in divisors would not fit in
+    memory); (None, pairs accepted so far) as soon as more than ``most`` are accepted."""
+    block = max(1, PAIR_BLOCK // max(len(mbs), 1))
+    kept_d, kept_m, n = [], [], 0
+    mb = np.asarray(mbs, dtype=np.int64)
+    for start in range(0, len(dps), block):
+        D, M = (
+            a.ravel()
+            for a in np.meshgrid(
+                np.asarray(dps[start : start + block], np.int64), mb, indexing="ij"
+            )
+        )
+        env = evaluate_arrays(
+            REGISTRY, {**base, "dp": D, "micro_batch": M}, T, ["ok_global_batch_multiple"]
+        )
+        keep = _holds(env["ok_global_batch_multiple"], len(D))
+        kept_d.append(D[keep])
+        kept_m.append(M[keep])
+        n += int(keep.sum())
+        if n > most:
+            return None, n
+    if not kept_d:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    return np.concatenate(kept_d), np.concatenate(kept_m)
+
+
+def _too_many(config: Config, total: str, cap: int, searched: list[str], gpus: int) -> Problem:
+    """The refusal of a search too large to run, naming the row and the ways to narrow it."""
+    narrow = [
+        c
+        for c in ("gpu", "dp", "tp", "pp", "cp", "micro_batch", "zero", "recompute")
+        if c in searched
+    ]
+    return _problem(
+        config,
+        "global_batch",
+        f"a search of at most {cap:,} candidates (--max-candidates); give "
+        + (", ".join(narrow) if narrow else "fewer searched columns")
+        + " in the row to narrow it, or raise --max-candidates",
+        f"{total} candidates over {gpus} GPU type{'s' if gpus != 1 else ''} (searched: {', '.join(searched)})",
+    )
 
 
 def _resolve(config: Config, T) -> tuple[dict, dict, Mapping[str, Any]]:
@@ -459,6 +496,7 @@ def _resolve(config: Config, T) -> tuple[dict, dict, Mapping[str, Any]]:
     ]
     if problems:
         raise InputError(problems)
+    compute(config)  # a row whose figures overflow is refused as calc and build refuse it
     base = {k: v for k, v in given.items() if k not in DROPPED_COLUMNS}
     if "params_per_rank" in given:
         # The observation solves the expert split at the row's own layout; plans carry the result.
@@ -890,6 +928,9 @@ def _plan_figures(
         "hfu": float(v["predicted_hfu"]),
         "tokens_per_s_per_gpu": float(v["tokens_per_s_per_gpu"]),
         "bubble_fraction": float(v["bubble_fraction"]),
+        "step_bound": v["step_bound"],
+        "comm_latency_s": float(v["time_comm_latency_s"]),
+        "comm_bandwidth_s": float(v["time_comm_bandwidth_s"]),
         "crosses_nodes": {g: bool(v[f"{g}_crosses_nodes"]) for g in DIMS},
         "why": ", ".join(f"{k} {t:.3g} s" for k, t in sorted(shown.items(), key=lambda kv: -kv[1]))
         or "compute only",
@@ -982,6 +1023,7 @@ def plan(
     progress: Progress | None = None,
     margin: float = MARGIN,
     prices: Mapping[str, float] | None = None,
+    max_candidates: int | None = None,
 ) -> dict[str, Any]:
     """The ``top`` cheapest feasible plans for one input row (see the module docstring).
 
@@ -992,8 +1034,10 @@ def plan(
     ``peak_fraction``, ``gpu_hours``, ``cost``, ``step_time_s``, ``step_time_breakdown``,
     ``predicted_mfu``, ``tokens_per_s_per_gpu`` and ``why`` (the terms beside compute); the figures
     are the engine's for that row.  ``progress(done, total)`` is called after every chunk.
+    ``max_candidates``: the largest search allowed (default ``MAX_CANDIDATES``); a larger one is
+    refused with an ``InputError`` naming the row and the columns that would narrow it.
     """
-    search = _prepare(config, prices)
+    search = _prepare(config, prices, max_candidates)
     return _run(search, top, margin, _ticker(search.size, progress))
 
 
@@ -1003,13 +1047,14 @@ def plan_document(
     progress: Progress | None = None,
     margin: float = MARGIN,
     prices: Mapping[str, float] | None = None,
+    max_candidates: int | None = None,
 ) -> dict[str, Any]:
     """The planner's document for every row: plans per input row, concatenated in input order."""
     configs = list(configs)
     searches, problems = [], []
     for c in configs:
         try:
-            searches.append(_prepare(c, prices))
+            searches.append(_prepare(c, prices, max_candidates))
         except InputError as e:
             problems.extend(e.problems)
     if problems:

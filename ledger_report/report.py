@@ -180,6 +180,9 @@ class Report:
     # The summary's order: by each of these registry values in turn (False before True, smaller
     # first, blank last; input order breaks ties); rows where ``flag`` is true are marked.
     rank: tuple[str, ...] = ("verdicts_bad", "cost", "gpus")
+    # The figures a page shows first, in a strip under the verdicts (the handout), each with its
+    # short heading: what a reviewer looks for before anything else.
+    headline: tuple[Figure, ...] = ()
 
     def section(self, key: str) -> Section | Table:
         return next(s for s in self.sections if s.key == key)
@@ -344,7 +347,8 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
             "check",
             "Warnings",
             "警告",
-            (F("check_columns", "columns"),),  # the sentences: the document's warnings
+            # JSON: the columns; the pages and the terminal: the rules in words (check_message)
+            (F("check_columns", "columns", text="check_message"),),
             json="check",
             show="check_says_something",
             json_null_unless_shown=True,
@@ -361,7 +365,7 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
                 F("pp"),
                 F("cp"),
                 F("ep"),
-                F("etp"),
+                F("etp", show="has_experts"),
                 F("seq_len"),
                 F("micro_batch"),
                 F("global_batch"),
@@ -380,6 +384,7 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
                 F("params_expert", "expert", show="has_experts"),
                 F("params_dense", "dense", show="has_experts"),
                 F("params_active", "active"),
+                F("params_active_card", "active_card"),
                 F("params_mtp", "mtp", show="has_mtp"),
                 F("arch_main_params", "without_mtp", show="has_mtp"),
                 F("arch_embedding_params", "embedding", show="has_arch"),
@@ -550,7 +555,9 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
                 F("node_hours", formula=True),
                 F("cost"),
                 F("cost_with_reserve", formula=True),
-                F("cost_deadline_hold", formula=True),
+                # where the run is late, holding the GPUs for the deadline costs less than the
+                # run: not shown, as it would read as a saving
+                F("cost_deadline_hold", formula=True, show="meets_deadline"),
             ),
             json="budget",
         ),
@@ -559,7 +566,8 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
         F(k, short=short)
         for k, short in (
             ("gpu", ("GPU", "GPU")),
-            ("gpus", ("GPUs", "GPU 数")),
+            # the layout says the GPUs: dp × tp × pp × cp × ep = GPUs; ZeRO; recompute
+            ("layout_text", ("layout, GPUs", "布局与 GPU 数")),
             ("state_bytes_per_rank", ("state / rank", "每卡状态")),
             ("peak_bytes_per_rank", ("peak / rank", "每卡峰值")),
             ("hbm_bytes", ("HBM", "显存")),
@@ -569,7 +577,8 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
             ("min_gpus_memory", ("min GPUs, memory", "最少 GPU（显存）")),
             ("binding_gate", ("binds", "先撞的门")),
             ("days_on_config", ("days needed", "所需天数")),
-            ("days", ("deadline", "期限")),
+            # the days the verdict measures against: the deadline less the reserve
+            ("train_window_days", ("days available", "可用天数")),
             ("gpu_hours", ("GPU-hours", "GPU 小时")),
             ("cost", ("cost", "成本")),
             ("predicted_mfu", ("predicted MFU", "预测 MFU")),
@@ -602,7 +611,20 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
             y_zh="成本",
         ),
     )
-    return Report(sections, summary, assumptions, charts=charts)
+    headline = tuple(
+        F(k, short=short)
+        for k, short in (
+            ("peak_bytes_per_rank", ("peak / rank", "每卡峰值")),
+            ("hbm_bytes", ("HBM", "显存")),
+            ("gpus", ("GPUs", "GPU 数")),
+            ("step_time_s", ("step time", "单步时间")),
+            ("days_on_config", ("days needed", "所需天数")),
+            ("train_window_days", ("days available", "可用天数")),
+            ("gpu_hours", ("GPU-hours", "GPU 小时")),
+            ("cost", ("cost", "成本")),
+        )
+    )
+    return Report(sections, summary, assumptions, charts=charts, headline=headline)
 
 
 @dataclass(frozen=True)

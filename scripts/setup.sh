@@ -60,6 +60,10 @@ fi
 if [[ "$have" != "$want" ]]; then
   "$PYTHON" -m venv --clear .venv
 fi
+# torch first, pinned: the test extra asks only for torch>=2.1 (a floor, no ceiling), which this
+# pinned CPU build already meets, so pip keeps it; asked for bare, pip would resolve the newest
+# torch from PyPI, a CUDA build of several GB, where the CPU wheel is all the tests need.
+.venv/bin/python -m pip install 'torch==2.13.0'
 .venv/bin/python -m pip install -e '.[test]'
 
 echo "setup.sh: ready; run the tests with .venv/bin/python -m pytest -q"

@@ -83,7 +83,7 @@ def test_never_when_nothing_is_sharded():
     assert lg["min_gpus_memory"] is None and lg["memory_gate_never"] is True
     assert (
         lg["min_gpus_memory_reason"]
-        == "never: 214.0 GB of the peak does not shrink with dp, above HBM 84.9 GB (ZeRO-0 shards nothing)"
+        == "never: 212.4 GB of the peak does not shrink with dp, above HBM 84.9 GB (ZeRO-0 shards nothing)"
     )
     assert lg["binding_gate"] == "memory"
 

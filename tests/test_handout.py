@@ -1,5 +1,5 @@
-"""The handout PDF: a summary ranked by the verdicts, then one A4-landscape page per configuration
-that walks the report spec (through ``render/view.py``): every label, value and formula text on a
+"""The handout PDF: a summary ranked by the verdicts, then two A4-landscape sheets per
+configuration (the review sheet and its continuation) that walk the report spec (through ``render/view.py``): every label, value and formula text on a
 page is one the view gives for that ledger, and a section the spec gains appears with no template
 change.  Chinese with the Simplified Chinese face, type no smaller than 8 pt, bars that read in
 greyscale, no WeasyPrint warning, nothing fetched or embedded from user text, one page however
@@ -148,6 +148,12 @@ def _squeezed(text: str) -> str:
     return re.sub(r"\s+", "", text).replace("\u00ad", "")
 
 
+def _sheets(pages: list[str], k: int, n_summary: int = 1) -> str:
+    """The text of configuration k: its first sheet and its continuation (handout.SHEETS)."""
+    at = n_summary + handout.SHEETS * k
+    return " ".join(pages[at : at + handout.SHEETS])
+
+
 def _page_count(pdf_path: Path) -> int:
     return int(re.search(r"^Pages:\s+(\d+)", _run("pdfinfo", pdf_path), re.M).group(1))
 
@@ -188,6 +194,9 @@ def _expected(lg, lang: str) -> list[str]:
             out += [f"{r.label}{colon}{r.text} {reasons[r.name]}" for r in s.rows]
             continue
         if s.key == "verdict_reasons":
+            continue
+        if s.key in pg.NOTE_SECTIONS:  # the rules the row breaks, in words, lead the note line
+            out += [r.text.rstrip("; ；") for r in s.rows]
             continue
         out.append(s.title)
         for r in s.rows:
@@ -236,9 +245,10 @@ def _numbers(text: str) -> list[str]:
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_one_page_per_configuration_after_the_summary(built, ledgers, lang):
-    """pdfinfo: pages = configurations + 1 summary page, each A4 landscape (841.89 × 595.28 pt)."""
+    """pdfinfo: pages = two sheets per configuration (the review sheet and its continuation) + 1
+    summary page, each A4 landscape (841.89 × 595.28 pt)."""
     path, _, _ = built[lang]
-    assert _page_count(path) == len(ledgers) + 1
+    assert _page_count(path) == 2 * len(ledgers) + 1
     sizes = re.findall(
         r"Page\s+\d+ size:\s+([\d.]+) x ([\d.]+)", _run("pdfinfo", "-f", "1", "-l", "5", path)
     )
@@ -252,7 +262,7 @@ def test_each_page_shows_what_the_view_gives_for_its_ledger(built, ledgers, lang
     path, _, _ = built[lang]
     pages = _pages_text(path)
     for k, lg in enumerate(ledgers):
-        page = pages[k + 1]
+        page = _sheets(pages, k)
         assert _squeezed(lg.name) in _squeezed(page), lg.name
         missing = _missing(lg, lang, page)
         assert not missing, f"{lg.name} ({lang}): missing {missing}"
@@ -275,12 +285,16 @@ def test_every_number_on_a_page_comes_from_its_ledger(built, ledgers, lang):
             " ".join(_expected(lg, lang) + [lg.name, str(lg.config.get("notes") or "")])
         )
         book_rank = pg.rank_order(ledgers).index(k) + 1
-        allowed = {str(book_rank), str(len(ledgers)), str(k + 2), str(n_pages)} | {
-            str(j) for j in range(1, 17)
-        }
+        allowed = {
+            str(book_rank),
+            str(len(ledgers)),
+            str(2 * k + 2),
+            str(2 * k + 3),
+            str(n_pages),
+        } | {str(j) for j in range(1, 17)}
         strays = [
             n
-            for n in _numbers(pages[k + 1])
+            for n in _numbers(_sheets(pages, k))
             if n not in allowed and n not in known and not re.fullmatch(r"(1[0-6]|[1-9])+", n)
         ]
         assert not strays, f"{lg.name} ({lang}): numbers not from the ledger {strays}"
@@ -298,10 +312,11 @@ def test_page_order_header_verdicts_ledger_chart_sections_assumptions(built, led
     secs = {s.key: s for s in view.sections(lg, "en")}
     # the left block (the ledger over two columns), then the right (the chart over one column)
     order = [f'<h1 class="short">{lg.name}</h1>']
-    order += [f'<span class="badge">{r.label}: {r.text}</span>' for r in secs["verdicts"].rows]
+    order += [f'<p class="badge">{r.label}: {r.text}</p>' for r in secs["verdicts"].rows]
     order += [f"<h2>{secs['states'].title}</h2>"]
+    # the figure sections in reading order (page.FLOW_FIRST, then page.FLOW_LAST)
     order += [
-        f">{secs[k].title}</h2>" for k in ("params", "uncounted", "peak", "compute", "budget")
+        f">{secs[k].title}</h2>" for k in ("budget", "peak", "compute", "params", "uncounted")
     ] + [">Assumptions</h2>"]  # a piece's heading has an id
     positions = [html.index(t) for t in order]
     assert positions == sorted(positions), order
@@ -344,8 +359,8 @@ def test_verdict_badges_take_their_tone_from_the_registry(ledgers):
             tone = lg[f"verdict_{v}_tone"]
             assert tone in ("good", "bad", "unknown")
             assert (
-                f'<td class="v tone-{tone}"><span class="badge">{v} verdict: {lg[f"verdict_{v}"]}</span> {lg[f"verdict_{v}_reason"]}</td>'
-                in html
+                f'<td class="v tone-{tone}"><p class="badge">{v} verdict: {lg[f"verdict_{v}"]}</p>'
+                f'<p class="why">{lg[f"verdict_{v}_reason"]}</p></td>' in html
             )
 
 
@@ -353,7 +368,7 @@ def test_state_ledger_shows_only_shown_lines_with_whole_sharded_group_and_locati
     """The ledger rows are the spec's lines whose ``show`` is true, with stored whole/sharded, the
     shard group and the location (host for the offloaded master weights and moments)."""
     path, _, _ = built["en"]
-    page = _pages_text(path)[4]  # OFFLOAD
+    page = _sheets(_pages_text(path), 3)  # OFFLOAD
     lines = next(s for s in view.sections(ledgers[3], "en") if s.key == "states").lines
     assert [ln.id for ln in lines] == [
         ln.id
@@ -440,9 +455,9 @@ def test_a_figure_the_spec_adds_appears_on_the_page(tmp_path):
     assert row.label and row.text.endswith("days")
     path, _, warnings = _render(tmp_path, "extra", [lg], "en")
     assert warnings == []
-    page = _squeezed(_pages_text(path)[1])
+    page = _squeezed(_sheets(_pages_text(path), 0))
     assert _squeezed(f"{row.label} {row.text}") in page
-    assert not _missing(lg, "en", _pages_text(path)[1])
+    assert not _missing(lg, "en", _sheets(_pages_text(path), 0))
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -477,13 +492,102 @@ def _text_sizes(pdf: bytes) -> dict[int, dict[float, int]]:
     return out
 
 
+# Noto Sans CJK SC (the handout's one face; /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc,
+# read with fontTools): hhea ascender 1160 and descender -288 of 1000 units, the box pdftotext
+# gives each line (1.448 em); the ink of ordinary text lies within 0.84 em above the baseline
+# ("(" 818, "|" 838, ideographs 795) and 0.25 em below it ("g" -250, "y" -234, "p" -229).
+FONT_BOX_EM = 1.448
+FONT_BOX_DESCENT_EM = 0.288
+INK_ABOVE_EM, INK_BELOW_EM = 0.84, 0.25
+
+
+def _text_lines(pdf_path: Path, page: int) -> list[tuple[float, float, float, float, float]]:
+    """pdftotext -bbox-layout's lines of a page, each as (x0, x1, baseline, size, block): the size
+    and the baseline from the line's box (the font box above)."""
+    xml = _run("pdftotext", "-bbox-layout", "-f", str(page), "-l", str(page), pdf_path, "-")
+    out = []
+    for b, block in enumerate(re.split(r"<block ", xml)[1:]):
+        for x0, y0, x1, y1 in re.findall(
+            r'<line xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)"', block
+        ):
+            size = (float(y1) - float(y0)) / FONT_BOX_EM
+            out.append((float(x0), float(x1), float(y1) - FONT_BOX_DESCENT_EM * size, size, b))
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_text_lines_of_an_example_page_never_overlap(tmp_path, lang):
+    """The first two configurations of inputs/examples.csv (a summary, then each configuration's
+    review sheet and its continuation), read back with ``pdftotext -bbox-layout``: no two lines
+    that share any width overlap in their ink (from above the ascenders to below the descenders,
+    FONT_BOX_EM above), and consecutive lines of a paragraph (one pdftotext block, same size,
+    same left edge) stand at least 1.15 of their size apart.  At the line heights of the handout
+    before (1.0 and 0.96 of 8 pt: 8.0 and 7.7 pt from baseline to baseline against 8.7 pt of ink,
+    0.84 + 0.25 em) the lines overlapped."""
+    from ledger_report.inputs import read_configs
+
+    root = Path(__file__).resolve().parents[1]
+    lgs = list(compute_many(read_configs(root / "inputs" / "examples.csv")))[:2]
+    path, _, warnings = _render(tmp_path, "example", lgs, lang)
+    assert warnings == [] and _page_count(path) == 5
+    steps: list[float] = []  # baseline to baseline over the size, within paragraphs
+    for page in range(1, 6):
+        lines = _text_lines(path, page)
+        assert len(lines) > 20, page
+        for i, (ax0, ax1, ab, asz, _blk) in enumerate(lines):
+            for bx0, bx1, bb, bsz, _ in lines[i + 1 :]:
+                if min(ax1, bx1) - max(ax0, bx0) <= 0.5:
+                    continue  # side by side
+                top_a, bottom_a = ab - INK_ABOVE_EM * asz, ab + INK_BELOW_EM * asz
+                top_b, bottom_b = bb - INK_ABOVE_EM * bsz, bb + INK_BELOW_EM * bsz
+                overlap = min(bottom_a, bottom_b) - max(top_a, top_b)
+                assert overlap <= 0.05, (lang, page, (ax0, ab, asz), (bx0, bb, bsz))
+        steps += [
+            (b[2] - a[2]) / a[3]
+            for a, b in zip(lines, lines[1:])
+            if a[4] == b[4] and abs(a[3] - b[3]) < 0.05 and abs(a[0] - b[0]) < 0.5 and b[2] > a[2]
+        ]
+    assert len(steps) > 20 and min(steps) >= 1.15 - 0.01, (lang, sorted(steps)[:5])
+
+
+def test_type_at_least_8_pt_and_line_height_at_least_1_15_in_the_stylesheet():
+    """templates/handout.css, the handout's only stylesheet: every font size is 8 pt or more (in
+    pt, or in em of the 8 pt body: 1 em or more), and every line height at least 1.15 of the
+    type (unitless; in mm, against 8 pt = 2.822 mm), except the zero-size wrapper of each sheet
+    (font-size 0, no text); page.LINE_HEIGHT, which the renderer estimates with, is the sheet's."""
+    css = (Path(handout.templates_dir()) / handout.STYLESHEET).read_text(encoding="utf-8")
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    rules = re.findall(r"([^{}]+)\{([^{}]*)\}", css)
+    sizes, heights = [], []
+    for selector, body in rules:
+        decl = dict(
+            (k.strip(), v.strip()) for k, _, v in (d.partition(":") for d in body.split(";")) if v
+        )
+        if decl.get("font-size") == "0":
+            continue  # section.page: the strutless wrapper of each sheet
+        if "font-size" in decl:
+            sizes.append((selector.strip(), decl["font-size"]))
+        if "line-height" in decl:
+            heights.append((selector.strip(), decl["line-height"]))
+    assert len(sizes) >= 5 and len(heights) >= 3
+    for selector, v in sizes:
+        n = float(re.match(r"[\d.]+", v).group())
+        assert (v.endswith("pt") and n >= 8) or (v.endswith("em") and n >= 1), (selector, v)
+    for selector, v in heights:
+        n = float(re.match(r"[\d.]+", v).group())
+        ratio = n / (8 * 25.4 / 72) if v.endswith("mm") else n
+        assert ratio >= 1.15, (selector, v)
+    assert pg.LINE_HEIGHT >= 1.15 and (".sheet", str(pg.LINE_HEIGHT)) in heights
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_no_text_below_8_pt_on_a4(built, lang):
     """Every character on every page (summary, configuration pages, footer) is drawn at 8 pt or
     more: the PDF pages are A4 landscape at 100 %, so that is the printed size."""
     _, pdf, _ = built[lang]
     sizes = _text_sizes(pdf)
-    assert len(sizes) == 5 and all(sizes.values())
+    assert len(sizes) == 9 and all(sizes.values())
     small = {n: {pt: c for pt, c in s.items() if pt < 7.99} for n, s in sizes.items()}
     assert not any(small.values()), small
     # and the text of pdftotext's bounding boxes agrees: no word box shorter than 8 pt of type
@@ -606,7 +710,7 @@ def test_chinese_build_holds_chinese_labels(built, ledgers):
     pages = _pages_text(path)
     assert "候选配置" in pages[0]
     for k, lg in enumerate(ledgers):
-        page = _squeezed(pages[k + 1])
+        page = _squeezed(_sheets(pages, k))
         for label in ("模型状态账本", "不在状态账本中", "算力下界", "假设", "各阶段显存", "结论"):
             assert label in page, (lg.name, label)
         for text in view.assumptions(lg, "zh"):
@@ -816,25 +920,25 @@ def _overflow_rows() -> list[dict]:
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_overflowing_configurations_stay_one_page_each(tmp_path, lang):
+def test_overflowing_configurations_stay_two_sheets_each(tmp_path, lang):
     """A 5,000-character note (with 120 lines, or unbroken), a 200-character name and twelve state
-    lines (with offloaded state and a measured peak: every section shown) still give exactly one
-    page per configuration, in both languages, with nothing clipped (the renderer reports a clipped
+    lines (with offloaded state and a measured peak: every section shown) still give exactly two
+    sheets per configuration, in both languages, with nothing clipped (the renderer reports a clipped
     page as a warning) and every text of the view on the page; the truncated note says so."""
     lgs = _ledgers(*_overflow_rows())
     states = next(s for s in view.sections(lgs[0], lang) if s.key == "states")
     assert len(states.lines) == 12
     path, _, warnings = _render(tmp_path, "overflow", lgs, lang)
-    assert _page_count(path) == len(lgs) + 1
+    assert _page_count(path) == 2 * len(lgs) + 1
     assert warnings == []
     pages = _pages_text(path)
     for k, lg in enumerate(lgs):
-        assert not _missing(lg, lang, pages[k + 1]), lg.name
+        assert not _missing(lg, lang, _sheets(pages, k)), lg.name
     if lang == "en":
         assert "truncated" in pages[1] and "5000" in pages[1]
         assert _squeezed("X" * 200) in _squeezed(pages[1])
     else:
-        assert "已截断" in pages[2]
+        assert "已截断" in pages[3]
 
 
 def test_many_configurations_spread_the_summary_over_pages(tmp_path, monkeypatch):
@@ -844,7 +948,7 @@ def test_many_configurations_spread_the_summary_over_pages(tmp_path, monkeypatch
     n = handout.SUMMARY_ROWS_PER_PAGE + 1
     rows = [dict(MOE_5T, name=f"cfg-{k:02d}", notes="") for k in range(n)]
     path, _, warnings = _render(tmp_path, "many", _ledgers(*rows), "en")
-    assert _page_count(path) == n + 2
+    assert _page_count(path) == 2 * n + 2
     assert warnings == []
 
 
@@ -914,28 +1018,34 @@ def test_characters_xml_forbids_are_shown_as_replacement_characters(tmp_path):
 
 @pytest.mark.parametrize(
     ("n", "pages"),
-    [(0, [1]), (1, [2]), (7, [8]), (8, [4, 5]), (18, [10, 10]), (100, [27, 27, 27, 28])],
+    [(0, [1]), (1, [3]), (7, [15]), (8, [9, 8]), (18, [10, 8, 10, 10]), (100, [53, 52, 52, 52])],
 )
 def test_parts_are_fixed_by_the_number_of_configurations(n, pages):
     """Below 8 configurations one part; up to 32 pages two; then four (counted by hand, 12
-    summary rows a page: the example's 18 configurations + 2 summary pages = 10 + 10; 100 + 9
-    summary pages = 27 + 27 + 27 + 28).
-    The summary's pages come first; every page is in exactly one part, in order."""
+    summary rows a page and two sheets a configuration, a configuration never split, each cut at
+    the unit boundary nearest j/k of the pages: 8 configurations + 1 summary page = 17 pages, cut
+    nearest 8.5: 1 + 4 × 2 = 9 and 8; 18 configurations + 2 summary pages = 38 pages, cuts nearest
+    9.5, 19 and 28.5: at 10, 18 and 28; 100 + 9 summary pages = 209, cuts nearest 52.25, 104.5 and
+    156.75: at 53, 105, 157).  The summary's pages come first; every page is in exactly one part,
+    in order."""
     parts = handout._parts(n)
     n_summary = max(1, -(-n // handout.SUMMARY_ROWS_PER_PAGE))
-    assert [len(p.configs) + len(p.summary) for p in parts] == pages
+    assert [len(p.summary) + handout.SHEETS * len(p.configs) for p in parts] == [
+        p.pages for p in parts
+    ]
     assert [p.pages for p in parts] == pages
     assert [k for p in parts for k in p.summary] == list(range(n_summary))
     assert [i for p in parts for i in p.configs] == list(range(n))
 
 
 def test_a_thousand_configurations_are_parts_of_at_most_64_pages():
-    """1,000 configurations (84 summary pages): 20 parts of 54-55 pages, so no worker holds
-    more than PART_MAX_PAGES laid-out pages (the summary's pages are cut into parts too)."""
+    """1,000 configurations (84 summary pages + 2,000 sheets = 2,084 pages): 36 parts (4 ×
+    ceil(2084 / 256)) of 56-58 pages, so no worker holds more than PART_MAX_PAGES laid-out pages
+    (the summary's pages are cut into parts too)."""
     parts = handout._parts(1000)
-    sizes = [len(p.configs) + len(p.summary) for p in parts]
+    sizes = [p.pages for p in parts]
     assert [k for p in parts for k in p.summary] == list(range(84))
-    assert len(parts) == 20 and sum(sizes) == 1084 and set(sizes) == {54, 55}
+    assert len(parts) == 36 and sum(sizes) == 2084 and max(sizes) <= handout.PART_MAX_PAGES
 
 
 def _many(n: int) -> dict:
@@ -980,12 +1090,13 @@ def test_assembled_pdf_has_every_page_in_order_with_its_number(parted):
     across the boundary between the two parts."""
     doc, out = parted
     path = out[2][0]
-    assert _page_count(path) == 11
+    assert _page_count(path) == 21
     pages = _pages_text(path)
     for k, lg in enumerate(doc):
-        assert lg.name in pages[k + 1] and f"page {k + 2} / 11" in pages[k + 1]
-        assert all(o.name not in pages[k + 1] for o in doc if o is not lg)
-        missing = _missing(lg, "en", pages[k + 1])
+        assert lg.name in _sheets(pages, k) and f"page {2 * k + 2} / 21" in pages[2 * k + 1]
+        assert f"page {2 * k + 3} / 21" in pages[2 * k + 2]
+        assert all(o.name not in _sheets(pages, k) for o in doc if o is not lg)
+        missing = _missing(lg, "en", _sheets(pages, k))
         assert not missing, f"{lg.name}: missing {missing}"
 
 
@@ -1000,18 +1111,20 @@ def test_assembled_pdf_keeps_one_bookmark_per_page(parted):
         item for item in reader.outline if not isinstance(item, list)
     ]  # nested lists are h2 entries
     assert [str(item.title) for item in top[1:]] == [lg.name for lg in doc]
-    assert [reader.get_destination_page_number(item) for item in top] == list(range(11))
+    # the continuation sheets have no heading of their own (their sections' h2 nest under it)
+    assert [reader.get_destination_page_number(item) for item in top] == [0] + list(range(1, 21, 2))
     assert "/Names" not in reader.trailer["/Root"]  # the layout markers' destinations are left out
     assert str(reader.metadata["/Producer"]).startswith("WeasyPrint")
     assert str(reader.trailer["/Root"]["/Lang"]) == "en"
 
 
 def test_progress_counts_pages_as_parts_finish(parted):
-    """progress(done, total) after each part: the first part is the summary + 4 configurations,
-    the second 6 configurations; side by side, either may finish first."""
+    """progress(done, total) after each part: the first part is the summary + 5 configurations
+    (11 pages, the cut nearest 21 / 2), the second 5 configurations (10 pages); side by side,
+    either may finish first."""
     _, out = parted
-    assert out[1][3] == [(5, 11), (11, 11)]
-    assert out[2][3] in ([(5, 11), (11, 11)], [(6, 11), (11, 11)])
+    assert out[1][3] == [(11, 21), (21, 21)]
+    assert out[2][3] in ([(11, 21), (21, 21)], [(10, 21), (21, 21)])
 
 
 def test_an_error_in_a_worker_reaches_the_caller(monkeypatch):
@@ -1082,8 +1195,17 @@ def test_a_worker_that_dies_is_an_error_not_a_hang(monkeypatch):
 @pytest.mark.parametrize(
     "lang, lead",
     [
-        ("en", "Warnings — columns a rule flags: params_total"),
-        ("zh", "警告 — 被规则标记的列：params_total"),
+        # the rule's own text (definitions/constraints.py), not only the column it flags
+        (
+            "en",
+            "warning: params_total: expected params_total within 1 % of the architecture's count "
+            "40,359,389,184, found params_total = 35,000,000,000 (-13 % off)",
+        ),
+        (
+            "zh",
+            "警告：params_total：给定 params_total 与结构计数相差不超过 1 %"
+            "（params_total = 35,000,000,000 (-13 % off)）",
+        ),
     ],
 )
 def test_a_rule_the_row_breaks_leads_its_page(tmp_path, lang, lead):
@@ -1097,4 +1219,4 @@ def test_a_rule_the_row_breaks_leads_its_page(tmp_path, lang, lead):
     assert flagged["check_columns"] == "params_total" and not clean["check_says_something"]
     path, _, warnings = _render(tmp_path, "rules", [flagged, clean], lang)
     pages = [re.sub(r"\s+", " ", p) for p in _pages_text(path)]
-    assert f"{lead} · the row's own note" in pages[1] and lead not in pages[2] and warnings == []
+    assert f"{lead} · the row's own note" in pages[1] and lead not in pages[3] and warnings == []

@@ -66,7 +66,7 @@ def _new_files(out: Path) -> dict[Path, bytes]:
 def test_writes_every_file_and_creates_folders(tmp_path):
     """A good run writes each file's exact bytes, creating missing parent folders, and returns the paths in order."""
     files = {tmp_path / "a" / "b" / "r.xlsx": b"x" * 10_000, tmp_path / "r.json": b"{}\n"}
-    written = write_outputs(files)
+    written = write_outputs(files, inputs=())
     assert written == list(files)
     for path, data in files.items():
         assert path.read_bytes() == data
@@ -134,7 +134,9 @@ def test_failure_removes_files_that_did_not_exist_before(tmp_path, monkeypatch):
 
     monkeypatch.setattr(output.os, "replace", failing_replace)
     with pytest.raises(OutputError, match="input/output error"):
-        write_outputs({tmp_path / "new" / "a.xlsx": b"a", tmp_path / "new" / "a.pdf": b"b"})
+        write_outputs(
+            {tmp_path / "new" / "a.xlsx": b"a", tmp_path / "new" / "a.pdf": b"b"}, inputs=()
+        )
     assert list(tmp_path.iterdir()) == []
 
 
@@ -153,7 +155,7 @@ def test_non_os_error_propagates_and_cleans_up(earlier_run, monkeypatch):
 
     monkeypatch.setattr(output.os, "chmod", buggy_chmod)
     with pytest.raises(RuntimeError, match="renderer bug"):
-        write_outputs(_new_files(out))
+        write_outputs(_new_files(out), inputs=())
     assert _snapshot(out) == before
     assert _tmp_files(out) == []
 
@@ -209,9 +211,11 @@ def test_refuses_a_folder_and_duplicate_targets(tmp_path):
     """An existing folder as target, or one file named twice, is refused with one sentence, nothing written."""
     (tmp_path / "report.xlsx").mkdir()
     with pytest.raises(OutputError, match=r"a folder of that name exists\.$"):
-        write_outputs({tmp_path / "report.xlsx": b"x"})
+        write_outputs({tmp_path / "report.xlsx": b"x"}, inputs=())
     with pytest.raises(OutputError, match=r"they are the same file\.$"):
-        write_outputs({tmp_path / "r.pdf": b"1", tmp_path / "sub" / ".." / "r.pdf": b"2"})
+        write_outputs(
+            {tmp_path / "r.pdf": b"1", tmp_path / "sub" / ".." / "r.pdf": b"2"}, inputs=()
+        )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.xlsx"]
 
 
@@ -219,7 +223,7 @@ def test_unwritable_folder_is_one_sentence(tmp_path):
     """A parent that is a file gives an OutputError (a LedgerError, exit 1 at the CLI) naming the path and reason."""
     (tmp_path / "blocker").write_bytes(b"")
     with pytest.raises(OutputError) as info:
-        write_outputs({tmp_path / "blocker" / "r.xlsx": b"x"})
+        write_outputs({tmp_path / "blocker" / "r.xlsx": b"x"}, inputs=())
     assert isinstance(info.value, LedgerError)
     text = str(info.value)
     assert text.startswith(f"Cannot create the folder for {tmp_path / 'blocker' / 'r.xlsx'}: ")
@@ -232,7 +236,7 @@ def test_new_file_mode_is_0644_under_umask_022(tmp_path, umask_022):
     """A new file gets 0o666 & ~umask = 0644 as a plain open() would, not mkstemp's 0600 (reliability.md OUT-07)."""
     plain = tmp_path / "plain.bin"
     plain.write_bytes(b"x")
-    [path] = write_outputs({tmp_path / "r.xlsx": b"x"})
+    [path] = write_outputs({tmp_path / "r.xlsx": b"x"}, inputs=())
     assert stat.S_IMODE(path.stat().st_mode) == 0o644 == stat.S_IMODE(plain.stat().st_mode)
 
 
@@ -245,7 +249,7 @@ def test_existing_file_keeps_its_mode(tmp_path, umask_022):
     shared = tmp_path / "shared.pdf"
     shared.write_bytes(b"old")
     shared.chmod(0o664)
-    write_outputs({private: b"new", shared: b"new"})
+    write_outputs({private: b"new", shared: b"new"}, inputs=())
     assert stat.S_IMODE(private.stat().st_mode) == 0o600
     assert stat.S_IMODE(shared.stat().st_mode) == 0o664
     assert private.read_bytes() == shared.read_bytes() == b"new"
@@ -259,7 +263,7 @@ def test_symlinked_output_is_written_through(tmp_path):
     real.write_bytes(b"old")
     link = tmp_path / "r.pdf"
     link.symlink_to(real)
-    write_outputs({link: b"new"})
+    write_outputs({link: b"new"}, inputs=())
     assert link.is_symlink() and real.read_bytes() == b"new"
 
 
@@ -279,7 +283,7 @@ def test_workbook_bytes_reproducible_then_write_outputs(tmp_path):
     assert hashlib.sha256(first).digest() == hashlib.sha256(second).digest()
     with zipfile.ZipFile(io.BytesIO(first)) as z:
         assert all(i.date_time == (1980, 1, 1, 0, 0, 0) for i in z.infolist())
-    [path] = write_outputs({tmp_path / "template.xlsx": first})
+    [path] = write_outputs({tmp_path / "template.xlsx": first}, inputs=())
     assert path.read_bytes() == first and zipfile.is_zipfile(path)
     wb = openpyxl.load_workbook(path)
     assert wb.properties.created == wb.properties.modified == datetime.datetime(2000, 1, 1)

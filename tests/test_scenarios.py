@@ -137,7 +137,10 @@ def test_qwen3_8b_zero3_layout_fits_from_three_gpus():
     the 84.94 GB CUDA gives a process on an H100 80GB; at three the 65.5 GB of sharded state per rank
     becomes 43.7 GB, and the peak falls by the difference (× the allocator reserve) under the HBM."""
     lg = ledger("qwen3-8b-2gpu-77d")
-    assert lg["fits"] is False and round(lg["peak_bytes_per_rank"] / 1e9, 1) == 92.7
+    # 92.7 GB with a flat 5 % reserve; 91.1 GB with the allocator model (the stranded bf16 logits
+    # block and the fitted 4 % residual reserve, docs/definitions.md#counters) and no layer's
+    # gathered gradients beside the loss backward
+    assert lg["fits"] is False and round(lg["peak_bytes_per_rank"] / 1e9, 1) == 91.1
     assert lg["min_gpus_memory"] == 3
     three = ledger("qwen3-8b-2gpu-77d", dp=3, global_batch=384)
     assert three["fits"] is True
@@ -254,8 +257,11 @@ def test_moe35b_unsharded_state_560_GB():
 def test_moe35b_full_recompute_activations_9_7_GB():
     """docs/scenarios.md, 35B MoE (outside the state): layers × seq × hidden × 2 B × micro_batch = 48 × 49152 × 2048 × 2 ≈ 9.7 GB."""
     lg = ledger("moe35b-ep8-bf16-buffer")
-    assert lg["activation_bytes_per_rank"] == 48 * 49152 * 2048 * 2
-    assert f"{lg['activation_bytes_per_rank'] / 1e9:.1f}" == "9.7"
+    # the layers' part: the stage's activations less what lives outside the layers (the
+    # embedding's output, the final norm's tensors and the output layer's input)
+    layers = lg["activation_bytes_per_rank"] - lg["act_outside_first"] - lg["act_outside_last"]
+    assert layers == 48 * 49152 * 2048 * 2
+    assert f"{layers / 1e9:.1f}" == "9.7"
 
 
 def test_moe35b_logits_14_9_GB_bf16_29_9_GB_fp32():
@@ -290,7 +296,9 @@ def test_moe35b_first_step_allocation_and_the_timeline():
     assert units.gb(item["bytes_per_rank"]) == "7.00 GB"
     setup = next(p for p in d["phases"] if p["phase"] == "setup")
     assert units.gb(setup["bytes_per_rank"]) == "31.1 GB"
-    assert units.gb(lg["first_step_peak_bytes"]) == "85.6 GB"
+    # the estimate also holds what lives outside the layers (the embedding's output, the final
+    # norm's tensors, the output layer's input: 0.8 GB), within 1.5 % of the measured 85.6 GB
+    assert lg["first_step_peak_bytes"] == pytest.approx(85.6e9, rel=0.015)
     assert lg["peak_phase"] == "loss"
     assert lg["peak_allocated_bytes_per_rank"] - lg["first_step_peak_bytes"] == pytest.approx(
         item["bytes_per_rank"], abs=8

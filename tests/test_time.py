@@ -13,7 +13,6 @@ from ledger_report.model.definitions.time import (
     HOST_LINK_EFFICIENCY,
     NETWORK_EFFICIENCY,
     NVLINK_EFFICIENCY,
-    NVLINK_LATENCY_S,
     TERMS,
 )
 from ledger_report.render.document import config_document
@@ -62,14 +61,64 @@ def test_bubble_is_p_minus_1_over_vm_plus_p_minus_1(pp, v_stages):
     assert x["bubble_fraction"] == pytest.approx((pp - 1) / (v_stages * m + pp - 1), rel=1e-12)
 
 
-def test_tensor_parallel_all_reduces_follow_the_ring_formula():
-    """Korthikanti et al. 2022: 2 all-reduces of s·b·h forward and 2 backward per layer; each α + 2(n−1)/n × bytes ÷ (NVLink per direction × efficiency)."""
+def test_tensor_parallel_all_reduces_follow_nccls_cost_model():
+    """Korthikanti et al. 2022: 2 all-reduces of s·b·h forward and 2 backward per layer.  Each costed
+    by NVIDIA/nccl src/graph/tuning.cc @5067397c (NCCL 2.30.7), worked by hand for tp=4 in one node,
+    a 67.1 MB message: Simple ring latency 8.4 + 2·3·3.4 = 28.8 µs (tree 8.4 + 2·3·4.0 = 32.4),
+    bandwidth 1.5 × 67.1 MB ÷ (450 × 0.8 GB/s) = 279.6 µs, together 308.4 µs; LL128 21.5 + 303.9 µs
+    and LL 10.2 + 559.2 µs are slower, so NCCL (and the model) runs Simple."""
     x = v(dp=1, tp=4, global_batch=8)
-    per_ar = NVLINK_LATENCY_S + 2 * 3 / 4 * 8192 * 4096 * 2 / (900 / 2 * NVLINK_EFFICIENCY * 1e9)
-    assert x["first_stage_tp_comm_s"] == pytest.approx(4 * 36 * per_ar, rel=1e-9)
+    act = 8192 * 4096 * 2
+    bw = 1.5 * act / (900 / 2 * NVLINK_EFFICIENCY * 1e9)
+    simple, ll128, ll = 28.8e-6 + bw, 21.5e-6 + bw / 0.92, 10.2e-6 + bw / 0.5
+    assert x["tp_all_reduce_s"] == pytest.approx(min(simple, ll128, ll), rel=1e-9)
+    assert x["tp_all_reduce_latency_s"] == pytest.approx(10.2e-6, rel=1e-9)
+    assert x["first_stage_tp_comm_s"] == pytest.approx(4 * 36 * simple, rel=1e-9)
     assert x["time_tp_s"] == pytest.approx(
         8 * x["first_stage_tp_comm_s"], rel=1e-9
-    )  # 8 micro-batches, nothing overlapped (generic)
+    )  # 8 micro-batches, nothing overlapped (tp_comm_overlap off)
+
+
+def test_ring_latency_grows_with_ranks_and_nodes():
+    """NCCL tuning.cc @5067397c: a ring all-gather over n ranks on k nodes takes base + (n − 1 − (k − 1))
+    intra-node steps + (k − 1) network steps.  ZeRO-3 over dp 384 (48 nodes of 8): LL 6.6 +
+    336 × max(0.6, 1.0 net overhead) + 47 × 2.7 = 469.5 µs per layer's gather; over 3,072 ranks
+    (384 nodes): 6.6 + 2,688 × 1.0 + 383 × 2.7 = 3,728.7 µs, and ZeRO-3 runs 3 per layer and
+    micro-batch."""
+    a = v(dp=384, zero=3)
+    assert a["grad_nodes"] == 48
+    assert a["dp_layer_all_gather_latency_s"] == pytest.approx(469.5e-6, rel=1e-9)
+    b = v(dp=384, cp=8, zero=3)
+    assert b["grad_nodes"] == 384
+    assert b["dp_layer_all_gather_latency_s"] == pytest.approx(3728.7e-6, rel=1e-9)
+    assert b["collectives_latency_s"] >= 36 * 3 * 3728.7e-6
+    assert b["step_time_s"] >= b["collectives_latency_s"]
+    assert b["step_bound"] == "latency"  # issue #24: the plan the old model put at 0.153 s
+
+
+def test_megatron_overlap_switches_hide_at_most_the_communication():
+    """Issue #24: a Megatron row with overlap_grad_reduce, overlap_param_gather and tp_comm_overlap on
+    is predicted faster than with them off (Megatron-LM @d98e8a64 defaults), by the share the model
+    hides, never by more than the communication itself."""
+    row = dict(framework="megatron", dp=16, tp=4, zero=1, sequence_parallel=True)
+    off = v(**row)
+    on = v(**row, overlap_grad_reduce=True, overlap_param_gather=True, tp_comm_overlap=True)
+    assert off["overlap_grad_reduce"] is False and off["tp_comm_overlap"] is False
+    gain = off["step_time_s"] - on["step_time_s"]
+    hidden = (off["time_tp_s"] - on["time_tp_s"]) + (off["time_dp_s"] - on["time_dp_s"])
+    assert gain > 0 and gain == pytest.approx(hidden, rel=1e-9)
+    assert gain < off["time_tp_s"] + off["dp_comm_s"]
+    # TE splits each collective into tp chunks: at least the first is exposed
+    assert on["first_stage_tp_exposed_s"] >= on["first_stage_tp_comm_s"] / 4
+
+
+def test_bubble_with_fewer_micro_batches_than_stages_is_the_critical_path():
+    """With m < p every micro-batch still crosses all p stages: interleaved with v = 2, m = 2, p = 8
+    the step is (p + (m − 1)/v)·t = 8.5·t, a bubble of 6.5·t, not (p − 1)/v·t = 3.5·t."""
+    x = v(dp=1, pp=8, virtual_stages=2, global_batch=2, layers=48)
+    assert x["time_bubble_s"] == pytest.approx(6.5 * x["micro_batch_s"], rel=1e-9)
+    y = v(dp=1, pp=8, virtual_stages=2, global_batch=32, layers=48)  # m = 32 ≥ p
+    assert y["time_bubble_s"] == pytest.approx(3.5 * y["micro_batch_s"], rel=1e-9)
 
 
 def test_placement_puts_tp_innermost_and_dp_across_nodes():
@@ -260,3 +309,151 @@ def test_no_predicted_step_no_sentence_about_it():
     ).values
     assert x["step_time_s"] is None and not x["note_predicted_shown"]
     assert v(dp=8)["note_predicted_shown"]
+
+
+@pytest.mark.slow
+def test_qwen3_8b_pareto_front_never_outruns_its_collectives_latency():
+    """Issue #24: the shipped Qwen3-8B job's Pareto front (inputs/plan-examples.csv) has no plan whose
+    step is shorter than the latency of the collectives it must run (NCCL's cost model per call), and
+    each plan says what binds its step."""
+    import csv
+    from pathlib import Path
+
+    from ledger_report.planner import plan
+
+    path = Path(__file__).resolve().parents[1] / "inputs" / "plan-examples.csv"
+    row = next(r for r in csv.DictReader(open(path, encoding="utf-8")) if "qwen3-8b" in r["name"])
+    front = plan(config_from_mapping({k: x for k, x in row.items() if x != ""}))["pareto"]
+    assert front
+    for p in front:
+        x = compute(config_from_mapping(p["row"])).values
+        assert p["step_time_s"] >= x["collectives_latency_s"], p["row"]
+        assert p["step_bound"] in ("compute", "communication", "latency", "bubble")
+
+
+# Qwen3-30B-A3B (tests/data/hf_configs/Qwen3-30B-A3B.json): 48 layers, 128 experts, top-8, moe_ffn 768.
+MOE = dict(
+    QWEN,
+    layers=48,
+    hidden=2048,
+    heads=32,
+    kv_heads=4,
+    ffn_hidden=6144,
+    experts=128,
+    topk=8,
+    moe_ffn_hidden=768,
+    framework="megatron",
+    zero=1,
+)
+
+
+def test_expert_groups_are_placed_as_megatron_builds_them():
+    """Megatron-LM megatron/core/parallel_state.py @d98e8a64: the expert RankGenerator has
+    tp = expert_tensor_parallel_size and order tp-ep-dp, so with etp 1 the ep ranks are adjacent:
+    tp 2 × ep 8 stays in a node of 8; the expert gradients reduce over the expert-DP group
+    dp·cp·tp/(ep·etp) = 32·2/8 = 8 ranks, 8 apart (so across nodes)."""
+    x = v(**MOE, dp=32, tp=2, ep=8, etp=1, sequence_parallel=True)
+    assert x["ep_crosses_nodes"] is False
+    assert x["egrad_crosses_nodes"] is True and x["expert_shard_group"] == 8
+    assert x["edp_reduce_scatter_s"] > 0 and x["dp_reduce_scatter_s"] > 0
+
+
+def test_node_dedup_sends_a_token_once_per_destination_node():
+    """DeepEP / HybridEP (ep_dispatch node_dedup): a token goes to each other node holding one of its
+    top-k experts once.  ep 32 over 4 nodes, top-8 uniform: (4 − 1)·(1 − (3/4)^8) = 2.7027 copies leave
+    the node instead of 8 × 24/32 = 6, so the expert all-to-all shrinks."""
+    a = v(**MOE, dp=32, ep=32, etp=1)
+    b = v(**MOE, dp=32, ep=32, etp=1, ep_dispatch="node_dedup")
+    assert b["ep_remote_nodes_per_token"] == pytest.approx(3 * (1 - 0.75**8), rel=1e-12)
+    assert b["time_ep_s"] < a["time_ep_s"]
+
+
+def test_imbalance_scales_the_busiest_ranks_expert_work():
+    """moe_imbalance: the busiest expert-parallel rank's routed tokens over the mean scale its expert
+    GEMMs and its all-to-all; 1.5 makes both 1.5× (nothing overlapped)."""
+    a = v(**MOE, dp=32, ep=8, etp=1)
+    b = v(**MOE, dp=32, ep=8, etp=1, moe_imbalance=1.5)
+    assert b["first_stage_ep_comm_s"] == pytest.approx(1.5 * a["first_stage_ep_comm_s"], rel=1e-9)
+    assert b["first_stage_compute_s"] > a["first_stage_compute_s"]
+
+
+def test_a2a_and_p2p_overlap_switches():
+    """moe_a2a_overlap (Megatron-LM overlap_moe_expert_parallel_comm, off by default) hides the
+    all-to-all behind another micro-batch's compute, leaving 0.15 of it (the compute slowdown) when
+    the compute is longer; overlap_p2p_comm (Megatron default on) only acts with the interleaved
+    schedule (megatron/training/arguments.py @d98e8a64 turns it off without it)."""
+    a = v(**MOE, dp=32, ep=8, etp=1)
+    b = v(**MOE, dp=32, ep=8, etp=1, moe_a2a_overlap=True)
+    raw = a["first_stage_ep_comm_s"]
+    assert b["first_stage_ep_comm_s"] == pytest.approx(0.15 * raw, rel=1e-9)
+    assert a["overlap_p2p_comm"] is True
+    plain = v(**MOE, dp=8, pp=4)
+    inter = v(**MOE, dp=8, pp=4, virtual_stages=2)
+    off = v(**MOE, dp=8, pp=4, virtual_stages=2, overlap_p2p_comm=False)
+    assert plain["time_pp_s"] > 0
+    assert inter["first_stage_pp_comm_s"] == pytest.approx(
+        0.15 * off["first_stage_pp_comm_s"], rel=1e-9
+    )
+
+
+def test_switches_change_no_figure_that_does_not_depend_on_time():
+    """The overlap switches and the MoE time columns move the step time only: every memory, parameter
+    and compute-floor figure of the row stays the same."""
+    base = v(**MOE, dp=16, tp=2, pp=2, ep=8, etp=1, sequence_parallel=True)
+    other = v(
+        **MOE,
+        dp=16,
+        tp=2,
+        pp=2,
+        ep=8,
+        etp=1,
+        sequence_parallel=True,
+        overlap_grad_reduce=True,
+        overlap_param_gather=True,
+        tp_comm_overlap=True,
+        moe_a2a_overlap=True,
+        overlap_p2p_comm=False,
+        ep_dispatch="node_dedup",
+        moe_imbalance=1.3,
+    )
+    for k in (
+        "peak_bytes_per_rank",
+        "peak_reserved_bytes_per_rank",
+        "params_total",
+        "flops_per_token",
+        "state_floor_gpus",
+    ):
+        assert other[k] == base[k], k
+    assert other["step_time_s"] != base["step_time_s"]
+
+
+def test_hsdp_shards_within_a_node_and_all_reduces_across_replicas():
+    """FSDP2 HSDP (dp_shard): the ZeRO-3 gathers run over the dp_shard·cp ranks of a node (NCCL LL
+    ring over 8 ranks in one node: 6.6 + 7 × 0.6 = 10.8 µs, tuning.cc @5067397c), the state is
+    sharded 8 ways instead of 384 (so more memory), and the gradient shard is all-reduced across the
+    48 replicas, one GPU per node."""
+    full = v(framework="fsdp2", dp=384, zero=3)
+    hsdp = v(framework="fsdp2", dp=384, zero=3, dp_shard=8)
+    assert full["dense_shard_group"] == 384 and hsdp["dense_shard_group"] == 8
+    assert hsdp["peak_bytes_per_rank"] > full["peak_bytes_per_rank"]
+    assert hsdp["grad_crosses_nodes"] is False and hsdp["rep_crosses_nodes"] is True
+    assert hsdp["dp_layer_all_gather_latency_s"] == pytest.approx(10.8e-6, rel=1e-9)
+    assert full["dp_layer_all_gather_latency_s"] == pytest.approx(469.5e-6, rel=1e-9)
+    assert hsdp["rep_layer_all_reduce_s"] > 0 and full["rep_layer_all_reduce_s"] == 0
+    with pytest.raises(InputError, match="dp_shard"):
+        v(framework="fsdp2", dp=384, zero=3, dp_shard=7)
+
+
+def test_attention_kernel_sets_the_attention_efficiency():
+    """attention_kernel: FlashAttention-3 (Shah et al. 2024) runs the attention core at 0.60 of the H100
+    BF16 peak against FlashAttention-2's 0.35 ("only 35% utilization on H100"), each times the
+    sustained fraction; on an A100 FlashAttention-3 does not exist and the figure is FlashAttention-2's."""
+    fa2 = v(dp=8, attention_kernel="fa2")
+    fa3 = v(dp=8, attention_kernel="fa3")
+    assert fa2["attention_efficiency"] == pytest.approx(0.35 * fa2["sustained_fraction"])
+    assert fa3["attention_efficiency"] == pytest.approx(0.60 * fa3["sustained_fraction"])
+    assert fa3["step_time_s"] < fa2["step_time_s"]
+    a2 = v(dp=8, gpu="A100-80GB", attention_kernel="fa2")
+    a3 = v(dp=8, gpu="A100-80GB", attention_kernel="fa3")
+    assert a3["attention_efficiency"] == a2["attention_efficiency"]
+    assert v(dp=8, framework="megatron")["attention_kernel"] == "cudnn"

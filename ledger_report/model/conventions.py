@@ -18,6 +18,14 @@ Fields (1 = yes, 0 = no):
 - ``bucket_fixed_bytes``, ``bucket_elems``: gradient-communication buckets outside the state:
   a fixed number of bytes, plus a number of elements of the gradient dtype.
 - ``pp_zero_max``: the highest ZeRO stage the framework runs together with pipeline parallelism.
+- ``loss_impl_default``, ``loss_impl_tp_default``: the cross-entropy's implementation without and
+  with tensor parallelism (torchtitan turns loss parallel on with TP:
+  torchtitan/distributed/utils.py ``maybe_enable_loss_parallel`` unless
+  ``parallelism.disable_loss_parallel``; Megatron-LM: its vocab-parallel loss).
+- ``head_input_sharded``: under sequence parallelism the output layer saves its sequence shard
+  (1: Megatron-LM gathers it again in backward) or the gathered sequence (0).
+- ``pp_keeps_outputs``: a pipeline stage keeps each in-flight micro-batch's output until its
+  backward (0: Megatron-LM frees the output's data once sent).
 - ``moe_combine_saved_bytes``: bytes per h of each routed token that the MoE combine keeps for the
   routing weights' gradient (0 where the weights are applied inside the experts' activation;
   compiled, at most the 16-bit output).
@@ -26,13 +34,31 @@ Time (definitions/time.py), each the share of a communication hidden behind comp
 long as the compute it overlaps; the rest is exposed: the first gather, the last reduction, the
 SMs the collectives take):
 
-- ``tp_overlap``: tensor-parallel all-reduces / reduce-scatters hidden behind the GEMMs.
 - ``cp_overlap``: the context-parallel K/V ring hidden behind the attention chunks.
-- ``ep_overlap``: the expert all-to-alls hidden behind compute.
-- ``dp_overlap``: the data-parallel reduction (and ZeRO-3 gathers) hidden behind the backward
-  (and, where it runs per micro-batch, behind every micro-batch).
-- ``pp_dp_overlap``: the same with pipeline parallelism (DeepSpeed's pipeline engine reduces the
-  gradients after the pipeline flush, deepspeed/runtime/pipe/engine.py ReduceGrads).
+- ``overlap_p2p_comm_default``: the pipeline's sends and receives overlap compute by default (the
+  column ``overlap_p2p_comm`` when empty); Megatron-LM @d98e8a64 megatron/training/arguments.py
+  (--no-overlap-p2p-communication: on, and off without the interleaved schedule); DeepSpeed's and
+  torch.distributed.pipelining's schedules wait for each receive (0).
+- ``overlap_grad_reduce_from_zero``, ``overlap_param_gather_from_zero``: the ZeRO stage from which
+  the framework overlaps the gradient reduction with the backward / prefetches the parameter
+  all-gathers by default (the columns ``overlap_grad_reduce``, ``overlap_param_gather`` when empty;
+  0: always, 99: never).  Megatron-LM @d98e8a64: ``--overlap-grad-reduce`` and
+  ``--overlap-param-gather`` default off (megatron/training/arguments.py); DeepSpeed: ``overlap_comm``
+  defaults on for ZeRO-3 only (deepspeed/runtime/zero/config.py); torch DDP overlaps its bucketed
+  all-reduce and FSDP2 prefetches (torch/distributed/fsdp/_fully_shard).
+- ``tp_comm_overlap_default``: Transformer Engine's userbuffer overlap of the TP collectives with the
+  GEMMs (Megatron-LM ``--tp-comm-overlap``, megatron/core/model_parallel_config.py
+  tp_comm_overlap = False) or async TP (torchtitan, off by default): 1 = on by default.
+- ``dp_bucket_params``: parameters per gradient bucket, i.e. per data-parallel collective, when the
+  reduction overlaps the backward (torch DDP bucket_cap_mb = 25 MiB of bf16 gradients; Megatron-LM
+  megatron/core/distributed/distributed_data_parallel.py @d98e8a64 max(40,000,000, 1,000,000 × dp);
+  DeepSpeed reduce_bucket_size 5e8; 0: one per layer, as FSDP2).
+- ``attention_kernel_default``: the fused attention kernel the framework runs (the column
+  ``attention_kernel`` when empty): Megatron-LM with Transformer Engine cudnn, DeepSpeed fa2
+  (flash-attn), torchtitan and plain PyTorch sdpa.
+- ``pp_dp_overlap``: 1 where the gradient reduction may overlap the backward with pipeline
+  parallelism (0: DeepSpeed's pipeline engine reduces the gradients after the pipeline flush,
+  deepspeed/runtime/pipe/engine.py ReduceGrads).
 - ``reduce_every_micro_from``: the ZeRO stage from which gradients are reduced every micro-batch
   instead of once per step (99: never).
 """
@@ -42,6 +68,12 @@ from __future__ import annotations
 from typing import Any
 
 MIB = 2**20
+
+# The constants of the memory model whose value is chosen from measured peaks (each a field of every
+# convention below): tests/support/measured.py refits them on tests/data/measured_runs.csv, in
+# sample and leaving each source out, and bench/bench_fidelity.py prints both.  Everything else in
+# the table is read from a framework's code.
+FITTED_CONSTANTS = ("reserved_fraction", "reserved_fraction_expandable")
 
 CONVENTIONS: dict[str, dict[str, Any]] = {
     "generic": {
@@ -76,13 +108,21 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "pp_unsharded_grads": 0,
         "optimizer_temp_bytes": 4,
         "moe_combine_saved_bytes": 2,
-        "tp_overlap": 0,
         "cp_overlap": 0.9,
-        "ep_overlap": 0,
-        "dp_overlap": 0.9,
-        "pp_dp_overlap": 0.9,
+        "pp_dp_overlap": 1,
+        "overlap_grad_reduce_from_zero": 0,
+        "overlap_param_gather_from_zero": 0,
+        "tp_comm_overlap_default": 0,
         "reduce_every_micro_from": 3,
-        "reserved_fraction": 0.05,
+        "dp_bucket_params": 13_107_200,
+        "overlap_p2p_comm_default": 0,
+        "loss_impl_default": "eager_fp32",
+        "loss_impl_tp_default": "eager_fp32",
+        "head_input_sharded": 0,
+        "pp_keeps_outputs": 1,
+        "attention_kernel_default": "sdpa",
+        "reserved_fraction": 0.04,
+        "reserved_fraction_expandable": 0.12,
         "en": "generic: ZeRO-1 shards master, moments and main gradients; ZeRO-2 also gradients; ZeRO-3 also weights",
         "zh": "generic：ZeRO-1 分片主权重、动量与主梯度；ZeRO-2 再分片梯度；ZeRO-3 再分片权重",
         "source": "Rajbhandari et al. 2020 (ZeRO), section 5; torch/nn/parallel/distributed.py DistributedDataParallel(bucket_cap_mb=25); time: torch DistributedDataParallel overlaps the bucketed all-reduce with backward, FSDP prefetches its all-gathers (torch/distributed/fsdp); TP overlap off (no async TP by default); MoE combine: huggingface/transformers src/transformers/models/qwen3_moe/modeling_qwen3_moe.py Qwen3MoeSparseMoeBlock multiplies each expert's output by its routing weight (the product keeps the 16-bit output)",
@@ -119,13 +159,21 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "pp_unsharded_grads": 0,
         "optimizer_temp_bytes": 0,
         "moe_combine_saved_bytes": 0,
-        "tp_overlap": 0,
         "cp_overlap": 0.9,
-        "ep_overlap": 0,
-        "dp_overlap": 0,
-        "pp_dp_overlap": 0,
+        "pp_dp_overlap": 1,
+        "overlap_grad_reduce_from_zero": 99,
+        "overlap_param_gather_from_zero": 99,
+        "tp_comm_overlap_default": 0,
         "reduce_every_micro_from": 99,
-        "reserved_fraction": 0.05,
+        "dp_bucket_params": 40_000_000,
+        "overlap_p2p_comm_default": 1,
+        "loss_impl_default": "megatron_fused",
+        "loss_impl_tp_default": "megatron_fused",
+        "head_input_sharded": 1,
+        "pp_keeps_outputs": 0,
+        "attention_kernel_default": "cudnn",
+        "reserved_fraction": 0.04,
+        "reserved_fraction_expandable": 0.12,
         "en": "megatron: grad_dtype is the gradient buffer (param.main_grad), kept whole; zero=1 is the distributed optimizer sharding master and moments over dp·cp (experts over expert-DP)",
         "zh": "megatron：grad_dtype 指梯度 buffer（param.main_grad），不分片；zero=1 为分布式优化器，主权重与动量沿 dp·cp 分片（专家沿专家 DP）",
         "source": "Megatron-LM megatron/core/distributed/param_and_grad_buffer.py (_ParamAndGradBuffer), megatron/core/optimizer/distrib_optimizer.py (DistributedOptimizer); docs/source/api-guide/dist_optimizer.md; time: megatron/core/distributed/distributed_data_parallel_config.py (overlap_grad_reduce=False, overlap_param_gather=False by default), megatron/training/arguments.py (--tp-comm-overlap off by default; num_layers divisible by the pipeline size), megatron/core/transformer/moe/token_dispatcher.py (all-to-all on the critical path); MoE combine: megatron/core/transformer/moe/experts.py TEGroupedMLP applies the probabilities inside the activation (weighted_bias_swiglu_impl), token_dispatcher.py unpermute takes none",
@@ -162,13 +210,21 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "pp_unsharded_grads": 0,
         "optimizer_temp_bytes": 0,
         "moe_combine_saved_bytes": 2,
-        "tp_overlap": 0,
         "cp_overlap": 0.9,
-        "ep_overlap": 0,
-        "dp_overlap": 0.8,
         "pp_dp_overlap": 0,
+        "overlap_grad_reduce_from_zero": 3,
+        "overlap_param_gather_from_zero": 3,
+        "tp_comm_overlap_default": 0,
         "reduce_every_micro_from": 2,
-        "reserved_fraction": 0.05,
+        "dp_bucket_params": 500_000_000,
+        "overlap_p2p_comm_default": 0,
+        "loss_impl_default": "eager_fp32",
+        "loss_impl_tp_default": "eager_fp32",
+        "head_input_sharded": 0,
+        "pp_keeps_outputs": 1,
+        "attention_kernel_default": "fa2",
+        "reserved_fraction": 0.04,
+        "reserved_fraction_expandable": 0.12,
         "en": "deepspeed: ZeRO-2 = 2 + 18/N and ZeRO-3 = 18/N bytes per parameter, as DeepSpeed's own estimators; 16-bit gradients do not persist under ZeRO-3",
         "zh": "deepspeed：ZeRO-2 = 2 + 18/N，ZeRO-3 = 18/N 字节/参数，与 DeepSpeed 自带估算一致；ZeRO-3 下 16 位梯度不常驻",
         "source": "DeepSpeed deepspeed/runtime/zero/stage_1_and_2.py, stage3.py (estimate_zero2_model_states_mem_needs, estimate_zero3_model_states_mem_needs); deepspeed/runtime/zero/config.py (reduce_bucket_size, allgather_bucket_size = 5e8); deepspeed/runtime/pipe/engine.py (ZeRO-2/3 not supported with pipeline parallelism); time: deepspeed/runtime/zero/stage_1_and_2.py (gradients reduced in every backward from ZeRO-2, overlap_comm), stage3.py (prefetched parameter gathers), pipe/engine.py (ReduceGrads after the schedule's last backward); MoE combine: deepspeed/moe/sharded_moe.py MOELayer.forward einsum('sec,ecm->sm', combine_weights, expert_output) keeps the expert output",
@@ -205,13 +261,21 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "pp_unsharded_grads": 1,
         "optimizer_temp_bytes": 0,
         "moe_combine_saved_bytes": 4,
-        "tp_overlap": 0,
         "cp_overlap": 0.9,
-        "ep_overlap": 0,
-        "dp_overlap": 0.9,
-        "pp_dp_overlap": 0.9,
+        "pp_dp_overlap": 1,
+        "overlap_grad_reduce_from_zero": 0,
+        "overlap_param_gather_from_zero": 0,
+        "tp_comm_overlap_default": 0,
         "reduce_every_micro_from": 2,
-        "reserved_fraction": 0.05,
+        "dp_bucket_params": 0,
+        "overlap_p2p_comm_default": 0,
+        "loss_impl_default": "eager_fp32",
+        "loss_impl_tp_default": "loss_parallel",
+        "head_input_sharded": 0,
+        "pp_keeps_outputs": 1,
+        "attention_kernel_default": "sdpa",
+        "reserved_fraction": 0.04,
+        "reserved_fraction_expandable": 0.12,
         "en": "fsdp2: PyTorch FSDP2 as torchtitan runs it: sharded fp32 parameters (the master), fp32 gradients and moments; bf16 layers gathered one at a time; selective recompute saves by operator",
         "zh": "fsdp2：torchtitan 所用的 PyTorch FSDP2：分片的 fp32 参数（即主权重）、fp32 梯度与动量；bf16 层逐层聚合；选择性重计算按算子保存",
         "source": "PyTorch torch/distributed/fsdp/_fully_shard/_fsdp_param.py (FSDPParam: sharded parameter in its original dtype, unsharded all-gather outputs, to_accumulated_grad_if_needed); torchtitan torchtitan/distributed/fsdp.py (MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32)), activation_checkpoint.py (SelectiveAC), components/loss.py (cross_entropy on pred.float()); torch/distributed/pipelining/stage.py; time: torch/distributed/fsdp/_fully_shard (all-gathers prefetched, reduce-scatter per backward); torchtitan torchtitan/distributed/parallel_dims.py (async TP off by default); MoE combine: torchtitan torchtitan/models/common/token_dispatcher.py LocalTokenDispatcher.combine multiplies routed_output.to(float32) by the scores (the fp32 copy is kept)",

@@ -26,6 +26,7 @@ import operator
 import struct
 from typing import Any, Callable, Mapping, Sequence
 
+from .divisors import divisors
 from .expr import Expr, Visitor
 from .registry import Registry
 
@@ -118,6 +119,8 @@ def fmt_spec(places: int) -> str:
 
 def smallest_divisor_at_least(n: Any, at_least: Any, step: Any) -> Any:
     """The smallest d ≥ at_least with d | n and step | d, or None (n, step whole and ≥ 1)."""
+    if not all(math.isfinite(float(x)) for x in (n, at_least, step)):
+        return None  # no divisor at least inf (as the arrays interpreter gives)
     n, step = int(round(n)), max(int(round(step)), 1)
     if n < 1:
         return None
@@ -132,19 +135,10 @@ def stepped_divisors(n: int, step: int) -> list[int]:
     return [d for d in _divisors(n) if d % step == 0]
 
 
-_DIVISORS: dict[int, list[int]] = {}
-
-
-def _divisors(n: int) -> list[int]:
-    """The divisors of ``n`` in increasing order (remembered: rows repeat their batch sizes)."""
-    hit = _DIVISORS.get(n)
-    if hit is None:
-        small = [i for i in range(1, math.isqrt(n) + 1) if n % i == 0]
-        hit = small + [n // i for i in reversed(small) if n // i != i]
-        if len(_DIVISORS) >= 10_000:
-            _DIVISORS.clear()
-        _DIVISORS[n] = hit
-    return hit
+def _divisors(n: int) -> tuple[int, ...]:
+    """The divisors of ``n`` in increasing order (from its prime factors: ``model/divisors.py``;
+    remembered there: rows repeat their batch sizes)."""
+    return divisors(n)
 
 
 def _mod(a: Any, b: Any) -> Any:
@@ -155,7 +149,7 @@ _FUNCTIONS: dict[str, Callable[[list], Any]] = {
     "MAX": max,
     "MIN": min,
     "CEIL": lambda xs: _ceil(xs[0]),
-    "FLOOR": lambda xs: xs[0] if isinstance(xs[0], int) else math.floor(approx_value(xs[0])),
+    "FLOOR": lambda xs: _floor(xs[0]),
     "MOD": lambda xs: _mod(xs[0], xs[1]),
     "AND": lambda xs: all(bool(x) for x in xs),
     "OR": lambda xs: any(bool(x) for x in xs),
@@ -234,7 +228,7 @@ class _Closures(Visitor):
     def visit_Call(self, e):
         args_ = [compiled(a) for a in e.args]
         if e.fn == "CONCAT":
-            return lambda row, env, t: "".join(text_of(a(row, env, t)) for a in args_)
+            return lambda row, env, t: "".join([text_of(a(row, env, t)) for a in args_])
         if e.fn == "MINDIV":
 
             def mindiv(row, env, t):
@@ -265,10 +259,18 @@ def compare(opname: str, a: Any, b: Any) -> Any:
     return _CMPS[opname](a, b)
 
 
-def _ceil(x: Any) -> int:
-    if isinstance(x, int):
+def _ceil(x: Any) -> Any:
+    if isinstance(x, int) or not math.isfinite(
+        x
+    ):  # a non-finite number stays so (engine refuses it)
         return x
     return math.ceil(approx_value(x))
+
+
+def _floor(x: Any) -> Any:
+    if isinstance(x, int) or not math.isfinite(x):
+        return x
+    return math.floor(approx_value(x))
 
 
 # Spreadsheet number semantics (LibreOffice 7.4, sal/rtl/math.cxx) -----------------------------
@@ -352,21 +354,20 @@ def _round_array(np, fn, x):
     above one, floor: just below), by under 5e-15 relative, and Calc leaves values above 2^41
     alone, so the distance to the integer is under 0.011 (or the value is below -2^41): two array
     passes find the candidates, and the few there are go through the scalar rule."""
-    x = np.asarray(x, dtype=float)
+    shape = np.shape(x)
+    x = np.asarray(x, dtype=float).reshape(-1)  # a 0-d array (one value for every row) too
     out = fn(x)
     with np.errstate(all="ignore"):
         gap = (out - x) if fn is np.ceil else (x - out)
         cand = (gap > 0.989) | (x < -_APPROX_BIG)
         if cand.any():
-            idx = np.nonzero(cand)
+            idx = np.flatnonzero(cand)
             sub = x[idx]
-            r = np.rint(sub)
-            near = np.abs(sub - r) < np.abs(sub) * 1e-14
+            near = np.abs(sub - np.rint(sub)) < np.abs(sub) * 1e-14
             if near.any():
-                out = np.array(out, dtype=float, copy=True)
-                pick = tuple(i[near] for i in idx)
+                pick = idx[near]
                 out[pick] = [fn(approx_value(float(v))) for v in x[pick]]
-    return out
+    return out.reshape(shape)
 
 
 def _approx_equal_array(np, a, b):
@@ -377,9 +378,10 @@ def _approx_equal_array(np, a, b):
     with np.errstate(all="ignore"):
         near = ~eq & (np.abs(a - b) < np.abs(a) * _E48)
     if near.any():
-        eq = eq.copy()
-        idx = np.nonzero(near)
-        eq[idx] = [approx_equal(float(x), float(y)) for x, y in zip(a[idx], b[idx])]
+        eq = np.array(
+            eq, dtype=bool
+        )  # a boolean mask, not np.nonzero: a 0-d array (one value for all rows) too
+        eq[near] = [approx_equal(float(x), float(y)) for x, y in zip(a[near], b[near])]
     return eq
 
 

@@ -76,7 +76,10 @@ def render(
     """``<expression with numbers> = <value>`` for one quantity."""
     q = reg[key]
     body = _Filled(reg, values, lang, expand).text(q.expr, 0)
-    return f"{body} = {fmt_value(values.get(key), q.unit, lang)}"
+    result = fmt_value(values.get(key), q.unit, lang)
+    if q.unit == MONEY and values.get(key) is not None and values.get("currency"):
+        result += f" {values['currency']}"  # a cost says its currency, here too
+    return f"{body} = {result}"
 
 
 def symbolic(reg: Registry, key: str) -> str:

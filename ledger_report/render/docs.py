@@ -130,13 +130,22 @@ stream stays fp32.""",
         "Logits and loss",
         ("loss",),
         """\
-The logits are s × b × vocab/tp elements in `logits_dtype`, divided by `loss_chunks` for a chunked
-or fused cross-entropy, on the stage that holds the output head. The loss's working set is what the
-framework's cross-entropy keeps beside them, per logit: PyTorch's eager `cross_entropy(logits.float())`
-keeps an fp32 copy and the fp32 log-softmax (8 bytes) in forward and three fp32 tensors in backward;
-Megatron's vocab-parallel loss works in place on one fp32 copy (4 bytes, 6 in backward).
-A compiled loss keeps almost none of that (`loss_compiled`, which follows `compile` when empty:
-some setups compile the model's blocks and leave the loss eager, as torchtitan did until April
+The logits are s × b × vocab/tp elements in `logits_dtype` on the stage that holds the output head.
+What the cross-entropy keeps beside them depends on its implementation (`loss_impl`), in bytes per
+logit, forward and backward, read from each kernel's code:
+
+| `loss_impl` | logits alive | forward | backward |
+|---|---|---|---|
+| `eager_fp32`: `cross_entropy(logits.float())` | all (÷ `loss_chunks`) | fp32 copy + log-softmax: 8 (4 with fp32 logits) | log-softmax + two fp32 gradients: 12 (10) |
+| `loss_parallel`: PyTorch's DTensor loss | all | fp32 x, x − max, exp: 12 (8) | result, zeros, exp, sum: 16 |
+| `chunked_output`: torchtune | all: every chunk is built first | every chunk's log-softmax + one chunk's copy: 4 + 4/k | 4 + 8/k |
+| `fused_linear_ce`: Liger, cut cross-entropy | none whole | one chunk's logits (≤ 2·s·b·h) + the input's and the head's gradients | the gradients |
+| `megatron_fused`: Megatron-LM's vocab-parallel loss | all | one fp32 copy, in place: 4 (0) | 6 (4) |
+
+The default follows the convention: Megatron-LM's own loss; torchtitan's (`fsdp2`) loss parallel
+when tp > 1, as torchtitan turns it on; otherwise eager. A compiled eager loss keeps almost none of
+that (`loss_compiled`, which follows `compile` when empty: some setups compile the model's blocks and
+leave the loss eager, as torchtitan did until April
 2025).""",
     ),
     (
@@ -159,10 +168,29 @@ gradient bucket is `reduce_bucket_elems` elements of the gradient dtype (its `re
         (),
         """\
 The peak is given as three counters: what `torch.cuda.max_memory_allocated` sees (the largest
-phase), what `max_memory_reserved` sees (plus the caching allocator's fragmentation), and what the
-device holds (plus the CUDA context and NCCL's communicator buffers, which nvidia-smi shows). The
-device counter is what must fit in HBM. A measured peak is compared with the estimate on the
-counter named in `measured_counter`.""",
+phase), what `max_memory_reserved` sees, and what the device holds (plus the CUDA context and
+NCCL's communicator buffers, which nvidia-smi shows). The device counter is what must fit in HBM. A
+measured peak is compared with the estimate on the counter named in `measured_counter`.
+
+**The allocator rule** (PyTorch's caching allocator, `c10/cuda/CUDACachingAllocator.cpp`): a request
+is rounded up (512 bytes; 2 MiB above 1 MiB) and served by the smallest cached free block that
+holds it, split if larger; a freed block stays cached in its segment and merges only with free
+neighbours of the same segment; when no cached block fits, new memory is taken (a new segment, or
+with `expandable_segments` new pages at the end of the one segment); when that fails, cached blocks
+are released and the request retried. So the reserved peak is the allocated peak plus the free
+blocks that were too small for the largest requests. The model counts the one such case that is
+large by construction: in the loss backward the 16-bit logits, freed after their fp32 copy, cannot
+hold the fp32 gradients that follow, which take new memory while the logits' block stays cached
+between live blocks (eager, loss-parallel and torchtune's chunked losses; Megatron-LM's loss reuses
+its own fp32 copy). The rest, fragmentation the model does not explain (rounding, routed-token
+sizes that vary, blocks split by smaller tensors), is `reserved_fraction` of that, fitted on published runs (`bench/bench_fidelity.py`):
+without expandable segments (PyTorch's default) 0.04, the gap between the reserved and the
+allocated peak that the one run measuring both showed (Megatron-LM PR 6429); with expandable
+segments 0.12, fitted on torchtitan runs' reserved peaks, so it also holds what the allocated
+estimate misses there. The allocator releases its cached blocks and retries before it fails, so
+the reserved peak stays within what the device leaves it (HBM less the context and NCCL) unless
+even the reserve it cannot release (the fragmentation inside segments still in use; none with
+expandable segments, whose free pages are unmapped) does not fit: that is what `fits` compares.""",
     ),
     (
         "Peak",
@@ -187,9 +215,22 @@ attention layers × seq_len × heads × head_dim (the causal mask halves the 12�
 One training step's time, term by term: compute (forward, backward and recompute FLOPs at the GPU's
 sustained matmul efficiency), the exposed part of each collective (tensor, context, expert, data
 parallel and pipeline communication, over NVLink inside a node and the network across nodes,
-placing tp innermost, then cp, ep, dp, pp), the pipeline bubble, the optimizer step and offload
-(the host link or the NVMe's bandwidth, and a CPU optimizer). With `mfu` empty the prediction
-decides the days and the cost; a given `mfu` decides them and the prediction stands beside it.""",
+placing tp innermost, then cp, ep, dp, pp; expert groups as Megatron builds them, ep ranks etp
+apart), the pipeline bubble (the schedule's critical path, also with fewer micro-batches than
+stages), the optimizer step and offload (the host link or the NVMe's bandwidth, and a CPU
+optimizer). Each collective is costed per call, as many calls as the framework issues (ZeRO-3: two
+gathers and a reduce-scatter per layer and micro-batch; buckets per reduction; TP per layer), with
+the latency and protocol choice of NCCL's own tuning model (NVIDIA/nccl src/graph/tuning.cc,
+NCCL 2.30.7: ring and tree, LL/LL128/Simple, per-hop latency inside and between nodes). What is
+hidden follows the overlap switches (`overlap_grad_reduce`, `overlap_param_gather`,
+`tp_comm_overlap`, `overlap_p2p_comm`, `moe_a2a_overlap`, defaults per convention): at most what
+the window's compute lasts, never the first gather or the last bucket, and the compute slows by
+0.15 of what it hides. `step_bound` says what binds the step (compute, communication, latency or
+bubble); `time_comm_latency_s` and `time_comm_bandwidth_s` split the exposed communication. With
+`mfu` empty the prediction decides the days and the cost; a given `mfu` decides them and the
+prediction stands beside it. The one fitted constant (the share of the kernel-benchmark matmul
+efficiency training sustains, by GPU class) is checked leave-one-source-out against published runs
+(bench/bench_throughput.py).""",
     ),
     (
         "Gates",
@@ -313,7 +354,7 @@ def columns_md() -> str:
         "`8.19e9`, `8.19B`, `35B`, `5T`, `350M`, `7K`. A column in GB (10^9 bytes) also takes a size "
         "with its unit, converted exactly: `79.7 GiB` is 85.58 GB, `96GB`, `512 MiB`, `1.5 TB`. "
         "Give `params_total`, or the architecture "
-        "(`layers`, `hidden`, `heads`, `ffn_hidden`, `vocab`).\n",
+        "(`layers`, `hidden`, `heads`, `ffn_hidden`, `vocab`). " + _limits_md() + "\n",
         "| column | meaning | 中文 | default | unit | choices |",
         "|---|---|---|---|---|---|",
     ]
@@ -322,7 +363,52 @@ def columns_md() -> str:
         out.append(
             f"| `{c.name}` | {_cell(c.help_en)} | {_cell(c.help_zh)} | {_cell(default)} | {c.unit} | {', '.join(c.choices)} |"
         )
-    return "\n".join(out) + "\n"
+    return "\n".join(out + _aliases_md()) + "\n"
+
+
+def _limits_md() -> str:
+    """The bounds every row is read within, said where the columns are."""
+    from ..config import FLOAT_RANGE, MAX_LAYERS, MAX_TEXT_CHARS
+    from ..inputs.csv import MAX_CSV_BYTES
+    from ..inputs.tables import MAX_COLUMNS, MAX_ROWS
+
+    short = ", ".join(f"`{c.name}` {c.max_chars}" for c in COLUMNS if c.max_chars < MAX_TEXT_CHARS)
+    return (
+        f"Every row is read within what every output can hold: a decimal column takes 0 or a "
+        f"magnitude from {FLOAT_RANGE[0]:g} to {FLOAT_RANGE[1]:g}, whole numbers at most 10^16 "
+        f"(layers at most {MAX_LAYERS:,}); text at most {MAX_TEXT_CHARS:,} characters counted as "
+        f"Excel counts them (an emoji is two; {short}), without control characters, U+FFFE or "
+        f"U+FFFF. A file holds at most {MAX_ROWS:,} rows and {MAX_COLUMNS:,} columns, a CSV at "
+        f"most {MAX_CSV_BYTES // 2**20} MiB in one encoding, and must be a regular file."
+    )
+
+
+def _aliases_md() -> list[str]:
+    """The alias table and the names no column means, as columns.md lists them."""
+    from ..config import ALIAS_TABLE, NOT_COLUMNS
+
+    out = [
+        "\n## Names from the frameworks\n",
+        "A header may also be a name the frameworks use for the column. Case does not matter, `-` "
+        "reads as `_` and a leading `--` is dropped (Megatron-LM's `--tensor-model-parallel-size`, "
+        "`tensor_model_parallel_size`); a name with a section may be written `section.name` "
+        "(`zero_optimization.stage`, `parallelism.tensor_parallel_degree`), and must be where the "
+        "bare name says too little. A name and its column in one row are an error.\n",
+        "| name | column | section | defined in | note |",
+        "|---|---|---|---|---|",
+    ]
+    for a in ALIAS_TABLE:
+        section = f"`{a.section}`" + ("" if a.bare else " (required)") if a.section else ""
+        out.append(
+            f"| `{a.name}` | `{a.column}` | {section} | {_cell(a.source)} | {_cell(a.note)} |"
+        )
+    out += [
+        "\nNames that no column means, and what to give instead:\n",
+        "| name | give instead |",
+        "|---|---|",
+    ]
+    out += [f"| `{name}` | {_cell(why)} |" for name, why in NOT_COLUMNS.items()]
+    return out
 
 
 def json_md(spec: Report = SPEC, reg: Registry | None = None) -> str:

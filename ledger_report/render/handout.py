@@ -14,13 +14,18 @@ through :class:`PackagedAssetFetcher`, which serves files of the packaged templa
 refuses everything else, fatally.  So a note holding ``<a rel="attachment"
 href="file:///etc/passwd">`` is printed as text and embeds nothing.
 
-One page per configuration, always: each page is an inline block of fixed height (WeasyPrint
-does not split inline blocks across pages), so a page can never spill onto a second one.  The
-type is 8 pt on every page (the print minimum); a full page is fitted, not shrunk: its flow of
-sections is cut into three columns by estimated heights, and after layout the renderer reads
-back the height of every item and column (the ids the template sets) and, for a page that
-overflows, cuts the flow again by the measured heights, at a tighter line height and with a
-shorter note where the measured heights do not fit (:func:`_pages`, :func:`_refit`).
+Two sheets per configuration, always, in one layout: the review sheet (the verdicts, each a
+badge over its reason; a headline strip of the spec's eight headline figures; the layout; the
+state ledger; the memory chart; the peak, the compute floor and the budget in three columns) and
+its continuation (the rest of the flow: the parameters, the items outside the ledger, the
+assumptions, in three columns).  Each sheet is an inline block of fixed height (WeasyPrint does
+not split inline blocks across pages), so nothing spills onto a further page.  The type is 8 pt
+at a line height of 1.2 everywhere (:data:`page.LINE_HEIGHT`); the flow is cut into the six
+columns by estimated heights (the first sheet's filled in turn, the rest balanced on the second),
+and after layout the renderer reads back the height of every item and column (the ids the template
+sets) and, for a page that overflows, cuts the flow again by the measured heights, then, where
+they do not fit, leaves out the formula texts of a fixed list of sections, level by level
+(:data:`page.TRIMMED`), with a shorter note (:func:`_pages`, :func:`_refit`).
 
 Speed: WeasyPrint is pure Python and single-threaded, and the handout uses only its public API
 (``weasyprint.HTML(string=..., base_url=..., url_fetcher=...).render(font_config=...)``, then
@@ -56,7 +61,6 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import re
-import signal
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -76,7 +80,7 @@ import weasyprint.urls
 from ledger_report.engine import Ledger
 from ledger_report.errors import LedgerError
 from ledger_report.render import page as pg
-from ledger_report.render.workers import default_jobs, no_cyclic_gc
+from ledger_report.render.workers import default_jobs, forked_child, no_cyclic_gc
 
 __all__ = [
     "render_html",
@@ -100,21 +104,17 @@ ASSET_SUFFIXES = frozenset({".css", ".svg", ".png", ".otf", ".ttf", ".woff", ".w
 # 2000-01-01T00:00:00Z, the same instant as the workbook's fixed core-properties timestamp.
 FIXED_SOURCE_DATE_EPOCH = "946684800"
 
+SHEETS = 2  # pages per configuration: the review sheet and its continuation
 SUMMARY_ROWS_PER_PAGE = 12  # the summary repeats its header on further pages beyond this
-# The first guess of a page's density leaves this share of its columns for the estimate's errors
+# The first guess of a page's trim level leaves this share of its columns for the estimate's errors
 # (a page guessed too full is laid out again: ~0.2 s).
 FIRST_FIT_ROOM = 0.95
-# A page whose flow is estimated this much taller than its columns at the densest layout with rows
-# is laid out with run-on paragraphs at once, not with rows first (with the estimates below, the
-# fullest of bench/rows.py's pages that fitted with rows, 2026-12-02, was estimated at ~0.99 of it).
-RUNS_FIRST_OVER = 1.0
-# The estimates against the layout, by density (bench/rows.py's 40 pages laid out at each density,
-# English and Chinese, 2026-12-02): the flow's measured height over its estimate (1.02-1.03 at d0
-# and d1, where rows have padding; 0.96 at d2; 1.04 at d3), and the room above the columns, left
-# and right (the chart's), measured over estimated; each factor is the median plus ~1 %, and the
-# right column's the larger of the two languages (Chinese: 5-10 % above English).
-EST_CONTENT = (1.035, 1.045, 0.975, 1.05)
-EST_TOP = ((1.0, 1.01), (1.01, 1.04), (0.935, 1.06), (0.94, 0.92))
+# The estimates against the layout: the flow's measured height over its estimate, and the room
+# above the columns (left, right: the chart's), measured over estimated (inputs/examples.csv's
+# 21 pages laid out at their first guesses, 2026-12-03: flow 0.97 in English and Chinese; above
+# the left columns 0.99 both; above the right column 0.91 in English, 0.99 in Chinese).
+EST_CONTENT = 1.0
+EST_TOP = (1.0, 0.95)
 
 
 class HandoutError(LedgerError):
@@ -255,7 +255,8 @@ def environment() -> jinja2.Environment:
 
 @dataclass
 class _Fit:
-    """How one configuration's page is laid out: its density and, once measured, the heights (CSS
+    """How one configuration's page is laid out: its density (the trim level: formula texts of
+    ``page.TRIMMED[density]`` left out) and, once measured, the heights (CSS
     px) of its flow items, of each section's heading and of the room in each column."""
 
     density: int = 0
@@ -268,13 +269,14 @@ class _Book:
     """The ledgers of one handout in one language: the summary's order, and each page's data,
     built when a page is first wanted (in the process that renders it) and kept for re-layouts."""
 
-    def __init__(self, ledgers: Sequence[Ledger], lang: str):
+    def __init__(self, ledgers: Sequence[Ledger], lang: str, front: Sequence[Ledger] = ()):
         self.ledgers = list(ledgers)
         self.lang = lang
+        self.front = pg.pareto(front, lang)  # the planner's front, on the first summary page
         self.order = pg.rank_order(self.ledgers)
         self.rank_of = {i: r for r, i in enumerate(self.order, 1)}
         self.n_summary = summary_page_count(len(self.ledgers))
-        self.n_pages = self.n_summary + len(self.ledgers)
+        self.n_pages = self.n_summary + SHEETS * len(self.ledgers)
         self._data: dict[int, pg.PageData] = {}
 
     def data(self, i: int) -> pg.PageData:
@@ -285,30 +287,28 @@ class _Book:
 
 
 def _estimated(d: pg.PageData, density: int) -> tuple[list[float], list[float], list[float]]:
-    lp = pg.line_px(density)
-    left, right = EST_TOP[density]
-    caps = [pg.SHEET_HEIGHT_PX - d.est_top[0] * lp * left] * (pg.COLUMNS - 1) + [
-        pg.SHEET_HEIGHT_PX - d.est_top[1] * lp * right
-    ]
+    lp = pg.line_px()
+    left, right = EST_TOP
+    caps = (
+        [pg.SHEET_HEIGHT_PX - d.est_top[0] * lp * left] * (pg.FIRST_SHEET_COLUMNS - 1)
+        + [pg.SHEET_HEIGHT_PX - d.est_top[1] * lp * right]
+        + [pg.SHEET_HEIGHT_PX - pg.CONT_TOP_LINES * lp] * (pg.COLUMNS - pg.FIRST_SHEET_COLUMNS)
+    )
     return (
-        [h * lp * EST_CONTENT[density] for h in d.flow(density)[1]],
+        [h * lp * EST_CONTENT for h in d.flow(density)[1]],
         [o * lp for o in d.est_over],
         caps,
     )
 
 
 def _first_fit(d: pg.PageData) -> _Fit:
-    """The first density whose estimated flow fits the estimated room (the page is measured after
-    layout and laid out again where it overflows; see :func:`_pages`).  The run-on paragraphs of
-    the densest layout are a first guess only for a page estimated too full for rows
-    (:data:`RUNS_FIRST_OVER`); other pages get them only when measured too full for rows."""
-    for density in range(pg.RUNS_DENSITY):
+    """The first trim level whose estimated flow fits the estimated room (the page is measured
+    after layout and laid out again where it overflows; see :func:`_pages`), else the last."""
+    for density in range(pg.MAX_DENSITY + 1):
         heights, over, caps = _estimated(d, density)
         if sum(heights) + sum(over) <= sum(caps) * FIRST_FIT_ROOM:
             return _Fit(density)
-    if sum(heights) + sum(over) > sum(caps) * RUNS_FIRST_OVER:
-        return _Fit(pg.RUNS_DENSITY)
-    return _Fit(pg.RUNS_DENSITY - 1)
+    return _Fit(pg.MAX_DENSITY)
 
 
 def _columns(d: pg.PageData, fit: _Fit) -> list[list[dict[str, Any]]]:
@@ -319,7 +319,7 @@ def _columns(d: pg.PageData, fit: _Fit) -> list[list[dict[str, Any]]]:
         caps = fit.caps
     flow = d.flow(fit.density)[0]
     secs = [it["sec"] for it in flow]
-    cols = pg.cut(heights, secs, over, caps)
+    cols = pg.cut(heights, secs, over, caps, d.details)
     seen: set[int] = set()
     out = []
     for col in cols:
@@ -335,7 +335,6 @@ def _columns(d: pg.PageData, fit: _Fit) -> list[list[dict[str, Any]]]:
                     "lines": [it for it in items if it["kind"] == "line"],
                     "zeros": [it for it in items if it["kind"] == "zeros"],
                     "rows": [it for it in items if it["kind"] == "row"],
-                    "runs": [it for it in items if it["kind"] == "run"],
                     "notes": [it for it in items if it["kind"] == "note"],
                 }
             )
@@ -355,11 +354,12 @@ def _config_view(book: _Book, i: int, fit: _Fit) -> dict[str, Any]:
         "density": fit.density,
         "note": pg.note(d.notes, fit.density, d.lead),
         "verdicts": d.verdicts,
+        "headline": d.headline,
         "compact": d.compact,
         "wide": d.wide,
         "charts": d.charts,
         "columns": _columns(d, fit),
-        "page_no": book.n_summary + i + 1,
+        "page_no": book.n_summary + SHEETS * i + 1,
     }
 
 
@@ -411,10 +411,13 @@ def _view(
         "summary_start": summary.start,
         "n_summary": book.n_summary,
         "summary_head": head,
+        "pareto": book.front if summary.start == 0 else None,
+        "currencies": pg.currencies(book.ledgers)
+        if book.ledgers and book.ledgers[0].model.spec.rank
+        else [],
         "pages": [_config_view(book, i, fits[i]) for i in wanted],
         "stylesheet": STYLESHEET,
         "fills": pg.FILLS,
-        "runs_density": pg.RUNS_DENSITY,
     }
 
 
@@ -450,12 +453,14 @@ def _html(view: dict[str, Any]) -> str:
     return _UNPRINTABLE.sub("\ufffd", html)
 
 
-def render_html(ledgers: Sequence[Ledger], lang: str = "en") -> str:
+def render_html(
+    ledgers: Sequence[Ledger], lang: str = "en", *, pareto: Sequence[Ledger] = ()
+) -> str:
     """The handout as HTML, with the first-guess layout of each page (the PDF may cut a page's
     columns again after measuring it)."""
     ledgers = list(ledgers)
     _check(ledgers, lang)
-    book = _Book(ledgers, lang)
+    book = _Book(ledgers, lang, pareto)
     return _html(_view(book, [_first_fit(book.data(i)) for i in range(len(ledgers))]))
 
 
@@ -548,14 +553,16 @@ def _measure(document, book: _Book, fits: Sequence[_Fit]) -> dict[int, _Measure]
     for page in document.pages:
         for anchor, pos in page.anchors.items():
             kind = anchor[:1]
-            if kind in "cbp" and anchor[1:2].isdigit():
+            if kind in "cbpe" and anchor[1:2].isdigit():
                 num, _, rest = anchor[1:].partition("-")
                 boxes.setdefault(int(num), {})[kind + rest] = pos
     out = {}
     for i, m in boxes.items():
-        if "b" not in m:
+        if "b" not in m or "e" not in m:
             continue
-        bottom = m["b"][1]
+        feet = [m["b"][1]] * pg.FIRST_SHEET_COLUMNS + [m["e"][1]] * (
+            pg.COLUMNS - pg.FIRST_SHEET_COLUMNS
+        )
         ends = [m.get(f"c{k}") for k in range(pg.COLUMNS)]
         if any(e is None for e in ends):
             continue
@@ -575,9 +582,7 @@ def _measure(document, book: _Book, fits: Sequence[_Fit]) -> dict[int, _Measure]
             tops.append(top)
             used.append(end - top)
             for j, pc in enumerate(col):
-                n = [
-                    it["n"] for key in ("lines", "zeros", "rows", "runs", "notes") for it in pc[key]
-                ]
+                n = [it["n"] for key in ("lines", "zeros", "rows", "notes") for it in pc[key]]
                 if starts[j] is None or not n:
                     continue
                 stop = starts[j + 1] if j + 1 < len(col) else None
@@ -588,14 +593,17 @@ def _measure(document, book: _Book, fits: Sequence[_Fit]) -> dict[int, _Measure]
                 guess = sum(heights[k] for k in n) or 1.0
                 for k in n:
                     items[k] = heights[k] * body / guess
-        out[i] = _Measure(caps=[bottom - t for t in tops], used=used, items=items, over=over)
+        out[i] = _Measure(
+            caps=[foot - t for foot, t in zip(feet, tops)], used=used, items=items, over=over
+        )
     return out
 
 
 def _refit(d: pg.PageData, fit: _Fit, m: _Measure) -> _Fit | None:
     """A layout for a page that overflowed: its flow cut again by the measured heights if they fit
-    the measured room; else the next density, the heights and the room above the columns scaled
-    by its line height (measured again after the next layout).  None: nothing left to try."""
+    the measured room; else the next trim level, the items it trims estimated again, the others
+    and the room above the columns as measured (measured again after the next layout).  None:
+    nothing left to try."""
     est, est_over, _caps = _estimated(d, fit.density)
     heights = [m.items.get(n, h) for n, h in enumerate(est)]
     over = [m.over.get(s, est_over[s]) for s in range(len(d.sections))]
@@ -605,18 +613,21 @@ def _refit(d: pg.PageData, fit: _Fit, m: _Measure) -> _Fit | None:
         fit.caps is not None and fit.heights is not None
     ):  # cut by these heights already: leave what overflowed
         caps = [c - max(u - c, 0.0) - 2.0 for u, c in zip(m.used, m.caps)]
-    cols = pg.cut(heights, secs, over, caps)
+    cols = pg.cut(heights, secs, over, caps, d.details)
     if all(h <= c - 0.5 for h, c in zip(pg.heights_of(cols, heights, over), caps)):
         if fit.heights is None or heights != fit.heights or caps != fit.caps:
             return _Fit(fit.density, heights, over, caps)
     if fit.density >= pg.MAX_DENSITY:
         return None
     nxt = fit.density + 1
-    r = pg.LINE_HEIGHT[nxt] / pg.LINE_HEIGHT[fit.density]
-    caps = [pg.SHEET_HEIGHT_PX - (pg.SHEET_HEIGHT_PX - c) * r for c in m.caps]
-    if (nxt >= pg.RUNS_DENSITY) != (fit.density >= pg.RUNS_DENSITY):  # other flow items: estimated
-        return _Fit(nxt, None, None, caps)
-    return _Fit(nxt, [h * r for h in heights], [o * r for o in over], caps)
+    # the next level: the items it trims estimated again, the others as measured
+    flow, _est = d.flow(nxt)
+    new = _estimated(d, nxt)[0]
+    kept = [
+        h if it["formula"] == old["formula"] else e
+        for h, e, it, old in zip(heights, new, flow, d.flow(fit.density)[0])
+    ]
+    return _Fit(nxt, kept, over, list(m.caps))
 
 
 # --------------------------------------------------------------------------------------------
@@ -645,22 +656,32 @@ class _Part:
 def _parts(n_configs: int) -> list[_Part]:
     """Split the handout into parts: one below :data:`PARALLEL_MIN_CONFIGS` configurations; two up
     to 32 pages; else a multiple of four parts of at most :data:`PART_MAX_PAGES` pages (four keeps
-    two or four cores equally busy).  Page counts differ by at most one between parts; the pages
-    are the summary's, then the configurations', cut in that order."""
+    two or four cores equally busy).  Each part holds about as many pages as the next (the
+    summary's pages, then each configuration's :data:`SHEETS`, never split), cut in that order."""
     n_summary = summary_page_count(n_configs)
-    pages = n_summary + n_configs
+    pages = n_summary + SHEETS * n_configs
     if n_configs < PARALLEL_MIN_CONFIGS:
         k = 1
     elif pages <= 32:
         k = 2
     else:
         k = 4 * math.ceil(pages / (4 * PART_MAX_PAGES))
-    bounds = [j * pages // k for j in range(k + 1)]
+    # the page at which each unit (a summary page, a configuration) starts
+    starts = list(range(n_summary)) + [n_summary + SHEETS * i for i in range(n_configs)]
+    units = len(starts)
+    cut_at = (
+        [0]
+        + [
+            min(range(units + 1), key=lambda u: abs((starts + [pages])[u] - j * pages / k))
+            for j in range(1, k)
+        ]
+        + [units]
+    )
     out = []
-    for a, b in zip(bounds, bounds[1:]):
+    for a, b in zip(cut_at, cut_at[1:]):
         summary = range(min(a, n_summary), min(b, n_summary))
         configs = range(max(a - n_summary, 0), max(b - n_summary, 0))
-        out.append(_Part(summary, configs, b - a))
+        out.append(_Part(summary, configs, len(summary) + SHEETS * len(configs)))
     return out
 
 
@@ -672,9 +693,9 @@ def _pages(book: _Book, fetcher: PackagedAssetFetcher, part: _Part, fits: list[_
     first = _layout(view, fetcher, font_config)
     pages = list(first.pages)
     n_summary = len(view["summary_pages"])
-    if len(pages) != n_summary + len(part.configs):  # every sheet is one unsplittable block
+    if len(pages) != n_summary + SHEETS * len(part.configs):  # each sheet: one unsplittable block
         raise HandoutError(
-            f"Internal error: {n_summary + len(part.configs)} sheets laid out as {len(pages)} pages."
+            f"Internal error: {n_summary + SHEETS * len(part.configs)} sheets laid out as {len(pages)} pages."
         )
     clipped = [f"the summary page {k + 1}" for k in _summary_overflow(first, part.summary)]
     measures = _measure(first, book, fits)
@@ -694,12 +715,14 @@ def _pages(book: _Book, fetcher: PackagedAssetFetcher, part: _Part, fits: list[_
             over = []
             break
         probe = _layout(_view(book, fits, only=retry), fetcher, font_config)
-        if len(probe.pages) != len(retry):
+        if len(probe.pages) != SHEETS * len(retry):
             raise HandoutError(
-                f"Internal error: {len(retry)} configuration pages laid out as {len(probe.pages)} pages."
+                f"Internal error: {len(retry)} configurations laid out as {len(probe.pages)} pages."
             )
         for k, i in enumerate(retry):
-            pages[n_summary + i - part.configs.start] = probe.pages[k]
+            for j in range(SHEETS):
+                at = n_summary + SHEETS * (i - part.configs.start) + j
+                pages[at] = probe.pages[SHEETS * k + j]
         measures = _measure(probe, book, fits)
         over = sorted(i for i in retry if measures[i].overflows)
     clipped += [f"the page of {book.ledgers[i].name!r}" for i in over]
@@ -747,15 +770,16 @@ def _part_task(j: int) -> tuple[bytes, list[str]]:
     return _render_part(book, root, parts[j], fits)
 
 
-def _child(j: int, conn) -> None:
+def _child(j: int, conn, parent_pid: int, inherited: list) -> None:
     """A forked process that renders part ``j``, sends the result (or the exception) and exits.
     One process per part: its memory goes back to the system when it exits, with no garbage
     collection.  A part leaves ~16,000 objects in reference cycles per page and collecting them
     costs ~20-23 ms a page; a process that rendered part after part without collecting grew to
     2.5 GB for 1,000 configurations.  So the collector stays off in the child for good (turned
     back on after the render, as ``no_cyclic_gc`` does in one process, its next allocation
-    would make that walk just before the process exits).  Ctrl-C is the parent's to handle."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    would make that walk just before the process exits).  Ctrl-C is the parent's to handle;
+    ``inherited``: the pipes' read ends it must not hold (``workers.forked_child``)."""
+    forked_child(parent_pid, inherited)
     gc.disable()
     try:
         message = (True, _part_task(j))
@@ -779,7 +803,10 @@ def _forked(n: int, workers: int, done: Callable[[int, tuple[bytes, list[str]]],
         while started < n or running:
             while started < n and len(running) < workers:
                 receive, send = context.Pipe(duplex=False)
-                process = context.Process(target=_child, args=(started, send), daemon=True)
+                inherited = [receive, *running]  # read ends the child must not hold open
+                process = context.Process(
+                    target=_child, args=(started, send, os.getpid(), inherited), daemon=True
+                )
                 process.start()
                 send.close()
                 running[receive] = (started, process)
@@ -879,6 +906,7 @@ def render_pdf(
     warnings: list[str] | None = None,
     jobs: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    pareto: Sequence[Ledger] = (),
 ) -> bytes:
     """The handout PDF of the ledgers: the summary, then one A4-landscape page per configuration.
 
@@ -886,13 +914,15 @@ def render_pdf(
     problems) and any page whose end had to be clipped are appended to it as strings; otherwise
     they are logged on the ``ledger_report.handout`` logger.  ``jobs``: worker processes for the
     parts (:func:`_parts`; default :func:`default_jobs`); the bytes do not depend on it.
-    ``progress(pages_done, pages_total)`` is called as parts finish.
+    ``progress(pages_done, pages_total)`` is called as parts finish.  ``pareto``: the ledgers of
+    a planner's Pareto front of days against cost (its ``pareto`` plans' rows), drawn as bars on
+    the first summary page, fastest first.
     """
     ledgers = list(ledgers)
     _check(ledgers, lang)
     root = templates_dir()
     jobs = default_jobs() if jobs is None else max(1, int(jobs))
-    book = _Book(ledgers, lang)
+    book = _Book(ledgers, lang, pareto)
     parts = _parts(len(ledgers))
     # First guesses need each page's data, which is built where the page is rendered: the
     # workers guess their own pages (a None is guessed on first use, see _view).

@@ -6,16 +6,21 @@ verdicts and their tones, which lines and figures are shown, which phase holds t
 in the summary and in what order it ranks: all of it is looked up (registry quantities, through the
 view and the spec).  What this module adds is presentation only:
 
-* where each part of the spec goes on the page: the verdicts (with their reasons) and the layout
-  in the header; tables of more than :data:`NARROW_COLUMNS` columns across the top (the state
-  ledger); tables the spec draws as bars (``Table.bars``) beside them; every other section, in
-  spec order, in three columns below (a section the spec adds later lands there, with no template
-  change);
+* where each part of the spec goes on the page: the verdicts (each a badge over its reason), the
+  spec's headline figures and the layout in the header; tables of more than
+  :data:`NARROW_COLUMNS` columns across the top (the state ledger); tables the spec draws as bars
+  (``Table.bars``) beside them; every other section in reading order (:data:`FLOW_FIRST`, the
+  others in spec order, :data:`FLOW_LAST`) in three columns below and three more on the
+  configuration's second sheet (a section the spec adds later lands there, with no template
+  change); a figure listed in several sections is printed once, in the last (the budget keeps
+  GPU-hours and the cost);
 * the geometry of the bars (widths in per cent of the widest), the fill of each bar segment (a
   palette of greys and colours whose luminances differ, chosen so that touching segments never
   share a fill), and the legend keys;
-* how the column flow is cut into the three columns (by estimated heights first, by measured ones
-  when a page overflowed; see ``handout._pages``), and how much of a long note is shown.
+* how the column flow is cut into the columns (by estimated heights first, by measured ones
+  when a page overflowed; see ``handout._pages``), and how much of a long note is shown;
+* the summary's groups (one per currency: costs in different currencies are never ranked against
+  each other) and the plan handout's Pareto front as bars.
 """
 
 from __future__ import annotations
@@ -30,7 +35,16 @@ from . import view
 # Page geometry, in CSS px (1/96 in): A4 landscape less the margins of handout.css.
 PX_PER_MM = 96 / 25.4
 SHEET_HEIGHT_PX = 192 * PX_PER_MM
-COLUMNS = 3
+COLUMNS = 6  # the flow's columns: three on a configuration's first sheet, three on its second
+FIRST_SHEET_COLUMNS = 3
+# The flow's sections in the order a reviewer reads them: the budget (whole, at the top of the
+# first column), the peak and the compute floor first (on the first sheet, under the state ledger and the chart), then the rest in the
+# spec's order; what the first sheet has no room for continues on the configuration's second
+# sheet, the least read sections (the parameter count, the items outside the ledger, the
+# assumptions) last.  A section the spec adds later lands among the rest.
+CONT_TOP_LINES = 1.6  # the second sheet's header (its title line, measured: 1.5 lines)
+FLOW_FIRST = ("budget", "peak", "measured", "compute")  # the budget first: never split
+FLOW_LAST = ("params", "uncounted", "notes")
 NARROW_COLUMNS = 4  # a table with more columns than this goes across the top of the page
 HEADER_SECTIONS = ("verdicts", "verdict_reasons")  # badges with their reasons, in the header
 COMPACT_SECTIONS = ("layout",)  # label-value pairs run together in the header
@@ -38,15 +52,21 @@ NOTE_SECTIONS = (
     "check",
 )  # sections that lead the header's note line (the note, shortened to fit, follows)
 
-# Densities: the type stays 8 pt (the print minimum); what changes is the line height, the
-# spacing and how much of a long note is shown; at the densest (RUNS_DENSITY) a figure section's
-# label-value pairs (each with its formula text) run on in paragraphs instead of rows, and so does
-# the chart's legend.  handout.css holds the same line heights (.d0-.d3).
+# One layout for every page: the type is 8 pt (the print minimum) at a line height of
+# LINE_HEIGHT, everywhere (handout.css holds the same figures).  A page too full for its sheet is
+# fitted by one rule, the same for every page: at each trim level, the formula texts of a fixed set
+# of sections are left out (the figures stay; each formula text is in the workbook's cell and the
+# JSON), the least read sections first (TRIMMED); and the header's note gets less room
+# (NOTE_MAX_EM, NOTE_MAX_LINES).  ``density`` in the renderer is this level.
 MAX_DENSITY = 3
-RUNS_DENSITY = MAX_DENSITY
-RUN_ROWS = 5  # figures per run paragraph (the unit the columns are cut by)
 FONT_PT = 8.0
-LINE_HEIGHT = (1.14, 1.07, 1.0, 0.96)
+LINE_HEIGHT = 1.2
+TRIMMED = (
+    frozenset(),
+    frozenset({"params", "uncounted", "offload", "measured"}),
+    frozenset({"params", "uncounted", "offload", "measured", "peak"}),
+    frozenset({"params", "uncounted", "offload", "measured", "peak", "compute", "phases"}),
+)
 NOTE_MAX_EM = (
     360,
     210,
@@ -128,21 +148,38 @@ class PageData:
     name: str
     notes: str
     verdicts: list[dict[str, Any]]
+    headline: list[dict[str, Any]]
     compact: list[dict[str, Any]]
     wide: list[dict[str, Any]]
     charts: list[dict[str, Any]]
-    sections: list[dict[str, Any]]  # flow sections: title, kind, headers
+    sections: list[dict[str, Any]]  # flow sections: key, title, kind, headers
     items: list[dict[str, Any]]  # flow items, in order: each with its section's index
-    est: list[float] = field(default_factory=list)  # estimated item heights (lines)
     est_over: list[float] = field(default_factory=list)  # estimated section overheads (lines)
     est_top: tuple[float, float] = (0.0, 0.0)  # estimated lines above the left and right columns
-    runs: list[dict[str, Any]] = field(default_factory=list)  # the flow at RUNS_DENSITY
-    runs_est: list[float] = field(default_factory=list)
     lead: str = ""  # what leads the note line (the NOTE_SECTIONS), never cut
+    _flows: dict[int, tuple[list[dict[str, Any]], list[float]]] = field(default_factory=dict)
+
+    @property
+    def details(self) -> int:
+        """The first flow item of the FLOW_LAST sections: where the second sheet begins at the
+        latest (the same at every trim level)."""
+        return next(
+            (n for n, it in enumerate(self.items) if self.sections[it["sec"]]["key"] in FLOW_LAST),
+            len(self.items),
+        )
 
     def flow(self, density: int) -> tuple[list[dict[str, Any]], list[float]]:
-        """The flow items at a density, with their estimated heights (lines)."""
-        return (self.runs, self.runs_est) if density >= RUNS_DENSITY else (self.items, self.est)
+        """The flow items at a trim level (the formula texts of its TRIMMED sections left out),
+        numbered in order, with their estimated heights (lines)."""
+        got = self._flows.get(density)
+        if got is None:
+            trimmed = TRIMMED[density]
+            flow = []
+            for n, it in enumerate(self.items):
+                cut = it.get("formula") and self.sections[it["sec"]]["key"] in trimmed
+                flow.append({**it, "n": n, "formula": ""} if cut else {**it, "n": n})
+            got = self._flows[density] = (flow, [_item_lines(it) for it in flow])
+        return got
 
 
 def _trivial(formula: str) -> bool:
@@ -156,6 +193,28 @@ def _is_zero(line: view.Line, keyed: Sequence[str]) -> bool:
     vals = [line.values[c] for c in keyed]
     nums = [v for v in vals if isinstance(v, (int, float)) and not isinstance(v, bool)]
     return bool(nums) and all(v == 0 for v in nums)
+
+
+def _homes(secs: Sequence[view.ViewSection]) -> tuple[set[str], dict[str, str], dict[str, str]]:
+    """Where a figure shown in several sections is printed: nowhere among the figures when a
+    narrow table's line shows it (activations in "Not in the state ledger"), else in the last
+    section that lists it (GPU-hours and the cost in the budget, not in the compute floor), with
+    the formula text of any of its places."""
+    in_lines: set[str] = set()
+    home: dict[str, str] = {}
+    formula: dict[str, str] = {}
+    for s in secs:
+        if s.key in HEADER_SECTIONS or s.key in COMPACT_SECTIONS or s.key in NOTE_SECTIONS:
+            continue
+        if s.kind == "table" and s.chart is None and len(s.columns) <= NARROW_COLUMNS:
+            for ln in s.lines:
+                in_lines.update(ln.keys.values())
+        if s.kind == "figures":
+            for r in s.rows:
+                home[r.key] = s.key
+                if r.formula and not _trivial(r.formula):
+                    formula.setdefault(r.key, r.formula)
+    return in_lines, home, formula
 
 
 def page_data(index: int, lg: Ledger, lang: str) -> PageData:
@@ -177,6 +236,7 @@ def page_data(index: int, lg: Ledger, lang: str) -> PageData:
                     "reason": reasons.get(r.name, ""),
                 }
             )
+    headline = [{"label": r.label, "text": r.text, "tone": r.tone} for r in view.headline(lg, lang)]
     compact = [
         {"title": by_key[k].title, "pairs": [(r.label, r.text) for r in by_key[k].rows]}
         for k in COMPACT_SECTIONS
@@ -187,7 +247,7 @@ def page_data(index: int, lg: Ledger, lang: str) -> PageData:
     sections: list[dict[str, Any]] = []
     items: list[dict[str, Any]] = []
     moved_notes: set[str] = set()
-    shown_keys: set[str] = set()
+    in_lines, home, formula = _homes(secs)
     for s in secs:
         if s.key in HEADER_SECTIONS or s.key in COMPACT_SECTIONS or s.key in NOTE_SECTIONS:
             continue
@@ -197,7 +257,7 @@ def page_data(index: int, lg: Ledger, lang: str) -> PageData:
                 moved_notes.add(s.chart.note_key)
             if s.rows:  # the table's totals join the flow, under the chart's title
                 k = len(sections)
-                sections.append({"title": s.title, "kind": "figures", "headers": []})
+                sections.append({"key": s.key, "title": s.title, "kind": "figures", "headers": []})
                 items += [_row_item(k, r) for r in s.rows]
             continue
         if s.kind == "table":
@@ -210,10 +270,11 @@ def page_data(index: int, lg: Ledger, lang: str) -> PageData:
                 wide.append(_wide(s, cols))
                 continue
             k = len(sections)
-            sections.append({"title": s.title, "kind": "table", "headers": [h for _n, h in cols]})
+            sections.append(
+                {"key": s.key, "title": s.title, "kind": "table", "headers": [h for _n, h in cols]}
+            )
             zeros = []
             for ln in s.lines:
-                shown_keys.update(ln.keys.values())
                 if _is_zero(ln, [c for c, _h in cols]):
                     nums = [
                         ln.cells[c]
@@ -243,42 +304,26 @@ def page_data(index: int, lg: Ledger, lang: str) -> PageData:
             for r in s.rows:
                 items.append(_row_item(k, r))
             continue
+        rows = [r for r in s.rows if r.key not in in_lines and home.get(r.key) == s.key]
+        if not rows:
+            continue
         k = len(sections)
-        sections.append({"title": s.title, "kind": "figures", "headers": []})
-        for r in s.rows:
-            if (
-                r.key in shown_keys
-            ):  # shown earlier on the page (cost in compute and budget; activations in a table)
-                continue
-            shown_keys.add(r.key)
-            items.append(_row_item(k, r))
+        sections.append({"key": s.key, "title": s.title, "kind": "figures", "headers": []})
+        for r in rows:
+            items.append(_row_item(k, r, formula.get(r.key, "")))
     notes = [(key, text) for key, text in view.assumption_items(lg, lang) if key not in moved_notes]
     if notes:
         k = len(sections)
-        sections.append({"title": "", "kind": "notes", "headers": []})  # the template names it
+        sections.append(
+            {"key": "notes", "title": "", "kind": "notes", "headers": []}
+        )  # the template names it
         items += [{"sec": k, "kind": "note", "text": text} for _key, text in notes]
-    for n, it in enumerate(items):
-        it["n"] = n
-    runs: list[dict[str, Any]] = []
-    for it in items:
-        last = runs[-1] if runs else None
-        if it["kind"] == "row":
-            if (
-                last is not None
-                and last["kind"] == "run"
-                and last["sec"] == it["sec"]
-                and len(last["pairs"]) < RUN_ROWS
-            ):
-                last["pairs"].append(it)
-            else:
-                runs.append({"sec": it["sec"], "kind": "run", "pairs": [it]})
-        else:
-            runs.append(dict(it))
-    for n, it in enumerate(runs):
-        it["n"] = n
-    colon, sep = (": ", "; ") if lang == "en" else ("：", "；")
+    sections, items = _in_reading_order(sections, items)
+    sep = "; " if lang == "en" else "；"
+    # the rules the row breaks, in words ("warning: pp: expected …, found …"), each rule's
+    # text ending with its own separator
     lead = [
-        f"{by_key[k].title} — " + sep.join(f"{r.label}{colon}{r.text}" for r in by_key[k].rows)
+        sep.join(r.text.rstrip("; ；") for r in by_key[k].rows)
         for k in NOTE_SECTIONS
         if k in by_key
     ]
@@ -287,26 +332,49 @@ def page_data(index: int, lg: Ledger, lang: str) -> PageData:
         str(lg.name),
         str(lg.config.get("notes") or ""),
         verdicts,
+        headline,
         compact,
         wide,
         charts,
         sections,
         items,
-        runs=runs,
         lead=" · ".join(lead),
     )
-    _estimate(data)
+    _estimate_rest(data)
     return data
+
+
+def _in_reading_order(
+    sections: list[dict[str, Any]], items: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The sections (and their items) in the flow's order: FLOW_FIRST, the others, FLOW_LAST."""
+
+    def rank(k: int) -> tuple[int, int]:
+        key = sections[k]["key"]
+        if key in FLOW_FIRST:
+            return (0, FLOW_FIRST.index(key))
+        if key in FLOW_LAST:
+            return (2, FLOW_LAST.index(key))
+        return (1, k)
+
+    order = sorted(range(len(sections)), key=rank)
+    new = {old: k for k, old in enumerate(order)}
+    by_sec: dict[int, list[dict[str, Any]]] = {}
+    for it in items:
+        by_sec.setdefault(it["sec"], []).append({**it, "sec": new[it["sec"]]})
+    return [sections[k] for k in order], [it for k in order for it in by_sec.get(k, [])]
 
 
 def _is_breakdown(s: view.ViewSection, name: str) -> bool:
     return any(name in ln.items for ln in s.lines)
 
 
-def _row_item(sec: int, r: view.Row) -> dict[str, Any]:
+def _row_item(sec: int, r: view.Row, formula: str = "") -> dict[str, Any]:
     """A figure's row: its label over two cells and its value in the last, or, where the value is
-    too long for one cell (or has a GiB beside it), the label in one and the value in the others."""
+    too long for one cell (or has a GiB beside it), the label in one and the value in the others.
+    ``formula``: the figure's formula text where another place of it has one."""
     f = "" if not r.formula or _trivial(r.formula) else r.formula
+    f = f or formula
     sentence = (
         r.unit in ("text", "") and _em(r.text) > LONG_TEXT_EM
     )  # words or a breakdown: on a line of its own, wrapped
@@ -457,28 +525,7 @@ def _chart(s: view.ViewSection) -> dict[str, Any]:
 # Estimates (in lines of body text) and the cut into columns
 
 
-def _estimate(d: PageData) -> None:
-    d.est = [_item_lines(it) for it in d.items]
-    d.runs_est = [_item_lines(it, run_on=True) for it in d.runs]
-    _estimate_rest(d)
-
-
-def _item_lines(it: dict[str, Any], run_on: bool = False) -> float:
-    if (
-        it["kind"] == "note" and run_on
-    ):  # the densest layout runs the assumptions on in one paragraph
-        return _em(it["text"]) / NOTE_EM + 0.05
-    if it["kind"] == "run":
-        return (
-            _lines(
-                " · ".join(
-                    " ".join(x for x in (r["label"], r["text"], r["gib"], r["formula"]) if x)
-                    for r in it["pairs"]
-                ),
-                NOTE_EM,
-            )
-            + 0.15
-        )
+def _item_lines(it: dict[str, Any]) -> float:
     if it["kind"] == "row" and it.get("sentence"):
         return (
             max(_lines(it["label"], WIDE_LABEL_EM), 1)
@@ -507,14 +554,17 @@ def _estimate_rest(d: PageData) -> None:
     if d.notes or d.lead:
         text = f"{d.lead} · {d.notes}" if d.lead else d.notes
         header += min(_lines(text, FULL_EM), NOTE_MAX_LINES[0], math.ceil(NOTE_MAX_EM[0] / FULL_EM))
-    if d.verdicts:
+    if d.verdicts:  # the badge on a line of its own, its reason under it
         header += (
             max(
-                _lines(f"{v['label']} {v['text']} {v['reason']}", FULL_EM / len(d.verdicts) - 1)
+                _lines(f"{v['label']} {v['text']}", FULL_EM / len(d.verdicts) - 1)
+                + _lines(v["reason"], FULL_EM / len(d.verdicts) - 1)
                 for v in d.verdicts
             )
-            + 0.5
+            + 0.6
         )
+    if d.headline:  # a label over each value, the value at 1.25 em
+        header += 2.6
     for c in d.compact:
         header += _lines(" ".join(f"{a} {b}  " for a, b in c["pairs"]), FULL_EM) + 0.2
     left = sum(
@@ -539,8 +589,9 @@ def _estimate_rest(d: PageData) -> None:
 CUT_ROOM = 0.97
 
 
-def line_px(density: int) -> float:
-    return FONT_PT * LINE_HEIGHT[density] / 0.75
+def line_px(density: int = 0) -> float:
+    """A line of body text in CSS px (the same at every trim level)."""
+    return FONT_PT * LINE_HEIGHT / 0.75
 
 
 def distribute(
@@ -589,11 +640,58 @@ def heights_of(
 
 
 def cut(
+    heights: Sequence[float],
+    secs: Sequence[int],
+    over: Sequence[float],
+    caps: Sequence[float],
+    details: int | None = None,
+):
+    """The flow cut into the columns of both sheets: the first sheet's columns balanced, or where
+    that does not fit filled in turn (:func:`fill_cut`), with the items before ``details`` (the first item of the FLOW_LAST
+    sections, which always open the second sheet), and what is left balanced over the second
+    sheet's (:func:`balance_cut`)."""
+    first = FIRST_SHEET_COLUMNS
+    n = len(heights) if details is None else details
+    cols = distribute(heights[:n], secs[:n], over, list(caps[:first]))  # balanced, if it fits
+    if max(h - c for h, c in zip(heights_of(cols, heights, over), caps)) <= -0.5:
+        cols.append([])
+    else:
+        cols = fill_cut(heights[:n], secs[:n], over, list(caps[:first]) + [math.inf])
+    rest = [i for _s, idx in cols[first] for i in idx] if n else []
+    k = rest[0] if rest else n
+    if k >= len(heights):
+        return cols[:first] + [[] for _ in caps[first:]]
+    tail = balance_cut(heights[k:], secs[k:], over, caps[first:])
+    return cols[:first] + [[(s, [i + k for i in idx]) for s, idx in col] for col in tail]
+
+
+def fill_cut(
     heights: Sequence[float], secs: Sequence[int], over: Sequence[float], caps: Sequence[float]
 ):
-    """The first cut that fits every column: balanced, else each column but the last filled to
+    """Each column but the last filled to :data:`CUT_ROOM` of its height (room for the
+    estimate's errors), else to its height, else that without keeping a heading with two items;
+    the last takes the rest."""
+    best = None
+    for keep, fill in ((True, 1.0), (False, 1.0)):
+        cols = distribute(heights, secs, over, caps, balanced=False, keep=keep, fill=fill)
+        excess = max(h - c for h, c in zip(heights_of(cols, heights, over), caps))
+        if excess <= -0.5:
+            return cols
+        if best is None or excess < best[0]:
+            best = (excess, cols)
+    return best[1]
+
+
+def balance_cut(
+    heights: Sequence[float], secs: Sequence[int], over: Sequence[float], caps: Sequence[float]
+):
+    """The first cut that fits every column: whole sections balanced over the columns
+    (:func:`_whole_sections`), else balanced, else each column but the last filled to
     :data:`CUT_ROOM` of its height (room for the estimate's errors), else to its height, else that
     without keeping a heading with two items; else the one whose last column overflows least."""
+    whole = _whole_sections(heights, secs, over, caps)
+    if whole is not None:
+        return whole
     best = None
     for balanced, keep, fill in (
         (True, True, 1.0),
@@ -608,6 +706,33 @@ def cut(
         if best is None or excess < best[0]:
             best = (excess, cols)
     return best[1]
+
+
+def _whole_sections(
+    heights: Sequence[float], secs: Sequence[int], over: Sequence[float], caps: Sequence[float]
+) -> list[list[tuple[int, list[int]]]] | None:
+    """Each section whole in one column, a column taking sections in order up to its share of
+    the whole (a section that would take it past its share by more than half its own height goes
+    on to the next column); None where a column would not hold what it gets."""
+    runs: list[tuple[int, list[int]]] = []
+    for i, s in enumerate(secs):
+        if runs and runs[-1][0] == s:
+            runs[-1][1].append(i)
+        else:
+            runs.append((s, [i]))
+    size = [over[s] + sum(heights[i] for i in idx) for s, idx in runs]
+    total, room = sum(size), sum(caps) or 1.0
+    cols: list[list[tuple[int, list[int]]]] = [[] for _ in caps]
+    c, used = 0, 0.0
+    for run, h in zip(runs, size):
+        target = total * caps[c] / room
+        if cols[c] and c < len(caps) - 1 and used + h / 2 > target:
+            c, used = c + 1, 0.0
+        cols[c].append(run)
+        used += h
+    if any(h > cap - 0.5 for h, cap in zip(heights_of(cols, heights, over), caps)):
+        return None
+    return cols
 
 
 _MARKER_SAMPLE = (
@@ -657,13 +782,32 @@ def clip(text: str, limit: int) -> tuple[str, bool]:
 # The summary
 
 
+CURRENCY = "currency"  # registry TEXT key: the currency of a row's costs
+
+
+def currencies(ledgers: Sequence[Ledger]) -> list[str]:
+    """The currencies of the rows' costs, in order of first appearance ("" for a row that names
+    none)."""
+    out: list[str] = []
+    for lg in ledgers:
+        c = str(lg.values.get(CURRENCY) or "")
+        if c not in out:
+            out.append(c)
+    return out
+
+
 def rank_order(ledgers: Sequence[Ledger]) -> list[int]:
-    """Indices of the ledgers in the summary's order: by the spec's ``rank`` values in turn (False
-    before True, smaller first, blank last), input order breaking ties (a stable order)."""
+    """Indices of the ledgers in the summary's order: grouped by currency (in order of first
+    appearance: costs in different currencies are never ranked against each other), then by the
+    spec's ``rank`` values in turn (False before True, smaller first, blank last), input order
+    breaking ties (a stable order)."""
+    if ledgers and not ledgers[0].model.spec.rank:  # no ranking (plans): the order given
+        return list(range(len(ledgers)))
+    group = {c: k for k, c in enumerate(currencies(ledgers))}
 
     def key(i: int):
         lg = ledgers[i]
-        out: list[Any] = []
+        out: list[Any] = [group[str(lg.values.get(CURRENCY) or "")]]
         for k in lg.model.spec.rank:
             v = lg.values.get(k)
             out += [v is None, 0 if v is None else (int(v) if isinstance(v, bool) else float(v))]
@@ -689,6 +833,7 @@ def summary_row(lg: Ledger, lang: str, rank: int) -> dict[str, Any]:
     return {
         "rank": rank,
         "name": short,
+        "currency": str(lg.values.get(CURRENCY) or ""),
         "flag": bool(flag and lg.values.get(flag)),
         "verdicts": [{"text": r.text, "tone": r.tone or "none"} for r in verdicts],
         "cells": [
@@ -703,7 +848,11 @@ def summary_headers(lg: Ledger, lang: str) -> dict[str, Any]:
     return {
         "verdicts": verdicts,
         "cells": [
-            {"text": r.label, "n": r.unit not in ("text", "bool"), "unit": _unit_class(r.unit)}
+            {
+                "text": r.label,
+                "n": r.unit not in ("text", "bool"),
+                "unit": f"{_unit_class(r.unit)} {_css_name('k-' + r.key)}",
+            }
             for r in rows
         ],
     }
@@ -711,4 +860,50 @@ def summary_headers(lg: Ledger, lang: str) -> dict[str, Any]:
 
 def _unit_class(unit: str) -> str:
     """A CSS class for a summary column of this unit (its width: handout.css, ``col.u-*``)."""
-    return "u-" + "".join(ch if ch.isalnum() else "-" for ch in unit.lower())
+    return _css_name("u-" + unit.lower())
+
+
+def _css_name(text: str) -> str:
+    return "".join(ch if ch.isalnum() else "-" for ch in text)
+
+
+# --------------------------------------------------------------------------------------------
+# The Pareto front of a plan handout
+
+PARETO_KEYS = ("layout_text", "days_on_config", "cost")  # registry keys of each front plan's row
+
+
+def pareto(front: Sequence[Ledger], lang: str) -> list[dict[str, Any]]:
+    """The planner's front (the ledgers of its ``pareto`` plans, fastest first) as bars: each
+    plan's name and layout, its days and its cost as texts, and each as a bar in per cent of the
+    front's largest (presentation geometry only)."""
+    rows = []
+    for lg in front:
+        layout, days, cost = (view.quantity_row(lg, k, lang) for k in PARETO_KEYS)
+        rows.append(
+            {
+                "name": clip(str(lg.name), SUMMARY_NAME_MAX_CHARS)[0],
+                "layout": layout,
+                "days": days,
+                "cost": cost,
+            }
+        )
+    if not rows:
+        return []
+    top = {
+        k: max([r[k].value for r in rows if isinstance(r[k].value, (int, float))] + [0]) or 1
+        for k in ("days", "cost")
+    }
+    return [
+        {
+            "name": r["name"],
+            "layout": r["layout"].text,
+            "days": r["days"].text,
+            "cost": r["cost"].text,
+            "days_w": round(100 * (r["days"].value or 0) / top["days"], 2),
+            "cost_w": round(100 * (r["cost"].value or 0) / top["cost"], 2),
+            "days_label": r["days"].label,
+            "cost_label": r["cost"].label,
+        }
+        for r in rows
+    ]

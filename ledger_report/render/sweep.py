@@ -1,50 +1,30 @@
 """The sweep table as CSV (``calc --csv``): a row per configuration, a column per quantity
 (``engine.table``), the values as the JSON document writes them: whole numbers as integers,
 other numbers as Python writes a float, truth values as true/false, a blank as an empty cell.
-
-A text cell that a spreadsheet would read as a formula (it starts with ``=``, ``+``, ``-``, ``@``,
-a tab or a carriage return) is written with a leading ``'``, as OWASP's "CSV Injection" page
-advises, so opening the file runs nothing; numbers are never changed."""
+Cells go through the package's one CSV writer (``output.csv_lines``), which makes text that a
+spreadsheet would read as a formula safe, as OWASP advises; numbers are never changed."""
 
 from __future__ import annotations
 
-import csv
-import io
-from typing import Any, BinaryIO, Iterable, Mapping
+from typing import Any, BinaryIO, Iterable, Mapping, Sequence
 
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+from .output import csv_lines
 
 
-def safe_text(text: str) -> str:
-    """A text cell that no spreadsheet reads as a formula."""
-    return "'" + text if text.startswith(FORMULA_START) else text
-
-
-def write_table(chunks: Iterable[Mapping[str, tuple[Any, Any]]], out: BinaryIO) -> None:
-    """Write the header, then each chunk's rows, to the binary stream ``out`` (UTF-8)."""
-    first = True
+def write_table(
+    header: Sequence[str], chunks: Iterable[Mapping[str, tuple[Any, Any]]], out: BinaryIO
+) -> None:
+    """Write the header, then each chunk's rows (its columns in the header's order), to the
+    binary stream ``out`` (UTF-8); the header alone when there is no row."""
+    out.write(csv_lines([header]))
     for chunk in chunks:
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        if first:
-            w.writerow(chunk)
-            first = False
-        w.writerows(zip(*(_cells(values, blank) for values, blank in chunk.values())))
-        out.write(buf.getvalue().encode("utf-8"))
-    if first:
-        raise ValueError("no rows")  # pragma: no cover - a source always has a row
+        out.write(csv_lines(zip(*(_cells(*chunk[name]) for name in header))))
 
 
 def _cells(values: Any, blank: Any) -> list:
-    """One column's cells: numbers as they are (the writer writes them as ``str`` does), truth
-    values as true/false, text made safe, a blank as an empty cell."""
-    kind = values.dtype.kind
-    if kind == "b":
-        cells = ["true" if v else "false" for v in values.tolist()]
-    elif kind in "U":
-        cells = [safe_text(v) for v in values.tolist()]
-    else:
-        cells = values.tolist()
+    """One column's cells: numbers and truth values as they are (the writer says true/false),
+    text as it is, a blank as an empty cell."""
+    cells = values.tolist()
     if blank is not None:
         cells = ["" if b else c for c, b in zip(cells, blank.tolist())]
     return cells

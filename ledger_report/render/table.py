@@ -136,7 +136,7 @@ def render_models(rows: list[dict]) -> str:
             f"{m['experts']}/{m['topk']}" if m["experts"] else "dense",
             f"{m['params_total']:,}",
             f"{m['params_mtp']:,}" if m["params_mtp"] else "",
-            f"{m['params_active']:,}",
+            f"{m['params_active_card']:,}",
             m["note"],
         ]
         for m in rows
@@ -158,7 +158,8 @@ def render_models(rows: list[dict]) -> str:
     )
     lines.append("")
     lines.append(
-        "total: every parameter the state counts (MTP modules included); active: per token, without MTP. "
+        "total: every parameter the state counts (MTP modules included); active: per token, without "
+        "MTP and without the input embedding, as model cards count them (params_active_card). "
         "Sources: ledger-report models --json."
     )
     return "\n".join(lines)
@@ -182,6 +183,8 @@ def render_plans(doc: dict) -> str:
                 "  excluded by: "
                 + ", ".join(f"{k} {units.num(v)}" for k, v in inp.get("excluded_by", {}).items())
             )
+    if not doc["plans"]:  # nothing feasible: the reasons above, no empty table
+        return "\n".join(out)
     out.append("")
     out += _table(
         [
@@ -226,6 +229,12 @@ def render_plans(doc: dict) -> str:
     return "\n".join(out)
 
 
+def _money(value: Any, currency: Any) -> str:
+    """A cost with its row's currency beside it (as the reports show every cost)."""
+    text = units.num(value)
+    return f"{text} {currency}" if currency and value is not None else text
+
+
 def _plan_cells(p: dict, rank: str) -> list[str]:
     r = p["row"]
     opt = r.get("optimizer_at")
@@ -243,6 +252,6 @@ def _plan_cells(p: dict, rank: str) -> list[str]:
         f"{p['step_time_s']:.3g}",
         units.num(p["days"]),
         units.num(p["gpu_hours"]),
-        units.num(p["cost"]),
+        _money(p["cost"], r.get("currency")),
         p.get("why", ""),
     ]

@@ -3,19 +3,11 @@ template carries), for teams that keep their configurations in text."""
 
 from __future__ import annotations
 
-import csv
-import io
-
 from ..config import COLUMN_NAMES
+from .output import csv_bytes
 
 
 def template_csv() -> bytes:
     from .workbook import EXAMPLE_ROW
 
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=list(COLUMN_NAMES), lineterminator="\n")
-    w.writeheader()
-    w.writerow(
-        {k: ("true" if v is True else "false" if v is False else v) for k, v in EXAMPLE_ROW.items()}
-    )
-    return buf.getvalue().encode("utf-8")
+    return csv_bytes(COLUMN_NAMES, [EXAMPLE_ROW])

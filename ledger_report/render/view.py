@@ -153,6 +153,11 @@ def _row(
     return Row(key, q.en if lang == "en" else q.zh, q.unit, value, text, gib, f, name or key, t)
 
 
+def quantity_row(lg: Ledger, key: str, lang: str) -> Row:
+    """One registry quantity of a ledger as shown (its label, its value with its unit)."""
+    return _row(lg, key, lang)
+
+
 def figure_row(lg: Ledger, f, lang: str, formulas: bool) -> Row:
     """A figure as shown: its quantity, or for a breakdown (``items``) its sentence (``text``)."""
     return _row(lg, f.shown, lang, formulas and f.formula, f.expand, f.name, f.tone)
@@ -271,8 +276,17 @@ def assumption_items(lg: Ledger, lang: str = "en") -> list[tuple[str, str]]:
 
 def summary(lg: Ledger, lang: str = "en") -> list[Row]:
     """The spec's summary figures of one configuration, headed by their short labels where given."""
+    return _short_rows(lg, lg.model.spec.summary, lang)
+
+
+def headline(lg: Ledger, lang: str = "en") -> list[Row]:
+    """The spec's headline figures of one configuration (a page's strip), with their short labels."""
+    return _short_rows(lg, lg.model.spec.headline, lang)
+
+
+def _short_rows(lg: Ledger, figures, lang: str) -> list[Row]:
     rows = []
-    for f in lg.model.spec.summary:
+    for f in figures:
         row = figure_row(lg, f, lang, False)
         if f.short:
             row.label = f.short[0] if lang == "en" else f.short[1]

@@ -1,13 +1,26 @@
 """How many worker processes render side by side: the caller's number, else ``LEDGER_REPORT_JOBS``,
-else the CPUs this process may run on.  One rule for the handout and for ``calc --json``; and the
-pause of the cyclic garbage collector that both take while they build many short-lived objects."""
+else the CPUs this process may run on.  One rule for the handout and for ``calc --json``; the
+pause of the cyclic garbage collector that both take while they build many short-lived objects;
+and what a forked worker does first so that it never outlives its parent (:func:`forked_child`).
+
+Why workers outlived their parent (found in a red-team pass): ``kill -9`` (or ``timeout``'s SIGTERM before the
+CLI handled it) to ``build -j 2`` while the handout rendered left both workers alive for good,
+each blocked writing its part (hundreds of KB) into a pipe whose read end it held itself, and its
+sibling's, inherited across ``fork``: a pipe's writer gets EPIPE only when every read end is
+closed.  A worker now closes every inherited pipe end but its own writing one, and asks the
+kernel to kill it when its parent dies (Linux ``prctl(PR_SET_PDEATHSIG)``, prctl(2)).
+"""
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import gc
 import os
-from collections.abc import Iterator
+import signal
+import sys
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from ..errors import LedgerError
 
@@ -47,3 +60,36 @@ def no_cyclic_gc() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """In a freshly forked worker: have the kernel send SIGKILL when the parent dies (Linux,
+    prctl(2) ``PR_SET_PDEATHSIG`` through ctypes); if the parent is already gone (it died between
+    the fork and this call), exit now.  Elsewhere nothing is set (the pipe ends the worker closes
+    still end it at its next write)."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent_pid:
+        os._exit(1)
+
+
+def forked_child(parent_pid: int, close: Iterable[Any] = ()) -> None:
+    """What a forked worker does first: die with its parent (:func:`die_with_parent`), close the
+    connections and file descriptors ``close`` (the read ends of its own and its siblings' pipes,
+    inherited across ``fork``), and take SIGTERM's default action (the parent's handler raises in
+    the parent's code, which a worker does not run).  Ctrl-C stays the parent's to handle."""
+    die_with_parent(parent_pid)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    for item in close:
+        try:
+            item.close() if hasattr(item, "close") else os.close(item)
+        except OSError:
+            pass

@@ -24,10 +24,9 @@ from files import rewrite_entry, write_csv, write_xlsx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ledger_report import inputs
 from ledger_report.config import COLUMN_NAMES
 from ledger_report.errors import InputError
-from ledger_report.inputs import read_configs
+from ledger_report.inputs import cells, read_configs, tables, xlsx
 
 # --- helpers ---------------------------------------------------------------------------------
 
@@ -97,15 +96,15 @@ def test_inj06_inj07_control_characters_and_long_text(tmp_path):
 
 def test_zip_default_limits():
     """The defaults are the ones in the brief (POI's ZipSecureFile for ratio and count)."""
-    assert inputs.MAX_ENTRY_BYTES == 200 * 2**20
-    assert inputs.MAX_ZIP_ENTRIES == 1000
-    assert inputs.MAX_RATIO == 100 and inputs.RATIO_GRACE_BYTES == 100 * 1024
-    assert inputs.MAX_ROWS == 100_000
+    assert xlsx.MAX_ENTRY_BYTES == 200 * 2**20
+    assert xlsx.MAX_ZIP_ENTRIES == 1000
+    assert xlsx.MAX_RATIO == 100 and xlsx.RATIO_GRACE_BYTES == 100 * 1024
+    assert tables.MAX_ROWS == 100_000
 
 
 def test_zip01_entry_over_size_limit(tmp_path, monkeypatch):
     """ZIP-01: a part declaring more than the limit is refused before any XML is parsed."""
-    monkeypatch.setattr(inputs, "MAX_ENTRY_BYTES", 1 * 2**20)
+    monkeypatch.setattr(xlsx, "MAX_ENTRY_BYTES", 1 * 2**20)
     path = write_xlsx(tmp_path, BASE)
     add_entry(path, "xl/media/big.bin", os.urandom(2 * 2**20), zipfile.ZIP_STORED)
     message = error_of(path)
@@ -561,7 +560,7 @@ def test_wb09_a_huge_row_number_is_not_walked_to(tmp_path):
 def test_wb09_rows_padded_to_a_far_cell_are_bounded(tmp_path, monkeypatch):
     """WB-09: every row ending in an empty formatted cell in column XFD is padded to 16,384 cells;
     past MAX_SHEET_CELLS such cells in all the read stops, naming the row and the column."""
-    monkeypatch.setattr(inputs, "MAX_SHEET_CELLS", 100_000)
+    monkeypatch.setattr(xlsx, "MAX_SHEET_CELLS", 100_000)
     path = _many_rows(tmp_path, 20)
 
     def far_cells(xml: bytes) -> bytes:
@@ -575,7 +574,7 @@ def test_wb09_rows_padded_to_a_far_cell_are_bounded(tmp_path, monkeypatch):
     assert_names(
         error_of(path), "row 7", "at most 100,000 cells", "column XFD", "delete the unused columns"
     )
-    monkeypatch.setattr(inputs, "MAX_SHEET_CELLS", 20_000_000)
+    monkeypatch.setattr(xlsx, "MAX_SHEET_CELLS", 20_000_000)
     assert len(read_configs(path)) == 20
 
 
@@ -603,14 +602,14 @@ def test_wb06_formula_without_saved_value_after_blank_and_formatted_rows(tmp_pat
 
 def test_wb10_row_bound_xlsx(tmp_path, monkeypatch):
     """The 400,000-row case, scaled down: more rows than MAX_ROWS stop the read with an error."""
-    monkeypatch.setattr(inputs, "MAX_ROWS", 50)
+    monkeypatch.setattr(tables, "MAX_ROWS", 50)
     message = error_of(_many_rows(tmp_path, 60))
     assert_names(message, "row 52", "at most 50 configuration rows")
 
 
 def test_wb10_row_bound_csv(tmp_path, monkeypatch):
     """The same bound for CSV."""
-    monkeypatch.setattr(inputs, "MAX_ROWS", 50)
+    monkeypatch.setattr(tables, "MAX_ROWS", 50)
     text = "name,params_total\n" + "".join(f"m{i},7\n" for i in range(60))
     assert_names(error_of(write_csv(tmp_path, text)), "line 52", "at most 50 configuration rows")
 
@@ -1078,7 +1077,7 @@ def test_hypothesis_xlsx_only_input_error(header, rows):
     ws.title = "Inputs"
     for r, values in enumerate([header] + rows, start=1):
         for c, value in enumerate(values, start=1):
-            if isinstance(value, str) and inputs._CONTROL_CHARS.search(value):
+            if isinstance(value, str) and cells.CONTROL_CHARS.search(value):
                 value = value.encode("unicode_escape").decode()  # openpyxl refuses to store them
             cell = ws.cell(row=r, column=c, value=value)
             if isinstance(value, str):

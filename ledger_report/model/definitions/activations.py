@@ -367,6 +367,37 @@ def _stages(reg: Registry, r: Ctx) -> None:
     """Each stage's activations: one micro-batch's, times the micro-batches the schedule keeps in flight."""
     d = reg.define
     mode, s2, s2_local = r.recompute_mode, r.s2, r.s2_local
+    # outside the layers, saved whatever the recompute: the final norm's input and output, the
+    # output layer's input (gathered over tp under sequence parallelism where the framework saves
+    # the gathered tensor), and the embedding's output, which lives through the forward
+    head_in = d(
+        "act_output_layer_input",
+        2 * r.sbh / if_(conv(r, "head_input_sharded").eq(1), r.sp_div, 1),
+        BYTES,
+        "the output layer's saved input (16-bit s·b·h, gathered over tp under sequence parallelism)",
+        "输出层保存的输入（16 位 s·b·h，序列并行时沿 tp 聚合）",
+        "torchtitan torchtitan/models/llama3/infra/parallelize.py (output: ColwiseParallel(input_layouts=Shard(1)) "
+        "all-gathers the sequence before the matmul, which saves the gathered input); Megatron-LM "
+        "megatron/core/tensor_parallel/layers.py LinearWithGradAccumulationAndAsyncCommunication (saves the "
+        "sequence-parallel shard and gathers it again in backward)",
+    )
+    r.act_head_extra = d(
+        "act_outside_last",
+        r.norms * r.sbh / r.sp_div + head_in,
+        BYTES,
+        "the final norm's saved tensors and the output layer's input (stage with the head)",
+        "末层 norm 保存的张量与输出层输入（持有输出头的段）",
+        KORTH + " (a norm keeps its input and output); " + doc("activations"),
+    )
+    r.act_embed_extra = d(
+        "act_outside_first",
+        2 * r.sbh / r.sp_div,
+        BYTES,
+        "the embedding's output, alive through the forward (stage with the embedding)",
+        "嵌入层输出，在前向中一直存在（持有嵌入的段）",
+        "bench/measure_torch.md (the first layer carries 2·s·b·h more: the model keeps its inputs_embeds); "
+        "Megatron-LM megatron/core/models/gpt/gpt_model.py (decoder_input kept for the first layer)",
+    )
     r.act = {}
     for stage in STAGES:
         dl, ml, al = r.layers_of[stage]
@@ -389,15 +420,33 @@ def _stages(reg: Registry, r: Ctx) -> None:
                     0,
                 ),
             )
-            + if_(r.holds_head[stage], r.mtp_act, 0),
+            + if_(r.holds_head[stage], r.mtp_act + r.act_head_extra, 0)
+            + if_(r.holds_embed[stage], r.act_embed_extra, 0),
             BYTES,
             f"{stage}-stage activations of one micro-batch",
             f"{STAGE_ZH[stage]}一个 micro-batch 的激活",
             KORTH + "; " + doc("activations"),
         )
+        sends = all_of(r.pp.gt(1), negate(r.holds_head[stage]))
+        pp_buf = d(
+            f"{stage}_stage_pipeline_buffers",
+            if_(
+                sends,
+                if_(conv(r, "pp_keeps_outputs").eq(1), r.in_flight[stage], 0) * 2 * r.sbh / r.sp_div
+                + 2 * r.sbh / r.sp_div,
+                0,
+            ),
+            BYTES,
+            f"{stage} stage: outputs kept per micro-batch in flight and the gradient receive buffer",
+            f"{STAGE_ZH[stage]}：每个在途 micro-batch 保留的输出与梯度接收缓冲",
+            "PyTorch torch/distributed/pipelining/stage.py @ 88fa1e71 (forward_one_chunk keeps each chunk's output in "
+            "fwd_cache until its backward; the gradient arrives in a receive buffer of the output's shape); "
+            "DeepSpeed deepspeed/runtime/pipe/engine.py (pipe_buffers['outputs'] per buffer); Megatron-LM "
+            "megatron/core/pipeline_parallel/schedules.py deallocate_output_tensor frees the output's data once sent",
+        )
         r.act[stage] = d(
             f"{stage}_stage_activation_bytes",
-            r.in_flight[stage] * per_mb,
+            pp_buf + r.in_flight[stage] * per_mb,
             BYTES,
             f"{stage}-stage activations",
             f"{STAGE_ZH[stage]}激活",
@@ -405,57 +454,154 @@ def _stages(reg: Registry, r: Ctx) -> None:
         )
 
 
+LOSS_PARALLEL_SRC = (
+    "PyTorch torch/distributed/tensor/parallel/loss.py @ 02eef6b8: _log_softmax keeps x in fp32, "
+    "x − max and exp() of it (12 bytes a logit at its peak, 8 when the logits are already fp32) and "
+    "saves the result (4); _nll_loss_and_log_softmax_backward holds that result, zeros_like(x), "
+    "exp(x) and their sum: 16 bytes a logit"
+)
+CHUNKED_SRC = (
+    "torchtune torchtune/modules/transformer.py @ 3e5b0408 (TransformerDecoder.chunked_output: every chunk of "
+    "the logits is built before the loss) and torchtune/modules/loss/ce_chunked_output_loss.py @ 10ff7cd2 "
+    "(cross_entropy(chunk.float()) per chunk: each chunk's fp32 log-softmax is saved, one chunk's fp32 "
+    "copy at a time; measured on a CPU, bench/measure_torch.md: 6.5 bytes a logit at the loss with 8 chunks)"
+)
+MEGATRON_CE_SRC = (
+    "Megatron-LM megatron/core/tensor_parallel/cross_entropy.py @ 00611e6e (VocabParallelCrossEntropy, "
+    "'used in both fused and unfused cross entropy implementations': one "
+    "fp32 copy of the logits, max subtracted, exp and division in place and saved; its backward works "
+    "in place and autograd casts the gradient to the 16-bit logits: 4 bytes a logit forward, 6 backward)"
+)
+FLCE_SRC = (
+    "Liger-Kernel src/liger_kernel/ops/fused_linear_cross_entropy.py @ 00eba634 (fused_linear_cross_entropy_forward: "
+    "the logits of one chunk, next_power_of_2(s·b/⌈vocab/h⌉) × vocab ≤ 2·s·b·h elements in the input's dtype, "
+    "grad_input = zeros_like(input) and grad_weight = zeros_like(weight), computed in forward and kept for backward)"
+)
+
+
 def _loss(reg: Registry, r: Ctx) -> None:
-    """The logits, and what the cross-entropy keeps in its forward and its backward."""
+    """The logits, and what the cross-entropy keeps in its forward and its backward, by implementation."""
     d = reg.define
-    sb, tp = r.tokens_mb, r.tp
+    sb, tp, impl = r.tokens_mb, r.tp, r.loss_impl
+    eager = impl.eq("eager_fp32")
     logit_elems = d(
         "logit_elements",
-        sb * r.V / tp / r.loss_chunks,
+        if_(
+            impl.eq("fused_linear_ce"),
+            0,
+            sb * r.V / tp / if_(impl.eq("chunked_output"), 1, r.loss_chunks),
+        ),
         COUNT,
-        "logit elements alive at once s·b·vocab/tp ÷ loss_chunks",
-        "同时存在的 logits 元素数",
-        doc("logits-and-loss"),
+        "logit elements alive at once: s·b·vocab/tp ÷ loss_chunks (all of them for chunked_output; none built whole by fused_linear_ce)",
+        "同时存在的 logits 元素数：s·b·vocab/tp ÷ 分块（chunked_output 全部；fused_linear_ce 不建出）",
+        doc("logits-and-loss") + "; " + CHUNKED_SRC,
     )
     r.logits = d(
         "logits_full_bytes",
         logit_elems * Lookup("dtype", r.logits_dtype, "bytes"),
         BYTES,
-        "logits s·b·(vocab/tp)·bytes ÷ loss_chunks",
-        "logits s·b·(vocab/tp)·字节 ÷ 分块",
+        "logits s·b·(vocab/tp)·bytes ÷ loss_chunks (not for chunked_output)",
+        "logits s·b·(vocab/tp)·字节 ÷ 分块（chunked_output 除外）",
         doc("logits-and-loss") + "; " + MOE35,
     )
     fp32_logits = r.logits_dtype.eq("fp32")
     upcast = r.loss_fp32
-    # without the fp32 upcast the loss works in the logits' own 16-bit dtype: its log-softmax in
-    # forward, and three tensors of that width in backward
-    fwd = if_(
+    k = r.loss_chunks
+    # eager: without the fp32 upcast the loss works in the logits' own 16-bit dtype: its log-softmax
+    # in forward, and three tensors of that width in backward
+    eager_fwd = if_(
         upcast,
         if_(r.loss_compiled, conv(r, "ce_fwd_bytes_compiled"), conv(r, "ce_fwd_bytes"))
         - if_(fp32_logits, 4, 0),
         2,
     )
-    bwd = if_(
+    eager_bwd = if_(
         upcast,
         if_(r.loss_compiled, conv(r, "ce_bwd_bytes_compiled"), conv(r, "ce_bwd_bytes"))
         - if_(fp32_logits, 2, 0),
         6,
     )
+    fwd = d(
+        "loss_forward_bytes_per_logit",
+        if_(
+            eager,
+            eager_fwd,
+            if_(
+                impl.eq("loss_parallel"),
+                if_(fp32_logits, 8, 12),
+                if_(
+                    impl.eq("megatron_fused"),
+                    if_(fp32_logits, 0, 4),
+                    if_(impl.eq("chunked_output"), 4 + if_(fp32_logits, 0, 4) / k, 0),
+                ),
+            ),
+        ),
+        "bytes",
+        "cross-entropy forward bytes per logit beside the logits",
+        "交叉熵前向每个 logit 的额外字节",
+        "conventions table for eager_fp32 (PyTorch aten log_softmax + nll_loss: fp32 copy and log-softmax, 8); "
+        + LOSS_PARALLEL_SRC
+        + "; "
+        + MEGATRON_CE_SRC
+        + "; "
+        + CHUNKED_SRC,
+    )
+    bwd = d(
+        "loss_backward_bytes_per_logit",
+        if_(
+            eager,
+            eager_bwd,
+            if_(
+                impl.eq("loss_parallel"),
+                16,
+                if_(
+                    impl.eq("megatron_fused"),
+                    if_(fp32_logits, 4, 6),
+                    if_(impl.eq("chunked_output"), 4 + 8 / k, 0),
+                ),
+            ),
+        ),
+        "bytes",
+        "cross-entropy backward bytes per logit",
+        "交叉熵反向每个 logit 的字节",
+        "conventions table for eager_fp32 (log-softmax output, nll_loss_backward's and "
+        "_log_softmax_backward_data's gradients: 12); "
+        + LOSS_PARALLEL_SRC
+        + "; "
+        + MEGATRON_CE_SRC
+        + "; "
+        + CHUNKED_SRC
+        + ": every chunk's log-softmax and one chunk's two gradients",
+    )
+    flce = d(
+        "fused_linear_ce_bytes",
+        if_(
+            impl.eq("fused_linear_ce"),
+            2 * 2 * r.sbh + 2 * r.sbh + r.V * r.h / tp * Lookup("dtype", r.weight_dtype, "bytes"),
+            0,
+        ),
+        BYTES,
+        "fused linear cross-entropy: one chunk's logits, the input's and the head's gradients",
+        "融合线性交叉熵：一块 logits、输入梯度与输出头梯度",
+        FLCE_SRC,
+    )
     r.ce_fwd = d(
         "loss_forward_bytes",
-        logit_elems * maximum(fwd, 0),
+        logit_elems * maximum(fwd, 0) + flce,
         BYTES,
         "cross-entropy working set at the loss forward",
         "交叉熵前向工作区",
-        "conventions table (bytes per logit); " + doc("logits-and-loss"),
+        "bytes per logit × logit elements (+ the fused kernel's buffers); "
+        + doc("logits-and-loss"),
     )
     r.ce_bwd = d(
         "loss_backward_bytes",
-        logit_elems * maximum(bwd, 0),
+        logit_elems * maximum(bwd, 0) + flce - if_(impl.eq("fused_linear_ce"), 2 * 2 * r.sbh, 0),
         BYTES,
         "cross-entropy working set at the loss backward",
         "交叉熵反向工作区",
-        "conventions table (bytes per logit); " + doc("logits-and-loss"),
+        "bytes per logit × logit elements (fused: the gradients it kept); "
+        + doc("logits-and-loss"),
     )
     r.logits_kept = d(
         "logits_kept_in_backward",

@@ -68,6 +68,19 @@ def define(reg: Registry, r: Ctx) -> None:
         "输入嵌入（无矩阵乘 FLOPs）",
         doc("compute-floor"),
     )
+    r.active_card = active_card = d(
+        "params_active_card",
+        r.active - emb_sub,
+        PARAMS,
+        "active parameters per token, as model cards count them (without the input embedding)",
+        "每 token 激活参数，按模型卡口径（不含输入嵌入）",
+        'gpt-oss model card (arXiv 2508.10925) Table 1: "Unembedding parameters are counted '
+        'towards active, but not embeddings" (gpt-oss-120b 5.13B active; counting the embedding '
+        "5.71 B); Kimi K2 (github.com/MoonshotAI/Kimi-K2 README): 32B activated (31.7 B without "
+        "the embedding, 32.9 B with it); DeepSeek-V3 README_WEIGHTS.md: 36.7B activated (36.6 B "
+        "without, 37.6 B with); a tied embedding is the output head's matrix and stays counted; "
+        "the matmul parameters of the FLOPs per token (" + doc("compute-floor") + ")",
+    )
     n_attn = d(
         "attention_layers",
         if_(IsBlank(r.L), 0, floor(r.L / r.fae)),
@@ -147,7 +160,7 @@ def define(reg: Registry, r: Ctx) -> None:
     )
     r.fpt = fpt = d(
         "flops_per_token",
-        TRAIN_FLOPS_PER_PARAM_TOKEN * (r.active - emb_sub) + attn_flops + lin_flops + mtp_flops,
+        TRAIN_FLOPS_PER_PARAM_TOKEN * active_card + attn_flops + lin_flops + mtp_flops,
         FLOPS,
         "FLOPs per token",
         "每 token FLOPs",
@@ -344,7 +357,9 @@ def gates(reg: Registry, r: Ctx, gpus_for_deadline) -> None:
         gate_doc + " (deadline gate)",
     )
     # the peak at another dp: the sharded state shrinks (or grows) as dp/dp'; everything else stays
-    frac = 1 + Ref("reserved_fraction")
+    # the row fits when what must fit on the device does (peak_fit_bytes_per_rank: the allocator
+    # releases the rest of its reserve before it fails), so that is what the gate projects
+    frac = 1 + Ref("reserved_floor_fraction")
     grads_in_peak = any_of(Ref("mem_gradients_in_peak"), Ref("mem_gradients_early_in_peak"))
     lines = [(s, p, lb) for (s, p), lb in r.line_bytes.items()]
     sharded_all = total_of(
@@ -369,11 +384,11 @@ def gates(reg: Registry, r: Ctx, gpus_for_deadline) -> None:
         "the part of the peak sharded over dp (on the device)",
         "峰值中按 dp 分片的部分（设备口径）",
         gate_doc
-        + ": the HBM state lines with a shard group, × (1 + reserved fraction); growing dp, only lines in every phase count",
+        + ": the HBM state lines with a shard group, × (1 + the reserve the allocator cannot release); growing dp, only lines in every phase count",
     )
     fixed = d(
         "dp_fixed_peak_bytes",
-        r.peak - shrink,
+        Ref("peak_fit_bytes_per_rank") - shrink,
         BYTES,
         "the part of the peak no dp changes",
         "峰值中与 dp 无关的部分",

@@ -11,6 +11,7 @@ from ..expr import (
     MINDIV_MAX,
     Col,
     IsBlank,
+    Lookup,
     Ref,
     all_of,
     any_of,
@@ -22,6 +23,7 @@ from ..expr import (
     negate,
 )
 from ..registry import ERROR, WARNING, Registry
+from ..units import GB, GIB
 from .common import Ctx, conv, doc
 
 PARAMS_TOLERANCE = 0.01  # a given params_total may differ from the architecture's count by 1 %
@@ -65,6 +67,37 @@ def define(reg: Registry, r: Ctx) -> None:
         concat(r.gpu, " is not in the catalogue and ", _listed(("hbm_gb", "peak_tflops"))),
         en="a GPU outside the catalogue needs hbm_gb and peak_tflops",
         zh="目录外的 GPU 需要给出 hbm_gb 与 peak_tflops",
+        source=doc("gates"),
+    )
+
+    # 80 typed for an "80 GB" H100 is its nominal 80 GiB, less than the catalogue's usable
+    # 84.94 GB (CUDA's 79.11 GiB): a figure below the catalogue's that, read as GiB, reaches it
+    catalogue_hbm = Lookup("gpu", r.gpu_profile, "hbm_gb")
+    hbm_given = Col("hbm_gb")
+    c(
+        "hbm_gb_as_catalogue",
+        any_of(
+            _blank("hbm_gb"),
+            negate(r.gpu_known),
+            hbm_given.ge(catalogue_hbm),
+            (hbm_given * (GIB / GB)).lt(catalogue_hbm),
+        ),
+        "hbm_gb",
+        concat(
+            "the usable memory of ",
+            r.gpu,
+            ", ",
+            catalogue_hbm,
+            " GB (GB = 10^9 bytes), which the catalogue uses when hbm_gb is empty",
+        ),
+        concat(
+            "hbm_gb = ",
+            hbm_given,
+            " GB, the nominal capacity in GiB written as GB? (the row's value is used)",
+        ),
+        severity=WARNING,
+        en="hbm_gb below the catalogue's usable memory by the GiB/GB difference",
+        zh="hbm_gb 比目录中的可用显存小约 GiB 与 GB 之差",
         source=doc("gates"),
     )
 
@@ -210,6 +243,16 @@ def define(reg: Registry, r: Ctx) -> None:
     ]
     ROW_RULES[:] = rules
 
+    c(
+        "dp_shard_divides",
+        divides(r.dp_shard, dp),
+        "dp_shard",
+        concat("dp_shard to divide dp = ", dp),
+        concat("dp_shard = ", r.dp_shard),
+        en="dp_shard divides dp",
+        zh="dp_shard 整除 dp",
+        source=doc("parts-and-groups"),
+    )
     # expert parallelism --------------------------------------------------------------------------
     world = dp * cp * tp
     c(

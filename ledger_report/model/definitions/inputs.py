@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...catalogue import USER_DESCRIBED
 from ..expr import Col, Lookup, all_of, default, if_
-from ..registry import BOOL, COUNT, DAYS, GB, GBPS, MONEY, TEXT, TFLOPS, TOKENS, Registry
+from ..registry import BOOL, COUNT, DAYS, GB, GBPS, MONEY, RATIO, TEXT, TFLOPS, TOKENS, Registry
 from .common import CATALOGUE, COLUMN, COUNTER_ZH, Ctx, conv
 
 
@@ -71,6 +71,15 @@ def define(reg: Registry, r: Ctx) -> None:
         ("ep", "expert parallel", "专家并行"),
     ):
         setattr(r, key, d(key, default(key, 1), COUNT, en, zh, COLUMN))
+    r.dp_shard = d(
+        "dp_shard",
+        default("dp_shard", r.dp),
+        COUNT,
+        "data-parallel ranks per shard group",
+        "每个分片组的数据并行 rank 数",
+        COLUMN
+        + " (dp when empty: one shard group; FSDP2 HSDP shards over dp_shard·cp and all-reduces across the dp/dp_shard replicas, torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py)",
+    )
     r.etp = d(
         "etp",
         default("etp", r.tp),
@@ -115,6 +124,81 @@ def define(reg: Registry, r: Ctx) -> None:
         "每卡虚拟流水段数",
         COLUMN,
     )
+    conv_at = (
+        " (conventions table: Megatron-LM @d98e8a64 megatron/training/arguments.py and"
+        " core/distributed/distributed_data_parallel_config.py default off; DeepSpeed"
+        " deepspeed/runtime/zero/config.py overlap_comm on for ZeRO-3 only; torch DDP and FSDP2"
+        " overlap the reduction and prefetch gathers; async TP off everywhere)"
+    )
+    r.overlap_grad = d(
+        "overlap_grad_reduce",
+        default("overlap_grad_reduce", r.zero.ge(conv(r, "overlap_grad_reduce_from_zero"))),
+        BOOL,
+        "gradient reduction overlapped with the backward",
+        "梯度归约与反向重叠",
+        COLUMN + conv_at,
+    )
+    r.overlap_param = d(
+        "overlap_param_gather",
+        default("overlap_param_gather", r.zero.ge(conv(r, "overlap_param_gather_from_zero"))),
+        BOOL,
+        "parameter all-gathers overlapped with compute (prefetched)",
+        "参数 all-gather 与计算重叠（预取）",
+        COLUMN + conv_at,
+    )
+    r.tp_overlap = d(
+        "tp_comm_overlap",
+        default("tp_comm_overlap", conv(r, "tp_comm_overlap_default").eq(1)),
+        BOOL,
+        "tensor-parallel communication overlapped with the GEMMs",
+        "张量并行通信与 GEMM 重叠",
+        COLUMN + conv_at,
+    )
+    r.attention_kernel = d(
+        "attention_kernel",
+        default("attention_kernel", conv(r, "attention_kernel_default")),
+        TEXT,
+        "fused attention kernel",
+        "融合注意力内核",
+        COLUMN
+        + " (conventions table: Megatron-LM with Transformer Engine runs cuDNN fused attention on Hopper (transformer_engine/pytorch/attention, NVTE_FUSED_ATTN), DeepSpeed flash-attn 2, torchtitan / PyTorch scaled_dot_product_attention)",
+    )
+    r.overlap_p2p = d(
+        "overlap_p2p_comm",
+        default("overlap_p2p_comm", conv(r, "overlap_p2p_comm_default").eq(1)),
+        BOOL,
+        "pipeline sends and receives overlapped with compute",
+        "流水线收发与计算重叠",
+        COLUMN
+        + " (conventions table: Megatron-LM @d98e8a64 megatron/training/arguments.py --no-overlap-p2p-communication, on by default and switched off without the interleaved schedule)",
+    )
+    r.a2a_overlap = d(
+        "moe_a2a_overlap",
+        default("moe_a2a_overlap", False),
+        BOOL,
+        "expert all-to-alls overlapped with another micro-batch's compute",
+        "专家 all-to-all 与另一 micro-batch 的计算重叠",
+        COLUMN
+        + " (Megatron-LM @d98e8a64 megatron/core/model_parallel_config.py overlap_moe_expert_parallel_comm = False)",
+    )
+    r.ep_dispatch = d(
+        "ep_dispatch",
+        default("ep_dispatch", "all_to_all"),
+        TEXT,
+        "expert dispatch",
+        "专家分发方式",
+        COLUMN
+        + " (Megatron-LM transformer_config.py moe_token_dispatcher_type 'alltoall'; 'flex' with DeepEP / HybridEP sends a token to a node once)",
+    )
+    r.moe_imbalance = d(
+        "moe_imbalance",
+        default("moe_imbalance", 1),
+        RATIO,
+        "busiest expert-parallel rank's load over the mean",
+        "最忙专家并行 rank 的负载与平均之比",
+        COLUMN
+        + " (1: balanced, as the published benchmarks run with --moe-router-force-load-balancing or capacity factor 1; dropless routing ran 1.09-1.25x slower end to end in yanring/Megatron-MoE-ModelZoo best_practice/qwen3/readme.md (Qwen3-235B-A22B, 32 H100 nodes, forced balance vs dropless))",
+    )
     r.seq_par = d(
         "sequence_parallel",
         default("sequence_parallel", False),
@@ -147,6 +231,17 @@ def define(reg: Registry, r: Ctx) -> None:
         "损失把 logits 升到 fp32",
         COLUMN + "; the convention's default",
     )
+    r.loss_impl = d(
+        "loss_impl",
+        default(
+            "loss_impl",
+            if_(r.tp.gt(1), conv(r, "loss_impl_tp_default"), conv(r, "loss_impl_default")),
+        ),
+        TEXT,
+        "cross-entropy implementation",
+        "交叉熵实现",
+        COLUMN + "; the convention's default (with tp > 1 its tensor-parallel one)",
+    )
     r.loss_chunks = d(
         "loss_chunks", default("loss_chunks", 1), COUNT, "loss chunks", "loss 分块数", COLUMN
     )
@@ -173,6 +268,14 @@ def define(reg: Registry, r: Ctx) -> None:
         "gathered weights kept, under ZeRO-3 (below it the weights are whole anyway)",
         "ZeRO-3 下保留聚合权重（其下权重本就完整）",
         COLUMN,
+    )
+    r.expandable = d(
+        "expandable_segments",
+        default("expandable_segments", False),
+        BOOL,
+        "the allocator's expandable segments",
+        "分配器可扩展段",
+        COLUMN + "; PyTorch's default is off (c10/cuda/CUDAAllocatorConfig.h)",
     )
     r.bucket_in_elements = d(
         "bucket_in_elements",

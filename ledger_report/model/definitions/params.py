@@ -845,10 +845,14 @@ def _expert_split(reg: Registry, r: Ctx) -> None:
             r.dense - or0(mtp_dense) + if_(E.gt(0), (r.expert - or0(mtp_expert)) * r.topk / E, 0),
         ),
         PARAMS,
-        "active parameters per token (main model, without MTP)",
-        "每 token 激活参数（主模型，不含 MTP）",
+        "parameters a token passes through, input embedding included (main model, without MTP)",
+        "每 token 经过的参数，含输入嵌入（主模型，不含 MTP）",
         doc("parameters")
-        + ": non-expert + expert × topk / experts, the MTP modules left out as DeepSeek-V3 states its 37B",
+        + ": non-expert + expert × topk / experts, the MTP modules left out as DeepSeek-V3 states "
+        "its 37B; the count Qwen's and Mistral's cards give as activated (Qwen3-30B-A3B "
+        "huggingface.co/Qwen/Qwen3-30B-A3B: 3.3B activated = 3.35 B with the embedding, 3.04 B "
+        "without; Mixtral mistral.ai/news/mixtral-of-experts: 12.9B per token = 12.88 B with it, "
+        "12.75 B without); the model-card count without it is params_active_card",
     )
     r.has_experts = d(
         "has_experts",

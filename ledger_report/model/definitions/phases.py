@@ -22,11 +22,13 @@ from ..expr import (
     gb_text,
     if_,
     maximum,
+    minimum,
     negate,
     total_of,
 )
 from ..registry import BOOL, BYTES, COUNT, TEXT, Registry
 from .common import (
+    BYTES_PER_GB,
     CUDA_CONTEXT_BYTES,
     FUJII,
     MOE35,
@@ -37,7 +39,7 @@ from .common import (
     conv,
     doc,
 )
-from .stages import STAGE_ZH, STAGES
+from .stages import SCHEDULE_SOURCE, STAGE_ZH, STAGES
 
 # The items of a stage's memory: key, English, Chinese.  Some items have a second form for one
 # moment of the backward: the gradients already accumulated when it starts, the activations still
@@ -126,7 +128,7 @@ PHASES = (
             "state",
             "moments",
             "buckets",
-            "gathers_bwd",
+            "gathers_fwd",
             "gradients_early",
             "activations",
             "weights_kept",
@@ -231,16 +233,20 @@ def _shared(reg: Registry, r: Ctx) -> Ctx:
         doc("phases"),
     )
     head_unit = if_(all_of(zero3, conv(r, "z3_head_kept").eq(1)), head_rank * wbytes, 0)
+    fsdp_pp = all_of(r.pp.gt(1), r.zero.ge(2), conv(r, "pp_unsharded_grads").eq(1))
+    # under FSDP with pipeline stages the whole stage stays gathered (no resharding between
+    # micro-batches), so no per-layer gather comes on top of it
     z3_fwd = if_(
-        zero3,
+        all_of(zero3, negate(fsdp_pp)),
         conv(r, "z3_layers_gathered") * layer_rank * wbytes
         + conv(r, "z3_largest_factor") * r.largest / r.tp,
         0,
     )
     z3_bwd = z3_fwd + if_(
-        all_of(zero3, conv(r, "z3_layers_gathered").gt(0)), layer_rank * (gbytes + 4), 0
+        all_of(zero3, negate(fsdp_pp), conv(r, "z3_layers_gathered").gt(0)),
+        layer_rank * (gbytes + 4),
+        0,
     )
-    fsdp_pp = all_of(r.pp.gt(1), r.zero.ge(2), conv(r, "pp_unsharded_grads").eq(1))
     return Ctx(
         wbytes=wbytes,
         buckets=buckets,
@@ -408,11 +414,15 @@ def _items(reg: Registry, r: Ctx, stage: str, c: Ctx, sb: dict) -> dict:
         "recompute": r.recompute_ws,
         "gradients": d(
             f"{stage}_mem_gradients",
-            if_(grads_setup, 0, sb["grads"]) + if_(fsdp_pp, stage_rank_params * 4, 0),
+            if_(fsdp_pp, stage_rank_params * 4, if_(grads_setup, 0, sb["grads"])),
             BYTES,
             f"{stage} stage: gradients created in backward",
             f"{zh}：反向时产生的梯度",
-            doc("phases") + "; " + FSDP_SOURCE,
+            doc("phases")
+            + "; "
+            + FSDP_SOURCE
+            + ": under FSDP with pipeline stages only the unsharded fp32 gradients exist until the last "
+            "micro-batch's reduce-scatter",
         ),
         "optimizer_temp": d(
             f"{stage}_mem_optimizer_temp",
@@ -432,22 +442,33 @@ def _items(reg: Registry, r: Ctx, stage: str, c: Ctx, sb: dict) -> dict:
         f"{zh}：损失反向工作区",
         doc("logits-and-loss"),
     )
+    # the loss backward runs before any layer's: no layer's gradient buffers exist yet then; a
+    # layer's recompute runs beside its own gathered gradients
     items["loss_or_recompute"] = d(
         f"{stage}_mem_loss_or_recompute",
-        maximum(loss_bwd, r.recompute_ws),
+        maximum(loss_bwd, r.recompute_ws + items["gathers_bwd"] - items["gathers_fwd"]),
         BYTES,
-        f"{stage} stage: loss backward or recompute working set",
-        f"{zh}：损失反向或重计算工作区",
-        doc("phases"),
+        f"{stage} stage: loss backward, or a layer's recompute with its gathered gradients",
+        f"{zh}：损失反向，或一层的重计算及其聚合梯度",
+        doc("phases")
+        + "; "
+        + FSDP_SOURCE
+        + ": at the loss backward no layer has run backward, so no layer's unsharded gradient "
+        "or reduce-scatter buffer exists yet",
     )
     # gradients accumulate over micro-batches; the oldest micro-batch's activations go as its gradients come
     items["gradients_early"] = d(
         f"{stage}_mem_gradients_early",
-        if_(r.n_micro.gt(1), items["gradients"], 0),
+        if_(r.n_micro.gt(r.in_flight[stage]), items["gradients"], 0),
         BYTES,
         f"{stage} stage: gradients accumulated before a backward",
         f"{zh}：反向开始前已累积的梯度",
-        doc("phases"),
+        doc("phases")
+        + "; "
+        + SCHEDULE_SOURCE
+        + ": only a backward after a steady-state forward holds both every in-flight micro-batch "
+        "and earlier gradients; with no more micro-batches than in flight the first backward has no "
+        "gradients yet and the later ones fewer activations (backward_end)",
     )
     items["activations_rest"] = d(
         f"{stage}_mem_activations_rest",
@@ -637,25 +658,17 @@ def _phase_items(reg: Registry, r: Ctx) -> None:
             )
 
 
+ALLOCATOR_SOURCE = (
+    "PyTorch c10/cuda/CUDACachingAllocator.cpp @ 001074d2 (best-fit reuse of cached blocks, large "
+    "blocks split, no merging across segments, a new segment when no cached block fits, cached blocks "
+    "released and the request retried when cudaMalloc fails; expandable segments map pages at the "
+    "segment's end)"
+)
+
+
 def _counters(reg: Registry, r: Ctx) -> None:
-    """The peak on each counter: allocated, reserved (the allocator's slack), the device (context and NCCL)."""
+    """The peak on each counter: allocated, reserved (the allocator model), the device (context and NCCL)."""
     d = reg.define
-    frag = d(
-        "reserved_fraction",
-        conv(r, "reserved_fraction"),
-        "ratio",
-        "allocator reserve over allocated",
-        "分配器预留比例",
-        "conventions table; Megatron-LM's 1.05 overhead factor; reserved/allocated 1.04-1.08 on published Megatron runs",
-    )
-    r.reserved = reserved = d(
-        "peak_reserved_bytes_per_rank",
-        r.allocated * (1 + frag),
-        BYTES,
-        "peak reserved per rank (torch max_memory_reserved)",
-        "每卡预留峰值（max_memory_reserved）",
-        doc("counters"),
-    )
     dp, cp, tp, pp, ep = r.dp, r.cp, r.tp, r.pp, r.ep
     n_groups = d(
         "nccl_groups",
@@ -685,13 +698,100 @@ def _counters(reg: Registry, r: Ctx) -> None:
         "CUDA 上下文与 NCCL 缓冲（分配器之外）",
         f"0.5 GB context and 0.5 GB per communicator ({FUJII})",
     )
+    _allocator(reg, r)
     r.peak = d(
         "peak_bytes_per_rank",
-        reserved + r.device_extra,
+        r.reserved + r.device_extra,
         BYTES,
         "peak per rank on the device",
         "每卡设备峰值",
         doc("counters") + ": reserved + CUDA context + NCCL",
+    )
+
+
+def _allocator(reg: Registry, r: Ctx) -> None:
+    """The reserved peak: the allocated peak, the cached blocks the loss region strands, the
+    residual reserve the model does not explain, within what the device leaves the allocator."""
+    d = reg.define
+    stranded = d(
+        "allocator_stranded_bytes",
+        if_(
+            all_of(
+                r.pick(lambda s: r.holds_head[s]),
+                r.logits_dtype.ne("fp32"),
+                conv(r, "logits_kept").eq(0),
+                any_of(
+                    all_of(r.loss_impl.eq("eager_fp32"), r.loss_fp32, negate(r.loss_compiled)),
+                    r.loss_impl.eq("loss_parallel"),
+                    r.loss_impl.eq("chunked_output"),
+                ),
+            ),
+            r.logits,
+            0,
+        ),
+        BYTES,
+        "cached blocks the loss backward cannot reuse",
+        "交叉熵反向无法复用的缓存块",
+        ALLOCATOR_SOURCE
+        + ": the 16-bit logits, freed after their fp32 copy, are too small for the backward's fp32 "
+        "gradients (eager, loss parallel, torchtune's chunks), which take new memory while the "
+        "logits' blocks stay cached between live blocks (with expandable segments too: the hole is "
+        "not at the segment's end); Megatron's loss reuses its own fp32 copy in place; "
+        + doc("counters"),
+    )
+    explained = d(
+        "reserved_explained_bytes",
+        maximum(r.allocated, r.pick(lambda s: r.stage_phase[s]["backward"]) + stranded),
+        BYTES,
+        "reserved by the allocator model (before the residual reserve)",
+        "分配器模型给出的预留（不含剩余预留）",
+        ALLOCATOR_SOURCE + "; " + doc("counters"),
+    )
+    frag = d(
+        "reserved_fraction",
+        if_(
+            r.expandable,
+            conv(r, "reserved_fraction_expandable"),
+            conv(r, "reserved_fraction"),
+        ),
+        "ratio",
+        "residual allocator reserve over the modelled reserved (with or without expandable segments)",
+        "模型之外的分配器预留比例（按是否可扩展段）",
+        "conventions table: fitted on tests/data/measured_runs.csv (bench/bench_fidelity.py prints it "
+        "in sample and leaving each source out); " + doc("counters"),
+    )
+    # what release-and-retry cannot give back: the fragmentation inside segments still in use (with
+    # expandable segments the free pages are unmapped, so none)
+    r.reserve_floor_fraction = floor_frac = d(
+        "reserved_floor_fraction",
+        if_(r.expandable, 0, frag),
+        "ratio",
+        "the residual reserve the allocator cannot release (none with expandable segments)",
+        "分配器无法释放的剩余预留（可扩展段时为零）",
+        ALLOCATOR_SOURCE + "; " + doc("counters"),
+    )
+    r.fit_bytes = fit = d(
+        "peak_fit_bytes_per_rank",
+        r.allocated * (1 + floor_frac) + r.device_extra,
+        BYTES,
+        "what must fit on the device: the allocated peak, the reserve the allocator cannot release, the context and NCCL",
+        "设备上必须放下的：分配峰值、分配器无法释放的预留、上下文与 NCCL",
+        ALLOCATOR_SOURCE
+        + ": when new memory does not fit, cached free blocks are released and the request retried; "
+        + doc("counters"),
+    )
+    r.reserved = d(
+        "peak_reserved_bytes_per_rank",
+        minimum(
+            explained * (1 + frag),
+            maximum(r.hbm_gb * BYTES_PER_GB - r.device_extra, fit - r.device_extra),
+        ),
+        BYTES,
+        "peak reserved per rank (torch max_memory_reserved)",
+        "每卡预留峰值（max_memory_reserved）",
+        doc("counters")
+        + ": the modelled reserve, within what the device leaves the allocator unless even the "
+        "reserve it cannot release exceeds that",
     )
 
 

@@ -24,15 +24,18 @@ from ..expr import (
     Ref,
     all_of,
     any_of,
+    ceil,
     concat,
     default,
     drop_first,
     floor,
     if_,
+    lift,
     maximum,
     minimum,
     negate,
     sig_text,
+    total_of,
 )
 from ..registry import (
     BOOL,
@@ -64,8 +67,35 @@ from .stages import STAGE_ZH, STAGES
 # Named coefficients, each with the source it follows ------------------------------------------------
 NVLINK_EFFICIENCY = 0.8  # NVIDIA/nccl-tests issue #212 (sjeaugey): ring collectives reach ~370 of 450 GB/s per direction on 8x H100
 NETWORK_EFFICIENCY = 0.9  # NVIDIA/nccl-tests issue #290: 46-48 GB/s per 400 Gb/s NIC; Calculon systems/a100_80g.json IB efficiency 0.9
-NVLINK_LATENCY_S = 10e-6  # Calculon systems/a100_80g.json, h100_80g_nvl8.json: NVLink latency 10 µs
-NETWORK_LATENCY_S = 20e-6  # Calculon systems/a100_80g.json: InfiniBand latency 20 µs
+# NCCL's own cost model, NVIDIA/nccl src/graph/tuning.cc at 5067397c (NCCL 2.30.7),
+# ncclTunerConstantsDefaults and ncclTopoTuneModel, in µs, per protocol (LL, LL128, Simple):
+NCCL = "NVIDIA/nccl src/graph/tuning.cc @5067397c (NCCL 2.30.7) ncclTopoTuneModel"
+PROTOCOLS = ("ll", "ll128", "simple")
+NCCL_RING_BASE_US = {"ll": 6.6, "ll128": 14.0, "simple": 8.4}  # baseLatencies, Ring
+NCCL_RING_NVLINK_US = {"ll": 0.6, "ll128": 1.9, "simple": 3.4}  # hwLatencies NVLINK, Ring: per step
+NCCL_RING_NET_US = {"ll": 2.7, "ll128": 4.0, "simple": 14.0}  # hwLatencies NET, Ring: per step
+NCCL_NET_OVERHEAD_US = {
+    "ll": 1.0,
+    "ll128": 1.0,
+    "simple": 3.0,
+}  # getNetOverhead (x86 Intel 1.0; Simple x3)
+NCCL_TREE_BASE_US = {"ll": 6.8, "ll128": 14.0, "simple": 8.4}  # baseLatencies, Tree
+NCCL_TREE_NVLINK_US = {"ll": 0.6, "ll128": 1.25, "simple": 4.0}  # hwLatencies NVLINK, Tree
+NCCL_TREE_NET_US = {"ll": 5.0, "ll128": 8.5, "simple": 14.0}  # hwLatencies NET, Tree
+NCCL_PROTOCOL_BW = {
+    "ll": 0.5,
+    "ll128": 0.92,
+    "simple": 1.0,
+}  # busBw refinements: Ring LL x.5, LL128 x.92
+OVERLAP_PROCESSOR_USAGE = 0.15  # Calculon systems/h100_80g_nvl8.json networks[0].processor_usage: compute slows by 0.15 of the communication it hides (calculon/llm/llm.py, "compute slowdown due part of compute resources orchestrating comm")
+NVLINK_LATENCY_S = (
+    NCCL_RING_BASE_US["simple"] + NCCL_RING_NVLINK_US["simple"]
+) * 1e-6  # one point-to-point transfer inside a node (base + one step, Simple)
+NETWORK_LATENCY_S = (
+    NCCL_RING_BASE_US["simple"] + NCCL_RING_NET_US["simple"]
+) * 1e-6  # one point-to-point transfer across nodes
+MEGATRON_BUCKET_PARAMS = 40_000_000  # Megatron-LM megatron/core/distributed/distributed_data_parallel.py @d98e8a64: bucket_size = max(40000000, 1000000 * dp) with overlap_grad_reduce, one bucket without
+MEGATRON_BUCKET_PARAMS_PER_DP = 1_000_000
 HBM_EFFICIENCY = (
     0.9  # Calculon systems/a100_80g.json mem1 MB_efficiency: 0.90 for transfers of 100 MB and more
 )
@@ -76,7 +106,33 @@ GEMM_RAMP_S = 2e-6  # Calculon systems/a100_80g.json matrix efficiency by size: 
 GEMMS_PER_LAYER = 4  # Megatron-LM / Transformer Engine: fused QKV, output projection, fc1 (gate and up fused), fc2
 GEMMS_PER_EXPERT = 2  # grouped GEMMs over the rank's experts: fc1 (gate and up) and fc2 (Megatron-LM megatron/core/transformer/moe/experts.py GroupedMLP)
 GROUPED_GEMM_RELATIVE = 0.6  # grouped expert GEMMs against dense ones, calibrated: three published MoE runs (tests/data/measured_throughput.csv: torchtitan Qwen3-30B-A3B on B200, FlagPerf Mixtral 8x7B and Qwen1.5-MoE) ran 1.3-1.6x slower than dense-GEMM efficiency predicts
-ATTENTION_RELATIVE = 0.5  # flash attention against the GEMMs: Dao 2023 (FlashAttention-2) 50-73 % of the A100 peak forward+backward, 35 % on H100 (Shah et al. 2024, FlashAttention-3), for the GEMMs' ~80 %; causal masking and short heads lower it
+# Fused attention kernels, fraction of the dense BF16 peak they reach forward and backward (head dim
+# 128, causal, sequences of 2K-16K), (A100 class, Hopper and later):
+ATTENTION_KERNEL_EFFICIENCY = {
+    "fa2": (
+        0.55,
+        0.35,
+    ),  # Dao 2023 arXiv 2307.08691: forward 50-73 % of the A100 peak, backward lower; Shah et al. 2024 arXiv 2407.08608: "FlashAttention-2 achieving only 35% utilization on H100"
+    "fa3": (
+        0.55,
+        0.60,
+    ),  # Shah et al. 2024: FP16 up to 740 TFLOP/s forward (75 %), backward 1.5-1.75x FlashAttention-2; Hopper only (FlashAttention-2 on A100)
+    "cudnn": (
+        0.50,
+        0.55,
+    ),  # Shah et al. 2024 §4.1: cuDNN 9 fused attention between FlashAttention-2 and -3 on H100 (close to -3 at long sequences)
+    "sdpa": (
+        0.55,
+        0.35,
+    ),  # torch.nn.functional.scaled_dot_product_attention dispatches to its FlashAttention-2 backend (torch/nn/attention, SDPBackend.FLASH_ATTENTION)
+}
+ATTENTION_SOURCE = (
+    "attention_kernel: FlashAttention-2 (Dao 2023, arXiv 2307.08691) and FlashAttention-3 (Shah et al. 2024, arXiv 2407.08608; cuDNN 9 compared there); "
+    + ", ".join(
+        f"{k} {a} on A100-class / {b} on Hopper and later"
+        for k, (a, b) in ATTENTION_KERNEL_EFFICIENCY.items()
+    )
+)
 SCORE_BYTES_MOVED = 30  # unfused attention: the 5 bytes per score element Korthikanti et al. 2022 store, written and read in forward and backward
 ELEMENTWISE_BYTES_PER_H = 108  # norms, rotary, residual adds, dropout, layout copies: ~36 bytes per token per hidden element forward (read + write, bf16), twice that backward
 ELEMENTWISE_BYTES_PER_F = 27  # the activation: read gate and up, write the product, the fc1 output's copies (9 bytes forward), 18 backward
@@ -92,6 +148,21 @@ OPTIMIZER_PASSES = (
     2  # the optimizer step reads every state on the rank and writes most of them back
 )
 CPU_ADAM_HOST_BYTES_PER_PARAM = 154  # DeepSpeed docs/_tutorials/zero-offload.md log: optimizer_step 6.2 s for 10.3B parameters on a DGX-2 (2x Xeon 8168, 12 ch DDR4-2666 = 256 GB/s): 256e9 × 6.2 / 10.3e9
+
+# The one constant the published runs set (tests/support/fit.py refits it, bench/bench_throughput.py
+# reports it in-sample and leave-one-source-out): the share of the maximum achievable matmul FLOP/s
+# (gpus.csv gemm_efficiency, a kernel benchmark) that a training step sustains, by class of GPU:
+# parts without FP8 (A100 class) and the rest (Hopper and later).
+SUSTAINED_FRACTION = {"no_fp8": 0.84, "fp8": 0.6}
+
+
+def sustained_class(gpu: str) -> str:
+    """The SUSTAINED_FRACTION class of a catalogue GPU: whether it has an FP8 peak."""
+    from ...catalogue import find_gpu
+
+    g = find_gpu(gpu)
+    return "fp8" if g is None or g.fp8_tflops else "no_fp8"
+
 
 TIME = doc("step-time")
 CALCULON = "Calculon (github calculon-ai/calculon) calculon/network.py: time = latency + bytes × algorithm factor ÷ (bandwidth × efficiency)"
@@ -129,10 +200,12 @@ def define(reg: Registry, r: Ctx) -> None:
     _hardware(reg, r)
     _placement(reg, r)
     _efficiency(reg, r)
+    _tp_collectives(reg, r)
     for stage in STAGES:
         _stage(reg, r, stage)
     _step(reg, r)
     _offload(reg, r)
+    _latency_and_bound(reg, r)
     _total(reg, r)
 
 
@@ -222,21 +295,39 @@ def _hardware(reg: Registry, r: Ctx) -> None:
         "可达矩阵乘效率的缩放",
         COLUMN + " (the planner sets it from a measured mfu)",
     )
+    r.sustained = d(
+        "sustained_fraction",
+        if_(
+            r.gpu_known,
+            if_(
+                Lookup("gpu", gpu, "fp8_tflops", default=0).gt(0),
+                SUSTAINED_FRACTION["fp8"],
+                SUSTAINED_FRACTION["no_fp8"],
+            ),
+            1,
+        ),
+        RATIO,
+        "share of the kernel benchmark's matmul efficiency training sustains",
+        "训练中可维持的矩阵乘基准效率占比",
+        "SUSTAINED_FRACTION (definitions/time.py): "
+        + f"{SUSTAINED_FRACTION['no_fp8']} for parts without FP8 (A100 class), {SUSTAINED_FRACTION['fp8']} with; the one constant fitted to published runs, refitted leave-one-source-out in tests/support/fit.py (bench/bench_throughput.py); 1 for a GPU the row describes",
+    )
     bf16_eff = d(
         "gemm_efficiency",
-        Lookup("gpu", gpu, "gemm_efficiency") * r.eff_scale,
+        Lookup("gpu", gpu, "gemm_efficiency") * r.sustained * r.eff_scale,
         RATIO,
         "achievable BF16 matmul efficiency (largest GEMMs)",
         "可达 BF16 矩阵乘效率（大 GEMM）",
-        CATALOGUE + " (measured maximum achievable matmul FLOP/s ÷ peak) × efficiency_scale",
+        CATALOGUE
+        + " (measured maximum achievable matmul FLOP/s ÷ peak) × sustained_fraction × efficiency_scale",
     )
     fp8_eff = d(
         "fp8_gemm_efficiency",
-        Lookup("gpu", gpu, "fp8_gemm_efficiency") * r.eff_scale,
+        Lookup("gpu", gpu, "fp8_gemm_efficiency") * r.sustained * r.eff_scale,
         RATIO,
         "achievable FP8 matmul efficiency (largest GEMMs)",
         "可达 FP8 矩阵乘效率（大 GEMM）",
-        CATALOGUE + " × efficiency_scale",
+        CATALOGUE + " × sustained_fraction × efficiency_scale",
     )
     r.bf16_flops = d(
         "bf16_peak_flops",
@@ -293,12 +384,23 @@ def _placement(reg: Registry, r: Ctx) -> None:
     strides = {
         "tp": 1,
         "cp": r.tp,
-        "ep": r.tp * r.cp,
+        "ep": r.etp,
         "dp": r.tp * r.cp,
         "pp": r.tp * r.cp * r.dp,
         "grad": r.tp,
+        "egrad": r.etp * r.ep,
+        "rep": r.tp * r.cp * r.dp_shard,
     }
-    sizes = {"tp": r.tp, "cp": r.cp, "ep": r.ep, "dp": r.dp, "pp": r.pp, "grad": r.dp * r.cp}
+    sizes = {
+        "tp": r.tp,
+        "cp": r.cp,
+        "ep": r.ep,
+        "dp": r.dp,
+        "pp": r.pp,
+        "grad": r.dp_shard * r.cp,
+        "egrad": r.group["expert"],
+        "rep": r.dp / r.dp_shard,
+    }
     names = {
         "tp": "tensor-parallel",
         "cp": "context-parallel",
@@ -306,8 +408,11 @@ def _placement(reg: Registry, r: Ctx) -> None:
         "dp": "data-parallel",
         "pp": "pipeline",
         "grad": "gradient-reduction (dp·cp)",
+        "egrad": "expert gradient-reduction (expert-DP)",
+        "rep": "replica (HSDP: dp/dp_shard)",
     }
     r.crosses, r.local, r.bus, r.p2p, r.alpha = {}, {}, {}, {}, {}
+    r.size, r.nodes, r.tree_depth = {}, {}, {}
     for g, stride in strides.items():
         n = sizes[g]
         cross = d(
@@ -334,10 +439,27 @@ def _placement(reg: Registry, r: Ctx) -> None:
             f"{names[g]} collective bandwidth per GPU",
             f"{names[g]} 集合通信带宽",
             PLACEMENT
-            + "; across nodes the ranks of a node drive one NIC each (rail-optimised), so min(NVLink, ranks per node × NIC)",
+            + "; across nodes the ranks of a node drive one NIC each (rail-optimised), so min(NVLink, ranks per node × NIC); expert groups as Megatron-LM megatron/core/parallel_state.py @d98e8a64 builds them (RankGenerator(tp=expert_tensor_parallel_size, ep, dp=expert-DP), order tp-ep-dp: ep ranks etp apart, expert-DP ranks etp·ep apart)",
         )
         r.p2p[g] = if_(cross, net, nv_bus)
         r.alpha[g] = if_(cross, NETWORK_LATENCY_S, NVLINK_LATENCY_S)
+        r.size[g] = n
+        r.nodes[g] = d(
+            f"{g}_nodes",
+            if_(cross, ceil(n / local), 1),
+            COUNT,
+            f"nodes the {names[g]} group spans",
+            f"{names[g]} 组跨越的节点数",
+            PLACEMENT,
+        )
+        r.tree_depth[g] = d(
+            f"{g}_tree_depth",
+            total_of([if_(r.nodes[g].gt(2**k), 1, 0) for k in range(20)]),
+            COUNT,
+            f"levels of NCCL's tree over the {names[g]} group's nodes (⌈log2 nodes⌉)",
+            f"{names[g]} 组节点上 NCCL 树的层数（⌈log2 节点数⌉）",
+            NCCL + ": log2i(nNodes) inter-node tree steps",
+        )
     r.placement_text = {}
     r.any_cross = d(
         "any_group_crosses_nodes",
@@ -362,6 +484,67 @@ def _placement(reg: Registry, r: Ctx) -> None:
             "哪些组跨节点",
             PLACEMENT,
         )
+
+
+# ---- one NCCL collective, as NCCL's tuning model costs it ---------------------------------------
+_KIND = {
+    "ar": ("all-reduce", "all-reduce", 2),
+    "rs": ("reduce-scatter", "reduce-scatter", 1),
+    "ag": ("all-gather", "all-gather", 1),
+}
+
+
+def _latency(r: Ctx, g: str, kind: str, p: str):
+    """NCCL's latency of one ``kind`` collective over group ``g`` with protocol ``p``, in seconds:
+    ring base + (steps − inter-node steps) × intra step + inter-node steps × net step; all-reduce the
+    lesser of that and the tree's base + 2((ranks per node − 1) × intra + log2 nodes × net)."""
+    n, nodes, k = r.size[g], r.nodes[g], _KIND[kind][2]
+    cross = r.crosses[g]
+    steps = k * (n - 1)
+    inter = if_(cross, k * (nodes - 1), 0)
+    intra = if_(cross, max(NCCL_RING_NVLINK_US[p], NCCL_NET_OVERHEAD_US[p]), NCCL_RING_NVLINK_US[p])
+    ring = NCCL_RING_BASE_US[p] + (steps - inter) * intra + inter * NCCL_RING_NET_US[p]
+    if kind != "ar":
+        return ring * 1e-6
+    tree = NCCL_TREE_BASE_US[p] + 2 * (
+        (r.local[g] - 1) * NCCL_TREE_NVLINK_US[p] + r.tree_depth[g] * NCCL_TREE_NET_US[p]
+    )
+    return minimum(ring, tree) * 1e-6
+
+
+def _collective(reg: Registry, r: Ctx, key: str, g: str, kind: str, nbytes, what: str, zh: str):
+    """One collective call: (its time, its latency).  Time = the least over NCCL's protocols of
+    latency + bytes × algorithm factor ÷ (bus bandwidth × protocol efficiency); its latency the
+    least latency of the protocols (the time it takes whatever its size)."""
+    n = r.size[g]
+    name, name_zh, k = _KIND[kind]
+    factor = k * (n - 1) / n
+    bw = r.bus[g] * BYTES_PER_GB
+    times = [
+        _latency(r, g, kind, p) + factor * nbytes / (bw * NCCL_PROTOCOL_BW[p]) for p in PROTOCOLS
+    ]
+    t = reg.define(
+        key + "_s",
+        if_(n.gt(1), minimum(*times), 0),
+        SECONDS,
+        f"one {name} of {what}",
+        f"一次{zh} {name_zh}",
+        NCCL
+        + ": the least over LL, LL128, Simple of latency + bytes × "
+        + ("2(n−1)/n" if k == 2 else "(n−1)/n")
+        + " ÷ (bus bandwidth × 0.5, 0.92, 1)",
+    )
+    lat = reg.define(
+        key + "_latency_s",
+        if_(n.gt(1), minimum(*(_latency(r, g, kind, p) for p in PROTOCOLS)), 0),
+        SECONDS,
+        f"latency of one {name} of {what}",
+        f"一次{zh} {name_zh}的延迟",
+        NCCL
+        + ": ring base + steps × per-step latency (NVLink inside a node, the network between nodes)"
+        + ("; the tree's where lower" if k == 2 else ""),
+    )
+    return t, lat
 
 
 # ---- matmul efficiency by GEMM size ---------------------------------------------------------------
@@ -481,15 +664,25 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         "efficiency of the output layer (bf16)",
         "输出层 GEMM 效率（bf16）",
     )
+    hopper = Lookup("gpu", r.gpu_profile, "fp8_tflops", default=0).gt(0)
+    kernel_frac = lift(0)
+    for k, (ampere, later) in ATTENTION_KERNEL_EFFICIENCY.items():
+        kernel_frac = kernel_frac + if_(r.attention_kernel.eq(k), if_(hopper, later, ampere), 0)
+    r.attn_kernel_eff = d(
+        "attention_kernel_efficiency",
+        kernel_frac,
+        RATIO,
+        "the attention kernel's fraction of the BF16 peak (forward and backward)",
+        "注意力内核达到的 BF16 峰值占比（前向与反向）",
+        ATTENTION_SOURCE,
+    )
     r.eff_attn = d(
         "attention_efficiency",
-        if_(r.flash, ATTENTION_RELATIVE, 1) * r.bf16_eff,
+        if_(r.flash, r.attn_kernel_eff * r.sustained * r.eff_scale, r.bf16_eff),
         RATIO,
         "efficiency of the attention core (bf16)",
         "注意力核心效率（bf16）",
-        "flash attention at "
-        + str(ATTENTION_RELATIVE)
-        + " of the GEMM efficiency (Dao 2023, FlashAttention-2); unfused: batched GEMMs plus the score traffic",
+        "flash attention: attention_kernel_efficiency × sustained_fraction × efficiency_scale; unfused: batched GEMMs at the GEMM efficiency plus the score traffic",
     )
     r.act_bytes = d(
         "activation_element_bytes",
@@ -602,7 +795,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
             r.gemm_flops
             * if_(ml.gt(0), if_(dl.gt(0), minimum(r.eff_dense, r.eff_moe), r.eff_moe), r.eff_dense)
         )
-        + expert_f / (r.gemm_flops * r.eff_expert)
+        + expert_f * r.moe_imbalance / (r.gemm_flops * r.eff_expert)
         + attn_f / (r.bf16_flops * r.eff_attn)
         + head_f / (r.bf16_flops * r.eff_head)
         + (elem + scores + loss) / (r.hbm_eff_bw * BYTES_PER_GB),
@@ -612,31 +805,38 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         TIME + ": FLOPs ÷ (peak × efficiency) + bytes ÷ HBM bandwidth",
     )
     # tensor parallel: 2 all-reduces forward, 2 backward, 2 more with full recompute (RS + AG with sequence parallel)
-    act = tok * r.h * r.act_bytes
     n_ar = (4 + if_(r.recompute_mode.eq("full"), 2, 0)) * (dl + ml)
     t_tp = d(
         f"{stage}_stage_tp_comm_s",
-        if_(
-            tp.gt(1),
-            n_ar
-            * (
-                r.alpha["tp"] * if_(r.seq_par, 2, 1)
-                + 2 * (tp - 1) / tp * act / (r.bus["tp"] * BYTES_PER_GB)
-            ),
-            0,
-        ),
+        n_ar * if_(r.seq_par, r.tp_rs + r.tp_ag, r.tp_ar),
         SECONDS,
         f"{stage} stage: tensor-parallel communication per micro-batch",
         f"{zh}：每 micro-batch 张量并行通信",
         KORTH
-        + ": 2 all-reduces of s·b·h forward and 2 backward per layer (reduce-scatter + all-gather with sequence parallelism); "
-        + CALCULON,
+        + ": 2 all-reduces of s·b·h forward and 2 backward per layer, 2 more under full recompute (a reduce-scatter and an all-gather each with sequence parallelism), each costed as NCCL runs it",
+    )
+    tp_lat = n_ar * if_(r.seq_par, r.tp_rs_lat + r.tp_ag_lat, r.tp_ar_lat)
+    gemm_s = dense_f / (r.gemm_flops * r.eff_dense)
+    tp_hideable = t_tp * (tp - 1) / tp
+    t_tp_exp = d(
+        f"{stage}_stage_tp_exposed_s",
+        if_(
+            r.tp_overlap,
+            t_tp / tp
+            + maximum(tp_hideable - gemm_s, 0)
+            + OVERLAP_PROCESSOR_USAGE * minimum(tp_hideable, gemm_s),
+            t_tp,
+        ),
+        SECONDS,
+        f"{stage} stage: tensor-parallel communication per micro-batch (exposed)",
+        f"{zh}：每 micro-batch 张量并行通信（未掩盖）",
+        "tp_comm_overlap: Transformer Engine splits each collective into tp chunks pipelined with the GEMM's (the first chunk exposed), hiding at most the GEMMs' time, and the GEMMs slow by "
+        + f"{OVERLAP_PROCESSOR_USAGE} of what they hide (Calculon processor_usage); off: all of it",
     )
     # context parallel: the ring passes each rank's K and V around (forward), and K, V and their gradients (backward)
     kv = tok * 2 * r.g * r.hd / tp * r.act_bytes
-    t_cp_raw = if_(
-        r.cp.gt(1), al * 3 * (r.cp - 1) * (r.alpha["cp"] + kv / (r.p2p["cp"] * BYTES_PER_GB)), 0
-    )
+    cp_sends = al * 3 * (r.cp - 1)
+    t_cp_raw = if_(r.cp.gt(1), cp_sends * (r.alpha["cp"] + kv / (r.p2p["cp"] * BYTES_PER_GB)), 0)
     t_cp = d(
         f"{stage}_stage_cp_comm_s",
         t_cp_raw - conv(r, "cp_overlap") * minimum(t_cp_raw, attn_f / (r.bf16_flops * r.eff_attn)),
@@ -645,35 +845,75 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         f"{zh}：每 micro-batch 上下文并行 K/V 交换（未掩盖）",
         "Megatron-LM / Transformer Engine context parallelism (attention.py AttnFuncWithCPAndKVP2P): cp − 1 ring steps of K and V forward, K, V, dK, dV backward, the convention's share of it hidden behind the attention chunks",
     )
-    # expert parallel: dispatch and combine, forward and backward
+    # expert parallel: dispatch and combine, forward and backward (again under full recompute)
     a2a = r.topk * tok * r.h * r.act_bytes / r.sp_div
     off = (r.ep - r.local["ep"]) / r.ep
     on = (r.local["ep"] - 1) / r.ep
+    off_bytes = if_(
+        r.ep_dispatch.eq("node_dedup"),
+        minimum(tok * r.h * r.act_bytes / r.sp_div * r.remote_nodes, a2a * off),
+        a2a * off,
+    )
     one_a2a = r.alpha["ep"] + maximum(
-        a2a * on / (r.bus["ep"] * BYTES_PER_GB), a2a * off / (r.p2p["ep"] * BYTES_PER_GB)
+        a2a * on / (r.bus["ep"] * BYTES_PER_GB), off_bytes / (r.p2p["ep"] * BYTES_PER_GB)
+    )
+    n_a2a = ml * (4 + if_(r.recompute_mode.eq("full"), 2, 0))
+    t_ep_raw = d(
+        f"{stage}_stage_ep_all_to_all_s",
+        if_(r.ep.gt(1), n_a2a * one_a2a * r.moe_imbalance, 0),
+        SECONDS,
+        f"{stage} stage: expert all-to-alls per micro-batch (before overlap)",
+        f"{zh}：每 micro-batch 专家 all-to-all（掩盖前）",
+        doc("step-time")
+        + ": MoE layers × (4 + 2 under full recompute) × (latency + the larger of the NVLink and the network share) × moe_imbalance",
     )
     t_ep = d(
         f"{stage}_stage_ep_comm_s",
-        if_(r.ep.gt(1), ml * 4 * one_a2a * (1 - conv(r, "ep_overlap")), 0),
+        if_(
+            r.a2a_overlap,
+            maximum(t_ep_raw - t_c, 0) + OVERLAP_PROCESSOR_USAGE * minimum(t_ep_raw, t_c),
+            t_ep_raw,
+        ),
         SECONDS,
         f"{stage} stage: expert all-to-all per micro-batch (exposed)",
         f"{zh}：每 micro-batch 专家 all-to-all（未掩盖）",
         doc("step-time")
-        + ": top_k·s·b·h bytes each way per MoE layer, forward and backward; the share leaving the node crosses the network",
+        + ": top_k·s·b·h bytes each way per MoE layer, dispatch and combine forward and backward, again under full recompute (Megatron-LM recomputes the whole layer, token_dispatcher.py included); the share leaving the node crosses the network, once per destination node with node_dedup; × moe_imbalance (the busiest rank sets the pace); moe_a2a_overlap hides it behind another micro-batch's compute (Megatron-LM overlap_moe_expert_parallel_comm), the compute slowed by "
+        + f"{OVERLAP_PROCESSOR_USAGE} of what it hides",
     )
-    t_pp = d(
-        f"{stage}_stage_pp_comm_s",
+    t_pp_raw = d(
+        f"{stage}_stage_pp_sends_s",
         if_(
             r.pp.gt(1),
-            2 * r.virtual * (r.alpha["pp"] + act / r.sp_div / (r.p2p["pp"] * BYTES_PER_GB)),
+            2 * r.virtual * (r.alpha["pp"] + act_bytes_pp(r, tok) / (r.p2p["pp"] * BYTES_PER_GB)),
             0,
         ),
         SECONDS,
-        f"{stage} stage: pipeline point-to-point per micro-batch",
-        f"{zh}：每 micro-batch 流水线点对点",
+        f"{stage} stage: pipeline sends and receives per micro-batch (before overlap)",
+        f"{zh}：每 micro-batch 流水线收发（掩盖前）",
         "Megatron-LM megatron/core/pipeline_parallel/p2p_communication.py: the activation forward and its gradient backward, per model chunk",
     )
-    t_tp_exp = t_tp * (1 - conv(r, "tp_overlap"))
+    pp_hidden = all_of(r.overlap_p2p, r.virtual.gt(1))
+    t_pp = d(
+        f"{stage}_stage_pp_comm_s",
+        if_(pp_hidden, OVERLAP_PROCESSOR_USAGE * t_pp_raw, t_pp_raw),
+        SECONDS,
+        f"{stage} stage: pipeline point-to-point per micro-batch (exposed)",
+        f"{zh}：每 micro-batch 流水线点对点（未掩盖）",
+        "Megatron-LM megatron/core/pipeline_parallel/p2p_communication.py: the activation forward and its gradient backward, per model chunk; overlap_p2p_comm with the interleaved schedule sends while the next chunk computes (megatron/training/arguments.py @d98e8a64 turns it off without it), leaving the compute slowdown "
+        + f"({OVERLAP_PROCESSOR_USAGE} of it)",
+    )
+    lat = d(
+        f"{stage}_stage_comm_latency_s",
+        if_(t_tp.gt(0), t_tp_exp * tp_lat / t_tp, 0)
+        + if_(t_cp_raw.gt(0), t_cp * cp_sends * r.alpha["cp"] / t_cp_raw, 0)
+        + if_(t_ep_raw.gt(0), t_ep * n_a2a * r.alpha["ep"] / t_ep_raw, 0)
+        + if_(t_pp_raw.gt(0), t_pp * 2 * r.virtual * r.alpha["pp"] / t_pp_raw, 0),
+        SECONDS,
+        f"{stage} stage: the latency in the exposed communication of one micro-batch",
+        f"{zh}：每 micro-batch 未掩盖通信中的延迟",
+        NCCL + ": each exposed term × its collectives' latency ÷ their time (TP, CP, EP, PP)",
+    )
     r.stage_time = getattr(r, "stage_time", {})
     r.stage_time[stage] = {
         "compute": t_c,
@@ -681,6 +921,11 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         "cp": t_cp,
         "ep": t_ep,
         "pp": t_pp,
+        "latency": lat,
+        "raw_latency": tp_lat
+        + if_(r.cp.gt(1), cp_sends * r.alpha["cp"], 0)
+        + if_(r.ep.gt(1), n_a2a * r.alpha["ep"], 0)
+        + if_(r.pp.gt(1), 2 * r.virtual * r.alpha["pp"], 0),
         "micro": d(
             f"{stage}_stage_micro_batch_s",
             t_c + t_tp_exp + t_cp + t_ep + t_pp,
@@ -690,6 +935,33 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
             TIME,
         ),
     }
+
+
+def act_bytes_pp(r: Ctx, tok):
+    """The activation a pipeline stage sends per micro-batch (÷ tp with sequence parallelism)."""
+    return tok * r.h * r.act_bytes / r.sp_div
+
+
+def _tp_collectives(reg: Registry, r: Ctx) -> None:
+    """One tensor-parallel collective of a layer's activations (the same on every stage), and the
+    nodes a routed token travels to."""
+    nodes = r.nodes["ep"]
+    stay = lift(1)
+    for i in range(1, 17):
+        stay = stay * if_(r.topk.ge(i), 1 - 1 / nodes, 1)
+    r.remote_nodes = reg.define(
+        "ep_remote_nodes_per_token",
+        if_(nodes.gt(1), (nodes - 1) * (1 - stay), 0),
+        RATIO,
+        "other nodes a token's top-k experts sit on (expected, uniform routing)",
+        "一个 token 的 top-k 专家所在的其他节点数（期望，均匀路由）",
+        "(N − 1)·(1 − (1 − 1/N)^top_k) for N nodes of the expert-parallel group: DeepEP / HybridEP (node_dedup) send a token once to each such node and forward it over NVLink there (DeepSeek-V3 arXiv 2412.19437 §3.2.2)",
+    )
+    act = r.tokens_mb * r.h * r.act_bytes
+    what, zh = "a layer's activations over tp", "层激活（tp）"
+    r.tp_ar, r.tp_ar_lat = _collective(reg, r, "tp_all_reduce", "tp", "ar", act, what, zh)
+    r.tp_rs, r.tp_rs_lat = _collective(reg, r, "tp_reduce_scatter", "tp", "rs", act, what, zh)
+    r.tp_ag, r.tp_ag_lat = _collective(reg, r, "tp_all_gather", "tp", "ag", act, what, zh)
 
 
 def _pick_slowest(r: Ctx, key: str):
@@ -750,13 +1022,14 @@ def _step(reg: Registry, r: Ctx) -> None:
             zh + "（每步）",
             TIME + ": micro-batches × the slowest stage's term",
         )
+    p, v = r.pp, r.virtual
     r.term["bubble"] = d(
         "time_bubble_s",
-        (r.pp - 1) / r.virtual * r.t_micro,
+        r.t_micro * (maximum(m + (p - 1) / v, p + (m - 1) / v) - m),
         SECONDS,
         "pipeline bubble per step",
         "每步流水线气泡",
-        "Narayanan et al. 2021 §2.2: 1F1B idles (p − 1)/(m + p − 1) of the step; interleaved with v chunks (p − 1)/(v·m + p − 1)",
+        "the schedule's critical path: with m ≥ p micro-batches 1F1B idles (p − 1)·t and the interleaved schedule (p − 1)·t/v (Narayanan et al. 2021 §2.2); with m < p each micro-batch still crosses all p stages, so the step is at least (p + (m − 1)/v)·t: bubble = t·max(m + (p − 1)/v, p + (m − 1)/v) − m·t",
     )
     d(
         "bubble_fraction",
@@ -764,7 +1037,7 @@ def _step(reg: Registry, r: Ctx) -> None:
         RATIO,
         "share of the pipeline time idle in the bubble",
         "流水线时间中气泡的占比",
-        "(p − 1)/(v·m + p − 1)",
+        "(p − 1)/(v·m + p − 1) with m ≥ p; 1 − m/(p + (m − 1)/v) with m < p",
     )
     _data_parallel(reg, r)
     opt_bytes = d(
@@ -785,61 +1058,242 @@ def _step(reg: Registry, r: Ctx) -> None:
     )
 
 
+def _hidden(raw, exposed):
+    """Exposed time of ``raw`` communication overlapped with compute: ``exposed`` (the pieces that
+    never hide and what each window's compute cannot hide) plus the compute slowdown while the rest
+    hides (OVERLAP_PROCESSOR_USAGE of it)."""
+    return exposed + OVERLAP_PROCESSOR_USAGE * maximum(raw - exposed, 0)
+
+
 def _data_parallel(reg: Registry, r: Ctx) -> None:
     d = reg.define
     m = r.n_micro
-    n = r.dp * r.cp
-    psi = d(
-        "dp_params_per_rank",
-        r.params_per_rank,
-        "params",
-        "parameters a rank reduces over data parallelism",
-        "每卡参与数据并行归约的参数",
-        doc("parts-and-groups"),
-    )
+    parts = {
+        "dense": ("grad", "dp", Ref("dense_params_on_rank")),
+        "expert": ("egrad", "edp", Ref("expert_params_on_rank")),
+    }
     gb, wb = Lookup("dtype", r.grad_dtype, "bytes"), Lookup("dtype", r.weight_dtype, "bytes")
-    bw = r.bus["grad"] * BYTES_PER_GB
-    alpha = r.alpha["grad"]
-    rs = d(
-        "dp_reduce_scatter_s",
-        alpha + (n - 1) / n * psi * gb / bw,
-        SECONDS,
-        "one reduce-scatter of the gradients",
-        "一次梯度 reduce-scatter",
-        CALCULON + "; reduce-scatter (n − 1)/n",
+    ls = d(
+        "layers_per_stage",
+        ceil(r.L / r.pp),
+        COUNT,
+        "layers a pipeline stage holds (ZeRO-3 gathers and reduces one at a time)",
+        "每个流水段的层数（ZeRO-3 逐层聚合与归约）",
+        doc("step-time"),
     )
-    ag = d(
-        "dp_all_gather_s",
-        alpha + (n - 1) / n * psi * wb / bw,
-        SECONDS,
-        "one all-gather of the weights",
-        "一次权重 all-gather",
-        CALCULON + "; all-gather (n − 1)/n",
-    )
+    z3 = r.zero.ge(3)
+    z0 = r.zero.eq(0)
     per_micro = r.zero.ge(conv(r, "reduce_every_micro_from"))
     reps = if_(per_micro, m, 1)
+    c = {k: [] for k in ("red", "red_lat", "one_red", "gat", "gat_lat", "one_gat", "lag", "lrs")}
+    c.update({"lag_lat": [], "lrs_lat": []})
+    for part, (g, pre, psi) in parts.items():
+        n = r.size[g]
+        what = "expert " if part == "expert" else ""
+        bucket = d(
+            f"{pre}_bucket_params",
+            if_(
+                conv(r, "dp_bucket_params").gt(0),
+                minimum(conv(r, "dp_bucket_params"), psi),
+                psi / ls,
+            ),
+            "params",
+            f"{what}parameters in one gradient bucket (one collective)",
+            f"一个{'专家' if part == 'expert' else ''}梯度桶的参数（一次集合通信）",
+            "conventions table dp_bucket_params (torch DDP bucket_cap_mb 25; Megatron-LM distributed_data_parallel.py @d98e8a64 40,000,000 (max(40M, 1M × dp)); DeepSpeed reduce_bucket_size 5e8; FSDP2: one per layer); expert parameters in buckets of their own over the expert-DP group (Megatron-LM param_and_grad_buffer.py, expert_data_parallel_group)",
+        )
+        n_b = d(
+            f"{pre}_buckets",
+            if_(psi.gt(0), if_(r.overlap_grad, ceil(psi / maximum(bucket, 1)), 1), 0),
+            COUNT,
+            f"{what}gradient collectives per reduction",
+            f"每次归约的{'专家' if part == 'expert' else ''}梯度集合通信次数",
+            "overlap_grad_reduce: one per bucket; off: the whole gradient in one (Megatron-LM sets bucket_size None without overlap_grad_reduce)",
+        )
+        nb1 = maximum(n_b, 1)
+        zh_b, zh_p = ("专家梯度桶", "专家参数桶") if part == "expert" else ("梯度桶", "参数桶")
+        zh_lg, zh_lp = (
+            ("一层专家梯度", "一层专家参数") if part == "expert" else ("一层梯度", "一层参数")
+        )
+        ar, ar_lat = _collective(
+            reg, r, f"{pre}_all_reduce", g, "ar", psi / nb1 * gb, f"an {what}gradient bucket", zh_b
+        )
+        rs, rs_lat = _collective(
+            reg,
+            r,
+            f"{pre}_reduce_scatter",
+            g,
+            "rs",
+            psi / nb1 * gb,
+            f"an {what}gradient bucket",
+            zh_b,
+        )
+        ag, ag_lat = _collective(
+            reg, r, f"{pre}_all_gather", g, "ag", psi / nb1 * wb, f"an {what}parameter bucket", zh_p
+        )
+        lag, lag_lat = _collective(
+            reg,
+            r,
+            f"{pre}_layer_all_gather",
+            g,
+            "ag",
+            psi / ls * wb,
+            f"a layer's {what}parameters",
+            zh_lp,
+        )
+        lrs, lrs_lat = _collective(
+            reg,
+            r,
+            f"{pre}_layer_reduce_scatter",
+            g,
+            "rs",
+            psi / ls * gb,
+            f"a layer's {what}gradients",
+            zh_lg,
+        )
+        active = all_of(n.gt(1), psi.gt(0))
+        one_red = if_(active, if_(z0, ar, rs), 0)
+        one_red_lat = if_(active, if_(z0, ar_lat, rs_lat), 0)
+        if part == "dense":
+            # HSDP: the reduce-scattered shard is all-reduced across the dp/dp_shard replicas
+            rar, rar_lat = _collective(
+                reg,
+                r,
+                "rep_all_reduce",
+                "rep",
+                "ar",
+                psi / nb1 / n * gb,
+                "a gradient shard",
+                "梯度分片",
+            )
+            lar, lar_lat = _collective(
+                reg,
+                r,
+                "rep_layer_all_reduce",
+                "rep",
+                "ar",
+                psi / ls / n * gb,
+                "a layer's gradient shard",
+                "一层梯度分片",
+            )
+            hsdp = all_of(negate(z0), r.size["rep"].gt(1))
+            one_red = one_red + if_(hsdp, rar, 0)
+            one_red_lat = one_red_lat + if_(hsdp, rar_lat, 0)
+            lrs = lrs + if_(hsdp, lar, 0)
+            lrs_lat = lrs_lat + if_(hsdp, lar_lat, 0)
+        c["red"].append(n_b * one_red)
+        c["red_lat"].append(n_b * one_red_lat)
+        c["one_red"].append(one_red)
+        c["gat"].append(if_(all_of(active, negate(z0)), n_b * ag, 0))
+        c["gat_lat"].append(if_(all_of(active, negate(z0)), n_b * ag_lat, 0))
+        c["one_gat"].append(if_(all_of(active, negate(z0)), ag, 0))
+        c["lag"].append(if_(active, lag, 0))
+        c["lrs"].append(if_(active, lrs, 0))
+        c["lag_lat"].append(if_(active, lag_lat, 0))
+        c["lrs_lat"].append(if_(active, lrs_lat, 0))
+    tot = {k: total_of(v) for k, v in c.items()}
+    lag, lrs = tot["lag"], tot["lrs"]
     raw = d(
         "dp_comm_s",
-        if_(
-            n.gt(1),
-            if_(r.zero.ge(3), m * (2 * ag + rs), if_(r.zero.eq(0), 2 * reps * rs, reps * rs + ag)),
-            0,
-        ),
+        if_(z3, m * ls * (2 * lag + lrs), reps * tot["red"] + tot["gat"]),
         SECONDS,
         "data-parallel / ZeRO communication per step",
         "每步数据并行 / ZeRO 通信",
-        "ZeRO-0: all-reduce 2(n−1)/n·Ψ; ZeRO-1/2: reduce-scatter + all-gather; ZeRO-3: per micro-batch two all-gathers and a reduce-scatter, 3·Ψ·bytes·(n−1)/n (Rajbhandari et al. 2020 §7); per micro-batch where the convention reduces every micro-batch",
+        "ZeRO-0: an all-reduce per bucket; with dp_shard < dp (HSDP) each reduce-scatter within the shard group is followed by an all-reduce of the shard across the replicas; ZeRO-1/2: a reduce-scatter per bucket (every micro-batch where the convention reduces every micro-batch) and an all-gather per bucket; ZeRO-3: per micro-batch and layer two all-gathers and a reduce-scatter (Rajbhandari et al. 2020 §7; FSDP2 reshard_after_forward); dense parameters over dp·cp, expert parameters over the expert-DP group; each call costed as NCCL runs it",
     )
-    window = if_(any_of(r.zero.ge(3), per_micro), m * r.t_compute_mb, r.t_compute_mb * 2 / 3)
-    overlap = if_(r.pp.gt(1), conv(r, "pp_dp_overlap"), conv(r, "dp_overlap"))
+    raw_lat = if_(
+        z3,
+        m * ls * (2 * tot["lag_lat"] + tot["lrs_lat"]),
+        reps * tot["red_lat"] + tot["gat_lat"],
+    )
+    t_f = r.t_compute_mb / 3 / ls
+    t_b = r.t_compute_mb * 2 / 3 / ls
+    z3_mb = ls * (2 * lag + lrs)
+    z3_exposed = if_(
+        r.overlap_param,
+        _hidden(
+            z3_mb,
+            lag + lrs + (ls - 1) * (maximum(lag - t_f, 0) + maximum(lag + lrs - t_b, 0)),
+        ),
+        z3_mb,
+    )
+    may = all_of(r.overlap_grad, any_of(r.pp.eq(1), conv(r, "pp_dp_overlap").eq(1)))
+    red, last = tot["red"], maximum(*c["one_red"])
+    red_exposed = if_(
+        may, _hidden(red, last + maximum(red - last - r.t_compute_mb * 2 / 3, 0)), red
+    )
+    gat, first = tot["gat"], maximum(*c["one_gat"])
+    gat_exposed = if_(
+        r.overlap_param, _hidden(gat, first + maximum(gat - first - r.t_compute_mb / 3, 0)), gat
+    )
     r.term["dp"] = d(
         "time_dp_s",
-        raw - overlap * minimum(raw, window),
+        if_(z3, m * z3_exposed, reps * red_exposed + gat_exposed),
         SECONDS,
         "data-parallel / ZeRO communication (exposed)",
         "数据并行 / ZeRO 通信（未掩盖）",
-        "conventions table (dp_overlap; pp_dp_overlap with pipeline parallelism): that share of it, at most as long as the compute it hides behind, is hidden: behind the backward of the last micro-batch, or behind every micro-batch where it runs per micro-batch (prefetched gathers)",
+        "overlap_grad_reduce: the reduction hides behind the backward of the micro-batch it follows, but its last bucket; overlap_param_gather: ZeRO-3's gathers prefetched behind the previous layer's forward / backward (the first gather and last reduce-scatter exposed), ZeRO-1/2's behind the forward (the first bucket exposed); the compute slows by "
+        + f"{OVERLAP_PROCESSOR_USAGE} of what it hides (Calculon calculon/llm/llm.py, processor_usage); switches off: all of it",
     )
+    r.dp_latency = d(
+        "time_dp_latency_s",
+        if_(raw.gt(0), r.term["dp"] * raw_lat / raw, 0),
+        SECONDS,
+        "the latency in the exposed data-parallel communication",
+        "未掩盖的数据并行通信中的延迟",
+        NCCL + ": time_dp_s × the collectives' latency ÷ their time",
+    )
+    r.dp_raw_latency = raw_lat
+
+
+def _latency_and_bound(reg: Registry, r: Ctx) -> None:
+    """The step's communication split into latency and bandwidth, and what binds the step."""
+    d = reg.define
+    m = r.n_micro
+    lat = d(
+        "time_comm_latency_s",
+        m * _pick_slowest(r, "latency") + r.dp_latency,
+        SECONDS,
+        "latency in the exposed communication per step",
+        "每步未掩盖通信中的延迟",
+        NCCL + ": micro-batches × the slowest stage's + the data-parallel's",
+    )
+    comm = r.term["tp"] + r.term["cp"] + r.term["ep"] + r.term["pp"] + r.term["dp"]
+    bw = d(
+        "time_comm_bandwidth_s",
+        maximum(comm - lat, 0),
+        SECONDS,
+        "bandwidth in the exposed communication per step",
+        "每步未掩盖通信中的带宽部分",
+        "time_tp_s + time_cp_s + time_ep_s + time_pp_s + time_dp_s − time_comm_latency_s",
+    )
+    d(
+        "collectives_latency_s",
+        m * _pick_slowest(r, "raw_latency") + r.dp_raw_latency,
+        SECONDS,
+        "latency of every collective the step runs, hidden or not",
+        "每步全部集合通信的延迟（含被掩盖的）",
+        NCCL + ": calls per layer, micro-batch and step × each call's latency",
+    )
+    work = r.term["compute"] + r.term["optimizer"] + r.term["offload"]
+    bub = r.term["bubble"]
+    top = maximum(work, bw, lat, bub)
+    for suffix, names in (
+        ("", ("compute", "communication", "latency", "bubble")),
+        ("_zh", ("计算", "通信带宽", "通信延迟", "流水线气泡")),
+    ):
+        d(
+            "step_bound" + suffix,
+            if_(
+                work.ge(top),
+                names[0],
+                if_(bw.ge(top), names[1], if_(lat.ge(top), names[2], names[3])),
+            ),
+            TEXT,
+            "what binds the step",
+            "步时的瓶颈",
+            "the largest of compute (with the optimizer and offload), communication bandwidth, communication latency (time_comm_latency_s) and the pipeline bubble",
+        )
 
 
 # ---- offload -------------------------------------------------------------------------------------

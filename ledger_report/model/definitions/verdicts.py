@@ -49,6 +49,7 @@ def define(reg: Registry, r: Ctx) -> None:
         doc("verdicts"),
     )
     _budget(reg, r)
+    _layout_text(reg, r)
     _check(reg, r)
 
 
@@ -273,7 +274,7 @@ def _deadline(reg: Registry, r: Ctx):
             concat(
                 grouped(r.days_on_config, 1),
                 " days on ",
-                r.gpus,
+                grouped(r.gpus, 0),
                 " GPUs against ",
                 grouped(window_days, 1),
                 " days (",
@@ -294,7 +295,7 @@ def _deadline(reg: Registry, r: Ctx):
             IsBlank(meets),
             concat("需要 ", needs, "，而该行未给出"),
             concat(
-                r.gpus,
+                grouped(r.gpus, 0),
                 " 卡需 ",
                 grouped(r.days_on_config, 1),
                 " 天，可用 ",
@@ -423,6 +424,43 @@ def _budget(reg: Registry, r: Ctx) -> None:
         "整个期限占用这些 GPU 的成本",
         "GPUs × deadline days × 24 × price",
     )
+
+
+def _layout_text(reg: Registry, r: Ctx) -> None:
+    """The layout in one phrase, as the summaries show each candidate or plan: the parallel
+    sizes (dp × tp × pp × cp = GPUs; ep, which splits the data-parallel group, after them), the
+    ZeRO stage and the recompute (documented with the budget: the summaries' columns)."""
+    reg.section = "budget"
+    for suffix, gpus, ep, zero, recompute in (
+        ("", " GPUs", "; ep", "; ZeRO-", "; recompute "),
+        ("_zh", " 卡", "；ep", "；ZeRO-", "；重计算 "),
+    ):
+        reg.define(
+            "layout_text" + suffix,
+            concat(
+                "dp",
+                r.dp,
+                "×tp",
+                r.tp,
+                "×pp",
+                r.pp,
+                "×cp",
+                r.cp,
+                " = ",
+                grouped(r.gpus, 0),
+                gpus,
+                ep,
+                r.ep,
+                zero,
+                r.zero,
+                recompute,
+                r.recompute,
+            ),
+            TEXT,
+            "layout" + (suffix and " (zh)"),
+            "布局",
+            "input columns (docs/columns.md): dp × tp × pp × cp = GPUs; ep; zero; recompute",
+        )
 
 
 def _if_broken(c, text):

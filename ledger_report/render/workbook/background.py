@@ -11,17 +11,20 @@ from __future__ import annotations
 
 import multiprocessing
 import multiprocessing.connection
-import signal
+import os
 import threading
 from typing import Any, Callable, Sequence
 
 
-def _child(ledgers: list[Any], lang: str, options: dict, conn: Any) -> None:
+def _child(
+    ledgers: list[Any], lang: str, options: dict, conn: Any, parent: tuple[int, list]
+) -> None:
     import gc
 
+    from ..workers import forked_child
     from . import render_xlsx
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    forked_child(*parent)  # dies with the parent; no read end of its own pipe held open
     gc.disable()  # a short-lived process: its memory goes back to the system when it exits
     try:
         message: tuple[bool, Any] = (True, render_xlsx(ledgers, lang, **options))
@@ -50,7 +53,9 @@ def start(
         return lambda: render_xlsx(ledgers, lang, **options)
     context = multiprocessing.get_context("fork")
     receive, send = context.Pipe(duplex=False)
-    process = context.Process(target=_child, args=(ledgers, lang, options, send), daemon=True)
+    process = context.Process(
+        target=_child, args=(ledgers, lang, options, send, (os.getpid(), [receive])), daemon=True
+    )
     process.start()
     send.close()
 

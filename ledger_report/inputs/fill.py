@@ -1,0 +1,63 @@
+"""The model fill-in: the architecture columns a row's ``model`` cell names (an entry of the
+shipped catalogue, or a Hugging Face ``config.json``), put into the columns the row leaves
+empty, each with where it came from."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from .cells import Bad, norm, show
+
+
+class Models:
+    """The architecture columns a ``model`` cell names: a catalogue entry, or a Hugging Face
+    config.json (a path relative to the input file's folder), read once per file."""
+
+    def __init__(self, folder: Path | None):
+        self.folder = folder
+        self.seen: dict[str, tuple[dict[str, Any], str]] = {}
+
+    def columns(self, spec: str) -> tuple[dict[str, Any], str]:
+        hit = self.seen.get(spec)
+        if hit is None:
+            hit = self.seen[spec] = self._resolve(spec)
+        return dict(hit[0]), hit[1]
+
+    def _resolve(self, spec: str) -> tuple[dict[str, Any], str]:
+        from .. import catalogue, hf_config
+
+        text = norm(spec)
+        if text.lower().endswith(".json") or "/" in text or "\\" in text:
+            path = Path(text.replace("\\", "/"))
+            if not path.is_absolute():
+                path = (self.folder or Path.cwd()) / path
+            try:
+                return hf_config.read_config_json(path), f"config.json {text}"
+            except hf_config.UnsupportedConfig as exc:
+                raise Bad(exc.expected, f"{exc.found} (in {text})") from None
+        entry = catalogue.find_model(text)
+        if entry is None:
+            near = difflib.get_close_matches(text, catalogue.MODEL_NAMES, n=1, cutoff=0.5)
+            hint = f" — did you mean {near[0]}?" if near else ""
+            raise Bad(
+                "a model of the catalogue (ledger-report models) or a path to a config.json",
+                show(spec) + hint,
+            )
+        return dict(entry.columns), f"model {entry.name}"
+
+
+def fill_from_model(
+    values: dict[str, Any],
+    filled: Mapping[str, Any],
+    origin: str,
+    origins: dict[str, str],
+    bad: Iterable[str] = (),
+) -> None:
+    """The columns a row's model fills: those the row leaves empty (any column the row gives, even
+    one it gives badly, wins), each with where it came from."""
+    for column, value in filled.items():
+        if column not in values and column not in bad:
+            values[column] = value
+            origins[column] = origin

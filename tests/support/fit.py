@@ -1,0 +1,142 @@
+"""The constants that published runs set in the step-time model, and their refit without the source a
+run comes from (leave-one-source-out), for bench/bench_throughput.py and tests/test_throughput.py.
+
+The step-time model has one fitted constant per class of GPU: the share of the maximum achievable
+matmul FLOP/s (gpus.csv ``gemm_efficiency``, a kernel benchmark) that training sustains
+(``ledger_report.model.definitions.time.SUSTAINED_FRACTION``).  It multiplies every matmul and
+attention efficiency, exactly as the row column ``efficiency_scale`` does, so a refitted value v is
+evaluated as ``efficiency_scale = v / current``: each run is computed once on a grid of scales and
+its log(predicted / measured) interpolated between them (piecewise linear in log scale).
+
+A fit sets each class's constant so that the median log(predicted / measured) of that class's runs
+is 0; a class without runs in the fit takes the fit over all of them.  Leave-one-source-out: each
+source is predicted with the constants fitted on every other source.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import median
+
+from ledger_report.config import COLUMN_NAMES
+from ledger_report.engine import compute_many, config_from_mapping
+from ledger_report.model.definitions.time import SUSTAINED_FRACTION, sustained_class
+
+STEP = 1.05
+GRID = tuple(0.4 * STEP**k for k in range(50))  # efficiency_scale 0.40 ... 4.3
+
+
+@dataclass
+class Record:
+    run: str
+    source_id: str
+    cls: str  # the fitted constant's class (time.sustained_class)
+    measured: float
+    log_ratio: tuple[float, ...]  # log(predicted / measured) at each scale of GRID
+
+    def at(self, scale: float) -> float:
+        """log(predicted / measured) at ``scale`` (linear in log scale between grid points)."""
+        x = math.log(scale / GRID[0]) / math.log(STEP)
+        k = min(max(int(math.floor(x)), 0), len(GRID) - 2)
+        w = x - k
+        return (1 - w) * self.log_ratio[k] + w * self.log_ratio[k + 1]
+
+
+def _config(row: dict[str, str], scale: float):
+    cells = {k: v for k, v in row.items() if k in COLUMN_NAMES and v != "" and k != "mfu"}
+    return config_from_mapping({**cells, "efficiency_scale": scale})
+
+
+def records(rows: list[dict[str, str]]) -> list[Record]:
+    """Every run with a measured figure, predicted at each scale of GRID."""
+    rows = [r for r in rows if r["measured_tokens_per_s_per_gpu"]]
+    configs = [_config(r, s) for r in rows for s in GRID]
+    tps = [ledger["predicted_tokens_per_s_per_gpu"] for ledger in compute_many(configs)]
+    out = []
+    for i, r in enumerate(rows):
+        measured = float(r["measured_tokens_per_s_per_gpu"])
+        lr = tuple(math.log(t / measured) for t in tps[i * len(GRID) : (i + 1) * len(GRID)])
+        out.append(Record(r["run"], r["source_id"], sustained_class(r["gpu"]), measured, lr))
+    return out
+
+
+def _scale_for(recs: list[Record]) -> float:
+    """The scale at which the median log ratio of ``recs`` is 0 (bisection; it rises with scale)."""
+    lo, hi = GRID[0], GRID[-1]
+    for _ in range(60):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if median(r.at(mid) for r in recs) < 0 else (lo, mid)
+    return math.sqrt(lo * hi)
+
+
+def fit(recs: list[Record]) -> dict[str, float]:
+    """The constants fitted on ``recs``: class -> SUSTAINED_FRACTION value."""
+    overall = _scale_for(recs)
+    out = {}
+    for cls, current in SUSTAINED_FRACTION.items():
+        mine = [r for r in recs if r.cls == cls]
+        out[cls] = current * (_scale_for(mine) if mine else overall)
+    return out
+
+
+def predicted_ratio(rec: Record, constants: dict[str, float]) -> float:
+    return math.exp(rec.at(constants[rec.cls] / SUSTAINED_FRACTION[rec.cls]))
+
+
+def in_sample(recs: list[Record]) -> dict[str, float]:
+    """predicted / measured of each run with the product's constants as they stand."""
+    return {r.run: predicted_ratio(r, SUSTAINED_FRACTION) for r in recs}
+
+
+def refitted_in_sample(recs: list[Record]) -> dict[str, float]:
+    """predicted / measured with the constants refitted on all the runs (the fit's own error)."""
+    c = fit(recs)
+    return {r.run: predicted_ratio(r, c) for r in recs}
+
+
+def leave_one_source_out(recs: list[Record]) -> dict[str, tuple[float, dict[str, float]]]:
+    """predicted / measured of each run with the constants fitted without its source, and those
+    constants."""
+    out = {}
+    for source in sorted({r.source_id for r in recs}):
+        c = fit([r for r in recs if r.source_id != source])
+        for r in recs:
+            if r.source_id == source:
+                out[r.run] = (predicted_ratio(r, c), c)
+    return out
+
+
+def figures(ratios: list[float]) -> dict[str, float]:
+    """median and largest |ratio − 1| and the bias (median ratio)."""
+    errs = [abs(q - 1) for q in ratios]
+    return {
+        "runs": len(ratios),
+        "median_error": median(errs),
+        "largest_error": max(errs),
+        "bias": median(ratios),
+        "optimistic": sum(q > 1 for q in ratios),
+    }
+
+
+def _single_scale(recs: list[Record]) -> float:
+    """One constant c for every class (each run evaluated at c ÷ its class's current constant) at
+    which the median log ratio is 0."""
+    lo, hi = 0.2, 2.0
+    for _ in range(60):
+        mid = math.sqrt(lo * hi)
+        below = median(r.at(mid / SUSTAINED_FRACTION[r.cls]) for r in recs) < 0
+        lo, hi = (mid, hi) if below else (lo, mid)
+    return math.sqrt(lo * hi)
+
+
+def leave_one_source_out_single(recs: list[Record]) -> dict[str, float]:
+    """As leave_one_source_out with one sustained fraction for every GPU (no split by class): the
+    check that the split earns its place."""
+    out = {}
+    for source in sorted({r.source_id for r in recs}):
+        c = _single_scale([r for r in recs if r.source_id != source])
+        for r in recs:
+            if r.source_id == source:
+                out[r.run] = math.exp(r.at(c / SUSTAINED_FRACTION[r.cls]))
+    return out
