@@ -283,6 +283,8 @@ def _col_index(letter: str) -> int:
 
 def _text_width(s: str) -> int:
     """Display width: East Asian wide characters count twice."""
+    if s.isascii():  # none is wide
+        return len(s)
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
 
 
@@ -292,7 +294,11 @@ def _lines(text: str, width_chars: float) -> int:
     cap = max(4, int(width_chars * 0.92))
     n = 0
     for para in str(text).split("\n"):
-        widened = "".join(ch * 2 if unicodedata.east_asian_width(ch) in "WF" else ch for ch in para)
+        widened = (
+            para
+            if para.isascii()
+            else "".join(ch * 2 if unicodedata.east_asian_width(ch) in "WF" else ch for ch in para)
+        )
         n += max(1, len(textwrap.wrap(widened, cap, break_long_words=True, break_on_hyphens=False)))
     return max(1, n)
 
