@@ -1822,8 +1822,8 @@ BIG_BATCH_ROWS = [
     dict(_ARCH_ROW, name="slots-16M", dp=8, global_batch=16_000_000, tokens=10**12),
     # 2 x 1,048,583 (a prime): divisors 1, 2, p, 2p, so the answer is n/k for k = 2, past sqrt(n)
     dict(_ARCH_ROW, name="slots-2p", dp=2, global_batch=2 * 1_048_583, tokens=10**15),
-    # seq_len 128: a step of 10^7 s, whose text has at most 10 digits (the engine's text_of writes
-    # 10 significant digits, the spreadsheet 15: a separate matter)
+    # short sequences: a step under 10^8 s, whose text has at most 10 digits (the engine's text_of
+    # writes 10 significant digits, the spreadsheet 15: a separate matter)
     dict(
         _ARCH_ROW,
         name="slots-2^40",
@@ -1835,10 +1835,10 @@ BIG_BATCH_ROWS = [
     ),
     dict(
         _ARCH_ROW,
-        name="slots-2^40-zero3",
+        name="slots-2^40-mb4",
         seq_len=128,
         dp=1024,
-        zero=3,
+        zero=1,
         micro_batch=4,
         global_batch=2**42,
         tokens=10**16,
