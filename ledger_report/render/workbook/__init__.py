@@ -185,7 +185,7 @@ def _render(
 
     summary = book.sheet(SUMMARY)
     if plans is not None:
-        write_plans(book, book.sheet(PLANS), plans)
+        write_plans(book, book.sheet(PLANS), plans, lang)
     inputs = book.sheet(INPUTS)
     led = book.sheet(LEDGERS)
     configs = [relocated(l.config, folders) for l in ledgers]
