@@ -782,8 +782,11 @@ def test_sheet_titles_unique_after_truncation():
     assert titles == ["x" * 31, "x" * 27 + " (2)", "x" * 27 + " (3)"]
 
 
-def test_many_configurations_use_one_chosen_ledger_sheet():
+def test_many_configurations_use_one_chosen_ledger_sheet(tmp_path, monkeypatch):
     """Above 50 configurations: no per-configuration sheets, one Ledger sheet with a dropdown."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # this test's own temporary folder
     configs = [dict(name=f"c{i}", params_total=10**9 * (1 + i), dp=1 + i % 4) for i in range(51)]
     data = render_xlsx(_ledgers(configs))
     wb = _load(data)
@@ -793,6 +796,12 @@ def test_many_configurations_use_one_chosen_ledger_sheet():
     assert ws.data_validations.dataValidation[0].formula1.endswith(f"$A${LEDGER_FIRST_ROW + 50}")
     vals = _load(data, data_only=True)["Ledger"]
     assert vals[CHOSEN_ROW].value == 1
+    # #27 cost per row: above 50 configurations the sheets' XML goes through a temporary folder
+    # (not one string per sheet): removed afterwards, the bytes as deterministic
+    assert list(tmp_path.iterdir()) == []
+    assert render_xlsx(_ledgers(configs)) == data
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        assert {i.date_time for i in z.infolist()} == {(1980, 1, 31, 0, 0, 0)}
 
 
 def test_template_workbook():

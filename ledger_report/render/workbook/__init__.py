@@ -64,12 +64,14 @@ substitutions over each (its ``_xlfn.`` prefixes; no public option skips them) a
 formula's text in memory until the file is saved (it writes no shared formulas).  The bench
 writes the same formula cells with their values through XlsxWriter alone and prints the ratio:
 the example (21 configurations, 26,430 formulas) 1.8-2.2 s against 1.3-1.4 s, 1.40-1.54.  The
-Ledgers sheet sets the cost per configuration: ~930 formulas, ~0.057 s and ~1.1 MB a row (2,000
-rows: 115 s, 2.4 GB at most, 61 MiB file); above :data:`MAX_PRINT_SHEETS` configurations the
+Ledgers sheet sets the cost per configuration: ~930 formulas and ~0.057 s a row (2,000 rows: 115 s,
+61 MiB file; 2.4 GB at most before the temporary folder, ~0.45 MB a row after it); above :data:`MAX_PRINT_SHEETS` configurations the
 print sheets are one sheet with a dropdown, so they add nothing per row.  ``build`` writes the
 workbook in a forked process beside the handout (``background``).
 
-The bytes are deterministic: ``in_memory`` mode stamps every zip entry 1980-01-01 00:00:00 and
+The bytes are deterministic: ``in_memory`` mode stamps every zip entry 1980-01-01 00:00:00 (above
+:data:`MAX_PRINT_SHEETS` configurations the sheets' XML goes through a temporary folder, which
+XlsxWriter stamps 1980-01-31, and memory per row falls by two thirds: ``cells._Book``) and
 the document properties carry the fixed ``created`` time (:data:`FIXED_TIME`), so the same
 ledgers give the same bytes on one operating system (a zip entry records the system that made it;
 tests/test_workbook.py builds twice, and in processes with different hash seeds).
@@ -179,8 +181,8 @@ def render_xlsx(
 def _render(
     ledgers: list[Any], model: Any, lang: str, folders: Any = None, plans: Any = None
 ) -> bytes:
-    book = _Book()
     n = len(ledgers)
+    book = _Book(spill=n > MAX_PRINT_SHEETS)  # a large workbook's XML goes through temp files
     rep = _Report(book, model, lang, ledgers)
 
     summary = book.sheet(SUMMARY)

@@ -9,6 +9,7 @@ import datetime as _dt
 import io
 import math
 import re
+import tempfile
 import textwrap
 import unicodedata
 import warnings
@@ -93,9 +94,20 @@ def _ok(status: int, what: str) -> None:
 
 
 class _Book:
-    def __init__(self) -> None:
+    """The workbook being written.  ``spill``: XlsxWriter assembles each sheet's XML in a
+    temporary folder (removed when the book is finished, or by the folder's finaliser) instead of
+    in one string per sheet, which for a large workbook is two thirds of its memory (150
+    configurations: 70 instead of 223 MB); its zip entries are then stamped 1980-01-31 instead of
+    1980-01-01, as deterministic."""
+
+    def __init__(self, spill: bool = False) -> None:
         self.buf = io.BytesIO()
-        self.wb = xlsxwriter.Workbook(self.buf, dict(_WORKBOOK_OPTIONS))
+        options = dict(_WORKBOOK_OPTIONS)
+        self._tmp = None
+        if spill:
+            self._tmp = tempfile.TemporaryDirectory(prefix="ledger-report-xlsx-")
+            options.update(in_memory=False, tmpdir=self._tmp.name)
+        self.wb = xlsxwriter.Workbook(self.buf, options)
         self.wb.set_properties(dict(_PROPERTIES))
         self._formats: dict[tuple, Any] = {}
         self._looks: dict[int, dict[str, Any]] = {}  # id(format) -> the looks it was made from
@@ -218,7 +230,11 @@ class _Book:
 
     # saving -----------------------------------------------------------------------------------
     def finish(self) -> bytes:
-        self.wb.close()
+        try:
+            self.wb.close()
+        finally:
+            if self._tmp is not None:
+                self._tmp.cleanup()
         return self.buf.getvalue()
 
 
