@@ -16,6 +16,7 @@ from itertools import islice
 from typing import Any, Iterable, Iterator, Sequence
 
 from .config import COLUMN_NAMES, Config
+from .errors import InputError, Problem
 
 # A Config from a mapping, checked like a file row (one path: the reader's cell conversion and
 # cross-checks, raising the same InputError); re-exported for the library, tests and the planner.
@@ -51,21 +52,31 @@ class Ledger:
 def plain(v: Any, unit: str) -> Any:
     """A computed value as the reports carry it: bytes round up to whole bytes, counts to whole
     numbers, other quantities as floats, truth values as bool, text as str, blank as None."""
-    if v is None:
-        return None
-    if unit == BOOL:
-        return bool(v)
-    if unit == TEXT:
-        return str(v)
-    if unit in INT_UNITS:
-        x = float(v)
-        if not math.isfinite(x):
-            return None
-        return int(math.ceil(x)) if unit == BYTES else int(math.floor(x + 0.5))
-    if unit in FLOAT_UNITS:
-        x = float(v)
-        return x if math.isfinite(x) else None
+    return None if v is None else _PLAIN.get(unit, _as_is)(v)
+
+
+def _whole_up(v: Any) -> int | None:
+    x = float(v)
+    return int(math.ceil(x)) if math.isfinite(x) else None
+
+
+def _whole_nearest(v: Any) -> int | None:
+    x = float(v)
+    return int(math.floor(x + 0.5)) if math.isfinite(x) else None
+
+
+def _finite(v: Any) -> float | None:
+    x = float(v)
+    return x if math.isfinite(x) else None
+
+
+def _as_is(v: Any) -> Any:
     return v
+
+
+_PLAIN = {BOOL: bool, TEXT: str, BYTES: _whole_up}
+_PLAIN.update({u: _whole_nearest for u in INT_UNITS - {BYTES}})
+_PLAIN.update({u: _finite for u in FLOAT_UNITS})
 
 
 def compute(config: Config, model: Model | None = None) -> Ledger:
@@ -73,6 +84,10 @@ def compute(config: Config, model: Model | None = None) -> Ledger:
     as ``compute_many`` gives them)."""
     model = model or DEFAULT
     values = evaluate_row(model.registry, config.values, model.tables)
+    for key in _number_keys(model.registry):
+        v = values[key]
+        if type(v) is float and not math.isfinite(v):
+            raise _not_finite(config, key, v, model)
     for key in _counted_keys(model.registry):
         values[key] = _whole(values[key])
     return Ledger(config, values, model)
@@ -81,6 +96,65 @@ def compute(config: Config, model: Model | None = None) -> Ledger:
 @functools.cache  # a registry is hashed by identity
 def _counted_keys(reg) -> tuple[str, ...]:
     return tuple(q.key for q in reg if q.unit in INT_UNITS)
+
+
+# ---- figures no output can hold ------------------------------------------------------------------
+# One rule for every output (the table, the JSON document, the CSV, the workbook, the handout): a
+# row one of whose figures is not a finite number (an overflow to infinity, or a NaN from inf - inf
+# or 0 × inf) is refused here, where both interpreters' results come out, naming the row and the
+# columns it gave that the figure reads; no output writes "inf", and none fails to store it.
+@functools.cache
+def _number_keys(reg) -> tuple[str, ...]:
+    return tuple(q.key for q in reg if q.unit in INT_UNITS or q.unit in FLOAT_UNITS)
+
+
+@functools.cache
+def _columns_of(reg, key: str) -> frozenset:
+    """The input columns quantity ``key`` reads, through the quantities it refers to."""
+    from .model.expr import all_cols, all_refs
+
+    q = reg[key]
+    out = set(all_cols(q.expr))
+    for r in all_refs(q.expr):
+        out |= _columns_of(reg, r)
+    return frozenset(out)
+
+
+def _not_finite(config: Config, key: str, value: Any, model: Model) -> InputError:
+    """The refusal, naming the column the figure reads whose value lies furthest from 1 (the one
+    that overflowed it, as a rule: 1e308 days, an mfu of 5e-324)."""
+    reads = _columns_of(model.registry, key)
+    given = {
+        c: v
+        for c in COLUMN_NAMES
+        if c in reads and type(v := config.values.get(c)) in (int, float) and v != 0
+    }
+    extreme = max(given, key=lambda c: abs(math.log10(abs(given[c]))), default=None)
+    source = f" from {extreme} = {given[extreme]:g}" if extreme else ""
+    return InputError(
+        Problem(
+            file=config.source or "input",
+            row=None,
+            column=extreme,
+            expected="a value whose every figure is a finite number (no output can hold more)",
+            found=f"{key} ({model.registry[key].en}) = {value}{source}",
+        )
+    )
+
+
+def _refuse_non_finite(np, env: Mapping[str, Any], configs: Sequence[Config], idx, model) -> None:
+    """The rule above over an arrays result covering rows ``idx`` of ``configs``."""
+    for key in _number_keys(model.registry):
+        v = env.get(key)
+        if not isinstance(v, (np.ndarray, np.generic)) or np.ma.getdata(v).dtype.kind != "f":
+            if type(v) is float and not math.isfinite(v):
+                raise _not_finite(configs[idx[0]], key, v, model)
+            continue
+        data = np.ma.getdata(v)
+        bad = ~np.isfinite(data) & ~np.ma.getmaskarray(v)
+        if bad.any():
+            j = int(np.flatnonzero(np.broadcast_to(bad, (len(idx),)))[0])
+            raise _not_finite(configs[idx[j]], key, np.broadcast_to(data, (len(idx),))[j], model)
 
 
 def compute_many(
@@ -111,14 +185,24 @@ def evaluate_chunk(
     import numpy as np
 
     read = _read_columns(model.registry)
-    masked = masked_arrays(
-        np, {name: [c.values[name] for c in configs] for name in COLUMN_NAMES if name in read}
-    )
+    masked = masked_arrays(np, {name: col for name, col in _input_columns(configs) if name in read})
+    parts = None
     if masked is not None:
         env = evaluate_masked(model.registry, masked[0], masked[1], model.tables)
         if env is not None:
-            return [(env, list(range(len(configs))))]
-    return _per_pattern(np, configs, model)
+            parts = [(env, list(range(len(configs))))]
+    parts = parts or _per_pattern(np, configs, model)
+    for env, idx in parts:
+        _refuse_non_finite(np, env, configs, idx, model)
+    return parts
+
+
+def _input_columns(configs: Sequence[Config]) -> Iterable[tuple[str, Sequence[Any]]]:
+    """Each input column with its value on every row (``None`` for an empty cell); a Config holds
+    every column in schema order (``Config.__post_init__``), so the rows transpose at once."""
+    if tuple(configs[0].values) == COLUMN_NAMES:
+        return zip(COLUMN_NAMES, zip(*(c.values.values() for c in configs)))
+    return ((name, [c.values[name] for c in configs]) for name in COLUMN_NAMES)
 
 
 def _ledgers(configs: Sequence[Config], model: Model) -> list[Ledger]:
@@ -277,7 +361,7 @@ def _input_units(reg) -> tuple[tuple[str, str | None], ...]:
     return tuple((col, reg[col].unit if col in reg else None) for col in COLUMN_NAMES)
 
 
-TABLE_ROWS = 4096  # rows a table chunk evaluates at once (~900 arrays of this length)
+TABLE_ROWS = 8192  # rows a table chunk evaluates at once (~900 arrays of this length, ~60 MB)
 
 
 def table_keys(model: Model | None = None) -> list[str]:

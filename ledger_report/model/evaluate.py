@@ -119,6 +119,8 @@ def fmt_spec(places: int) -> str:
 
 def smallest_divisor_at_least(n: Any, at_least: Any, step: Any) -> Any:
     """The smallest d ≥ at_least with d | n and step | d, or None (n, step whole and ≥ 1)."""
+    if not all(math.isfinite(float(x)) for x in (n, at_least, step)):
+        return None  # no divisor at least inf (as the arrays interpreter gives)
     n, step = int(round(n)), max(int(round(step)), 1)
     if n < 1:
         return None
@@ -147,7 +149,7 @@ _FUNCTIONS: dict[str, Callable[[list], Any]] = {
     "MAX": max,
     "MIN": min,
     "CEIL": lambda xs: _ceil(xs[0]),
-    "FLOOR": lambda xs: xs[0] if isinstance(xs[0], int) else math.floor(approx_value(xs[0])),
+    "FLOOR": lambda xs: _floor(xs[0]),
     "MOD": lambda xs: _mod(xs[0], xs[1]),
     "AND": lambda xs: all(bool(x) for x in xs),
     "OR": lambda xs: any(bool(x) for x in xs),
@@ -226,7 +228,7 @@ class _Closures(Visitor):
     def visit_Call(self, e):
         args_ = [compiled(a) for a in e.args]
         if e.fn == "CONCAT":
-            return lambda row, env, t: "".join(text_of(a(row, env, t)) for a in args_)
+            return lambda row, env, t: "".join([text_of(a(row, env, t)) for a in args_])
         if e.fn == "MINDIV":
 
             def mindiv(row, env, t):
@@ -257,10 +259,18 @@ def compare(opname: str, a: Any, b: Any) -> Any:
     return _CMPS[opname](a, b)
 
 
-def _ceil(x: Any) -> int:
-    if isinstance(x, int):
+def _ceil(x: Any) -> Any:
+    if isinstance(x, int) or not math.isfinite(
+        x
+    ):  # a non-finite number stays so (engine refuses it)
         return x
     return math.ceil(approx_value(x))
+
+
+def _floor(x: Any) -> Any:
+    if isinstance(x, int) or not math.isfinite(x):
+        return x
+    return math.floor(approx_value(x))
 
 
 # Spreadsheet number semantics (LibreOffice 7.4, sal/rtl/math.cxx) -----------------------------

@@ -186,7 +186,7 @@ its own fp32 copy). The rest, fragmentation the model does not explain (rounding
 sizes that vary, blocks split by smaller tensors), is `reserved_fraction` of that, fitted on published runs (`bench/bench_fidelity.py`):
 without expandable segments (PyTorch's default) 0.04, the gap between the reserved and the
 allocated peak that the one run measuring both showed (Megatron-LM PR 6429); with expandable
-segments 0.08, fitted on torchtitan runs' reserved peaks, so it also holds what the allocated
+segments 0.12, fitted on torchtitan runs' reserved peaks, so it also holds what the allocated
 estimate misses there. The allocator releases its cached blocks and retries before it fails, so
 the reserved peak stays within what the device leaves it (HBM less the context and NCCL) unless
 even the reserve it cannot release (the fragmentation inside segments still in use; none with
@@ -354,7 +354,7 @@ def columns_md() -> str:
         "`8.19e9`, `8.19B`, `35B`, `5T`, `350M`, `7K`. A column in GB (10^9 bytes) also takes a size "
         "with its unit, converted exactly: `79.7 GiB` is 85.58 GB, `96GB`, `512 MiB`, `1.5 TB`. "
         "Give `params_total`, or the architecture "
-        "(`layers`, `hidden`, `heads`, `ffn_hidden`, `vocab`).\n",
+        "(`layers`, `hidden`, `heads`, `ffn_hidden`, `vocab`). " + _limits_md() + "\n",
         "| column | meaning | 中文 | default | unit | choices |",
         "|---|---|---|---|---|---|",
     ]
@@ -364,6 +364,23 @@ def columns_md() -> str:
             f"| `{c.name}` | {_cell(c.help_en)} | {_cell(c.help_zh)} | {_cell(default)} | {c.unit} | {', '.join(c.choices)} |"
         )
     return "\n".join(out + _aliases_md()) + "\n"
+
+
+def _limits_md() -> str:
+    """The bounds every row is read within, said where the columns are."""
+    from ..config import FLOAT_RANGE, MAX_LAYERS, MAX_TEXT_CHARS
+    from ..inputs.csv import MAX_CSV_BYTES
+    from ..inputs.tables import MAX_COLUMNS, MAX_ROWS
+
+    short = ", ".join(f"`{c.name}` {c.max_chars}" for c in COLUMNS if c.max_chars < MAX_TEXT_CHARS)
+    return (
+        f"Every row is read within what every output can hold: a decimal column takes 0 or a "
+        f"magnitude from {FLOAT_RANGE[0]:g} to {FLOAT_RANGE[1]:g}, whole numbers at most 10^16 "
+        f"(layers at most {MAX_LAYERS:,}); text at most {MAX_TEXT_CHARS:,} characters counted as "
+        f"Excel counts them (an emoji is two; {short}), without control characters, U+FFFE or "
+        f"U+FFFF. A file holds at most {MAX_ROWS:,} rows and {MAX_COLUMNS:,} columns, a CSV at "
+        f"most {MAX_CSV_BYTES // 2**20} MiB in one encoding, and must be a regular file."
+    )
 
 
 def _aliases_md() -> list[str]:

@@ -109,17 +109,23 @@ def write_lines(
 ) -> None:
     """The document as ``calc --json`` prints it: compact, one configuration a line, written
     ``rows`` configurations at a time as they are computed (memory bounded by a chunk, not the
-    file); ``done`` is told how many configurations each write carried."""
-    out.write(b'{\n  "schema": "' + SCHEMA.encode() + b'",\n  "configs": [\n')
+    file); ``done`` is told how many configurations each write carried.  The head is written with
+    the first chunk, so a row refused there (the engine's rule on figures no output can hold)
+    leaves nothing on ``out``."""
+    head = b'{\n  "schema": "' + SCHEMA.encode() + b'",\n  "configs": [\n'
     lead = ""
     for chunk in chunks(ledgers, rows):
-        out.write((lead + ",\n".join(map(_compact, chunk))).encode("utf-8"))
+        out.write((head if not lead else b"") + (lead + ",\n".join(map(_compact, chunk))).encode())
         lead = ",\n"
         done(len(chunk))
-    out.write(b"\n  ]\n}\n")
+    out.write((head if not lead else b"") + b"\n  ]\n}\n")
 
 
 def _compact(lg: Ledger) -> str:
-    return json.dumps(
-        config_document(lg), ensure_ascii=False, separators=(",", ":"), allow_nan=False
-    )
+    return _COMPACT(config_document(lg))
+
+
+# json.dumps' compact form (a document holds no cycle, so none is looked for: the same text)
+_COMPACT = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
+).encode

@@ -47,7 +47,14 @@ from typing import Any
 
 from ledger_report.errors import OutputError
 
-__all__ = ["FORMULA_STARTS", "csv_bytes", "csv_text", "write_outputs"]
+__all__ = [
+    "FORMULA_STARTS",
+    "check_targets",
+    "csv_bytes",
+    "csv_lines",
+    "csv_text",
+    "write_outputs",
+]
 
 
 # --------------------------------------------------------------------------------------------
@@ -78,6 +85,15 @@ def _same_file(a: Path, b: Path) -> bool:
         return os.path.samefile(a, b)  # hard links, case-insensitive filesystems, bind mounts
     except OSError:
         return False  # one of them does not exist yet
+
+
+def check_targets(
+    targets: Iterable[os.PathLike | str], inputs: Iterable[os.PathLike | str]
+) -> None:
+    """The refusals :func:`write_outputs` makes before writing, made before any work (a caller
+    that knows its targets early need not render a handout to learn that one is its input)."""
+    paths = [Path(p) for p in targets]
+    _check_targets([p.resolve() if p.is_symlink() else p for p in paths], list(inputs))
 
 
 def _check_targets(targets: list[Path], inputs: Iterable[os.PathLike | str]) -> None:

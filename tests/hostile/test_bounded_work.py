@@ -89,6 +89,17 @@ def test_divisors_agree_with_trial_division_below_five_thousand():
         assert divisors(n) == tuple(d for d in range(1, n + 1) if n % d == 0)
 
 
+def test_plan_over_the_divisors_of_a_global_batch_near_ten_to_the_sixteen():
+    """global_batch 10^16 - 1 with micro_batch 805,882,361 = 137 × 5,882,353 (12,408,759
+    micro-batches, within the workbook's exact range): the planner's dp choices are the divisors
+    of global_batch (found from its factors, not by trial division to 10^8) that leave a whole
+    number of micro-batches per rank: the divisors of 12,408,759 = 3^2·11·17·73·101, (2+1)·2^4 =
+    48 of them (by hand), times 6 loss-chunk choices."""
+    job = {**QWEN3_8B_JOB, **NARROW, "global_batch": 10**16 - 1, "micro_batch": 805_882_361}
+    result = plan(config_from_mapping({**job, "tokens": 10**16}), top=1)
+    assert result["candidates_evaluated"] == 48 * 6
+
+
 def test_calc_of_a_global_batch_at_the_readers_bound_is_exact():
     """A row whose global batch holds 11 × 99,949,999,997 micro-batches (a prime, checked by
     Miller-Rabin with the first 12 prime bases, which is exact below 3.3·10^24), just below the
@@ -146,9 +157,9 @@ def test_a_search_over_the_cap_is_refused_before_it_starts(tmp_path):
 
 
 def test_a_global_batch_rich_in_divisors_is_refused_without_building_its_grid():
-    """global_batch 963,761,198,400 has 6,720 divisors (the most of any n below 10^12, OEIS
-    A002182): its (dp, micro_batch) grid alone is 2.2 × 10^7 pairs before tp, pp, cp and the
-    savers multiply it.  The count stops as soon as it passes the cap."""
+    """global_batch 963,761,198,400 (below the workbook's 2^40 micro-batches) has 6,720 divisors,
+    the most of any n below 10^12 (OEIS A002182, highly composite numbers): its (dp, micro_batch)
+    grid alone would be 45 M pairs.  The count stops as soon as it passes the cap."""
     n = 963_761_198_400
     assert len(divisors(n)) == 6_720
     with pytest.raises(InputError, match="at least [0-9,]* candidates"):
@@ -165,3 +176,18 @@ def test_the_cap_counts_exactly_what_the_search_evaluates():
     with pytest.raises(InputError, match=f"{n:,} candidates"):
         plan(config, top=1, max_candidates=n - 1)
     assert plan(config, top=1, max_candidates=n)["candidates_evaluated"] == n
+
+
+# ---- a label printed beside every cost ---------------------------------------------------------
+def test_a_currency_is_a_short_label(tmp_path):
+    """A 32,767-character currency (a cell's limit) made one handout page take 67 s: it is printed
+    beside every cost.  The column takes at most 16 characters (ISO 4217 codes are 3 letters;
+    "CNY (元)" is 7), refused in one line naming the file, line and column before any work."""
+    path = tmp_path / "cur.csv"
+    path.write_text(f"name,params_total,currency\nm,7B,{'X' * 32_767}\n", encoding="utf-8")
+    r = CliRunner().invoke(main, ["calc", str(path)])
+    assert r.exit_code == 1
+    assert r.output.startswith('Error: cur.csv, line 2, column "currency": expected text of at')
+    assert "at most 16 characters; found 32,767 characters" in r.output
+    path.write_text("name,params_total,currency\nm,7B,CNY (元)\n", encoding="utf-8")
+    assert CliRunner().invoke(main, ["calc", str(path)]).exit_code == 0

@@ -128,7 +128,7 @@ PLAN_ROW = {
 }
 
 
-@pytest.mark.slow  # renders the plans' handout (WeasyPrint) before the writer refuses
+@pytest.mark.slow  # a plan search in a subprocess-free CLI run: a few seconds
 def test_plan_out_refuses_to_write_over_its_input(tmp_path):
     """Found in a red-team pass: `plan DIR/plans.csv -o DIR` overwrote its own input (the CLI called the writer
     without the inputs).  Now it exits 1 naming the file, and the input is byte-identical."""

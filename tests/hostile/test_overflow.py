@@ -1,0 +1,118 @@
+"""Figures no output can hold: values the reader accepted overflowed later (days = 1e308, mfu =
+5e-324, peak_tflops = 1e308, efficiency_scale = 1e-308): `calc` printed "inf days", `build` failed
+"cannot store inf in a cell", `plan` said "internal error".  Whatever bounds the reader puts on the
+inputs, one rule in the engine refuses a row with a figure that is not a finite number, naming the
+row, the column and the figure: the same for every output."""
+
+from __future__ import annotations
+
+import csv
+import math
+
+import pytest
+from click.testing import CliRunner
+
+from ledger_report.cli import main
+from ledger_report.config import Config
+from ledger_report.engine import compute, compute_many, config_from_mapping, table
+from ledger_report.errors import InputError
+
+# docs/scenarios.md's Qwen3-8B job (100B tokens in 30 days on H100 at 40 % MFU)
+JOB = dict(
+    name="qwen3-8b",
+    layers=36,
+    hidden=4096,
+    heads=32,
+    kv_heads=8,
+    head_dim=128,
+    ffn_hidden=12288,
+    vocab=151936,
+    qk_norm=True,
+    seq_len=8192,
+    global_batch=384,
+    tokens=100_000_000_000,
+    days=30.0,
+    reserve_days=5.0,
+    gpu="H100-SXM",
+    mfu=0.4,
+)
+CASES = [
+    # column, value, a figure it overflows (by hand: 1e308 × 86,400 s; 5.27e21 FLOPs ÷ (989e12 ×
+    # 5e-324); 1e308 × 10^12; the step's compute ÷ 1e-308)
+    ("days", 1e308, "train_window_s"),
+    ("mfu", 5e-324, "days_on_config"),
+    ("peak_tflops", 1e308, "bf16_peak_flops"),
+    ("efficiency_scale", 1e-308, "time_compute_s"),
+]
+
+
+def _unchecked(column: str, value: float) -> Config:
+    """The job with one value put in after the reader's checks (``Config.rebuilt`` checks
+    nothing), so the engine's own rule is what is tested, whatever the reader bounds."""
+    good = config_from_mapping(JOB)
+    values = dict(good.values)
+    values[column] = value
+    return Config.rebuilt(tuple(values.values()), "jobs.csv line 2", {})
+
+
+@pytest.mark.parametrize("column,value,figure", CASES)
+def test_the_engine_refuses_a_figure_that_is_not_finite(column, value, figure):
+    """The scalar interpreter (compute), the arrays interpreter (compute_many) and the sweep table
+    (calc --csv, to_frame) refuse the row alike: file and line, the column with the extreme value,
+    the figure; never an OverflowError or a ValueError from int(inf)."""
+    config = _unchecked(column, value)
+    messages = []
+    for run in (
+        lambda: compute(config),
+        lambda: list(compute_many([config])),
+        lambda: list(table([config])),
+    ):
+        with pytest.raises(InputError) as info:
+            run()
+        messages.append(str(info.value))
+    assert len(set(messages)) == 1, messages
+    message = messages[0]
+    assert message.startswith(f'jobs.csv line 2, column "{column}": expected a value whose')
+    assert f"{figure} (" in message and "= inf" in message
+
+
+def test_a_finite_row_is_not_refused():
+    """The job as docs/scenarios.md gives it computes: its days on one GPU (by hand 5.27e21 FLOPs ÷
+    (989 × 10^12 × 0.4) ÷ 86,400 ≈ 154 days) finite."""
+    lg = compute(config_from_mapping(JOB))
+    assert math.isfinite(lg["days_on_config"]) and 150 < lg["days_on_config"] < 160
+
+
+@pytest.mark.parametrize("column,value,figure", CASES)
+@pytest.mark.parametrize("command", [["calc"], ["calc", "--json"], ["calc", "--csv"], ["plan"]])
+def test_the_commands_refuse_in_one_line(tmp_path, command, column, value, figure):
+    """Through the CLI (whichever check refuses first, the reader's bounds or the engine's rule):
+    exit 1, one line naming the file, line 2 and the column; no "inf", no internal error."""
+    path = tmp_path / "jobs.csv"
+    row = {**JOB, column: repr(value)}
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(row))
+        w.writeheader()
+        w.writerow(row)
+    r = CliRunner().invoke(
+        main, [*command, str(path), "-q"] if command == ["plan"] else [*command, str(path)]
+    )
+    assert r.exit_code == 1, r.output
+    line = r.output.strip()
+    assert line.startswith("Error: ") and "\n" not in line
+    assert "internal error" not in line and "inf days" not in line
+    assert "jobs.csv" in line and "line 2" in line and f'"{column}"' in line
+
+
+@pytest.mark.slow  # renders nothing, but writes through the whole build path
+def test_build_writes_nothing(tmp_path):
+    """build of the four rows: exit 1 naming the first, no output folder."""
+    path = tmp_path / "jobs.csv"
+    rows = [{**JOB, "name": f"r{k}", c: repr(v)} for k, (c, v, _f) in enumerate(CASES)]
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]) + ["peak_tflops", "efficiency_scale"])
+        w.writeheader()
+        w.writerows(rows)
+    r = CliRunner().invoke(main, ["build", str(path), "-o", str(tmp_path / "out")])
+    assert r.exit_code == 1 and "jobs.csv" in r.output and "internal error" not in r.output
+    assert not (tmp_path / "out").exists()
