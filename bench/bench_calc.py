@@ -1,50 +1,29 @@
-"""Load benchmark: N distinct rows through `ledger-report calc --json`, time and peak memory.
+"""Speed of the sweep paths: the JSON document, the sweep table, and lr.compute on a few rows.
 
-    .venv/bin/python bench/bench_calc.py [N]        # default 100,000
+    .venv/bin/python bench/bench_calc.py [--json-rows 10000] [--table-rows 100000] [--small 20]
 
 The rows are the shipped examples varied row by row (bench/example_rows.py: layout, batch, GPU,
-MFU, tokens, days, price...), so no two are alike.  Prints rows, seconds, rows per second and the
-child's CPU time and peak RSS.  Targets live here, not in tests: the goal is 100,000 rows in ≤ 5 s on a
-2-core machine, with bounded memory.
+MFU, tokens, days, price...), so no two are alike.  Each command runs in a fresh process, as a
+user runs it; the figures are wall-clock seconds, the process's CPU seconds (the wall time
+includes waiting for a core on a busy machine; the CPU time does not) and its peak RSS.
 
-Where the time goes (2026-12-02, after the changes below; a worker's CPU per row, batches of
-8,192 rows): reading and checking ~20 µs (csv parsing ~2, converting each column's distinct cells
-~5, the model's checks over arrays ~7, names ~1.5), evaluating ~15-18 (of which ~4 converting the
-input columns to arrays), the JSON writer ~60-65 (number columns ~15-19: np.unique and float repr
-of ~31 distinct values a row; text quantities ~10-15; the lists of notes, lines and origins ~20;
-the object grid, joining and copying ~15).  A batch also has a fixed cost of ~75 ms (the passes
-over the registry and the writer's columns), hence 8,192 rows a batch rather than 4,096.
+Targets (issue "A codebase in proportion", on a 2-core machine): the JSON of 10,000 rows in ≤ 5 s,
+100,000 rows to a DataFrame or CSV in ≤ 5 s, ``lr.compute`` on 20 rows no slower than evaluating
+them one by one with the scalar interpreter.
 
-What changed this round, each with the bytes unchanged (cmp on 20,000 and 100,000 varied rows and
-on the examples): clean CSV blocks go from the reader to the batches as columns (no dict, Config
-and tuple per row: reading 33 -> 20 µs a row); text quantities over arrays where every row holds a
-float or a truth value (FMT formatting each distinct value once, conditionals partitioned by bool
-arrays), a section's texts only on the rows that show it, and "the row breaks a rule" from the
-rules' truth values rather than from the Chinese check text; texts escaped as JSON a list at a time;
-a conditional's pick without numpy.where's branch on each row; floating-point errors ignored once
-per evaluation; a text column compared with one text through its distinct values; the cyclic
-garbage collector paused while a worker reads and while a batch is evaluated and written.
-
-Measured and left: evaluating only the quantities the document reads (849 of 887 are needed);
-sharing the checks' input arrays with the batch (~3 µs a row, but each worker would hold every
-block's arrays until it writes); numpy's own float-to-text (slower than repr); 16,384 rows a batch
-(5.5 s, but 650 MB a worker).
-
-Measured 2026-12-02 on the 2-core machine, quiet (load < 1), the same bytes before and after:
-100,000 rows 4.8-4.9 s (CPU 9.4-9.6 s, 360 MB peak RSS in a worker), 20,000 rows 1.3 s (CPU
-2.4 s); at the start of the day 8.1 s (CPU 15.6 s, 304 MB) and 2.1 s.  The last two steps: the
-batches sized so that each worker has as many (100,000 rows: 14 of 7,143 rather than 13 of 8,192,
-one worker waiting at the end for the other's 7th), 5.5 -> 5.3 s; 32 rows joined at a time rather
-than 64 (a chunk's text and bytes, ~400 KB each, within a core's 2 MB L2 cache; alternated runs
-64/32: 5.11/4.86, 5.12/4.88, 4.88/4.78 s), 5.3 -> 4.9 s.  Then, reviewing the change, the collector
-paused by one helper around both a batch's evaluation and its writing (not off for a worker's
-life and collected by hand each batch, with the writer pausing it again): 4.5-4.9 s over five runs
-(4.6, 4.5, 4.7, 4.9, 4.8; CPU 8.8-9.4 s), 20,000 rows 1.2 s.  The goal is met on a quiet machine, with little room: another job on the
-machine puts it over.
+Measured 2026-12-03 on the 2-core machine shared by nine sessions (load 8-9: the wall times were
+~8x the CPU times, so read the CPU): lr.compute on 20 rows 1.7-2.4x faster than compute() row by
+row (304 against 531 ms); calc --json of 10,000 rows 7.3-9.8 s of CPU (~0.65-0.9 ms a row: the
+document walk ~40 %, the messages by the scalar interpreter ~25 %, json ~15 %, the arrays and
+the rows' values ~20 %); lr.to_frame of 100,000 rows 14.5-17.8 s of CPU, 2.3 GB peak RSS
+(reading ~40 µs a row, the table ~25-40 µs); calc --csv of 100,000 rows (773 columns, ~700 MB of
+text) 34 s of CPU, most of it the csv module writing 77 M cells.  In one process none of the 5 s
+targets is met; both cores would about halve the JSON and the table.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import resource
 import subprocess
@@ -58,30 +37,71 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from example_rows import varied_rows, write_csv  # noqa: E402
 
+TO_FRAME = "import ledger_report as lr, sys; f = lr.to_frame(sys.argv[1]); print(f.shape)"
+
+
+def _run(label: str, args: list[str], rows: int) -> None:
+    """Run ``python args`` with its stdout to /dev/null and print its figures."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    with open(os.devnull, "wb") as sink:
+        subprocess.run([sys.executable, *args], stdout=sink, check=True, cwd=ROOT)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    print(
+        f"{label}: {rows:,} rows in {wall:.1f} s ({rows / wall:,.0f} rows/s; CPU {cpu:.1f} s), "
+        f"peak RSS {after.ru_maxrss / 1024:,.0f} MB"
+    )
+
+
+def _small(n: int, folder: Path) -> None:
+    """lr.compute on ``n`` rows (arrays, a chunk) against compute() row by row (scalar), each the
+    best of five after a first run that warms the caches."""
+    import ledger_report as lr
+    from ledger_report.engine import compute
+
+    path = folder / "small.csv"
+    write_csv(path, varied_rows(n, seed=1))
+    configs = lr.read(path)
+
+    def best(fn) -> float:
+        fn()
+        times = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        return min(times)
+
+    from ledger_report.render.document import config_document
+
+    many = best(lambda: [config_document(lg) for lg in lr.compute(configs)])
+    one = best(lambda: [config_document(compute(c)) for c in configs])
+    print(
+        f"lr.compute + documents, {n} rows: {many * 1e3:.0f} ms; compute() row by row: "
+        f"{one * 1e3:.0f} ms ({one / many:.1f}x)"
+    )
+
 
 def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
-    # written beside the example, so a row naming a config.json by relative path finds it
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json-rows", type=int, default=10_000)
+    ap.add_argument("--table-rows", type=int, default=100_000)
+    ap.add_argument("--small", type=int, default=20)
+    a = ap.parse_args()
+    # written beside the examples, so a row naming a config.json by relative path finds it
     with tempfile.TemporaryDirectory(dir=ROOT / "inputs") as tmp:
-        src = Path(tmp) / "load.csv"
-        (Path(tmp) / "configs").symlink_to(ROOT / "inputs" / "configs")
-        write_csv(src, varied_rows(n))
-        t0 = time.perf_counter()
-        with open(os.devnull, "wb") as sink:
-            subprocess.run(
-                [sys.executable, "-m", "ledger_report", "calc", str(src), "--json"],
-                stdout=sink,
-                check=True,
-            )
-        dt = time.perf_counter() - t0
-    child = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu_s = (
-        child.ru_utime + child.ru_stime
-    )  # the wall time includes waiting on a busy machine; this does not
-    rss_mb = child.ru_maxrss / 1024
-    print(
-        f"calc --json: {n:,} distinct rows in {dt:.1f} s ({n / dt:,.0f} rows/s; CPU {cpu_s:.1f} s), peak RSS {rss_mb:,.0f} MB"
-    )
+        folder = Path(tmp)
+        (folder / "configs").symlink_to(ROOT / "inputs" / "configs")
+        _small(a.small, folder)
+        src = folder / "json.csv"
+        write_csv(src, varied_rows(a.json_rows))
+        _run("calc --json", ["-m", "ledger_report", "calc", str(src), "--json"], a.json_rows)
+        src = folder / "table.csv"
+        write_csv(src, varied_rows(a.table_rows))
+        _run("lr.to_frame", ["-c", TO_FRAME, str(src)], a.table_rows)
+        _run("calc --csv", ["-m", "ledger_report", "calc", str(src), "--csv"], a.table_rows)
 
 
 if __name__ == "__main__":

@@ -35,9 +35,10 @@ def read(source: Rows) -> list[Config]:
 
     if isinstance(source, (str, Path)):
         return inputs.read_configs(source)
+    label = "DataFrame" if _is_frame(source) else "mappings"  # as messages name the source
     items = _items(source)
     records = [(n, _record(x)) for n, x in enumerate(items, 1) if not isinstance(x, Config)]
-    read_back = iter(_checked(inputs, records))
+    read_back = iter(_checked(inputs, records, label))
     configs = [x if isinstance(x, Config) else next(read_back) for x in items]
     _names_unique(configs, items)
     return configs
@@ -82,10 +83,10 @@ def _cell(v: Any) -> Any:
     return v
 
 
-def _checked(inputs, records: list[tuple[int, dict[str, Any]]]) -> list[Config]:
+def _checked(inputs, records: list[tuple[int, dict[str, Any]]], label: str) -> list[Config]:
     """The mappings checked together, each problem naming the item's place in the source."""
     try:
-        return inputs.configs_from_records([r for _, r in records], source="mappings")
+        return inputs.configs_from_records([r for _, r in records], source=label)
     except InputError as err:
         place = {k: n for k, (n, _) in enumerate(records, 1)}
         for p in err.problems:
@@ -101,8 +102,8 @@ def _names_unique(configs: list[Config], items: list[Any]) -> None:
     problems = []
     for n, c in enumerate(configs, 1):
         k = name_key(c.name)
-        if k in first and isinstance(items[n - 1], Mapping) != isinstance(
-            items[first[k] - 1], Mapping
+        if k in first and isinstance(items[n - 1], Config) != isinstance(
+            items[first[k] - 1], Config
         ):  # a mapping beside a Config (mappings are checked among themselves as they are read)
             problems.append(
                 Problem(
@@ -148,10 +149,15 @@ def outputs(
     lang: str = "en",
     jobs: int | None = None,
     progress: Any = None,
+    source_folder: str | Path | None = None,
+    plans: Mapping[str, Any] | None = None,
     pareto: Sequence[Ledger] = (),
 ) -> dict[Path, bytes]:
-    """The bytes of each output file, by path (nothing is written).  ``pareto``: the ledgers of a
-    planner's front of days against cost, which the handout draws on its summary."""
+    """The bytes of each output file, by path (nothing is written).  ``source_folder``: where the
+    rows were read (a row's config.json path is relative to it), so the workbook names that file
+    relative to ``out_dir`` and rebuilds from there; ``plans``: the planner's document, whose
+    layouts and Pareto front the workbook shows (``plan -o``); ``pareto``: the ledgers of that
+    front, which the handout draws on its summary."""
     from .render.document import document, json_bytes
 
     out = Path(out_dir)
@@ -167,7 +173,8 @@ def outputs(
             progress.stage(f"writing the workbook ({len(ledgers):,} configurations)")
         # beside the handout (a forked process) when both are made and more than one job may run
         side_by_side = "pdf" in formats and (jobs or default_jobs()) > 1
-        workbook = background.start(ledgers, lang, side_by_side)
+        folders = (Path(source_folder), out) if source_folder is not None else None
+        workbook = background.start(ledgers, lang, side_by_side, folders=folders, plans=plans)
         files[out / f"{stem}.xlsx"] = b""  # in its place in the order; filled below
     if "pdf" in formats:
         from .render.handout import render_pdf
@@ -208,7 +215,14 @@ def build(
     if inputs:  # the config.json files the rows' model cells named were read too
         inputs += _config_files(inputs[0].parent, ledgers)
     files = outputs(
-        ledgers, stem or "ledgers", out_dir, formats, lang=lang, jobs=jobs, progress=progress
+        ledgers,
+        stem or "ledgers",
+        out_dir,
+        formats,
+        lang=lang,
+        jobs=jobs,
+        progress=progress,
+        source_folder=inputs[0].parent if inputs else None,
     )
     return write_outputs(files, inputs=inputs)
 
@@ -311,7 +325,15 @@ def build_plans(
     files = {out / "plans.csv": plans_csv(doc)}
     files.update(
         outputs(
-            ledgers, "plans", out, formats, lang=lang, jobs=jobs, progress=progress, pareto=front
+            ledgers,
+            "plans",
+            out,
+            formats,
+            lang=lang,
+            jobs=jobs,
+            progress=progress,
+            plans=doc,
+            pareto=front,
         )
     )
     return write_outputs(files, inputs=inputs)
@@ -399,9 +421,10 @@ def to_frame(source: Rows | Mapping[str, Any], *, states: bool = False):
     chunks = list(table(source))
     if not chunks:
         return pd.DataFrame(columns=["name", *_table_keys()])
-    return pd.DataFrame(
-        {k: _pandas_column(pd, [c[k] for c in chunks]) for k in chunks[0]}, copy=False
-    )
+    columns = {}
+    for k in list(chunks[0]):  # each column's chunks let go as it is joined: one copy at a time
+        columns[k] = _pandas_column(pd, [c.pop(k) for c in chunks])
+    return pd.DataFrame(columns, copy=False)
 
 
 def table(source: Rows, progress: Progress | None = None):
@@ -477,7 +500,7 @@ def write_csv(source: Rows, out: BinaryIO, progress: Progress | None = None) -> 
     """``calc --csv``: the sweep table (``to_frame``'s) as CSV, a chunk of rows at a time."""
     from .render.sweep import write_table
 
-    write_table(table(source, progress), out)
+    write_table(["name", *_table_keys()], table(source, progress), out)
 
 
 def _counted(progress: Progress | None, total: int) -> Callable[[int], None]:

@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 
 from . import __version__, api
+from .api import TOP_PLANS
 from .errors import LedgerError
-from .planner import TOP_PLANS
 from .render.workers import JobsError, default_jobs
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}

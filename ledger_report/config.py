@@ -68,6 +68,9 @@ ALIASES = {
 }
 
 
+MAX_TEXT_CHARS = 32_767  # a spreadsheet cell's limit (Excel; openpyxl and XlsxWriter keep to it)
+
+
 @dataclass(frozen=True)
 class Column:
     name: str
@@ -88,9 +91,14 @@ class Column:
     # Where an ENUM column's names come from instead of ``choices``: "gpus", the accelerator
     # catalogue (``ledger-report gpus``), matched by its loose name rules.
     catalogue: str = ""
-    # A TEXT column's longest text, where it is shorter than a cell can hold (a label printed
-    # beside every figure: a 32,767-character currency made one handout page take 67 s).
-    max_chars: int | None = None
+    # The longest text a TEXT column takes, in UTF-16 code units as Excel counts them (an emoji
+    # is two): a cell's limit, or less where a page shows the text whole.
+    max_chars: int = MAX_TEXT_CHARS
+
+
+# Layers in a model, and in a stage: ten times the deepest model published (DeepSeek-V3 has 61,
+# Llama-3.1-405B 126); the stage splits walk the layers.
+MAX_LAYERS = 10_000
 
 
 def _c(*args, **kw) -> Column:
@@ -117,6 +125,9 @@ DEFAULT_ZH = {
     "the convention's (5e8)": "框架口径的值（5e8）",
     "the convention's (fp32 generic, deepspeed; bf16 megatron, fsdp2)": "框架口径的值（generic、deepspeed 为 fp32；megatron、fsdp2 为 bf16）",
     "the convention's (true)": "框架口径的值（true）",
+    "the convention's (false)": "框架口径的值（false）",
+    "dp (one shard group)": "dp（一个分片组）",
+    "the convention's (cudnn megatron; fa2 deepspeed; sdpa generic, fsdp2)": "框架口径的值（megatron 为 cudnn；deepspeed 为 fa2；generic、fsdp2 为 sdpa）",
     "the convention's (bf16; fp32 under fsdp2)": "框架口径的值（bf16；fsdp2 下为 fp32）",
     "moe_ffn_hidden when shared_experts is given, else 0": "给出 shared_experts 时为 moe_ffn_hidden，否则为 0",
     "the convention's (on megatron, else off)": "框架口径的值（megatron 开，其余关）",
@@ -138,6 +149,7 @@ COLUMNS: tuple[Column, ...] = (
         "配置名称，文件内唯一",
         required=True,
         group="label",
+        max_chars=256,
     ),
     _c("notes", TEXT, "Free text shown on the handout", "备注，显示在讲义上", group="label"),
     # parameters
@@ -189,7 +201,17 @@ COLUMNS: tuple[Column, ...] = (
         "",
         group="arch",
     ),
-    _c("layers", INT, "Transformer layers", "层数", "", "", minimum=1, group="arch"),
+    _c(
+        "layers",
+        INT,
+        "Transformer layers",
+        "层数",
+        "",
+        "",
+        minimum=1,
+        maximum=MAX_LAYERS,
+        group="arch",
+    ),
     _c("hidden", INT, "Hidden size h", "隐藏维度 h", "", "", minimum=1, group="arch"),
     _c("heads", INT, "Attention (query) heads", "注意力头数", "", "", minimum=1, group="arch"),
     _c(
@@ -455,6 +477,7 @@ COLUMNS: tuple[Column, ...] = (
         "0",
         "",
         minimum=0,
+        maximum=MAX_LAYERS,
         group="moe",
     ),
     _c(
@@ -465,6 +488,7 @@ COLUMNS: tuple[Column, ...] = (
         "0",
         "",
         minimum=0,
+        maximum=MAX_LAYERS,
         group="arch",
     ),
     _c(
@@ -608,6 +632,16 @@ COLUMNS: tuple[Column, ...] = (
     _c("pp", INT, "Pipeline-parallel size", "流水线并行度", "1", "", minimum=1, group="parallel"),
     _c("cp", INT, "Context-parallel size", "上下文并行度", "1", "", minimum=1, group="parallel"),
     _c(
+        "dp_shard",
+        INT,
+        "Data-parallel ranks each ZeRO/FSDP shard group spans; the rest replicate it (FSDP2 HSDP dp_shard, Megatron --num-distributed-optimizer-instances = dp/dp_shard)",
+        "每个 ZeRO/FSDP 分片组覆盖的数据并行 rank 数，其余为副本（FSDP2 HSDP 的 dp_shard；Megatron --num-distributed-optimizer-instances = dp/dp_shard）",
+        "dp (one shard group)",
+        "",
+        minimum=1,
+        group="parallel",
+    ),
+    _c(
         "ep",
         INT,
         "Expert-parallel size; divides dp·cp·tp/etp",
@@ -748,6 +782,7 @@ COLUMNS: tuple[Column, ...] = (
         "even split",
         "",
         minimum=0,
+        maximum=MAX_LAYERS,
         group="parallel",
     ),
     _c(
@@ -758,6 +793,7 @@ COLUMNS: tuple[Column, ...] = (
         "even split",
         "",
         minimum=0,
+        maximum=MAX_LAYERS,
         group="parallel",
     ),
     _c(
@@ -782,6 +818,15 @@ COLUMNS: tuple[Column, ...] = (
         "Parameter all-gathers overlapped with compute (Megatron --overlap-param-gather, ZeRO-3/FSDP prefetch)",
         "参数 all-gather 与计算重叠（Megatron --overlap-param-gather、ZeRO-3/FSDP 预取）",
         "the convention's (off megatron; ZeRO-3 only deepspeed; on generic, fsdp2)",
+        group="batch",
+    ),
+    _c(
+        "attention_kernel",
+        ENUM,
+        "Fused attention kernel: fa2 (FlashAttention-2), fa3 (FlashAttention-3, Hopper), cudnn (cuDNN / Transformer Engine fused attention), sdpa (PyTorch scaled_dot_product_attention)",
+        "融合注意力内核：fa2（FlashAttention-2）、fa3（FlashAttention-3，Hopper）、cudnn（cuDNN / Transformer Engine 融合注意力）、sdpa（PyTorch scaled_dot_product_attention）",
+        "the convention's (cudnn megatron; fa2 deepspeed; sdpa generic, fsdp2)",
+        choices=("fa2", "fa3", "cudnn", "sdpa"),
         group="batch",
     ),
     _c(
@@ -823,7 +868,7 @@ COLUMNS: tuple[Column, ...] = (
         BOOL,
         "Tensor-parallel communication overlapped with the GEMMs (Megatron --tp-comm-overlap, async TP)",
         "张量并行通信与 GEMM 重叠（Megatron --tp-comm-overlap、async TP）",
-        "false",
+        "the convention's (false)",
         group="batch",
     ),
     _c(
@@ -1212,6 +1257,7 @@ ALIAS_TABLE: tuple[Alias, ...] = (
     _a("moe-layer-freq", "moe_every", _MG_MODEL, note="its integer form (one MoE layer in N)"),
     _a("mtp-num-layers", "mtp_layers", _MG_MODEL),
     _a("recompute-granularity", "recompute", _MG_MODEL),
+    _a("overlap-moe-expert-parallel-comm", "moe_a2a_overlap", _MG_PARALLEL),
     _a("num-experts", "experts", _MG_ARGS),
     _a("swiglu", "glu", _MG_ARGS),
     _a("make-vocab-size-divisible-by", "vocab_multiple", _MG_ARGS),
@@ -1228,6 +1274,7 @@ ALIAS_TABLE: tuple[Alias, ...] = (
     _a("train_batch_size", "global_batch", _DS_BATCH),
     _a("stage", "zero", _DS_ZERO, "zero_optimization", bare=False),
     _a("reduce_bucket_size", "reduce_bucket_elems", _DS_ZERO, "zero_optimization"),
+    _a("overlap_comm", "overlap_grad_reduce", _DS_ZERO, "zero_optimization"),
     # torchtitan: the keys of its TOML job config ([training], [parallelism], ...)
     _a(
         "local_batch_size",
@@ -1325,6 +1372,12 @@ def _alias_keys() -> dict[str, Alias]:
 
 ALIAS_BY_KEY: Mapping[str, Alias] = _alias_keys()
 
+
+# Every float a row may hold, whatever its column: zero, or a magnitude within FLOAT_RANGE, so
+# that every figure computed from the row stays a finite number that JSON, a workbook cell and the
+# handout can hold (tests/test_columns.py evaluates rows at the corners).  Whole numbers are
+# bounded by each column's maximum, else by 10^16 (inputs/cells.py MAX_NUMBER).
+FLOAT_RANGE = (1e-6, 1e12)
 
 # The architecture columns that count the parameters when params_total is empty (all of them or none).
 ARCH_REQUIRED = ("layers", "hidden", "heads", "ffn_hidden", "vocab")

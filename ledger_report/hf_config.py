@@ -15,7 +15,9 @@ at the row's ``model`` cell.
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -555,32 +557,60 @@ def columns_from_config(cfg: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+MAX_CONFIG_DEPTH = 64  # a config.json nests a few levels (rope_scaling, quantization_config)
+
+
 def read_config_json(path: Path) -> dict[str, Any]:
     """The columns of a config.json file, or UnsupportedConfig naming what is wrong with it."""
+    from .errors import InputError
+    from .inputs.files import read_bounded
+
     try:
-        if path.exists() and not path.is_file():  # a directory, a device or a pipe: never opened
-            raise UnsupportedConfig("a config.json file", f"{path}, which is not a regular file")
-        with path.open("rb") as fh:
-            data = fh.read(MAX_CONFIG_BYTES + 1)  # bounded, whatever the file claims
-        if len(data) > MAX_CONFIG_BYTES:
+        data = read_bounded(path, str(path), MAX_CONFIG_BYTES, "config.json")
+    except InputError as err:
+        found = err.problems[0].found
+        if found == "no such file":
+            raise UnsupportedConfig(
+                "an existing config.json (the path is relative to the input file's folder)",
+                f"no file {path}",
+            ) from None
+        if found == "a larger file":
             raise UnsupportedConfig(
                 f"a config.json of at most {MAX_CONFIG_BYTES // 2**20} MiB", f"a larger file {path}"
-            )
+            ) from None
+        if err.problems[0].expected == "a regular file":
+            raise UnsupportedConfig(
+                "a config.json file", f"{path}, which is not a regular file ({found})"
+            ) from None
+        raise UnsupportedConfig("a readable UTF-8 config.json", found[:120]) from None
+    try:
         text = data.decode("utf-8-sig")
-    except FileNotFoundError:
-        raise UnsupportedConfig(
-            "an existing config.json (the path is relative to the input file's folder)",
-            f"no file {path}",
-        ) from None
-    except (OSError, ValueError) as exc:
+    except ValueError as exc:
         raise UnsupportedConfig(
             "a readable UTF-8 config.json", f"{type(exc).__name__}: {exc}"[:120]
         ) from None
+    return columns_from_config(_parse(text))
+
+
+def _parse(text: str) -> Any:
+    """The JSON of a config.json, its nesting and its numbers bounded before Python's parser
+    meets them (it would recurse past its limit, or refuse a number over 4,300 digits)."""
+    brackets = re.findall(r"[\[\]{}]", re.sub(r'"(?:[^"\\]|\\.)*"', "", text))
+    depth = max(itertools.accumulate(1 if b in "[{" else -1 for b in brackets), default=0)
+    if depth > MAX_CONFIG_DEPTH:
+        raise UnsupportedConfig(
+            f"a config.json nested at most {MAX_CONFIG_DEPTH} levels deep",
+            f"{depth:,} levels of nested arrays or objects",
+        )
     try:
-        cfg = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise UnsupportedConfig(
             "a config.json holding JSON",
             f"a JSON error at line {exc.lineno}, column {exc.colno}: {exc.msg}",
         ) from None
-    return columns_from_config(cfg)
+    except (ValueError, RecursionError) as exc:  # a number of more digits than int() takes
+        raise UnsupportedConfig(
+            "a config.json whose numbers Python can read (at most 4,300 digits)",
+            f"{type(exc).__name__}: {str(exc)[:80]}",
+        ) from None

@@ -67,19 +67,18 @@ instead.  ``measured_peak_gb`` belongs to the measured layout and is dropped fro
 
 from __future__ import annotations
 
-import csv
 import math
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
-from .catalogue import GPU_NAMES, find_gpu
+from .catalogue import GPU_NAMES
 from .config import COLUMN_NAMES, Config
 from .engine import compute, config_from_mapping
 from .errors import InputError, Problem
+from .inputs.prices import read_prices  # noqa: F401  (plan --prices; api reads it from here)
 from .model.definitions import REGISTRY
 from .model.definitions.time import DIMS, TERM_KEYS
 from .model.divisors import divisors
@@ -204,58 +203,6 @@ def _holds(v: Any, n: int) -> np.ndarray:
     if isinstance(v, np.ma.MaskedArray):
         return np.broadcast_to(v.filled(True).astype(bool), (n,))
     return np.broadcast_to(np.asarray(v).astype(bool), (n,))
-
-
-def read_prices(path: str | Path) -> dict[str, float]:
-    """A prices file: CSV with columns ``gpu,price`` (price per GPU-hour, any currency), one GPU type a line."""
-    problems, out = [], {}
-    with open(path, newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        if not reader.fieldnames or [h.strip().lower() for h in reader.fieldnames][:2] != [
-            "gpu",
-            "price",
-        ]:
-            raise InputError(
-                Problem(
-                    file=str(path),
-                    row=None,
-                    column="gpu",
-                    expected="a header gpu,price",
-                    found=",".join(reader.fieldnames or []),
-                )
-            )
-        for i, rec in enumerate(reader, start=2):
-            name, price = (rec.get("gpu") or "").strip(), (rec.get("price") or "").strip()
-            gpu = find_gpu(name)
-            try:
-                value = float(price)
-            except ValueError:
-                value = -1.0
-            if gpu is None:
-                problems.append(
-                    Problem(
-                        file=str(path),
-                        row=i,
-                        column="gpu",
-                        expected="a GPU of the catalogue (ledger-report gpus)",
-                        found=repr(name),
-                    )
-                )
-            elif not (value >= 0 and math.isfinite(value)):
-                problems.append(
-                    Problem(
-                        file=str(path),
-                        row=i,
-                        column="price",
-                        expected="a price per GPU-hour ≥ 0",
-                        found=repr(price),
-                    )
-                )
-            else:
-                out[gpu.name] = value
-    if problems:
-        raise InputError(problems)
-    return out
 
 
 # ---- the search space ---------------------------------------------------------------------------

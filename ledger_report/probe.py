@@ -10,7 +10,8 @@ counters, the step time and the tokens: ``ledger-report reconcile INPUT run.json
 
 Phase windows (hooks of PyTorch's public API only):
 
-* ``setup``: what is allocated when the step starts (the first forward pre-hook of the model);
+* ``setup``: what is allocated when the step starts (the forward pre-hook of the model, or of its
+  first ``nn.Embedding`` where the loop calls the model's parts);
 * ``forward``: from there to the output head's forward (the ``head`` module, by default the model's
   last ``nn.Linear``), so the logits are not in it;
 * ``loss``: from the head's forward to ``probe.loss(loss)`` where the loop calls it, else to the
@@ -257,7 +258,11 @@ class Probe:
             self.device = str(dev)
         head = self.head or _last_linear(model)
         h = self._handles
-        h.append(model.register_forward_pre_hook(self._on_forward, with_kwargs=True))
+        # the step starts at the model's forward, or at its input embedding's where the loop
+        # calls the model's parts (a chunked loss over the hidden states)
+        embed = _first_embedding(model)
+        for m in (model,) if embed is None or embed is model else (model, embed):
+            h.append(m.register_forward_pre_hook(self._on_forward, with_kwargs=True))
         if head is not None:
             h.append(head.register_forward_pre_hook(self._on_head))
             h.append(head.register_forward_hook(self._on_head_output))
@@ -288,7 +293,10 @@ class Probe:
     def loss(self, loss):
         """Marks the end of the loss's forward (call it just before ``loss.backward()``); returns
         ``loss``, so ``probe.loss(loss).backward()`` works."""
-        if self._in_step and self._phase == "loss":
+        if self._in_step and self._phase in ("forward", "loss"):
+            if self._phase == "forward":  # no head's forward seen: an empty loss window
+                self._mark("loss")
+            self._loss_marked = True
             self._mark("backward")
         return loss
 
@@ -306,6 +314,8 @@ class Probe:
             self._begin()
         elif self._phase in ("loss", "backward"):  # the next micro-batch
             self._mark("forward")
+        else:  # the input embedding after the model's own pre-hook: the same micro-batch
+            return
         self._tokens += self.tokens_of(args, kwargs)
         self._micro += 1
 
@@ -333,10 +343,16 @@ class Probe:
     # -- a step ------------------------------------------------------------------------------
     def _begin(self) -> None:
         self._in_step, self._phase = True, "forward"
-        self._tokens, self._micro = 0, 0
+        self._tokens, self._micro, self._loss_marked = 0, 0, False
         self._recording = self._recorded(self.step)
         if self._recording:
-            self._setup = self.counter.start()
+            try:
+                self._setup = self.counter.start()
+            except RuntimeError as err:  # on the CPU: another profiler session is running
+                import warnings
+
+                warnings.warn(f"ledger probe: step {self.step} not recorded ({err})", stacklevel=2)
+                self._recording = False
         self._t0 = time.perf_counter()
 
     def _mark(self, next_phase: str) -> None:
@@ -378,6 +394,7 @@ class Probe:
             "step_time_s": seconds,
             "tokens": self._tokens,
             "micro_batches": self._micro,
+            "loss_marked": self._loss_marked,  # False: the loss window holds the loss's backward
             "torch": _torch().__version__,
         }
 
@@ -398,6 +415,11 @@ class Probe:
         self.records.append(record)
         if self._fd is not None:  # one write per line: lines of ranks sharing a file stay whole
             os.write(self._fd, (json.dumps(record, allow_nan=False) + "\n").encode("utf-8"))
+
+
+def _first_embedding(model):
+    torch = _torch()
+    return next((m for m in model.modules() if isinstance(m, torch.nn.Embedding)), None)
 
 
 def _last_linear(model):

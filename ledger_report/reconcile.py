@@ -6,331 +6,25 @@ reconciliation sets each against the ledger's own quantities on the same counter
 the differences.  The counters: ``allocated`` (torch's max_memory_allocated), ``reserved``
 (max_memory_reserved), ``device`` (what the GPU holds).  Steps count from 0.
 
-What each framework line measures (read from the frameworks' code):
-
-* Megatron-LM ``report_memory`` (megatron/training/utils.py): ``[Rank r] (after N iterations)
-  memory (MB) | allocated | max allocated | reserved | max reserved``, MB = 2^20 bytes, the peaks
-  since the start of the job (never reset), printed by data-parallel rank 0 of each
-  tensor/pipeline rank.  The iteration line (megatron/training/training.py ``training_log``):
-  elapsed time per iteration (ms), throughput per GPU (TFLOP/s/GPU), global batch size.
-* torchtitan (torchtitan/components/metrics.py): ``step: N ... memory: X GiB(P%) tps: T tflops: F
-  mfu: M%``: ``max_reserved_gib`` of ``DeviceMemoryMonitor`` (reset after each log line), tokens
-  per second per GPU, its own MFU.
-* DeepSpeed ``see_memory_usage`` (deepspeed/runtime/utils.py): ``MA x GB Max_MA y GB CA z GB
-  Max_CA w GB``, GB = 2^30 bytes (Max_CA rounded to a whole number), peaks reset after each call;
-  ``ThroughputTimer`` (deepspeed/utils/timer.py): samples per second of the global batch,
-  ``MemAllocated``/``MaxMemAllocated`` in 2^30 bytes.
+Reading the files: ``reconcile_read.py``.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from .errors import InputError, Problem
+from .reconcile_read import COUNTERS, GIB, WINDOWS, Run, Sample, read_run
 
-PROBE_SCHEMA = "ledger-report-probe/1"
+__all__ = ["read_run", "reconcile", "render_text", "updated_csv", "pick_row", "phase_estimate"]
+
 SCHEMA = "ledger-report-reconcile/1"
-COUNTERS = ("allocated", "reserved", "device")
 # the ledger's peak on each counter (model/definitions/phases.py)
 ESTIMATE_KEY = {
     "allocated": "peak_allocated_bytes_per_rank",
     "reserved": "peak_reserved_bytes_per_rank",
     "device": "peak_bytes_per_rank",
 }
-# a probe's measured window -> the ledger phases it spans (their largest)
-WINDOWS = {
-    "setup": ("setup",),
-    "forward": ("forward",),
-    "loss": ("loss",),
-    "backward": ("backward", "backward_end"),
-    "optimizer": ("optimizer",),
-}
-MIB, GIB = 2**20, 2**30
-EXPECTED = (
-    "a probe file (ledger-report-probe/1 JSON lines) or a training log with Megatron-LM, "
-    "torchtitan or DeepSpeed memory or iteration lines"
-)
-
-
-@dataclass(frozen=True)
-class Sample:
-    """One rank's figures at one step (``rank`` None: the job's, as an iteration line gives them)."""
-
-    line: int
-    rank: int | None
-    step: int | None
-    peak: Mapping[str, int] = field(default_factory=dict)  # counter -> bytes
-    phases: Mapping[str, Mapping[str, int | None]] = field(default_factory=dict)
-    step_time_s: float | None = None
-    tokens: int | None = None  # this rank's tokens in the step (probe)
-    tokens_per_s_per_gpu: float | None = None
-    framework_mfu: float | None = None  # the framework's own MFU figure
-    tflops_per_gpu: float | None = None
-    global_batch: int | None = None
-    samples_per_s: float | None = None  # whole job (DeepSpeed)
-    capacity_bytes: int | None = None
-    device: str | None = None
-    loss_marked: bool = True
-
-
-@dataclass(frozen=True)
-class Run:
-    path: str
-    format: str  # probe, megatron, torchtitan, deepspeed
-    samples: tuple[Sample, ...]
-    row: str | None = None
-
-
-# ---------------------------------------------------------------------------------------------
-# reading
-
-
-def read_run(path: str | Path) -> Run:
-    """A probe file or a framework log, as samples; a file that is neither is an InputError
-    naming the file and its first line."""
-    name = str(path)
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as err:
-        raise InputError(Problem(name, None, None, EXPECTED, err.strerror or str(err))) from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = raw[: err.start].count(b"\n") + 1
-        raise InputError(
-            Problem(name, line, None, "UTF-8 text", "bytes that are not text", row_label="line")
-        ) from None
-    lines = text.splitlines()
-    first = next(((i, s.strip()) for i, s in enumerate(lines, 1) if s.strip()), None)
-    if first is None:
-        raise InputError(Problem(name, None, None, EXPECTED, "an empty file"))
-    if first[1].startswith("{"):
-        return _read_probe(name, lines)
-    for fmt, parse in (
-        ("megatron", _megatron),
-        ("torchtitan", _torchtitan),
-        ("deepspeed", _deepspeed),
-    ):
-        samples = parse(lines)
-        if samples:
-            return Run(name, fmt, tuple(samples))
-    raise InputError(Problem(name, first[0], None, EXPECTED, _quote(first[1]), row_label="line"))
-
-
-def _quote(s: str) -> str:
-    return repr(s if len(s) <= 60 else s[:57] + "...")
-
-
-def _read_probe(name: str, lines: list[str]) -> Run:
-    samples, rows = [], set()
-    for i, text in enumerate(lines, 1):
-        if not text.strip():
-            continue
-        try:
-            rec = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise InputError(
-                Problem(
-                    name, i, None, "a JSON object", f"{err.msg} ({_quote(text)})", row_label="line"
-                )
-            ) from None
-        if not isinstance(rec, dict) or rec.get("schema") != PROBE_SCHEMA:
-            found = rec.get("schema") if isinstance(rec, dict) else type(rec).__name__
-            raise InputError(
-                Problem(name, i, "schema", f'"{PROBE_SCHEMA}"', repr(found), row_label="line")
-            )
-        samples.append(_probe_sample(name, i, rec))
-        if rec.get("row"):
-            rows.add(rec["row"])
-    if len(rows) > 1:
-        raise InputError(
-            Problem(name, None, "row", "one row name per probe file", ", ".join(sorted(rows)))
-        )
-    return Run(name, "probe", tuple(samples), row=rows.pop() if rows else None)
-
-
-def _probe_sample(name: str, i: int, rec: dict) -> Sample:
-    def bad(key: str, expected: str):
-        return InputError(
-            Problem(name, i, key, expected, _quote(repr(rec.get(key))), row_label="line")
-        )
-
-    for key in ("rank", "step"):
-        if not isinstance(rec.get(key), int) or rec[key] < 0:
-            raise bad(key, "a whole number of at least 0")
-    phases = rec.get("phases")
-    if not isinstance(phases, dict) or "setup" not in phases:
-        raise bad("phases", "an object of phases with their counters, setup among them")
-    for phase, peaks in phases.items():
-        if phase not in WINDOWS or not isinstance(peaks, dict):
-            raise bad("phases", f"phases among {', '.join(WINDOWS)}")
-        for c, v in peaks.items():
-            if c not in COUNTERS or not (v is None or (isinstance(v, int) and v >= 0)):
-                raise bad("phases", "counters allocated, reserved, device in whole bytes or null")
-    time_s, tokens = rec.get("step_time_s"), rec.get("tokens")
-    if not isinstance(time_s, (int, float)) or time_s <= 0:
-        raise bad("step_time_s", "a number of seconds above 0")
-    if not isinstance(tokens, int) or tokens < 0:
-        raise bad("tokens", "a whole number of tokens")
-    peak = {
-        c: max(p[c] for p in phases.values() if p.get(c) is not None)
-        for c in COUNTERS
-        if any(p.get(c) is not None for p in phases.values())
-    }
-    return Sample(
-        line=i,
-        rank=rec["rank"],
-        step=rec["step"],
-        peak=peak,
-        phases=phases,
-        step_time_s=float(time_s),
-        tokens=tokens,
-        tokens_per_s_per_gpu=tokens / time_s if tokens else None,
-        capacity_bytes=rec.get("capacity_bytes"),
-        device=rec.get("device"),
-        loss_marked=rec.get("loss_marked", True),
-    )
-
-
-_NUM = r"([0-9][0-9,]*(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)"
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_MEG_MEM = re.compile(
-    r"(?:\[Rank (\d+)\] )?\(?after (\d+) iterations\)? memory \(MB\) \| allocated: "
-    + _NUM
-    + r" \| max allocated: "
-    + _NUM
-    + r" \| reserved: "
-    + _NUM
-    + r" \| max reserved: "
-    + _NUM
-)
-_MEG_ITER = re.compile(r"iteration\s+(\d+)/\s*\d+ \|(.*)")
-_TITAN = re.compile(
-    r"(?:\[rank(\d+)\]:)?.*?step:\s*(\d+)\s.*?memory:\s*"
-    + _NUM
-    + r"\s*GiB\(\s*"
-    + _NUM
-    + r"%\)\s+tps:\s*"
-    + _NUM
-    + r"(?:\s+tflops:\s*"
-    + _NUM
-    + r")?\s+mfu:\s*"
-    + _NUM
-    + "%"
-)
-_DS_MEM = re.compile(
-    r"MA " + _NUM + r" GB\s+Max_MA " + _NUM + r" GB\s+CA " + _NUM + r" GB\s+Max_CA " + _NUM + " GB"
-)
-_DS_TIMER = re.compile(
-    r"(?:global_step=(\d+), |(\d+)/(\d+), )(?:RunningAvg)?SamplesPerSec="
-    + _NUM
-    + r"(?:, CurrSamplesPerSec="
-    + _NUM
-    + r")?, MemAllocated="
-    + _NUM
-    + r"GB, MaxMemAllocated="
-    + _NUM
-    + "GB"
-)
-_DS_STEP = re.compile(r"\[Rank (\d+)\] step=(\d+),")
-
-
-def _f(s: str) -> float:
-    return float(s.replace(",", ""))
-
-
-def _megatron(lines: list[str]) -> list[Sample]:
-    out = []
-    for i, text in enumerate(lines, 1):
-        for m in _MEG_MEM.finditer(text):  # two reports can share a line (interleaved output)
-            rank = int(m.group(1)) if m.group(1) else None
-            out.append(
-                Sample(
-                    line=i,
-                    rank=rank,
-                    step=int(m.group(2)) - 1,
-                    peak={
-                        "allocated": round(_f(m.group(4)) * MIB),
-                        "reserved": round(_f(m.group(6)) * MIB),
-                    },
-                )
-            )
-        m = _MEG_ITER.search(text)
-        if m and "elapsed time per iteration (ms)" in text:
-            fields = dict(
-                (k.strip(), v.strip())
-                for k, _, v in (f.partition(":") for f in m.group(2).split("|"))
-                if v.strip()
-            )
-            tflops = fields.get("throughput per GPU (TFLOP/s/GPU)")
-            gbs = fields.get("global batch size")
-            out.append(
-                Sample(
-                    line=i,
-                    rank=None,
-                    step=int(m.group(1)) - 1,
-                    step_time_s=_f(fields["elapsed time per iteration (ms)"]) / 1000,
-                    tflops_per_gpu=_f(tflops) if tflops else None,
-                    global_batch=int(_f(gbs)) if gbs else None,
-                )
-            )
-    return out
-
-
-def _torchtitan(lines: list[str]) -> list[Sample]:
-    out, seen = [], {}
-    for i, text in enumerate(lines, 1):
-        m = _TITAN.search(_ANSI.sub("", text))
-        if not m:
-            continue
-        step = int(m.group(2)) - 1
-        rank = int(m.group(1)) if m.group(1) else None
-        if rank is None:  # lines without a rank prefix: ranks in order of appearance per step
-            rank = seen[step] = seen.get(step, -1) + 1
-        gib, pct = _f(m.group(3)), _f(m.group(4))
-        out.append(
-            Sample(
-                line=i,
-                rank=rank,
-                step=step,
-                peak={"reserved": round(gib * GIB)},
-                tokens_per_s_per_gpu=_f(m.group(5)),
-                tflops_per_gpu=_f(m.group(6)) if m.group(6) else None,
-                framework_mfu=_f(m.group(7)) / 100,
-                capacity_bytes=round(gib * GIB * 100 / pct) if pct > 0 else None,
-            )
-        )
-    return out
-
-
-def _deepspeed(lines: list[str]) -> list[Sample]:
-    out, step, rank = [], None, None
-    for i, text in enumerate(lines, 1):
-        if m := _DS_STEP.search(text):
-            rank, step = int(m.group(1)), int(m.group(2)) - 1
-        if m := _DS_MEM.search(text):
-            # Max_CA is printed rounded to whole GiB: the current CA bounds it from below
-            peak = {
-                "allocated": round(max(_f(m.group(1)), _f(m.group(2))) * GIB),
-                "reserved": round(max(_f(m.group(3)), _f(m.group(4))) * GIB),
-            }
-            out.append(Sample(line=i, rank=rank, step=step, peak=peak))
-        if m := _DS_TIMER.search(text):
-            s = int(m.group(1) or m.group(3)) - 1
-            out.append(
-                Sample(
-                    line=i,
-                    rank=rank,
-                    step=s,
-                    peak={"allocated": round(_f(m.group(7)) * GIB)},
-                    samples_per_s=_f(m.group(5) or m.group(4)),
-                )
-            )
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -468,6 +162,7 @@ def _phases(ledger: Any, samples: list[Sample]) -> list[dict]:
                 "estimate_bytes": est,
                 "measured_bytes": meas,
                 "difference_bytes": None if est is None else meas - est,
+                "loss_marked": all(s.loss_marked for s in pool),
             }
         )
     return out
@@ -489,17 +184,19 @@ def _first_step(ledger: Any, mem: list[Sample]) -> dict | None:
         return s.peak[counter]
 
     m0 = max(before_optimizer(s) for s in step0)
+    phased = all(s.phases for s in step0)
     m1 = max(s.peak[counter] for s in later)
     est0 = _int(ledger.get("first_step_peak_bytes"))
     est_jump = _int(ledger.get("lazy_state_bytes"))
     return {
         "counter": counter,
         "step0_before_optimizer_bytes": m0,
-        "step0_phased": any(s.phases for s in step0),
+        "step0_phased": phased,
         "steady_bytes": m1,
         "jump_bytes": m1 - m0,
-        "estimate_step0_bytes": est0 if counter == "allocated" else None,
-        "estimate_jump_bytes": est_jump if counter == "allocated" else None,
+        # the ledger's first step ends before its optimizer step: a log's step 0 holds it all
+        "estimate_step0_bytes": est0 if counter == "allocated" and phased else None,
+        "estimate_jump_bytes": est_jump if counter == "allocated" and phased else None,
     }
 
 
@@ -710,6 +407,8 @@ def _text_phases(doc) -> list[str]:
             f"  {p['phase']:<10} {_gb(p['estimate_bytes']):>30} "
             f"{_gb(p['measured_bytes']):>30} {_signed(p['difference_bytes']):>31}"
         )
+    if any(p["phase"] == "loss" and not p["loss_marked"] for p in doc["phases"]):
+        out.append("  (no probe.loss marker: the loss window holds the loss's backward too)")
     return out
 
 
@@ -718,8 +417,9 @@ def _text_first(doc) -> list[str]:
     if not f:
         return ["Step 0 against step 1: the run has no step 0 and later step on one counter"]
     out = [
-        f"Step 0 against step 1 ({f['counter']}): step 0 before its optimizer step "
-        f"{_gb(f['step0_before_optimizer_bytes'])}, steady {_gb(f['steady_bytes'])}: "
+        f"Step 0 against step 1 ({f['counter']}): step 0 "
+        + ("before its optimizer step " if f["step0_phased"] else "(the whole step) ")
+        + f"{_gb(f['step0_before_optimizer_bytes'])}, steady {_gb(f['steady_bytes'])}: "
         f"a jump of {_signed(f['jump_bytes'])}"
     ]
     if f["estimate_jump_bytes"] is not None:
@@ -790,8 +490,8 @@ def _text_largest(doc) -> list[str]:
 
 
 def updated_csv(configs: Iterable[Any], name: str, update: Mapping[str, Any]) -> bytes:
-    """The input rows as a CSV with the reconciled row's measured columns filled in (through
-    the package's one CSV writer, ``output.csv_bytes``: formula text neutralised, RFC 4180)."""
+    """The input rows as a CSV with the reconciled row's measured columns filled in (through the
+    package's one CSV writer, so no text opens as a formula)."""
     from .config import COLUMN_NAMES
     from .render.output import csv_bytes
 
@@ -803,13 +503,5 @@ def updated_csv(configs: Iterable[Any], name: str, update: Mapping[str, Any]) ->
             for k, v in update.items():
                 if v is not None:
                     vals[k] = round(v, 6) if isinstance(v, float) else v
-        rows.append({k: _cell(v) for k, v in vals.items()})
-    return csv_bytes(COLUMN_NAMES, rows)
-
-
-def _cell(v: Any) -> Any:
-    if v is None:
-        return ""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    return v
+        rows.append({k: "" if v is None else v for k, v in vals.items()})
+    return csv_bytes(list(COLUMN_NAMES), rows)

@@ -32,7 +32,7 @@ SAMPLE = {
     "global_batch": 512, "zero": 1, "reduce_bucket_elems": 500_000_000, "compile": True,
     "vocab": 128256, "tied_embeddings": True, "shared_experts": 2, "first_dense_layers": 1,
     "full_attention_every": 4, "linear_key_heads": 16, "linear_value_heads": 32,
-    "linear_conv_kernel": 4, "days": 30.0,
+    "linear_conv_kernel": 4, "days": 30.0, "overlap_grad_reduce": True, "moe_a2a_overlap": True,
 }  # fmt: skip
 MLA = {"kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128}
 LINEAR = {

@@ -51,6 +51,7 @@ def test_to_frame_of_a_path_is_the_sweep_table():
     assert str(frame["peak_bytes_per_rank"].dtype) in ("int64", "Int64")
 
 
+@pytest.mark.slow
 def test_to_frame_of_ledgers_or_mappings_is_the_same_table():
     """The table is the same whichever way the rows come: a path, its ledgers, a DataFrame of the
     file (pandas reads empty cells as NaN), its records; the state lines sum to the state in HBM
@@ -73,6 +74,7 @@ def test_to_frame_of_ledgers_or_mappings_is_the_same_table():
     assert round(moe["bytes_per_rank"].sum() / 1e9, 1) == 38.1
 
 
+@pytest.mark.slow
 def test_calc_csv_is_the_table_with_formula_cells_made_safe(tmp_path):
     """calc --csv writes to_frame's table; a text cell starting with = + - @ (a name here) gets a
     leading ' (OWASP, CSV Injection), numbers keep their sign."""
@@ -109,6 +111,7 @@ def test_build_writes_what_the_command_writes(tmp_path):
     assert json.loads(paths[0].read_text()) == json.loads(printed)
 
 
+@pytest.mark.slow
 def test_plan_keeps_the_commands_defaults_and_takes_prices():
     """lr.plan keeps at most 5 plans a row, as `ledger-report plan` does by default; prices as a
     mapping limit the search to the GPU types priced (a row that names no GPU)."""
@@ -175,6 +178,10 @@ def test_a_bad_row_in_a_mix_is_named_by_its_place():
         lr.compute([first, {"name": "A", "params_total": "7B"}])
     with pytest.raises(TypeError, match="row 2"):
         lr.compute([first, 42])
+    frame = pd.DataFrame([{"name": "a", "params_total": "7B"}, {"name": "b", "dp": -2}])
+    with pytest.raises(lr.InputError, match="DataFrame") as err:
+        lr.compute(frame)
+    assert [(p.row, p.column) for p in err.value.problems if p.column == "dp"] == [(2, "dp")]
 
 
 def test_bad_prices_and_top_are_clear_errors():
@@ -197,10 +204,12 @@ def test_bad_prices_and_top_are_clear_errors():
         lr.plan(row, top=0)
 
 
+@pytest.mark.slow
 def test_to_frame_of_a_plan_document_is_its_plans():
     """lr.to_frame(lr.plan(...)): a row per plan with its rank, GPUs, cost and the row's columns;
     the cost is GPU-hours x price (the plan's own figures)."""
-    doc = lr.plan(pd.read_csv(PLAN_EXAMPLE), top=2, prices={"H100-SXM": 2.0})
+    rows = pd.read_csv(PLAN_EXAMPLE).head(1).assign(tp=1, pp=1, cp=1, micro_batch=1)
+    doc = lr.plan(rows, top=2, prices={"H100-SXM": 2.0})  # the layout narrowed: a short search
     frame = lr.to_frame(doc)
     assert len(frame) == len(doc["plans"]) == 2
     assert {"rank", "gpus", "cost", "row.dp", "row.tp"} <= set(frame.columns)

@@ -70,6 +70,7 @@ def _same(a, b) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_rows_together_equal_rows_per_pattern(configs):
     """Every quantity of every row: evaluated with the rows together (the masked path) as evaluated
     per pattern of empty columns; the masked path is taken, not refused."""
@@ -112,6 +113,7 @@ def _calc_json_lines(configs) -> list[str]:
     return text[len(head) : -len(tail)].split(",\n")
 
 
+@pytest.mark.slow
 def test_calc_json_is_each_scalar_ledgers_document(configs):
     """calc --json's lines (rows over arrays, 64 a chunk) are json.dumps of config_document of
     each row's ledger from the scalar interpreter, byte for byte."""
@@ -166,6 +168,7 @@ EDGES = [
 ]
 
 
+@pytest.mark.slow
 def test_edge_values_give_each_scalar_ledgers_document(tmp_path):
     """Odd but valid cells (a negative zero, the largest counts, percent signs, quotes, backslashes
     and Chinese in text): calc --json's lines are the scalar ledgers' documents byte for byte."""
@@ -232,22 +235,22 @@ def test_plain_digit_cells_read_as_the_decimal_path_reads_them(column, monkeypat
     that the Decimal path gives."""
     import re
 
-    from ledger_report import inputs
     from ledger_report.config import COLUMN_BY_NAME
+    from ledger_report.inputs import cells
 
     col = COLUMN_BY_NAME[column]
 
     def read(text):
         try:
-            v = inputs._cell(col, text)
+            v = cells.cell(col, text)
             return type(v), v
-        except inputs._Bad as exc:
+        except cells.Bad as exc:
             return "bad", exc.expected, exc.found
 
     fast = [read(t) for t in CELLS] + [read(t) for t in CELLS]  # the second time from the memo
-    monkeypatch.setattr(inputs, "_PLAIN_WHOLE", re.compile(r"(?!)"))
-    monkeypatch.setattr(inputs, "_PLAIN_FLOAT", re.compile(r"(?!)"))
-    monkeypatch.setattr(inputs, "_CELLS", {})
+    monkeypatch.setattr(cells, "_PLAIN_WHOLE", re.compile(r"(?!)"))
+    monkeypatch.setattr(cells, "_PLAIN_FLOAT", re.compile(r"(?!)"))
+    monkeypatch.setattr(cells, "_CELLS", {})
     slow = [read(t) for t in CELLS]
     assert fast == slow + slow
 

@@ -1,5 +1,5 @@
-"""The handout PDF: a summary ranked by the verdicts, then one A4-landscape page per configuration
-that walks the report spec (through ``render/view.py``): every label, value and formula text on a
+"""The handout PDF: a summary ranked by the verdicts, then two A4-landscape sheets per
+configuration (the review sheet and its continuation) that walk the report spec (through ``render/view.py``): every label, value and formula text on a
 page is one the view gives for that ledger, and a section the spec gains appears with no template
 change.  Chinese with the Simplified Chinese face, type no smaller than 8 pt, bars that read in
 greyscale, no WeasyPrint warning, nothing fetched or embedded from user text, one page however
@@ -316,7 +316,7 @@ def test_page_order_header_verdicts_ledger_chart_sections_assumptions(built, led
     order += [f"<h2>{secs['states'].title}</h2>"]
     # the figure sections in reading order (page.FLOW_FIRST, then page.FLOW_LAST)
     order += [
-        f">{secs[k].title}</h2>" for k in ("peak", "compute", "budget", "params", "uncounted")
+        f">{secs[k].title}</h2>" for k in ("budget", "peak", "compute", "params", "uncounted")
     ] + [">Assumptions</h2>"]  # a piece's heading has an id
     positions = [html.index(t) for t in order]
     assert positions == sorted(positions), order
@@ -920,10 +920,10 @@ def _overflow_rows() -> list[dict]:
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_overflowing_configurations_stay_one_page_each(tmp_path, lang):
+def test_overflowing_configurations_stay_two_sheets_each(tmp_path, lang):
     """A 5,000-character note (with 120 lines, or unbroken), a 200-character name and twelve state
-    lines (with offloaded state and a measured peak: every section shown) still give exactly one
-    page per configuration, in both languages, with nothing clipped (the renderer reports a clipped
+    lines (with offloaded state and a measured peak: every section shown) still give exactly two
+    sheets per configuration, in both languages, with nothing clipped (the renderer reports a clipped
     page as a warning) and every text of the view on the page; the truncated note says so."""
     lgs = _ledgers(*_overflow_rows())
     states = next(s for s in view.sections(lgs[0], lang) if s.key == "states")

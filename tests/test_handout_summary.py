@@ -239,3 +239,29 @@ def test_plan_handout_shows_each_layout_and_the_pareto_front():
     assert body.index("f1") < body.index("f2")
     assert f'style="width: {chart[0]["days_w"]}%"' in body
     assert handout.render_html(plans, "en").count('class="pareto') == 0  # no front, no chart
+
+
+def test_the_budget_box_is_whole_and_opens_the_first_sheet():
+    """On every page of inputs/examples.csv, as first cut: the budget is one piece (never split
+    over two columns or sheets) at the top of the first sheet's first column, and the least read
+    sections (page.FLOW_LAST: the parameters, the items outside the ledger, the assumptions) are
+    on the second sheet only (after what the first sheet had no room for)."""
+    from ledger_report.inputs import read_configs
+
+    root = Path(__file__).resolve().parents[1]
+    lgs = list(compute_many(read_configs(root / "inputs" / "examples.csv")))
+    book = handout._Book(lgs, "en")
+    for i, lg in enumerate(lgs):
+        d = book.data(i)
+        cols = handout._columns(d, handout._first_fit(d))
+        budget = [
+            (c, j)
+            for c, col in enumerate(cols)
+            for j, pc in enumerate(col)
+            if pc["title"] == "Budget"
+        ]
+        assert budget == [(0, 0)], lg.name
+        first = [pc["title"] for col in cols[: pg.FIRST_SHEET_COLUMNS] for pc in col]
+        second = [pc["title"] for col in cols[pg.FIRST_SHEET_COLUMNS :] for pc in col]
+        assert {"Parameters", "Not in the state ledger", ""} <= set(second), lg.name
+        assert not {"Parameters", "Not in the state ledger", ""} & set(first), lg.name

@@ -78,7 +78,7 @@ def test_three_steps_recorded_per_phase(probed):
     assert r0["phases"]["setup"]["allocated"] == 4 * PARAMS  # 2,656,768 bytes
     jump = r1["phases"]["setup"]["allocated"] - r0["phases"]["setup"]["allocated"]
     assert jump == 2 * 4 * PARAMS + 4 * TENSORS
-    assert r0["tokens"] == BATCH * SEQ and r0["micro_batches"] == 1
+    assert r0["tokens"] == BATCH * SEQ and r0["micro_batches"] == 1 and r0["loss_marked"]
     assert r0["phases"]["setup"]["reserved"] is None  # no caching allocator on the CPU
     for r in lines:
         a = {p: v["allocated"] for p, v in r["phases"].items()}
@@ -222,6 +222,10 @@ def test_trainer_callback_logic(tmp_path):
     recs = [json.loads(s) for s in (tmp_path / "hf.jsonl").read_text().splitlines()]
     assert [r["step"] for r in recs] == [0, 1]
     assert [(r["tokens"], r["micro_batches"]) for r in recs] == [(BATCH * SEQ, 1)] * 2
+    assert not any(r["loss_marked"] for r in recs)
+    ledger = lr.compute(lr.read([ROW]))[0]
+    doc = reconcile(ledger, [read_run(tmp_path / "hf.jsonl")])
+    assert [p["loss_marked"] for p in doc["phases"] if p["phase"] == "loss"] == [False]
     # no loss marker: the loss window runs to the logits' gradient, so it holds the logits'
     # gradient too (B·S·V fp32 more than with the marker)
     assert recs[1]["phases"]["loss"]["allocated"] > recs[1]["phases"]["forward"]["allocated"]
@@ -265,3 +269,59 @@ def test_trainer_callback_in_a_trainer(tmp_path):
     assert [r["step"] for r in recs] == [0, 1, 2]
     assert recs[0]["phases"]["setup"]["allocated"] == state_bytes
     assert all(r["tokens"] == 4 * 32 for r in recs)
+
+
+@pytest.mark.slow
+def test_a_loop_that_calls_the_models_parts(tmp_path):
+    """A chunked loss calls the model's parts (its hidden states, then the head on each chunk),
+    never the model itself: the step starts at the input embedding's forward, and its tokens are
+    counted there once."""
+    model, opt, batch = build()
+    probe = Probe(None, every=1).attach(model, opt)
+    for _ in range(2):
+        ids, labels = batch()
+        h = model.hidden_states(ids)
+        loss = sum(
+            torch.nn.functional.cross_entropy(model.head(hc).flatten(0, 1), lc.flatten())
+            for hc, lc in zip(h.chunk(2, dim=1), labels.chunk(2, dim=1))
+        )
+        probe.loss(loss).backward()
+        opt.step()
+        opt.zero_grad()
+    probe.detach()
+    assert [(r["step"], r["tokens"], r["micro_batches"]) for r in probe.records] == [
+        (0, BATCH * SEQ, 1),
+        (1, BATCH * SEQ, 1),
+    ]
+    assert list(probe.records[1]["phases"]) == list(PHASES)
+
+
+@pytest.mark.slow
+def test_one_file_per_rank(tmp_path, monkeypatch):
+    """``{rank}`` in the path gives one file per rank (RANK and WORLD_SIZE from the environment
+    where torch.distributed is not initialised); reconcile reads both files: the rank given twice
+    the batch is the worst, and the spread is the difference of the two ranks' peaks."""
+    path = str(tmp_path / "run-{rank}.jsonl")
+    probes = []
+    for rank, batch_size in ((0, BATCH), (1, 2 * BATCH)):
+        monkeypatch.setenv("RANK", str(rank))
+        monkeypatch.setenv("WORLD_SIZE", "2")
+        model, opt, batch = build(batch_size=batch_size)
+        probe = Probe(path, row="tiny-decoder", every=1).attach(model, opt)
+        for _ in range(2):
+            train_step(model, opt, *batch(), probe=probe)
+        probe.detach()
+        probes.append(probe)
+    files = sorted(tmp_path.glob("run-*.jsonl"))
+    assert [f.name for f in files] == ["run-0.jsonl", "run-1.jsonl"]
+    recs = [json.loads(f.read_text().splitlines()[-1]) for f in files]
+    assert [(r["rank"], r["world_size"], r["tokens"]) for r in recs] == [
+        (0, 2, BATCH * SEQ),
+        (1, 2, 2 * BATCH * SEQ),
+    ]
+    ledger = lr.compute(lr.read([ROW]))[0]
+    doc = reconcile(ledger, [read_run(f) for f in files])
+    ranks = doc["ranks"]
+    peaks = [max(r["peak"]["allocated"] for r in p.records) for p in probes]
+    assert [r["peak_bytes"] for r in ranks["per_rank"]] == peaks
+    assert ranks["worst_rank"] == 1 and ranks["spread_bytes"] == peaks[1] - peaks[0] > 0

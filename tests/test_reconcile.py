@@ -253,6 +253,18 @@ def test_bad_or_foreign_run_files(tmp_path, text, where, expected):
     assert "Traceback" not in r.output
 
 
+def test_bytes_that_are_not_text_name_their_line(tmp_path):
+    bad = tmp_path / "run.log"
+    log = (LOGS / "torchtitan_h100.log").read_bytes().splitlines(keepends=True)
+    bad.write_bytes(b"".join(log[:2]) + b"\xff\xfe binary\n" + b"".join(log[2:]))
+    r = run("reconcile", _csv(tmp_path, [MIXTRAL]), bad)
+    assert r.exit_code == 1
+    assert (
+        r.output.strip()
+        == f"Error: {bad}, line 3: expected UTF-8 text; found bytes that are not text"
+    )
+
+
 def test_row_must_exist(tmp_path):
     with pytest.raises(InputError, match="a row named 'nope'"):
         lr.api.reconcile(_csv(tmp_path, [MIXTRAL]), [LOGS / "torchtitan_h100.log"], row="nope")
@@ -270,7 +282,6 @@ def test_only_the_probe_imports_torch():
                 names = [node.module]
             if any(n.split(".")[0] == "torch" for n in names):
                 assert f.name == "probe.py", f
-                assert not isinstance(node, ast.Module)
     top = ast.parse((pkg / "probe.py").read_text()).body
     assert not any(
         isinstance(n, (ast.Import, ast.ImportFrom)) and "torch" in ast.dump(n) for n in top

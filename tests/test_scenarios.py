@@ -137,9 +137,10 @@ def test_qwen3_8b_zero3_layout_fits_from_three_gpus():
     the 84.94 GB CUDA gives a process on an H100 80GB; at three the 65.5 GB of sharded state per rank
     becomes 43.7 GB, and the peak falls by the difference (× the allocator reserve) under the HBM."""
     lg = ledger("qwen3-8b-2gpu-77d")
-    # 92.7 GB with a flat 5 % reserve; 92.3 GB with the allocator model (the stranded bf16 logits
-    # block and the fitted 4 % residual reserve, docs/definitions.md#counters)
-    assert lg["fits"] is False and round(lg["peak_bytes_per_rank"] / 1e9, 1) == 92.3
+    # 92.7 GB with a flat 5 % reserve; 91.1 GB with the allocator model (the stranded bf16 logits
+    # block and the fitted 4 % residual reserve, docs/definitions.md#counters) and no layer's
+    # gathered gradients beside the loss backward
+    assert lg["fits"] is False and round(lg["peak_bytes_per_rank"] / 1e9, 1) == 91.1
     assert lg["min_gpus_memory"] == 3
     three = ledger("qwen3-8b-2gpu-77d", dp=3, global_batch=384)
     assert three["fits"] is True

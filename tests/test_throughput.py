@@ -18,7 +18,7 @@ from support import fit  # noqa: E402
 # Issue #24's targets, held on the leave-one-source-out figures (never the in-sample ones): met on
 # the runs of the first five sources; over every source (the runs at scale added for issue #24 from
 # xtuner, Megatron-MoE-ModelZoo, Pai-Megatron-Patch and torchtitan PR #1690) the figures may not get
-# worse than where the model stands (bench/bench_throughput.py): median 10.2 %, largest 50.6 %.
+# worse than where the model stands (bench/bench_throughput.py): median 10.3 %, largest 44.0 %.
 MEDIAN_LIMIT = 0.10
 LARGEST_LIMIT = 0.25
 BIAS_RANGE = (0.95, 1.05)
@@ -30,7 +30,7 @@ FIRST_SOURCES = (
     "torchtitan_pr1690",
 )
 ALL_MEDIAN_LIMIT = 0.105
-ALL_LARGEST_LIMIT = 0.52
+ALL_LARGEST_LIMIT = 0.45
 # Sources whose figures must never be used (the model is checked against them elsewhere).
 FORBIDDEN = (
     "torchtitan benchmarks/",
@@ -71,7 +71,7 @@ def test_leave_one_source_out_meets_the_targets_on_the_first_sources(records):
 def test_leave_one_source_out_over_every_source_does_not_get_worse(records):
     """Every complete run, each source predicted with the constant fitted without it: the bias stays
     within 0.95-1.05 and the errors no worse than the model's figures when the runs at scale were
-    added (median 10.2 %, largest 50.6 %: issue #24's 10 % / 25 % not met there)."""
+    added (median 10.3 %, largest 44.0 %: issue #24's 10 % / 25 % not met there)."""
     loso = fit.leave_one_source_out(records)
     f = fit.figures([q for q, _ in loso.values()])
     assert f["runs"] == len(COMPLETE) >= 40

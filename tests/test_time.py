@@ -425,3 +425,35 @@ def test_switches_change_no_figure_that_does_not_depend_on_time():
     ):
         assert other[k] == base[k], k
     assert other["step_time_s"] != base["step_time_s"]
+
+
+def test_hsdp_shards_within_a_node_and_all_reduces_across_replicas():
+    """FSDP2 HSDP (dp_shard): the ZeRO-3 gathers run over the dp_shard·cp ranks of a node (NCCL LL
+    ring over 8 ranks in one node: 6.6 + 7 × 0.6 = 10.8 µs, tuning.cc @5067397c), the state is
+    sharded 8 ways instead of 384 (so more memory), and the gradient shard is all-reduced across the
+    48 replicas, one GPU per node."""
+    full = v(framework="fsdp2", dp=384, zero=3)
+    hsdp = v(framework="fsdp2", dp=384, zero=3, dp_shard=8)
+    assert full["dense_shard_group"] == 384 and hsdp["dense_shard_group"] == 8
+    assert hsdp["peak_bytes_per_rank"] > full["peak_bytes_per_rank"]
+    assert hsdp["grad_crosses_nodes"] is False and hsdp["rep_crosses_nodes"] is True
+    assert hsdp["dp_layer_all_gather_latency_s"] == pytest.approx(10.8e-6, rel=1e-9)
+    assert full["dp_layer_all_gather_latency_s"] == pytest.approx(469.5e-6, rel=1e-9)
+    assert hsdp["rep_layer_all_reduce_s"] > 0 and full["rep_layer_all_reduce_s"] == 0
+    with pytest.raises(InputError, match="dp_shard"):
+        v(framework="fsdp2", dp=384, zero=3, dp_shard=7)
+
+
+def test_attention_kernel_sets_the_attention_efficiency():
+    """attention_kernel: FlashAttention-3 (Shah et al. 2024) runs the attention core at 0.60 of the H100
+    BF16 peak against FlashAttention-2's 0.35 ("only 35% utilization on H100"), each times the
+    sustained fraction; on an A100 FlashAttention-3 does not exist and the figure is FlashAttention-2's."""
+    fa2 = v(dp=8, attention_kernel="fa2")
+    fa3 = v(dp=8, attention_kernel="fa3")
+    assert fa2["attention_efficiency"] == pytest.approx(0.35 * fa2["sustained_fraction"])
+    assert fa3["attention_efficiency"] == pytest.approx(0.60 * fa3["sustained_fraction"])
+    assert fa3["step_time_s"] < fa2["step_time_s"]
+    a2 = v(dp=8, gpu="A100-80GB", attention_kernel="fa2")
+    a3 = v(dp=8, gpu="A100-80GB", attention_kernel="fa3")
+    assert a3["attention_efficiency"] == a2["attention_efficiency"]
+    assert v(dp=8, framework="megatron")["attention_kernel"] == "cudnn"

@@ -382,7 +382,7 @@ def fx_max(*xs):
 # The workbook without a spreadsheet engine
 
 
-LOOKUP_SHEETS = ["Dtypes", "Moments", "Optimizers", "GPUs", "Conventions", "Lists"]
+LOOKUP_SHEETS = ["Dtypes", "Moments", "Optimizers", "GPUs", "Conventions", "Lists", "Models"]
 
 
 def test_sheets_and_layout(built, ledgers):
@@ -391,9 +391,10 @@ def test_sheets_and_layout(built, ledgers):
     wb = _load(built)
     names = wb.sheetnames
     assert names[:3] == [SUMMARY, INPUTS, LEDGERS]
-    assert names[-8:] == [BUDGET, "Help"] + LOOKUP_SHEETS
-    assert [wb[n].sheet_state for n in names] == ["visible"] * (len(names) - 6) + ["hidden"] * 6
-    print_sheets = names[3:-8]
+    k = len(LOOKUP_SHEETS)
+    assert names[-2 - k :] == [BUDGET, "Help"] + LOOKUP_SHEETS
+    assert [wb[n].sheet_state for n in names] == ["visible"] * (len(names) - k) + ["hidden"] * k
+    print_sheets = names[3 : -2 - k]
     assert len(print_sheets) == len(ledgers)
     assert len(set(n.casefold() for n in names)) == len(names)
     for n in print_sheets:
@@ -736,8 +737,9 @@ def test_print_sheets_are_a4_landscape_one_page(built, ledgers):
     assert summ.auto_filter.ref == f"A1:{last}{1 + n}"
     assert summ.freeze_panes == "B2"
     # the sheets that are not pages print nothing (one empty cell); the lookups are hidden
-    for name in (INPUTS, LEDGERS, BUDGET, "Help"):
+    for name in (INPUTS, LEDGERS, "Help"):
         assert wb[name].print_area.endswith(f"$A${wbk.NO_PRINT_ROW}"), name
+    assert not wb[BUDGET].print_area.endswith(f"$A${wbk.NO_PRINT_ROW}")  # the Budget prints
 
 
 def test_page_header_keeps_ampersands_and_image_codes_literal():
@@ -783,7 +785,7 @@ def test_many_configurations_use_one_chosen_ledger_sheet():
     configs = [dict(name=f"c{i}", params_total=10**9 * (1 + i), dp=1 + i % 4) for i in range(51)]
     data = render_xlsx(_ledgers(configs))
     wb = _load(data)
-    assert "Ledger" in wb.sheetnames and len(wb.sheetnames) == 12
+    assert "Ledger" in wb.sheetnames and len(wb.sheetnames) == 6 + len(LOOKUP_SHEETS)
     ws = wb["Ledger"]
     assert ws[CHOSEN_NAME].value == "c0"
     assert ws.data_validations.dataValidation[0].formula1.endswith(f"$A${LEDGER_FIRST_ROW + 50}")
@@ -1630,16 +1632,17 @@ def test_budget_sheet_is_the_budget_section_side_by_side(built, ledgers):
     wb = _load(built)
     ws = wb[BUDGET]
     keys = [f.key for f in SPEC.section("budget").figures]
-    labels = [ws.cell(2 + k, 1).value for k in range(len(keys))]
+    top = _budget_rows(ws)[REGISTRY[keys[0]].en]  # after the GPUs, days and verdicts
+    labels = [ws.cell(top + k, 1).value for k in range(len(keys))]
     assert labels == [REGISTRY[k].en for k in keys]
     assert [ws.cell(1, 3 + i).value for i in range(len(ledgers))] == [
         f"={LEDGERS}!$A${LEDGER_FIRST_ROW + i}" for i in range(len(ledgers))
     ]
     for k, key in enumerate(keys):
         for i in (0, len(ledgers) - 1):
-            assert _ledger_ref(key, LEDGER_FIRST_ROW + i) in ws.cell(2 + k, 3 + i).value, key
+            assert _ledger_ref(key, LEDGER_FIRST_ROW + i) in ws.cell(top + k, 3 + i).value, key
     vals = _load(built, data_only=True)[BUDGET]
-    cost_row = 2 + keys.index("cost")
+    cost_row = top + keys.index("cost")
     for i, led in enumerate(ledgers):
         assert _same(led["cost"], vals.cell(cost_row, 3 + i).value)
     with zipfile.ZipFile(io.BytesIO(built)) as z:
@@ -1720,15 +1723,16 @@ def test_budget_follows_price_and_mfu(edited, ledgers):
     out, expect = edited
     ws = out[BUDGET]
     keys = [f.key for f in SPEC.section("budget").figures]
+    top = _budget_rows(ws)[REGISTRY[keys[0]].en]
     i = next(k for k, c in enumerate(CONFIGS) if c["name"] == "params-only-offload-adam8bit")
     assert expect[i]["cost"] != ledgers[i]["cost"]
     for k, key in enumerate(keys):
         want = expect[i][key]
         want = _gb(want) if REGISTRY[key].unit == "bytes" else want
-        assert _same(want, ws.cell(2 + k, 3 + i).value), key
+        assert _same(want, ws.cell(top + k, 3 + i).value), key
     for j, c in enumerate(CONFIGS):
         if c["name"] not in EDITS:
-            assert _same(ledgers[j]["cost"], ws.cell(2 + keys.index("cost"), 3 + j).value), c[
+            assert _same(ledgers[j]["cost"], ws.cell(top + keys.index("cost"), 3 + j).value), c[
                 "name"
             ]
 
@@ -1737,8 +1741,9 @@ def test_budget_follows_price_and_mfu(edited, ledgers):
 def test_printed_workbook_is_the_summary_and_one_page_per_configuration(tmp_path):
     """The default print of the example workbook (LibreOffice's PDF export of every sheet's
     print area): the Summary's pages, then one A4-landscape page per configuration, in order,
-    each carrying its name, its last section and its assumptions (nothing cut off); no page of
-    Inputs, Ledgers, Budget, Help or the lookup sheets."""
+    each carrying its name, its last section and its assumptions (nothing cut off), then the
+    Budget (#26 item 2: it prints, one page wide); no page of Inputs, Ledgers, Help or the
+    lookup sheets."""
     from ledger_report.inputs import read_configs
 
     leds = [compute(c) for c in read_configs(ROOT / "inputs" / "examples.csv")]
@@ -1752,11 +1757,13 @@ def test_printed_workbook_is_the_summary_and_one_page_per_configuration(tmp_path
         info = subprocess.run(
             ["pdfinfo", str(path)], capture_output=True, text=True, check=True
         ).stdout
-        assert int(re.search(r"Pages:\s+(\d+)", info)[1]) == n_summary + len(leds)
+        assert int(re.search(r"Pages:\s+(\d+)", info)[1]) == n_summary + len(leds) + 1
     from pypdf import PdfReader
 
     pages = PdfReader(path).pages
-    assert len(pages) == n_summary + len(leds) and n_summary == 1
+    assert len(pages) == n_summary + len(leds) + 1 and n_summary == 1
+    budget = pages[-1].extract_text()
+    assert "ledger-report: budget" in budget and "Totals by currency" in budget
     for p in pages:
         w, h = float(p.mediabox.width), float(p.mediabox.height)
         assert (round(w), round(h)) == (842, 595)  # A4 landscape
@@ -1861,3 +1868,206 @@ def test_minimum_gpus_past_a_sheets_rows_recalculate_to_the_engine():
     assert max(l["batch_slots"] for l in ledgers) == 2**40
     wb = _load(_recalc(_poisoned(render_xlsx(ledgers))), data_only=True)
     assert _ledger_mismatches(wb[LEDGERS], ledgers) == []
+
+
+# Rows that name a model (the architecture filled from the catalogue, models.json) and one that
+# types its own layers over its model's.
+MODEL_ROWS = [
+    dict(name="qwen3-8b", model="Qwen3-8B", dp=8, seq_len=4096, global_batch=256, tokens=10**11),
+    dict(name="llama-8b-own-layers", model="Llama-3.1-8B", layers=40, dp=8, global_batch=256),
+]
+
+
+@pytest.fixture(scope="module")
+def model_built():
+    ledgers = _ledgers(MODEL_ROWS)
+    return ledgers, render_xlsx(ledgers)
+
+
+def test_architecture_cells_follow_the_model_cell(model_built, tmp_path):
+    """#26 item 1: an architecture cell its model filled is a formula over the hidden Models sheet
+    keyed by the row's model cell, cached with the catalogue's value (models.json: Qwen3-8B has
+    36 layers, hidden 4096); a column the row typed itself stays a value; the workbook reads back
+    to the same figures."""
+    from ledger_report.catalogue import MODELS
+    from ledger_report.inputs import read_configs
+
+    ledgers, data = model_built
+    col = {name: _col_index(name) for name in ("layers", "hidden", "model")}
+    ws = _load(data)[INPUTS]
+    cached = _load(data, data_only=True)[INPUTS]
+    assert "Models" in _load(data).sheetnames and _load(data)["Models"].sheet_state == "hidden"
+    layers = ws.cell(2, col["layers"]).value
+    assert isinstance(layers, str) and layers.startswith("=") and "tbl_models_layers" in layers
+    assert cached.cell(2, col["layers"]).value == MODELS["Qwen3-8B"].columns["layers"] == 36
+    assert cached.cell(2, col["hidden"]).value == 4096
+    assert ws.cell(3, col["layers"]).value == 40  # typed: a value
+    assert str(ws.cell(3, col["hidden"]).value).startswith("=")  # from Llama-3.1-8B
+    path = tmp_path / "models.xlsx"
+    path.write_bytes(data)
+    for cfg, led in zip(read_configs(path), ledgers):
+        again = compute(cfg)
+        assert all(_same(v, again[k]) for k, v in led.values.items()), led.name
+
+
+def _col_index(name: str) -> int:
+    return COLUMN_NAMES.index(name) + 1
+
+
+@pytest.mark.slow
+def test_a_changed_model_cell_brings_its_architecture(model_built):
+    """#26 item 1: change the model cell of a built workbook with openpyxl (Qwen3-8B to
+    Llama-3.1-70B), recalculate in LibreOffice: the row's architecture cells are the 70B's (80
+    layers, hidden 8192, models.json) and its Ledgers row equals the engine on that row as read
+    from the catalogue; a model the workbook does not hold empties the architecture and the
+    check cell names the missing columns."""
+    ledgers, data = model_built
+    wb = _load(data)
+    wb[INPUTS].cell(2, _col_index("model")).value = "Llama-3.1-70B"
+    wb[INPUTS].cell(3, _col_index("model")).value = "no-such-model"
+    buf = io.BytesIO()
+    wb.save(buf)
+    out = _load(_recalc(buf.getvalue()), data_only=True)
+    inputs = out[INPUTS]
+    assert inputs.cell(2, _col_index("layers")).value == 80
+    assert inputs.cell(2, _col_index("hidden")).value == 8192
+    edited = compute(config_from_mapping(dict(MODEL_ROWS[0], model="Llama-3.1-70B")))
+    assert edited["params_total"] > 60e9
+    assert _ledger_mismatches(out[LEDGERS], [edited]) == []
+    check = out[LEDGERS][f"{QUANTITY_LETTERS[REGISTRY_CHECK]}{LEDGER_FIRST_ROW + 1}"].value
+    assert "hidden" in check and "heads" in check, check
+
+
+REGISTRY_CHECK = "check_message"  # report.py ReportSpec.check
+
+
+@pytest.mark.slow
+def test_workbook_with_a_config_json_model_rebuilds_from_its_own_folder(tmp_path):
+    """#26 item 1 / walkthrough defect 6: inputs/examples.csv names configs/qwen3-30b-a3b.json
+    (relative to inputs/); the built workbook in another folder names it relative to its own
+    folder, so reading the workbook back finds the file and gives the same figures."""
+    from ledger_report import api
+    from ledger_report.inputs import read_configs
+
+    out = tmp_path / "deep" / "out"
+    (path,) = api.build(ROOT / "inputs" / "examples.csv", out, formats=("xlsx",))
+    back = {c.name: c for c in read_configs(path)}
+    row = back["qwen3-30b-a3b-config-json"]
+    assert (path.parent / row.get("model")).resolve() == (
+        ROOT / "inputs" / "configs" / "qwen3-30b-a3b.json"
+    ).resolve()
+    first = api.compute(ROOT / "inputs" / "examples.csv")
+    for led in first:
+        again = compute(back[led.name])
+        assert all(_same(v, again[k]) for k, v in led.values.items()), led.name
+
+
+_PRICED = dict(ARCH_8B, seq_len=8192, global_batch=512, tokens=10**12, days=30, gpu="H100-SXM")
+TWO_CURRENCIES = [
+    dict(_PRICED, name="a-usd", dp=32, price_per_gpu_hour=2.5, currency="USD"),
+    dict(_PRICED, name="b-cny", dp=64, price_per_gpu_hour=17, currency="CNY"),
+    dict(_PRICED, name="c-usd", dp=16, price_per_gpu_hour=3, currency="usd"),
+]
+
+
+def _budget_rows(ws) -> dict[str, int]:
+    """The first row of each label in column A (the chart data below repeats some)."""
+    out: dict[str, int] = {}
+    for r in range(1, ws.max_row + 1):
+        if ws.cell(r, 1).value:
+            out.setdefault(ws.cell(r, 1).value, r)
+    return out
+
+
+def test_costs_carry_their_currency_and_total_within_it():
+    """#26 item 2: two currencies in one file.  Cost cells are formatted with their row's
+    currency (Summary, Ledgers, Budget); the Budget shows each row's GPUs, days and verdicts and
+    totals per currency: USD = a + c (SUMIF ignores case: "usd" is USD), CNY = b alone; no cell
+    holds a total across currencies; the Budget prints (a print area, one page wide)."""
+    ledgers = _ledgers(TWO_CURRENCIES)
+    data = render_xlsx(ledgers)
+    wb, vals = _load(data), _load(data, data_only=True)
+    ws, wv = wb[BUDGET], vals[BUDGET]
+    rows = _budget_rows(wv)
+    for label in ("GPUs of this configuration dp·tp·pp·cp", "deadline verdict", "deadline"):
+        assert label in rows, label
+    assert [
+        wv.cell(rows["GPUs of this configuration dp·tp·pp·cp"], c).value for c in (3, 4, 5)
+    ] == [
+        32,
+        64,
+        16,
+    ]
+    assert ws.cell(rows["cost"], 3).number_format == '#,##0.00 "USD"'
+    assert ws.cell(rows["cost"], 4).number_format == '#,##0.00 "CNY"'
+    total = rows["total cost"]
+    assert [wv.cell(rows["currency"] + 0, c).value for c in (3, 4, 5)] == ["USD", "CNY", "usd"]
+    assert wv.cell(total, 3).value == pytest.approx(ledgers[0]["cost"] + ledgers[2]["cost"])
+    assert wv.cell(total, 4).value == pytest.approx(ledgers[1]["cost"])
+    assert wv.cell(total, 5).value is None
+    assert str(ws.cell(total, 3).value).startswith("=SUMIF(")
+    everything = sum(l["cost"] for l in ledgers)
+    cells = [c.value for row in wv.iter_rows() for c in row if isinstance(c.value, float)]
+    assert not any(v == pytest.approx(everything) for v in cells)
+    assert ws.print_area and ws.sheet_properties.pageSetUpPr.fitToPage
+    assert ws.page_setup.fitToHeight == 0  # one page wide, as tall as it takes
+    summ = wb[SUMMARY]
+    cost_col = _summary_col(summ, "cost")
+    assert [summ.cell(r, cost_col).number_format for r in (2, 3)] == [
+        '#,##0.00 "USD"',
+        '#,##0.00 "CNY"',
+    ]
+    led = wb[LEDGERS]
+    assert led[f"{QUANTITY_LETTERS['cost']}{LEDGER_FIRST_ROW + 1}"].number_format.endswith('"CNY"')
+
+
+@pytest.mark.slow
+def test_budget_totals_per_currency_recalculate(tmp_path):
+    """The totals per currency are live: after changing row c's currency to CNY with openpyxl and
+    recalculating in LibreOffice, USD totals a alone and CNY b + c (the engine's costs)."""
+    ledgers = _ledgers(TWO_CURRENCIES)
+    wb = _load(render_xlsx(ledgers))
+    wb[INPUTS].cell(4, COLUMN_NAMES.index("currency") + 1).value = "CNY"
+    buf = io.BytesIO()
+    wb.save(buf)
+    out = _load(_recalc(buf.getvalue()), data_only=True)[BUDGET]
+    total = _budget_rows(out)["total cost"]
+    assert out.cell(total, 3).value == pytest.approx(ledgers[0]["cost"], rel=1e-9)
+    assert out.cell(total, 4).value == pytest.approx(
+        ledgers[1]["cost"] + ledgers[2]["cost"], rel=1e-9
+    )
+
+
+def test_plan_workbook_shows_layouts_and_the_pareto_front():
+    """#26 item 6 (workbook): with the planner's document, a Plans sheet after the Summary gives
+    each plan's layout in words and the Pareto front's days and cost, and a scatter chart of
+    cost against days over them (the front as a line, the plans as markers)."""
+    rows = [
+        dict(ARCH_8B, name="p1", dp=4, tp=1, pp=1, cp=2, zero=2, global_batch=384, seq_len=8192),
+        dict(ARCH_8B, name="p2", dp=8, tp=2, pp=1, cp=1, zero=1, global_batch=384, seq_len=8192),
+    ]
+    ledgers = _ledgers(rows)
+    plan = lambda r, **k: dict(input="job", row=r, gpu="H100-SXM", **k)  # noqa: E731
+    doc = {
+        "plans": [
+            plan(rows[0], rank=1, gpus=8, days=19.26, cost=7395.69, peak_fraction=0.84),
+            plan(rows[1], rank=2, gpus=16, days=9.8, cost=7530.0, peak_fraction=0.5),
+        ],
+        "pareto": [
+            plan(dict(rows[0], name="f1", dp=384), gpus=3072, days=0.056, cost=8285.9),
+            plan(dict(rows[0], name="f2"), gpus=8, days=19.26, cost=7395.69),
+        ],
+    }
+    data = render_xlsx(ledgers, plans=doc)
+    wb = _load(data)
+    assert wb.sheetnames[:2] == [SUMMARY, "Plans"]
+    ws = wb["Plans"]
+    layouts = [ws.cell(r, 4).value for r in range(1, ws.max_row + 1)]
+    assert "dp 4 · tp 1 · pp 1 · cp 2 · zero 2" in layouts  # the row gives these columns
+    costs = [ws.cell(r, 7).value for r in range(1, ws.max_row + 1)]
+    assert 8285.9 in costs and costs.count(7395.69) == 2  # a plan on the front, and the front
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        charts = [z.read(n).decode() for n in z.namelist() if n.startswith("xl/charts/chart")]
+    assert any(
+        "<c:scatterChart>" in c and "Plans!" in c and "Pareto front job" in c for c in charts
+    )

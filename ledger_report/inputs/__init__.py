@@ -57,17 +57,10 @@ def stream_configs(path: str | Path, each: Callable[[Config], None]) -> int:
 def read_configs(
     path: str | Path,
     sink: Callable[[Config], None] | None = None,
-    keep: Callable[[int], bool] | None = None,
-    sink_columns: Any = None,
 ) -> list[Config]:
     """Read every configuration row of a .csv or .xlsx file; raise ``InputError`` on any problem.
 
-    With ``sink``, each good row goes to it as it is read and the list returned is empty.  With
-    ``keep`` (a .csv file only), a data row is read and checked only where ``keep`` of its
-    position (0 for the first data row) is true: the rest are counted and skipped, so their
-    problems, and names repeated across the parts, are for whoever reads them.  ``sink_columns``
-    is ignored (the rows go to ``sink``): it stays until its last callers are gone."""
-    del sink_columns
+    With ``sink``, each good row goes to it as it is read and the list returned is empty."""
     path = Path(path)
     label = path.name or str(path)
     try:
@@ -80,9 +73,7 @@ def read_configs(
         fail(label, "a .csv or .xlsx file", "a directory")
     suffix = path.suffix.lower()
     if suffix in CSV_SUFFIXES:
-        return read_csv(path, label, sink, keep)
-    if keep is not None:
-        raise ValueError("keep reads part of a .csv file only")
+        return read_csv(path, label, sink)
     if suffix in XLSX_SUFFIXES:
         return read_xlsx(path, label, sink)
     if suffix == ".xls":

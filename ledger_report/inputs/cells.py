@@ -17,13 +17,25 @@ import unicodedata
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from ..config import ALIASES, BOOL, COLUMNS, COUNT, ENUM, FLOAT, INT, TEXT, Column
+from ..config import (
+    ALIASES,
+    BOOL,
+    COLUMNS,
+    COUNT,
+    ENUM,
+    FLOAT,
+    FLOAT_RANGE,
+    INT,
+    TEXT,
+    Column,
+)
 from ..model.units import GB, GIB, TB, TIB
 
-MAX_TEXT_CHARS = 32_767  # Excel's cell limit; openpyxl would silently cut longer text
 MAX_NUMBER = 10**16  # largest count / integer accepted (5T parameters x 2000 is still far below)
 
 CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+_NOT_IN_XML = re.compile("[\ud800-\udfff\ufffe\uffff]")
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")  # two UTF-16 code units each
 _SUFFIX_POWER = {"k": 3, "m": 6, "b": 9, "t": 12}
 
 # A number as people type it (after NFKC): optional sign; digits, or digits in groups of exactly
@@ -206,7 +218,7 @@ def expected(col: Column) -> str:
         if col.catalogue == "gpus":
             return "a GPU from the catalogue (ledger-report gpus)"
         return "one of " + ", ".join(col.choices)
-    return f"text of at most {col.max_chars or MAX_TEXT_CHARS:,} characters"
+    return f"text of at most {col.max_chars:,} characters"
 
 
 def _number_hint(text: str) -> str:
@@ -425,6 +437,8 @@ def _as_text(raw: Any) -> str:
 
 
 def _text(raw: Any, col: Column) -> str:
+    """Text every output can store, checked here once: no character XML 1.0 refuses (a
+    workbook is XML), and no longer than the column takes, counted as Excel counts."""
     text = _as_text(raw)
     bad = CONTROL_CHARS.search(text)
     if bad:
@@ -433,8 +447,17 @@ def _text(raw: Any, col: Column) -> str:
             f"{show(text)} with the control character U+{ord(bad.group()):04X}"
             f" at position {bad.start() + 1}",
         )
-    if len(text) > (col.max_chars or MAX_TEXT_CHARS):
-        raise Bad(expected(col), f"{len(text):,} characters ({show(text)})")
+    bad = _NOT_IN_XML.search(text)
+    if bad:
+        raise Bad(
+            "text of characters a workbook can hold (not U+FFFE, U+FFFF or a lone surrogate)",
+            f"{show(_NOT_IN_XML.sub(lambda m: f'<U+{ord(m.group()):04X}>', text))}"
+            f" with U+{ord(bad.group()):04X} at position {bad.start() + 1}",
+        )
+    units = len(text) + len(_ASTRAL.findall(text)) if len(text) * 2 > col.max_chars else 0
+    if units > col.max_chars:
+        pairs = " as Excel counts them, an emoji two" if units > len(text) else ""
+        raise Bad(expected(col), f"{units:,} characters{pairs} ({show(text)})")
     return text
 
 
@@ -448,6 +471,24 @@ def _check_range(value: float | int, raw: Any, col: Column) -> None:
     too_high = hi is not None and value > hi
     if too_low or too_high:
         raise Bad(expected(col), show(raw) + _percent_hint(col, value))
+    smallest, largest = FLOAT_RANGE
+    if col.kind == FLOAT and value and not smallest <= abs(value) <= largest:
+        size = "small" if abs(value) < smallest else "large"
+        raise Bad(
+            _band_text(col),
+            f"{show(raw)} — too {size} for the figures computed from it to stay finite",
+        )
+
+
+def _band_text(col: Column) -> str:
+    """What a float column takes, within ``FLOAT_RANGE``: "a number from 10^-6 to 10^12"."""
+    smallest, largest = FLOAT_RANGE
+    hi = largest if col.maximum is None else min(col.maximum, largest)
+    zero = col.minimum is not None and col.minimum <= 0 and not col.min_exclusive
+    word = "a fraction" if col.percent else "a number"
+    high = f"10^{round(math.log10(hi))}" if hi == largest else _fmt_bound(hi)
+    band = f"{word} from 10^{round(math.log10(smallest))} to {high}"
+    return f"0, or {band}" if zero else band
 
 
 # (column, cell text) -> its value, for cells read without a problem

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 from pathlib import Path
 from typing import Callable
 
 from ..config import Config
 from .cells import show
+from .files import open_regular
 from .tables import Table, fail
 
 MAX_CSV_BYTES = 200 * 2**20  # size of a CSV file
@@ -41,6 +43,7 @@ def decode(data: bytes, label: str) -> str:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as utf8_error:
+        _refuse_mixed(data, utf8_error, label)
         try:
             text = data.decode("gb18030")
         except UnicodeDecodeError as gb_error:
@@ -64,6 +67,33 @@ def decode(data: bytes, label: str) -> str:
             "line",
         )
     return text
+
+
+def _refuse_mixed(data: bytes, error: UnicodeDecodeError, label: str) -> None:
+    """A file that is not UTF-8 is read as GB18030 only where no line of it is UTF-8 beyond
+    ASCII: a UTF-8 file with one row saved in GBK would otherwise be decoded whole as GB18030,
+    garbling every UTF-8 row (UTF-8 bytes of Chinese are valid GB18030 too)."""
+    utf8_line = None
+    for number, line in enumerate(data.split(b"\n"), 1):
+        if line.isascii():
+            continue
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        utf8_line = number
+        break
+    if utf8_line is None:
+        return
+    line = data.count(b"\n", 0, error.start) + 1
+    fail(
+        label,
+        f"one encoding for the whole file (line {utf8_line} is UTF-8); save the file as 'CSV UTF-8'",
+        f"bytes {data[error.start : error.start + 4]!r} that are not UTF-8 at byte offset"
+        f" {error.start:,} (another encoding, such as GBK, in one part of the file)",
+        line,
+        "line",
+    )
 
 
 def _sniff(text: str) -> str:
@@ -111,13 +141,16 @@ def _read_odd_row(table: Table, start: int, fields: list[str], delimiter: str) -
 
 
 def _read_bytes(path: Path, label: str) -> bytes:
-    try:
-        size = path.stat().st_size
-        if size > MAX_CSV_BYTES:
-            fail(label, f"a CSV file of at most {MAX_CSV_BYTES // 2**20} MiB", f"{size:,} bytes")
-        data = path.read_bytes()
-    except OSError as exc:
-        fail(label, "a readable file", f"{type(exc).__name__}: {exc.strerror or exc}")
+    with open_regular(path, label) as fh:
+        try:
+            size = os.fstat(fh.fileno()).st_size
+            if size <= MAX_CSV_BYTES:
+                data = fh.read(MAX_CSV_BYTES + 1)  # bounded, however the file grows meanwhile
+                size = len(data)
+        except OSError as exc:
+            fail(label, "a readable file", f"{type(exc).__name__}: {exc.strerror or exc}")
+    if size > MAX_CSV_BYTES:
+        fail(label, f"a CSV file of at most {MAX_CSV_BYTES // 2**20} MiB", f"{size:,} bytes")
     if not data.strip():
         fail(label, "a header row and configuration rows", "an empty file")
     if data.startswith(b"PK\x03\x04"):
@@ -140,7 +173,6 @@ def read_csv(
     path: Path,
     label: str,
     sink: Callable[[Config], None] | None = None,
-    keep: Callable[[int], bool] | None = None,
 ) -> list[Config]:
     text = decode(_read_bytes(path, label), label)
     delimiter = _sniff(text)
@@ -155,6 +187,8 @@ def read_csv(
             previous_line = reader.line_num
             if not (fields and fields[0].strip()) and not "".join(fields).strip():
                 continue  # no field but blanks
+            if not header_done and table.too_wide(len(fields), start):
+                break
             if not header_done:
                 table.read_header({i + 1: f for i, f in enumerate(fields)}, start)
                 header_done = True
@@ -163,8 +197,6 @@ def read_csv(
                 continue
             if table.over_row_bound(start, "file"):
                 break
-            if keep is not None and not keep(table.rows_seen - 1):
-                continue
             _read_record(table, start, fields, delimiter)
     except csv.Error as exc:
         table.add(

@@ -16,6 +16,8 @@ from .names import column_of, hint
 
 CHECK_BATCH_ROWS = 4096  # rows checked against the model's constraints at once
 MAX_ROWS = 100_000  # configuration rows per file
+MAX_COLUMNS = 16_384  # Excel's last column, XFD: the widest header every output can hold
+MAX_UNKNOWN_LISTED = 10  # unknown header names listed by name (the rest counted)
 
 
 def fail(
@@ -154,8 +156,22 @@ class Table:
             raise InputError(sorted(self.problems, key=lambda p: p.row or 0))
 
     # -- header
+    def too_wide(self, width: int, row: int) -> bool:
+        """A header wider than a sheet can be is refused before its names are read."""
+        if width <= MAX_COLUMNS:
+            return False
+        self.add(
+            row,
+            None,
+            f"at most {MAX_COLUMNS:,} columns (a spreadsheet's width)",
+            f"{width:,} fields in the header",
+        )
+        return True
+
     def read_header(self, cells: dict[int, Any], row: int) -> None:
         self.header_row = row
+        if self.too_wide(len(cells), row):
+            return
         unknown: list[tuple[int, str]] = []
         seen: dict[str, int] = {}
         shown: dict[int, str] = {}
@@ -215,9 +231,11 @@ class Table:
 
     def _unknown(self, row: int, unknown: list[tuple[int, str]]) -> None:
         parts = []
-        for col, text in unknown:
+        for col, text in unknown[:MAX_UNKNOWN_LISTED]:
             where = "" if self.keyed else f" in {self.position(col)}"
             parts.append(f"{show(text)}{where}{hint(norm(text).casefold())}")
+        if len(unknown) > MAX_UNKNOWN_LISTED:
+            parts.append(f"and {len(unknown) - MAX_UNKNOWN_LISTED:,} more")
         self.add(
             row,
             None,
@@ -392,8 +410,7 @@ class Table:
                 f"a blank header cell (data from {self.row_word} {row})",
                 self.cell_ref(col, self.header_row),
             )
-        # rows_seen: rows ``keep`` skipped count too
-        if not self.problems and not self.count and not self.rows_seen:
+        if not self.problems and not self.count:
             self.add(None, None, "at least one configuration row below the header", "no rows")
         self.raise_if_problems()
         return self.configs

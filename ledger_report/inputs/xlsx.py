@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import posixpath
+import re
 import warnings
 import zipfile
 import zlib
@@ -27,6 +28,7 @@ from ..config import Config
 from ..errors import InputError, Problem
 from .cells import ExcelError, NoCache, is_blank, letter, sheet_ref, show
 from .csv import OLE_MAGIC
+from .files import open_regular
 from .tables import Table, fail
 
 XLSX_SUFFIXES = (".xlsx", ".xlsm")
@@ -209,11 +211,7 @@ def _pick_sheet(wb: Any, label: str) -> Any:
 
 
 def read_xlsx(path: Path, label: str, sink: Callable[[Config], None] | None = None) -> list[Config]:
-    try:
-        fh = open(path, "rb")
-    except OSError as exc:
-        fail(label, "a readable file", f"{type(exc).__name__}: {exc.strerror or exc}")
-    with fh:
+    with open_regular(path, label) as fh:
         _check_zip(fh, label)
         import openpyxl
 
@@ -233,6 +231,7 @@ def read_xlsx(path: Path, label: str, sink: Callable[[Config], None] | None = No
             try:
                 ws = _pick_sheet(wb, label)
                 part = _Part(fh, ws.title)
+                _check_row_order(part, label, ws.title)
                 formulas = _Formulas(fh, ws.title, part.may_hold_formulas())
                 return _read_sheet(ws, label, formulas, part, sink, folder=path.parent)
             except InputError as err:
@@ -406,6 +405,28 @@ _MERGE_MARKS = _marks("mergeCell")
 # cannot hide one (a "<" in text is escaped), so a part without these holds no formula.
 _FORMULA_MARKS = (b"<f>", b"<f ", b"<f/", b":f>", b":f ", b":f/")
 _SCAN_CHUNK = 1 << 20
+_ROW_TAG = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?row[\s/>]")
+_ROW_NUMBER = re.compile(rb"""\sr\s*=\s*["'](\d+)""")
+
+
+def _check_row_order(part: "_Part", label: str, title: str) -> None:
+    """Rows numbered in increasing order, each once: a repeated or descending number would make
+    openpyxl skip the row without a word."""
+    previous = 0
+    for number in part.row_numbers():
+        number = previous + 1 if number is None else number
+        if number <= previous:
+            raise InputError(
+                Problem(
+                    label,
+                    number,
+                    None,
+                    f"rows in increasing order in the sheet {show(title)}'s XML, each once"
+                    " (a workbook Excel or LibreOffice saved)",
+                    f"row {number} after row {previous}; open the workbook and save it again",
+                )
+            )
+        previous = number
 
 
 def _local(tag: Any) -> str:
@@ -450,6 +471,31 @@ class _Part:
                 if any(mark in window for mark in marks):
                     return True
         return False
+
+    def row_numbers(self) -> Iterator[int | None]:
+        """The r attribute of each <row> element, in file order (None where it has none: the row
+        after the one before).  openpyxl reads a row numbered at or below one already read as
+        nothing, so the order is checked here (``_check_row_order``)."""
+        if self.name is None:
+            return
+        self.fh.seek(0)
+        with zipfile.ZipFile(self.fh) as zf, zf.open(self.name) as source:
+            if source.read(2) in (b"\xff\xfe", b"\xfe\xff"):
+                return  # UTF-16: the byte patterns do not apply
+            buffer = b""
+            while chunk := source.read(_SCAN_CHUNK):
+                buffer += chunk
+                done = 0  # bytes of the buffer read to the end of a tag
+                for match in _ROW_TAG.finditer(buffer):
+                    end = buffer.find(b">", match.start())
+                    if end < 0:
+                        break  # the tag goes on in the next chunk
+                    number = _ROW_NUMBER.search(buffer, match.start(), end)
+                    yield int(number.group(1)) if number else None
+                    done = end + 1
+                # what may start a tag the next chunk completes ("<ro" at the end) is kept
+                start = buffer.rfind(b"<", done)
+                buffer = buffer[start:] if start >= 0 else b""
 
     def may_hold_formulas(self) -> bool:
         return self._holds(_FORMULA_MARKS)

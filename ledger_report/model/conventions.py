@@ -53,6 +53,9 @@ SMs the collectives take):
   reduction overlaps the backward (torch DDP bucket_cap_mb = 25 MiB of bf16 gradients; Megatron-LM
   megatron/core/distributed/distributed_data_parallel.py @d98e8a64 max(40,000,000, 1,000,000 × dp);
   DeepSpeed reduce_bucket_size 5e8; 0: one per layer, as FSDP2).
+- ``attention_kernel_default``: the fused attention kernel the framework runs (the column
+  ``attention_kernel`` when empty): Megatron-LM with Transformer Engine cudnn, DeepSpeed fa2
+  (flash-attn), torchtitan and plain PyTorch sdpa.
 - ``pp_dp_overlap``: 1 where the gradient reduction may overlap the backward with pipeline
   parallelism (0: DeepSpeed's pipeline engine reduces the gradients after the pipeline flush,
   deepspeed/runtime/pipe/engine.py ReduceGrads).
@@ -117,8 +120,9 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "loss_impl_tp_default": "eager_fp32",
         "head_input_sharded": 0,
         "pp_keeps_outputs": 1,
+        "attention_kernel_default": "sdpa",
         "reserved_fraction": 0.04,
-        "reserved_fraction_expandable": 0.08,
+        "reserved_fraction_expandable": 0.12,
         "en": "generic: ZeRO-1 shards master, moments and main gradients; ZeRO-2 also gradients; ZeRO-3 also weights",
         "zh": "generic：ZeRO-1 分片主权重、动量与主梯度；ZeRO-2 再分片梯度；ZeRO-3 再分片权重",
         "source": "Rajbhandari et al. 2020 (ZeRO), section 5; torch/nn/parallel/distributed.py DistributedDataParallel(bucket_cap_mb=25); time: torch DistributedDataParallel overlaps the bucketed all-reduce with backward, FSDP prefetches its all-gathers (torch/distributed/fsdp); TP overlap off (no async TP by default); MoE combine: huggingface/transformers src/transformers/models/qwen3_moe/modeling_qwen3_moe.py Qwen3MoeSparseMoeBlock multiplies each expert's output by its routing weight (the product keeps the 16-bit output)",
@@ -167,8 +171,9 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "loss_impl_tp_default": "megatron_fused",
         "head_input_sharded": 1,
         "pp_keeps_outputs": 0,
+        "attention_kernel_default": "cudnn",
         "reserved_fraction": 0.04,
-        "reserved_fraction_expandable": 0.08,
+        "reserved_fraction_expandable": 0.12,
         "en": "megatron: grad_dtype is the gradient buffer (param.main_grad), kept whole; zero=1 is the distributed optimizer sharding master and moments over dp·cp (experts over expert-DP)",
         "zh": "megatron：grad_dtype 指梯度 buffer（param.main_grad），不分片；zero=1 为分布式优化器，主权重与动量沿 dp·cp 分片（专家沿专家 DP）",
         "source": "Megatron-LM megatron/core/distributed/param_and_grad_buffer.py (_ParamAndGradBuffer), megatron/core/optimizer/distrib_optimizer.py (DistributedOptimizer); docs/source/api-guide/dist_optimizer.md; time: megatron/core/distributed/distributed_data_parallel_config.py (overlap_grad_reduce=False, overlap_param_gather=False by default), megatron/training/arguments.py (--tp-comm-overlap off by default; num_layers divisible by the pipeline size), megatron/core/transformer/moe/token_dispatcher.py (all-to-all on the critical path); MoE combine: megatron/core/transformer/moe/experts.py TEGroupedMLP applies the probabilities inside the activation (weighted_bias_swiglu_impl), token_dispatcher.py unpermute takes none",
@@ -217,8 +222,9 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "loss_impl_tp_default": "eager_fp32",
         "head_input_sharded": 0,
         "pp_keeps_outputs": 1,
+        "attention_kernel_default": "fa2",
         "reserved_fraction": 0.04,
-        "reserved_fraction_expandable": 0.08,
+        "reserved_fraction_expandable": 0.12,
         "en": "deepspeed: ZeRO-2 = 2 + 18/N and ZeRO-3 = 18/N bytes per parameter, as DeepSpeed's own estimators; 16-bit gradients do not persist under ZeRO-3",
         "zh": "deepspeed：ZeRO-2 = 2 + 18/N，ZeRO-3 = 18/N 字节/参数，与 DeepSpeed 自带估算一致；ZeRO-3 下 16 位梯度不常驻",
         "source": "DeepSpeed deepspeed/runtime/zero/stage_1_and_2.py, stage3.py (estimate_zero2_model_states_mem_needs, estimate_zero3_model_states_mem_needs); deepspeed/runtime/zero/config.py (reduce_bucket_size, allgather_bucket_size = 5e8); deepspeed/runtime/pipe/engine.py (ZeRO-2/3 not supported with pipeline parallelism); time: deepspeed/runtime/zero/stage_1_and_2.py (gradients reduced in every backward from ZeRO-2, overlap_comm), stage3.py (prefetched parameter gathers), pipe/engine.py (ReduceGrads after the schedule's last backward); MoE combine: deepspeed/moe/sharded_moe.py MOELayer.forward einsum('sec,ecm->sm', combine_weights, expert_output) keeps the expert output",
@@ -267,8 +273,9 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "loss_impl_tp_default": "loss_parallel",
         "head_input_sharded": 0,
         "pp_keeps_outputs": 1,
+        "attention_kernel_default": "sdpa",
         "reserved_fraction": 0.04,
-        "reserved_fraction_expandable": 0.08,
+        "reserved_fraction_expandable": 0.12,
         "en": "fsdp2: PyTorch FSDP2 as torchtitan runs it: sharded fp32 parameters (the master), fp32 gradients and moments; bf16 layers gathered one at a time; selective recompute saves by operator",
         "zh": "fsdp2：torchtitan 所用的 PyTorch FSDP2：分片的 fp32 参数（即主权重）、fp32 梯度与动量；bf16 层逐层聚合；选择性重计算按算子保存",
         "source": "PyTorch torch/distributed/fsdp/_fully_shard/_fsdp_param.py (FSDPParam: sharded parameter in its original dtype, unsharded all-gather outputs, to_accumulated_grad_if_needed); torchtitan torchtitan/distributed/fsdp.py (MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32)), activation_checkpoint.py (SelectiveAC), components/loss.py (cross_entropy on pred.float()); torch/distributed/pipelining/stage.py; time: torch/distributed/fsdp/_fully_shard (all-gathers prefetched, reduce-scatter per backward); torchtitan torchtitan/distributed/parallel_dims.py (async TP off by default); MoE combine: torchtitan torchtitan/models/common/token_dispatcher.py LocalTokenDispatcher.combine multiplies routed_output.to(float32) by the scores (the fp32 copy is kept)",

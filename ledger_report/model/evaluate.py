@@ -228,7 +228,7 @@ class _Closures(Visitor):
     def visit_Call(self, e):
         args_ = [compiled(a) for a in e.args]
         if e.fn == "CONCAT":
-            return lambda row, env, t: "".join(text_of(a(row, env, t)) for a in args_)
+            return lambda row, env, t: "".join([text_of(a(row, env, t)) for a in args_])
         if e.fn == "MINDIV":
 
             def mindiv(row, env, t):

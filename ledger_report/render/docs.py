@@ -186,7 +186,7 @@ its own fp32 copy). The rest, fragmentation the model does not explain (rounding
 sizes that vary, blocks split by smaller tensors), is `reserved_fraction` of that, fitted on published runs (`bench/bench_fidelity.py`):
 without expandable segments (PyTorch's default) 0.04, the gap between the reserved and the
 allocated peak that the one run measuring both showed (Megatron-LM PR 6429); with expandable
-segments 0.08, fitted on torchtitan runs' reserved peaks, so it also holds what the allocated
+segments 0.12, fitted on torchtitan runs' reserved peaks, so it also holds what the allocated
 estimate misses there. The allocator releases its cached blocks and retries before it fails, so
 the reserved peak stays within what the device leaves it (HBM less the context and NCCL) unless
 even the reserve it cannot release (the fragmentation inside segments still in use; none with
@@ -215,9 +215,22 @@ attention layers × seq_len × heads × head_dim (the causal mask halves the 12�
 One training step's time, term by term: compute (forward, backward and recompute FLOPs at the GPU's
 sustained matmul efficiency), the exposed part of each collective (tensor, context, expert, data
 parallel and pipeline communication, over NVLink inside a node and the network across nodes,
-placing tp innermost, then cp, ep, dp, pp), the pipeline bubble, the optimizer step and offload
-(the host link or the NVMe's bandwidth, and a CPU optimizer). With `mfu` empty the prediction
-decides the days and the cost; a given `mfu` decides them and the prediction stands beside it.""",
+placing tp innermost, then cp, ep, dp, pp; expert groups as Megatron builds them, ep ranks etp
+apart), the pipeline bubble (the schedule's critical path, also with fewer micro-batches than
+stages), the optimizer step and offload (the host link or the NVMe's bandwidth, and a CPU
+optimizer). Each collective is costed per call, as many calls as the framework issues (ZeRO-3: two
+gathers and a reduce-scatter per layer and micro-batch; buckets per reduction; TP per layer), with
+the latency and protocol choice of NCCL's own tuning model (NVIDIA/nccl src/graph/tuning.cc,
+NCCL 2.30.7: ring and tree, LL/LL128/Simple, per-hop latency inside and between nodes). What is
+hidden follows the overlap switches (`overlap_grad_reduce`, `overlap_param_gather`,
+`tp_comm_overlap`, `overlap_p2p_comm`, `moe_a2a_overlap`, defaults per convention): at most what
+the window's compute lasts, never the first gather or the last bucket, and the compute slows by
+0.15 of what it hides. `step_bound` says what binds the step (compute, communication, latency or
+bubble); `time_comm_latency_s` and `time_comm_bandwidth_s` split the exposed communication. With
+`mfu` empty the prediction decides the days and the cost; a given `mfu` decides them and the
+prediction stands beside it. The one fitted constant (the share of the kernel-benchmark matmul
+efficiency training sustains, by GPU class) is checked leave-one-source-out against published runs
+(bench/bench_throughput.py).""",
     ),
     (
         "Gates",
@@ -341,7 +354,7 @@ def columns_md() -> str:
         "`8.19e9`, `8.19B`, `35B`, `5T`, `350M`, `7K`. A column in GB (10^9 bytes) also takes a size "
         "with its unit, converted exactly: `79.7 GiB` is 85.58 GB, `96GB`, `512 MiB`, `1.5 TB`. "
         "Give `params_total`, or the architecture "
-        "(`layers`, `hidden`, `heads`, `ffn_hidden`, `vocab`).\n",
+        "(`layers`, `hidden`, `heads`, `ffn_hidden`, `vocab`). " + _limits_md() + "\n",
         "| column | meaning | 中文 | default | unit | choices |",
         "|---|---|---|---|---|---|",
     ]
@@ -351,6 +364,23 @@ def columns_md() -> str:
             f"| `{c.name}` | {_cell(c.help_en)} | {_cell(c.help_zh)} | {_cell(default)} | {c.unit} | {', '.join(c.choices)} |"
         )
     return "\n".join(out + _aliases_md()) + "\n"
+
+
+def _limits_md() -> str:
+    """The bounds every row is read within, said where the columns are."""
+    from ..config import FLOAT_RANGE, MAX_LAYERS, MAX_TEXT_CHARS
+    from ..inputs.csv import MAX_CSV_BYTES
+    from ..inputs.tables import MAX_COLUMNS, MAX_ROWS
+
+    short = ", ".join(f"`{c.name}` {c.max_chars}" for c in COLUMNS if c.max_chars < MAX_TEXT_CHARS)
+    return (
+        f"Every row is read within what every output can hold: a decimal column takes 0 or a "
+        f"magnitude from {FLOAT_RANGE[0]:g} to {FLOAT_RANGE[1]:g}, whole numbers at most 10^16 "
+        f"(layers at most {MAX_LAYERS:,}); text at most {MAX_TEXT_CHARS:,} characters counted as "
+        f"Excel counts them (an emoji is two; {short}), without control characters, U+FFFE or "
+        f"U+FFFF. A file holds at most {MAX_ROWS:,} rows and {MAX_COLUMNS:,} columns, a CSV at "
+        f"most {MAX_CSV_BYTES // 2**20} MiB in one encoding, and must be a regular file."
+    )
 
 
 def _aliases_md() -> list[str]:

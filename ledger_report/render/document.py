@@ -122,6 +122,10 @@ def write_lines(
 
 
 def _compact(lg: Ledger) -> str:
-    return json.dumps(
-        config_document(lg), ensure_ascii=False, separators=(",", ":"), allow_nan=False
-    )
+    return _COMPACT(config_document(lg))
+
+
+# json.dumps' compact form (a document holds no cycle, so none is looked for: the same text)
+_COMPACT = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
+).encode

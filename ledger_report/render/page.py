@@ -37,13 +37,13 @@ PX_PER_MM = 96 / 25.4
 SHEET_HEIGHT_PX = 192 * PX_PER_MM
 COLUMNS = 6  # the flow's columns: three on a configuration's first sheet, three on its second
 FIRST_SHEET_COLUMNS = 3
-# The flow's sections in the order a reviewer reads them: the peak, the compute floor and the
-# budget first (on the first sheet, under the state ledger and the chart), then the rest in the
+# The flow's sections in the order a reviewer reads them: the budget (whole, at the top of the
+# first column), the peak and the compute floor first (on the first sheet, under the state ledger and the chart), then the rest in the
 # spec's order; what the first sheet has no room for continues on the configuration's second
 # sheet, the least read sections (the parameter count, the items outside the ledger, the
 # assumptions) last.  A section the spec adds later lands among the rest.
-CONT_TOP_LINES = 2.8  # the second sheet's header (the name and the page numbers), in lines
-FLOW_FIRST = ("peak", "measured", "compute", "budget")
+CONT_TOP_LINES = 1.6  # the second sheet's header (its title line, measured: 1.5 lines)
+FLOW_FIRST = ("budget", "peak", "measured", "compute")  # the budget first: never split
 FLOW_LAST = ("params", "uncounted", "notes")
 NARROW_COLUMNS = 4  # a table with more columns than this goes across the top of the page
 HEADER_SECTIONS = ("verdicts", "verdict_reasons")  # badges with their reasons, in the header
@@ -158,6 +158,15 @@ class PageData:
     est_top: tuple[float, float] = (0.0, 0.0)  # estimated lines above the left and right columns
     lead: str = ""  # what leads the note line (the NOTE_SECTIONS), never cut
     _flows: dict[int, tuple[list[dict[str, Any]], list[float]]] = field(default_factory=dict)
+
+    @property
+    def details(self) -> int:
+        """The first flow item of the FLOW_LAST sections: where the second sheet begins at the
+        latest (the same at every trim level)."""
+        return next(
+            (n for n, it in enumerate(self.items) if self.sections[it["sec"]]["key"] in FLOW_LAST),
+            len(self.items),
+        )
 
     def flow(self, density: int) -> tuple[list[dict[str, Any]], list[float]]:
         """The flow items at a trim level (the formula texts of its TRIMMED sections left out),
@@ -631,16 +640,27 @@ def heights_of(
 
 
 def cut(
-    heights: Sequence[float], secs: Sequence[int], over: Sequence[float], caps: Sequence[float]
+    heights: Sequence[float],
+    secs: Sequence[int],
+    over: Sequence[float],
+    caps: Sequence[float],
+    details: int | None = None,
 ):
-    """The flow cut into the columns of both sheets: the first sheet's columns filled in turn
-    (:func:`fill_cut`), and what is left balanced over the second sheet's (:func:`balance_cut`)."""
+    """The flow cut into the columns of both sheets: the first sheet's columns balanced, or where
+    that does not fit filled in turn (:func:`fill_cut`), with the items before ``details`` (the first item of the FLOW_LAST
+    sections, which always open the second sheet), and what is left balanced over the second
+    sheet's (:func:`balance_cut`)."""
     first = FIRST_SHEET_COLUMNS
-    cols = fill_cut(heights, secs, over, list(caps[:first]) + [math.inf])
-    rest = [i for _s, idx in cols[first] for i in idx]
-    if not rest:
+    n = len(heights) if details is None else details
+    cols = distribute(heights[:n], secs[:n], over, list(caps[:first]))  # balanced, if it fits
+    if max(h - c for h, c in zip(heights_of(cols, heights, over), caps)) <= -0.5:
+        cols.append([])
+    else:
+        cols = fill_cut(heights[:n], secs[:n], over, list(caps[:first]) + [math.inf])
+    rest = [i for _s, idx in cols[first] for i in idx] if n else []
+    k = rest[0] if rest else n
+    if k >= len(heights):
         return cols[:first] + [[] for _ in caps[first:]]
-    k = rest[0]
     tail = balance_cut(heights[k:], secs[k:], over, caps[first:])
     return cols[:first] + [[(s, [i + k for i in idx]) for s, idx in col] for col in tail]
 
@@ -652,7 +672,7 @@ def fill_cut(
     estimate's errors), else to its height, else that without keeping a heading with two items;
     the last takes the rest."""
     best = None
-    for keep, fill in ((True, CUT_ROOM), (True, 1.0), (False, 1.0)):
+    for keep, fill in ((True, 1.0), (False, 1.0)):
         cols = distribute(heights, secs, over, caps, balanced=False, keep=keep, fill=fill)
         excess = max(h - c for h, c in zip(heights_of(cols, heights, over), caps))
         if excess <= -0.5:
@@ -665,9 +685,13 @@ def fill_cut(
 def balance_cut(
     heights: Sequence[float], secs: Sequence[int], over: Sequence[float], caps: Sequence[float]
 ):
-    """The first cut that fits every column: balanced, else each column but the last filled to
+    """The first cut that fits every column: whole sections balanced over the columns
+    (:func:`_whole_sections`), else balanced, else each column but the last filled to
     :data:`CUT_ROOM` of its height (room for the estimate's errors), else to its height, else that
     without keeping a heading with two items; else the one whose last column overflows least."""
+    whole = _whole_sections(heights, secs, over, caps)
+    if whole is not None:
+        return whole
     best = None
     for balanced, keep, fill in (
         (True, True, 1.0),
@@ -682,6 +706,33 @@ def balance_cut(
         if best is None or excess < best[0]:
             best = (excess, cols)
     return best[1]
+
+
+def _whole_sections(
+    heights: Sequence[float], secs: Sequence[int], over: Sequence[float], caps: Sequence[float]
+) -> list[list[tuple[int, list[int]]]] | None:
+    """Each section whole in one column, a column taking sections in order up to its share of
+    the whole (a section that would take it past its share by more than half its own height goes
+    on to the next column); None where a column would not hold what it gets."""
+    runs: list[tuple[int, list[int]]] = []
+    for i, s in enumerate(secs):
+        if runs and runs[-1][0] == s:
+            runs[-1][1].append(i)
+        else:
+            runs.append((s, [i]))
+    size = [over[s] + sum(heights[i] for i in idx) for s, idx in runs]
+    total, room = sum(size), sum(caps) or 1.0
+    cols: list[list[tuple[int, list[int]]]] = [[] for _ in caps]
+    c, used = 0, 0.0
+    for run, h in zip(runs, size):
+        target = total * caps[c] / room
+        if cols[c] and c < len(caps) - 1 and used + h / 2 > target:
+            c, used = c + 1, 0.0
+        cols[c].append(run)
+        used += h
+    if any(h > cap - 0.5 for h, cap in zip(heights_of(cols, heights, over), caps)):
+        return None
+    return cols
 
 
 _MARKER_SAMPLE = (

@@ -6,20 +6,19 @@ spreadsheet would read as a formula safe, as OWASP advises; numbers are never ch
 
 from __future__ import annotations
 
-from typing import Any, BinaryIO, Iterable, Mapping
+from typing import Any, BinaryIO, Iterable, Mapping, Sequence
 
 from .output import csv_lines
 
 
-def write_table(chunks: Iterable[Mapping[str, tuple[Any, Any]]], out: BinaryIO) -> None:
-    """Write the header, then each chunk's rows, to the binary stream ``out`` (UTF-8)."""
-    first = True
+def write_table(
+    header: Sequence[str], chunks: Iterable[Mapping[str, tuple[Any, Any]]], out: BinaryIO
+) -> None:
+    """Write the header, then each chunk's rows (its columns in the header's order), to the
+    binary stream ``out`` (UTF-8); the header alone when there is no row."""
+    out.write(csv_lines([header]))
     for chunk in chunks:
-        rows = zip(*(_cells(values, blank) for values, blank in chunk.values()))
-        out.write(csv_lines([list(chunk), *rows] if first else rows))
-        first = False
-    if first:
-        raise ValueError("no rows")  # pragma: no cover - a source always has a row
+        out.write(csv_lines(zip(*(_cells(*chunk[name]) for name in header))))
 
 
 def _cells(values: Any, blank: Any) -> list:

@@ -64,18 +64,29 @@ class Block(nn.Module):
 
 
 class Decoder(nn.Module):
-    def __init__(self, layers=LAYERS, hidden=HIDDEN, heads=HEADS, ffn=FFN, vocab=VOCAB):
+    def __init__(
+        self, layers=LAYERS, hidden=HIDDEN, heads=HEADS, ffn=FFN, vocab=VOCAB, recompute=False
+    ):
         super().__init__()
+        self.recompute = recompute  # full recompute: each block's activations rebuilt in backward
         self.embed = nn.Embedding(vocab, hidden)
         self.blocks = nn.ModuleList(Block(hidden, heads, ffn) for _ in range(layers))
         self.norm = RMSNorm(hidden)
         self.head = nn.Linear(hidden, vocab, bias=False)
 
-    def forward(self, ids):
+    def hidden_states(self, ids):
+        from torch.utils.checkpoint import checkpoint
+
         x = self.embed(ids)
         for blk in self.blocks:
-            x = blk(x)
-        return self.head(self.norm(x))
+            if self.recompute and torch.is_grad_enabled():
+                x = checkpoint(blk, x, use_reentrant=False)
+            else:
+                x = blk(x)
+        return self.norm(x)
+
+    def forward(self, ids):
+        return self.head(self.hidden_states(ids))
 
 
 def build(seed: int = 0, batch_size: int = BATCH, seq: int = SEQ, **sizes):

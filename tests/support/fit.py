@@ -52,9 +52,7 @@ def records(rows: list[dict[str, str]]) -> list[Record]:
     """Every run with a measured figure, predicted at each scale of GRID."""
     rows = [r for r in rows if r["measured_tokens_per_s_per_gpu"]]
     configs = [_config(r, s) for r in rows for s in GRID]
-    tps = [
-        ledger["predicted_tokens_per_s_per_gpu"] for ledger in compute_many(configs, together=True)
-    ]
+    tps = [ledger["predicted_tokens_per_s_per_gpu"] for ledger in compute_many(configs)]
     out = []
     for i, r in enumerate(rows):
         measured = float(r["measured_tokens_per_s_per_gpu"])
@@ -119,3 +117,26 @@ def figures(ratios: list[float]) -> dict[str, float]:
         "bias": median(ratios),
         "optimistic": sum(q > 1 for q in ratios),
     }
+
+
+def _single_scale(recs: list[Record]) -> float:
+    """One constant c for every class (each run evaluated at c ÷ its class's current constant) at
+    which the median log ratio is 0."""
+    lo, hi = 0.2, 2.0
+    for _ in range(60):
+        mid = math.sqrt(lo * hi)
+        below = median(r.at(mid / SUSTAINED_FRACTION[r.cls]) for r in recs) < 0
+        lo, hi = (mid, hi) if below else (lo, mid)
+    return math.sqrt(lo * hi)
+
+
+def leave_one_source_out_single(recs: list[Record]) -> dict[str, float]:
+    """As leave_one_source_out with one sustained fraction for every GPU (no split by class): the
+    check that the split earns its place."""
+    out = {}
+    for source in sorted({r.source_id for r in recs}):
+        c = _single_scale([r for r in recs if r.source_id != source])
+        for r in recs:
+            if r.source_id == source:
+                out[r.run] = math.exp(r.at(c / SUSTAINED_FRACTION[r.cls]))
+    return out

@@ -439,7 +439,7 @@ def _stages(reg: Registry, r: Ctx) -> None:
             BYTES,
             f"{stage} stage: outputs kept per micro-batch in flight and the gradient receive buffer",
             f"{STAGE_ZH[stage]}：每个在途 micro-batch 保留的输出与梯度接收缓冲",
-            "PyTorch torch/distributed/pipelining/stage.py (forward_one_chunk keeps each chunk's output in "
+            "PyTorch torch/distributed/pipelining/stage.py @ 88fa1e71 (forward_one_chunk keeps each chunk's output in "
             "fwd_cache until its backward; the gradient arrives in a receive buffer of the output's shape); "
             "DeepSpeed deepspeed/runtime/pipe/engine.py (pipe_buffers['outputs'] per buffer); Megatron-LM "
             "megatron/core/pipeline_parallel/schedules.py deallocate_output_tensor frees the output's data once sent",
@@ -461,20 +461,21 @@ LOSS_PARALLEL_SRC = (
     "exp(x) and their sum: 16 bytes a logit"
 )
 CHUNKED_SRC = (
-    "torchtune torchtune/modules/transformer.py (TransformerDecoder.chunked_output: every chunk of "
-    "the logits is built before the loss) and torchtune/modules/loss/ce_chunked_output_loss.py "
+    "torchtune torchtune/modules/transformer.py @ 3e5b0408 (TransformerDecoder.chunked_output: every chunk of "
+    "the logits is built before the loss) and torchtune/modules/loss/ce_chunked_output_loss.py @ 10ff7cd2 "
     "(cross_entropy(chunk.float()) per chunk: each chunk's fp32 log-softmax is saved, one chunk's fp32 "
     "copy at a time; measured on a CPU, bench/measure_torch.md: 6.5 bytes a logit at the loss with 8 chunks)"
 )
 MEGATRON_CE_SRC = (
-    "Megatron-LM megatron/core/tensor_parallel/cross_entropy.py (_VocabParallelCrossEntropy: one "
+    "Megatron-LM megatron/core/tensor_parallel/cross_entropy.py @ 00611e6e (VocabParallelCrossEntropy, "
+    "'used in both fused and unfused cross entropy implementations': one "
     "fp32 copy of the logits, max subtracted, exp and division in place and saved; its backward works "
     "in place and autograd casts the gradient to the 16-bit logits: 4 bytes a logit forward, 6 backward)"
 )
 FLCE_SRC = (
-    "Liger-Kernel src/liger_kernel/ops/fused_linear_cross_entropy.py (fused_linear_cross_entropy_forward: "
-    "the logits of one chunk of about s·b·h/vocab·vocab ≤ 2·s·b·h elements at a time, the input's "
-    "gradient s·b·h and the head's gradient, vocab·h, computed in forward and kept for backward)"
+    "Liger-Kernel src/liger_kernel/ops/fused_linear_cross_entropy.py @ 00eba634 (fused_linear_cross_entropy_forward: "
+    "the logits of one chunk, next_power_of_2(s·b/⌈vocab/h⌉) × vocab ≤ 2·s·b·h elements in the input's dtype, "
+    "grad_input = zeros_like(input) and grad_weight = zeros_like(weight), computed in forward and kept for backward)"
 )
 
 

@@ -243,6 +243,16 @@ def define(reg: Registry, r: Ctx) -> None:
     ]
     ROW_RULES[:] = rules
 
+    c(
+        "dp_shard_divides",
+        divides(r.dp_shard, dp),
+        "dp_shard",
+        concat("dp_shard to divide dp = ", dp),
+        concat("dp_shard = ", r.dp_shard),
+        en="dp_shard divides dp",
+        zh="dp_shard 整除 dp",
+        source=doc("parts-and-groups"),
+    )
     # expert parallelism --------------------------------------------------------------------------
     world = dp * cp * tp
     c(

@@ -71,6 +71,15 @@ def define(reg: Registry, r: Ctx) -> None:
         ("ep", "expert parallel", "专家并行"),
     ):
         setattr(r, key, d(key, default(key, 1), COUNT, en, zh, COLUMN))
+    r.dp_shard = d(
+        "dp_shard",
+        default("dp_shard", r.dp),
+        COUNT,
+        "data-parallel ranks per shard group",
+        "每个分片组的数据并行 rank 数",
+        COLUMN
+        + " (dp when empty: one shard group; FSDP2 HSDP shards over dp_shard·cp and all-reduces across the dp/dp_shard replicas, torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py)",
+    )
     r.etp = d(
         "etp",
         default("etp", r.tp),
@@ -144,6 +153,15 @@ def define(reg: Registry, r: Ctx) -> None:
         "tensor-parallel communication overlapped with the GEMMs",
         "张量并行通信与 GEMM 重叠",
         COLUMN + conv_at,
+    )
+    r.attention_kernel = d(
+        "attention_kernel",
+        default("attention_kernel", conv(r, "attention_kernel_default")),
+        TEXT,
+        "fused attention kernel",
+        "融合注意力内核",
+        COLUMN
+        + " (conventions table: Megatron-LM with Transformer Engine runs cuDNN fused attention on Hopper (transformer_engine/pytorch/attention, NVTE_FUSED_ATTN), DeepSpeed flash-attn 2, torchtitan / PyTorch scaled_dot_product_attention)",
     )
     r.overlap_p2p = d(
         "overlap_p2p_comm",

@@ -128,7 +128,7 @@ PHASES = (
             "state",
             "moments",
             "buckets",
-            "gathers_bwd",
+            "gathers_fwd",
             "gradients_early",
             "activations",
             "weights_kept",
@@ -442,13 +442,19 @@ def _items(reg: Registry, r: Ctx, stage: str, c: Ctx, sb: dict) -> dict:
         f"{zh}：损失反向工作区",
         doc("logits-and-loss"),
     )
+    # the loss backward runs before any layer's: no layer's gradient buffers exist yet then; a
+    # layer's recompute runs beside its own gathered gradients
     items["loss_or_recompute"] = d(
         f"{stage}_mem_loss_or_recompute",
-        maximum(loss_bwd, r.recompute_ws),
+        maximum(loss_bwd, r.recompute_ws + items["gathers_bwd"] - items["gathers_fwd"]),
         BYTES,
-        f"{stage} stage: loss backward or recompute working set",
-        f"{zh}：损失反向或重计算工作区",
-        doc("phases"),
+        f"{stage} stage: loss backward, or a layer's recompute with its gathered gradients",
+        f"{zh}：损失反向，或一层的重计算及其聚合梯度",
+        doc("phases")
+        + "; "
+        + FSDP_SOURCE
+        + ": at the loss backward no layer has run backward, so no layer's unsharded gradient "
+        "or reduce-scatter buffer exists yet",
     )
     # gradients accumulate over micro-batches; the oldest micro-batch's activations go as its gradients come
     items["gradients_early"] = d(

@@ -3,7 +3,7 @@ lives, and its bytes on the rank."""
 
 from __future__ import annotations
 
-from ..expr import Lookup, Ref, all_of, ceil, concat, if_, nearest, total_of
+from ..expr import Lookup, Ref, all_of, ceil, concat, if_, maximum, nearest, total_of
 from ..registry import BOOL, BPP, BYTES, COUNT, PARAMS, TEXT, Registry
 from .common import (
     BYTES_PER_GB,
@@ -117,18 +117,19 @@ def widths(reg: Registry, r: Ctx) -> None:
     r.group = {
         "dense": d(
             "dense_shard_group",
-            r.dp * r.cp,
+            r.dp_shard * r.cp,
             COUNT,
-            "non-expert shard group dp·cp",
-            "非专家分片组 dp·cp",
-            doc("parts-and-groups") + "; Megatron-LM PR #6048",
+            "non-expert shard group dp_shard·cp",
+            "非专家分片组 dp_shard·cp",
+            doc("parts-and-groups")
+            + "; Megatron-LM PR #6048; dp_shard = dp unless the row shards over part of it (HSDP)",
         ),
         "expert": d(
             "expert_shard_group",
-            r.dp * r.cp * r.tp / (r.ep * r.etp),
+            maximum(r.dp_shard * r.cp * r.tp / (r.ep * r.etp), 1),
             COUNT,
-            "expert-DP dp·cp·tp/(ep·etp)",
-            "专家数据并行组 dp·cp·tp/(ep·etp)",
+            "expert-DP dp_shard·cp·tp/(ep·etp)",
+            "专家数据并行组 dp_shard·cp·tp/(ep·etp)",
             doc("parts-and-groups") + "; " + MOE35,
         ),
     }

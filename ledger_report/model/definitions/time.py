@@ -30,6 +30,7 @@ from ..expr import (
     drop_first,
     floor,
     if_,
+    lift,
     maximum,
     minimum,
     negate,
@@ -105,7 +106,33 @@ GEMM_RAMP_S = 2e-6  # Calculon systems/a100_80g.json matrix efficiency by size: 
 GEMMS_PER_LAYER = 4  # Megatron-LM / Transformer Engine: fused QKV, output projection, fc1 (gate and up fused), fc2
 GEMMS_PER_EXPERT = 2  # grouped GEMMs over the rank's experts: fc1 (gate and up) and fc2 (Megatron-LM megatron/core/transformer/moe/experts.py GroupedMLP)
 GROUPED_GEMM_RELATIVE = 0.6  # grouped expert GEMMs against dense ones, calibrated: three published MoE runs (tests/data/measured_throughput.csv: torchtitan Qwen3-30B-A3B on B200, FlagPerf Mixtral 8x7B and Qwen1.5-MoE) ran 1.3-1.6x slower than dense-GEMM efficiency predicts
-ATTENTION_RELATIVE = 0.5  # flash attention against the GEMMs: Dao 2023 (FlashAttention-2) 50-73 % of the A100 peak forward+backward, 35 % on H100 (Shah et al. 2024, FlashAttention-3), for the GEMMs' ~80 %; causal masking and short heads lower it
+# Fused attention kernels, fraction of the dense BF16 peak they reach forward and backward (head dim
+# 128, causal, sequences of 2K-16K), (A100 class, Hopper and later):
+ATTENTION_KERNEL_EFFICIENCY = {
+    "fa2": (
+        0.55,
+        0.35,
+    ),  # Dao 2023 arXiv 2307.08691: forward 50-73 % of the A100 peak, backward lower; Shah et al. 2024 arXiv 2407.08608: "FlashAttention-2 achieving only 35% utilization on H100"
+    "fa3": (
+        0.55,
+        0.60,
+    ),  # Shah et al. 2024: FP16 up to 740 TFLOP/s forward (75 %), backward 1.5-1.75x FlashAttention-2; Hopper only (FlashAttention-2 on A100)
+    "cudnn": (
+        0.50,
+        0.55,
+    ),  # Shah et al. 2024 §4.1: cuDNN 9 fused attention between FlashAttention-2 and -3 on H100 (close to -3 at long sequences)
+    "sdpa": (
+        0.55,
+        0.35,
+    ),  # torch.nn.functional.scaled_dot_product_attention dispatches to its FlashAttention-2 backend (torch/nn/attention, SDPBackend.FLASH_ATTENTION)
+}
+ATTENTION_SOURCE = (
+    "attention_kernel: FlashAttention-2 (Dao 2023, arXiv 2307.08691) and FlashAttention-3 (Shah et al. 2024, arXiv 2407.08608; cuDNN 9 compared there); "
+    + ", ".join(
+        f"{k} {a} on A100-class / {b} on Hopper and later"
+        for k, (a, b) in ATTENTION_KERNEL_EFFICIENCY.items()
+    )
+)
 SCORE_BYTES_MOVED = 30  # unfused attention: the 5 bytes per score element Korthikanti et al. 2022 store, written and read in forward and backward
 ELEMENTWISE_BYTES_PER_H = 108  # norms, rotary, residual adds, dropout, layout copies: ~36 bytes per token per hidden element forward (read + write, bf16), twice that backward
 ELEMENTWISE_BYTES_PER_F = 27  # the activation: read gate and up, write the product, the fc1 output's copies (9 bytes forward), 18 backward
@@ -126,7 +153,7 @@ CPU_ADAM_HOST_BYTES_PER_PARAM = 154  # DeepSpeed docs/_tutorials/zero-offload.md
 # reports it in-sample and leave-one-source-out): the share of the maximum achievable matmul FLOP/s
 # (gpus.csv gemm_efficiency, a kernel benchmark) that a training step sustains, by class of GPU:
 # parts without FP8 (A100 class) and the rest (Hopper and later).
-SUSTAINED_FRACTION = {"no_fp8": 0.85, "fp8": 0.7}
+SUSTAINED_FRACTION = {"no_fp8": 0.84, "fp8": 0.6}
 
 
 def sustained_class(gpu: str) -> str:
@@ -268,21 +295,39 @@ def _hardware(reg: Registry, r: Ctx) -> None:
         "可达矩阵乘效率的缩放",
         COLUMN + " (the planner sets it from a measured mfu)",
     )
+    r.sustained = d(
+        "sustained_fraction",
+        if_(
+            r.gpu_known,
+            if_(
+                Lookup("gpu", gpu, "fp8_tflops", default=0).gt(0),
+                SUSTAINED_FRACTION["fp8"],
+                SUSTAINED_FRACTION["no_fp8"],
+            ),
+            1,
+        ),
+        RATIO,
+        "share of the kernel benchmark's matmul efficiency training sustains",
+        "训练中可维持的矩阵乘基准效率占比",
+        "SUSTAINED_FRACTION (definitions/time.py): "
+        + f"{SUSTAINED_FRACTION['no_fp8']} for parts without FP8 (A100 class), {SUSTAINED_FRACTION['fp8']} with; the one constant fitted to published runs, refitted leave-one-source-out in tests/support/fit.py (bench/bench_throughput.py); 1 for a GPU the row describes",
+    )
     bf16_eff = d(
         "gemm_efficiency",
-        Lookup("gpu", gpu, "gemm_efficiency") * r.eff_scale,
+        Lookup("gpu", gpu, "gemm_efficiency") * r.sustained * r.eff_scale,
         RATIO,
         "achievable BF16 matmul efficiency (largest GEMMs)",
         "可达 BF16 矩阵乘效率（大 GEMM）",
-        CATALOGUE + " (measured maximum achievable matmul FLOP/s ÷ peak) × efficiency_scale",
+        CATALOGUE
+        + " (measured maximum achievable matmul FLOP/s ÷ peak) × sustained_fraction × efficiency_scale",
     )
     fp8_eff = d(
         "fp8_gemm_efficiency",
-        Lookup("gpu", gpu, "fp8_gemm_efficiency") * r.eff_scale,
+        Lookup("gpu", gpu, "fp8_gemm_efficiency") * r.sustained * r.eff_scale,
         RATIO,
         "achievable FP8 matmul efficiency (largest GEMMs)",
         "可达 FP8 矩阵乘效率（大 GEMM）",
-        CATALOGUE + " × efficiency_scale",
+        CATALOGUE + " × sustained_fraction × efficiency_scale",
     )
     r.bf16_flops = d(
         "bf16_peak_flops",
@@ -344,6 +389,7 @@ def _placement(reg: Registry, r: Ctx) -> None:
         "pp": r.tp * r.cp * r.dp,
         "grad": r.tp,
         "egrad": r.etp * r.ep,
+        "rep": r.tp * r.cp * r.dp_shard,
     }
     sizes = {
         "tp": r.tp,
@@ -351,8 +397,9 @@ def _placement(reg: Registry, r: Ctx) -> None:
         "ep": r.ep,
         "dp": r.dp,
         "pp": r.pp,
-        "grad": r.dp * r.cp,
+        "grad": r.dp_shard * r.cp,
         "egrad": r.group["expert"],
+        "rep": r.dp / r.dp_shard,
     }
     names = {
         "tp": "tensor-parallel",
@@ -362,6 +409,7 @@ def _placement(reg: Registry, r: Ctx) -> None:
         "pp": "pipeline",
         "grad": "gradient-reduction (dp·cp)",
         "egrad": "expert gradient-reduction (expert-DP)",
+        "rep": "replica (HSDP: dp/dp_shard)",
     }
     r.crosses, r.local, r.bus, r.p2p, r.alpha = {}, {}, {}, {}, {}
     r.size, r.nodes, r.tree_depth = {}, {}, {}
@@ -616,15 +664,25 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         "efficiency of the output layer (bf16)",
         "输出层 GEMM 效率（bf16）",
     )
+    hopper = Lookup("gpu", r.gpu_profile, "fp8_tflops", default=0).gt(0)
+    kernel_frac = lift(0)
+    for k, (ampere, later) in ATTENTION_KERNEL_EFFICIENCY.items():
+        kernel_frac = kernel_frac + if_(r.attention_kernel.eq(k), if_(hopper, later, ampere), 0)
+    r.attn_kernel_eff = d(
+        "attention_kernel_efficiency",
+        kernel_frac,
+        RATIO,
+        "the attention kernel's fraction of the BF16 peak (forward and backward)",
+        "注意力内核达到的 BF16 峰值占比（前向与反向）",
+        ATTENTION_SOURCE,
+    )
     r.eff_attn = d(
         "attention_efficiency",
-        if_(r.flash, ATTENTION_RELATIVE, 1) * r.bf16_eff,
+        if_(r.flash, r.attn_kernel_eff * r.sustained * r.eff_scale, r.bf16_eff),
         RATIO,
         "efficiency of the attention core (bf16)",
         "注意力核心效率（bf16）",
-        "flash attention at "
-        + str(ATTENTION_RELATIVE)
-        + " of the GEMM efficiency (Dao 2023, FlashAttention-2); unfused: batched GEMMs plus the score traffic",
+        "flash attention: attention_kernel_efficiency × sustained_fraction × efficiency_scale; unfused: batched GEMMs at the GEMM efficiency plus the score traffic",
     )
     r.act_bytes = d(
         "activation_element_bytes",
@@ -800,7 +858,15 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         a2a * on / (r.bus["ep"] * BYTES_PER_GB), off_bytes / (r.p2p["ep"] * BYTES_PER_GB)
     )
     n_a2a = ml * (4 + if_(r.recompute_mode.eq("full"), 2, 0))
-    t_ep_raw = if_(r.ep.gt(1), n_a2a * one_a2a * r.moe_imbalance, 0)
+    t_ep_raw = d(
+        f"{stage}_stage_ep_all_to_all_s",
+        if_(r.ep.gt(1), n_a2a * one_a2a * r.moe_imbalance, 0),
+        SECONDS,
+        f"{stage} stage: expert all-to-alls per micro-batch (before overlap)",
+        f"{zh}：每 micro-batch 专家 all-to-all（掩盖前）",
+        doc("step-time")
+        + ": MoE layers × (4 + 2 under full recompute) × (latency + the larger of the NVLink and the network share) × moe_imbalance",
+    )
     t_ep = d(
         f"{stage}_stage_ep_comm_s",
         if_(
@@ -815,10 +881,17 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         + ": top_k·s·b·h bytes each way per MoE layer, dispatch and combine forward and backward, again under full recompute (Megatron-LM recomputes the whole layer, token_dispatcher.py included); the share leaving the node crosses the network, once per destination node with node_dedup; × moe_imbalance (the busiest rank sets the pace); moe_a2a_overlap hides it behind another micro-batch's compute (Megatron-LM overlap_moe_expert_parallel_comm), the compute slowed by "
         + f"{OVERLAP_PROCESSOR_USAGE} of what it hides",
     )
-    t_pp_raw = if_(
-        r.pp.gt(1),
-        2 * r.virtual * (r.alpha["pp"] + act_bytes_pp(r, tok) / (r.p2p["pp"] * BYTES_PER_GB)),
-        0,
+    t_pp_raw = d(
+        f"{stage}_stage_pp_sends_s",
+        if_(
+            r.pp.gt(1),
+            2 * r.virtual * (r.alpha["pp"] + act_bytes_pp(r, tok) / (r.p2p["pp"] * BYTES_PER_GB)),
+            0,
+        ),
+        SECONDS,
+        f"{stage} stage: pipeline sends and receives per micro-batch (before overlap)",
+        f"{zh}：每 micro-batch 流水线收发（掩盖前）",
+        "Megatron-LM megatron/core/pipeline_parallel/p2p_communication.py: the activation forward and its gradient backward, per model chunk",
     )
     pp_hidden = all_of(r.overlap_p2p, r.virtual.gt(1))
     t_pp = d(
@@ -873,7 +946,7 @@ def _tp_collectives(reg: Registry, r: Ctx) -> None:
     """One tensor-parallel collective of a layer's activations (the same on every stage), and the
     nodes a routed token travels to."""
     nodes = r.nodes["ep"]
-    stay = total_of([1] + [0] * 0)
+    stay = lift(1)
     for i in range(1, 17):
         stay = stay * if_(r.topk.ge(i), 1 - 1 / nodes, 1)
     r.remote_nodes = reg.define(
@@ -1081,6 +1154,33 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
         active = all_of(n.gt(1), psi.gt(0))
         one_red = if_(active, if_(z0, ar, rs), 0)
         one_red_lat = if_(active, if_(z0, ar_lat, rs_lat), 0)
+        if part == "dense":
+            # HSDP: the reduce-scattered shard is all-reduced across the dp/dp_shard replicas
+            rar, rar_lat = _collective(
+                reg,
+                r,
+                "rep_all_reduce",
+                "rep",
+                "ar",
+                psi / nb1 / n * gb,
+                "a gradient shard",
+                "梯度分片",
+            )
+            lar, lar_lat = _collective(
+                reg,
+                r,
+                "rep_layer_all_reduce",
+                "rep",
+                "ar",
+                psi / ls / n * gb,
+                "a layer's gradient shard",
+                "一层梯度分片",
+            )
+            hsdp = all_of(negate(z0), r.size["rep"].gt(1))
+            one_red = one_red + if_(hsdp, rar, 0)
+            one_red_lat = one_red_lat + if_(hsdp, rar_lat, 0)
+            lrs = lrs + if_(hsdp, lar, 0)
+            lrs_lat = lrs_lat + if_(hsdp, lar_lat, 0)
         c["red"].append(n_b * one_red)
         c["red_lat"].append(n_b * one_red_lat)
         c["one_red"].append(one_red)
@@ -1099,7 +1199,7 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
         SECONDS,
         "data-parallel / ZeRO communication per step",
         "每步数据并行 / ZeRO 通信",
-        "ZeRO-0: an all-reduce per bucket; ZeRO-1/2: a reduce-scatter per bucket (every micro-batch where the convention reduces every micro-batch) and an all-gather per bucket; ZeRO-3: per micro-batch and layer two all-gathers and a reduce-scatter (Rajbhandari et al. 2020 §7; FSDP2 reshard_after_forward); dense parameters over dp·cp, expert parameters over the expert-DP group; each call costed as NCCL runs it",
+        "ZeRO-0: an all-reduce per bucket; with dp_shard < dp (HSDP) each reduce-scatter within the shard group is followed by an all-reduce of the shard across the replicas; ZeRO-1/2: a reduce-scatter per bucket (every micro-batch where the convention reduces every micro-batch) and an all-gather per bucket; ZeRO-3: per micro-batch and layer two all-gathers and a reduce-scatter (Rajbhandari et al. 2020 §7; FSDP2 reshard_after_forward); dense parameters over dp·cp, expert parameters over the expert-DP group; each call costed as NCCL runs it",
     )
     raw_lat = if_(
         z3,

@@ -115,7 +115,9 @@ from .layout import (
 )
 from .ledgers import write_ledgers
 from .lookups import _write_lookups
+from .models import model_rows, relocated, write_models
 from .page import _PrintSheet
+from .plans import PLANS, write_plans
 from .report import _Report
 from .summary import _CHART_ROWS, summary_columns, summary_pages, write_summary
 
@@ -148,13 +150,21 @@ __all__ = [
 ]
 
 
-def render_xlsx(ledgers: Sequence[Any], lang: str = "en") -> bytes:
+def render_xlsx(
+    ledgers: Sequence[Any],
+    lang: str = "en",
+    *,
+    folders: tuple[Any, Any] | None = None,
+    plans: Any = None,
+) -> bytes:
     """The live-formula workbook of these ledgers (``engine.Ledger``), as deterministic bytes.
 
     ``lang`` ("en" or "zh") is the language of the labels, titles, headers and help; the Inputs
     column names and the Ledgers keys stay as they are, so a workbook in either language is a
     valid input.  What the report sheets show is the ledgers' own model (``Ledger.model``: its
-    registry and report spec), not this module's."""
+    registry and report spec), not this module's.  ``folders``: (the folder the rows were read
+    from, the folder the workbook goes to); a row's config.json ``model`` path, relative to the
+    first, is written relative to the second, so the workbook rebuilds from where it is."""
     ledgers = list(ledgers)
     if not ledgers:
         raise ValueError("a workbook needs at least one configuration")
@@ -164,18 +174,24 @@ def render_xlsx(ledgers: Sequence[Any], lang: str = "en") -> bytes:
     if any(lg.model is not model and lg.model != model for lg in ledgers):
         raise ValueError("the ledgers of one workbook come from one model")
     with _strict_xlsxwriter():
-        return _render(ledgers, model, lang)
+        return _render(ledgers, model, lang, folders, plans)
 
 
-def _render(ledgers: list[Any], model: Any, lang: str) -> bytes:
+def _render(
+    ledgers: list[Any], model: Any, lang: str, folders: Any = None, plans: Any = None
+) -> bytes:
     book = _Book()
     n = len(ledgers)
     rep = _Report(book, model, lang, ledgers)
 
     summary = book.sheet(SUMMARY)
+    if plans is not None:
+        write_plans(book, book.sheet(PLANS), plans)
     inputs = book.sheet(INPUTS)
     led = book.sheet(LEDGERS)
-    _write_inputs(book, inputs, [l.config for l in ledgers], dropdown_rows=n)
+    configs = [relocated(l.config, folders) for l in ledgers]
+    models = model_rows(configs)
+    _write_inputs(book, inputs, configs, dropdown_rows=n, models=models)
     write_ledgers(rep, led)
     write_summary(rep, summary)
     if n <= MAX_PRINT_SHEETS:
@@ -191,7 +207,8 @@ def _render(ledgers: list[Any], model: Any, lang: str) -> bytes:
     help_ws = book.sheet(HELP)
     _write_help(book, help_ws, built=True, lang=lang)
     _write_lookups(book, model.tables)
-    for ws in (inputs, led, budget, help_ws):
+    write_models(book, models)
+    for ws in (inputs, led, help_ws):
         _no_print(ws)
     return book.finish()
 

@@ -16,7 +16,9 @@ import threading
 from typing import Any, Callable, Sequence
 
 
-def _child(ledgers: list[Any], lang: str, conn: Any, parent: tuple[int, list]) -> None:
+def _child(
+    ledgers: list[Any], lang: str, options: dict, conn: Any, parent: tuple[int, list]
+) -> None:
     import gc
 
     from ..workers import forked_child
@@ -25,7 +27,7 @@ def _child(ledgers: list[Any], lang: str, conn: Any, parent: tuple[int, list]) -
     forked_child(*parent)  # dies with the parent; no read end of its own pipe held open
     gc.disable()  # a short-lived process: its memory goes back to the system when it exits
     try:
-        message: tuple[bool, Any] = (True, render_xlsx(ledgers, lang))
+        message: tuple[bool, Any] = (True, render_xlsx(ledgers, lang, **options))
     except BaseException as err:  # noqa: BLE001 - sent to the parent, which raises it
         message = (False, err)
     try:
@@ -39,17 +41,20 @@ def _can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
 
 
-def start(ledgers: Sequence[Any], lang: str, side_by_side: bool) -> Callable[[], bytes]:
-    """A function giving the workbook's bytes, written side by side where asked and safe."""
+def start(
+    ledgers: Sequence[Any], lang: str, side_by_side: bool, **options: Any
+) -> Callable[[], bytes]:
+    """A function giving the workbook's bytes (``render_xlsx(ledgers, lang, **options)``),
+    written side by side where asked and safe."""
     from . import render_xlsx
 
     ledgers = list(ledgers)
     if not side_by_side or not _can_fork():
-        return lambda: render_xlsx(ledgers, lang)
+        return lambda: render_xlsx(ledgers, lang, **options)
     context = multiprocessing.get_context("fork")
     receive, send = context.Pipe(duplex=False)
     process = context.Process(
-        target=_child, args=(ledgers, lang, send, (os.getpid(), [receive])), daemon=True
+        target=_child, args=(ledgers, lang, options, send, (os.getpid(), [receive])), daemon=True
     )
     process.start()
     send.close()

@@ -2,50 +2,68 @@
 
 from __future__ import annotations
 
+from ...model import registry as R
 from ...model.expr import IsBlank, Ref, if_
 from ...report import Section
 from .cells import (
     _CM_TO_PX,
     _HEADER_FILL,
     _HEADER_FONT,
+    _HEADER_MARGIN,
+    _LINE_PT,
+    _MARGINS,
     _SECTION_FONT,
+    F_INT,
+    _header_escape,
+    _letter,
     _ok,
 )
 from .display import (
     _unit_word,
     _words,
+    money_format,
 )
 from .layout import (
     BUDGET,
     CHART_MAX,
 )
 
+# What the Budget sheet shows before the spec's budget figures: the accelerator, how many, the
+# days needed against the deadline, and the spec's verdicts (so a row that does not fit, or is
+# late, reads so beside its cost).
+_CONTEXT = ("gpu", "gpus", "days_on_config", "days")
+# The figures the totals add up, within one currency (a cost, or GPU-hours of rows priced in it).
+_TOTALS = ("gpu_hours", "cost", "cost_with_reserve", "cost_deadline_hold")
+
 
 def write_budget(rep, ws) -> None:
-    """The spec's budget section, one column per configuration, and its chart of cost
-    against days (a scatter chart over chart-data rows below the figures)."""
+    """The spec's budget section, one column per configuration, after the GPUs, days and
+    verdicts; totals per currency (never one total across currencies); a print area of those,
+    one page wide; and its chart of cost against days (over chart-data rows below)."""
     book, n = rep.book, rep.n
     head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT, wrap=True)
-    section = book.style(bold=True, size=12, font_color=_SECTION_FONT)
-    note = book.style(italic=True)
     sec = next((s for s in rep.spec.sections if s.key == "budget"), None)
     figures = [f.key for f in sec.figures] if isinstance(sec, Section) else []
+    verdicts = [f.key for s in rep.spec.summary_sections for f in rep.spec.section(s).figures]
+    keys = [k for k in dict.fromkeys([*_CONTEXT, *verdicts, *figures]) if k in rep.reg]
     book.label(
         ws, 1, 1, rep.t(sec.en, sec.zh) if sec is not None else rep.t("Budget", "预算"), head
     )
     book.label(ws, 1, 2, rep.t("unit", "单位"), head)
     ws.set_column(0, 0, 40)
     ws.set_column(1, 1, 10)
-    ws.set_column(2, 1 + n, 16)
+    ws.set_column(2, 1 + n, _BUDGET_WIDTH)
     for i in range(n):
         book.formula(ws, 1, 3 + i, rep.name_ref("absolute", i), rep.ledgers[i].config.name, head)
     ws.set_row(0, 45)
     ws.freeze_panes(1, 2)
+    rows: dict[str, int] = {}
     r = 2
-    for key in figures:
+    for key in keys:
+        rows[key] = r
         book.label(ws, r, 1, rep.label(key))
         book.label(ws, r, 2, _unit_word(rep.reg[key].unit, rep.lang))
-        style = book.style(fmt=rep.fmt(key))
+        wrap = key in verdicts
         for i in range(n):
             rep.write(
                 ws,
@@ -55,9 +73,115 @@ def write_budget(rep, ws) -> None:
                 ("word", key),
                 lambda key=key: rep.shown(key, _words(rep.lang)),
                 i,
-                style,
+                book.style(fmt=rep.cell_fmt(key, i), wrap=wrap, top=wrap),
             )
+        if wrap:
+            longest = max(len(str(lg.values.get(key) or "")) for lg in rep.ledgers)
+            ws.set_row(r - 1, _LINE_PT * max(1, -(-longest // (_BUDGET_WIDTH - 1))))
         r += 1
+    last = write_totals(rep, ws, r + 1, rows)
+    _print_setup(rep, ws, last)
+    write_chart(rep, ws, last + 1)
+
+
+_BUDGET_WIDTH = 18  # a configuration's column: 11,735,094.00 USD at the default font
+
+
+def _currencies(rep) -> dict[str, str]:
+    """Each currency of the rows (as first written) by its case-folded text, in row order (the
+    spreadsheet's SUMIF compares text ignoring case); "" for the rows that give none."""
+    out: dict[str, str] = {}
+    for lg in rep.ledgers:
+        out.setdefault(_fold(lg), str(lg.values.get("currency") or ""))
+    return out
+
+
+def _fold(lg) -> str:
+    cur = lg.values.get("currency")
+    return cur.casefold() if isinstance(cur, str) and cur.strip() else ""
+
+
+def write_totals(rep, ws, r: int, rows: dict[str, int]) -> int:
+    """One column per currency (and one for the rows that give none): the configurations priced
+    in it and the sum of each total figure over them (SUMIF over the currency row); the last row
+    written."""
+    book, n = rep.book, rep.n
+    currencies = _currencies(rep)
+    keys = [k for k in _TOTALS if k in rows]
+    if "currency" not in rows or not keys:
+        return r - 1
+    section = book.style(bold=True, size=12, font_color=_SECTION_FONT)
+    head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT)
+    book.label(ws, r, 1, rep.t("Totals by currency", "按币种合计"), section)
+    never = rep.t("(never added across currencies)", "（不同币种不相加）")
+    book.label(ws, r, 2, never, book.style(italic=True))
+    r += 1
+    book.label(ws, r, 1, rep.t("currency", "币种"), head)
+    book.label(ws, r, 2, "", head)
+    for j, cur in enumerate(currencies.values()):
+        if cur:
+            book.text(ws, r, 3 + j, cur, head, f"{BUDGET} totals")
+        else:
+            book.label(ws, r, 3 + j, rep.t("(not given)", "（未给出）"), head)
+    header = r
+    span = f"$C${{row}}:${_letter(2 + n)}${{row}}"
+    in_cur = span.format(row=rows["currency"])
+    named = [f"{_letter(3 + j)}${header}" for j, fold in enumerate(currencies) if fold]
+
+    def each(fn: str, rest: str, whole: str) -> list[str]:
+        """A formula per currency column: ``fn`` over the rows in that currency; for the rows
+        that give none, ``whole`` less every named currency's (a blank is no SUMIF criterion)."""
+        out = []
+        for j, fold in enumerate(currencies):
+            if fold:
+                out.append(f"{fn}({in_cur},{_letter(3 + j)}${header}{rest})")
+            else:
+                out.append("-".join([whole] + [f"{fn}({in_cur},{c}{rest})" for c in named]))
+        return out
+
+    r += 1
+    book.label(ws, r, 1, rep.t("configurations", "配置数"))
+    counts = each("COUNTIF", "", f"COLUMNS({in_cur})")
+    for j, fold in enumerate(currencies):
+        count = sum(1 for lg in rep.ledgers if _fold(lg) == fold)
+        book.formula(ws, r, 3 + j, counts[j], count, book.style(fmt=F_INT))
+    for key in keys:
+        r += 1
+        book.label(ws, r, 1, rep.t("total ", "合计：") + rep.label(key))
+        book.label(ws, r, 2, _unit_word(rep.reg[key].unit, rep.lang))
+        values = span.format(row=rows[key])
+        sums = each("SUMIF", f",{values}", f"SUM({values})")
+        for j, (fold, cur) in enumerate(currencies.items()):
+            got = [lg.values.get(key) for lg in rep.ledgers if _fold(lg) == fold]
+            total = sum(v for v in got if isinstance(v, (int, float)) and not isinstance(v, bool))
+            fmt = rep.fmt(key)
+            if rep.reg[key].unit == R.MONEY:
+                fmt = money_format(cur, fmt)
+            book.formula(ws, r, 3 + j, sums[j], total, book.style(fmt=fmt))
+    return r
+
+
+def _print_setup(rep, ws, last_row: int) -> None:
+    """The Budget prints: its figures and totals, A4 landscape, one page wide, the labels repeated
+    on every page across."""
+    ws.print_area(0, 0, last_row - 1, max(1 + rep.n, 1 + len(_currencies(rep))))
+    ws.set_landscape()
+    ws.set_paper(9)  # A4
+    ws.fit_to_pages(1, 0)
+    ws.repeat_columns(0, 1)
+    ws.set_margins(**_MARGINS)
+    ws.set_header(
+        "&C&11 " + _header_escape(rep.t("ledger-report: budget", "ledger-report：预算")),
+        margin=_HEADER_MARGIN,
+    )
+    ws.set_footer("&L&8 " + _header_escape(rep.footer()) + "&R&8 &P / &N", margin=_HEADER_MARGIN)
+
+
+def write_chart(rep, ws, r: int) -> None:
+    """The spec's budget chart over chart-data rows from row ``r + 1``."""
+    book, n = rep.book, rep.n
+    section = book.style(bold=True, size=12, font_color=_SECTION_FONT)
+    note = book.style(italic=True)
     chart = rep.spec.chart("budget")
     if chart is None:
         return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ...model import registry as R
@@ -35,3 +36,14 @@ def _header(reg: R.Registry, key: str, lang: str) -> str:
     label = q.en if lang == "en" else q.zh
     unit = _unit_word(q.unit, lang)
     return f"{label} ({unit})" if unit else label
+
+
+_CURRENCY_TEXT = re.compile(r'[^"\\\x00-\x1f;\[\]]{1,16}')
+
+
+def money_format(currency: Any, base: str) -> str:
+    """A cost's number format with its row's currency after it (``#,##0.00 "USD"``); the plain
+    format where the currency is empty or holds what a format string cannot quote."""
+    if not isinstance(currency, str) or not _CURRENCY_TEXT.fullmatch(currency.strip()):
+        return base
+    return f'{base} "{currency.strip()}"'

@@ -26,9 +26,9 @@ _HELP = {
         ],
         "built": [
             "Sheets: Summary (the headline figures, the verdicts and each row's check), Inputs (the rows; edit them), Ledgers (every quantity as a live formula, one row per configuration, with the check column), "
-            "one printable ledger per configuration (above {max} configurations, one Ledger sheet with a dropdown), Budget (the budget of every configuration side by side, with a chart of cost against days), and this Help.",
+            "one printable ledger per configuration (above {max} configurations, one Ledger sheet with a dropdown), Budget (the GPUs, days, verdicts and budget of every configuration side by side, totals per currency, and a chart of cost against days), and this Help.",
             "After editing Inputs or a lookup sheet, recalculate (Excel: automatic; LibreOffice: Data > Calculate > Recalculate Hard, Ctrl+Shift+F9) and every figure follows; the check column names every rule a row breaks (red) or warns about (amber).",
-            "Printing the workbook gives the Summary and one page per configuration. Inputs, Ledgers, Budget and Help are left out: their print area is one empty cell; clear it (Excel: Page Layout > Print Area > Clear Print Area; LibreOffice: Format > Print Ranges > Clear) to print one.",
+            "Printing the workbook gives the Summary, one page per configuration and the Budget (its figures and the totals per currency, one page wide). Inputs, Ledgers and Help are left out: their print area is one empty cell; clear it (Excel: Page Layout > Print Area > Clear Print Area; LibreOffice: Format > Print Ranges > Clear) to print one.",
             "Rebuild with: ledger-report build THIS.xlsx (only the Inputs sheet is read).",
         ],
         "headers": ("column", "kind", "unit", "default", "choices", "meaning", "含义"),
@@ -45,9 +45,9 @@ _HELP = {
         ],
         "built": [
             "各表：Summary（主要数值、结论与每行的检查）、Inputs（输入行，可编辑）、Ledgers（每个量的实时公式，每个配置一行，含检查列）、"
-            "每个配置一张可打印的账本（超过 {max} 个配置时为一张带下拉选择的 Ledger 表）、Budget（各配置的预算并列，附成本与天数图）以及本说明。",
+            "每个配置一张可打印的账本（超过 {max} 个配置时为一张带下拉选择的 Ledger 表）、Budget（各配置的 GPU 数、天数、结论与预算并列，按币种合计，附成本与天数图）以及本说明。",
             "修改 Inputs 或查找表后重新计算（Excel 自动；LibreOffice：数据 > 计算 > 硬重算，Ctrl+Shift+F9），所有数值随之更新；检查列写出该行违反（红色）或提醒（琥珀色）的每条规则。",
-            "打印工作簿得到 Summary 与每个配置一页。Inputs、Ledgers、Budget 与本说明不打印：其打印区域为一个空单元格；清除打印区域即可打印（Excel：页面布局 > 打印区域 > 取消打印区域；LibreOffice：格式 > 打印范围 > 清除）。",
+            "打印工作簿得到 Summary、每个配置一页以及 Budget（各项数值与按币种合计，一页宽）。Inputs、Ledgers 与本说明不打印：其打印区域为一个空单元格；清除打印区域即可打印（Excel：页面布局 > 打印区域 > 取消打印区域；LibreOffice：格式 > 打印范围 > 清除）。",
             "重新生成：ledger-report build THIS.xlsx（只读取 Inputs 表）。",
         ],
         "headers": ("列", "类型", "单位", "默认值", "可选值", "含义", "meaning"),

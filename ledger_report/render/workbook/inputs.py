@@ -27,6 +27,7 @@ from .layout import (
     INPUTS,
     _name,
 )
+from .models import following, lookup_formula
 
 EXAMPLE_ROW: dict[str, Any] = {
     "name": "example-8b-dp32-tp2",
@@ -104,7 +105,15 @@ def _count_rule(col: Column, letter: str) -> str:
     return f"=OR(ISTEXT({ref}),AND({','.join(tests)}))"
 
 
-def _write_inputs(book: _Book, ws, configs: list[Config], dropdown_rows: int) -> None:
+def _write_inputs(
+    book: _Book,
+    ws,
+    configs: list[Config],
+    dropdown_rows: int,
+    models: dict[str, dict[str, Any]] | None = None,
+) -> None:
+    """The rows; with ``models`` (models.py), the architecture cells that follow a row's model
+    cell are formulas over the Models sheet."""
     head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT)
     text_in = book.style(fill=_INPUT_FILL, font_color=_INPUT_FONT, quote=True)
     num_in = book.style(fill=_INPUT_FILL, font_color=_INPUT_FONT, fmt=F_GENERAL)
@@ -126,9 +135,14 @@ def _write_inputs(book: _Book, ws, configs: list[Config], dropdown_rows: int) ->
     # by formula), numbers and booleans typed
     for i, cfg in enumerate(configs):
         r = INPUT_FIRST_ROW + i
+        follow = following(cfg, models) if models else set()
         for j, col in enumerate(COLUMNS, start=1):
             v = cfg.values.get(col.name)
             where = f"{INPUTS}!{INPUT_LETTERS[col.name]}{r}"
+            if col.name in follow:
+                style = count_in if col.kind == K_COUNT else num_in
+                book.formula(ws, r, j, lookup_formula(col.name, r), v, style)
+                continue
             if v is None or v == "":
                 continue
             if isinstance(v, str):

@@ -23,6 +23,7 @@ LEDGER = "Ledger"  # the one print sheet with a dropdown, above MAX_PRINT_SHEETS
 HELP = "Help"
 BUDGET = "Budget"
 DTYPES, MOMENTS, OPTIMIZERS, GPUS, LISTS = "Dtypes", "Moments", "Optimizers", "GPUs", "Lists"
+MODELS_SHEET = "Models"  # the models the architecture cells follow (models.py)
 RESERVED_TITLES = (
     SUMMARY,
     INPUTS,
@@ -32,6 +33,8 @@ RESERVED_TITLES = (
     HELP,
     *TABLE_SHEETS.values(),
     LISTS,
+    MODELS_SHEET,
+    "Plans",
     "History",
 )
 LANGS = ("en", "zh")

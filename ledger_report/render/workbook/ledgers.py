@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...model import formula as fx
+from ...model import registry as R
 from .cells import (
     _HEADER_FILL,
     _HEADER_FONT,
@@ -13,6 +14,7 @@ from .cells import (
 )
 from .display import (
     _UNIT_FORMATS,
+    money_format,
 )
 from .layout import (
     INPUT_FIRST_ROW,
@@ -49,12 +51,16 @@ def write_ledgers(rep, ws) -> None:
     ws.freeze_panes(LEDGER_FIRST_ROW - 1, 1)
     # the hot loop (some 550 formulas a configuration): XlsxWriter's calls directly, one check per row
     write = ws.write_formula
+    money = {q.key for q in rep.reg if q.unit == R.MONEY} if "currency" in rep.reg else set()
     for i, led in enumerate(rep.ledgers):
         r0 = LEDGER_FIRST_ROW - 1 + i  # 0-based
         in_row, led_row = INPUT_FIRST_ROW + i, LEDGER_FIRST_ROW + i
         values = led.values
         status = write(r0, 0, f"={INPUTS}!A{in_row}", None, _cached(led.config.name))
+        cur = values.get("currency") if money else None
         for c0, template, style, key in columns:
+            if key in money:  # a cost in its row's currency
+                style = book.style(fmt=money_format(cur, _UNIT_FORMATS[R.MONEY]))
             status |= write(
                 r0, c0, "=" + template.fill(in_row, led_row), style, _cached(values[key])
             )

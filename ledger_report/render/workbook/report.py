@@ -21,6 +21,7 @@ from .cells import (
 from .display import (
     _SHOW_FORMATS,
     _header,
+    money_format,
 )
 from .layout import (
     CHOSEN_ROW_REF,
@@ -97,6 +98,12 @@ class _Report:
             return []
         got = R.choices(self.reg, key, _COLUMN_CHOICES) or ()
         return [(v, WORDS[self.lang][v]) for v in got if WORDS[self.lang].get(v, v) != v]
+
+    def cell_fmt(self, key: str, i: int) -> str:
+        """A report cell's format for configuration ``i``: a cost with the row's currency."""
+        if self.reg[key].unit == R.MONEY and "currency" in self.reg:
+            return money_format(self.ledgers[i].values.get("currency"), self.fmt(key))
+        return self.fmt(key)
 
     def fmt(self, key: str) -> str:
         return _SHOW_FORMATS.get(self.reg[key].unit, F_GENERAL)

@@ -93,7 +93,7 @@ def write_summary(rep, ws) -> None:
                 ("word", key),
                 lambda key=key: rep.shown(key, _words(rep.lang)),
                 i,
-                style,
+                _money_style(rep, key, i, style),
             )
             if j == check_col and got:
                 ws.set_row(r - 1, 15 * _lines(str(got), _SUMMARY_CHECK_WIDTH))
@@ -142,6 +142,13 @@ def write_summary(rep, ws) -> None:
             _ok(ws.insert_chart(1, c, bar), f"{SUMMARY}: the chart")
     ws.print_area(0, 0, print_last_row - 1, table_last_col - 1)
     ws.fit_to_pages(1, summary_pages(n))
+
+
+def _money_style(rep, key: str, i: int, style):
+    """A cost cell's style with its row's currency in the number format; others as they are."""
+    if rep.reg[key].unit != R.MONEY:
+        return style
+    return rep.book.style(fmt=rep.cell_fmt(key, i), top=True)
 
 
 def stacked_chart(rep, chart: Any, chart_cols: list[tuple[int, str]], shown: int):

@@ -1,0 +1,337 @@
+"""Reading a run: a probe file (``ledger_report.probe``) or a framework's training log, as
+samples: one rank's figures at one step, on named counters (``allocated``, ``reserved``,
+``device``).  Steps count from 0.  Files are read a line at a time.
+
+What each framework line measures (read from the frameworks' code):
+
+* Megatron-LM ``report_memory`` (megatron/training/utils.py): ``[Rank r] (after N iterations)
+  memory (MB) | allocated | max allocated | reserved | max reserved``, MB = 2^20 bytes, the peaks
+  since the start of the job (never reset), printed by data-parallel rank 0 of each
+  tensor/pipeline rank.  The iteration line (megatron/training/training.py ``training_log``):
+  elapsed time per iteration (ms), throughput per GPU (TFLOP/s/GPU), global batch size.
+* torchtitan (torchtitan/components/metrics.py): ``step: N ... memory: X GiB(P%) tps: T tflops: F
+  mfu: M%``: ``max_reserved_gib`` of ``DeviceMemoryMonitor`` (reset after each log line), tokens
+  per second per GPU, its own MFU.
+* DeepSpeed ``see_memory_usage`` (deepspeed/runtime/utils.py): ``MA x GB Max_MA y GB CA z GB
+  Max_CA w GB``, GB = 2^30 bytes (Max_CA rounded to a whole number), peaks reset after each call;
+  ``ThroughputTimer`` (deepspeed/utils/timer.py): samples per second of the global batch,
+  ``MemAllocated``/``MaxMemAllocated`` in 2^30 bytes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator, Mapping
+
+from .errors import InputError, Problem
+
+PROBE_SCHEMA = "ledger-report-probe/1"
+COUNTERS = ("allocated", "reserved", "device")
+# a probe's measured window -> the ledger phases it spans (their largest)
+WINDOWS = {
+    "setup": ("setup",),
+    "forward": ("forward",),
+    "loss": ("loss",),
+    "backward": ("backward", "backward_end"),
+    "optimizer": ("optimizer",),
+}
+MIB, GIB = 2**20, 2**30
+EXPECTED = (
+    "a probe file (ledger-report-probe/1 JSON lines) or a training log with Megatron-LM, "
+    "torchtitan or DeepSpeed memory or iteration lines"
+)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One rank's figures at one step (``rank`` None: the job's, as an iteration line gives them)."""
+
+    line: int
+    rank: int | None
+    step: int | None
+    peak: Mapping[str, int] = field(default_factory=dict)  # counter -> bytes
+    phases: Mapping[str, Mapping[str, int | None]] = field(default_factory=dict)
+    step_time_s: float | None = None
+    tokens: int | None = None  # this rank's tokens in the step (probe)
+    tokens_per_s_per_gpu: float | None = None
+    framework_mfu: float | None = None  # the framework's own MFU figure
+    tflops_per_gpu: float | None = None
+    global_batch: int | None = None
+    samples_per_s: float | None = None  # whole job (DeepSpeed)
+    capacity_bytes: int | None = None
+    device: str | None = None
+    loss_marked: bool = True
+
+
+@dataclass(frozen=True)
+class Run:
+    path: str
+    format: str  # probe, megatron, torchtitan, deepspeed
+    samples: tuple[Sample, ...]
+    row: str | None = None
+
+
+def read_run(path: str | Path) -> Run:
+    """A probe file or a framework log, as samples, read a line at a time (a log of any size);
+    a file that is neither is an InputError naming the file and its first line."""
+    name = str(path)
+    try:
+        f = open(path, "rb")
+    except OSError as err:
+        raise InputError(Problem(name, None, None, EXPECTED, err.strerror or str(err))) from None
+    with f:
+        lines = _text_lines(name, f)
+        first = next(((i, t) for i, t in lines if t.strip()), None)
+        if first is None:
+            raise InputError(Problem(name, None, None, EXPECTED, "an empty file"))
+        rest = itertools.chain([first], lines)
+        if first[1].lstrip().startswith("{"):
+            return _read_probe(name, rest)
+        parsers = (_Megatron(), _Torchtitan(), _DeepSpeed())
+        for i, text in rest:
+            for parser in parsers:
+                parser.feed(i, text)
+    for parser in parsers:
+        if parser.samples:
+            return Run(name, parser.format, tuple(parser.samples))
+    raise InputError(
+        Problem(name, first[0], None, EXPECTED, _quote(first[1].strip()), row_label="line")
+    )
+
+
+def _text_lines(name: str, f) -> Iterator[tuple[int, str]]:
+    """(line number, text) of a UTF-8 file (a BOM allowed), a line at a time."""
+    for i, raw in enumerate(f, 1):
+        try:
+            text = raw.decode("utf-8-sig" if i == 1 else "utf-8")
+        except UnicodeDecodeError:
+            raise InputError(
+                Problem(name, i, None, "UTF-8 text", "bytes that are not text", row_label="line")
+            ) from None
+        yield i, text.rstrip("\r\n")
+
+
+def _quote(s: str) -> str:
+    return repr(s if len(s) <= 60 else s[:57] + "...")
+
+
+def _read_probe(name: str, lines: Iterable[tuple[int, str]]) -> Run:
+    samples, rows = [], set()
+    for i, text in lines:
+        if not text.strip():
+            continue
+        try:
+            rec = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise InputError(
+                Problem(
+                    name, i, None, "a JSON object", f"{err.msg} ({_quote(text)})", row_label="line"
+                )
+            ) from None
+        if not isinstance(rec, dict) or rec.get("schema") != PROBE_SCHEMA:
+            found = rec.get("schema") if isinstance(rec, dict) else type(rec).__name__
+            raise InputError(
+                Problem(name, i, "schema", f'"{PROBE_SCHEMA}"', repr(found), row_label="line")
+            )
+        samples.append(_probe_sample(name, i, rec))
+        if rec.get("row"):
+            rows.add(rec["row"])
+    if len(rows) > 1:
+        raise InputError(
+            Problem(name, None, "row", "one row name per probe file", ", ".join(sorted(rows)))
+        )
+    return Run(name, "probe", tuple(samples), row=rows.pop() if rows else None)
+
+
+def _probe_sample(name: str, i: int, rec: dict) -> Sample:
+    def bad(key: str, expected: str):
+        return InputError(
+            Problem(name, i, key, expected, _quote(repr(rec.get(key))), row_label="line")
+        )
+
+    for key in ("rank", "step"):
+        if not isinstance(rec.get(key), int) or rec[key] < 0:
+            raise bad(key, "a whole number of at least 0")
+    phases = rec.get("phases")
+    if not isinstance(phases, dict) or "setup" not in phases:
+        raise bad("phases", "an object of phases with their counters, setup among them")
+    for phase, peaks in phases.items():
+        if phase not in WINDOWS or not isinstance(peaks, dict):
+            raise bad("phases", f"phases among {', '.join(WINDOWS)}")
+        for c, v in peaks.items():
+            if c not in COUNTERS or not (v is None or (isinstance(v, int) and v >= 0)):
+                raise bad("phases", "counters allocated, reserved, device in whole bytes or null")
+    time_s, tokens = rec.get("step_time_s"), rec.get("tokens")
+    if not isinstance(time_s, (int, float)) or time_s <= 0:
+        raise bad("step_time_s", "a number of seconds above 0")
+    if not isinstance(tokens, int) or tokens < 0:
+        raise bad("tokens", "a whole number of tokens")
+    peak = {
+        c: max(p[c] for p in phases.values() if p.get(c) is not None)
+        for c in COUNTERS
+        if any(p.get(c) is not None for p in phases.values())
+    }
+    return Sample(
+        line=i,
+        rank=rec["rank"],
+        step=rec["step"],
+        peak=peak,
+        phases=phases,
+        step_time_s=float(time_s),
+        tokens=tokens,
+        tokens_per_s_per_gpu=tokens / time_s if tokens else None,
+        capacity_bytes=rec.get("capacity_bytes"),
+        device=rec.get("device"),
+        loss_marked=rec.get("loss_marked") is not False,
+    )
+
+
+_NUM = r"([0-9][0-9,]*(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)"
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_MEG_MEM = re.compile(
+    r"(?:\[Rank (\d+)\] )?\(?after (\d+) iterations\)? memory \(MB\) \| allocated: "
+    + _NUM
+    + r" \| max allocated: "
+    + _NUM
+    + r" \| reserved: "
+    + _NUM
+    + r" \| max reserved: "
+    + _NUM
+)
+_MEG_ITER = re.compile(r"iteration\s+(\d+)/\s*\d+ \|(.*)")
+_TITAN = re.compile(
+    r"(?:\[rank(\d+)\]:)?.*?step:\s*(\d+)\s.*?memory:\s*"
+    + _NUM
+    + r"\s*GiB\(\s*"
+    + _NUM
+    + r"%\)\s+tps:\s*"
+    + _NUM
+    + r"(?:\s+tflops:\s*"
+    + _NUM
+    + r")?\s+mfu:\s*"
+    + _NUM
+    + "%"
+)
+_DS_MEM = re.compile(
+    r"MA " + _NUM + r" GB\s+Max_MA " + _NUM + r" GB\s+CA " + _NUM + r" GB\s+Max_CA " + _NUM + " GB"
+)
+_DS_TIMER = re.compile(
+    r"(?:global_step=(\d+), |(\d+)/(\d+), )(?:RunningAvg)?SamplesPerSec="
+    + _NUM
+    + r"(?:, CurrSamplesPerSec="
+    + _NUM
+    + r")?, MemAllocated="
+    + _NUM
+    + r"GB, MaxMemAllocated="
+    + _NUM
+    + "GB"
+)
+_DS_STEP = re.compile(r"\[Rank (\d+)\] step=(\d+),")
+
+
+def _f(s: str) -> float:
+    return float(s.replace(",", ""))
+
+
+class _Megatron:
+    format = "megatron"
+
+    def __init__(self) -> None:
+        self.samples: list[Sample] = []
+
+    def feed(self, i: int, text: str) -> None:
+        for m in _MEG_MEM.finditer(text):  # two reports can share a line (interleaved output)
+            self.samples.append(
+                Sample(
+                    line=i,
+                    rank=int(m.group(1)) if m.group(1) else None,
+                    step=int(m.group(2)) - 1,
+                    peak={
+                        "allocated": round(_f(m.group(4)) * MIB),
+                        "reserved": round(_f(m.group(6)) * MIB),
+                    },
+                )
+            )
+        m = _MEG_ITER.search(text)
+        if m and "elapsed time per iteration (ms)" in text:
+            fields = {
+                k.strip(): v.strip()
+                for k, _, v in (f.partition(":") for f in m.group(2).split("|"))
+                if v.strip()
+            }
+            tflops = fields.get("throughput per GPU (TFLOP/s/GPU)")
+            gbs = fields.get("global batch size")
+            self.samples.append(
+                Sample(
+                    line=i,
+                    rank=None,
+                    step=int(m.group(1)) - 1,
+                    step_time_s=_f(fields["elapsed time per iteration (ms)"]) / 1000,
+                    tflops_per_gpu=_f(tflops) if tflops else None,
+                    global_batch=int(_f(gbs)) if gbs else None,
+                )
+            )
+
+
+class _Torchtitan:
+    format = "torchtitan"
+
+    def __init__(self) -> None:
+        self.samples: list[Sample] = []
+        self.seen: dict[int, int] = {}
+
+    def feed(self, i: int, text: str) -> None:
+        m = _TITAN.search(_ANSI.sub("", text))
+        if not m:
+            return
+        step = int(m.group(2)) - 1
+        rank = int(m.group(1)) if m.group(1) else None
+        if rank is None:  # lines without a rank prefix: ranks in order of appearance per step
+            rank = self.seen[step] = self.seen.get(step, -1) + 1
+        gib, pct = _f(m.group(3)), _f(m.group(4))
+        self.samples.append(
+            Sample(
+                line=i,
+                rank=rank,
+                step=step,
+                peak={"reserved": round(gib * GIB)},
+                tokens_per_s_per_gpu=_f(m.group(5)),
+                tflops_per_gpu=_f(m.group(6)) if m.group(6) else None,
+                framework_mfu=_f(m.group(7)) / 100,
+                capacity_bytes=round(gib * GIB * 100 / pct) if pct > 0 else None,
+            )
+        )
+
+
+class _DeepSpeed:
+    format = "deepspeed"
+
+    def __init__(self) -> None:
+        self.samples: list[Sample] = []
+        self.step: int | None = None
+        self.rank: int | None = None
+
+    def feed(self, i: int, text: str) -> None:
+        if m := _DS_STEP.search(text):
+            self.rank, self.step = int(m.group(1)), int(m.group(2)) - 1
+        if m := _DS_MEM.search(text):
+            # Max_CA is printed rounded to whole GiB: the current CA bounds it from below
+            peak = {
+                "allocated": round(max(_f(m.group(1)), _f(m.group(2))) * GIB),
+                "reserved": round(max(_f(m.group(3)), _f(m.group(4))) * GIB),
+            }
+            self.samples.append(Sample(line=i, rank=self.rank, step=self.step, peak=peak))
+        if m := _DS_TIMER.search(text):
+            self.samples.append(
+                Sample(
+                    line=i,
+                    rank=self.rank,
+                    step=int(m.group(1) or m.group(3)) - 1,
+                    peak={"allocated": round(_f(m.group(7)) * GIB)},
+                    samples_per_s=_f(m.group(5) or m.group(4)),
+                )
+            )

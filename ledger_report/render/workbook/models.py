@@ -1,0 +1,128 @@
+"""Architecture cells that follow the ``model`` cell.
+
+A row that names a model gets its architecture columns filled from it when it is read; written
+as plain values they would keep the old architecture when someone changes the ``model`` cell.
+So the workbook carries the models (a hidden ``Models`` sheet: the catalogue by name, and each
+row's model as the row wrote it, a config.json path or another spelling, with the columns it
+filled), and each architecture cell that comes from the row's model is a formula that looks its
+column up by the row's ``model`` cell, cached with the value read.  A changed ``model`` brings its
+own architecture on recalculation; a model the sheet does not hold leaves the architecture empty,
+and the row's check cells name the missing columns.  A column the row typed itself, different
+from its model's, stays a value (the row wins, as when it is read), and so does an empty one: a
+new model that fills a column the old one left empty (experts, say) needs a rebuild, which
+reads the model again."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterable
+
+from ...catalogue import MODELS, find_model
+from ...config import COLUMNS, Config
+from .cells import _HEADER_FILL, _HEADER_FONT, _LOOKUP_FILL, _Book, _letter, _ok
+from .layout import INPUT_LETTERS, MODELS_SHEET
+
+# The columns a model fills (the architecture groups of the column table).
+FILLED = tuple(
+    c.name for c in COLUMNS if c.group in ("arch", "mla", "moe", "hybrid") and c.name != "model"
+)
+
+
+def _name(column: str | None) -> str:
+    return f"tbl_models_{column or 'key'}"
+
+
+def model_rows(configs: Iterable[Config]) -> dict[str, dict[str, Any]]:
+    """Model text -> the columns it fills: the catalogue by name, then each row's model as the
+    row wrote it (MATCH ignores case, so keys equal but for case are one)."""
+    rows = {m.name: dict(m.columns) for m in MODELS.values()}
+    seen = {k.casefold() for k in rows}
+    for cfg in configs:
+        spec = cfg.get("model")
+        if not isinstance(spec, str) or not spec or spec.casefold() in seen:
+            continue
+        entry = find_model(spec)
+        filled = (
+            dict(entry.columns)
+            if entry is not None
+            else {c: cfg.get(c) for c in cfg.origins if c in FILLED}
+        )
+        if filled:
+            rows[spec] = filled
+            seen.add(spec.casefold())
+    return rows
+
+
+def following(cfg: Config, models: dict[str, dict[str, Any]]) -> set[str]:
+    """The architecture columns of a row that follow its ``model`` cell: those its model filled,
+    or fills with the value the row has.  An empty column stays empty (a formula whose saved
+    result is blank is not a value the reader takes)."""
+    spec = cfg.get("model")
+    key = next(
+        (k for k in models if isinstance(spec, str) and k.casefold() == spec.casefold()), None
+    )
+    if key is None:
+        return set()
+    cols = models[key]
+    return {
+        c
+        for c in FILLED
+        if cfg.get(c) is not None and (c in cfg.origins or cfg.get(c) == cols.get(c))
+    }
+
+
+def relocated(cfg: Config, folders: tuple[Any, Any] | None) -> Config:
+    """The row with its config.json ``model`` path (relative to the folder it was read from,
+    ``folders[0]``) made relative to the workbook's folder (``folders[1]``), as the reader
+    resolves it; absolute where no relative path leads there (another drive)."""
+    spec = cfg.get("model")
+    if folders is None or not isinstance(spec, str) or not _is_path(spec):
+        return cfg
+    path = Path(spec.replace("\\", "/"))
+    if path.is_absolute():
+        return cfg
+    target = (Path(folders[0]) / path).resolve()
+    try:
+        moved = Path(os.path.relpath(target, Path(folders[1]).resolve())).as_posix()
+    except ValueError:
+        moved = target.as_posix()
+    return cfg if moved == spec else cfg.replace(model=moved)
+
+
+def _is_path(spec: str) -> bool:
+    """A model cell that names a config.json file rather than a catalogue model (the reader's rule)."""
+    text = spec.strip()
+    return text.lower().endswith(".json") or "/" in text or "\\" in text
+
+
+def lookup_formula(column: str, row: int) -> str:
+    """The formula of an architecture cell: its column of the row's model, blank where the model
+    leaves it empty or the Models sheet does not hold the model."""
+    found = f"INDEX({_name(column)},MATCH(${INPUT_LETTERS['model']}{row},{_name(None)},0))"
+    return f'IFERROR(IF({found}="","",{found}),"")'
+
+
+def write_models(book: _Book, models: dict[str, dict[str, Any]]) -> None:
+    """The hidden Models sheet and the defined names the architecture formulas read."""
+    ws = book.sheet(MODELS_SHEET)
+    ws.hide()
+    head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT)
+    cell = book.style(fill=_LOOKUP_FILL)
+    text = book.style(fill=_LOOKUP_FILL, quote=True)
+    book.label(ws, 1, 1, "model", head)
+    ws.set_column(0, 0, 36)
+    for c, col in enumerate(FILLED, start=2):
+        book.label(ws, 1, c, col, head)
+        ws.set_column(c - 1, c - 1, max(10, len(col) + 2))
+    for r, (key, cols) in enumerate(models.items(), start=2):
+        book.text(ws, r, 1, key, text, f"{MODELS_SHEET}!A{r}")
+        for c, col in enumerate(FILLED, start=2):
+            if cols.get(col) is not None:
+                book.value(ws, r, c, cols[col], cell)
+    last = 1 + len(models)
+    for c, col in enumerate([None, *FILLED], start=1):
+        letter = _letter(c)
+        ref = f"={MODELS_SHEET}!${letter}$2:${letter}${last}"
+        _ok(book.wb.define_name(_name(col), ref), _name(col))
+    ws.freeze_panes(1, 1)

@@ -1,0 +1,110 @@
+"""The plan workbook's Plans sheet (``plan -o DIR``): each plan's layout and figures as the planner
+found them, the Pareto front of days against cost per input, and a chart of it.
+
+The plans are also the workbook's rows (Inputs, Ledgers, one page each), whose figures are live
+formulas; this sheet states what the planner chose and why (its layout, its place on the front)."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from .cells import _CM_TO_PX, _HEADER_FILL, _HEADER_FONT, _SECTION_FONT, F_DAYS, F_INT, _ok
+from .display import money_format
+
+PLANS = "Plans"
+_LAYOUT = ("dp", "tp", "pp", "cp", "ep", "zero", "micro_batch", "recompute", "sequence_parallel")
+_WIDTHS = (30, 30, 8, 44, 10, 10, 16, 10, 40)
+
+
+def layout_text(row: Mapping[str, Any]) -> str:
+    """A plan's layout in one line: ``dp 4 · tp 1 · pp 1 · cp 2 · ep 1 · zero 2 · ...``."""
+    parts = []
+    for k in _LAYOUT:
+        v = row.get(k)
+        if v is None or v == "":
+            continue
+        if isinstance(v, bool):
+            v = "yes" if v else "no"
+        parts.append(f"{k} {v}")
+    return " · ".join(parts)
+
+
+def _table(book, ws, r: int, title: str, entries: list[Mapping[str, Any]], rank: bool) -> int:
+    """One table of plans (or Pareto points) from row ``r``; the first row after it."""
+    head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT, wrap=True)
+    book.label(ws, r, 1, title, book.style(bold=True, size=12, font_color=_SECTION_FONT))
+    r += 1
+    cols = ("input", "name", "rank" if rank else "GPU", "layout", "GPUs", "days", "cost")
+    cols += ("peak / HBM", "why")
+    for c, h in enumerate(cols, start=1):
+        book.label(ws, r, c, h, head)
+    r += 1
+    for e in entries:
+        row = e.get("row") or {}
+        cur = row.get("currency")
+        book.text(ws, r, 1, str(e.get("input", "")), None, f"{PLANS}!A{r}")
+        book.text(ws, r, 2, str(row.get("name", "")), None, f"{PLANS}!B{r}")
+        if rank:
+            book.value(ws, r, 3, e.get("rank"))
+        else:
+            book.text(ws, r, 3, str(e.get("gpu", "")), None, f"{PLANS}!C{r}")
+        book.text(ws, r, 4, layout_text(row), book.style(wrap=True), f"{PLANS}!D{r}")
+        book.value(ws, r, 5, e.get("gpus"), book.style(fmt=F_INT))
+        book.value(ws, r, 6, e.get("days"), book.style(fmt=F_DAYS))
+        book.value(ws, r, 7, e.get("cost"), book.style(fmt=money_format(cur, "#,##0.00")))
+        book.value(ws, r, 8, e.get("peak_fraction"), book.style(fmt="0.0%"))
+        why = e.get("why")
+        book.text(ws, r, 9, why if isinstance(why, str) else "", book.style(wrap=True), PLANS)
+        r += 1
+    return r
+
+
+def write_plans(book, ws, doc: Mapping[str, Any]) -> None:
+    """The plans, the Pareto front, and the chart of days against cost (the front per input as
+    a line, the plans as markers)."""
+    plans = list(doc.get("plans") or [])
+    front = list(doc.get("pareto") or [])
+    for c, w in enumerate(_WIDTHS):
+        ws.set_column(c, c, w)
+    r = _table(book, ws, 1, "Plans (as the planner chose them, in its order)", plans, True)
+    plans_rows = (3, r - 1)
+    front_top = r + 1
+    r = _table(book, ws, front_top, "Pareto front: days against cost", front, False)
+    ws.freeze_panes(2, 2)
+    chart = book.wb.add_chart({"type": "scatter", "subtype": "straight_with_markers"})
+    inputs = list(dict.fromkeys(str(e.get("input", "")) for e in front))
+    first = front_top + 2  # the front's first data row (1-based)
+    for name in inputs:
+        rows = [first + k for k, e in enumerate(front) if str(e.get("input", "")) == name]
+        if not rows or rows != list(range(rows[0], rows[-1] + 1)):
+            continue  # the front lists each input's points together
+        chart.add_series(
+            {
+                "name": f"Pareto front {name}"[:255],
+                "categories": [PLANS, rows[0] - 1, 5, rows[-1] - 1, 5],
+                "values": [PLANS, rows[0] - 1, 6, rows[-1] - 1, 6],
+                "marker": {"type": "circle", "size": 6},
+            }
+        )
+    if plans:
+        chart.add_series(
+            {
+                "name": "plans",
+                "categories": [PLANS, plans_rows[0] - 1, 5, plans_rows[1] - 1, 5],
+                "values": [PLANS, plans_rows[0] - 1, 6, plans_rows[1] - 1, 6],
+                "marker": {"type": "diamond", "size": 8},
+                "line": {"none": True},
+            }
+        )
+    chart.set_title({"name": "Cost against days", "name_font": {"size": 12}})
+    chart.set_x_axis({"name": "days", "min": 0})
+    chart.set_y_axis({"name": "cost", "min": 0})
+    chart.set_legend({"position": "bottom"})
+    chart.set_size({"width": round(22 * _CM_TO_PX), "height": round(12 * _CM_TO_PX)})
+    _ok(ws.insert_chart(r + 1, 0, chart), f"{PLANS}: the chart")
+    last_row = r + 1 + 24
+    ws.print_area(0, 0, last_row - 1, len(_WIDTHS) - 1)
+    ws.set_landscape()
+    ws.set_paper(9)
+    ws.fit_to_pages(1, 0)
+    ws.repeat_rows(1)
