@@ -163,6 +163,10 @@ class _Book:
             self._looks[id(got)] = looks
         return got
 
+    def num_format(self, style) -> str:
+        """The number format of a style made here."""
+        return self._looks[id(style)]["fmt"] if style is not None else F_GENERAL
+
     def quoted(self, style):
         """The same looks with the quote prefix (user text)."""
         looks = dict(self._looks[id(style)]) if style is not None else {}
@@ -279,6 +283,8 @@ def _col_index(letter: str) -> int:
 
 def _text_width(s: str) -> int:
     """Display width: East Asian wide characters count twice."""
+    if s.isascii():  # none is wide
+        return len(s)
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
 
 
@@ -288,7 +294,11 @@ def _lines(text: str, width_chars: float) -> int:
     cap = max(4, int(width_chars * 0.92))
     n = 0
     for para in str(text).split("\n"):
-        widened = "".join(ch * 2 if unicodedata.east_asian_width(ch) in "WF" else ch for ch in para)
+        widened = (
+            para
+            if para.isascii()
+            else "".join(ch * 2 if unicodedata.east_asian_width(ch) in "WF" else ch for ch in para)
+        )
         n += max(1, len(textwrap.wrap(widened, cap, break_long_words=True, break_on_hyphens=False)))
     return max(1, n)
 
@@ -303,3 +313,36 @@ def _header_escape(s: str, limit: int = 120) -> str:
         s = s[: limit - 1] + "…"
     s = s.replace("&G", "\uff06G").replace("&[Picture]", "\uff06[Picture]")
     return s.replace("&", "&&")
+
+
+_QUOTED = re.compile(r'"([^"]*)"')
+_PLACES = re.compile(r"\.([0#]+)")
+
+
+def shown_width(v: Any, fmt: str) -> int:
+    """Characters a value takes in a cell of number format ``fmt`` at the default font (digits,
+    separators and the quoted unit; text by its display width): what a column needs so that a
+    number never shows as "###"."""
+    if v is None or v == "":
+        return 0
+    if isinstance(v, str):
+        return _text_width(v)
+    if isinstance(v, bool):
+        return 5
+    quoted = _QUOTED.search(fmt)
+    suffix = len(quoted.group(1)) + 1 if quoted else 0
+    if "E+" in fmt:
+        return 10 + suffix
+    places = _PLACES.search(fmt)
+    n = len(places.group(1)) if places else 0
+    if fmt == "General":
+        text = f"{v:.10g}"
+    else:
+        text = f"{v:,.{n}f}" if "," in fmt else f"{v:.{n}f}"
+    return len(text) + (1 if fmt.endswith("%") else 0) + suffix
+
+
+def header_width(text: str) -> int:
+    """The width a wrapped header needs so that no word breaks: its longest word (a header
+    without spaces, as Chinese ones are, wraps anywhere; counted to 20 at most)."""
+    return min(20, max((_text_width(w) for w in str(text).split()), default=0)) + 2
