@@ -17,8 +17,8 @@ row (304 against 531 ms); calc --json of 10,000 rows 7.3-9.8 s of CPU (~0.65-0.9
 document walk ~40 %, the messages by the scalar interpreter ~25 %, json ~15 %, the arrays and
 the rows' values ~20 %); lr.to_frame of 100,000 rows 14.5-17.8 s of CPU, 2.3 GB peak RSS
 (reading ~40 µs a row, the table ~25-40 µs); calc --csv of 100,000 rows (773 columns, ~700 MB of
-text) 34 s of CPU, most of it the csv module writing 77 M cells.  In one process none of the 5 s
-targets is met; both cores would about halve the JSON and the table.
+text) 34-37 s of CPU, most of it writing 77 M cells through the one CSV writer.  In one process
+none of the 5 s targets is met; both cores would about halve the JSON and the table.
 """
 
 from __future__ import annotations

@@ -157,7 +157,7 @@ EDGES = [
     {"measured_peak_gb": "1e3"},
     {"tokens": "1"},
     {"days": "0.0001", "reserve_days": "0"},
-    {"mfu": "1e-9"},
+    {"mfu": "1e-6"},  # the smallest the reader takes
     {"tokens": "10000000000000000"},
     {"price_per_gpu_hour": "123456789.123456789"},
     {"notes": 'quote " backslash \\ tab\there % percent 中文 \u2028 sep'},
@@ -363,3 +363,19 @@ def test_masked_columns_of_one_kind_as_the_loop_made_them(vals):
         cols["c"], want, equal_nan=want.dtype.kind == "f"
     )
     assert np.array_equal(blanks.get("c", np.zeros(len(vals), dtype=bool)), blank)
+
+
+@pytest.mark.slow
+def test_the_sweep_table_over_arrays_is_each_ledgers_plain_values(configs):
+    """lr.to_frame of the rows (plain values made over arrays, a chunk at a time: engine.table)
+    equals the table made from each row's ledger value by value (engine.plain), blanks, fractions
+    of a byte rounded up and whole counts included; and the counts are integer columns."""
+    import pandas as pd
+
+    import ledger_report as lr
+
+    over_arrays = lr.to_frame(configs)
+    from_ledgers = lr.to_frame(list(compute_many(configs, rows=64)))
+    pd.testing.assert_frame_equal(over_arrays, from_ledgers)
+    assert over_arrays["state_bytes_per_rank"].dtype.kind == "i"
+    assert over_arrays.isna().any().any()  # some rows leave figures blank (no tokens, say)
