@@ -257,6 +257,7 @@ def _numbers(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.slow
 def test_one_page_per_configuration_after_the_summary(built, ledgers, lang):
     """pdfinfo: pages = one per configuration (CONTRACT.md section 6) + 1 summary page, each A4
     landscape (841.89 × 595.28 pt)."""
@@ -431,6 +432,7 @@ def test_summary_ranks_by_the_verdicts_then_cost_then_gpus(built, ledgers):
     )
 
 
+@pytest.mark.slow
 def test_summary_order_is_stable_and_puts_blanks_last():
     """Ties keep the input order; a blank cost ranks after every known one."""
     a = dict(QWEN3_8B, name="a")
@@ -449,6 +451,7 @@ def test_summary_order_is_stable_and_puts_blanks_last():
     assert same_badness[-1] == "c"
 
 
+@pytest.mark.slow
 def test_a_figure_the_spec_adds_appears_on_the_page(tmp_path):
     """A spec with one more figure (``Report.with_figure``) gives ledgers whose pages show its label
     and value, with no template or renderer change."""
@@ -600,6 +603,7 @@ def test_type_at_least_8_pt_and_line_height_at_least_1_15_in_the_stylesheet():
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.slow
 def test_no_text_below_8_pt_on_a4(built, lang):
     """Every character on every page (summary, configuration pages, footer) is drawn at 8 pt or
     more: the PDF pages are A4 landscape at 100 %, so that is the printed size."""
@@ -651,6 +655,7 @@ def _grey(pdf_path: Path, page_no: int, tmp: Path) -> "Image.Image":  # noqa: F8
 @pytest.mark.parametrize(
     "row", [QWEN3_8B, MOE_35B, dict(OFFLOAD, master_at="hbm", optimizer_at="hbm", gpu="H100-SXM")]
 )
+@pytest.mark.slow
 def test_bar_segments_differ_in_greyscale(row, tmp_path):
     """The page rendered to a greyscale PNG (``pdftoppm -gray -r 100``): each pair of touching
     segments of every bar differs by at least 20 levels of 255.
@@ -767,6 +772,7 @@ def test_no_weasyprint_warning(built, lang):
     assert warnings == []
 
 
+@pytest.mark.slow
 def test_warnings_are_collected_not_lost(tmp_path):
     """A glyph no installed font has (U+1F99C) is reported as a .notdef warning, proving the
     collector sees WeasyPrint's log records."""
@@ -780,6 +786,7 @@ def test_warnings_are_collected_not_lost(tmp_path):
 # Safety
 
 
+@pytest.mark.slow
 def test_hostile_note_embeds_and_fetches_nothing(tmp_path, monkeypatch):
     """A note with attachment links, file:// images and CSS imports is printed as text: no
     embedded file (pdfdetach), no /EmbeddedFile in the bytes, and the only URL fetched is the
@@ -938,6 +945,7 @@ def _overflow_rows() -> list[dict]:
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.slow
 def test_overflowing_configurations_stay_one_page_each(tmp_path, lang):
     """A 5,000-character note (with 120 lines, or unbroken), a 200-character name and twelve state
     lines (with offloaded state and a measured peak: every section shown) still give exactly one
@@ -964,6 +972,7 @@ def test_overflowing_configurations_stay_one_page_each(tmp_path, lang):
         assert "已截断" in pages[3]
 
 
+@pytest.mark.slow
 def test_many_configurations_spread_the_summary_over_pages(tmp_path, monkeypatch):
     """Beyond SUMMARY_ROWS_PER_PAGE rows the summary continues on a further page (checked with a
     page of 3 rows, to keep the test quick)."""
@@ -1005,6 +1014,7 @@ def test_a_full_summary_page_fits(tmp_path):
 # Determinism
 
 
+@pytest.mark.slow
 def test_same_input_gives_byte_identical_pdf_and_leaves_the_environment_alone(monkeypatch):
     """Two renders of the same ledgers are byte-identical (SOURCE_DATE_EPOCH fixes the font
     subsets' timestamps), and SOURCE_DATE_EPOCH is unset again afterwards."""
@@ -1023,6 +1033,7 @@ def test_same_input_gives_byte_identical_pdf_and_leaves_the_environment_alone(mo
 # User text that no font draws
 
 
+@pytest.mark.slow
 def test_characters_xml_forbids_are_shown_as_replacement_characters(tmp_path):
     """The reader refuses control characters, but a configuration built by a script may hold
     them: the page shows U+FFFD for each (no tofu, so no warning) instead of a .notdef glyph."""
@@ -1099,6 +1110,7 @@ def parted(tmp_path_factory):
     return doc, out
 
 
+@pytest.mark.slow
 def test_workers_give_the_same_bytes_as_one_process(parted):
     """The PDF does not depend on the number of worker processes (the parts are fixed by the
     input), and warnings raised in a worker reach the caller, in the same order."""
@@ -1148,6 +1160,7 @@ def test_progress_counts_pages_as_parts_finish(parted):
     assert out[2][3] in ([(5, 11), (11, 11)], [(6, 11), (11, 11)])
 
 
+@pytest.mark.slow
 def test_an_error_in_a_worker_reaches_the_caller(monkeypatch):
     """A refused asset inside a worker process is the same HandoutError as in one process."""
     monkeypatch.setattr(handout.PackagedAssetFetcher, "asset_path", lambda self, url: None)
@@ -1187,6 +1200,7 @@ def _part_task_reporting_gc(j: int):
     return pdf, messages + [f"gc enabled={gc.isenabled()} collections={len(collections)}"]
 
 
+@pytest.mark.slow
 def test_a_worker_never_collects_garbage(monkeypatch):
     """A forked worker exits once its part is sent, so the cyclic collector stays off in it for
     good: turned back on after the render, it walked the render's objects before the process
@@ -1229,6 +1243,7 @@ def test_a_worker_that_dies_is_an_error_not_a_hang(monkeypatch):
         ),
     ],
 )
+@pytest.mark.slow
 def test_a_rule_the_row_breaks_leads_its_page(tmp_path, lang, lead):
     """A warning the row raises (params_total 13 % off the 35B MoE's architecture count of 40.4B) is
     on its page, first on the note line and never cut; the row's own note follows it, and a row
