@@ -350,7 +350,8 @@ def page_data(index: int, lg: Ledger, lang: str) -> PageData:
     sep = "; " if lang == "en" else "；"
     # the rules the row breaks, in words ("warning: pp: expected …, found …"), each rule's
     # text ending with its own separator
-    lead = [
+    # the reader's warnings (a column that contradicts the row's named model) come first
+    lead = [str(w) for w in lg.config.warnings] + [
         sep.join(r.text.rstrip("; ；") for r in by_key[k].rows)
         for k in NOTE_SECTIONS
         if k in by_key
