@@ -212,6 +212,8 @@ def build(
         stem = stem or Path(source).stem
     check_targets((Path(out_dir) / f"{stem or 'ledgers'}.{f}" for f in formats), inputs)
     ledgers = compute(source, progress=getattr(progress, "compute", None))
+    if inputs:  # the config.json files the rows' model cells named were read too
+        inputs += _config_files(inputs[0].parent, ledgers)
     files = outputs(
         ledgers,
         stem or "ledgers",
@@ -223,6 +225,18 @@ def build(
         source_folder=inputs[0].parent if inputs else None,
     )
     return write_outputs(files, inputs=inputs)
+
+
+def _config_files(folder: Path, ledgers: Sequence[Ledger]) -> list[Path]:
+    """The config.json files the rows' ``model`` cells named (their columns' origins read
+    "config.json <path>", the path relative to the input file's folder, inputs/fill.py)."""
+    named = {
+        origin.removeprefix("config.json ")
+        for lg in ledgers
+        for origin in lg.config.origins.values()
+        if origin.startswith("config.json ")
+    }
+    return [folder / Path(p.replace("\\", "/")) for p in sorted(named)]
 
 
 def plan(

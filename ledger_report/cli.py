@@ -376,7 +376,7 @@ def plan(
 
 @main.command(context_settings=CONTEXT)
 @click.argument("input", type=click.Path(dir_okay=False))
-@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, metavar="RUN...", type=click.Path(dir_okay=False))
 @click.option("--row", default=None, help="The row to reconcile [default: the probe's row].")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON document, not the text.")
 @click.option(

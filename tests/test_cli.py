@@ -186,6 +186,7 @@ def test_build_refuses_to_overwrite_its_input(tmp_path):
     assert src.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_python_dash_m_runs():
     """`python -m ledger_report` is the same program."""
     out = subprocess.run(
@@ -232,6 +233,7 @@ def test_template_csv_is_csv_that_calc_reads(tmp_path):
     assert bad.exit_code == 2 and ".xlsx or .csv" in bad.output
 
 
+@pytest.mark.slow
 def test_plan_pages_keep_the_planners_order(tmp_path):
     """plan -o: the handout's summary lists the plans in the planner's order (cost, the simpler of
     two plans within 1 %), the order of plans.csv and of the printed table, not re-ranked by cost."""

@@ -116,6 +116,7 @@ def rows(draw, framework=None):
 
 
 @given(rows())
+@pytest.mark.slow
 def test_totals_equal_the_sum_of_lines(row):
     """Totals equal the sum of their lines: HBM state = Σ HBM lines; each phase = Σ the items that live
     in it (each rounded up once); the allocated peak is the largest phase; the device peak is the
@@ -144,6 +145,7 @@ def test_totals_equal_the_sum_of_lines(row):
 
 
 @given(rows(), st.sampled_from([2, 3, 4, 8]))
+@pytest.mark.slow
 def test_sharding_never_raises_per_rank_bytes(row, k):
     """Reliability LED-02: a k-times larger data-parallel group never raises any state line or the total."""
     a = compute(config_from_mapping(row))
@@ -155,6 +157,7 @@ def test_sharding_never_raises_per_rank_bytes(row, k):
 
 
 @given(rows(framework="generic"))
+@pytest.mark.slow
 def test_generic_zero_stages_never_raise_state(row):
     """Per-rank state never rises from ZeRO-k to ZeRO-(k+1) under framework=generic (docs/scenarios.md, Qwen3-8B sharding on 4 GPUs)."""
     states = [
@@ -165,6 +168,7 @@ def test_generic_zero_stages_never_raise_state(row):
 
 
 @given(rows(), st.integers(2, 5))
+@pytest.mark.slow
 def test_state_is_linear_in_parameters(row, k):
     """Reliability LED-04: with parameter counts given, every state line scales exactly with the parameters (± rounding)."""
     base = {

@@ -17,8 +17,9 @@ from ledger_report.render import handout, view
 from ledger_report.render import page as pg
 from ledger_report.render.table import render_plans, render_table
 
-# Qwen3-8B (docs/scenarios.md) for 100B tokens, ZeRO-1 on 4 H100 at the predicted MFU (0.451):
-# 34.2 days needed against a 30-day deadline with 5 days in reserve, so late.
+# Qwen3-8B (docs/scenarios.md) for 100B tokens, ZeRO-1 on 4 H100 at 40 % MFU: 5.266e21 FLOPs ÷ (4 ×
+# 989e12 FLOP/s × 0.4) ÷ 86,400 = 38.5 days needed against a 30-day deadline with 5 days in
+# reserve, so late; 4 × 38.52 days × 24 h × 2.5 = 9,244 in cost.
 QWEN3_8B = {
     "name": "qwen3-8b",
     "layers": 36,
@@ -38,7 +39,9 @@ QWEN3_8B = {
     "zero": 1,
     "gpu": "H100-SXM",
     "price_per_gpu_hour": 2.5,
+    "mfu": 0.4,
 }
+H100_BF16_FLOPS = 989e12  # dense BF16 peak of an H100 SXM (ledger-report gpus)
 
 
 def _text(html: str) -> str:
@@ -64,8 +67,8 @@ def _two_currencies(tmp_path: Path) -> list:
 
 
 def test_two_currencies_are_ranked_each_within_its_own(tmp_path):
-    """One cost figure in CNY and one in USD are not one scale: by number the USD row (8,200 USD:
-    4 GPUs × 34.17 days × 24 h × 2.5) would rank first among rows equally late; the summary instead
+    """One cost figure in CNY and one in USD are not one scale: by number the USD row (9,244 USD:
+    4 GPUs × 38.52 days × 24 h × 2.5) would rank first among rows equally late; the summary instead
     groups the rows by currency in the order the file names them (CNY first) and ranks within
     each group by cost (10 CNY per GPU-hour before 14)."""
     lgs = _two_currencies(tmp_path)
@@ -83,15 +86,17 @@ def test_two_currencies_are_ranked_each_within_its_own(tmp_path):
 
 def test_costs_carry_their_currency_on_the_pages_and_in_the_terminal(tmp_path):
     """Every cost shown (the summary's cell, the page's budget and headline, the terminal's
-    report) says its currency: 4 × 34.165 days × 24 × 2.5 = 8,199.7 USD, shown as 8,200 USD."""
+    report) says its currency: 4 × 38.516 days × 24 × 2.5 = 9,243.7 USD, shown as 9,244 USD."""
     lgs = _two_currencies(tmp_path)
     usd = lgs[1]
-    assert abs(usd["cost"] - 4 * usd["days_on_config"] * 24 * 2.5) < 1e-6
-    assert round(usd["cost"]) == 8200
-    assert "cost: 8,200 USD" in render_table([usd])
+    days = usd["total_flops"] / (4 * H100_BF16_FLOPS * 0.4) / 86400
+    assert abs(usd["days_on_config"] - days) < 1e-9 * days
+    assert abs(usd["cost"] - 4 * days * 24 * 2.5) < 1e-6
+    assert round(usd["cost"]) == 9244
+    assert "cost: 9,244 USD" in render_table([usd])
     text = _text(handout.render_html([usd], "en"))
-    assert text.count("8,200 USD") >= 3  # the summary, the headline strip, the budget
-    assert not re.search(r"8,200(?! USD)", text)
+    assert text.count("9,244 USD") >= 3  # the summary, the headline strip, the budget
+    assert not re.search(r"9,244(?! USD)", text)
 
 
 def test_plan_table_cost_has_its_currency_and_no_plan_prints_the_reason():
@@ -143,13 +148,13 @@ def test_a_warning_prints_its_rule_in_the_terminal_and_on_the_page():
 
 def test_the_deadline_column_is_net_of_the_reserve():
     """The summary's deadline column is the days the deadline verdict measures against: 30 − 5
-    reserve = 25 days (verdict: 34.2 days needed, late by 9.2 = 34.2 − 25)."""
+    reserve = 25 days (verdict: 38.5 days needed, late by 13.5 = 38.5 − 25)."""
     lg = compute(config_from_mapping(QWEN3_8B))
     col = next(r for r in view.summary(lg, "en") if r.key == "train_window_days")
     assert col.value == 30 - 5 and col.label == "days available"
     assert "days" not in [r.key for r in view.summary(lg, "en")]
     late = lg["days_on_config"] - col.value
-    assert lg["verdict_deadline"] == f"late by {late:.1f} days" == "late by 9.2 days"
+    assert lg["verdict_deadline"] == f"late by {late:.1f} days" == "late by 13.5 days"
 
 
 def test_expert_tensor_parallel_only_for_a_model_with_experts():
@@ -167,8 +172,8 @@ def test_expert_tensor_parallel_only_for_a_model_with_experts():
 
 def test_holding_cost_only_under_a_run_that_meets_the_deadline():
     """Holding 4 GPUs for the 30-day deadline costs 4 × 30 × 24 × 2.5 = 7,200, below the late
-    run's 8,200: shown under it, it would read as a saving, so the budget leaves it out for a
-    late run and shows it for one that meets its deadline (dp 8: 17.1 days)."""
+    run's 9,244: shown under it, it would read as a saving, so the budget leaves it out for a
+    late run and shows it for one that meets its deadline (dp 8: 19.3 days)."""
     late, meets = compute_many(
         [config_from_mapping(QWEN3_8B), config_from_mapping(dict(QWEN3_8B, dp=8))]
     )
@@ -206,7 +211,7 @@ def test_each_page_leads_with_its_headline_strip():
     strip = page[page.index('<table class="headline') : page.index("Model-state ledger")]
     for r in rows:
         assert f'<p class="hl">{r.label}</p><p class="hv">{htmllib.escape(r.text)}</p>' in strip
-    assert "8,200" in strip and "25 days" in strip  # cost; 30 − 5 days available
+    assert "9,244" in strip and "25 days" in strip  # cost; 30 − 5 days available
 
 
 def test_plan_handout_shows_each_layout_and_the_pareto_front():
@@ -241,11 +246,11 @@ def test_plan_handout_shows_each_layout_and_the_pareto_front():
     assert handout.render_html(plans, "en").count('class="pareto') == 0  # no front, no chart
 
 
-def test_the_budget_box_is_whole_and_opens_the_first_sheet():
+def test_the_budget_box_is_whole_and_opens_the_page():
     """On every page of inputs/examples.csv, as first cut: the budget is one piece (never split
-    over two columns or sheets) at the top of the first sheet's first column, and the least read
-    sections (page.FLOW_LAST: the parameters, the items outside the ledger, the assumptions) are
-    on the second sheet only (after what the first sheet had no room for)."""
+    over two columns) at the top of the first column, and the least read sections
+    (page.FLOW_LAST: the parameters, the items outside the ledger, the assumptions) come last, in
+    that order, on the same page (one page per configuration, CONTRACT.md section 6)."""
     from ledger_report.inputs import read_configs
 
     root = Path(__file__).resolve().parents[1]
@@ -254,6 +259,7 @@ def test_the_budget_box_is_whole_and_opens_the_first_sheet():
     for i, lg in enumerate(lgs):
         d = book.data(i)
         cols = handout._columns(d, handout._first_fit(d))
+        assert len(cols) == pg.COLUMNS == 3
         budget = [
             (c, j)
             for c, col in enumerate(cols)
@@ -261,7 +267,5 @@ def test_the_budget_box_is_whole_and_opens_the_first_sheet():
             if pc["title"] == "Budget"
         ]
         assert budget == [(0, 0)], lg.name
-        first = [pc["title"] for col in cols[: pg.FIRST_SHEET_COLUMNS] for pc in col]
-        second = [pc["title"] for col in cols[pg.FIRST_SHEET_COLUMNS :] for pc in col]
-        assert {"Parameters", "Not in the state ledger", ""} <= set(second), lg.name
-        assert not {"Parameters", "Not in the state ledger", ""} & set(first), lg.name
+        titles = [pc["title"] for col in cols for pc in col if not pc["cont"]]
+        assert titles[-3:] == ["Parameters", "Not in the state ledger", ""], lg.name

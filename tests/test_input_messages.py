@@ -105,6 +105,21 @@ def test_a_column_that_contradicts_the_rows_model_is_a_warning():
     assert same.warnings == ()
 
 
+def test_the_terminal_report_says_the_contradiction_too(tmp_path):
+    """The same row through `calc`: the warning, with its rule, is printed in the row's report
+    (not only in the JSON), so a reader of the terminal sees the 80 layers against the model's 32."""
+    from click.testing import CliRunner
+
+    from ledger_report.cli import main
+
+    path = tmp_path / "rows.csv"
+    path.write_text("name,model,num_layers,dp\na,Llama-3.1-8B,80,8\n", encoding="utf-8")
+    r = CliRunner().invoke(main, ["calc", str(path)])
+    assert r.exit_code == 0, r.output
+    line = next(ln for ln in r.output.splitlines() if "Llama-3.1-8B" in ln and "expected" in ln)
+    assert line.startswith("warning: num_layers (layers): expected 32") and "found 80" in line
+
+
 def test_hbm_gb_80_on_an_h100_warns_of_the_usable_84_94_gb():
     """An "80 GB" H100 has 80 GiB of HBM, of which CUDA reports 79.11 GiB = 84.94 GB usable (the
     catalogue's figure and its source).  hbm_gb = 80 is the nominal figure in GiB written as GB:

@@ -271,6 +271,7 @@ def test_symlinked_output_is_written_through(tmp_path):
 # Reproducible workbook bytes through the writer
 
 
+@pytest.mark.slow
 def test_workbook_bytes_reproducible_then_write_outputs(tmp_path):
     """Two template builds 1.1 s apart are the same bytes (no wall clock in docProps/core.xml or in
     the zip entries; reliability.md DET-01), and the atomic writer puts them down byte-for-byte."""

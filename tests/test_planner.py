@@ -147,6 +147,7 @@ def moe_plans():
 
 # ---- every plan, through the engine -------------------------------------------------------------
 @pytest.mark.parametrize("job", ["qwen-r0", "qwen-r5", "moe"])
+@pytest.mark.slow
 def test_every_plan_row_fits_and_meets_its_deadline_in_the_engine(job, qwen_plans, moe_plans):
     """Each plan's row, run through compute, gives the planner's figures (rel 1e-9), fits the margin and the deadline."""
     result = {"qwen-r0": qwen_plans[0.0], "qwen-r5": qwen_plans[5.0], "moe": moe_plans}[job]
@@ -285,6 +286,7 @@ def _scalar_search(job, zeros, modes, places, scale):
     ],
     ids=["dense-generic", "moe-megatron"],
 )
+@pytest.mark.slow
 def test_exhaustive_scalar_search_finds_nothing_cheaper(job, zeros, modes, monkeypatch):
     """A scalar search with compute over the same small space (one loss-chunk choice): the same feasible
     count, and no feasible plan cheaper by a cost step than the planner's first, which is feasible."""
@@ -308,6 +310,7 @@ def test_exhaustive_scalar_search_finds_nothing_cheaper(job, zeros, modes, monke
 @pytest.mark.parametrize(
     "job", [QWEN3_8B_JOB, MOE_35B_JOB, TINY_DENSE], ids=["qwen3-8b", "moe-35b", "tiny"]
 )
+@pytest.mark.slow
 def test_vectorized_values_equal_scalar_compute_for_random_candidates(job):
     """For random candidates of every batch that hold the model's constraints, the arrays the planner ranks equal compute's numbers."""
     s = _prepare(_cfg(job))
@@ -327,6 +330,7 @@ def test_vectorized_values_equal_scalar_compute_for_random_candidates(job):
 
 
 # ---- rows, documents, inputs ----------------------------------------------------------------------
+@pytest.mark.slow
 def test_plan_document_has_the_documented_shape_and_one_block_per_row():
     """docs/json.md keys; plans of each input row in input order, named <input>-p<rank>; progress reaches the total."""
     calls = []
@@ -371,6 +375,7 @@ def test_plans_are_distinct_layouts(reserve, qwen_plans):
     assert len(layouts) == len(set(layouts)) == 10
 
 
+@pytest.mark.slow
 def test_given_columns_are_kept_and_searched_ones_are_filled():
     """A column the row gives is not searched; micro-batch, zero and tp of the plan obey the rules."""
     job = {**QWEN3_8B_JOB, "tp": 2, "zero": 1, "reserve_days": 0.0}
@@ -388,6 +393,7 @@ def test_megatron_never_gets_zero_2():
     assert {b.zero for b in s.batches} == {0, 1, 3}
 
 
+@pytest.mark.slow
 def test_gpu_is_searched_over_the_catalogue_when_the_row_names_none():
     """Without gpu (or overrides) every catalogue GPU is a candidate; the plans name theirs."""
     job = {
@@ -428,6 +434,7 @@ def test_an_impossible_job_reports_why():
     assert "HBM" in result["reason"]
 
 
+@pytest.mark.slow
 def test_chunking_does_not_change_the_answer(monkeypatch):
     """Evaluating in smaller chunks gives the same counts and plans (the pool keeps the best)."""
     import ledger_report.planner as planner
@@ -476,6 +483,7 @@ def test_plan_rows_survive_a_csv_round_trip_through_the_reader(
 
 
 # ---- the issue: costs that differ by layout, gates from the model, the front -----------------------
+@pytest.mark.slow
 def test_nothing_feasible_names_what_excluded_the_most_and_the_cli_exits_1(tmp_path):
     """Issue: when nothing is feasible the result counts what excluded the candidates (excluded_by) and
     names the gate that excluded the most; ``ledger-report plan`` exits 1."""
@@ -497,6 +505,7 @@ def test_nothing_feasible_names_what_excluded_the_most_and_the_cli_exits_1(tmp_p
     assert run.exit_code == 1 and "No plan for tiny-dense" in run.output
 
 
+@pytest.mark.slow
 def test_deepspeed_never_gets_zero_2_or_3_with_pipeline_parallelism():
     """DeepSpeed's pipeline engine refuses ZeRO-2/3 (deepspeed/runtime/pipe/engine.py): the convention's
     pp_zero_max, through the zero_with_pp constraint, keeps every plan to zero ≤ 1 wherever pp > 1."""
@@ -519,6 +528,7 @@ def test_plans_carry_their_step_time_and_the_front_is_not_dominated(qwen_plans):
         assert not any(b[0] < a[0] and b[1] < a[1] for b in front if b != a)
 
 
+@pytest.mark.slow
 def test_prices_file_prices_each_gpu_type_and_limits_the_search(tmp_path):
     """--prices: a CSV of gpu,price; when the row names no GPU only the priced types are searched, and each
     plan's cost is its predicted GPU-hours × its type's price."""
@@ -543,6 +553,7 @@ def test_prices_file_prices_each_gpu_type_and_limits_the_search(tmp_path):
         read_prices(bad)
 
 
+@pytest.mark.slow
 def test_offload_to_nvme_is_never_planned_when_it_cannot_stream(monkeypatch):
     """Issue: offloading to NVMe is charged at NVMe speed, and a plan whose offloaded states cannot stream within
     the step is not feasible: with a slow NVMe no NVMe plan survives and the bandwidth gate says why."""
@@ -552,6 +563,7 @@ def test_offload_to_nvme_is_never_planned_when_it_cannot_stream(monkeypatch):
     assert all(p["row"].get("optimizer_at") != "nvme" for p in result["plans"])
 
 
+@pytest.mark.slow
 def test_a_deadline_no_candidate_meets_says_how_fast_the_fastest_is():
     """When the deadline gate excludes the most, the reason says what the deadline would have to be:
     the fewest days of a candidate that passes every other gate, against the 10 − 1 days left.  Days

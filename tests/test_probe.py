@@ -183,6 +183,7 @@ def test_preflight_leaves_weights_and_state_as_they_were():
     assert opt.param_groups[0]["lr"] == 1e-3
 
 
+@pytest.mark.slow
 def test_preflight_raises_with_phase_rank_and_ledger():
     """A budget below the step's peak: PreflightError naming the phase, the rank and the
     ledger's figure for the row."""
@@ -203,6 +204,7 @@ def test_preflight_raises_with_phase_rank_and_ledger():
     assert "the ledger for tiny-decoder" in msg
 
 
+@pytest.mark.slow
 def test_trainer_callback_logic(tmp_path):
     """The Trainer callback's methods, called as transformers' CallbackHandler calls them
     (on_train_begin with model= and optimizer=), without transformers installed."""

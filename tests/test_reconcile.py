@@ -270,6 +270,7 @@ def test_row_must_exist(tmp_path):
         lr.api.reconcile(_csv(tmp_path, [MIXTRAL]), [LOGS / "torchtitan_h100.log"], row="nope")
 
 
+@pytest.mark.slow
 def test_only_the_probe_imports_torch():
     """The product never imports torch: only ledger_report/probe.py does (inside functions)."""
     pkg = Path(lr.__file__).parent

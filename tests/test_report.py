@@ -69,6 +69,7 @@ def ledger():
     return compute(config_from_mapping(ROW), _model())
 
 
+@pytest.mark.slow
 def test_the_value_is_the_hand_calculation(ledger):
     """ZeRO-1 on 4 ranks: (2 + 2 + 12/4) B × 8,190,735,360 parameters = 57,335,147,520 B; ÷ 36 layers."""
     assert ledger["state_bytes_per_rank"] == 7 * 8_190_735_360
@@ -83,6 +84,7 @@ def test_the_figure_reaches_the_json_and_the_text(ledger):
     assert f"{LABEL}: {units.gb(ledger[KEY])}" in text
 
 
+@pytest.mark.slow
 def test_the_figure_is_a_live_formula_in_the_workbook(ledger):
     data = wbk.render_xlsx([ledger])
     letter = wbk._quantity_letters(ledger.model.registry)[KEY]

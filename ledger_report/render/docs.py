@@ -228,9 +228,9 @@ the window's compute lasts, never the first gather or the last bucket, and the c
 0.15 of what it hides. `step_bound` says what binds the step (compute, communication, latency or
 bubble); `time_comm_latency_s` and `time_comm_bandwidth_s` split the exposed communication. With
 `mfu` empty the prediction decides the days and the cost; a given `mfu` decides them and the
-prediction stands beside it. The one fitted constant (the share of the kernel-benchmark matmul
-efficiency training sustains, by GPU class) is checked leave-one-source-out against published runs
-(bench/bench_throughput.py).""",
+prediction stands beside it. Its two fitted constants (the share of the kernel-benchmark matmul
+efficiency training sustains, by GPU class, and the grouped expert GEMMs' efficiency against dense
+ones) are checked leave-one-source-out against published runs (bench/bench_throughput.py).""",
     ),
     (
         "Gates",

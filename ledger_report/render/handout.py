@@ -14,18 +14,19 @@ through :class:`PackagedAssetFetcher`, which serves files of the packaged templa
 refuses everything else, fatally.  So a note holding ``<a rel="attachment"
 href="file:///etc/passwd">`` is printed as text and embeds nothing.
 
-Two sheets per configuration, always, in one layout: the review sheet (the verdicts, each a
-badge over its reason; a headline strip of the spec's eight headline figures; the layout; the
-state ledger; the memory chart; the peak, the compute floor and the budget in three columns) and
-its continuation (the rest of the flow: the parameters, the items outside the ledger, the
-assumptions, in three columns).  Each sheet is an inline block of fixed height (WeasyPrint does
+One page per configuration (CONTRACT.md section 6), always, in one layout: the verdicts (each a
+badge over its reason), a headline strip of the spec's eight headline figures, the layout; the
+state ledger and the memory chart; then the flow (the budget, the peak, the compute floor, ...,
+the parameters, the items outside the ledger, the assumptions) in three columns, two under the
+ledger and one under the chart.  Each page is an inline block of fixed height (WeasyPrint does
 not split inline blocks across pages), so nothing spills onto a further page.  The type is 8 pt
-at a line height of 1.2 everywhere (:data:`page.LINE_HEIGHT`); the flow is cut into the six
-columns by estimated heights (the first sheet's filled in turn, the rest balanced on the second),
-and after layout the renderer reads back the height of every item and column (the ids the template
-sets) and, for a page that overflows, cuts the flow again by the measured heights, then, where
-they do not fit, leaves out the formula texts of a fixed list of sections, level by level
-(:data:`page.TRIMMED`), with a shorter note (:func:`_pages`, :func:`_refit`).
+at a line height of 1.15 everywhere (:data:`page.LINE_HEIGHT`); the flow is cut into the columns
+by estimated heights, and after layout the renderer reads back the height of every item and
+column (the ids the template sets) and, for a page that overflows, cuts the flow again by the
+measured heights, then, where they do not fit, leaves out the formula texts of a fixed list of
+sections, level by level (:data:`page.TRIMMED`; at the last, the figures ``PageData._kept``
+leaves out), with a shorter note (:func:`_pages`, :func:`_refit`); the page's foot then says so.
+A page that still overflows is reported (a warning naming it), never clipped silently.
 
 Speed: WeasyPrint is pure Python and single-threaded, and the handout uses only its public API
 (``weasyprint.HTML(string=..., base_url=..., url_fetcher=...).render(font_config=...)``, then
@@ -104,7 +105,7 @@ ASSET_SUFFIXES = frozenset({".css", ".svg", ".png", ".otf", ".ttf", ".woff", ".w
 # 2000-01-01T00:00:00Z, the same instant as the workbook's fixed core-properties timestamp.
 FIXED_SOURCE_DATE_EPOCH = "946684800"
 
-SHEETS = 2  # pages per configuration: the review sheet and its continuation
+SHEETS = 1  # pages per configuration (the contract's one page)
 SUMMARY_ROWS_PER_PAGE = 12  # the summary repeats its header on further pages beyond this
 # The first guess of a page's trim level leaves this share of its columns for the estimate's errors
 # (a page guessed too full is laid out again: ~0.2 s).
@@ -289,11 +290,9 @@ class _Book:
 def _estimated(d: pg.PageData, density: int) -> tuple[list[float], list[float], list[float]]:
     lp = pg.line_px()
     left, right = EST_TOP
-    caps = (
-        [pg.SHEET_HEIGHT_PX - d.est_top[0] * lp * left] * (pg.FIRST_SHEET_COLUMNS - 1)
-        + [pg.SHEET_HEIGHT_PX - d.est_top[1] * lp * right]
-        + [pg.SHEET_HEIGHT_PX - pg.CONT_TOP_LINES * lp] * (pg.COLUMNS - pg.FIRST_SHEET_COLUMNS)
-    )
+    caps = [pg.SHEET_HEIGHT_PX - d.est_top[0] * lp * left] * (pg.COLUMNS - 1) + [
+        pg.SHEET_HEIGHT_PX - d.est_top[1] * lp * right
+    ]
     return (
         [h * lp * EST_CONTENT for h in d.flow(density)[1]],
         [o * lp for o in d.est_over],
@@ -319,7 +318,7 @@ def _columns(d: pg.PageData, fit: _Fit) -> list[list[dict[str, Any]]]:
         caps = fit.caps
     flow = d.flow(fit.density)[0]
     secs = [it["sec"] for it in flow]
-    cols = pg.cut(heights, secs, over, caps, d.details)
+    cols = pg.cut(heights, secs, over, caps)
     seen: set[int] = set()
     out = []
     for col in cols:
@@ -352,6 +351,7 @@ def _config_view(book: _Book, i: int, fit: _Fit) -> dict[str, Any]:
         "name_long": len(name) > 70,
         "rank": book.rank_of[i],
         "density": fit.density,
+        "wide_formulas": pg.ALL not in pg.TRIMMED[fit.density],
         "note": pg.note(d.notes, fit.density, d.lead),
         "verdicts": d.verdicts,
         "headline": d.headline,
@@ -553,16 +553,14 @@ def _measure(document, book: _Book, fits: Sequence[_Fit]) -> dict[int, _Measure]
     for page in document.pages:
         for anchor, pos in page.anchors.items():
             kind = anchor[:1]
-            if kind in "cbpe" and anchor[1:2].isdigit():
+            if kind in "cbp" and anchor[1:2].isdigit():
                 num, _, rest = anchor[1:].partition("-")
                 boxes.setdefault(int(num), {})[kind + rest] = pos
     out = {}
     for i, m in boxes.items():
-        if "b" not in m or "e" not in m:
+        if "b" not in m:
             continue
-        feet = [m["b"][1]] * pg.FIRST_SHEET_COLUMNS + [m["e"][1]] * (
-            pg.COLUMNS - pg.FIRST_SHEET_COLUMNS
-        )
+        feet = [m["b"][1]] * pg.COLUMNS
         ends = [m.get(f"c{k}") for k in range(pg.COLUMNS)]
         if any(e is None for e in ends):
             continue
@@ -613,7 +611,7 @@ def _refit(d: pg.PageData, fit: _Fit, m: _Measure) -> _Fit | None:
         fit.caps is not None and fit.heights is not None
     ):  # cut by these heights already: leave what overflowed
         caps = [c - max(u - c, 0.0) - 2.0 for u, c in zip(m.used, m.caps)]
-    cols = pg.cut(heights, secs, over, caps, d.details)
+    cols = pg.cut(heights, secs, over, caps)
     if all(h <= c - 0.5 for h, c in zip(pg.heights_of(cols, heights, over), caps)):
         if fit.heights is None or heights != fit.heights or caps != fit.caps:
             return _Fit(fit.density, heights, over, caps)
@@ -623,9 +621,12 @@ def _refit(d: pg.PageData, fit: _Fit, m: _Measure) -> _Fit | None:
     # the next level: the items it trims estimated again, the others as measured
     flow, _est = d.flow(nxt)
     new = _estimated(d, nxt)[0]
+    old = d.flow(fit.density)[0]
+    if len(flow) != len(old):  # the level leaves items out: every item estimated again
+        return _Fit(nxt, None, None, list(m.caps))
     kept = [
-        h if it["formula"] == old["formula"] else e
-        for h, e, it, old in zip(heights, new, flow, d.flow(fit.density)[0])
+        h if it["formula"] == was["formula"] else e
+        for h, e, it, was in zip(heights, new, flow, old)
     ]
     return _Fit(nxt, kept, over, list(m.caps))
 

@@ -10,10 +10,13 @@ view and the spec).  What this module adds is presentation only:
   spec's headline figures and the layout in the header; tables of more than
   :data:`NARROW_COLUMNS` columns across the top (the state ledger); tables the spec draws as bars
   (``Table.bars``) beside them; every other section in reading order (:data:`FLOW_FIRST`, the
-  others in spec order, :data:`FLOW_LAST`) in three columns below and three more on the
-  configuration's second sheet (a section the spec adds later lands there, with no template
-  change); a figure listed in several sections is printed once, in the last (the budget keeps
-  GPU-hours and the cost);
+  others in spec order, :data:`FLOW_LAST`) in three columns below, on the one page (a section
+  the spec adds later lands among them, with no template change); a figure listed in several
+  sections is printed once, in the last (the budget keeps GPU-hours and the cost);
+* what a page too full leaves out, level by level (:data:`TRIMMED`, :data:`ESSENTIAL`,
+  ``PageData._kept``): formula texts, then on the fullest pages a figure the headline strip
+  shows, a blank figure and the parameter breakdown (the figures are all in the workbook and the
+  JSON);
 * the geometry of the bars (widths in per cent of the widest), the fill of each bar segment (a
   palette of greys and colours whose luminances differ, chosen so that touching segments never
   share a fill), and the legend keys;
@@ -34,15 +37,13 @@ from . import view
 
 # Page geometry, in CSS px (1/96 in): A4 landscape less the margins of handout.css.
 PX_PER_MM = 96 / 25.4
-SHEET_HEIGHT_PX = 192 * PX_PER_MM
-COLUMNS = 6  # the flow's columns: three on a configuration's first sheet, three on its second
-FIRST_SHEET_COLUMNS = 3
+SHEET_HEIGHT_PX = 194 * PX_PER_MM
+COLUMNS = 3  # the flow's columns: two under the state ledger, one under the memory chart
 # The flow's sections in the order a reviewer reads them: the budget (whole, at the top of the
-# first column), the peak and the compute floor first (on the first sheet, under the state ledger and the chart), then the rest in the
-# spec's order; what the first sheet has no room for continues on the configuration's second
-# sheet, the least read sections (the parameter count, the items outside the ledger, the
-# assumptions) last.  A section the spec adds later lands among the rest.
-CONT_TOP_LINES = 1.6  # the second sheet's header (its title line, measured: 1.5 lines)
+# first column), the peak and the compute floor first (under the state ledger), then the rest in
+# the spec's order, the least read sections (the parameter count, the items outside the ledger,
+# the assumptions) last (the foot of the column under the chart).  A section the spec adds later
+# lands among the rest.
 FLOW_FIRST = ("budget", "peak", "measured", "compute")  # the budget first: never split
 FLOW_LAST = ("params", "uncounted", "notes")
 NARROW_COLUMNS = 4  # a table with more columns than this goes across the top of the page
@@ -56,24 +57,45 @@ NOTE_SECTIONS = (
 # LINE_HEIGHT, everywhere (handout.css holds the same figures).  A page too full for its sheet is
 # fitted by one rule, the same for every page: at each trim level, the formula texts of a fixed set
 # of sections are left out (the figures stay; each formula text is in the workbook's cell and the
-# JSON), the least read sections first (TRIMMED); and the header's note gets less room
-# (NOTE_MAX_EM, NOTE_MAX_LINES).  ``density`` in the renderer is this level.
-MAX_DENSITY = 3
+# JSON, and docs/definitions.md says it), the least read sections first (TRIMMED; ALL: every
+# section's, the state ledger's totals too); and the header's note gets less room (NOTE_MAX_EM,
+# NOTE_MAX_LINES).  ``density`` in the renderer is this level; a page at a level above 0 says in
+# one line where the formulas are.
+ALL = "*"
+MAX_DENSITY = 4
 FONT_PT = 8.0
-LINE_HEIGHT = 1.2
+LINE_HEIGHT = 1.15
 TRIMMED = (
     frozenset(),
     frozenset({"params", "uncounted", "offload", "measured"}),
     frozenset({"params", "uncounted", "offload", "measured", "peak"}),
     frozenset({"params", "uncounted", "offload", "measured", "peak", "compute", "phases"}),
+    frozenset({ALL}),
 )
+# At the last level (ALL), a figure of the headline strip is printed there only and a blank
+# figure is left out (not in KEEP_WHOLE), and a section named here keeps only these figures (registry
+# keys); the full list is in the workbook and the JSON, and the page's foot says so.
+ESSENTIAL = {
+    "params": frozenset(
+        {
+            "params_total",
+            "params_expert",
+            "params_active",
+            "params_per_rank",
+            "largest_matrix_params",
+        }
+    ),
+}
+KEEP_WHOLE = ("budget",)  # sections whose figures stay whole at the last level
 NOTE_MAX_EM = (
     360,
     210,
     110,
-    55,
-)  # width of a note shown (units of _em; a line across the page is ~96)
-NOTE_MAX_LINES = (5, 3, 1, 1)
+    110,
+    110,
+)  # width of a note shown (units of _em; a line across the page is ~96: with the marker of a cut
+# note or a rule's text before it, 110 takes two lines, as 55 did)
+NOTE_MAX_LINES = (5, 3, 1, 1, 1)
 NAME_MAX_CHARS = 240
 SUMMARY_NAME_MAX_CHARS = 30
 
@@ -157,16 +179,18 @@ class PageData:
     est_over: list[float] = field(default_factory=list)  # estimated section overheads (lines)
     est_top: tuple[float, float] = (0.0, 0.0)  # estimated lines above the left and right columns
     lead: str = ""  # what leads the note line (the NOTE_SECTIONS), never cut
+    headline_keys: frozenset[str] = frozenset()  # registry keys of the headline strip
     _flows: dict[int, tuple[list[dict[str, Any]], list[float]]] = field(default_factory=dict)
 
-    @property
-    def details(self) -> int:
-        """The first flow item of the FLOW_LAST sections: where the second sheet begins at the
-        latest (the same at every trim level)."""
-        return next(
-            (n for n, it in enumerate(self.items) if self.sections[it["sec"]]["key"] in FLOW_LAST),
-            len(self.items),
-        )
+    def _kept(self, section: str, key: str | None, blank: bool = False) -> bool:
+        """At the last trim level: a figure the headline strip shows is printed there only, a
+        blank figure (no value: the row lacks an input) is left out (the budget's stay: the budget
+        box is whole), and a section of ESSENTIAL keeps its essentials."""
+        if not key:
+            return True
+        if (key in self.headline_keys or blank) and section not in KEEP_WHOLE:
+            return False
+        return key in ESSENTIAL.get(section, (key,))
 
     def flow(self, density: int) -> tuple[list[dict[str, Any]], list[float]]:
         """The flow items at a trim level (the formula texts of its TRIMMED sections left out),
@@ -174,9 +198,13 @@ class PageData:
         got = self._flows.get(density)
         if got is None:
             trimmed = TRIMMED[density]
-            flow = []
-            for n, it in enumerate(self.items):
-                cut = it.get("formula") and self.sections[it["sec"]]["key"] in trimmed
+            flow: list[dict[str, Any]] = []
+            for it in self.items:
+                key = self.sections[it["sec"]]["key"]
+                if ALL in trimmed and not self._kept(key, it.get("key"), it.get("blank")):
+                    continue
+                cut = it.get("formula") and (key in trimmed or ALL in trimmed)
+                n = len(flow)
                 flow.append({**it, "n": n, "formula": ""} if cut else {**it, "n": n})
             got = self._flows[density] = (flow, [_item_lines(it) for it in flow])
         return got
@@ -322,7 +350,8 @@ def page_data(index: int, lg: Ledger, lang: str) -> PageData:
     sep = "; " if lang == "en" else "；"
     # the rules the row breaks, in words ("warning: pp: expected …, found …"), each rule's
     # text ending with its own separator
-    lead = [
+    # the reader's warnings (a column that contradicts the row's named model) come first
+    lead = [str(w) for w in lg.config.warnings] + [
         sep.join(r.text.rstrip("; ；") for r in by_key[k].rows)
         for k in NOTE_SECTIONS
         if k in by_key
@@ -339,6 +368,7 @@ def page_data(index: int, lg: Ledger, lang: str) -> PageData:
         sections,
         items,
         lead=" · ".join(lead),
+        headline_keys=frozenset(r.key for r in view.headline(lg, lang)),
     )
     _estimate_rest(data)
     return data
@@ -381,6 +411,8 @@ def _row_item(sec: int, r: view.Row, formula: str = "") -> dict[str, Any]:
     return {
         "sec": sec,
         "kind": "row",
+        "key": r.key,
+        "blank": r.value is None,
         "label": r.label,
         "text": r.text,
         "gib": r.gib,
@@ -575,8 +607,8 @@ def _estimate_rest(d: PageData) -> None:
     )
     right = sum(
         5.0
-        + len(c["bars"]) * 1.45
-        + sum(_lines(e["label"], COL_EM * 0.7) for e in c["legend"])
+        + len(c["bars"]) * 1.3
+        + _lines(" ".join(f"00 {e['label']} {e['text']}  " for e in c["legend"]), COL_EM)
         + _lines(c["note"], COL_EM)
         for c in d.charts
     )
@@ -644,42 +676,9 @@ def cut(
     secs: Sequence[int],
     over: Sequence[float],
     caps: Sequence[float],
-    details: int | None = None,
 ):
-    """The flow cut into the columns of both sheets: the first sheet's columns balanced, or where
-    that does not fit filled in turn (:func:`fill_cut`), with the items before ``details`` (the first item of the FLOW_LAST
-    sections, which always open the second sheet), and what is left balanced over the second
-    sheet's (:func:`balance_cut`)."""
-    first = FIRST_SHEET_COLUMNS
-    n = len(heights) if details is None else details
-    cols = distribute(heights[:n], secs[:n], over, list(caps[:first]))  # balanced, if it fits
-    if max(h - c for h, c in zip(heights_of(cols, heights, over), caps)) <= -0.5:
-        cols.append([])
-    else:
-        cols = fill_cut(heights[:n], secs[:n], over, list(caps[:first]) + [math.inf])
-    rest = [i for _s, idx in cols[first] for i in idx] if n else []
-    k = rest[0] if rest else n
-    if k >= len(heights):
-        return cols[:first] + [[] for _ in caps[first:]]
-    tail = balance_cut(heights[k:], secs[k:], over, caps[first:])
-    return cols[:first] + [[(s, [i + k for i in idx]) for s, idx in col] for col in tail]
-
-
-def fill_cut(
-    heights: Sequence[float], secs: Sequence[int], over: Sequence[float], caps: Sequence[float]
-):
-    """Each column but the last filled to :data:`CUT_ROOM` of its height (room for the
-    estimate's errors), else to its height, else that without keeping a heading with two items;
-    the last takes the rest."""
-    best = None
-    for keep, fill in ((True, 1.0), (False, 1.0)):
-        cols = distribute(heights, secs, over, caps, balanced=False, keep=keep, fill=fill)
-        excess = max(h - c for h, c in zip(heights_of(cols, heights, over), caps))
-        if excess <= -0.5:
-            return cols
-        if best is None or excess < best[0]:
-            best = (excess, cols)
-    return best[1]
+    """The flow cut into the page's columns, in order (:func:`balance_cut`)."""
+    return balance_cut(heights, secs, over, caps)
 
 
 def balance_cut(

@@ -16,14 +16,13 @@ def write_table(
 ) -> None:
     """Write the header, then each chunk's rows (its columns in the header's order), to the
     binary stream ``out`` (UTF-8); the header alone when there is no row.  The header goes out
-    with the first chunk, so a row the engine refuses there leaves nothing written."""
-    lines: list[Any] = [header]
+    with the first chunk, so a file refused while its first rows are read or computed leaves
+    nothing on ``out`` but the error."""
+    head = csv_lines([header])
     for chunk in chunks:
-        lines.extend(zip(*(_cells(*chunk[name]) for name in header)))
-        out.write(csv_lines(lines))
-        lines = []
-    if lines:
-        out.write(csv_lines(lines))
+        out.write(head + csv_lines(zip(*(_cells(*chunk[name]) for name in header))))
+        head = b""
+    out.write(head)
 
 
 def _cells(values: Any, blank: Any) -> list:

@@ -69,6 +69,8 @@ def render_table(ledgers: Iterable[Any]) -> str:
         for col, origin in lg.config.origins.items():
             filled.setdefault(origin, []).append(col)
         out += [f"from {origin}: {', '.join(cols)}" for origin, cols in filled.items()]
+        # the reader's warnings (a column that contradicts the row's named model)
+        out += [f"warning: {w}" for w in lg.config.warnings]
         for s in sections(lg, "en", formulas=False):
             out += _section(s)
         notes = assumptions(lg, "en")

@@ -50,6 +50,7 @@ NARROW = dict(tp=1, pp=1, cp=1, zero=3, recompute="full", master_at="hbm", optim
         (100_002_713_120, 31_791),
     ],
 )
+@pytest.mark.slow
 def test_plan_with_tokens_just_above_a_whole_number_of_steps(tokens, steps):
     """Found in a red-team pass: these two token counts made `plan` fail with "Calling nonzero on 0d arrays"
     (the arrays interpreter's CEIL of one value for every candidate); now plans come back and
@@ -83,6 +84,7 @@ def test_divisors_of_numbers_near_ten_to_the_sixteen():
         assert all(n % d == 0 for d in ds) and list(ds) == sorted(set(ds))
 
 
+@pytest.mark.slow
 def test_divisors_agree_with_trial_division_below_five_thousand():
     """Every n below 5,000: the divisors are exactly those trial division finds."""
     for n in range(1, 5_000):
@@ -166,6 +168,7 @@ def test_a_global_batch_rich_in_divisors_is_refused_without_building_its_grid():
         plan(config_from_mapping({**QWEN3_8B_JOB, "global_batch": n}), top=1)
 
 
+@pytest.mark.slow
 def test_the_cap_counts_exactly_what_the_search_evaluates():
     """A cap one below a search's own size refuses it, naming that size; the cap at its size runs
     it.  (The narrow job: dp and micro_batch over the divisors of 384, loss_chunks 6.)"""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -103,6 +104,7 @@ def _numbers(x):
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(text=sheets())
+@pytest.mark.slow
 def test_fuzzed_rows_never_traceback(tmp_path, text):
     """Every generated sheet: exit 0 with finite numbers obeying peak ≥ state ≥ 0, or exit 1 naming the file."""
     p = tmp_path / "fuzz.csv"

@@ -1039,6 +1039,7 @@ HEADERS = st.lists(st.sampled_from(COLUMN_NAMES + ("bogus", "", " Name ")), min_
     rows=st.lists(st.lists(CELLS, max_size=9), max_size=5),
     delimiter=st.sampled_from([",", ";", "\t"]),
 )
+@pytest.mark.slow
 def test_hypothesis_csv_only_input_error(header, rows, delimiter):
     """Random text/number cells in random columns never raise anything but InputError."""
     import csv
@@ -1070,6 +1071,7 @@ XLSX_CELLS = st.one_of(
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(header=HEADERS, rows=st.lists(st.lists(XLSX_CELLS, max_size=9), max_size=4))
+@pytest.mark.slow
 def test_hypothesis_xlsx_only_input_error(header, rows):
     """The same property through a workbook (typed cells: numbers, booleans, empty)."""
     wb = openpyxl.Workbook()

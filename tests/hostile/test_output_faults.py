@@ -200,3 +200,17 @@ def test_every_csv_the_tool_writes_goes_through_the_one_writer():
 
     (row,) = csv.DictReader(io.StringIO(template_csv().decode()))
     assert row["name"] == EXAMPLE_ROW["name"]
+
+
+def test_build_refuses_to_write_over_a_config_json_its_rows_read(tmp_path):
+    """A row whose model cell names x.json beside x.csv: `build x.csv -o <that folder> --format
+    json` would write x.json over the config.json it read.  The writer knows that input too: exit 1
+    naming it, the config.json byte-identical."""
+    config = tmp_path / "x.json"
+    config.write_bytes((ROOT / "inputs" / "configs" / "qwen3-30b-a3b.json").read_bytes())
+    before = config.read_bytes()
+    src = tmp_path / "x.csv"
+    src.write_text("name,model\nq,x.json\n", encoding="utf-8")
+    r = CliRunner().invoke(main, ["build", str(src), "-o", str(tmp_path), "--format", "json"])
+    assert r.exit_code == 1 and "x.json: it is the input file" in r.output
+    assert config.read_bytes() == before

@@ -27,6 +27,7 @@ def _digest(folder: Path) -> dict[str, str]:
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
 
 
+@pytest.mark.slow
 def test_same_input_same_bytes_in_all_three_formats(small_csv, tmp_path):
     """Reliability DET-01: two builds of the same input give byte-identical .xlsx, .pdf and .json."""
     a, b = tmp_path / "a", tmp_path / "b"
@@ -38,6 +39,7 @@ def test_same_input_same_bytes_in_all_three_formats(small_csv, tmp_path):
     assert da == db
 
 
+@pytest.mark.slow
 def test_failed_build_leaves_earlier_outputs_byte_identical(small_csv, tmp_path, monkeypatch):
     """Reliability OUT-01/02: the PDF step fails after the workbook was rendered: nothing is replaced, no temp file is left."""
     out = tmp_path / "out"

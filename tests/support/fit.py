@@ -1,30 +1,41 @@
 """The constants that published runs set in the step-time model, and their refit without the source a
 run comes from (leave-one-source-out), for bench/bench_throughput.py and tests/test_throughput.py.
 
-The step-time model has one fitted constant per class of GPU: the share of the maximum achievable
-matmul FLOP/s (gpus.csv ``gemm_efficiency``, a kernel benchmark) that training sustains
-(``ledger_report.model.definitions.time.SUSTAINED_FRACTION``).  It multiplies every matmul and
+The step-time model has two fitted constants: per class of GPU, the share of the maximum
+achievable matmul FLOP/s (gpus.csv ``gemm_efficiency``, a kernel benchmark) that training sustains
+(``ledger_report.model.definitions.time.SUSTAINED_FRACTION``), and the grouped expert GEMMs'
+efficiency against dense ones (``GROUPED_GEMM_RELATIVE``).  The first multiplies every matmul and
 attention efficiency, exactly as the row column ``efficiency_scale`` does, so a refitted value v is
 evaluated as ``efficiency_scale = v / current``: each run is computed once on a grid of scales and
-its log(predicted / measured) interpolated between them (piecewise linear in log scale).
+its log(predicted / measured) interpolated between them (piecewise linear in log scale).  The
+second only moves MoE runs: they are computed again on a grid of its values (the registry rebuilt
+with each).
 
-A fit sets each class's constant so that the median log(predicted / measured) of that class's runs
-is 0; a class without runs in the fit takes the fit over all of them.  Leave-one-source-out: each
-source is predicted with the constants fitted on every other source.
+A fit takes, for each grouped value of the grid, each class's constant so that the median
+log(predicted / measured) of that class's runs is 0 (a class without runs takes the fit over all of
+them), and keeps the grouped value whose runs' median |log ratio| is least.
+Leave-one-source-out: each source is predicted with the constants fitted on every other source.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import median
 
 from ledger_report.config import COLUMN_NAMES
 from ledger_report.engine import compute_many, config_from_mapping
+from ledger_report.model import definitions
+from ledger_report.model.definitions import time as time_defs
 from ledger_report.model.definitions.time import SUSTAINED_FRACTION, sustained_class
+from ledger_report.report import DEFAULT
 
 STEP = 1.05
 GRID = tuple(0.4 * STEP**k for k in range(50))  # efficiency_scale 0.40 ... 4.3
+
+
+GROUPED = time_defs.GROUPED_GEMM_RELATIVE
+GROUPED_GRID = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0)
 
 
 @dataclass
@@ -34,13 +45,38 @@ class Record:
     cls: str  # the fitted constant's class (time.sustained_class)
     measured: float
     log_ratio: tuple[float, ...]  # log(predicted / measured) at each scale of GRID
+    moe: bool = False
+    by_grouped: dict | None = None  # grouped value -> log ratios at each scale (MoE runs)
 
-    def at(self, scale: float) -> float:
+    def at(self, scale: float, grouped: float = GROUPED) -> float:
         """log(predicted / measured) at ``scale`` (linear in log scale between grid points)."""
+        curve = self.log_ratio
+        if self.moe and self.by_grouped is not None and grouped != GROUPED:
+            curve = self.by_grouped[grouped]
         x = math.log(scale / GRID[0]) / math.log(STEP)
         k = min(max(int(math.floor(x)), 0), len(GRID) - 2)
         w = x - k
-        return (1 - w) * self.log_ratio[k] + w * self.log_ratio[k + 1]
+        return (1 - w) * curve[k] + w * curve[k + 1]
+
+
+def _model_with_grouped(value: float):
+    """The default model with GROUPED_GEMM_RELATIVE set to ``value`` (the registry rebuilt)."""
+    old = time_defs.GROUPED_GEMM_RELATIVE
+    time_defs.GROUPED_GEMM_RELATIVE = value
+    try:
+        return replace(DEFAULT, registry=definitions.build())
+    finally:
+        time_defs.GROUPED_GEMM_RELATIVE = old
+
+
+def _curves(rows: list[dict[str, str]], model=None) -> list[tuple[float, ...]]:
+    configs = [_config(r, s) for r in rows for s in GRID]
+    tps = [ledger["predicted_tokens_per_s_per_gpu"] for ledger in compute_many(configs, model)]
+    out = []
+    for i, r in enumerate(rows):
+        measured = float(r["measured_tokens_per_s_per_gpu"])
+        out.append(tuple(math.log(t / measured) for t in tps[i * len(GRID) : (i + 1) * len(GRID)]))
+    return out
 
 
 def _config(row: dict[str, str], scale: float):
@@ -48,45 +84,79 @@ def _config(row: dict[str, str], scale: float):
     return config_from_mapping({**cells, "efficiency_scale": scale})
 
 
-def records(rows: list[dict[str, str]]) -> list[Record]:
-    """Every run with a measured figure, predicted at each scale of GRID."""
+def records(rows: list[dict[str, str]], grouped: bool = True) -> list[Record]:
+    """Every run with a measured figure, predicted at each scale of GRID (and MoE runs at each value
+    of GROUPED_GRID when ``grouped``)."""
     rows = [r for r in rows if r["measured_tokens_per_s_per_gpu"]]
-    configs = [_config(r, s) for r in rows for s in GRID]
-    tps = [ledger["predicted_tokens_per_s_per_gpu"] for ledger in compute_many(configs)]
-    out = []
-    for i, r in enumerate(rows):
-        measured = float(r["measured_tokens_per_s_per_gpu"])
-        lr = tuple(math.log(t / measured) for t in tps[i * len(GRID) : (i + 1) * len(GRID)])
-        out.append(Record(r["run"], r["source_id"], sustained_class(r["gpu"]), measured, lr))
+    out = [
+        Record(
+            r["run"],
+            r["source_id"],
+            sustained_class(r["gpu"]),
+            float(r["measured_tokens_per_s_per_gpu"]),
+            curve,
+            moe=bool(r.get("experts")),
+        )
+        for r, curve in zip(rows, _curves(rows))
+    ]
+    moe = [(rec, r) for rec, r in zip(out, rows) if rec.moe]
+    if grouped and moe:
+        for rec, _ in moe:
+            rec.by_grouped = {GROUPED: rec.log_ratio}
+        for g in GROUPED_GRID:
+            if g == GROUPED:
+                continue
+            for (rec, _), curve in zip(moe, _curves([r for _, r in moe], _model_with_grouped(g))):
+                rec.by_grouped[g] = curve
     return out
 
 
-def _scale_for(recs: list[Record]) -> float:
+def _scale_for(recs: list[Record], grouped: float = GROUPED) -> float:
     """The scale at which the median log ratio of ``recs`` is 0 (bisection; it rises with scale)."""
     lo, hi = GRID[0], GRID[-1]
     for _ in range(60):
         mid = math.sqrt(lo * hi)
-        lo, hi = (mid, hi) if median(r.at(mid) for r in recs) < 0 else (lo, mid)
+        lo, hi = (mid, hi) if median(r.at(mid, grouped) for r in recs) < 0 else (lo, mid)
     return math.sqrt(lo * hi)
 
 
-def fit(recs: list[Record]) -> dict[str, float]:
-    """The constants fitted on ``recs``: class -> SUSTAINED_FRACTION value."""
-    overall = _scale_for(recs)
+def _fit_at(recs: list[Record], grouped: float) -> dict[str, float]:
+    overall = _scale_for(recs, grouped)
     out = {}
     for cls, current in SUSTAINED_FRACTION.items():
         mine = [r for r in recs if r.cls == cls]
-        out[cls] = current * (_scale_for(mine) if mine else overall)
+        out[cls] = current * (_scale_for(mine, grouped) if mine else overall)
+    out["grouped"] = grouped
     return out
 
 
+def fit(recs: list[Record]) -> dict[str, float]:
+    """The constants fitted on ``recs``: class -> SUSTAINED_FRACTION value, and "grouped" ->
+    GROUPED_GEMM_RELATIVE (kept as it stands where no MoE run has a grid)."""
+    moe = [r for r in recs if r.moe and r.by_grouped]
+    if not moe:
+        return _fit_at(recs, GROUPED)
+    best = None
+    for g in GROUPED_GRID:
+        c = _fit_at(recs, g)
+        err = median(abs(predicted_log(r, c)) for r in recs)
+        if best is None or err < best[0]:
+            best = (err, c)
+    return best[1]
+
+
+def predicted_log(rec: Record, constants: dict[str, float]) -> float:
+    g = constants.get("grouped", GROUPED)
+    return rec.at(constants[rec.cls] / SUSTAINED_FRACTION[rec.cls], g)
+
+
 def predicted_ratio(rec: Record, constants: dict[str, float]) -> float:
-    return math.exp(rec.at(constants[rec.cls] / SUSTAINED_FRACTION[rec.cls]))
+    return math.exp(predicted_log(rec, constants))
 
 
 def in_sample(recs: list[Record]) -> dict[str, float]:
     """predicted / measured of each run with the product's constants as they stand."""
-    return {r.run: predicted_ratio(r, SUSTAINED_FRACTION) for r in recs}
+    return {r.run: predicted_ratio(r, {**SUSTAINED_FRACTION, "grouped": GROUPED}) for r in recs}
 
 
 def refitted_in_sample(recs: list[Record]) -> dict[str, float]:

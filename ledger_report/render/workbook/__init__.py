@@ -58,19 +58,20 @@ error value until the first recalculation, which gives the text again (pandas re
 meanwhile; the Inputs cell, which a rebuild reads, is text); and a blank result (the formulas'
 ``""``) is cached as an empty ``<v>``, which readers see as an empty cell.
 
-Speed (bench/bench_workbook.py: 1,000 configurations of 545 quantities, so 545,000 Ledgers
-formulas and some 35,000 on the report sheets; 2 shared cores): 24-43 s to write, 16 MB; the
-commit before the report sheets walked the spec took 32-52 s on the same machine, so the Ledgers
-sheet sets the time, not the report sheets (about 2 s).  Three quarters of it is XlsxWriter's
-``write_formula`` running some 30 regular-expression substitutions over every formula for its
-dynamic-array function prefixes (``_xlfn.``): 18 s of 24 for the Ledgers formulas alone.  It does
-so whatever the options (``use_future_functions`` only adds more substitutions); no public option
-or method skips it (the openpyxl writer with shared formulas and XML written directly took 0.5 s
-for 227 quantities).  XlsxWriter writes no shared formulas, so every row carries its formula
-text.  LibreOffice opens and fully recalculates the workbook in about 14 s (Summary to CSV) at
-1.0 GB, as before.
+Speed (bench/bench_workbook.py, CPU seconds on 2 shared cores).  The floor is XlsxWriter itself:
+every computed figure is a live formula and ``write_formula`` runs some 30 regular-expression
+substitutions over each (its ``_xlfn.`` prefixes; no public option skips them) and keeps every
+formula's text in memory until the file is saved (it writes no shared formulas).  The bench
+writes the same formula cells with their values through XlsxWriter alone and prints the ratio:
+the example (21 configurations, 26,430 formulas) 1.8-2.2 s against 1.3-1.4 s, 1.40-1.54.  The
+Ledgers sheet sets the cost per configuration: ~930 formulas and ~0.057 s a row (2,000 rows: 115 s,
+61 MiB file; 2.4 GB at most before the temporary folder, ~0.45 MB a row after it); above :data:`MAX_PRINT_SHEETS` configurations the
+print sheets are one sheet with a dropdown, so they add nothing per row.  ``build`` writes the
+workbook in a forked process beside the handout (``background``).
 
-The bytes are deterministic: ``in_memory`` mode stamps every zip entry 1980-01-01 00:00:00 and
+The bytes are deterministic: ``in_memory`` mode stamps every zip entry 1980-01-01 00:00:00 (above
+:data:`MAX_PRINT_SHEETS` configurations the sheets' XML goes through a temporary folder, which
+XlsxWriter stamps 1980-01-31, and memory per row falls by two thirds: ``cells._Book``) and
 the document properties carry the fixed ``created`` time (:data:`FIXED_TIME`), so the same
 ledgers give the same bytes on one operating system (a zip entry records the system that made it;
 tests/test_workbook.py builds twice, and in processes with different hash seeds).
@@ -180,13 +181,13 @@ def render_xlsx(
 def _render(
     ledgers: list[Any], model: Any, lang: str, folders: Any = None, plans: Any = None
 ) -> bytes:
-    book = _Book()
     n = len(ledgers)
+    book = _Book(spill=n > MAX_PRINT_SHEETS)  # a large workbook's XML goes through temp files
     rep = _Report(book, model, lang, ledgers)
 
     summary = book.sheet(SUMMARY)
     if plans is not None:
-        write_plans(book, book.sheet(PLANS), plans)
+        write_plans(book, book.sheet(PLANS), plans, lang)
     inputs = book.sheet(INPUTS)
     led = book.sheet(LEDGERS)
     configs = [relocated(l.config, folders) for l in ledgers]

@@ -32,6 +32,9 @@ from .layout import (
 # days needed against the deadline, and the spec's verdicts (so a row that does not fit, or is
 # late, reads so beside its cost).
 _CONTEXT = ("gpu", "gpus", "days_on_config", "days")
+# The functions the totals use besides the model's (formula.FUNCTIONS): all in openpyxl's FORMULAE
+# and evaluated by LibreOffice 7.4.
+FUNCTIONS = frozenset({"SUM", "SUMIF", "COUNTIF", "COLUMNS"})
 # The figures the totals add up, within one currency (a cost, or GPU-hours of rows priced in it).
 _TOTALS = ("gpu_hours", "cost", "cost_with_reserve", "cost_deadline_hold")
 

@@ -20,6 +20,7 @@ from .cells import (
     F_INT,
     _Book,
     _ok,
+    _text_width,
 )
 from .layout import (
     INPUT_FIRST_ROW,
@@ -130,6 +131,10 @@ def _write_inputs(
             f"{INPUTS}!{INPUT_LETTERS[col.name]}1 (comment)",
         )
         width = 24 if col.name in ("name", "notes") else max(10, len(col.name) + 3)
+        if col.name != "notes":  # a model, a GPU, a path: whole up to 40 characters
+            texts = [cfg.values.get(col.name) for cfg in configs]
+            longest = max((_text_width(t) for t in texts if isinstance(t, str)), default=0)
+            width = max(width, min(40, longest + 2))
         ws.set_column(j - 1, j - 1, width, empty_in)
     # the rows, as values: text always a text cell, blank stays blank (the default is resolved
     # by formula), numbers and booleans typed

@@ -11,6 +11,8 @@ from .cells import (
     _cached,
     _col_index,
     _ok,
+    header_width,
+    shown_width,
 )
 from .display import (
     _UNIT_FORMATS,
@@ -23,6 +25,26 @@ from .layout import (
     LEDGERS,
     _layout,
 )
+
+
+def fmt_of(unit: str) -> str:
+    return _UNIT_FORMATS.get(unit, F_GENERAL)
+
+
+def _widest(ledgers, q, fmt: str) -> int:
+    """The width a number column needs for its largest and its most negative value (a cost with
+    its currency after it), so that no cell shows "###"; 0 for text and truth values."""
+    if q.unit in (R.TEXT, R.BOOL):
+        return 0
+    numbers = [
+        v
+        for v in (lg.values.get(q.key) for lg in ledgers)
+        if isinstance(v, (int, float)) and not isinstance(v, bool)
+    ]
+    if not numbers:
+        return 0
+    suffix = 5 if q.unit == R.MONEY else 0  # ' "USD"'
+    return max(shown_width(max(numbers, key=abs), fmt), shown_width(min(numbers), fmt)) + 2 + suffix
 
 
 def write_ledgers(rep, ws) -> None:
@@ -38,7 +60,9 @@ def write_ledgers(rep, ws) -> None:
         j = _col_index(rep.letters[q.key])
         book.label(ws, 1, j, q.key, head)
         book.label(ws, 2, j, f"{q.en if rep.lang == 'en' else q.zh} [{q.unit}]", sub)
-        ws.set_column(j - 1, j - 1, max(12, min(28, len(q.key) + 2)))
+        label = f"{q.en if rep.lang == 'en' else q.zh} [{q.unit}]"
+        least = max(12, min(28, len(q.key) + 2), header_width(label))
+        ws.set_column(j - 1, j - 1, max(least, _widest(rep.ledgers, q, fmt_of(q.unit))))
         columns.append(
             (
                 j - 1,

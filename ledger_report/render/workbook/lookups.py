@@ -72,6 +72,7 @@ def _write_lookups(book: _Book, t: Any) -> None:
         ws.freeze_panes(1, 1)
     # the choice lists of the other enumerated columns
     ws = book.sheet(LISTS)
+    ws.freeze_panes(1, 0)
     ws.hide()
     head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT)
     text_st = book.style(fill=_LOOKUP_FILL, quote=True)

@@ -182,6 +182,7 @@ class _PrintSheet:
         pane_cols = (left + 2, left + 2 + _PANE_WIDTH + 1)  # 1-based first grid column of each pane
         last_col = pane_cols[1] + _PANE_WIDTH - 1
         top = write_top(self, last_col)
+        ws.freeze_panes(top - 2, 0)  # the title, the name and the row's check stay in view
         # the tables, stacked on the left
         r = top
         for t in tables:

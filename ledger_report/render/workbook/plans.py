@@ -29,13 +29,29 @@ def layout_text(row: Mapping[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def _table(book, ws, r: int, title: str, entries: list[Mapping[str, Any]], rank: bool) -> int:
+_HEADS = {
+    "en": ("input", "name", "rank", "GPU", "layout", "GPUs", "days", "cost", "peak / HBM", "why"),
+    "zh": ("输入", "名称", "排名", "GPU", "布局", "GPU 数", "天数", "成本", "峰值 / 显存", "原因"),
+}
+_WORDS = {
+    "en": ("Plans (as the planner chose them, in its order)", "Pareto front: days against cost"),
+    "zh": ("方案（规划器选出的顺序）", "帕累托前沿：天数与成本"),
+}
+_CHART = {
+    "en": ("Cost against days", "days", "cost", "Pareto front", "plans"),
+    "zh": ("成本与天数", "天", "成本", "帕累托前沿", "方案"),
+}
+
+
+def _table(
+    book, ws, r: int, title: str, entries: list[Mapping[str, Any]], rank: bool, lang: str
+) -> int:
     """One table of plans (or Pareto points) from row ``r``; the first row after it."""
     head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT, wrap=True)
     book.label(ws, r, 1, title, book.style(bold=True, size=12, font_color=_SECTION_FONT))
     r += 1
-    cols = ("input", "name", "rank" if rank else "GPU", "layout", "GPUs", "days", "cost")
-    cols += ("peak / HBM", "why")
+    h = _HEADS[lang]
+    cols = (h[0], h[1], h[2] if rank else h[3], *h[4:])
     for c, h in enumerate(cols, start=1):
         book.label(ws, r, c, h, head)
     r += 1
@@ -59,17 +75,17 @@ def _table(book, ws, r: int, title: str, entries: list[Mapping[str, Any]], rank:
     return r
 
 
-def write_plans(book, ws, doc: Mapping[str, Any]) -> None:
+def write_plans(book, ws, doc: Mapping[str, Any], lang: str = "en") -> None:
     """The plans, the Pareto front, and the chart of days against cost (the front per input as
     a line, the plans as markers)."""
     plans = list(doc.get("plans") or [])
     front = list(doc.get("pareto") or [])
     for c, w in enumerate(_WIDTHS):
         ws.set_column(c, c, w)
-    r = _table(book, ws, 1, "Plans (as the planner chose them, in its order)", plans, True)
+    r = _table(book, ws, 1, _WORDS[lang][0], plans, True, lang)
     plans_rows = (3, r - 1)
     front_top = r + 1
-    r = _table(book, ws, front_top, "Pareto front: days against cost", front, False)
+    r = _table(book, ws, front_top, _WORDS[lang][1], front, False, lang)
     ws.freeze_panes(2, 2)
     chart = book.wb.add_chart({"type": "scatter", "subtype": "straight_with_markers"})
     inputs = list(dict.fromkeys(str(e.get("input", "")) for e in front))
@@ -80,7 +96,7 @@ def write_plans(book, ws, doc: Mapping[str, Any]) -> None:
             continue  # the front lists each input's points together
         chart.add_series(
             {
-                "name": f"Pareto front {name}"[:255],
+                "name": f"{_CHART[lang][3]} {name}"[:255],
                 "categories": [PLANS, rows[0] - 1, 5, rows[-1] - 1, 5],
                 "values": [PLANS, rows[0] - 1, 6, rows[-1] - 1, 6],
                 "marker": {"type": "circle", "size": 6},
@@ -89,16 +105,17 @@ def write_plans(book, ws, doc: Mapping[str, Any]) -> None:
     if plans:
         chart.add_series(
             {
-                "name": "plans",
+                "name": _CHART[lang][4],
                 "categories": [PLANS, plans_rows[0] - 1, 5, plans_rows[1] - 1, 5],
                 "values": [PLANS, plans_rows[0] - 1, 6, plans_rows[1] - 1, 6],
                 "marker": {"type": "diamond", "size": 8},
                 "line": {"none": True},
             }
         )
-    chart.set_title({"name": "Cost against days", "name_font": {"size": 12}})
-    chart.set_x_axis({"name": "days", "min": 0})
-    chart.set_y_axis({"name": "cost", "min": 0})
+    title, x, y = _CHART[lang][:3]
+    chart.set_title({"name": title, "name_font": {"size": 12}})
+    chart.set_x_axis({"name": x, "min": 0})
+    chart.set_y_axis({"name": y, "min": 0})
     chart.set_legend({"position": "bottom"})
     chart.set_size({"width": round(22 * _CM_TO_PX), "height": round(12 * _CM_TO_PX)})
     _ok(ws.insert_chart(r + 1, 0, chart), f"{PLANS}: the chart")

@@ -18,6 +18,8 @@ from .cells import (
     _letter,
     _lines,
     _ok,
+    header_width,
+    shown_width,
 )
 from .display import (
     _header,
@@ -81,10 +83,12 @@ def write_summary(rep, ws) -> None:
     ws.freeze_panes(1, 1)
     ws.autofilter(0, 0, last - 1, table_last_col - 1)
     name_style = book.style(bold=True, top=True)
+    widths: dict[int, int] = {}  # the widest value of each column, in characters
     for i in range(n):
         r = first + i
         book.formula(ws, r, 1, rep.name_ref("relative", i), rep.ledgers[i].config.name, name_style)
         for j, key, style in cols:
+            style = _money_style(rep, key, i, style)
             got = rep.write(
                 ws,
                 r,
@@ -93,10 +97,20 @@ def write_summary(rep, ws) -> None:
                 ("word", key),
                 lambda key=key: rep.shown(key, _words(rep.lang)),
                 i,
-                _money_style(rep, key, i, style),
+                style,
             )
+            if j != check_col:
+                widths[j] = max(widths.get(j, 0), shown_width(got, rep.book.num_format(style)))
             if j == check_col and got:
                 ws.set_row(r - 1, 15 * _lines(str(got), _SUMMARY_CHECK_WIDTH))
+    # widths: every value whole (no "###"), no header word broken, text up to 30 characters
+    for j, key, _style in cols:
+        if j == check_col:
+            continue
+        text = rep.reg[key].unit in (R.TEXT, R.BOOL)
+        least = 14 if rep.reg[key].unit == R.TEXT else 11
+        need = max(least, header_width(rep.header(key)), widths.get(j, 0) + 2)
+        ws.set_column(j - 1, j - 1, min(30, need) if text else need)
     # colours: a row whose verdicts say no (the model's flag), the check cell of a row that
     # breaks a rule (red) or has a warning (amber)
     _ok(
