@@ -208,10 +208,39 @@ def test_bad_prices_and_top_are_clear_errors():
 def test_to_frame_of_a_plan_document_is_its_plans():
     """lr.to_frame(lr.plan(...)): a row per plan with its rank, GPUs, cost and the row's columns;
     the cost is GPU-hours x price (the plan's own figures)."""
-    rows = pd.read_csv(PLAN_EXAMPLE).head(1).assign(tp=1, pp=1, cp=1, micro_batch=1)
-    doc = lr.plan(rows, top=2, prices={"H100-SXM": 2.0})  # the layout narrowed: a short search
+    # the layout narrowed (a short search); an empty cell as pandas has it (NaN) is empty
+    rows = (
+        pd.read_csv(PLAN_EXAMPLE)
+        .head(1)
+        .assign(tp=1, pp=1, cp=1, micro_batch=1, notes=float("nan"))
+    )
+    doc = lr.plan(rows, top=2, prices={"H100-SXM": 2.0})
     frame = lr.to_frame(doc)
     assert len(frame) == len(doc["plans"]) == 2
     assert {"rank", "gpus", "cost", "row.dp", "row.tp"} <= set(frame.columns)
     assert list(frame["rank"]) == [p["rank"] for p in doc["plans"]]
     assert frame["cost"].tolist() == pytest.approx((frame["gpu_hours"] * 2.0).tolist())
+
+
+def test_build_takes_a_dataframe_with_empty_cells(tmp_path):
+    """lr.build of a DataFrame whose empty cells are NaN and None (what pandas gives for a sheet
+    with blanks) writes the JSON the same rows give as mappings with those cells left out: an
+    empty cell is the column's default.  The 7B row on 8 ranks under ZeRO-0 holds 16 bytes a
+    parameter on each (Adam; bf16 weights and gradients; fp32 master and moments)."""
+    import json
+
+    frame = pd.DataFrame(
+        [
+            {"name": "a", "params_total": 7e9, "dp": 8, "tp": float("nan"), "mfu": None},
+            {"name": "b", "params_total": 7e9, "dp": float("nan"), "tp": 2, "mfu": 0.4},
+        ]
+    )
+    (path,) = lr.build(frame, tmp_path, formats=("json",), stem="frame")
+    got = json.loads(path.read_text(encoding="utf-8"))
+    plain = [
+        {"name": "a", "params_total": 7e9, "dp": 8},
+        {"name": "b", "params_total": 7e9, "tp": 2, "mfu": 0.4},
+    ]
+    (want,) = lr.build(plain, tmp_path / "plain", formats=("json",), stem="frame")
+    assert got == json.loads(want.read_text(encoding="utf-8"))
+    assert got["configs"][0]["state_bytes_per_rank"] == 16 * 7 * 10**9
