@@ -847,7 +847,7 @@ def _run(search: _Search, top: int, margin: float, tick: Callable[[int], None]) 
         reason = "no candidate satisfies the layout rules with the given columns"
     else:
         name, n = ranked[0]
-        reason = f"no feasible candidate: {_gate_text(name, margin)} excluded the most ({n:,} of {counts['evaluated']:,})"
+        reason = f"no feasible candidate: {gate_text(name, margin)} excluded the most ({n:,} of {counts['evaluated']:,})"
         if name == "deadline":
             reason += _deadline_hint(search, scan["fastest_days"])
     return {
@@ -879,7 +879,8 @@ def _deadline_hint(search: _Search, fastest_days: float) -> str:
     )
 
 
-def _gate_text(name: str, margin: float) -> str:
+def gate_text(name: str, margin: float) -> str:
+    """What a gate or a layout rule of ``excluded_by`` asks, in words (never its internal key)."""
     texts = {
         "memory": f"the memory gate (peak ≤ {margin:g} × HBM)",
         "deadline": "the deadline gate",
@@ -890,7 +891,7 @@ def _gate_text(name: str, margin: float) -> str:
     if name in texts:
         return texts[name]
     c = next((c for c in REGISTRY.constraints if c.ok == name), None)
-    return f"the constraint {name[3:]} ({c.en})" if c else name
+    return f"the rule on {c.column}: {c.en}" if c else name
 
 
 def _throughput_text(search: _Search, calibration: dict[str, Any] | None) -> str:

@@ -123,13 +123,16 @@ def test_plan_table_cost_has_its_currency_and_no_plan_prints_the_reason():
                 "name": "x",
                 "plans": [],
                 "reason": "nothing fits in 80 GB",
-                "excluded_by": {"fits": 10},
+                "excluded_by": {"memory": 10, "ok_ep_divides": 4},
             }
         ],
         "plans": [],
     }
     out = render_plans(none)
-    assert "x: no plan: nothing fits in 80 GB" in out and "excluded by: fits 10" in out
+    assert "x: no plan: nothing fits in 80 GB" in out
+    # each gate and rule in words, never its internal key (the walkthrough saw "ok_ep_divides")
+    assert "10: the memory gate (peak ≤ 0.85 × HBM)" in out
+    assert "4: the rule on ep: ep divides dp·cp·tp/etp" in out and "ok_" not in out
     assert "beside compute" not in out  # no table header
 
 

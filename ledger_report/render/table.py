@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from ..model import units
+from ..planner import MARGIN, gate_text
 from .view import ViewSection, assumptions, sections
 
 
@@ -181,10 +182,11 @@ def render_plans(doc: dict) -> str:
             )
         if not inp["plans"]:
             out.append(f"{inp['name']}: no plan: {inp['reason']}")
-            out.append(
-                "  excluded by: "
-                + ", ".join(f"{k} {units.num(v)}" for k, v in inp.get("excluded_by", {}).items())
-            )
+            out.append("  candidates each gate or rule excluded:")
+            out += [
+                f"    {units.num(v)}: {gate_text(k, doc.get('margin', MARGIN))}"
+                for k, v in inp.get("excluded_by", {}).items()
+            ]
     if not doc["plans"]:  # nothing feasible: the reasons above, no empty table
         return "\n".join(out)
     out.append("")
