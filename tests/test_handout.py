@@ -1,5 +1,5 @@
 """The handout PDF: a summary ranked by the verdicts, then one A4-landscape page per configuration
-(CONTRACT.md section 6) that walks the report spec (through ``render/view.py``): every label,
+that walks the report spec (through ``render/view.py``): every label,
 value and formula text on a page is one the view gives for that ledger (a page too full for all
 of them leaves out the formula texts and, at the last trim level, the figures
 ``page.PageData._kept`` names, and says so in its foot), and a section the spec gains appears with no template
@@ -259,7 +259,7 @@ def _numbers(text: str) -> list[str]:
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.slow
 def test_one_page_per_configuration_after_the_summary(built, ledgers, lang):
-    """pdfinfo: pages = one per configuration (CONTRACT.md section 6) + 1 summary page, each A4
+    """pdfinfo: pages = one per configuration + 1 summary page, each A4
     landscape (841.89 × 595.28 pt)."""
     path, _, _ = built[lang]
     assert handout.SHEETS == 1 and _page_count(path) == len(ledgers) + 1

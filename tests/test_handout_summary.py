@@ -253,7 +253,7 @@ def test_the_budget_box_is_whole_and_opens_the_page():
     """On every page of inputs/examples.csv, as first cut: the budget is one piece (never split
     over two columns) at the top of the first column, and the least read sections
     (page.FLOW_LAST: the parameters, the items outside the ledger, the assumptions) come last, in
-    that order, on the same page (one page per configuration, CONTRACT.md section 6)."""
+    that order, on the same page (one page per configuration)."""
     from ledger_report.inputs import read_configs
 
     root = Path(__file__).resolve().parents[1]

@@ -114,7 +114,15 @@ def test_the_figure_is_on_the_handout_page(ledger, tmp_path):
     squeezed = "".join(page.split())
     assert "".join(LABEL.split()) in squeezed
     assert "".join(units.gb(ledger[KEY]).split()) in squeezed
-    assert "57.3GB÷36" in squeezed  # the formula text with the numbers filled in
+    # the formula text with the numbers filled in, unless the page is full and says in its foot
+    # that it left the formula texts out (every one is then in the workbook and the docs)
+    if "Leftoutforroom:formulatexts" in squeezed:
+        from ledger_report.model import text as mtext
+
+        shown = mtext.render(ledger.model.registry, KEY, ledger.values, "en", frozenset())
+        assert "".join(shown.split()).startswith("57.3GB÷36")
+    else:
+        assert "57.3GB÷36" in squeezed
 
 
 def test_a_choice_quantity_knows_its_values():

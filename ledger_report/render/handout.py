@@ -14,7 +14,7 @@ through :class:`PackagedAssetFetcher`, which serves files of the packaged templa
 refuses everything else, fatally.  So a note holding ``<a rel="attachment"
 href="file:///etc/passwd">`` is printed as text and embeds nothing.
 
-One page per configuration (CONTRACT.md section 6), always, in one layout: the verdicts (each a
+One page per configuration, always, in one layout: the verdicts (each a
 badge over its reason), a headline strip of the spec's eight headline figures, the layout; the
 state ledger and the memory chart; then the flow (the budget, the peak, the compute floor, ...,
 the parameters, the items outside the ledger, the assumptions) in three columns, two under the
@@ -105,7 +105,7 @@ ASSET_SUFFIXES = frozenset({".css", ".svg", ".png", ".otf", ".ttf", ".woff", ".w
 # 2000-01-01T00:00:00Z, the same instant as the workbook's fixed core-properties timestamp.
 FIXED_SOURCE_DATE_EPOCH = "946684800"
 
-SHEETS = 1  # pages per configuration (the contract's one page)
+SHEETS = 1  # pages per configuration: one, the page a review prints
 SUMMARY_ROWS_PER_PAGE = 12  # the summary repeats its header on further pages beyond this
 # The first guess of a page's trim level leaves this share of its columns for the estimate's errors
 # (a page guessed too full is laid out again: ~0.2 s).
