@@ -2106,3 +2106,16 @@ def test_plan_workbook_shows_layouts_and_the_pareto_front():
     assert any(
         "<c:scatterChart>" in c and "Plans!" in c and "Pareto front job" in c for c in charts
     )
+
+
+@pytest.mark.slow
+def test_summary_layout_column_holds_its_longest_layout(built, ledgers):
+    """The Summary's layout column (dp × tp × pp × cp = GPUs; ep; ZeRO; recompute) is at least as
+    many characters wide as its longest text, so LibreOffice does not clip it against the next
+    cell (the walkthrough saw "dp4×tp1×pp1×cp1 = 4 GPUs; ep1; ZeR")."""
+    ws = _load(built)[SUMMARY]
+    header = [c.value for c in ws[1]]
+    col = next(c for c in ws[1] if c.value and "layout" in str(c.value).lower()).column_letter
+    longest = max(len(str(lg["layout_text"])) for lg in ledgers)
+    assert longest > 30 and header
+    assert ws.column_dimensions[col].width >= longest

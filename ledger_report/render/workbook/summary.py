@@ -103,14 +103,15 @@ def write_summary(rep, ws) -> None:
                 widths[j] = max(widths.get(j, 0), shown_width(got, rep.book.num_format(style)))
             if j == check_col and got:
                 ws.set_row(r - 1, 15 * _lines(str(got), _SUMMARY_CHECK_WIDTH))
-    # widths: every value whole (no "###"), no header word broken, text up to 30 characters
+    # widths: every value whole (no "###"), no header word broken, text up to 60 characters (a
+    # layout such as "dp128×tp1×pp16×cp1 = 2,048 GPUs; ep1; ZeRO-1; recompute full" whole)
     for j, key, _style in cols:
         if j == check_col:
             continue
         text = rep.reg[key].unit in (R.TEXT, R.BOOL)
         least = 14 if rep.reg[key].unit == R.TEXT else 11
         need = max(least, header_width(rep.header(key)), widths.get(j, 0) + 2)
-        ws.set_column(j - 1, j - 1, min(30, need) if text else need)
+        ws.set_column(j - 1, j - 1, min(60, need) if text else need)
     # colours: a row whose verdicts say no (the model's flag), the check cell of a row that
     # breaks a rule (red) or has a warning (amber)
     _ok(
