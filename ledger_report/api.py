@@ -228,15 +228,12 @@ def build(
 
 
 def _config_files(folder: Path, ledgers: Sequence[Ledger]) -> list[Path]:
-    """The config.json files the rows' ``model`` cells named (their columns' origins read
-    "config.json <path>", the path relative to the input file's folder, inputs/fill.py)."""
-    named = {
-        origin.removeprefix("config.json ")
-        for lg in ledgers
-        for origin in lg.config.origins.values()
-        if origin.startswith("config.json ")
-    }
-    return [folder / Path(p.replace("\\", "/")) for p in sorted(named)]
+    """The config.json files the rows' ``model`` cells name (inputs/fill.config_path), whether or
+    not they filled a column."""
+    from .inputs.fill import config_path
+
+    models = {str(lg.config.values.get("model") or "") for lg in ledgers}
+    return sorted({p for p in (config_path(m, folder) for m in models if m) if p is not None})
 
 
 def plan(

@@ -11,6 +11,16 @@ from typing import Any, Iterable, Mapping
 from .cells import Bad, norm, show
 
 
+def config_path(spec: str, folder: Path | None) -> Path | None:
+    """The config.json file a ``model`` cell names (a path, relative to the input file's folder),
+    or None where the cell names a model of the catalogue: the one rule for both readings."""
+    text = norm(spec)
+    if not (text.lower().endswith(".json") or "/" in text or "\\" in text):
+        return None
+    path = Path(text.replace("\\", "/"))
+    return path if path.is_absolute() else (folder or Path.cwd()) / path
+
+
 class Models:
     """The architecture columns a ``model`` cell names: a catalogue entry, or a Hugging Face
     config.json (a path relative to the input file's folder), read once per file."""
@@ -29,10 +39,8 @@ class Models:
         from .. import catalogue, hf_config
 
         text = norm(spec)
-        if text.lower().endswith(".json") or "/" in text or "\\" in text:
-            path = Path(text.replace("\\", "/"))
-            if not path.is_absolute():
-                path = (self.folder or Path.cwd()) / path
+        path = config_path(spec, self.folder)
+        if path is not None:
             try:
                 return hf_config.read_config_json(path), f"config.json {text}"
             except hf_config.UnsupportedConfig as exc:
