@@ -151,9 +151,8 @@ def _squeezed(text: str) -> str:
 
 
 def _sheets(pages: list[str], k: int, n_summary: int = 1) -> str:
-    """The text of configuration k: its one page (handout.SHEETS)."""
-    at = n_summary + handout.SHEETS * k
-    return " ".join(pages[at : at + handout.SHEETS])
+    """The text of configuration k: its one page."""
+    return pages[n_summary + k]
 
 
 # The foot of a page that left texts out for room (templates/strings.j2 formulas_elsewhere).
@@ -262,7 +261,7 @@ def test_one_page_per_configuration_after_the_summary(built, ledgers, lang):
     """pdfinfo: pages = one per configuration + 1 summary page, each A4
     landscape (841.89 × 595.28 pt)."""
     path, _, _ = built[lang]
-    assert handout.SHEETS == 1 and _page_count(path) == len(ledgers) + 1
+    assert _page_count(path) == len(ledgers) + 1
     sizes = re.findall(
         r"Page\s+\d+ size:\s+([\d.]+) x ([\d.]+)", _run("pdfinfo", "-f", "1", "-l", "5", path)
     )
@@ -1064,9 +1063,7 @@ def test_parts_are_fixed_by_the_number_of_configurations(n, pages):
     in order."""
     parts = handout._parts(n)
     n_summary = max(1, -(-n // handout.SUMMARY_ROWS_PER_PAGE))
-    assert [len(p.summary) + handout.SHEETS * len(p.configs) for p in parts] == [
-        p.pages for p in parts
-    ]
+    assert [len(p.summary) + len(p.configs) for p in parts] == [p.pages for p in parts]
     assert [p.pages for p in parts] == pages
     assert [k for p in parts for k in p.summary] == list(range(n_summary))
     assert [i for p in parts for i in p.configs] == list(range(n))

@@ -105,7 +105,6 @@ ASSET_SUFFIXES = frozenset({".css", ".svg", ".png", ".otf", ".ttf", ".woff", ".w
 # 2000-01-01T00:00:00Z, the same instant as the workbook's fixed core-properties timestamp.
 FIXED_SOURCE_DATE_EPOCH = "946684800"
 
-SHEETS = 1  # pages per configuration: one, the page a review prints
 SUMMARY_ROWS_PER_PAGE = 12  # the summary repeats its header on further pages beyond this
 # The first guess of a page's trim level leaves this share of its columns for the estimate's errors
 # (a page guessed too full is laid out again: ~0.2 s).
@@ -277,7 +276,7 @@ class _Book:
         self.order = pg.rank_order(self.ledgers)
         self.rank_of = {i: r for r, i in enumerate(self.order, 1)}
         self.n_summary = summary_page_count(len(self.ledgers))
-        self.n_pages = self.n_summary + SHEETS * len(self.ledgers)
+        self.n_pages = self.n_summary + len(self.ledgers)
         self._data: dict[int, pg.PageData] = {}
 
     def data(self, i: int) -> pg.PageData:
@@ -359,7 +358,7 @@ def _config_view(book: _Book, i: int, fit: _Fit) -> dict[str, Any]:
         "wide": d.wide,
         "charts": d.charts,
         "columns": _columns(d, fit),
-        "page_no": book.n_summary + SHEETS * i + 1,
+        "page_no": book.n_summary + i + 1,
     }
 
 
@@ -658,9 +657,9 @@ def _parts(n_configs: int) -> list[_Part]:
     """Split the handout into parts: one below :data:`PARALLEL_MIN_CONFIGS` configurations; two up
     to 32 pages; else a multiple of four parts of at most :data:`PART_MAX_PAGES` pages (four keeps
     two or four cores equally busy).  Each part holds about as many pages as the next (the
-    summary's pages, then each configuration's :data:`SHEETS`, never split), cut in that order."""
+    summary's pages, then each configuration's one page), cut in that order."""
     n_summary = summary_page_count(n_configs)
-    pages = n_summary + SHEETS * n_configs
+    pages = n_summary + n_configs
     if n_configs < PARALLEL_MIN_CONFIGS:
         k = 1
     elif pages <= 32:
@@ -668,7 +667,7 @@ def _parts(n_configs: int) -> list[_Part]:
     else:
         k = 4 * math.ceil(pages / (4 * PART_MAX_PAGES))
     # the page at which each unit (a summary page, a configuration) starts
-    starts = list(range(n_summary)) + [n_summary + SHEETS * i for i in range(n_configs)]
+    starts = list(range(n_summary)) + [n_summary + i for i in range(n_configs)]
     units = len(starts)
     cut_at = (
         [0]
@@ -682,7 +681,7 @@ def _parts(n_configs: int) -> list[_Part]:
     for a, b in zip(cut_at, cut_at[1:]):
         summary = range(min(a, n_summary), min(b, n_summary))
         configs = range(max(a - n_summary, 0), max(b - n_summary, 0))
-        out.append(_Part(summary, configs, len(summary) + SHEETS * len(configs)))
+        out.append(_Part(summary, configs, len(summary) + len(configs)))
     return out
 
 
@@ -694,9 +693,9 @@ def _pages(book: _Book, fetcher: PackagedAssetFetcher, part: _Part, fits: list[_
     first = _layout(view, fetcher, font_config)
     pages = list(first.pages)
     n_summary = len(view["summary_pages"])
-    if len(pages) != n_summary + SHEETS * len(part.configs):  # each sheet: one unsplittable block
+    if len(pages) != n_summary + len(part.configs):  # each sheet: one unsplittable block
         raise HandoutError(
-            f"Internal error: {n_summary + SHEETS * len(part.configs)} sheets laid out as {len(pages)} pages."
+            f"Internal error: {n_summary + len(part.configs)} sheets laid out as {len(pages)} pages."
         )
     clipped = [f"the summary page {k + 1}" for k in _summary_overflow(first, part.summary)]
     measures = _measure(first, book, fits)
@@ -716,14 +715,12 @@ def _pages(book: _Book, fetcher: PackagedAssetFetcher, part: _Part, fits: list[_
             over = []
             break
         probe = _layout(_view(book, fits, only=retry), fetcher, font_config)
-        if len(probe.pages) != SHEETS * len(retry):
+        if len(probe.pages) != len(retry):
             raise HandoutError(
                 f"Internal error: {len(retry)} configurations laid out as {len(probe.pages)} pages."
             )
         for k, i in enumerate(retry):
-            for j in range(SHEETS):
-                at = n_summary + SHEETS * (i - part.configs.start) + j
-                pages[at] = probe.pages[SHEETS * k + j]
+            pages[n_summary + i - part.configs.start] = probe.pages[k]
         measures = _measure(probe, book, fits)
         over = sorted(i for i in retry if measures[i].overflows)
     clipped += [f"the page of {book.ledgers[i].name!r}" for i in over]
