@@ -872,6 +872,14 @@ COLUMNS: tuple[Column, ...] = (
         group="batch",
     ),
     _c(
+        "tp_qk_norm_gather",
+        BOOL,
+        "q and k all-gathered over tp at the q/k norms (torchtitan's Qwen3 tensor-parallel plan before PR #1870, 2025-10-14)",
+        "q、k 在 q/k 归一化处沿 tp all-gather（torchtitan Qwen3 张量并行方案，PR #1870（2025-10-14）之前）",
+        "false",
+        group="batch",
+    ),
+    _c(
         "flash_attention",
         BOOL,
         "Flash attention (no s² scores stored)",

@@ -49,6 +49,14 @@ SMs the collectives take):
 - ``tp_comm_overlap_default``: Transformer Engine's userbuffer overlap of the TP collectives with the
   GEMMs (Megatron-LM ``--tp-comm-overlap``, megatron/core/model_parallel_config.py
   tp_comm_overlap = False) or async TP (torchtitan, off by default): 1 = on by default.
+- ``sp_layout_copy``: 1 where the sequence-parallel all-gathers and reduce-scatters run on the
+  sequence dimension of batch-first activations, so each copies the whole unsharded activation once
+  (torch/distributed/_functional_collectives.py all_gather_tensor ``torch.cat(torch.chunk(res,
+  group_size, dim=0), dim=gather_dim)`` and reduce_scatter_tensor ``torch.cat(torch.chunk(self,
+  group_size, dim=scatter_dim))`` when the dimension is not 0: torchtitan's [batch, seq, hidden]
+  layout, torchtitan/models/llama3/infra/parallelize.py "we can accelerate Sequence Parallel by
+  folding the batch dimension and the sequence dimension"); 0 where the sequence is dimension 0
+  (Megatron-LM's [seq, batch, hidden], megatron/core/tensor_parallel/mappings.py gathers dim 0).
 - ``dp_bucket_params``: parameters per gradient bucket, i.e. per data-parallel collective, when the
   reduction overlaps the backward (torch DDP bucket_cap_mb = 25 MiB of bf16 gradients; Megatron-LM
   megatron/core/distributed/distributed_data_parallel.py @d98e8a64 max(40,000,000, 1,000,000 × dp);
@@ -116,6 +124,7 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "reduce_every_micro_from": 3,
         "dp_bucket_params": 13_107_200,
         "overlap_p2p_comm_default": 0,
+        "sp_layout_copy": 0,
         "loss_impl_default": "eager_fp32",
         "loss_impl_tp_default": "eager_fp32",
         "head_input_sharded": 0,
@@ -167,6 +176,7 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "reduce_every_micro_from": 99,
         "dp_bucket_params": 40_000_000,
         "overlap_p2p_comm_default": 1,
+        "sp_layout_copy": 0,
         "loss_impl_default": "megatron_fused",
         "loss_impl_tp_default": "megatron_fused",
         "head_input_sharded": 1,
@@ -218,6 +228,7 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "reduce_every_micro_from": 2,
         "dp_bucket_params": 500_000_000,
         "overlap_p2p_comm_default": 0,
+        "sp_layout_copy": 0,
         "loss_impl_default": "eager_fp32",
         "loss_impl_tp_default": "eager_fp32",
         "head_input_sharded": 0,
@@ -269,6 +280,7 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "reduce_every_micro_from": 2,
         "dp_bucket_params": 0,
         "overlap_p2p_comm_default": 0,
+        "sp_layout_copy": 1,
         "loss_impl_default": "eager_fp32",
         "loss_impl_tp_default": "loss_parallel",
         "head_input_sharded": 0,

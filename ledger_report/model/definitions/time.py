@@ -139,6 +139,16 @@ ELEMENTWISE_BYTES_PER_F = 27  # the activation: read gate and up, write the prod
 FP8_CAST_BYTES_PER_H = 18  # FP8: each GEMM input cast (read 2, write 1) forward and backward, and the transposes for wgrad
 FP8_CAST_BYTES_PER_F = 9
 ACTIVATION_BYTES = 2  # activations and their gradients travel in 16 bits
+# q and k replicated over tp (tp_qk_norm_gather): the HBM traffic per element of q and k (a·hd + g·hd per
+# token) of the work every tp rank then repeats on all heads, eager bf16, counted by hand from
+# pytorch/torchtitan @d66b72a6 torchtitan/experiments/qwen3/model/model.py: apply_rotary_emb forward
+# (−x2 1, cat 2, x·cos 2, rotate_half·sin 2, add 3 elements read or written: 10 × 2 bytes) and
+# repeat_kv's expand-and-reshape copy of k to every head (1 element: 2 bytes) per forward pass; the
+# backward of both (the two products' gradients 4, neg 1, the slices' zero-filled gradients 3, their
+# sum 4 elements: 12 × 2 bytes, and repeat_kv's sum over the repeats 1 element: 2 bytes).
+QK_REPLICATED_BYTES_FWD = 22
+QK_REPLICATED_BYTES_BWD = 26
+
 MOE_ROUTING_BYTES = 16  # per routed token copy and hidden element: permute and unpermute (read + write, bf16) forward and backward
 COMPILED_ELEMENTWISE = (
     0.5  # torch.compile fuses the pointwise chains (torch/_inductor): about half the traffic
@@ -833,6 +843,44 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         "tp_comm_overlap: Transformer Engine splits each collective into tp chunks pipelined with the GEMM's (the first chunk exposed), hiding at most the GEMMs' time, and the GEMMs slow by "
         + f"{OVERLAP_PROCESSOR_USAGE} of what they hide (Calculon processor_usage); off: all of it",
     )
+    t_sp_copy = d(
+        f"{stage}_stage_tp_layout_copy_s",
+        if_(
+            all_of(r.seq_par, tp.gt(1), conv(r, "sp_layout_copy").eq(1)),
+            2 * n_ar * 2 * tok * r.h * r.act_bytes / (r.hbm_eff_bw * BYTES_PER_GB),
+            0,
+        ),
+        SECONDS,
+        f"{stage} stage: copies of the sequence-parallel collectives per micro-batch",
+        f"{zh}：每 micro-batch 序列并行集合通信的拷贝",
+        "conventions table sp_layout_copy (torchtitan's batch-first activations): each sequence-parallel all-gather and reduce-scatter on dimension 1 reads and writes the whole unsharded activation once more (torch/distributed/_functional_collectives.py all_gather_tensor / reduce_scatter_tensor: torch.cat of torch.chunk when the dimension is not 0), at HBM bandwidth",
+    )
+    # q and k gathered over tp at the q/k norms (tp_qk_norm_gather): the gathers, and the rotary and
+    # repeat_kv work every rank then repeats on all heads
+    fwd_passes = 1 + if_(r.recompute_mode.eq("full"), 1, 0)
+    qk_on = all_of(r.tp_qk_gather, r.qk_norm, tp.gt(1))
+    qk_elems = tok * (r.a + r.g) * r.hd * (tp - 1) / tp
+    qk_bytes = (
+        qk_elems
+        * (QK_REPLICATED_BYTES_FWD * fwd_passes + QK_REPLICATED_BYTES_BWD)
+        * if_(r.compile, COMPILED_ELEMENTWISE, 1)
+    )
+    qk_calls_q, qk_calls_k = fwd_passes + 2, fwd_passes
+    t_qk = d(
+        f"{stage}_stage_tp_qk_gather_s",
+        if_(
+            qk_on,
+            al * (qk_calls_q * r.tp_q_ag + qk_calls_k * r.tp_k_ag)
+            + al * qk_bytes / (r.hbm_eff_bw * BYTES_PER_GB),
+            0,
+        ),
+        SECONDS,
+        f"{stage} stage: q and k gathered over tp at the q/k norms, per micro-batch",
+        f"{zh}：每 micro-batch 在 q/k 归一化处沿 tp 聚合 q、k",
+        "tp_qk_norm_gather (pytorch/torchtitan @d66b72a6 torchtitan/experiments/qwen3/infra/parallelize.py: NoParallel on q_norm and k_norm redistributes q and k to Replicate; issue #1867, PR #1870): per attention layer an all-gather of q (a·hd per token) and of k (g·hd) in each forward pass (twice under full recompute), and in backward the all-gathers of the gradients of q and of the keys repeated to every head (a·hd each, DTensor's redistribute back to the heads sdpa shards); the rotary and repeat_kv work then repeated on the (tp − 1)/tp of the heads another rank owns: "
+        + f"{QK_REPLICATED_BYTES_FWD} bytes per element per forward pass, {QK_REPLICATED_BYTES_BWD} backward (eager bf16, apply_rotary_emb and repeat_kv in torchtitan/experiments/qwen3/model/model.py), at HBM bandwidth (× {COMPILED_ELEMENTWISE} compiled)",
+    )
+    qk_lat = if_(qk_on, al * (qk_calls_q * r.tp_q_ag_lat + qk_calls_k * r.tp_k_ag_lat), 0)
     # context parallel: the ring passes each rank's K and V around (forward), and K, V and their gradients (backward)
     kv = tok * 2 * r.g * r.hd / tp * r.act_bytes
     cp_sends = al * 3 * (r.cp - 1)
@@ -906,6 +954,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
     lat = d(
         f"{stage}_stage_comm_latency_s",
         if_(t_tp.gt(0), t_tp_exp * tp_lat / t_tp, 0)
+        + qk_lat
         + if_(t_cp_raw.gt(0), t_cp * cp_sends * r.alpha["cp"] / t_cp_raw, 0)
         + if_(t_ep_raw.gt(0), t_ep * n_a2a * r.alpha["ep"] / t_ep_raw, 0)
         + if_(t_pp_raw.gt(0), t_pp * 2 * r.virtual * r.alpha["pp"] / t_pp_raw, 0),
@@ -917,18 +966,19 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
     r.stage_time = getattr(r, "stage_time", {})
     r.stage_time[stage] = {
         "compute": t_c,
-        "tp": t_tp_exp,
+        "tp": t_tp_exp + t_sp_copy + t_qk,
         "cp": t_cp,
         "ep": t_ep,
         "pp": t_pp,
         "latency": lat,
         "raw_latency": tp_lat
+        + qk_lat
         + if_(r.cp.gt(1), cp_sends * r.alpha["cp"], 0)
         + if_(r.ep.gt(1), n_a2a * r.alpha["ep"], 0)
         + if_(r.pp.gt(1), 2 * r.virtual * r.alpha["pp"], 0),
         "micro": d(
             f"{stage}_stage_micro_batch_s",
-            t_c + t_tp_exp + t_cp + t_ep + t_pp,
+            t_c + t_tp_exp + t_sp_copy + t_qk + t_cp + t_ep + t_pp,
             SECONDS,
             f"{stage} stage: one micro-batch, forward and backward",
             f"{zh}：一个 micro-batch 的前向与反向",
@@ -962,6 +1012,20 @@ def _tp_collectives(reg: Registry, r: Ctx) -> None:
     r.tp_ar, r.tp_ar_lat = _collective(reg, r, "tp_all_reduce", "tp", "ar", act, what, zh)
     r.tp_rs, r.tp_rs_lat = _collective(reg, r, "tp_reduce_scatter", "tp", "rs", act, what, zh)
     r.tp_ag, r.tp_ag_lat = _collective(reg, r, "tp_all_gather", "tp", "ag", act, what, zh)
+    qk = r.tokens_mb * r.hd * r.act_bytes
+    r.tp_q_ag, r.tp_q_ag_lat = _collective(
+        reg,
+        r,
+        "tp_q_all_gather",
+        "tp",
+        "ag",
+        qk * r.a,
+        "a layer's queries over tp",
+        "层 query（tp）",
+    )
+    r.tp_k_ag, r.tp_k_ag_lat = _collective(
+        reg, r, "tp_k_all_gather", "tp", "ag", qk * r.g, "a layer's keys over tp", "层 key（tp）"
+    )
 
 
 def _pick_slowest(r: Ctx, key: str):
