@@ -457,3 +457,135 @@ def test_attention_kernel_sets_the_attention_efficiency():
     a3 = v(dp=8, gpu="A100-80GB", attention_kernel="fa3")
     assert a3["attention_efficiency"] == a2["attention_efficiency"]
     assert v(dp=8, framework="megatron")["attention_kernel"] == "cudnn"
+
+
+def _nccl_ag(nbytes: float, n: int, bus_gb_s: float) -> float:
+    """One all-gather over n ranks in a node, by hand from NVIDIA/nccl src/graph/tuning.cc @5067397c:
+    the least over Simple, LL128, LL of ring base + (n − 1) NVLink steps + (n − 1)/n × bytes ÷
+    (bus bandwidth × 1, 0.92, 0.5)."""
+    moved = (n - 1) / n * nbytes / (bus_gb_s * 1e9)
+    return min(
+        (8.4 + (n - 1) * 3.4) * 1e-6 + moved,
+        (14.0 + (n - 1) * 1.9) * 1e-6 + moved / 0.92,
+        (6.6 + (n - 1) * 0.6) * 1e-6 + moved / 0.5,
+    )
+
+
+def test_torchtitan_qwen3_tp_plan_gathers_q_and_k_at_the_norms():
+    """pytorch/torchtitan @d66b72a6 torchtitan/experiments/qwen3/infra/parallelize.py wraps q_norm and
+    k_norm in NoParallel, which redistributes the head-sharded q and k to Replicate (issue #1867,
+    fixed by PR #1870).  Worked by hand for the Qwen3-8B job at tp 8 in one node, one sequence of
+    8,192 tokens per micro-batch, no recompute: per layer an all-gather of q (8,192 × 32 × 128 × 2 B
+    = 67.1 MB) and of k (16.8 MB) forward, and of the gradients of q and of the keys repeated to all
+    32 heads (67.1 MB each) backward, each costed as NCCL runs it over 450 × 0.8 GB/s; then the
+    rotary and repeat_kv work on the 7/8 of q and k other ranks own, 22 + 26 bytes per element
+    (eager bf16) at 3,350 × 0.9 GB/s."""
+    row = dict(dp=1, tp=8, global_batch=8, framework="fsdp2", sequence_parallel=True)
+    off, on = v(**row), v(**row, tp_qk_norm_gather=True)
+    q, k = 8192 * 32 * 128 * 2, 8192 * 8 * 128 * 2
+    gathers = 3 * _nccl_ag(q, 8, 360) + _nccl_ag(k, 8, 360)
+    work = 8192 * (32 + 8) * 128 * 7 / 8 * (22 + 26) / (3350 * 0.9e9)
+    assert on["first_stage_tp_qk_gather_s"] == pytest.approx(36 * (gathers + work), rel=1e-9)
+    assert on["time_tp_s"] - off["time_tp_s"] == pytest.approx(
+        8 * on["first_stage_tp_qk_gather_s"], rel=1e-9
+    )
+    assert off["first_stage_tp_qk_gather_s"] == 0
+    assert v(**row, tp_qk_norm_gather=True, qk_norm=False)["first_stage_tp_qk_gather_s"] == 0
+
+
+def test_sequence_parallel_on_batch_first_activations_copies_each_collective():
+    """torch/distributed/_functional_collectives.py: all_gather_tensor on gather_dim 1 runs
+    torch.cat(torch.chunk(res, group_size, dim=0), dim=gather_dim), reduce_scatter_tensor on
+    scatter_dim 1 torch.cat(torch.chunk(self, ...)): a read and a write of the whole unsharded
+    activation per collective in torchtitan's [batch, seq, hidden] layout (conventions
+    sp_layout_copy), none in Megatron-LM's [seq, batch, hidden].  Qwen3-8B at tp 4: 36 layers × 8
+    collectives (an all-gather and a reduce-scatter around attention and around the MLP, forward
+    and backward), 8,192 × 4,096 × 2 B = 67.1 MB each, read and written at 3,350 × 0.9 GB/s."""
+    row = dict(dp=1, tp=4, global_batch=8, sequence_parallel=True)
+    fsdp, megatron = v(**row, framework="fsdp2"), v(**row, framework="megatron")
+    act = 8192 * 4096 * 2
+    assert fsdp["first_stage_tp_layout_copy_s"] == pytest.approx(
+        36 * 8 * 2 * act / (3350 * 0.9e9), rel=1e-9
+    )
+    assert megatron["first_stage_tp_layout_copy_s"] == 0
+    no_sp = {**row, "sequence_parallel": False}
+    assert v(**no_sp, framework="fsdp2")["first_stage_tp_layout_copy_s"] == 0
+
+
+def test_expert_tensor_parallel_gathers_the_routed_tokens():
+    """Megatron-LM @d98e8a64 megatron/core/transformer/moe/token_dispatcher.py
+    MoEAlltoAllTokenDispatcher: with expert TP, dispatch_postprocess all-gathers the routed tokens
+    over the expert-TP group (bf16) and combine_preprocess reduce-scatters hidden_states.to(probs.dtype)
+    (fp32); backward runs a reduce-scatter and an all-gather of the same sizes.  Qwen3-30B-A3B, tp 2 =
+    etp 2 with sequence parallelism: the rank gathers 8,192 × 8 routed copies × 2,048 = 134.2 M
+    elements, 268.4 MB in bf16 and 536.9 MB in fp32, each half moved over NVLink; per MoE layer two
+    of each (no recompute), 48 layers.  With etp 1 there is none."""
+    one = v(**MOE, dp=32, tp=2, ep=8, etp=1, sequence_parallel=True)
+    two = v(**MOE, dp=32, tp=2, ep=8, etp=2, sequence_parallel=True)
+    elems = 8192 * 8 * 2048
+    per_layer = 2 * (_nccl_ag(elems * 2, 2, 360) + _nccl_ag(elems * 4, 2, 360))
+    assert two["first_stage_etp_gather_s"] == pytest.approx(48 * per_layer, rel=1e-9)
+    assert one["first_stage_etp_gather_s"] == 0
+    assert two["time_ep_s"] == pytest.approx(
+        384 / 32 * two["first_stage_ep_all_to_all_s"], rel=1e-9
+    )  # 12 micro-batches, the gathers inside the expert term, nothing overlapped
+
+
+def test_deepep_node_dedup_matches_deepeps_measured_internode_bandwidth():
+    """deepseek-ai/DeepEP @dd758ca docs/legacy.md 'Normal kernels with NVLink and RDMA forwarding':
+    EP 32 on H800 with one 400 Gb/s CX7 per GPU, 4,096 tokens per rank, hidden 7,168, top-8: combine
+    (bf16) 57 GB/s 'bottleneck bandwidth (RDMA)', counted by tests/legacy/test_internode.py as
+    num_rdma_token_sent × hidden × 2 bytes, a token once per node its experts sit on, its own node
+    included (4 × (1 − (3/4)^8) = 3.60 nodes per token).  The model sends a token once to each of the
+    2.70 other nodes over the GPU's NIC at 50 × 0.9 GB/s: the same bytes over its time read as a
+    bandwidth within 10 % of DeepEP's."""
+    x = v(
+        name="deepep",
+        layers=4,
+        hidden=7168,
+        heads=56,
+        kv_heads=56,
+        head_dim=128,
+        ffn_hidden=18432,
+        experts=256,
+        topk=8,
+        moe_ffn_hidden=2048,
+        seq_len=4096,
+        global_batch=32,
+        dp=32,
+        ep=32,
+        etp=1,
+        gpu="H800",
+        network_gb_s=50,
+        framework="megatron",
+        zero=1,
+        ep_dispatch="node_dedup",
+    )
+    one = x["first_stage_ep_all_to_all_s"] / (4 * 4)
+    logical = 4096 * 4 * (1 - 0.75**8) * 7168 * 2 / one
+    assert logical / 1e9 == pytest.approx(57, rel=0.10)
+
+
+def test_hidden_cross_node_traffic_shares_the_nic_with_the_gradient_reduction():
+    """Groups that cross nodes at the same time share the GPU's NIC (one per GPU, rail-optimised):
+    the context-parallel ring hidden behind attention holds the NIC, so the data-parallel reduction
+    that also crosses nodes hides behind less compute.  cp 16 spans two nodes of 8 and dp 4 is placed
+    outside it: the window shrinks by exactly the hidden ring; with cp 8 in one node it does not."""
+    far = v(dp=4, cp=16, global_batch=64)
+    near = v(dp=4, cp=8, global_batch=32)
+    assert far["cp_crosses_nodes"] and far["grad_crosses_nodes"]
+    assert far["first_stage_nic_hidden_s"] > 0
+    assert far["micro_batch_nic_free_compute_s"] == pytest.approx(
+        far["micro_batch_compute_s"] - far["first_stage_nic_hidden_s"], rel=1e-12
+    )
+    assert not near["cp_crosses_nodes"] and near["first_stage_nic_hidden_s"] == 0
+    assert near["micro_batch_nic_free_compute_s"] == near["micro_batch_compute_s"]
+
+
+def test_megatron_gradient_buckets_grow_with_data_parallel_size():
+    """Megatron-LM @d98e8a64 megatron/core/distributed/distributed_data_parallel.py: bucket_size =
+    max(40000000, 1000000 * dp_group.size()) with overlap_grad_reduce: 40 M parameters up to dp 40,
+    128 M at dp 128."""
+    row = dict(framework="megatron", zero=1, overlap_grad_reduce=True, global_batch=1024)
+    assert v(**row, dp=32)["dp_bucket_params"] == 40_000_000
+    assert v(**row, dp=128)["dp_bucket_params"] == 128_000_000

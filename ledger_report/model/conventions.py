@@ -61,6 +61,11 @@ SMs the collectives take):
   reduction overlaps the backward (torch DDP bucket_cap_mb = 25 MiB of bf16 gradients; Megatron-LM
   megatron/core/distributed/distributed_data_parallel.py @d98e8a64 max(40,000,000, 1,000,000 × dp);
   DeepSpeed reduce_bucket_size 5e8; 0: one per layer, as FSDP2).
+- ``dp_bucket_params_per_dp``: the bucket grows with the data-parallel size, to at least this many
+  parameters per data-parallel rank (Megatron-LM @d98e8a64 distributed_data_parallel.py
+  ``bucket_size = max(40000000, 1000000 * dp_group.size())``, "make buckets larger to ensure that
+  chunks used in NCCL ring-reduce implementations are large enough to remain bandwidth-bound";
+  0: fixed).
 - ``attention_kernel_default``: the fused attention kernel the framework runs (the column
   ``attention_kernel`` when empty): Megatron-LM with Transformer Engine cudnn, DeepSpeed fa2
   (flash-attn), torchtitan and plain PyTorch sdpa.
@@ -123,6 +128,7 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "tp_comm_overlap_default": 0,
         "reduce_every_micro_from": 3,
         "dp_bucket_params": 13_107_200,
+        "dp_bucket_params_per_dp": 0,
         "overlap_p2p_comm_default": 0,
         "sp_layout_copy": 0,
         "loss_impl_default": "eager_fp32",
@@ -175,6 +181,7 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "tp_comm_overlap_default": 0,
         "reduce_every_micro_from": 99,
         "dp_bucket_params": 40_000_000,
+        "dp_bucket_params_per_dp": 1_000_000,
         "overlap_p2p_comm_default": 1,
         "sp_layout_copy": 0,
         "loss_impl_default": "megatron_fused",
@@ -227,6 +234,7 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "tp_comm_overlap_default": 0,
         "reduce_every_micro_from": 2,
         "dp_bucket_params": 500_000_000,
+        "dp_bucket_params_per_dp": 0,
         "overlap_p2p_comm_default": 0,
         "sp_layout_copy": 0,
         "loss_impl_default": "eager_fp32",
@@ -279,6 +287,7 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "tp_comm_overlap_default": 0,
         "reduce_every_micro_from": 2,
         "dp_bucket_params": 0,
+        "dp_bucket_params_per_dp": 0,
         "overlap_p2p_comm_default": 0,
         "sp_layout_copy": 1,
         "loss_impl_default": "eager_fp32",

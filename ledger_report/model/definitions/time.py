@@ -94,8 +94,6 @@ NVLINK_LATENCY_S = (
 NETWORK_LATENCY_S = (
     NCCL_RING_BASE_US["simple"] + NCCL_RING_NET_US["simple"]
 ) * 1e-6  # one point-to-point transfer across nodes
-MEGATRON_BUCKET_PARAMS = 40_000_000  # Megatron-LM megatron/core/distributed/distributed_data_parallel.py @d98e8a64: bucket_size = max(40000000, 1000000 * dp) with overlap_grad_reduce, one bucket without
-MEGATRON_BUCKET_PARAMS_PER_DP = 1_000_000
 HBM_EFFICIENCY = (
     0.9  # Calculon systems/a100_80g.json mem1 MB_efficiency: 0.90 for transfers of 100 MB and more
 )
@@ -139,6 +137,7 @@ ELEMENTWISE_BYTES_PER_F = 27  # the activation: read gate and up, write the prod
 FP8_CAST_BYTES_PER_H = 18  # FP8: each GEMM input cast (read 2, write 1) forward and backward, and the transposes for wgrad
 FP8_CAST_BYTES_PER_F = 9
 ACTIVATION_BYTES = 2  # activations and their gradients travel in 16 bits
+ETP_COMBINE_BYTES = 4  # Megatron-LM token_dispatcher.py combine_preprocess: the expert-TP reduce-scatter runs on hidden_states.to(self.probs.dtype), fp32 router probabilities
 # q and k replicated over tp (tp_qk_norm_gather): the HBM traffic per element of q and k (a·hd + g·hd per
 # token) of the work every tp rank then repeats on all heads, eager bf16, counted by hand from
 # pytorch/torchtitan @d66b72a6 torchtitan/experiments/qwen3/model/model.py: apply_rotary_emb forward
@@ -400,6 +399,7 @@ def _placement(reg: Registry, r: Ctx) -> None:
         "grad": r.tp,
         "egrad": r.etp * r.ep,
         "rep": r.tp * r.cp * r.dp_shard,
+        "etp": 1,
     }
     sizes = {
         "tp": r.tp,
@@ -410,6 +410,7 @@ def _placement(reg: Registry, r: Ctx) -> None:
         "grad": r.dp_shard * r.cp,
         "egrad": r.group["expert"],
         "rep": r.dp / r.dp_shard,
+        "etp": r.etp,
     }
     names = {
         "tp": "tensor-parallel",
@@ -420,6 +421,7 @@ def _placement(reg: Registry, r: Ctx) -> None:
         "grad": "gradient-reduction (dp·cp)",
         "egrad": "expert gradient-reduction (expert-DP)",
         "rep": "replica (HSDP: dp/dp_shard)",
+        "etp": "expert tensor-parallel",
     }
     r.crosses, r.local, r.bus, r.p2p, r.alpha = {}, {}, {}, {}, {}
     r.size, r.nodes, r.tree_depth = {}, {}, {}
@@ -906,14 +908,24 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         a2a * on / (r.bus["ep"] * BYTES_PER_GB), off_bytes / (r.p2p["ep"] * BYTES_PER_GB)
     )
     n_a2a = ml * (4 + if_(r.recompute_mode.eq("full"), 2, 0))
+    etp_calls = ml * (2 + if_(r.recompute_mode.eq("full"), 1, 0))
+    t_etp = d(
+        f"{stage}_stage_etp_gather_s",
+        if_(r.etp.gt(1), etp_calls * (r.etp_ag + r.etp_rs) * r.moe_imbalance, 0),
+        SECONDS,
+        f"{stage} stage: expert-TP gathers of the routed tokens per micro-batch",
+        f"{zh}：每 micro-batch 专家 tp 的路由 token 聚合",
+        "Megatron-LM @d98e8a64 megatron/core/transformer/moe/token_dispatcher.py MoEAlltoAllTokenDispatcher: after the dispatch all-to-all, gather_from_sequence_parallel_region over the expert-TP group (bf16 tokens), before the combine, reduce_scatter_to_sequence_parallel_region of hidden_states.to(probs.dtype) (fp32); their backward a reduce-scatter and an all-gather of the same sizes: per MoE layer (forward passes: 2 under full recompute) × (all-gather + reduce-scatter) + one of each backward, × moe_imbalance",
+    )
+    etp_lat = if_(r.etp.gt(1), etp_calls * (r.etp_ag_lat + r.etp_rs_lat), 0)
     t_ep_raw = d(
         f"{stage}_stage_ep_all_to_all_s",
-        if_(r.ep.gt(1), n_a2a * one_a2a * r.moe_imbalance, 0),
+        if_(r.ep.gt(1), n_a2a * one_a2a * r.moe_imbalance, 0) + t_etp,
         SECONDS,
         f"{stage} stage: expert all-to-alls per micro-batch (before overlap)",
         f"{zh}：每 micro-batch 专家 all-to-all（掩盖前）",
         doc("step-time")
-        + ": MoE layers × (4 + 2 under full recompute) × (latency + the larger of the NVLink and the network share) × moe_imbalance",
+        + ": MoE layers × (4 + 2 under full recompute) × (latency + the larger of the NVLink and the network share) × moe_imbalance, and the expert-TP gathers",
     )
     t_ep = d(
         f"{stage}_stage_ep_comm_s",
@@ -956,7 +968,11 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         if_(t_tp.gt(0), t_tp_exp * tp_lat / t_tp, 0)
         + qk_lat
         + if_(t_cp_raw.gt(0), t_cp * cp_sends * r.alpha["cp"] / t_cp_raw, 0)
-        + if_(t_ep_raw.gt(0), t_ep * n_a2a * r.alpha["ep"] / t_ep_raw, 0)
+        + if_(
+            t_ep_raw.gt(0),
+            t_ep * (if_(r.ep.gt(1), n_a2a * r.alpha["ep"], 0) + etp_lat) / t_ep_raw,
+            0,
+        )
         + if_(t_pp_raw.gt(0), t_pp * 2 * r.virtual * r.alpha["pp"] / t_pp_raw, 0),
         SECONDS,
         f"{stage} stage: the latency in the exposed communication of one micro-batch",
@@ -971,10 +987,21 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         "ep": t_ep,
         "pp": t_pp,
         "latency": lat,
+        "nic_hidden": d(
+            f"{stage}_stage_nic_hidden_s",
+            if_(r.crosses["cp"], t_cp_raw - t_cp, 0)
+            + if_(r.crosses["ep"], maximum(t_ep_raw - t_ep, 0), 0)
+            + if_(r.crosses["pp"], t_pp_raw - t_pp, 0),
+            SECONDS,
+            f"{stage} stage: cross-node traffic hidden behind the compute of one micro-batch",
+            f"{zh}：每 micro-batch 被计算掩盖的跨节点通信",
+            "the share of the context-parallel ring, the expert all-to-alls and the pipeline sends that overlaps compute, where their group crosses nodes: it holds the GPU's NIC (one per GPU, rail-optimised) while the compute runs",
+        ),
         "raw_latency": tp_lat
         + qk_lat
         + if_(r.cp.gt(1), cp_sends * r.alpha["cp"], 0)
         + if_(r.ep.gt(1), n_a2a * r.alpha["ep"], 0)
+        + etp_lat
         + if_(r.pp.gt(1), 2 * r.virtual * r.alpha["pp"], 0),
         "micro": d(
             f"{stage}_stage_micro_batch_s",
@@ -1012,6 +1039,27 @@ def _tp_collectives(reg: Registry, r: Ctx) -> None:
     r.tp_ar, r.tp_ar_lat = _collective(reg, r, "tp_all_reduce", "tp", "ar", act, what, zh)
     r.tp_rs, r.tp_rs_lat = _collective(reg, r, "tp_reduce_scatter", "tp", "rs", act, what, zh)
     r.tp_ag, r.tp_ag_lat = _collective(reg, r, "tp_all_gather", "tp", "ag", act, what, zh)
+    routed = r.expert_copies * r.h
+    r.etp_ag, r.etp_ag_lat = _collective(
+        reg,
+        r,
+        "etp_tokens_all_gather",
+        "etp",
+        "ag",
+        routed * r.act_bytes,
+        "the routed tokens over the expert-TP group",
+        "路由 token（专家 tp）",
+    )
+    r.etp_rs, r.etp_rs_lat = _collective(
+        reg,
+        r,
+        "etp_tokens_reduce_scatter",
+        "etp",
+        "rs",
+        routed * ETP_COMBINE_BYTES,
+        "the experts' fp32 outputs over the expert-TP group",
+        "专家 fp32 输出（专家 tp）",
+    )
     qk = r.tokens_mb * r.hd * r.act_bytes
     r.tp_q_ag, r.tp_q_ag_lat = _collective(
         reg,
@@ -1158,13 +1206,16 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
             f"{pre}_bucket_params",
             if_(
                 conv(r, "dp_bucket_params").gt(0),
-                minimum(conv(r, "dp_bucket_params"), psi),
+                minimum(
+                    maximum(conv(r, "dp_bucket_params"), conv(r, "dp_bucket_params_per_dp") * r.dp),
+                    psi,
+                ),
                 psi / ls,
             ),
             "params",
             f"{what}parameters in one gradient bucket (one collective)",
             f"一个{'专家' if part == 'expert' else ''}梯度桶的参数（一次集合通信）",
-            "conventions table dp_bucket_params (torch DDP bucket_cap_mb 25; Megatron-LM distributed_data_parallel.py @d98e8a64 40,000,000 (max(40M, 1M × dp)); DeepSpeed reduce_bucket_size 5e8; FSDP2: one per layer); expert parameters in buckets of their own over the expert-DP group (Megatron-LM param_and_grad_buffer.py, expert_data_parallel_group)",
+            "conventions table dp_bucket_params (torch DDP bucket_cap_mb 25; Megatron-LM distributed_data_parallel.py @d98e8a64 max(40,000,000, 1,000,000 × dp) (dp_bucket_params_per_dp); DeepSpeed reduce_bucket_size 5e8; FSDP2: one per layer); expert parameters in buckets of their own over the expert-DP group (Megatron-LM param_and_grad_buffer.py, expert_data_parallel_group)",
         )
         n_b = d(
             f"{pre}_buckets",
@@ -1270,8 +1321,17 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
         m * ls * (2 * tot["lag_lat"] + tot["lrs_lat"]),
         reps * tot["red_lat"] + tot["gat_lat"],
     )
-    t_f = r.t_compute_mb / 3 / ls
-    t_b = r.t_compute_mb * 2 / 3 / ls
+    shares = any_of(r.crosses["grad"], r.crosses["egrad"], r.crosses["rep"])
+    window = d(
+        "micro_batch_nic_free_compute_s",
+        maximum(r.t_compute_mb - if_(shares, _pick_slowest(r, "nic_hidden"), 0), 0),
+        SECONDS,
+        "compute of one micro-batch while the NIC is free for the data-parallel collectives",
+        "一个 micro-batch 中网卡可供数据并行通信使用的计算时间",
+        "micro_batch_compute_s − the cross-node traffic of other groups hidden behind it, where the data-parallel groups cross nodes too: groups that cross nodes at the same time share the GPU's NIC",
+    )
+    t_f = window / 3 / ls
+    t_b = window * 2 / 3 / ls
     z3_mb = ls * (2 * lag + lrs)
     z3_exposed = if_(
         r.overlap_param,
@@ -1283,12 +1343,10 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
     )
     may = all_of(r.overlap_grad, any_of(r.pp.eq(1), conv(r, "pp_dp_overlap").eq(1)))
     red, last = tot["red"], maximum(*c["one_red"])
-    red_exposed = if_(
-        may, _hidden(red, last + maximum(red - last - r.t_compute_mb * 2 / 3, 0)), red
-    )
+    red_exposed = if_(may, _hidden(red, last + maximum(red - last - window * 2 / 3, 0)), red)
     gat, first = tot["gat"], maximum(*c["one_gat"])
     gat_exposed = if_(
-        r.overlap_param, _hidden(gat, first + maximum(gat - first - r.t_compute_mb / 3, 0)), gat
+        r.overlap_param, _hidden(gat, first + maximum(gat - first - window / 3, 0)), gat
     )
     r.term["dp"] = d(
         "time_dp_s",
