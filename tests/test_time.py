@@ -66,13 +66,14 @@ def test_tensor_parallel_all_reduces_follow_nccls_cost_model():
     by NVIDIA/nccl src/graph/tuning.cc @5067397c (NCCL 2.30.7), worked by hand for tp=4 in one node,
     a 67.1 MB message: Simple ring latency 8.4 + 2·3·3.4 = 28.8 µs (tree 8.4 + 2·3·4.0 = 32.4),
     bandwidth 1.5 × 67.1 MB ÷ (450 × 0.8 GB/s) = 279.6 µs, together 308.4 µs; LL128 21.5 + 303.9 µs
-    and LL 10.2 + 559.2 µs are slower, so NCCL (and the model) runs Simple."""
+    and LL 10.2 + 714.1 µs (at most llMaxBw, 141 GB/s on Hopper in one node) are slower, and so is
+    the tree (32.4 µs + 2 × 67.1 MB ÷ (360 × 0.92 GB/s)), so NCCL (and the model) runs the Simple ring."""
     x = v(dp=1, tp=4, global_batch=8)
     act = 8192 * 4096 * 2
     bw = 1.5 * act / (900 / 2 * NVLINK_EFFICIENCY * 1e9)
-    simple, ll128, ll = 28.8e-6 + bw, 21.5e-6 + bw / 0.92, 10.2e-6 + bw / 0.5
+    simple, ll128, ll = 28.8e-6 + bw, 21.5e-6 + bw / 0.92, 10.2e-6 + 1.5 * act / 141e9
     assert x["tp_all_reduce_s"] == pytest.approx(min(simple, ll128, ll), rel=1e-9)
-    assert x["tp_all_reduce_latency_s"] == pytest.approx(10.2e-6, rel=1e-9)
+    assert x["tp_all_reduce_latency_s"] == pytest.approx(28.8e-6, rel=1e-9)  # Simple's, the choice
     assert x["first_stage_tp_comm_s"] == pytest.approx(4 * 36 * simple, rel=1e-9)
     assert x["time_tp_s"] == pytest.approx(
         8 * x["first_stage_tp_comm_s"], rel=1e-9
@@ -81,17 +82,25 @@ def test_tensor_parallel_all_reduces_follow_nccls_cost_model():
 
 def test_ring_latency_grows_with_ranks_and_nodes():
     """NCCL tuning.cc @5067397c: a ring all-gather over n ranks on k nodes takes base + (n − 1 − (k − 1))
-    intra-node steps + (k − 1) network steps.  ZeRO-3 over dp 384 (48 nodes of 8): LL 6.6 +
-    336 × max(0.6, 1.0 net overhead) + 47 × 2.7 = 469.5 µs per layer's gather; over 3,072 ranks
-    (384 nodes): 6.6 + 2,688 × 1.0 + 383 × 2.7 = 3,728.7 µs, and ZeRO-3 runs 3 per layer and
-    micro-batch."""
+    intra-node steps + (k − 1) network steps, and NCCL picks the algorithm and protocol its model
+    says is fastest; LL's bus bandwidth is capped at llMaxBw (20.4 GB/s over more than two nodes of
+    Intel hosts), so a layer's gather (hundreds of MB) runs LL128: base 14.0 + steps × max(1.9 NVLink,
+    1.0 net overhead) + network steps × 4.0, at 0.92 of the bus bandwidth.  ZeRO-3 over dp 384 (48
+    nodes of 8): 14.0 + 336 × 1.9 + 47 × 4.0 = 840.4 µs; over 3,072 ranks (384 nodes): 14.0 + 2,688 ×
+    1.9 + 383 × 4.0 = 6,653.2 µs, and ZeRO-3 runs 3 per layer and micro-batch."""
     a = v(dp=384, zero=3)
     assert a["grad_nodes"] == 48
-    assert a["dp_layer_all_gather_latency_s"] == pytest.approx(469.5e-6, rel=1e-9)
+    assert a["dp_layer_all_gather_latency_s"] == pytest.approx(840.4e-6, rel=1e-9)
     b = v(dp=384, cp=8, zero=3)
     assert b["grad_nodes"] == 384
-    assert b["dp_layer_all_gather_latency_s"] == pytest.approx(3728.7e-6, rel=1e-9)
-    assert b["collectives_latency_s"] >= 36 * 3 * 3728.7e-6
+    assert b["dp_layer_all_gather_latency_s"] == pytest.approx(6653.2e-6, rel=1e-9)
+    layer = b["dense_params_on_rank"] / 36 * 2
+    assert b["dp_layer_all_gather_s"] == pytest.approx(
+        6653.2e-6 + 3071 / 3072 * layer / (360e9 * 0.92), rel=1e-9
+    )
+    ll = (6.6 + 2688 * 1.0 + 383 * 2.7) * 1e-6 + 3071 / 3072 * layer / 20.4e9
+    assert ll > b["dp_layer_all_gather_s"]  # LL would be slower at its capped bandwidth
+    assert b["collectives_latency_s"] >= 36 * 3 * 6653.2e-6
     assert b["step_time_s"] >= b["collectives_latency_s"]
     assert b["step_bound"] == "latency"  # issue #24: the plan the old model put at 0.153 s
 
@@ -428,8 +437,10 @@ def test_switches_change_no_figure_that_does_not_depend_on_time():
 
 
 def test_hsdp_shards_within_a_node_and_all_reduces_across_replicas():
-    """FSDP2 HSDP (dp_shard): the ZeRO-3 gathers run over the dp_shard·cp ranks of a node (NCCL LL
-    ring over 8 ranks in one node: 6.6 + 7 × 0.6 = 10.8 µs, tuning.cc @5067397c), the state is
+    """FSDP2 HSDP (dp_shard): the ZeRO-3 gathers run over the dp_shard·cp ranks of a node (a layer's
+    gather runs NCCL's Simple ring over 8 ranks in one node: 8.4 + 7 × 3.4 = 32.2 µs of latency,
+    against LL128's 14.0 + 336 × 1.9 + 47 × 4.0 = 840.4 µs over 384 ranks on 48 nodes, tuning.cc
+    @5067397c), the state is
     sharded 8 ways instead of 384 (so more memory), and the gradient shard is all-reduced across the
     48 replicas, one GPU per node."""
     full = v(framework="fsdp2", dp=384, zero=3)
@@ -437,8 +448,8 @@ def test_hsdp_shards_within_a_node_and_all_reduces_across_replicas():
     assert full["dense_shard_group"] == 384 and hsdp["dense_shard_group"] == 8
     assert hsdp["peak_bytes_per_rank"] > full["peak_bytes_per_rank"]
     assert hsdp["grad_crosses_nodes"] is False and hsdp["rep_crosses_nodes"] is True
-    assert hsdp["dp_layer_all_gather_latency_s"] == pytest.approx(10.8e-6, rel=1e-9)
-    assert full["dp_layer_all_gather_latency_s"] == pytest.approx(469.5e-6, rel=1e-9)
+    assert hsdp["dp_layer_all_gather_latency_s"] == pytest.approx(32.2e-6, rel=1e-9)
+    assert full["dp_layer_all_gather_latency_s"] == pytest.approx(840.4e-6, rel=1e-9)
     assert hsdp["rep_layer_all_reduce_s"] > 0 and full["rep_layer_all_reduce_s"] == 0
     with pytest.raises(InputError, match="dp_shard"):
         v(framework="fsdp2", dp=384, zero=3, dp_shard=7)

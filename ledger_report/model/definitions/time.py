@@ -87,6 +87,20 @@ NCCL_PROTOCOL_BW = {
     "ll128": 0.92,
     "simple": 1.0,
 }  # busBw refinements: Ring LL x.5, LL128 x.92
+NCCL_LL_MAX_BW = {  # llMaxBws, GB/s: one node by GPU generation (Hopper 141.0, Ampere 87.7), across nodes by host CPU (Intel: 2 nodes 39.0, more 20.4)
+    "hopper": 141.0,
+    "ampere": 87.7,
+    "2 nodes": 39.0,
+    "more nodes": 20.4,
+}
+NCCL_TREE_BW = {  # tree all-reduce: busBw × .92, LL ÷ 3.8, LL128 × 7/9 in one node, 120/128 across nodes
+    "simple": 0.92,
+    "ll": 1 / 3.8,
+    "ll128 node": 7 / 9,
+    "ll128 nodes": 120 / 128,
+}
+NCCL_PAT_BASE_US = 8.0  # baseLatencies, PAT
+NCCL_PAT_BW = 0.75  # PAT: busBw × .75
 OVERLAP_PROCESSOR_USAGE = 0.15  # Calculon systems/h100_80g_nvl8.json networks[0].processor_usage: compute slows by 0.15 of the communication it hides (calculon/llm/llm.py, "compute slowdown due part of compute resources orchestrating comm")
 NVLINK_LATENCY_S = (
     NCCL_RING_BASE_US["simple"] + NCCL_RING_NVLINK_US["simple"]
@@ -466,11 +480,11 @@ def _placement(reg: Registry, r: Ctx) -> None:
         )
         r.tree_depth[g] = d(
             f"{g}_tree_depth",
-            total_of([if_(r.nodes[g].gt(2**k), 1, 0) for k in range(20)]),
+            total_of([if_(r.nodes[g].ge(2**k), 1, 0) for k in range(1, 21)]),
             COUNT,
-            f"levels of NCCL's tree over the {names[g]} group's nodes (⌈log2 nodes⌉)",
-            f"{names[g]} 组节点上 NCCL 树的层数（⌈log2 节点数⌉）",
-            NCCL + ": log2i(nNodes) inter-node tree steps",
+            f"levels of NCCL's tree over the {names[g]} group's nodes (⌊log2 nodes⌋)",
+            f"{names[g]} 组节点上 NCCL 树的层数（⌊log2 节点数⌋）",
+            NCCL + ": log2i(nNodes) inter-node tree steps (log2i rounds down)",
         )
     r.placement_text = {}
     r.any_cross = d(
@@ -506,35 +520,75 @@ _KIND = {
 }
 
 
-def _latency(r: Ctx, g: str, kind: str, p: str):
-    """NCCL's latency of one ``kind`` collective over group ``g`` with protocol ``p``, in seconds:
-    ring base + (steps − inter-node steps) × intra step + inter-node steps × net step; all-reduce the
-    lesser of that and the tree's base + 2((ranks per node − 1) × intra + log2 nodes × net)."""
-    n, nodes, k = r.size[g], r.nodes[g], _KIND[kind][2]
+def _options(r: Ctx, g: str, kind: str):
+    """NCCL's (algorithm, protocol) choices for one ``kind`` collective over group ``g``, each as
+    (latency in µs, bus-bandwidth efficiency, the bandwidth cap in GB/s or None, bytes factor), from
+    ncclTopoTuneModel (NCCL constant):
+
+    - ring, each protocol: base + (steps − inter-node steps) × max(intra step, network overhead) +
+      inter-node steps × net step (the tree's net step where the group has one rank per node:
+      "with ppn=1 latencies are fully exposed"); bus × 0.5 for LL (at most llMaxBw), × 0.92 LL128;
+      bytes × (n − 1)/n per step kind;
+    - tree (all-reduce): base + 2((ranks per node − 1) × NVLink step + log2i(nodes) × net step);
+      bus × 0.92, then LL ÷ 3.8 (at most llMaxBw), LL128 × 7/9 in a node, 120/128 across; its
+      algorithm bandwidth is half the bus bandwidth (bytes × 2);
+    - PAT (all-gather, reduce-scatter, Simple, one rank per node only): 8.0 + log2i(nodes) × 14/3.5
+      + ranks × 2.8; bus × 0.75, bytes × 1."""
+    n, nodes, local, k = r.size[g], r.nodes[g], r.local[g], _KIND[kind][2]
     cross = r.crosses[g]
+    alone = all_of(cross, local.eq(1))
     steps = k * (n - 1)
     inter = if_(cross, k * (nodes - 1), 0)
-    intra = if_(cross, max(NCCL_RING_NVLINK_US[p], NCCL_NET_OVERHEAD_US[p]), NCCL_RING_NVLINK_US[p])
-    ring = NCCL_RING_BASE_US[p] + (steps - inter) * intra + inter * NCCL_RING_NET_US[p]
-    if kind != "ar":
-        return ring * 1e-6
-    tree = NCCL_TREE_BASE_US[p] + 2 * (
-        (r.local[g] - 1) * NCCL_TREE_NVLINK_US[p] + r.tree_depth[g] * NCCL_TREE_NET_US[p]
+    ll_cap = if_(
+        cross,
+        if_(nodes.le(2), NCCL_LL_MAX_BW["2 nodes"], NCCL_LL_MAX_BW["more nodes"]),
+        if_(
+            Lookup("gpu", r.gpu_profile, "fp8_tflops", default=0).gt(0),
+            NCCL_LL_MAX_BW["hopper"],
+            NCCL_LL_MAX_BW["ampere"],
+        ),
     )
-    return minimum(ring, tree) * 1e-6
+    out = []
+    for p in PROTOCOLS:
+        intra = if_(
+            cross, max(NCCL_RING_NVLINK_US[p], NCCL_NET_OVERHEAD_US[p]), NCCL_RING_NVLINK_US[p]
+        )
+        net = if_(alone, NCCL_TREE_NET_US[p], NCCL_RING_NET_US[p])
+        lat = NCCL_RING_BASE_US[p] + (steps - inter) * intra + inter * net
+        eff = NCCL_PROTOCOL_BW[p]
+        out.append((lat, eff, ll_cap if p == "ll" else None, k * (n - 1) / n))
+    if kind == "ar":
+        for p in PROTOCOLS:
+            lat = NCCL_TREE_BASE_US[p] + 2 * (
+                (local - 1) * NCCL_TREE_NVLINK_US[p] + r.tree_depth[g] * NCCL_TREE_NET_US[p]
+            )
+            if p == "ll128":
+                proto = if_(cross, NCCL_TREE_BW["ll128 nodes"], NCCL_TREE_BW["ll128 node"])
+            else:
+                proto = NCCL_TREE_BW["ll"] if p == "ll" else 1
+            eff = NCCL_TREE_BW["simple"] * proto
+            out.append((lat, eff, ll_cap if p == "ll" else None, 2))
+    else:
+        pat = NCCL_PAT_BASE_US + r.tree_depth[g] * NCCL_TREE_NET_US["simple"] / 3.5 + n * 2.8
+        out.append((if_(alone, pat, 1e9), NCCL_PAT_BW, None, 1))
+    return out
 
 
 def _collective(reg: Registry, r: Ctx, key: str, g: str, kind: str, nbytes, what: str, zh: str):
-    """One collective call: (its time, its latency).  Time = the least over NCCL's protocols of
-    latency + bytes × algorithm factor ÷ (bus bandwidth × protocol efficiency); its latency the
-    least latency of the protocols (the time it takes whatever its size)."""
+    """One collective call: (its time, its latency).  Time = the least over NCCL's algorithms and
+    protocols of latency + bytes × factor ÷ (bus bandwidth × efficiency, at most its cap), as
+    NCCL's own tuning model chooses; its latency that of the choice."""
     n = r.size[g]
     name, name_zh, k = _KIND[kind]
-    factor = k * (n - 1) / n
-    bw = r.bus[g] * BYTES_PER_GB
-    times = [
-        _latency(r, g, kind, p) + factor * nbytes / (bw * NCCL_PROTOCOL_BW[p]) for p in PROTOCOLS
-    ]
+    bw = r.bus[g]
+    opts = _options(r, g, kind)
+    times = []
+    for lat, eff, cap, factor in opts:
+        b = bw * eff if cap is None else minimum(bw * eff, cap)
+        times.append(lat * 1e-6 + factor * nbytes / (b * BYTES_PER_GB))
+    algos = "ring (LL, LL128, Simple)" + (
+        ", tree (LL, LL128, Simple)" if k == 2 else ", PAT with one rank per node"
+    )
     t = reg.define(
         key + "_s",
         if_(n.gt(1), minimum(*times), 0),
@@ -542,19 +596,25 @@ def _collective(reg: Registry, r: Ctx, key: str, g: str, kind: str, nbytes, what
         f"one {name} of {what}",
         f"一次{zh} {name_zh}",
         NCCL
-        + ": the least over LL, LL128, Simple of latency + bytes × "
-        + ("2(n−1)/n" if k == 2 else "(n−1)/n")
-        + " ÷ (bus bandwidth × 0.5, 0.92, 1)",
+        + ": the least over "
+        + algos
+        + " of latency + bytes × "
+        + ("2(n−1)/n (tree: 2)" if k == 2 else "(n−1)/n (PAT: 1)")
+        + " ÷ (bus bandwidth × the protocol's efficiency, LL at most llMaxBw)",
     )
+    best = minimum(*times)
+    chosen = opts[-1][0]
+    for (o_lat, *_rest), o_t in reversed(list(zip(opts[:-1], times[:-1]))):
+        chosen = if_(o_t.le(best), o_lat, chosen)
     lat = reg.define(
         key + "_latency_s",
-        if_(n.gt(1), minimum(*(_latency(r, g, kind, p) for p in PROTOCOLS)), 0),
+        if_(n.gt(1), chosen * 1e-6, 0),
         SECONDS,
         f"latency of one {name} of {what}",
         f"一次{zh} {name_zh}的延迟",
         NCCL
-        + ": ring base + steps × per-step latency (NVLink inside a node, the network between nodes)"
-        + ("; the tree's where lower" if k == 2 else ""),
+        + ": the latency of the algorithm and protocol NCCL's model chooses: ring base + steps × per-step latency (NVLink inside a node, the network between nodes)"
+        + ("; the tree's" if k == 2 else "; PAT's (one rank per node)"),
     )
     return t, lat
 
