@@ -203,7 +203,9 @@ def build(
     stem: str | None = None,
     progress: Any = None,
 ) -> list[Path]:
-    """Compute (if need be) and write the outputs atomically; returns the paths written."""
+    """Compute (if need be) and write the outputs atomically; returns the paths written.  A
+    workbook or a handout of more than ``render.limits.MAX_BUILD_CONFIGS`` rows is refused."""
+    from .render.limits import check_build_size
     from .render.output import check_targets, write_outputs
 
     inputs: list[Path] = []
@@ -211,7 +213,9 @@ def build(
         inputs = [Path(source)]
         stem = stem or Path(source).stem
     check_targets((Path(out_dir) / f"{stem or 'ledgers'}.{f}" for f in formats), inputs)
-    ledgers = compute(source, progress=getattr(progress, "compute", None))
+    rows = list(source) if _all_ledgers(source) else read(source)
+    check_build_size(rows, formats)  # before any work: a page and a column per configuration
+    ledgers = compute(rows, progress=getattr(progress, "compute", None))
     if inputs:  # the config.json files the rows' model cells named were read too
         inputs += _config_files(inputs[0].parent, ledgers)
     files = outputs(
