@@ -312,6 +312,7 @@ def build_plans(
     ``build`` builds any input, the pages in the planner's order; never over ``inputs``."""
     from dataclasses import replace
 
+    from .render.limits import MAX_BUILD_CONFIGS, check_build_size
     from .render.output import check_targets, write_outputs
     from .render.plans import plans_csv
     from .report import DEFAULT
@@ -319,7 +320,14 @@ def build_plans(
     out = Path(out_dir)
     check_targets([out / "plans.csv", *(out / f"plans.{f}" for f in formats)], inputs)
     in_plan_order = replace(DEFAULT, spec=replace(DEFAULT.spec, rank=()))
-    ledgers = list(compute_many(read([p["row"] for p in doc["plans"]]), in_plan_order))
+    rows = read([p["row"] for p in doc["plans"]])
+    check_build_size(
+        rows,
+        formats,
+        where=f"{out / 'plans.csv'}, plan {MAX_BUILD_CONFIGS + 1:,}",
+        instead="keep fewer plans a row (--top) or plan fewer rows at a time",
+    )
+    ledgers = list(compute_many(rows, in_plan_order))
     # the front of days against cost, for the handout's chart (its rows are complete input rows)
     front_rows = [p["row"] for p in doc.get("pareto", [])]
     front = list(compute_many(read(front_rows), in_plan_order)) if front_rows else []

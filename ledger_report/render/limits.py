@@ -24,26 +24,30 @@ MAX_BUILD_CONFIGS = 120
 LAID_OUT = ("xlsx", "pdf")  # the formats with a page or a column per configuration
 
 
-def check_build_size(rows: Sequence[Any], formats: Sequence[str]) -> None:
+def check_build_size(
+    rows: Sequence[Any], formats: Sequence[str], *, where: str | None = None, instead: str = ""
+) -> None:
     """Refuse (``InputError``) a build of more than :data:`MAX_BUILD_CONFIGS` rows (``Config``s or
-    ``Ledger``s) that writes a workbook or a handout, naming the first row past the bound."""
+    ``Ledger``s) that writes a workbook or a handout, naming the first row past the bound (or
+    ``where``); ``instead``: what to do instead (by default, the commands that lay nothing out)."""
     if len(rows) <= MAX_BUILD_CONFIGS or not any(f in LAID_OUT for f in formats):
         return
     first = rows[MAX_BUILD_CONFIGS]
     config = getattr(first, "config", first)
     raise InputError(
         Problem(
-            file=getattr(config, "source", "") or f"row {MAX_BUILD_CONFIGS + 1}",
+            file=where or getattr(config, "source", "") or f"row {MAX_BUILD_CONFIGS + 1}",
             row=None,
             column=None,
             expected=(
                 f"at most {MAX_BUILD_CONFIGS:,} configurations in a build with a workbook or a "
                 f"handout (each is a page and a column; {MAX_BUILD_CONFIGS:,} take about a minute)"
             ),
-            found=(
-                f"{len(rows):,}; for a sweep use `ledger-report calc --csv` (lr.to_frame) or "
-                f"`build --format json`, or split the file into files of at most "
-                f"{MAX_BUILD_CONFIGS:,} rows"
+            found=f"{len(rows):,}; "
+            + (
+                instead
+                or "for a sweep use `ledger-report calc --csv` (lr.to_frame) or `build --format "
+                f"json`, or split the file into files of at most {MAX_BUILD_CONFIGS:,} rows"
             ),
         )
     )

@@ -257,3 +257,23 @@ def test_what_lays_nothing_out_is_not_bounded(tmp_path):
     assert len(doc["configs"]) == n
     r = CliRunner().invoke(main, ["calc", str(path), "--csv"])
     assert r.exit_code == 0 and len(r.output.strip().splitlines()) == n + 1
+
+
+def test_plan_out_lays_out_no_more_plans_than_a_build(tmp_path, monkeypatch):
+    """`plan -o` builds its plans as `build` builds rows: more plans than MAX_BUILD_CONFIGS (rows
+    × --top can be up to 1,000 a row) are refused before any ledger is computed, naming the first
+    plan past the bound and --top; nothing is written."""
+    from ledger_report import api
+    from ledger_report.render.limits import MAX_BUILD_CONFIGS
+
+    def no_work(*a, **k):
+        raise AssertionError("the plans were computed before the bound was checked")
+
+    monkeypatch.setattr(api, "compute_many", no_work)
+    n = MAX_BUILD_CONFIGS + 1
+    doc = {"plans": [{"row": {"name": f"p{k}", "params_total": "7B"}} for k in range(n)]}
+    with pytest.raises(InputError) as err:
+        api.build_plans(doc, tmp_path / "out", ["pdf"])
+    assert f"plans.csv, plan {n:,}: expected at most {MAX_BUILD_CONFIGS:,}" in str(err.value)
+    assert "--top" in str(err.value)
+    assert not (tmp_path / "out").exists()
