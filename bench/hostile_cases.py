@@ -458,14 +458,18 @@ def _plans_csv_injection(tmp: Path) -> Run:
     path = tmp / "out" / "plans.csv"
     if path.exists():
         (row,) = csv.DictReader(io.StringIO(path.read_text(encoding="utf-8")))
-        if (row["name"], row["notes"]) != ("'" + HOSTILE_NAME, "'" + HOSTILE_NOTE):
+        # the plan's name and notes begin with the row's: each cell with an apostrophe before it
+        if not (
+            row["name"].startswith("'" + HOSTILE_NAME)
+            and row["notes"].startswith("'" + HOSTILE_NOTE)
+        ):
             run.note = f"plans.csv holds {row['name']!r}, {row['notes']!r}"
     return run
 
 
 @case("injection", "calc --csv: a name starting = -")
 def _calc_csv_injection(tmp: Path) -> Run:
-    write_rows(tmp / "in", [{"name": "=1+2", "params_total": "7B"}, {"name": "-x", "dp": 2}])
+    (tmp / "in" / "jobs.csv").write_text("name,params_total\n=1+2,7B\n-x,7B\n", encoding="utf-8")
     run = expect(cli(tmp, "calc", "jobs.csv", "--csv"), 0)
     names = [r["name"] for r in csv.DictReader(io.StringIO(run.out))]
     if names != ["'=1+2", "'-x"]:
@@ -560,10 +564,13 @@ def _fifo(tmp: Path) -> Run:
     return expect(cli(tmp, "calc", "inputs.csv", timeout=30), 1, "a named pipe (FIFO)")
 
 
-@case("unbounded", "calc of a symlink to /dev/zero (.xlsx)")
-def _dev_zero(tmp: Path) -> Run:
-    (tmp / "in" / "inputs.xlsx").symlink_to("/dev/zero")
-    return expect(cli(tmp, "calc", "inputs.xlsx", timeout=30), 1, "a character device")
+for _suffix in ("csv", "xlsx"):
+
+    def _dev_zero(tmp: Path, suffix: str = _suffix) -> Run:
+        (tmp / "in" / f"inputs.{suffix}").symlink_to("/dev/zero")
+        return expect(cli(tmp, "calc", f"inputs.{suffix}", timeout=30), 1, "a character device")
+
+    case("unbounded", f"calc of a symlink to /dev/zero (.{_suffix})")(_dev_zero)
 
 
 @case("unbounded", "calc, global_batch 10^16 - 1 (micro_batch 9)")
@@ -649,11 +656,16 @@ def _big_batch(tmp: Path) -> Run:
     # by hand: 2 x 1,048,583 (a prime) has the divisors 1, 2, 1,048,583 and its double
     if got["dp_for_deadline"] != "1048583":
         run.note = f"dp_for_deadline {got['dp_for_deadline']}, by hand 1,048,583"
+    # ROW(INDIRECT("1:"&n)) broke past a sheet's 1,048,576 rows; the formulas walk the divisor
+    # pairs up to INT(SQRT(n)), at most 2^20 rows for the reader's 2^40 micro-batches (LibreOffice's
+    # recalculation of such rows: tests/test_workbook.py, test_minimum_gpus_past_a_sheets_rows_...)
     book = tmp / "out" / "jobs.xlsx"
     if book.exists():
         with zipfile.ZipFile(book) as zf:
-            if any(b"INDIRECT(" in zf.read(n) for n in zf.namelist() if n.endswith(".xml")):
-                run.note = "the workbook still uses ROW(INDIRECT(...))"
+            xml = b"".join(zf.read(n) for n in zf.namelist() if n.endswith(".xml"))
+        walks = xml.split(b'ROW(INDIRECT("1:"&amp;')[1:]
+        if not walks or not all(w.startswith(b"INT(SQRT(") for w in walks):
+            run.note = "a ROW(INDIRECT(...)) walk that is not bounded by a square root"
     return run
 
 
