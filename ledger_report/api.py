@@ -23,6 +23,7 @@ from .config import Config
 from .engine import Ledger, compute_many
 from .errors import InputError, Problem
 from .planner import TOP_PLANS
+from .render.workers import no_cyclic_gc
 
 FORMATS = ("xlsx", "pdf", "json")
 Progress = Callable[[int, int], None]
@@ -31,6 +32,11 @@ Rows = Any  # a path, a Config, a Ledger, a mapping, a DataFrame, or an iterable
 
 def read(source: Rows) -> list[Config]:
     """The configurations ``source`` holds, each checked as a row of a file is."""
+    with no_cyclic_gc():  # ~100,000 rows' objects, none in a cycle: no collection walks them
+        return _read(source)
+
+
+def _read(source: Rows) -> list[Config]:
     from . import inputs
 
     if isinstance(source, (str, Path)):
@@ -415,13 +421,15 @@ def to_frame(source: Rows | Mapping[str, Any], *, states: bool = False):
         return _states_frame(pd, compute(source))
     if _all_ledgers(source):
         return _ledgers_frame(pd, source)
-    configs = read(source)
-    if not configs:
-        return pd.DataFrame(columns=["name", *_table_keys()])
-    columns = _Columns(len(configs))
-    for chunk in table(configs):  # each chunk copied into the columns and let go: bounded memory
-        columns.add(chunk)
-    return pd.DataFrame({k: _pandas_column(pd, *col) for k, col in columns.done()}, copy=False)
+    with no_cyclic_gc():
+        configs = read(source)
+        if not configs:
+            return pd.DataFrame(columns=["name", *_table_keys()])
+        columns = _Columns(len(configs))
+        for chunk in table(configs):  # each chunk copied into the columns and let go
+            columns.add(chunk)
+        cols = {k: _pandas_column(pd, *col) for k, col in columns.done()}
+        return pd.DataFrame(cols, copy=False)
 
 
 def table(source: Rows, progress: Progress | None = None):
@@ -530,15 +538,17 @@ def write_json(source: Rows, out: BinaryIO, progress: Progress | None = None) ->
     to the binary stream ``out`` a chunk of rows at a time as they are computed."""
     from .render.document import write_lines
 
-    configs = read(source)
-    write_lines(compute_many(configs), out, _counted(progress, len(configs)))
+    with no_cyclic_gc():
+        configs = read(source)
+        write_lines(compute_many(configs), out, _counted(progress, len(configs)))
 
 
 def write_csv(source: Rows, out: BinaryIO, progress: Progress | None = None) -> None:
     """``calc --csv``: the sweep table (``to_frame``'s) as CSV, a chunk of rows at a time."""
     from .render.sweep import write_table
 
-    write_table(["name", *_table_keys()], table(source, progress), out)
+    with no_cyclic_gc():
+        write_table(["name", *_table_keys()], table(source, progress), out)
 
 
 def _counted(progress: Progress | None, total: int) -> Callable[[int], None]:
