@@ -59,6 +59,14 @@ SMs the collectives take):
 - ``pp_dp_overlap``: 1 where the gradient reduction may overlap the backward with pipeline
   parallelism (0: DeepSpeed's pipeline engine reduces the gradients after the pipeline flush,
   deepspeed/runtime/pipe/engine.py ReduceGrads).
+- ``expert_gemm_streams``: how many local experts' GEMMs run at once, sharing the SMs (0: all of
+  them, one grouped kernel).  Megatron-LM's TEGroupedMLP runs Transformer Engine's GroupedLinear,
+  one cuBLAS GEMM per expert round-robin over 4 compute streams (TransformerEngine @d0067d0d
+  transformer_engine/common/gemm/cublaslt_gemm.cu multi_stream_cublas_gemm,
+  common/util/multi_stream.cpp num_compute_streams = 4); torchtitan one ``torch._grouped_mm``
+  over every local expert (torchtitan @b5bcd76c torchtitan/models/common/moe.py); DeepSpeed loops
+  over its experts (deepspeed/moe/experts.py @edaa7221: ``for chunk, expert in zip(...)``), as a
+  plain PyTorch MoE does (1).
 - ``reduce_every_micro_from``: the ZeRO stage from which gradients are reduced every micro-batch
   instead of once per step (99: never).
 """
@@ -121,6 +129,7 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "head_input_sharded": 0,
         "pp_keeps_outputs": 1,
         "attention_kernel_default": "sdpa",
+        "expert_gemm_streams": 1,
         "reserved_fraction": 0.04,
         "reserved_fraction_expandable": 0.12,
         "en": "generic: ZeRO-1 shards master, moments and main gradients; ZeRO-2 also gradients; ZeRO-3 also weights",
@@ -172,6 +181,7 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "head_input_sharded": 1,
         "pp_keeps_outputs": 0,
         "attention_kernel_default": "cudnn",
+        "expert_gemm_streams": 4,
         "reserved_fraction": 0.04,
         "reserved_fraction_expandable": 0.12,
         "en": "megatron: grad_dtype is the gradient buffer (param.main_grad), kept whole; zero=1 is the distributed optimizer sharding master and moments over dp·cp (experts over expert-DP)",
@@ -223,6 +233,7 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "head_input_sharded": 0,
         "pp_keeps_outputs": 1,
         "attention_kernel_default": "fa2",
+        "expert_gemm_streams": 1,
         "reserved_fraction": 0.04,
         "reserved_fraction_expandable": 0.12,
         "en": "deepspeed: ZeRO-2 = 2 + 18/N and ZeRO-3 = 18/N bytes per parameter, as DeepSpeed's own estimators; 16-bit gradients do not persist under ZeRO-3",
@@ -274,6 +285,7 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "head_input_sharded": 0,
         "pp_keeps_outputs": 1,
         "attention_kernel_default": "sdpa",
+        "expert_gemm_streams": 0,
         "reserved_fraction": 0.04,
         "reserved_fraction_expandable": 0.12,
         "en": "fsdp2: PyTorch FSDP2 as torchtitan runs it: sharded fp32 parameters (the master), fp32 gradients and moments; bf16 layers gathered one at a time; selective recompute saves by operator",
