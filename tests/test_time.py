@@ -9,9 +9,9 @@ from ledger_report.engine import compute, config_from_mapping
 from ledger_report.errors import InputError
 from ledger_report.model.definitions import REGISTRY
 from ledger_report.model.definitions.time import (
+    CPU_ADAM_HOST_BYTES_PER_PARAM,
     GEMM_RAMP_S,
     GROUPED_GEMM_RELATIVE,
-    CPU_ADAM_HOST_BYTES_PER_PARAM,
     HOST_LINK_EFFICIENCY,
     NETWORK_EFFICIENCY,
     NVLINK_EFFICIENCY,
