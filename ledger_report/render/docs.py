@@ -213,7 +213,9 @@ attention layers × seq_len × heads × head_dim (the causal mask halves the 12�
         ("time", "placement", "offload"),
         """\
 One training step's time, term by term: compute (forward, backward and recompute FLOPs at the GPU's
-sustained matmul efficiency), the exposed part of each collective (tensor, context, expert, data
+measured maximum achievable matmul efficiency, for each GEMM's shape: tile and wave quantization over
+the GPU's SMs, the expert GEMMs that run at once as the framework launches them, the HBM bound of an
+expert GEMM with few tokens), the exposed part of each collective (tensor, context, expert, data
 parallel and pipeline communication, over NVLink inside a node and the network across nodes,
 placing tp innermost, then cp, ep, dp, pp; expert groups as Megatron builds them, ep ranks etp
 apart), the pipeline bubble (the schedule's critical path, also with fewer micro-batches than
@@ -229,8 +231,8 @@ the window's compute lasts, never the first gather or the last bucket, and the c
 bubble); `time_comm_latency_s` and `time_comm_bandwidth_s` split the exposed communication. With
 `mfu` empty the prediction decides the days and the cost; a given `mfu` decides them and the
 prediction stands beside it. Its two fitted constants (the share of the kernel-benchmark matmul
-efficiency training sustains, by GPU class, and the grouped expert GEMMs' efficiency against dense
-ones) are checked leave-one-source-out against published runs (bench/bench_throughput.py).""",
+efficiency training sustains beyond the GEMMs' shapes, by GPU class, and the grouped expert GEMMs'
+efficiency against dense ones) are checked leave-one-source-out against published runs (bench/bench_throughput.py).""",
     ),
     (
         "Gates",
