@@ -10,7 +10,8 @@ handout prints its formula text.  Compute runs the forward and backward (and rec
 the measured maximum achievable matmul efficiency (``gemm_efficiency`` of the catalogue) for each
 GEMM's shape: the share of its waves its tiles fill on the GPU's SMs (tile and wave quantization;
 the expert GEMMs that run at once as the framework launches them), the HBM bound of an expert GEMM
-with few tokens, and F / (F + peak · GEMM_RAMP_S) for its size; attention at its own efficiency; norms, activations and casts at HBM bandwidth.  Every collective costs
+with few tokens, and F / (F + peak · GEMM_RAMP_S) for its size; attention at its own efficiency;
+norms, activations and casts at HBM bandwidth.  Every collective costs
 α + bytes × its algorithm factor ÷ (bandwidth × efficiency): all-reduce 2(n−1)/n, reduce-scatter
 and all-gather (n−1)/n, all-to-all (n−1)/n, point-to-point 1; over NVLink when the group stays in a
 node and over the scale-out network when it crosses one, by the placement rule tp innermost, then
