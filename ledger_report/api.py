@@ -209,7 +209,9 @@ def build(
     stem: str | None = None,
     progress: Any = None,
 ) -> list[Path]:
-    """Compute (if need be) and write the outputs atomically; returns the paths written."""
+    """Compute (if need be) and write the outputs atomically; returns the paths written.  A
+    workbook or a handout of more than ``render.limits.MAX_BUILD_CONFIGS`` rows is refused."""
+    from .render.limits import check_build_size
     from .render.output import check_targets, write_outputs
 
     inputs: list[Path] = []
@@ -217,7 +219,9 @@ def build(
         inputs = [Path(source)]
         stem = stem or Path(source).stem
     check_targets((Path(out_dir) / f"{stem or 'ledgers'}.{f}" for f in formats), inputs)
-    ledgers = compute(source, progress=getattr(progress, "compute", None))
+    rows = list(source) if _all_ledgers(source) else read(source)
+    check_build_size(rows, formats)  # before any work: a page and a column per configuration
+    ledgers = compute(rows, progress=getattr(progress, "compute", None))
     if inputs:  # the config.json files the rows' model cells named were read too
         inputs += _config_files(inputs[0].parent, ledgers)
     files = outputs(
@@ -314,6 +318,7 @@ def build_plans(
     ``build`` builds any input, the pages in the planner's order; never over ``inputs``."""
     from dataclasses import replace
 
+    from .render.limits import MAX_BUILD_CONFIGS, check_build_size
     from .render.output import check_targets, write_outputs
     from .render.plans import plans_csv
     from .report import DEFAULT
@@ -321,7 +326,14 @@ def build_plans(
     out = Path(out_dir)
     check_targets([out / "plans.csv", *(out / f"plans.{f}" for f in formats)], inputs)
     in_plan_order = replace(DEFAULT, spec=replace(DEFAULT.spec, rank=()))
-    ledgers = list(compute_many(read([p["row"] for p in doc["plans"]]), in_plan_order))
+    rows = read([p["row"] for p in doc["plans"]])
+    check_build_size(
+        rows,
+        formats,
+        where=f"{out / 'plans.csv'}, plan {MAX_BUILD_CONFIGS + 1:,}",
+        instead="keep fewer plans a row (--top) or plan fewer rows at a time",
+    )
+    ledgers = list(compute_many(rows, in_plan_order))
     # the front of days against cost, for the handout's chart (its rows are complete input rows)
     front_rows = [p["row"] for p in doc.get("pareto", [])]
     front = list(compute_many(read(front_rows), in_plan_order)) if front_rows else []
