@@ -27,7 +27,7 @@ import struct
 from typing import Any, Callable, Mapping, Sequence
 
 from .divisors import divisors
-from .expr import Expr, Visitor
+from .expr import Const, Expr, Visitor
 from .registry import Registry
 
 Tables = Mapping[str, Mapping[str, Mapping[str, Any]]]  # table -> key -> field -> value
@@ -226,9 +226,14 @@ class _Closures(Visitor):
         return lookup
 
     def visit_Call(self, e):
+        if e.fn == "CONCAT":  # a constant part's text written once, when compiled
+            parts = [
+                (text_of(a.value), None) if type(a) is Const else ("", compiled(a)) for a in e.args
+            ]
+            return lambda row, env, t: "".join(
+                [x if f is None else text_of(f(row, env, t)) for x, f in parts]
+            )
         args_ = [compiled(a) for a in e.args]
-        if e.fn == "CONCAT":
-            return lambda row, env, t: "".join([text_of(a(row, env, t)) for a in args_])
         if e.fn == "MINDIV":
 
             def mindiv(row, env, t):
