@@ -489,6 +489,11 @@ def plain_array(np, v: Any, n: int, unit: str) -> tuple[Any, Any]:
     array and the mask of blank rows (``None``: none blank); a number that is not finite is blank."""
     if v is None:
         return _blank_array(np, n, unit)
+    if np.ndim(v) == 0 and not isinstance(v, np.ma.MaskedArray):  # one value for every row
+        values, blank = plain_array(np, np.reshape(v, 1), 1, unit)
+        return np.broadcast_to(values, (n,)), None if blank is None else np.broadcast_to(
+            blank, (n,)
+        )
     data = np.broadcast_to(np.ma.getdata(v), (n,))
     blank = (
         np.broadcast_to(np.ma.getmaskarray(v), (n,)) if isinstance(v, np.ma.MaskedArray) else None

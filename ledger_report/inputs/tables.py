@@ -267,12 +267,14 @@ class Table:
         before = len(self.problems)
         for col, name, seen in self._slots():
             raw = cells.get(col)
+            if raw is None or raw == "":
+                continue
             if seen is not None and type(raw) is str:  # a text converted before: its value
                 hit = seen.get(raw, seen)
                 if hit is not seen:
                     values[name] = hit
                     continue
-            if raw is None or (isinstance(raw, str) and not raw.strip()):  # is_blank, inline
+            if isinstance(raw, str) and not raw.strip():  # blank
                 continue
             try:
                 values[name] = cell(COLUMN_BY_NAME[name], raw)
