@@ -59,6 +59,14 @@ SMs the collectives take):
 - ``pp_dp_overlap``: 1 where the gradient reduction may overlap the backward with pipeline
   parallelism (0: DeepSpeed's pipeline engine reduces the gradients after the pipeline flush,
   deepspeed/runtime/pipe/engine.py ReduceGrads).
+- ``expert_gemm_streams``: how many local experts' GEMMs run at once, sharing the SMs (0: all of
+  them, one grouped kernel).  Megatron-LM's TEGroupedMLP runs Transformer Engine's GroupedLinear,
+  one cuBLAS GEMM per expert round-robin over 4 compute streams (TransformerEngine @d0067d0d
+  transformer_engine/common/gemm/cublaslt_gemm.cu multi_stream_cublas_gemm,
+  common/util/multi_stream.cpp num_compute_streams = 4); torchtitan one ``torch._grouped_mm``
+  over every local expert (torchtitan @b5bcd76c torchtitan/models/common/moe.py); DeepSpeed loops
+  over its experts (deepspeed/moe/experts.py @edaa7221: ``for chunk, expert in zip(...)``), as a
+  plain PyTorch MoE does (1).
 - ``reduce_every_micro_from``: the ZeRO stage from which gradients are reduced every micro-batch
   instead of once per step (99: never).
 """
@@ -122,6 +130,7 @@ _GENERIC: dict[str, Any] = {
     "head_input_sharded": 0,
     "pp_keeps_outputs": 1,
     "attention_kernel_default": "sdpa",
+    "expert_gemm_streams": 1,
     "reserved_fraction": 0.04,
     "reserved_fraction_expandable": 0.12,
     "en": "generic: ZeRO-1 shards master, moments and main gradients; ZeRO-2 also gradients; ZeRO-3 also weights",
@@ -158,6 +167,7 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "head_input_sharded": 1,
         "pp_keeps_outputs": 0,
         "attention_kernel_default": "cudnn",
+        "expert_gemm_streams": 4,
         "en": "megatron: grad_dtype is the gradient buffer (param.main_grad), kept whole; zero=1 is the distributed optimizer sharding master and moments over dp·cp (experts over expert-DP)",
         "zh": "megatron：grad_dtype 指梯度 buffer（param.main_grad），不分片；zero=1 为分布式优化器，主权重与动量沿 dp·cp 分片（专家沿专家 DP）",
         "source": "Megatron-LM megatron/core/distributed/param_and_grad_buffer.py (_ParamAndGradBuffer), megatron/core/optimizer/distrib_optimizer.py (DistributedOptimizer); docs/source/api-guide/dist_optimizer.md; time: megatron/core/distributed/distributed_data_parallel_config.py (overlap_grad_reduce=False, overlap_param_gather=False by default), megatron/training/arguments.py (--tp-comm-overlap off by default; num_layers divisible by the pipeline size), megatron/core/transformer/moe/token_dispatcher.py (all-to-all on the critical path); MoE combine: megatron/core/transformer/moe/experts.py TEGroupedMLP applies the probabilities inside the activation (weighted_bias_swiglu_impl), token_dispatcher.py unpermute takes none",
@@ -185,6 +195,7 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
     },
     "fsdp2": {
         **_GENERIC,
+        "expert_gemm_streams": 0,
         "grad_dtype_default": "fp32",
         "zero1": 0,
         "weights_persist_z3": 0,

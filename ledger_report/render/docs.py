@@ -115,6 +115,7 @@ def _limits_md() -> str:
     from ..config import FLOAT_RANGE, MAX_LAYERS, MAX_TEXT_CHARS
     from ..inputs.csv import MAX_CSV_BYTES
     from ..inputs.tables import MAX_COLUMNS, MAX_ROWS
+    from .limits import MAX_BUILD_CONFIGS
 
     short = ", ".join(f"`{c.name}` {c.max_chars}" for c in COLUMNS if c.max_chars < MAX_TEXT_CHARS)
     return (
@@ -123,7 +124,12 @@ def _limits_md() -> str:
         f"(layers at most {MAX_LAYERS:,}); text at most {MAX_TEXT_CHARS:,} characters counted as "
         f"Excel counts them (an emoji is two; {short}), without control characters, U+FFFE or "
         f"U+FFFF. A file holds at most {MAX_ROWS:,} rows and {MAX_COLUMNS:,} columns, a CSV at "
-        f"most {MAX_CSV_BYTES // 2**20} MiB in one encoding, and must be a regular file."
+        f"most {MAX_CSV_BYTES // 2**20} MiB in one encoding, and must be a regular file. "
+        f"`build` lays out at most {MAX_BUILD_CONFIGS:,} rows when it writes a workbook or a "
+        f"handout (a page and a column each; that many take about a minute of CPU): more are "
+        f"refused before any work, naming the first row past the bound; for a sweep use "
+        f"`calc --csv`, `lr.to_frame` or `build --format json`, which are not bounded by it, "
+        f"or split the file."
     )
 
 
