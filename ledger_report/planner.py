@@ -604,11 +604,6 @@ def _chunks(n: int) -> Iterator[slice]:
         yield slice(start, min(n, start + CHUNK))
 
 
-def _evaluate_at(batch: _Batch, idx: np.ndarray, margin: float) -> dict[str, np.ndarray]:
-    """As ``_evaluate``, for the candidates at positions ``idx``."""
-    return _evaluate(batch, idx, margin)
-
-
 def _evaluate(batch: _Batch, sl: slice | np.ndarray, margin: float) -> dict[str, np.ndarray]:
     """Registry figures, gates and constraints for candidates ``sl`` of ``batch``."""
     env = evaluate_arrays(REGISTRY, batch.cols(sl), tables(), list(KEYS))
@@ -747,7 +742,7 @@ def _scan(
                 f, offset = _evaluate(batch, sl, margin), sl.start
                 n = sl.stop - sl.start
             else:
-                f, offset = _evaluate_at(batch, sl, margin), None
+                f, offset = _evaluate(batch, sl, margin), None
                 n = len(sl)
             counts["evaluated"] += n
             counts["fits"] += int(f["fits"].sum())
