@@ -38,22 +38,6 @@ from typing import Any, Iterable, Mapping
 from .expr import MINDIV_MAX, Call, Const, Expr, If, IsBlank, Ref, Visitor, children
 from .registry import Registry, needs_of, tag
 
-__all__ = [
-    "FUNCTIONS",
-    "INPUT_ROW",
-    "LEDGER_ROW",
-    "Layout",
-    "Template",
-    "FormulaError",
-    "compile_quantity",
-    "compile_expression",
-    "compile_registry",
-    "number",
-    "string",
-    "functions_used",
-    "needs_of",
-]
-
 # Row markers inside a template: the row of ``Inputs`` and the row of the results sheet.
 INPUT_ROW = "\x01"
 LEDGER_ROW = "\x02"

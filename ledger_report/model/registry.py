@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from .expr import Call, Col, Const, Expr, If, IsBlank, Ref, Visitor, lift
+from .expr import Col, Expr, IsBlank, Ref, Visitor, lift
 
 # Units.  Numbers are bytes, FLOPs, seconds... inside; formatting happens at the edge.
 BYTES = "bytes"
@@ -284,39 +284,3 @@ class _Choices(Visitor):
         return None
 
     visit_BinOp = visit_Cmp = visit_IsBlank = visit_Lookup = visit_Call = _none
-
-
-__all__ = [
-    "choices",
-    "BOOL",
-    "BPP",
-    "BYTES",
-    "COUNT",
-    "DAYS",
-    "FLOPS",
-    "GB",
-    "GBPS",
-    "HOURS",
-    "MONEY",
-    "NODE_HOURS",
-    "PARAMS",
-    "RATIO",
-    "SECONDS",
-    "TB",
-    "TEXT",
-    "TFLOPS",
-    "TOKENS",
-    "TOKENS_PER_S",
-    "INT_UNITS",
-    "FLOAT_UNITS",
-    "ERROR",
-    "WARNING",
-    "Quantity",
-    "Constraint",
-    "Registry",
-    "needs_of",
-    "tag",
-    "Call",
-    "Const",
-    "If",
-]
