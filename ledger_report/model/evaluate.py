@@ -259,18 +259,13 @@ def compare(opname: str, a: Any, b: Any) -> Any:
     return _CMPS[opname](a, b)
 
 
-def _ceil(x: Any) -> Any:
-    if isinstance(x, int) or not math.isfinite(
-        x
-    ):  # a non-finite number stays so (engine refuses it)
-        return x
-    return math.ceil(approx_value(x))
+def _rounded(fn: Callable[[float], int]) -> Callable[[Any], Any]:
+    """``fn`` (math.ceil, math.floor) after Calc's 15-digit rounding; an int or a non-finite
+    number stays as it is (the engine refuses the latter)."""
+    return lambda x: x if isinstance(x, int) or not math.isfinite(x) else fn(approx_value(x))
 
 
-def _floor(x: Any) -> Any:
-    if isinstance(x, int) or not math.isfinite(x):
-        return x
-    return math.floor(approx_value(x))
+_ceil, _floor = _rounded(math.ceil), _rounded(math.floor)
 
 
 # Spreadsheet number semantics (LibreOffice 7.4, sal/rtl/math.cxx) -----------------------------
@@ -330,21 +325,18 @@ def approx_equal(a: float, b: float) -> bool:
     return d < a * _E48 and d < b * _E48
 
 
+_NUMBER_CMPS = {
+    "=": lambda eq, a, b: eq,
+    "<>": lambda eq, a, b: not eq,
+    "<": lambda eq, a, b: not eq and a < b,
+    "<=": lambda eq, a, b: eq or a < b,
+    ">": lambda eq, a, b: not eq and a > b,
+    ">=": lambda eq, a, b: eq or a > b,
+}
+
+
 def _compare_numbers(op: str, a: Any, b: Any) -> bool:
-    eq = approx_equal(float(a), float(b))
-    if op == "=":
-        return eq
-    if op == "<>":
-        return not eq
-    if op == "<":
-        return not eq and a < b
-    if op == "<=":
-        return eq or a < b
-    if op == ">":
-        return not eq and a > b
-    if op == ">=":
-        return eq or a > b
-    raise ValueError(op)
+    return _NUMBER_CMPS[op](approx_equal(float(a), float(b)), a, b)
 
 
 def _round_array(np, fn, x):
