@@ -26,10 +26,12 @@ Units, as the column names say:
 * ``nvme_gb_s``, ``nvme_tb``: NVMe bandwidth per node for a step that reads and writes the same
   bytes (GB/s), and NVMe capacity per node (TB).
 * ``host_mem_gb_s``: host (CPU) memory bandwidth per node, GB/s (theoretical: channels x rate).
-* ``gemm_efficiency``, ``fp8_gemm_efficiency``: the fraction of the dense BF16 / FP8 peak that large
-  GEMMs sustain in training: the measured maximum achievable matmul FLOP/s ÷ peak, times a factor
-  per GPU class calibrated on published training runs (the row's source says which); empty FP8
-  where there is no FP8.
+* ``gemm_efficiency``, ``fp8_gemm_efficiency``: the measured maximum achievable matmul FLOP/s ÷
+  the dense BF16 / FP8 peak (a kernel benchmark: stas00/ml-engineering's 'Maximum Achievable Matmul
+  FLOPS' table, or the row's source); the step-time model applies each GEMM's shape and the share
+  training sustains (definitions/time.py); empty FP8 where there is no FP8.
+* ``sms``: streaming multiprocessors, the units a GEMM's tiles are scheduled on in waves (tile and
+  wave quantization in definitions/time.py); empty where no count is published.
 
 The figures the vendor does not publish for its reference system (NVMe bandwidth, a PCIe server's
 network) are stated as assumptions in the row's source.

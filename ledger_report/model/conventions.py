@@ -60,7 +60,9 @@ SMs the collectives take):
   parallelism (0: DeepSpeed's pipeline engine reduces the gradients after the pipeline flush,
   deepspeed/runtime/pipe/engine.py ReduceGrads).
 - ``expert_gemm_streams``: how many local experts' GEMMs run at once, sharing the SMs (0: all of
-  them, one grouped kernel).  Megatron-LM's TEGroupedMLP runs Transformer Engine's GroupedLinear,
+  them, one grouped kernel).  Megatron-LM with ``--moe-grouped-gemm`` (as its MoE recipes and the
+  published runs set it; off by default, gpt_layer_specs.py @d98e8a64, which loops over the experts
+  in SequentialMLP and is not a column yet) runs TEGroupedMLP: Transformer Engine's GroupedLinear,
   one cuBLAS GEMM per expert round-robin over 4 compute streams (TransformerEngine @d0067d0d
   transformer_engine/common/gemm/cublaslt_gemm.cu multi_stream_cublas_gemm,
   common/util/multi_stream.cpp num_compute_streams = 4); torchtitan one ``torch._grouped_mm``

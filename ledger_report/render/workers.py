@@ -1,7 +1,9 @@
 """How many worker processes render side by side: the caller's number, else ``LEDGER_REPORT_JOBS``,
 else the CPUs this process may run on.  One rule for the handout and for ``calc --json``; the
 pause of the cyclic garbage collector that both take while they build many short-lived objects;
-and what a forked worker does first so that it never outlives its parent (:func:`forked_child`).
+an environment variable held for renders that may run in several threads at once
+(:func:`env_while_running`); and what a forked worker does first so that it never outlives its
+parent (:func:`forked_child`).
 
 Why workers outlived their parent (found in a red-team pass): ``kill -9`` (or ``timeout``'s SIGTERM before the
 CLI handled it) to ``build -j 2`` while the handout rendered left both workers alive for good,
