@@ -99,7 +99,7 @@ def grouped_text(x: Any, places: int = 0) -> str:
         return text_of(x)
     if abs(x) >= FMT_BIG:
         return f"{x:.3e}"
-    return format(fmt_rounded(x, places), fmt_spec(places))
+    return format(fmt_rounded(x, places), f",.{places}f")
 
 
 FMT_BIG = 1e15  # FMT writes numbers from here on in scientific notation
@@ -110,11 +110,6 @@ def fmt_rounded(x: Any, places: int) -> float:
     zero, a zero unsigned."""
     scale = 10**places
     return math.copysign(math.floor(abs(x) * scale + 0.5) / scale, x) + 0.0  # -0.0 becomes 0.0
-
-
-def fmt_spec(places: int) -> str:
-    """FMT's format for a rounded number: thousands separators, ``places`` decimals."""
-    return f",.{places}f"
 
 
 def smallest_divisor_at_least(n: Any, at_least: Any, step: Any) -> Any:
@@ -255,7 +250,7 @@ def compare(opname: str, a: Any, b: Any) -> Any:
     if isinstance(a, str) and isinstance(b, str):
         return _CMPS[opname](a.lower(), b.lower())
     if isinstance(a, float) or isinstance(b, float):
-        return _compare_numbers(opname, a, b)
+        return _NUMBER_CMPS[opname](approx_equal(float(a), float(b)), a, b)
     return _CMPS[opname](a, b)
 
 
@@ -333,10 +328,6 @@ _NUMBER_CMPS = {
     ">": lambda eq, a, b: not eq and a > b,
     ">=": lambda eq, a, b: eq or a > b,
 }
-
-
-def _compare_numbers(op: str, a: Any, b: Any) -> bool:
-    return _NUMBER_CMPS[op](approx_equal(float(a), float(b)), a, b)
 
 
 def _round_array(np, fn, x):
