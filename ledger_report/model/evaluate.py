@@ -99,7 +99,7 @@ def grouped_text(x: Any, places: int = 0) -> str:
         return text_of(x)
     if abs(x) >= FMT_BIG:
         return f"{x:.3e}"
-    return format(fmt_rounded(x, places), fmt_spec(places))
+    return format(fmt_rounded(x, places), f",.{places}f")
 
 
 FMT_BIG = 1e15  # FMT writes numbers from here on in scientific notation
@@ -110,11 +110,6 @@ def fmt_rounded(x: Any, places: int) -> float:
     zero, a zero unsigned."""
     scale = 10**places
     return math.copysign(math.floor(abs(x) * scale + 0.5) / scale, x) + 0.0  # -0.0 becomes 0.0
-
-
-def fmt_spec(places: int) -> str:
-    """FMT's format for a rounded number: thousands separators, ``places`` decimals."""
-    return f",.{places}f"
 
 
 def smallest_divisor_at_least(n: Any, at_least: Any, step: Any) -> Any:
@@ -260,22 +255,17 @@ def compare(opname: str, a: Any, b: Any) -> Any:
     if isinstance(a, str) and isinstance(b, str):
         return _CMPS[opname](a.lower(), b.lower())
     if isinstance(a, float) or isinstance(b, float):
-        return _compare_numbers(opname, a, b)
+        return _NUMBER_CMPS[opname](approx_equal(float(a), float(b)), a, b)
     return _CMPS[opname](a, b)
 
 
-def _ceil(x: Any) -> Any:
-    if isinstance(x, int) or not math.isfinite(
-        x
-    ):  # a non-finite number stays so (engine refuses it)
-        return x
-    return math.ceil(approx_value(x))
+def _rounded(fn: Callable[[float], int]) -> Callable[[Any], Any]:
+    """``fn`` (math.ceil, math.floor) after Calc's 15-digit rounding; an int or a non-finite
+    number stays as it is (the engine refuses the latter)."""
+    return lambda x: x if isinstance(x, int) or not math.isfinite(x) else fn(approx_value(x))
 
 
-def _floor(x: Any) -> Any:
-    if isinstance(x, int) or not math.isfinite(x):
-        return x
-    return math.floor(approx_value(x))
+_ceil, _floor = _rounded(math.ceil), _rounded(math.floor)
 
 
 # Spreadsheet number semantics (LibreOffice 7.4, sal/rtl/math.cxx) -----------------------------
@@ -335,21 +325,14 @@ def approx_equal(a: float, b: float) -> bool:
     return d < a * _E48 and d < b * _E48
 
 
-def _compare_numbers(op: str, a: Any, b: Any) -> bool:
-    eq = approx_equal(float(a), float(b))
-    if op == "=":
-        return eq
-    if op == "<>":
-        return not eq
-    if op == "<":
-        return not eq and a < b
-    if op == "<=":
-        return eq or a < b
-    if op == ">":
-        return not eq and a > b
-    if op == ">=":
-        return eq or a > b
-    raise ValueError(op)
+_NUMBER_CMPS = {
+    "=": lambda eq, a, b: eq,
+    "<>": lambda eq, a, b: not eq,
+    "<": lambda eq, a, b: not eq and a < b,
+    "<=": lambda eq, a, b: eq or a < b,
+    ">": lambda eq, a, b: not eq and a > b,
+    ">=": lambda eq, a, b: eq or a > b,
+}
 
 
 def _round_array(np, fn, x):
