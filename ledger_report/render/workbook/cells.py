@@ -44,10 +44,6 @@ DASH = "—"  # a line or figure that does not apply to the configuration
 F_INT = "#,##0"
 F_GB = "#,##0.00"
 F_DAYS = "#,##0.0"
-F_SCI = "0.000E+00"
-F_BPP = "0.0###"
-F_RATIO = "0.0000"
-F_MONEY = "#,##0.00"
 F_GENERAL = "General"
 
 
