@@ -327,6 +327,19 @@ def _header_escape(s: str, limit: int = 120) -> str:
     return s.replace("&", "&&")
 
 
+def print_setup(ws, tall: int, header: str | None = None, footer: str = "", numbered=False):
+    """A4 landscape, one page wide and ``tall`` pages tall (0: as many as it takes); with a
+    ``header``, the margins that hold it, and the ``footer`` (page numbers where ``numbered``)."""
+    ws.set_landscape()
+    ws.set_paper(9)  # A4
+    ws.fit_to_pages(1, tall)
+    if header is not None:
+        ws.set_margins(**_MARGINS)
+        ws.set_header("&C&11 " + _header_escape(header), margin=_HEADER_MARGIN)
+        pages = "&R&8 &P / &N" if numbered else ""
+        ws.set_footer("&L&8 " + _header_escape(footer) + pages, margin=_HEADER_MARGIN)
+
+
 _QUOTED = re.compile(r'"([^"]*)"')
 _PLACES = re.compile(r"\.([0#]+)")
 
