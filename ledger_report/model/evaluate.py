@@ -27,7 +27,7 @@ import struct
 from typing import Any, Callable, Mapping, Sequence
 
 from .divisors import divisors
-from .expr import Expr, Visitor
+from .expr import Const, Expr, Visitor
 from .registry import Registry
 
 Tables = Mapping[str, Mapping[str, Mapping[str, Any]]]  # table -> key -> field -> value
@@ -221,9 +221,14 @@ class _Closures(Visitor):
         return lookup
 
     def visit_Call(self, e):
+        if e.fn == "CONCAT":  # a constant part's text written once, when compiled
+            parts = [
+                (text_of(a.value), None) if type(a) is Const else ("", compiled(a)) for a in e.args
+            ]
+            return lambda row, env, t: "".join(
+                [x if f is None else text_of(f(row, env, t)) for x, f in parts]
+            )
         args_ = [compiled(a) for a in e.args]
-        if e.fn == "CONCAT":
-            return lambda row, env, t: "".join([text_of(a(row, env, t)) for a in args_])
         if e.fn == "MINDIV":
 
             def mindiv(row, env, t):
@@ -377,6 +382,29 @@ def first_seen_codes(np, keys: Sequence[Any]) -> tuple[Any, list[Any]]:
     return np.fromiter(map(index.__getitem__, keys), dtype=np.int64, count=len(keys)), list(index)
 
 
+FEW_TEXTS = 8  # distinct texts found by comparison; past them, by a sort
+
+
+def text_codes(np, a: Any) -> tuple[Any, list[str]]:
+    """Each value's place among the distinct values of a 1-d text array, and those values: one
+    array comparison per distinct value while they are few (gates, outcomes, dtypes), else a
+    sort; no Python object per value."""
+    codes = np.zeros(len(a), dtype=np.int64)
+    todo = np.ones(len(a), dtype=bool)
+    texts: list[str] = []
+    at = 0
+    while at < len(a) and len(texts) < FEW_TEXTS:
+        same = a == a[at]
+        codes[same] = len(texts)
+        texts.append(str(a[at]))
+        todo &= ~same
+        at = int(todo.argmax()) if todo.any() else len(a)
+    if at < len(a):
+        distinct, codes = np.unique(a, return_inverse=True)
+        return codes.reshape(-1), distinct.tolist()
+    return codes, texts
+
+
 def _is_float_array(np, x) -> bool:
     return isinstance(x, float) or (isinstance(x, np.ndarray) and x.dtype.kind == "f")
 
@@ -486,7 +514,7 @@ class _ArrayEval(Visitor):
         if hit is not None and hit[0] is v:
             return hit[1], hit[2]
         a = np.asarray(v, dtype=str)
-        codes, texts = first_seen_codes(np, a.ravel().tolist())
+        codes, texts = text_codes(np, a.ravel())
         lowered = np.char.lower(
             np.array(texts, dtype=a.dtype)
         )  # may widen: a lower case can be longer
