@@ -179,13 +179,7 @@ def _divisors(n: int) -> list[int]:
 
 def _py(v: Any) -> Any:
     """numpy scalars to Python numbers (rows and JSON hold plain values)."""
-    if isinstance(v, np.bool_):
-        return bool(v)
-    if isinstance(v, np.integer):
-        return int(v)
-    if isinstance(v, np.floating):
-        return float(v)
-    return v
+    return v.item() if isinstance(v, (np.bool_, np.number)) else v
 
 
 def _fmt(x: float) -> str:
@@ -303,7 +297,7 @@ def _allowed(base: Mapping[str, Any], col: str, values: Iterable[int]) -> list[i
     vals = np.asarray(list(values), dtype=np.int64)
     if len(vals) == 0:
         return []
-    keys = [k for k in _ONE_COLUMN.get(col, ())]
+    keys = _ONE_COLUMN.get(col, ())
     if not keys:
         return [int(x) for x in vals]
     env = evaluate_arrays(REGISTRY, {**base, col: vals}, tables(), keys)
