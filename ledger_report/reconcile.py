@@ -11,6 +11,7 @@ Reading the files: ``reconcile_read.py``.
 
 from __future__ import annotations
 
+from statistics import median
 from typing import Any, Iterable, Mapping, Sequence
 
 from .errors import InputError, Problem
@@ -266,11 +267,7 @@ def _tokens_per_s(ledger: Any, steady: list[Sample]) -> float | None:
 
 
 def _median(vals: list[float]) -> float | None:
-    if not vals:
-        return None
-    vals = sorted(vals)
-    mid = len(vals) // 2
-    return vals[mid] if len(vals) % 2 else (vals[mid - 1] + vals[mid]) / 2
+    return median(vals) if vals else None
 
 
 def _item_labels(ledger: Any) -> dict[str, str]:

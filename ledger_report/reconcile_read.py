@@ -28,9 +28,8 @@ from pathlib import Path
 from typing import Iterable, Iterator, Mapping
 
 from .errors import InputError, Problem
+from .probe import COUNTERS, SCHEMA
 
-PROBE_SCHEMA = "ledger-report-probe/1"
-COUNTERS = ("allocated", "reserved", "device")
 # a probe's measured window -> the ledger phases it spans (their largest)
 WINDOWS = {
     "setup": ("setup",),
@@ -132,10 +131,10 @@ def _read_probe(name: str, lines: Iterable[tuple[int, str]]) -> Run:
                     name, i, None, "a JSON object", f"{err.msg} ({_quote(text)})", row_label="line"
                 )
             ) from None
-        if not isinstance(rec, dict) or rec.get("schema") != PROBE_SCHEMA:
+        if not isinstance(rec, dict) or rec.get("schema") != SCHEMA:
             found = rec.get("schema") if isinstance(rec, dict) else type(rec).__name__
             raise InputError(
-                Problem(name, i, "schema", f'"{PROBE_SCHEMA}"', repr(found), row_label="line")
+                Problem(name, i, "schema", f'"{SCHEMA}"', repr(found), row_label="line")
             )
         samples.append(_probe_sample(name, i, rec))
         if rec.get("row"):
