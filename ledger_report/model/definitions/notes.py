@@ -12,22 +12,18 @@ from .common import Ctx, doc
 
 
 def _note(reg: Registry, key: str, shown, en, zh, source: str = "") -> None:
-    reg.define(
-        f"note_{key}",
-        concat(*en) if isinstance(en, tuple) else en,
-        TEXT,
-        f"note: {key}",
-        f"说明：{key}",
-        source,
-    )
-    reg.define(
-        f"note_{key}_zh",
-        concat(*zh) if isinstance(zh, tuple) else zh,
-        TEXT,
-        f"note: {key} (zh)",
-        f"说明：{key}（中文）",
-        source,
-    )
+    for suffix, text, en_label, zh_label in (
+        ("", en, f"note: {key}", f"说明：{key}"),
+        ("_zh", zh, f"note: {key} (zh)", f"说明：{key}（中文）"),
+    ):
+        reg.define(
+            f"note_{key}{suffix}",
+            concat(*text) if isinstance(text, tuple) else text,
+            TEXT,
+            en_label,
+            zh_label,
+            source,
+        )
     reg.define(f"note_{key}_shown", shown, BOOL, f"note shown: {key}", f"显示说明：{key}", source)
 
 

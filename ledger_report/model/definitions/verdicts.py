@@ -55,31 +55,21 @@ def define(reg: Registry, r: Ctx) -> None:
 
 def _verdict(reg: Registry, key: str, outcome, words: dict, en: str, zh: str):
     """A verdict's words in English and Chinese and its tone, each from the one outcome; the tone."""
-    d = reg.define
-    d(
-        f"verdict_{key}",
-        _say(outcome, {v: w[0] for v, w in words.items()}),
-        TEXT,
-        f"{en} verdict",
-        f"{zh}结论",
-        doc("verdicts"),
+    labels = (
+        ("", f"{en} verdict", f"{zh}结论"),
+        ("_zh", f"{en} verdict (zh)", f"{zh}结论"),
+        ("_tone", f"{en} verdict: good, bad or unknown", f"{zh}结论：好、坏或未知"),
     )
-    d(
-        f"verdict_{key}_zh",
-        _say(outcome, {v: w[1] for v, w in words.items()}),
-        TEXT,
-        f"{en} verdict (zh)",
-        f"{zh}结论",
-        doc("verdicts"),
-    )
-    return d(
-        f"verdict_{key}_tone",
-        _say(outcome, {v: w[2] for v, w in words.items()}),
-        TEXT,
-        f"{en} verdict: good, bad or unknown",
-        f"{zh}结论：好、坏或未知",
-        doc("verdicts"),
-    )
+    for i, (suffix, en_label, zh_label) in enumerate(labels):
+        tone = reg.define(
+            f"verdict_{key}{suffix}",
+            _say(outcome, {v: w[i] for v, w in words.items()}),
+            TEXT,
+            en_label,
+            zh_label,
+            doc("verdicts"),
+        )
+    return tone
 
 
 def _memory(reg: Registry, r: Ctx):
