@@ -559,11 +559,7 @@ def _options(r: Ctx, g: str, kind: str):
     ll_cap = if_(
         cross,
         if_(nodes.le(2), NCCL_LL_MAX_BW["2 nodes"], NCCL_LL_MAX_BW["more nodes"]),
-        if_(
-            Lookup("gpu", r.gpu_profile, "fp8_tflops", default=0).gt(0),
-            NCCL_LL_MAX_BW["hopper"],
-            NCCL_LL_MAX_BW["ampere"],
-        ),
+        if_(r.fp8_tflops.gt(0), NCCL_LL_MAX_BW["hopper"], NCCL_LL_MAX_BW["ampere"]),
     )
     out = []
     for p in PROTOCOLS:
@@ -619,7 +615,7 @@ def _collective(reg: Registry, r: Ctx, key: str, g: str, kind: str, nbytes, what
         + ("2(n−1)/n (tree: 2)" if k == 2 else "(n−1)/n (PAT: 1)")
         + " ÷ (bus bandwidth × the protocol's efficiency, LL at most llMaxBw)",
     )
-    best = minimum(*times)
+    best = t
     chosen = opts[-1][0]
     for (o_lat, *_rest), o_t in reversed(list(zip(opts[:-1], times[:-1]))):
         chosen = if_(o_t.le(best), o_lat, chosen)
