@@ -11,12 +11,16 @@ the measured maximum achievable matmul efficiency (``gemm_efficiency`` of the ca
 GEMM's shape: the share of its waves its tiles fill on the GPU's SMs (tile and wave quantization;
 the expert GEMMs that run at once as the framework launches them), the HBM bound of an expert GEMM
 with few tokens, and F / (F + peak · GEMM_RAMP_S) for its size; attention at its own efficiency;
-norms, activations and casts at HBM bandwidth.  Every collective costs
-α + bytes × its algorithm factor ÷ (bandwidth × efficiency): all-reduce 2(n−1)/n, reduce-scatter
-and all-gather (n−1)/n, all-to-all (n−1)/n, point-to-point 1; over NVLink when the group stays in a
-node and over the scale-out network when it crosses one, by the placement rule tp innermost, then
-cp, ep, dp, pp, filling nodes of ``gpus_per_node``.  What the framework overlaps with compute is a
-field of its convention (model/conventions.py).
+norms, activations and casts at HBM bandwidth.  Every collective is costed per call as NCCL's own
+tuning model (src/graph/tuning.cc) chooses it: the least over ring, tree (all-reduce) and PAT (one
+rank per node) and the LL, LL128 and Simple protocols of latency (base + per-step latencies inside
+and between nodes) + bytes × the algorithm factor (all-reduce 2(n−1)/n, reduce-scatter and
+all-gather (n−1)/n) ÷ the bus bandwidth × the protocol's efficiency (LL at most llMaxBw);
+all-to-all (n−1)/n and point-to-point 1 at α + bytes ÷ bandwidth; over NVLink when the group stays
+in a node and over the scale-out network when it crosses one (one NIC per GPU), by the placement
+rule tp innermost, then cp, ep, dp, pp, filling nodes of ``gpus_per_node``; traffic of other
+groups hidden behind compute holds the NIC the data-parallel collectives would use.  What the
+framework overlaps with compute is a field of its convention (model/conventions.py), or a column.
 """
 
 from __future__ import annotations
