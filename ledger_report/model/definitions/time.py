@@ -978,8 +978,13 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         f"{zh}：一个 micro-batch 的计算",
         TIME + ": FLOPs ÷ (peak × efficiency) + bytes ÷ HBM bandwidth",
     )
-    # tensor parallel: 2 all-reduces forward, 2 backward, 2 more with full recompute (RS + AG with sequence parallel)
-    n_ar = (4 + if_(r.recompute_mode.eq("full"), 2, 0)) * (dl + ml)
+    # tensor parallel: 2 all-reduces forward, 2 backward, 2 more with full recompute (RS + AG with
+    # sequence parallel), and one for the embedding's output and one for the output layer's input
+    n_ar = (
+        (4 + if_(r.recompute_mode.eq("full"), 2, 0)) * (dl + ml)
+        + if_(r.holds_embed[stage], 1, 0)
+        + if_(head, 1, 0)
+    )
     t_tp = d(
         f"{stage}_stage_tp_comm_s",
         n_ar * if_(r.seq_par, r.tp_rs + r.tp_ag, r.tp_ar),
@@ -987,7 +992,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         f"{stage} stage: tensor-parallel communication per micro-batch",
         f"{zh}：每 micro-batch 张量并行通信",
         KORTH
-        + ": 2 all-reduces of s·b·h forward and 2 backward per layer, 2 more under full recompute (a reduce-scatter and an all-gather each with sequence parallelism), each costed as NCCL runs it",
+        + ": 2 all-reduces of s·b·h forward and 2 backward per layer, 2 more under full recompute (a reduce-scatter and an all-gather each with sequence parallelism), each costed as NCCL runs it; on the stages that hold them, one for the embedding's output (Megatron-LM VocabParallelEmbedding all-reduce, or reduce-scatter to the sequence-parallel region; torchtitan RowwiseParallel output Shard(1)) and one for the output layer's input (its backward all-reduce, or the sequence-parallel gather)",
     )
     tp_lat = n_ar * if_(r.seq_par, r.tp_rs_lat + r.tp_ag_lat, r.tp_ar_lat)
     gemm_s = dense_f / (r.gemm_flops * r.eff_dense)
