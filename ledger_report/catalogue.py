@@ -103,24 +103,8 @@ class Gpu:
 
 
 COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(Gpu))
-_FLOAT_COLUMNS = (
-    "hbm_gb",
-    "hbm_nominal_gb",
-    "peak_tflops",
-    "hbm_tb_s",
-    "host_link_gb_s",
-    "interconnect_gb_s",
-    "host_gb",
-    "network_gb_s",
-    "nvme_gb_s",
-    "nvme_tb",
-    "host_mem_gb_s",
-    "gemm_efficiency",
-)
-_OPTIONAL_FLOAT_COLUMNS = ("fp8_tflops", "fp8_gemm_efficiency")  # empty: the part has no FP8
+_TYPES = {f.name: f.type for f in fields(Gpu)}  # "float", "int | None", ...: how a cell reads
 _FRACTION_COLUMNS = ("gemm_efficiency", "fp8_gemm_efficiency")  # at most 1
-_INT_COLUMNS = ("gpus_per_node",)
-_OPTIONAL_INT_COLUMNS = ("sms",)  # empty: no published count (no wave quantization is modelled)
 _DATA_FILE = "gpus.csv"
 
 
@@ -173,18 +157,17 @@ def parse_catalogue(text: str, origin: str = _DATA_FILE) -> dict[str, Gpu]:
         cells = dict(zip(COLUMNS, (cell.strip() for cell in row)))
         values: dict[str, object] = {}
         for column, text in cells.items():
-            if column in _OPTIONAL_FLOAT_COLUMNS and not text:
+            kind = _TYPES[column]
+            if kind.endswith(" | None") and not text:  # FP8 figures, SM counts: may be empty
                 values[column] = None
-            elif column in _FLOAT_COLUMNS or column in _OPTIONAL_FLOAT_COLUMNS:
+            elif kind.startswith("float"):
                 values[column] = _positive_float(text, column, where)
                 if column in _FRACTION_COLUMNS and values[column] > 1:
                     raise ValueError(
                         f"{where}: column {column!r} expected a fraction at most 1; found {text!r}"
                     )
-            elif column in _INT_COLUMNS:
+            elif kind.startswith("int"):
                 values[column] = _positive_int(text, column, where)
-            elif column in _OPTIONAL_INT_COLUMNS:
-                values[column] = _positive_int(text, column, where) if text else None
             else:
                 if not text:
                     raise ValueError(
