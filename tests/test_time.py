@@ -428,6 +428,7 @@ def test_switches_change_no_figure_that_does_not_depend_on_time():
         overlap_p2p_comm=False,
         ep_dispatch="node_dedup",
         moe_imbalance=1.3,
+        tp_qk_norm_gather=True,
     )
     for k in (
         "peak_bytes_per_rank",
