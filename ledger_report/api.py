@@ -527,12 +527,15 @@ class _Columns:
 
 def _codes(np, values: Any, codes: dict[str, int]) -> Any:
     """Each row's code among the column's distinct texts (``codes``, grown with new ones): one
-    comparison when the chunk holds one text (a note, a currency), else a sort of its rows."""
-    if not len(values) or values.strides[0] == 0 or bool((values == values[0]).all()):
-        texts, inverse = values[:1], np.zeros(len(values), np.intp)
+    comparison when the chunk holds one text for every row (a note, a currency), else
+    ``text_codes``."""
+    from .model.evaluate import text_codes
+
+    if not len(values) or values.strides[0] == 0:
+        texts, inverse = values[:1].tolist(), np.zeros(len(values), np.intp)
     else:
-        texts, inverse = np.unique(values, return_inverse=True)
-    place = np.array([codes.setdefault(t, len(codes)) for t in texts.tolist()], dtype=np.intp)
+        inverse, texts = text_codes(np, values)
+    place = np.array([codes.setdefault(t, len(codes)) for t in texts], dtype=np.intp)
     return place[inverse]
 
 
