@@ -23,6 +23,7 @@ from .config import Config
 from .engine import Ledger, compute_many
 from .errors import InputError, Problem
 from .planner import TOP_PLANS
+from .render.workers import no_cyclic_gc
 
 FORMATS = ("xlsx", "pdf", "json")
 Progress = Callable[[int, int], None]
@@ -31,6 +32,11 @@ Rows = Any  # a path, a Config, a Ledger, a mapping, a DataFrame, or an iterable
 
 def read(source: Rows) -> list[Config]:
     """The configurations ``source`` holds, each checked as a row of a file is."""
+    with no_cyclic_gc():  # ~100,000 rows' objects, none in a cycle: no collection walks them
+        return _read(source)
+
+
+def _read(source: Rows) -> list[Config]:
     from . import inputs
 
     if isinstance(source, (str, Path)):
@@ -203,7 +209,9 @@ def build(
     stem: str | None = None,
     progress: Any = None,
 ) -> list[Path]:
-    """Compute (if need be) and write the outputs atomically; returns the paths written."""
+    """Compute (if need be) and write the outputs atomically; returns the paths written.  A
+    workbook or a handout of more than ``render.limits.MAX_BUILD_CONFIGS`` rows is refused."""
+    from .render.limits import check_build_size
     from .render.output import check_targets, write_outputs
 
     inputs: list[Path] = []
@@ -211,7 +219,9 @@ def build(
         inputs = [Path(source)]
         stem = stem or Path(source).stem
     check_targets((Path(out_dir) / f"{stem or 'ledgers'}.{f}" for f in formats), inputs)
-    ledgers = compute(source, progress=getattr(progress, "compute", None))
+    rows = list(source) if _all_ledgers(source) else read(source)
+    check_build_size(rows, formats)  # before any work: a page and a column per configuration
+    ledgers = compute(rows, progress=getattr(progress, "compute", None))
     if inputs:  # the config.json files the rows' model cells named were read too
         inputs += _config_files(inputs[0].parent, ledgers)
     files = outputs(
@@ -308,6 +318,7 @@ def build_plans(
     ``build`` builds any input, the pages in the planner's order; never over ``inputs``."""
     from dataclasses import replace
 
+    from .render.limits import MAX_BUILD_CONFIGS, check_build_size
     from .render.output import check_targets, write_outputs
     from .render.plans import plans_csv
     from .report import DEFAULT
@@ -315,7 +326,14 @@ def build_plans(
     out = Path(out_dir)
     check_targets([out / "plans.csv", *(out / f"plans.{f}" for f in formats)], inputs)
     in_plan_order = replace(DEFAULT, spec=replace(DEFAULT.spec, rank=()))
-    ledgers = list(compute_many(read([p["row"] for p in doc["plans"]]), in_plan_order))
+    rows = read([p["row"] for p in doc["plans"]])
+    check_build_size(
+        rows,
+        formats,
+        where=f"{out / 'plans.csv'}, plan {MAX_BUILD_CONFIGS + 1:,}",
+        instead="keep fewer plans a row (--top) or plan fewer rows at a time",
+    )
+    ledgers = list(compute_many(rows, in_plan_order))
     # the front of days against cost, for the handout's chart (its rows are complete input rows)
     front_rows = [p["row"] for p in doc.get("pareto", [])]
     front = list(compute_many(read(front_rows), in_plan_order)) if front_rows else []
@@ -415,13 +433,14 @@ def to_frame(source: Rows | Mapping[str, Any], *, states: bool = False):
         return _states_frame(pd, compute(source))
     if _all_ledgers(source):
         return _ledgers_frame(pd, source)
-    configs = read(source)
-    if not configs:
-        return pd.DataFrame(columns=["name", *_table_keys()])
-    columns = _Columns(len(configs))
-    for chunk in table(configs):  # each chunk copied into the columns and let go: bounded memory
-        columns.add(chunk)
-    return pd.DataFrame({k: _pandas_column(pd, *col) for k, col in columns.done()}, copy=False)
+    with no_cyclic_gc():
+        configs = read(source)
+        if not configs:
+            return pd.DataFrame(columns=["name", *_table_keys()])
+        columns = _Columns(len(configs))
+        for chunk in table(configs):  # each chunk copied into the columns and let go
+            columns.add(chunk)
+        return pd.DataFrame(dict(columns.done(pd)), copy=False)
 
 
 def table(source: Rows, progress: Progress | None = None):
@@ -446,22 +465,27 @@ def _table_keys() -> list[str]:
 
 class _Columns:
     """The sweep table's columns over ``n`` rows, filled a chunk at a time: numbers and truth
-    values into arrays made once, text (and whole numbers past int64) joined at the end."""
+    values into one block per kind made once (large enough for the kernel's huge pages: a page
+    fault per 2 MB, not per 4 kB, which on these machines cost ~1 s for 100,000 rows), text as
+    codes into its distinct texts, whole numbers past int64 as the chunks' arrays joined."""
 
     def __init__(self, n: int) -> None:
         self.n, self.start = n, 0
-        self.values: dict[str, Any] = {}  # column -> its array, or the list of its chunks' arrays
+        self.values: dict[str, Any] = {}  # column -> its row of a block, or its chunks' arrays
+        self.texts: dict[str, dict[str, int]] = {}  # text column -> its distinct texts' codes
         self.blank: dict[str, Any] = {}  # column -> blank mask, for a column with a blank row
 
     def add(self, chunk: Mapping[str, tuple[Any, Any]]) -> None:
         import numpy as np
 
+        if not self.values:
+            self._blocks(np, chunk)
         rows = slice(self.start, self.start + len(chunk["name"][0]))
         for k, (v, b) in chunk.items():
-            col = self.values.get(k)
-            if col is None:
-                col = self.values[k] = np.empty(self.n, v.dtype) if v.dtype.kind in "bif" else []
-            if isinstance(col, list) or col.dtype != v.dtype:  # a chunk of another kind: joined
+            col = self.values[k]
+            if k in self.texts:
+                col[rows] = _codes(np, v, self.texts[k])
+            elif isinstance(col, list) or col.dtype != v.dtype:  # another kind: joined
                 if not isinstance(col, list):
                     col = self.values[k] = [col[: rows.start]]
                 col.append(v)
@@ -473,18 +497,61 @@ class _Columns:
                 self.blank[k][rows] = b
         self.start = rows.stop
 
-    def done(self) -> Iterator[tuple[str, tuple[Any, Any]]]:
+    def _blocks(self, np, chunk: Mapping[str, tuple[Any, Any]]) -> None:
+        """Each column's place: a row of the block of its first chunk's kind."""
+        kinds: dict[Any, list[str]] = {}
+        self.values = dict.fromkeys(chunk)  # the chunks' order
+        for k, (v, _b) in chunk.items():
+            if v.dtype.kind == "U":
+                self.texts[k] = {}
+                kinds.setdefault(np.dtype(np.intp), []).append(k)
+            elif v.dtype.kind in "bif":
+                kinds.setdefault(v.dtype, []).append(k)
+            else:
+                self.values[k] = []
+        for dtype, keys in kinds.items():
+            block = np.empty((len(keys), self.n), dtype)
+            self.values.update(zip(keys, block))
+
+    def done(self, pd) -> Iterator[tuple[str, Any]]:
+        """Each column for pandas, in the order of the chunks' columns."""
         import numpy as np
 
         for k in list(self.values):
-            v = self.values.pop(k)
-            yield k, (np.concatenate(v) if isinstance(v, list) else v, self.blank.pop(k, None))
+            v, blank = self.values.pop(k), self.blank.pop(k, None)
+            if k in self.texts:
+                yield k, _text_column(pd, v, list(self.texts.pop(k)), blank)
+            else:
+                yield k, _pandas_column(pd, np.concatenate(v) if isinstance(v, list) else v, blank)
+
+
+def _codes(np, values: Any, codes: dict[str, int]) -> Any:
+    """Each row's code among the column's distinct texts (``codes``, grown with new ones): one
+    comparison when the chunk holds one text (a note, a currency), else a sort of its rows."""
+    if not len(values) or values.strides[0] == 0 or bool((values == values[0]).all()):
+        texts, inverse = values[:1], np.zeros(len(values), np.intp)
+    else:
+        texts, inverse = np.unique(values, return_inverse=True)
+    place = np.array([codes.setdefault(t, len(codes)) for t in texts.tolist()], dtype=np.intp)
+    return place[inverse]
+
+
+def _text_column(pd, codes: Any, texts: list[str], blank: Any):
+    """A text column from each row's code among ``texts``: blanks as NA, one string object per
+    distinct text (not one per cell: ~6 M strings, ~0.7 GB, on 100,000 rows), in the string
+    type pandas gives text; a column blank on every row as ``None``s."""
+    import numpy as np
+
+    if blank is not None and blank.all():
+        return np.full(len(codes), None, dtype=object)
+    if blank is not None:
+        codes[blank] = -1
+    return pd.Series(np.array(texts, dtype=object)).array.take(codes, allow_fill=True)
 
 
 def _pandas_column(pd, values: Any, blank: Any):
     """One column of the table: blanks as NA (a nullable type where the column's kind has no NaN
-    of its own); text as one string object per distinct text (not one per cell: ~6 M strings,
-    ~0.7 GB, on 100,000 rows), in the string type pandas gives text."""
+    of its own); text as ``_text_column`` makes it."""
     import numpy as np
 
     if blank is None and values.dtype.kind != "U":
@@ -496,12 +563,10 @@ def _pandas_column(pd, values: Any, blank: Any):
         return pd.arrays.BooleanArray(values, blank)
     if kind == "f":
         return np.where(blank, np.nan, values)
+    if kind == "U":
+        texts: dict[str, int] = {}
+        return _text_column(pd, _codes(np, values, texts), list(texts), blank)
     out = values.astype(object)
-    if kind == "U" and (blank is None or not blank.all()):
-        codes, uniques = pd.factorize(out)
-        if blank is not None:
-            codes[blank] = -1
-        return pd.Series(uniques).array.take(codes, allow_fill=True)
     out[blank] = None
     return out
 
@@ -530,15 +595,17 @@ def write_json(source: Rows, out: BinaryIO, progress: Progress | None = None) ->
     to the binary stream ``out`` a chunk of rows at a time as they are computed."""
     from .render.document import write_lines
 
-    configs = read(source)
-    write_lines(compute_many(configs), out, _counted(progress, len(configs)))
+    with no_cyclic_gc():
+        configs = read(source)
+        write_lines(compute_many(configs), out, _counted(progress, len(configs)))
 
 
 def write_csv(source: Rows, out: BinaryIO, progress: Progress | None = None) -> None:
     """``calc --csv``: the sweep table (``to_frame``'s) as CSV, a chunk of rows at a time."""
     from .render.sweep import write_table
 
-    write_table(["name", *_table_keys()], table(source, progress), out)
+    with no_cyclic_gc():
+        write_table(["name", *_table_keys()], table(source, progress), out)
 
 
 def _counted(progress: Progress | None, total: int) -> Callable[[int], None]:

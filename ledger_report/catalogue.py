@@ -81,6 +81,7 @@ class Gpu:
     host_mem_gb_s: float
     gemm_efficiency: float
     fp8_gemm_efficiency: float | None
+    sms: int | None
     source: str
 
     @property
@@ -117,6 +118,7 @@ _FLOAT_COLUMNS = (
 _OPTIONAL_FLOAT_COLUMNS = ("fp8_tflops", "fp8_gemm_efficiency")  # empty: the part has no FP8
 _FRACTION_COLUMNS = ("gemm_efficiency", "fp8_gemm_efficiency")  # at most 1
 _INT_COLUMNS = ("gpus_per_node",)
+_OPTIONAL_INT_COLUMNS = ("sms",)  # empty: no published count (no wave quantization is modelled)
 _DATA_FILE = "gpus.csv"
 
 
@@ -179,6 +181,8 @@ def parse_catalogue(text: str, origin: str = _DATA_FILE) -> dict[str, Gpu]:
                     )
             elif column in _INT_COLUMNS:
                 values[column] = _positive_int(text, column, where)
+            elif column in _OPTIONAL_INT_COLUMNS:
+                values[column] = _positive_int(text, column, where) if text else None
             else:
                 if not text:
                     raise ValueError(
@@ -227,6 +231,7 @@ USER_DESCRIBED = Gpu(
     host_mem_gb_s=300.0,
     gemm_efficiency=0.5,
     fp8_gemm_efficiency=None,
+    sms=None,
     source="a user-described accelerator: the row gives hbm_gb and peak_tflops; the rest is a plain 8-GPU PCIe server "
     "(2 TB/s HBM, PCIe Gen4 x16 = 32 GB/s per direction host link and 64 GB/s between GPUs, 100 Gb/s = 12.5 GB/s network "
     "per GPU, 1 TB host memory, half the peak on large GEMMs, no FP8); the row's hbm_gb_s, nvlink_gb_s, network_gb_s, "

@@ -114,6 +114,29 @@ class _Group(click.Group):
             sys.exit(1)
 
 
+JOBS_HELP = "Processes rendering the handout side by side [default: LEDGER_REPORT_JOBS, else every CPU]; the PDF is the same bytes whatever the number."
+_JOBS = click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help=JOBS_HELP)
+_INPUT = click.argument("input", type=click.Path(dir_okay=False))
+
+
+def _lang(help: str):
+    return click.option(
+        "--lang", type=click.Choice(["en", "zh"]), default="en", show_default=True, help=help
+    )
+
+
+def _out(help: str, default: str | None = None):
+    return click.option(
+        "-o",
+        "--out",
+        "out_dir",
+        default=default,
+        show_default=default is not None,
+        type=click.Path(file_okay=False),
+        help=help,
+    )
+
+
 @click.group(cls=_Group, context_settings=CONTEXT)
 @click.version_option(__version__, prog_name="ledger-report")
 def main() -> None:
@@ -128,7 +151,7 @@ def main() -> None:
 
 
 @main.command(context_settings=CONTEXT)
-@click.argument("input", type=click.Path(dir_okay=False))
+@_INPUT
 @click.option(
     "--json",
     "as_json",
@@ -171,20 +194,9 @@ def _formats(formats: str) -> list[str]:
     return wanted
 
 
-JOBS_HELP = "Processes rendering the handout side by side [default: LEDGER_REPORT_JOBS, else every CPU]; the PDF is the same bytes whatever the number."
-
-
 @main.command(context_settings=CONTEXT)
-@click.argument("input", type=click.Path(dir_okay=False))
-@click.option(
-    "-o",
-    "--out",
-    "out_dir",
-    default="out",
-    show_default=True,
-    type=click.Path(file_okay=False),
-    help="Folder for the outputs.",
-)
+@_INPUT
+@_out("Folder for the outputs.", default="out")
 @click.option(
     "--format",
     "formats",
@@ -192,15 +204,9 @@ JOBS_HELP = "Processes rendering the handout side by side [default: LEDGER_REPOR
     show_default=True,
     help="Comma-separated: xlsx, pdf, json.",
 )
-@click.option(
-    "--lang",
-    type=click.Choice(["en", "zh"]),
-    default="en",
-    show_default=True,
-    help="Language of the handout and the workbook.",
-)
+@_lang("Language of the handout and the workbook.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress or 'Wrote' lines.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help=JOBS_HELP)
+@_JOBS
 def build(input: str, out_dir: str, formats: str, lang: str, quiet: bool, jobs: int | None) -> None:
     """Write DIR/<stem>.xlsx, .pdf and .json for INPUT.
 
@@ -282,7 +288,7 @@ def models(as_json: bool) -> None:
 
 
 @main.command(context_settings=CONTEXT)
-@click.argument("input", type=click.Path(dir_okay=False))
+@_INPUT
 @click.option(
     "--top",
     default=TOP_PLANS,
@@ -290,26 +296,13 @@ def models(as_json: bool) -> None:
     type=click.IntRange(1, 1000),
     help="Plans to keep per input row.",
 )
-@click.option(
-    "-o",
-    "--out",
-    "out_dir",
-    default=None,
-    type=click.Path(file_okay=False),
-    help="Write DIR/plans.csv and build it.",
-)
+@_out("Write DIR/plans.csv and build it.")
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the planner's JSON document (docs/json.md)."
 )
-@click.option(
-    "--lang",
-    type=click.Choice(["en", "zh"]),
-    default="en",
-    show_default=True,
-    help="Language of the handout (with -o).",
-)
+@_lang("Language of the handout (with -o).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help=JOBS_HELP)
+@_JOBS
 @click.option(
     "--prices",
     "prices_file",
@@ -375,18 +368,11 @@ def plan(
 
 
 @main.command(context_settings=CONTEXT)
-@click.argument("input", type=click.Path(dir_okay=False))
+@_INPUT
 @click.argument("runs", nargs=-1, required=True, metavar="RUN...", type=click.Path(dir_okay=False))
 @click.option("--row", default=None, help="The row to reconcile [default: the probe's row].")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON document, not the text.")
-@click.option(
-    "-o",
-    "--out",
-    "out_dir",
-    default=None,
-    type=click.Path(file_okay=False),
-    help="Also write DIR/<stem>-reconcile.json and .txt.",
-)
+@_out("Also write DIR/<stem>-reconcile.json and .txt.")
 @click.option(
     "--update",
     default=None,

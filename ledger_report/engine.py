@@ -120,9 +120,20 @@ def _columns_of(reg, key: str) -> frozenset:
     return frozenset(out)
 
 
+class NotFiniteError(InputError):
+    """Rows one of whose figures is not a finite number: every such row named, one line each
+    (the first figure of each), the first ten listed and the rest counted."""
+
+    MAX_LISTED = 10
+
+
 def _not_finite(config: Config, key: str, value: Any, model: Model) -> InputError:
-    """The refusal, naming the column the figure reads whose value lies furthest from 1 (the one
-    that overflowed it, as a rule: 1e308 days, an mfu of 5e-324)."""
+    return NotFiniteError(_not_finite_problem(config, key, value, model))
+
+
+def _not_finite_problem(config: Config, key: str, value: Any, model: Model) -> Problem:
+    """The refusal of one row, naming the column the figure reads whose value lies furthest from
+    1 (the one that overflowed it, as a rule: 1e308 days, an mfu of 5e-324)."""
     reads = _columns_of(model.registry, key)
     given = {
         c: v
@@ -131,30 +142,57 @@ def _not_finite(config: Config, key: str, value: Any, model: Model) -> InputErro
     }
     extreme = max(given, key=lambda c: abs(math.log10(abs(given[c]))), default=None)
     source = f" from {extreme} = {given[extreme]:g}" if extreme else ""
-    return InputError(
-        Problem(
-            file=config.source or "input",
-            row=None,
-            column=extreme,
-            expected="a value whose every figure is a finite number (no output can hold more)",
-            found=f"{key} ({model.registry[key].en}) = {value}{source}",
-        )
+    return Problem(
+        file=config.source or "input",
+        row=None,
+        column=extreme,
+        expected="a value whose every figure is a finite number (no output can hold more)",
+        found=f"{key} ({model.registry[key].en}) = {value}{source}",
     )
 
 
-def _refuse_non_finite(np, env: Mapping[str, Any], configs: Sequence[Config], idx, model) -> None:
-    """The rule above over an arrays result covering rows ``idx`` of ``configs``."""
+def _non_finite_rows(np, env: Mapping[str, Any], idx: Sequence[int], model) -> dict[int, tuple]:
+    """The rule above over an arrays result covering rows ``idx``: each row (of ``idx``) one of
+    whose figures is not finite, with the first such figure (key, value) in registry order."""
+    found: dict[int, tuple] = {}
     for key in _number_keys(model.registry):
         v = env.get(key)
         if not isinstance(v, (np.ndarray, np.generic)) or np.ma.getdata(v).dtype.kind != "f":
-            if type(v) is float and not math.isfinite(v):
-                raise _not_finite(configs[idx[0]], key, v, model)
+            if type(v) is float and not math.isfinite(v):  # one value for every row
+                for i in idx:
+                    found.setdefault(i, (key, v))
             continue
         data = np.ma.getdata(v)
         bad = ~np.isfinite(data) & ~np.ma.getmaskarray(v)
         if bad.any():
-            j = int(np.flatnonzero(np.broadcast_to(bad, (len(idx),)))[0])
-            raise _not_finite(configs[idx[j]], key, np.broadcast_to(data, (len(idx),))[j], model)
+            values = np.broadcast_to(data, (len(idx),))
+            for j in np.flatnonzero(np.broadcast_to(bad, (len(idx),))):
+                found.setdefault(idx[j], (key, values[j]))
+    return found
+
+
+def _refuse_non_finite(np, parts, configs: Sequence[Config], model) -> None:
+    """Every row of an arrays result (``parts``: arrays and the rows they cover) that breaks the
+    rule above, named in one ``NotFiniteError``."""
+    found: dict[int, tuple] = {}
+    for env, idx in parts:
+        found.update(_non_finite_rows(np, env, idx, model))
+    if found:
+        raise NotFiniteError(
+            [_not_finite_problem(configs[i], *found[i], model) for i in sorted(found)]
+        )
+
+
+def _every_row_refused(err: InputError, rest: Iterable[list[Config]], model: Model, keys=None):
+    """``err`` (a chunk's refusal) with the refusals of the chunks ``rest`` still to come, so
+    that a run names every row it refuses, not only the first chunk's."""
+    problems = list(err.problems)
+    for chunk in rest:
+        try:
+            evaluate_chunk(chunk, model, keys)
+        except NotFiniteError as later:
+            problems.extend(later.problems)
+    return NotFiniteError(problems)
 
 
 def compute_many(
@@ -165,8 +203,13 @@ def compute_many(
     else each group of rows that leave the same columns empty apart.  Text quantities (messages,
     sentences) are filled in per row by the scalar interpreter when they are read."""
     model = model or DEFAULT
-    for chunk in chunks(configs, rows):
-        yield from _ledgers(chunk, model)
+    rest = chunks(configs, rows)
+    for chunk in rest:
+        try:
+            ledgers = _ledgers(chunk, model)
+        except NotFiniteError as err:
+            raise _every_row_refused(err, rest, model) from None
+        yield from ledgers
 
 
 def chunks(items: Iterable[Any], rows: int) -> Iterator[list[Any]]:
@@ -192,8 +235,7 @@ def evaluate_chunk(
         if env is not None:
             parts = [(env, list(range(len(configs))))]
     parts = parts or _per_pattern(np, configs, model, keys)
-    for env, idx in parts:
-        _refuse_non_finite(np, env, configs, idx, model)
+    _refuse_non_finite(np, parts, configs, model)
     return parts
 
 
@@ -384,10 +426,14 @@ def table(
 
     model = model or DEFAULT
     keys = table_keys(model)
-    for chunk in chunks(configs, rows):
+    rest = chunks(configs, rows)
+    for chunk in rest:
         n = len(chunk)
         out: dict[str, tuple[Any, Any]] = {"name": (np.array([c.name for c in chunk]), None)}
-        parts = evaluate_chunk(chunk, model, keys)
+        try:
+            parts = evaluate_chunk(chunk, model, keys)
+        except NotFiniteError as err:
+            raise _every_row_refused(err, rest, model, keys) from None
         for k in keys:
             unit = model.registry[k].unit
             if len(parts) == 1:

@@ -233,6 +233,10 @@ def _no_sliding(k: _Keys) -> None:
     )
 
 
+def _no_attention_bias(k: _Keys, why: str = "") -> None:
+    k.must("attention_bias", lambda v: v is False, False, "attention_bias false" + why)
+
+
 def _layout(k: _Keys, key: str, local: str, full: str, default_every: int) -> int:
     """The period k of a layer_types list in which layer i is ``full`` iff i mod k = k − 1."""
     types = k.get("layer_types")
@@ -274,7 +278,7 @@ def _llama(k: _Keys) -> dict[str, Any]:
 def _mistral(k: _Keys) -> dict[str, Any]:
     """MistralForCausalLM (mistral/modeling_mistral.py): Llama's shapes; sliding_window on every layer."""
     out = _base(k)
-    k.must("attention_bias", lambda v: v is False, False, "attention_bias false")
+    _no_attention_bias(k)
     if k.get("sliding_window") is not None:
         out["sliding_window"] = k.count("sliding_window")
     return out
@@ -303,12 +307,7 @@ def _qwen3(k: _Keys) -> dict[str, Any]:
     """Qwen3ForCausalLM (qwen3/modeling_qwen3.py Qwen3Attention): q_norm and k_norm over head_dim."""
     out = _base(k)
     _no_sliding(k)
-    k.must(
-        "attention_bias",
-        lambda v: v is False,
-        False,
-        "attention_bias false (a bias on the attention alone is not modelled)",
-    )
+    _no_attention_bias(k, " (a bias on the attention alone is not modelled)")
     out["qk_norm"] = True
     return out
 
@@ -353,7 +352,7 @@ def _qwen3_next(k: _Keys) -> dict[str, Any]:
     num_nextn_predict_layers of them, 1 when the key is absent."""
     out = _base(k)
     _no_sliding(k)
-    k.must("attention_bias", lambda v: v is False, False, "attention_bias false")
+    _no_attention_bias(k)
     _qwen_moe_layout(k)
     out["qk_norm"] = True
     out["gated_attention"] = True
@@ -393,7 +392,7 @@ def _deepseek(k: _Keys) -> dict[str, Any]:
     num_nextn_predict_layers MTP modules (README_WEIGHTS.md)."""
     out = _base(k, head_dim=False)
     out.pop("kv_heads", None)  # MLA: the key/value heads are the query heads
-    k.must("attention_bias", lambda v: v is False, False, "attention_bias false")
+    _no_attention_bias(k)
     k.must(
         "moe_layer_freq",
         lambda v: v == 1,
@@ -461,7 +460,7 @@ def _gemma3_text(k: _Keys) -> dict[str, Any]:
     embeddings by default, vocab_size 262,208 when absent (Gemma3TextConfig), sliding-window layers
     with one global layer in sliding_window_pattern = 6."""
     out = _base(k, tied_default=True, vocab_default=262_208)
-    k.must("attention_bias", lambda v: v is False, False, "attention_bias false")
+    _no_attention_bias(k)
     out["qk_norm"] = True
     out["norms_per_layer"] = 4
     out["sliding_window"] = k.count("sliding_window", 4096)
@@ -533,12 +532,7 @@ def columns_from_config(cfg: Mapping[str, Any]) -> dict[str, Any]:
     mt = family_of(cfg)
     if mt == "gemma3":  # the multimodal wrapper: count its text model; the vision tower is left out
         outer = _Keys(cfg, "gemma3")
-        extra = outer.unknown(FAMILY_IGNORED["gemma3_multimodal"])
-        if extra:
-            raise UnsupportedConfig(
-                "config.json keys ledger-report understands for model_type gemma3 (or on its ignore list)",
-                "unknown keys " + ", ".join(extra),
-            )
+        _refuse_unknown(outer, FAMILY_IGNORED["gemma3_multimodal"])
         text = cfg.get("text_config")
         if not isinstance(text, Mapping):
             raise UnsupportedConfig(
@@ -548,13 +542,17 @@ def columns_from_config(cfg: Mapping[str, Any]) -> dict[str, Any]:
     groups, read = FAMILIES[mt]
     k = _Keys(cfg, mt)
     out = read(k)
-    extra = k.unknown(*(FAMILY_IGNORED[g] for g in groups))
+    _refuse_unknown(k, *(FAMILY_IGNORED[g] for g in groups))
+    return out
+
+
+def _refuse_unknown(k: _Keys, *ignored: frozenset[str]) -> None:
+    extra = k.unknown(*ignored)
     if extra:
         raise UnsupportedConfig(
-            f"config.json keys ledger-report understands for model_type {mt} (or on its ignore list)",
+            f"config.json keys ledger-report understands for model_type {k.family} (or on its ignore list)",
             "unknown keys " + ", ".join(extra),
         )
-    return out
 
 
 MAX_CONFIG_DEPTH = 64  # a config.json nests a few levels (rope_scaling, quantization_config)

@@ -206,11 +206,28 @@ def test_host_links_and_nodes():
     assert GPUS["H800"].interconnect_gb_s == 400  # H800 datasheet: NVLink cut to 400 GB/s
 
 
+def test_sm_counts_are_the_published_ones():
+    """SMs the GEMM tiles are scheduled on (tile and wave quantization in definitions/time.py):
+    stas00/ml-engineering @744d01e1 compute/accelerator/README.md 'Caches' table: A100 SXM 108 SMs,
+    H100 SXM and H200 SXM 132; NVIDIA H100 architecture white paper: H100 PCIe 114.  A part with no
+    published count has none (no wave quantization is modelled for it)."""
+    assert GPUS["A100-80GB"].sms == GPUS["A100-40GB"].sms == GPUS["A800"].sms == 108
+    assert GPUS["H100-SXM"].sms == GPUS["H200"].sms == GPUS["H800"].sms == 132
+    assert GPUS["H100-PCIe"].sms == 114
+    assert GPUS["MI300X"].sms is None and GPUS["Gaudi3"].sms is None
+    for gpu in GPUS.values():
+        assert ("SMs: " in gpu.source) and (gpu.sms is None or gpu.sms > 0), gpu.name
+
+
 def test_parse_rejects_bad_rows():
     """A malformed catalogue fails loudly, naming the line and column: negative, non-numeric, clashing name, wrong header."""
     header = ",".join(catalogue.COLUMNS)
-    good = "X1,80,80,989,3.35,64,NVLink,900,8,2048,1979,50,13.3,30.72,614.4,0.56,0.50,Doc (2023)"
+    good = (
+        "X1,80,80,989,3.35,64,NVLink,900,8,2048,1979,50,13.3,30.72,614.4,0.56,0.50,132,Doc (2023)"
+    )
     assert parse_catalogue(f"{header}\n{good}\n")["X1"].peak_tflops == 989
+    assert parse_catalogue(f"{header}\n{good}\n")["X1"].sms == 132
+    assert parse_catalogue(f"{header}\n{good.replace(',132,', ',,')}\n")["X1"].sms is None
     with pytest.raises(
         ValueError, match=r"line 2: column 'hbm_gb' expected a positive number; found '-80'"
     ):

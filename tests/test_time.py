@@ -10,6 +10,8 @@ from ledger_report.errors import InputError
 from ledger_report.model.definitions import REGISTRY
 from ledger_report.model.definitions.time import (
     CPU_ADAM_HOST_BYTES_PER_PARAM,
+    GEMM_RAMP_S,
+    GROUPED_GEMM_RELATIVE,
     HOST_LINK_EFFICIENCY,
     NETWORK_EFFICIENCY,
     NVLINK_EFFICIENCY,
@@ -457,3 +459,79 @@ def test_attention_kernel_sets_the_attention_efficiency():
     a3 = v(dp=8, gpu="A100-80GB", attention_kernel="fa3")
     assert a3["attention_efficiency"] == a2["attention_efficiency"]
     assert v(dp=8, framework="megatron")["attention_kernel"] == "cudnn"
+
+
+def test_expert_gemms_are_quantized_in_waves_as_their_kernels_launch():
+    """Tile and wave quantization (NVIDIA 'Matrix Multiplication Background User's Guide';
+    stas00/ml-engineering @744d01e1 training/performance/README.md: C = ⌈M/Tm⌉·⌈N/Tn⌉ tiles,
+    W = ⌈C/SMs⌉ waves, C/(W·SMs) of them busy), best of the 128×256, 256×128 and 128×128 tiles.
+    Qwen3-30B-A3B, seq 1024, micro-batch 1, ep 8: 1024 × 8 routed copies over 128/8 = 16 local experts
+    = 512 tokens per expert; mean width 3·2048·768 ÷ (2048 × 2 GEMMs) = 1152, so one expert's GEMM
+    is 4·5 = 20, 2·9 = 18 or 4·9 = 36 tiles.  Megatron-LM (Transformer Engine GroupedLinear, 4 cuBLAS
+    streams, TransformerEngine @d0067d0d cublaslt_gemm.cu multi_stream_cublas_gemm): 4·20 = 80 tiles in
+    one wave of H100's 132 SMs = 80/132 (A100's 108: 80/108); DeepSpeed (one expert at a time,
+    deepspeed/moe/experts.py): 36/132; a GPU with no published SM count: 1."""
+    h100 = v(**{**MOE, "seq_len": 1024}, dp=8, ep=8, etp=1)
+    assert h100["tokens_per_local_expert"] == 512 and h100["gemm_sm_count"] == 132
+    assert h100["expert_gemms_at_once"] == 4
+    assert h100["expert_gemm_wave_efficiency"] == pytest.approx(80 / 132, rel=1e-12)
+    a100 = v(**{**MOE, "seq_len": 1024, "gpu": "A100-80GB"}, dp=8, ep=8, etp=1)
+    assert a100["expert_gemm_wave_efficiency"] == pytest.approx(80 / 108, rel=1e-12)
+    ds = v(**{**MOE, "seq_len": 1024, "framework": "deepspeed"}, dp=8, ep=8, etp=1)
+    assert ds["expert_gemms_at_once"] == 1
+    assert ds["expert_gemm_wave_efficiency"] == pytest.approx(36 / 132, rel=1e-12)
+    assert ds["expert_gemm_efficiency"] < h100["expert_gemm_efficiency"]
+    mi = v(**{**MOE, "seq_len": 1024, "gpu": "MI300X"}, dp=8, ep=8, etp=1)
+    assert mi["gemm_sm_count"] == 0 and mi["expert_gemm_wave_efficiency"] == 1
+
+
+def test_torch_grouped_mm_fills_the_waves_with_every_local_expert():
+    """torchtitan runs every local expert in one torch._grouped_mm (torchtitan @b5bcd76c
+    torchtitan/models/common/moe.py): 16 experts × 36 tiles of 128×128 = 576 tiles, 5 waves of 132
+    SMs = 576/660 (128×256: 16·20 = 320 in 3 waves = 320/396 is worse)."""
+    x = v(**{**MOE, "seq_len": 1024, "framework": "fsdp2", "zero": 3}, dp=8, ep=8, etp=1)
+    assert x["expert_gemms_at_once"] == 16
+    assert x["expert_gemm_wave_efficiency"] == pytest.approx(576 / 660, rel=1e-12)
+
+
+def test_an_expert_gemm_with_few_tokens_is_bound_by_hbm():
+    """Roofline (NVIDIA 'Matrix Multiplication Background User's Guide', math and memory bounds): a
+    GEMM of M × N × K reaches at most its arithmetic intensity 2·M·N·K ÷ (2 bytes × (M·K + K·N + M·N))
+    times the HBM bandwidth.  Qwen3-30B-A3B on H100 (3,350 GB/s × 0.9 streamed, 989 TFLOP/s), K = 2048,
+    N = 1152: 512 tokens per expert give 302.2 FLOP/B → 0.921 of the peak (above what the GEMM reaches
+    anyway); 64 tokens (seq 128) give 58.89 FLOP/B → 0.1795.  Under torchtitan (all 16 local experts in
+    one grouped GEMM: 16·5 = 80 tiles of 128×256 in one wave, 80/132) the waves would allow
+    0.57 × 0.606, so that bound sets the expert GEMMs' efficiency (× the grouped factor and the size
+    ramp F/(F + peak × GEMM_RAMP_S))."""
+    bw = 3350 * 0.9 * 1e9
+
+    def bound(m, n=1152, k=2048):
+        return 2 * m * n * k / (2 * (m * k + k * n + m * n)) * bw / 989e12
+
+    many = v(**{**MOE, "seq_len": 1024}, dp=8, ep=8, etp=1)
+    few = v(**{**MOE, "seq_len": 128, "framework": "fsdp2", "zero": 3}, dp=8, ep=8, etp=1)
+    assert many["expert_gemm_memory_bound_efficiency"] == pytest.approx(bound(512), rel=1e-9)
+    assert bound(512) == pytest.approx(0.921, abs=1e-3)
+    assert few["tokens_per_local_expert"] == 64
+    assert few["expert_gemm_memory_bound_efficiency"] == pytest.approx(bound(64), rel=1e-9)
+    assert bound(64) == pytest.approx(0.1795, abs=1e-4)
+    assert few["expert_gemm_wave_efficiency"] == pytest.approx(80 / 132, rel=1e-12)
+    assert bound(64) < few["layer_gemm_efficiency"] * 80 / 132
+    flops = 2 * 64 * 3 * 2048 * 768 / 2
+    ramp = flops / (flops + 989e12 * GEMM_RAMP_S)
+    assert few["expert_gemm_efficiency"] == pytest.approx(
+        bound(64) * GROUPED_GEMM_RELATIVE * ramp, rel=1e-9
+    )
+
+
+def test_dense_gemms_fill_their_waves_with_the_best_tile():
+    """Qwen3-8B on H100, seq 8192: a layer's parameters 4096·(32 + 2·8)·128 + 32·128·4096 +
+    3·4096·12288 + two norms 2·4096 + q/k norms 2·128 = 192,946,432, mean GEMM width ÷ (4096 × 4)
+    = 11,776.5; over 8192 tokens: 64·47 = 3,008 tiles of 128×256 in 23 waves (3,036) = 0.99078, the
+    best (256×128: 32·93 = 2,976 in 23 waves = 0.9802; 128×128: 64·93 = 5,952 in 46 waves (6,072) =
+    0.9802); the output layer (151,936 wide): 64·594 = 38,016 tiles of 128×256 in 288 waves
+    (38,016 = 288·132: every wave full)."""
+    x = v(dp=8)
+    assert 192_946_432 / (4096 * 4) == pytest.approx(11_776.5, abs=0.1)
+    assert x["dense_layer_gemm_wave_efficiency"] == pytest.approx(3008 / 3036, rel=1e-12)
+    assert x["head_gemm_wave_efficiency"] == pytest.approx(1.0, rel=1e-12)

@@ -9,7 +9,16 @@ lookups, arithmetic, comparisons, a conditional, a blank test, and four function
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
+
+
+def _arith(op: str) -> tuple[Callable[[Expr, Any], Expr], Callable[[Expr, Any], Expr]]:
+    """The operator's method and its reflected one (``2 * x`` as well as ``x * 2``)."""
+    return (lambda self, o: BinOp(op, self, lift(o))), (lambda self, o: BinOp(op, lift(o), self))
+
+
+def _compare(op: str) -> Callable[[Expr, Any], Expr]:
+    return lambda self, o: Cmp(op, self, lift(o))
 
 
 class Expr:
@@ -17,49 +26,12 @@ class Expr:
 
     __slots__ = ()
 
-    # arithmetic -------------------------------------------------------------------------
-    def __add__(self, o: Any) -> "Expr":
-        return BinOp("+", self, lift(o))
-
-    def __radd__(self, o: Any) -> "Expr":
-        return BinOp("+", lift(o), self)
-
-    def __sub__(self, o: Any) -> "Expr":
-        return BinOp("-", self, lift(o))
-
-    def __rsub__(self, o: Any) -> "Expr":
-        return BinOp("-", lift(o), self)
-
-    def __mul__(self, o: Any) -> "Expr":
-        return BinOp("*", self, lift(o))
-
-    def __rmul__(self, o: Any) -> "Expr":
-        return BinOp("*", lift(o), self)
-
-    def __truediv__(self, o: Any) -> "Expr":
-        return BinOp("/", self, lift(o))
-
-    def __rtruediv__(self, o: Any) -> "Expr":
-        return BinOp("/", lift(o), self)
-
-    # comparisons (not operator overloads: == must stay usable on nodes) ----------------------
-    def eq(self, o: Any) -> "Expr":
-        return Cmp("=", self, lift(o))
-
-    def ne(self, o: Any) -> "Expr":
-        return Cmp("<>", self, lift(o))
-
-    def lt(self, o: Any) -> "Expr":
-        return Cmp("<", self, lift(o))
-
-    def le(self, o: Any) -> "Expr":
-        return Cmp("<=", self, lift(o))
-
-    def gt(self, o: Any) -> "Expr":
-        return Cmp(">", self, lift(o))
-
-    def ge(self, o: Any) -> "Expr":
-        return Cmp(">=", self, lift(o))
+    # arithmetic by Python's operators; comparisons by methods (== must stay usable on nodes)
+    __add__, __radd__ = _arith("+")
+    __sub__, __rsub__ = _arith("-")
+    __mul__, __rmul__ = _arith("*")
+    __truediv__, __rtruediv__ = _arith("/")
+    eq, ne, lt, le, gt, ge = (_compare(op) for op in ("=", "<>", "<", "<=", ">", ">="))
 
 
 @dataclass(frozen=True, eq=False)

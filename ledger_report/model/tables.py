@@ -61,6 +61,7 @@ GPU_FIELDS = (
     "host_mem_gb_s",
     "gemm_efficiency",
     "fp8_gemm_efficiency",
+    "sms",
 )
 
 

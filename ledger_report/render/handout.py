@@ -84,7 +84,12 @@ import weasyprint.urls
 from ledger_report.engine import Ledger
 from ledger_report.errors import LedgerError
 from ledger_report.render import page as pg
-from ledger_report.render.workers import default_jobs, forked_child, no_cyclic_gc
+from ledger_report.render.workers import (
+    default_jobs,
+    env_while_running,
+    forked_child,
+    no_cyclic_gc,
+)
 
 __all__ = [
     "render_html",
@@ -469,17 +474,10 @@ _RENDER_LOCK = threading.RLock()  # os.environ and the weasyprint logger are pro
 
 @contextlib.contextmanager
 def _source_date_epoch() -> Iterator[None]:
-    """Set SOURCE_DATE_EPOCH for the render (unless the caller set one) and restore it after."""
-    old = os.environ.get("SOURCE_DATE_EPOCH")
-    if old is None:
-        os.environ["SOURCE_DATE_EPOCH"] = FIXED_SOURCE_DATE_EPOCH
-    try:
+    """Set SOURCE_DATE_EPOCH for the render (unless the caller set one) and restore it once the
+    last render running ends (renders in threads share the process's environment)."""
+    with env_while_running("SOURCE_DATE_EPOCH", FIXED_SOURCE_DATE_EPOCH):
         yield
-    finally:
-        if old is None:
-            os.environ.pop("SOURCE_DATE_EPOCH", None)
-        else:
-            os.environ["SOURCE_DATE_EPOCH"] = old
 
 
 class _Collector(logging.Handler):

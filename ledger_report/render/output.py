@@ -5,17 +5,21 @@ Renderers return bytes; the CLI hands every output of a run to :func:`write_outp
 1. refuses (``OutputError``) before writing anything when a target is an input file (same path,
    ``./`` spelling, symlink or hard link) or an existing directory, or two targets are one file
    (every caller names the files it read: ``inputs`` has no default);
-2. writes each output to a temp file in the target's own folder (``.<name>.XXXX.tmp``: same
+2. writes each output to a temp file in the target's own folder (``.<name>.<run id>.tmp``: same
    filesystem, so ``os.replace`` is atomic), flushes and fsyncs it, and gives it the mode a plain
-   write would (an existing file keeps its mode, a new one gets ``0o666 & ~umask``, not
-   ``mkstemp``'s 0600);
+   write would (an existing file keeps its mode, a new one gets ``0o666 & ~umask``, not the
+   0600 it is created with);
 3. only when every temp is complete, backs up every existing target (a hard link) and replaces
-   the targets, each recorded as moved before its replace; Ctrl-C, SIGTERM and SIGHUP are held
-   meanwhile; if a replace fails part-way or a signal came, every target recorded is put back from
-   its backup (or removed, where it is new) before the signal takes effect, so an interrupted or
-   failed run never leaves a mixed set;
+   the targets; Ctrl-C, SIGTERM and SIGHUP are held meanwhile; if a replace fails part-way or a
+   signal came, every target is put back from its backup (or removed, where it is new and its
+   temp is gone) before the signal takes effect, so an interrupted or failed run never leaves a
+   mixed set;
 4. on any failure removes every temp and backup, leaving earlier files byte-identical, and turns
-   ``OSError`` into ``OutputError`` naming the path and the reason in one sentence.
+   ``OSError`` into ``OutputError`` naming the path and the reason in one sentence;
+5. keeps a journal of the swap, locked while the run lives, so that a run killed outright
+   (SIGKILL, which no handler sees) is rolled back, its temps and backups removed, by the next
+   run that writes into the same folder (:func:`recover`, called by :func:`check_targets` and
+   :func:`write_outputs` before any work).
 
 Sources: reliability.md §4 (OUT-01..09: ``wb.save`` destroying the previous report, click's
 atomic writer keeping half-written files, ``mkstemp`` 0600 modes); Python docs for ``os.replace``
@@ -34,18 +38,25 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
+import json
 import os
+import secrets
 import shutil
 import signal
 import stat
 import sys
-import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ledger_report.errors import OutputError
+
+try:  # POSIX: the lock that tells a live run's journal from a dead one's
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = [
     "FORMULA_STARTS",
@@ -53,6 +64,7 @@ __all__ = [
     "csv_bytes",
     "csv_lines",
     "csv_text",
+    "recover",
     "write_outputs",
 ]
 
@@ -93,7 +105,9 @@ def check_targets(
     """The refusals :func:`write_outputs` makes before writing, made before any work (a caller
     that knows its targets early need not render a handout to learn that one is its input)."""
     paths = [Path(p) for p in targets]
-    _check_targets([p.resolve() if p.is_symlink() else p for p in paths], list(inputs))
+    resolved = [p.resolve() if p.is_symlink() else p for p in paths]
+    _check_targets(resolved, list(inputs))
+    recover(p.parent for p in resolved)  # a killed earlier run undone before this one's work
 
 
 def _check_targets(targets: list[Path], inputs: Iterable[os.PathLike | str]) -> None:
@@ -159,9 +173,11 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def _write_temp(target: Path, data: bytes, mode: int) -> str:
-    """Write ``data`` to a fresh temp file beside ``target``; returns its path."""
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+def _write_temp(target: Path, run: str, data: bytes, mode: int) -> str:
+    """Write ``data`` to a fresh temp file beside ``target``, named with the run's id (so that a
+    later run can find it if this one is killed); returns its path."""
+    tmp = str(target.parent / f".{target.name}.{run}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -174,13 +190,11 @@ def _write_temp(target: Path, data: bytes, mode: int) -> str:
     return tmp
 
 
-def _backup(target: Path) -> str | None:
+def _backup(target: Path, run: str) -> str | None:
     """A hard link (or, where links are not allowed, a copy) of an existing target, for rollback."""
     if not target.exists():
         return None
-    fd, bak = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".bak.tmp")
-    os.close(fd)
-    os.unlink(bak)
+    bak = str(target.parent / f".{target.name}.{run}.bak.tmp")
     try:
         os.link(target, bak)
     except OSError:
@@ -197,17 +211,20 @@ def write_outputs(
     never written over one).  Raises ``OutputError`` (and leaves every existing file as it was,
     with no temp files) when a target is an input, when a folder cannot be created, or when any
     write or replace fails; an interrupting signal (Ctrl-C, SIGTERM) while the files are swapped
-    in puts every earlier file back before it takes effect.
+    in puts every earlier file back before it takes effect.  A run killed outright (SIGKILL, a
+    crash) is rolled back by the next run that writes into the same folder (:func:`recover`).
     """
     items = [(Path(p), bytes(data)) for p, data in files.items()]
     given = [p for p, _ in items]
     # Write through a symlinked target to the file it points at, as a plain write would.
     targets = [p.resolve() if p.is_symlink() else p for p in given]
     _check_targets(targets, list(inputs))
+    recover(t.parent for t in targets)
     umask = _current_umask()
 
     temps: list[str] = []
     made_dirs: list[Path] = []
+    journal: _Journal | None = None
     action, current = "write", given[0] if given else Path(".")
     try:
         # Phase 1: every output into its own complete, synced temp file.
@@ -216,17 +233,23 @@ def write_outputs(
             action = "create the folder for"
             made_dirs.extend(_make_parents(target.parent))
             action = "write"
-            temps.append(_write_temp(target, data, _final_mode(target, umask)))
+            journal = journal or _Journal(target.parent, [t.parent for t in targets])
+            temps.append(_write_temp(target, journal.run, data, _final_mode(target, umask)))
         # Phase 2: every temp swapped in, or every target as it was.
-        _swap_in(given, targets, temps)
+        if journal is not None:
+            _swap_in(given, targets, temps, journal)
     except BaseException as exc:
         _remove(temps)
+        if journal is not None:
+            journal.end()
         _remove_dirs(made_dirs)
         if isinstance(exc, _SwapError):
             raise _error(exc.action, exc.path, exc.error) from exc.error
         if isinstance(exc, OSError):
             raise _error(action, current, exc) from exc
         raise
+    if journal is not None:
+        journal.end()
     for folder in dict.fromkeys(t.parent for t in targets):
         _fsync_dir(folder)
     return given
@@ -274,38 +297,62 @@ def _signals_held() -> Iterator[Callable[[], bool]]:
             signal.raise_signal(signum)  # under its own handler again: Ctrl-C raises here
 
 
-def _swap_in(given: list[Path], targets: list[Path], temps: list[str]) -> None:
+# One swap's entries: (target, its temp, its backup or None where the target did not exist).
+_Entry = tuple[Path, str, "str | None"]
+
+
+def _swap_in(given: list[Path], targets: list[Path], temps: list[str], journal: _Journal) -> None:
     """Replace every target by its temp, signals held: first a backup (hard link) of each
-    existing target, then each replace, its target recorded as moved *before* the replace is
-    made (a target recorded but not yet replaced is put back to what it already is).  On any
-    error, or if a signal came meanwhile, every moved target is put back from its backup (or
-    removed, where it did not exist) before the signal is let through."""
-    backups: dict[Path, str | None] = {}
-    moved: list[Path] = []
+    existing target, then the journal's record of the swap (synced), then each replace, then the
+    record that it is done.  On any error, or if a signal came meanwhile, every target is put
+    back (:func:`_undo`) before the signal is let through; a kill (which nothing holds) leaves
+    the journal for the next run to undo the same way."""
+    entries: list[_Entry] = []
     interrupted = False
     with _signals_held() as signalled:
         try:
-            for shown, target in zip(given, targets):
+            for shown, target, tmp in zip(given, targets, temps):
                 try:
-                    backups[target] = _backup(target)
+                    entries.append((target, tmp, _backup(target, journal.run)))
                 except OSError as err:
                     raise _SwapError("keep a backup of", shown, err) from err
+            try:
+                journal.record({"swap": [[str(t), tmp, bak] for t, tmp, bak in entries]})
+            except OSError as err:
+                raise _SwapError("record the swap beside", given[0], err) from err
             for shown, target, tmp in zip(given, targets, temps):
-                moved.append(target)  # intent first: a rollback covers it whatever happens next
                 try:
                     os.replace(tmp, target)
                 except OSError as err:
                     raise _SwapError("replace", shown, err) from err
             interrupted = signalled()
             if interrupted:
-                _rollback(moved, backups)
+                _undo(entries)
+            else:
+                journal.record({"done": True}, sync=False)
         except BaseException:
-            _rollback(moved, backups)
+            _undo(entries)
             raise
         finally:
-            _remove(b for b in backups.values() if b)
+            _remove(bak for _t, _tmp, bak in entries if bak)
     if interrupted:  # the held signal's handler did not raise (a handler of the caller's own)
         raise KeyboardInterrupt
+
+
+def _undo(entries: Sequence[_Entry]) -> None:
+    """Every target of a swap as it was before it (best effort; safe to repeat): a target with a
+    backup gets it back (the backup is consumed, so a second undo leaves it); a target that did not
+    exist is removed if its temp is gone (``os.replace`` is atomic: the temp is gone exactly when
+    it has become the target)."""
+    for target, tmp, backup in reversed(entries):
+        try:
+            if backup:
+                if os.path.lexists(backup):
+                    os.replace(backup, target)
+            elif not os.path.lexists(tmp) and os.path.lexists(target):
+                os.unlink(target)
+        except OSError:
+            pass
 
 
 def _make_parents(folder: Path) -> list[Path]:
@@ -328,17 +375,138 @@ def _remove_dirs(folders: list[Path]) -> None:
             pass
 
 
-def _rollback(replaced: list[Path], backups: Mapping[Path, str | None]) -> None:
-    """Put back the earlier content of every target already replaced (best effort)."""
-    for target in reversed(replaced):
-        backup = backups.get(target)
+# --------------------------------------------------------------------------------------------
+# The journal: what a run killed outright (SIGKILL, a crash) left, undone by the next run
+#
+# Signals that can be handled are held while the outputs are swapped in; SIGKILL cannot be, and a
+# kill there left a mixed set of old and new outputs and `.bak.tmp` backups no later run removed
+# (found in a red-team pass).  Every file a run makes beside its outputs is named with the run's
+# id; its journal, `.ledger-report.<id>.journal.tmp` in the first output's folder, says which
+# folders those are and, once every backup exists, which target has which temp and backup (synced
+# before the first replace), then that the swap is done.  The run holds an exclusive lock
+# (flock(2)) on its journal for as long as it lives; the kernel drops the lock when the process
+# dies, however it dies.  A later run that writes into the same folder takes the lock of every
+# journal there without waiting: it gets one only from a dead run, rolls that run back
+# (:func:`_undo`) unless its swap was done, removes its files and then the journal.
+
+JOURNAL_PREFIX, JOURNAL_SUFFIX = ".ledger-report.", ".journal.tmp"
+_JOURNAL_MAX_BYTES = 1 << 20  # a journal holds a few paths; anything longer is not one of ours
+_YOUNG_S = 10.0  # an empty journal this young may be a live run's, between creating and locking it
+
+
+class _Journal:
+    """This run's journal (see above), locked from its creation until :meth:`end`."""
+
+    def __init__(self, folder: Path, folders: Iterable[Path]) -> None:
+        self.run = secrets.token_hex(6)
+        self.path = folder / f"{JOURNAL_PREFIX}{self.run}{JOURNAL_SUFFIX}"
+        self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
         try:
-            if backup:
-                os.replace(backup, target)
-            else:
-                os.unlink(target)  # it did not exist before this run
+            if fcntl is not None:
+                fcntl.flock(self.fd, fcntl.LOCK_EX)
+            places = [str(f) for f in dict.fromkeys(Path(f).absolute() for f in folders)]
+            self.record({"run": self.run, "folders": places}, sync=False)
+        except BaseException:
+            self.end()
+            raise
+
+    def record(self, entry: Mapping[str, Any], sync: bool = True) -> None:
+        """Append one line (JSON); synced unless ``sync`` is false (the order of the swap's record
+        and the first replace must survive a power cut; a lost last line is undone as if never
+        written)."""
+        os.write(self.fd, json.dumps(entry).encode("ascii") + b"\n")
+        if sync:
+            os.fsync(self.fd)
+
+    def end(self) -> None:
+        """Remove the journal, then let go of its lock."""
+        try:
+            os.unlink(self.path)
         except OSError:
             pass
+        os.close(self.fd)
+
+
+def recover(folders: Iterable[os.PathLike | str]) -> list[Path]:
+    """Roll back every run killed while writing into ``folders`` (each a journal there whose lock
+    is free, see above): its targets as they were before it, its temps and backups removed, its
+    journal last (a recovery that is itself killed is repeated by the next run).  A live run's
+    journal is left alone.  Returns the journals recovered.  Without ``flock`` (Windows) nothing
+    can tell a live run from a dead one, and nothing is done."""
+    done: list[Path] = []
+    if fcntl is None:
+        return done
+    for folder in dict.fromkeys(Path(f) for f in folders):
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith(JOURNAL_PREFIX) and name.endswith(JOURNAL_SUFFIX):
+                if _recover_one(folder / name):
+                    done.append(folder / name)
+    return done
+
+
+def _recover_one(path: Path) -> bool:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False  # its run is alive
+        info = os.fstat(fd)
+        if (
+            not stat.S_ISREG(info.st_mode)
+            or info.st_nlink == 0
+            or info.st_size > _JOURNAL_MAX_BYTES
+        ):
+            return False  # not a journal, or one its run has just removed
+        records = _records(os.read(fd, _JOURNAL_MAX_BYTES))
+        head = records[0] if records and "run" in records[0] else None
+        if head is None:
+            if time.time() - info.st_mtime < _YOUNG_S:
+                return False
+        else:
+            swap = next((r["swap"] for r in records if "swap" in r), None)
+            if swap and not any(r.get("done") for r in records):
+                _undo([(Path(t), tmp, bak) for t, tmp, bak in swap])
+            _remove_run_files(head.get("folders", []), str(head["run"]))
+        _remove([str(path)])
+        _fsync_dir(path.parent)
+        return True
+    finally:
+        os.close(fd)
+
+
+def _records(data: bytes) -> list[dict[str, Any]]:
+    """A journal's complete lines (a line cut short by the kill is left out)."""
+    out = []
+    for line in data.split(b"\n")[:-1]:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            break
+        if not isinstance(record, dict):
+            break
+        out.append(record)
+    return out
+
+
+def _remove_run_files(folders: Iterable[str], run: str) -> None:
+    """Every temp and backup of run ``run`` left in ``folders``."""
+    if not run.isalnum():
+        return
+    ends = (f".{run}.tmp", f".{run}.bak.tmp")
+    for folder in folders:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        _remove(os.path.join(folder, n) for n in names if n.startswith(".") and n.endswith(ends))
 
 
 # --------------------------------------------------------------------------------------------

@@ -191,45 +191,11 @@ def render_plans(doc: dict) -> str:
         return "\n".join(out)
     out.append("")
     out += _table(
-        [
-            "#",
-            "name",
-            "gpu",
-            "GPUs",
-            "layout",
-            "zero/recompute",
-            "batch/memory",
-            "peak",
-            "step s",
-            "days",
-            "GPU-h",
-            "cost",
-            "beside compute",
-        ],
-        [_plan_cells(p, str(p["rank"])) for p in doc["plans"]],
-        "rllrlllrrrrrl",
+        ["#", *PLAN_HEADER], [_plan_cells(p, str(p["rank"])) for p in doc["plans"]], PLAN_ALIGN
     )
     if doc.get("pareto"):
         out += ["", "Pareto front (days against cost, fastest first):"]
-        out += _table(
-            [
-                "",
-                "name",
-                "gpu",
-                "GPUs",
-                "layout",
-                "zero/recompute",
-                "batch/memory",
-                "peak",
-                "step s",
-                "days",
-                "GPU-h",
-                "cost",
-                "beside compute",
-            ],
-            [_plan_cells(p, "") for p in doc["pareto"]],
-            "rllrlllrrrrrl",
-        )
+        out += _table(["", *PLAN_HEADER], [_plan_cells(p, "") for p in doc["pareto"]], PLAN_ALIGN)
     return "\n".join(out)
 
 
@@ -237,6 +203,23 @@ def _money(value: Any, currency: Any) -> str:
     """A cost with its row's currency beside it (as the reports show every cost)."""
     text = units.num(value)
     return f"{text} {currency}" if currency and value is not None else text
+
+
+PLAN_HEADER = (
+    "name",
+    "gpu",
+    "GPUs",
+    "layout",
+    "zero/recompute",
+    "batch/memory",
+    "peak",
+    "step s",
+    "days",
+    "GPU-h",
+    "cost",
+    "beside compute",
+)
+PLAN_ALIGN = "rllrlllrrrrrl"  # the rank (or blank) column, then PLAN_HEADER's
 
 
 def _plan_cells(p: dict, rank: str) -> list[str]:

@@ -19,6 +19,7 @@ import gc
 import os
 import signal
 import sys
+import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -60,6 +61,36 @@ def no_cyclic_gc() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+_ENV_LOCK = threading.Lock()
+_ENV_HELD: dict[str, list] = {}  # name -> [renders holding it, the value before the first]
+
+
+@contextlib.contextmanager
+def env_while_running(name: str, value: str) -> Iterator[None]:
+    """``os.environ[name]`` set to ``value`` (unless the caller had set it) while the block runs,
+    and as it was once the last block holding it ends, whatever threads run them: two threads
+    each saving and restoring the variable themselves left it set (found in a red-team pass: the
+    second saw the first's value as the caller's and put it back)."""
+    with _ENV_LOCK:
+        held = _ENV_HELD.setdefault(name, [0, None])
+        if held[0] == 0:
+            held[1] = os.environ.get(name)
+            if held[1] is None:
+                os.environ[name] = value
+        held[0] += 1
+    try:
+        yield
+    finally:
+        with _ENV_LOCK:
+            held[0] -= 1
+            if held[0] == 0:
+                if held[1] is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = held[1]
+                del _ENV_HELD[name]
 
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h

@@ -194,3 +194,86 @@ def test_a_currency_is_a_short_label(tmp_path):
     assert "at most 16 characters; found 32,767 characters" in r.output
     path.write_text("name,params_total,currency\nm,7B,CNY (元)\n", encoding="utf-8")
     assert CliRunner().invoke(main, ["calc", str(path)]).exit_code == 0
+
+
+# ---- the configurations one build lays out -------------------------------------------------------
+def _rows_file(tmp_path, n: int):
+    """``n`` rows of the simplest kind (a name and params_total), one a line after the header: the
+    k-th row is line k + 1."""
+    path = tmp_path / "sweep.csv"
+    path.write_text("name,params_total\n" + "".join(f"m{k},7B\n" for k in range(n)), "utf-8")
+    return path
+
+
+def test_a_build_past_the_bound_is_refused_before_any_work(tmp_path, monkeypatch):
+    """Found in a red-team pass: 2,000 rows took ~115 s of CPU and ~0.9 GB (a handout page and a
+    workbook column each).  One row past MAX_BUILD_CONFIGS is refused before any ledger is
+    computed, in one line naming the file, the first row past the bound (row MAX + 1 is line
+    MAX + 2, the header being line 1), the bound and what to do instead; no output folder."""
+    from ledger_report import api
+    from ledger_report.render.limits import MAX_BUILD_CONFIGS
+
+    def no_work(*a, **k):
+        raise AssertionError("the rows were computed before the bound was checked")
+
+    monkeypatch.setattr(api, "compute_many", no_work)
+    path = _rows_file(tmp_path, MAX_BUILD_CONFIGS + 1)
+    r = CliRunner().invoke(main, ["build", str(path), "-o", str(tmp_path / "out")])
+    assert r.exit_code == 1, r.output
+    line = r.output.strip()
+    assert "\n" not in line and "Traceback" not in line and "internal error" not in line
+    assert line.startswith(f"Error: sweep.csv line {MAX_BUILD_CONFIGS + 2}: expected at most")
+    assert f"{MAX_BUILD_CONFIGS:,} configurations" in line
+    assert f"found {MAX_BUILD_CONFIGS + 1:,}" in line and "calc --csv" in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_library_build_is_bounded_alike(tmp_path):
+    """lr.build of mappings: the same refusal, naming the first mapping past the bound."""
+    from ledger_report import api
+    from ledger_report.render.limits import MAX_BUILD_CONFIGS
+
+    rows = [{"name": f"m{k}", "params_total": "7B"} for k in range(MAX_BUILD_CONFIGS + 5)]
+    with pytest.raises(InputError) as err:
+        api.build(rows, tmp_path / "out", ["pdf"])
+    assert str(err.value).startswith(f"mappings row {MAX_BUILD_CONFIGS + 1}: expected at most")
+    assert f"found {MAX_BUILD_CONFIGS + 5:,}" in str(err.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_what_lays_nothing_out_is_not_bounded(tmp_path):
+    """A JSON-only build and calc --csv of the same rows run: they lay out no page or column.  The
+    JSON holds one configuration per row; the CSV one line per row after its header."""
+    import json
+
+    from ledger_report.render.limits import MAX_BUILD_CONFIGS
+
+    n = MAX_BUILD_CONFIGS + 1
+    path = _rows_file(tmp_path, n)
+    out = tmp_path / "out"
+    r = CliRunner().invoke(main, ["build", str(path), "-o", str(out), "--format", "json", "-q"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads((out / "sweep.json").read_text(encoding="utf-8"))
+    assert len(doc["configs"]) == n
+    r = CliRunner().invoke(main, ["calc", str(path), "--csv"])
+    assert r.exit_code == 0 and len(r.output.strip().splitlines()) == n + 1
+
+
+def test_plan_out_lays_out_no_more_plans_than_a_build(tmp_path, monkeypatch):
+    """`plan -o` builds its plans as `build` builds rows: more plans than MAX_BUILD_CONFIGS (rows
+    × --top can be up to 1,000 a row) are refused before any ledger is computed, naming the first
+    plan past the bound and --top; nothing is written."""
+    from ledger_report import api
+    from ledger_report.render.limits import MAX_BUILD_CONFIGS
+
+    def no_work(*a, **k):
+        raise AssertionError("the plans were computed before the bound was checked")
+
+    monkeypatch.setattr(api, "compute_many", no_work)
+    n = MAX_BUILD_CONFIGS + 1
+    doc = {"plans": [{"row": {"name": f"p{k}", "params_total": "7B"}} for k in range(n)]}
+    with pytest.raises(InputError) as err:
+        api.build_plans(doc, tmp_path / "out", ["pdf"])
+    assert f"plans.csv, plan {n:,}: expected at most {MAX_BUILD_CONFIGS:,}" in str(err.value)
+    assert "--top" in str(err.value)
+    assert not (tmp_path / "out").exists()

@@ -214,3 +214,153 @@ def test_build_refuses_to_write_over_a_config_json_its_rows_read(tmp_path):
     r = CliRunner().invoke(main, ["build", str(src), "-o", str(tmp_path), "--format", "json"])
     assert r.exit_code == 1 and "x.json: it is the input file" in r.output
     assert config.read_bytes() == before
+
+
+# ---- kill -9 while the outputs are swapped in ---------------------------------------------------
+# A writer that SIGKILLs itself right after the n-th call of one os function (the call done):
+# a real kill at a fixed point of the swap, which no handler sees.
+_KILLED_WRITER = """
+import json, os, signal, sys
+from pathlib import Path
+from ledger_report.render.output import write_outputs
+kind, nth, out, files = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3]), json.loads(sys.argv[4])
+real, calls = getattr(os, kind), []
+def hooked(*a, **k):
+    result = real(*a, **k)
+    calls.append(a)
+    if len(calls) == nth:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return result
+setattr(os, kind, hooked)
+write_outputs({out / n: d.encode() for n, d in files.items()}, inputs=())
+"""
+
+
+def _killed_write(out: Path, files: dict[str, bytes], kind: str, nth: int) -> None:
+    import json
+    import subprocess
+    import sys
+
+    payload = json.dumps({n: d.decode() for n, d in files.items()})
+    proc = subprocess.run(
+        [sys.executable, "-c", _KILLED_WRITER, kind, str(nth), str(out), payload],
+        capture_output=True,
+        timeout=60,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
+
+
+# Where the kill comes (the call after which it comes) and what the next run finds once it has
+# recovered: every write before the swap is done is rolled back (the earlier set), a kill after it
+# is done keeps the new set.  The writer's calls, in order: an fsync per temp (3), a link per
+# backup (3), the fsync of the journal's record of the swap (the 4th fsync), a replace per target
+# (3), then an unlink per backup once the swap is recorded done.
+KILL_POINTS = [
+    ("fsync", 2, OLD),  # the second temp written
+    ("link", 2, OLD),  # the second backup made
+    ("fsync", 4, OLD),  # the swap recorded, nothing replaced yet
+    ("replace", 1, OLD),  # a mixed set: one new, two old
+    ("replace", 2, OLD),
+    ("replace", 3, OLD),  # every file new, the swap not yet recorded done
+    ("unlink", 1, NEW),  # the swap done, its backups being removed
+]
+
+
+@pytest.mark.slow  # a Python subprocess per case
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL") or os.name != "posix", reason="POSIX")
+@pytest.mark.parametrize("kind,nth,after", KILL_POINTS, ids=[f"{k}-{n}" for k, n, _ in KILL_POINTS])
+def test_a_run_killed_while_swapping_is_undone_by_the_next(tmp_path, kind, nth, after):
+    """Found in a red-team pass: kill -9 while the outputs were swapped in left `.bak.tmp` backups
+    (and, part-way, a mixed set) that no later run removed.  The killed run leaves its journal; the
+    next run that writes into the folder (its first step, check_targets) rolls the killed run back
+    or, where its swap was done, finishes it: the folder holds exactly one whole set and no other
+    file; the run after writes its own set and nothing else."""
+    out = tmp_path / "out"
+    _earlier(out)
+    _killed_write(out, NEW, kind, nth)
+    left = {p.name for p in out.iterdir()} - set(OLD)
+    assert any(n.endswith(".journal.tmp") for n in left), left  # the case is real
+    if (kind, nth) in (("replace", 1), ("replace", 2)):
+        assert _contents(out) != OLD and _contents(out) != NEW  # a mixed set, before recovery
+    output.check_targets([out / n for n in NEW], inputs=())
+    assert _contents(out) == after
+    third = {n: d.replace(b"new", b"third") for n, d in NEW.items()}
+    write_outputs({out / n: d for n, d in third.items()}, inputs=())
+    assert _contents(out) == third
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.name != "posix", reason="POSIX")
+def test_new_files_of_a_killed_run_are_removed(tmp_path):
+    """With no earlier outputs, a run killed after its second replace: the next run removes the
+    two files it moved in and the third's temp, leaving the folder empty."""
+    out = tmp_path / "out"
+    out.mkdir()
+    _killed_write(out, NEW, "replace", 2)
+    assert len(list(out.iterdir())) > 2
+    assert output.recover([out]) != []
+    assert _contents(out) == {}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.name != "posix", reason="POSIX")
+def test_a_live_runs_journal_is_left_alone(tmp_path):
+    """A journal whose lock is held (its run alive: here the lock taken by this test, flock(2)
+    locks of two opens conflicting) is not touched; once let go, the next run undoes it."""
+    import fcntl
+
+    out = tmp_path / "out"
+    _earlier(out)
+    _killed_write(out, NEW, "replace", 1)
+    (journal,) = [p for p in out.iterdir() if p.name.endswith(".journal.tmp")]
+    mixed = _contents(out)
+    fd = os.open(journal, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        assert output.recover([out]) == []
+        assert _contents(out) == mixed
+    finally:
+        os.close(fd)
+    assert output.recover([out]) == [journal]
+    assert _contents(out) == OLD
+
+
+# The same through the CLI: a build killed after its first replace, then a build of a bad row.
+_KILLED_BUILD = """
+import os, signal, sys
+real = os.replace
+def replace(*a, **k):
+    real(*a, **k)
+    os.kill(os.getpid(), signal.SIGKILL)
+os.replace = replace
+from ledger_report.cli import main
+sys.argv = ["ledger-report", *sys.argv[1:]]
+main()
+"""
+
+
+@pytest.mark.slow  # two builds in subprocesses
+@pytest.mark.skipif(os.name != "posix", reason="POSIX")
+def test_the_next_build_undoes_a_killed_build_even_when_it_fails(tmp_path):
+    """`build` killed (SIGKILL) after it replaced the first of its two outputs: the folder holds a
+    new workbook beside the earlier JSON and the backups.  The next `build` into it, of a file whose
+    row is bad, exits 1 naming the row, and the folder holds the earlier outputs, byte for byte,
+    and nothing else."""
+    import subprocess
+    import sys
+
+    src = tmp_path / "r.csv"
+    src.write_text("name,params_total\nm,7B\n", encoding="utf-8")
+    out = tmp_path / "out"
+    out.mkdir()
+    earlier = {"r.xlsx": b"PK earlier", "r.json": b'{"earlier": true}\n'}
+    for name, data in earlier.items():
+        (out / name).write_bytes(data)
+    args = ["build", str(src), "-o", str(out), "--format", "xlsx,json", "-q", "-j", "1"]
+    proc = subprocess.run([sys.executable, "-c", _KILLED_BUILD, *args], capture_output=True)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
+    assert set(_contents(out)) > set(earlier)  # the backups and the journal left
+    src.write_text("name,params_total\nm,-7B\n", encoding="utf-8")
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 1 and "r.csv" in r.output and "params_total" in r.output
+    assert _contents(out) == earlier

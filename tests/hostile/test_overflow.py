@@ -116,3 +116,53 @@ def test_build_writes_nothing(tmp_path):
     r = CliRunner().invoke(main, ["build", str(path), "-o", str(tmp_path / "out")])
     assert r.exit_code == 1 and "jobs.csv" in r.output and "internal error" not in r.output
     assert not (tmp_path / "out").exists()
+
+
+def _unchecked_rows(bad: int, good: int) -> list[tuple[Config, bool]]:
+    """Good and bad rows in turn (good first) until either runs out, then the rest; the n-th bad
+    row takes CASES[n mod 4] (unchecked); row k comes from "jobs.csv line k + 2"."""
+    base = dict(config_from_mapping(JOB).values)
+    kinds = [False, True] * min(bad, good) + [True] * (bad - good) + [False] * (good - bad)
+    rows, n_bad = [], 0
+    for k, is_bad in enumerate(kinds):
+        values = {**base, "name": f"r{k}"}
+        if is_bad:
+            column, value, _figure = CASES[n_bad % len(CASES)]
+            values[column] = value
+            n_bad += 1
+        rows.append((Config.rebuilt(tuple(values.values()), f"jobs.csv line {k + 2}", {}), is_bad))
+    return rows
+
+
+def test_build_names_every_row_no_output_can_hold(tmp_path):
+    """Found in a red-team pass: a build over several rows whose figures overflow named only the first.
+    Four bad rows among four good ones (lines 3, 5, 7, 9 bad, by construction): lr.build raises
+    one error with a line for each bad row, in file order, each naming its line and the column
+    with the extreme value; the good rows are not named; nothing is written."""
+    from ledger_report import api
+
+    rows = _unchecked_rows(bad=4, good=4)
+    bad_lines = [r.source for r, is_bad in rows if is_bad]
+    assert bad_lines == [f"jobs.csv line {n}" for n in (3, 5, 7, 9)]
+    with pytest.raises(InputError) as info:
+        api.build([r for r, _ in rows], tmp_path / "out", ["json", "xlsx"])
+    lines = str(info.value).splitlines()
+    assert [line.split(",")[0] for line in lines] == bad_lines
+    for line, (column, _value, figure) in zip(lines, CASES):
+        assert f'column "{column}"' in line and f"{figure} (" in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_every_row_is_named_across_chunks_and_counted_past_ten():
+    """Fourteen bad rows spread over chunks of two rows (the arrays interpreter evaluates a chunk
+    at a time; the refusal of the first chunk no longer hides the later ones): the sweep table and
+    compute_many list the first ten bad rows in file order, one line each, then "and 4 more"."""
+    rows = [r for r, _ in _unchecked_rows(bad=14, good=6)]
+    bad = [r.source for r, is_bad in _unchecked_rows(bad=14, good=6) if is_bad]
+    assert len(bad) == 14
+    for run in (lambda: list(compute_many(rows, rows=2)), lambda: list(table(rows, rows=2))):
+        with pytest.raises(InputError) as info:
+            run()
+        lines = str(info.value).splitlines()
+        assert [line.split(",")[0] for line in lines[:10]] == bad[:10]
+        assert lines[10:] == ["... and 4 more"]

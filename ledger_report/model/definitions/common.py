@@ -3,9 +3,11 @@ that carries each section's quantities to the next."""
 
 from __future__ import annotations
 
+from functools import partial
 from types import SimpleNamespace
+from typing import Any
 
-from ..expr import IsBlank, Lookup, if_
+from ..expr import Col, IsBlank, Lookup, default, if_
 
 # Named coefficients -------------------------------------------------------------------------
 SECONDS_PER_DAY = 86400
@@ -74,3 +76,14 @@ def conv(r: Ctx, field: str):
 def or0(x):
     """``x``, or 0 where it is blank (an item that cannot be computed adds nothing)."""
     return if_(IsBlank(x), 0, x)
+
+
+def input_column(reg, key: str, value: Any, unit: str, en: str, zh: str, note: str = ""):
+    """The input column ``key`` as a quantity: the row's cell, else ``value`` (None: no default)."""
+    expr = Col(key) if value is None else default(key, value)
+    return reg.define(key, expr, unit, en, zh, COLUMN + note)
+
+
+def column_definer(reg) -> partial:
+    """``input_column`` bound to ``reg``."""
+    return partial(input_column, reg)

@@ -3,65 +3,57 @@
 from __future__ import annotations
 
 from ...catalogue import USER_DESCRIBED
-from ..expr import Col, Lookup, all_of, default, if_
+from ..expr import Lookup, all_of, default, if_
 from ..registry import BOOL, COUNT, DAYS, GB, GBPS, MONEY, RATIO, TEXT, TFLOPS, TOKENS, Registry
-from .common import CATALOGUE, COLUMN, COUNTER_ZH, Ctx, conv
+from .common import CATALOGUE, COLUMN, COUNTER_ZH, Ctx, column_definer, conv
 
 
 def define(reg: Registry, r: Ctx) -> None:
     reg.section = "inputs"
     d = reg.define
-    r.framework = d(
-        "framework",
-        default("framework", "generic"),
-        TEXT,
-        "framework convention",
-        "框架口径",
-        COLUMN,
-    )
-    r.weight_dtype = d(
-        "weight_dtype", default("weight_dtype", "bf16"), TEXT, "weight dtype", "权重精度", COLUMN
-    )
-    r.grad_dtype = d(
+    given = column_definer(reg)
+    r.framework = given("framework", "generic", TEXT, "framework convention", "框架口径")
+    r.weight_dtype = given("weight_dtype", "bf16", TEXT, "weight dtype", "权重精度")
+    r.grad_dtype = given(
         "grad_dtype",
-        default("grad_dtype", conv(r, "grad_dtype_default")),
+        conv(r, "grad_dtype_default"),
         TEXT,
         "gradient dtype",
         "梯度精度",
-        COLUMN + "; the convention's default",
+        "; the convention's default",
     )
-    r.main_grad_dtype = d(
+    r.main_grad_dtype = given(
         "main_grad_dtype",
-        default("main_grad_dtype", conv(r, "main_grad_default")),
+        conv(r, "main_grad_default"),
         TEXT,
         "main-gradient dtype",
         "主梯度精度",
-        COLUMN + "; the convention's default (fp32 gradient partitions under DeepSpeed)",
+        "; the convention's default (fp32 gradient partitions under DeepSpeed)",
     )
-    r.master_dtype = d(
+    r.master_dtype = given(
         "master_dtype",
-        default("master_dtype", if_(r.weight_dtype.eq("fp32"), "none", "fp32")),
+        if_(r.weight_dtype.eq("fp32"), "none", "fp32"),
         TEXT,
         "master dtype",
         "主权重精度",
-        COLUMN + " (none when weights are fp32)",
+        " (none when weights are fp32)",
     )
-    r.optimizer = d("optimizer", default("optimizer", "adam"), TEXT, "optimizer", "优化器", COLUMN)
-    r.m_dtype = d(
+    r.optimizer = given("optimizer", "adam", TEXT, "optimizer", "优化器")
+    r.m_dtype = given(
         "m_dtype",
-        default("m_dtype", Lookup("optimizer", r.optimizer, "moment_dtype")),
+        Lookup("optimizer", r.optimizer, "moment_dtype"),
         TEXT,
         "m dtype",
         "一阶矩精度",
-        COLUMN + "; the optimizer's default",
+        "; the optimizer's default",
     )
-    r.v_dtype = d(
+    r.v_dtype = given(
         "v_dtype",
-        default("v_dtype", Lookup("optimizer", r.optimizer, "moment_dtype")),
+        Lookup("optimizer", r.optimizer, "moment_dtype"),
         TEXT,
         "v dtype",
         "二阶矩精度",
-        COLUMN + "; the optimizer's default",
+        "; the optimizer's default",
     )
     for key, en, zh in (
         ("dp", "data parallel", "数据并行"),
@@ -70,25 +62,17 @@ def define(reg: Registry, r: Ctx) -> None:
         ("cp", "context parallel", "上下文并行"),
         ("ep", "expert parallel", "专家并行"),
     ):
-        setattr(r, key, d(key, default(key, 1), COUNT, en, zh, COLUMN))
-    r.dp_shard = d(
+        setattr(r, key, given(key, 1, COUNT, en, zh))
+    r.dp_shard = given(
         "dp_shard",
-        default("dp_shard", r.dp),
+        r.dp,
         COUNT,
         "data-parallel ranks per shard group",
         "每个分片组的数据并行 rank 数",
-        COLUMN
-        + " (dp when empty: one shard group; FSDP2 HSDP shards over dp_shard·cp and all-reduces across the dp/dp_shard replicas, torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py)",
+        " (dp when empty: one shard group; FSDP2 HSDP shards over dp_shard·cp and all-reduces across the dp/dp_shard replicas, torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py)",
     )
-    r.etp = d(
-        "etp",
-        default("etp", r.tp),
-        COUNT,
-        "expert tensor parallel",
-        "专家张量并行",
-        COLUMN + " (tp when empty)",
-    )
-    r.zero = d("zero", default("zero", 0), COUNT, "ZeRO stage", "ZeRO 阶段", COLUMN)
+    r.etp = given("etp", r.tp, COUNT, "expert tensor parallel", "专家张量并行", " (tp when empty)")
+    r.zero = given("zero", 0, COUNT, "ZeRO stage", "ZeRO 阶段")
     r.at = {}
     for col, en, zh in (
         ("weights_at", "weights location", "权重位置"),
@@ -96,33 +80,17 @@ def define(reg: Registry, r: Ctx) -> None:
         ("master_at", "master location", "主权重位置"),
         ("optimizer_at", "optimizer location", "优化器状态位置"),
     ):
-        r.at[col] = d(col, default(col, "hbm"), TEXT, en, zh, COLUMN)
-    r.seq_len = d("seq_len", Col("seq_len"), TOKENS, "sequence length", "序列长度", COLUMN)
-    r.micro_batch = d(
-        "micro_batch", default("micro_batch", 1), COUNT, "micro-batch", "micro-batch", COLUMN
+        r.at[col] = given(col, "hbm", TEXT, en, zh)
+    r.seq_len = given("seq_len", None, TOKENS, "sequence length", "序列长度")
+    r.micro_batch = given("micro_batch", 1, COUNT, "micro-batch", "micro-batch")
+    r.global_batch = given("global_batch", None, COUNT, "global batch", "全局 batch")
+    r.recompute = given("recompute", "none", TEXT, "recompute", "重计算")
+    r.dropout = given(
+        "dropout", False, BOOL, "dropout in attention and MLP", "注意力与 MLP 的 dropout"
     )
-    r.global_batch = d(
-        "global_batch", Col("global_batch"), COUNT, "global batch", "全局 batch", COLUMN
-    )
-    r.recompute = d("recompute", default("recompute", "none"), TEXT, "recompute", "重计算", COLUMN)
-    r.dropout = d(
-        "dropout",
-        default("dropout", False),
-        BOOL,
-        "dropout in attention and MLP",
-        "注意力与 MLP 的 dropout",
-        COLUMN,
-    )
-    r.compile = d(
-        "compile", default("compile", False), BOOL, "torch.compile", "torch.compile", COLUMN
-    )
-    r.virtual = d(
-        "virtual_stages",
-        default("virtual_stages", 1),
-        COUNT,
-        "virtual pipeline stages per rank",
-        "每卡虚拟流水段数",
-        COLUMN,
+    r.compile = given("compile", False, BOOL, "torch.compile", "torch.compile")
+    r.virtual = given(
+        "virtual_stages", 1, COUNT, "virtual pipeline stages per rank", "每卡虚拟流水段数"
     )
     conv_at = (
         " (conventions table: Megatron-LM @d98e8a64 megatron/training/arguments.py and"
@@ -130,136 +98,111 @@ def define(reg: Registry, r: Ctx) -> None:
         " deepspeed/runtime/zero/config.py overlap_comm on for ZeRO-3 only; torch DDP and FSDP2"
         " overlap the reduction and prefetch gathers; async TP off everywhere)"
     )
-    r.overlap_grad = d(
+    r.overlap_grad = given(
         "overlap_grad_reduce",
-        default("overlap_grad_reduce", r.zero.ge(conv(r, "overlap_grad_reduce_from_zero"))),
+        r.zero.ge(conv(r, "overlap_grad_reduce_from_zero")),
         BOOL,
         "gradient reduction overlapped with the backward",
         "梯度归约与反向重叠",
-        COLUMN + conv_at,
+        conv_at,
     )
-    r.overlap_param = d(
+    r.overlap_param = given(
         "overlap_param_gather",
-        default("overlap_param_gather", r.zero.ge(conv(r, "overlap_param_gather_from_zero"))),
+        r.zero.ge(conv(r, "overlap_param_gather_from_zero")),
         BOOL,
         "parameter all-gathers overlapped with compute (prefetched)",
         "参数 all-gather 与计算重叠（预取）",
-        COLUMN + conv_at,
+        conv_at,
     )
-    r.tp_overlap = d(
+    r.tp_overlap = given(
         "tp_comm_overlap",
-        default("tp_comm_overlap", conv(r, "tp_comm_overlap_default").eq(1)),
+        conv(r, "tp_comm_overlap_default").eq(1),
         BOOL,
         "tensor-parallel communication overlapped with the GEMMs",
         "张量并行通信与 GEMM 重叠",
-        COLUMN + conv_at,
+        conv_at,
     )
-    r.attention_kernel = d(
+    r.attention_kernel = given(
         "attention_kernel",
-        default("attention_kernel", conv(r, "attention_kernel_default")),
+        conv(r, "attention_kernel_default"),
         TEXT,
         "fused attention kernel",
         "融合注意力内核",
-        COLUMN
-        + " (conventions table: Megatron-LM with Transformer Engine runs cuDNN fused attention on Hopper (transformer_engine/pytorch/attention, NVTE_FUSED_ATTN), DeepSpeed flash-attn 2, torchtitan / PyTorch scaled_dot_product_attention)",
+        " (conventions table: Megatron-LM with Transformer Engine runs cuDNN fused attention on Hopper (transformer_engine/pytorch/attention, NVTE_FUSED_ATTN), DeepSpeed flash-attn 2, torchtitan / PyTorch scaled_dot_product_attention)",
     )
-    r.overlap_p2p = d(
+    r.overlap_p2p = given(
         "overlap_p2p_comm",
-        default("overlap_p2p_comm", conv(r, "overlap_p2p_comm_default").eq(1)),
+        conv(r, "overlap_p2p_comm_default").eq(1),
         BOOL,
         "pipeline sends and receives overlapped with compute",
         "流水线收发与计算重叠",
-        COLUMN
-        + " (conventions table: Megatron-LM @d98e8a64 megatron/training/arguments.py --no-overlap-p2p-communication, on by default and switched off without the interleaved schedule)",
+        " (conventions table: Megatron-LM @d98e8a64 megatron/training/arguments.py --no-overlap-p2p-communication, on by default and switched off without the interleaved schedule)",
     )
-    r.a2a_overlap = d(
+    r.a2a_overlap = given(
         "moe_a2a_overlap",
-        default("moe_a2a_overlap", False),
+        False,
         BOOL,
         "expert all-to-alls overlapped with another micro-batch's compute",
         "专家 all-to-all 与另一 micro-batch 的计算重叠",
-        COLUMN
-        + " (Megatron-LM @d98e8a64 megatron/core/model_parallel_config.py overlap_moe_expert_parallel_comm = False)",
+        " (Megatron-LM @d98e8a64 megatron/core/model_parallel_config.py overlap_moe_expert_parallel_comm = False)",
     )
-    r.ep_dispatch = d(
+    r.ep_dispatch = given(
         "ep_dispatch",
-        default("ep_dispatch", "all_to_all"),
+        "all_to_all",
         TEXT,
         "expert dispatch",
         "专家分发方式",
-        COLUMN
-        + " (Megatron-LM transformer_config.py moe_token_dispatcher_type 'alltoall'; 'flex' with DeepEP / HybridEP sends a token to a node once)",
+        " (Megatron-LM transformer_config.py moe_token_dispatcher_type 'alltoall'; 'flex' with DeepEP / HybridEP sends a token to a node once)",
     )
-    r.moe_imbalance = d(
+    r.moe_imbalance = given(
         "moe_imbalance",
-        default("moe_imbalance", 1),
+        1,
         RATIO,
         "busiest expert-parallel rank's load over the mean",
         "最忙专家并行 rank 的负载与平均之比",
-        COLUMN
-        + " (1: balanced, as the published benchmarks run with --moe-router-force-load-balancing or capacity factor 1; dropless routing ran 1.09-1.25x slower end to end in yanring/Megatron-MoE-ModelZoo best_practice/qwen3/readme.md (Qwen3-235B-A22B, 32 H100 nodes, forced balance vs dropless))",
+        " (1: balanced, as the published benchmarks run with --moe-router-force-load-balancing or capacity factor 1; dropless routing ran 1.09-1.25x slower end to end in yanring/Megatron-MoE-ModelZoo best_practice/qwen3/readme.md (Qwen3-235B-A22B, 32 H100 nodes, forced balance vs dropless))",
     )
-    r.seq_par = d(
-        "sequence_parallel",
-        default("sequence_parallel", False),
-        BOOL,
-        "sequence parallel",
-        "序列并行",
-        COLUMN,
-    )
-    r.flash = d(
-        "flash_attention",
-        default("flash_attention", True),
-        BOOL,
-        "flash attention",
-        "FlashAttention",
-        COLUMN,
-    )
-    r.logits_dtype = d(
+    r.seq_par = given("sequence_parallel", False, BOOL, "sequence parallel", "序列并行")
+    r.flash = given("flash_attention", True, BOOL, "flash attention", "FlashAttention")
+    r.logits_dtype = given(
         "logits_dtype",
-        default("logits_dtype", conv(r, "logits_dtype_default")),
+        conv(r, "logits_dtype_default"),
         TEXT,
         "logits dtype",
         "logits 精度",
-        COLUMN + "; the convention's default (bf16 where the output layer runs in bf16)",
+        "; the convention's default (bf16 where the output layer runs in bf16)",
     )
-    r.loss_fp32 = d(
+    r.loss_fp32 = given(
         "loss_fp32",
-        default("loss_fp32", conv(r, "loss_fp32_default").eq(1)),
+        conv(r, "loss_fp32_default").eq(1),
         BOOL,
         "the loss upcasts the logits to fp32",
         "损失把 logits 升到 fp32",
-        COLUMN + "; the convention's default",
+        "; the convention's default",
     )
-    r.loss_impl = d(
+    r.loss_impl = given(
         "loss_impl",
-        default(
-            "loss_impl",
-            if_(r.tp.gt(1), conv(r, "loss_impl_tp_default"), conv(r, "loss_impl_default")),
-        ),
+        if_(r.tp.gt(1), conv(r, "loss_impl_tp_default"), conv(r, "loss_impl_default")),
         TEXT,
         "cross-entropy implementation",
         "交叉熵实现",
-        COLUMN + "; the convention's default (with tp > 1 its tensor-parallel one)",
+        "; the convention's default (with tp > 1 its tensor-parallel one)",
     )
-    r.loss_chunks = d(
-        "loss_chunks", default("loss_chunks", 1), COUNT, "loss chunks", "loss 分块数", COLUMN
-    )
-    r.loss_compiled = d(
+    r.loss_chunks = given("loss_chunks", 1, COUNT, "loss chunks", "loss 分块数")
+    r.loss_compiled = given(
         "loss_compiled",
-        default("loss_compiled", r.compile),
+        r.compile,
         BOOL,
         "the loss is compiled",
         "损失已编译",
-        COLUMN + " (compile when empty)",
+        " (compile when empty)",
     )
-    r.weights_kept = d(
+    r.weights_kept = given(
         "gathered_weights_kept",
-        default("gathered_weights_kept", False),
+        False,
         BOOL,
         "ZeRO-3 gathered weights kept until their backward",
         "ZeRO-3 聚合权重保留至反向",
-        COLUMN,
     )
     r.weights_kept_apply = d(
         "gathered_weights_kept_apply",
@@ -269,13 +212,13 @@ def define(reg: Registry, r: Ctx) -> None:
         "ZeRO-3 下保留聚合权重（其下权重本就完整）",
         COLUMN,
     )
-    r.expandable = d(
+    r.expandable = given(
         "expandable_segments",
-        default("expandable_segments", False),
+        False,
         BOOL,
         "the allocator's expandable segments",
         "分配器可扩展段",
-        COLUMN + "; PyTorch's default is off (c10/cuda/CUDAAllocatorConfig.h)",
+        "; PyTorch's default is off (c10/cuda/CUDAAllocatorConfig.h)",
     )
     r.bucket_in_elements = d(
         "bucket_in_elements",
@@ -295,7 +238,7 @@ def define(reg: Registry, r: Ctx) -> None:
     )
 
     reg.section = "hardware"
-    r.gpu = d("gpu", default("gpu", "H100-SXM"), TEXT, "GPU", "GPU 型号", COLUMN)
+    r.gpu = given("gpu", "H100-SXM", TEXT, "GPU", "GPU 型号")
     r.gpu_known = d(
         "gpu_in_catalogue",
         Lookup("gpu", r.gpu, "gpus_per_node", default=0).gt(0),
@@ -312,77 +255,28 @@ def define(reg: Registry, r: Ctx) -> None:
         "取值的目录条目",
         CATALOGUE + "; user-described: " + USER_DESCRIBED.source,
     )
-    r.hbm_gb = d(
-        "hbm_gb",
-        default("hbm_gb", Lookup("gpu", r.gpu_profile, "hbm_gb")),
-        GB,
-        "HBM per GPU",
-        "每卡显存",
-        CATALOGUE,
-    )
-    r.peak_tflops = d(
-        "peak_tflops",
-        default("peak_tflops", Lookup("gpu", r.gpu_profile, "peak_tflops")),
-        TFLOPS,
-        "dense BF16 peak",
-        "BF16 稠密峰值",
-        CATALOGUE,
-    )
-    r.gpus_per_node = d(
-        "gpus_per_node",
-        default("gpus_per_node", Lookup("gpu", r.gpu_profile, "gpus_per_node")),
-        COUNT,
-        "GPUs per node",
-        "每节点 GPU 数",
-        CATALOGUE,
-    )
-    r.whole_nodes = d(
-        "whole_nodes",
-        default("whole_nodes", False),
-        BOOL,
-        "gates count whole nodes",
-        "门按整节点计",
-        COLUMN,
-    )
-    r.host_gb = d(
-        "host_gb",
-        default("host_gb", Lookup("gpu", r.gpu_profile, "host_gb")),
-        GB,
-        "host memory per node",
-        "每节点主机内存",
-        CATALOGUE,
-    )
-    r.host_link = d(
-        "host_link_gb_s",
-        default("host_link_gb_s", Lookup("gpu", r.gpu_profile, "host_link_gb_s")),
-        GBPS,
-        "host link per GPU, per direction",
-        "主机链路每卡单向带宽",
-        CATALOGUE,
+
+    def from_catalogue(key: str, unit: str, en: str, zh: str):
+        """The column, else the GPU's figure in the catalogue."""
+        return d(key, default(key, Lookup("gpu", r.gpu_profile, key)), unit, en, zh, CATALOGUE)
+
+    r.hbm_gb = from_catalogue("hbm_gb", GB, "HBM per GPU", "每卡显存")
+    r.peak_tflops = from_catalogue("peak_tflops", TFLOPS, "dense BF16 peak", "BF16 稠密峰值")
+    r.gpus_per_node = from_catalogue("gpus_per_node", COUNT, "GPUs per node", "每节点 GPU 数")
+    r.whole_nodes = given("whole_nodes", False, BOOL, "gates count whole nodes", "门按整节点计")
+    r.host_gb = from_catalogue("host_gb", GB, "host memory per node", "每节点主机内存")
+    r.host_link = from_catalogue(
+        "host_link_gb_s", GBPS, "host link per GPU, per direction", "主机链路每卡单向带宽"
     )
 
     reg.section = "job"
-    r.tokens = d("tokens", Col("tokens"), TOKENS, "training tokens", "训练 token 数", COLUMN)
-    r.days = d("days", Col("days"), DAYS, "deadline", "期限", COLUMN)
-    r.reserve = d("reserve_days", default("reserve_days", 0), DAYS, "reserve", "预留天数", COLUMN)
-    r.price = d(
-        "price_per_gpu_hour",
-        Col("price_per_gpu_hour"),
-        MONEY,
-        "price per GPU-hour",
-        "每 GPU 小时价格",
-        COLUMN,
-    )
-    r.measured_gb = d(
-        "measured_peak_gb", Col("measured_peak_gb"), GB, "measured peak", "实测峰值", COLUMN
-    )
-    r.counter = d(
-        "measured_counter",
-        default("measured_counter", "device"),
-        TEXT,
-        "what the measured peak counts",
-        "实测峰值的计数口径",
-        COLUMN,
+    r.tokens = given("tokens", None, TOKENS, "training tokens", "训练 token 数")
+    r.days = given("days", None, DAYS, "deadline", "期限")
+    r.reserve = given("reserve_days", 0, DAYS, "reserve", "预留天数")
+    r.price = given("price_per_gpu_hour", None, MONEY, "price per GPU-hour", "每 GPU 小时价格")
+    r.measured_gb = given("measured_peak_gb", None, GB, "measured peak", "实测峰值")
+    r.counter = given(
+        "measured_counter", "device", TEXT, "what the measured peak counts", "实测峰值的计数口径"
     )
     r.counter_zh = d(
         "measured_counter_zh",

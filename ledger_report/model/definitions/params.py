@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..expr import Col, IsBlank, all_of, any_of, ceil, default, floor, if_, maximum, negate
 from ..registry import BOOL, COUNT, PARAMS, TEXT, Registry
-from .common import COLUMN, MEGATRON_PARAMS, MOE35, Ctx, doc, or0
+from .common import COLUMN, MEGATRON_PARAMS, MOE35, Ctx, column_definer, doc, or0
 
 HF = "huggingface/transformers src/transformers/models/"
 DEEPSEEK_MLA = (
@@ -50,34 +50,22 @@ def _columns(reg: Registry, r: Ctx) -> None:
     """The architecture's input columns, each with its default."""
     reg.section = "architecture"
     d = reg.define
-    r.L = d("layers", Col("layers"), COUNT, "layers", "层数", COLUMN)
-    r.h = h = d("hidden", Col("hidden"), COUNT, "hidden", "隐藏维度", COLUMN)
-    r.a = a = d("heads", Col("heads"), COUNT, "heads", "头数", COLUMN)
-    r.g = d(
-        "kv_heads",
-        default("kv_heads", a),
-        COUNT,
-        "kv heads",
-        "KV 头数",
-        COLUMN + " (heads when empty)",
+    given = column_definer(reg)
+    r.L = given("layers", None, COUNT, "layers", "层数")
+    r.h = h = given("hidden", None, COUNT, "hidden", "隐藏维度")
+    r.a = a = given("heads", None, COUNT, "heads", "头数")
+    r.g = given("kv_heads", a, COUNT, "kv heads", "KV 头数", " (heads when empty)")
+    r.hd = hd = given(
+        "head_dim", h / a, COUNT, "head dim", "每头维度", " (hidden / heads when empty)"
     )
-    r.hd = hd = d(
-        "head_dim",
-        default("head_dim", h / a),
-        COUNT,
-        "head dim",
-        "每头维度",
-        COLUMN + " (hidden / heads when empty)",
-    )
-    r.f = f = d("ffn_hidden", Col("ffn_hidden"), COUNT, "ffn hidden", "MLP 宽度", COLUMN)
-    r.vocab = vocab = d("vocab", Col("vocab"), COUNT, "vocab", "词表", COLUMN)
-    vm = d(
+    r.f = f = given("ffn_hidden", None, COUNT, "ffn hidden", "MLP 宽度")
+    r.vocab = vocab = given("vocab", None, COUNT, "vocab", "词表")
+    vm = given(
         "vocab_multiple",
-        Col("vocab_multiple"),
+        None,
         COUNT,
         "vocab padded to a multiple of (× tp)",
         "词表填充倍数（× tp）",
-        COLUMN,
     )
     r.V = d(
         "padded_vocab",
@@ -95,87 +83,37 @@ def _columns(reg: Registry, r: Ctx) -> None:
         "词表有填充",
         VOCAB_PADDING,
     )
-    r.glu = d("glu", default("glu", True), BOOL, "gated MLP", "门控 MLP", COLUMN)
-    r.tied = d(
-        "tied_embeddings",
-        default("tied_embeddings", False),
-        BOOL,
-        "tied embeddings",
-        "共享嵌入",
-        COLUMN,
-    )
-    r.norm = d("norm", default("norm", "rmsnorm"), TEXT, "norm", "归一化", COLUMN)
-    r.qk_norm = d("qk_norm", default("qk_norm", False), BOOL, "qk norm", "qk 归一化", COLUMN)
-    r.npl = d(
+    r.glu = given("glu", True, BOOL, "gated MLP", "门控 MLP")
+    r.tied = given("tied_embeddings", False, BOOL, "tied embeddings", "共享嵌入")
+    r.norm = given("norm", "rmsnorm", TEXT, "norm", "归一化")
+    r.qk_norm = given("qk_norm", False, BOOL, "qk norm", "qk 归一化")
+    r.npl = given(
         "norms_per_layer",
-        default("norms_per_layer", 2),
+        2,
         COUNT,
         "norms per layer",
         "每层 norm 个数",
-        COLUMN + " (two: before attention and before the MLP)",
+        " (two: before attention and before the MLP)",
     )
-    r.qkv_bias = d(
-        "qkv_bias", default("qkv_bias", False), BOOL, "q, k, v biases", "q、k、v 偏置", COLUMN
-    )
-    r.lbias = d(
-        "linear_bias",
-        default("linear_bias", False),
-        BOOL,
-        "biases on every linear layer",
-        "所有线性层带偏置",
-        COLUMN,
-    )
-    r.sinks = d(
-        "attention_sinks",
-        default("attention_sinks", False),
-        BOOL,
-        "attention sinks",
-        "注意力 sink",
-        COLUMN,
-    )
-    r.gate = d(
-        "gated_attention",
-        default("gated_attention", False),
-        BOOL,
-        "gated attention",
-        "门控注意力",
-        COLUMN,
-    )
-    r.window = d(
-        "sliding_window", Col("sliding_window"), COUNT, "sliding window", "滑动窗口", COLUMN
-    )
-    r.sliding_every = d(
+    r.qkv_bias = given("qkv_bias", False, BOOL, "q, k, v biases", "q、k、v 偏置")
+    r.lbias = given("linear_bias", False, BOOL, "biases on every linear layer", "所有线性层带偏置")
+    r.sinks = given("attention_sinks", False, BOOL, "attention sinks", "注意力 sink")
+    r.gate = given("gated_attention", False, BOOL, "gated attention", "门控注意力")
+    r.window = given("sliding_window", None, COUNT, "sliding window", "滑动窗口")
+    r.sliding_every = given(
         "sliding_every",
-        Col("sliding_every"),
+        None,
         COUNT,
         "one layer in k global",
         "每 k 层一层全局",
-        COLUMN + " (empty: every layer local)",
+        " (empty: every layer local)",
     )
     # multi-head latent attention
-    qr = d("q_lora_rank", Col("q_lora_rank"), COUNT, "MLA query rank", "MLA query 秩", COLUMN)
-    kvr = d(
-        "kv_lora_rank", Col("kv_lora_rank"), COUNT, "MLA key/value rank", "MLA key/value 秩", COLUMN
-    )
-    rope = d(
-        "qk_rope_head_dim",
-        Col("qk_rope_head_dim"),
-        COUNT,
-        "MLA rotary head dim",
-        "MLA 旋转头维度",
-        COLUMN,
-    )
-    nope = d(
-        "qk_nope_head_dim",
-        Col("qk_nope_head_dim"),
-        COUNT,
-        "MLA non-rotary head dim",
-        "MLA 非旋转头维度",
-        COLUMN,
-    )
-    vhd = d(
-        "v_head_dim", Col("v_head_dim"), COUNT, "MLA value head dim", "MLA value 头维度", COLUMN
-    )
+    qr = given("q_lora_rank", None, COUNT, "MLA query rank", "MLA query 秩")
+    kvr = given("kv_lora_rank", None, COUNT, "MLA key/value rank", "MLA key/value 秩")
+    rope = given("qk_rope_head_dim", None, COUNT, "MLA rotary head dim", "MLA 旋转头维度")
+    nope = given("qk_nope_head_dim", None, COUNT, "MLA non-rotary head dim", "MLA 非旋转头维度")
+    vhd = given("v_head_dim", None, COUNT, "MLA value head dim", "MLA value 头维度")
     r.mla = mla = d(
         "is_mla",
         negate(IsBlank(kvr)),
@@ -202,101 +140,50 @@ def _columns(reg: Registry, r: Ctx) -> None:
     )
     r.qr, r.kvr, r.rope, r.nope, r.vhd = qr, kvr, rope, nope, vhd
     # MoE
-    r.E = d("experts", default("experts", 0), COUNT, "routed experts", "路由专家数", COLUMN)
-    r.topk = d("topk", default("topk", 0), COUNT, "top-k", "top-k", COLUMN)
-    r.f_moe = f_moe = d(
-        "moe_ffn_hidden",
-        default("moe_ffn_hidden", f),
-        COUNT,
-        "expert ffn",
-        "专家 MLP 宽度",
-        COLUMN + " (ffn_hidden when empty)",
+    r.E = given("experts", 0, COUNT, "routed experts", "路由专家数")
+    r.topk = given("topk", 0, COUNT, "top-k", "top-k")
+    r.f_moe = f_moe = given(
+        "moe_ffn_hidden", f, COUNT, "expert ffn", "专家 MLP 宽度", " (ffn_hidden when empty)"
     )
-    r.f_sh = f_sh = d(
+    r.f_sh = f_sh = given(
         "shared_expert_ffn",
-        default("shared_expert_ffn", if_(IsBlank(Col("shared_experts")), 0, f_moe)),
+        if_(IsBlank(Col("shared_experts")), 0, f_moe),
         COUNT,
         "shared expert ffn",
         "共享专家宽度",
-        COLUMN + " (moe_ffn_hidden when shared_experts is given, else 0)",
+        " (moe_ffn_hidden when shared_experts is given, else 0)",
     )
-    r.n_sh = d(
+    r.n_sh = given(
         "shared_experts",
-        default("shared_experts", if_(f_sh.gt(0), 1, 0)),
+        if_(f_sh.gt(0), 1, 0),
         COUNT,
         "shared experts",
         "共享专家数",
-        COLUMN + " (1 when shared_expert_ffn > 0)",
+        " (1 when shared_expert_ffn > 0)",
     )
-    r.sh_gate = d(
-        "shared_expert_gate",
-        default("shared_expert_gate", False),
-        BOOL,
-        "shared-expert gate",
-        "共享专家门",
-        COLUMN,
-    )
-    r.router_bias = d(
-        "router_bias", default("router_bias", False), BOOL, "router bias", "路由偏置", COLUMN
-    )
-    r.moe_every = d("moe_every", default("moe_every", 1), COUNT, "MoE every", "MoE 间隔", COLUMN)
-    r.k_dense = d(
-        "first_dense_layers",
-        default("first_dense_layers", 0),
-        COUNT,
-        "first dense layers",
-        "前置稠密层数",
-        COLUMN,
-    )
-    r.mtp = d("mtp_layers", default("mtp_layers", 0), COUNT, "MTP modules", "MTP 模块数", COLUMN)
-    r.fae = d(
-        "full_attention_every",
-        default("full_attention_every", 1),
-        COUNT,
-        "full attention every",
-        "全注意力间隔",
-        COLUMN,
-    )
+    r.sh_gate = given("shared_expert_gate", False, BOOL, "shared-expert gate", "共享专家门")
+    r.router_bias = given("router_bias", False, BOOL, "router bias", "路由偏置")
+    r.moe_every = given("moe_every", 1, COUNT, "MoE every", "MoE 间隔")
+    r.k_dense = given("first_dense_layers", 0, COUNT, "first dense layers", "前置稠密层数")
+    r.mtp = given("mtp_layers", 0, COUNT, "MTP modules", "MTP 模块数")
+    r.fae = given("full_attention_every", 1, COUNT, "full attention every", "全注意力间隔")
     # Gated DeltaNet (the linear-attention layers of a hybrid model)
-    nk = d(
-        "linear_key_heads",
-        Col("linear_key_heads"),
-        COUNT,
-        "linear-attention key heads",
-        "线性注意力 key 头数",
-        COLUMN,
+    nk = given("linear_key_heads", None, COUNT, "linear-attention key heads", "线性注意力 key 头数")
+    nv = given(
+        "linear_value_heads", None, COUNT, "linear-attention value heads", "线性注意力 value 头数"
     )
-    nv = d(
-        "linear_value_heads",
-        Col("linear_value_heads"),
-        COUNT,
-        "linear-attention value heads",
-        "线性注意力 value 头数",
-        COLUMN,
+    dk = given(
+        "linear_key_head_dim", None, COUNT, "linear-attention key head dim", "线性注意力 key 头维度"
     )
-    dk = d(
-        "linear_key_head_dim",
-        Col("linear_key_head_dim"),
-        COUNT,
-        "linear-attention key head dim",
-        "线性注意力 key 头维度",
-        COLUMN,
-    )
-    dvl = d(
+    dvl = given(
         "linear_value_head_dim",
-        Col("linear_value_head_dim"),
+        None,
         COUNT,
         "linear-attention value head dim",
         "线性注意力 value 头维度",
-        COLUMN,
     )
-    r.kconv = d(
-        "linear_conv_kernel",
-        Col("linear_conv_kernel"),
-        COUNT,
-        "linear-attention conv kernel",
-        "线性注意力卷积核",
-        COLUMN,
+    r.kconv = given(
+        "linear_conv_kernel", None, COUNT, "linear-attention conv kernel", "线性注意力卷积核"
     )
     r.gdn = d(
         "has_linear_attention",

@@ -106,7 +106,19 @@ HOST_LINK_EFFICIENCY = (
 GEMM_RAMP_S = 2e-6  # Calculon systems/a100_80g.json matrix efficiency by size: 1 GFLOP at 0.6 of the 0.95 plateau → F½ = 0.58 GFLOP = 1.9 µs at 312 TFLOP/s
 GEMMS_PER_LAYER = 4  # Megatron-LM / Transformer Engine: fused QKV, output projection, fc1 (gate and up fused), fc2
 GEMMS_PER_EXPERT = 2  # grouped GEMMs over the rank's experts: fc1 (gate and up) and fc2 (Megatron-LM megatron/core/transformer/moe/experts.py GroupedMLP)
-GROUPED_GEMM_RELATIVE = 0.4  # grouped expert GEMMs against dense ones: the second constant the published runs set, refitted with SUSTAINED_FRACTION leave-one-source-out (tests/support/fit.py; refitted on all runs 0.4, grid 0.3-1.0)
+GROUPED_GEMM_RELATIVE = 0.4  # grouped expert GEMMs against dense ones, beyond their tile and wave quantization and memory bound: the second constant the published runs set, refitted with SUSTAINED_FRACTION leave-one-source-out (tests/support/fit.py; refitted on all runs 0.4, grid 0.3-1.0)
+# Tile and wave quantization: a GEMM's output is cut into tiles (thread blocks) scheduled on the SMs
+# in waves, and a wave costs the same full or not; cuBLAS picks the tile per shape, taken here as
+# the one of these that fills its waves best.
+GEMM_TILES = ((128, 256), (256, 128), (128, 128))
+WAVE_SOURCE = (
+    "tile and wave quantization: C = ⌈M/Tm⌉·⌈N/Tn⌉ tiles (× the GEMMs that run at once), "
+    "W = ⌈C/SMs⌉ waves, efficiency C/(W·SMs), the best of the tiles 128×256, 256×128, 128×128 "
+    "(NVIDIA Deep Learning Performance Documentation, 'Matrix Multiplication Background User's "
+    "Guide', tile and wave quantization; stas00/ml-engineering @744d01e1 "
+    "training/performance/README.md 'Do more SMs give more TFLOPS?', C, W and the 128 × 256 tile); "
+    "1 where the catalogue has no SM count"
+)
 # Fused attention kernels, fraction of the dense BF16 peak they reach forward and backward (head dim
 # 128, causal, sequences of 2K-16K), (A100 class, Hopper and later):
 ATTENTION_KERNEL_EFFICIENCY = {
@@ -154,7 +166,7 @@ CPU_ADAM_HOST_BYTES_PER_PARAM = 154  # DeepSpeed docs/_tutorials/zero-offload.md
 # reports it in-sample and leave-one-source-out): the share of the maximum achievable matmul FLOP/s
 # (gpus.csv gemm_efficiency, a kernel benchmark) that a training step sustains, by class of GPU:
 # parts without FP8 (A100 class) and the rest (Hopper and later).
-SUSTAINED_FRACTION = {"no_fp8": 0.84, "fp8": 0.67}
+SUSTAINED_FRACTION = {"no_fp8": 0.86, "fp8": 0.71}
 
 
 def sustained_class(gpu: str) -> str:
@@ -564,10 +576,45 @@ def _gemm_eff(reg: Registry, key: str, flops, peak, eff, en: str, zh: str):
     )
 
 
+def _wave(reg: Registry, r: Ctx, key: str, rows, cols, together, en: str, zh: str):
+    """The share of its waves a GEMM of ``rows`` × ``cols`` outputs fills (``together`` such GEMMs
+    at once): tiles / (waves × SMs), for the tile of GEMM_TILES that fills them best."""
+    sms = maximum(r.sms, 1)
+    fills = []
+    for tm, tn in GEMM_TILES:
+        tiles = ceil(maximum(rows, 1) / tm) * ceil(maximum(cols, 1) / tn) * together
+        fills.append(tiles / (ceil(tiles / sms) * sms))
+    return reg.define(key, if_(r.sms.gt(0), maximum(*fills), 1), RATIO, en, zh, WAVE_SOURCE)
+
+
 def _efficiency(reg: Registry, r: Ctx) -> None:
     reg.section = "time"
     d = reg.define
     tok = r.tokens_mb
+    r.act_bytes = d(
+        "activation_element_bytes",
+        ACTIVATION_BYTES,
+        COUNT,
+        "bytes per activation element sent",
+        "每个激活元素的通信字节",
+        "bf16 activations (Megatron-LM sends them in the parameters' 16-bit dtype)",
+    )
+    r.hbm_eff_bw = d(
+        "hbm_stream_gb_s",
+        r.hbm_bw * HBM_EFFICIENCY,
+        GBPS,
+        "HBM bandwidth a memory-bound kernel reaches",
+        "访存受限内核可达的显存带宽",
+        "hbm_gb_s × " + str(HBM_EFFICIENCY) + " (Calculon mem1 MB_efficiency)",
+    )
+    r.sms = d(
+        "gemm_sm_count",
+        Lookup("gpu", r.gpu_profile, "sms", default=0),
+        COUNT,
+        "streaming multiprocessors the GEMM tiles are scheduled on",
+        "GEMM 分块调度所用的 SM 数",
+        CATALOGUE + " (sms; 0: no published count, no wave quantization)",
+    )
     has_e = r.E.gt(0)
     r.tok_expert = d(
         "tokens_per_local_expert",
@@ -629,39 +676,105 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         KORTH + ": full and core-attention recompute run the attention forward again",
     )
     peak, eff = r.gemm_flops, r.gemm_eff
+    wave_dense = _wave(
+        reg,
+        r,
+        "dense_layer_gemm_wave_efficiency",
+        tok,
+        r.dense_layer_p / (r.tp * r.h * GEMMS_PER_LAYER),
+        1,
+        "wave quantization of a dense layer's GEMMs (tokens × their mean width on the rank)",
+        "稠密层 GEMM 的波量化效率",
+    )
     r.eff_dense = _gemm_eff(
         reg,
         "dense_layer_gemm_efficiency",
         2 * tok * r.dense_layer_p / r.tp / GEMMS_PER_LAYER,
         peak,
-        eff,
+        eff * wave_dense,
         "efficiency of a dense layer's GEMMs",
         "稠密层 GEMM 效率",
+    )
+    wave_moe = _wave(
+        reg,
+        r,
+        "moe_layer_gemm_wave_efficiency",
+        tok,
+        r.moe_layer_dense_p / (r.tp * r.h * GEMMS_PER_LAYER),
+        1,
+        "wave quantization of an MoE layer's attention GEMMs",
+        "MoE 层注意力 GEMM 的波量化效率",
     )
     r.eff_moe = _gemm_eff(
         reg,
         "moe_layer_gemm_efficiency",
         2 * tok * r.moe_layer_dense_p / r.tp / GEMMS_PER_LAYER,
         peak,
-        eff,
+        eff * wave_moe,
         "efficiency of an MoE layer's attention GEMMs",
         "MoE 层注意力 GEMM 效率",
+    )
+    local_experts = maximum(r.E / r.ep, 1)
+    streams = conv(r, "expert_gemm_streams")
+    together = d(
+        "expert_gemms_at_once",
+        if_(streams.eq(0), local_experts, minimum(streams, local_experts)),
+        COUNT,
+        "local experts whose GEMMs run at once (sharing the SMs)",
+        "同时运行（共享 SM）的本地专家 GEMM 数",
+        "the convention's expert_gemm_streams (model/conventions.py: Transformer Engine GroupedLinear 4 cuBLAS streams, torch._grouped_mm all, a loop 1), at most the rank's E/ep experts",
+    )
+    wave_expert = _wave(
+        reg,
+        r,
+        "expert_gemm_wave_efficiency",
+        r.tok_expert,
+        r.expert_mlp_p / (r.etp * r.h * GEMMS_PER_EXPERT),
+        together,
+        "wave quantization of the expert GEMMs (tokens per expert × their mean width, the GEMMs that run at once)",
+        "专家 GEMM 的波量化效率",
+    )
+    m_e, n_e = maximum(r.tok_expert, 1), r.expert_mlp_p / (r.etp * r.h * GEMMS_PER_EXPERT)
+    roof = d(
+        "expert_gemm_memory_bound_efficiency",
+        2
+        * m_e
+        * n_e
+        * r.h
+        / (r.act_bytes * (m_e * r.h + r.h * n_e + m_e * n_e))
+        * r.hbm_eff_bw
+        * BYTES_PER_GB
+        / peak,
+        RATIO,
+        "the most an expert GEMM reaches at its arithmetic intensity (HBM-bound below it)",
+        "专家 GEMM 在其算术强度下可达的上限（低于此为显存受限）",
+        "roofline: FLOPs ÷ bytes of A, B and C (2·M·N·K ÷ 2-byte elements of M·K + K·N + M·N; M the tokens per expert, N the mean width, K = h) × HBM bandwidth ÷ peak (NVIDIA 'Matrix Multiplication Background User's Guide', math and memory bounds: arithmetic intensity against the GPU's ops:byte ratio)",
     )
     r.eff_expert = _gemm_eff(
         reg,
         "expert_gemm_efficiency",
         maximum(2 * r.tok_expert * r.expert_mlp_p / r.etp / GEMMS_PER_EXPERT, 1),
         peak,
-        eff * GROUPED_GEMM_RELATIVE,
+        minimum(eff * wave_expert, roof) * GROUPED_GEMM_RELATIVE,
         "efficiency of the grouped expert GEMMs",
         "分组专家 GEMM 效率",
+    )
+    wave_head = _wave(
+        reg,
+        r,
+        "head_gemm_wave_efficiency",
+        tok,
+        r.V / r.tp,
+        1,
+        "wave quantization of the output layer's GEMM",
+        "输出层 GEMM 的波量化效率",
     )
     r.eff_head = _gemm_eff(
         reg,
         "head_gemm_efficiency",
         2 * tok * r.V * r.h / r.tp,
         r.bf16_flops,
-        r.bf16_eff,
+        r.bf16_eff * wave_head,
         "efficiency of the output layer (bf16)",
         "输出层 GEMM 效率（bf16）",
     )
@@ -684,22 +797,6 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         "efficiency of the attention core (bf16)",
         "注意力核心效率（bf16）",
         "flash attention: attention_kernel_efficiency × sustained_fraction × efficiency_scale; unfused: batched GEMMs at the GEMM efficiency plus the score traffic",
-    )
-    r.act_bytes = d(
-        "activation_element_bytes",
-        ACTIVATION_BYTES,
-        COUNT,
-        "bytes per activation element sent",
-        "每个激活元素的通信字节",
-        "bf16 activations (Megatron-LM sends them in the parameters' 16-bit dtype)",
-    )
-    r.hbm_eff_bw = d(
-        "hbm_stream_gb_s",
-        r.hbm_bw * HBM_EFFICIENCY,
-        GBPS,
-        "HBM bandwidth a memory-bound kernel reaches",
-        "访存受限内核可达的显存带宽",
-        "hbm_gb_s × " + str(HBM_EFFICIENCY) + " (Calculon mem1 MB_efficiency)",
     )
 
 
