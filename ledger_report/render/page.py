@@ -155,6 +155,7 @@ WIDE_LABEL_EM = 24.5
 SHORT_VALUE_EM = 5.0  # a value that fits the last cell of a figure's row (18 % of a column)
 LONG_TEXT_EM = 10.5  # a text value wider than the row's two value cells goes on a line of its own
 FORMULA_EM = 28.7
+SENTENCE_EM = 27.5  # a label run on into its sentence (bold, the lines after the first indented)
 LINE_LABEL_EM = 16.6
 NOTE_EM = 30.5
 FULL_EM = 96.5
@@ -561,11 +562,10 @@ def _chart(s: view.ViewSection) -> dict[str, Any]:
 
 
 def _item_lines(it: dict[str, Any]) -> float:
-    if it["kind"] == "row" and it.get("sentence"):
+    if it["kind"] == "row" and it.get("sentence"):  # the label, then the sentence in bold
         return (
-            max(_lines(it["label"], WIDE_LABEL_EM), 1)
-            + _lines(it["text"], FORMULA_EM)
-            + 0.1
+            _lines(f"{it['label']}: {it['text']}", SENTENCE_EM)
+            + 0.05
             + _lines(it["formula"], FORMULA_EM)
         )
     if it["kind"] == "row":

@@ -1508,8 +1508,8 @@ def _terms_and_bound(reg: Registry) -> None:
                 if_(IsBlank(Ref("step_bound")), "", concat(words[3], Ref("step_bound" + suffix))),
             ),
             TEXT,
-            "step time by term; latency, bandwidth; what binds",
-            "步时分项；延迟、带宽；瓶颈",
+            "step time by term, and what binds",
+            "步时分项与瓶颈",
             "step_time_terms, the exposed communication as time_comm_latency_s and "
             "time_comm_bandwidth_s (where there is any), and step_bound",
         )
