@@ -262,6 +262,7 @@ class _Fit:
     heights: list[float] | None = None
     over: list[float] | None = None
     caps: list[float] | None = None
+    tight: bool = False  # no level leaves room to spare: each item measured from the first layout
 
 
 class _Book:
@@ -308,7 +309,7 @@ def _first_fit(d: pg.PageData) -> _Fit:
         used = pg.heights_of(cols, heights, over)
         if all(u <= c * (1 - pg.CUT_SPARE) for u, c in zip(used, caps)):
             return _Fit(density)
-    return _Fit(pg.MAX_DENSITY)
+    return _Fit(pg.MAX_DENSITY, tight=True)
 
 
 def _columns(d: pg.PageData, fit: _Fit) -> list[list[dict[str, Any]]]:
@@ -360,6 +361,8 @@ def _config_view(book: _Book, i: int, fit: _Fit) -> dict[str, Any]:
         "wide": d.wide,
         "charts": d.charts,
         "columns": _columns(d, fit),
+        # each item measured (_measure) on a page laid out again or likely to be
+        "item_ids": fit.tight or fit.heights is not None,
         "page_no": book.n_summary + i + 1,
     }
 
@@ -526,6 +529,7 @@ class _Measure:
     used: list[float]
     items: dict[int, float]
     over: dict[int, float]
+    exact: bool = False  # every item measured by its own anchor (a page laid out again)
 
     @property
     def overflows(self) -> bool:
@@ -567,6 +571,7 @@ def _measure(document, book: _Book, fits: Sequence[_Fit]) -> dict[int, _Measure]
         items: dict[int, float] = {}
         over: dict[int, float] = {}
         tops, used = [], []
+        exact = True
         for c, col in enumerate(_columns(d, fit)):
             starts = [m.get(f"p{c}-{j}") for j in range(len(col))]
             end = ends[c][1]
@@ -587,13 +592,18 @@ def _measure(document, book: _Book, fits: Sequence[_Fit]) -> dict[int, _Measure]
                     for k, (y0, y1) in zip(n, zip(edges, edges[1:])):
                         items[k] = y1 - y0
                     continue
+                exact = False
                 over[s] = over_now[s]
                 body = max(bottom - starts[j][1] - over[s], 0.0)
                 guess = sum(heights[k] for k in n) or 1.0
                 for k in n:
                     items[k] = heights[k] * body / guess
         out[i] = _Measure(
-            caps=[foot - t for foot, t in zip(feet, tops)], used=used, items=items, over=over
+            caps=[foot - t for foot, t in zip(feet, tops)],
+            used=used,
+            items=items,
+            over=over,
+            exact=exact,
         )
     return out
 
@@ -608,14 +618,13 @@ def _refit(d: pg.PageData, fit: _Fit, m: _Measure) -> _Fit | None:
     over = [m.over.get(s, est_over[s]) for s in range(len(d.sections))]
     secs = [it["sec"] for it in d.flow(fit.density)[0]]
     caps = list(m.caps)
-    if (
-        fit.caps is not None and fit.heights is not None
-    ):  # cut by these heights already: leave what overflowed
+    if fit.caps is not None and fit.heights is not None and not m.exact:
+        # cut by these (shared) heights already: leave what overflowed
         caps = [c - max(u - c, 0.0) - 2.0 for u, c in zip(m.used, m.caps)]
     cols = pg.cut(heights, secs, over, caps)
     excess = max(h - c for h, c in zip(pg.heights_of(cols, heights, over), caps))
-    # at the last level, a cut the measures put within a line of fitting is tried too (the
-    # measured heights of items are shares of their pieces' heights, not exact)
+    # at the last level, a cut the measures put within a line of fitting is tried too (a section
+    # continued in a column measures its heading where it was laid out, not where it goes)
     room = pg.line_px() if fit.density >= pg.MAX_DENSITY else -0.5
     if excess <= room and (fit.heights is None or heights != fit.heights or caps != fit.caps):
         return _Fit(fit.density, heights, over, caps)
@@ -863,10 +872,9 @@ def _render_parts(book, root, parts, fits, jobs, progress) -> list[tuple[bytes, 
         _FORKED = (book, root, parts, fits)
         # The template is compiled here, once, rather than in every worker (~0.1 s each).
         environment().get_template(MAIN_TEMPLATE)
-        # Objects the workers inherit are moved out of the collector's reach: a forked worker
-        # that collects them touches (and so copies) every page of the parent's heap, which made
-        # the workers ~25 % slower.
-        gc.collect()
+        # Objects the workers inherit are moved out of the collector's reach (a collection that
+        # walked them would touch, and so copy, every page of the heap the workers share).  The
+        # workers never collect (:func:`_child`), so nothing is collected first (~0.05 s).
         gc.freeze()
         try:
             _forked(len(parts), workers, finished)
