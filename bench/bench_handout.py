@@ -144,8 +144,9 @@ machine, ``-n 20 --lang en --jobs 1``: generated 22 pages, CPU 0.220 s per page 
 cores; ``--build`` times it).  Before: 5.1 s wall and 8.3 s of user CPU on an idle machine.  Where
 a build's CPU went (loaded machine, one process each): the workbook's fork ~20 % (XlsxWriter's
 ``write_formula`` about half of it), the handout's two forks ~65 % (per part: the first layout
-~60 %, pages laid out again ~12 %, ``write_pdf`` ~25 %), the parent ~12 % (imports ~0.3 s, of
-them WeasyPrint ~0.35 s loaded, while the workbook runs; reading and computing ~0.1 s).  What
+~60 %, pages laid out again ~12 %, ``write_pdf`` ~25 %), the parent ~12 % (~0.3 s of imports
+and ~0.1 s reading and computing before it forks, then WeasyPrint's import, ~0.35 s loaded,
+while the workbook runs).  What
 the handout's calls go to (cProfile, the example in English, one layout a page, 19.5 M calls;
 parts of the page removed one at a time): the three columns' flow 41 %, the bars 14 %, the state
 ledger 14 %, the two summary pages 7 %, the legend 7 %, the lines tables 6.5 %, the headline
