@@ -327,12 +327,13 @@ def _plan_over_its_input(tmp: Path) -> Run:
     return expect(cli(tmp, "plan", "plans.csv", "-o", ".", "-q", "-j", "1"), 1, "is the input file")
 
 
-@case("data loss", "Ctrl-C after the 2nd of 3 outputs is renamed in", "signal")
+@case("data loss", "Ctrl-C after the 1st of 2 outputs is renamed in", "signal")
 def _ctrl_c_at_swap(tmp: Path) -> Run:
     write_rows(tmp / "in", [{"name": "m", "params_total": "7B"}], "r.csv")
     out = tmp / "out"
-    earlier = _earlier_outputs(out, {"r.xlsx": b"PK earlier", "r.json": b"{}\n", "r.pdf": b"%P"})
-    argv = hooked_argv("replace", 2, signal.SIGINT, "-", "build", "r.csv", "-o", out, "-q")
+    earlier = _earlier_outputs(out, {"r.xlsx": b"PK earlier", "r.json": b'{"earlier": true}\n'})
+    args = ("build", "r.csv", "-o", out, "--format", "xlsx,json", "-q", "-j", "1")
+    argv = hooked_argv("replace", 1, signal.SIGINT, "-", *args)
     run = expect(cli(tmp, argv=argv), 128 + signal.SIGINT, "stopped by SIGINT")
     if _folder(out) != earlier:
         run.note = "the earlier outputs were not put back"

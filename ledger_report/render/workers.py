@@ -1,7 +1,9 @@
 """How many worker processes render side by side: the caller's number, else ``LEDGER_REPORT_JOBS``,
 else the CPUs this process may run on.  One rule for the handout and for ``calc --json``; the
 pause of the cyclic garbage collector that both take while they build many short-lived objects;
-and what a forked worker does first so that it never outlives its parent (:func:`forked_child`).
+an environment variable held for renders that may run in several threads at once
+(:func:`env_while_running`); and what a forked worker does first so that it never outlives its
+parent (:func:`forked_child`).
 
 Why workers outlived their parent (found in a red-team pass): ``kill -9`` (or ``timeout``'s SIGTERM before the
 CLI handled it) to ``build -j 2`` while the handout rendered left both workers alive for good,
@@ -96,11 +98,14 @@ def env_while_running(name: str, value: str) -> Iterator[None]:
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
-def die_with_parent(parent_pid: int) -> None:
-    """In a freshly forked worker: have the kernel send SIGKILL when the parent dies (Linux,
-    prctl(2) ``PR_SET_PDEATHSIG`` through ctypes); if the parent is already gone (it died between
-    the fork and this call), exit now.  Elsewhere nothing is set (the pipe ends the worker closes
-    still end it at its next write)."""
+def forked_child(parent_pid: int, close: Iterable[Any] = ()) -> None:
+    """What a forked worker does first: have the kernel send it SIGKILL when the parent dies
+    (Linux, prctl(2) ``PR_SET_PDEATHSIG`` through ctypes; elsewhere the pipe ends it closes still
+    end it at its next write), exit now if the parent is already gone (it died between the fork
+    and this call), close the connections and file descriptors ``close`` (the read ends of its
+    own and its siblings' pipes, inherited across ``fork``), and take SIGTERM's default action
+    (the parent's handler raises in the parent's code, which a worker does not run).  Ctrl-C
+    stays the parent's to handle."""
     if sys.platform.startswith("linux"):
         try:
             libc = ctypes.CDLL(None, use_errno=True)
@@ -109,14 +114,6 @@ def die_with_parent(parent_pid: int) -> None:
             pass
     if os.getppid() != parent_pid:
         os._exit(1)
-
-
-def forked_child(parent_pid: int, close: Iterable[Any] = ()) -> None:
-    """What a forked worker does first: die with its parent (:func:`die_with_parent`), close the
-    connections and file descriptors ``close`` (the read ends of its own and its siblings' pipes,
-    inherited across ``fork``), and take SIGTERM's default action (the parent's handler raises in
-    the parent's code, which a worker does not run).  Ctrl-C stays the parent's to handle."""
-    die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     for item in close:

@@ -364,3 +364,35 @@ def test_the_next_build_undoes_a_killed_build_even_when_it_fails(tmp_path):
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 1 and "r.csv" in r.output and "params_total" in r.output
     assert _contents(out) == earlier
+
+
+_KILLED_RECOVERY = """
+import os, signal, sys
+from ledger_report.render.output import recover
+real = os.replace
+def replace(*a, **k):
+    real(*a, **k)
+    os.kill(os.getpid(), signal.SIGKILL)
+os.replace = replace
+recover([sys.argv[1]])
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.name != "posix", reason="POSIX")
+def test_a_recovery_killed_part_way_is_finished_by_the_next(tmp_path):
+    """A run killed after its third replace (every output new, the swap not recorded done); the
+    run that undoes it is itself killed after putting back the first file; the next one finishes
+    the undo: the earlier set, byte for byte, and nothing else."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    _earlier(out)
+    _killed_write(out, NEW, "replace", 3)
+    assert _contents(out).keys() > OLD.keys() and _contents(out)["r.json"] == NEW["r.json"]
+    proc = subprocess.run([sys.executable, "-c", _KILLED_RECOVERY, str(out)], timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    assert _contents(out) != OLD  # the undo was cut short
+    assert len(output.recover([out])) == 1
+    assert _contents(out) == OLD

@@ -9,14 +9,12 @@ from .cells import (
     _CM_TO_PX,
     _HEADER_FILL,
     _HEADER_FONT,
-    _HEADER_MARGIN,
     _LINE_PT,
-    _MARGINS,
     _SECTION_FONT,
     F_INT,
-    _header_escape,
     _letter,
     _ok,
+    print_setup,
 )
 from .display import (
     _unit_word,
@@ -168,16 +166,9 @@ def _print_setup(rep, ws, last_row: int) -> None:
     """The Budget prints: its figures and totals, A4 landscape, one page wide, the labels repeated
     on every page across."""
     ws.print_area(0, 0, last_row - 1, max(1 + rep.n, 1 + len(_currencies(rep))))
-    ws.set_landscape()
-    ws.set_paper(9)  # A4
-    ws.fit_to_pages(1, 0)
     ws.repeat_columns(0, 1)
-    ws.set_margins(**_MARGINS)
-    ws.set_header(
-        "&C&11 " + _header_escape(rep.t("ledger-report: budget", "ledger-report：预算")),
-        margin=_HEADER_MARGIN,
-    )
-    ws.set_footer("&L&8 " + _header_escape(rep.footer()) + "&R&8 &P / &N", margin=_HEADER_MARGIN)
+    title = rep.t("ledger-report: budget", "ledger-report：预算")
+    print_setup(ws, 0, title, rep.footer(), numbered=True)
 
 
 def write_chart(rep, ws, r: int) -> None:

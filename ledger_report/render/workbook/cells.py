@@ -44,10 +44,6 @@ DASH = "—"  # a line or figure that does not apply to the configuration
 F_INT = "#,##0"
 F_GB = "#,##0.00"
 F_DAYS = "#,##0.0"
-F_SCI = "0.000E+00"
-F_BPP = "0.0###"
-F_RATIO = "0.0000"
-F_MONEY = "#,##0.00"
 F_GENERAL = "General"
 
 
@@ -78,6 +74,19 @@ _PROPERTIES: dict[str, Any] = {
     "author": "ledger-report",  # also cp:lastModifiedBy, which XlsxWriter always writes
     "created": FIXED_TIME,  # also dcterms:modified
 }
+# A cell's looks and their defaults (:meth:`_Book.style`).
+_LOOKS: dict[str, Any] = dict(
+    fmt=F_GENERAL,
+    bold=False,
+    fill=None,
+    font_color=None,
+    quote=False,
+    wrap=False,
+    size=None,
+    italic=False,
+    align=None,
+    top=False,
+)
 _CM_TO_PX = 96 / 2.54  # chart sizes are given in centimetres below
 
 
@@ -117,58 +126,30 @@ class _Book:
         return self.wb.add_worksheet(title)
 
     # styles ---------------------------------------------------------------------------------
-    def style(
-        self,
-        *,
-        fmt: str = F_GENERAL,
-        bold: bool = False,
-        fill: str | None = None,
-        font_color: str | None = None,
-        quote: bool = False,
-        wrap: bool = False,
-        size: float | None = None,
-        italic: bool = False,
-        align: str | None = None,
-        top: bool = False,
-    ):
-        """The (cached) cell format for these looks; ``None`` for none at all."""
-        looks = dict(
-            fmt=fmt,
-            bold=bold,
-            fill=fill,
-            font_color=font_color,
-            quote=quote,
-            wrap=wrap,
-            size=size,
-            italic=italic,
-            align=align,
-            top=top,
-        )
+    def style(self, **looks: Any):
+        """The (cached) cell format for these looks (the keys of :data:`_LOOKS`); ``None`` for
+        none at all."""
+        looks = {**_LOOKS, **looks}
+        if len(looks) != len(_LOOKS):
+            raise TypeError(f"unknown looks: {sorted(set(looks) - set(_LOOKS))}")
         key = tuple(looks.values())
         if key in self._formats:
             return self._formats[key]
-        props: dict[str, Any] = {}
-        if fmt != F_GENERAL:
-            props["num_format"] = fmt
-        if bold:
-            props["bold"] = True
-        if italic:
-            props["italic"] = True
-        if size:
-            props["font_size"] = size
-        if font_color:
-            props["font_color"] = _rgb(font_color)
-        if fill:
-            props["pattern"] = 1  # solid
-            props["bg_color"] = _rgb(fill)
-        if wrap:
-            props["text_wrap"] = True
-        if wrap or top:
-            props["valign"] = "top"
-        if align:
-            props["align"] = align
-        if quote:
-            props["quote_prefix"] = True
+        fill, font = looks["fill"], looks["font_color"]
+        props = {
+            "num_format": looks["fmt"] if looks["fmt"] != F_GENERAL else None,
+            "bold": looks["bold"],
+            "italic": looks["italic"],
+            "font_size": looks["size"],
+            "font_color": font and _rgb(font),
+            "pattern": 1 if fill else None,  # solid
+            "bg_color": fill and _rgb(fill),
+            "text_wrap": looks["wrap"],
+            "valign": "top" if looks["wrap"] or looks["top"] else None,
+            "align": looks["align"],
+            "quote_prefix": looks["quote"],
+        }
+        props = {k: v for k, v in props.items() if v}
         got = self.wb.add_format(props) if props else None
         self._formats[key] = got
         if got is not None:
@@ -329,6 +310,19 @@ def _header_escape(s: str, limit: int = 120) -> str:
         s = s[: limit - 1] + "…"
     s = s.replace("&G", "\uff06G").replace("&[Picture]", "\uff06[Picture]")
     return s.replace("&", "&&")
+
+
+def print_setup(ws, tall: int, header: str | None = None, footer: str = "", numbered=False):
+    """A4 landscape, one page wide and ``tall`` pages tall (0: as many as it takes); with a
+    ``header``, the margins that hold it, and the ``footer`` (page numbers where ``numbered``)."""
+    ws.set_landscape()
+    ws.set_paper(9)  # A4
+    ws.fit_to_pages(1, tall)
+    if header is not None:
+        ws.set_margins(**_MARGINS)
+        ws.set_header("&C&11 " + _header_escape(header), margin=_HEADER_MARGIN)
+        pages = "&R&8 &P / &N" if numbered else ""
+        ws.set_footer("&L&8 " + _header_escape(footer) + pages, margin=_HEADER_MARGIN)
 
 
 _QUOTED = re.compile(r'"([^"]*)"')

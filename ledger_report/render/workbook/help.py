@@ -10,6 +10,7 @@ from .cells import (
     _SECTION_FONT,
     _Book,
     _lines,
+    print_setup,
 )
 from .layout import (
     MAX_PRINT_SHEETS,
@@ -97,7 +98,5 @@ def _write_help(book: _Book, ws, built: bool, lang: str = "en") -> None:
         r += 1
     for c, width in enumerate(_HELP_WIDTHS):
         ws.set_column(c, c, width)
-    ws.set_landscape()
-    ws.set_paper(9)
-    ws.fit_to_pages(1, 0)
+    print_setup(ws, 0)
     ws.repeat_rows(len(lines) + 2)

@@ -22,7 +22,7 @@ LEDGERS = "Ledgers"
 LEDGER = "Ledger"  # the one print sheet with a dropdown, above MAX_PRINT_SHEETS configurations
 HELP = "Help"
 BUDGET = "Budget"
-DTYPES, MOMENTS, OPTIMIZERS, GPUS, LISTS = "Dtypes", "Moments", "Optimizers", "GPUs", "Lists"
+LISTS = "Lists"
 MODELS_SHEET = "Models"  # the models the architecture cells follow (models.py)
 RESERVED_TITLES = (
     SUMMARY,

@@ -27,10 +27,6 @@ from .layout import (
 )
 
 
-def fmt_of(unit: str) -> str:
-    return _UNIT_FORMATS.get(unit, F_GENERAL)
-
-
 def _widest(ledgers, q, fmt: str) -> int:
     """The width a number column needs for its largest and its most negative value (a cost with
     its currency after it), so that no cell shows "###"; 0 for text and truth values."""
@@ -59,18 +55,12 @@ def write_ledgers(rep, ws) -> None:
     for q in rep.reg:
         j = _col_index(rep.letters[q.key])
         book.label(ws, 1, j, q.key, head)
-        book.label(ws, 2, j, f"{q.en if rep.lang == 'en' else q.zh} [{q.unit}]", sub)
-        label = f"{q.en if rep.lang == 'en' else q.zh} [{q.unit}]"
+        label = f"{rep.label(q.key)} [{q.unit}]"
+        book.label(ws, 2, j, label, sub)
+        fmt = _UNIT_FORMATS.get(q.unit, F_GENERAL)
         least = max(12, min(28, len(q.key) + 2), header_width(label))
-        ws.set_column(j - 1, j - 1, max(least, _widest(rep.ledgers, q, fmt_of(q.unit))))
-        columns.append(
-            (
-                j - 1,
-                templates[q.key],
-                book.style(fmt=_UNIT_FORMATS.get(q.unit, F_GENERAL)),
-                q.key,
-            )
-        )
+        ws.set_column(j - 1, j - 1, max(least, _widest(rep.ledgers, q, fmt)))
+        columns.append((j - 1, templates[q.key], book.style(fmt=fmt), q.key))
     ws.set_row(1, 45)
     ws.freeze_panes(LEDGER_FIRST_ROW - 1, 1)
     # the hot loop (some 550 formulas a configuration): XlsxWriter's calls directly, one check per row

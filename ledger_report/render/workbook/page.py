@@ -10,15 +10,13 @@ from ...report import Figure, Section, Table
 from .cells import (
     _HEADER_FILL,
     _HEADER_FONT,
-    _HEADER_MARGIN,
     _LINE_PT,
-    _MARGINS,
     _SECTION_FONT,
     _UNIT_FONT,
     DASH,
-    _header_escape,
     _lines,
     _text_width,
+    print_setup,
 )
 from .display import (
     _unit_word,
@@ -277,19 +275,12 @@ class _PrintSheet:
     def page_setup(self, last_row: int, last_col: int) -> None:
         ws, rep = self.ws, self.rep
         ws.print_area(0, 0, last_row - 1, last_col - 1)
-        ws.set_landscape()
-        ws.set_paper(9)  # A4
-        ws.fit_to_pages(1, 1)
         ws.center_horizontally()
-        ws.set_margins(**_MARGINS)
-        header = (
-            rep.t(
+        header = self.lg.config.name
+        if self.chosen:
+            header = rep.t(
                 "ledger-report: the configuration chosen on this sheet",
                 "ledger-report：本页所选的配置",
             )
-            if self.chosen
-            else self.lg.config.name
-        )
-        ws.set_header("&C&11 " + _header_escape(header), margin=_HEADER_MARGIN)
-        ws.set_footer("&L&8 " + _header_escape(rep.footer()), margin=_HEADER_MARGIN)
+        print_setup(ws, 1, header, rep.footer())
         ws.hide_gridlines(2)  # on screen and on paper

@@ -19,8 +19,6 @@ from .grid import (
 )
 from .layout import (
     CHOSEN_CELL,
-    CHOSEN_ROW_REF,
-    INPUT_FIRST_ROW,
     INPUT_LETTERS,
     INPUTS,
     LEDGER_FIRST_ROW,
@@ -151,16 +149,9 @@ def write_top(page, last_col: int) -> int:
 
 def flag(page, key: str) -> str:
     """The Ledgers cell of ``key`` for this sheet's configuration (a conditional format's reference)."""
-    letter = page.rep.letters[key]
-    if page.chosen:
-        return f"INDEX({LEDGERS}!${letter}${LEDGER_FIRST_ROW}:${letter}${page.rep.last},{CHOSEN_ROW_REF})"
-    return f"{LEDGERS}!${letter}${LEDGER_FIRST_ROW + page.i}"
+    return page.rep.ref(LEDGERS, page.rep.letters[key], page.mode, page.i)
 
 
 def notes_ref(page) -> str:
-    col = INPUT_LETTERS["notes"]
-    if page.chosen:
-        ref = f"INDEX({INPUTS}!${col}${INPUT_FIRST_ROW}:${col}${INPUT_FIRST_ROW + page.rep.n - 1},{CHOSEN_ROW_REF})"
-    else:
-        ref = f"{INPUTS}!${col}${INPUT_FIRST_ROW + page.i}"
+    ref = page.rep.ref(INPUTS, INPUT_LETTERS["notes"], page.mode, page.i)
     return f'IF({ref}="","",{ref})'

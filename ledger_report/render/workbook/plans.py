@@ -8,7 +8,16 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from .cells import _CM_TO_PX, _HEADER_FILL, _HEADER_FONT, _SECTION_FONT, F_DAYS, F_INT, _ok
+from .cells import (
+    _CM_TO_PX,
+    _HEADER_FILL,
+    _HEADER_FONT,
+    _SECTION_FONT,
+    F_DAYS,
+    F_INT,
+    _ok,
+    print_setup,
+)
 from .display import money_format
 
 PLANS = "Plans"
@@ -121,7 +130,5 @@ def write_plans(book, ws, doc: Mapping[str, Any], lang: str = "en") -> None:
     _ok(ws.insert_chart(r + 1, 0, chart), f"{PLANS}: the chart")
     last_row = r + 1 + 24
     ws.print_area(0, 0, last_row - 1, len(_WIDTHS) - 1)
-    ws.set_landscape()
-    ws.set_paper(9)
-    ws.fit_to_pages(1, 0)
+    print_setup(ws, 0)
     ws.repeat_rows(1)

@@ -25,6 +25,7 @@ from .display import (
 )
 from .layout import (
     CHOSEN_ROW_REF,
+    INPUT_FIRST_ROW,
     INPUT_LETTERS,
     INPUTS,
     LEDGER_FIRST_ROW,
@@ -110,21 +111,28 @@ class _Report:
 
     # formulas over a Ledgers row ----------------------------------------------------------
     def layout(self, mode: str) -> fx.Layout:
-        """Where a report cell finds the quantities: ``relative`` (Ledgers!X3, the Summary),
-        ``absolute`` (Ledgers!$X$3, a print sheet or Budget column of one configuration) or
-        ``chosen`` (the row chosen on the one print sheet above MAX_PRINT_SHEETS)."""
+        """Where a report cell finds the quantities (the modes of :meth:`ref`; the formula gives
+        the row where it is not chosen)."""
         if mode not in self._layouts:
-            if mode == "relative":
-                q = {k: f"{LEDGERS}!{l}" for k, l in self.letters.items()}
-            elif mode == "absolute":
-                q = {k: f"{LEDGERS}!${l}$" for k, l in self.letters.items()}
-            else:
-                q = {
-                    k: f"INDEX({LEDGERS}!${l}${LEDGER_FIRST_ROW}:${l}${self.last},{CHOSEN_ROW_REF})"
-                    for k, l in self.letters.items()
-                }
+            d = "$" if mode == "absolute" else ""
+            q = {
+                k: self.ref(LEDGERS, l, mode, None) if mode == "chosen" else f"{LEDGERS}!{d}{l}{d}"
+                for k, l in self.letters.items()
+            }
             self._layouts[mode] = fx.Layout(INPUTS, INPUT_LETTERS, q, self.table_refs)
         return self._layouts[mode]
+
+    def ref(self, sheet: str, letter: str, mode: str, i: int | None) -> str:
+        """The cell of column ``letter`` of Ledgers or Inputs for configuration ``i``: ``relative``
+        (Ledgers!X3, the Summary), ``absolute`` (Ledgers!$X$3, a print sheet or Budget column of
+        one configuration) or ``chosen`` (the row chosen on the one print sheet above
+        MAX_PRINT_SHEETS)."""
+        first = LEDGER_FIRST_ROW if sheet == LEDGERS else INPUT_FIRST_ROW
+        if mode == "chosen":
+            rows = f"${letter}${first}:${letter}${first + self.n - 1}"
+            return f"INDEX({sheet}!{rows},{CHOSEN_ROW_REF})"
+        d = "$" if mode == "absolute" else ""
+        return f"{sheet}!{d}{letter}{d}{first + (i or 0)}"
 
     def compiled(
         self, mode: str, ident: tuple, build: Callable[[], Expr]
@@ -166,11 +174,7 @@ class _Report:
         return cached
 
     def name_ref(self, mode: str, i: int | None) -> str:
-        if mode == "relative":
-            return f"{LEDGERS}!A{LEDGER_FIRST_ROW + (i or 0)}"
-        if mode == "absolute":
-            return f"{LEDGERS}!$A${LEDGER_FIRST_ROW + (i or 0)}"
-        return f"INDEX({LEDGERS}!$A${LEDGER_FIRST_ROW}:$A${self.last},{CHOSEN_ROW_REF})"
+        return self.ref(LEDGERS, "A", mode, i)
 
     def flag_ref(self, key: str) -> str:
         """A Ledgers cell for a conditional format: column fixed, row relative."""
@@ -178,31 +182,11 @@ class _Report:
 
     def check_format(self, ws, r0: int, c0: int, r1: int, bad: str, warn: str) -> None:
         """Red where ``bad`` holds (a broken rule), else amber where ``warn`` does (a warning)."""
-        _ok(
-            ws.conditional_format(
-                r0,
-                c0,
-                r1,
-                c0,
-                {
-                    "type": "formula",
-                    "criteria": bad,
-                    "format": self.book.fill(_BAD_FILL),
-                    "stop_if_true": True,
-                },
-            ),
-            f"{ws.get_name()}: the check format",
-        )
-        _ok(
-            ws.conditional_format(
-                r0,
-                c0,
-                r1,
-                c0,
-                {"type": "formula", "criteria": warn, "format": self.book.fill(_WARN_FILL)},
-            ),
-            f"{ws.get_name()}: the check format",
-        )
+        for criteria, fill in ((bad, _BAD_FILL), (warn, _WARN_FILL)):
+            rule = {"type": "formula", "criteria": criteria, "format": self.book.fill(fill)}
+            if fill == _BAD_FILL:
+                rule["stop_if_true"] = True
+            _ok(ws.conditional_format(r0, c0, r1, c0, rule), f"{ws.get_name()}: the check format")
 
     def footer(self) -> str:
         return self.t(

@@ -11,14 +11,12 @@ from .cells import (
     _FLAG_FILL,
     _HEADER_FILL,
     _HEADER_FONT,
-    _HEADER_MARGIN,
-    _MARGINS,
     F_GB,
-    _header_escape,
     _letter,
     _lines,
     _ok,
     header_width,
+    print_setup,
     shown_width,
 )
 from .display import (
@@ -137,15 +135,9 @@ def write_summary(rep, ws) -> None:
         f"=LEN(${_letter(check_col)}{first})>0",
     )
     # printing: the table (and the chart below it), one page wide, the header row repeated
-    ws.set_landscape()
-    ws.set_paper(9)  # A4
     ws.repeat_rows(0)
-    ws.set_margins(**_MARGINS)
-    ws.set_header(
-        "&C&11 " + _header_escape(rep.t("ledger-report: summary", "ledger-report：汇总")),
-        margin=_HEADER_MARGIN,
-    )
-    ws.set_footer("&L&8 " + _header_escape(rep.footer()) + "&R&8 &P / &N", margin=_HEADER_MARGIN)
+    title = rep.t("ledger-report: summary", "ledger-report：汇总")
+    print_setup(ws, summary_pages(n), title, rep.footer(), numbered=True)
     print_last_row = last
     if chart is not None:
         shown = min(n, CHART_MAX)
@@ -156,7 +148,6 @@ def write_summary(rep, ws) -> None:
         else:
             _ok(ws.insert_chart(1, c, bar), f"{SUMMARY}: the chart")
     ws.print_area(0, 0, print_last_row - 1, table_last_col - 1)
-    ws.fit_to_pages(1, summary_pages(n))
 
 
 def _money_style(rep, key: str, i: int, style):
