@@ -156,7 +156,8 @@ def test_a_breakdown_on_the_pages_names_its_sentence():
         for g in getattr(s, "figures", ())
         if g.name == "step_time_breakdown"
     ]
-    assert g.shown == "step_time_terms"
+    # the pages' sentence: the terms, the exposed communication as latency and bandwidth, what binds
+    assert g.shown == "step_time_terms_bound"
     v = compute(
         config_from_mapping(
             {

@@ -1607,10 +1607,12 @@ def test_print_sheet_says_choices_and_breakdowns_as_the_handout_does(ledgers, la
                 for k in ("peak_phase", "reported_stage", "mfu_source", "binding_gate")
             ),
         )
-    terms = _value_beside(ws, vals, label("step_time_terms"))
+    terms = _value_beside(ws, vals, label("step_time_terms_bound"))
     assert (
-        terms == led["step_time_terms" + suffix] and terms.count(" s") >= 3
-    )  # compute, tp, pp, bubble, dp ... (hand-checked: pp 4, tp 2)
+        terms == led["step_time_terms_bound" + suffix]
+        and terms.startswith(led["step_time_terms" + suffix])
+        and terms.count(" s") >= 5
+    )  # compute, tp, pp, bubble, dp ..., then latency and bandwidth (hand-checked: pp 4, tp 2)
     assert _value_beside(ws, vals, label("placement_summary")) == led["placement_summary" + suffix]
 
 

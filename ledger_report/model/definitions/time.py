@@ -26,6 +26,7 @@ framework overlaps with compute is a field of its convention (model/conventions.
 from __future__ import annotations
 
 from ..expr import (
+    IsBlank,
     Lookup,
     Ref,
     all_of,
@@ -1680,6 +1681,31 @@ def _offload(reg: Registry, r: Ctx) -> None:
     )
 
 
+# ---- the terms with the communication's latency apart from its bandwidth, and what binds ----------
+def _terms_and_bound(reg: Registry) -> None:
+    """The step's terms as one sentence for the pages (the handout's step-time line), the exposed
+    communication split into latency and bandwidth, and what binds the step, in both languages."""
+    lat, bw = Ref("time_comm_latency_s"), Ref("time_comm_bandwidth_s")
+    for suffix, words in (
+        ("", ("; communication: latency ", " s, bandwidth ", " s", "; bound: ")),
+        ("_zh", ("；通信：延迟 ", " s，带宽 ", " s", "；瓶颈：")),
+    ):
+        split = concat(words[0], sig_text(lat), words[1], sig_text(bw), words[2])
+        reg.define(
+            "step_time_terms_bound" + suffix,
+            concat(
+                Ref("step_time_terms" + suffix),
+                if_((lat + bw).gt(0), split, ""),
+                if_(IsBlank(Ref("step_bound")), "", concat(words[3], Ref("step_bound" + suffix))),
+            ),
+            TEXT,
+            "step time by term, and what binds",
+            "步时分项与瓶颈",
+            "step_time_terms, the exposed communication as time_comm_latency_s and "
+            "time_comm_bandwidth_s (where there is any), and step_bound",
+        )
+
+
 # ---- the total and what it predicts ----------------------------------------------------------------
 def _total(reg: Registry, r: Ctx) -> None:
     reg.section = "time"
@@ -1712,6 +1738,7 @@ def _total(reg: Registry, r: Ctx) -> None:
             "步时分项",
             "the terms of step_time_s that are not zero",
         )
+    _terms_and_bound(reg)
     gpus = r.dp * r.tp * r.pp * r.cp
     tps = d(
         "predicted_tokens_per_s_per_gpu",
