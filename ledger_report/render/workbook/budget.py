@@ -6,7 +6,6 @@ from ...model import registry as R
 from ...model.expr import IsBlank, Ref, if_
 from ...report import Section
 from .cells import (
-    _CM_TO_PX,
     _HEADER_FILL,
     _HEADER_FONT,
     _LINE_PT,
@@ -14,6 +13,7 @@ from .cells import (
     F_INT,
     _letter,
     _ok,
+    chart_looks,
     print_setup,
 )
 from .display import (
@@ -218,9 +218,7 @@ def write_chart(rep, ws, r: int) -> None:
             }
         )
     more = rep.t(f", first {shown} configurations", f"，前 {shown} 个配置") if shown < n else ""
-    sc.set_title({"name": rep.t(chart.en, chart.zh) + more, "name_font": {"size": 12}})
-    sc.set_x_axis({"name": rep.t(chart.x_en, chart.x_zh), "min": 0})
-    sc.set_y_axis({"name": rep.t(chart.y_en, chart.y_zh), "min": 0})
-    sc.set_legend({"position": "bottom"})
-    sc.set_size({"width": round(20 * _CM_TO_PX), "height": round(12 * _CM_TO_PX)})
+    x_axis = {"name": rep.t(chart.x_en, chart.x_zh), "min": 0}
+    y_axis = {"name": rep.t(chart.y_en, chart.y_zh), "min": 0}
+    chart_looks(sc, rep.t(chart.en, chart.zh) + more, y_axis, 20, x_axis)
     _ok(ws.insert_chart(r + 1, 0, sc), f"{BUDGET}: the chart")

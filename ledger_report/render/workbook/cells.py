@@ -312,6 +312,16 @@ def _header_escape(s: str, limit: int = 120) -> str:
     return s.replace("&", "&&")
 
 
+def chart_looks(chart, title: str, y_axis: dict, width_cm: float, x_axis: dict | None = None):
+    """A chart's title, axes, legend (below) and size (12 cm tall)."""
+    chart.set_title({"name": title, "name_font": {"size": 12}})
+    if x_axis is not None:
+        chart.set_x_axis(x_axis)
+    chart.set_y_axis(y_axis)
+    chart.set_legend({"position": "bottom"})
+    chart.set_size({"width": round(width_cm * _CM_TO_PX), "height": round(12 * _CM_TO_PX)})
+
+
 def print_setup(ws, tall: int, header: str | None = None, footer: str = "", numbered=False):
     """A4 landscape, one page wide and ``tall`` pages tall (0: as many as it takes); with a
     ``header``, the margins that hold it, and the ``footer`` (page numbers where ``numbered``)."""

@@ -7,7 +7,6 @@ from typing import Any
 
 from ...model import registry as R
 from .cells import (
-    _CM_TO_PX,
     _FLAG_FILL,
     _HEADER_FILL,
     _HEADER_FONT,
@@ -15,6 +14,7 @@ from .cells import (
     _letter,
     _lines,
     _ok,
+    chart_looks,
     header_width,
     print_setup,
     shown_width,
@@ -162,37 +162,22 @@ def stacked_chart(rep, chart: Any, chart_cols: list[tuple[int, str]], shown: int
     first = SUMMARY_FIRST_ROW
     last = first + shown - 1
     cats = [SUMMARY, first - 1, 0, last - 1, 0]
-    line_keys = set(chart.line)
     bar = rep.book.wb.add_chart({"type": "column", "subtype": "stacked"})
-    for c, key in chart_cols:
-        if key in line_keys:
-            continue
-        bar.add_series(
-            {
-                "name": rep.label(key),
-                "categories": cats,
-                "values": [SUMMARY, first - 1, c - 1, last - 1, c - 1],
-                "overlap": 100,
-            }
-        )
     line = rep.book.wb.add_chart({"type": "line"})
     for c, key in chart_cols:
-        if key in line_keys:
-            line.add_series(
-                {
-                    "name": rep.label(key),
-                    "categories": cats,
-                    "values": [SUMMARY, first - 1, c - 1, last - 1, c - 1],
-                }
-            )
+        series = {
+            "name": rep.label(key),
+            "categories": cats,
+            "values": [SUMMARY, first - 1, c - 1, last - 1, c - 1],
+        }
+        if key in chart.line:
+            line.add_series(series)
+        else:
+            bar.add_series({**series, "overlap": 100})
     bar.combine(line)
     more = rep.t(f", first {shown} configurations", f"，前 {shown} 个配置") if shown < rep.n else ""
-    bar.set_title({"name": rep.t(chart.en, chart.zh) + more, "name_font": {"size": 12}})
-    bar.set_y_axis({"name": rep.t(chart.y_en, chart.y_zh)})
-    bar.set_legend({"position": "bottom"})
-    bar.set_size(
-        {"width": round(min(40, 16 + 0.8 * shown) * _CM_TO_PX), "height": round(12 * _CM_TO_PX)}
-    )
+    title = rep.t(chart.en, chart.zh) + more
+    chart_looks(bar, title, {"name": rep.t(chart.y_en, chart.y_zh)}, min(40, 16 + 0.8 * shown))
     return bar
 
 
