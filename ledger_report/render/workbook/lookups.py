@@ -42,23 +42,15 @@ def _write_lookups(book: _Book, t: Any) -> None:
         for c, h in enumerate(header, start=1):
             book.label(ws, 1, c, h, head)
             ws.set_column(c - 1, c - 1, 14 if h != "source" else 80)
-        for i, (key, rec) in enumerate(rows.items()):
-            r = 2 + i
+        for r, (key, rec) in enumerate(rows.items(), start=2):
             book.text(ws, r, 1, key, text_st)
-            for c, f in enumerate(fields, start=2):
-                x = rec[f]
+            src = catalogue[1][key] if extra else {}
+            for c, f in enumerate(fields + extra, start=2):
+                x = rec[f] if f in fields else src[f]
                 if isinstance(x, str):
                     book.text(ws, r, c, x, text_st)
                 else:
                     book.value(ws, r, c, x, cell_st)
-            if extra:
-                src = catalogue[1][key]
-                for c, f in enumerate(extra, start=2 + len(fields)):
-                    x = src[f]
-                    if isinstance(x, str):
-                        book.text(ws, r, c, x, text_st)
-                    else:
-                        book.value(ws, r, c, x, cell_st)
         last = 1 + len(rows)
         _ok(book.wb.define_name(_name(table, None), f"={title}!$A$2:$A${last}"), _name(table, None))
         if table == "gpu":
