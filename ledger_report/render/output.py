@@ -100,17 +100,13 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def check_targets(
-    targets: Iterable[os.PathLike | str], inputs: Iterable[os.PathLike | str]
-) -> None:
+    paths: Iterable[os.PathLike | str], inputs: Iterable[os.PathLike | str]
+) -> list[Path]:
     """The refusals :func:`write_outputs` makes before writing, made before any work (a caller
-    that knows its targets early need not render a handout to learn that one is its input)."""
-    paths = [Path(p) for p in targets]
-    resolved = [p.resolve() if p.is_symlink() else p for p in paths]
-    _check_targets(resolved, list(inputs))
-    recover(p.parent for p in resolved)  # a killed earlier run undone before this one's work
-
-
-def _check_targets(targets: list[Path], inputs: Iterable[os.PathLike | str]) -> None:
+    that knows its targets early need not render a handout to learn that one is its input);
+    a killed earlier run undone; returns the targets, a symlink as the file it points at (written
+    through, as a plain write would)."""
+    targets = [p.resolve() if p.is_symlink() else p for p in map(Path, paths)]
     input_paths = [Path(p) for p in inputs]
     for target in targets:
         for source in input_paths:
@@ -124,6 +120,8 @@ def _check_targets(targets: list[Path], inputs: Iterable[os.PathLike | str]) -> 
         for second in targets[i + 1 :]:
             if _same_file(first, second):
                 raise OutputError(f"Cannot write {first} and {second}: they are the same file.")
+    recover(t.parent for t in targets)
+    return targets
 
 
 def _current_umask() -> int:
@@ -216,10 +214,7 @@ def write_outputs(
     """
     items = [(Path(p), bytes(data)) for p, data in files.items()]
     given = [p for p, _ in items]
-    # Write through a symlinked target to the file it points at, as a plain write would.
-    targets = [p.resolve() if p.is_symlink() else p for p in given]
-    _check_targets(targets, list(inputs))
-    recover(t.parent for t in targets)
+    targets = check_targets(given, inputs)
     umask = _current_umask()
 
     temps: list[str] = []
