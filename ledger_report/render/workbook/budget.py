@@ -18,7 +18,6 @@ from .cells import (
 )
 from .display import (
     _unit_word,
-    _words,
     money_format,
 )
 from .layout import (
@@ -66,16 +65,8 @@ def write_budget(rep, ws) -> None:
         book.label(ws, r, 2, _unit_word(rep.reg[key].unit, rep.lang))
         wrap = key in verdicts
         for i in range(n):
-            rep.write(
-                ws,
-                r,
-                3 + i,
-                "absolute",
-                ("word", key),
-                lambda key=key: rep.shown(key, _words(rep.lang)),
-                i,
-                book.style(fmt=rep.cell_fmt(key, i), wrap=wrap, top=wrap),
-            )
+            style = book.style(fmt=rep.cell_fmt(key, i), wrap=wrap, top=wrap)
+            rep.write_word(ws, r, 3 + i, "absolute", key, i, style)
         if wrap:
             longest = max(len(str(lg.values.get(key) or "")) for lg in rep.ledgers)
             ws.set_row(r - 1, _LINE_PT * max(1, -(-longest // (_BUDGET_WIDTH - 1))))
@@ -192,16 +183,8 @@ def write_chart(rep, ws, r: int) -> None:
             book.label(ws, r, 2, _unit_word(rep.reg[key].unit, rep.lang), note)
             style = book.style(fmt=rep.fmt(key))
             for i in range(n):
-                rep.write(
-                    ws,
-                    r,
-                    3 + i,
-                    "absolute",
-                    ("chart", key),
-                    lambda key=key: if_(IsBlank(Ref(key)), 0, Ref(key)),
-                    i,
-                    style,
-                )
+                build = lambda key=key: if_(IsBlank(Ref(key)), 0, Ref(key))  # noqa: E731
+                rep.write(ws, r, 3 + i, "absolute", ("chart", key), build, i, style)
             pair.append(r)
             r += 1
         rows.append((pair[0], pair[1]))

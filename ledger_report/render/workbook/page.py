@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from ...model import registry as R
 from ...model.expr import Expr, Ref, concat, if_
@@ -92,6 +92,10 @@ class _PrintSheet:
         """Whether every ``show`` key (empty: none) is true for the configuration at build time."""
         return all(not k or bool(self.v[k]) for k in keys)
 
+    def put(self, r: int, c: int, ident: tuple, build: Callable[[], Expr], style) -> Any:
+        """A display formula for this sheet's configuration (:meth:`_Report.write`)."""
+        return self.rep.write(self.ws, r, c, self.mode, ident, build, self.i, style)
+
     def span(self, r: int, c: int, width: int) -> None:
         if width > 1:
             self.book.merge(self.ws, r, c, r, c + width - 1)
@@ -140,12 +144,12 @@ class _PrintSheet:
         )
         if q.unit in (R.TEXT, R.BOOL):
             self.span(r, c + wl, wv + wu)
-            rep.write(self.ws, r, c + wl, self.mode, ident, build, self.i, self.st["text"])
+            self.put(r, c + wl, ident, build, self.st["text"])
             if q.unit == R.TEXT:
                 lines = max(lines, self.text_lines(key, wv + wu))
         else:
             self.span(r, c + wl, wv)
-            rep.write(self.ws, r, c + wl, self.mode, ident, build, self.i, self.num(rep.fmt(key)))
+            self.put(r, c + wl, ident, build, self.num(rep.fmt(key)))
             self.unit_cell(r, c + wl + wv, key, wu)
         self.need(r, lines)
 
@@ -153,16 +157,7 @@ class _PrintSheet:
         rep = self.rep
         self.span(r, c, width)
         if rep.reg[key].unit == R.MONEY and "currency" in rep.reg:
-            rep.write(
-                self.ws,
-                r,
-                c,
-                self.mode,
-                ("show", "currency"),
-                lambda: rep.shown("currency"),
-                self.i,
-                self.st["unit"],
-            )
+            self.put(r, c, ("show", "currency"), lambda: rep.shown("currency"), self.st["unit"])
         else:
             self.book.label(self.ws, r, c, _unit_word(rep.reg[key].unit, rep.lang), self.st["unit"])
 
@@ -258,16 +253,8 @@ class _PrintSheet:
                 self.hidden.add(r)
             self.span(r, 1, last_col)
             key = k + suffix
-            rep.write(
-                ws,
-                r,
-                1,
-                self.mode,
-                ("note", key),
-                lambda key=key, shown=shown: if_(Ref(shown), concat("• ", Ref(key)), ""),
-                self.i,
-                self.st["text"],
-            )
+            note = lambda key=key, shown=shown: if_(Ref(shown), concat("• ", Ref(key)), "")  # noqa: E731
+            self.put(r, 1, ("note", key), note, self.st["text"])
             self.need(r, self.text_lines(key, last_col) if self.chosen or self.v[shown] else 1)
             r += 1
         return r - 1

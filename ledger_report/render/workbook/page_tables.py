@@ -105,7 +105,7 @@ def write_table(page, r: int, c0: int, t: Table, width: int) -> int:
             elif kind == "items":
                 key = ln.cells[col.name].text  # the breakdown's sentence
                 ident, build = page.figure_value(key, guards)
-                got = rep.write(ws, r, c, page.mode, ident, build, page.i, page.st["small"])
+                got = page.put(r, c, ident, build, page.st["small"])
                 if page.chosen:
                     got = max(
                         (str(l.values[rep.text_key(key)] or "") for l in rep.ledgers),
@@ -150,4 +150,4 @@ def table_cell(page, r: int, c: int, ln: Line, col: Any, guards: tuple[str, ...]
         if unit in (R.TEXT, R.BOOL)
         else page.num(_SHOW_FORMATS.get(col.unit or unit, F_GENERAL))
     )
-    rep.write(page.ws, r, c, page.mode, ident, build, page.i, style)
+    page.put(r, c, ident, build, style)

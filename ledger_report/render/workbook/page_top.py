@@ -125,16 +125,8 @@ def write_top(page, last_col: int) -> int:
     width = last_col - _TABLE_LABEL
     page.span(r, _TABLE_LABEL + 1, width)
     fine = rep.t("meets every rule", "满足全部规则")
-    rep.write(
-        ws,
-        r,
-        _TABLE_LABEL + 1,
-        page.mode,
-        ("check", fine),
-        lambda: if_(Ref(check).eq(""), fine, Ref(check)),
-        page.i,
-        page.st["text"],
-    )
+    build = lambda: if_(Ref(check).eq(""), fine, Ref(check))  # noqa: E731
+    page.put(r, _TABLE_LABEL + 1, ("check", fine), build, page.st["text"])
     page.need(r, page.text_lines(check, width))
     rep.check_format(
         ws,

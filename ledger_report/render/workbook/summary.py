@@ -21,7 +21,6 @@ from .cells import (
 )
 from .display import (
     _header,
-    _words,
 )
 from .layout import (
     CHART_MAX,
@@ -87,16 +86,7 @@ def write_summary(rep, ws) -> None:
         book.formula(ws, r, 1, rep.name_ref("relative", i), rep.ledgers[i].config.name, name_style)
         for j, key, style in cols:
             style = _money_style(rep, key, i, style)
-            got = rep.write(
-                ws,
-                r,
-                j,
-                "relative",
-                ("word", key),
-                lambda key=key: rep.shown(key, _words(rep.lang)),
-                i,
-                style,
-            )
+            got = rep.write_word(ws, r, j, "relative", key, i, style)
             if j != check_col:
                 widths[j] = max(widths.get(j, 0), shown_width(got, rep.book.num_format(style)))
             if j == check_col and got:
