@@ -26,10 +26,12 @@ Units, as the column names say:
 * ``nvme_gb_s``, ``nvme_tb``: NVMe bandwidth per node for a step that reads and writes the same
   bytes (GB/s), and NVMe capacity per node (TB).
 * ``host_mem_gb_s``: host (CPU) memory bandwidth per node, GB/s (theoretical: channels x rate).
-* ``gemm_efficiency``, ``fp8_gemm_efficiency``: the fraction of the dense BF16 / FP8 peak that large
-  GEMMs sustain in training: the measured maximum achievable matmul FLOP/s ÷ peak, times a factor
-  per GPU class calibrated on published training runs (the row's source says which); empty FP8
-  where there is no FP8.
+* ``gemm_efficiency``, ``fp8_gemm_efficiency``: the measured maximum achievable matmul FLOP/s ÷
+  the dense BF16 / FP8 peak (a kernel benchmark: stas00/ml-engineering's 'Maximum Achievable Matmul
+  FLOPS' table, or the row's source); the step-time model applies each GEMM's shape and the share
+  training sustains (definitions/time.py); empty FP8 where there is no FP8.
+* ``sms``: streaming multiprocessors, the units a GEMM's tiles are scheduled on in waves (tile and
+  wave quantization in definitions/time.py); empty where no count is published.
 
 The figures the vendor does not publish for its reference system (NVMe bandwidth, a PCIe server's
 network) are stated as assumptions in the row's source.
@@ -101,24 +103,8 @@ class Gpu:
 
 
 COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(Gpu))
-_FLOAT_COLUMNS = (
-    "hbm_gb",
-    "hbm_nominal_gb",
-    "peak_tflops",
-    "hbm_tb_s",
-    "host_link_gb_s",
-    "interconnect_gb_s",
-    "host_gb",
-    "network_gb_s",
-    "nvme_gb_s",
-    "nvme_tb",
-    "host_mem_gb_s",
-    "gemm_efficiency",
-)
-_OPTIONAL_FLOAT_COLUMNS = ("fp8_tflops", "fp8_gemm_efficiency")  # empty: the part has no FP8
+_TYPES = {f.name: f.type for f in fields(Gpu)}  # "float", "int | None", ...: how a cell reads
 _FRACTION_COLUMNS = ("gemm_efficiency", "fp8_gemm_efficiency")  # at most 1
-_INT_COLUMNS = ("gpus_per_node",)
-_OPTIONAL_INT_COLUMNS = ("sms",)  # empty: no published count (no wave quantization is modelled)
 _DATA_FILE = "gpus.csv"
 
 
@@ -171,18 +157,17 @@ def parse_catalogue(text: str, origin: str = _DATA_FILE) -> dict[str, Gpu]:
         cells = dict(zip(COLUMNS, (cell.strip() for cell in row)))
         values: dict[str, object] = {}
         for column, text in cells.items():
-            if column in _OPTIONAL_FLOAT_COLUMNS and not text:
+            kind = _TYPES[column]
+            if kind.endswith(" | None") and not text:  # FP8 figures, SM counts: may be empty
                 values[column] = None
-            elif column in _FLOAT_COLUMNS or column in _OPTIONAL_FLOAT_COLUMNS:
+            elif kind.startswith("float"):
                 values[column] = _positive_float(text, column, where)
                 if column in _FRACTION_COLUMNS and values[column] > 1:
                     raise ValueError(
                         f"{where}: column {column!r} expected a fraction at most 1; found {text!r}"
                     )
-            elif column in _INT_COLUMNS:
+            elif kind.startswith("int"):
                 values[column] = _positive_int(text, column, where)
-            elif column in _OPTIONAL_INT_COLUMNS:
-                values[column] = _positive_int(text, column, where) if text else None
             else:
                 if not text:
                     raise ValueError(

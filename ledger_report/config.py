@@ -117,16 +117,19 @@ def _column(row: Mapping[str, str]) -> Column:
     )
 
 
-def _read_columns() -> tuple[list[Column], dict[str, str]]:
-    text = resources.files("ledger_report.data").joinpath(_COLUMNS_FILE).read_text("utf-8")
-    rows = list(csv.DictReader(io.StringIO(text)))
-    return [_column(r) for r in rows], {
-        r["default"]: r["default_zh"] for r in rows if r["default_zh"]
-    }
+def _data_rows(name: str) -> list[dict[str, str]]:
+    """The rows of a CSV packaged in ``ledger_report/data`` (a source tree or a wheel)."""
+    text = resources.files("ledger_report.data").joinpath(name).read_text("utf-8")
+    return list(csv.DictReader(io.StringIO(text)))
 
 
-_TABLE, DEFAULT_ZH = _read_columns()
-COLUMNS: tuple[Column, ...] = tuple(_TABLE)
+def _read_columns() -> tuple[tuple[Column, ...], dict[str, str]]:
+    rows = _data_rows(_COLUMNS_FILE)
+    default_zh = {r["default"]: r["default_zh"] for r in rows if r["default_zh"]}
+    return tuple(_column(r) for r in rows), default_zh
+
+
+COLUMNS, DEFAULT_ZH = _read_columns()
 
 
 def default_text(col: Column, lang: str) -> str:
@@ -186,7 +189,6 @@ class Alias:
 
 
 def _read_aliases() -> tuple[Alias, ...]:
-    text = resources.files("ledger_report.data").joinpath("aliases.csv").read_text("utf-8")
     return tuple(
         Alias(
             r["name"],
@@ -196,7 +198,7 @@ def _read_aliases() -> tuple[Alias, ...]:
             r["bare"] != "no",
             r["note"],
         )
-        for r in csv.DictReader(io.StringIO(text))
+        for r in _data_rows("aliases.csv")
     )
 
 

@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .config import COLUMN_NAMES, Config
 from .errors import InputError, Problem
@@ -52,20 +52,36 @@ class Ledger:
 def plain(v: Any, unit: str) -> Any:
     """A computed value as the reports carry it: bytes round up to whole bytes, counts to whole
     numbers, other quantities as floats, truth values as bool, text as str, blank as None."""
-    return None if v is None else _PLAIN.get(unit, _as_is)(v)
+    return _PLAIN.get(unit, _as_is)(v)
+
+
+@functools.cache  # a registry is hashed by identity
+def plainers(reg) -> dict[str, Callable[[Any], Any]]:
+    """``plain`` of each quantity of the registry, by key: ``plainers(reg)[key](value)``."""
+    return {q.key: _PLAIN.get(q.unit, _as_is) for q in reg}
 
 
 def _whole_up(v: Any) -> int | None:
+    if type(v) is int and -WHOLE_BELOW < v < WHOLE_BELOW:  # exact as a float: its own ceiling
+        return v
+    if v is None:
+        return None
     x = float(v)
     return int(math.ceil(x)) if math.isfinite(x) else None
 
 
 def _whole_nearest(v: Any) -> int | None:
+    if type(v) is int and -WHOLE_BELOW < v < WHOLE_BELOW:  # exact as a float: itself, rounded
+        return v
+    if v is None:
+        return None
     x = float(v)
     return int(math.floor(x + 0.5)) if math.isfinite(x) else None
 
 
 def _finite(v: Any) -> float | None:
+    if v is None:
+        return None
     x = float(v)
     return x if math.isfinite(x) else None
 
@@ -74,7 +90,15 @@ def _as_is(v: Any) -> Any:
     return v
 
 
-_PLAIN = {BOOL: bool, TEXT: str, BYTES: _whole_up}
+def _bool(v: Any) -> bool | None:
+    return None if v is None else bool(v)
+
+
+def _str(v: Any) -> str | None:
+    return None if v is None else str(v)
+
+
+_PLAIN = {BOOL: _bool, TEXT: _str, BYTES: _whole_up}
 _PLAIN.update({u: _whole_nearest for u in INT_UNITS - {BYTES}})
 _PLAIN.update({u: _finite for u in FLOAT_UNITS})
 
@@ -386,10 +410,10 @@ def resolved_inputs(lg: Ledger) -> dict[str, Any]:
     given ``params_per_rank`` as given, not as solved from it)."""
     given, v = lg.config.values, lg.values
     out: dict[str, Any] = {}
-    for col, unit in _input_units(lg.model.registry):
+    for col, plainer in _input_plainers(lg.model.registry):
         g = given[col]
         out[col] = (
-            g if unit is None or (g is not None and col in _GIVEN_WINS) else plain(v[col], unit)
+            g if plainer is None or (g is not None and col in _GIVEN_WINS) else plainer(v[col])
         )
     return out
 
@@ -398,9 +422,9 @@ _GIVEN_WINS = frozenset({"params_per_rank"})
 
 
 @functools.cache  # a registry is hashed by identity
-def _input_units(reg) -> tuple[tuple[str, str | None], ...]:
-    """Each input column with the unit of the quantity that resolves it (``None``: none does)."""
-    return tuple((col, reg[col].unit if col in reg else None) for col in COLUMN_NAMES)
+def _input_plainers(reg) -> tuple[tuple[str, Callable[[Any], Any] | None], ...]:
+    """Each input column with ``plain`` of the quantity that resolves it (``None``: none does)."""
+    return tuple((col, plainers(reg)[col] if col in reg else None) for col in COLUMN_NAMES)
 
 
 TABLE_ROWS = 8192  # rows a table chunk evaluates at once (~900 arrays of this length, ~60 MB)
@@ -465,6 +489,11 @@ def plain_array(np, v: Any, n: int, unit: str) -> tuple[Any, Any]:
     array and the mask of blank rows (``None``: none blank); a number that is not finite is blank."""
     if v is None:
         return _blank_array(np, n, unit)
+    if np.ndim(v) == 0 and not isinstance(v, np.ma.MaskedArray):  # one value for every row
+        values, blank = plain_array(np, np.reshape(v, 1), 1, unit)
+        return np.broadcast_to(values, (n,)), None if blank is None else np.broadcast_to(
+            blank, (n,)
+        )
     data = np.broadcast_to(np.ma.getdata(v), (n,))
     blank = (
         np.broadcast_to(np.ma.getmaskarray(v), (n,)) if isinstance(v, np.ma.MaskedArray) else None

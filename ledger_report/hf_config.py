@@ -21,14 +21,6 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-__all__ = [
-    "UnsupportedConfig",
-    "columns_from_config",
-    "read_config_json",
-    "FAMILIES",
-    "MAX_CONFIG_BYTES",
-]
-
 MAX_CONFIG_BYTES = 4 * 2**20  # a config.json is a few KB; refuse to parse anything huge
 
 # Keys that do not change the parameter count, in every family: identity, token ids, numerics,

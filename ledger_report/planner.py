@@ -70,6 +70,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
@@ -83,6 +84,7 @@ from .model.definitions import REGISTRY
 from .model.definitions.time import DIMS, TERM_KEYS
 from .model.divisors import divisors
 from .model.evaluate import evaluate_arrays, evaluate_row
+from .model.expr import all_cols, all_refs
 from .model.tables import tables
 
 TOP_PLANS = 5  # plans kept per input row unless the caller says (`ledger-report plan --top`)
@@ -140,17 +142,11 @@ SEARCHED_COLUMNS = (
 )
 
 
-def _columns_read(key: str, memo: dict[str, frozenset] = {}) -> frozenset:  # noqa: B006 - a cache
+@cache
+def _columns_read(key: str) -> frozenset:
     """The input columns a registry quantity reads, through the quantities it refers to."""
-    from .model.expr import all_cols, all_refs
-
-    if key not in memo:
-        q = REGISTRY[key]
-        out = set(all_cols(q.expr))
-        for r in all_refs(q.expr):
-            out |= _columns_read(r)
-        memo[key] = frozenset(out)
-    return memo[key]
+    e = REGISTRY[key].expr
+    return frozenset(all_cols(e)).union(*(_columns_read(r) for r in all_refs(e)))
 
 
 # The constraints that depend on the layout (a rule about the row alone, such as params_total agreeing
@@ -604,11 +600,6 @@ def _chunks(n: int) -> Iterator[slice]:
         yield slice(start, min(n, start + CHUNK))
 
 
-def _evaluate_at(batch: _Batch, idx: np.ndarray, margin: float) -> dict[str, np.ndarray]:
-    """As ``_evaluate``, for the candidates at positions ``idx``."""
-    return _evaluate(batch, idx, margin)
-
-
 def _evaluate(batch: _Batch, sl: slice | np.ndarray, margin: float) -> dict[str, np.ndarray]:
     """Registry figures, gates and constraints for candidates ``sl`` of ``batch``."""
     env = evaluate_arrays(REGISTRY, batch.cols(sl), tables(), list(KEYS))
@@ -747,7 +738,7 @@ def _scan(
                 f, offset = _evaluate(batch, sl, margin), sl.start
                 n = sl.stop - sl.start
             else:
-                f, offset = _evaluate_at(batch, sl, margin), None
+                f, offset = _evaluate(batch, sl, margin), None
                 n = len(sl)
             counts["evaluated"] += n
             counts["fits"] += int(f["fits"].sum())

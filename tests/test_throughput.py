@@ -17,9 +17,11 @@ from support import fit  # noqa: E402
 
 # Issue #24's targets, held on the leave-one-source-out figures (never the in-sample ones), with both
 # fitted constants (SUSTAINED_FRACTION, GROUPED_GEMM_RELATIVE) refitted per fold: on the runs of the
-# first five sources the median is met, the largest and the bias sit at the edge; over every source (the runs at scale added for issue #24 from
-# xtuner, Megatron-MoE-ModelZoo, Pai-Megatron-Patch and torchtitan PR #1690) the figures may not get
-# worse than where the model stands (bench/bench_throughput.py): median 13.4 %, largest 44.1 %.
+# first five sources the median and the bias are met, the largest sits at the edge (pithtrain's
+# torchtitan FSDP run, predicted slow); over every source (the runs at scale added for issue #24 from
+# xtuner, Megatron-MoE-ModelZoo, Pai-Megatron-Patch and torchtitan PR #1690) the median and the bias
+# are met and the largest may not get worse than where the model stands (bench/bench_throughput.py):
+# median 9.0 %, largest 28.5 % (xtuner's full-recompute MoE runs, predicted slow), bias 1.012.
 MEDIAN_LIMIT = 0.10
 LARGEST_LIMIT = 0.25
 BIAS_RANGE = (0.95, 1.05)
@@ -30,10 +32,9 @@ FIRST_SOURCES = (
     "pithtrain",
     "torchtitan_pr1690",
 )
-ALL_MEDIAN_LIMIT = 0.135
-FIRST_LARGEST_LIMIT = 0.27
-FIRST_BIAS_HIGH = 1.055
-ALL_LARGEST_LIMIT = 0.45
+ALL_MEDIAN_LIMIT = MEDIAN_LIMIT
+FIRST_LARGEST_LIMIT = 0.26
+ALL_LARGEST_LIMIT = 0.29
 # Sources whose figures must never be used (the model is checked against them elsewhere).
 FORBIDDEN = (
     "torchtitan benchmarks/",
@@ -58,11 +59,13 @@ def records():
 
 @pytest.mark.slow
 def test_leave_one_source_out_on_the_first_sources(records):
-    """The complete runs of the first five sources (those the model was first built on, torchtitan
-    PR #1690's FSDP-only run), both fitted constants refitted without the source predicted: median
-    |predicted/measured − 1| within issue #24's 10 %; the largest (26.4 %, FlagPerf's 55-node
-    H100 run) and the bias (1.050) at the edge of its 25 % and 0.95-1.05, held where they stand."""
-    first = [r for r in records if r.source_id in FIRST_SOURCES and "_tp8_" not in r.run]
+    """The complete runs of the first five sources (those the model was first built on, with every
+    torchtitan PR #1690 run: its TP runs since the model carries the q/k all-gathers of torchtitan's
+    Qwen3 TP plan at that commit), both fitted constants refitted without the source predicted:
+    median |predicted/measured − 1| (9.4 %) within issue #24's 10 % and the bias (0.990) within
+    0.95-1.05; the largest (25.6 %, pithtrain's torchtitan FSDP run, predicted slow) at the edge of
+    its 25 %, held where it stands."""
+    first = [r for r in records if r.source_id in FIRST_SOURCES]
     loso = fit.leave_one_source_out(first)
     f = fit.figures([q for q, _ in loso.values()])
     assert f["runs"] >= 25
@@ -70,14 +73,14 @@ def test_leave_one_source_out_on_the_first_sources(records):
     assert f["largest_error"] <= FIRST_LARGEST_LIMIT, max(
         loso.items(), key=lambda kv: abs(kv[1][0] - 1)
     )
-    assert BIAS_RANGE[0] <= f["bias"] <= FIRST_BIAS_HIGH
+    assert BIAS_RANGE[0] <= f["bias"] <= BIAS_RANGE[1]
 
 
 @pytest.mark.slow
 def test_leave_one_source_out_over_every_source_does_not_get_worse(records):
-    """Every complete run, each source predicted with the constant fitted without it: the bias stays
-    within 0.95-1.05 and the errors no worse than the model's figures when the runs at scale were
-    added (median 13.4 %, largest 44.1 %: issue #24's 10 % / 25 % not met there)."""
+    """Every complete run, each source predicted with the constants fitted without it: the median
+    (9.0 %) within issue #24's 10 % and the bias (1.012) within 0.95-1.05; the largest no worse than
+    where the model stands (28.5 %: issue #24's 25 % not met there)."""
     loso = fit.leave_one_source_out(records)
     f = fit.figures([q for q, _ in loso.values()])
     assert f["runs"] == len(COMPLETE) >= 40
@@ -110,7 +113,7 @@ def test_a_source_is_predicted_with_constants_that_never_saw_it(records):
 
 def test_every_run_names_its_source_and_none_is_forbidden():
     """Every row carries its source and the quote it was read from; no figure comes from a forbidden source."""
-    assert len(ROWS) == 93
+    assert len(ROWS) == 99
     for r in ROWS:
         assert r["source"].strip() and r["quote"].strip() and r["source_id"].strip(), r["run"]
         low = r["source"].lower()

@@ -68,13 +68,14 @@ def test_tensor_parallel_all_reduces_follow_nccls_cost_model():
     by NVIDIA/nccl src/graph/tuning.cc @5067397c (NCCL 2.30.7), worked by hand for tp=4 in one node,
     a 67.1 MB message: Simple ring latency 8.4 + 2·3·3.4 = 28.8 µs (tree 8.4 + 2·3·4.0 = 32.4),
     bandwidth 1.5 × 67.1 MB ÷ (450 × 0.8 GB/s) = 279.6 µs, together 308.4 µs; LL128 21.5 + 303.9 µs
-    and LL 10.2 + 559.2 µs are slower, so NCCL (and the model) runs Simple."""
+    and LL 10.2 + 714.1 µs (at most llMaxBw, 141 GB/s on Hopper in one node) are slower, and so is
+    the tree (32.4 µs + 2 × 67.1 MB ÷ (360 × 0.92 GB/s)), so NCCL (and the model) runs the Simple ring."""
     x = v(dp=1, tp=4, global_batch=8)
     act = 8192 * 4096 * 2
     bw = 1.5 * act / (900 / 2 * NVLINK_EFFICIENCY * 1e9)
-    simple, ll128, ll = 28.8e-6 + bw, 21.5e-6 + bw / 0.92, 10.2e-6 + bw / 0.5
+    simple, ll128, ll = 28.8e-6 + bw, 21.5e-6 + bw / 0.92, 10.2e-6 + 1.5 * act / 141e9
     assert x["tp_all_reduce_s"] == pytest.approx(min(simple, ll128, ll), rel=1e-9)
-    assert x["tp_all_reduce_latency_s"] == pytest.approx(10.2e-6, rel=1e-9)
+    assert x["tp_all_reduce_latency_s"] == pytest.approx(28.8e-6, rel=1e-9)  # Simple's, the choice
     assert x["first_stage_tp_comm_s"] == pytest.approx(4 * 36 * simple, rel=1e-9)
     assert x["time_tp_s"] == pytest.approx(
         8 * x["first_stage_tp_comm_s"], rel=1e-9
@@ -83,17 +84,25 @@ def test_tensor_parallel_all_reduces_follow_nccls_cost_model():
 
 def test_ring_latency_grows_with_ranks_and_nodes():
     """NCCL tuning.cc @5067397c: a ring all-gather over n ranks on k nodes takes base + (n − 1 − (k − 1))
-    intra-node steps + (k − 1) network steps.  ZeRO-3 over dp 384 (48 nodes of 8): LL 6.6 +
-    336 × max(0.6, 1.0 net overhead) + 47 × 2.7 = 469.5 µs per layer's gather; over 3,072 ranks
-    (384 nodes): 6.6 + 2,688 × 1.0 + 383 × 2.7 = 3,728.7 µs, and ZeRO-3 runs 3 per layer and
-    micro-batch."""
+    intra-node steps + (k − 1) network steps, and NCCL picks the algorithm and protocol its model
+    says is fastest; LL's bus bandwidth is capped at llMaxBw (20.4 GB/s over more than two nodes of
+    Intel hosts), so a layer's gather (hundreds of MB) runs LL128: base 14.0 + steps × max(1.9 NVLink,
+    1.0 net overhead) + network steps × 4.0, at 0.92 of the bus bandwidth.  ZeRO-3 over dp 384 (48
+    nodes of 8): 14.0 + 336 × 1.9 + 47 × 4.0 = 840.4 µs; over 3,072 ranks (384 nodes): 14.0 + 2,688 ×
+    1.9 + 383 × 4.0 = 6,653.2 µs, and ZeRO-3 runs 3 per layer and micro-batch."""
     a = v(dp=384, zero=3)
     assert a["grad_nodes"] == 48
-    assert a["dp_layer_all_gather_latency_s"] == pytest.approx(469.5e-6, rel=1e-9)
+    assert a["dp_layer_all_gather_latency_s"] == pytest.approx(840.4e-6, rel=1e-9)
     b = v(dp=384, cp=8, zero=3)
     assert b["grad_nodes"] == 384
-    assert b["dp_layer_all_gather_latency_s"] == pytest.approx(3728.7e-6, rel=1e-9)
-    assert b["collectives_latency_s"] >= 36 * 3 * 3728.7e-6
+    assert b["dp_layer_all_gather_latency_s"] == pytest.approx(6653.2e-6, rel=1e-9)
+    layer = b["dense_params_on_rank"] / 36 * 2
+    assert b["dp_layer_all_gather_s"] == pytest.approx(
+        6653.2e-6 + 3071 / 3072 * layer / (360e9 * 0.92), rel=1e-9
+    )
+    ll = (6.6 + 2688 * 1.0 + 383 * 2.7) * 1e-6 + 3071 / 3072 * layer / 20.4e9
+    assert ll > b["dp_layer_all_gather_s"]  # LL would be slower at its capped bandwidth
+    assert b["collectives_latency_s"] >= 36 * 3 * 6653.2e-6
     assert b["step_time_s"] >= b["collectives_latency_s"]
     assert b["step_bound"] == "latency"  # issue #24: the plan the old model put at 0.153 s
 
@@ -430,8 +439,10 @@ def test_switches_change_no_figure_that_does_not_depend_on_time():
 
 
 def test_hsdp_shards_within_a_node_and_all_reduces_across_replicas():
-    """FSDP2 HSDP (dp_shard): the ZeRO-3 gathers run over the dp_shard·cp ranks of a node (NCCL LL
-    ring over 8 ranks in one node: 6.6 + 7 × 0.6 = 10.8 µs, tuning.cc @5067397c), the state is
+    """FSDP2 HSDP (dp_shard): the ZeRO-3 gathers run over the dp_shard·cp ranks of a node (a layer's
+    gather runs NCCL's Simple ring over 8 ranks in one node: 8.4 + 7 × 3.4 = 32.2 µs of latency,
+    against LL128's 14.0 + 336 × 1.9 + 47 × 4.0 = 840.4 µs over 384 ranks on 48 nodes, tuning.cc
+    @5067397c), the state is
     sharded 8 ways instead of 384 (so more memory), and the gradient shard is all-reduced across the
     48 replicas, one GPU per node."""
     full = v(framework="fsdp2", dp=384, zero=3)
@@ -439,8 +450,8 @@ def test_hsdp_shards_within_a_node_and_all_reduces_across_replicas():
     assert full["dense_shard_group"] == 384 and hsdp["dense_shard_group"] == 8
     assert hsdp["peak_bytes_per_rank"] > full["peak_bytes_per_rank"]
     assert hsdp["grad_crosses_nodes"] is False and hsdp["rep_crosses_nodes"] is True
-    assert hsdp["dp_layer_all_gather_latency_s"] == pytest.approx(10.8e-6, rel=1e-9)
-    assert full["dp_layer_all_gather_latency_s"] == pytest.approx(469.5e-6, rel=1e-9)
+    assert hsdp["dp_layer_all_gather_latency_s"] == pytest.approx(32.2e-6, rel=1e-9)
+    assert full["dp_layer_all_gather_latency_s"] == pytest.approx(840.4e-6, rel=1e-9)
     assert hsdp["rep_layer_all_reduce_s"] > 0 and full["rep_layer_all_reduce_s"] == 0
     with pytest.raises(InputError, match="dp_shard"):
         v(framework="fsdp2", dp=384, zero=3, dp_shard=7)
@@ -459,6 +470,138 @@ def test_attention_kernel_sets_the_attention_efficiency():
     a3 = v(dp=8, gpu="A100-80GB", attention_kernel="fa3")
     assert a3["attention_efficiency"] == a2["attention_efficiency"]
     assert v(dp=8, framework="megatron")["attention_kernel"] == "cudnn"
+
+
+def _nccl_ag(nbytes: float, n: int, bus_gb_s: float) -> float:
+    """One all-gather over n ranks in a node, by hand from NVIDIA/nccl src/graph/tuning.cc @5067397c:
+    the least over Simple, LL128, LL of ring base + (n − 1) NVLink steps + (n − 1)/n × bytes ÷
+    (bus bandwidth × 1, 0.92, 0.5)."""
+    moved = (n - 1) / n * nbytes / (bus_gb_s * 1e9)
+    return min(
+        (8.4 + (n - 1) * 3.4) * 1e-6 + moved,
+        (14.0 + (n - 1) * 1.9) * 1e-6 + moved / 0.92,
+        (6.6 + (n - 1) * 0.6) * 1e-6 + moved / 0.5,
+    )
+
+
+def test_torchtitan_qwen3_tp_plan_gathers_q_and_k_at_the_norms():
+    """pytorch/torchtitan @d66b72a6 torchtitan/experiments/qwen3/infra/parallelize.py wraps q_norm and
+    k_norm in NoParallel, which redistributes the head-sharded q and k to Replicate (issue #1867,
+    fixed by PR #1870).  Worked by hand for the Qwen3-8B job at tp 8 in one node, one sequence of
+    8,192 tokens per micro-batch, no recompute: per layer an all-gather of q (8,192 × 32 × 128 × 2 B
+    = 67.1 MB) and of k (16.8 MB) forward, and of the gradients of q and of the keys repeated to all
+    32 heads (67.1 MB each) backward, each costed as NCCL runs it over 450 × 0.8 GB/s; then the
+    rotary and repeat_kv work on the 7/8 of q and k other ranks own, 22 + 26 bytes per element
+    (eager bf16) at 3,350 × 0.9 GB/s."""
+    row = dict(dp=1, tp=8, global_batch=8, framework="fsdp2", sequence_parallel=True)
+    off, on = v(**row), v(**row, tp_qk_norm_gather=True)
+    q, k = 8192 * 32 * 128 * 2, 8192 * 8 * 128 * 2
+    gathers = 3 * _nccl_ag(q, 8, 360) + _nccl_ag(k, 8, 360)
+    work = 8192 * (32 + 8) * 128 * 7 / 8 * (22 + 26) / (3350 * 0.9e9)
+    assert on["first_stage_tp_qk_gather_s"] == pytest.approx(36 * (gathers + work), rel=1e-9)
+    assert on["time_tp_s"] - off["time_tp_s"] == pytest.approx(
+        8 * on["first_stage_tp_qk_gather_s"], rel=1e-9
+    )
+    assert off["first_stage_tp_qk_gather_s"] == 0
+    assert v(**row, tp_qk_norm_gather=True, qk_norm=False)["first_stage_tp_qk_gather_s"] == 0
+
+
+def test_sequence_parallel_on_batch_first_activations_copies_each_collective():
+    """torch/distributed/_functional_collectives.py: all_gather_tensor on gather_dim 1 runs
+    torch.cat(torch.chunk(res, group_size, dim=0), dim=gather_dim), reduce_scatter_tensor on
+    scatter_dim 1 torch.cat(torch.chunk(self, ...)): a read and a write of the whole unsharded
+    activation per collective in torchtitan's [batch, seq, hidden] layout (conventions
+    sp_layout_copy), none in Megatron-LM's [seq, batch, hidden].  Qwen3-8B at tp 4: 36 layers × 8
+    collectives (an all-gather and a reduce-scatter around attention and around the MLP, forward
+    and backward), 8,192 × 4,096 × 2 B = 67.1 MB each, read and written at 3,350 × 0.9 GB/s."""
+    row = dict(dp=1, tp=4, global_batch=8, sequence_parallel=True)
+    fsdp, megatron = v(**row, framework="fsdp2"), v(**row, framework="megatron")
+    act = 8192 * 4096 * 2
+    assert fsdp["first_stage_tp_layout_copy_s"] == pytest.approx(
+        36 * 8 * 2 * act / (3350 * 0.9e9), rel=1e-9
+    )
+    assert megatron["first_stage_tp_layout_copy_s"] == 0
+    no_sp = {**row, "sequence_parallel": False}
+    assert v(**no_sp, framework="fsdp2")["first_stage_tp_layout_copy_s"] == 0
+
+
+def test_expert_tensor_parallel_gathers_the_routed_tokens():
+    """Megatron-LM @d98e8a64 megatron/core/transformer/moe/token_dispatcher.py
+    MoEAlltoAllTokenDispatcher: with expert TP, dispatch_postprocess all-gathers the routed tokens
+    over the expert-TP group (bf16) and combine_preprocess reduce-scatters hidden_states.to(probs.dtype)
+    (fp32); backward runs a reduce-scatter and an all-gather of the same sizes.  Qwen3-30B-A3B, tp 2 =
+    etp 2 with sequence parallelism: the rank gathers 8,192 × 8 routed copies × 2,048 = 134.2 M
+    elements, 268.4 MB in bf16 and 536.9 MB in fp32, each half moved over NVLink; per MoE layer two
+    of each (no recompute), 48 layers.  With etp 1 there is none."""
+    one = v(**MOE, dp=32, tp=2, ep=8, etp=1, sequence_parallel=True)
+    two = v(**MOE, dp=32, tp=2, ep=8, etp=2, sequence_parallel=True)
+    elems = 8192 * 8 * 2048
+    per_layer = 2 * (_nccl_ag(elems * 2, 2, 360) + _nccl_ag(elems * 4, 2, 360))
+    assert two["first_stage_etp_gather_s"] == pytest.approx(48 * per_layer, rel=1e-9)
+    assert one["first_stage_etp_gather_s"] == 0
+    assert two["time_ep_s"] == pytest.approx(
+        384 / 32 * two["first_stage_ep_all_to_all_s"], rel=1e-9
+    )  # 12 micro-batches, the gathers inside the expert term, nothing overlapped
+
+
+def test_deepep_node_dedup_matches_deepeps_measured_internode_bandwidth():
+    """deepseek-ai/DeepEP @dd758ca docs/legacy.md 'Normal kernels with NVLink and RDMA forwarding':
+    EP 32 on H800 with one 400 Gb/s CX7 per GPU, 4,096 tokens per rank, hidden 7,168, top-8: combine
+    (bf16) 57 GB/s 'bottleneck bandwidth (RDMA)', counted by tests/legacy/test_internode.py as
+    num_rdma_token_sent × hidden × 2 bytes, a token once per node its experts sit on, its own node
+    included (4 × (1 − (3/4)^8) = 3.60 nodes per token).  The model sends a token once to each of the
+    2.70 other nodes over the GPU's NIC at 50 × 0.9 GB/s: the same bytes over its time read as a
+    bandwidth within 10 % of DeepEP's."""
+    x = v(
+        name="deepep",
+        layers=4,
+        hidden=7168,
+        heads=56,
+        kv_heads=56,
+        head_dim=128,
+        ffn_hidden=18432,
+        experts=256,
+        topk=8,
+        moe_ffn_hidden=2048,
+        seq_len=4096,
+        global_batch=32,
+        dp=32,
+        ep=32,
+        etp=1,
+        gpu="H800",
+        network_gb_s=50,
+        framework="megatron",
+        zero=1,
+        ep_dispatch="node_dedup",
+    )
+    one = x["first_stage_ep_all_to_all_s"] / (4 * 4)
+    logical = 4096 * 4 * (1 - 0.75**8) * 7168 * 2 / one
+    assert logical / 1e9 == pytest.approx(57, rel=0.10)
+
+
+def test_hidden_cross_node_traffic_shares_the_nic_with_the_gradient_reduction():
+    """Groups that cross nodes at the same time share the GPU's NIC (one per GPU, rail-optimised):
+    the context-parallel ring hidden behind attention holds the NIC, so the data-parallel reduction
+    that also crosses nodes hides behind less compute.  cp 16 spans two nodes of 8 and dp 4 is placed
+    outside it: the window shrinks by exactly the hidden ring; with cp 8 in one node it does not."""
+    far = v(dp=4, cp=16, global_batch=64)
+    near = v(dp=4, cp=8, global_batch=32)
+    assert far["cp_crosses_nodes"] and far["grad_crosses_nodes"]
+    assert far["first_stage_nic_hidden_s"] > 0
+    assert far["micro_batch_nic_free_compute_s"] == pytest.approx(
+        far["micro_batch_compute_s"] - far["first_stage_nic_hidden_s"], rel=1e-12
+    )
+    assert not near["cp_crosses_nodes"] and near["first_stage_nic_hidden_s"] == 0
+    assert near["micro_batch_nic_free_compute_s"] == near["micro_batch_compute_s"]
+
+
+def test_megatron_gradient_buckets_grow_with_data_parallel_size():
+    """Megatron-LM @d98e8a64 megatron/core/distributed/distributed_data_parallel.py: bucket_size =
+    max(40000000, 1000000 * dp_group.size()) with overlap_grad_reduce: 40 M parameters up to dp 40,
+    128 M at dp 128."""
+    row = dict(framework="megatron", zero=1, overlap_grad_reduce=True, global_batch=1024)
+    assert v(**row, dp=32)["dp_bucket_params"] == 40_000_000
+    assert v(**row, dp=128)["dp_bucket_params"] == 128_000_000
 
 
 def test_expert_gemms_are_quantized_in_waves_as_their_kernels_launch():

@@ -491,23 +491,24 @@ def _band_text(col: Column) -> str:
     return f"0, or {band}" if zero else band
 
 
-# (column, cell text) -> its value, for cells read without a problem
-_CELLS: dict[tuple[str, str], Any] = {}
-_MAX_CELLS = 100_000
+# column -> cell text -> its value, for cells read without a problem (None: a text column, whose
+# cells are mostly distinct: names, notes)
+CELLS: dict[str, dict[str, Any] | None] = {c.name: None if c.kind == TEXT else {} for c in COLUMNS}
+_MAX_CELLS = 100_000  # texts remembered per column
 
 
 def cell(col: Column, raw: Any) -> Any:
     """``convert``, each distinct text of a column converted once (the conversion depends on
     nothing else; a cell with a problem is converted again, to report it)."""
-    if type(raw) is not str or col.kind == TEXT:
+    seen = CELLS[col.name]
+    if type(raw) is not str or seen is None:
         return convert(col, raw)
-    key = (col.name, raw)
-    hit = _CELLS.get(key, _CELLS)
-    if hit is _CELLS:
+    hit = seen.get(raw, seen)
+    if hit is seen:
         hit = convert(col, raw)
-        if len(_CELLS) >= _MAX_CELLS:
-            _CELLS.clear()
-        _CELLS[key] = hit
+        if len(seen) >= _MAX_CELLS:
+            seen.clear()
+        seen[raw] = hit
     return hit
 
 

@@ -212,6 +212,6 @@ def _read_record(table: Table, start: int, fields: list[str], delimiter: str) ->
     """One data record: as many fields as the header (blank ones after them dropped), or odd."""
     width = table.width
     if len(fields) == width or (len(fields) > width and not any(f.strip() for f in fields[width:])):
-        table.read_row(start, {i + 1: f for i, f in enumerate(fields[:width]) if f.strip()})
+        table.read_row(start, dict(zip(range(1, width + 1), fields)))  # blank fields skipped there
         return
     _read_odd_row(table, start, fields, delimiter)

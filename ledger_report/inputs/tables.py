@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterable, Mapping, NoReturn, Sequence
 
 from ..config import COLUMN_BY_NAME, MODEL_COLUMN, NAME_COLUMN, Config
 from ..errors import InputError, Problem
-from .cells import Bad, catalogue_hint, cell, letter, norm, sheet_ref, show
+from .cells import CELLS, Bad, catalogue_hint, cell, is_blank, letter, norm, sheet_ref, show
 from .fill import Models, fill_from_model
 from .names import column_of, hint
 
@@ -43,8 +43,22 @@ def model_checks(
     from ..model.definitions import REGISTRY
     from ..model.tables import tables
 
-    found = failures(REGISTRY, tables(), rows, bad)
+    found = failures(REGISTRY, tables(), rows, bad, columns=_columns(rows))
     return [(lines[f.index], f.constraint, f.expected, f.found) for f in found]
+
+
+def _columns(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
+    """The rows' values a column at a time (``None`` where a row has none), from the cells each
+    row has (a few dozen of the schema's columns)."""
+    out: dict[str, list[Any]] = {}
+    nothing = [None] * len(rows)
+    for i, row in enumerate(rows):
+        for name, value in row.items():
+            column = out.get(name)
+            if column is None:
+                column = out[name] = nothing.copy()
+            column[i] = value
+    return out
 
 
 def _blamed(rule: Any, text: str, values: Mapping[str, Any], origins: Mapping[str, str]) -> str:
@@ -103,6 +117,8 @@ class Table:
         self.rows_seen = 0
         # rows read, not yet checked against the model: (row, values, bad, clean, origins)
         self.pending: list[tuple[int, dict[str, Any], set[str], bool, dict[str, str]]] = []
+        self._slots_of: dict[int, str] | None = None  # the columns ``_slots_list`` was made for
+        self._slots_list: list[tuple[int, str, dict[str, Any] | None]] = []
 
     # -- problems
     def add(
@@ -249,26 +265,40 @@ class Table:
         values: dict[str, Any] = {}
         bad: set[str] = set()
         before = len(self.problems)
-        columns = self.columns
-        for col in sorted(cells):
-            raw = cells[col]
-            if raw is None or (isinstance(raw, str) and not raw.strip()):  # is_blank, inline
+        for col, name, seen in self._slots():
+            raw = cells.get(col)
+            if raw is None or raw == "":
                 continue
-            name = columns.get(col)
-            if name is None:
-                if col in self.blank or col > self.width:
-                    self.orphans.setdefault(col, row)
-                continue  # unknown or duplicate columns are reported once, on the header
+            if seen is not None and type(raw) is str:  # a text converted before: its value
+                hit = seen.get(raw, seen)
+                if hit is not seen:
+                    values[name] = hit
+                    continue
+            if isinstance(raw, str) and not raw.strip():  # blank
+                continue
             try:
                 values[name] = cell(COLUMN_BY_NAME[name], raw)
             except Bad as exc:
                 self.add(row, name, exc.expected, exc.found, self.cell_ref(col, row))
                 bad.add(name)
+        if len(cells) > len(self.columns):  # positions that are no column
+            for col in cells.keys() - self.columns.keys():
+                if not is_blank(cells[col]) and (col in self.blank or col > self.width):
+                    self.orphans.setdefault(col, row)
+                # unknown or duplicate columns are reported once, on the header
         self._check_name(row, values, bad)
         origins = self._fill(row, values, bad)
         self.pending.append((row, values, bad, len(self.problems) == before, origins))
         if len(self.pending) >= CHECK_BATCH_ROWS:
             self._flush()
+
+    def _slots(self) -> list[tuple[int, str, dict[str, Any] | None]]:
+        """The header's columns in the order of their positions: (position, column, the memo of
+        its converted texts), made again when the header changes (each mapping has its own)."""
+        if self._slots_of is not self.columns:
+            self._slots_of = self.columns
+            self._slots_list = [(c, n, CELLS[n]) for c, n in sorted(self.columns.items())]
+        return self._slots_list
 
     def _check_name(self, row: int, values: dict[str, Any], bad: set[str]) -> None:
         """Every row named, each name once in the file."""

@@ -49,10 +49,23 @@ SMs the collectives take):
 - ``tp_comm_overlap_default``: Transformer Engine's userbuffer overlap of the TP collectives with the
   GEMMs (Megatron-LM ``--tp-comm-overlap``, megatron/core/model_parallel_config.py
   tp_comm_overlap = False) or async TP (torchtitan, off by default): 1 = on by default.
+- ``sp_layout_copy``: 1 where the sequence-parallel all-gathers and reduce-scatters run on the
+  sequence dimension of batch-first activations, so each copies the whole unsharded activation once
+  (torch/distributed/_functional_collectives.py all_gather_tensor ``torch.cat(torch.chunk(res,
+  group_size, dim=0), dim=gather_dim)`` and reduce_scatter_tensor ``torch.cat(torch.chunk(self,
+  group_size, dim=scatter_dim))`` when the dimension is not 0: torchtitan's [batch, seq, hidden]
+  layout, torchtitan/models/llama3/infra/parallelize.py "we can accelerate Sequence Parallel by
+  folding the batch dimension and the sequence dimension"); 0 where the sequence is dimension 0
+  (Megatron-LM's [seq, batch, hidden], megatron/core/tensor_parallel/mappings.py gathers dim 0).
 - ``dp_bucket_params``: parameters per gradient bucket, i.e. per data-parallel collective, when the
   reduction overlaps the backward (torch DDP bucket_cap_mb = 25 MiB of bf16 gradients; Megatron-LM
   megatron/core/distributed/distributed_data_parallel.py @d98e8a64 max(40,000,000, 1,000,000 × dp);
   DeepSpeed reduce_bucket_size 5e8; 0: one per layer, as FSDP2).
+- ``dp_bucket_params_per_dp``: the bucket grows with the data-parallel size, to at least this many
+  parameters per data-parallel rank (Megatron-LM @d98e8a64 distributed_data_parallel.py
+  ``bucket_size = max(40000000, 1000000 * dp_group.size())``, "make buckets larger to ensure that
+  chunks used in NCCL ring-reduce implementations are large enough to remain bandwidth-bound";
+  0: fixed).
 - ``attention_kernel_default``: the fused attention kernel the framework runs (the column
   ``attention_kernel`` when empty): Megatron-LM with Transformer Engine cudnn, DeepSpeed fa2
   (flash-attn), torchtitan and plain PyTorch sdpa.
@@ -60,7 +73,9 @@ SMs the collectives take):
   parallelism (0: DeepSpeed's pipeline engine reduces the gradients after the pipeline flush,
   deepspeed/runtime/pipe/engine.py ReduceGrads).
 - ``expert_gemm_streams``: how many local experts' GEMMs run at once, sharing the SMs (0: all of
-  them, one grouped kernel).  Megatron-LM's TEGroupedMLP runs Transformer Engine's GroupedLinear,
+  them, one grouped kernel).  Megatron-LM with ``--moe-grouped-gemm`` (as its MoE recipes and the
+  published runs set it; off by default, gpt_layer_specs.py @d98e8a64, which loops over the experts
+  in SequentialMLP and is not a column yet) runs TEGroupedMLP: Transformer Engine's GroupedLinear,
   one cuBLAS GEMM per expert round-robin over 4 compute streams (TransformerEngine @d0067d0d
   transformer_engine/common/gemm/cublaslt_gemm.cu multi_stream_cublas_gemm,
   common/util/multi_stream.cpp num_compute_streams = 4); torchtitan one ``torch._grouped_mm``
@@ -124,6 +139,8 @@ _GENERIC: dict[str, Any] = {
     "tp_comm_overlap_default": 0,
     "reduce_every_micro_from": 3,
     "dp_bucket_params": 13_107_200,
+    "dp_bucket_params_per_dp": 0,
+    "sp_layout_copy": 0,
     "overlap_p2p_comm_default": 0,
     "loss_impl_default": "eager_fp32",
     "loss_impl_tp_default": "eager_fp32",
@@ -161,6 +178,7 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "overlap_param_gather_from_zero": 99,
         "reduce_every_micro_from": 99,
         "dp_bucket_params": 40_000_000,
+        "dp_bucket_params_per_dp": 1_000_000,
         "overlap_p2p_comm_default": 1,
         "loss_impl_default": "megatron_fused",
         "loss_impl_tp_default": "megatron_fused",
@@ -210,6 +228,7 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "moe_combine_saved_bytes": 4,
         "reduce_every_micro_from": 2,
         "dp_bucket_params": 0,
+        "sp_layout_copy": 1,
         "loss_impl_tp_default": "loss_parallel",
         "en": "fsdp2: PyTorch FSDP2 as torchtitan runs it: sharded fp32 parameters (the master), fp32 gradients and moments; bf16 layers gathered one at a time; selective recompute saves by operator",
         "zh": "fsdp2：torchtitan 所用的 PyTorch FSDP2：分片的 fp32 参数（即主权重）、fp32 梯度与动量；bf16 层逐层聚合；选择性重计算按算子保存",

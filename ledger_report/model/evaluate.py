@@ -27,7 +27,7 @@ import struct
 from typing import Any, Callable, Mapping, Sequence
 
 from .divisors import divisors
-from .expr import Expr, Visitor
+from .expr import Const, Expr, Visitor
 from .registry import Registry
 
 Tables = Mapping[str, Mapping[str, Mapping[str, Any]]]  # table -> key -> field -> value
@@ -99,7 +99,7 @@ def grouped_text(x: Any, places: int = 0) -> str:
         return text_of(x)
     if abs(x) >= FMT_BIG:
         return f"{x:.3e}"
-    return format(fmt_rounded(x, places), fmt_spec(places))
+    return format(fmt_rounded(x, places), f",.{places}f")
 
 
 FMT_BIG = 1e15  # FMT writes numbers from here on in scientific notation
@@ -110,11 +110,6 @@ def fmt_rounded(x: Any, places: int) -> float:
     zero, a zero unsigned."""
     scale = 10**places
     return math.copysign(math.floor(abs(x) * scale + 0.5) / scale, x) + 0.0  # -0.0 becomes 0.0
-
-
-def fmt_spec(places: int) -> str:
-    """FMT's format for a rounded number: thousands separators, ``places`` decimals."""
-    return f",.{places}f"
 
 
 def smallest_divisor_at_least(n: Any, at_least: Any, step: Any) -> Any:
@@ -226,9 +221,14 @@ class _Closures(Visitor):
         return lookup
 
     def visit_Call(self, e):
+        if e.fn == "CONCAT":  # a constant part's text written once, when compiled
+            parts = [
+                (text_of(a.value), None) if type(a) is Const else ("", compiled(a)) for a in e.args
+            ]
+            return lambda row, env, t: "".join(
+                [x if f is None else text_of(f(row, env, t)) for x, f in parts]
+            )
         args_ = [compiled(a) for a in e.args]
-        if e.fn == "CONCAT":
-            return lambda row, env, t: "".join([text_of(a(row, env, t)) for a in args_])
         if e.fn == "MINDIV":
 
             def mindiv(row, env, t):
@@ -255,22 +255,17 @@ def compare(opname: str, a: Any, b: Any) -> Any:
     if isinstance(a, str) and isinstance(b, str):
         return _CMPS[opname](a.lower(), b.lower())
     if isinstance(a, float) or isinstance(b, float):
-        return _compare_numbers(opname, a, b)
+        return _NUMBER_CMPS[opname](approx_equal(float(a), float(b)), a, b)
     return _CMPS[opname](a, b)
 
 
-def _ceil(x: Any) -> Any:
-    if isinstance(x, int) or not math.isfinite(
-        x
-    ):  # a non-finite number stays so (engine refuses it)
-        return x
-    return math.ceil(approx_value(x))
+def _rounded(fn: Callable[[float], int]) -> Callable[[Any], Any]:
+    """``fn`` (math.ceil, math.floor) after Calc's 15-digit rounding; an int or a non-finite
+    number stays as it is (the engine refuses the latter)."""
+    return lambda x: x if isinstance(x, int) or not math.isfinite(x) else fn(approx_value(x))
 
 
-def _floor(x: Any) -> Any:
-    if isinstance(x, int) or not math.isfinite(x):
-        return x
-    return math.floor(approx_value(x))
+_ceil, _floor = _rounded(math.ceil), _rounded(math.floor)
 
 
 # Spreadsheet number semantics (LibreOffice 7.4, sal/rtl/math.cxx) -----------------------------
@@ -330,21 +325,14 @@ def approx_equal(a: float, b: float) -> bool:
     return d < a * _E48 and d < b * _E48
 
 
-def _compare_numbers(op: str, a: Any, b: Any) -> bool:
-    eq = approx_equal(float(a), float(b))
-    if op == "=":
-        return eq
-    if op == "<>":
-        return not eq
-    if op == "<":
-        return not eq and a < b
-    if op == "<=":
-        return eq or a < b
-    if op == ">":
-        return not eq and a > b
-    if op == ">=":
-        return eq or a > b
-    raise ValueError(op)
+_NUMBER_CMPS = {
+    "=": lambda eq, a, b: eq,
+    "<>": lambda eq, a, b: not eq,
+    "<": lambda eq, a, b: not eq and a < b,
+    "<=": lambda eq, a, b: eq or a < b,
+    ">": lambda eq, a, b: not eq and a > b,
+    ">=": lambda eq, a, b: eq or a > b,
+}
 
 
 def _round_array(np, fn, x):
@@ -392,6 +380,29 @@ def first_seen_codes(np, keys: Sequence[Any]) -> tuple[Any, list[Any]]:
     for j, k in enumerate(index):
         index[k] = j
     return np.fromiter(map(index.__getitem__, keys), dtype=np.int64, count=len(keys)), list(index)
+
+
+FEW_TEXTS = 8  # distinct texts found by comparison; past them, by a sort
+
+
+def text_codes(np, a: Any) -> tuple[Any, list[str]]:
+    """Each value's place among the distinct values of a 1-d text array, and those values: one
+    array comparison per distinct value while they are few (gates, outcomes, dtypes), else a
+    sort; no Python object per value."""
+    codes = np.zeros(len(a), dtype=np.int64)
+    todo = np.ones(len(a), dtype=bool)
+    texts: list[str] = []
+    at = 0
+    while at < len(a) and len(texts) < FEW_TEXTS:
+        same = a == a[at]
+        codes[same] = len(texts)
+        texts.append(str(a[at]))
+        todo &= ~same
+        at = int(todo.argmax()) if todo.any() else len(a)
+    if at < len(a):
+        distinct, codes = np.unique(a, return_inverse=True)
+        return codes.reshape(-1), distinct.tolist()
+    return codes, texts
 
 
 def _is_float_array(np, x) -> bool:
@@ -503,7 +514,7 @@ class _ArrayEval(Visitor):
         if hit is not None and hit[0] is v:
             return hit[1], hit[2]
         a = np.asarray(v, dtype=str)
-        codes, texts = first_seen_codes(np, a.ravel().tolist())
+        codes, texts = text_codes(np, a.ravel())
         lowered = np.char.lower(
             np.array(texts, dtype=a.dtype)
         )  # may widen: a lower case can be longer

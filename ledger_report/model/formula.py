@@ -33,26 +33,11 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Iterable, Mapping
 
 from .expr import MINDIV_MAX, Call, Const, Expr, If, IsBlank, Ref, Visitor, children
 from .registry import Registry, needs_of, tag
-
-__all__ = [
-    "FUNCTIONS",
-    "INPUT_ROW",
-    "LEDGER_ROW",
-    "Layout",
-    "Template",
-    "FormulaError",
-    "compile_quantity",
-    "compile_expression",
-    "compile_registry",
-    "number",
-    "string",
-    "functions_used",
-    "needs_of",
-]
 
 # Row markers inside a template: the row of ``Inputs`` and the row of the results sheet.
 INPUT_ROW = "\x01"
@@ -245,19 +230,13 @@ class _Compiler(Visitor):
             tags, key=lambda t: (0, cols[t[1]], "") if t[0] == "col" else (1, keys[t[1]], "")
         )
 
-    @property
+    @cached_property
     def _key_index(self) -> dict[str, int]:
-        idx = getattr(self, "_ki", None)
-        if idx is None:
-            idx = self._ki = {k: i for i, k in enumerate(self.reg.keys())}
-        return idx
+        return {k: i for i, k in enumerate(self.reg.keys())}
 
-    @property
+    @cached_property
     def _col_index(self) -> dict[str, int]:
-        idx = getattr(self, "_ci", None)
-        if idx is None:
-            idx = self._ci = {c: i for i, c in enumerate(self.layout.inputs)}
-        return idx
+        return {c: i for i, c in enumerate(self.layout.inputs)}
 
     def _any_blank(self, tags) -> str | None:
         tags = self._order(tags)

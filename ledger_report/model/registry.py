@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from .expr import Call, Col, Const, Expr, If, IsBlank, Ref, Visitor, lift
+from .expr import Col, Expr, IsBlank, Ref, Visitor, all_refs, lift
 
 # Units.  Numbers are bytes, FLOPs, seconds... inside; formatting happens at the edge.
 BYTES = "bytes"
@@ -111,7 +111,7 @@ class Registry:
         if key in self._q:
             raise ValueError(f"quantity {key!r} defined twice")
         e = lift(expr)
-        for r in _refs(e):
+        for r in all_refs(e):
             if r not in self._q:
                 raise ValueError(f"{key!r} refers to {r!r}, which is not defined before it")
         nullable = _MaybeBlank(self).visit(e)
@@ -141,12 +141,6 @@ class Registry:
             )
         )
         return ref
-
-
-def _refs(e: Expr) -> set[str]:
-    from .expr import all_refs
-
-    return all_refs(e)
 
 
 def tag(x: Expr):
@@ -284,39 +278,3 @@ class _Choices(Visitor):
         return None
 
     visit_BinOp = visit_Cmp = visit_IsBlank = visit_Lookup = visit_Call = _none
-
-
-__all__ = [
-    "choices",
-    "BOOL",
-    "BPP",
-    "BYTES",
-    "COUNT",
-    "DAYS",
-    "FLOPS",
-    "GB",
-    "GBPS",
-    "HOURS",
-    "MONEY",
-    "NODE_HOURS",
-    "PARAMS",
-    "RATIO",
-    "SECONDS",
-    "TB",
-    "TEXT",
-    "TFLOPS",
-    "TOKENS",
-    "TOKENS_PER_S",
-    "INT_UNITS",
-    "FLOAT_UNITS",
-    "ERROR",
-    "WARNING",
-    "Quantity",
-    "Constraint",
-    "Registry",
-    "needs_of",
-    "tag",
-    "Call",
-    "Const",
-    "If",
-]

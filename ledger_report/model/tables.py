@@ -87,13 +87,6 @@ TABLE_SHEETS = {
 }
 
 
-def table_fields(name: str) -> list[str]:
-    """The fields of a lookup table, in column order."""
-    if name == "gpu":
-        return list(GPU_FIELDS)
-    return list(next(iter(tables()[name].values())))
-
-
 @lru_cache(maxsize=1)
 def tables() -> dict[str, dict[str, dict[str, Any]]]:
     return {

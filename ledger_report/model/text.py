@@ -19,17 +19,14 @@ from .registry import (
     BOOL,
     BPP,
     BYTES,
-    COUNT,
     DAYS,
     FLOPS,
     GB,
     HOURS,
     MONEY,
     PARAMS,
-    RATIO,
     SECONDS,
     TEXT,
-    TOKENS,
     Registry,
 )
 from .tables import tables
@@ -39,31 +36,29 @@ _PREC = {"+": 1, "-": 1, "*": 2, "/": 2}
 _CMP = {"=": " = ", "<>": " ≠ ", "<": " < ", "<=": " ≤ ", ">": " > ", ">=": " ≥ "}
 
 
+# unit -> how a value in it is written, and the word after it in English and in Chinese; a unit
+# not here is a plain number (counts, tokens, ratios, costs)
+_SHOWN = {
+    BYTES: (units.gb, "", ""),
+    FLOPS: (units.sci, " FLOPs", " FLOPs"),
+    BPP: (units.num, " B", " B"),
+    SECONDS: (units.num, " s", " s"),
+    DAYS: (units.num, " days", " 天"),
+    GB: (units.num, " GB", " GB"),
+    HOURS: (units.num, " GPU-h", " GPU 小时"),
+}
+
+
 def fmt_value(v: Any, unit: str, lang: str = "en") -> str:
     """A value with its unit, as the handout prints it (same digits in every language)."""
     if v is None:
         return "—"
-    if unit == BYTES:
-        return units.gb(v)
     if unit == PARAMS:
         return units.params(v, lang)
-    if unit == FLOPS:
-        return units.sci(v) + " FLOPs"
-    if unit == BPP:
-        return units.num(v) + " B"
-    if unit == SECONDS:
-        return units.num(v) + " s"
-    if unit == DAYS:
-        return units.num(v) + (" days" if lang == "en" else " 天")
-    if unit == GB:
-        return units.num(v) + " GB"
-    if unit == HOURS:
-        return units.num(v) + (" GPU-h" if lang == "en" else " GPU 小时")
-    if unit in (COUNT, TOKENS, MONEY, RATIO):
-        return units.num(v)
     if unit in (BOOL, TEXT):
         return str(v)
-    return units.num(v)
+    write, en, zh = _SHOWN.get(unit, (units.num, "", ""))
+    return write(v) + (en if lang == "en" else zh)
 
 
 def render(

@@ -7,11 +7,10 @@ from the row is ``null``.
 
 from __future__ import annotations
 
-import functools
 import json
 from typing import Any, BinaryIO, Callable, Iterable
 
-from ..engine import CHUNK_ROWS, Ledger, chunks, plain, resolved_inputs
+from ..engine import CHUNK_ROWS, Ledger, chunks, plainers, resolved_inputs
 from ..report import Table
 
 SCHEMA = "ledger-report/1"
@@ -19,10 +18,10 @@ SCHEMA = "ledger-report/1"
 
 def config_document(lg: Ledger) -> dict[str, Any]:
     v = lg.values
-    units = _units(lg.model.registry)
+    plain_of = plainers(lg.model.registry)
 
     def value(key: str) -> Any:
-        return plain(v[key], units[key])
+        return plain_of[key](v[key])
 
     out: dict[str, Any] = {
         "name": lg.name,
@@ -30,17 +29,19 @@ def config_document(lg: Ledger) -> dict[str, Any]:
         "inputs": resolved_inputs(lg),
         "inputs_from": inputs_from(lg),
     }
-    for sec in lg.model.spec.sections:
+    for sec, parts in _layout(lg.model.spec):
         if isinstance(sec, Table):
-            out[sec.json] = [_line(lg, sec, ln) for ln in sec.lines if not ln.show or v[ln.show]]
+            out[sec.json] = [
+                _line(lg, ln, cells) for ln, cells in parts if not ln.show or v[ln.show]
+            ]
             out.update({f.name: value(f.key) for f in sec.total})
             continue
         if sec.json_null_unless_shown and not (sec.show and v[sec.show]):
             out[sec.json] = None
             continue
         obj = {
-            f.name: ({n: value(k) for n, k in f.items} if f.items else value(f.key))
-            for f in sec.figures
+            name: ({n: value(k) for n, k in items} if items else value(key))
+            for name, items, key in parts
         }
         if sec.json is None:
             out.update(obj)
@@ -53,9 +54,31 @@ def config_document(lg: Ledger) -> dict[str, Any]:
     return out
 
 
-@functools.cache  # a registry is hashed by identity
-def _units(reg) -> dict[str, str]:
-    return {q.key: q.unit for q in reg}
+_LAYOUTS: dict[int, tuple[Any, list]] = {}
+
+
+def _layout(spec) -> list[tuple[Any, list]]:
+    """The spec's sections as the document walks them, read once per spec: a table's lines, each
+    with its cells (column, breakdown, key, fixed value), or a section's figures (name,
+    breakdown, key)."""
+    hit = _LAYOUTS.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    out: list[tuple[Any, list]] = []
+    for sec in spec.sections:
+        if isinstance(sec, Table):
+            lines = [
+                (ln, [(c.name, *_cell(ln.cells[c.name])) for c in sec.columns]) for ln in sec.lines
+            ]
+            out.append((sec, lines))
+        else:
+            out.append((sec, [(f.name, f.items, f.key) for f in sec.figures]))
+    _LAYOUTS[id(spec)] = (spec, out)  # keeps ``spec`` alive, so its id is not reused
+    return out
+
+
+def _cell(cell) -> tuple[Any, str, Any]:
+    return cell.items, cell.key, cell.value
 
 
 def inputs_from(lg: Ledger) -> dict[str, str]:
@@ -64,16 +87,15 @@ def inputs_from(lg: Ledger) -> dict[str, str]:
     return {col: lg.config.origin(col) for col in lg.config.given()}
 
 
-def _line(lg: Ledger, table: Table, ln) -> dict[str, Any]:
+def _line(lg: Ledger, ln, cells: list[tuple[str, Any, str, Any]]) -> dict[str, Any]:
     reg = lg.model.registry
-    units, v = _units(reg), lg.values
+    plain_of, v = plainers(reg), lg.values
     row: dict[str, Any] = {}
-    for col in table.columns:
-        cell = ln.cells[col.name]
-        if cell.items:
-            row[col.name] = {n: plain(v[k], units[k]) for n, k in cell.items}
+    for name, items, key, value in cells:
+        if items:
+            row[name] = {n: plain_of[k](v[k]) for n, k in items}
         else:
-            row[col.name] = cell.value if not cell.key else plain(v[cell.key], units[cell.key])
+            row[name] = value if not key else plain_of[key](v[key])
     if ln.formula:
         row["basis"] = reg[ln.formula].source
     row["label"] = {"en": ln.en, "zh": ln.zh}

@@ -532,12 +532,13 @@ def csv_bytes(columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> byte
     return csv_lines([list(columns), *([row.get(c, "") for c in columns] for row in rows)])
 
 
-def csv_lines(rows: Iterable[Sequence[Any]]) -> bytes:
-    """CSV lines (UTF-8) of ``rows``, every cell through :func:`csv_text`: the one CSV writer of
-    the package (plans.csv, the CSV template, ``calc --csv``).  Lines end in CRLF, as RFC 4180
-    §2.1 has them: the csv module quotes a field holding a character of the line terminator, so a
+def csv_lines(rows: Iterable[Sequence[Any]], safe: bool = False) -> bytes:
+    """CSV lines (UTF-8) of ``rows``, every cell through :func:`csv_text` (``safe``: the caller
+    put each through it, as ``calc --csv`` does a column at a time): the one CSV writer of the
+    package (plans.csv, the CSV template, ``calc --csv``).  Lines end in CRLF, as RFC 4180 §2.1
+    has them: the csv module quotes a field holding a character of the line terminator, so a
     carriage return inside a note is quoted too (with ``\\n`` alone, a bare CR went unquoted)."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\r\n")
-    writer.writerows([csv_text(c) for c in row] for row in rows)
+    writer.writerows(rows if safe else ([csv_text(c) for c in row] for row in rows))
     return buf.getvalue().encode("utf-8")

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any, BinaryIO, Iterable, Mapping, Sequence
 
-from .output import csv_lines
+from ..model.evaluate import text_codes
+from .output import csv_lines, csv_text
 
 
 def write_table(
@@ -20,15 +21,29 @@ def write_table(
     nothing on ``out`` but the error."""
     head = csv_lines([header])
     for chunk in chunks:
-        out.write(head + csv_lines(zip(*(_cells(*chunk[name]) for name in header))))
+        out.write(head + csv_lines(zip(*(_cells(*chunk[name]) for name in header)), safe=True))
         head = b""
     out.write(head)
 
 
 def _cells(values: Any, blank: Any) -> list:
-    """One column's cells: numbers and truth values as they are (the writer says true/false),
-    text as it is, a blank as an empty cell."""
-    cells = values.tolist()
+    """One column's cells through ``csv_text``, a column at a time: numbers as they are, truth
+    values and each distinct text made safe once, a blank as an empty cell."""
+    import numpy as np
+
+    kind = values.dtype.kind
+    if kind == "b":
+        cells = np.array(_TRUTH, dtype=object)[values.astype(np.intp)]
+    elif kind == "U":
+        codes, texts = text_codes(np, values.reshape(-1))
+        cells = np.array([csv_text(t) for t in texts] or [""], dtype=object)[codes]
+    elif kind in "iuf":
+        cells = values.astype(object)  # numbers: csv_text leaves them
+    else:
+        cells = np.array([csv_text(c) for c in values.tolist()], dtype=object)
     if blank is not None:
-        cells = ["" if b else c for c, b in zip(cells, blank.tolist())]
-    return cells
+        cells[blank] = ""
+    return cells.tolist()
+
+
+_TRUTH = (csv_text(False), csv_text(True))

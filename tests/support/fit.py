@@ -3,8 +3,10 @@ run comes from (leave-one-source-out), for bench/bench_throughput.py and tests/t
 
 The step-time model has two fitted constants: per class of GPU, the share of the maximum
 achievable matmul FLOP/s (gpus.csv ``gemm_efficiency``, a kernel benchmark) that training sustains
+beyond what each GEMM's shape explains (tile and wave quantization, the memory bound:
+definitions/time.py, from kernel evidence, fitted on nothing)
 (``ledger_report.model.definitions.time.SUSTAINED_FRACTION``), and the grouped expert GEMMs'
-efficiency against dense ones (``GROUPED_GEMM_RELATIVE``).  The first multiplies every matmul and
+efficiency against dense ones beyond the same (``GROUPED_GEMM_RELATIVE``).  The first multiplies every matmul and
 attention efficiency, exactly as the row column ``efficiency_scale`` does, so a refitted value v is
 evaluated as ``efficiency_scale = v / current``: each run is computed once on a grid of scales and
 its log(predicted / measured) interpolated between them (piecewise linear in log scale).  The

@@ -15,13 +15,10 @@ BYTES_PER_GB = 10**9
 FLOPS_PER_TFLOP = 10**12
 TRAIN_FLOPS_PER_PARAM_TOKEN = 6  # 2 forward + 4 backward (Kaplan et al. 2020)
 FULL_RECOMPUTE_HW_FACTOR = 8 / 6  # the forward runs once more in backward
-KORTHIKANTI_REPLICATED_SBH = 10  # Korthikanti et al. 2022, Table 2: the 10·sbh not split by TP
 FULL_RECOMPUTE_SBH_BYTES = 2  # a layer's 16-bit input, 2·s·b·h bytes (Korthikanti Table 2)
 ATTN_SCORE_BYTES_PER_ELEM = 5  # softmax out 2 + dropout mask 1 + dropout out 2 (Korthikanti)
-LOSS_WORKING_BYTES = 4  # fp32 softmax / gradient of the logits in cross-entropy
 CUDA_CONTEXT_BYTES = 500_000_000  # 300-500 MB per process (Fujii et al. 2024, arXiv 2411.06465)
 NCCL_BYTES_PER_GROUP = 500_000_000  # ~0.5 GB per NCCL communicator (Fujii et al. 2024)
-ALLOCATOR_FRACTION = 0.05  # fragmentation, as Megatron-LM's 1.05 overhead factor
 
 # Sources --------------------------------------------------------------------------------------
 COLUMN = "input column (docs/columns.md)"

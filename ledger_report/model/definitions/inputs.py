@@ -122,6 +122,14 @@ def define(reg: Registry, r: Ctx) -> None:
         "张量并行通信与 GEMM 重叠",
         conv_at,
     )
+    r.tp_qk_gather = given(
+        "tp_qk_norm_gather",
+        False,
+        BOOL,
+        "q and k all-gathered over tp at the q/k norms",
+        "q、k 在 q/k 归一化处沿 tp all-gather",
+        " (pytorch/torchtitan @d66b72a6 torchtitan/experiments/qwen3/infra/parallelize.py wraps attention.q_norm and attention.k_norm in NoParallel, whose output hook redistributes the head-sharded q and k to Replicate; pytorch/torchtitan issue #1867, fixed by PR #1870 (SequenceParallel(sequence_dim=2)))",
+    )
     r.attention_kernel = given(
         "attention_kernel",
         conv(r, "attention_kernel_default"),
