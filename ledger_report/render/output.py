@@ -21,16 +21,12 @@ Renderers return bytes; the CLI hands every output of a run to :func:`write_outp
    run that writes into the same folder (:func:`recover`, called by :func:`check_targets` and
    :func:`write_outputs` before any work).
 
-Sources: reliability.md §4 (OUT-01..09: ``wb.save`` destroying the previous report, click's
-atomic writer keeping half-written files, ``mkstemp`` 0600 modes); Python docs for ``os.replace``
-(atomic on POSIX within one filesystem).
+Why: saving a workbook over the previous report destroyed it when the save failed, click's
+atomic writer kept half-written files, ``mkstemp`` makes 0600 files; ``os.replace`` is atomic on
+POSIX within one filesystem (Python docs).
 
-Every CSV the tool writes comes from :func:`csv_bytes` (OWASP's neutralising of leading formula
+Every CSV the tool writes comes from :func:`csv_lines` (OWASP's neutralising of leading formula
 characters, RFC 4180 quoting).
-
-Reproducible workbook bytes (reliability.md §4.4, DET-01) are the workbook writer's own business
-(``render/workbook.py``: XlsxWriter's fixed zip timestamps and a fixed creation time); nothing
-here re-packs a zip.
 """
 
 from __future__ import annotations
