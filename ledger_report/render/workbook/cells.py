@@ -48,12 +48,7 @@ F_GENERAL = "General"
 
 
 # Printing.
-_MARGINS = {
-    "left": 0.4,
-    "right": 0.4,
-    "top": 0.75,
-    "bottom": 0.6,
-}  # inches; the header sits in the top 0.75
+_MARGINS = {"left": 0.4, "right": 0.4, "top": 0.75, "bottom": 0.6}  # inches; header in the top
 _HEADER_MARGIN = 0.3
 _LINE_PT = 15.0  # points a line of 11-point text takes
 

@@ -119,9 +119,7 @@ def _write_inputs(
     text_in = book.style(fill=_INPUT_FILL, font_color=_INPUT_FONT, quote=True)
     num_in = book.style(fill=_INPUT_FILL, font_color=_INPUT_FONT, fmt=F_GENERAL)
     count_in = book.style(fill=_INPUT_FILL, font_color=_INPUT_FONT, fmt=F_INT)
-    empty_in = book.style(
-        fill=_INPUT_FILL, font_color=_INPUT_FONT
-    )  # the empty cells look like inputs too
+    empty_in = book.style(fill=_INPUT_FILL, font_color=_INPUT_FONT)  # empty cells look like inputs
     for j, col in enumerate(COLUMNS, start=1):
         book.label(ws, 1, j, col.name, head)
         _ok(
@@ -168,9 +166,7 @@ def _write_inputs(
                 "error_title": col.name,
                 "error_message": f"{col.name}: choose one of the list (see the Help sheet)",
             }
-            if (
-                col.name == "gpu"
-            ):  # a GPU outside the catalogue is allowed with hbm_gb and peak_tflops
+            if col.name == "gpu":  # a GPU outside the catalogue, with hbm_gb and peak_tflops
                 rule.update(
                     error_type="warning",
                     error_message="gpu: not in the GPUs sheet; give hbm_gb and peak_tflops to describe it",

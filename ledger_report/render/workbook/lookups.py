@@ -69,9 +69,8 @@ def _write_lookups(book: _Book, t: Any) -> None:
     head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT)
     text_st = book.style(fill=_LOOKUP_FILL, quote=True)
     c = 0
-    for col in (
-        COLUMNS
-    ):  # the columns whose choices the column table holds (gpu's are the catalogue's rows)
+    # the columns whose choices the column table holds (gpu's are the catalogue's rows)
+    for col in COLUMNS:
         if col.kind != K_ENUM or not col.choices or not _enum_source(col).startswith("list_"):
             continue
         c += 1

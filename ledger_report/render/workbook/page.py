@@ -196,12 +196,8 @@ class _PrintSheet:
                 if all(
                     rep.reg[f.shown].unit == R.TEXT and _text_width(label) <= _TEXT_LABEL * _U_CHARS
                     for f, label, _g in figs
-                ):
-                    spans = (
-                        _TEXT_LABEL,
-                        _PANE_WIDTH - _TEXT_LABEL,
-                        0,
-                    )  # a section of sentences: the text takes the room
+                ):  # a section of sentences: the text takes the room
+                    spans = (_TEXT_LABEL, _PANE_WIDTH - _TEXT_LABEL, 0)
                 for f, label, guards in figs:
                     r = self.free(r)
                     self.figure_row(r, pane_cols[pane], f, label, guards, spans)

@@ -117,11 +117,7 @@ def write_table(page, r: int, c0: int, t: Table, width: int) -> int:
             c += w
         page.need(r, lines)
         r += 1
-    wide = (
-        width - _PANE[1] - _PANE[2],
-        _PANE[1],
-        _PANE[2],
-    )  # under a table, labels have its width
+    wide = (width - _PANE[1] - _PANE[2], _PANE[1], _PANE[2])  # labels under a table: its width
     for f in t.total:
         if not f.pages or (not page.chosen and not page.applies(f.show)):
             continue
