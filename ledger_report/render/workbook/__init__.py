@@ -57,30 +57,21 @@ from typing import Any, Sequence
 from ...config import Config
 from ...model.tables import tables
 from .budget import write_budget
-from .cells import _Book, _lines, _strict_xlsxwriter
-from .grid import _U_CHARS
+from .cells import _Book, _strict_xlsxwriter
 from .help import _write_help
 from .inputs import EXAMPLE_ROW, _write_inputs
 from .layout import (
     BUDGET,
-    CHOSEN_CELL,
-    CHOSEN_ROW_REF,
     HELP,
-    INPUT_LETTERS,
     INPUTS,
     LANGS,
     LEDGER,
-    LEDGER_FIRST_ROW,
     LEDGERS,
     MAX_PRINT_SHEETS,
-    NO_PRINT_ROW,
-    QUANTITY_LETTERS,
     RESERVED_TITLES,
     SUMMARY,
     TEMPLATE_ROWS,
-    _layout,
     _no_print,
-    _quantity_letters,
     sheet_title,
 )
 from .ledgers import write_ledgers
@@ -89,7 +80,7 @@ from .models import model_rows, relocated, write_models
 from .page import _PrintSheet
 from .plans import PLANS, write_plans
 from .report import _Report
-from .summary import _CHART_ROWS, summary_columns, summary_pages, write_summary
+from .summary import summary_columns, summary_pages, write_summary
 
 __all__ = [
     "render_xlsx",
@@ -102,21 +93,7 @@ __all__ = [
     "LEDGERS",
     "SUMMARY",
     "BUDGET",
-    # also read by the tests and the template
-    "EXAMPLE_ROW",
-    "CHOSEN_CELL",
-    "CHOSEN_ROW_REF",
-    "INPUT_LETTERS",
-    "LEDGER_FIRST_ROW",
-    "NO_PRINT_ROW",
-    "QUANTITY_LETTERS",
-    "RESERVED_TITLES",
-    "TEMPLATE_ROWS",
-    "_CHART_ROWS",
-    "_U_CHARS",
-    "_lines",
-    "_layout",
-    "_quantity_letters",
+    "EXAMPLE_ROW",  # the template's example row (render/template.py)
 ]
 
 
