@@ -619,10 +619,9 @@ def _collective(reg: Registry, r: Ctx, key: str, g: str, kind: str, nbytes, what
         + ("2(n−1)/n (tree: 2)" if k == 2 else "(n−1)/n (PAT: 1)")
         + " ÷ (bus bandwidth × the protocol's efficiency, LL at most llMaxBw)",
     )
-    best = minimum(*times)
-    chosen = opts[-1][0]
+    chosen = opts[-1][0]  # the time quantity t is the least of the times where n > 1
     for (o_lat, *_rest), o_t in reversed(list(zip(opts[:-1], times[:-1]))):
-        chosen = if_(o_t.le(best), o_lat, chosen)
+        chosen = if_(o_t.le(t), o_lat, chosen)
     lat = reg.define(
         key + "_latency_s",
         if_(n.gt(1), chosen * 1e-6, 0),
