@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from ...model.expr import Ref, if_
 from .cells import (
-    _FLAG_FILL,
     _INPUT_FILL,
     _INPUT_FONT,
     _letter,
@@ -39,20 +38,7 @@ def write_top(page, last_col: int) -> int:
     page.need(1, 1, 14)
     page.span(2, 1, _NAME_SPAN)
     book.formula(ws, 2, 1, rep.name_ref(page.mode, page.i), page.lg.config.name, page.st["name"])
-    _ok(
-        ws.conditional_format(
-            1,
-            0,
-            1,
-            0,
-            {
-                "type": "formula",
-                "criteria": f"={flag(page, rep.spec.flag)}=TRUE",
-                "format": book.fill(_FLAG_FILL),
-            },
-        ),
-        f"{ws.get_name()}: the verdict format",
-    )
+    rep.flag_format(ws, 1, 0, 1, 0, flag(page, rep.spec.flag))
     notes_col = _NAME_SPAN + 2
     page.span(2, notes_col, last_col - notes_col + 1)
     notes = page.lg.config.get("notes")

@@ -12,6 +12,7 @@ from ...model.expr import Expr, Ref, if_
 from ..view import WORDS
 from .cells import (
     _BAD_FILL,
+    _FLAG_FILL,
     _WARN_FILL,
     F_GENERAL,
     GB,
@@ -178,6 +179,11 @@ class _Report:
             if fill == _BAD_FILL:
                 rule["stop_if_true"] = True
             _ok(ws.conditional_format(r0, c0, r1, c0, rule), f"{ws.get_name()}: the check format")
+
+    def flag_format(self, ws, r0: int, c0: int, r1: int, c1: int, ref: str) -> None:
+        """The verdict colour over a range where the flag cell ``ref`` (the model's) is true."""
+        rule = {"type": "formula", "criteria": f"={ref}=TRUE", "format": self.book.fill(_FLAG_FILL)}
+        _ok(ws.conditional_format(r0, c0, r1, c1, rule), f"{ws.get_name()}: the verdict format")
 
     def footer(self) -> str:
         return self.t(

@@ -7,7 +7,6 @@ from typing import Any
 
 from ...model import registry as R
 from .cells import (
-    _FLAG_FILL,
     _HEADER_FILL,
     _HEADER_FONT,
     F_GB,
@@ -102,20 +101,7 @@ def write_summary(rep, ws) -> None:
         ws.set_column(j - 1, j - 1, min(60, need) if text else need)
     # colours: a row whose verdicts say no (the model's flag), the check cell of a row that
     # breaks a rule (red) or has a warning (amber)
-    _ok(
-        ws.conditional_format(
-            first - 1,
-            0,
-            last - 1,
-            table_last_col - 1,
-            {
-                "type": "formula",
-                "criteria": f"={rep.flag_ref(rep.spec.flag)}=TRUE",
-                "format": book.fill(_FLAG_FILL),
-            },
-        ),
-        f"{SUMMARY}: the verdict format",
-    )
+    rep.flag_format(ws, first - 1, 0, last - 1, table_last_col - 1, rep.flag_ref(rep.spec.flag))
     rep.check_format(
         ws,
         first - 1,
