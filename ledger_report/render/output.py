@@ -199,15 +199,9 @@ def _backup(target: Path, run: str) -> str | None:
 def write_outputs(
     files: Mapping[os.PathLike | str, bytes], *, inputs: Iterable[os.PathLike | str]
 ) -> list[Path]:
-    """Write every ``{path: bytes}`` atomically, all or nothing; returns the paths written.
-
-    ``inputs``: every file the run read (required, so that no caller forgets them: an output is
-    never written over one).  Raises ``OutputError`` (and leaves every existing file as it was,
-    with no temp files) when a target is an input, when a folder cannot be created, or when any
-    write or replace fails; an interrupting signal (Ctrl-C, SIGTERM) while the files are swapped
-    in puts every earlier file back before it takes effect.  A run killed outright (SIGKILL, a
-    crash) is rolled back by the next run that writes into the same folder (:func:`recover`).
-    """
+    """Write every ``{path: bytes}`` all or nothing, in the steps the module's docstring lists;
+    returns the paths written.  ``inputs``: every file the run read (required, so that no caller
+    forgets them: an output is never written over one)."""
     items = [(Path(p), bytes(data)) for p, data in files.items()]
     given = [p for p, _ in items]
     targets = check_targets(given, inputs)
