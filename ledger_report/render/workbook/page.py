@@ -96,6 +96,11 @@ class _PrintSheet:
         """A display formula for this sheet's configuration (:meth:`_Report.write`)."""
         return self.rep.write(self.ws, r, c, self.mode, ident, build, self.i, style)
 
+    def label(self, r: int, c: int, text: str, look: str, width: int = 1) -> None:
+        """Our own text over ``width`` merged grid columns, in one of the sheet's looks."""
+        self.span(r, c, width)
+        self.book.label(self.ws, r, c, text, self.st[look])
+
     def span(self, r: int, c: int, width: int) -> None:
         if width > 1:
             self.book.merge(self.ws, r, c, r, c + width - 1)
@@ -136,8 +141,7 @@ class _PrintSheet:
         wl, wv, wu = spans
         key = f.shown
         q = rep.reg[key]
-        self.span(r, c, wl)
-        self.book.label(self.ws, r, c, label, self.st["label"])
+        self.label(r, c, label, "label", wl)
         lines = _lines(label, wl * _U_CHARS)
         ident, build = self.figure_value(
             key, guards, _words(rep.lang) if q.unit == R.BOOL else None
@@ -190,7 +194,7 @@ class _PrintSheet:
             r = top
             for s, figs in chunk:
                 r = self.free(r)
-                self.book.label(ws, r, pane_cols[pane], rep.t(s.en, s.zh), self.st["section"])
+                self.label(r, pane_cols[pane], rep.t(s.en, s.zh), "section")
                 r += 1
                 spans = _PANE
                 if all(
@@ -239,8 +243,8 @@ class _PrintSheet:
     def write_notes(self, r: int, last_col: int) -> int:
         """The model's assumption sentences (live text), each where its ``_shown`` quantity says it
         applies; on a configuration's own sheet the others are hidden rows."""
-        rep, ws, book = self.rep, self.ws, self.book
-        book.label(ws, r, 1, rep.t("Assumptions", "假设"), self.st["section"])
+        rep = self.rep
+        self.label(r, 1, rep.t("Assumptions", "假设"), "section")
         r += 1
         suffix = "" if rep.lang == "en" else "_zh"
         for k in rep.spec.assumptions:

@@ -65,7 +65,7 @@ def write_table(page, r: int, c0: int, t: Table, width: int) -> int:
     widths = [w for _k, _c, w in cols]
     for n, k in enumerate(rests):  # the wide columns share what is left
         widths[k] = spare // len(rests) + (1 if n < spare % len(rests) else 0)
-    book.label(ws, r, c0, rep.t(t.en, t.zh), page.st["section"])
+    page.label(r, c0, rep.t(t.en, t.zh), "section")
     r += 1
     c = c0
     for (kind, col, _w), w in zip(cols, widths):
@@ -81,8 +81,7 @@ def write_table(page, r: int, c0: int, t: Table, width: int) -> int:
             )
             if unit == R.BYTES:
                 text += " (GB)"
-        page.span(r, c, w)
-        book.label(ws, r, c, text, page.st["head"])
+        page.label(r, c, text, "head", w)
         page.need(r, _lines(text, w * _U_CHARS))
         c += w
     r += 1

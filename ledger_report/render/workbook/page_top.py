@@ -28,12 +28,8 @@ from .layout import (
 # the top: title, name, notes, the chooser, the row's check ------------------------------
 def write_top(page, last_col: int) -> int:
     rep, ws, book = page.rep, page.ws, page.book
-    book.label(
-        ws,
-        1,
-        1,
-        rep.t("Per-rank memory ledger and compute floor", "每卡显存账本与算力下界"),
-        page.st["title"],
+    page.label(
+        1, 1, rep.t("Per-rank memory ledger and compute floor", "每卡显存账本与算力下界"), "title"
     )
     page.need(1, 1, 14)
     page.span(2, 1, _NAME_SPAN)
@@ -58,14 +54,8 @@ def write_top(page, last_col: int) -> int:
     page.need(2, 1, 13)
     r = 3
     if page.chosen:
-        page.span(r, 1, _TABLE_LABEL)
-        book.label(
-            ws,
-            r,
-            1,
-            rep.t("configuration shown (choose):", "显示的配置（可选）："),
-            page.st["bold"],
-        )
+        choose = rep.t("configuration shown (choose):", "显示的配置（可选）：")
+        page.label(r, 1, choose, "bold", _TABLE_LABEL)
         first, width = CHOSEN_CELL
         page.span(r, first, width)
         book.text(
@@ -95,19 +85,13 @@ def write_top(page, last_col: int) -> int:
             ),
             f"{ws.get_name()}: the dropdown",
         )
-        page.span(r, row_col + 1, 8)
-        book.label(
-            ws,
-            r,
-            row_col + 1,
-            rep.t("(its row in Ledgers)", "（在 Ledgers 中的行）"),
-            page.st["note"],
+        page.label(
+            r, row_col + 1, rep.t("(its row in Ledgers)", "（在 Ledgers 中的行）"), "note", 8
         )
         r += 1
     # the row's check: the rules it breaks (the model's constraints), red where it breaks one
     check, ok = rep.spec.check, rep.spec.check_ok
-    page.span(r, 1, _TABLE_LABEL)
-    book.label(ws, r, 1, rep.t("check", "检查"), page.st["bold"])
+    page.label(r, 1, rep.t("check", "检查"), "bold", _TABLE_LABEL)
     width = last_col - _TABLE_LABEL
     page.span(r, _TABLE_LABEL + 1, width)
     fine = rep.t("meets every rule", "满足全部规则")
