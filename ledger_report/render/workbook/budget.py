@@ -72,7 +72,11 @@ def write_budget(rep, ws) -> None:
             ws.set_row(r - 1, _LINE_PT * max(1, -(-longest // (_BUDGET_WIDTH - 1))))
         r += 1
     last = write_totals(rep, ws, r + 1, rows)
-    _print_setup(rep, ws, last)
+    # printed: the figures and totals, one page wide, the labels repeated on every page across
+    ws.print_area(0, 0, last - 1, max(1 + n, 1 + len(_currencies(rep))))
+    ws.repeat_columns(0, 1)
+    title = rep.t("ledger-report: budget", "ledger-report：预算")
+    print_setup(ws, 0, title, rep.footer(), numbered=True)
     write_chart(rep, ws, last + 1)
 
 
@@ -151,15 +155,6 @@ def write_totals(rep, ws, r: int, rows: dict[str, int]) -> int:
                 fmt = money_format(cur, fmt)
             book.formula(ws, r, 3 + j, sums[j], total, book.style(fmt=fmt))
     return r
-
-
-def _print_setup(rep, ws, last_row: int) -> None:
-    """The Budget prints: its figures and totals, A4 landscape, one page wide, the labels repeated
-    on every page across."""
-    ws.print_area(0, 0, last_row - 1, max(1 + rep.n, 1 + len(_currencies(rep))))
-    ws.repeat_columns(0, 1)
-    title = rep.t("ledger-report: budget", "ledger-report：预算")
-    print_setup(ws, 0, title, rep.footer(), numbered=True)
 
 
 def write_chart(rep, ws, r: int) -> None:
