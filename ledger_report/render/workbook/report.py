@@ -48,7 +48,6 @@ class _Report:
 
     def __init__(self, book: _Book, model: Any, lang: str, ledgers: list[Any]) -> None:
         self.book = book
-        self.model = model
         self.reg = model.registry
         self.spec = model.spec
         self.tables = model.tables
