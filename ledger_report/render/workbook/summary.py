@@ -53,12 +53,9 @@ def write_summary(rep, ws) -> None:
     cols: list[tuple[int, str, Any]] = []  # (column, key, style)
     for j, key in enumerate(keys, start=2):
         book.label(ws, 1, j, rep.header(key), head)
-        unit = rep.reg[key].unit
         wrap = key == rep.spec.check
         cols.append((j, key, book.style(fmt=rep.fmt(key), wrap=wrap, top=True)))
-        ws.set_column(
-            j - 1, j - 1, _SUMMARY_CHECK_WIDTH if wrap else (14 if unit == R.TEXT else 11)
-        )
+    ws.set_column(check_col - 1, check_col - 1, _SUMMARY_CHECK_WIDTH)  # the others: from values
     table_last_col = 1 + len(keys)  # 1-based
     # chart data, right of the table: the spec's memory chart, per configuration
     chart = rep.spec.chart("memory")
@@ -73,7 +70,6 @@ def write_summary(rep, ws) -> None:
             book.label(ws, 1, c, rep.header(key), head)
             cols.append((c, key, gb))
             chart_cols.append((c, key))
-            ws.set_column(c - 1, c - 1, 12)
             c += 1
     ws.set_row(0, 60)
     ws.freeze_panes(1, 1)
