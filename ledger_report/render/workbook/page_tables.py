@@ -20,12 +20,11 @@ from .display import (
 from .grid import (
     _PANE,
     _REST_MIN,
-    _SMALL_RATIO,
     _SPAN_BY_UNIT,
     _TABLE_LABEL_MAX,
     _TABLE_LABEL_MIN,
     _U_CHARS,
-    _small,
+    _small_lines,
 )
 
 
@@ -100,7 +99,7 @@ def write_table(page, r: int, c0: int, t: Table, width: int) -> int:
             elif kind == "source":
                 text = rep.reg[ln.formula].source if ln.formula else ""
                 book.label(ws, r, c, text, page.st["small_note"])
-                lines = max(lines, _small(_lines(text, w * _U_CHARS * _SMALL_RATIO)))
+                lines = max(lines, _small_lines(text, w))
             elif kind == "items":
                 key = ln.cells[col.name].text  # the breakdown's sentence
                 ident, build = page.figure_value(key, guards)
@@ -110,7 +109,7 @@ def write_table(page, r: int, c0: int, t: Table, width: int) -> int:
                         (str(l.values[rep.text_key(key)] or "") for l in rep.ledgers),
                         key=_text_width,
                     )
-                lines = max(lines, _small(_lines(str(got or ""), w * _U_CHARS * _SMALL_RATIO)))
+                lines = max(lines, _small_lines(str(got or ""), w))
             else:
                 table_cell(page, r, c, ln, col, guards)
             c += w
