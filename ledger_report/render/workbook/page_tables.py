@@ -28,27 +28,25 @@ from .grid import (
 )
 
 
-# tables --------------------------------------------------------------------------------
+def _unit(reg: Any, t: Table, col: Any) -> str:
+    """The unit of a table's column: its own, else its first line's quantity's."""
+    keys = (ln.cells[col.name].key for ln in t.lines if ln.cells[col.name].key)
+    return col.unit or next((reg[k].unit for k in keys), "")
+
+
 def table_columns(page, t: Table) -> tuple[list[tuple[str, Any, int]], int]:
     """The printed columns of a table, (kind, column, grid width), and their total width: the
     line's label, then each column with a quantity or a breakdown (a column of fixed values
     is the line's label already), then the line's source where the table gives it."""
-    reg = page.rep.reg
     longest = max(_text_width(ln.en if page.rep.lang == "en" else ln.zh) for ln in t.lines)
-    cols: list[tuple[str, Any, int]] = [
-        (
-            "label",
-            None,
-            min(_TABLE_LABEL_MAX, max(_TABLE_LABEL_MIN, math.ceil(longest / _U_CHARS))),
-        )
-    ]
+    label = min(_TABLE_LABEL_MAX, max(_TABLE_LABEL_MIN, math.ceil(longest / _U_CHARS)))
+    cols: list[tuple[str, Any, int]] = [("label", None, label)]
     for col in t.columns:
         cells = [ln.cells[col.name] for ln in t.lines]
         if any(c.items for c in cells):
             cols.append(("items", col, 0))
         elif any(c.key for c in cells):
-            unit = col.unit or reg[next(c.key for c in cells if c.key)].unit
-            cols.append(("key", col, _SPAN_BY_UNIT.get(unit, 3)))
+            cols.append(("key", col, _SPAN_BY_UNIT.get(_unit(page.rep.reg, t, col), 3)))
     if t.sources:
         cols.append(("source", None, 0))
     fixed = sum(w for _k, _c, w in cols)
@@ -58,7 +56,7 @@ def table_columns(page, t: Table) -> tuple[list[tuple[str, Any, int]], int]:
 
 def write_table(page, r: int, c0: int, t: Table, width: int) -> int:
     rep, ws, book = page.rep, page.ws, page.book
-    cols, need = table_columns(page, t)
+    cols, _need = table_columns(page, t)
     rests = [k for k, (_kind, _c, w) in enumerate(cols) if w == 0]
     spare = width - sum(w for _k, _c, w in cols)
     widths = [w for _k, _c, w in cols]
@@ -74,11 +72,7 @@ def write_table(page, r: int, c0: int, t: Table, width: int) -> int:
             text = rep.t("source", "来源")
         else:
             text = rep.t(col.en, col.zh)
-            unit = col.unit or next(
-                (rep.reg[ln.cells[col.name].key].unit for ln in t.lines if ln.cells[col.name].key),
-                "",
-            )
-            if unit == R.BYTES:
+            if _unit(rep.reg, t, col) == R.BYTES:
                 text += " (GB)"
         page.label(r, c, text, "head", w)
         page.need(r, _lines(text, w * _U_CHARS))
