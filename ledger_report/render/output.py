@@ -228,8 +228,6 @@ def write_outputs(
         if journal is not None:
             journal.end()
         _remove_dirs(made_dirs)
-        if isinstance(exc, _SwapError):
-            raise _error(exc.action, exc.path, exc.error) from exc.error
         if isinstance(exc, OSError):
             raise _error(action, current, exc) from exc
         raise
@@ -238,14 +236,6 @@ def write_outputs(
     for folder in dict.fromkeys(t.parent for t in targets):
         _fsync_dir(folder)
     return given
-
-
-class _SwapError(Exception):
-    """An ``OSError`` while swapping the outputs in, with the file and the step it stopped at."""
-
-    def __init__(self, action: str, path: Path, error: OSError) -> None:
-        super().__init__(action, path, error)
-        self.action, self.path, self.error = action, path, error
 
 
 # The signals that end a run early and that are held while the outputs are swapped in.
@@ -300,16 +290,16 @@ def _swap_in(given: list[Path], targets: list[Path], temps: list[str], journal: 
                 try:
                     entries.append((target, tmp, _backup(target, journal.run)))
                 except OSError as err:
-                    raise _SwapError("keep a backup of", shown, err) from err
+                    raise _error("keep a backup of", shown, err) from err
             try:
                 journal.record({"swap": [[str(t), tmp, bak] for t, tmp, bak in entries]})
             except OSError as err:
-                raise _SwapError("record the swap beside", given[0], err) from err
+                raise _error("record the swap beside", given[0], err) from err
             for shown, target, tmp in zip(given, targets, temps):
                 try:
                     os.replace(tmp, target)
                 except OSError as err:
-                    raise _SwapError("replace", shown, err) from err
+                    raise _error("replace", shown, err) from err
             interrupted = signalled()
             if interrupted:
                 _undo(entries)
