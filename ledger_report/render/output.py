@@ -494,11 +494,10 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n")
 
 
 def csv_text(value: Any) -> Any:
-    """A CSV cell's value made safe to open in a spreadsheet: text starting with a formula
-    character gets a leading apostrophe, as OWASP advises ("CSV Injection": prepend ``'`` to
-    fields starting with ``=``, ``+``, ``-``, ``@``, tab or carriage return; the csv module then
-    quotes and doubles ``"`` as RFC 4180 §2.6-2.7 asks); booleans as ``true``/``false``; numbers
-    as they are (a negative number is a number, not text)."""
+    """A CSV cell's value made safe to open in a spreadsheet: text starting with one of
+    :data:`FORMULA_STARTS` gets a leading apostrophe, as OWASP advises (the csv module then quotes
+    and doubles ``"`` as RFC 4180 §2.6-2.7 asks); booleans as ``true``/``false``; numbers as they
+    are (a negative number is a number, not text)."""
     if value is True or value is False:
         return "true" if value else "false"
     if isinstance(value, str) and value.startswith(FORMULA_STARTS):
