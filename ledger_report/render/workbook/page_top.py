@@ -38,13 +38,10 @@ def write_top(page, last_col: int) -> int:
     notes_col = _NAME_SPAN + 2
     page.span(2, notes_col, last_col - notes_col + 1)
     notes = page.lg.config.get("notes")
+    ref = rep.ref(INPUTS, INPUT_LETTERS["notes"], page.mode, page.i)
+    shown = f'IF({ref}="","",{ref})'
     book.formula(
-        ws,
-        2,
-        notes_col,
-        notes_ref(page),
-        notes if notes not in (None, "") else None,
-        page.st["note"],
+        ws, 2, notes_col, shown, notes if notes not in (None, "") else None, page.st["note"]
     )
     longest = max(
         (str(l.config.get("notes") or "") for l in (rep.ledgers if page.chosen else [page.lg])),
@@ -112,8 +109,3 @@ def write_top(page, last_col: int) -> int:
 def flag(page, key: str) -> str:
     """The Ledgers cell of ``key`` for this sheet's configuration (a conditional format's reference)."""
     return page.rep.ref(LEDGERS, page.rep.letters[key], page.mode, page.i)
-
-
-def notes_ref(page) -> str:
-    ref = page.rep.ref(INPUTS, INPUT_LETTERS["notes"], page.mode, page.i)
-    return f'IF({ref}="","",{ref})'
