@@ -80,7 +80,8 @@ def write_summary(rep, ws) -> None:
         r = first + i
         book.formula(ws, r, 1, rep.name_ref("relative", i), rep.ledgers[i].config.name, name_style)
         for j, key, style in cols:
-            style = _money_style(rep, key, i, style)
+            if rep.reg[key].unit == R.MONEY:  # a cost in its row's currency
+                style = book.style(fmt=rep.cell_fmt(key, i), top=True)
             got = rep.write_word(ws, r, j, "relative", key, i, style)
             if j != check_col:
                 widths[j] = max(widths.get(j, 0), shown_width(got, rep.book.num_format(style)))
@@ -120,13 +121,6 @@ def write_summary(rep, ws) -> None:
         else:
             _ok(ws.insert_chart(1, c, bar), f"{SUMMARY}: the chart")
     ws.print_area(0, 0, print_last_row - 1, table_last_col - 1)
-
-
-def _money_style(rep, key: str, i: int, style):
-    """A cost cell's style with its row's currency in the number format; others as they are."""
-    if rep.reg[key].unit != R.MONEY:
-        return style
-    return rep.book.style(fmt=rep.cell_fmt(key, i), top=True)
 
 
 def stacked_chart(rep, chart: Any, chart_cols: list[tuple[int, str]], shown: int):
