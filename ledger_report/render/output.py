@@ -69,17 +69,13 @@ __all__ = [
 # Messages
 
 
-def _reason(exc: OSError) -> str:
-    text = exc.strerror or str(exc) or type(exc).__name__
-    return text[0].lower() + text[1:] if text else text
-
-
 def _error(action: str, path: Path, exc: OSError) -> OutputError:
     if getattr(exc, "winerror", None) in (5, 32):  # access denied / sharing violation on Windows
         return OutputError(
             f"Cannot {action} {path}: it is open in another program; close it or choose another output folder."
         )
-    return OutputError(f"Cannot {action} {path}: {_reason(exc)}.")
+    reason = exc.strerror or str(exc) or type(exc).__name__  # never empty
+    return OutputError(f"Cannot {action} {path}: {reason[0].lower() + reason[1:]}.")
 
 
 # --------------------------------------------------------------------------------------------
