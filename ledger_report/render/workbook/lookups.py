@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
+from ...catalogue import COLUMNS as GPU_COLUMNS
+from ...catalogue import GPUS, USER_DESCRIBED
 from ...config import COLUMNS
 from ...config import ENUM as K_ENUM
 from .cells import (
@@ -27,7 +30,7 @@ from .layout import (
 def _write_lookups(book: _Book, t: Any) -> None:
     """The lookup sheets the formulas read, hidden: they are tables, not pages (a hidden sheet
     prints nowhere; show it to read or change it)."""
-    catalogue = _catalogue_rows()
+    gpus = {g.name: asdict(g) for g in (*GPUS.values(), USER_DESCRIBED)}  # the catalogue's rows
     for table, title, fields in _table_specs(t):
         ws = book.sheet(title)
         ws.hide()
@@ -37,14 +40,14 @@ def _write_lookups(book: _Book, t: Any) -> None:
         rows = t[table]
         extra: list[str] = []
         if table == "gpu":
-            extra = [c for c in catalogue[0] if c not in fields and c != "name"]
+            extra = [c for c in GPU_COLUMNS if c not in fields and c != "name"]
         header = [table if table != "gpu" else "name"] + fields + extra
         for c, h in enumerate(header, start=1):
             book.label(ws, 1, c, h, head)
             ws.set_column(c - 1, c - 1, 14 if h != "source" else 80)
         for r, (key, rec) in enumerate(rows.items(), start=2):
             book.text(ws, r, 1, key, text_st)
-            src = catalogue[1][key] if extra else {}
+            src = gpus[key] if extra else {}
             for c, f in enumerate(fields + extra, start=2):
                 x = rec[f] if f in fields else src[f]
                 if isinstance(x, str):
@@ -84,13 +87,3 @@ def _write_lookups(book: _Book, t: Any) -> None:
             book.wb.define_name(name, f"={LISTS}!${letter}$2:${letter}${1 + len(col.choices)}"),
             name,
         )
-
-
-def _catalogue_rows() -> tuple[list[str], dict[str, dict[str, Any]]]:
-    from dataclasses import asdict
-
-    from ...catalogue import COLUMNS as CAT_COLUMNS
-    from ...catalogue import GPUS as CAT
-    from ...catalogue import USER_DESCRIBED
-
-    return list(CAT_COLUMNS), {g.name: asdict(g) for g in (*CAT.values(), USER_DESCRIBED)}
