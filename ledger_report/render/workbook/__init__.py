@@ -14,21 +14,13 @@ it; this package decides layout, never figures.  Above :data:`MAX_PRINT_SHEETS` 
 the printable ledgers are one ``Ledger`` sheet whose configuration is chosen in a dropdown
 (LibreOffice pays about 45 ms and 6 MB per sheet).
 
-Printing.  The workbook's default print (Excel's "print entire workbook", LibreOffice's PDF
-export) is the Summary and one page per configuration.  A sheet without a print area prints
-whole in both, so the sheets that are not pages (Inputs, Ledgers, Budget, Help) have one empty
-cell far below their data as print area (nothing printed; clear it to print one), and the lookup
-sheets are hidden (hidden sheets never print, and they are tables the formulas read, not pages).
-Print sheets fit one page; the Summary fits one page wide and ``summary_pages(n)`` tall with its
-header row repeated; wrapped text gets row heights from its length, and the page header sits in
-a top margin that holds it.
+Printing the workbook (Excel's "print entire workbook", LibreOffice's PDF export) gives the
+Summary, one page per configuration and the Budget: the other sheets are hidden (the lookups) or
+have an empty print area (``layout._no_print``).
 
-Written with XlsxWriter's public API only (openpyxl is the reader's library): every formula cell
-gets its cached value from ``write_formula(..., value)``; user text always goes through
-``write_string`` (never ``write``, which would turn a leading ``=`` into a formula) and the
-workbook is opened with ``strings_to_formulas``/``strings_to_urls``/``strings_to_numbers`` off as
-a second guard.  Any XlsxWriter warning (a dropped header, an over-long validation message, an
-out-of-range cell) is raised as an error instead of leaving a silently different workbook.
+Written with XlsxWriter's public API only (openpyxl is the reader's library), through ``cells``:
+user text is always a string cell (never ``write``, which would turn a leading ``=`` into a
+formula), and any XlsxWriter warning is an error (``cells._strict_xlsxwriter``).
 
 Two things XlsxWriter decides, and this module accepts: a formula whose cached text is exactly an
 Excel error code (``#N/A``, ``#DIV/0!``, ...; only a configuration named so) carries it as that
