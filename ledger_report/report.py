@@ -520,7 +520,12 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
                 F("mfu_difference", show="mfu_given"),
                 F("predicted_tokens_per_s_per_gpu", show="mfu_given"),
                 F("step_time_s", formula=True),
-                F("step_time_s", "step_time_breakdown", items=STEP_TERMS, text="step_time_terms"),
+                F(
+                    "step_time_s",
+                    "step_time_breakdown",
+                    items=STEP_TERMS,
+                    text="step_time_terms_bound",
+                ),
                 F("step_bound", pages=False),
                 F("time_comm_latency_s", pages=False),
                 F("time_comm_bandwidth_s", pages=False),
