@@ -615,15 +615,8 @@ def _evaluate(batch: _Batch, sl: slice | np.ndarray, margin: float) -> dict[str,
         )
     for key in CONSTRAINT_KEYS:
         ok[key] = _holds(env[key], n)
-    feasible = np.ones(n, bool)
-    for a in ok.values():
-        feasible &= a
-    full["ok"], full["fits"], full["on_time"], full["feasible"] = (
-        ok,
-        ok["memory"],
-        ok["deadline"],
-        feasible,
-    )
+    full["ok"], full["fits"], full["on_time"] = ok, ok["memory"], ok["deadline"]
+    full["feasible"] = np.logical_and.reduce(list(ok.values()))
     full["rank_cost"] = full["cost"] if batch.search.priced else full["gpu_hours"]
     full["rank_bucket"] = np.floor(
         np.log(np.maximum(full["rank_cost"], 1e-300)) / math.log1p(COST_TOLERANCE)
@@ -728,12 +721,8 @@ def _scan(
             sel = np.flatnonzero(lc == lc.max()) if len(lc) else np.empty(0, np.int64)
             chunks = (sel[k : k + CHUNK] for k in range(0, len(sel), CHUNK))
         for sl in chunks:
-            if isinstance(sl, slice):
-                f, offset = _evaluate(batch, sl, margin), sl.start
-                n = sl.stop - sl.start
-            else:
-                f, offset = _evaluate(batch, sl, margin), None
-                n = len(sl)
+            f = _evaluate(batch, sl, margin)
+            n = len(f["feasible"])
             counts["evaluated"] += n
             counts["fits"] += int(f["fits"].sum())
             counts["on_time"] += int(f["on_time"].sum())
@@ -741,22 +730,17 @@ def _scan(
                 bad = n - int(a.sum())
                 if bad:
                     excluded[name] = excluded.get(name, 0) + bad
-            but_deadline = np.ones(n, bool)
-            for name, a in f["ok"].items():
-                if name != "deadline":
-                    but_deadline &= a
+            but_deadline = np.logical_and.reduce([a for k, a in f["ok"].items() if k != "deadline"])
             if but_deadline.any():
                 fastest = min(fastest, float(np.nanmin(f["days_on_config"][but_deadline])))
             feasible = f["feasible"]
             if structural:
-                feasible = np.ones(n, bool)
-                for name, a in f["ok"].items():
-                    if name not in ("deadline", "bandwidth"):
-                        feasible &= a
+                skip = ("deadline", "bandwidth")
+                feasible = np.logical_and.reduce([a for k, a in f["ok"].items() if k not in skip])
             ok = np.flatnonzero(feasible)
             counts["feasible"] += len(ok)
             if len(ok):
-                at = ok + offset if offset is not None else sl[ok]
+                at = ok + sl.start if isinstance(sl, slice) else sl[ok]
                 figs = {
                     k: f[k][ok] for k in ("rank_cost", "rank_bucket", "gpus", "peak_bytes_per_rank")
                 }
