@@ -956,23 +956,17 @@ def _top_plans(
 
 def _pareto(search: _Search, front: _Front, margin: float) -> list[dict[str, Any]]:
     """The front of days against cost, as distinct layouts through the engine, fastest first."""
-    keep = (
-        front.cost <= PARETO_COST_CAP * front.cost.min() if len(front.cost) else np.empty(0, bool)
+    cheap = (
+        np.flatnonzero(front.cost <= PARETO_COST_CAP * front.cost.min()) if len(front.cost) else []
     )
-    front.days, front.cost, front.batch, front.idx = (
-        front.days[keep],
-        front.cost[keep],
-        front.batch[keep],
-        front.idx[keep],
-    )
-    n = len(front.days)
+    n = len(cheap)
     picks = (
         range(n)
         if n <= PARETO_POINTS
         else sorted({round(k * (n - 1) / (PARETO_POINTS - 1)) for k in range(PARETO_POINTS)})
     )
     out: list[dict[str, Any]] = []
-    for j in picks:
+    for j in (cheap[k] for k in picks):
         batch = search.batches[int(front.batch[j])]
         row = batch.row(int(front.idx[j]))
         v = compute(config_from_mapping(row)).values
