@@ -127,24 +127,16 @@ def _stage_layers(reg: Registry, r: Ctx, stage: str, c: Ctx) -> None:
     """A stage's layers (how many of each kind) and the micro-batches it holds in flight."""
     d = reg.define
     L, pp, fae, moe_every, E, v = r.L, r.pp, r.fae, r.moe_every, r.E, r.virtual
-    first_fixed, last_fixed, first_n, last_n, base, rem = (
-        c.first_fixed,
-        c.last_fixed,
-        c.first_n,
-        c.last_n,
-        c.base,
-        c.rem,
-    )
     src = doc("pipeline-stages")
     k = r.stage_index[stage]
     zh = STAGE_ZH[stage]
-    j = k - if_(first_fixed, 1, 0)  # the stage's place among the evenly split ones
+    j = k - if_(c.first_fixed, 1, 0)  # the stage's place among the evenly split ones
     start = d(
         f"{stage}_stage_first_layer",
         if_(
-            all_of(k.eq(pp - 1), last_fixed),
-            L - last_n,
-            if_(all_of(k.eq(0), first_fixed), 0, first_n + j * base + minimum(j, rem)),
+            all_of(k.eq(pp - 1), c.last_fixed),
+            L - c.last_n,
+            if_(all_of(k.eq(0), c.first_fixed), 0, c.first_n + j * c.base + minimum(j, c.rem)),
         ),
         COUNT,
         f"{stage} stage's first layer",
@@ -154,9 +146,9 @@ def _stage_layers(reg: Registry, r: Ctx, stage: str, c: Ctx) -> None:
     n = d(
         f"{stage}_stage_layers",
         if_(
-            all_of(k.eq(pp - 1), last_fixed),
-            last_n,
-            if_(all_of(k.eq(0), first_fixed), first_n, base + if_(j.lt(rem), 1, 0)),
+            all_of(k.eq(pp - 1), c.last_fixed),
+            c.last_n,
+            if_(all_of(k.eq(0), c.first_fixed), c.first_n, c.base + if_(j.lt(c.rem), 1, 0)),
         ),
         COUNT,
         f"{stage}-stage layers",
