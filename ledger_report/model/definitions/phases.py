@@ -318,15 +318,6 @@ def _items(reg: Registry, r: Ctx, stage: str, c: Ctx, sb: dict) -> dict:
     """What a stage's rank can hold, item by item (the phases sum the ones alive at each moment)."""
     d = reg.define
     zh = STAGE_ZH[stage]
-    wbytes, buckets, head_rank, head_unit, z3_fwd, z3_bwd, fsdp_pp = (
-        c.wbytes,
-        c.buckets,
-        c.head_rank,
-        c.head_unit,
-        c.z3_fwd,
-        c.z3_bwd,
-        c.fsdp_pp,
-    )
     stage_rank_params = r.rank_part[(stage, "dense")] + r.rank_part[(stage, "expert")]
     grads_setup = conv(r, "grads_at_setup").eq(1)
     head = r.holds_head[stage]
@@ -337,7 +328,7 @@ def _items(reg: Registry, r: Ctx, stage: str, c: Ctx, sb: dict) -> dict:
         all_of(r.holds_embed[stage], negate(all_of(r.tied, head))), r.embed_p / r.tp, 0
     )
     kept_params = if_(
-        r.recompute_mode.eq("full"), if_(head, head_rank, 0), stage_rank_params - embed_rank
+        r.recompute_mode.eq("full"), if_(head, c.head_rank, 0), stage_rank_params - embed_rank
     )
     items = {
         "state": d(
@@ -357,11 +348,11 @@ def _items(reg: Registry, r: Ctx, stage: str, c: Ctx, sb: dict) -> dict:
             f"{zh}：优化器动量",
             LAZY_SOURCE,
         ),
-        "buckets": buckets,
+        "buckets": c.buckets,
         "activations": r.act[stage],
         "gathers_fwd": d(
             f"{stage}_mem_gathers_forward",
-            z3_fwd + if_(head, head_unit, 0) + if_(fsdp_pp, stage_rank_params * wbytes, 0),
+            c.z3_fwd + if_(head, c.head_unit, 0) + if_(c.fsdp_pp, stage_rank_params * c.wbytes, 0),
             BYTES,
             f"{stage} stage: gathered parameters in forward",
             f"{zh}：前向聚合的参数",
@@ -369,7 +360,7 @@ def _items(reg: Registry, r: Ctx, stage: str, c: Ctx, sb: dict) -> dict:
         ),
         "gathers_bwd": d(
             f"{stage}_mem_gathers_backward",
-            z3_bwd + if_(head, head_unit, 0) + if_(fsdp_pp, stage_rank_params * wbytes, 0),
+            c.z3_bwd + if_(head, c.head_unit, 0) + if_(c.fsdp_pp, stage_rank_params * c.wbytes, 0),
             BYTES,
             f"{stage} stage: gathered parameters and gradients in backward",
             f"{zh}：反向聚合的参数与梯度",
@@ -377,7 +368,7 @@ def _items(reg: Registry, r: Ctx, stage: str, c: Ctx, sb: dict) -> dict:
         ),
         "weights_kept": d(
             f"{stage}_mem_weights_kept",
-            if_(r.weights_kept_apply, kept_params * wbytes, 0),
+            if_(r.weights_kept_apply, kept_params * c.wbytes, 0),
             BYTES,
             f"{stage} stage: gathered weights kept until their backward",
             f"{zh}：保留至反向的聚合权重",
@@ -414,7 +405,7 @@ def _items(reg: Registry, r: Ctx, stage: str, c: Ctx, sb: dict) -> dict:
         "recompute": r.recompute_ws,
         "gradients": d(
             f"{stage}_mem_gradients",
-            if_(fsdp_pp, stage_rank_params * 4, if_(grads_setup, 0, sb["grads"])),
+            if_(c.fsdp_pp, stage_rank_params * 4, if_(grads_setup, 0, sb["grads"])),
             BYTES,
             f"{stage} stage: gradients created in backward",
             f"{zh}：反向时产生的梯度",
