@@ -263,9 +263,9 @@ def _stage(reg: Registry, r: Ctx, stage: str, c: Ctx) -> None:
     d = reg.define
     zh = STAGE_ZH[stage]
     sb = {s: _state_bytes(reg, r, stage, s) for s, *_ in STATES}
-    items = _items(reg, r, stage, c, sb)
+    r.stage_items[stage] = items = _items(reg, r, stage, c, sb)
     head = r.holds_head[stage]
-    phases = {}
+    r.stage_phase[stage] = phases = {}
     first_step = []
     for p, en, pzh, names in PHASES:
         expr = total_of([items[n] for n in names])
@@ -282,7 +282,7 @@ def _stage(reg: Registry, r: Ctx, stage: str, c: Ctx) -> None:
         if p in ("forward", "loss", "backward", "backward_end"):
             first_step.append(phases[p] - items["moments"])
     lazy = conv(r, "moments_lazy").eq(1)
-    first_peak = d(
+    r.stage_first_step[stage] = d(
         f"{stage}_first_step_bytes",
         if_(lazy, maximum(*first_step), maximum(*first_step) + items["moments"]),
         BYTES,
@@ -290,19 +290,13 @@ def _stage(reg: Registry, r: Ctx, stage: str, c: Ctx) -> None:
         f"{zh}：首步 step 前的峰值",
         LAZY_SOURCE,
     )
-    peak = d(
+    r.stage_peak[stage] = peak = d(
         f"{stage}_stage_peak_allocated_bytes",
         maximum(*phases.values()),
         BYTES,
         f"{stage} stage: peak allocated",
         f"{zh}：分配峰值",
         doc("phases"),
-    )
-    r.stage_peak[stage], r.stage_phase[stage], r.stage_items[stage], r.stage_first_step[stage] = (
-        peak,
-        phases,
-        items,
-        first_peak,
     )
     r.stage_load[stage] = d(
         f"{stage}_stage_load_bytes",
