@@ -209,13 +209,6 @@ def costs(reg: Registry, r: Ctx) -> None:
     step-time model's prediction (definitions/time.py); the prediction stands beside a given mfu."""
     reg.section = "compute"
     d = reg.define
-    fpt, attn_flops, total_flops, train_s, gpus = (
-        r.fpt,
-        r.attn_flops,
-        r.total_flops,
-        r.train_s,
-        r.gpus,
-    )
     r.mfu_given = given = d(
         "mfu_given",
         negate(IsBlank(Col("mfu"))),
@@ -254,7 +247,7 @@ def costs(reg: Registry, r: Ctx) -> None:
         * if_(
             r.recompute.eq("full"),
             FULL_RECOMPUTE_HW_FACTOR,
-            if_(r.recompute.eq("selective"), (fpt + attn_flops / 3) / fpt, 1),
+            if_(r.recompute.eq("selective"), (r.fpt + r.attn_flops / 3) / r.fpt, 1),
         ),
         RATIO,
         "hardware FLOPs utilisation",
@@ -272,7 +265,7 @@ def costs(reg: Registry, r: Ctx) -> None:
     )
     d(
         "tokens_per_s_per_gpu",
-        eff_flops / fpt,
+        eff_flops / r.fpt,
         TOKENS_PER_S,
         "tokens/s per GPU",
         "每卡吞吐",
@@ -280,16 +273,16 @@ def costs(reg: Registry, r: Ctx) -> None:
     )
     r.days_on_config = d(
         "days_on_config",
-        total_flops / (gpus * eff_flops) / SECONDS_PER_DAY,
+        r.total_flops / (r.gpus * eff_flops) / SECONDS_PER_DAY,
         DAYS,
         "days on this configuration's GPUs",
         "本配置所需天数",
         QWEN8B + ": 77 days on 2 GPUs",
     )
-    gates(reg, r, ceil(total_flops / (eff_flops * train_s)))
+    gates(reg, r, ceil(r.total_flops / (eff_flops * r.train_s)))
     r.gpu_hours = gh = d(
         "gpu_hours",
-        total_flops / eff_flops / 3600,
+        r.total_flops / eff_flops / 3600,
         HOURS,
         "GPU-hours",
         "GPU 小时",
