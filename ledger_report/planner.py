@@ -1042,11 +1042,6 @@ def plan_document(
     }
 
 
-def plan_rows(document: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The plans' input rows in document order (for ``plans.csv`` and ``build``)."""
-    return [dict(p["row"]) for p in document["plans"]]
-
-
 def _ticker(total: int, progress: Progress | None) -> Callable[[int], None]:
     done = 0
 

@@ -22,7 +22,6 @@ from ledger_report.planner import (
     _prepare,
     plan,
     plan_document,
-    plan_rows,
 )
 
 # docs/scenarios.md: Qwen3-8B, 100B tokens in 30 days, H100 at 40 % MFU.
@@ -358,7 +357,7 @@ def test_plan_document_has_the_documented_shape_and_one_block_per_row():
         doc["candidates_evaluated"],
         doc["candidates_evaluated"],
     )
-    assert len(plan_rows(doc)) == 6
+    assert len(doc["plans"]) == 6
 
 
 @pytest.mark.parametrize("reserve", [0.0, 5.0])
