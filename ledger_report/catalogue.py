@@ -88,17 +88,14 @@ class Gpu:
 
     @property
     def hbm_bytes(self) -> int:
-        """Device memory in bytes (``hbm_gb`` × 10^9)."""
         return round(self.hbm_gb * BYTES_PER_GB)
 
     @property
     def peak_flops(self) -> float:
-        """Dense BF16 peak in FLOP/s (``peak_tflops`` × 10^12)."""
         return self.peak_tflops * FLOPS_PER_TFLOP
 
     @property
     def host_bytes(self) -> int:
-        """Host memory per node in bytes (``host_gb`` × 10^9)."""
         return round(self.host_gb * BYTES_PER_GB)
 
 
@@ -303,7 +300,6 @@ def parse_models(text: str, origin: str = _MODELS_FILE) -> dict[str, ModelEntry]
 
 
 def load_models() -> dict[str, ModelEntry]:
-    """Read the packaged ``ledger_report/data/models.json``."""
     text = resources.files("ledger_report.data").joinpath(_MODELS_FILE).read_text(encoding="utf-8")
     return parse_models(text)
 

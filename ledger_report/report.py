@@ -199,19 +199,6 @@ class Report:
     def chart(self, key: str) -> Chart | None:
         return next((c for c in self.charts if c.key == key), None)
 
-    def keys(self) -> list[str]:
-        """Every registry key the report shows, in order."""
-        out: list[str] = []
-        for s in self.sections:
-            if isinstance(s, Section):
-                out += [f.key for f in s.figures]
-                out += [k for f in s.figures for _n, k in f.items]
-            else:
-                for ln in s.lines:
-                    out += [c.key for c in ln.cells.values() if c.key]
-                out += [f.key for f in s.total]
-        return out
-
 
 def _state_lines() -> tuple[Line, ...]:
     lines = []
@@ -533,7 +520,12 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
                 F("mfu_difference", show="mfu_given"),
                 F("predicted_tokens_per_s_per_gpu", show="mfu_given"),
                 F("step_time_s", formula=True),
-                F("step_time_s", "step_time_breakdown", items=STEP_TERMS, text="step_time_terms"),
+                F(
+                    "step_time_s",
+                    "step_time_breakdown",
+                    items=STEP_TERMS,
+                    text="step_time_terms_bound",
+                ),
                 F("step_bound", pages=False),
                 F("time_comm_latency_s", pages=False),
                 F("time_comm_bandwidth_s", pages=False),

@@ -285,6 +285,42 @@ def test_each_page_shows_what_the_view_gives_for_its_ledger(built, ledgers, lang
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_step_time_line_shows_latency_apart_from_bandwidth_and_what_binds(built, ledgers, lang):
+    """#24 item 8: a page's step-time line (the terms of the step) goes on with the exposed
+    communication as latency and bandwidth and the step's binding term, as the engine computed
+    them (time_comm_latency_s, time_comm_bandwidth_s, step_bound), in the one line it had.  The
+    two parts make up the communication terms (time.py: time_comm_bandwidth_s is the terms less
+    the latency), checked on the ledger by hand; each is printed as the terms are, to three
+    significant figures (two decimals from 1 s, five below 0.001 s)."""
+    path, _, _ = built[lang]
+    pages = _pages_text(path)
+    sfx = "" if lang == "en" else "_zh"
+    words = {"en": ("latency ", "bandwidth ", "bound: "), "zh": ("延迟 ", "带宽 ", "瓶颈：")}[lang]
+
+    def sig(x: float) -> str:
+        d = next((d for at, d in ((100, 0), (10, 1), (1, 2), (0.1, 3), (0.01, 4)) if x >= at), 5)
+        return f"{x:,.{d}f}"
+
+    shown = 0
+    for k, lg in enumerate(ledgers):
+        v = lg.values
+        page = _squeezed(_sheets(pages, k))
+        line = v["step_time_terms_bound" + sfx]
+        assert line.startswith(v["step_time_terms" + sfx]) and _squeezed(line) in page, lg.name
+        if v["step_bound"] is not None:
+            assert _squeezed(words[2] + v["step_bound" + sfx]) in _squeezed(line)
+        lat, bw = v["time_comm_latency_s"], v["time_comm_bandwidth_s"]
+        if not (lat or bw):
+            continue
+        comm = sum(v[f"time_{g}_s"] for g in ("tp", "cp", "ep", "pp", "dp"))
+        assert lat + bw == pytest.approx(comm, rel=1e-9)  # the split is the whole communication
+        for word, x in zip(words, (lat, bw)):
+            assert _squeezed(f"{word}{sig(x)} s") in _squeezed(line), (lg.name, word, sig(x))
+        shown += 1
+    assert shown >= 2  # the 8B job and the 35B MoE communicate
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
 def test_every_number_on_a_page_comes_from_its_ledger(built, ledgers, lang):
     """Each number printed on a configuration page is part of a text the view gives for that
     ledger, of its name or notes, or of the page's rank and page number: the handout prints no

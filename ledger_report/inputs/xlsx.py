@@ -148,42 +148,27 @@ def _workbook_failure(label: str, exc: BaseException) -> InputError:
     except ImportError:  # pragma: no cover - defusedxml is a hard dependency
         DefusedXmlException = ()  # type: ignore[assignment,misc]
     expected = "an .xlsx workbook saved by Excel or LibreOffice"
+
+    def failure(found: str, what: str = expected) -> InputError:
+        return InputError(Problem(label, None, None, what, found))
+
     for err in _exception_chain(exc):
         text = str(err).lower()
         if isinstance(err, DefusedXmlException) or (
             isinstance(err, SyntaxError) and ("entit" in text or "amplification" in text)
         ):
-            return InputError(
-                Problem(
-                    label,
-                    None,
-                    None,
-                    "a workbook without XML entity declarations",
-                    "workbook contains XML entity declarations; refusing to read",
-                )
+            return failure(
+                "workbook contains XML entity declarations; refusing to read",
+                "a workbook without XML entity declarations",
             )
         if isinstance(err, (zipfile.BadZipFile, zlib.error)):
             what = "CRC mismatch" if "crc" in text else str(err)
-            return InputError(
-                Problem(
-                    label,
-                    None,
-                    None,
-                    expected,
-                    f"a corrupt workbook ({what}); save it again from Excel",
-                )
-            )
+            return failure(f"a corrupt workbook ({what}); save it again from Excel")
         if isinstance(err, MemoryError):
-            return InputError(Problem(label, None, None, expected, "a workbook too large to read"))
+            return failure("a workbook too large to read")
     first = str(exc).splitlines()[0][:200] if str(exc) else ""
-    return InputError(
-        Problem(
-            label,
-            None,
-            None,
-            expected,
-            f"a workbook that could not be read ({type(exc).__name__}: {first}); open it in Excel and save it again",
-        )
+    return failure(
+        f"a workbook that could not be read ({type(exc).__name__}: {first}); open it in Excel and save it again"
     )
 
 
@@ -416,15 +401,12 @@ def _check_row_order(part: "_Part", label: str, title: str) -> None:
     for number in part.row_numbers():
         number = previous + 1 if number is None else number
         if number <= previous:
-            raise InputError(
-                Problem(
-                    label,
-                    number,
-                    None,
-                    f"rows in increasing order in the sheet {show(title)}'s XML, each once"
-                    " (a workbook Excel or LibreOffice saved)",
-                    f"row {number} after row {previous}; open the workbook and save it again",
-                )
+            fail(
+                label,
+                f"rows in increasing order in the sheet {show(title)}'s XML, each once"
+                " (a workbook Excel or LibreOffice saved)",
+                f"row {number} after row {previous}; open the workbook and save it again",
+                row=number,
             )
         previous = number
 

@@ -129,12 +129,10 @@ def mod(x: Any, y: Any) -> Expr:
 
 
 def divides(d: Any, n: Any) -> Expr:
-    """True when d divides n exactly."""
     return mod(n, d).eq(0)
 
 
 def gcd(x: Any, y: Any) -> Expr:
-    """The greatest common divisor of two whole numbers."""
     return Call("GCD", (lift(x), lift(y)))
 
 

@@ -396,7 +396,6 @@ def _quote_sheet(name: str) -> str:
 def compile_quantity(
     reg: Registry, key: str, layout: Layout, _c: _Compiler | None = None
 ) -> Template:
-    """The formula template of one quantity."""
     return compile_expression(reg, reg[key].expr, layout, key, _c)
 
 
@@ -414,7 +413,6 @@ def compile_expression(
 
 
 def compile_registry(reg: Registry, layout: Layout) -> dict[str, Template]:
-    """Every quantity's template, in registry order."""
     c = _Compiler(reg, layout)
     return {q.key: compile_quantity(reg, q.key, layout, c) for q in reg}
 

@@ -20,8 +20,11 @@ state ledger and the memory chart; then the flow (the budget, the peak, the comp
 the parameters, the items outside the ledger, the assumptions) in three columns, two under the
 ledger and one under the chart.  Each page is an inline block of fixed height (WeasyPrint does
 not split inline blocks across pages), so nothing spills onto a further page.  The type is 8 pt
-at a line height of 1.15 everywhere (:data:`page.LINE_HEIGHT`); the flow is cut into the columns
-by estimated heights, and after layout the renderer reads back the height of every item and
+at a line height of 1.15 everywhere (:data:`page.LINE_HEIGHT`).  Before layout, each page's trim
+level is the first whose estimated flow (items, headings, and the room above the columns at that
+level) has a cut into the columns with room to spare (:func:`_first_fit`, :func:`page.cut`, which
+tries every cut); a page laid out again costs as much as one laid out first, so the estimates are
+fitted to measured pages.  After layout the renderer reads back the top of every item, piece and
 column (the ids the template sets) and, for a page that overflows, cuts the flow again by the
 measured heights, then, where they do not fit, leaves out the formula texts of a fixed list of
 sections, level by level (:data:`page.TRIMMED`; at the last, the figures ``PageData._kept``
@@ -111,15 +114,6 @@ ASSET_SUFFIXES = frozenset({".css", ".svg", ".png", ".otf", ".ttf", ".woff", ".w
 FIXED_SOURCE_DATE_EPOCH = "946684800"
 
 SUMMARY_ROWS_PER_PAGE = 12  # the summary repeats its header on further pages beyond this
-# The first guess of a page's trim level leaves this share of its columns for the estimate's errors
-# (a page guessed too full is laid out again: ~0.2 s).
-FIRST_FIT_ROOM = 0.95
-# The estimates against the layout: the flow's measured height over its estimate, and the room
-# above the columns (left, right: the chart's), measured over estimated (inputs/examples.csv's
-# 21 pages laid out at their first guesses, 2026-12-03: flow 0.97 in English and Chinese; above
-# the left columns 0.99 both; above the right column 0.91 in English, 0.99 in Chinese).
-EST_CONTENT = 1.0
-EST_TOP = (1.0, 0.95)
 
 
 class HandoutError(LedgerError):
@@ -268,6 +262,7 @@ class _Fit:
     heights: list[float] | None = None
     over: list[float] | None = None
     caps: list[float] | None = None
+    tight: bool = False  # no level leaves room to spare: each item measured from the first layout
 
 
 class _Book:
@@ -293,25 +288,28 @@ class _Book:
 
 def _estimated(d: pg.PageData, density: int) -> tuple[list[float], list[float], list[float]]:
     lp = pg.line_px()
-    left, right = EST_TOP
-    caps = [pg.SHEET_HEIGHT_PX - d.est_top[0] * lp * left] * (pg.COLUMNS - 1) + [
-        pg.SHEET_HEIGHT_PX - d.est_top[1] * lp * right
+    top = d.est_top[density]
+    caps = [pg.SHEET_HEIGHT_PX - top[0] * lp] * (pg.COLUMNS - 1) + [
+        pg.SHEET_HEIGHT_PX - top[1] * lp
     ]
     return (
-        [h * lp * EST_CONTENT for h in d.flow(density)[1]],
+        [h * lp for h in d.flow(density)[1]],
         [o * lp for o in d.est_over],
         caps,
     )
 
 
 def _first_fit(d: pg.PageData) -> _Fit:
-    """The first trim level whose estimated flow fits the estimated room (the page is measured
-    after layout and laid out again where it overflows; see :func:`_pages`), else the last."""
+    """The first trim level whose estimated flow is cut into the estimated room with
+    ``page.CUT_SPARE`` of every column to spare (the page is measured after layout and laid out
+    again where it overflows; see :func:`_pages`), else the last."""
     for density in range(pg.MAX_DENSITY + 1):
         heights, over, caps = _estimated(d, density)
-        if sum(heights) + sum(over) <= sum(caps) * FIRST_FIT_ROOM:
+        cols = pg.cut(heights, [it["sec"] for it in d.flow(density)[0]], over, caps)
+        used = pg.heights_of(cols, heights, over)
+        if all(u <= c * (1 - pg.CUT_SPARE) for u, c in zip(used, caps)):
             return _Fit(density)
-    return _Fit(pg.MAX_DENSITY)
+    return _Fit(pg.MAX_DENSITY, tight=True)
 
 
 def _columns(d: pg.PageData, fit: _Fit) -> list[list[dict[str, Any]]]:
@@ -363,6 +361,8 @@ def _config_view(book: _Book, i: int, fit: _Fit) -> dict[str, Any]:
         "wide": d.wide,
         "charts": d.charts,
         "columns": _columns(d, fit),
+        # each item measured (_measure) on a page laid out again or likely to be
+        "item_ids": fit.tight or fit.heights is not None,
         "page_no": book.n_summary + i + 1,
     }
 
@@ -522,15 +522,14 @@ def _layout(
 @dataclass
 class _Measure:
     """A configuration page after layout, in CSS px: the room in each column (from its top to the
-    foot of the sheet), the height each column's content takes, and each flow item's height: the
-    height of the piece of a section it was laid out in, less the heading's (estimated), shared
-    among the piece's items in proportion to their estimates (an id on every item made the
-    layout ~15 % slower: WeasyPrint makes each a link target)."""
+    foot of the sheet), the height each column's content takes, each flow item's height and each
+    section's heading (with a table's header row)."""
 
     caps: list[float]
     used: list[float]
     items: dict[int, float]
     over: dict[int, float]
+    exact: bool = False  # every item measured by its own anchor (a page laid out again)
 
     @property
     def overflows(self) -> bool:
@@ -539,10 +538,12 @@ class _Measure:
 
 def _measure(document, book: _Book, fits: Sequence[_Fit]) -> dict[int, _Measure]:
     """Read the ids the template sets on each configuration page: ``p<page>-<k>-<j>`` (the heading
-    of each piece of a section, at the top of its piece), ``c<page>-<k>`` (an empty marker after
-    a column's last piece) and ``b<page>`` (the foot of the sheet); an anchor's box is ``(x1, y1,
-    x2, y2)``.  A column starts at its first piece (or at its marker, if it has none); a piece
-    ends where the next one starts (or at the marker).  The ids are on childless elements only:
+    of each piece of a section, at the top of its piece), ``i<page>-<n>`` (a childless element at
+    the top of flow item ``n``), ``c<page>-<k>`` (an empty marker after a column's last piece) and
+    ``b<page>`` (the foot of the sheet); an anchor's box is ``(x1, y1, x2, y2)``.  A column starts
+    at its first piece (or at its marker, if it has none); a piece ends where the next one starts
+    (or at the marker); an item ends where the next one starts (or its piece ends), and a piece's
+    heading takes what is above its first item.  The ids are on childless elements only:
     an element with an id has a computed style of its own, and so then have all the elements in
     it, where WeasyPrint otherwise shares one computed style among the elements that match the
     same rules in parents that do (ids on the columns and pieces cost ~4 % of the render)."""
@@ -550,7 +551,7 @@ def _measure(document, book: _Book, fits: Sequence[_Fit]) -> dict[int, _Measure]
     for page in document.pages:
         for anchor, pos in page.anchors.items():
             kind = anchor[:1]
-            if kind in "cbp" and anchor[1:2].isdigit():
+            if kind in "cbpi" and anchor[1:2].isdigit():
                 num, _, rest = anchor[1:].partition("-")
                 boxes.setdefault(int(num), {})[kind + rest] = pos
     out = {}
@@ -570,6 +571,7 @@ def _measure(document, book: _Book, fits: Sequence[_Fit]) -> dict[int, _Measure]
         items: dict[int, float] = {}
         over: dict[int, float] = {}
         tops, used = [], []
+        exact = True
         for c, col in enumerate(_columns(d, fit)):
             starts = [m.get(f"p{c}-{j}") for j in range(len(col))]
             end = ends[c][1]
@@ -581,15 +583,27 @@ def _measure(document, book: _Book, fits: Sequence[_Fit]) -> dict[int, _Measure]
                 if starts[j] is None or not n:
                     continue
                 stop = starts[j + 1] if j + 1 < len(col) else None
-                height = (stop[1] if stop is not None else end) - starts[j][1]
+                bottom = stop[1] if stop is not None else end
                 s = flow[n[0]]["sec"]
+                marks = [m.get(f"i{k}") for k in n]
+                if all(mk is not None for mk in marks):  # each item's top: exact heights
+                    edges = [mk[1] for mk in marks] + [bottom]
+                    over[s] = max(over.get(s, 0.0), edges[0] - starts[j][1])
+                    for k, (y0, y1) in zip(n, zip(edges, edges[1:])):
+                        items[k] = y1 - y0
+                    continue
+                exact = False
                 over[s] = over_now[s]
-                body = max(height - over[s], 0.0)
+                body = max(bottom - starts[j][1] - over[s], 0.0)
                 guess = sum(heights[k] for k in n) or 1.0
                 for k in n:
                     items[k] = heights[k] * body / guess
         out[i] = _Measure(
-            caps=[foot - t for foot, t in zip(feet, tops)], used=used, items=items, over=over
+            caps=[foot - t for foot, t in zip(feet, tops)],
+            used=used,
+            items=items,
+            over=over,
+            exact=exact,
         )
     return out
 
@@ -604,14 +618,16 @@ def _refit(d: pg.PageData, fit: _Fit, m: _Measure) -> _Fit | None:
     over = [m.over.get(s, est_over[s]) for s in range(len(d.sections))]
     secs = [it["sec"] for it in d.flow(fit.density)[0]]
     caps = list(m.caps)
-    if (
-        fit.caps is not None and fit.heights is not None
-    ):  # cut by these heights already: leave what overflowed
+    if fit.caps is not None and fit.heights is not None and not m.exact:
+        # cut by these (shared) heights already: leave what overflowed
         caps = [c - max(u - c, 0.0) - 2.0 for u, c in zip(m.used, m.caps)]
     cols = pg.cut(heights, secs, over, caps)
-    if all(h <= c - 0.5 for h, c in zip(pg.heights_of(cols, heights, over), caps)):
-        if fit.heights is None or heights != fit.heights or caps != fit.caps:
-            return _Fit(fit.density, heights, over, caps)
+    excess = max(h - c for h, c in zip(pg.heights_of(cols, heights, over), caps))
+    # at the last level, a cut the measures put within a line of fitting is tried too (a section
+    # continued in a column measures its heading where it was laid out, not where it goes)
+    room = pg.line_px() if fit.density >= pg.MAX_DENSITY else -0.5
+    if excess <= room and (fit.heights is None or heights != fit.heights or caps != fit.caps):
+        return _Fit(fit.density, heights, over, caps)
     if fit.density >= pg.MAX_DENSITY:
         return None
     nxt = fit.density + 1
@@ -856,10 +872,9 @@ def _render_parts(book, root, parts, fits, jobs, progress) -> list[tuple[bytes, 
         _FORKED = (book, root, parts, fits)
         # The template is compiled here, once, rather than in every worker (~0.1 s each).
         environment().get_template(MAIN_TEMPLATE)
-        # Objects the workers inherit are moved out of the collector's reach: a forked worker
-        # that collects them touches (and so copies) every page of the parent's heap, which made
-        # the workers ~25 % slower.
-        gc.collect()
+        # Objects the workers inherit are moved out of the collector's reach (a collection that
+        # walked them would touch, and so copy, every page of the heap the workers share).  The
+        # workers never collect (:func:`_child`), so nothing is collected first (~0.05 s).
         gc.freeze()
         try:
             _forked(len(parts), workers, finished)

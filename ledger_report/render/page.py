@@ -32,6 +32,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+import numpy as np
+
 from ..engine import Ledger
 from . import view
 
@@ -153,6 +155,7 @@ WIDE_LABEL_EM = 24.5
 SHORT_VALUE_EM = 5.0  # a value that fits the last cell of a figure's row (18 % of a column)
 LONG_TEXT_EM = 10.5  # a text value wider than the row's two value cells goes on a line of its own
 FORMULA_EM = 28.7
+SENTENCE_EM = 27.5  # a label run on into its sentence (bold, the lines after the first indented)
 LINE_LABEL_EM = 16.6
 NOTE_EM = 30.5
 FULL_EM = 96.5
@@ -177,7 +180,8 @@ class PageData:
     sections: list[dict[str, Any]]  # flow sections: key, title, kind, headers
     items: list[dict[str, Any]]  # flow items, in order: each with its section's index
     est_over: list[float] = field(default_factory=list)  # estimated section overheads (lines)
-    est_top: tuple[float, float] = (0.0, 0.0)  # estimated lines above the left and right columns
+    # estimated lines above the left and right columns, at each trim level
+    est_top: list[tuple[float, float]] = field(default_factory=list)
     lead: str = ""  # what leads the note line (the NOTE_SECTIONS), never cut
     headline_keys: frozenset[str] = frozenset()  # registry keys of the headline strip
     _flows: dict[int, tuple[list[dict[str, Any]], list[float]]] = field(default_factory=dict)
@@ -558,11 +562,10 @@ def _chart(s: view.ViewSection) -> dict[str, Any]:
 
 
 def _item_lines(it: dict[str, Any]) -> float:
-    if it["kind"] == "row" and it.get("sentence"):
+    if it["kind"] == "row" and it.get("sentence"):  # the label, then the sentence in bold
         return (
-            max(_lines(it["label"], WIDE_LABEL_EM), 1)
-            + _lines(it["text"], FORMULA_EM)
-            + 0.1
+            _lines(f"{it['label']}: {it['text']}", SENTENCE_EM)
+            + 0.05
             + _lines(it["formula"], FORMULA_EM)
         )
     if it["kind"] == "row":
@@ -582,10 +585,24 @@ def _estimate_rest(d: PageData) -> None:
     d.est_over = [
         1.6 + (max(_lines(h, 7.0) for h in s["headers"]) if s["headers"] else 0) for s in d.sections
     ]
-    header = 2.0 * min(_lines(d.name, FULL_EM / 1.35), 3) + 0.4
-    if d.notes or d.lead:
-        text = f"{d.lead} · {d.notes}" if d.lead else d.notes
-        header += min(_lines(text, FULL_EM), NOTE_MAX_LINES[0], math.ceil(NOTE_MAX_EM[0] / FULL_EM))
+    d.est_top = [_estimate_top(d, density) for density in range(MAX_DENSITY + 1)]
+
+
+def _note_lines(d: PageData, density: int) -> float:
+    """Lines of the header's note line at a trim level, as :func:`note` cuts it (with the marker
+    of a cut note)."""
+    if not (d.notes or d.lead):
+        return 0.0
+    n = note(d.notes, density, d.lead)
+    text = n["text"] + (_MARKER_SAMPLE if n["truncated"] else "")
+    return NOTE_LINES * sum(max(_lines(line, FULL_EM), 1) for line in text.split("\n"))
+
+
+def _estimate_top(d: PageData, density: int) -> tuple[float, float]:
+    """Estimated lines above the left columns (the header and the wide tables, with their totals'
+    formula texts where the level prints them) and above the right column (the header and the
+    chart) at a trim level."""
+    header = 2.0 * min(_lines(d.name, FULL_EM / 1.35), 3) + 0.4 + _note_lines(d, density)
     if d.verdicts:  # the badge on a line of its own, its reason under it
         header += (
             max(
@@ -599,70 +616,47 @@ def _estimate_rest(d: PageData) -> None:
         header += 2.6
     for c in d.compact:
         header += _lines(" ".join(f"{a} {b}  " for a, b in c["pairs"]), FULL_EM) + 0.2
+    formulas = ALL not in TRIMMED[density]
     left = sum(
-        2.6
-        + len(w["lines"]) * 1.12
-        + sum(1.12 + _lines(r["formula"], FULL_EM * 0.62) for r in w["rows"])
+        WIDE_HEAD_LINES
+        + len(w["lines"]) * WIDE_LINE_LINES
+        + sum(
+            WIDE_LINE_LINES
+            + (WIDE_FORMULA_LINES * _lines(r["formula"], FULL_EM * 0.62) if formulas else 0)
+            for r in w["rows"]
+        )
         for w in d.wide
     )
     right = sum(
-        5.0
-        + len(c["bars"]) * 1.3
-        + _lines(" ".join(f"00 {e['label']} {e['text']}  " for e in c["legend"]), COL_EM)
-        + _lines(c["note"], COL_EM)
+        CHART_HEAD_LINES
+        + len(c["bars"]) * BAR_LINES
+        + LEGEND_LINES
+        * _lines(" ".join(f"00 {e['label']} {e['text']}  " for e in c["legend"]), COL_EM)
+        + CHART_NOTE_LINES * _lines(c["note"], COL_EM)
         for c in d.charts
     )
-    d.est_top = (header + left + 0.5, header + right + 0.5)
+    return (header + left + 0.5, header + right + 0.5)
 
 
-# A cut that cannot balance the columns first tries filling all but the last to this share of
-# their height, the last taking the rest: filled to the brim by estimate, they overflowed more
-# often (bench/rows.py's 100 pages in Chinese: 136 pages laid out instead of 139; English: 148 both).
-CUT_ROOM = 0.97
+# The estimate's parts (lines of body text): a line of the header's note, a wide table's heading
+# and header row, each of its lines, a line of its totals' formula texts; a chart's heading and
+# scale, each bar, a line of its legend and of its note.  Fitted (least squares) to the measured
+# room above the columns of 111 pages (inputs/examples.csv and 30 of bench/rows.py's
+# configurations, English and Chinese, at the levels they were laid out at, 2026-12-03):
+# within 1.2 lines of the measure, either way.
+NOTE_LINES = 0.9
+WIDE_HEAD_LINES = 2.53
+WIDE_LINE_LINES = 0.96
+WIDE_FORMULA_LINES = 0.89
+CHART_HEAD_LINES = 1.39
+BAR_LINES = 1.3
+LEGEND_LINES = 1.08
+CHART_NOTE_LINES = 1.26
 
 
 def line_px(density: int = 0) -> float:
     """A line of body text in CSS px (the same at every trim level)."""
     return FONT_PT * LINE_HEIGHT / 0.75
-
-
-def distribute(
-    heights: Sequence[float],
-    secs: Sequence[int],
-    over: Sequence[float],
-    caps: Sequence[float],
-    balanced: bool = True,
-    keep: bool = True,
-    fill: float = 1.0,
-) -> list[list[tuple[int, list[int]]]]:
-    """Cut the flow (items with their heights, each in a section with a heading overhead) into
-    ``len(caps)`` columns, in order: each column a list of pieces ``(section, [item index])``.
-    ``balanced``: fill each column to its share of the whole (in proportion to its height);
-    otherwise to ``fill`` of its height.  A section's first item stays with its second (no heading
-    alone at the foot of a column) where ``keep``."""
-    n_cols = len(caps)
-    total = sum(heights) + sum(over[s] for s in set(secs))
-    room = sum(caps) or 1.0
-    targets = [total * c / room if balanced else c * fill for c in caps]
-    cols: list[list[tuple[int, list[int]]]] = [[] for _ in range(n_cols)]
-    c, used = 0, 0.0
-    for i, h in enumerate(heights):
-        s = secs[i]
-        starts = not cols[c] or cols[c][-1][0] != s
-        cost = h + (over[s] if starts else 0.0)
-        if keep and starts and i + 1 < len(heights) and secs[i + 1] == s:
-            need = cost + heights[i + 1]  # keep a heading with two items
-        else:
-            need = cost
-        if c < n_cols - 1 and cols[c] and used + need > targets[c] + (0.5 * h if balanced else 0.0):
-            c, used = c + 1, 0.0
-            starts, cost = True, h + over[s]
-        if starts:
-            cols[c].append((s, [i]))
-        else:
-            cols[c][-1][1].append(i)
-        used += cost
-    return cols
 
 
 def heights_of(
@@ -671,67 +665,79 @@ def heights_of(
     return [sum(over[s] + sum(heights[i] for i in idx) for s, idx in col) for col in cols]
 
 
+# Room a cut leaves in each column for the estimate's errors, as a share of the column's height:
+# a cut that leaves it is preferred to one that splits fewer sections.
+CUT_SPARE = 0.04
+
+
 def cut(
     heights: Sequence[float],
     secs: Sequence[int],
     over: Sequence[float],
     caps: Sequence[float],
-):
-    """The flow cut into the page's columns, in order (:func:`balance_cut`)."""
-    return balance_cut(heights, secs, over, caps)
+) -> list[list[tuple[int, list[int]]]]:
+    """The flow (items with their heights, each in a section whose heading costs ``over``, again
+    in a column it continues in) cut into the three columns in order: each column a list of
+    pieces ``(section, [item index])``.  Every cut between items is tried (numpy, over the pairs
+    of cut points): among those that leave :data:`CUT_SPARE` of every column free, the one that
+    splits fewest sections (a section's first item alone at the foot of a column counting as a
+    second split), then the one with the most room in its fullest column; else, among those that
+    fit, the fewest headings left with one item, then the most room; else the one whose fullest
+    column overflows least."""
+    n = len(heights)
+    if len(caps) != 3:
+        raise ValueError(f"cut: three columns expected, {len(caps)} given")
+    sec = np.asarray(secs, dtype=np.int64)
+    ov = np.asarray(over, dtype=float)[sec] if n else np.zeros(0)
+    start = np.ones(n, dtype=bool)
+    start[1:] = sec[1:] != sec[:-1]
+    hsum = np.concatenate(([0.0], np.cumsum(np.asarray(heights, dtype=float))))
+    osum = np.concatenate(([0.0], np.cumsum(np.where(start, ov, 0.0))))
+    first = np.concatenate((ov, [0.0]))  # the heading of the section a column starts in
 
+    def col(lo, hi):  # the height of items lo..hi-1 as one column (0 where empty)
+        lo1 = np.minimum(lo + 1, n)
+        body = hsum[hi] - hsum[lo] + first[lo] + osum[hi] - osum[lo1]
+        return np.where(hi > lo, body, 0.0)
 
-def balance_cut(
-    heights: Sequence[float], secs: Sequence[int], over: Sequence[float], caps: Sequence[float]
-):
-    """The first cut that fits every column: whole sections balanced over the columns
-    (:func:`_whole_sections`), else balanced, else each column but the last filled to
-    :data:`CUT_ROOM` of its height (room for the estimate's errors), else to its height, else that
-    without keeping a heading with two items; else the one whose last column overflows least."""
-    whole = _whole_sections(heights, secs, over, caps)
-    if whole is not None:
-        return whole
-    best = None
-    for balanced, keep, fill in (
-        (True, True, 1.0),
-        (False, True, CUT_ROOM),
-        (False, True, 1.0),
-        (False, False, 1.0),
-    ):
-        cols = distribute(heights, secs, over, caps, balanced=balanced, keep=keep, fill=fill)
-        excess = max(h - c for h, c in zip(heights_of(cols, heights, over), caps))
-        if excess <= -0.5:
-            return cols
-        if best is None or excess < best[0]:
-            best = (excess, cols)
-    return best[1]
-
-
-def _whole_sections(
-    heights: Sequence[float], secs: Sequence[int], over: Sequence[float], caps: Sequence[float]
-) -> list[list[tuple[int, list[int]]]] | None:
-    """Each section whole in one column, a column taking sections in order up to its share of
-    the whole (a section that would take it past its share by more than half its own height goes
-    on to the next column); None where a column would not hold what it gets."""
-    runs: list[tuple[int, list[int]]] = []
-    for i, s in enumerate(secs):
-        if runs and runs[-1][0] == s:
-            runs[-1][1].append(i)
-        else:
-            runs.append((s, [i]))
-    size = [over[s] + sum(heights[i] for i in idx) for s, idx in runs]
-    total, room = sum(size), sum(caps) or 1.0
-    cols: list[list[tuple[int, list[int]]]] = [[] for _ in caps]
-    c, used = 0, 0.0
-    for run, h in zip(runs, size):
-        target = total * caps[c] / room
-        if cols[c] and c < len(caps) - 1 and used + h / 2 > target:
-            c, used = c + 1, 0.0
-        cols[c].append(run)
-        used += h
-    if any(h > cap - 0.5 for h, cap in zip(heights_of(cols, heights, over), caps)):
-        return None
-    return cols
+    a = np.arange(n + 1)[:, None]
+    b = np.arange(n + 1)[None, :]
+    slack = np.minimum(
+        np.minimum(caps[0] - col(np.zeros_like(a), a), caps[1] - col(a, b)),
+        caps[2] - col(b, np.full_like(b, n)),
+    )
+    spare = np.minimum(
+        np.minimum(
+            caps[0] - col(np.zeros_like(a), a) - CUT_SPARE * caps[0],
+            caps[1] - col(a, b) - CUT_SPARE * caps[1],
+        ),
+        caps[2] - col(b, np.full_like(b, n)) - CUT_SPARE * caps[2],
+    )
+    inner = np.zeros(n + 1, dtype=bool)
+    inner[1:n] = ~start[1:]  # a cut before item p splits its section
+    alone = np.zeros(n + 1, dtype=bool)
+    alone[1:n] = inner[1:n] & start[: n - 1]  # ... leaving its first item alone above the cut
+    splits = inner[a].astype(float) + inner[b] + alone[a] + alone[b]
+    lonely = alone[a].astype(float) + alone[b]
+    valid = b >= a
+    big = 1e6
+    if np.any(valid & (spare >= 0)):
+        score = np.where(valid & (spare >= 0), splits * big - slack, np.inf)
+    elif np.any(valid & (slack >= 0.5)):
+        score = np.where(valid & (slack >= 0.5), lonely * big - slack, np.inf)
+    else:
+        score = np.where(valid, -slack, np.inf)
+    ka, kb = np.unravel_index(int(np.argmin(score)), score.shape)
+    out: list[list[tuple[int, list[int]]]] = []
+    for lo, hi in ((0, int(ka)), (int(ka), int(kb)), (int(kb), n)):
+        pieces: list[tuple[int, list[int]]] = []
+        for i in range(lo, hi):
+            if pieces and pieces[-1][0] == secs[i]:
+                pieces[-1][1].append(i)
+            else:
+                pieces.append((secs[i], [i]))
+        out.append(pieces)
+    return out
 
 
 _MARKER_SAMPLE = (

@@ -11,17 +11,22 @@ the measured maximum achievable matmul efficiency (``gemm_efficiency`` of the ca
 GEMM's shape: the share of its waves its tiles fill on the GPU's SMs (tile and wave quantization;
 the expert GEMMs that run at once as the framework launches them), the HBM bound of an expert GEMM
 with few tokens, and F / (F + peak · GEMM_RAMP_S) for its size; attention at its own efficiency;
-norms, activations and casts at HBM bandwidth.  Every collective costs
-α + bytes × its algorithm factor ÷ (bandwidth × efficiency): all-reduce 2(n−1)/n, reduce-scatter
-and all-gather (n−1)/n, all-to-all (n−1)/n, point-to-point 1; over NVLink when the group stays in a
-node and over the scale-out network when it crosses one, by the placement rule tp innermost, then
-cp, ep, dp, pp, filling nodes of ``gpus_per_node``.  What the framework overlaps with compute is a
-field of its convention (model/conventions.py).
+norms, activations and casts at HBM bandwidth.  Every collective is costed per call as NCCL's own
+tuning model (src/graph/tuning.cc) chooses it: the least over ring, tree (all-reduce) and PAT (one
+rank per node) and the LL, LL128 and Simple protocols of latency (base + per-step latencies inside
+and between nodes) + bytes × the algorithm factor (all-reduce 2(n−1)/n, reduce-scatter and
+all-gather (n−1)/n) ÷ the bus bandwidth × the protocol's efficiency (LL at most llMaxBw);
+all-to-all (n−1)/n and point-to-point 1 at α + bytes ÷ bandwidth; over NVLink when the group stays
+in a node and over the scale-out network when it crosses one (one NIC per GPU), by the placement
+rule tp innermost, then cp, ep, dp, pp, filling nodes of ``gpus_per_node``; traffic of other
+groups hidden behind compute holds the NIC the data-parallel collectives would use.  What the
+framework overlaps with compute is a field of its convention (model/conventions.py), or a column.
 """
 
 from __future__ import annotations
 
 from ..expr import (
+    IsBlank,
     Lookup,
     Ref,
     all_of,
@@ -559,11 +564,7 @@ def _options(r: Ctx, g: str, kind: str):
     ll_cap = if_(
         cross,
         if_(nodes.le(2), NCCL_LL_MAX_BW["2 nodes"], NCCL_LL_MAX_BW["more nodes"]),
-        if_(
-            Lookup("gpu", r.gpu_profile, "fp8_tflops", default=0).gt(0),
-            NCCL_LL_MAX_BW["hopper"],
-            NCCL_LL_MAX_BW["ampere"],
-        ),
+        if_(r.fp8_tflops.gt(0), NCCL_LL_MAX_BW["hopper"], NCCL_LL_MAX_BW["ampere"]),
     )
     out = []
     for p in PROTOCOLS:
@@ -619,10 +620,9 @@ def _collective(reg: Registry, r: Ctx, key: str, g: str, kind: str, nbytes, what
         + ("2(n−1)/n (tree: 2)" if k == 2 else "(n−1)/n (PAT: 1)")
         + " ÷ (bus bandwidth × the protocol's efficiency, LL at most llMaxBw)",
     )
-    best = minimum(*times)
-    chosen = opts[-1][0]
+    chosen = opts[-1][0]  # the time quantity t is the least of the times where n > 1
     for (o_lat, *_rest), o_t in reversed(list(zip(opts[:-1], times[:-1]))):
-        chosen = if_(o_t.le(best), o_lat, chosen)
+        chosen = if_(o_t.le(t), o_lat, chosen)
     lat = reg.define(
         key + "_latency_s",
         if_(n.gt(1), chosen * 1e-6, 0),
@@ -978,8 +978,13 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         f"{zh}：一个 micro-batch 的计算",
         TIME + ": FLOPs ÷ (peak × efficiency) + bytes ÷ HBM bandwidth",
     )
-    # tensor parallel: 2 all-reduces forward, 2 backward, 2 more with full recompute (RS + AG with sequence parallel)
-    n_ar = (4 + if_(r.recompute_mode.eq("full"), 2, 0)) * (dl + ml)
+    # tensor parallel: 2 all-reduces forward, 2 backward, 2 more with full recompute (RS + AG with
+    # sequence parallel), and one for the embedding's output and one for the output layer's input
+    n_ar = (
+        (4 + if_(r.recompute_mode.eq("full"), 2, 0)) * (dl + ml)
+        + if_(r.holds_embed[stage], 1, 0)
+        + if_(head, 1, 0)
+    )
     t_tp = d(
         f"{stage}_stage_tp_comm_s",
         n_ar * if_(r.seq_par, r.tp_rs + r.tp_ag, r.tp_ar),
@@ -987,7 +992,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         f"{stage} stage: tensor-parallel communication per micro-batch",
         f"{zh}：每 micro-batch 张量并行通信",
         KORTH
-        + ": 2 all-reduces of s·b·h forward and 2 backward per layer, 2 more under full recompute (a reduce-scatter and an all-gather each with sequence parallelism), each costed as NCCL runs it",
+        + ": 2 all-reduces of s·b·h forward and 2 backward per layer, 2 more under full recompute (a reduce-scatter and an all-gather each with sequence parallelism), each costed as NCCL runs it; on the stages that hold them, one for the embedding's output (Megatron-LM VocabParallelEmbedding all-reduce, or reduce-scatter to the sequence-parallel region; torchtitan RowwiseParallel output Shard(1)) and one for the output layer's input (its backward all-reduce, or the sequence-parallel gather)",
     )
     tp_lat = n_ar * if_(r.seq_par, r.tp_rs_lat + r.tp_ag_lat, r.tp_ar_lat)
     gemm_s = dense_f / (r.gemm_flops * r.eff_dense)
@@ -1676,6 +1681,31 @@ def _offload(reg: Registry, r: Ctx) -> None:
     )
 
 
+# ---- the terms with the communication's latency apart from its bandwidth, and what binds ----------
+def _terms_and_bound(reg: Registry) -> None:
+    """The step's terms as one sentence for the pages (the handout's step-time line), the exposed
+    communication split into latency and bandwidth, and what binds the step, in both languages."""
+    lat, bw = Ref("time_comm_latency_s"), Ref("time_comm_bandwidth_s")
+    for suffix, words in (
+        ("", ("; communication: latency ", " s, bandwidth ", " s", "; bound: ")),
+        ("_zh", ("；通信：延迟 ", " s，带宽 ", " s", "；瓶颈：")),
+    ):
+        split = concat(words[0], sig_text(lat), words[1], sig_text(bw), words[2])
+        reg.define(
+            "step_time_terms_bound" + suffix,
+            concat(
+                Ref("step_time_terms" + suffix),
+                if_((lat + bw).gt(0), split, ""),
+                if_(IsBlank(Ref("step_bound")), "", concat(words[3], Ref("step_bound" + suffix))),
+            ),
+            TEXT,
+            "step time by term, and what binds",
+            "步时分项与瓶颈",
+            "step_time_terms, the exposed communication as time_comm_latency_s and "
+            "time_comm_bandwidth_s (where there is any), and step_bound",
+        )
+
+
 # ---- the total and what it predicts ----------------------------------------------------------------
 def _total(reg: Registry, r: Ctx) -> None:
     reg.section = "time"
@@ -1708,6 +1738,7 @@ def _total(reg: Registry, r: Ctx) -> None:
             "步时分项",
             "the terms of step_time_s that are not zero",
         )
+    _terms_and_bound(reg)
     gpus = r.dp * r.tp * r.pp * r.cp
     tps = d(
         "predicted_tokens_per_s_per_gpu",
