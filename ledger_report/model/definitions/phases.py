@@ -632,8 +632,7 @@ def _phase_items(reg: Registry, r: Ctx) -> None:
                 )
                 for n in names
             ]
-            d = reg.define
-            d(
+            reg.define(
                 f"phase_{p}_items{suffix}",
                 drop_first(concat(*parts), len(sep)),
                 TEXT,
