@@ -11,24 +11,40 @@ Targets (issue "A codebase in proportion", on a 2-core machine): the JSON of 10,
 100,000 rows to a DataFrame or CSV in ≤ 5 s, ``lr.compute`` on 20 rows no slower than evaluating
 them one by one with the scalar interpreter.
 
-Measured 2026-12-03 on the 2-core machine shared by nine sessions (load 8-9: the wall times were
-~8x the CPU times, so read the CPU): lr.compute on 20 rows 1.7-2.4x faster than compute() row by
-row (304 against 531 ms); calc --json of 10,000 rows 7.3-9.8 s of CPU (~0.65-0.9 ms a row: the
-document walk ~40 %, the messages by the scalar interpreter ~25 %, json ~15 %, the arrays and
-the rows' values ~20 %); lr.to_frame of 100,000 rows 14.5-17.8 s of CPU, 2.3 GB peak RSS
-(reading ~40 µs a row, the table ~25-40 µs); calc --csv of 100,000 rows (773 columns, ~700 MB of
-text) 34-37 s of CPU, most of it writing 77 M cells through the one CSV writer.  In one process
-none of the 5 s targets is met; both cores would about halve the JSON and the table.
+Measured 2026-12-03 13:40-13:44 UTC, the tree before this round's work (commit 9a3fe1f) and after
+it back to back, on the 2-core machine shared by seven sessions (load 4.5-6.4, so the CPU times
+are inflated too: an earlier run of the old tree at load ~2 gave 11.1 s for lr.to_frame where it
+gives 14.0 s here; compare the pairs, not the absolute figures):
 
-Measured again 2026-12-03 11:18-11:20 UTC, load 1.4-2.4 (so wall ~ CPU), the tree before and after
-the table's columns were filled into arrays made once and its text columns held one string per
-distinct text, back to back: lr.to_frame of 100,000 rows 10.9 -> 11.1 s CPU (no change beyond
-noise) and peak RSS 2,393 -> 1,831 MB; calc --json of 10,000 rows 7.0 -> 7.1 s CPU; calc --csv of
-100,000 rows 36.9 -> 36.2 s CPU; lr.compute + documents on 20 rows 1.8x / 1.6x faster than row by
-row.  Where to_frame's CPU goes (pyinstrument, CPU time): reading ~4.5 s (~40 us a row: the cell
-loop ~45 %, the rule checks ~25 %, the Config ~10 %, the cyclic collector ~0.8 s), the arrays
-interpreter ~3 s (13 passes over ~900 quantities on 8,192 rows; 4,096 or 16,384 rows a chunk are
-no faster), building the columns and the frame ~1.5 s, the collector again ~0.5 s.
+    lr.to_frame, 100,000 rows   14.0 -> 8.8 s CPU, peak RSS 1,830 -> 1,250 MB
+    calc --csv, 100,000 rows    36.9 -> 26.1 s CPU
+    calc --json, 10,000 rows     8.6 -> 7.9 s CPU
+    lr.compute + documents, 20 rows: 1.0-2.6x faster than compute() row by row (noise)
+
+What changed, all on the one path: the bulk library calls (read, to_frame, calc --json/--csv)
+run with the cyclic collector paused (workers.no_cyclic_gc: 100,000 rows' objects hold no cycle,
+and each full collection walked every Config: ~2 s); the reader remembers each column's converted
+texts in a dict of its own and walks the header's columns in position order, and gives the rule
+checks the rows' columns from the cells each row has (~25 % of reading); the arrays interpreter
+finds a text array's distinct values by one array comparison each while there are at most 8
+(evaluate.text_codes; it was a Python object per row: ~20 % of the table's evaluation); a quantity
+with one value for every row is made plain once and broadcast; to_frame keeps text columns as codes
+into their distinct texts (no 6 M string objects to factorize) and fills numbers into arrays made
+once; calc --csv puts each column through csv_text a column at a time (truth values and each
+distinct text once) and hands the one writer rows it need not touch cell by cell; the JSON
+document looks up each quantity's plain() once per registry and reads the spec's layout once.
+
+Where lr.to_frame's CPU goes now (process_time, load ~4-6): imports 0.5 s, reading 3.6 s (~36
+us a row: the cell loop, the Config, the rule checks over arrays ~25 %), the arrays interpreter
+4.9 s (13 passes over ~900 quantities on 8,192 rows: numpy work, not Python per row; 4,096 or
+32,768 rows a chunk are no faster), the columns 0.6 s (page faults of ~0.6 GB of new arrays;
+blocks large enough for huge pages cost more, their compaction once memory is fragmented).
+calc --json's 10,000 rows: the document's messages and sentences by the scalar interpreter ~30 %,
+json's C encoder ~16 %, the rest of the document walk ~25 %, the arrays and the rows' values
+~20 %.  calc --csv: the csv module writing 88 M cells is ~45 % (~150 ns a cell: a float's repr).
+orjson was not taken: it writes 1e+20 as 1e20, so the JSON would not be the same bytes.  None of
+the three 5 s targets is met in CPU time on this loaded machine (scaled by the old tree's 11.1
+against 14.0 s, lr.to_frame would take ~7 s on a quieter one: an estimate, not a measurement).
 """
 
 from __future__ import annotations

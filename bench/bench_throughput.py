@@ -128,6 +128,20 @@ def validation(rows: list[dict[str, str]]) -> dict:
     }
 
 
+def per_source(val: dict) -> dict[str, dict]:
+    """Per source: its runs' in-sample and leave-one-source-out figures (tests/support/fit.py)."""
+    by: dict[str, list] = {}
+    for r in val["runs"].values():
+        by.setdefault(r["source_id"], []).append(r)
+    return {
+        s: {
+            "in_sample": fit.figures([r["in_sample"] for r in rs]),
+            "leave_one_source_out": fit.figures([r["loso"] for r in rs]),
+        }
+        for s, rs in sorted(by.items())
+    }
+
+
 def _line(name: str, f: dict) -> str:
     return (
         f"{name:22} median |p/m - 1| {f['median_error']:6.1%}  largest {f['largest_error']:6.1%}  "
@@ -150,7 +164,12 @@ def main(argv: list[str] | None = None) -> int:
         and BIAS_RANGE[0] <= lo["bias"] <= BIAS_RANGE[1]
     )
     if args.json:
-        out = {"summary": summary(results), "validation": val, "results": results}
+        out = {
+            "summary": summary(results),
+            "validation": val,
+            "per_source": per_source(val),
+            "results": results,
+        }
         print(json.dumps({**out, "meets_target": ok}, indent=2, default=str))
         return 0 if ok else 1
     print("-- complete configurations (counted) --")
@@ -177,6 +196,14 @@ def main(argv: list[str] | None = None) -> int:
         f"fitted constants (SUSTAINED_FRACTION, GROUPED_GEMM_RELATIVE): {val['constants']}; refitted on all runs: "
         + ", ".join(f"{k} {x:.3f}" for k, x in val["refitted_on_all"].items())
     )
+    print("-- per source (complete runs) --")
+    for src, f in per_source(val).items():
+        i, lo_s = f["in_sample"], f["leave_one_source_out"]
+        print(
+            f"{src[:26]:26} runs {i['runs']:3d}  in-sample median {i['median_error']:6.1%}  "
+            f"leave-one-source-out median {lo_s['median_error']:6.1%} largest "
+            f"{lo_s['largest_error']:6.1%} bias {lo_s['bias']:.3f}"
+        )
     print(_line("in-sample", val["in_sample"]))
     print(_line("leave-one-source-out", lo))
     print(

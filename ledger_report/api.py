@@ -465,24 +465,23 @@ def _table_keys() -> list[str]:
 
 class _Columns:
     """The sweep table's columns over ``n`` rows, filled a chunk at a time: numbers and truth
-    values into one block per kind made once (large enough for the kernel's huge pages: a page
-    fault per 2 MB, not per 4 kB, which on these machines cost ~1 s for 100,000 rows), text as
-    codes into its distinct texts, whole numbers past int64 as the chunks' arrays joined."""
+    values into arrays made once, text as codes into its distinct texts, whole numbers past int64
+    as the chunks' arrays joined."""
 
     def __init__(self, n: int) -> None:
         self.n, self.start = n, 0
-        self.values: dict[str, Any] = {}  # column -> its row of a block, or its chunks' arrays
+        self.values: dict[str, Any] = {}  # column -> its array, or the list of its chunks' arrays
         self.texts: dict[str, dict[str, int]] = {}  # text column -> its distinct texts' codes
         self.blank: dict[str, Any] = {}  # column -> blank mask, for a column with a blank row
 
     def add(self, chunk: Mapping[str, tuple[Any, Any]]) -> None:
         import numpy as np
 
-        if not self.values:
-            self._blocks(np, chunk)
         rows = slice(self.start, self.start + len(chunk["name"][0]))
         for k, (v, b) in chunk.items():
-            col = self.values[k]
+            col = self.values.get(k)
+            if col is None:
+                col = self.values[k] = self._column(np, k, v)
             if k in self.texts:
                 col[rows] = _codes(np, v, self.texts[k])
             elif isinstance(col, list) or col.dtype != v.dtype:  # another kind: joined
@@ -497,21 +496,12 @@ class _Columns:
                 self.blank[k][rows] = b
         self.start = rows.stop
 
-    def _blocks(self, np, chunk: Mapping[str, tuple[Any, Any]]) -> None:
-        """Each column's place: a row of the block of its first chunk's kind."""
-        kinds: dict[Any, list[str]] = {}
-        self.values = dict.fromkeys(chunk)  # the chunks' order
-        for k, (v, _b) in chunk.items():
-            if v.dtype.kind == "U":
-                self.texts[k] = {}
-                kinds.setdefault(np.dtype(np.intp), []).append(k)
-            elif v.dtype.kind in "bif":
-                kinds.setdefault(v.dtype, []).append(k)
-            else:
-                self.values[k] = []
-        for dtype, keys in kinds.items():
-            block = np.empty((len(keys), self.n), dtype)
-            self.values.update(zip(keys, block))
+    def _column(self, np, k: str, v: Any) -> Any:
+        """Column ``k``'s array (its codes for text), or a list for its chunks' arrays."""
+        if v.dtype.kind == "U":
+            self.texts[k] = {}
+            return np.empty(self.n, np.intp)
+        return np.empty(self.n, v.dtype) if v.dtype.kind in "bif" else []
 
     def done(self, pd) -> Iterator[tuple[str, Any]]:
         """Each column for pandas, in the order of the chunks' columns."""
@@ -527,12 +517,15 @@ class _Columns:
 
 def _codes(np, values: Any, codes: dict[str, int]) -> Any:
     """Each row's code among the column's distinct texts (``codes``, grown with new ones): one
-    comparison when the chunk holds one text (a note, a currency), else a sort of its rows."""
-    if not len(values) or values.strides[0] == 0 or bool((values == values[0]).all()):
-        texts, inverse = values[:1], np.zeros(len(values), np.intp)
+    comparison when the chunk holds one text for every row (a note, a currency), else
+    ``text_codes``."""
+    from .model.evaluate import text_codes
+
+    if not len(values) or values.strides[0] == 0:
+        texts, inverse = values[:1].tolist(), np.zeros(len(values), np.intp)
     else:
-        texts, inverse = np.unique(values, return_inverse=True)
-    place = np.array([codes.setdefault(t, len(codes)) for t in texts.tolist()], dtype=np.intp)
+        inverse, texts = text_codes(np, values)
+    place = np.array([codes.setdefault(t, len(codes)) for t in texts], dtype=np.intp)
     return place[inverse]
 
 

@@ -199,19 +199,6 @@ class Report:
     def chart(self, key: str) -> Chart | None:
         return next((c for c in self.charts if c.key == key), None)
 
-    def keys(self) -> list[str]:
-        """Every registry key the report shows, in order."""
-        out: list[str] = []
-        for s in self.sections:
-            if isinstance(s, Section):
-                out += [f.key for f in s.figures]
-                out += [k for f in s.figures for _n, k in f.items]
-            else:
-                for ln in s.lines:
-                    out += [c.key for c in ln.cells.values() if c.key]
-                out += [f.key for f in s.total]
-        return out
-
 
 def _state_lines() -> tuple[Line, ...]:
     lines = []

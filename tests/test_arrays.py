@@ -379,3 +379,18 @@ def test_the_sweep_table_over_arrays_is_each_ledgers_plain_values(configs):
     pd.testing.assert_frame_equal(over_arrays, from_ledgers)
     assert over_arrays["state_bytes_per_rank"].dtype.kind == "i"
     assert over_arrays.isna().any().any()  # some rows leave figures blank (no tokens, say)
+
+
+@pytest.mark.parametrize("distinct", [1, 3, 8, 9, 40])
+def test_text_codes_give_back_every_row(distinct):
+    """text_codes (the arrays interpreter's distinct texts, by comparison while there are at most
+    FEW_TEXTS, else by a sort) numbers each row so that its distinct texts taken by the codes are
+    the rows again, each distinct text listed once; the texts are made by hand here (upper and
+    lower case apart, an empty text among them)."""
+    from ledger_report.model.evaluate import text_codes
+
+    pool = ["", "H100", "h100", "bf16"] + [f"t{i}" for i in range(distinct)]
+    rows = np.array([pool[(7 * i) % distinct] for i in range(50)])
+    codes, texts = text_codes(np, rows)
+    assert sorted(texts) == sorted(set(rows.tolist()))
+    assert np.array(texts, dtype=object)[codes].tolist() == rows.tolist()

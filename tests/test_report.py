@@ -87,16 +87,16 @@ def test_the_figure_reaches_the_json_and_the_text(ledger):
 @pytest.mark.slow
 def test_the_figure_is_a_live_formula_in_the_workbook(ledger):
     data = wbk.render_xlsx([ledger])
-    letter = wbk._quantity_letters(ledger.model.registry)[KEY]
+    letter = wbk.layout._quantity_letters(ledger.model.registry)[KEY]
     ws = openpyxl.load_workbook(io.BytesIO(data))[wbk.LEDGERS]
-    cell = ws[f"{letter}{wbk.LEDGER_FIRST_ROW}"]
+    cell = ws[f"{letter}{wbk.layout.LEDGER_FIRST_ROW}"]
     assert cell.data_type == "f" and "/" in cell.value
     if shutil.which("soffice") is None:
         pytest.skip("LibreOffice is not installed")
     recalculated = openpyxl.load_workbook(
         io.BytesIO(recalculate_with_libreoffice(data)), data_only=True
     )[wbk.LEDGERS]
-    assert recalculated[f"{letter}{wbk.LEDGER_FIRST_ROW}"].value == pytest.approx(
+    assert recalculated[f"{letter}{wbk.layout.LEDGER_FIRST_ROW}"].value == pytest.approx(
         ledger[KEY], rel=1e-12
     )
 

@@ -76,7 +76,9 @@ def test_tensor_parallel_all_reduces_follow_nccls_cost_model():
     simple, ll128, ll = 28.8e-6 + bw, 21.5e-6 + bw / 0.92, 10.2e-6 + 1.5 * act / 141e9
     assert x["tp_all_reduce_s"] == pytest.approx(min(simple, ll128, ll), rel=1e-9)
     assert x["tp_all_reduce_latency_s"] == pytest.approx(28.8e-6, rel=1e-9)  # Simple's, the choice
-    assert x["first_stage_tp_comm_s"] == pytest.approx(4 * 36 * simple, rel=1e-9)
+    assert x["first_stage_tp_comm_s"] == pytest.approx(
+        (4 * 36 + 2) * simple, rel=1e-9
+    )  # and one for the embedding's output, one for the output layer's input
     assert x["time_tp_s"] == pytest.approx(
         8 * x["first_stage_tp_comm_s"], rel=1e-9
     )  # 8 micro-batches, nothing overlapped (tp_comm_overlap off)
@@ -426,6 +428,7 @@ def test_switches_change_no_figure_that_does_not_depend_on_time():
         overlap_p2p_comm=False,
         ep_dispatch="node_dedup",
         moe_imbalance=1.3,
+        tp_qk_norm_gather=True,
     )
     for k in (
         "peak_bytes_per_rank",
@@ -513,12 +516,13 @@ def test_sequence_parallel_on_batch_first_activations_copies_each_collective():
     activation per collective in torchtitan's [batch, seq, hidden] layout (conventions
     sp_layout_copy), none in Megatron-LM's [seq, batch, hidden].  Qwen3-8B at tp 4: 36 layers × 8
     collectives (an all-gather and a reduce-scatter around attention and around the MLP, forward
-    and backward), 8,192 × 4,096 × 2 B = 67.1 MB each, read and written at 3,350 × 0.9 GB/s."""
+    and backward) and 4 for the embedding's output and the output layer's input, 8,192 × 4,096 ×
+    2 B = 67.1 MB each, read and written at 3,350 × 0.9 GB/s."""
     row = dict(dp=1, tp=4, global_batch=8, sequence_parallel=True)
     fsdp, megatron = v(**row, framework="fsdp2"), v(**row, framework="megatron")
     act = 8192 * 4096 * 2
     assert fsdp["first_stage_tp_layout_copy_s"] == pytest.approx(
-        36 * 8 * 2 * act / (3350 * 0.9e9), rel=1e-9
+        (36 * 8 + 4) * 2 * act / (3350 * 0.9e9), rel=1e-9
     )
     assert megatron["first_stage_tp_layout_copy_s"] == 0
     no_sp = {**row, "sequence_parallel": False}

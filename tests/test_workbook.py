@@ -37,15 +37,14 @@ from ledger_report.render.document import config_document
 from ledger_report.render.workbook import (
     BUDGET,
     INPUTS,
-    LEDGER_FIRST_ROW,
     LEDGERS,
-    QUANTITY_LETTERS,
     SUMMARY,
     render_xlsx,
     sheet_title,
     summary_columns,
     template_xlsx,
 )
+from ledger_report.render.workbook.layout import LEDGER_FIRST_ROW, QUANTITY_LETTERS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -284,7 +283,7 @@ def _ledger_mismatches(ws, ledgers, rows=None) -> list[str]:
 
 
 def _layout():
-    return wbk._layout()
+    return wbk.layout._layout()
 
 
 def test_guards_use_the_registry_needs():
@@ -701,9 +700,9 @@ def test_dropdowns_for_every_enumerated_column(built):
 
 
 CHOSEN_NAME = (
-    f"{openpyxl.utils.get_column_letter(wbk.CHOSEN_CELL[0])}3"  # the Ledger sheet's dropdown
+    f"{openpyxl.utils.get_column_letter(wbk.layout.CHOSEN_CELL[0])}3"  # the Ledger sheet's dropdown
 )
-CHOSEN_ROW = wbk.CHOSEN_ROW_REF.replace("$", "")  # ... and the row it picks within Ledgers
+CHOSEN_ROW = wbk.layout.CHOSEN_ROW_REF.replace("$", "")  # ... and the row it picks within Ledgers
 
 
 def _fit(value) -> int:
@@ -745,14 +744,14 @@ def test_print_sheets_are_a4_landscape_one_page(built, ledgers):
     assert summ.print_title_rows == "$1:$1"
     last = openpyxl.utils.get_column_letter(width)
     assert summ.print_area.endswith(
-        f"$A$1:${last}${1 + n + 1 + wbk._CHART_ROWS}"
+        f"$A$1:${last}${1 + n + 1 + wbk.summary._CHART_ROWS}"
     )  # the table and the chart below it
     assert summ.auto_filter.ref == f"A1:{last}{1 + n}"
     assert summ.freeze_panes == "B2"
     # the sheets that are not pages print nothing (one empty cell); the lookups are hidden
     for name in (INPUTS, LEDGERS, "Help"):
-        assert wb[name].print_area.endswith(f"$A${wbk.NO_PRINT_ROW}"), name
-    assert not wb[BUDGET].print_area.endswith(f"$A${wbk.NO_PRINT_ROW}")  # the Budget prints
+        assert wb[name].print_area.endswith(f"$A${wbk.layout.NO_PRINT_ROW}"), name
+    assert not wb[BUDGET].print_area.endswith(f"$A${wbk.layout.NO_PRINT_ROW}")  # the Budget prints
 
 
 def test_page_header_keeps_ampersands_and_image_codes_literal():
@@ -1427,7 +1426,9 @@ def test_print_sheet_walks_the_spec(built, ledgers):
             ):
                 continue
             size = c.font.sz or 11
-            lines = wbk._lines(text, (m.max_col - m.min_col + 1) * wbk._U_CHARS * 11 / size)
+            lines = wbk.cells._lines(
+                text, (m.max_col - m.min_col + 1) * wbk.grid._U_CHARS * 11 / size
+            )
             assert (ws.row_dimensions[m.min_row].height or 15) >= lines * 15 * size / 11 - 1, (
                 name,
                 c.coordinate,
@@ -1507,7 +1508,7 @@ def test_a_new_figure_in_the_spec_reaches_the_sheets():
     for lang, label in (("en", "twice the GPUs"), ("zh", "两倍 GPU")):
         data = render_xlsx([led], lang=lang)
         wb, vals = _load(data), _load(data, data_only=True)
-        letter = wbk._quantity_letters(reg)["some_new_key"]
+        letter = wbk.layout._quantity_letters(reg)["some_new_key"]
         led_ws = wb[LEDGERS]
         assert [c.value for c in led_ws[1]][-1] == "some_new_key"
         assert (
@@ -1646,7 +1647,7 @@ def test_help_rows_are_tall_enough(built):
     for row in ws.iter_rows(min_row=3):
         for c in row:
             if isinstance(c.value, str) and c.coordinate not in ws.merged_cells:
-                need = wbk._lines(c.value, widths.get(c.column_letter, 8.43))
+                need = wbk.cells._lines(c.value, widths.get(c.column_letter, 8.43))
                 if need > 1:
                     assert (ws.row_dimensions[c.row].height or 15) >= 15 * need, (
                         c.coordinate,

@@ -240,9 +240,7 @@ class _Closures(Visitor):
 
         def call(row, env, t):
             xs = [a(row, env, t) for a in args_]
-            if any(x is None for x in xs):
-                return None
-            return fn(xs)
+            return None if None in xs else fn(xs)
 
         return call
 

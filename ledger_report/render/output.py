@@ -21,16 +21,12 @@ Renderers return bytes; the CLI hands every output of a run to :func:`write_outp
    run that writes into the same folder (:func:`recover`, called by :func:`check_targets` and
    :func:`write_outputs` before any work).
 
-Sources: reliability.md §4 (OUT-01..09: ``wb.save`` destroying the previous report, click's
-atomic writer keeping half-written files, ``mkstemp`` 0600 modes); Python docs for ``os.replace``
-(atomic on POSIX within one filesystem).
+Why: saving a workbook over the previous report destroyed it when the save failed, click's
+atomic writer kept half-written files, ``mkstemp`` makes 0600 files; ``os.replace`` is atomic on
+POSIX within one filesystem (Python docs).
 
-Every CSV the tool writes comes from :func:`csv_bytes` (OWASP's neutralising of leading formula
+Every CSV the tool writes comes from :func:`csv_lines` (OWASP's neutralising of leading formula
 characters, RFC 4180 quoting).
-
-Reproducible workbook bytes (reliability.md §4.4, DET-01) are the workbook writer's own business
-(``render/workbook.py``: XlsxWriter's fixed zip timestamps and a fixed creation time); nothing
-here re-packs a zip.
 """
 
 from __future__ import annotations
@@ -73,17 +69,13 @@ __all__ = [
 # Messages
 
 
-def _reason(exc: OSError) -> str:
-    text = exc.strerror or str(exc) or type(exc).__name__
-    return text[0].lower() + text[1:] if text else text
-
-
 def _error(action: str, path: Path, exc: OSError) -> OutputError:
     if getattr(exc, "winerror", None) in (5, 32):  # access denied / sharing violation on Windows
         return OutputError(
             f"Cannot {action} {path}: it is open in another program; close it or choose another output folder."
         )
-    return OutputError(f"Cannot {action} {path}: {_reason(exc)}.")
+    reason = exc.strerror or str(exc) or type(exc).__name__  # never empty
+    return OutputError(f"Cannot {action} {path}: {reason[0].lower() + reason[1:]}.")
 
 
 # --------------------------------------------------------------------------------------------
@@ -100,17 +92,13 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def check_targets(
-    targets: Iterable[os.PathLike | str], inputs: Iterable[os.PathLike | str]
-) -> None:
+    paths: Iterable[os.PathLike | str], inputs: Iterable[os.PathLike | str]
+) -> list[Path]:
     """The refusals :func:`write_outputs` makes before writing, made before any work (a caller
-    that knows its targets early need not render a handout to learn that one is its input)."""
-    paths = [Path(p) for p in targets]
-    resolved = [p.resolve() if p.is_symlink() else p for p in paths]
-    _check_targets(resolved, list(inputs))
-    recover(p.parent for p in resolved)  # a killed earlier run undone before this one's work
-
-
-def _check_targets(targets: list[Path], inputs: Iterable[os.PathLike | str]) -> None:
+    that knows its targets early need not render a handout to learn that one is its input);
+    a killed earlier run undone; returns the targets, a symlink as the file it points at (written
+    through, as a plain write would)."""
+    targets = [p.resolve() if p.is_symlink() else p for p in map(Path, paths)]
     input_paths = [Path(p) for p in inputs]
     for target in targets:
         for source in input_paths:
@@ -124,6 +112,8 @@ def _check_targets(targets: list[Path], inputs: Iterable[os.PathLike | str]) -> 
         for second in targets[i + 1 :]:
             if _same_file(first, second):
                 raise OutputError(f"Cannot write {first} and {second}: they are the same file.")
+    recover(t.parent for t in targets)
+    return targets
 
 
 def _current_umask() -> int:
@@ -205,21 +195,12 @@ def _backup(target: Path, run: str) -> str | None:
 def write_outputs(
     files: Mapping[os.PathLike | str, bytes], *, inputs: Iterable[os.PathLike | str]
 ) -> list[Path]:
-    """Write every ``{path: bytes}`` atomically, all or nothing; returns the paths written.
-
-    ``inputs``: every file the run read (required, so that no caller forgets them: an output is
-    never written over one).  Raises ``OutputError`` (and leaves every existing file as it was,
-    with no temp files) when a target is an input, when a folder cannot be created, or when any
-    write or replace fails; an interrupting signal (Ctrl-C, SIGTERM) while the files are swapped
-    in puts every earlier file back before it takes effect.  A run killed outright (SIGKILL, a
-    crash) is rolled back by the next run that writes into the same folder (:func:`recover`).
-    """
+    """Write every ``{path: bytes}`` all or nothing, in the steps the module's docstring lists;
+    returns the paths written.  ``inputs``: every file the run read (required, so that no caller
+    forgets them: an output is never written over one)."""
     items = [(Path(p), bytes(data)) for p, data in files.items()]
     given = [p for p, _ in items]
-    # Write through a symlinked target to the file it points at, as a plain write would.
-    targets = [p.resolve() if p.is_symlink() else p for p in given]
-    _check_targets(targets, list(inputs))
-    recover(t.parent for t in targets)
+    targets = check_targets(given, inputs)
     umask = _current_umask()
 
     temps: list[str] = []
@@ -243,8 +224,6 @@ def write_outputs(
         if journal is not None:
             journal.end()
         _remove_dirs(made_dirs)
-        if isinstance(exc, _SwapError):
-            raise _error(exc.action, exc.path, exc.error) from exc.error
         if isinstance(exc, OSError):
             raise _error(action, current, exc) from exc
         raise
@@ -253,14 +232,6 @@ def write_outputs(
     for folder in dict.fromkeys(t.parent for t in targets):
         _fsync_dir(folder)
     return given
-
-
-class _SwapError(Exception):
-    """An ``OSError`` while swapping the outputs in, with the file and the step it stopped at."""
-
-    def __init__(self, action: str, path: Path, error: OSError) -> None:
-        super().__init__(action, path, error)
-        self.action, self.path, self.error = action, path, error
 
 
 # The signals that end a run early and that are held while the outputs are swapped in.
@@ -315,16 +286,16 @@ def _swap_in(given: list[Path], targets: list[Path], temps: list[str], journal: 
                 try:
                     entries.append((target, tmp, _backup(target, journal.run)))
                 except OSError as err:
-                    raise _SwapError("keep a backup of", shown, err) from err
+                    raise _error("keep a backup of", shown, err) from err
             try:
                 journal.record({"swap": [[str(t), tmp, bak] for t, tmp, bak in entries]})
             except OSError as err:
-                raise _SwapError("record the swap beside", given[0], err) from err
+                raise _error("record the swap beside", given[0], err) from err
             for shown, target, tmp in zip(given, targets, temps):
                 try:
                     os.replace(tmp, target)
                 except OSError as err:
-                    raise _SwapError("replace", shown, err) from err
+                    raise _error("replace", shown, err) from err
             interrupted = signalled()
             if interrupted:
                 _undo(entries)
@@ -519,11 +490,10 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n")
 
 
 def csv_text(value: Any) -> Any:
-    """A CSV cell's value made safe to open in a spreadsheet: text starting with a formula
-    character gets a leading apostrophe, as OWASP advises ("CSV Injection": prepend ``'`` to
-    fields starting with ``=``, ``+``, ``-``, ``@``, tab or carriage return; the csv module then
-    quotes and doubles ``"`` as RFC 4180 §2.6-2.7 asks); booleans as ``true``/``false``; numbers
-    as they are (a negative number is a number, not text)."""
+    """A CSV cell's value made safe to open in a spreadsheet: text starting with one of
+    :data:`FORMULA_STARTS` gets a leading apostrophe, as OWASP advises (the csv module then quotes
+    and doubles ``"`` as RFC 4180 §2.6-2.7 asks); booleans as ``true``/``false``; numbers as they
+    are (a negative number is a number, not text)."""
     if value is True or value is False:
         return "true" if value else "false"
     if isinstance(value, str) and value.startswith(FORMULA_STARTS):

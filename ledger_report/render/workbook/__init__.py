@@ -1,56 +1,26 @@
 """The live-formula workbook and the empty input template.
 
 One module per sheet (``inputs``, ``ledgers``, ``summary``, ``page`` with ``page_top`` and
-``page_tables`` for the printable ledgers, ``budget``, ``help``, ``lookups``) over a shared
-cell-writing layer (``cells``), the places things sit (``layout``), the units as shown
-(``display``) and the report sheets' display formulas (``report``).
+``page_tables`` for the printable ledgers, ``budget``, ``help``, ``lookups``, ``models``,
+``plans``), each saying what its sheet holds, over a shared cell-writing layer (``cells``), the
+places things sit (``layout``), the units as shown (``display``) and the report sheets' display
+formulas (``report``).
 
 ``render_xlsx(ledgers, lang)`` returns the bytes of a workbook whose every computed figure is a
 formula generated from the model's single definition of that figure (``model/formula.py``) and
-carries, as its cached value, the number the engine computed.  What the report sheets show is the
-ledgers' own model (``Ledger.model``): its registry (labels, units, sources) and its report spec
-(``report.py``: sections, tables, the summary, the assumptions, the charts), walked as the other
-reporters walk it; this module decides layout, never figures.  Sheets:
+carries, as its cached value, the number the engine computed.  The report sheets walk the
+ledgers' own model (``Ledger.model``: its registry and report spec) as the other reporters walk
+it; this package decides layout, never figures.  Above :data:`MAX_PRINT_SHEETS` configurations
+the printable ledgers are one ``Ledger`` sheet whose configuration is chosen in a dropdown
+(LibreOffice pays about 45 ms and 6 MB per sheet).
 
-* ``Summary``: one row per configuration: the spec's summary figures, its verdicts and the row's
-  check (the rules it breaks, from the model's constraints: red for a broken rule, amber for a
-  warning); rows coloured where the model's ``verdicts_bad`` flag is true; a stacked chart of
-  per-rank memory by state against HBM (the spec's ``memory`` chart);
-* ``Inputs``: the rows as values (row 1 = the input column names; user text always a text
-  cell with the quote prefix; blanks stay blank so defaults resolve by formula), dropdowns for
-  the enumerated columns, comments with each column's help; ``read_configs`` reads it back;
-* ``Ledgers``: one row per configuration, one column per registry quantity (row 1 the key, row 2
-  the label and unit), each cell a live formula over its own row of ``Inputs``, earlier columns
-  and the lookup sheets; its check column is coloured like the Summary's;
-* one printable ledger per configuration (A4 landscape, one page: the spec's tables stacked on
-  the left, its figure sections in two columns on the right, the assumptions below) while there
-  are at most :data:`MAX_PRINT_SHEETS`; above that one ``Ledger`` sheet whose configuration is
-  chosen in a dropdown (LibreOffice pays about 45 ms and 6 MB per sheet);
-* ``Budget``: the spec's budget section, one column per configuration, and a scatter chart of
-  cost against days (the spec's ``budget`` chart);
-* ``Help``, and the lookup sheets ``Dtypes``, ``Moments``, ``Optimizers``, ``GPUs``,
-  ``Conventions``, ``Lists`` (hidden).
+Printing the workbook (Excel's "print entire workbook", LibreOffice's PDF export) gives the
+Summary, one page per configuration and the Budget: the other sheets are hidden (the lookups) or
+have an empty print area (``layout._no_print``).
 
-Every figure of the report sheets is a display formula over its configuration's Ledgers row: an
-expression over registry quantities (the quantity, bytes in GB, a truth value as a word, "—" where
-a line does not apply) compiled like the quantities themselves and cached with the value the
-engine's interpreter gives that expression, so a recalculation gives the same text and numbers.
-
-Printing.  The workbook's default print (Excel's "print entire workbook", LibreOffice's PDF
-export) is the Summary and one page per configuration.  A sheet without a print area prints
-whole in both, so the sheets that are not pages (Inputs, Ledgers, Budget, Help) have one empty
-cell far below their data as print area (nothing printed; clear it to print one), and the lookup
-sheets are hidden (hidden sheets never print, and they are tables the formulas read, not pages).
-Print sheets fit one page; the Summary fits one page wide and ``summary_pages(n)`` tall with its
-header row repeated; wrapped text gets row heights from its length, and the page header sits in
-a top margin that holds it.
-
-Written with XlsxWriter's public API only (openpyxl is the reader's library): every formula cell
-gets its cached value from ``write_formula(..., value)``; user text always goes through
-``write_string`` (never ``write``, which would turn a leading ``=`` into a formula) and the
-workbook is opened with ``strings_to_formulas``/``strings_to_urls``/``strings_to_numbers`` off as
-a second guard.  Any XlsxWriter warning (a dropped header, an over-long validation message, an
-out-of-range cell) is raised as an error instead of leaving a silently different workbook.
+Written with XlsxWriter's public API only (openpyxl is the reader's library), through ``cells``:
+user text is always a string cell (never ``write``, which would turn a leading ``=`` into a
+formula), and any XlsxWriter warning is an error (``cells._strict_xlsxwriter``).
 
 Two things XlsxWriter decides, and this module accepts: a formula whose cached text is exactly an
 Excel error code (``#N/A``, ``#DIV/0!``, ...; only a configuration named so) carries it as that
@@ -58,16 +28,11 @@ error value until the first recalculation, which gives the text again (pandas re
 meanwhile; the Inputs cell, which a rebuild reads, is text); and a blank result (the formulas'
 ``""``) is cached as an empty ``<v>``, which readers see as an empty cell.
 
-Speed (bench/bench_workbook.py, CPU seconds on 2 shared cores).  The floor is XlsxWriter itself:
-every computed figure is a live formula and ``write_formula`` runs some 30 regular-expression
-substitutions over each (its ``_xlfn.`` prefixes; no public option skips them) and keeps every
-formula's text in memory until the file is saved (it writes no shared formulas).  The bench
-writes the same formula cells with their values through XlsxWriter alone and prints the ratio:
-the example (21 configurations, 26,430 formulas) 1.8-2.2 s against 1.3-1.4 s, 1.40-1.54.  The
-Ledgers sheet sets the cost per configuration: ~930 formulas and ~0.057 s a row (2,000 rows: 115 s,
-61 MiB file; 2.4 GB at most before the temporary folder, ~0.45 MB a row after it); above :data:`MAX_PRINT_SHEETS` configurations the
-print sheets are one sheet with a dropdown, so they add nothing per row.  ``build`` writes the
-workbook in a forked process beside the handout (``background``).
+Speed (bench/bench_workbook.py prints it against XlsxWriter alone writing the same formula cells
+with their values).  XlsxWriter is the floor: ``write_formula`` runs some 30 regular-expression
+substitutions over each formula (its ``_xlfn.`` prefixes; no public option skips them) and keeps
+every formula's text until the file is saved.  ``build`` writes the workbook in a forked process
+beside the handout (``background``).
 
 The bytes are deterministic: ``in_memory`` mode stamps every zip entry 1980-01-01 00:00:00 (above
 :data:`MAX_PRINT_SHEETS` configurations the sheets' XML goes through a temporary folder, which
@@ -75,10 +40,6 @@ XlsxWriter stamps 1980-01-31, and memory per row falls by two thirds: ``cells._B
 the document properties carry the fixed ``created`` time (:data:`FIXED_TIME`), so the same
 ledgers give the same bytes on one operating system (a zip entry records the system that made it;
 tests/test_workbook.py builds twice, and in processes with different hash seeds).
-
-Sources: research/ecosystem.md sections 1-2 and 5 (cached values, LibreOffice's per-sheet cost,
-``1E+9`` literals, functions LibreOffice 7.4 evaluates), research/reliability.md sections 1
-(formula injection: text cells and ``quotePrefix``) and 4.4 (determinism).
 """
 
 from __future__ import annotations
@@ -88,30 +49,21 @@ from typing import Any, Sequence
 from ...config import Config
 from ...model.tables import tables
 from .budget import write_budget
-from .cells import _Book, _lines, _strict_xlsxwriter
-from .grid import _U_CHARS
+from .cells import _Book, _strict_xlsxwriter
 from .help import _write_help
 from .inputs import EXAMPLE_ROW, _write_inputs
 from .layout import (
     BUDGET,
-    CHOSEN_CELL,
-    CHOSEN_ROW_REF,
     HELP,
-    INPUT_LETTERS,
     INPUTS,
     LANGS,
     LEDGER,
-    LEDGER_FIRST_ROW,
     LEDGERS,
     MAX_PRINT_SHEETS,
-    NO_PRINT_ROW,
-    QUANTITY_LETTERS,
     RESERVED_TITLES,
     SUMMARY,
     TEMPLATE_ROWS,
-    _layout,
     _no_print,
-    _quantity_letters,
     sheet_title,
 )
 from .ledgers import write_ledgers
@@ -120,7 +72,7 @@ from .models import model_rows, relocated, write_models
 from .page import _PrintSheet
 from .plans import PLANS, write_plans
 from .report import _Report
-from .summary import _CHART_ROWS, summary_columns, summary_pages, write_summary
+from .summary import summary_columns, summary_pages, write_summary
 
 __all__ = [
     "render_xlsx",
@@ -133,21 +85,7 @@ __all__ = [
     "LEDGERS",
     "SUMMARY",
     "BUDGET",
-    # also read by the tests and the template
-    "EXAMPLE_ROW",
-    "CHOSEN_CELL",
-    "CHOSEN_ROW_REF",
-    "INPUT_LETTERS",
-    "LEDGER_FIRST_ROW",
-    "NO_PRINT_ROW",
-    "QUANTITY_LETTERS",
-    "RESERVED_TITLES",
-    "TEMPLATE_ROWS",
-    "_CHART_ROWS",
-    "_U_CHARS",
-    "_lines",
-    "_layout",
-    "_quantity_letters",
+    "EXAMPLE_ROW",  # the template's example row (render/template.py)
 ]
 
 

@@ -37,10 +37,6 @@ def _child(
     conn.close()
 
 
-def _can_fork() -> bool:
-    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
-
-
 def start(
     ledgers: Sequence[Any], lang: str, side_by_side: bool, **options: Any
 ) -> Callable[[], bytes]:
@@ -49,7 +45,8 @@ def start(
     from . import render_xlsx
 
     ledgers = list(ledgers)
-    if not side_by_side or not _can_fork():
+    forkable = "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+    if not side_by_side or not forkable:
         return lambda: render_xlsx(ledgers, lang, **options)
     context = multiprocessing.get_context("fork")
     receive, send = context.Pipe(duplex=False)

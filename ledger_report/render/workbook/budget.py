@@ -6,7 +6,6 @@ from ...model import registry as R
 from ...model.expr import IsBlank, Ref, if_
 from ...report import Section
 from .cells import (
-    _CM_TO_PX,
     _HEADER_FILL,
     _HEADER_FONT,
     _LINE_PT,
@@ -14,11 +13,11 @@ from .cells import (
     F_INT,
     _letter,
     _ok,
+    chart_looks,
     print_setup,
 )
 from .display import (
     _unit_word,
-    _words,
     money_format,
 )
 from .layout import (
@@ -66,22 +65,18 @@ def write_budget(rep, ws) -> None:
         book.label(ws, r, 2, _unit_word(rep.reg[key].unit, rep.lang))
         wrap = key in verdicts
         for i in range(n):
-            rep.write(
-                ws,
-                r,
-                3 + i,
-                "absolute",
-                ("word", key),
-                lambda key=key: rep.shown(key, _words(rep.lang)),
-                i,
-                book.style(fmt=rep.cell_fmt(key, i), wrap=wrap, top=wrap),
-            )
+            style = book.style(fmt=rep.cell_fmt(key, i), wrap=wrap, top=wrap)
+            rep.write_word(ws, r, 3 + i, "absolute", key, i, style)
         if wrap:
             longest = max(len(str(lg.values.get(key) or "")) for lg in rep.ledgers)
             ws.set_row(r - 1, _LINE_PT * max(1, -(-longest // (_BUDGET_WIDTH - 1))))
         r += 1
     last = write_totals(rep, ws, r + 1, rows)
-    _print_setup(rep, ws, last)
+    # printed: the figures and totals, one page wide, the labels repeated on every page across
+    ws.print_area(0, 0, last - 1, max(1 + n, 1 + len(_currencies(rep))))
+    ws.repeat_columns(0, 1)
+    title = rep.t("ledger-report: budget", "ledger-report：预算")
+    print_setup(ws, 0, title, rep.footer(), numbered=True)
     write_chart(rep, ws, last + 1)
 
 
@@ -162,15 +157,6 @@ def write_totals(rep, ws, r: int, rows: dict[str, int]) -> int:
     return r
 
 
-def _print_setup(rep, ws, last_row: int) -> None:
-    """The Budget prints: its figures and totals, A4 landscape, one page wide, the labels repeated
-    on every page across."""
-    ws.print_area(0, 0, last_row - 1, max(1 + rep.n, 1 + len(_currencies(rep))))
-    ws.repeat_columns(0, 1)
-    title = rep.t("ledger-report: budget", "ledger-report：预算")
-    print_setup(ws, 0, title, rep.footer(), numbered=True)
-
-
 def write_chart(rep, ws, r: int) -> None:
     """The spec's budget chart over chart-data rows from row ``r + 1``."""
     book, n = rep.book, rep.n
@@ -192,16 +178,8 @@ def write_chart(rep, ws, r: int) -> None:
             book.label(ws, r, 2, _unit_word(rep.reg[key].unit, rep.lang), note)
             style = book.style(fmt=rep.fmt(key))
             for i in range(n):
-                rep.write(
-                    ws,
-                    r,
-                    3 + i,
-                    "absolute",
-                    ("chart", key),
-                    lambda key=key: if_(IsBlank(Ref(key)), 0, Ref(key)),
-                    i,
-                    style,
-                )
+                build = lambda key=key: if_(IsBlank(Ref(key)), 0, Ref(key))  # noqa: E731
+                rep.write(ws, r, 3 + i, "absolute", ("chart", key), build, i, style)
             pair.append(r)
             r += 1
         rows.append((pair[0], pair[1]))
@@ -218,9 +196,7 @@ def write_chart(rep, ws, r: int) -> None:
             }
         )
     more = rep.t(f", first {shown} configurations", f"，前 {shown} 个配置") if shown < n else ""
-    sc.set_title({"name": rep.t(chart.en, chart.zh) + more, "name_font": {"size": 12}})
-    sc.set_x_axis({"name": rep.t(chart.x_en, chart.x_zh), "min": 0})
-    sc.set_y_axis({"name": rep.t(chart.y_en, chart.y_zh), "min": 0})
-    sc.set_legend({"position": "bottom"})
-    sc.set_size({"width": round(20 * _CM_TO_PX), "height": round(12 * _CM_TO_PX)})
+    x_axis = {"name": rep.t(chart.x_en, chart.x_zh), "min": 0}
+    y_axis = {"name": rep.t(chart.y_en, chart.y_zh), "min": 0}
+    chart_looks(sc, rep.t(chart.en, chart.zh) + more, y_axis, 20, x_axis)
     _ok(ws.insert_chart(r + 1, 0, sc), f"{BUDGET}: the chart")

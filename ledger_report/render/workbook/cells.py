@@ -48,12 +48,7 @@ F_GENERAL = "General"
 
 
 # Printing.
-_MARGINS = {
-    "left": 0.4,
-    "right": 0.4,
-    "top": 0.75,
-    "bottom": 0.6,
-}  # inches; the header sits in the top 0.75
+_MARGINS = {"left": 0.4, "right": 0.4, "top": 0.75, "bottom": 0.6}  # inches; header in the top
 _HEADER_MARGIN = 0.3
 _LINE_PT = 15.0  # points a line of 11-point text takes
 
@@ -310,6 +305,16 @@ def _header_escape(s: str, limit: int = 120) -> str:
         s = s[: limit - 1] + "…"
     s = s.replace("&G", "\uff06G").replace("&[Picture]", "\uff06[Picture]")
     return s.replace("&", "&&")
+
+
+def chart_looks(chart, title: str, y_axis: dict, width_cm: float, x_axis: dict | None = None):
+    """A chart's title, axes, legend (below) and size (12 cm tall)."""
+    chart.set_title({"name": title, "name_font": {"size": 12}})
+    if x_axis is not None:
+        chart.set_x_axis(x_axis)
+    chart.set_y_axis(y_axis)
+    chart.set_legend({"position": "bottom"})
+    chart.set_size({"width": round(width_cm * _CM_TO_PX), "height": round(12 * _CM_TO_PX)})
 
 
 def print_setup(ws, tall: int, header: str | None = None, footer: str = "", numbered=False):

@@ -16,7 +16,6 @@ from .cells import (
     _HEADER_FONT,
     _INPUT_FILL,
     _INPUT_FONT,
-    F_GENERAL,
     F_INT,
     _Book,
     _ok,
@@ -117,11 +116,8 @@ def _write_inputs(
     cell are formulas over the Models sheet."""
     head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT)
     text_in = book.style(fill=_INPUT_FILL, font_color=_INPUT_FONT, quote=True)
-    num_in = book.style(fill=_INPUT_FILL, font_color=_INPUT_FONT, fmt=F_GENERAL)
+    num_in = book.style(fill=_INPUT_FILL, font_color=_INPUT_FONT)  # empty cells look so too
     count_in = book.style(fill=_INPUT_FILL, font_color=_INPUT_FONT, fmt=F_INT)
-    empty_in = book.style(
-        fill=_INPUT_FILL, font_color=_INPUT_FONT
-    )  # the empty cells look like inputs too
     for j, col in enumerate(COLUMNS, start=1):
         book.label(ws, 1, j, col.name, head)
         _ok(
@@ -135,7 +131,7 @@ def _write_inputs(
             texts = [cfg.values.get(col.name) for cfg in configs]
             longest = max((_text_width(t) for t in texts if isinstance(t, str)), default=0)
             width = max(width, min(40, longest + 2))
-        ws.set_column(j - 1, j - 1, width, empty_in)
+        ws.set_column(j - 1, j - 1, width, num_in)
     # the rows, as values: text always a text cell, blank stays blank (the default is resolved
     # by formula), numbers and booleans typed
     for i, cfg in enumerate(configs):
@@ -144,16 +140,16 @@ def _write_inputs(
         for j, col in enumerate(COLUMNS, start=1):
             v = cfg.values.get(col.name)
             where = f"{INPUTS}!{INPUT_LETTERS[col.name]}{r}"
+            number = count_in if col.kind == K_COUNT else num_in
             if col.name in follow:
-                style = count_in if col.kind == K_COUNT else num_in
-                book.formula(ws, r, j, lookup_formula(col.name, r), v, style)
+                book.formula(ws, r, j, lookup_formula(col.name, r), v, number)
                 continue
             if v is None or v == "":
                 continue
             if isinstance(v, str):
                 book.text(ws, r, j, v, text_in, f"{where} ({col.name} of {cfg.name!r})")
             elif isinstance(v, (bool, int, float)):
-                book.value(ws, r, j, v, count_in if col.kind == K_COUNT else num_in)
+                book.value(ws, r, j, v, number)
             else:
                 book.text(ws, r, j, str(v), text_in, where)
     ws.freeze_panes(1, 1)
@@ -168,9 +164,7 @@ def _write_inputs(
                 "error_title": col.name,
                 "error_message": f"{col.name}: choose one of the list (see the Help sheet)",
             }
-            if (
-                col.name == "gpu"
-            ):  # a GPU outside the catalogue is allowed with hbm_gb and peak_tflops
+            if col.name == "gpu":  # a GPU outside the catalogue, with hbm_gb and peak_tflops
                 rule.update(
                     error_type="warning",
                     error_message="gpu: not in the GPUs sheet; give hbm_gb and peak_tflops to describe it",

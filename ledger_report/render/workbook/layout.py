@@ -41,9 +41,8 @@ LANGS = ("en", "zh")
 
 MAX_PRINT_SHEETS = 50
 CHART_MAX = 50  # configurations shown in the Summary and Budget charts
-SUMMARY_ROWS_PER_PAGE = (
-    30  # the Summary prints on ceil(n / 30) pages (one page wide, its header repeated)
-)
+# the Summary prints on ceil(n / 30) pages (one page wide, its header repeated)
+SUMMARY_ROWS_PER_PAGE = 30
 NO_PRINT_ROW = 1048576  # the one empty cell that is the print area of a sheet left out of the print
 INPUT_FIRST_ROW = 2  # Inputs: row 1 is the header
 LEDGER_FIRST_ROW = 3  # Ledgers: row 1 the key, row 2 the label and unit
@@ -52,9 +51,8 @@ TEMPLATE_ROWS = 1000  # rows of the template that carry dropdowns and input styl
 
 
 CHOSEN_CELL = (10, 14)  # the one Ledger sheet: row 3, the chosen name's first grid column and width
-CHOSEN_ROW_REF = (
-    f"${xl_col_to_name(CHOSEN_CELL[0] + CHOSEN_CELL[1])}$3"  # the chosen row within Ledgers (MATCH)
-)
+# the chosen row within Ledgers (MATCH)
+CHOSEN_ROW_REF = f"${xl_col_to_name(CHOSEN_CELL[0] + CHOSEN_CELL[1])}$3"
 
 
 INPUT_LETTERS: dict[str, str] = {c: _letter(i + 1) for i, c in enumerate(COLUMN_NAMES)}

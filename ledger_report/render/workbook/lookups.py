@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
+from ...catalogue import COLUMNS as GPU_COLUMNS
+from ...catalogue import GPUS, USER_DESCRIBED
 from ...config import COLUMNS
 from ...config import ENUM as K_ENUM
 from .cells import (
@@ -27,7 +30,7 @@ from .layout import (
 def _write_lookups(book: _Book, t: Any) -> None:
     """The lookup sheets the formulas read, hidden: they are tables, not pages (a hidden sheet
     prints nowhere; show it to read or change it)."""
-    catalogue = _catalogue_rows()
+    gpus = {g.name: asdict(g) for g in (*GPUS.values(), USER_DESCRIBED)}  # the catalogue's rows
     for table, title, fields in _table_specs(t):
         ws = book.sheet(title)
         ws.hide()
@@ -37,28 +40,20 @@ def _write_lookups(book: _Book, t: Any) -> None:
         rows = t[table]
         extra: list[str] = []
         if table == "gpu":
-            extra = [c for c in catalogue[0] if c not in fields and c != "name"]
+            extra = [c for c in GPU_COLUMNS if c not in fields and c != "name"]
         header = [table if table != "gpu" else "name"] + fields + extra
         for c, h in enumerate(header, start=1):
             book.label(ws, 1, c, h, head)
             ws.set_column(c - 1, c - 1, 14 if h != "source" else 80)
-        for i, (key, rec) in enumerate(rows.items()):
-            r = 2 + i
+        for r, (key, rec) in enumerate(rows.items(), start=2):
             book.text(ws, r, 1, key, text_st)
-            for c, f in enumerate(fields, start=2):
-                x = rec[f]
+            src = gpus[key] if extra else {}
+            for c, f in enumerate(fields + extra, start=2):
+                x = rec[f] if f in fields else src[f]
                 if isinstance(x, str):
                     book.text(ws, r, c, x, text_st)
                 else:
                     book.value(ws, r, c, x, cell_st)
-            if extra:
-                src = catalogue[1][key]
-                for c, f in enumerate(extra, start=2 + len(fields)):
-                    x = src[f]
-                    if isinstance(x, str):
-                        book.text(ws, r, c, x, text_st)
-                    else:
-                        book.value(ws, r, c, x, cell_st)
         last = 1 + len(rows)
         _ok(book.wb.define_name(_name(table, None), f"={title}!$A$2:$A${last}"), _name(table, None))
         if table == "gpu":
@@ -77,9 +72,8 @@ def _write_lookups(book: _Book, t: Any) -> None:
     head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT)
     text_st = book.style(fill=_LOOKUP_FILL, quote=True)
     c = 0
-    for col in (
-        COLUMNS
-    ):  # the columns whose choices the column table holds (gpu's are the catalogue's rows)
+    # the columns whose choices the column table holds (gpu's are the catalogue's rows)
+    for col in COLUMNS:
         if col.kind != K_ENUM or not col.choices or not _enum_source(col).startswith("list_"):
             continue
         c += 1
@@ -93,13 +87,3 @@ def _write_lookups(book: _Book, t: Any) -> None:
             book.wb.define_name(name, f"={LISTS}!${letter}$2:${letter}${1 + len(col.choices)}"),
             name,
         )
-
-
-def _catalogue_rows() -> tuple[list[str], dict[str, dict[str, Any]]]:
-    from dataclasses import asdict
-
-    from ...catalogue import COLUMNS as CAT_COLUMNS
-    from ...catalogue import GPUS as CAT
-    from ...catalogue import USER_DESCRIBED
-
-    return list(CAT_COLUMNS), {g.name: asdict(g) for g in (*CAT.values(), USER_DESCRIBED)}

@@ -20,6 +20,7 @@ from typing import Any, Iterable
 
 from ...catalogue import MODELS, find_model
 from ...config import COLUMNS, Config
+from ...inputs.fill import config_path
 from .cells import _HEADER_FILL, _HEADER_FONT, _LOOKUP_FILL, _Book, _letter, _ok
 from .layout import INPUT_LETTERS, MODELS_SHEET
 
@@ -77,7 +78,7 @@ def relocated(cfg: Config, folders: tuple[Any, Any] | None) -> Config:
     ``folders[0]``) made relative to the workbook's folder (``folders[1]``), as the reader
     resolves it; absolute where no relative path leads there (another drive)."""
     spec = cfg.get("model")
-    if folders is None or not isinstance(spec, str) or not _is_path(spec):
+    if folders is None or not isinstance(spec, str) or config_path(spec, None) is None:
         return cfg
     path = Path(spec.replace("\\", "/"))
     if path.is_absolute():
@@ -88,12 +89,6 @@ def relocated(cfg: Config, folders: tuple[Any, Any] | None) -> Config:
     except ValueError:
         moved = target.as_posix()
     return cfg if moved == spec else cfg.replace(model=moved)
-
-
-def _is_path(spec: str) -> bool:
-    """A model cell that names a config.json file rather than a catalogue model (the reader's rule)."""
-    text = spec.strip()
-    return text.lower().endswith(".json") or "/" in text or "\\" in text
 
 
 def lookup_formula(column: str, row: int) -> str:

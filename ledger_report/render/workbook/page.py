@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from ...model import registry as R
 from ...model.expr import Expr, Ref, concat, if_
@@ -92,6 +92,15 @@ class _PrintSheet:
         """Whether every ``show`` key (empty: none) is true for the configuration at build time."""
         return all(not k or bool(self.v[k]) for k in keys)
 
+    def put(self, r: int, c: int, ident: tuple, build: Callable[[], Expr], style) -> Any:
+        """A display formula for this sheet's configuration (:meth:`_Report.write`)."""
+        return self.rep.write(self.ws, r, c, self.mode, ident, build, self.i, style)
+
+    def label(self, r: int, c: int, text: str, look: str, width: int = 1) -> None:
+        """Our own text over ``width`` merged grid columns, in one of the sheet's looks."""
+        self.span(r, c, width)
+        self.book.label(self.ws, r, c, text, self.st[look])
+
     def span(self, r: int, c: int, width: int) -> None:
         if width > 1:
             self.book.merge(self.ws, r, c, r, c + width - 1)
@@ -132,20 +141,19 @@ class _PrintSheet:
         wl, wv, wu = spans
         key = f.shown
         q = rep.reg[key]
-        self.span(r, c, wl)
-        self.book.label(self.ws, r, c, label, self.st["label"])
+        self.label(r, c, label, "label", wl)
         lines = _lines(label, wl * _U_CHARS)
         ident, build = self.figure_value(
             key, guards, _words(rep.lang) if q.unit == R.BOOL else None
         )
         if q.unit in (R.TEXT, R.BOOL):
             self.span(r, c + wl, wv + wu)
-            rep.write(self.ws, r, c + wl, self.mode, ident, build, self.i, self.st["text"])
+            self.put(r, c + wl, ident, build, self.st["text"])
             if q.unit == R.TEXT:
                 lines = max(lines, self.text_lines(key, wv + wu))
         else:
             self.span(r, c + wl, wv)
-            rep.write(self.ws, r, c + wl, self.mode, ident, build, self.i, self.num(rep.fmt(key)))
+            self.put(r, c + wl, ident, build, self.num(rep.fmt(key)))
             self.unit_cell(r, c + wl + wv, key, wu)
         self.need(r, lines)
 
@@ -153,16 +161,7 @@ class _PrintSheet:
         rep = self.rep
         self.span(r, c, width)
         if rep.reg[key].unit == R.MONEY and "currency" in rep.reg:
-            rep.write(
-                self.ws,
-                r,
-                c,
-                self.mode,
-                ("show", "currency"),
-                lambda: rep.shown("currency"),
-                self.i,
-                self.st["unit"],
-            )
+            self.put(r, c, ("show", "currency"), lambda: rep.shown("currency"), self.st["unit"])
         else:
             self.book.label(self.ws, r, c, _unit_word(rep.reg[key].unit, rep.lang), self.st["unit"])
 
@@ -195,18 +194,14 @@ class _PrintSheet:
             r = top
             for s, figs in chunk:
                 r = self.free(r)
-                self.book.label(ws, r, pane_cols[pane], rep.t(s.en, s.zh), self.st["section"])
+                self.label(r, pane_cols[pane], rep.t(s.en, s.zh), "section")
                 r += 1
                 spans = _PANE
                 if all(
                     rep.reg[f.shown].unit == R.TEXT and _text_width(label) <= _TEXT_LABEL * _U_CHARS
                     for f, label, _g in figs
-                ):
-                    spans = (
-                        _TEXT_LABEL,
-                        _PANE_WIDTH - _TEXT_LABEL,
-                        0,
-                    )  # a section of sentences: the text takes the room
+                ):  # a section of sentences: the text takes the room
+                    spans = (_TEXT_LABEL, _PANE_WIDTH - _TEXT_LABEL, 0)
                 for f, label, guards in figs:
                     r = self.free(r)
                     self.figure_row(r, pane_cols[pane], f, label, guards, spans)
@@ -248,8 +243,8 @@ class _PrintSheet:
     def write_notes(self, r: int, last_col: int) -> int:
         """The model's assumption sentences (live text), each where its ``_shown`` quantity says it
         applies; on a configuration's own sheet the others are hidden rows."""
-        rep, ws, book = self.rep, self.ws, self.book
-        book.label(ws, r, 1, rep.t("Assumptions", "假设"), self.st["section"])
+        rep = self.rep
+        self.label(r, 1, rep.t("Assumptions", "假设"), "section")
         r += 1
         suffix = "" if rep.lang == "en" else "_zh"
         for k in rep.spec.assumptions:
@@ -258,16 +253,8 @@ class _PrintSheet:
                 self.hidden.add(r)
             self.span(r, 1, last_col)
             key = k + suffix
-            rep.write(
-                ws,
-                r,
-                1,
-                self.mode,
-                ("note", key),
-                lambda key=key, shown=shown: if_(Ref(shown), concat("• ", Ref(key)), ""),
-                self.i,
-                self.st["text"],
-            )
+            note = lambda key=key, shown=shown: if_(Ref(shown), concat("• ", Ref(key)), "")  # noqa: E731
+            self.put(r, 1, ("note", key), note, self.st["text"])
             self.need(r, self.text_lines(key, last_col) if self.chosen or self.v[shown] else 1)
             r += 1
         return r - 1

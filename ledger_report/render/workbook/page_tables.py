@@ -20,36 +20,33 @@ from .display import (
 from .grid import (
     _PANE,
     _REST_MIN,
-    _SMALL_RATIO,
     _SPAN_BY_UNIT,
     _TABLE_LABEL_MAX,
     _TABLE_LABEL_MIN,
     _U_CHARS,
-    _small,
+    _small_lines,
 )
 
 
-# tables --------------------------------------------------------------------------------
+def _unit(reg: Any, t: Table, col: Any) -> str:
+    """The unit of a table's column: its own, else its first line's quantity's."""
+    keys = (ln.cells[col.name].key for ln in t.lines if ln.cells[col.name].key)
+    return col.unit or next((reg[k].unit for k in keys), "")
+
+
 def table_columns(page, t: Table) -> tuple[list[tuple[str, Any, int]], int]:
     """The printed columns of a table, (kind, column, grid width), and their total width: the
     line's label, then each column with a quantity or a breakdown (a column of fixed values
     is the line's label already), then the line's source where the table gives it."""
-    reg = page.rep.reg
     longest = max(_text_width(ln.en if page.rep.lang == "en" else ln.zh) for ln in t.lines)
-    cols: list[tuple[str, Any, int]] = [
-        (
-            "label",
-            None,
-            min(_TABLE_LABEL_MAX, max(_TABLE_LABEL_MIN, math.ceil(longest / _U_CHARS))),
-        )
-    ]
+    label = min(_TABLE_LABEL_MAX, max(_TABLE_LABEL_MIN, math.ceil(longest / _U_CHARS)))
+    cols: list[tuple[str, Any, int]] = [("label", None, label)]
     for col in t.columns:
         cells = [ln.cells[col.name] for ln in t.lines]
         if any(c.items for c in cells):
             cols.append(("items", col, 0))
         elif any(c.key for c in cells):
-            unit = col.unit or reg[next(c.key for c in cells if c.key)].unit
-            cols.append(("key", col, _SPAN_BY_UNIT.get(unit, 3)))
+            cols.append(("key", col, _SPAN_BY_UNIT.get(_unit(page.rep.reg, t, col), 3)))
     if t.sources:
         cols.append(("source", None, 0))
     fixed = sum(w for _k, _c, w in cols)
@@ -59,13 +56,13 @@ def table_columns(page, t: Table) -> tuple[list[tuple[str, Any, int]], int]:
 
 def write_table(page, r: int, c0: int, t: Table, width: int) -> int:
     rep, ws, book = page.rep, page.ws, page.book
-    cols, need = table_columns(page, t)
+    cols, _need = table_columns(page, t)
     rests = [k for k, (_kind, _c, w) in enumerate(cols) if w == 0]
     spare = width - sum(w for _k, _c, w in cols)
     widths = [w for _k, _c, w in cols]
     for n, k in enumerate(rests):  # the wide columns share what is left
         widths[k] = spare // len(rests) + (1 if n < spare % len(rests) else 0)
-    book.label(ws, r, c0, rep.t(t.en, t.zh), page.st["section"])
+    page.label(r, c0, rep.t(t.en, t.zh), "section")
     r += 1
     c = c0
     for (kind, col, _w), w in zip(cols, widths):
@@ -75,14 +72,9 @@ def write_table(page, r: int, c0: int, t: Table, width: int) -> int:
             text = rep.t("source", "来源")
         else:
             text = rep.t(col.en, col.zh)
-            unit = col.unit or next(
-                (rep.reg[ln.cells[col.name].key].unit for ln in t.lines if ln.cells[col.name].key),
-                "",
-            )
-            if unit == R.BYTES:
+            if _unit(rep.reg, t, col) == R.BYTES:
                 text += " (GB)"
-        page.span(r, c, w)
-        book.label(ws, r, c, text, page.st["head"])
+        page.label(r, c, text, "head", w)
         page.need(r, _lines(text, w * _U_CHARS))
         c += w
     r += 1
@@ -101,27 +93,23 @@ def write_table(page, r: int, c0: int, t: Table, width: int) -> int:
             elif kind == "source":
                 text = rep.reg[ln.formula].source if ln.formula else ""
                 book.label(ws, r, c, text, page.st["small_note"])
-                lines = max(lines, _small(_lines(text, w * _U_CHARS * _SMALL_RATIO)))
+                lines = max(lines, _small_lines(text, w))
             elif kind == "items":
                 key = ln.cells[col.name].text  # the breakdown's sentence
                 ident, build = page.figure_value(key, guards)
-                got = rep.write(ws, r, c, page.mode, ident, build, page.i, page.st["small"])
+                got = page.put(r, c, ident, build, page.st["small"])
                 if page.chosen:
                     got = max(
                         (str(l.values[rep.text_key(key)] or "") for l in rep.ledgers),
                         key=_text_width,
                     )
-                lines = max(lines, _small(_lines(str(got or ""), w * _U_CHARS * _SMALL_RATIO)))
+                lines = max(lines, _small_lines(str(got or ""), w))
             else:
                 table_cell(page, r, c, ln, col, guards)
             c += w
         page.need(r, lines)
         r += 1
-    wide = (
-        width - _PANE[1] - _PANE[2],
-        _PANE[1],
-        _PANE[2],
-    )  # under a table, labels have its width
+    wide = (width - _PANE[1] - _PANE[2], _PANE[1], _PANE[2])  # labels under a table: its width
     for f in t.total:
         if not f.pages or (not page.chosen and not page.applies(f.show)):
             continue
@@ -150,4 +138,4 @@ def table_cell(page, r: int, c: int, ln: Line, col: Any, guards: tuple[str, ...]
         if unit in (R.TEXT, R.BOOL)
         else page.num(_SHOW_FORMATS.get(col.unit or unit, F_GENERAL))
     )
-    rep.write(page.ws, r, c, page.mode, ident, build, page.i, style)
+    page.put(r, c, ident, build, style)

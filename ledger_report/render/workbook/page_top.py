@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from ...model.expr import Ref, if_
 from .cells import (
-    _FLAG_FILL,
     _INPUT_FILL,
     _INPUT_FONT,
     _letter,
@@ -29,40 +28,20 @@ from .layout import (
 # the top: title, name, notes, the chooser, the row's check ------------------------------
 def write_top(page, last_col: int) -> int:
     rep, ws, book = page.rep, page.ws, page.book
-    book.label(
-        ws,
-        1,
-        1,
-        rep.t("Per-rank memory ledger and compute floor", "每卡显存账本与算力下界"),
-        page.st["title"],
+    page.label(
+        1, 1, rep.t("Per-rank memory ledger and compute floor", "每卡显存账本与算力下界"), "title"
     )
     page.need(1, 1, 14)
     page.span(2, 1, _NAME_SPAN)
     book.formula(ws, 2, 1, rep.name_ref(page.mode, page.i), page.lg.config.name, page.st["name"])
-    _ok(
-        ws.conditional_format(
-            1,
-            0,
-            1,
-            0,
-            {
-                "type": "formula",
-                "criteria": f"={flag(page, rep.spec.flag)}=TRUE",
-                "format": book.fill(_FLAG_FILL),
-            },
-        ),
-        f"{ws.get_name()}: the verdict format",
-    )
+    rep.flag_format(ws, 1, 0, 1, 0, flag(page, rep.spec.flag))
     notes_col = _NAME_SPAN + 2
     page.span(2, notes_col, last_col - notes_col + 1)
     notes = page.lg.config.get("notes")
+    ref = rep.ref(INPUTS, INPUT_LETTERS["notes"], page.mode, page.i)
+    shown = f'IF({ref}="","",{ref})'
     book.formula(
-        ws,
-        2,
-        notes_col,
-        notes_ref(page),
-        notes if notes not in (None, "") else None,
-        page.st["note"],
+        ws, 2, notes_col, shown, notes if notes not in (None, "") else None, page.st["note"]
     )
     longest = max(
         (str(l.config.get("notes") or "") for l in (rep.ledgers if page.chosen else [page.lg])),
@@ -72,14 +51,8 @@ def write_top(page, last_col: int) -> int:
     page.need(2, 1, 13)
     r = 3
     if page.chosen:
-        page.span(r, 1, _TABLE_LABEL)
-        book.label(
-            ws,
-            r,
-            1,
-            rep.t("configuration shown (choose):", "显示的配置（可选）："),
-            page.st["bold"],
-        )
+        choose = rep.t("configuration shown (choose):", "显示的配置（可选）：")
+        page.label(r, 1, choose, "bold", _TABLE_LABEL)
         first, width = CHOSEN_CELL
         page.span(r, first, width)
         book.text(
@@ -109,32 +82,18 @@ def write_top(page, last_col: int) -> int:
             ),
             f"{ws.get_name()}: the dropdown",
         )
-        page.span(r, row_col + 1, 8)
-        book.label(
-            ws,
-            r,
-            row_col + 1,
-            rep.t("(its row in Ledgers)", "（在 Ledgers 中的行）"),
-            page.st["note"],
+        page.label(
+            r, row_col + 1, rep.t("(its row in Ledgers)", "（在 Ledgers 中的行）"), "note", 8
         )
         r += 1
     # the row's check: the rules it breaks (the model's constraints), red where it breaks one
     check, ok = rep.spec.check, rep.spec.check_ok
-    page.span(r, 1, _TABLE_LABEL)
-    book.label(ws, r, 1, rep.t("check", "检查"), page.st["bold"])
+    page.label(r, 1, rep.t("check", "检查"), "bold", _TABLE_LABEL)
     width = last_col - _TABLE_LABEL
     page.span(r, _TABLE_LABEL + 1, width)
     fine = rep.t("meets every rule", "满足全部规则")
-    rep.write(
-        ws,
-        r,
-        _TABLE_LABEL + 1,
-        page.mode,
-        ("check", fine),
-        lambda: if_(Ref(check).eq(""), fine, Ref(check)),
-        page.i,
-        page.st["text"],
-    )
+    build = lambda: if_(Ref(check).eq(""), fine, Ref(check))  # noqa: E731
+    page.put(r, _TABLE_LABEL + 1, ("check", fine), build, page.st["text"])
     page.need(r, page.text_lines(check, width))
     rep.check_format(
         ws,
@@ -150,8 +109,3 @@ def write_top(page, last_col: int) -> int:
 def flag(page, key: str) -> str:
     """The Ledgers cell of ``key`` for this sheet's configuration (a conditional format's reference)."""
     return page.rep.ref(LEDGERS, page.rep.letters[key], page.mode, page.i)
-
-
-def notes_ref(page) -> str:
-    ref = page.rep.ref(INPUTS, INPUT_LETTERS["notes"], page.mode, page.i)
-    return f'IF({ref}="","",{ref})'

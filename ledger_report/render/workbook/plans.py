@@ -9,13 +9,13 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .cells import (
-    _CM_TO_PX,
     _HEADER_FILL,
     _HEADER_FONT,
     _SECTION_FONT,
     F_DAYS,
     F_INT,
     _ok,
+    chart_looks,
     print_setup,
 )
 from .display import money_format
@@ -122,11 +122,7 @@ def write_plans(book, ws, doc: Mapping[str, Any], lang: str = "en") -> None:
             }
         )
     title, x, y = _CHART[lang][:3]
-    chart.set_title({"name": title, "name_font": {"size": 12}})
-    chart.set_x_axis({"name": x, "min": 0})
-    chart.set_y_axis({"name": y, "min": 0})
-    chart.set_legend({"position": "bottom"})
-    chart.set_size({"width": round(22 * _CM_TO_PX), "height": round(12 * _CM_TO_PX)})
+    chart_looks(chart, title, {"name": y, "min": 0}, 22, {"name": x, "min": 0})
     _ok(ws.insert_chart(r + 1, 0, chart), f"{PLANS}: the chart")
     last_row = r + 1 + 24
     ws.print_area(0, 0, last_row - 1, len(_WIDTHS) - 1)

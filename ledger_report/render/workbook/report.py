@@ -12,6 +12,7 @@ from ...model.expr import Expr, Ref, if_
 from ..view import WORDS
 from .cells import (
     _BAD_FILL,
+    _FLAG_FILL,
     _WARN_FILL,
     F_GENERAL,
     GB,
@@ -21,6 +22,7 @@ from .cells import (
 from .display import (
     _SHOW_FORMATS,
     _header,
+    _words,
     money_format,
 )
 from .layout import (
@@ -46,7 +48,6 @@ class _Report:
 
     def __init__(self, book: _Book, model: Any, lang: str, ledgers: list[Any]) -> None:
         self.book = book
-        self.model = model
         self.reg = model.registry
         self.spec = model.spec
         self.tables = model.tables
@@ -134,44 +135,34 @@ class _Report:
         d = "$" if mode == "absolute" else ""
         return f"{sheet}!{d}{letter}{d}{first + (i or 0)}"
 
-    def compiled(
-        self, mode: str, ident: tuple, build: Callable[[], Expr]
-    ) -> tuple[Expr, fx.Template]:
-        hit = self._compiled.get((mode, ident))
-        if hit is None:
-            e = build()
-            hit = self._compiled[(mode, ident)] = (
-                e,
-                fx.compile_expression(self.reg, e, self.layout(mode), str(ident[0])),
-            )
-        return hit
-
     def formula(
         self, mode: str, ident: tuple, build: Callable[[], Expr], i: int | None
     ) -> tuple[str, Any]:
-        """(formula text, cached value) of a display expression for configuration ``i`` (None: the
-        chosen row, cached as the first configuration, which the dropdown starts on)."""
-        e, t = self.compiled(mode, ident, build)
+        """(formula text, cached value) of a display expression (``build`` gives it, compiled once
+        per ``mode`` and ``ident``) for configuration ``i`` (None: the chosen row, cached as the
+        first configuration, which the dropdown starts on)."""
+        hit = self._compiled.get((mode, ident))
+        if hit is None:
+            e = build()
+            t = fx.compile_expression(self.reg, e, self.layout(mode), str(ident[0]))
+            hit = self._compiled[(mode, ident)] = (e, t)
+        e, t = hit
         lg = self.ledgers[i or 0]
         row = "" if mode == "chosen" else str(LEDGER_FIRST_ROW + (i or 0))
-        return t.text.replace(fx.LEDGER_ROW, row), eval_scalar(
-            e, lg.config.values, lg.values, self.tables
-        )
+        cached = eval_scalar(e, lg.config.values, lg.values, self.tables)
+        return t.text.replace(fx.LEDGER_ROW, row), cached
 
     def write(
-        self,
-        ws,
-        r: int,
-        c: int,
-        mode: str,
-        ident: tuple,
-        build: Callable[[], Expr],
-        i: int | None,
-        style=None,
+        self, ws, r: int, c: int, mode: str, ident: tuple, build: Callable[[], Expr], i, style=None
     ) -> Any:
         text, cached = self.formula(mode, ident, build, i)
         self.book.formula(ws, r, c, text, cached, style)
         return cached
+
+    def write_word(self, ws, r: int, c: int, mode: str, key: str, i: int, style=None) -> Any:
+        """A quantity as a report cell shows it, a truth value as a word (:meth:`shown`)."""
+        build = lambda: self.shown(key, _words(self.lang))  # noqa: E731
+        return self.write(ws, r, c, mode, ("word", key), build, i, style)
 
     def name_ref(self, mode: str, i: int | None) -> str:
         return self.ref(LEDGERS, "A", mode, i)
@@ -187,6 +178,11 @@ class _Report:
             if fill == _BAD_FILL:
                 rule["stop_if_true"] = True
             _ok(ws.conditional_format(r0, c0, r1, c0, rule), f"{ws.get_name()}: the check format")
+
+    def flag_format(self, ws, r0: int, c0: int, r1: int, c1: int, ref: str) -> None:
+        """The verdict colour over a range where the flag cell ``ref`` (the model's) is true."""
+        rule = {"type": "formula", "criteria": f"={ref}=TRUE", "format": self.book.fill(_FLAG_FILL)}
+        _ok(ws.conditional_format(r0, c0, r1, c1, rule), f"{ws.get_name()}: the verdict format")
 
     def footer(self) -> str:
         return self.t(

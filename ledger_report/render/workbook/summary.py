@@ -7,21 +7,19 @@ from typing import Any
 
 from ...model import registry as R
 from .cells import (
-    _CM_TO_PX,
-    _FLAG_FILL,
     _HEADER_FILL,
     _HEADER_FONT,
     F_GB,
     _letter,
     _lines,
     _ok,
+    chart_looks,
     header_width,
     print_setup,
     shown_width,
 )
 from .display import (
     _header,
-    _words,
 )
 from .layout import (
     CHART_MAX,
@@ -55,12 +53,9 @@ def write_summary(rep, ws) -> None:
     cols: list[tuple[int, str, Any]] = []  # (column, key, style)
     for j, key in enumerate(keys, start=2):
         book.label(ws, 1, j, rep.header(key), head)
-        unit = rep.reg[key].unit
         wrap = key == rep.spec.check
         cols.append((j, key, book.style(fmt=rep.fmt(key), wrap=wrap, top=True)))
-        ws.set_column(
-            j - 1, j - 1, _SUMMARY_CHECK_WIDTH if wrap else (14 if unit == R.TEXT else 11)
-        )
+    ws.set_column(check_col - 1, check_col - 1, _SUMMARY_CHECK_WIDTH)  # the others: from values
     table_last_col = 1 + len(keys)  # 1-based
     # chart data, right of the table: the spec's memory chart, per configuration
     chart = rep.spec.chart("memory")
@@ -75,7 +70,6 @@ def write_summary(rep, ws) -> None:
             book.label(ws, 1, c, rep.header(key), head)
             cols.append((c, key, gb))
             chart_cols.append((c, key))
-            ws.set_column(c - 1, c - 1, 12)
             c += 1
     ws.set_row(0, 60)
     ws.freeze_panes(1, 1)
@@ -86,17 +80,9 @@ def write_summary(rep, ws) -> None:
         r = first + i
         book.formula(ws, r, 1, rep.name_ref("relative", i), rep.ledgers[i].config.name, name_style)
         for j, key, style in cols:
-            style = _money_style(rep, key, i, style)
-            got = rep.write(
-                ws,
-                r,
-                j,
-                "relative",
-                ("word", key),
-                lambda key=key: rep.shown(key, _words(rep.lang)),
-                i,
-                style,
-            )
+            if rep.reg[key].unit == R.MONEY:  # a cost in its row's currency
+                style = book.style(fmt=rep.cell_fmt(key, i), top=True)
+            got = rep.write_word(ws, r, j, "relative", key, i, style)
             if j != check_col:
                 widths[j] = max(widths.get(j, 0), shown_width(got, rep.book.num_format(style)))
             if j == check_col and got:
@@ -112,20 +98,7 @@ def write_summary(rep, ws) -> None:
         ws.set_column(j - 1, j - 1, min(60, need) if text else need)
     # colours: a row whose verdicts say no (the model's flag), the check cell of a row that
     # breaks a rule (red) or has a warning (amber)
-    _ok(
-        ws.conditional_format(
-            first - 1,
-            0,
-            last - 1,
-            table_last_col - 1,
-            {
-                "type": "formula",
-                "criteria": f"={rep.flag_ref(rep.spec.flag)}=TRUE",
-                "format": book.fill(_FLAG_FILL),
-            },
-        ),
-        f"{SUMMARY}: the verdict format",
-    )
+    rep.flag_format(ws, first - 1, 0, last - 1, table_last_col - 1, rep.flag_ref(rep.spec.flag))
     rep.check_format(
         ws,
         first - 1,
@@ -150,49 +123,27 @@ def write_summary(rep, ws) -> None:
     ws.print_area(0, 0, print_last_row - 1, table_last_col - 1)
 
 
-def _money_style(rep, key: str, i: int, style):
-    """A cost cell's style with its row's currency in the number format; others as they are."""
-    if rep.reg[key].unit != R.MONEY:
-        return style
-    return rep.book.style(fmt=rep.cell_fmt(key, i), top=True)
-
-
 def stacked_chart(rep, chart: Any, chart_cols: list[tuple[int, str]], shown: int):
     """Per configuration, the series stacked in columns and the ``line`` quantities over them."""
     first = SUMMARY_FIRST_ROW
     last = first + shown - 1
     cats = [SUMMARY, first - 1, 0, last - 1, 0]
-    line_keys = set(chart.line)
     bar = rep.book.wb.add_chart({"type": "column", "subtype": "stacked"})
-    for c, key in chart_cols:
-        if key in line_keys:
-            continue
-        bar.add_series(
-            {
-                "name": rep.label(key),
-                "categories": cats,
-                "values": [SUMMARY, first - 1, c - 1, last - 1, c - 1],
-                "overlap": 100,
-            }
-        )
     line = rep.book.wb.add_chart({"type": "line"})
     for c, key in chart_cols:
-        if key in line_keys:
-            line.add_series(
-                {
-                    "name": rep.label(key),
-                    "categories": cats,
-                    "values": [SUMMARY, first - 1, c - 1, last - 1, c - 1],
-                }
-            )
+        series = {
+            "name": rep.label(key),
+            "categories": cats,
+            "values": [SUMMARY, first - 1, c - 1, last - 1, c - 1],
+        }
+        if key in chart.line:
+            line.add_series(series)
+        else:
+            bar.add_series({**series, "overlap": 100})
     bar.combine(line)
     more = rep.t(f", first {shown} configurations", f"，前 {shown} 个配置") if shown < rep.n else ""
-    bar.set_title({"name": rep.t(chart.en, chart.zh) + more, "name_font": {"size": 12}})
-    bar.set_y_axis({"name": rep.t(chart.y_en, chart.y_zh)})
-    bar.set_legend({"position": "bottom"})
-    bar.set_size(
-        {"width": round(min(40, 16 + 0.8 * shown) * _CM_TO_PX), "height": round(12 * _CM_TO_PX)}
-    )
+    title = rep.t(chart.en, chart.zh) + more
+    chart_looks(bar, title, {"name": rep.t(chart.y_en, chart.y_zh)}, min(40, 16 + 0.8 * shown))
     return bar
 
 
