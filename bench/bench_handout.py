@@ -160,11 +160,13 @@ before forking.  Pages laid out: the example in English [11, 2, 12, 2] -> [11, 1
 Chinese [11, 12] both; 30 generated configurations in English 9 pages laid out again -> 0 (the
 same 2 clipped), Chinese 0 both.  Calls (the example, one process): English 20.4 M -> 18.9 M,
 Chinese 18.2 M -> 18.3 M (its pages now keep more formula texts: 13 at the first level, was 12).
-The build, the version before and this one run alternately three times on the loaded machine
-(load 6.2-6.5): CPU (user + system, every process) 10.05-10.78 -> 9.39-9.51 s (-7 %), wall
-20.3-22.3 -> 17.8-19.2 s.  Scaled to the idle machine (8.3 s before): ~7.8 s of CPU, so ~0.5 s
-serial and ~3.6 s on each core: ~4.2 s wall on 2 idle cores.  The 3 s goal is missed: it needs
-the build's CPU near 5.5 s, i.e. a handout page at ~0.12 s of CPU with its PDF (now ~0.19 s).
+The build, the version before and this one run alternately (``python -m ledger_report.cli build``,
+user + system CPU of every process): three pairs at load 6.2-6.5, 10.05-10.78 -> 9.39-9.51 s
+(-7 %); five pairs at load 1.5-3.1, 9.98-12.05 -> 10.00-13.08 s (the same within this shared
+machine's noise); the handout in one process, two runs each, 4.22-4.40 -> 4.30-4.55 s.  So the
+build's CPU is ~8 s on an idle machine either way, ~0.5 s of it serial: ~4.3 s wall on 2 idle
+cores at best.  The 3 s goal is missed: it needs the build's CPU near 5.5 s, i.e. a handout page
+at ~0.12 s of CPU with its PDF (now ~0.19 s), or a workbook well under XlsxWriter's own time.
 """
 
 from __future__ import annotations

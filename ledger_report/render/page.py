@@ -721,6 +721,8 @@ def cut(
     lonely = alone[a].astype(float) + alone[b]
     valid = b >= a
     big = 1e6
+    # ties go to the cut that fills the earlier columns (the reading order), never a gap
+    slack = slack + 1e-6 * (a + b)
     if np.any(valid & (spare >= 0)):
         score = np.where(valid & (spare >= 0), splits * big - slack, np.inf)
     elif np.any(valid & (slack >= 0.5)):
