@@ -98,7 +98,7 @@ def _wait_for(condition, seconds: float) -> bool:
 def test_workers_end_with_the_build(tmp_path, signum):
     """The build's two handout workers, seen alive, then the build killed or stopped: within
     10 s neither worker is left; SIGTERM exits 128 + 15 with one line and writes nothing."""
-    src = _rows_csv(tmp_path, 24)
+    src = _rows_csv(tmp_path, 60)  # two handout parts of ~30 pages: seconds of render each
     out = tmp_path / "out"
     err_file = tmp_path / "stderr.txt"
     with open(err_file, "wb") as err_fh:  # a file, not a pipe: a worker left behind holds a pipe
@@ -116,6 +116,7 @@ def test_workers_end_with_the_build(tmp_path, signum):
     try:
         assert _wait_for(two_workers, 240) and proc.poll() is None, "the build never forked"
         time.sleep(0.5)  # well inside their render
+        assert proc.poll() is None, "the build ended before the signal was sent"
         proc.send_signal(signum)
         proc.wait(timeout=60)
     finally:
