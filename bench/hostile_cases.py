@@ -44,6 +44,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # files.py: the workbooks the reader tests build
 sys.path.insert(0, str(ROOT / "bench"))  # example_rows.py: varied valid rows
 
+from support.procs import alive, children, running_on, wait_for  # noqa: E402
+
 LIMIT_S = 10.0  # the issue's bar for every case
 PLAN_LIMIT_S = 60.0  # and for a planner search
 
@@ -211,49 +213,6 @@ def _stray_files(tmp: Path, before: set[str]) -> list[str]:
     return out
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
-def _processes_on(tmp: Path) -> list[int]:
-    """Live processes (not this one) whose command line names ``tmp``."""
-    mark, out = str(tmp).encode(), []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and int(entry.name) != os.getpid():
-            try:
-                if mark in (entry / "cmdline").read_bytes() and _alive(int(entry.name)):
-                    out.append(int(entry.name))
-            except OSError:
-                continue
-    return out
-
-
-def _children(pid: int) -> set[int]:
-    out = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                out.add(int(entry.name))
-    return out
-
-
-def _wait_for(condition: Callable[[], bool], seconds: float) -> bool:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
-
-
 # ---- the cases --------------------------------------------------------------------------------
 @dataclass
 class Case:
@@ -378,11 +337,11 @@ def _signal_the_build(tmp: Path, signum: int) -> Run:
     workers: set[int] = set()
 
     def two_workers() -> bool:
-        workers.update(_children(proc.pid))
+        workers.update(children(proc.pid))
         return len(workers) >= 2 or proc.poll() is not None
 
     try:
-        if not _wait_for(two_workers, 240) or proc.poll() is not None:
+        if not wait_for(two_workers, 240) or proc.poll() is not None:
             return Run(str(proc.poll()), 0.0, note="the build never forked its workers")
         time.sleep(0.5)
         start = time.perf_counter()
@@ -393,7 +352,7 @@ def _signal_the_build(tmp: Path, signum: int) -> Run:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    left = [pid for pid in workers if not _wait_for(lambda p=pid: not _alive(p), 10)]
+    left = [pid for pid in workers if not wait_for(lambda p=pid: not alive(p), 10)]
     run = Run(str(proc.returncode), wall, err_path.read_text(), cpu_s=_children_cpu() - cpu)
     err_path.unlink()
     if left:
@@ -426,7 +385,7 @@ def _term_while_writing(tmp: Path) -> Run:
     cpu = _children_cpu()
     proc = subprocess.Popen(argv, cwd=tmp / "in", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        if not _wait_for(marker.exists, 120):
+        if not wait_for(marker.exists, 120):
             return Run(str(proc.poll()), 0.0, note="the temp file was never written")
         had_temp = any(n.endswith(".tmp") for n in _folder(out))
         start = time.perf_counter()
@@ -909,7 +868,7 @@ def run_case(c: Case) -> Line:
             run = c.run(tmp)
         except Exception as exc:  # noqa: BLE001 - a broken case is a line, not the end
             run = Run("bench error", 0.0, note=f"{type(exc).__name__}: {exc}")
-        procs = [p for p in _processes_on(tmp) if not _wait_for(lambda p=p: not _alive(p), 10)]
+        procs = [p for p in running_on(tmp) if not wait_for(lambda p=p: not alive(p), 10)]
         for pid in procs:
             try:
                 os.kill(pid, signal.SIGKILL)

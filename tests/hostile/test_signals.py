@@ -17,6 +17,9 @@ from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from support.procs import alive, children, running_on, wait_for  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [
     pytest.mark.slow,
@@ -46,52 +49,8 @@ def _rows_csv(tmp_path: Path, n: int) -> Path:
     return path
 
 
-def _children(pid: int) -> set[int]:
-    """The live processes whose parent is ``pid`` (from /proc/*/stat)."""
-    out = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                out.add(int(entry.name))
-    return out
-
-
-def _alive(pid: int) -> bool:
-    """``pid`` is a running process (not a zombie waiting to be reaped)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
-def _running_on(src: Path) -> list[int]:
-    """The live processes whose command line names ``src`` (this test's own input file)."""
-    out = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and str(src).encode() in (entry / "cmdline").read_bytes():
-                out.append(int(entry.name))
-        except OSError:
-            continue
-    return [pid for pid in out if _alive(pid)]
-
-
 def _cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "ledger_report", *args]
-
-
-def _wait_for(condition, seconds: float) -> bool:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
 
 
 @pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM])
@@ -110,11 +69,11 @@ def test_workers_end_with_the_build(tmp_path, signum):
     workers: set[int] = set()
 
     def two_workers() -> bool:
-        workers.update(_children(proc.pid))
+        workers.update(children(proc.pid))
         return len(workers) >= 2 or proc.poll() is not None
 
     try:
-        assert _wait_for(two_workers, 240) and proc.poll() is None, "the build never forked"
+        assert wait_for(two_workers, 240) and proc.poll() is None, "the build never forked"
         time.sleep(0.5)  # well inside their render
         assert proc.poll() is None, "the build ended before the signal was sent"
         proc.send_signal(signum)
@@ -123,8 +82,8 @@ def test_workers_end_with_the_build(tmp_path, signum):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    left = [pid for pid in workers if _wait_for(lambda p=pid: not _alive(p), 10) is False]
-    stray = _running_on(src)
+    left = [pid for pid in workers if wait_for(lambda p=pid: not alive(p), 10) is False]
+    stray = running_on(src)
     for pid in stray:  # leave nothing behind, whatever the outcome
         os.kill(pid, signal.SIGKILL)
     assert left == [] and stray == []
@@ -170,7 +129,7 @@ def test_sigterm_while_writing_leaves_no_temp_file(tmp_path):
         stderr=subprocess.PIPE,
     )
     try:
-        assert _wait_for(marker.exists, 120), proc.communicate(timeout=5)
+        assert wait_for(marker.exists, 120), proc.communicate(timeout=5)
         assert [p.name for p in out.iterdir() if p.name.endswith(".tmp")]  # the case is real
         proc.send_signal(signal.SIGTERM)
         _out, err = proc.communicate(timeout=30)
