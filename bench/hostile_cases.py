@@ -44,38 +44,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # files.py: the workbooks the reader tests build
 sys.path.insert(0, str(ROOT / "bench"))  # example_rows.py: varied valid rows
 
+from support.jobs import NARROW, QWEN3_8B_JOB  # noqa: E402
 from support.procs import alive, children, running_on, wait_for  # noqa: E402
 
 LIMIT_S = 10.0  # the bar for every case
 PLAN_LIMIT_S = 60.0  # and for a planner search
 
-# docs/scenarios.md's Qwen3-8B job, as the red-team pass ran it (tests/hostile/test_bounded_work.py)
-JOB = {
-    "name": "qwen3-8b",
-    "layers": 36,
-    "hidden": 4096,
-    "heads": 32,
-    "kv_heads": 8,
-    "head_dim": 128,
-    "ffn_hidden": 12288,
-    "vocab": 151936,
-    "qk_norm": "true",
-    "seq_len": 8192,
-    "global_batch": 384,
-    "tokens": "100B",
-    "days": 30,
-    "gpu": "H100-SXM",
-}
-# the layout fixed but for dp, micro_batch and loss_chunks: a small search
-NARROW = {
-    "tp": 1,
-    "pp": 1,
-    "cp": 1,
-    "zero": 3,
-    "recompute": "full",
-    "master_at": "hbm",
-    "optimizer_at": "hbm",
-}
+JOB = QWEN3_8B_JOB  # docs/scenarios.md's job, as the red-team pass ran it
 
 
 # ---- one run ----------------------------------------------------------------------------------

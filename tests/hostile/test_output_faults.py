@@ -8,6 +8,7 @@ import csv
 import io
 import os
 import signal
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,9 @@ from ledger_report.render import output
 from ledger_report.render.output import csv_bytes, csv_text, write_outputs
 from ledger_report.render.plans import plans_csv
 from ledger_report.render.template import template_csv
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from support.jobs import NARROW, QWEN3_8B_JOB  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 OLD = {"r.xlsx": b"PK old workbook", "r.pdf": b"%PDF old handout", "r.json": b'{"old": 1}\n'}
@@ -101,31 +105,8 @@ def test_a_signal_while_swapping_new_files_leaves_none(tmp_path, monkeypatch):
 
 
 # ---- plan -o over its own input -----------------------------------------------------------------
-PLAN_ROW = {
-    # docs/scenarios.md's Qwen3-8B job, its layout fixed but for dp and micro_batch (a small search)
-    "name": "qwen3-8b",
-    "layers": 36,
-    "hidden": 4096,
-    "heads": 32,
-    "kv_heads": 8,
-    "head_dim": 128,
-    "ffn_hidden": 12288,
-    "vocab": 151936,
-    "qk_norm": "true",
-    "seq_len": 8192,
-    "global_batch": 384,
-    "tokens": "100B",
-    "days": 30,
-    "gpu": "H100-SXM",
-    "tp": 1,
-    "pp": 1,
-    "cp": 1,
-    "zero": 3,
-    "recompute": "full",
-    "loss_chunks": 1,
-    "master_at": "hbm",
-    "optimizer_at": "hbm",
-}
+# the Qwen3-8B job, its layout fixed but for dp and micro_batch (a small search)
+PLAN_ROW = {**QWEN3_8B_JOB, **NARROW, "loss_chunks": 1}
 
 
 @pytest.mark.slow  # a plan search in a subprocess-free CLI run: a few seconds
