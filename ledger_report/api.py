@@ -548,7 +548,8 @@ def _text_column(pd, codes: Any, texts: list[str], blank: Any):
 
 def _pandas_column(pd, values: Any, blank: Any):
     """One column of the table: blanks as NA (a nullable type where the column's kind has no NaN
-    of its own); text as ``_text_column`` makes it."""
+    of its own); text as ``_text_column`` makes it.  ``values`` is the column's own array (made
+    for it, shared with nothing), and may be written into."""
     import numpy as np
 
     if blank is None and values.dtype.kind != "U":
@@ -558,8 +559,9 @@ def _pandas_column(pd, values: Any, blank: Any):
         return pd.arrays.IntegerArray(values, blank)
     if kind == "b":
         return pd.arrays.BooleanArray(values, blank)
-    if kind == "f":
-        return np.where(blank, np.nan, values)
+    if kind == "f":  # NaN written into the column's own array (no second array of its length)
+        values[blank] = np.nan
+        return values
     if kind == "U":
         texts: dict[str, int] = {}
         return _text_column(pd, _codes(np, values, texts), list(texts), blank)
