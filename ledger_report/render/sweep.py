@@ -34,29 +34,43 @@ def write_table(
     nothing on ``out`` but the error."""
     head = csv_lines([header])
     for chunk in chunks:
-        lines = table_lines([chunk[name] for name in header])
+        blocks = table_lines([chunk[name] for name in header])
         out.write(head)
-        out.write(lines)
+        for block in blocks:
+            out.write(block)
         head = b""
     out.write(head)
 
 
-def table_lines(columns: Sequence[tuple[Any, Any]]) -> bytes:
+BLOCK_BYTES = 1 << 26  # lines made at once: one buffer, filled again for each block of rows
+
+
+def table_lines(columns: Sequence[tuple[Any, Any]]) -> list[bytes | bytearray]:
     """The CSV lines (CRLF, UTF-8) of a chunk's ``columns``, each an array of values and its mask
-    of blank rows (``None``: none blank), as ``engine.table`` gives them."""
+    of blank rows (``None``: none blank), as ``engine.table`` gives them, in blocks of rows."""
     import numpy as np
 
     n = len(columns[0][0])
     if not n:
-        return b""
+        return []
     layout, fills = _layout(np, [_column(np, v, b, n) for v, b in columns])
-    buf = bytearray(n * len(layout))
-    lines = np.frombuffer(buf, dtype=np.uint8).reshape(n, len(layout))
-    lines[:] = np.frombuffer(layout, dtype=np.uint8)
-    for at, cells, codes in fills:
-        width = cells.dtype.itemsize
-        lines[:, at : at + width].view(cells.dtype)[:, 0] = cells[codes]
-    return bytes(buf.translate(None, bytes([PAD])))
+    rows = max(1, min(n, BLOCK_BYTES // len(layout)))
+    buf = bytearray(rows * len(layout))
+    lines = np.frombuffer(buf, dtype=np.uint8).reshape(rows, len(layout))
+    lines[:] = np.frombuffer(layout, dtype=np.uint8)  # the places no fill writes stay as set
+    blocks = []
+    for start in range(0, n, rows):
+        stop = min(n, start + rows)
+        for at, cells, codes in fills:
+            width = cells.dtype.itemsize
+            lines[: stop - start, at : at + width].view(cells.dtype)[:, 0] = cells[
+                codes[start:stop]
+            ]
+        done = buf if stop - start == rows else memoryview(buf)[: (stop - start) * len(layout)]
+        blocks.append(
+            bytes(done).translate(None, _PAD) if done is not buf else buf.translate(None, _PAD)
+        )
+    return blocks
 
 
 def _layout(np, columns: list[tuple[list[str], Any]]) -> tuple[bytes, list[tuple[int, Any, Any]]]:
@@ -80,12 +94,12 @@ def _layout(np, columns: list[tuple[list[str], Any]]) -> tuple[bytes, list[tuple
 
 def _padded(np, texts: list[str]) -> Any:
     """``texts`` as UTF-8 in an array of bytes of one width, each padded with ``PAD``."""
-    if all(t.isascii() for t in texts):
+    joined = "".join(texts)
+    if joined.isascii() and "\0" not in joined:
         cells = np.array(texts, dtype="S")  # padded with NUL: no text here holds one
         raw = cells.view(np.uint8)
-        if "\0" not in "".join(texts):
-            raw[raw == 0] = PAD
-            return cells
+        raw[raw == 0] = PAD
+        return cells
     encoded = [t.encode("utf-8") for t in texts]
     width = max(map(len, encoded))
     return np.array([e.ljust(width, bytes([PAD])) for e in encoded], dtype=f"S{width}")
@@ -123,13 +137,34 @@ def _distinct(np, values: Any) -> tuple[list[str], Any]:
         if found is not None:
             return found
     if kind in "iuf":
-        keys = values.view(np.int64) if kind == "f" else values  # -0.0 apart from 0.0
-        distinct, first, codes = np.unique(keys, return_index=True, return_inverse=True)
-        return _texts(values[first].tolist(), kind), codes.reshape(-1)
+        distinct, codes = _factorize(np, values.view(np.uint64))  # -0.0 apart from 0.0
+        return _texts(distinct.view(values.dtype).tolist(), kind), codes
     found: dict[Any, int] = {}
     cells = [_quoted(csv_text(v)) for v in values.tolist()]
     codes = np.array([found.setdefault(c, len(found)) for c in cells], dtype=np.intp)
     return list(found), codes
+
+
+def _factorize(np, keys: Any) -> tuple[Any, Any]:
+    """The distinct values of an array of 64-bit ``keys`` and each row's place among them, by a
+    hash table of twice the rows (Fibonacci hashing: the product's top bits) instead of a sort:
+    each slot keeps one key; the keys that lost their slot to another (a value loses in all its
+    rows or in none) are sorted (``np.unique``) and placed after the others."""
+    bits = max(4, (2 * len(keys) - 1).bit_length())
+    slots = (keys * np.uint64(_FIBONACCI)) >> np.uint64(64 - bits)
+    table = np.empty(1 << bits, dtype=keys.dtype)
+    table[slots] = keys
+    kept = table[slots] == keys
+    seen = np.zeros(1 << bits, dtype=bool)
+    seen[slots[kept]] = True
+    distinct = table[seen]
+    codes = (np.cumsum(seen) - 1)[slots]
+    if not kept.all():
+        lost = ~kept
+        rest, inverse = np.unique(keys[lost], return_inverse=True)
+        codes[lost] = len(distinct) + inverse.reshape(-1)
+        distinct = np.concatenate([distinct, rest])
+    return distinct, codes
 
 
 def _small_range(np, values: Any) -> tuple[list[str], Any] | None:
@@ -169,3 +204,5 @@ def _quoted(value: Any) -> str:
 
 
 _TRUTH = (csv_text(False), csv_text(True))
+_PAD = bytes([PAD])
+_FIBONACCI = 0x9E3779B97F4A7C15  # 2^64 / golden ratio, odd: Knuth's multiplicative hashing
