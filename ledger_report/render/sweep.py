@@ -42,7 +42,7 @@ def write_table(
     out.write(head)
 
 
-BLOCK_BYTES = 1 << 26  # lines made at once: one buffer, filled again for each block of rows
+BLOCK_BYTES = 1 << 24  # lines made at once: one buffer, filled again for each block of rows
 
 
 def table_lines(columns: Sequence[tuple[Any, Any]]) -> list[bytes | bytearray]:
@@ -53,7 +53,10 @@ def table_lines(columns: Sequence[tuple[Any, Any]]) -> list[bytes | bytearray]:
     n = len(columns[0][0])
     if not n:
         return []
-    layout, fills = _layout(np, [_column(np, v, b, n) for v, b in columns])
+    cells = [_column(np, v, b, n) for v, b in columns]
+    if len(cells) == 1:  # the csv module quotes a line's only cell when it is empty
+        cells = [(['""' if t == "" else t for t in cells[0][0]], cells[0][1])]
+    layout, fills = _layout(np, cells)
     rows = max(1, min(n, BLOCK_BYTES // len(layout)))
     buf = bytearray(rows * len(layout))
     lines = np.frombuffer(buf, dtype=np.uint8).reshape(rows, len(layout))
