@@ -91,9 +91,8 @@ TOP_PLANS = 5  # plans kept per input row unless the caller says (`ledger-report
 
 SCHEMA = "ledger-report-plan/1"
 
-MARGIN = (
-    0.85  # peak ≤ MARGIN × HBM (module docstring: Fujii et al. 2024's < 80 % rule, our fuller peak)
-)
+# peak ≤ MARGIN × HBM (module docstring: Fujii et al. 2024's < 80 % rule, our fuller peak)
+MARGIN = 0.85
 LOSS_CHUNK_CHOICES = (1, 2, 4, 8, 16, 32)  # chunked / fused cross-entropy splits
 MIN_TOKENS_PER_CP_RANK = 1024  # context parallel stops at ~1K tokens per rank (planner bound)
 ZERO_STAGES = (0, 1, 2, 3)
@@ -111,9 +110,8 @@ MAX_CANDIDATES = 20_000_000
 PAIR_BLOCK = 1_048_576  # (dp, micro_batch) pairs checked at once while they are counted
 CHUNK = 131_072  # candidates per evaluate_arrays call (bounds memory: a few hundred arrays of this size)
 PARETO_POINTS = 12
-PARETO_COST_CAP = (
-    2.0  # the front shown runs from the cheapest plan to plans costing at most twice as much
-)
+# the front shown runs from the cheapest plan to plans costing at most twice as much
+PARETO_COST_CAP = 2.0
 COST_TOLERANCE = 0.01  # costs are compared in steps of 1 % (log buckets): within a step fewer GPUs and the simpler layout go first
 SCALE_BOUNDS = (0.05, 4.0)  # efficiency_scale searched when a measured mfu calibrates the model
 

@@ -75,9 +75,8 @@ class Constraint:
     severity: str = ERROR
     en: str = ""  # the rule in words, for the documentation
     zh: str = ""
-    row_only: bool = (
-        False  # about the row's own figures, not its layout: the planner does not search around it
-    )
+    # about the row's own figures, not its layout: the planner does not search around it
+    row_only: bool = False
 
     @property
     def message(self) -> str:
