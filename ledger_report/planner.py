@@ -123,21 +123,8 @@ GATES = (
     ("host_memory", "host_fits"),
     ("nvme_capacity", "nvme_fits"),
 )
-SEARCHED_COLUMNS = (
-    "dp",
-    "tp",
-    "pp",
-    "cp",
-    "ep",
-    "micro_batch",
-    "loss_chunks",
-    "zero",
-    "recompute",
-    "sequence_parallel",
-    "master_at",
-    "optimizer_at",
-    "gpu",
-)
+LAYOUT = ("dp", "tp", "pp", "cp", "ep", "micro_batch", "loss_chunks")
+SEARCHED_COLUMNS = LAYOUT + ("zero", "recompute", "sequence_parallel", *OFFLOAD_COLUMNS, "gpu")
 
 
 @cache
@@ -164,7 +151,6 @@ FIGURES = (
     "predicted_mfu",
 )
 KEYS = tuple(dict.fromkeys(FIGURES + tuple(k for _n, k in GATES) + CONSTRAINT_KEYS))
-LAYOUT = ("dp", "tp", "pp", "cp", "ep", "micro_batch", "loss_chunks")
 
 
 Progress = Callable[[int, int], None]
@@ -574,16 +560,8 @@ def _cross(D, M, pps, tps, cps, eps, lcs) -> dict[str, np.ndarray]:
     t_i, pp, tp, cp, ep, lc = (
         a.ravel() for a in np.meshgrid(np.arange(len(D)), pps, tps, cps, eps, lcs, indexing="ij")
     )
-    out = {
-        "dp": D[t_i],
-        "tp": tp,
-        "pp": pp,
-        "cp": cp,
-        "ep": ep,
-        "micro_batch": M[t_i],
-        "loss_chunks": lc,
-    }
-    return {k: np.ascontiguousarray(v, dtype=np.int64) for k, v in out.items()}
+    columns = (D[t_i], tp, pp, cp, ep, M[t_i], lc)  # in LAYOUT's order
+    return {k: np.ascontiguousarray(v, dtype=np.int64) for k, v in zip(LAYOUT, columns)}
 
 
 # ---- evaluation ---------------------------------------------------------------------------------
@@ -870,9 +848,7 @@ def _throughput_text(search: _Search, calibration: dict[str, Any] | None) -> str
     )
 
 
-def _plan_figures(
-    search: _Search, rank: int, row: dict[str, Any], v: Mapping[str, Any], margin: float
-) -> dict[str, Any]:
+def _plan_figures(search: _Search, rank: int, row: dict[str, Any], v: Mapping[str, Any]) -> dict:
     peak, hbm = v["peak_bytes_per_rank"], v["hbm_bytes"]
     terms = {k: float(v[f"time_{k}_s"]) for k in TERM_KEYS}
     shown = {k: t for k, t in terms.items() if k != "compute" and t > 0.0005 * v["step_time_s"]}
@@ -917,6 +893,15 @@ def _feasible_in_engine(v: Mapping[str, Any], margin: float) -> bool:
     )
 
 
+def _through_engine(search: _Search, b_no: Any, i: Any, margin: float) -> tuple | None:
+    """Candidate ``i`` of batch ``b_no`` re-run through the engine: (batch, row, figures), or None
+    where the scalar engine disagrees at a boundary (never report a plan it rejects)."""
+    batch = search.batches[int(b_no)]
+    row = batch.row(int(i))
+    v = compute(config_from_mapping(row)).values
+    return (batch, row, v) if _feasible_in_engine(v, margin) else None
+
+
 def _top_plans(
     search: _Search, b_sorted: np.ndarray, i_sorted: np.ndarray, top: int, margin: float
 ) -> list[dict[str, Any]]:
@@ -927,18 +912,18 @@ def _top_plans(
         if len(plans) >= top:
             break
         batch = search.batches[int(b_sorted[j])]
-        row = batch.row(int(i_sorted[j]))
         layout = (
             batch.gpu,
             batch.recompute,
             batch.optimizer,
-            *(row[c] for c in ("dp", "tp", "pp", "cp", "ep")),
+            *(int(batch.layout[c][i_sorted[j]]) for c in ("dp", "tp", "pp", "cp", "ep")),
         )
         if (layout, batch.zero) in seen:
             continue  # a micro-batch / loss-chunk variant of a listed layout
-        v = compute(config_from_mapping(row)).values
-        if not _feasible_in_engine(v, margin):
-            continue  # the scalar engine disagrees at a boundary: never report a plan it rejects
+        got = _through_engine(search, b_sorted[j], i_sorted[j], margin)
+        if got is None:
+            continue
+        _, row, v = got
         seen.add((layout, batch.zero))
         same = (layout, "same", v["peak_bytes_per_rank"], v["step_time_s"])
         if same in seen:
@@ -948,7 +933,7 @@ def _top_plans(
         row["name"] = f"{search.name}-p{rank}"
         note = f"plan {rank} for {search.name}: peak ≤ {margin:g} × HBM; predicted step {v['step_time_s']:.4g} s"
         row["notes"] = f"{search.base['notes']} | {note}" if search.base.get("notes") else note
-        plans.append(_plan_figures(search, rank, row, v, margin))
+        plans.append(_plan_figures(search, rank, row, v))
     return plans
 
 
@@ -965,13 +950,12 @@ def _pareto(search: _Search, front: _Front, margin: float) -> list[dict[str, Any
     )
     out: list[dict[str, Any]] = []
     for j in (cheap[k] for k in picks):
-        batch = search.batches[int(front.batch[j])]
-        row = batch.row(int(front.idx[j]))
-        v = compute(config_from_mapping(row)).values
-        if not _feasible_in_engine(v, margin):
+        got = _through_engine(search, front.batch[j], front.idx[j], margin)
+        if got is None:
             continue
+        _, row, v = got
         row["name"] = f"{search.name}-front{len(out) + 1}"
-        p = _plan_figures(search, len(out) + 1, row, v, margin)
+        p = _plan_figures(search, len(out) + 1, row, v)
         p.pop("rank")
         out.append(p)
     return out
