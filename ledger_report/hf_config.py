@@ -112,10 +112,10 @@ class _Keys:
             raise UnsupportedConfig(f"{key!r} true or false", json.dumps(v)[:60])
         return v
 
-    def must(self, key: str, ok: Callable[[Any], bool], default: Any, why: str) -> Any:
-        """A key whose other values ledger-report does not model: refuse them, naming the key."""
-        v = self.get(key, default)
-        if not ok(v):
+    def must(self, key: str, value: Any, why: str) -> Any:
+        """A key of one modelled ``value`` (also its default): refuse any other, naming the key."""
+        v = self.get(key, value)
+        if not (v is value if isinstance(value, bool) else v == value):
             raise UnsupportedConfig(why, f"{key} = {json.dumps(v)[:60]}")
         return v
 
@@ -151,14 +151,13 @@ def _base(
 def _no_sliding(k: _Keys) -> None:
     k.must(
         "use_sliding_window",
-        lambda v: v is False,
         False,
         "use_sliding_window false (Qwen2/Qwen3's per-layer window from max_window_layers is not modelled)",
     )
 
 
 def _no_attention_bias(k: _Keys, why: str = "") -> None:
-    k.must("attention_bias", lambda v: v is False, False, "attention_bias false" + why)
+    k.must("attention_bias", False, "attention_bias false" + why)
 
 
 def _layout(k: _Keys, key: str, local: str, full: str, default_every: int) -> int:
@@ -238,13 +237,11 @@ def _qwen_moe_layout(k: _Keys) -> None:
     """Qwen3MoeDecoderLayer: sparse iff layer_idx not in mlp_only_layers and (layer_idx + 1) % decoder_sparse_step == 0."""
     k.must(
         "decoder_sparse_step",
-        lambda v: v == 1,
         1,
         "decoder_sparse_step 1 (every layer MoE; other steps are not modelled)",
     )
     k.must(
         "mlp_only_layers",
-        lambda v: v == [],
         [],
         "mlp_only_layers empty (dense layers among the MoE ones are not modelled)",
     )
@@ -317,7 +314,6 @@ def _deepseek(k: _Keys) -> dict[str, Any]:
     _no_attention_bias(k)
     k.must(
         "moe_layer_freq",
-        lambda v: v == 1,
         1,
         "moe_layer_freq 1 (DeepseekV3DecoderLayer makes every layer after the dense ones MoE)",
     )
@@ -354,7 +350,6 @@ def _gpt_oss(k: _Keys) -> dict[str, Any]:
     out = _base(k)
     k.must(
         "attention_bias",
-        lambda v: v is True,
         True,
         "attention_bias true (the experts always have biases: biases everywhere)",
     )
