@@ -33,7 +33,6 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any, Iterable, Mapping
 
 from .expr import MINDIV_MAX, Call, Const, Expr, If, IsBlank, Ref, Visitor, children
@@ -178,6 +177,8 @@ class _Compiler(Visitor):
         self.layout = layout
         self._sheet = _quote_sheet(layout.inputs_sheet)
         self._needs: dict[int, frozenset] = {}
+        self._key_index = {k: i for i, k in enumerate(reg.keys())}
+        self._col_index = {c: i for i, c in enumerate(layout.inputs)}
 
     # references --------------------------------------------------------------------------
     def cell(self, tag) -> str:
@@ -197,19 +198,8 @@ class _Compiler(Visitor):
 
     def _order(self, tags: Iterable) -> list:
         """Tags in a fixed order (inputs by sheet column, then quantities by registry order)."""
-        keys = self._key_index
-        cols = self._col_index
-        return sorted(
-            tags, key=lambda t: (0, cols[t[1]], "") if t[0] == "col" else (1, keys[t[1]], "")
-        )
-
-    @cached_property
-    def _key_index(self) -> dict[str, int]:
-        return {k: i for i, k in enumerate(self.reg.keys())}
-
-    @cached_property
-    def _col_index(self) -> dict[str, int]:
-        return {c: i for i, c in enumerate(self.layout.inputs)}
+        keys, cols = self._key_index, self._col_index
+        return sorted(tags, key=lambda t: (0, cols[t[1]]) if t[0] == "col" else (1, keys[t[1]]))
 
     def _any_blank(self, tags) -> str | None:
         tags = self._order(tags)
