@@ -458,16 +458,8 @@ def _resolve(config: Config, T) -> tuple[dict, dict, Mapping[str, Any]]:
     """The row's given values, the base the candidates vary (its expert split solved once), and the
     row evaluated as given; an InputError where the planner cannot start."""
     given = config.given()
-    problems = [
-        _problem(
-            config,
-            c,
-            "a value (the planner needs tokens, days, seq_len, global_batch and the architecture)",
-            "an empty cell",
-        )
-        for c in NEEDED
-        if c not in given
-    ]
+    needed = "a value (the planner needs tokens, days, seq_len, global_batch and the architecture)"
+    problems = [_problem(config, c, needed, "an empty cell") for c in NEEDED if c not in given]
     if problems:
         raise InputError(problems)
     compute(config)  # a row whose figures overflow is refused as calc and build refuse it
@@ -479,23 +471,11 @@ def _resolve(config: Config, T) -> tuple[dict, dict, Mapping[str, Any]]:
         base["params_expert"] = int(round(v["params_expert"]))
     v0 = evaluate_row(REGISTRY, base, T)
     if v0["step_time_s"] is None or v0["peak_bytes_per_rank"] is None:
-        raise InputError(
-            _problem(
-                config,
-                "layers",
-                "a row the ledger can evaluate (architecture, tokens, days)",
-                "a blank peak or step time",
-            )
-        )
+        evaluable = "a row the ledger can evaluate (architecture, tokens, days)"
+        raise InputError(_problem(config, "layers", evaluable, "a blank peak or step time"))
     if not v0["train_window_days"] > 0:
-        raise InputError(
-            _problem(
-                config,
-                "reserve_days",
-                "fewer reserve days than days",
-                f"{v0['reserve_days']} of {v0['days']}",
-            )
-        )
+        found = f"{v0['reserve_days']} of {v0['days']}"
+        raise InputError(_problem(config, "reserve_days", "fewer reserve days than days", found))
     return given, base, v0
 
 
