@@ -88,73 +88,26 @@ ITEMS = (
 # without the moments until its optimizer step creates them.  "loss" applies to the stage that
 # holds the output head.  This table is the one rule: the phase totals, the report's items per
 # phase and each item's "in the peak" all read it.
+STANDING = ("state", "moments", "buckets")  # held through the step (the moments once created)
+FORWARD = (*STANDING, "activations", "gathers_fwd", "weights_kept", "autocast_cache")
 PHASES = (
     ("setup", "after setup", "启动后", ("state", "buckets")),
-    (
-        "forward",
-        "forward",
-        "前向",
-        (
-            "state",
-            "moments",
-            "buckets",
-            "activations",
-            "gathers_fwd",
-            "weights_kept",
-            "autocast_cache",
-        ),
-    ),
-    (
-        "loss",
-        "loss",
-        "损失",
-        (
-            "state",
-            "moments",
-            "buckets",
-            "activations",
-            "gathers_fwd",
-            "weights_kept",
-            "autocast_cache",
-            "logits",
-            "loss_fwd",
-        ),
-    ),
+    ("forward", "forward", "前向", FORWARD),
+    ("loss", "loss", "损失", (*FORWARD, "logits", "loss_fwd")),
     (
         "backward",
         "backward (its start)",
         "反向（开始）",
-        (
-            "state",
-            "moments",
-            "buckets",
-            "gathers_fwd",
-            "gradients_early",
-            "activations",
-            "weights_kept",
-            "loss_or_recompute",
-        ),
+        (*STANDING, "gathers_fwd", "gradients_early", "activations")
+        + ("weights_kept", "loss_or_recompute"),
     ),
     (
         "backward_end",
         "backward (its end)",
         "反向（结束）",
-        (
-            "state",
-            "moments",
-            "buckets",
-            "gathers_bwd",
-            "gradients",
-            "activations_rest",
-            "recompute",
-        ),
+        (*STANDING, "gathers_bwd", "gradients", "activations_rest", "recompute"),
     ),
-    (
-        "optimizer",
-        "optimizer step",
-        "优化器 step",
-        ("state", "moments", "buckets", "gradients", "optimizer_temp"),
-    ),
+    ("optimizer", "optimizer step", "优化器 step", (*STANDING, "gradients", "optimizer_temp")),
 )
 PHASE_NAMES = tuple(p for p, *_ in PHASES)
 SETUP_STATES = ("weights", "main_grads", "master")
@@ -183,13 +136,8 @@ def _state_bytes(reg: Registry, r: Ctx, stage: str, s: str):
 def define(reg: Registry, r: Ctx) -> None:
     reg.section = "phases"
     shared = _shared(reg, r)
-    r.stage_peak, r.stage_phase, r.stage_items, r.stage_first_step, r.stage_load = (
-        {},
-        {},
-        {},
-        {},
-        {},
-    )
+    r.stage_peak, r.stage_phase, r.stage_items, r.stage_first_step = {}, {}, {}, {}
+    r.stage_load = {}
     for stage in STAGES:
         _stage(reg, r, stage, shared)
     reg.section = "peak"
@@ -567,30 +515,26 @@ def _reported(reg: Registry, r: Ctx) -> None:
             f"{key} 在峰值阶段",
             doc("phases"),
         )
-    d(
-        "loss_in_peak",
-        any_of(in_peak["loss_fwd"], in_peak["loss_or_recompute"]),
-        BOOL,
-        "the loss's working set lives in the peak phase",
-        "交叉熵工作区在峰值阶段",
-        doc("phases"),
-    )
-    d(
-        "recompute_in_peak",
-        any_of(in_peak["recompute"], in_peak["loss_or_recompute"]),
-        BOOL,
-        "the recompute working set lives in the peak phase",
-        "重计算工作区在峰值阶段",
-        doc("phases"),
-    )
-    d(
-        "gathers_in_peak",
-        any_of(in_peak["gathers_fwd"], in_peak["gathers_bwd"]),
-        BOOL,
-        "gathered parameters live in the peak phase",
-        "聚合参数在峰值阶段",
-        doc("phases"),
-    )
+    for key, a, b, what, zh in (
+        ("loss", "loss_fwd", "loss_or_recompute", "the loss's working set lives", "交叉熵工作区"),
+        (
+            "recompute",
+            "recompute",
+            "loss_or_recompute",
+            "the recompute working set lives",
+            "重计算工作区",
+        ),
+        ("gathers", "gathers_fwd", "gathers_bwd", "gathered parameters live", "聚合参数"),
+    ):
+        en = f"{what} in the peak phase"
+        d(
+            f"{key}_in_peak",
+            any_of(in_peak[a], in_peak[b]),
+            BOOL,
+            en,
+            f"{zh}在峰值阶段",
+            doc("phases"),
+        )
     d(
         "always_in_peak",
         True,
