@@ -572,8 +572,8 @@ def define(reg: Registry, r: Ctx) -> None:
         concat("global_batch ÷ micro_batch = ", grouped(gb / mb)),
         en=f"at most {MINDIV_MAX:,} micro-batches in the global batch",
         zh=f"全局 batch 至多 {MINDIV_MAX:,} 个 micro-batch",
-        source=doc("gates")
-        + "; the smallest buildable dp walks the divisor pairs (k, n/k) with k ≤ √n, and a sheet counts at most 1,048,576 rows",
+        source=f"{doc('gates')}; the smallest buildable dp walks the divisor pairs (k, n/k) with "
+        "k ≤ √n, and a sheet counts at most 1,048,576 rows",
     )
 
     # parameter parts ---------------------------------------------------------------------------

@@ -6,9 +6,11 @@ Each note is three quantities: ``note_<x>`` (English), ``note_<x>_zh`` and ``not
 
 from __future__ import annotations
 
-from ..expr import Col, IsBlank, Ref, all_of, any_of, concat, gb_text, grouped, if_, negate
+from functools import partial
+
+from ..expr import Col, IsBlank, Ref, all_of, any_of, concat, floor, gb_text, grouped, if_, negate
 from ..registry import BOOL, TEXT, Registry
-from .common import Ctx, doc
+from .common import Ctx, conv, doc
 
 
 def _note(reg: Registry, key: str, shown, en, zh, source: str = "") -> None:
@@ -29,7 +31,7 @@ def _note(reg: Registry, key: str, shown, en, zh, source: str = "") -> None:
 
 def define(reg: Registry, r: Ctx) -> None:
     reg.section = "notes"
-    d = reg.define
+    d, note = reg.define, partial(_note, reg)
     r.has_offload = d(
         "has_offload",
         (r.state_host + r.state_nvme).gt(0),
@@ -47,28 +49,25 @@ def define(reg: Registry, r: Ctx) -> None:
         doc("peak"),
     )
 
-    _note(
-        reg,
+    note(
         "units",
         True,
         "GB = 10^9 bytes and GiB = 2^30 bytes; state lines are per rank on the reported pipeline stage.",
         "GB = 10^9 字节，GiB = 2^30 字节；状态行均为报告流水段上的每卡数值。",
         doc("units"),
     )
-    _note(
-        reg,
+    note(
         "convention",
         True,
-        (_conv_text(r, "en"), "."),
-        (_conv_text(r, "zh"), "。"),
+        (conv(r, "en"), "."),
+        (conv(r, "zh"), "。"),
         doc("conventions"),
     )
     biased = any_of(
         *(Ref(k) for k in ("qkv_bias", "linear_bias", "router_bias", "attention_sinks"))
     )
     padded = negate(IsBlank(Col("vocab_multiple")))
-    _note(
-        reg,
+    note(
         "counted",
         r.has_arch,
         (
@@ -101,8 +100,7 @@ def define(reg: Registry, r: Ctx) -> None:
         ),
         doc("parameters"),
     )
-    _note(
-        reg,
+    note(
         "model",
         negate(IsBlank(Col("model"))),
         (
@@ -113,16 +111,14 @@ def define(reg: Registry, r: Ctx) -> None:
         ("本行留空的结构列取自 ", Col("model"), "；本行给出的列优先。"),
         doc("parameters"),
     )
-    _note(
-        reg,
+    note(
         "given",
         negate(r.has_arch),
         "Parameter counts given directly: figures that need architecture columns the row does not give are blank.",
         "直接给出参数量：需要而未给出结构列的数值留空。",
         doc("partial-architectures"),
     )
-    _note(
-        reg,
+    note(
         "solved",
         all_of(IsBlank(Col("params_expert")), negate(IsBlank(Col("params_per_rank"))), r.ep.gt(1)),
         (
@@ -141,8 +137,7 @@ def define(reg: Registry, r: Ctx) -> None:
         ),
         doc("parts-and-groups"),
     )
-    _note(
-        reg,
+    note(
         "expert_dp",
         r.has_experts,
         (
@@ -161,8 +156,7 @@ def define(reg: Registry, r: Ctx) -> None:
         ),
         doc("parts-and-groups"),
     )
-    _note(
-        reg,
+    note(
         "balance",
         r.has_experts,
         "Every rank of the expert-parallel group is assumed to hold an equal share of experts and routed tokens (no routing imbalance).",
@@ -170,8 +164,7 @@ def define(reg: Registry, r: Ctx) -> None:
         doc("parts-and-groups"),
     )
     stage_zh = if_(r.pick_first, "首", "末")
-    _note(
-        reg,
+    note(
         "pipeline",
         r.pp.gt(1),
         (
@@ -183,8 +176,7 @@ def define(reg: Registry, r: Ctx) -> None:
         doc("pipeline-stages"),
     )
     unpredicted = IsBlank(r.predicted_mfu)
-    _note(
-        reg,
+    note(
         "mfu",
         r.mfu_given,
         (
@@ -221,8 +213,7 @@ def define(reg: Registry, r: Ctx) -> None:
         ),
         doc("step-time"),
     )
-    _note(
-        reg,
+    note(
         "predicted",
         all_of(negate(r.mfu_given), negate(IsBlank(r.step_time))),
         (
@@ -241,16 +232,14 @@ def define(reg: Registry, r: Ctx) -> None:
         ),
         doc("step-time"),
     )
-    _note(
-        reg,
+    note(
         "fp8",
         r.fp8,
         "FP8: the layers' GEMMs run at the FP8 peak; attention, the output layer, norms and the optimizer stay in bf16/fp32.",
         "FP8：各层 GEMM 按 FP8 峰值计算；注意力、输出层、归一化与优化器仍为 bf16/fp32。",
         doc("step-time"),
     )
-    _note(
-        reg,
+    note(
         "placement",
         r.any_cross,
         (
@@ -269,16 +258,14 @@ def define(reg: Registry, r: Ctx) -> None:
         ),
         doc("step-time"),
     )
-    _note(
-        reg,
+    note(
         "full_recompute",
         r.recompute.eq("full"),
         "Full recompute runs the forward twice: hardware FLOPs are 8/6 of model FLOPs, so HFU = 4/3 × MFU.",
         "全重计算前向算两遍：硬件 FLOPs 为模型 FLOPs 的 8/6，HFU = 4/3 × MFU。",
         doc("compute-floor"),
     )
-    _note(
-        reg,
+    note(
         "offload",
         r.has_offload,
         "Offloaded states leave the HBM sum; each step streams them over the host link (host memory) or at the NVMe's bandwidth (NVMe), and a CPU optimizer runs at the host's memory bandwidth; the bandwidth gate asks that this fits the step budget.",
@@ -286,8 +273,7 @@ def define(reg: Registry, r: Ctx) -> None:
         doc("state-ledger"),
     )
     lazy = r.steady_minus_first
-    _note(
-        reg,
+    note(
         "first_step",
         lazy.gt(0),
         (
@@ -310,8 +296,7 @@ def define(reg: Registry, r: Ctx) -> None:
         ),
         doc("phases"),
     )
-    _note(
-        reg,
+    note(
         "counter",
         negate(IsBlank(r.measured_gb)),
         (
@@ -322,8 +307,7 @@ def define(reg: Registry, r: Ctx) -> None:
         ("实测峰值的口径为", r.counter_zh, "，与同口径的估算对账。"),
         doc("counters"),
     )
-    _note(
-        reg,
+    note(
         "user_gpu",
         negate(r.gpu_known),
         (
@@ -346,8 +330,7 @@ def define(reg: Registry, r: Ctx) -> None:
         ),
         doc("gates"),
     )
-    _note(
-        reg,
+    note(
         "no_tokens",
         IsBlank(r.tokens),
         "No tokens given: the compute floor is blank.",
@@ -358,12 +341,4 @@ def define(reg: Registry, r: Ctx) -> None:
 
 def _round(x, digits: int):
     """``x`` rounded to ``digits`` decimals, for a sentence (FLOOR(x·10^d + 0.5) / 10^d)."""
-    from ..expr import floor
-
     return floor(x * 10**digits + 0.5) / 10**digits
-
-
-def _conv_text(r: Ctx, lang: str):
-    from ..expr import Lookup
-
-    return Lookup("convention", r.framework, lang)

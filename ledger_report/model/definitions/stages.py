@@ -171,8 +171,8 @@ def _stage_layers(reg: Registry, r: Ctx, stage: str, c: Ctx) -> None:
         COUNT,
         f"{stage}-stage global-attention layers",
         f"{zh}全局注意力层数",
-        doc("parameters")
-        + ": with sliding_window, layer i is global when i mod sliding_every = sliding_every − 1",
+        f"{doc('parameters')}: with sliding_window, layer i is global when i mod sliding_every = "
+        "sliding_every − 1",
     )
     r.layers_of[stage], r.stage_layers[stage] = (dense, moe, attn), n
     r.holds_embed[stage] = k.eq(0)

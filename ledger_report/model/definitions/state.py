@@ -100,8 +100,8 @@ def widths(reg: Registry, r: Ctx) -> None:
             COUNT,
             "non-expert shard group dp_shard·cp",
             "非专家分片组 dp_shard·cp",
-            doc("parts-and-groups")
-            + "; Megatron-LM PR #6048; dp_shard = dp unless the row shards over part of it (HSDP)",
+            f"{doc('parts-and-groups')}; Megatron-LM PR #6048; dp_shard = dp unless the row "
+            "shards over part of it (HSDP)",
         ),
         "expert": d(
             "expert_shard_group",
@@ -211,8 +211,8 @@ def ledger(reg: Registry, r: Ctx) -> None:
                 BOOL,
                 f"{en} ({pen}): exists on the rank",
                 f"{zh}（{pzh}）存在",
-                doc("state-ledger")
-                + ": a state of zero width, or a part without parameters, has no line",
+                f"{doc('state-ledger')}: a state of zero width, or a part without parameters, has "
+                "no line",
             )
 
     for where, key, place, zh in (
