@@ -45,11 +45,6 @@ def _listed(cols):
     return concat(*parts)
 
 
-# The rules the reader checks on each row itself (inputs.py), read from the columns only: a row that
-# breaks one is refused with the rule's message, as the workbook's check cell states it.
-ROW_RULES: list[str] = []
-
-
 def define(reg: Registry, r: Ctx) -> None:
     reg.section = "constraints"
     c = reg.constraint
@@ -148,7 +143,6 @@ def define(reg: Registry, r: Ctx) -> None:
         )
 
     # the architecture's optional blocks: each set of columns complete or empty ----------------------
-    rules = []
     for key, cols, what, zh in (
         ("mla_columns", MLA_COLUMNS, "multi-head latent attention", "多头潜在注意力"),
         (
@@ -170,7 +164,6 @@ def define(reg: Registry, r: Ctx) -> None:
             zh=f"{zh}的列要么全给要么全空",
             source=doc("parameters"),
         )
-        rules.append(key)
     c(
         "q_lora_with_mla",
         negate(all_of(_given("q_lora_rank"), _blank("kv_lora_rank"))),
@@ -234,15 +227,6 @@ def define(reg: Registry, r: Ctx) -> None:
         zh="first_dense_layers ≤ layers",
         source=doc("parameters"),
     )
-    rules += [
-        "q_lora_with_mla",
-        "linear_attention_needs_hybrid",
-        "sliding_every_needs_window",
-        "sliding_window_not_hybrid",
-        "first_dense_le_layers",
-    ]
-    ROW_RULES[:] = rules
-
     c(
         "dp_shard_divides",
         divides(r.dp_shard, dp),
