@@ -166,22 +166,15 @@ def _columns(reg: Registry, r: Ctx) -> None:
     r.mtp = given("mtp_layers", 0, COUNT, "MTP modules", "MTP 模块数")
     r.fae = given("full_attention_every", 1, COUNT, "full attention every", "全注意力间隔")
     # Gated DeltaNet (the linear-attention layers of a hybrid model)
-    nk = given("linear_key_heads", None, COUNT, "linear-attention key heads", "线性注意力 key 头数")
-    nv = given(
-        "linear_value_heads", None, COUNT, "linear-attention value heads", "线性注意力 value 头数"
-    )
-    dk = given(
-        "linear_key_head_dim", None, COUNT, "linear-attention key head dim", "线性注意力 key 头维度"
-    )
-    dvl = given(
-        "linear_value_head_dim",
-        None,
-        COUNT,
-        "linear-attention value head dim",
-        "线性注意力 value 头维度",
-    )
-    r.kconv = given(
-        "linear_conv_kernel", None, COUNT, "linear-attention conv kernel", "线性注意力卷积核"
+    nk, nv, dk, dvl, r.kconv = (
+        given(f"linear_{key}", None, COUNT, f"linear-attention {en}", f"线性注意力{zh}")
+        for key, en, zh in (
+            ("key_heads", "key heads", " key 头数"),
+            ("value_heads", "value heads", " value 头数"),
+            ("key_head_dim", "key head dim", " key 头维度"),
+            ("value_head_dim", "value head dim", " value 头维度"),
+            ("conv_kernel", "conv kernel", "卷积核"),
+        )
     )
     r.gdn = d(
         "has_linear_attention",

@@ -18,7 +18,7 @@ from ..expr import (
     negate,
 )
 from ..registry import BOOL, DAYS, ERROR, MONEY, NODE_HOURS, TEXT, Registry
-from .common import Ctx, doc
+from .common import COLUMN, Ctx, doc
 
 CHECK_RULES_PER_PART = 8
 
@@ -381,14 +381,14 @@ def _budget(reg: Registry, r: Ctx) -> None:
     reg.section = "budget"
     d = reg.define
     price = r.price
-    d("currency", Col("currency"), TEXT, "currency", "货币", "input column (docs/columns.md)")
+    d("currency", Col("currency"), TEXT, "currency", "货币", COLUMN)
     d(
         "currency_given",
         negate(IsBlank(Col("currency"))),
         BOOL,
         "a currency is given",
         "给出货币",
-        "input column (docs/columns.md)",
+        COLUMN,
     )
     d(
         "node_hours",
