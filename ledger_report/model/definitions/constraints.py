@@ -45,6 +45,13 @@ def _listed(cols):
     return concat(*parts)
 
 
+def _at_most(c, key: str, col: str, bound: str) -> None:
+    """The rule that the input column ``col`` is at most the input column ``bound``."""
+    rule, ok = f"{col} ≤ {bound}", Col(col).le(Col(bound))
+    expected, found = concat(f"{rule} = ", Col(bound)), concat(f"{col} = ", Col(col))
+    c(key, ok, col, expected, found, en=rule, zh=rule, source=doc("parameters"))
+
+
 def define(reg: Registry, r: Ctx) -> None:
     reg.section = "constraints"
     c = reg.constraint
@@ -217,16 +224,7 @@ def define(reg: Registry, r: Ctx) -> None:
         zh="滑动窗口仅在无线性注意力层时建模",
         source=doc("parameters"),
     )
-    c(
-        "first_dense_le_layers",
-        Col("first_dense_layers").le(Col("layers")),
-        "first_dense_layers",
-        concat("first_dense_layers ≤ layers = ", Col("layers")),
-        concat("first_dense_layers = ", Col("first_dense_layers")),
-        en="first_dense_layers ≤ layers",
-        zh="first_dense_layers ≤ layers",
-        source=doc("parameters"),
-    )
+    _at_most(c, "first_dense_le_layers", "first_dense_layers", "layers")
     c(
         "dp_shard_divides",
         divides(r.dp_shard, dp),
@@ -312,39 +310,24 @@ def define(reg: Registry, r: Ctx) -> None:
         zh="给出 topk 时需要 experts",
         source=doc("parameters"),
     )
-    c(
-        "topk_le_experts",
-        Col("topk").le(experts),
-        "topk",
-        concat("topk ≤ experts = ", experts),
-        concat("topk = ", Col("topk")),
-        en="topk ≤ experts",
-        zh="topk ≤ experts",
-        source=doc("parameters"),
-    )
+    _at_most(c, "topk_le_experts", "topk", "experts")
 
     # attention and the MLP over tensor parallelism ----------------------------------------------
     heads, kv = Col("heads"), Col("kv_heads")
-    c(
-        "tp_divides_heads",
-        divides(tp, heads),
-        "tp",
-        concat("tp to divide heads = ", heads),
-        concat("tp = ", tp),
-        en="tp divides the attention heads",
-        zh="tp 整除注意力头数",
-        source=doc("parallel-layout"),
-    )
-    c(
-        "tp_divides_kv_heads",
-        divides(tp, kv),
-        "tp",
-        concat("tp to divide kv_heads = ", kv),
-        concat("tp = ", tp),
-        en="tp divides the key/value heads",
-        zh="tp 整除 KV 头数",
-        source=doc("parallel-layout"),
-    )
+    for col, n, en, zh in (
+        ("heads", heads, "the attention heads", "注意力头数"),
+        ("kv_heads", kv, "the key/value heads", " KV 头数"),
+    ):
+        c(
+            f"tp_divides_{col}",
+            divides(tp, n),
+            "tp",
+            concat(f"tp to divide {col} = ", n),
+            concat("tp = ", tp),
+            en=f"tp divides {en}",
+            zh=f"tp 整除{zh}",
+            source=doc("parallel-layout"),
+        )
     c(
         "kv_divides_heads",
         divides(kv, heads),
