@@ -192,42 +192,18 @@ def _probe_sample(name: str, i: int, rec: dict) -> Sample:
 _NUM = r"([0-9][0-9,]*(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _MEG_MEM = re.compile(
-    r"(?:\[Rank (\d+)\] )?\(?after (\d+) iterations\)? memory \(MB\) \| allocated: "
-    + _NUM
-    + r" \| max allocated: "
-    + _NUM
-    + r" \| reserved: "
-    + _NUM
-    + r" \| max reserved: "
-    + _NUM
+    rf"(?:\[Rank (\d+)\] )?\(?after (\d+) iterations\)? memory \(MB\) \| allocated: {_NUM}"
+    rf" \| max allocated: {_NUM} \| reserved: {_NUM} \| max reserved: {_NUM}"
 )
 _MEG_ITER = re.compile(r"iteration\s+(\d+)/\s*\d+ \|(.*)")
 _TITAN = re.compile(
-    r"(?:\[rank(\d+)\]:)?.*?step:\s*(\d+)\s.*?memory:\s*"
-    + _NUM
-    + r"\s*GiB\(\s*"
-    + _NUM
-    + r"%\)\s+tps:\s*"
-    + _NUM
-    + r"(?:\s+tflops:\s*"
-    + _NUM
-    + r")?\s+mfu:\s*"
-    + _NUM
-    + "%"
+    rf"(?:\[rank(\d+)\]:)?.*?step:\s*(\d+)\s.*?memory:\s*{_NUM}\s*GiB\(\s*{_NUM}%\)\s+tps:\s*{_NUM}"
+    rf"(?:\s+tflops:\s*{_NUM})?\s+mfu:\s*{_NUM}%"
 )
-_DS_MEM = re.compile(
-    r"MA " + _NUM + r" GB\s+Max_MA " + _NUM + r" GB\s+CA " + _NUM + r" GB\s+Max_CA " + _NUM + " GB"
-)
+_DS_MEM = re.compile(rf"MA {_NUM} GB\s+Max_MA {_NUM} GB\s+CA {_NUM} GB\s+Max_CA {_NUM} GB")
 _DS_TIMER = re.compile(
-    r"(?:global_step=(\d+), |(\d+)/(\d+), )(?:RunningAvg)?SamplesPerSec="
-    + _NUM
-    + r"(?:, CurrSamplesPerSec="
-    + _NUM
-    + r")?, MemAllocated="
-    + _NUM
-    + r"GB, MaxMemAllocated="
-    + _NUM
-    + "GB"
+    rf"(?:global_step=(\d+), |(\d+)/(\d+), )(?:RunningAvg)?SamplesPerSec={_NUM}"
+    rf"(?:, CurrSamplesPerSec={_NUM})?, MemAllocated={_NUM}GB, MaxMemAllocated={_NUM}GB"
 )
 _DS_STEP = re.compile(r"\[Rank (\d+)\] step=(\d+),")
 
@@ -236,11 +212,20 @@ def _f(s: str) -> float:
     return float(s.replace(",", ""))
 
 
-class _Megatron:
-    format = "megatron"
+class _Log:
+    """A framework log's reader: ``feed`` it each line; ``samples`` holds what it recognised."""
+
+    format = ""
 
     def __init__(self) -> None:
         self.samples: list[Sample] = []
+        self.seen: dict[int, int] = {}  # torchtitan: step -> the last rank seen at it
+        self.step: int | None = None  # DeepSpeed: the step and rank of the last step line
+        self.rank: int | None = None
+
+
+class _Megatron(_Log):
+    format = "megatron"
 
     def feed(self, i: int, text: str) -> None:
         for m in _MEG_MEM.finditer(text):  # two reports can share a line (interleaved output)
@@ -276,12 +261,8 @@ class _Megatron:
             )
 
 
-class _Torchtitan:
+class _Torchtitan(_Log):
     format = "torchtitan"
-
-    def __init__(self) -> None:
-        self.samples: list[Sample] = []
-        self.seen: dict[int, int] = {}
 
     def feed(self, i: int, text: str) -> None:
         m = _TITAN.search(_ANSI.sub("", text))
@@ -306,13 +287,8 @@ class _Torchtitan:
         )
 
 
-class _DeepSpeed:
+class _DeepSpeed(_Log):
     format = "deepspeed"
-
-    def __init__(self) -> None:
-        self.samples: list[Sample] = []
-        self.step: int | None = None
-        self.rank: int | None = None
 
     def feed(self, i: int, text: str) -> None:
         if m := _DS_STEP.search(text):

@@ -151,15 +151,7 @@ class _Filled(_Text):
         return eval_scalar(e, self.values, self.values, tables())
 
     def visit_Const(self, e):
-        v = e.value
-        if (
-            isinstance(v, int)
-            and not isinstance(v, bool)
-            and v >= 1000
-            and str(v).rstrip("0") == "1"
-        ):
-            return f"10^{len(str(v)) - 1}"
-        return units.num(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
+        return str(e.value) if isinstance(e.value, (bool, str)) else _const_text(e.value)
 
     def visit_Ref(self, e):
         if e.key in self.expand:
