@@ -57,22 +57,19 @@ def table_lines(columns: Sequence[tuple[Any, Any]]) -> list[bytes | bytearray]:
     if len(cells) == 1:  # the csv module quotes a line's only cell when it is empty
         cells = [(['""' if t == "" else t for t in cells[0][0]], cells[0][1])]
     layout, fills = _layout(np, cells)
-    rows = max(1, min(n, BLOCK_BYTES // len(layout)))
-    buf = bytearray(rows * len(layout))
-    lines = np.frombuffer(buf, dtype=np.uint8).reshape(rows, len(layout))
+    width = len(layout)
+    rows = max(1, min(n, BLOCK_BYTES // width))
+    buf = bytearray(rows * width)
+    lines = np.frombuffer(buf, dtype=np.uint8).reshape(rows, width)
     lines[:] = np.frombuffer(layout, dtype=np.uint8)  # the places no fill writes stay as set
+    places = [(lines[:, at : at + c.itemsize].view(c.dtype)[:, 0], c, i) for at, c, i in fills]
     blocks = []
     for start in range(0, n, rows):
         stop = min(n, start + rows)
-        for at, cells, codes in fills:
-            width = cells.dtype.itemsize
-            lines[: stop - start, at : at + width].view(cells.dtype)[:, 0] = cells[
-                codes[start:stop]
-            ]
-        done = buf if stop - start == rows else memoryview(buf)[: (stop - start) * len(layout)]
-        blocks.append(
-            bytes(done).translate(None, _PAD) if done is not buf else buf.translate(None, _PAD)
-        )
+        for place, cells, codes in places:
+            place[: stop - start] = cells[codes[start:stop]]
+        whole = buf if stop - start == rows else bytes(memoryview(buf)[: (stop - start) * width])
+        blocks.append(whole.translate(None, _PAD))
     return blocks
 
 
