@@ -97,6 +97,9 @@ def _padded(np, texts: list[str]) -> Any:
     joined = "".join(texts)
     if joined.isascii() and "\0" not in joined:
         cells = np.array(texts, dtype="S")  # padded with NUL: no text here holds one
+        size = cells.itemsize
+        if size & (size - 1) and size < 64:  # a power of two: numpy copies those as words
+            cells = cells.astype(f"S{1 << size.bit_length()}")
         raw = cells.view(np.uint8)
         raw[raw == 0] = PAD
         return cells
