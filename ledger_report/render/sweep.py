@@ -158,11 +158,11 @@ def _factorize(np, keys: Any) -> tuple[Any, Any]:
     table = np.empty(1 << bits, dtype=keys.dtype)
     table[slots] = keys
     kept = table[slots] == keys
-    seen = np.zeros(1 << bits, dtype=bool)
-    seen[slots[kept]] = True
-    distinct = table[seen]
-    codes = (np.cumsum(seen) - 1)[slots]
-    if not kept.all():
+    every = kept.all()
+    found, place = _numbered(np, slots if every else slots[kept], 1 << bits)
+    distinct = table[found]
+    codes = place[slots]
+    if not every:
         lost = ~kept
         rest, inverse = np.unique(keys[lost], return_inverse=True)
         codes[lost] = len(distinct) + inverse.reshape(-1)
@@ -177,11 +177,19 @@ def _small_range(np, values: Any) -> tuple[list[str], Any] | None:
     if high - low >= SMALL_RANGE * len(values):
         return None
     offset = values - low
-    seen = np.zeros(high - low + 1, dtype=bool)
-    seen[offset] = True
-    present = np.flatnonzero(seen)
-    place = np.cumsum(seen) - 1
-    return _texts((present + low).tolist(), "i"), place[offset]
+    found, place = _numbered(np, offset, high - low + 1)
+    return _texts((found + low).tolist(), "i"), place[offset]
+
+
+def _numbered(np, at: Any, size: int) -> tuple[Any, Any]:
+    """The distinct places in ``at`` (each below ``size``), in order, and for each place its
+    number among them (a place not in ``at`` is left unset)."""
+    seen = np.zeros(size, dtype=bool)
+    seen[at] = True
+    found = np.flatnonzero(seen)
+    place = np.empty(size, dtype=np.intp)
+    place[found] = np.arange(len(found))
+    return found, place
 
 
 def _texts(values: list, kind: str) -> list[str]:
