@@ -73,10 +73,11 @@ def _apart(path: Path, rows: int, reference: bool) -> None:
             if chunk is None:
                 break
             columns = [chunk[name] for name in header]
+            blocks = []
             with written:
-                blocks = table_lines(columns)
-                for block in blocks:
+                for block in table_lines(columns):
                     sink.write(block)
+                    blocks.append(block)  # let go of when the chunk is done
             if reference:
                 from support.csv_reference import reference_lines
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import csv
 import io
 import re
-from typing import Any, BinaryIO, Iterable, Mapping, Sequence
+from typing import Any, BinaryIO, Iterable, Iterator, Mapping, Sequence
 
 from ..model.evaluate import text_codes
 from .output import csv_lines, csv_text
@@ -34,25 +34,25 @@ def write_table(
     nothing on ``out`` but the error."""
     head = csv_lines([header])
     for chunk in chunks:
-        blocks = table_lines([chunk[name] for name in header])
         out.write(head)
-        for block in blocks:
-            out.write(block)
         head = b""
+        for block in table_lines([chunk[name] for name in header]):
+            out.write(block)
     out.write(head)
 
 
 BLOCK_BYTES = 1 << 24  # lines made at once: one buffer, filled again for each block of rows
 
 
-def table_lines(columns: Sequence[tuple[Any, Any]]) -> list[bytes | bytearray]:
+def table_lines(columns: Sequence[tuple[Any, Any]]) -> Iterator[bytes | bytearray]:
     """The CSV lines (CRLF, UTF-8) of a chunk's ``columns``, each an array of values and its mask
-    of blank rows (``None``: none blank), as ``engine.table`` gives them, in blocks of rows."""
+    of blank rows (``None``: none blank), as ``engine.table`` gives them, a block of rows at a
+    time (each block its own bytes: the buffer is filled again for the next)."""
     import numpy as np
 
     n = len(columns[0][0])
     if not n:
-        return []
+        return
     cells = [_column(np, v, b, n) for v, b in columns]
     if len(cells) == 1:  # the csv module quotes a line's only cell when it is empty
         cells = [(['""' if t == "" else t for t in cells[0][0]], cells[0][1])]
@@ -63,14 +63,12 @@ def table_lines(columns: Sequence[tuple[Any, Any]]) -> list[bytes | bytearray]:
     lines = np.frombuffer(buf, dtype=np.uint8).reshape(rows, width)
     lines[:] = np.frombuffer(layout, dtype=np.uint8)  # the places no fill writes stay as set
     places = [(lines[:, at : at + c.itemsize].view(c.dtype)[:, 0], c, i) for at, c, i in fills]
-    blocks = []
     for start in range(0, n, rows):
         stop = min(n, start + rows)
         for place, cells, codes in places:
             place[: stop - start] = cells[codes[start:stop]]
         whole = buf if stop - start == rows else bytes(memoryview(buf)[: (stop - start) * width])
-        blocks.append(whole.translate(None, _PAD))
-    return blocks
+        yield whole.translate(None, _PAD)
 
 
 def _layout(np, columns: list[tuple[list[str], Any]]) -> tuple[bytes, list[tuple[int, Any, Any]]]:
@@ -201,7 +199,7 @@ def _texts(values: list, kind: str) -> list[str]:
     return [_quoted(csv_text(v)) for v in values]
 
 
-_NEEDS_QUOTES = re.compile(r'[,"\r\n]')
+_NEEDS_QUOTES = re.compile(r'[,"\r\n\0]')  # and NUL: the csv module's call
 
 
 def _quoted(value: Any) -> str:
