@@ -86,7 +86,7 @@ def chunks(draw):
     return [_column(draw, n) for _ in range(draw(st.integers(1, 7)))]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(chunks())
 def test_lines_are_what_the_csv_module_writes(columns):
     """Any mix of columns and blanks: table_lines' bytes are the csv module's, cell by cell."""
@@ -123,16 +123,16 @@ def test_distinct_values_by_the_hash_table_are_numpys():
 
 @pytest.fixture(scope="module")
 def sweep_chunks(tmp_path_factory):
-    """engine.table over the shipped examples and 300 varied rows (bench/example_rows.py)."""
+    """engine.table over the shipped examples and 150 varied rows (bench/example_rows.py)."""
     folder = tmp_path_factory.mktemp("rows")
     (folder / "configs").symlink_to(ROOT / "inputs" / "configs")
-    example_rows.write_csv(folder / "rows.csv", example_rows.varied_rows(300, seed=5))
+    example_rows.write_csv(folder / "rows.csv", example_rows.varied_rows(150, seed=5))
     configs = read_configs(ROOT / "inputs" / "examples.csv") + read_configs(folder / "rows.csv")
-    return ["name", *table_keys()], list(table(configs, rows=128))
+    return ["name", *table_keys()], list(table(configs, rows=64))
 
 
 def test_the_table_is_written_as_the_csv_module_writes_it(sweep_chunks, monkeypatch):
-    """write_table on the real table (chunks of 128 rows, blocks of a few rows, so a chunk spans
+    """write_table on the real table (chunks of 64 rows, blocks of a few rows, so a chunk spans
     blocks and a block ends mid-chunk): the header, then each chunk's rows as the csv module
     writes them from Python values."""
     header, chunks = sweep_chunks
@@ -143,7 +143,7 @@ def test_the_table_is_written_as_the_csv_module_writes_it(sweep_chunks, monkeypa
         reference_lines([c[name] for name in header]) for c in chunks
     )
     assert out.getvalue() == expected
-    assert out.getvalue().count(b"\r\n") == 1 + 21 + 300
+    assert out.getvalue().count(b"\r\n") == 1 + 21 + 150
 
 
 def test_no_rows_is_the_header_alone():
