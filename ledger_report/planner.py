@@ -266,13 +266,8 @@ class _Search:
 
 
 def _problem(config: Config, column: str, expected: str, found: str) -> Problem:
-    return Problem(
-        file=config.source or "input",
-        row=None,
-        column=column,
-        expected=expected,
-        found=f"{found} (row {config.name!r})",
-    )
+    found = f"{found} (row {config.name!r})"
+    return Problem(config.source or "input", None, column, expected, found)
 
 
 def _allowed(base: Mapping[str, Any], col: str, values: Iterable[int]) -> list[int]:
