@@ -452,17 +452,21 @@ def to_frame(source: Rows | Mapping[str, Any], *, states: bool = False):
         if not configs:
             return pd.DataFrame(columns=["name", *_table_keys()])
         columns = _Columns(len(configs))
-        for chunk in table(configs):  # each chunk copied into the columns and let go
+        for chunk in _table(configs):  # each chunk copied into the columns and let go
             columns.add(chunk)
         return pd.DataFrame(dict(columns.done(pd)), copy=False)
 
 
 def table(source: Rows, progress: Progress | None = None):
     """The sweep table of ``source`` a chunk of rows at a time (``engine.table``)."""
+    yield from _table(read(source), progress)
+
+
+def _table(configs: list[Config], progress: Progress | None = None):
+    """``table`` of rows read already."""
     from .engine import TABLE_ROWS
     from .engine import table as engine_table
 
-    configs = read(source)
     done = 0
     for chunk in engine_table(configs, rows=TABLE_ROWS):
         done += len(chunk["name"][0])
