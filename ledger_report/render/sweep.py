@@ -57,22 +57,19 @@ def table_lines(columns: Sequence[tuple[Any, Any]]) -> list[bytes | bytearray]:
     if len(cells) == 1:  # the csv module quotes a line's only cell when it is empty
         cells = [(['""' if t == "" else t for t in cells[0][0]], cells[0][1])]
     layout, fills = _layout(np, cells)
-    rows = max(1, min(n, BLOCK_BYTES // len(layout)))
-    buf = bytearray(rows * len(layout))
-    lines = np.frombuffer(buf, dtype=np.uint8).reshape(rows, len(layout))
+    width = len(layout)
+    rows = max(1, min(n, BLOCK_BYTES // width))
+    buf = bytearray(rows * width)
+    lines = np.frombuffer(buf, dtype=np.uint8).reshape(rows, width)
     lines[:] = np.frombuffer(layout, dtype=np.uint8)  # the places no fill writes stay as set
+    places = [(lines[:, at : at + c.itemsize].view(c.dtype)[:, 0], c, i) for at, c, i in fills]
     blocks = []
     for start in range(0, n, rows):
         stop = min(n, start + rows)
-        for at, cells, codes in fills:
-            width = cells.dtype.itemsize
-            lines[: stop - start, at : at + width].view(cells.dtype)[:, 0] = cells[
-                codes[start:stop]
-            ]
-        done = buf if stop - start == rows else memoryview(buf)[: (stop - start) * len(layout)]
-        blocks.append(
-            bytes(done).translate(None, _PAD) if done is not buf else buf.translate(None, _PAD)
-        )
+        for place, cells, codes in places:
+            place[: stop - start] = cells[codes[start:stop]]
+        whole = buf if stop - start == rows else bytes(memoryview(buf)[: (stop - start) * width])
+        blocks.append(whole.translate(None, _PAD))
     return blocks
 
 
@@ -100,6 +97,9 @@ def _padded(np, texts: list[str]) -> Any:
     joined = "".join(texts)
     if joined.isascii() and "\0" not in joined:
         cells = np.array(texts, dtype="S")  # padded with NUL: no text here holds one
+        size = cells.itemsize
+        if size & (size - 1) and size < 64:  # a power of two: numpy copies those as words
+            cells = cells.astype(f"S{1 << size.bit_length()}")
         raw = cells.view(np.uint8)
         raw[raw == 0] = PAD
         return cells
@@ -158,11 +158,11 @@ def _factorize(np, keys: Any) -> tuple[Any, Any]:
     table = np.empty(1 << bits, dtype=keys.dtype)
     table[slots] = keys
     kept = table[slots] == keys
-    seen = np.zeros(1 << bits, dtype=bool)
-    seen[slots[kept]] = True
-    distinct = table[seen]
-    codes = (np.cumsum(seen) - 1)[slots]
-    if not kept.all():
+    every = kept.all()
+    found, place = _numbered(np, slots if every else slots[kept], 1 << bits)
+    distinct = table[found]
+    codes = place[slots]
+    if not every:
         lost = ~kept
         rest, inverse = np.unique(keys[lost], return_inverse=True)
         codes[lost] = len(distinct) + inverse.reshape(-1)
@@ -177,11 +177,19 @@ def _small_range(np, values: Any) -> tuple[list[str], Any] | None:
     if high - low >= SMALL_RANGE * len(values):
         return None
     offset = values - low
-    seen = np.zeros(high - low + 1, dtype=bool)
-    seen[offset] = True
-    present = np.flatnonzero(seen)
-    place = np.cumsum(seen) - 1
-    return _texts((present + low).tolist(), "i"), place[offset]
+    found, place = _numbered(np, offset, high - low + 1)
+    return _texts((found + low).tolist(), "i"), place[offset]
+
+
+def _numbered(np, at: Any, size: int) -> tuple[Any, Any]:
+    """The distinct places in ``at`` (each below ``size``), in order, and for each place its
+    number among them (a place not in ``at`` is left unset)."""
+    seen = np.zeros(size, dtype=bool)
+    seen[at] = True
+    found = np.flatnonzero(seen)
+    place = np.empty(size, dtype=np.intp)
+    place[found] = np.arange(len(found))
+    return found, place
 
 
 def _texts(values: list, kind: str) -> list[str]:
