@@ -121,9 +121,7 @@ def string(s: str) -> str:
 
 
 def _const(v: Any) -> tuple[str, int]:
-    if isinstance(v, bool):
-        return ("TRUE" if v else "FALSE"), _ATOM
-    if isinstance(v, (int, float)):
+    if isinstance(v, (bool, int, float)):
         text = number(v)
         return (f"({text})" if text.startswith("-") else text), _ATOM
     if isinstance(v, str):
@@ -202,11 +200,7 @@ class _Compiler(Visitor):
         return sorted(tags, key=lambda t: (0, cols[t[1]]) if t[0] == "col" else (1, keys[t[1]]))
 
     def _any_blank(self, tags) -> str | None:
-        tags = self._order(tags)
-        if not tags:
-            return None
-        tests = [f'{self.cell(t)}=""' for t in tags]
-        return tests[0] if len(tests) == 1 else f"OR({','.join(tests)})"
+        return _any_of([f'{self.cell(t)}=""' for t in self._order(tags)])
 
     # values ------------------------------------------------------------------------------
     def value(self, e: Expr) -> tuple[str, int]:
