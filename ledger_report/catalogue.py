@@ -144,20 +144,16 @@ def parse_catalogue(text: str, origin: str = _DATA_FILE) -> dict[str, Gpu]:
             kind = _TYPES[column]
             if kind.endswith(" | None") and not text:  # FP8 figures, SM counts: may be empty
                 values[column] = None
-            elif kind.startswith("float"):
-                values[column] = _positive(text, column, where)
-                if column in _FRACTION_COLUMNS and values[column] > 1:
-                    raise ValueError(
-                        f"{where}: column {column!r} expected a fraction at most 1; found {text!r}"
-                    )
-            elif kind.startswith("int"):
-                values[column] = _positive(text, column, where, whole=True)
+            elif kind.startswith(("float", "int")):
+                values[column] = _positive(text, column, where, whole=kind.startswith("int"))
+            elif not text:
+                raise ValueError(f"{where}: column {column!r} expected text; found an empty cell")
             else:
-                if not text:
-                    raise ValueError(
-                        f"{where}: column {column!r} expected text; found an empty cell"
-                    )
                 values[column] = text
+            if column in _FRACTION_COLUMNS and (values[column] or 0) > 1:
+                raise ValueError(
+                    f"{where}: column {column!r} expected a fraction at most 1; found {text!r}"
+                )
         gpu = Gpu(**values)  # type: ignore[arg-type]
         key = normalise_gpu_name(gpu.name)
         if key in keys:

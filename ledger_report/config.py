@@ -300,8 +300,7 @@ class Config:
         return self.values[column]
 
     def replace(self, **changes: Any) -> "Config":
-        new = dict(self.values)
-        new.update(changes)
+        new = {**self.values, **changes}
         kept = {k: v for k, v in self.origins.items() if k not in changes}
         return Config(new, self.source, kept, self.warnings)
 

@@ -71,7 +71,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
@@ -266,13 +266,8 @@ class _Search:
 
 
 def _problem(config: Config, column: str, expected: str, found: str) -> Problem:
-    return Problem(
-        file=config.source or "input",
-        row=None,
-        column=column,
-        expected=expected,
-        found=f"{found} (row {config.name!r})",
-    )
+    found = f"{found} (row {config.name!r})"
+    return Problem(config.source or "input", None, column, expected, found)
 
 
 def _allowed(base: Mapping[str, Any], col: str, values: Iterable[int]) -> list[int]:
@@ -545,11 +540,6 @@ def _cross(D, M, pps, tps, cps, eps, lcs) -> dict[str, np.ndarray]:
 
 
 # ---- evaluation ---------------------------------------------------------------------------------
-def _chunks(n: int) -> Iterator[slice]:
-    for start in range(0, n, CHUNK):
-        yield slice(start, min(n, start + CHUNK))
-
-
 def _evaluate(batch: _Batch, sl: slice | np.ndarray, margin: float) -> dict[str, np.ndarray]:
     """Registry figures, gates and constraints for candidates ``sl`` of ``batch``."""
     env = evaluate_arrays(REGISTRY, batch.cols(sl), tables(), list(KEYS))
@@ -671,7 +661,8 @@ def _scan(
     pool = _Pool((top + 8) * search.variants)
     front = _Front()
     for b_no, batch in enumerate(search.batches):
-        chunks: Iterable[Any] = _chunks(batch.size)
+        size = batch.size
+        chunks: Iterable[Any] = (slice(k, min(size, k + CHUNK)) for k in range(0, size, CHUNK))
         if structural:
             lc = batch.layout["loss_chunks"]
             sel = np.flatnonzero(lc == lc.max()) if len(lc) else np.empty(0, np.int64)

@@ -88,13 +88,11 @@ def _int(v: Any) -> int | None:
 
 
 def _reference_counter(mem: list[Sample]) -> str | None:
-    """The counter nearest the device that every memory sample has."""
-    for c in ("device", "reserved", "allocated"):
-        if mem and all(c in s.peak for s in mem):
-            return c
-    for c in ("device", "reserved", "allocated"):
-        if any(c in s.peak for s in mem):
-            return c
+    """The counter nearest the device that every memory sample has (else that any has)."""
+    for every_or_any in (all, any):
+        for c in ("device", "reserved", "allocated"):
+            if mem and every_or_any(c in s.peak for s in mem):
+                return c
     return None
 
 

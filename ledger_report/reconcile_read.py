@@ -97,9 +97,7 @@ def read_run(path: str | Path) -> Run:
     for parser in parsers:
         if parser.samples:
             return Run(name, parser.format, tuple(parser.samples))
-    raise InputError(
-        Problem(name, first[0], None, EXPECTED, _quote(first[1].strip()), row_label="line")
-    )
+    raise _at_line(name, first[0], None, EXPECTED, _quote(first[1].strip()))
 
 
 def _text_lines(name: str, f) -> Iterator[tuple[int, str]]:
@@ -108,10 +106,12 @@ def _text_lines(name: str, f) -> Iterator[tuple[int, str]]:
         try:
             text = raw.decode("utf-8-sig" if i == 1 else "utf-8")
         except UnicodeDecodeError:
-            raise InputError(
-                Problem(name, i, None, "UTF-8 text", "bytes that are not text", row_label="line")
-            ) from None
+            raise _at_line(name, i, None, "UTF-8 text", "bytes that are not text") from None
         yield i, text.rstrip("\r\n")
+
+
+def _at_line(name: str, line: int, column: str | None, expected: str, found: str) -> InputError:
+    return InputError(Problem(name, line, column, expected, found, row_label="line"))
 
 
 def _quote(s: str) -> str:
@@ -126,16 +126,11 @@ def _read_probe(name: str, lines: Iterable[tuple[int, str]]) -> Run:
         try:
             rec = json.loads(text)
         except json.JSONDecodeError as err:
-            raise InputError(
-                Problem(
-                    name, i, None, "a JSON object", f"{err.msg} ({_quote(text)})", row_label="line"
-                )
-            ) from None
+            found = f"{err.msg} ({_quote(text)})"
+            raise _at_line(name, i, None, "a JSON object", found) from None
         if not isinstance(rec, dict) or rec.get("schema") != SCHEMA:
             found = rec.get("schema") if isinstance(rec, dict) else type(rec).__name__
-            raise InputError(
-                Problem(name, i, "schema", f'"{SCHEMA}"', repr(found), row_label="line")
-            )
+            raise _at_line(name, i, "schema", f'"{SCHEMA}"', repr(found))
         samples.append(_probe_sample(name, i, rec))
         if rec.get("row"):
             rows.add(rec["row"])
@@ -148,9 +143,7 @@ def _read_probe(name: str, lines: Iterable[tuple[int, str]]) -> Run:
 
 def _probe_sample(name: str, i: int, rec: dict) -> Sample:
     def bad(key: str, expected: str):
-        return InputError(
-            Problem(name, i, key, expected, _quote(repr(rec.get(key))), row_label="line")
-        )
+        return _at_line(name, i, key, expected, _quote(repr(rec.get(key))))
 
     for key in ("rank", "step"):
         if not isinstance(rec.get(key), int) or rec[key] < 0:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
+PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2}  # of the arithmetic operators, as written out
+
 
 def _arith(op: str) -> tuple[Callable[[Expr, Any], Expr], Callable[[Expr, Any], Expr]]:
     """The operator's method and its reflected one (``2 * x`` as well as ``x * 2``)."""

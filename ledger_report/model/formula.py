@@ -35,7 +35,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from .expr import MINDIV_MAX, Call, Const, Expr, If, IsBlank, Ref, Visitor, children
+from .expr import MINDIV_MAX, PRECEDENCE, Call, Const, Expr, If, IsBlank, Ref, Visitor, children
 from .registry import Registry, needs_of, tag
 
 # Row markers inside a template: the row of ``Inputs`` and the row of the results sheet.
@@ -51,7 +51,6 @@ FUNCTIONS = frozenset(
 
 _CALLS = frozenset({"MAX", "MIN", "AND", "OR", "NOT", "MOD", "MID", "GCD"})  # spelt as they are
 _ROUNDING = {"CEIL": "CEILING", "FLOOR": "FLOOR"}  # to a whole number, toward +/- infinity
-_PREC = {"+": 1, "-": 1, "*": 2, "/": 2}
 _CMP_PREC = 0
 _ATOM = 9
 _MAX_FORMULA_CHARS = 8192  # Excel's limit on a formula's length
@@ -121,9 +120,7 @@ def string(s: str) -> str:
 
 
 def _const(v: Any) -> tuple[str, int]:
-    if isinstance(v, bool):
-        return ("TRUE" if v else "FALSE"), _ATOM
-    if isinstance(v, (int, float)):
+    if isinstance(v, (bool, int, float)):
         text = number(v)
         return (f"({text})" if text.startswith("-") else text), _ATOM
     if isinstance(v, str):
@@ -202,11 +199,7 @@ class _Compiler(Visitor):
         return sorted(tags, key=lambda t: (0, cols[t[1]]) if t[0] == "col" else (1, keys[t[1]]))
 
     def _any_blank(self, tags) -> str | None:
-        tags = self._order(tags)
-        if not tags:
-            return None
-        tests = [f'{self.cell(t)}=""' for t in tags]
-        return tests[0] if len(tests) == 1 else f"OR({','.join(tests)})"
+        return _any_of([f'{self.cell(t)}=""' for t in self._order(tags)])
 
     # values ------------------------------------------------------------------------------
     def value(self, e: Expr) -> tuple[str, int]:
@@ -233,7 +226,7 @@ class _Compiler(Visitor):
         return found, _ATOM
 
     def visit_BinOp(self, e):
-        p = _PREC[e.op]
+        p = PRECEDENCE[e.op]
         a, pa = self.value(e.a)
         b, pb = self.value(e.b)
         if pa < p:

@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 from . import units
 from .evaluate import eval_scalar
-from .expr import BinOp, Call, Const, Expr, Visitor
+from .expr import PRECEDENCE, BinOp, Call, Const, Expr, Visitor
 from .registry import (
     BOOL,
     BPP,
@@ -32,7 +32,6 @@ from .registry import (
 from .tables import tables
 
 _OPS = {"+": " + ", "-": " − ", "*": " × ", "/": " ÷ "}
-_PREC = {"+": 1, "-": 1, "*": 2, "/": 2}
 _CMP = {"=": " = ", "<>": " ≠ ", "<": " < ", "<=": " ≤ ", ">": " > ", ">=": " ≥ "}
 
 
@@ -117,7 +116,7 @@ class _Text(Visitor):
 
     def visit_BinOp(self, e):
         prec = self.prec
-        p = _PREC[e.op]
+        p = PRECEDENCE[e.op]
         if e.op == "+":
             terms = self.terms(e)
             if not terms:
