@@ -13,8 +13,6 @@ to its widest cell with a byte UTF-8 never holds (0xFF); deleting those bytes le
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from typing import Any, BinaryIO, Iterable, Iterator, Mapping, Sequence
 
@@ -203,13 +201,12 @@ _NEEDS_QUOTES = re.compile(r'[,"\r\n\0]')  # and NUL: the csv module's call
 
 
 def _quoted(value: Any) -> str:
-    """What the csv module (CRLF line ends) writes for ``value`` as a cell among others: text
-    with a comma, quote or line break quoted, ``None`` empty, numbers by ``str``."""
+    """What the package's one CSV writer (``output.csv_lines``) writes for ``value`` as a cell
+    among others: text with a comma, quote or line break quoted, ``None`` empty, numbers by
+    ``str``."""
     if isinstance(value, str) and not _NEEDS_QUOTES.search(value):
         return value
-    buf = io.StringIO()
-    csv.writer(buf, lineterminator="\r\n").writerow([value, ""])
-    return buf.getvalue()[: -len(",\r\n")]
+    return csv_lines([[value, ""]], safe=True).decode("utf-8")[: -len(",\r\n")]
 
 
 _TRUTH = (csv_text(False), csv_text(True))
