@@ -142,9 +142,9 @@ class Beside:
     and does nothing after :meth:`result`.  The process dies with its parent
     (:func:`forked_child`), holds no read end of its own pipe, ignores Ctrl-C and never collects
     garbage (short-lived: its memory goes back to the system when it exits).  Forked before the
-    handout forks its own workers, so it holds no pipe of theirs.  ``fn`` should import what it needs itself (see
-    :func:`render_workbook`): in the forked process, that import runs beside the caller's work
-    instead of before the fork."""
+    handout forks its own workers, so it holds no pipe of theirs.  ``fn`` should import what it
+    needs itself (see :func:`render_workbook`): in the forked process, that import runs beside
+    the caller's work instead of before the fork."""
 
     def __init__(
         self, what: str, fn: Callable[..., Any], *args: Any, side_by_side: bool, **kwargs: Any
