@@ -3,24 +3,45 @@
 Targets: the workbook's own time <= 1.5x what XlsxWriter alone needs to write the same formula
 cells with their cached values (the floor: every computed figure is a live formula, and
 XlsxWriter's ``write_formula`` prepares each one); opened and fully recalculated by LibreOffice
-headless in <= 10 s with <= 1 GB.  Prints:
+headless in <= 10 s with <= 1 GB.  Prints, each line as soon as it is measured:
 
-* CPU seconds of ``render_xlsx`` (the ledgers are computed first, untimed: ``bench_calc.py``
-  measures the engine), the file size, and CPU seconds of XlsxWriter alone writing every formula
-  cell of that workbook (sheet, cell, formula text, cached value, read back from its XML) into a
-  workbook of the same sheets and saving it, and the ratio of the two; ``--example`` does the
-  same for ``inputs/examples.csv``; CPU seconds, because these machines are shared (wall seconds
-  are printed too);
+* for ``inputs/examples.csv`` (as ``build`` writes it; ``--no-example`` skips it) and for ``-n``
+  generated configurations: CPU seconds of ``render_xlsx`` (the ledgers are computed first,
+  untimed: ``bench_calc.py`` measures the engine), the file size, and CPU seconds of XlsxWriter
+  alone writing every formula cell of that workbook (sheet, cell, formula text, cached value,
+  read back from its XML) into a workbook of the same sheets and saving it, and the ratio of the
+  two.  Both sides run with the cyclic garbage collector off and collect afterwards, untimed, as
+  ``build``'s workbook process runs (it never collects; ``render_xlsx`` pauses the collector
+  itself too).  CPU seconds, because these machines are shared (wall seconds are printed too);
 * LibreOffice 7.4 headless, a fresh profile that forces a full recalculation on load
   (``OOXMLRecalcMode`` = 0): wall seconds and the largest resident set, for (1) open +
   recalculate + write the Summary sheet as CSV (what opening the workbook costs) and (2) open +
   recalculate + save the whole workbook as XLSX.  Every cached value is poisoned before (1), so the
   Summary figures LibreOffice writes are its own; the bench checks them against the engine.
 
-    python bench/bench_workbook.py                 # 1,000 configurations, one LibreOffice run each
+    python bench/bench_workbook.py --example       # the example only: ~10 s
+    python bench/bench_workbook.py                 # + 1,000 configurations and LibreOffice: minutes
     python bench/bench_workbook.py -n 200 --repeat 3 --json
 
 Exit status 1 when a target is missed (or LibreOffice's figures disagree with the engine).
+
+Measured 2026-12-03 on the shared 2-vCPU machine (no idle one to be had; Python 3.11,
+XlsxWriter 3.3.1).  Before (both sides timed with the collector on; load 5.4): the example
+2.15 s CPU against 1.50 s alone, ratio 1.43; -n 50, 5.73 against 4.58 s, 1.25.  After
+(``--example --repeat 3``; load 6.2): 2.13 s against 1.65 s, ratio 1.30; load 8.2: 2.63 against
+2.12 s, 1.24.  Where the example's workbook goes (one process, collector off, ~2.0 s): XlsxWriter
+~87 %, ``write_formula`` most of it: its ``_prepare_formula`` runs ~30 regular-expression
+substitutions over each formula, and the Ledgers sheet's 21,714 formulas hold 4.4 M characters
+(204 on average, up to 7,512; the Ledgers is 80 % of the workbook's formulas and 95 % of their
+characters), so the floor is the formulas' length, which byte-identical output keeps; the
+sheets' own code ~0.26 s, of which ``fx.compile_registry`` (model/formula.py) 0.11 s and the
+print sheets' display formulas most of the rest.  Two collections of the oldest generation took
+~20 % of an in-process render (XlsxWriter keeps every cell until it saves, its worksheets are
+reference cycles, and so are the 12,000 ``_strict_ifs`` walkers the formula compiler leaves):
+``render_xlsx`` now pauses the collector.  XlsxWriter's options: the values are given (no
+recalculation), ``strings_to_numbers``/``strings_to_formulas`` and ``use_future_functions`` are
+off; ``constant_memory`` writes each sheet through a temporary
+file, which stamps the zip entries 1980-01-31 (not byte-identical) and needs row order.
 """
 
 from __future__ import annotations

@@ -23,6 +23,11 @@ EXAMPLE = ROOT / "inputs" / "examples.csv"
 needs_fork = pytest.mark.skipif(not can_fork(), reason="forking is not safe here")
 
 
+def _ledgers(n: int) -> list:
+    """The example's first ``n`` rows, computed."""
+    return lr.compute(lr.read(EXAMPLE)[:n])
+
+
 def _pid_and(x: int) -> tuple[int, int]:
     return os.getpid(), x * 2
 
@@ -50,27 +55,27 @@ def test_beside_raises_the_childs_error_in_the_caller():
 
 
 @needs_fork
-def test_failed_handout_leaves_no_workbook_process(monkeypatch, tmp_path):
-    """The handout fails while the workbook is written beside it: outputs() raises the handout's
-    error, and the workbook's process is gone (it was left running before: it held its bytes in a
-    pipe nobody read)."""
-    import ledger_report.render.handout as handout
+def test_failed_json_leaves_no_workbook_process(monkeypatch, tmp_path):
+    """The JSON (or the handout) fails while the workbook is written beside it: outputs() raises
+    that error, and the workbook's process is gone (before, a failed handout left it running: it
+    held its bytes in a pipe nobody read)."""
+    import ledger_report.render.document as document
 
     def broken(*a, **k):
-        raise LedgerError("the handout could not be rendered (simulated)")
+        raise LedgerError("the JSON could not be written (simulated)")
 
-    monkeypatch.setattr(handout, "render_pdf", broken)
-    ledgers = lr.compute(EXAMPLE)[:2]
+    monkeypatch.setattr(document, "json_bytes", broken)
     with pytest.raises(LedgerError, match="simulated"):
-        api.outputs(ledgers, "x", tmp_path, ("xlsx", "pdf", "json"), jobs=2)
+        api.outputs(_ledgers(1), "x", tmp_path, ("xlsx", "json"), jobs=2)
     assert multiprocessing.active_children() == []
 
 
+@pytest.mark.slow
 @needs_fork
 def test_workbook_beside_the_json_is_the_workbook_written_here(tmp_path):
     """xlsx and json with two jobs: the workbook comes from a forked process, byte for byte the one
     written in this process (jobs=1), and the JSON is written too."""
-    ledgers = lr.compute(EXAMPLE)[:3]
+    ledgers = _ledgers(2)
     two = api.outputs(ledgers, "x", tmp_path, ("xlsx", "json"), jobs=2)
     one = api.outputs(ledgers, "x", tmp_path, ("xlsx", "json"), jobs=1)
     assert list(two) == [tmp_path / "x.json", tmp_path / "x.xlsx"]
