@@ -473,11 +473,19 @@ FLCE_SRC = (
 )
 
 
+def _by_impl(impl, **figures):
+    """A cross-entropy figure by implementation, ``figures`` keyed by its name (0 for the others:
+    fused_linear_ce's buffers are counted apart)."""
+    out = 0
+    for name, figure in reversed(figures.items()):
+        out = if_(impl.eq(name), figure, out)
+    return out
+
+
 def _loss(reg: Registry, r: Ctx) -> None:
     """The logits, and what the cross-entropy keeps in its forward and its backward, by implementation."""
     d = reg.define
     sb, tp, impl = r.tokens_mb, r.tp, r.loss_impl
-    eager = impl.eq("eager_fp32")
     logit_elems = d(
         "logit_elements",
         if_(
@@ -517,18 +525,12 @@ def _loss(reg: Registry, r: Ctx) -> None:
     )
     fwd = d(
         "loss_forward_bytes_per_logit",
-        if_(
-            eager,
-            eager_fwd,
-            if_(
-                impl.eq("loss_parallel"),
-                if_(fp32_logits, 8, 12),
-                if_(
-                    impl.eq("megatron_fused"),
-                    if_(fp32_logits, 0, 4),
-                    if_(impl.eq("chunked_output"), 4 + if_(fp32_logits, 0, 4) / k, 0),
-                ),
-            ),
+        _by_impl(
+            impl,
+            eager_fp32=eager_fwd,
+            loss_parallel=if_(fp32_logits, 8, 12),
+            megatron_fused=if_(fp32_logits, 0, 4),
+            chunked_output=4 + if_(fp32_logits, 0, 4) / k,
         ),
         "bytes",
         "cross-entropy forward bytes per logit beside the logits",
@@ -538,18 +540,12 @@ def _loss(reg: Registry, r: Ctx) -> None:
     )
     bwd = d(
         "loss_backward_bytes_per_logit",
-        if_(
-            eager,
-            eager_bwd,
-            if_(
-                impl.eq("loss_parallel"),
-                16,
-                if_(
-                    impl.eq("megatron_fused"),
-                    if_(fp32_logits, 4, 6),
-                    if_(impl.eq("chunked_output"), 4 + 8 / k, 0),
-                ),
-            ),
+        _by_impl(
+            impl,
+            eager_fp32=eager_bwd,
+            loss_parallel=16,
+            megatron_fused=if_(fp32_logits, 4, 6),
+            chunked_output=4 + 8 / k,
         ),
         "bytes",
         "cross-entropy backward bytes per logit",

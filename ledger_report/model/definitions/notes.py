@@ -56,13 +56,7 @@ def define(reg: Registry, r: Ctx) -> None:
         "GB = 10^9 字节，GiB = 2^30 字节；状态行均为报告流水段上的每卡数值。",
         doc("units"),
     )
-    note(
-        "convention",
-        True,
-        (conv(r, "en"), "."),
-        (conv(r, "zh"), "。"),
-        doc("conventions"),
-    )
+    note("convention", True, (conv(r, "en"), "."), (conv(r, "zh"), "。"), doc("conventions"))
     biased = any_of(
         *(Ref(k) for k in ("qkv_bias", "linear_bias", "router_bias", "attention_sinks"))
     )

@@ -668,11 +668,7 @@ def _allocator(reg: Registry, r: Ctx) -> None:
     )
     frag = d(
         "reserved_fraction",
-        if_(
-            r.expandable,
-            conv(r, "reserved_fraction_expandable"),
-            conv(r, "reserved_fraction"),
-        ),
+        if_(r.expandable, conv(r, "reserved_fraction_expandable"), conv(r, "reserved_fraction")),
         "ratio",
         "residual allocator reserve over the modelled reserved (with or without expandable segments)",
         "模型之外的分配器预留比例（按是否可扩展段）",

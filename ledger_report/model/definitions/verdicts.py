@@ -53,8 +53,9 @@ def define(reg: Registry, r: Ctx) -> None:
     _check(reg, r)
 
 
-def _verdict(reg: Registry, key: str, outcome, words: dict, en: str, zh: str):
-    """A verdict's words in English and Chinese and its tone, each from the one outcome; the tone."""
+def _verdict(reg: Registry, key: str, outcome, words: dict, en: str, zh: str, why, why_zh):
+    """A verdict's words in English and Chinese and its tone, each from the one outcome, and why
+    (in English and Chinese); the tone."""
     labels = (
         ("", f"{en} verdict", f"{zh}结论"),
         ("_zh", f"{en} verdict (zh)", f"{zh}结论"),
@@ -68,6 +69,11 @@ def _verdict(reg: Registry, key: str, outcome, words: dict, en: str, zh: str):
             en_label,
             zh_label,
             doc("verdicts"),
+        )
+    for suffix, text in (("", why), ("_zh", why_zh)):
+        en_label = f"why ({en})" + (suffix and " (zh)")
+        reg.define(
+            f"verdict_{key}_reason{suffix}", text, TEXT, en_label, f"原因（{zh}）", doc("verdicts")
         )
     return tone
 
@@ -99,7 +105,68 @@ def _memory(reg: Registry, r: Ctx):
         "显存：实测放得下、实测放不下、放得下、放不下或未知",
         doc("verdicts"),
     )
-    tone = _verdict(
+    over = peak - hbm
+    why = if_(
+        given,
+        sentence(
+            "measured {} of {} HBM; the estimate on the device is {}{}",
+            gb_text(measured),
+            gb_text(hbm),
+            gb_text(peak),
+            if_(
+                known,
+                sentence(
+                    " ({}{})",
+                    if_(peak.ge(measured), "+", "−"),
+                    gb_text(if_(peak.ge(measured), peak - measured, measured - peak)),
+                ),
+                "",
+            ),
+        ),
+        if_(
+            known,
+            sentence(
+                "peak {} on the device against {} of HBM ({})",
+                gb_text(peak),
+                gb_text(hbm),
+                if_(
+                    over.gt(0),
+                    concat(gb_text(over), " over"),
+                    concat(gb_text(hbm - peak), " to spare"),
+                ),
+            ),
+            if_(
+                over_state,
+                sentence("the state alone, {}, is above {} of HBM", gb_text(state), gb_text(hbm)),
+                sentence("the peak needs {}, which the row leaves empty", missing),
+            ),
+        ),
+    )
+    why_zh = if_(
+        given,
+        sentence(
+            "实测 {}，显存 {}；设备口径估算 {}", gb_text(measured), gb_text(hbm), gb_text(peak)
+        ),
+        if_(
+            known,
+            sentence(
+                "设备峰值 {}，显存 {}{}",
+                gb_text(peak),
+                gb_text(hbm),
+                if_(
+                    over.gt(0),
+                    concat("，超出 ", gb_text(over)),
+                    concat("，余 ", gb_text(hbm - peak)),
+                ),
+            ),
+            if_(
+                over_state,
+                sentence("仅模型状态 {} 已超过显存 {}", gb_text(state), gb_text(hbm)),
+                sentence("峰值需要 {}，而该行未给出", missing),
+            ),
+        ),
+    )
+    return _verdict(
         reg,
         "memory",
         outcome,
@@ -112,85 +179,9 @@ def _memory(reg: Registry, r: Ctx):
         },
         "memory",
         "显存",
+        why,
+        why_zh,
     )
-    over = peak - hbm
-    d(
-        "verdict_memory_reason",
-        if_(
-            given,
-            sentence(
-                "measured {} of {} HBM; the estimate on the device is {}{}",
-                gb_text(measured),
-                gb_text(hbm),
-                gb_text(peak),
-                if_(
-                    known,
-                    sentence(
-                        " ({}{})",
-                        if_(peak.ge(measured), "+", "−"),
-                        gb_text(if_(peak.ge(measured), peak - measured, measured - peak)),
-                    ),
-                    "",
-                ),
-            ),
-            if_(
-                known,
-                sentence(
-                    "peak {} on the device against {} of HBM ({})",
-                    gb_text(peak),
-                    gb_text(hbm),
-                    if_(
-                        over.gt(0),
-                        concat(gb_text(over), " over"),
-                        concat(gb_text(hbm - peak), " to spare"),
-                    ),
-                ),
-                if_(
-                    over_state,
-                    sentence(
-                        "the state alone, {}, is above {} of HBM", gb_text(state), gb_text(hbm)
-                    ),
-                    sentence("the peak needs {}, which the row leaves empty", missing),
-                ),
-            ),
-        ),
-        TEXT,
-        "why (memory)",
-        "原因（显存）",
-        doc("verdicts"),
-    )
-    d(
-        "verdict_memory_reason_zh",
-        if_(
-            given,
-            sentence(
-                "实测 {}，显存 {}；设备口径估算 {}", gb_text(measured), gb_text(hbm), gb_text(peak)
-            ),
-            if_(
-                known,
-                sentence(
-                    "设备峰值 {}，显存 {}{}",
-                    gb_text(peak),
-                    gb_text(hbm),
-                    if_(
-                        over.gt(0),
-                        concat("，超出 ", gb_text(over)),
-                        concat("，余 ", gb_text(hbm - peak)),
-                    ),
-                ),
-                if_(
-                    over_state,
-                    sentence("仅模型状态 {} 已超过显存 {}", gb_text(state), gb_text(hbm)),
-                    sentence("峰值需要 {}，而该行未给出", missing),
-                ),
-            ),
-        ),
-        TEXT,
-        "why (memory) (zh)",
-        "原因（显存）",
-        doc("verdicts"),
-    )
-    return tone
 
 
 def _deadline(reg: Registry, r: Ctx):
@@ -227,7 +218,32 @@ def _deadline(reg: Registry, r: Ctx):
         "期限：按期、延期或未知",
         doc("verdicts"),
     )
-    tone = _verdict(
+    needs = _missing(("tokens", "days", "seq_len", "global_batch"))
+    why = if_(
+        IsBlank(meets),
+        sentence("needs {}, which the row leaves empty", needs),
+        sentence(
+            "{} days on {} GPUs against {} days ({} less {} in reserve)",
+            grouped(r.days_on_config, 1),
+            grouped(r.gpus, 0),
+            grouped(window_days, 1),
+            r.days,
+            r.reserve,
+        ),
+    )
+    why_zh = if_(
+        IsBlank(meets),
+        sentence("需要 {}，而该行未给出", needs),
+        sentence(
+            "{} 卡需 {} 天，可用 {} 天（期限 {} 天，预留 {} 天）",
+            grouped(r.gpus, 0),
+            grouped(r.days_on_config, 1),
+            grouped(window_days, 1),
+            r.days,
+            r.reserve,
+        ),
+    )
+    return _verdict(
         reg,
         "deadline",
         outcome,
@@ -242,47 +258,9 @@ def _deadline(reg: Registry, r: Ctx):
         },
         "deadline",
         "期限",
+        why,
+        why_zh,
     )
-    needs = _missing(("tokens", "days", "seq_len", "global_batch"))
-    d(
-        "verdict_deadline_reason",
-        if_(
-            IsBlank(meets),
-            sentence("needs {}, which the row leaves empty", needs),
-            sentence(
-                "{} days on {} GPUs against {} days ({} less {} in reserve)",
-                grouped(r.days_on_config, 1),
-                grouped(r.gpus, 0),
-                grouped(window_days, 1),
-                r.days,
-                r.reserve,
-            ),
-        ),
-        TEXT,
-        "why (deadline)",
-        "原因（期限）",
-        doc("verdicts"),
-    )
-    d(
-        "verdict_deadline_reason_zh",
-        if_(
-            IsBlank(meets),
-            sentence("需要 {}，而该行未给出", needs),
-            sentence(
-                "{} 卡需 {} 天，可用 {} 天（期限 {} 天，预留 {} 天）",
-                grouped(r.gpus, 0),
-                grouped(r.days_on_config, 1),
-                grouped(window_days, 1),
-                r.days,
-                r.reserve,
-            ),
-        ),
-        TEXT,
-        "why (deadline) (zh)",
-        "原因（期限）",
-        doc("verdicts"),
-    )
-    return tone
 
 
 def _bandwidth(reg: Registry, r: Ctx):
@@ -305,7 +283,25 @@ def _bandwidth(reg: Registry, r: Ctx):
         "带宽：无卸载、跟得上、太慢或未知",
         doc("verdicts"),
     )
-    tone = _verdict(
+    why = if_(
+        negate(r.has_offload),
+        "every state is in HBM",
+        sentence(
+            "offload (the streams and the CPU optimizer) takes {} s of a {} s step",
+            grouped(stream, 1),
+            grouped(budget, 1),
+        ),
+    )
+    why_zh = if_(
+        negate(r.has_offload),
+        "所有状态都在显存中",
+        sentence(
+            "卸载（传输与 CPU 优化器）需 {} 秒，每步预算 {} 秒",
+            grouped(stream, 1),
+            grouped(budget, 1),
+        ),
+    )
+    return _verdict(
         reg,
         "bandwidth",
         outcome,
@@ -317,40 +313,9 @@ def _bandwidth(reg: Registry, r: Ctx):
         },
         "bandwidth",
         "带宽",
+        why,
+        why_zh,
     )
-    d(
-        "verdict_bandwidth_reason",
-        if_(
-            negate(r.has_offload),
-            "every state is in HBM",
-            sentence(
-                "offload (the streams and the CPU optimizer) takes {} s of a {} s step",
-                grouped(stream, 1),
-                grouped(budget, 1),
-            ),
-        ),
-        TEXT,
-        "why (bandwidth)",
-        "原因（带宽）",
-        doc("verdicts"),
-    )
-    d(
-        "verdict_bandwidth_reason_zh",
-        if_(
-            negate(r.has_offload),
-            "所有状态都在显存中",
-            sentence(
-                "卸载（传输与 CPU 优化器）需 {} 秒，每步预算 {} 秒",
-                grouped(stream, 1),
-                grouped(budget, 1),
-            ),
-        ),
-        TEXT,
-        "why (bandwidth) (zh)",
-        "原因（带宽）",
-        doc("verdicts"),
-    )
-    return tone
 
 
 def _budget(reg: Registry, r: Ctx) -> None:
