@@ -132,11 +132,9 @@ def _base(
     k: _Keys, *, tied_default: bool = False, head_dim: bool = True, vocab_default: int | None = None
 ) -> dict[str, Any]:
     """The columns every decoder family shares (LlamaModel and its descendants)."""
-    out: dict[str, Any] = {
-        "layers": k.count("num_hidden_layers"),
-        "hidden": k.count("hidden_size"),
-        "heads": k.count("num_attention_heads"),
-    }
+    out: dict[str, Any] = k.counts(
+        layers="num_hidden_layers", hidden="hidden_size", heads="num_attention_heads"
+    )
     kv = k.count("num_key_value_heads", out["heads"])
     if kv != out["heads"]:
         out["kv_heads"] = kv

@@ -412,12 +412,8 @@ def _batch_pairs(
     kept_d, kept_m, n = [], [], 0
     mb = np.asarray(mbs, dtype=np.int64)
     for start in range(0, len(dps), block):
-        D, M = (
-            a.ravel()
-            for a in np.meshgrid(
-                np.asarray(dps[start : start + block], np.int64), mb, indexing="ij"
-            )
-        )
+        dp = np.asarray(dps[start : start + block], np.int64)
+        D, M = (a.ravel() for a in np.meshgrid(dp, mb, indexing="ij"))
         env = evaluate_arrays(
             REGISTRY, {**base, "dp": D, "micro_batch": M}, T, ["ok_global_batch_multiple"]
         )

@@ -177,10 +177,8 @@ def _first_step(ledger: Any, mem: list[Sample]) -> dict | None:
         return None
 
     def before_optimizer(s: Sample) -> int:
-        if s.phases:
-            vals = [p[counter] for w, p in s.phases.items() if w != "optimizer" and p.get(counter)]
-            return max(vals) if vals else s.peak[counter]
-        return s.peak[counter]
+        vals = [p[counter] for w, p in s.phases.items() if w != "optimizer" and p.get(counter)]
+        return max(vals) if vals else s.peak[counter]
 
     m0 = max(before_optimizer(s) for s in step0)
     phased = all(s.phases for s in step0)
