@@ -682,3 +682,27 @@ def test_dense_gemms_fill_their_waves_with_the_best_tile():
     assert 192_946_432 / (4096 * 4) == pytest.approx(11_776.5, abs=0.1)
     assert x["dense_layer_gemm_wave_efficiency"] == pytest.approx(3008 / 3036, rel=1e-12)
     assert x["head_gemm_wave_efficiency"] == pytest.approx(1.0, rel=1e-12)
+
+
+def test_megatron_moe_layers_run_only_the_attentions_tensor_parallel_collectives():
+    """Megatron-LM @6a6cd478 megatron/core/transformer/moe/token_dispatcher.py: the token dispatchers
+    take ``model_comm_pgs.expt_tp`` as their tp group, so with sequence parallelism each tp rank routes
+    its own sequence shard and an MoE layer's only tensor-parallel collectives are its attention's: an
+    all-gather and a reduce-scatter per pass (forward, backward), against two of each in a dense layer.
+    Qwen3-30B-A3B (48 MoE layers), tp 2, one stage holding the embedding and the output layer: 2·48 + 2
+    pairs per micro-batch; torchtitan's MoE TP plan (apply_moe_ep_tp, pytorch/torchtitan PR #1324:
+    "all-gather for input, reduce-scatter for output") gathers the MoE block's input as well: 4·48 + 2;
+    so does a Megatron shared expert (SharedExpertMLP, a tensor-parallel MLP); full recompute runs the
+    forward's again: 3·48 + 2."""
+    row = dict(MOE, dp=8, tp=2, ep=8, etp=1, sequence_parallel=True)
+    meg = v(**row)
+    pair = meg["tp_reduce_scatter_s"] + meg["tp_all_gather_s"]
+    assert pair > 0
+    assert meg["first_stage_tp_comm_s"] == pytest.approx((2 * 48 + 2) * pair, rel=1e-9)
+    full = v(**row, recompute="full")
+    assert full["first_stage_tp_comm_s"] == pytest.approx((3 * 48 + 2) * pair, rel=1e-9)
+    shared = v(**row, shared_expert_ffn=768)
+    assert shared["first_stage_tp_comm_s"] == pytest.approx((4 * 48 + 2) * pair, rel=1e-9)
+    titan = v(**{**row, "framework": "fsdp2", "zero": 3})
+    pair_t = titan["tp_reduce_scatter_s"] + titan["tp_all_gather_s"]
+    assert titan["first_stage_tp_comm_s"] == pytest.approx((4 * 48 + 2) * pair_t, rel=1e-9)

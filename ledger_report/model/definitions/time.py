@@ -977,10 +977,13 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         f"{zh}：一个 micro-batch 的计算",
         TIME + ": FLOPs ÷ (peak × efficiency) + bytes ÷ HBM bandwidth",
     )
-    # tensor parallel: 2 all-reduces forward, 2 backward, 2 more with full recompute (RS + AG with
-    # sequence parallel), and one for the embedding's output and one for the output layer's input
+    # tensor parallel, per pass (forward, backward, the forward again under full recompute): an
+    # all-reduce (RS + AG with sequence parallel) after attention and one after the MLP; an MoE
+    # block has its own only where the convention gathers its tokens over tp or a shared expert
+    # runs tensor-parallel; one for the embedding's output and one for the output layer's input
+    moe_mlp_tp = if_(any_of(conv(r, "moe_block_tp_collectives").eq(1), r.f_sh.gt(0)), 1, 0)
     n_ar = (
-        (4 + if_(r.recompute_mode.eq("full"), 2, 0)) * (dl + ml)
+        (2 + if_(r.recompute_mode.eq("full"), 1, 0)) * (2 * dl + ml * (1 + moe_mlp_tp))
         + if_(r.holds_embed[stage], 1, 0)
         + if_(head, 1, 0)
     )
@@ -991,7 +994,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         f"{stage} stage: tensor-parallel communication per micro-batch",
         f"{zh}：每 micro-batch 张量并行通信",
         KORTH
-        + ": 2 all-reduces of s·b·h forward and 2 backward per layer, 2 more under full recompute (a reduce-scatter and an all-gather each with sequence parallelism), each costed as NCCL runs it; on the stages that hold them, one for the embedding's output (Megatron-LM VocabParallelEmbedding all-reduce, or reduce-scatter to the sequence-parallel region; torchtitan RowwiseParallel output Shard(1)) and one for the output layer's input (its backward all-reduce, or the sequence-parallel gather)",
+        + ": 2 all-reduces of s·b·h forward and 2 backward per layer, 2 more under full recompute (a reduce-scatter and an all-gather each with sequence parallelism), each costed as NCCL runs it; an MoE layer has the attention's only where the convention's moe_block_tp_collectives is 0 and it has no shared expert (Megatron-LM @6a6cd478 megatron/core/transformer/moe/token_dispatcher.py: the dispatchers take expt_tp as their tp group, so the routed tokens stay in their sequence-parallel shard and only the expert-TP group gathers them; SharedExpertMLP is a tensor-parallel MLP with its own gather and reduce-scatter); on the stages that hold them, one for the embedding's output (Megatron-LM VocabParallelEmbedding all-reduce, or reduce-scatter to the sequence-parallel region; torchtitan RowwiseParallel output Shard(1)) and one for the output layer's input (its backward all-reduce, or the sequence-parallel gather)",
     )
     tp_lat = n_ar * if_(r.seq_par, r.tp_rs_lat + r.tp_ag_lat, r.tp_ar_lat)
     gemm_s = dense_f / (r.gemm_flops * r.eff_dense)
