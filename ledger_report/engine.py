@@ -444,7 +444,7 @@ def _input_plainers(reg) -> tuple[tuple[str, Callable[[Any], Any] | None], ...]:
     return tuple((col, plainers(reg)[col] if col in reg else None) for col in COLUMN_NAMES)
 
 
-TABLE_ROWS = 8192  # rows a table chunk evaluates at once (~900 arrays of this length, ~60 MB)
+TABLE_ROWS = 16384  # rows a table chunk evaluates at once (~900 arrays of this length, ~120 MB)
 
 
 def table_keys(model: Model | None = None) -> list[str]:
