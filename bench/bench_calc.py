@@ -11,40 +11,53 @@ Targets (issue "A codebase in proportion", on a 2-core machine): the JSON of 10,
 100,000 rows to a DataFrame or CSV in ≤ 5 s, ``lr.compute`` on 20 rows no slower than evaluating
 them one by one with the scalar interpreter.
 
-Measured 2026-12-03 13:40-13:44 UTC, the tree before this round's work (commit 9a3fe1f) and after
-it back to back, on the 2-core machine shared by seven sessions (load 4.5-6.4, so the CPU times
-are inflated too: an earlier run of the old tree at load ~2 gave 11.1 s for lr.to_frame where it
-gives 14.0 s here; compare the pairs, not the absolute figures):
+Measured 2026-12-03 16:28-16:29 UTC at load ~0.9 (the quietest moment of the afternoon), the
+commands the bench runs (``python -c TO_FRAME rows.csv``, ``python -m ledger_report calc rows.csv
+--json``) on the bench's rows, the tree before this round (commit 7881bfd) and after it (branch
+s2, main merged in) interleaved twice, wall / CPU (user + system) seconds:
 
-    lr.to_frame, 100,000 rows   14.0 -> 8.8 s CPU, peak RSS 1,830 -> 1,250 MB
-    calc --csv, 100,000 rows    36.9 -> 26.1 s CPU
-    calc --json, 10,000 rows     8.6 -> 7.9 s CPU
-    lr.compute + documents, 20 rows: 1.0-2.6x faster than compute() row by row (noise)
+    lr.to_frame, 100,000 rows   before 9.1, 8.4 s wall (9.1, 8.5 s CPU)
+                                after  7.4, 7.9 s wall (7.5, 8.0 s CPU)
+    calc --json, 10,000 rows    before 6.9, 7.9 s wall (7.0, 8.0 s CPU)
+                                after  6.9, 7.5 s wall (7.0, 7.6 s CPU): no change beyond noise
+    lr.compute + documents, 20 rows: 1.5-2.7x faster than compute() row by row, before and after
 
-What changed, all on the one path: the bulk library calls (read, to_frame, calc --json/--csv)
-run with the cyclic collector paused (workers.no_cyclic_gc: 100,000 rows' objects hold no cycle,
-and each full collection walked every Config: ~2 s); the reader remembers each column's converted
-texts in a dict of its own and walks the header's columns in position order, and gives the rule
-checks the rows' columns from the cells each row has (~25 % of reading); the arrays interpreter
-finds a text array's distinct values by one array comparison each while there are at most 8
-(evaluate.text_codes; it was a Python object per row: ~20 % of the table's evaluation); a quantity
-with one value for every row is made plain once and broadcast; to_frame keeps text columns as codes
-into their distinct texts (no 6 M string objects to factorize) and fills numbers into arrays made
-once; calc --csv puts each column through csv_text a column at a time (truth values and each
-distinct text once) and hands the one writer rows it need not touch cell by cell; the JSON
-document looks up each quantity's plain() once per registry and reads the spec's layout once.
+At load 4-8 the same pairs scatter by ±30 % (a full bench run gave lr.to_frame 13.1 and 9.1 s CPU
+for the old tree twice, 9.2 and 7.9 s for the new), and the cost of a fresh page moves with it:
+filling 720 MB of new arrays took 0.4 s of system time at one moment and 2.7 s at another
+(load 5-8).  Neither 5 s target is met: lr.to_frame is ~7.5 s of CPU (import 0.3 s, reading
+100,000 rows 3.7 s, the table 3.3-3.7 s), calc --json ~7 s.
 
-Where lr.to_frame's CPU goes now (process_time, load ~4-6): imports 0.5 s, reading 3.6 s (~36
-us a row: the cell loop, the Config, the rule checks over arrays ~25 %), the arrays interpreter
-4.9 s (13 passes over ~900 quantities on 8,192 rows: numpy work, not Python per row; 4,096 or
-32,768 rows a chunk are no faster), the columns 0.6 s (page faults of ~0.6 GB of new arrays;
-blocks large enough for huge pages cost more, their compaction once memory is fragmented).
-calc --json's 10,000 rows: the document's messages and sentences by the scalar interpreter ~30 %,
-json's C encoder ~16 %, the rest of the document walk ~25 %, the arrays and the rows' values
-~20 %.  calc --csv: the csv module writing 88 M cells is ~45 % (~150 ns a cell: a float's repr).
-orjson was not taken: it writes 1e+20 as 1e20, so the JSON would not be the same bytes.  None of
-the three 5 s targets is met in CPU time on this loaded machine (scaled by the old tree's 11.1
-against 14.0 s, lr.to_frame would take ~7 s on a quieter one: an estimate, not a measurement).
+This round, on the one path: the arrays interpreter compiles each expression once into closures
+over the evaluation (``evaluate.array_compiled``: a chunk is calls, not a walk of the tree; the
+work on arrays stays in ``_ArrayEval``'s methods, which ``masked._Guarded`` overrides), looks at a
+column's blank mask once per evaluation, and compares against a zero exactly (no near-equality
+passes); the sweep table evaluates 16,384 rows a chunk (7 passes over 100,000 rows, not 13:
+measured at load ~1, the table's CPU 4.4-5.0 -> 3.7-4.1 s; 32,768 was no better); lr.to_frame
+reads its rows once (the table read a list of 100,000 Configs again and checked their names) and
+writes a float column's blanks as NaN into its own array (not a second one: ~100 MB of new pages);
+the JSON document reads each table line's basis once per model and looks up each text quantity's
+closures once per key.  Measured and not taken: 4,096 rows a JSON chunk (1,024 now) saves 0.4-1 s
+of the 10,000 rows' CPU for +290 MB of peak RSS; 16,384 rows a batch of the reader's rule checks
+(4,096 now) shows no gain beyond noise; glibc's trim threshold raised (no heap given back between
+chunks) gives more page faults, not fewer.
+
+Where the time goes now (py-spy, 100,000 rows): reading is the cell loop (~45 %), the rule checks
+over arrays (~25 %), the frozen Config (~15 %: 118 columns a row in a dict of 3.3 kB, ~330 MB of
+new pages), the csv module (~10 %); the table is the arrays interpreter (~50 %: numpy calls, ~1,600
+comparisons and ~2,300 conditionals a pass), the input columns made from the Configs a chunk at a
+time (~15 %) and the copy into the DataFrame's ~0.6 GB of columns (~25 %, most of it page
+faults).  calc --json: the document's sentences by the scalar interpreter ~27 %, json's C
+encoder ~16 %, the rest of the document walk ~25 %, the arrays and the rows' values ~20 %.
+
+The previous round (2026-12-03 13:40-13:44 UTC, commit 9a3fe1f against the tree after it, load
+4.5-6.4): lr.to_frame 14.0 -> 8.8 s CPU (peak RSS 1,830 -> 1,250 MB), calc --csv 36.9 -> 26.1 s,
+calc --json 8.6 -> 7.9 s, by pausing the cyclic collector for the bulk calls
+(workers.no_cyclic_gc), a memo of each column's converted texts in the reader, text arrays'
+distinct values found by array comparisons (evaluate.text_codes), text columns kept as codes in
+to_frame, csv_text a column at a time, and plain() looked up once per registry in the document.
+calc --csv: the csv module writing 88 M cells is ~45 % (~150 ns a cell: a float's repr).  orjson
+was not taken: it writes 1e+20 as 1e20, so the JSON would not be the same bytes.
 """
 
 from __future__ import annotations
