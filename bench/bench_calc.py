@@ -11,17 +11,18 @@ Targets (issue "A codebase in proportion", on a 2-core machine): the JSON of 10,
 100,000 rows to a DataFrame or CSV in ≤ 5 s, ``lr.compute`` on 20 rows no slower than evaluating
 them one by one with the scalar interpreter.
 
-Measured 2026-12-03 16:28-16:29 UTC at load ~0.9 (the quietest moment of the afternoon), the
+Measured 2026-12-03 16:28-16:34 UTC at load 0.4-1.0 (the quietest moments of the afternoon), the
 commands the bench runs (``python -c TO_FRAME rows.csv``, ``python -m ledger_report calc rows.csv
 --json``) on the bench's rows, the tree before this round (commit 7881bfd) and after it (branch
-s2, main merged in) interleaved twice, wall / CPU (user + system) seconds:
+s2, main merged in) interleaved, four runs each, wall seconds (CPU within 0.1 s of them):
 
-    lr.to_frame, 100,000 rows   before 9.1, 8.4 s wall (9.1, 8.5 s CPU)
-                                after  7.4, 7.9 s wall (7.5, 8.0 s CPU)
-    calc --json, 10,000 rows    before 6.9, 7.9 s wall (7.0, 8.0 s CPU)
-                                after  6.9, 7.5 s wall (7.0, 7.6 s CPU): no change beyond noise
+    lr.to_frame, 100,000 rows   before 9.1, 8.4, 8.1, 6.9 s (mean 8.1)
+                                after  7.4, 7.9, 7.2, 8.4 s (mean 7.7)
+    calc --json, 10,000 rows    before 6.9, 7.9, 8.4, 7.3 s (mean 7.6)
+                                after  6.9, 7.5, 6.2, 6.3 s (mean 6.7)
     lr.compute + documents, 20 rows: 1.5-2.7x faster than compute() row by row, before and after
 
+Even at load < 1 a run scatters by ±15 %, so the gains (~5 % and ~12 %) are within the noise.
 At load 4-8 the same pairs scatter by ±30 % (a full bench run gave lr.to_frame 13.1 and 9.1 s CPU
 for the old tree twice, 9.2 and 7.9 s for the new), and the cost of a fresh page moves with it:
 filling 720 MB of new arrays took 0.4 s of system time at one moment and 2.7 s at another
