@@ -117,7 +117,7 @@ def validation(rows: list[dict[str, str]]) -> dict:
     loso = fit.leave_one_source_out(recs)
     ins = fit.in_sample(recs)
     return {
-        "constants": {**fit.SUSTAINED_FRACTION, "grouped": fit.GROUPED},
+        "constants": dict(fit.PRODUCT),
         "refitted_on_all": fit.fit(recs),
         "in_sample": fit.figures(list(ins.values())),
         "leave_one_source_out": fit.figures([q for q, _ in loso.values()]),
@@ -193,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         q = f"{r['ratio']:.3f}" if r["ratio"] else "-"
         print(f"{r['run'][:52]:52} {m:>9} {p:>9} {q:>7}  ({r['note']})")
     print(
-        f"fitted constants (SUSTAINED_FRACTION, GROUPED_GEMM_RELATIVE): {val['constants']}; refitted on all runs: "
+        f"fitted constants (SUSTAINED_FRACTION, GROUPED_GEMM_RELATIVE, EXPERT_GEMM_LAUNCH_S): {val['constants']}; refitted on all runs: "
         + ", ".join(f"{k} {x:.3f}" for k, x in val["refitted_on_all"].items())
     )
     print("-- per source (complete runs) --")
