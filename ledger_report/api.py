@@ -167,35 +167,49 @@ def outputs(
     from .render.document import document, json_bytes
 
     out = Path(out_dir)
-    files: dict[Path, bytes] = {}
-    if "json" in formats:
-        files[out / f"{stem}.json"] = json_bytes(document(ledgers))
+    # in this order, filled below
+    files: dict[Path, bytes] = {
+        out / f"{stem}.{f}": b"" for f in ("json", "xlsx", "pdf") if f in formats
+    }
     workbook = None
     if "xlsx" in formats:
-        from .render.workbook import background
-        from .render.workers import default_jobs
+        from .render.workers import Beside, default_jobs, render_workbook
 
         if progress:
             progress.stage(f"writing the workbook ({len(ledgers):,} configurations)")
-        # beside the handout (a forked process) when both are made and more than one job may run
-        side_by_side = "pdf" in formats and (jobs or default_jobs()) > 1
+        # first, in a forked process beside the JSON and the handout where either is made and
+        # more than one job may run
+        side_by_side = ("pdf" in formats or "json" in formats) and (jobs or default_jobs()) > 1
         folders = (Path(source_folder), out) if source_folder is not None else None
-        workbook = background.start(ledgers, lang, side_by_side, folders=folders, plans=plans)
-        files[out / f"{stem}.xlsx"] = b""  # in its place in the order; filled below
-    if "pdf" in formats:
-        from .render.handout import render_pdf
-
-        if progress:
-            progress.stage(f"rendering the handout ({len(ledgers) + 1:,}+ pages)")
-        files[out / f"{stem}.pdf"] = render_pdf(
+        workbook = Beside(
+            "workbook",
+            render_workbook,
             ledgers,
-            lang=lang,
-            jobs=jobs,
-            progress=getattr(progress, "pages", None),
-            pareto=pareto,
+            lang,
+            side_by_side=side_by_side,
+            folders=folders,
+            plans=plans,
         )
-    if workbook is not None:
-        files[out / f"{stem}.xlsx"] = workbook()
+    try:
+        if "json" in formats:
+            files[out / f"{stem}.json"] = json_bytes(document(ledgers))
+        if "pdf" in formats:
+            from .render.handout import render_pdf
+
+            if progress:
+                progress.stage(f"rendering the handout ({len(ledgers) + 1:,}+ pages)")
+            files[out / f"{stem}.pdf"] = render_pdf(
+                ledgers,
+                lang=lang,
+                jobs=jobs,
+                progress=getattr(progress, "pages", None),
+                pareto=pareto,
+            )
+        if workbook is not None:
+            files[out / f"{stem}.xlsx"] = workbook.result()
+    finally:
+        if workbook is not None:
+            workbook.cancel()  # the JSON or the handout failed: the workbook is not wanted
     return files
 
 
@@ -438,17 +452,21 @@ def to_frame(source: Rows | Mapping[str, Any], *, states: bool = False):
         if not configs:
             return pd.DataFrame(columns=["name", *_table_keys()])
         columns = _Columns(len(configs))
-        for chunk in table(configs):  # each chunk copied into the columns and let go
+        for chunk in _table(configs):  # each chunk copied into the columns and let go
             columns.add(chunk)
         return pd.DataFrame(dict(columns.done(pd)), copy=False)
 
 
 def table(source: Rows, progress: Progress | None = None):
     """The sweep table of ``source`` a chunk of rows at a time (``engine.table``)."""
+    yield from _table(read(source), progress)
+
+
+def _table(configs: list[Config], progress: Progress | None = None):
+    """``table`` of rows read already."""
     from .engine import TABLE_ROWS
     from .engine import table as engine_table
 
-    configs = read(source)
     done = 0
     for chunk in engine_table(configs, rows=TABLE_ROWS):
         done += len(chunk["name"][0])

@@ -110,27 +110,14 @@ def normalise_gpu_name(name: str) -> str:
     return "".join(ch for ch in name.casefold() if not (ch.isspace() or ch in "_-"))
 
 
-def _positive_float(text: str, column: str, where: str) -> float:
+def _positive(text: str, column: str, where: str, whole: bool = False) -> float:
+    noun = "whole number" if whole else "number"
     try:
-        value = float(text)
+        value = int(text) if whole else float(text)
     except ValueError:
-        raise ValueError(f"{where}: column {column!r} expected a number; found {text!r}") from None
+        raise ValueError(f"{where}: column {column!r} expected a {noun}; found {text!r}") from None
     if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{where}: column {column!r} expected a positive number; found {text!r}")
-    return value
-
-
-def _positive_int(text: str, column: str, where: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise ValueError(
-            f"{where}: column {column!r} expected a whole number; found {text!r}"
-        ) from None
-    if value <= 0:
-        raise ValueError(
-            f"{where}: column {column!r} expected a positive whole number; found {text!r}"
-        )
+        raise ValueError(f"{where}: column {column!r} expected a positive {noun}; found {text!r}")
     return value
 
 
@@ -157,20 +144,16 @@ def parse_catalogue(text: str, origin: str = _DATA_FILE) -> dict[str, Gpu]:
             kind = _TYPES[column]
             if kind.endswith(" | None") and not text:  # FP8 figures, SM counts: may be empty
                 values[column] = None
-            elif kind.startswith("float"):
-                values[column] = _positive_float(text, column, where)
-                if column in _FRACTION_COLUMNS and values[column] > 1:
-                    raise ValueError(
-                        f"{where}: column {column!r} expected a fraction at most 1; found {text!r}"
-                    )
-            elif kind.startswith("int"):
-                values[column] = _positive_int(text, column, where)
+            elif kind.startswith(("float", "int")):
+                values[column] = _positive(text, column, where, whole=kind.startswith("int"))
+            elif not text:
+                raise ValueError(f"{where}: column {column!r} expected text; found an empty cell")
             else:
-                if not text:
-                    raise ValueError(
-                        f"{where}: column {column!r} expected text; found an empty cell"
-                    )
                 values[column] = text
+            if column in _FRACTION_COLUMNS and (values[column] or 0) > 1:
+                raise ValueError(
+                    f"{where}: column {column!r} expected a fraction at most 1; found {text!r}"
+                )
         gpu = Gpu(**values)  # type: ignore[arg-type]
         key = normalise_gpu_name(gpu.name)
         if key in keys:
@@ -223,10 +206,12 @@ USER_DESCRIBED = Gpu(
 
 def find_gpu(name: str) -> Gpu | None:
     """The catalogue entry for ``name`` ignoring case, spaces, underscores and hyphens, else None."""
-    if not isinstance(name, str):
-        return None
-    key = normalise_gpu_name(name)
-    return _BY_KEY.get(key) if key else None
+    return _find(_BY_KEY, name)
+
+
+def _find(by_key: dict, name: str):
+    key = normalise_gpu_name(name) if isinstance(name, str) else ""
+    return by_key.get(key) if key else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -278,17 +263,9 @@ def parse_models(text: str, origin: str = _MODELS_FILE) -> dict[str, ModelEntry]
             spec = COLUMN_BY_NAME.get(col)
             if spec is None or spec.group not in ("arch", "mla", "moe", "hybrid") or col == "model":
                 raise ValueError(f"{where}: {col!r} is not an architecture column")
-            ok = (
-                isinstance(v, bool)
-                if spec.kind == BOOL
-                else (
-                    spec.kind == INT
-                    and isinstance(v, int)
-                    and not isinstance(v, bool)
-                    and (spec.minimum is None or v >= spec.minimum)
-                )
-            )
-            if not ok:
+            whole = spec.kind == INT and type(v) is int  # JSON's whole numbers, not true/false
+            ok = isinstance(v, bool) if spec.kind == BOOL else whole
+            if not ok or (whole and spec.minimum is not None and v < spec.minimum):
                 raise ValueError(f"{where}: column {col!r} has the value {v!r}")
         entry = ModelEntry(**row)
         key = normalise_gpu_name(entry.name)
@@ -311,7 +288,4 @@ _MODEL_BY_KEY: dict[str, ModelEntry] = {normalise_gpu_name(m.name): m for m in M
 
 def find_model(name: str) -> ModelEntry | None:
     """The catalogue entry for ``name`` ignoring case, spaces, underscores and hyphens, else None."""
-    if not isinstance(name, str):
-        return None
-    key = normalise_gpu_name(name)
-    return _MODEL_BY_KEY.get(key) if key else None
+    return _find(_MODEL_BY_KEY, name)

@@ -24,13 +24,7 @@ class _Progress:
         self.label = label
         self.on = not quiet and sys.stderr.isatty()
         self.compute = self
-        self.pages = (
-            self
-            if label == "handout pages"
-            else _Progress("handout pages", quiet)
-            if label != "-"
-            else None
-        )
+        self.pages = self if label == "handout pages" else _Progress("handout pages", quiet)
 
     def stage(self, text: str) -> None:
         if self.on:
@@ -88,12 +82,7 @@ class _Group(click.Group):
                 err=True,
             )
             sys.exit(128 + signum)
-        except (
-            click.exceptions.Exit,
-            click.ClickException,
-            click.Abort,
-            SystemExit,
-        ):
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
             raise
         except BrokenPipeError:  # the reader went away (`| head`): stop quietly
             sys.stderr.close()
@@ -101,9 +90,8 @@ class _Group(click.Group):
         except LedgerError as err:  # the one place a user's error becomes exit status 1
             click.echo(f"Error: {err}", err=True)
             sys.exit(1)
-        except (
-            Exception
-        ) as err:  # a bug: say so plainly; nothing was written (outputs are all-or-nothing)
+        # a bug: say so plainly; nothing was written (outputs are all-or-nothing)
+        except Exception as err:
             if os.environ.get("LEDGER_REPORT_DEBUG"):
                 raise
             click.echo(
@@ -123,6 +111,14 @@ def _lang(help: str):
     return click.option(
         "--lang", type=click.Choice(["en", "zh"]), default="en", show_default=True, help=help
     )
+
+
+def _json(help: str):
+    return click.option("--json", "as_json", is_flag=True, help=help)
+
+
+def _quiet(help: str):
+    return click.option("-q", "--quiet", is_flag=True, help=help)
 
 
 def _out(help: str, default: str | None = None):
@@ -152,12 +148,7 @@ def main() -> None:
 
 @main.command(context_settings=CONTEXT)
 @_INPUT
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help="Print the JSON document (docs/json.md) instead of the table.",
-)
+@_json("Print the JSON document (docs/json.md) instead of the table.")
 @click.option(
     "--csv",
     "as_csv",
@@ -205,7 +196,7 @@ def _formats(formats: str) -> list[str]:
     help="Comma-separated: xlsx, pdf, json.",
 )
 @_lang("Language of the handout and the workbook.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress or 'Wrote' lines.")
+@_quiet("No progress or 'Wrote' lines.")
 @_JOBS
 def build(input: str, out_dir: str, formats: str, lang: str, quiet: bool, jobs: int | None) -> None:
     """Write DIR/<stem>.xlsx, .pdf and .json for INPUT.
@@ -249,7 +240,7 @@ def template(out: str, force: bool) -> None:
 
 
 @main.command(context_settings=CONTEXT)
-@click.option("--json", "as_json", is_flag=True, help="Print the catalogue as JSON.")
+@_json("Print the catalogue as JSON.")
 def gpus(as_json: bool) -> None:
     """List the built-in accelerator catalogue (GB = 10^9 bytes; dense BF16 TFLOP/s).
 
@@ -267,12 +258,7 @@ def gpus(as_json: bool) -> None:
 
 
 @main.command(context_settings=CONTEXT)
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help="Print the catalogue as JSON (columns, sources and counted parameters).",
-)
+@_json("Print the catalogue as JSON (columns, sources and counted parameters).")
 def models(as_json: bool) -> None:
     """List the built-in model catalogue: a row's `model` column takes these names.
 
@@ -297,11 +283,9 @@ def models(as_json: bool) -> None:
     help="Plans to keep per input row.",
 )
 @_out("Write DIR/plans.csv and build it.")
-@click.option(
-    "--json", "as_json", is_flag=True, help="Print the planner's JSON document (docs/json.md)."
-)
+@_json("Print the planner's JSON document (docs/json.md).")
 @_lang("Language of the handout (with -o).")
-@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@_quiet("No progress bar.")
 @_JOBS
 @click.option(
     "--prices",
@@ -338,26 +322,19 @@ def plan(
     from .render.document import json_bytes
     from .render.table import render_plans
 
+    progress = _Progress("candidates", quiet)
     doc = api.plan(
-        input,
-        top=top,
-        progress=_Progress("candidates", quiet),
-        prices=prices_file,
-        max_candidates=max_candidates,
+        input, top=top, progress=progress, prices=prices_file, max_candidates=max_candidates
     )
     if as_json:
         sys.stdout.buffer.write(json_bytes(doc))
     else:
         click.echo(render_plans(doc))
     if out_dir and doc["plans"]:
+        inputs = [input, *([prices_file] if prices_file else [])]
         progress = _Progress("computing", quiet)
         paths = api.build_plans(
-            doc,
-            out_dir,
-            inputs=[input, *([prices_file] if prices_file else [])],
-            lang=lang,
-            jobs=jobs,
-            progress=progress,
+            doc, out_dir, inputs=inputs, lang=lang, jobs=jobs, progress=progress
         )
         _wrote(paths, quiet)
     empty = [i for i in doc["inputs"] if not i["plans"]]
@@ -371,7 +348,7 @@ def plan(
 @_INPUT
 @click.argument("runs", nargs=-1, required=True, metavar="RUN...", type=click.Path(dir_okay=False))
 @click.option("--row", default=None, help="The row to reconcile [default: the probe's row].")
-@click.option("--json", "as_json", is_flag=True, help="Print the JSON document, not the text.")
+@_json("Print the JSON document, not the text.")
 @_out("Also write DIR/<stem>-reconcile.json and .txt.")
 @click.option(
     "--update",

@@ -148,9 +148,7 @@ COLUMN_BY_NAME: Mapping[str, Column] = {c.name: c for c in COLUMNS}
 # Llama-3.1-405B 126); the stage splits walk the layers.
 MAX_LAYERS = COLUMN_BY_NAME["layers"].maximum
 _COLUMN_SET = frozenset(COLUMN_NAMES)
-_NO_VALUES = dict.fromkeys(
-    COLUMN_NAMES
-)  # every column empty, in schema order (copied for each Config)
+_NO_VALUES = dict.fromkeys(COLUMN_NAMES)  # every column empty, in schema order (copied per Config)
 
 # ---------------------------------------------------------------------------------------------
 # The names the ecosystem writes for the columns.  A header cell that is no column's name is
@@ -302,8 +300,7 @@ class Config:
         return self.values[column]
 
     def replace(self, **changes: Any) -> "Config":
-        new = dict(self.values)
-        new.update(changes)
+        new = {**self.values, **changes}
         kept = {k: v for k, v in self.origins.items() if k not in changes}
         return Config(new, self.source, kept, self.warnings)
 

@@ -21,7 +21,7 @@ from .errors import InputError, Problem
 # A Config from a mapping, checked like a file row (one path: the reader's cell conversion and
 # cross-checks, raising the same InputError); re-exported for the library, tests and the planner.
 from .inputs import config_from_mapping, configs_from_records  # noqa: F401
-from .model.evaluate import eval_scalar, evaluate_arrays, evaluate_row
+from .model.evaluate import compiled, evaluate_arrays, evaluate_row
 from .model.expr import Call
 from .model.masked import evaluate_masked, masked_arrays
 from .model.registry import BOOL, BYTES, FLOAT_UNITS, INT_UNITS, TEXT
@@ -357,8 +357,25 @@ class _RowValues(dict):
 
     def __missing__(self, key: str) -> Any:
         m = self._model
-        v = self[key] = eval_scalar(m.registry[key].expr, self._config.values, self, m.tables)
+        v = self[key] = _scalar_fns(m.registry)[key](self._config.values, self, m.tables)
         return v
+
+
+@functools.cache  # a registry is hashed by identity
+def _scalar_fns(reg) -> dict[str, Callable]:
+    """Each quantity's expression as the scalar interpreter's closures (``eval_scalar``), by key,
+    looked up once per key."""
+    return _ScalarFns(reg)
+
+
+class _ScalarFns(dict):
+    def __init__(self, reg) -> None:
+        super().__init__()
+        self.reg = reg
+
+    def __missing__(self, key: str) -> Callable:
+        fn = self[key] = compiled(self.reg[key].expr)
+        return fn
 
     def get(self, key: str, default: Any = None) -> Any:
         return self[key] if key in self._model.registry else default

@@ -26,81 +26,25 @@ MAX_CONFIG_BYTES = 4 * 2**20  # a config.json is a few KB; refuse to parse anyth
 # Keys that do not change the parameter count, in every family: identity, token ids, numerics,
 # positions (RoPE has no parameters), regularisation, routing arithmetic, runtime and storage.
 IGNORED: frozenset[str] = frozenset(
-    {
-        "_name_or_path",
-        "architectures",
-        "model_type",
-        "auto_map",
-        "transformers_version",
-        "torch_dtype",
-        "dtype",
-        "use_cache",
-        "bos_token_id",
-        "eos_token_id",
-        "pad_token_id",
-        "sep_token_id",
-        "decoder_start_token_id",
-        "initializer_range",
-        "initializer_factor",
-        "rms_norm_eps",
-        "layer_norm_eps",
-        "norm_eps",
-        "hidden_act",
-        "hidden_activation",
-        "max_position_embeddings",
-        "rope_theta",
-        "rope_scaling",
-        "rope_parameters",
-        "rope_type",
-        "partial_rotary_factor",
-        "attention_dropout",
-        "hidden_dropout",
-        "dropout",
-        "embedding_dropout",
-        "resid_pdrop",
-        "embd_pdrop",
-        "quantization_config",
-        "output_router_logits",
-        "router_aux_loss_coef",
-        "aux_loss_alpha",
-        "seq_aux",
-        "norm_topk_prob",
-        "pretraining_tp",
-        "tokenizer_class",
-        "output_attentions",
-        "output_hidden_states",
-        "return_dict",
-        "chunk_size_feed_forward",
-        "is_encoder_decoder",
-        "problem_type",
-        "id2label",
-        "label2id",
-        "torchscript",
-        "tie_encoder_decoder",
-        "use_return_dict",
-        "cache_implementation",
-        "_attn_implementation",
-        "attn_implementation",
-        "keys_to_ignore_at_inference",
-        "base_model_tp_plan",
-        "base_model_pp_plan",
-    }
+    """
+    _name_or_path architectures model_type auto_map transformers_version torch_dtype dtype
+    use_cache bos_token_id eos_token_id pad_token_id sep_token_id decoder_start_token_id
+    initializer_range initializer_factor rms_norm_eps layer_norm_eps norm_eps hidden_act
+    hidden_activation max_position_embeddings rope_theta rope_scaling rope_parameters rope_type
+    partial_rotary_factor attention_dropout hidden_dropout dropout embedding_dropout resid_pdrop
+    embd_pdrop quantization_config output_router_logits router_aux_loss_coef aux_loss_alpha
+    seq_aux norm_topk_prob pretraining_tp tokenizer_class output_attentions output_hidden_states
+    return_dict chunk_size_feed_forward is_encoder_decoder problem_type id2label label2id
+    torchscript tie_encoder_decoder use_return_dict cache_implementation _attn_implementation
+    attn_implementation keys_to_ignore_at_inference base_model_tp_plan base_model_pp_plan
+    """.split()
 )
 
 FAMILY_IGNORED: dict[str, frozenset[str]] = {
     # routing arithmetic and grouping of DeepSeek-V3 / Kimi K2 (DeepseekV3TopkRouter): no parameters
     "deepseek": frozenset(
-        {
-            "n_group",
-            "topk_group",
-            "routed_scaling_factor",
-            "scoring_func",
-            "topk_method",
-            "ep_size",
-            "num_key_value_heads",
-            "head_dim",
-            "rope_interleave",
-        }
+        "n_group topk_group routed_scaling_factor scoring_func topk_method ep_size "
+        "num_key_value_heads head_dim rope_interleave".split()
     ),
     # the sliding window of Qwen2/Qwen3 applies only with use_sliding_window (checked), no parameters
     "qwen": frozenset({"sliding_window", "max_window_layers", "use_mrope"}),
@@ -108,25 +52,13 @@ FAMILY_IGNORED: dict[str, frozenset[str]] = {
     "gpt_oss": frozenset({"swiglu_limit", "initial_context_length", "experts_per_token"}),
     # Gemma 3: softmax scale, soft-capping and the local RoPE base have no parameters
     "gemma3": frozenset(
-        {
-            "query_pre_attn_scalar",
-            "final_logit_softcapping",
-            "attn_logit_softcapping",
-            "rope_local_base_freq",
-            "use_bidirectional_attention",
-        }
+        "query_pre_attn_scalar final_logit_softcapping attn_logit_softcapping "
+        "rope_local_base_freq use_bidirectional_attention".split()
     ),
     # the vision tower of Gemma3ForConditionalGeneration is not counted: the text model is (see below)
     "gemma3_multimodal": frozenset(
-        {
-            "vision_config",
-            "mm_tokens_per_image",
-            "boi_token_index",
-            "eoi_token_index",
-            "image_token_index",
-            "text_config",
-            "initializer_range",
-        }
+        "vision_config mm_tokens_per_image boi_token_index eoi_token_index image_token_index "
+        "text_config initializer_range".split()
     ),
 }
 
@@ -148,9 +80,6 @@ class _Keys:
         self.family = family
         self.used: set[str] = set()
 
-    def has(self, key: str) -> bool:
-        return self.cfg.get(key) is not None
-
     def get(self, key: str, default: Any = None) -> Any:
         self.used.add(key)
         v = self.cfg.get(key)
@@ -168,6 +97,11 @@ class _Keys:
             raise UnsupportedConfig(f"{key!r} a whole number ≥ {minimum}", json.dumps(v)[:60])
         return v
 
+    def optional(self, out: dict[str, Any], key: str) -> None:
+        """``out[key]``, read with ``count``, where the config gives the key."""
+        if self.get(key) is not None:
+            out[key] = self.count(key)
+
     def counts(self, **columns: str) -> dict[str, int | None]:
         """Each column from its key (``column="key"``), read with ``count``, in the order given."""
         return {column: self.count(key) for column, key in columns.items()}
@@ -178,10 +112,10 @@ class _Keys:
             raise UnsupportedConfig(f"{key!r} true or false", json.dumps(v)[:60])
         return v
 
-    def must(self, key: str, ok: Callable[[Any], bool], default: Any, why: str) -> Any:
-        """A key whose other values ledger-report does not model: refuse them, naming the key."""
-        v = self.get(key, default)
-        if not ok(v):
+    def must(self, key: str, value: Any, why: str) -> Any:
+        """A key of one modelled ``value`` (also its default): refuse any other, naming the key."""
+        v = self.get(key, value)
+        if not (v is value if isinstance(value, bool) else v == value):
             raise UnsupportedConfig(why, f"{key} = {json.dumps(v)[:60]}")
         return v
 
@@ -198,18 +132,14 @@ def _base(
     k: _Keys, *, tied_default: bool = False, head_dim: bool = True, vocab_default: int | None = None
 ) -> dict[str, Any]:
     """The columns every decoder family shares (LlamaModel and its descendants)."""
-    out: dict[str, Any] = {
-        "layers": k.count("num_hidden_layers"),
-        "hidden": k.count("hidden_size"),
-        "heads": k.count("num_attention_heads"),
-    }
+    out: dict[str, Any] = k.counts(
+        layers="num_hidden_layers", hidden="hidden_size", heads="num_attention_heads"
+    )
     kv = k.count("num_key_value_heads", out["heads"])
     if kv != out["heads"]:
         out["kv_heads"] = kv
-    if head_dim and k.has("head_dim"):
-        out["head_dim"] = k.count("head_dim")
-    elif head_dim:
-        k.get("head_dim")
+    if head_dim:
+        k.optional(out, "head_dim")
     out["ffn_hidden"] = k.count("intermediate_size")
     out["vocab"] = k.count("vocab_size", vocab_default)
     out["tied_embeddings"] = k.flag("tie_word_embeddings", tied_default)
@@ -219,14 +149,13 @@ def _base(
 def _no_sliding(k: _Keys) -> None:
     k.must(
         "use_sliding_window",
-        lambda v: v is False,
         False,
         "use_sliding_window false (Qwen2/Qwen3's per-layer window from max_window_layers is not modelled)",
     )
 
 
 def _no_attention_bias(k: _Keys, why: str = "") -> None:
-    k.must("attention_bias", lambda v: v is False, False, "attention_bias false" + why)
+    k.must("attention_bias", False, "attention_bias false" + why)
 
 
 def _layout(k: _Keys, key: str, local: str, full: str, default_every: int) -> int:
@@ -271,8 +200,7 @@ def _mistral(k: _Keys) -> dict[str, Any]:
     """MistralForCausalLM (mistral/modeling_mistral.py): Llama's shapes; sliding_window on every layer."""
     out = _base(k)
     _no_attention_bias(k)
-    if k.get("sliding_window") is not None:
-        out["sliding_window"] = k.count("sliding_window")
+    k.optional(out, "sliding_window")
     return out
 
 
@@ -282,8 +210,7 @@ def _mixtral(k: _Keys) -> dict[str, Any]:
     out = _base(k)
     out.update(k.counts(experts="num_local_experts", topk="num_experts_per_tok"))
     out["moe_ffn_hidden"] = out["ffn_hidden"]
-    if k.get("sliding_window") is not None:
-        out["sliding_window"] = k.count("sliding_window")
+    k.optional(out, "sliding_window")
     return out
 
 
@@ -308,13 +235,11 @@ def _qwen_moe_layout(k: _Keys) -> None:
     """Qwen3MoeDecoderLayer: sparse iff layer_idx not in mlp_only_layers and (layer_idx + 1) % decoder_sparse_step == 0."""
     k.must(
         "decoder_sparse_step",
-        lambda v: v == 1,
         1,
         "decoder_sparse_step 1 (every layer MoE; other steps are not modelled)",
     )
     k.must(
         "mlp_only_layers",
-        lambda v: v == [],
         [],
         "mlp_only_layers empty (dense layers among the MoE ones are not modelled)",
     )
@@ -387,14 +312,10 @@ def _deepseek(k: _Keys) -> dict[str, Any]:
     _no_attention_bias(k)
     k.must(
         "moe_layer_freq",
-        lambda v: v == 1,
         1,
         "moe_layer_freq 1 (DeepseekV3DecoderLayer makes every layer after the dense ones MoE)",
     )
-    if k.has("q_lora_rank"):
-        out["q_lora_rank"] = k.count("q_lora_rank")
-    else:
-        k.get("q_lora_rank")
+    k.optional(out, "q_lora_rank")
     out.update(
         k.counts(
             kv_lora_rank="kv_lora_rank",
@@ -427,7 +348,6 @@ def _gpt_oss(k: _Keys) -> dict[str, Any]:
     out = _base(k)
     k.must(
         "attention_bias",
-        lambda v: v is True,
         True,
         "attention_bias true (the experts always have biases: biases everywhere)",
     )

@@ -71,7 +71,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
@@ -91,9 +91,8 @@ TOP_PLANS = 5  # plans kept per input row unless the caller says (`ledger-report
 
 SCHEMA = "ledger-report-plan/1"
 
-MARGIN = (
-    0.85  # peak ≤ MARGIN × HBM (module docstring: Fujii et al. 2024's < 80 % rule, our fuller peak)
-)
+# peak ≤ MARGIN × HBM (module docstring: Fujii et al. 2024's < 80 % rule, our fuller peak)
+MARGIN = 0.85
 LOSS_CHUNK_CHOICES = (1, 2, 4, 8, 16, 32)  # chunked / fused cross-entropy splits
 MIN_TOKENS_PER_CP_RANK = 1024  # context parallel stops at ~1K tokens per rank (planner bound)
 ZERO_STAGES = (0, 1, 2, 3)
@@ -111,9 +110,8 @@ MAX_CANDIDATES = 20_000_000
 PAIR_BLOCK = 1_048_576  # (dp, micro_batch) pairs checked at once while they are counted
 CHUNK = 131_072  # candidates per evaluate_arrays call (bounds memory: a few hundred arrays of this size)
 PARETO_POINTS = 12
-PARETO_COST_CAP = (
-    2.0  # the front shown runs from the cheapest plan to plans costing at most twice as much
-)
+# the front shown runs from the cheapest plan to plans costing at most twice as much
+PARETO_COST_CAP = 2.0
 COST_TOLERANCE = 0.01  # costs are compared in steps of 1 % (log buckets): within a step fewer GPUs and the simpler layout go first
 SCALE_BOUNDS = (0.05, 4.0)  # efficiency_scale searched when a measured mfu calibrates the model
 
@@ -125,21 +123,8 @@ GATES = (
     ("host_memory", "host_fits"),
     ("nvme_capacity", "nvme_fits"),
 )
-SEARCHED_COLUMNS = (
-    "dp",
-    "tp",
-    "pp",
-    "cp",
-    "ep",
-    "micro_batch",
-    "loss_chunks",
-    "zero",
-    "recompute",
-    "sequence_parallel",
-    "master_at",
-    "optimizer_at",
-    "gpu",
-)
+LAYOUT = ("dp", "tp", "pp", "cp", "ep", "micro_batch", "loss_chunks")
+SEARCHED_COLUMNS = LAYOUT + ("zero", "recompute", "sequence_parallel", *OFFLOAD_COLUMNS, "gpu")
 
 
 @cache
@@ -166,7 +151,6 @@ FIGURES = (
     "predicted_mfu",
 )
 KEYS = tuple(dict.fromkeys(FIGURES + tuple(k for _n, k in GATES) + CONSTRAINT_KEYS))
-LAYOUT = ("dp", "tp", "pp", "cp", "ep", "micro_batch", "loss_chunks")
 
 
 Progress = Callable[[int, int], None]
@@ -282,13 +266,8 @@ class _Search:
 
 
 def _problem(config: Config, column: str, expected: str, found: str) -> Problem:
-    return Problem(
-        file=config.source or "input",
-        row=None,
-        column=column,
-        expected=expected,
-        found=f"{found} (row {config.name!r})",
-    )
+    found = f"{found} (row {config.name!r})"
+    return Problem(config.source or "input", None, column, expected, found)
 
 
 def _allowed(base: Mapping[str, Any], col: str, values: Iterable[int]) -> list[int]:
@@ -433,12 +412,8 @@ def _batch_pairs(
     kept_d, kept_m, n = [], [], 0
     mb = np.asarray(mbs, dtype=np.int64)
     for start in range(0, len(dps), block):
-        D, M = (
-            a.ravel()
-            for a in np.meshgrid(
-                np.asarray(dps[start : start + block], np.int64), mb, indexing="ij"
-            )
-        )
+        dp = np.asarray(dps[start : start + block], np.int64)
+        D, M = (a.ravel() for a in np.meshgrid(dp, mb, indexing="ij"))
         env = evaluate_arrays(
             REGISTRY, {**base, "dp": D, "micro_batch": M}, T, ["ok_global_batch_multiple"]
         )
@@ -474,16 +449,8 @@ def _resolve(config: Config, T) -> tuple[dict, dict, Mapping[str, Any]]:
     """The row's given values, the base the candidates vary (its expert split solved once), and the
     row evaluated as given; an InputError where the planner cannot start."""
     given = config.given()
-    problems = [
-        _problem(
-            config,
-            c,
-            "a value (the planner needs tokens, days, seq_len, global_batch and the architecture)",
-            "an empty cell",
-        )
-        for c in NEEDED
-        if c not in given
-    ]
+    needed = "a value (the planner needs tokens, days, seq_len, global_batch and the architecture)"
+    problems = [_problem(config, c, needed, "an empty cell") for c in NEEDED if c not in given]
     if problems:
         raise InputError(problems)
     compute(config)  # a row whose figures overflow is refused as calc and build refuse it
@@ -495,23 +462,11 @@ def _resolve(config: Config, T) -> tuple[dict, dict, Mapping[str, Any]]:
         base["params_expert"] = int(round(v["params_expert"]))
     v0 = evaluate_row(REGISTRY, base, T)
     if v0["step_time_s"] is None or v0["peak_bytes_per_rank"] is None:
-        raise InputError(
-            _problem(
-                config,
-                "layers",
-                "a row the ledger can evaluate (architecture, tokens, days)",
-                "a blank peak or step time",
-            )
-        )
+        evaluable = "a row the ledger can evaluate (architecture, tokens, days)"
+        raise InputError(_problem(config, "layers", evaluable, "a blank peak or step time"))
     if not v0["train_window_days"] > 0:
-        raise InputError(
-            _problem(
-                config,
-                "reserve_days",
-                "fewer reserve days than days",
-                f"{v0['reserve_days']} of {v0['days']}",
-            )
-        )
+        found = f"{v0['reserve_days']} of {v0['days']}"
+        raise InputError(_problem(config, "reserve_days", "fewer reserve days than days", found))
     return given, base, v0
 
 
@@ -576,24 +531,11 @@ def _cross(D, M, pps, tps, cps, eps, lcs) -> dict[str, np.ndarray]:
     t_i, pp, tp, cp, ep, lc = (
         a.ravel() for a in np.meshgrid(np.arange(len(D)), pps, tps, cps, eps, lcs, indexing="ij")
     )
-    out = {
-        "dp": D[t_i],
-        "tp": tp,
-        "pp": pp,
-        "cp": cp,
-        "ep": ep,
-        "micro_batch": M[t_i],
-        "loss_chunks": lc,
-    }
-    return {k: np.ascontiguousarray(v, dtype=np.int64) for k, v in out.items()}
+    columns = (D[t_i], tp, pp, cp, ep, M[t_i], lc)  # in LAYOUT's order
+    return {k: np.ascontiguousarray(v, dtype=np.int64) for k, v in zip(LAYOUT, columns)}
 
 
 # ---- evaluation ---------------------------------------------------------------------------------
-def _chunks(n: int) -> Iterator[slice]:
-    for start in range(0, n, CHUNK):
-        yield slice(start, min(n, start + CHUNK))
-
-
 def _evaluate(batch: _Batch, sl: slice | np.ndarray, margin: float) -> dict[str, np.ndarray]:
     """Registry figures, gates and constraints for candidates ``sl`` of ``batch``."""
     env = evaluate_arrays(REGISTRY, batch.cols(sl), tables(), list(KEYS))
@@ -715,7 +657,8 @@ def _scan(
     pool = _Pool((top + 8) * search.variants)
     front = _Front()
     for b_no, batch in enumerate(search.batches):
-        chunks: Iterable[Any] = _chunks(batch.size)
+        size = batch.size
+        chunks: Iterable[Any] = (slice(k, min(size, k + CHUNK)) for k in range(0, size, CHUNK))
         if structural:
             lc = batch.layout["loss_chunks"]
             sel = np.flatnonzero(lc == lc.max()) if len(lc) else np.empty(0, np.int64)
@@ -872,9 +815,7 @@ def _throughput_text(search: _Search, calibration: dict[str, Any] | None) -> str
     )
 
 
-def _plan_figures(
-    search: _Search, rank: int, row: dict[str, Any], v: Mapping[str, Any], margin: float
-) -> dict[str, Any]:
+def _plan_figures(search: _Search, rank: int, row: dict[str, Any], v: Mapping[str, Any]) -> dict:
     peak, hbm = v["peak_bytes_per_rank"], v["hbm_bytes"]
     terms = {k: float(v[f"time_{k}_s"]) for k in TERM_KEYS}
     shown = {k: t for k, t in terms.items() if k != "compute" and t > 0.0005 * v["step_time_s"]}
@@ -919,6 +860,15 @@ def _feasible_in_engine(v: Mapping[str, Any], margin: float) -> bool:
     )
 
 
+def _through_engine(search: _Search, b_no: Any, i: Any, margin: float) -> tuple | None:
+    """Candidate ``i`` of batch ``b_no`` re-run through the engine: (batch, row, figures), or None
+    where the scalar engine disagrees at a boundary (never report a plan it rejects)."""
+    batch = search.batches[int(b_no)]
+    row = batch.row(int(i))
+    v = compute(config_from_mapping(row)).values
+    return (batch, row, v) if _feasible_in_engine(v, margin) else None
+
+
 def _top_plans(
     search: _Search, b_sorted: np.ndarray, i_sorted: np.ndarray, top: int, margin: float
 ) -> list[dict[str, Any]]:
@@ -929,18 +879,18 @@ def _top_plans(
         if len(plans) >= top:
             break
         batch = search.batches[int(b_sorted[j])]
-        row = batch.row(int(i_sorted[j]))
         layout = (
             batch.gpu,
             batch.recompute,
             batch.optimizer,
-            *(row[c] for c in ("dp", "tp", "pp", "cp", "ep")),
+            *(int(batch.layout[c][i_sorted[j]]) for c in ("dp", "tp", "pp", "cp", "ep")),
         )
         if (layout, batch.zero) in seen:
             continue  # a micro-batch / loss-chunk variant of a listed layout
-        v = compute(config_from_mapping(row)).values
-        if not _feasible_in_engine(v, margin):
-            continue  # the scalar engine disagrees at a boundary: never report a plan it rejects
+        got = _through_engine(search, b_sorted[j], i_sorted[j], margin)
+        if got is None:
+            continue
+        _, row, v = got
         seen.add((layout, batch.zero))
         same = (layout, "same", v["peak_bytes_per_rank"], v["step_time_s"])
         if same in seen:
@@ -950,7 +900,7 @@ def _top_plans(
         row["name"] = f"{search.name}-p{rank}"
         note = f"plan {rank} for {search.name}: peak ≤ {margin:g} × HBM; predicted step {v['step_time_s']:.4g} s"
         row["notes"] = f"{search.base['notes']} | {note}" if search.base.get("notes") else note
-        plans.append(_plan_figures(search, rank, row, v, margin))
+        plans.append(_plan_figures(search, rank, row, v))
     return plans
 
 
@@ -967,13 +917,12 @@ def _pareto(search: _Search, front: _Front, margin: float) -> list[dict[str, Any
     )
     out: list[dict[str, Any]] = []
     for j in (cheap[k] for k in picks):
-        batch = search.batches[int(front.batch[j])]
-        row = batch.row(int(front.idx[j]))
-        v = compute(config_from_mapping(row)).values
-        if not _feasible_in_engine(v, margin):
+        got = _through_engine(search, front.batch[j], front.idx[j], margin)
+        if got is None:
             continue
+        _, row, v = got
         row["name"] = f"{search.name}-front{len(out) + 1}"
-        p = _plan_figures(search, len(out) + 1, row, v, margin)
+        p = _plan_figures(search, len(out) + 1, row, v)
         p.pop("rank")
         out.append(p)
     return out

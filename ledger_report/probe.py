@@ -301,14 +301,8 @@ class Probe:
         return loss
 
     # -- hooks -------------------------------------------------------------------------------
-    def _grad_enabled(self) -> bool:
-        return self._torch.is_grad_enabled()
-
-    def _recorded(self, step: int) -> bool:
-        return step < 2 or step % self.every == 0
-
     def _on_forward(self, module, args, kwargs):
-        if not self._grad_enabled():  # an evaluation's forward is no training step
+        if not self._torch.is_grad_enabled():  # an evaluation's forward is no training step
             return
         if not self._in_step:
             self._begin()
@@ -320,7 +314,7 @@ class Probe:
         self._micro += 1
 
     def _on_head(self, module, args):
-        if self._in_step and self._phase == "forward" and self._grad_enabled():
+        if self._in_step and self._phase == "forward" and self._torch.is_grad_enabled():
             self._mark("loss")
 
     def _on_head_output(self, module, args, output):
@@ -344,7 +338,7 @@ class Probe:
     def _begin(self) -> None:
         self._in_step, self._phase = True, "forward"
         self._tokens, self._micro, self._loss_marked = 0, 0, False
-        self._recording = self._recorded(self.step)
+        self._recording = self.step < 2 or self.step % self.every == 0
         if self._recording:
             try:
                 self._setup = self.counter.start()

@@ -88,13 +88,11 @@ def _int(v: Any) -> int | None:
 
 
 def _reference_counter(mem: list[Sample]) -> str | None:
-    """The counter nearest the device that every memory sample has."""
-    for c in ("device", "reserved", "allocated"):
-        if mem and all(c in s.peak for s in mem):
-            return c
-    for c in ("device", "reserved", "allocated"):
-        if any(c in s.peak for s in mem):
-            return c
+    """The counter nearest the device that every memory sample has (else that any has)."""
+    for every_or_any in (all, any):
+        for c in ("device", "reserved", "allocated"):
+            if mem and every_or_any(c in s.peak for s in mem):
+                return c
     return None
 
 
@@ -179,10 +177,8 @@ def _first_step(ledger: Any, mem: list[Sample]) -> dict | None:
         return None
 
     def before_optimizer(s: Sample) -> int:
-        if s.phases:
-            vals = [p[counter] for w, p in s.phases.items() if w != "optimizer" and p.get(counter)]
-            return max(vals) if vals else s.peak[counter]
-        return s.peak[counter]
+        vals = [p[counter] for w, p in s.phases.items() if w != "optimizer" and p.get(counter)]
+        return max(vals) if vals else s.peak[counter]
 
     m0 = max(before_optimizer(s) for s in step0)
     phased = all(s.phases for s in step0)

@@ -97,9 +97,7 @@ def read_run(path: str | Path) -> Run:
     for parser in parsers:
         if parser.samples:
             return Run(name, parser.format, tuple(parser.samples))
-    raise InputError(
-        Problem(name, first[0], None, EXPECTED, _quote(first[1].strip()), row_label="line")
-    )
+    raise _at_line(name, first[0], None, EXPECTED, _quote(first[1].strip()))
 
 
 def _text_lines(name: str, f) -> Iterator[tuple[int, str]]:
@@ -108,10 +106,12 @@ def _text_lines(name: str, f) -> Iterator[tuple[int, str]]:
         try:
             text = raw.decode("utf-8-sig" if i == 1 else "utf-8")
         except UnicodeDecodeError:
-            raise InputError(
-                Problem(name, i, None, "UTF-8 text", "bytes that are not text", row_label="line")
-            ) from None
+            raise _at_line(name, i, None, "UTF-8 text", "bytes that are not text") from None
         yield i, text.rstrip("\r\n")
+
+
+def _at_line(name: str, line: int, column: str | None, expected: str, found: str) -> InputError:
+    return InputError(Problem(name, line, column, expected, found, row_label="line"))
 
 
 def _quote(s: str) -> str:
@@ -126,16 +126,11 @@ def _read_probe(name: str, lines: Iterable[tuple[int, str]]) -> Run:
         try:
             rec = json.loads(text)
         except json.JSONDecodeError as err:
-            raise InputError(
-                Problem(
-                    name, i, None, "a JSON object", f"{err.msg} ({_quote(text)})", row_label="line"
-                )
-            ) from None
+            found = f"{err.msg} ({_quote(text)})"
+            raise _at_line(name, i, None, "a JSON object", found) from None
         if not isinstance(rec, dict) or rec.get("schema") != SCHEMA:
             found = rec.get("schema") if isinstance(rec, dict) else type(rec).__name__
-            raise InputError(
-                Problem(name, i, "schema", f'"{SCHEMA}"', repr(found), row_label="line")
-            )
+            raise _at_line(name, i, "schema", f'"{SCHEMA}"', repr(found))
         samples.append(_probe_sample(name, i, rec))
         if rec.get("row"):
             rows.add(rec["row"])
@@ -148,9 +143,7 @@ def _read_probe(name: str, lines: Iterable[tuple[int, str]]) -> Run:
 
 def _probe_sample(name: str, i: int, rec: dict) -> Sample:
     def bad(key: str, expected: str):
-        return InputError(
-            Problem(name, i, key, expected, _quote(repr(rec.get(key))), row_label="line")
-        )
+        return _at_line(name, i, key, expected, _quote(repr(rec.get(key))))
 
     for key in ("rank", "step"):
         if not isinstance(rec.get(key), int) or rec[key] < 0:
@@ -192,42 +185,18 @@ def _probe_sample(name: str, i: int, rec: dict) -> Sample:
 _NUM = r"([0-9][0-9,]*(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _MEG_MEM = re.compile(
-    r"(?:\[Rank (\d+)\] )?\(?after (\d+) iterations\)? memory \(MB\) \| allocated: "
-    + _NUM
-    + r" \| max allocated: "
-    + _NUM
-    + r" \| reserved: "
-    + _NUM
-    + r" \| max reserved: "
-    + _NUM
+    rf"(?:\[Rank (\d+)\] )?\(?after (\d+) iterations\)? memory \(MB\) \| allocated: {_NUM}"
+    rf" \| max allocated: {_NUM} \| reserved: {_NUM} \| max reserved: {_NUM}"
 )
 _MEG_ITER = re.compile(r"iteration\s+(\d+)/\s*\d+ \|(.*)")
 _TITAN = re.compile(
-    r"(?:\[rank(\d+)\]:)?.*?step:\s*(\d+)\s.*?memory:\s*"
-    + _NUM
-    + r"\s*GiB\(\s*"
-    + _NUM
-    + r"%\)\s+tps:\s*"
-    + _NUM
-    + r"(?:\s+tflops:\s*"
-    + _NUM
-    + r")?\s+mfu:\s*"
-    + _NUM
-    + "%"
+    rf"(?:\[rank(\d+)\]:)?.*?step:\s*(\d+)\s.*?memory:\s*{_NUM}\s*GiB\(\s*{_NUM}%\)\s+tps:\s*{_NUM}"
+    rf"(?:\s+tflops:\s*{_NUM})?\s+mfu:\s*{_NUM}%"
 )
-_DS_MEM = re.compile(
-    r"MA " + _NUM + r" GB\s+Max_MA " + _NUM + r" GB\s+CA " + _NUM + r" GB\s+Max_CA " + _NUM + " GB"
-)
+_DS_MEM = re.compile(rf"MA {_NUM} GB\s+Max_MA {_NUM} GB\s+CA {_NUM} GB\s+Max_CA {_NUM} GB")
 _DS_TIMER = re.compile(
-    r"(?:global_step=(\d+), |(\d+)/(\d+), )(?:RunningAvg)?SamplesPerSec="
-    + _NUM
-    + r"(?:, CurrSamplesPerSec="
-    + _NUM
-    + r")?, MemAllocated="
-    + _NUM
-    + r"GB, MaxMemAllocated="
-    + _NUM
-    + "GB"
+    rf"(?:global_step=(\d+), |(\d+)/(\d+), )(?:RunningAvg)?SamplesPerSec={_NUM}"
+    rf"(?:, CurrSamplesPerSec={_NUM})?, MemAllocated={_NUM}GB, MaxMemAllocated={_NUM}GB"
 )
 _DS_STEP = re.compile(r"\[Rank (\d+)\] step=(\d+),")
 
@@ -236,11 +205,20 @@ def _f(s: str) -> float:
     return float(s.replace(",", ""))
 
 
-class _Megatron:
-    format = "megatron"
+class _Log:
+    """A framework log's reader: ``feed`` it each line; ``samples`` holds what it recognised."""
+
+    format = ""
 
     def __init__(self) -> None:
         self.samples: list[Sample] = []
+        self.seen: dict[int, int] = {}  # torchtitan: step -> the last rank seen at it
+        self.step: int | None = None  # DeepSpeed: the step and rank of the last step line
+        self.rank: int | None = None
+
+
+class _Megatron(_Log):
+    format = "megatron"
 
     def feed(self, i: int, text: str) -> None:
         for m in _MEG_MEM.finditer(text):  # two reports can share a line (interleaved output)
@@ -276,12 +254,8 @@ class _Megatron:
             )
 
 
-class _Torchtitan:
+class _Torchtitan(_Log):
     format = "torchtitan"
-
-    def __init__(self) -> None:
-        self.samples: list[Sample] = []
-        self.seen: dict[int, int] = {}
 
     def feed(self, i: int, text: str) -> None:
         m = _TITAN.search(_ANSI.sub("", text))
@@ -306,13 +280,8 @@ class _Torchtitan:
         )
 
 
-class _DeepSpeed:
+class _DeepSpeed(_Log):
     format = "deepspeed"
-
-    def __init__(self) -> None:
-        self.samples: list[Sample] = []
-        self.step: int | None = None
-        self.rank: int | None = None
 
     def feed(self, i: int, text: str) -> None:
         if m := _DS_STEP.search(text):

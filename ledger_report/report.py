@@ -23,24 +23,19 @@ from .model.tables import tables
 class Figure:
     key: str  # registry key
     json: str = ""  # name in the JSON section (default: the key)
-    show: str = (
-        ""  # registry BOOL key: the figure is shown (text, handout, print sheet) only where true
-    )
+    # registry BOOL key: the figure is shown (text, handout, print sheet) only where true
+    show: str = ""
     formula: bool = False  # the handout prints its formula text with the numbers filled in
     expand: tuple[str, ...] = ()  # quantities whose definitions the formula text writes inline
-    items: tuple[
-        tuple[str, str], ...
-    ] = ()  # (name, registry key): the figure is an object of these in JSON, a list on the page
-    tone: str = (
-        ""  # registry TEXT key ("good", "bad" or "unknown"): how the reports colour the figure
-    )
-    short: tuple[
-        str, str
-    ] = ()  # (English, Chinese) column heading where space is short (the handout's summary)
+    # (name, registry key): the figure is an object of these in JSON, a list on the page
+    items: tuple[tuple[str, str], ...] = ()
+    # registry TEXT key ("good", "bad" or "unknown"): how the reports colour the figure
+    tone: str = ""
+    # (English, Chinese) column heading where space is short (the handout's summary)
+    short: tuple[str, str] = ()
     pages: bool = True  # False: in JSON only, the pages state it in other words (a verdict, a note)
-    text: str = (
-        ""  # registry TEXT key: what the pages show for a figure of ``items`` (a sentence of them)
-    )
+    # registry TEXT key: what the pages show for a figure of ``items`` (a sentence of them)
+    text: str = ""
 
     def __post_init__(self) -> None:
         if self.items and self.pages and not self.text:
@@ -100,9 +95,8 @@ class TableColumn:
     en: str
     zh: str
     unit: str = ""  # a registry unit for formatting; "" takes the cell's quantity unit
-    words: tuple[
-        str, str
-    ] = ()  # a truth value's own words (true, false), keys of the renderers' word tables
+    # a truth value's own words (true, false), keys of the renderers' word tables
+    words: tuple[str, str] = ()
 
 
 @dataclass(frozen=True)
@@ -162,21 +156,17 @@ class Chart:
 @dataclass(frozen=True)
 class Report:
     sections: tuple[Section | Table, ...]
-    summary: tuple[
-        Figure, ...
-    ]  # the columns of the summary table (workbook Summary, handout summary)
-    assumptions: tuple[
-        str, ...
-    ]  # registry TEXT keys of the assumption sentences (each with a ``_zh`` twin and ``_shown``)
-    summary_sections: tuple[str, ...] = (
-        "verdicts",
-    )  # sections whose figures follow the summary figures in the workbook's Summary
+    # the columns of the summary table (workbook Summary, handout summary)
+    summary: tuple[Figure, ...]
+    # registry TEXT keys of the assumption sentences (each with a ``_zh`` twin and ``_shown``)
+    assumptions: tuple[str, ...]
+    # sections whose figures follow the summary figures in the workbook's Summary
+    summary_sections: tuple[str, ...] = ("verdicts",)
     check: str = "check_message"  # registry TEXT key: the rules the row breaks (empty when it meets every rule)
     check_ok: str = "check_ok"  # registry BOOL key: the row meets every rule (no error)
     flag: str = "verdicts_bad"  # registry BOOL key: a verdict says no (the Summary colours the row)
-    charts: tuple[
-        Chart, ...
-    ] = ()  # "memory": per-rank memory by state (Summary); "budget": cost against days (Budget)
+    # "memory": per-rank memory by state (Summary); "budget": cost against days (Budget)
+    charts: tuple[Chart, ...] = ()
     # The summary's order: by each of these registry values in turn (False before True, smaller
     # first, blank last; input order breaks ties); rows where ``flag`` is true are marked.
     rank: tuple[str, ...] = ("verdicts_bad", "cost", "gpus")
@@ -345,19 +335,9 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
             "Layout",
             "布局",
             (
-                F("framework"),
-                F("zero"),
-                F("dp"),
-                F("tp"),
-                F("pp"),
-                F("cp"),
-                F("ep"),
+                *map(F, ("framework", "zero", "dp", "tp", "pp", "cp", "ep")),
                 F("etp", show="has_experts"),
-                F("seq_len"),
-                F("micro_batch"),
-                F("global_batch"),
-                F("recompute"),
-                F("gpu"),
+                *map(F, ("seq_len", "micro_batch", "global_batch", "recompute", "gpu")),
                 F("reported_stage"),
             ),
             json="layout",

@@ -358,12 +358,16 @@ def _round_array(np, fn, x):
 
 def _approx_equal_array(np, a, b):
     """``approx_equal`` over arrays: exact equality, refined by the scalar rule where the values
-    differ by less than 2^-48 relative (rare)."""
-    a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+    differ by less than 2^-48 relative (rare); against one zero, exact equality alone (nothing
+    else is near zero, as ``approx_equal`` says)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     eq = a == b
+    if (b.ndim == 0 and b == 0) or (a.ndim == 0 and a == 0):
+        return eq
     with np.errstate(all="ignore"):
         near = ~eq & (np.abs(a - b) < np.abs(a) * _E48)
     if near.any():
+        a, b = np.broadcast_arrays(a, b)
         eq = np.array(
             eq, dtype=bool
         )  # a boolean mask, not np.nonzero: a 0-d array (one value for all rows) too
@@ -487,8 +491,10 @@ def _result(np, a: "_A | None") -> Any:
     return np.ma.masked_array(v, mask=m)
 
 
-class _ArrayEval(Visitor):
-    """Interpreter 1b: each node becomes an ``_A`` (or ``None``: blank in every row)."""
+class _ArrayEval:
+    """Interpreter 1b: each expression, compiled once into closures (``array_compiled``), gives an
+    ``_A`` (or ``None``: blank in every row) over the evaluation's columns; the closures call the
+    methods below for the work on arrays, so a subclass (``masked._Guarded``) changes them."""
 
     def __init__(
         self, np, reg: Registry, cols: Mapping[str, Any], tables: Tables, blanks: Mapping[str, Any]
@@ -499,9 +505,14 @@ class _ArrayEval(Visitor):
         self.tables = tables
         self.blanks = blanks
         self.env: dict[str, Any] = {}
+        self._cols: dict[str, Any] = {}  # column -> its _A (or None), made once per evaluation
         self._lowered: dict[
             int, tuple[Any, Any, Any]
         ] = {}  # id(array) -> (array, lowered, (distinct, inverse))
+
+    def visit(self, e: Expr) -> "_A | None":
+        """The value of ``e`` over the rows."""
+        return array_compiled(e)(self)
 
     def lowered(self, v: Any) -> tuple[Any, tuple[Any, Any]]:
         """``numpy.char.lower`` of a text array and the distinct lowered values with their inverse;
@@ -523,41 +534,22 @@ class _ArrayEval(Visitor):
         self._lowered[id(v)] = (v, low, (distinct, inverse))
         return low, (distinct, inverse)
 
-    def visit_Const(self, e):
-        return _A(e.value)
+    def col(self, name: str) -> "_A | None":
+        hit = self._cols.get(name, self._cols)
+        if hit is self._cols:
+            hit = self._cols[name] = self._col(name)
+        return hit
 
-    def visit_Col(self, e):
-        v = self.cols.get(e.name)
+    def _col(self, name: str) -> "_A | None":
+        v = self.cols.get(name)
         if v is None:
             return None
-        b = self.blanks.get(e.name, False)
+        b = self.blanks.get(name, False)
         if b is not False and not self.np.any(b):
             b = False
         if b is not False and self.np.all(b):
             return None
         return _A(v, b)
-
-    def visit_Ref(self, e):
-        return self.env[e.key]
-
-    def visit_IsBlank(self, e):
-        x = self.visit(e.x)
-        if x is None:
-            return _A(True)
-        return _A(x.blank)
-
-    def visit_If(self, e):
-        np = self.np
-        c = self.visit(e.cond)
-        if c is None:
-            return None
-        cv = c.v
-        if isinstance(cv, (bool, np.bool_)) and c.blank is False:
-            return self.visit(e.then) if cv else self.visit(e.other)
-        t, o = self.visit(e.then), self.visit(e.other)
-        if t is None and o is None:
-            return None
-        return self._pick(cv, c.blank, t, o)
 
     def _pick(self, cv, cblank, t, o):
         np = self.np
@@ -596,27 +588,21 @@ class _ArrayEval(Visitor):
             blank = _or(np, cblank, np.where(cond, t.blank, o.blank))
         return _A(v, blank)
 
-    def visit_BinOp(self, e):
+    def _binop(self, op: str, a: "_A", b: "_A") -> "_A":
         np = self.np
-        a, b = self.visit(e.a), self.visit(e.b)
-        if a is None or b is None:
-            return None
         v = (
-            np.true_divide(a.v, b.v) if e.op == "/" else _BINOPS[e.op](a.v, b.v)
+            np.true_divide(a.v, b.v) if op == "/" else _BINOPS[op](a.v, b.v)
         )  # under evaluate_arrays's errstate
         return _A(v, _or(np, a.blank, b.blank))
 
-    def visit_Cmp(self, e):
+    def _cmp(self, op: str, a: "_A", b: "_A") -> "_A":
         np = self.np
-        a, b = self.visit(e.a), self.visit(e.b)
-        if a is None or b is None:
-            return None
         av, bv = a.v, b.v
         blank = _or(np, a.blank, b.blank)
-        if e.op in ("=", "<>") and (isinstance(av, str) or isinstance(bv, str)):
+        if op in ("=", "<>") and (isinstance(av, str) or isinstance(bv, str)):
             on_rows = self._text_equal(av, bv)
             if on_rows is not None:
-                return _A(on_rows if e.op == "=" else ~on_rows, blank)
+                return _A(on_rows if op == "=" else ~on_rows, blank)
         if _is_text(np, av):
             av = self.lowered(av)[0] if not isinstance(av, str) else av.lower()
         if _is_text(np, bv):
@@ -630,7 +616,7 @@ class _ArrayEval(Visitor):
                 "<=": lambda: eq | np.less(av, bv),
                 ">": lambda: ~eq & np.greater(av, bv),
                 ">=": lambda: eq | np.greater(av, bv),
-            }[e.op]()
+            }[op]()
         else:
             v = {
                 "=": np.equal,
@@ -639,7 +625,7 @@ class _ArrayEval(Visitor):
                 "<=": np.less_equal,
                 ">": np.greater,
                 ">=": np.greater_equal,
-            }[e.op](av, bv)
+            }[op](av, bv)
         return _A(v, blank)
 
     def _text_equal(self, av: Any, bv: Any) -> Any:
@@ -656,9 +642,6 @@ class _ArrayEval(Visitor):
             return None
         low, (distinct, inverse) = self.lowered(rows)
         return (distinct == one.lower())[inverse].reshape(low.shape)
-
-    def visit_Lookup(self, e):
-        return self._lookup_key(e, self.visit(e.key))
 
     def _lookup_key(self, e, k):
         np = self.np
@@ -683,18 +666,12 @@ class _ArrayEval(Visitor):
         vals = np.array([names.get(u, fill) for u in uniq])
         return _A(vals[inv].reshape(np.shape(k.v)), blank)
 
-    def visit_Call(self, e):
+    def _call(self, fn: str, args: list) -> "_A":
         np = self.np
-        if e.fn in ("CONCAT", "FMT", "MID"):
-            return None
-        args = [self.visit(a) for a in e.args]
-        if any(a is None for a in args):
-            return None
         blank = False
         for a in args:
             blank = _or(np, blank, a.blank)
         xs = [a.v for a in args]
-        fn = e.fn
         if fn in ("MAX", "MIN"):
             f = np.maximum if fn == "MAX" else np.minimum
             out = xs[0]
@@ -722,6 +699,98 @@ class _ArrayEval(Visitor):
         else:
             raise ValueError(fn)
         return _A(out, blank)
+
+
+_ARRAY_COMPILED: dict[int, tuple[Expr, Callable]] = {}
+
+
+def array_compiled(e: Expr) -> Callable[[_ArrayEval], "_A | None"]:
+    """The expression as nested closures over an arrays evaluation, built once per node (nodes
+    are immutable): evaluating a chunk of rows is then calls, not a walk of the tree."""
+    hit = _ARRAY_COMPILED.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    fn = _ArrayClosures().visit(e)
+    _ARRAY_COMPILED[id(e)] = (e, fn)  # keeps ``e`` alive, so its id is not reused
+    return fn
+
+
+_BLANK_ROWS = _A(True)  # ISBLANK of what is blank on every row
+
+
+class _ArrayClosures(Visitor):
+    """Each node becomes a closure over an ``_ArrayEval``, giving an ``_A`` or ``None``."""
+
+    def visit_Const(self, e):
+        a = _A(e.value)  # never changed: shared by every evaluation
+        return lambda ev: a
+
+    def visit_Col(self, e):
+        name = e.name
+        return lambda ev: ev.col(name)
+
+    def visit_Ref(self, e):
+        key = e.key
+        return lambda ev: ev.env[key]
+
+    def visit_IsBlank(self, e):
+        x_ = array_compiled(e.x)
+
+        def is_blank(ev):
+            x = x_(ev)
+            return _BLANK_ROWS if x is None else _A(x.blank)
+
+        return is_blank
+
+    def visit_If(self, e):
+        c_, t_, o_ = array_compiled(e.cond), array_compiled(e.then), array_compiled(e.other)
+
+        def if_(ev):
+            c = c_(ev)
+            if c is None:
+                return None
+            cv = c.v
+            if isinstance(cv, (bool, ev.np.bool_)) and c.blank is False:
+                return t_(ev) if cv else o_(ev)
+            t, o = t_(ev), o_(ev)
+            if t is None and o is None:
+                return None
+            return ev._pick(cv, c.blank, t, o)
+
+        return if_
+
+    def visit_BinOp(self, e):
+        a_, b_, op = array_compiled(e.a), array_compiled(e.b), e.op
+
+        def binop(ev):
+            a, b = a_(ev), b_(ev)
+            return None if a is None or b is None else ev._binop(op, a, b)
+
+        return binop
+
+    def visit_Cmp(self, e):
+        a_, b_, op = array_compiled(e.a), array_compiled(e.b), e.op
+
+        def cmp(ev):
+            a, b = a_(ev), b_(ev)
+            return None if a is None or b is None else ev._cmp(op, a, b)
+
+        return cmp
+
+    def visit_Lookup(self, e):
+        k_ = array_compiled(e.key)
+        return lambda ev: ev._lookup_key(e, k_(ev))
+
+    def visit_Call(self, e):
+        if e.fn in ("CONCAT", "FMT", "MID"):  # text: the scalar interpreter's, per row
+            return lambda ev: None
+        args_, fn = [array_compiled(a) for a in e.args], e.fn
+
+        def call(ev):
+            args = [a(ev) for a in args_]
+            return None if any(a is None for a in args) else ev._call(fn, args)
+
+        return call
 
 
 def _mindiv_array(np, xs: list) -> tuple[Any, Any]:

@@ -9,7 +9,9 @@ lookups, arithmetic, comparisons, a conditional, a blank test, and four function
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
+
+PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2}  # of the arithmetic operators, as written out
 
 
 def _arith(op: str) -> tuple[Callable[[Expr, Any], Expr], Callable[[Expr, Any], Expr]]:
@@ -25,6 +27,7 @@ class Expr:
     """Base node.  Python operators build arithmetic; methods build comparisons."""
 
     __slots__ = ()
+    operands: tuple[str, ...] = ()  # the fields that hold child nodes (``children``)
 
     # arithmetic by Python's operators; comparisons by methods (== must stay usable on nodes)
     __add__, __radd__ = _arith("+")
@@ -62,6 +65,7 @@ class Lookup(Expr):
     key: Expr
     field: str
     default: Any = None
+    operands = ("key",)
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,6 +73,7 @@ class BinOp(Expr):
     op: str  # + - * /
     a: Expr
     b: Expr
+    operands = ("a", "b")
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,6 +81,7 @@ class Cmp(Expr):
     op: str  # = <> < <= > >=
     a: Expr
     b: Expr
+    operands = ("a", "b")
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,6 +89,7 @@ class If(Expr):
     cond: Expr
     then: Expr
     other: Expr
+    operands = ("cond", "then", "other")
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,6 +97,7 @@ class IsBlank(Expr):
     """True when the referenced input or quantity has no value (an empty cell / ``None``)."""
 
     x: Expr
+    operands = ("x",)
 
 
 @dataclass(frozen=True, eq=False)
@@ -224,50 +232,22 @@ class Visitor:
 
 
 def children(e: Expr) -> tuple[Expr, ...]:
-    return _Children().visit(e)
+    """The operands of a node, in field order (a call's arguments, a lookup's key)."""
+    return e.args if isinstance(e, Call) else tuple(getattr(e, f) for f in e.operands)
 
 
-class _Children(Visitor):
-    def visit_Const(self, e):
-        return ()
-
-    visit_Col = visit_Ref = visit_Const
-
-    def visit_BinOp(self, e):
-        return (e.a, e.b)
-
-    visit_Cmp = visit_BinOp
-
-    def visit_If(self, e):
-        return (e.cond, e.then, e.other)
-
-    def visit_IsBlank(self, e):
-        return (e.x,)
-
-    def visit_Lookup(self, e):
-        return (e.key,)
-
-    def visit_Call(self, e):
-        return e.args
+def walk(e: Expr) -> Iterator[Expr]:
+    """Every node of the tree under ``e``, ``e`` first."""
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(children(n))
 
 
 def all_refs(e: Expr) -> set[str]:
-    out: set[str] = set()
-    stack = [e]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, Ref):
-            out.add(n.key)
-        stack.extend(children(n))
-    return out
+    return {n.key for n in walk(e) if isinstance(n, Ref)}
 
 
 def all_cols(e: Expr) -> set[str]:
-    out: set[str] = set()
-    stack = [e]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, Col):
-            out.add(n.name)
-        stack.extend(children(n))
-    return out
+    return {n.name for n in walk(e) if isinstance(n, Col)}

@@ -33,10 +33,9 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any, Iterable, Mapping
 
-from .expr import MINDIV_MAX, Call, Const, Expr, If, IsBlank, Ref, Visitor, children
+from .expr import MINDIV_MAX, PRECEDENCE, Call, Const, Expr, If, IsBlank, Ref, Visitor, children
 from .registry import Registry, needs_of, tag
 
 # Row markers inside a template: the row of ``Inputs`` and the row of the results sheet.
@@ -46,40 +45,12 @@ LEDGER_ROW = "\x02"
 # Every function a generated formula may use (the workbook adds SUBSTITUTE for its selector).
 # Each is in openpyxl.utils.FORMULAE (no _xlfn. prefix) and evaluated by LibreOffice 7.4.
 FUNCTIONS = frozenset(
-    {
-        "IF",
-        "OR",
-        "AND",
-        "NOT",
-        "MAX",
-        "MIN",
-        "CEILING",
-        "FLOOR",
-        "MOD",
-        "TEXT",
-        "MID",
-        "INDEX",
-        "MATCH",
-        "IFERROR",
-        "GCD",
-        "SUMPRODUCT",
-        "ROW",
-        "INDIRECT",
-        "INT",
-        "SQRT",
-    }
+    "IF OR AND NOT MAX MIN CEILING FLOOR MOD TEXT MID INDEX MATCH IFERROR GCD SUMPRODUCT ROW "
+    "INDIRECT INT SQRT".split()
 )
 
-_CALLS = {
-    "MAX": "MAX",
-    "MIN": "MIN",
-    "AND": "AND",
-    "OR": "OR",
-    "NOT": "NOT",
-    "MOD": "MOD",
-    "MID": "MID",
-}
-_PREC = {"+": 1, "-": 1, "*": 2, "/": 2}
+_CALLS = frozenset({"MAX", "MIN", "AND", "OR", "NOT", "MOD", "MID", "GCD"})  # spelt as they are
+_ROUNDING = {"CEIL": "CEILING", "FLOOR": "FLOOR"}  # to a whole number, toward +/- infinity
 _CMP_PREC = 0
 _ATOM = 9
 _MAX_FORMULA_CHARS = 8192  # Excel's limit on a formula's length
@@ -149,9 +120,7 @@ def string(s: str) -> str:
 
 
 def _const(v: Any) -> tuple[str, int]:
-    if isinstance(v, bool):
-        return ("TRUE" if v else "FALSE"), _ATOM
-    if isinstance(v, (int, float)):
+    if isinstance(v, (bool, int, float)):
         text = number(v)
         return (f"({text})" if text.startswith("-") else text), _ATOM
     if isinstance(v, str):
@@ -205,6 +174,8 @@ class _Compiler(Visitor):
         self.layout = layout
         self._sheet = _quote_sheet(layout.inputs_sheet)
         self._needs: dict[int, frozenset] = {}
+        self._key_index = {k: i for i, k in enumerate(reg.keys())}
+        self._col_index = {c: i for i, c in enumerate(layout.inputs)}
 
     # references --------------------------------------------------------------------------
     def cell(self, tag) -> str:
@@ -224,26 +195,11 @@ class _Compiler(Visitor):
 
     def _order(self, tags: Iterable) -> list:
         """Tags in a fixed order (inputs by sheet column, then quantities by registry order)."""
-        keys = self._key_index
-        cols = self._col_index
-        return sorted(
-            tags, key=lambda t: (0, cols[t[1]], "") if t[0] == "col" else (1, keys[t[1]], "")
-        )
-
-    @cached_property
-    def _key_index(self) -> dict[str, int]:
-        return {k: i for i, k in enumerate(self.reg.keys())}
-
-    @cached_property
-    def _col_index(self) -> dict[str, int]:
-        return {c: i for i, c in enumerate(self.layout.inputs)}
+        keys, cols = self._key_index, self._col_index
+        return sorted(tags, key=lambda t: (0, cols[t[1]]) if t[0] == "col" else (1, keys[t[1]]))
 
     def _any_blank(self, tags) -> str | None:
-        tags = self._order(tags)
-        if not tags:
-            return None
-        tests = [f'{self.cell(t)}=""' for t in tags]
-        return tests[0] if len(tests) == 1 else f"OR({','.join(tests)})"
+        return _any_of([f'{self.cell(t)}=""' for t in self._order(tags)])
 
     # values ------------------------------------------------------------------------------
     def value(self, e: Expr) -> tuple[str, int]:
@@ -270,7 +226,7 @@ class _Compiler(Visitor):
         return found, _ATOM
 
     def visit_BinOp(self, e):
-        p = _PREC[e.op]
+        p = PRECEDENCE[e.op]
         a, pa = self.value(e.a)
         b, pb = self.value(e.b)
         if pa < p:
@@ -305,20 +261,15 @@ class _Compiler(Visitor):
         args = [self.value(a)[0] for a in e.args]
         if e.fn == "MINDIV":
             return _smallest_divisor_formula(*args), _ATOM
-        if e.fn == "GCD":
-            return f"GCD({args[0]},{args[1]})", _ATOM
         if e.fn == "FMT":
             places = int(e.args[1].value) if isinstance(e.args[1], Const) else 0
             pattern = "#,##0" + ("." + "0" * places if places else "")
             return f'TEXT({args[0]},"{pattern}")', _ATOM
-        if e.fn == "CEIL":
-            return f"CEILING({args[0]},1)", _ATOM
-        if e.fn == "FLOOR":
-            return f"FLOOR({args[0]},1)", _ATOM
-        fn = _CALLS.get(e.fn)
-        if fn is None:
+        if e.fn in _ROUNDING:
+            return f"{_ROUNDING[e.fn]}({args[0]},1)", _ATOM
+        if e.fn not in _CALLS:
             raise FormulaError(f"function {e.fn} has no spreadsheet spelling")
-        return f"{fn}({','.join(args)})", _ATOM
+        return f"{e.fn}({','.join(args)})", _ATOM
 
     # blank tests -------------------------------------------------------------------------
     def blank(self, e: Expr, covered: frozenset) -> str | None:
@@ -326,17 +277,25 @@ class _Compiler(Visitor):
         ``covered`` inputs and quantities are not blank; None when ``e`` cannot be blank then."""
         if isinstance(e, If):
             return self._if_blank(e, covered)
+        return self._strict_blank(e, e, covered)[0]
+
+    def _strict_blank(self, e: Expr, operands: Expr, covered: frozenset) -> tuple:
+        """The blank test of what ``e`` evaluates unconditionally (its needs, and the conditionals
+        among ``operands``), and what is covered once that test is FALSE."""
         atoms = self.needs(e) - covered
         inner = covered | atoms
-        parts = [p for p in (self._if_blank(n, inner) for n in _strict_ifs(e)) if p]
-        return _either(self._any_blank(atoms), _any_of(parts))
+        parts = [p for p in (self._if_blank(n, inner) for n in _strict_ifs(operands)) if p]
+        return _either(self._any_blank(atoms), _any_of(parts)), inner
+
+    def _else_covered(self, e: If, covered: frozenset) -> frozenset:
+        """What the else branch may take as not blank: ``If(IsBlank(x), a, b)`` evaluates b on x."""
+        return covered | ({tag(e.cond.x)} if isinstance(e.cond, IsBlank) else frozenset())
 
     def _if_blank(self, e: If, covered: frozenset) -> str | None:
         first = self.blank(e.cond, covered)
         inner = covered | self.needs(e.cond)
         then = self.blank(e.then, inner)
-        other_cov = inner | ({tag(e.cond.x)} if isinstance(e.cond, IsBlank) else frozenset())
-        other = self.blank(e.other, other_cov)
+        other = self.blank(e.other, self._else_covered(e, inner))
         branch = None
         if then or other:
             branch = f"IF({self.value(e.cond)[0]},{then or 'FALSE'},{other or 'FALSE'})"
@@ -348,15 +307,12 @@ class _Compiler(Visitor):
         if isinstance(e, Ref):
             return self.value(e)[0]  # a blank quantity's cell already holds ""
         if isinstance(e, If):
-            atoms = self.needs(e) - covered
-            inner = covered | atoms
-            guard = _either(
-                self._any_blank(atoms),
-                _any_of([p for p in (self._if_blank(n, inner) for n in _strict_ifs(e.cond)) if p]),
+            guard, inner = self._strict_blank(e, e.cond, covered)
+            then, other = (
+                self.result(e.then, inner),
+                self.result(e.other, self._else_covered(e, inner)),
             )
-            other_cov = inner | ({tag(e.cond.x)} if isinstance(e.cond, IsBlank) else frozenset())
-            body = f"IF({self.value(e.cond)[0]},{self.result(e.then, inner)},{self.result(e.other, other_cov)})"
-            return _guard(guard, body)
+            return _guard(guard, f"IF({self.value(e.cond)[0]},{then},{other})")
         return _guard(self.blank(e, covered), self.value(e)[0])
 
 

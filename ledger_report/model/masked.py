@@ -153,8 +153,14 @@ def evaluate_masked(
 
 def _kind(np, v: Any) -> str:
     """The kind of a value as numpy holds it: b(ool), i(nteger), f(loat), U (text), or another."""
-    k = np.asarray(v).dtype.kind
+    t = type(v)
+    if t is int:
+        return "i" if -(2**63) <= v < 2**64 else "O"  # past 64 bits numpy holds it as an object
+    k = _KINDS.get(t) or np.asarray(v).dtype.kind
     return "i" if k == "u" else k
+
+
+_KINDS = {bool: "b", float: "f", str: "U"}  # Python scalars, as numpy holds them
 
 
 def _small_whole(np, v: Any) -> bool:
@@ -175,22 +181,20 @@ class _Guarded(_ArrayEval):
                 raise Inexact(f"a conditional between {kt} and {ko}")
         return super()._pick(cv, cblank, t, o)
 
-    def visit_BinOp(self, e):
+    def _binop(self, op, a, b):
         np = self.np
-        out = super().visit_BinOp(e)
-        if out is not None:
-            kind = _kind(np, out.v)
-            if kind == "b" or (kind == "i" and not _small_whole(np, out.v)):
-                raise Inexact(f"{e.op} on truth values or large whole numbers")
+        out = super()._binop(op, a, b)
+        kind = _kind(np, out.v)
+        if kind == "b" or (kind == "i" and not _small_whole(np, out.v)):
+            raise Inexact(f"{op} on truth values or large whole numbers")
         return out
 
-    def visit_Lookup(self, e):
+    def _lookup_key(self, e, k):
         np = self.np
-        k = self.visit(e.key)
         if k is not None and _kind(np, k.v) != "U":
             raise Inexact(f"{e.table} looked up by a number")
         values = [rec[e.field] for rec in self.tables[e.table].values()]
         types = {type(v) for v in values}
         if len(types) > 1 and not (types == {int, float} and _small_whole(np, values)):
             raise Inexact(f"{e.table}.{e.field} holds values of several kinds")
-        return self._lookup_key(e, k)
+        return super()._lookup_key(e, k)

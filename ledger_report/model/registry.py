@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from .expr import Col, Expr, IsBlank, Ref, Visitor, all_refs, lift
+from .expr import Call, Col, Const, Expr, If, IsBlank, Ref, all_refs, children, lift
 
 # Units.  Numbers are bytes, FLOPs, seconds... inside; formatting happens at the edge.
 BYTES = "bytes"
@@ -75,9 +75,8 @@ class Constraint:
     severity: str = ERROR
     en: str = ""  # the rule in words, for the documentation
     zh: str = ""
-    row_only: bool = (
-        False  # about the row's own figures, not its layout: the planner does not search around it
-    )
+    # about the row's own figures, not its layout: the planner does not search around it
+    row_only: bool = False
 
     @property
     def message(self) -> str:
@@ -114,7 +113,7 @@ class Registry:
         for r in all_refs(e):
             if r not in self._q:
                 raise ValueError(f"{key!r} refers to {r!r}, which is not defined before it")
-        nullable = _MaybeBlank(self).visit(e)
+        nullable = _maybe_blank(self, e)
         needs = needs_of(self, e)
         self._q[key] = Quantity(key, e, unit, en, zh, source, self.section, nullable, needs)
         return Ref(key)
@@ -151,130 +150,66 @@ def tag(x: Expr):
     return None
 
 
-class _MaybeBlank(Visitor):
+def _maybe_blank(reg: Registry, e: Expr, known: frozenset = frozenset()) -> bool:
     """Whether an expression may evaluate to blank, given the inputs known not to be blank."""
-
-    def __init__(self, reg: Registry, known: frozenset = frozenset()) -> None:
-        self.reg = reg
-        self.known = known
-
-    def under(self, known: frozenset) -> "_MaybeBlank":
-        return _MaybeBlank(self.reg, known)
-
-    def visit_Const(self, e) -> bool:
+    if isinstance(e, Col):
+        return ("col", e.name) not in known
+    if isinstance(e, Ref):
+        return reg[e.key].nullable and ("ref", e.key) not in known
+    if isinstance(e, (Const, IsBlank)):
         return False
-
-    visit_IsBlank = visit_Const
-
-    def visit_Col(self, e) -> bool:
-        return ("col", e.name) not in self.known
-
-    def visit_Ref(self, e) -> bool:
-        return self.reg[e.key].nullable and ("ref", e.key) not in self.known
-
-    def visit_If(self, e) -> bool:
-        if isinstance(e.cond, IsBlank):
-            x = tag(e.cond.x)
-            return self.visit(e.then) or self.under(self.known | ({x} if x else frozenset())).visit(
-                e.other
-            )
-        return any(self.visit(c) for c in (e.cond, e.then, e.other))
-
-    def visit_BinOp(self, e) -> bool:
-        return self.visit(e.a) or self.visit(e.b)
-
-    visit_Cmp = visit_BinOp
-
-    def visit_Lookup(self, e) -> bool:
-        return self.visit(e.key)
-
-    def visit_Call(self, e) -> bool:
-        if e.fn == "CONCAT":
-            return False
-        if e.fn == "MINDIV":  # blank when no divisor qualifies
-            return True
-        return any(self.visit(a) for a in e.args)
+    if isinstance(e, Call) and e.fn in ("CONCAT", "MINDIV"):
+        return e.fn == "MINDIV"  # a text is never blank; no divisor that qualifies is
+    if isinstance(e, If) and isinstance(e.cond, IsBlank):
+        x = tag(e.cond.x)
+        other_known = known | ({x} if x else frozenset())
+        return _maybe_blank(reg, e.then, known) or _maybe_blank(reg, e.other, other_known)
+    return any(_maybe_blank(reg, c, known) for c in children(e))
 
 
 def needs_of(reg: "Registry", e: Expr, _memo: dict | None = None) -> frozenset:
     """Blank-able inputs (``("col", name)``) and quantities (``("ref", key)``) that ``e`` evaluates
     unconditionally: if any is blank, ``e`` is blank.  The one blank rule: the registry stores it
     per definition (``Quantity.needs``) and the spreadsheet interpreter applies it to branches."""
-    return _Needs(reg, {} if _memo is None else _memo).visit(e)
+    memo = {} if _memo is None else _memo
+    got = memo.get(id(e))
+    if got is None:
+        got = memo[id(e)] = _needs(reg, e, memo)
+    return got
 
 
-class _Needs(Visitor):
-    def __init__(self, reg: Registry, memo: dict) -> None:
-        self.reg = reg
-        self.memo = memo
-
-    def visit(self, e: Expr) -> frozenset:
-        got = self.memo.get(id(e))
-        if got is None:
-            got = self.memo[id(e)] = super().visit(e)
-        return got
-
-    def visit_Const(self, e) -> frozenset:
-        return frozenset()
-
-    visit_IsBlank = visit_Const
-
-    def visit_Col(self, e) -> frozenset:
+def _needs(reg: Registry, e: Expr, memo: dict) -> frozenset:
+    if isinstance(e, Col):
         return frozenset({("col", e.name)})
-
-    def visit_Ref(self, e) -> frozenset:
-        return frozenset({("ref", e.key)}) if self.reg[e.key].nullable else frozenset()
-
-    def visit_If(self, e) -> frozenset:
-        then, other = self.visit(e.then), self.visit(e.other)
+    if isinstance(e, Ref):
+        return frozenset({("ref", e.key)}) if reg[e.key].nullable else frozenset()
+    if isinstance(e, (Const, IsBlank)) or (isinstance(e, Call) and e.fn == "CONCAT"):
+        return frozenset()
+    if isinstance(e, If):
+        then, other = needs_of(reg, e.then, memo), needs_of(reg, e.other, memo)
         if isinstance(e.cond, IsBlank):
             other = other - {tag(e.cond.x)}
-        return self.visit(e.cond) | (then & other)
-
-    def visit_BinOp(self, e) -> frozenset:
-        return self.visit(e.a) | self.visit(e.b)
-
-    visit_Cmp = visit_BinOp
-
-    def visit_Lookup(self, e) -> frozenset:
-        return self.visit(e.key)
-
-    def visit_Call(self, e) -> frozenset:
-        if e.fn == "CONCAT":
-            return frozenset()
-        out: frozenset = frozenset()
-        for a in e.args:
-            out |= self.visit(a)
-        return out
+        return needs_of(reg, e.cond, memo) | (then & other)
+    return frozenset().union(*(needs_of(reg, c, memo) for c in children(e)))
 
 
 def choices(reg: Registry, key: str, columns: Any = None) -> tuple[str, ...] | None:
     """The values a text quantity can take, where its expression names them all (constants picked
     by conditions, other such quantities, an input column of ``columns``: name -> its choices), in
     the order the expression gives them; None where it composes text (a sentence, a number)."""
-    out = _Choices(reg, columns or {}).visit(reg[key].expr)
+    out = _choices(reg, columns or {}, reg[key].expr)
     return tuple(dict.fromkeys(out)) if out is not None else None
 
 
-class _Choices(Visitor):
-    def __init__(self, reg: Registry, columns: Any) -> None:
-        self.reg, self.columns = reg, columns
-
-    def visit_Const(self, e) -> list | None:
+def _choices(reg: Registry, columns: Any, e: Expr) -> list | None:
+    if isinstance(e, Const):
         return [e.value] if isinstance(e.value, str) else None
-
-    def visit_Col(self, e) -> list | None:
-        got = self.columns.get(e.name)
+    if isinstance(e, Col):
+        got = columns.get(e.name)
         return list(got) if got else None
-
-    def visit_Ref(self, e) -> list | None:
-        return self.visit(self.reg[e.key].expr)
-
-    def visit_If(self, e) -> list | None:
-        then, other = self.visit(e.then), self.visit(e.other)
+    if isinstance(e, Ref):
+        return _choices(reg, columns, reg[e.key].expr)
+    if isinstance(e, If):
+        then, other = _choices(reg, columns, e.then), _choices(reg, columns, e.other)
         return then + other if then is not None and other is not None else None
-
-    def _none(self, e) -> None:
-        return None
-
-    visit_BinOp = visit_Cmp = visit_IsBlank = visit_Lookup = visit_Call = _none
+    return None

@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 from . import units
 from .evaluate import eval_scalar
-from .expr import BinOp, Call, Const, Expr, Visitor
+from .expr import PRECEDENCE, BinOp, Call, Const, Expr, Visitor
 from .registry import (
     BOOL,
     BPP,
@@ -32,7 +32,6 @@ from .registry import (
 from .tables import tables
 
 _OPS = {"+": " + ", "-": " − ", "*": " × ", "/": " ÷ "}
-_PREC = {"+": 1, "-": 1, "*": 2, "/": 2}
 _CMP = {"=": " = ", "<>": " ≠ ", "<": " < ", "<=": " ≤ ", ">": " > ", ">=": " ≥ "}
 
 
@@ -117,7 +116,7 @@ class _Text(Visitor):
 
     def visit_BinOp(self, e):
         prec = self.prec
-        p = _PREC[e.op]
+        p = PRECEDENCE[e.op]
         if e.op == "+":
             terms = self.terms(e)
             if not terms:
@@ -151,15 +150,7 @@ class _Filled(_Text):
         return eval_scalar(e, self.values, self.values, tables())
 
     def visit_Const(self, e):
-        v = e.value
-        if (
-            isinstance(v, int)
-            and not isinstance(v, bool)
-            and v >= 1000
-            and str(v).rstrip("0") == "1"
-        ):
-            return f"10^{len(str(v)) - 1}"
-        return units.num(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
+        return str(e.value) if isinstance(e.value, (bool, str)) else _const_text(e.value)
 
     def visit_Ref(self, e):
         if e.key in self.expand:

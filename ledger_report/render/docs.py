@@ -184,26 +184,22 @@ def json_md(spec: Report = SPEC, reg: Registry | None = None) -> str:
             if sec.total:
                 out.append("\nBeside the list, at the top level of the configuration:\n")
                 out.append("| name | key | unit | meaning |\n|---|---|---|---|")
-                for f in sec.total:
-                    out.append(
-                        f"| `{f.name}` | [`{f.key}`](definitions.md) | {reg[f.key].unit} | {_cell(reg[f.key].en)} |"
-                    )
+                out += [_figure_line(reg, f) for f in sec.total]
             out.append("")
             continue
         where = f"`{sec.json}`" if sec.json else "the configuration object itself"
-        extra = (
-            " (null where it does not apply)"
-            if isinstance(sec, Section) and sec.json_null_unless_shown
-            else ""
-        )
+        null = isinstance(sec, Section) and sec.json_null_unless_shown
+        extra = " (null where it does not apply)" if null else ""
         out.append(f"## {sec.en}: in {where}{extra}\n")
         out.append("| name | key | unit | meaning |\n|---|---|---|---|")
-        for f in sec.figures:
-            out.append(
-                f"| `{f.name}` | [`{f.key}`](definitions.md) | {reg[f.key].unit} | {_cell(reg[f.key].en)} |"
-            )
+        out += [_figure_line(reg, f) for f in sec.figures]
         out.append("")
     return "\n".join(out).rstrip() + "\n"
+
+
+def _figure_line(reg: Registry, f: Any) -> str:
+    q = reg[f.key]
+    return f"| `{f.name}` | [`{f.key}`](definitions.md) | {q.unit} | {_cell(q.en)} |"
 
 
 def all_docs() -> dict[str, str]:

@@ -29,10 +29,12 @@ def config_document(lg: Ledger) -> dict[str, Any]:
         "inputs": resolved_inputs(lg),
         "inputs_from": inputs_from(lg),
     }
-    for sec, parts in _layout(lg.model.spec):
+    for sec, parts in _layout(lg.model):
         if isinstance(sec, Table):
             out[sec.json] = [
-                _line(lg, ln, cells) for ln, cells in parts if not ln.show or v[ln.show]
+                _line(plain_of, v, ln, cells, basis)
+                for ln, cells, basis in parts
+                if not ln.show or v[ln.show]
             ]
             out.update({f.name: value(f.key) for f in sec.total})
             continue
@@ -57,23 +59,28 @@ def config_document(lg: Ledger) -> dict[str, Any]:
 _LAYOUTS: dict[int, tuple[Any, list]] = {}
 
 
-def _layout(spec) -> list[tuple[Any, list]]:
-    """The spec's sections as the document walks them, read once per spec: a table's lines, each
-    with its cells (column, breakdown, key, fixed value), or a section's figures (name,
-    breakdown, key)."""
-    hit = _LAYOUTS.get(id(spec))
-    if hit is not None and hit[0] is spec:
+def _layout(model) -> list[tuple[Any, list]]:
+    """The model's spec's sections as the document walks them, read once per model: a table's
+    lines, each with its cells (column, breakdown, key, fixed value) and its basis (the source
+    of its formula, or None), or a section's figures (name, breakdown, key)."""
+    hit = _LAYOUTS.get(id(model))
+    if hit is not None and hit[0] is model:
         return hit[1]
     out: list[tuple[Any, list]] = []
-    for sec in spec.sections:
+    for sec in model.spec.sections:
         if isinstance(sec, Table):
             lines = [
-                (ln, [(c.name, *_cell(ln.cells[c.name])) for c in sec.columns]) for ln in sec.lines
+                (
+                    ln,
+                    [(c.name, *_cell(ln.cells[c.name])) for c in sec.columns],
+                    model.registry[ln.formula].source if ln.formula else None,
+                )
+                for ln in sec.lines
             ]
             out.append((sec, lines))
         else:
             out.append((sec, [(f.name, f.items, f.key) for f in sec.figures]))
-    _LAYOUTS[id(spec)] = (spec, out)  # keeps ``spec`` alive, so its id is not reused
+    _LAYOUTS[id(model)] = (model, out)  # keeps ``model`` alive, so its id is not reused
     return out
 
 
@@ -87,9 +94,9 @@ def inputs_from(lg: Ledger) -> dict[str, str]:
     return {col: lg.config.origin(col) for col in lg.config.given()}
 
 
-def _line(lg: Ledger, ln, cells: list[tuple[str, Any, str, Any]]) -> dict[str, Any]:
-    reg = lg.model.registry
-    plain_of, v = plainers(reg), lg.values
+def _line(
+    plain_of, v, ln, cells: list[tuple[str, Any, str, Any]], basis: str | None
+) -> dict[str, Any]:
     row: dict[str, Any] = {}
     for name, items, key, value in cells:
         if items:
@@ -97,7 +104,7 @@ def _line(lg: Ledger, ln, cells: list[tuple[str, Any, str, Any]]) -> dict[str, A
         else:
             row[name] = value if not key else plain_of[key](v[key])
     if ln.formula:
-        row["basis"] = reg[ln.formula].source
+        row["basis"] = basis
     row["label"] = {"en": ln.en, "zh": ln.zh}
     return row
 

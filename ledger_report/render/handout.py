@@ -302,14 +302,22 @@ def _estimated(d: pg.PageData, density: int) -> tuple[list[float], list[float], 
 def _first_fit(d: pg.PageData) -> _Fit:
     """The first trim level whose estimated flow is cut into the estimated room with
     ``page.CUT_SPARE`` of every column to spare (the page is measured after layout and laid out
-    again where it overflows; see :func:`_pages`), else the last."""
+    again where it overflows; see :func:`_pages`), else the last.  At the last level, a cut that
+    would overflow by the heights the flow has if every line count is right
+    (``PageData.nominal``, no room to spare) is replaced by the cut of those heights: a page laid
+    out again costs as much as one laid out first."""
     for density in range(pg.MAX_DENSITY + 1):
         heights, over, caps = _estimated(d, density)
         cols = pg.cut(heights, [it["sec"] for it in d.flow(density)[0]], over, caps)
         used = pg.heights_of(cols, heights, over)
         if all(u <= c * (1 - pg.CUT_SPARE) for u, c in zip(used, caps)):
             return _Fit(density)
-    return _Fit(pg.MAX_DENSITY, tight=True)
+    lp = pg.line_px()
+    heights = [h * lp for h in d.nominal(pg.MAX_DENSITY)]
+    over = [o * lp for o in d.nominal_over]
+    if all(u <= c for u, c in zip(pg.heights_of(cols, heights, over), caps)):
+        return _Fit(pg.MAX_DENSITY, tight=True)  # the estimates' cut fits: kept
+    return _Fit(pg.MAX_DENSITY, heights, over, tight=True)
 
 
 def _columns(d: pg.PageData, fit: _Fit) -> list[list[dict[str, Any]]]:

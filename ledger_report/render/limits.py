@@ -39,20 +39,13 @@ def check_build_size(
         return
     first = rows[MAX_BUILD_CONFIGS]
     config = getattr(first, "config", first)
-    raise InputError(
-        Problem(
-            file=where or getattr(config, "source", "") or f"row {MAX_BUILD_CONFIGS + 1}",
-            row=None,
-            column=None,
-            expected=(
-                f"at most {MAX_BUILD_CONFIGS:,} configurations in a build with a workbook or a "
-                f"handout (each is a page and a column; {MAX_BUILD_CONFIGS:,} take about a minute)"
-            ),
-            found=f"{len(rows):,}; "
-            + (
-                instead
-                or "for a sweep use `ledger-report calc --csv` (lr.to_frame) or `build --format "
-                f"json`, or split the file into files of at most {MAX_BUILD_CONFIGS:,} rows"
-            ),
-        )
+    file = where or getattr(config, "source", "") or f"row {MAX_BUILD_CONFIGS + 1}"
+    expected = (
+        f"at most {MAX_BUILD_CONFIGS:,} configurations in a build with a workbook or a "
+        f"handout (each is a page and a column; {MAX_BUILD_CONFIGS:,} take about a minute)"
     )
+    instead = instead or (
+        "for a sweep use `ledger-report calc --csv` (lr.to_frame) or `build --format "
+        f"json`, or split the file into files of at most {MAX_BUILD_CONFIGS:,} rows"
+    )
+    raise InputError(Problem(file, None, None, expected, f"{len(rows):,}; {instead}"))

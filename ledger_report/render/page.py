@@ -180,6 +180,7 @@ class PageData:
     sections: list[dict[str, Any]]  # flow sections: key, title, kind, headers
     items: list[dict[str, Any]]  # flow items, in order: each with its section's index
     est_over: list[float] = field(default_factory=list)  # estimated section overheads (lines)
+    nominal_over: list[float] = field(default_factory=list)  # the same, with no room to spare
     # estimated lines above the left and right columns, at each trim level
     est_top: list[tuple[float, float]] = field(default_factory=list)
     lead: str = ""  # what leads the note line (the NOTE_SECTIONS), never cut
@@ -212,6 +213,11 @@ class PageData:
                 flow.append({**it, "n": n, "formula": ""} if cut else {**it, "n": n})
             got = self._flows[density] = (flow, [_item_lines(it) for it in flow])
         return got
+
+    def nominal(self, density: int) -> list[float]:
+        """The flow's heights at a trim level (lines) if every line count is right: no room
+        to spare (for a page too full for the first guess's spare room)."""
+        return [_item_lines(it, spare=False) for it in self.flow(density)[0]]
 
 
 def _trivial(formula: str) -> bool:
@@ -561,29 +567,39 @@ def _chart(s: view.ViewSection) -> dict[str, Any]:
 # Estimates (in lines of body text) and the cut into columns
 
 
-def _item_lines(it: dict[str, Any]) -> float:
+def _item_lines(it: dict[str, Any], spare: bool = True) -> float:
+    """An item's estimated height in lines: its lines of text (a line is a line's height exactly
+    on the page), plus, with ``spare``, the room the first guess leaves for a wrong count."""
     if it["kind"] == "row" and it.get("sentence"):  # the label, then the sentence in bold
-        return (
-            _lines(f"{it['label']}: {it['text']}", SENTENCE_EM)
-            + 0.05
-            + _lines(it["formula"], FORMULA_EM)
-        )
+        text = _lines(f"{it['label']}: {it['text']}", SENTENCE_EM)
+        return text + 0.05 * spare + _lines(it["formula"], FORMULA_EM)
     if it["kind"] == "row":
-        return (
-            max(_lines(it["label"], LABEL_EM if it["wide_value"] else WIDE_LABEL_EM), 1)
-            + 0.05
-            + _lines(it["formula"], FORMULA_EM)
-        )
+        label = max(_lines(it["label"], LABEL_EM if it["wide_value"] else WIDE_LABEL_EM), 1)
+        return label + 0.05 * spare + _lines(it["formula"], FORMULA_EM)
     if it["kind"] == "line":
-        return max(_lines(it["label"], LINE_LABEL_EM), 1) + 0.05 + _lines(it["formula"], FORMULA_EM)
+        label = max(_lines(it["label"], LINE_LABEL_EM), 1)
+        return label + 0.05 * spare + _lines(it["formula"], FORMULA_EM)
     if it["kind"] == "zeros":
-        return _lines(it["text"], COL_EM) + 0.2
-    return _lines(it["text"], NOTE_EM) + 0.1
+        return _lines(it["text"], COL_EM) + 0.2 * spare
+    return _lines(it["text"], NOTE_EM) + 0.1 * spare
+
+
+# A section's heading on the page: its line, 0.2 mm of padding above and below it, a 0.4 pt rule
+# and 0.2 mm of margin; a table's header row: its lines, 0.4 mm of padding and a 0.5 pt rule
+# (handout.css).  In lines, as laid out (the example's pages measure 15.1 px and 26.7 px).
+HEADING_LINES = 1 + (3 * 0.2 * PX_PER_MM + 0.4 / 0.75) / (FONT_PT * LINE_HEIGHT / 0.75)
+HEADER_ROW_EXTRA_LINES = (0.4 * PX_PER_MM + 0.5 / 0.75) / (FONT_PT * LINE_HEIGHT / 0.75)
+
+
+def _header_lines(s: dict[str, Any]) -> int:
+    return max(_lines(h, 7.0) for h in s["headers"]) if s["headers"] else 0
 
 
 def _estimate_rest(d: PageData) -> None:
-    d.est_over = [
-        1.6 + (max(_lines(h, 7.0) for h in s["headers"]) if s["headers"] else 0) for s in d.sections
+    d.est_over = [1.6 + _header_lines(s) for s in d.sections]
+    d.nominal_over = [
+        HEADING_LINES + (_header_lines(s) + HEADER_ROW_EXTRA_LINES if s["headers"] else 0)
+        for s in d.sections
     ]
     d.est_top = [_estimate_top(d, density) for density in range(MAX_DENSITY + 1)]
 

@@ -43,9 +43,8 @@ def _section(s: ViewSection) -> list[str]:
                 headers.append(head)
                 align += "r" if name in _RIGHT else "l"
         rows = []
-        named = (
-            next(iter(s.fixed)) if len(s.fixed) == 1 else None
-        )  # one id column: the line's label names it
+        # one id column: the line's label names it
+        named = next(iter(s.fixed)) if len(s.fixed) == 1 else None
         for ln in s.lines:
             cells = []
             for name, _head in s.columns:
@@ -82,44 +81,31 @@ def render_table(ledgers: Iterable[Any]) -> str:
     return "\n\n".join(blocks)
 
 
+def _columns(columns: tuple, items: Iterable[Any]) -> list[str]:
+    """``_table`` of (heading, alignment, cell of an item) columns, a row per item."""
+    rows = [[cell(x) for _h, _a, cell in columns] for x in items]
+    return _table([h for h, _a, _c in columns], rows, "".join(a for _h, a, _c in columns))
+
+
+_GPU_COLUMNS = (
+    ("name", "l", lambda g: g.name),
+    ("sold as GB", "r", lambda g: units.num(g.hbm_nominal_gb)),
+    ("usable GB", "r", lambda g: f"{g.hbm_gb:.2f}"),
+    ("BF16 TFLOP/s", "r", lambda g: units.num(g.peak_tflops)),
+    ("FP8 TFLOP/s", "r", lambda g: "—" if g.fp8_tflops is None else units.num(g.fp8_tflops)),
+    ("HBM TB/s", "r", lambda g: units.num(g.hbm_tb_s)),
+    ("host GB/s", "r", lambda g: units.num(g.host_link_gb_s)),
+    ("interconnect GB/s", "l", lambda g: f"{g.interconnect} {units.num(g.interconnect_gb_s)}"),
+    ("network GB/s", "r", lambda g: units.num(g.network_gb_s)),
+    ("GPUs/node", "r", lambda g: units.num(g.gpus_per_node)),
+    ("host GB/node", "r", lambda g: units.num(g.host_gb)),
+    ("NVMe GB/s", "r", lambda g: units.num(g.nvme_gb_s)),
+    ("GEMM eff.", "r", lambda g: f"{g.gemm_efficiency:.2f}"),
+)
+
+
 def render_gpus(gpus: dict) -> str:
-    rows = [
-        [
-            g.name,
-            units.num(g.hbm_nominal_gb),
-            f"{g.hbm_gb:.2f}",
-            units.num(g.peak_tflops),
-            "—" if g.fp8_tflops is None else units.num(g.fp8_tflops),
-            units.num(g.hbm_tb_s),
-            units.num(g.host_link_gb_s),
-            f"{g.interconnect} {units.num(g.interconnect_gb_s)}",
-            units.num(g.network_gb_s),
-            units.num(g.gpus_per_node),
-            units.num(g.host_gb),
-            units.num(g.nvme_gb_s),
-            f"{g.gemm_efficiency:.2f}",
-        ]
-        for g in gpus.values()
-    ]
-    lines = _table(
-        [
-            "name",
-            "sold as GB",
-            "usable GB",
-            "BF16 TFLOP/s",
-            "FP8 TFLOP/s",
-            "HBM TB/s",
-            "host GB/s",
-            "interconnect GB/s",
-            "network GB/s",
-            "GPUs/node",
-            "host GB/node",
-            "NVMe GB/s",
-            "GEMM eff.",
-        ],
-        rows,
-        "lrrrrrrlrrrrr",
-    )
+    lines = _columns(_GPU_COLUMNS, gpus.values())
     lines.append("")
     lines.append(
         'GB = 10^9 bytes. usable: the device total CUDA reports (an "80 GB" part is 80 GiB, 79.11 GiB of it usable = 84.94 GB); fits compares the peak with it.'
@@ -128,37 +114,22 @@ def render_gpus(gpus: dict) -> str:
     return "\n".join(lines)
 
 
+_MODEL_COLUMNS = (
+    ("name", "l", lambda m: m["name"]),
+    ("model_type", "l", lambda m: m["model_type"]),
+    ("layers", "r", lambda m: units.num(m["layers"])),
+    ("hidden", "r", lambda m: units.num(m["hidden"])),
+    ("experts", "l", lambda m: f"{m['experts']}/{m['topk']}" if m["experts"] else "dense"),
+    ("total params", "r", lambda m: f"{m['params_total']:,}"),
+    ("of which MTP", "r", lambda m: f"{m['params_mtp']:,}" if m["params_mtp"] else ""),
+    ("active params", "r", lambda m: f"{m['params_active_card']:,}"),
+    ("note", "l", lambda m: m["note"]),
+)
+
+
 def render_models(rows: list[dict]) -> str:
     """The model catalogue: one line per model with its counted parameters (``ledger-report models``)."""
-    body = [
-        [
-            m["name"],
-            m["model_type"],
-            units.num(m["layers"]),
-            units.num(m["hidden"]),
-            f"{m['experts']}/{m['topk']}" if m["experts"] else "dense",
-            f"{m['params_total']:,}",
-            f"{m['params_mtp']:,}" if m["params_mtp"] else "",
-            f"{m['params_active_card']:,}",
-            m["note"],
-        ]
-        for m in rows
-    ]
-    lines = _table(
-        [
-            "name",
-            "model_type",
-            "layers",
-            "hidden",
-            "experts",
-            "total params",
-            "of which MTP",
-            "active params",
-            "note",
-        ],
-        body,
-        "llrrlrrrl",
-    )
+    lines = _columns(_MODEL_COLUMNS, rows)
     lines.append("")
     lines.append(
         "total: every parameter the state counts (MTP modules included); active: per token, without "

@@ -2,8 +2,9 @@
 else the CPUs this process may run on.  One rule for the handout and for ``calc --json``; the
 pause of the cyclic garbage collector that both take while they build many short-lived objects;
 an environment variable held for renders that may run in several threads at once
-(:func:`env_while_running`); and what a forked worker does first so that it never outlives its
-parent (:func:`forked_child`).
+(:func:`env_while_running`); what a forked worker does first so that it never outlives its
+parent (:func:`forked_child`); and one piece of work run in a forked process while the caller
+does another (:class:`Beside`: ``build`` writes the workbook beside the JSON and the handout).
 
 Why workers outlived their parent (found in a red-team pass): ``kill -9`` (or ``timeout``'s SIGTERM before the
 CLI handled it) to ``build -j 2`` while the handout rendered left both workers alive for good,
@@ -18,11 +19,13 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import gc
+import multiprocessing
+import multiprocessing.connection
 import os
 import signal
 import sys
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ..errors import LedgerError
@@ -121,3 +124,95 @@ def forked_child(parent_pid: int, close: Iterable[Any] = ()) -> None:
             item.close() if hasattr(item, "close") else os.close(item)
         except OSError:
             pass
+
+
+def can_fork() -> bool:
+    """A worker may be forked: the platform has fork and this process runs one thread (a fork
+    copies no other thread, so a lock one of them held would stay held in the child)."""
+    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+
+
+class Beside:
+    """``fn(*args, **kwargs)`` (``what`` it makes, for a message) made in a forked process at
+    once, while the caller goes on with other work, where ``side_by_side`` and :func:`can_fork`;
+    else called by :meth:`result`.
+
+    :meth:`result` (once) waits for the value (or raises the exception ``fn`` raised);
+    :meth:`cancel` kills the process if it still runs (the caller stopped on an error of its own)
+    and does nothing after :meth:`result`.  The process dies with its parent
+    (:func:`forked_child`), holds no read end of its own pipe, ignores Ctrl-C and never collects
+    garbage (short-lived: its memory goes back to the system when it exits).  Forked before the
+    handout forks its own workers, so it holds no pipe of theirs.  ``fn`` should import what it
+    needs itself (see :func:`render_workbook`): in the forked process, that import runs beside
+    the caller's work instead of before the fork."""
+
+    def __init__(
+        self, what: str, fn: Callable[..., Any], *args: Any, side_by_side: bool, **kwargs: Any
+    ):
+        self.what = what
+        self._call = (fn, args, kwargs)
+        self._process: Any = None
+        if side_by_side and can_fork():
+            context = multiprocessing.get_context("fork")
+            self._receive, send = context.Pipe(duplex=False)
+            self._process = context.Process(
+                target=self._child, args=(send, (os.getpid(), [self._receive])), daemon=True
+            )
+            self._process.start()
+            send.close()
+
+    def _child(self, conn: Any, parent: tuple[int, list]) -> None:
+        forked_child(*parent)
+        gc.disable()
+        fn, args, kwargs = self._call
+        try:
+            message: tuple[bool, Any] = (True, fn(*args, **kwargs))
+        except BaseException as err:  # noqa: BLE001 - sent to the parent, which raises it
+            message = (False, err)
+        try:
+            conn.send(message)
+        except Exception as err:  # noqa: BLE001 - an exception that does not pickle
+            conn.send((False, RuntimeError(f"{type(message[1]).__name__}: {message[1]} ({err})")))
+        conn.close()
+
+    def result(self) -> Any:
+        if self._process is None:
+            fn, args, kwargs = self._call
+            return fn(*args, **kwargs)
+        try:
+            try:
+                ok, payload = self._receive.recv()
+            except EOFError:
+                self._process.join()
+                raise RuntimeError(
+                    f"the process writing the {self.what} stopped "
+                    f"(exit code {self._process.exitcode})"
+                ) from None
+        finally:
+            self.cancel()
+        if not ok:
+            raise payload
+        return payload
+
+    def cancel(self) -> None:
+        process, self._process = self._process, None
+        if process is None:
+            return
+        self._receive.close()
+        if process.is_alive():
+            process.kill()
+        process.join()
+        self._call = (_cancelled, (), {})
+
+
+def _cancelled() -> Any:
+    raise RuntimeError("cancelled")
+
+
+def render_workbook(ledgers: Any, lang: str, **options: Any) -> bytes:
+    """``render_xlsx(ledgers, lang, **options)``, imported where it runs: in the process
+    :class:`Beside` forks, XlsxWriter and the sheets' modules are imported there, beside the
+    caller's work, not in the caller before the fork (~50 ms of a build's serial start)."""
+    from .workbook import render_xlsx
+
+    return render_xlsx(ledgers, lang, **options)

@@ -20,12 +20,10 @@ from .stages import STAGE_ZH, STAGES
 TORCHTITAN_SAC = "torchtitan torchtitan/distributed/activation_checkpoint.py (op-level policy: saves matmul and attention outputs, every second mm recomputed)"
 DROPOUT_MASKS_SBH = 2  # Korthikanti's attention and MLP dropout masks, one byte each per s·b·h
 SOFTMAX_BYTES_PER_ELEM = 2  # without dropout only the softmax output is kept
-COMPILED_NORM_BYTES = (
-    4  # torch.compile: a norm's input and its output (the next matmul's input) stay saved
-)
-MTP_CONCAT_BYTES = (
-    4  # the MTP module's [normed embedding, normed hidden] concatenation, 2·h in 16 bits
-)
+# torch.compile: a norm's input and its output (the next matmul's input) stay saved
+COMPILED_NORM_BYTES = 4
+# the MTP module's [normed embedding, normed hidden] concatenation, 2·h in 16 bits
+MTP_CONCAT_BYTES = 4
 DISPATCHED_BYTES_PER_H = 2  # a dispatched token copy in the activations' 16-bit dtype
 COMPILE_SOURCE = "torch.compile's min-cut partitioner (torch/_functorch/partitioners.py) saves matmul inputs and recomputes fused elementwise outputs"
 
@@ -84,8 +82,9 @@ def _tokens(reg: Registry, r: Ctx) -> None:
         COUNT,
         "MLP activation bytes per s·b·ffn",
         "MLP 激活系数",
-        KORTH
-        + " (plain MLP: 4); a gated MLP keeps gate, up and their product (6, fused as Megatron-LM does), and eager PyTorch silu(gate) too (8, measured: bench/measure_torch.md); compiled: 6",
+        f"{KORTH} (plain MLP: 4); a gated MLP keeps gate, up and their product (6, fused as "
+        "Megatron-LM does), and eager PyTorch silu(gate) too (8, measured: "
+        "bench/measure_torch.md); compiled: 6",
     )
     r.norms = d(
         "norm_saved_bytes",
@@ -93,8 +92,8 @@ def _tokens(reg: Registry, r: Ctx) -> None:
         COUNT,
         "bytes per h kept by each norm",
         "每个 norm 为反向保留的字节（每 h）",
-        KORTH
-        + ": a norm's input and output, 2 + 2 (fused); eager PyTorch also keeps the fp32 upcast: 8 (bench/measure_torch.md)",
+        f"{KORTH}: a norm's input and output, 2 + 2 (fused); eager PyTorch also keeps the fp32 "
+        "upcast: 8 (bench/measure_torch.md)",
     )
 
 
@@ -102,14 +101,8 @@ def _layers(reg: Registry, r: Ctx) -> None:
     """What one layer keeps for backward, nothing recomputed: norms, attention, dense MLP, scores."""
     d = reg.define
     a, g, hd, tp = r.a, r.g, r.hd, r.tp
-    sb, sbh, sp_div, s_loc, b, drop = (
-        r.tokens_mb,
-        r.sbh,
-        r.sp_div,
-        r.s_loc,
-        r.micro_batch,
-        r.dropout,
-    )
+    sb, sbh, sp_div, s_loc = r.tokens_mb, r.sbh, r.sp_div, r.s_loc
+    b, drop = r.micro_batch, r.dropout
     repl_w = d(
         "act_replicated_factor",
         2 * r.norms + if_(drop, DROPOUT_MASKS_SBH, 0),
@@ -138,9 +131,10 @@ def _layers(reg: Registry, r: Ctx) -> None:
         BYTES,
         "Q, K, V and projection input",
         "Q、K、V 与投影输入",
-        KORTH
-        + " (GQA: K and V use kv_heads; gated attention: the gate too); MLA: Q and K of heads·(nope+rope), V and the projection input of heads·v_head_dim, "
-        "and the compressed q and kv before and after their norms, not split by tp (Megatron-LM megatron/core/transformer/multi_latent_attention.py)",
+        f"{KORTH} (GQA: K and V use kv_heads; gated attention: the gate too); MLA: Q and K of "
+        "heads·(nope+rope), V and the projection input of heads·v_head_dim, and the compressed q "
+        "and kv before and after their norms, not split by tp (Megatron-LM "
+        "megatron/core/transformer/multi_latent_attention.py)",
     )
     nk, nv, dk, dvl = r.lin_dims
     lin_act = d(
@@ -149,9 +143,10 @@ def _layers(reg: Registry, r: Ctx) -> None:
         BYTES,
         "linear-attention block: projections, convolution outputs, core and gated-norm outputs",
         "线性注意力块激活：投影、卷积输出、核心与门控 norm 输出",
-        "Gated DeltaNet ("
-        + "huggingface/transformers src/transformers/models/qwen3_next/modeling_qwen3_next.py Qwen3NextGatedDeltaNet): "
-        "q, k, v, z, b, a projections 2·(2·key_dim + 2·value_dim + 2·v_heads), conv outputs 2·(2·key_dim + value_dim), core and norm outputs 2·2·value_dim bytes per token",
+        "Gated DeltaNet (huggingface/transformers "
+        "src/transformers/models/qwen3_next/modeling_qwen3_next.py Qwen3NextGatedDeltaNet): q, "
+        "k, v, z, b, a projections 2·(2·key_dim + 2·value_dim + 2·v_heads), conv outputs "
+        "2·(2·key_dim + value_dim), core and norm outputs 2·2·value_dim bytes per token",
     )
     r.lin_delta = d(
         "act_linear_attention_delta",
@@ -176,8 +171,8 @@ def _layers(reg: Registry, r: Ctx) -> None:
         BYTES,
         "attention scores heads·s²·b (5 bytes each with dropout, 2 without)",
         "注意力分数 heads·s²·b（有 dropout 每元素 5 字节，无则 2）",
-        KORTH
-        + " (only without flash attention and recompute: softmax output 2, dropout mask 1, dropout output 2)",
+        f"{KORTH} (only without flash attention and recompute: softmax output 2, dropout mask 1, "
+        "dropout output 2)",
     )
     r.s2_local = d(
         "act_scores_per_local_layer",
@@ -185,8 +180,8 @@ def _layers(reg: Registry, r: Ctx) -> None:
         BYTES,
         "attention scores of a sliding-window layer heads·s·min(window, s)·b",
         "滑动窗口层注意力分数 heads·s·min(window, s)·b",
-        KORTH
-        + "; a sliding-window layer scores each query against at most the window (banded attention, Beltagy et al. 2020, Longformer)",
+        f"{KORTH}; a sliding-window layer scores each query against at most the window (banded "
+        "attention, Beltagy et al. 2020, Longformer)",
     )
 
 
@@ -224,8 +219,7 @@ def _moe(reg: Registry, r: Ctx) -> None:
         "bytes per h of each routed token the combine keeps for the routing weights' gradient",
         "合并时为路由权重梯度保留的字节（每个路由 token 每 h）",
         "conventions table; compiled, the partitioner keeps at most the 16-bit expert output ("
-        + COMPILE_SOURCE
-        + ")",
+        f"{COMPILE_SOURCE})",
     )
     combine = d(
         "act_moe_combine_per_layer",
@@ -241,8 +235,8 @@ def _moe(reg: Registry, r: Ctx) -> None:
         BYTES,
         "MoE MLP activations (dispatched tokens, top-k experts + shared)",
         "MoE MLP 激活（分发 token、top-k 专家 + 共享专家）",
-        KORTH
-        + " (each token visits top-k experts), with the dispatched copies the experts keep and what the combine keeps",
+        f"{KORTH} (each token visits top-k experts), with the dispatched copies the experts keep "
+        "and what the combine keeps",
     )
     r.per_dense = d(
         "act_dense_layer",
@@ -292,8 +286,8 @@ def _recompute(reg: Registry, r: Ctx) -> None:
         BYTES,
         "op-level selective: per dense layer",
         "算子级选择性重计算：每稠密层",
-        TORCHTITAN_SAC
-        + ": q and v, up-projection and down-projection outputs, attention output, block input",
+        f"{TORCHTITAN_SAC}: q and v, up-projection and down-projection outputs, attention output, "
+        "block input",
     )
     r.op_moe = op_moe = d(
         "act_op_moe_layer",
@@ -309,8 +303,8 @@ def _recompute(reg: Registry, r: Ctx) -> None:
         TEXT,
         "what recompute keeps, as the convention implements it",
         "框架实际的重计算方式",
-        doc("activations")
-        + "; selective: Megatron-LM recomputes core attention only (transformer_config.py recompute_modules = [core_attn]); torchtitan saves by operator",
+        f"{doc('activations')}; selective: Megatron-LM recomputes core attention only "
+        "(transformer_config.py recompute_modules = [core_attn]); torchtitan saves by operator",
     )
     r.recompute_mode = mode
     # the MTP modules on the last stage: each runs one layer on the normed hidden states and embeddings
@@ -479,11 +473,19 @@ FLCE_SRC = (
 )
 
 
+def _by_impl(impl, **figures):
+    """A cross-entropy figure by implementation, ``figures`` keyed by its name (0 for the others:
+    fused_linear_ce's buffers are counted apart)."""
+    out = 0
+    for name, figure in reversed(figures.items()):
+        out = if_(impl.eq(name), figure, out)
+    return out
+
+
 def _loss(reg: Registry, r: Ctx) -> None:
     """The logits, and what the cross-entropy keeps in its forward and its backward, by implementation."""
     d = reg.define
     sb, tp, impl = r.tokens_mb, r.tp, r.loss_impl
-    eager = impl.eq("eager_fp32")
     logit_elems = d(
         "logit_elements",
         if_(
@@ -523,55 +525,34 @@ def _loss(reg: Registry, r: Ctx) -> None:
     )
     fwd = d(
         "loss_forward_bytes_per_logit",
-        if_(
-            eager,
-            eager_fwd,
-            if_(
-                impl.eq("loss_parallel"),
-                if_(fp32_logits, 8, 12),
-                if_(
-                    impl.eq("megatron_fused"),
-                    if_(fp32_logits, 0, 4),
-                    if_(impl.eq("chunked_output"), 4 + if_(fp32_logits, 0, 4) / k, 0),
-                ),
-            ),
+        _by_impl(
+            impl,
+            eager_fp32=eager_fwd,
+            loss_parallel=if_(fp32_logits, 8, 12),
+            megatron_fused=if_(fp32_logits, 0, 4),
+            chunked_output=4 + if_(fp32_logits, 0, 4) / k,
         ),
         "bytes",
         "cross-entropy forward bytes per logit beside the logits",
         "交叉熵前向每个 logit 的额外字节",
-        "conventions table for eager_fp32 (PyTorch aten log_softmax + nll_loss: fp32 copy and log-softmax, 8); "
-        + LOSS_PARALLEL_SRC
-        + "; "
-        + MEGATRON_CE_SRC
-        + "; "
-        + CHUNKED_SRC,
+        "conventions table for eager_fp32 (PyTorch aten log_softmax + nll_loss: fp32 copy and "
+        f"log-softmax, 8); {LOSS_PARALLEL_SRC}; {MEGATRON_CE_SRC}; {CHUNKED_SRC}",
     )
     bwd = d(
         "loss_backward_bytes_per_logit",
-        if_(
-            eager,
-            eager_bwd,
-            if_(
-                impl.eq("loss_parallel"),
-                16,
-                if_(
-                    impl.eq("megatron_fused"),
-                    if_(fp32_logits, 4, 6),
-                    if_(impl.eq("chunked_output"), 4 + 8 / k, 0),
-                ),
-            ),
+        _by_impl(
+            impl,
+            eager_fp32=eager_bwd,
+            loss_parallel=16,
+            megatron_fused=if_(fp32_logits, 4, 6),
+            chunked_output=4 + 8 / k,
         ),
         "bytes",
         "cross-entropy backward bytes per logit",
         "交叉熵反向每个 logit 的字节",
         "conventions table for eager_fp32 (log-softmax output, nll_loss_backward's and "
-        "_log_softmax_backward_data's gradients: 12); "
-        + LOSS_PARALLEL_SRC
-        + "; "
-        + MEGATRON_CE_SRC
-        + "; "
-        + CHUNKED_SRC
-        + ": every chunk's log-softmax and one chunk's two gradients",
+        f"_log_softmax_backward_data's gradients: 12); {LOSS_PARALLEL_SRC}; {MEGATRON_CE_SRC}; "
+        f"{CHUNKED_SRC}: every chunk's log-softmax and one chunk's two gradients",
     )
     flce = d(
         "fused_linear_ce_bytes",
@@ -592,7 +573,7 @@ def _loss(reg: Registry, r: Ctx) -> None:
         "cross-entropy working set at the loss forward",
         "交叉熵前向工作区",
         "bytes per logit × logit elements (+ the fused kernel's buffers); "
-        + doc("logits-and-loss"),
+        f"{doc('logits-and-loss')}",
     )
     r.ce_bwd = d(
         "loss_backward_bytes",
@@ -601,7 +582,7 @@ def _loss(reg: Registry, r: Ctx) -> None:
         "cross-entropy working set at the loss backward",
         "交叉熵反向工作区",
         "bytes per logit × logit elements (fused: the gradients it kept); "
-        + doc("logits-and-loss"),
+        f"{doc('logits-and-loss')}",
     )
     r.logits_kept = d(
         "logits_kept_in_backward",

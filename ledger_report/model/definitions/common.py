@@ -7,7 +7,7 @@ from functools import partial
 from types import SimpleNamespace
 from typing import Any
 
-from ..expr import Col, IsBlank, Lookup, default, if_
+from ..expr import Col, IsBlank, Lookup, concat, default, if_
 
 # Named coefficients -------------------------------------------------------------------------
 SECONDS_PER_DAY = 86400
@@ -73,6 +73,16 @@ def conv(r: Ctx, field: str):
 def or0(x):
     """``x``, or 0 where it is blank (an item that cannot be computed adds nothing)."""
     return if_(IsBlank(x), 0, x)
+
+
+def sentence(template: str, *values):
+    """``template`` with each ``{}`` filled by the next of ``values``, as the text expression
+    concat(text, value, text, …) (empty texts left out)."""
+    first, *texts = template.split("{}")
+    parts = [first] if first else []
+    for value, text in zip(values, texts, strict=True):
+        parts += [value, text] if text else [value]
+    return concat(*parts)
 
 
 def input_column(reg, key: str, value: Any, unit: str, en: str, zh: str, note: str = ""):

@@ -24,7 +24,7 @@ from ..expr import (
 )
 from ..registry import ERROR, WARNING, Registry
 from ..units import GB, GIB
-from .common import Ctx, conv, doc
+from .common import Ctx, conv, doc, sentence
 
 PARAMS_TOLERANCE = 0.01  # a given params_total may differ from the architecture's count by 1 %
 
@@ -45,9 +45,11 @@ def _listed(cols):
     return concat(*parts)
 
 
-# The rules the reader checks on each row itself (inputs.py), read from the columns only: a row that
-# breaks one is refused with the rule's message, as the workbook's check cell states it.
-ROW_RULES: list[str] = []
+def _at_most(c, key: str, col: str, bound: str) -> None:
+    """The rule that the input column ``col`` is at most the input column ``bound``."""
+    rule, ok = f"{col} ≤ {bound}", Col(col).le(Col(bound))
+    expected, found = concat(f"{rule} = ", Col(bound)), concat(f"{col} = ", Col(col))
+    c(key, ok, col, expected, found, en=rule, zh=rule, source=doc("parameters"))
 
 
 def define(reg: Registry, r: Ctx) -> None:
@@ -64,7 +66,7 @@ def define(reg: Registry, r: Ctx) -> None:
             "a GPU of the catalogue (ledger-report gpus), or hbm_gb and peak_tflops to describe ",
             r.gpu,
         ),
-        concat(r.gpu, " is not in the catalogue and ", _listed(("hbm_gb", "peak_tflops"))),
+        sentence("{} is not in the catalogue and {}", r.gpu, _listed(("hbm_gb", "peak_tflops"))),
         en="a GPU outside the catalogue needs hbm_gb and peak_tflops",
         zh="目录外的 GPU 需要给出 hbm_gb 与 peak_tflops",
         source=doc("gates"),
@@ -83,17 +85,15 @@ def define(reg: Registry, r: Ctx) -> None:
             (hbm_given * (GIB / GB)).lt(catalogue_hbm),
         ),
         "hbm_gb",
-        concat(
-            "the usable memory of ",
+        sentence(
+            "the usable memory of {}, {} GB (GB = 10^9 bytes), which the catalogue uses when "
+            "hbm_gb is empty",
             r.gpu,
-            ", ",
             catalogue_hbm,
-            " GB (GB = 10^9 bytes), which the catalogue uses when hbm_gb is empty",
         ),
-        concat(
-            "hbm_gb = ",
+        sentence(
+            "hbm_gb = {} GB, the nominal capacity in GiB written as GB? (the row's value is used)",
             hbm_given,
-            " GB, the nominal capacity in GiB written as GB? (the row's value is used)",
         ),
         severity=WARNING,
         en="hbm_gb below the catalogue's usable memory by the GiB/GB difference",
@@ -139,7 +139,7 @@ def define(reg: Registry, r: Ctx) -> None:
             if_(compare, True, if_(applies, within, True)),
             "params_total",
             concat("params_total within 1 % of the architecture's count ", grouped(r.arch_total)),
-            concat("params_total = ", grouped(r.total), " (", grouped(off * 100), " % off)"),
+            sentence("params_total = {} ({} % off)", grouped(r.total), grouped(off * 100)),
             severity=severity,
             en="a given params_total agrees with the architecture within 1 %",
             zh="给定 params_total 与结构计数相差不超过 1 %",
@@ -148,7 +148,6 @@ def define(reg: Registry, r: Ctx) -> None:
         )
 
     # the architecture's optional blocks: each set of columns complete or empty ----------------------
-    rules = []
     for key, cols, what, zh in (
         ("mla_columns", MLA_COLUMNS, "multi-head latent attention", "多头潜在注意力"),
         (
@@ -164,19 +163,18 @@ def define(reg: Registry, r: Ctx) -> None:
             key,
             any_of(all_given, none_given),
             cols[0],
-            concat("all of ", ", ".join(cols), " (", what, ") or none of them"),
+            sentence("all of {} ({}) or none of them", ", ".join(cols), what),
             _listed(cols),
             en=f"the {what} columns are complete or empty",
             zh=f"{zh}的列要么全给要么全空",
             source=doc("parameters"),
         )
-        rules.append(key)
     c(
         "q_lora_with_mla",
         negate(all_of(_given("q_lora_rank"), _blank("kv_lora_rank"))),
         "q_lora_rank",
         "q_lora_rank only with kv_lora_rank (multi-head latent attention)",
-        concat("q_lora_rank = ", Col("q_lora_rank"), " with kv_lora_rank empty"),
+        sentence("q_lora_rank = {} with kv_lora_rank empty", Col("q_lora_rank")),
         en="q_lora_rank is given with the MLA columns",
         zh="q_lora_rank 需与 MLA 列同时给出",
         source=doc("parameters"),
@@ -204,7 +202,7 @@ def define(reg: Registry, r: Ctx) -> None:
         negate(all_of(_given("sliding_every"), _blank("sliding_window"))),
         "sliding_every",
         "sliding_every only with sliding_window",
-        concat("sliding_every = ", Col("sliding_every"), " with sliding_window empty"),
+        sentence("sliding_every = {} with sliding_window empty", Col("sliding_every")),
         en="sliding_every is given with sliding_window",
         zh="sliding_every 需与 sliding_window 同时给出",
         source=doc("parameters"),
@@ -214,35 +212,16 @@ def define(reg: Registry, r: Ctx) -> None:
         negate(all_of(_given("sliding_window"), Col("full_attention_every").gt(1))),
         "sliding_window",
         "sliding_window only with full_attention_every = 1 (sliding windows in a hybrid layout are not modelled)",
-        concat(
-            "sliding_window = ",
+        sentence(
+            "sliding_window = {} with full_attention_every = {}",
             grouped(Col("sliding_window")),
-            " with full_attention_every = ",
             Col("full_attention_every"),
         ),
         en="sliding windows are modelled without linear-attention layers",
         zh="滑动窗口仅在无线性注意力层时建模",
         source=doc("parameters"),
     )
-    c(
-        "first_dense_le_layers",
-        Col("first_dense_layers").le(Col("layers")),
-        "first_dense_layers",
-        concat("first_dense_layers ≤ layers = ", Col("layers")),
-        concat("first_dense_layers = ", Col("first_dense_layers")),
-        en="first_dense_layers ≤ layers",
-        zh="first_dense_layers ≤ layers",
-        source=doc("parameters"),
-    )
-    rules += [
-        "q_lora_with_mla",
-        "linear_attention_needs_hybrid",
-        "sliding_every_needs_window",
-        "sliding_window_not_hybrid",
-        "first_dense_le_layers",
-    ]
-    ROW_RULES[:] = rules
-
+    _at_most(c, "first_dense_le_layers", "first_dense_layers", "layers")
     c(
         "dp_shard_divides",
         divides(r.dp_shard, dp),
@@ -259,7 +238,7 @@ def define(reg: Registry, r: Ctx) -> None:
         "etp_divides",
         divides(etp, world),
         "etp",
-        concat("etp to divide dp·cp·tp = ", dp, "·", cp, "·", tp, " = ", grouped(world)),
+        sentence("etp to divide dp·cp·tp = {}·{}·{} = {}", dp, cp, tp, grouped(world)),
         concat("etp = ", etp),
         en="etp divides dp·cp·tp",
         zh="etp 整除 dp·cp·tp",
@@ -269,17 +248,8 @@ def define(reg: Registry, r: Ctx) -> None:
         "ep_divides",
         if_(divides(etp, world), divides(ep, world / etp), True),
         "ep",
-        concat(
-            "ep to divide dp·cp·tp/etp = ",
-            dp,
-            "·",
-            cp,
-            "·",
-            tp,
-            "/",
-            etp,
-            " = ",
-            grouped(world / etp),
+        sentence(
+            "ep to divide dp·cp·tp/etp = {}·{}·{}/{} = {}", dp, cp, tp, etp, grouped(world / etp)
         ),
         concat("ep = ", ep),
         en="ep divides dp·cp·tp/etp",
@@ -312,7 +282,7 @@ def define(reg: Registry, r: Ctx) -> None:
         "topk_with_experts",
         negate(all_of(_given("experts"), _blank("topk"))),
         "topk",
-        concat("topk (experts per token) when experts is given (experts = ", experts, ")"),
+        sentence("topk (experts per token) when experts is given (experts = {})", experts),
         "topk empty",
         en="topk is given with experts",
         zh="给出 experts 时需要 topk",
@@ -323,44 +293,29 @@ def define(reg: Registry, r: Ctx) -> None:
         negate(all_of(_blank("experts"), _given("topk"))),
         "topk",
         "experts (routed experts) when topk is given",
-        concat("topk = ", Col("topk"), " with experts empty"),
+        sentence("topk = {} with experts empty", Col("topk")),
         en="experts is given with topk",
         zh="给出 topk 时需要 experts",
         source=doc("parameters"),
     )
-    c(
-        "topk_le_experts",
-        Col("topk").le(experts),
-        "topk",
-        concat("topk ≤ experts = ", experts),
-        concat("topk = ", Col("topk")),
-        en="topk ≤ experts",
-        zh="topk ≤ experts",
-        source=doc("parameters"),
-    )
+    _at_most(c, "topk_le_experts", "topk", "experts")
 
     # attention and the MLP over tensor parallelism ----------------------------------------------
     heads, kv = Col("heads"), Col("kv_heads")
-    c(
-        "tp_divides_heads",
-        divides(tp, heads),
-        "tp",
-        concat("tp to divide heads = ", heads),
-        concat("tp = ", tp),
-        en="tp divides the attention heads",
-        zh="tp 整除注意力头数",
-        source=doc("parallel-layout"),
-    )
-    c(
-        "tp_divides_kv_heads",
-        divides(tp, kv),
-        "tp",
-        concat("tp to divide kv_heads = ", kv),
-        concat("tp = ", tp),
-        en="tp divides the key/value heads",
-        zh="tp 整除 KV 头数",
-        source=doc("parallel-layout"),
-    )
+    for col, n, en, zh in (
+        ("heads", heads, "the attention heads", "注意力头数"),
+        ("kv_heads", kv, "the key/value heads", " KV 头数"),
+    ):
+        c(
+            f"tp_divides_{col}",
+            divides(tp, n),
+            "tp",
+            concat(f"tp to divide {col} = ", n),
+            concat("tp = ", tp),
+            en=f"tp divides {en}",
+            zh=f"tp 整除{zh}",
+            source=doc("parallel-layout"),
+        )
     c(
         "kv_divides_heads",
         divides(kv, heads),
@@ -375,7 +330,7 @@ def define(reg: Registry, r: Ctx) -> None:
         "hidden_by_heads",
         if_(_given("head_dim"), True, divides(heads, Col("hidden"))),
         "hidden",
-        concat("hidden divisible by heads = ", heads, " (or give head_dim)"),
+        sentence("hidden divisible by heads = {} (or give head_dim)", heads),
         concat("hidden = ", grouped(Col("hidden"))),
         en="heads divides hidden when head_dim is empty",
         zh="未给出 head_dim 时 heads 整除 hidden",
@@ -408,7 +363,7 @@ def define(reg: Registry, r: Ctx) -> None:
         "pp_le_layers",
         pp.le(layers),
         "pp",
-        concat("pp ≤ layers = ", layers, " (every pipeline stage needs a layer)"),
+        sentence("pp ≤ layers = {} (every pipeline stage needs a layer)", layers),
         concat("pp = ", pp),
         en="every pipeline stage has a layer",
         zh="每个流水段至少一层",
@@ -434,14 +389,13 @@ def define(reg: Registry, r: Ctx) -> None:
             if_(even_stages.gt(0), even_layers.ge(even_stages), even_layers.eq(0)),
         ),
         "pp_first_layers",
-        concat(
-            "pp_first_layers + pp_last_layers leaving a layer for each of the other ",
+        sentence(
+            "pp_first_layers + pp_last_layers leaving a layer for each of the other {} stages "
+            "(layers = {})",
             even_stages,
-            " stages (layers = ",
             layers,
-            ")",
         ),
-        concat(_listed(("pp_first_layers", "pp_last_layers")), ", ", even_layers, " layers left"),
+        sentence("{}, {} layers left", _listed(("pp_first_layers", "pp_last_layers")), even_layers),
         en="the given stages' layers leave a layer for every other stage",
         zh="给定段层数后其余各段至少一层",
         source=doc("pipeline-stages"),
@@ -456,13 +410,12 @@ def define(reg: Registry, r: Ctx) -> None:
         "pp",
         if_(
             fixed_given,
-            concat(
-                "the other ", even_stages, " stages to share their ", even_layers, " layers evenly"
+            sentence(
+                "the other {} stages to share their {} layers evenly", even_stages, even_layers
             ),
-            concat(
-                "pp to divide layers = ",
+            sentence(
+                "pp to divide layers = {} (an uneven split gives the first stages one layer more)",
                 layers,
-                " (an uneven split gives the first stages one layer more)",
             ),
         ),
         concat("pp = ", pp),
@@ -503,7 +456,7 @@ def define(reg: Registry, r: Ctx) -> None:
         "zero_stage_exists",
         zero_ok.eq(1),
         "zero",
-        concat("a ZeRO stage that framework ", r.framework, " has"),
+        sentence("a ZeRO stage that framework {} has", r.framework),
         concat("zero = ", r.zero),
         en="the framework has the ZeRO stage",
         zh="框架支持该 ZeRO 阶段",
@@ -513,13 +466,12 @@ def define(reg: Registry, r: Ctx) -> None:
         "zero_with_pp",
         any_of(pp.le(1), r.zero.le(conv(r, "pp_zero_max"))),
         "zero",
-        concat(
-            "zero ≤ ",
+        sentence(
+            "zero ≤ {} with pipeline parallelism under framework {}",
             conv(r, "pp_zero_max"),
-            " with pipeline parallelism under framework ",
             r.framework,
         ),
-        concat("zero = ", r.zero, " with pp = ", pp),
+        sentence("zero = {} with pp = {}", r.zero, pp),
         en="the framework runs the ZeRO stage with pipeline parallelism",
         zh="框架支持该 ZeRO 阶段与流水并行同用",
         source="conventions table (" + doc("conventions") + ")",
@@ -541,9 +493,7 @@ def define(reg: Registry, r: Ctx) -> None:
         "seq_by_tp_cp",
         if_(r.seq_par, divides(tp * cp, seq), True),
         "seq_len",
-        concat(
-            "seq_len divisible by tp·cp = ", tp, "·", cp, " = ", tp * cp, " with sequence_parallel"
-        ),
+        sentence("seq_len divisible by tp·cp = {}·{} = {} with sequence_parallel", tp, cp, tp * cp),
         concat("seq_len = ", grouped(seq)),
         en="tp·cp divides the sequence with sequence parallelism",
         zh="序列并行时 tp·cp 整除序列长度",
@@ -554,7 +504,7 @@ def define(reg: Registry, r: Ctx) -> None:
         "global_batch_multiple",
         divides(mb * dp, gb),
         "global_batch",
-        concat("a multiple of micro_batch × dp = ", mb, " × ", dp, " = ", grouped(mb * dp)),
+        sentence("a multiple of micro_batch × dp = {} × {} = {}", mb, dp, grouped(mb * dp)),
         concat("global_batch = ", grouped(gb)),
         en="global_batch is a multiple of micro_batch × dp",
         zh="global_batch 是 micro_batch × dp 的整数倍",
@@ -564,16 +514,16 @@ def define(reg: Registry, r: Ctx) -> None:
         "batch_slots_bounded",
         (gb / mb).le(MINDIV_MAX),
         "global_batch",
-        concat(
-            "at most ",
+        sentence(
+            "at most {} micro-batches in the global batch (global_batch ÷ micro_batch), where the "
+            "minimum GPUs are found exactly",
             grouped(MINDIV_MAX),
-            " micro-batches in the global batch (global_batch ÷ micro_batch), where the minimum GPUs are found exactly",
         ),
         concat("global_batch ÷ micro_batch = ", grouped(gb / mb)),
         en=f"at most {MINDIV_MAX:,} micro-batches in the global batch",
         zh=f"全局 batch 至多 {MINDIV_MAX:,} 个 micro-batch",
-        source=doc("gates")
-        + "; the smallest buildable dp walks the divisor pairs (k, n/k) with k ≤ √n, and a sheet counts at most 1,048,576 rows",
+        source=f"{doc('gates')}; the smallest buildable dp walks the divisor pairs (k, n/k) with "
+        "k ≤ √n, and a sheet counts at most 1,048,576 rows",
     )
 
     # parameter parts ---------------------------------------------------------------------------
@@ -583,8 +533,8 @@ def define(reg: Registry, r: Ctx) -> None:
             f"{part}_le_total",
             Col(part).le(total),
             part,
-            concat(part, " ≤ params_total = ", grouped(total)),
-            concat(part, " = ", grouped(Col(part))),
+            sentence("{} ≤ params_total = {}", part, grouped(total)),
+            sentence("{} = {}", part, grouped(Col(part))),
             en=f"{part} ≤ params_total",
             zh=f"{part} ≤ params_total",
             source=doc("parts-and-groups"),
@@ -597,7 +547,7 @@ def define(reg: Registry, r: Ctx) -> None:
         negate(all_of(solving, _blank("params_total"))),
         "params_per_rank",
         "params_total (or params_expert) to solve the expert split from params_per_rank when ep > 1",
-        concat("ep = ", ep, " with params_total empty"),
+        sentence("ep = {} with params_total empty", ep),
         en="the expert split from params_per_rank needs params_total",
         zh="由每卡参数反推专家拆分需要 params_total",
         source=doc("parts-and-groups"),
@@ -608,7 +558,7 @@ def define(reg: Registry, r: Ctx) -> None:
         negate(all_of(solving, _given("params_total"), (ep * etp).eq(tp))),
         "params_per_rank",
         "ep·etp ≠ tp to solve the expert split from params_per_rank (or give params_expert)",
-        concat("ep·etp = ", ep, "·", etp, " = ", ep * etp, " = tp"),
+        sentence("ep·etp = {}·{} = {} = tp", ep, etp, ep * etp),
         en="the expert split from params_per_rank needs ep·etp ≠ tp",
         zh="反推专家拆分需要 ep·etp ≠ tp",
         source=doc("parts-and-groups"),

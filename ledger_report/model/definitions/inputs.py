@@ -39,21 +39,10 @@ def define(reg: Registry, r: Ctx) -> None:
         " (none when weights are fp32)",
     )
     r.optimizer = given("optimizer", "adam", TEXT, "optimizer", "优化器")
-    r.m_dtype = given(
-        "m_dtype",
-        Lookup("optimizer", r.optimizer, "moment_dtype"),
-        TEXT,
-        "m dtype",
-        "一阶矩精度",
-        "; the optimizer's default",
-    )
-    r.v_dtype = given(
-        "v_dtype",
-        Lookup("optimizer", r.optimizer, "moment_dtype"),
-        TEXT,
-        "v dtype",
-        "二阶矩精度",
-        "; the optimizer's default",
+    moment = Lookup("optimizer", r.optimizer, "moment_dtype")
+    r.m_dtype, r.v_dtype = (
+        given(f"{s}_dtype", moment, TEXT, f"{s} dtype", zh, "; the optimizer's default")
+        for s, zh in (("m", "一阶矩精度"), ("v", "二阶矩精度"))
     )
     for key, en, zh in (
         ("dp", "data parallel", "数据并行"),

@@ -6,9 +6,11 @@ Each note is three quantities: ``note_<x>`` (English), ``note_<x>_zh`` and ``not
 
 from __future__ import annotations
 
-from ..expr import Col, IsBlank, Ref, all_of, any_of, concat, gb_text, grouped, if_, negate
+from functools import partial
+
+from ..expr import Col, IsBlank, Ref, all_of, any_of, concat, floor, gb_text, grouped, if_, negate
 from ..registry import BOOL, TEXT, Registry
-from .common import Ctx, doc
+from .common import Ctx, conv, doc, sentence
 
 
 def _note(reg: Registry, key: str, shown, en, zh, source: str = "") -> None:
@@ -29,7 +31,7 @@ def _note(reg: Registry, key: str, shown, en, zh, source: str = "") -> None:
 
 def define(reg: Registry, r: Ctx) -> None:
     reg.section = "notes"
-    d = reg.define
+    d, note = reg.define, partial(_note, reg)
     r.has_offload = d(
         "has_offload",
         (r.state_host + r.state_nvme).gt(0),
@@ -47,122 +49,97 @@ def define(reg: Registry, r: Ctx) -> None:
         doc("peak"),
     )
 
-    _note(
-        reg,
+    note(
         "units",
         True,
         "GB = 10^9 bytes and GiB = 2^30 bytes; state lines are per rank on the reported pipeline stage.",
         "GB = 10^9 字节，GiB = 2^30 字节；状态行均为报告流水段上的每卡数值。",
         doc("units"),
     )
-    _note(
-        reg,
-        "convention",
-        True,
-        (_conv_text(r, "en"), "."),
-        (_conv_text(r, "zh"), "。"),
-        doc("conventions"),
-    )
+    note("convention", True, (conv(r, "en"), "."), (conv(r, "zh"), "。"), doc("conventions"))
     biased = any_of(
         *(Ref(k) for k in ("qkv_bias", "linear_bias", "router_bias", "attention_sinks"))
     )
     padded = negate(IsBlank(Col("vocab_multiple")))
-    _note(
-        reg,
+    note(
         "counted",
         r.has_arch,
-        (
-            "Parameters counted from the architecture layer by layer as the reference code builds it: ",
+        sentence(
+            "Parameters counted from the architecture layer by layer as the reference code builds "
+            "it: {}, no position embeddings, vocabulary {}{}.",
             if_(biased, "biases and sinks as the row gives them", "no linear biases"),
-            ", no position embeddings, vocabulary ",
             if_(padded, concat("padded to ", grouped(r.V)), "unpadded"),
             if_(
                 r.has_mtp,
-                concat(
-                    "; the total includes ",
+                sentence(
+                    "; the total includes {} parameters of MTP modules, the active count leaves "
+                    "them out",
                     grouped(r.params_mtp),
-                    " parameters of MTP modules, the active count leaves them out",
                 ),
                 "",
             ),
-            ".",
         ),
-        (
-            "参数按参考实现逐层由结构计算：",
+        sentence(
+            "参数按参考实现逐层由结构计算：{}、无位置嵌入、词表{}{}。",
             if_(biased, "偏置与 sink 按本行给出", "无线性层偏置"),
-            "、无位置嵌入、词表",
             if_(padded, concat("填充到 ", grouped(r.V)), "不填充"),
             if_(
                 r.has_mtp,
-                concat("；总数含 MTP 模块 ", grouped(r.params_mtp), " 参数，激活参数不含"),
+                sentence("；总数含 MTP 模块 {} 参数，激活参数不含", grouped(r.params_mtp)),
                 "",
             ),
-            "。",
         ),
         doc("parameters"),
     )
-    _note(
-        reg,
+    note(
         "model",
         negate(IsBlank(Col("model"))),
-        (
-            "Architecture columns the row leaves empty come from ",
+        sentence(
+            "Architecture columns the row leaves empty come from {}; the columns the row gives "
+            "win.",
             Col("model"),
-            "; the columns the row gives win.",
         ),
-        ("本行留空的结构列取自 ", Col("model"), "；本行给出的列优先。"),
+        sentence("本行留空的结构列取自 {}；本行给出的列优先。", Col("model")),
         doc("parameters"),
     )
-    _note(
-        reg,
+    note(
         "given",
         negate(r.has_arch),
         "Parameter counts given directly: figures that need architecture columns the row does not give are blank.",
         "直接给出参数量：需要而未给出结构列的数值留空。",
         doc("partial-architectures"),
     )
-    _note(
-        reg,
+    note(
         "solved",
         all_of(IsBlank(Col("params_expert")), negate(IsBlank(Col("params_per_rank"))), r.ep.gt(1)),
-        (
-            "Expert split solved from params_per_rank: expert ",
+        sentence(
+            "Expert split solved from params_per_rank: expert {} params, non-expert {} params.",
             grouped(r.expert),
-            " params, non-expert ",
             grouped(r.dense),
-            " params.",
         ),
-        (
-            "专家拆分由每卡参数反推：专家 ",
+        sentence(
+            "专家拆分由每卡参数反推：专家 {} 参数，非专家 {} 参数。",
             grouped(r.expert),
-            " 参数，非专家 ",
             grouped(r.dense),
-            " 参数。",
         ),
         doc("parts-and-groups"),
     )
-    _note(
-        reg,
+    note(
         "expert_dp",
         r.has_experts,
-        (
-            "Expert states shard over expert-DP = dp·cp·tp/(ep·etp) = ",
+        sentence(
+            "Expert states shard over expert-DP = dp·cp·tp/(ep·etp) = {}, not over dp·cp = {}.",
             r.group["expert"],
-            ", not over dp·cp = ",
             r.group["dense"],
-            ".",
         ),
-        (
-            "专家状态沿专家 DP 组 dp·cp·tp/(ep·etp) = ",
+        sentence(
+            "专家状态沿专家 DP 组 dp·cp·tp/(ep·etp) = {} 分片，而不是 dp·cp = {}。",
             r.group["expert"],
-            " 分片，而不是 dp·cp = ",
             r.group["dense"],
-            "。",
         ),
         doc("parts-and-groups"),
     )
-    _note(
-        reg,
+    note(
         "balance",
         r.has_experts,
         "Every rank of the expert-parallel group is assumed to hold an equal share of experts and routed tokens (no routing imbalance).",
@@ -170,115 +147,102 @@ def define(reg: Registry, r: Ctx) -> None:
         doc("parts-and-groups"),
     )
     stage_zh = if_(r.pick_first, "首", "末")
-    _note(
-        reg,
+    note(
         "pipeline",
         r.pp.gt(1),
-        (
-            "Pipeline: the ",
+        sentence(
+            "Pipeline: the {} stage is reported (the more loaded); the first stage holds the "
+            "embedding, the last the output head and final norm.",
             if_(r.pick_first, "first", "last"),
-            " stage is reported (the more loaded); the first stage holds the embedding, the last the output head and final norm.",
         ),
-        ("流水线：报告负载更大的", stage_zh, "段；首段持有输入嵌入，末段持有输出头与末层 norm。"),
+        sentence(
+            "流水线：报告负载更大的{}段；首段持有输入嵌入，末段持有输出头与末层 norm。", stage_zh
+        ),
         doc("pipeline-stages"),
     )
     unpredicted = IsBlank(r.predicted_mfu)
-    _note(
-        reg,
+    note(
         "mfu",
         r.mfu_given,
-        (
-            "Days and cost from the measured MFU ",
+        sentence(
+            "Days and cost from the measured MFU {}{}. FLOPs per token: 6 × (active parameters − "
+            "untied input embedding) + causal attention.",
             _round(r.mfu, 3),
             if_(
                 unpredicted,
                 "; the step-time model needs the architecture and the batch to predict one",
-                concat(
-                    "; the step-time model predicts ",
+                sentence(
+                    "; the step-time model predicts {} (a step of {} s)",
                     _round(r.predicted_mfu, 3),
-                    " (a step of ",
                     _round(r.step_time, 2),
-                    " s)",
                 ),
             ),
-            ". FLOPs per token: 6 × (active parameters − untied input embedding) + causal attention.",
         ),
-        (
-            "天数与成本按实测 MFU ",
+        sentence(
+            "天数与成本按实测 MFU {}{}。每 token FLOPs：6 × (激活参数 − 不共享的输入嵌入) + "
+            "因果注意力。",
             _round(r.mfu, 3),
             if_(
                 unpredicted,
                 "；步时模型需要结构与 batch 才能预测",
-                concat(
-                    "；步时模型预测 ",
+                sentence(
+                    "；步时模型预测 {}（每步 {} 秒）",
                     _round(r.predicted_mfu, 3),
-                    "（每步 ",
                     _round(r.step_time, 2),
-                    " 秒）",
                 ),
             ),
-            "。每 token FLOPs：6 × (激活参数 − 不共享的输入嵌入) + 因果注意力。",
         ),
         doc("step-time"),
     )
-    _note(
-        reg,
+    note(
         "predicted",
         all_of(negate(r.mfu_given), negate(IsBlank(r.step_time))),
-        (
-            "Days and cost from the predicted step time (",
+        sentence(
+            "Days and cost from the predicted step time ({} s, MFU {}): compute at the "
+            "catalogue's sustained GEMM efficiency, the exposed communication of each parallel "
+            "group, the pipeline bubble, the optimizer step and offload traffic.",
             _round(r.step_time, 2),
-            " s, MFU ",
             _round(r.predicted_mfu, 3),
-            "): compute at the catalogue's sustained GEMM efficiency, the exposed communication of each parallel group, the pipeline bubble, the optimizer step and offload traffic.",
         ),
-        (
-            "天数与成本按预测步时（",
+        sentence(
+            "天数与成本按预测步时（{} 秒，MFU {}）：按目录中的持续 GEMM 效率计算，"
+            "加上各并行组未被掩盖的通信、流水气泡、优化器 step 与卸载传输。",
             _round(r.step_time, 2),
-            " 秒，MFU ",
             _round(r.predicted_mfu, 3),
-            "）：按目录中的持续 GEMM 效率计算，加上各并行组未被掩盖的通信、流水气泡、优化器 step 与卸载传输。",
         ),
         doc("step-time"),
     )
-    _note(
-        reg,
+    note(
         "fp8",
         r.fp8,
         "FP8: the layers' GEMMs run at the FP8 peak; attention, the output layer, norms and the optimizer stay in bf16/fp32.",
         "FP8：各层 GEMM 按 FP8 峰值计算；注意力、输出层、归一化与优化器仍为 bf16/fp32。",
         doc("step-time"),
     )
-    _note(
-        reg,
+    note(
         "placement",
         r.any_cross,
-        (
-            "Placement tp innermost, then cp, ep, dp, pp, in nodes of ",
+        sentence(
+            "Placement tp innermost, then cp, ep, dp, pp, in nodes of {} GPUs: {}; a group across "
+            "nodes runs at the network's bandwidth.",
             r.gpus_per_node,
-            " GPUs: ",
             r.placement_text[""],
-            "; a group across nodes runs at the network's bandwidth.",
         ),
-        (
-            "放置顺序 tp 最内，其次 cp、ep、dp、pp，每节点 ",
+        sentence(
+            "放置顺序 tp 最内，其次 cp、ep、dp、pp，每节点 {} 卡：{}；跨节点的组按网络带宽计。",
             r.gpus_per_node,
-            " 卡：",
             r.placement_text["_zh"],
-            "；跨节点的组按网络带宽计。",
         ),
         doc("step-time"),
     )
-    _note(
-        reg,
+    note(
         "full_recompute",
         r.recompute.eq("full"),
         "Full recompute runs the forward twice: hardware FLOPs are 8/6 of model FLOPs, so HFU = 4/3 × MFU.",
         "全重计算前向算两遍：硬件 FLOPs 为模型 FLOPs 的 8/6，HFU = 4/3 × MFU。",
         doc("compute-floor"),
     )
-    _note(
-        reg,
+    note(
         "offload",
         r.has_offload,
         "Offloaded states leave the HBM sum; each step streams them over the host link (host memory) or at the NVMe's bandwidth (NVMe), and a CPU optimizer runs at the host's memory bandwidth; the bandwidth gate asks that this fits the step budget.",
@@ -286,68 +250,57 @@ def define(reg: Registry, r: Ctx) -> None:
         doc("state-ledger"),
     )
     lazy = r.steady_minus_first
-    _note(
-        reg,
+    note(
         "first_step",
         lazy.gt(0),
-        (
-            "Optimizer states are allocated at the first step: the peak of step 1 is ",
+        sentence(
+            "Optimizer states are allocated at the first step: the peak of step 1 is {}, {} above "
+            "what step 0 shows ({}), so a run that survives its first forward and backward can "
+            "still run out of memory at its first optimizer step.",
             gb_text(r.allocated),
-            ", ",
             gb_text(lazy),
-            " above what step 0 shows (",
             gb_text(r.first_step),
-            "), so a run that survives its first forward and backward can still run out of memory at its first optimizer step.",
         ),
-        (
-            "优化器状态在第一次 step 才分配：第 1 步的峰值为 ",
+        sentence(
+            "优化器状态在第一次 step 才分配：第 1 步的峰值为 {}，比第 0 步看到的（{}）高 {}；"
+            "前向与反向顺利并不代表第一次 optimizer step 不会显存溢出。",
             gb_text(r.allocated),
-            "，比第 0 步看到的（",
             gb_text(r.first_step),
-            "）高 ",
             gb_text(lazy),
-            "；前向与反向顺利并不代表第一次 optimizer step 不会显存溢出。",
         ),
         doc("phases"),
     )
-    _note(
-        reg,
+    note(
         "counter",
         negate(IsBlank(r.measured_gb)),
-        (
-            "The measured peak counts ",
+        sentence(
+            "The measured peak counts {}; it is compared with the estimate on the same counter.",
             r.counter,
-            "; it is compared with the estimate on the same counter.",
         ),
-        ("实测峰值的口径为", r.counter_zh, "，与同口径的估算对账。"),
+        sentence("实测峰值的口径为{}，与同口径的估算对账。", r.counter_zh),
         doc("counters"),
     )
-    _note(
-        reg,
+    note(
         "user_gpu",
         negate(r.gpu_known),
-        (
-            "User-described accelerator ",
+        sentence(
+            "User-described accelerator {}: {} of HBM and {} dense TFLOP/s as the row gives them; "
+            "bandwidths, node size and matmul efficiency the row leaves empty are a plain 8-GPU "
+            "PCIe server's.",
             r.gpu,
-            ": ",
             gb_text(r.hbm_bytes),
-            " of HBM and ",
             r.peak_tflops,
-            " dense TFLOP/s as the row gives them; bandwidths, node size and matmul efficiency the row leaves empty are a plain 8-GPU PCIe server's.",
         ),
-        (
-            "用户描述的加速卡 ",
+        sentence(
+            "用户描述的加速卡 {}：显存 {}、稠密算力 {} TFLOP/s 取自该行；该行未给出的带宽、"
+            "节点规模与矩阵乘效率按普通 8 卡 PCIe 服务器计。",
             r.gpu,
-            "：显存 ",
             gb_text(r.hbm_bytes),
-            "、稠密算力 ",
             r.peak_tflops,
-            " TFLOP/s 取自该行；该行未给出的带宽、节点规模与矩阵乘效率按普通 8 卡 PCIe 服务器计。",
         ),
         doc("gates"),
     )
-    _note(
-        reg,
+    note(
         "no_tokens",
         IsBlank(r.tokens),
         "No tokens given: the compute floor is blank.",
@@ -358,12 +311,4 @@ def define(reg: Registry, r: Ctx) -> None:
 
 def _round(x, digits: int):
     """``x`` rounded to ``digits`` decimals, for a sentence (FLOOR(x·10^d + 0.5) / 10^d)."""
-    from ..expr import floor
-
     return floor(x * 10**digits + 0.5) / 10**digits
-
-
-def _conv_text(r: Ctx, lang: str):
-    from ..expr import Lookup
-
-    return Lookup("convention", r.framework, lang)

@@ -14,14 +14,12 @@ from .common import COLUMN, MEGATRON_PARAMS, MOE35, Ctx, column_definer, doc, or
 
 HF = "huggingface/transformers src/transformers/models/"
 DEEPSEEK_MLA = (
-    "DeepSeek-V2/V3 multi-head latent attention (deepseek-ai/DeepSeek-V3 inference/model.py class MLA; "
-    + HF
-    + "deepseek_v3/modeling_deepseek_v3.py DeepseekV3Attention)"
+    "DeepSeek-V2/V3 multi-head latent attention (deepseek-ai/DeepSeek-V3 inference/model.py "
+    f"class MLA; {HF}deepseek_v3/modeling_deepseek_v3.py DeepseekV3Attention)"
 )
 GDN = (
-    "Gated DeltaNet (Yang et al. 2024, arXiv 2412.06464) as in "
-    + HF
-    + "qwen3_next/modeling_qwen3_next.py Qwen3NextGatedDeltaNet"
+    f"Gated DeltaNet (Yang et al. 2024, arXiv 2412.06464) as in {HF}"
+    "qwen3_next/modeling_qwen3_next.py Qwen3NextGatedDeltaNet"
 )
 MTP_SOURCE = (
     "multi-token prediction (DeepSeek-V3 technical report arXiv 2412.19437 §2.2; deepseek-ai/DeepSeek-V3 README_WEIGHTS.md; "
@@ -30,8 +28,8 @@ MTP_SOURCE = (
 )
 VOCAB_PADDING = "Megatron-LM megatron/training/tokenizer/tokenizer.py _vocab_size_with_padding: ceil(vocab / (divisible_by × tp)) × divisible_by × tp"
 GPT_OSS = (
-    HF
-    + "gpt_oss/modeling_gpt_oss.py (GptOssAttention sinks; GptOssTopKRouter bias; GptOssExperts gate_up_proj_bias, down_proj_bias)"
+    f"{HF}gpt_oss/modeling_gpt_oss.py (GptOssAttention sinks; GptOssTopKRouter bias; "
+    "GptOssExperts gate_up_proj_bias, down_proj_bias)"
 )
 
 
@@ -168,22 +166,15 @@ def _columns(reg: Registry, r: Ctx) -> None:
     r.mtp = given("mtp_layers", 0, COUNT, "MTP modules", "MTP 模块数")
     r.fae = given("full_attention_every", 1, COUNT, "full attention every", "全注意力间隔")
     # Gated DeltaNet (the linear-attention layers of a hybrid model)
-    nk = given("linear_key_heads", None, COUNT, "linear-attention key heads", "线性注意力 key 头数")
-    nv = given(
-        "linear_value_heads", None, COUNT, "linear-attention value heads", "线性注意力 value 头数"
-    )
-    dk = given(
-        "linear_key_head_dim", None, COUNT, "linear-attention key head dim", "线性注意力 key 头维度"
-    )
-    dvl = given(
-        "linear_value_head_dim",
-        None,
-        COUNT,
-        "linear-attention value head dim",
-        "线性注意力 value 头维度",
-    )
-    r.kconv = given(
-        "linear_conv_kernel", None, COUNT, "linear-attention conv kernel", "线性注意力卷积核"
+    nk, nv, dk, dvl, r.kconv = (
+        given(f"linear_{key}", None, COUNT, f"linear-attention {en}", f"线性注意力{zh}")
+        for key, en, zh in (
+            ("key_heads", "key heads", " key 头数"),
+            ("value_heads", "value heads", " value 头数"),
+            ("key_head_dim", "key head dim", " key 头维度"),
+            ("value_head_dim", "value head dim", " value 头维度"),
+            ("conv_kernel", "conv kernel", "卷积核"),
+        )
     )
     r.gdn = d(
         "has_linear_attention",
@@ -200,16 +191,8 @@ def _attention(reg: Registry, r: Ctx) -> None:
     """One layer's attention block: softmax (standard or latent) or Gated DeltaNet, and its norms."""
     d = reg.define
     h, a, g, hd, dq = r.h, r.a, r.g, r.hd, r.dq
-    qr, kvr, rope, nope, vhd, mla, gate, lbias = (
-        r.qr,
-        r.kvr,
-        r.rope,
-        r.nope,
-        r.vhd,
-        r.mla,
-        r.gate,
-        r.lbias,
-    )
+    qr, kvr, rope, nope, vhd = r.qr, r.kvr, r.rope, r.nope, r.vhd
+    mla, gate, lbias = r.mla, r.gate, r.lbias
     r.norm_w = norm_w = d(
         "norm_params_per_h",
         if_(r.norm.eq("layernorm"), 2, 1),
@@ -226,10 +209,8 @@ def _attention(reg: Registry, r: Ctx) -> None:
         PARAMS,
         "q, k, v, o projections",
         "q、k、v、o 投影",
-        MEGATRON_PARAMS
-        + ": q, o = h·heads·d; k, v = h·kv·d; gated attention: q twice as wide ("
-        + HF
-        + "qwen3_next/modeling_qwen3_next.py Qwen3NextAttention)",
+        f"{MEGATRON_PARAMS}: q, o = h·heads·d; k, v = h·kv·d; gated attention: q twice as wide ("
+        f"{HF}qwen3_next/modeling_qwen3_next.py Qwen3NextAttention)",
     )
     q_part = if_(IsBlank(qr), h * a * dq, h * qr + qr * norm_w + qr * a * dq)
     mla_proj = d(
@@ -238,8 +219,9 @@ def _attention(reg: Registry, r: Ctx) -> None:
         PARAMS,
         "MLA: q (down, norm, up), kv (down with the shared rotary key, norm, up), o",
         "MLA：q（降维、norm、升维），kv（降维含共享旋转 key、norm、升维），o",
-        DEEPSEEK_MLA
-        + ": q_a_proj h·q_rank, q_a_layernorm, q_b_proj q_rank·heads·(nope+rope); kv_a_proj_with_mqa h·(kv_rank+rope), kv_a_layernorm, kv_b_proj kv_rank·heads·(nope+v); o_proj heads·v·h",
+        f"{DEEPSEEK_MLA}: q_a_proj h·q_rank, q_a_layernorm, q_b_proj q_rank·heads·(nope+rope); "
+        "kv_a_proj_with_mqa h·(kv_rank+rope), kv_a_layernorm, kv_b_proj kv_rank·heads·(nope+v); "
+        "o_proj heads·v·h",
     )
     attn_bias = d(
         "attn_bias_params",
@@ -252,10 +234,8 @@ def _attention(reg: Registry, r: Ctx) -> None:
         PARAMS,
         "attention biases per layer",
         "每层注意力偏置",
-        HF
-        + "qwen2/modeling_qwen2.py Qwen2Attention (q, k, v biases); "
-        + GPT_OSS
-        + " (o too); MLA: q_a_proj, kv_a_proj_with_mqa (and o_proj)",
+        f"{HF}qwen2/modeling_qwen2.py Qwen2Attention (q, k, v biases); {GPT_OSS} (o too); MLA: "
+        "q_a_proj, kv_a_proj_with_mqa (and o_proj)",
     )
     qk_p = d(
         "qk_norm_params_per_layer",
@@ -296,8 +276,9 @@ def _attention(reg: Registry, r: Ctx) -> None:
         PARAMS,
         "Gated DeltaNet block: in_proj_qkvz, in_proj_ba, conv1d, dt_bias, A_log, gated norm, out_proj",
         "Gated DeltaNet 块参数",
-        GDN
-        + ": in_proj_qkvz h·(2·key_dim + 2·value_dim), in_proj_ba h·2·v_heads, depthwise conv1d (2·key_dim + value_dim)·kernel, dt_bias and A_log v_heads each, RMSNormGated(v_head_dim), out_proj value_dim·h",
+        f"{GDN}: in_proj_qkvz h·(2·key_dim + 2·value_dim), in_proj_ba h·2·v_heads, depthwise "
+        "conv1d (2·key_dim + value_dim)·kernel, dt_bias and A_log v_heads each, "
+        "RMSNormGated(v_head_dim), out_proj value_dim·h",
     )
     r.lin_attn_p = d(
         "linear_attn_params_per_layer",
@@ -305,8 +286,8 @@ def _attention(reg: Registry, r: Ctx) -> None:
         PARAMS,
         "parameters per layer without softmax attention",
         "每个非 softmax 注意力层的注意力参数",
-        GDN
-        + "; without the Gated DeltaNet columns such a layer is counted like a softmax-attention layer",
+        f"{GDN}; without the Gated DeltaNet columns such a layer is counted like a "
+        "softmax-attention layer",
     )
     r.layer_norm_p = d(
         "norm_params_per_layer",
@@ -314,10 +295,8 @@ def _attention(reg: Registry, r: Ctx) -> None:
         PARAMS,
         "norm parameters per layer",
         "每层 norm 参数",
-        MEGATRON_PARAMS
-        + "; Gemma 3: four norms ("
-        + HF
-        + "gemma3/modeling_gemma3.py Gemma3DecoderLayer)",
+        f"{MEGATRON_PARAMS}; Gemma 3: four norms ({HF}gemma3/modeling_gemma3.py "
+        "Gemma3DecoderLayer)",
     )
 
 
@@ -360,10 +339,8 @@ def _mlp(reg: Registry, r: Ctx) -> None:
         PARAMS,
         "shared-expert parameters per layer",
         "每层共享专家参数",
-        MEGATRON_PARAMS
-        + "; DeepSeek n_shared_experts; shared_expert_gate Linear(h, 1) ("
-        + HF
-        + "qwen3_next/modeling_qwen3_next.py Qwen3NextSparseMoeBlock)",
+        f"{MEGATRON_PARAMS}; DeepSeek n_shared_experts; shared_expert_gate Linear(h, 1) ({HF}"
+        "qwen3_next/modeling_qwen3_next.py Qwen3NextSparseMoeBlock)",
     )
     router_p = d(
         "router_params",
@@ -371,10 +348,8 @@ def _mlp(reg: Registry, r: Ctx) -> None:
         PARAMS,
         "router parameters per MoE layer",
         "每个 MoE 层路由参数",
-        MEGATRON_PARAMS
-        + "; router bias: "
-        + GPT_OSS
-        + "; DeepSeek-V3 e_score_correction_bias (inference/model.py Gate.bias)",
+        f"{MEGATRON_PARAMS}; router bias: {GPT_OSS}; DeepSeek-V3 e_score_correction_bias "
+        "(inference/model.py Gate.bias)",
     )
     moe_mlp_dense_p = d(
         "moe_mlp_dense_params",
@@ -421,10 +396,8 @@ def _layer_kinds(reg: Registry, r: Ctx) -> None:
         COUNT,
         "MoE layers",
         "MoE 层数",
-        doc("parameters")
-        + ": layer i is MoE when i ≥ first_dense_layers and i mod moe_every = 0 ("
-        + HF
-        + "deepseek_v3/modeling_deepseek_v3.py DeepseekV3DecoderLayer)",
+        f"{doc('parameters')}: layer i is MoE when i ≥ first_dense_layers and i mod moe_every = 0 "
+        f"({HF}deepseek_v3/modeling_deepseek_v3.py DeepseekV3DecoderLayer)",
     )
     r.n_dense = d("dense_layers", r.L - n_moe, COUNT, "dense layers", "稠密层数", doc("parameters"))
     r.n_soft = n_soft = d(
@@ -453,10 +426,9 @@ def _layer_kinds(reg: Registry, r: Ctx) -> None:
         COUNT,
         "softmax-attention layers over the whole sequence",
         "全局注意力层数",
-        doc("parameters")
-        + ": with sliding_window, layer i is global when i mod sliding_every = sliding_every − 1 ("
-        + HF
-        + "gemma3/configuration_gemma3.py, gpt_oss/configuration_gpt_oss.py layer_types)",
+        f"{doc('parameters')}: with sliding_window, layer i is global when i mod sliding_every = "
+        f"sliding_every − 1 ({HF}gemma3/configuration_gemma3.py, gpt_oss/configuration_gpt_oss.py "
+        "layer_types)",
     )
     r.n_local = d(
         "local_attention_layers",
@@ -472,13 +444,8 @@ def _model(reg: Registry, r: Ctx) -> None:
     """The whole model: embeddings, head, final norm, MTP modules, and the totals by part."""
     d = reg.define
     h, V, E, mtp, norm_w = r.h, r.V, r.E, r.mtp, r.norm_w
-    attn_p, lin_attn_p, layer_norm_p, dense_mlp_p, moe_mlp_dense_p = (
-        r.attn_p,
-        r.lin_attn_p,
-        r.layer_norm_p,
-        r.dense_mlp_p,
-        r.moe_mlp_dense_p,
-    )
+    attn_p, lin_attn_p, layer_norm_p = r.attn_p, r.lin_attn_p, r.layer_norm_p
+    dense_mlp_p, moe_mlp_dense_p = r.dense_mlp_p, r.moe_mlp_dense_p
     n_soft, n_lin, n_dense, n_moe = r.n_soft, r.n_lin, r.n_dense, r.n_moe
     r.embed_p = d(
         "embedding_params",
@@ -685,10 +652,7 @@ def _expert_split(reg: Registry, r: Ctx) -> None:
         PARAMS,
         "parameters",
         "参数总数",
-        COLUMN
-        + "; else counted from the architecture ("
-        + doc("parameters")
-        + "), MTP modules included",
+        f"{COLUMN}; else counted from the architecture ({doc('parameters')}), MTP modules included",
     )
     solved = d(
         "params_expert_solved",
@@ -734,12 +698,12 @@ def _expert_split(reg: Registry, r: Ctx) -> None:
         PARAMS,
         "parameters a token passes through, input embedding included (main model, without MTP)",
         "每 token 经过的参数，含输入嵌入（主模型，不含 MTP）",
-        doc("parameters")
-        + ": non-expert + expert × topk / experts, the MTP modules left out as DeepSeek-V3 states "
-        "its 37B; the count Qwen's and Mistral's cards give as activated (Qwen3-30B-A3B "
-        "huggingface.co/Qwen/Qwen3-30B-A3B: 3.3B activated = 3.35 B with the embedding, 3.04 B "
-        "without; Mixtral mistral.ai/news/mixtral-of-experts: 12.9B per token = 12.88 B with it, "
-        "12.75 B without); the model-card count without it is params_active_card",
+        f"{doc('parameters')}: non-expert + expert × topk / experts, the MTP modules left out as "
+        "DeepSeek-V3 states its 37B; the count Qwen's and Mistral's cards give as activated "
+        "(Qwen3-30B-A3B huggingface.co/Qwen/Qwen3-30B-A3B: 3.3B activated = 3.35 B with the "
+        "embedding, 3.04 B without; Mixtral mistral.ai/news/mixtral-of-experts: 12.9B per token "
+        "= 12.88 B with it, 12.75 B without); the model-card count without it is "
+        "params_active_card",
     )
     r.has_experts = d(
         "has_experts",

@@ -88,73 +88,26 @@ ITEMS = (
 # without the moments until its optimizer step creates them.  "loss" applies to the stage that
 # holds the output head.  This table is the one rule: the phase totals, the report's items per
 # phase and each item's "in the peak" all read it.
+STANDING = ("state", "moments", "buckets")  # held through the step (the moments once created)
+FORWARD = (*STANDING, "activations", "gathers_fwd", "weights_kept", "autocast_cache")
 PHASES = (
     ("setup", "after setup", "启动后", ("state", "buckets")),
-    (
-        "forward",
-        "forward",
-        "前向",
-        (
-            "state",
-            "moments",
-            "buckets",
-            "activations",
-            "gathers_fwd",
-            "weights_kept",
-            "autocast_cache",
-        ),
-    ),
-    (
-        "loss",
-        "loss",
-        "损失",
-        (
-            "state",
-            "moments",
-            "buckets",
-            "activations",
-            "gathers_fwd",
-            "weights_kept",
-            "autocast_cache",
-            "logits",
-            "loss_fwd",
-        ),
-    ),
+    ("forward", "forward", "前向", FORWARD),
+    ("loss", "loss", "损失", (*FORWARD, "logits", "loss_fwd")),
     (
         "backward",
         "backward (its start)",
         "反向（开始）",
-        (
-            "state",
-            "moments",
-            "buckets",
-            "gathers_fwd",
-            "gradients_early",
-            "activations",
-            "weights_kept",
-            "loss_or_recompute",
-        ),
+        (*STANDING, "gathers_fwd", "gradients_early", "activations")
+        + ("weights_kept", "loss_or_recompute"),
     ),
     (
         "backward_end",
         "backward (its end)",
         "反向（结束）",
-        (
-            "state",
-            "moments",
-            "buckets",
-            "gathers_bwd",
-            "gradients",
-            "activations_rest",
-            "recompute",
-        ),
+        (*STANDING, "gathers_bwd", "gradients", "activations_rest", "recompute"),
     ),
-    (
-        "optimizer",
-        "optimizer step",
-        "优化器 step",
-        ("state", "moments", "buckets", "gradients", "optimizer_temp"),
-    ),
+    ("optimizer", "optimizer step", "优化器 step", (*STANDING, "gradients", "optimizer_temp")),
 )
 PHASE_NAMES = tuple(p for p, *_ in PHASES)
 SETUP_STATES = ("weights", "main_grads", "master")
@@ -183,13 +136,8 @@ def _state_bytes(reg: Registry, r: Ctx, stage: str, s: str):
 def define(reg: Registry, r: Ctx) -> None:
     reg.section = "phases"
     shared = _shared(reg, r)
-    r.stage_peak, r.stage_phase, r.stage_items, r.stage_first_step, r.stage_load = (
-        {},
-        {},
-        {},
-        {},
-        {},
-    )
+    r.stage_peak, r.stage_phase, r.stage_items, r.stage_first_step = {}, {}, {}, {}
+    r.stage_load = {}
     for stage in STAGES:
         _stage(reg, r, stage, shared)
     reg.section = "peak"
@@ -331,8 +279,8 @@ def _items(reg: Registry, r: Ctx, stage: str, c: Ctx, sb: dict) -> dict:
             BYTES,
             f"{stage} stage: states allocated at setup",
             f"{zh}：启动时分配的状态",
-            doc("phases")
-            + "; Megatron-LM allocates its gradient buffer when DDP is built (param_and_grad_buffer.py)",
+            f"{doc('phases')}; Megatron-LM allocates its gradient buffer when DDP is built "
+            "(param_and_grad_buffer.py)",
         ),
         "moments": d(
             f"{stage}_mem_moments",
@@ -403,11 +351,8 @@ def _items(reg: Registry, r: Ctx, stage: str, c: Ctx, sb: dict) -> dict:
             BYTES,
             f"{stage} stage: gradients created in backward",
             f"{zh}：反向时产生的梯度",
-            doc("phases")
-            + "; "
-            + FSDP_SOURCE
-            + ": under FSDP with pipeline stages only the unsharded fp32 gradients exist until the last "
-            "micro-batch's reduce-scatter",
+            f"{doc('phases')}; {FSDP_SOURCE}: under FSDP with pipeline stages only the unsharded "
+            "fp32 gradients exist until the last micro-batch's reduce-scatter",
         ),
         "optimizer_temp": d(
             f"{stage}_mem_optimizer_temp",
@@ -435,11 +380,8 @@ def _items(reg: Registry, r: Ctx, stage: str, c: Ctx, sb: dict) -> dict:
         BYTES,
         f"{stage} stage: loss backward, or a layer's recompute with its gathered gradients",
         f"{zh}：损失反向，或一层的重计算及其聚合梯度",
-        doc("phases")
-        + "; "
-        + FSDP_SOURCE
-        + ": at the loss backward no layer has run backward, so no layer's unsharded gradient "
-        "or reduce-scatter buffer exists yet",
+        f"{doc('phases')}; {FSDP_SOURCE}: at the loss backward no layer has run backward, so no "
+        "layer's unsharded gradient or reduce-scatter buffer exists yet",
     )
     # gradients accumulate over micro-batches; the oldest micro-batch's activations go as its gradients come
     items["gradients_early"] = d(
@@ -448,12 +390,10 @@ def _items(reg: Registry, r: Ctx, stage: str, c: Ctx, sb: dict) -> dict:
         BYTES,
         f"{stage} stage: gradients accumulated before a backward",
         f"{zh}：反向开始前已累积的梯度",
-        doc("phases")
-        + "; "
-        + SCHEDULE_SOURCE
-        + ": only a backward after a steady-state forward holds both every in-flight micro-batch "
-        "and earlier gradients; with no more micro-batches than in flight the first backward has no "
-        "gradients yet and the later ones fewer activations (backward_end)",
+        f"{doc('phases')}; {SCHEDULE_SOURCE}: only a backward after a steady-state forward holds "
+        "both every in-flight micro-batch and earlier gradients; with no more micro-batches than "
+        "in flight the first backward has no gradients yet and the later ones fewer activations "
+        "(backward_end)",
     )
     items["activations_rest"] = d(
         f"{stage}_mem_activations_rest",
@@ -567,30 +507,26 @@ def _reported(reg: Registry, r: Ctx) -> None:
             f"{key} 在峰值阶段",
             doc("phases"),
         )
-    d(
-        "loss_in_peak",
-        any_of(in_peak["loss_fwd"], in_peak["loss_or_recompute"]),
-        BOOL,
-        "the loss's working set lives in the peak phase",
-        "交叉熵工作区在峰值阶段",
-        doc("phases"),
-    )
-    d(
-        "recompute_in_peak",
-        any_of(in_peak["recompute"], in_peak["loss_or_recompute"]),
-        BOOL,
-        "the recompute working set lives in the peak phase",
-        "重计算工作区在峰值阶段",
-        doc("phases"),
-    )
-    d(
-        "gathers_in_peak",
-        any_of(in_peak["gathers_fwd"], in_peak["gathers_bwd"]),
-        BOOL,
-        "gathered parameters live in the peak phase",
-        "聚合参数在峰值阶段",
-        doc("phases"),
-    )
+    for key, a, b, what, zh in (
+        ("loss", "loss_fwd", "loss_or_recompute", "the loss's working set lives", "交叉熵工作区"),
+        (
+            "recompute",
+            "recompute",
+            "loss_or_recompute",
+            "the recompute working set lives",
+            "重计算工作区",
+        ),
+        ("gathers", "gathers_fwd", "gathers_bwd", "gathered parameters live", "聚合参数"),
+    ):
+        en = f"{what} in the peak phase"
+        d(
+            f"{key}_in_peak",
+            any_of(in_peak[a], in_peak[b]),
+            BOOL,
+            en,
+            f"{zh}在峰值阶段",
+            doc("phases"),
+        )
     d(
         "always_in_peak",
         True,
@@ -716,12 +652,11 @@ def _allocator(reg: Registry, r: Ctx) -> None:
         BYTES,
         "cached blocks the loss backward cannot reuse",
         "交叉熵反向无法复用的缓存块",
-        ALLOCATOR_SOURCE
-        + ": the 16-bit logits, freed after their fp32 copy, are too small for the backward's fp32 "
-        "gradients (eager, loss parallel, torchtune's chunks), which take new memory while the "
-        "logits' blocks stay cached between live blocks (with expandable segments too: the hole is "
-        "not at the segment's end); Megatron's loss reuses its own fp32 copy in place; "
-        + doc("counters"),
+        f"{ALLOCATOR_SOURCE}: the 16-bit logits, freed after their fp32 copy, are too small for "
+        "the backward's fp32 gradients (eager, loss parallel, torchtune's chunks), which take "
+        "new memory while the logits' blocks stay cached between live blocks (with expandable "
+        "segments too: the hole is not at the segment's end); Megatron's loss reuses its own "
+        f"fp32 copy in place; {doc('counters')}",
     )
     explained = d(
         "reserved_explained_bytes",
@@ -733,16 +668,12 @@ def _allocator(reg: Registry, r: Ctx) -> None:
     )
     frag = d(
         "reserved_fraction",
-        if_(
-            r.expandable,
-            conv(r, "reserved_fraction_expandable"),
-            conv(r, "reserved_fraction"),
-        ),
+        if_(r.expandable, conv(r, "reserved_fraction_expandable"), conv(r, "reserved_fraction")),
         "ratio",
         "residual allocator reserve over the modelled reserved (with or without expandable segments)",
         "模型之外的分配器预留比例（按是否可扩展段）",
-        "conventions table: fitted on tests/data/measured_runs.csv (bench/bench_fidelity.py prints it "
-        "in sample and leaving each source out); " + doc("counters"),
+        "conventions table: fitted on tests/data/measured_runs.csv (bench/bench_fidelity.py "
+        f"prints it in sample and leaving each source out); {doc('counters')}",
     )
     # what release-and-retry cannot give back: the fragmentation inside segments still in use (with
     # expandable segments the free pages are unmapped, so none)
@@ -760,9 +691,8 @@ def _allocator(reg: Registry, r: Ctx) -> None:
         BYTES,
         "what must fit on the device: the allocated peak, the reserve the allocator cannot release, the context and NCCL",
         "设备上必须放下的：分配峰值、分配器无法释放的预留、上下文与 NCCL",
-        ALLOCATOR_SOURCE
-        + ": when new memory does not fit, cached free blocks are released and the request retried; "
-        + doc("counters"),
+        f"{ALLOCATOR_SOURCE}: when new memory does not fit, cached free blocks are released and "
+        f"the request retried; {doc('counters')}",
     )
     r.reserved = d(
         "peak_reserved_bytes_per_rank",
@@ -773,9 +703,8 @@ def _allocator(reg: Registry, r: Ctx) -> None:
         BYTES,
         "peak reserved per rank (torch max_memory_reserved)",
         "每卡预留峰值（max_memory_reserved）",
-        doc("counters")
-        + ": the modelled reserve, within what the device leaves the allocator unless even the "
-        "reserve it cannot release exceeds that",
+        f"{doc('counters')}: the modelled reserve, within what the device leaves the allocator "
+        "unless even the reserve it cannot release exceeds that",
     )
 
 

@@ -24,27 +24,21 @@ def define(reg: Registry, r: Ctx) -> None:
     d = reg.define
     L, pp = r.L, r.pp
     src = doc("pipeline-stages")
-    first_fixed = d(
-        "pp_first_fixed",
-        all_of(pp.gt(1), negate(IsBlank(Col("pp_first_layers")))),
-        BOOL,
-        "the first stage's layers are given",
-        "首段层数已给出",
-        src,
-    )
-    last_fixed = d(
-        "pp_last_fixed",
-        all_of(pp.gt(1), negate(IsBlank(Col("pp_last_layers")))),
-        BOOL,
-        "the last stage's layers are given",
-        "末段层数已给出",
-        src,
-    )
-    first_n = if_(first_fixed, Col("pp_first_layers"), 0)
-    last_n = if_(last_fixed, Col("pp_last_layers"), 0)
+    fixed = {
+        end: d(
+            f"pp_{end}_fixed",
+            all_of(pp.gt(1), negate(IsBlank(Col(f"pp_{end}_layers")))),
+            BOOL,
+            f"the {end} stage's layers are given",
+            f"{STAGE_ZH[end]}层数已给出",
+            src,
+        )
+        for end in ("first", "last")
+    }
+    first_n, last_n = (if_(fixed[end], Col(f"pp_{end}_layers"), 0) for end in ("first", "last"))
     even_stages = d(
         "pp_even_stages",
-        pp - if_(first_fixed, 1, 0) - if_(last_fixed, 1, 0),
+        pp - if_(fixed["first"], 1, 0) - if_(fixed["last"], 1, 0),
         COUNT,
         "stages that share the layers evenly",
         "均分层数的段数",
@@ -70,27 +64,14 @@ def define(reg: Registry, r: Ctx) -> None:
         src + ": remainder layers go to the earlier stages",
     )
     r.single = d("single_stage", pp.eq(1), BOOL, "one pipeline stage", "单段流水", src)
-    r.stage_index = {
-        "first": d(
-            "first_stage_rank", 0, COUNT, "first stage: pipeline rank", "首段：流水 rank", src
-        ),
-        "middle": d(
-            "middle_stage_rank",
-            floor(pp / 2),
-            COUNT,
-            "middle stage: pipeline rank ⌊pp/2⌋",
-            "中间段：流水 rank ⌊pp/2⌋",
-            src,
-        ),
-        "last": d(
-            "last_stage_rank",
-            pp - 1,
-            COUNT,
-            "last stage: pipeline rank pp − 1",
-            "末段：流水 rank pp − 1",
-            src,
-        ),
-    }
+    r.stage_index = {}
+    for stage, rank, which in (
+        ("first", 0, ""),
+        ("middle", floor(pp / 2), " ⌊pp/2⌋"),
+        ("last", pp - 1, " pp − 1"),
+    ):
+        en, zh = f"{stage} stage: pipeline rank{which}", f"{STAGE_ZH[stage]}：流水 rank{which}"
+        r.stage_index[stage] = d(f"{stage}_stage_rank", rank, COUNT, en, zh, src)
     r.has_middle = d(
         "has_middle_stage",
         pp.gt(2),
@@ -110,14 +91,7 @@ def define(reg: Registry, r: Ctx) -> None:
     r.n_micro = n_micro
     r.layers_of, r.in_flight, r.holds_embed, r.holds_head, r.global_of = {}, {}, {}, {}, {}
     r.part_stage, r.rank_part, r.stage_layers = {}, {}, {}
-    split = Ctx(
-        first_fixed=first_fixed,
-        last_fixed=last_fixed,
-        first_n=first_n,
-        last_n=last_n,
-        base=base,
-        rem=rem,
-    )
+    split = Ctx(fixed=fixed, first_n=first_n, last_n=last_n, base=base, rem=rem)
     for stage in STAGES:
         _stage_layers(reg, r, stage, split)
         _stage_params(reg, r, stage)
@@ -130,13 +104,13 @@ def _stage_layers(reg: Registry, r: Ctx, stage: str, c: Ctx) -> None:
     src = doc("pipeline-stages")
     k = r.stage_index[stage]
     zh = STAGE_ZH[stage]
-    j = k - if_(c.first_fixed, 1, 0)  # the stage's place among the evenly split ones
+    j = k - if_(c.fixed["first"], 1, 0)  # the stage's place among the evenly split ones
     start = d(
         f"{stage}_stage_first_layer",
         if_(
-            all_of(k.eq(pp - 1), c.last_fixed),
+            all_of(k.eq(pp - 1), c.fixed["last"]),
             L - c.last_n,
-            if_(all_of(k.eq(0), c.first_fixed), 0, c.first_n + j * c.base + minimum(j, c.rem)),
+            if_(all_of(k.eq(0), c.fixed["first"]), 0, c.first_n + j * c.base + minimum(j, c.rem)),
         ),
         COUNT,
         f"{stage} stage's first layer",
@@ -146,9 +120,9 @@ def _stage_layers(reg: Registry, r: Ctx, stage: str, c: Ctx) -> None:
     n = d(
         f"{stage}_stage_layers",
         if_(
-            all_of(k.eq(pp - 1), c.last_fixed),
+            all_of(k.eq(pp - 1), c.fixed["last"]),
             c.last_n,
-            if_(all_of(k.eq(0), c.first_fixed), c.first_n, c.base + if_(j.lt(c.rem), 1, 0)),
+            if_(all_of(k.eq(0), c.fixed["first"]), c.first_n, c.base + if_(j.lt(c.rem), 1, 0)),
         ),
         COUNT,
         f"{stage}-stage layers",
@@ -197,8 +171,8 @@ def _stage_layers(reg: Registry, r: Ctx, stage: str, c: Ctx) -> None:
         COUNT,
         f"{stage}-stage global-attention layers",
         f"{zh}全局注意力层数",
-        doc("parameters")
-        + ": with sliding_window, layer i is global when i mod sliding_every = sliding_every − 1",
+        f"{doc('parameters')}: with sliding_window, layer i is global when i mod sliding_every = "
+        "sliding_every − 1",
     )
     r.layers_of[stage], r.stage_layers[stage] = (dense, moe, attn), n
     r.holds_embed[stage] = k.eq(0)

@@ -18,6 +18,14 @@ from .common import (
     doc,
 )
 
+# the states a ZeRO-3 convention may not keep between layers, and why
+Z3_TRANSIENT = {
+    "weights": "; a convention whose ZeRO-3 keeps only the sharded fp32 parameter gathers compute "
+    "weights per layer",
+    "grads": "; DeepSpeed ZeRO-3: 16-bit gradients do not persist "
+    "(estimate_zero3_model_states_mem_needs)",
+}
+
 
 def widths(reg: Registry, r: Ctx) -> None:
     """Bytes per parameter, sharding and placement of each state (before the stage is chosen)."""
@@ -25,49 +33,20 @@ def widths(reg: Registry, r: Ctx) -> None:
     d = reg.define
     zero = r.zero
     z3 = zero.ge(3)
-    r.bpp = {
-        "weights": d(
-            "weights_bytes_per_param",
-            if_(
-                all_of(z3, conv(r, "weights_persist_z3").eq(0)),
-                0,
-                Lookup("dtype", r.weight_dtype, "bytes"),
-            ),
+    r.bpp = {}
+    for s, _col, en, zh in STATES[:4]:
+        width = Lookup("dtype", Ref(STATE_DTYPE[s]), "bytes")
+        if s in Z3_TRANSIENT:
+            width = if_(all_of(z3, conv(r, f"{s}_persist_z3").eq(0)), 0, width)
+        r.bpp[s] = d(
+            f"{s}_bytes_per_param",
+            width,
             BPP,
-            "compute weights, bytes per parameter",
-            "计算权重字节/参数",
-            ZERO_PAPER
-            + "; a convention whose ZeRO-3 keeps only the sharded fp32 parameter gathers compute weights per layer",
-        ),
-        "grads": d(
-            "grads_bytes_per_param",
-            if_(
-                all_of(z3, conv(r, "grads_persist_z3").eq(0)),
-                0,
-                Lookup("dtype", r.grad_dtype, "bytes"),
-            ),
-            BPP,
-            "model gradients, bytes per parameter",
-            "模型梯度字节/参数",
-            ZERO_PAPER
-            + "; DeepSpeed ZeRO-3: 16-bit gradients do not persist (estimate_zero3_model_states_mem_needs)",
-        ),
-        "main_grads": d(
-            "main_grads_bytes_per_param",
-            Lookup("dtype", r.main_grad_dtype, "bytes"),
-            BPP,
-            "main gradients, bytes per parameter",
-            "主梯度字节/参数",
-            ZERO_PAPER,
-        ),
-        "master": d(
-            "master_bytes_per_param",
-            Lookup("dtype", r.master_dtype, "bytes"),
-            BPP,
-            "master weights, bytes per parameter",
-            "主权重字节/参数",
-            ZERO_PAPER,
-        ),
+            f"{en}, bytes per parameter",
+            f"{zh}字节/参数",
+            ZERO_PAPER + Z3_TRANSIENT.get(s, ""),
+        )
+    r.bpp |= {
         "m": d(
             "m_bytes_per_param",
             Lookup("optimizer", r.optimizer, "has_m") * Lookup("moment", r.m_dtype, "bytes"),
@@ -121,8 +100,8 @@ def widths(reg: Registry, r: Ctx) -> None:
             COUNT,
             "non-expert shard group dp_shard·cp",
             "非专家分片组 dp_shard·cp",
-            doc("parts-and-groups")
-            + "; Megatron-LM PR #6048; dp_shard = dp unless the row shards over part of it (HSDP)",
+            f"{doc('parts-and-groups')}; Megatron-LM PR #6048; dp_shard = dp unless the row "
+            "shards over part of it (HSDP)",
         ),
         "expert": d(
             "expert_shard_group",
@@ -232,39 +211,18 @@ def ledger(reg: Registry, r: Ctx) -> None:
                 BOOL,
                 f"{en} ({pen}): exists on the rank",
                 f"{zh}（{pzh}）存在",
-                doc("state-ledger")
-                + ": a state of zero width, or a part without parameters, has no line",
+                f"{doc('state-ledger')}: a state of zero width, or a part without parameters, has "
+                "no line",
             )
 
-    def loc_sum(where):
-        return total_of(
-            [if_(r.location[s].eq(where), lb, 0) for (s, p), lb in r.line_bytes.items()]
-        )
-
-    r.state_hbm = d(
-        "state_bytes_per_rank",
-        loc_sum("hbm"),
-        BYTES,
-        "model state in HBM per rank",
-        "每卡显存中的模型状态",
-        "the sum of the state lines located in HBM",
-    )
-    r.state_host = d(
-        "host_state_bytes_per_rank",
-        loc_sum("host"),
-        BYTES,
-        "model state on the host per rank",
-        "每卡主机内存中的模型状态",
-        "the sum of the state lines located on the host",
-    )
-    r.state_nvme = d(
-        "nvme_state_bytes_per_rank",
-        loc_sum("nvme"),
-        BYTES,
-        "model state on NVMe per rank",
-        "每卡 NVMe 上的模型状态",
-        "the sum of the state lines located on NVMe",
-    )
+    for where, key, place, zh in (
+        ("hbm", "state_bytes_per_rank", "in HBM", "每卡显存中的模型状态"),
+        ("host", "host_state_bytes_per_rank", "on the host", "每卡主机内存中的模型状态"),
+        ("nvme", "nvme_state_bytes_per_rank", "on NVMe", "每卡 NVMe 上的模型状态"),
+    ):
+        en, source = f"model state {place} per rank", f"the sum of the state lines located {place}"
+        lines = [if_(r.location[s].eq(where), lb, 0) for (s, p), lb in r.line_bytes.items()]
+        setattr(r, f"state_{where}", d(key, total_of(lines), BYTES, en, zh, source))
     for s, _col, en, zh in STATES:
         d(
             f"{s}_hbm_bytes",

@@ -18,7 +18,7 @@ from ..expr import (
     negate,
 )
 from ..registry import BOOL, DAYS, ERROR, MONEY, NODE_HOURS, TEXT, Registry
-from .common import Ctx, doc
+from .common import COLUMN, Ctx, doc, sentence
 
 CHECK_RULES_PER_PART = 8
 
@@ -53,8 +53,9 @@ def define(reg: Registry, r: Ctx) -> None:
     _check(reg, r)
 
 
-def _verdict(reg: Registry, key: str, outcome, words: dict, en: str, zh: str):
-    """A verdict's words in English and Chinese and its tone, each from the one outcome; the tone."""
+def _verdict(reg: Registry, key: str, outcome, words: dict, en: str, zh: str, why, why_zh):
+    """A verdict's words in English and Chinese and its tone, each from the one outcome, and why
+    (in English and Chinese); the tone."""
     labels = (
         ("", f"{en} verdict", f"{zh}结论"),
         ("_zh", f"{en} verdict (zh)", f"{zh}结论"),
@@ -68,6 +69,11 @@ def _verdict(reg: Registry, key: str, outcome, words: dict, en: str, zh: str):
             en_label,
             zh_label,
             doc("verdicts"),
+        )
+    for suffix, text in (("", why), ("_zh", why_zh)):
+        en_label = f"why ({en})" + (suffix and " (zh)")
+        reg.define(
+            f"verdict_{key}_reason{suffix}", text, TEXT, en_label, f"原因（{zh}）", doc("verdicts")
         )
     return tone
 
@@ -99,7 +105,68 @@ def _memory(reg: Registry, r: Ctx):
         "显存：实测放得下、实测放不下、放得下、放不下或未知",
         doc("verdicts"),
     )
-    tone = _verdict(
+    over = peak - hbm
+    why = if_(
+        given,
+        sentence(
+            "measured {} of {} HBM; the estimate on the device is {}{}",
+            gb_text(measured),
+            gb_text(hbm),
+            gb_text(peak),
+            if_(
+                known,
+                sentence(
+                    " ({}{})",
+                    if_(peak.ge(measured), "+", "−"),
+                    gb_text(if_(peak.ge(measured), peak - measured, measured - peak)),
+                ),
+                "",
+            ),
+        ),
+        if_(
+            known,
+            sentence(
+                "peak {} on the device against {} of HBM ({})",
+                gb_text(peak),
+                gb_text(hbm),
+                if_(
+                    over.gt(0),
+                    concat(gb_text(over), " over"),
+                    concat(gb_text(hbm - peak), " to spare"),
+                ),
+            ),
+            if_(
+                over_state,
+                sentence("the state alone, {}, is above {} of HBM", gb_text(state), gb_text(hbm)),
+                sentence("the peak needs {}, which the row leaves empty", missing),
+            ),
+        ),
+    )
+    why_zh = if_(
+        given,
+        sentence(
+            "实测 {}，显存 {}；设备口径估算 {}", gb_text(measured), gb_text(hbm), gb_text(peak)
+        ),
+        if_(
+            known,
+            sentence(
+                "设备峰值 {}，显存 {}{}",
+                gb_text(peak),
+                gb_text(hbm),
+                if_(
+                    over.gt(0),
+                    concat("，超出 ", gb_text(over)),
+                    concat("，余 ", gb_text(hbm - peak)),
+                ),
+            ),
+            if_(
+                over_state,
+                sentence("仅模型状态 {} 已超过显存 {}", gb_text(state), gb_text(hbm)),
+                sentence("峰值需要 {}，而该行未给出", missing),
+            ),
+        ),
+    )
+    return _verdict(
         reg,
         "memory",
         outcome,
@@ -112,97 +179,9 @@ def _memory(reg: Registry, r: Ctx):
         },
         "memory",
         "显存",
+        why,
+        why_zh,
     )
-    over = peak - hbm
-    d(
-        "verdict_memory_reason",
-        if_(
-            given,
-            concat(
-                "measured ",
-                gb_text(measured),
-                " of ",
-                gb_text(hbm),
-                " HBM; the estimate on the device is ",
-                gb_text(peak),
-                if_(
-                    known,
-                    concat(
-                        " (",
-                        if_(peak.ge(measured), "+", "−"),
-                        gb_text(if_(peak.ge(measured), peak - measured, measured - peak)),
-                        ")",
-                    ),
-                    "",
-                ),
-            ),
-            if_(
-                known,
-                concat(
-                    "peak ",
-                    gb_text(peak),
-                    " on the device against ",
-                    gb_text(hbm),
-                    " of HBM (",
-                    if_(
-                        over.gt(0),
-                        concat(gb_text(over), " over"),
-                        concat(gb_text(hbm - peak), " to spare"),
-                    ),
-                    ")",
-                ),
-                if_(
-                    over_state,
-                    concat(
-                        "the state alone, ", gb_text(state), ", is above ", gb_text(hbm), " of HBM"
-                    ),
-                    concat("the peak needs ", missing, ", which the row leaves empty"),
-                ),
-            ),
-        ),
-        TEXT,
-        "why (memory)",
-        "原因（显存）",
-        doc("verdicts"),
-    )
-    d(
-        "verdict_memory_reason_zh",
-        if_(
-            given,
-            concat(
-                "实测 ",
-                gb_text(measured),
-                "，显存 ",
-                gb_text(hbm),
-                "；设备口径估算 ",
-                gb_text(peak),
-            ),
-            if_(
-                known,
-                concat(
-                    "设备峰值 ",
-                    gb_text(peak),
-                    "，显存 ",
-                    gb_text(hbm),
-                    if_(
-                        over.gt(0),
-                        concat("，超出 ", gb_text(over)),
-                        concat("，余 ", gb_text(hbm - peak)),
-                    ),
-                ),
-                if_(
-                    over_state,
-                    concat("仅模型状态 ", gb_text(state), " 已超过显存 ", gb_text(hbm)),
-                    concat("峰值需要 ", missing, "，而该行未给出"),
-                ),
-            ),
-        ),
-        TEXT,
-        "why (memory) (zh)",
-        "原因（显存）",
-        doc("verdicts"),
-    )
-    return tone
 
 
 def _deadline(reg: Registry, r: Ctx):
@@ -239,70 +218,49 @@ def _deadline(reg: Registry, r: Ctx):
         "期限：按期、延期或未知",
         doc("verdicts"),
     )
-    tone = _verdict(
+    needs = _missing(("tokens", "days", "seq_len", "global_batch"))
+    why = if_(
+        IsBlank(meets),
+        sentence("needs {}, which the row leaves empty", needs),
+        sentence(
+            "{} days on {} GPUs against {} days ({} less {} in reserve)",
+            grouped(r.days_on_config, 1),
+            grouped(r.gpus, 0),
+            grouped(window_days, 1),
+            r.days,
+            r.reserve,
+        ),
+    )
+    why_zh = if_(
+        IsBlank(meets),
+        sentence("需要 {}，而该行未给出", needs),
+        sentence(
+            "{} 卡需 {} 天，可用 {} 天（期限 {} 天，预留 {} 天）",
+            grouped(r.gpus, 0),
+            grouped(r.days_on_config, 1),
+            grouped(window_days, 1),
+            r.days,
+            r.reserve,
+        ),
+    )
+    return _verdict(
         reg,
         "deadline",
         outcome,
         {
             "meets": ("meets", "按期", "good"),
             "late": (
-                concat("late by ", grouped(late, 1), " days"),
-                concat("延期 ", grouped(late, 1), " 天"),
+                sentence("late by {} days", grouped(late, 1)),
+                sentence("延期 {} 天", grouped(late, 1)),
                 "bad",
             ),
             "unknown": ("cannot tell", "无法判断", "unknown"),
         },
         "deadline",
         "期限",
+        why,
+        why_zh,
     )
-    needs = _missing(("tokens", "days", "seq_len", "global_batch"))
-    d(
-        "verdict_deadline_reason",
-        if_(
-            IsBlank(meets),
-            concat("needs ", needs, ", which the row leaves empty"),
-            concat(
-                grouped(r.days_on_config, 1),
-                " days on ",
-                grouped(r.gpus, 0),
-                " GPUs against ",
-                grouped(window_days, 1),
-                " days (",
-                r.days,
-                " less ",
-                r.reserve,
-                " in reserve)",
-            ),
-        ),
-        TEXT,
-        "why (deadline)",
-        "原因（期限）",
-        doc("verdicts"),
-    )
-    d(
-        "verdict_deadline_reason_zh",
-        if_(
-            IsBlank(meets),
-            concat("需要 ", needs, "，而该行未给出"),
-            concat(
-                grouped(r.gpus, 0),
-                " 卡需 ",
-                grouped(r.days_on_config, 1),
-                " 天，可用 ",
-                grouped(window_days, 1),
-                " 天（期限 ",
-                r.days,
-                " 天，预留 ",
-                r.reserve,
-                " 天）",
-            ),
-        ),
-        TEXT,
-        "why (deadline) (zh)",
-        "原因（期限）",
-        doc("verdicts"),
-    )
-    return tone
 
 
 def _bandwidth(reg: Registry, r: Ctx):
@@ -325,7 +283,25 @@ def _bandwidth(reg: Registry, r: Ctx):
         "带宽：无卸载、跟得上、太慢或未知",
         doc("verdicts"),
     )
-    tone = _verdict(
+    why = if_(
+        negate(r.has_offload),
+        "every state is in HBM",
+        sentence(
+            "offload (the streams and the CPU optimizer) takes {} s of a {} s step",
+            grouped(stream, 1),
+            grouped(budget, 1),
+        ),
+    )
+    why_zh = if_(
+        negate(r.has_offload),
+        "所有状态都在显存中",
+        sentence(
+            "卸载（传输与 CPU 优化器）需 {} 秒，每步预算 {} 秒",
+            grouped(stream, 1),
+            grouped(budget, 1),
+        ),
+    )
+    return _verdict(
         reg,
         "bandwidth",
         outcome,
@@ -337,58 +313,23 @@ def _bandwidth(reg: Registry, r: Ctx):
         },
         "bandwidth",
         "带宽",
+        why,
+        why_zh,
     )
-    d(
-        "verdict_bandwidth_reason",
-        if_(
-            negate(r.has_offload),
-            "every state is in HBM",
-            concat(
-                "offload (the streams and the CPU optimizer) takes ",
-                grouped(stream, 1),
-                " s of a ",
-                grouped(budget, 1),
-                " s step",
-            ),
-        ),
-        TEXT,
-        "why (bandwidth)",
-        "原因（带宽）",
-        doc("verdicts"),
-    )
-    d(
-        "verdict_bandwidth_reason_zh",
-        if_(
-            negate(r.has_offload),
-            "所有状态都在显存中",
-            concat(
-                "卸载（传输与 CPU 优化器）需 ",
-                grouped(stream, 1),
-                " 秒，每步预算 ",
-                grouped(budget, 1),
-                " 秒",
-            ),
-        ),
-        TEXT,
-        "why (bandwidth) (zh)",
-        "原因（带宽）",
-        doc("verdicts"),
-    )
-    return tone
 
 
 def _budget(reg: Registry, r: Ctx) -> None:
     reg.section = "budget"
     d = reg.define
     price = r.price
-    d("currency", Col("currency"), TEXT, "currency", "货币", "input column (docs/columns.md)")
+    d("currency", Col("currency"), TEXT, "currency", "货币", COLUMN)
     d(
         "currency_given",
         negate(IsBlank(Col("currency"))),
         BOOL,
         "a currency is given",
         "给出货币",
-        "input column (docs/columns.md)",
+        COLUMN,
     )
     d(
         "node_hours",
@@ -425,27 +366,11 @@ def _layout_text(reg: Registry, r: Ctx) -> None:
         ("", " GPUs", "; ep", "; ZeRO-", "; recompute "),
         ("_zh", " 卡", "；ep", "；ZeRO-", "；重计算 "),
     ):
+        parts = ["dp", r.dp, "×tp", r.tp, "×pp", r.pp, "×cp", r.cp, " = ", grouped(r.gpus, 0), gpus]
+        parts += [ep, r.ep, zero, r.zero, recompute, r.recompute]
         reg.define(
             "layout_text" + suffix,
-            concat(
-                "dp",
-                r.dp,
-                "×tp",
-                r.tp,
-                "×pp",
-                r.pp,
-                "×cp",
-                r.cp,
-                " = ",
-                grouped(r.gpus, 0),
-                gpus,
-                ep,
-                r.ep,
-                zero,
-                r.zero,
-                recompute,
-                r.recompute,
-            ),
+            concat(*parts),
             TEXT,
             "layout" + (suffix and " (zh)"),
             "布局",
@@ -467,14 +392,16 @@ def _check(reg: Registry, r: Ctx) -> None:
         word, word_zh = ("", "") if c.severity == ERROR else ("warning: ", "警告：")
         message = d(
             c.message,
-            _if_broken(c, concat(c.column, ": expected ", c.expected, ", found ", c.found)),
+            _if_broken(c, sentence("{}: expected {}, found {}", c.column, c.expected, c.found)),
             TEXT,
             f"the rule {c.key}, where the row breaks it",
             f"规则 {c.key}（该行违反时）",
             doc("constraints"),
         )
-        texts.append(_if_broken(c, concat(word, message, "; ")))
-        texts_zh.append(_if_broken(c, concat(word_zh, c.column, "：", c.zh, "（", c.found, "）；")))
+        texts.append(_if_broken(c, sentence("{}{}; ", word, message)))
+        texts_zh.append(
+            _if_broken(c, sentence("{}{}：{}（{}）；", word_zh, c.column, c.zh, c.found))
+        )
     for suffix, rules in (("", texts), ("_zh", texts_zh)):
         # in parts of a few rules each: a spreadsheet formula has at most 8,192 characters
         parts = [
@@ -503,8 +430,8 @@ def _check(reg: Registry, r: Ctx) -> None:
         TEXT,
         "columns a rule flags",
         "被规则标记的列",
-        doc("constraints")
-        + "; the rules in words: the workbook's check cell and the JSON's warnings",
+        f"{doc('constraints')}; the rules in words: the workbook's check cell and the JSON's "
+        "warnings",
     )
     broken = [
         if_(IsBlank(Ref(c.ok)), False, negate(Ref(c.ok))) for c in reg.constraints

@@ -31,8 +31,11 @@ meanwhile; the Inputs cell, which a rebuild reads, is text); and a blank result 
 Speed (bench/bench_workbook.py prints it against XlsxWriter alone writing the same formula cells
 with their values).  XlsxWriter is the floor: ``write_formula`` runs some 30 regular-expression
 substitutions over each formula (its ``_xlfn.`` prefixes; no public option skips them) and keeps
-every formula's text until the file is saved.  ``build`` writes the workbook in a forked process
-beside the handout (``background``).
+every formula's text until the file is saved.  The cyclic garbage collector is paused while the
+workbook is written (``workers.no_cyclic_gc``): XlsxWriter keeps every cell until it saves, and
+each collection of the oldest generation walks them all (two such collections took ~20 % of the
+example's workbook).  ``build`` writes the workbook in a forked process
+beside the JSON and the handout (``render.workers.Beside``).
 
 The bytes are deterministic: ``in_memory`` mode stamps every zip entry 1980-01-01 00:00:00 (above
 :data:`MAX_PRINT_SHEETS` configurations the sheets' XML goes through a temporary folder, which
@@ -48,6 +51,7 @@ from typing import Any, Sequence
 
 from ...config import Config
 from ...model.tables import tables
+from ..workers import no_cyclic_gc
 from .budget import write_budget
 from .cells import _Book, _strict_xlsxwriter
 from .help import _write_help
@@ -112,7 +116,7 @@ def render_xlsx(
     model = ledgers[0].model
     if any(lg.model is not model and lg.model != model for lg in ledgers):
         raise ValueError("the ledgers of one workbook come from one model")
-    with _strict_xlsxwriter():
+    with _strict_xlsxwriter(), no_cyclic_gc():
         return _render(ledgers, model, lang, folders, plans)
 
 
@@ -154,7 +158,7 @@ def _render(
 
 def template_xlsx(lang: str = "en") -> bytes:
     """The empty input workbook: the input columns with help, dropdowns and one example row."""
-    with _strict_xlsxwriter():
+    with _strict_xlsxwriter(), no_cyclic_gc():
         book = _Book()
         inputs = book.sheet(INPUTS)
         _write_inputs(book, inputs, [Config(EXAMPLE_ROW, "template")], dropdown_rows=TEMPLATE_ROWS)

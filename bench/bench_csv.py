@@ -1,0 +1,127 @@
+"""Speed of ``calc --csv``: the sweep table's making and the writing of its lines, apart.
+
+    .venv/bin/python bench/bench_csv.py [--rows 100000] [--reference]
+
+Target (issue "A codebase in proportion", on a 2-core machine): 100,000 rows to CSV in <= 5 s.
+The rows are bench/example_rows.py's (the shipped examples varied row by row, no two alike), the
+same as bench_calc.py's.  Prints:
+
+* ``table`` and ``writer``, in one process, a chunk at a time as ``calc --csv`` does it: the
+  table (``api.table``: reading the file and the arrays interpreter, ``engine.table``) and the
+  writer (``sweep.table_lines`` and writing the lines to /dev/null), each its CPU seconds
+  (``time.process_time``) and wall seconds;
+* ``calc --csv``: ``python -m ledger_report calc rows.csv --csv`` in a fresh process, stdout to
+  /dev/null, as a user runs it: wall seconds, the process's CPU seconds and peak RSS;
+* with ``--reference``: the csv module writing the same chunks a cell at a time from Python
+  values (tests/support/csv_reference.py: what ``calc --csv`` did before), its CPU seconds, and
+  whether its bytes are the writer's.
+
+The machines are shared, so the CPU seconds are the figures to compare (the wall time includes
+waiting for a core); the load average is printed with them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))  # example_rows.py: varied valid rows
+sys.path.insert(0, str(ROOT / "tests"))  # support.csv_reference: the csv module, cell by cell
+
+from example_rows import varied_rows, write_csv  # noqa: E402
+
+
+class _Clock:
+    """CPU and wall seconds summed over the spans timed with it."""
+
+    def __init__(self) -> None:
+        self.cpu_s = self.wall_s = 0.0
+
+    def __enter__(self) -> None:
+        self._cpu, self._wall = time.process_time(), time.perf_counter()
+
+    def __exit__(self, *exc: object) -> None:
+        self.cpu_s += time.process_time() - self._cpu
+        self.wall_s += time.perf_counter() - self._wall
+
+    def __str__(self) -> str:
+        return f"CPU {self.cpu_s:.2f} s, wall {self.wall_s:.2f} s"
+
+
+def _apart(path: Path, rows: int, reference: bool) -> None:
+    """The table and the writer timed apart over the chunks of ``path``."""
+    from ledger_report.api import table
+    from ledger_report.engine import table_keys
+    from ledger_report.render.sweep import table_lines
+    from ledger_report.render.workers import no_cyclic_gc
+
+    header = ["name", *table_keys()]
+    made, written, old = _Clock(), _Clock(), _Clock()
+    same = True
+    with open(os.devnull, "wb") as sink, no_cyclic_gc():
+        chunks = table(path)
+        while True:
+            with made:
+                chunk = next(chunks, None)
+            if chunk is None:
+                break
+            columns = [chunk[name] for name in header]
+            blocks = []
+            with written:
+                for block in table_lines(columns):
+                    sink.write(block)
+                    blocks.append(block)  # let go of when the chunk is done
+            if reference:
+                from support.csv_reference import reference_lines
+
+                with old:
+                    expected = reference_lines(columns)
+                same = same and b"".join(blocks) == expected
+    print(f"table, {rows:,} rows x {len(header)} columns: {made}")
+    print(f"writer: {written} ({rows * len(header) / written.cpu_s / 1e6:.0f} M cells per CPU s)")
+    if reference:
+        print(f"reference (csv module, a cell at a time): {old}; same bytes: {same}")
+
+
+def _end_to_end(path: Path, rows: int) -> None:
+    """``calc --csv`` in a fresh process, its stdout to /dev/null."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    with open(os.devnull, "wb") as sink:
+        args = [sys.executable, "-m", "ledger_report", "calc", str(path), "--csv"]
+        subprocess.run(args, stdout=sink, check=True, cwd=ROOT)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    print(
+        f"calc --csv, {rows:,} rows: wall {wall:.2f} s, CPU {cpu:.2f} s, "
+        f"peak RSS {after.ru_maxrss / 1024:,.0f} MB"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=100_000)
+    ap.add_argument("--reference", action="store_true", help="time the csv module too (slow)")
+    a = ap.parse_args()
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    # written beside the examples, so a row naming a config.json by relative path finds it
+    with tempfile.TemporaryDirectory(dir=ROOT / "inputs") as tmp:
+        folder = Path(tmp)
+        (folder / "configs").symlink_to(ROOT / "inputs" / "configs")
+        path = folder / "rows.csv"
+        write_csv(path, varied_rows(a.rows))
+        _apart(path, a.rows, a.reference)
+        _end_to_end(path, a.rows)
+    print(f"load average {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
