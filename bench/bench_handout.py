@@ -167,6 +167,33 @@ machine's noise); the handout in one process, two runs each, 4.22-4.40 -> 4.30-4
 build's CPU is ~8 s on an idle machine either way, ~0.5 s of it serial: ~4.3 s wall on 2 idle
 cores at best.  The 3 s goal is missed: it needs the build's CPU near 5.5 s, i.e. a handout page
 at ~0.12 s of CPU with its PDF (now ~0.19 s), or a workbook well under XlsxWriter's own time.
+
+2026-12-03, 16:00-16:25 UTC (#23 item 5, the machine loaded by other work, load 4.4-8.9: wall
+time is the load's, and even CPU time drifts by a quarter between back-to-back runs).  Where a
+part's time goes (cProfile, the example's 12-page part in English, one layout a page): WeasyPrint's
+layout 42 % (tables 13 %, absolutely placed spans 6 %), drawing 26 % (text 14 %), the CSS
+cascade 15 %, building the boxes 6 %, parsing the HTML 6 %; fonts subset with HarfBuzz 1.6 %,
+zlib 1.8 %, pypdf's join of the parts ~0.01 s.  By removing one part of the page at a time
+(calls, 8.69 M for 12 pages): the flow 40 % (the figure rows 24 %, their value spans 13 % of
+which their absolute placement ~5 %), the chart 23 % (its bars table 16 %, the legend 6 %), the
+state ledger 18 %, the verdicts and headline strip 9 %, the lines tables 6 %.  A forked worker's
+first layout (fonts, the stylesheet) costs ~0.15 s more than the next: within the noise here.
+Changed: a page too full for the first guess's spare room (``tight``) is cut, where the estimates'
+cut would overflow by them, by the heights its flow has if every line count is right (a line
+is exactly one line's height on the page, a heading 1.23 lines: ``page.PageData.nominal``,
+``page.HEADING_LINES``); the example's deepseek-v3-by-name page (its column 2 px over) is laid
+out once, not twice: pages laid out [11, 12, 1] -> [11, 12] in English, [11, 12] in Chinese
+unchanged, the PDFs the same bytes; 30 generated configurations, the same two pages still
+clipped, no page more laid out again.  Calls for the example in one process: English 18.81 M ->
+18.05 M (-4.1 %), Chinese 18.25 M both.  Measured (back to back, load 4.4-8.9): the example in
+English, CPU per page over all processes 0.289 and 0.236 (before) against 0.242 and 0.285 (after)
+in one process, 0.287 and 0.206 against 0.228 and 0.224 in parallel; the build 8.98-9.75 s of
+CPU against 8.76-10.59 s, wall 16-21 s: the noise is larger than the change.  Measured and left
+out: the legend's entries without their wrapping span (-0.8 % calls, but a Chinese legend then
+wraps at another place), the values as floats (+2.4 % calls), the headline strip's label and
+value as spans in one cell (+1.4 %).  The 3 s goal is still missed: at ~0.2 s of CPU a page the
+handout alone is ~4.6 s of CPU, and what is left is spread over every box of the page (no part
+of WeasyPrint's work is more than a sixth): halving it needs half the boxes, i.e. another page.
 """
 
 from __future__ import annotations

@@ -15,6 +15,16 @@ own, token-proportional, micro-batch time that the runs bear out.  The measured 
 the model's scaled by measured ÷ predicted step time.  Nothing here changes the model: it prints the
 evidence for a mechanism (issue #24), fitted to nothing the product uses.
 
+What it found (xtuner's Qwen3-235B runs on H800): the tp2 pair (mbs 1 without recompute, mbs 4 with
+full recompute) solves to F ≈ 13 ms per micro-batch and w ≈ 0.58, but the tp1 pair (mbs 4 and 8,
+both full recompute) to F ≈ −8 ms: no fixed cost per micro-batch once the micro-batch is large.
+Tried as registry terms and refitted leave-one-source-out (issue #24): a fixed exposed time per host
+synchronization (one per MoE layer forward pass) makes the largest error worse (28.5 % → 31-32 %);
+the micro-batch bounded below by a host time per MoE layer does not move the full-recompute runs
+(largest 25-38 % with the median over 10 %); what the product keeps is a GPU time per expert GEMM
+launched after the dispatcher's synchronization (EXPERT_GEMM_LAUNCH_S, definitions/time.py), with
+Megatron-LM's MoE layers running only the attention's tensor-parallel collectives.
+
     python bench/bench_moe_micro_batch.py                  # the product's model
     python bench/bench_moe_micro_batch.py --grouped 1.0     # GROUPED_GEMM_RELATIVE set to 1.0
 """

@@ -29,7 +29,10 @@ Measured 2026-12-03 on the shared 2-vCPU machine (no idle one to be had; Python 
 XlsxWriter 3.3.1).  Before (both sides timed with the collector on; load 5.4): the example
 2.15 s CPU against 1.50 s alone, ratio 1.43; -n 50, 5.73 against 4.58 s, 1.25.  After
 (``--example --repeat 3``; load 6.2): 2.13 s against 1.65 s, ratio 1.30; load 8.2: 2.63 against
-2.12 s, 1.24.  Where the example's workbook goes (one process, collector off, ~2.0 s): XlsxWriter
+2.12 s, 1.24; 1,000 rows (1,080,245 formulas, 39 MiB; load 8, niced): 103.7 s against 86.0 s,
+1.21.  LibreOffice at 1,000 rows (same run): open + recalculate + Summary to CSV 120.9 s, max RSS
+3,352 MiB, 0 mismatches; + save as XLSX 208.8 s, 3,364 MiB: the LibreOffice target is missed by
+far (it was 14 s at 1.0 GB with 545 quantities; the registry has 1,033 now).  Where the example's workbook goes (one process, collector off, ~2.0 s): XlsxWriter
 ~87 %, ``write_formula`` most of it: its ``_prepare_formula`` runs ~30 regular-expression
 substitutions over each formula, and the Ledgers sheet's 21,714 formulas hold 4.4 M characters
 (204 on average, up to 7,512; the Ledgers is 80 % of the workbook's formulas and 95 % of their
@@ -42,6 +45,13 @@ reference cycles, and so are the 12,000 ``_strict_ifs`` walkers the formula comp
 recalculation), ``strings_to_numbers``/``strings_to_formulas`` and ``use_future_functions`` are
 off; ``constant_memory`` writes each sheet through a temporary
 file, which stamps the zip entries 1980-01-31 (not byte-identical) and needs row order.
+
+In ``build`` the workbook is forked first, as soon as the ledgers are computed (before the JSON,
+which the caller then writes beside it), and its modules and XlsxWriter are imported in its own
+process (``render.workers.Beside``, ``render_workbook``).  The parent's CPU at that fork, three
+builds each of the example, alternated (load 5-6): 0.60-0.76 -> 0.58-0.61 s; at the handout
+workers' fork 1.18-1.36 -> 1.05-1.17 s.  The build's CPU over all processes is unchanged
+(8.6-11.0 s both, ABBA at load 6-7: the same work, less of it serial).
 """
 
 from __future__ import annotations

@@ -1008,6 +1008,48 @@ def test_overflowing_configurations_stay_one_page_each(tmp_path, lang):
 
 
 @pytest.mark.slow
+def test_every_page_of_the_example_is_laid_out_once(monkeypatch):
+    """#23 item 5: a page laid out again costs as much as one laid out first, so the example
+    (inputs/examples.csv, English) is laid out page by page once: two layouts (the two parts,
+    one process), 23 pages in all.  Its deepseek-v3-by-name page is too full for the first
+    guess's spare room; its flow is cut by the heights it has if every line count is right, a
+    section's heading among them: by hand from templates/handout.css, a line of 8 pt at line
+    height 1.15 (9.2 pt = 12.27 px), 0.2 mm of padding above and below, 0.2 mm of margin below
+    (0.6 mm = 2.27 px) and a 0.4 pt rule (0.53 px): 15.07 px, as page.HEADING_LINES says and as
+    the laid-out page measures (each piece's heading to its first item)."""
+    from ledger_report.inputs import read_configs
+
+    by_hand_px = 9.2 / 0.75 + 0.6 * 96 / 25.4 + 0.4 / 0.75
+    assert pg.HEADING_LINES * pg.line_px() == pytest.approx(by_hand_px, abs=0.01)
+    root = Path(__file__).resolve().parents[1]
+    lgs = list(compute_many(read_configs(root / "inputs" / "examples.csv")))
+    layouts: list[int] = []
+    headings: list[float] = []
+    original_layout, original_measure = handout._layout, handout._measure
+
+    def layout(view, fetcher, font_config):
+        layouts.append(len(view["pages"]) + len(view["summary_pages"]))
+        return original_layout(view, fetcher, font_config)
+
+    def measure(document, book, fits):
+        out = original_measure(document, book, fits)
+        for i, m in out.items():
+            if m.exact:  # every item measured by its own anchor: the headings exactly
+                headings.extend(
+                    o for s, o in m.over.items() if not book.data(i).sections[s]["headers"]
+                )
+        return out
+
+    monkeypatch.setattr(handout, "_layout", layout)
+    monkeypatch.setattr(handout, "_measure", measure)
+    warnings: list[str] = []
+    handout.render_pdf(lgs, "en", warnings=warnings, jobs=1)
+    assert warnings == []
+    assert sum(layouts) == len(lgs) + handout.summary_page_count(len(lgs)) and len(layouts) == 2
+    assert headings and all(h == pytest.approx(by_hand_px, abs=0.05) for h in headings), headings
+
+
+@pytest.mark.slow
 def test_many_configurations_spread_the_summary_over_pages(tmp_path, monkeypatch):
     """Beyond SUMMARY_ROWS_PER_PAGE rows the summary continues on a further page (checked with a
     page of 3 rows, to keep the test quick)."""

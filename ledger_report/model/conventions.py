@@ -90,6 +90,12 @@ SMs the collectives take):
   (Megatron-LM @6a6cd478 megatron/core/transformer/moe/token_dispatcher.py: the dispatchers'
   ``tp_group`` is ``model_comm_pgs.expt_tp``), so an MoE layer's tensor-parallel collectives are
   its attention's (and its shared expert's, a tensor-parallel MLP).
+- ``moe_host_sync``: 1 where an MoE layer's dispatch waits on the host for the tokens per expert
+  every forward pass, so the host launches what follows with no lead over the GPU (Megatron-LM
+  @6a6cd478 megatron/core/transformer/moe/token_dispatcher.py
+  ``MoEAlltoAllTokenDispatcher._maybe_dtoh_and_synchronize``: ``d2h_event.synchronize()`` at
+  ``cuda_sync_point``, "before_ep_alltoall" with ep or tp > 1 and "before_finish" otherwise);
+  0 where the counts stay on the GPU (torchtitan's ``torch._grouped_mm`` takes device offsets).
 - ``reduce_every_micro_from``: the ZeRO stage from which gradients are reduced every micro-batch
   instead of once per step (99: never).
 """
@@ -157,6 +163,7 @@ _GENERIC: dict[str, Any] = {
     "attention_kernel_default": "sdpa",
     "expert_gemm_streams": 1,
     "moe_block_tp_collectives": 1,
+    "moe_host_sync": 0,
     "reserved_fraction": 0.04,
     "reserved_fraction_expandable": 0.12,
     "en": "generic: ZeRO-1 shards master, moments and main gradients; ZeRO-2 also gradients; ZeRO-3 also weights",
@@ -196,6 +203,7 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "attention_kernel_default": "cudnn",
         "expert_gemm_streams": 4,
         "moe_block_tp_collectives": 0,
+        "moe_host_sync": 1,
         "en": "megatron: grad_dtype is the gradient buffer (param.main_grad), kept whole; zero=1 is the distributed optimizer sharding master and moments over dp·cp (experts over expert-DP)",
         "zh": "megatron：grad_dtype 指梯度 buffer（param.main_grad），不分片；zero=1 为分布式优化器，主权重与动量沿 dp·cp 分片（专家沿专家 DP）",
         "source": "Megatron-LM megatron/core/distributed/param_and_grad_buffer.py (_ParamAndGradBuffer), megatron/core/optimizer/distrib_optimizer.py (DistributedOptimizer); docs/source/api-guide/dist_optimizer.md; time: megatron/core/distributed/distributed_data_parallel_config.py (overlap_grad_reduce=False, overlap_param_gather=False by default), megatron/training/arguments.py (--tp-comm-overlap off by default; num_layers divisible by the pipeline size), megatron/core/transformer/moe/token_dispatcher.py (all-to-all on the critical path); MoE combine: megatron/core/transformer/moe/experts.py TEGroupedMLP applies the probabilities inside the activation (weighted_bias_swiglu_impl), token_dispatcher.py unpermute takes none",
