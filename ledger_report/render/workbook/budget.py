@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from ...model import registry as R
 from ...model.expr import IsBlank, Ref, if_
 from ...report import Section
@@ -178,7 +180,7 @@ def write_chart(rep, ws, r: int) -> None:
             book.label(ws, r, 2, _unit_word(rep.reg[key].unit, rep.lang), note)
             style = book.style(fmt=rep.fmt(key))
             for i in range(n):
-                build = lambda key=key: if_(IsBlank(Ref(key)), 0, Ref(key))  # noqa: E731
+                build = partial(if_, IsBlank(Ref(key)), 0, Ref(key))
                 rep.write(ws, r, 3 + i, "absolute", ("chart", key), build, i, style)
             pair.append(r)
             r += 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Callable
 
 from ...model import registry as R
@@ -253,8 +254,7 @@ class _PrintSheet:
                 self.hidden.add(r)
             self.span(r, 1, last_col)
             key = k + suffix
-            note = lambda key=key, shown=shown: if_(Ref(shown), concat("• ", Ref(key)), "")  # noqa: E731
-            self.put(r, 1, ("note", key), note, self.st["text"])
+            self.put(r, 1, ("note", key), partial(_bullet, key, shown), self.st["text"])
             self.need(r, self.text_lines(key, last_col) if self.chosen or self.v[shown] else 1)
             r += 1
         return r - 1
@@ -271,3 +271,8 @@ class _PrintSheet:
             )
         print_setup(ws, 1, header, rep.footer())
         ws.hide_gridlines(2)  # on screen and on paper
+
+
+def _bullet(key: str, shown: str) -> Expr:
+    """An assumption's line: a bullet and its text where it applies, else empty."""
+    return if_(Ref(shown), concat("• ", Ref(key)), "")

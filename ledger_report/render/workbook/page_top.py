@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from ...model.expr import Ref, if_
 from .cells import (
     _INPUT_FILL,
@@ -92,7 +94,7 @@ def write_top(page, last_col: int) -> int:
     width = last_col - _TABLE_LABEL
     page.span(r, _TABLE_LABEL + 1, width)
     fine = rep.t("meets every rule", "满足全部规则")
-    build = lambda: if_(Ref(check).eq(""), fine, Ref(check))  # noqa: E731
+    build = partial(if_, Ref(check).eq(""), fine, Ref(check))
     page.put(r, _TABLE_LABEL + 1, ("check", fine), build, page.st["text"])
     page.need(r, page.text_lines(check, width))
     rep.check_format(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Callable
 
 from ...config import COLUMNS
@@ -161,7 +162,7 @@ class _Report:
 
     def write_word(self, ws, r: int, c: int, mode: str, key: str, i: int, style=None) -> Any:
         """A quantity as a report cell shows it, a truth value as a word (:meth:`shown`)."""
-        build = lambda: self.shown(key, _words(self.lang))  # noqa: E731
+        build = partial(self.shown, key, _words(self.lang))
         return self.write(ws, r, c, mode, ("word", key), build, i, style)
 
     def name_ref(self, mode: str, i: int | None) -> str:
