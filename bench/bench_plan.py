@@ -23,29 +23,13 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))  # support.jobs
+
+from support.jobs import QWEN3_8B_JOB  # noqa: E402
 
 from ledger_report.engine import config_from_mapping  # noqa: E402
 from ledger_report.planner import plan  # noqa: E402
 
-SEED_004_JOB = dict(
-    name="qwen3-8b",
-    layers=36,
-    hidden=4096,
-    heads=32,
-    kv_heads=8,
-    head_dim=128,
-    ffn_hidden=12288,
-    vocab=151936,
-    qk_norm=True,
-    seq_len=8192,
-    global_batch=384,
-    tokens=100_000_000_000,
-    days=30.0,
-    reserve_days=5.0,
-    gpu="H100-SXM",
-    mfu=0.4,
-    price_per_gpu_hour=2.0,
-)
 TARGET_CANDIDATES = 1_000_000
 TARGET_SECONDS = 20.0
 
@@ -59,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     args = ap.parse_args(argv)
 
-    job = dict(SEED_004_JOB)
+    job = dict(QWEN3_8B_JOB)
     if args.catalogue:
         del job["gpu"]
     config = config_from_mapping(job)

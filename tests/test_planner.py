@@ -8,6 +8,7 @@ import re
 
 import numpy as np
 import pytest
+from support import jobs
 
 from ledger_report.engine import compute, config_from_mapping
 from ledger_report.errors import InputError
@@ -24,25 +25,8 @@ from ledger_report.planner import (
     plan_document,
 )
 
-# docs/scenarios.md: Qwen3-8B, 100B tokens in 30 days, H100 at 40 % MFU.
-QWEN3_8B_JOB = dict(
-    name="qwen3-8b",
-    layers=36,
-    hidden=4096,
-    heads=32,
-    kv_heads=8,
-    head_dim=128,
-    ffn_hidden=12288,
-    vocab=151936,
-    qk_norm=True,
-    seq_len=8192,
-    global_batch=384,
-    tokens=100_000_000_000,
-    days=30.0,
-    gpu="H100-SXM",
-    mfu=0.4,
-    price_per_gpu_hour=2.0,
-)
+# docs/scenarios.md: Qwen3-8B, 100B tokens in 30 days, H100 at 40 % MFU (no days in reserve here).
+QWEN3_8B_JOB = {k: v for k, v in jobs.QWEN3_8B_JOB.items() if k != "reserve_days"}
 
 # docs/scenarios.md: the 35B MoE on H20 (seq 49,152, micro-batch 1, global batch 80, full recompute, Megatron).
 # Parameter counts from docs/scenarios.md (35B total, 32.114B routed experts); the architecture columns are

@@ -4,6 +4,7 @@ that depend on time follow the prediction where mfu is empty and the measured mf
 from __future__ import annotations
 
 import pytest
+from support.jobs import QWEN3_8B_JOB
 
 from ledger_report.engine import compute, config_from_mapping
 from ledger_report.errors import InputError
@@ -20,24 +21,7 @@ from ledger_report.model.definitions.time import (
 from ledger_report.render.document import config_document
 
 # docs/scenarios.md's Qwen3-8B job (36 layers, h 4096, 32/8 heads, ffn 12288, vocab 151936, 8K tokens, 384 sequences).
-QWEN = dict(
-    name="q",
-    layers=36,
-    hidden=4096,
-    heads=32,
-    kv_heads=8,
-    head_dim=128,
-    ffn_hidden=12288,
-    vocab=151936,
-    qk_norm=True,
-    seq_len=8192,
-    global_batch=384,
-    tokens="100B",
-    days=30,
-    reserve_days=5,
-    gpu="H100-SXM",
-    price_per_gpu_hour=2.0,
-)
+QWEN = {**{k: v for k, v in QWEN3_8B_JOB.items() if k != "mfu"}, "name": "q"}
 
 
 def v(**changes):

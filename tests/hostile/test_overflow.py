@@ -11,6 +11,7 @@ import math
 
 import pytest
 from click.testing import CliRunner
+from support.jobs import QWEN3_8B_JOB
 
 from ledger_report.cli import main
 from ledger_report.config import Config
@@ -18,24 +19,7 @@ from ledger_report.engine import compute, compute_many, config_from_mapping, tab
 from ledger_report.errors import InputError
 
 # docs/scenarios.md's Qwen3-8B job (100B tokens in 30 days on H100 at 40 % MFU)
-JOB = dict(
-    name="qwen3-8b",
-    layers=36,
-    hidden=4096,
-    heads=32,
-    kv_heads=8,
-    head_dim=128,
-    ffn_hidden=12288,
-    vocab=151936,
-    qk_norm=True,
-    seq_len=8192,
-    global_batch=384,
-    tokens=100_000_000_000,
-    days=30.0,
-    reserve_days=5.0,
-    gpu="H100-SXM",
-    mfu=0.4,
-)
+JOB = {k: v for k, v in QWEN3_8B_JOB.items() if k != "price_per_gpu_hour"}
 CASES = [
     # column, value, a figure it overflows (by hand: 1e308 × 86,400 s; 5.27e21 FLOPs ÷ (989e12 ×
     # 5e-324); 1e308 × 10^12; the step's compute ÷ 1e-308)

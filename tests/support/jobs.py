@@ -1,4 +1,4 @@
-"""The jobs several hostile tests and bench/hostile_cases.py run."""
+"""The jobs several tests and bench scripts run (tests/support is on their path)."""
 
 # docs/scenarios.md's job (Qwen3-8B on H100, seq 8192, global batch 384), as the red-team pass ran it.
 QWEN3_8B_JOB = dict(
