@@ -89,6 +89,7 @@ from ledger_report.render.workers import (
     env_while_running,
     forked_child,
     no_cyclic_gc,
+    send_outcome,
 )
 
 __all__ = [
@@ -801,15 +802,7 @@ def _child(j: int, conn, parent_pid: int, inherited: list) -> None:
     ``inherited``: the pipes' read ends it must not hold (``workers.forked_child``)."""
     forked_child(parent_pid, inherited)
     gc.disable()
-    try:
-        message = (True, _part_task(j))
-    except BaseException as err:  # noqa: BLE001 - sent to the parent, which raises it
-        message = (False, err)
-    try:
-        conn.send(message)
-    except Exception as err:  # noqa: BLE001 - an exception that does not pickle
-        conn.send((False, HandoutError(f"{type(message[1]).__name__}: {message[1]} ({err})")))
-    conn.close()
+    send_outcome(conn, lambda: _part_task(j), HandoutError)
 
 
 def _forked(n: int, workers: int, done: Callable[[int, tuple[bytes, list[str]]], None]) -> None:

@@ -101,6 +101,21 @@ def env_while_running(name: str, value: str) -> Iterator[None]:
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
+def send_outcome(conn: Any, fn: Callable[[], Any], error: type[Exception]) -> None:
+    """What a forked worker sends its parent and then closes: ``(True, fn())``, or ``(False, the
+    exception)`` for the parent to raise; an exception that does not pickle goes as ``error``
+    naming it."""
+    try:
+        message: tuple[bool, Any] = (True, fn())
+    except BaseException as err:  # noqa: BLE001 - sent to the parent, which raises it
+        message = (False, err)
+    try:
+        conn.send(message)
+    except Exception as err:  # noqa: BLE001 - an exception that does not pickle
+        conn.send((False, error(f"{type(message[1]).__name__}: {message[1]} ({err})")))
+    conn.close()
+
+
 def forked_child(parent_pid: int, close: Iterable[Any] = ()) -> None:
     """What a forked worker does first: have the kernel send it SIGKILL when the parent dies
     (Linux, prctl(2) ``PR_SET_PDEATHSIG`` through ctypes; elsewhere the pipe ends it closes still
@@ -165,15 +180,7 @@ class Beside:
         forked_child(*parent)
         gc.disable()
         fn, args, kwargs = self._call
-        try:
-            message: tuple[bool, Any] = (True, fn(*args, **kwargs))
-        except BaseException as err:  # noqa: BLE001 - sent to the parent, which raises it
-            message = (False, err)
-        try:
-            conn.send(message)
-        except Exception as err:  # noqa: BLE001 - an exception that does not pickle
-            conn.send((False, RuntimeError(f"{type(message[1]).__name__}: {message[1]} ({err})")))
-        conn.close()
+        send_outcome(conn, lambda: fn(*args, **kwargs), RuntimeError)
 
     def result(self) -> Any:
         if self._process is None:
