@@ -760,22 +760,10 @@ class _ArrayClosures(Visitor):
         return if_
 
     def visit_BinOp(self, e):
-        a_, b_, op = array_compiled(e.a), array_compiled(e.b), e.op
-
-        def binop(ev):
-            a, b = a_(ev), b_(ev)
-            return None if a is None or b is None else ev._binop(op, a, b)
-
-        return binop
+        return _operands(e, lambda ev, op, a, b: ev._binop(op, a, b))
 
     def visit_Cmp(self, e):
-        a_, b_, op = array_compiled(e.a), array_compiled(e.b), e.op
-
-        def cmp(ev):
-            a, b = a_(ev), b_(ev)
-            return None if a is None or b is None else ev._cmp(op, a, b)
-
-        return cmp
+        return _operands(e, lambda ev, op, a, b: ev._cmp(op, a, b))
 
     def visit_Lookup(self, e):
         k_ = array_compiled(e.key)
@@ -791,6 +779,18 @@ class _ArrayClosures(Visitor):
             return None if any(a is None for a in args) else ev._call(fn, args)
 
         return call
+
+
+def _operands(e, apply):
+    """A binary node's closure: both operands evaluated, then ``apply(ev, op, a, b)``; None (not
+    evaluated over arrays) where either operand is."""
+    a_, b_, op = array_compiled(e.a), array_compiled(e.b), e.op
+
+    def both(ev):
+        a, b = a_(ev), b_(ev)
+        return None if a is None or b is None else apply(ev, op, a, b)
+
+    return both
 
 
 def _mindiv_array(np, xs: list) -> tuple[Any, Any]:
