@@ -80,7 +80,7 @@ from example_rows import varied_rows, write_csv  # noqa: E402
 TO_FRAME = "import ledger_report as lr, sys; f = lr.to_frame(sys.argv[1]); print(f.shape)"
 
 
-def _run(label: str, args: list[str], rows: int) -> None:
+def run_timed(label: str, args: list[str], rows: int) -> None:
     """Run ``python args`` with its stdout to /dev/null and print its figures."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
@@ -137,11 +137,11 @@ def main() -> None:
         _small(a.small, folder)
         src = folder / "json.csv"
         write_csv(src, varied_rows(a.json_rows))
-        _run("calc --json", ["-m", "ledger_report", "calc", str(src), "--json"], a.json_rows)
+        run_timed("calc --json", ["-m", "ledger_report", "calc", str(src), "--json"], a.json_rows)
         src = folder / "table.csv"
         write_csv(src, varied_rows(a.table_rows))
-        _run("lr.to_frame", ["-c", TO_FRAME, str(src)], a.table_rows)
-        _run("calc --csv", ["-m", "ledger_report", "calc", str(src), "--csv"], a.table_rows)
+        run_timed("lr.to_frame", ["-c", TO_FRAME, str(src)], a.table_rows)
+        run_timed("calc --csv", ["-m", "ledger_report", "calc", str(src), "--csv"], a.table_rows)
 
 
 if __name__ == "__main__":

@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))  # example_rows.py: varied valid rows
 sys.path.insert(0, str(ROOT / "tests"))  # support.csv_reference: the csv module, cell by cell
 
+from bench_calc import run_timed  # noqa: E402
 from example_rows import varied_rows, write_csv  # noqa: E402
 
 
@@ -90,22 +89,6 @@ def _apart(path: Path, rows: int, reference: bool) -> None:
         print(f"reference (csv module, a cell at a time): {old}; same bytes: {same}")
 
 
-def _end_to_end(path: Path, rows: int) -> None:
-    """``calc --csv`` in a fresh process, its stdout to /dev/null."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    with open(os.devnull, "wb") as sink:
-        args = [sys.executable, "-m", "ledger_report", "calc", str(path), "--csv"]
-        subprocess.run(args, stdout=sink, check=True, cwd=ROOT)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    print(
-        f"calc --csv, {rows:,} rows: wall {wall:.2f} s, CPU {cpu:.2f} s, "
-        f"peak RSS {after.ru_maxrss / 1024:,.0f} MB"
-    )
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=100_000)
@@ -119,7 +102,7 @@ def main() -> None:
         path = folder / "rows.csv"
         write_csv(path, varied_rows(a.rows))
         _apart(path, a.rows, a.reference)
-        _end_to_end(path, a.rows)
+        run_timed("calc --csv", ["-m", "ledger_report", "calc", str(path), "--csv"], a.rows)
     print(f"load average {os.getloadavg()[0]:.1f}")
 
 
