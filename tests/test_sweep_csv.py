@@ -52,7 +52,7 @@ def _column(draw, n: int):
         few = st.sampled_from(EDGE_FLOATS[:5] + [draw(st.floats(width=64))])
     elif kind == "i":
         cell = st.sampled_from(EDGE_INTS) | st.integers(-(2**63), 2**63 - 1)
-        few = st.integers(-3, 40)  # a narrow span: sweep._small_range
+        few = st.integers(-3, 40)  # a narrow span: values repeated
     elif kind == "b":
         cell = few = st.booleans()
     elif kind == "U":
@@ -106,19 +106,6 @@ def test_each_edge_value_is_written_as_python_writes_it(kind):
     assert got == reference_lines(columns)
     if kind == "f":
         assert got.decode().split("\r\n")[:-1] == [f"{repr(v)},false" for v in cells]
-
-
-def test_distinct_values_by_the_hash_table_are_numpys():
-    """_factorize: 6,000 distinct 64-bit keys among 8,192 rows (so slots collide and some go the
-    np.unique way), -0.0 and 0.0 apart: the distinct keys are np.unique's, each once, and each
-    row's code takes it back to its own key."""
-    rng = np.random.default_rng(7)
-    pool = rng.integers(-(2**63), 2**63 - 1, 6000, dtype=np.int64)
-    pool[:2] = np.array([0.0, -0.0]).view(np.int64)
-    keys = pool[rng.integers(0, len(pool), 8192)].view(np.uint64)
-    distinct, codes = sweep._factorize(np, keys)
-    assert sorted(distinct.tolist()) == np.unique(keys).tolist()
-    assert np.array_equal(distinct[codes], keys)
 
 
 @pytest.fixture(scope="module")

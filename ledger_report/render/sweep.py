@@ -20,7 +20,6 @@ from ..model.evaluate import text_codes
 from .output import csv_lines, csv_text
 
 PAD = 0xFF  # a byte no UTF-8 text holds: the padding deleted from the lines
-SMALL_RANGE = 4  # whole numbers spanning under this many times the rows: found by a table
 
 
 def write_table(
@@ -131,61 +130,13 @@ def _distinct(np, values: Any) -> tuple[list[str], Any]:
     if kind == "U":
         codes, texts = text_codes(np, values.reshape(-1))
         return [_quoted(csv_text(t)) for t in texts], codes
-    if kind in "iu":
-        found = _small_range(np, values)
-        if found is not None:
-            return found
-    if kind in "iuf":
-        distinct, codes = _factorize(np, values.view(np.uint64))  # -0.0 apart from 0.0
-        return _texts(distinct.view(values.dtype).tolist(), kind), codes
+    if kind in "iuf":  # by bit pattern: -0.0 apart from 0.0
+        distinct, codes = np.unique(values.view(np.uint64), return_inverse=True)
+        return _texts(distinct.view(values.dtype).tolist(), kind), codes.reshape(-1)
     found: dict[Any, int] = {}
     cells = [_quoted(csv_text(v)) for v in values.tolist()]
     codes = np.array([found.setdefault(c, len(found)) for c in cells], dtype=np.intp)
     return list(found), codes
-
-
-def _factorize(np, keys: Any) -> tuple[Any, Any]:
-    """The distinct values of an array of 64-bit ``keys`` and each row's place among them, by a
-    hash table of twice the rows (Fibonacci hashing: the product's top bits) instead of a sort:
-    each slot keeps one key; the keys that lost their slot to another (a value loses in all its
-    rows or in none) are sorted (``np.unique``) and placed after the others."""
-    bits = max(4, (2 * len(keys) - 1).bit_length())
-    slots = (keys * np.uint64(_FIBONACCI)) >> np.uint64(64 - bits)
-    table = np.empty(1 << bits, dtype=keys.dtype)
-    table[slots] = keys
-    kept = table[slots] == keys
-    every = kept.all()
-    found, place = _numbered(np, slots if every else slots[kept], 1 << bits)
-    distinct = table[found]
-    codes = place[slots]
-    if not every:
-        lost = ~kept
-        rest, inverse = np.unique(keys[lost], return_inverse=True)
-        codes[lost] = len(distinct) + inverse.reshape(-1)
-        distinct = np.concatenate([distinct, rest])
-    return distinct, codes
-
-
-def _small_range(np, values: Any) -> tuple[list[str], Any] | None:
-    """Whole numbers spanning fewer than ``SMALL_RANGE`` times the rows: their distinct values by
-    a table indexed by value, without a sort (``None`` for a wider span)."""
-    low, high = int(values.min()), int(values.max())
-    if high - low >= SMALL_RANGE * len(values):
-        return None
-    offset = values - low
-    found, place = _numbered(np, offset, high - low + 1)
-    return _texts((found + low).tolist(), "i"), place[offset]
-
-
-def _numbered(np, at: Any, size: int) -> tuple[Any, Any]:
-    """The distinct places in ``at`` (each below ``size``), in order, and for each place its
-    number among them (a place not in ``at`` is left unset)."""
-    seen = np.zeros(size, dtype=bool)
-    seen[at] = True
-    found = np.flatnonzero(seen)
-    place = np.empty(size, dtype=np.intp)
-    place[found] = np.arange(len(found))
-    return found, place
 
 
 def _texts(values: list, kind: str) -> list[str]:
@@ -211,4 +162,3 @@ def _quoted(value: Any) -> str:
 
 _TRUTH = (csv_text(False), csv_text(True))
 _PAD = bytes([PAD])
-_FIBONACCI = 0x9E3779B97F4A7C15  # 2^64 / golden ratio, odd: Knuth's multiplicative hashing
