@@ -7,25 +7,9 @@ from functools import partial
 from ...model import registry as R
 from ...model.expr import IsBlank, Ref, if_
 from ...report import Section
-from .cells import (
-    _HEADER_FILL,
-    _HEADER_FONT,
-    _LINE_PT,
-    _SECTION_FONT,
-    F_INT,
-    _letter,
-    _ok,
-    chart_looks,
-    print_setup,
-)
-from .display import (
-    _unit_word,
-    money_format,
-)
-from .layout import (
-    BUDGET,
-    CHART_MAX,
-)
+from .cells import _LINE_PT, F_INT, _letter, _ok, chart_looks, print_setup
+from .display import _unit_word, money_format
+from .layout import BUDGET, CHART_MAX
 
 # What the Budget sheet shows before the spec's budget figures: the accelerator, how many, the
 # days needed against the deadline, and the spec's verdicts (so a row that does not fit, or is
@@ -43,7 +27,7 @@ def write_budget(rep, ws) -> None:
     verdicts; totals per currency (never one total across currencies); a print area of those,
     one page wide; and its chart of cost against days (over chart-data rows below)."""
     book, n = rep.book, rep.n
-    head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT, wrap=True)
+    head = book.head(wrap=True)
     sec = next((s for s in rep.spec.sections if s.key == "budget"), None)
     figures = [f.key for f in sec.figures] if isinstance(sec, Section) else []
     verdicts = [f.key for s in rep.spec.summary_sections for f in rep.spec.section(s).figures]
@@ -108,8 +92,8 @@ def write_totals(rep, ws, r: int, rows: dict[str, int]) -> int:
     keys = [k for k in _TOTALS if k in rows]
     if "currency" not in rows or not keys:
         return r - 1
-    section = book.style(bold=True, size=12, font_color=_SECTION_FONT)
-    head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT)
+    section = book.section()
+    head = book.head()
     book.label(ws, r, 1, rep.t("Totals by currency", "按币种合计"), section)
     never = rep.t("(never added across currencies)", "（不同币种不相加）")
     book.label(ws, r, 2, never, book.style(italic=True))
@@ -162,7 +146,7 @@ def write_totals(rep, ws, r: int, rows: dict[str, int]) -> int:
 def write_chart(rep, ws, r: int) -> None:
     """The spec's budget chart over chart-data rows from row ``r + 1``."""
     book, n = rep.book, rep.n
-    section = book.style(bold=True, size=12, font_color=_SECTION_FONT)
+    section = book.section()
     note = book.style(italic=True)
     chart = rep.spec.chart("budget")
     if chart is None:

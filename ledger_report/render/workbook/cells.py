@@ -161,11 +161,24 @@ class _Book:
         looks["quote"] = True
         return self.style(**looks)
 
+    def head(self, wrap: bool = False):
+        """A table header: bold white on dark blue."""
+        return self.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT, wrap=wrap)
+
+    def section(self):
+        """A section's title."""
+        return self.style(bold=True, size=12, font_color=_SECTION_FONT)
+
     def fill(self, argb: str):
         """The fill of a conditional format (a differential format: the fill only)."""
         if argb not in self._fills:
             self._fills[argb] = self.wb.add_format({"bg_color": _rgb(argb)})
         return self._fills[argb]
+
+    def define(self, name: str, sheet: str, col: int, last_row: int) -> None:
+        """The defined name ``name`` of rows 2 to ``last_row`` of column ``col`` of ``sheet``."""
+        letter = _letter(col)
+        _ok(self.wb.define_name(name, f"={sheet}!${letter}$2:${letter}${last_row}"), name)
 
     # cells ------------------------------------------------------------------------------------
     def text(self, ws, row: int, col: int, s: str, style=None, where: str = "") -> None:
@@ -176,11 +189,12 @@ class _Book:
     def label(self, ws, row: int, col: int, s: str, style=None, where: str = "") -> None:
         """Our own text (headers, labels, help) as a text cell, without the quote prefix; ``""``
         as a formatted blank."""
-        s = check_text(str(s), where or ws.get_name())
+        where = where or ws.get_name()
+        s = check_text(str(s), where)
         if s == "":
-            _ok(ws.write_blank(row - 1, col - 1, None, style), where or ws.get_name())
+            _ok(ws.write_blank(row - 1, col - 1, None, style), where)
         else:
-            _ok(ws.write_string(row - 1, col - 1, s, style), where or ws.get_name())
+            _ok(ws.write_string(row - 1, col - 1, s, style), where)
 
     def value(self, ws, row: int, col: int, v: Any, style=None) -> None:
         """A number, a boolean or (``None``) a formatted blank."""
@@ -225,14 +239,10 @@ def _cached(v: Any) -> Any:
     as ``""``, booleans as booleans, numbers as numbers, text as text."""
     if v is None:
         return ""
-    if isinstance(v, bool):
-        return bool(v)
-    if isinstance(v, int):
-        return int(v)
     if isinstance(v, float):
         return float(_finite(v, "a cached value"))
-    if isinstance(v, str):
-        return str(v)
+    if isinstance(v, (int, str)):  # a bool is an int
+        return v
     raise TypeError(f"cannot cache {v!r} in a cell")
 
 
@@ -273,26 +283,24 @@ def _col_index(letter: str) -> int:
     return xl_cell_to_rowcol(f"{letter}1")[1] + 1
 
 
+def _widened(s: str) -> str:
+    """``s`` with each East Asian wide character twice, as wide as it shows."""
+    if s.isascii():  # none is wide
+        return s
+    return "".join(ch * 2 if unicodedata.east_asian_width(ch) in "WF" else ch for ch in s)
+
+
 def _text_width(s: str) -> int:
     """Display width: East Asian wide characters count twice."""
-    if s.isascii():  # none is wide
-        return len(s)
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
+    return len(_widened(s))
 
 
 def _lines(text: str, width_chars: float) -> int:
     """Lines a wrapped cell of ``width_chars`` (column-width units) takes for ``text`` (an
     estimate on the safe side: word wrap, wide characters twice)."""
     cap = max(4, int(width_chars * 0.92))
-    n = 0
-    for para in str(text).split("\n"):
-        widened = (
-            para
-            if para.isascii()
-            else "".join(ch * 2 if unicodedata.east_asian_width(ch) in "WF" else ch for ch in para)
-        )
-        n += max(1, len(textwrap.wrap(widened, cap, break_long_words=True, break_on_hyphens=False)))
-    return max(1, n)
+    paras = str(text).split("\n")
+    return sum(max(1, len(textwrap.wrap(_widened(p), cap, break_on_hyphens=False))) for p in paras)
 
 
 def _header_escape(s: str, limit: int = 120) -> str:

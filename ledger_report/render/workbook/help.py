@@ -3,18 +3,8 @@
 from __future__ import annotations
 
 from ...config import COLUMNS, default_text
-from .cells import (
-    _HEADER_FILL,
-    _HEADER_FONT,
-    _LINE_PT,
-    _SECTION_FONT,
-    _Book,
-    _lines,
-    print_setup,
-)
-from .layout import (
-    MAX_PRINT_SHEETS,
-)
+from .cells import _LINE_PT, _Book, _lines, print_setup
+from .layout import MAX_PRINT_SHEETS
 
 _HELP = {
     "en": {
@@ -61,9 +51,9 @@ _HELP_WIDTHS = (22, 8, 10, 30, 34, 60, 44)  # A-G
 
 def _write_help(book: _Book, ws, built: bool, lang: str = "en") -> None:
     words = _HELP[lang]
-    head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT, wrap=True)
+    head = book.head(wrap=True)
     wrap = book.style(wrap=True)
-    section = book.style(bold=True, size=12, font_color=_SECTION_FONT)
+    section = book.section()
     lines = list(words["intro"])
     if built:
         lines += [s.format(max=MAX_PRINT_SHEETS) for s in words["built"]]

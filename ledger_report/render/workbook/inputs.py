@@ -11,22 +11,8 @@ from ...config import ENUM as K_ENUM
 from ...config import FLOAT as K_FLOAT
 from ...config import INT as K_INT
 from ...model import formula as fx
-from .cells import (
-    _HEADER_FILL,
-    _HEADER_FONT,
-    _INPUT_FILL,
-    _INPUT_FONT,
-    F_INT,
-    _Book,
-    _ok,
-    _text_width,
-)
-from .layout import (
-    INPUT_FIRST_ROW,
-    INPUT_LETTERS,
-    INPUTS,
-    _name,
-)
+from .cells import _INPUT_FILL, _INPUT_FONT, F_INT, _Book, _ok, _text_width
+from .layout import INPUT_FIRST_ROW, INPUT_LETTERS, INPUTS, _name
 from .models import following, lookup_formula
 
 EXAMPLE_ROW: dict[str, Any] = {
@@ -114,7 +100,7 @@ def _write_inputs(
 ) -> None:
     """The rows; with ``models`` (models.py), the architecture cells that follow a row's model
     cell are formulas over the Models sheet."""
-    head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT)
+    head = book.head()
     text_in = book.style(fill=_INPUT_FILL, font_color=_INPUT_FONT, quote=True)
     num_in = book.style(fill=_INPUT_FILL, font_color=_INPUT_FONT)  # empty cells look so too
     count_in = book.style(fill=_INPUT_FILL, font_color=_INPUT_FONT, fmt=F_INT)

@@ -12,9 +12,7 @@ from ...model import formula as fx
 from ...model import registry as R
 from ...model.definitions import REGISTRY
 from ...model.tables import GPU_FIELDS, TABLE_SHEETS, tables
-from .cells import (
-    _letter,
-)
+from .cells import _letter
 
 SUMMARY = "Summary"
 INPUTS = "Inputs"

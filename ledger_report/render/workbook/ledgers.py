@@ -4,27 +4,9 @@ from __future__ import annotations
 
 from ...model import formula as fx
 from ...model import registry as R
-from .cells import (
-    _HEADER_FILL,
-    _HEADER_FONT,
-    F_GENERAL,
-    _cached,
-    _col_index,
-    _ok,
-    header_width,
-    shown_width,
-)
-from .display import (
-    _UNIT_FORMATS,
-    money_format,
-)
-from .layout import (
-    INPUT_FIRST_ROW,
-    INPUTS,
-    LEDGER_FIRST_ROW,
-    LEDGERS,
-    _layout,
-)
+from .cells import F_GENERAL, _cached, _col_index, _ok, header_width, shown_width
+from .display import _UNIT_FORMATS, money_format
+from .layout import INPUT_FIRST_ROW, INPUTS, LEDGER_FIRST_ROW, LEDGERS, _layout
 
 
 def _widest(ledgers, q, fmt: str) -> int:
@@ -45,7 +27,7 @@ def _widest(ledgers, q, fmt: str) -> int:
 
 def write_ledgers(rep, ws) -> None:
     book = rep.book
-    head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT)
+    head = book.head()
     sub = book.style(italic=True, wrap=True)
     book.label(ws, 1, 1, "name", head)
     book.label(ws, 2, 1, rep.t("configuration", "配置"), sub)

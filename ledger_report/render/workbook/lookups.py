@@ -9,22 +9,9 @@ from ...catalogue import COLUMNS as GPU_COLUMNS
 from ...catalogue import GPUS, USER_DESCRIBED
 from ...config import COLUMNS
 from ...config import ENUM as K_ENUM
-from .cells import (
-    _HEADER_FILL,
-    _HEADER_FONT,
-    _LOOKUP_FILL,
-    _Book,
-    _letter,
-    _ok,
-)
-from .inputs import (
-    _enum_source,
-)
-from .layout import (
-    LISTS,
-    _name,
-    _table_specs,
-)
+from .cells import _LOOKUP_FILL, _Book
+from .inputs import _enum_source
+from .layout import LISTS, _name, _table_specs
 
 
 def _write_lookups(book: _Book, t: Any) -> None:
@@ -34,7 +21,7 @@ def _write_lookups(book: _Book, t: Any) -> None:
     for table, title, fields in _table_specs(t):
         ws = book.sheet(title)
         ws.hide()
-        head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT)
+        head = book.head()
         cell_st = book.style(fill=_LOOKUP_FILL)
         text_st = book.style(fill=_LOOKUP_FILL, quote=True)
         rows = t[table]
@@ -55,21 +42,17 @@ def _write_lookups(book: _Book, t: Any) -> None:
                 else:
                     book.value(ws, r, c, x, cell_st)
         last = 1 + len(rows)
-        _ok(book.wb.define_name(_name(table, None), f"={title}!$A$2:$A${last}"), _name(table, None))
+        book.define(_name(table, None), title, 1, last)
         if table == "gpu":
-            _ok(book.wb.define_name("list_gpu", f"={title}!$A$2:$A${last - 1}"), "list_gpu")
+            book.define("list_gpu", title, 1, last - 1)
         for c, f in enumerate(fields, start=2):
-            col = _letter(c)
-            _ok(
-                book.wb.define_name(_name(table, f), f"={title}!${col}$2:${col}${last}"),
-                _name(table, f),
-            )
+            book.define(_name(table, f), title, c, last)
         ws.freeze_panes(1, 1)
     # the choice lists of the other enumerated columns
     ws = book.sheet(LISTS)
     ws.freeze_panes(1, 0)
     ws.hide()
-    head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT)
+    head = book.head()
     text_st = book.style(fill=_LOOKUP_FILL, quote=True)
     c = 0
     # the columns whose choices the column table holds (gpu's are the catalogue's rows)
@@ -77,13 +60,8 @@ def _write_lookups(book: _Book, t: Any) -> None:
         if col.kind != K_ENUM or not col.choices or not _enum_source(col).startswith("list_"):
             continue
         c += 1
-        letter = _letter(c)
         book.label(ws, 1, c, col.name, head)
         for i, choice in enumerate(col.choices):
             book.text(ws, 2 + i, c, choice, text_st)
         ws.set_column(c - 1, c - 1, max(12, len(col.name) + 2))
-        name = _enum_source(col)
-        _ok(
-            book.wb.define_name(name, f"={LISTS}!${letter}$2:${letter}${1 + len(col.choices)}"),
-            name,
-        )
+        book.define(_enum_source(col), LISTS, c, 1 + len(col.choices))

@@ -21,7 +21,7 @@ from typing import Any, Iterable
 from ...catalogue import MODELS, find_model
 from ...config import COLUMNS, Config
 from ...inputs.fill import config_path
-from .cells import _HEADER_FILL, _HEADER_FONT, _LOOKUP_FILL, _Book, _letter, _ok
+from .cells import _LOOKUP_FILL, _Book
 from .layout import INPUT_LETTERS, MODELS_SHEET
 
 # The columns a model fills (the architecture groups of the column table).
@@ -102,7 +102,7 @@ def write_models(book: _Book, models: dict[str, dict[str, Any]]) -> None:
     """The hidden Models sheet and the defined names the architecture formulas read."""
     ws = book.sheet(MODELS_SHEET)
     ws.hide()
-    head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT)
+    head = book.head()
     cell = book.style(fill=_LOOKUP_FILL)
     text = book.style(fill=_LOOKUP_FILL, quote=True)
     book.label(ws, 1, 1, "model", head)
@@ -117,7 +117,5 @@ def write_models(book: _Book, models: dict[str, dict[str, Any]]) -> None:
                 book.value(ws, r, c, cols[col], cell)
     last = 1 + len(models)
     for c, col in enumerate([None, *FILLED], start=1):
-        letter = _letter(c)
-        ref = f"={MODELS_SHEET}!${letter}$2:${letter}${last}"
-        _ok(book.wb.define_name(_name(col), ref), _name(col))
+        book.define(_name(col), MODELS_SHEET, c, last)
     ws.freeze_panes(1, 1)

@@ -19,28 +19,11 @@ from .cells import (
     _text_width,
     print_setup,
 )
-from .display import (
-    _unit_word,
-    _words,
-)
-from .grid import (
-    _PANE,
-    _PANE_WIDTH,
-    _SMALL,
-    _TEXT_LABEL,
-    _U,
-    _U_CHARS,
-)
-from .page_tables import (
-    table_columns,
-    write_table,
-)
-from .page_top import (
-    write_top,
-)
-from .report import (
-    _Report,
-)
+from .display import _unit_word, _words
+from .grid import _PANE, _PANE_WIDTH, _SMALL, _TEXT_LABEL, _U, _U_CHARS
+from .page_tables import table_columns, write_table
+from .page_top import write_top
+from .report import _Report
 
 
 class _PrintSheet:

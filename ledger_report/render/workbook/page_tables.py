@@ -8,15 +8,8 @@ from typing import Any
 from ...model import registry as R
 from ...report import Line, Table
 from ..view import word as view_word
-from .cells import (
-    F_GENERAL,
-    _lines,
-    _text_width,
-)
-from .display import (
-    _SHOW_FORMATS,
-    _words,
-)
+from .cells import F_GENERAL, _lines, _text_width
+from .display import _SHOW_FORMATS, _words
 from .grid import (
     _PANE,
     _REST_MIN,

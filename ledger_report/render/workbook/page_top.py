@@ -5,26 +5,9 @@ from __future__ import annotations
 from functools import partial
 
 from ...model.expr import Ref, if_
-from .cells import (
-    _INPUT_FILL,
-    _INPUT_FONT,
-    _letter,
-    _lines,
-    _ok,
-    _text_width,
-)
-from .grid import (
-    _NAME_SPAN,
-    _TABLE_LABEL,
-    _U_CHARS,
-)
-from .layout import (
-    CHOSEN_CELL,
-    INPUT_LETTERS,
-    INPUTS,
-    LEDGER_FIRST_ROW,
-    LEDGERS,
-)
+from .cells import _INPUT_FILL, _INPUT_FONT, _letter, _lines, _ok, _text_width
+from .grid import _NAME_SPAN, _TABLE_LABEL, _U_CHARS
+from .layout import CHOSEN_CELL, INPUT_LETTERS, INPUTS, LEDGER_FIRST_ROW, LEDGERS
 
 
 # the top: title, name, notes, the chooser, the row's check ------------------------------

@@ -8,16 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from .cells import (
-    _HEADER_FILL,
-    _HEADER_FONT,
-    _SECTION_FONT,
-    F_DAYS,
-    F_INT,
-    _ok,
-    chart_looks,
-    print_setup,
-)
+from .cells import F_DAYS, F_INT, _ok, chart_looks, print_setup
 from .display import money_format
 
 PLANS = "Plans"
@@ -56,8 +47,8 @@ def _table(
     book, ws, r: int, title: str, entries: list[Mapping[str, Any]], rank: bool, lang: str
 ) -> int:
     """One table of plans (or Pareto points) from row ``r``; the first row after it."""
-    head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT, wrap=True)
-    book.label(ws, r, 1, title, book.style(bold=True, size=12, font_color=_SECTION_FONT))
+    head = book.head(wrap=True)
+    book.label(ws, r, 1, title, book.section())
     r += 1
     h = _HEADS[lang]
     cols = (h[0], h[1], h[2] if rank else h[3], *h[4:])

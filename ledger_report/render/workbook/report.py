@@ -11,21 +11,8 @@ from ...model import registry as R
 from ...model.evaluate import eval_scalar
 from ...model.expr import Expr, Ref, if_
 from ..view import WORDS
-from .cells import (
-    _BAD_FILL,
-    _FLAG_FILL,
-    _WARN_FILL,
-    F_GENERAL,
-    GB,
-    _Book,
-    _ok,
-)
-from .display import (
-    _SHOW_FORMATS,
-    _header,
-    _words,
-    money_format,
-)
+from .cells import _BAD_FILL, _FLAG_FILL, _WARN_FILL, F_GENERAL, GB, _Book, _ok
+from .display import _SHOW_FORMATS, _header, _words, money_format
 from .layout import (
     CHOSEN_ROW_REF,
     INPUT_FIRST_ROW,

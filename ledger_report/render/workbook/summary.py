@@ -6,27 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from ...model import registry as R
-from .cells import (
-    _HEADER_FILL,
-    _HEADER_FONT,
-    F_GB,
-    _letter,
-    _lines,
-    _ok,
-    chart_looks,
-    header_width,
-    print_setup,
-    shown_width,
-)
-from .display import (
-    _header,
-)
-from .layout import (
-    CHART_MAX,
-    SUMMARY,
-    SUMMARY_FIRST_ROW,
-    SUMMARY_ROWS_PER_PAGE,
-)
+from .cells import F_GB, _letter, _lines, _ok, chart_looks, header_width, print_setup, shown_width
+from .display import _header
+from .layout import CHART_MAX, SUMMARY, SUMMARY_FIRST_ROW, SUMMARY_ROWS_PER_PAGE
 
 _CHART_ROWS = 24  # rows of 15 points under a chart 12 cm tall
 _SUMMARY_CHECK_WIDTH = 48
@@ -44,7 +26,7 @@ def _summary_keys(spec: Any) -> list[str]:
 
 def write_summary(rep, ws) -> None:
     book, n = rep.book, rep.n
-    head = book.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT, wrap=True)
+    head = book.head(wrap=True)
     first, last = SUMMARY_FIRST_ROW, SUMMARY_FIRST_ROW + n - 1
     keys = _summary_keys(rep.spec)
     check_col = 2 + keys.index(rep.spec.check)
