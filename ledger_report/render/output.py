@@ -140,27 +140,21 @@ def _final_mode(target: Path, umask: int) -> int:
 # The writer
 
 
-def _remove(paths: Iterable[str]) -> None:
+def _remove(paths: Iterable[str | Path]) -> None:
     for path in paths:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(path)
-        except OSError:
-            pass
 
 
 def _fsync_dir(folder: Path) -> None:
     if sys.platform == "win32":
         return
-    try:
+    with contextlib.suppress(OSError):  # some filesystems cannot fsync a directory
         fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # some filesystems cannot fsync a directory; the data itself is already synced
-    finally:
-        os.close(fd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def _write_temp(target: Path, run: str, data: bytes, mode: int) -> str:
@@ -316,23 +310,17 @@ def _undo(entries: Sequence[_Entry]) -> None:
     exist is removed if its temp is gone (``os.replace`` is atomic: the temp is gone exactly when
     it has become the target)."""
     for target, tmp, backup in reversed(entries):
-        try:
+        with contextlib.suppress(OSError):
             if backup:
                 if os.path.lexists(backup):
                     os.replace(backup, target)
             elif not os.path.lexists(tmp) and os.path.lexists(target):
                 os.unlink(target)
-        except OSError:
-            pass
 
 
 def _make_parents(folder: Path) -> list[Path]:
     """Create ``folder`` and its missing parents; returns the folders created, deepest first."""
-    missing: list[Path] = []
-    probe = folder
-    while not probe.exists() and probe != probe.parent:
-        missing.append(probe)
-        probe = probe.parent
+    missing = [p for p in (folder, *folder.parents) if not p.exists()]
     folder.mkdir(parents=True, exist_ok=True)
     return missing
 
@@ -340,10 +328,8 @@ def _make_parents(folder: Path) -> list[Path]:
 def _remove_dirs(folders: list[Path]) -> None:
     """Remove folders this run created, if still empty (deepest first)."""
     for folder in sorted(set(folders), key=lambda p: len(p.parts), reverse=True):
-        try:
+        with contextlib.suppress(OSError):
             folder.rmdir()
-        except OSError:
-            pass
 
 
 # --------------------------------------------------------------------------------------------
@@ -391,10 +377,7 @@ class _Journal:
 
     def end(self) -> None:
         """Remove the journal, then let go of its lock."""
-        try:
-            os.unlink(self.path)
-        except OSError:
-            pass
+        _remove([self.path])
         os.close(self.fd)
 
 
@@ -446,7 +429,7 @@ def _recover_one(path: Path) -> bool:
             if swap and not any(r.get("done") for r in records):
                 _undo([(Path(t), tmp, bak) for t, tmp, bak in swap])
             _remove_run_files(head.get("folders", []), str(head["run"]))
-        _remove([str(path)])
+        _remove([path])
         _fsync_dir(path.parent)
         return True
     finally:

@@ -1,10 +1,7 @@
-"""How many worker processes render side by side: the caller's number, else ``LEDGER_REPORT_JOBS``,
-else the CPUs this process may run on.  One rule for the handout and for ``calc --json``; the
-pause of the cyclic garbage collector that both take while they build many short-lived objects;
-an environment variable held for renders that may run in several threads at once
-(:func:`env_while_running`); what a forked worker does first so that it never outlives its
-parent (:func:`forked_child`); and one piece of work run in a forked process while the caller
-does another (:class:`Beside`: ``build`` writes the workbook beside the JSON and the handout).
+"""Worker processes: how many render side by side, what a forked worker does first so that it
+never outlives its parent (:func:`forked_child`), and one piece of work run in a forked process
+while the caller does another (:class:`Beside`); with the collector pause and the environment
+variable hold that renders share.
 
 Why workers outlived their parent (found in a red-team pass): ``kill -9`` (or ``timeout``'s SIGTERM before the
 CLI handled it) to ``build -j 2`` while the handout rendered left both workers alive for good,
@@ -18,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import gc
 import multiprocessing
 import multiprocessing.connection
@@ -55,10 +53,8 @@ def default_jobs() -> int:
 @contextlib.contextmanager
 def no_cyclic_gc() -> Iterator[None]:
     """Python's cyclic garbage collector paused while the block runs, resumed (if it was
-    running) after it.  For work that builds many objects, short-lived or not (a handout's
-    boxes and PDF objects, a JSON batch's lists and rows), where every collection would walk
-    them for little: reference counting still frees what is not in a cycle, and the collector
-    collects the rest on its own schedule once resumed."""
+    running) after it: for work that builds many objects, which every collection would walk for
+    little (reference counting still frees what is not in a cycle)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -125,20 +121,16 @@ def forked_child(parent_pid: int, close: Iterable[Any] = ()) -> None:
     (the parent's handler raises in the parent's code, which a worker does not run).  Ctrl-C
     stays the parent's to handle."""
     if sys.platform.startswith("linux"):
-        try:
+        with contextlib.suppress(OSError, AttributeError):
             libc = ctypes.CDLL(None, use_errno=True)
             libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-        except (OSError, AttributeError):
-            pass
     if os.getppid() != parent_pid:
         os._exit(1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     for item in close:
-        try:
+        with contextlib.suppress(OSError):
             item.close() if hasattr(item, "close") else os.close(item)
-        except OSError:
-            pass
 
 
 def can_fork() -> bool:
@@ -165,7 +157,7 @@ class Beside:
         self, what: str, fn: Callable[..., Any], *args: Any, side_by_side: bool, **kwargs: Any
     ):
         self.what = what
-        self._call = (fn, args, kwargs)
+        self._call = functools.partial(fn, *args, **kwargs)
         self._process: Any = None
         if side_by_side and can_fork():
             context = multiprocessing.get_context("fork")
@@ -179,13 +171,11 @@ class Beside:
     def _child(self, conn: Any, parent: tuple[int, list]) -> None:
         forked_child(*parent)
         gc.disable()
-        fn, args, kwargs = self._call
-        send_outcome(conn, lambda: fn(*args, **kwargs), RuntimeError)
+        send_outcome(conn, self._call, RuntimeError)
 
     def result(self) -> Any:
         if self._process is None:
-            fn, args, kwargs = self._call
-            return fn(*args, **kwargs)
+            return self._call()
         try:
             try:
                 ok, payload = self._receive.recv()
@@ -209,7 +199,7 @@ class Beside:
         if process.is_alive():
             process.kill()
         process.join()
-        self._call = (_cancelled, (), {})
+        self._call = _cancelled
 
 
 def _cancelled() -> Any:

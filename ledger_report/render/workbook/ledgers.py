@@ -62,13 +62,7 @@ def write_ledgers(rep, ws) -> None:
             )
         _ok(status, f"{LEDGERS} row {led_row}")
     # the check column turns red where the row breaks a rule, amber for a warning
-    c0 = _col_index(rep.letters[rep.spec.check]) - 1
-    ok = rep.letters[rep.spec.check_ok]
-    rep.check_format(
-        ws,
-        LEDGER_FIRST_ROW - 1,
-        c0,
-        rep.last - 1,
-        f"=${ok}{LEDGER_FIRST_ROW}=FALSE",
-        f"=LEN(${rep.letters[rep.spec.check]}{LEDGER_FIRST_ROW})>0",
-    )
+    check, ok = rep.letters[rep.spec.check], rep.letters[rep.spec.check_ok]
+    first = LEDGER_FIRST_ROW
+    c0 = _col_index(check) - 1
+    rep.check_format(ws, first - 1, c0, rep.last - 1, f"${ok}{first}", f"${check}{first}")

@@ -40,31 +40,16 @@ def write_top(page, last_col: int) -> int:
         page.label(r, 1, choose, "bold", _TABLE_LABEL)
         first, width = CHOSEN_CELL
         page.span(r, first, width)
-        book.text(
-            ws,
-            r,
-            first,
-            page.lg.config.name,
-            page.look(fill=_INPUT_FILL, font_color=_INPUT_FONT, quote=True, bold=True),
-        )
+        chooser = page.look(fill=_INPUT_FILL, font_color=_INPUT_FONT, quote=True, bold=True)
+        book.text(ws, r, first, page.lg.config.name, chooser)
         ls = f"{LEDGERS}!$A${LEDGER_FIRST_ROW}:$A${rep.last}"
         ref = f"${_letter(first)}${r}"
         esc = f'SUBSTITUTE(SUBSTITUTE(SUBSTITUTE({ref},"~","~~"),"*","~*"),"?","~?")'
         row_col = first + width + 1
         book.formula(ws, r, row_col, f"MATCH({esc},{ls},0)", 1, page.look())
+        rule = {"validate": "list", "source": "=" + ls, "ignore_blank": False, "show_error": False}
         _ok(
-            ws.data_validation(
-                r - 1,
-                first - 1,
-                r - 1,
-                first - 1,
-                {
-                    "validate": "list",
-                    "source": "=" + ls,
-                    "ignore_blank": False,
-                    "show_error": False,
-                },
-            ),
+            ws.data_validation(r - 1, first - 1, r - 1, first - 1, rule),
             f"{ws.get_name()}: the dropdown",
         )
         page.label(
@@ -80,14 +65,7 @@ def write_top(page, last_col: int) -> int:
     build = partial(if_, Ref(check).eq(""), fine, Ref(check))
     page.put(r, _TABLE_LABEL + 1, ("check", fine), build, page.st["text"])
     page.need(r, page.text_lines(check, width))
-    rep.check_format(
-        ws,
-        r - 1,
-        _TABLE_LABEL,
-        r - 1,
-        f"={flag(page, ok)}=FALSE",
-        f"=LEN({flag(page, check)})>0",
-    )
+    rep.check_format(ws, r - 1, _TABLE_LABEL, r - 1, flag(page, ok), flag(page, check))
     return r + 2
 
 

@@ -75,6 +75,16 @@ def _table(
     return r
 
 
+def _series(name: str, first: int, last: int, marker: str, size: int) -> dict[str, Any]:
+    """A chart series of the days (x) and costs (y) of rows ``first`` to ``last``."""
+    return {
+        "name": name,
+        "categories": [PLANS, first - 1, 5, last - 1, 5],
+        "values": [PLANS, first - 1, 6, last - 1, 6],
+        "marker": {"type": marker, "size": size},
+    }
+
+
 def write_plans(book, ws, doc: Mapping[str, Any], lang: str = "en") -> None:
     """The plans, the Pareto front, and the chart of days against cost (the front per input as
     a line, the plans as markers)."""
@@ -94,24 +104,11 @@ def write_plans(book, ws, doc: Mapping[str, Any], lang: str = "en") -> None:
         rows = [first + k for k, e in enumerate(front) if str(e.get("input", "")) == name]
         if not rows or rows != list(range(rows[0], rows[-1] + 1)):
             continue  # the front lists each input's points together
-        chart.add_series(
-            {
-                "name": f"{_CHART[lang][3]} {name}"[:255],
-                "categories": [PLANS, rows[0] - 1, 5, rows[-1] - 1, 5],
-                "values": [PLANS, rows[0] - 1, 6, rows[-1] - 1, 6],
-                "marker": {"type": "circle", "size": 6},
-            }
-        )
+        series = _series(f"{_CHART[lang][3]} {name}"[:255], rows[0], rows[-1], "circle", 6)
+        chart.add_series(series)
     if plans:
-        chart.add_series(
-            {
-                "name": _CHART[lang][4],
-                "categories": [PLANS, plans_rows[0] - 1, 5, plans_rows[1] - 1, 5],
-                "values": [PLANS, plans_rows[0] - 1, 6, plans_rows[1] - 1, 6],
-                "marker": {"type": "diamond", "size": 8},
-                "line": {"none": True},
-            }
-        )
+        series = _series(_CHART[lang][4], *plans_rows, "diamond", 8)
+        chart.add_series({**series, "line": {"none": True}})
     title, x, y = _CHART[lang][:3]
     chart_looks(chart, title, {"name": y, "min": 0}, 22, {"name": x, "min": 0})
     _ok(ws.insert_chart(r + 1, 0, chart), f"{PLANS}: the chart")

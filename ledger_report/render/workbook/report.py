@@ -159,9 +159,10 @@ class _Report:
         """A Ledgers cell for a conditional format: column fixed, row relative."""
         return f"{LEDGERS}!${self.letters[key]}{LEDGER_FIRST_ROW}"
 
-    def check_format(self, ws, r0: int, c0: int, r1: int, bad: str, warn: str) -> None:
-        """Red where ``bad`` holds (a broken rule), else amber where ``warn`` does (a warning)."""
-        for criteria, fill in ((bad, _BAD_FILL), (warn, _WARN_FILL)):
+    def check_format(self, ws, r0: int, c0: int, r1: int, ok: str, check: str) -> None:
+        """Red where the row's ``ok`` cell is FALSE (a broken rule), else amber where its
+        ``check`` cell is not empty (a warning)."""
+        for criteria, fill in ((f"={ok}=FALSE", _BAD_FILL), (f"=LEN({check})>0", _WARN_FILL)):
             rule = {"type": "formula", "criteria": criteria, "format": self.book.fill(fill)}
             if fill == _BAD_FILL:
                 rule["stop_if_true"] = True

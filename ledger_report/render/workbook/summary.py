@@ -81,14 +81,8 @@ def write_summary(rep, ws) -> None:
     # colours: a row whose verdicts say no (the model's flag), the check cell of a row that
     # breaks a rule (red) or has a warning (amber)
     rep.flag_format(ws, first - 1, 0, last - 1, table_last_col - 1, rep.flag_ref(rep.spec.flag))
-    rep.check_format(
-        ws,
-        first - 1,
-        check_col - 1,
-        last - 1,
-        f"={rep.flag_ref(rep.spec.check_ok)}=FALSE",
-        f"=LEN(${_letter(check_col)}{first})>0",
-    )
+    ok, check = rep.flag_ref(rep.spec.check_ok), f"${_letter(check_col)}{first}"
+    rep.check_format(ws, first - 1, check_col - 1, last - 1, ok, check)
     # printing: the table (and the chart below it), one page wide, the header row repeated
     ws.repeat_rows(0)
     title = rep.t("ledger-report: summary", "ledger-report：汇总")
