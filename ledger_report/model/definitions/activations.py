@@ -12,6 +12,7 @@ from .common import (
     MOE35,
     Ctx,
     conv,
+    definer,
     doc,
     or0,
 )
@@ -47,77 +48,72 @@ def define(reg: Registry, r: Ctx) -> None:
 
 def _tokens(reg: Registry, r: Ctx) -> None:
     """The tokens of a micro-batch on the rank, and the bytes per element each kind of tensor keeps."""
-    d = reg.define
+    d = definer(reg, COUNT, KORTH)
     tp = r.tp
     r.s_loc = s_loc = d(
         "seq_per_rank",
         r.seq_len / r.cp,
-        TOKENS,
         "tokens per sequence on the rank s = seq/cp",
         "每卡序列长度 s = seq/cp",
-        doc("activations"),
+        unit=TOKENS,
+        source=doc("activations"),
     )
     b = r.micro_batch
     r.tokens_mb = sb = d(
         "tokens_per_micro_batch_rank",
         s_loc * b,
-        COUNT,
         "tokens of a micro-batch on the rank s·b (the GEMMs' rows)",
         "每卡一个 micro-batch 的 token 数 s·b（GEMM 行数）",
-        doc("activations") + ": seq/cp × micro_batch",
+        source=doc("activations") + ": seq/cp × micro_batch",
     )
-    r.sbh = d("sbh", sb * r.h, COUNT, "s·b·h", "s·b·h", KORTH)
+    r.sbh = d("sbh", sb * r.h, "s·b·h", "s·b·h")
     r.sp_div = d(
         "sp_divisor",
         if_(r.seq_par, tp, 1),
-        COUNT,
         "sequence-parallel divisor: tp with sequence parallelism, else 1",
         "序列并行除数：序列并行时为 tp，否则为 1",
-        KORTH,
     )
     comp = r.compile
     r.mlp_act_w = d(
         "mlp_act_factor",
         if_(r.glu, if_(comp, 6, conv(r, "glu_saved_bytes")), 4),
-        COUNT,
         "MLP activation bytes per s·b·ffn",
         "MLP 激活系数",
-        f"{KORTH} (plain MLP: 4); a gated MLP keeps gate, up and their product (6, fused as "
+        source=f"{KORTH} (plain MLP: 4); a gated MLP keeps gate, up and their product (6, fused as "
         "Megatron-LM does), and eager PyTorch silu(gate) too (8, measured: "
         "bench/measure_torch.md); compiled: 6",
     )
     r.norms = d(
         "norm_saved_bytes",
         if_(comp, COMPILED_NORM_BYTES, conv(r, "norm_saved_bytes")),
-        COUNT,
         "bytes per h kept by each norm",
         "每个 norm 为反向保留的字节（每 h）",
-        f"{KORTH}: a norm's input and output, 2 + 2 (fused); eager PyTorch also keeps the fp32 "
+        source=f"{KORTH}: a norm's input and output, 2 + 2 (fused); eager PyTorch also keeps the fp32 "
         "upcast: 8 (bench/measure_torch.md)",
     )
 
 
 def _layers(reg: Registry, r: Ctx) -> None:
     """What one layer keeps for backward, nothing recomputed: norms, attention, dense MLP, scores."""
-    d = reg.define
+    d = definer(reg, BYTES, KORTH)
     a, g, hd, tp = r.a, r.g, r.hd, r.tp
     sb, sbh, sp_div, s_loc = r.tokens_mb, r.sbh, r.sp_div, r.s_loc
     b, drop = r.micro_batch, r.dropout
     repl_w = d(
         "act_replicated_factor",
         2 * r.norms + if_(drop, DROPOUT_MASKS_SBH, 0),
-        COUNT,
         "replicated activation bytes per s·b·h",
         "不随 TP 切分的激活系数",
-        KORTH + ": 10·sbh = two norms' inputs and outputs (4 each) + two 1-byte dropout masks",
+        unit=COUNT,
+        source=KORTH
+        + ": 10·sbh = two norms' inputs and outputs (4 each) + two 1-byte dropout masks",
     )
     r.repl = d(
         "act_replicated_per_layer",
         repl_w * sbh / sp_div,
-        BYTES,
         "norm inputs, block inputs, dropout masks",
         "norm 输入、块输入、dropout 掩码",
-        KORTH + ": ÷ tp with sequence parallel",
+        source=KORTH + ": ÷ tp with sequence parallel",
     )
     dq, dv = r.dq, r.dv
     r.attn_lin = attn_lin = d(
@@ -128,10 +124,9 @@ def _layers(reg: Registry, r: Ctx) -> None:
             + sb * 2 * (2 * or0(r.qr) + 2 * r.kvr + r.rope) / sp_div,
             sb * (4 * a * hd + 4 * g * hd) / tp + if_(r.gate, sb * 2 * a * hd / tp, 0),
         ),
-        BYTES,
         "Q, K, V and projection input",
         "Q、K、V 与投影输入",
-        f"{KORTH} (GQA: K and V use kv_heads; gated attention: the gate too); MLA: Q and K of "
+        source=f"{KORTH} (GQA: K and V use kv_heads; gated attention: the gate too); MLA: Q and K of "
         "heads·(nope+rope), V and the projection input of heads·v_head_dim, and the compressed q "
         "and kv before and after their norms, not split by tp (Megatron-LM "
         "megatron/core/transformer/multi_latent_attention.py)",
@@ -140,10 +135,9 @@ def _layers(reg: Registry, r: Ctx) -> None:
     lin_act = d(
         "act_linear_attention_per_layer",
         if_(r.gdn, sb * 2 * (4 * nk * dk + 5 * nv * dvl + 2 * nv) / tp, attn_lin),
-        BYTES,
         "linear-attention block: projections, convolution outputs, core and gated-norm outputs",
         "线性注意力块激活：投影、卷积输出、核心与门控 norm 输出",
-        "Gated DeltaNet (huggingface/transformers "
+        source="Gated DeltaNet (huggingface/transformers "
         "src/transformers/models/qwen3_next/modeling_qwen3_next.py Qwen3NextGatedDeltaNet): q, "
         "k, v, z, b, a projections 2·(2·key_dim + 2·value_dim + 2·v_heads), conv outputs "
         "2·(2·key_dim + value_dim), core and norm outputs 2·2·value_dim bytes per token",
@@ -151,61 +145,54 @@ def _layers(reg: Registry, r: Ctx) -> None:
     r.lin_delta = d(
         "act_linear_attention_delta",
         lin_act - attn_lin,
-        BYTES,
         "a linear-attention layer less a softmax-attention layer",
         "线性注意力层与 softmax 注意力层之差",
-        KORTH,
     )
     r.mlp_dense_act = d(
         "act_dense_mlp_per_layer",
         sb * r.f * r.mlp_act_w / tp,
-        BYTES,
         "dense MLP activations",
         "稠密 MLP 激活",
-        KORTH,
     )
     score_w = if_(drop, ATTN_SCORE_BYTES_PER_ELEM, SOFTMAX_BYTES_PER_ELEM)
     r.s2 = d(
         "act_scores_per_attention_layer",
         score_w * a * s_loc * s_loc * b / tp,
-        BYTES,
         "attention scores heads·s²·b (5 bytes each with dropout, 2 without)",
         "注意力分数 heads·s²·b（有 dropout 每元素 5 字节，无则 2）",
-        f"{KORTH} (only without flash attention and recompute: softmax output 2, dropout mask 1, "
+        source=f"{KORTH} (only without flash attention and recompute: softmax output 2, dropout mask 1, "
         "dropout output 2)",
     )
     r.s2_local = d(
         "act_scores_per_local_layer",
         score_w * a * s_loc * minimum(r.window, s_loc) * b / tp,
-        BYTES,
         "attention scores of a sliding-window layer heads·s·min(window, s)·b",
         "滑动窗口层注意力分数 heads·s·min(window, s)·b",
-        f"{KORTH}; a sliding-window layer scores each query against at most the window (banded "
+        source=f"{KORTH}; a sliding-window layer scores each query against at most the window (banded "
         "attention, Beltagy et al. 2020, Longformer)",
     )
 
 
 def _moe(reg: Registry, r: Ctx) -> None:
     """What an MoE layer's MLP keeps: the dispatched tokens, the experts' and shared experts' tensors, the combine."""
-    d = reg.define
+    d = definer(reg, BYTES, KORTH)
     h, tp, sb, sbh, sp_div, mlp_act_w = r.h, r.tp, r.tokens_mb, r.sbh, r.sp_div, r.mlp_act_w
     comp = r.compile
     r.expert_copies = copies = d(
         "moe_expert_token_copies",
         sb * r.topk * minimum(r.etp, sp_div) / sp_div,
-        COUNT,
         "routed token copies the rank's experts process per micro-batch (balanced routing)",
         "本卡专家每个 micro-batch 处理的路由 token 份数（均衡路由）",
-        "Megatron-LM megatron/core/transformer/moe/token_dispatcher.py MoEAlltoAllTokenDispatcher: each rank dispatches its sequence-parallel shard "
+        unit=COUNT,
+        source="Megatron-LM megatron/core/transformer/moe/token_dispatcher.py MoEAlltoAllTokenDispatcher: each rank dispatches its sequence-parallel shard "
         "over the expert-parallel group, then gathers the shards of its expert-tensor-parallel group (s·b·topk·min(etp, tp)/tp with sequence parallelism)",
     )
     routed = d(
         "act_moe_routed_input_per_layer",
         DISPATCHED_BYTES_PER_H * copies * h,
-        BYTES,
         "the dispatched tokens the experts' first matmul keeps (top-k copies of each token, h wide)",
         "专家第一个矩阵乘保留的分发后 token（每个 token top-k 份，宽 h）",
-        "Megatron-LM megatron/core/transformer/moe/experts.py TEGroupedMLP.forward: linear_fc1 keeps permuted_local_hidden_states for its weight gradient; "
+        source="Megatron-LM megatron/core/transformer/moe/experts.py TEGroupedMLP.forward: linear_fc1 keeps permuted_local_hidden_states for its weight gradient; "
         "every framework's grouped or per-expert matmul keeps its gathered input the same way",
     )
     comb_w = d(
@@ -215,95 +202,86 @@ def _moe(reg: Registry, r: Ctx) -> None:
             minimum(conv(r, "moe_combine_saved_bytes"), DISPATCHED_BYTES_PER_H),
             conv(r, "moe_combine_saved_bytes"),
         ),
-        COUNT,
         "bytes per h of each routed token the combine keeps for the routing weights' gradient",
         "合并时为路由权重梯度保留的字节（每个路由 token 每 h）",
-        "conventions table; compiled, the partitioner keeps at most the 16-bit expert output ("
+        unit=COUNT,
+        source="conventions table; compiled, the partitioner keeps at most the 16-bit expert output ("
         f"{COMPILE_SOURCE})",
     )
     combine = d(
         "act_moe_combine_per_layer",
         comb_w * r.topk * sbh / sp_div,
-        BYTES,
         "the expert outputs the combine keeps for the routing weights",
         "合并时为路由权重保留的专家输出",
-        "conventions table (the framework's MoE combine)",
+        source="conventions table (the framework's MoE combine)",
     )
     mlp_moe_act = d(
         "act_moe_mlp_per_layer",
         routed + combine + copies * r.f_moe * mlp_act_w / r.etp + sb * r.f_sh * mlp_act_w / tp,
-        BYTES,
         "MoE MLP activations (dispatched tokens, top-k experts + shared)",
         "MoE MLP 激活（分发 token、top-k 专家 + 共享专家）",
-        f"{KORTH} (each token visits top-k experts), with the dispatched copies the experts keep "
+        source=f"{KORTH} (each token visits top-k experts), with the dispatched copies the experts keep "
         "and what the combine keeps",
     )
     r.per_dense = d(
         "act_dense_layer",
         r.repl + r.attn_lin + r.mlp_dense_act,
-        BYTES,
         "activations per dense layer, nothing recomputed",
         "每个稠密层激活（不重计算）",
-        KORTH,
     )
     r.per_moe = d(
         "act_moe_layer",
         r.repl + r.attn_lin + mlp_moe_act,
-        BYTES,
         "activations per MoE layer, nothing recomputed",
         "每个 MoE 层激活（不重计算）",
-        KORTH,
     )
 
 
 def _recompute(reg: Registry, r: Ctx) -> None:
     """What each recompute mode keeps of a layer, the MTP modules, and the working set rebuilt in backward."""
-    d = reg.define
+    d = definer(reg, BYTES)
     h, a, g, tp, sb, sbh, sp_div = r.h, r.a, r.g, r.tp, r.tokens_mb, r.sbh, r.sp_div
     dq, dv, per_dense, per_moe, s2 = r.dq, r.dv, r.per_dense, r.per_moe, r.s2
     # with fp32 weights (autocast mixed precision) the residual stream, and so each layer's input, stays fp32
     resid = d(
         "residual_bytes",
         if_(r.weight_dtype.eq("fp32"), 4, FULL_RECOMPUTE_SBH_BYTES),
-        COUNT,
         "bytes per element of the residual stream",
         "残差流每元素字节",
-        KORTH + "; torch.autocast keeps fp32 where fp32 weights add into the residual",
+        unit=COUNT,
+        source=KORTH + "; torch.autocast keeps fp32 where fp32 weights add into the residual",
     )
     r.per_full = per_full = d(
         "act_full_recompute_layer",
         resid * sbh / sp_div,
-        BYTES,
         "full recompute: the layer input 2·s·b·h",
         "全重计算：层输入 2·s·b·h",
-        KORTH + "; " + MOE35,
+        source=KORTH + "; " + MOE35,
     )
     # op-level selective checkpointing: the block input, every other matmul output, the attention output
     op_attn = sb * 2 * (a * dq + if_(r.mla, a, g) * dv) / tp + sb * 2 * a * dv / tp
     r.op_dense = op_dense = d(
         "act_op_dense_layer",
         per_full + op_attn + sb * 2 * (r.f + h) / tp,
-        BYTES,
         "op-level selective: per dense layer",
         "算子级选择性重计算：每稠密层",
-        f"{TORCHTITAN_SAC}: q and v, up-projection and down-projection outputs, attention output, "
+        source=f"{TORCHTITAN_SAC}: q and v, up-projection and down-projection outputs, attention output, "
         "block input",
     )
     r.op_moe = op_moe = d(
         "act_op_moe_layer",
         per_full + op_attn + sb * 2 * (r.topk * r.f_moe / r.etp + r.f_sh / tp + h / tp),
-        BYTES,
         "op-level selective: per MoE layer",
         "算子级选择性重计算：每 MoE 层",
-        TORCHTITAN_SAC,
+        source=TORCHTITAN_SAC,
     )
     mode = d(
         "recompute_mode",
         if_(r.recompute.eq("selective"), conv(r, "selective_mode"), r.recompute),
-        TEXT,
         "what recompute keeps, as the convention implements it",
         "框架实际的重计算方式",
-        f"{doc('activations')}; selective: Megatron-LM recomputes core attention only "
+        unit=TEXT,
+        source=f"{doc('activations')}; selective: Megatron-LM recomputes core attention only "
         "(transformer_config.py recompute_modules = [core_attn]); torchtitan saves by operator",
     )
     r.recompute_mode = mode
@@ -317,19 +295,18 @@ def _recompute(reg: Registry, r: Ctx) -> None:
     r.mtp_act = d(
         "act_mtp_per_micro_batch",
         r.mtp * mtp_layer,
-        BYTES,
         "MTP modules' activations of one micro-batch (last stage)",
         "MTP 模块一个 micro-batch 的激活（末段）",
-        "Megatron-LM megatron/core/transformer/multi_token_prediction.py MultiTokenPredictionLayer: enorm and hnorm (each its input and output), "
+        source="Megatron-LM megatron/core/transformer/multi_token_prediction.py MultiTokenPredictionLayer: enorm and hnorm (each its input and output), "
         "the concatenation eh_proj reads (2·h), and one transformer layer (MoE in an MoE model); under full recompute its two inputs",
     )
     r.keep_s2 = d(
         "keeps_scores",
         all_of(mode.eq("none"), negate(r.flash)),
-        BOOL,
         "attention scores stored",
         "保存注意力分数",
-        KORTH,
+        unit=BOOL,
+        source=KORTH,
     )
     layer_max = if_(
         r.n_moe.gt(0), if_(r.n_dense.gt(0), maximum(per_dense, per_moe), per_moe), per_dense
@@ -350,16 +327,15 @@ def _recompute(reg: Registry, r: Ctx) -> None:
                 if_(all_of(mode.eq("core_attn"), negate(r.flash)), s2, 0),
             ),
         ),
-        BYTES,
         "recompute working set: a layer's activations rebuilt in backward",
         "重计算工作区：反向时重建的一层激活",
-        KORTH + " (one layer, rebuilt)",
+        source=KORTH + " (one layer, rebuilt)",
     )
 
 
 def _stages(reg: Registry, r: Ctx) -> None:
     """Each stage's activations: one micro-batch's, times the micro-batches the schedule keeps in flight."""
-    d = reg.define
+    d = definer(reg, BYTES)
     mode, s2, s2_local = r.recompute_mode, r.s2, r.s2_local
     # outside the layers, saved whatever the recompute: the final norm's input and output, the
     # output layer's input (gathered over tp under sequence parallelism where the framework saves
@@ -367,10 +343,9 @@ def _stages(reg: Registry, r: Ctx) -> None:
     head_in = d(
         "act_output_layer_input",
         2 * r.sbh / if_(conv(r, "head_input_sharded").eq(1), r.sp_div, 1),
-        BYTES,
         "the output layer's saved input (16-bit s·b·h, gathered over tp under sequence parallelism)",
         "输出层保存的输入（16 位 s·b·h，序列并行时沿 tp 聚合）",
-        "torchtitan torchtitan/models/llama3/infra/parallelize.py (output: ColwiseParallel(input_layouts=Shard(1)) "
+        source="torchtitan torchtitan/models/llama3/infra/parallelize.py (output: ColwiseParallel(input_layouts=Shard(1)) "
         "all-gathers the sequence before the matmul, which saves the gathered input); Megatron-LM "
         "megatron/core/tensor_parallel/layers.py LinearWithGradAccumulationAndAsyncCommunication (saves the "
         "sequence-parallel shard and gathers it again in backward)",
@@ -378,18 +353,16 @@ def _stages(reg: Registry, r: Ctx) -> None:
     r.act_head_extra = d(
         "act_outside_last",
         r.norms * r.sbh / r.sp_div + head_in,
-        BYTES,
         "the final norm's saved tensors and the output layer's input (stage with the head)",
         "末层 norm 保存的张量与输出层输入（持有输出头的段）",
-        KORTH + " (a norm keeps its input and output); " + doc("activations"),
+        source=KORTH + " (a norm keeps its input and output); " + doc("activations"),
     )
     r.act_embed_extra = d(
         "act_outside_first",
         2 * r.sbh / r.sp_div,
-        BYTES,
         "the embedding's output, alive through the forward (stage with the embedding)",
         "嵌入层输出，在前向中一直存在（持有嵌入的段）",
-        "bench/measure_torch.md (the first layer carries 2·s·b·h more: the model keeps its inputs_embeds); "
+        source="bench/measure_torch.md (the first layer carries 2·s·b·h more: the model keeps its inputs_embeds); "
         "Megatron-LM megatron/core/models/gpt/gpt_model.py (decoder_input kept for the first layer)",
     )
     r.act = {}
@@ -416,10 +389,9 @@ def _stages(reg: Registry, r: Ctx) -> None:
             )
             + if_(r.holds_head[stage], r.mtp_act + r.act_head_extra, 0)
             + if_(r.holds_embed[stage], r.act_embed_extra, 0),
-            BYTES,
             f"{stage}-stage activations of one micro-batch",
             f"{STAGE_ZH[stage]}一个 micro-batch 的激活",
-            KORTH + "; " + doc("activations"),
+            source=KORTH + "; " + doc("activations"),
         )
         sends = all_of(r.pp.gt(1), negate(r.holds_head[stage]))
         pp_buf = d(
@@ -430,10 +402,9 @@ def _stages(reg: Registry, r: Ctx) -> None:
                 + 2 * r.sbh / r.sp_div,
                 0,
             ),
-            BYTES,
             f"{stage} stage: outputs kept per micro-batch in flight and the gradient receive buffer",
             f"{STAGE_ZH[stage]}：每个在途 micro-batch 保留的输出与梯度接收缓冲",
-            "PyTorch torch/distributed/pipelining/stage.py @ 88fa1e71 (forward_one_chunk keeps each chunk's output in "
+            source="PyTorch torch/distributed/pipelining/stage.py @ 88fa1e71 (forward_one_chunk keeps each chunk's output in "
             "fwd_cache until its backward; the gradient arrives in a receive buffer of the output's shape); "
             "DeepSpeed deepspeed/runtime/pipe/engine.py (pipe_buffers['outputs'] per buffer); Megatron-LM "
             "megatron/core/pipeline_parallel/schedules.py deallocate_output_tensor frees the output's data once sent",
@@ -441,10 +412,9 @@ def _stages(reg: Registry, r: Ctx) -> None:
         r.act[stage] = d(
             f"{stage}_stage_activation_bytes",
             pp_buf + r.in_flight[stage] * per_mb,
-            BYTES,
             f"{stage}-stage activations",
             f"{STAGE_ZH[stage]}激活",
-            KORTH + "; micro-batches in flight by the schedule",
+            source=KORTH + "; micro-batches in flight by the schedule",
         )
 
 
@@ -484,7 +454,7 @@ def _by_impl(impl, **figures):
 
 def _loss(reg: Registry, r: Ctx) -> None:
     """The logits, and what the cross-entropy keeps in its forward and its backward, by implementation."""
-    d = reg.define
+    d = definer(reg, BYTES)
     sb, tp, impl = r.tokens_mb, r.tp, r.loss_impl
     logit_elems = d(
         "logit_elements",
@@ -493,18 +463,17 @@ def _loss(reg: Registry, r: Ctx) -> None:
             0,
             sb * r.V / tp / if_(impl.eq("chunked_output"), 1, r.loss_chunks),
         ),
-        COUNT,
         "logit elements alive at once: s·b·vocab/tp ÷ loss_chunks (all of them for chunked_output; none built whole by fused_linear_ce)",
         "同时存在的 logits 元素数：s·b·vocab/tp ÷ 分块（chunked_output 全部；fused_linear_ce 不建出）",
-        doc("logits-and-loss") + "; " + CHUNKED_SRC,
+        unit=COUNT,
+        source=doc("logits-and-loss") + "; " + CHUNKED_SRC,
     )
     r.logits = d(
         "logits_full_bytes",
         logit_elems * Lookup("dtype", r.logits_dtype, "bytes"),
-        BYTES,
         "logits s·b·(vocab/tp)·bytes ÷ loss_chunks (not for chunked_output)",
         "logits s·b·(vocab/tp)·字节 ÷ 分块（chunked_output 除外）",
-        doc("logits-and-loss") + "; " + MOE35,
+        source=doc("logits-and-loss") + "; " + MOE35,
     )
     fp32_logits = r.logits_dtype.eq("fp32")
     upcast = r.loss_fp32
@@ -532,10 +501,10 @@ def _loss(reg: Registry, r: Ctx) -> None:
             megatron_fused=if_(fp32_logits, 0, 4),
             chunked_output=4 + if_(fp32_logits, 0, 4) / k,
         ),
-        "bytes",
         "cross-entropy forward bytes per logit beside the logits",
         "交叉熵前向每个 logit 的额外字节",
-        "conventions table for eager_fp32 (PyTorch aten log_softmax + nll_loss: fp32 copy and "
+        unit="bytes",
+        source="conventions table for eager_fp32 (PyTorch aten log_softmax + nll_loss: fp32 copy and "
         f"log-softmax, 8); {LOSS_PARALLEL_SRC}; {MEGATRON_CE_SRC}; {CHUNKED_SRC}",
     )
     bwd = d(
@@ -547,10 +516,10 @@ def _loss(reg: Registry, r: Ctx) -> None:
             megatron_fused=if_(fp32_logits, 4, 6),
             chunked_output=4 + 8 / k,
         ),
-        "bytes",
         "cross-entropy backward bytes per logit",
         "交叉熵反向每个 logit 的字节",
-        "conventions table for eager_fp32 (log-softmax output, nll_loss_backward's and "
+        unit="bytes",
+        source="conventions table for eager_fp32 (log-softmax output, nll_loss_backward's and "
         f"_log_softmax_backward_data's gradients: 12); {LOSS_PARALLEL_SRC}; {MEGATRON_CE_SRC}; "
         f"{CHUNKED_SRC}: every chunk's log-softmax and one chunk's two gradients",
     )
@@ -561,51 +530,45 @@ def _loss(reg: Registry, r: Ctx) -> None:
             2 * 2 * r.sbh + 2 * r.sbh + r.V * r.h / tp * Lookup("dtype", r.weight_dtype, "bytes"),
             0,
         ),
-        BYTES,
         "fused linear cross-entropy: one chunk's logits, the input's and the head's gradients",
         "融合线性交叉熵：一块 logits、输入梯度与输出头梯度",
-        FLCE_SRC,
+        source=FLCE_SRC,
     )
     r.ce_fwd = d(
         "loss_forward_bytes",
         logit_elems * maximum(fwd, 0) + flce,
-        BYTES,
         "cross-entropy working set at the loss forward",
         "交叉熵前向工作区",
-        "bytes per logit × logit elements (+ the fused kernel's buffers); "
+        source="bytes per logit × logit elements (+ the fused kernel's buffers); "
         f"{doc('logits-and-loss')}",
     )
     r.ce_bwd = d(
         "loss_backward_bytes",
         logit_elems * maximum(bwd, 0) + flce - if_(impl.eq("fused_linear_ce"), 2 * 2 * r.sbh, 0),
-        BYTES,
         "cross-entropy working set at the loss backward",
         "交叉熵反向工作区",
-        "bytes per logit × logit elements (fused: the gradients it kept); "
+        source="bytes per logit × logit elements (fused: the gradients it kept); "
         f"{doc('logits-and-loss')}",
     )
     r.logits_kept = d(
         "logits_kept_in_backward",
         if_(conv(r, "logits_kept").eq(1), r.logits, 0),
-        BYTES,
         "logits still referenced during backward",
         "反向时仍被引用的 logits",
-        "conventions table; " + doc("logits-and-loss"),
+        source="conventions table; " + doc("logits-and-loss"),
     )
     r.mtp_loss_kept = d(
         "mtp_loss_kept_bytes",
         r.mtp * (r.ce_fwd + r.logits_kept),
-        BYTES,
         "what the MTP heads' losses keep until backward",
         "MTP 头的损失保留至反向的内容",
-        "Megatron-LM megatron/core/transformer/multi_token_prediction.py process_mtp_loss: each MTP head's logits and loss are computed in forward, "
+        source="Megatron-LM megatron/core/transformer/multi_token_prediction.py process_mtp_loss: each MTP head's logits and loss are computed in forward, "
         "before the main head's, and attached to the hidden states (MTPLossAutoScaler) until backward",
     )
     r.loss_ws = d(
         "loss_working_full_bytes",
         maximum(r.ce_fwd, r.ce_bwd),
-        BYTES,
         "cross-entropy working set (the larger of forward and backward)",
         "交叉熵工作区（前向与反向取大）",
-        doc("logits-and-loss"),
+        source=doc("logits-and-loss"),
     )

@@ -91,6 +91,16 @@ def input_column(reg, key: str, value: Any, unit: str, en: str, zh: str, note: s
     return reg.define(key, expr, unit, en, zh, COLUMN + note)
 
 
+def definer(reg, unit: str, source: str = ""):
+    """``reg.define`` for a run of quantities that share a unit and a source: each names its key,
+    expression and labels, and ``unit=`` or ``source=`` only where it differs."""
+
+    def define(key: str, expr: Any, en: str, zh: str, *, unit: str = unit, source: str = source):
+        return reg.define(key, expr, unit, en, zh, source)
+
+    return define
+
+
 def column_definer(reg) -> partial:
     """``input_column`` bound to ``reg``."""
     return partial(input_column, reg)

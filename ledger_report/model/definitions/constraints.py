@@ -6,6 +6,8 @@ row's numbers.  Warnings are stated on the page; errors refuse the row.
 
 from __future__ import annotations
 
+from functools import partial
+
 from ...config import ARCH_REQUIRED, LINEAR_ATTENTION_COLUMNS, MLA_COLUMNS
 from ..expr import (
     MINDIV_MAX,
@@ -49,12 +51,12 @@ def _at_most(c, key: str, col: str, bound: str) -> None:
     """The rule that the input column ``col`` is at most the input column ``bound``."""
     rule, ok = f"{col} ≤ {bound}", Col(col).le(Col(bound))
     expected, found = concat(f"{rule} = ", Col(bound)), concat(f"{col} = ", Col(col))
-    c(key, ok, col, expected, found, en=rule, zh=rule, source=doc("parameters"))
+    c(key, ok, col, expected, found, en=rule, zh=rule)
 
 
 def define(reg: Registry, r: Ctx) -> None:
     reg.section = "constraints"
-    c = reg.constraint
+    c = partial(reg.constraint, source=doc("parameters"))  # else the rule names its source
     dp, tp, pp, cp, ep, etp = r.dp, r.tp, r.pp, r.cp, r.ep, r.etp
 
     # the accelerator: one of the catalogue, or one the row describes --------------------------------
@@ -111,7 +113,6 @@ def define(reg: Registry, r: Ctx) -> None:
         "params_total and all the architecture columns empty",
         en="a row gives params_total or the architecture",
         zh="给出 params_total 或结构列",
-        source=doc("parameters"),
     )
     for col in ARCH_REQUIRED:
         c(
@@ -143,7 +144,6 @@ def define(reg: Registry, r: Ctx) -> None:
             severity=severity,
             en="a given params_total agrees with the architecture within 1 %",
             zh="给定 params_total 与结构计数相差不超过 1 %",
-            source=doc("parameters"),
             row_only=True,
         )
 
@@ -167,7 +167,6 @@ def define(reg: Registry, r: Ctx) -> None:
             _listed(cols),
             en=f"the {what} columns are complete or empty",
             zh=f"{zh}的列要么全给要么全空",
-            source=doc("parameters"),
         )
     c(
         "q_lora_with_mla",
@@ -177,7 +176,6 @@ def define(reg: Registry, r: Ctx) -> None:
         sentence("q_lora_rank = {} with kv_lora_rank empty", Col("q_lora_rank")),
         en="q_lora_rank is given with the MLA columns",
         zh="q_lora_rank 需与 MLA 列同时给出",
-        source=doc("parameters"),
     )
     c(
         "linear_attention_needs_hybrid",
@@ -195,7 +193,6 @@ def define(reg: Registry, r: Ctx) -> None:
         ),
         en="Gated DeltaNet columns need a hybrid layout",
         zh="给出 Gated DeltaNet 列时需要混合结构",
-        source=doc("parameters"),
     )
     c(
         "sliding_every_needs_window",
@@ -205,7 +202,6 @@ def define(reg: Registry, r: Ctx) -> None:
         sentence("sliding_every = {} with sliding_window empty", Col("sliding_every")),
         en="sliding_every is given with sliding_window",
         zh="sliding_every 需与 sliding_window 同时给出",
-        source=doc("parameters"),
     )
     c(
         "sliding_window_not_hybrid",
@@ -219,7 +215,6 @@ def define(reg: Registry, r: Ctx) -> None:
         ),
         en="sliding windows are modelled without linear-attention layers",
         zh="滑动窗口仅在无线性注意力层时建模",
-        source=doc("parameters"),
     )
     _at_most(c, "first_dense_le_layers", "first_dense_layers", "layers")
     c(
@@ -286,7 +281,6 @@ def define(reg: Registry, r: Ctx) -> None:
         "topk empty",
         en="topk is given with experts",
         zh="给出 experts 时需要 topk",
-        source=doc("parameters"),
     )
     c(
         "experts_with_topk",
@@ -296,7 +290,6 @@ def define(reg: Registry, r: Ctx) -> None:
         sentence("topk = {} with experts empty", Col("topk")),
         en="experts is given with topk",
         zh="给出 topk 时需要 experts",
-        source=doc("parameters"),
     )
     _at_most(c, "topk_le_experts", "topk", "experts")
 
@@ -324,7 +317,6 @@ def define(reg: Registry, r: Ctx) -> None:
         concat("kv_heads = ", kv),
         en="kv_heads divides heads",
         zh="kv_heads 整除 heads",
-        source=doc("parameters"),
     )
     c(
         "hidden_by_heads",
@@ -334,7 +326,6 @@ def define(reg: Registry, r: Ctx) -> None:
         concat("hidden = ", grouped(Col("hidden"))),
         en="heads divides hidden when head_dim is empty",
         zh="未给出 head_dim 时 heads 整除 hidden",
-        source=doc("parameters"),
     )
     c(
         "tp_divides_ffn",

@@ -5,12 +5,12 @@ from __future__ import annotations
 from ...catalogue import USER_DESCRIBED
 from ..expr import Lookup, all_of, default, if_
 from ..registry import BOOL, COUNT, DAYS, GB, GBPS, MONEY, RATIO, TEXT, TFLOPS, TOKENS, Registry
-from .common import CATALOGUE, COLUMN, COUNTER_ZH, Ctx, column_definer, conv
+from .common import CATALOGUE, COLUMN, COUNTER_ZH, Ctx, column_definer, conv, definer
 
 
 def define(reg: Registry, r: Ctx) -> None:
     reg.section = "inputs"
-    d = reg.define
+    d = definer(reg, BOOL, COLUMN)
     given = column_definer(reg)
     r.framework = given("framework", "generic", TEXT, "framework convention", "框架口径")
     r.weight_dtype = given("weight_dtype", "bf16", TEXT, "weight dtype", "权重精度")
@@ -204,10 +204,8 @@ def define(reg: Registry, r: Ctx) -> None:
     r.weights_kept_apply = d(
         "gathered_weights_kept_apply",
         all_of(r.weights_kept, r.zero.ge(3)),
-        BOOL,
         "gathered weights kept, under ZeRO-3 (below it the weights are whole anyway)",
         "ZeRO-3 下保留聚合权重（其下权重本就完整）",
-        COLUMN,
     )
     r.expandable = given(
         "expandable_segments",
@@ -220,18 +218,18 @@ def define(reg: Registry, r: Ctx) -> None:
     r.bucket_in_elements = d(
         "bucket_in_elements",
         conv(r, "bucket_elems").gt(0),
-        BOOL,
         "the framework sizes its gradient bucket in elements",
         "框架按元素数确定梯度桶",
-        "conventions table (DeepSpeed's reduce_bucket_size)",
+        source="conventions table (DeepSpeed's reduce_bucket_size)",
     )
     r.bucket_elems = d(
         "reduce_bucket_elems",
         if_(r.bucket_in_elements, default("reduce_bucket_elems", conv(r, "bucket_elems")), 0),
-        COUNT,
         "gradient reduce bucket (elements)",
         "梯度规约桶（元素）",
-        COLUMN + "; the convention's default; 0 where the framework sizes its bucket otherwise",
+        unit=COUNT,
+        source=COLUMN
+        + "; the convention's default; 0 where the framework sizes its bucket otherwise",
     )
 
     reg.section = "hardware"
@@ -239,23 +237,23 @@ def define(reg: Registry, r: Ctx) -> None:
     r.gpu_known = d(
         "gpu_in_catalogue",
         Lookup("gpu", r.gpu, "gpus_per_node", default=0).gt(0),
-        BOOL,
         "the GPU is in the catalogue",
         "GPU 在目录中",
-        CATALOGUE + "; a GPU outside it is described by the row (hbm_gb, peak_tflops)",
+        source=CATALOGUE + "; a GPU outside it is described by the row (hbm_gb, peak_tflops)",
     )
     r.gpu_profile = d(
         "gpu_profile",
         if_(r.gpu_known, r.gpu, USER_DESCRIBED.name),
-        TEXT,
         "catalogue entry the figures come from",
         "取值的目录条目",
-        CATALOGUE + "; user-described: " + USER_DESCRIBED.source,
+        unit=TEXT,
+        source=CATALOGUE + "; user-described: " + USER_DESCRIBED.source,
     )
 
     def from_catalogue(key: str, unit: str, en: str, zh: str):
         """The column, else the GPU's figure in the catalogue."""
-        return d(key, default(key, Lookup("gpu", r.gpu_profile, key)), unit, en, zh, CATALOGUE)
+        expr = default(key, Lookup("gpu", r.gpu_profile, key))
+        return reg.define(key, expr, unit, en, zh, CATALOGUE)
 
     r.hbm_gb = from_catalogue("hbm_gb", GB, "HBM per GPU", "每卡显存")
     r.peak_tflops = from_catalogue("peak_tflops", TFLOPS, "dense BF16 peak", "BF16 稠密峰值")
@@ -282,8 +280,7 @@ def define(reg: Registry, r: Ctx) -> None:
             COUNTER_ZH["allocated"],
             if_(r.counter.eq("reserved"), COUNTER_ZH["reserved"], COUNTER_ZH["device"]),
         ),
-        TEXT,
         "what the measured peak counts (zh)",
         "实测峰值的计数口径",
-        COLUMN,
+        unit=TEXT,
     )

@@ -13,7 +13,11 @@ from ..registry import BOOL, TEXT, Registry
 from .common import Ctx, conv, doc, sentence
 
 
-def _note(reg: Registry, key: str, shown, en, zh, source: str = "") -> None:
+def _note(reg: Registry, key: str, shown, en, zh, source: str, *values) -> None:
+    """The note ``key`` in English and Chinese (with ``values``: two templates they fill in the
+    same order), and whether it is shown."""
+    if values:
+        en, zh = sentence(en, *values), sentence(zh, *values)
     for suffix, text, en_label, zh_label in (
         ("", en, f"note: {key}", f"说明：{key}"),
         ("_zh", zh, f"note: {key} (zh)", f"说明：{key}（中文）"),
@@ -94,13 +98,10 @@ def define(reg: Registry, r: Ctx) -> None:
     note(
         "model",
         negate(IsBlank(Col("model"))),
-        sentence(
-            "Architecture columns the row leaves empty come from {}; the columns the row gives "
-            "win.",
-            Col("model"),
-        ),
-        sentence("本行留空的结构列取自 {}；本行给出的列优先。", Col("model")),
+        "Architecture columns the row leaves empty come from {}; the columns the row gives win.",
+        "本行留空的结构列取自 {}；本行给出的列优先。",
         doc("parameters"),
+        Col("model"),
     )
     note(
         "given",
@@ -112,32 +113,20 @@ def define(reg: Registry, r: Ctx) -> None:
     note(
         "solved",
         all_of(IsBlank(Col("params_expert")), negate(IsBlank(Col("params_per_rank"))), r.ep.gt(1)),
-        sentence(
-            "Expert split solved from params_per_rank: expert {} params, non-expert {} params.",
-            grouped(r.expert),
-            grouped(r.dense),
-        ),
-        sentence(
-            "专家拆分由每卡参数反推：专家 {} 参数，非专家 {} 参数。",
-            grouped(r.expert),
-            grouped(r.dense),
-        ),
+        "Expert split solved from params_per_rank: expert {} params, non-expert {} params.",
+        "专家拆分由每卡参数反推：专家 {} 参数，非专家 {} 参数。",
         doc("parts-and-groups"),
+        grouped(r.expert),
+        grouped(r.dense),
     )
     note(
         "expert_dp",
         r.has_experts,
-        sentence(
-            "Expert states shard over expert-DP = dp·cp·tp/(ep·etp) = {}, not over dp·cp = {}.",
-            r.group["expert"],
-            r.group["dense"],
-        ),
-        sentence(
-            "专家状态沿专家 DP 组 dp·cp·tp/(ep·etp) = {} 分片，而不是 dp·cp = {}。",
-            r.group["expert"],
-            r.group["dense"],
-        ),
+        "Expert states shard over expert-DP = dp·cp·tp/(ep·etp) = {}, not over dp·cp = {}.",
+        "专家状态沿专家 DP 组 dp·cp·tp/(ep·etp) = {} 分片，而不是 dp·cp = {}。",
         doc("parts-and-groups"),
+        r.group["expert"],
+        r.group["dense"],
     )
     note(
         "balance",
@@ -197,20 +186,14 @@ def define(reg: Registry, r: Ctx) -> None:
     note(
         "predicted",
         all_of(negate(r.mfu_given), negate(IsBlank(r.step_time))),
-        sentence(
-            "Days and cost from the predicted step time ({} s, MFU {}): compute at the "
-            "catalogue's sustained GEMM efficiency, the exposed communication of each parallel "
-            "group, the pipeline bubble, the optimizer step and offload traffic.",
-            _round(r.step_time, 2),
-            _round(r.predicted_mfu, 3),
-        ),
-        sentence(
-            "天数与成本按预测步时（{} 秒，MFU {}）：按目录中的持续 GEMM 效率计算，"
-            "加上各并行组未被掩盖的通信、流水气泡、优化器 step 与卸载传输。",
-            _round(r.step_time, 2),
-            _round(r.predicted_mfu, 3),
-        ),
+        "Days and cost from the predicted step time ({} s, MFU {}): compute at the catalogue's "
+        "sustained GEMM efficiency, the exposed communication of each parallel group, the "
+        "pipeline bubble, the optimizer step and offload traffic.",
+        "天数与成本按预测步时（{} 秒，MFU {}）：按目录中的持续 GEMM 效率计算，"
+        "加上各并行组未被掩盖的通信、流水气泡、优化器 step 与卸载传输。",
         doc("step-time"),
+        _round(r.step_time, 2),
+        _round(r.predicted_mfu, 3),
     )
     note(
         "fp8",
@@ -283,22 +266,15 @@ def define(reg: Registry, r: Ctx) -> None:
     note(
         "user_gpu",
         negate(r.gpu_known),
-        sentence(
-            "User-described accelerator {}: {} of HBM and {} dense TFLOP/s as the row gives them; "
-            "bandwidths, node size and matmul efficiency the row leaves empty are a plain 8-GPU "
-            "PCIe server's.",
-            r.gpu,
-            gb_text(r.hbm_bytes),
-            r.peak_tflops,
-        ),
-        sentence(
-            "用户描述的加速卡 {}：显存 {}、稠密算力 {} TFLOP/s 取自该行；该行未给出的带宽、"
-            "节点规模与矩阵乘效率按普通 8 卡 PCIe 服务器计。",
-            r.gpu,
-            gb_text(r.hbm_bytes),
-            r.peak_tflops,
-        ),
+        "User-described accelerator {}: {} of HBM and {} dense TFLOP/s as the row gives them; "
+        "bandwidths, node size and matmul efficiency the row leaves empty are a plain 8-GPU PCIe "
+        "server's.",
+        "用户描述的加速卡 {}：显存 {}、稠密算力 {} TFLOP/s 取自该行；该行未给出的带宽、"
+        "节点规模与矩阵乘效率按普通 8 卡 PCIe 服务器计。",
         doc("gates"),
+        r.gpu,
+        gb_text(r.hbm_bytes),
+        r.peak_tflops,
     )
     note(
         "no_tokens",

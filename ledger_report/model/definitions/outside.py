@@ -5,128 +5,107 @@ from __future__ import annotations
 
 from ..expr import if_, maximum
 from ..registry import BOOL, BYTES, Registry
-from .common import BYTES_PER_GB, CATALOGUE, MOE35, Ctx, doc
+from .common import BYTES_PER_GB, CATALOGUE, MOE35, Ctx, definer, doc
 from .phases import LAZY_SOURCE
 
 
 def items(reg: Registry, r: Ctx) -> None:
     reg.section = "outside"
-    d = reg.define
+    d = definer(reg, BYTES, doc("counters"))
     it = r.item_bytes
     r.activation = d(
         "activation_bytes_per_rank",
         it["activations"],
-        BYTES,
         "activations",
         "激活",
-        doc("activations") + "; micro-batches in flight by the schedule",
+        source=doc("activations") + "; micro-batches in flight by the schedule",
     )
-    d("logits_bytes_per_rank", it["logits"], BYTES, "logits", "logits", doc("logits-and-loss"))
+    d("logits_bytes_per_rank", it["logits"], "logits", "logits", source=doc("logits-and-loss"))
     d(
         "loss_working_bytes_per_rank",
         maximum(it["loss_fwd"], it["loss_bwd"]),
-        BYTES,
         "cross-entropy working set",
         "交叉熵工作区",
-        doc("logits-and-loss") + " (the convention's implementation)",
+        source=doc("logits-and-loss") + " (the convention's implementation)",
     )
     d(
         "recompute_working_bytes_per_rank",
         it["recompute"],
-        BYTES,
         "recompute working set",
         "重计算工作区",
-        doc("activations"),
+        source=doc("activations"),
     )
     d(
         "zero3_gather_bytes_per_rank",
         it["gathers_bwd"],
-        BYTES,
         "gathered parameters and gradients",
         "聚合的参数与梯度",
-        doc("phases"),
+        source=doc("phases"),
     )
     d(
         "comm_buffer_bytes_per_rank",
         it["buckets"] + r.nccl,
-        BYTES,
         "communication buffers",
         "通信缓冲区",
-        doc("phases") + ": gradient buckets and NCCL communicators",
+        source=doc("phases") + ": gradient buckets and NCCL communicators",
     )
     d(
         "runtime_reserve_bytes_per_rank",
         r.peak - r.allocated - r.nccl,
-        BYTES,
         "allocator reserve and CUDA context",
         "分配器预留与 CUDA 上下文",
-        doc("counters"),
     )
     d(
         "first_step_optimizer_bytes",
         it["moments"],
-        BYTES,
         "optimizer moments allocated at the first step",
         "首次 step 才分配的优化器动量",
-        LAZY_SOURCE,
+        source=LAZY_SOURCE,
     )
 
     reg.section = "peak"
     r.hbm_bytes = hbm_bytes = d(
         "hbm_bytes",
         r.hbm_gb * BYTES_PER_GB,
-        BYTES,
         "HBM per GPU",
         "每卡显存",
-        CATALOGUE + "; GB = 10^9 bytes",
+        source=CATALOGUE + "; GB = 10^9 bytes",
     )
-    d("headroom_bytes", hbm_bytes - r.peak, BYTES, "headroom", "余量", "HBM − peak on the device")
+    d("headroom_bytes", hbm_bytes - r.peak, "headroom", "余量", source="HBM − peak on the device")
     r.fits = d(
         "fits",
         r.peak.le(hbm_bytes),
-        BOOL,
         "estimate fits",
         "估算放得下",
-        "peak on the device ≤ HBM",
+        unit=BOOL,
+        source="peak on the device ≤ HBM",
     )
     r.measured_bytes = meas = d(
         "measured_peak_bytes",
         r.measured_gb * BYTES_PER_GB,
-        BYTES,
         "measured peak",
         "实测峰值",
-        "measured_peak_gb",
+        source="measured_peak_gb",
     )
     counter = r.counter
     estimate = d(
         "estimate_on_measured_counter",
         if_(counter.eq("allocated"), r.allocated, if_(counter.eq("reserved"), r.reserved, r.peak)),
-        BYTES,
         "the estimate on the measured counter",
         "与实测同一计数口径的估算",
-        doc("counters"),
     )
     d(
         "measured_minus_state_bytes",
         meas - r.state_hbm,
-        BYTES,
         "measured peak less the state ledger",
         "实测峰值减模型状态",
-        MOE35 + ": 85.6 − 38.1 = 47.5 GB",
+        source=MOE35 + ": 85.6 − 38.1 = 47.5 GB",
     )
     d(
         "unexplained_bytes",
         meas - estimate,
-        BYTES,
         "measured peak less the estimate on the same counter",
         "实测峰值减同口径估算",
-        "negative: the estimate is above what was measured",
+        source="negative: the estimate is above what was measured",
     )
-    d(
-        "measured_ratio",
-        estimate / meas,
-        "ratio",
-        "estimate ÷ measured",
-        "估算 ÷ 实测",
-        doc("counters"),
-    )
+    d("measured_ratio", estimate / meas, "estimate ÷ measured", "估算 ÷ 实测", unit="ratio")

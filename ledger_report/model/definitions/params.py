@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..expr import Col, IsBlank, all_of, any_of, ceil, default, floor, if_, maximum, negate
 from ..registry import BOOL, COUNT, PARAMS, TEXT, Registry
-from .common import COLUMN, MEGATRON_PARAMS, MOE35, Ctx, column_definer, doc, or0
+from .common import COLUMN, MEGATRON_PARAMS, MOE35, Ctx, column_definer, definer, doc, or0
 
 HF = "huggingface/transformers src/transformers/models/"
 DEEPSEEK_MLA = (
@@ -47,7 +47,7 @@ def define(reg: Registry, r: Ctx) -> None:
 def _columns(reg: Registry, r: Ctx) -> None:
     """The architecture's input columns, each with its default."""
     reg.section = "architecture"
-    d = reg.define
+    d = definer(reg, COUNT)
     given = column_definer(reg)
     r.L = given("layers", None, COUNT, "layers", "层数")
     r.h = h = given("hidden", None, COUNT, "hidden", "隐藏维度")
@@ -68,18 +68,17 @@ def _columns(reg: Registry, r: Ctx) -> None:
     r.V = d(
         "padded_vocab",
         if_(IsBlank(vm), vocab, ceil(vocab / (vm * r.tp)) * vm * r.tp),
-        COUNT,
         "vocabulary with padding",
         "填充后的词表",
-        VOCAB_PADDING + "; unpadded when vocab_multiple is empty",
+        source=VOCAB_PADDING + "; unpadded when vocab_multiple is empty",
     )
     d(
         "vocab_padded",
         negate(IsBlank(vm)),
-        BOOL,
         "the vocabulary is padded",
         "词表有填充",
-        VOCAB_PADDING,
+        unit=BOOL,
+        source=VOCAB_PADDING,
     )
     r.glu = given("glu", True, BOOL, "gated MLP", "门控 MLP")
     r.tied = given("tied_embeddings", False, BOOL, "tied embeddings", "共享嵌入")
@@ -115,26 +114,24 @@ def _columns(reg: Registry, r: Ctx) -> None:
     r.mla = mla = d(
         "is_mla",
         negate(IsBlank(kvr)),
-        BOOL,
         "multi-head latent attention",
         "多头潜在注意力",
-        DEEPSEEK_MLA,
+        unit=BOOL,
+        source=DEEPSEEK_MLA,
     )
     r.dq = d(
         "qk_head_dim",
         if_(mla, nope + rope, hd),
-        COUNT,
         "query/key head dim",
         "query/key 头维度",
-        DEEPSEEK_MLA + ": nope + rope; else head_dim",
+        source=DEEPSEEK_MLA + ": nope + rope; else head_dim",
     )
     r.dv = d(
         "v_head_dim_used",
         if_(mla, vhd, hd),
-        COUNT,
         "value head dim",
         "value 头维度",
-        DEEPSEEK_MLA + ": v_head_dim; else head_dim",
+        source=DEEPSEEK_MLA + ": v_head_dim; else head_dim",
     )
     r.qr, r.kvr, r.rope, r.nope, r.vhd = qr, kvr, rope, nope, vhd
     # MoE
@@ -179,47 +176,45 @@ def _columns(reg: Registry, r: Ctx) -> None:
     r.gdn = d(
         "has_linear_attention",
         negate(IsBlank(nk)),
-        BOOL,
         "Gated DeltaNet layers",
         "Gated DeltaNet 层",
-        GDN,
+        unit=BOOL,
+        source=GDN,
     )
     r.lin_dims = (nk, nv, dk, dvl)
 
 
 def _attention(reg: Registry, r: Ctx) -> None:
     """One layer's attention block: softmax (standard or latent) or Gated DeltaNet, and its norms."""
-    d = reg.define
+    d = definer(reg, PARAMS)
     h, a, g, hd, dq = r.h, r.a, r.g, r.hd, r.dq
     qr, kvr, rope, nope, vhd = r.qr, r.kvr, r.rope, r.nope, r.vhd
     mla, gate, lbias = r.mla, r.gate, r.lbias
     r.norm_w = norm_w = d(
         "norm_params_per_h",
         if_(r.norm.eq("layernorm"), 2, 1),
-        COUNT,
         "norm vectors per norm",
         "每个 norm 的向量数",
-        MEGATRON_PARAMS + ": rmsnorm has a scale, layernorm a scale and a bias",
+        unit=COUNT,
+        source=MEGATRON_PARAMS + ": rmsnorm has a scale, layernorm a scale and a bias",
     )
     qkvb = any_of(r.qkv_bias, lbias)
     # softmax attention
     std_proj = d(
         "attn_gqa_projection_params",
         2 * h * hd * (a + g) + if_(gate, h * a * hd, 0),
-        PARAMS,
         "q, k, v, o projections",
         "q、k、v、o 投影",
-        f"{MEGATRON_PARAMS}: q, o = h·heads·d; k, v = h·kv·d; gated attention: q twice as wide ("
+        source=f"{MEGATRON_PARAMS}: q, o = h·heads·d; k, v = h·kv·d; gated attention: q twice as wide ("
         f"{HF}qwen3_next/modeling_qwen3_next.py Qwen3NextAttention)",
     )
     q_part = if_(IsBlank(qr), h * a * dq, h * qr + qr * norm_w + qr * a * dq)
     mla_proj = d(
         "attn_mla_projection_params",
         q_part + h * (kvr + rope) + kvr * norm_w + kvr * a * (nope + vhd) + a * vhd * h,
-        PARAMS,
         "MLA: q (down, norm, up), kv (down with the shared rotary key, norm, up), o",
         "MLA：q（降维、norm、升维），kv（降维含共享旋转 key、norm、升维），o",
-        f"{DEEPSEEK_MLA}: q_a_proj h·q_rank, q_a_layernorm, q_b_proj q_rank·heads·(nope+rope); "
+        source=f"{DEEPSEEK_MLA}: q_a_proj h·q_rank, q_a_layernorm, q_b_proj q_rank·heads·(nope+rope); "
         "kv_a_proj_with_mqa h·(kv_rank+rope), kv_a_layernorm, kv_b_proj kv_rank·heads·(nope+v); "
         "o_proj heads·v·h",
     )
@@ -231,35 +226,31 @@ def _attention(reg: Registry, r: Ctx) -> None:
             if_(qkvb, (a * if_(gate, 2, 1) + 2 * g) * hd, 0),
         )
         + if_(lbias, h, 0),
-        PARAMS,
         "attention biases per layer",
         "每层注意力偏置",
-        f"{HF}qwen2/modeling_qwen2.py Qwen2Attention (q, k, v biases); {GPT_OSS} (o too); MLA: "
+        source=f"{HF}qwen2/modeling_qwen2.py Qwen2Attention (q, k, v biases); {GPT_OSS} (o too); MLA: "
         "q_a_proj, kv_a_proj_with_mqa (and o_proj)",
     )
     qk_p = d(
         "qk_norm_params_per_layer",
         if_(all_of(r.qk_norm, negate(mla)), 2 * hd * norm_w, 0),
-        PARAMS,
         "qk-norm parameters per layer",
         "每层 qk-norm 参数",
-        "Qwen3 q_norm and k_norm: one head_dim vector each, shared by the heads (transformers modeling_qwen3.py)",
+        source="Qwen3 q_norm and k_norm: one head_dim vector each, shared by the heads (transformers modeling_qwen3.py)",
     )
     sink_p = d(
         "attn_sink_params",
         if_(r.sinks, a, 0),
-        PARAMS,
         "attention sinks per layer",
         "每层注意力 sink",
-        GPT_OSS + ": one logit per head",
+        source=GPT_OSS + ": one logit per head",
     )
     r.attn_p = attn_p = d(
         "attn_params_per_layer",
         if_(mla, mla_proj, std_proj) + attn_bias + qk_p + sink_p,
-        PARAMS,
         "parameters per softmax-attention block",
         "每个 softmax 注意力块参数",
-        MEGATRON_PARAMS + "; " + DEEPSEEK_MLA,
+        source=MEGATRON_PARAMS + "; " + DEEPSEEK_MLA,
     )
     # linear attention (Gated DeltaNet)
     nk, nv, dk, dvl = r.lin_dims
@@ -273,44 +264,41 @@ def _attention(reg: Registry, r: Ctx) -> None:
         + 2 * nv
         + dvl * norm_w
         + value_dim * h,
-        PARAMS,
         "Gated DeltaNet block: in_proj_qkvz, in_proj_ba, conv1d, dt_bias, A_log, gated norm, out_proj",
         "Gated DeltaNet 块参数",
-        f"{GDN}: in_proj_qkvz h·(2·key_dim + 2·value_dim), in_proj_ba h·2·v_heads, depthwise "
+        source=f"{GDN}: in_proj_qkvz h·(2·key_dim + 2·value_dim), in_proj_ba h·2·v_heads, depthwise "
         "conv1d (2·key_dim + value_dim)·kernel, dt_bias and A_log v_heads each, "
         "RMSNormGated(v_head_dim), out_proj value_dim·h",
     )
     r.lin_attn_p = d(
         "linear_attn_params_per_layer",
         if_(r.gdn, gdn_p, attn_p),
-        PARAMS,
         "parameters per layer without softmax attention",
         "每个非 softmax 注意力层的注意力参数",
-        f"{GDN}; without the Gated DeltaNet columns such a layer is counted like a "
+        source=f"{GDN}; without the Gated DeltaNet columns such a layer is counted like a "
         "softmax-attention layer",
     )
     r.layer_norm_p = d(
         "norm_params_per_layer",
         r.npl * h * norm_w,
-        PARAMS,
         "norm parameters per layer",
         "每层 norm 参数",
-        f"{MEGATRON_PARAMS}; Gemma 3: four norms ({HF}gemma3/modeling_gemma3.py "
+        source=f"{MEGATRON_PARAMS}; Gemma 3: four norms ({HF}gemma3/modeling_gemma3.py "
         "Gemma3DecoderLayer)",
     )
 
 
 def _mlp(reg: Registry, r: Ctx) -> None:
     """The MLP blocks: dense, one expert, shared experts and the router; the layers they make."""
-    d = reg.define
+    d = definer(reg, PARAMS, MEGATRON_PARAMS)
     h, f, f_moe, f_sh, E = r.h, r.f, r.f_moe, r.f_sh, r.E
     r.mats = mats = d(
         "mlp_matrices",
         if_(r.glu, 3, 2),
-        COUNT,
         "MLP matrices",
         "MLP 矩阵数",
-        MEGATRON_PARAMS + ": gate, up and down with a gated MLP",
+        unit=COUNT,
+        source=MEGATRON_PARAMS + ": gate, up and down with a gated MLP",
     )
 
     def mlp_bias(width):
@@ -320,101 +308,85 @@ def _mlp(reg: Registry, r: Ctx) -> None:
     dense_mlp_p = d(
         "dense_mlp_params",
         mats * h * f + mlp_bias(f),
-        PARAMS,
         "dense MLP parameters per layer",
         "每层稠密 MLP 参数",
-        MEGATRON_PARAMS + "; " + bias_src,
+        source=MEGATRON_PARAMS + "; " + bias_src,
     )
     r.expert_mlp_p = expert_mlp_p = d(
         "expert_mlp_params",
         mats * h * f_moe + mlp_bias(f_moe),
-        PARAMS,
         "parameters per expert",
         "每个专家参数",
-        MEGATRON_PARAMS + "; " + bias_src,
+        source=MEGATRON_PARAMS + "; " + bias_src,
     )
     shared_p = d(
         "shared_expert_params",
         r.n_sh * (mats * h * f_sh + mlp_bias(f_sh)) + if_(r.sh_gate, h, 0),
-        PARAMS,
         "shared-expert parameters per layer",
         "每层共享专家参数",
-        f"{MEGATRON_PARAMS}; DeepSeek n_shared_experts; shared_expert_gate Linear(h, 1) ({HF}"
+        source=f"{MEGATRON_PARAMS}; DeepSeek n_shared_experts; shared_expert_gate Linear(h, 1) ({HF}"
         "qwen3_next/modeling_qwen3_next.py Qwen3NextSparseMoeBlock)",
     )
     router_p = d(
         "router_params",
         h * E + if_(r.router_bias, E, 0),
-        PARAMS,
         "router parameters per MoE layer",
         "每个 MoE 层路由参数",
-        f"{MEGATRON_PARAMS}; router bias: {GPT_OSS}; DeepSeek-V3 e_score_correction_bias "
+        source=f"{MEGATRON_PARAMS}; router bias: {GPT_OSS}; DeepSeek-V3 e_score_correction_bias "
         "(inference/model.py Gate.bias)",
     )
     moe_mlp_dense_p = d(
         "moe_mlp_dense_params",
         router_p + shared_p,
-        PARAMS,
         "non-expert MLP parameters per MoE layer (router, shared experts)",
         "每个 MoE 层非专家 MLP 参数（路由、共享专家）",
-        MEGATRON_PARAMS,
     )
     attn_p, layer_norm_p = r.attn_p, r.layer_norm_p
     r.dense_layer_p = d(
         "dense_layer_params",
         attn_p + layer_norm_p + dense_mlp_p,
-        PARAMS,
         "parameters per dense layer",
         "每个稠密层参数",
-        MEGATRON_PARAMS,
     )
     r.moe_layer_dense_p = d(
         "moe_layer_dense_params",
         attn_p + layer_norm_p + moe_mlp_dense_p,
-        PARAMS,
         "non-expert parameters per MoE layer",
         "每个 MoE 层非专家参数",
-        MEGATRON_PARAMS,
     )
     r.moe_layer_expert_p = d(
         "moe_layer_expert_params",
         E * expert_mlp_p,
-        PARAMS,
         "expert parameters per MoE layer",
         "每个 MoE 层专家参数",
-        MEGATRON_PARAMS,
     )
     r.dense_mlp_p, r.moe_mlp_dense_p = dense_mlp_p, moe_mlp_dense_p
 
 
 def _layer_kinds(reg: Registry, r: Ctx) -> None:
     """Which layers are MoE, which have softmax attention, which attend globally."""
-    d = reg.define
+    d = definer(reg, COUNT, doc("parameters"))
     r.n_moe = n_moe = d(
         "moe_layers",
         if_(r.E.gt(0), maximum(ceil(r.L / r.moe_every) - ceil(r.k_dense / r.moe_every), 0), 0),
-        COUNT,
         "MoE layers",
         "MoE 层数",
-        f"{doc('parameters')}: layer i is MoE when i ≥ first_dense_layers and i mod moe_every = 0 "
+        source=f"{doc('parameters')}: layer i is MoE when i ≥ first_dense_layers and i mod moe_every = 0 "
         f"({HF}deepseek_v3/modeling_deepseek_v3.py DeepseekV3DecoderLayer)",
     )
-    r.n_dense = d("dense_layers", r.L - n_moe, COUNT, "dense layers", "稠密层数", doc("parameters"))
+    r.n_dense = d("dense_layers", r.L - n_moe, "dense layers", "稠密层数")
     r.n_soft = n_soft = d(
         "softmax_attention_layers",
         floor(r.L / r.fae),
-        COUNT,
         "softmax-attention layers",
         "softmax 注意力层数",
-        doc("parameters") + ": layer i has softmax attention when i mod k = k − 1",
+        source=doc("parameters") + ": layer i has softmax attention when i mod k = k − 1",
     )
     r.n_lin = d(
         "linear_attention_layers",
         r.L - n_soft,
-        COUNT,
         "layers without softmax attention",
         "非 softmax 注意力层数",
-        doc("parameters"),
     )
     r.n_global = d(
         "global_attention_layers",
@@ -423,26 +395,23 @@ def _layer_kinds(reg: Registry, r: Ctx) -> None:
             n_soft,
             if_(IsBlank(r.sliding_every), 0, floor(r.L / r.sliding_every)),
         ),
-        COUNT,
         "softmax-attention layers over the whole sequence",
         "全局注意力层数",
-        f"{doc('parameters')}: with sliding_window, layer i is global when i mod sliding_every = "
+        source=f"{doc('parameters')}: with sliding_window, layer i is global when i mod sliding_every = "
         f"sliding_every − 1 ({HF}gemma3/configuration_gemma3.py, gpt_oss/configuration_gpt_oss.py "
         "layer_types)",
     )
     r.n_local = d(
         "local_attention_layers",
         n_soft - r.n_global,
-        COUNT,
         "sliding-window attention layers",
         "滑动窗口注意力层数",
-        doc("parameters"),
     )
 
 
 def _model(reg: Registry, r: Ctx) -> None:
     """The whole model: embeddings, head, final norm, MTP modules, and the totals by part."""
-    d = reg.define
+    d = definer(reg, PARAMS, MTP_SOURCE)
     h, V, E, mtp, norm_w = r.h, r.V, r.E, r.mtp, r.norm_w
     attn_p, lin_attn_p, layer_norm_p = r.attn_p, r.lin_attn_p, r.layer_norm_p
     dense_mlp_p, moe_mlp_dense_p = r.dense_mlp_p, r.moe_mlp_dense_p
@@ -450,21 +419,19 @@ def _model(reg: Registry, r: Ctx) -> None:
     r.embed_p = d(
         "embedding_params",
         V * h,
-        PARAMS,
         "input embedding",
         "输入嵌入",
-        MEGATRON_PARAMS + "; " + VOCAB_PADDING,
+        source=MEGATRON_PARAMS + "; " + VOCAB_PADDING,
     )
     r.head_p = d(
         "output_head_params",
         if_(r.tied, 0, V * h),
-        PARAMS,
         "output head (untied)",
         "输出头（不共享时）",
-        MEGATRON_PARAMS,
+        source=MEGATRON_PARAMS,
     )
     r.final_norm_p = d(
-        "final_norm_params", h * norm_w, PARAMS, "final norm", "末层 norm", MEGATRON_PARAMS
+        "final_norm_params", h * norm_w, "final norm", "末层 norm", source=MEGATRON_PARAMS
     )
     r.mtp_layer_dense_p = mtp_layer_dense = d(
         "mtp_module_dense_params",
@@ -473,69 +440,53 @@ def _model(reg: Registry, r: Ctx) -> None:
         + attn_p
         + layer_norm_p
         + if_(E.gt(0), moe_mlp_dense_p, dense_mlp_p),
-        PARAMS,
         "non-expert parameters per MTP module (eh_proj 2h·h, three norms, one layer)",
         "每个 MTP 模块非专家参数（eh_proj 2h·h、三个 norm、一层）",
-        MTP_SOURCE,
     )
     r.mtp_layer_expert_p = mtp_layer_expert = d(
         "mtp_module_expert_params",
         if_(E.gt(0), E * r.expert_mlp_p, 0),
-        PARAMS,
         "expert parameters per MTP module",
         "每个 MTP 模块专家参数",
-        MTP_SOURCE + " (its layer is an MoE layer in an MoE model)",
+        source=MTP_SOURCE + " (its layer is an MoE layer in an MoE model)",
     )
     r.arch_mtp_dense = mtp_dense = d(
         "arch_mtp_dense_params",
         mtp * mtp_layer_dense,
-        PARAMS,
         "MTP non-expert parameters",
         "MTP 非专家参数",
-        MTP_SOURCE,
     )
     r.arch_mtp_expert = mtp_expert = d(
-        "arch_mtp_expert_params",
-        mtp * mtp_layer_expert,
-        PARAMS,
-        "MTP expert parameters",
-        "MTP 专家参数",
-        MTP_SOURCE,
+        "arch_mtp_expert_params", mtp * mtp_layer_expert, "MTP expert parameters", "MTP 专家参数"
     )
-    r.arch_mtp = d(
-        "arch_mtp_params", mtp_dense + mtp_expert, PARAMS, "MTP modules", "MTP 模块参数", MTP_SOURCE
-    )
+    r.arch_mtp = d("arch_mtp_params", mtp_dense + mtp_expert, "MTP modules", "MTP 模块参数")
     attn_all = d(
         "arch_attention_params",
         n_soft * attn_p + n_lin * lin_attn_p,
-        PARAMS,
         "attention, all layers",
         "注意力（全部层）",
-        doc("parameters"),
+        source=doc("parameters"),
     )
     mlp_all = d(
         "arch_mlp_params",
         n_dense * dense_mlp_p + n_moe * (moe_mlp_dense_p + E * r.expert_mlp_p),
-        PARAMS,
         "MLP: dense, experts, shared experts, routers",
         "MLP：稠密、专家、共享专家、路由",
-        doc("parameters"),
+        source=doc("parameters"),
     )
     norms_all = d(
         "arch_norm_params",
         r.L * layer_norm_p + r.final_norm_p,
-        PARAMS,
         "norms, all layers and the final one",
         "norm（各层与末层）",
-        doc("parameters"),
+        source=doc("parameters"),
     )
     emb_all = d(
         "arch_embedding_params",
         r.embed_p + r.head_p,
-        PARAMS,
         "embedding and output head",
         "嵌入与输出头",
-        doc("parameters"),
+        source=doc("parameters"),
     )
     r.arch_dense = d(
         "arch_dense_params",
@@ -548,42 +499,38 @@ def _model(reg: Registry, r: Ctx) -> None:
         + r.head_p
         + r.final_norm_p
         + mtp_dense,
-        PARAMS,
         "non-expert parameters (architecture)",
         "非专家参数（由结构）",
-        MEGATRON_PARAMS + "; " + doc("parameters"),
+        source=MEGATRON_PARAMS + "; " + doc("parameters"),
     )
     r.arch_expert = d(
         "arch_expert_params",
         n_moe * r.moe_layer_expert_p + mtp_expert,
-        PARAMS,
         "expert parameters (architecture)",
         "专家参数（由结构）",
-        MEGATRON_PARAMS,
+        source=MEGATRON_PARAMS,
     )
     r.arch_total = d(
         "arch_total_params",
         r.arch_dense + r.arch_expert,
-        PARAMS,
         "parameters (architecture)",
         "参数总数（由结构）",
-        MEGATRON_PARAMS + "; " + doc("parameters"),
+        source=MEGATRON_PARAMS + "; " + doc("parameters"),
     )
     r.has_arch = d(
         "has_arch",
         negate(IsBlank(r.arch_total)),
-        BOOL,
         "the architecture is complete enough to count",
         "结构足以计数",
-        doc("partial-architectures"),
+        unit=BOOL,
+        source=doc("partial-architectures"),
     )
     d(
         "arch_main_params",
         emb_all + attn_all + mlp_all + norms_all,
-        PARAMS,
         "parameters without the MTP modules",
         "不含 MTP 模块的参数",
-        doc("parameters") + ": embedding + attention + MLP + norms",
+        source=doc("parameters") + ": embedding + attention + MLP + norms",
     )
 
 
@@ -641,7 +588,7 @@ def _optimizer_shapes(reg: Registry, r: Ctx) -> None:
 
 def _expert_split(reg: Registry, r: Ctx) -> None:
     """The total, and its expert and non-expert parts (given, solved from params_per_rank, or counted)."""
-    d = reg.define
+    d = definer(reg, PARAMS, doc("parts-and-groups"))
     mtp, E = r.mtp, r.E
     mtp_dense, mtp_expert = r.arch_mtp_dense, r.arch_mtp_expert
     ppr = Col("params_per_rank")
@@ -649,18 +596,16 @@ def _expert_split(reg: Registry, r: Ctx) -> None:
     r.total = total = d(
         "params_total",
         default("params_total", r.arch_total),
-        PARAMS,
         "parameters",
         "参数总数",
-        f"{COLUMN}; else counted from the architecture ({doc('parameters')}), MTP modules included",
+        source=f"{COLUMN}; else counted from the architecture ({doc('parameters')}), MTP modules included",
     )
     solved = d(
         "params_expert_solved",
         if_(any_of(IsBlank(ppr), ep.le(1)), 0, (pp * ppr - total / tp) / (1 / (ep * etp) - 1 / tp)),
-        PARAMS,
         "expert parameters solved from params_per_rank",
         "由每卡参数反推的专家参数",
-        MOE35 + ": X + E = total and X + E/8 = per rank",
+        source=MOE35 + ": X + E = total and X + E/8 = per rank",
     )
     r.expert = d(
         "params_expert",
@@ -668,26 +613,16 @@ def _expert_split(reg: Registry, r: Ctx) -> None:
             "params_expert",
             if_(all_of(negate(IsBlank(ppr)), ep.gt(1)), solved, if_(r.has_arch, r.arch_expert, 0)),
         ),
-        PARAMS,
         "expert parameters",
         "专家参数",
-        doc("parts-and-groups"),
     )
-    r.dense = d(
-        "params_dense",
-        total - r.expert,
-        PARAMS,
-        "non-expert parameters",
-        "非专家参数",
-        doc("parts-and-groups"),
-    )
+    r.dense = d("params_dense", total - r.expert, "non-expert parameters", "非专家参数")
     r.params_mtp = d(
         "params_mtp",
         if_(r.has_arch, r.arch_mtp, 0),
-        PARAMS,
         "MTP-module parameters (in the total)",
         "MTP 模块参数（含在总数中）",
-        MTP_SOURCE,
+        source=MTP_SOURCE,
     )
     r.active = d(
         "params_active",
@@ -695,10 +630,9 @@ def _expert_split(reg: Registry, r: Ctx) -> None:
             "params_active",
             r.dense - or0(mtp_dense) + if_(E.gt(0), (r.expert - or0(mtp_expert)) * r.topk / E, 0),
         ),
-        PARAMS,
         "parameters a token passes through, input embedding included (main model, without MTP)",
         "每 token 经过的参数，含输入嵌入（主模型，不含 MTP）",
-        f"{doc('parameters')}: non-expert + expert × topk / experts, the MTP modules left out as "
+        source=f"{doc('parameters')}: non-expert + expert × topk / experts, the MTP modules left out as "
         "DeepSeek-V3 states its 37B; the count Qwen's and Mistral's cards give as activated "
         "(Qwen3-30B-A3B huggingface.co/Qwen/Qwen3-30B-A3B: 3.3B activated = 3.35 B with the "
         "embedding, 3.04 B without; Mixtral mistral.ai/news/mixtral-of-experts: 12.9B per token "
@@ -706,18 +640,13 @@ def _expert_split(reg: Registry, r: Ctx) -> None:
         "params_active_card",
     )
     r.has_experts = d(
-        "has_experts",
-        r.expert.gt(0),
-        BOOL,
-        "the model has routed experts",
-        "含路由专家",
-        doc("parts-and-groups"),
+        "has_experts", r.expert.gt(0), "the model has routed experts", "含路由专家", unit=BOOL
     )
     r.has_mtp = d(
         "has_mtp",
         all_of(r.has_arch, mtp.gt(0)),
-        BOOL,
         "the model has MTP modules",
         "含 MTP 模块",
-        MTP_SOURCE,
+        unit=BOOL,
+        source=MTP_SOURCE,
     )

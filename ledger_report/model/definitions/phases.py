@@ -37,6 +37,7 @@ from .common import (
     STATES,
     Ctx,
     conv,
+    definer,
     doc,
 )
 from .stages import SCHEDULE_SOURCE, STAGE_ZH, STAGES
@@ -147,7 +148,7 @@ def define(reg: Registry, r: Ctx) -> None:
 
 def _shared(reg: Registry, r: Ctx) -> Ctx:
     """What every stage's items read: the largest layer and the head on the rank, the buckets, ZeRO-3's gathers."""
-    d = reg.define
+    d = definer(reg, "params", doc("phases"))
     zero3 = r.zero.ge(3)
     wbytes = Lookup("dtype", r.weight_dtype, "bytes")
     gbytes = Lookup("dtype", r.grad_dtype, "bytes")
@@ -159,26 +160,22 @@ def _shared(reg: Registry, r: Ctx) -> Ctx:
                 r.n_moe.gt(0), r.moe_layer_dense_p / r.tp + r.moe_layer_expert_p / (r.ep * r.etp), 0
             ),
         ),
-        "params",
         "largest layer's parameters on the rank",
         "每卡最大一层的参数",
-        doc("phases"),
     )
     buckets = d(
         "bucket_bytes",
         if_((r.dp * r.cp).gt(1), conv(r, "bucket_fixed_bytes") + r.bucket_elems * gbytes, 0),
-        BYTES,
         "gradient buckets",
         "梯度通信桶",
-        "conventions table (DDP 2 × 25 MiB; DeepSpeed 2 × 5e8 elements; Megatron and FSDP: views of their buffers)",
+        unit=BYTES,
+        source="conventions table (DDP 2 × 25 MiB; DeepSpeed 2 × 5e8 elements; Megatron and FSDP: views of their buffers)",
     )
     head_rank = d(
         "head_params_on_rank",
         r.V * r.h / r.tp,
-        "params",
         "output head's parameters on the rank",
         "每卡输出头参数",
-        doc("phases"),
     )
     head_unit = if_(all_of(zero3, conv(r, "z3_head_kept").eq(1)), head_rank * wbytes, 0)
     fsdp_pp = all_of(r.pp.gt(1), r.zero.ge(2), conv(r, "pp_unsharded_grads").eq(1))
@@ -208,7 +205,7 @@ def _shared(reg: Registry, r: Ctx) -> Ctx:
 
 def _stage(reg: Registry, r: Ctx, stage: str, c: Ctx) -> None:
     """A stage's items, its phases (each the sum of the items alive then), its peak and its first step's."""
-    d = reg.define
+    d = definer(reg, BYTES, doc("phases"))
     zh = STAGE_ZH[stage]
     sb = {s: _state_bytes(reg, r, stage, s) for s, *_ in STATES}
     r.stage_items[stage] = items = _items(reg, r, stage, c, sb)
@@ -219,47 +216,40 @@ def _stage(reg: Registry, r: Ctx, stage: str, c: Ctx) -> None:
         expr = total_of([items[n] for n in names])
         if p == "loss":
             expr = if_(head, expr, 0)
-        phases[p] = d(
-            f"{stage}_phase_{p}_bytes",
-            expr,
-            BYTES,
-            f"{stage} stage, {en}",
-            f"{zh}，{pzh}",
-            doc("phases"),
-        )
+        phases[p] = d(f"{stage}_phase_{p}_bytes", expr, f"{stage} stage, {en}", f"{zh}，{pzh}")
         if p in ("forward", "loss", "backward", "backward_end"):
             first_step.append(phases[p] - items["moments"])
     lazy = conv(r, "moments_lazy").eq(1)
     r.stage_first_step[stage] = d(
         f"{stage}_first_step_bytes",
         if_(lazy, maximum(*first_step), maximum(*first_step) + items["moments"]),
-        BYTES,
         f"{stage} stage: the first step's peak before its optimizer step",
         f"{zh}：首步 step 前的峰值",
-        LAZY_SOURCE,
+        source=LAZY_SOURCE,
     )
     r.stage_peak[stage] = peak = d(
         f"{stage}_stage_peak_allocated_bytes",
         maximum(*phases.values()),
-        BYTES,
         f"{stage} stage: peak allocated",
         f"{zh}：分配峰值",
-        doc("phases"),
     )
     r.stage_load[stage] = d(
         f"{stage}_stage_load_bytes",
         if_(IsBlank(peak), total_of(list(sb.values())), peak),
-        BYTES,
         f"{stage} stage: its peak, or its state where the peak is unknown",
         f"{zh}：峰值（未知时取状态）",
-        doc("pipeline-stages"),
+        source=doc("pipeline-stages"),
     )
 
 
 def _items(reg: Registry, r: Ctx, stage: str, c: Ctx, sb: dict) -> dict:
     """What a stage's rank can hold, item by item (the phases sum the ones alive at each moment)."""
-    d = reg.define
-    zh = STAGE_ZH[stage]
+    stage_zh = STAGE_ZH[stage]
+
+    def d(key, expr, en, zh, source=doc("logits-and-loss")):
+        en, zh = f"{stage} stage: {en}", f"{stage_zh}：{zh}"
+        return reg.define(f"{stage}_mem_{key}", expr, BYTES, en, zh, source)
+
     stage_rank_params = r.rank_part[(stage, "dense")] + r.rank_part[(stage, "expert")]
     grads_setup = conv(r, "grads_at_setup").eq(1)
     head = r.holds_head[stage]
@@ -272,135 +262,108 @@ def _items(reg: Registry, r: Ctx, stage: str, c: Ctx, sb: dict) -> dict:
     kept_params = if_(
         r.recompute_mode.eq("full"), if_(head, c.head_rank, 0), stage_rank_params - embed_rank
     )
+    whole_stage = if_(c.fsdp_pp, stage_rank_params * c.wbytes, 0)
     items = {
         "state": d(
-            f"{stage}_mem_state",
+            "state",
             total_of([sb[s] for s in SETUP_STATES]) + if_(grads_setup, sb["grads"], 0),
-            BYTES,
-            f"{stage} stage: states allocated at setup",
-            f"{zh}：启动时分配的状态",
+            "states allocated at setup",
+            "启动时分配的状态",
             f"{doc('phases')}; Megatron-LM allocates its gradient buffer when DDP is built "
             "(param_and_grad_buffer.py)",
         ),
-        "moments": d(
-            f"{stage}_mem_moments",
-            sb["m"] + sb["v"],
-            BYTES,
-            f"{stage} stage: optimizer moments",
-            f"{zh}：优化器动量",
-            LAZY_SOURCE,
-        ),
+        "moments": d("moments", sb["m"] + sb["v"], "optimizer moments", "优化器动量", LAZY_SOURCE),
         "buckets": c.buckets,
         "activations": r.act[stage],
         "gathers_fwd": d(
-            f"{stage}_mem_gathers_forward",
-            c.z3_fwd + if_(head, c.head_unit, 0) + if_(c.fsdp_pp, stage_rank_params * c.wbytes, 0),
-            BYTES,
-            f"{stage} stage: gathered parameters in forward",
-            f"{zh}：前向聚合的参数",
+            "gathers_forward",
+            c.z3_fwd + if_(head, c.head_unit, 0) + whole_stage,
+            "gathered parameters in forward",
+            "前向聚合的参数",
             FSDP_SOURCE + "; DeepSpeed estimate_zero3_model_states_mem_needs (4 × largest layer)",
         ),
         "gathers_bwd": d(
-            f"{stage}_mem_gathers_backward",
-            c.z3_bwd + if_(head, c.head_unit, 0) + if_(c.fsdp_pp, stage_rank_params * c.wbytes, 0),
-            BYTES,
-            f"{stage} stage: gathered parameters and gradients in backward",
-            f"{zh}：反向聚合的参数与梯度",
+            "gathers_backward",
+            c.z3_bwd + if_(head, c.head_unit, 0) + whole_stage,
+            "gathered parameters and gradients in backward",
+            "反向聚合的参数与梯度",
             FSDP_SOURCE,
         ),
         "weights_kept": d(
-            f"{stage}_mem_weights_kept",
+            "weights_kept",
             if_(r.weights_kept_apply, kept_params * c.wbytes, 0),
-            BYTES,
-            f"{stage} stage: gathered weights kept until their backward",
-            f"{zh}：保留至反向的聚合权重",
+            "gathered weights kept until their backward",
+            "保留至反向的聚合权重",
             WEIGHTS_KEPT_SOURCE,
         ),
         "autocast_cache": d(
-            f"{stage}_mem_autocast_cache",
+            "autocast_cache",
             if_(
                 all_of(r.weight_dtype.eq("fp32"), conv(r, "autocast_cache").eq(1)),
                 stage_rank_params * 2,
                 0,
             ),
-            BYTES,
-            f"{stage} stage: autocast's bf16 weight copies",
-            f"{zh}：autocast 的 bf16 权重副本",
+            "autocast's bf16 weight copies",
+            "autocast 的 bf16 权重副本",
             "torch.autocast(cache_enabled=True) keeps the 16-bit cast of each fp32 leaf weight until the autocast region ends (torch/amp/autocast_mode.py)",
         ),
-        "logits": d(
-            f"{stage}_mem_logits",
-            if_(head, r.logits, 0),
-            BYTES,
-            f"{stage} stage: logits",
-            f"{zh}：logits",
-            doc("logits-and-loss"),
-        ),
+        "logits": d("logits", if_(head, r.logits, 0), "logits", "logits"),
         "loss_fwd": d(
-            f"{stage}_mem_loss_forward",
+            "loss_forward",
             if_(head, r.ce_fwd + r.mtp_loss_kept, 0),
-            BYTES,
-            f"{stage} stage: loss forward working set",
-            f"{zh}：损失前向工作区",
-            doc("logits-and-loss"),
+            "loss forward working set",
+            "损失前向工作区",
         ),
         "recompute": r.recompute_ws,
         "gradients": d(
-            f"{stage}_mem_gradients",
+            "gradients",
             if_(c.fsdp_pp, stage_rank_params * 4, if_(grads_setup, 0, sb["grads"])),
-            BYTES,
-            f"{stage} stage: gradients created in backward",
-            f"{zh}：反向时产生的梯度",
+            "gradients created in backward",
+            "反向时产生的梯度",
             f"{doc('phases')}; {FSDP_SOURCE}: under FSDP with pipeline stages only the unsharded "
             "fp32 gradients exist until the last micro-batch's reduce-scatter",
         ),
         "optimizer_temp": d(
-            f"{stage}_mem_optimizer_temp",
+            "optimizer_temp",
             conv(r, "optimizer_temp_bytes")
             * total_of([r.rank_part[(stage, p)] / r.shard[("master", p)] for p, *_ in PARTS]),
-            BYTES,
-            f"{stage} stage: optimizer-step temporaries",
-            f"{zh}：优化器 step 临时量",
+            "optimizer-step temporaries",
+            "优化器 step 临时量",
             "torch/optim/adam.py _multi_tensor_adam (foreach: about one parameter-sized list); fused kernels: none",
         ),
     }
     items["loss_bwd"] = loss_bwd = d(
-        f"{stage}_mem_loss_backward",
+        "loss_backward",
         if_(head, r.ce_bwd + r.logits_kept + r.mtp_loss_kept, 0),
-        BYTES,
-        f"{stage} stage: loss backward working set",
-        f"{zh}：损失反向工作区",
-        doc("logits-and-loss"),
+        "loss backward working set",
+        "损失反向工作区",
     )
     # the loss backward runs before any layer's: no layer's gradient buffers exist yet then; a
     # layer's recompute runs beside its own gathered gradients
     items["loss_or_recompute"] = d(
-        f"{stage}_mem_loss_or_recompute",
+        "loss_or_recompute",
         maximum(loss_bwd, r.recompute_ws + items["gathers_bwd"] - items["gathers_fwd"]),
-        BYTES,
-        f"{stage} stage: loss backward, or a layer's recompute with its gathered gradients",
-        f"{zh}：损失反向，或一层的重计算及其聚合梯度",
+        "loss backward, or a layer's recompute with its gathered gradients",
+        "损失反向，或一层的重计算及其聚合梯度",
         f"{doc('phases')}; {FSDP_SOURCE}: at the loss backward no layer has run backward, so no "
         "layer's unsharded gradient or reduce-scatter buffer exists yet",
     )
     # gradients accumulate over micro-batches; the oldest micro-batch's activations go as its gradients come
     items["gradients_early"] = d(
-        f"{stage}_mem_gradients_early",
+        "gradients_early",
         if_(r.n_micro.gt(r.in_flight[stage]), items["gradients"], 0),
-        BYTES,
-        f"{stage} stage: gradients accumulated before a backward",
-        f"{zh}：反向开始前已累积的梯度",
+        "gradients accumulated before a backward",
+        "反向开始前已累积的梯度",
         f"{doc('phases')}; {SCHEDULE_SOURCE}: only a backward after a steady-state forward holds "
         "both every in-flight micro-batch and earlier gradients; with no more micro-batches than "
         "in flight the first backward has no gradients yet and the later ones fewer activations "
         "(backward_end)",
     )
     items["activations_rest"] = d(
-        f"{stage}_mem_activations_rest",
+        "activations_rest",
         r.act[stage] * (r.in_flight[stage] - 1) / maximum(r.in_flight[stage], 1),
-        BYTES,
-        f"{stage} stage: activations of the other micro-batches in flight",
-        f"{zh}：其余在途激活",
+        "activations of the other micro-batches in flight",
+        "其余在途激活",
         doc("phases"),
     )
     return items
@@ -408,31 +371,29 @@ def _items(reg: Registry, r: Ctx, stage: str, c: Ctx, sb: dict) -> dict:
 
 def _reported(reg: Registry, r: Ctx) -> None:
     """The heaviest stage is reported: its phases, items, first step and peak."""
-    d = reg.define
+    d = definer(reg, BOOL, doc("phases"))
     fp, mp, lp = (r.stage_load[s] for s in STAGES)
     r.pick_first = d(
         "report_first_stage",
         if_(r.single, True, all_of(fp.ge(lp), fp.ge(if_(r.has_middle, mp, 0)))),
-        BOOL,
         "reported stage is the first",
         "报告首段",
-        doc("pipeline-stages") + ": the stage with the largest peak",
+        source=doc("pipeline-stages") + ": the stage with the largest peak",
     )
     r.pick_middle = d(
         "report_middle_stage",
         if_(r.pick_first, False, all_of(r.has_middle, mp.ge(lp))),
-        BOOL,
         "reported stage is the middle one",
         "报告中间段",
-        doc("pipeline-stages"),
+        source=doc("pipeline-stages"),
     )
     r.reported = d(
         "reported_stage",
         if_(r.single, "only", if_(r.pick_first, "first", if_(r.pick_middle, "middle", "last"))),
-        TEXT,
         "reported pipeline stage",
         "报告的流水段",
-        doc("pipeline-stages"),
+        unit=TEXT,
+        source=doc("pipeline-stages"),
     )
 
     def pick(key_of):
@@ -444,57 +405,47 @@ def _reported(reg: Registry, r: Ctx) -> None:
     d(
         "reported_stage_holds_head",
         pick(lambda s: r.holds_head[s]),
-        BOOL,
         "reported stage holds the output head",
         "报告段持有输出头",
-        doc("pipeline-stages"),
+        source=doc("pipeline-stages"),
     )
     r.phase_bytes = {}
     for p, en, pzh, _items in PHASES:
         r.phase_bytes[p] = d(
             f"phase_{p}_bytes",
             pick(lambda s: r.stage_phase[s][p]),
-            BYTES,
             f"{en} (reported stage)",
             f"{pzh}（报告段）",
-            doc("phases"),
+            unit=BYTES,
         )
     r.item_bytes = {
-        key: d(
-            f"mem_{key}_bytes",
-            pick(lambda s, k=key: r.stage_items[s][k]),
-            BYTES,
-            en,
-            zh,
-            doc("phases"),
-        )
+        key: d(f"mem_{key}_bytes", pick(lambda s, k=key: r.stage_items[s][k]), en, zh, unit=BYTES)
         for key, en, zh in ITEMS
     }
     _phase_items(reg, r)
     first_step = d(
         "first_step_peak_bytes",
         pick(lambda s: r.stage_first_step[s]),
-        BYTES,
         "first step's peak before its optimizer step (allocated)",
         "首步 step 前的峰值（已分配）",
-        LAZY_SOURCE,
+        unit=BYTES,
+        source=LAZY_SOURCE,
     )
     r.allocated = d(
         "peak_allocated_bytes_per_rank",
         pick(lambda s: r.stage_peak[s]),
-        BYTES,
         "peak allocated per rank (torch max_memory_allocated)",
         "每卡分配峰值（max_memory_allocated）",
-        doc("counters"),
+        unit=BYTES,
+        source=doc("counters"),
     )
     steady = maximum(*r.phase_bytes.values())
     r.peak_phase = d(
         "peak_phase",
         _argmax([(p, r.phase_bytes[p]) for p in PHASE_NAMES]),
-        TEXT,
         "phase of the peak",
         "峰值所在阶段",
-        doc("phases"),
+        unit=TEXT,
     )
     in_peak = {}
     for key, _en, _zh in ITEMS:
@@ -502,10 +453,8 @@ def _reported(reg: Registry, r: Ctx) -> None:
         in_peak[key] = d(
             f"mem_{key}_in_peak",
             any_of(*(r.peak_phase.eq(p) for p in holders)) if holders else False,
-            BOOL,
             f"{key} lives in the peak phase",
             f"{key} 在峰值阶段",
-            doc("phases"),
         )
     for key, a, b, what, zh in (
         ("loss", "loss_fwd", "loss_or_recompute", "the loss's working set lives", "交叉熵工作区"),
@@ -519,38 +468,29 @@ def _reported(reg: Registry, r: Ctx) -> None:
         ("gathers", "gathers_fwd", "gathers_bwd", "gathered parameters live", "聚合参数"),
     ):
         en = f"{what} in the peak phase"
-        d(
-            f"{key}_in_peak",
-            any_of(in_peak[a], in_peak[b]),
-            BOOL,
-            en,
-            f"{zh}在峰值阶段",
-            doc("phases"),
-        )
+        d(f"{key}_in_peak", any_of(in_peak[a], in_peak[b]), en, f"{zh}在峰值阶段")
     d(
         "always_in_peak",
         True,
-        BOOL,
         "counted on the device at every phase",
         "各阶段都计入设备显存",
-        doc("counters"),
+        source=doc("counters"),
     )
     d(
         "multi_stage",
         r.pp.gt(1),
-        BOOL,
         "more than one pipeline stage",
         "多于一个流水段",
-        doc("pipeline-stages"),
+        source=doc("pipeline-stages"),
     )
     r.first_step = first_step
     r.steady_minus_first = d(
         "lazy_state_bytes",
         steady - first_step,
-        BYTES,
         "the steady peak above the first step's (optimizer moments allocated at the first step)",
         "稳态峰值高出首步的部分（首步才分配的动量）",
-        MOE35 + "; " + LAZY_SOURCE,
+        unit=BYTES,
+        source=MOE35 + "; " + LAZY_SOURCE,
     )
 
 
@@ -588,7 +528,7 @@ ALLOCATOR_SOURCE = (
 
 def _counters(reg: Registry, r: Ctx) -> None:
     """The peak on each counter: allocated, reserved (the allocator model), the device (context and NCCL)."""
-    d = reg.define
+    d = definer(reg, BYTES)
     dp, cp, tp, pp, ep = r.dp, r.cp, r.tp, r.pp, r.ep
     n_groups = d(
         "nccl_groups",
@@ -597,42 +537,39 @@ def _counters(reg: Registry, r: Ctx) -> None:
         + if_(pp.gt(1), 2, 0)
         + if_(ep.gt(1), 1, 0)
         + if_(all_of(ep.gt(1), r.group["expert"].gt(1)), 1, 0),
-        COUNT,
         "NCCL communicators",
         "NCCL 通信组数",
-        "one per parallel dimension larger than 1 (pipeline: its point-to-point group and the embedding group; experts: their data-parallel group too)",
+        unit=COUNT,
+        source="one per parallel dimension larger than 1 (pipeline: its point-to-point group and the embedding group; experts: their data-parallel group too)",
     )
     r.nccl = d(
         "nccl_bytes",
         n_groups * NCCL_BYTES_PER_GROUP,
-        BYTES,
         "NCCL communicator buffers",
         "NCCL 通信缓冲",
-        f"about 0.5 GB per communicator ({FUJII})",
+        source=f"about 0.5 GB per communicator ({FUJII})",
     )
     r.device_extra = d(
         "device_overhead_bytes",
         CUDA_CONTEXT_BYTES + r.nccl,
-        BYTES,
         "CUDA context and NCCL buffers (outside the allocator)",
         "CUDA 上下文与 NCCL 缓冲（分配器之外）",
-        f"0.5 GB context and 0.5 GB per communicator ({FUJII})",
+        source=f"0.5 GB context and 0.5 GB per communicator ({FUJII})",
     )
     _allocator(reg, r)
     r.peak = d(
         "peak_bytes_per_rank",
         r.reserved + r.device_extra,
-        BYTES,
         "peak per rank on the device",
         "每卡设备峰值",
-        doc("counters") + ": reserved + CUDA context + NCCL",
+        source=doc("counters") + ": reserved + CUDA context + NCCL",
     )
 
 
 def _allocator(reg: Registry, r: Ctx) -> None:
     """The reserved peak: the allocated peak, the cached blocks the loss region strands, the
     residual reserve the model does not explain, within what the device leaves the allocator."""
-    d = reg.define
+    d = definer(reg, BYTES, ALLOCATOR_SOURCE + "; " + doc("counters"))
     stranded = d(
         "allocator_stranded_bytes",
         if_(
@@ -649,10 +586,9 @@ def _allocator(reg: Registry, r: Ctx) -> None:
             r.logits,
             0,
         ),
-        BYTES,
         "cached blocks the loss backward cannot reuse",
         "交叉熵反向无法复用的缓存块",
-        f"{ALLOCATOR_SOURCE}: the 16-bit logits, freed after their fp32 copy, are too small for "
+        source=f"{ALLOCATOR_SOURCE}: the 16-bit logits, freed after their fp32 copy, are too small for "
         "the backward's fp32 gradients (eager, loss parallel, torchtune's chunks), which take "
         "new memory while the logits' blocks stay cached between live blocks (with expandable "
         "segments too: the hole is not at the segment's end); Megatron's loss reuses its own "
@@ -661,18 +597,16 @@ def _allocator(reg: Registry, r: Ctx) -> None:
     explained = d(
         "reserved_explained_bytes",
         maximum(r.allocated, r.pick(lambda s: r.stage_phase[s]["backward"]) + stranded),
-        BYTES,
         "reserved by the allocator model (before the residual reserve)",
         "分配器模型给出的预留（不含剩余预留）",
-        ALLOCATOR_SOURCE + "; " + doc("counters"),
     )
     frag = d(
         "reserved_fraction",
         if_(r.expandable, conv(r, "reserved_fraction_expandable"), conv(r, "reserved_fraction")),
-        "ratio",
         "residual allocator reserve over the modelled reserved (with or without expandable segments)",
         "模型之外的分配器预留比例（按是否可扩展段）",
-        "conventions table: fitted on tests/data/measured_runs.csv (bench/bench_fidelity.py "
+        unit="ratio",
+        source="conventions table: fitted on tests/data/measured_runs.csv (bench/bench_fidelity.py "
         f"prints it in sample and leaving each source out); {doc('counters')}",
     )
     # what release-and-retry cannot give back: the fragmentation inside segments still in use (with
@@ -680,18 +614,16 @@ def _allocator(reg: Registry, r: Ctx) -> None:
     r.reserve_floor_fraction = floor_frac = d(
         "reserved_floor_fraction",
         if_(r.expandable, 0, frag),
-        "ratio",
         "the residual reserve the allocator cannot release (none with expandable segments)",
         "分配器无法释放的剩余预留（可扩展段时为零）",
-        ALLOCATOR_SOURCE + "; " + doc("counters"),
+        unit="ratio",
     )
     r.fit_bytes = fit = d(
         "peak_fit_bytes_per_rank",
         r.allocated * (1 + floor_frac) + r.device_extra,
-        BYTES,
         "what must fit on the device: the allocated peak, the reserve the allocator cannot release, the context and NCCL",
         "设备上必须放下的：分配峰值、分配器无法释放的预留、上下文与 NCCL",
-        f"{ALLOCATOR_SOURCE}: when new memory does not fit, cached free blocks are released and "
+        source=f"{ALLOCATOR_SOURCE}: when new memory does not fit, cached free blocks are released and "
         f"the request retried; {doc('counters')}",
     )
     r.reserved = d(
@@ -700,10 +632,9 @@ def _allocator(reg: Registry, r: Ctx) -> None:
             explained * (1 + frag),
             maximum(r.hbm_gb * BYTES_PER_GB - r.device_extra, fit - r.device_extra),
         ),
-        BYTES,
         "peak reserved per rank (torch max_memory_reserved)",
         "每卡预留峰值（max_memory_reserved）",
-        f"{doc('counters')}: the modelled reserve, within what the device leaves the allocator "
+        source=f"{doc('counters')}: the modelled reserve, within what the device leaves the allocator "
         "unless even the reserve it cannot release exceeds that",
     )
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..expr import Col, IsBlank, all_of, ceil, floor, if_, maximum, minimum, negate
 from ..registry import BOOL, COUNT, PARAMS, Registry
-from .common import Ctx, doc
+from .common import Ctx, definer, doc
 
 STAGES = ("first", "middle", "last")
 STAGE_ZH = {"first": "首段", "middle": "中间段", "last": "末段", "only": "唯一段"}
@@ -21,17 +21,16 @@ SCHEDULE_SOURCE = "Megatron-LM megatron/core/pipeline_parallel/schedules.py (1F1
 
 def define(reg: Registry, r: Ctx) -> None:
     reg.section = "stages"
-    d = reg.define
-    L, pp = r.L, r.pp
     src = doc("pipeline-stages")
+    d = definer(reg, COUNT, src)
+    L, pp = r.L, r.pp
     fixed = {
         end: d(
             f"pp_{end}_fixed",
             all_of(pp.gt(1), negate(IsBlank(Col(f"pp_{end}_layers")))),
-            BOOL,
             f"the {end} stage's layers are given",
             f"{STAGE_ZH[end]}层数已给出",
-            src,
+            unit=BOOL,
         )
         for end in ("first", "last")
     }
@@ -39,31 +38,24 @@ def define(reg: Registry, r: Ctx) -> None:
     even_stages = d(
         "pp_even_stages",
         pp - if_(fixed["first"], 1, 0) - if_(fixed["last"], 1, 0),
-        COUNT,
         "stages that share the layers evenly",
         "均分层数的段数",
-        src,
     )
-    even_layers = d(
-        "pp_even_layers", L - first_n - last_n, COUNT, "layers shared evenly", "均分的层数", src
-    )
+    even_layers = d("pp_even_layers", L - first_n - last_n, "layers shared evenly", "均分的层数")
     base = d(
         "stage_layers_base",
         floor(even_layers / maximum(even_stages, 1)),
-        COUNT,
         "layers per evenly split stage (floor)",
         "均分段每段层数（下取整）",
-        src,
     )
     rem = d(
         "stage_layers_remainder",
         even_layers - base * even_stages,
-        COUNT,
         "evenly split stages with one layer more",
         "多一层的均分段数",
-        src + ": remainder layers go to the earlier stages",
+        source=src + ": remainder layers go to the earlier stages",
     )
-    r.single = d("single_stage", pp.eq(1), BOOL, "one pipeline stage", "单段流水", src)
+    r.single = d("single_stage", pp.eq(1), "one pipeline stage", "单段流水", unit=BOOL)
     r.stage_index = {}
     for stage, rank, which in (
         ("first", 0, ""),
@@ -71,22 +63,20 @@ def define(reg: Registry, r: Ctx) -> None:
         ("last", pp - 1, " pp − 1"),
     ):
         en, zh = f"{stage} stage: pipeline rank{which}", f"{STAGE_ZH[stage]}：流水 rank{which}"
-        r.stage_index[stage] = d(f"{stage}_stage_rank", rank, COUNT, en, zh, src)
+        r.stage_index[stage] = d(f"{stage}_stage_rank", rank, en, zh)
     r.has_middle = d(
         "has_middle_stage",
         pp.gt(2),
-        BOOL,
         "a middle stage apart from the first and last",
         "有中间段",
-        src,
+        unit=BOOL,
     )
     n_micro = d(
         "micro_batches_per_step",
         if_(IsBlank(r.global_batch), pp, r.global_batch / (r.micro_batch * r.dp)),
-        COUNT,
         "micro-batches per step per data-parallel rank",
         "每步 micro-batch 数",
-        "global_batch / (micro_batch·dp)",
+        source="global_batch / (micro_batch·dp)",
     )
     r.n_micro = n_micro
     r.layers_of, r.in_flight, r.holds_embed, r.holds_head, r.global_of = {}, {}, {}, {}, {}
@@ -99,9 +89,8 @@ def define(reg: Registry, r: Ctx) -> None:
 
 def _stage_layers(reg: Registry, r: Ctx, stage: str, c: Ctx) -> None:
     """A stage's layers (how many of each kind) and the micro-batches it holds in flight."""
-    d = reg.define
+    d = definer(reg, COUNT, doc("pipeline-stages"))
     L, pp, fae, moe_every, E, v = r.L, r.pp, r.fae, r.moe_every, r.E, r.virtual
-    src = doc("pipeline-stages")
     k = r.stage_index[stage]
     zh = STAGE_ZH[stage]
     j = k - if_(c.fixed["first"], 1, 0)  # the stage's place among the evenly split ones
@@ -112,10 +101,8 @@ def _stage_layers(reg: Registry, r: Ctx, stage: str, c: Ctx) -> None:
             L - c.last_n,
             if_(all_of(k.eq(0), c.fixed["first"]), 0, c.first_n + j * c.base + minimum(j, c.rem)),
         ),
-        COUNT,
         f"{stage} stage's first layer",
         f"{zh}起始层",
-        src,
     )
     n = d(
         f"{stage}_stage_layers",
@@ -124,10 +111,8 @@ def _stage_layers(reg: Registry, r: Ctx, stage: str, c: Ctx) -> None:
             c.last_n,
             if_(all_of(k.eq(0), c.fixed["first"]), c.first_n, c.base + if_(j.lt(c.rem), 1, 0)),
         ),
-        COUNT,
         f"{stage}-stage layers",
         f"{zh}层数",
-        src,
     )
     moe = d(
         f"{stage}_stage_moe_layers",
@@ -136,26 +121,20 @@ def _stage_layers(reg: Registry, r: Ctx, stage: str, c: Ctx) -> None:
             maximum(ceil((start + n) / moe_every) - ceil(maximum(start, r.k_dense) / moe_every), 0),
             0,
         ),
-        COUNT,
         f"{stage}-stage MoE layers",
         f"{zh} MoE 层数",
-        doc("parameters") + ": layer i is MoE when i ≥ first_dense_layers and i mod moe_every = 0",
+        source=doc("parameters")
+        + ": layer i is MoE when i ≥ first_dense_layers and i mod moe_every = 0",
     )
     dense = d(
-        f"{stage}_stage_dense_layers",
-        n - moe,
-        COUNT,
-        f"{stage}-stage dense layers",
-        f"{zh}稠密层数",
-        src,
+        f"{stage}_stage_dense_layers", n - moe, f"{stage}-stage dense layers", f"{zh}稠密层数"
     )
     attn = d(
         f"{stage}_stage_attention_layers",
         floor((start + n) / fae) - floor(start / fae),
-        COUNT,
         f"{stage}-stage softmax-attention layers",
         f"{zh}全注意力层数",
-        doc("parameters") + ": layer i has softmax attention when i mod k = k − 1",
+        source=doc("parameters") + ": layer i has softmax attention when i mod k = k − 1",
     )
     r.global_of[stage] = d(
         f"{stage}_stage_global_attention_layers",
@@ -168,10 +147,9 @@ def _stage_layers(reg: Registry, r: Ctx, stage: str, c: Ctx) -> None:
                 floor((start + n) / r.sliding_every) - floor(start / r.sliding_every),
             ),
         ),
-        COUNT,
         f"{stage}-stage global-attention layers",
         f"{zh}全局注意力层数",
-        f"{doc('parameters')}: with sliding_window, layer i is global when i mod sliding_every = "
+        source=f"{doc('parameters')}: with sliding_window, layer i is global when i mod sliding_every = "
         "sliding_every − 1",
     )
     r.layers_of[stage], r.stage_layers[stage] = (dense, moe, attn), n
@@ -181,17 +159,17 @@ def _stage_layers(reg: Registry, r: Ctx, stage: str, c: Ctx) -> None:
     r.in_flight[stage] = d(
         f"{stage}_stage_in_flight",
         minimum(warm + 1, r.n_micro * v) / v,
-        COUNT,
         f"{stage}-stage micro-batches in flight (stage-sized)",
         f"{zh}在途 micro-batch（整段计）",
-        SCHEDULE_SOURCE,
+        source=SCHEDULE_SOURCE,
     )
 
 
 def _stage_params(reg: Registry, r: Ctx, stage: str) -> None:
     """A stage's parameters by part, counted from its layers and embeddings, and per rank."""
-    d = reg.define
-    zh, single, src = STAGE_ZH[stage], r.single, doc("pipeline-stages")
+    src = doc("pipeline-stages")
+    d = definer(reg, PARAMS, src)
+    zh, single = STAGE_ZH[stage], r.single
     dense, moe, attn = r.layers_of[stage]
     n, pp = r.stage_layers[stage], r.pp
     arch_d = d(
@@ -210,10 +188,9 @@ def _stage_params(reg: Registry, r: Ctx, stage: str) -> None:
             + if_(all_of(r.mtp.gt(0), negate(single)), r.embed_p, 0),
             0,
         ),
-        PARAMS,
         f"{stage}-stage non-expert parameters (architecture)",
         f"{zh}非专家参数（由结构）",
-        src
+        source=src
         + ": layer by layer (norms, softmax or linear attention, dense or MoE MLP); the input embedding on the first stage; the output head "
         "(a real copy even when tied), the final norm and the MTP modules on the last, with their own copy of the embedding when pp > 1 "
         "(Megatron-LM megatron/core/models/gpt/gpt_model.py builds the embedding where mtp_process)",
@@ -221,10 +198,9 @@ def _stage_params(reg: Registry, r: Ctx, stage: str) -> None:
     r.part_stage[(stage, "dense")] = d(
         f"{stage}_stage_dense_params",
         if_(r.has_arch, r.dense * (arch_d / r.arch_dense), r.dense / pp),
-        PARAMS,
         f"{stage}-stage non-expert parameters",
         f"{zh}非专家参数",
-        src + " (scaled to params_total; without a countable architecture, total / pp)",
+        source=src + " (scaled to params_total; without a countable architecture, total / pp)",
     )
     r.part_stage[(stage, "expert")] = d(
         f"{stage}_stage_expert_params",
@@ -241,24 +217,20 @@ def _stage_params(reg: Registry, r: Ctx, stage: str) -> None:
             ),
             r.expert / pp,
         ),
-        PARAMS,
         f"{stage}-stage expert parameters",
         f"{zh}专家参数",
-        src,
     )
     r.rank_part[(stage, "dense")] = d(
         f"{stage}_rank_dense_params",
         r.part_stage[(stage, "dense")] / r.tp,
-        PARAMS,
         f"{stage}-stage non-expert parameters per rank",
         f"{zh}每卡非专家参数",
-        doc("parts-and-groups") + ": non-expert / tp",
+        source=doc("parts-and-groups") + ": non-expert / tp",
     )
     r.rank_part[(stage, "expert")] = d(
         f"{stage}_rank_expert_params",
         r.part_stage[(stage, "expert")] / (r.ep * r.etp),
-        PARAMS,
         f"{stage}-stage expert parameters per rank",
         f"{zh}每卡专家参数",
-        doc("parts-and-groups") + ": expert / (ep·etp)",
+        source=doc("parts-and-groups") + ": expert / (ep·etp)",
     )

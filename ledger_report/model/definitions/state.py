@@ -15,6 +15,7 @@ from .common import (
     ZERO_PAPER,
     Ctx,
     conv,
+    definer,
     doc,
 )
 
@@ -30,7 +31,7 @@ Z3_TRANSIENT = {
 def widths(reg: Registry, r: Ctx) -> None:
     """Bytes per parameter, sharding and placement of each state (before the stage is chosen)."""
     reg.section = "state"
-    d = reg.define
+    d = definer(reg, BOOL, doc("zero-stages"))
     zero = r.zero
     z3 = zero.ge(3)
     r.bpp = {}
@@ -41,19 +42,19 @@ def widths(reg: Registry, r: Ctx) -> None:
         r.bpp[s] = d(
             f"{s}_bytes_per_param",
             width,
-            BPP,
             f"{en}, bytes per parameter",
             f"{zh}字节/参数",
-            ZERO_PAPER + Z3_TRANSIENT.get(s, ""),
+            unit=BPP,
+            source=ZERO_PAPER + Z3_TRANSIENT.get(s, ""),
         )
     r.bpp |= {
         "m": d(
             "m_bytes_per_param",
             Lookup("optimizer", r.optimizer, "has_m") * Lookup("moment", r.m_dtype, "bytes"),
-            BPP,
             "first moment, bytes per parameter",
             "一阶矩字节/参数",
-            "optimizer table; 8-bit moments: Dettmers et al. 2022",
+            unit=BPP,
+            source="optimizer table; 8-bit moments: Dettmers et al. 2022",
         ),
         "v": d(
             "v_bytes_per_param",
@@ -64,32 +65,27 @@ def widths(reg: Registry, r: Ctx) -> None:
                 if_(r.has_arch, r.factored / r.arch_total, 1),
                 1,
             ),
-            BPP,
             "second moment, bytes per parameter",
             "二阶矩字节/参数",
-            "optimizer table; Adafactor factored (Shazeer & Stern 2018)",
+            unit=BPP,
+            source="optimizer table; Adafactor factored (Shazeer & Stern 2018)",
         ),
     }
     r.sharded_state = {
-        "weights": d(
-            "weights_sharded", z3, BOOL, "weights sharded", "权重分片", doc("zero-stages")
-        ),
+        "weights": d("weights_sharded", z3, "weights sharded", "权重分片"),
         "grads": d(
             "grads_sharded",
             zero.ge(conv(r, "grads_shard_stage")),
-            BOOL,
             "gradients sharded",
             "梯度分片",
-            doc("zero-stages") + " (Megatron keeps its grad buffer whole)",
+            source=doc("zero-stages") + " (Megatron keeps its grad buffer whole)",
         ),
     }
     opt_sharded = d(
         "optimizer_sharded",
         zero.ge(1),
-        BOOL,
         "master, moments and main gradients sharded",
         "主权重、动量、主梯度分片",
-        doc("zero-stages"),
     )
     for s in ("main_grads", "master", "m", "v"):
         r.sharded_state[s] = opt_sharded
@@ -97,19 +93,19 @@ def widths(reg: Registry, r: Ctx) -> None:
         "dense": d(
             "dense_shard_group",
             r.dp_shard * r.cp,
-            COUNT,
             "non-expert shard group dp_shard·cp",
             "非专家分片组 dp_shard·cp",
-            f"{doc('parts-and-groups')}; Megatron-LM PR #6048; dp_shard = dp unless the row "
+            unit=COUNT,
+            source=f"{doc('parts-and-groups')}; Megatron-LM PR #6048; dp_shard = dp unless the row "
             "shards over part of it (HSDP)",
         ),
         "expert": d(
             "expert_shard_group",
             maximum(r.dp_shard * r.cp * r.tp / (r.ep * r.etp), 1),
-            COUNT,
             "expert-DP dp_shard·cp·tp/(ep·etp)",
             "专家数据并行组 dp_shard·cp·tp/(ep·etp)",
-            doc("parts-and-groups") + "; " + MOE35,
+            unit=COUNT,
+            source=doc("parts-and-groups") + "; " + MOE35,
         ),
     }
     r.location = {s: r.at[col] for s, col, _en, _zh in STATES}
@@ -119,10 +115,9 @@ def widths(reg: Registry, r: Ctx) -> None:
         r.in_hbm[s] = d(
             f"{s}_in_hbm",
             r.location[s].eq("hbm"),
-            BOOL,
             f"{en} count in HBM",
             f"{zh}计入显存",
-            doc("state-ledger"),
+            source=doc("state-ledger"),
         )
         dt = Ref(STATE_DTYPE[s])
         if s == "v":
@@ -130,7 +125,12 @@ def widths(reg: Registry, r: Ctx) -> None:
                 Lookup("optimizer", r.optimizer, "factored_v").gt(0), concat(dt, " (factored)"), dt
             )
         r.dtype_label[s] = d(
-            f"{s}_dtype_label", dt, TEXT, f"{en}: dtype", f"{zh}：精度", doc("state-ledger")
+            f"{s}_dtype_label",
+            dt,
+            f"{en}: dtype",
+            f"{zh}：精度",
+            unit=TEXT,
+            source=doc("state-ledger"),
         )
     r.shard = {}
     for s, _col, en, zh in STATES:
@@ -138,10 +138,10 @@ def widths(reg: Registry, r: Ctx) -> None:
             r.shard[(s, p)] = d(
                 f"{s}_{p}_shard_group",
                 if_(r.sharded_state[s], r.group[p], 1),
-                COUNT,
                 f"{en} ({pen}): shard group",
                 f"{zh}（{pzh}）分片组",
-                doc("parts-and-groups"),
+                unit=COUNT,
+                source=doc("parts-and-groups"),
             )
     r.eff = {}
     for p, pen, pzh in PARTS:
@@ -149,34 +149,32 @@ def widths(reg: Registry, r: Ctx) -> None:
         r.eff[p] = d(
             f"{p}_hbm_bytes_per_param_on_rank",
             acc,
-            BPP,
             f"HBM state bytes per {pen} parameter on the rank",
             f"每个{pzh}参数的显存状态字节",
-            "the sum of the state lines",
+            unit=BPP,
+            source="the sum of the state lines",
         )
 
 
 def ledger(reg: Registry, r: Ctx) -> None:
     """The state lines of the reported stage, their totals, and offloaded state."""
     reg.section = "state"
-    d = reg.define
+    d = definer(reg, BYTES, doc("parts-and-groups"))
     rank_params = {}
     for p, pen, pzh in PARTS:
         rank_params[p] = d(
             f"{p}_params_on_rank",
             r.pick(lambda s, p=p: r.rank_part[(s, p)]),
-            PARAMS,
             f"{pen} parameters on the rank (before sharding)",
             f"每卡{pzh}参数（分片前）",
-            doc("parts-and-groups"),
+            unit=PARAMS,
         )
     r.params_per_rank = d(
         "params_per_rank",
         nearest(rank_params["dense"] + rank_params["expert"]),
-        PARAMS,
         "parameters per rank",
         "每卡参数",
-        doc("parts-and-groups"),
+        unit=PARAMS,
     )
     r.line_bytes = {}
     for s, _col, en, zh in STATES:
@@ -184,34 +182,32 @@ def ledger(reg: Registry, r: Ctx) -> None:
             lp = d(
                 f"{s}_{p}_params_on_rank",
                 nearest(rank_params[p] / r.shard[(s, p)]),
-                PARAMS,
                 f"{en} ({pen}): parameters on the rank",
                 f"{zh}（{pzh}）每卡参数",
-                doc("parts-and-groups"),
+                unit=PARAMS,
             )
             r.line_bytes[(s, p)] = d(
                 f"{s}_{p}_bytes",
                 ceil(lp * r.bpp[s]),
-                BYTES,
                 f"{en} ({pen})",
                 f"{zh}（{pzh}）",
-                doc("state-ledger"),
+                source=doc("state-ledger"),
             )
             d(
                 f"{s}_{p}_sharded",
                 r.shard[(s, p)].ne(1),
-                BOOL,
                 f"{en} ({pen}): sharded",
                 f"{zh}（{pzh}）分片",
-                doc("state-ledger") + ": a group of one is the whole state",
+                unit=BOOL,
+                source=doc("state-ledger") + ": a group of one is the whole state",
             )
             d(
                 f"{s}_{p}_shown",
                 all_of(r.bpp[s].gt(0), rank_params[p].gt(0)),
-                BOOL,
                 f"{en} ({pen}): exists on the rank",
                 f"{zh}（{pzh}）存在",
-                f"{doc('state-ledger')}: a state of zero width, or a part without parameters, has "
+                unit=BOOL,
+                source=f"{doc('state-ledger')}: a state of zero width, or a part without parameters, has "
                 "no line",
             )
 
@@ -222,71 +218,65 @@ def ledger(reg: Registry, r: Ctx) -> None:
     ):
         en, source = f"model state {place} per rank", f"the sum of the state lines located {place}"
         lines = [if_(r.location[s].eq(where), lb, 0) for (s, p), lb in r.line_bytes.items()]
-        setattr(r, f"state_{where}", d(key, total_of(lines), BYTES, en, zh, source))
+        setattr(r, f"state_{where}", d(key, total_of(lines), en, zh, source=source))
     for s, _col, en, zh in STATES:
         d(
             f"{s}_hbm_bytes",
             total_of([if_(r.in_hbm[s], r.line_bytes[(s, p)], 0) for p, *_ in PARTS]),
-            BYTES,
             f"{en} in HBM per rank",
             f"每卡显存中的{zh}",
-            "the state's lines located in HBM",
+            source="the state's lines located in HBM",
         )
     d(
         "outside_state_bytes_per_rank",
         r.peak - r.state_hbm,
-        BYTES,
         "on the device outside the state ledger per rank",
         "每卡状态账本之外的设备占用",
-        "peak on the device − model state in HBM",
+        source="peak on the device − model state in HBM",
     )
     bpp_sum = total_of([r.bpp[s] for s, *_ in STATES])
     bpp_hbm = total_of([if_(r.in_hbm[s], r.bpp[s], 0) for s, *_ in STATES])
     r.state_bpp = d(
         "state_bytes_per_param",
         bpp_sum,
-        BPP,
         "model-state bytes per parameter",
         "每参数模型状态字节",
-        ZERO_PAPER,
+        unit=BPP,
+        source=ZERO_PAPER,
     )
     d(
         "state_bytes_logical_total",
         r.total * r.state_bpp,
-        BYTES,
         "whole model state, all ranks",
         "全模型状态（所有卡合计）",
-        MOE5T + ": 5T × 18 B = 90 TB",
+        source=MOE5T + ": 5T × 18 B = 90 TB",
     )
     r.logical_hbm = d(
         "state_bytes_logical_hbm",
         r.total * bpp_hbm,
-        BYTES,
         "whole model state placed in HBM",
         "放在显存中的全模型状态",
-        doc("gates"),
+        source=doc("gates"),
     )
     host_node = d(
         "host_bytes_per_node",
         r.state_host * r.gpus_per_node,
-        BYTES,
         "offloaded state per node (host memory)",
         "每节点主机内存中的状态",
-        "host-located lines × GPUs per node",
+        source="host-located lines × GPUs per node",
     )
     d(
         "nvme_bytes_per_node",
         r.state_nvme * r.gpus_per_node,
-        BYTES,
         "offloaded state per node (NVMe)",
         "每节点 NVMe 上的状态",
-        "NVMe-located lines × GPUs per node",
+        source="NVMe-located lines × GPUs per node",
     )
     d(
         "host_fits",
         host_node.le(r.host_gb * BYTES_PER_GB),
-        BOOL,
         "host memory holds the offloaded state",
         "主机内存放得下",
-        "host_bytes_per_node ≤ host_gb",
+        unit=BOOL,
+        source="host_bytes_per_node ≤ host_gb",
     )

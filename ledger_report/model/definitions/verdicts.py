@@ -18,7 +18,7 @@ from ..expr import (
     negate,
 )
 from ..registry import BOOL, DAYS, ERROR, MONEY, NODE_HOURS, TEXT, Registry
-from .common import COLUMN, Ctx, doc, sentence
+from .common import COLUMN, Ctx, definer, doc, sentence
 
 CHECK_RULES_PER_PART = 8
 
@@ -185,38 +185,33 @@ def _memory(reg: Registry, r: Ctx):
 
 
 def _deadline(reg: Registry, r: Ctx):
-    d = reg.define
+    d = definer(reg, DAYS, doc("verdicts"))
     window_days = d(
         "train_window_days",
         r.days - r.reserve,
-        DAYS,
         "days available for training (deadline less reserve)",
         "可用于训练的天数（期限减预留）",
-        doc("compute-floor"),
+        source=doc("compute-floor"),
     )
     late = d(
         "days_over_deadline",
         r.days_on_config - window_days,
-        DAYS,
         "days beyond the deadline (negative: days to spare)",
         "超出期限的天数（负值为余量）",
-        doc("verdicts"),
     )
     meets = d(
         "meets_deadline",
         late.le(0),
-        BOOL,
         "meets the deadline on this configuration's GPUs",
         "本配置能否按期完成",
-        doc("verdicts"),
+        unit=BOOL,
     )
     outcome = d(
         "deadline_outcome",
         if_(IsBlank(meets), "unknown", if_(meets, "meets", "late")),
-        TEXT,
         "deadline: meets, late or unknown",
         "期限：按期、延期或未知",
-        doc("verdicts"),
+        unit=TEXT,
     )
     needs = _missing(("tokens", "days", "seq_len", "global_batch"))
     why = if_(
@@ -320,40 +315,37 @@ def _bandwidth(reg: Registry, r: Ctx):
 
 def _budget(reg: Registry, r: Ctx) -> None:
     reg.section = "budget"
-    d = reg.define
+    d = definer(reg, MONEY, COLUMN)
     price = r.price
-    d("currency", Col("currency"), TEXT, "currency", "货币", COLUMN)
+    d("currency", Col("currency"), "currency", "货币", unit=TEXT)
     d(
         "currency_given",
         negate(IsBlank(Col("currency"))),
-        BOOL,
         "a currency is given",
         "给出货币",
-        COLUMN,
+        unit=BOOL,
     )
     d(
         "node_hours",
         r.gpu_hours / r.gpus_per_node,
-        NODE_HOURS,
         "node-hours",
         "节点小时",
-        "GPU-hours ÷ GPUs per node",
+        unit=NODE_HOURS,
+        source="GPU-hours ÷ GPUs per node",
     )
     d(
         "cost_with_reserve",
         r.gpus * (r.days_on_config + r.reserve) * 24 * price,
-        MONEY,
         "cost including the reserved days",
         "含预留天数的成本",
-        "GPUs × (days needed + reserve days) × 24 × price",
+        source="GPUs × (days needed + reserve days) × 24 × price",
     )
     d(
         "cost_deadline_hold",
         r.gpus * r.days * 24 * price,
-        MONEY,
         "cost of holding these GPUs for the whole deadline",
         "整个期限占用这些 GPU 的成本",
-        "GPUs × deadline days × 24 × price",
+        source="GPUs × deadline days × 24 × price",
     )
 
 
@@ -386,17 +378,15 @@ def _if_broken(c, text):
 def _check(reg: Registry, r: Ctx) -> None:
     """The row's check: every rule it breaks, as the workbook's check cell shows it."""
     reg.section = "constraints"
-    d = reg.define
+    d = definer(reg, TEXT, doc("constraints"))
     texts, texts_zh = [], []
     for c in reg.constraints:
         word, word_zh = ("", "") if c.severity == ERROR else ("warning: ", "警告：")
         message = d(
             c.message,
             _if_broken(c, sentence("{}: expected {}, found {}", c.column, c.expected, c.found)),
-            TEXT,
             f"the rule {c.key}, where the row breaks it",
             f"规则 {c.key}（该行违反时）",
-            doc("constraints"),
         )
         texts.append(_if_broken(c, sentence("{}{}; ", word, message)))
         texts_zh.append(
@@ -408,29 +398,24 @@ def _check(reg: Registry, r: Ctx) -> None:
             d(
                 f"check_message{suffix}_{i // CHECK_RULES_PER_PART + 1}",
                 concat(*rules[i : i + CHECK_RULES_PER_PART]),
-                TEXT,
                 f"rules the row breaks ({i + 1}-{min(i + CHECK_RULES_PER_PART, len(rules))}){suffix and ' (zh)'}",
                 "该行违反的规则",
-                doc("constraints"),
             )
             for i in range(0, len(rules), CHECK_RULES_PER_PART)
         ]
         message = d(
             f"check_message{suffix}",
             concat(*parts),
-            TEXT,
             "rules the row breaks" + (suffix and " (zh)"),
             "该行违反的规则",
-            doc("constraints"),
         )
     flagged = [_if_broken(c, concat(", ", c.column)) for c in reg.constraints]
     d(
         "check_columns",
         drop_first(concat(*flagged), 2),
-        TEXT,
         "columns a rule flags",
         "被规则标记的列",
-        f"{doc('constraints')}; the rules in words: the workbook's check cell and the JSON's "
+        source=f"{doc('constraints')}; the rules in words: the workbook's check cell and the JSON's "
         "warnings",
     )
     broken = [
@@ -439,10 +424,9 @@ def _check(reg: Registry, r: Ctx) -> None:
     d(
         "check_says_something",
         any_of(*broken),
-        BOOL,
         "the row breaks a rule (a warning: an error stops the row)",
         "该行违反规则（警告；错误会拒绝该行）",
-        doc("constraints"),
+        unit=BOOL,
     )
     d(
         "check_ok",
@@ -453,8 +437,7 @@ def _check(reg: Registry, r: Ctx) -> None:
                 if c.severity == ERROR
             )
         ),
-        BOOL,
         "the row meets every rule",
         "该行满足全部规则",
-        doc("constraints"),
+        unit=BOOL,
     )
