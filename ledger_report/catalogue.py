@@ -58,9 +58,6 @@ __all__ = [
     "find_model",
 ]
 
-BYTES_PER_GB = 10**9  # vendors' GB (decimal)
-FLOPS_PER_TFLOP = 10**12
-
 
 @dataclass(frozen=True)
 class Gpu:
@@ -86,18 +83,6 @@ class Gpu:
     sms: int | None
     source: str
 
-    @property
-    def hbm_bytes(self) -> int:
-        return round(self.hbm_gb * BYTES_PER_GB)
-
-    @property
-    def peak_flops(self) -> float:
-        return self.peak_tflops * FLOPS_PER_TFLOP
-
-    @property
-    def host_bytes(self) -> int:
-        return round(self.host_gb * BYTES_PER_GB)
-
 
 COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(Gpu))
 _TYPES = {f.name: f.type for f in fields(Gpu)}  # "float", "int | None", ...: how a cell reads
@@ -121,6 +106,15 @@ def _positive(text: str, column: str, where: str, whole: bool = False) -> float:
     return value
 
 
+def _add(entries: dict, entry: Gpu | ModelEntry, where: str) -> None:
+    """``entry`` under its name, unless its matching key is another entry's."""
+    key = normalise_gpu_name(entry.name)
+    clash = next((n for n in entries if normalise_gpu_name(n) == key), None)
+    if clash is not None:
+        raise ValueError(f"{where}: name {entry.name!r} clashes with {clash!r}")
+    entries[entry.name] = entry
+
+
 def parse_catalogue(text: str, origin: str = _DATA_FILE) -> dict[str, Gpu]:
     """Parse catalogue CSV text into ``{name: Gpu}`` in file order; a malformed file raises ValueError."""
     reader = csv.reader(io.StringIO(text))
@@ -131,7 +125,6 @@ def parse_catalogue(text: str, origin: str = _DATA_FILE) -> dict[str, Gpu]:
     if tuple(header) != COLUMNS:
         raise ValueError(f"{origin}: header expected {','.join(COLUMNS)}; found {','.join(header)}")
     gpus: dict[str, Gpu] = {}
-    keys: dict[str, str] = {}
     for line_no, row in enumerate(reader, start=2):
         if not any(cell.strip() for cell in row):
             continue
@@ -154,12 +147,7 @@ def parse_catalogue(text: str, origin: str = _DATA_FILE) -> dict[str, Gpu]:
                 raise ValueError(
                     f"{where}: column {column!r} expected a fraction at most 1; found {text!r}"
                 )
-        gpu = Gpu(**values)  # type: ignore[arg-type]
-        key = normalise_gpu_name(gpu.name)
-        if key in keys:
-            raise ValueError(f"{where}: name {gpu.name!r} clashes with {keys[key]!r}")
-        keys[key] = gpu.name
-        gpus[gpu.name] = gpu
+        _add(gpus, Gpu(**values), where)  # type: ignore[arg-type]
     if not gpus:
         raise ValueError(f"{origin}: no rows")
     return gpus
@@ -247,7 +235,6 @@ def parse_models(text: str, origin: str = _MODELS_FILE) -> dict[str, ModelEntry]
     if not isinstance(rows, list) or not rows:
         raise ValueError(f'{origin}: expected {{"models": [...]}} with at least one model')
     models: dict[str, ModelEntry] = {}
-    keys: dict[str, str] = {}
     for i, row in enumerate(rows, 1):
         where = f"{origin} model {i}"
         fields_ = ("name", "hf_repo", "model_type", "source", "note", "columns")
@@ -267,12 +254,7 @@ def parse_models(text: str, origin: str = _MODELS_FILE) -> dict[str, ModelEntry]
             ok = isinstance(v, bool) if spec.kind == BOOL else whole
             if not ok or (whole and spec.minimum is not None and v < spec.minimum):
                 raise ValueError(f"{where}: column {col!r} has the value {v!r}")
-        entry = ModelEntry(**row)
-        key = normalise_gpu_name(entry.name)
-        if key in keys:
-            raise ValueError(f"{where}: name {entry.name!r} clashes with {keys[key]!r}")
-        keys[key] = entry.name
-        models[entry.name] = entry
+        _add(models, ModelEntry(**row), where)
     return models
 
 

@@ -119,9 +119,15 @@ class _Keys:
             raise UnsupportedConfig(why, f"{key} = {json.dumps(v)[:60]}")
         return v
 
-    def unknown(self, *ignored: frozenset[str]) -> list[str]:
-        skip = set(IGNORED).union(*ignored)
-        return sorted(k for k in self.cfg if k not in self.used and k not in skip)
+    def refuse_unknown(self, *ignored: frozenset[str]) -> None:
+        """Every key read by the family or on an ignore list, else UnsupportedConfig naming them."""
+        skip = self.used.union(IGNORED, *ignored)
+        extra = sorted(k for k in self.cfg if k not in skip)
+        if extra:
+            raise UnsupportedConfig(
+                f"config.json keys ledger-report understands for model_type {self.family} (or on its ignore list)",
+                "unknown keys " + ", ".join(extra),
+            )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -443,8 +449,7 @@ def columns_from_config(cfg: Mapping[str, Any]) -> dict[str, Any]:
         raise UnsupportedConfig("a JSON object", type(cfg).__name__)
     mt = family_of(cfg)
     if mt == "gemma3":  # the multimodal wrapper: count its text model; the vision tower is left out
-        outer = _Keys(cfg, "gemma3")
-        _refuse_unknown(outer, FAMILY_IGNORED["gemma3_multimodal"])
+        _Keys(cfg, "gemma3").refuse_unknown(FAMILY_IGNORED["gemma3_multimodal"])
         text = cfg.get("text_config")
         if not isinstance(text, Mapping):
             raise UnsupportedConfig(
@@ -454,17 +459,8 @@ def columns_from_config(cfg: Mapping[str, Any]) -> dict[str, Any]:
     groups, read = FAMILIES[mt]
     k = _Keys(cfg, mt)
     out = read(k)
-    _refuse_unknown(k, *(FAMILY_IGNORED[g] for g in groups))
+    k.refuse_unknown(*(FAMILY_IGNORED[g] for g in groups))
     return out
-
-
-def _refuse_unknown(k: _Keys, *ignored: frozenset[str]) -> None:
-    extra = k.unknown(*ignored)
-    if extra:
-        raise UnsupportedConfig(
-            f"config.json keys ledger-report understands for model_type {k.family} (or on its ignore list)",
-            "unknown keys " + ", ".join(extra),
-        )
 
 
 MAX_CONFIG_DEPTH = 64  # a config.json nests a few levels (rope_scaling, quantization_config)

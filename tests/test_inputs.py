@@ -316,22 +316,6 @@ def test_input_error_is_the_only_failure(tmp_path):
         read_configs(write_csv(tmp_path, "name,params_total\nm,seven\n"))
 
 
-def test_stream_configs_checks_every_row_before_handing_any_over(tmp_path):
-    """Bounded memory: stream_configs hands rows over one by one, and none at all when any row is bad."""
-    from ledger_report.errors import InputError
-    from ledger_report.inputs import stream_configs
-
-    good = write_csv(tmp_path, "name,params_total\na,7B\nb,8B\n")
-    seen = []
-    assert stream_configs(good, seen.append) == 2
-    assert [(c.name, c.get("params_total")) for c in seen] == [("a", 7 * 10**9), ("b", 8 * 10**9)]
-    bad = write_csv(tmp_path, "name,params_total\na,7B\nb,zero\n")
-    seen.clear()
-    with pytest.raises(InputError):
-        stream_configs(bad, seen.append)
-    assert seen == []
-
-
 # --- mappings: the library's rows, checked like file rows ------------------------------------
 
 BAD_VALUES = [

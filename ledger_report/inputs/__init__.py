@@ -15,7 +15,7 @@ column is a field of its entry in ``config.COLUMNS``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from ..config import Config
 from ..errors import InputError, Problem
@@ -26,7 +26,6 @@ from .xlsx import XLSX_SUFFIXES, read_xlsx
 
 __all__ = [
     "read_configs",
-    "stream_configs",
     "config_from_mapping",
     "configs_from_records",
     "name_key",
@@ -38,29 +37,8 @@ __all__ = [
 ]
 
 
-def stream_configs(path: str | Path, each: Callable[[Config], None]) -> int:
-    """Hand every configuration row to ``each`` without holding them all (memory does not grow
-    with the rows).  The file is read twice: first to check every row, so that ``each`` sees
-    nothing unless the whole file is good; then to hand the rows over.  Returns the row count."""
-    read_configs(path, sink=lambda config: None)
-    n = 0
-
-    def counted(config: Config) -> None:
-        nonlocal n
-        n += 1
-        each(config)
-
-    read_configs(path, sink=counted)
-    return n
-
-
-def read_configs(
-    path: str | Path,
-    sink: Callable[[Config], None] | None = None,
-) -> list[Config]:
-    """Read every configuration row of a .csv or .xlsx file; raise ``InputError`` on any problem.
-
-    With ``sink``, each good row goes to it as it is read and the list returned is empty."""
+def read_configs(path: str | Path) -> list[Config]:
+    """Read every configuration row of a .csv or .xlsx file; raise ``InputError`` on any problem."""
     path = Path(path)
     label = path.name or str(path)
     try:
@@ -73,9 +51,9 @@ def read_configs(
         fail(label, "a .csv or .xlsx file", "a directory")
     suffix = path.suffix.lower()
     if suffix in CSV_SUFFIXES:
-        return read_csv(path, label, sink)
+        return read_csv(path, label)
     if suffix in XLSX_SUFFIXES:
-        return read_xlsx(path, label, sink)
+        return read_xlsx(path, label)
     if suffix == ".xls":
         fail(
             label,

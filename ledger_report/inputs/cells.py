@@ -14,7 +14,8 @@ import math
 import numbers
 import re
 import unicodedata
-from decimal import Decimal, InvalidOperation
+from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from ..config import (
@@ -73,20 +74,20 @@ _FALSE = frozenset({"false", "no", "0", "n", "off"})
 # Cell values that only a workbook can produce, and the problem of one cell
 
 
+@dataclass
 class ExcelError:
     """An Excel error value such as #DIV/0! (a cell of type 'e')."""
 
-    def __init__(self, code: str, coordinate: str):
-        self.code = code
-        self.coordinate = coordinate
+    code: str
+    coordinate: str
 
 
+@dataclass
 class NoCache:
     """A formula cell whose file holds no saved result."""
 
-    def __init__(self, formula: str, coordinate: str):
-        self.formula = formula
-        self.coordinate = coordinate
+    formula: str
+    coordinate: str
 
 
 class Bad(Exception):
@@ -117,18 +118,8 @@ def show(raw: Any) -> str:
         return f"the Excel error {raw.code}"
     if isinstance(raw, NoCache):
         return f"a formula with no saved value ({raw.formula[:40]})"
-    return _show_time(raw)
-
-
-def _show_time(raw: Any) -> str:
-    if isinstance(raw, dt.datetime):
-        if raw.time() == dt.time(0):
-            return f"a date {raw.date().isoformat()}"
-        return f"a date {raw.isoformat(sep=' ')}"
-    if isinstance(raw, dt.date):
-        return f"a date {raw.isoformat()}"
-    if isinstance(raw, dt.time):
-        return f"a time {raw.isoformat()}"
+    if isinstance(raw, (dt.date, dt.time)):  # a datetime is a date
+        return f"a {'time' if isinstance(raw, dt.time) else 'date'} {_as_text(raw)}"
     if isinstance(raw, dt.timedelta):
         return f"a duration {raw}"
     return repr(raw)[:60]
@@ -277,10 +268,8 @@ def _decimal(text: str, col: Column, sized_ok: bool = True) -> tuple[Decimal, bo
     digits = m.group("int") or "0"
     if m.group("sep"):
         digits = digits.replace(m.group("sep"), "")
-    try:
-        value = Decimal(f"{m.group('sign') or ''}{digits}.{m.group('frac') or '0'}E{exp}")
-    except InvalidOperation:  # pragma: no cover - the regex admits only valid literals
-        raise Bad(expected(col), show(text)) from None
+    # the regex admits only valid literals
+    value = Decimal(f"{m.group('sign') or ''}{digits}.{m.group('frac') or '0'}E{exp}")
     return value, pct
 
 
@@ -299,8 +288,7 @@ def _check_number_form(m: re.Match, text: str, col: Column) -> None:
         raise Bad(expected(col), show(text) + " — a percent sign is only accepted in " + percent)
 
 
-def _not_a_number_kind(raw: Any, col: Column) -> None:
-    """Raise for workbook values that are never a number: booleans, dates, errors."""
+def _to_decimal(raw: Any, col: Column) -> tuple[Decimal, bool]:
     if isinstance(raw, bool):
         raise Bad(expected(col), show(raw) + " — a TRUE/FALSE cell is not a number")
     if isinstance(raw, (dt.datetime, dt.date, dt.time, dt.timedelta)):
@@ -309,10 +297,6 @@ def _not_a_number_kind(raw: Any, col: Column) -> None:
             show(raw) + " — Excel may have converted what you typed into a date; format the cell"
             " as Text or Number and type it again",
         )
-
-
-def _to_decimal(raw: Any, col: Column) -> tuple[Decimal, bool]:
-    _not_a_number_kind(raw, col)
     if isinstance(raw, int):
         return Decimal(raw), False
     if isinstance(raw, float):
@@ -402,11 +386,6 @@ def _gpu(raw: str) -> str:
         )
     # outside the catalogue: the model's gpu_described rule asks for hbm_gb and peak_tflops
     return norm(raw)
-
-
-def catalogue_hint(col: Column, name: str) -> str:
-    """ " — did you mean H100-SXM?" for a name close to an entry of the column's catalogue."""
-    return gpu_hint(name) if col.catalogue == "gpus" else ""
 
 
 def gpu_hint(name: str) -> str:

@@ -11,7 +11,6 @@ import csv
 import io
 import os
 from pathlib import Path
-from typing import Callable
 
 from ..config import Config
 from .cells import show
@@ -114,32 +113,6 @@ def _sniff(text: str) -> str:
     return best
 
 
-def _read_odd_row(table: Table, start: int, fields: list[str], delimiter: str) -> None:
-    """A record with other fields than the header's: too many (a problem), too few (a problem: a
-    short row is how an unquoted "1,024" hides when the row has spare columns, the fields
-    silently shifted left; every row spells out each column), or blank ones after the header's
-    (read as the row)."""
-    nonblank = [i for i, f in enumerate(fields) if f.strip()]
-    last = nonblank[-1] + 1
-    if last > table.width:
-        table.add(
-            start,
-            None,
-            f"at most {table.width} fields, like the header — a number with a comma must be"
-            ' quoted ("1,024") or written 1024',
-            f"{last} fields: " + show(delimiter.join(fields)),
-        )
-    elif len(fields) < table.width:
-        table.add(
-            start,
-            None,
-            f"{table.width} fields, like the header (an empty cell is an empty field: a,,b)",
-            f"{len(fields)} fields: " + show(delimiter.join(fields)),
-        )
-    else:
-        table.read_row(start, {i + 1: fields[i] for i in nonblank})
-
-
 def _read_bytes(path: Path, label: str) -> bytes:
     with open_regular(path, label) as fh:
         try:
@@ -169,14 +142,10 @@ def _read_bytes(path: Path, label: str) -> bytes:
     return data
 
 
-def read_csv(
-    path: Path,
-    label: str,
-    sink: Callable[[Config], None] | None = None,
-) -> list[Config]:
+def read_csv(path: Path, label: str) -> list[Config]:
     text = decode(_read_bytes(path, label), label)
     delimiter = _sniff(text)
-    table = Table(label, None, sink, folder=path.parent)
+    table = Table(label, None, folder=path.parent)
     # strict: a quote left open to the end of the file is an error, not one giant last field
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     previous_line = 0
@@ -209,9 +178,25 @@ def read_csv(
 
 
 def _read_record(table: Table, start: int, fields: list[str], delimiter: str) -> None:
-    """One data record: as many fields as the header (blank ones after them dropped), or odd."""
+    """One data record: as many fields as the header (blank ones after them dropped).  More is a
+    problem, and fewer: a short row is how an unquoted "1,024" hides when the row has spare
+    columns, the fields silently shifted left; every row spells out each column."""
     width = table.width
     if len(fields) == width or (len(fields) > width and not any(f.strip() for f in fields[width:])):
         table.read_row(start, dict(zip(range(1, width + 1), fields)))  # blank fields skipped there
-        return
-    _read_odd_row(table, start, fields, delimiter)
+    elif len(fields) > width:
+        last = max(i for i, f in enumerate(fields, 1) if f.strip())
+        table.add(
+            start,
+            None,
+            f"at most {width} fields, like the header — a number with a comma must be"
+            ' quoted ("1,024") or written 1024',
+            f"{last} fields: " + show(delimiter.join(fields)),
+        )
+    else:
+        table.add(
+            start,
+            None,
+            f"{width} fields, like the header (an empty cell is an empty field: a,,b)",
+            f"{len(fields)} fields: " + show(delimiter.join(fields)),
+        )

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, NoReturn, Sequence
+from typing import Any, Mapping, NoReturn, Sequence
 
 from ..config import COLUMN_BY_NAME, MODEL_COLUMN, NAME_COLUMN, Config
 from ..errors import InputError, Problem
-from .cells import CELLS, Bad, catalogue_hint, cell, is_blank, letter, norm, sheet_ref, show
+from .cells import CELLS, Bad, cell, gpu_hint, is_blank, letter, norm, sheet_ref, show
 from .fill import Models, fill_from_model
 from .names import column_of, hint
 
@@ -29,22 +29,6 @@ def fail(
 def name_key(name: str) -> str:
     """A name as the reader compares names (unique in a file)."""
     return norm(name).casefold()
-
-
-def model_checks(
-    lines: Sequence[int],
-    rows: Sequence[Mapping[str, Any]],
-    bad: Sequence[Iterable[str]] = (),
-) -> list[tuple[int, Any, str, str]]:
-    """Contradictions between columns, from the model's constraints (the same rules the workbook's
-    check cells and the planner apply): (row, rule, expected, found) for each broken rule, the
-    rows numbered by ``lines`` (``bad[i]``: row i's cells that could not be read)."""
-    from ..model.checks import failures
-    from ..model.definitions import REGISTRY
-    from ..model.tables import tables
-
-    found = failures(REGISTRY, tables(), rows, bad, columns=_columns(rows))
-    return [(lines[f.index], f.constraint, f.expected, f.found) for f in found]
 
 
 def _columns(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
@@ -90,13 +74,11 @@ class Table:
         self,
         label: str,
         sheet: str | None,
-        sink: Callable[[Config], None] | None = None,
         keyed: bool = False,
         folder: Path | None = None,
     ):
         self.label = label
-        # a config.json named in a model cell is relative to it (None: the working directory)
-        self.folder = folder
+        # a config.json named in a model cell is relative to folder (None: the working directory)
         self.models = Models(folder)
         self.sheet = sheet
         self.keyed = keyed
@@ -112,8 +94,6 @@ class Table:
         self.orphans: dict[int, int] = {}  # position with data but no header -> first row
         self.names: dict[str, int] = {}  # normalised name -> first row
         self.configs: list[Config] = []
-        self.sink = sink  # given: each good row goes to it instead of the list (streaming)
-        self.count = 0
         self.rows_seen = 0
         # rows read, not yet checked against the model: (row, values, bad, clean, origins)
         self.pending: list[tuple[int, dict[str, Any], set[str], bool, dict[str, str]]] = []
@@ -165,11 +145,6 @@ class Table:
             )
             return True
         return False
-
-    def raise_if_problems(self) -> None:
-        """Every problem, in the order of the rows (a file's problems first)."""
-        if self.problems:
-            raise InputError(sorted(self.problems, key=lambda p: p.row or 0))
 
     # -- header
     def too_wide(self, width: int, row: int) -> bool:
@@ -364,39 +339,33 @@ class Table:
         return f"{written} ({column})" if written else column
 
     def _flush(self) -> None:
-        """Check the pending rows against the model's constraints, then keep the good ones."""
+        """Check the pending rows against the model's constraints (the same rules the workbook's
+        check cells and the planner apply), then keep the good ones."""
+        from ..model.checks import failures
+        from ..model.definitions import REGISTRY
+        from ..model.tables import tables
+
         pending, self.pending = self.pending, []
         if not pending:
             return
-        found = model_checks(
-            [r for r, *_rest in pending],
-            [v for _r, v, *_rest in pending],
-            [b for _r, _v, b, *_rest in pending],
-        )
+        rows = [v for _r, v, *_rest in pending]
+        bad = [b for _r, _v, b, *_rest in pending]
         broken: set[int] = set()
-        values_of = {r: v for r, v, *_rest in pending}
-        origins_of = {r: o for r, _v, _b, _c, o in pending}
-        for row, rule, expected, found_text in found:
-            column = _blamed(rule, expected + found_text, values_of[row], origins_of[row])
-            col = COLUMN_BY_NAME.get(rule.column)
-            if col is not None:
-                found_text += catalogue_hint(col, str(values_of[row].get(rule.column, "")))
-            if rule.column in origins_of[row]:
-                found_text += f" ({rule.column} from {origins_of[row][rule.column]})"
-            self.add(row, column, expected, found_text, self._ref_of(column, row))
+        for f in failures(REGISTRY, tables(), rows, bad, columns=_columns(rows)):
+            row, values, _bad, _clean, origins = pending[f.index]
+            rule, found = f.constraint.column, f.found
+            column = _blamed(f.constraint, f.expected + found, values, origins)
+            col = COLUMN_BY_NAME.get(rule)
+            if col is not None and col.catalogue == "gpus":
+                found += gpu_hint(str(values.get(rule, "")))
+            if rule in origins:
+                found += f" ({rule} from {origins[rule]})"
+            self.add(row, column, f.expected, found, self._ref_of(column, row))
             broken.add(row)
         for row, values, _bad, clean, origins in pending:
             if clean and row not in broken:
                 warned = self.warned.pop(row, ())
-                self._keep(Config(values, self._source(row), origins, warned))
-
-    def _keep(self, config: Config) -> None:
-        """One good row kept: in the list, or handed to the sink while the file has no problem."""
-        self.count += 1
-        if self.sink is None:
-            self.configs.append(config)
-        elif not self.problems:
-            self.sink(config)
+                self.configs.append(Config(values, self._source(row), origins, warned))
 
     def _source(self, row: int) -> str:
         """A row's place, as a ``Config`` names it."""
@@ -426,10 +395,7 @@ class Table:
             self.read_row(row, {col: python_number(record[key]) for col, key in enumerate(keys, 1)})
 
     def _ref_of(self, column: str, row: int) -> str | None:
-        for col, name in self.columns.items():
-            if name == column:
-                return self.cell_ref(col, row)
-        return None
+        return next((self.cell_ref(c, row) for c, n in self.columns.items() if n == column), None)
 
     def finish(self) -> list[Config]:
         self._flush()
@@ -441,7 +407,8 @@ class Table:
                 f"a blank header cell (data from {self.row_word} {row})",
                 self.cell_ref(col, self.header_row),
             )
-        if not self.problems and not self.count:
+        if not self.problems and not self.configs:
             self.add(None, None, "at least one configuration row below the header", "no rows")
-        self.raise_if_problems()
+        if self.problems:  # in the order of the rows, a file's problems first
+            raise InputError(sorted(self.problems, key=lambda p: p.row or 0))
         return self.configs

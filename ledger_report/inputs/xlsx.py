@@ -22,7 +22,7 @@ import warnings
 import zipfile
 import zlib
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 from ..config import Config
 from ..errors import InputError, Problem
@@ -129,30 +129,22 @@ def _check_entries(infos: list[zipfile.ZipInfo], label: str) -> None:
         )
 
 
-def _exception_chain(exc: BaseException) -> Iterator[BaseException]:
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        yield current
-        current = current.__cause__ or current.__context__
-
-
 def _workbook_failure(label: str, exc: BaseException) -> InputError:
     """Turn anything openpyxl / zipfile / the XML parser raised into one sentence.
 
     openpyxl parses every part with defusedxml, which refuses any entity declaration
     (``EntitiesForbidden``, a ``DefusedXmlException``) before anything is expanded or fetched."""
-    try:
-        from defusedxml import DefusedXmlException
-    except ImportError:  # pragma: no cover - defusedxml is a hard dependency
-        DefusedXmlException = ()  # type: ignore[assignment,misc]
+    from defusedxml import DefusedXmlException
+
     expected = "an .xlsx workbook saved by Excel or LibreOffice"
 
     def failure(found: str, what: str = expected) -> InputError:
         return InputError(Problem(label, None, None, what, found))
 
-    for err in _exception_chain(exc):
+    seen: set[int] = set()
+    err: BaseException | None = exc
+    while err is not None and id(err) not in seen:  # the exception and its causes
+        seen.add(id(err))
         text = str(err).lower()
         if isinstance(err, DefusedXmlException) or (
             isinstance(err, SyntaxError) and ("entit" in text or "amplification" in text)
@@ -166,6 +158,7 @@ def _workbook_failure(label: str, exc: BaseException) -> InputError:
             return failure(f"a corrupt workbook ({what}); save it again from Excel")
         if isinstance(err, MemoryError):
             return failure("a workbook too large to read")
+        err = err.__cause__ or err.__context__
     first = str(exc).splitlines()[0][:200] if str(exc) else ""
     return failure(
         f"a workbook that could not be read ({type(exc).__name__}: {first}); open it in Excel and save it again"
@@ -195,7 +188,7 @@ def _pick_sheet(wb: Any, label: str) -> Any:
     return visible[0]
 
 
-def read_xlsx(path: Path, label: str, sink: Callable[[Config], None] | None = None) -> list[Config]:
+def read_xlsx(path: Path, label: str) -> list[Config]:
     with open_regular(path, label) as fh:
         _check_zip(fh, label)
         import openpyxl
@@ -215,10 +208,9 @@ def read_xlsx(path: Path, label: str, sink: Callable[[Config], None] | None = No
             formulas = ws = None
             try:
                 ws = _pick_sheet(wb, label)
-                part = _Part(fh, ws.title)
-                _check_row_order(part, label, ws.title)
-                formulas = _Formulas(fh, ws.title, part.may_hold_formulas())
-                return _read_sheet(ws, label, formulas, part, sink, folder=path.parent)
+                part = _Part(fh, ws.title, label)
+                formulas = _Formulas(fh, ws.title)
+                return _read_sheet(ws, label, formulas, part, path.parent)
             except InputError as err:
                 if ws is None or ws.title.strip().casefold() == "inputs":
                     raise
@@ -245,14 +237,13 @@ class _Formulas:
     shows it.  A formula with no saved result reads as an empty cell there, so for a cell that
     reads empty this looks it up in the same sheet read with ``data_only=False`` (the formula
     text).  That reader is opened at the first such cell only, and only when the sheet's XML
-    holds a formula element at all (``possible``); it then walks behind the main read.  Both
+    holds a formula element at all; it then walks behind the main read.  Both
     readers walk the same XML and yield the same sequence of rows, so the n-th row of one is the
     n-th row of the other."""
 
-    def __init__(self, fh: Any, title: str, possible: bool):
+    def __init__(self, fh: Any, title: str):
         self.fh = fh
         self.title = title
-        self.possible = possible
         self.wb: Any = None
         self.rows: Iterator[tuple[Any, ...]] = iter(())
         self.index = 0
@@ -284,29 +275,19 @@ def _read_sheet(
     label: str,
     formulas: _Formulas,
     part: "_Part",
-    sink: Callable[[Config], None] | None = None,
-    folder: Path | None = None,
+    folder: Path,
 ) -> list[Config]:
-    """Stream the sheet once: header in row 1, then rows, bounded by ``MAX_ROWS``.
-
-    ``reset_dimensions`` makes ``iter_rows`` ignore the ``<dimension>`` tag: an understated one
-    cannot hide rows and an overstated one cannot pad rows to 16,384 cells or add a million empty
-    rows; each row then ends at its own last cell.  What is left to a hostile file, empty rows
-    up to a huge row number and rows padded out to a far-right cell, is bounded by
+    """Stream the sheet once: header in row 1, then rows, bounded by ``MAX_ROWS``; each row ends
+    at its own last cell (``reset_dimensions``), empty rows and padding are bounded by
     ``MAX_SHEET_ROWS`` and ``MAX_SHEET_CELLS``."""
     from openpyxl.cell.read_only import EMPTY_CELL  # the filler iter_rows pads a row with
 
     title = ws.title
-    table = Table(label, title, sink, folder=folder)
-    last_row = max_col = 0
+    table = Table(label, title, folder=folder)
+    last_row = max_col = cells_seen = 0
     header_done = False
-    completed = False
-    cells_seen = 0
-    maybe_formula = formulas.possible
     ws.reset_dimensions()
-    row = 0
-    for cells in ws.iter_rows():
-        row += 1
+    for row, cells in enumerate(ws.iter_rows(), 1):
         if row > MAX_SHEET_ROWS:
             table.add(
                 row,
@@ -332,7 +313,7 @@ def _read_sheet(
             value = cell.value
             if value is None:
                 # t="str" with an empty <v> is a saved "" result: an empty cell
-                if maybe_formula and cell is not EMPTY_CELL and cell.data_type != "str":
+                if part.formulas and cell is not EMPTY_CELL and cell.data_type != "str":
                     text = formulas.text(row, col)
                     if text is not None:
                         raw[col] = NoCache(text, f"{letter(col)}{row}")
@@ -361,31 +342,25 @@ def _read_sheet(
             break
         table.read_row(row, raw)
     else:
-        completed = True
-    if not header_done:
-        table.add(1, None, f"column names in row 1 of the sheet {show(title)}", "an empty sheet")
-    if completed:
         # <mergeCells> follows <sheetData>, so merges are looked for only now; they explain any
         # other problem in their rows (a merged name reads as empty), so they are reported alone.
         merged = _merged_problems(table, title, part.merged_refs(), last_row, max_col)
         if merged:
             raise InputError(merged)
+    if not header_done:
+        table.add(1, None, f"column names in row 1 of the sheet {show(title)}", "an empty sheet")
     return table.finish()
 
 
 # ---------------------------------------------------------------------------------------------
 # XLSX: the sheet's own XML.  A read-only worksheet has no ``merged_cells`` and does not say
 # which zip entry it is read from; so the entry is found through the package's relationships,
-# its bytes scanned for formula and merge elements, and its <mergeCell> elements (when the scan
-# finds some) read with defusedxml, all public APIs.  Loading the workbook in full instead, for
-# ``merged_cells``, would hold every cell in memory.
+# its bytes scanned once for row numbers, formula and merge elements, and its <mergeCell>
+# elements (when the scan finds some) read with defusedxml, all public APIs.  Loading the
+# workbook in full instead, for ``merged_cells``, would hold every cell in memory.
 
-
-def _marks(name: str) -> tuple[bytes, ...]:
-    return tuple(name.encode(encoding) for encoding in ("utf-8", "utf-16-le", "utf-16-be"))
-
-
-_MERGE_MARKS = _marks("mergeCell")
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+_MERGE_MARKS = tuple("mergeCell".encode(e) for e in ("utf-8", "utf-16-le", "utf-16-be"))
 # A formula element, <f>, <f t="shared" .../>, <f/>, or with a namespace prefix (<x:f>).  Text
 # cannot hide one (a "<" in text is escaped), so a part without these holds no formula.
 _FORMULA_MARKS = (b"<f>", b"<f ", b"<f/", b":f>", b":f ", b":f/")
@@ -394,32 +369,18 @@ _ROW_TAG = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?row[\s/>]")
 _ROW_NUMBER = re.compile(rb"""\sr\s*=\s*["'](\d+)""")
 
 
-def _check_row_order(part: "_Part", label: str, title: str) -> None:
-    """Rows numbered in increasing order, each once: a repeated or descending number would make
-    openpyxl skip the row without a word."""
-    previous = 0
-    for number in part.row_numbers():
-        number = previous + 1 if number is None else number
-        if number <= previous:
-            fail(
-                label,
-                f"rows in increasing order in the sheet {show(title)}'s XML, each once"
-                " (a workbook Excel or LibreOffice saved)",
-                f"row {number} after row {previous}; open the workbook and save it again",
-                row=number,
-            )
-        previous = number
-
-
 def _local(tag: Any) -> str:
     return str(tag).rpartition("}")[2]
 
 
 class _Part:
-    """The zip entry holding one worksheet (``name`` None where the package's relationships do
-    not lead to it: formulas are then assumed present and merges are not looked for)."""
+    """The zip entry holding one worksheet, read once in chunks: whether it holds formula and
+    merge elements, and its rows numbered in increasing order, each once (openpyxl reads a row
+    numbered at or below one already read as nothing, without a word).  ``name`` None where the
+    package's relationships do not lead to it: formulas are then assumed present and merges
+    are not looked for; in UTF-16 the byte patterns do not apply and both are assumed."""
 
-    def __init__(self, fh: Any, title: str):
+    def __init__(self, fh: Any, title: str, label: str):
         self.fh = fh
         fh.seek(0)
         with zipfile.ZipFile(fh) as zf:
@@ -428,65 +389,29 @@ class _Part:
             except Exception:  # noqa: BLE001 - openpyxl found the sheet its own way; ours is a bonus
                 part = None
             self.name = part if part in zf.namelist() else None
+            self.formulas, self.merges = self.name is None, False
+            if self.name is not None:
+                with zf.open(self.name) as source:
+                    self._scan(source, label, title)
 
-    def _chunks(self, zf: zipfile.ZipFile) -> Iterator[bytes]:
-        """The entry's bytes in chunks, each starting with the last 31 bytes of the one before."""
-        with zf.open(self.name) as source:  # type: ignore[arg-type]
-            tail = b""
-            while chunk := source.read(_SCAN_CHUNK):
-                window = tail + chunk
-                yield window
-                tail = window[-31:]
-
-    def _holds(self, marks: tuple[bytes, ...]) -> bool:
-        if self.name is None:
-            return True  # unknown: assume it does
-        self.fh.seek(0)
-        with zipfile.ZipFile(self.fh) as zf:
-            first = True
-            for window in self._chunks(zf):
-                if first and (
-                    window.startswith((b"\xff\xfe", b"\xfe\xff")) or window[1:2] == b"\x00"
-                ):
-                    return True  # UTF-16: the ASCII marks do not apply; assume it does
-                first = False
-                if any(mark in window for mark in marks):
-                    return True
-        return False
-
-    def row_numbers(self) -> Iterator[int | None]:
-        """The r attribute of each <row> element, in file order (None where it has none: the row
-        after the one before).  openpyxl reads a row numbered at or below one already read as
-        nothing, so the order is checked here (``_check_row_order``)."""
-        if self.name is None:
-            return
-        self.fh.seek(0)
-        with zipfile.ZipFile(self.fh) as zf, zf.open(self.name) as source:
-            if source.read(2) in (b"\xff\xfe", b"\xfe\xff"):
-                return  # UTF-16: the byte patterns do not apply
-            buffer = b""
-            while chunk := source.read(_SCAN_CHUNK):
-                buffer += chunk
-                done = 0  # bytes of the buffer read to the end of a tag
-                for match in _ROW_TAG.finditer(buffer):
-                    end = buffer.find(b">", match.start())
-                    if end < 0:
-                        break  # the tag goes on in the next chunk
-                    number = _ROW_NUMBER.search(buffer, match.start(), end)
-                    yield int(number.group(1)) if number else None
-                    done = end + 1
-                # what may start a tag the next chunk completes ("<ro" at the end) is kept
-                start = buffer.rfind(b"<", done)
-                buffer = buffer[start:] if start >= 0 else b""
-
-    def may_hold_formulas(self) -> bool:
-        return self._holds(_FORMULA_MARKS)
+    def _scan(self, source: Any, label: str, title: str) -> None:
+        head = source.read(2)
+        if head in _UTF16_BOMS or head[1:2] == b"\x00":
+            self.formulas = self.merges = True
+        tail, buffer, previous = head, b"", 0
+        while chunk := source.read(_SCAN_CHUNK):
+            window = tail + chunk  # a mark split between two chunks is whole in the window
+            self.formulas = self.formulas or any(m in window for m in _FORMULA_MARKS)
+            self.merges = self.merges or any(m in window for m in _MERGE_MARKS)
+            tail = window[-31:]
+            if head not in _UTF16_BOMS:
+                buffer, previous = _rows_in_order(buffer + chunk, previous, label, title)
 
     def merged_refs(self) -> list[str]:
-        """The ref of every <mergeCell> (a byte scan first: most sheets have none)."""
+        """The ref of every <mergeCell> (most sheets have none: the scan found no mark)."""
         from defusedxml.ElementTree import iterparse
 
-        if self.name is None or not self._holds(_MERGE_MARKS):
+        if self.name is None or not self.merges:
             return []
         refs = []
         self.fh.seek(0)
@@ -498,6 +423,29 @@ class _Part:
                 elif local == "row":
                     element.clear()
         return refs
+
+
+def _rows_in_order(buffer: bytes, previous: int, label: str, title: str) -> tuple[bytes, int]:
+    """Check the r attribute of each whole <row> tag in ``buffer`` (none: the row after the one
+    before); returns what may start a tag the next chunk completes, and the last row number."""
+    done = 0  # bytes of the buffer read to the end of a tag
+    for match in _ROW_TAG.finditer(buffer):
+        end = buffer.find(b">", match.start())
+        if end < 0:
+            break  # the tag goes on in the next chunk
+        found = _ROW_NUMBER.search(buffer, match.start(), end)
+        number = int(found.group(1)) if found else previous + 1
+        if number <= previous:
+            fail(
+                label,
+                f"rows in increasing order in the sheet {show(title)}'s XML, each once"
+                " (a workbook Excel or LibreOffice saved)",
+                f"row {number} after row {previous}; open the workbook and save it again",
+                row=number,
+            )
+        previous, done = number, end + 1
+    start = buffer.rfind(b"<", done)
+    return (buffer[start:] if start >= 0 else b""), previous
 
 
 def _relationships(zf: zipfile.ZipFile, part: str) -> dict[str, tuple[str, str]]:
