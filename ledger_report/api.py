@@ -19,9 +19,15 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterator, Sequence
 
+import numpy as np
+
 from .config import Config
-from .engine import Ledger, compute_many
+from .engine import TABLE_ROWS, Ledger, compute_many, ledger_table, table_keys
+from .engine import compute as compute_one
+from .engine import table as engine_table
 from .errors import InputError, Problem
+from .inputs import config_from_mapping, configs_from_records, name_key, read_configs
+from .model.evaluate import text_codes
 from .planner import TOP_PLANS
 from .render.workers import no_cyclic_gc
 
@@ -33,19 +39,13 @@ Rows = Any  # a path, a Config, a Ledger, a mapping, a DataFrame, or an iterable
 def read(source: Rows) -> list[Config]:
     """The configurations ``source`` holds, each checked as a row of a file is."""
     with no_cyclic_gc():  # ~100,000 rows' objects, none in a cycle: no collection walks them
-        return _read(source)
-
-
-def _read(source: Rows) -> list[Config]:
-    from . import inputs
-
-    if isinstance(source, (str, Path)):
-        return inputs.read_configs(source)
-    label = "DataFrame" if _is_frame(source) else "mappings"  # as messages name the source
-    items = _items(source)
-    records = [(n, _record(x)) for n, x in enumerate(items, 1) if not isinstance(x, Config)]
-    read_back = iter(_checked(inputs, records, label))
-    configs = [x if isinstance(x, Config) else next(read_back) for x in items]
+        if isinstance(source, (str, Path)):
+            return read_configs(source)
+        label = "DataFrame" if _is_frame(source) else "mappings"  # as messages name the source
+        items = _items(source)
+        records = [(n, _record(x)) for n, x in enumerate(items, 1) if not isinstance(x, Config)]
+        read_back = iter(_checked(records, label))
+        configs = [x if isinstance(x, Config) else next(read_back) for x in items]
     _names_unique(configs, items)
     return configs
 
@@ -89,10 +89,10 @@ def _cell(v: Any) -> Any:
     return v
 
 
-def _checked(inputs, records: list[tuple[int, dict[str, Any]]], label: str) -> list[Config]:
+def _checked(records: list[tuple[int, dict[str, Any]]], label: str) -> list[Config]:
     """The mappings checked together, each problem naming the item's place in the source."""
     try:
-        return inputs.configs_from_records([r for _, r in records], source=label)
+        return configs_from_records([r for _, r in records], source=label)
     except InputError as err:
         place = {k: n for k, (n, _) in enumerate(records, 1)}
         for p in err.problems:
@@ -102,24 +102,14 @@ def _checked(inputs, records: list[tuple[int, dict[str, Any]]], label: str) -> l
 
 def _names_unique(configs: list[Config], items: list[Any]) -> None:
     """Names are unique across the rows, as in a file (mappings are checked among themselves)."""
-    from .inputs import name_key
-
-    first: dict[str, int] = {}
+    first: dict[str, int] = {}  # name -> the first row that has it
     problems = []
-    for n, c in enumerate(configs, 1):
+    for n, (c, item) in enumerate(zip(configs, items), 1):
         k = name_key(c.name)
-        if k in first and isinstance(items[n - 1], Config) != isinstance(
-            items[first[k] - 1], Config
-        ):  # a mapping beside a Config (mappings are checked among themselves as they are read)
-            problems.append(
-                Problem(
-                    "mappings",
-                    n,
-                    "name",
-                    f"a name unique in the rows (row {first[k]} has it)",
-                    repr(c.name),
-                )
-            )
+        # a mapping beside a Config (mappings are checked among themselves as they are read)
+        if k in first and isinstance(item, Config) != isinstance(items[first[k] - 1], Config):
+            expected = f"a name unique in the rows (row {first[k]} has it)"
+            problems.append(Problem("mappings", n, "name", expected, repr(c.name)))
         first.setdefault(k, n)
     if problems:
         raise InputError(problems)
@@ -198,12 +188,9 @@ def outputs(
 
             if progress:
                 progress.stage(f"rendering the handout ({len(ledgers) + 1:,}+ pages)")
+            pages = getattr(progress, "pages", None)
             files[out / f"{stem}.pdf"] = render_pdf(
-                ledgers,
-                lang=lang,
-                jobs=jobs,
-                progress=getattr(progress, "pages", None),
-                pareto=pareto,
+                ledgers, lang=lang, jobs=jobs, progress=pages, pareto=pareto
             )
         if workbook is not None:
             files[out / f"{stem}.xlsx"] = workbook.result()
@@ -228,25 +215,24 @@ def build(
     from .render.limits import check_build_size
     from .render.output import check_targets, write_outputs
 
-    inputs: list[Path] = []
-    if isinstance(source, (str, Path)):
-        inputs = [Path(source)]
-        stem = stem or Path(source).stem
-    check_targets((Path(out_dir) / f"{stem or 'ledgers'}.{f}" for f in formats), inputs)
+    inputs = [Path(source)] if isinstance(source, (str, Path)) else []
+    stem = stem or (inputs[0].stem if inputs else "ledgers")
+    check_targets((Path(out_dir) / f"{stem}.{f}" for f in formats), inputs)
     rows = list(source) if _all_ledgers(source) else read(source)
     check_build_size(rows, formats)  # before any work: a page and a column per configuration
     ledgers = compute(rows, progress=getattr(progress, "compute", None))
+    folder = inputs[0].parent if inputs else None
     if inputs:  # the config.json files the rows' model cells named were read too
-        inputs += _config_files(inputs[0].parent, ledgers)
+        inputs += _config_files(folder, ledgers)
     files = outputs(
         ledgers,
-        stem or "ledgers",
+        stem,
         out_dir,
         formats,
         lang=lang,
         jobs=jobs,
         progress=progress,
-        source_folder=inputs[0].parent if inputs else None,
+        source_folder=folder,
     )
     return write_outputs(files, inputs=inputs)
 
@@ -289,28 +275,17 @@ def _prices(prices: Mapping[str, Any]) -> dict[str, float]:
 
     out, problems = {}, []
     for name, price in prices.items():
-        gpu = find_gpu(str(name))
-        value = _cell(price)
+        gpu, value = find_gpu(str(name)), _cell(price)
         try:
             value = float(value) if not isinstance(value, bool) else math.nan
         except (TypeError, ValueError):
             value = math.nan
         if gpu is None:
-            problems.append(
-                Problem(
-                    "prices", None, "gpu", "a GPU of the catalogue (ledger-report gpus)", repr(name)
-                )
-            )
+            expected = "a GPU of the catalogue (ledger-report gpus)"
+            problems.append(Problem("prices", None, "gpu", expected, repr(name)))
         elif not (math.isfinite(value) and value >= 0):
-            problems.append(
-                Problem(
-                    "prices",
-                    None,
-                    f"price of {gpu.name}",
-                    "a price per GPU-hour, a number ≥ 0",
-                    repr(price),
-                )
-            )
+            expected = "a price per GPU-hour, a number ≥ 0"
+            problems.append(Problem("prices", None, f"price of {gpu.name}", expected, repr(price)))
         else:
             out[gpu.name] = value
     if problems:
@@ -368,12 +343,13 @@ def build_plans(
     return write_outputs(files, inputs=inputs)
 
 
+_COUNTED = ("params_total", "params_active", "params_active_card", "params_mtp", "arch_main_params")
+
+
 def models() -> list[dict[str, Any]]:
     """The built-in model catalogue: each model's columns and source, with the parameters the
     engine counts from them (total, active, MTP, the main model's)."""
     from .catalogue import MODELS
-    from .engine import compute as compute_one
-    from .inputs import config_from_mapping
 
     rows = []
     for m in MODELS.values():
@@ -390,16 +366,7 @@ def models() -> list[dict[str, Any]]:
                 "experts": m.columns.get("experts", 0),
                 "topk": m.columns.get("topk", 0),
                 "columns": dict(m.columns),
-                **{
-                    k: int(lg[k])
-                    for k in (
-                        "params_total",
-                        "params_active",
-                        "params_active_card",
-                        "params_mtp",
-                        "arch_main_params",
-                    )
-                },
+                **{k: int(lg[k]) for k in _COUNTED},
             }
         )
     return rows
@@ -446,11 +413,12 @@ def to_frame(source: Rows | Mapping[str, Any], *, states: bool = False):
     if states:
         return _states_frame(pd, compute(source))
     if _all_ledgers(source):
-        return _ledgers_frame(pd, source)
+        columns = ledger_table(source)
+        return pd.DataFrame({k: _pandas_column(pd, *c) for k, c in columns.items()}, copy=False)
     with no_cyclic_gc():
         configs = read(source)
         if not configs:
-            return pd.DataFrame(columns=["name", *_table_keys()])
+            return pd.DataFrame(columns=["name", *table_keys()])
         columns = _Columns(len(configs))
         for chunk in _table(configs):  # each chunk copied into the columns and let go
             columns.add(chunk)
@@ -463,22 +431,12 @@ def table(source: Rows, progress: Progress | None = None):
 
 
 def _table(configs: list[Config], progress: Progress | None = None):
-    """``table`` of rows read already."""
-    from .engine import TABLE_ROWS
-    from .engine import table as engine_table
-
     done = 0
     for chunk in engine_table(configs, rows=TABLE_ROWS):
         done += len(chunk["name"][0])
         if progress:
             progress(done, len(configs))
         yield chunk
-
-
-def _table_keys() -> list[str]:
-    from .engine import table_keys
-
-    return table_keys()
 
 
 class _Columns:
@@ -493,15 +451,13 @@ class _Columns:
         self.blank: dict[str, Any] = {}  # column -> blank mask, for a column with a blank row
 
     def add(self, chunk: Mapping[str, tuple[Any, Any]]) -> None:
-        import numpy as np
-
         rows = slice(self.start, self.start + len(chunk["name"][0]))
         for k, (v, b) in chunk.items():
             col = self.values.get(k)
             if col is None:
-                col = self.values[k] = self._column(np, k, v)
+                col = self.values[k] = self._column(k, v)
             if k in self.texts:
-                col[rows] = _codes(np, v, self.texts[k])
+                col[rows] = _codes(v, self.texts[k])
             elif isinstance(col, list) or col.dtype != v.dtype:  # another kind: joined
                 if not isinstance(col, list):
                     col = self.values[k] = [col[: rows.start]]
@@ -514,7 +470,7 @@ class _Columns:
                 self.blank[k][rows] = b
         self.start = rows.stop
 
-    def _column(self, np, k: str, v: Any) -> Any:
+    def _column(self, k: str, v: Any) -> Any:
         """Column ``k``'s array (its codes for text), or a list for its chunks' arrays."""
         if v.dtype.kind == "U":
             self.texts[k] = {}
@@ -523,8 +479,6 @@ class _Columns:
 
     def done(self, pd) -> Iterator[tuple[str, Any]]:
         """Each column for pandas, in the order of the chunks' columns."""
-        import numpy as np
-
         for k in list(self.values):
             v, blank = self.values.pop(k), self.blank.pop(k, None)
             if k in self.texts:
@@ -533,12 +487,10 @@ class _Columns:
                 yield k, _pandas_column(pd, np.concatenate(v) if isinstance(v, list) else v, blank)
 
 
-def _codes(np, values: Any, codes: dict[str, int]) -> Any:
+def _codes(values: Any, codes: dict[str, int]) -> Any:
     """Each row's code among the column's distinct texts (``codes``, grown with new ones): one
     comparison when the chunk holds one text for every row (a note, a currency), else
     ``text_codes``."""
-    from .model.evaluate import text_codes
-
     if not len(values) or values.strides[0] == 0:
         texts, inverse = values[:1].tolist(), np.zeros(len(values), np.intp)
     else:
@@ -551,8 +503,6 @@ def _text_column(pd, codes: Any, texts: list[str], blank: Any):
     """A text column from each row's code among ``texts``: blanks as NA, one string object per
     distinct text (not one per cell: ~6 M strings, ~0.7 GB, on 100,000 rows), in the string
     type pandas gives text; a column blank on every row as ``None``s."""
-    import numpy as np
-
     if blank is not None and blank.all():
         return np.full(len(codes), None, dtype=object)
     if blank is not None:
@@ -564,8 +514,6 @@ def _pandas_column(pd, values: Any, blank: Any):
     """One column of the table: blanks as NA (a nullable type where the column's kind has no NaN
     of its own); text as ``_text_column`` makes it.  ``values`` is the column's own array (made
     for it, shared with nothing), and may be written into."""
-    import numpy as np
-
     if blank is None and values.dtype.kind != "U":
         return values
     kind = values.dtype.kind
@@ -578,29 +526,23 @@ def _pandas_column(pd, values: Any, blank: Any):
         return values
     if kind == "U":
         texts: dict[str, int] = {}
-        return _text_column(pd, _codes(np, values, texts), list(texts), blank)
+        return _text_column(pd, _codes(values, texts), list(texts), blank)
     out = values.astype(object)
     out[blank] = None
     return out
 
 
-def _ledgers_frame(pd, ledgers: Sequence[Ledger]):
-    from .engine import ledger_table
-
-    table = ledger_table(ledgers)
-    return pd.DataFrame({k: _pandas_column(pd, *col) for k, col in table.items()}, copy=False)
-
-
 def _states_frame(pd, ledgers: Sequence[Ledger]):
     from .render.document import config_document
 
-    lines = []
-    for lg in ledgers:
-        for s in config_document(lg)["states"]:
-            lines.append(
-                {"name": lg.name, **{k: v for k, v in s.items() if k not in ("label", "basis")}}
-            )
-    return pd.DataFrame(lines)
+    drop = ("label", "basis")
+    return pd.DataFrame(
+        [
+            {"name": lg.name, **{k: v for k, v in s.items() if k not in drop}}
+            for lg in ledgers
+            for s in config_document(lg)["states"]
+        ]
+    )
 
 
 def write_json(source: Rows, out: BinaryIO, progress: Progress | None = None) -> None:
@@ -618,7 +560,7 @@ def write_csv(source: Rows, out: BinaryIO, progress: Progress | None = None) -> 
     from .render.sweep import write_table
 
     with no_cyclic_gc():
-        write_table(["name", *_table_keys()], table(source, progress), out)
+        write_table(["name", *table_keys()], table(source, progress), out)
 
 
 def _counted(progress: Progress | None, total: int) -> Callable[[int], None]:

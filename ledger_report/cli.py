@@ -41,12 +41,8 @@ class _Progress:
 
 
 class _Terminated(KeyboardInterrupt):
-    """SIGTERM or SIGHUP, raised where the run is, as Ctrl-C is: the same clean-up runs (temp
-    files removed, earlier outputs put back, worker processes ended)."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
+    """SIGTERM or SIGHUP (its number the argument), raised where the run is, as Ctrl-C is: the
+    same clean-up runs (temp files removed, earlier outputs put back, worker processes ended)."""
 
 
 def _raise_terminated(signum, _frame) -> None:
@@ -75,7 +71,7 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt as err:
-            signum = err.signum if isinstance(err, _Terminated) else signal.SIGINT
+            signum = err.args[0] if isinstance(err, _Terminated) else signal.SIGINT
             name = signal.Signals(signum).name
             click.echo(
                 f"Error: stopped by {name}; the outputs are written all together or not at all.",
@@ -246,15 +242,12 @@ def gpus(as_json: bool) -> None:
 
     Example: ledger-report gpus
     """
+    from dataclasses import asdict
+
     from .render.table import render_gpus
 
     gpus = api.gpus()
-    if as_json:
-        from dataclasses import asdict
-
-        click.echo(json.dumps([asdict(g) for g in gpus.values()], ensure_ascii=False, indent=2))
-    else:
-        click.echo(render_gpus(gpus))
+    _show([asdict(g) for g in gpus.values()] if as_json else render_gpus(gpus), as_json)
 
 
 @main.command(context_settings=CONTEXT)
@@ -267,10 +260,11 @@ def models(as_json: bool) -> None:
     from .render.table import render_models
 
     rows = api.models()
-    if as_json:
-        click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
-    else:
-        click.echo(render_models(rows))
+    _show(rows if as_json else render_models(rows), as_json)
+
+
+def _show(shown, as_json: bool) -> None:
+    click.echo(json.dumps(shown, ensure_ascii=False, indent=2) if as_json else shown)
 
 
 @main.command(context_settings=CONTEXT)

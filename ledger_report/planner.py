@@ -157,10 +157,6 @@ Progress = Callable[[int, int], None]
 
 
 # ---- small helpers ---------------------------------------------------------------------------
-def _divisors(n: int) -> list[int]:
-    return list(divisors(int(n)))
-
-
 def _py(v: Any) -> Any:
     """numpy scalars to Python numbers (rows and JSON hold plain values)."""
     return v.item() if isinstance(v, (np.bool_, np.number)) else v
@@ -170,13 +166,12 @@ def _fmt(x: float) -> str:
     return f"{x:.4g}"
 
 
-def _holds(v: Any, n: int) -> np.ndarray:
-    """A constraint's value over n candidates: true where it holds or does not apply (blank)."""
+def _holds(v: Any, n: int, blank: bool = True) -> np.ndarray:
+    """A constraint's value over n candidates: true where it holds, ``blank`` where it does not
+    apply (a blank)."""
     if v is None:
-        return np.ones(n, bool)
-    if isinstance(v, np.ma.MaskedArray):
-        return np.broadcast_to(v.filled(True).astype(bool), (n,))
-    return np.broadcast_to(np.asarray(v).astype(bool), (n,))
+        return np.full(n, blank)
+    return np.broadcast_to(np.ma.filled(v, blank).astype(bool), (n,))
 
 
 # ---- the search space ---------------------------------------------------------------------------
@@ -198,14 +193,11 @@ class _Batch:
 
     def _fixed(self) -> dict[str, Any]:
         """The row's own columns with this batch's categorical choices (shared by all its candidates)."""
-        out: dict[str, Any] = dict(self.search.base)
+        out = {**self.search.base, "zero": self.zero, "recompute": self.recompute}
         if self.gpu is not None:
             out["gpu"] = self.gpu
-        out["zero"] = self.zero
-        out["recompute"] = self.recompute
         if self.optimizer not in (None, "hbm"):
-            for c in OFFLOAD_COLUMNS:
-                out[c] = self.optimizer
+            out.update(dict.fromkeys(OFFLOAD_COLUMNS, self.optimizer))
         if self.price is not None:
             out["price_per_gpu_hour"] = self.price
         if self.search.scale != 1.0:
@@ -215,9 +207,7 @@ class _Batch:
     def cols(self, sl: slice | np.ndarray = slice(None)) -> dict[str, Any]:
         """The ``evaluate_arrays`` input for candidates ``sl`` of this batch."""
         s = self.search
-        cols = self._fixed()
-        for c in LAYOUT:
-            cols[c] = self.layout[c][sl]
+        cols = self._fixed() | {c: self.layout[c][sl] for c in LAYOUT}
         if s.set_sequence_parallel:
             cols["sequence_parallel"] = _sequence_parallel(cols["tp"], cols["cp"], s.seq_len)
         return cols
@@ -225,16 +215,10 @@ class _Batch:
     def row(self, i: int) -> dict[str, Any]:
         """Candidate ``i`` as a complete input row (only non-empty values)."""
         s = self.search
-        row = self._fixed()
-        for c in LAYOUT:
-            row[c] = int(self.layout[c][i])
+        row = self._fixed() | {c: int(self.layout[c][i]) for c in LAYOUT}
         if s.set_sequence_parallel and _sequence_parallel(row["tp"], row["cp"], s.seq_len):
             row["sequence_parallel"] = True
         return row
-
-    @property
-    def rank_optimizer(self) -> int:
-        return OPTIMIZER_PLACES.index(self.optimizer) if self.optimizer in OPTIMIZER_PLACES else 0
 
 
 def _sequence_parallel(tp: Any, cp: Any, seq_len: int) -> Any:
@@ -328,14 +312,10 @@ def _prepare(
     searched = [c for c in COLUMN_NAMES if c in searched]
     per_gpu = []  # (gpu, its tp choices, its price, the key of its layouts)
     for g in gpus:
-        vg = v0 if g is None else evaluate_row(REGISTRY, {**base, "gpu": g}, T)
-        gpn = int(vg["gpus_per_node"])
-        tps = (
-            [base["tp"]]
-            if tp_given
-            else _allowed({**base, **({} if g is None else {"gpu": g})}, "tp", range(1, gpn + 1))
-        )
-        price = prices.get(g if g is not None else str(v0["gpu"])) if prices else None
+        row_g = base if g is None else {**base, "gpu": g}
+        gpn = int((v0 if g is None else evaluate_row(REGISTRY, row_g, T))["gpus_per_node"])
+        tps = [base["tp"]] if tp_given else _allowed(row_g, "tp", range(1, gpn + 1))
+        price = prices.get(g or str(v0["gpu"])) if prices else None
         per_gpu.append((g, tps, price, (gpn, tuple(tps))))
     sizes = _Sizes(pps, cps, eps, lcs, zeros, modes, places, "zero" in searched)
     least = min((sizes.per_pair(tps) for _g, tps, _p, _k in per_gpu), default=0)
@@ -500,15 +480,15 @@ def _numeric(base: dict, v0: Mapping[str, Any], opts: Callable) -> tuple:
     """The data-parallel sizes, micro-batches, pipeline, context and expert sizes and loss chunks to try."""
     gb, L, seq = int(v0["global_batch"]), int(v0["layers"]), int(v0["seq_len"])
     experts = int(v0["experts"] or 0)
-    dps = _allowed(base, "dp", opts("dp", _divisors(gb)))
-    mbs = _allowed(base, "micro_batch", opts("micro_batch", _divisors(gb)))
+    dps = _allowed(base, "dp", opts("dp", divisors(gb)))
+    mbs = _allowed(base, "micro_batch", opts("micro_batch", divisors(gb)))
     pps = _allowed(base, "pp", opts("pp", range(1, L + 1)))
     cps = _allowed(
         base,
         "cp",
-        opts("cp", [c for c in _divisors(seq) if c == 1 or seq // c >= MIN_TOKENS_PER_CP_RANK]),
+        opts("cp", [c for c in divisors(seq) if c == 1 or seq // c >= MIN_TOKENS_PER_CP_RANK]),
     )
-    eps = _allowed(base, "ep", opts("ep", _divisors(experts) if experts else [1]))
+    eps = _allowed(base, "ep", opts("ep", divisors(experts) if experts else [1]))
     lcs = opts("loss_chunks", LOSS_CHUNK_CHOICES)
     return dps, mbs, pps, cps, eps, lcs
 
@@ -550,11 +530,7 @@ def _evaluate(batch: _Batch, sl: slice | np.ndarray, margin: float) -> dict[str,
         )
     ok = {"memory": full["peak_bytes_per_rank"] <= margin * full["hbm_bytes"]}
     for name, key in GATES[1:]:
-        ok[name] = (
-            _holds(env[key], n)
-            if key != "meets_deadline"
-            else np.broadcast_to(np.ma.filled(np.ma.asarray(env[key]), False).astype(bool), (n,))
-        )
+        ok[name] = _holds(env[key], n, blank=key != "meets_deadline")
     for key in CONSTRAINT_KEYS:
         ok[key] = _holds(env[key], n)
     full["ok"], full["fits"], full["on_time"] = ok, ok["memory"], ok["deadline"]
@@ -573,7 +549,7 @@ def _rank_keys(batch: _Batch, idx: np.ndarray, f: Mapping[str, np.ndarray]) -> l
     return [
         np.asarray(f["rank_bucket"]),
         np.asarray(f["gpus"]),
-        np.full(n, batch.rank_optimizer),
+        np.full(n, OPTIMIZER_PLACES.index(batch.optimizer) if batch.optimizer else 0),
         lay["tp"] * lay["pp"] * lay["cp"],
         np.full(n, batch.zero),
         lay["pp"],
@@ -692,13 +668,7 @@ def _scan(
                     front.add(b_no, at, f["days_on_config"][ok], f["rank_cost"][ok])
             if tick is not None:
                 tick(n)
-    return {
-        "counts": counts,
-        "excluded": excluded,
-        "pool": pool,
-        "front": front,
-        "fastest_days": fastest,
-    }
+    return counts, excluded, pool, front, fastest
 
 
 def _calibrate(search: _Search, pool: _Pool) -> dict[str, Any] | None:
@@ -724,15 +694,12 @@ def _calibrate(search: _Search, pool: _Pool) -> dict[str, Any] | None:
             mid = (lo + hi) / 2
             lo, hi = (mid, hi) if mfu_at(mid) < target else (lo, mid)
         k = (lo + hi) / 2
-    layout = {
-        c: row.get(c)
-        for c in ("gpu", "dp", "tp", "pp", "cp", "ep", "zero", "recompute", "micro_batch")
-    }
+    shown = ("gpu", "dp", "tp", "pp", "cp", "ep", "zero", "recompute", "micro_batch")
     return {
         "mfu": target,
         "efficiency_scale": k,
         "predicted_mfu": mfu_at(k),
-        "layout": {c: _py(v) for c, v in layout.items() if v is not None},
+        "layout": {c: _py(row[c]) for c in shown if row.get(c) is not None},
     }
 
 
@@ -740,18 +707,12 @@ def _run(search: _Search, top: int, margin: float, tick: Callable[[int], None]) 
     t0 = time.perf_counter()
     calibration = None
     if search.target_mfu is not None:
-        first = _scan(search, 1, margin, None, structural=True)
-        calibration = _calibrate(search, first["pool"])
+        calibration = _calibrate(search, _scan(search, 1, margin, None, structural=True)[2])
         if calibration is not None:
             search.scale = calibration["efficiency_scale"]
-    scan = _scan(search, top, margin, tick)
-    counts, excluded = scan["counts"], scan["excluded"]
-    plans = (
-        _top_plans(search, scan["pool"].batch, scan["pool"].idx, top, margin)
-        if counts["feasible"]
-        else []
-    )
-    pareto = _pareto(search, scan["front"], margin) if counts["feasible"] else []
+    counts, excluded, pool, front, fastest = _scan(search, top, margin, tick)
+    plans = _top_plans(search, pool, top, margin)  # both empty where nothing is feasible
+    pareto = _pareto(search, front, margin)
     ranked = sorted(excluded.items(), key=lambda kv: -kv[1])
     if plans:
         reason = None
@@ -761,7 +722,7 @@ def _run(search: _Search, top: int, margin: float, tick: Callable[[int], None]) 
         name, n = ranked[0]
         reason = f"no feasible candidate: {gate_text(name, margin)} excluded the most ({n:,} of {counts['evaluated']:,})"
         if name == "deadline":
-            reason += _deadline_hint(search, scan["fastest_days"])
+            reason += _deadline_hint(search, fastest)
     return {
         "name": search.name,
         "candidates_evaluated": counts["evaluated"],
@@ -869,25 +830,23 @@ def _through_engine(search: _Search, b_no: Any, i: Any, margin: float) -> tuple 
     return (batch, row, v) if _feasible_in_engine(v, margin) else None
 
 
-def _top_plans(
-    search: _Search, b_sorted: np.ndarray, i_sorted: np.ndarray, top: int, margin: float
-) -> list[dict[str, Any]]:
+def _top_plans(search: _Search, pool: _Pool, top: int, margin: float) -> list[dict[str, Any]]:
     """The first ``top`` distinct layouts, each re-run through the engine for its reported figures."""
     seen: set = set()
     plans: list[dict[str, Any]] = []
-    for j in range(len(b_sorted)):
+    for b_no, i in zip(pool.batch, pool.idx):
         if len(plans) >= top:
             break
-        batch = search.batches[int(b_sorted[j])]
+        batch = search.batches[int(b_no)]
         layout = (
             batch.gpu,
             batch.recompute,
             batch.optimizer,
-            *(int(batch.layout[c][i_sorted[j]]) for c in ("dp", "tp", "pp", "cp", "ep")),
+            *(int(batch.layout[c][i]) for c in ("dp", "tp", "pp", "cp", "ep")),
         )
         if (layout, batch.zero) in seen:
             continue  # a micro-batch / loss-chunk variant of a listed layout
-        got = _through_engine(search, b_sorted[j], i_sorted[j], margin)
+        got = _through_engine(search, b_no, i, margin)
         if got is None:
             continue
         _, row, v = got
