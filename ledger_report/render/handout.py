@@ -1,56 +1,40 @@
 """The handout: summary page(s), then one A4-landscape page per configuration, as HTML and PDF.
 
-The renderer displays what the ledgers hold and decides nothing a registry quantity can decide:
-each page is the report spec walked through :mod:`ledger_report.render.view` (labels, values,
-formula texts, verdicts and their tones, which lines and figures are shown, the peak's phase) and
-arranged by :mod:`ledger_report.render.page` (where each section goes, the geometry of the bars,
-the cut of the flow into columns).  The summary's order and its flagged rows are the spec's
-``rank`` and ``flag`` registry values.  A section the spec gains later is printed with the
-others, with no change here or in the template.
+The renderer decides nothing a registry quantity can decide: each page is the report spec walked
+through :mod:`ledger_report.render.view` and arranged by :mod:`ledger_report.render.page`; the
+summary's order and its flagged rows are the spec's ``rank`` and ``flag`` values.  A section the
+spec gains later is printed with the others, with no change here or in the template.
 
-Safety: Jinja2 with ``autoescape=True`` and ``StrictUndefined`` on every template; user text
-only ever lands in element text (never in an attribute, a URL or CSS); and WeasyPrint fetches
-through :class:`PackagedAssetFetcher`, which serves files of the packaged template folder and
-refuses everything else, fatally.  So a note holding ``<a rel="attachment"
-href="file:///etc/passwd">`` is printed as text and embeds nothing.
+Safety: Jinja2 with ``autoescape=True`` and ``StrictUndefined``; user text only ever lands in
+element text (never in an attribute, a URL or CSS); WeasyPrint fetches through
+:class:`PackagedAssetFetcher`, which serves the packaged template folder's assets and refuses
+everything else, fatally.  So a note holding ``<a rel="attachment" href="file:///etc/passwd">``
+is printed as text and embeds nothing.
 
-One page per configuration, always, in one layout: the verdicts (each a
-badge over its reason), a headline strip of the spec's eight headline figures, the layout; the
-state ledger and the memory chart; then the flow (the budget, the peak, the compute floor, ...,
-the parameters, the items outside the ledger, the assumptions) in three columns, two under the
-ledger and one under the chart.  Each page is an inline block of fixed height (WeasyPrint does
-not split inline blocks across pages), so nothing spills onto a further page.  The type is 8 pt
-at a line height of 1.15 everywhere (:data:`page.LINE_HEIGHT`).  Before layout, each page's trim
-level is the first whose estimated flow (items, headings, and the room above the columns at that
-level) has a cut into the columns with room to spare (:func:`_first_fit`, :func:`page.cut`, which
-tries every cut); a page laid out again costs as much as one laid out first, so the estimates are
-fitted to measured pages.  After layout the renderer reads back the top of every item, piece and
-column (the ids the template sets) and, for a page that overflows, cuts the flow again by the
-measured heights, then, where they do not fit, leaves out the formula texts of a fixed list of
-sections, level by level (:data:`page.TRIMMED`; at the last, the figures ``PageData._kept``
-leaves out), with a shorter note (:func:`_pages`, :func:`_refit`); the page's foot then says so.
-A page that still overflows is reported (a warning naming it), never clipped silently.
+Fit: each page is an inline block of fixed height (WeasyPrint does not split inline blocks across
+pages), so nothing spills onto a further page.  Before layout, each page's trim level is the first
+whose estimated flow has a cut into the columns with room to spare (:func:`_first_fit`); a page
+laid out again costs as much as one laid out first, so the estimates are fitted to measured
+pages.  After layout the renderer reads back the top of every item, piece and column (the ids the
+template sets) and cuts an overflowing page's flow again by the measured heights, else trims it a
+level further (:func:`_pages`, :func:`_refit`).  A page that still overflows is reported (a
+warning naming it), never clipped silently.
 
-Speed: WeasyPrint is pure Python and single-threaded, and the handout uses only its public API
-(``weasyprint.HTML(string=..., base_url=..., url_fetcher=...).render(font_config=...)``, then
-``Document.copy`` and ``Document.write_pdf``).  The handout is laid out in parts fixed by the
-number of configurations (:func:`_parts`), rendered by forked worker processes side by side
-(which never collect garbage: :func:`_child`) and joined by pypdf's public ``PdfWriter`` API
-(:func:`_merge`); the cyclic garbage collector is paused while a part renders
-(``workers.no_cyclic_gc``: every collection of the oldest generation would walk the hundreds of
-thousands of live boxes, styles and PDF objects, ~20 % of the render time), and the whitespace between block tags is dropped from the HTML before
-WeasyPrint parses it (:data:`_MARKUP_GAP`).
+Speed: WeasyPrint is pure Python and single-threaded.  The handout is laid out in parts fixed by
+the number of configurations (:func:`_parts`), rendered by forked workers side by side (which
+never collect garbage: :func:`_child`) and joined by pypdf (:func:`_merge`); the cyclic garbage
+collector is paused while a part renders (a collection of the oldest generation walks the
+hundreds of thousands of live boxes, styles and PDF objects, ~20 % of the render time), and the
+whitespace between block tags is dropped before WeasyPrint parses the HTML (:data:`_MARKUP_GAP`).
 
 Determinism: WeasyPrint's font subsets carry a timestamp, so the render runs with
-``SOURCE_DATE_EPOCH`` set (to a fixed date unless the caller already set one) and the variable is
-restored afterwards; the parts do not depend on the machine, and pypdf joins them without a file
-ID or date of its own.  Same ledgers, same fonts, same WeasyPrint → same bytes, with one worker or
-many.
+``SOURCE_DATE_EPOCH`` set (to a fixed date unless the caller set one); the parts do not depend on
+the machine, and pypdf joins them without a file ID or date of its own.  Same ledgers, fonts and
+WeasyPrint → same bytes, with one worker or many.
 
 WeasyPrint reports problems (a ``.notdef`` glyph, i.e. tofu; the slow fontTools fallback when
-``libharfbuzz-subset0`` is missing; bad CSS) as log records.  They are collected during each render
-and either appended to the caller's ``warnings`` list (the tests fail on any) or re-logged on the
-``ledger_report.handout`` logger.
+``libharfbuzz-subset0`` is missing; bad CSS) as log records: they are collected during each
+render and appended to the caller's ``warnings`` list or re-logged on ``ledger_report.handout``.
 """
 
 from __future__ import annotations
@@ -59,6 +43,7 @@ import contextlib
 import gc
 import io
 import logging
+import logging.handlers
 import math
 import mimetypes
 import multiprocessing
@@ -127,18 +112,10 @@ class HandoutError(LedgerError):
 
 
 def templates_dir() -> Path:
-    """The folder of the packaged templates (``ledger_report.templates``, i.e. ``templates/``).
-
-    Installed (wheel or editable), it is the package ``ledger_report.templates``; from a source
-    checkout that is not installed (``python -m pytest`` in the repository) it is the ``templates``
-    folder beside the ``ledger_report`` package.
-    """
-    try:
-        root = resources.files(TEMPLATE_PACKAGE)
-    except ModuleNotFoundError:
-        root = None
-    if root is not None:
-        path = Path(str(root))
+    """The folder of the packaged templates: the package ``ledger_report.templates`` where
+    installed, else (a source checkout that is not installed) ``templates`` beside the package."""
+    with contextlib.suppress(ModuleNotFoundError):
+        path = Path(str(resources.files(TEMPLATE_PACKAGE)))
         if (path / MAIN_TEMPLATE).is_file():
             return path.resolve()
     checkout = Path(__file__).resolve().parents[2] / "templates"
@@ -172,7 +149,7 @@ class PackagedAssetFetcher(*((_URLFetcher,) if _URLFetcher else ())):
     percent-decoding, ``..`` and symlinks, is a regular file inside :func:`templates_dir` with an
     asset suffix (:data:`ASSET_SUFFIXES`).  Everything else (other schemes, ``data:``, hosts,
     traversal, the templates themselves) raises :class:`AssetRefused`, which stops the render;
-    ``refused`` and ``served`` list the URLs asked for.
+    ``refused`` lists the URLs refused.
 
     A ``weasyprint.urls.URLFetcher`` whose ``fetch`` returns a ``URLFetcherResponse`` where
     WeasyPrint has them (68 and later); before, a callable returning the dict of
@@ -187,7 +164,6 @@ class PackagedAssetFetcher(*((_URLFetcher,) if _URLFetcher else ())):
             )
         self.root = (root or templates_dir()).resolve()
         self.refused: list[str] = []
-        self.served: list[str] = []
 
     def asset_path(self, url: str) -> Path | None:
         """The packaged file ``url`` names, or None when it names anything else."""
@@ -204,11 +180,9 @@ class PackagedAssetFetcher(*((_URLFetcher,) if _URLFetcher else ())):
             path = Path(raw).resolve(strict=True)
         except (OSError, RuntimeError):
             return None
-        if path == self.root or not path.is_relative_to(self.root) or not path.is_file():
+        if not path.is_relative_to(self.root) or not path.is_file():  # the root is no file
             return None
-        if path.suffix.lower() not in ASSET_SUFFIXES:
-            return None
-        return path
+        return path if path.suffix.lower() in ASSET_SUFFIXES else None
 
     def fetch(self, url, headers=None):
         path = self.asset_path(url)
@@ -217,7 +191,6 @@ class PackagedAssetFetcher(*((_URLFetcher,) if _URLFetcher else ())):
             raise AssetRefused(
                 f"refused to fetch {url!r}: the handout loads only its packaged template assets"
             )
-        self.served.append(url)
         mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
         if _URLFetcherResponse is None:
             return {"string": path.read_bytes(), "mime_type": mime, "redirected_url": path.as_uri()}
@@ -231,22 +204,17 @@ class PackagedAssetFetcher(*((_URLFetcher,) if _URLFetcher else ())):
 # Jinja2
 
 
-@lru_cache(maxsize=4)
-def _environment(root: str) -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(root),
-        autoescape=True,  # every template, whatever its extension (reliability.md PDF-02)
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    """The one Jinja2 environment of the handout (autoescape on, StrictUndefined)."""
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        autoescape=True,  # every template, whatever its extension
         undefined=jinja2.StrictUndefined,  # a missing field is an error, never a blank cell
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    return env
-
-
-def environment() -> jinja2.Environment:
-    """The one Jinja2 environment of the handout (autoescape on, StrictUndefined)."""
-    return _environment(str(templates_dir()))
 
 
 # --------------------------------------------------------------------------------------------
@@ -289,15 +257,18 @@ class _Book:
 
 def _estimated(d: pg.PageData, density: int) -> tuple[list[float], list[float], list[float]]:
     lp = pg.line_px()
-    top = d.est_top[density]
-    caps = [pg.SHEET_HEIGHT_PX - top[0] * lp] * (pg.COLUMNS - 1) + [
-        pg.SHEET_HEIGHT_PX - top[1] * lp
-    ]
-    return (
-        [h * lp for h in d.flow(density)[1]],
-        [o * lp for o in d.est_over],
-        caps,
-    )
+    top = d.est_top[density]  # the lines above the left columns, and above the right one
+    caps = [pg.SHEET_HEIGHT_PX - t * lp for t in [top[0]] * (pg.COLUMNS - 1) + [top[1]]]
+    return [h * lp for h in d.flow(density)[1]], [o * lp for o in d.est_over], caps
+
+
+def _sizes(d: pg.PageData, fit: _Fit) -> tuple[list[float], list[float], list[float]]:
+    """The heights, section overheads and column room a page is cut by: the fit's measured ones
+    where it has them, else the estimates."""
+    heights, over, caps = _estimated(d, fit.density)
+    if fit.heights is not None:
+        heights, over = fit.heights, fit.over
+    return heights, over, caps if fit.caps is None else fit.caps
 
 
 def _first_fit(d: pg.PageData) -> _Fit:
@@ -321,32 +292,23 @@ def _first_fit(d: pg.PageData) -> _Fit:
     return _Fit(pg.MAX_DENSITY, heights, over, tight=True)
 
 
+# A piece's items by kind, in the order the template prints them: the piece's list -> the kind.
+_KINDS = {"lines": "line", "zeros": "zeros", "rows": "row", "notes": "note"}
+
+
 def _columns(d: pg.PageData, fit: _Fit) -> list[list[dict[str, Any]]]:
-    heights, over, caps = _estimated(d, fit.density)
-    if fit.heights is not None:
-        heights, over = fit.heights, fit.over
-    if fit.caps is not None:
-        caps = fit.caps
+    heights, over, caps = _sizes(d, fit)
     flow = d.flow(fit.density)[0]
-    secs = [it["sec"] for it in flow]
-    cols = pg.cut(heights, secs, over, caps)
     seen: set[int] = set()
     out = []
-    for col in cols:
+    for col in pg.cut(heights, [it["sec"] for it in flow], over, caps):
         pieces = []
         for s, idx in col:
             sec = d.sections[s]
             items = [flow[i] for i in idx]
+            kinds = {key: [it for it in items if it["kind"] == k] for key, k in _KINDS.items()}
             pieces.append(
-                {
-                    "title": sec["title"],
-                    "cont": s in seen,
-                    "headers": sec["headers"],
-                    "lines": [it for it in items if it["kind"] == "line"],
-                    "zeros": [it for it in items if it["kind"] == "zeros"],
-                    "rows": [it for it in items if it["kind"] == "row"],
-                    "notes": [it for it in items if it["kind"] == "note"],
-                }
+                {"title": sec["title"], "cont": s in seen, "headers": sec["headers"], **kinds}
             )
             seen.add(s)
         out.append(pieces)
@@ -397,13 +359,9 @@ def _view(
     summary_pages: list[list[dict[str, Any]]] = []
     head: dict[str, Any] = {"verdicts": [], "cells": []}
     if len(summary):
-        order = book.order[
-            summary.start * SUMMARY_ROWS_PER_PAGE : summary.stop * SUMMARY_ROWS_PER_PAGE
-        ]
-        rows = [
-            pg.summary_row(book.ledgers[i], lang, summary.start * SUMMARY_ROWS_PER_PAGE + r)
-            for r, i in enumerate(order, 1)
-        ]
+        first = summary.start * SUMMARY_ROWS_PER_PAGE
+        order = book.order[first : summary.stop * SUMMARY_ROWS_PER_PAGE]
+        rows = [pg.summary_row(book.ledgers[i], lang, first + r) for r, i in enumerate(order, 1)]
         summary_pages = [
             rows[k : k + SUMMARY_ROWS_PER_PAGE] for k in range(0, len(rows), SUMMARY_ROWS_PER_PAGE)
         ] or [[]]
@@ -412,22 +370,19 @@ def _view(
     for i in wanted:
         if fits[i] is None:  # guessed where the page is rendered (a worker, for its part)
             fits[i] = _first_fit(book.data(i))
+    ranked = bool(book.ledgers and book.ledgers[0].model.spec.rank)  # else in their order (plans)
     return {
         "lang": lang,
         "html_lang": "zh-CN" if lang == "zh" else "en",
         "n_configs": len(book.ledgers),
-        "ranked": bool(
-            book.ledgers and book.ledgers[0].model.spec.rank
-        ),  # else the rows keep their order (plans)
+        "ranked": ranked,
         "n_pages": book.n_pages,
         "summary_pages": summary_pages,
         "summary_start": summary.start,
         "n_summary": book.n_summary,
         "summary_head": head,
         "pareto": book.front if summary.start == 0 else None,
-        "currencies": pg.currencies(book.ledgers)
-        if book.ledgers and book.ledgers[0].model.spec.rank
-        else [],
+        "currencies": pg.currencies(book.ledgers) if ranked else [],
         "pages": [_config_view(book, i, fits[i]) for i in wanted],
         "stylesheet": STYLESHEET,
         "fills": pg.FILLS,
@@ -485,26 +440,11 @@ _RENDER_LOCK = threading.RLock()  # os.environ and the weasyprint logger are pro
 
 
 @contextlib.contextmanager
-def _source_date_epoch() -> Iterator[None]:
-    """Set SOURCE_DATE_EPOCH for the render (unless the caller set one) and restore it once the
-    last render running ends (renders in threads share the process's environment)."""
-    with env_while_running("SOURCE_DATE_EPOCH", FIXED_SOURCE_DATE_EPOCH):
-        yield
-
-
-class _Collector(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
-
-
-@contextlib.contextmanager
-def _collect_weasyprint_warnings() -> Iterator[_Collector]:
+def _collect_weasyprint_warnings() -> Iterator[logging.handlers.BufferingHandler]:
+    """WeasyPrint's warnings while the block runs, kept in the handler's ``buffer``."""
     logger = logging.getLogger("weasyprint")
-    handler = _Collector()
+    handler = logging.handlers.BufferingHandler(math.inf)  # never flushed: keeps every record
+    handler.setLevel(logging.WARNING)
     old_level = logger.level
     if logger.getEffectiveLevel() > logging.WARNING:
         logger.setLevel(logging.WARNING)  # see warnings even when an application silenced them
@@ -565,17 +505,11 @@ def _measure(document, book: _Book, fits: Sequence[_Fit]) -> dict[int, _Measure]
                 boxes.setdefault(int(num), {})[kind + rest] = pos
     out = {}
     for i, m in boxes.items():
-        if "b" not in m:
-            continue
-        feet = [m["b"][1]] * pg.COLUMNS
         ends = [m.get(f"c{k}") for k in range(pg.COLUMNS)]
-        if any(e is None for e in ends):
+        if "b" not in m or None in ends:
             continue
-        d = book.data(i)
-        fit = fits[i]
-        est, est_over, _caps = _estimated(d, fit.density)
-        heights = fit.heights if fit.heights is not None else est
-        over_now = fit.over if fit.over is not None else est_over
+        d, fit = book.data(i), fits[i]
+        heights, over_now, _caps = _sizes(d, fit)
         flow = d.flow(fit.density)[0]
         items: dict[int, float] = {}
         over: dict[int, float] = {}
@@ -588,7 +522,7 @@ def _measure(document, book: _Book, fits: Sequence[_Fit]) -> dict[int, _Measure]
             tops.append(top)
             used.append(end - top)
             for j, pc in enumerate(col):
-                n = [it["n"] for key in ("lines", "zeros", "rows", "notes") for it in pc[key]]
+                n = [it["n"] for key in _KINDS for it in pc[key]]
                 if starts[j] is None or not n:
                     continue
                 stop = starts[j + 1] if j + 1 < len(col) else None
@@ -607,13 +541,7 @@ def _measure(document, book: _Book, fits: Sequence[_Fit]) -> dict[int, _Measure]
                 guess = sum(heights[k] for k in n) or 1.0
                 for k in n:
                     items[k] = heights[k] * body / guess
-        out[i] = _Measure(
-            caps=[foot - t for foot, t in zip(feet, tops)],
-            used=used,
-            items=items,
-            over=over,
-            exact=exact,
-        )
+        out[i] = _Measure([m["b"][1] - t for t in tops], used, items, over, exact)
     return out
 
 
@@ -641,7 +569,7 @@ def _refit(d: pg.PageData, fit: _Fit, m: _Measure) -> _Fit | None:
         return None
     nxt = fit.density + 1
     # the next level: the items it trims estimated again, the others as measured
-    flow, _est = d.flow(nxt)
+    flow = d.flow(nxt)[0]
     new = _estimated(d, nxt)[0]
     old = d.flow(fit.density)[0]
     if len(flow) != len(old):  # the level leaves items out: every item estimated again
@@ -661,9 +589,8 @@ def _refit(d: pg.PageData, fit: _Fit, m: _Measure) -> _Fit | None:
 
 MAX_LAYOUTS = 6  # layouts of one page at most (then it is reported as clipped)
 PARALLEL_MIN_CONFIGS = 8  # fewer configurations: one part, rendered in this process
-PART_MAX_PAGES = (
-    64  # bounds a worker's memory: a 52-page part peaked at 400 MB (~7 MB a laid-out page)
-)
+# bounds a worker's memory: a 52-page part peaked at 400 MB (~7 MB a laid-out page)
+PART_MAX_PAGES = 64
 
 
 @dataclass(frozen=True)
@@ -679,8 +606,8 @@ class _Part:
 def _parts(n_configs: int) -> list[_Part]:
     """Split the handout into parts: one below :data:`PARALLEL_MIN_CONFIGS` configurations; two up
     to 32 pages; else a multiple of four parts of at most :data:`PART_MAX_PAGES` pages (four keeps
-    two or four cores equally busy).  Each part holds about as many pages as the next (the
-    summary's pages, then each configuration's one page), cut in that order."""
+    two or four cores equally busy).  Each part holds about as many pages as the next: the
+    summary's pages, then each configuration's one page, cut in that order."""
     n_summary = summary_page_count(n_configs)
     pages = n_summary + n_configs
     if n_configs < PARALLEL_MIN_CONFIGS:
@@ -689,22 +616,13 @@ def _parts(n_configs: int) -> list[_Part]:
         k = 2
     else:
         k = 4 * math.ceil(pages / (4 * PART_MAX_PAGES))
-    # the page at which each unit (a summary page, a configuration) starts
-    starts = list(range(n_summary)) + [n_summary + i for i in range(n_configs)]
-    units = len(starts)
-    cut_at = (
-        [0]
-        + [
-            min(range(units + 1), key=lambda u: abs((starts + [pages])[u] - j * pages / k))
-            for j in range(1, k)
-        ]
-        + [units]
-    )
+    # part j starts at the page nearest j/k of the handout (the earlier one of two as near)
+    cuts = [0, *(min(range(pages + 1), key=lambda u: abs(u - j * pages / k)) for j in range(1, k))]
     out = []
-    for a, b in zip(cut_at, cut_at[1:]):
+    for a, b in zip(cuts, [*cuts[1:], pages]):
         summary = range(min(a, n_summary), min(b, n_summary))
         configs = range(max(a - n_summary, 0), max(b - n_summary, 0))
-        out.append(_Part(summary, configs, len(summary) + len(configs)))
+        out.append(_Part(summary, configs, b - a))
     return out
 
 
@@ -724,8 +642,6 @@ def _pages(book: _Book, fetcher: PackagedAssetFetcher, part: _Part, fits: list[_
     measures = _measure(first, book, fits)
     over = sorted(i for i, m in measures.items() if m.overflows)
     for _attempt in range(MAX_LAYOUTS - 1):
-        if not over:
-            break
         retry = []
         for i in over:
             new = _refit(book.data(i), fits[i], measures[i])
@@ -734,8 +650,8 @@ def _pages(book: _Book, fetcher: PackagedAssetFetcher, part: _Part, fits: list[_
             else:
                 fits[i] = new
                 retry.append(i)
+        over = []
         if not retry:
-            over = []
             break
         probe = _layout(_view(book, fits, only=retry), fetcher, font_config)
         if len(probe.pages) != len(retry):
@@ -774,7 +690,7 @@ def _render_part(book: _Book, root: Path, part: _Part, fits: list[_Fit]) -> tupl
             f"Handout template error: refused to fetch {fetcher.refused[0]!r}: "
             "the handout loads only its packaged template assets"
         )
-    messages = [f"WeasyPrint: {r.getMessage()}" for r in collected.records]
+    messages = [f"WeasyPrint: {r.getMessage()}" for r in collected.buffer]
     messages += [
         f"{what} is too full even at the densest layout; its end is clipped" for what in clipped
     ]
@@ -939,7 +855,7 @@ def render_pdf(
     # First guesses need each page's data, which is built where the page is rendered: the
     # workers guess their own pages (a None is guessed on first use, see _view).
     fits: list[_Fit | None] = [None] * len(ledgers)
-    with _source_date_epoch():
+    with env_while_running("SOURCE_DATE_EPOCH", FIXED_SOURCE_DATE_EPOCH):
         results = _render_parts(book, root, parts, fits, jobs, progress)
     with no_cyclic_gc():  # pypdf's objects are many and short-lived: ~15 % of the merge
         pdf = _merge([r[0] for r in results])
