@@ -21,9 +21,9 @@ from .errors import InputError, Problem
 # A Config from a mapping, checked like a file row (one path: the reader's cell conversion and
 # cross-checks, raising the same InputError); re-exported for the library, tests and the planner.
 from .inputs import config_from_mapping, configs_from_records  # noqa: F401
-from .model.evaluate import compiled, evaluate_arrays, evaluate_row
-from .model.expr import Call
-from .model.masked import evaluate_masked, masked_arrays
+from .model.evaluate import columns_read, compiled, evaluate_row
+from .model.expr import TEXT_FUNCTIONS, Call, all_refs, walk
+from .model.masked import evaluate_rows
 from .model.registry import BOOL, BYTES, FLOAT_UNITS, INT_UNITS, TEXT
 from .report import DEFAULT, Model
 
@@ -61,22 +61,18 @@ def plainers(reg) -> dict[str, Callable[[Any], Any]]:
     return {q.key: _PLAIN.get(q.unit, _as_is) for q in reg}
 
 
-def _whole_up(v: Any) -> int | None:
-    if type(v) is int and -WHOLE_BELOW < v < WHOLE_BELOW:  # exact as a float: its own ceiling
-        return v
-    if v is None:
-        return None
-    x = float(v)
-    return int(math.ceil(x)) if math.isfinite(x) else None
+def _whole_by(rounding: Callable[[float], int]) -> Callable[[Any], int | None]:
+    """A number as a whole number by ``rounding`` (a non-finite one blank)."""
 
+    def whole(v: Any) -> int | None:
+        if type(v) is int and -WHOLE_BELOW < v < WHOLE_BELOW:  # exact as a float: itself
+            return v
+        if v is None:
+            return None
+        x = float(v)
+        return rounding(x) if math.isfinite(x) else None
 
-def _whole_nearest(v: Any) -> int | None:
-    if type(v) is int and -WHOLE_BELOW < v < WHOLE_BELOW:  # exact as a float: itself, rounded
-        return v
-    if v is None:
-        return None
-    x = float(v)
-    return int(math.floor(x + 0.5)) if math.isfinite(x) else None
+    return whole
 
 
 def _finite(v: Any) -> float | None:
@@ -98,8 +94,8 @@ def _str(v: Any) -> str | None:
     return None if v is None else str(v)
 
 
-_PLAIN = {BOOL: _bool, TEXT: _str, BYTES: _whole_up}
-_PLAIN.update({u: _whole_nearest for u in INT_UNITS - {BYTES}})
+_PLAIN = {BOOL: _bool, TEXT: _str, BYTES: _whole_by(math.ceil)}
+_PLAIN.update({u: _whole_by(lambda x: math.floor(x + 0.5)) for u in INT_UNITS - {BYTES}})
 _PLAIN.update({u: _finite for u in FLOAT_UNITS})
 
 
@@ -111,7 +107,7 @@ def compute(config: Config, model: Model | None = None) -> Ledger:
     for key in _number_keys(model.registry):
         v = values[key]
         if type(v) is float and not math.isfinite(v):
-            raise _not_finite(config, key, v, model)
+            raise NotFiniteError(_not_finite(config, key, v, model))
     for key in _counted_keys(model.registry):
         values[key] = _whole(values[key])
     return Ledger(config, values, model)
@@ -132,18 +128,6 @@ def _number_keys(reg) -> tuple[str, ...]:
     return tuple(q.key for q in reg if q.unit in INT_UNITS or q.unit in FLOAT_UNITS)
 
 
-@functools.cache
-def _columns_of(reg, key: str) -> frozenset:
-    """The input columns quantity ``key`` reads, through the quantities it refers to."""
-    from .model.expr import all_cols, all_refs
-
-    q = reg[key]
-    out = set(all_cols(q.expr))
-    for r in all_refs(q.expr):
-        out |= _columns_of(reg, r)
-    return frozenset(out)
-
-
 class NotFiniteError(InputError):
     """Rows one of whose figures is not a finite number: every such row named, one line each
     (the first figure of each), the first ten listed and the rest counted."""
@@ -151,14 +135,10 @@ class NotFiniteError(InputError):
     MAX_LISTED = 10
 
 
-def _not_finite(config: Config, key: str, value: Any, model: Model) -> InputError:
-    return NotFiniteError(_not_finite_problem(config, key, value, model))
-
-
-def _not_finite_problem(config: Config, key: str, value: Any, model: Model) -> Problem:
+def _not_finite(config: Config, key: str, value: Any, model: Model) -> Problem:
     """The refusal of one row, naming the column the figure reads whose value lies furthest from
     1 (the one that overflowed it, as a rule: 1e308 days, an mfu of 5e-324)."""
-    reads = _columns_of(model.registry, key)
+    reads = columns_read(model.registry, (key,))
     given = {
         c: v
         for c in COLUMN_NAMES
@@ -202,21 +182,27 @@ def _refuse_non_finite(np, parts, configs: Sequence[Config], model) -> None:
     for env, idx in parts:
         found.update(_non_finite_rows(np, env, idx, model))
     if found:
-        raise NotFiniteError(
-            [_not_finite_problem(configs[i], *found[i], model) for i in sorted(found)]
-        )
+        raise NotFiniteError([_not_finite(configs[i], *found[i], model) for i in sorted(found)])
 
 
-def _every_row_refused(err: InputError, rest: Iterable[list[Config]], model: Model, keys=None):
-    """``err`` (a chunk's refusal) with the refusals of the chunks ``rest`` still to come, so
-    that a run names every row it refuses, not only the first chunk's."""
-    problems = list(err.problems)
+def _evaluated_chunks(
+    configs: Iterable[Config], model: Model, rows: int, keys: list[str] | None = None
+) -> Iterator[tuple[list[Config], list[tuple[dict[str, Any], list[int]]]]]:
+    """Each chunk of ``rows`` configurations with its ``evaluate_chunk``; a refusal names every
+    row the run refuses (the chunks still to come evaluated too), not only the first chunk's."""
+    rest = chunks(configs, rows)
     for chunk in rest:
         try:
-            evaluate_chunk(chunk, model, keys)
-        except NotFiniteError as later:
-            problems.extend(later.problems)
-    return NotFiniteError(problems)
+            parts = evaluate_chunk(chunk, model, keys)
+        except NotFiniteError as err:
+            problems = list(err.problems)
+            for later in rest:
+                try:
+                    evaluate_chunk(later, model, keys)
+                except NotFiniteError as more:
+                    problems.extend(more.problems)
+            raise NotFiniteError(problems) from None
+        yield chunk, parts
 
 
 def compute_many(
@@ -227,13 +213,8 @@ def compute_many(
     else each group of rows that leave the same columns empty apart.  Text quantities (messages,
     sentences) are filled in per row by the scalar interpreter when they are read."""
     model = model or DEFAULT
-    rest = chunks(configs, rows)
-    for chunk in rest:
-        try:
-            ledgers = _ledgers(chunk, model)
-        except NotFiniteError as err:
-            raise _every_row_refused(err, rest, model) from None
-        yield from ledgers
+    for chunk, parts in _evaluated_chunks(configs, model, rows):
+        yield from _ledgers(chunk, parts, model)
 
 
 def chunks(items: Iterable[Any], rows: int) -> Iterator[list[Any]]:
@@ -251,14 +232,11 @@ def evaluate_chunk(
     empty columns apart gives, else one pass per pattern; with the rows each part covers."""
     import numpy as np
 
-    read = _read_columns(model.registry)
-    masked = masked_arrays(np, {name: col for name, col in _input_columns(configs) if name in read})
-    parts = None
-    if masked is not None:
-        env = evaluate_masked(model.registry, masked[0], masked[1], model.tables, keys)
-        if env is not None:
-            parts = [(env, list(range(len(configs))))]
-    parts = parts or _per_pattern(np, configs, model, keys)
+    reg = model.registry
+    read = columns_read(reg, tuple(reg.keys()))
+    columns = {name: col for name, col in _input_columns(configs) if name in read}
+    rows = [c.values for c in configs]
+    parts = evaluate_rows(np, reg, model.tables, rows, columns, keys)
     _refuse_non_finite(np, parts, configs, model)
     return parts
 
@@ -271,12 +249,12 @@ def _input_columns(configs: Sequence[Config]) -> Iterable[tuple[str, Sequence[An
     return ((name, [c.values[name] for c in configs]) for name in COLUMN_NAMES)
 
 
-def _ledgers(configs: Sequence[Config], model: Model) -> list[Ledger]:
+def _ledgers(configs: Sequence[Config], parts: list, model: Model) -> list[Ledger]:
     import numpy as np
 
     text = frozenset(_row_keys(model.registry))
     out: list[Ledger | None] = [None] * len(configs)
-    for env, idx in evaluate_chunk(configs, model):
+    for env, idx in parts:
         keys = [k for k in env if k not in text]
         blank = [None] * len(idx)
         columns = [
@@ -285,30 +263,6 @@ def _ledgers(configs: Sequence[Config], model: Model) -> list[Ledger]:
         for i, row in zip(idx, zip(*columns)):
             out[i] = Ledger(configs[i], _RowValues(zip(keys, row), configs[i], model), model)
     return out  # type: ignore[return-value]
-
-
-@functools.cache  # a registry is hashed by identity (it holds no equality of its own)
-def _read_columns(reg) -> frozenset:
-    """The input columns some quantity of the registry reads."""
-    from .model.expr import all_cols
-
-    return frozenset().union(*(all_cols(q.expr) for q in reg))
-
-
-def _per_pattern(
-    np, configs: Sequence[Config], model: Model, keys: list[str] | None = None
-) -> list[tuple[dict[str, Any], list[int]]]:
-    """The arrays of each group of rows that leave the same columns empty."""
-    groups: dict[frozenset, list[int]] = {}
-    for i, c in enumerate(configs):
-        groups.setdefault(
-            frozenset(k for k, v in c.values.items() if v is not None and v != ""), []
-        ).append(i)
-    out = []
-    for given, idx in groups.items():
-        cols = {name: _column(np, [configs[i].values[name] for i in idx]) for name in given}
-        out.append((evaluate_arrays(model.registry, cols, model.tables, keys), idx))
-    return out
 
 
 def python_values(np, v: Any, n: int, unit: str) -> list | None:
@@ -357,68 +311,19 @@ class _RowValues(dict):
 
     def __missing__(self, key: str) -> Any:
         m = self._model
-        v = self[key] = _scalar_fns(m.registry)[key](self._config.values, self, m.tables)
+        v = self[key] = compiled(m.registry[key].expr)(self._config.values, self, m.tables)
         return v
 
 
 @functools.cache  # a registry is hashed by identity
-def _scalar_fns(reg) -> dict[str, Callable]:
-    """Each quantity's expression as the scalar interpreter's closures (``eval_scalar``), by key,
-    looked up once per key."""
-    return _ScalarFns(reg)
-
-
-class _ScalarFns(dict):
-    def __init__(self, reg) -> None:
-        super().__init__()
-        self.reg = reg
-
-    def __missing__(self, key: str) -> Callable:
-        fn = self[key] = compiled(self.reg[key].expr)
-        return fn
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self[key] if key in self._model.registry else default
-
-
-def _column(np, vals: list) -> Any:
-    """One input column as an array: text as str, truth values as bool, numbers as float64 (so
-    products such as FLOPs × tokens cannot overflow an integer type)."""
-    if isinstance(vals[0], str):
-        return np.array(vals, dtype=str)
-    if all(isinstance(v, bool) for v in vals):
-        return np.array(vals, dtype=bool)
-    return np.array(vals, dtype=float)
-
-
-_ROW_KEYS: dict[int, tuple] = {}
-
-
 def _row_keys(reg) -> list[str]:
     """Quantities the arrays interpreter leaves to the scalar one: text functions (messages, labels)
     and everything that depends on them, in registry order."""
-    from .model.expr import all_refs, children
-
-    hit = _ROW_KEYS.get(id(reg))
-    if hit is not None and hit[0] is reg:
-        return hit[1]
-
-    def direct(e) -> bool:
-        stack = [e]
-        while stack:
-            n = stack.pop()
-            if isinstance(n, Call) and n.fn in ("CONCAT", "FMT", "MID"):
-                return True
-            stack.extend(children(n))
-        return False
-
     keys: list[str] = []
-    seen: set[str] = set()
     for q in reg:
-        if direct(q.expr) or all_refs(q.expr) & seen:
+        text = any(isinstance(n, Call) and n.fn in TEXT_FUNCTIONS for n in walk(q.expr))
+        if text or not all_refs(q.expr).isdisjoint(keys):
             keys.append(q.key)
-            seen.add(q.key)
-    _ROW_KEYS[id(reg)] = (reg, keys)
     return keys
 
 
@@ -467,14 +372,9 @@ def table(
 
     model = model or DEFAULT
     keys = table_keys(model)
-    rest = chunks(configs, rows)
-    for chunk in rest:
+    for chunk, parts in _evaluated_chunks(configs, model, rows, keys):
         n = len(chunk)
         out: dict[str, tuple[Any, Any]] = {"name": (np.array([c.name for c in chunk]), None)}
-        try:
-            parts = evaluate_chunk(chunk, model, keys)
-        except NotFiniteError as err:
-            raise _every_row_refused(err, rest, model, keys) from None
         for k in keys:
             unit = model.registry[k].unit
             if len(parts) == 1:
@@ -508,9 +408,7 @@ def plain_array(np, v: Any, n: int, unit: str) -> tuple[Any, Any]:
         return _blank_array(np, n, unit)
     if np.ndim(v) == 0 and not isinstance(v, np.ma.MaskedArray):  # one value for every row
         values, blank = plain_array(np, np.reshape(v, 1), 1, unit)
-        return np.broadcast_to(values, (n,)), None if blank is None else np.broadcast_to(
-            blank, (n,)
-        )
+        return np.broadcast_to(values, (n,)), None if blank is None else np.broadcast_to(blank, n)
     data = np.broadcast_to(np.ma.getdata(v), (n,))
     blank = (
         np.broadcast_to(np.ma.getmaskarray(v), (n,)) if isinstance(v, np.ma.MaskedArray) else None
@@ -527,21 +425,16 @@ def plain_array(np, v: Any, n: int, unit: str) -> tuple[Any, Any]:
     if unit in INT_UNITS:
         x = np.ceil(x) if unit == BYTES else np.floor(x + 0.5)
         if np.abs(x).max(initial=0.0) >= 2.0**63:  # past int64: Python ints
-            return _array_of(np, [None if b else int(y) for y, b in _with_blank(x, blank)], unit)
+            blanks = [False] * len(x) if blank is None else blank.tolist()
+            return _array_of(np, [None if b else int(y) for y, b in zip(x.tolist(), blanks)], unit)
         return x.astype(np.int64), blank
     return x, blank
 
 
 def _blank_array(np, n: int, unit: str) -> tuple[Any, Any]:
     """``_array_of`` of ``n`` blanks."""
-    dtype, fill = (bool, False) if unit == BOOL else ("<U1", "") if unit == TEXT else (None, 0)
-    if dtype is None:
-        dtype = np.int64 if unit in INT_UNITS else np.float64
-    return np.full(n, fill, dtype=dtype), np.ones(n, dtype=bool)
-
-
-def _with_blank(x: Any, blank: Any) -> Iterable[tuple[Any, bool]]:
-    return zip(x.tolist(), [False] * len(x) if blank is None else blank.tolist())
+    dtype = bool if unit == BOOL else "<U1" if unit == TEXT else np.float64
+    return np.zeros(n, np.int64 if unit in INT_UNITS else dtype), np.ones(n, dtype=bool)
 
 
 def _array_of(np, vals: list, unit: str) -> tuple[Any, Any]:

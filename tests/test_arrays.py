@@ -19,15 +19,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import example_rows  # noqa: E402
 
-from ledger_report.engine import (  # noqa: E402
-    _per_pattern,
-    _row_keys,
-    compute,
-    compute_many,
-    python_values,
-)
+from ledger_report.config import COLUMN_NAMES  # noqa: E402
+from ledger_report.engine import _row_keys, compute, compute_many, python_values  # noqa: E402
 from ledger_report.inputs import read_configs  # noqa: E402
-from ledger_report.model.masked import evaluate_masked, masked_columns  # noqa: E402
+from ledger_report.model.masked import evaluate_masked, masked_arrays, per_pattern  # noqa: E402
 from ledger_report.render.document import config_document, write_lines  # noqa: E402
 from ledger_report.report import DEFAULT  # noqa: E402
 
@@ -77,10 +72,11 @@ def test_rows_together_equal_rows_per_pattern(configs):
     reg = DEFAULT.registry
     text = set(_row_keys(reg))
     n = len(configs)
-    cols, blanks = masked_columns(np, [c.values for c in configs])
+    rows = [c.values for c in configs]
+    cols, blanks = masked_arrays(np, {name: [r[name] for r in rows] for name in COLUMN_NAMES})
     env = evaluate_masked(reg, cols, blanks, DEFAULT.tables)
     assert env is not None
-    parts = _per_pattern(np, configs, DEFAULT)
+    parts = per_pattern(np, reg, DEFAULT.tables, rows)
     assert len(parts) > 50
     bad = []
     for apart, idx in parts:
@@ -355,9 +351,8 @@ def _masked_by_the_loop(vals):
 def test_masked_columns_of_one_kind_as_the_loop_made_them(vals):
     """A column of numbers, texts or truth values (blanks among them) comes out of the one-kind
     path as the row-by-row loop made it: the same values, dtype and blank mask."""
-    from ledger_report.model.masked import masked_arrays
-
     cols, blanks = masked_arrays(np, {"c": vals})
+
     want, blank = _masked_by_the_loop(vals)
     assert cols["c"].dtype == want.dtype and np.array_equal(
         cols["c"], want, equal_nan=want.dtype.kind == "f"

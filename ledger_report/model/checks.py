@@ -8,12 +8,13 @@ filled in for that row alone.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from .evaluate import Tables, _closure, eval_scalar, evaluate_arrays, evaluate_row
+from .evaluate import Tables, columns_read, eval_scalar, evaluate_row
 from .expr import all_cols
-from .masked import evaluate_masked, masked_arrays, masked_columns
+from .masked import evaluate_rows
 from .registry import ERROR, Constraint, Registry
 
 
@@ -25,22 +26,13 @@ class Failure:
     found: str
 
 
-_COLS: dict[int, tuple[Registry, dict[str, frozenset]]] = {}
-
-
+@functools.cache  # a registry is hashed by identity
 def constraint_columns(reg: Registry) -> dict[str, frozenset]:
     """For each constraint, every input column it reads (through the quantities it refers to)."""
-    hit = _COLS.get(id(reg))
-    if hit is not None and hit[0] is reg:
-        return hit[1]
-    out = {}
-    for c in reg.constraints:
-        cols: set[str] = set(all_cols(c.expected)) | set(all_cols(c.found))
-        for key in _closure(reg, [c.ok]):
-            cols |= all_cols(reg[key].expr)
-        out[c.key] = frozenset(cols)
-    _COLS[id(reg)] = (reg, out)
-    return out
+    return {
+        c.key: frozenset(all_cols(c.expected) | all_cols(c.found) | columns_read(reg, (c.ok,)))
+        for c in reg.constraints
+    }
 
 
 def failures(
@@ -61,7 +53,13 @@ def failures(
     keys = [c.ok for c in rules]
     reads = constraint_columns(reg)
     broken: dict[int, list[Constraint]] = {}
-    for env, idx in _evaluated(np, reg, tables, rows, keys, columns):
+    read = frozenset().union(*reads.values())  # every column a rule reads
+    nothing = [None] * len(rows)
+    if columns is None:
+        columns = {name: [r.get(name) for r in rows] for name in read}
+    else:
+        columns = {name: columns.get(name, nothing) for name in read}
+    for env, idx in evaluate_rows(np, reg, tables, rows, columns, keys):
         for c in rules:
             ok = env[c.ok]
             if ok is None:
@@ -93,42 +91,3 @@ def failures(
                 )
             )
     return out
-
-
-def _evaluated(
-    np,
-    reg: Registry,
-    tables: Tables,
-    rows: Sequence[Mapping[str, Any]],
-    keys: list[str],
-    columns: Mapping[str, Sequence[Any]] | None = None,
-) -> list[tuple[dict, list[int]]]:
-    """The rules' quantities over the rows: all rows together (``masked.py``), else each group of
-    rows that leave the same columns empty apart; with the rows each result covers."""
-    read = frozenset().union(*constraint_columns(reg).values())  # every column a rule reads
-    if columns is None:
-        masked = masked_columns(np, rows, read)
-    else:
-        nothing = [None] * len(rows)
-        masked = masked_arrays(np, {name: columns.get(name, nothing) for name in read})
-    env = evaluate_masked(reg, masked[0], masked[1], tables, keys) if masked is not None else None
-    if env is not None:
-        return [(env, list(range(len(rows))))]
-    groups: dict[frozenset, list[int]] = {}
-    for i, row in enumerate(rows):
-        groups.setdefault(
-            frozenset(k for k, v in row.items() if v is not None and v != ""), []
-        ).append(i)
-    out = []
-    for given, idx in groups.items():
-        cols = {name: _column(np, [rows[i][name] for i in idx]) for name in given}
-        out.append((evaluate_arrays(reg, cols, tables, keys), idx))
-    return out
-
-
-def _column(np, vals: list) -> Any:
-    if isinstance(vals[0], str):
-        return np.array(vals, dtype=str)
-    if all(isinstance(v, bool) for v in vals):
-        return np.array(vals, dtype=bool)
-    return np.array(vals, dtype=float)

@@ -21,13 +21,14 @@ the intended 3525888 in the spreadsheet.
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import operator
 import struct
 from typing import Any, Callable, Mapping, Sequence
 
 from .divisors import divisors
-from .expr import Const, Expr, Visitor
+from .expr import TEXT_FUNCTIONS, Const, Expr, Visitor, all_cols, all_refs
 from .registry import Registry
 
 Tables = Mapping[str, Mapping[str, Mapping[str, Any]]]  # table -> key -> field -> value
@@ -43,9 +44,7 @@ def evaluate_row(reg: Registry, row: Mapping[str, Any], tables: Tables) -> dict[
     for q in reg:
         try:
             env[q.key] = compiled(q.expr)(row, env, tables)
-        except (
-            ZeroDivisionError
-        ):  # only on rows a constraint refuses (the spreadsheet shows #DIV/0!)
+        except ZeroDivisionError:  # only on rows a constraint refuses (the sheet shows #DIV/0!)
             env[q.key] = None
     return env
 
@@ -55,16 +54,14 @@ def eval_scalar(e: Expr, row: Mapping[str, Any], env: Mapping[str, Any], tables:
     return compiled(e)(row, env, tables)
 
 
-_COMPILED: dict[int, tuple[Expr, Callable]] = {}
+_COMPILED: dict[Expr, Callable] = {}  # a node is hashed by identity (and kept alive here)
 
 
 def compiled(e: Expr) -> Callable[[Mapping[str, Any], Mapping[str, Any], Tables], Any]:
     """The expression as nested Python closures, built once per node (nodes are immutable)."""
-    hit = _COMPILED.get(id(e))
-    if hit is not None and hit[0] is e:
-        return hit[1]
-    fn = _Closures().visit(e)
-    _COMPILED[id(e)] = (e, fn)  # keeps ``e`` alive, so its id is not reused
+    fn = _COMPILED.get(e)
+    if fn is None:
+        fn = _COMPILED[e] = _Closures().visit(e)
     return fn
 
 
@@ -94,22 +91,15 @@ def text_of(x: Any) -> str:
 
 def grouped_text(x: Any, places: int = 0) -> str:
     """A number with thousands separators and ``places`` decimals, as TEXT(x, "#,##0.0…") writes
-    it (halves rounded away from zero, as the spreadsheet does)."""
+    it (halves rounded away from zero, as the spreadsheet does; a zero unsigned), from 10^15 on
+    in scientific notation."""
     if isinstance(x, bool) or isinstance(x, str):
         return text_of(x)
-    if abs(x) >= FMT_BIG:
+    if abs(x) >= 1e15:
         return f"{x:.3e}"
-    return format(fmt_rounded(x, places), f",.{places}f")
-
-
-FMT_BIG = 1e15  # FMT writes numbers from here on in scientific notation
-
-
-def fmt_rounded(x: Any, places: int) -> float:
-    """FMT's rounding of a number below ``FMT_BIG`` to ``places`` decimals, halves away from
-    zero, a zero unsigned."""
     scale = 10**places
-    return math.copysign(math.floor(abs(x) * scale + 0.5) / scale, x) + 0.0  # -0.0 becomes 0.0
+    rounded = math.copysign(math.floor(abs(x) * scale + 0.5) / scale, x) + 0.0  # -0.0 is 0.0
+    return format(rounded, f",.{places}f")
 
 
 def smallest_divisor_at_least(n: Any, at_least: Any, step: Any) -> Any:
@@ -126,18 +116,9 @@ def smallest_divisor_at_least(n: Any, at_least: Any, step: Any) -> Any:
 
 
 def stepped_divisors(n: int, step: int) -> list[int]:
-    """The divisors of ``n`` that ``step`` divides, in increasing order."""
-    return [d for d in _divisors(n) if d % step == 0]
-
-
-def _divisors(n: int) -> tuple[int, ...]:
-    """The divisors of ``n`` in increasing order (from its prime factors: ``model/divisors.py``;
-    remembered there: rows repeat their batch sizes)."""
-    return divisors(n)
-
-
-def _mod(a: Any, b: Any) -> Any:
-    return a % b
+    """The divisors of ``n`` that ``step`` divides, in increasing order (``divisors`` remembers
+    them: rows repeat their batch sizes)."""
+    return [d for d in divisors(n) if d % step == 0]
 
 
 _FUNCTIONS: dict[str, Callable[[list], Any]] = {
@@ -145,7 +126,7 @@ _FUNCTIONS: dict[str, Callable[[list], Any]] = {
     "MIN": min,
     "CEIL": lambda xs: _ceil(xs[0]),
     "FLOOR": lambda xs: _floor(xs[0]),
-    "MOD": lambda xs: _mod(xs[0], xs[1]),
+    "MOD": lambda xs: xs[0] % xs[1],
     "AND": lambda xs: all(bool(x) for x in xs),
     "OR": lambda xs: any(bool(x) for x in xs),
     "NOT": lambda xs: not xs[0],
@@ -267,9 +248,8 @@ _ceil, _floor = _rounded(math.ceil), _rounded(math.floor)
 
 
 # Spreadsheet number semantics (LibreOffice 7.4, sal/rtl/math.cxx) -----------------------------
-_APPROX_BIG = (
-    2199023255552.0  # 2^41: above it Calc leaves a value as it is (at most 11 fraction bits)
-)
+# 2^41: above it Calc leaves a value as it is (at most 11 fraction bits)
+_APPROX_BIG = 2199023255552.0
 _E48 = 2.0**-48
 _E44 = 2.0**-44
 
@@ -368,9 +348,8 @@ def _approx_equal_array(np, a, b):
         near = ~eq & (np.abs(a - b) < np.abs(a) * _E48)
     if near.any():
         a, b = np.broadcast_arrays(a, b)
-        eq = np.array(
-            eq, dtype=bool
-        )  # a boolean mask, not np.nonzero: a 0-d array (one value for all rows) too
+        # a boolean mask, not np.nonzero: a 0-d array (one value for all rows) too
+        eq = np.array(eq, dtype=bool)
         eq[near] = [approx_equal(float(x), float(y)) for x, y in zip(a[near], b[near])]
     return eq
 
@@ -378,9 +357,7 @@ def _approx_equal_array(np, a, b):
 def first_seen_codes(np, keys: Sequence[Any]) -> tuple[Any, list[Any]]:
     """Each key's place among the distinct keys (in order of first appearance), and those keys
     (a dict's work: no sort, which compares texts character by character)."""
-    index = dict.fromkeys(keys)
-    for j, k in enumerate(index):
-        index[k] = j
+    index = {k: j for j, k in enumerate(dict.fromkeys(keys))}
     return np.fromiter(map(index.__getitem__, keys), dtype=np.int64, count=len(keys)), list(index)
 
 
@@ -454,8 +431,10 @@ def evaluate_arrays(
     tables: Tables,
     keys: list[str] | None = None,
     blanks: Mapping[str, Any] | None = None,
+    evaluator: type[_ArrayEval] | None = None,
 ) -> dict[str, Any]:
-    """Every quantity for many rows at once; ``cols`` maps a column to an array or a scalar.
+    """``keys`` and what they refer to (or every quantity) for many rows at once; ``cols`` maps a
+    column to an array or a scalar.
 
     Columns absent from ``cols`` (or ``None``) are blank for every row; ``blanks`` may give a bool
     array per column for rows where that column is blank (their values in ``cols`` are ignored).
@@ -465,18 +444,15 @@ def evaluate_arrays(
     """
     import numpy as np
 
-    ev = _ArrayEval(np, reg, cols, tables, blanks or {})
-    wanted = None if keys is None else _closure(reg, keys)
+    ev = (evaluator or _ArrayEval)(np, reg, cols, tables, blanks or {})
+    wanted = None if keys is None else closure(reg, tuple(keys))
     out: dict[str, Any] = {}
-    with np.errstate(
-        all="ignore"
-    ):  # a division by zero or the like gives inf or NaN, as the rules expect
+    # a division by zero or the like gives inf or NaN, as the rules expect
+    with np.errstate(all="ignore"):
         for q in reg:
-            if wanted is not None and q.key not in wanted:
-                continue
-            a = ev.visit(q.expr)
-            ev.env[q.key] = a
-            out[q.key] = _result(np, a)
+            if wanted is None or q.key in wanted:
+                a = ev.env[q.key] = ev.quantity(q)
+                out[q.key] = _result(np, a)
     return out
 
 
@@ -506,13 +482,12 @@ class _ArrayEval:
         self.blanks = blanks
         self.env: dict[str, Any] = {}
         self._cols: dict[str, Any] = {}  # column -> its _A (or None), made once per evaluation
-        self._lowered: dict[
-            int, tuple[Any, Any, Any]
-        ] = {}  # id(array) -> (array, lowered, (distinct, inverse))
+        # id(array) -> (array, lowered, (distinct, inverse))
+        self._lowered: dict[int, tuple[Any, Any, Any]] = {}
 
-    def visit(self, e: Expr) -> "_A | None":
-        """The value of ``e`` over the rows."""
-        return array_compiled(e)(self)
+    def quantity(self, q: Any) -> "_A | None":
+        """The value of quantity ``q`` over the rows."""
+        return array_compiled(q.expr)(self)
 
     def lowered(self, v: Any) -> tuple[Any, tuple[Any, Any]]:
         """``numpy.char.lower`` of a text array and the distinct lowered values with their inverse;
@@ -524,9 +499,7 @@ class _ArrayEval:
             return hit[1], hit[2]
         a = np.asarray(v, dtype=str)
         codes, texts = text_codes(np, a.ravel())
-        lowered = np.char.lower(
-            np.array(texts, dtype=a.dtype)
-        )  # may widen: a lower case can be longer
+        lowered = np.char.lower(np.array(texts, dtype=a.dtype))  # may widen: lower can be longer
         low_codes, low_texts = first_seen_codes(np, lowered.tolist())
         inverse = low_codes[codes]
         distinct = np.array(low_texts, dtype=lowered.dtype)
@@ -535,52 +508,24 @@ class _ArrayEval:
         return low, (distinct, inverse)
 
     def col(self, name: str) -> "_A | None":
-        hit = self._cols.get(name, self._cols)
-        if hit is self._cols:
-            hit = self._cols[name] = self._col(name)
-        return hit
-
-    def _col(self, name: str) -> "_A | None":
-        v = self.cols.get(name)
-        if v is None:
-            return None
-        b = self.blanks.get(name, False)
+        """Column ``name`` as an ``_A`` (``None``: blank on every row), made once an evaluation."""
+        if name in self._cols:
+            return self._cols[name]
+        v, b = self.cols.get(name), self.blanks.get(name, False)
         if b is not False and not self.np.any(b):
             b = False
-        if b is not False and self.np.all(b):
-            return None
-        return _A(v, b)
+        if v is not None and b is not False and self.np.all(b):
+            v = None
+        a = self._cols[name] = None if v is None else _A(v, b)
+        return a
 
     def _pick(self, cv, cblank, t, o):
         np = self.np
         cond = np.asarray(cv, dtype=bool)
-        if t is None:
-            return _A(
-                o.v,
-                _or(
-                    np,
-                    cblank,
-                    _or(
-                        np,
-                        cond,
-                        np.where(cond, False, o.blank) if o.blank is not False else False,
-                    ),
-                ),
-            )
+        if t is None:  # blank where the condition holds
+            return _A(o.v, _or(np, cblank, _or(np, cond, o.blank)))
         if o is None:
-            notc = np.logical_not(cond)
-            return _A(
-                t.v,
-                _or(
-                    np,
-                    cblank,
-                    _or(
-                        np,
-                        notc,
-                        np.where(cond, t.blank, False) if t.blank is not False else False,
-                    ),
-                ),
-            )
+            return _A(t.v, _or(np, cblank, _or(np, np.logical_not(cond), t.blank)))
         v = np.where(cond, t.v, o.v)
         if t.blank is False and o.blank is False:
             blank = cblank
@@ -589,10 +534,8 @@ class _ArrayEval:
         return _A(v, blank)
 
     def _binop(self, op: str, a: "_A", b: "_A") -> "_A":
-        np = self.np
-        v = (
-            np.true_divide(a.v, b.v) if op == "/" else _BINOPS[op](a.v, b.v)
-        )  # under evaluate_arrays's errstate
+        np = self.np  # under evaluate_arrays's errstate
+        v = np.true_divide(a.v, b.v) if op == "/" else _BINOPS[op](a.v, b.v)
         return _A(v, _or(np, a.blank, b.blank))
 
     def _cmp(self, op: str, a: "_A", b: "_A") -> "_A":
@@ -672,11 +615,9 @@ class _ArrayEval:
         for a in args:
             blank = _or(np, blank, a.blank)
         xs = [a.v for a in args]
-        if fn in ("MAX", "MIN"):
-            f = np.maximum if fn == "MAX" else np.minimum
-            out = xs[0]
-            for x in xs[1:]:
-                out = f(out, x)
+
+        if fn in _FOLDS:
+            out = functools.reduce(getattr(np, _FOLDS[fn]), xs)
         elif fn in ("CEIL", "FLOOR"):
             f = np.ceil if fn == "CEIL" else np.floor
             out = _round_array(np, f, xs[0]) if _is_float_array(np, xs[0]) else f(xs[0])
@@ -689,11 +630,6 @@ class _ArrayEval:
         elif fn == "MINDIV":
             vals, none = _mindiv_array(np, xs)
             return _A(vals, _or(np, blank, none))
-        elif fn in ("AND", "OR"):
-            f = np.logical_and if fn == "AND" else np.logical_or
-            out = xs[0]
-            for x in xs[1:]:
-                out = f(out, x)
         elif fn == "NOT":
             out = np.logical_not(xs[0])
         else:
@@ -701,17 +637,16 @@ class _ArrayEval:
         return _A(out, blank)
 
 
-_ARRAY_COMPILED: dict[int, tuple[Expr, Callable]] = {}
+_FOLDS = {"MAX": "maximum", "MIN": "minimum", "AND": "logical_and", "OR": "logical_or"}
+_ARRAY_COMPILED: dict[Expr, Callable] = {}
 
 
 def array_compiled(e: Expr) -> Callable[[_ArrayEval], "_A | None"]:
     """The expression as nested closures over an arrays evaluation, built once per node (nodes
     are immutable): evaluating a chunk of rows is then calls, not a walk of the tree."""
-    hit = _ARRAY_COMPILED.get(id(e))
-    if hit is not None and hit[0] is e:
-        return hit[1]
-    fn = _ArrayClosures().visit(e)
-    _ARRAY_COMPILED[id(e)] = (e, fn)  # keeps ``e`` alive, so its id is not reused
+    fn = _ARRAY_COMPILED.get(e)
+    if fn is None:
+        fn = _ARRAY_COMPILED[e] = _ArrayClosures().visit(e)
     return fn
 
 
@@ -770,7 +705,7 @@ class _ArrayClosures(Visitor):
         return lambda ev: ev._lookup_key(e, k_(ev))
 
     def visit_Call(self, e):
-        if e.fn in ("CONCAT", "FMT", "MID"):  # text: the scalar interpreter's, per row
+        if e.fn in TEXT_FUNCTIONS:  # the scalar interpreter's, per row
             return lambda ev: None
         args_, fn = [array_compiled(a) for a in e.args], e.fn
 
@@ -808,15 +743,13 @@ def _mindiv_array(np, xs: list) -> tuple[Any, Any]:
     rows = np.flatnonzero(np.isfinite(n) & np.isfinite(lo) & np.isfinite(k) & (n >= 1))
     ns, n_at = np.unique(n[rows], return_inverse=True)
     ks, k_at = np.unique(k[rows], return_inverse=True)
-    codes, inverse = np.unique(
-        n_at.ravel() * len(ks) + k_at.ravel(), return_inverse=True
-    )  # one per (n, step)
+    # one code per (n, step)
+    codes, inverse = np.unique(n_at.ravel() * len(ks) + k_at.ravel(), return_inverse=True)
     order = np.argsort(inverse.ravel(), kind="stable")
     groups = np.split(rows[order], np.cumsum(np.bincount(inverse.ravel()))[:-1])
     for nj, kj, at in zip(ns[codes // len(ks)].tolist(), ks[codes % len(ks)].tolist(), groups):
-        candidates = np.array(
-            stepped_divisors(int(nj), int(kj)) + [0], dtype=float
-        )  # 0: none at least lo
+        # 0: none at least lo
+        candidates = np.array(stepped_divisors(int(nj), int(kj)) + [0], dtype=float)
         vals[at] = candidates[
             np.minimum(np.searchsorted(candidates[:-1], lo[at], "left"), len(candidates) - 1)
         ]
@@ -828,28 +761,20 @@ def _is_text(np, x) -> bool:
     return isinstance(x, str) or (isinstance(x, np.ndarray) and x.dtype.kind in "USO")
 
 
-_CLOSURES: dict[tuple[int, tuple[str, ...]], tuple[Registry, frozenset]] = {}
-
-
-def _closure(reg: Registry, keys: list[str]) -> frozenset:
-    """The keys and every quantity they refer to, through references (cached per registry)."""
-    hit = _CLOSURES.get((id(reg), tuple(keys)))
-    if hit is not None and hit[0] is reg:
-        return hit[1]
-    out = frozenset(_refs_closure(reg, keys))
-    _CLOSURES[(id(reg), tuple(keys))] = (reg, out)
-    return out
-
-
-def _refs_closure(reg: Registry, keys: list[str]) -> set[str]:
-    from .expr import all_refs
-
+@functools.cache  # a registry is hashed by identity
+def closure(reg: Registry, keys: tuple[str, ...]) -> frozenset:
+    """The keys and every quantity they refer to, through references."""
     out: set[str] = set()
     stack = list(keys)
     while stack:
         k = stack.pop()
-        if k in out:
-            continue
-        out.add(k)
-        stack.extend(all_refs(reg[k].expr))
-    return out
+        if k not in out:
+            out.add(k)
+            stack.extend(all_refs(reg[k].expr))
+    return frozenset(out)
+
+
+@functools.cache  # a registry is hashed by identity
+def columns_read(reg: Registry, keys: tuple[str, ...]) -> frozenset:
+    """The input columns the quantities ``keys`` read, through the quantities they refer to."""
+    return frozenset().union(*(all_cols(reg[k].expr) for k in closure(reg, keys)))

@@ -1,9 +1,10 @@
 """A small expression tree: each ledger quantity is written once, as one of these.
 
-Three interpreters walk it (``evaluate.py``, ``formula.py``, ``text.py``): Python numbers for
-one row (or numpy arrays for many rows), a spreadsheet formula, and the filled-in formula text
-of the handout.  Keep the node types few: inputs, references to earlier quantities, constants,
-lookups, arithmetic, comparisons, a conditional, a blank test, and four functions.
+Interpreters walk it: ``evaluate.py`` (Python values for one row, numpy arrays for many; the
+arrays one guarded in ``masked.py``), ``formula.py`` (a spreadsheet formula) and ``text.py`` (the
+handout's filled-in formula text, the documentation's symbolic one).  Keep the node types few:
+inputs, references to earlier quantities, constants, lookups, arithmetic, comparisons, a
+conditional, a blank test, and a few functions.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2}  # of the arithmetic operators, as written out
+# functions that make text: the arrays interpreter leaves them (and what reads them) to the scalar one
+TEXT_FUNCTIONS = frozenset({"CONCAT", "FMT", "MID"})
 
 
 def _arith(op: str) -> tuple[Callable[[Expr, Any], Expr], Callable[[Expr, Any], Expr]]:

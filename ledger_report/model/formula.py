@@ -105,10 +105,7 @@ def number(v: Any) -> str:
     text = repr(f)  # shortest text that reads back as the same double
     if "e" in text:
         mantissa, exp = text.split("e")
-        e = int(exp)
-        if mantissa.endswith(".0"):
-            mantissa = mantissa[:-2]
-        text = f"{mantissa}E{'+' if e >= 0 else '-'}{abs(e):02d}"
+        text = f"{mantissa.removesuffix('.0')}E{int(exp):+03d}"
     return text
 
 
@@ -201,12 +198,9 @@ class _Compiler(Visitor):
     def _any_blank(self, tags) -> str | None:
         return _any_of([f'{self.cell(t)}=""' for t in self._order(tags)])
 
-    # values ------------------------------------------------------------------------------
-    def value(self, e: Expr) -> tuple[str, int]:
-        """The plain translation, with its precedence (blanks are the guards' business)."""
-        return self.visit(e)
-
+    # values: the plain translation, with its precedence (blanks are the guards' business) ----
     def visit_Const(self, e):
+
         return _const(e.value)
 
     def visit_Col(self, e):
@@ -220,15 +214,15 @@ class _Compiler(Visitor):
             vals = self.layout.tables[(e.table, e.field)]
         except KeyError:
             raise FormulaError(f"lookup {e.table}.{e.field} has no place in the layout") from None
-        found = f"INDEX({vals},MATCH({self.value(e.key)[0]},{keys},0))"
+        found = f"INDEX({vals},MATCH({self.visit(e.key)[0]},{keys},0))"
         if e.default is not None:
             return f"IFERROR({found},{_const(e.default)[0]})", _ATOM
         return found, _ATOM
 
     def visit_BinOp(self, e):
         p = PRECEDENCE[e.op]
-        a, pa = self.value(e.a)
-        b, pb = self.value(e.b)
+        a, pa = self.visit(e.a)
+        b, pb = self.visit(e.b)
         if pa < p:
             a = f"({a})"
         if pb <= p:  # keep the tree's grouping exactly: a+(b+c) is not (a+b)+c in floating point
@@ -236,8 +230,8 @@ class _Compiler(Visitor):
         return f"{a}{e.op}{b}", p
 
     def visit_Cmp(self, e):
-        a, pa = self.value(e.a)
-        b, pb = self.value(e.b)
+        a, pa = self.visit(e.a)
+        b, pb = self.visit(e.b)
         if pa <= _CMP_PREC:
             a = f"({a})"
         if pb <= _CMP_PREC:
@@ -247,10 +241,10 @@ class _Compiler(Visitor):
     def visit_IsBlank(self, e):
         if tag(e.x) is None:
             raise FormulaError("a blank test applies to an input column or a quantity")
-        return f'{self.value(e.x)[0]}=""', _CMP_PREC
+        return f'{self.visit(e.x)[0]}=""', _CMP_PREC
 
     def visit_If(self, e):
-        c, t, o = (self.value(x)[0] for x in (e.cond, e.then, e.other))
+        c, t, o = (self.visit(x)[0] for x in (e.cond, e.then, e.other))
         return f"IF({c},{t},{o})", _ATOM
 
     def visit_Call(self, e):
@@ -258,7 +252,7 @@ class _Compiler(Visitor):
             # each part on its own guard: a blank part is empty text, as in Python
             parts = [self.result(a, frozenset()) for a in e.args]
             return "(" + "&".join(p if _is_atom(p) else f"({p})" for p in parts) + ")", _ATOM
-        args = [self.value(a)[0] for a in e.args]
+        args = [self.visit(a)[0] for a in e.args]
         if e.fn == "MINDIV":
             return _smallest_divisor_formula(*args), _ATOM
         if e.fn == "FMT":
@@ -298,22 +292,22 @@ class _Compiler(Visitor):
         other = self.blank(e.other, self._else_covered(e, inner))
         branch = None
         if then or other:
-            branch = f"IF({self.value(e.cond)[0]},{then or 'FALSE'},{other or 'FALSE'})"
+            branch = f"IF({self.visit(e.cond)[0]},{then or 'FALSE'},{other or 'FALSE'})"
         return _either(first, branch)
 
     # the quantity's formula --------------------------------------------------------------
     def result(self, e: Expr, covered: frozenset) -> str:
         """``e`` as the formula's result: blank ("") exactly where Python gives None."""
         if isinstance(e, Ref):
-            return self.value(e)[0]  # a blank quantity's cell already holds ""
+            return self.visit(e)[0]  # a blank quantity's cell already holds ""
         if isinstance(e, If):
             guard, inner = self._strict_blank(e, e.cond, covered)
             then, other = (
                 self.result(e.then, inner),
                 self.result(e.other, self._else_covered(e, inner)),
             )
-            return _guard(guard, f"IF({self.value(e.cond)[0]},{then},{other})")
-        return _guard(self.blank(e, covered), self.value(e)[0])
+            return _guard(guard, f"IF({self.visit(e.cond)[0]},{then},{other})")
+        return _guard(self.blank(e, covered), self.visit(e)[0])
 
 
 def _either(a: str | None, b: str | None) -> str | None:
@@ -349,12 +343,6 @@ def _quote_sheet(name: str) -> str:
 # Public entry points
 
 
-def compile_quantity(
-    reg: Registry, key: str, layout: Layout, _c: _Compiler | None = None
-) -> Template:
-    return compile_expression(reg, reg[key].expr, layout, key, _c)
-
-
 def compile_expression(
     reg: Registry, e: Expr, layout: Layout, key: str = "", _c: _Compiler | None = None
 ) -> Template:
@@ -370,7 +358,7 @@ def compile_expression(
 
 def compile_registry(reg: Registry, layout: Layout) -> dict[str, Template]:
     c = _Compiler(reg, layout)
-    return {q.key: compile_quantity(reg, q.key, layout, c) for q in reg}
+    return {q.key: compile_expression(reg, q.expr, layout, q.key, c) for q in reg}
 
 
 _FUNC_RE = re.compile(r'"(?:[^"]|"")*"|([A-Za-z_][A-Za-z0-9_.]*)\(')

@@ -17,9 +17,9 @@ arithmetic on two truth values; a lookup by a number; larger whole numbers) make
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
-from .evaluate import Tables, _ArrayEval, _closure, _result, first_seen_codes
+from .evaluate import Tables, _ArrayEval, evaluate_arrays, first_seen_codes
 from .registry import TEXT, Registry
 
 _SMALL = 1e15  # whole numbers below this are written alike as int or float (text_of, units.num)
@@ -29,14 +29,52 @@ class Inexact(Exception):
     """The batch may give other values than evaluating each pattern apart."""
 
 
-def masked_columns(
+def evaluate_rows(
     np,
+    reg: Registry,
+    tables: Tables,
     rows: Sequence[Mapping[str, Any]],
-    names: Iterable[str] | None = None,
-) -> tuple[dict[str, Any], dict[str, Any]] | None:
-    """``masked_arrays`` of the rows' columns (or of those in ``names``)."""
-    names = set().union(*rows) if names is None else names
-    return masked_arrays(np, {name: [r.get(name) for r in rows] for name in names})
+    columns: Mapping[str, Sequence[Any]],
+    keys: list[str] | None = None,
+) -> list[tuple[dict[str, Any], list[int]]]:
+    """``keys`` (and what they refer to; every quantity for ``None``) over the rows, with the rows
+    each result covers: all rows together (``evaluate_masked`` of ``columns``, each column read
+    with its value on every row) where that gives the values evaluating each pattern of empty
+    columns apart gives, else ``per_pattern``."""
+    masked = masked_arrays(np, columns)
+    env = None if masked is None else evaluate_masked(reg, *masked, tables, keys)
+    if env is not None:
+        return [(env, list(range(len(rows))))]
+    return per_pattern(np, reg, tables, rows, keys)
+
+
+def per_pattern(
+    np,
+    reg: Registry,
+    tables: Tables,
+    rows: Sequence[Mapping[str, Any]],
+    keys: list[str] | None = None,
+) -> list[tuple[dict[str, Any], list[int]]]:
+    """``evaluate_arrays`` of each group of rows that leave the same columns empty."""
+    groups: dict[frozenset, list[int]] = {}
+    for i, row in enumerate(rows):
+        given = frozenset(k for k, v in row.items() if v is not None and v != "")
+        groups.setdefault(given, []).append(i)
+    out = []
+    for given, idx in groups.items():
+        cols = {name: _column(np, [rows[i][name] for i in idx]) for name in given}
+        out.append((evaluate_arrays(reg, cols, tables, keys), idx))
+    return out
+
+
+def _column(np, vals: list) -> Any:
+    """One input column as an array: text as str, truth values as bool, numbers as float64 (so
+    products such as FLOPs × tokens cannot overflow an integer type)."""
+    if isinstance(vals[0], str):
+        return np.array(vals, dtype=str)
+    if all(isinstance(v, bool) for v in vals):
+        return np.array(vals, dtype=bool)
+    return np.array(vals, dtype=float)
 
 
 def masked_arrays(
@@ -77,11 +115,7 @@ _NUMBERS = frozenset({int, float, type(None)})
 _TEXTS = frozenset({str, type(None)})
 _TRUTHS = frozenset({bool, type(None)})
 _BLANK_TEXT = {None: ""}
-
-
-_PLAIN = frozenset(
-    {int, float, bool, str, type(None)}
-)  # types no value of another type is equal to
+_PLAIN = frozenset({int, float, bool, str, type(None)})  # types no other type's value equals
 
 
 def _empty_cells(vals: Sequence[Any], types: frozenset) -> int:
@@ -97,9 +131,7 @@ def _empty_cells(vals: Sequence[Any], types: frozenset) -> int:
 def _one_kind(np, vals: Sequence[Any], types: frozenset, empty: int) -> tuple[Any, Any] | None:
     """What the loop below makes of a column of one plain kind (numbers, texts or truth values,
     blanks among them), without a Python step per row; ``None`` for any other column."""
-    if (
-        types <= _TEXTS
-    ):  # each distinct text converted once (a column holds few), then taken to the rows
+    if types <= _TEXTS:  # each distinct text converted once (a column holds few), then to the rows
         codes, distinct = first_seen_codes(np, vals)
         if len(distinct) > len(vals) // 4:  # names, notes: nearly one a row
             a = np.array(list(map(_BLANK_TEXT.get, vals, vals)), dtype=str)
@@ -129,26 +161,10 @@ def evaluate_masked(
 ) -> dict[str, Any] | None:
     """``evaluate_arrays`` of the rows together (see the module docstring), or ``None`` where the
     values could differ from evaluating each pattern of empty columns apart."""
-    import numpy as np
-
-    ev = _Guarded(np, reg, cols, tables, blanks)
-    wanted = None if keys is None else _closure(reg, keys)
-    out: dict[str, Any] = {}
     try:
-        with np.errstate(all="ignore"):  # as evaluate_arrays
-            for q in reg:
-                if wanted is not None and q.key not in wanted:
-                    continue
-                a = ev.visit(q.expr)
-                if q.unit == TEXT and a is not None and _kind(np, a.v) != "U":
-                    raise Inexact(q.key)
-                ev.env[q.key] = a
-                out[q.key] = _result(np, a)
-    except (
-        Exception
-    ):  # Inexact, or an error the per-pattern evaluation may not meet (a branch it skips)
+        return evaluate_arrays(reg, cols, tables, keys, blanks, _Guarded)
+    except Exception:  # Inexact, or an error the per-pattern evaluation may not meet (a branch)
         return None
-    return out
 
 
 def _kind(np, v: Any) -> str:
@@ -170,6 +186,12 @@ def _small_whole(np, v: Any) -> bool:
 class _Guarded(_ArrayEval):
     """The arrays interpreter, raising ``Inexact`` where rows evaluated together could differ from
     rows evaluated per pattern by more than a whole number held as a float."""
+
+    def quantity(self, q):
+        a = super().quantity(q)
+        if q.unit == TEXT and a is not None and _kind(self.np, a.v) != "U":
+            raise Inexact(q.key)
+        return a
 
     def _pick(self, cv, cblank, t, o):
         np = self.np

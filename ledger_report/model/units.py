@@ -24,19 +24,18 @@ def _fixed(x: float) -> str:
 
 
 def gb(n: float | None) -> str:
-    if n is None:
-        return "—"
-    if abs(n) >= TB:
-        return f"{_fixed(n / TB)} TB"
-    return f"{_fixed(n / GB)} GB"
+    return _bytes(n, (TB, "TB"), (GB, "GB"))
 
 
 def gib(n: float | None) -> str:
+    return _bytes(n, (TIB, "TiB"), (GIB, "GiB"))
+
+
+def _bytes(n: float | None, big: tuple[int, str], small: tuple[int, str]) -> str:
     if n is None:
         return "—"
-    if abs(n) >= TIB:
-        return f"{_fixed(n / TIB)} TiB"
-    return f"{_fixed(n / GIB)} GiB"
+    scale, word = big if abs(n) >= big[0] else small
+    return f"{_fixed(n / scale)} {word}"
 
 
 def params(n: float | None, lang: str = "en") -> str:

@@ -11,6 +11,7 @@ import json
 from typing import Any, BinaryIO, Callable, Iterable
 
 from ..engine import CHUNK_ROWS, Ledger, chunks, plainers, resolved_inputs
+from ..model.registry import WARNING
 from ..report import Table
 
 SCHEMA = "ledger-report/1"
@@ -52,7 +53,7 @@ def config_document(lg: Ledger) -> dict[str, Any]:
     notes = [k for k in lg.model.spec.assumptions if v[k + "_shown"]]
     out["assumptions"] = [v[k] for k in notes]
     out["assumptions_zh"] = [v[k + "_zh"] for k in notes]
-    out["warnings"] = [w for w in warnings(lg)]
+    out["warnings"] = warnings(lg)
     return out
 
 
@@ -69,23 +70,17 @@ def _layout(model) -> list[tuple[Any, list]]:
     out: list[tuple[Any, list]] = []
     for sec in model.spec.sections:
         if isinstance(sec, Table):
-            lines = [
-                (
-                    ln,
-                    [(c.name, *_cell(ln.cells[c.name])) for c in sec.columns],
-                    model.registry[ln.formula].source if ln.formula else None,
-                )
-                for ln in sec.lines
-            ]
+            lines = []
+            for ln in sec.lines:
+                cells = [(c.name, ln.cells[c.name]) for c in sec.columns]
+                basis = model.registry[ln.formula].source if ln.formula else None
+                lines.append((ln, [(n, x.items, x.key, x.value) for n, x in cells], basis))
             out.append((sec, lines))
+
         else:
             out.append((sec, [(f.name, f.items, f.key) for f in sec.figures]))
     _LAYOUTS[id(model)] = (model, out)  # keeps ``model`` alive, so its id is not reused
     return out
-
-
-def _cell(cell) -> tuple[Any, str, Any]:
-    return cell.items, cell.key, cell.value
 
 
 def inputs_from(lg: Ledger) -> dict[str, str]:
@@ -112,8 +107,6 @@ def _line(
 def warnings(lg: Ledger) -> list[str]:
     """The row's warnings: the reader's (a column contradicting the row's model), then each
     warning constraint that does not hold, as its message."""
-    from ..model.registry import WARNING
-
     return list(lg.config.warnings) + [
         lg.values[c.message]
         for c in lg.model.registry.constraints
@@ -144,17 +137,15 @@ def write_lines(
     head = b'{\n  "schema": "' + SCHEMA.encode() + b'",\n  "configs": [\n'
     lead = ""
     for chunk in chunks(ledgers, rows):
-        out.write((head if not lead else b"") + (lead + ",\n".join(map(_compact, chunk))).encode())
+        lines = ",\n".join(_COMPACT(config_document(lg)) for lg in chunk)
+        out.write((head if not lead else b"") + (lead + lines).encode())
         lead = ",\n"
         done(len(chunk))
     out.write((head if not lead else b"") + b"\n  ]\n}\n")
 
 
-def _compact(lg: Ledger) -> str:
-    return _COMPACT(config_document(lg))
-
-
 # json.dumps' compact form (a document holds no cycle, so none is looked for: the same text)
+
 _COMPACT = json.JSONEncoder(
     ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
 ).encode
