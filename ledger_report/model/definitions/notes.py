@@ -10,27 +10,26 @@ from functools import partial
 
 from ..expr import Col, IsBlank, Ref, all_of, any_of, concat, floor, gb_text, grouped, if_, negate
 from ..registry import BOOL, TEXT, Registry
-from .common import Ctx, conv, doc, sentence
+from .common import Ctx, conv, definer, doc, sentence
 
 
 def _note(reg: Registry, key: str, shown, en, zh, source: str, *values) -> None:
     """The note ``key`` in English and Chinese (with ``values``: two templates they fill in the
     same order), and whether it is shown."""
+    d = definer(reg, TEXT, source)
     if values:
         en, zh = sentence(en, *values), sentence(zh, *values)
     for suffix, text, en_label, zh_label in (
         ("", en, f"note: {key}", f"说明：{key}"),
         ("_zh", zh, f"note: {key} (zh)", f"说明：{key}（中文）"),
     ):
-        reg.define(
+        d(
             f"note_{key}{suffix}",
             concat(*text) if isinstance(text, tuple) else text,
-            TEXT,
             en_label,
             zh_label,
-            source,
         )
-    reg.define(f"note_{key}_shown", shown, BOOL, f"note shown: {key}", f"显示说明：{key}", source)
+    d(f"note_{key}_shown", shown, f"note shown: {key}", f"显示说明：{key}", unit=BOOL)
 
 
 def define(reg: Registry, r: Ctx) -> None:

@@ -536,7 +536,7 @@ def _model(reg: Registry, r: Ctx) -> None:
 
 def _optimizer_shapes(reg: Registry, r: Ctx) -> None:
     """The matrix shapes the optimizers read: the largest matrix, Adafactor's factored elements."""
-    d = reg.define
+    d = definer(reg, PARAMS)
     h, a, g, hd, dq, V, E, mats, norm_w = r.h, r.a, r.g, r.hd, r.dq, r.V, r.E, r.mats, r.norm_w
     qr, kvr, nope, vhd, f, f_moe, f_sh = r.qr, r.kvr, r.nope, r.vhd, r.f, r.f_moe, r.f_sh
     n_dense, n_moe = r.n_dense, r.n_moe
@@ -559,10 +559,9 @@ def _optimizer_shapes(reg: Registry, r: Ctx) -> None:
             h * f_sh,
             if_(r.gdn, h * (2 * key_dim + 2 * value_dim), 0),
         ),
-        PARAMS,
         "largest single weight matrix",
         "最大单个权重矩阵",
-        "DeepSpeed estimate_zero3_model_states_mem_needs (largest layer; gate and up counted separately)",
+        source="DeepSpeed estimate_zero3_model_states_mem_needs (largest layer; gate and up counted separately)",
     )
     # Adafactor keeps, per matrix, one row and one column statistic; vectors keep a full v.
     r.factored = d(
@@ -579,10 +578,9 @@ def _optimizer_shapes(reg: Registry, r: Ctx) -> None:
         + (V + h)
         + if_(r.tied, 0, V + h)
         + h * norm_w,
-        PARAMS,
         "Adafactor second-moment elements",
         "Adafactor 二阶矩元素数",
-        "Shazeer & Stern 2018 (factored second moment; attention counted as four h×(heads·d) matrices)",
+        source="Shazeer & Stern 2018 (factored second moment; attention counted as four h×(heads·d) matrices)",
     )
 
 

@@ -90,30 +90,33 @@ def define(reg: Registry, r: Ctx) -> None:
 def _stage_layers(reg: Registry, r: Ctx, stage: str, c: Ctx) -> None:
     """A stage's layers (how many of each kind) and the micro-batches it holds in flight."""
     d = definer(reg, COUNT, doc("pipeline-stages"))
-    L, pp, fae, moe_every, E, v = r.L, r.pp, r.fae, r.moe_every, r.E, r.virtual
+    L, pp, moe_every, E, v = r.L, r.pp, r.moe_every, r.E, r.virtual
     k = r.stage_index[stage]
     zh = STAGE_ZH[stage]
     j = k - if_(c.fixed["first"], 1, 0)  # the stage's place among the evenly split ones
+
+    def by_place(last, first, even):
+        """The figure of a last or first stage whose layers are given, else of an evenly split one."""
+        is_first = all_of(k.eq(0), c.fixed["first"])
+        return if_(all_of(k.eq(pp - 1), c.fixed["last"]), last, if_(is_first, first, even))
+
     start = d(
         f"{stage}_stage_first_layer",
-        if_(
-            all_of(k.eq(pp - 1), c.fixed["last"]),
-            L - c.last_n,
-            if_(all_of(k.eq(0), c.fixed["first"]), 0, c.first_n + j * c.base + minimum(j, c.rem)),
-        ),
+        by_place(L - c.last_n, 0, c.first_n + j * c.base + minimum(j, c.rem)),
         f"{stage} stage's first layer",
         f"{zh}起始层",
     )
     n = d(
         f"{stage}_stage_layers",
-        if_(
-            all_of(k.eq(pp - 1), c.fixed["last"]),
-            c.last_n,
-            if_(all_of(k.eq(0), c.fixed["first"]), c.first_n, c.base + if_(j.lt(c.rem), 1, 0)),
-        ),
+        by_place(c.last_n, c.first_n, c.base + if_(j.lt(c.rem), 1, 0)),
         f"{stage}-stage layers",
         f"{zh}层数",
     )
+
+    def every(x):
+        """The stage's layers i with i mod x = x − 1."""
+        return floor((start + n) / x) - floor(start / x)
+
     moe = d(
         f"{stage}_stage_moe_layers",
         if_(
@@ -131,22 +134,14 @@ def _stage_layers(reg: Registry, r: Ctx, stage: str, c: Ctx) -> None:
     )
     attn = d(
         f"{stage}_stage_attention_layers",
-        floor((start + n) / fae) - floor(start / fae),
+        every(r.fae),
         f"{stage}-stage softmax-attention layers",
         f"{zh}全注意力层数",
         source=doc("parameters") + ": layer i has softmax attention when i mod k = k − 1",
     )
     r.global_of[stage] = d(
         f"{stage}_stage_global_attention_layers",
-        if_(
-            IsBlank(r.window),
-            attn,
-            if_(
-                IsBlank(r.sliding_every),
-                0,
-                floor((start + n) / r.sliding_every) - floor(start / r.sliding_every),
-            ),
-        ),
+        if_(IsBlank(r.window), attn, if_(IsBlank(r.sliding_every), 0, every(r.sliding_every))),
         f"{stage}-stage global-attention layers",
         f"{zh}全局注意力层数",
         source=f"{doc('parameters')}: with sliding_window, layer i is global when i mod sliding_every = "

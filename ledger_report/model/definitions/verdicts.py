@@ -53,33 +53,31 @@ def define(reg: Registry, r: Ctx) -> None:
     _check(reg, r)
 
 
-def _verdict(reg: Registry, key: str, outcome, words: dict, en: str, zh: str, why, why_zh):
+def _verdict(reg: Registry, key: str, zh: str, outcome, words: dict, why, why_zh):
     """A verdict's words in English and Chinese and its tone, each from the one outcome, and why
-    (in English and Chinese); the tone."""
+    (in English and Chinese), labelled by its key and ``zh``; the tone."""
+    d = definer(reg, TEXT, doc("verdicts"))
+    en = key
     labels = (
         ("", f"{en} verdict", f"{zh}结论"),
         ("_zh", f"{en} verdict (zh)", f"{zh}结论"),
         ("_tone", f"{en} verdict: good, bad or unknown", f"{zh}结论：好、坏或未知"),
     )
     for i, (suffix, en_label, zh_label) in enumerate(labels):
-        tone = reg.define(
+        tone = d(
             f"verdict_{key}{suffix}",
             _say(outcome, {v: w[i] for v, w in words.items()}),
-            TEXT,
             en_label,
             zh_label,
-            doc("verdicts"),
         )
     for suffix, text in (("", why), ("_zh", why_zh)):
         en_label = f"why ({en})" + (suffix and " (zh)")
-        reg.define(
-            f"verdict_{key}_reason{suffix}", text, TEXT, en_label, f"原因（{zh}）", doc("verdicts")
-        )
+        d(f"verdict_{key}_reason{suffix}", text, en_label, f"原因（{zh}）")
     return tone
 
 
 def _memory(reg: Registry, r: Ctx):
-    d = reg.define
+    d = definer(reg, TEXT, doc("verdicts"))
     hbm, peak, state = r.hbm_bytes, r.peak, r.state_hbm
     measured = r.measured_bytes
     over_state = state.gt(hbm)
@@ -88,10 +86,8 @@ def _memory(reg: Registry, r: Ctx):
     missing = d(
         "peak_needs",
         _missing(PEAK_NEEDS),
-        TEXT,
         "the columns the peak needs and the row leaves empty",
         "峰值所需而未给出的列",
-        doc("verdicts"),
     )
     outcome = d(
         "memory_outcome",
@@ -100,10 +96,8 @@ def _memory(reg: Registry, r: Ctx):
             if_(measured.le(hbm), "measured_fits", "measured_over"),
             if_(known, if_(peak.le(hbm), "fits", "over"), if_(over_state, "over", "unknown")),
         ),
-        TEXT,
         "memory: measured_fits, measured_over, fits, over or unknown",
         "显存：实测放得下、实测放不下、放得下、放不下或未知",
-        doc("verdicts"),
     )
     over = peak - hbm
     why = if_(
@@ -169,6 +163,7 @@ def _memory(reg: Registry, r: Ctx):
     return _verdict(
         reg,
         "memory",
+        "显存",
         outcome,
         {
             "measured_fits": ("measured: fits", "实测：放得下", "good"),
@@ -177,8 +172,6 @@ def _memory(reg: Registry, r: Ctx):
             "over": ("does not fit", "放不下", "bad"),
             "unknown": ("cannot tell", "无法判断", "unknown"),
         },
-        "memory",
-        "显存",
         why,
         why_zh,
     )
@@ -241,6 +234,7 @@ def _deadline(reg: Registry, r: Ctx):
     return _verdict(
         reg,
         "deadline",
+        "期限",
         outcome,
         {
             "meets": ("meets", "按期", "good"),
@@ -251,8 +245,6 @@ def _deadline(reg: Registry, r: Ctx):
             ),
             "unknown": ("cannot tell", "无法判断", "unknown"),
         },
-        "deadline",
-        "期限",
         why,
         why_zh,
     )
@@ -299,6 +291,7 @@ def _bandwidth(reg: Registry, r: Ctx):
     return _verdict(
         reg,
         "bandwidth",
+        "带宽",
         outcome,
         {
             "none": ("nothing offloaded", "无卸载", "good"),
@@ -306,8 +299,6 @@ def _bandwidth(reg: Registry, r: Ctx):
             "too_slow": ("too slow", "太慢", "bad"),
             "unknown": ("cannot tell", "无法判断", "unknown"),
         },
-        "bandwidth",
-        "带宽",
         why,
         why_zh,
     )
