@@ -16,10 +16,8 @@ Renderers return bytes; the CLI hands every output of a run to :func:`write_outp
    mixed set;
 4. on any failure removes every temp and backup, leaving earlier files byte-identical, and turns
    ``OSError`` into ``OutputError`` naming the path and the reason in one sentence;
-5. keeps a journal of the swap, locked while the run lives, so that a run killed outright
-   (SIGKILL, which no handler sees) is rolled back, its temps and backups removed, by the next
-   run that writes into the same folder (:func:`recover`, called by :func:`check_targets` and
-   :func:`write_outputs` before any work).
+5. keeps a journal of the swap, so that a run killed outright is rolled back by the next run
+   that writes into the same folder (:func:`recover`; "The journal" below).
 
 Why: saving a workbook over the previous report destroyed it when the save failed, click's
 atomic writer kept half-written files, ``mkstemp`` makes 0600 files; ``os.replace`` is atomic on
@@ -34,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
+import itertools
 import json
 import os
 import secrets
@@ -108,10 +107,9 @@ def check_targets(
                 )
         if target.is_dir():
             raise OutputError(f"Cannot write {target}: a folder of that name exists.")
-    for i, first in enumerate(targets):
-        for second in targets[i + 1 :]:
-            if _same_file(first, second):
-                raise OutputError(f"Cannot write {first} and {second}: they are the same file.")
+    for first, second in itertools.combinations(targets, 2):
+        if _same_file(first, second):
+            raise OutputError(f"Cannot write {first} and {second}: they are the same file.")
     recover(t.parent for t in targets)
     return targets
 

@@ -142,16 +142,11 @@ def can_fork() -> bool:
 class Beside:
     """``fn(*args, **kwargs)`` (``what`` it makes, for a message) made in a forked process at
     once, while the caller goes on with other work, where ``side_by_side`` and :func:`can_fork`;
-    else called by :meth:`result`.
-
-    :meth:`result` (once) waits for the value (or raises the exception ``fn`` raised);
-    :meth:`cancel` kills the process if it still runs (the caller stopped on an error of its own)
-    and does nothing after :meth:`result`.  The process dies with its parent
-    (:func:`forked_child`), holds no read end of its own pipe, ignores Ctrl-C and never collects
-    garbage (short-lived: its memory goes back to the system when it exits).  Forked before the
-    handout forks its own workers, so it holds no pipe of theirs.  ``fn`` should import what it
-    needs itself (see :func:`render_workbook`): in the forked process, that import runs beside
-    the caller's work instead of before the fork."""
+    else called by :meth:`result`, which (once) gives the value or raises what ``fn`` raised.
+    :meth:`cancel` kills the process if it still runs.  The process dies with its parent
+    (:func:`forked_child`) and never collects garbage (short-lived).  Forked before the handout
+    forks its own workers, so it holds no pipe of theirs.  ``fn`` should import what it needs
+    itself (:func:`render_workbook`): that import then runs beside the caller's work."""
 
     def __init__(
         self, what: str, fn: Callable[..., Any], *args: Any, side_by_side: bool, **kwargs: Any

@@ -14,9 +14,8 @@ it; this package decides layout, never figures.  Above :data:`MAX_PRINT_SHEETS` 
 the printable ledgers are one ``Ledger`` sheet whose configuration is chosen in a dropdown
 (LibreOffice pays about 45 ms and 6 MB per sheet).
 
-Printing the workbook (Excel's "print entire workbook", LibreOffice's PDF export) gives the
-Summary, one page per configuration and the Budget: the other sheets are hidden (the lookups) or
-have an empty print area (``layout._no_print``).
+Printing the workbook gives the Summary, one page per configuration and the Budget: the other
+sheets are hidden (the lookups) or have an empty print area (``layout._no_print``).
 
 Written with XlsxWriter's public API only (openpyxl is the reader's library), through ``cells``:
 user text is always a string cell (never ``write``, which would turn a leading ``=`` into a
@@ -28,14 +27,10 @@ error value until the first recalculation, which gives the text again (pandas re
 meanwhile; the Inputs cell, which a rebuild reads, is text); and a blank result (the formulas'
 ``""``) is cached as an empty ``<v>``, which readers see as an empty cell.
 
-Speed (bench/bench_workbook.py prints it against XlsxWriter alone writing the same formula cells
-with their values).  XlsxWriter is the floor: ``write_formula`` runs some 30 regular-expression
-substitutions over each formula (its ``_xlfn.`` prefixes; no public option skips them) and keeps
-every formula's text until the file is saved.  The cyclic garbage collector is paused while the
-workbook is written (``workers.no_cyclic_gc``): XlsxWriter keeps every cell until it saves, and
-each collection of the oldest generation walks them all (two such collections took ~20 % of the
-example's workbook).  ``build`` writes the workbook in a forked process
-beside the JSON and the handout (``render.workers.Beside``).
+Speed (bench/bench_workbook.py): XlsxWriter's ``write_formula`` is the floor.  The cyclic garbage
+collector is paused while the workbook is written (``workers.no_cyclic_gc``): XlsxWriter keeps
+every cell until it saves, and each collection of the oldest generation walks them all (two took
+~20 % of the example's workbook).
 
 The bytes are deterministic: ``in_memory`` mode stamps every zip entry 1980-01-01 00:00:00 (above
 :data:`MAX_PRINT_SHEETS` configurations the sheets' XML goes through a temporary folder, which

@@ -156,28 +156,25 @@ def write_chart(rep, ws, r: int) -> None:
     r += 1
     book.label(ws, r, 1, rep.t("chart data", "图表数据"), section)
     r += 1
-    rows: list[tuple[int, int]] = []  # (row of x, row of y) per series
-    for s in chart.series:
-        pair = []
-        for key in (s.x, s.y):
-            book.label(ws, r, 1, rep.label(key), note)
-            book.label(ws, r, 2, _unit_word(rep.reg[key].unit, rep.lang), note)
-            style = book.style(fmt=rep.fmt(key))
-            for i in range(n):
-                build = partial(if_, IsBlank(Ref(key)), 0, Ref(key))
-                rep.write(ws, r, 3 + i, "absolute", ("chart", key), build, i, style)
-            pair.append(r)
-            r += 1
-        rows.append((pair[0], pair[1]))
+    first = r  # series k: its x on row first + 2k, its y below
+    for key in [key for s in chart.series for key in (s.x, s.y)]:
+        book.label(ws, r, 1, rep.label(key), note)
+        book.label(ws, r, 2, _unit_word(rep.reg[key].unit, rep.lang), note)
+        style = book.style(fmt=rep.fmt(key))
+        build = partial(if_, IsBlank(Ref(key)), 0, Ref(key))
+        for i in range(n):
+            rep.write(ws, r, 3 + i, "absolute", ("chart", key), build, i, style)
+        r += 1
     shown = min(n, CHART_MAX)
     sc = book.wb.add_chart({"type": "scatter"})
     markers = ("circle", "diamond", "square", "triangle")
-    for k, (s, (rx, ry)) in enumerate(zip(chart.series, rows)):
+    for k, s in enumerate(chart.series):
+        x = first - 1 + 2 * k  # 0-based
         sc.add_series(
             {
                 "name": rep.label(s.y),
-                "categories": [BUDGET, rx - 1, 2, rx - 1, 1 + shown],
-                "values": [BUDGET, ry - 1, 2, ry - 1, 1 + shown],
+                "categories": [BUDGET, x, 2, x, 1 + shown],
+                "values": [BUDGET, x + 1, 2, x + 1, 1 + shown],
                 "marker": {"type": markers[k % len(markers)], "size": 7},
             }
         )
