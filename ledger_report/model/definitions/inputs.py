@@ -228,8 +228,8 @@ def define(reg: Registry, r: Ctx) -> None:
         "gradient reduce bucket (elements)",
         "梯度规约桶（元素）",
         unit=COUNT,
-        source=COLUMN
-        + "; the convention's default; 0 where the framework sizes its bucket otherwise",
+        source=f"{COLUMN}; the convention's default; 0 where the framework sizes its bucket "
+        "otherwise",
     )
 
     reg.section = "hardware"

@@ -207,8 +207,8 @@ def ledger(reg: Registry, r: Ctx) -> None:
                 f"{en} ({pen}): exists on the rank",
                 f"{zh}（{pzh}）存在",
                 unit=BOOL,
-                source=f"{doc('state-ledger')}: a state of zero width, or a part without parameters, has "
-                "no line",
+                source=f"{doc('state-ledger')}: a state of zero width, or a part without "
+                "parameters, has no line",
             )
 
     for where, key, place, zh in (

@@ -406,8 +406,8 @@ def _check(reg: Registry, r: Ctx) -> None:
         drop_first(concat(*flagged), 2),
         "columns a rule flags",
         "被规则标记的列",
-        source=f"{doc('constraints')}; the rules in words: the workbook's check cell and the JSON's "
-        "warnings",
+        source=f"{doc('constraints')}; the rules in words: the workbook's check cell and the "
+        "JSON's warnings",
     )
     broken = [
         if_(IsBlank(Ref(c.ok)), False, negate(Ref(c.ok))) for c in reg.constraints
