@@ -478,25 +478,20 @@ def _loss(reg: Registry, r: Ctx) -> None:
     fp32_logits = r.logits_dtype.eq("fp32")
     upcast = r.loss_fp32
     k = r.loss_chunks
+
     # eager: without the fp32 upcast the loss works in the logits' own 16-bit dtype: its log-softmax
     # in forward, and three tensors of that width in backward
-    eager_fwd = if_(
-        upcast,
-        if_(r.loss_compiled, conv(r, "ce_fwd_bytes_compiled"), conv(r, "ce_fwd_bytes"))
-        - if_(fp32_logits, 4, 0),
-        2,
-    )
-    eager_bwd = if_(
-        upcast,
-        if_(r.loss_compiled, conv(r, "ce_bwd_bytes_compiled"), conv(r, "ce_bwd_bytes"))
-        - if_(fp32_logits, 2, 0),
-        6,
-    )
+    def eager(way, fp32_less, bf16):
+        bytes_ = if_(
+            r.loss_compiled, conv(r, f"ce_{way}_bytes_compiled"), conv(r, f"ce_{way}_bytes")
+        )
+        return if_(upcast, bytes_ - if_(fp32_logits, fp32_less, 0), bf16)
+
     fwd = d(
         "loss_forward_bytes_per_logit",
         _by_impl(
             impl,
-            eager_fp32=eager_fwd,
+            eager_fp32=eager("fwd", 4, 2),
             loss_parallel=if_(fp32_logits, 8, 12),
             megatron_fused=if_(fp32_logits, 0, 4),
             chunked_output=4 + if_(fp32_logits, 0, 4) / k,
@@ -511,7 +506,7 @@ def _loss(reg: Registry, r: Ctx) -> None:
         "loss_backward_bytes_per_logit",
         _by_impl(
             impl,
-            eager_fp32=eager_bwd,
+            eager_fp32=eager("bwd", 2, 6),
             loss_parallel=16,
             megatron_fused=if_(fp32_logits, 4, 6),
             chunked_output=4 + 8 / k,

@@ -345,20 +345,16 @@ def _layout_text(reg: Registry, r: Ctx) -> None:
     sizes (dp × tp × pp × cp = GPUs; ep, which splits the data-parallel group, after them), the
     ZeRO stage and the recompute (documented with the budget: the summaries' columns)."""
     reg.section = "budget"
+    d = definer(
+        reg, TEXT, "input columns (docs/columns.md): dp × tp × pp × cp = GPUs; ep; zero; recompute"
+    )
     for suffix, gpus, ep, zero, recompute in (
         ("", " GPUs", "; ep", "; ZeRO-", "; recompute "),
         ("_zh", " 卡", "；ep", "；ZeRO-", "；重计算 "),
     ):
         parts = ["dp", r.dp, "×tp", r.tp, "×pp", r.pp, "×cp", r.cp, " = ", grouped(r.gpus, 0), gpus]
         parts += [ep, r.ep, zero, r.zero, recompute, r.recompute]
-        reg.define(
-            "layout_text" + suffix,
-            concat(*parts),
-            TEXT,
-            "layout" + (suffix and " (zh)"),
-            "布局",
-            "input columns (docs/columns.md): dp × tp × pp × cp = GPUs; ep; zero; recompute",
-        )
+        d("layout_text" + suffix, concat(*parts), "layout" + (suffix and " (zh)"), "布局")
 
 
 def _if_broken(c, text):
