@@ -560,7 +560,7 @@ def _loss(reg: Registry, r: Ctx) -> None:
         source="Megatron-LM megatron/core/transformer/multi_token_prediction.py process_mtp_loss: each MTP head's logits and loss are computed in forward, "
         "before the main head's, and attached to the hidden states (MTPLossAutoScaler) until backward",
     )
-    r.loss_ws = d(
+    d(
         "loss_working_full_bytes",
         maximum(r.ce_fwd, r.ce_bwd),
         "cross-entropy working set (the larger of forward and backward)",

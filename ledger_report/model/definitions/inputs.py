@@ -22,7 +22,7 @@ def define(reg: Registry, r: Ctx) -> None:
         "梯度精度",
         "; the convention's default",
     )
-    r.main_grad_dtype = given(
+    given(
         "main_grad_dtype",
         conv(r, "main_grad_default"),
         TEXT,
@@ -30,7 +30,7 @@ def define(reg: Registry, r: Ctx) -> None:
         "主梯度精度",
         "; the convention's default (fp32 gradient partitions under DeepSpeed)",
     )
-    r.master_dtype = given(
+    given(
         "master_dtype",
         if_(r.weight_dtype.eq("fp32"), "none", "fp32"),
         TEXT,

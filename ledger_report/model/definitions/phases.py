@@ -387,7 +387,7 @@ def _reported(reg: Registry, r: Ctx) -> None:
         "报告中间段",
         source=doc("pipeline-stages"),
     )
-    r.reported = d(
+    d(
         "reported_stage",
         if_(r.single, "only", if_(r.pick_first, "first", if_(r.pick_middle, "middle", "last"))),
         "reported pipeline stage",
@@ -611,14 +611,14 @@ def _allocator(reg: Registry, r: Ctx) -> None:
     )
     # what release-and-retry cannot give back: the fragmentation inside segments still in use (with
     # expandable segments the free pages are unmapped, so none)
-    r.reserve_floor_fraction = floor_frac = d(
+    floor_frac = d(
         "reserved_floor_fraction",
         if_(r.expandable, 0, frag),
         "the residual reserve the allocator cannot release (none with expandable segments)",
         "分配器无法释放的剩余预留（可扩展段时为零）",
         unit="ratio",
     )
-    r.fit_bytes = fit = d(
+    fit = d(
         "peak_fit_bytes_per_rank",
         r.allocated * (1 + floor_frac) + r.device_extra,
         "what must fit on the device: the allocated peak, the reserve the allocator cannot release, the context and NCCL",

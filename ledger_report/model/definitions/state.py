@@ -169,7 +169,7 @@ def ledger(reg: Registry, r: Ctx) -> None:
             f"每卡{pzh}参数（分片前）",
             unit=PARAMS,
         )
-    r.params_per_rank = d(
+    d(
         "params_per_rank",
         nearest(rank_params["dense"] + rank_params["expert"]),
         "parameters per rank",

@@ -390,7 +390,7 @@ def _check(reg: Registry, r: Ctx) -> None:
             )
             for i in range(0, len(rules), CHECK_RULES_PER_PART)
         ]
-        message = d(
+        d(
             f"check_message{suffix}",
             concat(*parts),
             "rules the row breaks" + (suffix and " (zh)"),
@@ -405,9 +405,8 @@ def _check(reg: Registry, r: Ctx) -> None:
         source=f"{doc('constraints')}; the rules in words: the workbook's check cell and the "
         "JSON's warnings",
     )
-    broken = [
-        if_(IsBlank(Ref(c.ok)), False, negate(Ref(c.ok))) for c in reg.constraints
-    ]  # each rule's text shows exactly there
+    # each rule's text shows exactly there
+    broken = [if_(IsBlank(Ref(c.ok)), False, negate(Ref(c.ok))) for c in reg.constraints]
     d(
         "check_says_something",
         any_of(*broken),
@@ -415,15 +414,10 @@ def _check(reg: Registry, r: Ctx) -> None:
         "该行违反规则（警告；错误会拒绝该行）",
         unit=BOOL,
     )
+    errors = [c for c in reg.constraints if c.severity == ERROR]
     d(
         "check_ok",
-        all_of(
-            *(
-                if_(IsBlank(Ref(c.ok)), True, Ref(c.ok))
-                for c in reg.constraints
-                if c.severity == ERROR
-            )
-        ),
+        all_of(*(if_(IsBlank(Ref(c.ok)), True, Ref(c.ok)) for c in errors)),
         "the row meets every rule",
         "该行满足全部规则",
         unit=BOOL,
