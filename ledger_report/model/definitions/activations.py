@@ -88,8 +88,8 @@ def _tokens(reg: Registry, r: Ctx) -> None:
         if_(comp, COMPILED_NORM_BYTES, conv(r, "norm_saved_bytes")),
         "bytes per h kept by each norm",
         "每个 norm 为反向保留的字节（每 h）",
-        source=f"{KORTH}: a norm's input and output, 2 + 2 (fused); eager PyTorch also keeps the fp32 "
-        "upcast: 8 (bench/measure_torch.md)",
+        source=f"{KORTH}: a norm's input and output, 2 + 2 (fused); eager PyTorch also keeps the "
+        "fp32 upcast: 8 (bench/measure_torch.md)",
     )
 
 
@@ -105,8 +105,8 @@ def _layers(reg: Registry, r: Ctx) -> None:
         "replicated activation bytes per s·b·h",
         "不随 TP 切分的激活系数",
         unit=COUNT,
-        source=KORTH
-        + ": 10·sbh = two norms' inputs and outputs (4 each) + two 1-byte dropout masks",
+        source=f"{KORTH}: 10·sbh = two norms' inputs and outputs (4 each) + two 1-byte dropout "
+        "masks",
     )
     r.repl = d(
         "act_replicated_per_layer",
@@ -126,9 +126,9 @@ def _layers(reg: Registry, r: Ctx) -> None:
         ),
         "Q, K, V and projection input",
         "Q、K、V 与投影输入",
-        source=f"{KORTH} (GQA: K and V use kv_heads; gated attention: the gate too); MLA: Q and K of "
-        "heads·(nope+rope), V and the projection input of heads·v_head_dim, and the compressed q "
-        "and kv before and after their norms, not split by tp (Megatron-LM "
+        source=f"{KORTH} (GQA: K and V use kv_heads; gated attention: the gate too); MLA: Q and K "
+        "of heads·(nope+rope), V and the projection input of heads·v_head_dim, and the compressed "
+        "q and kv before and after their norms, not split by tp (Megatron-LM "
         "megatron/core/transformer/multi_latent_attention.py)",
     )
     nk, nv, dk, dvl = r.lin_dims
@@ -160,16 +160,16 @@ def _layers(reg: Registry, r: Ctx) -> None:
         score_w * a * s_loc * s_loc * b / tp,
         "attention scores heads·s²·b (5 bytes each with dropout, 2 without)",
         "注意力分数 heads·s²·b（有 dropout 每元素 5 字节，无则 2）",
-        source=f"{KORTH} (only without flash attention and recompute: softmax output 2, dropout mask 1, "
-        "dropout output 2)",
+        source=f"{KORTH} (only without flash attention and recompute: softmax output 2, dropout "
+        "mask 1, dropout output 2)",
     )
     r.s2_local = d(
         "act_scores_per_local_layer",
         score_w * a * s_loc * minimum(r.window, s_loc) * b / tp,
         "attention scores of a sliding-window layer heads·s·min(window, s)·b",
         "滑动窗口层注意力分数 heads·s·min(window, s)·b",
-        source=f"{KORTH}; a sliding-window layer scores each query against at most the window (banded "
-        "attention, Beltagy et al. 2020, Longformer)",
+        source=f"{KORTH}; a sliding-window layer scores each query against at most the window "
+        "(banded attention, Beltagy et al. 2020, Longformer)",
     )
 
 
@@ -205,8 +205,8 @@ def _moe(reg: Registry, r: Ctx) -> None:
         "bytes per h of each routed token the combine keeps for the routing weights' gradient",
         "合并时为路由权重梯度保留的字节（每个路由 token 每 h）",
         unit=COUNT,
-        source="conventions table; compiled, the partitioner keeps at most the 16-bit expert output ("
-        f"{COMPILE_SOURCE})",
+        source="conventions table; compiled, the partitioner keeps at most the 16-bit expert "
+        f"output ({COMPILE_SOURCE})",
     )
     combine = d(
         "act_moe_combine_per_layer",
@@ -220,8 +220,8 @@ def _moe(reg: Registry, r: Ctx) -> None:
         routed + combine + copies * r.f_moe * mlp_act_w / r.etp + sb * r.f_sh * mlp_act_w / tp,
         "MoE MLP activations (dispatched tokens, top-k experts + shared)",
         "MoE MLP 激活（分发 token、top-k 专家 + 共享专家）",
-        source=f"{KORTH} (each token visits top-k experts), with the dispatched copies the experts keep "
-        "and what the combine keeps",
+        source=f"{KORTH} (each token visits top-k experts), with the dispatched copies the "
+        "experts keep and what the combine keeps",
     )
     r.per_dense = d(
         "act_dense_layer",
@@ -265,8 +265,8 @@ def _recompute(reg: Registry, r: Ctx) -> None:
         per_full + op_attn + sb * 2 * (r.f + h) / tp,
         "op-level selective: per dense layer",
         "算子级选择性重计算：每稠密层",
-        source=f"{TORCHTITAN_SAC}: q and v, up-projection and down-projection outputs, attention output, "
-        "block input",
+        source=f"{TORCHTITAN_SAC}: q and v, up-projection and down-projection outputs, attention "
+        "output, block input",
     )
     r.op_moe = op_moe = d(
         "act_op_moe_layer",
@@ -478,25 +478,20 @@ def _loss(reg: Registry, r: Ctx) -> None:
     fp32_logits = r.logits_dtype.eq("fp32")
     upcast = r.loss_fp32
     k = r.loss_chunks
+
     # eager: without the fp32 upcast the loss works in the logits' own 16-bit dtype: its log-softmax
     # in forward, and three tensors of that width in backward
-    eager_fwd = if_(
-        upcast,
-        if_(r.loss_compiled, conv(r, "ce_fwd_bytes_compiled"), conv(r, "ce_fwd_bytes"))
-        - if_(fp32_logits, 4, 0),
-        2,
-    )
-    eager_bwd = if_(
-        upcast,
-        if_(r.loss_compiled, conv(r, "ce_bwd_bytes_compiled"), conv(r, "ce_bwd_bytes"))
-        - if_(fp32_logits, 2, 0),
-        6,
-    )
+    def eager(way, fp32_less, bf16):
+        bytes_ = if_(
+            r.loss_compiled, conv(r, f"ce_{way}_bytes_compiled"), conv(r, f"ce_{way}_bytes")
+        )
+        return if_(upcast, bytes_ - if_(fp32_logits, fp32_less, 0), bf16)
+
     fwd = d(
         "loss_forward_bytes_per_logit",
         _by_impl(
             impl,
-            eager_fp32=eager_fwd,
+            eager_fp32=eager("fwd", 4, 2),
             loss_parallel=if_(fp32_logits, 8, 12),
             megatron_fused=if_(fp32_logits, 0, 4),
             chunked_output=4 + if_(fp32_logits, 0, 4) / k,
@@ -504,14 +499,14 @@ def _loss(reg: Registry, r: Ctx) -> None:
         "cross-entropy forward bytes per logit beside the logits",
         "交叉熵前向每个 logit 的额外字节",
         unit="bytes",
-        source="conventions table for eager_fp32 (PyTorch aten log_softmax + nll_loss: fp32 copy and "
-        f"log-softmax, 8); {LOSS_PARALLEL_SRC}; {MEGATRON_CE_SRC}; {CHUNKED_SRC}",
+        source="conventions table for eager_fp32 (PyTorch aten log_softmax + nll_loss: fp32 copy "
+        f"and log-softmax, 8); {LOSS_PARALLEL_SRC}; {MEGATRON_CE_SRC}; {CHUNKED_SRC}",
     )
     bwd = d(
         "loss_backward_bytes_per_logit",
         _by_impl(
             impl,
-            eager_fp32=eager_bwd,
+            eager_fp32=eager("bwd", 2, 6),
             loss_parallel=16,
             megatron_fused=if_(fp32_logits, 4, 6),
             chunked_output=4 + 8 / k,
@@ -565,7 +560,7 @@ def _loss(reg: Registry, r: Ctx) -> None:
         source="Megatron-LM megatron/core/transformer/multi_token_prediction.py process_mtp_loss: each MTP head's logits and loss are computed in forward, "
         "before the main head's, and attached to the hidden states (MTPLossAutoScaler) until backward",
     )
-    r.loss_ws = d(
+    d(
         "loss_working_full_bytes",
         maximum(r.ce_fwd, r.ce_bwd),
         "cross-entropy working set (the larger of forward and backward)",

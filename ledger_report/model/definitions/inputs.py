@@ -22,7 +22,7 @@ def define(reg: Registry, r: Ctx) -> None:
         "梯度精度",
         "; the convention's default",
     )
-    r.main_grad_dtype = given(
+    given(
         "main_grad_dtype",
         conv(r, "main_grad_default"),
         TEXT,
@@ -30,7 +30,7 @@ def define(reg: Registry, r: Ctx) -> None:
         "主梯度精度",
         "; the convention's default (fp32 gradient partitions under DeepSpeed)",
     )
-    r.master_dtype = given(
+    given(
         "master_dtype",
         if_(r.weight_dtype.eq("fp32"), "none", "fp32"),
         TEXT,
@@ -228,8 +228,8 @@ def define(reg: Registry, r: Ctx) -> None:
         "gradient reduce bucket (elements)",
         "梯度规约桶（元素）",
         unit=COUNT,
-        source=COLUMN
-        + "; the convention's default; 0 where the framework sizes its bucket otherwise",
+        source=f"{COLUMN}; the convention's default; 0 where the framework sizes its bucket "
+        "otherwise",
     )
 
     reg.section = "hardware"

@@ -34,22 +34,20 @@ def _note(reg: Registry, key: str, shown, en, zh, source: str, *values) -> None:
 
 def define(reg: Registry, r: Ctx) -> None:
     reg.section = "notes"
-    d, note = reg.define, partial(_note, reg)
+    d, note = definer(reg, BOOL), partial(_note, reg)
     r.has_offload = d(
         "has_offload",
         (r.state_host + r.state_nvme).gt(0),
-        BOOL,
         "some state is offloaded",
         "有卸载的状态",
-        doc("state-ledger"),
+        source=doc("state-ledger"),
     )
     d(
         "has_measured_peak",
         negate(IsBlank(r.measured_gb)),
-        BOOL,
         "a measured peak is given",
         "给出实测峰值",
-        doc("peak"),
+        source=doc("peak"),
     )
 
     note(

@@ -13,7 +13,7 @@ def items(reg: Registry, r: Ctx) -> None:
     reg.section = "outside"
     d = definer(reg, BYTES, doc("counters"))
     it = r.item_bytes
-    r.activation = d(
+    d(
         "activation_bytes_per_rank",
         it["activations"],
         "activations",

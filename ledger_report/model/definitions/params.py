@@ -205,8 +205,8 @@ def _attention(reg: Registry, r: Ctx) -> None:
         2 * h * hd * (a + g) + if_(gate, h * a * hd, 0),
         "q, k, v, o projections",
         "q、k、v、o 投影",
-        source=f"{MEGATRON_PARAMS}: q, o = h·heads·d; k, v = h·kv·d; gated attention: q twice as wide ("
-        f"{HF}qwen3_next/modeling_qwen3_next.py Qwen3NextAttention)",
+        source=f"{MEGATRON_PARAMS}: q, o = h·heads·d; k, v = h·kv·d; gated attention: q twice as "
+        f"wide ({HF}qwen3_next/modeling_qwen3_next.py Qwen3NextAttention)",
     )
     q_part = if_(IsBlank(qr), h * a * dq, h * qr + qr * norm_w + qr * a * dq)
     mla_proj = d(
@@ -214,9 +214,9 @@ def _attention(reg: Registry, r: Ctx) -> None:
         q_part + h * (kvr + rope) + kvr * norm_w + kvr * a * (nope + vhd) + a * vhd * h,
         "MLA: q (down, norm, up), kv (down with the shared rotary key, norm, up), o",
         "MLA：q（降维、norm、升维），kv（降维含共享旋转 key、norm、升维），o",
-        source=f"{DEEPSEEK_MLA}: q_a_proj h·q_rank, q_a_layernorm, q_b_proj q_rank·heads·(nope+rope); "
-        "kv_a_proj_with_mqa h·(kv_rank+rope), kv_a_layernorm, kv_b_proj kv_rank·heads·(nope+v); "
-        "o_proj heads·v·h",
+        source=f"{DEEPSEEK_MLA}: q_a_proj h·q_rank, q_a_layernorm, q_b_proj "
+        "q_rank·heads·(nope+rope); kv_a_proj_with_mqa h·(kv_rank+rope), kv_a_layernorm, kv_b_proj "
+        "kv_rank·heads·(nope+v); o_proj heads·v·h",
     )
     attn_bias = d(
         "attn_bias_params",
@@ -228,8 +228,8 @@ def _attention(reg: Registry, r: Ctx) -> None:
         + if_(lbias, h, 0),
         "attention biases per layer",
         "每层注意力偏置",
-        source=f"{HF}qwen2/modeling_qwen2.py Qwen2Attention (q, k, v biases); {GPT_OSS} (o too); MLA: "
-        "q_a_proj, kv_a_proj_with_mqa (and o_proj)",
+        source=f"{HF}qwen2/modeling_qwen2.py Qwen2Attention (q, k, v biases); {GPT_OSS} (o too); "
+        "MLA: q_a_proj, kv_a_proj_with_mqa (and o_proj)",
     )
     qk_p = d(
         "qk_norm_params_per_layer",
@@ -266,8 +266,8 @@ def _attention(reg: Registry, r: Ctx) -> None:
         + value_dim * h,
         "Gated DeltaNet block: in_proj_qkvz, in_proj_ba, conv1d, dt_bias, A_log, gated norm, out_proj",
         "Gated DeltaNet 块参数",
-        source=f"{GDN}: in_proj_qkvz h·(2·key_dim + 2·value_dim), in_proj_ba h·2·v_heads, depthwise "
-        "conv1d (2·key_dim + value_dim)·kernel, dt_bias and A_log v_heads each, "
+        source=f"{GDN}: in_proj_qkvz h·(2·key_dim + 2·value_dim), in_proj_ba h·2·v_heads, "
+        "depthwise conv1d (2·key_dim + value_dim)·kernel, dt_bias and A_log v_heads each, "
         "RMSNormGated(v_head_dim), out_proj value_dim·h",
     )
     r.lin_attn_p = d(
@@ -324,8 +324,8 @@ def _mlp(reg: Registry, r: Ctx) -> None:
         r.n_sh * (mats * h * f_sh + mlp_bias(f_sh)) + if_(r.sh_gate, h, 0),
         "shared-expert parameters per layer",
         "每层共享专家参数",
-        source=f"{MEGATRON_PARAMS}; DeepSeek n_shared_experts; shared_expert_gate Linear(h, 1) ({HF}"
-        "qwen3_next/modeling_qwen3_next.py Qwen3NextSparseMoeBlock)",
+        source=f"{MEGATRON_PARAMS}; DeepSeek n_shared_experts; shared_expert_gate Linear(h, 1) "
+        f"({HF}qwen3_next/modeling_qwen3_next.py Qwen3NextSparseMoeBlock)",
     )
     router_p = d(
         "router_params",
@@ -371,8 +371,8 @@ def _layer_kinds(reg: Registry, r: Ctx) -> None:
         if_(r.E.gt(0), maximum(ceil(r.L / r.moe_every) - ceil(r.k_dense / r.moe_every), 0), 0),
         "MoE layers",
         "MoE 层数",
-        source=f"{doc('parameters')}: layer i is MoE when i ≥ first_dense_layers and i mod moe_every = 0 "
-        f"({HF}deepseek_v3/modeling_deepseek_v3.py DeepseekV3DecoderLayer)",
+        source=f"{doc('parameters')}: layer i is MoE when i ≥ first_dense_layers and i mod "
+        f"moe_every = 0 ({HF}deepseek_v3/modeling_deepseek_v3.py DeepseekV3DecoderLayer)",
     )
     r.n_dense = d("dense_layers", r.L - n_moe, "dense layers", "稠密层数")
     r.n_soft = n_soft = d(
@@ -397,9 +397,9 @@ def _layer_kinds(reg: Registry, r: Ctx) -> None:
         ),
         "softmax-attention layers over the whole sequence",
         "全局注意力层数",
-        source=f"{doc('parameters')}: with sliding_window, layer i is global when i mod sliding_every = "
-        f"sliding_every − 1 ({HF}gemma3/configuration_gemma3.py, gpt_oss/configuration_gpt_oss.py "
-        "layer_types)",
+        source=f"{doc('parameters')}: with sliding_window, layer i is global when i mod "
+        f"sliding_every = sliding_every − 1 ({HF}gemma3/configuration_gemma3.py, "
+        "gpt_oss/configuration_gpt_oss.py layer_types)",
     )
     r.n_local = d(
         "local_attention_layers",
@@ -580,7 +580,8 @@ def _optimizer_shapes(reg: Registry, r: Ctx) -> None:
         + h * norm_w,
         "Adafactor second-moment elements",
         "Adafactor 二阶矩元素数",
-        source="Shazeer & Stern 2018 (factored second moment; attention counted as four h×(heads·d) matrices)",
+        source="Shazeer & Stern 2018 (factored second moment; attention counted as four "
+        "h×(heads·d) matrices)",
     )
 
 
@@ -596,7 +597,8 @@ def _expert_split(reg: Registry, r: Ctx) -> None:
         default("params_total", r.arch_total),
         "parameters",
         "参数总数",
-        source=f"{COLUMN}; else counted from the architecture ({doc('parameters')}), MTP modules included",
+        source=f"{COLUMN}; else counted from the architecture ({doc('parameters')}), MTP modules "
+        "included",
     )
     solved = d(
         "params_expert_solved",
@@ -630,11 +632,11 @@ def _expert_split(reg: Registry, r: Ctx) -> None:
         ),
         "parameters a token passes through, input embedding included (main model, without MTP)",
         "每 token 经过的参数，含输入嵌入（主模型，不含 MTP）",
-        source=f"{doc('parameters')}: non-expert + expert × topk / experts, the MTP modules left out as "
-        "DeepSeek-V3 states its 37B; the count Qwen's and Mistral's cards give as activated "
-        "(Qwen3-30B-A3B huggingface.co/Qwen/Qwen3-30B-A3B: 3.3B activated = 3.35 B with the "
-        "embedding, 3.04 B without; Mixtral mistral.ai/news/mixtral-of-experts: 12.9B per token "
-        "= 12.88 B with it, 12.75 B without); the model-card count without it is "
+        source=f"{doc('parameters')}: non-expert + expert × topk / experts, the MTP modules left "
+        "out as DeepSeek-V3 states its 37B; the count Qwen's and Mistral's cards give as "
+        "activated (Qwen3-30B-A3B huggingface.co/Qwen/Qwen3-30B-A3B: 3.3B activated = 3.35 B with "
+        "the embedding, 3.04 B without; Mixtral mistral.ai/news/mixtral-of-experts: 12.9B per "
+        "token = 12.88 B with it, 12.75 B without); the model-card count without it is "
         "params_active_card",
     )
     r.has_experts = d(

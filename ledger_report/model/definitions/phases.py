@@ -387,7 +387,7 @@ def _reported(reg: Registry, r: Ctx) -> None:
         "报告中间段",
         source=doc("pipeline-stages"),
     )
-    r.reported = d(
+    d(
         "reported_stage",
         if_(r.single, "only", if_(r.pick_first, "first", if_(r.pick_middle, "middle", "last"))),
         "reported pipeline stage",
@@ -588,11 +588,11 @@ def _allocator(reg: Registry, r: Ctx) -> None:
         ),
         "cached blocks the loss backward cannot reuse",
         "交叉熵反向无法复用的缓存块",
-        source=f"{ALLOCATOR_SOURCE}: the 16-bit logits, freed after their fp32 copy, are too small for "
-        "the backward's fp32 gradients (eager, loss parallel, torchtune's chunks), which take "
-        "new memory while the logits' blocks stay cached between live blocks (with expandable "
-        "segments too: the hole is not at the segment's end); Megatron's loss reuses its own "
-        f"fp32 copy in place; {doc('counters')}",
+        source=f"{ALLOCATOR_SOURCE}: the 16-bit logits, freed after their fp32 copy, are too "
+        "small for the backward's fp32 gradients (eager, loss parallel, torchtune's chunks), "
+        "which take new memory while the logits' blocks stay cached between live blocks (with "
+        "expandable segments too: the hole is not at the segment's end); Megatron's loss reuses "
+        f"its own fp32 copy in place; {doc('counters')}",
     )
     explained = d(
         "reserved_explained_bytes",
@@ -611,20 +611,20 @@ def _allocator(reg: Registry, r: Ctx) -> None:
     )
     # what release-and-retry cannot give back: the fragmentation inside segments still in use (with
     # expandable segments the free pages are unmapped, so none)
-    r.reserve_floor_fraction = floor_frac = d(
+    floor_frac = d(
         "reserved_floor_fraction",
         if_(r.expandable, 0, frag),
         "the residual reserve the allocator cannot release (none with expandable segments)",
         "分配器无法释放的剩余预留（可扩展段时为零）",
         unit="ratio",
     )
-    r.fit_bytes = fit = d(
+    fit = d(
         "peak_fit_bytes_per_rank",
         r.allocated * (1 + floor_frac) + r.device_extra,
         "what must fit on the device: the allocated peak, the reserve the allocator cannot release, the context and NCCL",
         "设备上必须放下的：分配峰值、分配器无法释放的预留、上下文与 NCCL",
-        source=f"{ALLOCATOR_SOURCE}: when new memory does not fit, cached free blocks are released and "
-        f"the request retried; {doc('counters')}",
+        source=f"{ALLOCATOR_SOURCE}: when new memory does not fit, cached free blocks are "
+        f"released and the request retried; {doc('counters')}",
     )
     r.reserved = d(
         "peak_reserved_bytes_per_rank",
@@ -634,8 +634,8 @@ def _allocator(reg: Registry, r: Ctx) -> None:
         ),
         "peak reserved per rank (torch max_memory_reserved)",
         "每卡预留峰值（max_memory_reserved）",
-        source=f"{doc('counters')}: the modelled reserve, within what the device leaves the allocator "
-        "unless even the reserve it cannot release exceeds that",
+        source=f"{doc('counters')}: the modelled reserve, within what the device leaves the "
+        "allocator unless even the reserve it cannot release exceeds that",
     )
 
 

@@ -126,8 +126,8 @@ def _stage_layers(reg: Registry, r: Ctx, stage: str, c: Ctx) -> None:
         ),
         f"{stage}-stage MoE layers",
         f"{zh} MoE 层数",
-        source=doc("parameters")
-        + ": layer i is MoE when i ≥ first_dense_layers and i mod moe_every = 0",
+        source=f"{doc('parameters')}: layer i is MoE when i ≥ first_dense_layers and i mod "
+        "moe_every = 0",
     )
     dense = d(
         f"{stage}_stage_dense_layers", n - moe, f"{stage}-stage dense layers", f"{zh}稠密层数"
@@ -144,8 +144,8 @@ def _stage_layers(reg: Registry, r: Ctx, stage: str, c: Ctx) -> None:
         if_(IsBlank(r.window), attn, if_(IsBlank(r.sliding_every), 0, every(r.sliding_every))),
         f"{stage}-stage global-attention layers",
         f"{zh}全局注意力层数",
-        source=f"{doc('parameters')}: with sliding_window, layer i is global when i mod sliding_every = "
-        "sliding_every − 1",
+        source=f"{doc('parameters')}: with sliding_window, layer i is global when i mod "
+        "sliding_every = sliding_every − 1",
     )
     r.layers_of[stage], r.stage_layers[stage] = (dense, moe, attn), n
     r.holds_embed[stage] = k.eq(0)
@@ -185,8 +185,7 @@ def _stage_params(reg: Registry, r: Ctx, stage: str) -> None:
         ),
         f"{stage}-stage non-expert parameters (architecture)",
         f"{zh}非专家参数（由结构）",
-        source=src
-        + ": layer by layer (norms, softmax or linear attention, dense or MoE MLP); the input embedding on the first stage; the output head "
+        source=f"{src}: layer by layer (norms, softmax or linear attention, dense or MoE MLP); the input embedding on the first stage; the output head "
         "(a real copy even when tied), the final norm and the MTP modules on the last, with their own copy of the embedding when pp > 1 "
         "(Megatron-LM megatron/core/models/gpt/gpt_model.py builds the embedding where mtp_process)",
     )

@@ -169,7 +169,7 @@ def ledger(reg: Registry, r: Ctx) -> None:
             f"每卡{pzh}参数（分片前）",
             unit=PARAMS,
         )
-    r.params_per_rank = d(
+    d(
         "params_per_rank",
         nearest(rank_params["dense"] + rank_params["expert"]),
         "parameters per rank",
@@ -207,8 +207,8 @@ def ledger(reg: Registry, r: Ctx) -> None:
                 f"{en} ({pen}): exists on the rank",
                 f"{zh}（{pzh}）存在",
                 unit=BOOL,
-                source=f"{doc('state-ledger')}: a state of zero width, or a part without parameters, has "
-                "no line",
+                source=f"{doc('state-ledger')}: a state of zero width, or a part without "
+                "parameters, has no line",
             )
 
     for where, key, place, zh in (

@@ -345,20 +345,16 @@ def _layout_text(reg: Registry, r: Ctx) -> None:
     sizes (dp × tp × pp × cp = GPUs; ep, which splits the data-parallel group, after them), the
     ZeRO stage and the recompute (documented with the budget: the summaries' columns)."""
     reg.section = "budget"
+    d = definer(
+        reg, TEXT, "input columns (docs/columns.md): dp × tp × pp × cp = GPUs; ep; zero; recompute"
+    )
     for suffix, gpus, ep, zero, recompute in (
         ("", " GPUs", "; ep", "; ZeRO-", "; recompute "),
         ("_zh", " 卡", "；ep", "；ZeRO-", "；重计算 "),
     ):
         parts = ["dp", r.dp, "×tp", r.tp, "×pp", r.pp, "×cp", r.cp, " = ", grouped(r.gpus, 0), gpus]
         parts += [ep, r.ep, zero, r.zero, recompute, r.recompute]
-        reg.define(
-            "layout_text" + suffix,
-            concat(*parts),
-            TEXT,
-            "layout" + (suffix and " (zh)"),
-            "布局",
-            "input columns (docs/columns.md): dp × tp × pp × cp = GPUs; ep; zero; recompute",
-        )
+        d("layout_text" + suffix, concat(*parts), "layout" + (suffix and " (zh)"), "布局")
 
 
 def _if_broken(c, text):
@@ -394,7 +390,7 @@ def _check(reg: Registry, r: Ctx) -> None:
             )
             for i in range(0, len(rules), CHECK_RULES_PER_PART)
         ]
-        message = d(
+        d(
             f"check_message{suffix}",
             concat(*parts),
             "rules the row breaks" + (suffix and " (zh)"),
@@ -406,12 +402,11 @@ def _check(reg: Registry, r: Ctx) -> None:
         drop_first(concat(*flagged), 2),
         "columns a rule flags",
         "被规则标记的列",
-        source=f"{doc('constraints')}; the rules in words: the workbook's check cell and the JSON's "
-        "warnings",
+        source=f"{doc('constraints')}; the rules in words: the workbook's check cell and the "
+        "JSON's warnings",
     )
-    broken = [
-        if_(IsBlank(Ref(c.ok)), False, negate(Ref(c.ok))) for c in reg.constraints
-    ]  # each rule's text shows exactly there
+    # each rule's text shows exactly there
+    broken = [if_(IsBlank(Ref(c.ok)), False, negate(Ref(c.ok))) for c in reg.constraints]
     d(
         "check_says_something",
         any_of(*broken),
@@ -419,15 +414,10 @@ def _check(reg: Registry, r: Ctx) -> None:
         "该行违反规则（警告；错误会拒绝该行）",
         unit=BOOL,
     )
+    errors = [c for c in reg.constraints if c.severity == ERROR]
     d(
         "check_ok",
-        all_of(
-            *(
-                if_(IsBlank(Ref(c.ok)), True, Ref(c.ok))
-                for c in reg.constraints
-                if c.severity == ERROR
-            )
-        ),
+        all_of(*(if_(IsBlank(Ref(c.ok)), True, Ref(c.ok)) for c in errors)),
         "the row meets every rule",
         "该行满足全部规则",
         unit=BOOL,
