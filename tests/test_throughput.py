@@ -153,3 +153,19 @@ def test_torchtitan_tp_runs_cost_what_the_same_runs_without_tp_cost():
         if "_tp8_" in r["run"]:
             plain = bt.predict({**r, "tp_qk_norm_gather": ""})["ratio"]
             assert plain / ref >= 1.20, r["run"]
+
+
+def test_eager_rotary_work_on_the_ranks_own_heads():
+    """torchtitan runs apply_rotary_emb and repeat_kv as eager ops on every head of the rank
+    (pytorch/torchtitan @d66b72a6 torchtitan/experiments/qwen3/model/model.py), 22 bytes per q/k
+    element per forward pass and 26 backward (the count time.py already used for the heads
+    tp_qk_norm_gather replicates).  Qwen3-32B, FSDP 8, 2 × 4096 tokens, full AC (two forward passes),
+    by hand: 64 layers × 8,192 tokens × (64 + 8) heads × 128 × (22 × 2 + 26) = 338,228,674,560 bytes;
+    Megatron-LM (fused RoPE, grouped keys read in place) none."""
+    row = next(
+        r for r in COMPLETE if r["run"] == "torchtitan_pr1690_qwen3_32b_fsdp8_lbs2_nocompile"
+    )
+    v = bt.compute(bt.config_of(row)).values
+    assert v["middle_stage_qk_eager_bytes"] == 64 * 8192 * (64 + 8) * 128 * (22 * 2 + 26)
+    mega = bt.compute(bt.config_of({**row, "framework": "megatron"})).values
+    assert mega["middle_stage_qk_eager_bytes"] == 0

@@ -171,15 +171,16 @@ FP8_CAST_BYTES_PER_H = 18  # FP8: each GEMM input cast (read 2, write 1) forward
 FP8_CAST_BYTES_PER_F = 9
 ACTIVATION_BYTES = 2  # activations and their gradients travel in 16 bits
 ETP_COMBINE_BYTES = 4  # Megatron-LM token_dispatcher.py combine_preprocess: the expert-TP reduce-scatter runs on hidden_states.to(self.probs.dtype), fp32 router probabilities
-# q and k replicated over tp (tp_qk_norm_gather): the HBM traffic per element of q and k (a·hd + g·hd per
-# token) of the work every tp rank then repeats on all heads, eager bf16, counted by hand from
-# pytorch/torchtitan @d66b72a6 torchtitan/experiments/qwen3/model/model.py: apply_rotary_emb forward
-# (−x2 1, cat 2, x·cos 2, rotate_half·sin 2, add 3 elements read or written: 10 × 2 bytes) and
-# repeat_kv's expand-and-reshape copy of k to every head (1 element: 2 bytes) per forward pass; the
-# backward of both (the two products' gradients 4, neg 1, the slices' zero-filled gradients 3, their
-# sum 4 elements: 12 × 2 bytes, and repeat_kv's sum over the repeats 1 element: 2 bytes).
-QK_REPLICATED_BYTES_FWD = 22
-QK_REPLICATED_BYTES_BWD = 26
+# Rotary embedding and repeat_kv run as eager PyTorch ops (the convention's eager_rotary, and on the
+# heads another rank owns with tp_qk_norm_gather): the HBM traffic per element of q and k (a·hd + g·hd
+# per token), eager bf16, counted by hand from pytorch/torchtitan @d66b72a6
+# torchtitan/experiments/qwen3/model/model.py: apply_rotary_emb forward (−x2 1, cat 2, x·cos 2,
+# rotate_half·sin 2, add 3 elements read or written: 10 × 2 bytes) and repeat_kv's expand-and-reshape
+# copy of k to every head (1 element: 2 bytes) per forward pass; the backward of both (the two
+# products' gradients 4, neg 1, the slices' zero-filled gradients 3, their sum 4 elements: 12 × 2
+# bytes, and repeat_kv's sum over the repeats 1 element: 2 bytes).
+QK_EAGER_BYTES_FWD = 22
+QK_EAGER_BYTES_BWD = 26
 
 # The third constant the published runs set (tests/support/fit.py refits it with SUSTAINED_FRACTION
 # and GROUPED_GEMM_RELATIVE, leave-one-source-out; grid 0, 20, 40 µs): the GPU time one expert GEMM
@@ -969,6 +970,30 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         f"{zh}：交叉熵访存",
         doc("logits-and-loss"),
     )
+    fwd_passes = 1 + if_(r.recompute_mode.eq("full"), 1, 0)
+    qk_own = d(
+        f"{stage}_stage_qk_eager_bytes",
+        if_(
+            conv(r, "eager_rotary").eq(1),
+            al
+            * tok
+            * (r.a + r.g)
+            * r.hd
+            / tp
+            * (QK_EAGER_BYTES_FWD * fwd_passes + QK_EAGER_BYTES_BWD)
+            * if_(r.compile, COMPILED_ELEMENTWISE, 1),
+            0,
+        ),
+        BYTES,
+        f"{stage} stage: bytes eager rotary embedding and repeat_kv move on the rank's heads per micro-batch",
+        f"{zh}：每 micro-batch 本 rank 注意力头上 eager 旋转位置编码与 repeat_kv 的访存字节",
+        "the convention's eager_rotary (torchtitan: apply_rotary_emb and repeat_kv as eager ops on "
+        "every head, pytorch/torchtitan @d66b72a6 torchtitan/experiments/qwen3/model/model.py): "
+        "attention layers × tokens × (heads + kv heads) × head_dim ÷ tp × "
+        + f"({QK_EAGER_BYTES_FWD} per forward pass (twice under full recompute) + {QK_EAGER_BYTES_BWD} backward) bytes, × {COMPILED_ELEMENTWISE} compiled; "
+        "0 where the framework fuses them (Megatron-LM: Transformer Engine's fused RoPE, the "
+        "attention kernel reads grouped keys and values without a copy)",
+    )
     t_c = d(
         f"{stage}_stage_compute_s",
         dense_f
@@ -979,13 +1004,12 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         + expert_f * r.moe_imbalance / (r.gemm_flops * r.eff_expert)
         + attn_f / (r.bf16_flops * r.eff_attn)
         + head_f / (r.bf16_flops * r.eff_head)
-        + (elem + scores + loss) / (r.hbm_eff_bw * BYTES_PER_GB),
+        + (elem + scores + loss + qk_own) / (r.hbm_eff_bw * BYTES_PER_GB),
         SECONDS,
         f"{stage} stage: compute of one micro-batch",
         f"{zh}：一个 micro-batch 的计算",
         TIME + ": FLOPs ÷ (peak × efficiency) + bytes ÷ HBM bandwidth",
     )
-    fwd_passes = 1 + if_(r.recompute_mode.eq("full"), 1, 0)
     # tensor parallel, per pass (forward, backward, the forward again under full recompute): an
     # all-reduce (RS + AG with sequence parallel) after attention and one after the MLP; an MoE
     # block has its own only where the convention gathers its tokens over tp or a shared expert
@@ -1041,7 +1065,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
     qk_elems = tok * (r.a + r.g) * r.hd * (tp - 1) / tp
     qk_bytes = (
         qk_elems
-        * (QK_REPLICATED_BYTES_FWD * fwd_passes + QK_REPLICATED_BYTES_BWD)
+        * (QK_EAGER_BYTES_FWD * fwd_passes + QK_EAGER_BYTES_BWD)
         * if_(r.compile, COMPILED_ELEMENTWISE, 1)
     )
     qk_calls_q, qk_calls_k = fwd_passes + 2, fwd_passes
@@ -1057,7 +1081,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         f"{stage} stage: q and k gathered over tp at the q/k norms, per micro-batch",
         f"{zh}：每 micro-batch 在 q/k 归一化处沿 tp 聚合 q、k",
         "tp_qk_norm_gather (pytorch/torchtitan @d66b72a6 torchtitan/experiments/qwen3/infra/parallelize.py: NoParallel on q_norm and k_norm redistributes q and k to Replicate; issue #1867, PR #1870): per attention layer an all-gather of q (a·hd per token) and of k (g·hd) in each forward pass (twice under full recompute), and in backward the all-gathers of the gradients of q and of the keys repeated to every head (a·hd each, DTensor's redistribute back to the heads sdpa shards); the rotary and repeat_kv work then repeated on the (tp − 1)/tp of the heads another rank owns: "
-        + f"{QK_REPLICATED_BYTES_FWD} bytes per element per forward pass, {QK_REPLICATED_BYTES_BWD} backward (eager bf16, apply_rotary_emb and repeat_kv in torchtitan/experiments/qwen3/model/model.py), at HBM bandwidth (× {COMPILED_ELEMENTWISE} compiled)",
+        + f"{QK_EAGER_BYTES_FWD} bytes per element per forward pass, {QK_EAGER_BYTES_BWD} backward (eager bf16, apply_rotary_emb and repeat_kv in torchtitan/experiments/qwen3/model/model.py), at HBM bandwidth (× {COMPILED_ELEMENTWISE} compiled)",
     )
     qk_lat = if_(qk_on, al * (qk_calls_q * r.tp_q_ag_lat + qk_calls_k * r.tp_k_ag_lat), 0)
     # context parallel: the ring passes each rank's K and V around (forward), and K, V and their gradients (backward)
