@@ -1569,18 +1569,43 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
     gat_exposed = if_(
         r.overlap_param, _hidden(gat, first + maximum(gat - first - window / 3, 0)), gat
     )
+    copy_out = d(
+        "zero3_gather_copy_s",
+        if_(
+            all_of(z3, conv(r, "z3_gather_copy_out").eq(1)),
+            m
+            * ls
+            * 2
+            * (Ref("dense_params_on_rank") + Ref("expert_params_on_rank"))
+            / ls
+            * 2
+            * wb
+            / (r.hbm_eff_bw * BYTES_PER_GB),
+            0,
+        ),
+        SECONDS,
+        "ZeRO-3: copying each gathered layer out of the all-gather buffer, per step",
+        "ZeRO-3：每步把聚合后的层从 all-gather 缓冲区拷出",
+        "the convention's z3_gather_copy_out (FSDP2: torch/distributed/fsdp/_fully_shard/"
+        "_fsdp_collectives.py @010ae4a8 foreach_all_gather_copy_out: the compute stream waits on "
+        "the all-gather's event, then torch.split_with_sizes_copy reads and writes every gathered "
+        "parameter into its own tensor): micro-batches × layers × 2 gathers (forward, backward) × "
+        "the layer's parameters on the rank × 2 × the weight's bytes, at HBM bandwidth, on the "
+        "compute stream (not hidden)",
+    )
+    comm_dp = if_(z3, m * z3_exposed, reps * red_exposed + gat_exposed)
     r.term["dp"] = d(
         "time_dp_s",
-        if_(z3, m * z3_exposed, reps * red_exposed + gat_exposed),
+        comm_dp + copy_out,
         SECONDS,
         "data-parallel / ZeRO communication (exposed)",
         "数据并行 / ZeRO 通信（未掩盖）",
         "overlap_grad_reduce: the reduction hides behind the backward of the micro-batch it follows, but its last bucket; overlap_param_gather: ZeRO-3's gathers prefetched behind the previous layer's forward / backward (the first gather and last reduce-scatter exposed), ZeRO-1/2's behind the forward (the first bucket exposed); the compute slows by "
-        + f"{OVERLAP_PROCESSOR_USAGE} of what it hides (Calculon calculon/llm/llm.py, processor_usage); switches off: all of it",
+        + f"{OVERLAP_PROCESSOR_USAGE} of what it hides (Calculon calculon/llm/llm.py, processor_usage); switches off: all of it; and ZeRO-3's copy out of the gather buffer",
     )
     r.dp_latency = d(
         "time_dp_latency_s",
-        if_(raw.gt(0), r.term["dp"] * raw_lat / raw, 0),
+        if_(raw.gt(0), comm_dp * raw_lat / raw, 0),
         SECONDS,
         "the latency in the exposed data-parallel communication",
         "未掩盖的数据并行通信中的延迟",
