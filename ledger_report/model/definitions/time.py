@@ -218,7 +218,6 @@ def sustained_class(gpu: str) -> str:
 
 
 TIME = doc("step-time")
-CALCULON = "Calculon (github calculon-ai/calculon) calculon/network.py: time = latency + bytes × algorithm factor ÷ (bandwidth × efficiency)"
 PLACEMENT = (
     doc("step-time")
     + ": ranks are placed tp innermost, then cp, ep, dp, pp, filling nodes of gpus_per_node"
