@@ -81,46 +81,28 @@ PROTOCOLS = ("ll", "ll128", "simple")
 NCCL_RING_BASE_US = {"ll": 6.6, "ll128": 14.0, "simple": 8.4}  # baseLatencies, Ring
 NCCL_RING_NVLINK_US = {"ll": 0.6, "ll128": 1.9, "simple": 3.4}  # hwLatencies NVLINK, Ring: per step
 NCCL_RING_NET_US = {"ll": 2.7, "ll128": 4.0, "simple": 14.0}  # hwLatencies NET, Ring: per step
-NCCL_NET_OVERHEAD_US = {
-    "ll": 1.0,
-    "ll128": 1.0,
-    "simple": 3.0,
-}  # getNetOverhead (x86 Intel 1.0; Simple x3)
+# getNetOverhead (x86 Intel 1.0; Simple x3)
+NCCL_NET_OVERHEAD_US = {"ll": 1.0, "ll128": 1.0, "simple": 3.0}
 NCCL_TREE_BASE_US = {"ll": 6.8, "ll128": 14.0, "simple": 8.4}  # baseLatencies, Tree
 NCCL_TREE_NVLINK_US = {"ll": 0.6, "ll128": 1.25, "simple": 4.0}  # hwLatencies NVLINK, Tree
 NCCL_TREE_NET_US = {"ll": 5.0, "ll128": 8.5, "simple": 14.0}  # hwLatencies NET, Tree
-NCCL_PROTOCOL_BW = {
-    "ll": 0.5,
-    "ll128": 0.92,
-    "simple": 1.0,
-}  # busBw refinements: Ring LL x.5, LL128 x.92
-NCCL_LL_MAX_BW = {  # llMaxBws, GB/s: one node by GPU generation (Hopper 141.0, Ampere 87.7), across nodes by host CPU (Intel: 2 nodes 39.0, more 20.4)
-    "hopper": 141.0,
-    "ampere": 87.7,
-    "2 nodes": 39.0,
-    "more nodes": 20.4,
-}
-NCCL_TREE_BW = {  # tree all-reduce: busBw × .92, LL ÷ 3.8, LL128 × 7/9 in one node, 120/128 across nodes
-    "simple": 0.92,
-    "ll": 1 / 3.8,
-    "ll128 node": 7 / 9,
-    "ll128 nodes": 120 / 128,
-}
+# busBw refinements: Ring LL x.5, LL128 x.92
+NCCL_PROTOCOL_BW = {"ll": 0.5, "ll128": 0.92, "simple": 1.0}
+# llMaxBws, GB/s: one node by GPU generation (Hopper 141.0, Ampere 87.7), across nodes by host CPU
+# (Intel: 2 nodes 39.0, more 20.4)
+NCCL_LL_MAX_BW = {"hopper": 141.0, "ampere": 87.7, "2 nodes": 39.0, "more nodes": 20.4}
+# tree all-reduce: busBw × .92, LL ÷ 3.8, LL128 × 7/9 in one node, 120/128 across nodes
+NCCL_TREE_BW = {"simple": 0.92, "ll": 1 / 3.8, "ll128 node": 7 / 9, "ll128 nodes": 120 / 128}
 NCCL_PAT_BASE_US = 8.0  # baseLatencies, PAT
 NCCL_PAT_BW = 0.75  # PAT: busBw × .75
 OVERLAP_PROCESSOR_USAGE = 0.15  # Calculon systems/h100_80g_nvl8.json networks[0].processor_usage: compute slows by 0.15 of the communication it hides (calculon/llm/llm.py, "compute slowdown due part of compute resources orchestrating comm")
-NVLINK_LATENCY_S = (
-    NCCL_RING_BASE_US["simple"] + NCCL_RING_NVLINK_US["simple"]
-) * 1e-6  # one point-to-point transfer inside a node (base + one step, Simple)
-NETWORK_LATENCY_S = (
-    NCCL_RING_BASE_US["simple"] + NCCL_RING_NET_US["simple"]
-) * 1e-6  # one point-to-point transfer across nodes
-HBM_EFFICIENCY = (
-    0.9  # Calculon systems/a100_80g.json mem1 MB_efficiency: 0.90 for transfers of 100 MB and more
-)
-HOST_LINK_EFFICIENCY = (
-    0.8  # PCIe payload after encoding and packet headers (assumed; README "Step time")
-)
+# one point-to-point transfer inside a node (base + one step, Simple), and across nodes
+NVLINK_LATENCY_S = (NCCL_RING_BASE_US["simple"] + NCCL_RING_NVLINK_US["simple"]) * 1e-6
+NETWORK_LATENCY_S = (NCCL_RING_BASE_US["simple"] + NCCL_RING_NET_US["simple"]) * 1e-6
+# Calculon systems/a100_80g.json mem1 MB_efficiency: 0.90 for transfers of 100 MB and more
+HBM_EFFICIENCY = 0.9
+# PCIe payload after encoding and packet headers (assumed; README "Step time")
+HOST_LINK_EFFICIENCY = 0.8
 GEMM_RAMP_S = 2e-6  # Calculon systems/a100_80g.json matrix efficiency by size: 1 GFLOP at 0.6 of the 0.95 plateau → F½ = 0.58 GFLOP = 1.9 µs at 312 TFLOP/s
 GEMMS_PER_LAYER = 4  # Megatron-LM / Transformer Engine: fused QKV, output projection, fc1 (gate and up fused), fc2
 GEMMS_PER_EXPERT = 2  # grouped GEMMs over the rank's experts: fc1 (gate and up) and fc2 (Megatron-LM megatron/core/transformer/moe/experts.py GroupedMLP)
@@ -140,22 +122,18 @@ WAVE_SOURCE = (
 # Fused attention kernels, fraction of the dense BF16 peak they reach forward and backward (head dim
 # 128, causal, sequences of 2K-16K), (A100 class, Hopper and later):
 ATTENTION_KERNEL_EFFICIENCY = {
-    "fa2": (
-        0.55,
-        0.35,
-    ),  # Dao 2023 arXiv 2307.08691: forward 50-73 % of the A100 peak, backward lower; Shah et al. 2024 arXiv 2407.08608: "FlashAttention-2 achieving only 35% utilization on H100"
-    "fa3": (
-        0.55,
-        0.60,
-    ),  # Shah et al. 2024: FP16 up to 740 TFLOP/s forward (75 %), backward 1.5-1.75x FlashAttention-2; Hopper only (FlashAttention-2 on A100)
-    "cudnn": (
-        0.50,
-        0.55,
-    ),  # Shah et al. 2024 §4.1: cuDNN 9 fused attention between FlashAttention-2 and -3 on H100 (close to -3 at long sequences)
-    "sdpa": (
-        0.55,
-        0.35,
-    ),  # torch.nn.functional.scaled_dot_product_attention dispatches to its FlashAttention-2 backend (torch/nn/attention, SDPBackend.FLASH_ATTENTION)
+    # Dao 2023 arXiv 2307.08691: forward 50-73 % of the A100 peak, backward lower; Shah et al. 2024
+    # arXiv 2407.08608: "FlashAttention-2 achieving only 35% utilization on H100"
+    "fa2": (0.55, 0.35),
+    # Shah et al. 2024: FP16 up to 740 TFLOP/s forward (75 %), backward 1.5-1.75x FlashAttention-2;
+    # Hopper only (FlashAttention-2 on A100)
+    "fa3": (0.55, 0.60),
+    # Shah et al. 2024 §4.1: cuDNN 9 fused attention between FlashAttention-2 and -3 on H100 (close
+    # to -3 at long sequences)
+    "cudnn": (0.50, 0.55),
+    # torch.nn.functional.scaled_dot_product_attention dispatches to its FlashAttention-2 backend
+    # (torch/nn/attention, SDPBackend.FLASH_ATTENTION)
+    "sdpa": (0.55, 0.35),
 }
 ATTENTION_SOURCE = (
     "attention_kernel: FlashAttention-2 (Dao 2023, arXiv 2307.08691) and FlashAttention-3 (Shah et al. 2024, arXiv 2407.08608; cuDNN 9 compared there); "
@@ -191,13 +169,11 @@ EXPERT_GEMM_LAUNCH_S = 0.0
 EXPERT_GEMMS_FWD = 2  # fc1 and fc2 per expert per forward pass
 EXPERT_GEMMS_BWD = 4  # their data and weight gradients
 MOE_ROUTING_BYTES = 16  # per routed token copy and hidden element: permute and unpermute (read + write, bf16) forward and backward
-COMPILED_ELEMENTWISE = (
-    0.5  # torch.compile fuses the pointwise chains (torch/_inductor): about half the traffic
-)
+# torch.compile fuses the pointwise chains (torch/_inductor): about half the traffic
+COMPILED_ELEMENTWISE = 0.5
 LOSS_BYTES_PER_LOGIT = 16  # fp32 logits written, softmax read and written, their gradient written
-OPTIMIZER_PASSES = (
-    2  # the optimizer step reads every state on the rank and writes most of them back
-)
+# the optimizer step reads every state on the rank and writes most of them back
+OPTIMIZER_PASSES = 2
 CPU_ADAM_HOST_BYTES_PER_PARAM = 154  # DeepSpeed docs/_tutorials/zero-offload.md log: optimizer_step 6.2 s for 10.3B parameters on a DGX-2 (2x Xeon 8168, 12 ch DDR4-2666 = 256 GB/s): 256e9 × 6.2 / 10.3e9
 
 # The first constant the published runs set (tests/support/fit.py refits it with
