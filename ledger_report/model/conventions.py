@@ -96,6 +96,17 @@ SMs the collectives take):
   ``MoEAlltoAllTokenDispatcher._maybe_dtoh_and_synchronize``: ``d2h_event.synchronize()`` at
   ``cuda_sync_point``, "before_ep_alltoall" with ep or tp > 1 and "before_finish" otherwise);
   0 where the counts stay on the GPU (torchtitan's ``torch._grouped_mm`` takes device offsets).
+- ``eager_rotary``: 1 where the rotary embedding and the key/value repeat for grouped-query
+  attention run as eager PyTorch ops on every head of the rank, each a kernel that reads and
+  writes q or k in HBM (torchtitan @d66b72a6 torchtitan/experiments/qwen3/model/model.py
+  ``apply_rotary_emb``, ``repeat_kv``); 0 where they are fused (Megatron-LM with Transformer
+  Engine's fused RoPE, the attention kernel reading grouped keys and values in place) or not
+  examined (generic, DeepSpeed).
+- ``z3_gather_copy_out``: 1 where each ZeRO-3 all-gather lands in one flat buffer that the compute
+  stream then copies into the parameters' own tensors (FSDP2:
+  torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py @010ae4a8
+  ``foreach_all_gather_copy_out``, ``torch.split_with_sizes_copy`` after waiting on the
+  all-gather's event); 0 where not examined (DeepSpeed, generic).
 - ``reduce_every_micro_from``: the ZeRO stage from which gradients are reduced every micro-batch
   instead of once per step (99: never).
 """
@@ -164,6 +175,8 @@ _GENERIC: dict[str, Any] = {
     "expert_gemm_streams": 1,
     "moe_block_tp_collectives": 1,
     "moe_host_sync": 0,
+    "eager_rotary": 0,
+    "z3_gather_copy_out": 0,
     "reserved_fraction": 0.04,
     "reserved_fraction_expandable": 0.12,
     "en": "generic: ZeRO-1 shards master, moments and main gradients; ZeRO-2 also gradients; ZeRO-3 also weights",
@@ -247,6 +260,8 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "reduce_every_micro_from": 2,
         "dp_bucket_params": 0,
         "sp_layout_copy": 1,
+        "eager_rotary": 1,
+        "z3_gather_copy_out": 1,
         "loss_impl_tp_default": "loss_parallel",
         "en": "fsdp2: PyTorch FSDP2 as torchtitan runs it: sharded fp32 parameters (the master), fp32 gradients and moments; bf16 layers gathered one at a time; selective recompute saves by operator",
         "zh": "fsdp2：torchtitan 所用的 PyTorch FSDP2：分片的 fp32 参数（即主权重）、fp32 梯度与动量；bf16 层逐层聚合；选择性重计算按算子保存",

@@ -81,46 +81,28 @@ PROTOCOLS = ("ll", "ll128", "simple")
 NCCL_RING_BASE_US = {"ll": 6.6, "ll128": 14.0, "simple": 8.4}  # baseLatencies, Ring
 NCCL_RING_NVLINK_US = {"ll": 0.6, "ll128": 1.9, "simple": 3.4}  # hwLatencies NVLINK, Ring: per step
 NCCL_RING_NET_US = {"ll": 2.7, "ll128": 4.0, "simple": 14.0}  # hwLatencies NET, Ring: per step
-NCCL_NET_OVERHEAD_US = {
-    "ll": 1.0,
-    "ll128": 1.0,
-    "simple": 3.0,
-}  # getNetOverhead (x86 Intel 1.0; Simple x3)
+# getNetOverhead (x86 Intel 1.0; Simple x3)
+NCCL_NET_OVERHEAD_US = {"ll": 1.0, "ll128": 1.0, "simple": 3.0}
 NCCL_TREE_BASE_US = {"ll": 6.8, "ll128": 14.0, "simple": 8.4}  # baseLatencies, Tree
 NCCL_TREE_NVLINK_US = {"ll": 0.6, "ll128": 1.25, "simple": 4.0}  # hwLatencies NVLINK, Tree
 NCCL_TREE_NET_US = {"ll": 5.0, "ll128": 8.5, "simple": 14.0}  # hwLatencies NET, Tree
-NCCL_PROTOCOL_BW = {
-    "ll": 0.5,
-    "ll128": 0.92,
-    "simple": 1.0,
-}  # busBw refinements: Ring LL x.5, LL128 x.92
-NCCL_LL_MAX_BW = {  # llMaxBws, GB/s: one node by GPU generation (Hopper 141.0, Ampere 87.7), across nodes by host CPU (Intel: 2 nodes 39.0, more 20.4)
-    "hopper": 141.0,
-    "ampere": 87.7,
-    "2 nodes": 39.0,
-    "more nodes": 20.4,
-}
-NCCL_TREE_BW = {  # tree all-reduce: busBw × .92, LL ÷ 3.8, LL128 × 7/9 in one node, 120/128 across nodes
-    "simple": 0.92,
-    "ll": 1 / 3.8,
-    "ll128 node": 7 / 9,
-    "ll128 nodes": 120 / 128,
-}
+# busBw refinements: Ring LL x.5, LL128 x.92
+NCCL_PROTOCOL_BW = {"ll": 0.5, "ll128": 0.92, "simple": 1.0}
+# llMaxBws, GB/s: one node by GPU generation (Hopper 141.0, Ampere 87.7), across nodes by host CPU
+# (Intel: 2 nodes 39.0, more 20.4)
+NCCL_LL_MAX_BW = {"hopper": 141.0, "ampere": 87.7, "2 nodes": 39.0, "more nodes": 20.4}
+# tree all-reduce: busBw × .92, LL ÷ 3.8, LL128 × 7/9 in one node, 120/128 across nodes
+NCCL_TREE_BW = {"simple": 0.92, "ll": 1 / 3.8, "ll128 node": 7 / 9, "ll128 nodes": 120 / 128}
 NCCL_PAT_BASE_US = 8.0  # baseLatencies, PAT
 NCCL_PAT_BW = 0.75  # PAT: busBw × .75
 OVERLAP_PROCESSOR_USAGE = 0.15  # Calculon systems/h100_80g_nvl8.json networks[0].processor_usage: compute slows by 0.15 of the communication it hides (calculon/llm/llm.py, "compute slowdown due part of compute resources orchestrating comm")
-NVLINK_LATENCY_S = (
-    NCCL_RING_BASE_US["simple"] + NCCL_RING_NVLINK_US["simple"]
-) * 1e-6  # one point-to-point transfer inside a node (base + one step, Simple)
-NETWORK_LATENCY_S = (
-    NCCL_RING_BASE_US["simple"] + NCCL_RING_NET_US["simple"]
-) * 1e-6  # one point-to-point transfer across nodes
-HBM_EFFICIENCY = (
-    0.9  # Calculon systems/a100_80g.json mem1 MB_efficiency: 0.90 for transfers of 100 MB and more
-)
-HOST_LINK_EFFICIENCY = (
-    0.8  # PCIe payload after encoding and packet headers (assumed; README "Step time")
-)
+# one point-to-point transfer inside a node (base + one step, Simple), and across nodes
+NVLINK_LATENCY_S = (NCCL_RING_BASE_US["simple"] + NCCL_RING_NVLINK_US["simple"]) * 1e-6
+NETWORK_LATENCY_S = (NCCL_RING_BASE_US["simple"] + NCCL_RING_NET_US["simple"]) * 1e-6
+# Calculon systems/a100_80g.json mem1 MB_efficiency: 0.90 for transfers of 100 MB and more
+HBM_EFFICIENCY = 0.9
+# PCIe payload after encoding and packet headers (assumed; README "Step time")
+HOST_LINK_EFFICIENCY = 0.8
 GEMM_RAMP_S = 2e-6  # Calculon systems/a100_80g.json matrix efficiency by size: 1 GFLOP at 0.6 of the 0.95 plateau → F½ = 0.58 GFLOP = 1.9 µs at 312 TFLOP/s
 GEMMS_PER_LAYER = 4  # Megatron-LM / Transformer Engine: fused QKV, output projection, fc1 (gate and up fused), fc2
 GEMMS_PER_EXPERT = 2  # grouped GEMMs over the rank's experts: fc1 (gate and up) and fc2 (Megatron-LM megatron/core/transformer/moe/experts.py GroupedMLP)
@@ -140,22 +122,18 @@ WAVE_SOURCE = (
 # Fused attention kernels, fraction of the dense BF16 peak they reach forward and backward (head dim
 # 128, causal, sequences of 2K-16K), (A100 class, Hopper and later):
 ATTENTION_KERNEL_EFFICIENCY = {
-    "fa2": (
-        0.55,
-        0.35,
-    ),  # Dao 2023 arXiv 2307.08691: forward 50-73 % of the A100 peak, backward lower; Shah et al. 2024 arXiv 2407.08608: "FlashAttention-2 achieving only 35% utilization on H100"
-    "fa3": (
-        0.55,
-        0.60,
-    ),  # Shah et al. 2024: FP16 up to 740 TFLOP/s forward (75 %), backward 1.5-1.75x FlashAttention-2; Hopper only (FlashAttention-2 on A100)
-    "cudnn": (
-        0.50,
-        0.55,
-    ),  # Shah et al. 2024 §4.1: cuDNN 9 fused attention between FlashAttention-2 and -3 on H100 (close to -3 at long sequences)
-    "sdpa": (
-        0.55,
-        0.35,
-    ),  # torch.nn.functional.scaled_dot_product_attention dispatches to its FlashAttention-2 backend (torch/nn/attention, SDPBackend.FLASH_ATTENTION)
+    # Dao 2023 arXiv 2307.08691: forward 50-73 % of the A100 peak, backward lower; Shah et al. 2024
+    # arXiv 2407.08608: "FlashAttention-2 achieving only 35% utilization on H100"
+    "fa2": (0.55, 0.35),
+    # Shah et al. 2024: FP16 up to 740 TFLOP/s forward (75 %), backward 1.5-1.75x FlashAttention-2;
+    # Hopper only (FlashAttention-2 on A100)
+    "fa3": (0.55, 0.60),
+    # Shah et al. 2024 §4.1: cuDNN 9 fused attention between FlashAttention-2 and -3 on H100 (close
+    # to -3 at long sequences)
+    "cudnn": (0.50, 0.55),
+    # torch.nn.functional.scaled_dot_product_attention dispatches to its FlashAttention-2 backend
+    # (torch/nn/attention, SDPBackend.FLASH_ATTENTION)
+    "sdpa": (0.55, 0.35),
 }
 ATTENTION_SOURCE = (
     "attention_kernel: FlashAttention-2 (Dao 2023, arXiv 2307.08691) and FlashAttention-3 (Shah et al. 2024, arXiv 2407.08608; cuDNN 9 compared there); "
@@ -171,32 +149,31 @@ FP8_CAST_BYTES_PER_H = 18  # FP8: each GEMM input cast (read 2, write 1) forward
 FP8_CAST_BYTES_PER_F = 9
 ACTIVATION_BYTES = 2  # activations and their gradients travel in 16 bits
 ETP_COMBINE_BYTES = 4  # Megatron-LM token_dispatcher.py combine_preprocess: the expert-TP reduce-scatter runs on hidden_states.to(self.probs.dtype), fp32 router probabilities
-# q and k replicated over tp (tp_qk_norm_gather): the HBM traffic per element of q and k (a·hd + g·hd per
-# token) of the work every tp rank then repeats on all heads, eager bf16, counted by hand from
-# pytorch/torchtitan @d66b72a6 torchtitan/experiments/qwen3/model/model.py: apply_rotary_emb forward
-# (−x2 1, cat 2, x·cos 2, rotate_half·sin 2, add 3 elements read or written: 10 × 2 bytes) and
-# repeat_kv's expand-and-reshape copy of k to every head (1 element: 2 bytes) per forward pass; the
-# backward of both (the two products' gradients 4, neg 1, the slices' zero-filled gradients 3, their
-# sum 4 elements: 12 × 2 bytes, and repeat_kv's sum over the repeats 1 element: 2 bytes).
-QK_REPLICATED_BYTES_FWD = 22
-QK_REPLICATED_BYTES_BWD = 26
+# Rotary embedding and repeat_kv run as eager PyTorch ops (the convention's eager_rotary, and on the
+# heads another rank owns with tp_qk_norm_gather): the HBM traffic per element of q and k (a·hd + g·hd
+# per token), eager bf16, counted by hand from pytorch/torchtitan @d66b72a6
+# torchtitan/experiments/qwen3/model/model.py: apply_rotary_emb forward (−x2 1, cat 2, x·cos 2,
+# rotate_half·sin 2, add 3 elements read or written: 10 × 2 bytes) and repeat_kv's expand-and-reshape
+# copy of k to every head (1 element: 2 bytes) per forward pass; the backward of both (the two
+# products' gradients 4, neg 1, the slices' zero-filled gradients 3, their sum 4 elements: 12 × 2
+# bytes, and repeat_kv's sum over the repeats 1 element: 2 bytes).
+QK_EAGER_BYTES_FWD = 22
+QK_EAGER_BYTES_BWD = 26
 
 # The third constant the published runs set (tests/support/fit.py refits it with SUSTAINED_FRACTION
 # and GROUPED_GEMM_RELATIVE, leave-one-source-out; grid 0, 20, 40 µs): the GPU time one expert GEMM
-# launched from the host costs beyond its FLOPs where the host has no lead over the GPU.  The fit
-# on all 51 runs sets it to 0 (with GROUPED_GEMM_RELATIVE 0.6); leaving each source out, 7 of the 8
-# folds set it to 20 µs, and with it the largest leave-one-source-out error falls from 34 % to 27 %.
+# launched from the host costs beyond its FLOPs where the host has no lead over the GPU.  The product
+# keeps 0; refitted on all 51 runs it is 20 µs (with GROUPED_GEMM_RELATIVE 0.6), as in 7 of the 8
+# leave-one-source-out folds (bench/bench_throughput.py).
 EXPERT_GEMM_LAUNCH_S = 0.0
 EXPERT_GEMMS_FWD = 2  # fc1 and fc2 per expert per forward pass
 EXPERT_GEMMS_BWD = 4  # their data and weight gradients
 MOE_ROUTING_BYTES = 16  # per routed token copy and hidden element: permute and unpermute (read + write, bf16) forward and backward
-COMPILED_ELEMENTWISE = (
-    0.5  # torch.compile fuses the pointwise chains (torch/_inductor): about half the traffic
-)
+# torch.compile fuses the pointwise chains (torch/_inductor): about half the traffic
+COMPILED_ELEMENTWISE = 0.5
 LOSS_BYTES_PER_LOGIT = 16  # fp32 logits written, softmax read and written, their gradient written
-OPTIMIZER_PASSES = (
-    2  # the optimizer step reads every state on the rank and writes most of them back
-)
+# the optimizer step reads every state on the rank and writes most of them back
+OPTIMIZER_PASSES = 2
 CPU_ADAM_HOST_BYTES_PER_PARAM = 154  # DeepSpeed docs/_tutorials/zero-offload.md log: optimizer_step 6.2 s for 10.3B parameters on a DGX-2 (2x Xeon 8168, 12 ch DDR4-2666 = 256 GB/s): 256e9 × 6.2 / 10.3e9
 
 # The first constant the published runs set (tests/support/fit.py refits it with
@@ -204,7 +181,7 @@ CPU_ADAM_HOST_BYTES_PER_PARAM = 154  # DeepSpeed docs/_tutorials/zero-offload.md
 # the share of the maximum achievable matmul FLOP/s (gpus.csv gemm_efficiency, a kernel benchmark)
 # that a training step sustains beyond what the GEMMs' shapes explain, by class of GPU: parts without
 # FP8 (A100 class) and the rest (Hopper and later).  Fitted on all 51 runs with the GEMM shape and
-# communication terms: 0.860 and 0.656.
+# communication terms: 0.860 and 0.662.
 SUSTAINED_FRACTION = {"no_fp8": 0.86, "fp8": 0.66}
 
 
@@ -217,7 +194,6 @@ def sustained_class(gpu: str) -> str:
 
 
 TIME = doc("step-time")
-CALCULON = "Calculon (github calculon-ai/calculon) calculon/network.py: time = latency + bytes × algorithm factor ÷ (bandwidth × efficiency)"
 PLACEMENT = (
     doc("step-time")
     + ": ranks are placed tp innermost, then cp, ep, dp, pp, filling nodes of gpus_per_node"
@@ -969,6 +945,30 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         f"{zh}：交叉熵访存",
         doc("logits-and-loss"),
     )
+    fwd_passes = 1 + if_(r.recompute_mode.eq("full"), 1, 0)
+    qk_own = d(
+        f"{stage}_stage_qk_eager_bytes",
+        if_(
+            conv(r, "eager_rotary").eq(1),
+            al
+            * tok
+            * (r.a + r.g)
+            * r.hd
+            / tp
+            * (QK_EAGER_BYTES_FWD * fwd_passes + QK_EAGER_BYTES_BWD)
+            * if_(r.compile, COMPILED_ELEMENTWISE, 1),
+            0,
+        ),
+        BYTES,
+        f"{stage} stage: bytes eager rotary embedding and repeat_kv move on the rank's heads per micro-batch",
+        f"{zh}：每 micro-batch 本 rank 注意力头上 eager 旋转位置编码与 repeat_kv 的访存字节",
+        "the convention's eager_rotary (torchtitan: apply_rotary_emb and repeat_kv as eager ops on "
+        "every head, pytorch/torchtitan @d66b72a6 torchtitan/experiments/qwen3/model/model.py): "
+        "attention layers × tokens × (heads + kv heads) × head_dim ÷ tp × "
+        + f"({QK_EAGER_BYTES_FWD} per forward pass (twice under full recompute) + {QK_EAGER_BYTES_BWD} backward) bytes, × {COMPILED_ELEMENTWISE} compiled; "
+        "0 where the framework fuses them (Megatron-LM: Transformer Engine's fused RoPE, the "
+        "attention kernel reads grouped keys and values without a copy)",
+    )
     t_c = d(
         f"{stage}_stage_compute_s",
         dense_f
@@ -979,13 +979,12 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         + expert_f * r.moe_imbalance / (r.gemm_flops * r.eff_expert)
         + attn_f / (r.bf16_flops * r.eff_attn)
         + head_f / (r.bf16_flops * r.eff_head)
-        + (elem + scores + loss) / (r.hbm_eff_bw * BYTES_PER_GB),
+        + (elem + scores + loss + qk_own) / (r.hbm_eff_bw * BYTES_PER_GB),
         SECONDS,
         f"{stage} stage: compute of one micro-batch",
         f"{zh}：一个 micro-batch 的计算",
         TIME + ": FLOPs ÷ (peak × efficiency) + bytes ÷ HBM bandwidth",
     )
-    fwd_passes = 1 + if_(r.recompute_mode.eq("full"), 1, 0)
     # tensor parallel, per pass (forward, backward, the forward again under full recompute): an
     # all-reduce (RS + AG with sequence parallel) after attention and one after the MLP; an MoE
     # block has its own only where the convention gathers its tokens over tp or a shared expert
@@ -1041,7 +1040,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
     qk_elems = tok * (r.a + r.g) * r.hd * (tp - 1) / tp
     qk_bytes = (
         qk_elems
-        * (QK_REPLICATED_BYTES_FWD * fwd_passes + QK_REPLICATED_BYTES_BWD)
+        * (QK_EAGER_BYTES_FWD * fwd_passes + QK_EAGER_BYTES_BWD)
         * if_(r.compile, COMPILED_ELEMENTWISE, 1)
     )
     qk_calls_q, qk_calls_k = fwd_passes + 2, fwd_passes
@@ -1057,7 +1056,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         f"{stage} stage: q and k gathered over tp at the q/k norms, per micro-batch",
         f"{zh}：每 micro-batch 在 q/k 归一化处沿 tp 聚合 q、k",
         "tp_qk_norm_gather (pytorch/torchtitan @d66b72a6 torchtitan/experiments/qwen3/infra/parallelize.py: NoParallel on q_norm and k_norm redistributes q and k to Replicate; issue #1867, PR #1870): per attention layer an all-gather of q (a·hd per token) and of k (g·hd) in each forward pass (twice under full recompute), and in backward the all-gathers of the gradients of q and of the keys repeated to every head (a·hd each, DTensor's redistribute back to the heads sdpa shards); the rotary and repeat_kv work then repeated on the (tp − 1)/tp of the heads another rank owns: "
-        + f"{QK_REPLICATED_BYTES_FWD} bytes per element per forward pass, {QK_REPLICATED_BYTES_BWD} backward (eager bf16, apply_rotary_emb and repeat_kv in torchtitan/experiments/qwen3/model/model.py), at HBM bandwidth (× {COMPILED_ELEMENTWISE} compiled)",
+        + f"{QK_EAGER_BYTES_FWD} bytes per element per forward pass, {QK_EAGER_BYTES_BWD} backward (eager bf16, apply_rotary_emb and repeat_kv in torchtitan/experiments/qwen3/model/model.py), at HBM bandwidth (× {COMPILED_ELEMENTWISE} compiled)",
     )
     qk_lat = if_(qk_on, al * (qk_calls_q * r.tp_q_ag_lat + qk_calls_k * r.tp_k_ag_lat), 0)
     # context parallel: the ring passes each rank's K and V around (forward), and K, V and their gradients (backward)
@@ -1136,7 +1135,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         SECONDS,
         f"{stage} stage: GPU time the expert GEMMs' host launches add, per micro-batch",
         f"{zh}：每 micro-batch 专家 GEMM 主机发射增加的 GPU 时间",
-        f"expert GEMM launches × EXPERT_GEMM_LAUNCH_S = {EXPERT_GEMM_LAUNCH_S * 1e6:g} µs (fitted on the published runs with SUSTAINED_FRACTION and GROUPED_GEMM_RELATIVE, tests/support/fit.py: 0 on all runs, 20 µs in 7 of the 8 leave-one-source-out folds; a framework-launched CUDA kernel costs 5-20 µs of host time)",
+        f"expert GEMM launches × EXPERT_GEMM_LAUNCH_S = {EXPERT_GEMM_LAUNCH_S * 1e6:g} µs (fitted on the published runs with SUSTAINED_FRACTION and GROUPED_GEMM_RELATIVE, tests/support/fit.py: the product keeps 0; 20 µs refitted on all runs and in 7 of the 8 leave-one-source-out folds; a framework-launched CUDA kernel costs 5-20 µs of host time)",
     )
     t_pp_raw = d(
         f"{stage}_stage_pp_sends_s",
@@ -1545,18 +1544,43 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
     gat_exposed = if_(
         r.overlap_param, _hidden(gat, first + maximum(gat - first - window / 3, 0)), gat
     )
+    copy_out = d(
+        "zero3_gather_copy_s",
+        if_(
+            all_of(z3, conv(r, "z3_gather_copy_out").eq(1)),
+            m
+            * ls
+            * 2
+            * (Ref("dense_params_on_rank") + Ref("expert_params_on_rank"))
+            / ls
+            * 2
+            * wb
+            / (r.hbm_eff_bw * BYTES_PER_GB),
+            0,
+        ),
+        SECONDS,
+        "ZeRO-3: copying each gathered layer out of the all-gather buffer, per step",
+        "ZeRO-3：每步把聚合后的层从 all-gather 缓冲区拷出",
+        "the convention's z3_gather_copy_out (FSDP2: torch/distributed/fsdp/_fully_shard/"
+        "_fsdp_collectives.py @010ae4a8 foreach_all_gather_copy_out: the compute stream waits on "
+        "the all-gather's event, then torch.split_with_sizes_copy reads and writes every gathered "
+        "parameter into its own tensor): micro-batches × layers × 2 gathers (forward, backward) × "
+        "the layer's parameters on the rank × 2 × the weight's bytes, at HBM bandwidth, on the "
+        "compute stream (not hidden)",
+    )
+    comm_dp = if_(z3, m * z3_exposed, reps * red_exposed + gat_exposed)
     r.term["dp"] = d(
         "time_dp_s",
-        if_(z3, m * z3_exposed, reps * red_exposed + gat_exposed),
+        comm_dp + copy_out,
         SECONDS,
         "data-parallel / ZeRO communication (exposed)",
         "数据并行 / ZeRO 通信（未掩盖）",
         "overlap_grad_reduce: the reduction hides behind the backward of the micro-batch it follows, but its last bucket; overlap_param_gather: ZeRO-3's gathers prefetched behind the previous layer's forward / backward (the first gather and last reduce-scatter exposed), ZeRO-1/2's behind the forward (the first bucket exposed); the compute slows by "
-        + f"{OVERLAP_PROCESSOR_USAGE} of what it hides (Calculon calculon/llm/llm.py, processor_usage); switches off: all of it",
+        + f"{OVERLAP_PROCESSOR_USAGE} of what it hides (Calculon calculon/llm/llm.py, processor_usage); switches off: all of it; and ZeRO-3's copy out of the gather buffer",
     )
     r.dp_latency = d(
         "time_dp_latency_s",
-        if_(raw.gt(0), r.term["dp"] * raw_lat / raw, 0),
+        if_(raw.gt(0), comm_dp * raw_lat / raw, 0),
         SECONDS,
         "the latency in the exposed data-parallel communication",
         "未掩盖的数据并行通信中的延迟",
