@@ -50,6 +50,7 @@ from .common import (
 )
 
 FLOOR_DOC = doc("compute-floor")
+GATE_DOC = doc("gates")
 
 
 def define(reg: Registry, r: Ctx) -> None:
@@ -122,7 +123,7 @@ def define(reg: Registry, r: Ctx) -> None:
         source=FLOOR_DOC
         + " (causal: half of 12·L·s·d; a sliding-window layer attends to about the window instead of s/2)",
     )
-    nk, nv, dk, dvl = r.lin_dims
+    _, nv, dk, dvl = r.lin_dims
     lin_flops = flops(
         "linear_attention_flops_per_token",
         if_(all_of(r.has_arch, r.gdn), 3 * 6 * r.n_lin * nv * dk * dvl, 0),
@@ -273,8 +274,7 @@ def gates(reg: Registry, r: Ctx, gpus_for_deadline) -> None:
     """The two gates at the row's own layout: the fewest GPUs that meet the deadline and the fewest
     at which the row fits, both buildable (dp whole, dividing the global batch's micro-batches,
     in whole expert groups; GPUs = dp × tp·pp·cp), and the one that binds."""
-    gate_doc = doc("gates")
-    d = definer(reg, COUNT, gate_doc)
+    d = definer(reg, COUNT, GATE_DOC)
     model_gpus = d(
         "model_parallel_gpus",
         r.tp * r.pp * r.cp,
@@ -295,7 +295,7 @@ def gates(reg: Registry, r: Ctx, gpus_for_deadline) -> None:
         expert_step * node_step / gcd(expert_step, node_step),
         "dp grows in steps that keep expert groups (and, with whole_nodes, nodes) whole",
         "保持专家组（与整节点）完整的 dp 步长",
-        source=gate_doc
+        source=GATE_DOC
         + ": dp·cp·tp divisible by ep·etp; with whole_nodes, dp·tp·pp·cp a multiple of gpus_per_node (the least common multiple of the two steps)",
     )
     needed = d(
@@ -316,61 +316,10 @@ def gates(reg: Registry, r: Ctx, gpus_for_deadline) -> None:
         dp_c * model_gpus,
         "minimum GPUs for the deadline (buildable)",
         "满足期限的最少 GPU（可搭建）",
-        source=gate_doc + " (deadline gate)",
+        source=GATE_DOC + " (deadline gate)",
     )
-    # the peak at another dp: the sharded state shrinks (or grows) as dp/dp'; everything else stays
-    # the row fits when what must fit on the device does (peak_fit_bytes_per_rank: the allocator
-    # releases the rest of its reserve before it fails), so that is what the gate projects
-    sharded = {
-        line: if_(all_of(r.in_hbm[line[0]], r.shard[line].ne(1)), lb, 0)
-        for line, lb in r.line_bytes.items()
-    }
-    sharded_all = total_of(list(sharded.values()))
-    sharded_always = total_of([b for (s, _), b in sharded.items() if s != "grads"])
-    grads_in_peak = any_of(Ref("mem_gradients_in_peak"), Ref("mem_gradients_early_in_peak"))
-    shrink = d(
-        "dp_sharded_peak_bytes",
-        (1 + Ref("reserved_floor_fraction"))
-        * if_(
-            r.fits,
-            sharded_all,
-            sharded_always + if_(grads_in_peak, sharded_all - sharded_always, 0),
-        ),
-        "the part of the peak sharded over dp (on the device)",
-        "峰值中按 dp 分片的部分（设备口径）",
-        unit=BYTES,
-        source=gate_doc
-        + ": the HBM state lines with a shard group, × (1 + the reserve the allocator cannot release); growing dp, only lines in every phase count",
-    )
-    fixed = d(
-        "dp_fixed_peak_bytes",
-        Ref("peak_fit_bytes_per_rank") - shrink,
-        "the part of the peak no dp changes",
-        "峰值中与 dp 无关的部分",
-        unit=BYTES,
-    )
-    room = r.hbm_bytes - fixed
-    dp_m = d(
-        "dp_for_memory",
-        smallest_divisor(slots, if_(room.gt(0), shrink * r.dp / room, slots + 1), step),
-        "smallest buildable dp at which the row fits",
-        "装得下的最小可搭建 dp",
-    )
-    mgm = d(
-        "min_gpus_memory",
-        dp_m * model_gpus,
-        "minimum GPUs at which the row's layout fits",
-        "本布局装得下的最少 GPU",
-        source=gate_doc + " (memory gate); " + QWEN8B + ": ZeRO-3 on 2 × 80 GB",
-    )
-    floor_gpus = d(
-        "state_floor_gpus",
-        ceil(r.logical_hbm / r.hbm_bytes),
-        "GPUs whose HBM holds the whole state (a floor for any layout)",
-        "装下全部状态的 GPU 数（任何布局的下限）",
-        source=gate_doc + "; " + QWEN8B + ": 131.1 GB on 2 × 80 GB",
-    )
-    flag = definer(reg, BOOL, gate_doc)
+    fixed, dp_m, mgm, floor_gpus = _memory_gate(reg, r, slots, step, model_gpus)
+    flag = definer(reg, BOOL, GATE_DOC)
     never = flag(
         "memory_gate_never",
         all_of(negate(IsBlank(r.peak)), IsBlank(mgm)),
@@ -392,7 +341,7 @@ def gates(reg: Registry, r: Ctx, gpus_for_deadline) -> None:
         "binding gate",
         "先撞的门",
         unit=TEXT,
-        source=gate_doc + ": memory when no dp fits or it needs more GPUs than the deadline",
+        source=GATE_DOC + ": memory when no dp fits or it needs more GPUs than the deadline",
     )
     _gate_reasons(
         reg, r, (needed, mgc, dp_c), (mgm, dp_m, never, fixed, floor_gpus), slots, model_gpus
@@ -408,9 +357,67 @@ def gates(reg: Registry, r: Ctx, gpus_for_deadline) -> None:
     flag("peak_unknown", IsBlank(r.peak), "the peak cannot be computed", "峰值无法计算")
 
 
+def _memory_gate(reg: Registry, r: Ctx, slots, step, model_gpus):
+    """The fewest GPUs at which the row's layout fits, and the floor any layout needs."""
+    d = definer(reg, COUNT, GATE_DOC)
+    # the peak at another dp: the sharded state shrinks (or grows) as dp/dp'; everything else stays
+    # the row fits when what must fit on the device does (peak_fit_bytes_per_rank: the allocator
+    # releases the rest of its reserve before it fails), so that is what the gate projects
+    sharded = {
+        line: if_(all_of(r.in_hbm[line[0]], r.shard[line].ne(1)), lb, 0)
+        for line, lb in r.line_bytes.items()
+    }
+    sharded_all = total_of(list(sharded.values()))
+    sharded_always = total_of([b for (s, _), b in sharded.items() if s != "grads"])
+    grads_in_peak = any_of(Ref("mem_gradients_in_peak"), Ref("mem_gradients_early_in_peak"))
+    shrink = d(
+        "dp_sharded_peak_bytes",
+        (1 + Ref("reserved_floor_fraction"))
+        * if_(
+            r.fits,
+            sharded_all,
+            sharded_always + if_(grads_in_peak, sharded_all - sharded_always, 0),
+        ),
+        "the part of the peak sharded over dp (on the device)",
+        "峰值中按 dp 分片的部分（设备口径）",
+        unit=BYTES,
+        source=GATE_DOC
+        + ": the HBM state lines with a shard group, × (1 + the reserve the allocator cannot release); growing dp, only lines in every phase count",
+    )
+    fixed = d(
+        "dp_fixed_peak_bytes",
+        Ref("peak_fit_bytes_per_rank") - shrink,
+        "the part of the peak no dp changes",
+        "峰值中与 dp 无关的部分",
+        unit=BYTES,
+    )
+    room = r.hbm_bytes - fixed
+    dp_m = d(
+        "dp_for_memory",
+        smallest_divisor(slots, if_(room.gt(0), shrink * r.dp / room, slots + 1), step),
+        "smallest buildable dp at which the row fits",
+        "装得下的最小可搭建 dp",
+    )
+    mgm = d(
+        "min_gpus_memory",
+        dp_m * model_gpus,
+        "minimum GPUs at which the row's layout fits",
+        "本布局装得下的最少 GPU",
+        source=GATE_DOC + " (memory gate); " + QWEN8B + ": ZeRO-3 on 2 × 80 GB",
+    )
+    floor_gpus = d(
+        "state_floor_gpus",
+        ceil(r.logical_hbm / r.hbm_bytes),
+        "GPUs whose HBM holds the whole state (a floor for any layout)",
+        "装下全部状态的 GPU 数（任何布局的下限）",
+        source=GATE_DOC + "; " + QWEN8B + ": 131.1 GB on 2 × 80 GB",
+    )
+    return fixed, dp_m, mgm, floor_gpus
+
+
 def _gate_reasons(reg, r, deadline, memory, slots, model_gpus) -> None:
     """Each gate's number in words, en and zh: why the deadline gate or the memory gate says it."""
-    d = definer(reg, TEXT, doc("gates"))
+    d = definer(reg, TEXT, GATE_DOC)
     needed, mgc, dp_c = deadline
     mgm, dp_m, never, fixed, floor_gpus = memory
     needed_t, slots_t, most_t = grouped(needed), grouped(slots), grouped(slots * model_gpus)
