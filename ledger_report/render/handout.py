@@ -70,6 +70,7 @@ from ledger_report.engine import Ledger
 from ledger_report.errors import LedgerError
 from ledger_report.render import page as pg
 from ledger_report.render.workers import (
+    can_fork,
     default_jobs,
     env_while_running,
     forked_child,
@@ -251,7 +252,7 @@ class _Book:
     def data(self, i: int) -> pg.PageData:
         d = self._data.get(i)
         if d is None:
-            d = self._data[i] = pg.page_data(i, self.ledgers[i], self.lang)
+            d = self._data[i] = pg.page_data(self.ledgers[i], self.lang)
         return d
 
 
@@ -516,7 +517,7 @@ def _measure(document, book: _Book, fits: Sequence[_Fit]) -> dict[int, _Measure]
         tops, used = [], []
         exact = True
         for c, col in enumerate(_columns(d, fit)):
-            starts = [m.get(f"p{c}-{j}") for j in range(len(col))]
+            starts = [m.get(f"p{c}-{j}") for j in range(len(col))] + [None]  # None: the end
             end = ends[c][1]
             top = starts[0][1] if col and starts[0] is not None else end
             tops.append(top)
@@ -525,22 +526,19 @@ def _measure(document, book: _Book, fits: Sequence[_Fit]) -> dict[int, _Measure]
                 n = [it["n"] for key in _KINDS for it in pc[key]]
                 if starts[j] is None or not n:
                     continue
-                stop = starts[j + 1] if j + 1 < len(col) else None
-                bottom = stop[1] if stop is not None else end
+                bottom = end if starts[j + 1] is None else starts[j + 1][1]
                 s = flow[n[0]]["sec"]
                 marks = [m.get(f"i{k}") for k in n]
                 if all(mk is not None for mk in marks):  # each item's top: exact heights
                     edges = [mk[1] for mk in marks] + [bottom]
                     over[s] = max(over.get(s, 0.0), edges[0] - starts[j][1])
-                    for k, (y0, y1) in zip(n, zip(edges, edges[1:])):
-                        items[k] = y1 - y0
+                    items.update({k: y1 - y0 for k, y0, y1 in zip(n, edges, edges[1:])})
                     continue
                 exact = False
                 over[s] = over_now[s]
                 body = max(bottom - starts[j][1] - over[s], 0.0)
                 guess = sum(heights[k] for k in n) or 1.0
-                for k in n:
-                    items[k] = heights[k] * body / guess
+                items.update({k: heights[k] * body / guess for k in n})
         out[i] = _Measure([m["b"][1] - t for t in tops], used, items, over, exact)
     return out
 
@@ -763,13 +761,6 @@ def _forked(n: int, workers: int, done: Callable[[int, tuple[bytes, list[str]]],
             conn.close()
 
 
-def _can_fork() -> bool:
-    """Workers are forked (they inherit the imported modules, templates and the document: no
-    start-up cost, nothing to send), which is safe only in a single-threaded process on a
-    platform that has fork."""
-    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
-
-
 def _render_parts(book, root, parts, fits, jobs, progress) -> list[tuple[bytes, list[str]]]:
     """Every part's PDF and warnings, in part order: in forked processes side by side when there
     are several parts, more than one job and it is safe to fork; else one after the other here."""
@@ -784,7 +775,8 @@ def _render_parts(book, root, parts, fits, jobs, progress) -> list[tuple[bytes, 
             progress(done, total)
 
     workers = min(jobs, len(parts))
-    if workers > 1 and _can_fork():
+    # forked workers inherit the imported modules, templates and the book: nothing to send
+    if workers > 1 and can_fork():
         global _FORKED
         _FORKED = (book, root, parts, fits)
         # The template is compiled here, once, rather than in every worker (~0.1 s each).

@@ -130,9 +130,7 @@ def _em(text: str) -> float:
 
 
 def _lines(text: str, width_em: float) -> int:
-    if not text:
-        return 0
-    return max(1, math.ceil(_em(text) / width_em))
+    return max(1, math.ceil(_em(text) / width_em)) if text else 0
 
 
 # What fits on a line, in the units of _em (measured on the example pages): a column (~89 mm), a
@@ -157,7 +155,6 @@ FULL_EM = 96.5
 class PageData:
     """One configuration's page before it is cut into columns (built once, laid out maybe twice)."""
 
-    index: int
     name: str
     notes: str
     verdicts: list[dict[str, Any]]
@@ -242,7 +239,7 @@ def _homes(secs: Sequence[view.ViewSection]) -> tuple[set[str], dict[str, str], 
     return in_lines, home, formula
 
 
-def page_data(index: int, lg: Ledger, lang: str) -> PageData:
+def page_data(lg: Ledger, lang: str) -> PageData:
     secs = view.sections(lg, lang)
     by_key = {s.key: s for s in secs}
     sep = "; " if lang == "en" else "；"
@@ -325,7 +322,6 @@ def page_data(index: int, lg: Ledger, lang: str) -> PageData:
         if k in by_key
     ]
     data = PageData(
-        index,
         str(lg.name),
         str(lg.config.get("notes") or ""),
         verdicts,

@@ -15,7 +15,7 @@ from ..model import units
 from ..model.definitions.common import COUNTER_ZH, PARTS
 from ..model.definitions.phases import PHASES
 from ..model.definitions.stages import STAGE_ZH
-from ..model.registry import BOOL, BPP, BYTES, COUNT, MONEY, PARAMS, TEXT
+from ..model.registry import BOOL, BPP, BYTES, MONEY, TEXT
 from ..report import Table
 
 # Enumerated values as each language shows them (the values themselves stay as the row gives them).
@@ -53,14 +53,11 @@ def word(v: Any, lang: str) -> str:
 
 
 def show(v: Any, unit: str, lang: str = "en") -> str:
-    """A value with its unit for people: bytes in GB (10^9), counts grouped, params with a scale."""
-    if v is None:
-        return "—"
+    """A value with its unit for people (``model.text.fmt_value``: bytes in GB (10^9), counts
+    grouped, params with a scale), truth values and enumerations in the language's words."""
     if unit in (BOOL, TEXT):
         return word(v, lang)
-    if unit == PARAMS:
-        return units.params(v, lang)
-    if unit in (BPP, COUNT):
+    if unit == BPP and v is not None:  # a bare number: its column is headed B/param
         return units.num(v)
     return mtext.fmt_value(v, unit, lang)
 
