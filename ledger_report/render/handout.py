@@ -170,18 +170,13 @@ class PackagedAssetFetcher(*((_URLFetcher,) if _URLFetcher else ())):
         """The packaged file ``url`` names, or None when it names anything else."""
         try:
             parts = urlsplit(url)
-        except ValueError:
+            path = Path(url2pathname(unquote(parts.path))).resolve(strict=True)
+        except (ValueError, OSError, RuntimeError):  # a bad URL, a NUL byte, no such file, a loop
             return None
         if parts.scheme.lower() != "file" or parts.netloc not in ("", "localhost") or parts.query:
             return None
-        raw = url2pathname(unquote(parts.path))
-        if not raw or "\x00" in raw:
-            return None
-        try:
-            path = Path(raw).resolve(strict=True)
-        except (OSError, RuntimeError):
-            return None
-        if not path.is_relative_to(self.root) or not path.is_file():  # the root is no file
+        # an empty path resolves to the working directory, which is no file
+        if not path.is_relative_to(self.root) or not path.is_file():
             return None
         return path if path.suffix.lower() in ASSET_SUFFIXES else None
 
@@ -241,6 +236,7 @@ class _Book:
 
     def __init__(self, ledgers: Sequence[Ledger], lang: str, front: Sequence[Ledger] = ()):
         self.ledgers = list(ledgers)
+        _check(self.ledgers, lang)
         self.lang = lang
         self.front = pg.pareto(front, lang)  # the planner's front, on the first summary page
         self.order = pg.rank_order(self.ledgers)
@@ -318,7 +314,7 @@ def _columns(d: pg.PageData, fit: _Fit) -> list[list[dict[str, Any]]]:
 
 def _config_view(book: _Book, i: int, fit: _Fit) -> dict[str, Any]:
     d = book.data(i)
-    name, _ = pg.clip(d.name, pg.NAME_MAX_CHARS)
+    name = pg.clip(d.name, pg.NAME_MAX_CHARS)
     return {
         "id": i,
         "name": name,
@@ -427,10 +423,8 @@ def render_html(
 ) -> str:
     """The handout as HTML, with the first-guess layout of each page (the PDF may cut a page's
     columns again after measuring it)."""
-    ledgers = list(ledgers)
-    _check(ledgers, lang)
     book = _Book(ledgers, lang, pareto)
-    return _html(_view(book, [_first_fit(book.data(i)) for i in range(len(ledgers))]))
+    return _html(_view(book, [_first_fit(book.data(i)) for i in range(len(book.ledgers))]))
 
 
 # --------------------------------------------------------------------------------------------
@@ -838,15 +832,13 @@ def render_pdf(
     a planner's Pareto front of days against cost (its ``pareto`` plans' rows), drawn as bars on
     the first summary page, fastest first.
     """
-    ledgers = list(ledgers)
-    _check(ledgers, lang)
+    book = _Book(ledgers, lang, pareto)
     root = templates_dir()
     jobs = default_jobs() if jobs is None else max(1, int(jobs))
-    book = _Book(ledgers, lang, pareto)
-    parts = _parts(len(ledgers))
+    parts = _parts(len(book.ledgers))
     # First guesses need each page's data, which is built where the page is rendered: the
     # workers guess their own pages (a None is guessed on first use, see _view).
-    fits: list[_Fit | None] = [None] * len(ledgers)
+    fits: list[_Fit | None] = [None] * len(book.ledgers)
     with env_while_running("SOURCE_DATE_EPOCH", FIXED_SOURCE_DATE_EPOCH):
         results = _render_parts(book, root, parts, fits, jobs, progress)
     with no_cyclic_gc():  # pypdf's objects are many and short-lived: ~15 % of the merge

@@ -421,8 +421,7 @@ def _chart(s: view.ViewSection) -> dict[str, Any]:
     ch = s.chart
     assert ch is not None
     bars = []
-    order: list[str] = []  # items in order of first appearance (the legend)
-    info: dict[str, view.Item] = {}
+    info: dict[str, view.Item] = {}  # each item by name, in order of first appearance (the legend)
     neighbours: dict[str, set[str]] = {}
     for ln in s.lines:
         segs = [
@@ -431,9 +430,7 @@ def _chart(s: view.ViewSection) -> dict[str, Any]:
             if isinstance(it.value, (int, float)) and it.value > 0
         ]
         for it in segs:
-            if it.name not in info:
-                info[it.name] = it
-                order.append(it.name)
+            info.setdefault(it.name, it)
         total = ln.values.get("bytes_per_rank")  # the phase's total, as the engine sums its items
         bars.append(
             {
@@ -460,12 +457,12 @@ def _chart(s: view.ViewSection) -> dict[str, Any]:
                 neighbours.setdefault(a.name, set()).add(c.name)
                 neighbours.setdefault(c.name, set()).add(a.name)
     fill: dict[str, int] = {}
-    for k, name in enumerate(order):
+    for k, name in enumerate(info):
         taken = {fill[o] for o in neighbours.get(name, ()) if o in fill}
         start = k % len(FILLS)  # the first free fill from the item's own, else its own
         free = [j for j in [*range(start, len(FILLS)), *range(start)] if j not in taken]
         fill[name] = free[0] if free else start
-    code = {name: str(k + 1) for k, name in enumerate(order)}
+    code = {name: str(k + 1) for k, name in enumerate(info)}
     for b in bars:
         x = 0.0
         out = []
@@ -502,7 +499,7 @@ def _chart(s: view.ViewSection) -> dict[str, Any]:
                 "label": info[n].label,
                 "text": info[n].text,
             }
-            for n in order
+            for n in info
         ],
         "note": ch.note,
     }
@@ -680,16 +677,11 @@ def cut(
     else:
         score = np.where(valid, -slack, np.inf)
     ka, kb = np.unravel_index(int(np.argmin(score)), score.shape)
-    out: list[list[tuple[int, list[int]]]] = []
-    for lo, hi in ((0, int(ka)), (int(ka), int(kb)), (int(kb), n)):
-        pieces: list[tuple[int, list[int]]] = []
-        for i in range(lo, hi):
-            if pieces and pieces[-1][0] == secs[i]:
-                pieces[-1][1].append(i)
-            else:
-                pieces.append((secs[i], [i]))
-        out.append(pieces)
-    return out
+    bounds = (0, int(ka), int(kb), n)
+    return [
+        [(s, list(idx)) for s, idx in itertools.groupby(range(lo, hi), key=secs.__getitem__)]
+        for lo, hi in zip(bounds, bounds[1:])
+    ]
 
 
 _MARKER_SAMPLE = (
@@ -726,10 +718,8 @@ def _cut(text: str, density: int, taken: float) -> dict[str, Any]:
     return {"text": joined, "truncated": truncated, "shown": len(joined), "total": len(text)}
 
 
-def clip(text: str, limit: int) -> tuple[str, bool]:
-    if len(text) <= limit:
-        return text, False
-    return text[: max(limit - 1, 1)].rstrip() + "…", True
+def clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: max(limit - 1, 1)].rstrip() + "…"
 
 
 # --------------------------------------------------------------------------------------------
@@ -778,10 +768,9 @@ def _summary_verdicts(lg: Ledger, lang: str) -> list[view.Row]:
 def summary_row(lg: Ledger, lang: str, rank: int) -> dict[str, Any]:
     flag = lg.model.spec.flag
     verdicts = _summary_verdicts(lg, lang)
-    short, _ = clip(str(lg.name), SUMMARY_NAME_MAX_CHARS)
     return {
         "rank": rank,
-        "name": short,
+        "name": clip(str(lg.name), SUMMARY_NAME_MAX_CHARS),
         "currency": str(lg.values.get(CURRENCY) or ""),
         "flag": bool(flag and lg.values.get(flag)),
         "verdicts": [{"text": r.text, "tone": r.tone or "none"} for r in verdicts],
@@ -827,7 +816,7 @@ def pareto(front: Sequence[Ledger], lang: str) -> list[dict[str, Any]]:
     )
     return [
         {
-            "name": clip(str(lg.name), SUMMARY_NAME_MAX_CHARS)[0],
+            "name": clip(str(lg.name), SUMMARY_NAME_MAX_CHARS),
             "layout": layout.text,
             "days": days.text,
             "cost": cost.text,
