@@ -1020,7 +1020,7 @@ def test_every_page_of_the_example_is_laid_out_once(monkeypatch):
     from ledger_report.inputs import read_configs
 
     by_hand_px = 9.2 / 0.75 + 0.6 * 96 / 25.4 + 0.4 / 0.75
-    assert pg.HEADING_LINES * pg.line_px() == pytest.approx(by_hand_px, abs=0.01)
+    assert pg.HEADING_LINES * pg.LINE_PX == pytest.approx(by_hand_px, abs=0.01)
     root = Path(__file__).resolve().parents[1]
     lgs = list(compute_many(read_configs(root / "inputs" / "examples.csv")))
     layouts: list[int] = []

@@ -150,11 +150,7 @@ class PackagedAssetFetcher(*((_URLFetcher,) if _URLFetcher else ())):
     percent-decoding, ``..`` and symlinks, is a regular file inside :func:`templates_dir` with an
     asset suffix (:data:`ASSET_SUFFIXES`).  Everything else (other schemes, ``data:``, hosts,
     traversal, the templates themselves) raises :class:`AssetRefused`, which stops the render;
-    ``refused`` lists the URLs refused.
-
-    A ``weasyprint.urls.URLFetcher`` whose ``fetch`` returns a ``URLFetcherResponse`` where
-    WeasyPrint has them (68 and later); before, a callable returning the dict of
-    ``default_url_fetcher``.  It never falls back to WeasyPrint's own fetching.
+    ``refused`` lists the URLs refused.  It never falls back to WeasyPrint's own fetching.
     """
 
     def __init__(self, root: Path | None = None):
@@ -253,7 +249,7 @@ class _Book:
 
 
 def _estimated(d: pg.PageData, density: int) -> tuple[list[float], list[float], list[float]]:
-    lp = pg.line_px()
+    lp = pg.LINE_PX
     top = d.est_top[density]  # the lines above the left columns, and above the right one
     caps = [pg.SHEET_HEIGHT_PX - t * lp for t in [top[0]] * (pg.COLUMNS - 1) + [top[1]]]
     return [h * lp for h in d.flow(density)[1]], [o * lp for o in d.est_over], caps
@@ -281,7 +277,7 @@ def _first_fit(d: pg.PageData) -> _Fit:
         used = pg.heights_of(cols, heights, over)
         if all(u <= c * (1 - pg.CUT_SPARE) for u, c in zip(used, caps)):
             return _Fit(density)
-    lp = pg.line_px()
+    lp = pg.LINE_PX
     heights = [h * lp for h in d.nominal(pg.MAX_DENSITY)]
     over = [o * lp for o in d.nominal_over]
     if all(u <= c for u, c in zip(pg.heights_of(cols, heights, over), caps)):
@@ -554,7 +550,7 @@ def _refit(d: pg.PageData, fit: _Fit, m: _Measure) -> _Fit | None:
     excess = max(h - c for h, c in zip(pg.heights_of(cols, heights, over), caps))
     # at the last level, a cut the measures put within a line of fitting is tried too (a section
     # continued in a column measures its heading where it was laid out, not where it goes)
-    room = pg.line_px() if fit.density >= pg.MAX_DENSITY else -0.5
+    room = pg.LINE_PX if fit.density >= pg.MAX_DENSITY else -0.5
     if excess <= room and (fit.heights is None or heights != fit.heights or caps != fit.caps):
         return _Fit(fit.density, heights, over, caps)
     if fit.density >= pg.MAX_DENSITY:

@@ -61,6 +61,7 @@ ALL = "*"
 MAX_DENSITY = 4
 FONT_PT = 8.0
 LINE_HEIGHT = 1.15
+LINE_PX = FONT_PT * LINE_HEIGHT / 0.75  # a line of body text in CSS px (a pt is 0.75 px)
 TRIMMED = (
     frozenset(),
     frozenset({"params", "uncounted", "offload", "measured"}),
@@ -528,8 +529,8 @@ def _item_lines(it: dict[str, Any], spare: bool = True) -> float:
 # A section's heading on the page: its line, 0.2 mm of padding above and below it, a 0.4 pt rule
 # and 0.2 mm of margin; a table's header row: its lines, 0.4 mm of padding and a 0.5 pt rule
 # (handout.css).  In lines, as laid out (the example's pages measure 15.1 px and 26.7 px).
-HEADING_LINES = 1 + (3 * 0.2 * PX_PER_MM + 0.4 / 0.75) / (FONT_PT * LINE_HEIGHT / 0.75)
-HEADER_ROW_EXTRA_LINES = (0.4 * PX_PER_MM + 0.5 / 0.75) / (FONT_PT * LINE_HEIGHT / 0.75)
+HEADING_LINES = 1 + (3 * 0.2 * PX_PER_MM + 0.4 / 0.75) / LINE_PX
+HEADER_ROW_EXTRA_LINES = (0.4 * PX_PER_MM + 0.5 / 0.75) / LINE_PX
 
 
 def _header_lines(s: dict[str, Any]) -> int:
@@ -606,11 +607,6 @@ CHART_HEAD_LINES = 1.39
 BAR_LINES = 1.3
 LEGEND_LINES = 1.08
 CHART_NOTE_LINES = 1.26
-
-
-def line_px() -> float:
-    """A line of body text in CSS px (the same at every trim level)."""
-    return FONT_PT * LINE_HEIGHT / 0.75
 
 
 def heights_of(

@@ -265,10 +265,8 @@ def headline(lg: Ledger, lang: str = "en") -> list[Row]:
 
 
 def _short_rows(lg: Ledger, figures, lang: str) -> list[Row]:
-    rows = []
-    for f in figures:
-        row = figure_row(lg, f, lang, False)
+    rows = [figure_row(lg, f, lang, False) for f in figures]
+    for f, row in zip(figures, rows):
         if f.short:
             row.label = f.short[0] if lang == "en" else f.short[1]
-        rows.append(row)
     return rows
