@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 from .model.definitions import PARTS, REGISTRY, STATES
+from .model.definitions.phases import PHASES
 from .model.definitions.time import DIMS, TERM_KEYS
 from .model.registry import Registry
 from .model.tables import tables
@@ -101,16 +102,14 @@ class TableColumn:
 
 @dataclass(frozen=True)
 class Bars:
-    """A table drawn as one horizontal bar per line, stacked from the line's ``items`` cell, against
-    a vertical line at the ``limit`` quantity; the line whose id is the value of ``mark`` is marked,
-    with a tick at the ``peak`` quantity on it; ``note`` (a sentence quantity of the assumptions)
-    is printed with the chart where it is shown, instead of among the assumptions."""
+    """A table drawn as one horizontal bar per line, stacked from the line's ``items`` cell."""
 
     items: str  # the column whose cells are the named breakdowns
-    limit: str = ""  # registry key: the vertical line (bytes)
+    limit: str = ""  # registry key: a vertical line at this quantity (bytes)
     mark: str = ""  # registry TEXT key: the id of the line to mark
     peak: str = ""  # registry key: a tick on the marked line (bytes)
-    note: str = ""  # an assumption's key (``note_*``)
+    # an assumption's key (``note_*``): printed with the chart where shown, not among the others
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -269,8 +268,6 @@ PHASE_COLUMNS = (
 
 
 def _phase_lines() -> tuple[Line, ...]:
-    from .model.definitions.phases import PHASES
-
     return tuple(
         Line(
             id=p,

@@ -190,7 +190,7 @@ def _expected(lg, lang: str, trimmed: bool = False) -> list[str]:
     ``trimmed`` (the page's foot says texts were left out for room): no formula texts, and only
     the figures the last trim level keeps (``page.PageData._kept``: the headline strip shows its
     own figures' values)."""
-    data = pg.page_data(0, lg, lang)
+    data = pg.page_data(lg, lang)
     out: list[str] = []
     in_lines: set[str] = set()  # a figure a table line shows already is not repeated (nor its GiB)
     for s in view.sections(lg, lang):
@@ -388,7 +388,7 @@ def test_the_peak_phase_is_the_registrys(ledgers):
     """The bar marked as the peak is the phases line whose id is the ledger's ``peak_phase``; the
     chart's note is the first-step note where it is shown (and then not among the assumptions)."""
     for k, lg in enumerate(ledgers):
-        d = pg.page_data(k, lg, "en")
+        d = pg.page_data(lg, "en")
         marked = [b["id"] for c in d.charts for b in c["bars"] if b["marked"]]
         assert marked == ([lg["peak_phase"]] if lg["peak_phase"] else [])
         notes = [it["text"] for it in d.items if it["kind"] == "note"]
@@ -506,7 +506,7 @@ def test_a_figure_the_spec_adds_appears_on_the_page(tmp_path):
     path, _, warnings = _render(tmp_path, "extra", [lg], "en")
     assert warnings == []
     page = _squeezed(_sheets(_pages_text(path), 0))
-    if _squeezed(TRIMMED_FOOT["en"]) in page and row.key in pg.page_data(0, lg, "en").headline_keys:
+    if _squeezed(TRIMMED_FOOT["en"]) in page and row.key in pg.page_data(lg, "en").headline_keys:
         # a full page prints a headline figure once, in the strip, under its short label
         strip = {r.key: r for r in view.headline(lg, "en")}[row.key]
         assert strip.text == row.text
@@ -752,7 +752,7 @@ def test_the_palette_is_spaced_and_touching_segments_never_share_a_fill(ledgers)
     lum = sorted(pg._luminance(bg) for bg, _fg in pg.FILLS)
     assert min(b - a for a, b in zip(lum, lum[1:])) >= 25
     for k, lg in enumerate(ledgers):
-        for chart in pg.page_data(k, lg, "en").charts:
+        for chart in pg.page_data(lg, "en").charts:
             for bar in chart["bars"]:
                 for a, b in zip(bar["segs"], bar["segs"][1:]):
                     assert a["bg"] != b["bg"], (lg.name, bar["id"])
@@ -1020,7 +1020,7 @@ def test_every_page_of_the_example_is_laid_out_once(monkeypatch):
     from ledger_report.inputs import read_configs
 
     by_hand_px = 9.2 / 0.75 + 0.6 * 96 / 25.4 + 0.4 / 0.75
-    assert pg.HEADING_LINES * pg.line_px() == pytest.approx(by_hand_px, abs=0.01)
+    assert pg.HEADING_LINES * pg.LINE_PX == pytest.approx(by_hand_px, abs=0.01)
     root = Path(__file__).resolve().parents[1]
     lgs = list(compute_many(read_configs(root / "inputs" / "examples.csv")))
     layouts: list[int] = []
@@ -1169,7 +1169,7 @@ def _many(n: int) -> dict:
 @pytest.fixture(scope="module")
 def parted(tmp_path_factory):
     """Ten configurations (two parts), rendered in one process and by two workers."""
-    assert handout._can_fork()  # else jobs=2 would quietly run in one process too
+    assert handout.can_fork()  # else jobs=2 would quietly run in one process too
     doc = _many(handout.PARALLEL_MIN_CONFIGS + 2)
     tmp = tmp_path_factory.mktemp("parted")
     out = {}

@@ -190,7 +190,7 @@ def test_holding_cost_only_under_a_run_that_meets_the_deadline():
     for key in ("gpu_hours", "cost", "cost_with_reserve"):  # the budget box whole
         assert key in budget(late)
     # on the page, GPU-hours and the cost sit in the budget box (not in the compute floor)
-    d = pg.page_data(0, late, "en")
+    d = pg.page_data(late, "en")
     homes = {it["label"]: d.sections[it["sec"]]["key"] for it in d.items if it["kind"] == "row"}
     assert homes["GPU-hours"] == "budget" and homes["cost"] == "budget"
 

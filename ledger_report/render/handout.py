@@ -70,6 +70,7 @@ from ledger_report.engine import Ledger
 from ledger_report.errors import LedgerError
 from ledger_report.render import page as pg
 from ledger_report.render.workers import (
+    can_fork,
     default_jobs,
     env_while_running,
     forked_child,
@@ -149,11 +150,7 @@ class PackagedAssetFetcher(*((_URLFetcher,) if _URLFetcher else ())):
     percent-decoding, ``..`` and symlinks, is a regular file inside :func:`templates_dir` with an
     asset suffix (:data:`ASSET_SUFFIXES`).  Everything else (other schemes, ``data:``, hosts,
     traversal, the templates themselves) raises :class:`AssetRefused`, which stops the render;
-    ``refused`` lists the URLs refused.
-
-    A ``weasyprint.urls.URLFetcher`` whose ``fetch`` returns a ``URLFetcherResponse`` where
-    WeasyPrint has them (68 and later); before, a callable returning the dict of
-    ``default_url_fetcher``.  It never falls back to WeasyPrint's own fetching.
+    ``refused`` lists the URLs refused.  It never falls back to WeasyPrint's own fetching.
     """
 
     def __init__(self, root: Path | None = None):
@@ -169,18 +166,13 @@ class PackagedAssetFetcher(*((_URLFetcher,) if _URLFetcher else ())):
         """The packaged file ``url`` names, or None when it names anything else."""
         try:
             parts = urlsplit(url)
-        except ValueError:
+            path = Path(url2pathname(unquote(parts.path))).resolve(strict=True)
+        except (ValueError, OSError, RuntimeError):  # a bad URL, a NUL byte, no such file, a loop
             return None
         if parts.scheme.lower() != "file" or parts.netloc not in ("", "localhost") or parts.query:
             return None
-        raw = url2pathname(unquote(parts.path))
-        if not raw or "\x00" in raw:
-            return None
-        try:
-            path = Path(raw).resolve(strict=True)
-        except (OSError, RuntimeError):
-            return None
-        if not path.is_relative_to(self.root) or not path.is_file():  # the root is no file
+        # an empty path resolves to the working directory, which is no file
+        if not path.is_relative_to(self.root) or not path.is_file():
             return None
         return path if path.suffix.lower() in ASSET_SUFFIXES else None
 
@@ -240,6 +232,7 @@ class _Book:
 
     def __init__(self, ledgers: Sequence[Ledger], lang: str, front: Sequence[Ledger] = ()):
         self.ledgers = list(ledgers)
+        _check(self.ledgers, lang)
         self.lang = lang
         self.front = pg.pareto(front, lang)  # the planner's front, on the first summary page
         self.order = pg.rank_order(self.ledgers)
@@ -251,12 +244,12 @@ class _Book:
     def data(self, i: int) -> pg.PageData:
         d = self._data.get(i)
         if d is None:
-            d = self._data[i] = pg.page_data(i, self.ledgers[i], self.lang)
+            d = self._data[i] = pg.page_data(self.ledgers[i], self.lang)
         return d
 
 
 def _estimated(d: pg.PageData, density: int) -> tuple[list[float], list[float], list[float]]:
-    lp = pg.line_px()
+    lp = pg.LINE_PX
     top = d.est_top[density]  # the lines above the left columns, and above the right one
     caps = [pg.SHEET_HEIGHT_PX - t * lp for t in [top[0]] * (pg.COLUMNS - 1) + [top[1]]]
     return [h * lp for h in d.flow(density)[1]], [o * lp for o in d.est_over], caps
@@ -284,7 +277,7 @@ def _first_fit(d: pg.PageData) -> _Fit:
         used = pg.heights_of(cols, heights, over)
         if all(u <= c * (1 - pg.CUT_SPARE) for u, c in zip(used, caps)):
             return _Fit(density)
-    lp = pg.line_px()
+    lp = pg.LINE_PX
     heights = [h * lp for h in d.nominal(pg.MAX_DENSITY)]
     over = [o * lp for o in d.nominal_over]
     if all(u <= c for u, c in zip(pg.heights_of(cols, heights, over), caps)):
@@ -317,7 +310,7 @@ def _columns(d: pg.PageData, fit: _Fit) -> list[list[dict[str, Any]]]:
 
 def _config_view(book: _Book, i: int, fit: _Fit) -> dict[str, Any]:
     d = book.data(i)
-    name, _ = pg.clip(d.name, pg.NAME_MAX_CHARS)
+    name = pg.clip(d.name, pg.NAME_MAX_CHARS)
     return {
         "id": i,
         "name": name,
@@ -426,10 +419,8 @@ def render_html(
 ) -> str:
     """The handout as HTML, with the first-guess layout of each page (the PDF may cut a page's
     columns again after measuring it)."""
-    ledgers = list(ledgers)
-    _check(ledgers, lang)
     book = _Book(ledgers, lang, pareto)
-    return _html(_view(book, [_first_fit(book.data(i)) for i in range(len(ledgers))]))
+    return _html(_view(book, [_first_fit(book.data(i)) for i in range(len(book.ledgers))]))
 
 
 # --------------------------------------------------------------------------------------------
@@ -516,7 +507,7 @@ def _measure(document, book: _Book, fits: Sequence[_Fit]) -> dict[int, _Measure]
         tops, used = [], []
         exact = True
         for c, col in enumerate(_columns(d, fit)):
-            starts = [m.get(f"p{c}-{j}") for j in range(len(col))]
+            starts = [m.get(f"p{c}-{j}") for j in range(len(col))] + [None]  # None: the end
             end = ends[c][1]
             top = starts[0][1] if col and starts[0] is not None else end
             tops.append(top)
@@ -525,22 +516,19 @@ def _measure(document, book: _Book, fits: Sequence[_Fit]) -> dict[int, _Measure]
                 n = [it["n"] for key in _KINDS for it in pc[key]]
                 if starts[j] is None or not n:
                     continue
-                stop = starts[j + 1] if j + 1 < len(col) else None
-                bottom = stop[1] if stop is not None else end
+                bottom = end if starts[j + 1] is None else starts[j + 1][1]
                 s = flow[n[0]]["sec"]
                 marks = [m.get(f"i{k}") for k in n]
                 if all(mk is not None for mk in marks):  # each item's top: exact heights
                     edges = [mk[1] for mk in marks] + [bottom]
                     over[s] = max(over.get(s, 0.0), edges[0] - starts[j][1])
-                    for k, (y0, y1) in zip(n, zip(edges, edges[1:])):
-                        items[k] = y1 - y0
+                    items.update({k: y1 - y0 for k, y0, y1 in zip(n, edges, edges[1:])})
                     continue
                 exact = False
                 over[s] = over_now[s]
                 body = max(bottom - starts[j][1] - over[s], 0.0)
                 guess = sum(heights[k] for k in n) or 1.0
-                for k in n:
-                    items[k] = heights[k] * body / guess
+                items.update({k: heights[k] * body / guess for k in n})
         out[i] = _Measure([m["b"][1] - t for t in tops], used, items, over, exact)
     return out
 
@@ -562,7 +550,7 @@ def _refit(d: pg.PageData, fit: _Fit, m: _Measure) -> _Fit | None:
     excess = max(h - c for h, c in zip(pg.heights_of(cols, heights, over), caps))
     # at the last level, a cut the measures put within a line of fitting is tried too (a section
     # continued in a column measures its heading where it was laid out, not where it goes)
-    room = pg.line_px() if fit.density >= pg.MAX_DENSITY else -0.5
+    room = pg.LINE_PX if fit.density >= pg.MAX_DENSITY else -0.5
     if excess <= room and (fit.heights is None or heights != fit.heights or caps != fit.caps):
         return _Fit(fit.density, heights, over, caps)
     if fit.density >= pg.MAX_DENSITY:
@@ -763,13 +751,6 @@ def _forked(n: int, workers: int, done: Callable[[int, tuple[bytes, list[str]]],
             conn.close()
 
 
-def _can_fork() -> bool:
-    """Workers are forked (they inherit the imported modules, templates and the document: no
-    start-up cost, nothing to send), which is safe only in a single-threaded process on a
-    platform that has fork."""
-    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
-
-
 def _render_parts(book, root, parts, fits, jobs, progress) -> list[tuple[bytes, list[str]]]:
     """Every part's PDF and warnings, in part order: in forked processes side by side when there
     are several parts, more than one job and it is safe to fork; else one after the other here."""
@@ -784,7 +765,8 @@ def _render_parts(book, root, parts, fits, jobs, progress) -> list[tuple[bytes, 
             progress(done, total)
 
     workers = min(jobs, len(parts))
-    if workers > 1 and _can_fork():
+    # forked workers inherit the imported modules, templates and the book: nothing to send
+    if workers > 1 and can_fork():
         global _FORKED
         _FORKED = (book, root, parts, fits)
         # The template is compiled here, once, rather than in every worker (~0.1 s each).
@@ -846,15 +828,13 @@ def render_pdf(
     a planner's Pareto front of days against cost (its ``pareto`` plans' rows), drawn as bars on
     the first summary page, fastest first.
     """
-    ledgers = list(ledgers)
-    _check(ledgers, lang)
+    book = _Book(ledgers, lang, pareto)
     root = templates_dir()
     jobs = default_jobs() if jobs is None else max(1, int(jobs))
-    book = _Book(ledgers, lang, pareto)
-    parts = _parts(len(ledgers))
+    parts = _parts(len(book.ledgers))
     # First guesses need each page's data, which is built where the page is rendered: the
     # workers guess their own pages (a None is guessed on first use, see _view).
-    fits: list[_Fit | None] = [None] * len(ledgers)
+    fits: list[_Fit | None] = [None] * len(book.ledgers)
     with env_while_running("SOURCE_DATE_EPOCH", FIXED_SOURCE_DATE_EPOCH):
         results = _render_parts(book, root, parts, fits, jobs, progress)
     with no_cyclic_gc():  # pypdf's objects are many and short-lived: ~15 % of the merge

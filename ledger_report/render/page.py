@@ -1,33 +1,27 @@
 """What a handout page shows, as plain data for the template: the report spec walked through
 :mod:`ledger_report.render.view` for one configuration and one language, then arranged.
 
-Nothing here computes a figure or decides what a figure says.  Values, labels, formula texts,
-verdicts and their tones, which lines and figures are shown, which phase holds the peak, what is
-in the summary and in what order it ranks: all of it is looked up (registry quantities, through the
-view and the spec).  What this module adds is presentation only:
+Nothing here computes a figure or decides what a figure says: values, labels, formula texts,
+verdicts, tones, which lines are shown, the peak's phase and the summary's order are looked up
+(registry quantities, through the view and the spec).  What this module adds is presentation:
 
-* where each part of the spec goes on the page: the verdicts (each a badge over its reason), the
-  spec's headline figures and the layout in the header; tables of more than
-  :data:`NARROW_COLUMNS` columns across the top (the state ledger); tables the spec draws as bars
-  (``Table.bars``) beside them; every other section in reading order (:data:`FLOW_FIRST`, the
-  others in spec order, :data:`FLOW_LAST`) in three columns below, on the one page (a section
-  the spec adds later lands among them, with no template change); a figure listed in several
-  sections is printed once, in the last (the budget keeps GPU-hours and the cost);
-* what a page too full leaves out, level by level (:data:`TRIMMED`, :data:`ESSENTIAL`,
-  ``PageData._kept``): formula texts, then on the fullest pages a figure the headline strip
-  shows, a blank figure and the parameter breakdown (the figures are all in the workbook and the
-  JSON);
-* the geometry of the bars (widths in per cent of the widest), the fill of each bar segment (a
-  palette of greys and colours whose luminances differ, chosen so that touching segments never
-  share a fill), and the legend keys;
-* how the column flow is cut into the columns (by estimated heights first, by measured ones
-  when a page overflowed; see ``handout._pages``), and how much of a long note is shown;
+* where each part of the spec goes: verdicts, headline figures and layout in the header; wide
+  tables (the state ledger) across the top; tables drawn as bars beside them; every other section
+  in reading order (:data:`FLOW_FIRST`, the others, :data:`FLOW_LAST`) in three columns below (a
+  section the spec adds later lands among them); a figure of several sections is printed once;
+* what a page too full leaves out, level by level (:data:`TRIMMED`, :data:`ESSENTIAL`): formula
+  texts, then a few figures (all of them are in the workbook and the JSON);
+* the bars' geometry and fills (touching segments never share one), the cut of the flow into the
+  columns (:func:`cut`), how much of a long note is shown (:func:`note`);
 * the summary's groups (one per currency: costs in different currencies are never ranked against
   each other) and the plan handout's Pareto front as bars.
 """
 
 from __future__ import annotations
 
+import bisect
+import functools
+import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -51,9 +45,9 @@ FLOW_LAST = ("params", "uncounted", "notes")
 NARROW_COLUMNS = 4  # a table with more columns than this goes across the top of the page
 HEADER_SECTIONS = ("verdicts", "verdict_reasons")  # badges with their reasons, in the header
 COMPACT_SECTIONS = ("layout",)  # label-value pairs run together in the header
-NOTE_SECTIONS = (
-    "check",
-)  # sections that lead the header's note line (the note, shortened to fit, follows)
+# sections that lead the header's note line (the note, shortened to fit, follows)
+NOTE_SECTIONS = ("check",)
+NOT_IN_FLOW = (*HEADER_SECTIONS, *COMPACT_SECTIONS, *NOTE_SECTIONS)
 
 # One layout for every page: the type is 8 pt (the print minimum) at a line height of
 # LINE_HEIGHT, everywhere (handout.css holds the same figures).  A page too full for its sheet is
@@ -67,6 +61,7 @@ ALL = "*"
 MAX_DENSITY = 4
 FONT_PT = 8.0
 LINE_HEIGHT = 1.15
+LINE_PX = FONT_PT * LINE_HEIGHT / 0.75  # a line of body text in CSS px (a pt is 0.75 px)
 TRIMMED = (
     frozenset(),
     frozenset({"params", "uncounted", "offload", "measured"}),
@@ -89,14 +84,9 @@ ESSENTIAL = {
     ),
 }
 KEEP_WHOLE = ("budget",)  # sections whose figures stay whole at the last level
-NOTE_MAX_EM = (
-    360,
-    210,
-    110,
-    110,
-    110,
-)  # width of a note shown (units of _em; a line across the page is ~96: with the marker of a cut
+# width of a note shown (units of _em; a line across the page is ~96: with the marker of a cut
 # note or a rule's text before it, 110 takes two lines, as 55 did)
+NOTE_MAX_EM = (360, 210, 110, 110, 110)
 NOTE_MAX_LINES = (5, 3, 1, 1, 1)
 NAME_MAX_CHARS = 240
 SUMMARY_NAME_MAX_CHARS = 30
@@ -134,17 +124,14 @@ def _luminance(colour: str) -> float:
 def _em(text: str) -> float:
     """Rough width of ``text`` in em of Noto Sans CJK: CJK and full-width characters 1 em, others
     about half."""
-    w = 0.0
+    w = 0.0  # added in order, not by sum() (which compensates from Python 3.12): the same widths
     for ch in text:
-        o = ord(ch)
-        w += 1.0 if o >= 0x2E80 else (0.24 if ch == " " else 0.5)
+        w += 1.0 if ord(ch) >= 0x2E80 else (0.24 if ch == " " else 0.5)
     return w
 
 
 def _lines(text: str, width_em: float) -> int:
-    if not text:
-        return 0
-    return max(1, math.ceil(_em(text) / width_em))
+    return max(1, math.ceil(_em(text) / width_em)) if text else 0
 
 
 # What fits on a line, in the units of _em (measured on the example pages): a column (~89 mm), a
@@ -169,7 +156,6 @@ FULL_EM = 96.5
 class PageData:
     """One configuration's page before it is cut into columns (built once, laid out maybe twice)."""
 
-    index: int
     name: str
     notes: str
     verdicts: list[dict[str, Any]]
@@ -228,8 +214,7 @@ def _trivial(formula: str) -> bool:
 
 def _is_zero(line: view.Line, keyed: Sequence[str]) -> bool:
     """Every number of the line is 0 (it is listed in one sentence, not as a row)."""
-    vals = [line.values[c] for c in keyed]
-    nums = [v for v in vals if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    nums = [v for v in (line.values[c] for c in keyed) if _number(v)]
     return bool(nums) and all(v == 0 for v in nums)
 
 
@@ -242,7 +227,7 @@ def _homes(secs: Sequence[view.ViewSection]) -> tuple[set[str], dict[str, str], 
     home: dict[str, str] = {}
     formula: dict[str, str] = {}
     for s in secs:
-        if s.key in HEADER_SECTIONS or s.key in COMPACT_SECTIONS or s.key in NOTE_SECTIONS:
+        if s.key in NOT_IN_FLOW:
             continue
         if s.kind == "table" and s.chart is None and len(s.columns) <= NARROW_COLUMNS:
             for ln in s.lines:
@@ -255,25 +240,19 @@ def _homes(secs: Sequence[view.ViewSection]) -> tuple[set[str], dict[str, str], 
     return in_lines, home, formula
 
 
-def page_data(index: int, lg: Ledger, lang: str) -> PageData:
+def page_data(lg: Ledger, lang: str) -> PageData:
     secs = view.sections(lg, lang)
     by_key = {s.key: s for s in secs}
-    verdicts = []
-    if HEADER_SECTIONS[0] in by_key:
-        reasons = (
-            {r.name: r.text for r in by_key[HEADER_SECTIONS[1]].rows}
-            if HEADER_SECTIONS[1] in by_key
-            else {}
-        )
-        for r in by_key[HEADER_SECTIONS[0]].rows:
-            verdicts.append(
-                {
-                    "label": r.label,
-                    "text": r.text,
-                    "tone": r.tone or "none",
-                    "reason": reasons.get(r.name, ""),
-                }
-            )
+    sep = "; " if lang == "en" else "；"
+
+    def rows(key: str) -> list[view.Row]:
+        return by_key[key].rows if key in by_key else []
+
+    reasons = {r.name: r.text for r in rows(HEADER_SECTIONS[1])}
+    verdicts = [
+        dict(label=r.label, text=r.text, tone=r.tone or "none", reason=reasons.get(r.name, ""))
+        for r in rows(HEADER_SECTIONS[0])
+    ]
     headline = [{"label": r.label, "text": r.text, "tone": r.tone} for r in view.headline(lg, lang)]
     compact = [
         {"title": by_key[k].title, "pairs": [(r.label, r.text) for r in by_key[k].rows]}
@@ -286,16 +265,20 @@ def page_data(index: int, lg: Ledger, lang: str) -> PageData:
     items: list[dict[str, Any]] = []
     moved_notes: set[str] = set()
     in_lines, home, formula = _homes(secs)
+
+    def section(key: str, title: str, kind: str = "figures", headers: Sequence[str] = ()) -> int:
+        sections.append({"key": key, "title": title, "kind": kind, "headers": list(headers)})
+        return len(sections) - 1
+
     for s in secs:
-        if s.key in HEADER_SECTIONS or s.key in COMPACT_SECTIONS or s.key in NOTE_SECTIONS:
+        if s.key in NOT_IN_FLOW:
             continue
         if s.kind == "table" and s.chart is not None:
             charts.append(_chart(s))
             if s.chart.note:
                 moved_notes.add(s.chart.note_key)
             if s.rows:  # the table's totals join the flow, under the chart's title
-                k = len(sections)
-                sections.append({"key": s.key, "title": s.title, "kind": "figures", "headers": []})
+                k = section(s.key, s.title)
                 items += [_row_item(k, r) for r in s.rows]
             continue
         if s.kind == "table":
@@ -307,57 +290,30 @@ def page_data(index: int, lg: Ledger, lang: str) -> PageData:
             if len(s.columns) > NARROW_COLUMNS:
                 wide.append(_wide(s, cols))
                 continue
-            k = len(sections)
-            sections.append(
-                {"key": s.key, "title": s.title, "kind": "table", "headers": [h for _n, h in cols]}
-            )
+            k = section(s.key, s.title, "table", [h for _n, h in cols])
             zeros = []
             for ln in s.lines:
                 if _is_zero(ln, [c for c, _h in cols]):
-                    nums = [
-                        ln.cells[c]
-                        for c, _h in cols
-                        if _numeric(ln.values.get(c)) and ln.values.get(c) is not None
-                    ]
+                    nums = [ln.cells[c] for c, _h in cols if _number(ln.values.get(c))]
                     zeros.append(f"{ln.label} {' '.join(nums)}".strip())
                     continue
                 f = "" if not ln.formula or _trivial(ln.formula) else ln.formula
-                items.append(
-                    {
-                        "sec": k,
-                        "kind": "line",
-                        "label": ln.label,
-                        "cells": [ln.cells[c] for c, _h in cols],
-                        "formula": f,
-                    }
-                )
+                cells = [ln.cells[c] for c, _h in cols]
+                items.append(dict(sec=k, kind="line", label=ln.label, cells=cells, formula=f))
             if zeros:
-                items.append(
-                    {
-                        "sec": k,
-                        "kind": "zeros",
-                        "text": "; ".join(zeros) if lang == "en" else "；".join(zeros),
-                    }
-                )
-            for r in s.rows:
-                items.append(_row_item(k, r))
+                items.append({"sec": k, "kind": "zeros", "text": sep.join(zeros)})
+            items += [_row_item(k, r) for r in s.rows]
             continue
         rows = [r for r in s.rows if r.key not in in_lines and home.get(r.key) == s.key]
         if not rows:
             continue
-        k = len(sections)
-        sections.append({"key": s.key, "title": s.title, "kind": "figures", "headers": []})
-        for r in rows:
-            items.append(_row_item(k, r, formula.get(r.key, "")))
+        k = section(s.key, s.title)
+        items += [_row_item(k, r, formula.get(r.key, "")) for r in rows]
     notes = [(key, text) for key, text in view.assumption_items(lg, lang) if key not in moved_notes]
     if notes:
-        k = len(sections)
-        sections.append(
-            {"key": "notes", "title": "", "kind": "notes", "headers": []}
-        )  # the template names it
+        k = section("notes", "", "notes")  # the template names it
         items += [{"sec": k, "kind": "note", "text": text} for _key, text in notes]
     sections, items = _in_reading_order(sections, items)
-    sep = "; " if lang == "en" else "；"
     # the rules the row breaks, in words ("warning: pp: expected …, found …"), each rule's
     # text ending with its own separator
     # the reader's warnings (a column that contradicts the row's named model) come first
@@ -367,7 +323,6 @@ def page_data(index: int, lg: Ledger, lang: str) -> PageData:
         if k in by_key
     ]
     data = PageData(
-        index,
         str(lg.name),
         str(lg.config.get("notes") or ""),
         verdicts,
@@ -414,10 +369,8 @@ def _row_item(sec: int, r: view.Row, formula: str = "") -> dict[str, Any]:
     too long for one cell (or has a GiB beside it), the label in one and the value in the others.
     ``formula``: the figure's formula text where another place of it has one."""
     f = "" if not r.formula or _trivial(r.formula) else r.formula
-    f = f or formula
-    sentence = (
-        r.unit in ("text", "") and _em(r.text) > LONG_TEXT_EM
-    )  # words or a breakdown: on a line of its own, wrapped
+    # words or a breakdown: on a line of its own, wrapped
+    sentence = r.unit in ("text", "") and _em(r.text) > LONG_TEXT_EM
     return {
         "sec": sec,
         "kind": "row",
@@ -426,7 +379,7 @@ def _row_item(sec: int, r: view.Row, formula: str = "") -> dict[str, Any]:
         "label": r.label,
         "text": r.text,
         "gib": r.gib,
-        "formula": f,
+        "formula": f or formula,
         "tone": r.tone,
         "wide_value": bool(r.gib) or _em(r.text) > SHORT_VALUE_EM,
         "sentence": sentence,
@@ -453,8 +406,12 @@ def _wide(s: view.ViewSection, cols: list[tuple[str, str]]) -> dict[str, Any]:
     }
 
 
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
 def _numeric(v: Any) -> bool:
-    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+    return v is None or _number(v)
 
 
 # --------------------------------------------------------------------------------------------
@@ -465,8 +422,7 @@ def _chart(s: view.ViewSection) -> dict[str, Any]:
     ch = s.chart
     assert ch is not None
     bars = []
-    order: list[str] = []  # items in order of first appearance (the legend)
-    info: dict[str, view.Item] = {}
+    info: dict[str, view.Item] = {}  # each item by name, in order of first appearance (the legend)
     neighbours: dict[str, set[str]] = {}
     for ln in s.lines:
         segs = [
@@ -475,9 +431,7 @@ def _chart(s: view.ViewSection) -> dict[str, Any]:
             if isinstance(it.value, (int, float)) and it.value > 0
         ]
         for it in segs:
-            if it.name not in info:
-                info[it.name] = it
-                order.append(it.name)
+            info.setdefault(it.name, it)
         total = ln.values.get("bytes_per_rank")  # the phase's total, as the engine sums its items
         bars.append(
             {
@@ -489,13 +443,9 @@ def _chart(s: view.ViewSection) -> dict[str, Any]:
                 "marked": ln.id == ch.mark,
             }
         )
-    limit = (
-        ch.limit.value
-        if ch.limit is not None and isinstance(ch.limit.value, (int, float))
-        else None
-    )
-    peak = (
-        ch.peak.value if ch.peak is not None and isinstance(ch.peak.value, (int, float)) else None
+    limit, peak = (
+        r.value if r is not None and isinstance(r.value, (int, float)) else None
+        for r in (ch.limit, ch.peak)
     )
     top = max([b["sum"] for b in bars] + [x for x in (limit, peak) if x] + [1]) * 1.02
     # Touching segments get different fills; so do segments with only slivers (narrower than
@@ -508,19 +458,12 @@ def _chart(s: view.ViewSection) -> dict[str, Any]:
                 neighbours.setdefault(a.name, set()).add(c.name)
                 neighbours.setdefault(c.name, set()).add(a.name)
     fill: dict[str, int] = {}
-    for k, name in enumerate(order):
+    for k, name in enumerate(info):
         taken = {fill[o] for o in neighbours.get(name, ()) if o in fill}
-        pick = (
-            next(
-                j
-                for j in [*(range(k % len(FILLS), len(FILLS))), *range(len(FILLS))]
-                if j not in taken
-            )
-            if len(taken) < len(FILLS)
-            else k % len(FILLS)
-        )
-        fill[name] = pick
-    code = {name: str(k + 1) for k, name in enumerate(order)}
+        start = k % len(FILLS)  # the first free fill from the item's own, else its own
+        free = [j for j in [*range(start, len(FILLS)), *range(start)] if j not in taken]
+        fill[name] = free[0] if free else start
+    code = {name: str(k + 1) for k, name in enumerate(info)}
     for b in bars:
         x = 0.0
         out = []
@@ -557,7 +500,7 @@ def _chart(s: view.ViewSection) -> dict[str, Any]:
                 "label": info[n].label,
                 "text": info[n].text,
             }
-            for n in order
+            for n in info
         ],
         "note": ch.note,
     }
@@ -570,25 +513,24 @@ def _chart(s: view.ViewSection) -> dict[str, Any]:
 def _item_lines(it: dict[str, Any], spare: bool = True) -> float:
     """An item's estimated height in lines: its lines of text (a line is a line's height exactly
     on the page), plus, with ``spare``, the room the first guess leaves for a wrong count."""
-    if it["kind"] == "row" and it.get("sentence"):  # the label, then the sentence in bold
-        text = _lines(f"{it['label']}: {it['text']}", SENTENCE_EM)
-        return text + 0.05 * spare + _lines(it["formula"], FORMULA_EM)
-    if it["kind"] == "row":
-        label = max(_lines(it["label"], LABEL_EM if it["wide_value"] else WIDE_LABEL_EM), 1)
-        return label + 0.05 * spare + _lines(it["formula"], FORMULA_EM)
-    if it["kind"] == "line":
-        label = max(_lines(it["label"], LINE_LABEL_EM), 1)
-        return label + 0.05 * spare + _lines(it["formula"], FORMULA_EM)
     if it["kind"] == "zeros":
         return _lines(it["text"], COL_EM) + 0.2 * spare
-    return _lines(it["text"], NOTE_EM) + 0.1 * spare
+    if it["kind"] == "note":
+        return _lines(it["text"], NOTE_EM) + 0.1 * spare
+    if it["kind"] == "line":
+        text = max(_lines(it["label"], LINE_LABEL_EM), 1)
+    elif it.get("sentence"):  # a row: the label, then the sentence in bold
+        text = _lines(f"{it['label']}: {it['text']}", SENTENCE_EM)
+    else:
+        text = max(_lines(it["label"], LABEL_EM if it["wide_value"] else WIDE_LABEL_EM), 1)
+    return text + 0.05 * spare + _lines(it["formula"], FORMULA_EM)
 
 
 # A section's heading on the page: its line, 0.2 mm of padding above and below it, a 0.4 pt rule
 # and 0.2 mm of margin; a table's header row: its lines, 0.4 mm of padding and a 0.5 pt rule
 # (handout.css).  In lines, as laid out (the example's pages measure 15.1 px and 26.7 px).
-HEADING_LINES = 1 + (3 * 0.2 * PX_PER_MM + 0.4 / 0.75) / (FONT_PT * LINE_HEIGHT / 0.75)
-HEADER_ROW_EXTRA_LINES = (0.4 * PX_PER_MM + 0.5 / 0.75) / (FONT_PT * LINE_HEIGHT / 0.75)
+HEADING_LINES = 1 + (3 * 0.2 * PX_PER_MM + 0.4 / 0.75) / LINE_PX
+HEADER_ROW_EXTRA_LINES = (0.4 * PX_PER_MM + 0.5 / 0.75) / LINE_PX
 
 
 def _header_lines(s: dict[str, Any]) -> int:
@@ -620,14 +562,11 @@ def _estimate_top(d: PageData, density: int) -> tuple[float, float]:
     chart) at a trim level."""
     header = 2.0 * min(_lines(d.name, FULL_EM / 1.35), 3) + 0.4 + _note_lines(d, density)
     if d.verdicts:  # the badge on a line of its own, its reason under it
-        header += (
-            max(
-                _lines(f"{v['label']} {v['text']}", FULL_EM / len(d.verdicts) - 1)
-                + _lines(v["reason"], FULL_EM / len(d.verdicts) - 1)
-                for v in d.verdicts
-            )
-            + 0.6
+        w = FULL_EM / len(d.verdicts) - 1
+        tallest = max(
+            _lines(f"{v['label']} {v['text']}", w) + _lines(v["reason"], w) for v in d.verdicts
         )
+        header += tallest + 0.6
     if d.headline:  # a label over each value, the value at 1.25 em
         header += 2.6
     for c in d.compact:
@@ -668,11 +607,6 @@ CHART_HEAD_LINES = 1.39
 BAR_LINES = 1.3
 LEGEND_LINES = 1.08
 CHART_NOTE_LINES = 1.26
-
-
-def line_px(density: int = 0) -> float:
-    """A line of body text in CSS px (the same at every trim level)."""
-    return FONT_PT * LINE_HEIGHT / 0.75
 
 
 def heights_of(
@@ -718,17 +652,10 @@ def cut(
 
     a = np.arange(n + 1)[:, None]
     b = np.arange(n + 1)[None, :]
-    slack = np.minimum(
-        np.minimum(caps[0] - col(np.zeros_like(a), a), caps[1] - col(a, b)),
-        caps[2] - col(b, np.full_like(b, n)),
-    )
-    spare = np.minimum(
-        np.minimum(
-            caps[0] - col(np.zeros_like(a), a) - CUT_SPARE * caps[0],
-            caps[1] - col(a, b) - CUT_SPARE * caps[1],
-        ),
-        caps[2] - col(b, np.full_like(b, n)) - CUT_SPARE * caps[2],
-    )
+    spans = ((np.zeros_like(a), a), (a, b), (b, np.full_like(b, n)))  # the three columns
+    free = [c - col(lo, hi) for c, (lo, hi) in zip(caps, spans)]
+    slack = functools.reduce(np.minimum, free)
+    spare = functools.reduce(np.minimum, [f - CUT_SPARE * c for f, c in zip(free, caps)])
     inner = np.zeros(n + 1, dtype=bool)
     inner[1:n] = ~start[1:]  # a cut before item p splits its section
     alone = np.zeros(n + 1, dtype=bool)
@@ -746,16 +673,11 @@ def cut(
     else:
         score = np.where(valid, -slack, np.inf)
     ka, kb = np.unravel_index(int(np.argmin(score)), score.shape)
-    out: list[list[tuple[int, list[int]]]] = []
-    for lo, hi in ((0, int(ka)), (int(ka), int(kb)), (int(kb), n)):
-        pieces: list[tuple[int, list[int]]] = []
-        for i in range(lo, hi):
-            if pieces and pieces[-1][0] == secs[i]:
-                pieces[-1][1].append(i)
-            else:
-                pieces.append((secs[i], [i]))
-        out.append(pieces)
-    return out
+    bounds = (0, int(ka), int(kb), n)
+    return [
+        [(s, list(idx)) for s, idx in itertools.groupby(range(lo, hi), key=secs.__getitem__)]
+        for lo, hi in zip(bounds, bounds[1:])
+    ]
 
 
 _MARKER_SAMPLE = (
@@ -786,19 +708,14 @@ def _cut(text: str, density: int, taken: float) -> dict[str, Any]:
     limit = max(NOTE_MAX_EM[density] - taken, 0)
     # the marker takes room too: a note that fits in the limit and the marker's room is shown whole
     truncated = _em(joined) > limit + _em(_MARKER_SAMPLE)
-    if truncated:
-        w, k = 0.0, 0
-        while k < len(joined) and w + _em(joined[k]) <= limit:
-            w += _em(joined[k])
-            k += 1
+    if truncated:  # the characters whose widths add up to the limit (every width is positive)
+        k = bisect.bisect_right(list(itertools.accumulate(map(_em, joined))), limit)
         joined = joined[:k].rstrip()
     return {"text": joined, "truncated": truncated, "shown": len(joined), "total": len(text)}
 
 
-def clip(text: str, limit: int) -> tuple[str, bool]:
-    if len(text) <= limit:
-        return text, False
-    return text[: max(limit - 1, 1)].rstrip() + "…", True
+def clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: max(limit - 1, 1)].rstrip() + "…"
 
 
 # --------------------------------------------------------------------------------------------
@@ -811,12 +728,7 @@ CURRENCY = "currency"  # registry TEXT key: the currency of a row's costs
 def currencies(ledgers: Sequence[Ledger]) -> list[str]:
     """The currencies of the rows' costs, in order of first appearance ("" for a row that names
     none)."""
-    out: list[str] = []
-    for lg in ledgers:
-        c = str(lg.values.get(CURRENCY) or "")
-        if c not in out:
-            out.append(c)
-    return out
+    return list(dict.fromkeys(str(lg.values.get(CURRENCY) or "") for lg in ledgers))
 
 
 def rank_order(ledgers: Sequence[Ledger]) -> list[int]:
@@ -852,10 +764,9 @@ def _summary_verdicts(lg: Ledger, lang: str) -> list[view.Row]:
 def summary_row(lg: Ledger, lang: str, rank: int) -> dict[str, Any]:
     flag = lg.model.spec.flag
     verdicts = _summary_verdicts(lg, lang)
-    short, _ = clip(str(lg.name), SUMMARY_NAME_MAX_CHARS)
     return {
         "rank": rank,
-        "name": short,
+        "name": clip(str(lg.name), SUMMARY_NAME_MAX_CHARS),
         "currency": str(lg.values.get(CURRENCY) or ""),
         "flag": bool(flag and lg.values.get(flag)),
         "verdicts": [{"text": r.text, "tone": r.tone or "none"} for r in verdicts],
@@ -866,24 +777,18 @@ def summary_row(lg: Ledger, lang: str, rank: int) -> dict[str, Any]:
 
 
 def summary_headers(lg: Ledger, lang: str) -> dict[str, Any]:
-    verdicts = [r.label for r in _summary_verdicts(lg, lang)]
-    rows = view.summary(lg, lang)
     return {
-        "verdicts": verdicts,
+        "verdicts": [r.label for r in _summary_verdicts(lg, lang)],
         "cells": [
             {
                 "text": r.label,
                 "n": r.unit not in ("text", "bool"),
-                "unit": f"{_unit_class(r.unit)} {_css_name('k-' + r.key)}",
+                # CSS classes of the column: its unit's (its width: handout.css, col.u-*) and key's
+                "unit": f"{_css_name('u-' + r.unit.lower())} {_css_name('k-' + r.key)}",
             }
-            for r in rows
+            for r in view.summary(lg, lang)
         ],
     }
-
-
-def _unit_class(unit: str) -> str:
-    """A CSS class for a summary column of this unit (its width: handout.css, ``col.u-*``)."""
-    return _css_name("u-" + unit.lower())
 
 
 def _css_name(text: str) -> str:
@@ -900,33 +805,21 @@ def pareto(front: Sequence[Ledger], lang: str) -> list[dict[str, Any]]:
     """The planner's front (the ledgers of its ``pareto`` plans, fastest first) as bars: each
     plan's name and layout, its days and its cost as texts, and each as a bar in per cent of the
     front's largest (presentation geometry only)."""
-    rows = []
-    for lg in front:
-        layout, days, cost = (view.quantity_row(lg, k, lang) for k in PARETO_KEYS)
-        rows.append(
-            {
-                "name": clip(str(lg.name), SUMMARY_NAME_MAX_CHARS)[0],
-                "layout": layout,
-                "days": days,
-                "cost": cost,
-            }
-        )
-    if not rows:
-        return []
-    top = {
-        k: max([r[k].value for r in rows if isinstance(r[k].value, (int, float))] + [0]) or 1
-        for k in ("days", "cost")
-    }
+    rows = [[view.quantity_row(lg, k, lang) for k in PARETO_KEYS] for lg in front]
+    top_days, top_cost = (
+        max([r[k].value for r in rows if isinstance(r[k].value, (int, float))] + [0]) or 1
+        for k in (1, 2)
+    )
     return [
         {
-            "name": r["name"],
-            "layout": r["layout"].text,
-            "days": r["days"].text,
-            "cost": r["cost"].text,
-            "days_w": round(100 * (r["days"].value or 0) / top["days"], 2),
-            "cost_w": round(100 * (r["cost"].value or 0) / top["cost"], 2),
-            "days_label": r["days"].label,
-            "cost_label": r["cost"].label,
+            "name": clip(str(lg.name), SUMMARY_NAME_MAX_CHARS),
+            "layout": layout.text,
+            "days": days.text,
+            "cost": cost.text,
+            "days_w": round(100 * (days.value or 0) / top_days, 2),
+            "cost_w": round(100 * (cost.value or 0) / top_cost, 2),
+            "days_label": days.label,
+            "cost_label": cost.label,
         }
-        for r in rows
+        for lg, (layout, days, cost) in zip(front, rows)
     ]

@@ -15,7 +15,7 @@ from ..model import units
 from ..model.definitions.common import COUNTER_ZH, PARTS
 from ..model.definitions.phases import PHASES
 from ..model.definitions.stages import STAGE_ZH
-from ..model.registry import BOOL, BPP, BYTES, COUNT, MONEY, PARAMS, TEXT
+from ..model.registry import BOOL, BPP, BYTES, MONEY, TEXT
 from ..report import Table
 
 # Enumerated values as each language shows them (the values themselves stay as the row gives them).
@@ -53,18 +53,18 @@ def word(v: Any, lang: str) -> str:
 
 
 def show(v: Any, unit: str, lang: str = "en") -> str:
-    """A value with its unit for people: bytes in GB (10^9), counts grouped, params with a scale."""
-    if v is None:
-        return "—"
-    if unit == BOOL or unit == TEXT:
+    """A value with its unit for people (``model.text.fmt_value``: bytes in GB (10^9), counts
+    grouped, params with a scale), truth values and enumerations in the language's words."""
+    if unit in (BOOL, TEXT):
         return word(v, lang)
-    if unit == PARAMS:
-        return units.params(v, lang)
-    if unit == BPP:
-        return units.num(v)
-    if unit == COUNT:
+    if unit == BPP and v is not None:  # a bare number: its column is headed B/param
         return units.num(v)
     return mtext.fmt_value(v, unit, lang)
+
+
+def _label(x: Any, lang: str) -> str:
+    """The English or Chinese label of a quantity, section, column or line."""
+    return x.en if lang == "en" else x.zh
 
 
 @dataclass
@@ -122,13 +122,12 @@ class ViewSection:
     rows: list[Row] = field(default_factory=list)
     columns: list[tuple[str, str]] = field(default_factory=list)  # (name, header)
     lines: list[Line] = field(default_factory=list)
-    fixed: frozenset[str] = (
-        frozenset()
-    )  # table columns whose cells are fixed values (ids the line's label names)
+    # table columns whose cells are fixed values (ids the line's label names)
+    fixed: frozenset[str] = frozenset()
     chart: Chart | None = None
 
 
-def _row(
+def quantity_row(
     lg: Ledger,
     key: str,
     lang: str,
@@ -137,6 +136,8 @@ def _row(
     name: str = "",
     tone: str = "",
 ) -> Row:
+    """One registry quantity of a ledger as shown (its label, its value with its unit), with its
+    formula text where asked, ``name`` in its JSON section and the tone of registry key ``tone``."""
     q = lg.model.registry[key]
     raw = lg.values[key]
     if lang == "zh" and q.unit == TEXT and f"{key}_zh" in lg.model.registry:
@@ -150,117 +151,96 @@ def _row(
     if formula and raw is not None:
         f = mtext.render(lg.model.registry, key, lg.values, lang, frozenset(expand))
     t = str(lg.values[tone]) if tone and lg.values[tone] is not None else ""
-    return Row(key, q.en if lang == "en" else q.zh, q.unit, value, text, gib, f, name or key, t)
-
-
-def quantity_row(lg: Ledger, key: str, lang: str) -> Row:
-    """One registry quantity of a ledger as shown (its label, its value with its unit)."""
-    return _row(lg, key, lang)
+    return Row(key, _label(q, lang), q.unit, value, text, gib, f, name or key, t)
 
 
 def figure_row(lg: Ledger, f, lang: str, formulas: bool) -> Row:
     """A figure as shown: its quantity, or for a breakdown (``items``) its sentence (``text``)."""
-    return _row(lg, f.shown, lang, formulas and f.formula, f.expand, f.name, f.tone)
+    return quantity_row(lg, f.shown, lang, formulas and f.formula, f.expand, f.name, f.tone)
+
+
+def _figure_rows(lg: Ledger, figures, lang: str, formulas: bool) -> list[Row]:
+    """The figures shown on the pages for this row (``pages``, and ``show`` where it has one)."""
+    v = lg.values
+    return [
+        figure_row(lg, f, lang, formulas) for f in figures if f.pages and (not f.show or v[f.show])
+    ]
 
 
 def sections(lg: Ledger, lang: str = "en", formulas: bool = True) -> list[ViewSection]:
     """The report of one configuration, section by section, as shown (hidden rows left out)."""
-    v = lg.values
-    reg = lg.model.registry
     out: list[ViewSection] = []
     for sec in lg.model.spec.sections:
-        title = sec.en if lang == "en" else sec.zh
         if isinstance(sec, Table):
-            vs = ViewSection(
-                sec.key,
-                title,
-                "table",
-                columns=[(c.name, c.en if lang == "en" else c.zh) for c in sec.columns],
-                fixed=frozenset(
-                    c.name
-                    for c in sec.columns
-                    if all(
-                        not ln.cells[c.name].key and not ln.cells[c.name].items for ln in sec.lines
-                    )
-                ),
-            )
-            for ln in sec.lines:
-                if ln.show and not v[ln.show]:
-                    continue
-                cells, values, items = {}, {}, {}
-                for c in sec.columns:
-                    cell = ln.cells[c.name]
-                    if cell.items:
-                        vals = {n: plain(v[k], reg[k].unit) for n, k in cell.items}
-                        values[c.name] = vals
-                        items[c.name] = [
-                            Item(
-                                n,
-                                k,
-                                _item_label(reg, k, lang),
-                                vals[n],
-                                show(vals[n], reg[k].unit, lang),
-                            )
-                            for n, k in cell.items
-                        ]
-                        cells[c.name] = _row(
-                            lg, cell.text, lang
-                        ).text  # the model's sentence of them
-                        continue
-                    if cell.key:
-                        unit = reg[cell.key].unit
-                        val = plain(v[cell.key], unit)
-                    else:
-                        unit, val = c.unit or TEXT, cell.value
-                    values[c.name] = val
-                    if c.words:
-                        cells[c.name] = word(c.words[0] if val else c.words[1], lang)
-                    else:
-                        cells[c.name] = show(val, c.unit or unit, lang)
-                f = ""
-                if formulas and ln.formula and v[ln.formula] is not None:
-                    expand = tuple(
-                        k for k in (ln.formula.replace("_bytes", "_params_on_rank"),) if k in reg
-                    )
-                    f = mtext.render(reg, ln.formula, v, lang, frozenset(expand))
-                keys = {name: cell.key for name, cell in ln.cells.items() if cell.key}
-                vs.lines.append(
-                    Line(ln.id, ln.en if lang == "en" else ln.zh, cells, values, f, items, keys)
-                )
-            vs.rows = [
-                figure_row(lg, f, lang, formulas)
-                for f in sec.total
-                if f.pages and (not f.show or v[f.show])
-            ]
-            if sec.bars is not None:
-                ch = sec.bars
-                note = ""
-                if ch.note and v[ch.note + "_shown"]:
-                    note = v[ch.note + ("" if lang == "en" else "_zh")]
-                vs.chart = Chart(
-                    ch.items,
-                    _row(lg, ch.limit, lang) if ch.limit else None,
-                    str(v[ch.mark]) if ch.mark and v[ch.mark] is not None else None,
-                    _row(lg, ch.peak, lang) if ch.peak else None,
-                    note,
-                    ch.note,
-                )
-            out.append(vs)
-            continue
-        if sec.show and not v[sec.show]:
-            continue
-        rows = [
-            figure_row(lg, f, lang, formulas)
-            for f in sec.figures
-            if f.pages and (not f.show or v[f.show])
-        ]
-        out.append(ViewSection(sec.key, title, "figures", rows=rows))
+            out.append(_table(lg, sec, lang, formulas))
+        elif not sec.show or lg.values[sec.show]:
+            rows = _figure_rows(lg, sec.figures, lang, formulas)
+            out.append(ViewSection(sec.key, _label(sec, lang), "figures", rows=rows))
     return out
 
 
-def _item_label(reg, key: str, lang: str) -> str:
-    q = reg[key]
-    return q.en if lang == "en" else q.zh
+def _table(lg: Ledger, sec: Table, lang: str, formulas: bool) -> ViewSection:
+    v = lg.values
+    vs = ViewSection(
+        sec.key,
+        _label(sec, lang),
+        "table",
+        columns=[(c.name, _label(c, lang)) for c in sec.columns],
+        fixed=frozenset(
+            c.name
+            for c in sec.columns
+            if all(not ln.cells[c.name].key and not ln.cells[c.name].items for ln in sec.lines)
+        ),
+    )
+    vs.lines = [_line(lg, sec, ln, lang, formulas) for ln in sec.lines if not ln.show or v[ln.show]]
+    vs.rows = _figure_rows(lg, sec.total, lang, formulas)
+    if sec.bars is not None:
+        ch = sec.bars
+        note = ""
+        if ch.note and v[ch.note + "_shown"]:
+            note = v[ch.note + ("" if lang == "en" else "_zh")]
+        vs.chart = Chart(
+            ch.items,
+            quantity_row(lg, ch.limit, lang) if ch.limit else None,
+            str(v[ch.mark]) if ch.mark and v[ch.mark] is not None else None,
+            quantity_row(lg, ch.peak, lang) if ch.peak else None,
+            note,
+            ch.note,
+        )
+    return vs
+
+
+def _line(lg: Ledger, sec: Table, ln, lang: str, formulas: bool) -> Line:
+    v, reg = lg.values, lg.model.registry
+    cells, values, items = {}, {}, {}
+    for c in sec.columns:
+        cell = ln.cells[c.name]
+        if cell.items:
+            vals = {n: plain(v[k], reg[k].unit) for n, k in cell.items}
+            values[c.name] = vals
+            items[c.name] = [
+                Item(n, k, _label(reg[k], lang), vals[n], show(vals[n], reg[k].unit, lang))
+                for n, k in cell.items
+            ]
+            cells[c.name] = quantity_row(lg, cell.text, lang).text  # the model's sentence of them
+            continue
+        if cell.key:
+            unit = reg[cell.key].unit
+            val = plain(v[cell.key], unit)
+        else:
+            unit, val = c.unit or TEXT, cell.value
+        values[c.name] = val
+        if c.words:
+            cells[c.name] = word(c.words[0] if val else c.words[1], lang)
+        else:
+            cells[c.name] = show(val, c.unit or unit, lang)
+    f = ""
+    if formulas and ln.formula and v[ln.formula] is not None:
+        # the formula text of a state's bytes writes its parameters on the rank inline
+        inline = ln.formula.replace("_bytes", "_params_on_rank")
+        f = mtext.render(reg, ln.formula, v, lang, frozenset({inline} if inline in reg else ()))
+    keys = {name: cell.key for name, cell in ln.cells.items() if cell.key}
+    return Line(ln.id, _label(ln, lang), cells, values, f, items, keys)
 
 
 def assumptions(lg: Ledger, lang: str = "en") -> list[str]:
@@ -285,10 +265,8 @@ def headline(lg: Ledger, lang: str = "en") -> list[Row]:
 
 
 def _short_rows(lg: Ledger, figures, lang: str) -> list[Row]:
-    rows = []
-    for f in figures:
-        row = figure_row(lg, f, lang, False)
+    rows = [figure_row(lg, f, lang, False) for f in figures]
+    for f, row in zip(figures, rows):
         if f.short:
             row.label = f.short[0] if lang == "en" else f.short[1]
-        rows.append(row)
     return rows
