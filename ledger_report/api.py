@@ -52,9 +52,9 @@ def read(source: Rows) -> list[Config]:
 
 def _items(source: Rows) -> list[Any]:
     """``source`` as a list of rows (each a Config, a Ledger's Config, or a mapping)."""
-    if isinstance(source, (Config, Mapping)) or _is_frame(source):
-        source = [source] if not _is_frame(source) else source.to_dict("records")
-    elif isinstance(source, Ledger):
+    if _is_frame(source):
+        source = source.to_dict("records")
+    elif isinstance(source, (Config, Mapping, Ledger)):
         source = [source]
     elif isinstance(source, (str, bytes)) or not isinstance(source, Iterable):
         raise TypeError(
