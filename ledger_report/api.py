@@ -158,9 +158,7 @@ def outputs(
 
     out = Path(out_dir)
     # in this order, filled below
-    files: dict[Path, bytes] = {
-        out / f"{stem}.{f}": b"" for f in ("json", "xlsx", "pdf") if f in formats
-    }
+    files = {out / f"{stem}.{f}": b"" for f in ("json", "xlsx", "pdf") if f in formats}
     workbook = None
     if "xlsx" in formats:
         from .render.workers import Beside, default_jobs, render_workbook

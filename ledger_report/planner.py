@@ -886,7 +886,6 @@ def plan_document(
     max_candidates: int | None = None,
 ) -> dict[str, Any]:
     """The planner's document for every row: plans per input row, concatenated in input order."""
-    configs = list(configs)
     searches, problems = [], []
     for c in configs:
         try:

@@ -420,7 +420,8 @@ def preflight(
     probe = Probe(None, head=head).attach(model, optimizer)
     lrs = [g["lr"] for g in optimizer.param_groups]
     try:
-        _zero_lr(optimizer, torch)
+        for g in optimizer.param_groups:
+            g["lr"] = torch.zeros_like(g["lr"]) if isinstance(g["lr"], torch.Tensor) else 0.0
         _step(model, optimizer, batch, loss_fn, probe)
     except getattr(torch, "OutOfMemoryError", torch.cuda.OutOfMemoryError) as err:
         phase = probe._phase if probe._in_step else "setup"
@@ -442,11 +443,6 @@ def preflight(
     record = probe.records[-1]
     _check(record, budget, capacity_bytes, ledger)
     return record
-
-
-def _zero_lr(optimizer, torch) -> None:
-    for g in optimizer.param_groups:
-        g["lr"] = torch.zeros_like(g["lr"]) if isinstance(g["lr"], torch.Tensor) else 0.0
 
 
 def _reset_state(optimizer, torch) -> None:
