@@ -21,6 +21,7 @@ from typing import Any, BinaryIO, Callable, Iterator, Sequence
 
 import numpy as np
 
+from .catalogue import GPUS, MODELS, find_gpu
 from .config import Config
 from .engine import TABLE_ROWS, Ledger, compute_many, ledger_table, table_keys
 from .engine import compute as compute_one
@@ -28,7 +29,7 @@ from .engine import table as engine_table
 from .errors import InputError, Problem
 from .inputs import config_from_mapping, configs_from_records, name_key, read_configs
 from .model.evaluate import text_codes
-from .planner import TOP_PLANS
+from .planner import TOP_PLANS, plan_document, read_prices
 from .render.workers import no_cyclic_gc
 
 FORMATS = ("xlsx", "pdf", "json")
@@ -52,9 +53,9 @@ def read(source: Rows) -> list[Config]:
 
 def _items(source: Rows) -> list[Any]:
     """``source`` as a list of rows (each a Config, a Ledger's Config, or a mapping)."""
-    if isinstance(source, (Config, Mapping)) or _is_frame(source):
-        source = [source] if not _is_frame(source) else source.to_dict("records")
-    elif isinstance(source, Ledger):
+    if _is_frame(source):
+        source = source.to_dict("records")
+    elif isinstance(source, (Config, Mapping, Ledger)):
         source = [source]
     elif isinstance(source, (str, bytes)) or not isinstance(source, Iterable):
         raise TypeError(
@@ -158,9 +159,7 @@ def outputs(
 
     out = Path(out_dir)
     # in this order, filled below
-    files: dict[Path, bytes] = {
-        out / f"{stem}.{f}": b"" for f in ("json", "xlsx", "pdf") if f in formats
-    }
+    files = {out / f"{stem}.{f}": b"" for f in ("json", "xlsx", "pdf") if f in formats}
     workbook = None
     if "xlsx" in formats:
         from .render.workers import Beside, default_jobs, render_workbook
@@ -255,8 +254,6 @@ def plan(
 ) -> dict[str, Any]:
     """The planner's document for each row, as ``ledger-report plan`` gives it (the same default
     ``top``); ``prices``: GPU type -> price per GPU-hour, or the path of a gpu,price CSV."""
-    from .planner import plan_document, read_prices
-
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
         raise ValueError(f"top: expected a whole number of plans, at least 1; found {top!r}")
     configs = read(source)
@@ -271,8 +268,6 @@ def plan(
 
 def _prices(prices: Mapping[str, Any]) -> dict[str, float]:
     """A mapping of GPU type to price per GPU-hour, checked as a prices file's lines are."""
-    from .catalogue import find_gpu
-
     out, problems = {}, []
     for name, price in prices.items():
         gpu, value = find_gpu(str(name)), _cell(price)
@@ -324,8 +319,7 @@ def build_plans(
     )
     ledgers = list(compute_many(rows, in_plan_order))
     # the front of days against cost, for the handout's chart (its rows are complete input rows)
-    front_rows = [p["row"] for p in doc.get("pareto", [])]
-    front = list(compute_many(read(front_rows), in_plan_order)) if front_rows else []
+    front = list(compute_many(read([p["row"] for p in doc.get("pareto", [])]), in_plan_order))
     files = {out / "plans.csv": plans_csv(doc)}
     files.update(
         outputs(
@@ -349,8 +343,6 @@ _COUNTED = ("params_total", "params_active", "params_active_card", "params_mtp",
 def models() -> list[dict[str, Any]]:
     """The built-in model catalogue: each model's columns and source, with the parameters the
     engine counts from them (total, active, MTP, the main model's)."""
-    from .catalogue import MODELS
-
     rows = []
     for m in MODELS.values():
         lg = compute_one(config_from_mapping({"name": m.name, "model": m.name}, "models.json"))
@@ -374,8 +366,6 @@ def models() -> list[dict[str, Any]]:
 
 def gpus() -> dict[str, Any]:
     """The built-in accelerator catalogue: name -> ``catalogue.GPU`` (GB = 10^9 bytes)."""
-    from .catalogue import GPUS
-
     return dict(GPUS)
 
 
@@ -419,8 +409,8 @@ def to_frame(source: Rows | Mapping[str, Any], *, states: bool = False):
         configs = read(source)
         if not configs:
             return pd.DataFrame(columns=["name", *table_keys()])
-        columns = _Columns(len(configs))
-        for chunk in _table(configs):  # each chunk copied into the columns and let go
+        columns = _Columns()
+        for chunk in _table(configs):
             columns.add(chunk)
         return pd.DataFrame(dict(columns.done(pd)), copy=False)
 
@@ -440,51 +430,35 @@ def _table(configs: list[Config], progress: Progress | None = None):
 
 
 class _Columns:
-    """The sweep table's columns over ``n`` rows, filled a chunk at a time: numbers and truth
-    values into arrays made once, text as codes into its distinct texts, whole numbers past int64
-    as the chunks' arrays joined."""
+    """The sweep table's columns, a chunk at a time: each column's chunk arrays (text as codes into
+    its distinct texts, not a string object per cell) and blank masks, joined at the end."""
 
-    def __init__(self, n: int) -> None:
-        self.n, self.start = n, 0
-        self.values: dict[str, Any] = {}  # column -> its array, or the list of its chunks' arrays
+    def __init__(self) -> None:
+        self.parts: dict[str, list] = {}  # column -> its chunks' arrays
+        self.blanks: dict[str, list] = {}  # column -> its chunks' blank masks (None: none blank)
         self.texts: dict[str, dict[str, int]] = {}  # text column -> its distinct texts' codes
-        self.blank: dict[str, Any] = {}  # column -> blank mask, for a column with a blank row
 
     def add(self, chunk: Mapping[str, tuple[Any, Any]]) -> None:
-        rows = slice(self.start, self.start + len(chunk["name"][0]))
         for k, (v, b) in chunk.items():
-            col = self.values.get(k)
-            if col is None:
-                col = self.values[k] = self._column(k, v)
-            if k in self.texts:
-                col[rows] = _codes(v, self.texts[k])
-            elif isinstance(col, list) or col.dtype != v.dtype:  # another kind: joined
-                if not isinstance(col, list):
-                    col = self.values[k] = [col[: rows.start]]
-                col.append(v)
-            else:
-                col[rows] = v
-            if b is not None:
-                if k not in self.blank:
-                    self.blank[k] = np.zeros(self.n, bool)
-                self.blank[k][rows] = b
-        self.start = rows.stop
-
-    def _column(self, k: str, v: Any) -> Any:
-        """Column ``k``'s array (its codes for text), or a list for its chunks' arrays."""
-        if v.dtype.kind == "U":
-            self.texts[k] = {}
-            return np.empty(self.n, np.intp)
-        return np.empty(self.n, v.dtype) if v.dtype.kind in "bif" else []
+            if k not in self.parts:
+                self.parts[k], self.blanks[k] = [], []
+                if v.dtype.kind == "U":
+                    self.texts[k] = {}
+            self.parts[k].append(_codes(v, self.texts[k]) if k in self.texts else v)
+            self.blanks[k].append(b)
 
     def done(self, pd) -> Iterator[tuple[str, Any]]:
         """Each column for pandas, in the order of the chunks' columns."""
-        for k in list(self.values):
-            v, blank = self.values.pop(k), self.blank.pop(k, None)
+        for k in list(self.parts):
+            parts, blanks = self.parts.pop(k), self.blanks.pop(k)
+            blank = None
+            if any(b is not None for b in blanks):
+                masks = [np.zeros(len(p), bool) if b is None else b for p, b in zip(parts, blanks)]
+                blank = np.concatenate(masks)
             if k in self.texts:
-                yield k, _text_column(pd, v, list(self.texts.pop(k)), blank)
+                yield k, _text_column(pd, np.concatenate(parts), list(self.texts.pop(k)), blank)
             else:
-                yield k, _pandas_column(pd, np.concatenate(v) if isinstance(v, list) else v, blank)
+                yield k, _pandas_column(pd, np.concatenate(parts), blank)
 
 
 def _codes(values: Any, codes: dict[str, int]) -> Any:

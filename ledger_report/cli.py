@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from functools import partial
 from pathlib import Path
 
 import click
@@ -49,16 +50,6 @@ def _raise_terminated(signum, _frame) -> None:
     raise _Terminated(signum)
 
 
-def _stop_on_signals() -> None:
-    """SIGTERM (``timeout``, ``kill``) and SIGHUP (a closed terminal) handled as Ctrl-C is."""
-    import signal
-
-    for name in ("SIGTERM", "SIGHUP"):
-        signum = getattr(signal, name, None)
-        if signum is not None and signal.getsignal(signum) is signal.SIG_DFL:
-            signal.signal(signum, _raise_terminated)
-
-
 class _Group(click.Group):
     """Turns an unexpected exception into one line and exit status 1 (set LEDGER_REPORT_DEBUG=1 for the traceback);
     a signal that ends the run (Ctrl-C, SIGTERM, SIGHUP) into one line and 128 + its number."""
@@ -67,7 +58,11 @@ class _Group(click.Group):
         import os
         import signal
 
-        _stop_on_signals()
+        # SIGTERM (`timeout`, `kill`) and SIGHUP (a closed terminal) handled as Ctrl-C is
+        for name in ("SIGTERM", "SIGHUP"):
+            signum = getattr(signal, name, None)
+            if signum is not None and signal.getsignal(signum) is signal.SIG_DFL:
+                signal.signal(signum, _raise_terminated)
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt as err:
@@ -103,30 +98,13 @@ _JOBS = click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, h
 _INPUT = click.argument("input", type=click.Path(dir_okay=False))
 
 
-def _lang(help: str):
-    return click.option(
-        "--lang", type=click.Choice(["en", "zh"]), default="en", show_default=True, help=help
-    )
-
-
-def _json(help: str):
-    return click.option("--json", "as_json", is_flag=True, help=help)
-
-
-def _quiet(help: str):
-    return click.option("-q", "--quiet", is_flag=True, help=help)
-
-
-def _out(help: str, default: str | None = None):
-    return click.option(
-        "-o",
-        "--out",
-        "out_dir",
-        default=default,
-        show_default=default is not None,
-        type=click.Path(file_okay=False),
-        help=help,
-    )
+# options several commands take, each with its own help= (and -o its default)
+_lang = partial(
+    click.option, "--lang", type=click.Choice(["en", "zh"]), default="en", show_default=True
+)
+_json = partial(click.option, "--json", "as_json", is_flag=True)
+_quiet = partial(click.option, "-q", "--quiet", is_flag=True)
+_out = partial(click.option, "-o", "--out", "out_dir", type=click.Path(file_okay=False))
 
 
 @click.group(cls=_Group, context_settings=CONTEXT)
@@ -144,7 +122,7 @@ def main() -> None:
 
 @main.command(context_settings=CONTEXT)
 @_INPUT
-@_json("Print the JSON document (docs/json.md) instead of the table.")
+@_json(help="Print the JSON document (docs/json.md) instead of the table.")
 @click.option(
     "--csv",
     "as_csv",
@@ -183,7 +161,7 @@ def _formats(formats: str) -> list[str]:
 
 @main.command(context_settings=CONTEXT)
 @_INPUT
-@_out("Folder for the outputs.", default="out")
+@_out(help="Folder for the outputs.", default="out", show_default=True)
 @click.option(
     "--format",
     "formats",
@@ -191,8 +169,8 @@ def _formats(formats: str) -> list[str]:
     show_default=True,
     help="Comma-separated: xlsx, pdf, json.",
 )
-@_lang("Language of the handout and the workbook.")
-@_quiet("No progress or 'Wrote' lines.")
+@_lang(help="Language of the handout and the workbook.")
+@_quiet(help="No progress or 'Wrote' lines.")
 @_JOBS
 def build(input: str, out_dir: str, formats: str, lang: str, quiet: bool, jobs: int | None) -> None:
     """Write DIR/<stem>.xlsx, .pdf and .json for INPUT.
@@ -222,8 +200,7 @@ def template(out: str, force: bool) -> None:
     Example: ledger-report template my-configs.xlsx
     """
     path = Path(out)
-    suffix = path.suffix.lower()
-    if suffix not in (".xlsx", ".csv"):
+    if path.suffix.lower() not in (".xlsx", ".csv"):
         raise click.BadParameter(
             f"expected a name ending in .xlsx or .csv; found {out!r}", param_hint="OUT"
         )
@@ -236,7 +213,7 @@ def template(out: str, force: bool) -> None:
 
 
 @main.command(context_settings=CONTEXT)
-@_json("Print the catalogue as JSON.")
+@_json(help="Print the catalogue as JSON.")
 def gpus(as_json: bool) -> None:
     """List the built-in accelerator catalogue (GB = 10^9 bytes; dense BF16 TFLOP/s).
 
@@ -251,7 +228,7 @@ def gpus(as_json: bool) -> None:
 
 
 @main.command(context_settings=CONTEXT)
-@_json("Print the catalogue as JSON (columns, sources and counted parameters).")
+@_json(help="Print the catalogue as JSON (columns, sources and counted parameters).")
 def models(as_json: bool) -> None:
     """List the built-in model catalogue: a row's `model` column takes these names.
 
@@ -276,10 +253,10 @@ def _show(shown, as_json: bool) -> None:
     type=click.IntRange(1, 1000),
     help="Plans to keep per input row.",
 )
-@_out("Write DIR/plans.csv and build it.")
-@_json("Print the planner's JSON document (docs/json.md).")
-@_lang("Language of the handout (with -o).")
-@_quiet("No progress bar.")
+@_out(help="Write DIR/plans.csv and build it.")
+@_json(help="Print the planner's JSON document (docs/json.md).")
+@_lang(help="Language of the handout (with -o).")
+@_quiet(help="No progress bar.")
 @_JOBS
 @click.option(
     "--prices",
@@ -342,8 +319,8 @@ def plan(
 @_INPUT
 @click.argument("runs", nargs=-1, required=True, metavar="RUN...", type=click.Path(dir_okay=False))
 @click.option("--row", default=None, help="The row to reconcile [default: the probe's row].")
-@_json("Print the JSON document, not the text.")
-@_out("Also write DIR/<stem>-reconcile.json and .txt.")
+@_json(help="Print the JSON document, not the text.")
+@_out(help="Also write DIR/<stem>-reconcile.json and .txt.")
 @click.option(
     "--update",
     default=None,

@@ -1,68 +1,53 @@
-"""The planner (`ledger-report plan`, docs/json.md): from a model and a deadline to the cheapest plans that fit.
+"""The planner (`ledger-report plan`): from a model and a deadline to the cheapest plans that fit.
 
 Each input row describes a model and a job.  The parallel and memory-saving columns it leaves
-empty are searched; every candidate is evaluated through the one registry of definitions
-(``model.evaluate.evaluate_arrays``), never through a formula of its own: its peak, its predicted
-step time (definitions/time.py) and so its days and cost, and the model's constraints.  The
-search loops in Python only over the few categorical choices (GPU type × ZeRO stage × recompute
-mode × where the optimizer lives); inside each, the numeric layout columns (dp, tp, pp, cp, ep,
-micro_batch, loss_chunks) are numpy arrays evaluated in chunks.
+empty are searched, and every candidate is evaluated through the one registry of definitions
+(``model.evaluate.evaluate_arrays``), never through a formula of its own.  Python loops only over
+the categorical choices (GPU type × ZeRO stage × recompute mode × where the optimizer lives);
+inside each, the numeric ``LAYOUT`` columns are numpy arrays evaluated in chunks.
 
 What the planner decides, and why
 ---------------------------------
-* **Feasible**: the peak fits ``MARGIN`` = 0.85 of HBM; the predicted days meet the deadline
-  (``meets_deadline``); offloaded states stream and update within the step budget
-  (``bandwidth_gate``) and fit host memory and NVMe (``host_fits``, ``nvme_fits``); and every
-  constraint of the model holds (``ok_*``: tp divides heads, kv heads and the MLP widths, ep
-  divides the experts and dp·cp·tp/etp, the framework has the ZeRO stage and runs it with
-  pipeline parallelism, global_batch is a multiple of micro_batch × dp, cp divides the sequence,
-  and pp divides the layers: the planner proposes no layout the model warns about).  The margin:
-  Fujii et al. 2024 (arXiv 2411.06465) saw no OOM in 454 runs whenever their estimate stayed below
-  80 % of HBM; their estimate leaves out the CUDA context, allocator fragmentation and NCCL
-  buffers, which our peak includes, so 80 % of theirs is about 85 % of ours on an 80 GB card.
-* **Throughput** is the model's prediction for each layout: compute at the GPU's sustained GEMM
-  efficiency, the exposed communication of each parallel group by where it is placed, the pipeline
-  bubble, the optimizer step and the offload traffic.  A row's ``mfu``, when given, is a measured
-  efficiency: it calibrates the model, not the plans' figures.  The planner finds the cheapest
-  layout, scales the matmul efficiency (``efficiency_scale``) until that layout's predicted MFU is
-  the given one, and searches again at that scale; the plans carry ``efficiency_scale`` and no
-  ``mfu``, so every layout keeps its own predicted cost.
-* **Cost** = predicted GPU-hours × the GPU type's price per GPU-hour: from ``--prices FILE`` (a CSV
-  of ``gpu,price``; only the GPU types it prices are searched when the row names no GPU), else the
-  row's ``price_per_gpu_hour`` for every GPU type.  Without a price, plans rank by GPU-hours.
-* **Ranking**: cost (GPU-hours without a price), then GPU count, then the simpler layout: the
-  optimizer in HBM before the host before NVMe, the fewest model-parallel ranks tp·pp·cp, the
-  lowest ZeRO stage, smaller pp, cp, tp, ep, fewer loss chunks, the largest micro-batch, the lower
-  peak.  The listed plans are distinct layouts: candidates that differ only in ``micro_batch`` or
-  ``loss_chunks`` are collapsed to the best of them, and a ZeRO stage that leaves the ledger and
-  the step unchanged is not listed twice.
-* **Pareto front** (``pareto``): the feasible plans no other plan beats on both days and cost,
-  fastest first (at most ``PARETO_POINTS``, spread over the front).
-* **Nothing feasible**: ``excluded_by`` counts, for every gate and constraint, the candidates it
-  rejects; the one that rejects the most is named in ``reason`` (and the CLI exits 1).
-* **Several input rows**: each row is planned on its own; the document lists every row's plans,
-  each carrying ``input`` (the row's name) and ``rank`` within that row, and its ``row`` is named
-  ``<input name>-p<rank>``.  Totals (candidates, feasible, seconds) cover all rows; ``inputs``
-  gives them per row.
+* **Feasible**: the peak fits ``MARGIN`` of HBM; the predicted days meet the deadline; offloaded
+  states stream and update within the step budget and fit host memory and NVMe (``GATES``); and
+  every constraint of the model that reads a searched column holds (``CONSTRAINT_KEYS``): the
+  planner proposes no layout the model warns about.  The margin: Fujii et al. 2024 (arXiv
+  2411.06465) saw no OOM in 454 runs whenever their estimate stayed below 80 % of HBM; their
+  estimate leaves out the CUDA context, allocator fragmentation and NCCL buffers, which our peak
+  includes, so 80 % of theirs is about 85 % of ours on an 80 GB card.
+* **Throughput** is the step-time model's prediction for each layout (definitions/time.py).  A
+  row's ``mfu``, when given, is a measured efficiency: it calibrates the model, not the plans'
+  figures.  The matmul efficiency is scaled (``efficiency_scale``) until the cheapest layout's
+  predicted MFU is the given one, and the search runs again at that scale; the plans carry
+  ``efficiency_scale`` and no ``mfu``, so every layout keeps its own predicted cost.
+* **Cost** = predicted GPU-hours × the GPU type's price per GPU-hour: from ``--prices FILE`` (only
+  the types it prices are searched when the row names no GPU), else the row's
+  ``price_per_gpu_hour``.  Without a price, plans rank by GPU-hours.
+* **Ranking**: cost (in steps of ``COST_TOLERANCE``), then GPU count, then the simpler layout
+  (``_rank_keys``).  The listed plans are distinct layouts: candidates that differ only in
+  ``micro_batch`` or ``loss_chunks`` collapse to the best of them, and a ZeRO stage that leaves the
+  ledger and the step unchanged is not listed twice.
+* **Pareto front**: the feasible plans no other plan beats on both days and cost, fastest first
+  (at most ``PARETO_POINTS``, spread over the front).
+* **Nothing feasible**: ``excluded_by`` counts the candidates each gate and constraint rejects; the
+  one that rejects the most is named in ``reason`` (and the CLI exits 1).
+* **Several input rows**: each row is planned on its own; its plans carry ``input`` and ``rank``
+  and are named ``<input name>-p<rank>``; ``inputs`` gives each row's totals.
 
-The search space (what the planner enumerates; the constraints above then decide)
---------------------------------------------------------------------------------
-* ``dp`` and ``micro_batch``: divisors of ``global_batch``; ``pp``: 1 … ``layers``; ``tp``:
-  1 … GPUs per node; ``cp``: divisors of ``seq_len`` leaving at least ``MIN_TOKENS_PER_CP_RANK``
-  tokens per rank; ``ep``: divisors of ``experts`` (1 for dense models); ``loss_chunks``:
-  ``LOSS_CHUNK_CHOICES``.  Each dimension is first narrowed by the model's constraints that read
-  it alone (``_allowed``), so the cross product holds no layout a single constraint refuses.
-* ``zero``: 0-3 (a stage above 0 only where dp·cp > 1: with one data-parallel rank there is
-  nothing to shard); ``recompute``: none, selective, full; the optimizer (master weights and
-  moments together, when ``master_at`` and ``optimizer_at`` are both empty): in HBM, on the host
-  (ZeRO-Offload, Megatron's optimizer CPU offload) or on NVMe (ZeRO-Infinity).
-* ``sequence_parallel``, when empty, is set wherever tp > 1 and tp·cp divides ``seq_len``.
-* ``gpu``: the catalogue (or the priced types), unless the row names one or overrides ``hbm_gb``,
-  ``peak_tflops`` or ``gpus_per_node``.
+The search space
+----------------
+``dp`` and ``micro_batch``: divisors of ``global_batch``; ``pp``: 1 … ``layers``; ``tp``: 1 … GPUs
+per node; ``cp``: divisors of ``seq_len`` leaving at least ``MIN_TOKENS_PER_CP_RANK`` tokens per
+rank; ``ep``: divisors of ``experts``; ``loss_chunks``: ``LOSS_CHUNK_CHOICES``; each first narrowed
+by the constraints that read it alone (``_allowed``).  ``zero``: 0-3 (above 0 only where dp·cp >
+1: with one data-parallel rank there is nothing to shard); ``recompute``; the optimizer (master
+weights and moments together) in HBM, on the host (ZeRO-Offload) or on NVMe (ZeRO-Infinity);
+``sequence_parallel`` wherever tp > 1 and tp·cp divides ``seq_len``; ``gpu``: the catalogue, unless
+the row names one or sets one of ``GPU_OVERRIDES``.
 
-A row that gives ``params_per_rank`` (observed at its own layout) has its expert split solved
-once, at that layout; the plans carry the resolved ``params_total`` and ``params_expert``
-instead.  ``measured_peak_gb`` belongs to the measured layout and is dropped from plan rows.
+A row that gives ``params_per_rank`` (observed at its own layout) has its expert split solved once,
+at that layout; the plans carry the resolved ``params_total`` and ``params_expert`` instead.
+``measured_peak_gb`` belongs to the measured layout and is dropped from plan rows.
 """
 
 from __future__ import annotations
@@ -258,15 +243,11 @@ def _allowed(base: Mapping[str, Any], col: str, values: Iterable[int]) -> list[i
     """The values of one layout column that every model constraint reading it alone accepts
     (the ``ok_*`` quantities evaluated over the values, the other layout columns at their defaults)."""
     vals = np.asarray(list(values), dtype=np.int64)
-    if len(vals) == 0:
-        return []
     keys = _ONE_COLUMN.get(col, ())
-    if not keys:
+    if len(vals) == 0 or not keys:
         return [int(x) for x in vals]
     env = evaluate_arrays(REGISTRY, {**base, col: vals}, tables(), keys)
-    keep = np.ones(len(vals), bool)
-    for k in keys:
-        keep &= _holds(env[k], len(vals))
+    keep = np.logical_and.reduce([_holds(env[k], len(vals)) for k in keys])
     return [int(x) for x in vals[keep]]
 
 
@@ -275,10 +256,8 @@ def _one_column_constraints() -> dict[str, tuple[str, ...]]:
     layout_cols = set(LAYOUT) | {"zero"}
     out: dict[str, list[str]] = {}
     for c in REGISTRY.constraints:
-        if c.ok not in CONSTRAINT_KEYS:
-            continue
         used = _columns_read(c.ok) & layout_cols
-        if len(used) == 1:
+        if c.ok in CONSTRAINT_KEYS and len(used) == 1:
             out.setdefault(next(iter(used)), []).append(c.ok)
     return {k: tuple(v) for k, v in out.items()}
 
@@ -483,11 +462,8 @@ def _numeric(base: dict, v0: Mapping[str, Any], opts: Callable) -> tuple:
     dps = _allowed(base, "dp", opts("dp", divisors(gb)))
     mbs = _allowed(base, "micro_batch", opts("micro_batch", divisors(gb)))
     pps = _allowed(base, "pp", opts("pp", range(1, L + 1)))
-    cps = _allowed(
-        base,
-        "cp",
-        opts("cp", [c for c in divisors(seq) if c == 1 or seq // c >= MIN_TOKENS_PER_CP_RANK]),
-    )
+    cp_choices = [c for c in divisors(seq) if c == 1 or seq // c >= MIN_TOKENS_PER_CP_RANK]
+    cps = _allowed(base, "cp", opts("cp", cp_choices))
     eps = _allowed(base, "ep", opts("ep", divisors(experts) if experts else [1]))
     lcs = opts("loss_chunks", LOSS_CHUNK_CHOICES)
     return dps, mbs, pps, cps, eps, lcs
@@ -520,14 +496,10 @@ def _evaluate(batch: _Batch, sl: slice | np.ndarray, margin: float) -> dict[str,
     """Registry figures, gates and constraints for candidates ``sl`` of ``batch``."""
     env = evaluate_arrays(REGISTRY, batch.cols(sl), tables(), list(KEYS))
     n = sl.stop - sl.start if isinstance(sl, slice) else len(sl)
-    full: dict[str, np.ndarray] = {}
-    for k in FIGURES + ("peak_bytes_per_rank",):
-        v = env[k]
-        full[k] = (
-            np.full(n, np.nan)
-            if v is None
-            else np.broadcast_to(np.ma.filled(np.ma.asarray(v, dtype=float), np.nan), (n,))
-        )
+    full = {  # a blank figure (None or masked) as NaN
+        k: np.broadcast_to(np.ma.filled(np.ma.asarray(env[k], dtype=float), np.nan), (n,))
+        for k in FIGURES + ("peak_bytes_per_rank",)
+    }
     ok = {"memory": full["peak_bytes_per_rank"] <= margin * full["hbm_bytes"]}
     for name, key in GATES[1:]:
         ok[name] = _holds(env[key], n, blank=key != "meets_deadline")
@@ -621,8 +593,9 @@ def _scan(
     margin: float,
     tick: Callable[[int], None] | None,
     structural: bool = False,
-) -> dict[str, Any]:
-    """One pass over every candidate: counts, the pool of the best, the front, what excludes.
+) -> tuple[dict[str, int], dict[str, int], _Pool, _Front, float]:
+    """One pass over every candidate: counts, what excludes, the pool of the best, the front, and
+    the fewest days of a candidate that passes every gate but the deadline.
 
     ``structural``: the calibration pass: only the candidates with the most loss chunks (the
     lightest; chunking costs no time), feasible when they fit and hold the constraints, whatever
@@ -810,24 +783,15 @@ def _plan_figures(search: _Search, rank: int, row: dict[str, Any], v: Mapping[st
     }
 
 
-def _feasible_in_engine(v: Mapping[str, Any], margin: float) -> bool:
-    return (
-        v["peak_bytes_per_rank"] <= margin * v["hbm_bytes"]
-        and bool(v["meets_deadline"])
-        and v["bandwidth_gate"] is not False
-        and v["host_fits"] is not False
-        and v["nvme_fits"] is not False
-        and all(v[k] is not False for k in CONSTRAINT_KEYS)
-    )
-
-
 def _through_engine(search: _Search, b_no: Any, i: Any, margin: float) -> tuple | None:
-    """Candidate ``i`` of batch ``b_no`` re-run through the engine: (batch, row, figures), or None
-    where the scalar engine disagrees at a boundary (never report a plan it rejects)."""
-    batch = search.batches[int(b_no)]
-    row = batch.row(int(i))
+    """Candidate ``i`` of batch ``b_no`` re-run through the engine: (row, figures), or None where
+    the scalar engine disagrees at a boundary (never report a plan it rejects).  A blank gate
+    other than the deadline, or a blank constraint, does not apply."""
+    row = search.batches[int(b_no)].row(int(i))
     v = compute(config_from_mapping(row)).values
-    return (batch, row, v) if _feasible_in_engine(v, margin) else None
+    rest = [k for _n, k in GATES[2:]] + list(CONSTRAINT_KEYS)
+    fits = v["peak_bytes_per_rank"] <= margin * v["hbm_bytes"] and bool(v["meets_deadline"])
+    return (row, v) if fits and all(v[k] is not False for k in rest) else None
 
 
 def _top_plans(search: _Search, pool: _Pool, top: int, margin: float) -> list[dict[str, Any]]:
@@ -849,7 +813,7 @@ def _top_plans(search: _Search, pool: _Pool, top: int, margin: float) -> list[di
         got = _through_engine(search, b_no, i, margin)
         if got is None:
             continue
-        _, row, v = got
+        row, v = got
         seen.add((layout, batch.zero))
         same = (layout, "same", v["peak_bytes_per_rank"], v["step_time_s"])
         if same in seen:
@@ -879,7 +843,7 @@ def _pareto(search: _Search, front: _Front, margin: float) -> list[dict[str, Any
         got = _through_engine(search, front.batch[j], front.idx[j], margin)
         if got is None:
             continue
-        _, row, v = got
+        row, v = got
         row["name"] = f"{search.name}-front{len(out) + 1}"
         p = _plan_figures(search, len(out) + 1, row, v)
         p.pop("rank")
@@ -922,7 +886,6 @@ def plan_document(
     max_candidates: int | None = None,
 ) -> dict[str, Any]:
     """The planner's document for every row: plans per input row, concatenated in input order."""
-    configs = list(configs)
     searches, problems = [], []
     for c in configs:
         try:

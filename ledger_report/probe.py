@@ -5,29 +5,10 @@
     ...  # the training loop as it was; optionally ``probe.loss(loss).backward()``
 
 Per rank and per recorded step (step 0, step 1, then every ``every``-th) one JSON line holds the peak
-of each phase the ledger models (after setup, forward, loss, backward, optimizer step) on three
-counters, the step time and the tokens: ``ledger-report reconcile INPUT run.jsonl`` reads it.
-
-Phase windows (hooks of PyTorch's public API only):
-
-* ``setup``: what is allocated when the step starts (the forward pre-hook of the model, or of its
-  first ``nn.Embedding`` where the loop calls the model's parts);
-* ``forward``: from there to the output head's forward (the ``head`` module, by default the model's
-  last ``nn.Linear``), so the logits are not in it;
-* ``loss``: from the head's forward to ``probe.loss(loss)`` where the loop calls it, else to the
-  moment the gradient of the head's output arrives (a tensor hook), which then holds the loss's
-  backward too;
-* ``backward``: from there to the optimizer's step pre-hook;
-* ``optimizer``: the optimizer step (``register_step_pre_hook`` / ``register_step_post_hook``).
-
-Counters: on CUDA ``torch.cuda.memory_stats`` (``allocated_bytes.all.peak``,
-``reserved_bytes.all.peak``) read and ``reset_peak_memory_stats`` called at each boundary; the
-device counter is the reserved peak plus what the device holds outside the allocator (``total -
-free`` from ``torch.cuda.mem_get_info`` less ``memory_reserved``, read at the boundary: the CUDA
-context, NCCL, other processes).  On the CPU, ``torch.profiler.profile(profile_memory=True)`` runs
-during each recorded step and its exported trace's ``[memory]`` events give the bytes the CPU
-allocator holds; the step starts from the bytes of the parameters, buffers, gradients and optimizer
-state alive then; reserved and device are ``null`` (no caching allocator, no device).
+of each phase the ledger models (setup, forward, loss, backward, optimizer step) on three counters
+(allocated, reserved, device), the step time and the tokens: ``ledger-report reconcile INPUT
+run.jsonl`` reads it.  docs/probe.md gives the windows (hooks of PyTorch's public API only) and
+the counters (CUDA's allocator statistics; on the CPU, torch.profiler's memory events).
 
 torch is imported when a Probe is attached, never by the rest of ledger_report.
 """
@@ -79,10 +60,13 @@ class _CudaCounter:
         self.device = device
         self.capacity = self.torch.cuda.mem_get_info(device)[1]
 
-    def _now(self) -> dict:
+    def _boundary(self) -> dict:
+        """The counters now, their peaks since the last boundary; the peaks then start again."""
         cuda = self.torch.cuda
+        cuda.synchronize(self.device)
         stats = cuda.memory_stats(self.device)
         free, total = cuda.mem_get_info(self.device)
+        cuda.reset_peak_memory_stats(self.device)
         outside = (total - free) - stats.get("reserved_bytes.all.current", 0)
         return {
             "allocated": stats.get("allocated_bytes.all.peak", 0),
@@ -94,17 +78,13 @@ class _CudaCounter:
         }
 
     def start(self) -> dict:
-        self.torch.cuda.synchronize(self.device)
-        now = self._now()
-        self.torch.cuda.reset_peak_memory_stats(self.device)
+        now = self._boundary()
         self.windows: list[tuple[str, dict]] = []
         return {c: now[f"{c}_now"] for c in COUNTERS}
 
     def mark(self, phase: str) -> None:
         """The window of ``phase`` ends now."""
-        self.torch.cuda.synchronize(self.device)
-        now = self._now()
-        self.torch.cuda.reset_peak_memory_stats(self.device)
+        now = self._boundary()
         self.windows.append((phase, {c: now[c] for c in COUNTERS}))
 
     def finish(self) -> list[tuple[str, dict]]:
@@ -256,11 +236,13 @@ class Probe:
         else:
             self.counter = _CpuCounter(model, optimizer)
             self.device = str(dev)
-        head = self.head or _last_linear(model)
+        modules = list(model.modules())
+        linears = [m for m in modules if isinstance(m, torch.nn.Linear)]
+        head = self.head or (linears[-1] if linears else None)
         h = self._handles
         # the step starts at the model's forward, or at its input embedding's where the loop
         # calls the model's parts (a chunked loss over the hidden states)
-        embed = _first_embedding(model)
+        embed = next((m for m in modules if isinstance(m, torch.nn.Embedding)), None)
         for m in (model,) if embed is None or embed is model else (model, embed):
             h.append(m.register_forward_pre_hook(self._on_forward, with_kwargs=True))
         if head is not None:
@@ -411,17 +393,6 @@ class Probe:
             os.write(self._fd, (json.dumps(record, allow_nan=False) + "\n").encode("utf-8"))
 
 
-def _first_embedding(model):
-    torch = _torch()
-    return next((m for m in model.modules() if isinstance(m, torch.nn.Embedding)), None)
-
-
-def _last_linear(model):
-    torch = _torch()
-    linears = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]
-    return linears[-1] if linears else None
-
-
 # -- preflight -------------------------------------------------------------------------------
 def preflight(
     model,
@@ -449,7 +420,8 @@ def preflight(
     probe = Probe(None, head=head).attach(model, optimizer)
     lrs = [g["lr"] for g in optimizer.param_groups]
     try:
-        _zero_lr(optimizer, torch)
+        for g in optimizer.param_groups:
+            g["lr"] = torch.zeros_like(g["lr"]) if isinstance(g["lr"], torch.Tensor) else 0.0
         _step(model, optimizer, batch, loss_fn, probe)
     except getattr(torch, "OutOfMemoryError", torch.cuda.OutOfMemoryError) as err:
         phase = probe._phase if probe._in_step else "setup"
@@ -471,11 +443,6 @@ def preflight(
     record = probe.records[-1]
     _check(record, budget, capacity_bytes, ledger)
     return record
-
-
-def _zero_lr(optimizer, torch) -> None:
-    for g in optimizer.param_groups:
-        g["lr"] = torch.zeros_like(g["lr"]) if isinstance(g["lr"], torch.Tensor) else 0.0
 
 
 def _reset_state(optimizer, torch) -> None:

@@ -28,10 +28,7 @@ ESTIMATE_KEY = {
 }
 
 
-# ---------------------------------------------------------------------------------------------
-# reconciling
-
-
+# ---- reconciling ----------------------------------------------------------------------------
 def phase_estimate(ledger: Any, window: str) -> int | None:
     """The ledger's figure for a measured window (allocated counter): its phases' largest."""
     vals = [ledger.get(f"phase_{p}_bytes") for p in WINDOWS.get(window, ())]
@@ -226,10 +223,9 @@ def _throughput(ledger: Any, samples: list[Sample]) -> dict:
     )
     tps = _tokens_per_s(ledger, steady)
     fpt, peak = ledger.get("flops_per_token"), ledger.get("bf16_peak_flops")
-    mfu = tps * fpt / peak if tps and fpt and peak else None
+    # a CPU run's throughput says nothing of the row's GPU
     on_cpu = any(s.device and not s.device.startswith("cuda") for s in steady)
-    if on_cpu:  # a CPU run's throughput says nothing of the row's GPU
-        mfu = None
+    mfu = tps * fpt / peak if tps and fpt and peak and not on_cpu else None
     times = [s.step_time_s for s in steady if s.step_time_s]
     fw_mfu = [s.framework_mfu for s in steady if s.framework_mfu is not None]
     fw_tflops = [s.tflops_per_gpu for s in steady if s.tflops_per_gpu is not None]
@@ -339,10 +335,7 @@ def _largest(doc: dict) -> dict | None:
     return None
 
 
-# ---------------------------------------------------------------------------------------------
-# the text report
-
-
+# ---- the text report ------------------------------------------------------------------------
 def _gb(n: float | None) -> str:
     if n is None:
         return "—"
@@ -478,10 +471,7 @@ def _text_largest(doc) -> list[str]:
     ]
 
 
-# ---------------------------------------------------------------------------------------------
-# --update
-
-
+# ---- --update -------------------------------------------------------------------------------
 def updated_csv(configs: Iterable[Any], name: str, update: Mapping[str, Any]) -> bytes:
     """The input rows as a CSV with the reconciled row's measured columns filled in (through the
     package's one CSV writer, so no text opens as a formula)."""

@@ -2,20 +2,13 @@
 samples: one rank's figures at one step, on named counters (``allocated``, ``reserved``,
 ``device``).  Steps count from 0.  Files are read a line at a time.
 
-What each framework line measures (read from the frameworks' code):
-
-* Megatron-LM ``report_memory`` (megatron/training/utils.py): ``[Rank r] (after N iterations)
-  memory (MB) | allocated | max allocated | reserved | max reserved``, MB = 2^20 bytes, the peaks
-  since the start of the job (never reset), printed by data-parallel rank 0 of each
-  tensor/pipeline rank.  The iteration line (megatron/training/training.py ``training_log``):
-  elapsed time per iteration (ms), throughput per GPU (TFLOP/s/GPU), global batch size.
-* torchtitan (torchtitan/components/metrics.py): ``step: N ... memory: X GiB(P%) tps: T tflops: F
-  mfu: M%``: ``max_reserved_gib`` of ``DeviceMemoryMonitor`` (reset after each log line), tokens
-  per second per GPU, its own MFU.
-* DeepSpeed ``see_memory_usage`` (deepspeed/runtime/utils.py): ``MA x GB Max_MA y GB CA z GB
-  Max_CA w GB``, GB = 2^30 bytes (Max_CA rounded to a whole number), peaks reset after each call;
-  ``ThroughputTimer`` (deepspeed/utils/timer.py): samples per second of the global batch,
-  ``MemAllocated``/``MaxMemAllocated`` in 2^30 bytes.
+What each framework line measures, read from the frameworks' code (docs/probe.md shows the lines):
+Megatron-LM's ``report_memory`` (megatron/training/utils.py: MB = 2^20 bytes, peaks since the job
+started) and ``training_log`` (megatron/training/training.py); torchtitan's metrics line
+(torchtitan/components/metrics.py: ``max_reserved_gib``, reset after each line); DeepSpeed's
+``see_memory_usage`` (deepspeed/runtime/utils.py: GB = 2^30 bytes, Max_CA rounded to whole GiB,
+peaks reset after each call) and ``ThroughputTimer`` (deepspeed/utils/timer.py: samples per second
+of the global batch).
 """
 
 from __future__ import annotations
