@@ -155,32 +155,25 @@ def _not_finite(config: Config, key: str, value: Any, model: Model) -> Problem:
     )
 
 
-def _non_finite_rows(np, env: Mapping[str, Any], idx: Sequence[int], model) -> dict[int, tuple]:
-    """The rule above over an arrays result covering rows ``idx``: each row (of ``idx``) one of
-    whose figures is not finite, with the first such figure (key, value) in registry order."""
-    found: dict[int, tuple] = {}
-    for key in _number_keys(model.registry):
-        v = env.get(key)
-        if not isinstance(v, (np.ndarray, np.generic)) or np.ma.getdata(v).dtype.kind != "f":
-            if type(v) is float and not math.isfinite(v):  # one value for every row
-                for i in idx:
-                    found.setdefault(i, (key, v))
-            continue
-        data = np.ma.getdata(v)
-        bad = ~np.isfinite(data) & ~np.ma.getmaskarray(v)
-        if bad.any():
-            values = np.broadcast_to(data, (len(idx),))
-            for j in np.flatnonzero(np.broadcast_to(bad, (len(idx),))):
-                found.setdefault(idx[j], (key, values[j]))
-    return found
-
-
 def _refuse_non_finite(np, parts, configs: Sequence[Config], model) -> None:
-    """Every row of an arrays result (``parts``: arrays and the rows they cover) that breaks the
-    rule above, named in one ``NotFiniteError``."""
+    """The rule above over an arrays result (``parts``: arrays and the rows they cover): every row
+    one of whose figures is not finite, with its first such figure in registry order, named in one
+    ``NotFiniteError``."""
     found: dict[int, tuple] = {}
     for env, idx in parts:
-        found.update(_non_finite_rows(np, env, idx, model))
+        for key in _number_keys(model.registry):
+            v = env.get(key)
+            if not isinstance(v, (np.ndarray, np.generic)) or np.ma.getdata(v).dtype.kind != "f":
+                if type(v) is float and not math.isfinite(v):  # one value for every row
+                    for i in idx:
+                        found.setdefault(i, (key, v))
+                continue
+            data = np.ma.getdata(v)
+            bad = ~np.isfinite(data) & ~np.ma.getmaskarray(v)
+            if bad.any():
+                values = np.broadcast_to(data, (len(idx),))
+                for j in np.flatnonzero(np.broadcast_to(bad, (len(idx),))):
+                    found.setdefault(idx[j], (key, values[j]))
     if found:
         raise NotFiniteError([_not_finite(configs[i], *found[i], model) for i in sorted(found)])
 
