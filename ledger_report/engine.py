@@ -245,7 +245,7 @@ def _input_columns(configs: Sequence[Config]) -> Iterable[tuple[str, Sequence[An
 def _ledgers(configs: Sequence[Config], parts: list, model: Model) -> list[Ledger]:
     import numpy as np
 
-    text = frozenset(_row_keys(model.registry))
+    text = _row_keys(model.registry)
     out: list[Ledger | None] = [None] * len(configs)
     for env, idx in parts:
         keys = [k for k in env if k not in text]
@@ -309,15 +309,15 @@ class _RowValues(dict):
 
 
 @functools.cache  # a registry is hashed by identity
-def _row_keys(reg) -> list[str]:
+def _row_keys(reg) -> frozenset:
     """Quantities the arrays interpreter leaves to the scalar one: text functions (messages, labels)
-    and everything that depends on them, in registry order."""
-    keys: list[str] = []
+    and everything that depends on them."""
+    keys: set[str] = set()
     for q in reg:
         text = any(isinstance(n, Call) and n.fn in TEXT_FUNCTIONS for n in walk(q.expr))
         if text or not all_refs(q.expr).isdisjoint(keys):
-            keys.append(q.key)
-    return keys
+            keys.add(q.key)
+    return frozenset(keys)
 
 
 def resolved_inputs(lg: Ledger) -> dict[str, Any]:
@@ -350,7 +350,7 @@ def table_keys(model: Model | None = None) -> list[str]:
     (numbers, truth values, short texts such as the gates and outcomes), in registry order; the
     sentences (messages, notes, reasons) are the JSON document's and the handout's."""
     reg = (model or DEFAULT).registry
-    text = frozenset(_row_keys(reg))
+    text = _row_keys(reg)
     return [q.key for q in reg if q.key not in text]
 
 
