@@ -155,32 +155,25 @@ def _not_finite(config: Config, key: str, value: Any, model: Model) -> Problem:
     )
 
 
-def _non_finite_rows(np, env: Mapping[str, Any], idx: Sequence[int], model) -> dict[int, tuple]:
-    """The rule above over an arrays result covering rows ``idx``: each row (of ``idx``) one of
-    whose figures is not finite, with the first such figure (key, value) in registry order."""
-    found: dict[int, tuple] = {}
-    for key in _number_keys(model.registry):
-        v = env.get(key)
-        if not isinstance(v, (np.ndarray, np.generic)) or np.ma.getdata(v).dtype.kind != "f":
-            if type(v) is float and not math.isfinite(v):  # one value for every row
-                for i in idx:
-                    found.setdefault(i, (key, v))
-            continue
-        data = np.ma.getdata(v)
-        bad = ~np.isfinite(data) & ~np.ma.getmaskarray(v)
-        if bad.any():
-            values = np.broadcast_to(data, (len(idx),))
-            for j in np.flatnonzero(np.broadcast_to(bad, (len(idx),))):
-                found.setdefault(idx[j], (key, values[j]))
-    return found
-
-
 def _refuse_non_finite(np, parts, configs: Sequence[Config], model) -> None:
-    """Every row of an arrays result (``parts``: arrays and the rows they cover) that breaks the
-    rule above, named in one ``NotFiniteError``."""
+    """The rule above over an arrays result (``parts``: arrays and the rows they cover): every row
+    one of whose figures is not finite, with its first such figure in registry order, named in one
+    ``NotFiniteError``."""
     found: dict[int, tuple] = {}
     for env, idx in parts:
-        found.update(_non_finite_rows(np, env, idx, model))
+        for key in _number_keys(model.registry):
+            v = env.get(key)
+            if not isinstance(v, (np.ndarray, np.generic)) or np.ma.getdata(v).dtype.kind != "f":
+                if type(v) is float and not math.isfinite(v):  # one value for every row
+                    for i in idx:
+                        found.setdefault(i, (key, v))
+                continue
+            data = np.ma.getdata(v)
+            bad = ~np.isfinite(data) & ~np.ma.getmaskarray(v)
+            if bad.any():
+                values = np.broadcast_to(data, (len(idx),))
+                for j in np.flatnonzero(np.broadcast_to(bad, (len(idx),))):
+                    found.setdefault(idx[j], (key, values[j]))
     if found:
         raise NotFiniteError([_not_finite(configs[i], *found[i], model) for i in sorted(found)])
 
@@ -252,7 +245,7 @@ def _input_columns(configs: Sequence[Config]) -> Iterable[tuple[str, Sequence[An
 def _ledgers(configs: Sequence[Config], parts: list, model: Model) -> list[Ledger]:
     import numpy as np
 
-    text = frozenset(_row_keys(model.registry))
+    text = _row_keys(model.registry)
     out: list[Ledger | None] = [None] * len(configs)
     for env, idx in parts:
         keys = [k for k in env if k not in text]
@@ -316,15 +309,15 @@ class _RowValues(dict):
 
 
 @functools.cache  # a registry is hashed by identity
-def _row_keys(reg) -> list[str]:
+def _row_keys(reg) -> frozenset:
     """Quantities the arrays interpreter leaves to the scalar one: text functions (messages, labels)
-    and everything that depends on them, in registry order."""
-    keys: list[str] = []
+    and everything that depends on them."""
+    keys: set[str] = set()
     for q in reg:
         text = any(isinstance(n, Call) and n.fn in TEXT_FUNCTIONS for n in walk(q.expr))
         if text or not all_refs(q.expr).isdisjoint(keys):
-            keys.append(q.key)
-    return keys
+            keys.add(q.key)
+    return frozenset(keys)
 
 
 def resolved_inputs(lg: Ledger) -> dict[str, Any]:
@@ -357,7 +350,7 @@ def table_keys(model: Model | None = None) -> list[str]:
     (numbers, truth values, short texts such as the gates and outcomes), in registry order; the
     sentences (messages, notes, reasons) are the JSON document's and the handout's."""
     reg = (model or DEFAULT).registry
-    text = frozenset(_row_keys(reg))
+    text = _row_keys(reg)
     return [q.key for q in reg if q.key not in text]
 
 

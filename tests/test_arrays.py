@@ -322,7 +322,7 @@ def test_smallest_divisor_over_arrays_equals_the_scalar_rule():
 
 
 def _masked_by_the_loop(vals):
-    """A column as ``masked_arrays`` made it a row at a time before its one-kind path."""
+    """A column as ``masked_arrays`` once made it a row at a time (the reference)."""
     blank = [v is None or v == "" for v in vals]
     given = [v for v, b in zip(vals, blank) if not b]
     kind = {
@@ -349,11 +349,17 @@ def _masked_by_the_loop(vals):
     ],
 )
 def test_masked_columns_of_one_kind_as_the_loop_made_them(vals):
-    """A column of numbers, texts or truth values (blanks among them) comes out of the one-kind
-    path as the row-by-row loop made it: the same values, dtype and blank mask."""
-    cols, blanks = masked_arrays(np, {"c": vals})
-
+    """A column of numbers, texts or truth values (blanks among them) comes out as the row-by-row
+    loop made it: the same values, dtype and blank mask; a column numpy would not hold as given (a
+    NaN given, a text of one NUL that it reads as empty) is refused (``None``: the caller
+    evaluates per pattern)."""
+    got = masked_arrays(np, {"c": vals})
+    if "\x00" in vals or any(v != v for v in vals if isinstance(v, float)):
+        assert got is None
+        return
+    cols, blanks = got
     want, blank = _masked_by_the_loop(vals)
+
     assert cols["c"].dtype == want.dtype and np.array_equal(
         cols["c"], want, equal_nan=want.dtype.kind == "f"
     )

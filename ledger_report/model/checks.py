@@ -54,11 +54,10 @@ def failures(
     reads = constraint_columns(reg)
     broken: dict[int, list[Constraint]] = {}
     read = frozenset().union(*reads.values())  # every column a rule reads
-    nothing = [None] * len(rows)
     if columns is None:
         columns = {name: [r.get(name) for r in rows] for name in read}
-    else:
-        columns = {name: columns.get(name, nothing) for name in read}
+    nothing = [None] * len(rows)
+    columns = {name: columns.get(name, nothing) for name in read}
     for env, idx in evaluate_rows(np, reg, tables, rows, columns, keys):
         for c in rules:
             ok = env[c.ok]
@@ -82,12 +81,8 @@ def failures(
             env = env if env is not None else evaluate_row(reg, rows[i], tables)
             if env[c.ok] is not False:
                 continue  # the arrays and the row agree; a blank rule does not apply
-            out.append(
-                Failure(
-                    i,
-                    c,
-                    str(eval_scalar(c.expected, rows[i], env, tables)),
-                    str(eval_scalar(c.found, rows[i], env, tables)),
-                )
+            expected, found = (
+                str(eval_scalar(x, rows[i], env, tables)) for x in (c.expected, c.found)
             )
+            out.append(Failure(i, c, expected, found))
     return out

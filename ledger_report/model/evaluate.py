@@ -25,6 +25,7 @@ import functools
 import math
 import operator
 import struct
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from .divisors import divisors
@@ -66,6 +67,16 @@ def compiled(e: Expr) -> Callable[[Mapping[str, Any], Mapping[str, Any], Tables]
 
 
 _BINOPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv}
+_UFUNCS = {  # numpy's comparisons, by name
+    "=": "equal",
+    "<>": "not_equal",
+    "<": "less",
+    "<=": "less_equal",
+    ">": "greater",
+    ">=": "greater_equal",
+}
+
+
 _CMPS = {
     "=": operator.eq,
     "<>": operator.ne,
@@ -124,8 +135,8 @@ def stepped_divisors(n: int, step: int) -> list[int]:
 _FUNCTIONS: dict[str, Callable[[list], Any]] = {
     "MAX": max,
     "MIN": min,
-    "CEIL": lambda xs: _ceil(xs[0]),
-    "FLOOR": lambda xs: _floor(xs[0]),
+    "CEIL": lambda xs: _rounded(math.ceil, xs[0]),
+    "FLOOR": lambda xs: _rounded(math.floor, xs[0]),
     "MOD": lambda xs: xs[0] % xs[1],
     "AND": lambda xs: all(bool(x) for x in xs),
     "OR": lambda xs: any(bool(x) for x in xs),
@@ -180,9 +191,7 @@ class _Closures(Visitor):
             if a is None:
                 return None
             b = b_(row, env, t)
-            if b is None:
-                return None
-            return op(a, b)
+            return None if b is None else op(a, b)
 
         return binop
 
@@ -238,13 +247,10 @@ def compare(opname: str, a: Any, b: Any) -> Any:
     return _CMPS[opname](a, b)
 
 
-def _rounded(fn: Callable[[float], int]) -> Callable[[Any], Any]:
-    """``fn`` (math.ceil, math.floor) after Calc's 15-digit rounding; an int or a non-finite
+def _rounded(fn: Callable[[float], int], x: Any) -> Any:
+    """``fn(x)`` (math.ceil, math.floor) after Calc's 15-digit rounding; an int or a non-finite
     number stays as it is (the engine refuses the latter)."""
-    return lambda x: x if isinstance(x, int) or not math.isfinite(x) else fn(approx_value(x))
-
-
-_ceil, _floor = _rounded(math.ceil), _rounded(math.floor)
+    return x if isinstance(x, int) or not math.isfinite(x) else fn(approx_value(x))
 
 
 # Spreadsheet number semantics (LibreOffice 7.4, sal/rtl/math.cxx) -----------------------------
@@ -407,14 +413,12 @@ def _lookup(tables: Tables, table: str, key: Any, field: str, default: Any = Non
     return rec[field]
 
 
+@dataclass(slots=True, eq=False)
 class _A:
     """An array value with its blank mask: ``blank`` is False (no row blank) or a bool array."""
 
-    __slots__ = ("v", "blank")
-
-    def __init__(self, v: Any, blank: Any = False) -> None:
-        self.v = v
-        self.blank = blank
+    v: Any
+    blank: Any = False
 
 
 def _or(np, a: Any, b: Any) -> Any:
@@ -550,26 +554,13 @@ class _ArrayEval:
             av = self.lowered(av)[0] if not isinstance(av, str) else av.lower()
         if _is_text(np, bv):
             bv = self.lowered(bv)[0] if not isinstance(bv, str) else bv.lower()
-        if _is_float_array(np, av) or _is_float_array(np, bv):
-            eq = _approx_equal_array(np, av, bv)
-            v = {
-                "=": lambda: eq,
-                "<>": lambda: ~eq,
-                "<": lambda: ~eq & np.less(av, bv),
-                "<=": lambda: eq | np.less(av, bv),
-                ">": lambda: ~eq & np.greater(av, bv),
-                ">=": lambda: eq | np.greater(av, bv),
-            }[op]()
-        else:
-            v = {
-                "=": np.equal,
-                "<>": np.not_equal,
-                "<": np.less,
-                "<=": np.less_equal,
-                ">": np.greater,
-                ">=": np.greater_equal,
-            }[op](av, bv)
-        return _A(v, blank)
+        if not (_is_float_array(np, av) or _is_float_array(np, bv)):
+            return _A(getattr(np, _UFUNCS[op])(av, bv), blank)
+        eq = _approx_equal_array(np, av, bv)
+        if op in ("=", "<>"):
+            return _A(eq if op == "=" else ~eq, blank)
+        strict = np.less(av, bv) if op[0] == "<" else np.greater(av, bv)
+        return _A(eq | strict if op.endswith("=") else ~eq & strict, blank)
 
     def _text_equal(self, av: Any, bv: Any) -> Any:
         """A text array against one text, case-insensitively, on each row: compared once for each

@@ -113,20 +113,13 @@ def lift(x: Any) -> Expr:
     return x if isinstance(x, Expr) else Const(x)
 
 
-def maximum(*xs: Any) -> Expr:
-    return Call("MAX", tuple(lift(x) for x in xs))
+def _function(name: str) -> Callable[..., Expr]:
+    """The builder of a call to ``name``, its arguments lifted to nodes: ``maximum(x, 1)``."""
+    return lambda *args: Call(name, tuple(lift(a) for a in args))
 
 
-def minimum(*xs: Any) -> Expr:
-    return Call("MIN", tuple(lift(x) for x in xs))
-
-
-def ceil(x: Any) -> Expr:
-    return Call("CEIL", (lift(x),))
-
-
-def floor(x: Any) -> Expr:
-    return Call("FLOOR", (lift(x),))
+maximum, minimum, ceil, floor, gcd = map(_function, ("MAX", "MIN", "CEIL", "FLOOR", "GCD"))
+all_of, any_of, negate = map(_function, ("AND", "OR", "NOT"))
 
 
 def nearest(x: Any) -> Expr:
@@ -141,10 +134,6 @@ def mod(x: Any, y: Any) -> Expr:
 
 def divides(d: Any, n: Any) -> Expr:
     return mod(n, d).eq(0)
-
-
-def gcd(x: Any, y: Any) -> Expr:
-    return Call("GCD", (lift(x), lift(y)))
 
 
 # The largest n whose smallest divisor every interpreter finds exactly, the workbook's formula
@@ -195,18 +184,6 @@ def gb_text(x: Any) -> Expr:
         concat(grouped(x / 10**9, 2), " GB"),
     )
     return if_(x.ge(10**12), tb, gb)
-
-
-def all_of(*xs: Any) -> Expr:
-    return Call("AND", tuple(lift(x) for x in xs))
-
-
-def any_of(*xs: Any) -> Expr:
-    return Call("OR", tuple(lift(x) for x in xs))
-
-
-def negate(x: Any) -> Expr:
-    return Call("NOT", (lift(x),))
 
 
 def if_(cond: Any, then: Any, other: Any) -> Expr:

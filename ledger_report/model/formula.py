@@ -87,8 +87,7 @@ class Template:
         return self.text.replace(INPUT_ROW, str(input_row)).replace(LEDGER_ROW, str(ledger_row))
 
 
-# --------------------------------------------------------------------------------------------
-# Literals
+# Literals ----------------------------------------------------------------------------------------
 
 
 def number(v: Any) -> str:
@@ -125,8 +124,7 @@ def _const(v: Any) -> tuple[str, int]:
     raise FormulaError(f"constant {v!r} has no spreadsheet spelling")
 
 
-# --------------------------------------------------------------------------------------------
-# Blank analysis (the same rule as Registry._needs, for any sub-expression)
+# Blank analysis (the same rule as Registry._needs, for any sub-expression) -----------------------
 
 
 def _strict_ifs(e: Expr) -> list[If]:
@@ -146,8 +144,7 @@ def _strict_ifs(e: Expr) -> list[If]:
     return out
 
 
-# --------------------------------------------------------------------------------------------
-# The compiler
+# The compiler ------------------------------------------------------------------------------------
 
 
 def _smallest_divisor_formula(n: str, lo: str, step: str) -> str:
@@ -339,8 +336,7 @@ def _quote_sheet(name: str) -> str:
     return "'" + name.replace("'", "''") + "'"
 
 
-# --------------------------------------------------------------------------------------------
-# Public entry points
+# Public entry points -----------------------------------------------------------------------------
 
 
 def compile_expression(

@@ -81,33 +81,20 @@ def masked_arrays(
     np, columns: Mapping[str, Sequence[Any]]
 ) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """Input columns (each a value per row) as arrays, with a blank mask for each column some rows
-    leave empty (a column empty on every row is left out); ``None`` when a column mixes kinds of
-    value (text, truth values, numbers) across the rows."""
+    leave empty (a column empty on every row is left out); ``None`` when a column is not of one
+    plain kind (``_one_kind``): the caller evaluates such rows per pattern."""
     cols, blanks = {}, {}
     for name, vals in columns.items():
         types = frozenset(map(type, vals))
         empty = _empty_cells(vals, types)
         if empty == len(vals):
             continue  # absent: blank on every row
-        fast = _one_kind(np, vals, types, empty)
-        if fast is not None:
-            cols[name] = fast[0]
-            if fast[1] is not None:
-                blanks[name] = fast[1]
-            continue
-        blank = [v is None or v == "" for v in vals] if empty else None
-        given = vals if blank is None else [v for v, b in zip(vals, blank) if not b]
-        kinds = {
-            str if issubclass(t, str) else bool if issubclass(t, bool) else float
-            for t in set(map(type, given))
-        }
-        if len(kinds) > 1:
+        one = _one_kind(np, vals, types, empty)
+        if one is None:
             return None
-        if blank is not None:
-            vals = [given[0] if b else v for v, b in zip(vals, blank)]
-            blanks[name] = np.array(blank, dtype=bool)
-        kind = kinds.pop()
-        cols[name] = np.array(vals, dtype=str if kind is str else bool if kind is bool else float)
+        cols[name] = one[0]
+        if one[1] is not None:
+            blanks[name] = one[1]
     return cols, blanks
 
 
@@ -129,8 +116,9 @@ def _empty_cells(vals: Sequence[Any], types: frozenset) -> int:
 
 
 def _one_kind(np, vals: Sequence[Any], types: frozenset, empty: int) -> tuple[Any, Any] | None:
-    """What the loop below makes of a column of one plain kind (numbers, texts or truth values,
-    blanks among them), without a Python step per row; ``None`` for any other column."""
+    """A column of one plain kind (numbers, texts or truth values, blanks among them) as an array
+    of that kind, each blank filled with the first value given, and its blank mask (``None``: no
+    blank); ``None`` for any other column.  No Python step per row."""
     if types <= _TEXTS:  # each distinct text converted once (a column holds few), then to the rows
         codes, distinct = first_seen_codes(np, vals)
         if len(distinct) > len(vals) // 4:  # names, notes: nearly one a row
@@ -144,7 +132,8 @@ def _one_kind(np, vals: Sequence[Any], types: frozenset, empty: int) -> tuple[An
     else:
         return None
     if int(np.count_nonzero(blank)) != empty:
-        return None  # a NaN given, or a text numpy would cut short: the loop below
+        return None  # a NaN given, or a text numpy would cut short
+
     if empty:
         a[blank] = a[np.argmin(blank)]  # the first value given, as the loop fills a blank
     if types <= _TRUTHS:

@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 from . import units
 from .evaluate import eval_scalar
-from .expr import PRECEDENCE, BinOp, Call, Const, Expr, Visitor
+from .expr import PRECEDENCE, TEXT_FUNCTIONS, BinOp, Call, Const, Expr, Visitor
 from .registry import (
     BOOL,
     BPP,
@@ -164,15 +164,15 @@ class _Filled(_Text):
         return units.num(self.eval(e)) + (" B" if e.field == "bytes" else "")
 
     def visit_If(self, e):
-        prec = self.prec
-        return self.text(e.then if self.eval(e.cond) else e.other, prec)
+        return self.text(e.then if self.eval(e.cond) else e.other, self.prec)
 
     def terms(self, e: Expr) -> list[Expr]:
         return [t for t in _flatten_sum(e) if self.eval(t) not in (0, None)]
 
     def visit_Call(self, e):
-        if e.fn in ("CONCAT", "FMT", "MID"):
+        if e.fn in TEXT_FUNCTIONS:
             return str(self.eval(e))
+
         return super().visit_Call(e)
 
     def visit_Cmp(self, e):

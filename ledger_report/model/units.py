@@ -80,17 +80,17 @@ def num(x) -> str:
     return f"{x:.3g}"
 
 
-# ------------------------------------------------------------------------------------------
-# Each registry unit as a report shows it, defined once: the word beside a number (in the unit the
-# report shows: bytes in GB), the spreadsheet number format of the quantity in its own unit (the
-# workbook's Ledgers sheet) and as a report cell shows it (Summary, print sheets, Budget).  The
-# workbook derives its formats and unit words from this table; a unit absent here shows as a plain
-# number with no word (counts, ratios) or as text; a cost's unit is the row's currency.
-
-
 @dataclass(frozen=True)
 class UnitDisplay:
+    """A registry unit as a report shows it, defined once: the word beside a number (in the unit
+    the report shows: bytes in GB), the spreadsheet number format of the quantity in its own unit
+    (the workbook's Ledgers sheet) and as a report cell shows it (Summary, print sheets, Budget).
+    The workbook derives its formats and unit words from ``UNIT_DISPLAY``; a unit absent there
+    shows as a plain number with no word (counts, ratios) or as text; a cost's unit is the row's
+    currency."""
+
     en: str = ""  # the word beside a number, in English ...
+
     zh: str = ""  # ... and in Chinese
     sheet: str = "General"  # spreadsheet number format of the value in its own unit
     shown: str = ""  # ... as a report cell shows it ("" = as ``sheet``)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any, BinaryIO, Iterable, Iterator, Mapping, Sequence
 
-from ..model.evaluate import text_codes
+from ..model.evaluate import first_seen_codes, text_codes
 from .output import csv_lines, csv_text
 
 PAD = 0xFF  # a byte no UTF-8 text holds: the padding deleted from the lines
@@ -133,10 +133,8 @@ def _distinct(np, values: Any) -> tuple[list[str], Any]:
     if kind in "iuf":  # by bit pattern: -0.0 apart from 0.0
         distinct, codes = np.unique(values.view(np.uint64), return_inverse=True)
         return _texts(distinct.view(values.dtype).tolist(), kind), codes.reshape(-1)
-    found: dict[Any, int] = {}
-    cells = [_quoted(csv_text(v)) for v in values.tolist()]
-    codes = np.array([found.setdefault(c, len(found)) for c in cells], dtype=np.intp)
-    return list(found), codes
+    codes, cells = first_seen_codes(np, [_quoted(csv_text(v)) for v in values.tolist()])
+    return cells, codes
 
 
 def _texts(values: list, kind: str) -> list[str]:
