@@ -47,9 +47,8 @@ def _columns(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
 
 def _blamed(rule: Any, text: str, values: Mapping[str, Any], origins: Mapping[str, str]) -> str:
     """The column a broken rule is reported on: its own, unless the row's model filled it while
-    the row typed another column that the rule reads and
-    its message (``text``) names: "experts divisible by ep = 6" is the ep the user wrote, not the
-    model's experts."""
+    the row typed another column that the rule reads and its message (``text``) names: "experts
+    divisible by ep = 6" is the ep the user wrote, not the model's experts."""
     from ..model.checks import constraint_columns
     from ..model.definitions import REGISTRY
 
@@ -109,18 +108,9 @@ class Table:
         found: str,
         cell: str | None = None,
     ) -> None:
-        self.problems.append(
-            Problem(
-                self.label,
-                row,
-                column,
-                expected,
-                found,
-                cell,
-                row_label=self.row_word,
-                written=self.written_by_row.get(row, self.written).get(column or ""),
-            )
-        )
+        written = self.written_by_row.get(row, self.written).get(column or "")
+        problem = Problem(self.label, row, column, expected, found, cell, self.row_word, written)
+        self.problems.append(problem)
 
     def cell_ref(self, col: int, row: int) -> str | None:
         if self.sheet is None:
