@@ -161,15 +161,12 @@ _NO_VALUES = dict.fromkeys(COLUMN_NAMES)  # every column empty, in schema order 
 _MEGATRON = "NVIDIA/Megatron-LM@d98e8a6"
 _DEEPSPEED = "deepspeedai/DeepSpeed@edaa722"
 ALIAS_SOURCES: Mapping[str, str] = {
-    "megatron_parallel": _MEGATRON
-    + " megatron/core/model_parallel_config.py (ModelParallelConfig)",
-    "megatron_model": _MEGATRON
-    + " megatron/core/transformer/transformer_config.py (TransformerConfig)",
-    "megatron_training": _MEGATRON
-    + " megatron/training/config/training_config.py (TrainingConfig)",
-    "megatron_arguments": _MEGATRON + " megatron/training/arguments.py",
-    "deepspeed_constants": _DEEPSPEED + " deepspeed/runtime/constants.py",
-    "deepspeed_zero": _DEEPSPEED + " deepspeed/runtime/zero/config.py (DeepSpeedZeroConfig)",
+    "megatron_parallel": f"{_MEGATRON} megatron/core/model_parallel_config.py (ModelParallelConfig)",
+    "megatron_model": f"{_MEGATRON} megatron/core/transformer/transformer_config.py (TransformerConfig)",
+    "megatron_training": f"{_MEGATRON} megatron/training/config/training_config.py (TrainingConfig)",
+    "megatron_arguments": f"{_MEGATRON} megatron/training/arguments.py",
+    "deepspeed_constants": f"{_DEEPSPEED} deepspeed/runtime/constants.py",
+    "deepspeed_zero": f"{_DEEPSPEED} deepspeed/runtime/zero/config.py (DeepSpeedZeroConfig)",
     "torchtitan": "pytorch/torchtitan@238fa99 torchtitan/config/job_config.py",
     "hugging_face": "huggingface/transformers configuration_<family>.py, as ledger_report/hf_config.py reads them",
     "common": "common shorthand",

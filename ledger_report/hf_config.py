@@ -85,14 +85,10 @@ class _Keys:
         v = self.cfg.get(key)
         return default if v is None else v
 
-    def count(self, key: str, default: Any = None, minimum: int = 1) -> int | None:
+    def count(self, key: str, default: int | None = None, minimum: int = 1) -> int:
         v = self.get(key, default)
         if v is None:
-            if default is None:
-                raise UnsupportedConfig(
-                    f"the key {key!r} (model_type {self.family})", "no such key"
-                )
-            return None
+            raise UnsupportedConfig(f"the key {key!r} (model_type {self.family})", "no such key")
         if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
             raise UnsupportedConfig(f"{key!r} a whole number ≥ {minimum}", json.dumps(v)[:60])
         return v
@@ -102,7 +98,7 @@ class _Keys:
         if self.get(key) is not None:
             out[key] = self.count(key)
 
-    def counts(self, **columns: str) -> dict[str, int | None]:
+    def counts(self, **columns: str) -> dict[str, int]:
         """Each column from its key (``column="key"``), read with ``count``, in the order given."""
         return {column: self.count(key) for column, key in columns.items()}
 

@@ -173,22 +173,16 @@ def python_number(value: Any) -> Any:
 # What a column expects, in words
 
 
-def _fmt_bound(x: float | None) -> str:
-    if x is None:
-        return ""
-    return num(int(x)) if float(x).is_integer() else repr(x)
-
-
 def _range_text(col: Column) -> str:
     lo, hi = col.minimum, col.maximum
     if lo is not None and hi is not None:
         if col.min_exclusive:
-            return f"in ({_fmt_bound(lo)}, {_fmt_bound(hi)}]"
-        return f"from {_fmt_bound(lo)} to {_fmt_bound(hi)}"
+            return f"in ({num(lo)}, {num(hi)}]"
+        return f"from {num(lo)} to {num(hi)}"
     if lo is not None:
-        return f"{'>' if col.min_exclusive else '≥'} {_fmt_bound(lo)}"
+        return f"{'>' if col.min_exclusive else '≥'} {num(lo)}"
     if hi is not None:
-        return f"≤ {_fmt_bound(hi)}"
+        return f"≤ {num(hi)}"
     return ""
 
 
@@ -465,7 +459,7 @@ def _band_text(col: Column) -> str:
     hi = largest if col.maximum is None else min(col.maximum, largest)
     zero = col.minimum is not None and col.minimum <= 0 and not col.min_exclusive
     word = "a fraction" if col.percent else "a number"
-    high = f"10^{round(math.log10(hi))}" if hi == largest else _fmt_bound(hi)
+    high = f"10^{round(math.log10(hi))}" if hi == largest else num(hi)
     band = f"{word} from 10^{round(math.log10(smallest))} to {high}"
     return f"0, or {band}" if zero else band
 

@@ -103,8 +103,8 @@ def _sniff(text: str) -> str:
     for delim in _DELIMITERS:
         try:
             for fields in csv.reader(io.StringIO(sample, newline=""), delimiter=delim):
-                if any(f.strip() for f in fields):
-                    count = sum(1 for f in fields if f.strip())
+                count = sum(1 for f in fields if f.strip())
+                if count:
                     if count > best_count:
                         best, best_count = delim, count
                     break

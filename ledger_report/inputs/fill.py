@@ -1,12 +1,11 @@
 """The model fill-in: the architecture columns a row's ``model`` cell names (an entry of the
-shipped catalogue, or a Hugging Face ``config.json``), put into the columns the row leaves
-empty, each with where it came from."""
+shipped catalogue, or a Hugging Face ``config.json``), each with where it came from."""
 
 from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from .cells import Bad, norm, show
 
@@ -54,18 +53,3 @@ class Models:
                 show(spec) + hint,
             )
         return dict(entry.columns), f"model {entry.name}"
-
-
-def fill_from_model(
-    values: dict[str, Any],
-    filled: Mapping[str, Any],
-    origin: str,
-    origins: dict[str, str],
-    bad: Iterable[str] = (),
-) -> None:
-    """The columns a row's model fills: those the row leaves empty (any column the row gives, even
-    one it gives badly, wins), each with where it came from."""
-    for column, value in filled.items():
-        if column not in values and column not in bad:
-            values[column] = value
-            origins[column] = origin

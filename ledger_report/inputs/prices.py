@@ -24,15 +24,8 @@ def read_prices(path: str | Path) -> dict[str, float]:
     reader = csv.DictReader(io.StringIO(text, newline=""))
     header = [h.strip().lower() for h in reader.fieldnames or []]
     if header[:2] != ["gpu", "price"]:
-        raise InputError(
-            Problem(
-                file=label,
-                row=None,
-                column="gpu",
-                expected="a header gpu,price",
-                found=",".join(reader.fieldnames or []),
-            )
-        )
+        found = ",".join(reader.fieldnames or [])
+        raise InputError(Problem(label, None, "gpu", "a header gpu,price", found))
     reader.fieldnames = header
     problems, out = [], {}
     for i, rec in enumerate(reader, start=2):

@@ -11,7 +11,7 @@ from typing import Any, Mapping, NoReturn, Sequence
 from ..config import COLUMN_BY_NAME, MODEL_COLUMN, NAME_COLUMN, Config
 from ..errors import InputError, Problem
 from .cells import CELLS, Bad, cell, gpu_hint, is_blank, letter, norm, sheet_ref, show
-from .fill import Models, fill_from_model
+from .fill import Models
 from .names import column_of, hint
 
 CHECK_BATCH_ROWS = 4096  # rows checked against the model's constraints at once
@@ -47,9 +47,8 @@ def _columns(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
 
 def _blamed(rule: Any, text: str, values: Mapping[str, Any], origins: Mapping[str, str]) -> str:
     """The column a broken rule is reported on: its own, unless the row's model filled it while
-    the row typed another column that the rule reads and
-    its message (``text``) names: "experts divisible by ep = 6" is the ep the user wrote, not the
-    model's experts."""
+    the row typed another column that the rule reads and its message (``text``) names: "experts
+    divisible by ep = 6" is the ep the user wrote, not the model's experts."""
     from ..model.checks import constraint_columns
     from ..model.definitions import REGISTRY
 
@@ -57,13 +56,13 @@ def _blamed(rule: Any, text: str, values: Mapping[str, Any], origins: Mapping[st
     if own not in origins:  # typed, or empty (then the rule asks for it)
         return own
     reads = constraint_columns(REGISTRY)[rule.key]
-    typed = [
+    typed = (
         c
         for c in COLUMN_BY_NAME
         if c in reads and c not in origins and values.get(c) is not None
         if re.search(rf"(?<![\w.]){re.escape(c)}(?![\w])", text)
-    ]
-    return typed[0] if typed else own
+    )
+    return next(typed, own)
 
 
 class Table:
@@ -109,18 +108,9 @@ class Table:
         found: str,
         cell: str | None = None,
     ) -> None:
-        self.problems.append(
-            Problem(
-                self.label,
-                row,
-                column,
-                expected,
-                found,
-                cell,
-                row_label=self.row_word,
-                written=self.written_by_row.get(row, self.written).get(column or ""),
-            )
-        )
+        written = self.written_by_row.get(row, self.written).get(column or "")
+        problem = Problem(self.label, row, column, expected, found, cell, self.row_word, written)
+        self.problems.append(problem)
 
     def cell_ref(self, col: int, row: int) -> str | None:
         if self.sheet is None:
@@ -189,9 +179,7 @@ class Table:
                     self.written[column] = text.strip()
             else:
                 unknown.append((col, text))
-        for col in range(1, self.width + 1):
-            if col not in cells:
-                self.blank.add(col)
+        self.blank.update(range(1, self.width + 1) - cells.keys())
         if unknown:
             self._unknown(row, unknown)
         if NAME_COLUMN not in self.columns.values() and not self.keyed:
@@ -290,20 +278,19 @@ class Table:
             values.pop(NAME_COLUMN, None)
             bad.add(NAME_COLUMN)
             return
-        key = name_key(name_value)
-        if key in self.names:
+        first = self.names.setdefault(name_key(name_value), row)
+        if first != row:
             self.add(
                 row,
                 NAME_COLUMN,
                 "a name unique in the file",
-                f"{show(name_value)} again (first at {self.row_word} {self.names[key]})",
+                f"{show(name_value)} again (first at {self.row_word} {first})",
                 self._ref_of(NAME_COLUMN, row),
             )
-        else:
-            self.names[key] = row
 
     def _fill(self, row: int, values: dict[str, Any], bad: set[str]) -> dict[str, str]:
-        """The columns the row's model fills, and where each came from."""
+        """The columns the row's model fills, and where each came from: those the row leaves
+        empty (any column the row gives, even one it gives badly, wins)."""
         origins: dict[str, str] = {}
         if values.get(MODEL_COLUMN) is None:
             return origins
@@ -315,7 +302,10 @@ class Table:
             bad.update(c for c in COLUMN_BY_NAME if values.get(c) is None)
             bad.add(MODEL_COLUMN)
         else:
-            fill_from_model(values, filled, origin, origins, bad)
+            for column, value in filled.items():
+                if column not in values and column not in bad:
+                    values[column] = value
+                    origins[column] = origin
             self._contradictions(row, values, filled, origin)
         return origins
 

@@ -237,9 +237,8 @@ class _Formulas:
     shows it.  A formula with no saved result reads as an empty cell there, so for a cell that
     reads empty this looks it up in the same sheet read with ``data_only=False`` (the formula
     text).  That reader is opened at the first such cell only, and only when the sheet's XML
-    holds a formula element at all; it then walks behind the main read.  Both
-    readers walk the same XML and yield the same sequence of rows, so the n-th row of one is the
-    n-th row of the other."""
+    holds a formula element at all; it then walks behind the main read (both readers yield the
+    same sequence of rows from the same XML)."""
 
     def __init__(self, fh: Any, title: str):
         self.fh = fh
