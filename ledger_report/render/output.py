@@ -394,9 +394,9 @@ def recover(folders: Iterable[os.PathLike | str]) -> list[Path]:
         except OSError:
             continue
         for name in names:
-            if name.startswith(JOURNAL_PREFIX) and name.endswith(JOURNAL_SUFFIX):
-                if _recover_one(folder / name):
-                    done.append(folder / name)
+            ours = name.startswith(JOURNAL_PREFIX) and name.endswith(JOURNAL_SUFFIX)
+            if ours and _recover_one(folder / name):
+                done.append(folder / name)
     return done
 
 

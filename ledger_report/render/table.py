@@ -14,15 +14,11 @@ from .view import ViewSection, assumptions, sections
 
 
 def _table(headers: list[str], rows: list[list[str]], align: str) -> list[str]:
-    widths = [
-        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
-    ]
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
 
     def line(cells: list[str]) -> str:
-        out = []
-        for c, w, a in zip(cells, widths, align):
-            out.append(c.rjust(w) if a == "r" else c.ljust(w))
-        return "  ".join(out).rstrip()
+        padded = (c.rjust(w) if a == "r" else c.ljust(w) for c, w, a in zip(cells, widths, align))
+        return "  ".join(padded).rstrip()
 
     sep = "  ".join("-" * w for w in widths)
     return [line(headers), sep] + [line(r) for r in rows]

@@ -75,11 +75,10 @@ def env_while_running(name: str, value: str) -> Iterator[None]:
     each saving and restoring the variable themselves left it set (found in a red-team pass: the
     second saw the first's value as the caller's and put it back)."""
     with _ENV_LOCK:
-        held = _ENV_HELD.setdefault(name, [0, None])
-        if held[0] == 0:
-            held[1] = os.environ.get(name)
-            if held[1] is None:
-                os.environ[name] = value
+        if name not in _ENV_HELD:  # the first block: the caller's value, or ours
+            _ENV_HELD[name] = [0, os.environ.get(name)]
+            os.environ.setdefault(name, value)
+        held = _ENV_HELD[name]
         held[0] += 1
     try:
         yield

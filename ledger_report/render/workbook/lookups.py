@@ -18,12 +18,12 @@ def _write_lookups(book: _Book, t: Any) -> None:
     """The lookup sheets the formulas read, hidden: they are tables, not pages (a hidden sheet
     prints nowhere; show it to read or change it)."""
     gpus = {g.name: asdict(g) for g in (*GPUS.values(), USER_DESCRIBED)}  # the catalogue's rows
+    head = book.head()
+    cell_st = book.style(fill=_LOOKUP_FILL)
+    text_st = book.style(fill=_LOOKUP_FILL, quote=True)
     for table, title, fields in _table_specs(t):
         ws = book.sheet(title)
         ws.hide()
-        head = book.head()
-        cell_st = book.style(fill=_LOOKUP_FILL)
-        text_st = book.style(fill=_LOOKUP_FILL, quote=True)
         rows = t[table]
         extra: list[str] = []
         if table == "gpu":
@@ -34,9 +34,9 @@ def _write_lookups(book: _Book, t: Any) -> None:
             ws.set_column(c - 1, c - 1, 14 if h != "source" else 80)
         for r, (key, rec) in enumerate(rows.items(), start=2):
             book.text(ws, r, 1, key, text_st)
-            src = gpus[key] if extra else {}
+            values = {**gpus[key], **rec} if extra else rec
             for c, f in enumerate(fields + extra, start=2):
-                x = rec[f] if f in fields else src[f]
+                x = values[f]
                 if isinstance(x, str):
                     book.text(ws, r, c, x, text_st)
                 else:
@@ -52,8 +52,6 @@ def _write_lookups(book: _Book, t: Any) -> None:
     ws = book.sheet(LISTS)
     ws.freeze_panes(1, 0)
     ws.hide()
-    head = book.head()
-    text_st = book.style(fill=_LOOKUP_FILL, quote=True)
     c = 0
     # the columns whose choices the column table holds (gpu's are the catalogue's rows)
     for col in COLUMNS:

@@ -15,11 +15,12 @@ from .cells import (
     _SECTION_FONT,
     _UNIT_FONT,
     DASH,
+    F_GENERAL,
     _lines,
     _text_width,
     print_setup,
 )
-from .display import _unit_word, _words
+from .display import _SHOW_FORMATS, _unit_word, _words
 from .grid import _PANE, _PANE_WIDTH, _SMALL, _TEXT_LABEL, _U, _U_CHARS
 from .page_tables import table_columns, write_table
 from .page_top import write_top
@@ -127,19 +128,30 @@ class _PrintSheet:
         q = rep.reg[key]
         self.label(r, c, label, "label", wl)
         lines = _lines(label, wl * _U_CHARS)
-        ident, build = self.figure_value(
-            key, guards, _words(rep.lang) if q.unit == R.BOOL else None
-        )
-        if q.unit in (R.TEXT, R.BOOL):
-            self.span(r, c + wl, wv + wu)
-            self.put(r, c + wl, ident, build, self.st["text"])
-            if q.unit == R.TEXT:
-                lines = max(lines, self.text_lines(key, wv + wu))
-        else:
-            self.span(r, c + wl, wv)
-            self.put(r, c + wl, ident, build, self.num(rep.fmt(key)))
+        text = q.unit in (R.TEXT, R.BOOL)  # over the unit's columns too
+        self.span(r, c + wl, wv + wu if text else wv)
+        self.value_cell(r, c + wl, key, guards)
+        if q.unit == R.TEXT:
+            lines = max(lines, self.text_lines(key, wv + wu))
+        elif not text:
             self.unit_cell(r, c + wl + wv, key, wu)
         self.need(r, lines)
+
+    def value_cell(
+        self, r: int, c: int, key: str, guards: tuple[str, ...], words=None, unit: str = ""
+    ) -> None:
+        """A figure's value: text, a truth value as a word (``words``, else yes/no), or a number
+        in the format of ``unit`` (by default the figure's own)."""
+        rep = self.rep
+        own = rep.reg[key].unit
+        if own == R.BOOL and words is None:
+            words = _words(rep.lang)
+        ident, build = self.figure_value(key, guards, words)
+        if own in (R.TEXT, R.BOOL):
+            style = self.st["text"]
+        else:
+            style = self.num(_SHOW_FORMATS.get(unit or own, F_GENERAL))
+        self.put(r, c, ident, build, style)
 
     def unit_cell(self, r: int, c: int, key: str, width: int) -> None:
         rep = self.rep

@@ -8,8 +8,8 @@ from typing import Any
 from ...model import registry as R
 from ...report import Line, Table
 from ..view import word as view_word
-from .cells import F_GENERAL, _lines, _text_width
-from .display import _SHOW_FORMATS, _words
+from .cells import _lines, _text_width
+from .display import _words
 from .grid import (
     _PANE,
     _REST_MIN,
@@ -119,16 +119,5 @@ def table_cell(page, r: int, c: int, ln: Line, col: Any, guards: tuple[str, ...]
     if not cell.key:
         page.book.label(page.ws, r, c, view_word(cell.value, rep.lang), page.st["text"])
         return
-    unit = rep.reg[cell.key].unit
-    words = (
-        _words(rep.lang, *col.words)
-        if col.words
-        else (_words(rep.lang) if unit == R.BOOL else None)
-    )
-    ident, build = page.figure_value(cell.key, guards, words)
-    style = (
-        page.st["text"]
-        if unit in (R.TEXT, R.BOOL)
-        else page.num(_SHOW_FORMATS.get(col.unit or unit, F_GENERAL))
-    )
-    page.put(r, c, ident, build, style)
+    words = _words(rep.lang, *col.words) if col.words else None
+    page.value_cell(r, c, cell.key, guards, words, col.unit)
