@@ -60,11 +60,8 @@ def _help_text(col: Column) -> str:
     lines = [col.help_en, col.help_zh]
     if col.unit:
         lines.append(f"unit: {col.unit}")
-    lines.append(
-        f"default: {col.default}"
-        if col.default
-        else ("required" if col.required else "default: empty")
-    )
+    default = f"default: {col.default}" if col.default else "default: empty"
+    lines.append("required" if col.required and not col.default else default)
     if col.choices:
         lines.append("choices: " + ", ".join(col.choices))
     elif col.name == "gpu":

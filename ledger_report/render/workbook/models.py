@@ -22,16 +22,12 @@ from ...catalogue import MODELS, find_model
 from ...config import COLUMNS, Config
 from ...inputs.fill import config_path
 from .cells import _LOOKUP_FILL, _Book
-from .layout import INPUT_LETTERS, MODELS_SHEET
+from .layout import INPUT_LETTERS, MODELS_SHEET, _name
 
 # The columns a model fills (the architecture groups of the column table).
 FILLED = tuple(
     c.name for c in COLUMNS if c.group in ("arch", "mla", "moe", "hybrid") and c.name != "model"
 )
-
-
-def _name(column: str | None) -> str:
-    return f"tbl_models_{column or 'key'}"
 
 
 def model_rows(configs: Iterable[Config]) -> dict[str, dict[str, Any]]:
@@ -94,7 +90,8 @@ def relocated(cfg: Config, folders: tuple[Any, Any] | None) -> Config:
 def lookup_formula(column: str, row: int) -> str:
     """The formula of an architecture cell: its column of the row's model, blank where the model
     leaves it empty or the Models sheet does not hold the model."""
-    found = f"INDEX({_name(column)},MATCH(${INPUT_LETTERS['model']}{row},{_name(None)},0))"
+    model = f"${INPUT_LETTERS['model']}{row}"
+    found = f"INDEX({_name('models', column)},MATCH({model},{_name('models', None)},0))"
     return f'IFERROR(IF({found}="","",{found}),"")'
 
 
@@ -117,5 +114,5 @@ def write_models(book: _Book, models: dict[str, dict[str, Any]]) -> None:
                 book.value(ws, r, c, cols[col], cell)
     last = 1 + len(models)
     for c, col in enumerate([None, *FILLED], start=1):
-        book.define(_name(col), MODELS_SHEET, c, last)
+        book.define(_name("models", col), MODELS_SHEET, c, last)
     ws.freeze_panes(1, 1)

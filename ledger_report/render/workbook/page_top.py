@@ -13,21 +13,17 @@ from .layout import CHOSEN_CELL, INPUT_LETTERS, INPUTS, LEDGER_FIRST_ROW, LEDGER
 # the top: title, name, notes, the chooser, the row's check ------------------------------
 def write_top(page, last_col: int) -> int:
     rep, ws, book = page.rep, page.ws, page.book
-    page.label(
-        1, 1, rep.t("Per-rank memory ledger and compute floor", "每卡显存账本与算力下界"), "title"
-    )
+    title = rep.t("Per-rank memory ledger and compute floor", "每卡显存账本与算力下界")
+    page.label(1, 1, title, "title")
     page.need(1, 1, 14)
     page.span(2, 1, _NAME_SPAN)
     book.formula(ws, 2, 1, rep.name_ref(page.mode, page.i), page.lg.config.name, page.st["name"])
     rep.flag_format(ws, 1, 0, 1, 0, flag(page, rep.spec.flag))
     notes_col = _NAME_SPAN + 2
     page.span(2, notes_col, last_col - notes_col + 1)
-    notes = page.lg.config.get("notes")
+    notes = page.lg.config.get("notes") or None  # text, or blank
     ref = rep.ref(INPUTS, INPUT_LETTERS["notes"], page.mode, page.i)
-    shown = f'IF({ref}="","",{ref})'
-    book.formula(
-        ws, 2, notes_col, shown, notes if notes not in (None, "") else None, page.st["note"]
-    )
+    book.formula(ws, 2, notes_col, f'IF({ref}="","",{ref})', notes, page.st["note"])
     longest = max(
         (str(l.config.get("notes") or "") for l in (rep.ledgers if page.chosen else [page.lg])),
         key=_text_width,

@@ -53,8 +53,7 @@ class _Report:
         return en if self.lang == "en" else zh
 
     def label(self, key: str) -> str:
-        q = self.reg[key]
-        return q.en if self.lang == "en" else q.zh
+        return self.t(self.reg[key].en, self.reg[key].zh)
 
     def header(self, key: str) -> str:
         return _header(self.reg, key, self.lang)
