@@ -83,14 +83,6 @@ class Column:
     max_chars: int = MAX_TEXT_CHARS
 
 
-# The column table: ``ledger_report/data/columns.csv``, a row per column.  ``choices`` are the
-# names an enum takes, space-separated ("(conventions)": the framework conventions'); ``flags``
-# sets ``required``, ``percent``, ``min_exclusive`` and ``catalogue=``; an empty ``max_chars`` is
-# a cell's limit (``currency`` has 16: ISO 4217 codes are 3 letters, with room for "CNY (元)");
-# ``default_zh`` is how a default described in words reads in Chinese.
-_COLUMNS_FILE = "columns.csv"
-
-
 def _number(text: str) -> float | None:
     return None if not text else int(text) if text.lstrip("-").isdigit() else float(text)
 
@@ -123,13 +115,14 @@ def _data_rows(name: str) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(text)))
 
 
-def _read_columns() -> tuple[tuple[Column, ...], dict[str, str]]:
-    rows = _data_rows(_COLUMNS_FILE)
-    default_zh = {r["default"]: r["default_zh"] for r in rows if r["default_zh"]}
-    return tuple(_column(r) for r in rows), default_zh
-
-
-COLUMNS, DEFAULT_ZH = _read_columns()
+# The column table: ``ledger_report/data/columns.csv``, a row per column.  ``choices`` are the
+# names an enum takes, space-separated ("(conventions)": the framework conventions'); ``flags``
+# sets ``required``, ``percent``, ``min_exclusive`` and ``catalogue=``; an empty ``max_chars`` is
+# a cell's limit (``currency`` has 16: ISO 4217 codes are 3 letters, with room for "CNY (元)");
+# ``default_zh`` is how a default described in words reads in Chinese.
+_COLUMN_ROWS = _data_rows("columns.csv")
+COLUMNS = tuple(_column(r) for r in _COLUMN_ROWS)
+DEFAULT_ZH = {r["default"]: r["default_zh"] for r in _COLUMN_ROWS if r["default_zh"]}
 
 
 def default_text(col: Column, lang: str) -> str:

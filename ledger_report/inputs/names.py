@@ -15,8 +15,6 @@ _CANDIDATES = {**{n: n for n in COLUMN_NAMES}, **{k: a.column for k, a in ALIAS_
 
 def column_of(key: str) -> str | None:
     """The column a header names (``key``: the name normalised and case-folded), or None."""
-    if key in COLUMN_BY_NAME:
-        return key
     key = header_key(key)
     if key in COLUMN_BY_NAME:
         return key
