@@ -29,11 +29,10 @@ from .engine import table as engine_table
 from .errors import InputError, Problem
 from .inputs import config_from_mapping, configs_from_records, name_key, read_configs
 from .model.evaluate import text_codes
-from .planner import TOP_PLANS, plan_document, read_prices
+from .planner import TOP_PLANS, Progress, plan_document, read_prices
 from .render.workers import no_cyclic_gc
 
 FORMATS = ("xlsx", "pdf", "json")
-Progress = Callable[[int, int], None]
 Rows = Any  # a path, a Config, a Ledger, a mapping, a DataFrame, or an iterable of those
 
 
