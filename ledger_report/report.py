@@ -190,30 +190,28 @@ class Report:
 
 
 def _state_lines() -> tuple[Line, ...]:
-    lines = []
-    for s, col, en, zh in STATES:
-        for p, pen, pzh in PARTS:
-            lines.append(
-                Line(
-                    id=f"{s}_{p}",
-                    en=f"{en} ({pen})",
-                    zh=f"{zh}（{pzh}）",
-                    cells={
-                        "state": Cell(value=s),
-                        "part": Cell(value=p),
-                        "dtype": Cell(f"{s}_dtype_label"),
-                        "bytes_per_param": Cell(f"{s}_bytes_per_param"),
-                        "sharded": Cell(f"{s}_{p}_sharded"),
-                        "shard_group": Cell(f"{s}_{p}_shard_group"),
-                        "params_on_rank": Cell(f"{s}_{p}_params_on_rank"),
-                        "bytes_per_rank": Cell(f"{s}_{p}_bytes"),
-                        "location": Cell(col),
-                    },
-                    show=f"{s}_{p}_shown",
-                    formula=f"{s}_{p}_bytes",
-                )
-            )
-    return tuple(lines)
+    return tuple(
+        Line(
+            id=f"{s}_{p}",
+            en=f"{en} ({pen})",
+            zh=f"{zh}（{pzh}）",
+            cells={
+                "state": Cell(value=s),
+                "part": Cell(value=p),
+                "dtype": Cell(f"{s}_dtype_label"),
+                "bytes_per_param": Cell(f"{s}_bytes_per_param"),
+                "sharded": Cell(f"{s}_{p}_sharded"),
+                "shard_group": Cell(f"{s}_{p}_shard_group"),
+                "params_on_rank": Cell(f"{s}_{p}_params_on_rank"),
+                "bytes_per_rank": Cell(f"{s}_{p}_bytes"),
+                "location": Cell(col),
+            },
+            show=f"{s}_{p}_shown",
+            formula=f"{s}_{p}_bytes",
+        )
+        for s, col, en, zh in STATES
+        for p, pen, pzh in PARTS
+    )
 
 
 STATE_COLUMNS = (

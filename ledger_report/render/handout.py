@@ -12,13 +12,11 @@ everything else, fatally.  So a note holding ``<a rel="attachment" href="file://
 is printed as text and embeds nothing.
 
 Fit: each page is an inline block of fixed height (WeasyPrint does not split inline blocks across
-pages), so nothing spills onto a further page.  Before layout, each page's trim level is the first
-whose estimated flow has a cut into the columns with room to spare (:func:`_first_fit`); a page
-laid out again costs as much as one laid out first, so the estimates are fitted to measured
-pages.  After layout the renderer reads back the top of every item, piece and column (the ids the
-template sets) and cuts an overflowing page's flow again by the measured heights, else trims it a
-level further (:func:`_pages`, :func:`_refit`).  A page that still overflows is reported (a
-warning naming it), never clipped silently.
+pages), so nothing spills onto a further page.  Each page is first cut by estimates fitted to
+measured pages (:func:`_first_fit`: a page laid out again costs as much as one laid out first),
+then measured after layout and, where it overflows, cut again or trimmed a level further
+(:func:`_pages`, :func:`_refit`).  A page that still overflows is reported, never clipped
+silently.
 
 Speed: WeasyPrint is pure Python and single-threaded.  The handout is laid out in parts fixed by
 the number of configurations (:func:`_parts`), rendered by forked workers side by side (which

@@ -763,13 +763,14 @@ def _summary_verdicts(lg: Ledger, lang: str) -> list[view.Row]:
 
 def summary_row(lg: Ledger, lang: str, rank: int) -> dict[str, Any]:
     flag = lg.model.spec.flag
-    verdicts = _summary_verdicts(lg, lang)
     return {
         "rank": rank,
         "name": clip(str(lg.name), SUMMARY_NAME_MAX_CHARS),
         "currency": str(lg.values.get(CURRENCY) or ""),
         "flag": bool(flag and lg.values.get(flag)),
-        "verdicts": [{"text": r.text, "tone": r.tone or "none"} for r in verdicts],
+        "verdicts": [
+            {"text": r.text, "tone": r.tone or "none"} for r in _summary_verdicts(lg, lang)
+        ],
         "cells": [
             {"text": r.text, "n": r.unit not in ("text", "bool")} for r in view.summary(lg, lang)
         ],

@@ -48,8 +48,7 @@ WORDS = {
 def word(v: Any, lang: str) -> str:
     if v is None:
         return "—"
-    hit = WORDS[lang].get(v) if isinstance(v, (str, bool)) else None
-    return hit if hit is not None else str(v)
+    return WORDS[lang].get(v, str(v)) if isinstance(v, (str, bool)) else str(v)
 
 
 def show(v: Any, unit: str, lang: str = "en") -> str:
