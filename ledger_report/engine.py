@@ -86,15 +86,12 @@ def _as_is(v: Any) -> Any:
     return v
 
 
-def _bool(v: Any) -> bool | None:
-    return None if v is None else bool(v)
+_PLAIN: dict[str, Callable[[Any], Any]] = {
+    BOOL: lambda v: None if v is None else bool(v),
+    TEXT: lambda v: None if v is None else str(v),
+    BYTES: _whole_by(math.ceil),
+}
 
-
-def _str(v: Any) -> str | None:
-    return None if v is None else str(v)
-
-
-_PLAIN = {BOOL: _bool, TEXT: _str, BYTES: _whole_by(math.ceil)}
 _PLAIN.update({u: _whole_by(lambda x: math.floor(x + 0.5)) for u in INT_UNITS - {BYTES}})
 _PLAIN.update({u: _finite for u in FLOAT_UNITS})
 

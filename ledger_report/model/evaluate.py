@@ -144,6 +144,7 @@ _FUNCTIONS: dict[str, Callable[[list], Any]] = {
     "FMT": lambda xs: grouped_text(xs[0], int(xs[1])),
     "MID": lambda xs: str(xs[0])[int(xs[1]) - 1 : int(xs[1]) - 1 + int(xs[2])],
     "GCD": lambda xs: math.gcd(int(round(xs[0])), int(round(xs[1]))),
+    "MINDIV": lambda xs: smallest_divisor_at_least(*xs),
 }
 
 
@@ -219,13 +220,6 @@ class _Closures(Visitor):
                 [x if f is None else text_of(f(row, env, t)) for x, f in parts]
             )
         args_ = [compiled(a) for a in e.args]
-        if e.fn == "MINDIV":
-
-            def mindiv(row, env, t):
-                xs = [a(row, env, t) for a in args_]
-                return None if any(x is None for x in xs) else smallest_divisor_at_least(*xs)
-
-            return mindiv
         fn = _FUNCTIONS[e.fn]
 
         def call(row, env, t):
