@@ -86,15 +86,12 @@ def _as_is(v: Any) -> Any:
     return v
 
 
-def _bool(v: Any) -> bool | None:
-    return None if v is None else bool(v)
+_PLAIN: dict[str, Callable[[Any], Any]] = {
+    BOOL: lambda v: None if v is None else bool(v),
+    TEXT: lambda v: None if v is None else str(v),
+    BYTES: _whole_by(math.ceil),
+}
 
-
-def _str(v: Any) -> str | None:
-    return None if v is None else str(v)
-
-
-_PLAIN = {BOOL: _bool, TEXT: _str, BYTES: _whole_by(math.ceil)}
 _PLAIN.update({u: _whole_by(lambda x: math.floor(x + 0.5)) for u in INT_UNITS - {BYTES}})
 _PLAIN.update({u: _finite for u in FLOAT_UNITS})
 
@@ -179,14 +176,15 @@ def _refuse_non_finite(np, parts, configs: Sequence[Config], model) -> None:
 
 
 def _evaluated_chunks(
-    configs: Iterable[Config], model: Model, rows: int, keys: list[str] | None = None
-) -> Iterator[tuple[list[Config], list[tuple[dict[str, Any], list[int]]]]]:
-    """Each chunk of ``rows`` configurations with its ``evaluate_chunk``; a refusal names every
-    row the run refuses (the chunks still to come evaluated too), not only the first chunk's."""
+    configs: Iterable[Config], model: Model, rows: int, keys: list[str] | None, make: Callable
+) -> Iterator[Any]:
+    """``make(chunk, evaluate_chunk(chunk))`` of each chunk of ``rows`` configurations (no chunk's
+    arrays kept while the next is evaluated); a refusal names every row the run refuses (the
+    chunks still to come evaluated too), not only the first chunk's."""
     rest = chunks(configs, rows)
     for chunk in rest:
         try:
-            parts = evaluate_chunk(chunk, model, keys)
+            made = make(chunk, evaluate_chunk(chunk, model, keys))
         except NotFiniteError as err:
             problems = list(err.problems)
             for later in rest:
@@ -195,7 +193,7 @@ def _evaluated_chunks(
                 except NotFiniteError as more:
                     problems.extend(more.problems)
             raise NotFiniteError(problems) from None
-        yield chunk, parts
+        yield made
 
 
 def compute_many(
@@ -206,8 +204,10 @@ def compute_many(
     else each group of rows that leave the same columns empty apart.  Text quantities (messages,
     sentences) are filled in per row by the scalar interpreter when they are read."""
     model = model or DEFAULT
-    for chunk, parts in _evaluated_chunks(configs, model, rows):
-        yield from _ledgers(chunk, parts, model)
+    for ledgers in _evaluated_chunks(
+        configs, model, rows, None, functools.partial(_ledgers, model)
+    ):
+        yield from ledgers
 
 
 def chunks(items: Iterable[Any], rows: int) -> Iterator[list[Any]]:
@@ -242,7 +242,7 @@ def _input_columns(configs: Sequence[Config]) -> Iterable[tuple[str, Sequence[An
     return ((name, [c.values[name] for c in configs]) for name in COLUMN_NAMES)
 
 
-def _ledgers(configs: Sequence[Config], parts: list, model: Model) -> list[Ledger]:
+def _ledgers(model: Model, configs: Sequence[Config], parts: list) -> list[Ledger]:
     import numpy as np
 
     text = _row_keys(model.registry)
@@ -361,24 +361,28 @@ def table(
     a numpy array of its values as the reports carry them (``plain``: bytes rounded up and counts
     rounded to whole numbers as int64, other numbers float64, truth values bool, text str) and the
     mask of blank rows (``None``: none blank)."""
-    import numpy as np
-
     model = model or DEFAULT
     keys = table_keys(model)
-    for chunk, parts in _evaluated_chunks(configs, model, rows, keys):
-        n = len(chunk)
-        out: dict[str, tuple[Any, Any]] = {"name": (np.array([c.name for c in chunk]), None)}
-        for k in keys:
-            unit = model.registry[k].unit
-            if len(parts) == 1:
-                out[k] = plain_array(np, parts[0][0][k], n, unit)
-            else:  # rows evaluated per pattern: each row's value, then as one array
-                vals: list[Any] = [None] * n
-                for env, idx in parts:
-                    for i, v in zip(idx, python_values(np, env[k], len(idx), unit) or ()):
-                        vals[i] = plain(v, unit)
-                out[k] = _array_of(np, vals, unit)
-        yield out
+    make = functools.partial(_table_chunk, model, keys)
+    yield from _evaluated_chunks(configs, model, rows, keys, make)
+
+
+def _table_chunk(model: Model, keys: list[str], chunk: list[Config], parts: list) -> dict:
+    import numpy as np
+
+    n = len(chunk)
+    out: dict[str, tuple[Any, Any]] = {"name": (np.array([c.name for c in chunk]), None)}
+    for k in keys:
+        unit = model.registry[k].unit
+        if len(parts) == 1:
+            out[k] = plain_array(np, parts[0][0][k], n, unit)
+        else:  # rows evaluated per pattern: each row's value, then as one array
+            vals: list[Any] = [None] * n
+            for env, idx in parts:
+                for i, v in zip(idx, python_values(np, env[k], len(idx), unit) or ()):
+                    vals[i] = plain(v, unit)
+            out[k] = _array_of(np, vals, unit)
+    return out
 
 
 def ledger_table(ledgers: Sequence[Ledger]) -> dict[str, tuple[Any, Any]]:

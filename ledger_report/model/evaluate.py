@@ -144,6 +144,7 @@ _FUNCTIONS: dict[str, Callable[[list], Any]] = {
     "FMT": lambda xs: grouped_text(xs[0], int(xs[1])),
     "MID": lambda xs: str(xs[0])[int(xs[1]) - 1 : int(xs[1]) - 1 + int(xs[2])],
     "GCD": lambda xs: math.gcd(int(round(xs[0])), int(round(xs[1]))),
+    "MINDIV": lambda xs: smallest_divisor_at_least(*xs),
 }
 
 
@@ -219,13 +220,6 @@ class _Closures(Visitor):
                 [x if f is None else text_of(f(row, env, t)) for x, f in parts]
             )
         args_ = [compiled(a) for a in e.args]
-        if e.fn == "MINDIV":
-
-            def mindiv(row, env, t):
-                xs = [a(row, env, t) for a in args_]
-                return None if any(x is None for x in xs) else smallest_divisor_at_least(*xs)
-
-            return mindiv
         fn = _FUNCTIONS[e.fn]
 
         def call(row, env, t):
@@ -588,13 +582,10 @@ class _ArrayEval:
         low, (uniq, inv) = self.lowered(k.v)
         blank = k.blank
         missing = [u for u in uniq if u not in names]
-        if missing and e.default is not None:
+        if e.default is not None:
             names.update({u: e.default for u in missing})
-            missing = []
-        if missing:
-            # keys of blank rows (or rows the reader refused) have no entry: blank there
-            bad = np.isin(low, missing)
-            blank = _or(np, blank, bad)
+        elif missing:  # keys of blank rows (or rows the reader refused) have no entry: blank there
+            blank = _or(np, blank, np.isin(low, missing))
         sample = next(iter(names.values()))
         fill = "" if isinstance(sample, str) else 0
         vals = np.array([names.get(u, fill) for u in uniq])
@@ -606,7 +597,6 @@ class _ArrayEval:
         for a in args:
             blank = _or(np, blank, a.blank)
         xs = [a.v for a in args]
-
         if fn in _FOLDS:
             out = functools.reduce(getattr(np, _FOLDS[fn]), xs)
         elif fn in ("CEIL", "FLOOR"):
@@ -615,9 +605,9 @@ class _ArrayEval:
         elif fn == "MOD":
             out = np.mod(xs[0], xs[1])
         elif fn == "GCD":
-            out = np.gcd(np.rint(xs[0]).astype(np.int64), np.rint(xs[1]).astype(np.int64)).astype(
-                float
-            )
+            whole = [np.rint(x).astype(np.int64) for x in xs]
+            out = np.gcd(*whole).astype(float)
+
         elif fn == "MINDIV":
             vals, none = _mindiv_array(np, xs)
             return _A(vals, _or(np, blank, none))

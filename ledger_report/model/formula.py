@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from .expr import MINDIV_MAX, PRECEDENCE, Call, Const, Expr, If, IsBlank, Ref, Visitor, children
 from .registry import Registry, needs_of, tag
@@ -127,21 +127,14 @@ def _const(v: Any) -> tuple[str, int]:
 # Blank analysis (the same rule as Registry._needs, for any sub-expression) -----------------------
 
 
-def _strict_ifs(e: Expr) -> list[If]:
-    """The outermost conditionals that ``e`` evaluates as operands (not through a branch)."""
-    out: list[If] = []
-
-    def walk(n: Expr) -> None:
-        if isinstance(n, If):
-            out.append(n)
-        elif isinstance(n, Call) and n.fn == "CONCAT":
-            return  # each part is guarded on its own
-        elif not isinstance(n, IsBlank):
-            for c in children(n):
-                walk(c)
-
-    walk(e)
-    return out
+def _strict_ifs(e: Expr) -> Iterator[If]:
+    """The outermost conditionals that ``e`` evaluates as operands (not through a branch; each
+    part of a CONCAT is guarded on its own)."""
+    if isinstance(e, If):
+        yield e
+    elif not isinstance(e, IsBlank) and not (isinstance(e, Call) and e.fn == "CONCAT"):
+        for c in children(e):
+            yield from _strict_ifs(c)
 
 
 # The compiler ------------------------------------------------------------------------------------

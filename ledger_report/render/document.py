@@ -137,8 +137,9 @@ def write_lines(
     head = b'{\n  "schema": "' + SCHEMA.encode() + b'",\n  "configs": [\n'
     lead = ""
     for chunk in chunks(ledgers, rows):
-        lines = ",\n".join(_COMPACT(config_document(lg)) for lg in chunk)
-        out.write((head if not lead else b"") + (lead + lines).encode())
+        docs = map(_COMPACT, map(config_document, chunk))  # lazy: the text made once, in the join
+        out.write((head if not lead else b"") + (lead + ",\n".join(docs)).encode())
+
         lead = ",\n"
         done(len(chunk))
     out.write((head if not lead else b"") + b"\n  ]\n}\n")
