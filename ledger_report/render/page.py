@@ -285,7 +285,8 @@ def page_data(lg: Ledger, lang: str) -> PageData:
             cols = [
                 (name, head)
                 for name, head in s.columns
-                if name not in s.fixed and not _is_breakdown(s, name)
+                # neither fixed values nor breakdowns (their items are listed)
+                if name not in s.fixed and not any(name in ln.items for ln in s.lines)
             ]
             if len(s.columns) > NARROW_COLUMNS:
                 wide.append(_wide(s, cols))
@@ -358,10 +359,6 @@ def _in_reading_order(
     for it in items:
         by_sec.setdefault(it["sec"], []).append({**it, "sec": new[it["sec"]]})
     return [sections[k] for k in order], [it for k in order for it in by_sec.get(k, [])]
-
-
-def _is_breakdown(s: view.ViewSection, name: str) -> bool:
-    return any(name in ln.items for ln in s.lines)
 
 
 def _row_item(sec: int, r: view.Row, formula: str = "") -> dict[str, Any]:
