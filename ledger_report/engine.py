@@ -204,9 +204,8 @@ def compute_many(
     else each group of rows that leave the same columns empty apart.  Text quantities (messages,
     sentences) are filled in per row by the scalar interpreter when they are read."""
     model = model or DEFAULT
-    for ledgers in _evaluated_chunks(
-        configs, model, rows, None, functools.partial(_ledgers, model)
-    ):
+    make = functools.partial(_ledgers, model)
+    for ledgers in _evaluated_chunks(configs, model, rows, None, make):
         yield from ledgers
 
 

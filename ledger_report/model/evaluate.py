@@ -442,7 +442,8 @@ def evaluate_arrays(
     """
     import numpy as np
 
-    ev = (evaluator or _ArrayEval)(np, reg, cols, tables, blanks or {})
+    ev = (evaluator or _ArrayEval)(np, cols, tables, blanks or {})
+
     wanted = None if keys is None else closure(reg, tuple(keys))
     out: dict[str, Any] = {}
     # a division by zero or the like gives inf or NaN, as the rules expect
@@ -471,13 +472,9 @@ class _ArrayEval:
     methods below for the work on arrays, so a subclass (``masked._Guarded``) changes them."""
 
     def __init__(
-        self, np, reg: Registry, cols: Mapping[str, Any], tables: Tables, blanks: Mapping[str, Any]
+        self, np, cols: Mapping[str, Any], tables: Tables, blanks: Mapping[str, Any]
     ) -> None:
-        self.np = np
-        self.reg = reg
-        self.cols = cols
-        self.tables = tables
-        self.blanks = blanks
+        self.np, self.cols, self.tables, self.blanks = np, cols, tables, blanks
         self.env: dict[str, Any] = {}
         self._cols: dict[str, Any] = {}  # column -> its _A (or None), made once per evaluation
         # id(array) -> (array, lowered, (distinct, inverse))

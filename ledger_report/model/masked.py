@@ -110,9 +110,8 @@ def _empty_cells(vals: Sequence[Any], types: frozenset) -> int:
     None or "" only if it is one, so a type that is not there need not be counted)."""
     if not types <= _PLAIN:
         return vals.count(None) + vals.count("")
-    return (vals.count(None) if type(None) in types else 0) + (
-        vals.count("") if str in types else 0
-    )
+    nones = vals.count(None) if type(None) in types else 0
+    return nones + (vals.count("") if str in types else 0)
 
 
 def _one_kind(np, vals: Sequence[Any], types: frozenset, empty: int) -> tuple[Any, Any] | None:
