@@ -302,8 +302,7 @@ def build_plans(
     from dataclasses import replace
 
     from .render.limits import MAX_BUILD_CONFIGS, check_build_size
-    from .render.output import check_targets, write_outputs
-    from .render.plans import plans_csv
+    from .render.output import check_targets, plans_csv, write_outputs
     from .report import DEFAULT
 
     out = Path(out_dir)
@@ -371,12 +370,10 @@ def gpus() -> dict[str, Any]:
 def template(path: str | Path) -> Path:
     """Write an empty input file: .xlsx (help text, defaults, dropdowns) or .csv (the header and
     one example row); returns the path written."""
-    from .render.output import write_outputs
+    from .render.output import template_csv, write_outputs
 
     path = Path(path)
     if path.suffix.lower() == ".csv":
-        from .render.template import template_csv
-
         data = template_csv()
     else:
         from .render.workbook import template_xlsx

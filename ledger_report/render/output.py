@@ -488,6 +488,21 @@ def csv_bytes(columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> byte
     return csv_lines([list(columns), *([row.get(c, "") for c in columns] for row in rows)])
 
 
+def plans_csv(doc: Mapping[str, Any]) -> bytes:
+    """plans.csv: every plan's row under the input columns, one complete input row per plan."""
+    from ..config import COLUMN_NAMES
+
+    return csv_bytes(COLUMN_NAMES, (p["row"] for p in doc["plans"]))
+
+
+def template_csv() -> bytes:
+    """The empty input file as CSV: the column names and the XLSX template's example row."""
+    from ..config import COLUMN_NAMES
+    from .workbook import EXAMPLE_ROW
+
+    return csv_bytes(COLUMN_NAMES, [EXAMPLE_ROW])
+
+
 def csv_lines(rows: Iterable[Sequence[Any]], safe: bool = False) -> bytes:
     """CSV lines (UTF-8) of ``rows``, every cell through :func:`csv_text` (``safe``: the caller
     put each through it, as ``calc --csv`` does a column at a time): the one CSV writer of the

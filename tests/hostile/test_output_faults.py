@@ -16,9 +16,7 @@ from click.testing import CliRunner
 
 from ledger_report.cli import main
 from ledger_report.render import output
-from ledger_report.render.output import csv_bytes, csv_text, write_outputs
-from ledger_report.render.plans import plans_csv
-from ledger_report.render.template import template_csv
+from ledger_report.render.output import csv_bytes, csv_text, plans_csv, template_csv, write_outputs
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from support.jobs import NARROW, QWEN3_8B_JOB  # noqa: E402

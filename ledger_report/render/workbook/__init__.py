@@ -84,7 +84,7 @@ __all__ = [
     "LEDGERS",
     "SUMMARY",
     "BUDGET",
-    "EXAMPLE_ROW",  # the template's example row (render/template.py)
+    "EXAMPLE_ROW",  # the template's example row (output.template_csv)
 ]
 
 
