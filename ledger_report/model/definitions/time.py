@@ -66,7 +66,9 @@ from .common import (
     KORTH,
     TRAIN_FLOPS_PER_PARAM_TOKEN,
     Ctx,
+    column_definer,
     conv,
+    definer,
     doc,
 )
 from .stages import STAGE_ZH, STAGES
@@ -240,88 +242,69 @@ def define(reg: Registry, r: Ctx) -> None:
 # ---- inputs: the precision of the matmuls and the topology ------------------------------------------
 def _hardware(reg: Registry, r: Ctx) -> None:
     reg.section = "hardware"
-    d = reg.define
+    d = definer(reg, GBPS, CATALOGUE)
+    given = column_definer(reg)
     gpu = r.gpu_profile
-    r.compute_dtype = d(
-        "compute_dtype",
-        default("compute_dtype", "bf16"),
-        TEXT,
-        "matmul precision",
-        "矩阵乘精度",
-        COLUMN,
-    )
-    r.fp8_tflops = d(
+
+    def listed(key: str, field: str, en: str, zh: str, **kw):
+        """The column ``key``, else the catalogue's ``field`` of the row's GPU."""
+        return d(key, default(key, Lookup("gpu", gpu, field)), en, zh, **kw)
+
+    r.compute_dtype = given("compute_dtype", "bf16", TEXT, "matmul precision", "矩阵乘精度")
+    r.fp8_tflops = listed(
         "fp8_tflops",
-        default("fp8_tflops", Lookup("gpu", gpu, "fp8_tflops")),
-        TFLOPS,
+        "fp8_tflops",
         "dense FP8 peak",
         "FP8 稠密峰值",
-        CATALOGUE + " (0: no FP8)",
+        unit=TFLOPS,
+        source=CATALOGUE + " (0: no FP8)",
     )
     r.fp8 = d(
         "fp8_compute",
         all_of(r.compute_dtype.eq("fp8"), r.fp8_tflops.gt(0)),
-        BOOL,
         "GEMMs in FP8",
         "GEMM 使用 FP8",
-        COLUMN
+        unit=BOOL,
+        source=COLUMN
         + ": FP8 runs the layers' GEMMs at the FP8 peak; attention and the output layer stay bf16 (Transformer Engine fp8_autocast covers Linear layers; DeepSeek-V3 arXiv 2412.19437 §3.3 keeps the output head, attention and norms in BF16)",
     )
     r.hbm_bw = d(
         "hbm_gb_s",
         default("hbm_gb_s", Lookup("gpu", gpu, "hbm_tb_s") * 1000),
-        GBPS,
         "HBM bandwidth per GPU",
         "每卡显存带宽",
-        CATALOGUE,
     )
-    r.nvlink = d(
+    r.nvlink = listed(
         "nvlink_gb_s",
-        default("nvlink_gb_s", Lookup("gpu", gpu, "interconnect_gb_s")),
-        GBPS,
+        "interconnect_gb_s",
         "intra-node bandwidth per GPU (both directions)",
         "节点内每卡带宽（双向）",
-        CATALOGUE + " (interconnect_gb_s)",
+        source=CATALOGUE + " (interconnect_gb_s)",
     )
-    r.network = d(
+    r.network = listed(
         "network_gb_s",
-        default("network_gb_s", Lookup("gpu", gpu, "network_gb_s")),
-        GBPS,
+        "network_gb_s",
         "scale-out network per GPU (per direction)",
         "跨节点网络每卡带宽（单向）",
-        CATALOGUE,
     )
-    r.nvme_bw = d(
-        "nvme_gb_s",
-        default("nvme_gb_s", Lookup("gpu", gpu, "nvme_gb_s")),
-        GBPS,
-        "NVMe bandwidth per node",
-        "每节点 NVMe 带宽",
-        CATALOGUE,
-    )
+    r.nvme_bw = listed("nvme_gb_s", "nvme_gb_s", "NVMe bandwidth per node", "每节点 NVMe 带宽")
     r.nvme_tb = d(
         "nvme_tb",
         Lookup("gpu", gpu, "nvme_tb"),
-        TB,
         "NVMe capacity per node",
         "每节点 NVMe 容量",
-        CATALOGUE,
+        unit=TB,
     )
-    r.host_mem_bw = d(
-        "host_mem_gb_s",
-        default("host_mem_gb_s", Lookup("gpu", gpu, "host_mem_gb_s")),
-        GBPS,
-        "host memory bandwidth per node",
-        "每节点主机内存带宽",
-        CATALOGUE,
+    r.host_mem_bw = listed(
+        "host_mem_gb_s", "host_mem_gb_s", "host memory bandwidth per node", "每节点主机内存带宽"
     )
-    r.eff_scale = d(
+    r.eff_scale = given(
         "efficiency_scale",
-        default("efficiency_scale", 1),
+        1,
         RATIO,
         "scale on the achievable matmul efficiency",
         "可达矩阵乘效率的缩放",
-        COLUMN + " (the planner sets it from a measured mfu)",
+        " (the planner sets it from a measured mfu)",
     )
     r.sustained = d(
         "sustained_fraction",
@@ -334,186 +317,150 @@ def _hardware(reg: Registry, r: Ctx) -> None:
             ),
             1,
         ),
-        RATIO,
         "share of the kernel benchmark's matmul efficiency training sustains",
         "训练中可维持的矩阵乘基准效率占比",
-        "SUSTAINED_FRACTION (definitions/time.py): "
+        unit=RATIO,
+        source="SUSTAINED_FRACTION (definitions/time.py): "
         + f"{SUSTAINED_FRACTION['no_fp8']} for parts without FP8 (A100 class), {SUSTAINED_FRACTION['fp8']} with, beyond the GEMMs' shapes; fitted to published runs with the grouped expert factor, refitted leave-one-source-out in tests/support/fit.py (bench/bench_throughput.py); 1 for a GPU the row describes",
     )
-    bf16_eff = d(
+    r.bf16_eff = d(
         "gemm_efficiency",
         Lookup("gpu", gpu, "gemm_efficiency") * r.sustained * r.eff_scale,
-        RATIO,
         "achievable BF16 matmul efficiency (largest GEMMs)",
         "可达 BF16 矩阵乘效率（大 GEMM）",
-        CATALOGUE
+        unit=RATIO,
+        source=CATALOGUE
         + " (measured maximum achievable matmul FLOP/s ÷ peak) × sustained_fraction × efficiency_scale",
     )
     fp8_eff = d(
         "fp8_gemm_efficiency",
         Lookup("gpu", gpu, "fp8_gemm_efficiency") * r.sustained * r.eff_scale,
-        RATIO,
         "achievable FP8 matmul efficiency (largest GEMMs)",
         "可达 FP8 矩阵乘效率（大 GEMM）",
-        CATALOGUE + " × sustained_fraction × efficiency_scale",
+        unit=RATIO,
+        source=CATALOGUE + " × sustained_fraction × efficiency_scale",
     )
     r.bf16_flops = d(
         "bf16_peak_flops",
         r.peak_tflops * FLOPS_PER_TFLOP,
-        FLOPS,
         "BF16 peak FLOP/s",
         "BF16 峰值 FLOP/s",
-        CATALOGUE,
+        unit=FLOPS,
     )
     r.gemm_flops = d(
         "gemm_peak_flops",
         if_(r.fp8, r.fp8_tflops, r.peak_tflops) * FLOPS_PER_TFLOP,
-        FLOPS,
         "peak FLOP/s of the layers' GEMMs",
         "各层 GEMM 的峰值 FLOP/s",
-        "compute_dtype: the FP8 peak with fp8, else BF16",
+        unit=FLOPS,
+        source="compute_dtype: the FP8 peak with fp8, else BF16",
     )
-    r.bf16_eff, r.gemm_eff = (
-        bf16_eff,
-        d(
-            "layer_gemm_efficiency",
-            if_(r.fp8, fp8_eff, bf16_eff),
-            RATIO,
-            "achievable efficiency of the layers' GEMMs",
-            "各层 GEMM 的可达效率",
-            "compute_dtype",
-        ),
+    r.gemm_eff = d(
+        "layer_gemm_efficiency",
+        if_(r.fp8, fp8_eff, r.bf16_eff),
+        "achievable efficiency of the layers' GEMMs",
+        "各层 GEMM 的可达效率",
+        unit=RATIO,
+        source="compute_dtype",
     )
 
 
 # ---- placement: which groups cross nodes -----------------------------------------------------------
 def _placement(reg: Registry, r: Ctx) -> None:
     reg.section = "placement"
-    d = reg.define
+    d = definer(reg, GBPS, PLACEMENT)
     gpn = r.gpus_per_node
     nv_bus = d(
         "nvlink_bus_gb_s",
         r.nvlink / 2 * NVLINK_EFFICIENCY,
-        GBPS,
         "NVLink bandwidth a collective sees per GPU",
         "集合通信可用的 NVLink 带宽",
-        "interconnect per direction × "
-        + str(NVLINK_EFFICIENCY)
-        + " (NVIDIA/nccl-tests issue #212)",
+        source=f"interconnect per direction × {NVLINK_EFFICIENCY} (NVIDIA/nccl-tests issue #212)",
     )
     net = d(
         "network_bus_gb_s",
         r.network * NETWORK_EFFICIENCY,
-        GBPS,
         "network bandwidth a collective sees per NIC",
         "集合通信可用的网络带宽",
-        "network_gb_s × " + str(NETWORK_EFFICIENCY) + " (NVIDIA/nccl-tests issue #290)",
+        source=f"network_gb_s × {NETWORK_EFFICIENCY} (NVIDIA/nccl-tests issue #290)",
     )
-    strides = {
-        "tp": 1,
-        "cp": r.tp,
-        "ep": r.etp,
-        "dp": r.tp * r.cp,
-        "pp": r.tp * r.cp * r.dp,
-        "grad": r.tp,
-        "egrad": r.etp * r.ep,
-        "rep": r.tp * r.cp * r.dp_shard,
-        "etp": 1,
-    }
-    sizes = {
-        "tp": r.tp,
-        "cp": r.cp,
-        "ep": r.ep,
-        "dp": r.dp,
-        "pp": r.pp,
-        "grad": r.dp_shard * r.cp,
-        "egrad": r.group["expert"],
-        "rep": r.dp / r.dp_shard,
-        "etp": r.etp,
-    }
-    names = {
-        "tp": "tensor-parallel",
-        "cp": "context-parallel",
-        "ep": "expert-parallel",
-        "dp": "data-parallel",
-        "pp": "pipeline",
-        "grad": "gradient-reduction (dp·cp)",
-        "egrad": "expert gradient-reduction (expert-DP)",
-        "rep": "replica (HSDP: dp/dp_shard)",
-        "etp": "expert tensor-parallel",
-    }
+    groups = (
+        # group, the stride between its ranks, its size, its name
+        ("tp", 1, r.tp, "tensor-parallel"),
+        ("cp", r.tp, r.cp, "context-parallel"),
+        ("ep", r.etp, r.ep, "expert-parallel"),
+        ("dp", r.tp * r.cp, r.dp, "data-parallel"),
+        ("pp", r.tp * r.cp * r.dp, r.pp, "pipeline"),
+        ("grad", r.tp, r.dp_shard * r.cp, "gradient-reduction (dp·cp)"),
+        ("egrad", r.etp * r.ep, r.group["expert"], "expert gradient-reduction (expert-DP)"),
+        ("rep", r.tp * r.cp * r.dp_shard, r.dp / r.dp_shard, "replica (HSDP: dp/dp_shard)"),
+        ("etp", 1, r.etp, "expert tensor-parallel"),
+    )
     r.crosses, r.local, r.bus, r.p2p, r.alpha = {}, {}, {}, {}, {}
     r.size, r.nodes, r.tree_depth = {}, {}, {}
-    for g, stride in strides.items():
-        n = sizes[g]
-        cross = d(
+    for g, stride, n, name in groups:
+        r.size[g] = n
+        r.crosses[g] = cross = d(
             f"{g}_crosses_nodes",
             all_of(n.gt(1), (stride * n).gt(gpn)),
-            BOOL,
-            f"the {names[g]} group crosses nodes",
-            f"{names[g]} 组跨节点",
-            PLACEMENT,
+            f"the {name} group crosses nodes",
+            f"{name} 组跨节点",
+            unit=BOOL,
         )
-        local = d(
+        r.local[g] = local = d(
             f"{g}_ranks_per_node",
             maximum(1, minimum(n, floor(gpn / stride))),
-            COUNT,
-            f"{names[g]} ranks on one node",
-            f"{names[g]} 组每节点成员数",
-            PLACEMENT,
+            f"{name} ranks on one node",
+            f"{name} 组每节点成员数",
+            unit=COUNT,
         )
-        r.crosses[g], r.local[g] = cross, local
         r.bus[g] = d(
             f"{g}_bus_gb_s",
             if_(cross, minimum(nv_bus, local * net), nv_bus),
-            GBPS,
-            f"{names[g]} collective bandwidth per GPU",
-            f"{names[g]} 集合通信带宽",
-            PLACEMENT
+            f"{name} collective bandwidth per GPU",
+            f"{name} 集合通信带宽",
+            source=PLACEMENT
             + "; across nodes the ranks of a node drive one NIC each (rail-optimised), so min(NVLink, ranks per node × NIC); expert groups as Megatron-LM megatron/core/parallel_state.py @d98e8a64 builds them (RankGenerator(tp=expert_tensor_parallel_size, ep, dp=expert-DP), order tp-ep-dp: ep ranks etp apart, expert-DP ranks etp·ep apart)",
         )
         r.p2p[g] = if_(cross, net, nv_bus)
         r.alpha[g] = if_(cross, NETWORK_LATENCY_S, NVLINK_LATENCY_S)
-        r.size[g] = n
         r.nodes[g] = d(
             f"{g}_nodes",
             if_(cross, ceil(n / local), 1),
-            COUNT,
-            f"nodes the {names[g]} group spans",
-            f"{names[g]} 组跨越的节点数",
-            PLACEMENT,
+            f"nodes the {name} group spans",
+            f"{name} 组跨越的节点数",
+            unit=COUNT,
         )
         r.tree_depth[g] = d(
             f"{g}_tree_depth",
             total_of([if_(r.nodes[g].ge(2**k), 1, 0) for k in range(1, 21)]),
-            COUNT,
-            f"levels of NCCL's tree over the {names[g]} group's nodes (⌊log2 nodes⌋)",
-            f"{names[g]} 组节点上 NCCL 树的层数（⌊log2 节点数⌋）",
-            NCCL + ": log2i(nNodes) inter-node tree steps (log2i rounds down)",
+            f"levels of NCCL's tree over the {name} group's nodes (⌊log2 nodes⌋)",
+            f"{name} 组节点上 NCCL 树的层数（⌊log2 节点数⌋）",
+            unit=COUNT,
+            source=NCCL + ": log2i(nNodes) inter-node tree steps (log2i rounds down)",
         )
-    r.placement_text = {}
     r.any_cross = d(
         "any_group_crosses_nodes",
         any_of(*(r.crosses[g] for g in DIMS)),
-        BOOL,
         "some group crosses nodes",
         "有跨节点的组",
-        PLACEMENT,
+        unit=BOOL,
     )
+    r.placement_text = {}
     for suffix, sep, across, within, none in (
         ("", "; ", " across nodes", " within a node", "no group crosses a node"),
         ("_zh", "；", " 跨节点", " 在节点内", "没有跨节点的组"),
     ):
         parts = [
-            if_(sizes[g].gt(1), concat(sep, g, if_(r.crosses[g], across, within)), "") for g in DIMS
+            if_(r.size[g].gt(1), concat(sep, g, if_(r.crosses[g], across, within)), "")
+            for g in DIMS
         ]
         r.placement_text[suffix] = d(
             "placement_summary" + suffix,
             if_(r.any_cross, drop_first(concat(*parts), len(sep)), none),
-            TEXT,
             "which groups cross nodes",
             "哪些组跨节点",
-            PLACEMENT,
+            unit=TEXT,
         )
 
 
@@ -579,6 +526,7 @@ def _collective(reg: Registry, r: Ctx, key: str, g: str, kind: str, nbytes, what
     """One collective call: (its time, its latency).  Time = the least over NCCL's algorithms and
     protocols of latency + bytes × factor ÷ (bus bandwidth × efficiency, at most its cap), as
     NCCL's own tuning model chooses; its latency that of the choice."""
+    d = definer(reg, SECONDS)
     n = r.size[g]
     name, name_zh, k = _KIND[kind]
     bw = r.bus[g]
@@ -590,29 +538,24 @@ def _collective(reg: Registry, r: Ctx, key: str, g: str, kind: str, nbytes, what
     algos = "ring (LL, LL128, Simple)" + (
         ", tree (LL, LL128, Simple)" if k == 2 else ", PAT with one rank per node"
     )
-    t = reg.define(
+    t = d(
         key + "_s",
         if_(n.gt(1), minimum(*times), 0),
-        SECONDS,
         f"one {name} of {what}",
         f"一次{zh} {name_zh}",
-        NCCL
-        + ": the least over "
-        + algos
-        + " of latency + bytes × "
+        source=f"{NCCL}: the least over {algos} of latency + bytes × "
         + ("2(n−1)/n (tree: 2)" if k == 2 else "(n−1)/n (PAT: 1)")
         + " ÷ (bus bandwidth × the protocol's efficiency, LL at most llMaxBw)",
     )
     chosen = opts[-1][0]  # the time quantity t is the least of the times where n > 1
     for (o_lat, *_rest), o_t in reversed(list(zip(opts[:-1], times[:-1]))):
         chosen = if_(o_t.le(t), o_lat, chosen)
-    lat = reg.define(
+    lat = d(
         key + "_latency_s",
         if_(n.gt(1), chosen * 1e-6, 0),
-        SECONDS,
         f"latency of one {name} of {what}",
         f"一次{zh} {name_zh}的延迟",
-        NCCL
+        source=NCCL
         + ": the latency of the algorithm and protocol NCCL's model chooses: ring base + steps × per-step latency (NVLink inside a node, the network between nodes)"
         + ("; the tree's" if k == 2 else "; PAT's (one rank per node)"),
     )
@@ -628,10 +571,7 @@ def _gemm_eff(reg: Registry, key: str, flops, peak, eff, en: str, zh: str):
         RATIO,
         en,
         zh,
-        CATALOGUE
-        + " × F/(F + peak·"
-        + f"{GEMM_RAMP_S:g}"
-        + " s) (Calculon systems/a100_80g.json: efficiency by op size)",
+        f"{CATALOGUE} × F/(F + peak·{GEMM_RAMP_S:g} s) (Calculon systems/a100_80g.json: efficiency by op size)",
     )
 
 
@@ -648,128 +588,118 @@ def _wave(reg: Registry, r: Ctx, key: str, rows, cols, together, en: str, zh: st
 
 def _efficiency(reg: Registry, r: Ctx) -> None:
     reg.section = "time"
-    d = reg.define
+    d = definer(reg, RATIO)
     tok = r.tokens_mb
     r.act_bytes = d(
         "activation_element_bytes",
         ACTIVATION_BYTES,
-        COUNT,
         "bytes per activation element sent",
         "每个激活元素的通信字节",
-        "bf16 activations (Megatron-LM sends them in the parameters' 16-bit dtype)",
+        unit=COUNT,
+        source="bf16 activations (Megatron-LM sends them in the parameters' 16-bit dtype)",
     )
     r.hbm_eff_bw = d(
         "hbm_stream_gb_s",
         r.hbm_bw * HBM_EFFICIENCY,
-        GBPS,
         "HBM bandwidth a memory-bound kernel reaches",
         "访存受限内核可达的显存带宽",
-        "hbm_gb_s × " + str(HBM_EFFICIENCY) + " (Calculon mem1 MB_efficiency)",
+        unit=GBPS,
+        source=f"hbm_gb_s × {HBM_EFFICIENCY} (Calculon mem1 MB_efficiency)",
     )
     r.sms = d(
         "gemm_sm_count",
         Lookup("gpu", r.gpu_profile, "sms", default=0),
-        COUNT,
         "streaming multiprocessors the GEMM tiles are scheduled on",
         "GEMM 分块调度所用的 SM 数",
-        CATALOGUE + " (sms; 0: no published count, no wave quantization)",
+        unit=COUNT,
+        source=CATALOGUE + " (sms; 0: no published count, no wave quantization)",
     )
-    has_e = r.E.gt(0)
     r.tok_expert = d(
         "tokens_per_local_expert",
-        if_(has_e, r.expert_copies * r.ep / maximum(r.E, 1), 0),
-        COUNT,
+        if_(r.E.gt(0), r.expert_copies * r.ep / maximum(r.E, 1), 0),
         "tokens a local expert receives per micro-batch",
         "每个本地专家每个 micro-batch 收到的 token",
-        doc("step-time") + ": the rank's routed token copies ÷ its E/ep experts (balanced routing)",
+        unit=COUNT,
+        source=TIME + ": the rank's routed token copies ÷ its E/ep experts (balanced routing)",
     )
-    r.moe_active_layer_p = d(
+    moe_active_layer_p = d(
         "moe_layer_active_params",
         r.moe_layer_dense_p + r.topk * r.expert_mlp_p,
-        "params",
         "active parameters per MoE layer",
         "每个 MoE 层的激活参数",
-        doc("parameters"),
+        unit="params",
+        source=doc("parameters"),
     )
     lin_arch = d(
         "layer_linear_params_active",
-        r.n_dense * r.dense_layer_p + r.n_moe * r.moe_active_layer_p,
-        "params",
+        r.n_dense * r.dense_layer_p + r.n_moe * moe_active_layer_p,
         "the layers' active matmul parameters (architecture)",
         "各层激活的矩阵参数（由结构）",
-        doc("parameters"),
+        unit="params",
+        source=doc("parameters"),
     )
     r.head_fpt = d(
         "head_flops_per_token",
         TRAIN_FLOPS_PER_PARAM_TOKEN * r.V * r.h,
-        FLOPS,
         "output layer FLOPs per token 6·vocab·h",
         "每 token 输出层 FLOPs 6·vocab·h",
-        doc("compute-floor"),
+        unit=FLOPS,
+        source=doc("compute-floor"),
     )
     r.lin_scale = d(
         "layer_flops_scale",
         (r.fpt - r.attn_flops - r.head_fpt) / (TRAIN_FLOPS_PER_PARAM_TOKEN * lin_arch),
-        RATIO,
         "layer FLOPs of flops_per_token over the architecture's",
         "flops_per_token 的层 FLOPs ÷ 结构计数",
-        doc("compute-floor")
+        source=doc("compute-floor")
         + " (1 unless params_total or params_active is given apart from the architecture)",
     )
     mode = r.recompute_mode
     r.rc_lin = d(
         "recompute_linear_fraction",
         if_(mode.eq("full"), 1 / 3, if_(mode.eq("selective_op"), 1 / 6, 0)),
-        RATIO,
         "extra matmul FLOPs recompute adds (of forward + backward)",
         "重计算额外的矩阵乘 FLOPs（占前向+反向）",
-        KORTH
+        source=KORTH
         + ": full recompute runs the layers' forward again (1/3); op-level selective recomputes every second matmul (torchtitan activation_checkpoint.py)",
     )
     r.rc_attn = d(
         "recompute_attention_fraction",
         if_(any_of(mode.eq("full"), mode.eq("core_attn")), 1 / 3, 0),
-        RATIO,
         "extra attention FLOPs recompute adds",
         "重计算额外的注意力 FLOPs",
-        KORTH + ": full and core-attention recompute run the attention forward again",
+        source=KORTH + ": full and core-attention recompute run the attention forward again",
     )
     peak, eff = r.gemm_flops, r.gemm_eff
-    wave_dense = _wave(
-        reg,
-        r,
-        "dense_layer_gemm_wave_efficiency",
-        tok,
-        r.dense_layer_p / (r.tp * r.h * GEMMS_PER_LAYER),
-        1,
+
+    def layer_gemms(kind: str, params, wave_en: str, wave_zh: str, en: str, zh: str):
+        """The efficiency of a ``kind`` layer's GEMMs of ``params`` (GEMMS_PER_LAYER of them)."""
+        wave = _wave(
+            reg,
+            r,
+            f"{kind}_layer_gemm_wave_efficiency",
+            tok,
+            params / (r.tp * r.h * GEMMS_PER_LAYER),
+            1,
+            wave_en,
+            wave_zh,
+        )
+        flops = 2 * tok * params / r.tp / GEMMS_PER_LAYER
+        return _gemm_eff(reg, f"{kind}_layer_gemm_efficiency", flops, peak, eff * wave, en, zh)
+
+    r.eff_dense = layer_gemms(
+        "dense",
+        r.dense_layer_p,
         "wave quantization of a dense layer's GEMMs (tokens × their mean width on the rank)",
         "稠密层 GEMM 的波量化效率",
-    )
-    r.eff_dense = _gemm_eff(
-        reg,
-        "dense_layer_gemm_efficiency",
-        2 * tok * r.dense_layer_p / r.tp / GEMMS_PER_LAYER,
-        peak,
-        eff * wave_dense,
         "efficiency of a dense layer's GEMMs",
         "稠密层 GEMM 效率",
     )
-    wave_moe = _wave(
-        reg,
-        r,
-        "moe_layer_gemm_wave_efficiency",
-        tok,
-        r.moe_layer_dense_p / (r.tp * r.h * GEMMS_PER_LAYER),
-        1,
+    r.eff_moe = layer_gemms(
+        "moe",
+        r.moe_layer_dense_p,
         "wave quantization of an MoE layer's attention GEMMs",
         "MoE 层注意力 GEMM 的波量化效率",
-    )
-    r.eff_moe = _gemm_eff(
-        reg,
-        "moe_layer_gemm_efficiency",
-        2 * tok * r.moe_layer_dense_p / r.tp / GEMMS_PER_LAYER,
-        peak,
-        eff * wave_moe,
         "efficiency of an MoE layer's attention GEMMs",
         "MoE 层注意力 GEMM 效率",
     )
@@ -778,22 +708,22 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
     together = d(
         "expert_gemms_at_once",
         if_(streams.eq(0), local_experts, minimum(streams, local_experts)),
-        COUNT,
         "local experts whose GEMMs run at once (sharing the SMs)",
         "同时运行（共享 SM）的本地专家 GEMM 数",
-        "the convention's expert_gemm_streams (model/conventions.py: Transformer Engine GroupedLinear 4 cuBLAS streams, torch._grouped_mm all, a loop 1), at most the rank's E/ep experts",
+        unit=COUNT,
+        source="the convention's expert_gemm_streams (model/conventions.py: Transformer Engine GroupedLinear 4 cuBLAS streams, torch._grouped_mm all, a loop 1), at most the rank's E/ep experts",
     )
+    m_e, n_e = maximum(r.tok_expert, 1), r.expert_mlp_p / (r.etp * r.h * GEMMS_PER_EXPERT)
     wave_expert = _wave(
         reg,
         r,
         "expert_gemm_wave_efficiency",
         r.tok_expert,
-        r.expert_mlp_p / (r.etp * r.h * GEMMS_PER_EXPERT),
+        n_e,
         together,
         "wave quantization of the expert GEMMs (tokens per expert × their mean width, the GEMMs that run at once)",
         "专家 GEMM 的波量化效率",
     )
-    m_e, n_e = maximum(r.tok_expert, 1), r.expert_mlp_p / (r.etp * r.h * GEMMS_PER_EXPERT)
     roof = d(
         "expert_gemm_memory_bound_efficiency",
         2
@@ -804,10 +734,9 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         * r.hbm_eff_bw
         * BYTES_PER_GB
         / peak,
-        RATIO,
         "the most an expert GEMM reaches at its arithmetic intensity (HBM-bound below it)",
         "专家 GEMM 在其算术强度下可达的上限（低于此为显存受限）",
-        "roofline: FLOPs ÷ bytes of A, B and C (2·M·N·K ÷ 2-byte elements of M·K + K·N + M·N; M the tokens per expert, N the mean width, K = h) × HBM bandwidth ÷ peak (NVIDIA 'Matrix Multiplication Background User's Guide', math and memory bounds: arithmetic intensity against the GPU's ops:byte ratio)",
+        source="roofline: FLOPs ÷ bytes of A, B and C (2·M·N·K ÷ 2-byte elements of M·K + K·N + M·N; M the tokens per expert, N the mean width, K = h) × HBM bandwidth ÷ peak (NVIDIA 'Matrix Multiplication Background User's Guide', math and memory bounds: arithmetic intensity against the GPU's ops:byte ratio)",
     )
     r.eff_expert = _gemm_eff(
         reg,
@@ -844,18 +773,16 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
     r.attn_kernel_eff = d(
         "attention_kernel_efficiency",
         kernel_frac,
-        RATIO,
         "the attention kernel's fraction of the BF16 peak (forward and backward)",
         "注意力内核达到的 BF16 峰值占比（前向与反向）",
-        ATTENTION_SOURCE,
+        source=ATTENTION_SOURCE,
     )
     r.eff_attn = d(
         "attention_efficiency",
         if_(r.flash, r.attn_kernel_eff * r.sustained * r.eff_scale, r.bf16_eff),
-        RATIO,
         "efficiency of the attention core (bf16)",
         "注意力核心效率（bf16）",
-        "flash attention: attention_kernel_efficiency × sustained_fraction × efficiency_scale; unfused: batched GEMMs at the GEMM efficiency plus the score traffic",
+        source="flash attention: attention_kernel_efficiency × sustained_fraction × efficiency_scale; unfused: batched GEMMs at the GEMM efficiency plus the score traffic",
     )
 
 
