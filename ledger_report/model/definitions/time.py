@@ -250,13 +250,12 @@ def _hardware(reg: Registry, r: Ctx) -> None:
     given = column_definer(reg)
     gpu = r.gpu_profile
 
-    def listed(key: str, field: str, en: str, zh: str, **kw):
-        """The column ``key``, else the catalogue's ``field`` of the row's GPU."""
-        return d(key, default(key, Lookup("gpu", gpu, field)), en, zh, **kw)
+    def listed(key: str, en: str, zh: str, field: str = "", **kw):
+        """The column ``key``, else the catalogue's ``field`` (``key``) of the row's GPU."""
+        return d(key, default(key, Lookup("gpu", gpu, field or key)), en, zh, **kw)
 
     r.compute_dtype = given("compute_dtype", "bf16", TEXT, "matmul precision", "矩阵乘精度")
     r.fp8_tflops = listed(
-        "fp8_tflops",
         "fp8_tflops",
         "dense FP8 peak",
         "FP8 稠密峰值",
@@ -280,18 +279,15 @@ def _hardware(reg: Registry, r: Ctx) -> None:
     )
     r.nvlink = listed(
         "nvlink_gb_s",
-        "interconnect_gb_s",
         "intra-node bandwidth per GPU (both directions)",
         "节点内每卡带宽（双向）",
+        field="interconnect_gb_s",
         source=CATALOGUE + " (interconnect_gb_s)",
     )
     r.network = listed(
-        "network_gb_s",
-        "network_gb_s",
-        "scale-out network per GPU (per direction)",
-        "跨节点网络每卡带宽（单向）",
+        "network_gb_s", "scale-out network per GPU (per direction)", "跨节点网络每卡带宽（单向）"
     )
-    r.nvme_bw = listed("nvme_gb_s", "nvme_gb_s", "NVMe bandwidth per node", "每节点 NVMe 带宽")
+    r.nvme_bw = listed("nvme_gb_s", "NVMe bandwidth per node", "每节点 NVMe 带宽")
     r.nvme_tb = d(
         "nvme_tb",
         Lookup("gpu", gpu, "nvme_tb"),
@@ -299,9 +295,7 @@ def _hardware(reg: Registry, r: Ctx) -> None:
         "每节点 NVMe 容量",
         unit=TB,
     )
-    r.host_mem_bw = listed(
-        "host_mem_gb_s", "host_mem_gb_s", "host memory bandwidth per node", "每节点主机内存带宽"
-    )
+    r.host_mem_bw = listed("host_mem_gb_s", "host memory bandwidth per node", "每节点主机内存带宽")
     r.eff_scale = given(
         "efficiency_scale",
         1,
@@ -675,12 +669,11 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         source=KORTH + ": full and core-attention recompute run the attention forward again",
     )
     peak, eff = r.gemm_flops, r.gemm_eff
+    wave, gemm_eff = partial(_wave, reg, r), partial(_gemm_eff, reg)
 
     def layer_gemms(kind: str, params, wave_en: str, wave_zh: str, en: str, zh: str):
         """The efficiency of a ``kind`` layer's GEMMs of ``params`` (GEMMS_PER_LAYER of them)."""
-        wave = _wave(
-            reg,
-            r,
+        waves = wave(
             f"{kind}_layer_gemm_wave_efficiency",
             tok,
             params / (r.tp * r.h * GEMMS_PER_LAYER),
@@ -689,7 +682,7 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
             wave_zh,
         )
         flops = 2 * tok * params / r.tp / GEMMS_PER_LAYER
-        return _gemm_eff(reg, f"{kind}_layer_gemm_efficiency", flops, peak, eff * wave, en, zh)
+        return gemm_eff(f"{kind}_layer_gemm_efficiency", flops, peak, eff * waves, en, zh)
 
     r.eff_dense = layer_gemms(
         "dense",
@@ -718,9 +711,7 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         source="the convention's expert_gemm_streams (model/conventions.py: Transformer Engine GroupedLinear 4 cuBLAS streams, torch._grouped_mm all, a loop 1), at most the rank's E/ep experts",
     )
     m_e, n_e = maximum(r.tok_expert, 1), r.expert_mlp_p / (r.etp * r.h * GEMMS_PER_EXPERT)
-    wave_expert = _wave(
-        reg,
-        r,
+    wave_expert = wave(
         "expert_gemm_wave_efficiency",
         r.tok_expert,
         n_e,
@@ -742,8 +733,7 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         "专家 GEMM 在其算术强度下可达的上限（低于此为显存受限）",
         source="roofline: FLOPs ÷ bytes of A, B and C (2·M·N·K ÷ 2-byte elements of M·K + K·N + M·N; M the tokens per expert, N the mean width, K = h) × HBM bandwidth ÷ peak (NVIDIA 'Matrix Multiplication Background User's Guide', math and memory bounds: arithmetic intensity against the GPU's ops:byte ratio)",
     )
-    r.eff_expert = _gemm_eff(
-        reg,
+    r.eff_expert = gemm_eff(
         "expert_gemm_efficiency",
         maximum(2 * r.tok_expert * r.expert_mlp_p / r.etp / GEMMS_PER_EXPERT, 1),
         peak,
@@ -751,9 +741,7 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         "efficiency of the grouped expert GEMMs",
         "分组专家 GEMM 效率",
     )
-    wave_head = _wave(
-        reg,
-        r,
+    wave_head = wave(
         "head_gemm_wave_efficiency",
         tok,
         r.V / r.tp,
@@ -761,8 +749,7 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         "wave quantization of the output layer's GEMM",
         "输出层 GEMM 的波量化效率",
     )
-    r.eff_head = _gemm_eff(
-        reg,
+    r.eff_head = gemm_eff(
         "head_gemm_efficiency",
         2 * tok * r.V * r.h / r.tp,
         r.bf16_flops,
@@ -969,11 +956,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
     qk_calls_q, qk_calls_k = fwd_passes + 2, fwd_passes
     t_qk = d(
         "tp_qk_gather_s",
-        if_(
-            qk_on,
-            al * (qk_calls_q * r.tp_q_ag + qk_calls_k * r.tp_k_ag) + al * qk_bytes / hbm,
-            0,
-        ),
+        if_(qk_on, al * (qk_calls_q * r.tp_q_ag + qk_calls_k * r.tp_k_ag) + al * qk_bytes / hbm, 0),
         "q and k gathered over tp at the q/k norms, per micro-batch",
         "每 micro-batch 在 q/k 归一化处沿 tp 聚合 q、k",
         source="tp_qk_norm_gather (pytorch/torchtitan @d66b72a6 torchtitan/experiments/qwen3/infra/parallelize.py: NoParallel on q_norm and k_norm redistributes q and k to Replicate; issue #1867, PR #1870): per attention layer an all-gather of q (a·hd per token) and of k (g·hd) in each forward pass (twice under full recompute), and in backward the all-gathers of the gradients of q and of the keys repeated to every head (a·hd each, DTensor's redistribute back to the heads sdpa shards); the rotary and repeat_kv work then repeated on the (tp − 1)/tp of the heads another rank owns: "
@@ -1360,9 +1343,7 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
         source="ZeRO-0: an all-reduce per bucket; with dp_shard < dp (HSDP) each reduce-scatter within the shard group is followed by an all-reduce of the shard across the replicas; ZeRO-1/2: a reduce-scatter per bucket (every micro-batch where the convention reduces every micro-batch) and an all-gather per bucket; ZeRO-3: per micro-batch and layer two all-gathers and a reduce-scatter (Rajbhandari et al. 2020 §7; FSDP2 reshard_after_forward); dense parameters over dp·cp, expert parameters over the expert-DP group; each call costed as NCCL runs it",
     )
     raw_lat = if_(
-        z3,
-        m * ls * (2 * tot["lag_lat"] + tot["lrs_lat"]),
-        reps * tot["red_lat"] + tot["gat_lat"],
+        z3, m * ls * (2 * tot["lag_lat"] + tot["lrs_lat"]), reps * tot["red_lat"] + tot["gat_lat"]
     )
     shares = any_of(r.crosses["grad"], r.crosses["egrad"], r.crosses["rep"])
     window = d(
@@ -1378,8 +1359,7 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
     z3_exposed = if_(
         r.overlap_param,
         _hidden(
-            z3_mb,
-            lag + lrs + (ls - 1) * (maximum(lag - t_f, 0) + maximum(lag + lrs - t_b, 0)),
+            z3_mb, lag + lrs + (ls - 1) * (maximum(lag - t_f, 0) + maximum(lag + lrs - t_b, 0))
         ),
         z3_mb,
     )
@@ -1434,32 +1414,29 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
 
 def _latency_and_bound(reg: Registry, r: Ctx) -> None:
     """The step's communication split into latency and bandwidth, and what binds the step."""
-    d = reg.define
+    d = definer(reg, SECONDS)
     m = r.n_micro
     lat = d(
         "time_comm_latency_s",
         m * _pick_slowest(r, "latency") + r.dp_latency,
-        SECONDS,
         "latency in the exposed communication per step",
         "每步未掩盖通信中的延迟",
-        NCCL + ": micro-batches × the slowest stage's + the data-parallel's",
+        source=NCCL + ": micro-batches × the slowest stage's + the data-parallel's",
     )
     comm = r.term["tp"] + r.term["cp"] + r.term["ep"] + r.term["pp"] + r.term["dp"]
     bw = d(
         "time_comm_bandwidth_s",
         maximum(comm - lat, 0),
-        SECONDS,
         "bandwidth in the exposed communication per step",
         "每步未掩盖通信中的带宽部分",
-        "time_tp_s + time_cp_s + time_ep_s + time_pp_s + time_dp_s − time_comm_latency_s",
+        source="time_tp_s + time_cp_s + time_ep_s + time_pp_s + time_dp_s − time_comm_latency_s",
     )
     d(
         "collectives_latency_s",
         m * _pick_slowest(r, "raw_latency") + r.dp_raw_latency,
-        SECONDS,
         "latency of every collective the step runs, hidden or not",
         "每步全部集合通信的延迟（含被掩盖的）",
-        NCCL + ": calls per layer, micro-batch and step × each call's latency",
+        source=NCCL + ": calls per layer, micro-batch and step × each call's latency",
     )
     work = r.term["compute"] + r.term["optimizer"] + r.term["offload"]
     bub = r.term["bubble"]
@@ -1475,33 +1452,33 @@ def _latency_and_bound(reg: Registry, r: Ctx) -> None:
                 names[0],
                 if_(bw.ge(top), names[1], if_(lat.ge(top), names[2], names[3])),
             ),
-            TEXT,
             "what binds the step",
             "步时的瓶颈",
-            "the largest of compute (with the optimizer and offload), communication bandwidth, communication latency (time_comm_latency_s) and the pipeline bubble",
+            unit=TEXT,
+            source="the largest of compute (with the optimizer and offload), communication bandwidth, communication latency (time_comm_latency_s) and the pipeline bubble",
         )
 
 
 # ---- offload -------------------------------------------------------------------------------------
 def _offload(reg: Registry, r: Ctx) -> None:
     reg.section = "offload"
-    d = reg.define
+    d = definer(reg, SECONDS)
     m = r.n_micro
     opt_off = d(
         "optimizer_offloaded",
         negate(r.in_hbm["m"]),
-        BOOL,
         "the optimizer runs on the CPU (moments off the GPU)",
         "优化器在 CPU 上运行（动量不在 GPU）",
-        "DeepSpeed ZeRO-Offload / ZeRO-Infinity: the update runs where the moments live (DeepSpeedCPUAdam)",
+        unit=BOOL,
+        source="DeepSpeed ZeRO-Offload / ZeRO-Infinity: the update runs where the moments live (DeepSpeedCPUAdam)",
     )
     opt_params = d(
         "offloaded_optimizer_params",
         if_(opt_off, Ref("master_dense_params_on_rank") + Ref("master_expert_params_on_rank"), 0),
-        "params",
         "parameters the CPU updates per rank",
         "每卡由 CPU 更新的参数",
-        doc("parts-and-groups"),
+        unit="params",
+        source=doc("parts-and-groups"),
     )
     gb, wb = Lookup("dtype", r.grad_dtype, "bytes"), Lookup("dtype", r.weight_dtype, "bytes")
     weights = r.line_bytes[("weights", "dense")] + r.line_bytes[("weights", "expert")]
@@ -1511,42 +1488,39 @@ def _offload(reg: Registry, r: Ctx) -> None:
         opt_params * (gb + wb)
         + if_(r.in_hbm["weights"], 0, 2 * m * weights)
         + if_(r.in_hbm["grads"], 0, m * grads),
-        BYTES,
         "bytes over the host link per step per GPU",
         "每步每卡经主机链路的字节",
-        "ZeRO-Offload (Ren et al. 2021 §4): gradients down and updated weights up; offloaded weights fetched forward and backward each micro-batch; offloaded gradients written each micro-batch",
+        unit=BYTES,
+        source="ZeRO-Offload (Ren et al. 2021 §4): gradients down and updated weights up; offloaded weights fetched forward and backward each micro-batch; offloaded gradients written each micro-batch",
     )
     host_s = d(
         "host_stream_s",
         host_bytes / (r.host_link * HOST_LINK_EFFICIENCY * BYTES_PER_GB),
-        SECONDS,
         "host-link transfer time per step",
         "每步主机链路传输时间",
-        "host_link_bytes_per_step ÷ (host_link_gb_s × " + str(HOST_LINK_EFFICIENCY) + ")",
+        source=f"host_link_bytes_per_step ÷ (host_link_gb_s × {HOST_LINK_EFFICIENCY})",
     )
     nvme_bytes = d(
         "nvme_bytes_per_step",
         2 * r.state_nvme + if_(r.location["weights"].eq("nvme"), 2 * (m - 1) * weights, 0),
-        BYTES,
         "NVMe reads and writes per step per GPU",
         "每步每卡 NVMe 读写字节",
-        "ZeRO-Infinity (Rajbhandari et al. 2021): NVMe-resident states are read and written back every step; NVMe-resident weights read each micro-batch",
+        unit=BYTES,
+        source="ZeRO-Infinity (Rajbhandari et al. 2021): NVMe-resident states are read and written back every step; NVMe-resident weights read each micro-batch",
     )
     nvme_s = d(
         "nvme_stream_s",
         nvme_bytes * r.gpus_per_node / (r.nvme_bw * BYTES_PER_GB),
-        SECONDS,
         "NVMe transfer time per step (the node's GPUs share the drives)",
         "每步 NVMe 传输时间（节点内 GPU 共享）",
-        "nvme_bytes_per_step × gpus_per_node ÷ nvme_gb_s",
+        source="nvme_bytes_per_step × gpus_per_node ÷ nvme_gb_s",
     )
     d(
         "offload_stream_s",
         host_s + nvme_s,
-        SECONDS,
         "time to stream offloaded state each step",
         "每步传输卸载状态的时间",
-        "host link at its speed, NVMe at the NVMe's (host_stream_s + nvme_stream_s)",
+        source="host link at its speed, NVMe at the NVMe's (host_stream_s + nvme_stream_s)",
     )
     cpu = d(
         "cpu_optimizer_s",
@@ -1554,27 +1528,24 @@ def _offload(reg: Registry, r: Ctx) -> None:
         * r.gpus_per_node
         * CPU_ADAM_HOST_BYTES_PER_PARAM
         / (r.host_mem_bw * BYTES_PER_GB),
-        SECONDS,
         "CPU Adam update per step (the node's ranks share the host)",
         "每步 CPU Adam 更新（节点内共享主机）",
-        f"{CPU_ADAM_HOST_BYTES_PER_PARAM} bytes of host-memory bandwidth per parameter: DeepSpeed docs/_tutorials/zero-offload.md log (optimizer_step 6.2 s, 10.3B parameters, DGX-2 256 GB/s); DeepSpeed PR #735: CPU-Adam 8.2 s for 11.6B",
+        source=f"{CPU_ADAM_HOST_BYTES_PER_PARAM} bytes of host-memory bandwidth per parameter: DeepSpeed docs/_tutorials/zero-offload.md log (optimizer_step 6.2 s, 10.3B parameters, DGX-2 256 GB/s); DeepSpeed PR #735: CPU-Adam 8.2 s for 11.6B",
     )
-    r.term["offload"] = d(
+    r.offload_s = r.term["offload"] = d(
         "time_offload_s",
         host_s + nvme_s + cpu,
-        SECONDS,
         "offload per step",
         "每步卸载",
-        "host and NVMe streams and the CPU update, after the backward (ZeRO-Offload without delayed parameter update)",
+        source="host and NVMe streams and the CPU update, after the backward (ZeRO-Offload without delayed parameter update)",
     )
-    r.offload_s = r.term["offload"]
     d(
         "nvme_fits",
         (r.state_nvme * r.gpus_per_node).le(r.nvme_tb * 10**12),
-        BOOL,
         "NVMe holds the offloaded state",
         "NVMe 放得下",
-        "nvme_bytes_per_node ≤ nvme_tb",
+        unit=BOOL,
+        source="nvme_bytes_per_node ≤ nvme_tb",
     )
 
 
@@ -1606,68 +1577,62 @@ def _terms_and_bound(reg: Registry) -> None:
 # ---- the total and what it predicts ----------------------------------------------------------------
 def _total(reg: Registry, r: Ctx) -> None:
     reg.section = "time"
-    d = reg.define
-    keys = [k for k, *_ in TERMS]
-    step = r.term[keys[0]]
-    for k in keys[1:]:
-        step = step + r.term[k]
+    d = definer(reg, RATIO)
     r.step_time = d(
         "step_time_s",
-        step,
-        SECONDS,
+        total_of([r.term[k] for k in TERM_KEYS]),
         "predicted step time",
         "预测步时",
-        TIME + ": the sum of the terms",
+        unit=SECONDS,
+        source=TIME + ": the sum of the terms",
     )
     for suffix, sep, names in (
-        ("", ", ", {k: k for k in keys}),
+        ("", ", ", {k: k for k in TERM_KEYS}),
         ("_zh", "，", {k: short for k, _en, _zh, short in TERMS}),
     ):
         parts = [
             if_(r.term[k].gt(0), concat(sep, names[k], " ", sig_text(r.term[k]), " s"), "")
-            for k in keys
+            for k in TERM_KEYS
         ]
         d(
             "step_time_terms" + suffix,
             drop_first(concat(*parts), len(sep)),
-            TEXT,
             "step time by term",
             "步时分项",
-            "the terms of step_time_s that are not zero",
+            unit=TEXT,
+            source="the terms of step_time_s that are not zero",
         )
     _terms_and_bound(reg)
     gpus = r.dp * r.tp * r.pp * r.cp
     tps = d(
         "predicted_tokens_per_s_per_gpu",
         r.global_batch * r.seq_len / (r.step_time * gpus),
-        TOKENS_PER_S,
         "predicted tokens/s per GPU",
         "预测每卡吞吐",
-        "tokens per step ÷ (step time × GPUs)",
+        unit=TOKENS_PER_S,
+        source="tokens per step ÷ (step time × GPUs)",
     )
     r.predicted_mfu = d(
         "predicted_mfu",
         tps * r.fpt / r.bf16_flops,
-        RATIO,
         "predicted MFU (of the BF16 peak)",
         "预测 MFU（相对 BF16 峰值）",
-        "tokens/s per GPU × FLOPs per token ÷ BF16 peak",
+        source="tokens/s per GPU × FLOPs per token ÷ BF16 peak",
     )
     rc = (r.fpt - r.attn_flops - r.head_fpt) * r.rc_lin + r.attn_flops * r.rc_attn
     d(
         "predicted_hfu",
         tps * (r.fpt + rc) / r.bf16_flops,
-        RATIO,
         "predicted HFU (recompute counted)",
         "预测 HFU（含重计算）",
-        "as predicted_mfu, with the recompute FLOPs",
+        source="as predicted_mfu, with the recompute FLOPs",
     )
     has_off = (r.state_host + r.state_nvme).gt(0)
     d(
         "bandwidth_gate",
         if_(has_off, r.offload_s.le(r.step_budget), True),
-        BOOL,
         "offloaded states stream and update within the step budget",
         "卸载状态可在每步预算内传输并更新",
-        doc("gates") + " (bandwidth gate): offload per step ≤ seconds per step allowed",
+        unit=BOOL,
+        source=doc("gates") + " (bandwidth gate): offload per step ≤ seconds per step allowed",
     )
