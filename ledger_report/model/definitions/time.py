@@ -200,8 +200,7 @@ def sustained_class(gpu: str) -> str:
 
 TIME = doc("step-time")
 PLACEMENT = (
-    doc("step-time")
-    + ": ranks are placed tp innermost, then cp, ep, dp, pp, filling nodes of gpus_per_node"
+    TIME + ": ranks are placed tp innermost, then cp, ep, dp, pp, filling nodes of gpus_per_node"
 )
 TERMS = (
     # key (its short English name), English, Chinese, short Chinese name
@@ -463,11 +462,8 @@ def _placement(reg: Registry, r: Ctx) -> None:
 
 
 # ---- one NCCL collective, as NCCL's tuning model costs it ---------------------------------------
-_KIND = {
-    "ar": ("all-reduce", "all-reduce", 2),
-    "rs": ("reduce-scatter", "reduce-scatter", 1),
-    "ag": ("all-gather", "all-gather", 1),
-}
+# each kind's name (in Chinese too) and how many times (n − 1)/n of its bytes a ring sends
+_KIND = {"ar": ("all-reduce", 2), "rs": ("reduce-scatter", 1), "ag": ("all-gather", 1)}
 
 
 def _options(r: Ctx, g: str, kind: str):
@@ -484,7 +480,7 @@ def _options(r: Ctx, g: str, kind: str):
       algorithm bandwidth is half the bus bandwidth (bytes × 2);
     - PAT (all-gather, reduce-scatter, Simple, one rank per node only): 8.0 + log2i(nodes) × 14/3.5
       + ranks × 2.8; bus × 0.75, bytes × 1."""
-    n, nodes, local, k = r.size[g], r.nodes[g], r.local[g], _KIND[kind][2]
+    n, nodes, local, k = r.size[g], r.nodes[g], r.local[g], _KIND[kind][1]
     cross = r.crosses[g]
     alone = all_of(cross, local.eq(1))
     steps = k * (n - 1)
@@ -501,8 +497,7 @@ def _options(r: Ctx, g: str, kind: str):
         )
         net = if_(alone, NCCL_TREE_NET_US[p], NCCL_RING_NET_US[p])
         lat = NCCL_RING_BASE_US[p] + (steps - inter) * intra + inter * net
-        eff = NCCL_PROTOCOL_BW[p]
-        out.append((lat, eff, ll_cap if p == "ll" else None, k * (n - 1) / n))
+        out.append((lat, NCCL_PROTOCOL_BW[p], ll_cap if p == "ll" else None, k * (n - 1) / n))
     if kind == "ar":
         for p in PROTOCOLS:
             lat = NCCL_TREE_BASE_US[p] + 2 * (
@@ -526,7 +521,7 @@ def _collective(reg: Registry, r: Ctx, key: str, g: str, kind: str, nbytes, what
     NCCL's own tuning model chooses; its latency that of the choice."""
     d = definer(reg, SECONDS)
     n = r.size[g]
-    name, name_zh, k = _KIND[kind]
+    name, k = _KIND[kind]
     bw = r.bus[g]
     opts = _options(r, g, kind)
     times = []
@@ -540,7 +535,7 @@ def _collective(reg: Registry, r: Ctx, key: str, g: str, kind: str, nbytes, what
         key + "_s",
         if_(n.gt(1), minimum(*times), 0),
         f"one {name} of {what}",
-        f"一次{zh} {name_zh}",
+        f"一次{zh} {name}",
         source=f"{NCCL}: the least over {algos} of latency + bytes × "
         + ("2(n−1)/n (tree: 2)" if k == 2 else "(n−1)/n (PAT: 1)")
         + " ÷ (bus bandwidth × the protocol's efficiency, LL at most llMaxBw)",
@@ -552,7 +547,7 @@ def _collective(reg: Registry, r: Ctx, key: str, g: str, kind: str, nbytes, what
         key + "_latency_s",
         if_(n.gt(1), chosen * 1e-6, 0),
         f"latency of one {name} of {what}",
-        f"一次{zh} {name_zh}的延迟",
+        f"一次{zh} {name}的延迟",
         source=NCCL
         + ": the latency of the algorithm and protocol NCCL's model chooses: ring base + steps × per-step latency (NVLink inside a node, the network between nodes)"
         + ("; the tree's" if k == 2 else "; PAT's (one rank per node)"),
