@@ -25,6 +25,9 @@ framework overlaps with compute is a field of its convention (model/conventions.
 
 from __future__ import annotations
 
+from collections import defaultdict
+from functools import partial
+
 from ..expr import (
     IsBlank,
     Lookup,
@@ -66,7 +69,9 @@ from .common import (
     KORTH,
     TRAIN_FLOPS_PER_PARAM_TOKEN,
     Ctx,
+    column_definer,
     conv,
+    definer,
     doc,
 )
 from .stages import STAGE_ZH, STAGES
@@ -195,8 +200,7 @@ def sustained_class(gpu: str) -> str:
 
 TIME = doc("step-time")
 PLACEMENT = (
-    doc("step-time")
-    + ": ranks are placed tp innermost, then cp, ep, dp, pp, filling nodes of gpus_per_node"
+    TIME + ": ranks are placed tp innermost, then cp, ep, dp, pp, filling nodes of gpus_per_node"
 )
 TERMS = (
     # key (its short English name), English, Chinese, short Chinese name
@@ -229,6 +233,7 @@ def define(reg: Registry, r: Ctx) -> None:
     _placement(reg, r)
     _efficiency(reg, r)
     _tp_collectives(reg, r)
+    r.stage_time = {}
     for stage in STAGES:
         _stage(reg, r, stage)
     _step(reg, r)
@@ -240,88 +245,63 @@ def define(reg: Registry, r: Ctx) -> None:
 # ---- inputs: the precision of the matmuls and the topology ------------------------------------------
 def _hardware(reg: Registry, r: Ctx) -> None:
     reg.section = "hardware"
-    d = reg.define
+    d = definer(reg, GBPS, CATALOGUE)
+    given = column_definer(reg)
     gpu = r.gpu_profile
-    r.compute_dtype = d(
-        "compute_dtype",
-        default("compute_dtype", "bf16"),
-        TEXT,
-        "matmul precision",
-        "矩阵乘精度",
-        COLUMN,
-    )
-    r.fp8_tflops = d(
+
+    def listed(key: str, en: str, zh: str, field: str = "", **kw):
+        """The column ``key``, else the catalogue's ``field`` (``key``) of the row's GPU."""
+        return d(key, default(key, Lookup("gpu", gpu, field or key)), en, zh, **kw)
+
+    r.compute_dtype = given("compute_dtype", "bf16", TEXT, "matmul precision", "矩阵乘精度")
+    r.fp8_tflops = listed(
         "fp8_tflops",
-        default("fp8_tflops", Lookup("gpu", gpu, "fp8_tflops")),
-        TFLOPS,
         "dense FP8 peak",
         "FP8 稠密峰值",
-        CATALOGUE + " (0: no FP8)",
+        unit=TFLOPS,
+        source=CATALOGUE + " (0: no FP8)",
     )
     r.fp8 = d(
         "fp8_compute",
         all_of(r.compute_dtype.eq("fp8"), r.fp8_tflops.gt(0)),
-        BOOL,
         "GEMMs in FP8",
         "GEMM 使用 FP8",
-        COLUMN
+        unit=BOOL,
+        source=COLUMN
         + ": FP8 runs the layers' GEMMs at the FP8 peak; attention and the output layer stay bf16 (Transformer Engine fp8_autocast covers Linear layers; DeepSeek-V3 arXiv 2412.19437 §3.3 keeps the output head, attention and norms in BF16)",
     )
     r.hbm_bw = d(
         "hbm_gb_s",
         default("hbm_gb_s", Lookup("gpu", gpu, "hbm_tb_s") * 1000),
-        GBPS,
         "HBM bandwidth per GPU",
         "每卡显存带宽",
-        CATALOGUE,
     )
-    r.nvlink = d(
+    r.nvlink = listed(
         "nvlink_gb_s",
-        default("nvlink_gb_s", Lookup("gpu", gpu, "interconnect_gb_s")),
-        GBPS,
         "intra-node bandwidth per GPU (both directions)",
         "节点内每卡带宽（双向）",
-        CATALOGUE + " (interconnect_gb_s)",
+        field="interconnect_gb_s",
+        source=CATALOGUE + " (interconnect_gb_s)",
     )
-    r.network = d(
-        "network_gb_s",
-        default("network_gb_s", Lookup("gpu", gpu, "network_gb_s")),
-        GBPS,
-        "scale-out network per GPU (per direction)",
-        "跨节点网络每卡带宽（单向）",
-        CATALOGUE,
+    r.network = listed(
+        "network_gb_s", "scale-out network per GPU (per direction)", "跨节点网络每卡带宽（单向）"
     )
-    r.nvme_bw = d(
-        "nvme_gb_s",
-        default("nvme_gb_s", Lookup("gpu", gpu, "nvme_gb_s")),
-        GBPS,
-        "NVMe bandwidth per node",
-        "每节点 NVMe 带宽",
-        CATALOGUE,
-    )
+    r.nvme_bw = listed("nvme_gb_s", "NVMe bandwidth per node", "每节点 NVMe 带宽")
     r.nvme_tb = d(
         "nvme_tb",
         Lookup("gpu", gpu, "nvme_tb"),
-        TB,
         "NVMe capacity per node",
         "每节点 NVMe 容量",
-        CATALOGUE,
+        unit=TB,
     )
-    r.host_mem_bw = d(
-        "host_mem_gb_s",
-        default("host_mem_gb_s", Lookup("gpu", gpu, "host_mem_gb_s")),
-        GBPS,
-        "host memory bandwidth per node",
-        "每节点主机内存带宽",
-        CATALOGUE,
-    )
-    r.eff_scale = d(
+    r.host_mem_bw = listed("host_mem_gb_s", "host memory bandwidth per node", "每节点主机内存带宽")
+    r.eff_scale = given(
         "efficiency_scale",
-        default("efficiency_scale", 1),
+        1,
         RATIO,
         "scale on the achievable matmul efficiency",
         "可达矩阵乘效率的缩放",
-        COLUMN + " (the planner sets it from a measured mfu)",
+        " (the planner sets it from a measured mfu)",
     )
     r.sustained = d(
         "sustained_fraction",
@@ -334,195 +314,156 @@ def _hardware(reg: Registry, r: Ctx) -> None:
             ),
             1,
         ),
-        RATIO,
         "share of the kernel benchmark's matmul efficiency training sustains",
         "训练中可维持的矩阵乘基准效率占比",
-        "SUSTAINED_FRACTION (definitions/time.py): "
+        unit=RATIO,
+        source="SUSTAINED_FRACTION (definitions/time.py): "
         + f"{SUSTAINED_FRACTION['no_fp8']} for parts without FP8 (A100 class), {SUSTAINED_FRACTION['fp8']} with, beyond the GEMMs' shapes; fitted to published runs with the grouped expert factor, refitted leave-one-source-out in tests/support/fit.py (bench/bench_throughput.py); 1 for a GPU the row describes",
     )
-    bf16_eff = d(
+    r.bf16_eff = d(
         "gemm_efficiency",
         Lookup("gpu", gpu, "gemm_efficiency") * r.sustained * r.eff_scale,
-        RATIO,
         "achievable BF16 matmul efficiency (largest GEMMs)",
         "可达 BF16 矩阵乘效率（大 GEMM）",
-        CATALOGUE
+        unit=RATIO,
+        source=CATALOGUE
         + " (measured maximum achievable matmul FLOP/s ÷ peak) × sustained_fraction × efficiency_scale",
     )
     fp8_eff = d(
         "fp8_gemm_efficiency",
         Lookup("gpu", gpu, "fp8_gemm_efficiency") * r.sustained * r.eff_scale,
-        RATIO,
         "achievable FP8 matmul efficiency (largest GEMMs)",
         "可达 FP8 矩阵乘效率（大 GEMM）",
-        CATALOGUE + " × sustained_fraction × efficiency_scale",
+        unit=RATIO,
+        source=CATALOGUE + " × sustained_fraction × efficiency_scale",
     )
     r.bf16_flops = d(
         "bf16_peak_flops",
         r.peak_tflops * FLOPS_PER_TFLOP,
-        FLOPS,
         "BF16 peak FLOP/s",
         "BF16 峰值 FLOP/s",
-        CATALOGUE,
+        unit=FLOPS,
     )
     r.gemm_flops = d(
         "gemm_peak_flops",
         if_(r.fp8, r.fp8_tflops, r.peak_tflops) * FLOPS_PER_TFLOP,
-        FLOPS,
         "peak FLOP/s of the layers' GEMMs",
         "各层 GEMM 的峰值 FLOP/s",
-        "compute_dtype: the FP8 peak with fp8, else BF16",
+        unit=FLOPS,
+        source="compute_dtype: the FP8 peak with fp8, else BF16",
     )
-    r.bf16_eff, r.gemm_eff = (
-        bf16_eff,
-        d(
-            "layer_gemm_efficiency",
-            if_(r.fp8, fp8_eff, bf16_eff),
-            RATIO,
-            "achievable efficiency of the layers' GEMMs",
-            "各层 GEMM 的可达效率",
-            "compute_dtype",
-        ),
+    r.gemm_eff = d(
+        "layer_gemm_efficiency",
+        if_(r.fp8, fp8_eff, r.bf16_eff),
+        "achievable efficiency of the layers' GEMMs",
+        "各层 GEMM 的可达效率",
+        unit=RATIO,
+        source="compute_dtype",
     )
 
 
 # ---- placement: which groups cross nodes -----------------------------------------------------------
 def _placement(reg: Registry, r: Ctx) -> None:
     reg.section = "placement"
-    d = reg.define
+    d = definer(reg, GBPS, PLACEMENT)
     gpn = r.gpus_per_node
     nv_bus = d(
         "nvlink_bus_gb_s",
         r.nvlink / 2 * NVLINK_EFFICIENCY,
-        GBPS,
         "NVLink bandwidth a collective sees per GPU",
         "集合通信可用的 NVLink 带宽",
-        "interconnect per direction × "
-        + str(NVLINK_EFFICIENCY)
-        + " (NVIDIA/nccl-tests issue #212)",
+        source=f"interconnect per direction × {NVLINK_EFFICIENCY} (NVIDIA/nccl-tests issue #212)",
     )
     net = d(
         "network_bus_gb_s",
         r.network * NETWORK_EFFICIENCY,
-        GBPS,
         "network bandwidth a collective sees per NIC",
         "集合通信可用的网络带宽",
-        "network_gb_s × " + str(NETWORK_EFFICIENCY) + " (NVIDIA/nccl-tests issue #290)",
+        source=f"network_gb_s × {NETWORK_EFFICIENCY} (NVIDIA/nccl-tests issue #290)",
     )
-    strides = {
-        "tp": 1,
-        "cp": r.tp,
-        "ep": r.etp,
-        "dp": r.tp * r.cp,
-        "pp": r.tp * r.cp * r.dp,
-        "grad": r.tp,
-        "egrad": r.etp * r.ep,
-        "rep": r.tp * r.cp * r.dp_shard,
-        "etp": 1,
-    }
-    sizes = {
-        "tp": r.tp,
-        "cp": r.cp,
-        "ep": r.ep,
-        "dp": r.dp,
-        "pp": r.pp,
-        "grad": r.dp_shard * r.cp,
-        "egrad": r.group["expert"],
-        "rep": r.dp / r.dp_shard,
-        "etp": r.etp,
-    }
-    names = {
-        "tp": "tensor-parallel",
-        "cp": "context-parallel",
-        "ep": "expert-parallel",
-        "dp": "data-parallel",
-        "pp": "pipeline",
-        "grad": "gradient-reduction (dp·cp)",
-        "egrad": "expert gradient-reduction (expert-DP)",
-        "rep": "replica (HSDP: dp/dp_shard)",
-        "etp": "expert tensor-parallel",
-    }
+    groups = (
+        # group, the stride between its ranks, its size, its name
+        ("tp", 1, r.tp, "tensor-parallel"),
+        ("cp", r.tp, r.cp, "context-parallel"),
+        ("ep", r.etp, r.ep, "expert-parallel"),
+        ("dp", r.tp * r.cp, r.dp, "data-parallel"),
+        ("pp", r.tp * r.cp * r.dp, r.pp, "pipeline"),
+        ("grad", r.tp, r.dp_shard * r.cp, "gradient-reduction (dp·cp)"),
+        ("egrad", r.etp * r.ep, r.group["expert"], "expert gradient-reduction (expert-DP)"),
+        ("rep", r.tp * r.cp * r.dp_shard, r.dp / r.dp_shard, "replica (HSDP: dp/dp_shard)"),
+        ("etp", 1, r.etp, "expert tensor-parallel"),
+    )
     r.crosses, r.local, r.bus, r.p2p, r.alpha = {}, {}, {}, {}, {}
     r.size, r.nodes, r.tree_depth = {}, {}, {}
-    for g, stride in strides.items():
-        n = sizes[g]
-        cross = d(
+    for g, stride, n, name in groups:
+        r.size[g] = n
+        r.crosses[g] = cross = d(
             f"{g}_crosses_nodes",
             all_of(n.gt(1), (stride * n).gt(gpn)),
-            BOOL,
-            f"the {names[g]} group crosses nodes",
-            f"{names[g]} 组跨节点",
-            PLACEMENT,
+            f"the {name} group crosses nodes",
+            f"{name} 组跨节点",
+            unit=BOOL,
         )
-        local = d(
+        r.local[g] = local = d(
             f"{g}_ranks_per_node",
             maximum(1, minimum(n, floor(gpn / stride))),
-            COUNT,
-            f"{names[g]} ranks on one node",
-            f"{names[g]} 组每节点成员数",
-            PLACEMENT,
+            f"{name} ranks on one node",
+            f"{name} 组每节点成员数",
+            unit=COUNT,
         )
-        r.crosses[g], r.local[g] = cross, local
         r.bus[g] = d(
             f"{g}_bus_gb_s",
             if_(cross, minimum(nv_bus, local * net), nv_bus),
-            GBPS,
-            f"{names[g]} collective bandwidth per GPU",
-            f"{names[g]} 集合通信带宽",
-            PLACEMENT
+            f"{name} collective bandwidth per GPU",
+            f"{name} 集合通信带宽",
+            source=PLACEMENT
             + "; across nodes the ranks of a node drive one NIC each (rail-optimised), so min(NVLink, ranks per node × NIC); expert groups as Megatron-LM megatron/core/parallel_state.py @d98e8a64 builds them (RankGenerator(tp=expert_tensor_parallel_size, ep, dp=expert-DP), order tp-ep-dp: ep ranks etp apart, expert-DP ranks etp·ep apart)",
         )
         r.p2p[g] = if_(cross, net, nv_bus)
         r.alpha[g] = if_(cross, NETWORK_LATENCY_S, NVLINK_LATENCY_S)
-        r.size[g] = n
         r.nodes[g] = d(
             f"{g}_nodes",
             if_(cross, ceil(n / local), 1),
-            COUNT,
-            f"nodes the {names[g]} group spans",
-            f"{names[g]} 组跨越的节点数",
-            PLACEMENT,
+            f"nodes the {name} group spans",
+            f"{name} 组跨越的节点数",
+            unit=COUNT,
         )
         r.tree_depth[g] = d(
             f"{g}_tree_depth",
             total_of([if_(r.nodes[g].ge(2**k), 1, 0) for k in range(1, 21)]),
-            COUNT,
-            f"levels of NCCL's tree over the {names[g]} group's nodes (⌊log2 nodes⌋)",
-            f"{names[g]} 组节点上 NCCL 树的层数（⌊log2 节点数⌋）",
-            NCCL + ": log2i(nNodes) inter-node tree steps (log2i rounds down)",
+            f"levels of NCCL's tree over the {name} group's nodes (⌊log2 nodes⌋)",
+            f"{name} 组节点上 NCCL 树的层数（⌊log2 节点数⌋）",
+            unit=COUNT,
+            source=NCCL + ": log2i(nNodes) inter-node tree steps (log2i rounds down)",
         )
-    r.placement_text = {}
     r.any_cross = d(
         "any_group_crosses_nodes",
         any_of(*(r.crosses[g] for g in DIMS)),
-        BOOL,
         "some group crosses nodes",
         "有跨节点的组",
-        PLACEMENT,
+        unit=BOOL,
     )
+    r.placement_text = {}
     for suffix, sep, across, within, none in (
         ("", "; ", " across nodes", " within a node", "no group crosses a node"),
         ("_zh", "；", " 跨节点", " 在节点内", "没有跨节点的组"),
     ):
         parts = [
-            if_(sizes[g].gt(1), concat(sep, g, if_(r.crosses[g], across, within)), "") for g in DIMS
+            if_(r.size[g].gt(1), concat(sep, g, if_(r.crosses[g], across, within)), "")
+            for g in DIMS
         ]
         r.placement_text[suffix] = d(
             "placement_summary" + suffix,
             if_(r.any_cross, drop_first(concat(*parts), len(sep)), none),
-            TEXT,
             "which groups cross nodes",
             "哪些组跨节点",
-            PLACEMENT,
+            unit=TEXT,
         )
 
 
 # ---- one NCCL collective, as NCCL's tuning model costs it ---------------------------------------
-_KIND = {
-    "ar": ("all-reduce", "all-reduce", 2),
-    "rs": ("reduce-scatter", "reduce-scatter", 1),
-    "ag": ("all-gather", "all-gather", 1),
-}
+# each kind's name (in Chinese too) and how many times (n − 1)/n of its bytes a ring sends
+_KIND = {"ar": ("all-reduce", 2), "rs": ("reduce-scatter", 1), "ag": ("all-gather", 1)}
 
 
 def _options(r: Ctx, g: str, kind: str):
@@ -539,7 +480,7 @@ def _options(r: Ctx, g: str, kind: str):
       algorithm bandwidth is half the bus bandwidth (bytes × 2);
     - PAT (all-gather, reduce-scatter, Simple, one rank per node only): 8.0 + log2i(nodes) × 14/3.5
       + ranks × 2.8; bus × 0.75, bytes × 1."""
-    n, nodes, local, k = r.size[g], r.nodes[g], r.local[g], _KIND[kind][2]
+    n, nodes, local, k = r.size[g], r.nodes[g], r.local[g], _KIND[kind][1]
     cross = r.crosses[g]
     alone = all_of(cross, local.eq(1))
     steps = k * (n - 1)
@@ -556,8 +497,7 @@ def _options(r: Ctx, g: str, kind: str):
         )
         net = if_(alone, NCCL_TREE_NET_US[p], NCCL_RING_NET_US[p])
         lat = NCCL_RING_BASE_US[p] + (steps - inter) * intra + inter * net
-        eff = NCCL_PROTOCOL_BW[p]
-        out.append((lat, eff, ll_cap if p == "ll" else None, k * (n - 1) / n))
+        out.append((lat, NCCL_PROTOCOL_BW[p], ll_cap if p == "ll" else None, k * (n - 1) / n))
     if kind == "ar":
         for p in PROTOCOLS:
             lat = NCCL_TREE_BASE_US[p] + 2 * (
@@ -579,8 +519,9 @@ def _collective(reg: Registry, r: Ctx, key: str, g: str, kind: str, nbytes, what
     """One collective call: (its time, its latency).  Time = the least over NCCL's algorithms and
     protocols of latency + bytes × factor ÷ (bus bandwidth × efficiency, at most its cap), as
     NCCL's own tuning model chooses; its latency that of the choice."""
+    d = definer(reg, SECONDS)
     n = r.size[g]
-    name, name_zh, k = _KIND[kind]
+    name, k = _KIND[kind]
     bw = r.bus[g]
     opts = _options(r, g, kind)
     times = []
@@ -590,29 +531,24 @@ def _collective(reg: Registry, r: Ctx, key: str, g: str, kind: str, nbytes, what
     algos = "ring (LL, LL128, Simple)" + (
         ", tree (LL, LL128, Simple)" if k == 2 else ", PAT with one rank per node"
     )
-    t = reg.define(
+    t = d(
         key + "_s",
         if_(n.gt(1), minimum(*times), 0),
-        SECONDS,
         f"one {name} of {what}",
-        f"一次{zh} {name_zh}",
-        NCCL
-        + ": the least over "
-        + algos
-        + " of latency + bytes × "
+        f"一次{zh} {name}",
+        source=f"{NCCL}: the least over {algos} of latency + bytes × "
         + ("2(n−1)/n (tree: 2)" if k == 2 else "(n−1)/n (PAT: 1)")
         + " ÷ (bus bandwidth × the protocol's efficiency, LL at most llMaxBw)",
     )
     chosen = opts[-1][0]  # the time quantity t is the least of the times where n > 1
     for (o_lat, *_rest), o_t in reversed(list(zip(opts[:-1], times[:-1]))):
         chosen = if_(o_t.le(t), o_lat, chosen)
-    lat = reg.define(
+    lat = d(
         key + "_latency_s",
         if_(n.gt(1), chosen * 1e-6, 0),
-        SECONDS,
         f"latency of one {name} of {what}",
-        f"一次{zh} {name_zh}的延迟",
-        NCCL
+        f"一次{zh} {name}的延迟",
+        source=NCCL
         + ": the latency of the algorithm and protocol NCCL's model chooses: ring base + steps × per-step latency (NVLink inside a node, the network between nodes)"
         + ("; the tree's" if k == 2 else "; PAT's (one rank per node)"),
     )
@@ -628,10 +564,7 @@ def _gemm_eff(reg: Registry, key: str, flops, peak, eff, en: str, zh: str):
         RATIO,
         en,
         zh,
-        CATALOGUE
-        + " × F/(F + peak·"
-        + f"{GEMM_RAMP_S:g}"
-        + " s) (Calculon systems/a100_80g.json: efficiency by op size)",
+        f"{CATALOGUE} × F/(F + peak·{GEMM_RAMP_S:g} s) (Calculon systems/a100_80g.json: efficiency by op size)",
     )
 
 
@@ -648,128 +581,117 @@ def _wave(reg: Registry, r: Ctx, key: str, rows, cols, together, en: str, zh: st
 
 def _efficiency(reg: Registry, r: Ctx) -> None:
     reg.section = "time"
-    d = reg.define
+    d = definer(reg, RATIO)
     tok = r.tokens_mb
     r.act_bytes = d(
         "activation_element_bytes",
         ACTIVATION_BYTES,
-        COUNT,
         "bytes per activation element sent",
         "每个激活元素的通信字节",
-        "bf16 activations (Megatron-LM sends them in the parameters' 16-bit dtype)",
+        unit=COUNT,
+        source="bf16 activations (Megatron-LM sends them in the parameters' 16-bit dtype)",
     )
     r.hbm_eff_bw = d(
         "hbm_stream_gb_s",
         r.hbm_bw * HBM_EFFICIENCY,
-        GBPS,
         "HBM bandwidth a memory-bound kernel reaches",
         "访存受限内核可达的显存带宽",
-        "hbm_gb_s × " + str(HBM_EFFICIENCY) + " (Calculon mem1 MB_efficiency)",
+        unit=GBPS,
+        source=f"hbm_gb_s × {HBM_EFFICIENCY} (Calculon mem1 MB_efficiency)",
     )
     r.sms = d(
         "gemm_sm_count",
         Lookup("gpu", r.gpu_profile, "sms", default=0),
-        COUNT,
         "streaming multiprocessors the GEMM tiles are scheduled on",
         "GEMM 分块调度所用的 SM 数",
-        CATALOGUE + " (sms; 0: no published count, no wave quantization)",
+        unit=COUNT,
+        source=CATALOGUE + " (sms; 0: no published count, no wave quantization)",
     )
-    has_e = r.E.gt(0)
     r.tok_expert = d(
         "tokens_per_local_expert",
-        if_(has_e, r.expert_copies * r.ep / maximum(r.E, 1), 0),
-        COUNT,
+        if_(r.E.gt(0), r.expert_copies * r.ep / maximum(r.E, 1), 0),
         "tokens a local expert receives per micro-batch",
         "每个本地专家每个 micro-batch 收到的 token",
-        doc("step-time") + ": the rank's routed token copies ÷ its E/ep experts (balanced routing)",
+        unit=COUNT,
+        source=TIME + ": the rank's routed token copies ÷ its E/ep experts (balanced routing)",
     )
-    r.moe_active_layer_p = d(
+    moe_active_layer_p = d(
         "moe_layer_active_params",
         r.moe_layer_dense_p + r.topk * r.expert_mlp_p,
-        "params",
         "active parameters per MoE layer",
         "每个 MoE 层的激活参数",
-        doc("parameters"),
+        unit="params",
+        source=doc("parameters"),
     )
     lin_arch = d(
         "layer_linear_params_active",
-        r.n_dense * r.dense_layer_p + r.n_moe * r.moe_active_layer_p,
-        "params",
+        r.n_dense * r.dense_layer_p + r.n_moe * moe_active_layer_p,
         "the layers' active matmul parameters (architecture)",
         "各层激活的矩阵参数（由结构）",
-        doc("parameters"),
+        unit="params",
+        source=doc("parameters"),
     )
     r.head_fpt = d(
         "head_flops_per_token",
         TRAIN_FLOPS_PER_PARAM_TOKEN * r.V * r.h,
-        FLOPS,
         "output layer FLOPs per token 6·vocab·h",
         "每 token 输出层 FLOPs 6·vocab·h",
-        doc("compute-floor"),
+        unit=FLOPS,
+        source=doc("compute-floor"),
     )
     r.lin_scale = d(
         "layer_flops_scale",
         (r.fpt - r.attn_flops - r.head_fpt) / (TRAIN_FLOPS_PER_PARAM_TOKEN * lin_arch),
-        RATIO,
         "layer FLOPs of flops_per_token over the architecture's",
         "flops_per_token 的层 FLOPs ÷ 结构计数",
-        doc("compute-floor")
+        source=doc("compute-floor")
         + " (1 unless params_total or params_active is given apart from the architecture)",
     )
     mode = r.recompute_mode
     r.rc_lin = d(
         "recompute_linear_fraction",
         if_(mode.eq("full"), 1 / 3, if_(mode.eq("selective_op"), 1 / 6, 0)),
-        RATIO,
         "extra matmul FLOPs recompute adds (of forward + backward)",
         "重计算额外的矩阵乘 FLOPs（占前向+反向）",
-        KORTH
+        source=KORTH
         + ": full recompute runs the layers' forward again (1/3); op-level selective recomputes every second matmul (torchtitan activation_checkpoint.py)",
     )
     r.rc_attn = d(
         "recompute_attention_fraction",
         if_(any_of(mode.eq("full"), mode.eq("core_attn")), 1 / 3, 0),
-        RATIO,
         "extra attention FLOPs recompute adds",
         "重计算额外的注意力 FLOPs",
-        KORTH + ": full and core-attention recompute run the attention forward again",
+        source=KORTH + ": full and core-attention recompute run the attention forward again",
     )
     peak, eff = r.gemm_flops, r.gemm_eff
-    wave_dense = _wave(
-        reg,
-        r,
-        "dense_layer_gemm_wave_efficiency",
-        tok,
-        r.dense_layer_p / (r.tp * r.h * GEMMS_PER_LAYER),
-        1,
+    wave, gemm_eff = partial(_wave, reg, r), partial(_gemm_eff, reg)
+
+    def layer_gemms(kind: str, params, wave_en: str, wave_zh: str, en: str, zh: str):
+        """The efficiency of a ``kind`` layer's GEMMs of ``params`` (GEMMS_PER_LAYER of them)."""
+        waves = wave(
+            f"{kind}_layer_gemm_wave_efficiency",
+            tok,
+            params / (r.tp * r.h * GEMMS_PER_LAYER),
+            1,
+            wave_en,
+            wave_zh,
+        )
+        flops = 2 * tok * params / r.tp / GEMMS_PER_LAYER
+        return gemm_eff(f"{kind}_layer_gemm_efficiency", flops, peak, eff * waves, en, zh)
+
+    r.eff_dense = layer_gemms(
+        "dense",
+        r.dense_layer_p,
         "wave quantization of a dense layer's GEMMs (tokens × their mean width on the rank)",
         "稠密层 GEMM 的波量化效率",
-    )
-    r.eff_dense = _gemm_eff(
-        reg,
-        "dense_layer_gemm_efficiency",
-        2 * tok * r.dense_layer_p / r.tp / GEMMS_PER_LAYER,
-        peak,
-        eff * wave_dense,
         "efficiency of a dense layer's GEMMs",
         "稠密层 GEMM 效率",
     )
-    wave_moe = _wave(
-        reg,
-        r,
-        "moe_layer_gemm_wave_efficiency",
-        tok,
-        r.moe_layer_dense_p / (r.tp * r.h * GEMMS_PER_LAYER),
-        1,
+    r.eff_moe = layer_gemms(
+        "moe",
+        r.moe_layer_dense_p,
         "wave quantization of an MoE layer's attention GEMMs",
         "MoE 层注意力 GEMM 的波量化效率",
-    )
-    r.eff_moe = _gemm_eff(
-        reg,
-        "moe_layer_gemm_efficiency",
-        2 * tok * r.moe_layer_dense_p / r.tp / GEMMS_PER_LAYER,
-        peak,
-        eff * wave_moe,
         "efficiency of an MoE layer's attention GEMMs",
         "MoE 层注意力 GEMM 效率",
     )
@@ -778,22 +700,20 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
     together = d(
         "expert_gemms_at_once",
         if_(streams.eq(0), local_experts, minimum(streams, local_experts)),
-        COUNT,
         "local experts whose GEMMs run at once (sharing the SMs)",
         "同时运行（共享 SM）的本地专家 GEMM 数",
-        "the convention's expert_gemm_streams (model/conventions.py: Transformer Engine GroupedLinear 4 cuBLAS streams, torch._grouped_mm all, a loop 1), at most the rank's E/ep experts",
+        unit=COUNT,
+        source="the convention's expert_gemm_streams (model/conventions.py: Transformer Engine GroupedLinear 4 cuBLAS streams, torch._grouped_mm all, a loop 1), at most the rank's E/ep experts",
     )
-    wave_expert = _wave(
-        reg,
-        r,
+    m_e, n_e = maximum(r.tok_expert, 1), r.expert_mlp_p / (r.etp * r.h * GEMMS_PER_EXPERT)
+    wave_expert = wave(
         "expert_gemm_wave_efficiency",
         r.tok_expert,
-        r.expert_mlp_p / (r.etp * r.h * GEMMS_PER_EXPERT),
+        n_e,
         together,
         "wave quantization of the expert GEMMs (tokens per expert × their mean width, the GEMMs that run at once)",
         "专家 GEMM 的波量化效率",
     )
-    m_e, n_e = maximum(r.tok_expert, 1), r.expert_mlp_p / (r.etp * r.h * GEMMS_PER_EXPERT)
     roof = d(
         "expert_gemm_memory_bound_efficiency",
         2
@@ -804,13 +724,11 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         * r.hbm_eff_bw
         * BYTES_PER_GB
         / peak,
-        RATIO,
         "the most an expert GEMM reaches at its arithmetic intensity (HBM-bound below it)",
         "专家 GEMM 在其算术强度下可达的上限（低于此为显存受限）",
-        "roofline: FLOPs ÷ bytes of A, B and C (2·M·N·K ÷ 2-byte elements of M·K + K·N + M·N; M the tokens per expert, N the mean width, K = h) × HBM bandwidth ÷ peak (NVIDIA 'Matrix Multiplication Background User's Guide', math and memory bounds: arithmetic intensity against the GPU's ops:byte ratio)",
+        source="roofline: FLOPs ÷ bytes of A, B and C (2·M·N·K ÷ 2-byte elements of M·K + K·N + M·N; M the tokens per expert, N the mean width, K = h) × HBM bandwidth ÷ peak (NVIDIA 'Matrix Multiplication Background User's Guide', math and memory bounds: arithmetic intensity against the GPU's ops:byte ratio)",
     )
-    r.eff_expert = _gemm_eff(
-        reg,
+    r.eff_expert = gemm_eff(
         "expert_gemm_efficiency",
         maximum(2 * r.tok_expert * r.expert_mlp_p / r.etp / GEMMS_PER_EXPERT, 1),
         peak,
@@ -818,9 +736,7 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         "efficiency of the grouped expert GEMMs",
         "分组专家 GEMM 效率",
     )
-    wave_head = _wave(
-        reg,
-        r,
+    wave_head = wave(
         "head_gemm_wave_efficiency",
         tok,
         r.V / r.tp,
@@ -828,8 +744,7 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         "wave quantization of the output layer's GEMM",
         "输出层 GEMM 的波量化效率",
     )
-    r.eff_head = _gemm_eff(
-        reg,
+    r.eff_head = gemm_eff(
         "head_gemm_efficiency",
         2 * tok * r.V * r.h / r.tp,
         r.bf16_flops,
@@ -844,67 +759,73 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
     r.attn_kernel_eff = d(
         "attention_kernel_efficiency",
         kernel_frac,
-        RATIO,
         "the attention kernel's fraction of the BF16 peak (forward and backward)",
         "注意力内核达到的 BF16 峰值占比（前向与反向）",
-        ATTENTION_SOURCE,
+        source=ATTENTION_SOURCE,
     )
     r.eff_attn = d(
         "attention_efficiency",
         if_(r.flash, r.attn_kernel_eff * r.sustained * r.eff_scale, r.bf16_eff),
-        RATIO,
         "efficiency of the attention core (bf16)",
         "注意力核心效率（bf16）",
-        "flash attention: attention_kernel_efficiency × sustained_fraction × efficiency_scale; unfused: batched GEMMs at the GEMM efficiency plus the score traffic",
+        source="flash attention: attention_kernel_efficiency × sustained_fraction × efficiency_scale; unfused: batched GEMMs at the GEMM efficiency plus the score traffic",
     )
 
 
 # ---- one micro-batch on one pipeline stage ----------------------------------------------------------
 def _stage(reg: Registry, r: Ctx, stage: str) -> None:
     reg.section = "time"
-    d = reg.define
-    zh = STAGE_ZH[stage]
+    zh_stage = STAGE_ZH[stage]
+
+    def d(name: str, expr, en: str, zh: str, *, unit: str = SECONDS, source: str = TIME):
+        """A quantity of this stage: its key and labels begin with the stage's name."""
+        en, zh = f"{stage} stage: {en}", f"{zh_stage}：{zh}"
+        return reg.define(f"{stage}_stage_{name}", expr, unit, en, zh, source)
+
     dl, ml, al = r.layers_of[stage]
     head = r.holds_head[stage]
     tok, tp = r.tokens_mb, r.tp
     six = TRAIN_FLOPS_PER_PARAM_TOKEN
+    full = r.recompute_mode.eq("full")
+    compiled = if_(r.compile, COMPILED_ELEMENTWISE, 1)
+    hbm = r.hbm_eff_bw * BYTES_PER_GB
     dense_f = d(
-        f"{stage}_stage_dense_gemm_flops",
+        "dense_gemm_flops",
         six
         * tok
         * (dl * r.dense_layer_p + ml * r.moe_layer_dense_p)
         / tp
         * r.lin_scale
         * (1 + r.rc_lin),
-        FLOPS,
-        f"{stage} stage: non-expert GEMM FLOPs per micro-batch (with recompute)",
-        f"{zh}：每 micro-batch 非专家 GEMM FLOPs（含重计算）",
-        doc("compute-floor") + ": 6 × tokens × parameters ÷ tp",
+        "non-expert GEMM FLOPs per micro-batch (with recompute)",
+        "每 micro-batch 非专家 GEMM FLOPs（含重计算）",
+        unit=FLOPS,
+        source=doc("compute-floor") + ": 6 × tokens × parameters ÷ tp",
     )
     expert_f = d(
-        f"{stage}_stage_expert_gemm_flops",
+        "expert_gemm_flops",
         six * r.expert_copies * ml * r.expert_mlp_p / r.etp * r.lin_scale * (1 + r.rc_lin),
-        FLOPS,
-        f"{stage} stage: expert GEMM FLOPs per micro-batch",
-        f"{zh}：每 micro-batch 专家 GEMM FLOPs",
-        doc("step-time")
+        "expert GEMM FLOPs per micro-batch",
+        "每 micro-batch 专家 GEMM FLOPs",
+        unit=FLOPS,
+        source=TIME
         + ": 6 × the rank's routed token copies × expert parameters ÷ etp (balanced routing)",
     )
     attn_f = d(
-        f"{stage}_stage_attention_flops",
+        "attention_flops",
         six * tok * al * r.seq_len * r.a * r.hd / tp * (1 + r.rc_attn),
-        FLOPS,
-        f"{stage} stage: attention-core FLOPs per micro-batch",
-        f"{zh}：每 micro-batch 注意力核心 FLOPs",
-        doc("compute-floor") + " (causal)",
+        "attention-core FLOPs per micro-batch",
+        "每 micro-batch 注意力核心 FLOPs",
+        unit=FLOPS,
+        source=doc("compute-floor") + " (causal)",
     )
     head_f = d(
-        f"{stage}_stage_head_flops",
+        "head_flops",
         if_(head, tok * r.head_fpt / tp, 0),
-        FLOPS,
-        f"{stage} stage: output-layer FLOPs per micro-batch",
-        f"{zh}：每 micro-batch 输出层 FLOPs",
-        doc("compute-floor"),
+        "output-layer FLOPs per micro-batch",
+        "每 micro-batch 输出层 FLOPs",
+        unit=FLOPS,
+        source=doc("compute-floor"),
     )
     d_moe = ml * (r.expert_copies * r.f_moe / r.etp + tok * r.f_sh / tp)
     elem_bytes = (
@@ -918,51 +839,44 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         + ml * tok * r.topk * r.h / r.sp_div * MOE_ROUTING_BYTES
     )
     elem = d(
-        f"{stage}_stage_elementwise_bytes",
-        elem_bytes
-        * if_(r.compile, COMPILED_ELEMENTWISE, 1)
-        * (1 + if_(r.recompute_mode.eq("full"), 1 / 3, 0)),
-        BYTES,
-        f"{stage} stage: bytes the norms, activations and casts move per micro-batch",
-        f"{zh}：每 micro-batch 归一化、激活与类型转换的访存字节",
-        f"{ELEMENTWISE_BYTES_PER_H}·tokens·h (÷ tp with sequence parallelism) + {ELEMENTWISE_BYTES_PER_F}·tokens·ffn/tp per layer, FP8 casts on top, {MOE_ROUTING_BYTES}·tokens·top-k·h for the MoE permutation (docs/definitions.md#step-time)",
+        "elementwise_bytes",
+        elem_bytes * compiled * (1 + if_(full, 1 / 3, 0)),
+        "bytes the norms, activations and casts move per micro-batch",
+        "每 micro-batch 归一化、激活与类型转换的访存字节",
+        unit=BYTES,
+        source=f"{ELEMENTWISE_BYTES_PER_H}·tokens·h (÷ tp with sequence parallelism) + {ELEMENTWISE_BYTES_PER_F}·tokens·ffn/tp per layer, FP8 casts on top, {MOE_ROUTING_BYTES}·tokens·top-k·h for the MoE permutation (docs/definitions.md#step-time)",
     )
     scores = d(
-        f"{stage}_stage_score_bytes",
+        "score_bytes",
         if_(
             r.flash, 0, al * SCORE_BYTES_MOVED * r.a / tp * tok * r.seq_len / r.cp * (1 + r.rc_attn)
         ),
-        BYTES,
-        f"{stage} stage: attention-score traffic without flash attention",
-        f"{zh}：无 FlashAttention 时的注意力分数访存",
-        KORTH + " (5 bytes per score element, read and written forward and backward)",
+        "attention-score traffic without flash attention",
+        "无 FlashAttention 时的注意力分数访存",
+        unit=BYTES,
+        source=KORTH + " (5 bytes per score element, read and written forward and backward)",
     )
     loss = d(
-        f"{stage}_stage_loss_bytes",
+        "loss_bytes",
         if_(head, tok * r.V / tp * LOSS_BYTES_PER_LOGIT, 0),
-        BYTES,
-        f"{stage} stage: cross-entropy traffic",
-        f"{zh}：交叉熵访存",
-        doc("logits-and-loss"),
+        "cross-entropy traffic",
+        "交叉熵访存",
+        unit=BYTES,
+        source=doc("logits-and-loss"),
     )
-    fwd_passes = 1 + if_(r.recompute_mode.eq("full"), 1, 0)
+    fwd_passes = 1 + if_(full, 1, 0)
+    qk_elem_bytes = QK_EAGER_BYTES_FWD * fwd_passes + QK_EAGER_BYTES_BWD
     qk_own = d(
-        f"{stage}_stage_qk_eager_bytes",
+        "qk_eager_bytes",
         if_(
             conv(r, "eager_rotary").eq(1),
-            al
-            * tok
-            * (r.a + r.g)
-            * r.hd
-            / tp
-            * (QK_EAGER_BYTES_FWD * fwd_passes + QK_EAGER_BYTES_BWD)
-            * if_(r.compile, COMPILED_ELEMENTWISE, 1),
+            al * tok * (r.a + r.g) * r.hd / tp * qk_elem_bytes * compiled,
             0,
         ),
-        BYTES,
-        f"{stage} stage: bytes eager rotary embedding and repeat_kv move on the rank's heads per micro-batch",
-        f"{zh}：每 micro-batch 本 rank 注意力头上 eager 旋转位置编码与 repeat_kv 的访存字节",
-        "the convention's eager_rotary (torchtitan: apply_rotary_emb and repeat_kv as eager ops on "
+        "bytes eager rotary embedding and repeat_kv move on the rank's heads per micro-batch",
+        "每 micro-batch 本 rank 注意力头上 eager 旋转位置编码与 repeat_kv 的访存字节",
+        unit=BYTES,
+        source="the convention's eager_rotary (torchtitan: apply_rotary_emb and repeat_kv as eager ops on "
         "every head, pytorch/torchtitan @d66b72a6 torchtitan/experiments/qwen3/model/model.py): "
         "attention layers × tokens × (heads + kv heads) × head_dim ÷ tp × "
         + f"({QK_EAGER_BYTES_FWD} per forward pass (twice under full recompute) + {QK_EAGER_BYTES_BWD} backward) bytes, × {COMPILED_ELEMENTWISE} compiled; "
@@ -970,7 +884,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         "attention kernel reads grouped keys and values without a copy)",
     )
     t_c = d(
-        f"{stage}_stage_compute_s",
+        "compute_s",
         dense_f
         / (
             r.gemm_flops
@@ -979,11 +893,10 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         + expert_f * r.moe_imbalance / (r.gemm_flops * r.eff_expert)
         + attn_f / (r.bf16_flops * r.eff_attn)
         + head_f / (r.bf16_flops * r.eff_head)
-        + (elem + scores + loss + qk_own) / (r.hbm_eff_bw * BYTES_PER_GB),
-        SECONDS,
-        f"{stage} stage: compute of one micro-batch",
-        f"{zh}：一个 micro-batch 的计算",
-        TIME + ": FLOPs ÷ (peak × efficiency) + bytes ÷ HBM bandwidth",
+        + (elem + scores + loss + qk_own) / hbm,
+        "compute of one micro-batch",
+        "一个 micro-batch 的计算",
+        source=TIME + ": FLOPs ÷ (peak × efficiency) + bytes ÷ HBM bandwidth",
     )
     # tensor parallel, per pass (forward, backward, the forward again under full recompute): an
     # all-reduce (RS + AG with sequence parallel) after attention and one after the MLP; an MoE
@@ -991,24 +904,23 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
     # runs tensor-parallel; one for the embedding's output and one for the output layer's input
     moe_mlp_tp = if_(any_of(conv(r, "moe_block_tp_collectives").eq(1), r.f_sh.gt(0)), 1, 0)
     n_ar = (
-        (2 + if_(r.recompute_mode.eq("full"), 1, 0)) * (2 * dl + ml * (1 + moe_mlp_tp))
+        (2 + if_(full, 1, 0)) * (2 * dl + ml * (1 + moe_mlp_tp))
         + if_(r.holds_embed[stage], 1, 0)
         + if_(head, 1, 0)
     )
     t_tp = d(
-        f"{stage}_stage_tp_comm_s",
+        "tp_comm_s",
         n_ar * if_(r.seq_par, r.tp_rs + r.tp_ag, r.tp_ar),
-        SECONDS,
-        f"{stage} stage: tensor-parallel communication per micro-batch",
-        f"{zh}：每 micro-batch 张量并行通信",
-        KORTH
+        "tensor-parallel communication per micro-batch",
+        "每 micro-batch 张量并行通信",
+        source=KORTH
         + ": 2 all-reduces of s·b·h forward and 2 backward per layer, 2 more under full recompute (a reduce-scatter and an all-gather each with sequence parallelism), each costed as NCCL runs it; an MoE layer has the attention's only where the convention's moe_block_tp_collectives is 0 and it has no shared expert (Megatron-LM @6a6cd478 megatron/core/transformer/moe/token_dispatcher.py: the dispatchers take expt_tp as their tp group, so the routed tokens stay in their sequence-parallel shard and only the expert-TP group gathers them; SharedExpertMLP is a tensor-parallel MLP with its own gather and reduce-scatter); on the stages that hold them, one for the embedding's output (Megatron-LM VocabParallelEmbedding all-reduce, or reduce-scatter to the sequence-parallel region; torchtitan RowwiseParallel output Shard(1)) and one for the output layer's input (its backward all-reduce, or the sequence-parallel gather)",
     )
     tp_lat = n_ar * if_(r.seq_par, r.tp_rs_lat + r.tp_ag_lat, r.tp_ar_lat)
     gemm_s = dense_f / (r.gemm_flops * r.eff_dense)
     tp_hideable = t_tp * (tp - 1) / tp
     t_tp_exp = d(
-        f"{stage}_stage_tp_exposed_s",
+        "tp_exposed_s",
         if_(
             r.tp_overlap,
             t_tp / tp
@@ -1016,46 +928,33 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
             + OVERLAP_PROCESSOR_USAGE * minimum(tp_hideable, gemm_s),
             t_tp,
         ),
-        SECONDS,
-        f"{stage} stage: tensor-parallel communication per micro-batch (exposed)",
-        f"{zh}：每 micro-batch 张量并行通信（未掩盖）",
-        "tp_comm_overlap: Transformer Engine splits each collective into tp chunks pipelined with the GEMM's (the first chunk exposed), hiding at most the GEMMs' time, and the GEMMs slow by "
+        "tensor-parallel communication per micro-batch (exposed)",
+        "每 micro-batch 张量并行通信（未掩盖）",
+        source="tp_comm_overlap: Transformer Engine splits each collective into tp chunks pipelined with the GEMM's (the first chunk exposed), hiding at most the GEMMs' time, and the GEMMs slow by "
         + f"{OVERLAP_PROCESSOR_USAGE} of what they hide (Calculon processor_usage); off: all of it",
     )
     t_sp_copy = d(
-        f"{stage}_stage_tp_layout_copy_s",
+        "tp_layout_copy_s",
         if_(
             all_of(r.seq_par, tp.gt(1), conv(r, "sp_layout_copy").eq(1)),
-            2 * n_ar * 2 * tok * r.h * r.act_bytes / (r.hbm_eff_bw * BYTES_PER_GB),
+            2 * n_ar * 2 * tok * r.h * r.act_bytes / hbm,
             0,
         ),
-        SECONDS,
-        f"{stage} stage: copies of the sequence-parallel collectives per micro-batch",
-        f"{zh}：每 micro-batch 序列并行集合通信的拷贝",
-        "conventions table sp_layout_copy (torchtitan's batch-first activations): each sequence-parallel all-gather and reduce-scatter on dimension 1 reads and writes the whole unsharded activation once more (torch/distributed/_functional_collectives.py all_gather_tensor / reduce_scatter_tensor: torch.cat of torch.chunk when the dimension is not 0), at HBM bandwidth",
+        "copies of the sequence-parallel collectives per micro-batch",
+        "每 micro-batch 序列并行集合通信的拷贝",
+        source="conventions table sp_layout_copy (torchtitan's batch-first activations): each sequence-parallel all-gather and reduce-scatter on dimension 1 reads and writes the whole unsharded activation once more (torch/distributed/_functional_collectives.py all_gather_tensor / reduce_scatter_tensor: torch.cat of torch.chunk when the dimension is not 0), at HBM bandwidth",
     )
     # q and k gathered over tp at the q/k norms (tp_qk_norm_gather): the gathers, and the rotary and
     # repeat_kv work every rank then repeats on all heads
     qk_on = all_of(r.tp_qk_gather, r.qk_norm, tp.gt(1))
-    qk_elems = tok * (r.a + r.g) * r.hd * (tp - 1) / tp
-    qk_bytes = (
-        qk_elems
-        * (QK_EAGER_BYTES_FWD * fwd_passes + QK_EAGER_BYTES_BWD)
-        * if_(r.compile, COMPILED_ELEMENTWISE, 1)
-    )
+    qk_bytes = tok * (r.a + r.g) * r.hd * (tp - 1) / tp * qk_elem_bytes * compiled
     qk_calls_q, qk_calls_k = fwd_passes + 2, fwd_passes
     t_qk = d(
-        f"{stage}_stage_tp_qk_gather_s",
-        if_(
-            qk_on,
-            al * (qk_calls_q * r.tp_q_ag + qk_calls_k * r.tp_k_ag)
-            + al * qk_bytes / (r.hbm_eff_bw * BYTES_PER_GB),
-            0,
-        ),
-        SECONDS,
-        f"{stage} stage: q and k gathered over tp at the q/k norms, per micro-batch",
-        f"{zh}：每 micro-batch 在 q/k 归一化处沿 tp 聚合 q、k",
-        "tp_qk_norm_gather (pytorch/torchtitan @d66b72a6 torchtitan/experiments/qwen3/infra/parallelize.py: NoParallel on q_norm and k_norm redistributes q and k to Replicate; issue #1867, PR #1870): per attention layer an all-gather of q (a·hd per token) and of k (g·hd) in each forward pass (twice under full recompute), and in backward the all-gathers of the gradients of q and of the keys repeated to every head (a·hd each, DTensor's redistribute back to the heads sdpa shards); the rotary and repeat_kv work then repeated on the (tp − 1)/tp of the heads another rank owns: "
+        "tp_qk_gather_s",
+        if_(qk_on, al * (qk_calls_q * r.tp_q_ag + qk_calls_k * r.tp_k_ag) + al * qk_bytes / hbm, 0),
+        "q and k gathered over tp at the q/k norms, per micro-batch",
+        "每 micro-batch 在 q/k 归一化处沿 tp 聚合 q、k",
+        source="tp_qk_norm_gather (pytorch/torchtitan @d66b72a6 torchtitan/experiments/qwen3/infra/parallelize.py: NoParallel on q_norm and k_norm redistributes q and k to Replicate; issue #1867, PR #1870): per attention layer an all-gather of q (a·hd per token) and of k (g·hd) in each forward pass (twice under full recompute), and in backward the all-gathers of the gradients of q and of the keys repeated to every head (a·hd each, DTensor's redistribute back to the heads sdpa shards); the rotary and repeat_kv work then repeated on the (tp − 1)/tp of the heads another rank owns: "
         + f"{QK_EAGER_BYTES_FWD} bytes per element per forward pass, {QK_EAGER_BYTES_BWD} backward (eager bf16, apply_rotary_emb and repeat_kv in torchtitan/experiments/qwen3/model/model.py), at HBM bandwidth (× {COMPILED_ELEMENTWISE} compiled)",
     )
     qk_lat = if_(qk_on, al * (qk_calls_q * r.tp_q_ag_lat + qk_calls_k * r.tp_k_ag_lat), 0)
@@ -1064,103 +963,92 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
     cp_sends = al * 3 * (r.cp - 1)
     t_cp_raw = if_(r.cp.gt(1), cp_sends * (r.alpha["cp"] + kv / (r.p2p["cp"] * BYTES_PER_GB)), 0)
     t_cp = d(
-        f"{stage}_stage_cp_comm_s",
+        "cp_comm_s",
         t_cp_raw - conv(r, "cp_overlap") * minimum(t_cp_raw, attn_f / (r.bf16_flops * r.eff_attn)),
-        SECONDS,
-        f"{stage} stage: context-parallel K/V exchange per micro-batch (exposed)",
-        f"{zh}：每 micro-batch 上下文并行 K/V 交换（未掩盖）",
-        "Megatron-LM / Transformer Engine context parallelism (attention.py AttnFuncWithCPAndKVP2P): cp − 1 ring steps of K and V forward, K, V, dK, dV backward, the convention's share of it hidden behind the attention chunks",
+        "context-parallel K/V exchange per micro-batch (exposed)",
+        "每 micro-batch 上下文并行 K/V 交换（未掩盖）",
+        source="Megatron-LM / Transformer Engine context parallelism (attention.py AttnFuncWithCPAndKVP2P): cp − 1 ring steps of K and V forward, K, V, dK, dV backward, the convention's share of it hidden behind the attention chunks",
     )
     # expert parallel: dispatch and combine, forward and backward (again under full recompute)
+    act = tok * r.h * r.act_bytes / r.sp_div  # a layer's activation on the rank
     a2a = r.topk * tok * r.h * r.act_bytes / r.sp_div
     off = (r.ep - r.local["ep"]) / r.ep
     on = (r.local["ep"] - 1) / r.ep
     off_bytes = if_(
-        r.ep_dispatch.eq("node_dedup"),
-        minimum(tok * r.h * r.act_bytes / r.sp_div * r.remote_nodes, a2a * off),
-        a2a * off,
+        r.ep_dispatch.eq("node_dedup"), minimum(act * r.remote_nodes, a2a * off), a2a * off
     )
     one_a2a = r.alpha["ep"] + maximum(
         a2a * on / (r.bus["ep"] * BYTES_PER_GB), off_bytes / (r.p2p["ep"] * BYTES_PER_GB)
     )
-    n_a2a = ml * (4 + if_(r.recompute_mode.eq("full"), 2, 0))
-    etp_calls = ml * (2 + if_(r.recompute_mode.eq("full"), 1, 0))
+    n_a2a = ml * (4 + if_(full, 2, 0))
+    etp_calls = ml * (2 + if_(full, 1, 0))
     t_etp = d(
-        f"{stage}_stage_etp_gather_s",
+        "etp_gather_s",
         if_(r.etp.gt(1), etp_calls * (r.etp_ag + r.etp_rs) * r.moe_imbalance, 0),
-        SECONDS,
-        f"{stage} stage: expert-TP gathers of the routed tokens per micro-batch",
-        f"{zh}：每 micro-batch 专家 tp 的路由 token 聚合",
-        "Megatron-LM @d98e8a64 megatron/core/transformer/moe/token_dispatcher.py MoEAlltoAllTokenDispatcher: after the dispatch all-to-all, gather_from_sequence_parallel_region over the expert-TP group (bf16 tokens), before the combine, reduce_scatter_to_sequence_parallel_region of hidden_states.to(probs.dtype) (fp32); their backward a reduce-scatter and an all-gather of the same sizes: per MoE layer (forward passes: 2 under full recompute) × (all-gather + reduce-scatter) + one of each backward, × moe_imbalance",
+        "expert-TP gathers of the routed tokens per micro-batch",
+        "每 micro-batch 专家 tp 的路由 token 聚合",
+        source="Megatron-LM @d98e8a64 megatron/core/transformer/moe/token_dispatcher.py MoEAlltoAllTokenDispatcher: after the dispatch all-to-all, gather_from_sequence_parallel_region over the expert-TP group (bf16 tokens), before the combine, reduce_scatter_to_sequence_parallel_region of hidden_states.to(probs.dtype) (fp32); their backward a reduce-scatter and an all-gather of the same sizes: per MoE layer (forward passes: 2 under full recompute) × (all-gather + reduce-scatter) + one of each backward, × moe_imbalance",
     )
     etp_lat = if_(r.etp.gt(1), etp_calls * (r.etp_ag_lat + r.etp_rs_lat), 0)
     t_ep_raw = d(
-        f"{stage}_stage_ep_all_to_all_s",
+        "ep_all_to_all_s",
         if_(r.ep.gt(1), n_a2a * one_a2a * r.moe_imbalance, 0) + t_etp,
-        SECONDS,
-        f"{stage} stage: expert all-to-alls per micro-batch (before overlap)",
-        f"{zh}：每 micro-batch 专家 all-to-all（掩盖前）",
-        doc("step-time")
+        "expert all-to-alls per micro-batch (before overlap)",
+        "每 micro-batch 专家 all-to-all（掩盖前）",
+        source=TIME
         + ": MoE layers × (4 + 2 under full recompute) × (latency + the larger of the NVLink and the network share) × moe_imbalance, and the expert-TP gathers",
     )
     t_ep = d(
-        f"{stage}_stage_ep_comm_s",
+        "ep_comm_s",
         if_(
             r.a2a_overlap,
             maximum(t_ep_raw - t_c, 0) + OVERLAP_PROCESSOR_USAGE * minimum(t_ep_raw, t_c),
             t_ep_raw,
         ),
-        SECONDS,
-        f"{stage} stage: expert all-to-all per micro-batch (exposed)",
-        f"{zh}：每 micro-batch 专家 all-to-all（未掩盖）",
-        doc("step-time")
+        "expert all-to-all per micro-batch (exposed)",
+        "每 micro-batch 专家 all-to-all（未掩盖）",
+        source=TIME
         + ": top_k·s·b·h bytes each way per MoE layer, dispatch and combine forward and backward, again under full recompute (Megatron-LM recomputes the whole layer, token_dispatcher.py included); the share leaving the node crosses the network, once per destination node with node_dedup; × moe_imbalance (the busiest rank sets the pace); moe_a2a_overlap hides it behind another micro-batch's compute (Megatron-LM overlap_moe_expert_parallel_comm), the compute slowed by "
         + f"{OVERLAP_PROCESSOR_USAGE} of what it hides",
     )
     launches = d(
-        f"{stage}_stage_expert_gemm_launches",
+        "expert_gemm_launches",
         if_(
             all_of(r.E.gt(0), conv(r, "expert_gemm_streams").gt(0), conv(r, "moe_host_sync").eq(1)),
             ml * maximum(r.E / r.ep, 1) * (EXPERT_GEMMS_FWD * fwd_passes + EXPERT_GEMMS_BWD),
             0,
         ),
-        COUNT,
-        f"{stage} stage: expert GEMMs the host launches one by one with no lead, per micro-batch",
-        f"{zh}：每 micro-batch 主机无提前量地逐个发射的专家 GEMM 数",
-        f"MoE layers × the rank's E/ep experts × ({EXPERT_GEMMS_FWD} per forward pass (twice under full recompute) + {EXPERT_GEMMS_BWD} backward), where the convention launches one GEMM per expert (expert_gemm_streams > 0: Transformer Engine GroupedLinear, TransformerEngine @d0067d0d transformer_engine/common/gemm/cublaslt_gemm.cu multi_stream_cublas_gemm, one cublasLt call per expert) after a host synchronization in the layer's dispatch (moe_host_sync: Megatron-LM @6a6cd478 megatron/core/transformer/moe/token_dispatcher.py MoEAlltoAllTokenDispatcher._maybe_dtoh_and_synchronize: the tokens per expert copied to the host and d2h_event.synchronize() before the all-to-all, every forward pass, so the GPU has no queued work when the expert GEMMs are launched)",
+        "expert GEMMs the host launches one by one with no lead, per micro-batch",
+        "每 micro-batch 主机无提前量地逐个发射的专家 GEMM 数",
+        unit=COUNT,
+        source=f"MoE layers × the rank's E/ep experts × ({EXPERT_GEMMS_FWD} per forward pass (twice under full recompute) + {EXPERT_GEMMS_BWD} backward), where the convention launches one GEMM per expert (expert_gemm_streams > 0: Transformer Engine GroupedLinear, TransformerEngine @d0067d0d transformer_engine/common/gemm/cublaslt_gemm.cu multi_stream_cublas_gemm, one cublasLt call per expert) after a host synchronization in the layer's dispatch (moe_host_sync: Megatron-LM @6a6cd478 megatron/core/transformer/moe/token_dispatcher.py MoEAlltoAllTokenDispatcher._maybe_dtoh_and_synchronize: the tokens per expert copied to the host and d2h_event.synchronize() before the all-to-all, every forward pass, so the GPU has no queued work when the expert GEMMs are launched)",
     )
     t_launch = d(
-        f"{stage}_stage_expert_launch_s",
+        "expert_launch_s",
         launches * EXPERT_GEMM_LAUNCH_S,
-        SECONDS,
-        f"{stage} stage: GPU time the expert GEMMs' host launches add, per micro-batch",
-        f"{zh}：每 micro-batch 专家 GEMM 主机发射增加的 GPU 时间",
-        f"expert GEMM launches × EXPERT_GEMM_LAUNCH_S = {EXPERT_GEMM_LAUNCH_S * 1e6:g} µs (fitted on the published runs with SUSTAINED_FRACTION and GROUPED_GEMM_RELATIVE, tests/support/fit.py: 20 µs in 7 of the 8 leave-one-source-out folds; a framework-launched CUDA kernel costs 5-20 µs of host time)",
+        "GPU time the expert GEMMs' host launches add, per micro-batch",
+        "每 micro-batch 专家 GEMM 主机发射增加的 GPU 时间",
+        source=f"expert GEMM launches × EXPERT_GEMM_LAUNCH_S = {EXPERT_GEMM_LAUNCH_S * 1e6:g} µs (fitted on the published runs with SUSTAINED_FRACTION and GROUPED_GEMM_RELATIVE, tests/support/fit.py: 20 µs in 7 of the 8 leave-one-source-out folds; a framework-launched CUDA kernel costs 5-20 µs of host time)",
     )
+    p2p_source = "Megatron-LM megatron/core/pipeline_parallel/p2p_communication.py: the activation forward and its gradient backward, per model chunk"
     t_pp_raw = d(
-        f"{stage}_stage_pp_sends_s",
-        if_(
-            r.pp.gt(1),
-            2 * r.virtual * (r.alpha["pp"] + act_bytes_pp(r, tok) / (r.p2p["pp"] * BYTES_PER_GB)),
-            0,
-        ),
-        SECONDS,
-        f"{stage} stage: pipeline sends and receives per micro-batch (before overlap)",
-        f"{zh}：每 micro-batch 流水线收发（掩盖前）",
-        "Megatron-LM megatron/core/pipeline_parallel/p2p_communication.py: the activation forward and its gradient backward, per model chunk",
+        "pp_sends_s",
+        if_(r.pp.gt(1), 2 * r.virtual * (r.alpha["pp"] + act / (r.p2p["pp"] * BYTES_PER_GB)), 0),
+        "pipeline sends and receives per micro-batch (before overlap)",
+        "每 micro-batch 流水线收发（掩盖前）",
+        source=p2p_source,
     )
-    pp_hidden = all_of(r.overlap_p2p, r.virtual.gt(1))
     t_pp = d(
-        f"{stage}_stage_pp_comm_s",
-        if_(pp_hidden, OVERLAP_PROCESSOR_USAGE * t_pp_raw, t_pp_raw),
-        SECONDS,
-        f"{stage} stage: pipeline point-to-point per micro-batch (exposed)",
-        f"{zh}：每 micro-batch 流水线点对点（未掩盖）",
-        "Megatron-LM megatron/core/pipeline_parallel/p2p_communication.py: the activation forward and its gradient backward, per model chunk; overlap_p2p_comm with the interleaved schedule sends while the next chunk computes (megatron/training/arguments.py @d98e8a64 turns it off without it), leaving the compute slowdown "
+        "pp_comm_s",
+        if_(all_of(r.overlap_p2p, r.virtual.gt(1)), OVERLAP_PROCESSOR_USAGE * t_pp_raw, t_pp_raw),
+        "pipeline point-to-point per micro-batch (exposed)",
+        "每 micro-batch 流水线点对点（未掩盖）",
+        source=p2p_source
+        + "; overlap_p2p_comm with the interleaved schedule sends while the next chunk computes (megatron/training/arguments.py @d98e8a64 turns it off without it), leaving the compute slowdown "
         + f"({OVERLAP_PROCESSOR_USAGE} of it)",
     )
     lat = d(
-        f"{stage}_stage_comm_latency_s",
+        "comm_latency_s",
         if_(t_tp.gt(0), t_tp_exp * tp_lat / t_tp, 0)
         + qk_lat
         + if_(t_cp_raw.gt(0), t_cp * cp_sends * r.alpha["cp"] / t_cp_raw, 0)
@@ -1170,12 +1058,11 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
             0,
         )
         + if_(t_pp_raw.gt(0), t_pp * 2 * r.virtual * r.alpha["pp"] / t_pp_raw, 0),
-        SECONDS,
-        f"{stage} stage: the latency in the exposed communication of one micro-batch",
-        f"{zh}：每 micro-batch 未掩盖通信中的延迟",
-        NCCL + ": each exposed term × its collectives' latency ÷ their time (TP, CP, EP, PP)",
+        "the latency in the exposed communication of one micro-batch",
+        "每 micro-batch 未掩盖通信中的延迟",
+        source=NCCL
+        + ": each exposed term × its collectives' latency ÷ their time (TP, CP, EP, PP)",
     )
-    r.stage_time = getattr(r, "stage_time", {})
     r.stage_time[stage] = {
         "compute": t_c + t_launch,
         "tp": t_tp_exp + t_sp_copy + t_qk,
@@ -1184,14 +1071,13 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         "pp": t_pp,
         "latency": lat,
         "nic_hidden": d(
-            f"{stage}_stage_nic_hidden_s",
+            "nic_hidden_s",
             if_(r.crosses["cp"], t_cp_raw - t_cp, 0)
             + if_(r.crosses["ep"], maximum(t_ep_raw - t_ep, 0), 0)
             + if_(r.crosses["pp"], t_pp_raw - t_pp, 0),
-            SECONDS,
-            f"{stage} stage: cross-node traffic hidden behind the compute of one micro-batch",
-            f"{zh}：每 micro-batch 被计算掩盖的跨节点通信",
-            "the share of the context-parallel ring, the expert all-to-alls and the pipeline sends that overlaps compute, where their group crosses nodes: it holds the GPU's NIC (one per GPU, rail-optimised) while the compute runs",
+            "cross-node traffic hidden behind the compute of one micro-batch",
+            "每 micro-batch 被计算掩盖的跨节点通信",
+            source="the share of the context-parallel ring, the expert all-to-alls and the pipeline sends that overlaps compute, where their group crosses nodes: it holds the GPU's NIC (one per GPU, rail-optimised) while the compute runs",
         ),
         "raw_latency": tp_lat
         + qk_lat
@@ -1200,19 +1086,12 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         + etp_lat
         + if_(r.pp.gt(1), 2 * r.virtual * r.alpha["pp"], 0),
         "micro": d(
-            f"{stage}_stage_micro_batch_s",
+            "micro_batch_s",
             t_c + t_launch + t_tp_exp + t_sp_copy + t_qk + t_cp + t_ep + t_pp,
-            SECONDS,
-            f"{stage} stage: one micro-batch, forward and backward",
-            f"{zh}：一个 micro-batch 的前向与反向",
-            TIME,
+            "one micro-batch, forward and backward",
+            "一个 micro-batch 的前向与反向",
         ),
     }
-
-
-def act_bytes_pp(r: Ctx, tok):
-    """The activation a pipeline stage sends per micro-batch (÷ tp with sequence parallelism)."""
-    return tok * r.h * r.act_bytes / r.sp_div
 
 
 def _tp_collectives(reg: Registry, r: Ctx) -> None:
@@ -1230,46 +1109,26 @@ def _tp_collectives(reg: Registry, r: Ctx) -> None:
         "一个 token 的 top-k 专家所在的其他节点数（期望，均匀路由）",
         "(N − 1)·(1 − (1 − 1/N)^top_k) for N nodes of the expert-parallel group: DeepEP / HybridEP (node_dedup) send a token once to each such node and forward it over NVLink there (DeepSeek-V3 arXiv 2412.19437 §3.2.2)",
     )
+    coll = partial(_collective, reg, r)
     act = r.tokens_mb * r.h * r.act_bytes
     what, zh = "a layer's activations over tp", "层激活（tp）"
-    r.tp_ar, r.tp_ar_lat = _collective(reg, r, "tp_all_reduce", "tp", "ar", act, what, zh)
-    r.tp_rs, r.tp_rs_lat = _collective(reg, r, "tp_reduce_scatter", "tp", "rs", act, what, zh)
-    r.tp_ag, r.tp_ag_lat = _collective(reg, r, "tp_all_gather", "tp", "ag", act, what, zh)
+    r.tp_ar, r.tp_ar_lat = coll("tp_all_reduce", "tp", "ar", act, what, zh)
+    r.tp_rs, r.tp_rs_lat = coll("tp_reduce_scatter", "tp", "rs", act, what, zh)
+    r.tp_ag, r.tp_ag_lat = coll("tp_all_gather", "tp", "ag", act, what, zh)
     routed = r.expert_copies * r.h
-    r.etp_ag, r.etp_ag_lat = _collective(
-        reg,
-        r,
-        "etp_tokens_all_gather",
-        "etp",
-        "ag",
-        routed * r.act_bytes,
-        "the routed tokens over the expert-TP group",
-        "路由 token（专家 tp）",
+    what, zh = "the routed tokens over the expert-TP group", "路由 token（专家 tp）"
+    r.etp_ag, r.etp_ag_lat = coll(
+        "etp_tokens_all_gather", "etp", "ag", routed * r.act_bytes, what, zh
     )
-    r.etp_rs, r.etp_rs_lat = _collective(
-        reg,
-        r,
-        "etp_tokens_reduce_scatter",
-        "etp",
-        "rs",
-        routed * ETP_COMBINE_BYTES,
-        "the experts' fp32 outputs over the expert-TP group",
-        "专家 fp32 输出（专家 tp）",
+    what, zh = "the experts' fp32 outputs over the expert-TP group", "专家 fp32 输出（专家 tp）"
+    r.etp_rs, r.etp_rs_lat = coll(
+        "etp_tokens_reduce_scatter", "etp", "rs", routed * ETP_COMBINE_BYTES, what, zh
     )
     qk = r.tokens_mb * r.hd * r.act_bytes
-    r.tp_q_ag, r.tp_q_ag_lat = _collective(
-        reg,
-        r,
-        "tp_q_all_gather",
-        "tp",
-        "ag",
-        qk * r.a,
-        "a layer's queries over tp",
-        "层 query（tp）",
-    )
-    r.tp_k_ag, r.tp_k_ag_lat = _collective(
-        reg, r, "tp_k_all_gather", "tp", "ag", qk * r.g, "a layer's keys over tp", "层 key（tp）"
-    )
+    what, zh = "a layer's queries over tp", "层 query（tp）"
+    r.tp_q_ag, r.tp_q_ag_lat = coll("tp_q_all_gather", "tp", "ag", qk * r.a, what, zh)
+    what, zh = "a layer's keys over tp", "层 key（tp）"
+    r.tp_k_ag, r.tp_k_ag_lat = coll("tp_k_all_gather", "tp", "ag", qk * r.g, what, zh)
 
 
 def _pick_slowest(r: Ctx, key: str):
@@ -1284,7 +1143,7 @@ def _pick_slowest(r: Ctx, key: str):
 # ---- the step ------------------------------------------------------------------------------------
 def _step(reg: Registry, r: Ctx) -> None:
     reg.section = "time"
-    d = reg.define
+    d = definer(reg, SECONDS, TIME)
     m = r.n_micro
     t = {s: r.stage_time[s]["micro"] for s in STAGES}
     d(
@@ -1298,71 +1157,62 @@ def _step(reg: Registry, r: Ctx) -> None:
                 if_(all_of(r.has_middle, t["middle"].ge(t["last"])), "middle", "last"),
             ),
         ),
-        TEXT,
         "the slowest pipeline stage (it sets the pace)",
         "最慢的流水段（决定节奏）",
-        TIME,
+        unit=TEXT,
     )
     r.t_micro = d(
         "micro_batch_s",
         _pick_slowest(r, "micro"),
-        SECONDS,
         "one micro-batch on the slowest stage",
         "最慢段的一个 micro-batch",
-        TIME,
     )
     r.t_compute_mb = d(
         "micro_batch_compute_s",
         _pick_slowest(r, "compute"),
-        SECONDS,
         "compute of one micro-batch on the slowest stage",
         "最慢段一个 micro-batch 的计算",
-        TIME,
     )
     r.term = {}
-    for key in ("compute", "tp", "cp", "ep", "pp"):
-        en, zh = next((e, z) for k, e, z, _short in TERMS if k == key)
+    for key, en, zh, _short in TERMS[:5]:
         r.term[key] = d(
             f"time_{key}_s",
             m * _pick_slowest(r, key),
-            SECONDS,
             en + " per step",
             zh + "（每步）",
-            TIME + ": micro-batches × the slowest stage's term",
+            source=TIME + ": micro-batches × the slowest stage's term",
         )
     p, v = r.pp, r.virtual
     r.term["bubble"] = d(
         "time_bubble_s",
         r.t_micro * (maximum(m + (p - 1) / v, p + (m - 1) / v) - m),
-        SECONDS,
         "pipeline bubble per step",
         "每步流水线气泡",
-        "the schedule's critical path: with m ≥ p micro-batches 1F1B idles (p − 1)·t and the interleaved schedule (p − 1)·t/v (Narayanan et al. 2021 §2.2); with m < p each micro-batch still crosses all p stages, so the step is at least (p + (m − 1)/v)·t: bubble = t·max(m + (p − 1)/v, p + (m − 1)/v) − m·t",
+        source="the schedule's critical path: with m ≥ p micro-batches 1F1B idles (p − 1)·t and the interleaved schedule (p − 1)·t/v (Narayanan et al. 2021 §2.2); with m < p each micro-batch still crosses all p stages, so the step is at least (p + (m − 1)/v)·t: bubble = t·max(m + (p − 1)/v, p + (m − 1)/v) − m·t",
     )
     d(
         "bubble_fraction",
         r.term["bubble"] / (m * r.t_micro + r.term["bubble"]),
-        RATIO,
         "share of the pipeline time idle in the bubble",
         "流水线时间中气泡的占比",
-        "(p − 1)/(v·m + p − 1) with m ≥ p; 1 − m/(p + (m − 1)/v) with m < p",
+        unit=RATIO,
+        source="(p − 1)/(v·m + p − 1) with m ≥ p; 1 − m/(p + (m − 1)/v) with m < p",
     )
     _data_parallel(reg, r)
     opt_bytes = d(
         "optimizer_step_bytes",
         OPTIMIZER_PASSES * if_(r.in_hbm["m"], r.state_hbm, 0),
-        BYTES,
         "bytes the GPU optimizer step reads and writes",
         "GPU 优化器 step 读写的字节",
-        "every state on the rank read and written back once (a memory-bound multi-tensor Adam)",
+        unit=BYTES,
+        source="every state on the rank read and written back once (a memory-bound multi-tensor Adam)",
     )
     r.term["optimizer"] = d(
         "time_optimizer_s",
         opt_bytes / (r.hbm_eff_bw * BYTES_PER_GB),
-        SECONDS,
         "optimizer step on the GPU",
         "GPU 上的优化器 step",
-        "optimizer_step_bytes ÷ HBM bandwidth",
+        source="optimizer_step_bytes ÷ HBM bandwidth",
     )
 
 
@@ -1374,30 +1224,27 @@ def _hidden(raw, exposed):
 
 
 def _data_parallel(reg: Registry, r: Ctx) -> None:
-    d = reg.define
+    d = definer(reg, SECONDS)
+    coll = partial(_collective, reg, r)
     m = r.n_micro
-    parts = {
-        "dense": ("grad", "dp", Ref("dense_params_on_rank")),
-        "expert": ("egrad", "edp", Ref("expert_params_on_rank")),
-    }
     gb, wb = Lookup("dtype", r.grad_dtype, "bytes"), Lookup("dtype", r.weight_dtype, "bytes")
     ls = d(
         "layers_per_stage",
         ceil(r.L / r.pp),
-        COUNT,
         "layers a pipeline stage holds (ZeRO-3 gathers and reduces one at a time)",
         "每个流水段的层数（ZeRO-3 逐层聚合与归约）",
-        doc("step-time"),
+        unit=COUNT,
+        source=TIME,
     )
     z3 = r.zero.ge(3)
     z0 = r.zero.eq(0)
-    per_micro = r.zero.ge(conv(r, "reduce_every_micro_from"))
-    reps = if_(per_micro, m, 1)
-    c = {k: [] for k in ("red", "red_lat", "one_red", "gat", "gat_lat", "one_gat", "lag", "lrs")}
-    c.update({"lag_lat": [], "lrs_lat": []})
-    for part, (g, pre, psi) in parts.items():
+    reps = if_(r.zero.ge(conv(r, "reduce_every_micro_from")), m, 1)
+    c = defaultdict(list)
+    for g, pre, psi, what, zh in (
+        ("grad", "dp", Ref("dense_params_on_rank"), "", ""),
+        ("egrad", "edp", Ref("expert_params_on_rank"), "expert ", "专家"),
+    ):
         n = r.size[g]
-        what = "expert " if part == "expert" else ""
         bucket = d(
             f"{pre}_bucket_params",
             if_(
@@ -1408,78 +1255,56 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
                 ),
                 psi / ls,
             ),
-            "params",
             f"{what}parameters in one gradient bucket (one collective)",
-            f"一个{'专家' if part == 'expert' else ''}梯度桶的参数（一次集合通信）",
-            "conventions table dp_bucket_params (torch DDP bucket_cap_mb 25; Megatron-LM distributed_data_parallel.py @d98e8a64 max(40,000,000, 1,000,000 × dp) (dp_bucket_params_per_dp); DeepSpeed reduce_bucket_size 5e8; FSDP2: one per layer); expert parameters in buckets of their own over the expert-DP group (Megatron-LM param_and_grad_buffer.py, expert_data_parallel_group)",
+            f"一个{zh}梯度桶的参数（一次集合通信）",
+            unit="params",
+            source="conventions table dp_bucket_params (torch DDP bucket_cap_mb 25; Megatron-LM distributed_data_parallel.py @d98e8a64 max(40,000,000, 1,000,000 × dp) (dp_bucket_params_per_dp); DeepSpeed reduce_bucket_size 5e8; FSDP2: one per layer); expert parameters in buckets of their own over the expert-DP group (Megatron-LM param_and_grad_buffer.py, expert_data_parallel_group)",
         )
         n_b = d(
             f"{pre}_buckets",
             if_(psi.gt(0), if_(r.overlap_grad, ceil(psi / maximum(bucket, 1)), 1), 0),
-            COUNT,
             f"{what}gradient collectives per reduction",
-            f"每次归约的{'专家' if part == 'expert' else ''}梯度集合通信次数",
-            "overlap_grad_reduce: one per bucket; off: the whole gradient in one (Megatron-LM sets bucket_size None without overlap_grad_reduce)",
+            f"每次归约的{zh}梯度集合通信次数",
+            unit=COUNT,
+            source="overlap_grad_reduce: one per bucket; off: the whole gradient in one (Megatron-LM sets bucket_size None without overlap_grad_reduce)",
         )
         nb1 = maximum(n_b, 1)
-        zh_b, zh_p = ("专家梯度桶", "专家参数桶") if part == "expert" else ("梯度桶", "参数桶")
-        zh_lg, zh_lp = (
-            ("一层专家梯度", "一层专家参数") if part == "expert" else ("一层梯度", "一层参数")
-        )
-        ar, ar_lat = _collective(
-            reg, r, f"{pre}_all_reduce", g, "ar", psi / nb1 * gb, f"an {what}gradient bucket", zh_b
-        )
-        rs, rs_lat = _collective(
-            reg,
-            r,
-            f"{pre}_reduce_scatter",
+        grad_bucket, what_b = psi / nb1 * gb, f"an {what}gradient bucket"
+        ar, ar_lat = coll(f"{pre}_all_reduce", g, "ar", grad_bucket, what_b, f"{zh}梯度桶")
+        rs, rs_lat = coll(f"{pre}_reduce_scatter", g, "rs", grad_bucket, what_b, f"{zh}梯度桶")
+        ag, ag_lat = coll(
+            f"{pre}_all_gather",
             g,
-            "rs",
-            psi / nb1 * gb,
-            f"an {what}gradient bucket",
-            zh_b,
+            "ag",
+            psi / nb1 * wb,
+            f"an {what}parameter bucket",
+            f"{zh}参数桶",
         )
-        ag, ag_lat = _collective(
-            reg, r, f"{pre}_all_gather", g, "ag", psi / nb1 * wb, f"an {what}parameter bucket", zh_p
-        )
-        lag, lag_lat = _collective(
-            reg,
-            r,
+        lag, lag_lat = coll(
             f"{pre}_layer_all_gather",
             g,
             "ag",
             psi / ls * wb,
             f"a layer's {what}parameters",
-            zh_lp,
+            f"一层{zh}参数",
         )
-        lrs, lrs_lat = _collective(
-            reg,
-            r,
+        lrs, lrs_lat = coll(
             f"{pre}_layer_reduce_scatter",
             g,
             "rs",
             psi / ls * gb,
             f"a layer's {what}gradients",
-            zh_lg,
+            f"一层{zh}梯度",
         )
         active = all_of(n.gt(1), psi.gt(0))
         one_red = if_(active, if_(z0, ar, rs), 0)
         one_red_lat = if_(active, if_(z0, ar_lat, rs_lat), 0)
-        if part == "dense":
+        if g == "grad":
             # HSDP: the reduce-scattered shard is all-reduced across the dp/dp_shard replicas
-            rar, rar_lat = _collective(
-                reg,
-                r,
-                "rep_all_reduce",
-                "rep",
-                "ar",
-                psi / nb1 / n * gb,
-                "a gradient shard",
-                "梯度分片",
+            rar, rar_lat = coll(
+                "rep_all_reduce", "rep", "ar", psi / nb1 / n * gb, "a gradient shard", "梯度分片"
             )
-            lar, lar_lat = _collective(
-                reg,
-                r,
+            lar, lar_lat = coll(
                 "rep_layer_all_reduce",
                 "rep",
                 "ar",
@@ -1492,12 +1317,13 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
             one_red_lat = one_red_lat + if_(hsdp, rar_lat, 0)
             lrs = lrs + if_(hsdp, lar, 0)
             lrs_lat = lrs_lat + if_(hsdp, lar_lat, 0)
+        gathers = all_of(active, negate(z0))
         c["red"].append(n_b * one_red)
         c["red_lat"].append(n_b * one_red_lat)
         c["one_red"].append(one_red)
-        c["gat"].append(if_(all_of(active, negate(z0)), n_b * ag, 0))
-        c["gat_lat"].append(if_(all_of(active, negate(z0)), n_b * ag_lat, 0))
-        c["one_gat"].append(if_(all_of(active, negate(z0)), ag, 0))
+        c["gat"].append(if_(gathers, n_b * ag, 0))
+        c["gat_lat"].append(if_(gathers, n_b * ag_lat, 0))
+        c["one_gat"].append(if_(gathers, ag, 0))
         c["lag"].append(if_(active, lag, 0))
         c["lrs"].append(if_(active, lrs, 0))
         c["lag_lat"].append(if_(active, lag_lat, 0))
@@ -1507,24 +1333,20 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
     raw = d(
         "dp_comm_s",
         if_(z3, m * ls * (2 * lag + lrs), reps * tot["red"] + tot["gat"]),
-        SECONDS,
         "data-parallel / ZeRO communication per step",
         "每步数据并行 / ZeRO 通信",
-        "ZeRO-0: an all-reduce per bucket; with dp_shard < dp (HSDP) each reduce-scatter within the shard group is followed by an all-reduce of the shard across the replicas; ZeRO-1/2: a reduce-scatter per bucket (every micro-batch where the convention reduces every micro-batch) and an all-gather per bucket; ZeRO-3: per micro-batch and layer two all-gathers and a reduce-scatter (Rajbhandari et al. 2020 §7; FSDP2 reshard_after_forward); dense parameters over dp·cp, expert parameters over the expert-DP group; each call costed as NCCL runs it",
+        source="ZeRO-0: an all-reduce per bucket; with dp_shard < dp (HSDP) each reduce-scatter within the shard group is followed by an all-reduce of the shard across the replicas; ZeRO-1/2: a reduce-scatter per bucket (every micro-batch where the convention reduces every micro-batch) and an all-gather per bucket; ZeRO-3: per micro-batch and layer two all-gathers and a reduce-scatter (Rajbhandari et al. 2020 §7; FSDP2 reshard_after_forward); dense parameters over dp·cp, expert parameters over the expert-DP group; each call costed as NCCL runs it",
     )
     raw_lat = if_(
-        z3,
-        m * ls * (2 * tot["lag_lat"] + tot["lrs_lat"]),
-        reps * tot["red_lat"] + tot["gat_lat"],
+        z3, m * ls * (2 * tot["lag_lat"] + tot["lrs_lat"]), reps * tot["red_lat"] + tot["gat_lat"]
     )
     shares = any_of(r.crosses["grad"], r.crosses["egrad"], r.crosses["rep"])
     window = d(
         "micro_batch_nic_free_compute_s",
         maximum(r.t_compute_mb - if_(shares, _pick_slowest(r, "nic_hidden"), 0), 0),
-        SECONDS,
         "compute of one micro-batch while the NIC is free for the data-parallel collectives",
         "一个 micro-batch 中网卡可供数据并行通信使用的计算时间",
-        "micro_batch_compute_s − the cross-node traffic of other groups hidden behind it, where the data-parallel groups cross nodes too: groups that cross nodes at the same time share the GPU's NIC",
+        source="micro_batch_compute_s − the cross-node traffic of other groups hidden behind it, where the data-parallel groups cross nodes too: groups that cross nodes at the same time share the GPU's NIC",
     )
     t_f = window / 3 / ls
     t_b = window * 2 / 3 / ls
@@ -1532,8 +1354,7 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
     z3_exposed = if_(
         r.overlap_param,
         _hidden(
-            z3_mb,
-            lag + lrs + (ls - 1) * (maximum(lag - t_f, 0) + maximum(lag + lrs - t_b, 0)),
+            z3_mb, lag + lrs + (ls - 1) * (maximum(lag - t_f, 0) + maximum(lag + lrs - t_b, 0))
         ),
         z3_mb,
     )
@@ -1558,10 +1379,9 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
             / (r.hbm_eff_bw * BYTES_PER_GB),
             0,
         ),
-        SECONDS,
         "ZeRO-3: copying each gathered layer out of the all-gather buffer, per step",
         "ZeRO-3：每步把聚合后的层从 all-gather 缓冲区拷出",
-        "the convention's z3_gather_copy_out (FSDP2: torch/distributed/fsdp/_fully_shard/"
+        source="the convention's z3_gather_copy_out (FSDP2: torch/distributed/fsdp/_fully_shard/"
         "_fsdp_collectives.py @010ae4a8 foreach_all_gather_copy_out: the compute stream waits on "
         "the all-gather's event, then torch.split_with_sizes_copy reads and writes every gathered "
         "parameter into its own tensor): micro-batches × layers × 2 gathers (forward, backward) × "
@@ -1572,51 +1392,46 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
     r.term["dp"] = d(
         "time_dp_s",
         comm_dp + copy_out,
-        SECONDS,
         "data-parallel / ZeRO communication (exposed)",
         "数据并行 / ZeRO 通信（未掩盖）",
-        "overlap_grad_reduce: the reduction hides behind the backward of the micro-batch it follows, but its last bucket; overlap_param_gather: ZeRO-3's gathers prefetched behind the previous layer's forward / backward (the first gather and last reduce-scatter exposed), ZeRO-1/2's behind the forward (the first bucket exposed); the compute slows by "
+        source="overlap_grad_reduce: the reduction hides behind the backward of the micro-batch it follows, but its last bucket; overlap_param_gather: ZeRO-3's gathers prefetched behind the previous layer's forward / backward (the first gather and last reduce-scatter exposed), ZeRO-1/2's behind the forward (the first bucket exposed); the compute slows by "
         + f"{OVERLAP_PROCESSOR_USAGE} of what it hides (Calculon calculon/llm/llm.py, processor_usage); switches off: all of it; and ZeRO-3's copy out of the gather buffer",
     )
     r.dp_latency = d(
         "time_dp_latency_s",
         if_(raw.gt(0), comm_dp * raw_lat / raw, 0),
-        SECONDS,
         "the latency in the exposed data-parallel communication",
         "未掩盖的数据并行通信中的延迟",
-        NCCL + ": time_dp_s × the collectives' latency ÷ their time",
+        source=NCCL + ": time_dp_s × the collectives' latency ÷ their time",
     )
     r.dp_raw_latency = raw_lat
 
 
 def _latency_and_bound(reg: Registry, r: Ctx) -> None:
     """The step's communication split into latency and bandwidth, and what binds the step."""
-    d = reg.define
+    d = definer(reg, SECONDS)
     m = r.n_micro
     lat = d(
         "time_comm_latency_s",
         m * _pick_slowest(r, "latency") + r.dp_latency,
-        SECONDS,
         "latency in the exposed communication per step",
         "每步未掩盖通信中的延迟",
-        NCCL + ": micro-batches × the slowest stage's + the data-parallel's",
+        source=NCCL + ": micro-batches × the slowest stage's + the data-parallel's",
     )
     comm = r.term["tp"] + r.term["cp"] + r.term["ep"] + r.term["pp"] + r.term["dp"]
     bw = d(
         "time_comm_bandwidth_s",
         maximum(comm - lat, 0),
-        SECONDS,
         "bandwidth in the exposed communication per step",
         "每步未掩盖通信中的带宽部分",
-        "time_tp_s + time_cp_s + time_ep_s + time_pp_s + time_dp_s − time_comm_latency_s",
+        source="time_tp_s + time_cp_s + time_ep_s + time_pp_s + time_dp_s − time_comm_latency_s",
     )
     d(
         "collectives_latency_s",
         m * _pick_slowest(r, "raw_latency") + r.dp_raw_latency,
-        SECONDS,
         "latency of every collective the step runs, hidden or not",
         "每步全部集合通信的延迟（含被掩盖的）",
-        NCCL + ": calls per layer, micro-batch and step × each call's latency",
+        source=NCCL + ": calls per layer, micro-batch and step × each call's latency",
     )
     work = r.term["compute"] + r.term["optimizer"] + r.term["offload"]
     bub = r.term["bubble"]
@@ -1632,33 +1447,33 @@ def _latency_and_bound(reg: Registry, r: Ctx) -> None:
                 names[0],
                 if_(bw.ge(top), names[1], if_(lat.ge(top), names[2], names[3])),
             ),
-            TEXT,
             "what binds the step",
             "步时的瓶颈",
-            "the largest of compute (with the optimizer and offload), communication bandwidth, communication latency (time_comm_latency_s) and the pipeline bubble",
+            unit=TEXT,
+            source="the largest of compute (with the optimizer and offload), communication bandwidth, communication latency (time_comm_latency_s) and the pipeline bubble",
         )
 
 
 # ---- offload -------------------------------------------------------------------------------------
 def _offload(reg: Registry, r: Ctx) -> None:
     reg.section = "offload"
-    d = reg.define
+    d = definer(reg, SECONDS)
     m = r.n_micro
     opt_off = d(
         "optimizer_offloaded",
         negate(r.in_hbm["m"]),
-        BOOL,
         "the optimizer runs on the CPU (moments off the GPU)",
         "优化器在 CPU 上运行（动量不在 GPU）",
-        "DeepSpeed ZeRO-Offload / ZeRO-Infinity: the update runs where the moments live (DeepSpeedCPUAdam)",
+        unit=BOOL,
+        source="DeepSpeed ZeRO-Offload / ZeRO-Infinity: the update runs where the moments live (DeepSpeedCPUAdam)",
     )
     opt_params = d(
         "offloaded_optimizer_params",
         if_(opt_off, Ref("master_dense_params_on_rank") + Ref("master_expert_params_on_rank"), 0),
-        "params",
         "parameters the CPU updates per rank",
         "每卡由 CPU 更新的参数",
-        doc("parts-and-groups"),
+        unit="params",
+        source=doc("parts-and-groups"),
     )
     gb, wb = Lookup("dtype", r.grad_dtype, "bytes"), Lookup("dtype", r.weight_dtype, "bytes")
     weights = r.line_bytes[("weights", "dense")] + r.line_bytes[("weights", "expert")]
@@ -1668,42 +1483,39 @@ def _offload(reg: Registry, r: Ctx) -> None:
         opt_params * (gb + wb)
         + if_(r.in_hbm["weights"], 0, 2 * m * weights)
         + if_(r.in_hbm["grads"], 0, m * grads),
-        BYTES,
         "bytes over the host link per step per GPU",
         "每步每卡经主机链路的字节",
-        "ZeRO-Offload (Ren et al. 2021 §4): gradients down and updated weights up; offloaded weights fetched forward and backward each micro-batch; offloaded gradients written each micro-batch",
+        unit=BYTES,
+        source="ZeRO-Offload (Ren et al. 2021 §4): gradients down and updated weights up; offloaded weights fetched forward and backward each micro-batch; offloaded gradients written each micro-batch",
     )
     host_s = d(
         "host_stream_s",
         host_bytes / (r.host_link * HOST_LINK_EFFICIENCY * BYTES_PER_GB),
-        SECONDS,
         "host-link transfer time per step",
         "每步主机链路传输时间",
-        "host_link_bytes_per_step ÷ (host_link_gb_s × " + str(HOST_LINK_EFFICIENCY) + ")",
+        source=f"host_link_bytes_per_step ÷ (host_link_gb_s × {HOST_LINK_EFFICIENCY})",
     )
     nvme_bytes = d(
         "nvme_bytes_per_step",
         2 * r.state_nvme + if_(r.location["weights"].eq("nvme"), 2 * (m - 1) * weights, 0),
-        BYTES,
         "NVMe reads and writes per step per GPU",
         "每步每卡 NVMe 读写字节",
-        "ZeRO-Infinity (Rajbhandari et al. 2021): NVMe-resident states are read and written back every step; NVMe-resident weights read each micro-batch",
+        unit=BYTES,
+        source="ZeRO-Infinity (Rajbhandari et al. 2021): NVMe-resident states are read and written back every step; NVMe-resident weights read each micro-batch",
     )
     nvme_s = d(
         "nvme_stream_s",
         nvme_bytes * r.gpus_per_node / (r.nvme_bw * BYTES_PER_GB),
-        SECONDS,
         "NVMe transfer time per step (the node's GPUs share the drives)",
         "每步 NVMe 传输时间（节点内 GPU 共享）",
-        "nvme_bytes_per_step × gpus_per_node ÷ nvme_gb_s",
+        source="nvme_bytes_per_step × gpus_per_node ÷ nvme_gb_s",
     )
     d(
         "offload_stream_s",
         host_s + nvme_s,
-        SECONDS,
         "time to stream offloaded state each step",
         "每步传输卸载状态的时间",
-        "host link at its speed, NVMe at the NVMe's (host_stream_s + nvme_stream_s)",
+        source="host link at its speed, NVMe at the NVMe's (host_stream_s + nvme_stream_s)",
     )
     cpu = d(
         "cpu_optimizer_s",
@@ -1711,27 +1523,24 @@ def _offload(reg: Registry, r: Ctx) -> None:
         * r.gpus_per_node
         * CPU_ADAM_HOST_BYTES_PER_PARAM
         / (r.host_mem_bw * BYTES_PER_GB),
-        SECONDS,
         "CPU Adam update per step (the node's ranks share the host)",
         "每步 CPU Adam 更新（节点内共享主机）",
-        f"{CPU_ADAM_HOST_BYTES_PER_PARAM} bytes of host-memory bandwidth per parameter: DeepSpeed docs/_tutorials/zero-offload.md log (optimizer_step 6.2 s, 10.3B parameters, DGX-2 256 GB/s); DeepSpeed PR #735: CPU-Adam 8.2 s for 11.6B",
+        source=f"{CPU_ADAM_HOST_BYTES_PER_PARAM} bytes of host-memory bandwidth per parameter: DeepSpeed docs/_tutorials/zero-offload.md log (optimizer_step 6.2 s, 10.3B parameters, DGX-2 256 GB/s); DeepSpeed PR #735: CPU-Adam 8.2 s for 11.6B",
     )
-    r.term["offload"] = d(
+    r.offload_s = r.term["offload"] = d(
         "time_offload_s",
         host_s + nvme_s + cpu,
-        SECONDS,
         "offload per step",
         "每步卸载",
-        "host and NVMe streams and the CPU update, after the backward (ZeRO-Offload without delayed parameter update)",
+        source="host and NVMe streams and the CPU update, after the backward (ZeRO-Offload without delayed parameter update)",
     )
-    r.offload_s = r.term["offload"]
     d(
         "nvme_fits",
         (r.state_nvme * r.gpus_per_node).le(r.nvme_tb * 10**12),
-        BOOL,
         "NVMe holds the offloaded state",
         "NVMe 放得下",
-        "nvme_bytes_per_node ≤ nvme_tb",
+        unit=BOOL,
+        source="nvme_bytes_per_node ≤ nvme_tb",
     )
 
 
@@ -1763,68 +1572,62 @@ def _terms_and_bound(reg: Registry) -> None:
 # ---- the total and what it predicts ----------------------------------------------------------------
 def _total(reg: Registry, r: Ctx) -> None:
     reg.section = "time"
-    d = reg.define
-    keys = [k for k, *_ in TERMS]
-    step = r.term[keys[0]]
-    for k in keys[1:]:
-        step = step + r.term[k]
+    d = definer(reg, RATIO)
     r.step_time = d(
         "step_time_s",
-        step,
-        SECONDS,
+        total_of([r.term[k] for k in TERM_KEYS]),
         "predicted step time",
         "预测步时",
-        TIME + ": the sum of the terms",
+        unit=SECONDS,
+        source=TIME + ": the sum of the terms",
     )
     for suffix, sep, names in (
-        ("", ", ", {k: k for k in keys}),
+        ("", ", ", {k: k for k in TERM_KEYS}),
         ("_zh", "，", {k: short for k, _en, _zh, short in TERMS}),
     ):
         parts = [
             if_(r.term[k].gt(0), concat(sep, names[k], " ", sig_text(r.term[k]), " s"), "")
-            for k in keys
+            for k in TERM_KEYS
         ]
         d(
             "step_time_terms" + suffix,
             drop_first(concat(*parts), len(sep)),
-            TEXT,
             "step time by term",
             "步时分项",
-            "the terms of step_time_s that are not zero",
+            unit=TEXT,
+            source="the terms of step_time_s that are not zero",
         )
     _terms_and_bound(reg)
     gpus = r.dp * r.tp * r.pp * r.cp
     tps = d(
         "predicted_tokens_per_s_per_gpu",
         r.global_batch * r.seq_len / (r.step_time * gpus),
-        TOKENS_PER_S,
         "predicted tokens/s per GPU",
         "预测每卡吞吐",
-        "tokens per step ÷ (step time × GPUs)",
+        unit=TOKENS_PER_S,
+        source="tokens per step ÷ (step time × GPUs)",
     )
     r.predicted_mfu = d(
         "predicted_mfu",
         tps * r.fpt / r.bf16_flops,
-        RATIO,
         "predicted MFU (of the BF16 peak)",
         "预测 MFU（相对 BF16 峰值）",
-        "tokens/s per GPU × FLOPs per token ÷ BF16 peak",
+        source="tokens/s per GPU × FLOPs per token ÷ BF16 peak",
     )
     rc = (r.fpt - r.attn_flops - r.head_fpt) * r.rc_lin + r.attn_flops * r.rc_attn
     d(
         "predicted_hfu",
         tps * (r.fpt + rc) / r.bf16_flops,
-        RATIO,
         "predicted HFU (recompute counted)",
         "预测 HFU（含重计算）",
-        "as predicted_mfu, with the recompute FLOPs",
+        source="as predicted_mfu, with the recompute FLOPs",
     )
     has_off = (r.state_host + r.state_nvme).gt(0)
     d(
         "bandwidth_gate",
         if_(has_off, r.offload_s.le(r.step_budget), True),
-        BOOL,
         "offloaded states stream and update within the step budget",
         "卸载状态可在每步预算内传输并更新",
-        doc("gates") + " (bandwidth gate): offload per step ≤ seconds per step allowed",
+        unit=BOOL,
+        source=doc("gates") + " (bandwidth gate): offload per step ≤ seconds per step allowed",
     )
