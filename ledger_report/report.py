@@ -176,6 +176,10 @@ class Report:
     def section(self, key: str) -> Section | Table:
         return next(s for s in self.sections if s.key == key)
 
+    def summary_figures(self) -> list[Figure]:
+        """The figures of the summary sections (the verdicts), which follow the summary's own."""
+        return [f for k in self.summary_sections for f in self.section(k).figures]
+
     def with_figure(self, section: str, figure: Figure) -> "Report":
         """A copy with one more figure in a section (used to show that one edit reaches every output)."""
         out = []

@@ -73,6 +73,7 @@ from ledger_report.render.workers import (
     env_while_running,
     forked_child,
     no_cyclic_gc,
+    receive_outcome,
     send_outcome,
 )
 
@@ -142,14 +143,9 @@ class AssetRefused(_FatalURLFetchingError):
 
 
 class PackagedAssetFetcher(*((_URLFetcher,) if _URLFetcher else ())):
-    """A WeasyPrint URL fetcher that serves only files inside the packaged template folder.
-
-    Allowed: ``file:`` URLs with no host (or ``localhost``) and no query, whose path, after
-    percent-decoding, ``..`` and symlinks, is a regular file inside :func:`templates_dir` with an
-    asset suffix (:data:`ASSET_SUFFIXES`).  Everything else (other schemes, ``data:``, hosts,
-    traversal, the templates themselves) raises :class:`AssetRefused`, which stops the render;
-    ``refused`` lists the URLs refused.  It never falls back to WeasyPrint's own fetching.
-    """
+    """A WeasyPrint URL fetcher that serves only the packaged template assets (:meth:`asset_path`)
+    and raises :class:`AssetRefused` for anything else (``refused`` lists those URLs); it never
+    falls back to WeasyPrint's own fetching."""
 
     def __init__(self, root: Path | None = None):
         if _URLFetcher is not None:
@@ -161,7 +157,9 @@ class PackagedAssetFetcher(*((_URLFetcher,) if _URLFetcher else ())):
         self.refused: list[str] = []
 
     def asset_path(self, url: str) -> Path | None:
-        """The packaged file ``url`` names, or None when it names anything else."""
+        """The file of a ``file:`` URL with no host (or ``localhost``) and no query whose path,
+        after percent-decoding, ``..`` and symlinks, is a regular file inside the template folder
+        with an asset suffix; else None (other schemes, ``data:``, traversal, the templates)."""
         try:
             parts = urlsplit(url)
             path = Path(url2pathname(unquote(parts.path))).resolve(strict=True)
@@ -213,9 +211,8 @@ def environment() -> jinja2.Environment:
 
 @dataclass
 class _Fit:
-    """How one configuration's page is laid out: its density (the trim level: formula texts of
-    ``page.TRIMMED[density]`` left out) and, once measured, the heights (CSS
-    px) of its flow items, of each section's heading and of the room in each column."""
+    """A page's trim level (``page.TRIMMED[density]``) and, once measured, the heights (CSS px)
+    of its flow items, of each section's heading and of the room in each column."""
 
     density: int = 0
     heights: list[float] | None = None
@@ -254,8 +251,7 @@ def _estimated(d: pg.PageData, density: int) -> tuple[list[float], list[float], 
 
 
 def _sizes(d: pg.PageData, fit: _Fit) -> tuple[list[float], list[float], list[float]]:
-    """The heights, section overheads and column room a page is cut by: the fit's measured ones
-    where it has them, else the estimates."""
+    """The heights, section overheads and column room a page is cut by: measured, else estimated."""
     heights, over, caps = _estimated(d, fit.density)
     if fit.heights is not None:
         heights, over = fit.heights, fit.over
@@ -728,20 +724,7 @@ def _forked(n: int, workers: int, done: Callable[[int, tuple[bytes, list[str]]],
                 started += 1
             for conn in multiprocessing.connection.wait(list(running)):
                 j, process = running.pop(conn)
-                try:
-                    ok, payload = conn.recv()
-                except EOFError:
-                    process.join()
-                    raise HandoutError(
-                        f"A process rendering the handout stopped unexpectedly (exit code {process.exitcode}); "
-                        "try again with -j 1 (LEDGER_REPORT_JOBS=1) to render in one process."
-                    ) from None
-                finally:
-                    conn.close()
-                process.join()
-                if not ok:
-                    raise payload
-                done(j, payload)
+                done(j, receive_outcome(conn, process, _stopped))
     finally:
         for conn, (_, process) in running.items():
             process.kill()
@@ -749,9 +732,16 @@ def _forked(n: int, workers: int, done: Callable[[int, tuple[bytes, list[str]]],
             conn.close()
 
 
+def _stopped(exit_code: Any) -> HandoutError:
+    return HandoutError(
+        f"A process rendering the handout stopped unexpectedly (exit code {exit_code}); "
+        "try again with -j 1 (LEDGER_REPORT_JOBS=1) to render in one process."
+    )
+
+
 def _render_parts(book, root, parts, fits, jobs, progress) -> list[tuple[bytes, list[str]]]:
-    """Every part's PDF and warnings, in part order: in forked processes side by side when there
-    are several parts, more than one job and it is safe to fork; else one after the other here."""
+    """Every part's PDF and warnings, in part order: in forked processes side by side where
+    there are several parts and jobs and it is safe to fork; else one after the other here."""
     total, done = sum(p.pages for p in parts), 0
     results: dict[int, tuple[bytes, list[str]]] = {}
 

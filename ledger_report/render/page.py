@@ -750,12 +750,7 @@ def rank_order(ledgers: Sequence[Ledger]) -> list[int]:
 
 def _summary_verdicts(lg: Ledger, lang: str) -> list[view.Row]:
     """The rows of the sections the spec puts beside the summary figures (the verdicts)."""
-    spec = lg.model.spec
-    return [
-        view.figure_row(lg, f, lang, False)
-        for k in spec.summary_sections
-        for f in spec.section(k).figures
-    ]
+    return [view.figure_row(lg, f, lang, False) for f in lg.model.spec.summary_figures()]
 
 
 def summary_row(lg: Ledger, lang: str, rank: int) -> dict[str, Any]:

@@ -101,13 +101,12 @@ _GPU_COLUMNS = (
 
 
 def render_gpus(gpus: dict) -> str:
-    lines = _columns(_GPU_COLUMNS, gpus.values())
-    lines.append("")
-    lines.append(
-        'GB = 10^9 bytes. usable: the device total CUDA reports (an "80 GB" part is 80 GiB, 79.11 GiB of it usable = 84.94 GB); fits compares the peak with it.'
-    )
-    lines.append("TFLOP/s dense (no sparsity). Sources: ledger-report gpus --json.")
-    return "\n".join(lines)
+    notes = [
+        "",
+        'GB = 10^9 bytes. usable: the device total CUDA reports (an "80 GB" part is 80 GiB, 79.11 GiB of it usable = 84.94 GB); fits compares the peak with it.',
+        "TFLOP/s dense (no sparsity). Sources: ledger-report gpus --json.",
+    ]
+    return "\n".join(_columns(_GPU_COLUMNS, gpus.values()) + notes)
 
 
 _MODEL_COLUMNS = (
@@ -125,14 +124,12 @@ _MODEL_COLUMNS = (
 
 def render_models(rows: list[dict]) -> str:
     """The model catalogue: one line per model with its counted parameters (``ledger-report models``)."""
-    lines = _columns(_MODEL_COLUMNS, rows)
-    lines.append("")
-    lines.append(
+    note = (
         "total: every parameter the state counts (MTP modules included); active: per token, without "
         "MTP and without the input embedding, as model cards count them (params_active_card). "
         "Sources: ledger-report models --json."
     )
-    return "\n".join(lines)
+    return "\n".join([*_columns(_MODEL_COLUMNS, rows), "", note])
 
 
 def render_plans(doc: dict) -> str:

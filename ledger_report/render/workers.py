@@ -111,6 +111,22 @@ def send_outcome(conn: Any, fn: Callable[[], Any], error: type[Exception]) -> No
     conn.close()
 
 
+def receive_outcome(conn: Any, process: Any, stopped: Callable[[Any], Exception]) -> Any:
+    """What a forked worker sent (:func:`send_outcome`): the value, or the exception raised here;
+    ``stopped(exit code)`` is raised where the worker died without sending.  Closes ``conn``."""
+    try:
+        ok, payload = conn.recv()
+    except EOFError:
+        process.join()
+        raise stopped(process.exitcode) from None
+    finally:
+        conn.close()
+    process.join()
+    if not ok:
+        raise payload
+    return payload
+
+
 def forked_child(parent_pid: int, close: Iterable[Any] = ()) -> None:
     """What a forked worker does first: have the kernel send it SIGKILL when the parent dies
     (Linux, prctl(2) ``PR_SET_PDEATHSIG`` through ctypes; elsewhere the pipe ends it closes still
@@ -171,19 +187,15 @@ class Beside:
         if self._process is None:
             return self._call()
         try:
-            try:
-                ok, payload = self._receive.recv()
-            except EOFError:
-                self._process.join()
-                raise RuntimeError(
-                    f"the process writing the {self.what} stopped "
-                    f"(exit code {self._process.exitcode})"
-                ) from None
+            return receive_outcome(
+                self._receive,
+                self._process,
+                lambda code: RuntimeError(
+                    f"the process writing the {self.what} stopped (exit code {code})"
+                ),
+            )
         finally:
             self.cancel()
-        if not ok:
-            raise payload
-        return payload
 
     def cancel(self) -> None:
         process, self._process = self._process, None

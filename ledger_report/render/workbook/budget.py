@@ -30,7 +30,7 @@ def write_budget(rep, ws) -> None:
     head = book.head(wrap=True)
     sec = next((s for s in rep.spec.sections if s.key == "budget"), None)
     figures = [f.key for f in sec.figures] if isinstance(sec, Section) else []
-    verdicts = [f.key for s in rep.spec.summary_sections for f in rep.spec.section(s).figures]
+    verdicts = [f.key for f in rep.spec.summary_figures()]
     keys = [k for k in dict.fromkeys([*_CONTEXT, *verdicts, *figures]) if k in rep.reg]
     book.label(
         ws, 1, 1, rep.t(sec.en, sec.zh) if sec is not None else rep.t("Budget", "预算"), head

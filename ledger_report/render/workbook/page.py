@@ -90,12 +90,16 @@ class _PrintSheet:
         if width > 1:
             self.book.merge(self.ws, r, c, r, c + width - 1)
 
+    def longest(self, get: Callable[[Any], Any]) -> str:
+        """The widest text ``get(ledger)`` gives for this sheet's configuration (the chosen
+        sheet: of every configuration)."""
+        lgs = self.rep.ledgers if self.chosen else [self.lg]
+        return max((str(get(l) or "") for l in lgs), key=_text_width)
+
     def text_lines(self, key: str, width: int) -> int:
         """Lines a text quantity takes in ``width`` grid columns (the chosen sheet: its longest)."""
         key = self.rep.text_key(key)
-        lgs = self.rep.ledgers if self.chosen else [self.lg]
-        longest = max((str(l.values[key] or "") for l in lgs), key=_text_width)
-        return _lines(longest, width * _U_CHARS)
+        return _lines(self.longest(lambda l: l.values[key]), width * _U_CHARS)
 
     def figure_value(
         self, key: str, guards: tuple[str, ...], words: tuple[str, str] | None = None

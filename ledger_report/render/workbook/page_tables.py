@@ -92,10 +92,7 @@ def write_table(page, r: int, c0: int, t: Table, width: int) -> int:
                 ident, build = page.figure_value(key, guards)
                 got = page.put(r, c, ident, build, page.st["small"])
                 if page.chosen:
-                    got = max(
-                        (str(l.values[rep.text_key(key)] or "") for l in rep.ledgers),
-                        key=_text_width,
-                    )
+                    got = page.longest(lambda l: l.values[rep.text_key(key)])
                 lines = max(lines, _small_lines(str(got or ""), w))
             else:
                 table_cell(page, r, c, ln, col, guards)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import partial
 
 from ...model.expr import Ref, if_
-from .cells import _INPUT_FILL, _INPUT_FONT, _letter, _lines, _ok, _text_width
+from .cells import _INPUT_FILL, _INPUT_FONT, _letter, _lines, _ok
 from .grid import _NAME_SPAN, _TABLE_LABEL, _U_CHARS
 from .layout import CHOSEN_CELL, INPUT_LETTERS, INPUTS, LEDGER_FIRST_ROW, LEDGERS
 
@@ -24,10 +24,7 @@ def write_top(page, last_col: int) -> int:
     notes = page.lg.config.get("notes") or None  # text, or blank
     ref = rep.ref(INPUTS, INPUT_LETTERS["notes"], page.mode, page.i)
     book.formula(ws, 2, notes_col, f'IF({ref}="","",{ref})', notes, page.st["note"])
-    longest = max(
-        (str(l.config.get("notes") or "") for l in (rep.ledgers if page.chosen else [page.lg])),
-        key=_text_width,
-    )
+    longest = page.longest(lambda l: l.config.get("notes"))
     page.need(2, _lines(longest, (last_col - notes_col + 1) * _U_CHARS), 11)
     page.need(2, 1, 13)
     r = 3

@@ -17,11 +17,8 @@ _SUMMARY_CHECK_WIDTH = 48
 def _summary_keys(spec: Any) -> list[str]:
     """The Summary's figures: the spec's summary, the figures of its summary sections (the
     verdicts), the row's check."""
-    keys = [f.key for f in spec.summary]
-    for s in spec.summary_sections:
-        keys += [f.key for f in spec.section(s).figures]
-    keys.append(spec.check)
-    return list(dict.fromkeys(keys))
+    keys = [f.key for f in (*spec.summary, *spec.summary_figures())]
+    return list(dict.fromkeys([*keys, spec.check]))
 
 
 def write_summary(rep, ws) -> None:
