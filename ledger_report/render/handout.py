@@ -46,12 +46,11 @@ import math
 import mimetypes
 import multiprocessing
 import multiprocessing.connection
-import os
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -71,10 +70,9 @@ from ledger_report.render.workers import (
     can_fork,
     default_jobs,
     env_while_running,
-    forked_child,
+    fork,
     no_cyclic_gc,
     receive_outcome,
-    send_outcome,
 )
 
 __all__ = [
@@ -689,37 +687,16 @@ def _part_task(j: int) -> tuple[bytes, list[str]]:
     return _render_part(book, root, parts[j], fits)
 
 
-def _child(j: int, conn, parent_pid: int, inherited: list) -> None:
-    """A forked process that renders part ``j``, sends the result (or the exception) and exits.
-    One process per part: its memory goes back to the system when it exits, with no garbage
-    collection.  A part leaves ~16,000 objects in reference cycles per page and collecting them
-    costs ~20-23 ms a page; a process that rendered part after part without collecting grew to
-    2.5 GB for 1,000 configurations.  So the collector stays off in the child for good (turned
-    back on after the render, as ``no_cyclic_gc`` does in one process, its next allocation
-    would make that walk just before the process exits).  Ctrl-C is the parent's to handle;
-    ``inherited``: the pipes' read ends it must not hold (``workers.forked_child``)."""
-    forked_child(parent_pid, inherited)
-    gc.disable()
-    send_outcome(conn, lambda: _part_task(j), HandoutError)
-
-
 def _forked(n: int, workers: int, done: Callable[[int, tuple[bytes, list[str]]], None]) -> None:
-    """Run parts 0..n-1 in forked processes, at most ``workers`` at a time, calling ``done(j,
-    result)`` as each finishes.  The processes are forked from this (single-threaded) thread, so
-    no lock can be held by a thread that the child does not have."""
-    context = multiprocessing.get_context("fork")
+    """Run parts 0..n-1 in forked processes (``workers.fork``: one process per part, which never
+    collects garbage), at most ``workers`` at a time, calling ``done(j, result)`` as each
+    finishes."""
     running: dict[Any, tuple[int, Any]] = {}
     started = 0
     try:
         while started < n or running:
             while started < n and len(running) < workers:
-                receive, send = context.Pipe(duplex=False)
-                inherited = [receive, *running]  # read ends the child must not hold open
-                process = context.Process(
-                    target=_child, args=(started, send, os.getpid(), inherited), daemon=True
-                )
-                process.start()
-                send.close()
+                receive, process = fork(partial(_part_task, started), HandoutError, running)
                 running[receive] = (started, process)
                 started += 1
             for conn in multiprocessing.connection.wait(list(running)):
