@@ -1027,9 +1027,9 @@ def test_every_page_of_the_example_is_laid_out_once(monkeypatch):
     headings: list[float] = []
     original_layout, original_measure = handout._layout, handout._measure
 
-    def layout(view, fetcher, font_config):
+    def layout(view, *args):
         layouts.append(len(view["pages"]) + len(view["summary_pages"]))
-        return original_layout(view, fetcher, font_config)
+        return original_layout(view, *args)
 
     def measure(document, book, fits):
         out = original_measure(document, book, fits)
@@ -1083,6 +1083,8 @@ def test_a_full_summary_page_fits(tmp_path):
         handout._view(book, [None] * len(lgs), only=[], summary=range(1)),
         handout.PackagedAssetFetcher(),
         handout.weasyprint.text.fonts.FontConfiguration(),
+        1,
+        "sheets",
     )
     assert len(document.pages) == 1 and handout._summary_overflow(document, range(1)) == []
 

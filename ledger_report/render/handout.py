@@ -440,15 +440,18 @@ def _collect_weasyprint_warnings() -> Iterator[logging.handlers.BufferingHandler
 
 
 def _layout(
-    view: Mapping[str, Any], fetcher: PackagedAssetFetcher, font_config
+    view: Mapping[str, Any], fetcher: PackagedAssetFetcher, font_config, n: int, what: str
 ) -> weasyprint.document.Document:
-    """Lay the view's pages out: WeasyPrint's public API, its own HTML parser and user-agent
-    stylesheet, every URL through ``fetcher`` (its ``base_url`` is the template folder, where the
-    template's ``<link>`` finds handout.css)."""
+    """Lay the view's ``n`` ``what`` out, one page each: WeasyPrint's public API, its own HTML
+    parser and user-agent stylesheet, every URL through ``fetcher`` (its ``base_url`` is the
+    template folder, where the template's ``<link>`` finds handout.css)."""
     html = weasyprint.HTML(
         string=_html(view), base_url=fetcher.root.as_uri() + "/", url_fetcher=fetcher
     )
-    return html.render(font_config=font_config)
+    document = html.render(font_config=font_config)
+    if len(document.pages) != n:  # each sheet: one unsplittable block
+        raise HandoutError(f"Internal error: {n} {what} laid out as {len(document.pages)} pages.")
+    return document
 
 
 @dataclass
@@ -611,13 +614,9 @@ def _pages(book: _Book, fetcher: PackagedAssetFetcher, part: _Part, fits: list[_
     until it fits or nothing is left to try; return the pages and the names still clipped."""
     font_config = weasyprint.text.fonts.FontConfiguration()
     view = _view(book, fits, only=part.configs, summary=part.summary)
-    first = _layout(view, fetcher, font_config)
-    pages = list(first.pages)
     n_summary = len(view["summary_pages"])
-    if len(pages) != n_summary + len(part.configs):  # each sheet: one unsplittable block
-        raise HandoutError(
-            f"Internal error: {n_summary + len(part.configs)} sheets laid out as {len(pages)} pages."
-        )
+    first = _layout(view, fetcher, font_config, n_summary + len(part.configs), "sheets")
+    pages = list(first.pages)
     clipped = [f"the summary page {k + 1}" for k in _summary_overflow(first, part.summary)]
     measures = _measure(first, book, fits)
     over = sorted(i for i, m in measures.items() if m.overflows)
@@ -633,11 +632,8 @@ def _pages(book: _Book, fetcher: PackagedAssetFetcher, part: _Part, fits: list[_
         over = []
         if not retry:
             break
-        probe = _layout(_view(book, fits, only=retry), fetcher, font_config)
-        if len(probe.pages) != len(retry):
-            raise HandoutError(
-                f"Internal error: {len(retry)} configurations laid out as {len(probe.pages)} pages."
-            )
+        view = _view(book, fits, only=retry)
+        probe = _layout(view, fetcher, font_config, len(retry), "configurations")
         for k, i in enumerate(retry):
             pages[n_summary + i - part.configs.start] = probe.pages[k]
         measures = _measure(probe, book, fits)
