@@ -60,9 +60,13 @@ class Section:
     en: str
     zh: str
     figures: tuple[Figure, ...]
-    json: str | None = None  # the JSON object the figures go into; None: the configuration itself
+    # the JSON object the figures go into ("": the key); None: the configuration itself
+    json: str | None = ""
     show: str = ""  # registry BOOL key: the whole section is shown only where true
     json_null_unless_shown: bool = False  # the JSON object is null where the section is not shown
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "json", self.key if self.json == "" else self.json)
 
 
 @dataclass(frozen=True)
@@ -119,10 +123,13 @@ class Table:
     zh: str
     columns: tuple[TableColumn, ...]
     lines: tuple[Line, ...]
-    json: str = ""  # the JSON list the lines go into
+    json: str = ""  # the JSON list the lines go into ("": the key)
     total: tuple[Figure, ...] = ()  # figures shown under the table (its totals)
     sources: bool = False  # the workbook's printed table gives each line's source (the registry's, of the line's ``formula``)
     bars: Bars | None = None  # the handout draws the table as bars
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "json", self.json or self.key)
 
 
 @dataclass(frozen=True)
@@ -306,7 +313,6 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
                 F("verdict_deadline", "deadline", tone="verdict_deadline_tone"),
                 F("verdict_bandwidth", "bandwidth", tone="verdict_bandwidth_tone"),
             ),
-            json="verdicts",
         ),
         Section(
             "verdict_reasons",
@@ -317,7 +323,6 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
                 F("verdict_deadline_reason", "deadline"),
                 F("verdict_bandwidth_reason", "bandwidth"),
             ),
-            json="verdict_reasons",
         ),
         Section(
             "check",
@@ -325,7 +330,6 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
             "警告",
             # JSON: the columns; the pages and the terminal: the rules in words (check_message)
             (F("check_columns", "columns", text="check_message"),),
-            json="check",
             show="check_says_something",
             json_null_unless_shown=True,
         ),
@@ -339,7 +343,6 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
                 *map(F, ("seq_len", "micro_batch", "global_batch", "recompute", "gpu")),
                 F("reported_stage"),
             ),
-            json="layout",
         ),
         Section(
             "params",
@@ -362,7 +365,6 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
                 F("largest_matrix_params", "largest_matrix"),
                 F("has_arch", "from_architecture"),
             ),
-            json="params",
         ),
         Table(
             "states",
@@ -370,7 +372,6 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
             "模型状态账本（每卡）",
             STATE_COLUMNS,
             _state_lines(),
-            json="states",
             total=(
                 F("state_bytes_per_rank", formula=True),
                 F("state_bytes_per_param"),
@@ -389,7 +390,6 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
                 F("host_fits"),
                 F("offload_stream_s", "stream_s"),
             ),
-            json="offload",
             show="has_offload",
         ),
         Table(
@@ -398,7 +398,6 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
             "不在状态账本中",
             OUTSIDE_COLUMNS,
             _outside_lines(reg),
-            json="uncounted",
             sources=True,
         ),
         Table(
@@ -407,7 +406,6 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
             "各阶段显存（报告段）",
             PHASE_COLUMNS,
             _phase_lines(),
-            json="phases",
             total=(F("first_step_peak_bytes", pages=False), F("lazy_state_bytes", pages=False)),
             bars=Bars(
                 "items",
@@ -435,6 +433,7 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
                 F("headroom_bytes"),
                 F("fits"),
             ),
+            json=None,  # in the configuration object itself
         ),
         Section(
             "measured",
@@ -448,7 +447,6 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
                 F("unexplained_bytes"),
                 F("measured_ratio", "ratio"),
             ),
-            json="measured",
             show="has_measured_peak",
             json_null_unless_shown=True,
         ),
@@ -504,7 +502,6 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
                 F("meets_deadline", pages=False),
                 F("days_over_deadline", pages=False),
             ),
-            json="compute",
         ),
         Section(
             "budget",
@@ -521,7 +518,6 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
                 # run: not shown, as it would read as a saving
                 F("cost_deadline_hold", formula=True, show="meets_deadline"),
             ),
-            json="budget",
         ),
     )
     summary = tuple(

@@ -165,13 +165,21 @@ class PageData:
     charts: list[dict[str, Any]]
     sections: list[dict[str, Any]]  # flow sections: key, title, kind, headers
     items: list[dict[str, Any]]  # flow items, in order: each with its section's index
-    est_over: list[float] = field(default_factory=list)  # estimated section overheads (lines)
-    nominal_over: list[float] = field(default_factory=list)  # the same, with no room to spare
-    # estimated lines above the left and right columns, at each trim level
-    est_top: list[tuple[float, float]] = field(default_factory=list)
     lead: str = ""  # what leads the note line (the NOTE_SECTIONS), never cut
     headline_keys: frozenset[str] = frozenset()  # registry keys of the headline strip
     _flows: dict[int, tuple[list[dict[str, Any]], list[float]]] = field(default_factory=dict)
+    est_over: list[float] = field(init=False)  # estimated section overheads (lines)
+    nominal_over: list[float] = field(init=False)  # the same, with no room to spare
+    # estimated lines above the left and right columns, at each trim level
+    est_top: list[tuple[float, float]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.est_over = [1.6 + _header_lines(s) for s in self.sections]
+        self.nominal_over = [
+            HEADING_LINES + (_header_lines(s) + HEADER_ROW_EXTRA_LINES if s["headers"] else 0)
+            for s in self.sections
+        ]
+        self.est_top = [_estimate_top(self, density) for density in range(MAX_DENSITY + 1)]
 
     def _kept(self, section: str, key: str | None, blank: bool = False) -> bool:
         """At the last trim level: a figure the headline strip shows is printed there only, a
@@ -323,7 +331,7 @@ def page_data(lg: Ledger, lang: str) -> PageData:
         for k in NOTE_SECTIONS
         if k in by_key
     ]
-    data = PageData(
+    return PageData(
         str(lg.name),
         str(lg.config.get("notes") or ""),
         verdicts,
@@ -336,8 +344,6 @@ def page_data(lg: Ledger, lang: str) -> PageData:
         lead=" · ".join(lead),
         headline_keys=frozenset(r.key for r in view.headline(lg, lang)),
     )
-    _estimate_rest(data)
-    return data
 
 
 def _in_reading_order(
@@ -532,15 +538,6 @@ HEADER_ROW_EXTRA_LINES = (0.4 * PX_PER_MM + 0.5 / 0.75) / LINE_PX
 
 def _header_lines(s: dict[str, Any]) -> int:
     return max(_lines(h, 7.0) for h in s["headers"]) if s["headers"] else 0
-
-
-def _estimate_rest(d: PageData) -> None:
-    d.est_over = [1.6 + _header_lines(s) for s in d.sections]
-    d.nominal_over = [
-        HEADING_LINES + (_header_lines(s) + HEADER_ROW_EXTRA_LINES if s["headers"] else 0)
-        for s in d.sections
-    ]
-    d.est_top = [_estimate_top(d, density) for density in range(MAX_DENSITY + 1)]
 
 
 def _note_lines(d: PageData, density: int) -> float:
