@@ -225,7 +225,14 @@ class _Book:
 
     def __init__(self, ledgers: Sequence[Ledger], lang: str, front: Sequence[Ledger] = ()):
         self.ledgers = list(ledgers)
-        _check(self.ledgers, lang)
+        if lang not in LANGS:
+            raise HandoutError(
+                f"Unknown handout language {lang!r}: expected one of {', '.join(LANGS)}."
+            )
+        if not all(isinstance(lg, Ledger) for lg in self.ledgers):  # a str's characters too
+            raise HandoutError(
+                "The handout needs the configurations' ledgers (engine.compute or api.compute)."
+            )
         self.lang = lang
         self.front = pg.pareto(front, lang)  # the planner's front, on the first summary page
         self.order = pg.rank_order(self.ledgers)
@@ -372,17 +379,6 @@ def _view(
         "stylesheet": STYLESHEET,
         "fills": pg.FILLS,
     }
-
-
-def _check(ledgers: Any, lang: str) -> None:
-    if lang not in LANGS:
-        raise HandoutError(
-            f"Unknown handout language {lang!r}: expected one of {', '.join(LANGS)}."
-        )
-    if isinstance(ledgers, (str, bytes)) or not all(isinstance(lg, Ledger) for lg in ledgers):
-        raise HandoutError(
-            "The handout needs the configurations' ledgers (engine.compute or api.compute)."
-        )
 
 
 # Whitespace between a tag and a following block-level or table tag: the HTML parser keeps it as a
