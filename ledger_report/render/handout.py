@@ -20,7 +20,7 @@ silently.
 
 Speed: WeasyPrint is pure Python and single-threaded.  The handout is laid out in parts fixed by
 the number of configurations (:func:`_parts`), rendered by forked workers side by side (which
-never collect garbage: :func:`_child`) and joined by pypdf (:func:`_merge`); the cyclic garbage
+never collect garbage: ``workers.fork``) and joined by pypdf (:func:`_merge`); the cyclic garbage
 collector is paused while a part renders (a collection of the oldest generation walks the
 hundreds of thousands of live boxes, styles and PDF objects, ~20 % of the render time), and the
 whitespace between block tags is dropped before WeasyPrint parses the HTML (:data:`_MARKUP_GAP`).
@@ -730,7 +730,7 @@ def _render_parts(book, root, parts, fits, jobs, progress) -> list[tuple[bytes, 
         environment().get_template(MAIN_TEMPLATE)
         # Objects the workers inherit are moved out of the collector's reach (a collection that
         # walked them would touch, and so copy, every page of the heap the workers share).  The
-        # workers never collect (:func:`_child`), so nothing is collected first (~0.05 s).
+        # workers never collect (``workers.fork``), so nothing is collected first (~0.05 s).
         gc.freeze()
         try:
             _forked(len(parts), workers, finished)

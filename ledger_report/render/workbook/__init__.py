@@ -32,12 +32,10 @@ collector is paused while the workbook is written (``workers.no_cyclic_gc``): Xl
 every cell until it saves, and each collection of the oldest generation walks them all (two took
 ~20 % of the example's workbook).
 
-The bytes are deterministic: ``in_memory`` mode stamps every zip entry 1980-01-01 00:00:00 (above
-:data:`MAX_PRINT_SHEETS` configurations the sheets' XML goes through a temporary folder, which
-XlsxWriter stamps 1980-01-31, and memory per row falls by two thirds: ``cells._Book``) and
-the document properties carry the fixed ``created`` time (:data:`FIXED_TIME`), so the same
-ledgers give the same bytes on one operating system (a zip entry records the system that made it;
-tests/test_workbook.py builds twice, and in processes with different hash seeds).
+The bytes are deterministic: every zip entry has a fixed stamp (``cells._Book``) and the document
+properties the fixed ``created`` time (``cells.FIXED_TIME``), so the same ledgers give the same
+bytes on one operating system (a zip entry records the system that made it; tests/test_workbook.py
+builds twice, and in processes with different hash seeds).
 """
 
 from __future__ import annotations
@@ -99,10 +97,9 @@ def render_xlsx(
 
     ``lang`` ("en" or "zh") is the language of the labels, titles, headers and help; the Inputs
     column names and the Ledgers keys stay as they are, so a workbook in either language is a
-    valid input.  What the report sheets show is the ledgers' own model (``Ledger.model``: its
-    registry and report spec), not this module's.  ``folders``: (the folder the rows were read
-    from, the folder the workbook goes to); a row's config.json ``model`` path, relative to the
-    first, is written relative to the second, so the workbook rebuilds from where it is."""
+    valid input.  ``folders``: (the folder the rows were read from, the folder the workbook goes
+    to); a row's config.json ``model`` path, relative to the first, is written relative to the
+    second, so the workbook rebuilds from where it is."""
     ledgers = list(ledgers)
     if not ledgers:
         raise ValueError("a workbook needs at least one configuration")
