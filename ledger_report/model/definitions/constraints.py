@@ -54,6 +54,14 @@ def _at_most(c, key: str, col: str, bound: str) -> None:
     c(key, ok, col, expected, found, en=rule, zh=rule)
 
 
+def _divides(c, key: str, col: str, n, of: str, m, source: str, what="", what_zh="", big=False):
+    """The rule that ``col`` (``n``) divides ``of`` (``m``, with thousands separators if ``big``),
+    worded "``col`` divides ``what``" (else ``of``)."""
+    expected = concat(f"{col} to divide {of} = ", grouped(m) if big else m)
+    en, zh = f"{col} divides {what or of}", f"{col} 整除{what_zh or ' ' + of}"
+    c(key, divides(n, m), col, expected, concat(f"{col} = ", n), en=en, zh=zh, source=source)
+
+
 def define(reg: Registry, r: Ctx) -> None:
     reg.section = "constraints"
     c = partial(reg.constraint, source=doc("parameters"))  # else the rule names its source
@@ -217,16 +225,7 @@ def define(reg: Registry, r: Ctx) -> None:
         zh="滑动窗口仅在无线性注意力层时建模",
     )
     _at_most(c, "first_dense_le_layers", "first_dense_layers", "layers")
-    c(
-        "dp_shard_divides",
-        divides(r.dp_shard, dp),
-        "dp_shard",
-        concat("dp_shard to divide dp = ", dp),
-        concat("dp_shard = ", r.dp_shard),
-        en="dp_shard divides dp",
-        zh="dp_shard 整除 dp",
-        source=doc("parts-and-groups"),
-    )
+    _divides(c, "dp_shard_divides", "dp_shard", r.dp_shard, "dp", dp, doc("parts-and-groups"))
     # expert parallelism --------------------------------------------------------------------------
     world = dp * cp * tp
     c(
@@ -295,29 +294,13 @@ def define(reg: Registry, r: Ctx) -> None:
 
     # attention and the MLP over tensor parallelism ----------------------------------------------
     heads, kv = Col("heads"), Col("kv_heads")
+    layout = doc("parallel-layout")
     for col, n, en, zh in (
         ("heads", heads, "the attention heads", "注意力头数"),
         ("kv_heads", kv, "the key/value heads", " KV 头数"),
     ):
-        c(
-            f"tp_divides_{col}",
-            divides(tp, n),
-            "tp",
-            concat(f"tp to divide {col} = ", n),
-            concat("tp = ", tp),
-            en=f"tp divides {en}",
-            zh=f"tp 整除{zh}",
-            source=doc("parallel-layout"),
-        )
-    c(
-        "kv_divides_heads",
-        divides(kv, heads),
-        "kv_heads",
-        concat("kv_heads to divide heads = ", heads),
-        concat("kv_heads = ", kv),
-        en="kv_heads divides heads",
-        zh="kv_heads 整除 heads",
-    )
+        _divides(c, f"tp_divides_{col}", "tp", tp, col, n, layout, en, zh)
+    _divides(c, "kv_divides_heads", "kv_heads", kv, "heads", heads, doc("parameters"))
     c(
         "hidden_by_heads",
         if_(_given("head_dim"), True, divides(heads, Col("hidden"))),
@@ -327,26 +310,11 @@ def define(reg: Registry, r: Ctx) -> None:
         en="heads divides hidden when head_dim is empty",
         zh="未给出 head_dim 时 heads 整除 hidden",
     )
-    c(
-        "tp_divides_ffn",
-        divides(tp, Col("ffn_hidden")),
-        "tp",
-        concat("tp to divide ffn_hidden = ", grouped(Col("ffn_hidden"))),
-        concat("tp = ", tp),
-        en="tp divides the MLP width",
-        zh="tp 整除 MLP 宽度",
-        source=doc("parallel-layout"),
-    )
-    c(
-        "etp_divides_moe_ffn",
-        divides(etp, Col("moe_ffn_hidden")),
-        "etp",
-        concat("etp to divide moe_ffn_hidden = ", grouped(Col("moe_ffn_hidden"))),
-        concat("etp = ", etp),
-        en="etp divides the expert MLP width",
-        zh="etp 整除专家 MLP 宽度",
-        source=doc("parallel-layout"),
-    )
+    for key, col, of, en, zh in (
+        ("tp_divides_ffn", "tp", "ffn_hidden", "the MLP width", " MLP 宽度"),
+        ("etp_divides_moe_ffn", "etp", "moe_ffn_hidden", "the expert MLP width", "专家 MLP 宽度"),
+    ):
+        _divides(c, key, col, getattr(r, col), of, Col(of), layout, en, zh, big=True)
 
     # pipeline ----------------------------------------------------------------------------------
     layers = Col("layers")
@@ -470,16 +438,8 @@ def define(reg: Registry, r: Ctx) -> None:
 
     # batch and sequence ------------------------------------------------------------------------
     seq = Col("seq_len")
-    c(
-        "cp_divides_seq",
-        divides(cp, seq),
-        "cp",
-        concat("cp to divide seq_len = ", grouped(seq)),
-        concat("cp = ", cp),
-        en="cp divides the sequence",
-        zh="cp 整除序列长度",
-        source=doc("activations"),
-    )
+    what, zh = "the sequence", "序列长度"
+    _divides(c, "cp_divides_seq", "cp", cp, "seq_len", seq, doc("activations"), what, zh, big=True)
     c(
         "seq_by_tp_cp",
         if_(r.seq_par, divides(tp * cp, seq), True),
