@@ -3,7 +3,6 @@ that carries each section's quantities to the next."""
 
 from __future__ import annotations
 
-from functools import partial
 from types import SimpleNamespace
 from typing import Any
 
@@ -101,6 +100,11 @@ def definer(reg, unit: str, source: str = ""):
     return define
 
 
-def column_definer(reg) -> partial:
-    """``input_column`` bound to ``reg``."""
-    return partial(input_column, reg)
+def column_definer(reg, unit: str):
+    """``input_column`` bound to ``reg`` for a run of columns of ``unit`` (``unit=`` where one
+    differs)."""
+
+    def given(key: str, value: Any, en: str, zh: str, note: str = "", *, unit: str = unit):
+        return input_column(reg, key, value, unit, en, zh, note)
+
+    return given

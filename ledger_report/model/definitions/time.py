@@ -246,14 +246,14 @@ def define(reg: Registry, r: Ctx) -> None:
 def _hardware(reg: Registry, r: Ctx) -> None:
     reg.section = "hardware"
     d = definer(reg, GBPS, CATALOGUE)
-    given = column_definer(reg)
+    given = column_definer(reg, TEXT)
     gpu = r.gpu_profile
 
     def listed(key: str, en: str, zh: str, field: str = "", **kw):
         """The column ``key``, else the catalogue's ``field`` (``key``) of the row's GPU."""
         return d(key, default(key, Lookup("gpu", gpu, field or key)), en, zh, **kw)
 
-    r.compute_dtype = given("compute_dtype", "bf16", TEXT, "matmul precision", "矩阵乘精度")
+    r.compute_dtype = given("compute_dtype", "bf16", "matmul precision", "矩阵乘精度")
     r.fp8_tflops = listed(
         "fp8_tflops",
         "dense FP8 peak",
@@ -298,10 +298,10 @@ def _hardware(reg: Registry, r: Ctx) -> None:
     r.eff_scale = given(
         "efficiency_scale",
         1,
-        RATIO,
         "scale on the achievable matmul efficiency",
         "可达矩阵乘效率的缩放",
         " (the planner sets it from a measured mfu)",
+        unit=RATIO,
     )
     r.sustained = d(
         "sustained_fraction",
@@ -1269,32 +1269,23 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
             source="overlap_grad_reduce: one per bucket; off: the whole gradient in one (Megatron-LM sets bucket_size None without overlap_grad_reduce)",
         )
         nb1 = maximum(n_b, 1)
+
+        def call(name: str, kind: str, nbytes, en: str, zh_: str):
+            """One ``kind`` collective of this group's ``nbytes``, keyed ``<pre>_<name>``."""
+            return coll(f"{pre}_{name}", g, kind, nbytes, en, zh_)
+
         grad_bucket, what_b = psi / nb1 * gb, f"an {what}gradient bucket"
-        ar, ar_lat = coll(f"{pre}_all_reduce", g, "ar", grad_bucket, what_b, f"{zh}梯度桶")
-        rs, rs_lat = coll(f"{pre}_reduce_scatter", g, "rs", grad_bucket, what_b, f"{zh}梯度桶")
-        ag, ag_lat = coll(
-            f"{pre}_all_gather",
-            g,
-            "ag",
-            psi / nb1 * wb,
-            f"an {what}parameter bucket",
-            f"{zh}参数桶",
+        ar, ar_lat = call("all_reduce", "ar", grad_bucket, what_b, f"{zh}梯度桶")
+        rs, rs_lat = call("reduce_scatter", "rs", grad_bucket, what_b, f"{zh}梯度桶")
+        ag, ag_lat = call(
+            "all_gather", "ag", psi / nb1 * wb, f"an {what}parameter bucket", f"{zh}参数桶"
         )
-        lag, lag_lat = coll(
-            f"{pre}_layer_all_gather",
-            g,
-            "ag",
-            psi / ls * wb,
-            f"a layer's {what}parameters",
-            f"一层{zh}参数",
+        layer_w, layer_g = psi / ls * wb, psi / ls * gb
+        lag, lag_lat = call(
+            "layer_all_gather", "ag", layer_w, f"a layer's {what}parameters", f"一层{zh}参数"
         )
-        lrs, lrs_lat = coll(
-            f"{pre}_layer_reduce_scatter",
-            g,
-            "rs",
-            psi / ls * gb,
-            f"a layer's {what}gradients",
-            f"一层{zh}梯度",
+        lrs, lrs_lat = call(
+            "layer_reduce_scatter", "rs", layer_g, f"a layer's {what}gradients", f"一层{zh}梯度"
         )
         active = all_of(n.gt(1), psi.gt(0))
         one_red = if_(active, if_(z0, ar, rs), 0)
