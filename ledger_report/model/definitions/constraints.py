@@ -65,6 +65,8 @@ def _divides(c, key: str, col: str, n, of: str, m, source: str, what="", what_zh
 def define(reg: Registry, r: Ctx) -> None:
     reg.section = "constraints"
     c = partial(reg.constraint, source=doc("parameters"))  # else the rule names its source
+    c_groups = partial(reg.constraint, source=doc("parts-and-groups"))
+    c_stages = partial(reg.constraint, source=doc("pipeline-stages"))
     dp, tp, pp, cp, ep, etp = r.dp, r.tp, r.pp, r.cp, r.ep, r.etp
 
     # the accelerator: one of the catalogue, or one the row describes --------------------------------
@@ -228,7 +230,7 @@ def define(reg: Registry, r: Ctx) -> None:
     _divides(c, "dp_shard_divides", "dp_shard", r.dp_shard, "dp", dp, doc("parts-and-groups"))
     # expert parallelism --------------------------------------------------------------------------
     world = dp * cp * tp
-    c(
+    c_groups(
         "etp_divides",
         divides(etp, world),
         "etp",
@@ -236,9 +238,8 @@ def define(reg: Registry, r: Ctx) -> None:
         concat("etp = ", etp),
         en="etp divides dp·cp·tp",
         zh="etp 整除 dp·cp·tp",
-        source=doc("parts-and-groups"),
     )
-    c(
+    c_groups(
         "ep_divides",
         if_(divides(etp, world), divides(ep, world / etp), True),
         "ep",
@@ -248,10 +249,9 @@ def define(reg: Registry, r: Ctx) -> None:
         concat("ep = ", ep),
         en="ep divides dp·cp·tp/etp",
         zh="ep 整除 dp·cp·tp/etp",
-        source=doc("parts-and-groups"),
     )
     moe_given = any_of(_given("experts"), _given("params_expert"), _given("params_per_rank"))
-    c(
+    c_groups(
         "ep_needs_experts",
         any_of(ep.le(1), moe_given),
         "ep",
@@ -259,10 +259,9 @@ def define(reg: Registry, r: Ctx) -> None:
         concat("ep = ", ep),
         en="expert parallelism needs experts",
         zh="专家并行需要专家",
-        source=doc("parts-and-groups"),
     )
     experts = Col("experts")
-    c(
+    c_groups(
         "experts_by_ep",
         if_(_blank("experts"), True, divides(ep, experts)),
         "experts",
@@ -270,7 +269,6 @@ def define(reg: Registry, r: Ctx) -> None:
         concat("experts = ", experts),
         en="ep divides the experts",
         zh="ep 整除专家数",
-        source=doc("parts-and-groups"),
     )
     c(
         "topk_with_experts",
@@ -318,7 +316,7 @@ def define(reg: Registry, r: Ctx) -> None:
 
     # pipeline ----------------------------------------------------------------------------------
     layers = Col("layers")
-    c(
+    c_stages(
         "pp_le_layers",
         pp.le(layers),
         "pp",
@@ -326,10 +324,9 @@ def define(reg: Registry, r: Ctx) -> None:
         concat("pp = ", pp),
         en="every pipeline stage has a layer",
         zh="每个流水段至少一层",
-        source=doc("pipeline-stages"),
     )
     fixed_given = any_of(_given("pp_first_layers"), _given("pp_last_layers"))
-    c(
+    c_stages(
         "pp_fixed_needs_pp",
         any_of(negate(fixed_given), pp.gt(1)),
         "pp",
@@ -337,10 +334,9 @@ def define(reg: Registry, r: Ctx) -> None:
         concat("pp = ", pp),
         en="a stage's layers are given only with pipeline parallelism",
         zh="仅在流水并行时给出段层数",
-        source=doc("pipeline-stages"),
     )
     even_stages, even_layers = Ref("pp_even_stages"), Ref("pp_even_layers")
-    c(
+    c_stages(
         "pp_fixed_layers_fit",
         any_of(
             negate(fixed_given),
@@ -357,9 +353,8 @@ def define(reg: Registry, r: Ctx) -> None:
         sentence("{}, {} layers left", _listed(("pp_first_layers", "pp_last_layers")), even_layers),
         en="the given stages' layers leave a layer for every other stage",
         zh="给定段层数后其余各段至少一层",
-        source=doc("pipeline-stages"),
     )
-    c(
+    c_stages(
         "layers_by_pp",
         if_(
             pp.gt(layers),
@@ -381,7 +376,6 @@ def define(reg: Registry, r: Ctx) -> None:
         severity=WARNING,
         en="pp divides the layers (else the split is uneven)",
         zh="pp 整除层数（否则各段层数不均）",
-        source=doc("pipeline-stages"),
     )
     # memory settings that belong to one framework or stage ----------------------------------------
     c(
@@ -480,7 +474,7 @@ def define(reg: Registry, r: Ctx) -> None:
     # parameter parts ---------------------------------------------------------------------------
     total = Col("params_total")
     for part in ("params_expert", "params_active"):
-        c(
+        c_groups(
             f"{part}_le_total",
             Col(part).le(total),
             part,
@@ -488,12 +482,11 @@ def define(reg: Registry, r: Ctx) -> None:
             sentence("{} = {}", part, grouped(Col(part))),
             en=f"{part} ≤ params_total",
             zh=f"{part} ≤ params_total",
-            source=doc("parts-and-groups"),
         )
     solving = all_of(
         _given("params_per_rank"), ep.gt(1), _blank("params_expert"), negate(r.has_arch)
     )
-    c(
+    c_groups(
         "per_rank_needs_total",
         negate(all_of(solving, _blank("params_total"))),
         "params_per_rank",
@@ -501,10 +494,9 @@ def define(reg: Registry, r: Ctx) -> None:
         sentence("ep = {} with params_total empty", ep),
         en="the expert split from params_per_rank needs params_total",
         zh="由每卡参数反推专家拆分需要 params_total",
-        source=doc("parts-and-groups"),
         row_only=True,
     )
-    c(
+    c_groups(
         "per_rank_solvable",
         negate(all_of(solving, _given("params_total"), (ep * etp).eq(tp))),
         "params_per_rank",
@@ -512,7 +504,6 @@ def define(reg: Registry, r: Ctx) -> None:
         sentence("ep·etp = {}·{} = {} = tp", ep, etp, ep * etp),
         en="the expert split from params_per_rank needs ep·etp ≠ tp",
         zh="反推专家拆分需要 ep·etp ≠ tp",
-        source=doc("parts-and-groups"),
         row_only=True,
     )
 

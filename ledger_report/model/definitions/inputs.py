@@ -11,37 +11,34 @@ from .common import CATALOGUE, COLUMN, COUNTER_ZH, Ctx, column_definer, conv, de
 def define(reg: Registry, r: Ctx) -> None:
     reg.section = "inputs"
     d = definer(reg, BOOL, COLUMN)
-    given = column_definer(reg, BOOL)
-    r.framework = given("framework", "generic", "framework convention", "框架口径", unit=TEXT)
-    r.weight_dtype = given("weight_dtype", "bf16", "weight dtype", "权重精度", unit=TEXT)
-    r.grad_dtype = given(
+    given, choice = column_definer(reg, BOOL), column_definer(reg, TEXT)
+    r.framework = choice("framework", "generic", "framework convention", "框架口径")
+    r.weight_dtype = choice("weight_dtype", "bf16", "weight dtype", "权重精度")
+    r.grad_dtype = choice(
         "grad_dtype",
         conv(r, "grad_dtype_default"),
         "gradient dtype",
         "梯度精度",
         "; the convention's default",
-        unit=TEXT,
     )
-    given(
+    choice(
         "main_grad_dtype",
         conv(r, "main_grad_default"),
         "main-gradient dtype",
         "主梯度精度",
         "; the convention's default (fp32 gradient partitions under DeepSpeed)",
-        unit=TEXT,
     )
-    given(
+    choice(
         "master_dtype",
         if_(r.weight_dtype.eq("fp32"), "none", "fp32"),
         "master dtype",
         "主权重精度",
         " (none when weights are fp32)",
-        unit=TEXT,
     )
-    r.optimizer = given("optimizer", "adam", "optimizer", "优化器", unit=TEXT)
+    r.optimizer = choice("optimizer", "adam", "optimizer", "优化器")
     moment = Lookup("optimizer", r.optimizer, "moment_dtype")
     r.m_dtype, r.v_dtype = (
-        given(f"{s}_dtype", moment, f"{s} dtype", zh, "; the optimizer's default", unit=TEXT)
+        choice(f"{s}_dtype", moment, f"{s} dtype", zh, "; the optimizer's default")
         for s, zh in (("m", "一阶矩精度"), ("v", "二阶矩精度"))
     )
     for key, en, zh in (
@@ -71,11 +68,11 @@ def define(reg: Registry, r: Ctx) -> None:
         ("master_at", "master location", "主权重位置"),
         ("optimizer_at", "optimizer location", "优化器状态位置"),
     ):
-        r.at[col] = given(col, "hbm", en, zh, unit=TEXT)
+        r.at[col] = choice(col, "hbm", en, zh)
     r.seq_len = given("seq_len", None, "sequence length", "序列长度", unit=TOKENS)
     r.micro_batch = given("micro_batch", 1, "micro-batch", "micro-batch", unit=COUNT)
     r.global_batch = given("global_batch", None, "global batch", "全局 batch", unit=COUNT)
-    r.recompute = given("recompute", "none", "recompute", "重计算", unit=TEXT)
+    r.recompute = choice("recompute", "none", "recompute", "重计算")
     r.dropout = given("dropout", False, "dropout in attention and MLP", "注意力与 MLP 的 dropout")
     r.compile = given("compile", False, "torch.compile", "torch.compile")
     r.virtual = given(
@@ -115,13 +112,12 @@ def define(reg: Registry, r: Ctx) -> None:
         "q、k 在 q/k 归一化处沿 tp all-gather",
         " (pytorch/torchtitan @d66b72a6 torchtitan/experiments/qwen3/infra/parallelize.py wraps attention.q_norm and attention.k_norm in NoParallel, whose output hook redistributes the head-sharded q and k to Replicate; pytorch/torchtitan issue #1867, fixed by PR #1870 (SequenceParallel(sequence_dim=2)))",
     )
-    r.attention_kernel = given(
+    r.attention_kernel = choice(
         "attention_kernel",
         conv(r, "attention_kernel_default"),
         "fused attention kernel",
         "融合注意力内核",
         " (conventions table: Megatron-LM with Transformer Engine runs cuDNN fused attention on Hopper (transformer_engine/pytorch/attention, NVTE_FUSED_ATTN), DeepSpeed flash-attn 2, torchtitan / PyTorch scaled_dot_product_attention)",
-        unit=TEXT,
     )
     r.overlap_p2p = given(
         "overlap_p2p_comm",
@@ -137,13 +133,12 @@ def define(reg: Registry, r: Ctx) -> None:
         "专家 all-to-all 与另一 micro-batch 的计算重叠",
         " (Megatron-LM @d98e8a64 megatron/core/model_parallel_config.py overlap_moe_expert_parallel_comm = False)",
     )
-    r.ep_dispatch = given(
+    r.ep_dispatch = choice(
         "ep_dispatch",
         "all_to_all",
         "expert dispatch",
         "专家分发方式",
         " (Megatron-LM transformer_config.py moe_token_dispatcher_type 'alltoall'; 'flex' with DeepEP / HybridEP sends a token to a node once)",
-        unit=TEXT,
     )
     r.moe_imbalance = given(
         "moe_imbalance",
@@ -155,13 +150,12 @@ def define(reg: Registry, r: Ctx) -> None:
     )
     r.seq_par = given("sequence_parallel", False, "sequence parallel", "序列并行")
     r.flash = given("flash_attention", True, "flash attention", "FlashAttention")
-    r.logits_dtype = given(
+    r.logits_dtype = choice(
         "logits_dtype",
         conv(r, "logits_dtype_default"),
         "logits dtype",
         "logits 精度",
         "; the convention's default (bf16 where the output layer runs in bf16)",
-        unit=TEXT,
     )
     r.loss_fp32 = given(
         "loss_fp32",
@@ -170,13 +164,12 @@ def define(reg: Registry, r: Ctx) -> None:
         "损失把 logits 升到 fp32",
         "; the convention's default",
     )
-    r.loss_impl = given(
+    r.loss_impl = choice(
         "loss_impl",
         if_(r.tp.gt(1), conv(r, "loss_impl_tp_default"), conv(r, "loss_impl_default")),
         "cross-entropy implementation",
         "交叉熵实现",
         "; the convention's default (with tp > 1 its tensor-parallel one)",
-        unit=TEXT,
     )
     r.loss_chunks = given("loss_chunks", 1, "loss chunks", "loss 分块数", unit=COUNT)
     r.loss_compiled = given(
@@ -219,7 +212,7 @@ def define(reg: Registry, r: Ctx) -> None:
     )
 
     reg.section = "hardware"
-    r.gpu = given("gpu", "H100-SXM", "GPU", "GPU 型号", unit=TEXT)
+    r.gpu = choice("gpu", "H100-SXM", "GPU", "GPU 型号")
     r.gpu_known = d(
         "gpu_in_catalogue",
         Lookup("gpu", r.gpu, "gpus_per_node", default=0).gt(0),
@@ -256,12 +249,8 @@ def define(reg: Registry, r: Ctx) -> None:
     r.reserve = given("reserve_days", 0, "reserve", "预留天数", unit=DAYS)
     r.price = given("price_per_gpu_hour", None, "price per GPU-hour", "每 GPU 小时价格", unit=MONEY)
     r.measured_gb = given("measured_peak_gb", None, "measured peak", "实测峰值", unit=GB)
-    r.counter = given(
-        "measured_counter",
-        "device",
-        "what the measured peak counts",
-        "实测峰值的计数口径",
-        unit=TEXT,
+    r.counter = choice(
+        "measured_counter", "device", "what the measured peak counts", "实测峰值的计数口径"
     )
     r.counter_zh = d(
         "measured_counter_zh",

@@ -452,33 +452,27 @@ def _model(reg: Registry, r: Ctx) -> None:
         "arch_mtp_expert_params", mtp * mtp_layer_expert, "MTP expert parameters", "MTP 专家参数"
     )
     r.arch_mtp = d("arch_mtp_params", mtp_dense + mtp_expert, "MTP modules", "MTP 模块参数")
-    attn_all = d(
+    by_kind = definer(reg, PARAMS, doc("parameters"))
+    attn_all = by_kind(
         "arch_attention_params",
         n_soft * attn_p + n_lin * lin_attn_p,
         "attention, all layers",
         "注意力（全部层）",
-        source=doc("parameters"),
     )
-    mlp_all = d(
+    mlp_all = by_kind(
         "arch_mlp_params",
         n_dense * dense_mlp_p + n_moe * (moe_mlp_dense_p + E * r.expert_mlp_p),
         "MLP: dense, experts, shared experts, routers",
         "MLP：稠密、专家、共享专家、路由",
-        source=doc("parameters"),
     )
-    norms_all = d(
+    norms_all = by_kind(
         "arch_norm_params",
         r.L * layer_norm_p + r.final_norm_p,
         "norms, all layers and the final one",
         "norm（各层与末层）",
-        source=doc("parameters"),
     )
-    emb_all = d(
-        "arch_embedding_params",
-        r.embed_p + r.head_p,
-        "embedding and output head",
-        "嵌入与输出头",
-        source=doc("parameters"),
+    emb_all = by_kind(
+        "arch_embedding_params", r.embed_p + r.head_p, "embedding and output head", "嵌入与输出头"
     )
     r.arch_dense = d(
         "arch_dense_params",
