@@ -54,6 +54,14 @@ def _at_most(c, key: str, col: str, bound: str) -> None:
     c(key, ok, col, expected, found, en=rule, zh=rule)
 
 
+def _only_with(c, key: str, col: str, other: str, why="", what="", what_zh=""):
+    """The rule that the input column ``col`` is given only with ``other`` (``what`` in words)."""
+    ok = negate(all_of(_given(col), _blank(other)))
+    found = sentence(f"{col} = {{}} with {other} empty", Col(col))
+    en, zh = f"{col} is given with {what or other}", f"{col} 需与 {what_zh or other + ' '}同时给出"
+    c(key, ok, col, f"{col} only with {other}{why}", found, en=en, zh=zh)
+
+
 def _divides(c, key: str, col: str, n, of: str, m, source: str, what="", what_zh="", big=False):
     """The rule that ``col`` (``n``) divides ``of`` (``m``, with thousands separators if ``big``),
     worded "``col`` divides ``what``" (else ``of``)."""
@@ -178,15 +186,8 @@ def define(reg: Registry, r: Ctx) -> None:
             en=f"the {what} columns are complete or empty",
             zh=f"{zh}的列要么全给要么全空",
         )
-    c(
-        "q_lora_with_mla",
-        negate(all_of(_given("q_lora_rank"), _blank("kv_lora_rank"))),
-        "q_lora_rank",
-        "q_lora_rank only with kv_lora_rank (multi-head latent attention)",
-        sentence("q_lora_rank = {} with kv_lora_rank empty", Col("q_lora_rank")),
-        en="q_lora_rank is given with the MLA columns",
-        zh="q_lora_rank 需与 MLA 列同时给出",
-    )
+    mla = " (multi-head latent attention)", "the MLA columns", "MLA 列"
+    _only_with(c, "q_lora_with_mla", "q_lora_rank", "kv_lora_rank", *mla)
     c(
         "linear_attention_needs_hybrid",
         negate(
@@ -204,15 +205,7 @@ def define(reg: Registry, r: Ctx) -> None:
         en="Gated DeltaNet columns need a hybrid layout",
         zh="给出 Gated DeltaNet 列时需要混合结构",
     )
-    c(
-        "sliding_every_needs_window",
-        negate(all_of(_given("sliding_every"), _blank("sliding_window"))),
-        "sliding_every",
-        "sliding_every only with sliding_window",
-        sentence("sliding_every = {} with sliding_window empty", Col("sliding_every")),
-        en="sliding_every is given with sliding_window",
-        zh="sliding_every 需与 sliding_window 同时给出",
-    )
+    _only_with(c, "sliding_every_needs_window", "sliding_every", "sliding_window")
     c(
         "sliding_window_not_hybrid",
         negate(all_of(_given("sliding_window"), Col("full_attention_every").gt(1))),
