@@ -84,12 +84,6 @@ def sentence(template: str, *values):
     return concat(*parts)
 
 
-def input_column(reg, key: str, value: Any, unit: str, en: str, zh: str, note: str = ""):
-    """The input column ``key`` as a quantity: the row's cell, else ``value`` (None: no default)."""
-    expr = Col(key) if value is None else default(key, value)
-    return reg.define(key, expr, unit, en, zh, COLUMN + note)
-
-
 def definer(reg, unit: str, source: str = ""):
     """``reg.define`` for a run of quantities that share a unit and a source: each names its key,
     expression and labels, and ``unit=`` or ``source=`` only where it differs."""
@@ -101,10 +95,11 @@ def definer(reg, unit: str, source: str = ""):
 
 
 def column_definer(reg, unit: str):
-    """``input_column`` bound to ``reg`` for a run of columns of ``unit`` (``unit=`` where one
-    differs)."""
+    """Input columns of ``unit`` (``unit=`` where one differs): each the row's cell ``key``, else
+    ``value`` (None: no default), sourced to the column's documentation (and ``note``)."""
 
     def given(key: str, value: Any, en: str, zh: str, note: str = "", *, unit: str = unit):
-        return input_column(reg, key, value, unit, en, zh, note)
+        expr = Col(key) if value is None else default(key, value)
+        return reg.define(key, expr, unit, en, zh, COLUMN + note)
 
     return given

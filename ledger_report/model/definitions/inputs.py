@@ -11,7 +11,8 @@ from .common import CATALOGUE, COLUMN, COUNTER_ZH, Ctx, column_definer, conv, de
 def define(reg: Registry, r: Ctx) -> None:
     reg.section = "inputs"
     d = definer(reg, BOOL, COLUMN)
-    given, choice = column_definer(reg, BOOL), column_definer(reg, TEXT)
+    # the input columns with their defaults: flags, named choices, counts (else unit= says)
+    given, choice, count = (column_definer(reg, u) for u in (BOOL, TEXT, COUNT))
     r.framework = choice("framework", "generic", "framework convention", "框架口径")
     r.weight_dtype = choice("weight_dtype", "bf16", "weight dtype", "权重精度")
     r.grad_dtype = choice(
@@ -48,19 +49,16 @@ def define(reg: Registry, r: Ctx) -> None:
         ("cp", "context parallel", "上下文并行"),
         ("ep", "expert parallel", "专家并行"),
     ):
-        setattr(r, key, given(key, 1, en, zh, unit=COUNT))
-    r.dp_shard = given(
+        setattr(r, key, count(key, 1, en, zh))
+    r.dp_shard = count(
         "dp_shard",
         r.dp,
         "data-parallel ranks per shard group",
         "每个分片组的数据并行 rank 数",
         " (dp when empty: one shard group; FSDP2 HSDP shards over dp_shard·cp and all-reduces across the dp/dp_shard replicas, torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py)",
-        unit=COUNT,
     )
-    r.etp = given(
-        "etp", r.tp, "expert tensor parallel", "专家张量并行", " (tp when empty)", unit=COUNT
-    )
-    r.zero = given("zero", 0, "ZeRO stage", "ZeRO 阶段", unit=COUNT)
+    r.etp = count("etp", r.tp, "expert tensor parallel", "专家张量并行", " (tp when empty)")
+    r.zero = count("zero", 0, "ZeRO stage", "ZeRO 阶段")
     r.at = {}
     for col, en, zh in (
         ("weights_at", "weights location", "权重位置"),
@@ -70,14 +68,12 @@ def define(reg: Registry, r: Ctx) -> None:
     ):
         r.at[col] = choice(col, "hbm", en, zh)
     r.seq_len = given("seq_len", None, "sequence length", "序列长度", unit=TOKENS)
-    r.micro_batch = given("micro_batch", 1, "micro-batch", "micro-batch", unit=COUNT)
-    r.global_batch = given("global_batch", None, "global batch", "全局 batch", unit=COUNT)
+    r.micro_batch = count("micro_batch", 1, "micro-batch", "micro-batch")
+    r.global_batch = count("global_batch", None, "global batch", "全局 batch")
     r.recompute = choice("recompute", "none", "recompute", "重计算")
     r.dropout = given("dropout", False, "dropout in attention and MLP", "注意力与 MLP 的 dropout")
     r.compile = given("compile", False, "torch.compile", "torch.compile")
-    r.virtual = given(
-        "virtual_stages", 1, "virtual pipeline stages per rank", "每卡虚拟流水段数", unit=COUNT
-    )
+    r.virtual = count("virtual_stages", 1, "virtual pipeline stages per rank", "每卡虚拟流水段数")
     conv_at = (
         " (conventions table: Megatron-LM @d98e8a64 megatron/training/arguments.py and"
         " core/distributed/distributed_data_parallel_config.py default off; DeepSpeed"
@@ -171,7 +167,7 @@ def define(reg: Registry, r: Ctx) -> None:
         "交叉熵实现",
         "; the convention's default (with tp > 1 its tensor-parallel one)",
     )
-    r.loss_chunks = given("loss_chunks", 1, "loss chunks", "loss 分块数", unit=COUNT)
+    r.loss_chunks = count("loss_chunks", 1, "loss chunks", "loss 分块数")
     r.loss_compiled = given(
         "loss_compiled", r.compile, "the loss is compiled", "损失已编译", " (compile when empty)"
     )

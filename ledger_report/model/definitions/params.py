@@ -48,7 +48,7 @@ def _columns(reg: Registry, r: Ctx) -> None:
     """The architecture's input columns, each with its default."""
     reg.section = "architecture"
     d = definer(reg, COUNT)
-    given = column_definer(reg, COUNT)
+    given, flag = column_definer(reg, COUNT), column_definer(reg, BOOL)
     r.L = given("layers", None, "layers", "层数")
     r.h = h = given("hidden", None, "hidden", "隐藏维度")
     r.a = a = given("heads", None, "heads", "头数")
@@ -74,10 +74,10 @@ def _columns(reg: Registry, r: Ctx) -> None:
         unit=BOOL,
         source=VOCAB_PADDING,
     )
-    r.glu = given("glu", True, "gated MLP", "门控 MLP", unit=BOOL)
-    r.tied = given("tied_embeddings", False, "tied embeddings", "共享嵌入", unit=BOOL)
+    r.glu = flag("glu", True, "gated MLP", "门控 MLP")
+    r.tied = flag("tied_embeddings", False, "tied embeddings", "共享嵌入")
     r.norm = given("norm", "rmsnorm", "norm", "归一化", unit=TEXT)
-    r.qk_norm = given("qk_norm", False, "qk norm", "qk 归一化", unit=BOOL)
+    r.qk_norm = flag("qk_norm", False, "qk norm", "qk 归一化")
     r.npl = given(
         "norms_per_layer",
         2,
@@ -85,12 +85,10 @@ def _columns(reg: Registry, r: Ctx) -> None:
         "每层 norm 个数",
         " (two: before attention and before the MLP)",
     )
-    r.qkv_bias = given("qkv_bias", False, "q, k, v biases", "q、k、v 偏置", unit=BOOL)
-    r.lbias = given(
-        "linear_bias", False, "biases on every linear layer", "所有线性层带偏置", unit=BOOL
-    )
-    r.sinks = given("attention_sinks", False, "attention sinks", "注意力 sink", unit=BOOL)
-    r.gate = given("gated_attention", False, "gated attention", "门控注意力", unit=BOOL)
+    r.qkv_bias = flag("qkv_bias", False, "q, k, v biases", "q、k、v 偏置")
+    r.lbias = flag("linear_bias", False, "biases on every linear layer", "所有线性层带偏置")
+    r.sinks = flag("attention_sinks", False, "attention sinks", "注意力 sink")
+    r.gate = flag("gated_attention", False, "gated attention", "门控注意力")
     r.window = given("sliding_window", None, "sliding window", "滑动窗口")
     r.sliding_every = given(
         "sliding_every",
@@ -148,8 +146,8 @@ def _columns(reg: Registry, r: Ctx) -> None:
         "共享专家数",
         " (1 when shared_expert_ffn > 0)",
     )
-    r.sh_gate = given("shared_expert_gate", False, "shared-expert gate", "共享专家门", unit=BOOL)
-    r.router_bias = given("router_bias", False, "router bias", "路由偏置", unit=BOOL)
+    r.sh_gate = flag("shared_expert_gate", False, "shared-expert gate", "共享专家门")
+    r.router_bias = flag("router_bias", False, "router bias", "路由偏置")
     r.moe_every = given("moe_every", 1, "MoE every", "MoE 间隔")
     r.k_dense = given("first_dense_layers", 0, "first dense layers", "前置稠密层数")
     r.mtp = given("mtp_layers", 0, "MTP modules", "MTP 模块数")
