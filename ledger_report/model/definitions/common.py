@@ -3,7 +3,6 @@ that carries each section's quantities to the next."""
 
 from __future__ import annotations
 
-from functools import partial
 from types import SimpleNamespace
 from typing import Any
 
@@ -85,12 +84,6 @@ def sentence(template: str, *values):
     return concat(*parts)
 
 
-def input_column(reg, key: str, value: Any, unit: str, en: str, zh: str, note: str = ""):
-    """The input column ``key`` as a quantity: the row's cell, else ``value`` (None: no default)."""
-    expr = Col(key) if value is None else default(key, value)
-    return reg.define(key, expr, unit, en, zh, COLUMN + note)
-
-
 def definer(reg, unit: str, source: str = ""):
     """``reg.define`` for a run of quantities that share a unit and a source: each names its key,
     expression and labels, and ``unit=`` or ``source=`` only where it differs."""
@@ -101,6 +94,12 @@ def definer(reg, unit: str, source: str = ""):
     return define
 
 
-def column_definer(reg) -> partial:
-    """``input_column`` bound to ``reg``."""
-    return partial(input_column, reg)
+def column_definer(reg, unit: str):
+    """Input columns of ``unit`` (``unit=`` where one differs): each the row's cell ``key``, else
+    ``value`` (None: no default), sourced to the column's documentation (and ``note``)."""
+
+    def given(key: str, value: Any, en: str, zh: str, note: str = "", *, unit: str = unit):
+        expr = Col(key) if value is None else default(key, value)
+        return reg.define(key, expr, unit, en, zh, COLUMN + note)
+
+    return given

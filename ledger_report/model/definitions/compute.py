@@ -70,7 +70,7 @@ def define(reg: Registry, r: Ctx) -> None:
         "input embedding (no matmul FLOPs)",
         "输入嵌入（无矩阵乘 FLOPs）",
     )
-    r.active_card = active_card = params(
+    active_card = params(
         "params_active_card",
         r.active - emb_sub,
         "active parameters per token, as model cards count them (without the input embedding)",
@@ -156,7 +156,7 @@ def define(reg: Registry, r: Ctx) -> None:
         "total_flops", fpt * r.tokens, "training FLOPs", "训练总 FLOPs", source=QWEN8B + ": 5.27e21"
     )
     d = reg.define
-    r.tokens_per_step = tps = d(
+    tps = d(
         "tokens_per_step",
         r.global_batch * s,
         TOKENS,
@@ -164,7 +164,7 @@ def define(reg: Registry, r: Ctx) -> None:
         "每步 token",
         QWEN8B + ": 384 × 8192",
     )
-    r.steps = steps = d("steps", ceil(r.tokens / tps), COUNT, "steps", "步数", QWEN8B + ": 31,790")
+    steps = d("steps", ceil(r.tokens / tps), COUNT, "steps", "步数", QWEN8B + ": 31,790")
     r.train_s = train_s = d(
         "train_window_s",
         (r.days - r.reserve) * SECONDS_PER_DAY,

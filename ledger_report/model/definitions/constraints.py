@@ -54,9 +54,27 @@ def _at_most(c, key: str, col: str, bound: str) -> None:
     c(key, ok, col, expected, found, en=rule, zh=rule)
 
 
+def _only_with(c, key: str, col: str, other: str, why="", what="", what_zh=""):
+    """The rule that the input column ``col`` is given only with ``other`` (``what`` in words)."""
+    ok = negate(all_of(_given(col), _blank(other)))
+    found = sentence(f"{col} = {{}} with {other} empty", Col(col))
+    en, zh = f"{col} is given with {what or other}", f"{col} 需与 {what_zh or other + ' '}同时给出"
+    c(key, ok, col, f"{col} only with {other}{why}", found, en=en, zh=zh)
+
+
+def _divides(c, key: str, col: str, n, of: str, m, source: str, what="", what_zh="", big=False):
+    """The rule that ``col`` (``n``) divides ``of`` (``m``, with thousands separators if ``big``),
+    worded "``col`` divides ``what``" (else ``of``)."""
+    expected = concat(f"{col} to divide {of} = ", grouped(m) if big else m)
+    en, zh = f"{col} divides {what or of}", f"{col} 整除{what_zh or ' ' + of}"
+    c(key, divides(n, m), col, expected, concat(f"{col} = ", n), en=en, zh=zh, source=source)
+
+
 def define(reg: Registry, r: Ctx) -> None:
     reg.section = "constraints"
     c = partial(reg.constraint, source=doc("parameters"))  # else the rule names its source
+    c_groups = partial(reg.constraint, source=doc("parts-and-groups"))
+    c_stages = partial(reg.constraint, source=doc("pipeline-stages"))
     dp, tp, pp, cp, ep, etp = r.dp, r.tp, r.pp, r.cp, r.ep, r.etp
 
     # the accelerator: one of the catalogue, or one the row describes --------------------------------
@@ -168,15 +186,8 @@ def define(reg: Registry, r: Ctx) -> None:
             en=f"the {what} columns are complete or empty",
             zh=f"{zh}的列要么全给要么全空",
         )
-    c(
-        "q_lora_with_mla",
-        negate(all_of(_given("q_lora_rank"), _blank("kv_lora_rank"))),
-        "q_lora_rank",
-        "q_lora_rank only with kv_lora_rank (multi-head latent attention)",
-        sentence("q_lora_rank = {} with kv_lora_rank empty", Col("q_lora_rank")),
-        en="q_lora_rank is given with the MLA columns",
-        zh="q_lora_rank 需与 MLA 列同时给出",
-    )
+    mla = " (multi-head latent attention)", "the MLA columns", "MLA 列"
+    _only_with(c, "q_lora_with_mla", "q_lora_rank", "kv_lora_rank", *mla)
     c(
         "linear_attention_needs_hybrid",
         negate(
@@ -194,15 +205,7 @@ def define(reg: Registry, r: Ctx) -> None:
         en="Gated DeltaNet columns need a hybrid layout",
         zh="给出 Gated DeltaNet 列时需要混合结构",
     )
-    c(
-        "sliding_every_needs_window",
-        negate(all_of(_given("sliding_every"), _blank("sliding_window"))),
-        "sliding_every",
-        "sliding_every only with sliding_window",
-        sentence("sliding_every = {} with sliding_window empty", Col("sliding_every")),
-        en="sliding_every is given with sliding_window",
-        zh="sliding_every 需与 sliding_window 同时给出",
-    )
+    _only_with(c, "sliding_every_needs_window", "sliding_every", "sliding_window")
     c(
         "sliding_window_not_hybrid",
         negate(all_of(_given("sliding_window"), Col("full_attention_every").gt(1))),
@@ -217,19 +220,10 @@ def define(reg: Registry, r: Ctx) -> None:
         zh="滑动窗口仅在无线性注意力层时建模",
     )
     _at_most(c, "first_dense_le_layers", "first_dense_layers", "layers")
-    c(
-        "dp_shard_divides",
-        divides(r.dp_shard, dp),
-        "dp_shard",
-        concat("dp_shard to divide dp = ", dp),
-        concat("dp_shard = ", r.dp_shard),
-        en="dp_shard divides dp",
-        zh="dp_shard 整除 dp",
-        source=doc("parts-and-groups"),
-    )
+    _divides(c, "dp_shard_divides", "dp_shard", r.dp_shard, "dp", dp, doc("parts-and-groups"))
     # expert parallelism --------------------------------------------------------------------------
     world = dp * cp * tp
-    c(
+    c_groups(
         "etp_divides",
         divides(etp, world),
         "etp",
@@ -237,9 +231,8 @@ def define(reg: Registry, r: Ctx) -> None:
         concat("etp = ", etp),
         en="etp divides dp·cp·tp",
         zh="etp 整除 dp·cp·tp",
-        source=doc("parts-and-groups"),
     )
-    c(
+    c_groups(
         "ep_divides",
         if_(divides(etp, world), divides(ep, world / etp), True),
         "ep",
@@ -249,10 +242,9 @@ def define(reg: Registry, r: Ctx) -> None:
         concat("ep = ", ep),
         en="ep divides dp·cp·tp/etp",
         zh="ep 整除 dp·cp·tp/etp",
-        source=doc("parts-and-groups"),
     )
     moe_given = any_of(_given("experts"), _given("params_expert"), _given("params_per_rank"))
-    c(
+    c_groups(
         "ep_needs_experts",
         any_of(ep.le(1), moe_given),
         "ep",
@@ -260,10 +252,9 @@ def define(reg: Registry, r: Ctx) -> None:
         concat("ep = ", ep),
         en="expert parallelism needs experts",
         zh="专家并行需要专家",
-        source=doc("parts-and-groups"),
     )
     experts = Col("experts")
-    c(
+    c_groups(
         "experts_by_ep",
         if_(_blank("experts"), True, divides(ep, experts)),
         "experts",
@@ -271,7 +262,6 @@ def define(reg: Registry, r: Ctx) -> None:
         concat("experts = ", experts),
         en="ep divides the experts",
         zh="ep 整除专家数",
-        source=doc("parts-and-groups"),
     )
     c(
         "topk_with_experts",
@@ -295,29 +285,13 @@ def define(reg: Registry, r: Ctx) -> None:
 
     # attention and the MLP over tensor parallelism ----------------------------------------------
     heads, kv = Col("heads"), Col("kv_heads")
+    layout = doc("parallel-layout")
     for col, n, en, zh in (
         ("heads", heads, "the attention heads", "注意力头数"),
         ("kv_heads", kv, "the key/value heads", " KV 头数"),
     ):
-        c(
-            f"tp_divides_{col}",
-            divides(tp, n),
-            "tp",
-            concat(f"tp to divide {col} = ", n),
-            concat("tp = ", tp),
-            en=f"tp divides {en}",
-            zh=f"tp 整除{zh}",
-            source=doc("parallel-layout"),
-        )
-    c(
-        "kv_divides_heads",
-        divides(kv, heads),
-        "kv_heads",
-        concat("kv_heads to divide heads = ", heads),
-        concat("kv_heads = ", kv),
-        en="kv_heads divides heads",
-        zh="kv_heads 整除 heads",
-    )
+        _divides(c, f"tp_divides_{col}", "tp", tp, col, n, layout, en, zh)
+    _divides(c, "kv_divides_heads", "kv_heads", kv, "heads", heads, doc("parameters"))
     c(
         "hidden_by_heads",
         if_(_given("head_dim"), True, divides(heads, Col("hidden"))),
@@ -327,30 +301,15 @@ def define(reg: Registry, r: Ctx) -> None:
         en="heads divides hidden when head_dim is empty",
         zh="未给出 head_dim 时 heads 整除 hidden",
     )
-    c(
-        "tp_divides_ffn",
-        divides(tp, Col("ffn_hidden")),
-        "tp",
-        concat("tp to divide ffn_hidden = ", grouped(Col("ffn_hidden"))),
-        concat("tp = ", tp),
-        en="tp divides the MLP width",
-        zh="tp 整除 MLP 宽度",
-        source=doc("parallel-layout"),
-    )
-    c(
-        "etp_divides_moe_ffn",
-        divides(etp, Col("moe_ffn_hidden")),
-        "etp",
-        concat("etp to divide moe_ffn_hidden = ", grouped(Col("moe_ffn_hidden"))),
-        concat("etp = ", etp),
-        en="etp divides the expert MLP width",
-        zh="etp 整除专家 MLP 宽度",
-        source=doc("parallel-layout"),
-    )
+    for key, col, of, en, zh in (
+        ("tp_divides_ffn", "tp", "ffn_hidden", "the MLP width", " MLP 宽度"),
+        ("etp_divides_moe_ffn", "etp", "moe_ffn_hidden", "the expert MLP width", "专家 MLP 宽度"),
+    ):
+        _divides(c, key, col, getattr(r, col), of, Col(of), layout, en, zh, big=True)
 
     # pipeline ----------------------------------------------------------------------------------
     layers = Col("layers")
-    c(
+    c_stages(
         "pp_le_layers",
         pp.le(layers),
         "pp",
@@ -358,10 +317,9 @@ def define(reg: Registry, r: Ctx) -> None:
         concat("pp = ", pp),
         en="every pipeline stage has a layer",
         zh="每个流水段至少一层",
-        source=doc("pipeline-stages"),
     )
     fixed_given = any_of(_given("pp_first_layers"), _given("pp_last_layers"))
-    c(
+    c_stages(
         "pp_fixed_needs_pp",
         any_of(negate(fixed_given), pp.gt(1)),
         "pp",
@@ -369,10 +327,9 @@ def define(reg: Registry, r: Ctx) -> None:
         concat("pp = ", pp),
         en="a stage's layers are given only with pipeline parallelism",
         zh="仅在流水并行时给出段层数",
-        source=doc("pipeline-stages"),
     )
     even_stages, even_layers = Ref("pp_even_stages"), Ref("pp_even_layers")
-    c(
+    c_stages(
         "pp_fixed_layers_fit",
         any_of(
             negate(fixed_given),
@@ -389,9 +346,8 @@ def define(reg: Registry, r: Ctx) -> None:
         sentence("{}, {} layers left", _listed(("pp_first_layers", "pp_last_layers")), even_layers),
         en="the given stages' layers leave a layer for every other stage",
         zh="给定段层数后其余各段至少一层",
-        source=doc("pipeline-stages"),
     )
-    c(
+    c_stages(
         "layers_by_pp",
         if_(
             pp.gt(layers),
@@ -413,7 +369,6 @@ def define(reg: Registry, r: Ctx) -> None:
         severity=WARNING,
         en="pp divides the layers (else the split is uneven)",
         zh="pp 整除层数（否则各段层数不均）",
-        source=doc("pipeline-stages"),
     )
     # memory settings that belong to one framework or stage ----------------------------------------
     c(
@@ -470,16 +425,8 @@ def define(reg: Registry, r: Ctx) -> None:
 
     # batch and sequence ------------------------------------------------------------------------
     seq = Col("seq_len")
-    c(
-        "cp_divides_seq",
-        divides(cp, seq),
-        "cp",
-        concat("cp to divide seq_len = ", grouped(seq)),
-        concat("cp = ", cp),
-        en="cp divides the sequence",
-        zh="cp 整除序列长度",
-        source=doc("activations"),
-    )
+    what, zh = "the sequence", "序列长度"
+    _divides(c, "cp_divides_seq", "cp", cp, "seq_len", seq, doc("activations"), what, zh, big=True)
     c(
         "seq_by_tp_cp",
         if_(r.seq_par, divides(tp * cp, seq), True),
@@ -520,7 +467,7 @@ def define(reg: Registry, r: Ctx) -> None:
     # parameter parts ---------------------------------------------------------------------------
     total = Col("params_total")
     for part in ("params_expert", "params_active"):
-        c(
+        c_groups(
             f"{part}_le_total",
             Col(part).le(total),
             part,
@@ -528,12 +475,11 @@ def define(reg: Registry, r: Ctx) -> None:
             sentence("{} = {}", part, grouped(Col(part))),
             en=f"{part} ≤ params_total",
             zh=f"{part} ≤ params_total",
-            source=doc("parts-and-groups"),
         )
     solving = all_of(
         _given("params_per_rank"), ep.gt(1), _blank("params_expert"), negate(r.has_arch)
     )
-    c(
+    c_groups(
         "per_rank_needs_total",
         negate(all_of(solving, _blank("params_total"))),
         "params_per_rank",
@@ -541,10 +487,9 @@ def define(reg: Registry, r: Ctx) -> None:
         sentence("ep = {} with params_total empty", ep),
         en="the expert split from params_per_rank needs params_total",
         zh="由每卡参数反推专家拆分需要 params_total",
-        source=doc("parts-and-groups"),
         row_only=True,
     )
-    c(
+    c_groups(
         "per_rank_solvable",
         negate(all_of(solving, _given("params_total"), (ep * etp).eq(tp))),
         "params_per_rank",
@@ -552,7 +497,6 @@ def define(reg: Registry, r: Ctx) -> None:
         sentence("ep·etp = {}·{} = {} = tp", ep, etp, ep * etp),
         en="the expert split from params_per_rank needs ep·etp ≠ tp",
         zh="反推专家拆分需要 ep·etp ≠ tp",
-        source=doc("parts-and-groups"),
         row_only=True,
     )
 

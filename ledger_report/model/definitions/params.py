@@ -48,22 +48,16 @@ def _columns(reg: Registry, r: Ctx) -> None:
     """The architecture's input columns, each with its default."""
     reg.section = "architecture"
     d = definer(reg, COUNT)
-    given = column_definer(reg)
-    r.L = given("layers", None, COUNT, "layers", "层数")
-    r.h = h = given("hidden", None, COUNT, "hidden", "隐藏维度")
-    r.a = a = given("heads", None, COUNT, "heads", "头数")
-    r.g = given("kv_heads", a, COUNT, "kv heads", "KV 头数", " (heads when empty)")
-    r.hd = hd = given(
-        "head_dim", h / a, COUNT, "head dim", "每头维度", " (hidden / heads when empty)"
-    )
-    r.f = f = given("ffn_hidden", None, COUNT, "ffn hidden", "MLP 宽度")
-    r.vocab = vocab = given("vocab", None, COUNT, "vocab", "词表")
+    given, flag = column_definer(reg, COUNT), column_definer(reg, BOOL)
+    r.L = given("layers", None, "layers", "层数")
+    r.h = h = given("hidden", None, "hidden", "隐藏维度")
+    r.a = a = given("heads", None, "heads", "头数")
+    r.g = given("kv_heads", a, "kv heads", "KV 头数", " (heads when empty)")
+    r.hd = hd = given("head_dim", h / a, "head dim", "每头维度", " (hidden / heads when empty)")
+    r.f = f = given("ffn_hidden", None, "ffn hidden", "MLP 宽度")
+    vocab = given("vocab", None, "vocab", "词表")
     vm = given(
-        "vocab_multiple",
-        None,
-        COUNT,
-        "vocab padded to a multiple of (× tp)",
-        "词表填充倍数（× tp）",
+        "vocab_multiple", None, "vocab padded to a multiple of (× tp)", "词表填充倍数（× tp）"
     )
     r.V = d(
         "padded_vocab",
@@ -80,37 +74,35 @@ def _columns(reg: Registry, r: Ctx) -> None:
         unit=BOOL,
         source=VOCAB_PADDING,
     )
-    r.glu = given("glu", True, BOOL, "gated MLP", "门控 MLP")
-    r.tied = given("tied_embeddings", False, BOOL, "tied embeddings", "共享嵌入")
-    r.norm = given("norm", "rmsnorm", TEXT, "norm", "归一化")
-    r.qk_norm = given("qk_norm", False, BOOL, "qk norm", "qk 归一化")
+    r.glu = flag("glu", True, "gated MLP", "门控 MLP")
+    r.tied = flag("tied_embeddings", False, "tied embeddings", "共享嵌入")
+    r.norm = given("norm", "rmsnorm", "norm", "归一化", unit=TEXT)
+    r.qk_norm = flag("qk_norm", False, "qk norm", "qk 归一化")
     r.npl = given(
         "norms_per_layer",
         2,
-        COUNT,
         "norms per layer",
         "每层 norm 个数",
         " (two: before attention and before the MLP)",
     )
-    r.qkv_bias = given("qkv_bias", False, BOOL, "q, k, v biases", "q、k、v 偏置")
-    r.lbias = given("linear_bias", False, BOOL, "biases on every linear layer", "所有线性层带偏置")
-    r.sinks = given("attention_sinks", False, BOOL, "attention sinks", "注意力 sink")
-    r.gate = given("gated_attention", False, BOOL, "gated attention", "门控注意力")
-    r.window = given("sliding_window", None, COUNT, "sliding window", "滑动窗口")
+    r.qkv_bias = flag("qkv_bias", False, "q, k, v biases", "q、k、v 偏置")
+    r.lbias = flag("linear_bias", False, "biases on every linear layer", "所有线性层带偏置")
+    r.sinks = flag("attention_sinks", False, "attention sinks", "注意力 sink")
+    r.gate = flag("gated_attention", False, "gated attention", "门控注意力")
+    r.window = given("sliding_window", None, "sliding window", "滑动窗口")
     r.sliding_every = given(
         "sliding_every",
         None,
-        COUNT,
         "one layer in k global",
         "每 k 层一层全局",
         " (empty: every layer local)",
     )
     # multi-head latent attention
-    qr = given("q_lora_rank", None, COUNT, "MLA query rank", "MLA query 秩")
-    kvr = given("kv_lora_rank", None, COUNT, "MLA key/value rank", "MLA key/value 秩")
-    rope = given("qk_rope_head_dim", None, COUNT, "MLA rotary head dim", "MLA 旋转头维度")
-    nope = given("qk_nope_head_dim", None, COUNT, "MLA non-rotary head dim", "MLA 非旋转头维度")
-    vhd = given("v_head_dim", None, COUNT, "MLA value head dim", "MLA value 头维度")
+    qr = given("q_lora_rank", None, "MLA query rank", "MLA query 秩")
+    kvr = given("kv_lora_rank", None, "MLA key/value rank", "MLA key/value 秩")
+    rope = given("qk_rope_head_dim", None, "MLA rotary head dim", "MLA 旋转头维度")
+    nope = given("qk_nope_head_dim", None, "MLA non-rotary head dim", "MLA 非旋转头维度")
+    vhd = given("v_head_dim", None, "MLA value head dim", "MLA value 头维度")
     r.mla = mla = d(
         "is_mla",
         negate(IsBlank(kvr)),
@@ -135,15 +127,14 @@ def _columns(reg: Registry, r: Ctx) -> None:
     )
     r.qr, r.kvr, r.rope, r.nope, r.vhd = qr, kvr, rope, nope, vhd
     # MoE
-    r.E = given("experts", 0, COUNT, "routed experts", "路由专家数")
-    r.topk = given("topk", 0, COUNT, "top-k", "top-k")
+    r.E = given("experts", 0, "routed experts", "路由专家数")
+    r.topk = given("topk", 0, "top-k", "top-k")
     r.f_moe = f_moe = given(
-        "moe_ffn_hidden", f, COUNT, "expert ffn", "专家 MLP 宽度", " (ffn_hidden when empty)"
+        "moe_ffn_hidden", f, "expert ffn", "专家 MLP 宽度", " (ffn_hidden when empty)"
     )
     r.f_sh = f_sh = given(
         "shared_expert_ffn",
         if_(IsBlank(Col("shared_experts")), 0, f_moe),
-        COUNT,
         "shared expert ffn",
         "共享专家宽度",
         " (moe_ffn_hidden when shared_experts is given, else 0)",
@@ -151,20 +142,19 @@ def _columns(reg: Registry, r: Ctx) -> None:
     r.n_sh = given(
         "shared_experts",
         if_(f_sh.gt(0), 1, 0),
-        COUNT,
         "shared experts",
         "共享专家数",
         " (1 when shared_expert_ffn > 0)",
     )
-    r.sh_gate = given("shared_expert_gate", False, BOOL, "shared-expert gate", "共享专家门")
-    r.router_bias = given("router_bias", False, BOOL, "router bias", "路由偏置")
-    r.moe_every = given("moe_every", 1, COUNT, "MoE every", "MoE 间隔")
-    r.k_dense = given("first_dense_layers", 0, COUNT, "first dense layers", "前置稠密层数")
-    r.mtp = given("mtp_layers", 0, COUNT, "MTP modules", "MTP 模块数")
-    r.fae = given("full_attention_every", 1, COUNT, "full attention every", "全注意力间隔")
+    r.sh_gate = flag("shared_expert_gate", False, "shared-expert gate", "共享专家门")
+    r.router_bias = flag("router_bias", False, "router bias", "路由偏置")
+    r.moe_every = given("moe_every", 1, "MoE every", "MoE 间隔")
+    r.k_dense = given("first_dense_layers", 0, "first dense layers", "前置稠密层数")
+    r.mtp = given("mtp_layers", 0, "MTP modules", "MTP 模块数")
+    r.fae = given("full_attention_every", 1, "full attention every", "全注意力间隔")
     # Gated DeltaNet (the linear-attention layers of a hybrid model)
     nk, nv, dk, dvl, r.kconv = (
-        given(f"linear_{key}", None, COUNT, f"linear-attention {en}", f"线性注意力{zh}")
+        given(f"linear_{key}", None, f"linear-attention {en}", f"线性注意力{zh}")
         for key, en, zh in (
             ("key_heads", "key heads", " key 头数"),
             ("value_heads", "value heads", " value 头数"),
@@ -460,33 +450,27 @@ def _model(reg: Registry, r: Ctx) -> None:
         "arch_mtp_expert_params", mtp * mtp_layer_expert, "MTP expert parameters", "MTP 专家参数"
     )
     r.arch_mtp = d("arch_mtp_params", mtp_dense + mtp_expert, "MTP modules", "MTP 模块参数")
-    attn_all = d(
+    by_kind = definer(reg, PARAMS, doc("parameters"))
+    attn_all = by_kind(
         "arch_attention_params",
         n_soft * attn_p + n_lin * lin_attn_p,
         "attention, all layers",
         "注意力（全部层）",
-        source=doc("parameters"),
     )
-    mlp_all = d(
+    mlp_all = by_kind(
         "arch_mlp_params",
         n_dense * dense_mlp_p + n_moe * (moe_mlp_dense_p + E * r.expert_mlp_p),
         "MLP: dense, experts, shared experts, routers",
         "MLP：稠密、专家、共享专家、路由",
-        source=doc("parameters"),
     )
-    norms_all = d(
+    norms_all = by_kind(
         "arch_norm_params",
         r.L * layer_norm_p + r.final_norm_p,
         "norms, all layers and the final one",
         "norm（各层与末层）",
-        source=doc("parameters"),
     )
-    emb_all = d(
-        "arch_embedding_params",
-        r.embed_p + r.head_p,
-        "embedding and output head",
-        "嵌入与输出头",
-        source=doc("parameters"),
+    emb_all = by_kind(
+        "arch_embedding_params", r.embed_p + r.head_p, "embedding and output head", "嵌入与输出头"
     )
     r.arch_dense = d(
         "arch_dense_params",

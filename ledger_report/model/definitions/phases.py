@@ -371,7 +371,7 @@ def _items(reg: Registry, r: Ctx, stage: str, c: Ctx, sb: dict) -> dict:
 
 def _reported(reg: Registry, r: Ctx) -> None:
     """The heaviest stage is reported: its phases, items, first step and peak."""
-    d = definer(reg, BOOL, doc("phases"))
+    d, by_stage = definer(reg, BOOL, doc("phases")), definer(reg, BOOL, doc("pipeline-stages"))
     fp, mp, lp = (r.stage_load[s] for s in STAGES)
     r.pick_first = d(
         "report_first_stage",
@@ -380,20 +380,18 @@ def _reported(reg: Registry, r: Ctx) -> None:
         "报告首段",
         source=doc("pipeline-stages") + ": the stage with the largest peak",
     )
-    r.pick_middle = d(
+    r.pick_middle = by_stage(
         "report_middle_stage",
         if_(r.pick_first, False, all_of(r.has_middle, mp.ge(lp))),
         "reported stage is the middle one",
         "报告中间段",
-        source=doc("pipeline-stages"),
     )
-    d(
+    by_stage(
         "reported_stage",
         if_(r.single, "only", if_(r.pick_first, "first", if_(r.pick_middle, "middle", "last"))),
         "reported pipeline stage",
         "报告的流水段",
         unit=TEXT,
-        source=doc("pipeline-stages"),
     )
 
     def pick(key_of):
@@ -402,12 +400,11 @@ def _reported(reg: Registry, r: Ctx) -> None:
         )
 
     r.pick = pick
-    d(
+    by_stage(
         "reported_stage_holds_head",
         pick(lambda s: r.holds_head[s]),
         "reported stage holds the output head",
         "报告段持有输出头",
-        source=doc("pipeline-stages"),
     )
     r.phase_bytes = {}
     for p, en, pzh, _items in PHASES:
@@ -476,13 +473,7 @@ def _reported(reg: Registry, r: Ctx) -> None:
         "各阶段都计入设备显存",
         source=doc("counters"),
     )
-    d(
-        "multi_stage",
-        r.pp.gt(1),
-        "more than one pipeline stage",
-        "多于一个流水段",
-        source=doc("pipeline-stages"),
-    )
+    by_stage("multi_stage", r.pp.gt(1), "more than one pipeline stage", "多于一个流水段")
     r.first_step = first_step
     r.steady_minus_first = d(
         "lazy_state_bytes",

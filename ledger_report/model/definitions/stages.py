@@ -214,17 +214,14 @@ def _stage_params(reg: Registry, r: Ctx, stage: str) -> None:
         f"{stage}-stage expert parameters",
         f"{zh}专家参数",
     )
-    r.rank_part[(stage, "dense")] = d(
-        f"{stage}_rank_dense_params",
-        r.part_stage[(stage, "dense")] / r.tp,
-        f"{stage}-stage non-expert parameters per rank",
-        f"{zh}每卡非专家参数",
-        source=doc("parts-and-groups") + ": non-expert / tp",
-    )
-    r.rank_part[(stage, "expert")] = d(
-        f"{stage}_rank_expert_params",
-        r.part_stage[(stage, "expert")] / (r.ep * r.etp),
-        f"{stage}-stage expert parameters per rank",
-        f"{zh}每卡专家参数",
-        source=doc("parts-and-groups") + ": expert / (ep·etp)",
-    )
+    for p, en, pzh, div, how in (
+        ("dense", "non-expert", "非专家", r.tp, "non-expert / tp"),
+        ("expert", "expert", "专家", r.ep * r.etp, "expert / (ep·etp)"),
+    ):
+        r.rank_part[(stage, p)] = d(
+            f"{stage}_rank_{p}_params",
+            r.part_stage[(stage, p)] / div,
+            f"{stage}-stage {en} parameters per rank",
+            f"{zh}每卡{pzh}参数",
+            source=f"{doc('parts-and-groups')}: {how}",
+        )

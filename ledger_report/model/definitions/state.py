@@ -110,7 +110,6 @@ def widths(reg: Registry, r: Ctx) -> None:
     }
     r.location = {s: r.at[col] for s, col, _en, _zh in STATES}
     r.in_hbm = {}
-    r.dtype_label = {}
     for s, _col, en, zh in STATES:
         r.in_hbm[s] = d(
             f"{s}_in_hbm",
@@ -124,7 +123,7 @@ def widths(reg: Registry, r: Ctx) -> None:
             dt = if_(
                 Lookup("optimizer", r.optimizer, "factored_v").gt(0), concat(dt, " (factored)"), dt
             )
-        r.dtype_label[s] = d(
+        d(
             f"{s}_dtype_label",
             dt,
             f"{en}: dtype",
@@ -143,10 +142,9 @@ def widths(reg: Registry, r: Ctx) -> None:
                 unit=COUNT,
                 source=doc("parts-and-groups"),
             )
-    r.eff = {}
     for p, pen, pzh in PARTS:
         acc = total_of([if_(r.in_hbm[s], r.bpp[s] / r.shard[(s, p)], 0) for s, *_ in STATES])
-        r.eff[p] = d(
+        d(
             f"{p}_hbm_bytes_per_param_on_rank",
             acc,
             f"HBM state bytes per {pen} parameter on the rank",

@@ -246,14 +246,14 @@ def define(reg: Registry, r: Ctx) -> None:
 def _hardware(reg: Registry, r: Ctx) -> None:
     reg.section = "hardware"
     d = definer(reg, GBPS, CATALOGUE)
-    given = column_definer(reg)
+    ratio, given = partial(d, unit=RATIO), column_definer(reg, TEXT)
     gpu = r.gpu_profile
 
     def listed(key: str, en: str, zh: str, field: str = "", **kw):
         """The column ``key``, else the catalogue's ``field`` (``key``) of the row's GPU."""
         return d(key, default(key, Lookup("gpu", gpu, field or key)), en, zh, **kw)
 
-    r.compute_dtype = given("compute_dtype", "bf16", TEXT, "matmul precision", "矩阵乘精度")
+    r.compute_dtype = given("compute_dtype", "bf16", "matmul precision", "矩阵乘精度")
     r.fp8_tflops = listed(
         "fp8_tflops",
         "dense FP8 peak",
@@ -298,12 +298,12 @@ def _hardware(reg: Registry, r: Ctx) -> None:
     r.eff_scale = given(
         "efficiency_scale",
         1,
-        RATIO,
         "scale on the achievable matmul efficiency",
         "可达矩阵乘效率的缩放",
         " (the planner sets it from a measured mfu)",
+        unit=RATIO,
     )
-    r.sustained = d(
+    r.sustained = ratio(
         "sustained_fraction",
         if_(
             r.gpu_known,
@@ -316,25 +316,22 @@ def _hardware(reg: Registry, r: Ctx) -> None:
         ),
         "share of the kernel benchmark's matmul efficiency training sustains",
         "训练中可维持的矩阵乘基准效率占比",
-        unit=RATIO,
         source="SUSTAINED_FRACTION (definitions/time.py): "
         + f"{SUSTAINED_FRACTION['no_fp8']} for parts without FP8 (A100 class), {SUSTAINED_FRACTION['fp8']} with, beyond the GEMMs' shapes; fitted to published runs with the grouped expert factor, refitted leave-one-source-out in tests/support/fit.py (bench/bench_throughput.py); 1 for a GPU the row describes",
     )
-    r.bf16_eff = d(
+    r.bf16_eff = ratio(
         "gemm_efficiency",
         Lookup("gpu", gpu, "gemm_efficiency") * r.sustained * r.eff_scale,
         "achievable BF16 matmul efficiency (largest GEMMs)",
         "可达 BF16 矩阵乘效率（大 GEMM）",
-        unit=RATIO,
         source=CATALOGUE
         + " (measured maximum achievable matmul FLOP/s ÷ peak) × sustained_fraction × efficiency_scale",
     )
-    fp8_eff = d(
+    fp8_eff = ratio(
         "fp8_gemm_efficiency",
         Lookup("gpu", gpu, "fp8_gemm_efficiency") * r.sustained * r.eff_scale,
         "achievable FP8 matmul efficiency (largest GEMMs)",
         "可达 FP8 矩阵乘效率（大 GEMM）",
-        unit=RATIO,
         source=CATALOGUE + " × sustained_fraction × efficiency_scale",
     )
     r.bf16_flops = d(
@@ -352,12 +349,11 @@ def _hardware(reg: Registry, r: Ctx) -> None:
         unit=FLOPS,
         source="compute_dtype: the FP8 peak with fp8, else BF16",
     )
-    r.gemm_eff = d(
+    r.gemm_eff = ratio(
         "layer_gemm_efficiency",
         if_(r.fp8, fp8_eff, r.bf16_eff),
         "achievable efficiency of the layers' GEMMs",
         "各层 GEMM 的可达效率",
-        unit=RATIO,
         source="compute_dtype",
     )
 
@@ -366,6 +362,7 @@ def _hardware(reg: Registry, r: Ctx) -> None:
 def _placement(reg: Registry, r: Ctx) -> None:
     reg.section = "placement"
     d = definer(reg, GBPS, PLACEMENT)
+    count = partial(d, unit=COUNT)
     gpn = r.gpus_per_node
     nv_bus = d(
         "nvlink_bus_gb_s",
@@ -404,12 +401,11 @@ def _placement(reg: Registry, r: Ctx) -> None:
             f"{name} 组跨节点",
             unit=BOOL,
         )
-        r.local[g] = local = d(
+        r.local[g] = local = count(
             f"{g}_ranks_per_node",
             maximum(1, minimum(n, floor(gpn / stride))),
             f"{name} ranks on one node",
             f"{name} 组每节点成员数",
-            unit=COUNT,
         )
         r.bus[g] = d(
             f"{g}_bus_gb_s",
@@ -421,19 +417,17 @@ def _placement(reg: Registry, r: Ctx) -> None:
         )
         r.p2p[g] = if_(cross, net, nv_bus)
         r.alpha[g] = if_(cross, NETWORK_LATENCY_S, NVLINK_LATENCY_S)
-        r.nodes[g] = d(
+        r.nodes[g] = count(
             f"{g}_nodes",
             if_(cross, ceil(n / local), 1),
             f"nodes the {name} group spans",
             f"{name} 组跨越的节点数",
-            unit=COUNT,
         )
-        r.tree_depth[g] = d(
+        r.tree_depth[g] = count(
             f"{g}_tree_depth",
             total_of([if_(r.nodes[g].ge(2**k), 1, 0) for k in range(1, 21)]),
             f"levels of NCCL's tree over the {name} group's nodes (⌊log2 nodes⌋)",
             f"{name} 组节点上 NCCL 树的层数（⌊log2 节点数⌋）",
-            unit=COUNT,
             source=NCCL + ": log2i(nNodes) inter-node tree steps (log2i rounds down)",
         )
     r.any_cross = d(
@@ -582,13 +576,13 @@ def _wave(reg: Registry, r: Ctx, key: str, rows, cols, together, en: str, zh: st
 def _efficiency(reg: Registry, r: Ctx) -> None:
     reg.section = "time"
     d = definer(reg, RATIO)
+    count = partial(d, unit=COUNT)
     tok = r.tokens_mb
-    r.act_bytes = d(
+    r.act_bytes = count(
         "activation_element_bytes",
         ACTIVATION_BYTES,
         "bytes per activation element sent",
         "每个激活元素的通信字节",
-        unit=COUNT,
         source="bf16 activations (Megatron-LM sends them in the parameters' 16-bit dtype)",
     )
     r.hbm_eff_bw = d(
@@ -599,20 +593,18 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         unit=GBPS,
         source=f"hbm_gb_s × {HBM_EFFICIENCY} (Calculon mem1 MB_efficiency)",
     )
-    r.sms = d(
+    r.sms = count(
         "gemm_sm_count",
         Lookup("gpu", r.gpu_profile, "sms", default=0),
         "streaming multiprocessors the GEMM tiles are scheduled on",
         "GEMM 分块调度所用的 SM 数",
-        unit=COUNT,
         source=CATALOGUE + " (sms; 0: no published count, no wave quantization)",
     )
-    r.tok_expert = d(
+    r.tok_expert = count(
         "tokens_per_local_expert",
         if_(r.E.gt(0), r.expert_copies * r.ep / maximum(r.E, 1), 0),
         "tokens a local expert receives per micro-batch",
         "每个本地专家每个 micro-batch 收到的 token",
-        unit=COUNT,
         source=TIME + ": the rank's routed token copies ÷ its E/ep experts (balanced routing)",
     )
     moe_active_layer_p = d(
@@ -697,12 +689,11 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
     )
     local_experts = maximum(r.E / r.ep, 1)
     streams = conv(r, "expert_gemm_streams")
-    together = d(
+    together = count(
         "expert_gemms_at_once",
         if_(streams.eq(0), local_experts, minimum(streams, local_experts)),
         "local experts whose GEMMs run at once (sharing the SMs)",
         "同时运行（共享 SM）的本地专家 GEMM 数",
-        unit=COUNT,
         source="the convention's expert_gemm_streams (model/conventions.py: Transformer Engine GroupedLinear 4 cuBLAS streams, torch._grouped_mm all, a loop 1), at most the rank's E/ep experts",
     )
     m_e, n_e = maximum(r.tok_expert, 1), r.expert_mlp_p / (r.etp * r.h * GEMMS_PER_EXPERT)
@@ -782,6 +773,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         en, zh = f"{stage} stage: {en}", f"{zh_stage}：{zh}"
         return reg.define(f"{stage}_stage_{name}", expr, unit, en, zh, source)
 
+    flops, traffic = partial(d, unit=FLOPS), partial(d, unit=BYTES)
     dl, ml, al = r.layers_of[stage]
     head = r.holds_head[stage]
     tok, tp = r.tokens_mb, r.tp
@@ -789,7 +781,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
     full = r.recompute_mode.eq("full")
     compiled = if_(r.compile, COMPILED_ELEMENTWISE, 1)
     hbm = r.hbm_eff_bw * BYTES_PER_GB
-    dense_f = d(
+    dense_f = flops(
         "dense_gemm_flops",
         six
         * tok
@@ -799,32 +791,28 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         * (1 + r.rc_lin),
         "non-expert GEMM FLOPs per micro-batch (with recompute)",
         "每 micro-batch 非专家 GEMM FLOPs（含重计算）",
-        unit=FLOPS,
         source=doc("compute-floor") + ": 6 × tokens × parameters ÷ tp",
     )
-    expert_f = d(
+    expert_f = flops(
         "expert_gemm_flops",
         six * r.expert_copies * ml * r.expert_mlp_p / r.etp * r.lin_scale * (1 + r.rc_lin),
         "expert GEMM FLOPs per micro-batch",
         "每 micro-batch 专家 GEMM FLOPs",
-        unit=FLOPS,
         source=TIME
         + ": 6 × the rank's routed token copies × expert parameters ÷ etp (balanced routing)",
     )
-    attn_f = d(
+    attn_f = flops(
         "attention_flops",
         six * tok * al * r.seq_len * r.a * r.hd / tp * (1 + r.rc_attn),
         "attention-core FLOPs per micro-batch",
         "每 micro-batch 注意力核心 FLOPs",
-        unit=FLOPS,
         source=doc("compute-floor") + " (causal)",
     )
-    head_f = d(
+    head_f = flops(
         "head_flops",
         if_(head, tok * r.head_fpt / tp, 0),
         "output-layer FLOPs per micro-batch",
         "每 micro-batch 输出层 FLOPs",
-        unit=FLOPS,
         source=doc("compute-floor"),
     )
     d_moe = ml * (r.expert_copies * r.f_moe / r.etp + tok * r.f_sh / tp)
@@ -838,35 +826,32 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         * (ELEMENTWISE_BYTES_PER_F + if_(r.fp8, FP8_CAST_BYTES_PER_F, 0))
         + ml * tok * r.topk * r.h / r.sp_div * MOE_ROUTING_BYTES
     )
-    elem = d(
+    elem = traffic(
         "elementwise_bytes",
         elem_bytes * compiled * (1 + if_(full, 1 / 3, 0)),
         "bytes the norms, activations and casts move per micro-batch",
         "每 micro-batch 归一化、激活与类型转换的访存字节",
-        unit=BYTES,
         source=f"{ELEMENTWISE_BYTES_PER_H}·tokens·h (÷ tp with sequence parallelism) + {ELEMENTWISE_BYTES_PER_F}·tokens·ffn/tp per layer, FP8 casts on top, {MOE_ROUTING_BYTES}·tokens·top-k·h for the MoE permutation (docs/definitions.md#step-time)",
     )
-    scores = d(
+    scores = traffic(
         "score_bytes",
         if_(
             r.flash, 0, al * SCORE_BYTES_MOVED * r.a / tp * tok * r.seq_len / r.cp * (1 + r.rc_attn)
         ),
         "attention-score traffic without flash attention",
         "无 FlashAttention 时的注意力分数访存",
-        unit=BYTES,
         source=KORTH + " (5 bytes per score element, read and written forward and backward)",
     )
-    loss = d(
+    loss = traffic(
         "loss_bytes",
         if_(head, tok * r.V / tp * LOSS_BYTES_PER_LOGIT, 0),
         "cross-entropy traffic",
         "交叉熵访存",
-        unit=BYTES,
         source=doc("logits-and-loss"),
     )
     fwd_passes = 1 + if_(full, 1, 0)
     qk_elem_bytes = QK_EAGER_BYTES_FWD * fwd_passes + QK_EAGER_BYTES_BWD
-    qk_own = d(
+    qk_own = traffic(
         "qk_eager_bytes",
         if_(
             conv(r, "eager_rotary").eq(1),
@@ -875,7 +860,6 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         ),
         "bytes eager rotary embedding and repeat_kv move on the rank's heads per micro-batch",
         "每 micro-batch 本 rank 注意力头上 eager 旋转位置编码与 repeat_kv 的访存字节",
-        unit=BYTES,
         source="the convention's eager_rotary (torchtitan: apply_rotary_emb and repeat_kv as eager ops on "
         "every head, pytorch/torchtitan @d66b72a6 torchtitan/experiments/qwen3/model/model.py): "
         "attention layers × tokens × (heads + kv heads) × head_dim ÷ tp × "
@@ -1269,32 +1253,23 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
             source="overlap_grad_reduce: one per bucket; off: the whole gradient in one (Megatron-LM sets bucket_size None without overlap_grad_reduce)",
         )
         nb1 = maximum(n_b, 1)
+
+        def call(name: str, kind: str, nbytes, en: str, zh_: str):
+            """One ``kind`` collective of this group's ``nbytes``, keyed ``<pre>_<name>``."""
+            return coll(f"{pre}_{name}", g, kind, nbytes, en, zh_)
+
         grad_bucket, what_b = psi / nb1 * gb, f"an {what}gradient bucket"
-        ar, ar_lat = coll(f"{pre}_all_reduce", g, "ar", grad_bucket, what_b, f"{zh}梯度桶")
-        rs, rs_lat = coll(f"{pre}_reduce_scatter", g, "rs", grad_bucket, what_b, f"{zh}梯度桶")
-        ag, ag_lat = coll(
-            f"{pre}_all_gather",
-            g,
-            "ag",
-            psi / nb1 * wb,
-            f"an {what}parameter bucket",
-            f"{zh}参数桶",
+        ar, ar_lat = call("all_reduce", "ar", grad_bucket, what_b, f"{zh}梯度桶")
+        rs, rs_lat = call("reduce_scatter", "rs", grad_bucket, what_b, f"{zh}梯度桶")
+        ag, ag_lat = call(
+            "all_gather", "ag", psi / nb1 * wb, f"an {what}parameter bucket", f"{zh}参数桶"
         )
-        lag, lag_lat = coll(
-            f"{pre}_layer_all_gather",
-            g,
-            "ag",
-            psi / ls * wb,
-            f"a layer's {what}parameters",
-            f"一层{zh}参数",
+        layer_w, layer_g = psi / ls * wb, psi / ls * gb
+        lag, lag_lat = call(
+            "layer_all_gather", "ag", layer_w, f"a layer's {what}parameters", f"一层{zh}参数"
         )
-        lrs, lrs_lat = coll(
-            f"{pre}_layer_reduce_scatter",
-            g,
-            "rs",
-            psi / ls * gb,
-            f"a layer's {what}gradients",
-            f"一层{zh}梯度",
+        lrs, lrs_lat = call(
+            "layer_reduce_scatter", "rs", layer_g, f"a layer's {what}gradients", f"一层{zh}梯度"
         )
         active = all_of(n.gt(1), psi.gt(0))
         one_red = if_(active, if_(z0, ar, rs), 0)

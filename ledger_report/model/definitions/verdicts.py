@@ -54,9 +54,11 @@ def define(reg: Registry, r: Ctx) -> None:
 
 
 def _verdict(reg: Registry, key: str, zh: str, outcome, words: dict, why, why_zh):
-    """A verdict's words in English and Chinese and its tone, each from the one outcome, and why
-    (in English and Chinese), labelled by its key and ``zh``; the tone."""
+    """A verdict's words in English and Chinese and its tone, each from the one outcome ("cannot
+    tell" where it is none of ``words``), and why (in English and Chinese), labelled by its key
+    and ``zh``; the tone."""
     d = definer(reg, TEXT, doc("verdicts"))
+    words = {**words, "unknown": ("cannot tell", "无法判断", "unknown")}
     en = key
     labels = (
         ("", f"{en} verdict", f"{zh}结论"),
@@ -170,7 +172,6 @@ def _memory(reg: Registry, r: Ctx):
             "measured_over": ("measured: does not fit", "实测：放不下", "bad"),
             "fits": ("fits", "放得下", "good"),
             "over": ("does not fit", "放不下", "bad"),
-            "unknown": ("cannot tell", "无法判断", "unknown"),
         },
         why,
         why_zh,
@@ -243,7 +244,6 @@ def _deadline(reg: Registry, r: Ctx):
                 sentence("延期 {} 天", grouped(late, 1)),
                 "bad",
             ),
-            "unknown": ("cannot tell", "无法判断", "unknown"),
         },
         why,
         why_zh,
@@ -297,7 +297,6 @@ def _bandwidth(reg: Registry, r: Ctx):
             "none": ("nothing offloaded", "无卸载", "good"),
             "keeps_up": ("keeps up", "跟得上", "good"),
             "too_slow": ("too slow", "太慢", "bad"),
-            "unknown": ("cannot tell", "无法判断", "unknown"),
         },
         why,
         why_zh,
