@@ -176,21 +176,17 @@ class Alias:
     note: str = ""  # where the name means the column only in part of its uses
 
 
-def _read_aliases() -> tuple[Alias, ...]:
-    return tuple(
-        Alias(
-            r["name"],
-            r["column"],
-            ALIAS_SOURCES[r["source"]],
-            r["section"],
-            r["bare"] != "no",
-            r["note"],
-        )
-        for r in _data_rows("aliases.csv")
+ALIAS_TABLE: tuple[Alias, ...] = tuple(
+    Alias(
+        r["name"],
+        r["column"],
+        ALIAS_SOURCES[r["source"]],
+        r["section"],
+        r["bare"] != "no",
+        r["note"],
     )
-
-
-ALIAS_TABLE: tuple[Alias, ...] = _read_aliases()
+    for r in _data_rows("aliases.csv")
+)
 
 # Names people write that no column means, with what to give instead (shown with the error).
 NOT_COLUMNS: Mapping[str, str] = {

@@ -18,18 +18,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from ..config import (
-    ALIASES,
-    BOOL,
-    COLUMNS,
-    COUNT,
-    ENUM,
-    FLOAT,
-    FLOAT_RANGE,
-    INT,
-    TEXT,
-    Column,
-)
+from ..config import ALIASES, BOOL, COLUMNS, COUNT, ENUM, FLOAT, FLOAT_RANGE, INT, TEXT, Column
 from ..model.units import GB, GIB, TB, TIB
 
 MAX_NUMBER = 10**16  # largest count / integer accepted (5T parameters x 2000 is still far below)
@@ -272,8 +261,7 @@ def _check_number_form(m: re.Match, text: str, col: Column) -> None:
     takes one."""
     if m.group("suffix") and col.kind != COUNT:
         raise Bad(
-            expected(col),
-            show(text) + " — K/M/B/T suffixes are only for counts (params_*, tokens)",
+            expected(col), show(text) + " — K/M/B/T suffixes are only for counts (params_*, tokens)"
         )
     if m.group("suffix") and m.group("exp") is not None:
         raise Bad(expected(col), show(text) + " — give an exponent or a suffix, not both")

@@ -70,11 +70,7 @@ class Table:
     header and whose values as the cells of the row below it (rows are the mappings' numbers)."""
 
     def __init__(
-        self,
-        label: str,
-        sheet: str | None,
-        keyed: bool = False,
-        folder: Path | None = None,
+        self, label: str, sheet: str | None, keyed: bool = False, folder: Path | None = None
     ):
         self.label = label
         # a config.json named in a model cell is relative to folder (None: the working directory)

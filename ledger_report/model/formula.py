@@ -190,7 +190,6 @@ class _Compiler(Visitor):
 
     # values: the plain translation, with its precedence (blanks are the guards' business) ----
     def visit_Const(self, e):
-
         return _const(e.value)
 
     def visit_Col(self, e):
@@ -292,10 +291,8 @@ class _Compiler(Visitor):
             return self.visit(e)[0]  # a blank quantity's cell already holds ""
         if isinstance(e, If):
             guard, inner = self._strict_blank(e, e.cond, covered)
-            then, other = (
-                self.result(e.then, inner),
-                self.result(e.other, self._else_covered(e, inner)),
-            )
+            then = self.result(e.then, inner)
+            other = self.result(e.other, self._else_covered(e, inner))
             return _guard(guard, f"IF({self.visit(e.cond)[0]},{then},{other})")
         return _guard(self.blank(e, covered), self.visit(e)[0])
 
