@@ -469,16 +469,10 @@ def _sheet_part(zf: zipfile.ZipFile, title: str) -> str | None:
     """The zip entry holding the worksheet ``title``, or None where the package does not say."""
     from defusedxml.ElementTree import fromstring
 
-    book = next(
-        (
-            target
-            for kind, target in _relationships(zf, "").values()
-            if kind.endswith("/officeDocument")
-        ),
-        None,
-    )
-    if book is None:
+    books = [t for kind, t in _relationships(zf, "").values() if kind.endswith("/officeDocument")]
+    if not books:
         return None
+    book = books[0]
     rels = _relationships(zf, book)
     for element in fromstring(zf.read(book)).iter():
         if _local(element.tag) == "sheet" and element.get("name") == title:
