@@ -43,17 +43,8 @@ _NUMBER_RE = re.compile(
 
 # A size typed with its unit into a column counted in GB (10^9 bytes): GB, GiB, MB, MiB, TB, TiB.
 _BYTE_UNIT_RE = re.compile(r"(?P<num>.*?) ?(?P<unit>[mgtMGT](?:i|I)?[bB])", re.ASCII)
-_GB_PER_UNIT = {
-    unit: Decimal(n) / GB
-    for unit, n in (
-        ("mb", GB // 1000),
-        ("gb", GB),
-        ("tb", TB),
-        ("mib", GIB // 1024),
-        ("gib", GIB),
-        ("tib", TIB),
-    )
-}
+_BYTES_PER_UNIT = {"mb": GB // 1000, "gb": GB, "tb": TB, "mib": GIB // 1024, "gib": GIB, "tib": TIB}
+_GB_PER_UNIT = {unit: Decimal(n) / GB for unit, n in _BYTES_PER_UNIT.items()}
 
 _TRUE = frozenset({"true", "yes", "1", "y", "on"})
 _FALSE = frozenset({"false", "no", "0", "n", "off"})
@@ -459,18 +450,16 @@ _MAX_CELLS = 100_000  # texts remembered per column
 
 
 def cell(col: Column, raw: Any) -> Any:
-    """``convert``, each distinct text of a column converted once (the conversion depends on
-    nothing else; a cell with a problem is converted again, to report it)."""
+    """``convert``, a text's value remembered in ``CELLS``, where the reader looks it up first
+    (the conversion depends on nothing else; a cell with a problem is converted again, to report
+    it)."""
+    value = convert(col, raw)
     seen = CELLS[col.name]
-    if type(raw) is not str or seen is None:
-        return convert(col, raw)
-    hit = seen.get(raw, seen)
-    if hit is seen:
-        hit = convert(col, raw)
+    if seen is not None and type(raw) is str:
         if len(seen) >= _MAX_CELLS:
             seen.clear()
-        seen[raw] = hit
-    return hit
+        seen[raw] = value
+    return value
 
 
 def convert(col: Column, raw: Any) -> Any:
