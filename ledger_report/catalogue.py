@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 from dataclasses import dataclass, fields
 from importlib import resources
@@ -222,8 +223,6 @@ _MODELS_FILE = "models.json"
 
 def parse_models(text: str, origin: str = _MODELS_FILE) -> dict[str, ModelEntry]:
     """Parse catalogue JSON into ``{name: ModelEntry}`` in file order; a malformed file raises ValueError."""
-    import json
-
     from .config import BOOL, COLUMN_BY_NAME, INT
 
     try:

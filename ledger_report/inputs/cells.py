@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from ..catalogue import GPU_NAMES, USER_DESCRIBED, find_gpu, normalise_gpu_name
 from ..config import ALIASES, BOOL, COLUMNS, COUNT, ENUM, FLOAT, FLOAT_RANGE, INT, TEXT, Column
 from ..model.units import GB, GIB, TB, TIB
 
@@ -334,9 +335,9 @@ def _bool(raw: Any, col: Column) -> bool:
 def _enum(raw: Any, col: Column) -> str:
     if not isinstance(raw, str):
         raise Bad(expected(col), show(raw))
-    key = norm(raw).lower()
     if col.catalogue == "gpus":
         return _gpu(raw)
+    key = norm(raw).lower()
     key = ALIASES.get(key, key)
     if key in col.choices:
         return key
@@ -346,14 +347,10 @@ def _enum(raw: Any, col: Column) -> str:
 
 
 def _gpu(raw: str) -> str:
-    from .. import catalogue
-
-    gpu = catalogue.find_gpu(norm(raw))
+    gpu = find_gpu(norm(raw))
     if gpu is not None:
         return gpu.name
-    if catalogue.normalise_gpu_name(norm(raw)) == catalogue.normalise_gpu_name(
-        catalogue.USER_DESCRIBED.name
-    ):
+    if normalise_gpu_name(norm(raw)) == normalise_gpu_name(USER_DESCRIBED.name):
         raise Bad(
             "a GPU's name", show(raw) + " (the name of the profile for GPUs outside the catalogue)"
         )
@@ -363,13 +360,9 @@ def _gpu(raw: str) -> str:
 
 def gpu_hint(name: str) -> str:
     """ " — did you mean H100-SXM?" for a name close to a catalogue entry, else empty."""
-    from .. import catalogue
-
-    key = catalogue.normalise_gpu_name(name)
-    near = [
-        g for g in catalogue.GPU_NAMES if key and catalogue.normalise_gpu_name(g).startswith(key)
-    ]
-    near = near or difflib.get_close_matches(name, list(catalogue.GPU_NAMES), n=1, cutoff=0.5)
+    key = normalise_gpu_name(name)
+    near = [g for g in GPU_NAMES if key and normalise_gpu_name(g).startswith(key)]
+    near = near or difflib.get_close_matches(name, list(GPU_NAMES), n=1, cutoff=0.5)
     return f" — did you mean {' or '.join(near[:2])}?" if near else ""
 
 
