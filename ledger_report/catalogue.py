@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 from dataclasses import dataclass, fields
 from importlib import resources
@@ -153,13 +154,12 @@ def parse_catalogue(text: str, origin: str = _DATA_FILE) -> dict[str, Gpu]:
     return gpus
 
 
-def load_catalogue() -> dict[str, Gpu]:
-    """Read the packaged ``ledger_report/data/gpus.csv`` (works from a source tree or a wheel)."""
-    text = resources.files("ledger_report.data").joinpath(_DATA_FILE).read_text(encoding="utf-8")
-    return parse_catalogue(text)
+def _data(name: str) -> str:
+    """A file packaged in ``ledger_report/data`` (works from a source tree or a wheel)."""
+    return resources.files("ledger_report.data").joinpath(name).read_text(encoding="utf-8")
 
 
-GPUS: dict[str, Gpu] = load_catalogue()
+GPUS: dict[str, Gpu] = parse_catalogue(_data(_DATA_FILE))
 GPU_NAMES: tuple[str, ...] = tuple(GPUS)
 _BY_KEY: dict[str, Gpu] = {normalise_gpu_name(g.name): g for g in GPUS.values()}
 
@@ -223,8 +223,6 @@ _MODELS_FILE = "models.json"
 
 def parse_models(text: str, origin: str = _MODELS_FILE) -> dict[str, ModelEntry]:
     """Parse catalogue JSON into ``{name: ModelEntry}`` in file order; a malformed file raises ValueError."""
-    import json
-
     from .config import BOOL, COLUMN_BY_NAME, INT
 
     try:
@@ -258,12 +256,7 @@ def parse_models(text: str, origin: str = _MODELS_FILE) -> dict[str, ModelEntry]
     return models
 
 
-def load_models() -> dict[str, ModelEntry]:
-    text = resources.files("ledger_report.data").joinpath(_MODELS_FILE).read_text(encoding="utf-8")
-    return parse_models(text)
-
-
-MODELS: dict[str, ModelEntry] = load_models()
+MODELS: dict[str, ModelEntry] = parse_models(_data(_MODELS_FILE))
 MODEL_NAMES: tuple[str, ...] = tuple(MODELS)
 _MODEL_BY_KEY: dict[str, ModelEntry] = {normalise_gpu_name(m.name): m for m in MODELS.values()}
 

@@ -24,34 +24,27 @@ FLOAT = "float"  # float
 BOOL = "bool"  # True/False; accepts true/false/yes/no/1/0
 ENUM = "enum"  # one of ``choices`` (canonical lower-case spelling)
 
-# Spellings people type for the canonical names (matched after lower-casing and stripping).
+# Spellings people type for the canonical names (matched after lower-casing and stripping):
+# each canonical name with its other spellings.
 ALIASES = {
-    "bfloat16": "bf16",
-    "float32": "fp32",
-    "float16": "fp16",
-    "half": "fp16",
-    "float": "fp32",
-    "fp8_e4m3": "fp8",
-    "float8_e4m3fn": "fp8",
-    "e4m3": "fp8",
-    "uint8": "int8",
-    "8bit": "int8",
-    "": "",
-    "adam-8bit": "adam8bit",
-    "adam_8bit": "adam8bit",
-    "paged_adamw_8bit": "adam8bit",
-    "adamw8bit": "adam8bit",
-    "sgd-momentum": "momentum",
-    "cpu": "host",
-    "gpu": "hbm",
-    "dram": "host",
-    "rms": "rmsnorm",
-    "ln": "layernorm",
-    "fsdp": "generic",
-    "megatron-lm": "megatron",
-    "megatron-core": "megatron",
-    "mcore": "megatron",
-    "ds": "deepspeed",
+    spelling: name
+    for name, spellings in {
+        "bf16": "bfloat16",
+        "fp32": "float32 float",
+        "fp16": "float16 half",
+        "fp8": "fp8_e4m3 float8_e4m3fn e4m3",
+        "int8": "uint8 8bit",
+        "adam8bit": "adam-8bit adam_8bit paged_adamw_8bit adamw8bit",
+        "momentum": "sgd-momentum",
+        "host": "cpu dram",
+        "hbm": "gpu",
+        "rmsnorm": "rms",
+        "layernorm": "ln",
+        "generic": "fsdp",
+        "megatron": "megatron-lm megatron-core mcore",
+        "deepspeed": "ds",
+    }.items()
+    for spelling in spellings.split()
 }
 
 
@@ -91,21 +84,15 @@ def _column(row: Mapping[str, str]) -> Column:
     flags = dict(f.partition("=")[::2] for f in row["flags"].split())
     choices = row["choices"]
     return Column(
-        row["name"],
-        row["kind"],
-        row["help_en"],
-        row["help_zh"],
-        row["default"],
-        row["unit"],
-        convention_names() if choices == "(conventions)" else tuple(choices.split()),
-        _number(row["minimum"]),
-        "min_exclusive" in flags,
-        _number(row["maximum"]),
-        "required" in flags,
-        row["group"],
-        "percent" in flags,
-        flags.get("catalogue", ""),
-        int(row["max_chars"] or MAX_TEXT_CHARS),
+        **{k: row[k] for k in ("name", "kind", "help_en", "help_zh", "default", "unit", "group")},
+        choices=convention_names() if choices == "(conventions)" else tuple(choices.split()),
+        minimum=_number(row["minimum"]),
+        min_exclusive="min_exclusive" in flags,
+        maximum=_number(row["maximum"]),
+        required="required" in flags,
+        percent="percent" in flags,
+        catalogue=flags.get("catalogue", ""),
+        max_chars=int(row["max_chars"] or MAX_TEXT_CHARS),
     )
 
 
@@ -176,21 +163,17 @@ class Alias:
     note: str = ""  # where the name means the column only in part of its uses
 
 
-def _read_aliases() -> tuple[Alias, ...]:
-    return tuple(
-        Alias(
-            r["name"],
-            r["column"],
-            ALIAS_SOURCES[r["source"]],
-            r["section"],
-            r["bare"] != "no",
-            r["note"],
-        )
-        for r in _data_rows("aliases.csv")
+ALIAS_TABLE: tuple[Alias, ...] = tuple(
+    Alias(
+        r["name"],
+        r["column"],
+        ALIAS_SOURCES[r["source"]],
+        r["section"],
+        r["bare"] != "no",
+        r["note"],
     )
-
-
-ALIAS_TABLE: tuple[Alias, ...] = _read_aliases()
+    for r in _data_rows("aliases.csv")
+)
 
 # Names people write that no column means, with what to give instead (shown with the error).
 NOT_COLUMNS: Mapping[str, str] = {

@@ -233,6 +233,12 @@ def _qwen3(k: _Keys) -> dict[str, Any]:
     return out
 
 
+# the MoE columns of Qwen3-MoE and Qwen3-Next, from their keys
+_QWEN_MOE = dict(
+    experts="num_experts", topk="num_experts_per_tok", moe_ffn_hidden="moe_intermediate_size"
+)
+
+
 def _qwen_moe_layout(k: _Keys) -> None:
     """Qwen3MoeDecoderLayer: sparse iff layer_idx not in mlp_only_layers and (layer_idx + 1) % decoder_sparse_step == 0."""
     k.must(
@@ -252,13 +258,7 @@ def _qwen3_moe(k: _Keys) -> dict[str, Any]:
     router without bias."""
     out = _qwen3(k)
     _qwen_moe_layout(k)
-    out.update(
-        k.counts(
-            experts="num_experts",
-            topk="num_experts_per_tok",
-            moe_ffn_hidden="moe_intermediate_size",
-        )
-    )
+    out.update(k.counts(**_QWEN_MOE))
     return out
 
 
@@ -289,9 +289,7 @@ def _qwen3_next(k: _Keys) -> dict[str, Any]:
             linear_key_head_dim="linear_key_head_dim",
             linear_value_head_dim="linear_value_head_dim",
             linear_conv_kernel="linear_conv_kernel_dim",
-            experts="num_experts",
-            topk="num_experts_per_tok",
-            moe_ffn_hidden="moe_intermediate_size",
+            **_QWEN_MOE,
         )
     )
     shared = k.count("shared_expert_intermediate_size", 0, minimum=0)

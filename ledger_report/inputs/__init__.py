@@ -87,6 +87,4 @@ def configs_from_records(
     n = 0
     for n, record in enumerate(records, 1):
         table.read_record(n, record)
-    if not n:
-        return []
-    return table.finish()
+    return table.finish() if n else []

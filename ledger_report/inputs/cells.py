@@ -18,18 +18,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from ..config import (
-    ALIASES,
-    BOOL,
-    COLUMNS,
-    COUNT,
-    ENUM,
-    FLOAT,
-    FLOAT_RANGE,
-    INT,
-    TEXT,
-    Column,
-)
+from ..catalogue import GPU_NAMES, USER_DESCRIBED, find_gpu, normalise_gpu_name
+from ..config import ALIASES, BOOL, COLUMNS, COUNT, ENUM, FLOAT, FLOAT_RANGE, INT, TEXT, Column
 from ..model.units import GB, GIB, TB, TIB
 
 MAX_NUMBER = 10**16  # largest count / integer accepted (5T parameters x 2000 is still far below)
@@ -54,17 +44,8 @@ _NUMBER_RE = re.compile(
 
 # A size typed with its unit into a column counted in GB (10^9 bytes): GB, GiB, MB, MiB, TB, TiB.
 _BYTE_UNIT_RE = re.compile(r"(?P<num>.*?) ?(?P<unit>[mgtMGT](?:i|I)?[bB])", re.ASCII)
-_GB_PER_UNIT = {
-    unit: Decimal(n) / GB
-    for unit, n in (
-        ("mb", GB // 1000),
-        ("gb", GB),
-        ("tb", TB),
-        ("mib", GIB // 1024),
-        ("gib", GIB),
-        ("tib", TIB),
-    )
-}
+_BYTES_PER_UNIT = {"mb": GB // 1000, "gb": GB, "tb": TB, "mib": GIB // 1024, "gib": GIB, "tib": TIB}
+_GB_PER_UNIT = {unit: Decimal(n) / GB for unit, n in _BYTES_PER_UNIT.items()}
 
 _TRUE = frozenset({"true", "yes", "1", "y", "on"})
 _FALSE = frozenset({"false", "no", "0", "n", "off"})
@@ -272,8 +253,7 @@ def _check_number_form(m: re.Match, text: str, col: Column) -> None:
     takes one."""
     if m.group("suffix") and col.kind != COUNT:
         raise Bad(
-            expected(col),
-            show(text) + " — K/M/B/T suffixes are only for counts (params_*, tokens)",
+            expected(col), show(text) + " — K/M/B/T suffixes are only for counts (params_*, tokens)"
         )
     if m.group("suffix") and m.group("exp") is not None:
         raise Bad(expected(col), show(text) + " — give an exponent or a suffix, not both")
@@ -355,9 +335,9 @@ def _bool(raw: Any, col: Column) -> bool:
 def _enum(raw: Any, col: Column) -> str:
     if not isinstance(raw, str):
         raise Bad(expected(col), show(raw))
-    key = norm(raw).lower()
     if col.catalogue == "gpus":
         return _gpu(raw)
+    key = norm(raw).lower()
     key = ALIASES.get(key, key)
     if key in col.choices:
         return key
@@ -367,14 +347,10 @@ def _enum(raw: Any, col: Column) -> str:
 
 
 def _gpu(raw: str) -> str:
-    from .. import catalogue
-
-    gpu = catalogue.find_gpu(norm(raw))
+    gpu = find_gpu(norm(raw))
     if gpu is not None:
         return gpu.name
-    if catalogue.normalise_gpu_name(norm(raw)) == catalogue.normalise_gpu_name(
-        catalogue.USER_DESCRIBED.name
-    ):
+    if normalise_gpu_name(norm(raw)) == normalise_gpu_name(USER_DESCRIBED.name):
         raise Bad(
             "a GPU's name", show(raw) + " (the name of the profile for GPUs outside the catalogue)"
         )
@@ -384,13 +360,9 @@ def _gpu(raw: str) -> str:
 
 def gpu_hint(name: str) -> str:
     """ " — did you mean H100-SXM?" for a name close to a catalogue entry, else empty."""
-    from .. import catalogue
-
-    key = catalogue.normalise_gpu_name(name)
-    near = [
-        g for g in catalogue.GPU_NAMES if key and catalogue.normalise_gpu_name(g).startswith(key)
-    ]
-    near = near or difflib.get_close_matches(name, list(catalogue.GPU_NAMES), n=1, cutoff=0.5)
+    key = normalise_gpu_name(name)
+    near = [g for g in GPU_NAMES if key and normalise_gpu_name(g).startswith(key)]
+    near = near or difflib.get_close_matches(name, list(GPU_NAMES), n=1, cutoff=0.5)
     return f" — did you mean {' or '.join(near[:2])}?" if near else ""
 
 
@@ -471,18 +443,16 @@ _MAX_CELLS = 100_000  # texts remembered per column
 
 
 def cell(col: Column, raw: Any) -> Any:
-    """``convert``, each distinct text of a column converted once (the conversion depends on
-    nothing else; a cell with a problem is converted again, to report it)."""
+    """``convert``, a text's value remembered in ``CELLS``, where the reader looks it up first
+    (the conversion depends on nothing else; a cell with a problem is converted again, to report
+    it)."""
+    value = convert(col, raw)
     seen = CELLS[col.name]
-    if type(raw) is not str or seen is None:
-        return convert(col, raw)
-    hit = seen.get(raw, seen)
-    if hit is seen:
-        hit = convert(col, raw)
+    if seen is not None and type(raw) is str:
         if len(seen) >= _MAX_CELLS:
             seen.clear()
-        seen[raw] = hit
-    return hit
+        seen[raw] = value
+    return value
 
 
 def convert(col: Column, raw: Any) -> Any:

@@ -53,13 +53,10 @@ def read_bounded(path: Path, label: str, max_bytes: int, what: str = "file") -> 
         except OSError as exc:
             raise _fail(label, "a readable file", f"{type(exc).__name__}: {_reason(exc)}") from None
     if len(data) > max_bytes:
-        raise _fail(label, f"a {what} of at most {_size(max_bytes)}", "a larger file")
+        size = f"{max_bytes // 2**20} MiB" if max_bytes >= 2**20 else f"{max_bytes // 2**10} KiB"
+        raise _fail(label, f"a {what} of at most {size}", "a larger file")
     return data
 
 
 def _reason(exc: BaseException) -> str:
     return str(getattr(exc, "strerror", None) or exc)
-
-
-def _size(n: int) -> str:
-    return f"{n // 2**20} MiB" if n >= 2**20 else f"{n // 2**10} KiB"

@@ -22,10 +22,6 @@ def column_of(key: str) -> str | None:
     return alias.column if alias is not None else None
 
 
-def _words(name: str) -> list[str]:
-    return [w for w in re.split(r"[_.\s]+", name) if w]
-
-
 def _distance(a: str, b: str) -> int:
     """Edits (insert, delete, replace, swap two neighbours) from one word to the other."""
     prev2: list[int] = []
@@ -55,7 +51,7 @@ def _covered(words: list[str], by: list[str]) -> bool:
 
 
 def _meaningful(name: str) -> list[str]:
-    return [w for w in _words(name) if w not in _FILLER]
+    return [w for w in re.split(r"[_.\s]+", name) if w and w not in _FILLER]
 
 
 def hint(text: str) -> str:

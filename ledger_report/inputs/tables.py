@@ -70,11 +70,7 @@ class Table:
     header and whose values as the cells of the row below it (rows are the mappings' numbers)."""
 
     def __init__(
-        self,
-        label: str,
-        sheet: str | None,
-        keyed: bool = False,
-        folder: Path | None = None,
+        self, label: str, sheet: str | None, keyed: bool = False, folder: Path | None = None
     ):
         self.label = label
         # a config.json named in a model cell is relative to folder (None: the working directory)
@@ -82,6 +78,7 @@ class Table:
         self.sheet = sheet
         self.keyed = keyed
         self.row_word = "line" if sheet is None and not keyed else "row"
+        self.place = label if sheet is None else f"{label} {sheet}"  # + row_word: a Config's source
         self.problems: list[Problem] = []
         self.columns: dict[int, str] = {}  # 1-based position -> canonical column name
         self.written: dict[str, str] = {}  # column -> the other name its header gave it
@@ -355,13 +352,8 @@ class Table:
         for row, values, _bad, clean, origins in pending:
             if clean and row not in broken:
                 warned = self.warned.pop(row, ())
-                self.configs.append(Config(values, self._source(row), origins, warned))
-
-    def _source(self, row: int) -> str:
-        """A row's place, as a ``Config`` names it."""
-        if self.sheet is not None:
-            return f"{self.label} {self.sheet} row {row}"
-        return f"{self.label} {self.row_word} {row}"
+                source = f"{self.place} {self.row_word} {row}"
+                self.configs.append(Config(values, source, origins, warned))
 
     def read_record(self, row: int, record: Any) -> None:
         """One mapping: its keys read as a header (the same names and messages as a file's

@@ -43,6 +43,8 @@ MAX_SHEET_ROWS = 1_048_576  # Excel's last row: empty rows up to a huge row numb
 MAX_SHEET_CELLS = 20_000_000
 
 
+_EXPECTED = "an .xlsx workbook saved by Excel or LibreOffice"
+
 # ---------------------------------------------------------------------------------------------
 # XLSX: the zip container
 
@@ -51,13 +53,12 @@ def _check_zip(fh: Any, label: str) -> None:
     """Check the container before any XML is parsed (``zipfile``'s own directory listing)."""
     head = fh.read(8)
     fh.seek(0)
-    expected = "an .xlsx workbook saved by Excel or LibreOffice"
     if not head:
-        fail(label, expected, "an empty file")
+        fail(label, _EXPECTED, "an empty file")
     if head.startswith(OLE_MAGIC):
         fail(
             label,
-            expected,
+            _EXPECTED,
             "an OLE compound file, i.e. a password-protected workbook or a legacy .xls; remove the password or save it as .xlsx",
         )
     if not head.startswith(b"PK"):
@@ -69,8 +70,8 @@ def _check_zip(fh: Any, label: str) -> None:
         except UnicodeDecodeError:
             looks_text = False
         if looks_text:
-            fail(label, expected, "plain text (a CSV renamed .xlsx?); give it the .csv extension")
-        fail(label, expected, "a file that is not a zip archive, so not an .xlsx")
+            fail(label, _EXPECTED, "plain text (a CSV renamed .xlsx?); give it the .csv extension")
+        fail(label, _EXPECTED, "a file that is not a zip archive, so not an .xlsx")
     # zipfile reads the central directory by its recorded size, not by the entry count the end
     # record claims, so a lying count costs nothing; the real directory is bounded by the file.
     try:
@@ -78,7 +79,7 @@ def _check_zip(fh: Any, label: str) -> None:
             infos = zf.infolist()
     except Exception as exc:  # noqa: BLE001 - BadZipFile, struct/Unicode errors: all a broken zip
         fail(
-            label, expected, f"a corrupt or truncated zip archive ({exc}); save the workbook again"
+            label, _EXPECTED, f"a corrupt or truncated zip archive ({exc}); save the workbook again"
         )
     finally:
         fh.seek(0)
@@ -124,7 +125,7 @@ def _check_entries(infos: list[zipfile.ZipInfo], label: str) -> None:
     if "[Content_Types].xml" not in {info.filename for info in infos}:
         fail(
             label,
-            "an .xlsx workbook saved by Excel or LibreOffice",
+            _EXPECTED,
             "a zip archive without [Content_Types].xml (not an Office Open XML file)",
         )
 
@@ -136,9 +137,7 @@ def _workbook_failure(label: str, exc: BaseException) -> InputError:
     (``EntitiesForbidden``, a ``DefusedXmlException``) before anything is expanded or fetched."""
     from defusedxml import DefusedXmlException
 
-    expected = "an .xlsx workbook saved by Excel or LibreOffice"
-
-    def failure(found: str, what: str = expected) -> InputError:
+    def failure(found: str, what: str = _EXPECTED) -> InputError:
         return InputError(Problem(label, None, None, what, found))
 
     seen: set[int] = set()
@@ -270,11 +269,7 @@ class _Formulas:
 
 
 def _read_sheet(
-    ws: Any,
-    label: str,
-    formulas: _Formulas,
-    part: "_Part",
-    folder: Path,
+    ws: Any, label: str, formulas: _Formulas, part: "_Part", folder: Path
 ) -> list[Config]:
     """Stream the sheet once: header in row 1, then rows, bounded by ``MAX_ROWS``; each row ends
     at its own last cell (``reset_dimensions``), empty rows and padding are bounded by
@@ -474,16 +469,10 @@ def _sheet_part(zf: zipfile.ZipFile, title: str) -> str | None:
     """The zip entry holding the worksheet ``title``, or None where the package does not say."""
     from defusedxml.ElementTree import fromstring
 
-    book = next(
-        (
-            target
-            for kind, target in _relationships(zf, "").values()
-            if kind.endswith("/officeDocument")
-        ),
-        None,
-    )
-    if book is None:
+    books = [t for kind, t in _relationships(zf, "").values() if kind.endswith("/officeDocument")]
+    if not books:
         return None
+    book = books[0]
     rels = _relationships(zf, book)
     for element in fromstring(zf.read(book)).iter():
         if _local(element.tag) == "sheet" and element.get("name") == title:

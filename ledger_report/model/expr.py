@@ -120,16 +120,16 @@ def _function(name: str) -> Callable[..., Expr]:
 
 maximum, minimum, ceil, floor, gcd = map(_function, ("MAX", "MIN", "CEIL", "FLOOR", "GCD"))
 all_of, any_of, negate = map(_function, ("AND", "OR", "NOT"))
+# mod(x, y): the remainder of x ÷ y, with the sign of y (spreadsheet MOD, Python %).
+# smallest_divisor(n, at_least, step): the smallest d ≥ at_least that divides n and is a multiple
+# of step; blank when there is none (the buildable data-parallel sizes of a batch).
+# concat(*parts): text joined from parts; a blank part is empty text, a number written plainly.
+mod, smallest_divisor, concat = map(_function, ("MOD", "MINDIV", "CONCAT"))
 
 
 def nearest(x: Any) -> Expr:
     """Round a parameter count to the nearest whole parameter (half up): FLOOR(x + 0.5)."""
     return Call("FLOOR", (lift(x) + 0.5,))
-
-
-def mod(x: Any, y: Any) -> Expr:
-    """The remainder of x ÷ y, with the sign of y (spreadsheet MOD, Python %)."""
-    return Call("MOD", (lift(x), lift(y)))
 
 
 def divides(d: Any, n: Any) -> Expr:
@@ -140,17 +140,6 @@ def divides(d: Any, n: Any) -> Expr:
 # included: it walks k = 1..isqrt(n) (each k with n/k its pair) and ROW(INDIRECT(...)) counts at
 # most a sheet's 1,048,576 rows.  A rule (constraints.py, batch_slots_bounded) refuses larger n.
 MINDIV_MAX = 1_048_576**2
-
-
-def smallest_divisor(n: Any, at_least: Any, step: Any) -> Expr:
-    """The smallest d ≥ ``at_least`` that divides ``n`` and is a multiple of ``step``; blank when
-    there is none (the buildable data-parallel sizes of a batch)."""
-    return Call("MINDIV", (lift(n), lift(at_least), lift(step)))
-
-
-def concat(*xs: Any) -> Expr:
-    """Text joined from parts; a blank part is empty text, a number is written plainly."""
-    return Call("CONCAT", tuple(lift(x) for x in xs))
 
 
 def grouped(x: Any, decimals: int = 0) -> Expr:

@@ -180,17 +180,15 @@ class _Compiler(Visitor):
     def needs(self, e: Expr) -> frozenset:
         return needs_of(self.reg, e, self._needs)
 
-    def _order(self, tags: Iterable) -> list:
-        """Tags in a fixed order (inputs by sheet column, then quantities by registry order)."""
+    def _any_blank(self, tags: Iterable) -> str | None:
+        """A test that any tag is blank, in a fixed order (inputs by sheet column, then quantities
+        by registry order)."""
         keys, cols = self._key_index, self._col_index
-        return sorted(tags, key=lambda t: (0, cols[t[1]]) if t[0] == "col" else (1, keys[t[1]]))
-
-    def _any_blank(self, tags) -> str | None:
-        return _any_of([f'{self.cell(t)}=""' for t in self._order(tags)])
+        tags = sorted(tags, key=lambda t: (0, cols[t[1]]) if t[0] == "col" else (1, keys[t[1]]))
+        return _any_of([f'{self.cell(t)}=""' for t in tags])
 
     # values: the plain translation, with its precedence (blanks are the guards' business) ----
     def visit_Const(self, e):
-
         return _const(e.value)
 
     def visit_Col(self, e):
@@ -292,10 +290,8 @@ class _Compiler(Visitor):
             return self.visit(e)[0]  # a blank quantity's cell already holds ""
         if isinstance(e, If):
             guard, inner = self._strict_blank(e, e.cond, covered)
-            then, other = (
-                self.result(e.then, inner),
-                self.result(e.other, self._else_covered(e, inner)),
-            )
+            then = self.result(e.then, inner)
+            other = self.result(e.other, self._else_covered(e, inner))
             return _guard(guard, f"IF({self.visit(e.cond)[0]},{then},{other})")
         return _guard(self.blank(e, covered), self.visit(e)[0])
 

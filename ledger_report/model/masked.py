@@ -132,7 +132,6 @@ def _one_kind(np, vals: Sequence[Any], types: frozenset, empty: int) -> tuple[An
         return None
     if int(np.count_nonzero(blank)) != empty:
         return None  # a NaN given, or a text numpy would cut short
-
     if empty:
         a[blank] = a[np.argmin(blank)]  # the first value given, as the loop fills a blank
     if types <= _TRUTHS:

@@ -90,7 +90,6 @@ class UnitDisplay:
     currency."""
 
     en: str = ""  # the word beside a number, in English ...
-
     zh: str = ""  # ... and in Chinese
     sheet: str = "General"  # spreadsheet number format of the value in its own unit
     shown: str = ""  # ... as a report cell shows it ("" = as ``sheet``)
