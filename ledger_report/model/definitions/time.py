@@ -607,21 +607,18 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         "每个本地专家每个 micro-batch 收到的 token",
         source=TIME + ": the rank's routed token copies ÷ its E/ep experts (balanced routing)",
     )
-    moe_active_layer_p = d(
+    arch = definer(reg, "params", doc("parameters"))
+    moe_active_layer_p = arch(
         "moe_layer_active_params",
         r.moe_layer_dense_p + r.topk * r.expert_mlp_p,
         "active parameters per MoE layer",
         "每个 MoE 层的激活参数",
-        unit="params",
-        source=doc("parameters"),
     )
-    lin_arch = d(
+    lin_arch = arch(
         "layer_linear_params_active",
         r.n_dense * r.dense_layer_p + r.n_moe * moe_active_layer_p,
         "the layers' active matmul parameters (architecture)",
         "各层激活的矩阵参数（由结构）",
-        unit="params",
-        source=doc("parameters"),
     )
     r.head_fpt = d(
         "head_flops_per_token",
