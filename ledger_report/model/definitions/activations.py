@@ -275,7 +275,7 @@ def _recompute(reg: Registry, r: Ctx) -> None:
         "算子级选择性重计算：每 MoE 层",
         source=TORCHTITAN_SAC,
     )
-    mode = d(
+    r.recompute_mode = mode = d(
         "recompute_mode",
         if_(r.recompute.eq("selective"), conv(r, "selective_mode"), r.recompute),
         "what recompute keeps, as the convention implements it",
@@ -284,7 +284,6 @@ def _recompute(reg: Registry, r: Ctx) -> None:
         source=f"{doc('activations')}; selective: Megatron-LM recomputes core attention only "
         "(transformer_config.py recompute_modules = [core_attn]); torchtitan saves by operator",
     )
-    r.recompute_mode = mode
     # the MTP modules on the last stage: each runs one layer on the normed hidden states and embeddings
     mtp_layer = _by_mode(
         mode,

@@ -420,7 +420,7 @@ def _reported(reg: Registry, r: Ctx) -> None:
         for key, en, zh in ITEMS
     }
     _phase_items(reg, r)
-    first_step = d(
+    r.first_step = first_step = d(
         "first_step_peak_bytes",
         pick(lambda s: r.stage_first_step[s]),
         "first step's peak before its optimizer step (allocated)",
@@ -474,7 +474,6 @@ def _reported(reg: Registry, r: Ctx) -> None:
         source=doc("counters"),
     )
     by_stage("multi_stage", r.pp.gt(1), "more than one pipeline stage", "多于一个流水段")
-    r.first_step = first_step
     r.steady_minus_first = d(
         "lazy_state_bytes",
         steady - first_step,

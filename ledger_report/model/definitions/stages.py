@@ -71,14 +71,13 @@ def define(reg: Registry, r: Ctx) -> None:
         "有中间段",
         unit=BOOL,
     )
-    n_micro = d(
+    r.n_micro = d(
         "micro_batches_per_step",
         if_(IsBlank(r.global_batch), pp, r.global_batch / (r.micro_batch * r.dp)),
         "micro-batches per step per data-parallel rank",
         "每步 micro-batch 数",
         source="global_batch / (micro_batch·dp)",
     )
-    r.n_micro = n_micro
     r.layers_of, r.in_flight, r.holds_embed, r.holds_head, r.global_of = {}, {}, {}, {}, {}
     r.part_stage, r.rank_part, r.stage_layers = {}, {}, {}
     split = Ctx(fixed=fixed, first_n=first_n, last_n=last_n, base=base, rem=rem)

@@ -3,6 +3,8 @@ lives, and its bytes on the rank."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from ..expr import Lookup, Ref, all_of, ceil, concat, if_, maximum, nearest, total_of
 from ..registry import BOOL, BPP, BYTES, COUNT, PARAMS, TEXT, Registry
 from .common import (
@@ -32,6 +34,7 @@ def widths(reg: Registry, r: Ctx) -> None:
     """Bytes per parameter, sharding and placement of each state (before the stage is chosen)."""
     reg.section = "state"
     d = definer(reg, BOOL, doc("zero-stages"))
+    per_param, count = partial(d, unit=BPP), partial(d, unit=COUNT)
     zero = r.zero
     z3 = zero.ge(3)
     r.bpp = {}
@@ -39,24 +42,22 @@ def widths(reg: Registry, r: Ctx) -> None:
         width = Lookup("dtype", Ref(STATE_DTYPE[s]), "bytes")
         if s in Z3_TRANSIENT:
             width = if_(all_of(z3, conv(r, f"{s}_persist_z3").eq(0)), 0, width)
-        r.bpp[s] = d(
+        r.bpp[s] = per_param(
             f"{s}_bytes_per_param",
             width,
             f"{en}, bytes per parameter",
             f"{zh}字节/参数",
-            unit=BPP,
             source=ZERO_PAPER + Z3_TRANSIENT.get(s, ""),
         )
     r.bpp |= {
-        "m": d(
+        "m": per_param(
             "m_bytes_per_param",
             Lookup("optimizer", r.optimizer, "has_m") * Lookup("moment", r.m_dtype, "bytes"),
             "first moment, bytes per parameter",
             "一阶矩字节/参数",
-            unit=BPP,
             source="optimizer table; 8-bit moments: Dettmers et al. 2022",
         ),
-        "v": d(
+        "v": per_param(
             "v_bytes_per_param",
             Lookup("optimizer", r.optimizer, "has_v")
             * Lookup("moment", r.v_dtype, "bytes")
@@ -67,7 +68,6 @@ def widths(reg: Registry, r: Ctx) -> None:
             ),
             "second moment, bytes per parameter",
             "二阶矩字节/参数",
-            unit=BPP,
             source="optimizer table; Adafactor factored (Shazeer & Stern 2018)",
         ),
     }
@@ -90,21 +90,19 @@ def widths(reg: Registry, r: Ctx) -> None:
     for s in ("main_grads", "master", "m", "v"):
         r.sharded_state[s] = opt_sharded
     r.group = {
-        "dense": d(
+        "dense": count(
             "dense_shard_group",
             r.dp_shard * r.cp,
             "non-expert shard group dp_shard·cp",
             "非专家分片组 dp_shard·cp",
-            unit=COUNT,
             source=f"{doc('parts-and-groups')}; Megatron-LM PR #6048; dp_shard = dp unless the row "
             "shards over part of it (HSDP)",
         ),
-        "expert": d(
+        "expert": count(
             "expert_shard_group",
             maximum(r.dp_shard * r.cp * r.tp / (r.ep * r.etp), 1),
             "expert-DP dp_shard·cp·tp/(ep·etp)",
             "专家数据并行组 dp_shard·cp·tp/(ep·etp)",
-            unit=COUNT,
             source=doc("parts-and-groups") + "; " + MOE35,
         ),
     }
@@ -134,22 +132,20 @@ def widths(reg: Registry, r: Ctx) -> None:
     r.shard = {}
     for s, _col, en, zh in STATES:
         for p, pen, pzh in PARTS:
-            r.shard[(s, p)] = d(
+            r.shard[(s, p)] = count(
                 f"{s}_{p}_shard_group",
                 if_(r.sharded_state[s], r.group[p], 1),
                 f"{en} ({pen}): shard group",
                 f"{zh}（{pzh}）分片组",
-                unit=COUNT,
                 source=doc("parts-and-groups"),
             )
     for p, pen, pzh in PARTS:
         acc = total_of([if_(r.in_hbm[s], r.bpp[s] / r.shard[(s, p)], 0) for s, *_ in STATES])
-        d(
+        per_param(
             f"{p}_hbm_bytes_per_param_on_rank",
             acc,
             f"HBM state bytes per {pen} parameter on the rank",
             f"每个{pzh}参数的显存状态字节",
-            unit=BPP,
             source="the sum of the state lines",
         )
 

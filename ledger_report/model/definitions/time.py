@@ -607,21 +607,18 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         "每个本地专家每个 micro-batch 收到的 token",
         source=TIME + ": the rank's routed token copies ÷ its E/ep experts (balanced routing)",
     )
-    moe_active_layer_p = d(
+    arch = definer(reg, "params", doc("parameters"))
+    moe_active_layer_p = arch(
         "moe_layer_active_params",
         r.moe_layer_dense_p + r.topk * r.expert_mlp_p,
         "active parameters per MoE layer",
         "每个 MoE 层的激活参数",
-        unit="params",
-        source=doc("parameters"),
     )
-    lin_arch = d(
+    lin_arch = arch(
         "layer_linear_params_active",
         r.n_dense * r.dense_layer_p + r.n_moe * moe_active_layer_p,
         "the layers' active matmul parameters (architecture)",
         "各层激活的矩阵参数（由结构）",
-        unit="params",
-        source=doc("parameters"),
     )
     r.head_fpt = d(
         "head_flops_per_token",
@@ -1433,13 +1430,13 @@ def _latency_and_bound(reg: Registry, r: Ctx) -> None:
 def _offload(reg: Registry, r: Ctx) -> None:
     reg.section = "offload"
     d = definer(reg, SECONDS)
+    traffic, flag = partial(d, unit=BYTES), partial(d, unit=BOOL)
     m = r.n_micro
-    opt_off = d(
+    opt_off = flag(
         "optimizer_offloaded",
         negate(r.in_hbm["m"]),
         "the optimizer runs on the CPU (moments off the GPU)",
         "优化器在 CPU 上运行（动量不在 GPU）",
-        unit=BOOL,
         source="DeepSpeed ZeRO-Offload / ZeRO-Infinity: the update runs where the moments live (DeepSpeedCPUAdam)",
     )
     opt_params = d(
@@ -1453,14 +1450,13 @@ def _offload(reg: Registry, r: Ctx) -> None:
     gb, wb = Lookup("dtype", r.grad_dtype, "bytes"), Lookup("dtype", r.weight_dtype, "bytes")
     weights = r.line_bytes[("weights", "dense")] + r.line_bytes[("weights", "expert")]
     grads = r.line_bytes[("grads", "dense")] + r.line_bytes[("grads", "expert")]
-    host_bytes = d(
+    host_bytes = traffic(
         "host_link_bytes_per_step",
         opt_params * (gb + wb)
         + if_(r.in_hbm["weights"], 0, 2 * m * weights)
         + if_(r.in_hbm["grads"], 0, m * grads),
         "bytes over the host link per step per GPU",
         "每步每卡经主机链路的字节",
-        unit=BYTES,
         source="ZeRO-Offload (Ren et al. 2021 §4): gradients down and updated weights up; offloaded weights fetched forward and backward each micro-batch; offloaded gradients written each micro-batch",
     )
     host_s = d(
@@ -1470,12 +1466,11 @@ def _offload(reg: Registry, r: Ctx) -> None:
         "每步主机链路传输时间",
         source=f"host_link_bytes_per_step ÷ (host_link_gb_s × {HOST_LINK_EFFICIENCY})",
     )
-    nvme_bytes = d(
+    nvme_bytes = traffic(
         "nvme_bytes_per_step",
         2 * r.state_nvme + if_(r.location["weights"].eq("nvme"), 2 * (m - 1) * weights, 0),
         "NVMe reads and writes per step per GPU",
         "每步每卡 NVMe 读写字节",
-        unit=BYTES,
         source="ZeRO-Infinity (Rajbhandari et al. 2021): NVMe-resident states are read and written back every step; NVMe-resident weights read each micro-batch",
     )
     nvme_s = d(
@@ -1509,12 +1504,11 @@ def _offload(reg: Registry, r: Ctx) -> None:
         "每步卸载",
         source="host and NVMe streams and the CPU update, after the backward (ZeRO-Offload without delayed parameter update)",
     )
-    d(
+    flag(
         "nvme_fits",
         (r.state_nvme * r.gpus_per_node).le(r.nvme_tb * 10**12),
         "NVMe holds the offloaded state",
         "NVMe 放得下",
-        unit=BOOL,
         source="nvme_bytes_per_node ≤ nvme_tb",
     )
 
