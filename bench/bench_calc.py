@@ -51,6 +51,13 @@ time (~15 %) and the copy into the DataFrame's ~0.6 GB of columns (~25 %, most o
 faults).  calc --json: the document's sentences by the scalar interpreter ~27 %, json's C
 encoder ~16 %, the rest of the document walk ~25 %, the arrays and the rows' values ~20 %.
 
+2026-12-03 19:42 UTC, load 2-4, calc --json on the bench's 10,000 rows, commit 495f51a against
+cf440da interleaved, three runs each: 6.4-7.5 s wall (CPU 6.4-7.4 s) against 6.4 s (CPU 6.3-6.4 s),
+the same within the noise.  In-process on 3,000 rows (CPU, load ~6): compute 0.6-0.8 s, the
+documents 1.3 s (most of it the scalar interpreter's sentences: ~35 text quantities a row, none
+over ~15 %), json 0.4 s.  The sentences' byte formatting (three nested IFs and a FMT per figure)
+is the next cost; it lives in the definitions, not here.
+
 The previous round (2026-12-03 13:40-13:44 UTC, commit 9a3fe1f against the tree after it, load
 4.5-6.4): lr.to_frame 14.0 -> 8.8 s CPU (peak RSS 1,830 -> 1,250 MB), calc --csv 36.9 -> 26.1 s,
 calc --json 8.6 -> 7.9 s, by pausing the cyclic collector for the bulk calls

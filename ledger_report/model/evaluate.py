@@ -89,6 +89,8 @@ _CMPS = {
 
 def text_of(x: Any) -> str:
     """A value as a spreadsheet writes it into text: blank as nothing, numbers plainly."""
+    if type(x) is str:  # the common case in a sentence: checked first
+        return x
     if x is None:
         return ""
     if isinstance(x, bool):

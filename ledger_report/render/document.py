@@ -20,10 +20,6 @@ SCHEMA = "ledger-report/1"
 def config_document(lg: Ledger) -> dict[str, Any]:
     v = lg.values
     plain_of = plainers(lg.model.registry)
-
-    def value(key: str) -> Any:
-        return plain_of[key](v[key])
-
     out: dict[str, Any] = {
         "name": lg.name,
         "notes": lg.config.get("notes"),
@@ -37,13 +33,13 @@ def config_document(lg: Ledger) -> dict[str, Any]:
                 for ln, cells, basis in parts
                 if not ln.show or v[ln.show]
             ]
-            out.update({f.name: value(f.key) for f in sec.total})
+            out.update({f.name: plain_of[f.key](v[f.key]) for f in sec.total})
             continue
         if sec.json_null_unless_shown and not (sec.show and v[sec.show]):
             out[sec.json] = None
             continue
         obj = {
-            name: ({n: value(k) for n, k in items} if items else value(key))
+            name: ({n: plain_of[k](v[k]) for n, k in items} if items else plain_of[key](v[key]))
             for name, items, key in parts
         }
         if sec.json is None:
