@@ -330,8 +330,7 @@ class Probe:
     def _end(self) -> None:
         if self._recording:
             self.counter.mark("optimizer")
-        seconds = time.perf_counter() - self._t0
-        if self._recording:
+            seconds = time.perf_counter() - self._t0
             self._write(self._record(self.counter.finish(), seconds))
         self._in_step = False
         self.step += 1
