@@ -341,15 +341,13 @@ class _Sizes:
 
     def per_pair(self, tps: list[int]) -> int:
         """Candidates per (dp, micro_batch) pair at the least (every ZeRO stage sharded nowhere)."""
-        return (
-            len(self.pps) * len(tps) * len(self.eps) * len(self.lcs) * len(self.modes)
-            * len(self.places) * (1 if self.zeros else 0)
-        )  # fmt: skip
+        each = (self.pps, tps, self.eps, self.lcs, self.modes, self.places)
+        return math.prod(map(len, each)) if self.zeros else 0
 
     def count(self, D: np.ndarray, tps: list[int]) -> int:
         """The candidates of one GPU type: its layouts for each ZeRO stage, recompute mode and
         optimizer place (a sharded stage only where dp·cp > 1, as ``_zero_layouts`` keeps)."""
-        rest = len(self.pps) * len(tps) * len(self.eps) * len(self.lcs)
+        rest = math.prod(map(len, (self.pps, tps, self.eps, self.lcs)))
         every = len(D) * len(self.cps) * rest
         big = int(np.count_nonzero(D > 1))  # dp > 1: every cp; dp = 1: cp > 1 only
         many = (big * len(self.cps) + (len(D) - big) * sum(c > 1 for c in self.cps)) * rest
