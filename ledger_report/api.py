@@ -129,11 +129,8 @@ def compute(source: Rows, progress: Progress | None = None) -> list[Ledger]:
 
 
 def _all_ledgers(source: Any) -> bool:
-    return (
-        isinstance(source, (list, tuple))
-        and bool(source)
-        and all(isinstance(x, Ledger) for x in source)
-    )
+    listed = isinstance(source, (list, tuple)) and bool(source)
+    return listed and all(isinstance(x, Ledger) for x in source)
 
 
 def outputs(
@@ -351,10 +348,7 @@ def models() -> list[dict[str, Any]]:
                 "model_type": m.model_type,
                 "source": m.source,
                 "note": m.note,
-                "layers": m.columns["layers"],
-                "hidden": m.columns["hidden"],
-                "experts": m.columns.get("experts", 0),
-                "topk": m.columns.get("topk", 0),
+                **{k: m.columns.get(k, 0) for k in ("layers", "hidden", "experts", "topk")},
                 "columns": dict(m.columns),
                 **{k: int(lg[k]) for k in _COUNTED},
             }

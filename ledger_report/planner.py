@@ -226,10 +226,6 @@ class _Search:
     batches: list[_Batch] = field(default_factory=list)
 
     @property
-    def name(self) -> str:
-        return self.config.name
-
-    @property
     def size(self) -> int:
         return sum(b.size for b in self.batches)
 
@@ -345,15 +341,13 @@ class _Sizes:
 
     def per_pair(self, tps: list[int]) -> int:
         """Candidates per (dp, micro_batch) pair at the least (every ZeRO stage sharded nowhere)."""
-        return (
-            len(self.pps) * len(tps) * len(self.eps) * len(self.lcs) * len(self.modes)
-            * len(self.places) * (1 if self.zeros else 0)
-        )  # fmt: skip
+        each = (self.pps, tps, self.eps, self.lcs, self.modes, self.places)
+        return math.prod(map(len, each)) if self.zeros else 0
 
     def count(self, D: np.ndarray, tps: list[int]) -> int:
         """The candidates of one GPU type: its layouts for each ZeRO stage, recompute mode and
         optimizer place (a sharded stage only where dp·cp > 1, as ``_zero_layouts`` keeps)."""
-        rest = len(self.pps) * len(tps) * len(self.eps) * len(self.lcs)
+        rest = math.prod(map(len, (self.pps, tps, self.eps, self.lcs)))
         every = len(D) * len(self.cps) * rest
         big = int(np.count_nonzero(D > 1))  # dp > 1: every cp; dp = 1: cp > 1 only
         many = (big * len(self.cps) + (len(D) - big) * sum(c > 1 for c in self.cps)) * rest
@@ -368,7 +362,7 @@ def _batch_pairs(
     time (the grid of every divisor pair of a global_batch rich in divisors would not fit in
     memory); (None, pairs accepted so far) as soon as more than ``most`` are accepted."""
     block = max(1, PAIR_BLOCK // max(len(mbs), 1))
-    kept_d, kept_m, n = [], [], 0
+    kept_d, kept_m, n = [np.empty(0, np.int64)], [np.empty(0, np.int64)], 0
     mb = np.asarray(mbs, dtype=np.int64)
     for start in range(0, len(dps), block):
         dp = np.asarray(dps[start : start + block], np.int64)
@@ -382,8 +376,6 @@ def _batch_pairs(
         n += int(keep.sum())
         if n > most:
             return None, n
-    if not kept_d:
-        return np.empty(0, np.int64), np.empty(0, np.int64)
     return np.concatenate(kept_d), np.concatenate(kept_m)
 
 
@@ -434,15 +426,12 @@ def _categorical(
 ) -> tuple:
     """The GPUs, ZeRO stages, recompute modes and optimizer places to try, and whether the planner
     sets sequence parallelism; the columns it searches are added to ``searched``."""
-    gpu_fixed = "gpu" in base or any(c in base for c in GPU_OVERRIDES)
-    if gpu_fixed:
+    if "gpu" in base or any(c in base for c in GPU_OVERRIDES):
         gpus: list[str | None] = [None]
     else:
         searched.append("gpu")
         gpus = [g for g in GPU_NAMES if not prices or g in prices]
-    zeros = (
-        _allowed(base, "zero", opts("zero", ZERO_STAGES)) if "zero" not in base else [base["zero"]]
-    )
+    zeros = [base["zero"]] if "zero" in base else _allowed(base, "zero", opts("zero", ZERO_STAGES))
     modes = opts("recompute", RECOMPUTE_MODES)
     if any(c in base for c in OFFLOAD_COLUMNS):
         places: list[str | None] = [None]
@@ -697,7 +686,7 @@ def _run(search: _Search, top: int, margin: float, tick: Callable[[int], None]) 
         if name == "deadline":
             reason += _deadline_hint(search, fastest)
     return {
-        "name": search.name,
+        "name": search.config.name,
         "candidates_evaluated": counts["evaluated"],
         "feasible": counts["feasible"],
         "fits_memory": counts["fits"],
@@ -754,7 +743,7 @@ def _plan_figures(search: _Search, rank: int, row: dict[str, Any], v: Mapping[st
     terms = {k: float(v[f"time_{k}_s"]) for k in TERM_KEYS}
     shown = {k: t for k, t in terms.items() if k != "compute" and t > 0.0005 * v["step_time_s"]}
     return {
-        "input": search.name,
+        "input": search.config.name,
         "rank": rank,
         "row": {k: _py(row[k]) for k in COLUMN_NAMES if row.get(k) is not None},
         "gpu": v["gpu"],
@@ -783,15 +772,15 @@ def _plan_figures(search: _Search, rank: int, row: dict[str, Any], v: Mapping[st
     }
 
 
-def _through_engine(search: _Search, b_no: Any, i: Any, margin: float) -> tuple | None:
-    """Candidate ``i`` of batch ``b_no`` re-run through the engine: (row, figures), or None where
+def _through_engine(search: _Search, b_no: Any, i: Any, margin: float) -> tuple:
+    """Candidate ``i`` of batch ``b_no`` re-run through the engine: (row, figures), or Nones where
     the scalar engine disagrees at a boundary (never report a plan it rejects).  A blank gate
     other than the deadline, or a blank constraint, does not apply."""
     row = search.batches[int(b_no)].row(int(i))
     v = compute(config_from_mapping(row)).values
     rest = [k for _n, k in GATES[2:]] + list(CONSTRAINT_KEYS)
     fits = v["peak_bytes_per_rank"] <= margin * v["hbm_bytes"] and bool(v["meets_deadline"])
-    return (row, v) if fits and all(v[k] is not False for k in rest) else None
+    return (row, v) if fits and all(v[k] is not False for k in rest) else (None, None)
 
 
 def _top_plans(search: _Search, pool: _Pool, top: int, margin: float) -> list[dict[str, Any]]:
@@ -810,18 +799,17 @@ def _top_plans(search: _Search, pool: _Pool, top: int, margin: float) -> list[di
         )
         if (layout, batch.zero) in seen:
             continue  # a micro-batch / loss-chunk variant of a listed layout
-        got = _through_engine(search, b_no, i, margin)
-        if got is None:
+        row, v = _through_engine(search, b_no, i, margin)
+        if row is None:
             continue
-        row, v = got
         seen.add((layout, batch.zero))
         same = (layout, "same", v["peak_bytes_per_rank"], v["step_time_s"])
         if same in seen:
             continue  # a ZeRO stage that changes nothing here
         seen.add(same)
         rank = len(plans) + 1
-        row["name"] = f"{search.name}-p{rank}"
-        note = f"plan {rank} for {search.name}: peak ≤ {margin:g} × HBM; predicted step {v['step_time_s']:.4g} s"
+        row["name"] = f"{search.config.name}-p{rank}"
+        note = f"plan {rank} for {search.config.name}: peak ≤ {margin:g} × HBM; predicted step {v['step_time_s']:.4g} s"
         row["notes"] = f"{search.base['notes']} | {note}" if search.base.get("notes") else note
         plans.append(_plan_figures(search, rank, row, v))
     return plans
@@ -840,11 +828,10 @@ def _pareto(search: _Search, front: _Front, margin: float) -> list[dict[str, Any
     )
     out: list[dict[str, Any]] = []
     for j in (cheap[k] for k in picks):
-        got = _through_engine(search, front.batch[j], front.idx[j], margin)
-        if got is None:
+        row, v = _through_engine(search, front.batch[j], front.idx[j], margin)
+        if row is None:
             continue
-        row, v = got
-        row["name"] = f"{search.name}-front{len(out) + 1}"
+        row["name"] = f"{search.config.name}-front{len(out) + 1}"
         p = _plan_figures(search, len(out) + 1, row, v)
         p.pop("rank")
         out.append(p)
@@ -861,18 +848,11 @@ def plan(
     prices: Mapping[str, float] | None = None,
     max_candidates: int | None = None,
 ) -> dict[str, Any]:
-    """The ``top`` cheapest feasible plans for one input row (see the module docstring).
-
-    Returns ``{"name", "candidates_evaluated", "feasible", "fits_memory", "meets_deadline",
-    "excluded_by", "seconds", "margin", "searched", "throughput", "calibration", "ranked_by",
-    "reason", "plans": [...], "pareto": [...]}``; each plan has ``input``, ``rank``, ``row`` (a
-    complete input row), ``gpu``, ``gpus``, ``days``, ``peak_bytes_per_rank``, ``hbm_bytes``,
-    ``peak_fraction``, ``gpu_hours``, ``cost``, ``step_time_s``, ``step_time_breakdown``,
-    ``predicted_mfu``, ``tokens_per_s_per_gpu`` and ``why`` (the terms beside compute); the figures
-    are the engine's for that row.  ``progress(done, total)`` is called after every chunk.
-    ``max_candidates``: the largest search allowed (default ``MAX_CANDIDATES``); a larger one is
-    refused with an ``InputError`` naming the row and the columns that would narrow it.
-    """
+    """The ``top`` cheapest feasible plans for one input row (see the module docstring): the
+    counts, what excluded the rest, the plans and the Pareto front (``_run``), each plan's figures
+    the engine's for its row (``_plan_figures``).  ``progress(done, total)`` is called after every
+    chunk; a search larger than ``max_candidates`` (default ``MAX_CANDIDATES``) is refused with an
+    ``InputError`` naming the row and the columns that would narrow it."""
     search = _prepare(config, prices, max_candidates)
     return _run(search, top, margin, _ticker(search.size, progress))
 

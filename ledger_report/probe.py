@@ -135,14 +135,10 @@ class _CpuCounter:
         import tempfile
 
         self.prof.__exit__(None, None, None)
-        fd, trace = tempfile.mkstemp(suffix=".json", prefix="ledger-probe-")
-        os.close(fd)
-        try:
-            self.prof.export_chrome_trace(trace)
-            with open(trace, encoding="utf-8") as f:
-                events = json.load(f)["traceEvents"]
-        finally:
-            os.unlink(trace)
+        with tempfile.TemporaryDirectory(prefix="ledger-probe-") as folder:
+            trace = Path(folder, "trace.json")
+            self.prof.export_chrome_trace(str(trace))
+            events = json.loads(trace.read_text(encoding="utf-8"))["traceEvents"]
         del self.prof
         return _windows_from_trace(events, self.phases, self.base, self.tracked)
 
@@ -194,13 +190,8 @@ def _tokens(args: tuple, kwargs: Mapping) -> int:
 
 
 class Probe:
-    """Records each recorded step's phase peaks, step time and tokens as one JSON line per rank.
-
-    ``path`` may hold ``{rank}`` (one file per rank); without it every rank appends to one file.
-    ``head``: the output head module (default: the model's last ``nn.Linear``).  ``tokens``: a
-    function of a forward's (args, kwargs) giving its tokens (default: the first integer tensor's
-    element count).  ``every``: after steps 0 and 1, every ``every``-th step is recorded.
-    """
+    """Records each recorded step's phase peaks, step time and tokens as one JSON line per rank
+    (docs/probe.md: ``path``'s ``{rank}``, ``every``, ``head`` and ``tokens``)."""
 
     def __init__(
         self,
@@ -339,8 +330,7 @@ class Probe:
     def _end(self) -> None:
         if self._recording:
             self.counter.mark("optimizer")
-        seconds = time.perf_counter() - self._t0
-        if self._recording:
+            seconds = time.perf_counter() - self._t0
             self._write(self._record(self.counter.finish(), seconds))
         self._in_step = False
         self.step += 1
@@ -405,17 +395,9 @@ def preflight(
     ledger: Any = None,
     head: Any = None,
 ) -> dict:
-    """One full training step with the real batch before training, so that lazily allocated
-    optimizer states exist; returns the step's record (as a Probe writes it).
-
-    The step runs at learning rate 0 and the optimizer's state tensors are zeroed after it (Adam,
-    AdamW, SGD with momentum and Lion start from zeros), so training starts from the same weights
-    and state; the states stay allocated, gradients are freed and the CUDA cache is emptied.
-    Raises ``PreflightError`` naming the phase, the rank and the ledger's figure (``ledger``: a
-    ledger from ``ledger_report.compute``) when a phase's peak passes ``budget`` × the capacity
-    (``capacity_bytes``, else the GPU's total memory, else the ledger's HBM), or when the step runs
-    out of memory.  The device counter is checked where it is measured, else allocated.
-    """
+    """One full training step with the real batch, at learning rate 0, before training, so that
+    lazily allocated optimizer states exist; returns the step's record (as a Probe writes it) or
+    raises ``PreflightError`` (docs/probe.md#preflight: the budget, the capacity, what is reset)."""
     torch = _torch()
     probe = Probe(None, head=head).attach(model, optimizer)
     lrs = [g["lr"] for g in optimizer.param_groups]

@@ -37,20 +37,16 @@ def phase_estimate(ledger: Any, window: str) -> int | None:
 
 
 def pick_row(ledgers: Sequence[Any], runs: Sequence[Run], row: str | None, source: str):
-    names = [lg.name for lg in ledgers]
+    names = ", ".join(lg.name for lg in ledgers)
     wanted = row or next((r.row for r in runs if r.row), None)
+    if wanted is None and len(ledgers) == 1:
+        return ledgers[0]
     if wanted is None:
-        if len(ledgers) == 1:
-            return ledgers[0]
-        raise InputError(
-            Problem(source, None, "name", "--row NAME (the run names none)", ", ".join(names))
-        )
+        raise InputError(Problem(source, None, "name", "--row NAME (the run names none)", names))
     for lg in ledgers:
         if lg.name == wanted:
             return lg
-    raise InputError(
-        Problem(source, None, "name", f"a row named {wanted!r}", ", ".join(names) or "no rows")
-    )
+    raise InputError(Problem(source, None, "name", f"a row named {wanted!r}", names or "no rows"))
 
 
 def reconcile(ledger: Any, runs: Sequence[Run]) -> dict:
