@@ -21,7 +21,7 @@ from .errors import InputError, Problem
 # A Config from a mapping, checked like a file row (one path: the reader's cell conversion and
 # cross-checks, raising the same InputError); re-exported for the library, tests and the planner.
 from .inputs import config_from_mapping, configs_from_records  # noqa: F401
-from .model.evaluate import columns_read, compiled, evaluate_row
+from .model.evaluate import columns_read, eval_scalar, evaluate_row
 from .model.expr import TEXT_FUNCTIONS, Call, all_refs, walk
 from .model.masked import evaluate_rows
 from .model.registry import BOOL, BYTES, FLOAT_UNITS, INT_UNITS, TEXT
@@ -303,8 +303,12 @@ class _RowValues(dict):
 
     def __missing__(self, key: str) -> Any:
         m = self._model
-        v = self[key] = compiled(m.registry[key].expr)(self._config.values, self, m.tables)
+        v = self[key] = eval_scalar(m.registry[key].expr, self._config.values, self, m.tables)
         return v
+
+    def get(self, key: str, default: Any = None) -> Any:
+        # dict.get never calls __missing__: a text quantity not yet read would come back None
+        return self[key] if key in self._model.registry else default
 
 
 @functools.cache  # a registry is hashed by identity

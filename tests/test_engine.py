@@ -753,3 +753,18 @@ def test_mtp_module_activations_and_kept_loss_on_the_last_stage():
     assert (
         with_mtp["last_mem_loss_forward"] - without["last_mem_loss_forward"] == 4 * 2048 * 129_280
     )
+
+
+def test_a_chunk_ledger_gives_a_text_quantity_by_get_as_the_row_by_row_ledger_does():
+    """``Ledger.get`` on a ledger from ``compute_many`` (a chunk over arrays) must give the same
+    text as ``compute`` on the one row: the texts are computed on first read, and ``dict.get``
+    alone never asks for them (it returned None for every sentence not yet read)."""
+    from ledger_report.engine import compute_many
+    from ledger_report.inputs import read_configs
+
+    configs = read_configs(Path(__file__).parents[1] / "inputs" / "examples.csv")
+    texts = [q.key for q in REGISTRY if q.unit == "text"]
+    for many, c in zip(compute_many(configs), configs):
+        one = compute(c)
+        assert [many.get(k) for k in texts] == [one.get(k) for k in texts]
+    assert many.get("no such quantity", "absent") == "absent"
