@@ -21,15 +21,16 @@ from typing import Any, BinaryIO, Callable, Iterator, Sequence
 
 import numpy as np
 
-from .catalogue import GPUS, MODELS, find_gpu
+from .catalogue import GPUS, MODELS
 from .config import Config
 from .engine import TABLE_ROWS, Ledger, compute_many, ledger_table, table_keys
 from .engine import compute as compute_one
 from .engine import table as engine_table
 from .errors import InputError, Problem
 from .inputs import config_from_mapping, configs_from_records, name_key, read_configs
+from .inputs.prices import add_price, read_prices
 from .model.evaluate import text_codes
-from .planner import TOP_PLANS, Progress, plan_document, read_prices
+from .planner import TOP_PLANS, Progress, plan_document
 from .render.workers import no_cyclic_gc
 
 FORMATS = ("xlsx", "pdf", "json")
@@ -266,19 +267,7 @@ def _prices(prices: Mapping[str, Any]) -> dict[str, float]:
     """A mapping of GPU type to price per GPU-hour, checked as a prices file's lines are."""
     out, problems = {}, []
     for name, price in prices.items():
-        gpu, value = find_gpu(str(name)), _cell(price)
-        try:
-            value = float(value) if not isinstance(value, bool) else math.nan
-        except (TypeError, ValueError):
-            value = math.nan
-        if gpu is None:
-            expected = "a GPU of the catalogue (ledger-report gpus)"
-            problems.append(Problem("prices", None, "gpu", expected, repr(name)))
-        elif not (math.isfinite(value) and value >= 0):
-            expected = "a price per GPU-hour, a number ≥ 0"
-            problems.append(Problem("prices", None, f"price of {gpu.name}", expected, repr(price)))
-        else:
-            out[gpu.name] = value
+        add_price(out, problems, ("prices", None, f"price of {name}"), name, _cell(price))
     if problems:
         raise InputError(problems)
     return out

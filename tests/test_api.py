@@ -204,6 +204,20 @@ def test_bad_prices_and_top_are_clear_errors():
         lr.plan(row, top=0)
 
 
+def test_a_price_mapping_is_bounded_as_a_prices_file_is(tmp_path):
+    """A price of 10^13 per GPU-hour is refused the same way whether it comes in a prices file
+    (`plan --prices`) or as lr.plan(prices={...}); the mapping once took it (no 10^12 bound)."""
+    row = {"name": "p", "params_total": "8B", "tokens": "1B", "days": 30, "seq_len": 4096}
+    row["global_batch"] = 64
+    path = tmp_path / "prices.csv"
+    path.write_text("gpu,price\nH100-SXM,1e13\n", encoding="utf-8")
+    with pytest.raises(lr.InputError, match="from 0 to 10\\^12") as from_file:
+        lr.plan(row, prices=path)
+    with pytest.raises(lr.InputError, match="from 0 to 10\\^12") as from_mapping:
+        lr.plan(row, prices={"H100-SXM": 1e13})
+    assert from_file.value.problems[0].expected == from_mapping.value.problems[0].expected
+
+
 @pytest.mark.slow
 def test_to_frame_of_a_plan_document_is_its_plans():
     """lr.to_frame(lr.plan(...)): a row per plan with its rank, GPUs, cost and the row's columns;

@@ -8,6 +8,7 @@ import csv
 import io
 import math
 from pathlib import Path
+from typing import Any
 
 from ..catalogue import find_gpu
 from ..errors import InputError, Problem
@@ -15,6 +16,7 @@ from .csv import decode
 from .files import read_bounded
 
 MAX_PRICES_BYTES = 1 * 2**20  # a line per GPU type: a few KB
+MAX_PRICE = 1e12  # per GPU-hour
 
 
 def read_prices(path: str | Path) -> dict[str, float]:
@@ -30,21 +32,28 @@ def read_prices(path: str | Path) -> dict[str, float]:
     problems, out = [], {}
     for i, rec in enumerate(reader, start=2):
         name, price = (rec.get("gpu") or "").strip(), (rec.get("price") or "").strip()
-        gpu = find_gpu(name)
-        try:
-            value = float(price)
-        except ValueError:
-            value = -1.0
-        if gpu is None:
-            problems.append(
-                Problem(label, i, "gpu", "a GPU of the catalogue (ledger-report gpus)", repr(name))
-            )
-        elif not (value >= 0 and math.isfinite(value) and value <= 1e12):
-            problems.append(
-                Problem(label, i, "price", "a price per GPU-hour from 0 to 10^12", repr(price))
-            )
-        else:
-            out[gpu.name] = value
+        add_price(out, problems, (label, i, "price"), name, price)
     if problems:
         raise InputError(problems)
     return out
+
+
+def add_price(
+    out: dict[str, float], problems: list[Problem], at: tuple, name: Any, price: Any
+) -> None:
+    """One GPU's price into ``out`` (by the catalogue's spelling), or its problem in ``problems``
+    placed ``at`` (file, line, the price's column): a GPU of the catalogue, a number 0 to 10^12."""
+    label, line, column = at
+    gpu = find_gpu(str(name))
+    try:
+        value = math.nan if isinstance(price, bool) else float(price)
+    except (TypeError, ValueError):
+        value = math.nan
+    if gpu is None:
+        expected = "a GPU of the catalogue (ledger-report gpus)"
+        problems.append(Problem(label, line, "gpu", expected, repr(name)))
+    elif not (math.isfinite(value) and 0 <= value <= MAX_PRICE):
+        expected = "a price per GPU-hour from 0 to 10^12"
+        problems.append(Problem(label, line, column, expected, repr(price)))
+    else:
+        out[gpu.name] = value
