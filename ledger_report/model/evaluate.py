@@ -67,15 +67,6 @@ def compiled(e: Expr) -> Callable[[Mapping[str, Any], Mapping[str, Any], Tables]
 
 
 _BINOPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv}
-_UFUNCS = {  # numpy's comparisons, by name
-    "=": "equal",
-    "<>": "not_equal",
-    "<": "less",
-    "<=": "less_equal",
-    ">": "greater",
-    ">=": "greater_equal",
-}
-
 
 _CMPS = {
     "=": operator.eq,
@@ -548,7 +539,7 @@ class _ArrayEval:
         if _is_text(np, bv):
             bv = self.lowered(bv)[0] if not isinstance(bv, str) else bv.lower()
         if not (_is_float_array(np, av) or _is_float_array(np, bv)):
-            return _A(getattr(np, _UFUNCS[op])(av, bv), blank)
+            return _A(_CMPS[op](av, bv), blank)
         eq = _approx_equal_array(np, av, bv)
         if op in ("=", "<>"):
             return _A(eq if op == "=" else ~eq, blank)
