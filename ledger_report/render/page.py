@@ -261,7 +261,8 @@ def page_data(lg: Ledger, lang: str) -> PageData:
         dict(label=r.label, text=r.text, tone=r.tone or "none", reason=reasons.get(r.name, ""))
         for r in rows(HEADER_SECTIONS[0])
     ]
-    headline = [{"label": r.label, "text": r.text, "tone": r.tone} for r in view.headline(lg, lang)]
+    headline_rows = view.headline(lg, lang)
+    headline = [{"label": r.label, "text": r.text, "tone": r.tone} for r in headline_rows]
     compact = [
         {"title": by_key[k].title, "pairs": [(r.label, r.text) for r in by_key[k].rows]}
         for k in COMPACT_SECTIONS
@@ -342,7 +343,7 @@ def page_data(lg: Ledger, lang: str) -> PageData:
         sections,
         items,
         lead=" · ".join(lead),
-        headline_keys=frozenset(r.key for r in view.headline(lg, lang)),
+        headline_keys=frozenset(r.key for r in headline_rows),
     )
 
 
