@@ -31,6 +31,7 @@ from typing import Any, Callable, Mapping, Sequence
 from .divisors import divisors
 from .expr import TEXT_FUNCTIONS, Const, Expr, Visitor, all_cols, all_refs
 from .registry import Registry
+from .units import SCI_FROM
 
 Tables = Mapping[str, Mapping[str, Mapping[str, Any]]]  # table -> key -> field -> value
 
@@ -89,7 +90,7 @@ def text_of(x: Any) -> str:
     if isinstance(x, int):
         return str(x)
     if isinstance(x, float):
-        return str(int(x)) if x.is_integer() and abs(x) < 1e15 else f"{x:.10g}"
+        return str(int(x)) if x.is_integer() and abs(x) < SCI_FROM else f"{x:.10g}"
     return str(x)
 
 
@@ -99,7 +100,7 @@ def grouped_text(x: Any, places: int = 0) -> str:
     in scientific notation."""
     if isinstance(x, bool) or isinstance(x, str):
         return text_of(x)
-    if abs(x) >= 1e15:
+    if abs(x) >= SCI_FROM:
         return f"{x:.3e}"
     scale = 10**places
     rounded = math.copysign(math.floor(abs(x) * scale + 0.5) / scale, x) + 0.0  # -0.0 is 0.0

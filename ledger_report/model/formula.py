@@ -37,6 +37,7 @@ from typing import Any, Iterable, Iterator, Mapping
 
 from .expr import MINDIV_MAX, PRECEDENCE, Call, Const, Expr, If, IsBlank, Ref, Visitor, children
 from .registry import Registry, needs_of, tag
+from .units import SCI_FROM
 
 # Row markers inside a template: the row of ``Inputs`` and the row of the results sheet.
 INPUT_ROW = "\x01"
@@ -94,12 +95,12 @@ def number(v: Any) -> str:
     """A number as a formula literal: ``42``, ``0.05``, ``1.5E+22``, ``1E-05``; never ``1e9``."""
     if isinstance(v, bool):
         return "TRUE" if v else "FALSE"
-    if isinstance(v, int) and abs(v) < 10**15:
+    if isinstance(v, int) and abs(v) < SCI_FROM:
         return str(v)
     f = float(v)
     if not math.isfinite(f):
         raise FormulaError(f"{v!r} has no spreadsheet spelling")
-    if f.is_integer() and abs(f) < 1e15:
+    if f.is_integer() and abs(f) < SCI_FROM:
         return str(int(f))
     text = repr(f)  # shortest text that reads back as the same double
     if "e" in text:

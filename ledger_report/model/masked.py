@@ -21,8 +21,7 @@ from typing import Any, Mapping, Sequence
 
 from .evaluate import Tables, _ArrayEval, evaluate_arrays, first_seen_codes
 from .registry import TEXT, Registry
-
-_SMALL = 1e15  # whole numbers below this are written alike as int or float (text_of, units.num)
+from .units import SCI_FROM
 
 
 class Inexact(Exception):
@@ -167,7 +166,8 @@ _KINDS = {bool: "b", float: "f", str: "U"}  # Python scalars, as numpy holds the
 
 
 def _small_whole(np, v: Any) -> bool:
-    return bool(np.all(np.abs(np.asarray(v, dtype=float)) < _SMALL))
+    # whole numbers below SCI_FROM are written alike as int or float (text_of, units.num)
+    return bool(np.all(np.abs(np.asarray(v, dtype=float)) < SCI_FROM))
 
 
 class _Guarded(_ArrayEval):

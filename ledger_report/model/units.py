@@ -5,6 +5,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+# From here on a number is shown in scientific notation and no longer as a whole number: the
+# spreadsheet keeps 15 significant digits (text_of, grouped_text, num and the arrays' check agree).
+SCI_FROM = 1e15
+
 GB = 10**9
 GIB = 2**30
 TB = 10**12
@@ -68,7 +72,7 @@ def num(x) -> str:
         return str(x)
     if isinstance(x, str):
         return x
-    if abs(x) >= 1e15:
+    if abs(x) >= SCI_FROM:
         return sci(x)
     if float(x).is_integer():
         return f"{int(x):,}"
