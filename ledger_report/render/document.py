@@ -13,6 +13,7 @@ from typing import Any, BinaryIO, Callable, Iterable
 from ..engine import CHUNK_ROWS, Ledger, chunks, plainers, resolved_inputs
 from ..model.registry import WARNING
 from ..report import Table
+from .view import assumption_items
 
 SCHEMA = "ledger-report/1"
 
@@ -46,9 +47,8 @@ def config_document(lg: Ledger) -> dict[str, Any]:
             out.update(obj)
         else:
             out[sec.json] = obj
-    notes = [k for k in lg.model.spec.assumptions if v[k + "_shown"]]
-    out["assumptions"] = [v[k] for k in notes]
-    out["assumptions_zh"] = [v[k + "_zh"] for k in notes]
+    out["assumptions"] = [text for _, text in assumption_items(lg, "en")]
+    out["assumptions_zh"] = [text for _, text in assumption_items(lg, "zh")]
     out["warnings"] = warnings(lg)
     return out
 
