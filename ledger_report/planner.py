@@ -56,7 +56,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 import numpy as np
 
@@ -64,7 +64,7 @@ from .catalogue import GPU_NAMES
 from .config import COLUMN_NAMES, Config
 from .engine import compute, config_from_mapping
 from .errors import InputError, Problem
-from .inputs.prices import read_prices  # noqa: F401  (plan --prices; api reads it from here)
+from .inputs.prices import read_prices  # noqa: F401  (plan --prices, for callers of the planner)
 from .model.definitions import REGISTRY
 from .model.definitions.time import DIMS, TERM_KEYS
 from .model.divisors import divisors
@@ -576,13 +576,21 @@ class _Front:
         self.days, self.cost, self.batch, self.idx = d[keep], c[keep], b[keep], i[keep]
 
 
+class _Scan(NamedTuple):
+    counts: dict[str, int]
+    excluded: dict[str, int]
+    pool: _Pool
+    front: _Front
+    fastest: float  # the fewest days of a candidate that passes every gate but the deadline
+
+
 def _scan(
     search: _Search,
     top: int,
     margin: float,
     tick: Callable[[int], None] | None,
     structural: bool = False,
-) -> tuple[dict[str, int], dict[str, int], _Pool, _Front, float]:
+) -> _Scan:
     """One pass over every candidate: counts, what excludes, the pool of the best, the front, and
     the fewest days of a candidate that passes every gate but the deadline.
 
@@ -630,7 +638,7 @@ def _scan(
                     front.add(b_no, at, f["days_on_config"][ok], f["rank_cost"][ok])
             if tick is not None:
                 tick(n)
-    return counts, excluded, pool, front, fastest
+    return _Scan(counts, excluded, pool, front, fastest)
 
 
 def _calibrate(search: _Search, pool: _Pool) -> dict[str, Any] | None:
@@ -669,7 +677,7 @@ def _run(search: _Search, top: int, margin: float, tick: Callable[[int], None]) 
     t0 = time.perf_counter()
     calibration = None
     if search.target_mfu is not None:
-        calibration = _calibrate(search, _scan(search, 1, margin, None, structural=True)[2])
+        calibration = _calibrate(search, _scan(search, 1, margin, None, structural=True).pool)
         if calibration is not None:
             search.scale = calibration["efficiency_scale"]
     counts, excluded, pool, front, fastest = _scan(search, top, margin, tick)
