@@ -1427,7 +1427,7 @@ def test_print_sheet_walks_the_spec(built, ledgers):
                 continue
             size = c.font.sz or 11
             lines = wbk.cells._lines(
-                text, (m.max_col - m.min_col + 1) * wbk.grid._U_CHARS * 11 / size
+                text, (m.max_col - m.min_col + 1) * wbk.layout._U_CHARS * 11 / size
             )
             assert (ws.row_dimensions[m.min_row].height or 15) >= lines * 15 * size / 11 - 1, (
                 name,
@@ -1842,13 +1842,13 @@ def test_unit_display_is_defined_once_for_every_registry_unit():
     truth value (shown as words)."""
     from ledger_report.model import registry as R
     from ledger_report.model.units import UNIT_DISPLAY
-    from ledger_report.render.workbook import display
+    from ledger_report.render.workbook import report
 
     used = {q.unit for q in REGISTRY}
     assert used - set(UNIT_DISPLAY) <= {R.TEXT, R.BOOL}, used - set(UNIT_DISPLAY)
     for unit, d in UNIT_DISPLAY.items():
-        assert display._SHOW_FORMATS.get(unit, "General") == d.shown_format
-        assert display._unit_word(unit, "zh") == d.zh
+        assert report._SHOW_FORMATS.get(unit, "General") == d.shown_format
+        assert report._unit_word(unit, "zh") == d.zh
 
 
 _ARCH_ROW = dict(ARCH_8B, seq_len=8192, days=30, gpu="H100-SXM")

@@ -64,8 +64,8 @@ from .layout import (
     sheet_title,
 )
 from .ledgers import write_ledgers
-from .lookups import _write_lookups
-from .models import model_rows, relocated, write_models
+from .lookups import write_lookups
+from .models import model_rows, relocated
 from .page import _PrintSheet
 from .plans import PLANS, write_plans
 from .report import _Report
@@ -141,8 +141,7 @@ def _render(
     write_budget(rep, budget)
     help_ws = book.sheet(HELP)
     _write_help(book, help_ws, built=True, lang=lang)
-    _write_lookups(book, model.tables)
-    write_models(book, models)
+    write_lookups(book, model.tables, models)
     for ws in (inputs, led, help_ws):
         _no_print(ws)
     return book.finish()
@@ -155,5 +154,5 @@ def template_xlsx(lang: str = "en") -> bytes:
         inputs = book.sheet(INPUTS)
         _write_inputs(book, inputs, [Config(EXAMPLE_ROW, "template")], dropdown_rows=TEMPLATE_ROWS)
         _write_help(book, book.sheet(HELP), built=False, lang=lang)
-        _write_lookups(book, tables())
+        write_lookups(book, tables(), None)
         return book.finish()

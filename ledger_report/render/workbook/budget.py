@@ -8,8 +8,8 @@ from ...model import registry as R
 from ...model.expr import IsBlank, Ref, if_
 from ...report import Section
 from .cells import _LINE_PT, F_INT, _letter, _ok, chart_looks, print_setup
-from .display import _unit_word, money_format
 from .layout import BUDGET, CHART_MAX
+from .report import _unit_word, money_format
 
 # What the Budget sheet shows before the spec's budget figures: the accelerator, how many, the
 # days needed against the deadline, and the spec's verdicts (so a row that does not fit, or is

@@ -1,4 +1,5 @@
-"""Where things sit: the sheet titles, the Inputs and Ledgers columns, the lookup tables' names."""
+"""Where things sit: the sheet titles, the Inputs and Ledgers columns, the lookup tables' names,
+the print sheets' grid."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from ...model import formula as fx
 from ...model import registry as R
 from ...model.definitions import REGISTRY
 from ...model.tables import GPU_FIELDS, TABLE_SHEETS, tables
-from .cells import _letter
+from .cells import _letter, _lines
 
 SUMMARY = "Summary"
 INPUTS = "Inputs"
@@ -51,6 +52,21 @@ TEMPLATE_ROWS = 1000  # rows of the template that carry dropdowns and input styl
 CHOSEN_CELL = (10, 14)  # the one Ledger sheet: row 3, the chosen name's first grid column and width
 # the chosen row within Ledgers (MATCH)
 CHOSEN_ROW_REF = f"${xl_col_to_name(CHOSEN_CELL[0] + CHOSEN_CELL[1])}$3"
+
+# The print sheets' grid: widths in grid columns.
+_U = 3.29  # a grid column, in column-width units (28 pixels)
+_U_CHARS = 4.0  # characters a grid column holds
+_NAME_SPAN = 16  # the configuration's name (row 2)
+_PANE = (8, 4, 2)  # a figure row: label, value, unit
+_PANE_WIDTH = sum(_PANE)  # a pane of figures
+_TABLE_LABEL = 8  # a row label at the top
+_TEXT_LABEL = 5  # a label in a section of sentences (the verdicts)
+_SMALL = 8  # points: the wide text columns of tables (sources, breakdowns)
+
+
+def _grid_lines(text: str, width: int, size: float = 11) -> float:
+    """Lines ``text`` takes over ``width`` grid columns at ``size`` points, in 11-point lines."""
+    return _lines(text, width * _U_CHARS * 11 / size) * size / 11
 
 
 INPUT_LETTERS: dict[str, str] = {c: _letter(i + 1) for i, c in enumerate(COLUMN_NAMES)}

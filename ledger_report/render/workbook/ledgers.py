@@ -5,8 +5,8 @@ from __future__ import annotations
 from ...model import formula as fx
 from ...model import registry as R
 from .cells import F_GENERAL, _cached, _col_index, _ok, header_width, shown_width
-from .display import _UNIT_FORMATS, money_format
 from .layout import INPUT_FIRST_ROW, INPUTS, LEDGER_FIRST_ROW, LEDGERS, _layout
+from .report import _UNIT_FORMATS, money_format
 
 
 def _widest(ledgers, q, fmt: str) -> int:

@@ -21,8 +21,7 @@ from typing import Any, Iterable
 from ...catalogue import MODELS, find_model
 from ...config import COLUMNS, Config
 from ...inputs.fill import config_path
-from .cells import _LOOKUP_FILL, _Book
-from .layout import INPUT_LETTERS, MODELS_SHEET, _name
+from .layout import INPUT_LETTERS, _name
 
 # The columns a model fills (the architecture groups of the column table).
 FILLED = tuple(
@@ -93,26 +92,3 @@ def lookup_formula(column: str, row: int) -> str:
     model = f"${INPUT_LETTERS['model']}{row}"
     found = f"INDEX({_name('models', column)},MATCH({model},{_name('models', None)},0))"
     return f'IFERROR(IF({found}="","",{found}),"")'
-
-
-def write_models(book: _Book, models: dict[str, dict[str, Any]]) -> None:
-    """The hidden Models sheet and the defined names the architecture formulas read."""
-    ws = book.sheet(MODELS_SHEET)
-    ws.hide()
-    head = book.head()
-    cell = book.style(fill=_LOOKUP_FILL)
-    text = book.style(fill=_LOOKUP_FILL, quote=True)
-    book.label(ws, 1, 1, "model", head)
-    ws.set_column(0, 0, 36)
-    for c, col in enumerate(FILLED, start=2):
-        book.label(ws, 1, c, col, head)
-        ws.set_column(c - 1, c - 1, max(10, len(col) + 2))
-    for r, (key, cols) in enumerate(models.items(), start=2):
-        book.text(ws, r, 1, key, text, f"{MODELS_SHEET}!A{r}")
-        for c, col in enumerate(FILLED, start=2):
-            if cols.get(col) is not None:
-                book.value(ws, r, c, cols[col], cell)
-    last = 1 + len(models)
-    for c, col in enumerate([None, *FILLED], start=1):
-        book.define(_name("models", col), MODELS_SHEET, c, last)
-    ws.freeze_panes(1, 1)

@@ -11,20 +11,36 @@ from ...report import Figure, Section, Table
 from .cells import (
     _HEADER_FILL,
     _HEADER_FONT,
+    _INPUT_FILL,
+    _INPUT_FONT,
     _LINE_PT,
     _SECTION_FONT,
     _UNIT_FONT,
     DASH,
     F_GENERAL,
-    _lines,
+    _letter,
+    _ok,
     _text_width,
     print_setup,
 )
-from .display import _SHOW_FORMATS, _unit_word, _words
-from .grid import _PANE, _PANE_WIDTH, _SMALL, _TEXT_LABEL, _U, _U_CHARS
+from .layout import (
+    _NAME_SPAN,
+    _PANE,
+    _PANE_WIDTH,
+    _SMALL,
+    _TABLE_LABEL,
+    _TEXT_LABEL,
+    _U,
+    _U_CHARS,
+    CHOSEN_CELL,
+    INPUT_LETTERS,
+    INPUTS,
+    LEDGER_FIRST_ROW,
+    LEDGERS,
+    _grid_lines,
+)
 from .page_tables import table_columns, write_table
-from .page_top import write_top
-from .report import _Report
+from .report import _SHOW_FORMATS, _Report, _unit_word, _words
 
 
 class _PrintSheet:
@@ -99,7 +115,7 @@ class _PrintSheet:
     def text_lines(self, key: str, width: int) -> int:
         """Lines a text quantity takes in ``width`` grid columns (the chosen sheet: its longest)."""
         key = self.rep.text_key(key)
-        return _lines(self.longest(lambda l: l.values[key]), width * _U_CHARS)
+        return _grid_lines(self.longest(lambda l: l.values[key]), width)
 
     def figure_value(
         self, key: str, guards: tuple[str, ...], words: tuple[str, str] | None = None
@@ -131,7 +147,7 @@ class _PrintSheet:
         key = f.shown
         q = rep.reg[key]
         self.label(r, c, label, "label", wl)
-        lines = _lines(label, wl * _U_CHARS)
+        lines = _grid_lines(label, wl)
         text = q.unit in (R.TEXT, R.BOOL)  # over the unit's columns too
         self.span(r, c + wl, wv + wu if text else wv)
         self.value_cell(r, c + wl, key, guards)
@@ -178,7 +194,7 @@ class _PrintSheet:
         left = max([_PANE_WIDTH] + widths)
         pane_cols = (left + 2, left + 2 + _PANE_WIDTH + 1)  # 1-based first grid column of each pane
         last_col = pane_cols[1] + _PANE_WIDTH - 1
-        top = write_top(self, last_col)
+        top = self.write_top(last_col)
         ws.freeze_panes(top - 2, 0)  # the title, the name and the row's check stay in view
         # the tables, stacked on the left
         r = top
@@ -238,6 +254,68 @@ class _PrintSheet:
                 label = f"{label} ({f.name})" if rep.lang == "en" else f"{label}（{f.name}）"
             out.append((f, label, (s.show, f.show) if self.chosen else ()))
         return out
+
+    def write_top(self, last_col: int) -> int:
+        """Title, name, notes, the chooser (the chosen sheet), the row's check; the first free row."""
+        rep, ws, book = self.rep, self.ws, self.book
+        title = rep.t("Per-rank memory ledger and compute floor", "每卡显存账本与算力下界")
+        self.label(1, 1, title, "title")
+        self.need(1, 1, 14)
+        self.span(2, 1, _NAME_SPAN)
+        book.formula(
+            ws, 2, 1, rep.name_ref(self.mode, self.i), self.lg.config.name, self.st["name"]
+        )
+        rep.flag_format(ws, 1, 0, 1, 0, self.flag(rep.spec.flag))
+        notes_col = _NAME_SPAN + 2
+        self.span(2, notes_col, last_col - notes_col + 1)
+        notes = self.lg.config.get("notes") or None  # text, or blank
+        ref = rep.ref(INPUTS, INPUT_LETTERS["notes"], self.mode, self.i)
+        book.formula(ws, 2, notes_col, f'IF({ref}="","",{ref})', notes, self.st["note"])
+        longest = self.longest(lambda l: l.config.get("notes"))
+        self.need(2, _grid_lines(longest, last_col - notes_col + 1))
+        self.need(2, 1, 13)
+        r = 3
+        if self.chosen:
+            self.write_chooser(r)
+            r += 1
+        # the row's check: the rules it breaks (the model's constraints), red where it breaks one
+        check, ok = rep.spec.check, rep.spec.check_ok
+        self.label(r, 1, rep.t("check", "检查"), "bold", _TABLE_LABEL)
+        width = last_col - _TABLE_LABEL
+        self.span(r, _TABLE_LABEL + 1, width)
+        fine = rep.t("meets every rule", "满足全部规则")
+        build = partial(if_, Ref(check).eq(""), fine, Ref(check))
+        self.put(r, _TABLE_LABEL + 1, ("check", fine), build, self.st["text"])
+        self.need(r, self.text_lines(check, width))
+        rep.check_format(ws, r - 1, _TABLE_LABEL, r - 1, self.flag(ok), self.flag(check))
+        return r + 2
+
+    def write_chooser(self, r: int) -> None:
+        """The chosen sheet's dropdown of configuration names, and the row it picks in Ledgers."""
+        rep, ws, book = self.rep, self.ws, self.book
+        choose = rep.t("configuration shown (choose):", "显示的配置（可选）：")
+        self.label(r, 1, choose, "bold", _TABLE_LABEL)
+        first, width = CHOSEN_CELL
+        self.span(r, first, width)
+        chooser = self.look(fill=_INPUT_FILL, font_color=_INPUT_FONT, quote=True, bold=True)
+        book.text(ws, r, first, self.lg.config.name, chooser)
+        ls = f"{LEDGERS}!$A${LEDGER_FIRST_ROW}:$A${rep.last}"
+        ref = f"${_letter(first)}${r}"
+        esc = f'SUBSTITUTE(SUBSTITUTE(SUBSTITUTE({ref},"~","~~"),"*","~*"),"?","~?")'
+        row_col = first + width + 1
+        book.formula(ws, r, row_col, f"MATCH({esc},{ls},0)", 1, self.look())
+        rule = {"validate": "list", "source": "=" + ls, "ignore_blank": False, "show_error": False}
+        _ok(
+            ws.data_validation(r - 1, first - 1, r - 1, first - 1, rule),
+            f"{ws.get_name()}: the dropdown",
+        )
+        self.label(
+            r, row_col + 1, rep.t("(its row in Ledgers)", "（在 Ledgers 中的行）"), "note", 8
+        )
+
+    def flag(self, key: str) -> str:
+        """The Ledgers cell of ``key`` for this sheet's configuration (a conditional format's reference)."""
+        return self.rep.ref(LEDGERS, self.rep.letters[key], self.mode, self.i)
 
     # the assumptions --------------------------------------------------------------------------
     def write_notes(self, r: int, last_col: int) -> int:

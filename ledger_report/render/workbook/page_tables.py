@@ -8,17 +8,13 @@ from typing import Any
 from ...model import registry as R
 from ...report import Line, Table
 from ..view import word as view_word
-from .cells import _lines, _text_width
-from .display import _words
-from .grid import (
-    _PANE,
-    _REST_MIN,
-    _SPAN_BY_UNIT,
-    _TABLE_LABEL_MAX,
-    _TABLE_LABEL_MIN,
-    _U_CHARS,
-    _small_lines,
-)
+from .cells import _text_width
+from .layout import _PANE, _SMALL, _U_CHARS, _grid_lines
+from .report import _words
+
+_TABLE_LABEL_MIN, _TABLE_LABEL_MAX = 5, 10  # grid columns of a line's label (from its longest)
+_SPAN_BY_UNIT = {R.TEXT: 4, R.BPP: 2, R.BOOL: 2, R.COUNT: 2, R.PARAMS: 5, R.BYTES: 3}
+_REST_MIN = 12  # grid columns of a wide text column (sources, breakdowns) at least
 
 
 def _unit(reg: Any, t: Table, col: Any) -> str:
@@ -68,7 +64,7 @@ def write_table(page, r: int, c0: int, t: Table, width: int) -> int:
             if _unit(rep.reg, t, col) == R.BYTES:
                 text += " (GB)"
         page.label(r, c, text, "head", w)
-        page.need(r, _lines(text, w * _U_CHARS))
+        page.need(r, _grid_lines(text, w))
         c += w
     r += 1
     for ln in t.lines:
@@ -82,18 +78,18 @@ def write_table(page, r: int, c0: int, t: Table, width: int) -> int:
             if kind == "label":
                 text = ln.en if rep.lang == "en" else ln.zh
                 book.label(ws, r, c, text, page.st["label"])
-                lines = max(lines, _lines(text, w * _U_CHARS))
+                lines = max(lines, _grid_lines(text, w))
             elif kind == "source":
                 text = rep.reg[ln.formula].source if ln.formula else ""
                 book.label(ws, r, c, text, page.st["small_note"])
-                lines = max(lines, _small_lines(text, w))
+                lines = max(lines, _grid_lines(text, w, _SMALL))
             elif kind == "items":
                 key = ln.cells[col.name].text  # the breakdown's sentence
                 ident, build = page.figure_value(key, guards)
                 got = page.put(r, c, ident, build, page.st["small"])
                 if page.chosen:
                     got = page.longest(lambda l: l.values[rep.text_key(key)])
-                lines = max(lines, _small_lines(str(got or ""), w))
+                lines = max(lines, _grid_lines(str(got or ""), w, _SMALL))
             else:
                 table_cell(page, r, c, ln, col, guards)
             c += w

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .cells import F_DAYS, F_INT, _ok, chart_looks, print_setup
-from .display import money_format
+from .report import money_format
 
 PLANS = "Plans"
 _LAYOUT = ("dp", "tp", "pp", "cp", "ep", "zero", "micro_batch", "recompute", "sequence_parallel")

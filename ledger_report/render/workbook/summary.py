@@ -7,8 +7,8 @@ from typing import Any
 
 from ...model import registry as R
 from .cells import F_GB, _letter, _lines, _ok, chart_looks, header_width, print_setup, shown_width
-from .display import _header
 from .layout import CHART_MAX, SUMMARY, SUMMARY_FIRST_ROW, SUMMARY_ROWS_PER_PAGE
+from .report import _header
 
 _CHART_ROWS = 24  # rows of 15 points under a chart 12 cm tall
 _SUMMARY_CHECK_WIDTH = 48
