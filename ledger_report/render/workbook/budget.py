@@ -43,12 +43,9 @@ def write_budget(rep, ws) -> None:
         book.formula(ws, 1, 3 + i, rep.name_ref("absolute", i), rep.ledgers[i].config.name, head)
     ws.set_row(0, 45)
     ws.freeze_panes(1, 2)
-    rows: dict[str, int] = {}
-    r = 2
-    for key in keys:
-        rows[key] = r
-        book.label(ws, r, 1, rep.label(key))
-        book.label(ws, r, 2, _unit_word(rep.reg[key].unit, rep.lang))
+    rows = {key: r for r, key in enumerate(keys, start=2)}
+    for key, r in rows.items():
+        _label(rep, ws, r, key)
         wrap = key in verdicts
         for i in range(n):
             style = book.style(fmt=rep.cell_fmt(key, i), wrap=wrap, top=wrap)
@@ -56,8 +53,7 @@ def write_budget(rep, ws) -> None:
         if wrap:
             longest = max(len(str(lg.values.get(key) or "")) for lg in rep.ledgers)
             ws.set_row(r - 1, _LINE_PT * max(1, -(-longest // (_BUDGET_WIDTH - 1))))
-        r += 1
-    last = write_totals(rep, ws, r + 1, rows)
+    last = write_totals(rep, ws, 3 + len(keys), rows)
     # printed: the figures and totals, one page wide, the labels repeated on every page across
     ws.print_area(0, 0, last - 1, max(1 + n, 1 + len(_currencies(rep))))
     ws.repeat_columns(0, 1)
@@ -69,18 +65,21 @@ def write_budget(rep, ws) -> None:
 _BUDGET_WIDTH = 18  # a configuration's column: 11,735,094.00 USD at the default font
 
 
-def _currencies(rep) -> dict[str, str]:
-    """Each currency of the rows (as first written) by its case-folded text, in row order (the
-    spreadsheet's SUMIF compares text ignoring case); "" for the rows that give none."""
-    out: dict[str, str] = {}
+def _label(rep, ws, r: int, key: str, text: str = "", style=None) -> None:
+    """A figure's row label (``text``, else the quantity's) and its unit."""
+    rep.book.label(ws, r, 1, text or rep.label(key), style)
+    rep.book.label(ws, r, 2, _unit_word(rep.reg[key].unit, rep.lang), style)
+
+
+def _currencies(rep) -> dict[str, tuple[str, list]]:
+    """The rows by currency: its case-folded text (the spreadsheet's SUMIF compares text ignoring
+    case; "" for the rows that give none) -> (the text as first written, the rows), in row order."""
+    out: dict[str, tuple[str, list]] = {}
     for lg in rep.ledgers:
-        out.setdefault(_fold(lg), str(lg.values.get("currency") or ""))
+        cur = lg.values.get("currency")
+        fold = cur.casefold() if isinstance(cur, str) and cur.strip() else ""
+        out.setdefault(fold, (str(cur or ""), []))[1].append(lg)
     return out
-
-
-def _fold(lg) -> str:
-    cur = lg.values.get("currency")
-    return cur.casefold() if isinstance(cur, str) and cur.strip() else ""
 
 
 def write_totals(rep, ws, r: int, rows: dict[str, int]) -> int:
@@ -100,7 +99,7 @@ def write_totals(rep, ws, r: int, rows: dict[str, int]) -> int:
     r += 1
     book.label(ws, r, 1, rep.t("currency", "币种"), head)
     book.label(ws, r, 2, "", head)
-    for j, cur in enumerate(currencies.values()):
+    for j, (cur, _lgs) in enumerate(currencies.values()):
         if cur:
             book.text(ws, r, 3 + j, cur, head, f"{BUDGET} totals")
         else:
@@ -124,17 +123,15 @@ def write_totals(rep, ws, r: int, rows: dict[str, int]) -> int:
     r += 1
     book.label(ws, r, 1, rep.t("configurations", "配置数"))
     counts = each("COUNTIF", "", f"COLUMNS({in_cur})")
-    for j, fold in enumerate(currencies):
-        count = sum(1 for lg in rep.ledgers if _fold(lg) == fold)
-        book.formula(ws, r, 3 + j, counts[j], count, book.style(fmt=F_INT))
+    for j, (_cur, lgs) in enumerate(currencies.values()):
+        book.formula(ws, r, 3 + j, counts[j], len(lgs), book.style(fmt=F_INT))
     for key in keys:
         r += 1
-        book.label(ws, r, 1, rep.t("total ", "合计：") + rep.label(key))
-        book.label(ws, r, 2, _unit_word(rep.reg[key].unit, rep.lang))
+        _label(rep, ws, r, key, rep.t("total ", "合计：") + rep.label(key))
         values = span.format(row=rows[key])
         sums = each("SUMIF", f",{values}", f"SUM({values})")
-        for j, (fold, cur) in enumerate(currencies.items()):
-            got = [lg.values.get(key) for lg in rep.ledgers if _fold(lg) == fold]
+        for j, (cur, lgs) in enumerate(currencies.values()):
+            got = [lg.values.get(key) for lg in lgs]
             total = sum(v for v in got if isinstance(v, (int, float)) and not isinstance(v, bool))
             fmt = rep.fmt(key)
             if rep.reg[key].unit == R.MONEY:
@@ -158,8 +155,7 @@ def write_chart(rep, ws, r: int) -> None:
     r += 1
     first = r  # series k: its x on row first + 2k, its y below
     for key in [key for s in chart.series for key in (s.x, s.y)]:
-        book.label(ws, r, 1, rep.label(key), note)
-        book.label(ws, r, 2, _unit_word(rep.reg[key].unit, rep.lang), note)
+        _label(rep, ws, r, key, style=note)
         style = book.style(fmt=rep.fmt(key))
         build = partial(if_, IsBlank(Ref(key)), 0, Ref(key))
         for i in range(n):

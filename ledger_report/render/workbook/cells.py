@@ -28,16 +28,16 @@ FIXED_TIME = _dt.datetime(2000, 1, 1, 0, 0, 0)  # docProps/core.xml created and 
 # ------------------------------------------------------------------------------------------
 # Looks
 
-_HEADER_FILL = "FF1F4E79"
-_HEADER_FONT = "FFFFFFFF"
-_INPUT_FILL = "FFFFF2CC"  # inputs look like inputs: pale yellow, blue text
-_INPUT_FONT = "FF1F3FBF"
-_LOOKUP_FILL = "FFEAF1DD"
-_BAD_FILL = "FFF4B6B6"  # a broken rule
-_WARN_FILL = "FFFFE699"  # a warning
-_FLAG_FILL = "FFF8CBAD"  # a verdict says no (does not fit, late)
-_SECTION_FONT = "FF1F4E79"
-_UNIT_FONT = "FF595959"
+_HEADER_FILL = "#1F4E79"
+_HEADER_FONT = "#FFFFFF"
+_INPUT_FILL = "#FFF2CC"  # inputs look like inputs: pale yellow, blue text
+_INPUT_FONT = "#1F3FBF"
+_LOOKUP_FILL = "#EAF1DD"
+_BAD_FILL = "#F4B6B6"  # a broken rule
+_WARN_FILL = "#FFE699"  # a warning
+_FLAG_FILL = "#F8CBAD"  # a verdict says no (does not fit, late)
+_SECTION_FONT = "#1F4E79"
+_UNIT_FONT = "#595959"
 DASH = "—"  # a line or figure that does not apply to the configuration
 
 # Number formats by registry unit (Ledgers) and by what a column shows (Summary, print sheets).
@@ -83,11 +83,6 @@ _LOOKS: dict[str, Any] = dict(
     top=False,
 )
 _CM_TO_PX = 96 / 2.54  # chart sizes are given in centimetres below
-
-
-def _rgb(argb: str) -> str:
-    """``FF1F4E79`` (the looks above) as XlsxWriter's ``#1F4E79``."""
-    return "#" + argb[-6:]
 
 
 def _ok(status: int, what: str) -> None:
@@ -136,9 +131,9 @@ class _Book:
             "bold": looks["bold"],
             "italic": looks["italic"],
             "font_size": looks["size"],
-            "font_color": font and _rgb(font),
+            "font_color": font,
             "pattern": 1 if fill else None,  # solid
-            "bg_color": fill and _rgb(fill),
+            "bg_color": fill,
             "text_wrap": looks["wrap"],
             "valign": "top" if looks["wrap"] or looks["top"] else None,
             "align": looks["align"],
@@ -165,15 +160,19 @@ class _Book:
         """A table header: bold white on dark blue."""
         return self.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT, wrap=wrap)
 
+    def entry(self, **looks: Any):
+        """A cell a user fills in: pale yellow, blue text."""
+        return self.style(fill=_INPUT_FILL, font_color=_INPUT_FONT, **looks)
+
     def section(self):
         """A section's title."""
         return self.style(bold=True, size=12, font_color=_SECTION_FONT)
 
-    def fill(self, argb: str):
+    def fill(self, rgb: str):
         """The fill of a conditional format (a differential format: the fill only)."""
-        if argb not in self._fills:
-            self._fills[argb] = self.wb.add_format({"bg_color": _rgb(argb)})
-        return self._fills[argb]
+        if rgb not in self._fills:
+            self._fills[rgb] = self.wb.add_format({"bg_color": rgb})
+        return self._fills[rgb]
 
     def define(self, name: str, sheet: str, col: int, last_row: int) -> None:
         """The defined name ``name`` of rows 2 to ``last_row`` of column ``col`` of ``sheet``."""

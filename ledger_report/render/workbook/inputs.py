@@ -11,7 +11,7 @@ from ...config import ENUM as K_ENUM
 from ...config import FLOAT as K_FLOAT
 from ...config import INT as K_INT
 from ...model import formula as fx
-from .cells import _INPUT_FILL, _INPUT_FONT, F_INT, _Book, _ok, _text_width
+from .cells import F_INT, _Book, _ok, _text_width
 from .layout import INPUT_FIRST_ROW, INPUT_LETTERS, INPUTS, _name
 from .models import following, lookup_formula
 
@@ -98,9 +98,9 @@ def _write_inputs(
     """The rows; with ``models`` (models.py), the architecture cells that follow a row's model
     cell are formulas over the Models sheet."""
     head = book.head()
-    text_in = book.style(fill=_INPUT_FILL, font_color=_INPUT_FONT, quote=True)
-    num_in = book.style(fill=_INPUT_FILL, font_color=_INPUT_FONT)  # empty cells look so too
-    count_in = book.style(fill=_INPUT_FILL, font_color=_INPUT_FONT, fmt=F_INT)
+    text_in = book.entry(quote=True)
+    num_in = book.entry()  # empty cells look so too
+    count_in = book.entry(fmt=F_INT)
     for j, col in enumerate(COLUMNS, start=1):
         book.label(ws, 1, j, col.name, head)
         _ok(

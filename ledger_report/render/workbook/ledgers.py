@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...model import formula as fx
 from ...model import registry as R
 from .cells import F_GENERAL, _cached, _col_index, _ok, header_width, shown_width
-from .layout import INPUT_FIRST_ROW, INPUTS, LEDGER_FIRST_ROW, LEDGERS, _layout
+from .layout import INPUT_FIRST_ROW, INPUTS, LEDGER_FIRST_ROW, LEDGERS
 from .report import _UNIT_FORMATS, money_format
 
 
@@ -32,7 +32,7 @@ def write_ledgers(rep, ws) -> None:
     book.label(ws, 1, 1, "name", head)
     book.label(ws, 2, 1, rep.t("configuration", "配置"), sub)
     ws.set_column(0, 0, 24)
-    templates = fx.compile_registry(rep.reg, _layout(rep.reg, rep.tables))
+    templates = fx.compile_registry(rep.reg, rep.base)
     columns = []  # (0-based column, template, format, key)
     for q in rep.reg:
         j = _col_index(rep.letters[q.key])

@@ -9,10 +9,6 @@ from ...model import registry as R
 from ...model.expr import Expr, Ref, concat, if_
 from ...report import Figure, Section, Table
 from .cells import (
-    _HEADER_FILL,
-    _HEADER_FONT,
-    _INPUT_FILL,
-    _INPUT_FONT,
     _LINE_PT,
     _SECTION_FONT,
     _UNIT_FONT,
@@ -68,8 +64,7 @@ class _PrintSheet:
             "title": look(bold=True, size=14, font_color=_SECTION_FONT),
             "name": look(bold=True, size=13),
             "section": look(bold=True, size=12, font_color=_SECTION_FONT),
-            "head": look(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT, wrap=True),
-            "label": look(wrap=True),
+            "head": self.book.head(wrap=True),
             "bold": look(bold=True),
             "text": look(wrap=True),
             "unit": look(font_color=_UNIT_FONT),
@@ -80,9 +75,6 @@ class _PrintSheet:
 
     def look(self, **kw):
         return self.book.style(top=True, **kw)  # top-aligned: rows grow for wrapped text
-
-    def num(self, fmt: str):
-        return self.look(fmt=fmt, align="right")
 
     # rows ---------------------------------------------------------------------------------
     def need(self, r: int, lines: float, size: float = 11) -> None:
@@ -117,11 +109,9 @@ class _PrintSheet:
         key = self.rep.text_key(key)
         return _grid_lines(self.longest(lambda l: l.values[key]), width)
 
-    def figure_value(
-        self, key: str, guards: tuple[str, ...], words: tuple[str, str] | None = None
-    ) -> tuple[tuple, Callable[[], Expr]]:
-        """The display expression of a figure, "—" unless every ``guards`` key is true (on the
-        chosen sheet; a configuration's own sheet leaves out what does not apply)."""
+    def put_figure(self, r: int, c: int, key: str, guards: tuple[str, ...], style, words=None):
+        """A figure's display formula, "—" unless every ``guards`` key is true (on the chosen
+        sheet; a configuration's own sheet leaves out what does not apply); its cached value."""
         guards = tuple(g for g in guards if g)
 
         def build() -> Expr:
@@ -130,7 +120,7 @@ class _PrintSheet:
                 e = if_(Ref(g), e, DASH)
             return e
 
-        return ("fig", key, guards, words), build
+        return self.put(r, c, ("fig", key, guards, words), build, style)
 
     def figure_row(
         self,
@@ -146,7 +136,7 @@ class _PrintSheet:
         wl, wv, wu = spans
         key = f.shown
         q = rep.reg[key]
-        self.label(r, c, label, "label", wl)
+        self.label(r, c, label, "text", wl)
         lines = _grid_lines(label, wl)
         text = q.unit in (R.TEXT, R.BOOL)  # over the unit's columns too
         self.span(r, c + wl, wv + wu if text else wv)
@@ -166,12 +156,11 @@ class _PrintSheet:
         own = rep.reg[key].unit
         if own == R.BOOL and words is None:
             words = _words(rep.lang)
-        ident, build = self.figure_value(key, guards, words)
         if own in (R.TEXT, R.BOOL):
             style = self.st["text"]
         else:
-            style = self.num(_SHOW_FORMATS.get(unit or own, F_GENERAL))
-        self.put(r, c, ident, build, style)
+            style = self.look(fmt=_SHOW_FORMATS.get(unit or own, F_GENERAL), align="right")
+        self.put_figure(r, c, key, guards, style, words)
 
     def unit_cell(self, r: int, c: int, key: str, width: int) -> None:
         rep = self.rep
@@ -183,34 +172,41 @@ class _PrintSheet:
 
     # the spec, walked -----------------------------------------------------------------------
     def write(self) -> None:
-        rep, ws = self.rep, self.ws
-        tables = [s for s in rep.spec.sections if isinstance(s, Table)]
-        sections = [
-            s
-            for s in rep.spec.sections
-            if isinstance(s, Section) and (self.chosen or self.applies(s.show))
-        ]
-        widths = [table_columns(self, t)[1] for t in tables]
-        left = max([_PANE_WIDTH] + widths)
+        ws = self.ws
+        tables = [s for s in self.rep.spec.sections if isinstance(s, Table)]
+        left = max([_PANE_WIDTH] + [table_columns(self, t)[1] for t in tables])
         pane_cols = (left + 2, left + 2 + _PANE_WIDTH + 1)  # 1-based first grid column of each pane
         last_col = pane_cols[1] + _PANE_WIDTH - 1
         top = self.write_top(last_col)
         ws.freeze_panes(top - 2, 0)  # the title, the name and the row's check stay in view
-        # the tables, stacked on the left
         r = top
-        for t in tables:
+        for t in tables:  # stacked on the left
             r = write_table(self, r, 1, t, left) + 1
-        left_end = r
-        # the figure sections, in two columns on the right, each skipping the hidden rows
+        last_row = self.write_notes(max(r, self.write_sections(top, pane_cols)), last_col)
+        for row in range(1, last_row + 1):
+            h = self.heights.get(row)
+            if row in self.hidden:
+                ws.set_row(row - 1, h or _LINE_PT, None, {"hidden": True})
+            elif h is not None and h != _LINE_PT:
+                ws.set_row(row - 1, h)
+        ws.set_column(0, last_col - 1, _U)
+        self.page_setup(last_row, last_col)
+
+    def write_sections(self, top: int, pane_cols: tuple[int, int]) -> int:
+        """The figure sections in two columns on the right, as even as they go, each skipping
+        the hidden rows; the row after the longer."""
+        rep = self.rep
+        shown = [s for s in rep.spec.sections if isinstance(s, Section)]
+        sections = [s for s in shown if self.chosen or self.applies(s.show)]
         parts = [(s, figs) for s in sections for figs in [self.section_figures(s)] if figs]
         sizes = [1 + len(figs) + 1 for _s, figs in parts]
         split = min(range(len(parts) + 1), key=lambda k: (max(sum(sizes[:k]), sum(sizes[k:])), k))
         ends = []
-        for pane, chunk in ((0, parts[:split]), (1, parts[split:])):
+        for c, chunk in zip(pane_cols, (parts[:split], parts[split:])):
             r = top
             for s, figs in chunk:
                 r = self.free(r)
-                self.label(r, pane_cols[pane], rep.t(s.en, s.zh), "section")
+                self.label(r, c, rep.t(s.en, s.zh), "section")
                 r += 1
                 spans = _PANE
                 if all(
@@ -220,20 +216,11 @@ class _PrintSheet:
                     spans = (_TEXT_LABEL, _PANE_WIDTH - _TEXT_LABEL, 0)
                 for f, label, guards in figs:
                     r = self.free(r)
-                    self.figure_row(r, pane_cols[pane], f, label, guards, spans)
+                    self.figure_row(r, c, f, label, guards, spans)
                     r += 1
                 r += 1
             ends.append(r)
-        r = max([left_end] + ends)
-        last_row = self.write_notes(r, last_col)
-        for row in range(1, last_row + 1):
-            h = self.heights.get(row)
-            if row in self.hidden:
-                ws.set_row(row - 1, h or _LINE_PT, None, {"hidden": True})
-            elif h is not None and h != _LINE_PT:
-                ws.set_row(row - 1, h)
-        ws.set_column(0, last_col - 1, _U)
-        self.page_setup(last_row, last_col)
+        return max(ends)
 
     def free(self, r: int) -> int:
         """The first row from ``r`` that is not hidden."""
@@ -297,7 +284,7 @@ class _PrintSheet:
         self.label(r, 1, choose, "bold", _TABLE_LABEL)
         first, width = CHOSEN_CELL
         self.span(r, first, width)
-        chooser = self.look(fill=_INPUT_FILL, font_color=_INPUT_FONT, quote=True, bold=True)
+        chooser = self.book.entry(quote=True, bold=True, top=True)
         book.text(ws, r, first, self.lg.config.name, chooser)
         ls = f"{LEDGERS}!$A${LEDGER_FIRST_ROW}:$A${rep.last}"
         ref = f"${_letter(first)}${r}"

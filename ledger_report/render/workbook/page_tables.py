@@ -77,7 +77,7 @@ def write_table(page, r: int, c0: int, t: Table, width: int) -> int:
             page.span(r, c, w)
             if kind == "label":
                 text = ln.en if rep.lang == "en" else ln.zh
-                book.label(ws, r, c, text, page.st["label"])
+                book.label(ws, r, c, text, page.st["text"])
                 lines = max(lines, _grid_lines(text, w))
             elif kind == "source":
                 text = rep.reg[ln.formula].source if ln.formula else ""
@@ -85,8 +85,7 @@ def write_table(page, r: int, c0: int, t: Table, width: int) -> int:
                 lines = max(lines, _grid_lines(text, w, _SMALL))
             elif kind == "items":
                 key = ln.cells[col.name].text  # the breakdown's sentence
-                ident, build = page.figure_value(key, guards)
-                got = page.put(r, c, ident, build, page.st["small"])
+                got = page.put_figure(r, c, key, guards, page.st["small"])
                 if page.chosen:
                     got = page.longest(lambda l: l.values[rep.text_key(key)])
                 lines = max(lines, _grid_lines(str(got or ""), w, _SMALL))

@@ -23,7 +23,6 @@ from .layout import (
     LEDGER_FIRST_ROW,
     LEDGERS,
     _layout,
-    _quantity_letters,
 )
 
 # Derived from the one definition of how a unit shows (model/units.py, UNIT_DISPLAY).
@@ -84,8 +83,8 @@ class _Report:
         self.ledgers = ledgers
         self.n = len(ledgers)
         self.last = LEDGER_FIRST_ROW + self.n - 1
-        self.letters = _quantity_letters(self.reg)
-        self.table_refs = _layout(self.reg, self.tables).tables
+        self.base = _layout(self.reg, self.tables)  # the Ledgers sheet's own formulas
+        self.letters = self.base.quantities
         self._layouts: dict[str, fx.Layout] = {}
         self._compiled: dict[tuple, tuple[Expr, fx.Template]] = {}
 
@@ -148,7 +147,7 @@ class _Report:
                 k: self.ref(LEDGERS, l, mode, None) if mode == "chosen" else f"{LEDGERS}!{d}{l}{d}"
                 for k, l in self.letters.items()
             }
-            self._layouts[mode] = fx.Layout(INPUTS, INPUT_LETTERS, q, self.table_refs)
+            self._layouts[mode] = fx.Layout(INPUTS, INPUT_LETTERS, q, self.base.tables)
         return self._layouts[mode]
 
     def ref(self, sheet: str, letter: str, mode: str, i: int | None) -> str:
@@ -163,12 +162,12 @@ class _Report:
         d = "$" if mode == "absolute" else ""
         return f"{sheet}!{d}{letter}{d}{first + (i or 0)}"
 
-    def formula(
-        self, mode: str, ident: tuple, build: Callable[[], Expr], i: int | None
-    ) -> tuple[str, Any]:
-        """(formula text, cached value) of a display expression (``build`` gives it, compiled once
-        per ``mode`` and ``ident``) for configuration ``i`` (None: the chosen row, cached as the
-        first configuration, which the dropdown starts on)."""
+    def write(
+        self, ws, r: int, c: int, mode: str, ident: tuple, build: Callable[[], Expr], i, style=None
+    ) -> Any:
+        """A display expression (``build`` gives it, compiled once per ``mode`` and ``ident``) for
+        configuration ``i`` (None: the chosen row, cached as the first configuration, which the
+        dropdown starts on); its cached value."""
         hit = self._compiled.get((mode, ident))
         if hit is None:
             e = build()
@@ -178,13 +177,7 @@ class _Report:
         lg = self.ledgers[i or 0]
         row = "" if mode == "chosen" else str(LEDGER_FIRST_ROW + (i or 0))
         cached = eval_scalar(e, lg.config.values, lg.values, self.tables)
-        return t.text.replace(fx.LEDGER_ROW, row), cached
-
-    def write(
-        self, ws, r: int, c: int, mode: str, ident: tuple, build: Callable[[], Expr], i, style=None
-    ) -> Any:
-        text, cached = self.formula(mode, ident, build, i)
-        self.book.formula(ws, r, c, text, cached, style)
+        self.book.formula(ws, r, c, t.text.replace(fx.LEDGER_ROW, row), cached, style)
         return cached
 
     def write_word(self, ws, r: int, c: int, mode: str, key: str, i: int, style=None) -> Any:
