@@ -1,41 +1,32 @@
 """The live-formula workbook and the empty input template.
 
-One module per sheet (``inputs``, ``ledgers``, ``summary``, ``page`` with ``page_top`` and
-``page_tables`` for the printable ledgers, ``budget``, ``help``, ``lookups``, ``models``,
-``plans``), each saying what its sheet holds, over a shared cell-writing layer (``cells``), the
-places things sit (``layout``), the units as shown (``display``) and the report sheets' display
-formulas (``report``).
+One module per sheet (``inputs``, ``ledgers``, ``summary``, ``page`` with ``page_tables`` for the
+printable ledgers, ``budget``, ``help``, ``plans``, ``lookups`` for the hidden tables and the
+models that ``models`` makes), over a cell-writing layer (``cells``), the places things sit
+(``layout``) and the report sheets' display formulas and units (``report``).
 
 ``render_xlsx(ledgers, lang)`` returns the bytes of a workbook whose every computed figure is a
-formula generated from the model's single definition of that figure (``model/formula.py``) and
-carries, as its cached value, the number the engine computed.  The report sheets walk the
-ledgers' own model (``Ledger.model``: its registry and report spec) as the other reporters walk
-it; this package decides layout, never figures.  Above :data:`MAX_PRINT_SHEETS` configurations
-the printable ledgers are one ``Ledger`` sheet whose configuration is chosen in a dropdown
-(LibreOffice pays about 45 ms and 6 MB per sheet).
+formula generated from the model's single definition of that figure (``model/formula.py``),
+cached with the number the engine computed.  The report sheets walk the ledgers' own model (its
+registry and report spec) as the other reporters walk it; this package decides layout, never
+figures.  Above :data:`MAX_PRINT_SHEETS` configurations the printable ledgers are one ``Ledger``
+sheet whose configuration is chosen in a dropdown (LibreOffice pays about 45 ms and 6 MB per
+sheet).  Printing gives the Summary, one page per configuration and the Budget: the other sheets
+are hidden or have an empty print area (``layout._no_print``).
 
-Printing the workbook gives the Summary, one page per configuration and the Budget: the other
-sheets are hidden (the lookups) or have an empty print area (``layout._no_print``).
+Written with XlsxWriter's public API only: user text is always a string cell (``write`` would
+turn a leading ``=`` into a formula), and any XlsxWriter warning is an error.  Two things
+XlsxWriter decides, and this package accepts: a formula whose cached text is exactly an Excel
+error code (``#N/A``, ...; only a configuration named so) carries that error until the first
+recalculation, which gives the text again (the Inputs cell, which a rebuild reads, is text); and
+a blank result (the formulas' ``""``) is cached as an empty ``<v>``, which readers see as empty.
 
-Written with XlsxWriter's public API only (openpyxl is the reader's library), through ``cells``:
-user text is always a string cell (never ``write``, which would turn a leading ``=`` into a
-formula), and any XlsxWriter warning is an error (``cells._strict_xlsxwriter``).
-
-Two things XlsxWriter decides, and this module accepts: a formula whose cached text is exactly an
-Excel error code (``#N/A``, ``#DIV/0!``, ...; only a configuration named so) carries it as that
-error value until the first recalculation, which gives the text again (pandas reads NaN there
-meanwhile; the Inputs cell, which a rebuild reads, is text); and a blank result (the formulas'
-``""``) is cached as an empty ``<v>``, which readers see as an empty cell.
-
-Speed (bench/bench_workbook.py): XlsxWriter's ``write_formula`` is the floor.  The cyclic garbage
-collector is paused while the workbook is written (``workers.no_cyclic_gc``): XlsxWriter keeps
-every cell until it saves, and each collection of the oldest generation walks them all (two took
-~20 % of the example's workbook).
-
-The bytes are deterministic: every zip entry has a fixed stamp (``cells._Book``) and the document
-properties the fixed ``created`` time (``cells.FIXED_TIME``), so the same ledgers give the same
-bytes on one operating system (a zip entry records the system that made it; tests/test_workbook.py
-builds twice, and in processes with different hash seeds).
+The cyclic garbage collector is paused while the workbook is written (``workers.no_cyclic_gc``):
+XlsxWriter keeps every cell until it saves, and each collection of the oldest generation walks
+them all (two took ~20 % of the example's workbook; bench/bench_workbook.py).  The bytes are
+deterministic: fixed zip stamps (``cells._Book``) and document times (``cells.FIXED_TIME``), so
+the same ledgers give the same bytes on one operating system (tests/test_workbook.py builds twice,
+in processes with different hash seeds).
 """
 
 from __future__ import annotations
@@ -67,7 +58,7 @@ from .ledgers import write_ledgers
 from .lookups import write_lookups
 from .models import model_rows, relocated
 from .page import _PrintSheet
-from .plans import PLANS, write_plans
+from .plans import write_plans
 from .report import _Report
 from .summary import summary_columns, summary_pages, write_summary
 
@@ -112,16 +103,14 @@ def render_xlsx(
         return _render(ledgers, model, lang, folders, plans)
 
 
-def _render(
-    ledgers: list[Any], model: Any, lang: str, folders: Any = None, plans: Any = None
-) -> bytes:
+def _render(ledgers: list[Any], model: Any, lang: str, folders: Any, plans: Any) -> bytes:
     n = len(ledgers)
     book = _Book(spill=n > MAX_PRINT_SHEETS)  # a large workbook's XML goes through temp files
     rep = _Report(book, model, lang, ledgers)
 
     summary = book.sheet(SUMMARY)
     if plans is not None:
-        write_plans(book, book.sheet(PLANS), plans, lang)
+        write_plans(book, plans, lang)
     inputs = book.sheet(INPUTS)
     led = book.sheet(LEDGERS)
     configs = [relocated(l.config, folders) for l in ledgers]
@@ -137,8 +126,7 @@ def _render(
             _PrintSheet(rep, book.sheet(title), i).write()
     else:
         _PrintSheet(rep, book.sheet(LEDGER), None).write()
-    budget = book.sheet(BUDGET)
-    write_budget(rep, budget)
+    write_budget(rep, book.sheet(BUDGET))
     help_ws = book.sheet(HELP)
     _write_help(book, help_ws, built=True, lang=lang)
     write_lookups(book, model.tables, models)

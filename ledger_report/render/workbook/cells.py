@@ -13,14 +13,12 @@ import tempfile
 import textwrap
 import unicodedata
 import warnings
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple
 
 import xlsxwriter
 from xlsxwriter.utility import xl_cell_to_rowcol, xl_col_to_name
 
-MAX_TEXT_CHARS = 32767  # a cell's limit; XlsxWriter would truncate with a warning
-
-GB = 10**9
+from ...config import MAX_TEXT_CHARS
 
 FIXED_TIME = _dt.datetime(2000, 1, 1, 0, 0, 0)  # docProps/core.xml created and modified
 
@@ -69,20 +67,22 @@ _PROPERTIES: dict[str, Any] = {
     "author": "ledger-report",  # also cp:lastModifiedBy, which XlsxWriter always writes
     "created": FIXED_TIME,  # also dcterms:modified
 }
-# A cell's looks and their defaults (:meth:`_Book.style`).
-_LOOKS: dict[str, Any] = dict(
-    fmt=F_GENERAL,
-    bold=False,
-    fill=None,
-    font_color=None,
-    quote=False,
-    wrap=False,
-    size=None,
-    italic=False,
-    align=None,
-    top=False,
-)
 _CM_TO_PX = 96 / 2.54  # chart sizes are given in centimetres below
+
+
+class _Looks(NamedTuple):
+    """A cell's looks and their defaults (:meth:`_Book.style`)."""
+
+    fmt: str = F_GENERAL
+    bold: bool = False
+    fill: str | None = None
+    font_color: str | None = None
+    quote: bool = False
+    wrap: bool = False
+    size: int | None = None
+    italic: bool = False
+    align: str | None = None
+    top: bool = False
 
 
 def _ok(status: int, what: str) -> None:
@@ -109,7 +109,7 @@ class _Book:
         self.wb = xlsxwriter.Workbook(self.buf, options)
         self.wb.set_properties(dict(_PROPERTIES))
         self._formats: dict[tuple, Any] = {}
-        self._looks: dict[int, dict[str, Any]] = {}  # id(format) -> the looks it was made from
+        self._looks: dict[int, _Looks] = {}  # id(format) -> the looks it was made from
         self._fills: dict[str, Any] = {}
 
     def sheet(self, title: str):
@@ -117,44 +117,37 @@ class _Book:
 
     # styles ---------------------------------------------------------------------------------
     def style(self, **looks: Any):
-        """The (cached) cell format for these looks (the keys of :data:`_LOOKS`); ``None`` for
-        none at all."""
-        looks = {**_LOOKS, **looks}
-        if len(looks) != len(_LOOKS):
-            raise TypeError(f"unknown looks: {sorted(set(looks) - set(_LOOKS))}")
-        key = tuple(looks.values())
-        if key in self._formats:
-            return self._formats[key]
-        fill, font = looks["fill"], looks["font_color"]
+        """The (cached) cell format for these looks (:class:`_Looks`); ``None`` for none at all."""
+        k = _Looks(**looks)
+        if k in self._formats:
+            return self._formats[k]
         props = {
-            "num_format": looks["fmt"] if looks["fmt"] != F_GENERAL else None,
-            "bold": looks["bold"],
-            "italic": looks["italic"],
-            "font_size": looks["size"],
-            "font_color": font,
-            "pattern": 1 if fill else None,  # solid
-            "bg_color": fill,
-            "text_wrap": looks["wrap"],
-            "valign": "top" if looks["wrap"] or looks["top"] else None,
-            "align": looks["align"],
-            "quote_prefix": looks["quote"],
+            "num_format": k.fmt if k.fmt != F_GENERAL else None,
+            "bold": k.bold,
+            "italic": k.italic,
+            "font_size": k.size,
+            "font_color": k.font_color,
+            "pattern": 1 if k.fill else None,  # solid
+            "bg_color": k.fill,
+            "text_wrap": k.wrap,
+            "valign": "top" if k.wrap or k.top else None,
+            "align": k.align,
+            "quote_prefix": k.quote,
         }
-        props = {k: v for k, v in props.items() if v}
-        got = self.wb.add_format(props) if props else None
-        self._formats[key] = got
+        props = {p: v for p, v in props.items() if v}
+        got = self._formats[k] = self.wb.add_format(props) if props else None
         if got is not None:
-            self._looks[id(got)] = looks
+            self._looks[id(got)] = k
         return got
 
     def num_format(self, style) -> str:
         """The number format of a style made here."""
-        return self._looks[id(style)]["fmt"] if style is not None else F_GENERAL
+        return self._looks[id(style)].fmt if style is not None else F_GENERAL
 
     def quoted(self, style):
         """The same looks with the quote prefix (user text)."""
-        looks = dict(self._looks[id(style)]) if style is not None else {}
-        looks["quote"] = True
-        return self.style(**looks)
+        looks = self._looks[id(style)]._asdict() if style is not None else {}
+        return self.style(**{**looks, "quote": True})
 
     def head(self, wrap: bool = False):
         """A table header: bold white on dark blue."""
@@ -187,9 +180,18 @@ class _Book:
 
     def label(self, ws, row: int, col: int, s: str, style=None, where: str = "") -> None:
         """Our own text (headers, labels, help) as a text cell, without the quote prefix; ``""``
-        as a formatted blank."""
-        where = where or ws.get_name()
-        s = check_text(str(s), where)
+        as a formatted blank.  No control characters, at most 32,767 characters (XlsxWriter would
+        escape or truncate)."""
+        where, s = where or ws.get_name(), str(s)
+        if len(s) > MAX_TEXT_CHARS:
+            raise ValueError(
+                f"{where}: text of {len(s):,} characters is over a cell's {MAX_TEXT_CHARS:,}"
+            )
+        bad = _ILLEGAL_XML.search(s)
+        if bad:
+            raise ValueError(
+                f"{where}: text holds the character U+{ord(bad.group()):04X}, which a workbook cannot store"
+            )
         if s == "":
             _ok(ws.write_blank(row - 1, col - 1, None, style), where)
         else:
@@ -255,21 +257,6 @@ def _strict_xlsxwriter() -> Iterator[None]:
 
 
 _ILLEGAL_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
-
-
-def check_text(s: str, where: str) -> str:
-    """Text a cell can hold: no control characters, at most 32,767 characters (XlsxWriter would
-    escape or truncate)."""
-    if len(s) > MAX_TEXT_CHARS:
-        raise ValueError(
-            f"{where}: text of {len(s):,} characters is over a cell's {MAX_TEXT_CHARS:,}"
-        )
-    bad = _ILLEGAL_XML.search(s)
-    if bad:
-        raise ValueError(
-            f"{where}: text holds the character U+{ord(bad.group()):04X}, which a workbook cannot store"
-        )
-    return s
 
 
 def _letter(i: int) -> str:

@@ -138,49 +138,37 @@ def _write_inputs(
     ws.freeze_panes(1, 1)
     first, last = INPUT_FIRST_ROW - 1, INPUT_FIRST_ROW + max(dropdown_rows, 1) - 2  # 0-based rows
     for j, col in enumerate(COLUMNS):
-        bounds = _help_text(col).splitlines()[-1]
-        rule: dict[str, Any] | None = None
-        if col.kind == K_ENUM:
-            rule = {
-                "validate": "list",
-                "source": "=" + _enum_source(col),
-                "error_title": col.name,
-                "error_message": f"{col.name}: choose one of the list (see the Help sheet)",
-            }
-            if col.name == "gpu":  # a GPU outside the catalogue, with hbm_gb and peak_tflops
-                rule.update(
-                    error_type="warning",
-                    error_message="gpu: not in the GPUs sheet; give hbm_gb and peak_tflops to describe it",
-                )
-        elif col.kind == K_COUNT:
-            # not "decimal": Excel would refuse 35B, which the reader accepts (README, Inputs)
-            rule = {
-                "validate": "custom",
-                "value": _count_rule(col, INPUT_LETTERS[col.name]),
-                "error_type": "warning",
-                "error_title": col.name,
-                "error_message": f"{col.name}: a number ({bounds}) or a count such as 8.19e9, 35B, 5T, 350M, 7K",
-            }
-        elif col.kind in (K_INT, K_FLOAT) and (col.minimum is not None or col.maximum is not None):
-            kind = "integer" if col.kind == K_INT else "decimal"
-            lo = col.minimum if col.minimum is not None else -1e307
-            hi = col.maximum if col.maximum is not None else 1e307
-            if col.min_exclusive:
-                lo = lo + (1e-9 if kind == "decimal" else 1)
-            rule = {
-                "validate": kind,
-                "criteria": "between",
-                "minimum": fx.number(lo),
-                "maximum": fx.number(hi),
-                "error_type": "warning",
-                "error_title": col.name,
-                "error_message": f"{col.name}: expected a number, {bounds}",
-            }
-        elif col.kind == K_BOOL:
-            rule = {"validate": "list", "source": ["TRUE", "FALSE"], "error_type": "warning"}
+        rule = _validation(col)
         if rule is not None:
             rule.update(ignore_blank=True, show_error=True)
-            _ok(
-                ws.data_validation(first, j, last, j, rule),
-                f"{INPUTS}: the validation of {col.name}",
-            )
+            where = f"{INPUTS}: the validation of {col.name}"
+            _ok(ws.data_validation(first, j, last, j, rule), where)
+
+
+def _validation(col: Column) -> dict[str, Any] | None:
+    """A column's data validation: the list of an enumerated column (a stop, but for a GPU), a
+    warning for a count, a number out of range or a truth value."""
+    bounds = _help_text(col).splitlines()[-1]
+    warn = {"error_type": "warning", "error_title": col.name}
+    if col.kind == K_ENUM:
+        rule = {"validate": "list", "source": "=" + _enum_source(col), "error_title": col.name}
+        if col.name == "gpu":  # a GPU outside the catalogue, with hbm_gb and peak_tflops
+            gpu = "gpu: not in the GPUs sheet; give hbm_gb and peak_tflops to describe it"
+            return {**rule, **warn, "error_message": gpu}
+        return {**rule, "error_message": f"{col.name}: choose one of the list (see the Help sheet)"}
+    if col.kind == K_COUNT:  # not "decimal": Excel would refuse 35B, which the reader accepts
+        count = f"{col.name}: a number ({bounds}) or a count such as 8.19e9, 35B, 5T, 350M, 7K"
+        rule = {"validate": "custom", "value": _count_rule(col, INPUT_LETTERS[col.name])}
+        return {**rule, **warn, "error_message": count}
+    if col.kind in (K_INT, K_FLOAT) and (col.minimum is not None or col.maximum is not None):
+        kind = "integer" if col.kind == K_INT else "decimal"
+        lo = col.minimum if col.minimum is not None else -1e307
+        hi = col.maximum if col.maximum is not None else 1e307
+        if col.min_exclusive:
+            lo = lo + (1e-9 if kind == "decimal" else 1)
+        between = {"criteria": "between", "minimum": fx.number(lo), "maximum": fx.number(hi)}
+        message = f"{col.name}: expected a number, {bounds}"
+        return {"validate": kind, **between, **warn, "error_message": message}
+    if col.kind == K_BOOL:
+        return {"validate": "list", "source": ["TRUE", "FALSE"], "error_type": "warning"}
+    return None

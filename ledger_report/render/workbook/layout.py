@@ -23,6 +23,7 @@ HELP = "Help"
 BUDGET = "Budget"
 LISTS = "Lists"
 MODELS_SHEET = "Models"  # the models the architecture cells follow (models.py)
+PLANS = "Plans"  # the plan workbook's (plans.py)
 RESERVED_TITLES = (
     SUMMARY,
     INPUTS,
@@ -33,7 +34,7 @@ RESERVED_TITLES = (
     *TABLE_SHEETS.values(),
     LISTS,
     MODELS_SHEET,
-    "Plans",
+    PLANS,
     "History",
 )
 LANGS = ("en", "zh")

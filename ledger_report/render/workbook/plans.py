@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .cells import F_DAYS, F_INT, _ok, chart_looks, print_setup
+from .layout import PLANS
 from .report import money_format
 
-PLANS = "Plans"
 _LAYOUT = ("dp", "tp", "pp", "cp", "ep", "zero", "micro_batch", "recompute", "sequence_parallel")
 _WIDTHS = (30, 30, 8, 44, 10, 10, 16, 10, 40)
 
@@ -85,11 +85,12 @@ def _series(name: str, first: int, last: int, marker: str, size: int) -> dict[st
     }
 
 
-def write_plans(book, ws, doc: Mapping[str, Any], lang: str = "en") -> None:
+def write_plans(book, doc: Mapping[str, Any], lang: str = "en") -> None:
     """The plans, the Pareto front, and the chart of days against cost (the front per input as
     a line, the plans as markers)."""
     plans = list(doc.get("plans") or [])
     front = list(doc.get("pareto") or [])
+    ws = book.sheet(PLANS)
     for c, w in enumerate(_WIDTHS):
         ws.set_column(c, c, w)
     r = _table(book, ws, 1, _WORDS[lang][0], plans, True, lang)

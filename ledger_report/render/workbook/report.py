@@ -12,9 +12,9 @@ from ...model import formula as fx
 from ...model import registry as R
 from ...model.evaluate import eval_scalar
 from ...model.expr import Expr, Ref, if_
-from ...model.units import UNIT_DISPLAY
+from ...model.units import GB, UNIT_DISPLAY
 from ..view import WORDS
-from .cells import _BAD_FILL, _FLAG_FILL, _WARN_FILL, F_GENERAL, GB, _Book, _ok
+from .cells import _BAD_FILL, _FLAG_FILL, _WARN_FILL, F_GENERAL, _Book, _ok
 from .layout import (
     CHOSEN_ROW_REF,
     INPUT_FIRST_ROW,
