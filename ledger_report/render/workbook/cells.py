@@ -13,7 +13,8 @@ import tempfile
 import textwrap
 import unicodedata
 import warnings
-from typing import Any, Iterator, NamedTuple
+from dataclasses import dataclass
+from typing import Any, Iterator
 
 import xlsxwriter
 from xlsxwriter.utility import xl_cell_to_rowcol, xl_col_to_name
@@ -70,7 +71,8 @@ _PROPERTIES: dict[str, Any] = {
 _CM_TO_PX = 96 / 2.54  # chart sizes are given in centimetres below
 
 
-class _Looks(NamedTuple):
+@dataclass(frozen=True)
+class _Looks:
     """A cell's looks and their defaults (:meth:`_Book.style`)."""
 
     fmt: str = F_GENERAL
@@ -146,7 +148,7 @@ class _Book:
 
     def quoted(self, style):
         """The same looks with the quote prefix (user text)."""
-        looks = self._looks[id(style)]._asdict() if style is not None else {}
+        looks = vars(self._looks[id(style)]) if style is not None else {}
         return self.style(**{**looks, "quote": True})
 
     def head(self, wrap: bool = False):
