@@ -103,3 +103,14 @@ def column_definer(reg, unit: str):
         return reg.define(key, expr, unit, en, zh, COLUMN + note)
 
     return given
+
+
+def catalogue_definer(reg, gpu, unit: str, source: str = CATALOGUE):
+    """Columns that default to the catalogue: each the row's cell ``key``, else the figure
+    ``field`` (``key``) of the catalogue's GPU ``gpu``."""
+
+    def listed(key: str, en: str, zh: str, field: str = "", *, unit: str = unit, source=source):
+        expr = default(key, Lookup("gpu", gpu, field or key))
+        return reg.define(key, expr, unit, en, zh, source)
+
+    return listed

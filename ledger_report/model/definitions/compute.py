@@ -9,7 +9,6 @@ from ..expr import (
     all_of,
     any_of,
     ceil,
-    default,
     floor,
     gb_text,
     gcd,
@@ -44,6 +43,7 @@ from .common import (
     SECONDS_PER_DAY,
     TRAIN_FLOPS_PER_PARAM_TOKEN,
     Ctx,
+    column_definer,
     definer,
     doc,
     sentence,
@@ -204,12 +204,12 @@ def costs(reg: Registry, r: Ctx) -> None:
         unit=BOOL,
         source=COLUMN,
     )
-    r.mfu = d(
+    r.mfu = column_definer(reg, RATIO)(
         "mfu",
-        default("mfu", r.predicted_mfu),
+        r.predicted_mfu,
         "MFU that decides (measured, else predicted)",
         "决定天数的 MFU（实测，否则预测）",
-        source=COLUMN + "; empty: predicted_mfu (" + doc("step-time") + ")",
+        "; empty: predicted_mfu (" + doc("step-time") + ")",
     )
     d(
         "mfu_source",

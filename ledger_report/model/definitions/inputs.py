@@ -5,7 +5,16 @@ from __future__ import annotations
 from ...catalogue import USER_DESCRIBED
 from ..expr import Lookup, all_of, default, if_
 from ..registry import BOOL, COUNT, DAYS, GB, GBPS, MONEY, RATIO, TEXT, TFLOPS, TOKENS, Registry
-from .common import CATALOGUE, COLUMN, COUNTER_ZH, Ctx, column_definer, conv, definer
+from .common import (
+    CATALOGUE,
+    COLUMN,
+    COUNTER_ZH,
+    Ctx,
+    catalogue_definer,
+    column_definer,
+    conv,
+    definer,
+)
 
 
 def define(reg: Registry, r: Ctx) -> None:
@@ -225,18 +234,14 @@ def define(reg: Registry, r: Ctx) -> None:
         source=CATALOGUE + "; user-described: " + USER_DESCRIBED.source,
     )
 
-    def from_catalogue(key: str, unit: str, en: str, zh: str):
-        """The column, else the GPU's figure in the catalogue."""
-        expr = default(key, Lookup("gpu", r.gpu_profile, key))
-        return reg.define(key, expr, unit, en, zh, CATALOGUE)
-
-    r.hbm_gb = from_catalogue("hbm_gb", GB, "HBM per GPU", "每卡显存")
-    r.peak_tflops = from_catalogue("peak_tflops", TFLOPS, "dense BF16 peak", "BF16 稠密峰值")
-    r.gpus_per_node = from_catalogue("gpus_per_node", COUNT, "GPUs per node", "每节点 GPU 数")
+    listed = catalogue_definer(reg, r.gpu_profile, GB)
+    r.hbm_gb = listed("hbm_gb", "HBM per GPU", "每卡显存")
+    r.peak_tflops = listed("peak_tflops", "dense BF16 peak", "BF16 稠密峰值", unit=TFLOPS)
+    r.gpus_per_node = listed("gpus_per_node", "GPUs per node", "每节点 GPU 数", unit=COUNT)
     r.whole_nodes = given("whole_nodes", False, "gates count whole nodes", "门按整节点计")
-    r.host_gb = from_catalogue("host_gb", GB, "host memory per node", "每节点主机内存")
-    r.host_link = from_catalogue(
-        "host_link_gb_s", GBPS, "host link per GPU, per direction", "主机链路每卡单向带宽"
+    r.host_gb = listed("host_gb", "host memory per node", "每节点主机内存")
+    r.host_link = listed(
+        "host_link_gb_s", "host link per GPU, per direction", "主机链路每卡单向带宽", unit=GBPS
     )
 
     reg.section = "job"

@@ -40,7 +40,7 @@ from .common import (
     definer,
     doc,
 )
-from .stages import SCHEDULE_SOURCE, STAGE_ZH, STAGES
+from .stages import SCHEDULE_SOURCE, STAGE_ZH, STAGES, stage_definer
 
 # The items of a stage's memory: key, English, Chinese.  Some items have a second form for one
 # moment of the backward: the gradients already accumulated when it starts, the activations still
@@ -124,14 +124,8 @@ LAZY_SOURCE = "torch.optim.Adam(W), Transformer Engine and apex FusedAdam create
 def _state_bytes(reg: Registry, r: Ctx, stage: str, s: str):
     """One state's bytes in HBM on a stage's rank (the sum of its parts)."""
     total = total_of([r.rank_part[(stage, p)] * r.bpp[s] / r.shard[(s, p)] for p, *_ in PARTS])
-    return reg.define(
-        f"{stage}_{s}_hbm_bytes",
-        if_(r.in_hbm[s], total, 0),
-        BYTES,
-        f"{stage} stage: {s} in HBM",
-        f"{STAGE_ZH[stage]}：显存中的 {s}",
-        doc("state-ledger"),
-    )
+    d = stage_definer(reg, stage, s, BYTES, doc("state-ledger"))
+    return d("hbm_bytes", if_(r.in_hbm[s], total, 0), f"{s} in HBM", f"显存中的 {s}")
 
 
 def define(reg: Registry, r: Ctx) -> None:
@@ -244,12 +238,7 @@ def _stage(reg: Registry, r: Ctx, stage: str, c: Ctx) -> None:
 
 def _items(reg: Registry, r: Ctx, stage: str, c: Ctx, sb: dict) -> dict:
     """What a stage's rank can hold, item by item (the phases sum the ones alive at each moment)."""
-    stage_zh = STAGE_ZH[stage]
-
-    def d(key, expr, en, zh, source=doc("logits-and-loss")):
-        en, zh = f"{stage} stage: {en}", f"{stage_zh}：{zh}"
-        return reg.define(f"{stage}_mem_{key}", expr, BYTES, en, zh, source)
-
+    d = stage_definer(reg, stage, "mem", BYTES, doc("logits-and-loss"))
     stage_rank_params = r.rank_part[(stage, "dense")] + r.rank_part[(stage, "expert")]
     grads_setup = conv(r, "grads_at_setup").eq(1)
     head = r.holds_head[stage]

@@ -16,6 +16,19 @@ from .common import Ctx, definer, doc
 
 STAGES = ("first", "middle", "last")
 STAGE_ZH = {"first": "首段", "middle": "中间段", "last": "末段", "only": "唯一段"}
+
+
+def stage_definer(reg, stage: str, infix: str, unit: str, source: str):
+    """Quantities of one pipeline stage, keyed ``<stage>_<infix>_<name>`` and labelled
+    "<stage> stage: …" ("首段：…")."""
+
+    def define(name: str, expr, en: str, zh: str, source: str = source, *, unit: str = unit):
+        en, zh = f"{stage} stage: {en}", f"{STAGE_ZH[stage]}：{zh}"
+        return reg.define(f"{stage}_{infix}_{name}", expr, unit, en, zh, source)
+
+    return define
+
+
 SCHEDULE_SOURCE = "Megatron-LM megatron/core/pipeline_parallel/schedules.py (1F1B: rank r holds pp − r micro-batches; interleaved: (pp − r − 1)·2 + (v − 1)·pp warm-up chunks + 1)"
 
 

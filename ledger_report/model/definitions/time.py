@@ -69,12 +69,13 @@ from .common import (
     KORTH,
     TRAIN_FLOPS_PER_PARAM_TOKEN,
     Ctx,
+    catalogue_definer,
     column_definer,
     conv,
     definer,
     doc,
 )
-from .stages import STAGE_ZH, STAGES
+from .stages import STAGES, stage_definer
 
 # Named coefficients, each with the source it follows ------------------------------------------------
 NVLINK_EFFICIENCY = 0.8  # NVIDIA/nccl-tests issue #212 (sjeaugey): ring collectives reach ~370 of 450 GB/s per direction on 8x H100
@@ -248,11 +249,7 @@ def _hardware(reg: Registry, r: Ctx) -> None:
     d = definer(reg, GBPS, CATALOGUE)
     ratio, given = partial(d, unit=RATIO), column_definer(reg, TEXT)
     gpu = r.gpu_profile
-
-    def listed(key: str, en: str, zh: str, field: str = "", **kw):
-        """The column ``key``, else the catalogue's ``field`` (``key``) of the row's GPU."""
-        return d(key, default(key, Lookup("gpu", gpu, field or key)), en, zh, **kw)
-
+    listed = catalogue_definer(reg, gpu, GBPS)
     r.compute_dtype = given("compute_dtype", "bf16", "matmul precision", "矩阵乘精度")
     r.fp8_tflops = listed(
         "fp8_tflops",
@@ -763,13 +760,7 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
 # ---- one micro-batch on one pipeline stage ----------------------------------------------------------
 def _stage(reg: Registry, r: Ctx, stage: str) -> None:
     reg.section = "time"
-    zh_stage = STAGE_ZH[stage]
-
-    def d(name: str, expr, en: str, zh: str, *, unit: str = SECONDS, source: str = TIME):
-        """A quantity of this stage: its key and labels begin with the stage's name."""
-        en, zh = f"{stage} stage: {en}", f"{zh_stage}：{zh}"
-        return reg.define(f"{stage}_stage_{name}", expr, unit, en, zh, source)
-
+    d = stage_definer(reg, stage, "stage", SECONDS, TIME)
     flops, traffic = partial(d, unit=FLOPS), partial(d, unit=BYTES)
     dl, ml, al = r.layers_of[stage]
     head = r.holds_head[stage]
