@@ -137,8 +137,82 @@ FIGURES = (
 )
 KEYS = tuple(dict.fromkeys(FIGURES + tuple(k for _n, k in GATES) + CONSTRAINT_KEYS))
 
+# The planner's document (``plan --json``, ``lr.plan``) level by level, key -> what it holds:
+# docs/json.md is written from these (render/docs.py); tests/test_planner.py ties them to the keys.
+DOCUMENT_KEYS = {
+    "schema": f'"{SCHEMA}"',
+    "candidates_evaluated": "candidates evaluated, every input row's together",
+    "feasible": "of them, those that pass every gate and layout rule",
+    "seconds": "wall time of the search, in seconds",
+    "margin": "the memory gate: a feasible plan's peak is at most margin × HBM",
+    "plans": "every input row's plans (below), in input order, each row's cheapest first",
+    "pareto": "each input row's plans on the front of days against cost, fastest first (as plans, without rank)",
+    "inputs": "one object per input row: its search (below)",
+}
+INPUT_KEYS = {
+    "name": "the input row's name",
+    "candidates_evaluated": "the row's candidates evaluated",
+    "feasible": "of them, those that pass every gate and layout rule",
+    "fits_memory": "of them, those whose peak is at most margin × HBM",
+    "meets_deadline": "of them, those that meet the deadline",
+    "excluded_by": "each gate (memory, deadline, bandwidth, host_memory, nvme_capacity) or layout rule (its ok_ key) that rejected candidates -> how many, most first",
+    "seconds": "wall time of the row's search, in seconds",
+    "margin": "the memory gate's margin, as above",
+    "searched": "the columns the row left empty, which the planner searched",
+    "throughput": "how the plans' throughput is predicted, in words",
+    "calibration": "null, or what a measured mfu calibrated: mfu, efficiency_scale, predicted_mfu and the layout it was reached on",
+    "ranked_by": '"cost" (a price per GPU-hour is known) or "gpu_hours"',
+    "reason": "null where the row has plans; else why none is feasible (the command exits 1)",
+    "plans": "how many plans the row has",
+}
+PLAN_KEYS = {
+    "input": "the input row's name",
+    "rank": "1, 2, ... from the row's cheapest plan (pareto's plans have none)",
+    "row": "a complete input row, named `<input>-p<rank>` (`<input>-front<n>` in pareto), that calc and build accept and that gives these figures",
+    "peak_fraction": "peak_bytes_per_rank ÷ hbm_bytes",
+    "step_time_breakdown": "each term of the step-time model -> its seconds",
+    "crosses_nodes": "each parallel group (tp, cp, ep, dp, pp) -> whether it spans nodes",
+    "why": "the terms of the step besides compute, largest first, in words",
+    "throughput": "the step time and predicted MFU, in words",
+}
+# a plan's figures: name -> the registry quantity whose value (for the plan's row) it is
+PLAN_FIGURES = {
+    "gpu": "gpu",
+    "gpus": "gpus",
+    "days": "days_on_config",
+    "peak_bytes_per_rank": "peak_bytes_per_rank",
+    "hbm_bytes": "hbm_bytes",
+    "gpu_hours": "gpu_hours",
+    "cost": "cost",
+    "price_per_gpu_hour": "price_per_gpu_hour",
+    "step_time_s": "step_time_s",
+    "predicted_mfu": "predicted_mfu",
+    "mfu": "mfu",
+    "hfu": "predicted_hfu",
+    "tokens_per_s_per_gpu": "tokens_per_s_per_gpu",
+    "bubble_fraction": "bubble_fraction",
+    "step_bound": "step_bound",
+    "comm_latency_s": "time_comm_latency_s",
+    "comm_bandwidth_s": "time_comm_bandwidth_s",
+}
+
 
 Progress = Callable[[int, int], None]
+
+
+def counter(progress: Progress | None, total: int, every: int = 1) -> Callable[[int], None]:
+    """A callback told how many of ``total`` items each step did: it tells ``progress(done,
+    total)`` when the count passes a multiple of ``every``, and at the total (the planner's
+    candidates, ``lr.compute``'s rows, ``calc``'s chunks)."""
+    done = 0
+
+    def tick(n: int) -> None:
+        nonlocal done
+        before, done = done, done + n
+        if progress and (done // every > before // every or done == total):
+            progress(done, total)
+
+    return tick
 
 
 # ---- small helpers ---------------------------------------------------------------------------
@@ -157,6 +231,23 @@ def _holds(v: Any, n: int, blank: bool = True) -> np.ndarray:
     if v is None:
         return np.full(n, blank)
     return np.broadcast_to(np.ma.filled(v, blank).astype(bool), (n,))
+
+
+def _figure(v: Any, n: int) -> np.ndarray:
+    """A figure over n candidates as floats, a blank (None or masked) as NaN."""
+    return np.broadcast_to(np.ma.filled(np.ma.asarray(v, dtype=float), np.nan), (n,))
+
+
+def _checks(v: Mapping[str, Any], n: int, margin: float) -> dict[str, np.ndarray]:
+    """The rule a feasible plan meets, over n candidates (``v``: their registry values, arrays or
+    the engine's scalars): each gate and constraint, true where it holds.  The peak is within
+    ``margin`` of HBM; a blank deadline fails; any other blank gate or constraint does not apply."""
+    ok = {"memory": _figure(v["peak_bytes_per_rank"], n) <= margin * _figure(v["hbm_bytes"], n)}
+    for name, key in GATES[1:]:
+        ok[name] = _holds(v[key], n, blank=key != "meets_deadline")
+    for key in CONSTRAINT_KEYS:
+        ok[key] = _holds(v[key], n)
+    return ok
 
 
 # ---- the search space ---------------------------------------------------------------------------
@@ -485,15 +576,8 @@ def _evaluate(batch: _Batch, sl: slice | np.ndarray, margin: float) -> dict[str,
     """Registry figures, gates and constraints for candidates ``sl`` of ``batch``."""
     env = evaluate_arrays(REGISTRY, batch.cols(sl), tables(), list(KEYS))
     n = sl.stop - sl.start if isinstance(sl, slice) else len(sl)
-    full = {  # a blank figure (None or masked) as NaN
-        k: np.broadcast_to(np.ma.filled(np.ma.asarray(env[k], dtype=float), np.nan), (n,))
-        for k in FIGURES + ("peak_bytes_per_rank",)
-    }
-    ok = {"memory": full["peak_bytes_per_rank"] <= margin * full["hbm_bytes"]}
-    for name, key in GATES[1:]:
-        ok[name] = _holds(env[key], n, blank=key != "meets_deadline")
-    for key in CONSTRAINT_KEYS:
-        ok[key] = _holds(env[key], n)
+    full: dict[str, Any] = {k: _figure(env[k], n) for k in FIGURES + ("peak_bytes_per_rank",)}
+    ok = _checks(env, n, margin)
     full["ok"], full["fits"], full["on_time"] = ok, ok["memory"], ok["deadline"]
     full["feasible"] = np.logical_and.reduce(list(ok.values()))
     full["rank_cost"] = full["cost"] if batch.search.priced else full["gpu_hours"]
@@ -588,7 +672,7 @@ def _scan(
     search: _Search,
     top: int,
     margin: float,
-    tick: Callable[[int], None] | None,
+    tick: Callable[[int], None],
     structural: bool = False,
 ) -> _Scan:
     """One pass over every candidate: counts, what excludes, the pool of the best, the front, and
@@ -636,8 +720,7 @@ def _scan(
                 pool.add(b_no, batch, at, figs)
                 if not structural:
                     front.add(b_no, at, f["days_on_config"][ok], f["rank_cost"][ok])
-            if tick is not None:
-                tick(n)
+            tick(n)
     return _Scan(counts, excluded, pool, front, fastest)
 
 
@@ -677,7 +760,9 @@ def _run(search: _Search, top: int, margin: float, tick: Callable[[int], None]) 
     t0 = time.perf_counter()
     calibration = None
     if search.target_mfu is not None:
-        calibration = _calibrate(search, _scan(search, 1, margin, None, structural=True).pool)
+        calibration = _calibrate(
+            search, _scan(search, 1, margin, lambda n: None, structural=True).pool
+        )
         if calibration is not None:
             search.scale = calibration["efficiency_scale"]
     counts, excluded, pool, front, fastest = _scan(search, top, margin, tick)
@@ -782,13 +867,10 @@ def _plan_figures(search: _Search, rank: int, row: dict[str, Any], v: Mapping[st
 
 def _through_engine(search: _Search, b_no: Any, i: Any, margin: float) -> tuple:
     """Candidate ``i`` of batch ``b_no`` re-run through the engine: (row, figures), or Nones where
-    the scalar engine disagrees at a boundary (never report a plan it rejects).  A blank gate
-    other than the deadline, or a blank constraint, does not apply."""
+    the scalar engine disagrees at a boundary (never report a plan it rejects: ``_checks``)."""
     row = search.batches[int(b_no)].row(int(i))
     v = compute(config_from_mapping(row)).values
-    rest = [k for _n, k in GATES[2:]] + list(CONSTRAINT_KEYS)
-    fits = v["peak_bytes_per_rank"] <= margin * v["hbm_bytes"] and bool(v["meets_deadline"])
-    return (row, v) if fits and all(v[k] is not False for k in rest) else (None, None)
+    return (row, v) if all(a[0] for a in _checks(v, 1, margin).values()) else (None, None)
 
 
 def _top_plans(search: _Search, pool: _Pool, top: int, margin: float) -> list[dict[str, Any]]:
@@ -862,7 +944,7 @@ def plan(
     chunk; a search larger than ``max_candidates`` (default ``MAX_CANDIDATES``) is refused with an
     ``InputError`` naming the row and the columns that would narrow it."""
     search = _prepare(config, prices, max_candidates)
-    return _run(search, top, margin, _ticker(search.size, progress))
+    return _run(search, top, margin, counter(progress, search.size))
 
 
 def plan_document(
@@ -883,7 +965,7 @@ def plan_document(
     if problems:
         raise InputError(problems)
     t0 = time.perf_counter()
-    tick = _ticker(sum(s.size for s in searches), progress)
+    tick = counter(progress, sum(s.size for s in searches))
     results = [_run(s, top, margin, tick) for s in searches]
     return {
         "schema": SCHEMA,
@@ -899,15 +981,3 @@ def plan_document(
             for r in results
         ],
     }
-
-
-def _ticker(total: int, progress: Progress | None) -> Callable[[int], None]:
-    done = 0
-
-    def tick(n: int) -> None:
-        nonlocal done
-        done += n
-        if progress is not None:
-            progress(done, total)
-
-    return tick

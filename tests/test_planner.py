@@ -16,8 +16,12 @@ from ledger_report.planner import (
     CHUNK,
     CONSTRAINT_KEYS,
     COST_TOLERANCE,
+    DOCUMENT_KEYS,
+    INPUT_KEYS,
     MARGIN,
     MIN_TOKENS_PER_CP_RANK,
+    PLAN_FIGURES,
+    PLAN_KEYS,
     SCHEMA,
     _evaluate,
     _prepare,
@@ -315,23 +319,26 @@ def test_vectorized_values_equal_scalar_compute_for_random_candidates(job):
 # ---- rows, documents, inputs ----------------------------------------------------------------------
 @pytest.mark.slow
 def test_plan_document_has_the_documented_shape_and_one_block_per_row():
-    """docs/json.md keys; plans of each input row in input order, named <input>-p<rank>; progress reaches the total."""
+    """The keys docs/json.md lists (the planner's tables), no more, no fewer, each plan's figures
+    the engine's values of the registry quantity the table names for its row (and the contract's
+    keys among them: /work/shared/CONTRACT.md section 7); plans of each input row in input order,
+    named <input>-p<rank>; progress reaches the total."""
     calls = []
     rows = [_cfg(TINY_DENSE), _cfg({**TINY_DENSE, "name": "tiny-2", "days": 20.0})]
     doc = plan_document(rows, top=3, progress=lambda done, total: calls.append((done, total)))
     assert doc["schema"] == SCHEMA
-    assert set(doc) >= {"schema", "candidates_evaluated", "feasible", "seconds", "plans"}
-    for p in doc["plans"]:
-        assert set(p) >= {
-            "rank",
-            "row",
-            "gpus",
-            "days",
-            "peak_bytes_per_rank",
-            "hbm_bytes",
-            "gpu_hours",
-            "cost",
-        }
+    assert set(doc) == set(DOCUMENT_KEYS)
+    assert all(set(i) == set(INPUT_KEYS) for i in doc["inputs"])
+    contract = {"rank", "row", "gpus", "days", "peak_bytes_per_rank", "hbm_bytes", "gpu_hours"}
+    assert contract | {"cost"} <= set(PLAN_KEYS) | set(PLAN_FIGURES)
+    for p in doc["plans"] + doc["pareto"]:
+        assert set(p) | {"rank"} == set(PLAN_KEYS) | set(PLAN_FIGURES)
+        v = compute(config_from_mapping(p["row"])).values
+        for name, key in PLAN_FIGURES.items():
+            if isinstance(p[name], float):
+                assert p[name] == pytest.approx(v[key], rel=1e-12), name
+            else:  # bytes whole in the plan (rounded), floats in the engine; text and counts
+                assert p[name] == v[key] or abs(p[name] - v[key]) < 1, name
     assert [p["row"]["name"] for p in doc["plans"]] == [
         f"{n}-p{i}" for n in ("tiny-dense", "tiny-2") for i in (1, 2, 3)
     ]

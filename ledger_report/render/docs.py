@@ -194,7 +194,28 @@ def json_md(spec: Report = SPEC, reg: Registry | None = None) -> str:
         out.append("| name | key | unit | meaning |\n|---|---|---|---|")
         out += [_figure_line(reg, f) for f in sec.figures]
         out.append("")
-    return "\n".join(out).rstrip() + "\n"
+    return "\n".join(out + _plan_md(reg)).rstrip() + "\n"
+
+
+def _plan_md(reg: Registry) -> list[str]:
+    """The planner's document (``plan --json``), from the planner's tables of its keys."""
+    from .. import planner as p
+
+    out = ["# The planner's document\n", "`ledger-report plan --json` prints one document:\n"]
+    for title, keys in (
+        ("The document", p.DOCUMENT_KEYS),
+        ("Each input row: in `inputs`", p.INPUT_KEYS),
+        ("Each plan: in `plans` and `pareto`", p.PLAN_KEYS),
+    ):
+        out += [f"## {title}\n", "| key | meaning |\n|---|---|"]
+        out += [f"| `{k}` | {_cell(text)} |" for k, text in keys.items()] + [""]
+    out += ["Beside these, each plan's figures for its row:\n"]
+    out += ["| name | key | unit | meaning |\n|---|---|---|---|"]
+    for name, key in p.PLAN_FIGURES.items():
+        out.append(
+            f"| `{name}` | [`{key}`](definitions.md) | {reg[key].unit} | {_cell(reg[key].en)} |"
+        )
+    return out
 
 
 def _figure_line(reg: Registry, f: Any) -> str:
