@@ -137,65 +137,6 @@ FIGURES = (
 )
 KEYS = tuple(dict.fromkeys(FIGURES + tuple(k for _n, k in GATES) + CONSTRAINT_KEYS))
 
-# The planner's document (``plan --json``, ``lr.plan``) level by level, key -> what it holds:
-# docs/json.md is written from these (render/docs.py); tests/test_planner.py ties them to the keys.
-DOCUMENT_KEYS = {
-    "schema": f'"{SCHEMA}"',
-    "candidates_evaluated": "candidates evaluated, every input row's together",
-    "feasible": "of them, those that pass every gate and layout rule",
-    "seconds": "wall time of the search, in seconds",
-    "margin": "the memory gate: a feasible plan's peak is at most margin × HBM",
-    "plans": "every input row's plans (below), in input order, each row's cheapest first",
-    "pareto": "each input row's plans on the front of days against cost, fastest first (as plans, without rank)",
-    "inputs": "one object per input row: its search (below)",
-}
-INPUT_KEYS = {
-    "name": "the input row's name",
-    "candidates_evaluated": "the row's candidates evaluated",
-    "feasible": "of them, those that pass every gate and layout rule",
-    "fits_memory": "of them, those whose peak is at most margin × HBM",
-    "meets_deadline": "of them, those that meet the deadline",
-    "excluded_by": "each gate (memory, deadline, bandwidth, host_memory, nvme_capacity) or layout rule (its ok_ key) that rejected candidates -> how many, most first",
-    "seconds": "wall time of the row's search, in seconds",
-    "margin": "the memory gate's margin, as above",
-    "searched": "the columns the row left empty, which the planner searched",
-    "throughput": "how the plans' throughput is predicted, in words",
-    "calibration": "null, or what a measured mfu calibrated: mfu, efficiency_scale, predicted_mfu and the layout it was reached on",
-    "ranked_by": '"cost" (a price per GPU-hour is known) or "gpu_hours"',
-    "reason": "null where the row has plans; else why none is feasible (the command exits 1)",
-    "plans": "how many plans the row has",
-}
-PLAN_KEYS = {
-    "input": "the input row's name",
-    "rank": "1, 2, ... from the row's cheapest plan (pareto's plans have none)",
-    "row": "a complete input row, named `<input>-p<rank>` (`<input>-front<n>` in pareto), that calc and build accept and that gives these figures",
-    "peak_fraction": "peak_bytes_per_rank ÷ hbm_bytes",
-    "step_time_breakdown": "each term of the step-time model -> its seconds",
-    "crosses_nodes": "each parallel group (tp, cp, ep, dp, pp) -> whether it spans nodes",
-    "why": "the terms of the step besides compute, largest first, in words",
-    "throughput": "the step time and predicted MFU, in words",
-}
-# a plan's figures: name -> the registry quantity whose value (for the plan's row) it is
-PLAN_FIGURES = {
-    "gpu": "gpu",
-    "gpus": "gpus",
-    "days": "days_on_config",
-    "peak_bytes_per_rank": "peak_bytes_per_rank",
-    "hbm_bytes": "hbm_bytes",
-    "gpu_hours": "gpu_hours",
-    "cost": "cost",
-    "price_per_gpu_hour": "price_per_gpu_hour",
-    "step_time_s": "step_time_s",
-    "predicted_mfu": "predicted_mfu",
-    "mfu": "mfu",
-    "hfu": "predicted_hfu",
-    "tokens_per_s_per_gpu": "tokens_per_s_per_gpu",
-    "bubble_fraction": "bubble_fraction",
-    "step_bound": "step_bound",
-    "comm_latency_s": "time_comm_latency_s",
-    "comm_bandwidth_s": "time_comm_bandwidth_s",
-}
-
 
 Progress = Callable[[int, int], None]
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import csv
 import itertools
 import math
 import re
+from importlib import resources
 
 import numpy as np
 import pytest
@@ -16,12 +18,8 @@ from ledger_report.planner import (
     CHUNK,
     CONSTRAINT_KEYS,
     COST_TOLERANCE,
-    DOCUMENT_KEYS,
-    INPUT_KEYS,
     MARGIN,
     MIN_TOKENS_PER_CP_RANK,
-    PLAN_FIGURES,
-    PLAN_KEYS,
     SCHEMA,
     _evaluate,
     _prepare,
@@ -319,22 +317,27 @@ def test_vectorized_values_equal_scalar_compute_for_random_candidates(job):
 # ---- rows, documents, inputs ----------------------------------------------------------------------
 @pytest.mark.slow
 def test_plan_document_has_the_documented_shape_and_one_block_per_row():
-    """The keys docs/json.md lists (the planner's tables), no more, no fewer, each plan's figures
-    the engine's values of the registry quantity the table names for its row (and the contract's
-    keys among them: /work/shared/CONTRACT.md section 7); plans of each input row in input order,
-    named <input>-p<rank>; progress reaches the total."""
+    """The keys docs/json.md lists (data/plan_keys.csv), no more, no fewer, each plan's figures
+    the engine's values of the registry quantity the file names for its row (the keys scripts
+    read among them); plans of each input row in input order, named <input>-p<rank>; progress
+    reaches the total."""
+    text = resources.files("ledger_report.data").joinpath("plan_keys.csv").read_text("utf-8")
+    keys = {level: {} for level in ("document", "inputs", "plans")}
+    for r in csv.DictReader(text.splitlines()):
+        keys[r["level"]][r["key"]] = r["quantity"]
     calls = []
     rows = [_cfg(TINY_DENSE), _cfg({**TINY_DENSE, "name": "tiny-2", "days": 20.0})]
     doc = plan_document(rows, top=3, progress=lambda done, total: calls.append((done, total)))
     assert doc["schema"] == SCHEMA
-    assert set(doc) == set(DOCUMENT_KEYS)
-    assert all(set(i) == set(INPUT_KEYS) for i in doc["inputs"])
-    contract = {"rank", "row", "gpus", "days", "peak_bytes_per_rank", "hbm_bytes", "gpu_hours"}
-    assert contract | {"cost"} <= set(PLAN_KEYS) | set(PLAN_FIGURES)
+    assert set(doc) == set(keys["document"])
+    assert all(set(i) == set(keys["inputs"]) for i in doc["inputs"])
+    read = {"rank", "row", "gpus", "days", "peak_bytes_per_rank", "hbm_bytes", "gpu_hours", "cost"}
+    assert read <= set(keys["plans"])
+    assert doc["pareto"]
     for p in doc["plans"] + doc["pareto"]:
-        assert set(p) | {"rank"} == set(PLAN_KEYS) | set(PLAN_FIGURES)
+        assert set(p) | {"rank"} == set(keys["plans"])
         v = compute(config_from_mapping(p["row"])).values
-        for name, key in PLAN_FIGURES.items():
+        for name, key in ((n, q) for n, q in keys["plans"].items() if q):
             if isinstance(p[name], float):
                 assert p[name] == pytest.approx(v[key], rel=1e-12), name
             else:  # bytes whole in the plan (rounded), floats in the engine; text and counts

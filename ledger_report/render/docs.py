@@ -198,24 +198,28 @@ def json_md(spec: Report = SPEC, reg: Registry | None = None) -> str:
 
 
 def _plan_md(reg: Registry) -> list[str]:
-    """The planner's document (``plan --json``), from the planner's tables of its keys."""
-    from .. import planner as p
+    """The planner's document (``plan --json``), from its keys in ``data/plan_keys.csv``: what
+    each holds, or the registry quantity whose value for the plan's row it is."""
+    import csv
 
+    text = resources.files("ledger_report.data").joinpath("plan_keys.csv").read_text("utf-8")
     out = ["# The planner's document\n", "`ledger-report plan --json` prints one document:\n"]
-    for title, keys in (
-        ("The document", p.DOCUMENT_KEYS),
-        ("Each input row: in `inputs`", p.INPUT_KEYS),
-        ("Each plan: in `plans` and `pareto`", p.PLAN_KEYS),
-    ):
+    rows = list(csv.DictReader(text.splitlines()))
+    for level, title in PLAN_LEVELS.items():
         out += [f"## {title}\n", "| key | meaning |\n|---|---|"]
-        out += [f"| `{k}` | {_cell(text)} |" for k, text in keys.items()] + [""]
-    out += ["Beside these, each plan's figures for its row:\n"]
-    out += ["| name | key | unit | meaning |\n|---|---|---|---|"]
-    for name, key in p.PLAN_FIGURES.items():
-        out.append(
-            f"| `{name}` | [`{key}`](definitions.md) | {reg[key].unit} | {_cell(reg[key].en)} |"
-        )
+        for r in (r for r in rows if r["level"] == level):
+            q = r["quantity"]
+            meaning = f"{reg[q].en} ([`{q}`](definitions.md), {reg[q].unit})" if q else r["meaning"]
+            out.append(f"| `{r['key']}` | {_cell(meaning)} |")
+        out.append("")
     return out
+
+
+PLAN_LEVELS = {
+    "document": "The document",
+    "inputs": "Each input row: in `inputs`",
+    "plans": "Each plan: in `plans` and `pareto`",
+}
 
 
 def _figure_line(reg: Registry, f: Any) -> str:
