@@ -378,11 +378,10 @@ class _Sizes:
 
     def count(self, D: np.ndarray, tps: list[int]) -> int:
         """The candidates of one GPU type: its layouts for each ZeRO stage, recompute mode and
-        optimizer place (a sharded stage only where dp·cp > 1, as ``_zero_layouts`` keeps)."""
+        optimizer place (a sharded stage only where ``_sharded``)."""
         rest = math.prod(map(len, (self.pps, tps, self.eps, self.lcs)))
         every = len(D) * len(self.cps) * rest
-        big = int(np.count_nonzero(D > 1))  # dp > 1: every cp; dp = 1: cp > 1 only
-        many = (big * len(self.cps) + (len(D) - big) * sum(c > 1 for c in self.cps)) * rest
+        many = int(np.count_nonzero(_sharded(D[:, None], np.asarray(self.cps, np.int64)))) * rest
         per_zero = sum(many if z and self.zero_searched else every for z in self.zeros)
         return per_zero * len(self.modes) * len(self.places)
 
@@ -490,15 +489,20 @@ def _numeric(base: dict, v0: Mapping[str, Any], opts: Callable) -> tuple:
     return dps, mbs, pps, cps, eps, lcs
 
 
+def _sharded(dp: Any, cp: Any) -> Any:
+    """Where the planner, searching ZeRO, tries a sharded stage: dp·cp > 1 (with one
+    data-parallel rank there is nothing to shard: it only adds overhead)."""
+    return dp * cp > 1
+
+
 def _zero_layouts(layouts: dict, key: Any, zero: int, searched: bool) -> dict[str, np.ndarray]:
-    """The layouts a ZeRO stage is tried on: where the planner searches ZeRO, a sharded stage only
-    where dp·cp > 1 (with one rank it only adds overhead)."""
+    """The layouts a ZeRO stage is tried on (a sharded stage, where searched, only ``_sharded``)."""
     lay = layouts[key]
     if not (zero and searched):
         return lay
     kz = (key, "sharded")
     if kz not in layouts:
-        many = lay["dp"] * lay["cp"] > 1
+        many = _sharded(lay["dp"], lay["cp"])
         layouts[kz] = {c: a[many] for c, a in lay.items()}
     return layouts[kz]
 

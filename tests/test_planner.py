@@ -21,8 +21,10 @@ from ledger_report.planner import (
     MARGIN,
     MIN_TOKENS_PER_CP_RANK,
     SCHEMA,
+    _checks,
     _evaluate,
     _prepare,
+    counter,
     plan,
     plan_document,
 )
@@ -312,6 +314,26 @@ def test_vectorized_values_equal_scalar_compute_for_random_candidates(job):
             for k in FIGURES:
                 assert float(f[k][j]) == pytest.approx(v[k], rel=1e-9), k
             assert bool(f["fits"][j]) == (v["peak_bytes_per_rank"] <= MARGIN * v["hbm_bytes"])
+            # the engine's re-run of a plan reads the same verdicts off its own values
+            scalar = {k: bool(a[0]) for k, a in _checks(v, 1, MARGIN).items()}
+            assert scalar == {k: bool(a[j]) for k, a in f["ok"].items()}
+
+
+def test_progress_is_told_at_each_multiple_passed_and_at_the_total():
+    """``counter``: chunks of 1,024 of 2,500 rows, told every 1,000 (calc --json's chunks): the
+    count after each chunk that passes a thousand, then the total (by hand: 1,024 passes 1,000,
+    2,048 passes 2,000, 2,500 is the total); every step where ``every`` is 1 (the planner)."""
+    calls = []
+    tick = counter(lambda done, total: calls.append((done, total)), 2500, every=1000)
+    for n in (1024, 1024, 452):
+        tick(n)
+    assert calls == [(1024, 2500), (2048, 2500), (2500, 2500)]
+    calls.clear()
+    tick = counter(lambda done, total: calls.append(done), 5)
+    for n in (2, 0, 3):
+        tick(n)
+    assert calls == [2, 5]
+    counter(None, 5)(5)  # no progress wanted: nothing to tell
 
 
 # ---- rows, documents, inputs ----------------------------------------------------------------------
