@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterator, Sequence
+from typing import Any, BinaryIO, Iterator, Sequence
 
 import numpy as np
 
@@ -30,7 +30,7 @@ from .errors import InputError, Problem
 from .inputs import config_from_mapping, configs_from_records, name_key, read_configs
 from .inputs.prices import add_price, read_prices
 from .model.evaluate import text_codes
-from .planner import TOP_PLANS, Progress, plan_document
+from .planner import TOP_PLANS, Progress, counter, plan_document
 from .render.workers import no_cyclic_gc
 
 FORMATS = ("xlsx", "pdf", "json")
@@ -121,11 +121,11 @@ def compute(source: Rows, progress: Progress | None = None) -> list[Ledger]:
     if _all_ledgers(source):
         return list(source)
     configs = read(source)
+    tick = counter(progress, len(configs), every=1000)
     out: list[Ledger] = []
     for lg in compute_many(configs):
         out.append(lg)
-        if progress and (len(out) % 1000 == 0 or len(out) == len(configs)):
-            progress(len(out), len(configs))
+        tick(1)
     return out
 
 
@@ -400,11 +400,9 @@ def table(source: Rows, progress: Progress | None = None):
 
 
 def _table(configs: list[Config], progress: Progress | None = None):
-    done = 0
+    tick = counter(progress, len(configs))
     for chunk in engine_table(configs, rows=TABLE_ROWS):
-        done += len(chunk["name"][0])
-        if progress:
-            progress(done, len(configs))
+        tick(len(chunk["name"][0]))
         yield chunk
 
 
@@ -505,7 +503,7 @@ def write_json(source: Rows, out: BinaryIO, progress: Progress | None = None) ->
 
     with no_cyclic_gc():
         configs = read(source)
-        write_lines(compute_many(configs), out, _counted(progress, len(configs)))
+        write_lines(compute_many(configs), out, counter(progress, len(configs), every=1000))
 
 
 def write_csv(source: Rows, out: BinaryIO, progress: Progress | None = None) -> None:
@@ -514,20 +512,6 @@ def write_csv(source: Rows, out: BinaryIO, progress: Progress | None = None) -> 
 
     with no_cyclic_gc():
         write_table(["name", *table_keys()], table(source, progress), out)
-
-
-def _counted(progress: Progress | None, total: int) -> Callable[[int], None]:
-    """A callback taking rows done a chunk at a time, telling ``progress`` every 1,000 rows."""
-    done = 0
-
-    def counted(n: int) -> None:
-        nonlocal done
-        before, done = done, done + n
-        if progress:
-            for k in range(before // 1000 + 1, done // 1000 + 1):
-                progress(k * 1000, total)
-
-    return counted
 
 
 def reconcile(

@@ -141,6 +141,21 @@ KEYS = tuple(dict.fromkeys(FIGURES + tuple(k for _n, k in GATES) + CONSTRAINT_KE
 Progress = Callable[[int, int], None]
 
 
+def counter(progress: Progress | None, total: int, every: int = 1) -> Callable[[int], None]:
+    """A callback told how many of ``total`` items each step did: it tells ``progress(done,
+    total)`` when the count passes a multiple of ``every``, and at the total (the planner's
+    candidates, ``lr.compute``'s rows, ``calc``'s chunks)."""
+    done = 0
+
+    def tick(n: int) -> None:
+        nonlocal done
+        before, done = done, done + n
+        if progress and (done // every > before // every or done == total):
+            progress(done, total)
+
+    return tick
+
+
 # ---- small helpers ---------------------------------------------------------------------------
 def _py(v: Any) -> Any:
     """numpy scalars to Python numbers (rows and JSON hold plain values)."""
@@ -157,6 +172,23 @@ def _holds(v: Any, n: int, blank: bool = True) -> np.ndarray:
     if v is None:
         return np.full(n, blank)
     return np.broadcast_to(np.ma.filled(v, blank).astype(bool), (n,))
+
+
+def _figure(v: Any, n: int) -> np.ndarray:
+    """A figure over n candidates as floats, a blank (None or masked) as NaN."""
+    return np.broadcast_to(np.ma.filled(np.ma.asarray(v, dtype=float), np.nan), (n,))
+
+
+def _checks(v: Mapping[str, Any], n: int, margin: float) -> dict[str, np.ndarray]:
+    """The rule a feasible plan meets, over n candidates (``v``: their registry values, arrays or
+    the engine's scalars): each gate and constraint, true where it holds.  The peak is within
+    ``margin`` of HBM; a blank deadline fails; any other blank gate or constraint does not apply."""
+    ok = {"memory": _figure(v["peak_bytes_per_rank"], n) <= margin * _figure(v["hbm_bytes"], n)}
+    for name, key in GATES[1:]:
+        ok[name] = _holds(v[key], n, blank=key != "meets_deadline")
+    for key in CONSTRAINT_KEYS:
+        ok[key] = _holds(v[key], n)
+    return ok
 
 
 # ---- the search space ---------------------------------------------------------------------------
@@ -346,11 +378,10 @@ class _Sizes:
 
     def count(self, D: np.ndarray, tps: list[int]) -> int:
         """The candidates of one GPU type: its layouts for each ZeRO stage, recompute mode and
-        optimizer place (a sharded stage only where dp·cp > 1, as ``_zero_layouts`` keeps)."""
+        optimizer place (a sharded stage only where ``_sharded``)."""
         rest = math.prod(map(len, (self.pps, tps, self.eps, self.lcs)))
         every = len(D) * len(self.cps) * rest
-        big = int(np.count_nonzero(D > 1))  # dp > 1: every cp; dp = 1: cp > 1 only
-        many = (big * len(self.cps) + (len(D) - big) * sum(c > 1 for c in self.cps)) * rest
+        many = int(np.count_nonzero(_sharded(D[:, None], np.asarray(self.cps, np.int64)))) * rest
         per_zero = sum(many if z and self.zero_searched else every for z in self.zeros)
         return per_zero * len(self.modes) * len(self.places)
 
@@ -458,15 +489,20 @@ def _numeric(base: dict, v0: Mapping[str, Any], opts: Callable) -> tuple:
     return dps, mbs, pps, cps, eps, lcs
 
 
+def _sharded(dp: Any, cp: Any) -> Any:
+    """Where the planner, searching ZeRO, tries a sharded stage: dp·cp > 1 (with one
+    data-parallel rank there is nothing to shard: it only adds overhead)."""
+    return dp * cp > 1
+
+
 def _zero_layouts(layouts: dict, key: Any, zero: int, searched: bool) -> dict[str, np.ndarray]:
-    """The layouts a ZeRO stage is tried on: where the planner searches ZeRO, a sharded stage only
-    where dp·cp > 1 (with one rank it only adds overhead)."""
+    """The layouts a ZeRO stage is tried on (a sharded stage, where searched, only ``_sharded``)."""
     lay = layouts[key]
     if not (zero and searched):
         return lay
     kz = (key, "sharded")
     if kz not in layouts:
-        many = lay["dp"] * lay["cp"] > 1
+        many = _sharded(lay["dp"], lay["cp"])
         layouts[kz] = {c: a[many] for c, a in lay.items()}
     return layouts[kz]
 
@@ -485,15 +521,8 @@ def _evaluate(batch: _Batch, sl: slice | np.ndarray, margin: float) -> dict[str,
     """Registry figures, gates and constraints for candidates ``sl`` of ``batch``."""
     env = evaluate_arrays(REGISTRY, batch.cols(sl), tables(), list(KEYS))
     n = sl.stop - sl.start if isinstance(sl, slice) else len(sl)
-    full = {  # a blank figure (None or masked) as NaN
-        k: np.broadcast_to(np.ma.filled(np.ma.asarray(env[k], dtype=float), np.nan), (n,))
-        for k in FIGURES + ("peak_bytes_per_rank",)
-    }
-    ok = {"memory": full["peak_bytes_per_rank"] <= margin * full["hbm_bytes"]}
-    for name, key in GATES[1:]:
-        ok[name] = _holds(env[key], n, blank=key != "meets_deadline")
-    for key in CONSTRAINT_KEYS:
-        ok[key] = _holds(env[key], n)
+    full: dict[str, Any] = {k: _figure(env[k], n) for k in FIGURES + ("peak_bytes_per_rank",)}
+    ok = _checks(env, n, margin)
     full["ok"], full["fits"], full["on_time"] = ok, ok["memory"], ok["deadline"]
     full["feasible"] = np.logical_and.reduce(list(ok.values()))
     full["rank_cost"] = full["cost"] if batch.search.priced else full["gpu_hours"]
@@ -588,7 +617,7 @@ def _scan(
     search: _Search,
     top: int,
     margin: float,
-    tick: Callable[[int], None] | None,
+    tick: Callable[[int], None],
     structural: bool = False,
 ) -> _Scan:
     """One pass over every candidate: counts, what excludes, the pool of the best, the front, and
@@ -636,8 +665,7 @@ def _scan(
                 pool.add(b_no, batch, at, figs)
                 if not structural:
                     front.add(b_no, at, f["days_on_config"][ok], f["rank_cost"][ok])
-            if tick is not None:
-                tick(n)
+            tick(n)
     return _Scan(counts, excluded, pool, front, fastest)
 
 
@@ -677,7 +705,9 @@ def _run(search: _Search, top: int, margin: float, tick: Callable[[int], None]) 
     t0 = time.perf_counter()
     calibration = None
     if search.target_mfu is not None:
-        calibration = _calibrate(search, _scan(search, 1, margin, None, structural=True).pool)
+        calibration = _calibrate(
+            search, _scan(search, 1, margin, lambda n: None, structural=True).pool
+        )
         if calibration is not None:
             search.scale = calibration["efficiency_scale"]
     counts, excluded, pool, front, fastest = _scan(search, top, margin, tick)
@@ -782,13 +812,10 @@ def _plan_figures(search: _Search, rank: int, row: dict[str, Any], v: Mapping[st
 
 def _through_engine(search: _Search, b_no: Any, i: Any, margin: float) -> tuple:
     """Candidate ``i`` of batch ``b_no`` re-run through the engine: (row, figures), or Nones where
-    the scalar engine disagrees at a boundary (never report a plan it rejects).  A blank gate
-    other than the deadline, or a blank constraint, does not apply."""
+    the scalar engine disagrees at a boundary (never report a plan it rejects: ``_checks``)."""
     row = search.batches[int(b_no)].row(int(i))
     v = compute(config_from_mapping(row)).values
-    rest = [k for _n, k in GATES[2:]] + list(CONSTRAINT_KEYS)
-    fits = v["peak_bytes_per_rank"] <= margin * v["hbm_bytes"] and bool(v["meets_deadline"])
-    return (row, v) if fits and all(v[k] is not False for k in rest) else (None, None)
+    return (row, v) if all(a[0] for a in _checks(v, 1, margin).values()) else (None, None)
 
 
 def _top_plans(search: _Search, pool: _Pool, top: int, margin: float) -> list[dict[str, Any]]:
@@ -862,7 +889,7 @@ def plan(
     chunk; a search larger than ``max_candidates`` (default ``MAX_CANDIDATES``) is refused with an
     ``InputError`` naming the row and the columns that would narrow it."""
     search = _prepare(config, prices, max_candidates)
-    return _run(search, top, margin, _ticker(search.size, progress))
+    return _run(search, top, margin, counter(progress, search.size))
 
 
 def plan_document(
@@ -883,7 +910,7 @@ def plan_document(
     if problems:
         raise InputError(problems)
     t0 = time.perf_counter()
-    tick = _ticker(sum(s.size for s in searches), progress)
+    tick = counter(progress, sum(s.size for s in searches))
     results = [_run(s, top, margin, tick) for s in searches]
     return {
         "schema": SCHEMA,
@@ -899,15 +926,3 @@ def plan_document(
             for r in results
         ],
     }
-
-
-def _ticker(total: int, progress: Progress | None) -> Callable[[int], None]:
-    done = 0
-
-    def tick(n: int) -> None:
-        nonlocal done
-        done += n
-        if progress is not None:
-            progress(done, total)
-
-    return tick

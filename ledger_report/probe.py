@@ -179,6 +179,15 @@ def _windows_from_trace(
     return windows
 
 
+def peaks(phases: Mapping[str, Mapping[str, int | None]]) -> dict[str, int | None]:
+    """Each counter's largest figure over the phases (None where no phase has one): a record's
+    ``peak``, as the probe writes it and as ``reconcile`` reads it back."""
+    return {
+        c: max((p[c] for p in phases.values() if p.get(c) is not None), default=None)
+        for c in COUNTERS
+    }
+
+
 def _tokens(args: tuple, kwargs: Mapping) -> int:
     """Tokens in a forward's input: the first integer tensor (``input_ids`` by keyword first)."""
     torch = _torch()
@@ -342,10 +351,6 @@ class Probe:
             for c in COUNTERS:
                 if peaks[c] is not None and (have[c] is None or peaks[c] > have[c]):
                     have[c] = peaks[c]
-        peak = {
-            c: max((p[c] for p in phases.values() if p[c] is not None), default=None)
-            for c in COUNTERS
-        }
         return {
             "schema": SCHEMA,
             "row": self.row,
@@ -356,7 +361,7 @@ class Probe:
             "counters": self.counter.source,
             "capacity_bytes": self.counter.capacity,
             "phases": {p: phases[p] for p in PHASES if p in phases},
-            "peak": peak,
+            "peak": peaks(phases),
             "step_time_s": seconds,
             "tokens": self._tokens,
             "micro_batches": self._micro,

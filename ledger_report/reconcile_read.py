@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, Mapping
 
 from .errors import InputError, Problem
-from .probe import COUNTERS, SCHEMA
+from .probe import COUNTERS, SCHEMA, peaks
 
 # a probe's measured window -> the ledger phases it spans (their largest)
 WINDOWS = {
@@ -144,10 +144,10 @@ def _probe_sample(name: str, i: int, rec: dict) -> Sample:
     phases = rec.get("phases")
     if not isinstance(phases, dict) or "setup" not in phases:
         raise bad("phases", "an object of phases with their counters, setup among them")
-    for phase, peaks in phases.items():
-        if phase not in WINDOWS or not isinstance(peaks, dict):
+    for phase, counts in phases.items():
+        if phase not in WINDOWS or not isinstance(counts, dict):
             raise bad("phases", f"phases among {', '.join(WINDOWS)}")
-        for c, v in peaks.items():
+        for c, v in counts.items():
             if c not in COUNTERS or not (v is None or (isinstance(v, int) and v >= 0)):
                 raise bad("phases", "counters allocated, reserved, device in whole bytes or null")
     time_s, tokens = rec.get("step_time_s"), rec.get("tokens")
@@ -155,11 +155,7 @@ def _probe_sample(name: str, i: int, rec: dict) -> Sample:
         raise bad("step_time_s", "a number of seconds above 0")
     if not isinstance(tokens, int) or tokens < 0:
         raise bad("tokens", "a whole number of tokens")
-    peak = {
-        c: max(p[c] for p in phases.values() if p.get(c) is not None)
-        for c in COUNTERS
-        if any(p.get(c) is not None for p in phases.values())
-    }
+    peak = {c: v for c, v in peaks(phases).items() if v is not None}
     return Sample(
         line=i,
         rank=rec["rank"],

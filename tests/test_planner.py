@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import csv
 import itertools
 import math
 import re
+from importlib import resources
 
 import numpy as np
 import pytest
@@ -19,8 +21,10 @@ from ledger_report.planner import (
     MARGIN,
     MIN_TOKENS_PER_CP_RANK,
     SCHEMA,
+    _checks,
     _evaluate,
     _prepare,
+    counter,
     plan,
     plan_document,
 )
@@ -310,28 +314,56 @@ def test_vectorized_values_equal_scalar_compute_for_random_candidates(job):
             for k in FIGURES:
                 assert float(f[k][j]) == pytest.approx(v[k], rel=1e-9), k
             assert bool(f["fits"][j]) == (v["peak_bytes_per_rank"] <= MARGIN * v["hbm_bytes"])
+            # the engine's re-run of a plan reads the same verdicts off its own values
+            scalar = {k: bool(a[0]) for k, a in _checks(v, 1, MARGIN).items()}
+            assert scalar == {k: bool(a[j]) for k, a in f["ok"].items()}
+
+
+def test_progress_is_told_at_each_multiple_passed_and_at_the_total():
+    """``counter``: chunks of 1,024 of 2,500 rows, told every 1,000 (calc --json's chunks): the
+    count after each chunk that passes a thousand, then the total (by hand: 1,024 passes 1,000,
+    2,048 passes 2,000, 2,500 is the total); every step where ``every`` is 1 (the planner)."""
+    calls = []
+    tick = counter(lambda done, total: calls.append((done, total)), 2500, every=1000)
+    for n in (1024, 1024, 452):
+        tick(n)
+    assert calls == [(1024, 2500), (2048, 2500), (2500, 2500)]
+    calls.clear()
+    tick = counter(lambda done, total: calls.append(done), 5)
+    for n in (2, 0, 3):
+        tick(n)
+    assert calls == [2, 5]
+    counter(None, 5)(5)  # no progress wanted: nothing to tell
 
 
 # ---- rows, documents, inputs ----------------------------------------------------------------------
 @pytest.mark.slow
 def test_plan_document_has_the_documented_shape_and_one_block_per_row():
-    """docs/json.md keys; plans of each input row in input order, named <input>-p<rank>; progress reaches the total."""
+    """The keys docs/json.md lists (data/plan_keys.csv), no more, no fewer, each plan's figures
+    the engine's values of the registry quantity the file names for its row (the keys scripts
+    read among them); plans of each input row in input order, named <input>-p<rank>; progress
+    reaches the total."""
+    text = resources.files("ledger_report.data").joinpath("plan_keys.csv").read_text("utf-8")
+    keys = {level: {} for level in ("document", "inputs", "plans")}
+    for r in csv.DictReader(text.splitlines()):
+        keys[r["level"]][r["key"]] = r["quantity"]
     calls = []
     rows = [_cfg(TINY_DENSE), _cfg({**TINY_DENSE, "name": "tiny-2", "days": 20.0})]
     doc = plan_document(rows, top=3, progress=lambda done, total: calls.append((done, total)))
     assert doc["schema"] == SCHEMA
-    assert set(doc) >= {"schema", "candidates_evaluated", "feasible", "seconds", "plans"}
-    for p in doc["plans"]:
-        assert set(p) >= {
-            "rank",
-            "row",
-            "gpus",
-            "days",
-            "peak_bytes_per_rank",
-            "hbm_bytes",
-            "gpu_hours",
-            "cost",
-        }
+    assert set(doc) == set(keys["document"])
+    assert all(set(i) == set(keys["inputs"]) for i in doc["inputs"])
+    read = {"rank", "row", "gpus", "days", "peak_bytes_per_rank", "hbm_bytes", "gpu_hours", "cost"}
+    assert read <= set(keys["plans"])
+    assert doc["pareto"]
+    for p in doc["plans"] + doc["pareto"]:
+        assert set(p) | {"rank"} == set(keys["plans"])
+        v = compute(config_from_mapping(p["row"])).values
+        for name, key in ((n, q) for n, q in keys["plans"].items() if q):
+            if isinstance(p[name], float):
+                assert p[name] == pytest.approx(v[key], rel=1e-12), name
+            else:  # bytes whole in the plan (rounded), floats in the engine; text and counts
+                assert p[name] == v[key] or abs(p[name] - v[key]) < 1, name
     assert [p["row"]["name"] for p in doc["plans"]] == [
         f"{n}-p{i}" for n in ("tiny-dense", "tiny-2") for i in (1, 2, 3)
     ]

@@ -194,7 +194,32 @@ def json_md(spec: Report = SPEC, reg: Registry | None = None) -> str:
         out.append("| name | key | unit | meaning |\n|---|---|---|---|")
         out += [_figure_line(reg, f) for f in sec.figures]
         out.append("")
-    return "\n".join(out).rstrip() + "\n"
+    return "\n".join(out + _plan_md(reg)).rstrip() + "\n"
+
+
+def _plan_md(reg: Registry) -> list[str]:
+    """The planner's document (``plan --json``), from its keys in ``data/plan_keys.csv``: what
+    each holds, or the registry quantity whose value for the plan's row it is."""
+    import csv
+
+    text = resources.files("ledger_report.data").joinpath("plan_keys.csv").read_text("utf-8")
+    out = ["# The planner's document\n", "`ledger-report plan --json` prints one document:\n"]
+    rows = list(csv.DictReader(text.splitlines()))
+    for level, title in PLAN_LEVELS.items():
+        out += [f"## {title}\n", "| key | meaning |\n|---|---|"]
+        for r in (r for r in rows if r["level"] == level):
+            q = r["quantity"]
+            meaning = f"{reg[q].en} ([`{q}`](definitions.md), {reg[q].unit})" if q else r["meaning"]
+            out.append(f"| `{r['key']}` | {_cell(meaning)} |")
+        out.append("")
+    return out
+
+
+PLAN_LEVELS = {
+    "document": "The document",
+    "inputs": "Each input row: in `inputs`",
+    "plans": "Each plan: in `plans` and `pareto`",
+}
 
 
 def _figure_line(reg: Registry, f: Any) -> str:
