@@ -50,26 +50,20 @@ def failures(
     import numpy as np
 
     rules = [c for c in reg.constraints if c.severity == severity]
-    keys = [c.ok for c in rules]
     reads = constraint_columns(reg)
     broken: dict[int, list[Constraint]] = {}
     read = frozenset().union(*reads.values())  # every column a rule reads
     if columns is None:
         columns = {name: [r.get(name) for r in rows] for name in read}
-    nothing = [None] * len(rows)
-    columns = {name: columns.get(name, nothing) for name in read}
-    for env, idx in evaluate_rows(np, reg, tables, rows, columns, keys):
+    else:
+        columns = {name: columns.get(name, [None] * len(rows)) for name in read}
+    for env, idx in evaluate_rows(np, reg, tables, rows, columns, [c.ok for c in rules]):
         for c in rules:
             ok = env[c.ok]
             if ok is None:
                 continue
-            bad = (
-                ~np.asarray(ok, dtype=bool)
-                if not isinstance(ok, np.ma.MaskedArray)
-                else (~ok.astype(bool)).filled(False)
-            )
-            bad = np.broadcast_to(bad, (len(idx),))
-            for j in np.nonzero(bad)[0]:
+            bad = ~np.asarray(np.ma.filled(ok, True), dtype=bool)  # a masked (blank) rule holds
+            for j in np.nonzero(np.broadcast_to(bad, (len(idx),)))[0]:
                 broken.setdefault(idx[j], []).append(c)
     out: list[Failure] = []
     for i in sorted(broken):

@@ -18,19 +18,7 @@ TRIAL_BOUND = 1_000  # primes below this are divided out directly
 MR_BASES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37)
 MR_LIMIT = 3_317_044_064_679_887_385_961_981  # the bases above decide every n below this
 
-__all__ = ["divisors", "prime_factors"]
-
-
-def _small_primes(bound: int) -> list[int]:
-    sieve = bytearray([1]) * bound
-    sieve[:2] = b"\0\0"
-    for p in range(2, math.isqrt(bound - 1) + 1):
-        if sieve[p]:
-            sieve[p * p :: p] = bytearray(len(range(p * p, bound, p)))
-    return [p for p in range(bound) if sieve[p]]
-
-
-_PRIMES = _small_primes(TRIAL_BOUND)
+_PRIMES = [p for p in range(2, TRIAL_BOUND) if all(p % q for q in range(2, math.isqrt(p) + 1))]
 
 
 def _is_prime(n: int) -> bool:

@@ -9,11 +9,13 @@ conditional, a blank test, and a few functions.
 
 from __future__ import annotations
 
+import functools
+import operator
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2}  # of the arithmetic operators, as written out
-# functions that make text: the arrays interpreter leaves them (and what reads them) to the scalar one
+# functions that make text: the arrays interpreter leaves them (and their readers) to the scalar one
 TEXT_FUNCTIONS = frozenset({"CONCAT", "FMT", "MID"})
 
 
@@ -181,10 +183,7 @@ def if_(cond: Any, then: Any, other: Any) -> Expr:
 
 def total_of(terms: list) -> Expr:
     """The sum of the terms, left to right (no leading zero)."""
-    out = lift(terms[0])
-    for t in terms[1:]:
-        out = out + t
-    return out
+    return functools.reduce(operator.add, terms[1:], lift(terms[0]))
 
 
 def default(col: str, value: Any) -> Expr:

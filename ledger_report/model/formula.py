@@ -20,12 +20,9 @@ blank (``MAX(1,"")``, an empty cell read as 0), so every formula is guarded:
   into that arithmetic, so its branch's blank test is hoisted into the guard as
   ``IF(c, <then blank>, <else blank>)``, evaluated lazily like the conditional itself.
 
-Spelling: numbers as plain integers or ``1E+9``-style (never ``1e9``, which the ``formulas``
-parser rejects); strings in ``"`` with ``"`` doubled; ``TRUE``/``FALSE``; ``CEIL``/``FLOOR`` as
-``CEILING(x,1)``/``FLOOR(x,1)``, which round toward +/- infinity for negative numbers as
-``math.ceil``/``math.floor`` do (``ROUNDUP``/``ROUNDDOWN`` round away from / toward zero).  Only
-functions that LibreOffice 7.4 and Excel both evaluate, all in ``openpyxl.utils.FORMULAE`` so none
-needs an ``_xlfn.`` prefix (:data:`FUNCTIONS`, checked by :func:`functions_used`).
+``CEIL``/``FLOOR`` are spelt ``CEILING(x,1)``/``FLOOR(x,1)``, which round negative numbers toward
++/- infinity as ``math.ceil``/``math.floor`` do (``ROUNDUP``/``ROUNDDOWN`` round away from / toward
+zero); only functions LibreOffice 7.4 and Excel both evaluate are used (:data:`FUNCTIONS`).
 """
 
 from __future__ import annotations
@@ -35,8 +32,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Mapping
 
-from .expr import MINDIV_MAX, PRECEDENCE, Call, Const, Expr, If, IsBlank, Ref, Visitor, children
-from .registry import Registry, needs_of, tag
+from .expr import MINDIV_MAX, PRECEDENCE, Const, Expr, If, IsBlank, Ref, Visitor
+from .registry import Registry, needs_of, strict_operands, tag
 from .units import SCI_FROM
 
 # Row markers inside a template: the row of ``Inputs`` and the row of the results sheet.
@@ -92,11 +89,10 @@ class Template:
 
 
 def number(v: Any) -> str:
-    """A number as a formula literal: ``42``, ``0.05``, ``1.5E+22``, ``1E-05``; never ``1e9``."""
+    """A number as a formula literal: ``42``, ``0.05``, ``1.5E+22``, ``1E-05``; never ``1e9``,
+    which the ``formulas`` parser rejects."""
     if isinstance(v, bool):
         return "TRUE" if v else "FALSE"
-    if isinstance(v, int) and abs(v) < SCI_FROM:
-        return str(v)
     f = float(v)
     if not math.isfinite(f):
         raise FormulaError(f"{v!r} has no spreadsheet spelling")
@@ -125,7 +121,7 @@ def _const(v: Any) -> tuple[str, int]:
     raise FormulaError(f"constant {v!r} has no spreadsheet spelling")
 
 
-# Blank analysis (the same rule as Registry._needs, for any sub-expression) -----------------------
+# Blank analysis (the registry's rule, registry.needs_of, for any sub-expression) -----------------
 
 
 def _strict_ifs(e: Expr) -> Iterator[If]:
@@ -133,8 +129,8 @@ def _strict_ifs(e: Expr) -> Iterator[If]:
     part of a CONCAT is guarded on its own)."""
     if isinstance(e, If):
         yield e
-    elif not isinstance(e, IsBlank) and not (isinstance(e, Call) and e.fn == "CONCAT"):
-        for c in children(e):
+    else:
+        for c in strict_operands(e):
             yield from _strict_ifs(c)
 
 
@@ -168,15 +164,12 @@ class _Compiler(Visitor):
     # references --------------------------------------------------------------------------
     def cell(self, tag) -> str:
         kind, name = tag
-        if kind == "col":
-            try:
-                return f"{self._sheet}!{self.layout.inputs[name]}{INPUT_ROW}"
-            except KeyError:
-                raise FormulaError(f"input column {name!r} has no place in the layout") from None
-        try:
+        if kind == "col" and name in self.layout.inputs:
+            return f"{self._sheet}!{self.layout.inputs[name]}{INPUT_ROW}"
+        if kind == "ref" and name in self.layout.quantities:
             return f"{self.layout.quantities[name]}{LEDGER_ROW}"
-        except KeyError:
-            raise FormulaError(f"quantity {name!r} has no place in the layout") from None
+        what = "input column" if kind == "col" else "quantity"
+        raise FormulaError(f"{what} {name!r} has no place in the layout")
 
     def needs(self, e: Expr) -> frozenset:
         return needs_of(self.reg, e, self._needs)
@@ -208,24 +201,19 @@ class _Compiler(Visitor):
             return f"IFERROR({found},{_const(e.default)[0]})", _ATOM
         return found, _ATOM
 
+    def _operator(self, e, a_from: int, b_from: int) -> str:
+        """``a op b``, an operand bracketed where its precedence is below ``a_from``/``b_from``."""
+        (a, pa), (b, pb) = self.visit(e.a), self.visit(e.b)
+        a, b = (a if pa >= a_from else f"({a})"), (b if pb >= b_from else f"({b})")
+        return f"{a}{e.op}{b}"
+
     def visit_BinOp(self, e):
         p = PRECEDENCE[e.op]
-        a, pa = self.visit(e.a)
-        b, pb = self.visit(e.b)
-        if pa < p:
-            a = f"({a})"
-        if pb <= p:  # keep the tree's grouping exactly: a+(b+c) is not (a+b)+c in floating point
-            b = f"({b})"
-        return f"{a}{e.op}{b}", p
+        # the tree's grouping exactly: a+(b+c) is not (a+b)+c in floating point
+        return self._operator(e, p, p + 1), p
 
     def visit_Cmp(self, e):
-        a, pa = self.visit(e.a)
-        b, pb = self.visit(e.b)
-        if pa <= _CMP_PREC:
-            a = f"({a})"
-        if pb <= _CMP_PREC:
-            b = f"({b})"
-        return f"{a}{e.op}{b}", _CMP_PREC
+        return self._operator(e, _CMP_PREC + 1, _CMP_PREC + 1), _CMP_PREC
 
     def visit_IsBlank(self, e):
         if tag(e.x) is None:

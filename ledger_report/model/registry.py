@@ -150,21 +150,25 @@ def tag(x: Expr):
     return None
 
 
+def strict_operands(e: Expr) -> tuple[Expr, ...]:
+    """The operands whose blank makes ``e`` blank: none for a blank test or a text (a blank part
+    is empty text); a conditional's branches are the callers' business."""
+    if isinstance(e, IsBlank) or (isinstance(e, Call) and e.fn == "CONCAT"):
+        return ()
+    return children(e)
+
+
 def _maybe_blank(reg: Registry, e: Expr, known: frozenset = frozenset()) -> bool:
     """Whether an expression may evaluate to blank, given the inputs known not to be blank."""
-    if isinstance(e, Col):
-        return ("col", e.name) not in known
-    if isinstance(e, Ref):
-        return reg[e.key].nullable and ("ref", e.key) not in known
-    if isinstance(e, (Const, IsBlank)):
-        return False
-    if isinstance(e, Call) and e.fn in ("CONCAT", "MINDIV"):
-        return e.fn == "MINDIV"  # a text is never blank; no divisor that qualifies is
+    if isinstance(e, (Col, Ref)):
+        return tag(e) not in known and (isinstance(e, Col) or reg[e.key].nullable)
+    if isinstance(e, Call) and e.fn == "MINDIV":
+        return True  # no divisor qualifies
     if isinstance(e, If) and isinstance(e.cond, IsBlank):
         x = tag(e.cond.x)
         other_known = known | ({x} if x else frozenset())
         return _maybe_blank(reg, e.then, known) or _maybe_blank(reg, e.other, other_known)
-    return any(_maybe_blank(reg, c, known) for c in children(e))
+    return any(_maybe_blank(reg, c, known) for c in strict_operands(e))
 
 
 def needs_of(reg: "Registry", e: Expr, _memo: dict | None = None) -> frozenset:
@@ -179,18 +183,14 @@ def needs_of(reg: "Registry", e: Expr, _memo: dict | None = None) -> frozenset:
 
 
 def _needs(reg: Registry, e: Expr, memo: dict) -> frozenset:
-    if isinstance(e, Col):
-        return frozenset({("col", e.name)})
-    if isinstance(e, Ref):
-        return frozenset({("ref", e.key)}) if reg[e.key].nullable else frozenset()
-    if isinstance(e, (Const, IsBlank)) or (isinstance(e, Call) and e.fn == "CONCAT"):
-        return frozenset()
+    if isinstance(e, Col) or (isinstance(e, Ref) and reg[e.key].nullable):
+        return frozenset({tag(e)})
     if isinstance(e, If):
         then, other = needs_of(reg, e.then, memo), needs_of(reg, e.other, memo)
         if isinstance(e.cond, IsBlank):
             other = other - {tag(e.cond.x)}
         return needs_of(reg, e.cond, memo) | (then & other)
-    return frozenset().union(*(needs_of(reg, c, memo) for c in children(e)))
+    return frozenset().union(*(needs_of(reg, c, memo) for c in strict_operands(e)))
 
 
 def choices(reg: Registry, key: str, columns: Any = None) -> tuple[str, ...] | None:

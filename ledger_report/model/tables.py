@@ -13,12 +13,8 @@ from .conventions import convention_table
 
 # Bytes per element of a stored tensor.  "none" = the state does not exist.
 DTYPE_BYTES: dict[str, dict[str, Any]] = {
-    "fp32": {"bytes": 4},
-    "bf16": {"bytes": 2},
-    "fp16": {"bytes": 2},
-    "fp8": {"bytes": 1},
-    "int8": {"bytes": 1},
-    "none": {"bytes": 0},
+    dtype: {"bytes": width}
+    for dtype, width in {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "none": 0}.items()
 }
 
 # 8-bit optimizer states are quantized block-wise with one fp32 absmax scale per block of
@@ -46,35 +42,10 @@ OPTIMIZERS: dict[str, dict[str, Any]] = {
     "adam8bit": {"has_m": 1, "has_v": 1, "factored_v": 0, "moment_dtype": "int8"},
 }
 
-GPU_FIELDS = (
-    "hbm_gb",
-    "peak_tflops",
-    "gpus_per_node",
-    "host_gb",
-    "host_link_gb_s",
-    "hbm_tb_s",
-    "interconnect_gb_s",
-    "fp8_tflops",
-    "network_gb_s",
-    "nvme_gb_s",
-    "nvme_tb",
-    "host_mem_gb_s",
-    "gemm_efficiency",
-    "fp8_gemm_efficiency",
-    "sms",
+GPU_FIELDS = tuple(
+    "hbm_gb peak_tflops gpus_per_node host_gb host_link_gb_s hbm_tb_s interconnect_gb_s fp8_tflops "
+    "network_gb_s nvme_gb_s nvme_tb host_mem_gb_s gemm_efficiency fp8_gemm_efficiency sms".split()
 )
-
-
-def gpu_table() -> dict[str, dict[str, Any]]:
-    """The catalogue as a lookup table, and last the profile of a user-described GPU; a part without
-    FP8 has 0 FP8 TFLOP/s and efficiency."""
-    from ..catalogue import GPUS, USER_DESCRIBED
-
-    rows = [*GPUS.values(), USER_DESCRIBED]
-    return {
-        g.name: {f: (0.0 if getattr(g, f) is None else getattr(g, f)) for f in GPU_FIELDS}
-        for g in rows
-    }
 
 
 # The lookup sheet of each table in the workbook, in sheet order.
@@ -89,10 +60,18 @@ TABLE_SHEETS = {
 
 @lru_cache(maxsize=1)
 def tables() -> dict[str, dict[str, dict[str, Any]]]:
+    """Every table by name; "gpu" is the catalogue and last the profile of a user-described GPU,
+    with 0 for a field a part lacks (no FP8: 0 FP8 TFLOP/s and efficiency)."""
+    from ..catalogue import GPUS, USER_DESCRIBED
+
+    gpus = {
+        g.name: {f: 0.0 if getattr(g, f) is None else getattr(g, f) for f in GPU_FIELDS}
+        for g in (*GPUS.values(), USER_DESCRIBED)
+    }
     return {
         "dtype": DTYPE_BYTES,
         "moment": MOMENT_BYTES,
         "optimizer": OPTIMIZERS,
-        "gpu": gpu_table(),
+        "gpu": gpus,
         "convention": convention_table(),
     }
