@@ -1,6 +1,7 @@
 """Reading speed of ``inputs.read_configs`` for an XLSX (and the same rows as CSV).
 
     .venv/bin/python bench/bench_inputs.py [N] [--repeat R] [--formulas]
+    .venv/bin/python bench/bench_inputs.py 100000 --varied
 
 Writes N rows (default 20,000) from ``bench/rows.py`` to a workbook the way openpyxl saves one
 (with a <dimension> tag), reads it R times (default 3) and prints the best time and rows per
@@ -61,15 +62,32 @@ def write_csv(path: Path, rows: list[dict]) -> None:
         w.writerows(rows)
 
 
-def best(path: Path, repeat: int) -> tuple[int, float, float]:
+def best(path: Path, repeat: int, reader=read_configs) -> tuple[int, float, float]:
     """Rows read, best wall seconds, best CPU seconds (the CPU figure is steadier on a shared machine)."""
     n, walls, cpus = 0, [], []
     for _ in range(repeat):
         t0, c0 = time.perf_counter(), time.process_time()
-        n = len(read_configs(path))
+        n = len(reader(path))
         walls.append(time.perf_counter() - t0)
         cpus.append(time.process_time() - c0)
     return n, min(walls), min(cpus)
+
+
+def varied(n: int, repeat: int) -> None:
+    from example_rows import ROOT, varied_rows
+    from example_rows import write_csv as write_examples
+
+    from ledger_report.api import read
+
+    with tempfile.TemporaryDirectory(dir=ROOT / "inputs") as tmp:
+        (Path(tmp) / "configs").symlink_to(ROOT / "inputs" / "configs")
+        path = Path(tmp) / "rows.csv"
+        write_examples(path, varied_rows(n))
+        n, wall, cpu = best(path, repeat, read)
+    print(
+        f"api.read varied csv: {n:,} rows in {wall:.2f} s (CPU {cpu:.2f} s, {n / cpu:,.0f} rows/s),"
+        f" best of {repeat}; load average {os.getloadavg()[0]:.1f}"
+    )
 
 
 def main() -> None:
@@ -77,7 +95,10 @@ def main() -> None:
     ap.add_argument("n", nargs="?", type=int, default=20_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--formulas", action="store_true")
+    ap.add_argument("--varied", action="store_true", help="example_rows.py's rows, api.read")
     args = ap.parse_args()
+    if args.varied:
+        return varied(args.n, args.repeat)
     rows = configs(args.n)
     with tempfile.TemporaryDirectory() as tmp:
         xlsx, text = Path(tmp) / "inputs.xlsx", Path(tmp) / "inputs.csv"

@@ -756,7 +756,7 @@ def _every_non_finite_row(tmp: Path) -> Run:
         if k % 2:
             column, value = OVERFLOW[k // 2]
             values[column] = float(value)
-        configs.append(Config.rebuilt(tuple(values.values()), f"jobs.csv line {k + 2}", {}))
+        configs.append(Config(values, f"jobs.csv line {k + 2}"))
     run = expect(call(lambda: lr.build(configs, tmp / "out", ["json"])), "NotFiniteError")
     run.lines = 4
     named = [line.split(",")[0] for line in run.text.splitlines()]

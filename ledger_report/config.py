@@ -12,7 +12,7 @@ import csv
 import io
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping
 
 from .model.conventions import convention_names
 
@@ -246,24 +246,11 @@ class Config:
     warnings: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        full = _FrozenDict(_NO_VALUES)  # every column, in schema order
-        dict.update(full, self.values)
-        if len(full) != len(COLUMN_NAMES):  # a key that is no column
-            raise KeyError(f"unknown columns: {sorted(self.values.keys() - _COLUMN_SET)}")
-        object.__setattr__(self, "values", full)
+        full = self.values
+        if type(full) is not _FrozenDict:  # (a Config's own values are whole already)
+            object.__setattr__(self, "values", full := row_values(full.items()))
         origins = {k: v for k, v in self.origins.items() if full.get(k) is not None}
         object.__setattr__(self, "origins", _FrozenDict(origins) if origins else _NO_ORIGINS)
-
-    @classmethod
-    def rebuilt(cls, values: Sequence[Any], source: str, origins: Mapping[str, str]) -> "Config":
-        """A config again from what one held: ``values`` every column's value in schema order
-        (``tuple(config.values.values())``), its source and origins (so nothing to check again)."""
-        config = object.__new__(cls)
-        object.__setattr__(config, "values", _FrozenDict(zip(COLUMN_NAMES, values)))
-        object.__setattr__(config, "source", source)
-        object.__setattr__(config, "origins", _FrozenDict(origins))
-        object.__setattr__(config, "warnings", ())
-        return config
 
     @property
     def name(self) -> str:
@@ -288,6 +275,18 @@ class Config:
     def typed(self) -> dict[str, Any]:
         """The non-empty cells the row itself gave (not those its model filled), in column order."""
         return {k: v for k, v in self.given().items() if k not in self.origins}
+
+
+def row_values(
+    pairs: Iterable[tuple[str, Any]], base: Mapping[str, Any] | None = None
+) -> Mapping[str, Any]:
+    """Every column's value in schema order, from ``pairs`` and else ``base`` (``None`` where
+    neither gives one): a Config's ``values``.  A key that is no column is refused."""
+    full = _FrozenDict(_NO_VALUES if base is None else base)
+    dict.update(full, pairs)
+    if len(full) != len(COLUMN_NAMES):
+        raise KeyError(f"unknown columns: {sorted(full.keys() - _COLUMN_SET)}")
+    return full
 
 
 class _FrozenDict(dict):

@@ -436,25 +436,6 @@ def _band_text(col: Column) -> str:
     return f"0, or {band}" if zero else band
 
 
-# column -> cell text -> its value, for cells read without a problem (None: a text column, whose
-# cells are mostly distinct: names, notes)
-CELLS: dict[str, dict[str, Any] | None] = {c.name: None if c.kind == TEXT else {} for c in COLUMNS}
-_MAX_CELLS = 100_000  # texts remembered per column
-
-
-def cell(col: Column, raw: Any) -> Any:
-    """``convert``, a text's value remembered in ``CELLS``, where the reader looks it up first
-    (the conversion depends on nothing else; a cell with a problem is converted again, to report
-    it)."""
-    value = convert(col, raw)
-    seen = CELLS[col.name]
-    if seen is not None and type(raw) is str:
-        if len(seen) >= _MAX_CELLS:
-            seen.clear()
-        seen[raw] = value
-    return value
-
-
 def convert(col: Column, raw: Any) -> Any:
     """The typed value of one non-empty cell, or ``Bad``."""
     if isinstance(raw, ExcelError):

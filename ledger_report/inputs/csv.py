@@ -183,7 +183,7 @@ def _read_record(table: Table, start: int, fields: list[str], delimiter: str) ->
     columns, the fields silently shifted left; every row spells out each column."""
     width = table.width
     if len(fields) == width or (len(fields) > width and not any(f.strip() for f in fields[width:])):
-        table.read_row(start, dict(zip(range(1, width + 1), fields)))  # blank fields skipped there
+        table.read_row(start, fields if len(fields) == width else fields[:width])
     elif len(fields) > width:
         last = max(i for i, f in enumerate(fields, 1) if f.strip())
         table.add(

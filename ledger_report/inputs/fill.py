@@ -29,10 +29,11 @@ class Models:
         self.seen: dict[str, tuple[dict[str, Any], str]] = {}
 
     def columns(self, spec: str) -> tuple[dict[str, Any], str]:
+        """The columns and where they came from (one dict per model: not to be changed)."""
         hit = self.seen.get(spec)
         if hit is None:
             hit = self.seen[spec] = self._resolve(spec)
-        return dict(hit[0]), hit[1]
+        return hit
 
     def _resolve(self, spec: str) -> tuple[dict[str, Any], str]:
         from .. import catalogue, hf_config

@@ -4,13 +4,15 @@ reader, the XLSX reader and mappings."""
 
 from __future__ import annotations
 
+import functools
 import re
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Mapping, NoReturn, Sequence
 
-from ..config import COLUMN_BY_NAME, MODEL_COLUMN, NAME_COLUMN, Config
+from ..config import COLUMN_BY_NAME, MODEL_COLUMN, NAME_COLUMN, Config, row_values
 from ..errors import InputError, Problem
-from .cells import CELLS, Bad, cell, gpu_hint, is_blank, letter, norm, sheet_ref, show
+from .cells import Bad, convert, gpu_hint, is_blank, letter, norm, sheet_ref, show
 from .fill import Models
 from .names import column_of, hint
 
@@ -18,6 +20,41 @@ CHECK_BATCH_ROWS = 4096  # rows checked against the model's constraints at once
 MAX_ROWS = 100_000  # configuration rows per file
 MAX_COLUMNS = 16_384  # Excel's last column, XFD: the widest header every output can hold
 MAX_UNKNOWN_LISTED = 10  # unknown header names listed by name (the rest counted)
+MAX_KNOWN = 100_000  # cell texts remembered per column
+
+
+class _Known(dict):
+    """One column's cell texts, each with its value (``None``: blank), converted when first met;
+    a cell with a problem is not kept: it reads as ``BAD`` and adds one to ``_Known.bad``."""
+
+    bad = 0  # cells with a problem met, in any column (a row that adds none has none)
+
+    def __init__(self, name: str):
+        super().__init__()
+        self.column = COLUMN_BY_NAME[name]
+
+    def __missing__(self, raw: Any) -> Any:
+        try:
+            value = None if is_blank(raw) else convert(self.column, raw)
+        except Bad:
+            _Known.bad += 1
+            return BAD
+        if raw is None or type(raw) is str:  # (1 and True are one key, with two values)
+            if len(self) >= MAX_KNOWN:
+                self.clear()
+            self[raw] = value
+        return value
+
+    def value(self, raw: Any) -> Any:
+        try:
+            return self[raw]
+        except TypeError:  # a value no dict holds (a list in a mapping)
+            return self.__missing__(raw)
+
+
+BAD = object()  # the value of a cell with a problem, until it is reported
+KNOWN = {name: _Known(name) for name in COLUMN_BY_NAME}
+_GOOD: frozenset[str] = frozenset()  # the columns of a row read without a problem: none
 
 
 def fail(
@@ -31,18 +68,13 @@ def name_key(name: str) -> str:
     return norm(name).casefold()
 
 
-def _columns(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
-    """The rows' values a column at a time (``None`` where a row has none), from the cells each
-    row has (a few dozen of the schema's columns)."""
-    out: dict[str, list[Any]] = {}
-    nothing = [None] * len(rows)
-    for i, row in enumerate(rows):
-        for name, value in row.items():
-            column = out.get(name)
-            if column is None:
-                column = out[name] = nothing.copy()
-            column[i] = value
-    return out
+@functools.cache
+def _rule_columns() -> tuple[str, ...]:
+    """Every column a rule of the model reads."""
+    from ..model.checks import constraint_columns
+    from ..model.definitions import REGISTRY
+
+    return tuple(sorted(frozenset().union(*constraint_columns(REGISTRY).values())))
 
 
 def _blamed(rule: Any, text: str, values: Mapping[str, Any], origins: Mapping[str, str]) -> str:
@@ -83,7 +115,6 @@ class Table:
         self.columns: dict[int, str] = {}  # 1-based position -> canonical column name
         self.written: dict[str, str] = {}  # column -> the other name its header gave it
         self.written_by_row: dict[int | None, dict[str, str]] = {}  # mappings: each its own
-        self.warned: dict[int, tuple[str, ...]] = {}  # row -> its warnings (model contradicted)
         self.blank: set[int] = set()  # header positions that are blank
         self.width = 0  # last non-blank header position
         self.header_row = 1
@@ -91,10 +122,11 @@ class Table:
         self.names: dict[str, int] = {}  # normalised name -> first row
         self.configs: list[Config] = []
         self.rows_seen = 0
-        # rows read, not yet checked against the model: (row, values, bad, clean, origins)
-        self.pending: list[tuple[int, dict[str, Any], set[str], bool, dict[str, str]]] = []
-        self._slots_of: dict[int, str] | None = None  # the columns ``_slots_list`` was made for
-        self._slots_list: list[tuple[int, str, dict[str, Any] | None]] = []
+        # rows read, not yet checked against the model: (row, values, bad, clean, origins, warned)
+        self.pending: list[tuple[int, Mapping[str, Any], Any, bool, dict, tuple]] = []
+        self._plan_of: dict[int, str] | None = None  # the columns ``_plan`` was made for
+        self._plan: tuple[tuple[str, ...], list[_Known], list[int] | None] = ((), [], None)
+        self.keys: list[Any] | None = None  # mappings: the last one's keys, where read clean
 
     # -- problems
     def add(
@@ -220,49 +252,61 @@ class Table:
         )
 
     # -- rows
-    def read_row(self, row: int, cells: dict[int, Any]) -> None:
-        """One non-blank data row: ``cells`` maps 1-based positions to raw values."""
-        values: dict[str, Any] = {}
-        bad: set[str] = set()
-        before = len(self.problems)
-        for col, name, seen in self._slots():
-            raw = cells.get(col)
-            if raw is None or raw == "":
-                continue
-            if seen is not None and type(raw) is str:  # a text converted before: its value
-                hit = seen.get(raw, seen)
-                if hit is not seen:
-                    values[name] = hit
-                    continue
-            if isinstance(raw, str) and not raw.strip():  # blank
-                continue
-            try:
-                values[name] = cell(COLUMN_BY_NAME[name], raw)
-            except Bad as exc:
-                self.add(row, name, exc.expected, exc.found, self.cell_ref(col, row))
-                bad.add(name)
-        if len(cells) > len(self.columns):  # positions that are no column
-            for col in cells.keys() - self.columns.keys():
-                if not is_blank(cells[col]) and (col in self.blank or col > self.width):
-                    self.orphans.setdefault(col, row)
-                # unknown or duplicate columns are reported once, on the header
-        self._check_name(row, values, bad)
-        origins = self._fill(row, values, bad)
-        self.pending.append((row, values, bad, len(self.problems) == before, origins))
+    def read_row(self, row: int, cells: Sequence[Any]) -> None:
+        """One non-blank data row: ``cells[i]`` is the raw value at position i + 1."""
+        names, known, picks = self._reading()
+        seen, before = _Known.bad, len(self.problems)
+        given = cells if picks is None else [cells[i] if i < len(cells) else None for i in picks]
+        try:
+            values = list(map(_Known.__getitem__, known, given))
+        except TypeError:  # a value no dict holds (a list in a mapping)
+            values = list(map(_Known.value, known, given))
+        bad = _GOOD if _Known.bad == seen else self._bad_cells(row, names, given, values)
+        if len(cells) > len(self.columns) and len(cells) - cells.count(None) > len(self.columns):
+            for col, raw in enumerate(cells, 1):  # positions that are no column
+                if col not in self.columns and not is_blank(raw):
+                    if col in self.blank or col > self.width:
+                        self.orphans.setdefault(col, row)
+                    # unknown or duplicate columns are reported once, on the header
+        full = row_values(zip(names, values))
+        bad = self._check_name(row, full, bad)
+        full, bad, origins, warned = self._fill(row, full, bad)
+        self.pending.append((row, full, bad, len(self.problems) == before, origins, warned))
         if len(self.pending) >= CHECK_BATCH_ROWS:
             self._flush()
 
-    def _slots(self) -> list[tuple[int, str, dict[str, Any] | None]]:
-        """The header's columns in the order of their positions: (position, column, the memo of
-        its converted texts), made again when the header changes (each mapping has its own)."""
-        if self._slots_of is not self.columns:
-            self._slots_of = self.columns
-            self._slots_list = [(c, n, CELLS[n]) for c, n in sorted(self.columns.items())]
-        return self._slots_list
+    def _reading(self) -> tuple[tuple[str, ...], list[_Known], list[int] | None]:
+        """The header's columns in the order of their positions, the texts known of each, and
+        the indices of their cells (None: every position a column); made again when the header
+        changes (each mapping has its own)."""
+        if self._plan_of is not self.columns:
+            self._plan_of, slots = self.columns, sorted(self.columns.items())
+            names = tuple(name for _col, name in slots)
+            picks = [col - 1 for col, _name in slots]
+            every = picks == list(range(len(picks)))
+            self._plan = names, [KNOWN[n] for n in names], None if every else picks
+        return self._plan
 
-    def _check_name(self, row: int, values: dict[str, Any], bad: set[str]) -> None:
-        """Every row named, each name once in the file."""
-        name_value = values.get(NAME_COLUMN)
+    def _bad_cells(
+        self, row: int, names: Sequence[str], cells: Sequence[Any], values: list[Any]
+    ) -> set[str]:
+        """The row's cells with a problem: each reported, made empty, and named in the set."""
+        bad = set()
+        picks = self._plan[2]
+        for k, value in enumerate(values):
+            if value is BAD:
+                col = k + 1 if picks is None else picks[k] + 1
+                try:
+                    convert(COLUMN_BY_NAME[names[k]], cells[k])
+                except Bad as exc:
+                    self.add(row, names[k], exc.expected, exc.found, self.cell_ref(col, row))
+                values[k] = None
+                bad.add(names[k])
+        return bad
+
+    def _check_name(self, row: int, values: Mapping[str, Any], bad: Any) -> Any:
+        """Every row named, each name once in the file; the row's columns with a problem."""
+        name_value = values[NAME_COLUMN]
         if name_value is None or not name_value.strip():
             if NAME_COLUMN not in bad:
                 self.add(
@@ -272,9 +316,7 @@ class Table:
                     "an empty cell",
                     self._ref_of(NAME_COLUMN, row),
                 )
-            values.pop(NAME_COLUMN, None)
-            bad.add(NAME_COLUMN)
-            return
+            return {*bad, NAME_COLUMN}
         first = self.names.setdefault(name_key(name_value), row)
         if first != row:
             self.add(
@@ -284,42 +326,43 @@ class Table:
                 f"{show(name_value)} again (first at {self.row_word} {first})",
                 self._ref_of(NAME_COLUMN, row),
             )
+        return bad
 
-    def _fill(self, row: int, values: dict[str, Any], bad: set[str]) -> dict[str, str]:
-        """The columns the row's model fills, and where each came from: those the row leaves
-        empty (any column the row gives, even one it gives badly, wins)."""
-        origins: dict[str, str] = {}
-        if values.get(MODEL_COLUMN) is None:
-            return origins
+    def _fill(self, row: int, values: Mapping[str, Any], bad: Any) -> tuple:
+        """The row's values with the columns its model fills (those the row leaves empty: any
+        column the row gives, even one it gives badly, wins), its columns with a problem, where
+        each filled column came from, and its warnings (the model contradicted)."""
+        if values[MODEL_COLUMN] is None:
+            return values, bad, {}, ()
         try:
             filled, origin = self.models.columns(values[MODEL_COLUMN])
         except Bad as exc:
             self.add(row, MODEL_COLUMN, exc.expected, exc.found, self._ref_of(MODEL_COLUMN, row))
             # the columns it would have filled are unknown: no rule is checked on them
-            bad.update(c for c in COLUMN_BY_NAME if values.get(c) is None)
-            bad.add(MODEL_COLUMN)
-        else:
-            for column, value in filled.items():
-                if column not in values and column not in bad:
-                    values[column] = value
-                    origins[column] = origin
-            self._contradictions(row, values, filled, origin)
-        return origins
+            return (
+                values,
+                {*bad, MODEL_COLUMN, *(c for c, v in values.items() if v is None)},
+                {},
+                (),
+            )
+        fills = {c: v for c, v in filled.items() if values[c] is None and c not in bad}
+        warned = self._contradictions(values, filled, origin)
+        return row_values(fills.items(), values), bad, dict.fromkeys(fills, origin), warned
 
     def _contradictions(
-        self, row: int, values: Mapping[str, Any], filled: Mapping[str, Any], origin: str
-    ) -> None:
+        self, values: Mapping[str, Any], filled: Mapping[str, Any], origin: str
+    ) -> tuple[str, ...]:
         """A warning for each column the row gives with another value than its model's (the
         row's wins): a stale architecture beside a changed model is the usual cause."""
-        warned = [
+        return tuple(
             f"{self._name(column)}: expected {show(model_value)}, as {origin} has it; found"
             f" {show(values[column])} (the row's value is used: a model changed without its"
             " architecture columns, or a deliberate variant)"
             for column, model_value in filled.items()
-            if column in values and model_value is not None and values[column] != model_value
-        ]
-        if warned:
-            self.warned[row] = tuple(warned)
+            if model_value is not None
+            and values[column] is not None
+            and values[column] != model_value
+        )
 
     def _name(self, column: str) -> str:
         written = self.written.get(column)
@@ -335,23 +378,24 @@ class Table:
         pending, self.pending = self.pending, []
         if not pending:
             return
-        rows = [v for _r, v, *_rest in pending]
+        rows = [values for _row, values, *_rest in pending]
         bad = [b for _r, _v, b, *_rest in pending]
+        read = _rule_columns()  # each rule's columns, the rows' values a column at a time
+        columns = dict(zip(read, zip(*map(itemgetter(*read), rows))))
         broken: set[int] = set()
-        for f in failures(REGISTRY, tables(), rows, bad, columns=_columns(rows)):
-            row, values, _bad, _clean, origins = pending[f.index]
+        for f in failures(REGISTRY, tables(), rows, bad, columns=columns):
+            row, values, _bad, _clean, origins, _warned = pending[f.index]
             rule, found = f.constraint.column, f.found
             column = _blamed(f.constraint, f.expected + found, values, origins)
             col = COLUMN_BY_NAME.get(rule)
             if col is not None and col.catalogue == "gpus":
-                found += gpu_hint(str(values.get(rule, "")))
+                found += gpu_hint(str(values[rule] or ""))
             if rule in origins:
                 found += f" ({rule} from {origins[rule]})"
             self.add(row, column, f.expected, found, self._ref_of(column, row))
             broken.add(row)
-        for row, values, _bad, clean, origins in pending:
+        for row, values, _bad, clean, origins, warned in pending:
             if clean and row not in broken:
-                warned = self.warned.pop(row, ())
                 source = f"{self.place} {self.row_word} {row}"
                 self.configs.append(Config(values, source, origins, warned))
 
@@ -369,12 +413,14 @@ class Table:
             )
             return
         keys = list(record)
-        self.columns, self.blank, self.width, self.written = {}, set(), 0, {}
-        before = len(self.problems)
-        self.read_header(dict(enumerate(keys, 1)), row)
+        if keys != self.keys:  # the keys of the mapping before, read clean, are not read again
+            self.columns, self.blank, self.width, self.written = {}, set(), 0, {}
+            before = len(self.problems)
+            self.read_header(dict(enumerate(keys, 1)), row)
+            self.keys = keys if len(self.problems) == before else None
         self.written_by_row[row] = self.written
-        if len(self.problems) == before:
-            self.read_row(row, {col: python_number(record[key]) for col, key in enumerate(keys, 1)})
+        if self.keys is not None:
+            self.read_row(row, [python_number(record[key]) for key in keys])
 
     def _ref_of(self, column: str, row: int) -> str | None:
         return next((self.cell_ref(c, row) for c, n in self.columns.items() if n == column), None)

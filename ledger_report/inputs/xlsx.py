@@ -302,7 +302,7 @@ def _read_sheet(
                 f"more with this row, which ends at column {letter(len(cells))}; delete the unused columns on the right",
             )
             break
-        raw: dict[int, Any] = {}
+        raw: list[Any] = []
         for col, cell in enumerate(cells, 1):
             value = cell.value
             if value is None:
@@ -310,14 +310,14 @@ def _read_sheet(
                 if part.formulas and cell is not EMPTY_CELL and cell.data_type != "str":
                     text = formulas.text(row, col)
                     if text is not None:
-                        raw[col] = NoCache(text, f"{letter(col)}{row}")
+                        value = NoCache(text, f"{letter(col)}{row}")
             elif cell.data_type == "e":
-                raw[col] = ExcelError(str(value), f"{letter(col)}{row}")
-            else:
-                raw[col] = value
-        if all(is_blank(v) for v in raw.values()):
+                value = ExcelError(str(value), f"{letter(col)}{row}")
+            raw.append(value)
+        if all(is_blank(v) for v in raw):
             continue
-        last_row, max_col = row, max(max_col, max(raw))
+        last_row = row
+        max_col = max(max_col, max(c for c, v in enumerate(raw, 1) if v is not None))
         if not header_done:
             header_done = True
             if row != 1:
@@ -328,7 +328,7 @@ def _read_sheet(
                     f"an empty row 1 (the first row with data is row {row})",
                 )
                 break
-            table.read_header(raw, 1)
+            table.read_header({c: v for c, v in enumerate(raw, 1) if v is not None}, 1)
             if table.problems:
                 break
             continue

@@ -31,12 +31,12 @@ CASES = [
 
 
 def _unchecked(column: str, value: float) -> Config:
-    """The job with one value put in after the reader's checks (``Config.rebuilt`` checks
+    """The job with one value put in after the reader's checks (a ``Config`` checks
     nothing), so the engine's own rule is what is tested, whatever the reader bounds."""
     good = config_from_mapping(JOB)
     values = dict(good.values)
     values[column] = value
-    return Config.rebuilt(tuple(values.values()), "jobs.csv line 2", {})
+    return Config(values, "jobs.csv line 2")
 
 
 @pytest.mark.parametrize("column,value,figure", CASES)
@@ -114,7 +114,7 @@ def _unchecked_rows(bad: int, good: int) -> list[tuple[Config, bool]]:
             column, value, _figure = CASES[n_bad % len(CASES)]
             values[column] = value
             n_bad += 1
-        rows.append((Config.rebuilt(tuple(values.values()), f"jobs.csv line {k + 2}", {}), is_bad))
+        rows.append((Config(values, f"jobs.csv line {k + 2}"), is_bad))
     return rows
 
 
