@@ -330,22 +330,24 @@ def _round_array(np, fn, x):
     return out.reshape(shape)
 
 
-def _approx_equal_array(np, a, b):
-    """``approx_equal`` over arrays: exact equality, refined by the scalar rule where the values
-    differ by less than 2^-48 relative (rare); against one zero, exact equality alone (nothing
-    else is near zero, as ``approx_equal`` says)."""
+def _approx_compare(np, op: str, a, b):
+    """``compare`` of numbers over arrays: the exact comparison, refined by the scalar rule on the
+    rows where ``a`` and ``b`` differ by less than 2^-48 relative (rare: ``approx_equal`` holds
+    nowhere else) and it could change the answer; against a scalar, the bound is one number
+    (against a zero nothing is near, as ``approx_equal`` says)."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    eq = a == b
-    if (b.ndim == 0 and b == 0) or (a.ndim == 0 and a == 0):
-        return eq
-    with np.errstate(all="ignore"):
-        near = ~eq & (np.abs(a - b) < np.abs(a) * _E48)
-    if near.any():
+    out = _CMPS[op](a, b)
+    one = b if b.ndim == 0 else a if a.ndim == 0 else None
+    if one is not None and one == 0:
+        return out
+    bound = np.abs(a) * _E48 if one is None else abs(float(one)) * _E48
+    near = np.abs(a - b) < bound  # under evaluate_arrays's errstate
+    flip = near & (out if op in ("<>", "<", ">") else ~out)  # approx_equal turns these over
+    if flip.any():
         a, b = np.broadcast_arrays(a, b)
-        # a boolean mask, not np.nonzero: a 0-d array (one value for all rows) too
-        eq = np.array(eq, dtype=bool)
-        eq[near] = [approx_equal(float(x), float(y)) for x, y in zip(a[near], b[near])]
-    return eq
+        out = np.array(out, dtype=bool)  # a boolean mask, not np.nonzero: 0-d arrays too
+        out[flip] ^= [approx_equal(float(x), float(y)) for x, y in zip(a[flip], b[flip])]
+    return out
 
 
 def first_seen_codes(np, keys: Sequence[Any]) -> tuple[Any, list[Any]]:
@@ -541,11 +543,7 @@ class _ArrayEval:
             bv = self.lowered(bv)[0] if not isinstance(bv, str) else bv.lower()
         if not (_is_float_array(np, av) or _is_float_array(np, bv)):
             return _A(_CMPS[op](av, bv), blank)
-        eq = _approx_equal_array(np, av, bv)
-        if op in ("=", "<>"):
-            return _A(eq if op == "=" else ~eq, blank)
-        strict = np.less(av, bv) if op[0] == "<" else np.greater(av, bv)
-        return _A(eq | strict if op.endswith("=") else ~eq & strict, blank)
+        return _A(_approx_compare(np, op, av, bv), blank)
 
     def _text_equal(self, av: Any, bv: Any) -> Any:
         """A text array against one text, case-insensitively, on each row: compared once for each
