@@ -22,7 +22,7 @@ from .errors import InputError, Problem
 # cross-checks, raising the same InputError); re-exported for the library, tests and the planner.
 from .inputs import config_from_mapping, configs_from_records  # noqa: F401
 from .model.evaluate import columns_read, eval_scalar, evaluate_row
-from .model.expr import TEXT_FUNCTIONS, Call, all_refs, walk
+from .model.expr import TEXT_FUNCTIONS, Call, all_cols, all_refs, walk
 from .model.masked import evaluate_rows
 from .model.registry import BOOL, BYTES, FLOAT_UNITS, INT_UNITS, TEXT
 from .report import DEFAULT, Model
@@ -246,6 +246,7 @@ def _ledgers(model: Model, configs: Sequence[Config], parts: list) -> list[Ledge
 
     text = _row_keys(model.registry)
     out: list[Ledger | None] = [None] * len(configs)
+    memo: dict = {}  # the chunk's sentences by what they read: rows repeat them
     for env, idx in parts:
         keys = [k for k in env if k not in text]
         blank = [None] * len(idx)
@@ -253,7 +254,7 @@ def _ledgers(model: Model, configs: Sequence[Config], parts: list) -> list[Ledge
             python_values(np, env[k], len(idx), model.registry[k].unit) or blank for k in keys
         ]
         for i, row in zip(idx, zip(*columns)):
-            out[i] = Ledger(configs[i], _RowValues(zip(keys, row), configs[i], model), model)
+            out[i] = Ledger(configs[i], _RowValues(zip(keys, row), configs[i], model, memo), model)
     return out  # type: ignore[return-value]
 
 
@@ -293,22 +294,43 @@ def _whole(v: Any) -> Any:
 class _RowValues(dict):
     """One row's quantities out of a chunk: the numbers (and truth values, short texts) as the
     arrays gave them, and each text quantity (messages, sentences) computed by the scalar
-    interpreter the first time it is read."""
+    interpreter the first time it is read, or taken from a row of the chunk that read the same
+    values (``memo``; their types too: ``1 == 1.0 == True``)."""
 
-    __slots__ = ("_config", "_model")
+    __slots__ = ("_config", "_model", "_memo")
 
-    def __init__(self, numbers: Iterable[tuple[str, Any]], config: Config, model: Model) -> None:
+    def __init__(
+        self, numbers: Iterable[tuple[str, Any]], config: Config, model: Model, memo: dict
+    ) -> None:
         super().__init__(numbers)
-        self._config, self._model = config, model
+        self._config, self._model, self._memo = config, model, memo
 
     def __missing__(self, key: str) -> Any:
-        m = self._model
-        v = self[key] = eval_scalar(m.registry[key].expr, self._config.values, self, m.tables)
+        m, row = self._model, self._config.values
+        reads = _sentence_reads(m.registry).get(key)
+        if reads is None:
+            v = self[key] = eval_scalar(m.registry[key].expr, row, self, m.tables)
+            return v
+        given = [self[k] for k in reads[0]] + [row.get(c) for c in reads[1]]
+        at = (key, *given, *map(type, given))
+        v = self._memo.get(at, self._memo)
+        if v is self._memo:
+            v = self._memo[at] = eval_scalar(m.registry[key].expr, row, self, m.tables)
+        self[key] = v
         return v
 
     def get(self, key: str, default: Any = None) -> Any:
         # dict.get never calls __missing__: a text quantity not yet read would come back None
         return self[key] if key in self._model.registry else default
+
+
+@functools.cache  # a registry is hashed by identity
+def _sentence_reads(reg) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """The quantities and columns each text quantity reads, where it reads no other (reading them
+    all computes nothing more)."""
+    text = _row_keys(reg)
+    reads = {k: (tuple(all_refs(reg[k].expr)), tuple(all_cols(reg[k].expr))) for k in text}
+    return {k: r for k, r in reads.items() if text.isdisjoint(r[0])}
 
 
 @functools.cache  # a registry is hashed by identity

@@ -20,31 +20,23 @@ SCHEMA = "ledger-report/1"
 
 def config_document(lg: Ledger) -> dict[str, Any]:
     v = lg.values
-    plain_of = plainers(lg.model.registry)
     out: dict[str, Any] = {
         "name": lg.name,
         "notes": lg.config.get("notes"),
         "inputs": resolved_inputs(lg),
         "inputs_from": inputs_from(lg),
     }
-    for sec, parts in _layout(lg.model):
-        if isinstance(sec, Table):
+    for sec, lines, figures in _layout(lg.model):
+        if lines is not None:
             out[sec.json] = [
-                _line(plain_of, v, ln, cells, basis)
-                for ln, cells, basis in parts
-                if not ln.show or v[ln.show]
+                {n: get(v) for n, get in ln} for show, ln in lines if not show or v[show]
             ]
-            out.update({f.name: plain_of[f.key](v[f.key]) for f in sec.total})
-            continue
-        if sec.json_null_unless_shown and not (sec.show and v[sec.show]):
+        elif sec.json_null_unless_shown and not (sec.show and v[sec.show]):
             out[sec.json] = None
             continue
-        obj = {
-            name: ({n: plain_of[k](v[k]) for n, k in items} if items else plain_of[key](v[key]))
-            for name, items, key in parts
-        }
-        if sec.json is None:
-            out.update(obj)
+        obj = {n: get(v) for n, get in figures}
+        if sec.json is None or lines is not None:
+            out.update(obj)  # a table's totals, or a section of the configuration itself
         else:
             out[sec.json] = obj
     out["assumptions"] = [text for _, text in assumption_items(lg, "en")]
@@ -53,51 +45,56 @@ def config_document(lg: Ledger) -> dict[str, Any]:
     return out
 
 
-_LAYOUTS: dict[int, tuple[Any, list]] = {}
+_Getters = list[tuple[str, Callable[[Any], Any]]]  # (JSON name, its value from a row's values)
+_LAYOUT: list = [None, None, None]  # the last model's spec and registry, and their layout
 
 
-def _layout(model) -> list[tuple[Any, list]]:
-    """The model's spec's sections as the document walks them, read once per model: a table's
-    lines, each with its cells (column, breakdown, key, fixed value) and its basis (the source
-    of its formula, or None), or a section's figures (name, breakdown, key)."""
-    hit = _LAYOUTS.get(id(model))
-    if hit is not None and hit[0] is model:
-        return hit[1]
-    out: list[tuple[Any, list]] = []
-    for sec in model.spec.sections:
-        if isinstance(sec, Table):
+def _layout(model) -> list[tuple[Any, list[tuple[str, _Getters]] | None, _Getters]]:
+    """The model's spec as the document walks it, read once (for the last model asked: holding
+    it, so that ``is`` cannot match another): each section with its table's lines (each with its
+    registry BOOL key and its cells, then its basis and label) or None, and its figures."""
+    if _LAYOUT[0] is not model.spec or _LAYOUT[1] is not model.registry:
+        reg, out = model.registry, []
+        for sec in model.spec.sections:
+            if not isinstance(sec, Table):
+                out.append(
+                    (sec, None, [(f.name, _getter(reg, f.items, f.key)) for f in sec.figures])
+                )
+                continue
             lines = []
             for ln in sec.lines:
                 cells = [(c.name, ln.cells[c.name]) for c in sec.columns]
-                basis = model.registry[ln.formula].source if ln.formula else None
-                lines.append((ln, [(n, x.items, x.key, x.value) for n, x in cells], basis))
-            out.append((sec, lines))
+                getters = [(n, _getter(reg, x.items, x.key, x.value)) for n, x in cells]
+                if ln.formula:
+                    getters.append(("basis", _getter(reg, (), "", reg[ln.formula].source)))
+                getters.append(("label", _label(ln.en, ln.zh)))
+                lines.append((ln.show, getters))
+            out.append((sec, lines, [(f.name, _getter(reg, f.items, f.key)) for f in sec.total]))
+        _LAYOUT[:] = model.spec, model.registry, out
+    return _LAYOUT[2]
 
-        else:
-            out.append((sec, [(f.name, f.items, f.key) for f in sec.figures]))
-    _LAYOUTS[id(model)] = (model, out)  # keeps ``model`` alive, so its id is not reused
-    return out
+
+def _getter(reg, items: tuple, key: str, value: Any = None) -> Callable[[Any], Any]:
+    """A figure's value from a row's values: its breakdown (an object of figures), the figure
+    (``plain``), or the spec's fixed value."""
+    plain_of = plainers(reg)
+    if items:
+        parts = [(n, k, plain_of[k]) for n, k in items]
+        return lambda v: {n: plain(v[k]) for n, k, plain in parts}
+    if key:
+        plain = plain_of[key]
+        return lambda v: plain(v[key])
+    return lambda v: value
+
+
+def _label(en: str, zh: str) -> Callable[[Any], dict[str, str]]:
+    return lambda v: {"en": en, "zh": zh}  # a new object each time: a caller may change its copy
 
 
 def inputs_from(lg: Ledger) -> dict[str, str]:
     """Where each column the row has came from: "row", or the model that filled it
     ("model Qwen3-8B", "config.json configs/qwen3-30b-a3b.json")."""
     return {col: lg.config.origin(col) for col in lg.config.given()}
-
-
-def _line(
-    plain_of, v, ln, cells: list[tuple[str, Any, str, Any]], basis: str | None
-) -> dict[str, Any]:
-    row: dict[str, Any] = {}
-    for name, items, key, value in cells:
-        if items:
-            row[name] = {n: plain_of[k](v[k]) for n, k in items}
-        else:
-            row[name] = value if not key else plain_of[key](v[key])
-    if ln.formula:
-        row["basis"] = basis
-    row["label"] = {"en": ln.en, "zh": ln.zh}
-    return row
 
 
 def warnings(lg: Ledger) -> list[str]:
