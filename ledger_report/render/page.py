@@ -31,9 +31,6 @@ import numpy as np
 from ..engine import Ledger
 from . import view
 
-# Page geometry, in CSS px (1/96 in): A4 landscape less the margins of handout.css.
-PX_PER_MM = 96 / 25.4
-SHEET_HEIGHT_PX = 194 * PX_PER_MM
 COLUMNS = 3  # the flow's columns: two under the state ledger, one under the memory chart
 # The flow's sections in the order a reviewer reads them: the budget (whole, at the top of the
 # first column), the peak and the compute floor first (under the state ledger), then the rest in
@@ -49,8 +46,8 @@ COMPACT_SECTIONS = ("layout",)  # label-value pairs run together in the header
 NOTE_SECTIONS = ("check",)
 NOT_IN_FLOW = (*HEADER_SECTIONS, *COMPACT_SECTIONS, *NOTE_SECTIONS)
 
-# One layout for every page: the type is 8 pt (the print minimum) at a line height of
-# LINE_HEIGHT, everywhere (handout.css holds the same figures).  A page too full for its sheet is
+# One layout for every page (handout.css: 8 pt, the print minimum, at one line height, which the
+# renderer reads from it, everywhere).  A page too full for its sheet is
 # fitted by one rule, the same for every page: at each trim level, the formula texts of a fixed set
 # of sections are left out (the figures stay; each formula text is in the workbook's cell and the
 # JSON, and docs/definitions.md says it), the least read sections first (TRIMMED; ALL: every
@@ -59,9 +56,6 @@ NOT_IN_FLOW = (*HEADER_SECTIONS, *COMPACT_SECTIONS, *NOTE_SECTIONS)
 # one line where the formulas are.
 ALL = "*"
 MAX_DENSITY = 4
-FONT_PT = 8.0
-LINE_HEIGHT = 1.15
-LINE_PX = FONT_PT * LINE_HEIGHT / 0.75  # a line of body text in CSS px (a pt is 0.75 px)
 TRIMMED = (
     frozenset(),
     frozenset({"params", "uncounted", "offload", "measured"}),
@@ -169,16 +163,11 @@ class PageData:
     headline_keys: frozenset[str] = frozenset()  # registry keys of the headline strip
     _flows: dict[int, tuple[list[dict[str, Any]], list[float]]] = field(default_factory=dict)
     est_over: list[float] = field(init=False)  # estimated section overheads (lines)
-    nominal_over: list[float] = field(init=False)  # the same, with no room to spare
     # estimated lines above the left and right columns, at each trim level
     est_top: list[tuple[float, float]] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.est_over = [1.6 + _header_lines(s) for s in self.sections]
-        self.nominal_over = [
-            HEADING_LINES + (_header_lines(s) + HEADER_ROW_EXTRA_LINES if s["headers"] else 0)
-            for s in self.sections
-        ]
+        self.est_over = [1.6 + header_lines(s) for s in self.sections]
         self.est_top = [_estimate_top(self, density) for density in range(MAX_DENSITY + 1)]
 
     def _kept(self, section: str, key: str | None, blank: bool = False) -> bool:
@@ -261,7 +250,7 @@ def page_data(lg: Ledger, lang: str) -> PageData:
         dict(label=r.label, text=r.text, tone=r.tone or "none", reason=reasons.get(r.name, ""))
         for r in rows(HEADER_SECTIONS[0])
     ]
-    headline_rows = view.headline(lg, lang)
+    headline_rows = view.short_rows(lg, lg.model.spec.headline, lang)
     headline = [{"label": r.label, "text": r.text, "tone": r.tone} for r in headline_rows]
     compact = [
         {"title": by_key[k].title, "pairs": [(r.label, r.text) for r in by_key[k].rows]}
@@ -530,14 +519,7 @@ def _item_lines(it: dict[str, Any], spare: bool = True) -> float:
     return text + 0.05 * spare + _lines(it["formula"], FORMULA_EM)
 
 
-# A section's heading on the page: its line, 0.2 mm of padding above and below it, a 0.4 pt rule
-# and 0.2 mm of margin; a table's header row: its lines, 0.4 mm of padding and a 0.5 pt rule
-# (handout.css).  In lines, as laid out (the example's pages measure 15.1 px and 26.7 px).
-HEADING_LINES = 1 + (3 * 0.2 * PX_PER_MM + 0.4 / 0.75) / LINE_PX
-HEADER_ROW_EXTRA_LINES = (0.4 * PX_PER_MM + 0.5 / 0.75) / LINE_PX
-
-
-def _header_lines(s: dict[str, Any]) -> int:
+def header_lines(s: dict[str, Any]) -> int:
     return max(_lines(h, 7.0) for h in s["headers"]) if s["headers"] else 0
 
 
@@ -731,8 +713,6 @@ def rank_order(ledgers: Sequence[Ledger]) -> list[int]:
     appearance: costs in different currencies are never ranked against each other), then by the
     spec's ``rank`` values in turn (False before True, smaller first, blank last), input order
     breaking ties (a stable order)."""
-    if ledgers and not ledgers[0].model.spec.rank:  # no ranking (plans): the order given
-        return list(range(len(ledgers)))
     group = {c: k for k, c in enumerate(currencies(ledgers))}
 
     def key(i: int):
@@ -762,7 +742,8 @@ def summary_row(lg: Ledger, lang: str, rank: int) -> dict[str, Any]:
             {"text": r.text, "tone": r.tone or "none"} for r in _summary_verdicts(lg, lang)
         ],
         "cells": [
-            {"text": r.text, "n": r.unit not in ("text", "bool")} for r in view.summary(lg, lang)
+            {"text": r.text, "n": r.unit not in ("text", "bool")}
+            for r in view.short_rows(lg, lg.model.spec.summary, lang)
         ],
     }
 
@@ -777,7 +758,7 @@ def summary_headers(lg: Ledger, lang: str) -> dict[str, Any]:
                 # CSS classes of the column: its unit's (its width: handout.css, col.u-*) and key's
                 "unit": f"{_css_name('u-' + r.unit.lower())} {_css_name('k-' + r.key)}",
             }
-            for r in view.summary(lg, lang)
+            for r in view.short_rows(lg, lg.model.spec.summary, lang)
         ],
     }
 
