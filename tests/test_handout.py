@@ -664,7 +664,7 @@ def test_figures_are_black_and_no_text_is_light_grey():
     colours = re.findall(r"(?<![-\w])color:\s*(#[0-9a-fA-F]{6})", css)
     assert colours and set(c.lower() for c in colours) == {"#000000"}
     assert {fg for _bg, fg in pg.FILLS} <= {"#000000", "#ffffff"}
-    assert all((fg == "#ffffff") == (pg._luminance(bg) < 128) for bg, fg in pg.FILLS)
+    assert all((fg == "#ffffff") == (_luminance(bg) < 128) for bg, fg in pg.FILLS)
 
 
 def _grey(pdf_path: Path, page_no: int, tmp: Path) -> "Image.Image":  # noqa: F821
@@ -747,16 +747,22 @@ def test_bar_segments_differ_in_greyscale(row, tmp_path):
     assert pairs >= 5
 
 
+def _luminance(colour: str) -> float:
+    """0.299 R + 0.587 G + 0.114 B of a ``#rrggbb`` colour (ITU-R BT.601's luma weights)."""
+    r, g, b = (int(colour[k : k + 2], 16) for k in (1, 3, 5))
+    return 0.299 * r + 0.587 * g + 0.114 * b
+
+
 def test_the_palette_is_spaced_and_touching_segments_never_share_a_fill(ledgers):
     """The fills' luminances are at least 25 levels apart, and no two touching segments of a bar
     share one (so each pair differs by 25 levels or more in greyscale, before rendering)."""
-    lum = sorted(pg._luminance(bg) for bg, _fg in pg.FILLS)
+    lum = sorted(_luminance(bg) for bg, _fg in pg.FILLS)
     assert min(b - a for a, b in zip(lum, lum[1:])) >= 25
     for k, lg in enumerate(ledgers):
         for chart in pg.page_data(lg, "en").charts:
             for bar in chart["bars"]:
                 for a, b in zip(bar["segs"], bar["segs"][1:]):
-                    assert a["bg"] != b["bg"], (lg.name, bar["id"])
+                    assert a["fill"] != b["fill"], (lg.name, bar["id"])
 
 
 # --------------------------------------------------------------------------------------------

@@ -106,11 +106,6 @@ VISIBLE = 2.5  # per cent of a bar: a narrower segment is a sliver
 HAIRLINE = 0.4
 
 
-def _luminance(colour: str) -> float:
-    r, g, b = (int(colour[k : k + 2], 16) for k in (1, 3, 5))
-    return 0.299 * r + 0.587 * g + 0.114 * b
-
-
 # --------------------------------------------------------------------------------------------
 # Text widths, for estimates only (the page is measured after layout)
 
@@ -462,14 +457,11 @@ def _chart(s: view.ViewSection) -> dict[str, Any]:
         out = []
         for it in b["segs"]:
             w = it.value / top * 100
-            bg, fg = FILLS[fill[it.name]]
             out.append(
                 {
                     "x": round(x, 3),
                     "w": round(w, 3),
-                    "fill": fill[it.name],
-                    "bg": bg,
-                    "fg": fg,
+                    "fill": fill[it.name],  # a class of FILLS (the template's style element)
                     "code": code[it.name],
                     "labelled": w >= 2.2 * len(code[it.name]) + 1.2,
                     "drawn": w >= HAIRLINE,
@@ -488,8 +480,6 @@ def _chart(s: view.ViewSection) -> dict[str, Any]:
             {
                 "code": code[n],
                 "fill": fill[n],
-                "bg": FILLS[fill[n]][0],
-                "fg": FILLS[fill[n]][1],
                 "label": info[n].label,
                 "text": info[n].text,
             }
