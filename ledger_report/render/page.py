@@ -263,7 +263,7 @@ def page_data(lg: Ledger, lang: str) -> PageData:
         sections.append({"key": key, "title": title, "kind": kind, "headers": list(headers)})
         return len(sections) - 1
 
-    for s in secs:
+    for s in sorted(secs, key=_reading_rank):  # the assumptions ("notes") last, below
         if s.key in NOT_IN_FLOW:
             continue
         if s.kind == "table" and s.chart is not None:
@@ -307,7 +307,6 @@ def page_data(lg: Ledger, lang: str) -> PageData:
     if notes:
         k = section("notes", "", "notes")  # the template names it
         items += [{"sec": k, "kind": "note", "text": text} for _key, text in notes]
-    sections, items = _in_reading_order(sections, items)
     # the rules the row breaks, in words ("warning: pp: expected …, found …"), each rule's
     # text ending with its own separator
     # the reader's warnings (a column that contradicts the row's named model) come first
@@ -331,25 +330,11 @@ def page_data(lg: Ledger, lang: str) -> PageData:
     )
 
 
-def _in_reading_order(
-    sections: list[dict[str, Any]], items: list[dict[str, Any]]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The sections (and their items) in the flow's order: FLOW_FIRST, the others, FLOW_LAST."""
-
-    def rank(k: int) -> tuple[int, int]:
-        key = sections[k]["key"]
-        if key in FLOW_FIRST:
-            return (0, FLOW_FIRST.index(key))
-        if key in FLOW_LAST:
-            return (2, FLOW_LAST.index(key))
-        return (1, k)
-
-    order = sorted(range(len(sections)), key=rank)
-    new = {old: k for k, old in enumerate(order)}
-    by_sec: dict[int, list[dict[str, Any]]] = {}
-    for it in items:
-        by_sec.setdefault(it["sec"], []).append({**it, "sec": new[it["sec"]]})
-    return [sections[k] for k in order], [it for k in order for it in by_sec.get(k, [])]
+def _reading_rank(s: view.ViewSection) -> tuple[int, int]:
+    """The flow's order: FLOW_FIRST, the others (in the spec's order), FLOW_LAST."""
+    if s.key in FLOW_FIRST:
+        return (0, FLOW_FIRST.index(s.key))
+    return (2, FLOW_LAST.index(s.key)) if s.key in FLOW_LAST else (1, 0)
 
 
 def _row_item(sec: int, r: view.Row, formula: str = "") -> dict[str, Any]:
