@@ -141,15 +141,8 @@ def _css(rule: str, prop: str) -> float:
 SHEET_HEIGHT_PX = _css(".sheet", "height")
 LINE_PX = _css(".sheet", "font-size") * _css(".sheet", "line-height")  # a line of body text
 # a section's heading: its line, its padding above (in a piece) and below, its rule and margin
-HEADING_PX = LINE_PX + sum(
-    _css(rule, prop)
-    for rule, prop in (
-        (".piece > h2", "padding-top"),
-        ("h2", "padding-bottom"),
-        ("h2", "border-bottom"),
-        ("h2", "margin-bottom"),
-    )
-)
+HEADING_PX = LINE_PX + _css(".piece > h2", "padding-top")
+HEADING_PX += sum(_css("h2", prop) for prop in ("padding-bottom", "border-bottom", "margin-bottom"))
 HEADER_ROW_PX = _css("th", "padding-bottom") + _css("th", "border-bottom")  # besides its lines
 
 
