@@ -457,7 +457,7 @@ def test_summary_ranks_by_the_verdicts_then_cost_then_gpus(built, ledgers):
     for lg in ledgers:
         row = _squeezed(summary[summary.index(lg.name) :])
         assert _squeezed(lg["verdict_memory"]) in row and _squeezed(lg["verdict_deadline"]) in row
-        for r in view.summary(lg, "en"):
+        for r in view.short_rows(lg, lg.model.spec.summary, "en"):
             assert _squeezed(r.text) in row
     late = [lg for lg in ledgers if str(lg["verdict_deadline"]).startswith("late by")]
     assert (
@@ -508,7 +508,7 @@ def test_a_figure_the_spec_adds_appears_on_the_page(tmp_path):
     page = _squeezed(_sheets(_pages_text(path), 0))
     if _squeezed(TRIMMED_FOOT["en"]) in page and row.key in pg.page_data(lg, "en").headline_keys:
         # a full page prints a headline figure once, in the strip, under its short label
-        strip = {r.key: r for r in view.headline(lg, "en")}[row.key]
+        strip = {r.key: r for r in view.short_rows(lg, lg.model.spec.headline, "en")}[row.key]
         assert strip.text == row.text
         assert _squeezed(strip.label) in page and _squeezed(strip.text) in page
     else:
@@ -611,7 +611,7 @@ def test_type_at_least_8_pt_and_line_height_at_least_1_15_in_the_stylesheet():
     """templates/handout.css, the handout's only stylesheet: every font size is 8 pt or more (in
     pt, or in em of the 8 pt body: 1 em or more), and every line height at least 1.15 of the
     type (unitless; in mm, against 8 pt = 2.822 mm), except the zero-size wrapper of each sheet
-    (font-size 0, no text); page.LINE_HEIGHT, which the renderer estimates with, is the sheet's."""
+    (font-size 0, no text)."""
     css = (Path(handout.templates_dir()) / handout.STYLESHEET).read_text(encoding="utf-8")
     css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
     rules = re.findall(r"([^{}]+)\{([^{}]*)\}", css)
@@ -634,7 +634,8 @@ def test_type_at_least_8_pt_and_line_height_at_least_1_15_in_the_stylesheet():
         n = float(re.match(r"[\d.]+", v).group())
         ratio = n / (8 * 25.4 / 72) if v.endswith("mm") else n
         assert ratio >= 1.15, (selector, v)
-    assert pg.LINE_HEIGHT >= 1.15 and (".sheet", str(pg.LINE_HEIGHT)) in heights
+    # the line the renderer estimates with (read from the sheet's rule): 8 pt at 1.15, by hand
+    assert handout.LINE_PX == pytest.approx(8 * 1.15 / 0.75) and (".sheet", "1.15") in heights
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -663,7 +664,7 @@ def test_figures_are_black_and_no_text_is_light_grey():
     colours = re.findall(r"(?<![-\w])color:\s*(#[0-9a-fA-F]{6})", css)
     assert colours and set(c.lower() for c in colours) == {"#000000"}
     assert {fg for _bg, fg in pg.FILLS} <= {"#000000", "#ffffff"}
-    assert all((fg == "#ffffff") == (pg._luminance(bg) < 128) for bg, fg in pg.FILLS)
+    assert all((fg == "#ffffff") == (_luminance(bg) < 128) for bg, fg in pg.FILLS)
 
 
 def _grey(pdf_path: Path, page_no: int, tmp: Path) -> "Image.Image":  # noqa: F821
@@ -746,16 +747,22 @@ def test_bar_segments_differ_in_greyscale(row, tmp_path):
     assert pairs >= 5
 
 
+def _luminance(colour: str) -> float:
+    """0.299 R + 0.587 G + 0.114 B of a ``#rrggbb`` colour (ITU-R BT.601's luma weights)."""
+    r, g, b = (int(colour[k : k + 2], 16) for k in (1, 3, 5))
+    return 0.299 * r + 0.587 * g + 0.114 * b
+
+
 def test_the_palette_is_spaced_and_touching_segments_never_share_a_fill(ledgers):
     """The fills' luminances are at least 25 levels apart, and no two touching segments of a bar
     share one (so each pair differs by 25 levels or more in greyscale, before rendering)."""
-    lum = sorted(pg._luminance(bg) for bg, _fg in pg.FILLS)
+    lum = sorted(_luminance(bg) for bg, _fg in pg.FILLS)
     assert min(b - a for a, b in zip(lum, lum[1:])) >= 25
     for k, lg in enumerate(ledgers):
         for chart in pg.page_data(lg, "en").charts:
             for bar in chart["bars"]:
                 for a, b in zip(bar["segs"], bar["segs"][1:]):
-                    assert a["bg"] != b["bg"], (lg.name, bar["id"])
+                    assert a["fill"] != b["fill"], (lg.name, bar["id"])
 
 
 # --------------------------------------------------------------------------------------------
@@ -1015,12 +1022,12 @@ def test_every_page_of_the_example_is_laid_out_once(monkeypatch):
     guess's spare room; its flow is cut by the heights it has if every line count is right, a
     section's heading among them: by hand from templates/handout.css, a line of 8 pt at line
     height 1.15 (9.2 pt = 12.27 px), 0.2 mm of padding above and below, 0.2 mm of margin below
-    (0.6 mm = 2.27 px) and a 0.4 pt rule (0.53 px): 15.07 px, as page.HEADING_LINES says and as
+    (0.6 mm = 2.27 px) and a 0.4 pt rule (0.53 px): 15.07 px, as handout.HEADING_PX reads it from the stylesheet and as
     the laid-out page measures (each piece's heading to its first item)."""
     from ledger_report.inputs import read_configs
 
     by_hand_px = 9.2 / 0.75 + 0.6 * 96 / 25.4 + 0.4 / 0.75
-    assert pg.HEADING_LINES * pg.LINE_PX == pytest.approx(by_hand_px, abs=0.01)
+    assert handout.HEADING_PX == pytest.approx(by_hand_px, abs=0.01)
     root = Path(__file__).resolve().parents[1]
     lgs = list(compute_many(read_configs(root / "inputs" / "examples.csv")))
     layouts: list[int] = []

@@ -153,9 +153,11 @@ def test_the_deadline_column_is_net_of_the_reserve():
     """The summary's deadline column is the days the deadline verdict measures against: 30 − 5
     reserve = 25 days (verdict: 38.5 days needed, late by 13.5 = 38.5 − 25)."""
     lg = compute(config_from_mapping(QWEN3_8B))
-    col = next(r for r in view.summary(lg, "en") if r.key == "train_window_days")
+    col = next(
+        r for r in view.short_rows(lg, lg.model.spec.summary, "en") if r.key == "train_window_days"
+    )
     assert col.value == 30 - 5 and col.label == "days available"
-    assert "days" not in [r.key for r in view.summary(lg, "en")]
+    assert "days" not in [r.key for r in view.short_rows(lg, lg.model.spec.summary, "en")]
     late = lg["days_on_config"] - col.value
     assert lg["verdict_deadline"] == f"late by {late:.1f} days" == "late by 13.5 days"
 
@@ -207,7 +209,7 @@ def test_each_page_leads_with_its_headline_strip():
     """Under the verdicts, before the state ledger: the spec's eight headline figures, each with
     its short label and its value as the view shows it."""
     lg = compute(config_from_mapping(QWEN3_8B))
-    rows = view.headline(lg, "en")
+    rows = view.short_rows(lg, lg.model.spec.headline, "en")
     assert len(rows) == 8
     html = handout.render_html([lg], "en")
     page = html[html.index('<section class="page config">') :]

@@ -59,9 +59,6 @@ from urllib.request import url2pathname
 
 import jinja2
 import pypdf
-import weasyprint
-import weasyprint.text.fonts
-import weasyprint.urls
 
 from ledger_report.engine import Ledger
 from ledger_report.errors import LedgerError
@@ -72,8 +69,14 @@ from ledger_report.render.workers import (
     env_while_running,
     fork,
     no_cyclic_gc,
+    no_library_search,
     receive_outcome,
 )
+
+with no_library_search():
+    import weasyprint
+    import weasyprint.text.fonts
+    import weasyprint.urls
 
 __all__ = [
     "render_html",
@@ -122,6 +125,25 @@ def templates_dir() -> Path:
     raise HandoutError(
         f"The handout templates are missing: no {MAIN_TEMPLATE} in the package {TEMPLATE_PACKAGE}; reinstall ledger-report."
     )
+
+
+_CSS = (templates_dir() / STYLESHEET).read_text(encoding="utf-8")
+
+
+def _css(rule: str, prop: str) -> float:
+    """``prop`` in the stylesheet's rule for ``rule``: a number, or a length in mm or pt in CSS
+    px (1/96 in): the page geometry the fit estimates with is the stylesheet's."""
+    body = re.search(rf"^{re.escape(rule)} \{{([^}}]*)\}}", _CSS, re.M)[1]
+    number, unit = re.search(rf"(?<![\w-]){prop}:\s*([\d.]+)(mm|pt)?", body).groups()
+    return float(number) * {"mm": 96 / 25.4, "pt": 1 / 0.75, None: 1.0}[unit]
+
+
+SHEET_HEIGHT_PX = _css(".sheet", "height")
+LINE_PX = _css(".sheet", "font-size") * _css(".sheet", "line-height")  # a line of body text
+# a section's heading: its line, its padding above (in a piece) and below, its rule and margin
+HEADING_PX = LINE_PX + _css(".piece > h2", "padding-top")
+HEADING_PX += sum(_css("h2", prop) for prop in ("padding-bottom", "border-bottom", "margin-bottom"))
+HEADER_ROW_PX = _css("th", "padding-bottom") + _css("th", "border-bottom")  # besides its lines
 
 
 # WeasyPrint's public fetcher API (weasyprint.urls): from 68, a fetcher is a ``URLFetcher`` (70
@@ -235,7 +257,9 @@ class _Book:
             )
         self.lang = lang
         self.front = pg.pareto(front, lang)  # the planner's front, on the first summary page
-        self.order = pg.rank_order(self.ledgers)
+        # the summary's order: ranked by the spec (page.rank_order), else (plans) as given
+        self.ranked = bool(self.ledgers and self.ledgers[0].model.spec.rank)
+        self.order = pg.rank_order(self.ledgers) if self.ranked else range(len(self.ledgers))
         self.rank_of = {i: r for r, i in enumerate(self.order, 1)}
         self.n_summary = summary_page_count(len(self.ledgers))
         self.n_pages = self.n_summary + len(self.ledgers)
@@ -249,9 +273,9 @@ class _Book:
 
 
 def _estimated(d: pg.PageData, density: int) -> tuple[list[float], list[float], list[float]]:
-    lp = pg.LINE_PX
+    lp = LINE_PX
     top = d.est_top[density]  # the lines above the left columns, and above the right one
-    caps = [pg.SHEET_HEIGHT_PX - t * lp for t in [top[0]] * (pg.COLUMNS - 1) + [top[1]]]
+    caps = [SHEET_HEIGHT_PX - t * lp for t in [top[0]] * (pg.COLUMNS - 1) + [top[1]]]
     return [h * lp for h in d.flow(density)[1]], [o * lp for o in d.est_over], caps
 
 
@@ -276,9 +300,13 @@ def _first_fit(d: pg.PageData) -> _Fit:
         used = pg.heights_of(cols, heights, over)
         if all(u <= c * (1 - pg.CUT_SPARE) for u, c in zip(used, caps)):
             return _Fit(density)
-    lp = pg.LINE_PX
+    lp = LINE_PX
     heights = [h * lp for h in d.nominal(pg.MAX_DENSITY)]
-    over = [o * lp for o in d.nominal_over]
+    # each section's heading (and table header row) as the stylesheet sets it
+    over = [
+        HEADING_PX + (pg.header_lines(s) * lp + HEADER_ROW_PX if s["headers"] else 0)
+        for s in d.sections
+    ]
     if all(u <= c for u, c in zip(pg.heights_of(cols, heights, over), caps)):
         return _Fit(pg.MAX_DENSITY, tight=True)  # the estimates' cut fits: kept
     return _Fit(pg.MAX_DENSITY, heights, over, tight=True)
@@ -362,19 +390,18 @@ def _view(
     for i in wanted:
         if fits[i] is None:  # guessed where the page is rendered (a worker, for its part)
             fits[i] = _first_fit(book.data(i))
-    ranked = bool(book.ledgers and book.ledgers[0].model.spec.rank)  # else in their order (plans)
     return {
         "lang": lang,
         "html_lang": "zh-CN" if lang == "zh" else "en",
         "n_configs": len(book.ledgers),
-        "ranked": ranked,
+        "ranked": book.ranked,
         "n_pages": book.n_pages,
         "summary_pages": summary_pages,
         "summary_start": summary.start,
         "n_summary": book.n_summary,
         "summary_head": head,
         "pareto": book.front if summary.start == 0 else None,
-        "currencies": pg.currencies(book.ledgers) if ranked else [],
+        "currencies": pg.currencies(book.ledgers) if book.ranked else [],
         "pages": [_config_view(book, i, fits[i]) for i in wanted],
         "stylesheet": STYLESHEET,
         "fills": pg.FILLS,
@@ -541,7 +568,7 @@ def _refit(d: pg.PageData, fit: _Fit, m: _Measure) -> _Fit | None:
     excess = max(h - c for h, c in zip(pg.heights_of(cols, heights, over), caps))
     # at the last level, a cut the measures put within a line of fitting is tried too (a section
     # continued in a column measures its heading where it was laid out, not where it goes)
-    room = pg.LINE_PX if fit.density >= pg.MAX_DENSITY else -0.5
+    room = LINE_PX if fit.density >= pg.MAX_DENSITY else -0.5
     if excess <= room and (fit.heights is None or heights != fit.heights or caps != fit.caps):
         return _Fit(fit.density, heights, over, caps)
     if fit.density >= pg.MAX_DENSITY:

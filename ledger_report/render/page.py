@@ -31,9 +31,6 @@ import numpy as np
 from ..engine import Ledger
 from . import view
 
-# Page geometry, in CSS px (1/96 in): A4 landscape less the margins of handout.css.
-PX_PER_MM = 96 / 25.4
-SHEET_HEIGHT_PX = 194 * PX_PER_MM
 COLUMNS = 3  # the flow's columns: two under the state ledger, one under the memory chart
 # The flow's sections in the order a reviewer reads them: the budget (whole, at the top of the
 # first column), the peak and the compute floor first (under the state ledger), then the rest in
@@ -49,8 +46,8 @@ COMPACT_SECTIONS = ("layout",)  # label-value pairs run together in the header
 NOTE_SECTIONS = ("check",)
 NOT_IN_FLOW = (*HEADER_SECTIONS, *COMPACT_SECTIONS, *NOTE_SECTIONS)
 
-# One layout for every page: the type is 8 pt (the print minimum) at a line height of
-# LINE_HEIGHT, everywhere (handout.css holds the same figures).  A page too full for its sheet is
+# One layout for every page (handout.css: 8 pt, the print minimum, at one line height, which the
+# renderer reads from it, everywhere).  A page too full for its sheet is
 # fitted by one rule, the same for every page: at each trim level, the formula texts of a fixed set
 # of sections are left out (the figures stay; each formula text is in the workbook's cell and the
 # JSON, and docs/definitions.md says it), the least read sections first (TRIMMED; ALL: every
@@ -59,9 +56,6 @@ NOT_IN_FLOW = (*HEADER_SECTIONS, *COMPACT_SECTIONS, *NOTE_SECTIONS)
 # one line where the formulas are.
 ALL = "*"
 MAX_DENSITY = 4
-FONT_PT = 8.0
-LINE_HEIGHT = 1.15
-LINE_PX = FONT_PT * LINE_HEIGHT / 0.75  # a line of body text in CSS px (a pt is 0.75 px)
 TRIMMED = (
     frozenset(),
     frozenset({"params", "uncounted", "offload", "measured"}),
@@ -110,11 +104,6 @@ VISIBLE = 2.5  # per cent of a bar: a narrower segment is a sliver
 # Per cent of a bar (~0.2 mm): a narrower segment is not drawn (its white edge alone is as wide;
 # the legend keys it with its value), and the segments after it stay where they are.
 HAIRLINE = 0.4
-
-
-def _luminance(colour: str) -> float:
-    r, g, b = (int(colour[k : k + 2], 16) for k in (1, 3, 5))
-    return 0.299 * r + 0.587 * g + 0.114 * b
 
 
 # --------------------------------------------------------------------------------------------
@@ -169,16 +158,11 @@ class PageData:
     headline_keys: frozenset[str] = frozenset()  # registry keys of the headline strip
     _flows: dict[int, tuple[list[dict[str, Any]], list[float]]] = field(default_factory=dict)
     est_over: list[float] = field(init=False)  # estimated section overheads (lines)
-    nominal_over: list[float] = field(init=False)  # the same, with no room to spare
     # estimated lines above the left and right columns, at each trim level
     est_top: list[tuple[float, float]] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.est_over = [1.6 + _header_lines(s) for s in self.sections]
-        self.nominal_over = [
-            HEADING_LINES + (_header_lines(s) + HEADER_ROW_EXTRA_LINES if s["headers"] else 0)
-            for s in self.sections
-        ]
+        self.est_over = [1.6 + header_lines(s) for s in self.sections]
         self.est_top = [_estimate_top(self, density) for density in range(MAX_DENSITY + 1)]
 
     def _kept(self, section: str, key: str | None, blank: bool = False) -> bool:
@@ -261,7 +245,7 @@ def page_data(lg: Ledger, lang: str) -> PageData:
         dict(label=r.label, text=r.text, tone=r.tone or "none", reason=reasons.get(r.name, ""))
         for r in rows(HEADER_SECTIONS[0])
     ]
-    headline_rows = view.headline(lg, lang)
+    headline_rows = view.short_rows(lg, lg.model.spec.headline, lang)
     headline = [{"label": r.label, "text": r.text, "tone": r.tone} for r in headline_rows]
     compact = [
         {"title": by_key[k].title, "pairs": [(r.label, r.text) for r in by_key[k].rows]}
@@ -279,7 +263,7 @@ def page_data(lg: Ledger, lang: str) -> PageData:
         sections.append({"key": key, "title": title, "kind": kind, "headers": list(headers)})
         return len(sections) - 1
 
-    for s in secs:
+    for s in sorted(secs, key=_reading_rank):  # the assumptions ("notes") last, below
         if s.key in NOT_IN_FLOW:
             continue
         if s.kind == "table" and s.chart is not None:
@@ -323,7 +307,6 @@ def page_data(lg: Ledger, lang: str) -> PageData:
     if notes:
         k = section("notes", "", "notes")  # the template names it
         items += [{"sec": k, "kind": "note", "text": text} for _key, text in notes]
-    sections, items = _in_reading_order(sections, items)
     # the rules the row breaks, in words ("warning: pp: expected …, found …"), each rule's
     # text ending with its own separator
     # the reader's warnings (a column that contradicts the row's named model) come first
@@ -347,25 +330,11 @@ def page_data(lg: Ledger, lang: str) -> PageData:
     )
 
 
-def _in_reading_order(
-    sections: list[dict[str, Any]], items: list[dict[str, Any]]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The sections (and their items) in the flow's order: FLOW_FIRST, the others, FLOW_LAST."""
-
-    def rank(k: int) -> tuple[int, int]:
-        key = sections[k]["key"]
-        if key in FLOW_FIRST:
-            return (0, FLOW_FIRST.index(key))
-        if key in FLOW_LAST:
-            return (2, FLOW_LAST.index(key))
-        return (1, k)
-
-    order = sorted(range(len(sections)), key=rank)
-    new = {old: k for k, old in enumerate(order)}
-    by_sec: dict[int, list[dict[str, Any]]] = {}
-    for it in items:
-        by_sec.setdefault(it["sec"], []).append({**it, "sec": new[it["sec"]]})
-    return [sections[k] for k in order], [it for k in order for it in by_sec.get(k, [])]
+def _reading_rank(s: view.ViewSection) -> tuple[int, int]:
+    """The flow's order: FLOW_FIRST, the others (in the spec's order), FLOW_LAST."""
+    if s.key in FLOW_FIRST:
+        return (0, FLOW_FIRST.index(s.key))
+    return (2, FLOW_LAST.index(s.key)) if s.key in FLOW_LAST else (1, 0)
 
 
 def _row_item(sec: int, r: view.Row, formula: str = "") -> dict[str, Any]:
@@ -473,14 +442,11 @@ def _chart(s: view.ViewSection) -> dict[str, Any]:
         out = []
         for it in b["segs"]:
             w = it.value / top * 100
-            bg, fg = FILLS[fill[it.name]]
             out.append(
                 {
                     "x": round(x, 3),
                     "w": round(w, 3),
-                    "fill": fill[it.name],
-                    "bg": bg,
-                    "fg": fg,
+                    "fill": fill[it.name],  # a class of FILLS (the template's style element)
                     "code": code[it.name],
                     "labelled": w >= 2.2 * len(code[it.name]) + 1.2,
                     "drawn": w >= HAIRLINE,
@@ -499,8 +465,6 @@ def _chart(s: view.ViewSection) -> dict[str, Any]:
             {
                 "code": code[n],
                 "fill": fill[n],
-                "bg": FILLS[fill[n]][0],
-                "fg": FILLS[fill[n]][1],
                 "label": info[n].label,
                 "text": info[n].text,
             }
@@ -530,14 +494,7 @@ def _item_lines(it: dict[str, Any], spare: bool = True) -> float:
     return text + 0.05 * spare + _lines(it["formula"], FORMULA_EM)
 
 
-# A section's heading on the page: its line, 0.2 mm of padding above and below it, a 0.4 pt rule
-# and 0.2 mm of margin; a table's header row: its lines, 0.4 mm of padding and a 0.5 pt rule
-# (handout.css).  In lines, as laid out (the example's pages measure 15.1 px and 26.7 px).
-HEADING_LINES = 1 + (3 * 0.2 * PX_PER_MM + 0.4 / 0.75) / LINE_PX
-HEADER_ROW_EXTRA_LINES = (0.4 * PX_PER_MM + 0.5 / 0.75) / LINE_PX
-
-
-def _header_lines(s: dict[str, Any]) -> int:
+def header_lines(s: dict[str, Any]) -> int:
     return max(_lines(h, 7.0) for h in s["headers"]) if s["headers"] else 0
 
 
@@ -731,8 +688,6 @@ def rank_order(ledgers: Sequence[Ledger]) -> list[int]:
     appearance: costs in different currencies are never ranked against each other), then by the
     spec's ``rank`` values in turn (False before True, smaller first, blank last), input order
     breaking ties (a stable order)."""
-    if ledgers and not ledgers[0].model.spec.rank:  # no ranking (plans): the order given
-        return list(range(len(ledgers)))
     group = {c: k for k, c in enumerate(currencies(ledgers))}
 
     def key(i: int):
@@ -762,7 +717,8 @@ def summary_row(lg: Ledger, lang: str, rank: int) -> dict[str, Any]:
             {"text": r.text, "tone": r.tone or "none"} for r in _summary_verdicts(lg, lang)
         ],
         "cells": [
-            {"text": r.text, "n": r.unit not in ("text", "bool")} for r in view.summary(lg, lang)
+            {"text": r.text, "n": r.unit not in ("text", "bool")}
+            for r in view.short_rows(lg, lg.model.spec.summary, lang)
         ],
     }
 
@@ -777,7 +733,7 @@ def summary_headers(lg: Ledger, lang: str) -> dict[str, Any]:
                 # CSS classes of the column: its unit's (its width: handout.css, col.u-*) and key's
                 "unit": f"{_css_name('u-' + r.unit.lower())} {_css_name('k-' + r.key)}",
             }
-            for r in view.summary(lg, lang)
+            for r in view.short_rows(lg, lg.model.spec.summary, lang)
         ],
     }
 

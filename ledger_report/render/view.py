@@ -253,17 +253,9 @@ def assumption_items(lg: Ledger, lang: str = "en") -> list[tuple[str, str]]:
     return [(k, v[k + suffix]) for k in lg.model.spec.assumptions if v[k + "_shown"]]
 
 
-def summary(lg: Ledger, lang: str = "en") -> list[Row]:
-    """The spec's summary figures of one configuration, headed by their short labels where given."""
-    return _short_rows(lg, lg.model.spec.summary, lang)
-
-
-def headline(lg: Ledger, lang: str = "en") -> list[Row]:
-    """The spec's headline figures of one configuration (a page's strip), with their short labels."""
-    return _short_rows(lg, lg.model.spec.headline, lang)
-
-
-def _short_rows(lg: Ledger, figures, lang: str) -> list[Row]:
+def short_rows(lg: Ledger, figures, lang: str = "en") -> list[Row]:
+    """Figures of the spec (its ``summary``, a page's ``headline``) of one configuration, headed by
+    their short labels where given."""
     rows = [figure_row(lg, f, lang, False) for f in figures]
     for f, row in zip(figures, rows):
         if f.short:
