@@ -95,11 +95,9 @@ def _name(table: str, field: str | None) -> str:
 
 
 def _layout(reg: R.Registry = REGISTRY, t: Any = None) -> fx.Layout:
-    refs: dict[tuple[str, str | None], str] = {}
-    for table, _sheet, fields in _table_specs(t):
-        refs[(table, None)] = _name(table, None)
-        for f in fields:
-            refs[(table, f)] = _name(table, f)
+    """Where the Ledgers sheet's formulas find the inputs, the quantities and the lookup tables."""
+    specs = _table_specs(t)
+    refs = {(table, f): _name(table, f) for table, _s, fields in specs for f in [None, *fields]}
     letters = QUANTITY_LETTERS if reg is REGISTRY else _quantity_letters(reg)
     return fx.Layout(INPUTS, INPUT_LETTERS, letters, refs)
 

@@ -20,6 +20,7 @@ from .layout import (
     INPUT_FIRST_ROW,
     INPUT_LETTERS,
     INPUTS,
+    LANGS,
     LEDGER_FIRST_ROW,
     LEDGERS,
     _layout,
@@ -32,8 +33,7 @@ _SHOW_FORMATS = {u: d.shown_format for u, d in UNIT_DISPLAY.items() if d.shown_f
 # The unit a report cell's number is in, by registry unit (none: a plain number, text, a truth value;
 # a cost's unit is the row's currency, a formula).
 _UNIT_WORDS = {
-    lang: {u: d.word(lang) for u, d in UNIT_DISPLAY.items() if d.word(lang)}
-    for lang in ("en", "zh")
+    lang: {u: d.word(lang) for u, d in UNIT_DISPLAY.items() if d.word(lang)} for lang in LANGS
 }
 
 
