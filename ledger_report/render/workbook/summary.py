@@ -114,9 +114,8 @@ def stacked_chart(rep, chart: Any, chart_cols: list[tuple[int, str]], shown: int
         else:
             bar.add_series({**series, "overlap": 100})
     bar.combine(line)
-    more = rep.t(f", first {shown} configurations", f"，前 {shown} 个配置") if shown < rep.n else ""
-    title = rep.t(chart.en, chart.zh) + more
-    chart_looks(bar, title, {"name": rep.t(chart.y_en, chart.y_zh)}, min(40, 16 + 0.8 * shown))
+    y_axis = {"name": rep.t(chart.y_en, chart.y_zh)}
+    chart_looks(bar, rep.chart_title(chart, shown), y_axis, min(40, 16 + 0.8 * shown))
     return bar
 
 
