@@ -132,9 +132,7 @@ def write_totals(rep, ws, r: int, rows: dict[str, int]) -> int:
         for j, (cur, lgs) in enumerate(currencies.values()):
             got = [lg.values.get(key) for lg in lgs]
             total = sum(v for v in got if isinstance(v, (int, float)) and not isinstance(v, bool))
-            fmt = rep.fmt(key)
-            if rep.reg[key].unit == R.MONEY:
-                fmt = money_format(cur, fmt)
+            fmt = money_format(cur, rep.fmt(key)) if rep.reg[key].unit == R.MONEY else rep.fmt(key)
             book.formula(ws, r, 3 + j, sums[j], total, book.style(fmt=fmt))
     return r
 
