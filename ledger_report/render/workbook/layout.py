@@ -24,19 +24,8 @@ BUDGET = "Budget"
 LISTS = "Lists"
 MODELS_SHEET = "Models"  # the models the architecture cells follow (models.py)
 PLANS = "Plans"  # the plan workbook's (plans.py)
-RESERVED_TITLES = (
-    SUMMARY,
-    INPUTS,
-    LEDGERS,
-    LEDGER,
-    BUDGET,
-    HELP,
-    *TABLE_SHEETS.values(),
-    LISTS,
-    MODELS_SHEET,
-    PLANS,
-    "History",
-)
+_OWN_TITLES = (SUMMARY, INPUTS, LEDGERS, LEDGER, BUDGET, HELP, LISTS, MODELS_SHEET, PLANS)
+RESERVED_TITLES = (*_OWN_TITLES, *TABLE_SHEETS.values(), "History")  # Excel reserves History
 LANGS = ("en", "zh")
 
 MAX_PRINT_SHEETS = 50

@@ -13,7 +13,6 @@ from .cells import (
     _SECTION_FONT,
     _UNIT_FONT,
     DASH,
-    F_GENERAL,
     _letter,
     _ok,
     _text_width,
@@ -36,7 +35,7 @@ from .layout import (
     _grid_lines,
 )
 from .page_tables import table_columns, write_table
-from .report import _SHOW_FORMATS, _Report, _unit_word, _words
+from .report import _Report, _unit_word, _words
 
 
 class _PrintSheet:
@@ -159,7 +158,7 @@ class _PrintSheet:
         if own in (R.TEXT, R.BOOL):
             style = self.st["text"]
         else:
-            style = self.look(fmt=_SHOW_FORMATS.get(unit or own, F_GENERAL), align="right")
+            style = self.look(fmt=rep.fmt(key, unit), align="right")
         self.put_figure(r, c, key, guards, style, words)
 
     def unit_cell(self, r: int, c: int, key: str, width: int) -> None:

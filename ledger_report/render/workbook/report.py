@@ -128,8 +128,9 @@ class _Report:
             return money_format(self.ledgers[i].values.get("currency"), self.fmt(key))
         return self.fmt(key)
 
-    def fmt(self, key: str) -> str:
-        return _SHOW_FORMATS.get(self.reg[key].unit, F_GENERAL)
+    def fmt(self, key: str, unit: str = "") -> str:
+        """The number format a report cell shows ``key`` in (in that of ``unit`` where given)."""
+        return _SHOW_FORMATS.get(unit or self.reg[key].unit, F_GENERAL)
 
     # formulas over a Ledgers row ----------------------------------------------------------
     def layout(self, mode: str) -> fx.Layout:
