@@ -139,8 +139,7 @@ def template_xlsx(lang: str = "en") -> bytes:
     """The empty input workbook: the input columns with help, dropdowns and one example row."""
     with _strict_xlsxwriter(), no_cyclic_gc():
         book = _Book()
-        inputs = book.sheet(INPUTS)
-        _write_inputs(book, inputs, [Config(EXAMPLE_ROW, "template")], dropdown_rows=TEMPLATE_ROWS)
+        _write_inputs(book, book.sheet(INPUTS), [Config(EXAMPLE_ROW, "template")], TEMPLATE_ROWS)
         _write_help(book, book.sheet(HELP), built=False, lang=lang)
         write_lookups(book, tables(), None)
         return book.finish()

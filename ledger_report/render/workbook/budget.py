@@ -32,9 +32,8 @@ def write_budget(rep, ws) -> None:
     figures = [f.key for f in sec.figures] if isinstance(sec, Section) else []
     verdicts = [f.key for f in rep.spec.summary_figures()]
     keys = [k for k in dict.fromkeys([*_CONTEXT, *verdicts, *figures]) if k in rep.reg]
-    book.label(
-        ws, 1, 1, rep.t(sec.en, sec.zh) if sec is not None else rep.t("Budget", "预算"), head
-    )
+    title = rep.t(sec.en, sec.zh) if sec is not None else rep.t("Budget", "预算")
+    book.label(ws, 1, 1, title, head)
     book.label(ws, 1, 2, rep.t("unit", "单位"), head)
     ws.set_column(0, 0, 40)
     ws.set_column(1, 1, 10)
@@ -133,9 +132,7 @@ def write_totals(rep, ws, r: int, rows: dict[str, int]) -> int:
         for j, (cur, lgs) in enumerate(currencies.values()):
             got = [lg.values.get(key) for lg in lgs]
             total = sum(v for v in got if isinstance(v, (int, float)) and not isinstance(v, bool))
-            fmt = rep.fmt(key)
-            if rep.reg[key].unit == R.MONEY:
-                fmt = money_format(cur, fmt)
+            fmt = money_format(cur, rep.fmt(key)) if rep.reg[key].unit == R.MONEY else rep.fmt(key)
             book.formula(ws, r, 3 + j, sums[j], total, book.style(fmt=fmt))
     return r
 
@@ -174,8 +171,7 @@ def write_chart(rep, ws, r: int) -> None:
                 "marker": {"type": markers[k % len(markers)], "size": 7},
             }
         )
-    more = rep.t(f", first {shown} configurations", f"，前 {shown} 个配置") if shown < n else ""
     x_axis = {"name": rep.t(chart.x_en, chart.x_zh), "min": 0}
     y_axis = {"name": rep.t(chart.y_en, chart.y_zh), "min": 0}
-    chart_looks(sc, rep.t(chart.en, chart.zh) + more, y_axis, 20, x_axis)
+    chart_looks(sc, rep.chart_title(chart, shown), y_axis, 20, x_axis)
     _ok(ws.insert_chart(r + 1, 0, sc), f"{BUDGET}: the chart")

@@ -39,10 +39,7 @@ _SECTION_FONT = "#1F4E79"
 _UNIT_FONT = "#595959"
 DASH = "—"  # a line or figure that does not apply to the configuration
 
-# Number formats by registry unit (Ledgers) and by what a column shows (Summary, print sheets).
-F_INT = "#,##0"
-F_GB = "#,##0.00"
-F_DAYS = "#,##0.0"
+F_INT = "#,##0"  # number formats besides a unit's (model/units.py UNIT_DISPLAY)
 F_GENERAL = "General"
 
 

@@ -53,40 +53,30 @@ def _write_help(book: _Book, ws, built: bool, lang: str = "en") -> None:
     words = _HELP[lang]
     head = book.head(wrap=True)
     wrap = book.style(wrap=True)
-    section = book.section()
     lines = list(words["intro"])
     if built:
         lines += [s.format(max=MAX_PRINT_SHEETS) for s in words["built"]]
-    r = 1
-    book.label(ws, r, 1, words["title"], section)
-    r += 1
-    full = sum(_HELP_WIDTHS)
-    for text in lines:
+    book.label(ws, 1, 1, words["title"], book.section())
+    for r, text in enumerate(lines, start=2):
         book.merge(ws, r, 1, r, len(_HELP_WIDTHS))
         book.label(ws, r, 1, text, wrap)
-        ws.set_row(r - 1, _LINE_PT * _lines(text, full))
-        r += 1
-    r += 1
+        ws.set_row(r - 1, _LINE_PT * _lines(text, sum(_HELP_WIDTHS)))
+    top = len(lines) + 3  # the columns' header
     for c, h in enumerate(words["headers"], start=1):
-        book.label(ws, r, c, h, head)
-    r += 1
-    ws.freeze_panes(r - 1, 0)
-    for col in COLUMNS:
-        choices = (
-            ", ".join(col.choices) if col.choices else (words["gpu"] if col.name == "gpu" else "")
-        )
+        book.label(ws, top, c, h, head)
+    ws.freeze_panes(top, 0)
+    for r, col in enumerate(COLUMNS, start=top + 1):
+        choices = ", ".join(col.choices) or (words["gpu"] if col.name == "gpu" else "")
         default = default_text(col, lang) or (words["required"] if col.required else "")
         meaning = (col.help_en, col.help_zh) if lang == "en" else (col.help_zh, col.help_en)
         cells = (col.name, col.kind, col.unit, default, choices, *meaning)
-        lines_needed = 1
         for c, text in enumerate(cells, start=1):
             if text:
                 book.label(ws, r, c, text, wrap)
-                lines_needed = max(lines_needed, _lines(text, _HELP_WIDTHS[c - 1]))
-        if lines_needed > 1:
-            ws.set_row(r - 1, _LINE_PT * lines_needed)
-        r += 1
+        need = max([1] + [_lines(t, w) for t, w in zip(cells, _HELP_WIDTHS) if t])
+        if need > 1:
+            ws.set_row(r - 1, _LINE_PT * need)
     for c, width in enumerate(_HELP_WIDTHS):
         ws.set_column(c, c, width)
     print_setup(ws, 0)
-    ws.repeat_rows(len(lines) + 2)
+    ws.repeat_rows(top - 1)

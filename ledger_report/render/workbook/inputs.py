@@ -45,6 +45,9 @@ EXAMPLE_ROW: dict[str, Any] = {
 }
 
 
+_COMMENT = {"author": "ledger-report", "width": 320, "height": 150}  # a column's help
+
+
 def _enum_source(col: Column) -> str:
     """The defined name whose range lists the choices of an enumerated column."""
     if col.name == "gpu":
@@ -88,13 +91,7 @@ def _count_rule(col: Column, letter: str) -> str:
     return f"=OR(ISTEXT({ref}),AND({','.join(tests)}))"
 
 
-def _write_inputs(
-    book: _Book,
-    ws,
-    configs: list[Config],
-    dropdown_rows: int,
-    models: dict[str, dict[str, Any]] | None = None,
-) -> None:
+def _write_inputs(book: _Book, ws, configs: list[Config], dropdown_rows: int, models=None) -> None:
     """The rows; with ``models`` (models.py), the architecture cells that follow a row's model
     cell are formulas over the Models sheet."""
     head = book.head()
@@ -103,12 +100,8 @@ def _write_inputs(
     count_in = book.entry(fmt=F_INT)
     for j, col in enumerate(COLUMNS, start=1):
         book.label(ws, 1, j, col.name, head)
-        _ok(
-            ws.write_comment(
-                0, j - 1, _help_text(col), {"author": "ledger-report", "width": 320, "height": 150}
-            ),
-            f"{INPUTS}!{INPUT_LETTERS[col.name]}1 (comment)",
-        )
+        where = f"{INPUTS}!{INPUT_LETTERS[col.name]}1 (comment)"
+        _ok(ws.write_comment(0, j - 1, _help_text(col), _COMMENT), where)
         width = 24 if col.name in ("name", "notes") else max(10, len(col.name) + 3)
         if col.name != "notes":  # a model, a GPU, a path: whole up to 40 characters
             texts = [cfg.values.get(col.name) for cfg in configs]

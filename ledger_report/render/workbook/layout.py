@@ -24,19 +24,8 @@ BUDGET = "Budget"
 LISTS = "Lists"
 MODELS_SHEET = "Models"  # the models the architecture cells follow (models.py)
 PLANS = "Plans"  # the plan workbook's (plans.py)
-RESERVED_TITLES = (
-    SUMMARY,
-    INPUTS,
-    LEDGERS,
-    LEDGER,
-    BUDGET,
-    HELP,
-    *TABLE_SHEETS.values(),
-    LISTS,
-    MODELS_SHEET,
-    PLANS,
-    "History",
-)
+_OWN_TITLES = (SUMMARY, INPUTS, LEDGERS, LEDGER, BUDGET, HELP, LISTS, MODELS_SHEET, PLANS)
+RESERVED_TITLES = (*_OWN_TITLES, *TABLE_SHEETS.values(), "History")  # Excel reserves History
 LANGS = ("en", "zh")
 
 MAX_PRINT_SHEETS = 50
@@ -95,11 +84,9 @@ def _name(table: str, field: str | None) -> str:
 
 
 def _layout(reg: R.Registry = REGISTRY, t: Any = None) -> fx.Layout:
-    refs: dict[tuple[str, str | None], str] = {}
-    for table, _sheet, fields in _table_specs(t):
-        refs[(table, None)] = _name(table, None)
-        for f in fields:
-            refs[(table, f)] = _name(table, f)
+    """Where the Ledgers sheet's formulas find the inputs, the quantities and the lookup tables."""
+    specs = _table_specs(t)
+    refs = {(table, f): _name(table, f) for table, _s, fields in specs for f in [None, *fields]}
     letters = QUANTITY_LETTERS if reg is REGISTRY else _quantity_letters(reg)
     return fx.Layout(INPUTS, INPUT_LETTERS, letters, refs)
 

@@ -13,7 +13,6 @@ from .cells import (
     _SECTION_FONT,
     _UNIT_FONT,
     DASH,
-    F_GENERAL,
     _letter,
     _ok,
     _text_width,
@@ -36,7 +35,7 @@ from .layout import (
     _grid_lines,
 )
 from .page_tables import table_columns, write_table
-from .report import _SHOW_FORMATS, _Report, _unit_word, _words
+from .report import _Report, _unit_word, _words
 
 
 class _PrintSheet:
@@ -159,7 +158,7 @@ class _PrintSheet:
         if own in (R.TEXT, R.BOOL):
             style = self.st["text"]
         else:
-            style = self.look(fmt=_SHOW_FORMATS.get(unit or own, F_GENERAL), align="right")
+            style = self.look(fmt=rep.fmt(key, unit), align="right")
         self.put_figure(r, c, key, guards, style, words)
 
     def unit_cell(self, r: int, c: int, key: str, width: int) -> None:
@@ -292,13 +291,10 @@ class _PrintSheet:
         row_col = first + width + 1
         book.formula(ws, r, row_col, f"MATCH({esc},{ls},0)", 1, self.look())
         rule = {"validate": "list", "source": "=" + ls, "ignore_blank": False, "show_error": False}
-        _ok(
-            ws.data_validation(r - 1, first - 1, r - 1, first - 1, rule),
-            f"{ws.get_name()}: the dropdown",
-        )
-        self.label(
-            r, row_col + 1, rep.t("(its row in Ledgers)", "（在 Ledgers 中的行）"), "note", 8
-        )
+        where = f"{ws.get_name()}: the dropdown"
+        _ok(ws.data_validation(r - 1, first - 1, r - 1, first - 1, rule), where)
+        its_row = rep.t("(its row in Ledgers)", "（在 Ledgers 中的行）")
+        self.label(r, row_col + 1, its_row, "note", 8)
 
     def flag(self, key: str) -> str:
         """The Ledgers cell of ``key`` for this sheet's configuration (a conditional format's reference)."""
@@ -327,13 +323,10 @@ class _PrintSheet:
         ws, rep = self.ws, self.rep
         ws.print_area(0, 0, last_row - 1, last_col - 1)
         ws.center_horizontally()
-        header = self.lg.config.name
-        if self.chosen:
-            header = rep.t(
-                "ledger-report: the configuration chosen on this sheet",
-                "ledger-report：本页所选的配置",
-            )
-        print_setup(ws, 1, header, rep.footer())
+        chosen = rep.t(
+            "ledger-report: the configuration chosen on this sheet", "ledger-report：本页所选的配置"
+        )
+        print_setup(ws, 1, chosen if self.chosen else self.lg.config.name, rep.footer())
         ws.hide_gridlines(2)  # on screen and on paper
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from itertools import accumulate
 from typing import Any
 
 from ...model import registry as R
@@ -44,55 +45,32 @@ def table_columns(page, t: Table) -> tuple[list[tuple[str, Any, int]], int]:
 
 
 def write_table(page, r: int, c0: int, t: Table, width: int) -> int:
-    rep, ws, book = page.rep, page.ws, page.book
+    """A table over ``width`` grid columns from row ``r``: its title, header, lines (hidden where
+    they do not apply) and totals; the row after it."""
+    rep = page.rep
     cols, _need = table_columns(page, t)
-    rests = [k for k, (_kind, _c, w) in enumerate(cols) if w == 0]
-    spare = width - sum(w for _k, _c, w in cols)
     widths = [w for _k, _c, w in cols]
+    rests = [k for k, w in enumerate(widths) if w == 0]
+    spare = width - sum(widths)
     for n, k in enumerate(rests):  # the wide columns share what is left
         widths[k] = spare // len(rests) + (1 if n < spare % len(rests) else 0)
+    placed = list(zip(accumulate(widths[:-1], initial=c0), widths, cols))  # (column, width, ...)
     page.label(r, c0, rep.t(t.en, t.zh), "section")
     r += 1
-    c = c0
-    for (kind, col, _w), w in zip(cols, widths):
-        if kind == "label":
-            text = ""
-        elif kind == "source":
-            text = rep.t("source", "来源")
+    for c, w, (kind, col, _w) in placed:
+        if kind in ("label", "source"):
+            text = rep.t("source", "来源") if kind == "source" else ""
         else:
-            text = rep.t(col.en, col.zh)
-            if _unit(rep.reg, t, col) == R.BYTES:
-                text += " (GB)"
+            text = rep.t(col.en, col.zh) + (" (GB)" if _unit(rep.reg, t, col) == R.BYTES else "")
         page.label(r, c, text, "head", w)
         page.need(r, _grid_lines(text, w))
-        c += w
     r += 1
     for ln in t.lines:
         if not page.chosen and not page.applies(ln.show):
             page.hidden.add(r)
         guards = (ln.show,) if ln.show else ()
-        c = c0
-        lines = 1
-        for (kind, col, _w), w in zip(cols, widths):
-            page.span(r, c, w)
-            if kind == "label":
-                text = ln.en if rep.lang == "en" else ln.zh
-                book.label(ws, r, c, text, page.st["text"])
-                lines = max(lines, _grid_lines(text, w))
-            elif kind == "source":
-                text = rep.reg[ln.formula].source if ln.formula else ""
-                book.label(ws, r, c, text, page.st["small_note"])
-                lines = max(lines, _grid_lines(text, w, _SMALL))
-            elif kind == "items":
-                key = ln.cells[col.name].text  # the breakdown's sentence
-                got = page.put_figure(r, c, key, guards, page.st["small"])
-                if page.chosen:
-                    got = page.longest(lambda l: l.values[rep.text_key(key)])
-                lines = max(lines, _grid_lines(str(got or ""), w, _SMALL))
-            else:
-                table_cell(page, r, c, ln, col, guards)
-            c += w
-        page.need(r, lines)
+        lines = [_cell(page, r, c, w, ln, kind, col, guards) for c, w, (kind, col, _w) in placed]
+        page.need(r, max([1, *lines]))
         r += 1
     wide = (width - _PANE[1] - _PANE[2], _PANE[1], _PANE[2])  # labels under a table: its width
     for f in t.total:
@@ -105,11 +83,27 @@ def write_table(page, r: int, c0: int, t: Table, width: int) -> int:
     return r
 
 
-def table_cell(page, r: int, c: int, ln: Line, col: Any, guards: tuple[str, ...]) -> None:
-    rep = page.rep
+def _cell(page, r: int, c: int, w: int, ln: Line, kind: str, col: Any, guards) -> float:
+    """A table line's cell of a ``kind`` column over ``w`` grid columns; the lines it takes."""
+    rep, ws, book = page.rep, page.ws, page.book
+    page.span(r, c, w)
+    if kind == "label":
+        text = ln.en if rep.lang == "en" else ln.zh
+        book.label(ws, r, c, text, page.st["text"])
+        return _grid_lines(text, w)
+    if kind == "source":
+        text = rep.reg[ln.formula].source if ln.formula else ""
+        book.label(ws, r, c, text, page.st["small_note"])
+        return _grid_lines(text, w, _SMALL)
     cell = ln.cells[col.name]
-    if not cell.key:
-        page.book.label(page.ws, r, c, view_word(cell.value, rep.lang), page.st["text"])
-        return
-    words = _words(rep.lang, *col.words) if col.words else None
-    page.value_cell(r, c, cell.key, guards, words, col.unit)
+    if kind == "items":  # the breakdown's sentence
+        got = page.put_figure(r, c, cell.text, guards, page.st["small"])
+        if page.chosen:
+            got = page.longest(lambda l: l.values[rep.text_key(cell.text)])
+        return _grid_lines(str(got or ""), w, _SMALL)
+    if cell.key:
+        words = _words(rep.lang, *col.words) if col.words else None
+        page.value_cell(r, c, cell.key, guards, words, col.unit)
+    else:
+        book.label(ws, r, c, view_word(cell.value, rep.lang), page.st["text"])
+    return 1

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from .cells import F_DAYS, F_INT, _ok, chart_looks, print_setup
+from ...model import registry as R
+from .cells import F_INT, _ok, chart_looks, print_setup
 from .layout import PLANS
-from .report import money_format
+from .report import _SHOW_FORMATS, money_format
 
 _LAYOUT = ("dp", "tp", "pp", "cp", "ep", "zero", "micro_batch", "recompute", "sequence_parallel")
 _WIDTHS = (30, 30, 8, 44, 10, 10, 16, 10, 40)
@@ -18,15 +19,10 @@ _WIDTHS = (30, 30, 8, 44, 10, 10, 16, 10, 40)
 
 def layout_text(row: Mapping[str, Any]) -> str:
     """A plan's layout in one line: ``dp 4 · tp 1 · pp 1 · cp 2 · ep 1 · zero 2 · ...``."""
-    parts = []
-    for k in _LAYOUT:
-        v = row.get(k)
-        if v is None or v == "":
-            continue
-        if isinstance(v, bool):
-            v = "yes" if v else "no"
-        parts.append(f"{k} {v}")
-    return " · ".join(parts)
+    given = [(k, row.get(k)) for k in _LAYOUT if row.get(k) not in (None, "")]
+    return " · ".join(
+        f"{k} {('yes' if v else 'no') if isinstance(v, bool) else v}" for k, v in given
+    )
 
 
 _HEADS = {
@@ -66,8 +62,10 @@ def _table(
             book.text(ws, r, 3, str(e.get("gpu", "")), None, f"{PLANS}!C{r}")
         book.text(ws, r, 4, layout_text(row), book.style(wrap=True), f"{PLANS}!D{r}")
         book.value(ws, r, 5, e.get("gpus"), book.style(fmt=F_INT))
-        book.value(ws, r, 6, e.get("days"), book.style(fmt=F_DAYS))
-        book.value(ws, r, 7, e.get("cost"), book.style(fmt=money_format(cur, "#,##0.00")))
+        book.value(ws, r, 6, e.get("days"), book.style(fmt=_SHOW_FORMATS[R.DAYS]))
+        book.value(
+            ws, r, 7, e.get("cost"), book.style(fmt=money_format(cur, _SHOW_FORMATS[R.MONEY]))
+        )
         book.value(ws, r, 8, e.get("peak_fraction"), book.style(fmt="0.0%"))
         why = e.get("why")
         book.text(ws, r, 9, why if isinstance(why, str) else "", book.style(wrap=True), PLANS)

@@ -20,6 +20,7 @@ from .layout import (
     INPUT_FIRST_ROW,
     INPUT_LETTERS,
     INPUTS,
+    LANGS,
     LEDGER_FIRST_ROW,
     LEDGERS,
     _layout,
@@ -32,8 +33,7 @@ _SHOW_FORMATS = {u: d.shown_format for u, d in UNIT_DISPLAY.items() if d.shown_f
 # The unit a report cell's number is in, by registry unit (none: a plain number, text, a truth value;
 # a cost's unit is the row's currency, a formula).
 _UNIT_WORDS = {
-    lang: {u: d.word(lang) for u, d in UNIT_DISPLAY.items() if d.word(lang)}
-    for lang in ("en", "zh")
+    lang: {u: d.word(lang) for u, d in UNIT_DISPLAY.items() if d.word(lang)} for lang in LANGS
 }
 
 
@@ -107,7 +107,7 @@ class _Report:
     # display expressions ------------------------------------------------------------------
     def shown(self, key: str, words: tuple[str, str] | None = None) -> Expr:
         """A quantity as a report cell shows it: bytes in GB, a truth value as a word where
-        ``words`` are given, text in the workbook's language."""
+        ``words`` are given, text in the workbook's language (a choice in the handout's words)."""
         unit = self.reg[key].unit
         if unit == R.BYTES:
             return Ref(key) / GB
@@ -115,18 +115,12 @@ class _Report:
             return if_(Ref(key), words[0], words[1])
         shown = self.text_key(key)
         e: Expr = Ref(shown)
-        if unit == R.TEXT and shown == key:
-            for v, w in reversed(self.choice_words(key)):
-                e = if_(Ref(key).eq(v), w, e)
+        if unit == R.TEXT and shown == key and self.lang != "en":
+            said = WORDS[self.lang]
+            for v in reversed(R.choices(self.reg, key, _COLUMN_CHOICES) or ()):
+                if said.get(v, v) != v:
+                    e = if_(Ref(key).eq(v), said[v], e)
         return e
-
-    def choice_words(self, key: str) -> list[tuple[str, str]]:
-        """(value, word) for the values of a choice quantity that this language says in its own
-        words (the handout's words); empty in English and for composed text."""
-        if self.lang == "en":
-            return []
-        got = R.choices(self.reg, key, _COLUMN_CHOICES) or ()
-        return [(v, WORDS[self.lang][v]) for v in got if WORDS[self.lang].get(v, v) != v]
 
     def cell_fmt(self, key: str, i: int) -> str:
         """A report cell's format for configuration ``i``: a cost with the row's currency."""
@@ -134,8 +128,9 @@ class _Report:
             return money_format(self.ledgers[i].values.get("currency"), self.fmt(key))
         return self.fmt(key)
 
-    def fmt(self, key: str) -> str:
-        return _SHOW_FORMATS.get(self.reg[key].unit, F_GENERAL)
+    def fmt(self, key: str, unit: str = "") -> str:
+        """The number format a report cell shows ``key`` in (in that of ``unit`` where given)."""
+        return _SHOW_FORMATS.get(unit or self.reg[key].unit, F_GENERAL)
 
     # formulas over a Ledgers row ----------------------------------------------------------
     def layout(self, mode: str) -> fx.Layout:
@@ -205,6 +200,11 @@ class _Report:
         """The verdict colour over a range where the flag cell ``ref`` (the model's) is true."""
         rule = {"type": "formula", "criteria": f"={ref}=TRUE", "format": self.book.fill(_FLAG_FILL)}
         _ok(ws.conditional_format(r0, c0, r1, c1, rule), f"{ws.get_name()}: the verdict format")
+
+    def chart_title(self, chart: Any, shown: int) -> str:
+        """A chart's title, which says so where it shows only the first ``shown`` configurations."""
+        more = self.t(f", first {shown} configurations", f"，前 {shown} 个配置")
+        return self.t(chart.en, chart.zh) + (more if shown < self.n else "")
 
     def footer(self) -> str:
         return self.t(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...model import registry as R
-from .cells import F_GB, _letter, _lines, _ok, chart_looks, header_width, print_setup, shown_width
+from .cells import _letter, _lines, _ok, chart_looks, header_width, print_setup, shown_width
 from .layout import CHART_MAX, SUMMARY, SUMMARY_FIRST_ROW, SUMMARY_ROWS_PER_PAGE
 from .report import _header
 
@@ -41,13 +41,12 @@ def write_summary(rep, ws) -> None:
     chart_cols: list[tuple[int, str]] = []
     c = table_last_col + 2
     if chart is not None:
-        gb = book.style(fmt=F_GB, top=True)
         for key in [s.y for s in chart.series] + list(chart.line):
             if key in keys:
                 chart_cols.append((keys.index(key) + 2, key))
                 continue
             book.label(ws, 1, c, rep.header(key), head)
-            cols.append((c, key, gb))
+            cols.append((c, key, book.style(fmt=rep.fmt(key), top=True)))
             chart_cols.append((c, key))
             c += 1
     ws.set_row(0, 60)
@@ -114,9 +113,8 @@ def stacked_chart(rep, chart: Any, chart_cols: list[tuple[int, str]], shown: int
         else:
             bar.add_series({**series, "overlap": 100})
     bar.combine(line)
-    more = rep.t(f", first {shown} configurations", f"，前 {shown} 个配置") if shown < rep.n else ""
-    title = rep.t(chart.en, chart.zh) + more
-    chart_looks(bar, title, {"name": rep.t(chart.y_en, chart.y_zh)}, min(40, 16 + 0.8 * shown))
+    y_axis = {"name": rep.t(chart.y_en, chart.y_zh)}
+    chart_looks(bar, rep.chart_title(chart, shown), y_axis, min(40, 16 + 0.8 * shown))
     return bar
 
 
