@@ -22,6 +22,19 @@ from .common import COLUMN, Ctx, definer, doc, sentence
 
 CHECK_RULES_PER_PART = 8
 
+# Each outcome's words: English, Chinese and the tone
+MEMORY_WORDS = {
+    "measured_fits": ("measured: fits", "实测：放得下", "good"),
+    "measured_over": ("measured: does not fit", "实测：放不下", "bad"),
+    "fits": ("fits", "放得下", "good"),
+    "over": ("does not fit", "放不下", "bad"),
+}
+BANDWIDTH_WORDS = {
+    "none": ("nothing offloaded", "无卸载", "good"),
+    "keeps_up": ("keeps up", "跟得上", "good"),
+    "too_slow": ("too slow", "太慢", "bad"),
+}
+
 # The inputs the memory estimate needs beyond the parameters: named when they are missing.
 PEAK_NEEDS = ("seq_len", "layers", "hidden", "heads", "ffn_hidden", "vocab")
 
@@ -162,20 +175,7 @@ def _memory(reg: Registry, r: Ctx):
             ),
         ),
     )
-    return _verdict(
-        reg,
-        "memory",
-        "显存",
-        outcome,
-        {
-            "measured_fits": ("measured: fits", "实测：放得下", "good"),
-            "measured_over": ("measured: does not fit", "实测：放不下", "bad"),
-            "fits": ("fits", "放得下", "good"),
-            "over": ("does not fit", "放不下", "bad"),
-        },
-        why,
-        why_zh,
-    )
+    return _verdict(reg, "memory", "显存", outcome, MEMORY_WORDS, why, why_zh)
 
 
 def _deadline(reg: Registry, r: Ctx):
@@ -232,22 +232,12 @@ def _deadline(reg: Registry, r: Ctx):
             r.reserve,
         ),
     )
-    return _verdict(
-        reg,
-        "deadline",
-        "期限",
-        outcome,
-        {
-            "meets": ("meets", "按期", "good"),
-            "late": (
-                sentence("late by {} days", grouped(late, 1)),
-                sentence("延期 {} 天", grouped(late, 1)),
-                "bad",
-            ),
-        },
-        why,
-        why_zh,
+    late_words = (
+        sentence("late by {} days", grouped(late, 1)),
+        sentence("延期 {} 天", grouped(late, 1)),
     )
+    words = {"meets": ("meets", "按期", "good"), "late": (*late_words, "bad")}
+    return _verdict(reg, "deadline", "期限", outcome, words, why, why_zh)
 
 
 def _bandwidth(reg: Registry, r: Ctx):
@@ -288,19 +278,7 @@ def _bandwidth(reg: Registry, r: Ctx):
             grouped(budget, 1),
         ),
     )
-    return _verdict(
-        reg,
-        "bandwidth",
-        "带宽",
-        outcome,
-        {
-            "none": ("nothing offloaded", "无卸载", "good"),
-            "keeps_up": ("keeps up", "跟得上", "good"),
-            "too_slow": ("too slow", "太慢", "bad"),
-        },
-        why,
-        why_zh,
-    )
+    return _verdict(reg, "bandwidth", "带宽", outcome, BANDWIDTH_WORDS, why, why_zh)
 
 
 def _budget(reg: Registry, r: Ctx) -> None:
