@@ -115,62 +115,50 @@ def _memory(reg: Registry, r: Ctx):
         "显存：实测放得下、实测放不下、放得下、放不下或未知",
     )
     over = peak - hbm
+    m_t, hbm_t, peak_t, state_t = (gb_text(x) for x in (measured, hbm, peak, state))
+    over_t, spare_t = gb_text(over), gb_text(hbm - peak)
+    diff = (
+        if_(peak.ge(measured), "+", "−"),
+        gb_text(if_(peak.ge(measured), peak - measured, measured - peak)),
+    )
     why = if_(
         given,
         sentence(
             "measured {} of {} HBM; the estimate on the device is {}{}",
-            gb_text(measured),
-            gb_text(hbm),
-            gb_text(peak),
-            if_(
-                known,
-                sentence(
-                    " ({}{})",
-                    if_(peak.ge(measured), "+", "−"),
-                    gb_text(if_(peak.ge(measured), peak - measured, measured - peak)),
-                ),
-                "",
-            ),
+            m_t,
+            hbm_t,
+            peak_t,
+            if_(known, sentence(" ({}{})", *diff), ""),
         ),
         if_(
             known,
             sentence(
                 "peak {} on the device against {} of HBM ({})",
-                gb_text(peak),
-                gb_text(hbm),
-                if_(
-                    over.gt(0),
-                    concat(gb_text(over), " over"),
-                    concat(gb_text(hbm - peak), " to spare"),
-                ),
+                peak_t,
+                hbm_t,
+                if_(over.gt(0), concat(over_t, " over"), concat(spare_t, " to spare")),
             ),
             if_(
                 over_state,
-                sentence("the state alone, {}, is above {} of HBM", gb_text(state), gb_text(hbm)),
+                sentence("the state alone, {}, is above {} of HBM", state_t, hbm_t),
                 sentence("the peak needs {}, which the row leaves empty", missing),
             ),
         ),
     )
     why_zh = if_(
         given,
-        sentence(
-            "实测 {}，显存 {}；设备口径估算 {}", gb_text(measured), gb_text(hbm), gb_text(peak)
-        ),
+        sentence("实测 {}，显存 {}；设备口径估算 {}", m_t, hbm_t, peak_t),
         if_(
             known,
             sentence(
                 "设备峰值 {}，显存 {}{}",
-                gb_text(peak),
-                gb_text(hbm),
-                if_(
-                    over.gt(0),
-                    concat("，超出 ", gb_text(over)),
-                    concat("，余 ", gb_text(hbm - peak)),
-                ),
+                peak_t,
+                hbm_t,
+                if_(over.gt(0), concat("，超出 ", over_t), concat("，余 ", spare_t)),
             ),
             if_(
                 over_state,
-                sentence("仅模型状态 {} 已超过显存 {}", gb_text(state), gb_text(hbm)),
+                sentence("仅模型状态 {} 已超过显存 {}", state_t, hbm_t),
                 sentence("峰值需要 {}，而该行未给出", missing),
             ),
         ),
@@ -208,14 +196,16 @@ def _deadline(reg: Registry, r: Ctx):
         unit=TEXT,
     )
     needs = _missing(("tokens", "days", "seq_len", "global_batch"))
+    days_t, window_t = grouped(r.days_on_config, 1), grouped(window_days, 1)
+    gpus_t = grouped(r.gpus, 0)
     why = if_(
         IsBlank(meets),
         sentence("needs {}, which the row leaves empty", needs),
         sentence(
             "{} days on {} GPUs against {} days ({} less {} in reserve)",
-            grouped(r.days_on_config, 1),
-            grouped(r.gpus, 0),
-            grouped(window_days, 1),
+            days_t,
+            gpus_t,
+            window_t,
             r.days,
             r.reserve,
         ),
@@ -225,17 +215,15 @@ def _deadline(reg: Registry, r: Ctx):
         sentence("需要 {}，而该行未给出", needs),
         sentence(
             "{} 卡需 {} 天，可用 {} 天（期限 {} 天，预留 {} 天）",
-            grouped(r.gpus, 0),
-            grouped(r.days_on_config, 1),
-            grouped(window_days, 1),
+            gpus_t,
+            days_t,
+            window_t,
             r.days,
             r.reserve,
         ),
     )
-    late_words = (
-        sentence("late by {} days", grouped(late, 1)),
-        sentence("延期 {} 天", grouped(late, 1)),
-    )
+    late_t = grouped(late, 1)
+    late_words = sentence("late by {} days", late_t), sentence("延期 {} 天", late_t)
     words = {"meets": ("meets", "按期", "good"), "late": (*late_words, "bad")}
     return _verdict(reg, "deadline", "期限", outcome, words, why, why_zh)
 
@@ -260,23 +248,20 @@ def _bandwidth(reg: Registry, r: Ctx):
         "带宽：无卸载、跟得上、太慢或未知",
         doc("verdicts"),
     )
+    stream_t, budget_t = grouped(stream, 1), grouped(budget, 1)
     why = if_(
         negate(r.has_offload),
         "every state is in HBM",
         sentence(
             "offload (the streams and the CPU optimizer) takes {} s of a {} s step",
-            grouped(stream, 1),
-            grouped(budget, 1),
+            stream_t,
+            budget_t,
         ),
     )
     why_zh = if_(
         negate(r.has_offload),
         "所有状态都在显存中",
-        sentence(
-            "卸载（传输与 CPU 优化器）需 {} 秒，每步预算 {} 秒",
-            grouped(stream, 1),
-            grouped(budget, 1),
-        ),
+        sentence("卸载（传输与 CPU 优化器）需 {} 秒，每步预算 {} 秒", stream_t, budget_t),
     )
     return _verdict(reg, "bandwidth", "带宽", outcome, BANDWIDTH_WORDS, why, why_zh)
 
