@@ -30,45 +30,23 @@ Fields (1 = yes, 0 = no):
   routing weights' gradient (0 where the weights are applied inside the experts' activation;
   compiled, at most the 16-bit output).
 
-Time (definitions/time.py), each the share of a communication hidden behind compute (at most as
-long as the compute it overlaps; the rest is exposed: the first gather, the last reduction, the
-SMs the collectives take):
+Time (definitions/time.py; each field's sources are cited where a definition reads it):
 
-- ``cp_overlap``: the context-parallel K/V ring hidden behind the attention chunks.
-- ``overlap_p2p_comm_default``: the pipeline's sends and receives overlap compute by default (the
-  column ``overlap_p2p_comm`` when empty); Megatron-LM @d98e8a64 megatron/training/arguments.py
-  (--no-overlap-p2p-communication: on, and off without the interleaved schedule); DeepSpeed's and
-  torch.distributed.pipelining's schedules wait for each receive (0).
+- ``cp_overlap``: the share of the context-parallel K/V ring hidden behind the attention chunks.
+- ``overlap_p2p_comm_default``, ``tp_comm_overlap_default``, ``attention_kernel_default``: the
+  defaults of the columns ``overlap_p2p_comm``, ``tp_comm_overlap`` and ``attention_kernel``
+  (DeepSpeed's and torch.distributed.pipelining's schedules wait for each receive: no p2p overlap).
 - ``overlap_grad_reduce_from_zero``, ``overlap_param_gather_from_zero``: the ZeRO stage from which
-  the framework overlaps the gradient reduction with the backward / prefetches the parameter
-  all-gathers by default (the columns ``overlap_grad_reduce``, ``overlap_param_gather`` when empty;
-  0: always, 99: never).  Megatron-LM @d98e8a64: ``--overlap-grad-reduce`` and
-  ``--overlap-param-gather`` default off (megatron/training/arguments.py); DeepSpeed: ``overlap_comm``
-  defaults on for ZeRO-3 only (deepspeed/runtime/zero/config.py); torch DDP overlaps its bucketed
-  all-reduce and FSDP2 prefetches (torch/distributed/fsdp/_fully_shard).
-- ``tp_comm_overlap_default``: Transformer Engine's userbuffer overlap of the TP collectives with the
-  GEMMs (Megatron-LM ``--tp-comm-overlap``, megatron/core/model_parallel_config.py
-  tp_comm_overlap = False) or async TP (torchtitan, off by default): 1 = on by default.
-- ``sp_layout_copy``: 1 where the sequence-parallel all-gathers and reduce-scatters run on the
-  sequence dimension of batch-first activations, so each copies the whole unsharded activation once
-  (torch/distributed/_functional_collectives.py all_gather_tensor ``torch.cat(torch.chunk(res,
-  group_size, dim=0), dim=gather_dim)`` and reduce_scatter_tensor ``torch.cat(torch.chunk(self,
-  group_size, dim=scatter_dim))`` when the dimension is not 0: torchtitan's [batch, seq, hidden]
-  layout, torchtitan/models/llama3/infra/parallelize.py "we can accelerate Sequence Parallel by
-  folding the batch dimension and the sequence dimension"); 0 where the sequence is dimension 0
-  (Megatron-LM's [seq, batch, hidden], megatron/core/tensor_parallel/mappings.py gathers dim 0).
-- ``dp_bucket_params``: parameters per gradient bucket, i.e. per data-parallel collective, when the
-  reduction overlaps the backward (torch DDP bucket_cap_mb = 25 MiB of bf16 gradients; Megatron-LM
-  megatron/core/distributed/distributed_data_parallel.py @d98e8a64 max(40,000,000, 1,000,000 × dp);
-  DeepSpeed reduce_bucket_size 5e8; 0: one per layer, as FSDP2).
-- ``dp_bucket_params_per_dp``: the bucket grows with the data-parallel size, to at least this many
-  parameters per data-parallel rank (Megatron-LM @d98e8a64 distributed_data_parallel.py
-  ``bucket_size = max(40000000, 1000000 * dp_group.size())``, "make buckets larger to ensure that
-  chunks used in NCCL ring-reduce implementations are large enough to remain bandwidth-bound";
-  0: fixed).
-- ``attention_kernel_default``: the fused attention kernel the framework runs (the column
-  ``attention_kernel`` when empty): Megatron-LM with Transformer Engine cudnn, DeepSpeed fa2
-  (flash-attn), torchtitan and plain PyTorch sdpa.
+  the columns ``overlap_grad_reduce``, ``overlap_param_gather`` default on (0: always, 99: never).
+- ``sp_layout_copy``: 1 where the sequence-parallel collectives run on the sequence dimension of
+  batch-first activations, so each copies the whole unsharded activation once (torchtitan's
+  [batch, seq, hidden], torchtitan/models/llama3/infra/parallelize.py); 0 where the sequence is
+  dimension 0 (Megatron-LM's [seq, batch, hidden], megatron/core/tensor_parallel/mappings.py).
+- ``dp_bucket_params``: parameters per gradient bucket (one data-parallel collective) when the
+  reduction overlaps the backward (0: one per layer, as FSDP2); ``dp_bucket_params_per_dp``: the
+  bucket grows to at least this many parameters per data-parallel rank (Megatron-LM: "make
+  buckets larger to ensure that chunks used in NCCL ring-reduce implementations are large enough
+  to remain bandwidth-bound"; 0: fixed).
 - ``pp_dp_overlap``: 1 where the gradient reduction may overlap the backward with pipeline
   parallelism (0: DeepSpeed's pipeline engine reduces the gradients after the pipeline flush,
   deepspeed/runtime/pipe/engine.py ReduceGrads).
@@ -91,22 +69,14 @@ SMs the collectives take):
   ``tp_group`` is ``model_comm_pgs.expt_tp``), so an MoE layer's tensor-parallel collectives are
   its attention's (and its shared expert's, a tensor-parallel MLP).
 - ``moe_host_sync``: 1 where an MoE layer's dispatch waits on the host for the tokens per expert
-  every forward pass, so the host launches what follows with no lead over the GPU (Megatron-LM
-  @6a6cd478 megatron/core/transformer/moe/token_dispatcher.py
-  ``MoEAlltoAllTokenDispatcher._maybe_dtoh_and_synchronize``: ``d2h_event.synchronize()`` at
-  ``cuda_sync_point``, "before_ep_alltoall" with ep or tp > 1 and "before_finish" otherwise);
+  every forward pass, so the host launches what follows with no lead over the GPU (Megatron-LM);
   0 where the counts stay on the GPU (torchtitan's ``torch._grouped_mm`` takes device offsets).
-- ``eager_rotary``: 1 where the rotary embedding and the key/value repeat for grouped-query
-  attention run as eager PyTorch ops on every head of the rank, each a kernel that reads and
-  writes q or k in HBM (torchtitan @d66b72a6 torchtitan/experiments/qwen3/model/model.py
-  ``apply_rotary_emb``, ``repeat_kv``); 0 where they are fused (Megatron-LM with Transformer
-  Engine's fused RoPE, the attention kernel reading grouped keys and values in place) or not
-  examined (generic, DeepSpeed).
+- ``eager_rotary``: 1 where the rotary embedding and the key/value repeat run as eager PyTorch ops
+  on every head of the rank (torchtitan); 0 where they are fused (Megatron-LM with Transformer
+  Engine) or not examined (generic, DeepSpeed).
 - ``z3_gather_copy_out``: 1 where each ZeRO-3 all-gather lands in one flat buffer that the compute
-  stream then copies into the parameters' own tensors (FSDP2:
-  torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py @010ae4a8
-  ``foreach_all_gather_copy_out``, ``torch.split_with_sizes_copy`` after waiting on the
-  all-gather's event); 0 where not examined (DeepSpeed, generic).
+  stream then copies into the parameters' own tensors (FSDP2); 0 where not examined (DeepSpeed,
+  generic).
 - ``reduce_every_micro_from``: the ZeRO stage from which gradients are reduced every micro-batch
   instead of once per step (99: never).
 """

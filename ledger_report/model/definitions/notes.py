@@ -147,35 +147,32 @@ def define(reg: Registry, r: Ctx) -> None:
         doc("pipeline-stages"),
     )
     unpredicted = IsBlank(r.predicted_mfu)
+    mfu_t, predicted_t, step_t = (
+        _round(r.mfu, 3),
+        _round(r.predicted_mfu, 3),
+        _round(r.step_time, 2),
+    )
     note(
         "mfu",
         r.mfu_given,
         sentence(
             "Days and cost from the measured MFU {}{}. FLOPs per token: 6 × (active parameters − "
             "untied input embedding) + causal attention.",
-            _round(r.mfu, 3),
+            mfu_t,
             if_(
                 unpredicted,
                 "; the step-time model needs the architecture and the batch to predict one",
-                sentence(
-                    "; the step-time model predicts {} (a step of {} s)",
-                    _round(r.predicted_mfu, 3),
-                    _round(r.step_time, 2),
-                ),
+                sentence("; the step-time model predicts {} (a step of {} s)", predicted_t, step_t),
             ),
         ),
         sentence(
             "天数与成本按实测 MFU {}{}。每 token FLOPs：6 × (激活参数 − 不共享的输入嵌入) + "
             "因果注意力。",
-            _round(r.mfu, 3),
+            mfu_t,
             if_(
                 unpredicted,
                 "；步时模型需要结构与 batch 才能预测",
-                sentence(
-                    "；步时模型预测 {}（每步 {} 秒）",
-                    _round(r.predicted_mfu, 3),
-                    _round(r.step_time, 2),
-                ),
+                sentence("；步时模型预测 {}（每步 {} 秒）", predicted_t, step_t),
             ),
         ),
         doc("step-time"),
@@ -189,8 +186,8 @@ def define(reg: Registry, r: Ctx) -> None:
         "天数与成本按预测步时（{} 秒，MFU {}）：按目录中的持续 GEMM 效率计算，"
         "加上各并行组未被掩盖的通信、流水气泡、优化器 step 与卸载传输。",
         doc("step-time"),
-        _round(r.step_time, 2),
-        _round(r.predicted_mfu, 3),
+        step_t,
+        predicted_t,
     )
     note(
         "fp8",
@@ -230,6 +227,7 @@ def define(reg: Registry, r: Ctx) -> None:
         doc("state-ledger"),
     )
     lazy = r.steady_minus_first
+    peak_t, lazy_t, first_t = gb_text(r.allocated), gb_text(lazy), gb_text(r.first_step)
     note(
         "first_step",
         lazy.gt(0),
@@ -237,16 +235,16 @@ def define(reg: Registry, r: Ctx) -> None:
             "Optimizer states are allocated at the first step: the peak of step 1 is {}, {} above "
             "what step 0 shows ({}), so a run that survives its first forward and backward can "
             "still run out of memory at its first optimizer step.",
-            gb_text(r.allocated),
-            gb_text(lazy),
-            gb_text(r.first_step),
+            peak_t,
+            lazy_t,
+            first_t,
         ),
         sentence(
             "优化器状态在第一次 step 才分配：第 1 步的峰值为 {}，比第 0 步看到的（{}）高 {}；"
             "前向与反向顺利并不代表第一次 optimizer step 不会显存溢出。",
-            gb_text(r.allocated),
-            gb_text(r.first_step),
-            gb_text(lazy),
+            peak_t,
+            first_t,
+            lazy_t,
         ),
         doc("phases"),
     )

@@ -838,6 +838,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         source=doc("logits-and-loss"),
     )
     fwd_passes = 1 + if_(full, 1, 0)
+    passes = 2 + if_(full, 1, 0)  # forward, backward, and the forward again under full recompute
     qk_elem_bytes = QK_EAGER_BYTES_FWD * fwd_passes + QK_EAGER_BYTES_BWD
     qk_own = traffic(
         "qk_eager_bytes",
@@ -870,13 +871,13 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         "一个 micro-batch 的计算",
         source=TIME + ": FLOPs ÷ (peak × efficiency) + bytes ÷ HBM bandwidth",
     )
-    # tensor parallel, per pass (forward, backward, the forward again under full recompute): an
-    # all-reduce (RS + AG with sequence parallel) after attention and one after the MLP; an MoE
-    # block has its own only where the convention gathers its tokens over tp or a shared expert
-    # runs tensor-parallel; one for the embedding's output and one for the output layer's input
+    # tensor parallel, per pass: an all-reduce (RS + AG with sequence parallel) after attention and
+    # one after the MLP; an MoE block has its own only where the convention gathers its tokens over
+    # tp or a shared expert runs tensor-parallel; one for the embedding's output and one for the
+    # output layer's input
     moe_mlp_tp = if_(any_of(conv(r, "moe_block_tp_collectives").eq(1), r.f_sh.gt(0)), 1, 0)
     n_ar = (
-        (2 + if_(full, 1, 0)) * (2 * dl + ml * (1 + moe_mlp_tp))
+        passes * (2 * dl + ml * (1 + moe_mlp_tp))
         + if_(r.holds_embed[stage], 1, 0)
         + if_(head, 1, 0)
     )
@@ -953,7 +954,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         a2a * on / (r.bus["ep"] * BYTES_PER_GB), off_bytes / (r.p2p["ep"] * BYTES_PER_GB)
     )
     n_a2a = ml * (4 + if_(full, 2, 0))
-    etp_calls = ml * (2 + if_(full, 1, 0))
+    etp_calls = ml * passes
     t_etp = d(
         "etp_gather_s",
         if_(r.etp.gt(1), etp_calls * (r.etp_ag + r.etp_rs) * r.moe_imbalance, 0),

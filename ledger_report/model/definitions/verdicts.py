@@ -22,6 +22,19 @@ from .common import COLUMN, Ctx, definer, doc, sentence
 
 CHECK_RULES_PER_PART = 8
 
+# Each outcome's words: English, Chinese and the tone
+MEMORY_WORDS = {
+    "measured_fits": ("measured: fits", "实测：放得下", "good"),
+    "measured_over": ("measured: does not fit", "实测：放不下", "bad"),
+    "fits": ("fits", "放得下", "good"),
+    "over": ("does not fit", "放不下", "bad"),
+}
+BANDWIDTH_WORDS = {
+    "none": ("nothing offloaded", "无卸载", "good"),
+    "keeps_up": ("keeps up", "跟得上", "good"),
+    "too_slow": ("too slow", "太慢", "bad"),
+}
+
 # The inputs the memory estimate needs beyond the parameters: named when they are missing.
 PEAK_NEEDS = ("seq_len", "layers", "hidden", "heads", "ffn_hidden", "vocab")
 
@@ -102,80 +115,55 @@ def _memory(reg: Registry, r: Ctx):
         "显存：实测放得下、实测放不下、放得下、放不下或未知",
     )
     over = peak - hbm
+    m_t, hbm_t, peak_t, state_t = (gb_text(x) for x in (measured, hbm, peak, state))
+    over_t, spare_t = gb_text(over), gb_text(hbm - peak)
+    diff = (
+        if_(peak.ge(measured), "+", "−"),
+        gb_text(if_(peak.ge(measured), peak - measured, measured - peak)),
+    )
     why = if_(
         given,
         sentence(
             "measured {} of {} HBM; the estimate on the device is {}{}",
-            gb_text(measured),
-            gb_text(hbm),
-            gb_text(peak),
-            if_(
-                known,
-                sentence(
-                    " ({}{})",
-                    if_(peak.ge(measured), "+", "−"),
-                    gb_text(if_(peak.ge(measured), peak - measured, measured - peak)),
-                ),
-                "",
-            ),
+            m_t,
+            hbm_t,
+            peak_t,
+            if_(known, sentence(" ({}{})", *diff), ""),
         ),
         if_(
             known,
             sentence(
                 "peak {} on the device against {} of HBM ({})",
-                gb_text(peak),
-                gb_text(hbm),
-                if_(
-                    over.gt(0),
-                    concat(gb_text(over), " over"),
-                    concat(gb_text(hbm - peak), " to spare"),
-                ),
+                peak_t,
+                hbm_t,
+                if_(over.gt(0), concat(over_t, " over"), concat(spare_t, " to spare")),
             ),
             if_(
                 over_state,
-                sentence("the state alone, {}, is above {} of HBM", gb_text(state), gb_text(hbm)),
+                sentence("the state alone, {}, is above {} of HBM", state_t, hbm_t),
                 sentence("the peak needs {}, which the row leaves empty", missing),
             ),
         ),
     )
     why_zh = if_(
         given,
-        sentence(
-            "实测 {}，显存 {}；设备口径估算 {}", gb_text(measured), gb_text(hbm), gb_text(peak)
-        ),
+        sentence("实测 {}，显存 {}；设备口径估算 {}", m_t, hbm_t, peak_t),
         if_(
             known,
             sentence(
                 "设备峰值 {}，显存 {}{}",
-                gb_text(peak),
-                gb_text(hbm),
-                if_(
-                    over.gt(0),
-                    concat("，超出 ", gb_text(over)),
-                    concat("，余 ", gb_text(hbm - peak)),
-                ),
+                peak_t,
+                hbm_t,
+                if_(over.gt(0), concat("，超出 ", over_t), concat("，余 ", spare_t)),
             ),
             if_(
                 over_state,
-                sentence("仅模型状态 {} 已超过显存 {}", gb_text(state), gb_text(hbm)),
+                sentence("仅模型状态 {} 已超过显存 {}", state_t, hbm_t),
                 sentence("峰值需要 {}，而该行未给出", missing),
             ),
         ),
     )
-    return _verdict(
-        reg,
-        "memory",
-        "显存",
-        outcome,
-        {
-            "measured_fits": ("measured: fits", "实测：放得下", "good"),
-            "measured_over": ("measured: does not fit", "实测：放不下", "bad"),
-            "fits": ("fits", "放得下", "good"),
-            "over": ("does not fit", "放不下", "bad"),
-        },
-        why,
-        why_zh,
-    )
+    return _verdict(reg, "memory", "显存", outcome, MEMORY_WORDS, why, why_zh)
 
 
 def _deadline(reg: Registry, r: Ctx):
@@ -208,14 +196,16 @@ def _deadline(reg: Registry, r: Ctx):
         unit=TEXT,
     )
     needs = _missing(("tokens", "days", "seq_len", "global_batch"))
+    days_t, window_t = grouped(r.days_on_config, 1), grouped(window_days, 1)
+    gpus_t = grouped(r.gpus, 0)
     why = if_(
         IsBlank(meets),
         sentence("needs {}, which the row leaves empty", needs),
         sentence(
             "{} days on {} GPUs against {} days ({} less {} in reserve)",
-            grouped(r.days_on_config, 1),
-            grouped(r.gpus, 0),
-            grouped(window_days, 1),
+            days_t,
+            gpus_t,
+            window_t,
             r.days,
             r.reserve,
         ),
@@ -225,29 +215,17 @@ def _deadline(reg: Registry, r: Ctx):
         sentence("需要 {}，而该行未给出", needs),
         sentence(
             "{} 卡需 {} 天，可用 {} 天（期限 {} 天，预留 {} 天）",
-            grouped(r.gpus, 0),
-            grouped(r.days_on_config, 1),
-            grouped(window_days, 1),
+            gpus_t,
+            days_t,
+            window_t,
             r.days,
             r.reserve,
         ),
     )
-    return _verdict(
-        reg,
-        "deadline",
-        "期限",
-        outcome,
-        {
-            "meets": ("meets", "按期", "good"),
-            "late": (
-                sentence("late by {} days", grouped(late, 1)),
-                sentence("延期 {} 天", grouped(late, 1)),
-                "bad",
-            ),
-        },
-        why,
-        why_zh,
-    )
+    late_t = grouped(late, 1)
+    late_words = sentence("late by {} days", late_t), sentence("延期 {} 天", late_t)
+    words = {"meets": ("meets", "按期", "good"), "late": (*late_words, "bad")}
+    return _verdict(reg, "deadline", "期限", outcome, words, why, why_zh)
 
 
 def _bandwidth(reg: Registry, r: Ctx):
@@ -270,37 +248,22 @@ def _bandwidth(reg: Registry, r: Ctx):
         "带宽：无卸载、跟得上、太慢或未知",
         doc("verdicts"),
     )
+    stream_t, budget_t = grouped(stream, 1), grouped(budget, 1)
     why = if_(
         negate(r.has_offload),
         "every state is in HBM",
         sentence(
             "offload (the streams and the CPU optimizer) takes {} s of a {} s step",
-            grouped(stream, 1),
-            grouped(budget, 1),
+            stream_t,
+            budget_t,
         ),
     )
     why_zh = if_(
         negate(r.has_offload),
         "所有状态都在显存中",
-        sentence(
-            "卸载（传输与 CPU 优化器）需 {} 秒，每步预算 {} 秒",
-            grouped(stream, 1),
-            grouped(budget, 1),
-        ),
+        sentence("卸载（传输与 CPU 优化器）需 {} 秒，每步预算 {} 秒", stream_t, budget_t),
     )
-    return _verdict(
-        reg,
-        "bandwidth",
-        "带宽",
-        outcome,
-        {
-            "none": ("nothing offloaded", "无卸载", "good"),
-            "keeps_up": ("keeps up", "跟得上", "good"),
-            "too_slow": ("too slow", "太慢", "bad"),
-        },
-        why,
-        why_zh,
-    )
+    return _verdict(reg, "bandwidth", "带宽", outcome, BANDWIDTH_WORDS, why, why_zh)
 
 
 def _budget(reg: Registry, r: Ctx) -> None:
