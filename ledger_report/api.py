@@ -388,10 +388,7 @@ def to_frame(source: Rows | Mapping[str, Any], *, states: bool = False):
         configs = read(source)
         if not configs:
             return pd.DataFrame(columns=["name", *table_keys()])
-        columns = _Columns()
-        for chunk in _table(configs):
-            columns.add(chunk)
-        return pd.DataFrame(dict(columns.done(pd)), copy=False)
+        return pd.DataFrame(dict(_joined(pd, _table(configs))), copy=False)
 
 
 def table(source: Rows, progress: Progress | None = None):
@@ -406,36 +403,32 @@ def _table(configs: list[Config], progress: Progress | None = None):
         yield chunk
 
 
-class _Columns:
-    """The sweep table's columns, a chunk at a time: each column's chunk arrays (text as codes into
-    its distinct texts, not a string object per cell) and blank masks, joined at the end."""
-
-    def __init__(self) -> None:
-        self.parts: dict[str, list] = {}  # column -> its chunks' arrays
-        self.blanks: dict[str, list] = {}  # column -> its chunks' blank masks (None: none blank)
-        self.texts: dict[str, dict[str, int]] = {}  # text column -> its distinct texts' codes
-
-    def add(self, chunk: Mapping[str, tuple[Any, Any]]) -> None:
+def _joined(pd, chunks: Iterable[Mapping[str, tuple[Any, Any]]]) -> Iterator[tuple[str, Any]]:
+    """The sweep table's columns for pandas, in the chunks' order: each column's chunk arrays
+    (text as codes into its distinct texts, not a string object per cell) and blank masks, kept
+    as they come and joined at the end."""
+    parts: dict[str, list] = {}  # column -> its chunks' arrays
+    blanks: dict[str, list] = {}  # column -> its chunks' blank masks (None: none blank)
+    texts: dict[str, dict[str, int]] = {}  # text column -> its distinct texts' codes
+    for chunk in chunks:
         for k, (v, b) in chunk.items():
-            if k not in self.parts:
-                self.parts[k], self.blanks[k] = [], []
+            if k not in parts:
+                parts[k], blanks[k] = [], []
                 if v.dtype.kind == "U":
-                    self.texts[k] = {}
-            self.parts[k].append(_codes(v, self.texts[k]) if k in self.texts else v)
-            self.blanks[k].append(b)
-
-    def done(self, pd) -> Iterator[tuple[str, Any]]:
-        """Each column for pandas, in the order of the chunks' columns."""
-        for k in list(self.parts):
-            parts, blanks = self.parts.pop(k), self.blanks.pop(k)
-            blank = None
-            if any(b is not None for b in blanks):
-                masks = [np.zeros(len(p), bool) if b is None else b for p, b in zip(parts, blanks)]
-                blank = np.concatenate(masks)
-            if k in self.texts:
-                yield k, _text_column(pd, np.concatenate(parts), list(self.texts.pop(k)), blank)
-            else:
-                yield k, _pandas_column(pd, np.concatenate(parts), blank)
+                    texts[k] = {}
+            parts[k].append(_codes(v, texts[k]) if k in texts else v)
+            blanks[k].append(b)
+    for k in list(parts):
+        arrays, masks = parts.pop(k), blanks.pop(k)
+        blank = None
+        if any(b is not None for b in masks):
+            blank = np.concatenate(
+                [np.zeros(len(a), bool) if b is None else b for a, b in zip(arrays, masks)]
+            )
+        if k in texts:
+            yield k, _text_column(pd, np.concatenate(arrays), list(texts.pop(k)), blank)
+        else:
+            yield k, _pandas_column(pd, np.concatenate(arrays), blank)
 
 
 def _codes(values: Any, codes: dict[str, int]) -> Any:

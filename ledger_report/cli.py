@@ -10,12 +10,10 @@ from pathlib import Path
 import click
 
 from . import __version__, api
-from .api import TOP_PLANS
 from .errors import LedgerError
 from .render.workers import JobsError, default_jobs
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-FORMATS = api.FORMATS
 
 
 class _Progress:
@@ -150,10 +148,10 @@ def calc(input: str, as_json: bool, as_csv: bool) -> None:
 
 def _formats(formats: str) -> list[str]:
     wanted = [f.strip().lower() for f in formats.split(",") if f.strip()]
-    bad = [f for f in wanted if f not in FORMATS]
+    bad = [f for f in wanted if f not in api.FORMATS]
     if bad or not wanted:
         raise click.BadParameter(
-            f"expected a comma-separated list of {', '.join(FORMATS)}; found {formats!r}",
+            f"expected a comma-separated list of {', '.join(api.FORMATS)}; found {formats!r}",
             param_hint="--format",
         )
     return wanted
@@ -248,7 +246,7 @@ def _show(shown, as_json: bool) -> None:
 @_INPUT
 @click.option(
     "--top",
-    default=TOP_PLANS,
+    default=api.TOP_PLANS,
     show_default=True,
     type=click.IntRange(1, 1000),
     help="Plans to keep per input row.",

@@ -6,48 +6,8 @@ empty are searched, and every candidate is evaluated through the one registry of
 the categorical choices (GPU type × ZeRO stage × recompute mode × where the optimizer lives);
 inside each, the numeric ``LAYOUT`` columns are numpy arrays evaluated in chunks.
 
-What the planner decides, and why
----------------------------------
-* **Feasible**: the peak fits ``MARGIN`` of HBM; the predicted days meet the deadline; offloaded
-  states stream and update within the step budget and fit host memory and NVMe (``GATES``); and
-  every constraint of the model that reads a searched column holds (``CONSTRAINT_KEYS``): the
-  planner proposes no layout the model warns about.  The margin: Fujii et al. 2024 (arXiv
-  2411.06465) saw no OOM in 454 runs whenever their estimate stayed below 80 % of HBM; their
-  estimate leaves out the CUDA context, allocator fragmentation and NCCL buffers, which our peak
-  includes, so 80 % of theirs is about 85 % of ours on an 80 GB card.
-* **Throughput** is the step-time model's prediction for each layout (definitions/time.py).  A
-  row's ``mfu``, when given, is a measured efficiency: it calibrates the model, not the plans'
-  figures.  The matmul efficiency is scaled (``efficiency_scale``) until the cheapest layout's
-  predicted MFU is the given one, and the search runs again at that scale; the plans carry
-  ``efficiency_scale`` and no ``mfu``, so every layout keeps its own predicted cost.
-* **Cost** = predicted GPU-hours × the GPU type's price per GPU-hour: from ``--prices FILE`` (only
-  the types it prices are searched when the row names no GPU), else the row's
-  ``price_per_gpu_hour``.  Without a price, plans rank by GPU-hours.
-* **Ranking**: cost (in steps of ``COST_TOLERANCE``), then GPU count, then the simpler layout
-  (``_rank_keys``).  The listed plans are distinct layouts: candidates that differ only in
-  ``micro_batch`` or ``loss_chunks`` collapse to the best of them, and a ZeRO stage that leaves the
-  ledger and the step unchanged is not listed twice.
-* **Pareto front**: the feasible plans no other plan beats on both days and cost, fastest first
-  (at most ``PARETO_POINTS``, spread over the front).
-* **Nothing feasible**: ``excluded_by`` counts the candidates each gate and constraint rejects; the
-  one that rejects the most is named in ``reason`` (and the CLI exits 1).
-* **Several input rows**: each row is planned on its own; its plans carry ``input`` and ``rank``
-  and are named ``<input name>-p<rank>``; ``inputs`` gives each row's totals.
-
-The search space
-----------------
-``dp`` and ``micro_batch``: divisors of ``global_batch``; ``pp``: 1 … ``layers``; ``tp``: 1 … GPUs
-per node; ``cp``: divisors of ``seq_len`` leaving at least ``MIN_TOKENS_PER_CP_RANK`` tokens per
-rank; ``ep``: divisors of ``experts``; ``loss_chunks``: ``LOSS_CHUNK_CHOICES``; each first narrowed
-by the constraints that read it alone (``_allowed``).  ``zero``: 0-3 (above 0 only where dp·cp >
-1: with one data-parallel rank there is nothing to shard); ``recompute``; the optimizer (master
-weights and moments together) in HBM, on the host (ZeRO-Offload) or on NVMe (ZeRO-Infinity);
-``sequence_parallel`` wherever tp > 1 and tp·cp divides ``seq_len``; ``gpu``: the catalogue, unless
-the row names one or sets one of ``GPU_OVERRIDES``.
-
-A row that gives ``params_per_rank`` (observed at its own layout) has its expert split solved once,
-at that layout; the plans carry the resolved ``params_total`` and ``params_expert`` instead.
-``measured_peak_gb`` belongs to the measured layout and is dropped from plan rows.
+What it decides and why (feasibility and its margin's source, throughput and the calibration a
+measured mfu asks for, cost, ranking, the Pareto front, the search space): docs/planner.md.
 """
 
 from __future__ import annotations
@@ -76,7 +36,7 @@ TOP_PLANS = 5  # plans kept per input row unless the caller says (`ledger-report
 
 SCHEMA = "ledger-report-plan/1"
 
-# peak ≤ MARGIN × HBM (module docstring: Fujii et al. 2024's < 80 % rule, our fuller peak)
+# peak ≤ MARGIN × HBM (docs/planner.md: Fujii et al. 2024's < 80 % rule, our fuller peak)
 MARGIN = 0.85
 LOSS_CHUNK_CHOICES = (1, 2, 4, 8, 16, 32)  # chunked / fused cross-entropy splits
 MIN_TOKENS_PER_CP_RANK = 1024  # context parallel stops at ~1K tokens per rank (planner bound)
@@ -230,11 +190,11 @@ class _Batch:
         return cols
 
     def row(self, i: int) -> dict[str, Any]:
-        """Candidate ``i`` as a complete input row (only non-empty values)."""
-        s = self.search
-        row = self._fixed() | {c: int(self.layout[c][i]) for c in LAYOUT}
-        if s.set_sequence_parallel and _sequence_parallel(row["tp"], row["cp"], s.seq_len):
-            row["sequence_parallel"] = True
+        """Candidate ``i`` as a complete input row (only non-empty values: no sequence_parallel
+        the planner would set false)."""
+        row = {k: _py(v) for k, v in self.cols(i).items()}
+        if self.search.set_sequence_parallel and not row["sequence_parallel"]:
+            del row["sequence_parallel"]
         return row
 
 
@@ -533,7 +493,7 @@ def _evaluate(batch: _Batch, sl: slice | np.ndarray, margin: float) -> dict[str,
 
 
 def _rank_keys(batch: _Batch, idx: np.ndarray, f: Mapping[str, np.ndarray]) -> list[np.ndarray]:
-    """Sort keys of candidates ``idx`` of one batch, most significant first (docstring: ranking)."""
+    """Sort keys of candidates ``idx`` of one batch, most significant first (docs/planner.md: ranking)."""
     lay = {c: batch.layout[c][idx] for c in LAYOUT}
     n = len(idx)
     return [
@@ -883,7 +843,7 @@ def plan(
     prices: Mapping[str, float] | None = None,
     max_candidates: int | None = None,
 ) -> dict[str, Any]:
-    """The ``top`` cheapest feasible plans for one input row (see the module docstring): the
+    """The ``top`` cheapest feasible plans for one input row (docs/planner.md): the
     counts, what excluded the rest, the plans and the Pareto front (``_run``), each plan's figures
     the engine's for its row (``_plan_figures``).  ``progress(done, total)`` is called after every
     chunk; a search larger than ``max_candidates`` (default ``MAX_CANDIDATES``) is refused with an
