@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         "--grouped", type=float, help="evaluate with GROUPED_GEMM_RELATIVE at this value"
     )
     args = ap.parse_args(argv)
-    model = fit._model_with_grouped(args.grouped) if args.grouped is not None else None
+    model = fit.model_with(fit.LAUNCH, args.grouped) if args.grouped is not None else None
     for ra, rb in pairs(load()):
         a, b = run_figures(ra, model), run_figures(rb, model)
         per_token_measured = (b["measured_s"] / b["mbs"]) / (a["measured_s"] / a["mbs"])

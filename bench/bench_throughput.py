@@ -43,10 +43,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 
 from support import fit  # noqa: E402
 
-from ledger_report.config import COLUMN_NAMES  # noqa: E402
-from ledger_report.engine import compute, config_from_mapping  # noqa: E402
+from ledger_report.engine import compute  # noqa: E402
 from ledger_report.errors import InputError  # noqa: E402
 
+config_of = fit.config_of
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "measured_throughput.csv"
 MEDIAN_TARGET = 0.10
 LARGEST_TARGET = 0.25
@@ -67,13 +67,6 @@ SHOWN = (
 def load(path: Path = DATA) -> list[dict[str, str]]:
     with open(path, newline="", encoding="utf-8") as f:
         return list(csv.DictReader(f))
-
-
-def config_of(row: dict[str, str]):
-    """The run's configuration: its non-empty product columns, ``mfu`` left empty."""
-    return config_from_mapping(
-        {k: v for k, v in row.items() if k in COLUMN_NAMES and v != "" and k != "mfu"}
-    )
 
 
 def predict(row: dict[str, str]) -> dict:
@@ -160,6 +153,10 @@ def _line(name: str, f: dict) -> str:
     )
 
 
+def _constant(name: str, value: float) -> str:
+    return f"{name} {value * 1e6:g} µs" if name == "launch" else f"{name} {value:.4f}"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true")
@@ -205,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{r['run'][:52]:52} {m:>9} {p:>9} {q:>7}  ({r['note']})")
     print(
         f"fitted constants (SUSTAINED_FRACTION, GROUPED_GEMM_RELATIVE, EXPERT_GEMM_LAUNCH_S): {val['constants']}; refitted on all runs: "
-        + ", ".join(f"{k} {x:.3f}" for k, x in val["refitted_on_all"].items())
+        + ", ".join(_constant(k, x) for k, x in val["refitted_on_all"].items())
     )
     print("-- per source (complete runs) --")
     for src, f in per_source(val).items():

@@ -1,14 +1,10 @@
 """The registry: every quantity, defined once, in evaluation order.
 
 A ``Quantity`` is a key, an expression (``expr.py``), a unit, labels in English and Chinese, the
-section of the model it belongs to, and the source the definition follows.  The definitions
-(``definitions/``) fill one ``Registry``; the engine, the planner, the workbook, the handout and
-the documentation all read it.
-
-A ``Constraint`` is a rule that makes a row invalid (or, as a warning, questionable): a quantity
-that is true when the rule holds, the input column it names, and the expected and found texts of
-its message.  Input validation, the workbook's check cells and the planner's masks all read the
-same constraints.
+section of the model it belongs to, and the source the definition follows; a ``Constraint`` is a
+rule that makes a row invalid (or, as a warning, questionable).  The definitions
+(``definitions/``) fill one ``Registry``; the engine, input validation, the planner, the workbook,
+the handout and the documentation all read it.
 """
 
 from __future__ import annotations
@@ -65,7 +61,8 @@ class Quantity:
 class Constraint:
     """A rule on a row.  ``ok`` is the key of a BOOL quantity, true (or blank: not applicable)
     when the rule holds; ``column`` is the input the message names; ``expected`` and ``found``
-    are text expressions of the message, with the row's numbers in them."""
+    are text expressions of the message, with the row's numbers in them (input validation, the
+    workbook's check cells and the planner's masks all read them)."""
 
     key: str
     ok: str

@@ -86,14 +86,12 @@ def num(x) -> str:
 
 @dataclass(frozen=True)
 class UnitDisplay:
-    """A registry unit as a report shows it, defined once: the word beside a number (in the unit
-    the report shows: bytes in GB), the spreadsheet number format of the quantity in its own unit
-    (the workbook's Ledgers sheet) and as a report cell shows it (Summary, print sheets, Budget).
-    The workbook derives its formats and unit words from ``UNIT_DISPLAY``; a unit absent there
-    shows as a plain number with no word (counts, ratios) or as text; a cost's unit is the row's
-    currency."""
+    """A registry unit as the reports show it, defined once: the workbook's unit words and number
+    formats (``sheet`` in the Ledgers sheet, ``shown`` in Summary, print sheets and Budget) come
+    from ``UNIT_DISPLAY``.  A unit absent there shows as a plain number with no word (counts,
+    ratios) or as text; a cost's unit is the row's currency."""
 
-    en: str = ""  # the word beside a number, in English ...
+    en: str = ""  # the word beside a number in the unit the report shows (bytes in GB), in English
     zh: str = ""  # ... and in Chinese
     sheet: str = "General"  # spreadsheet number format of the value in its own unit
     shown: str = ""  # ... as a report cell shows it ("" = as ``sheet``)
@@ -106,10 +104,10 @@ class UnitDisplay:
         return self.shown or self.sheet
 
 
-_INT, _GB2, _ONE, _TWO, _UPTO2 = "#,##0", "#,##0.00", "#,##0.0", "#,##0.00", "#,##0.##"
+_INT, _ONE, _TWO, _UPTO2 = "#,##0", "#,##0.0", "#,##0.00", "#,##0.##"
 # keys are the registry's unit names (model/registry.py: BYTES = "bytes", ...)
 UNIT_DISPLAY: dict[str, UnitDisplay] = {
-    "bytes": UnitDisplay("GB", "GB", _INT, _GB2),  # shown as bytes / 10^9
+    "bytes": UnitDisplay("GB", "GB", _INT, _TWO),  # shown as bytes / 10^9
     "params": UnitDisplay("params", "参数", _INT),
     "flops": UnitDisplay("FLOPs", "FLOPs", "0.000E+00"),
     "s": UnitDisplay("s", "秒", _TWO),
@@ -123,7 +121,7 @@ UNIT_DISPLAY: dict[str, UnitDisplay] = {
     "GB": UnitDisplay("GB", "GB", _UPTO2),
     "GPU-hours": UnitDisplay("GPU-h", "GPU 小时", _ONE, _INT),
     "node-hours": UnitDisplay("node-h", "节点小时", "General", _INT),
-    "cost": UnitDisplay("", "", _GB2),
+    "cost": UnitDisplay("", "", _TWO),
     "GB/s": UnitDisplay("GB/s", "GB/s", _UPTO2),
     "TB": UnitDisplay("TB", "TB", "General", _UPTO2),
 }
