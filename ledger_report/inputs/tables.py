@@ -122,8 +122,10 @@ class Table:
         self.names: dict[str, int] = {}  # normalised name -> first row
         self.configs: list[Config] = []
         self.rows_seen = 0
-        # rows read, not yet checked against the model: (row, values, bad, clean, origins, warned)
-        self.pending: list[tuple[int, Mapping[str, Any], Any, bool, dict, tuple]] = []
+        # rows read, not yet checked against the model:
+        # (row, values, bad, clean, origins, warned, the values of the header's columns)
+        self.pending: list[tuple[int, Mapping[str, Any], Any, bool, dict, tuple, list]] = []
+        self.pending_names: tuple[str, ...] | None = None  # their header's columns (None: mixed)
         self._plan_of: dict[int, str] | None = None  # the columns ``_plan`` was made for
         self._plan: tuple[tuple[str, ...], list[_Known], list[int] | None] = ((), [], None)
         self.keys: list[Any] | None = None  # mappings: the last one's keys, where read clean
@@ -262,6 +264,7 @@ class Table:
         except TypeError:  # a value no dict holds (a list in a mapping)
             values = list(map(_Known.value, known, given))
         bad = _GOOD if _Known.bad == seen else self._bad_cells(row, names, given, values)
+        values.extend([None] * (len(names) - len(values)))  # a short row: empty to the header's end
         if len(cells) > len(self.columns) and len(cells) - cells.count(None) > len(self.columns):
             for col, raw in enumerate(cells, 1):  # positions that are no column
                 if col not in self.columns and not is_blank(raw):
@@ -271,7 +274,9 @@ class Table:
         full = row_values(zip(names, values))
         bad = self._check_name(row, full, bad)
         full, bad, origins, warned = self._fill(row, full, bad)
-        self.pending.append((row, full, bad, len(self.problems) == before, origins, warned))
+        if not self.pending or self.pending_names is not names:  # (mappings: each its keys)
+            self.pending_names = names if not self.pending else None
+        self.pending.append((row, full, bad, len(self.problems) == before, origins, warned, values))
         if len(self.pending) >= CHECK_BATCH_ROWS:
             self._flush()
 
@@ -368,6 +373,20 @@ class Table:
         written = self.written.get(column)
         return f"{written} ({column})" if written else column
 
+    def _columns(self, pending: list[tuple]) -> dict[str, Sequence[Any]]:
+        """The pending rows' values a column at a time: from their cells where they share a
+        header (and the columns their models filled), else each rule's columns from the rows."""
+        if self.pending_names is None:  # (mappings of different keys)
+            read = _rule_columns()
+            return dict(zip(read, zip(*map(itemgetter(*read), (p[1] for p in pending)))))
+        columns = dict(zip(self.pending_names, map(list, zip(*(p[6] for p in pending)))))
+        for i, (_row, values, _bad, _clean, origins, *_rest) in enumerate(pending):
+            for column in origins:
+                if column not in columns:
+                    columns[column] = [None] * len(pending)
+                columns[column][i] = values[column]
+        return columns
+
     def _flush(self) -> None:
         """Check the pending rows against the model's constraints (the same rules the workbook's
         check cells and the planner apply), then keep the good ones."""
@@ -380,11 +399,9 @@ class Table:
             return
         rows = [values for _row, values, *_rest in pending]
         bad = [b for _r, _v, b, *_rest in pending]
-        read = _rule_columns()  # each rule's columns, the rows' values a column at a time
-        columns = dict(zip(read, zip(*map(itemgetter(*read), rows))))
         broken: set[int] = set()
-        for f in failures(REGISTRY, tables(), rows, bad, columns=columns):
-            row, values, _bad, _clean, origins, _warned = pending[f.index]
+        for f in failures(REGISTRY, tables(), rows, bad, columns=self._columns(pending)):
+            row, values, _bad, _clean, origins, _warned, _cells = pending[f.index]
             rule, found = f.constraint.column, f.found
             column = _blamed(f.constraint, f.expected + found, values, origins)
             col = COLUMN_BY_NAME.get(rule)
@@ -394,7 +411,7 @@ class Table:
                 found += f" ({rule} from {origins[rule]})"
             self.add(row, column, f.expected, found, self._ref_of(column, row))
             broken.add(row)
-        for row, values, _bad, clean, origins, warned in pending:
+        for row, values, _bad, clean, origins, warned, _cells in pending:
             if clean and row not in broken:
                 source = f"{self.place} {self.row_word} {row}"
                 self.configs.append(Config(values, source, origins, warned))
