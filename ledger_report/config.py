@@ -249,7 +249,9 @@ class Config:
         full = self.values
         if type(full) is not _FrozenDict:  # (a Config's own values are whole already)
             object.__setattr__(self, "values", full := row_values(full.items()))
-        origins = {k: v for k, v in self.origins.items() if full.get(k) is not None}
+        origins = self.origins and {
+            k: v for k, v in self.origins.items() if full.get(k) is not None
+        }
         object.__setattr__(self, "origins", _FrozenDict(origins) if origins else _NO_ORIGINS)
 
     @property

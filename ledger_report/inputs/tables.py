@@ -4,13 +4,11 @@ reader, the XLSX reader and mappings."""
 
 from __future__ import annotations
 
-import functools
 import re
-from operator import itemgetter
 from pathlib import Path
 from typing import Any, Mapping, NoReturn, Sequence
 
-from ..config import COLUMN_BY_NAME, MODEL_COLUMN, NAME_COLUMN, Config, row_values
+from ..config import COLUMN_BY_NAME, COLUMN_NAMES, MODEL_COLUMN, NAME_COLUMN, Config, row_values
 from ..errors import InputError, Problem
 from .cells import Bad, convert, gpu_hint, is_blank, letter, norm, sheet_ref, show
 from .fill import Models
@@ -25,7 +23,7 @@ MAX_KNOWN = 100_000  # cell texts remembered per column
 
 class _Known(dict):
     """One column's cell texts, each with its value (``None``: blank), converted when first met;
-    a cell with a problem is not kept: it reads as ``BAD`` and adds one to ``_Known.bad``."""
+    a cell with a problem is not kept: it reads as its ``Bad`` and adds one to ``_Known.bad``."""
 
     bad = 0  # cells with a problem met, in any column (a row that adds none has none)
 
@@ -36,23 +34,16 @@ class _Known(dict):
     def __missing__(self, raw: Any) -> Any:
         try:
             value = None if is_blank(raw) else convert(self.column, raw)
-        except Bad:
+        except Bad as exc:
             _Known.bad += 1
-            return BAD
+            return exc
         if raw is None or type(raw) is str:  # (1 and True are one key, with two values)
             if len(self) >= MAX_KNOWN:
                 self.clear()
             self[raw] = value
         return value
 
-    def value(self, raw: Any) -> Any:
-        try:
-            return self[raw]
-        except TypeError:  # a value no dict holds (a list in a mapping)
-            return self.__missing__(raw)
 
-
-BAD = object()  # the value of a cell with a problem, until it is reported
 KNOWN = {name: _Known(name) for name in COLUMN_BY_NAME}
 _GOOD: frozenset[str] = frozenset()  # the columns of a row read without a problem: none
 
@@ -66,15 +57,6 @@ def fail(
 def name_key(name: str) -> str:
     """A name as the reader compares names (unique in a file)."""
     return norm(name).casefold()
-
-
-@functools.cache
-def _rule_columns() -> tuple[str, ...]:
-    """Every column a rule of the model reads."""
-    from ..model.checks import constraint_columns
-    from ..model.definitions import REGISTRY
-
-    return tuple(sorted(frozenset().union(*constraint_columns(REGISTRY).values())))
 
 
 def _blamed(rule: Any, text: str, values: Mapping[str, Any], origins: Mapping[str, str]) -> str:
@@ -122,10 +104,16 @@ class Table:
         self.names: dict[str, int] = {}  # normalised name -> first row
         self.configs: list[Config] = []
         self.rows_seen = 0
-        # rows read, not yet checked against the model: (row, values, bad, clean, origins, warned)
-        self.pending: list[tuple[int, Mapping[str, Any], Any, bool, dict, tuple]] = []
-        self._plan_of: dict[int, str] | None = None  # the columns ``_plan`` was made for
-        self._plan: tuple[tuple[str, ...], list[_Known], list[int] | None] = ((), [], None)
+        # rows read, not yet checked against the model:
+        # (row, values, bad, clean, origins, warned, the values of the header's columns)
+        self.pending: list[tuple[int, Mapping[str, Any], Any, bool, dict, tuple, list]] = []
+        self.pending_slots: tuple[str, ...] | None = None  # their header's columns (None: mixed)
+        # the header's columns in the order of their positions, each one's known texts, their
+        # positions, and whether some position between them is no column
+        self.slots: tuple[str, ...] = ()
+        self.known: list[_Known] = []
+        self.positions: list[int] = []
+        self.gaps = False
         self.keys: list[Any] | None = None  # mappings: the last one's keys, where read clean
 
     # -- problems
@@ -209,6 +197,10 @@ class Table:
             else:
                 unknown.append((col, text))
         self.blank.update(range(1, self.width + 1) - cells.keys())
+        self.positions = sorted(self.columns)
+        self.slots = tuple(self.columns[col] for col in self.positions)
+        self.known = [KNOWN[name] for name in self.slots]
+        self.gaps = self.positions != list(range(1, len(self.positions) + 1))
         if unknown:
             self._unknown(row, unknown)
         if NAME_COLUMN not in self.columns.values() and not self.keyed:
@@ -254,54 +246,42 @@ class Table:
     # -- rows
     def read_row(self, row: int, cells: Sequence[Any]) -> None:
         """One non-blank data row: ``cells[i]`` is the raw value at position i + 1."""
-        names, known, picks = self._reading()
         seen, before = _Known.bad, len(self.problems)
-        given = cells if picks is None else [cells[i] if i < len(cells) else None for i in picks]
+        given = (
+            cells
+            if not self.gaps
+            else [cells[c - 1] if c <= len(cells) else None for c in self.positions]
+        )
         try:
-            values = list(map(_Known.__getitem__, known, given))
-        except TypeError:  # a value no dict holds (a list in a mapping)
-            values = list(map(_Known.value, known, given))
-        bad = _GOOD if _Known.bad == seen else self._bad_cells(row, names, given, values)
+            values = list(map(_Known.__getitem__, self.known, given))
+        except TypeError:  # a value no dict holds (a list in a mapping): each converted
+            values = list(map(_Known.__missing__, self.known, given))
+        bad = _GOOD if _Known.bad == seen else self._bad_cells(row, values)
+        values.extend([None] * (len(self.slots) - len(values)))  # a short row: empty to the end
         if len(cells) > len(self.columns) and len(cells) - cells.count(None) > len(self.columns):
             for col, raw in enumerate(cells, 1):  # positions that are no column
                 if col not in self.columns and not is_blank(raw):
                     if col in self.blank or col > self.width:
                         self.orphans.setdefault(col, row)
                     # unknown or duplicate columns are reported once, on the header
-        full = row_values(zip(names, values))
+        full = row_values(zip(self.slots, values))
         bad = self._check_name(row, full, bad)
         full, bad, origins, warned = self._fill(row, full, bad)
-        self.pending.append((row, full, bad, len(self.problems) == before, origins, warned))
+        if not self.pending or self.pending_slots is not self.slots:  # (mappings: their keys)
+            self.pending_slots = self.slots if not self.pending else None
+        self.pending.append((row, full, bad, len(self.problems) == before, origins, warned, values))
         if len(self.pending) >= CHECK_BATCH_ROWS:
             self._flush()
 
-    def _reading(self) -> tuple[tuple[str, ...], list[_Known], list[int] | None]:
-        """The header's columns in the order of their positions, the texts known of each, and
-        the indices of their cells (None: every position a column); made again when the header
-        changes (each mapping has its own)."""
-        if self._plan_of is not self.columns:
-            self._plan_of, slots = self.columns, sorted(self.columns.items())
-            names = tuple(name for _col, name in slots)
-            picks = [col - 1 for col, _name in slots]
-            every = picks == list(range(len(picks)))
-            self._plan = names, [KNOWN[n] for n in names], None if every else picks
-        return self._plan
-
-    def _bad_cells(
-        self, row: int, names: Sequence[str], cells: Sequence[Any], values: list[Any]
-    ) -> set[str]:
+    def _bad_cells(self, row: int, values: list[Any]) -> set[str]:
         """The row's cells with a problem: each reported, made empty, and named in the set."""
         bad = set()
-        picks = self._plan[2]
-        for k, value in enumerate(values):
-            if value is BAD:
-                col = k + 1 if picks is None else picks[k] + 1
-                try:
-                    convert(COLUMN_BY_NAME[names[k]], cells[k])
-                except Bad as exc:
-                    self.add(row, names[k], exc.expected, exc.found, self.cell_ref(col, row))
+        for k, exc in enumerate(values):
+            if isinstance(exc, Bad):
+                col, name = self.positions[k], self.slots[k]
+                self.add(row, name, exc.expected, exc.found, self.cell_ref(col, row))
                 values[k] = None
-                bad.add(names[k])
+                bad.add(name)
         return bad
 
     def _check_name(self, row: int, values: Mapping[str, Any], bad: Any) -> Any:
@@ -368,6 +348,19 @@ class Table:
         written = self.written.get(column)
         return f"{written} ({column})" if written else column
 
+    def _columns(self, pending: list[tuple]) -> dict[str, Sequence[Any]]:
+        """The pending rows' values a column at a time: from their cells where they share a
+        header (and the columns their models filled), else each rule's columns from the rows."""
+        if self.pending_slots is None:  # (mappings of different keys)
+            return dict(zip(COLUMN_NAMES, zip(*(p[1].values() for p in pending))))
+        columns = dict(zip(self.pending_slots, map(list, zip(*(p[6] for p in pending)))))
+        for i, (_row, values, _bad, _clean, origins, *_rest) in enumerate(pending):
+            for column in origins:
+                if column not in columns:
+                    columns[column] = [None] * len(pending)
+                columns[column][i] = values[column]
+        return columns
+
     def _flush(self) -> None:
         """Check the pending rows against the model's constraints (the same rules the workbook's
         check cells and the planner apply), then keep the good ones."""
@@ -380,11 +373,9 @@ class Table:
             return
         rows = [values for _row, values, *_rest in pending]
         bad = [b for _r, _v, b, *_rest in pending]
-        read = _rule_columns()  # each rule's columns, the rows' values a column at a time
-        columns = dict(zip(read, zip(*map(itemgetter(*read), rows))))
         broken: set[int] = set()
-        for f in failures(REGISTRY, tables(), rows, bad, columns=columns):
-            row, values, _bad, _clean, origins, _warned = pending[f.index]
+        for f in failures(REGISTRY, tables(), rows, bad, columns=self._columns(pending)):
+            row, values, _bad, _clean, origins, _warned, _cells = pending[f.index]
             rule, found = f.constraint.column, f.found
             column = _blamed(f.constraint, f.expected + found, values, origins)
             col = COLUMN_BY_NAME.get(rule)
@@ -394,7 +385,7 @@ class Table:
                 found += f" ({rule} from {origins[rule]})"
             self.add(row, column, f.expected, found, self._ref_of(column, row))
             broken.add(row)
-        for row, values, _bad, clean, origins, warned in pending:
+        for row, values, _bad, clean, origins, warned, _cells in pending:
             if clean and row not in broken:
                 source = f"{self.place} {self.row_word} {row}"
                 self.configs.append(Config(values, source, origins, warned))
