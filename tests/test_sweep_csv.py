@@ -96,7 +96,7 @@ def test_lines_are_what_the_csv_module_writes(columns):
 @pytest.mark.parametrize("kind", ["f", "i", "U"])
 def test_each_edge_value_is_written_as_python_writes_it(kind):
     """Each edge value in a column of its own kind, repeated and among others (so the distinct
-    values are found by the hash table, the narrow-span table or the text codes), in rows of one
+    values are found by np.unique over bit patterns or by the text codes), in rows of one
     cell as the csv module writes them; a float column's cells are repr's very text."""
     pool = {"f": EDGE_FLOATS, "i": EDGE_INTS, "U": EDGE_TEXTS}[kind]
     cells = [pool[(5 * i) % len(pool)] for i in range(4 * len(pool))]

@@ -124,26 +124,18 @@ def _distinct(np, values: Any) -> tuple[list[str], Any]:
     row's code among them (``None`` when one value is broadcast to every row)."""
     kind = values.dtype.kind
     if values.strides[0] == 0 and kind != "O":  # one value for every row
-        return _texts(values[:1].tolist(), kind), None
+        texts, codes = _distinct(np, np.array(values[:1]))
+        return [texts[codes[0]]], None
     if kind == "b":
         return [_TRUTH[0], _TRUTH[1]], values.view(np.uint8)
     if kind == "U":
         codes, texts = text_codes(np, values.reshape(-1))
         return [_quoted(csv_text(t)) for t in texts], codes
-    if kind in "iuf":  # by bit pattern: -0.0 apart from 0.0
+    if kind in "iuf":  # by bit pattern: -0.0 apart from 0.0; str of a float is its repr
         distinct, codes = np.unique(values.view(np.uint64), return_inverse=True)
-        return _texts(distinct.view(values.dtype).tolist(), kind), codes.reshape(-1)
+        return list(map(str, distinct.view(values.dtype).tolist())), codes.reshape(-1)
     codes, cells = first_seen_codes(np, [_quoted(csv_text(v)) for v in values.tolist()])
     return cells, codes
-
-
-def _texts(values: list, kind: str) -> list[str]:
-    """Cells for distinct ``values`` of one array kind."""
-    if kind in "iuf":
-        return list(map(str, values))  # str of a float is its repr
-    if kind == "b":
-        return [_TRUTH[bool(v)] for v in values]
-    return [_quoted(csv_text(v)) for v in values]
 
 
 _NEEDS_QUOTES = re.compile(r'[,"\r\n\0]')  # and NUL: the csv module's call
