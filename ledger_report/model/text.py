@@ -12,23 +12,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from . import registry as R
 from . import units
 from .evaluate import eval_scalar
 from .expr import PRECEDENCE, TEXT_FUNCTIONS, BinOp, Call, Const, Expr, Visitor
-from .registry import (
-    BOOL,
-    BPP,
-    BYTES,
-    DAYS,
-    FLOPS,
-    GB,
-    HOURS,
-    MONEY,
-    PARAMS,
-    SECONDS,
-    TEXT,
-    Registry,
-)
 from .tables import tables
 
 _OPS = {"+": " + ", "-": " − ", "*": " × ", "/": " ÷ "}
@@ -38,13 +25,13 @@ _CMP = {"=": " = ", "<>": " ≠ ", "<": " < ", "<=": " ≤ ", ">": " > ", ">=": 
 # unit -> how a value in it is written, and the word after it in English and in Chinese; a unit
 # not here is a plain number (counts, tokens, ratios, costs)
 _SHOWN = {
-    BYTES: (units.gb, "", ""),
-    FLOPS: (units.sci, " FLOPs", " FLOPs"),
-    BPP: (units.num, " B", " B"),
-    SECONDS: (units.num, " s", " s"),
-    DAYS: (units.num, " days", " 天"),
-    GB: (units.num, " GB", " GB"),
-    HOURS: (units.num, " GPU-h", " GPU 小时"),
+    R.BYTES: (units.gb, "", ""),
+    R.FLOPS: (units.sci, " FLOPs", " FLOPs"),
+    R.BPP: (units.num, " B", " B"),
+    R.SECONDS: (units.num, " s", " s"),
+    R.DAYS: (units.num, " days", " 天"),
+    R.GB: (units.num, " GB", " GB"),
+    R.HOURS: (units.num, " GPU-h", " GPU 小时"),
 }
 
 
@@ -52,16 +39,16 @@ def fmt_value(v: Any, unit: str, lang: str = "en") -> str:
     """A value with its unit, as the handout prints it (same digits in every language)."""
     if v is None:
         return "—"
-    if unit == PARAMS:
+    if unit == R.PARAMS:
         return units.params(v, lang)
-    if unit in (BOOL, TEXT):
+    if unit in (R.BOOL, R.TEXT):
         return str(v)
     write, en, zh = _SHOWN.get(unit, (units.num, "", ""))
     return write(v) + (en if lang == "en" else zh)
 
 
 def render(
-    reg: Registry,
+    reg: R.Registry,
     key: str,
     values: Mapping[str, Any],
     lang: str = "en",
@@ -71,12 +58,12 @@ def render(
     q = reg[key]
     body = _Filled(reg, values, lang, expand).text(q.expr, 0)
     result = fmt_value(values.get(key), q.unit, lang)
-    if q.unit == MONEY and values.get(key) is not None and values.get("currency"):
+    if q.unit == R.MONEY and values.get(key) is not None and values.get("currency"):
         result += f" {values['currency']}"  # a cost says its currency, here too
     return f"{body} = {result}"
 
 
-def symbolic(reg: Registry, key: str) -> str:
+def symbolic(reg: R.Registry, key: str) -> str:
     """The definition of one quantity, each input and quantity by its name."""
     return _Symbolic().text(reg[key].expr, 0)
 
@@ -141,7 +128,7 @@ class _Text(Visitor):
 
 class _Filled(_Text):
     def __init__(
-        self, reg: Registry, values: Mapping[str, Any], lang: str, expand: frozenset
+        self, reg: R.Registry, values: Mapping[str, Any], lang: str, expand: frozenset
     ) -> None:
         self.reg, self.values, self.lang, self.expand = reg, values, lang, expand
 
@@ -170,10 +157,7 @@ class _Filled(_Text):
         return [t for t in _flatten_sum(e) if self.eval(t) not in (0, None)]
 
     def visit_Call(self, e):
-        if e.fn in TEXT_FUNCTIONS:
-            return str(self.eval(e))
-
-        return super().visit_Call(e)
+        return str(self.eval(e)) if e.fn in TEXT_FUNCTIONS else super().visit_Call(e)
 
     def visit_Cmp(self, e):
         return str(self.eval(e))

@@ -24,7 +24,9 @@ def config_document(lg: Ledger) -> dict[str, Any]:
         "name": lg.name,
         "notes": lg.config.get("notes"),
         "inputs": resolved_inputs(lg),
-        "inputs_from": inputs_from(lg),
+        # where each column the row has came from: "row", or the model that filled it ("model
+        # Qwen3-8B", "config.json configs/qwen3-30b-a3b.json")
+        "inputs_from": {col: lg.config.origin(col) for col in lg.config.given()},
     }
     for sec, lines, figures in _layout(lg.model):
         if lines is not None:
@@ -89,12 +91,6 @@ def _getter(reg, items: tuple, key: str, value: Any = None) -> Callable[[Any], A
 
 def _label(en: str, zh: str) -> Callable[[Any], dict[str, str]]:
     return lambda v: {"en": en, "zh": zh}  # a new object each time: a caller may change its copy
-
-
-def inputs_from(lg: Ledger) -> dict[str, str]:
-    """Where each column the row has came from: "row", or the model that filled it
-    ("model Qwen3-8B", "config.json configs/qwen3-30b-a3b.json")."""
-    return {col: lg.config.origin(col) for col in lg.config.given()}
 
 
 def warnings(lg: Ledger) -> list[str]:
