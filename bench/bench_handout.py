@@ -29,8 +29,11 @@ is the load's, so CPU time is compared, runs of two versions made alternately):
 - the build, 2026-12-03 21:30-23:00 UTC (load 5-12): WeasyPrint's import ran ``ldconfig``,
   ``gcc`` and ``ld`` for each library name it could not load (16 names: WeasyPrint#1125), ~0.2 s
   of CPU and ~0.5 s of wall time before the handout started; imported with
-  ``workers.no_library_search`` it runs none (``python -c "import weasyprint"``, four pairs:
-  0.61-0.73 -> 0.43-0.56 s of CPU, 1.8-2.2 -> 1.0-1.8 s wall).
+  ``workers.no_library_search`` it runs none (``python -c "import
+  ledger_report.render.handout"``, the version before and this one alternately, six pairs, load
+  ~8: 1.07-1.15 -> 0.87-0.95 s of CPU with the processes it ran, 2.68-3.05 -> 2.31-2.57 s wall).
+  The build's own CPU (four pairs, load ~9: 8.2-10.1 s before, 8.9-9.7 after) is within this
+  machine's noise; the handout's pages are the same bytes (0.267 s of CPU a page at that load).
 
 Where a page's time goes (cProfile and removing one part of the page at a time, the example in
 English): WeasyPrint's layout ~45 % (tables ~15 %, absolutely placed spans ~6-8 %, text line

@@ -246,7 +246,7 @@ def page_data(lg: Ledger, lang: str) -> PageData:
         for r in rows(HEADER_SECTIONS[0])
     ]
     headline_rows = view.short_rows(lg, lg.model.spec.headline, lang)
-    headline = [{"label": r.label, "text": r.text, "tone": r.tone} for r in headline_rows]
+    headline = [{"label": r.label, "text": r.text} for r in headline_rows]
     compact = [
         {"title": by_key[k].title, "pairs": [(r.label, r.text) for r in by_key[k].rows]}
         for k in COMPACT_SECTIONS
@@ -372,8 +372,7 @@ def _wide(s: view.ViewSection, cols: list[tuple[str, str]]) -> dict[str, Any]:
             for ln in s.lines
         ],
         "rows": [
-            {"label": r.label, "text": r.text, "gib": r.gib, "formula": r.formula, "tone": r.tone}
-            for r in s.rows
+            {"label": r.label, "text": r.text, "gib": r.gib, "formula": r.formula} for r in s.rows
         ],
         "span": len(cols) + 1,
     }
