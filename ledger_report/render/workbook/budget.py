@@ -20,6 +20,7 @@ _CONTEXT = ("gpu", "gpus", "days_on_config", "days")
 FUNCTIONS = frozenset({"SUM", "SUMIF", "COUNTIF", "COLUMNS"})
 # The figures the totals add up, within one currency (a cost, or GPU-hours of rows priced in it).
 _TOTALS = ("gpu_hours", "cost", "cost_with_reserve", "cost_deadline_hold")
+_BUDGET_WIDTH = 18  # a configuration's column: 11,735,094.00 USD at the default font
 
 
 def write_budget(rep, ws) -> None:
@@ -59,9 +60,6 @@ def write_budget(rep, ws) -> None:
     title = rep.t("ledger-report: budget", "ledger-report：预算")
     print_setup(ws, 0, title, rep.footer(), numbered=True)
     write_chart(rep, ws, last + 1)
-
-
-_BUDGET_WIDTH = 18  # a configuration's column: 11,735,094.00 USD at the default font
 
 
 def _label(rep, ws, r: int, key: str, text: str = "", style=None) -> None:

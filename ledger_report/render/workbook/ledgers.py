@@ -14,11 +14,8 @@ def _widest(ledgers, q, fmt: str) -> int:
     its currency after it), so that no cell shows "###"; 0 for text and truth values."""
     if q.unit in (R.TEXT, R.BOOL):
         return 0
-    numbers = [
-        v
-        for v in (lg.values.get(q.key) for lg in ledgers)
-        if isinstance(v, (int, float)) and not isinstance(v, bool)
-    ]
+    got = (lg.values.get(q.key) for lg in ledgers)
+    numbers = [v for v in got if isinstance(v, (int, float)) and not isinstance(v, bool)]
     if not numbers:
         return 0
     suffix = 5 if q.unit == R.MONEY else 0  # ' "USD"'

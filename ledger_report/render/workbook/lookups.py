@@ -26,11 +26,10 @@ def write_lookups(book: _Book, t: Any, models: Mapping[str, Mapping[str, Any]] |
         rows = {k: {**gpus[k], **rec} if extra else rec for k, rec in t[table].items()}
         header = ["name" if table == "gpu" else table, *fields, *extra]
         _table_sheet(book, title, header, rows, [80 if h == "source" else 14 for h in header])
-        book.define(_name(table, None), title, 1, 1 + len(rows))
-        if table == "gpu":
-            book.define("list_gpu", title, 1, len(rows))
-        for c, f in enumerate(fields, start=2):
+        for c, f in enumerate([None, *fields], start=1):
             book.define(_name(table, f), title, c, 1 + len(rows))
+        if table == "gpu":  # the choices: the catalogue's rows, less the user-described GPU's
+            book.define("list_gpu", title, 1, len(rows))
     _write_lists(book)
     if models is not None:
         widths = [36] + [max(10, len(col) + 2) for col in FILLED]

@@ -2,9 +2,9 @@
 
 A row that names a model gets its architecture columns filled from it when it is read; written
 as plain values they would keep the old architecture when someone changes the ``model`` cell.
-So the workbook carries the models (a hidden ``Models`` sheet: the catalogue by name, and each
-row's model as the row wrote it, a config.json path or another spelling, with the columns it
-filled), and each architecture cell that comes from the row's model is a formula that looks its
+So the workbook carries the models (a hidden ``Models`` sheet, lookups.py: the catalogue by name,
+and each row's model as the row wrote it, a config.json path or another spelling, with the
+columns it filled), and each architecture cell that comes from the row's model is a formula that looks its
 column up by the row's ``model`` cell, cached with the value read.  A changed ``model`` brings its
 own architecture on recalculation; a model the sheet does not hold leaves the architecture empty,
 and the row's check cells name the missing columns.  A column the row typed itself, different

@@ -121,15 +121,7 @@ class _PrintSheet:
 
         return self.put(r, c, ("fig", key, guards, words), build, style)
 
-    def figure_row(
-        self,
-        r: int,
-        c: int,
-        f: Figure,
-        label: str,
-        guards: tuple[str, ...],
-        spans: tuple[int, int, int] = _PANE,
-    ) -> None:
+    def figure_row(self, r: int, c: int, f: Figure, label: str, guards: tuple, spans=_PANE) -> None:
         """label | value | unit, from grid column ``c`` (``spans``: their grid widths)."""
         rep = self.rep
         wl, wv, wu = spans
@@ -142,8 +134,14 @@ class _PrintSheet:
         self.value_cell(r, c + wl, key, guards)
         if q.unit == R.TEXT:
             lines = max(lines, self.text_lines(key, wv + wu))
-        elif not text:
-            self.unit_cell(r, c + wl + wv, key, wu)
+        elif not text:  # the unit; a cost's is its row's currency
+            cu = c + wl + wv
+            self.span(r, cu, wu)
+            look = self.st["unit"]
+            if q.unit == R.MONEY and "currency" in rep.reg:
+                self.put(r, cu, ("show", "currency"), partial(rep.shown, "currency"), look)
+            else:
+                self.book.label(self.ws, r, cu, _unit_word(q.unit, rep.lang), look)
         self.need(r, lines)
 
     def value_cell(
@@ -160,14 +158,6 @@ class _PrintSheet:
         else:
             style = self.look(fmt=rep.fmt(key, unit), align="right")
         self.put_figure(r, c, key, guards, style, words)
-
-    def unit_cell(self, r: int, c: int, key: str, width: int) -> None:
-        rep = self.rep
-        self.span(r, c, width)
-        if rep.reg[key].unit == R.MONEY and "currency" in rep.reg:
-            self.put(r, c, ("show", "currency"), lambda: rep.shown("currency"), self.st["unit"])
-        else:
-            self.book.label(self.ws, r, c, _unit_word(rep.reg[key].unit, rep.lang), self.st["unit"])
 
     # the spec, walked -----------------------------------------------------------------------
     def write(self) -> None:
