@@ -346,11 +346,11 @@ class Probe:
 
     def _record(self, windows: list[tuple[str, dict]], seconds: float) -> dict:
         phases: dict[str, dict] = {"setup": dict(self._setup)}
-        for phase, peaks in windows:
-            have = phases.setdefault(phase, peaks)
+        for phase, counts in windows:
+            have = phases.setdefault(phase, counts)
             for c in COUNTERS:
-                if peaks[c] is not None and (have[c] is None or peaks[c] > have[c]):
-                    have[c] = peaks[c]
+                if counts[c] is not None and (have[c] is None or counts[c] > have[c]):
+                    have[c] = counts[c]
         return {
             "schema": SCHEMA,
             "row": self.row,
