@@ -60,17 +60,13 @@ class FormulaError(ValueError):
 
 @dataclass(frozen=True)
 class Layout:
-    """Where the inputs, the quantities and the lookup tables sit in the workbook.
-
-    ``inputs``: input column name -> column letter in the inputs sheet; ``quantities``: registry
-    key -> column letter in the results sheet (the formula's own sheet, so no sheet prefix);
-    ``tables``: ``(table, field)`` -> the range (or defined name) holding that field, with
-    ``(table, None)`` the range of the keys.
-    """
+    """Where the inputs, the quantities and the lookup tables sit in the workbook."""
 
     inputs_sheet: str
-    inputs: Mapping[str, str]
+    inputs: Mapping[str, str]  # input column name -> its column letter in the inputs sheet
+    # registry key -> its column letter in the results sheet (the formula's own: no sheet prefix)
     quantities: Mapping[str, str]
+    # (table, field) -> the range (or defined name) holding that field; (table, None) the keys'
     tables: Mapping[tuple[str, str | None], str]
 
 
