@@ -21,11 +21,11 @@ Where it stands (51 complete runs, 8 sources; the product's constants SUSTAINED_
 28.9 %, bias 1.000; leave-one-source-out median 8.9 %, largest 23.8 %, bias 1.001.  The largest are
 xtuner's Qwen3-235B runs at pp 32 (with full recompute and 4 or 8 sequences per micro-batch
 predicted slow; its pp 8 runs predicted fast), then torchtitan PR #1690's TP runs (predicted fast).
-The fit is not settled on the launch time: its objective interpolates each run's ratio between
-grid scales, and at the product's 20 µs it picks 0 µs, at 0 µs it picks 20 µs (7 of the 8
-leave-one-source-out folds pick 20 µs, which the product keeps: in-sample at 0 µs reads 8.8 %,
-26.7 %, 1.030).  The xtuner fold's refit picks (20 µs, 0.8) from its grid; a pair whose objective is
-about 0.002 away puts that fold's largest at 34 %.
+The fit on all the runs gives the product's constants (0.860 / 0.662, 0.6, 20 µs: median |log
+ratio| 0.057, the next pair 0.065), as 7 of the 8 leave-one-source-out folds do for the launch time
+(torchtitan's picks 0 µs).  Two folds choose between near-tied pairs: xtuner's (20 µs, 0.8) at
+0.0535 against (0 µs, 0.5) at 0.0559, which puts that fold's largest at 34 %, and flagperf's
+(20 µs, 0.8) at 0.0711 against (0 µs, 0.4) at 0.0735 (its largest 25 %).
 """
 
 from __future__ import annotations

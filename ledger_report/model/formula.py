@@ -60,17 +60,13 @@ class FormulaError(ValueError):
 
 @dataclass(frozen=True)
 class Layout:
-    """Where the inputs, the quantities and the lookup tables sit in the workbook.
-
-    ``inputs``: input column name -> column letter in the inputs sheet; ``quantities``: registry
-    key -> column letter in the results sheet (the formula's own sheet, so no sheet prefix);
-    ``tables``: ``(table, field)`` -> the range (or defined name) holding that field, with
-    ``(table, None)`` the range of the keys.
-    """
+    """Where the inputs, the quantities and the lookup tables sit in the workbook."""
 
     inputs_sheet: str
-    inputs: Mapping[str, str]
+    inputs: Mapping[str, str]  # input column name -> its column letter in the inputs sheet
+    # registry key -> its column letter in the results sheet (the formula's own: no sheet prefix)
     quantities: Mapping[str, str]
+    # (table, field) -> the range (or defined name) holding that field; (table, None) the keys'
     tables: Mapping[tuple[str, str | None], str]
 
 
@@ -171,9 +167,6 @@ class _Compiler(Visitor):
         what = "input column" if kind == "col" else "quantity"
         raise FormulaError(f"{what} {name!r} has no place in the layout")
 
-    def needs(self, e: Expr) -> frozenset:
-        return needs_of(self.reg, e, self._needs)
-
     def _any_blank(self, tags: Iterable) -> str | None:
         """A test that any tag is blank, in a fixed order (inputs by sheet column, then quantities
         by registry order)."""
@@ -253,7 +246,7 @@ class _Compiler(Visitor):
     def _strict_blank(self, e: Expr, operands: Expr, covered: frozenset) -> tuple:
         """The blank test of what ``e`` evaluates unconditionally (its needs, and the conditionals
         among ``operands``), and what is covered once that test is FALSE."""
-        atoms = self.needs(e) - covered
+        atoms = needs_of(self.reg, e, self._needs) - covered
         inner = covered | atoms
         parts = [p for p in (self._if_blank(n, inner) for n in _strict_ifs(operands)) if p]
         return _either(self._any_blank(atoms), _any_of(parts)), inner
@@ -264,7 +257,7 @@ class _Compiler(Visitor):
 
     def _if_blank(self, e: If, covered: frozenset) -> str | None:
         first = self.blank(e.cond, covered)
-        inner = covered | self.needs(e.cond)
+        inner = covered | needs_of(self.reg, e.cond, self._needs)
         then = self.blank(e.then, inner)
         other = self.blank(e.other, self._else_covered(e, inner))
         branch = None

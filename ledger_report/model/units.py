@@ -16,12 +16,10 @@ TIB = 2**40
 
 
 def _fixed(x: float) -> str:
-    """Three significant figures for small values, one decimal from 10 up, thousands separated."""
+    """Two decimals below 10, one from 10 up (thousands separated), and 0 as "0"."""
     ax = abs(x)
-    if ax >= 100:
-        return f"{x:,.1f}"
     if ax >= 10:
-        return f"{x:.1f}"
+        return f"{x:,.1f}"
     if ax == 0:
         return "0"
     return f"{x:.2f}"
