@@ -316,20 +316,16 @@ def _hardware(reg: Registry, r: Ctx) -> None:
         source="SUSTAINED_FRACTION (definitions/time.py): "
         + f"{SUSTAINED_FRACTION['no_fp8']} for parts without FP8 (A100 class), {SUSTAINED_FRACTION['fp8']} with, beyond the GEMMs' shapes; fitted to published runs with the grouped expert factor, refitted leave-one-source-out in tests/support/fit.py (bench/bench_throughput.py); 1 for a GPU the row describes",
     )
-    r.bf16_eff = ratio(
-        "gemm_efficiency",
-        Lookup("gpu", gpu, "gemm_efficiency") * r.sustained * r.eff_scale,
-        "achievable BF16 matmul efficiency (largest GEMMs)",
-        "可达 BF16 矩阵乘效率（大 GEMM）",
-        source=CATALOGUE
-        + " (measured maximum achievable matmul FLOP/s ÷ peak) × sustained_fraction × efficiency_scale",
-    )
-    fp8_eff = ratio(
-        "fp8_gemm_efficiency",
-        Lookup("gpu", gpu, "fp8_gemm_efficiency") * r.sustained * r.eff_scale,
-        "achievable FP8 matmul efficiency (largest GEMMs)",
-        "可达 FP8 矩阵乘效率（大 GEMM）",
-        source=CATALOGUE + " × sustained_fraction × efficiency_scale",
+    measured = " (measured maximum achievable matmul FLOP/s ÷ peak)"
+    r.bf16_eff, fp8_eff = (
+        ratio(
+            f"{pre}gemm_efficiency",
+            Lookup("gpu", gpu, f"{pre}gemm_efficiency") * r.sustained * r.eff_scale,
+            f"achievable {p} matmul efficiency (largest GEMMs)",
+            f"可达 {p} 矩阵乘效率（大 GEMM）",
+            source=f"{CATALOGUE}{how} × sustained_fraction × efficiency_scale",
+        )
+        for pre, p, how in (("", "BF16", measured), ("fp8_", "FP8", ""))
     )
     r.bf16_flops = d(
         "bf16_peak_flops",
