@@ -690,3 +690,37 @@ def test_megatron_moe_layers_run_only_the_attentions_tensor_parallel_collectives
     titan = v(**{**row, "framework": "fsdp2", "zero": 3})
     pair_t = titan["tp_reduce_scatter_s"] + titan["tp_all_gather_s"]
     assert titan["first_stage_tp_comm_s"] == pytest.approx((4 * 48 + 2) * pair_t, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    "framework, recompute",
+    [("fsdp2", "selective"), ("megatron", "selective"), ("megatron", "full")],
+)
+def test_measured_and_predicted_hfu_count_the_same_recompute_flops(framework, recompute):
+    """Which FLOPs recompute runs again, by hand from the frameworks' code: pytorch/torchtitan
+    @b5bcd76c torchtitan/distributed/activation_checkpoint.py wraps only model.layers, and its
+    SelectiveAC saves the attention ops and "all compute/comm ops, except every second mm/linear"
+    (half the layers' forward matmuls again: 1/6 of their 6 FLOPs per parameter and token);
+    Megatron-LM @d98e8a64 megatron/core/transformer/transformer_block.py checkpoints the block's
+    layers under 'full' (their forward again, 1/3; gpt_model.py's output_layer runs after the block)
+    and transformer_config.py's selective recompute_modules ['core_attn'] reruns attention's
+    forward (1/3 of it).  The output head 6·vocab·h is never rerun.  A measured mfu equal to the
+    predicted one gives the predicted HFU."""
+    x = v(framework=framework, recompute=recompute, dp=2, zero=3 if framework == "fsdp2" else 1)
+    fpt, attn = x["flops_per_token"], x["attention_flops_per_token"]
+    layers = fpt - attn - 6 * 151936 * 4096
+    extra = {
+        ("fsdp2", "selective"): layers / 6,
+        ("megatron", "selective"): attn / 3,
+        ("megatron", "full"): (layers + attn) / 3,
+    }[framework, recompute]
+    assert x["recompute_flops_per_token"] == pytest.approx(extra, rel=1e-12)
+    assert x["predicted_hfu"] == pytest.approx(x["predicted_mfu"] * (1 + extra / fpt), rel=1e-12)
+    measured = v(
+        framework=framework,
+        recompute=recompute,
+        dp=2,
+        zero=3 if framework == "fsdp2" else 1,
+        mfu=x["predicted_mfu"],
+    )
+    assert measured["hfu"] == pytest.approx(x["predicted_hfu"], rel=1e-12)

@@ -13,7 +13,6 @@ SECONDS_PER_DAY = 86400
 BYTES_PER_GB = 10**9
 FLOPS_PER_TFLOP = 10**12
 TRAIN_FLOPS_PER_PARAM_TOKEN = 6  # 2 forward + 4 backward (Kaplan et al. 2020)
-FULL_RECOMPUTE_HW_FACTOR = 8 / 6  # the forward runs once more in backward
 FULL_RECOMPUTE_SBH_BYTES = 2  # a layer's 16-bit input, 2·s·b·h bytes (Korthikanti Table 2)
 ATTN_SCORE_BYTES_PER_ELEM = 5  # softmax out 2 + dropout mask 1 + dropout out 2 (Korthikanti)
 CUDA_CONTEXT_BYTES = 500_000_000  # 300-500 MB per process (Fujii et al. 2024, arXiv 2411.06465)

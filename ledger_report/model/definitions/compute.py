@@ -37,8 +37,6 @@ from ..registry import (
 from .common import (
     COLUMN,
     FLOPS_PER_TFLOP,
-    FULL_RECOMPUTE_HW_FACTOR,
-    MOE35,
     QWEN8B,
     SECONDS_PER_DAY,
     TRAIN_FLOPS_PER_PARAM_TOKEN,
@@ -224,19 +222,13 @@ def costs(reg: Registry, r: Ctx) -> None:
         "predicted MFU − measured MFU",
         "预测 MFU − 实测 MFU",
     )
-    selective = (r.fpt + r.attn_flops / 3) / r.fpt
     d(
         "hfu",
-        r.mfu
-        * if_(
-            r.recompute.eq("full"),
-            FULL_RECOMPUTE_HW_FACTOR,
-            if_(r.recompute.eq("selective"), selective, 1),
-        ),
+        r.mfu * (1 + r.rc_fpt / r.fpt),
         "hardware FLOPs utilisation",
         "硬件算力利用率 HFU",
-        source=MOE35
-        + ": full recompute runs the forward again (8/6); selective recomputes the attention core forward",
+        source="mfu × (1 + recompute_flops_per_token ÷ flops_per_token): the "
+        "recompute FLOPs predicted_hfu counts",
     )
     d = reg.define
     eff_flops = d(

@@ -215,8 +215,10 @@ def define(reg: Registry, r: Ctx) -> None:
     note(
         "full_recompute",
         r.recompute.eq("full"),
-        "Full recompute runs the forward twice: hardware FLOPs are 8/6 of model FLOPs, so HFU = 4/3 × MFU.",
-        "全重计算前向算两遍：硬件 FLOPs 为模型 FLOPs 的 8/6，HFU = 4/3 × MFU。",
+        "Full recompute runs the layers' forward twice and the output head's once: hardware FLOPs "
+        "are the model FLOPs plus the layers' forward, so HFU is at most 4/3 × MFU.",
+        "全重计算把各层前向算两遍、输出头只算一遍：硬件 FLOPs 为模型 FLOPs 加上各层前向，"
+        "HFU 至多为 4/3 × MFU。",
         doc("compute-floor"),
     )
     note(

@@ -74,6 +74,7 @@ from .common import (
     conv,
     definer,
     doc,
+    or0,
 )
 from .stages import STAGES, stage_definer
 
@@ -181,6 +182,20 @@ LOSS_BYTES_PER_LOGIT = 16  # fp32 logits written, softmax read and written, thei
 # the optimizer step reads every state on the rank and writes most of them back
 OPTIMIZER_PASSES = 2
 CPU_ADAM_HOST_BYTES_PER_PARAM = 154  # DeepSpeed docs/_tutorials/zero-offload.md log: optimizer_step 6.2 s for 10.3B parameters on a DGX-2 (2x Xeon 8168, 12 ch DDR4-2666 = 256 GB/s): 256e9 × 6.2 / 10.3e9
+
+RECOMPUTE_SOURCE = (
+    "the layers' FLOPs (flops_per_token − attention − the output head 6·vocab·h) × "
+    "recompute_linear_fraction + attention FLOPs × recompute_attention_fraction, as the step time "
+    "runs them; the output head and the embedding sit outside what either framework recomputes: "
+    "Megatron-LM @d98e8a64 megatron/core/transformer/transformer_block.py (recompute_granularity "
+    "'full' checkpoints the block's layers; megatron/core/models/gpt/gpt_model.py runs "
+    "output_layer after the block), megatron/core/transformer/transformer_config.py (selective: "
+    "recompute_modules ['core_attn']); pytorch/torchtitan @b5bcd76c "
+    "torchtitan/distributed/activation_checkpoint.py (ActivationCheckpointing.apply wraps "
+    "model.layers only; SelectiveAC saves the attention ops and 'all compute/comm ops, except "
+    "every second mm/linear'); MTP modules and linear attention counted with the layers; without "
+    "the vocabulary, the head counted with them too"
+)
 
 # The first constant the published runs set (tests/support/fit.py refits it with
 # GROUPED_GEMM_RELATIVE, bench/bench_throughput.py reports both in-sample and leave-one-source-out):
@@ -644,6 +659,14 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         "extra attention FLOPs recompute adds",
         "重计算额外的注意力 FLOPs",
         source=KORTH + ": full and core-attention recompute run the attention forward again",
+    )
+    r.rc_fpt = d(
+        "recompute_flops_per_token",
+        (r.fpt - r.attn_flops - or0(r.head_fpt)) * r.rc_lin + r.attn_flops * r.rc_attn,
+        "FLOPs recompute adds per token (hardware FLOPs, not model FLOPs)",
+        "每 token 重计算额外的 FLOPs（硬件 FLOPs，不计入模型 FLOPs）",
+        unit=FLOPS,
+        source=RECOMPUTE_SOURCE,
     )
     peak, eff = r.gemm_flops, r.gemm_eff
     wave, gemm_eff = partial(_wave, reg, r), partial(_gemm_eff, reg)
@@ -1288,6 +1311,7 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
         c["lrs"].append(if_(active, lrs, 0))
         c["lag_lat"].append(if_(active, lag_lat, 0))
         c["lrs_lat"].append(if_(active, lrs_lat, 0))
+        c["layer_w"].append(if_(active, layer_w, 0))
     tot = {k: total_of(v) for k, v in c.items()}
     lag, lrs = tot["lag"], tot["lrs"]
     raw = d(
@@ -1329,14 +1353,7 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
         "zero3_gather_copy_s",
         if_(
             all_of(z3, conv(r, "z3_gather_copy_out").eq(1)),
-            m
-            * ls
-            * 2
-            * (Ref("dense_params_on_rank") + Ref("expert_params_on_rank"))
-            / ls
-            * 2
-            * wb
-            / (r.hbm_eff_bw * BYTES_PER_GB),
+            m * ls * 2 * tot["layer_w"] * 2 / (r.hbm_eff_bw * BYTES_PER_GB),
             0,
         ),
         "ZeRO-3: copying each gathered layer out of the all-gather buffer, per step",
@@ -1345,7 +1362,8 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
         "_fsdp_collectives.py @010ae4a8 foreach_all_gather_copy_out: the compute stream waits on "
         "the all-gather's event, then torch.split_with_sizes_copy reads and writes every gathered "
         "parameter into its own tensor): micro-batches × layers × 2 gathers (forward, backward) × "
-        "the layer's parameters on the rank × 2 × the weight's bytes, at HBM bandwidth, on the "
+        "the bytes of a layer's all-gather (dense and expert, each where its group has more than "
+        "one rank: a group of one gathers nothing) × 2 (read and write), at HBM bandwidth, on the "
         "compute stream (not hidden)",
     )
     comm_dp = if_(z3, m * z3_exposed, reps * red_exposed + gat_exposed)
@@ -1571,13 +1589,12 @@ def _total(reg: Registry, r: Ctx) -> None:
         "预测 MFU（相对 BF16 峰值）",
         source="tokens/s per GPU × FLOPs per token ÷ BF16 peak",
     )
-    rc = (r.fpt - r.attn_flops - r.head_fpt) * r.rc_lin + r.attn_flops * r.rc_attn
     d(
         "predicted_hfu",
-        tps * (r.fpt + rc) / r.bf16_flops,
+        tps * (r.fpt + r.rc_fpt) / r.bf16_flops,
         "predicted HFU (recompute counted)",
         "预测 HFU（含重计算）",
-        source="as predicted_mfu, with the recompute FLOPs",
+        source="as predicted_mfu, with recompute_flops_per_token",
     )
     has_off = (r.state_host + r.state_nvme).gt(0)
     d(
