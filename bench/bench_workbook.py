@@ -46,10 +46,11 @@ recalculation), ``strings_to_numbers``/``strings_to_formulas`` and ``use_future_
 off; ``constant_memory`` writes each sheet through a temporary
 file, which stamps the zip entries 1980-01-31 (not byte-identical) and needs row order.
 
-The package's simplification for #23 (2,329 -> 2,189 lines: grid, display and page_top folded
+The package's simplification for #23 (2,329 -> 2,177 lines: grid, display and page_top folded
 into layout, report and page; one hidden-table writer) kept every byte and the speed: the example,
-``--example --repeat 3`` alternated with the tree before it (load 9-10), ratio 1.38 and 1.22
-before, 1.30 and 1.41 after (1.78-1.90 s CPU both; the ratio moves +-0.1 with the load).
+``--example --repeat 3`` alternated with the tree before it, four runs each (load 7-10): ratio
+1.38, 1.22, 1.65, 1.26 before; 1.30, 1.41, 1.34, 1.39 after (render_xlsx 1.78-2.39 s CPU before,
+1.80-1.90 s after; the ratio moves +-0.1 with the load on these shared cores).
 
 In ``build`` the workbook is forked first, as soon as the ledgers are computed (before the JSON,
 which the caller then writes beside it), and its modules and XlsxWriter are imported in its own
