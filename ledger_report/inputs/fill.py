@@ -4,6 +4,7 @@ shipped catalogue, or a Hugging Face ``config.json``), each with where it came f
 from __future__ import annotations
 
 import difflib
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +27,7 @@ class Models:
 
     def __init__(self, folder: Path | None):
         self.folder = folder
-        self.seen: dict[str, tuple[dict[str, Any], str]] = {}
-
-    def columns(self, spec: str) -> tuple[dict[str, Any], str]:
-        """The columns and where they came from (one dict per model: not to be changed)."""
-        hit = self.seen.get(spec)
-        if hit is None:
-            hit = self.seen[spec] = self._resolve(spec)
-        return hit
+        self.columns = functools.cache(self._resolve)  # one dict per model: not to be changed
 
     def _resolve(self, spec: str) -> tuple[dict[str, Any], str]:
         from .. import catalogue, hf_config

@@ -247,11 +247,9 @@ class Table:
     def read_row(self, row: int, cells: Sequence[Any]) -> None:
         """One non-blank data row: ``cells[i]`` is the raw value at position i + 1."""
         seen, before = _Known.bad, len(self.problems)
-        given = (
-            cells
-            if not self.gaps
-            else [cells[c - 1] if c <= len(cells) else None for c in self.positions]
-        )
+        given = cells
+        if self.gaps:  # a blank header cell between two columns
+            given = [cells[c - 1] if c <= len(cells) else None for c in self.positions]
         try:
             values = list(map(_Known.__getitem__, self.known, given))
         except TypeError:  # a value no dict holds (a list in a mapping): each converted
@@ -319,12 +317,8 @@ class Table:
         except Bad as exc:
             self.add(row, MODEL_COLUMN, exc.expected, exc.found, self._ref_of(MODEL_COLUMN, row))
             # the columns it would have filled are unknown: no rule is checked on them
-            return (
-                values,
-                {*bad, MODEL_COLUMN, *(c for c, v in values.items() if v is None)},
-                {},
-                (),
-            )
+            bad = {*bad, MODEL_COLUMN, *(c for c, v in values.items() if v is None)}
+            return values, bad, {}, ()
         fills = {c: v for c, v in filled.items() if values[c] is None and c not in bad}
         warned = self._contradictions(values, filled, origin)
         return row_values(fills.items(), values), bad, dict.fromkeys(fills, origin), warned
@@ -334,8 +328,9 @@ class Table:
     ) -> tuple[str, ...]:
         """A warning for each column the row gives with another value than its model's (the
         row's wins): a stale architecture beside a changed model is the usual cause."""
+        named = {c: f"{w} ({c})" for c, w in self.written.items() if w}  # as the header wrote it
         return tuple(
-            f"{self._name(column)}: expected {show(model_value)}, as {origin} has it; found"
+            f"{named.get(column, column)}: expected {show(model_value)}, as {origin} has it; found"
             f" {show(values[column])} (the row's value is used: a model changed without its"
             " architecture columns, or a deliberate variant)"
             for column, model_value in filled.items()
@@ -343,10 +338,6 @@ class Table:
             and values[column] is not None
             and values[column] != model_value
         )
-
-    def _name(self, column: str) -> str:
-        written = self.written.get(column)
-        return f"{written} ({column})" if written else column
 
     def _columns(self, pending: list[tuple]) -> dict[str, Sequence[Any]]:
         """The pending rows' values a column at a time: from their cells where they share a
