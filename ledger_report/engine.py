@@ -23,7 +23,7 @@ from .errors import InputError, Problem
 from .inputs import config_from_mapping, configs_from_records  # noqa: F401
 from .model.evaluate import columns_read, eval_scalar, evaluate_row
 from .model.expr import TEXT_FUNCTIONS, Call, all_cols, all_refs, walk
-from .model.masked import evaluate_rows
+from .model.masked import Parts, evaluate_rows
 from .model.registry import BOOL, BYTES, FLOAT_UNITS, INT_UNITS, TEXT
 from .report import DEFAULT, Model
 
@@ -159,13 +159,10 @@ def _refuse_non_finite(np, parts, configs: Sequence[Config], model) -> None:
     found: dict[int, tuple] = {}
     for env, idx in parts:
         for key in _number_keys(model.registry):
-            v = env.get(key)
-            if not isinstance(v, (np.ndarray, np.generic)) or np.ma.getdata(v).dtype.kind != "f":
-                if type(v) is float and not math.isfinite(v):  # one value for every row
-                    for i in idx:
-                        found.setdefault(i, (key, v))
-                continue
+            v = env.get(key)  # an array, a masked one, or one value for every row
             data = np.ma.getdata(v)
+            if data.dtype.kind != "f":
+                continue
             bad = ~np.isfinite(data) & ~np.ma.getmaskarray(v)
             if bad.any():
                 values = np.broadcast_to(data, (len(idx),))
@@ -216,9 +213,7 @@ def chunks(items: Iterable[Any], rows: int) -> Iterator[list[Any]]:
         yield chunk
 
 
-def evaluate_chunk(
-    configs: Sequence[Config], model: Model, keys: list[str] | None = None
-) -> list[tuple[dict[str, Any], list[int]]]:
+def evaluate_chunk(configs: Sequence[Config], model: Model, keys: list[str] | None = None) -> Parts:
     """The arrays interpreter's results for the rows (``keys`` and what they refer to, or every
     quantity): all of them in one pass where that gives the values evaluating each pattern of
     empty columns apart gives, else one pass per pattern; with the rows each part covers."""
@@ -226,19 +221,13 @@ def evaluate_chunk(
 
     reg = model.registry
     read = columns_read(reg, tuple(reg.keys()))
-    columns = {name: col for name, col in _input_columns(configs) if name in read}
+    # a Config holds every column in schema order (Config.__post_init__): the rows transpose at once
+    values = zip(*(c.values.values() for c in configs))
+    columns = {name: col for name, col in zip(COLUMN_NAMES, values) if name in read}
     rows = [c.values for c in configs]
     parts = evaluate_rows(np, reg, model.tables, rows, columns, keys)
     _refuse_non_finite(np, parts, configs, model)
     return parts
-
-
-def _input_columns(configs: Sequence[Config]) -> Iterable[tuple[str, Sequence[Any]]]:
-    """Each input column with its value on every row (``None`` for an empty cell); a Config holds
-    every column in schema order (``Config.__post_init__``), so the rows transpose at once."""
-    if tuple(configs[0].values) == COLUMN_NAMES:
-        return zip(COLUMN_NAMES, zip(*(c.values.values() for c in configs)))
-    return ((name, [c.values[name] for c in configs]) for name in COLUMN_NAMES)
 
 
 def _ledgers(model: Model, configs: Sequence[Config], parts: list) -> list[Ledger]:
@@ -425,38 +414,33 @@ def ledger_table(ledgers: Sequence[Ledger]) -> dict[str, tuple[Any, Any]]:
 
 def plain_array(np, v: Any, n: int, unit: str) -> tuple[Any, Any]:
     """``plain`` of a quantity over ``n`` rows as the arrays interpreter holds it: its values as an
-    array and the mask of blank rows (``None``: none blank); a number that is not finite is blank."""
-    if v is None:
-        return _blank_array(np, n, unit)
-    if np.ndim(v) == 0 and not isinstance(v, np.ma.MaskedArray):  # one value for every row
-        values, blank = plain_array(np, np.reshape(v, 1), 1, unit)
-        return np.broadcast_to(values, (n,)), None if blank is None else np.broadcast_to(blank, n)
+    array and the mask of blank rows (``None``: none blank); a number that is not finite is blank.
+    Values already of the kind the unit wants are given as they are (read-only), not copied."""
+    if v is None or np.ndim(v) == 0 and not isinstance(v, np.ma.MaskedArray):  # one for every row
+        one = (
+            _array_of(np, [None], unit) if v is None else plain_array(np, np.reshape(v, 1), 1, unit)
+        )
+        return np.broadcast_to(one[0], (n,)), None if one[1] is None else np.broadcast_to(one[1], n)
     data = np.broadcast_to(np.ma.getdata(v), (n,))
     blank = (
         np.broadcast_to(np.ma.getmaskarray(v), (n,)) if isinstance(v, np.ma.MaskedArray) else None
     )
     if unit == BOOL:
-        return data.astype(bool), blank
+        return data.astype(bool, copy=False), blank
     if unit == TEXT or data.dtype.kind not in "biuf":
-        return data.astype(str), blank
-    x = data.astype(np.float64)
+        return data.astype(str, copy=False), blank
+    x = data.astype(np.float64, copy=False)
     finite = np.isfinite(x)
     if not finite.all():
         blank = ~finite if blank is None else blank | ~finite
         x = np.where(finite, x, 0.0)
     if unit in INT_UNITS:
         x = np.ceil(x) if unit == BYTES else np.floor(x + 0.5)
-        if np.abs(x).max(initial=0.0) >= 2.0**63:  # past int64: Python ints
+        if max(x.max(initial=0.0), -x.min(initial=0.0)) >= 2.0**63:  # past int64: Python ints
             blanks = [False] * len(x) if blank is None else blank.tolist()
             return _array_of(np, [None if b else int(y) for y, b in zip(x.tolist(), blanks)], unit)
         return x.astype(np.int64), blank
     return x, blank
-
-
-def _blank_array(np, n: int, unit: str) -> tuple[Any, Any]:
-    """``_array_of`` of ``n`` blanks."""
-    dtype = bool if unit == BOOL else "<U1" if unit == TEXT else np.float64
-    return np.zeros(n, np.int64 if unit in INT_UNITS else dtype), np.ones(n, dtype=bool)
 
 
 def _array_of(np, vals: list, unit: str) -> tuple[Any, Any]:

@@ -292,6 +292,28 @@ def test_smallest_divisor_from_remembered_divisors_equals_the_search():
         assert smallest_divisor_at_least(*args) == search(*args), args
 
 
+def test_number_comparisons_over_arrays_equal_the_scalar_rule():
+    """Each comparison over arrays (against a scalar either side, a zero, or another array) gives
+    on every row what ``compare`` gives, the scalar rule that follows LibreOffice's approxEqual
+    (sal/rtl/math.cxx: equal within 2^-48 relative, distinct integers never): values a few ulps
+    apart, 2^-47..2^-50 apart, integers, zeros, infinities and NaN."""
+    from ledger_report.model.evaluate import _approx_compare, compare
+
+    base = [0.0, -0.0, 3.0, 3525888.0, 2.0**41 + 0.5, 2.0**53, 1 / 3, -2.5, 5e-324, 1e300]
+    vals = [float("inf"), float("-inf"), float("nan")]
+    for v in base:
+        vals += [v, *(v * (1 + k * 2.0**-50) for k in (-8, -4, -1, 1, 2, 4, 9)), v + 1e-13]
+    vals += [float(np.nextafter(v, np.inf)) for v in base]
+    a = np.array(vals)
+    with np.errstate(all="ignore"):
+        for op in ("=", "<>", "<", "<=", ">", ">="):
+            for x in vals:
+                assert list(_approx_compare(np, op, a, x)) == [compare(op, y, x) for y in vals]
+                assert list(_approx_compare(np, op, x, a)) == [compare(op, x, y) for y in vals]
+            b = a[::-1].copy()
+            assert list(_approx_compare(np, op, a, b)) == list(map(compare, [op] * len(a), a, b))
+
+
 def test_smallest_divisor_over_arrays_equals_the_scalar_rule():
     """MINDIV over arrays (each distinct n and step searched once for all its rows) gives on every
     row what the scalar rule gives, blanks (no divisor, n below 1, a non-finite argument) included."""

@@ -582,21 +582,16 @@ class _ArrayEval:
 
     def _call(self, fn: str, args: list) -> "_A":
         np = self.np
-        blank = False
-        for a in args:
-            blank = _or(np, blank, a.blank)
+        blank = functools.reduce(functools.partial(_or, np), [a.blank for a in args], False)
         xs = [a.v for a in args]
-        if fn in _FOLDS:
+        if fn in _FOLDS:  # MOD too: its two arguments
             out = functools.reduce(getattr(np, _FOLDS[fn]), xs)
         elif fn in ("CEIL", "FLOOR"):
             f = np.ceil if fn == "CEIL" else np.floor
             out = _round_array(np, f, xs[0]) if _is_float_array(np, xs[0]) else f(xs[0])
-        elif fn == "MOD":
-            out = np.mod(xs[0], xs[1])
         elif fn == "GCD":
             whole = [np.rint(x).astype(np.int64) for x in xs]
             out = np.gcd(*whole).astype(float)
-
         elif fn == "MINDIV":
             vals, none = _mindiv_array(np, xs)
             return _A(vals, _or(np, blank, none))
@@ -607,7 +602,7 @@ class _ArrayEval:
         return _A(out, blank)
 
 
-_FOLDS = {"MAX": "maximum", "MIN": "minimum", "AND": "logical_and", "OR": "logical_or"}
+_FOLDS = dict(MAX="maximum", MIN="minimum", AND="logical_and", OR="logical_or", MOD="mod")
 _ARRAY_COMPILED: dict[Expr, Callable] = {}
 
 

@@ -28,14 +28,13 @@ class Inexact(Exception):
     """The batch may give other values than evaluating each pattern apart."""
 
 
+Rows = Sequence[Mapping[str, Any]]  # each row's value by column (None: an empty cell)
+Parts = list[tuple[dict[str, Any], list[int]]]  # results, each with the rows it covers
+
+
 def evaluate_rows(
-    np,
-    reg: Registry,
-    tables: Tables,
-    rows: Sequence[Mapping[str, Any]],
-    columns: Mapping[str, Sequence[Any]],
-    keys: list[str] | None = None,
-) -> list[tuple[dict[str, Any], list[int]]]:
+    np, reg: Registry, tables: Tables, rows: Rows, columns: Mapping[str, Sequence[Any]], keys=None
+) -> Parts:
     """``keys`` (and what they refer to; every quantity for ``None``) over the rows, with the rows
     each result covers: all rows together (``evaluate_masked`` of ``columns``, each column read
     with its value on every row) where that gives the values evaluating each pattern of empty
@@ -47,13 +46,7 @@ def evaluate_rows(
     return per_pattern(np, reg, tables, rows, keys)
 
 
-def per_pattern(
-    np,
-    reg: Registry,
-    tables: Tables,
-    rows: Sequence[Mapping[str, Any]],
-    keys: list[str] | None = None,
-) -> list[tuple[dict[str, Any], list[int]]]:
+def per_pattern(np, reg: Registry, tables: Tables, rows: Rows, keys=None) -> Parts:
     """``evaluate_arrays`` of each group of rows that leave the same columns empty."""
     groups: dict[frozenset, list[int]] = {}
     for i, row in enumerate(rows):
