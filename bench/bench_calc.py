@@ -5,67 +5,41 @@
 The rows are the shipped examples varied row by row (bench/example_rows.py: layout, batch, GPU,
 MFU, tokens, days, price...), so no two are alike.  Each command runs in a fresh process, as a
 user runs it; the figures are wall-clock seconds, the process's CPU seconds (the wall time
-includes waiting for a core on a busy machine; the CPU time does not) and its peak RSS.
+includes waiting for a core on a busy machine; the CPU time does not) and its peak RSS.  The
+``calc --json`` rows are also timed in this process by phase (CPU seconds, the least of three).
+The load average is printed first: at a load above the 2 cores a run's CPU time scatters by
+±20 %, so compare trees interleaved, several runs each.
 
 Targets (issue "A codebase in proportion", on a 2-core machine): the JSON of 10,000 rows in ≤ 5 s,
 100,000 rows to a DataFrame or CSV in ≤ 5 s, ``lr.compute`` on 20 rows no slower than evaluating
 them one by one with the scalar interpreter.
 
-Measured 2026-12-03 16:28-16:34 UTC at load 0.4-1.0 (the quietest moments of the afternoon), the
-commands the bench runs (``python -c TO_FRAME rows.csv``, ``python -m ledger_report calc rows.csv
---json``) on the bench's rows, the tree before this round (commit 7881bfd) and after it (branch
-s2, main merged in) interleaved, four runs each, wall seconds (CPU within 0.1 s of them):
+calc --json, 10,000 rows, 2026-12-03 21:45-22:40 UTC at load 5-12 (8 sessions on 2 cores), the
+tree at 7156758 against this round's, interleaved:
 
-    lr.to_frame, 100,000 rows   before 9.1, 8.4, 8.1, 6.9 s (mean 8.1)
-                                after  7.4, 7.9, 7.2, 8.4 s (mean 7.7)
-    calc --json, 10,000 rows    before 6.9, 7.9, 8.4, 7.3 s (mean 7.6)
-                                after  6.9, 7.5, 6.2, 6.3 s (mean 6.7)
-    lr.compute + documents, 20 rows: 1.5-2.7x faster than compute() row by row, before and after
+    in process, least of 3 (CPU s)   arrays + rows' values   documents   json   (sum)
+        before                       1.61, 1.67              3.18, 3.10  1.01   5.8
+        after                        1.45, 1.54              2.45, 2.63  0.90   4.8-5.2
+    whole command (CPU s; wall s)    before 9.6, 7.5, 8.1, 7.0 (15-24 s wall)
+                                     after  7.8, 8.0, 10.7, 7.5 (17-23 s wall)
 
-Even at load < 1 a run scatters by ±15 %, so the gains (~5 % and ~12 %) are within the noise.
-At load 4-8 the same pairs scatter by ±30 % (a full bench run gave lr.to_frame 13.1 and 9.1 s CPU
-for the old tree twice, 9.2 and 7.9 s for the new), and the cost of a fresh page moves with it:
-filling 720 MB of new arrays took 0.4 s of system time at one moment and 2.7 s at another
-(load 5-8).  Neither 5 s target is met: lr.to_frame is ~7.5 s of CPU (import 0.3 s, reading
-100,000 rows 3.7 s, the table 3.3-3.7 s), calc --json ~7 s.
+The whole command was 6.1 s at idle before this round; the documents are now ~0.6 s of CPU less
+(the target is not shown met: no idle machine to measure it on).  Taken: the sentences a chunk's
+rows read (verdict reasons, notes, ~20 a row, through the scalar interpreter) are computed once
+for each set of values (with their types) they read and shared by the rows that read the same
+(engine._RowValues: 62 % of the reads on these rows), which took their CPU from ~3.1 to ~2.0 s.
+Not taken: orjson (it writes 1e+20 as 1e20, so the JSON would not be the same bytes, and it is not
+a dependency); one memo for the whole run (no gain over one a chunk, memory unbounded).
 
-This round, on the one path: the arrays interpreter compiles each expression once into closures
-over the evaluation (``evaluate.array_compiled``: a chunk is calls, not a walk of the tree; the
-work on arrays stays in ``_ArrayEval``'s methods, which ``masked._Guarded`` overrides), looks at a
-column's blank mask once per evaluation, and compares against a zero exactly (no near-equality
-passes); the sweep table evaluates 16,384 rows a chunk (7 passes over 100,000 rows, not 13:
-measured at load ~1, the table's CPU 4.4-5.0 -> 3.7-4.1 s; 32,768 was no better); lr.to_frame
-reads its rows once (the table read a list of 100,000 Configs again and checked their names) and
-writes a float column's blanks as NaN into its own array (not a second one: ~100 MB of new pages);
-the JSON document reads each table line's basis once per model and looks up each text quantity's
-closures once per key.  Measured and not taken: 4,096 rows a JSON chunk (1,024 now) saves 0.4-1 s
-of the 10,000 rows' CPU for +290 MB of peak RSS; 16,384 rows a batch of the reader's rule checks
-(4,096 now) shows no gain beyond noise; glibc's trim threshold raised (no heap given back between
-chunks) gives more page faults, not fewer.
+Where calc --json's CPU goes now (cProfile, 3,000 rows): import 0.5 s and reading 0.4 s of 10,000
+rows; the arrays interpreter and the rows' Python values ~25 %; the sentences still computed
+(~6.6 a row) ~20 %; the rest of the document walk ~25 % (resolved_inputs a third of it); json's C
+encoder ~17 %.  Next: the sentences over arrays (the arrays interpreter has no CONCAT, FMT or MID)
+or a larger chunk (4,096 rows: more rows share a sentence, ~0.5 s less, +290 MB peak RSS).
 
-Where the time goes now (py-spy, 100,000 rows): reading is the cell loop (~45 %), the rule checks
-over arrays (~25 %), the frozen Config (~15 %: 118 columns a row in a dict of 3.3 kB, ~330 MB of
-new pages), the csv module (~10 %); the table is the arrays interpreter (~50 %: numpy calls, ~1,600
-comparisons and ~2,300 conditionals a pass), the input columns made from the Configs a chunk at a
-time (~15 %) and the copy into the DataFrame's ~0.6 GB of columns (~25 %, most of it page
-faults).  calc --json: the document's sentences by the scalar interpreter ~27 %, json's C
-encoder ~16 %, the rest of the document walk ~25 %, the arrays and the rows' values ~20 %.
-
-2026-12-03 19:42 UTC, load 2-4, calc --json on the bench's 10,000 rows, commit 495f51a against
-cf440da interleaved, three runs each: 6.4-7.5 s wall (CPU 6.4-7.4 s) against 6.4 s (CPU 6.3-6.4 s),
-the same within the noise.  In-process on 3,000 rows (CPU, load ~6): compute 0.6-0.8 s, the
-documents 1.3 s (most of it the scalar interpreter's sentences: ~35 text quantities a row, none
-over ~15 %), json 0.4 s.  The sentences' byte formatting (three nested IFs and a FMT per figure)
-is the next cost; it lives in the definitions, not here.
-
-The previous round (2026-12-03 13:40-13:44 UTC, commit 9a3fe1f against the tree after it, load
-4.5-6.4): lr.to_frame 14.0 -> 8.8 s CPU (peak RSS 1,830 -> 1,250 MB), calc --csv 36.9 -> 26.1 s,
-calc --json 8.6 -> 7.9 s, by pausing the cyclic collector for the bulk calls
-(workers.no_cyclic_gc), a memo of each column's converted texts in the reader, text arrays'
-distinct values found by array comparisons (evaluate.text_codes), text columns kept as codes in
-to_frame, csv_text a column at a time, and plain() looked up once per registry in the document.
-calc --csv: the csv module writing 88 M cells is ~45 % (~150 ns a cell: a float's repr).  orjson
-was not taken: it writes 1e+20 as 1e20, so the JSON would not be the same bytes.
+lr.to_frame of 100,000 rows was ~7.5 s of CPU (reading 3.7 s, the table 3.3-3.7 s) and calc
+--csv's figures are bench/bench_csv.py's; the earlier rounds' figures are in this file's history
+(git log -p bench/bench_calc.py).
 """
 
 from __future__ import annotations
@@ -131,12 +105,39 @@ def _small(n: int, folder: Path) -> None:
     )
 
 
+def _json_phases(path: Path) -> None:
+    """``calc --json``'s work on the rows in this process, each phase's CPU seconds the least of
+    three: the arrays interpreter and the rows' values, the documents (the sentences with them), the
+    JSON text."""
+    from ledger_report import api
+    from ledger_report.engine import compute_many
+    from ledger_report.render.document import _COMPACT, config_document
+    from ledger_report.render.workers import no_cyclic_gc
+
+    spent: dict[str, list[float]] = {"arrays": [], "documents": [], "json": []}
+    with no_cyclic_gc():
+        configs = api.read(path)
+        for _ in range(3):
+            t0 = time.process_time()
+            ledgers = list(compute_many(configs))
+            t1 = time.process_time()
+            docs = [config_document(lg) for lg in ledgers]
+            t2 = time.process_time()
+            [_COMPACT(d) for d in docs]
+            for phase, t in zip(spent, (t1 - t0, t2 - t1, time.process_time() - t2)):
+                spent[phase].append(t)
+            del ledgers, docs
+    print(f"calc --json in process, {len(configs):,} rows (CPU s, least of 3): ", end="")
+    print(", ".join(f"{phase} {min(t):.2f}" for phase, t in spent.items()))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json-rows", type=int, default=10_000)
     ap.add_argument("--table-rows", type=int, default=100_000)
     ap.add_argument("--small", type=int, default=20)
     a = ap.parse_args()
+    print("load average: " + " ".join(f"{x:.1f}" for x in os.getloadavg()))
     # written beside the examples, so a row naming a config.json by relative path finds it
     with tempfile.TemporaryDirectory(dir=ROOT / "inputs") as tmp:
         folder = Path(tmp)
@@ -145,6 +146,7 @@ def main() -> None:
         src = folder / "json.csv"
         write_csv(src, varied_rows(a.json_rows))
         run_timed("calc --json", ["-m", "ledger_report", "calc", str(src), "--json"], a.json_rows)
+        _json_phases(src)
         src = folder / "table.csv"
         write_csv(src, varied_rows(a.table_rows))
         run_timed("lr.to_frame", ["-c", TO_FRAME, str(src)], a.table_rows)

@@ -68,13 +68,18 @@ __all__ = [
 # Messages
 
 
-def _error(action: str, path: Path, exc: OSError) -> OutputError:
-    if getattr(exc, "winerror", None) in (5, 32):  # access denied / sharing violation on Windows
-        return OutputError(
-            f"Cannot {action} {path}: it is open in another program; close it or choose another output folder."
-        )
-    reason = exc.strerror or str(exc) or type(exc).__name__  # never empty
-    return OutputError(f"Cannot {action} {path}: {reason[0].lower() + reason[1:]}.")
+@contextlib.contextmanager
+def _failing(action: str, path: Path) -> Iterator[None]:
+    """An ``OSError`` in the block as an ``OutputError``: which ``action`` on ``path``, and why."""
+    try:
+        yield
+    except OSError as exc:
+        if getattr(exc, "winerror", None) in (5, 32):  # access denied / sharing violation (Windows)
+            raise OutputError(
+                f"Cannot {action} {path}: it is open in another program; close it or choose another output folder."
+            ) from exc
+        reason = exc.strerror or str(exc) or type(exc).__name__  # never empty
+        raise OutputError(f"Cannot {action} {path}: {reason[0].lower() + reason[1:]}.") from exc
 
 
 # --------------------------------------------------------------------------------------------
@@ -198,26 +203,22 @@ def write_outputs(
     temps: list[str] = []
     made_dirs: list[Path] = []
     journal: _Journal | None = None
-    action, current = "write", given[0] if given else Path(".")
     try:
         # Phase 1: every output into its own complete, synced temp file.
         for shown, target, (_, data) in zip(given, targets, items):
-            current = shown
-            action = "create the folder for"
-            made_dirs.extend(_make_parents(target.parent))
-            action = "write"
-            journal = journal or _Journal(target.parent, [t.parent for t in targets])
-            temps.append(_write_temp(target, journal.run, data, _final_mode(target, umask)))
+            with _failing("create the folder for", shown):
+                made_dirs.extend(_make_parents(target.parent))
+            with _failing("write", shown):
+                journal = journal or _Journal(target.parent, [t.parent for t in targets])
+                temps.append(_write_temp(target, journal.run, data, _final_mode(target, umask)))
         # Phase 2: every temp swapped in, or every target as it was.
         if journal is not None:
             _swap_in(given, targets, temps, journal)
-    except BaseException as exc:
+    except BaseException:
         _remove(temps)
         if journal is not None:
             journal.end()
         _remove_dirs(made_dirs)
-        if isinstance(exc, OSError):
-            raise _error(action, current, exc) from exc
         raise
     if journal is not None:
         journal.end()
@@ -275,19 +276,13 @@ def _swap_in(given: list[Path], targets: list[Path], temps: list[str], journal: 
     with _signals_held() as signalled:
         try:
             for shown, target, tmp in zip(given, targets, temps):
-                try:
+                with _failing("keep a backup of", shown):
                     entries.append((target, tmp, _backup(target, journal.run)))
-                except OSError as err:
-                    raise _error("keep a backup of", shown, err) from err
-            try:
+            with _failing("record the swap beside", given[0]):
                 journal.record({"swap": [[str(t), tmp, bak] for t, tmp, bak in entries]})
-            except OSError as err:
-                raise _error("record the swap beside", given[0], err) from err
             for shown, target, tmp in zip(given, targets, temps):
-                try:
+                with _failing("replace", shown):
                     os.replace(tmp, target)
-                except OSError as err:
-                    raise _error("replace", shown, err) from err
             interrupted = signalled()
             if interrupted:
                 _undo(entries)
