@@ -520,28 +520,27 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
             ),
         ),
     )
-    summary = tuple(
-        F(k, short=short)
-        for k, short in (
-            ("gpu", ("GPU", "GPU")),
-            # the layout says the GPUs: dp × tp × pp × cp × ep = GPUs; ZeRO; recompute
-            ("layout_text", ("layout, GPUs", "布局与 GPU 数")),
-            ("state_bytes_per_rank", ("state / rank", "每卡状态")),
-            ("peak_bytes_per_rank", ("peak / rank", "每卡峰值")),
-            ("hbm_bytes", ("HBM", "显存")),
-            ("fits", ("fits", "放得下")),
-            ("state_bytes_logical_total", ("whole state", "全模型状态")),
-            ("min_gpus_compute", ("min GPUs, deadline", "最少 GPU（期限）")),
-            ("min_gpus_memory", ("min GPUs, memory", "最少 GPU（显存）")),
-            ("binding_gate", ("binds", "先撞的门")),
-            ("days_on_config", ("days needed", "所需天数")),
-            # the days the verdict measures against: the deadline less the reserve
-            ("train_window_days", ("days available", "可用天数")),
-            ("gpu_hours", ("GPU-hours", "GPU 小时")),
-            ("cost", ("cost", "成本")),
-            ("predicted_mfu", ("predicted MFU", "预测 MFU")),
-        )
-    )
+    # the summary's columns, each with its (English, Chinese) short heading
+    short = {
+        "gpu": ("GPU", "GPU"),
+        # the layout says the GPUs: dp × tp × pp × cp × ep = GPUs; ZeRO; recompute
+        "layout_text": ("layout, GPUs", "布局与 GPU 数"),
+        "state_bytes_per_rank": ("state / rank", "每卡状态"),
+        "peak_bytes_per_rank": ("peak / rank", "每卡峰值"),
+        "hbm_bytes": ("HBM", "显存"),
+        "fits": ("fits", "放得下"),
+        "state_bytes_logical_total": ("whole state", "全模型状态"),
+        "min_gpus_compute": ("min GPUs, deadline", "最少 GPU（期限）"),
+        "min_gpus_memory": ("min GPUs, memory", "最少 GPU（显存）"),
+        "binding_gate": ("binds", "先撞的门"),
+        "days_on_config": ("days needed", "所需天数"),
+        # the days the verdict measures against: the deadline less the reserve
+        "train_window_days": ("days available", "可用天数"),
+        "gpu_hours": ("GPU-hours", "GPU 小时"),
+        "cost": ("cost", "成本"),
+        "predicted_mfu": ("predicted MFU", "预测 MFU"),
+    }
+    summary = tuple(F(k, short=v) for k, v in short.items())
     assumptions = tuple(
         k[: -len("_shown")] for k in reg.keys() if k.startswith("note_") and k.endswith("_shown")
     )
@@ -569,17 +568,13 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
             y_zh="成本",
         ),
     )
+    # a page's headline strip: the summary's short headings, and two of its own
+    short |= {"gpus": ("GPUs", "GPU 数"), "step_time_s": ("step time", "单步时间")}
     headline = tuple(
-        F(k, short=short)
-        for k, short in (
-            ("peak_bytes_per_rank", ("peak / rank", "每卡峰值")),
-            ("hbm_bytes", ("HBM", "显存")),
-            ("gpus", ("GPUs", "GPU 数")),
-            ("step_time_s", ("step time", "单步时间")),
-            ("days_on_config", ("days needed", "所需天数")),
-            ("train_window_days", ("days available", "可用天数")),
-            ("gpu_hours", ("GPU-hours", "GPU 小时")),
-            ("cost", ("cost", "成本")),
+        F(k, short=short[k])
+        for k in (
+            *("peak_bytes_per_rank", "hbm_bytes", "gpus", "step_time_s", "days_on_config"),
+            *("train_window_days", "gpu_hours", "cost"),
         )
     )
     return Report(sections, summary, assumptions, charts=charts, headline=headline)

@@ -1268,10 +1268,10 @@ def test_jobs_from_the_environment(monkeypatch):
     assert handout.default_jobs() >= 1
 
 
-_PART_TASK = handout._part_task
+_RENDER_PART = handout._render_part
 
 
-def _part_task_reporting_gc(j: int):
+def _part_reporting_gc(*args):
     """A worker's part, then a report of the cyclic collector in that worker: whether it is on,
     and how many collections ran during and after the render (allocations after the render are
     when a collector turned back on would walk every object the render made)."""
@@ -1279,7 +1279,7 @@ def _part_task_reporting_gc(j: int):
     gc.callbacks.append(
         lambda phase, info: collections.append(info["generation"]) if phase == "stop" else None
     )
-    pdf, messages = _PART_TASK(j)
+    pdf, messages = _RENDER_PART(*args)
     [[] for _ in range(10_000)]  # allocations after the render
     return pdf, messages + [f"gc enabled={gc.isenabled()} collections={len(collections)}"]
 
@@ -1289,7 +1289,7 @@ def test_a_worker_never_collects_garbage(monkeypatch):
     """A forked worker exits once its part is sent, so the cyclic collector stays off in it for
     good: turned back on after the render, it walked the render's objects before the process
     ended (measured here: 0.30 s after a 13-page part, ~23 ms a page, ~9 % of the part)."""
-    monkeypatch.setattr(handout, "_part_task", _part_task_reporting_gc)
+    monkeypatch.setattr(handout, "_render_part", _part_reporting_gc)
     warnings: list[str] = []
     doc = _many(handout.PARALLEL_MIN_CONFIGS)
     assert gc.isenabled()
@@ -1299,14 +1299,18 @@ def test_a_worker_never_collects_garbage(monkeypatch):
     assert gc.isenabled()  # the parent's collector is as it was
 
 
-def _worker_dies(j: int):
+_TEST_PROCESS = os.getpid()
+
+
+def _worker_dies(*args):
+    assert os.getpid() != _TEST_PROCESS, "the part was rendered in the test's own process"
     os._exit(3)
 
 
 def test_a_worker_that_dies_is_an_error_not_a_hang(monkeypatch):
     """A worker process that stops without a result (a crash inside a C library, say) ends the
     render with a HandoutError that says how to render in one process."""
-    monkeypatch.setattr(handout, "_part_task", _worker_dies)
+    monkeypatch.setattr(handout, "_render_part", _worker_dies)
     with pytest.raises(handout.HandoutError, match="stopped unexpectedly.*-j 1"):
         handout.render_pdf(_many(handout.PARALLEL_MIN_CONFIGS), "en", warnings=[], jobs=2)
 

@@ -696,26 +696,16 @@ def _render_part(book: _Book, root: Path, part: _Part, fits: list[_Fit]) -> tupl
     return pdf, messages
 
 
-# What a forked worker renders from: set in the parent just before the workers are forked (so
-# nothing but a part's number is sent to a worker), cleared afterwards.
-_FORKED: tuple | None = None
-
-
-def _part_task(j: int) -> tuple[bytes, list[str]]:
-    book, root, parts, fits = _FORKED  # the child's own copy: _pages may change its fits
-    return _render_part(book, root, parts[j], fits)
-
-
-def _forked(n: int, workers: int, done: Callable[[int, tuple[bytes, list[str]]], None]) -> None:
-    """Run parts 0..n-1 in forked processes (``workers.fork``: one process per part, which never
-    collects garbage), at most ``workers`` at a time, calling ``done(j, result)`` as each
-    finishes."""
+def _forked(tasks: Sequence[Callable[[], Any]], workers: int, done: Callable[[int, Any], None]):
+    """Run each task in a forked process (``workers.fork``: one process per part, which inherits
+    what it renders from and never collects garbage), at most ``workers`` at a time, calling
+    ``done(j, result)`` as each finishes."""
     running: dict[Any, tuple[int, Any]] = {}
     started = 0
     try:
-        while started < n or running:
-            while started < n and len(running) < workers:
-                receive, process = fork(partial(_part_task, started), HandoutError, running)
+        while started < len(tasks) or running:
+            while started < len(tasks) and len(running) < workers:
+                receive, process = fork(tasks[started], HandoutError, running)
                 running[receive] = (started, process)
                 started += 1
             for conn in multiprocessing.connection.wait(list(running)):
@@ -738,21 +728,17 @@ def _stopped(exit_code: Any) -> HandoutError:
 def _render_parts(book, root, parts, fits, jobs, progress) -> list[tuple[bytes, list[str]]]:
     """Every part's PDF and warnings, in part order: in forked processes side by side where
     there are several parts and jobs and it is safe to fork; else one after the other here."""
-    total, done = sum(p.pages for p in parts), 0
     results: dict[int, tuple[bytes, list[str]]] = {}
 
     def finished(j: int, result: tuple[bytes, list[str]]) -> None:
-        nonlocal done
         results[j] = result
-        done += parts[j].pages
         if progress:
-            progress(done, total)
+            progress(sum(parts[k].pages for k in results), sum(p.pages for p in parts))
 
     workers = min(jobs, len(parts))
+    tasks = [partial(_render_part, book, root, part, fits) for part in parts]
     # forked workers inherit the imported modules, templates and the book: nothing to send
     if workers > 1 and can_fork():
-        global _FORKED
-        _FORKED = (book, root, parts, fits)
         # The template is compiled here, once, rather than in every worker (~0.1 s each).
         environment().get_template(MAIN_TEMPLATE)
         # Objects the workers inherit are moved out of the collector's reach (a collection that
@@ -760,13 +746,12 @@ def _render_parts(book, root, parts, fits, jobs, progress) -> list[tuple[bytes, 
         # workers never collect (``workers.fork``), so nothing is collected first (~0.05 s).
         gc.freeze()
         try:
-            _forked(len(parts), workers, finished)
+            _forked(tasks, workers, finished)
         finally:
-            _FORKED = None
             gc.unfreeze()
     else:
-        for j, part in enumerate(parts):
-            finished(j, _render_part(book, root, part, fits))
+        for j, task in enumerate(tasks):
+            finished(j, task())
     return [results[j] for j in range(len(parts))]
 
 

@@ -676,10 +676,14 @@ def clip(text: str, limit: int) -> str:
 CURRENCY = "currency"  # registry TEXT key: the currency of a row's costs
 
 
+def currency(lg: Ledger) -> str:
+    """The currency of the row's costs ("" where it names none)."""
+    return str(lg.values.get(CURRENCY) or "")
+
+
 def currencies(ledgers: Sequence[Ledger]) -> list[str]:
-    """The currencies of the rows' costs, in order of first appearance ("" for a row that names
-    none)."""
-    return list(dict.fromkeys(str(lg.values.get(CURRENCY) or "") for lg in ledgers))
+    """The currencies of the rows' costs, in order of first appearance."""
+    return list(dict.fromkeys(map(currency, ledgers)))
 
 
 def rank_order(ledgers: Sequence[Ledger]) -> list[int]:
@@ -691,7 +695,7 @@ def rank_order(ledgers: Sequence[Ledger]) -> list[int]:
 
     def key(i: int):
         lg = ledgers[i]
-        out: list[Any] = [group[str(lg.values.get(CURRENCY) or "")]]
+        out: list[Any] = [group[currency(lg)]]
         for k in lg.model.spec.rank:
             v = lg.values.get(k)
             out += [v is None, 0 if v is None else (int(v) if isinstance(v, bool) else float(v))]
@@ -710,7 +714,7 @@ def summary_row(lg: Ledger, lang: str, rank: int) -> dict[str, Any]:
     return {
         "rank": rank,
         "name": clip(str(lg.name), SUMMARY_NAME_MAX_CHARS),
-        "currency": str(lg.values.get(CURRENCY) or ""),
+        "currency": currency(lg),
         "flag": bool(flag and lg.values.get(flag)),
         "verdicts": [
             {"text": r.text, "tone": r.tone or "none"} for r in _summary_verdicts(lg, lang)

@@ -116,23 +116,8 @@ def env_while_running(name: str, value: str) -> Iterator[None]:
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
-def send_outcome(conn: Any, fn: Callable[[], Any], error: type[Exception]) -> None:
-    """What a forked worker sends its parent and then closes: ``(True, fn())``, or ``(False, the
-    exception)`` for the parent to raise; an exception that does not pickle goes as ``error``
-    naming it."""
-    try:
-        message: tuple[bool, Any] = (True, fn())
-    except BaseException as err:  # noqa: BLE001 - sent to the parent, which raises it
-        message = (False, err)
-    try:
-        conn.send(message)
-    except Exception as err:  # noqa: BLE001 - an exception that does not pickle
-        conn.send((False, error(f"{type(message[1]).__name__}: {message[1]} ({err})")))
-    conn.close()
-
-
 def receive_outcome(conn: Any, process: Any, stopped: Callable[[Any], Exception]) -> Any:
-    """What a forked worker sent (:func:`send_outcome`): the value, or the exception raised here;
+    """What a forked worker sent (:func:`fork`): the value, or the exception raised here;
     ``stopped(exit code)`` is raised where the worker died without sending.  Closes ``conn``."""
     try:
         ok, payload = conn.recv()
@@ -169,8 +154,9 @@ def forked_child(parent_pid: int, close: Iterable[Any] = ()) -> None:
 
 
 def fork(call: Callable[[], Any], error: type[Exception], close: Iterable[Any] = ()):
-    """Fork a process that runs ``call()``, sends the outcome (:func:`send_outcome`; ``error``
-    for one that does not pickle) and exits; the read end of its pipe and the process.  Forked
+    """Fork a process that runs ``call()``, sends the outcome (``(True, call())``, or ``(False,
+    the exception)`` for the parent to raise; ``error`` naming an exception that does not pickle)
+    and exits; the read end of its pipe and the process.  Forked
     from the calling (single-threaded) thread, so no lock can be held by a thread the child does
     not have.  ``close``: the read ends of other workers' pipes, which the child must not hold."""
     context = multiprocessing.get_context("fork")
@@ -190,7 +176,15 @@ def _forked_main(call, conn, parent_pid: int, close: list, error: type[Exception
     good (turned back on, its next allocation would make that walk just before the exit)."""
     forked_child(parent_pid, close)
     gc.disable()
-    send_outcome(conn, call, error)
+    try:
+        message: tuple[bool, Any] = (True, call())
+    except BaseException as err:  # noqa: BLE001 - sent to the parent, which raises it
+        message = (False, err)
+    try:
+        conn.send(message)
+    except Exception as err:  # noqa: BLE001 - an exception that does not pickle
+        conn.send((False, error(f"{type(message[1]).__name__}: {message[1]} ({err})")))
+    conn.close()
 
 
 def can_fork() -> bool:
