@@ -12,6 +12,7 @@ Math. Comp. 86, 985-1003); Brent 1980, "An improved Monte Carlo factorization al
 from __future__ import annotations
 
 import math
+from collections import Counter
 from functools import lru_cache
 
 TRIAL_BOUND = 1_000  # primes below this are divided out directly
@@ -74,31 +75,26 @@ def _rho(n: int) -> int:
     raise ArithmeticError(f"no factor found for {n}")  # pragma: no cover - n is composite
 
 
-def _factor_into(n: int, out: dict[int, int]) -> None:
-    if n == 1:
-        return
-    if _is_prime(n):
-        out[n] = out.get(n, 0) + 1
-        return
-    d = _rho(n)
-    _factor_into(d, out)
-    _factor_into(n // d, out)
-
-
 @lru_cache(maxsize=4096)
 def prime_factors(n: int) -> tuple[tuple[int, int], ...]:
     """``n``'s prime factors and their powers, smallest first (``n`` a whole number ≥ 1)."""
     if n < 1:
         raise ValueError(f"expected a whole number of at least 1; found {n}")
-    out: dict[int, int] = {}
+    out: Counter[int] = Counter()
     for p in _PRIMES:
         if p * p > n:
             break
         while n % p == 0:
-            out[p] = out.get(p, 0) + 1
+            out[p] += 1
             n //= p
-    if n > 1:
-        _factor_into(n, out)
+    left = [n] if n > 1 else []  # what trial division leaves, split by rho into primes
+    while left:
+        m = left.pop()
+        if _is_prime(m):
+            out[m] += 1
+        else:
+            d = _rho(m)
+            left += [d, m // d]
     return tuple(sorted(out.items()))
 
 
