@@ -81,30 +81,3 @@ def test_workbook_beside_the_json_is_the_workbook_written_here(tmp_path):
     assert list(two) == [tmp_path / "x.json", tmp_path / "x.xlsx"]
     assert two == one
     assert "xl/workbook.xml" in zipfile.ZipFile(BytesIO(two[tmp_path / "x.xlsx"])).namelist()
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(not os.uname().sysname == "Linux", reason="ctypes runs gcc on Linux only")
-def test_importing_the_handout_runs_no_compiler(tmp_path):
-    """WeasyPrint tries several names per library; ctypes.util.find_library (CPython's
-    Lib/ctypes/util.py, Linux branch) looks each one it cannot load up with ``ldconfig -p``, then
-    ``gcc -Wl,-t`` and ``ld -t`` (WeasyPrint#1125: 16 failed names, ~0.2 s of CPU).  With a
-    ``gcc``, ``cc`` and ``ld`` on PATH that record their calls, importing the handout calls none
-    of them, and WeasyPrint still has HarfBuzz's subsetter (it is named by its soname too)."""
-    import subprocess
-    import sys
-
-    log = tmp_path / "calls"
-    for tool in ("gcc", "cc", "ld"):
-        (tmp_path / tool).write_text(f"#!/bin/sh\necho {tool} >> {log}\nexit 1\n")
-        (tmp_path / tool).chmod(0o755)
-    code = (
-        "import ledger_report.render.handout, weasyprint.text.ffi as f; "
-        "assert f.harfbuzz_subset is not None; "
-        "import ctypes.util; print(ctypes.util.find_library('c'))"
-    )
-    env = dict(os.environ, PATH=f"{tmp_path}:{os.environ['PATH']}")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    assert not log.exists(), log.read_text()
-    assert out.stdout.strip() == "libc.so.6"  # restored after the import: found by ldconfig

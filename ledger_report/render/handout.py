@@ -59,6 +59,9 @@ from urllib.request import url2pathname
 
 import jinja2
 import pypdf
+import weasyprint
+import weasyprint.text.fonts
+import weasyprint.urls
 
 from ledger_report.engine import Ledger
 from ledger_report.errors import LedgerError
@@ -69,14 +72,8 @@ from ledger_report.render.workers import (
     env_while_running,
     fork,
     no_cyclic_gc,
-    no_library_search,
     receive_outcome,
 )
-
-with no_library_search():
-    import weasyprint
-    import weasyprint.text.fonts
-    import weasyprint.urls
 
 __all__ = [
     "render_html",

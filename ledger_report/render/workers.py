@@ -64,26 +64,6 @@ def no_cyclic_gc() -> Iterator[None]:
             gc.enable()
 
 
-@contextlib.contextmanager
-def no_library_search() -> Iterator[None]:
-    """On Linux, ``ctypes.util.find_library`` answers None while the block runs (WeasyPrint's
-    import).  WeasyPrint tries several names for each library it loads (Pango, HarfBuzz,
-    fontconfig...); cffi hands each name it cannot load to ``find_library``, which runs
-    ``ldconfig``, then ``gcc`` and ``ld`` (a throwaway link) per name: 16 failed names, ~0.2 s of
-    CPU and ~0.5 s of wall time before the handout starts (WeasyPrint#1125).  Each list holds
-    the library's soname (``libpango-1.0.so.0``), which the dynamic loader finds itself wherever
-    ``find_library`` would: the same libraries are loaded."""
-    import ctypes.util
-
-    original = ctypes.util.find_library
-    if sys.platform.startswith("linux"):
-        ctypes.util.find_library = lambda name: None
-    try:
-        yield
-    finally:
-        ctypes.util.find_library = original
-
-
 _ENV_LOCK = threading.Lock()
 _ENV_HELD: dict[str, list] = {}  # name -> [renders holding it, the value before the first]
 
