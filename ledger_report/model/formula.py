@@ -32,8 +32,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Mapping
 
-from .expr import MINDIV_MAX, PRECEDENCE, Const, Expr, If, IsBlank, Ref, Visitor
-from .registry import Registry, needs_of, strict_operands, tag
+from .expr import MINDIV_MAX, PRECEDENCE, Const, Expr, If, Ref, Visitor
+from .registry import Registry, else_known, needs_of, strict_operands, tag
 from .units import SCI_FROM
 
 # Row markers inside a template: the row of ``Inputs`` and the row of the results sheet.
@@ -251,15 +251,11 @@ class _Compiler(Visitor):
         parts = [p for p in (self._if_blank(n, inner) for n in _strict_ifs(operands)) if p]
         return _either(self._any_blank(atoms), _any_of(parts)), inner
 
-    def _else_covered(self, e: If, covered: frozenset) -> frozenset:
-        """What the else branch may take as not blank: ``If(IsBlank(x), a, b)`` evaluates b on x."""
-        return covered | ({tag(e.cond.x)} if isinstance(e.cond, IsBlank) else frozenset())
-
     def _if_blank(self, e: If, covered: frozenset) -> str | None:
         first = self.blank(e.cond, covered)
         inner = covered | needs_of(self.reg, e.cond, self._needs)
         then = self.blank(e.then, inner)
-        other = self.blank(e.other, self._else_covered(e, inner))
+        other = self.blank(e.other, inner | else_known(e))
         branch = None
         if then or other:
             branch = f"IF({self.visit(e.cond)[0]},{then or 'FALSE'},{other or 'FALSE'})"
@@ -273,7 +269,7 @@ class _Compiler(Visitor):
         if isinstance(e, If):
             guard, inner = self._strict_blank(e, e.cond, covered)
             then = self.result(e.then, inner)
-            other = self.result(e.other, self._else_covered(e, inner))
+            other = self.result(e.other, inner | else_known(e))
             return _guard(guard, f"IF({self.visit(e.cond)[0]},{then},{other})")
         return _guard(self.blank(e, covered), self.visit(e)[0])
 

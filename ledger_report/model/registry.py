@@ -155,16 +155,21 @@ def strict_operands(e: Expr) -> tuple[Expr, ...]:
     return children(e)
 
 
+def else_known(e: If) -> frozenset:
+    """What the else branch of ``e`` may take as not blank: ``If(IsBlank(x), a, b)`` evaluates b
+    where x is not blank."""
+    return frozenset({tag(e.cond.x)}) if isinstance(e.cond, IsBlank) else frozenset()
+
+
 def _maybe_blank(reg: Registry, e: Expr, known: frozenset = frozenset()) -> bool:
     """Whether an expression may evaluate to blank, given the inputs known not to be blank."""
     if isinstance(e, (Col, Ref)):
         return tag(e) not in known and (isinstance(e, Col) or reg[e.key].nullable)
     if isinstance(e, Call) and e.fn == "MINDIV":
         return True  # no divisor qualifies
-    if isinstance(e, If) and isinstance(e.cond, IsBlank):
-        x = tag(e.cond.x)
-        other_known = known | ({x} if x else frozenset())
-        return _maybe_blank(reg, e.then, known) or _maybe_blank(reg, e.other, other_known)
+    if isinstance(e, If):
+        other = _maybe_blank(reg, e.other, known | else_known(e))
+        return _maybe_blank(reg, e.cond, known) or _maybe_blank(reg, e.then, known) or other
     return any(_maybe_blank(reg, c, known) for c in strict_operands(e))
 
 
@@ -183,9 +188,7 @@ def _needs(reg: Registry, e: Expr, memo: dict) -> frozenset:
     if isinstance(e, Col) or (isinstance(e, Ref) and reg[e.key].nullable):
         return frozenset({tag(e)})
     if isinstance(e, If):
-        then, other = needs_of(reg, e.then, memo), needs_of(reg, e.other, memo)
-        if isinstance(e.cond, IsBlank):
-            other = other - {tag(e.cond.x)}
+        then, other = needs_of(reg, e.then, memo), needs_of(reg, e.other, memo) - else_known(e)
         return needs_of(reg, e.cond, memo) | (then & other)
     return frozenset().union(*(needs_of(reg, c, memo) for c in strict_operands(e)))
 
