@@ -14,28 +14,26 @@ Targets (issue "A codebase in proportion", on a 2-core machine): the JSON of 10,
 100,000 rows to a DataFrame or CSV in ≤ 5 s, ``lr.compute`` on 20 rows no slower than evaluating
 them one by one with the scalar interpreter.
 
-calc --json, 10,000 rows, 2026-12-03 21:45-22:40 UTC at load 5-12 (8 sessions on 2 cores), the
-tree at 7156758 against this round's, interleaved:
+calc --json, 10,000 rows, 2026-12-03 21:45-22:50 UTC at load 3.6-12 (8 sessions on 2 cores): the
+tree at 7156758 against this round's, interleaved, 18 whole commands each: CPU 6.5-10.4 s (median
+8.6) against 6.9-10.7 s (median 8.5), wall 7-37 s; the same within the scatter.  The documents of
+the 10,000 rows in one process, this round's sentence memo on and off in turn (8 pairs): 0 to
+0.9 s less with it (mean 0.4 s of ~3 s).  The command was 6.1 s at idle before this round; the
+target is not shown met (no idle machine to measure it on).
 
-    in process, least of 3 (CPU s)   arrays + rows' values   documents   json   (sum)
-        before                       1.61, 1.67              3.18, 3.10  1.01   5.8
-        after                        1.45, 1.54              2.45, 2.63  0.90   4.8-5.2
-    whole command (CPU s; wall s)    before 9.6, 7.5, 8.1, 7.0 (15-24 s wall)
-                                     after  7.8, 8.0, 10.7, 7.5 (17-23 s wall)
-
-The whole command was 6.1 s at idle before this round; the documents are now ~0.6 s of CPU less
-(the target is not shown met: no idle machine to measure it on).  Taken: the sentences a chunk's
-rows read (verdict reasons, notes, ~20 a row, through the scalar interpreter) are computed once
-for each set of values (with their types) they read and shared by the rows that read the same
-(engine._RowValues: 62 % of the reads on these rows), which took their CPU from ~3.1 to ~2.0 s.
-Not taken: orjson (it writes 1e+20 as 1e20, so the JSON would not be the same bytes, and it is not
-a dependency); one memo for the whole run (no gain over one a chunk, memory unbounded).
+Taken: the sentences a chunk's rows read (verdict reasons, notes, ~20 a row, through the scalar
+interpreter) are computed once for each set of values (with their types) they read and shared by
+the rows that read the same (engine._RowValues): 62 % of the reads on these rows, but mostly the
+cheap ones (a note per convention); the long verdict reasons read figures of their own row.  Not
+taken: orjson (it writes 1e+20 as 1e20, so the JSON would not be the same bytes, and it is not a
+dependency); one memo for the whole run (no gain over one a chunk, memory unbounded).
 
 Where calc --json's CPU goes now (cProfile, 3,000 rows): import 0.5 s and reading 0.4 s of 10,000
 rows; the arrays interpreter and the rows' Python values ~25 %; the sentences still computed
 (~6.6 a row) ~20 %; the rest of the document walk ~25 % (resolved_inputs a third of it); json's C
 encoder ~17 %.  Next: the sentences over arrays (the arrays interpreter has no CONCAT, FMT or MID)
-or a larger chunk (4,096 rows: more rows share a sentence, ~0.5 s less, +290 MB peak RSS).
+or a larger chunk (4,096 rows: 0.4-1 s less in an earlier round, +290 MB peak RSS; more rows would
+share a sentence).
 
 lr.to_frame of 100,000 rows was ~7.5 s of CPU (reading 3.7 s, the table 3.3-3.7 s) and calc
 --csv's figures are bench/bench_csv.py's; the earlier rounds' figures are in this file's history
