@@ -77,10 +77,14 @@ def masked_arrays(
     plain kind (``_one_kind``): the caller evaluates such rows per pattern."""
     cols, blanks = {}, {}
     for name, vals in columns.items():
-        types = frozenset(map(type, vals))
-        empty = _empty_cells(vals, types)
-        if empty == len(vals):
+        nones = vals.count(None)  # first: cheap (an identity test), and many columns are all None
+        if nones == len(vals):
             continue  # absent: blank on every row
+        types = frozenset(map(type, vals))
+        # a value of these plain types equals "" only if it is one: "" counted only where it may be
+        empty = nones + (vals.count("") if str in types or not types <= _PLAIN else 0)
+        if empty == len(vals):
+            continue
         one = _one_kind(np, vals, types, empty)
         if one is None:
             return None
@@ -95,15 +99,6 @@ _TEXTS = frozenset({str, type(None)})
 _TRUTHS = frozenset({bool, type(None)})
 _BLANK_TEXT = {None: ""}
 _PLAIN = frozenset({int, float, bool, str, type(None)})  # types no other type's value equals
-
-
-def _empty_cells(vals: Sequence[Any], types: frozenset) -> int:
-    """How many values are None or "" (``types``: theirs; a value of these plain types equals
-    None or "" only if it is one, so a type that is not there need not be counted)."""
-    if not types <= _PLAIN:
-        return vals.count(None) + vals.count("")
-    nones = vals.count(None) if type(None) in types else 0
-    return nones + (vals.count("") if str in types else 0)
 
 
 def _one_kind(np, vals: Sequence[Any], types: frozenset, empty: int) -> tuple[Any, Any] | None:
