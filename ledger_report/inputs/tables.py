@@ -5,10 +5,19 @@ reader, the XLSX reader and mappings."""
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 from typing import Any, Mapping, NoReturn, Sequence
 
-from ..config import COLUMN_BY_NAME, COLUMN_NAMES, MODEL_COLUMN, NAME_COLUMN, Config, row_values
+from ..config import (
+    COLUMN_BY_NAME,
+    COLUMN_NAMES,
+    MODEL_COLUMN,
+    NAME_COLUMN,
+    TEXT,
+    Config,
+    row_values,
+)
 from ..errors import InputError, Problem
 from .cells import Bad, convert, gpu_hint, is_blank, letter, norm, sheet_ref, show
 from .fill import Models
@@ -22,26 +31,35 @@ MAX_KNOWN = 100_000  # cell texts remembered per column
 
 
 class _Known(dict):
-    """One column's cell texts, each with its value (``None``: blank), converted when first met;
-    a cell with a problem is not kept: it reads as its ``Bad`` and adds one to ``_Known.bad``."""
-
-    bad = 0  # cells with a problem met, in any column (a row that adds none has none)
+    """One column's cell texts, each with its value (``None``: blank), converted when first met
+    (a text column's are not kept: names and notes are mostly distinct, and may be long); a cell
+    with a problem is not kept: it reads as its ``Bad`` and adds one to the thread's tally."""
 
     def __init__(self, name: str):
         super().__init__()
         self.column = COLUMN_BY_NAME[name]
+        self.keeps = self.column.kind != TEXT
 
     def __missing__(self, raw: Any) -> Any:
         try:
             value = None if is_blank(raw) else convert(self.column, raw)
         except Bad as exc:
-            _Known.bad += 1
+            _TALLY.bad = _bad_cells_met() + 1
             return exc
-        if raw is None or type(raw) is str:  # (1 and True are one key, with two values)
+        if self.keeps and (raw is None or type(raw) is str):  # (1 and True: one key, two values)
             if len(self) >= MAX_KNOWN:
                 self.clear()
             self[raw] = value
         return value
+
+
+_TALLY = (
+    threading.local()
+)  # .bad: cells with a problem this thread met (a row adding none has none)
+
+
+def _bad_cells_met() -> int:
+    return getattr(_TALLY, "bad", 0)
 
 
 KNOWN = {name: _Known(name) for name in COLUMN_BY_NAME}
@@ -246,7 +264,7 @@ class Table:
     # -- rows
     def read_row(self, row: int, cells: Sequence[Any]) -> None:
         """One non-blank data row: ``cells[i]`` is the raw value at position i + 1."""
-        seen, before = _Known.bad, len(self.problems)
+        seen, before = _bad_cells_met(), len(self.problems)
         given = cells
         if self.gaps:  # a blank header cell between two columns
             given = [cells[c - 1] if c <= len(cells) else None for c in self.positions]
@@ -254,7 +272,7 @@ class Table:
             values = list(map(_Known.__getitem__, self.known, given))
         except TypeError:  # a value no dict holds (a list in a mapping): each converted
             values = list(map(_Known.__missing__, self.known, given))
-        bad = _GOOD if _Known.bad == seen else self._bad_cells(row, values)
+        bad = _GOOD if _bad_cells_met() == seen else self._bad_cells(row, values)
         values.extend([None] * (len(self.slots) - len(values)))  # a short row: empty to the end
         if len(cells) > len(self.columns) and len(cells) - cells.count(None) > len(self.columns):
             for col, raw in enumerate(cells, 1):  # positions that are no column

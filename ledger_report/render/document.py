@@ -48,14 +48,16 @@ def config_document(lg: Ledger) -> dict[str, Any]:
 
 
 _Getters = list[tuple[str, Callable[[Any], Any]]]  # (JSON name, its value from a row's values)
-_LAYOUT: list = [None, None, None]  # the last model's spec and registry, and their layout
+_LAYOUT: tuple = (None, None, None)  # the last model's spec and registry, and their layout
 
 
 def _layout(model) -> list[tuple[Any, list[tuple[str, _Getters]] | None, _Getters]]:
     """The model's spec as the document walks it, read once (for the last model asked: holding
     it, so that ``is`` cannot match another): each section with its table's lines (each with its
     registry BOOL key and its cells, then its basis and label) or None, and its figures."""
-    if _LAYOUT[0] is not model.spec or _LAYOUT[1] is not model.registry:
+    global _LAYOUT
+    spec, reg, out = _LAYOUT  # read once: another thread may replace it (never change it)
+    if spec is not model.spec or reg is not model.registry:
         reg, out = model.registry, []
         for sec in model.spec.sections:
             if not isinstance(sec, Table):
@@ -72,8 +74,8 @@ def _layout(model) -> list[tuple[Any, list[tuple[str, _Getters]] | None, _Getter
                 getters.append(("label", _label(ln.en, ln.zh)))
                 lines.append((ln.show, getters))
             out.append((sec, lines, [(f.name, _getter(reg, f.items, f.key)) for f in sec.total]))
-        _LAYOUT[:] = model.spec, model.registry, out
-    return _LAYOUT[2]
+        _LAYOUT = model.spec, model.registry, out
+    return out
 
 
 def _getter(reg, items: tuple, key: str, value: Any = None) -> Callable[[Any], Any]:

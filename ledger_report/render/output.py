@@ -287,7 +287,8 @@ def _swap_in(given: list[Path], targets: list[Path], temps: list[str], journal: 
             if interrupted:
                 _undo(entries)
             else:
-                journal.record({"done": True}, sync=False)
+                with _failing("record the swap beside", given[0]):
+                    journal.record({"done": True}, sync=False)
         except BaseException:
             _undo(entries)
             raise

@@ -375,3 +375,23 @@ def test_a_recovery_killed_part_way_is_finished_by_the_next(tmp_path):
     assert _contents(out) != OLD  # the undo was cut short
     assert len(output.recover([out])) == 1
     assert _contents(out) == OLD
+
+
+def test_a_full_disk_at_the_journals_last_line_is_an_output_error_and_undone(tmp_path, monkeypatch):
+    """Found in review: the journal's closing line was written outside the OSError-to-OutputError
+    rule, so a full disk there (ENOSPC, errno 28) reached the CLI as an internal error.  It is a
+    one-line OutputError naming the file and the reason, and the earlier outputs are put back."""
+    import errno
+
+    real = output._Journal.record
+
+    def record(self, entry, sync=True):
+        if entry.get("done"):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(self, entry, sync)
+
+    monkeypatch.setattr(output._Journal, "record", record)
+    _earlier(tmp_path)
+    with pytest.raises(output.OutputError, match="no space left on device"):
+        write_outputs({tmp_path / n: d for n, d in NEW.items()}, inputs=[])
+    assert _contents(tmp_path) == OLD
