@@ -972,7 +972,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
     one_a2a = r.alpha["ep"] + maximum(
         a2a * on / (r.bus["ep"] * BYTES_PER_GB), off_bytes / (r.p2p["ep"] * BYTES_PER_GB)
     )
-    n_a2a = ml * (4 + if_(full, 2, 0))
+    n_a2a = 2 * ml * passes  # dispatch and combine in each pass
     etp_calls = ml * passes
     t_etp = d(
         "etp_gather_s",
