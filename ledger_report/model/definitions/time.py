@@ -1573,10 +1573,9 @@ def _total(reg: Registry, r: Ctx) -> None:
             source="the terms of step_time_s that are not zero",
         )
     _terms_and_bound(reg)
-    gpus = r.dp * r.tp * r.pp * r.cp
     tps = d(
         "predicted_tokens_per_s_per_gpu",
-        r.global_batch * r.seq_len / (r.step_time * gpus),
+        r.global_batch * r.seq_len / (r.step_time * r.gpus),
         "predicted tokens/s per GPU",
         "预测每卡吞吐",
         unit=TOKENS_PER_S,
