@@ -1123,45 +1123,37 @@ def _tp_collectives(reg: Registry, r: Ctx) -> None:
     r.tp_k_ag, r.tp_k_ag_lat = coll("tp_k_all_gather", "tp", "ag", qk * r.g, what, zh)
 
 
-def _pick_slowest(r: Ctx, key: str):
-    t = {s: r.stage_time[s]["micro"] for s in STAGES}
-    return if_(
-        t["first"].ge(maximum(t["middle"], t["last"])),
-        r.stage_time["first"][key],
-        if_(t["middle"].ge(t["last"]), r.stage_time["middle"][key], r.stage_time["last"][key]),
-    )
-
-
 # ---- the step ------------------------------------------------------------------------------------
 def _step(reg: Registry, r: Ctx) -> None:
     reg.section = "time"
     d = definer(reg, SECONDS, TIME)
     m = r.n_micro
     t = {s: r.stage_time[s]["micro"] for s in STAGES}
+    is_first = t["first"].ge(maximum(t["middle"], t["last"]))
+    is_middle = all_of(r.has_middle, t["middle"].ge(t["last"]))
     d(
         "slowest_stage",
-        if_(
-            r.single,
-            "only",
-            if_(
-                t["first"].ge(maximum(t["middle"], t["last"])),
-                "first",
-                if_(all_of(r.has_middle, t["middle"].ge(t["last"])), "middle", "last"),
-            ),
-        ),
+        if_(r.single, "only", if_(is_first, "first", if_(is_middle, "middle", "last"))),
         "the slowest pipeline stage (it sets the pace)",
         "最慢的流水段（决定节奏）",
         unit=TEXT,
     )
+
+    def pick_slowest(key: str):
+        """The slowest stage's term ``key`` (blank where a stage's micro-batch time is)."""
+        first, middle, last = (r.stage_time[s][key] for s in STAGES)
+        return if_(is_first, first, if_(is_middle, middle, last))
+
+    r.pick_slowest = pick_slowest
     r.t_micro = d(
         "micro_batch_s",
-        _pick_slowest(r, "micro"),
+        pick_slowest("micro"),
         "one micro-batch on the slowest stage",
         "最慢段的一个 micro-batch",
     )
     r.t_compute_mb = d(
         "micro_batch_compute_s",
-        _pick_slowest(r, "compute"),
+        pick_slowest("compute"),
         "compute of one micro-batch on the slowest stage",
         "最慢段一个 micro-batch 的计算",
     )
@@ -1169,7 +1161,7 @@ def _step(reg: Registry, r: Ctx) -> None:
     for key, en, zh, _short in TERMS[:5]:
         r.term[key] = d(
             f"time_{key}_s",
-            m * _pick_slowest(r, key),
+            m * pick_slowest(key),
             en + " per step",
             zh + "（每步）",
             source=TIME + ": micro-batches × the slowest stage's term",
@@ -1327,7 +1319,7 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
     shares = any_of(r.crosses["grad"], r.crosses["egrad"], r.crosses["rep"])
     window = d(
         "micro_batch_nic_free_compute_s",
-        maximum(r.t_compute_mb - if_(shares, _pick_slowest(r, "nic_hidden"), 0), 0),
+        maximum(r.t_compute_mb - if_(shares, r.pick_slowest("nic_hidden"), 0), 0),
         "compute of one micro-batch while the NIC is free for the data-parallel collectives",
         "一个 micro-batch 中网卡可供数据并行通信使用的计算时间",
         source="micro_batch_compute_s − the cross-node traffic of other groups hidden behind it, where the data-parallel groups cross nodes too: groups that cross nodes at the same time share the GPU's NIC",
@@ -1391,7 +1383,7 @@ def _latency_and_bound(reg: Registry, r: Ctx) -> None:
     m = r.n_micro
     lat = d(
         "time_comm_latency_s",
-        m * _pick_slowest(r, "latency") + r.dp_latency,
+        m * r.pick_slowest("latency") + r.dp_latency,
         "latency in the exposed communication per step",
         "每步未掩盖通信中的延迟",
         source=NCCL + ": micro-batches × the slowest stage's + the data-parallel's",
@@ -1406,7 +1398,7 @@ def _latency_and_bound(reg: Registry, r: Ctx) -> None:
     )
     d(
         "collectives_latency_s",
-        m * _pick_slowest(r, "raw_latency") + r.dp_raw_latency,
+        m * r.pick_slowest("raw_latency") + r.dp_raw_latency,
         "latency of every collective the step runs, hidden or not",
         "每步全部集合通信的延迟（含被掩盖的）",
         source=NCCL + ": calls per layer, micro-batch and step × each call's latency",
