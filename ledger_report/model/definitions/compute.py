@@ -154,7 +154,7 @@ def define(reg: Registry, r: Ctx) -> None:
         "total_flops", fpt * r.tokens, "training FLOPs", "训练总 FLOPs", source=QWEN8B + ": 5.27e21"
     )
     d = reg.define
-    tps = d(
+    r.tokens_per_step = tps = d(
         "tokens_per_step",
         r.global_batch * s,
         TOKENS,

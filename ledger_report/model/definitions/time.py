@@ -700,7 +700,7 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         "efficiency of an MoE layer's attention GEMMs",
         "MoE 层注意力 GEMM 效率",
     )
-    local_experts = maximum(r.E / r.ep, 1)
+    r.local_experts = local_experts = maximum(r.E / r.ep, 1)
     streams = conv(r, "expert_gemm_streams")
     together = count(
         "expert_gemms_at_once",
@@ -1007,7 +1007,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         "expert_gemm_launches",
         if_(
             all_of(r.E.gt(0), conv(r, "expert_gemm_streams").gt(0), conv(r, "moe_host_sync").eq(1)),
-            ml * maximum(r.E / r.ep, 1) * (EXPERT_GEMMS_FWD * fwd_passes + EXPERT_GEMMS_BWD),
+            ml * r.local_experts * (EXPERT_GEMMS_FWD * fwd_passes + EXPERT_GEMMS_BWD),
             0,
         ),
         "expert GEMMs the host launches one by one with no lead, per micro-batch",
@@ -1567,7 +1567,7 @@ def _total(reg: Registry, r: Ctx) -> None:
     _terms_and_bound(reg)
     tps = d(
         "predicted_tokens_per_s_per_gpu",
-        r.global_batch * r.seq_len / (r.step_time * r.gpus),
+        r.tokens_per_step / (r.step_time * r.gpus),
         "predicted tokens/s per GPU",
         "预测每卡吞吐",
         unit=TOKENS_PER_S,
