@@ -856,8 +856,8 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         "交叉熵访存",
         source=doc("logits-and-loss"),
     )
-    fwd_passes = 1 + if_(full, 1, 0)
-    passes = 2 + if_(full, 1, 0)  # forward, backward, and the forward again under full recompute
+    fwd_passes = 1 + if_(full, 1, 0)  # the forward again under full recompute
+    passes = fwd_passes + 1  # and the backward
     qk_elem_bytes = QK_EAGER_BYTES_FWD * fwd_passes + QK_EAGER_BYTES_BWD
     qk_own = traffic(
         "qk_eager_bytes",
@@ -972,8 +972,8 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
     one_a2a = r.alpha["ep"] + maximum(
         a2a * on / (r.bus["ep"] * BYTES_PER_GB), off_bytes / (r.p2p["ep"] * BYTES_PER_GB)
     )
-    n_a2a = 2 * ml * passes  # dispatch and combine in each pass
     etp_calls = ml * passes
+    n_a2a = 2 * etp_calls  # dispatch and combine in each pass
     t_etp = d(
         "etp_gather_s",
         if_(r.etp.gt(1), etp_calls * (r.etp_ag + r.etp_rs) * r.moe_imbalance, 0),
