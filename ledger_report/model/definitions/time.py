@@ -1039,16 +1039,13 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         + "; overlap_p2p_comm with the interleaved schedule sends while the next chunk computes (megatron/training/arguments.py @d98e8a64 turns it off without it), leaving the compute slowdown "
         + f"({OVERLAP_PROCESSOR_USAGE} of it)",
     )
+    a2a_lat = if_(r.ep.gt(1), n_a2a * r.alpha["ep"], 0)
     lat = d(
         "comm_latency_s",
         if_(t_tp.gt(0), t_tp_exp * tp_lat / t_tp, 0)
         + qk_lat
         + if_(t_cp_raw.gt(0), t_cp * cp_sends * r.alpha["cp"] / t_cp_raw, 0)
-        + if_(
-            t_ep_raw.gt(0),
-            t_ep * (if_(r.ep.gt(1), n_a2a * r.alpha["ep"], 0) + etp_lat) / t_ep_raw,
-            0,
-        )
+        + if_(t_ep_raw.gt(0), t_ep * (a2a_lat + etp_lat) / t_ep_raw, 0)
         + if_(t_pp_raw.gt(0), t_pp * 2 * r.virtual * r.alpha["pp"] / t_pp_raw, 0),
         "the latency in the exposed communication of one micro-batch",
         "每 micro-batch 未掩盖通信中的延迟",
@@ -1074,7 +1071,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         "raw_latency": tp_lat
         + qk_lat
         + if_(r.cp.gt(1), cp_sends * r.alpha["cp"], 0)
-        + if_(r.ep.gt(1), n_a2a * r.alpha["ep"], 0)
+        + a2a_lat
         + etp_lat
         + if_(r.pp.gt(1), 2 * r.virtual * r.alpha["pp"], 0),
         "micro": d(
