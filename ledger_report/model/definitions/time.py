@@ -1501,7 +1501,7 @@ def _offload(reg: Registry, r: Ctx) -> None:
     )
     flag(
         "nvme_fits",
-        (r.state_nvme * r.gpus_per_node).le(r.nvme_tb * 10**12),
+        r.nvme_node.le(r.nvme_tb * 10**12),
         "NVMe holds the offloaded state",
         "NVMe 放得下",
         source="nvme_bytes_per_node ≤ nvme_tb",
