@@ -875,6 +875,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         "0 where the framework fuses them (Megatron-LM: Transformer Engine's fused RoPE, the "
         "attention kernel reads grouped keys and values without a copy)",
     )
+    t_attn = attn_f / (r.bf16_flops * r.eff_attn)
     t_c = d(
         "compute_s",
         dense_f
@@ -883,7 +884,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
             * if_(ml.gt(0), if_(dl.gt(0), minimum(r.eff_dense, r.eff_moe), r.eff_moe), r.eff_dense)
         )
         + expert_f * r.moe_imbalance / (r.gemm_flops * r.eff_expert)
-        + attn_f / (r.bf16_flops * r.eff_attn)
+        + t_attn
         + head_f / (r.bf16_flops * r.eff_head)
         + (elem + scores + loss + qk_own) / hbm,
         "compute of one micro-batch",
@@ -956,7 +957,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
     t_cp_raw = if_(r.cp.gt(1), cp_sends * (r.alpha["cp"] + kv / (r.p2p["cp"] * BYTES_PER_GB)), 0)
     t_cp = d(
         "cp_comm_s",
-        t_cp_raw - conv(r, "cp_overlap") * minimum(t_cp_raw, attn_f / (r.bf16_flops * r.eff_attn)),
+        t_cp_raw - conv(r, "cp_overlap") * minimum(t_cp_raw, t_attn),
         "context-parallel K/V exchange per micro-batch (exposed)",
         "每 micro-batch 上下文并行 K/V 交换（未掩盖）",
         source="Megatron-LM / Transformer Engine context parallelism (attention.py AttnFuncWithCPAndKVP2P): cp − 1 ring steps of K and V forward, K, V, dK, dV backward, the convention's share of it hidden behind the attention chunks",
