@@ -856,8 +856,8 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         "交叉熵访存",
         source=doc("logits-and-loss"),
     )
-    fwd_passes = 1 + if_(full, 1, 0)  # the forward again under full recompute
-    passes = fwd_passes + 1  # and the backward
+    fwd_passes = 1 + if_(full, 1, 0)
+    passes = 2 + if_(full, 1, 0)  # forward, backward, and the forward again under full recompute
     qk_elem_bytes = QK_EAGER_BYTES_FWD * fwd_passes + QK_EAGER_BYTES_BWD
     qk_own = traffic(
         "qk_eager_bytes",
