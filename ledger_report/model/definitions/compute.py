@@ -154,7 +154,7 @@ def define(reg: Registry, r: Ctx) -> None:
         "total_flops", fpt * r.tokens, "training FLOPs", "训练总 FLOPs", source=QWEN8B + ": 5.27e21"
     )
     d = reg.define
-    tps = d(
+    r.tokens_per_step = tps = d(
         "tokens_per_step",
         r.global_batch * s,
         TOKENS,
@@ -359,16 +359,14 @@ def _memory_gate(reg: Registry, r: Ctx, slots, step, model_gpus):
         line: if_(all_of(r.in_hbm[line[0]], r.shard[line].ne(1)), lb, 0)
         for line, lb in r.line_bytes.items()
     }
-    sharded_all = total_of(list(sharded.values()))
-    sharded_always = total_of([b for (s, _), b in sharded.items() if s != "grads"])
-    grads_in_peak = any_of(Ref("mem_gradients_in_peak"), Ref("mem_gradients_early_in_peak"))
+    grads = total_of([b for (s, _), b in sharded.items() if s == "grads"])
+    grads_in_peak = any_of(r.fits, Ref("mem_gradients_in_peak"), Ref("mem_gradients_early_in_peak"))
     shrink = d(
         "dp_sharded_peak_bytes",
         (1 + Ref("reserved_floor_fraction"))
-        * if_(
-            r.fits,
-            sharded_all,
-            sharded_always + if_(grads_in_peak, sharded_all - sharded_always, 0),
+        * (
+            total_of([b for (s, _), b in sharded.items() if s != "grads"])
+            + if_(grads_in_peak, grads, 0)
         ),
         "the part of the peak sharded over dp (on the device)",
         "峰值中按 dp 分片的部分（设备口径）",

@@ -259,7 +259,7 @@ def ledger(reg: Registry, r: Ctx) -> None:
         "每节点主机内存中的状态",
         source="host-located lines × GPUs per node",
     )
-    d(
+    r.nvme_node = d(
         "nvme_bytes_per_node",
         r.state_nvme * r.gpus_per_node,
         "offloaded state per node (NVMe)",

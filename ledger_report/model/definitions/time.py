@@ -700,7 +700,7 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         "efficiency of an MoE layer's attention GEMMs",
         "MoE 层注意力 GEMM 效率",
     )
-    local_experts = maximum(r.E / r.ep, 1)
+    r.local_experts = local_experts = maximum(r.E / r.ep, 1)
     streams = conv(r, "expert_gemm_streams")
     together = count(
         "expert_gemms_at_once",
@@ -875,6 +875,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         "0 where the framework fuses them (Megatron-LM: Transformer Engine's fused RoPE, the "
         "attention kernel reads grouped keys and values without a copy)",
     )
+    t_attn = attn_f / (r.bf16_flops * r.eff_attn)
     t_c = d(
         "compute_s",
         dense_f
@@ -883,7 +884,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
             * if_(ml.gt(0), if_(dl.gt(0), minimum(r.eff_dense, r.eff_moe), r.eff_moe), r.eff_dense)
         )
         + expert_f * r.moe_imbalance / (r.gemm_flops * r.eff_expert)
-        + attn_f / (r.bf16_flops * r.eff_attn)
+        + t_attn
         + head_f / (r.bf16_flops * r.eff_head)
         + (elem + scores + loss + qk_own) / hbm,
         "compute of one micro-batch",
@@ -956,7 +957,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
     t_cp_raw = if_(r.cp.gt(1), cp_sends * (r.alpha["cp"] + kv / (r.p2p["cp"] * BYTES_PER_GB)), 0)
     t_cp = d(
         "cp_comm_s",
-        t_cp_raw - conv(r, "cp_overlap") * minimum(t_cp_raw, attn_f / (r.bf16_flops * r.eff_attn)),
+        t_cp_raw - conv(r, "cp_overlap") * minimum(t_cp_raw, t_attn),
         "context-parallel K/V exchange per micro-batch (exposed)",
         "每 micro-batch 上下文并行 K/V 交换（未掩盖）",
         source="Megatron-LM / Transformer Engine context parallelism (attention.py AttnFuncWithCPAndKVP2P): cp − 1 ring steps of K and V forward, K, V, dK, dV backward, the convention's share of it hidden behind the attention chunks",
@@ -972,8 +973,8 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
     one_a2a = r.alpha["ep"] + maximum(
         a2a * on / (r.bus["ep"] * BYTES_PER_GB), off_bytes / (r.p2p["ep"] * BYTES_PER_GB)
     )
-    n_a2a = ml * (4 + if_(full, 2, 0))
     etp_calls = ml * passes
+    n_a2a = 2 * etp_calls  # dispatch and combine in each pass
     t_etp = d(
         "etp_gather_s",
         if_(r.etp.gt(1), etp_calls * (r.etp_ag + r.etp_rs) * r.moe_imbalance, 0),
@@ -1007,7 +1008,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         "expert_gemm_launches",
         if_(
             all_of(r.E.gt(0), conv(r, "expert_gemm_streams").gt(0), conv(r, "moe_host_sync").eq(1)),
-            ml * maximum(r.E / r.ep, 1) * (EXPERT_GEMMS_FWD * fwd_passes + EXPERT_GEMMS_BWD),
+            ml * r.local_experts * (EXPERT_GEMMS_FWD * fwd_passes + EXPERT_GEMMS_BWD),
             0,
         ),
         "expert GEMMs the host launches one by one with no lead, per micro-batch",
@@ -1039,16 +1040,13 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         + "; overlap_p2p_comm with the interleaved schedule sends while the next chunk computes (megatron/training/arguments.py @d98e8a64 turns it off without it), leaving the compute slowdown "
         + f"({OVERLAP_PROCESSOR_USAGE} of it)",
     )
+    a2a_lat = if_(r.ep.gt(1), n_a2a * r.alpha["ep"], 0)
     lat = d(
         "comm_latency_s",
         if_(t_tp.gt(0), t_tp_exp * tp_lat / t_tp, 0)
         + qk_lat
         + if_(t_cp_raw.gt(0), t_cp * cp_sends * r.alpha["cp"] / t_cp_raw, 0)
-        + if_(
-            t_ep_raw.gt(0),
-            t_ep * (if_(r.ep.gt(1), n_a2a * r.alpha["ep"], 0) + etp_lat) / t_ep_raw,
-            0,
-        )
+        + if_(t_ep_raw.gt(0), t_ep * (a2a_lat + etp_lat) / t_ep_raw, 0)
         + if_(t_pp_raw.gt(0), t_pp * 2 * r.virtual * r.alpha["pp"] / t_pp_raw, 0),
         "the latency in the exposed communication of one micro-batch",
         "每 micro-batch 未掩盖通信中的延迟",
@@ -1074,7 +1072,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         "raw_latency": tp_lat
         + qk_lat
         + if_(r.cp.gt(1), cp_sends * r.alpha["cp"], 0)
-        + if_(r.ep.gt(1), n_a2a * r.alpha["ep"], 0)
+        + a2a_lat
         + etp_lat
         + if_(r.pp.gt(1), 2 * r.virtual * r.alpha["pp"], 0),
         "micro": d(
@@ -1123,45 +1121,37 @@ def _tp_collectives(reg: Registry, r: Ctx) -> None:
     r.tp_k_ag, r.tp_k_ag_lat = coll("tp_k_all_gather", "tp", "ag", qk * r.g, what, zh)
 
 
-def _pick_slowest(r: Ctx, key: str):
-    t = {s: r.stage_time[s]["micro"] for s in STAGES}
-    return if_(
-        t["first"].ge(maximum(t["middle"], t["last"])),
-        r.stage_time["first"][key],
-        if_(t["middle"].ge(t["last"]), r.stage_time["middle"][key], r.stage_time["last"][key]),
-    )
-
-
 # ---- the step ------------------------------------------------------------------------------------
 def _step(reg: Registry, r: Ctx) -> None:
     reg.section = "time"
     d = definer(reg, SECONDS, TIME)
     m = r.n_micro
     t = {s: r.stage_time[s]["micro"] for s in STAGES}
+    is_first = t["first"].ge(maximum(t["middle"], t["last"]))
+    is_middle = all_of(r.has_middle, t["middle"].ge(t["last"]))
     d(
         "slowest_stage",
-        if_(
-            r.single,
-            "only",
-            if_(
-                t["first"].ge(maximum(t["middle"], t["last"])),
-                "first",
-                if_(all_of(r.has_middle, t["middle"].ge(t["last"])), "middle", "last"),
-            ),
-        ),
+        if_(r.single, "only", if_(is_first, "first", if_(is_middle, "middle", "last"))),
         "the slowest pipeline stage (it sets the pace)",
         "最慢的流水段（决定节奏）",
         unit=TEXT,
     )
+
+    def pick_slowest(key: str):
+        """The slowest stage's term ``key`` (blank where a stage's micro-batch time is)."""
+        first, middle, last = (r.stage_time[s][key] for s in STAGES)
+        return if_(is_first, first, if_(is_middle, middle, last))
+
+    r.pick_slowest = pick_slowest
     r.t_micro = d(
         "micro_batch_s",
-        _pick_slowest(r, "micro"),
+        pick_slowest("micro"),
         "one micro-batch on the slowest stage",
         "最慢段的一个 micro-batch",
     )
     r.t_compute_mb = d(
         "micro_batch_compute_s",
-        _pick_slowest(r, "compute"),
+        pick_slowest("compute"),
         "compute of one micro-batch on the slowest stage",
         "最慢段一个 micro-batch 的计算",
     )
@@ -1169,7 +1159,7 @@ def _step(reg: Registry, r: Ctx) -> None:
     for key, en, zh, _short in TERMS[:5]:
         r.term[key] = d(
             f"time_{key}_s",
-            m * _pick_slowest(r, key),
+            m * pick_slowest(key),
             en + " per step",
             zh + "（每步）",
             source=TIME + ": micro-batches × the slowest stage's term",
@@ -1327,7 +1317,7 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
     shares = any_of(r.crosses["grad"], r.crosses["egrad"], r.crosses["rep"])
     window = d(
         "micro_batch_nic_free_compute_s",
-        maximum(r.t_compute_mb - if_(shares, _pick_slowest(r, "nic_hidden"), 0), 0),
+        maximum(r.t_compute_mb - if_(shares, r.pick_slowest("nic_hidden"), 0), 0),
         "compute of one micro-batch while the NIC is free for the data-parallel collectives",
         "一个 micro-batch 中网卡可供数据并行通信使用的计算时间",
         source="micro_batch_compute_s − the cross-node traffic of other groups hidden behind it, where the data-parallel groups cross nodes too: groups that cross nodes at the same time share the GPU's NIC",
@@ -1391,7 +1381,7 @@ def _latency_and_bound(reg: Registry, r: Ctx) -> None:
     m = r.n_micro
     lat = d(
         "time_comm_latency_s",
-        m * _pick_slowest(r, "latency") + r.dp_latency,
+        m * r.pick_slowest("latency") + r.dp_latency,
         "latency in the exposed communication per step",
         "每步未掩盖通信中的延迟",
         source=NCCL + ": micro-batches × the slowest stage's + the data-parallel's",
@@ -1406,7 +1396,7 @@ def _latency_and_bound(reg: Registry, r: Ctx) -> None:
     )
     d(
         "collectives_latency_s",
-        m * _pick_slowest(r, "raw_latency") + r.dp_raw_latency,
+        m * r.pick_slowest("raw_latency") + r.dp_raw_latency,
         "latency of every collective the step runs, hidden or not",
         "每步全部集合通信的延迟（含被掩盖的）",
         source=NCCL + ": calls per layer, micro-batch and step × each call's latency",
@@ -1512,7 +1502,7 @@ def _offload(reg: Registry, r: Ctx) -> None:
     )
     flag(
         "nvme_fits",
-        (r.state_nvme * r.gpus_per_node).le(r.nvme_tb * 10**12),
+        r.nvme_node.le(r.nvme_tb * 10**12),
         "NVMe holds the offloaded state",
         "NVMe 放得下",
         source="nvme_bytes_per_node ≤ nvme_tb",
@@ -1573,10 +1563,9 @@ def _total(reg: Registry, r: Ctx) -> None:
             source="the terms of step_time_s that are not zero",
         )
     _terms_and_bound(reg)
-    gpus = r.dp * r.tp * r.pp * r.cp
     tps = d(
         "predicted_tokens_per_s_per_gpu",
-        r.global_batch * r.seq_len / (r.step_time * gpus),
+        r.tokens_per_step / (r.step_time * r.gpus),
         "predicted tokens/s per GPU",
         "预测每卡吞吐",
         unit=TOKENS_PER_S,
