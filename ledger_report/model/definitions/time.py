@@ -1353,7 +1353,8 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
         "the all-gather's event, then torch.split_with_sizes_copy reads and writes every gathered "
         "parameter into its own tensor): micro-batches × layers × 2 gathers (forward, backward) × "
         "the bytes of a layer's all-gather (dense and expert, each where its group has more than "
-        "one rank: a group of one gathers nothing) × 2 (read and write), at HBM bandwidth, on the "
+        "one rank: PyTorch skips the all-gather and its copy-out for a group of one, pull request "
+        "160135) × 2 (read and write), at HBM bandwidth, on the "
         "compute stream (not hidden)",
     )
     comm_dp = if_(z3, m * z3_exposed, reps * red_exposed + gat_exposed)
