@@ -195,7 +195,7 @@ def test_fsdp2_copies_each_gathered_layer_out_on_the_compute_stream():
     assert mega["zero3_gather_copy_s"] == 0
     # FSDP over a group of one rank gathers nothing and copies nothing out: PyTorch skips
     # foreach_all_gather and foreach_all_gather_copy_out when the shard group has one rank
-    # (pytorch/pytorch pull request 160135, "skipping allgather when world size is 1"; a (N, 1)
-    # HSDP mesh runs no all-gather, pytorch/pytorch issue 163761)
+    # (pytorch/pytorch#160135, "skipping allgather when world size is 1"; a (N, 1)
+    # HSDP mesh runs no all-gather, pytorch/pytorch#163761)
     alone = bt.compute(bt.config_of({**row, "dp": "1", "global_batch": "1"})).values
     assert alone["zero3_gather_copy_s"] == 0
