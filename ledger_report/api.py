@@ -30,7 +30,8 @@ from .errors import InputError, Problem
 from .inputs import config_from_mapping, configs_from_records, name_key, read_configs
 from .inputs.prices import add_price, read_prices
 from .model.evaluate import text_codes
-from .planner import TOP_PLANS, Progress, counter, plan_document
+from .planner import TOP_PLANS, plan_document
+from .progress import Progress, counter
 from .render.workers import no_cyclic_gc
 
 FORMATS = ("xlsx", "pdf", "json")

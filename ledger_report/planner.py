@@ -31,6 +31,7 @@ from .model.divisors import divisors
 from .model.evaluate import evaluate_arrays, evaluate_row
 from .model.expr import all_cols, all_refs
 from .model.tables import tables
+from .progress import Progress, counter
 
 TOP_PLANS = 5  # plans kept per input row unless the caller says (`ledger-report plan --top`)
 
@@ -96,24 +97,6 @@ FIGURES = (
     "predicted_mfu",
 )
 KEYS = tuple(dict.fromkeys(FIGURES + tuple(k for _n, k in GATES) + CONSTRAINT_KEYS))
-
-
-Progress = Callable[[int, int], None]
-
-
-def counter(progress: Progress | None, total: int, every: int = 1) -> Callable[[int], None]:
-    """A callback told how many of ``total`` items each step did: it tells ``progress(done,
-    total)`` when the count passes a multiple of ``every``, and at the total (the planner's
-    candidates, ``lr.compute``'s rows, ``calc``'s chunks)."""
-    done = 0
-
-    def tick(n: int) -> None:
-        nonlocal done
-        before, done = done, done + n
-        if progress and (done // every > before // every or done == total):
-            progress(done, total)
-
-    return tick
 
 
 # ---- small helpers ---------------------------------------------------------------------------

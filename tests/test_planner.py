@@ -24,10 +24,10 @@ from ledger_report.planner import (
     _checks,
     _evaluate,
     _prepare,
-    counter,
     plan,
     plan_document,
 )
+from ledger_report.progress import counter
 
 # docs/scenarios.md: Qwen3-8B, 100B tokens in 30 days, H100 at 40 % MFU (no days in reserve here).
 QWEN3_8B_JOB = {k: v for k, v in jobs.QWEN3_8B_JOB.items() if k != "reserve_days"}
