@@ -224,11 +224,10 @@ def costs(reg: Registry, r: Ctx) -> None:
     )
     d(
         "hfu",
-        r.mfu * (1 + r.rc_fpt / r.fpt),
+        r.mfu * r.hfu_per_mfu,
         "hardware FLOPs utilisation",
         "硬件算力利用率 HFU",
-        source="mfu × (1 + recompute_flops_per_token ÷ flops_per_token): the "
-        "recompute FLOPs predicted_hfu counts",
+        source="mfu × hfu_per_mfu: the recompute FLOPs predicted_hfu counts",
     )
     d = reg.define
     eff_flops = d(

@@ -668,6 +668,14 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         unit=FLOPS,
         source=RECOMPUTE_SOURCE,
     )
+    r.hfu_per_mfu = d(
+        "hfu_per_mfu",
+        1 + r.rc_fpt / r.fpt,
+        "hardware FLOPs per model FLOP (recompute counted): HFU ÷ MFU",
+        "每个模型 FLOP 的硬件 FLOPs（含重计算）：HFU ÷ MFU",
+        unit=RATIO,
+        source="1 + recompute_flops_per_token ÷ flops_per_token",
+    )
     peak, eff = r.gemm_flops, r.gemm_eff
     wave, gemm_eff = partial(_wave, reg, r), partial(_gemm_eff, reg)
 
@@ -1581,10 +1589,10 @@ def _total(reg: Registry, r: Ctx) -> None:
     )
     d(
         "predicted_hfu",
-        tps * (r.fpt + r.rc_fpt) / r.bf16_flops,
+        r.predicted_mfu * r.hfu_per_mfu,
         "predicted HFU (recompute counted)",
         "预测 HFU（含重计算）",
-        source="as predicted_mfu, with recompute_flops_per_token",
+        source="predicted_mfu × hfu_per_mfu",
     )
     has_off = (r.state_host + r.state_nvme).gt(0)
     d(
