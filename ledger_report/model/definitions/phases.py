@@ -12,6 +12,8 @@ holds (also the CUDA context and NCCL's buffers), which is what must fit in HBM.
 
 from __future__ import annotations
 
+from functools import partial
+
 from ..expr import (
     IsBlank,
     Lookup,
@@ -40,7 +42,7 @@ from .common import (
     definer,
     doc,
 )
-from .stages import SCHEDULE_SOURCE, STAGE_ZH, STAGES, stage_definer
+from .stages import SCHEDULE_SOURCE, STAGE_ZH, STAGES, by_stage, stage_definer
 
 # The items of a stage's memory: key, English, Chinese.  Some items have a second form for one
 # moment of the backward: the gradients already accumulated when it starts, the activations still
@@ -360,7 +362,7 @@ def _items(reg: Registry, r: Ctx, stage: str, c: Ctx, sb: dict) -> dict:
 
 def _reported(reg: Registry, r: Ctx) -> None:
     """The heaviest stage is reported: its phases, items, first step and peak."""
-    d, by_stage = definer(reg, BOOL, doc("phases")), definer(reg, BOOL, doc("pipeline-stages"))
+    d, on_stage = definer(reg, BOOL, doc("phases")), definer(reg, BOOL, doc("pipeline-stages"))
     fp, mp, lp = (r.stage_load[s] for s in STAGES)
     r.pick_first = d(
         "report_first_stage",
@@ -369,27 +371,21 @@ def _reported(reg: Registry, r: Ctx) -> None:
         "报告首段",
         source=doc("pipeline-stages") + ": the stage with the largest peak",
     )
-    r.pick_middle = by_stage(
+    r.pick_middle = on_stage(
         "report_middle_stage",
         if_(r.pick_first, False, all_of(r.has_middle, mp.ge(lp))),
         "reported stage is the middle one",
         "报告中间段",
     )
-    by_stage(
+    r.pick = pick = partial(by_stage, r.pick_first, r.pick_middle)
+    on_stage(
         "reported_stage",
-        if_(r.single, "only", if_(r.pick_first, "first", if_(r.pick_middle, "middle", "last"))),
+        if_(r.single, "only", pick(str)),
         "reported pipeline stage",
         "报告的流水段",
         unit=TEXT,
     )
-
-    def pick(key_of):
-        return if_(
-            r.pick_first, key_of("first"), if_(r.pick_middle, key_of("middle"), key_of("last"))
-        )
-
-    r.pick = pick
-    by_stage(
+    on_stage(
         "reported_stage_holds_head",
         pick(lambda s: r.holds_head[s]),
         "reported stage holds the output head",
@@ -462,7 +458,7 @@ def _reported(reg: Registry, r: Ctx) -> None:
         "各阶段都计入设备显存",
         source=doc("counters"),
     )
-    by_stage("multi_stage", r.pp.gt(1), "more than one pipeline stage", "多于一个流水段")
+    on_stage("multi_stage", r.pp.gt(1), "more than one pipeline stage", "多于一个流水段")
     r.steady_minus_first = d(
         "lazy_state_bytes",
         steady - first_step,

@@ -29,6 +29,12 @@ def stage_definer(reg, stage: str, infix: str, unit: str, source: str):
     return define
 
 
+def by_stage(first, middle, of):
+    """``of`` the first stage where ``first``, else of the middle one where ``middle``, else of the
+    last (``of(stage)`` for each stage's figure)."""
+    return if_(first, of("first"), if_(middle, of("middle"), of("last")))
+
+
 SCHEDULE_SOURCE = "Megatron-LM megatron/core/pipeline_parallel/schedules.py (1F1B: rank r holds pp − r micro-batches; interleaved: (pp − r − 1)·2 + (v − 1)·pp warm-up chunks + 1)"
 
 

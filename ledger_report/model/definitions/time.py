@@ -76,7 +76,7 @@ from .common import (
     doc,
     or0,
 )
-from .stages import STAGES, stage_definer
+from .stages import STAGES, by_stage, stage_definer
 
 # Named coefficients, each with the source it follows ------------------------------------------------
 NVLINK_EFFICIENCY = 0.8  # NVIDIA/nccl-tests issue #212 (sjeaugey): ring collectives reach ~370 of 450 GB/s per direction on 8x H100
@@ -167,11 +167,8 @@ ETP_COMBINE_BYTES = 4  # Megatron-LM token_dispatcher.py combine_preprocess: the
 QK_EAGER_BYTES_FWD = 22
 QK_EAGER_BYTES_BWD = 26
 
-# The third constant the published runs set (tests/support/fit.py refits it with SUSTAINED_FRACTION
-# and GROUPED_GEMM_RELATIVE, leave-one-source-out; grid 0, 20, 40 µs): the GPU time one expert GEMM
-# launched from the host costs beyond its FLOPs where the host has no lead over the GPU: 20 µs (with
-# GROUPED_GEMM_RELATIVE 0.6), the choice of 7 of the 8 leave-one-source-out folds and of the fit on
-# all 51 runs (the model run at each pair: 0.0570, the next pair 0.0653).
+# The third constant the published runs set (tests/support/fit.py, grid 0, 20, 40 µs): the GPU time
+# an expert GEMM launched from the host with no lead costs beyond its FLOPs (source: expert_launch_s)
 EXPERT_GEMM_LAUNCH_S = 20e-6
 EXPERT_GEMMS_FWD = 2  # fc1 and fc2 per expert per forward pass
 EXPERT_GEMMS_BWD = 4  # their data and weight gradients
@@ -197,12 +194,8 @@ RECOMPUTE_SOURCE = (
     "the vocabulary, the head counted with them too"
 )
 
-# The first constant the published runs set (tests/support/fit.py refits it with
-# GROUPED_GEMM_RELATIVE, bench/bench_throughput.py reports both in-sample and leave-one-source-out):
-# the share of the maximum achievable matmul FLOP/s (gpus.csv gemm_efficiency, a kernel benchmark)
-# that a training step sustains beyond what the GEMMs' shapes explain, by class of GPU: parts without
-# FP8 (A100 class) and the rest (Hopper and later).  Fitted on all 51 runs with the GEMM shape and
-# communication terms: 0.860 and 0.662.
+# The first constant the published runs set: the share of the kernel benchmark's matmul FLOP/s a
+# training step sustains beyond the GEMMs' shapes, by class of GPU (source: sustained_fraction)
 SUSTAINED_FRACTION = {"no_fp8": 0.86, "fp8": 0.662}
 
 
@@ -469,19 +462,10 @@ _KIND = {"ar": ("all-reduce", 2), "rs": ("reduce-scatter", 1), "ag": ("all-gathe
 
 
 def _options(r: Ctx, g: str, kind: str):
-    """NCCL's (algorithm, protocol) choices for one ``kind`` collective over group ``g``, each as
-    (latency in µs, bus-bandwidth efficiency, the bandwidth cap in GB/s or None, bytes factor), from
-    ncclTopoTuneModel (NCCL constant):
-
-    - ring, each protocol: base + (steps − inter-node steps) × max(intra step, network overhead) +
-      inter-node steps × net step (the tree's net step where the group has one rank per node:
-      "with ppn=1 latencies are fully exposed"); bus × 0.5 for LL (at most llMaxBw), × 0.92 LL128;
-      bytes × (n − 1)/n per step kind;
-    - tree (all-reduce): base + 2((ranks per node − 1) × NVLink step + log2i(nodes) × net step);
-      bus × 0.92, then LL ÷ 3.8 (at most llMaxBw), LL128 × 7/9 in a node, 120/128 across; its
-      algorithm bandwidth is half the bus bandwidth (bytes × 2);
-    - PAT (all-gather, reduce-scatter, Simple, one rank per node only): 8.0 + log2i(nodes) × 14/3.5
-      + ranks × 2.8; bus × 0.75, bytes × 1."""
+    """NCCL's (algorithm, protocol) choices for one ``kind`` collective over group ``g``: ring
+    with each protocol, then tree (all-reduce) or PAT (one rank per node), each as (latency in µs,
+    bus-bandwidth efficiency, the bandwidth cap in GB/s or None, bytes factor), from
+    ncclTopoTuneModel (NCCL constant)."""
     n, nodes, local, k = r.size[g], r.nodes[g], r.local[g], _KIND[kind][1]
     cross = r.crosses[g]
     alone = all_of(cross, local.eq(1))
@@ -492,6 +476,12 @@ def _options(r: Ctx, g: str, kind: str):
         if_(nodes.le(2), NCCL_LL_MAX_BW["2 nodes"], NCCL_LL_MAX_BW["more nodes"]),
         if_(r.fp8_tflops.gt(0), NCCL_LL_MAX_BW["hopper"], NCCL_LL_MAX_BW["ampere"]),
     )
+    cap = {"ll": ll_cap}
+    tree_bw = {
+        "ll": NCCL_TREE_BW["ll"],
+        "ll128": if_(cross, NCCL_TREE_BW["ll128 nodes"], NCCL_TREE_BW["ll128 node"]),
+        "simple": 1,
+    }
     out = []
     for p in PROTOCOLS:
         intra = if_(
@@ -499,18 +489,13 @@ def _options(r: Ctx, g: str, kind: str):
         )
         net = if_(alone, NCCL_TREE_NET_US[p], NCCL_RING_NET_US[p])
         lat = NCCL_RING_BASE_US[p] + (steps - inter) * intra + inter * net
-        out.append((lat, NCCL_PROTOCOL_BW[p], ll_cap if p == "ll" else None, k * (n - 1) / n))
+        out.append((lat, NCCL_PROTOCOL_BW[p], cap.get(p), k * (n - 1) / n))
     if kind == "ar":
         for p in PROTOCOLS:
             lat = NCCL_TREE_BASE_US[p] + 2 * (
                 (local - 1) * NCCL_TREE_NVLINK_US[p] + r.tree_depth[g] * NCCL_TREE_NET_US[p]
             )
-            if p == "ll128":
-                proto = if_(cross, NCCL_TREE_BW["ll128 nodes"], NCCL_TREE_BW["ll128 node"])
-            else:
-                proto = NCCL_TREE_BW["ll"] if p == "ll" else 1
-            eff = NCCL_TREE_BW["simple"] * proto
-            out.append((lat, eff, ll_cap if p == "ll" else None, 2))
+            out.append((lat, NCCL_TREE_BW["simple"] * tree_bw[p], cap.get(p), 2))
     else:
         pat = NCCL_PAT_BASE_US + r.tree_depth[g] * NCCL_TREE_NET_US["simple"] / 3.5 + n * 2.8
         out.append((if_(alone, pat, 1e9), NCCL_PAT_BW, None, 1))
@@ -899,10 +884,6 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         "一个 micro-batch 的计算",
         source=TIME + ": FLOPs ÷ (peak × efficiency) + bytes ÷ HBM bandwidth",
     )
-    # tensor parallel, per pass: an all-reduce (RS + AG with sequence parallel) after attention and
-    # one after the MLP; an MoE block has its own only where the convention gathers its tokens over
-    # tp or a shared expert runs tensor-parallel; one for the embedding's output and one for the
-    # output layer's input
     moe_mlp_tp = if_(any_of(conv(r, "moe_block_tp_collectives").eq(1), r.f_sh.gt(0)), 1, 0)
     n_ar = (
         passes * (2 * dl + ml * (1 + moe_mlp_tp))
@@ -945,8 +926,6 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         "每 micro-batch 序列并行集合通信的拷贝",
         source="conventions table sp_layout_copy (torchtitan's batch-first activations): each sequence-parallel all-gather and reduce-scatter on dimension 1 reads and writes the whole unsharded activation once more (torch/distributed/_functional_collectives.py all_gather_tensor / reduce_scatter_tensor: torch.cat of torch.chunk when the dimension is not 0), at HBM bandwidth",
     )
-    # q and k gathered over tp at the q/k norms (tp_qk_norm_gather): the gathers, and the rotary and
-    # repeat_kv work every rank then repeats on all heads
     qk_on = all_of(r.tp_qk_gather, r.qk_norm, tp.gt(1))
     qk_bytes = tok * (r.a + r.g) * r.hd * (tp - 1) / tp * qk_elem_bytes * compiled
     qk_calls_q, qk_calls_k = fwd_passes + 2, fwd_passes
@@ -959,7 +938,6 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         + f"{QK_EAGER_BYTES_FWD} bytes per element per forward pass, {QK_EAGER_BYTES_BWD} backward (eager bf16, apply_rotary_emb and repeat_kv in torchtitan/experiments/qwen3/model/model.py), at HBM bandwidth (× {COMPILED_ELEMENTWISE} compiled)",
     )
     qk_lat = if_(qk_on, al * (qk_calls_q * r.tp_q_ag_lat + qk_calls_k * r.tp_k_ag_lat), 0)
-    # context parallel: the ring passes each rank's K and V around (forward), and K, V and their gradients (backward)
     kv = tok * 2 * r.g * r.hd / tp * r.act_bytes
     cp_sends = al * 3 * (r.cp - 1)
     t_cp_raw = if_(r.cp.gt(1), cp_sends * (r.alpha["cp"] + kv / (r.p2p["cp"] * BYTES_PER_GB)), 0)
@@ -970,7 +948,6 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         "每 micro-batch 上下文并行 K/V 交换（未掩盖）",
         source="Megatron-LM / Transformer Engine context parallelism (attention.py AttnFuncWithCPAndKVP2P): cp − 1 ring steps of K and V forward, K, V, dK, dV backward, the convention's share of it hidden behind the attention chunks",
     )
-    # expert parallel: dispatch and combine, forward and backward (again under full recompute)
     act = tok * r.h * r.act_bytes / r.sp_div  # a layer's activation on the rank
     a2a = r.topk * tok * r.h * r.act_bytes / r.sp_div
     off = (r.ep - r.local["ep"]) / r.ep
@@ -1139,7 +1116,7 @@ def _step(reg: Registry, r: Ctx) -> None:
     is_middle = all_of(r.has_middle, t["middle"].ge(t["last"]))
     d(
         "slowest_stage",
-        if_(r.single, "only", if_(is_first, "first", if_(is_middle, "middle", "last"))),
+        if_(r.single, "only", by_stage(is_first, is_middle, str)),
         "the slowest pipeline stage (it sets the pace)",
         "最慢的流水段（决定节奏）",
         unit=TEXT,
@@ -1147,8 +1124,7 @@ def _step(reg: Registry, r: Ctx) -> None:
 
     def pick_slowest(key: str):
         """The slowest stage's term ``key`` (blank where a stage's micro-batch time is)."""
-        first, middle, last = (r.stage_time[s][key] for s in STAGES)
-        return if_(is_first, first, if_(is_middle, middle, last))
+        return by_stage(is_first, is_middle, lambda s: r.stage_time[s][key])
 
     r.pick_slowest = pick_slowest
     r.t_micro = d(
@@ -1265,63 +1241,53 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
             return coll(f"{pre}_{name}", g, kind, nbytes, en, zh_)
 
         grad_bucket, what_b = psi / nb1 * gb, f"an {what}gradient bucket"
-        ar, ar_lat = call("all_reduce", "ar", grad_bucket, what_b, f"{zh}梯度桶")
-        rs, rs_lat = call("reduce_scatter", "rs", grad_bucket, what_b, f"{zh}梯度桶")
-        ag, ag_lat = call(
-            "all_gather", "ag", psi / nb1 * wb, f"an {what}parameter bucket", f"{zh}参数桶"
-        )
+        # each call a (time, latency) pair
+        ar = call("all_reduce", "ar", grad_bucket, what_b, f"{zh}梯度桶")
+        rs = call("reduce_scatter", "rs", grad_bucket, what_b, f"{zh}梯度桶")
+        ag = call("all_gather", "ag", psi / nb1 * wb, f"an {what}parameter bucket", f"{zh}参数桶")
         layer_w, layer_g = psi / ls * wb, psi / ls * gb
-        lag, lag_lat = call(
+        lag = call(
             "layer_all_gather", "ag", layer_w, f"a layer's {what}parameters", f"一层{zh}参数"
         )
-        lrs, lrs_lat = call(
+        lrs = call(
             "layer_reduce_scatter", "rs", layer_g, f"a layer's {what}gradients", f"一层{zh}梯度"
         )
         active = all_of(n.gt(1), psi.gt(0))
-        one_red = if_(active, if_(z0, ar, rs), 0)
-        one_red_lat = if_(active, if_(z0, ar_lat, rs_lat), 0)
+        one_red = [if_(active, if_(z0, a, b), 0) for a, b in zip(ar, rs)]
         if g == "grad":
             # HSDP: the reduce-scattered shard is all-reduced across the dp/dp_shard replicas
-            rar, rar_lat = coll(
-                "rep_all_reduce", "rep", "ar", psi / nb1 / n * gb, "a gradient shard", "梯度分片"
-            )
-            lar, lar_lat = coll(
-                "rep_layer_all_reduce",
-                "rep",
-                "ar",
-                psi / ls / n * gb,
-                "a layer's gradient shard",
-                "一层梯度分片",
-            )
+            shard = psi / nb1 / n * gb, "a gradient shard", "梯度分片"
+            rar = coll("rep_all_reduce", "rep", "ar", *shard)
+            layer_shard = psi / ls / n * gb, "a layer's gradient shard", "一层梯度分片"
+            lar = coll("rep_layer_all_reduce", "rep", "ar", *layer_shard)
             hsdp = all_of(negate(z0), r.size["rep"].gt(1))
-            one_red = one_red + if_(hsdp, rar, 0)
-            one_red_lat = one_red_lat + if_(hsdp, rar_lat, 0)
-            lrs = lrs + if_(hsdp, lar, 0)
-            lrs_lat = lrs_lat + if_(hsdp, lar_lat, 0)
+            one_red = [x + if_(hsdp, y, 0) for x, y in zip(one_red, rar)]
+            lrs = [x + if_(hsdp, y, 0) for x, y in zip(lrs, lar)]
         gathers = all_of(active, negate(z0))
-        c["red"].append(n_b * one_red)
-        c["red_lat"].append(n_b * one_red_lat)
-        c["one_red"].append(one_red)
-        c["gat"].append(if_(gathers, n_b * ag, 0))
-        c["gat_lat"].append(if_(gathers, n_b * ag_lat, 0))
-        c["one_gat"].append(if_(gathers, ag, 0))
-        c["lag"].append(if_(active, lag, 0))
-        c["lrs"].append(if_(active, lrs, 0))
-        c["lag_lat"].append(if_(active, lag_lat, 0))
-        c["lrs_lat"].append(if_(active, lrs_lat, 0))
+        for i, lat in enumerate(("", "_lat")):
+            c["red" + lat].append(n_b * one_red[i])
+            c["gat" + lat].append(if_(gathers, n_b * ag[i], 0))
+            c["lag" + lat].append(if_(active, lag[i], 0))
+            c["lrs" + lat].append(if_(active, lrs[i], 0))
+        c["one_red"].append(one_red[0])
+        c["one_gat"].append(if_(gathers, ag[0], 0))
         c["layer_w"].append(if_(active, layer_w, 0))
     tot = {k: total_of(v) for k, v in c.items()}
     lag, lrs = tot["lag"], tot["lrs"]
+
+    def per_step(x: str):
+        """The step's data-parallel time (``x`` = "") or latency (``x`` = "_lat")."""
+        z3_step = m * ls * (2 * tot["lag" + x] + tot["lrs" + x])
+        return if_(z3, z3_step, reps * tot["red" + x] + tot["gat" + x])
+
     raw = d(
         "dp_comm_s",
-        if_(z3, m * ls * (2 * lag + lrs), reps * tot["red"] + tot["gat"]),
+        per_step(""),
         "data-parallel / ZeRO communication per step",
         "每步数据并行 / ZeRO 通信",
         source="ZeRO-0: an all-reduce per bucket; with dp_shard < dp (HSDP) each reduce-scatter within the shard group is followed by an all-reduce of the shard across the replicas; ZeRO-1/2: a reduce-scatter per bucket (every micro-batch where the convention reduces every micro-batch) and an all-gather per bucket; ZeRO-3: per micro-batch and layer two all-gathers and a reduce-scatter (Rajbhandari et al. 2020 §7; FSDP2 reshard_after_forward); dense parameters over dp·cp, expert parameters over the expert-DP group; each call costed as NCCL runs it",
     )
-    raw_lat = if_(
-        z3, m * ls * (2 * tot["lag_lat"] + tot["lrs_lat"]), reps * tot["red_lat"] + tot["gat_lat"]
-    )
+    raw_lat = per_step("_lat")
     shares = any_of(r.crosses["grad"], r.crosses["egrad"], r.crosses["rep"])
     window = d(
         "micro_batch_nic_free_compute_s",
