@@ -14,6 +14,7 @@ from .common import (
     conv,
     definer,
     doc,
+    of_kinds,
     or0,
 )
 from .stages import STAGE_ZH, STAGES
@@ -307,14 +308,8 @@ def _recompute(reg: Registry, r: Ctx) -> None:
         unit=BOOL,
         source=KORTH,
     )
-    layer_max = if_(
-        r.n_moe.gt(0), if_(r.n_dense.gt(0), maximum(per_dense, per_moe), per_moe), per_dense
-    )
-    op_max = if_(
-        r.n_moe.gt(0),
-        if_(r.n_dense.gt(0), maximum(per_dense - op_dense, per_moe - op_moe), per_moe - op_moe),
-        per_dense - op_dense,
-    )
+    layer_max = of_kinds(r.n_dense, r.n_moe, per_dense, per_moe)
+    op_max = of_kinds(r.n_dense, r.n_moe, per_dense - op_dense, per_moe - op_moe)
     r.recompute_ws = d(
         "recompute_working_bytes",
         if_(
@@ -521,7 +516,7 @@ def _loss(reg: Registry, r: Ctx) -> None:
         "fused_linear_ce_bytes",
         if_(
             impl.eq("fused_linear_ce"),
-            2 * 2 * r.sbh + 2 * r.sbh + r.V * r.h / tp * Lookup("dtype", r.weight_dtype, "bytes"),
+            2 * 2 * r.sbh + 2 * r.sbh + r.V * r.h / tp * r.wbytes,
             0,
         ),
         "fused linear cross-entropy: one chunk's logits, the input's and the head's gradients",

@@ -45,6 +45,7 @@ def define(reg: Registry, r: Ctx) -> None:
         "主权重精度",
         " (none when weights are fp32)",
     )
+    r.wbytes, r.gbytes = (Lookup("dtype", t, "bytes") for t in (r.weight_dtype, r.grad_dtype))
     r.optimizer = choice("optimizer", "adam", "optimizer", "优化器")
     moment = Lookup("optimizer", r.optimizer, "moment_dtype")
     r.m_dtype, r.v_dtype = (

@@ -16,11 +16,8 @@ from functools import partial
 
 from ..expr import (
     IsBlank,
-    Lookup,
     all_of,
     any_of,
-    concat,
-    drop_first,
     gb_text,
     if_,
     maximum,
@@ -41,6 +38,7 @@ from .common import (
     conv,
     definer,
     doc,
+    joined,
 )
 from .stages import SCHEDULE_SOURCE, STAGE_ZH, STAGES, by_stage, stage_definer
 
@@ -146,8 +144,7 @@ def _shared(reg: Registry, r: Ctx) -> Ctx:
     """What every stage's items read: the largest layer and the head on the rank, the buckets, ZeRO-3's gathers."""
     d = definer(reg, "params", doc("phases"))
     zero3 = r.zero.ge(3)
-    wbytes = Lookup("dtype", r.weight_dtype, "bytes")
-    gbytes = Lookup("dtype", r.grad_dtype, "bytes")
+    wbytes, gbytes = r.wbytes, r.gbytes
     layer_rank = d(
         "layer_params_on_rank",
         maximum(
@@ -475,17 +472,13 @@ def _phase_items(reg: Registry, r: Ctx) -> None:
     label = {key: (en, zh) for key, en, zh in ITEMS}
     for p, en, pzh, names in PHASES:
         for suffix, lang, sep in (("", 0, ", "), ("_zh", 1, "，")):
-            parts = [
-                if_(
-                    r.item_bytes[n].gt(0),
-                    concat(sep, label[n][lang], " ", gb_text(r.item_bytes[n])),
-                    "",
-                )
+            parts = (
+                (r.item_bytes[n].gt(0), (label[n][lang], " ", gb_text(r.item_bytes[n])))
                 for n in names
-            ]
+            )
             reg.define(
                 f"phase_{p}_items{suffix}",
-                drop_first(concat(*parts), len(sep)),
+                joined(parts, sep),
                 TEXT,
                 f"{en}: what lives then",
                 f"{pzh}：此时存在的项",

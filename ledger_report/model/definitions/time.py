@@ -37,7 +37,6 @@ from ..expr import (
     ceil,
     concat,
     default,
-    drop_first,
     floor,
     if_,
     lift,
@@ -74,6 +73,8 @@ from .common import (
     conv,
     definer,
     doc,
+    joined,
+    of_kinds,
     or0,
 )
 from .stages import STAGES, by_stage, stage_definer
@@ -308,12 +309,13 @@ def _hardware(reg: Registry, r: Ctx) -> None:
         " (the planner sets it from a measured mfu)",
         unit=RATIO,
     )
+    r.fp8_part = Lookup("gpu", gpu, "fp8_tflops", default=0).gt(0)
     r.sustained = ratio(
         "sustained_fraction",
         if_(
             r.gpu_known,
             if_(
-                Lookup("gpu", gpu, "fp8_tflops", default=0).gt(0),
+                r.fp8_part,
                 SUSTAINED_FRACTION["fp8"],
                 SUSTAINED_FRACTION["no_fp8"],
             ),
@@ -443,13 +445,10 @@ def _placement(reg: Registry, r: Ctx) -> None:
         ("", "; ", " across nodes", " within a node", "no group crosses a node"),
         ("_zh", "；", " 跨节点", " 在节点内", "没有跨节点的组"),
     ):
-        parts = [
-            if_(r.size[g].gt(1), concat(sep, g, if_(r.crosses[g], across, within)), "")
-            for g in DIMS
-        ]
+        parts = ((r.size[g].gt(1), (g, if_(r.crosses[g], across, within))) for g in DIMS)
         r.placement_text[suffix] = d(
             "placement_summary" + suffix,
-            if_(r.any_cross, drop_first(concat(*parts), len(sep)), none),
+            if_(r.any_cross, joined(parts, sep), none),
             "which groups cross nodes",
             "哪些组跨节点",
             unit=TEXT,
@@ -749,10 +748,9 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         "efficiency of the output layer (bf16)",
         "输出层 GEMM 效率（bf16）",
     )
-    hopper = Lookup("gpu", r.gpu_profile, "fp8_tflops", default=0).gt(0)
     kernel_frac = lift(0)
     for k, (ampere, later) in ATTENTION_KERNEL_EFFICIENCY.items():
-        kernel_frac = kernel_frac + if_(r.attention_kernel.eq(k), if_(hopper, later, ampere), 0)
+        kernel_frac = kernel_frac + if_(r.attention_kernel.eq(k), if_(r.fp8_part, later, ampere), 0)
     r.attn_kernel_eff = d(
         "attention_kernel_efficiency",
         kernel_frac,
@@ -871,11 +869,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
     t_attn = attn_f / (r.bf16_flops * r.eff_attn)
     t_c = d(
         "compute_s",
-        dense_f
-        / (
-            r.gemm_flops
-            * if_(ml.gt(0), if_(dl.gt(0), minimum(r.eff_dense, r.eff_moe), r.eff_moe), r.eff_dense)
-        )
+        dense_f / (r.gemm_flops * of_kinds(dl, ml, r.eff_dense, r.eff_moe, minimum))
         + expert_f * r.moe_imbalance / (r.gemm_flops * r.eff_expert)
         + t_attn
         + head_f / (r.bf16_flops * r.eff_head)
@@ -1193,7 +1187,7 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
     d = definer(reg, SECONDS)
     coll = partial(_collective, reg, r)
     m = r.n_micro
-    gb, wb = Lookup("dtype", r.grad_dtype, "bytes"), Lookup("dtype", r.weight_dtype, "bytes")
+    gb, wb = r.gbytes, r.wbytes
     ls = d(
         "layers_per_stage",
         ceil(r.L / r.pp),
@@ -1418,7 +1412,7 @@ def _offload(reg: Registry, r: Ctx) -> None:
         unit="params",
         source=doc("parts-and-groups"),
     )
-    gb, wb = Lookup("dtype", r.grad_dtype, "bytes"), Lookup("dtype", r.weight_dtype, "bytes")
+    gb, wb = r.gbytes, r.wbytes
     weights = r.line_bytes[("weights", "dense")] + r.line_bytes[("weights", "expert")]
     grads = r.line_bytes[("grads", "dense")] + r.line_bytes[("grads", "expert")]
     host_bytes = traffic(
@@ -1525,13 +1519,10 @@ def _total(reg: Registry, r: Ctx) -> None:
         ("", ", ", {k: k for k in TERM_KEYS}),
         ("_zh", "，", {k: short for k, _en, _zh, short in TERMS}),
     ):
-        parts = [
-            if_(r.term[k].gt(0), concat(sep, names[k], " ", sig_text(r.term[k]), " s"), "")
-            for k in TERM_KEYS
-        ]
+        parts = ((r.term[k].gt(0), (names[k], " ", sig_text(r.term[k]), " s")) for k in TERM_KEYS)
         d(
             "step_time_terms" + suffix,
-            drop_first(concat(*parts), len(sep)),
+            joined(parts, sep),
             "step time by term",
             "步时分项",
             unit=TEXT,

@@ -18,7 +18,7 @@ from ..expr import (
     negate,
 )
 from ..registry import BOOL, DAYS, ERROR, MONEY, NODE_HOURS, TEXT, Registry
-from .common import COLUMN, Ctx, definer, doc, sentence
+from .common import COLUMN, Ctx, definer, doc, joined, sentence
 
 CHECK_RULES_PER_PART = 8
 
@@ -41,7 +41,7 @@ PEAK_NEEDS = ("seq_len", "layers", "hidden", "heads", "ffn_hidden", "vocab")
 
 def _missing(cols) -> object:
     """The names of the empty columns among ``cols``, comma separated."""
-    return drop_first(concat(*(if_(IsBlank(Col(c)), concat(", ", c), "") for c in cols)), 2)
+    return joined(((IsBlank(Col(c)), (c,)) for c in cols), ", ")
 
 
 def _say(outcome, words: dict) -> object:
