@@ -72,21 +72,16 @@ def _verdict(reg: Registry, key: str, zh: str, outcome, words: dict, why, why_zh
     and ``zh``; the tone."""
     d = definer(reg, TEXT, doc("verdicts"))
     words = {**words, "unknown": ("cannot tell", "无法判断", "unknown")}
-    en = key
     labels = (
-        ("", f"{en} verdict", f"{zh}结论"),
-        ("_zh", f"{en} verdict (zh)", f"{zh}结论"),
-        ("_tone", f"{en} verdict: good, bad or unknown", f"{zh}结论：好、坏或未知"),
+        ("", f"{key} verdict", f"{zh}结论"),
+        ("_zh", f"{key} verdict (zh)", f"{zh}结论"),
+        ("_tone", f"{key} verdict: good, bad or unknown", f"{zh}结论：好、坏或未知"),
     )
     for i, (suffix, en_label, zh_label) in enumerate(labels):
-        tone = d(
-            f"verdict_{key}{suffix}",
-            _say(outcome, {v: w[i] for v, w in words.items()}),
-            en_label,
-            zh_label,
-        )
+        said = _say(outcome, {v: w[i] for v, w in words.items()})
+        tone = d(f"verdict_{key}{suffix}", said, en_label, zh_label)
     for suffix, text in (("", why), ("_zh", why_zh)):
-        en_label = f"why ({en})" + (suffix and " (zh)")
+        en_label = f"why ({key})" + (suffix and " (zh)")
         d(f"verdict_{key}_reason{suffix}", text, en_label, f"原因（{zh}）")
     return tone
 
@@ -121,8 +116,13 @@ def _memory(reg: Registry, r: Ctx):
         if_(peak.ge(measured), "+", "−"),
         gb_text(if_(peak.ge(measured), peak - measured, measured - peak)),
     )
-    why = if_(
-        given,
+
+    def why(measured_text, peak_text, state_text, missing_text):
+        """The reason, with each outcome's text."""
+        unmeasured = if_(over_state, state_text, missing_text)
+        return if_(given, measured_text, if_(known, peak_text, unmeasured))
+
+    why_en = why(
         sentence(
             "measured {} of {} HBM; the estimate on the device is {}{}",
             m_t,
@@ -130,40 +130,27 @@ def _memory(reg: Registry, r: Ctx):
             peak_t,
             if_(known, sentence(" ({}{})", *diff), ""),
         ),
-        if_(
-            known,
-            sentence(
-                "peak {} on the device against {} of HBM ({})",
-                peak_t,
-                hbm_t,
-                if_(over.gt(0), concat(over_t, " over"), concat(spare_t, " to spare")),
-            ),
-            if_(
-                over_state,
-                sentence("the state alone, {}, is above {} of HBM", state_t, hbm_t),
-                sentence("the peak needs {}, which the row leaves empty", missing),
-            ),
+        sentence(
+            "peak {} on the device against {} of HBM ({})",
+            peak_t,
+            hbm_t,
+            if_(over.gt(0), concat(over_t, " over"), concat(spare_t, " to spare")),
         ),
+        sentence("the state alone, {}, is above {} of HBM", state_t, hbm_t),
+        sentence("the peak needs {}, which the row leaves empty", missing),
     )
-    why_zh = if_(
-        given,
+    why_zh = why(
         sentence("实测 {}，显存 {}；设备口径估算 {}", m_t, hbm_t, peak_t),
-        if_(
-            known,
-            sentence(
-                "设备峰值 {}，显存 {}{}",
-                peak_t,
-                hbm_t,
-                if_(over.gt(0), concat("，超出 ", over_t), concat("，余 ", spare_t)),
-            ),
-            if_(
-                over_state,
-                sentence("仅模型状态 {} 已超过显存 {}", state_t, hbm_t),
-                sentence("峰值需要 {}，而该行未给出", missing),
-            ),
+        sentence(
+            "设备峰值 {}，显存 {}{}",
+            peak_t,
+            hbm_t,
+            if_(over.gt(0), concat("，超出 ", over_t), concat("，余 ", spare_t)),
         ),
+        sentence("仅模型状态 {} 已超过显存 {}", state_t, hbm_t),
+        sentence("峰值需要 {}，而该行未给出", missing),
     )
-    return _verdict(reg, "memory", "显存", outcome, MEMORY_WORDS, why, why_zh)
+    return _verdict(reg, "memory", "显存", outcome, MEMORY_WORDS, why_en, why_zh)
 
 
 def _deadline(reg: Registry, r: Ctx):
