@@ -83,6 +83,13 @@ def sentence(template: str, *values):
     return concat(*parts)
 
 
+def switch(x, cases: dict):
+    """``cases[v]`` where ``x`` is ``v``, as conditionals over the keys in order; the last case
+    where ``x`` is none of the others."""
+    (value, out), *rest = cases.items()
+    return out if not rest else if_(x.eq(value), out, switch(x, dict(rest)))
+
+
 def of_kinds(n_dense, n_moe, dense, moe, both=maximum):
     """``dense`` or ``moe`` by the kinds of layer there are (``n_dense``, ``n_moe`` of them), and
     ``both(dense, moe)`` where there are both."""

@@ -26,7 +26,7 @@ from ..expr import (
 )
 from ..registry import ERROR, WARNING, Registry
 from ..units import GB, GIB
-from .common import Ctx, conv, doc, sentence
+from .common import Ctx, conv, doc, sentence, switch
 
 PARAMS_TOLERANCE = 0.01  # a given params_total may differ from the architecture's count by 1 %
 
@@ -391,9 +391,7 @@ def define(reg: Registry, r: Ctx) -> None:
         zh="reduce_bucket_elems 仅适用于 DeepSpeed",
     )
     c_table = partial(reg.constraint, source="conventions table (" + doc("conventions") + ")")
-    zero_ok = conv(r, "zero3")
-    for stage in (2, 1, 0):
-        zero_ok = if_(r.zero.eq(stage), conv(r, f"zero{stage}"), zero_ok)
+    zero_ok = switch(r.zero, {stage: conv(r, f"zero{stage}") for stage in range(4)})
     c_table(
         "zero_stage_exists",
         zero_ok.eq(1),

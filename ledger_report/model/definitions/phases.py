@@ -144,7 +144,6 @@ def _shared(reg: Registry, r: Ctx) -> Ctx:
     """What every stage's items read: the largest layer and the head on the rank, the buckets, ZeRO-3's gathers."""
     d = definer(reg, "params", doc("phases"))
     zero3 = r.zero.ge(3)
-    wbytes, gbytes = r.wbytes, r.gbytes
     layer_rank = d(
         "layer_params_on_rank",
         maximum(
@@ -158,7 +157,7 @@ def _shared(reg: Registry, r: Ctx) -> Ctx:
     )
     buckets = d(
         "bucket_bytes",
-        if_((r.dp * r.cp).gt(1), conv(r, "bucket_fixed_bytes") + r.bucket_elems * gbytes, 0),
+        if_((r.dp * r.cp).gt(1), conv(r, "bucket_fixed_bytes") + r.bucket_elems * r.gbytes, 0),
         "gradient buckets",
         "梯度通信桶",
         unit=BYTES,
@@ -170,23 +169,22 @@ def _shared(reg: Registry, r: Ctx) -> Ctx:
         "output head's parameters on the rank",
         "每卡输出头参数",
     )
-    head_unit = if_(all_of(zero3, conv(r, "z3_head_kept").eq(1)), head_rank * wbytes, 0)
+    head_unit = if_(all_of(zero3, conv(r, "z3_head_kept").eq(1)), head_rank * r.wbytes, 0)
     fsdp_pp = all_of(r.pp.gt(1), r.zero.ge(2), conv(r, "pp_unsharded_grads").eq(1))
     # under FSDP with pipeline stages the whole stage stays gathered (no resharding between
     # micro-batches), so no per-layer gather comes on top of it
     z3_fwd = if_(
         all_of(zero3, negate(fsdp_pp)),
-        conv(r, "z3_layers_gathered") * layer_rank * wbytes
+        conv(r, "z3_layers_gathered") * layer_rank * r.wbytes
         + conv(r, "z3_largest_factor") * r.largest / r.tp,
         0,
     )
     z3_bwd = z3_fwd + if_(
         all_of(zero3, negate(fsdp_pp), conv(r, "z3_layers_gathered").gt(0)),
-        layer_rank * (gbytes + 4),
+        layer_rank * (r.gbytes + 4),
         0,
     )
     return Ctx(
-        wbytes=wbytes,
         buckets=buckets,
         head_rank=head_rank,
         head_unit=head_unit,
@@ -250,7 +248,7 @@ def _items(reg: Registry, r: Ctx, stage: str, c: Ctx, sb: dict) -> dict:
     kept_params = if_(
         r.recompute_mode.eq("full"), if_(head, c.head_rank, 0), stage_rank_params - embed_rank
     )
-    whole_stage = if_(c.fsdp_pp, stage_rank_params * c.wbytes, 0)
+    whole_stage = if_(c.fsdp_pp, stage_rank_params * r.wbytes, 0)
     items = {
         "state": d(
             "state",
@@ -279,7 +277,7 @@ def _items(reg: Registry, r: Ctx, stage: str, c: Ctx, sb: dict) -> dict:
         ),
         "weights_kept": d(
             "weights_kept",
-            if_(r.weights_kept_apply, kept_params * c.wbytes, 0),
+            if_(r.weights_kept_apply, kept_params * r.wbytes, 0),
             "gathered weights kept until their backward",
             "保留至反向的聚合权重",
             WEIGHTS_KEPT_SOURCE,

@@ -18,7 +18,7 @@ from ..expr import (
     negate,
 )
 from ..registry import BOOL, DAYS, ERROR, MONEY, NODE_HOURS, TEXT, Registry
-from .common import COLUMN, Ctx, definer, doc, joined, sentence
+from .common import COLUMN, Ctx, definer, doc, joined, sentence, switch
 
 CHECK_RULES_PER_PART = 8
 
@@ -42,12 +42,6 @@ PEAK_NEEDS = ("seq_len", "layers", "hidden", "heads", "ffn_hidden", "vocab")
 def _missing(cols) -> object:
     """The names of the empty columns among ``cols``, comma separated."""
     return joined(((IsBlank(Col(c)), (c,)) for c in cols), ", ")
-
-
-def _say(outcome, words: dict) -> object:
-    """The word for each value of an outcome quantity (nested conditionals over its values)."""
-    (value, word), *rest = words.items()
-    return word if not rest else if_(outcome.eq(value), word, _say(outcome, dict(rest)))
 
 
 def define(reg: Registry, r: Ctx) -> None:
@@ -78,7 +72,7 @@ def _verdict(reg: Registry, key: str, zh: str, outcome, words: dict, why, why_zh
         ("_tone", f"{key} verdict: good, bad or unknown", f"{zh}结论：好、坏或未知"),
     )
     for i, (suffix, en_label, zh_label) in enumerate(labels):
-        said = _say(outcome, {v: w[i] for v, w in words.items()})
+        said = switch(outcome, {v: w[i] for v, w in words.items()})
         tone = d(f"verdict_{key}{suffix}", said, en_label, zh_label)
     for suffix, text in (("", why), ("_zh", why_zh)):
         en_label = f"why ({key})" + (suffix and " (zh)")
@@ -185,9 +179,7 @@ def _deadline(reg: Registry, r: Ctx):
     needs = _missing(("tokens", "days", "seq_len", "global_batch"))
     days_t, window_t = grouped(r.days_on_config, 1), grouped(window_days, 1)
     gpus_t = grouped(r.gpus, 0)
-    why = if_(
-        IsBlank(meets),
-        sentence("needs {}, which the row leaves empty", needs),
+    days = (
         sentence(
             "{} days on {} GPUs against {} days ({} less {} in reserve)",
             days_t,
@@ -196,10 +188,6 @@ def _deadline(reg: Registry, r: Ctx):
             r.days,
             r.reserve,
         ),
-    )
-    why_zh = if_(
-        IsBlank(meets),
-        sentence("需要 {}，而该行未给出", needs),
         sentence(
             "{} 卡需 {} 天，可用 {} 天（期限 {} 天，预留 {} 天）",
             gpus_t,
@@ -209,6 +197,11 @@ def _deadline(reg: Registry, r: Ctx):
             r.reserve,
         ),
     )
+    missing = (
+        sentence("needs {}, which the row leaves empty", needs),
+        sentence("需要 {}，而该行未给出", needs),
+    )
+    why, why_zh = (if_(IsBlank(meets), m, t) for m, t in zip(missing, days))
     late_t = grouped(late, 1)
     late_words = sentence("late by {} days", late_t), sentence("延期 {} 天", late_t)
     words = {"meets": ("meets", "按期", "good"), "late": (*late_words, "bad")}
@@ -236,20 +229,16 @@ def _bandwidth(reg: Registry, r: Ctx):
         doc("verdicts"),
     )
     stream_t, budget_t = grouped(stream, 1), grouped(budget, 1)
-    why = if_(
-        negate(r.has_offload),
-        "every state is in HBM",
+    takes = (
         sentence(
             "offload (the streams and the CPU optimizer) takes {} s of a {} s step",
             stream_t,
             budget_t,
         ),
-    )
-    why_zh = if_(
-        negate(r.has_offload),
-        "所有状态都在显存中",
         sentence("卸载（传输与 CPU 优化器）需 {} 秒，每步预算 {} 秒", stream_t, budget_t),
     )
+    in_hbm = "every state is in HBM", "所有状态都在显存中"
+    why, why_zh = (if_(negate(r.has_offload), h, t) for h, t in zip(in_hbm, takes))
     return _verdict(reg, "bandwidth", "带宽", outcome, BANDWIDTH_WORDS, why, why_zh)
 
 
