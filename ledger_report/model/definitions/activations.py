@@ -16,6 +16,7 @@ from .common import (
     doc,
     of_kinds,
     or0,
+    switch,
 )
 from .stages import STAGE_ZH, STAGES
 
@@ -243,7 +244,6 @@ def _recompute(reg: Registry, r: Ctx) -> None:
     d = definer(reg, BYTES)
     h, a, g, tp, sb, sbh, sp_div = r.h, r.a, r.g, r.tp, r.tokens_mb, r.sbh, r.sp_div
     dq, dv, per_dense, per_moe, s2 = r.dq, r.dv, r.per_dense, r.per_moe, r.s2
-    # with fp32 weights (autocast mixed precision) the residual stream, and so each layer's input, stays fp32
     resid = d(
         "residual_bytes",
         if_(r.weight_dtype.eq("fp32"), 4, FULL_RECOMPUTE_SBH_BYTES),
@@ -259,7 +259,6 @@ def _recompute(reg: Registry, r: Ctx) -> None:
         "全重计算：层输入 2·s·b·h",
         source=KORTH + "; " + MOE35,
     )
-    # op-level selective checkpointing: the block input, every other matmul output, the attention output
     op_attn = sb * 2 * (a * dq + if_(r.mla, a, g) * dv) / tp + sb * 2 * a * dv / tp
     r.op_dense = op_dense = d(
         "act_op_dense_layer",
@@ -285,7 +284,6 @@ def _recompute(reg: Registry, r: Ctx) -> None:
         source=f"{doc('activations')}; selective: Megatron-LM recomputes core attention only "
         "(transformer_config.py recompute_modules = [core_attn]); torchtitan saves by operator",
     )
-    # the MTP modules on the last stage: each runs one layer on the normed hidden states and embeddings
     mtp_layer = _by_mode(
         mode,
         2 * per_full,
@@ -331,9 +329,6 @@ def _stages(reg: Registry, r: Ctx) -> None:
     """Each stage's activations: one micro-batch's, times the micro-batches the schedule keeps in flight."""
     d = definer(reg, BYTES)
     mode, s2, s2_local = r.recompute_mode, r.s2, r.s2_local
-    # outside the layers, saved whatever the recompute: the final norm's input and output, the
-    # output layer's input (gathered over tp under sequence parallelism where the framework saves
-    # the gathered tensor), and the embedding's output, which lives through the forward
     head_in = d(
         "act_output_layer_input",
         2 * r.sbh / if_(conv(r, "head_input_sharded").eq(1), r.sp_div, 1),
@@ -440,10 +435,7 @@ FLCE_SRC = (
 def _by_impl(impl, **figures):
     """A cross-entropy figure by implementation, ``figures`` keyed by its name (0 for the others:
     fused_linear_ce's buffers are counted apart)."""
-    out = 0
-    for name, figure in reversed(figures.items()):
-        out = if_(impl.eq(name), figure, out)
-    return out
+    return switch(impl, {**figures, "fused_linear_ce": 0})
 
 
 def _loss(reg: Registry, r: Ctx) -> None:

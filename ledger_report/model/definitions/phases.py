@@ -1,13 +1,7 @@
-"""Memory over one training step, phase by phase, on every pipeline stage.
-
-Each stage's memory is the sum of items that live in a phase: the states allocated at setup, the
-optimizer moments (allocated lazily by the first optimizer step), gradients (while they exist),
-the activations of the micro-batches in flight, logits and the loss's working set, what recompute
-rebuilds, parameter gathers, gradient buckets and the optimizer's temporaries.  ``PHASES`` says
-which item lives in which phase; it is the one rule, read by the definitions below and by the
-reports.  The peak is the largest phase of the heaviest stage, in three counters: what
-``torch.cuda.max_memory_allocated`` sees, what the caching allocator reserves, and what the device
-holds (also the CUDA context and NCCL's buffers), which is what must fit in HBM.
+"""Memory over one training step, phase by phase, on every pipeline stage (the prose:
+docs/definitions.md#phases).  ``PHASES`` says which item lives in which phase; it is the one rule,
+read by the definitions below and by the reports.  The peak is the largest phase of the heaviest
+stage, on three counters: allocated, reserved and the device (what must fit in HBM).
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """Pipeline stages: which layers, embeddings and heads each stage holds, its parameters per rank,
-and how many micro-batches it holds in flight under the schedule.
-
-Three stages are computed: the first (rank 0: the input embedding, the most micro-batches in
-flight), a middle one (rank ⌊pp/2⌋, when pp > 2) and the last (the output head, the loss).  With one
-stage, all three are the same stage.  ``pp_first_layers`` and ``pp_last_layers`` fix the first and
-last stages' layers as Megatron-LM's --decoder-first/last-pipeline-num-layers do; the other stages
-share the rest evenly, and layers that do not divide evenly go to the earlier of them.
+and how many micro-batches it holds in flight under the schedule (the prose:
+docs/definitions.md#pipeline-stages).  The first, a middle (rank ⌊pp/2⌋) and the last stage are
+computed; ``pp_first_layers`` and ``pp_last_layers`` fix the first and last stages' layers as
+Megatron-LM's --decoder-first/last-pipeline-num-layers do, and the other stages share the rest.
 """
 
 from __future__ import annotations

@@ -1,26 +1,12 @@
-"""The step-time model: how long one optimizer step takes on this layout, term by term.
-
-A step is the pipeline's micro-batches on its slowest stage, plus its bubble, plus what the
-data-parallel reduction leaves exposed, the optimizer step and the offload traffic:
+"""The step-time model: how long one optimizer step takes on this layout, term by term (the prose:
+docs/definitions.md#step-time):
 
     step = m·(compute + TP + CP + EP + PP) + bubble + DP + optimizer + offload
 
 Each term is one quantity (``time_<term>_s``), so the workbook carries it as a live formula and the
-handout prints its formula text.  Compute runs the forward and backward (and recompute) FLOPs at
-the measured maximum achievable matmul efficiency (``gemm_efficiency`` of the catalogue) for each
-GEMM's shape: the share of its waves its tiles fill on the GPU's SMs (tile and wave quantization;
-the expert GEMMs that run at once as the framework launches them), the HBM bound of an expert GEMM
-with few tokens, and F / (F + peak · GEMM_RAMP_S) for its size; attention at its own efficiency;
-norms, activations and casts at HBM bandwidth.  Every collective is costed per call as NCCL's own
-tuning model (src/graph/tuning.cc) chooses it: the least over ring, tree (all-reduce) and PAT (one
-rank per node) and the LL, LL128 and Simple protocols of latency (base + per-step latencies inside
-and between nodes) + bytes × the algorithm factor (all-reduce 2(n−1)/n, reduce-scatter and
-all-gather (n−1)/n) ÷ the bus bandwidth × the protocol's efficiency (LL at most llMaxBw);
-all-to-all (n−1)/n and point-to-point 1 at α + bytes ÷ bandwidth; over NVLink when the group stays
-in a node and over the scale-out network when it crosses one (one NIC per GPU), by the placement
-rule tp innermost, then cp, ep, dp, pp, filling nodes of ``gpus_per_node``; traffic of other
-groups hidden behind compute holds the NIC the data-parallel collectives would use.  What the
-framework overlaps with compute is a field of its convention (model/conventions.py), or a column.
+handout prints its formula text; each definition's source names what it follows (NCCL's tuning
+model for every collective, the catalogue's matmul efficiency by GEMM shape, the framework's
+overlap as its convention (model/conventions.py) or a column says).
 """
 
 from __future__ import annotations

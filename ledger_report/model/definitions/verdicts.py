@@ -343,7 +343,6 @@ def _check(reg: Registry, r: Ctx) -> None:
         source=f"{doc('constraints')}; the rules in words: the workbook's check cell and the "
         "JSON's warnings",
     )
-    # each rule's text shows exactly there
     broken = [if_(IsBlank(Ref(c.ok)), False, negate(Ref(c.ok))) for c in reg.constraints]
     d(
         "check_says_something",
