@@ -51,7 +51,6 @@ def define(reg: Registry, r: Ctx) -> None:
 def _tokens(reg: Registry, r: Ctx) -> None:
     """The tokens of a micro-batch on the rank, and the bytes per element each kind of tensor keeps."""
     d = definer(reg, COUNT, KORTH)
-    tp = r.tp
     r.s_loc = s_loc = d(
         "seq_per_rank",
         r.seq_len / r.cp,
@@ -60,10 +59,9 @@ def _tokens(reg: Registry, r: Ctx) -> None:
         unit=TOKENS,
         source=doc("activations"),
     )
-    b = r.micro_batch
     r.tokens_mb = sb = d(
         "tokens_per_micro_batch_rank",
-        s_loc * b,
+        s_loc * r.micro_batch,
         "tokens of a micro-batch on the rank s·b (the GEMMs' rows)",
         "每卡一个 micro-batch 的 token 数 s·b（GEMM 行数）",
         source=doc("activations") + ": seq/cp × micro_batch",
@@ -71,7 +69,7 @@ def _tokens(reg: Registry, r: Ctx) -> None:
     r.sbh = d("sbh", sb * r.h, "s·b·h", "s·b·h")
     r.sp_div = d(
         "sp_divisor",
-        if_(r.seq_par, tp, 1),
+        if_(r.seq_par, r.tp, 1),
         "sequence-parallel divisor: tp with sequence parallelism, else 1",
         "序列并行除数：序列并行时为 tp，否则为 1",
     )
@@ -179,7 +177,6 @@ def _moe(reg: Registry, r: Ctx) -> None:
     """What an MoE layer's MLP keeps: the dispatched tokens, the experts' and shared experts' tensors, the combine."""
     d = definer(reg, BYTES, KORTH)
     h, tp, sb, sbh, sp_div, mlp_act_w = r.h, r.tp, r.tokens_mb, r.sbh, r.sp_div, r.mlp_act_w
-    comp = r.compile
     r.expert_copies = copies = d(
         "moe_expert_token_copies",
         sb * r.topk * minimum(r.etp, sp_div) / sp_div,
@@ -200,7 +197,7 @@ def _moe(reg: Registry, r: Ctx) -> None:
     comb_w = d(
         "moe_combine_saved_factor",
         if_(
-            comp,
+            r.compile,
             minimum(conv(r, "moe_combine_saved_bytes"), DISPATCHED_BYTES_PER_H),
             conv(r, "moe_combine_saved_bytes"),
         ),
@@ -462,7 +459,6 @@ def _loss(reg: Registry, r: Ctx) -> None:
         source=doc("logits-and-loss") + "; " + MOE35,
     )
     fp32_logits = r.logits_dtype.eq("fp32")
-    upcast = r.loss_fp32
     k = r.loss_chunks
 
     # eager: without the fp32 upcast the loss works in the logits' own 16-bit dtype: its log-softmax
@@ -471,7 +467,7 @@ def _loss(reg: Registry, r: Ctx) -> None:
         bytes_ = if_(
             r.loss_compiled, conv(r, f"ce_{way}_bytes_compiled"), conv(r, f"ce_{way}_bytes")
         )
-        return if_(upcast, bytes_ - if_(fp32_logits, fp32_less, 0), bf16)
+        return if_(r.loss_fp32, bytes_ - if_(fp32_logits, fp32_less, 0), bf16)
 
     fwd = d(
         "loss_forward_bytes_per_logit",
@@ -484,7 +480,6 @@ def _loss(reg: Registry, r: Ctx) -> None:
         ),
         "cross-entropy forward bytes per logit beside the logits",
         "交叉熵前向每个 logit 的额外字节",
-        unit="bytes",
         source="conventions table for eager_fp32 (PyTorch aten log_softmax + nll_loss: fp32 copy "
         f"and log-softmax, 8); {LOSS_PARALLEL_SRC}; {MEGATRON_CE_SRC}; {CHUNKED_SRC}",
     )
@@ -499,7 +494,6 @@ def _loss(reg: Registry, r: Ctx) -> None:
         ),
         "cross-entropy backward bytes per logit",
         "交叉熵反向每个 logit 的字节",
-        unit="bytes",
         source="conventions table for eager_fp32 (log-softmax output, nll_loss_backward's and "
         f"_log_softmax_backward_data's gradients: 12); {LOSS_PARALLEL_SRC}; {MEGATRON_CE_SRC}; "
         f"{CHUNKED_SRC}: every chunk's log-softmax and one chunk's two gradients",

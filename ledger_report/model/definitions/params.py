@@ -244,13 +244,12 @@ def _attention(reg: Registry, r: Ctx) -> None:
     )
     # linear attention (Gated DeltaNet)
     nk, nv, dk, dvl = r.lin_dims
-    kconv = r.kconv
     key_dim, value_dim = nk * dk, nv * dvl
     gdn_p = d(
         "gated_deltanet_params",
         h * (2 * key_dim + 2 * value_dim)
         + h * 2 * nv
-        + (2 * key_dim + value_dim) * kconv
+        + (2 * key_dim + value_dim) * r.kconv
         + 2 * nv
         + dvl * norm_w
         + value_dim * h,

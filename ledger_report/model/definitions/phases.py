@@ -352,6 +352,7 @@ def _items(reg: Registry, r: Ctx, stage: str, c: Ctx, sb: dict) -> dict:
 def _reported(reg: Registry, r: Ctx) -> None:
     """The heaviest stage is reported: its phases, items, first step and peak."""
     d, on_stage = definer(reg, BOOL, doc("phases")), definer(reg, BOOL, doc("pipeline-stages"))
+    in_bytes = definer(reg, BYTES, doc("phases"))
     fp, mp, lp = (r.stage_load[s] for s in STAGES)
     r.pick_first = d(
         "report_first_stage",
@@ -382,32 +383,29 @@ def _reported(reg: Registry, r: Ctx) -> None:
     )
     r.phase_bytes = {}
     for p, en, pzh, _items in PHASES:
-        r.phase_bytes[p] = d(
+        r.phase_bytes[p] = in_bytes(
             f"phase_{p}_bytes",
             pick(lambda s: r.stage_phase[s][p]),
             f"{en} (reported stage)",
             f"{pzh}（报告段）",
-            unit=BYTES,
         )
     r.item_bytes = {
-        key: d(f"mem_{key}_bytes", pick(lambda s, k=key: r.stage_items[s][k]), en, zh, unit=BYTES)
+        key: in_bytes(f"mem_{key}_bytes", pick(lambda s, k=key: r.stage_items[s][k]), en, zh)
         for key, en, zh in ITEMS
     }
     _phase_items(reg, r)
-    r.first_step = first_step = d(
+    r.first_step = first_step = in_bytes(
         "first_step_peak_bytes",
         pick(lambda s: r.stage_first_step[s]),
         "first step's peak before its optimizer step (allocated)",
         "首步 step 前的峰值（已分配）",
-        unit=BYTES,
         source=LAZY_SOURCE,
     )
-    r.allocated = d(
+    r.allocated = in_bytes(
         "peak_allocated_bytes_per_rank",
         pick(lambda s: r.stage_peak[s]),
         "peak allocated per rank (torch max_memory_allocated)",
         "每卡分配峰值（max_memory_allocated）",
-        unit=BYTES,
         source=doc("counters"),
     )
     steady = maximum(*r.phase_bytes.values())
@@ -448,12 +446,11 @@ def _reported(reg: Registry, r: Ctx) -> None:
         source=doc("counters"),
     )
     on_stage("multi_stage", r.pp.gt(1), "more than one pipeline stage", "多于一个流水段")
-    r.steady_minus_first = d(
+    r.steady_minus_first = in_bytes(
         "lazy_state_bytes",
         steady - first_step,
         "the steady peak above the first step's (optimizer moments allocated at the first step)",
         "稳态峰值高出首步的部分（首步才分配的动量）",
-        unit=BYTES,
         source=MOE35 + "; " + LAZY_SOURCE,
     )
 
@@ -530,6 +527,7 @@ def _allocator(reg: Registry, r: Ctx) -> None:
     """The reserved peak: the allocated peak, the cached blocks the loss region strands, the
     residual reserve the model does not explain, within what the device leaves the allocator."""
     d = definer(reg, BYTES, ALLOCATOR_SOURCE + "; " + doc("counters"))
+    ratio = partial(d, unit="ratio")
     stranded = d(
         "allocator_stranded_bytes",
         if_(
@@ -560,23 +558,21 @@ def _allocator(reg: Registry, r: Ctx) -> None:
         "reserved by the allocator model (before the residual reserve)",
         "分配器模型给出的预留（不含剩余预留）",
     )
-    frag = d(
+    frag = ratio(
         "reserved_fraction",
         if_(r.expandable, conv(r, "reserved_fraction_expandable"), conv(r, "reserved_fraction")),
         "residual allocator reserve over the modelled reserved (with or without expandable segments)",
         "模型之外的分配器预留比例（按是否可扩展段）",
-        unit="ratio",
         source="conventions table: fitted on tests/data/measured_runs.csv (bench/bench_fidelity.py "
         f"prints it in sample and leaving each source out); {doc('counters')}",
     )
     # what release-and-retry cannot give back: the fragmentation inside segments still in use (with
     # expandable segments the free pages are unmapped, so none)
-    floor_frac = d(
+    floor_frac = ratio(
         "reserved_floor_fraction",
         if_(r.expandable, 0, frag),
         "the residual reserve the allocator cannot release (none with expandable segments)",
         "分配器无法释放的剩余预留（可扩展段时为零）",
-        unit="ratio",
     )
     fit = d(
         "peak_fit_bytes_per_rank",

@@ -154,31 +154,29 @@ def ledger(reg: Registry, r: Ctx) -> None:
     """The state lines of the reported stage, their totals, and offloaded state."""
     reg.section = "state"
     d = definer(reg, BYTES, doc("parts-and-groups"))
+    params, flag = partial(d, unit=PARAMS), partial(d, unit=BOOL)
     rank_params = {}
     for p, pen, pzh in PARTS:
-        rank_params[p] = d(
+        rank_params[p] = params(
             f"{p}_params_on_rank",
             r.pick(lambda s, p=p: r.rank_part[(s, p)]),
             f"{pen} parameters on the rank (before sharding)",
             f"每卡{pzh}参数（分片前）",
-            unit=PARAMS,
         )
-    d(
+    params(
         "params_per_rank",
         nearest(rank_params["dense"] + rank_params["expert"]),
         "parameters per rank",
         "每卡参数",
-        unit=PARAMS,
     )
     r.line_bytes = {}
     for s, _col, en, zh in STATES:
         for p, pen, pzh in PARTS:
-            lp = d(
+            lp = params(
                 f"{s}_{p}_params_on_rank",
                 nearest(rank_params[p] / r.shard[(s, p)]),
                 f"{en} ({pen}): parameters on the rank",
                 f"{zh}（{pzh}）每卡参数",
-                unit=PARAMS,
             )
             r.line_bytes[(s, p)] = d(
                 f"{s}_{p}_bytes",
@@ -187,20 +185,18 @@ def ledger(reg: Registry, r: Ctx) -> None:
                 f"{zh}（{pzh}）",
                 source=doc("state-ledger"),
             )
-            d(
+            flag(
                 f"{s}_{p}_sharded",
                 r.shard[(s, p)].ne(1),
                 f"{en} ({pen}): sharded",
                 f"{zh}（{pzh}）分片",
-                unit=BOOL,
                 source=doc("state-ledger") + ": a group of one is the whole state",
             )
-            d(
+            flag(
                 f"{s}_{p}_shown",
                 all_of(r.bpp[s].gt(0), rank_params[p].gt(0)),
                 f"{en} ({pen}): exists on the rank",
                 f"{zh}（{pzh}）存在",
-                unit=BOOL,
                 source=f"{doc('state-ledger')}: a state of zero width, or a part without "
                 "parameters, has no line",
             )
@@ -266,11 +262,10 @@ def ledger(reg: Registry, r: Ctx) -> None:
         "每节点 NVMe 上的状态",
         source="NVMe-located lines × GPUs per node",
     )
-    d(
+    flag(
         "host_fits",
         host_node.le(r.host_gb * BYTES_PER_GB),
         "host memory holds the offloaded state",
         "主机内存放得下",
-        unit=BOOL,
         source="host_bytes_per_node ≤ host_gb",
     )

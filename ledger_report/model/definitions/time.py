@@ -243,6 +243,7 @@ def _hardware(reg: Registry, r: Ctx) -> None:
     reg.section = "hardware"
     d = definer(reg, GBPS, CATALOGUE)
     ratio, given = partial(d, unit=RATIO), column_definer(reg, TEXT)
+    flops = partial(d, unit=FLOPS)
     gpu = r.gpu_profile
     listed = catalogue_definer(reg, gpu, GBPS)
     r.compute_dtype = given("compute_dtype", "bf16", "matmul precision", "矩阵乘精度")
@@ -323,19 +324,17 @@ def _hardware(reg: Registry, r: Ctx) -> None:
         )
         for pre, p, how in (("", "BF16", measured), ("fp8_", "FP8", ""))
     )
-    r.bf16_flops = d(
+    r.bf16_flops = flops(
         "bf16_peak_flops",
         r.peak_tflops * FLOPS_PER_TFLOP,
         "BF16 peak FLOP/s",
         "BF16 峰值 FLOP/s",
-        unit=FLOPS,
     )
-    r.gemm_flops = d(
+    r.gemm_flops = flops(
         "gemm_peak_flops",
         if_(r.fp8, r.fp8_tflops, r.peak_tflops) * FLOPS_PER_TFLOP,
         "peak FLOP/s of the layers' GEMMs",
         "各层 GEMM 的峰值 FLOP/s",
-        unit=FLOPS,
         source="compute_dtype: the FP8 peak with fp8, else BF16",
     )
     r.gemm_eff = ratio(
@@ -352,6 +351,7 @@ def _placement(reg: Registry, r: Ctx) -> None:
     reg.section = "placement"
     d = definer(reg, GBPS, PLACEMENT)
     count = partial(d, unit=COUNT)
+    flag = partial(d, unit=BOOL)
     gpn = r.gpus_per_node
     nv_bus = d(
         "nvlink_bus_gb_s",
@@ -383,12 +383,11 @@ def _placement(reg: Registry, r: Ctx) -> None:
     r.size, r.nodes, r.tree_depth = {}, {}, {}
     for g, stride, n, name in groups:
         r.size[g] = n
-        r.crosses[g] = cross = d(
+        r.crosses[g] = cross = flag(
             f"{g}_crosses_nodes",
             all_of(n.gt(1), (stride * n).gt(gpn)),
             f"the {name} group crosses nodes",
             f"{name} 组跨节点",
-            unit=BOOL,
         )
         r.local[g] = local = count(
             f"{g}_ranks_per_node",
@@ -419,12 +418,11 @@ def _placement(reg: Registry, r: Ctx) -> None:
             f"{name} 组节点上 NCCL 树的层数（⌊log2 节点数⌋）",
             source=NCCL + ": log2i(nNodes) inter-node tree steps (log2i rounds down)",
         )
-    r.any_cross = d(
+    r.any_cross = flag(
         "any_group_crosses_nodes",
         any_of(*(r.crosses[g] for g in DIMS)),
         "some group crosses nodes",
         "有跨节点的组",
-        unit=BOOL,
     )
     r.placement_text = {}
     for suffix, sep, across, within, none in (
@@ -555,6 +553,7 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
     reg.section = "time"
     d = definer(reg, RATIO)
     count = partial(d, unit=COUNT)
+    flops = partial(d, unit=FLOPS)
     tok = r.tokens_mb
     r.act_bytes = count(
         "activation_element_bytes",
@@ -598,12 +597,11 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         "the layers' active matmul parameters (architecture)",
         "各层激活的矩阵参数（由结构）",
     )
-    r.head_fpt = d(
+    r.head_fpt = flops(
         "head_flops_per_token",
         TRAIN_FLOPS_PER_PARAM_TOKEN * r.V * r.h,
         "output layer FLOPs per token 6·vocab·h",
         "每 token 输出层 FLOPs 6·vocab·h",
-        unit=FLOPS,
         source=doc("compute-floor"),
     )
     r.lin_scale = d(
@@ -630,12 +628,11 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         "重计算额外的注意力 FLOPs",
         source=KORTH + ": full and core-attention recompute run the attention forward again",
     )
-    r.rc_fpt = d(
+    r.rc_fpt = flops(
         "recompute_flops_per_token",
         (r.fpt - r.attn_flops - or0(r.head_fpt)) * r.rc_lin + r.attn_flops * r.rc_attn,
         "FLOPs recompute adds per token (hardware FLOPs, not model FLOPs)",
         "每 token 重计算额外的 FLOPs（硬件 FLOPs，不计入模型 FLOPs）",
-        unit=FLOPS,
         source=RECOMPUTE_SOURCE,
     )
     r.hfu_per_mfu = d(
@@ -1171,15 +1168,15 @@ def _hidden(raw, exposed):
 
 def _data_parallel(reg: Registry, r: Ctx) -> None:
     d = definer(reg, SECONDS)
+    count = partial(d, unit=COUNT)
     coll = partial(_collective, reg, r)
     m = r.n_micro
     gb, wb = r.gbytes, r.wbytes
-    ls = d(
+    ls = count(
         "layers_per_stage",
         ceil(r.L / r.pp),
         "layers a pipeline stage holds (ZeRO-3 gathers and reduces one at a time)",
         "每个流水段的层数（ZeRO-3 逐层聚合与归约）",
-        unit=COUNT,
         source=TIME,
     )
     z3 = r.zero.ge(3)
@@ -1206,12 +1203,11 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
             unit="params",
             source="conventions table dp_bucket_params (torch DDP bucket_cap_mb 25; Megatron-LM distributed_data_parallel.py @d98e8a64 max(40,000,000, 1,000,000 × dp) (dp_bucket_params_per_dp); DeepSpeed reduce_bucket_size 5e8; FSDP2: one per layer); expert parameters in buckets of their own over the expert-DP group (Megatron-LM param_and_grad_buffer.py, expert_data_parallel_group)",
         )
-        n_b = d(
+        n_b = count(
             f"{pre}_buckets",
             if_(psi.gt(0), if_(r.overlap_grad, ceil(psi / maximum(bucket, 1)), 1), 0),
             f"{what}gradient collectives per reduction",
             f"每次归约的{zh}梯度集合通信次数",
-            unit=COUNT,
             source="overlap_grad_reduce: one per bucket; off: the whole gradient in one (Megatron-LM sets bucket_size None without overlap_grad_reduce)",
         )
         nb1 = maximum(n_b, 1)
