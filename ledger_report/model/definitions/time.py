@@ -68,8 +68,7 @@ from .stages import STAGES, by_stage, stage_definer
 # Named coefficients, each with the source it follows ------------------------------------------------
 NVLINK_EFFICIENCY = 0.8  # NVIDIA/nccl-tests issue #212 (sjeaugey): ring collectives reach ~370 of 450 GB/s per direction on 8x H100
 NETWORK_EFFICIENCY = 0.9  # NVIDIA/nccl-tests issue #290: 46-48 GB/s per 400 Gb/s NIC; Calculon systems/a100_80g.json IB efficiency 0.9
-# NCCL's own cost model, NVIDIA/nccl src/graph/tuning.cc at 5067397c (NCCL 2.30.7),
-# ncclTunerConstantsDefaults and ncclTopoTuneModel, in µs, per protocol (LL, LL128, Simple):
+# NCCL's own cost model (ncclTunerConstantsDefaults and ncclTopoTuneModel), µs, per protocol:
 NCCL = "NVIDIA/nccl src/graph/tuning.cc @5067397c (NCCL 2.30.7) ncclTopoTuneModel"
 PROTOCOLS = ("ll", "ll128", "simple")
 NCCL_RING_BASE_US = {"ll": 6.6, "ll128": 14.0, "simple": 8.4}  # baseLatencies, Ring
@@ -101,9 +100,7 @@ GEMM_RAMP_S = 2e-6  # Calculon systems/a100_80g.json matrix efficiency by size: 
 GEMMS_PER_LAYER = 4  # Megatron-LM / Transformer Engine: fused QKV, output projection, fc1 (gate and up fused), fc2
 GEMMS_PER_EXPERT = 2  # grouped GEMMs over the rank's experts: fc1 (gate and up) and fc2 (Megatron-LM megatron/core/transformer/moe/experts.py GroupedMLP)
 GROUPED_GEMM_RELATIVE = 0.6  # grouped expert GEMMs against dense ones, beyond their tile and wave quantization and memory bound: the second constant the published runs set, refitted with SUSTAINED_FRACTION and EXPERT_GEMM_LAUNCH_S leave-one-source-out (tests/support/fit.py; fitted on all runs 0.6, grid 0.4-1.0)
-# Tile and wave quantization: a GEMM's output is cut into tiles (thread blocks) scheduled on the SMs
-# in waves, and a wave costs the same full or not; cuBLAS picks the tile per shape, taken here as
-# the one of these that fills its waves best.
+# cuBLAS picks the tile per shape: taken as the one of these that fills its waves best (WAVE_SOURCE)
 GEMM_TILES = ((128, 256), (256, 128), (128, 128))
 WAVE_SOURCE = (
     "tile and wave quantization: C = ⌈M/Tm⌉·⌈N/Tn⌉ tiles (× the GEMMs that run at once), "
@@ -301,11 +298,7 @@ def _hardware(reg: Registry, r: Ctx) -> None:
         "sustained_fraction",
         if_(
             r.gpu_known,
-            if_(
-                r.fp8_part,
-                SUSTAINED_FRACTION["fp8"],
-                SUSTAINED_FRACTION["no_fp8"],
-            ),
+            if_(r.fp8_part, SUSTAINED_FRACTION["fp8"], SUSTAINED_FRACTION["no_fp8"]),
             1,
         ),
         "share of the kernel benchmark's matmul efficiency training sustains",
@@ -452,7 +445,6 @@ def _options(r: Ctx, g: str, kind: str):
     n, nodes, local, k = r.size[g], r.nodes[g], r.local[g], _KIND[kind][1]
     cross = r.crosses[g]
     alone = all_of(cross, local.eq(1))
-    steps = k * (n - 1)
     inter = if_(cross, k * (nodes - 1), 0)
     ll_cap = if_(
         cross,
@@ -471,7 +463,7 @@ def _options(r: Ctx, g: str, kind: str):
             cross, max(NCCL_RING_NVLINK_US[p], NCCL_NET_OVERHEAD_US[p]), NCCL_RING_NVLINK_US[p]
         )
         net = if_(alone, NCCL_TREE_NET_US[p], NCCL_RING_NET_US[p])
-        lat = NCCL_RING_BASE_US[p] + (steps - inter) * intra + inter * net
+        lat = NCCL_RING_BASE_US[p] + (k * (n - 1) - inter) * intra + inter * net
         out.append((lat, NCCL_PROTOCOL_BW[p], cap.get(p), k * (n - 1) / n))
     if kind == "ar":
         for p in PROTOCOLS:
@@ -1353,8 +1345,7 @@ def _latency_and_bound(reg: Registry, r: Ctx) -> None:
         source=NCCL + ": calls per layer, micro-batch and step × each call's latency",
     )
     work = r.term["compute"] + r.term["optimizer"] + r.term["offload"]
-    bub = r.term["bubble"]
-    top = maximum(work, bw, lat, bub)
+    top = maximum(work, bw, lat, r.term["bubble"])
     for suffix, names in (
         ("", ("compute", "communication", "latency", "bubble")),
         ("_zh", ("计算", "通信带宽", "通信延迟", "流水线气泡")),
