@@ -244,14 +244,10 @@ def _attention(reg: Registry, r: Ctx) -> None:
     # linear attention (Gated DeltaNet)
     nk, nv, dk, dvl = r.lin_dims
     key_dim, value_dim = nk * dk, nv * dvl
+    in_proj = h * (2 * key_dim + 2 * value_dim) + h * 2 * nv  # in_proj_qkvz and in_proj_ba
     gdn_p = d(
         "gated_deltanet_params",
-        h * (2 * key_dim + 2 * value_dim)
-        + h * 2 * nv
-        + (2 * key_dim + value_dim) * r.kconv
-        + 2 * nv
-        + dvl * norm_w
-        + value_dim * h,
+        in_proj + (2 * key_dim + value_dim) * r.kconv + 2 * nv + dvl * norm_w + value_dim * h,
         "Gated DeltaNet block: in_proj_qkvz, in_proj_ba, conv1d, dt_bias, A_log, gated norm, out_proj",
         "Gated DeltaNet 块参数",
         source=f"{GDN}: in_proj_qkvz h·(2·key_dim + 2·value_dim), in_proj_ba h·2·v_heads, "
@@ -420,13 +416,10 @@ def _model(reg: Registry, r: Ctx) -> None:
     r.final_norm_p = d(
         "final_norm_params", h * norm_w, "final norm", "末层 norm", source=MEGATRON_PARAMS
     )
+    eh_proj_norms = 2 * h * h + 3 * h * norm_w
     r.mtp_layer_dense_p = mtp_layer_dense = d(
         "mtp_module_dense_params",
-        2 * h * h
-        + 3 * h * norm_w
-        + attn_p
-        + layer_norm_p
-        + if_(E.gt(0), moe_mlp_dense_p, dense_mlp_p),
+        eh_proj_norms + attn_p + layer_norm_p + if_(E.gt(0), moe_mlp_dense_p, dense_mlp_p),
         "non-expert parameters per MTP module (eh_proj 2h·h, three norms, one layer)",
         "每个 MTP 模块非专家参数（eh_proj 2h·h、三个 norm、一层）",
     )

@@ -137,7 +137,7 @@ def define(reg: Registry, r: Ctx) -> None:
 def _shared(reg: Registry, r: Ctx) -> Ctx:
     """What every stage's items read: the largest layer and the head on the rank, the buckets, ZeRO-3's gathers."""
     d = definer(reg, "params", doc("phases"))
-    zero3 = r.zero.ge(3)
+    zero3, c = r.zero.ge(3), Ctx()
     layer_rank = d(
         "layer_params_on_rank",
         maximum(
@@ -149,7 +149,7 @@ def _shared(reg: Registry, r: Ctx) -> Ctx:
         "largest layer's parameters on the rank",
         "每卡最大一层的参数",
     )
-    buckets = d(
+    c.buckets = d(
         "bucket_bytes",
         if_((r.dp * r.cp).gt(1), conv(r, "bucket_fixed_bytes") + r.bucket_elems * r.gbytes, 0),
         "gradient buckets",
@@ -157,35 +157,28 @@ def _shared(reg: Registry, r: Ctx) -> Ctx:
         unit=BYTES,
         source="conventions table (DDP 2 × 25 MiB; DeepSpeed 2 × 5e8 elements; Megatron and FSDP: views of their buffers)",
     )
-    head_rank = d(
+    c.head_rank = d(
         "head_params_on_rank",
         r.V * r.h / r.tp,
         "output head's parameters on the rank",
         "每卡输出头参数",
     )
-    head_unit = if_(all_of(zero3, conv(r, "z3_head_kept").eq(1)), head_rank * r.wbytes, 0)
-    fsdp_pp = all_of(r.pp.gt(1), r.zero.ge(2), conv(r, "pp_unsharded_grads").eq(1))
+    c.head_unit = if_(all_of(zero3, conv(r, "z3_head_kept").eq(1)), c.head_rank * r.wbytes, 0)
+    c.fsdp_pp = fsdp_pp = all_of(r.pp.gt(1), r.zero.ge(2), conv(r, "pp_unsharded_grads").eq(1))
     # under FSDP with pipeline stages the whole stage stays gathered (no resharding between
     # micro-batches), so no per-layer gather comes on top of it
-    z3_fwd = if_(
+    c.z3_fwd = if_(
         all_of(zero3, negate(fsdp_pp)),
         conv(r, "z3_layers_gathered") * layer_rank * r.wbytes
         + conv(r, "z3_largest_factor") * r.largest / r.tp,
         0,
     )
-    z3_bwd = z3_fwd + if_(
+    c.z3_bwd = c.z3_fwd + if_(
         all_of(zero3, negate(fsdp_pp), conv(r, "z3_layers_gathered").gt(0)),
         layer_rank * (r.gbytes + 4),
         0,
     )
-    return Ctx(
-        buckets=buckets,
-        head_rank=head_rank,
-        head_unit=head_unit,
-        z3_fwd=z3_fwd,
-        z3_bwd=z3_bwd,
-        fsdp_pp=fsdp_pp,
-    )
+    return c
 
 
 def _stage(reg: Registry, r: Ctx, stage: str, c: Ctx) -> None:

@@ -37,6 +37,7 @@ def widths(reg: Registry, r: Ctx) -> None:
     per_param, count = partial(d, unit=BPP), partial(d, unit=COUNT)
     zero = r.zero
     z3 = zero.ge(3)
+    factored = Lookup("optimizer", r.optimizer, "factored_v").gt(0)  # Adafactor's second moment
     r.bpp = {}
     for s, _col, en, zh in STATES[:4]:
         width = Lookup("dtype", Ref(STATE_DTYPE[s]), "bytes")
@@ -61,11 +62,7 @@ def widths(reg: Registry, r: Ctx) -> None:
             "v_bytes_per_param",
             Lookup("optimizer", r.optimizer, "has_v")
             * Lookup("moment", r.v_dtype, "bytes")
-            * if_(
-                Lookup("optimizer", r.optimizer, "factored_v").gt(0),
-                if_(r.has_arch, r.factored / r.arch_total, 1),
-                1,
-            ),
+            * if_(factored, if_(r.has_arch, r.factored / r.arch_total, 1), 1),
             "second moment, bytes per parameter",
             "二阶矩字节/参数",
             source="optimizer table; Adafactor factored (Shazeer & Stern 2018)",
@@ -118,9 +115,7 @@ def widths(reg: Registry, r: Ctx) -> None:
         )
         dt = Ref(STATE_DTYPE[s])
         if s == "v":
-            dt = if_(
-                Lookup("optimizer", r.optimizer, "factored_v").gt(0), concat(dt, " (factored)"), dt
-            )
+            dt = if_(factored, concat(dt, " (factored)"), dt)
         d(
             f"{s}_dtype_label",
             dt,

@@ -685,16 +685,10 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         "wave quantization of the expert GEMMs (tokens per expert × their mean width, the GEMMs that run at once)",
         "专家 GEMM 的波量化效率",
     )
+    intensity = 2 * m_e * n_e * r.h / (r.act_bytes * (m_e * r.h + r.h * n_e + m_e * n_e))
     roof = d(
         "expert_gemm_memory_bound_efficiency",
-        2
-        * m_e
-        * n_e
-        * r.h
-        / (r.act_bytes * (m_e * r.h + r.h * n_e + m_e * n_e))
-        * r.hbm_eff_bw
-        * BYTES_PER_GB
-        / peak,
+        intensity * r.hbm_eff_bw * BYTES_PER_GB / peak,
         "the most an expert GEMM reaches at its arithmetic intensity (HBM-bound below it)",
         "专家 GEMM 在其算术强度下可达的上限（低于此为显存受限）",
         source="roofline: FLOPs ÷ bytes of A, B and C (2·M·N·K ÷ 2-byte elements of M·K + K·N + M·N; M the tokens per expert, N the mean width, K = h) × HBM bandwidth ÷ peak (NVIDIA 'Matrix Multiplication Background User's Guide', math and memory bounds: arithmetic intensity against the GPU's ops:byte ratio)",
@@ -754,14 +748,10 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
     full = r.recompute_mode.eq("full")
     compiled = if_(r.compile, COMPILED_ELEMENTWISE, 1)
     hbm = r.hbm_eff_bw * BYTES_PER_GB
+    layer_p = dl * r.dense_layer_p + ml * r.moe_layer_dense_p  # the stage's non-expert parameters
     dense_f = flops(
         "dense_gemm_flops",
-        six
-        * tok
-        * (dl * r.dense_layer_p + ml * r.moe_layer_dense_p)
-        / tp
-        * r.lin_scale
-        * (1 + r.rc_lin),
+        six * tok * layer_p / tp * r.lin_scale * (1 + r.rc_lin),
         "non-expert GEMM FLOPs per micro-batch (with recompute)",
         "每 micro-batch 非专家 GEMM FLOPs（含重计算）",
         source=doc("compute-floor") + ": 6 × tokens × parameters ÷ tp",
@@ -789,14 +779,10 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         source=doc("compute-floor"),
     )
     d_moe = ml * (r.expert_copies * r.f_moe / r.etp + tok * r.f_sh / tp)
+    h_elems, f_elems = (dl + ml) * tok * r.h / r.sp_div, dl * tok * r.f / tp + d_moe
     elem_bytes = (
-        (dl + ml)
-        * tok
-        * r.h
-        / r.sp_div
-        * (ELEMENTWISE_BYTES_PER_H + if_(r.fp8, FP8_CAST_BYTES_PER_H, 0))
-        + (dl * tok * r.f / tp + d_moe)
-        * (ELEMENTWISE_BYTES_PER_F + if_(r.fp8, FP8_CAST_BYTES_PER_F, 0))
+        h_elems * (ELEMENTWISE_BYTES_PER_H + if_(r.fp8, FP8_CAST_BYTES_PER_H, 0))
+        + f_elems * (ELEMENTWISE_BYTES_PER_F + if_(r.fp8, FP8_CAST_BYTES_PER_F, 0))
         + ml * tok * r.topk * r.h / r.sp_div * MOE_ROUTING_BYTES
     )
     elem = traffic(
@@ -1425,12 +1411,10 @@ def _offload(reg: Registry, r: Ctx) -> None:
         "每步传输卸载状态的时间",
         source="host link at its speed, NVMe at the NVMe's (host_stream_s + nvme_stream_s)",
     )
+    host_bytes_node = opt_params * r.gpus_per_node * CPU_ADAM_HOST_BYTES_PER_PARAM
     cpu = d(
         "cpu_optimizer_s",
-        opt_params
-        * r.gpus_per_node
-        * CPU_ADAM_HOST_BYTES_PER_PARAM
-        / (r.host_mem_bw * BYTES_PER_GB),
+        host_bytes_node / (r.host_mem_bw * BYTES_PER_GB),
         "CPU Adam update per step (the node's ranks share the host)",
         "每步 CPU Adam 更新（节点内共享主机）",
         source=f"{CPU_ADAM_HOST_BYTES_PER_PARAM} bytes of host-memory bandwidth per parameter: DeepSpeed docs/_tutorials/zero-offload.md log (optimizer_step 6.2 s, 10.3B parameters, DGX-2 256 GB/s); DeepSpeed PR #735: CPU-Adam 8.2 s for 11.6B",
