@@ -354,6 +354,8 @@ def _stages(reg: Registry, r: Ctx) -> None:
     r.act = {}
     for stage in STAGES:
         dl, ml, al = r.layers_of[stage]
+        glob = r.global_of[stage]  # its attention layers over the whole sequence; the rest slide
+        scores = if_(IsBlank(r.window), al * s2, glob * s2 + (al - glob) * s2_local)
         per_mb = d(
             f"{stage}_stage_activation_per_micro_batch",
             _by_mode(
@@ -363,15 +365,7 @@ def _stages(reg: Registry, r: Ctx) -> None:
                 dl * r.per_dense
                 + ml * r.per_moe
                 + (dl + ml - al) * r.lin_delta
-                + if_(
-                    r.keep_s2,
-                    if_(
-                        IsBlank(r.window),
-                        al * s2,
-                        r.global_of[stage] * s2 + (al - r.global_of[stage]) * s2_local,
-                    ),
-                    0,
-                ),
+                + if_(r.keep_s2, scores, 0),
             )
             + if_(r.holds_head[stage], r.mtp_act + r.act_head_extra, 0)
             + if_(r.holds_embed[stage], r.act_embed_extra, 0),
