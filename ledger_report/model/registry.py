@@ -115,27 +115,12 @@ class Registry:
         self._q[key] = Quantity(key, e, unit, en, zh, source, self.section, nullable, needs)
         return Ref(key)
 
-    def constraint(
-        self,
-        key: str,
-        ok: Any,
-        column: str,
-        expected: Any,
-        found: Any,
-        *,
-        severity: str = ERROR,
-        en: str = "",
-        zh: str = "",
-        source: str = "",
-        row_only: bool = False,
-    ) -> Ref:
-        """A rule: ``ok`` true when it holds.  Defined as the quantity ``ok_<key>``."""
-        ref = self.define(f"ok_{key}", ok, BOOL, en or key, zh or en or key, source)
-        self.constraints.append(
-            Constraint(
-                key, ref.key, column, lift(expected), lift(found), severity, en, zh, row_only
-            )
-        )
+    def constraint(self, key, ok, column, expected, found, *, source="", **rule) -> Ref:
+        """A rule: ``ok`` true when it holds.  Defined as the quantity ``ok_<key>``; ``rule``: the
+        :class:`Constraint`'s severity, words (``en``, ``zh``) and ``row_only``."""
+        c = Constraint(key, f"ok_{key}", column, lift(expected), lift(found), **rule)
+        ref = self.define(c.ok, ok, BOOL, c.en or key, c.zh or c.en or key, source)
+        self.constraints.append(c)
         return ref
 
 

@@ -1,11 +1,7 @@
-"""Every number of the ledger, defined once, in sections read top to bottom.
-
-Resolved inputs (defaults), the architecture's parameter count, the split into parts and pipeline
-stages, the state ledger, the items outside it, the peak, the compute floor, and the constraints
-a row must meet.  Each ``define`` names its key, unit, English and Chinese labels and its source.
-The engine evaluates this registry on a row (or on arrays of rows); the workbook turns each entry
-into a live formula; the handout prints its formula text with the numbers filled in; docs/ is
-generated from it.
+"""Every number of the ledger, defined once, in sections read top to bottom (``build``).  Each
+``define`` names its key, unit, English and Chinese labels and its source; the engine evaluates the
+registry, the workbook turns each entry into a live formula, the handout prints its formula text
+and docs/ is generated from it.
 """
 
 from __future__ import annotations

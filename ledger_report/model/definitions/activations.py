@@ -14,7 +14,9 @@ from .common import (
     conv,
     definer,
     doc,
+    of_kinds,
     or0,
+    switch,
 )
 from .stages import STAGE_ZH, STAGES
 
@@ -49,7 +51,6 @@ def define(reg: Registry, r: Ctx) -> None:
 def _tokens(reg: Registry, r: Ctx) -> None:
     """The tokens of a micro-batch on the rank, and the bytes per element each kind of tensor keeps."""
     d = definer(reg, COUNT, KORTH)
-    tp = r.tp
     r.s_loc = s_loc = d(
         "seq_per_rank",
         r.seq_len / r.cp,
@@ -58,10 +59,9 @@ def _tokens(reg: Registry, r: Ctx) -> None:
         unit=TOKENS,
         source=doc("activations"),
     )
-    b = r.micro_batch
     r.tokens_mb = sb = d(
         "tokens_per_micro_batch_rank",
-        s_loc * b,
+        s_loc * r.micro_batch,
         "tokens of a micro-batch on the rank s·b (the GEMMs' rows)",
         "每卡一个 micro-batch 的 token 数 s·b（GEMM 行数）",
         source=doc("activations") + ": seq/cp × micro_batch",
@@ -69,7 +69,7 @@ def _tokens(reg: Registry, r: Ctx) -> None:
     r.sbh = d("sbh", sb * r.h, "s·b·h", "s·b·h")
     r.sp_div = d(
         "sp_divisor",
-        if_(r.seq_par, tp, 1),
+        if_(r.seq_par, r.tp, 1),
         "sequence-parallel divisor: tp with sequence parallelism, else 1",
         "序列并行除数：序列并行时为 tp，否则为 1",
     )
@@ -177,7 +177,6 @@ def _moe(reg: Registry, r: Ctx) -> None:
     """What an MoE layer's MLP keeps: the dispatched tokens, the experts' and shared experts' tensors, the combine."""
     d = definer(reg, BYTES, KORTH)
     h, tp, sb, sbh, sp_div, mlp_act_w = r.h, r.tp, r.tokens_mb, r.sbh, r.sp_div, r.mlp_act_w
-    comp = r.compile
     r.expert_copies = copies = d(
         "moe_expert_token_copies",
         sb * r.topk * minimum(r.etp, sp_div) / sp_div,
@@ -198,7 +197,7 @@ def _moe(reg: Registry, r: Ctx) -> None:
     comb_w = d(
         "moe_combine_saved_factor",
         if_(
-            comp,
+            r.compile,
             minimum(conv(r, "moe_combine_saved_bytes"), DISPATCHED_BYTES_PER_H),
             conv(r, "moe_combine_saved_bytes"),
         ),
@@ -242,7 +241,6 @@ def _recompute(reg: Registry, r: Ctx) -> None:
     d = definer(reg, BYTES)
     h, a, g, tp, sb, sbh, sp_div = r.h, r.a, r.g, r.tp, r.tokens_mb, r.sbh, r.sp_div
     dq, dv, per_dense, per_moe, s2 = r.dq, r.dv, r.per_dense, r.per_moe, r.s2
-    # with fp32 weights (autocast mixed precision) the residual stream, and so each layer's input, stays fp32
     resid = d(
         "residual_bytes",
         if_(r.weight_dtype.eq("fp32"), 4, FULL_RECOMPUTE_SBH_BYTES),
@@ -258,7 +256,6 @@ def _recompute(reg: Registry, r: Ctx) -> None:
         "全重计算：层输入 2·s·b·h",
         source=KORTH + "; " + MOE35,
     )
-    # op-level selective checkpointing: the block input, every other matmul output, the attention output
     op_attn = sb * 2 * (a * dq + if_(r.mla, a, g) * dv) / tp + sb * 2 * a * dv / tp
     r.op_dense = op_dense = d(
         "act_op_dense_layer",
@@ -284,7 +281,6 @@ def _recompute(reg: Registry, r: Ctx) -> None:
         source=f"{doc('activations')}; selective: Megatron-LM recomputes core attention only "
         "(transformer_config.py recompute_modules = [core_attn]); torchtitan saves by operator",
     )
-    # the MTP modules on the last stage: each runs one layer on the normed hidden states and embeddings
     mtp_layer = _by_mode(
         mode,
         2 * per_full,
@@ -307,14 +303,8 @@ def _recompute(reg: Registry, r: Ctx) -> None:
         unit=BOOL,
         source=KORTH,
     )
-    layer_max = if_(
-        r.n_moe.gt(0), if_(r.n_dense.gt(0), maximum(per_dense, per_moe), per_moe), per_dense
-    )
-    op_max = if_(
-        r.n_moe.gt(0),
-        if_(r.n_dense.gt(0), maximum(per_dense - op_dense, per_moe - op_moe), per_moe - op_moe),
-        per_dense - op_dense,
-    )
+    layer_max = of_kinds(r.n_dense, r.n_moe, per_dense, per_moe)
+    op_max = of_kinds(r.n_dense, r.n_moe, per_dense - op_dense, per_moe - op_moe)
     r.recompute_ws = d(
         "recompute_working_bytes",
         if_(
@@ -336,9 +326,6 @@ def _stages(reg: Registry, r: Ctx) -> None:
     """Each stage's activations: one micro-batch's, times the micro-batches the schedule keeps in flight."""
     d = definer(reg, BYTES)
     mode, s2, s2_local = r.recompute_mode, r.s2, r.s2_local
-    # outside the layers, saved whatever the recompute: the final norm's input and output, the
-    # output layer's input (gathered over tp under sequence parallelism where the framework saves
-    # the gathered tensor), and the embedding's output, which lives through the forward
     head_in = d(
         "act_output_layer_input",
         2 * r.sbh / if_(conv(r, "head_input_sharded").eq(1), r.sp_div, 1),
@@ -367,6 +354,8 @@ def _stages(reg: Registry, r: Ctx) -> None:
     r.act = {}
     for stage in STAGES:
         dl, ml, al = r.layers_of[stage]
+        glob = r.global_of[stage]  # its attention layers over the whole sequence; the rest slide
+        scores = if_(IsBlank(r.window), al * s2, glob * s2 + (al - glob) * s2_local)
         per_mb = d(
             f"{stage}_stage_activation_per_micro_batch",
             _by_mode(
@@ -376,15 +365,7 @@ def _stages(reg: Registry, r: Ctx) -> None:
                 dl * r.per_dense
                 + ml * r.per_moe
                 + (dl + ml - al) * r.lin_delta
-                + if_(
-                    r.keep_s2,
-                    if_(
-                        IsBlank(r.window),
-                        al * s2,
-                        r.global_of[stage] * s2 + (al - r.global_of[stage]) * s2_local,
-                    ),
-                    0,
-                ),
+                + if_(r.keep_s2, scores, 0),
             )
             + if_(r.holds_head[stage], r.mtp_act + r.act_head_extra, 0)
             + if_(r.holds_embed[stage], r.act_embed_extra, 0),
@@ -445,10 +426,7 @@ FLCE_SRC = (
 def _by_impl(impl, **figures):
     """A cross-entropy figure by implementation, ``figures`` keyed by its name (0 for the others:
     fused_linear_ce's buffers are counted apart)."""
-    out = 0
-    for name, figure in reversed(figures.items()):
-        out = if_(impl.eq(name), figure, out)
-    return out
+    return switch(impl, {**figures, "fused_linear_ce": 0})
 
 
 def _loss(reg: Registry, r: Ctx) -> None:
@@ -475,7 +453,6 @@ def _loss(reg: Registry, r: Ctx) -> None:
         source=doc("logits-and-loss") + "; " + MOE35,
     )
     fp32_logits = r.logits_dtype.eq("fp32")
-    upcast = r.loss_fp32
     k = r.loss_chunks
 
     # eager: without the fp32 upcast the loss works in the logits' own 16-bit dtype: its log-softmax
@@ -484,7 +461,7 @@ def _loss(reg: Registry, r: Ctx) -> None:
         bytes_ = if_(
             r.loss_compiled, conv(r, f"ce_{way}_bytes_compiled"), conv(r, f"ce_{way}_bytes")
         )
-        return if_(upcast, bytes_ - if_(fp32_logits, fp32_less, 0), bf16)
+        return if_(r.loss_fp32, bytes_ - if_(fp32_logits, fp32_less, 0), bf16)
 
     fwd = d(
         "loss_forward_bytes_per_logit",
@@ -497,7 +474,6 @@ def _loss(reg: Registry, r: Ctx) -> None:
         ),
         "cross-entropy forward bytes per logit beside the logits",
         "交叉熵前向每个 logit 的额外字节",
-        unit="bytes",
         source="conventions table for eager_fp32 (PyTorch aten log_softmax + nll_loss: fp32 copy "
         f"and log-softmax, 8); {LOSS_PARALLEL_SRC}; {MEGATRON_CE_SRC}; {CHUNKED_SRC}",
     )
@@ -512,7 +488,6 @@ def _loss(reg: Registry, r: Ctx) -> None:
         ),
         "cross-entropy backward bytes per logit",
         "交叉熵反向每个 logit 的字节",
-        unit="bytes",
         source="conventions table for eager_fp32 (log-softmax output, nll_loss_backward's and "
         f"_log_softmax_backward_data's gradients: 12); {LOSS_PARALLEL_SRC}; {MEGATRON_CE_SRC}; "
         f"{CHUNKED_SRC}: every chunk's log-softmax and one chunk's two gradients",
@@ -521,7 +496,7 @@ def _loss(reg: Registry, r: Ctx) -> None:
         "fused_linear_ce_bytes",
         if_(
             impl.eq("fused_linear_ce"),
-            2 * 2 * r.sbh + 2 * r.sbh + r.V * r.h / tp * Lookup("dtype", r.weight_dtype, "bytes"),
+            2 * 2 * r.sbh + 2 * r.sbh + r.V * r.h / tp * r.wbytes,
             0,
         ),
         "fused linear cross-entropy: one chunk's logits, the input's and the head's gradients",

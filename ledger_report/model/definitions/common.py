@@ -6,7 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from ..expr import Col, IsBlank, Lookup, concat, default, if_
+from ..expr import Col, IsBlank, Lookup, concat, default, drop_first, if_, maximum
 
 # Named coefficients -------------------------------------------------------------------------
 SECONDS_PER_DAY = 86400
@@ -81,6 +81,26 @@ def sentence(template: str, *values):
     for value, text in zip(values, texts, strict=True):
         parts += [value, text] if text else [value]
     return concat(*parts)
+
+
+def switch(x, cases: dict):
+    """``cases[v]`` where ``x`` is ``v``, as conditionals over the keys in order; the last case
+    where ``x`` is none of the others."""
+    (value, out), *rest = cases.items()
+    return out if not rest else if_(x.eq(value), out, switch(x, dict(rest)))
+
+
+def of_kinds(n_dense, n_moe, dense, moe, both=maximum):
+    """``dense`` or ``moe`` by the kinds of layer there are (``n_dense``, ``n_moe`` of them), and
+    ``both(dense, moe)`` where there are both."""
+    return if_(n_moe.gt(0), if_(n_dense.gt(0), both(dense, moe), moe), dense)
+
+
+def joined(items, sep: str):
+    """The texts of ``items`` ((condition, parts of the text) pairs) whose condition holds, with
+    ``sep`` between them."""
+    texts = [if_(cond, concat(sep, *parts), "") for cond, parts in items]
+    return drop_first(concat(*texts), len(sep))
 
 
 def definer(reg, unit: str, source: str = ""):

@@ -421,9 +421,10 @@ def _gate_reasons(reg, r, deadline, memory, slots, model_gpus) -> None:
     def memory_reason(never_fits, unknown, fits):
         return if_(never, never_fits, if_(IsBlank(mgm), unknown, fits))
 
-    d(
-        "min_gpus_compute_reason",
-        deadline_reason(
+    # in English and in Chinese: the deadline gate's capped and built, the memory gate's never fits,
+    # unknown and fits
+    texts = (
+        (
             sentence(
                 "needs {} GPUs; the batch's {} micro-batches cap this layout at {}",
                 needed_t,
@@ -431,27 +432,6 @@ def _gate_reasons(reg, r, deadline, memory, slots, model_gpus) -> None:
                 most_t,
             ),
             sentence("{} GPUs of compute, built as {}{}", needed_t, grouped(mgc), layout(dp_c)),
-        ),
-        "why (deadline gate)",
-        "原因（期限门）",
-    )
-    d(
-        "min_gpus_compute_reason_zh",
-        deadline_reason(
-            sentence(
-                "需要 {} 卡；全局 batch 的 {} 个 micro-batch 使本布局至多 {} 卡",
-                needed_t,
-                slots_t,
-                most_t,
-            ),
-            sentence("算力需 {} 卡，按布局取 {} 卡", needed_t, grouped(mgc)),
-        ),
-        "why (deadline gate, zh)",
-        "原因（期限门）",
-    )
-    d(
-        "min_gpus_memory_reason",
-        memory_reason(
             sentence(
                 "never: {} of the peak does not shrink with dp, above HBM {}{}",
                 fixed_t,
@@ -465,12 +445,14 @@ def _gate_reasons(reg, r, deadline, memory, slots, model_gpus) -> None:
             ),
             sentence("fits from {} GPUs{}", grouped(mgm), layout(dp_m)),
         ),
-        "why (memory gate)",
-        "原因（显存门）",
-    )
-    d(
-        "min_gpus_memory_reason_zh",
-        memory_reason(
+        (
+            sentence(
+                "需要 {} 卡；全局 batch 的 {} 个 micro-batch 使本布局至多 {} 卡",
+                needed_t,
+                slots_t,
+                most_t,
+            ),
+            sentence("算力需 {} 卡，按布局取 {} 卡", needed_t, grouped(mgc)),
             sentence(
                 "任何 dp 都装不下：峰值中 {} 不随 dp 缩小，超过显存 {}{}",
                 fixed_t,
@@ -480,6 +462,11 @@ def _gate_reasons(reg, r, deadline, memory, slots, model_gpus) -> None:
             sentence("峰值未知；全部状态至少需 {} 卡", grouped(floor_gpus)),
             sentence("从 {} 卡起装得下", grouped(mgm)),
         ),
-        "why (memory gate, zh)",
-        "原因（显存门）",
     )
+    for key, gate, gate_zh, reason, parts in (
+        ("compute", "deadline gate", "期限门", deadline_reason, slice(0, 2)),
+        ("memory", "memory gate", "显存门", memory_reason, slice(2, 5)),
+    ):
+        for suffix, text in zip(("", "_zh"), texts):
+            label = f"why ({gate}{suffix and ', zh'})"
+            d(f"min_gpus_{key}_reason{suffix}", reason(*text[parts]), label, f"原因（{gate_zh}）")

@@ -26,7 +26,7 @@ from ..expr import (
 )
 from ..registry import ERROR, WARNING, Registry
 from ..units import GB, GIB
-from .common import Ctx, conv, doc, sentence
+from .common import Ctx, conv, doc, sentence, switch
 
 PARAMS_TOLERANCE = 0.01  # a given params_total may differ from the architecture's count by 1 %
 
@@ -371,34 +371,28 @@ def define(reg: Registry, r: Ctx) -> None:
         zh="pp 整除层数（否则各段层数不均）",
     )
     # memory settings that belong to one framework or stage ----------------------------------------
-    c(
+    c_memory = partial(reg.constraint, severity=WARNING, source=doc("phases"))
+    c_memory(
         "weights_kept_needs_zero3",
         any_of(negate(r.weights_kept), r.weights_kept_apply),
         "gathered_weights_kept",
         "zero = 3 with gathered_weights_kept (below ZeRO-3 the weights are whole anyway)",
         concat("zero = ", r.zero),
-        severity=WARNING,
         en="gathered weights are kept only under ZeRO-3",
         zh="仅 ZeRO-3 下保留聚合权重",
-        source=doc("phases"),
     )
-    c(
+    c_memory(
         "bucket_elems_deepspeed",
         any_of(_blank("reduce_bucket_elems"), r.bucket_in_elements),
         "reduce_bucket_elems",
         "reduce_bucket_elems with framework = deepspeed (the others size their buckets their own way)",
         concat("framework = ", r.framework),
-        severity=WARNING,
         en="reduce_bucket_elems applies to DeepSpeed",
         zh="reduce_bucket_elems 仅适用于 DeepSpeed",
-        source=doc("phases"),
     )
-    zero_ok = if_(
-        r.zero.eq(0),
-        conv(r, "zero0"),
-        if_(r.zero.eq(1), conv(r, "zero1"), if_(r.zero.eq(2), conv(r, "zero2"), conv(r, "zero3"))),
-    )
-    c(
+    c_table = partial(reg.constraint, source="conventions table (" + doc("conventions") + ")")
+    zero_ok = switch(r.zero, {stage: conv(r, f"zero{stage}") for stage in range(4)})
+    c_table(
         "zero_stage_exists",
         zero_ok.eq(1),
         "zero",
@@ -406,9 +400,8 @@ def define(reg: Registry, r: Ctx) -> None:
         concat("zero = ", r.zero),
         en="the framework has the ZeRO stage",
         zh="框架支持该 ZeRO 阶段",
-        source="conventions table (" + doc("conventions") + ")",
     )
-    c(
+    c_table(
         "zero_with_pp",
         any_of(pp.le(1), r.zero.le(conv(r, "pp_zero_max"))),
         "zero",
@@ -420,14 +413,14 @@ def define(reg: Registry, r: Ctx) -> None:
         sentence("zero = {} with pp = {}", r.zero, pp),
         en="the framework runs the ZeRO stage with pipeline parallelism",
         zh="框架支持该 ZeRO 阶段与流水并行同用",
-        source="conventions table (" + doc("conventions") + ")",
     )
 
     # batch and sequence ------------------------------------------------------------------------
     seq = Col("seq_len")
     what, zh = "the sequence", "序列长度"
     _divides(c, "cp_divides_seq", "cp", cp, "seq_len", seq, doc("activations"), what, zh, big=True)
-    c(
+    c_batch = partial(reg.constraint, source=doc("activations"))
+    c_batch(
         "seq_by_tp_cp",
         if_(r.seq_par, divides(tp * cp, seq), True),
         "seq_len",
@@ -435,10 +428,9 @@ def define(reg: Registry, r: Ctx) -> None:
         concat("seq_len = ", grouped(seq)),
         en="tp·cp divides the sequence with sequence parallelism",
         zh="序列并行时 tp·cp 整除序列长度",
-        source=doc("activations"),
     )
     gb, mb = Col("global_batch"), r.micro_batch
-    c(
+    c_batch(
         "global_batch_multiple",
         divides(mb * dp, gb),
         "global_batch",
@@ -446,7 +438,6 @@ def define(reg: Registry, r: Ctx) -> None:
         concat("global_batch = ", grouped(gb)),
         en="global_batch is a multiple of micro_batch × dp",
         zh="global_batch 是 micro_batch × dp 的整数倍",
-        source=doc("activations"),
     )
     c(
         "batch_slots_bounded",

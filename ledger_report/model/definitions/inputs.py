@@ -14,6 +14,7 @@ from .common import (
     column_definer,
     conv,
     definer,
+    switch,
 )
 
 
@@ -45,6 +46,7 @@ def define(reg: Registry, r: Ctx) -> None:
         "主权重精度",
         " (none when weights are fp32)",
     )
+    r.wbytes, r.gbytes = (Lookup("dtype", t, "bytes") for t in (r.weight_dtype, r.grad_dtype))
     r.optimizer = choice("optimizer", "adam", "optimizer", "优化器")
     moment = Lookup("optimizer", r.optimizer, "moment_dtype")
     r.m_dtype, r.v_dtype = (
@@ -255,11 +257,7 @@ def define(reg: Registry, r: Ctx) -> None:
     )
     r.counter_zh = d(
         "measured_counter_zh",
-        if_(
-            r.counter.eq("allocated"),
-            COUNTER_ZH["allocated"],
-            if_(r.counter.eq("reserved"), COUNTER_ZH["reserved"], COUNTER_ZH["device"]),
-        ),
+        switch(r.counter, {k: COUNTER_ZH[k] for k in ("allocated", "reserved", "device")}),
         "what the measured peak counts (zh)",
         "实测峰值的计数口径",
         unit=TEXT,

@@ -3,9 +3,9 @@ the verdict against HBM, and the reconciliation with a measured peak."""
 
 from __future__ import annotations
 
-from ..expr import if_, maximum
+from ..expr import maximum
 from ..registry import BOOL, BYTES, Registry
-from .common import BYTES_PER_GB, CATALOGUE, MOE35, Ctx, definer, doc
+from .common import BYTES_PER_GB, CATALOGUE, MOE35, Ctx, definer, doc, switch
 from .phases import LAZY_SOURCE
 
 
@@ -87,10 +87,9 @@ def items(reg: Registry, r: Ctx) -> None:
         "实测峰值",
         source="measured_peak_gb",
     )
-    counter = r.counter
     estimate = d(
         "estimate_on_measured_counter",
-        if_(counter.eq("allocated"), r.allocated, if_(counter.eq("reserved"), r.reserved, r.peak)),
+        switch(r.counter, {"allocated": r.allocated, "reserved": r.reserved, "device": r.peak}),
         "the estimate on the measured counter",
         "与实测同一计数口径的估算",
     )

@@ -98,11 +98,11 @@ def _columns(reg: Registry, r: Ctx) -> None:
         " (empty: every layer local)",
     )
     # multi-head latent attention
-    qr = given("q_lora_rank", None, "MLA query rank", "MLA query 秩")
-    kvr = given("kv_lora_rank", None, "MLA key/value rank", "MLA key/value 秩")
-    rope = given("qk_rope_head_dim", None, "MLA rotary head dim", "MLA 旋转头维度")
-    nope = given("qk_nope_head_dim", None, "MLA non-rotary head dim", "MLA 非旋转头维度")
-    vhd = given("v_head_dim", None, "MLA value head dim", "MLA value 头维度")
+    r.qr = given("q_lora_rank", None, "MLA query rank", "MLA query 秩")
+    r.kvr = kvr = given("kv_lora_rank", None, "MLA key/value rank", "MLA key/value 秩")
+    r.rope = rope = given("qk_rope_head_dim", None, "MLA rotary head dim", "MLA 旋转头维度")
+    r.nope = nope = given("qk_nope_head_dim", None, "MLA non-rotary head dim", "MLA 非旋转头维度")
+    r.vhd = vhd = given("v_head_dim", None, "MLA value head dim", "MLA value 头维度")
     r.mla = mla = d(
         "is_mla",
         negate(IsBlank(kvr)),
@@ -125,7 +125,6 @@ def _columns(reg: Registry, r: Ctx) -> None:
         "value 头维度",
         source=DEEPSEEK_MLA + ": v_head_dim; else head_dim",
     )
-    r.qr, r.kvr, r.rope, r.nope, r.vhd = qr, kvr, rope, nope, vhd
     # MoE
     r.E = given("experts", 0, "routed experts", "路由专家数")
     r.topk = given("topk", 0, "top-k", "top-k")
@@ -244,16 +243,11 @@ def _attention(reg: Registry, r: Ctx) -> None:
     )
     # linear attention (Gated DeltaNet)
     nk, nv, dk, dvl = r.lin_dims
-    kconv = r.kconv
     key_dim, value_dim = nk * dk, nv * dvl
+    in_proj = h * (2 * key_dim + 2 * value_dim) + h * 2 * nv  # in_proj_qkvz and in_proj_ba
     gdn_p = d(
         "gated_deltanet_params",
-        h * (2 * key_dim + 2 * value_dim)
-        + h * 2 * nv
-        + (2 * key_dim + value_dim) * kconv
-        + 2 * nv
-        + dvl * norm_w
-        + value_dim * h,
+        in_proj + (2 * key_dim + value_dim) * r.kconv + 2 * nv + dvl * norm_w + value_dim * h,
         "Gated DeltaNet block: in_proj_qkvz, in_proj_ba, conv1d, dt_bias, A_log, gated norm, out_proj",
         "Gated DeltaNet 块参数",
         source=f"{GDN}: in_proj_qkvz h·(2·key_dim + 2·value_dim), in_proj_ba h·2·v_heads, "
@@ -295,7 +289,7 @@ def _mlp(reg: Registry, r: Ctx) -> None:
         return if_(r.lbias, (mats - 1) * width + h, 0)
 
     bias_src = GPT_OSS + ": (matrices − 1)·width + h per MLP"
-    dense_mlp_p = d(
+    r.dense_mlp_p = dense_mlp_p = d(
         "dense_mlp_params",
         mats * h * f + mlp_bias(f),
         "dense MLP parameters per layer",
@@ -325,7 +319,7 @@ def _mlp(reg: Registry, r: Ctx) -> None:
         source=f"{MEGATRON_PARAMS}; router bias: {GPT_OSS}; DeepSeek-V3 e_score_correction_bias "
         "(inference/model.py Gate.bias)",
     )
-    moe_mlp_dense_p = d(
+    r.moe_mlp_dense_p = moe_mlp_dense_p = d(
         "moe_mlp_dense_params",
         router_p + shared_p,
         "non-expert MLP parameters per MoE layer (router, shared experts)",
@@ -350,7 +344,6 @@ def _mlp(reg: Registry, r: Ctx) -> None:
         "expert parameters per MoE layer",
         "每个 MoE 层专家参数",
     )
-    r.dense_mlp_p, r.moe_mlp_dense_p = dense_mlp_p, moe_mlp_dense_p
 
 
 def _layer_kinds(reg: Registry, r: Ctx) -> None:
@@ -423,13 +416,10 @@ def _model(reg: Registry, r: Ctx) -> None:
     r.final_norm_p = d(
         "final_norm_params", h * norm_w, "final norm", "末层 norm", source=MEGATRON_PARAMS
     )
+    eh_proj_norms = 2 * h * h + 3 * h * norm_w
     r.mtp_layer_dense_p = mtp_layer_dense = d(
         "mtp_module_dense_params",
-        2 * h * h
-        + 3 * h * norm_w
-        + attn_p
-        + layer_norm_p
-        + if_(E.gt(0), moe_mlp_dense_p, dense_mlp_p),
+        eh_proj_norms + attn_p + layer_norm_p + if_(E.gt(0), moe_mlp_dense_p, dense_mlp_p),
         "non-expert parameters per MTP module (eh_proj 2h·h, three norms, one layer)",
         "每个 MTP 模块非专家参数（eh_proj 2h·h、三个 norm、一层）",
     )

@@ -1,24 +1,17 @@
-"""Memory over one training step, phase by phase, on every pipeline stage.
-
-Each stage's memory is the sum of items that live in a phase: the states allocated at setup, the
-optimizer moments (allocated lazily by the first optimizer step), gradients (while they exist),
-the activations of the micro-batches in flight, logits and the loss's working set, what recompute
-rebuilds, parameter gathers, gradient buckets and the optimizer's temporaries.  ``PHASES`` says
-which item lives in which phase; it is the one rule, read by the definitions below and by the
-reports.  The peak is the largest phase of the heaviest stage, in three counters: what
-``torch.cuda.max_memory_allocated`` sees, what the caching allocator reserves, and what the device
-holds (also the CUDA context and NCCL's buffers), which is what must fit in HBM.
+"""Memory over one training step, phase by phase, on every pipeline stage (the prose:
+docs/definitions.md#phases).  ``PHASES`` says which item lives in which phase; it is the one rule,
+read by the definitions below and by the reports.  The peak is the largest phase of the heaviest
+stage, on three counters: allocated, reserved and the device (what must fit in HBM).
 """
 
 from __future__ import annotations
 
+from functools import partial
+
 from ..expr import (
     IsBlank,
-    Lookup,
     all_of,
     any_of,
-    concat,
-    drop_first,
     gb_text,
     if_,
     maximum,
@@ -39,8 +32,9 @@ from .common import (
     conv,
     definer,
     doc,
+    joined,
 )
-from .stages import SCHEDULE_SOURCE, STAGE_ZH, STAGES, stage_definer
+from .stages import SCHEDULE_SOURCE, STAGE_ZH, STAGES, by_stage, stage_definer
 
 # The items of a stage's memory: key, English, Chinese.  Some items have a second form for one
 # moment of the backward: the gradients already accumulated when it starts, the activations still
@@ -143,9 +137,7 @@ def define(reg: Registry, r: Ctx) -> None:
 def _shared(reg: Registry, r: Ctx) -> Ctx:
     """What every stage's items read: the largest layer and the head on the rank, the buckets, ZeRO-3's gathers."""
     d = definer(reg, "params", doc("phases"))
-    zero3 = r.zero.ge(3)
-    wbytes = Lookup("dtype", r.weight_dtype, "bytes")
-    gbytes = Lookup("dtype", r.grad_dtype, "bytes")
+    zero3, c = r.zero.ge(3), Ctx()
     layer_rank = d(
         "layer_params_on_rank",
         maximum(
@@ -157,44 +149,36 @@ def _shared(reg: Registry, r: Ctx) -> Ctx:
         "largest layer's parameters on the rank",
         "每卡最大一层的参数",
     )
-    buckets = d(
+    c.buckets = d(
         "bucket_bytes",
-        if_((r.dp * r.cp).gt(1), conv(r, "bucket_fixed_bytes") + r.bucket_elems * gbytes, 0),
+        if_((r.dp * r.cp).gt(1), conv(r, "bucket_fixed_bytes") + r.bucket_elems * r.gbytes, 0),
         "gradient buckets",
         "梯度通信桶",
         unit=BYTES,
         source="conventions table (DDP 2 × 25 MiB; DeepSpeed 2 × 5e8 elements; Megatron and FSDP: views of their buffers)",
     )
-    head_rank = d(
+    c.head_rank = d(
         "head_params_on_rank",
         r.V * r.h / r.tp,
         "output head's parameters on the rank",
         "每卡输出头参数",
     )
-    head_unit = if_(all_of(zero3, conv(r, "z3_head_kept").eq(1)), head_rank * wbytes, 0)
-    fsdp_pp = all_of(r.pp.gt(1), r.zero.ge(2), conv(r, "pp_unsharded_grads").eq(1))
+    c.head_unit = if_(all_of(zero3, conv(r, "z3_head_kept").eq(1)), c.head_rank * r.wbytes, 0)
+    c.fsdp_pp = fsdp_pp = all_of(r.pp.gt(1), r.zero.ge(2), conv(r, "pp_unsharded_grads").eq(1))
     # under FSDP with pipeline stages the whole stage stays gathered (no resharding between
     # micro-batches), so no per-layer gather comes on top of it
-    z3_fwd = if_(
+    c.z3_fwd = if_(
         all_of(zero3, negate(fsdp_pp)),
-        conv(r, "z3_layers_gathered") * layer_rank * wbytes
+        conv(r, "z3_layers_gathered") * layer_rank * r.wbytes
         + conv(r, "z3_largest_factor") * r.largest / r.tp,
         0,
     )
-    z3_bwd = z3_fwd + if_(
+    c.z3_bwd = c.z3_fwd + if_(
         all_of(zero3, negate(fsdp_pp), conv(r, "z3_layers_gathered").gt(0)),
-        layer_rank * (gbytes + 4),
+        layer_rank * (r.gbytes + 4),
         0,
     )
-    return Ctx(
-        wbytes=wbytes,
-        buckets=buckets,
-        head_rank=head_rank,
-        head_unit=head_unit,
-        z3_fwd=z3_fwd,
-        z3_bwd=z3_bwd,
-        fsdp_pp=fsdp_pp,
-    )
+    return c
 
 
 def _stage(reg: Registry, r: Ctx, stage: str, c: Ctx) -> None:
@@ -251,7 +235,7 @@ def _items(reg: Registry, r: Ctx, stage: str, c: Ctx, sb: dict) -> dict:
     kept_params = if_(
         r.recompute_mode.eq("full"), if_(head, c.head_rank, 0), stage_rank_params - embed_rank
     )
-    whole_stage = if_(c.fsdp_pp, stage_rank_params * c.wbytes, 0)
+    whole_stage = if_(c.fsdp_pp, stage_rank_params * r.wbytes, 0)
     items = {
         "state": d(
             "state",
@@ -280,7 +264,7 @@ def _items(reg: Registry, r: Ctx, stage: str, c: Ctx, sb: dict) -> dict:
         ),
         "weights_kept": d(
             "weights_kept",
-            if_(r.weights_kept_apply, kept_params * c.wbytes, 0),
+            if_(r.weights_kept_apply, kept_params * r.wbytes, 0),
             "gathered weights kept until their backward",
             "保留至反向的聚合权重",
             WEIGHTS_KEPT_SOURCE,
@@ -360,7 +344,8 @@ def _items(reg: Registry, r: Ctx, stage: str, c: Ctx, sb: dict) -> dict:
 
 def _reported(reg: Registry, r: Ctx) -> None:
     """The heaviest stage is reported: its phases, items, first step and peak."""
-    d, by_stage = definer(reg, BOOL, doc("phases")), definer(reg, BOOL, doc("pipeline-stages"))
+    d, on_stage = definer(reg, BOOL, doc("phases")), definer(reg, BOOL, doc("pipeline-stages"))
+    in_bytes = definer(reg, BYTES, doc("phases"))
     fp, mp, lp = (r.stage_load[s] for s in STAGES)
     r.pick_first = d(
         "report_first_stage",
@@ -369,27 +354,21 @@ def _reported(reg: Registry, r: Ctx) -> None:
         "报告首段",
         source=doc("pipeline-stages") + ": the stage with the largest peak",
     )
-    r.pick_middle = by_stage(
+    r.pick_middle = on_stage(
         "report_middle_stage",
         if_(r.pick_first, False, all_of(r.has_middle, mp.ge(lp))),
         "reported stage is the middle one",
         "报告中间段",
     )
-    by_stage(
+    r.pick = pick = partial(by_stage, r.pick_first, r.pick_middle)
+    on_stage(
         "reported_stage",
-        if_(r.single, "only", if_(r.pick_first, "first", if_(r.pick_middle, "middle", "last"))),
+        if_(r.single, "only", pick(str)),
         "reported pipeline stage",
         "报告的流水段",
         unit=TEXT,
     )
-
-    def pick(key_of):
-        return if_(
-            r.pick_first, key_of("first"), if_(r.pick_middle, key_of("middle"), key_of("last"))
-        )
-
-    r.pick = pick
-    by_stage(
+    on_stage(
         "reported_stage_holds_head",
         pick(lambda s: r.holds_head[s]),
         "reported stage holds the output head",
@@ -397,32 +376,29 @@ def _reported(reg: Registry, r: Ctx) -> None:
     )
     r.phase_bytes = {}
     for p, en, pzh, _items in PHASES:
-        r.phase_bytes[p] = d(
+        r.phase_bytes[p] = in_bytes(
             f"phase_{p}_bytes",
             pick(lambda s: r.stage_phase[s][p]),
             f"{en} (reported stage)",
             f"{pzh}（报告段）",
-            unit=BYTES,
         )
     r.item_bytes = {
-        key: d(f"mem_{key}_bytes", pick(lambda s, k=key: r.stage_items[s][k]), en, zh, unit=BYTES)
+        key: in_bytes(f"mem_{key}_bytes", pick(lambda s, k=key: r.stage_items[s][k]), en, zh)
         for key, en, zh in ITEMS
     }
     _phase_items(reg, r)
-    r.first_step = first_step = d(
+    r.first_step = first_step = in_bytes(
         "first_step_peak_bytes",
         pick(lambda s: r.stage_first_step[s]),
         "first step's peak before its optimizer step (allocated)",
         "首步 step 前的峰值（已分配）",
-        unit=BYTES,
         source=LAZY_SOURCE,
     )
-    r.allocated = d(
+    r.allocated = in_bytes(
         "peak_allocated_bytes_per_rank",
         pick(lambda s: r.stage_peak[s]),
         "peak allocated per rank (torch max_memory_allocated)",
         "每卡分配峰值（max_memory_allocated）",
-        unit=BYTES,
         source=doc("counters"),
     )
     steady = maximum(*r.phase_bytes.values())
@@ -462,13 +438,12 @@ def _reported(reg: Registry, r: Ctx) -> None:
         "各阶段都计入设备显存",
         source=doc("counters"),
     )
-    by_stage("multi_stage", r.pp.gt(1), "more than one pipeline stage", "多于一个流水段")
-    r.steady_minus_first = d(
+    on_stage("multi_stage", r.pp.gt(1), "more than one pipeline stage", "多于一个流水段")
+    r.steady_minus_first = in_bytes(
         "lazy_state_bytes",
         steady - first_step,
         "the steady peak above the first step's (optimizer moments allocated at the first step)",
         "稳态峰值高出首步的部分（首步才分配的动量）",
-        unit=BYTES,
         source=MOE35 + "; " + LAZY_SOURCE,
     )
 
@@ -479,17 +454,13 @@ def _phase_items(reg: Registry, r: Ctx) -> None:
     label = {key: (en, zh) for key, en, zh in ITEMS}
     for p, en, pzh, names in PHASES:
         for suffix, lang, sep in (("", 0, ", "), ("_zh", 1, "，")):
-            parts = [
-                if_(
-                    r.item_bytes[n].gt(0),
-                    concat(sep, label[n][lang], " ", gb_text(r.item_bytes[n])),
-                    "",
-                )
+            parts = (
+                (r.item_bytes[n].gt(0), (label[n][lang], " ", gb_text(r.item_bytes[n])))
                 for n in names
-            ]
+            )
             reg.define(
                 f"phase_{p}_items{suffix}",
-                drop_first(concat(*parts), len(sep)),
+                joined(parts, sep),
                 TEXT,
                 f"{en}: what lives then",
                 f"{pzh}：此时存在的项",
@@ -549,6 +520,7 @@ def _allocator(reg: Registry, r: Ctx) -> None:
     """The reserved peak: the allocated peak, the cached blocks the loss region strands, the
     residual reserve the model does not explain, within what the device leaves the allocator."""
     d = definer(reg, BYTES, ALLOCATOR_SOURCE + "; " + doc("counters"))
+    ratio = partial(d, unit="ratio")
     stranded = d(
         "allocator_stranded_bytes",
         if_(
@@ -579,23 +551,21 @@ def _allocator(reg: Registry, r: Ctx) -> None:
         "reserved by the allocator model (before the residual reserve)",
         "分配器模型给出的预留（不含剩余预留）",
     )
-    frag = d(
+    frag = ratio(
         "reserved_fraction",
         if_(r.expandable, conv(r, "reserved_fraction_expandable"), conv(r, "reserved_fraction")),
         "residual allocator reserve over the modelled reserved (with or without expandable segments)",
         "模型之外的分配器预留比例（按是否可扩展段）",
-        unit="ratio",
         source="conventions table: fitted on tests/data/measured_runs.csv (bench/bench_fidelity.py "
         f"prints it in sample and leaving each source out); {doc('counters')}",
     )
     # what release-and-retry cannot give back: the fragmentation inside segments still in use (with
     # expandable segments the free pages are unmapped, so none)
-    floor_frac = d(
+    floor_frac = ratio(
         "reserved_floor_fraction",
         if_(r.expandable, 0, frag),
         "the residual reserve the allocator cannot release (none with expandable segments)",
         "分配器无法释放的剩余预留（可扩展段时为零）",
-        unit="ratio",
     )
     fit = d(
         "peak_fit_bytes_per_rank",

@@ -1,11 +1,8 @@
 """Pipeline stages: which layers, embeddings and heads each stage holds, its parameters per rank,
-and how many micro-batches it holds in flight under the schedule.
-
-Three stages are computed: the first (rank 0: the input embedding, the most micro-batches in
-flight), a middle one (rank ⌊pp/2⌋, when pp > 2) and the last (the output head, the loss).  With one
-stage, all three are the same stage.  ``pp_first_layers`` and ``pp_last_layers`` fix the first and
-last stages' layers as Megatron-LM's --decoder-first/last-pipeline-num-layers do; the other stages
-share the rest evenly, and layers that do not divide evenly go to the earlier of them.
+and how many micro-batches it holds in flight under the schedule (the prose:
+docs/definitions.md#pipeline-stages).  The first, a middle (rank ⌊pp/2⌋) and the last stage are
+computed; ``pp_first_layers`` and ``pp_last_layers`` fix the first and last stages' layers as
+Megatron-LM's --decoder-first/last-pipeline-num-layers do, and the other stages share the rest.
 """
 
 from __future__ import annotations
@@ -27,6 +24,12 @@ def stage_definer(reg, stage: str, infix: str, unit: str, source: str):
         return reg.define(f"{stage}_{infix}_{name}", expr, unit, en, zh, source)
 
     return define
+
+
+def by_stage(first, middle, of):
+    """``of`` the first stage where ``first``, else of the middle one where ``middle``, else of the
+    last (``of(stage)`` for each stage's figure)."""
+    return if_(first, of("first"), if_(middle, of("middle"), of("last")))
 
 
 SCHEDULE_SOURCE = "Megatron-LM megatron/core/pipeline_parallel/schedules.py (1F1B: rank r holds pp − r micro-batches; interleaved: (pp − r − 1)·2 + (v − 1)·pp warm-up chunks + 1)"

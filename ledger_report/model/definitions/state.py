@@ -37,6 +37,7 @@ def widths(reg: Registry, r: Ctx) -> None:
     per_param, count = partial(d, unit=BPP), partial(d, unit=COUNT)
     zero = r.zero
     z3 = zero.ge(3)
+    factored = Lookup("optimizer", r.optimizer, "factored_v").gt(0)  # Adafactor's second moment
     r.bpp = {}
     for s, _col, en, zh in STATES[:4]:
         width = Lookup("dtype", Ref(STATE_DTYPE[s]), "bytes")
@@ -61,11 +62,7 @@ def widths(reg: Registry, r: Ctx) -> None:
             "v_bytes_per_param",
             Lookup("optimizer", r.optimizer, "has_v")
             * Lookup("moment", r.v_dtype, "bytes")
-            * if_(
-                Lookup("optimizer", r.optimizer, "factored_v").gt(0),
-                if_(r.has_arch, r.factored / r.arch_total, 1),
-                1,
-            ),
+            * if_(factored, if_(r.has_arch, r.factored / r.arch_total, 1), 1),
             "second moment, bytes per parameter",
             "二阶矩字节/参数",
             source="optimizer table; Adafactor factored (Shazeer & Stern 2018)",
@@ -118,9 +115,7 @@ def widths(reg: Registry, r: Ctx) -> None:
         )
         dt = Ref(STATE_DTYPE[s])
         if s == "v":
-            dt = if_(
-                Lookup("optimizer", r.optimizer, "factored_v").gt(0), concat(dt, " (factored)"), dt
-            )
+            dt = if_(factored, concat(dt, " (factored)"), dt)
         d(
             f"{s}_dtype_label",
             dt,
@@ -154,31 +149,29 @@ def ledger(reg: Registry, r: Ctx) -> None:
     """The state lines of the reported stage, their totals, and offloaded state."""
     reg.section = "state"
     d = definer(reg, BYTES, doc("parts-and-groups"))
+    params, flag = partial(d, unit=PARAMS), partial(d, unit=BOOL)
     rank_params = {}
     for p, pen, pzh in PARTS:
-        rank_params[p] = d(
+        rank_params[p] = params(
             f"{p}_params_on_rank",
             r.pick(lambda s, p=p: r.rank_part[(s, p)]),
             f"{pen} parameters on the rank (before sharding)",
             f"每卡{pzh}参数（分片前）",
-            unit=PARAMS,
         )
-    d(
+    params(
         "params_per_rank",
         nearest(rank_params["dense"] + rank_params["expert"]),
         "parameters per rank",
         "每卡参数",
-        unit=PARAMS,
     )
     r.line_bytes = {}
     for s, _col, en, zh in STATES:
         for p, pen, pzh in PARTS:
-            lp = d(
+            lp = params(
                 f"{s}_{p}_params_on_rank",
                 nearest(rank_params[p] / r.shard[(s, p)]),
                 f"{en} ({pen}): parameters on the rank",
                 f"{zh}（{pzh}）每卡参数",
-                unit=PARAMS,
             )
             r.line_bytes[(s, p)] = d(
                 f"{s}_{p}_bytes",
@@ -187,20 +180,18 @@ def ledger(reg: Registry, r: Ctx) -> None:
                 f"{zh}（{pzh}）",
                 source=doc("state-ledger"),
             )
-            d(
+            flag(
                 f"{s}_{p}_sharded",
                 r.shard[(s, p)].ne(1),
                 f"{en} ({pen}): sharded",
                 f"{zh}（{pzh}）分片",
-                unit=BOOL,
                 source=doc("state-ledger") + ": a group of one is the whole state",
             )
-            d(
+            flag(
                 f"{s}_{p}_shown",
                 all_of(r.bpp[s].gt(0), rank_params[p].gt(0)),
                 f"{en} ({pen}): exists on the rank",
                 f"{zh}（{pzh}）存在",
-                unit=BOOL,
                 source=f"{doc('state-ledger')}: a state of zero width, or a part without "
                 "parameters, has no line",
             )
@@ -266,11 +257,10 @@ def ledger(reg: Registry, r: Ctx) -> None:
         "每节点 NVMe 上的状态",
         source="NVMe-located lines × GPUs per node",
     )
-    d(
+    flag(
         "host_fits",
         host_node.le(r.host_gb * BYTES_PER_GB),
         "host memory holds the offloaded state",
         "主机内存放得下",
-        unit=BOOL,
         source="host_bytes_per_node ≤ host_gb",
     )

@@ -1,26 +1,12 @@
-"""The step-time model: how long one optimizer step takes on this layout, term by term.
-
-A step is the pipeline's micro-batches on its slowest stage, plus its bubble, plus what the
-data-parallel reduction leaves exposed, the optimizer step and the offload traffic:
+"""The step-time model: how long one optimizer step takes on this layout, term by term (the prose:
+docs/definitions.md#step-time):
 
     step = m·(compute + TP + CP + EP + PP) + bubble + DP + optimizer + offload
 
 Each term is one quantity (``time_<term>_s``), so the workbook carries it as a live formula and the
-handout prints its formula text.  Compute runs the forward and backward (and recompute) FLOPs at
-the measured maximum achievable matmul efficiency (``gemm_efficiency`` of the catalogue) for each
-GEMM's shape: the share of its waves its tiles fill on the GPU's SMs (tile and wave quantization;
-the expert GEMMs that run at once as the framework launches them), the HBM bound of an expert GEMM
-with few tokens, and F / (F + peak · GEMM_RAMP_S) for its size; attention at its own efficiency;
-norms, activations and casts at HBM bandwidth.  Every collective is costed per call as NCCL's own
-tuning model (src/graph/tuning.cc) chooses it: the least over ring, tree (all-reduce) and PAT (one
-rank per node) and the LL, LL128 and Simple protocols of latency (base + per-step latencies inside
-and between nodes) + bytes × the algorithm factor (all-reduce 2(n−1)/n, reduce-scatter and
-all-gather (n−1)/n) ÷ the bus bandwidth × the protocol's efficiency (LL at most llMaxBw);
-all-to-all (n−1)/n and point-to-point 1 at α + bytes ÷ bandwidth; over NVLink when the group stays
-in a node and over the scale-out network when it crosses one (one NIC per GPU), by the placement
-rule tp innermost, then cp, ep, dp, pp, filling nodes of ``gpus_per_node``; traffic of other
-groups hidden behind compute holds the NIC the data-parallel collectives would use.  What the
-framework overlaps with compute is a field of its convention (model/conventions.py), or a column.
+handout prints its formula text; each definition's source names what it follows (NCCL's tuning
+model for every collective, the catalogue's matmul efficiency by GEMM shape, the framework's
+overlap as its convention (model/conventions.py) or a column says).
 """
 
 from __future__ import annotations
@@ -37,7 +23,6 @@ from ..expr import (
     ceil,
     concat,
     default,
-    drop_first,
     floor,
     if_,
     lift,
@@ -74,15 +59,16 @@ from .common import (
     conv,
     definer,
     doc,
+    joined,
+    of_kinds,
     or0,
 )
-from .stages import STAGES, stage_definer
+from .stages import STAGES, by_stage, stage_definer
 
 # Named coefficients, each with the source it follows ------------------------------------------------
 NVLINK_EFFICIENCY = 0.8  # NVIDIA/nccl-tests issue #212 (sjeaugey): ring collectives reach ~370 of 450 GB/s per direction on 8x H100
 NETWORK_EFFICIENCY = 0.9  # NVIDIA/nccl-tests issue #290: 46-48 GB/s per 400 Gb/s NIC; Calculon systems/a100_80g.json IB efficiency 0.9
-# NCCL's own cost model, NVIDIA/nccl src/graph/tuning.cc at 5067397c (NCCL 2.30.7),
-# ncclTunerConstantsDefaults and ncclTopoTuneModel, in µs, per protocol (LL, LL128, Simple):
+# NCCL's own cost model (ncclTunerConstantsDefaults and ncclTopoTuneModel), µs, per protocol:
 NCCL = "NVIDIA/nccl src/graph/tuning.cc @5067397c (NCCL 2.30.7) ncclTopoTuneModel"
 PROTOCOLS = ("ll", "ll128", "simple")
 NCCL_RING_BASE_US = {"ll": 6.6, "ll128": 14.0, "simple": 8.4}  # baseLatencies, Ring
@@ -114,9 +100,7 @@ GEMM_RAMP_S = 2e-6  # Calculon systems/a100_80g.json matrix efficiency by size: 
 GEMMS_PER_LAYER = 4  # Megatron-LM / Transformer Engine: fused QKV, output projection, fc1 (gate and up fused), fc2
 GEMMS_PER_EXPERT = 2  # grouped GEMMs over the rank's experts: fc1 (gate and up) and fc2 (Megatron-LM megatron/core/transformer/moe/experts.py GroupedMLP)
 GROUPED_GEMM_RELATIVE = 0.6  # grouped expert GEMMs against dense ones, beyond their tile and wave quantization and memory bound: the second constant the published runs set, refitted with SUSTAINED_FRACTION and EXPERT_GEMM_LAUNCH_S leave-one-source-out (tests/support/fit.py; fitted on all runs 0.6, grid 0.4-1.0)
-# Tile and wave quantization: a GEMM's output is cut into tiles (thread blocks) scheduled on the SMs
-# in waves, and a wave costs the same full or not; cuBLAS picks the tile per shape, taken here as
-# the one of these that fills its waves best.
+# cuBLAS picks the tile per shape: taken as the one of these that fills its waves best (WAVE_SOURCE)
 GEMM_TILES = ((128, 256), (256, 128), (128, 128))
 WAVE_SOURCE = (
     "tile and wave quantization: C = ⌈M/Tm⌉·⌈N/Tn⌉ tiles (× the GEMMs that run at once), "
@@ -167,11 +151,8 @@ ETP_COMBINE_BYTES = 4  # Megatron-LM token_dispatcher.py combine_preprocess: the
 QK_EAGER_BYTES_FWD = 22
 QK_EAGER_BYTES_BWD = 26
 
-# The third constant the published runs set (tests/support/fit.py refits it with SUSTAINED_FRACTION
-# and GROUPED_GEMM_RELATIVE, leave-one-source-out; grid 0, 20, 40 µs): the GPU time one expert GEMM
-# launched from the host costs beyond its FLOPs where the host has no lead over the GPU: 20 µs (with
-# GROUPED_GEMM_RELATIVE 0.6), the choice of 7 of the 8 leave-one-source-out folds and of the fit on
-# all 51 runs (the model run at each pair: 0.0570, the next pair 0.0653).
+# The third constant the published runs set (tests/support/fit.py, grid 0, 20, 40 µs): the GPU time
+# an expert GEMM launched from the host with no lead costs beyond its FLOPs (source: expert_launch_s)
 EXPERT_GEMM_LAUNCH_S = 20e-6
 EXPERT_GEMMS_FWD = 2  # fc1 and fc2 per expert per forward pass
 EXPERT_GEMMS_BWD = 4  # their data and weight gradients
@@ -197,12 +178,8 @@ RECOMPUTE_SOURCE = (
     "the vocabulary, the head counted with them too"
 )
 
-# The first constant the published runs set (tests/support/fit.py refits it with
-# GROUPED_GEMM_RELATIVE, bench/bench_throughput.py reports both in-sample and leave-one-source-out):
-# the share of the maximum achievable matmul FLOP/s (gpus.csv gemm_efficiency, a kernel benchmark)
-# that a training step sustains beyond what the GEMMs' shapes explain, by class of GPU: parts without
-# FP8 (A100 class) and the rest (Hopper and later).  Fitted on all 51 runs with the GEMM shape and
-# communication terms: 0.860 and 0.662.
+# The first constant the published runs set: the share of the kernel benchmark's matmul FLOP/s a
+# training step sustains beyond the GEMMs' shapes, by class of GPU (source: sustained_fraction)
 SUSTAINED_FRACTION = {"no_fp8": 0.86, "fp8": 0.662}
 
 
@@ -263,6 +240,7 @@ def _hardware(reg: Registry, r: Ctx) -> None:
     reg.section = "hardware"
     d = definer(reg, GBPS, CATALOGUE)
     ratio, given = partial(d, unit=RATIO), column_definer(reg, TEXT)
+    flops = partial(d, unit=FLOPS)
     gpu = r.gpu_profile
     listed = catalogue_definer(reg, gpu, GBPS)
     r.compute_dtype = given("compute_dtype", "bf16", "matmul precision", "矩阵乘精度")
@@ -315,15 +293,12 @@ def _hardware(reg: Registry, r: Ctx) -> None:
         " (the planner sets it from a measured mfu)",
         unit=RATIO,
     )
+    r.fp8_part = Lookup("gpu", gpu, "fp8_tflops", default=0).gt(0)
     r.sustained = ratio(
         "sustained_fraction",
         if_(
             r.gpu_known,
-            if_(
-                Lookup("gpu", gpu, "fp8_tflops", default=0).gt(0),
-                SUSTAINED_FRACTION["fp8"],
-                SUSTAINED_FRACTION["no_fp8"],
-            ),
+            if_(r.fp8_part, SUSTAINED_FRACTION["fp8"], SUSTAINED_FRACTION["no_fp8"]),
             1,
         ),
         "share of the kernel benchmark's matmul efficiency training sustains",
@@ -342,19 +317,17 @@ def _hardware(reg: Registry, r: Ctx) -> None:
         )
         for pre, p, how in (("", "BF16", measured), ("fp8_", "FP8", ""))
     )
-    r.bf16_flops = d(
+    r.bf16_flops = flops(
         "bf16_peak_flops",
         r.peak_tflops * FLOPS_PER_TFLOP,
         "BF16 peak FLOP/s",
         "BF16 峰值 FLOP/s",
-        unit=FLOPS,
     )
-    r.gemm_flops = d(
+    r.gemm_flops = flops(
         "gemm_peak_flops",
         if_(r.fp8, r.fp8_tflops, r.peak_tflops) * FLOPS_PER_TFLOP,
         "peak FLOP/s of the layers' GEMMs",
         "各层 GEMM 的峰值 FLOP/s",
-        unit=FLOPS,
         source="compute_dtype: the FP8 peak with fp8, else BF16",
     )
     r.gemm_eff = ratio(
@@ -371,6 +344,7 @@ def _placement(reg: Registry, r: Ctx) -> None:
     reg.section = "placement"
     d = definer(reg, GBPS, PLACEMENT)
     count = partial(d, unit=COUNT)
+    flag = partial(d, unit=BOOL)
     gpn = r.gpus_per_node
     nv_bus = d(
         "nvlink_bus_gb_s",
@@ -402,12 +376,11 @@ def _placement(reg: Registry, r: Ctx) -> None:
     r.size, r.nodes, r.tree_depth = {}, {}, {}
     for g, stride, n, name in groups:
         r.size[g] = n
-        r.crosses[g] = cross = d(
+        r.crosses[g] = cross = flag(
             f"{g}_crosses_nodes",
             all_of(n.gt(1), (stride * n).gt(gpn)),
             f"the {name} group crosses nodes",
             f"{name} 组跨节点",
-            unit=BOOL,
         )
         r.local[g] = local = count(
             f"{g}_ranks_per_node",
@@ -438,25 +411,21 @@ def _placement(reg: Registry, r: Ctx) -> None:
             f"{name} 组节点上 NCCL 树的层数（⌊log2 节点数⌋）",
             source=NCCL + ": log2i(nNodes) inter-node tree steps (log2i rounds down)",
         )
-    r.any_cross = d(
+    r.any_cross = flag(
         "any_group_crosses_nodes",
         any_of(*(r.crosses[g] for g in DIMS)),
         "some group crosses nodes",
         "有跨节点的组",
-        unit=BOOL,
     )
     r.placement_text = {}
     for suffix, sep, across, within, none in (
         ("", "; ", " across nodes", " within a node", "no group crosses a node"),
         ("_zh", "；", " 跨节点", " 在节点内", "没有跨节点的组"),
     ):
-        parts = [
-            if_(r.size[g].gt(1), concat(sep, g, if_(r.crosses[g], across, within)), "")
-            for g in DIMS
-        ]
+        parts = ((r.size[g].gt(1), (g, if_(r.crosses[g], across, within))) for g in DIMS)
         r.placement_text[suffix] = d(
             "placement_summary" + suffix,
-            if_(r.any_cross, drop_first(concat(*parts), len(sep)), none),
+            if_(r.any_cross, joined(parts, sep), none),
             "which groups cross nodes",
             "哪些组跨节点",
             unit=TEXT,
@@ -469,48 +438,39 @@ _KIND = {"ar": ("all-reduce", 2), "rs": ("reduce-scatter", 1), "ag": ("all-gathe
 
 
 def _options(r: Ctx, g: str, kind: str):
-    """NCCL's (algorithm, protocol) choices for one ``kind`` collective over group ``g``, each as
-    (latency in µs, bus-bandwidth efficiency, the bandwidth cap in GB/s or None, bytes factor), from
-    ncclTopoTuneModel (NCCL constant):
-
-    - ring, each protocol: base + (steps − inter-node steps) × max(intra step, network overhead) +
-      inter-node steps × net step (the tree's net step where the group has one rank per node:
-      "with ppn=1 latencies are fully exposed"); bus × 0.5 for LL (at most llMaxBw), × 0.92 LL128;
-      bytes × (n − 1)/n per step kind;
-    - tree (all-reduce): base + 2((ranks per node − 1) × NVLink step + log2i(nodes) × net step);
-      bus × 0.92, then LL ÷ 3.8 (at most llMaxBw), LL128 × 7/9 in a node, 120/128 across; its
-      algorithm bandwidth is half the bus bandwidth (bytes × 2);
-    - PAT (all-gather, reduce-scatter, Simple, one rank per node only): 8.0 + log2i(nodes) × 14/3.5
-      + ranks × 2.8; bus × 0.75, bytes × 1."""
+    """NCCL's (algorithm, protocol) choices for one ``kind`` collective over group ``g``: ring
+    with each protocol, then tree (all-reduce) or PAT (one rank per node), each as (latency in µs,
+    bus-bandwidth efficiency, the bandwidth cap in GB/s or None, bytes factor), from
+    ncclTopoTuneModel (NCCL constant)."""
     n, nodes, local, k = r.size[g], r.nodes[g], r.local[g], _KIND[kind][1]
     cross = r.crosses[g]
     alone = all_of(cross, local.eq(1))
-    steps = k * (n - 1)
     inter = if_(cross, k * (nodes - 1), 0)
     ll_cap = if_(
         cross,
         if_(nodes.le(2), NCCL_LL_MAX_BW["2 nodes"], NCCL_LL_MAX_BW["more nodes"]),
         if_(r.fp8_tflops.gt(0), NCCL_LL_MAX_BW["hopper"], NCCL_LL_MAX_BW["ampere"]),
     )
+    cap = {"ll": ll_cap}
+    tree_bw = {
+        "ll": NCCL_TREE_BW["ll"],
+        "ll128": if_(cross, NCCL_TREE_BW["ll128 nodes"], NCCL_TREE_BW["ll128 node"]),
+        "simple": 1,
+    }
     out = []
     for p in PROTOCOLS:
         intra = if_(
             cross, max(NCCL_RING_NVLINK_US[p], NCCL_NET_OVERHEAD_US[p]), NCCL_RING_NVLINK_US[p]
         )
         net = if_(alone, NCCL_TREE_NET_US[p], NCCL_RING_NET_US[p])
-        lat = NCCL_RING_BASE_US[p] + (steps - inter) * intra + inter * net
-        out.append((lat, NCCL_PROTOCOL_BW[p], ll_cap if p == "ll" else None, k * (n - 1) / n))
+        lat = NCCL_RING_BASE_US[p] + (k * (n - 1) - inter) * intra + inter * net
+        out.append((lat, NCCL_PROTOCOL_BW[p], cap.get(p), k * (n - 1) / n))
     if kind == "ar":
         for p in PROTOCOLS:
             lat = NCCL_TREE_BASE_US[p] + 2 * (
                 (local - 1) * NCCL_TREE_NVLINK_US[p] + r.tree_depth[g] * NCCL_TREE_NET_US[p]
             )
-            if p == "ll128":
-                proto = if_(cross, NCCL_TREE_BW["ll128 nodes"], NCCL_TREE_BW["ll128 node"])
-            else:
-                proto = NCCL_TREE_BW["ll"] if p == "ll" else 1
-            eff = NCCL_TREE_BW["simple"] * proto
-            out.append((lat, eff, ll_cap if p == "ll" else None, 2))
+            out.append((lat, NCCL_TREE_BW["simple"] * tree_bw[p], cap.get(p), 2))
     else:
         pat = NCCL_PAT_BASE_US + r.tree_depth[g] * NCCL_TREE_NET_US["simple"] / 3.5 + n * 2.8
         out.append((if_(alone, pat, 1e9), NCCL_PAT_BW, None, 1))
@@ -585,6 +545,7 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
     reg.section = "time"
     d = definer(reg, RATIO)
     count = partial(d, unit=COUNT)
+    flops = partial(d, unit=FLOPS)
     tok = r.tokens_mb
     r.act_bytes = count(
         "activation_element_bytes",
@@ -628,12 +589,11 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         "the layers' active matmul parameters (architecture)",
         "各层激活的矩阵参数（由结构）",
     )
-    r.head_fpt = d(
+    r.head_fpt = flops(
         "head_flops_per_token",
         TRAIN_FLOPS_PER_PARAM_TOKEN * r.V * r.h,
         "output layer FLOPs per token 6·vocab·h",
         "每 token 输出层 FLOPs 6·vocab·h",
-        unit=FLOPS,
         source=doc("compute-floor"),
     )
     r.lin_scale = d(
@@ -660,12 +620,11 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         "重计算额外的注意力 FLOPs",
         source=KORTH + ": full and core-attention recompute run the attention forward again",
     )
-    r.rc_fpt = d(
+    r.rc_fpt = flops(
         "recompute_flops_per_token",
         (r.fpt - r.attn_flops - or0(r.head_fpt)) * r.rc_lin + r.attn_flops * r.rc_attn,
         "FLOPs recompute adds per token (hardware FLOPs, not model FLOPs)",
         "每 token 重计算额外的 FLOPs（硬件 FLOPs，不计入模型 FLOPs）",
-        unit=FLOPS,
         source=RECOMPUTE_SOURCE,
     )
     r.hfu_per_mfu = d(
@@ -726,16 +685,10 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         "wave quantization of the expert GEMMs (tokens per expert × their mean width, the GEMMs that run at once)",
         "专家 GEMM 的波量化效率",
     )
+    intensity = 2 * m_e * n_e * r.h / (r.act_bytes * (m_e * r.h + r.h * n_e + m_e * n_e))
     roof = d(
         "expert_gemm_memory_bound_efficiency",
-        2
-        * m_e
-        * n_e
-        * r.h
-        / (r.act_bytes * (m_e * r.h + r.h * n_e + m_e * n_e))
-        * r.hbm_eff_bw
-        * BYTES_PER_GB
-        / peak,
+        intensity * r.hbm_eff_bw * BYTES_PER_GB / peak,
         "the most an expert GEMM reaches at its arithmetic intensity (HBM-bound below it)",
         "专家 GEMM 在其算术强度下可达的上限（低于此为显存受限）",
         source="roofline: FLOPs ÷ bytes of A, B and C (2·M·N·K ÷ 2-byte elements of M·K + K·N + M·N; M the tokens per expert, N the mean width, K = h) × HBM bandwidth ÷ peak (NVIDIA 'Matrix Multiplication Background User's Guide', math and memory bounds: arithmetic intensity against the GPU's ops:byte ratio)",
@@ -764,10 +717,9 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         "efficiency of the output layer (bf16)",
         "输出层 GEMM 效率（bf16）",
     )
-    hopper = Lookup("gpu", r.gpu_profile, "fp8_tflops", default=0).gt(0)
     kernel_frac = lift(0)
     for k, (ampere, later) in ATTENTION_KERNEL_EFFICIENCY.items():
-        kernel_frac = kernel_frac + if_(r.attention_kernel.eq(k), if_(hopper, later, ampere), 0)
+        kernel_frac = kernel_frac + if_(r.attention_kernel.eq(k), if_(r.fp8_part, later, ampere), 0)
     r.attn_kernel_eff = d(
         "attention_kernel_efficiency",
         kernel_frac,
@@ -796,14 +748,10 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
     full = r.recompute_mode.eq("full")
     compiled = if_(r.compile, COMPILED_ELEMENTWISE, 1)
     hbm = r.hbm_eff_bw * BYTES_PER_GB
+    layer_p = dl * r.dense_layer_p + ml * r.moe_layer_dense_p  # the stage's non-expert parameters
     dense_f = flops(
         "dense_gemm_flops",
-        six
-        * tok
-        * (dl * r.dense_layer_p + ml * r.moe_layer_dense_p)
-        / tp
-        * r.lin_scale
-        * (1 + r.rc_lin),
+        six * tok * layer_p / tp * r.lin_scale * (1 + r.rc_lin),
         "non-expert GEMM FLOPs per micro-batch (with recompute)",
         "每 micro-batch 非专家 GEMM FLOPs（含重计算）",
         source=doc("compute-floor") + ": 6 × tokens × parameters ÷ tp",
@@ -831,14 +779,10 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         source=doc("compute-floor"),
     )
     d_moe = ml * (r.expert_copies * r.f_moe / r.etp + tok * r.f_sh / tp)
+    h_elems, f_elems = (dl + ml) * tok * r.h / r.sp_div, dl * tok * r.f / tp + d_moe
     elem_bytes = (
-        (dl + ml)
-        * tok
-        * r.h
-        / r.sp_div
-        * (ELEMENTWISE_BYTES_PER_H + if_(r.fp8, FP8_CAST_BYTES_PER_H, 0))
-        + (dl * tok * r.f / tp + d_moe)
-        * (ELEMENTWISE_BYTES_PER_F + if_(r.fp8, FP8_CAST_BYTES_PER_F, 0))
+        h_elems * (ELEMENTWISE_BYTES_PER_H + if_(r.fp8, FP8_CAST_BYTES_PER_H, 0))
+        + f_elems * (ELEMENTWISE_BYTES_PER_F + if_(r.fp8, FP8_CAST_BYTES_PER_F, 0))
         + ml * tok * r.topk * r.h / r.sp_div * MOE_ROUTING_BYTES
     )
     elem = traffic(
@@ -886,11 +830,7 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
     t_attn = attn_f / (r.bf16_flops * r.eff_attn)
     t_c = d(
         "compute_s",
-        dense_f
-        / (
-            r.gemm_flops
-            * if_(ml.gt(0), if_(dl.gt(0), minimum(r.eff_dense, r.eff_moe), r.eff_moe), r.eff_dense)
-        )
+        dense_f / (r.gemm_flops * of_kinds(dl, ml, r.eff_dense, r.eff_moe, minimum))
         + expert_f * r.moe_imbalance / (r.gemm_flops * r.eff_expert)
         + t_attn
         + head_f / (r.bf16_flops * r.eff_head)
@@ -899,10 +839,6 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         "一个 micro-batch 的计算",
         source=TIME + ": FLOPs ÷ (peak × efficiency) + bytes ÷ HBM bandwidth",
     )
-    # tensor parallel, per pass: an all-reduce (RS + AG with sequence parallel) after attention and
-    # one after the MLP; an MoE block has its own only where the convention gathers its tokens over
-    # tp or a shared expert runs tensor-parallel; one for the embedding's output and one for the
-    # output layer's input
     moe_mlp_tp = if_(any_of(conv(r, "moe_block_tp_collectives").eq(1), r.f_sh.gt(0)), 1, 0)
     n_ar = (
         passes * (2 * dl + ml * (1 + moe_mlp_tp))
@@ -945,8 +881,6 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         "每 micro-batch 序列并行集合通信的拷贝",
         source="conventions table sp_layout_copy (torchtitan's batch-first activations): each sequence-parallel all-gather and reduce-scatter on dimension 1 reads and writes the whole unsharded activation once more (torch/distributed/_functional_collectives.py all_gather_tensor / reduce_scatter_tensor: torch.cat of torch.chunk when the dimension is not 0), at HBM bandwidth",
     )
-    # q and k gathered over tp at the q/k norms (tp_qk_norm_gather): the gathers, and the rotary and
-    # repeat_kv work every rank then repeats on all heads
     qk_on = all_of(r.tp_qk_gather, r.qk_norm, tp.gt(1))
     qk_bytes = tok * (r.a + r.g) * r.hd * (tp - 1) / tp * qk_elem_bytes * compiled
     qk_calls_q, qk_calls_k = fwd_passes + 2, fwd_passes
@@ -959,7 +893,6 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         + f"{QK_EAGER_BYTES_FWD} bytes per element per forward pass, {QK_EAGER_BYTES_BWD} backward (eager bf16, apply_rotary_emb and repeat_kv in torchtitan/experiments/qwen3/model/model.py), at HBM bandwidth (× {COMPILED_ELEMENTWISE} compiled)",
     )
     qk_lat = if_(qk_on, al * (qk_calls_q * r.tp_q_ag_lat + qk_calls_k * r.tp_k_ag_lat), 0)
-    # context parallel: the ring passes each rank's K and V around (forward), and K, V and their gradients (backward)
     kv = tok * 2 * r.g * r.hd / tp * r.act_bytes
     cp_sends = al * 3 * (r.cp - 1)
     t_cp_raw = if_(r.cp.gt(1), cp_sends * (r.alpha["cp"] + kv / (r.p2p["cp"] * BYTES_PER_GB)), 0)
@@ -970,7 +903,6 @@ def _stage(reg: Registry, r: Ctx, stage: str) -> None:
         "每 micro-batch 上下文并行 K/V 交换（未掩盖）",
         source="Megatron-LM / Transformer Engine context parallelism (attention.py AttnFuncWithCPAndKVP2P): cp − 1 ring steps of K and V forward, K, V, dK, dV backward, the convention's share of it hidden behind the attention chunks",
     )
-    # expert parallel: dispatch and combine, forward and backward (again under full recompute)
     act = tok * r.h * r.act_bytes / r.sp_div  # a layer's activation on the rank
     a2a = r.topk * tok * r.h * r.act_bytes / r.sp_div
     off = (r.ep - r.local["ep"]) / r.ep
@@ -1139,7 +1071,7 @@ def _step(reg: Registry, r: Ctx) -> None:
     is_middle = all_of(r.has_middle, t["middle"].ge(t["last"]))
     d(
         "slowest_stage",
-        if_(r.single, "only", if_(is_first, "first", if_(is_middle, "middle", "last"))),
+        if_(r.single, "only", by_stage(is_first, is_middle, str)),
         "the slowest pipeline stage (it sets the pace)",
         "最慢的流水段（决定节奏）",
         unit=TEXT,
@@ -1147,8 +1079,7 @@ def _step(reg: Registry, r: Ctx) -> None:
 
     def pick_slowest(key: str):
         """The slowest stage's term ``key`` (blank where a stage's micro-batch time is)."""
-        first, middle, last = (r.stage_time[s][key] for s in STAGES)
-        return if_(is_first, first, if_(is_middle, middle, last))
+        return by_stage(is_first, is_middle, lambda s: r.stage_time[s][key])
 
     r.pick_slowest = pick_slowest
     r.t_micro = d(
@@ -1215,15 +1146,15 @@ def _hidden(raw, exposed):
 
 def _data_parallel(reg: Registry, r: Ctx) -> None:
     d = definer(reg, SECONDS)
+    count = partial(d, unit=COUNT)
     coll = partial(_collective, reg, r)
     m = r.n_micro
-    gb, wb = Lookup("dtype", r.grad_dtype, "bytes"), Lookup("dtype", r.weight_dtype, "bytes")
-    ls = d(
+    gb, wb = r.gbytes, r.wbytes
+    ls = count(
         "layers_per_stage",
         ceil(r.L / r.pp),
         "layers a pipeline stage holds (ZeRO-3 gathers and reduces one at a time)",
         "每个流水段的层数（ZeRO-3 逐层聚合与归约）",
-        unit=COUNT,
         source=TIME,
     )
     z3 = r.zero.ge(3)
@@ -1250,12 +1181,11 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
             unit="params",
             source="conventions table dp_bucket_params (torch DDP bucket_cap_mb 25; Megatron-LM distributed_data_parallel.py @d98e8a64 max(40,000,000, 1,000,000 × dp) (dp_bucket_params_per_dp); DeepSpeed reduce_bucket_size 5e8; FSDP2: one per layer); expert parameters in buckets of their own over the expert-DP group (Megatron-LM param_and_grad_buffer.py, expert_data_parallel_group)",
         )
-        n_b = d(
+        n_b = count(
             f"{pre}_buckets",
             if_(psi.gt(0), if_(r.overlap_grad, ceil(psi / maximum(bucket, 1)), 1), 0),
             f"{what}gradient collectives per reduction",
             f"每次归约的{zh}梯度集合通信次数",
-            unit=COUNT,
             source="overlap_grad_reduce: one per bucket; off: the whole gradient in one (Megatron-LM sets bucket_size None without overlap_grad_reduce)",
         )
         nb1 = maximum(n_b, 1)
@@ -1265,63 +1195,53 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
             return coll(f"{pre}_{name}", g, kind, nbytes, en, zh_)
 
         grad_bucket, what_b = psi / nb1 * gb, f"an {what}gradient bucket"
-        ar, ar_lat = call("all_reduce", "ar", grad_bucket, what_b, f"{zh}梯度桶")
-        rs, rs_lat = call("reduce_scatter", "rs", grad_bucket, what_b, f"{zh}梯度桶")
-        ag, ag_lat = call(
-            "all_gather", "ag", psi / nb1 * wb, f"an {what}parameter bucket", f"{zh}参数桶"
-        )
+        # each call a (time, latency) pair
+        ar = call("all_reduce", "ar", grad_bucket, what_b, f"{zh}梯度桶")
+        rs = call("reduce_scatter", "rs", grad_bucket, what_b, f"{zh}梯度桶")
+        ag = call("all_gather", "ag", psi / nb1 * wb, f"an {what}parameter bucket", f"{zh}参数桶")
         layer_w, layer_g = psi / ls * wb, psi / ls * gb
-        lag, lag_lat = call(
+        lag = call(
             "layer_all_gather", "ag", layer_w, f"a layer's {what}parameters", f"一层{zh}参数"
         )
-        lrs, lrs_lat = call(
+        lrs = call(
             "layer_reduce_scatter", "rs", layer_g, f"a layer's {what}gradients", f"一层{zh}梯度"
         )
         active = all_of(n.gt(1), psi.gt(0))
-        one_red = if_(active, if_(z0, ar, rs), 0)
-        one_red_lat = if_(active, if_(z0, ar_lat, rs_lat), 0)
+        one_red = [if_(active, if_(z0, a, b), 0) for a, b in zip(ar, rs)]
         if g == "grad":
             # HSDP: the reduce-scattered shard is all-reduced across the dp/dp_shard replicas
-            rar, rar_lat = coll(
-                "rep_all_reduce", "rep", "ar", psi / nb1 / n * gb, "a gradient shard", "梯度分片"
-            )
-            lar, lar_lat = coll(
-                "rep_layer_all_reduce",
-                "rep",
-                "ar",
-                psi / ls / n * gb,
-                "a layer's gradient shard",
-                "一层梯度分片",
-            )
+            shard = psi / nb1 / n * gb, "a gradient shard", "梯度分片"
+            rar = coll("rep_all_reduce", "rep", "ar", *shard)
+            layer_shard = psi / ls / n * gb, "a layer's gradient shard", "一层梯度分片"
+            lar = coll("rep_layer_all_reduce", "rep", "ar", *layer_shard)
             hsdp = all_of(negate(z0), r.size["rep"].gt(1))
-            one_red = one_red + if_(hsdp, rar, 0)
-            one_red_lat = one_red_lat + if_(hsdp, rar_lat, 0)
-            lrs = lrs + if_(hsdp, lar, 0)
-            lrs_lat = lrs_lat + if_(hsdp, lar_lat, 0)
+            one_red = [x + if_(hsdp, y, 0) for x, y in zip(one_red, rar)]
+            lrs = [x + if_(hsdp, y, 0) for x, y in zip(lrs, lar)]
         gathers = all_of(active, negate(z0))
-        c["red"].append(n_b * one_red)
-        c["red_lat"].append(n_b * one_red_lat)
-        c["one_red"].append(one_red)
-        c["gat"].append(if_(gathers, n_b * ag, 0))
-        c["gat_lat"].append(if_(gathers, n_b * ag_lat, 0))
-        c["one_gat"].append(if_(gathers, ag, 0))
-        c["lag"].append(if_(active, lag, 0))
-        c["lrs"].append(if_(active, lrs, 0))
-        c["lag_lat"].append(if_(active, lag_lat, 0))
-        c["lrs_lat"].append(if_(active, lrs_lat, 0))
+        for i, lat in enumerate(("", "_lat")):
+            c["red" + lat].append(n_b * one_red[i])
+            c["gat" + lat].append(if_(gathers, n_b * ag[i], 0))
+            c["lag" + lat].append(if_(active, lag[i], 0))
+            c["lrs" + lat].append(if_(active, lrs[i], 0))
+        c["one_red"].append(one_red[0])
+        c["one_gat"].append(if_(gathers, ag[0], 0))
         c["layer_w"].append(if_(active, layer_w, 0))
     tot = {k: total_of(v) for k, v in c.items()}
     lag, lrs = tot["lag"], tot["lrs"]
+
+    def per_step(x: str):
+        """The step's data-parallel time (``x`` = "") or latency (``x`` = "_lat")."""
+        z3_step = m * ls * (2 * tot["lag" + x] + tot["lrs" + x])
+        return if_(z3, z3_step, reps * tot["red" + x] + tot["gat" + x])
+
     raw = d(
         "dp_comm_s",
-        if_(z3, m * ls * (2 * lag + lrs), reps * tot["red"] + tot["gat"]),
+        per_step(""),
         "data-parallel / ZeRO communication per step",
         "每步数据并行 / ZeRO 通信",
         source="ZeRO-0: an all-reduce per bucket; with dp_shard < dp (HSDP) each reduce-scatter within the shard group is followed by an all-reduce of the shard across the replicas; ZeRO-1/2: a reduce-scatter per bucket (every micro-batch where the convention reduces every micro-batch) and an all-gather per bucket; ZeRO-3: per micro-batch and layer two all-gathers and a reduce-scatter (Rajbhandari et al. 2020 §7; FSDP2 reshard_after_forward); dense parameters over dp·cp, expert parameters over the expert-DP group; each call costed as NCCL runs it",
     )
-    raw_lat = if_(
-        z3, m * ls * (2 * tot["lag_lat"] + tot["lrs_lat"]), reps * tot["red_lat"] + tot["gat_lat"]
-    )
+    raw_lat = per_step("_lat")
     shares = any_of(r.crosses["grad"], r.crosses["egrad"], r.crosses["rep"])
     window = d(
         "micro_batch_nic_free_compute_s",
@@ -1411,8 +1331,7 @@ def _latency_and_bound(reg: Registry, r: Ctx) -> None:
         source=NCCL + ": calls per layer, micro-batch and step × each call's latency",
     )
     work = r.term["compute"] + r.term["optimizer"] + r.term["offload"]
-    bub = r.term["bubble"]
-    top = maximum(work, bw, lat, bub)
+    top = maximum(work, bw, lat, r.term["bubble"])
     for suffix, names in (
         ("", ("compute", "communication", "latency", "bubble")),
         ("_zh", ("计算", "通信带宽", "通信延迟", "流水线气泡")),
@@ -1452,7 +1371,7 @@ def _offload(reg: Registry, r: Ctx) -> None:
         unit="params",
         source=doc("parts-and-groups"),
     )
-    gb, wb = Lookup("dtype", r.grad_dtype, "bytes"), Lookup("dtype", r.weight_dtype, "bytes")
+    gb, wb = r.gbytes, r.wbytes
     weights = r.line_bytes[("weights", "dense")] + r.line_bytes[("weights", "expert")]
     grads = r.line_bytes[("grads", "dense")] + r.line_bytes[("grads", "expert")]
     host_bytes = traffic(
@@ -1492,12 +1411,10 @@ def _offload(reg: Registry, r: Ctx) -> None:
         "每步传输卸载状态的时间",
         source="host link at its speed, NVMe at the NVMe's (host_stream_s + nvme_stream_s)",
     )
+    host_bytes_node = opt_params * r.gpus_per_node * CPU_ADAM_HOST_BYTES_PER_PARAM
     cpu = d(
         "cpu_optimizer_s",
-        opt_params
-        * r.gpus_per_node
-        * CPU_ADAM_HOST_BYTES_PER_PARAM
-        / (r.host_mem_bw * BYTES_PER_GB),
+        host_bytes_node / (r.host_mem_bw * BYTES_PER_GB),
         "CPU Adam update per step (the node's ranks share the host)",
         "每步 CPU Adam 更新（节点内共享主机）",
         source=f"{CPU_ADAM_HOST_BYTES_PER_PARAM} bytes of host-memory bandwidth per parameter: DeepSpeed docs/_tutorials/zero-offload.md log (optimizer_step 6.2 s, 10.3B parameters, DGX-2 256 GB/s); DeepSpeed PR #735: CPU-Adam 8.2 s for 11.6B",
@@ -1559,13 +1476,10 @@ def _total(reg: Registry, r: Ctx) -> None:
         ("", ", ", {k: k for k in TERM_KEYS}),
         ("_zh", "，", {k: short for k, _en, _zh, short in TERMS}),
     ):
-        parts = [
-            if_(r.term[k].gt(0), concat(sep, names[k], " ", sig_text(r.term[k]), " s"), "")
-            for k in TERM_KEYS
-        ]
+        parts = ((r.term[k].gt(0), (names[k], " ", sig_text(r.term[k]), " s")) for k in TERM_KEYS)
         d(
             "step_time_terms" + suffix,
-            drop_first(concat(*parts), len(sep)),
+            joined(parts, sep),
             "step time by term",
             "步时分项",
             unit=TEXT,

@@ -18,7 +18,7 @@ from ..expr import (
     negate,
 )
 from ..registry import BOOL, DAYS, ERROR, MONEY, NODE_HOURS, TEXT, Registry
-from .common import COLUMN, Ctx, definer, doc, sentence
+from .common import COLUMN, Ctx, definer, doc, joined, sentence, switch
 
 CHECK_RULES_PER_PART = 8
 
@@ -41,13 +41,7 @@ PEAK_NEEDS = ("seq_len", "layers", "hidden", "heads", "ffn_hidden", "vocab")
 
 def _missing(cols) -> object:
     """The names of the empty columns among ``cols``, comma separated."""
-    return drop_first(concat(*(if_(IsBlank(Col(c)), concat(", ", c), "") for c in cols)), 2)
-
-
-def _say(outcome, words: dict) -> object:
-    """The word for each value of an outcome quantity (nested conditionals over its values)."""
-    (value, word), *rest = words.items()
-    return word if not rest else if_(outcome.eq(value), word, _say(outcome, dict(rest)))
+    return joined(((IsBlank(Col(c)), (c,)) for c in cols), ", ")
 
 
 def define(reg: Registry, r: Ctx) -> None:
@@ -72,21 +66,16 @@ def _verdict(reg: Registry, key: str, zh: str, outcome, words: dict, why, why_zh
     and ``zh``; the tone."""
     d = definer(reg, TEXT, doc("verdicts"))
     words = {**words, "unknown": ("cannot tell", "无法判断", "unknown")}
-    en = key
     labels = (
-        ("", f"{en} verdict", f"{zh}结论"),
-        ("_zh", f"{en} verdict (zh)", f"{zh}结论"),
-        ("_tone", f"{en} verdict: good, bad or unknown", f"{zh}结论：好、坏或未知"),
+        ("", f"{key} verdict", f"{zh}结论"),
+        ("_zh", f"{key} verdict (zh)", f"{zh}结论"),
+        ("_tone", f"{key} verdict: good, bad or unknown", f"{zh}结论：好、坏或未知"),
     )
     for i, (suffix, en_label, zh_label) in enumerate(labels):
-        tone = d(
-            f"verdict_{key}{suffix}",
-            _say(outcome, {v: w[i] for v, w in words.items()}),
-            en_label,
-            zh_label,
-        )
+        said = switch(outcome, {v: w[i] for v, w in words.items()})
+        tone = d(f"verdict_{key}{suffix}", said, en_label, zh_label)
     for suffix, text in (("", why), ("_zh", why_zh)):
-        en_label = f"why ({en})" + (suffix and " (zh)")
+        en_label = f"why ({key})" + (suffix and " (zh)")
         d(f"verdict_{key}_reason{suffix}", text, en_label, f"原因（{zh}）")
     return tone
 
@@ -121,8 +110,13 @@ def _memory(reg: Registry, r: Ctx):
         if_(peak.ge(measured), "+", "−"),
         gb_text(if_(peak.ge(measured), peak - measured, measured - peak)),
     )
-    why = if_(
-        given,
+
+    def why(measured_text, peak_text, state_text, missing_text):
+        """The reason, with each outcome's text."""
+        unmeasured = if_(over_state, state_text, missing_text)
+        return if_(given, measured_text, if_(known, peak_text, unmeasured))
+
+    why_en = why(
         sentence(
             "measured {} of {} HBM; the estimate on the device is {}{}",
             m_t,
@@ -130,40 +124,27 @@ def _memory(reg: Registry, r: Ctx):
             peak_t,
             if_(known, sentence(" ({}{})", *diff), ""),
         ),
-        if_(
-            known,
-            sentence(
-                "peak {} on the device against {} of HBM ({})",
-                peak_t,
-                hbm_t,
-                if_(over.gt(0), concat(over_t, " over"), concat(spare_t, " to spare")),
-            ),
-            if_(
-                over_state,
-                sentence("the state alone, {}, is above {} of HBM", state_t, hbm_t),
-                sentence("the peak needs {}, which the row leaves empty", missing),
-            ),
+        sentence(
+            "peak {} on the device against {} of HBM ({})",
+            peak_t,
+            hbm_t,
+            if_(over.gt(0), concat(over_t, " over"), concat(spare_t, " to spare")),
         ),
+        sentence("the state alone, {}, is above {} of HBM", state_t, hbm_t),
+        sentence("the peak needs {}, which the row leaves empty", missing),
     )
-    why_zh = if_(
-        given,
+    why_zh = why(
         sentence("实测 {}，显存 {}；设备口径估算 {}", m_t, hbm_t, peak_t),
-        if_(
-            known,
-            sentence(
-                "设备峰值 {}，显存 {}{}",
-                peak_t,
-                hbm_t,
-                if_(over.gt(0), concat("，超出 ", over_t), concat("，余 ", spare_t)),
-            ),
-            if_(
-                over_state,
-                sentence("仅模型状态 {} 已超过显存 {}", state_t, hbm_t),
-                sentence("峰值需要 {}，而该行未给出", missing),
-            ),
+        sentence(
+            "设备峰值 {}，显存 {}{}",
+            peak_t,
+            hbm_t,
+            if_(over.gt(0), concat("，超出 ", over_t), concat("，余 ", spare_t)),
         ),
+        sentence("仅模型状态 {} 已超过显存 {}", state_t, hbm_t),
+        sentence("峰值需要 {}，而该行未给出", missing),
     )
-    return _verdict(reg, "memory", "显存", outcome, MEMORY_WORDS, why, why_zh)
+    return _verdict(reg, "memory", "显存", outcome, MEMORY_WORDS, why_en, why_zh)
 
 
 def _deadline(reg: Registry, r: Ctx):
@@ -198,9 +179,7 @@ def _deadline(reg: Registry, r: Ctx):
     needs = _missing(("tokens", "days", "seq_len", "global_batch"))
     days_t, window_t = grouped(r.days_on_config, 1), grouped(window_days, 1)
     gpus_t = grouped(r.gpus, 0)
-    why = if_(
-        IsBlank(meets),
-        sentence("needs {}, which the row leaves empty", needs),
+    days = (
         sentence(
             "{} days on {} GPUs against {} days ({} less {} in reserve)",
             days_t,
@@ -209,10 +188,6 @@ def _deadline(reg: Registry, r: Ctx):
             r.days,
             r.reserve,
         ),
-    )
-    why_zh = if_(
-        IsBlank(meets),
-        sentence("需要 {}，而该行未给出", needs),
         sentence(
             "{} 卡需 {} 天，可用 {} 天（期限 {} 天，预留 {} 天）",
             gpus_t,
@@ -222,6 +197,11 @@ def _deadline(reg: Registry, r: Ctx):
             r.reserve,
         ),
     )
+    missing = (
+        sentence("needs {}, which the row leaves empty", needs),
+        sentence("需要 {}，而该行未给出", needs),
+    )
+    why, why_zh = (if_(IsBlank(meets), m, t) for m, t in zip(missing, days))
     late_t = grouped(late, 1)
     late_words = sentence("late by {} days", late_t), sentence("延期 {} 天", late_t)
     words = {"meets": ("meets", "按期", "good"), "late": (*late_words, "bad")}
@@ -249,20 +229,16 @@ def _bandwidth(reg: Registry, r: Ctx):
         doc("verdicts"),
     )
     stream_t, budget_t = grouped(stream, 1), grouped(budget, 1)
-    why = if_(
-        negate(r.has_offload),
-        "every state is in HBM",
+    takes = (
         sentence(
             "offload (the streams and the CPU optimizer) takes {} s of a {} s step",
             stream_t,
             budget_t,
         ),
-    )
-    why_zh = if_(
-        negate(r.has_offload),
-        "所有状态都在显存中",
         sentence("卸载（传输与 CPU 优化器）需 {} 秒，每步预算 {} 秒", stream_t, budget_t),
     )
+    in_hbm = "every state is in HBM", "所有状态都在显存中"
+    why, why_zh = (if_(negate(r.has_offload), h, t) for h, t in zip(in_hbm, takes))
     return _verdict(reg, "bandwidth", "带宽", outcome, BANDWIDTH_WORDS, why, why_zh)
 
 
@@ -367,7 +343,6 @@ def _check(reg: Registry, r: Ctx) -> None:
         source=f"{doc('constraints')}; the rules in words: the workbook's check cell and the "
         "JSON's warnings",
     )
-    # each rule's text shows exactly there
     broken = [if_(IsBlank(Ref(c.ok)), False, negate(Ref(c.ok))) for c in reg.constraints]
     d(
         "check_says_something",
