@@ -690,7 +690,9 @@ def rank_order(ledgers: Sequence[Ledger]) -> list[int]:
     """Indices of the ledgers in the summary's order: grouped by currency (in order of first
     appearance: costs in different currencies are never ranked against each other), then by the
     spec's ``rank`` values in turn (False before True, smaller first, blank last), input order
-    breaking ties (a stable order)."""
+    breaking ties (a stable order).  Ledgers whose spec ranks nothing (plans) keep the order given."""
+    if ledgers and not ledgers[0].model.spec.rank:
+        return list(range(len(ledgers)))
     group = {c: k for k, c in enumerate(currencies(ledgers))}
 
     def key(i: int):
