@@ -1,20 +1,13 @@
 """What a handout page shows, as plain data for the template: the report spec walked through
 :mod:`ledger_report.render.view` for one configuration and one language, then arranged.
 
-Nothing here computes a figure or decides what a figure says: values, labels, formula texts,
-verdicts, tones, which lines are shown, the peak's phase and the summary's order are looked up
-(registry quantities, through the view and the spec).  What this module adds is presentation:
-
-* where each part of the spec goes: verdicts, headline figures and layout in the header; wide
-  tables (the state ledger) across the top; tables drawn as bars beside them; every other section
-  in reading order (:data:`FLOW_FIRST`, the others, :data:`FLOW_LAST`) in three columns below (a
-  section the spec adds later lands among them); a figure of several sections is printed once;
-* what a page too full leaves out, level by level (:data:`TRIMMED`, :data:`ESSENTIAL`): formula
-  texts, then a few figures (all of them are in the workbook and the JSON);
-* the bars' geometry and fills (touching segments never share one), the cut of the flow into the
-  columns (:func:`cut`), how much of a long note is shown (:func:`note`);
-* the summary's groups (one per currency: costs in different currencies are never ranked against
-  each other) and the plan handout's Pareto front as bars.
+Nothing here computes a figure or decides what a figure says (values, labels, formula texts,
+verdicts, tones, which lines are shown and the summary's order are looked up through the view and
+the spec).  What it adds is presentation: where each part of the spec goes (the header, wide
+tables across the top, bars beside them, the other sections in three columns below, a figure of
+several sections once), what a page too full leaves out (:data:`TRIMMED`), the bars' fills, the
+cut into columns (:func:`cut`), how much of a long note is shown (:func:`note`), the summary's
+groups by currency and the plan handout's Pareto front.
 """
 
 from __future__ import annotations
@@ -32,11 +25,8 @@ from ..engine import Ledger
 from . import view
 
 COLUMNS = 3  # the flow's columns: two under the state ledger, one under the memory chart
-# The flow's sections in the order a reviewer reads them: the budget (whole, at the top of the
-# first column), the peak and the compute floor first (under the state ledger), then the rest in
-# the spec's order, the least read sections (the parameter count, the items outside the ledger,
-# the assumptions) last (the foot of the column under the chart).  A section the spec adds later
-# lands among the rest.
+# The flow's sections in reading order: these first (the budget whole, atop the first column),
+# the spec's others (a section it adds later too), the least read last.
 FLOW_FIRST = ("budget", "peak", "measured", "compute")  # the budget first: never split
 FLOW_LAST = ("params", "uncounted", "notes")
 NARROW_COLUMNS = 4  # a table with more columns than this goes across the top of the page
@@ -46,14 +36,10 @@ COMPACT_SECTIONS = ("layout",)  # label-value pairs run together in the header
 NOTE_SECTIONS = ("check",)
 NOT_IN_FLOW = (*HEADER_SECTIONS, *COMPACT_SECTIONS, *NOTE_SECTIONS)
 
-# One layout for every page (handout.css: 8 pt, the print minimum, at one line height, which the
-# renderer reads from it, everywhere).  A page too full for its sheet is
-# fitted by one rule, the same for every page: at each trim level, the formula texts of a fixed set
-# of sections are left out (the figures stay; each formula text is in the workbook's cell and the
-# JSON, and docs/definitions.md says it), the least read sections first (TRIMMED; ALL: every
-# section's, the state ledger's totals too); and the header's note gets less room (NOTE_MAX_EM,
-# NOTE_MAX_LINES).  ``density`` in the renderer is this level; a page at a level above 0 says in
-# one line where the formulas are.
+# A page too full for its sheet is fitted by one rule: at each trim level (the renderer's
+# ``density``) the formula texts of more sections are left out, the least read first (ALL: every
+# section's; the figures stay: each formula is in the workbook and the JSON, as the page then
+# says), and the header's note gets less room (NOTE_MAX_EM, NOTE_MAX_LINES).
 ALL = "*"
 MAX_DENSITY = 4
 TRIMMED = (
