@@ -24,33 +24,25 @@ def _table(headers: list[str], rows: list[list[str]], align: str) -> list[str]:
     return [line(headers), sep] + [line(r) for r in rows]
 
 
-_RIGHT = {"bytes_per_param", "shard_group", "params_on_rank", "bytes_per_rank"}
+_RIGHT = {"bytes_per_param", "shard_group", "params_on_rank"}
+_BYTES_COLUMNS = (  # a state's bytes per rank in GB and in GiB
+    ("GB", "r", lambda ln: units.gb(ln.values["bytes_per_rank"])),
+    ("GiB", "r", lambda ln: units.gib(ln.values["bytes_per_rank"])),
+)
 
 
 def _section(s: ViewSection) -> list[str]:
     out = [f"-- {s.title} --"]
     if s.kind == "table":
-        headers, align = [], ""
+        named = next(iter(s.fixed)) if len(s.fixed) == 1 else None  # the line's label names it
+        cols: list[tuple] = []
         for name, head in s.columns:
             if name == "bytes_per_rank":
-                headers += ["GB", "GiB"]
-                align += "rr"
-            else:
-                headers.append(head)
-                align += "r" if name in _RIGHT else "l"
-        rows = []
-        # one id column: the line's label names it
-        named = next(iter(s.fixed)) if len(s.fixed) == 1 else None
-        for ln in s.lines:
-            cells = []
-            for name, _head in s.columns:
-                if name == "bytes_per_rank":
-                    b = ln.values[name]
-                    cells += [units.gb(b), units.gib(b)]
-                else:
-                    cells.append(ln.label if name == named else ln.cells[name])
-            rows.append(cells)
-        out += _table(headers, rows, align)
+                cols += _BYTES_COLUMNS
+                continue
+            cell = (lambda ln: ln.label) if name == named else (lambda ln, n=name: ln.cells[n])
+            cols.append((head, "r" if name in _RIGHT else "l", cell))
+        out += _columns(tuple(cols), s.lines)
     for r in s.rows:
         text = r.text + (f" = {r.gib}" if r.gib else "")
         out.append(f"{r.label}: {text}")
