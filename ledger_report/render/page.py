@@ -627,28 +627,20 @@ def note(text: str, density: int, lead: str = "") -> dict[str, Any]:
     the limit are joined with " / " (nothing is lost); characters beyond the width are cut, and the
     template then prints a visible marker with the shown and total counts.  ``lead`` (the rules the
     row breaks) comes first, whole, and the note gets the room that is left."""
-    if lead:
-        rest = _cut(text, density, _em(lead + " · ")) if text else note("", density)
-        return {**rest, "text": f"{lead} · {rest['text']}" if rest["text"] else lead}
-    if not text:
-        return {"text": "", "truncated": False, "shown": 0, "total": 0}
-    return _cut(text, density, 0.0)
-
-
-def _cut(text: str, density: int, taken: float) -> dict[str, Any]:
     lines = [ln.strip() for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
     lines = [ln for ln in lines if ln]
     keep = NOTE_MAX_LINES[density]
     if len(lines) > keep:
         lines = lines[: keep - 1] + [" / ".join(lines[keep - 1 :])]
     joined = "\n".join(lines)
-    limit = max(NOTE_MAX_EM[density] - taken, 0)
+    limit = max(NOTE_MAX_EM[density] - (_em(lead + " · ") if lead else 0.0), 0)
     # the marker takes room too: a note that fits in the limit and the marker's room is shown whole
     truncated = _em(joined) > limit + _em(_MARKER_SAMPLE)
     if truncated:  # the characters whose widths add up to the limit (every width is positive)
         k = bisect.bisect_right(list(itertools.accumulate(map(_em, joined))), limit)
         joined = joined[:k].rstrip()
-    return {"text": joined, "truncated": truncated, "shown": len(joined), "total": len(text)}
+    shown = " · ".join(t for t in (lead, joined) if t)
+    return {"text": shown, "truncated": truncated, "shown": len(joined), "total": len(text)}
 
 
 def clip(text: str, limit: int) -> str:
