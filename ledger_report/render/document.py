@@ -131,11 +131,10 @@ def write_lines(
     lead = ""
     for chunk in chunks(ledgers, rows):
         docs = map(_COMPACT, map(config_document, chunk))  # lazy: the text made once, in the join
-        out.write((head if not lead else b"") + (lead + ",\n".join(docs)).encode())
-
-        lead = ",\n"
+        out.write(head + (lead + ",\n".join(docs)).encode())
+        head, lead = b"", ",\n"
         done(len(chunk))
-    out.write((head if not lead else b"") + b"\n  ]\n}\n")
+    out.write(head + b"\n  ]\n}\n")
 
 
 # json.dumps' compact form (a document holds no cycle, so none is looked for: the same text)
