@@ -49,9 +49,8 @@ TRIMMED = (
     frozenset({"params", "uncounted", "offload", "measured", "peak", "compute", "phases"}),
     frozenset({ALL}),
 )
-# At the last level (ALL), a figure of the headline strip is printed there only and a blank
-# figure is left out (not in KEEP_WHOLE), and a section named here keeps only these figures (registry
-# keys); the full list is in the workbook and the JSON, and the page's foot says so.
+# At the last level (ALL) a section named here keeps only these figures (PageData._kept); the full
+# list is in the workbook and the JSON, and the page's foot says so.
 ESSENTIAL = {
     "params": frozenset(
         {
@@ -293,9 +292,7 @@ def page_data(lg: Ledger, lang: str) -> PageData:
     if notes:
         k = section("notes", "", "notes")  # the template names it
         items += [{"sec": k, "kind": "note", "text": text} for _key, text in notes]
-    # the rules the row breaks, in words ("warning: pp: expected …, found …"), each rule's
-    # text ending with its own separator
-    # the reader's warnings (a column that contradicts the row's named model) come first
+    # the reader's warnings (a column contradicting the row's model), then the rules the row breaks
     lead = [str(w) for w in lg.config.warnings] + [
         sep.join(r.text.rstrip("; ；") for r in by_key[k].rows)
         for k in NOTE_SECTIONS
