@@ -600,12 +600,10 @@ def cut(
     big = 1e6
     # ties go to the cut that fills the earlier columns (the reading order), never a gap
     slack = slack + 1e-6 * (a + b)
-    if np.any(valid & (spare >= 0)):
-        score = np.where(valid & (spare >= 0), splits * big - slack, np.inf)
-    elif np.any(valid & (slack >= 0.5)):
-        score = np.where(valid & (slack >= 0.5), lonely * big - slack, np.inf)
-    else:
-        score = np.where(valid, -slack, np.inf)
+    for fits, penalty in ((spare >= 0, splits), (slack >= 0.5, lonely), (valid, 0.0)):
+        if np.any(valid & fits):  # the first of these tiers any cut reaches
+            score = np.where(valid & fits, penalty * big - slack, np.inf)
+            break
     ka, kb = np.unravel_index(int(np.argmin(score)), score.shape)
     bounds = (0, int(ka), int(kb), n)
     return [
