@@ -42,13 +42,8 @@ NOT_IN_FLOW = (*HEADER_SECTIONS, *COMPACT_SECTIONS, *NOTE_SECTIONS)
 # says), and the header's note gets less room (NOTE_MAX_EM, NOTE_MAX_LINES).
 ALL = "*"
 MAX_DENSITY = 4
-TRIMMED = (
-    frozenset(),
-    frozenset({"params", "uncounted", "offload", "measured"}),
-    frozenset({"params", "uncounted", "offload", "measured", "peak"}),
-    frozenset({"params", "uncounted", "offload", "measured", "peak", "compute", "phases"}),
-    frozenset({ALL}),
-)
+_TRIM_STEPS = ((), ("params", "uncounted", "offload", "measured"), ("peak",), ("compute", "phases"))
+TRIMMED = (*map(frozenset, itertools.accumulate(_TRIM_STEPS)), frozenset({ALL}))  # each level more
 # At the last level (ALL) a section named here keeps only these figures (PageData._kept); the full
 # list is in the workbook and the JSON, and the page's foot says so.
 ESSENTIAL = {
