@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html as htmllib
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from ledger_report import api
@@ -16,6 +17,7 @@ from ledger_report.engine import compute, compute_many, config_from_mapping
 from ledger_report.render import handout, view
 from ledger_report.render import page as pg
 from ledger_report.render.table import render_plans, render_table
+from ledger_report.report import DEFAULT
 
 # Qwen3-8B (docs/scenarios.md) for 100B tokens, ZeRO-1 on 4 H100 at 40 % MFU: 5.266e21 FLOPs ÷ (4 ×
 # 989e12 FLOP/s × 0.4) ÷ 86,400 = 38.5 days needed against a 30-day deadline with 5 days in
@@ -82,6 +84,16 @@ def test_two_currencies_are_ranked_each_within_its_own(tmp_path):
     # each group headed by its currency, the rows under it in rank order
     order = [text.index(t) for t in ("costs in: CNY", "cny-c", "cny-a", "costs in: USD", "usd-b")]
     assert order == sorted(order)
+
+
+def test_ledgers_not_ranked_keep_the_order_given(tmp_path):
+    """Plans (a spec that ranks nothing) are listed as given, even in two currencies: grouped by
+    currency the USD row would move last."""
+    unranked = replace(DEFAULT, spec=replace(DEFAULT.spec, rank=()))
+    rows = [lg.config for lg in _two_currencies(tmp_path)]
+    lgs = list(compute_many(rows, unranked))
+    assert [lg["currency"] for lg in lgs] == ["CNY", "USD", "CNY"]
+    assert pg.rank_order(lgs) == [0, 1, 2]
 
 
 def test_costs_carry_their_currency_on_the_pages_and_in_the_terminal(tmp_path):

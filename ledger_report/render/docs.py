@@ -161,10 +161,7 @@ def _aliases_md() -> list[str]:
     return out
 
 
-def json_md(spec: Report = SPEC, reg: Registry | None = None) -> str:
-    from ..model.definitions import REGISTRY
-
-    reg = reg or REGISTRY
+def json_md(reg: Registry, spec: Report = SPEC) -> str:
     out = [
         GENERATED,
         "# The JSON document\n",
@@ -234,5 +231,5 @@ def all_docs() -> dict[str, str]:
     return {
         "definitions.md": definitions_md(REGISTRY),
         "columns.md": columns_md(),
-        "json.md": json_md(),
+        "json.md": json_md(REGISTRY),
     }

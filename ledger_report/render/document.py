@@ -13,7 +13,7 @@ from typing import Any, BinaryIO, Callable, Iterable
 from ..engine import CHUNK_ROWS, Ledger, chunks, plainers, resolved_inputs
 from ..model.registry import WARNING
 from ..report import Table
-from .view import assumption_items
+from .view import assumptions
 
 SCHEMA = "ledger-report/1"
 
@@ -41,8 +41,8 @@ def config_document(lg: Ledger) -> dict[str, Any]:
             out.update(obj)  # a table's totals, or a section of the configuration itself
         else:
             out[sec.json] = obj
-    out["assumptions"] = [text for _, text in assumption_items(lg, "en")]
-    out["assumptions_zh"] = [text for _, text in assumption_items(lg, "zh")]
+    out["assumptions"] = assumptions(lg, "en")
+    out["assumptions_zh"] = assumptions(lg, "zh")
     out["warnings"] = warnings(lg)
     return out
 
@@ -59,29 +59,31 @@ def _layout(model) -> list[tuple[Any, list[tuple[str, _Getters]] | None, _Getter
     spec, reg, out = _LAYOUT  # read once: another thread may replace it (never change it)
     if spec is not model.spec or reg is not model.registry:
         reg, out = model.registry, []
+        plain_of = plainers(reg)  # once per model, not per figure
+
+        def getters(figures) -> _Getters:
+            return [(f.name, _getter(plain_of, f.items, f.key)) for f in figures]
+
         for sec in model.spec.sections:
             if not isinstance(sec, Table):
-                out.append(
-                    (sec, None, [(f.name, _getter(reg, f.items, f.key)) for f in sec.figures])
-                )
+                out.append((sec, None, getters(sec.figures)))
                 continue
             lines = []
             for ln in sec.lines:
                 cells = [(c.name, ln.cells[c.name]) for c in sec.columns]
-                getters = [(n, _getter(reg, x.items, x.key, x.value)) for n, x in cells]
+                got = [(n, _getter(plain_of, x.items, x.key, x.value)) for n, x in cells]
                 if ln.formula:
-                    getters.append(("basis", _getter(reg, (), "", reg[ln.formula].source)))
-                getters.append(("label", _label(ln.en, ln.zh)))
-                lines.append((ln.show, getters))
-            out.append((sec, lines, [(f.name, _getter(reg, f.items, f.key)) for f in sec.total]))
+                    got.append(("basis", _getter(plain_of, (), "", reg[ln.formula].source)))
+                got.append(("label", _label(ln.en, ln.zh)))
+                lines.append((ln.show, got))
+            out.append((sec, lines, getters(sec.total)))
         _LAYOUT = model.spec, model.registry, out
     return out
 
 
-def _getter(reg, items: tuple, key: str, value: Any = None) -> Callable[[Any], Any]:
+def _getter(plain_of, items: tuple, key: str, value: Any = None) -> Callable[[Any], Any]:
     """A figure's value from a row's values: its breakdown (an object of figures), the figure
-    (``plain``), or the spec's fixed value."""
-    plain_of = plainers(reg)
+    (``plain``, of ``plainers``), or the spec's fixed value."""
     if items:
         parts = [(n, k, plain_of[k]) for n, k in items]
         return lambda v: {n: plain(v[k]) for n, k, plain in parts}
@@ -129,11 +131,10 @@ def write_lines(
     lead = ""
     for chunk in chunks(ledgers, rows):
         docs = map(_COMPACT, map(config_document, chunk))  # lazy: the text made once, in the join
-        out.write((head if not lead else b"") + (lead + ",\n".join(docs)).encode())
-
-        lead = ",\n"
+        out.write(head + (lead + ",\n".join(docs)).encode())
+        head, lead = b"", ",\n"
         done(len(chunk))
-    out.write((head if not lead else b"") + b"\n  ]\n}\n")
+    out.write(head + b"\n  ]\n}\n")
 
 
 # json.dumps' compact form (a document holds no cycle, so none is looked for: the same text)

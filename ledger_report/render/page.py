@@ -1,20 +1,13 @@
 """What a handout page shows, as plain data for the template: the report spec walked through
 :mod:`ledger_report.render.view` for one configuration and one language, then arranged.
 
-Nothing here computes a figure or decides what a figure says: values, labels, formula texts,
-verdicts, tones, which lines are shown, the peak's phase and the summary's order are looked up
-(registry quantities, through the view and the spec).  What this module adds is presentation:
-
-* where each part of the spec goes: verdicts, headline figures and layout in the header; wide
-  tables (the state ledger) across the top; tables drawn as bars beside them; every other section
-  in reading order (:data:`FLOW_FIRST`, the others, :data:`FLOW_LAST`) in three columns below (a
-  section the spec adds later lands among them); a figure of several sections is printed once;
-* what a page too full leaves out, level by level (:data:`TRIMMED`, :data:`ESSENTIAL`): formula
-  texts, then a few figures (all of them are in the workbook and the JSON);
-* the bars' geometry and fills (touching segments never share one), the cut of the flow into the
-  columns (:func:`cut`), how much of a long note is shown (:func:`note`);
-* the summary's groups (one per currency: costs in different currencies are never ranked against
-  each other) and the plan handout's Pareto front as bars.
+Nothing here computes a figure or decides what a figure says (values, labels, formula texts,
+verdicts, tones, which lines are shown and the summary's order are looked up through the view and
+the spec).  What it adds is presentation: where each part of the spec goes (the header, wide
+tables across the top, bars beside them, the other sections in three columns below, a figure of
+several sections once), what a page too full leaves out (:data:`TRIMMED`), the bars' fills, the
+cut into columns (:func:`cut`), how much of a long note is shown (:func:`note`), the summary's
+groups by currency and the plan handout's Pareto front.
 """
 
 from __future__ import annotations
@@ -32,11 +25,8 @@ from ..engine import Ledger
 from . import view
 
 COLUMNS = 3  # the flow's columns: two under the state ledger, one under the memory chart
-# The flow's sections in the order a reviewer reads them: the budget (whole, at the top of the
-# first column), the peak and the compute floor first (under the state ledger), then the rest in
-# the spec's order, the least read sections (the parameter count, the items outside the ledger,
-# the assumptions) last (the foot of the column under the chart).  A section the spec adds later
-# lands among the rest.
+# The flow's sections in reading order: these first (the budget whole, atop the first column),
+# the spec's others (a section it adds later too), the least read last.
 FLOW_FIRST = ("budget", "peak", "measured", "compute")  # the budget first: never split
 FLOW_LAST = ("params", "uncounted", "notes")
 NARROW_COLUMNS = 4  # a table with more columns than this goes across the top of the page
@@ -46,26 +36,16 @@ COMPACT_SECTIONS = ("layout",)  # label-value pairs run together in the header
 NOTE_SECTIONS = ("check",)
 NOT_IN_FLOW = (*HEADER_SECTIONS, *COMPACT_SECTIONS, *NOTE_SECTIONS)
 
-# One layout for every page (handout.css: 8 pt, the print minimum, at one line height, which the
-# renderer reads from it, everywhere).  A page too full for its sheet is
-# fitted by one rule, the same for every page: at each trim level, the formula texts of a fixed set
-# of sections are left out (the figures stay; each formula text is in the workbook's cell and the
-# JSON, and docs/definitions.md says it), the least read sections first (TRIMMED; ALL: every
-# section's, the state ledger's totals too); and the header's note gets less room (NOTE_MAX_EM,
-# NOTE_MAX_LINES).  ``density`` in the renderer is this level; a page at a level above 0 says in
-# one line where the formulas are.
+# A page too full for its sheet is fitted by one rule: at each trim level (the renderer's
+# ``density``) the formula texts of more sections are left out, the least read first (ALL: every
+# section's; the figures stay: each formula is in the workbook and the JSON, as the page then
+# says), and the header's note gets less room (NOTE_MAX_EM, NOTE_MAX_LINES).
 ALL = "*"
 MAX_DENSITY = 4
-TRIMMED = (
-    frozenset(),
-    frozenset({"params", "uncounted", "offload", "measured"}),
-    frozenset({"params", "uncounted", "offload", "measured", "peak"}),
-    frozenset({"params", "uncounted", "offload", "measured", "peak", "compute", "phases"}),
-    frozenset({ALL}),
-)
-# At the last level (ALL), a figure of the headline strip is printed there only and a blank
-# figure is left out (not in KEEP_WHOLE), and a section named here keeps only these figures (registry
-# keys); the full list is in the workbook and the JSON, and the page's foot says so.
+_TRIM_STEPS = ((), ("params", "uncounted", "offload", "measured"), ("peak",), ("compute", "phases"))
+TRIMMED = (*map(frozenset, itertools.accumulate(_TRIM_STEPS)), frozenset({ALL}))  # each level more
+# At the last level (ALL) a section named here keeps only these figures (PageData._kept); the full
+# list is in the workbook and the JSON, and the page's foot says so.
 ESSENTIAL = {
     "params": frozenset(
         {
@@ -307,9 +287,7 @@ def page_data(lg: Ledger, lang: str) -> PageData:
     if notes:
         k = section("notes", "", "notes")  # the template names it
         items += [{"sec": k, "kind": "note", "text": text} for _key, text in notes]
-    # the rules the row breaks, in words ("warning: pp: expected …, found …"), each rule's
-    # text ending with its own separator
-    # the reader's warnings (a column that contradicts the row's named model) come first
+    # the reader's warnings (a column contradicting the row's model), then the rules the row breaks
     lead = [str(w) for w in lg.config.warnings] + [
         sep.join(r.text.rstrip("; ；") for r in by_key[k].rows)
         for k in NOTE_SECTIONS
@@ -617,12 +595,10 @@ def cut(
     big = 1e6
     # ties go to the cut that fills the earlier columns (the reading order), never a gap
     slack = slack + 1e-6 * (a + b)
-    if np.any(valid & (spare >= 0)):
-        score = np.where(valid & (spare >= 0), splits * big - slack, np.inf)
-    elif np.any(valid & (slack >= 0.5)):
-        score = np.where(valid & (slack >= 0.5), lonely * big - slack, np.inf)
-    else:
-        score = np.where(valid, -slack, np.inf)
+    for fits, penalty in ((spare >= 0, splits), (slack >= 0.5, lonely), (valid, 0.0)):
+        if np.any(valid & fits):  # the first of these tiers any cut reaches
+            score = np.where(valid & fits, penalty * big - slack, np.inf)
+            break
     ka, kb = np.unravel_index(int(np.argmin(score)), score.shape)
     bounds = (0, int(ka), int(kb), n)
     return [
@@ -641,28 +617,20 @@ def note(text: str, density: int, lead: str = "") -> dict[str, Any]:
     the limit are joined with " / " (nothing is lost); characters beyond the width are cut, and the
     template then prints a visible marker with the shown and total counts.  ``lead`` (the rules the
     row breaks) comes first, whole, and the note gets the room that is left."""
-    if lead:
-        rest = _cut(text, density, _em(lead + " · ")) if text else note("", density)
-        return {**rest, "text": f"{lead} · {rest['text']}" if rest["text"] else lead}
-    if not text:
-        return {"text": "", "truncated": False, "shown": 0, "total": 0}
-    return _cut(text, density, 0.0)
-
-
-def _cut(text: str, density: int, taken: float) -> dict[str, Any]:
     lines = [ln.strip() for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
     lines = [ln for ln in lines if ln]
     keep = NOTE_MAX_LINES[density]
     if len(lines) > keep:
         lines = lines[: keep - 1] + [" / ".join(lines[keep - 1 :])]
     joined = "\n".join(lines)
-    limit = max(NOTE_MAX_EM[density] - taken, 0)
+    limit = max(NOTE_MAX_EM[density] - (_em(lead + " · ") if lead else 0.0), 0)
     # the marker takes room too: a note that fits in the limit and the marker's room is shown whole
     truncated = _em(joined) > limit + _em(_MARKER_SAMPLE)
     if truncated:  # the characters whose widths add up to the limit (every width is positive)
         k = bisect.bisect_right(list(itertools.accumulate(map(_em, joined))), limit)
         joined = joined[:k].rstrip()
-    return {"text": joined, "truncated": truncated, "shown": len(joined), "total": len(text)}
+    shown = " · ".join(t for t in (lead, joined) if t)
+    return {"text": shown, "truncated": truncated, "shown": len(joined), "total": len(text)}
 
 
 def clip(text: str, limit: int) -> str:
@@ -690,7 +658,9 @@ def rank_order(ledgers: Sequence[Ledger]) -> list[int]:
     """Indices of the ledgers in the summary's order: grouped by currency (in order of first
     appearance: costs in different currencies are never ranked against each other), then by the
     spec's ``rank`` values in turn (False before True, smaller first, blank last), input order
-    breaking ties (a stable order)."""
+    breaking ties (a stable order).  Ledgers whose spec ranks nothing (plans) keep the order given."""
+    if ledgers and not ledgers[0].model.spec.rank:
+        return list(range(len(ledgers)))
     group = {c: k for k, c in enumerate(currencies(ledgers))}
 
     def key(i: int):

@@ -108,9 +108,11 @@ def _column(np, values: Any, blank: Any, n: int) -> tuple[list[str], Any]:
     (``None``: the one cell on every row)."""
     if blank is not None and blank.all():
         return [""], None
+    if values.strides[0] == 0:  # one value for every row: its cell, once
+        values = np.array(values[:1])
     texts, codes = _distinct(np, values)
-    if len(texts) == 1:
-        codes = None
+    if len(texts) == 1 or len(codes) < n:
+        texts, codes = [texts[codes[0]]], None
     if blank is not None and blank.any():
         codes = np.zeros(n, np.intp) if codes is None else codes.astype(np.intp)
         codes[blank] = len(texts)
@@ -121,11 +123,8 @@ def _column(np, values: Any, blank: Any, n: int) -> tuple[list[str], Any]:
 def _distinct(np, values: Any) -> tuple[list[str], Any]:
     """``values``' distinct cells (numbers as the csv module writes them: ``str``, which for a
     float is ``repr``; text through ``csv_text`` and quoted as the csv module quotes) and each
-    row's code among them (``None`` when one value is broadcast to every row)."""
+    row's code among them."""
     kind = values.dtype.kind
-    if values.strides[0] == 0 and kind != "O":  # one value for every row
-        texts, codes = _distinct(np, np.array(values[:1]))
-        return [texts[codes[0]]], None
     if kind == "b":
         return [_TRUTH[0], _TRUTH[1]], values.view(np.uint8)
     if kind == "U":

@@ -24,33 +24,25 @@ def _table(headers: list[str], rows: list[list[str]], align: str) -> list[str]:
     return [line(headers), sep] + [line(r) for r in rows]
 
 
-_RIGHT = {"bytes_per_param", "shard_group", "params_on_rank", "bytes_per_rank"}
+_RIGHT = {"bytes_per_param", "shard_group", "params_on_rank"}
+_BYTES_COLUMNS = (  # a state's bytes per rank in GB and in GiB
+    ("GB", "r", lambda ln: units.gb(ln.values["bytes_per_rank"])),
+    ("GiB", "r", lambda ln: units.gib(ln.values["bytes_per_rank"])),
+)
 
 
 def _section(s: ViewSection) -> list[str]:
     out = [f"-- {s.title} --"]
     if s.kind == "table":
-        headers, align = [], ""
+        named = next(iter(s.fixed)) if len(s.fixed) == 1 else None  # the line's label names it
+        cols: list[tuple] = []
         for name, head in s.columns:
             if name == "bytes_per_rank":
-                headers += ["GB", "GiB"]
-                align += "rr"
-            else:
-                headers.append(head)
-                align += "r" if name in _RIGHT else "l"
-        rows = []
-        # one id column: the line's label names it
-        named = next(iter(s.fixed)) if len(s.fixed) == 1 else None
-        for ln in s.lines:
-            cells = []
-            for name, _head in s.columns:
-                if name == "bytes_per_rank":
-                    b = ln.values[name]
-                    cells += [units.gb(b), units.gib(b)]
-                else:
-                    cells.append(ln.label if name == named else ln.cells[name])
-            rows.append(cells)
-        out += _table(headers, rows, align)
+                cols += _BYTES_COLUMNS
+                continue
+            cell = (lambda ln: ln.label) if name == named else (lambda ln, n=name: ln.cells[n])
+            cols.append((head, "r" if name in _RIGHT else "l", cell))
+        out += _columns(tuple(cols), s.lines)
     for r in s.rows:
         text = r.text + (f" = {r.gib}" if r.gib else "")
         out.append(f"{r.label}: {text}")
@@ -154,12 +146,10 @@ def render_plans(doc: dict) -> str:
     if not doc["plans"]:  # nothing feasible: the reasons above, no empty table
         return "\n".join(out)
     out.append("")
-    out += _table(
-        ["#", *PLAN_HEADER], [_plan_cells(p, str(p["rank"])) for p in doc["plans"]], PLAN_ALIGN
-    )
+    out += _columns((("#", "r", lambda p: str(p["rank"])), *_PLAN_COLUMNS), doc["plans"])
     if doc.get("pareto"):
         out += ["", "Pareto front (days against cost, fastest first):"]
-        out += _table(["", *PLAN_HEADER], [_plan_cells(p, "") for p in doc["pareto"]], PLAN_ALIGN)
+        out += _columns((("", "r", lambda p: ""), *_PLAN_COLUMNS), doc["pareto"])
     return "\n".join(out)
 
 
@@ -169,40 +159,28 @@ def _money(value: Any, currency: Any) -> str:
     return f"{text} {currency}" if currency and value is not None else text
 
 
-PLAN_HEADER = (
-    "name",
-    "gpu",
-    "GPUs",
-    "layout",
-    "zero/recompute",
-    "batch/memory",
-    "peak",
-    "step s",
-    "days",
-    "GPU-h",
-    "cost",
-    "beside compute",
+def _recompute(r: dict) -> str:
+    sp = " sp" if r.get("sequence_parallel") else ""
+    return f"z{r.get('zero', 0)} {r.get('recompute', 'none')}{sp}"
+
+
+def _batch(r: dict) -> str:
+    opt = f" opt@{r['optimizer_at']}" if r.get("optimizer_at") else ""
+    return f"mb{r.get('micro_batch', 1)} chunks{r.get('loss_chunks', 1)}{opt}"
+
+
+_PLAN_COLUMNS = (  # after the rank (or blank) column
+    ("name", "l", lambda p: str(p["row"].get("name", ""))),
+    ("gpu", "l", lambda p: str(p["row"].get("gpu", ""))),
+    ("GPUs", "r", lambda p: units.num(p["gpus"])),
+    ("layout", "l", lambda p: " ".join(f"{k}{p['row'].get(k, 1)}" for k in _PARALLEL)),
+    ("zero/recompute", "l", lambda p: _recompute(p["row"])),
+    ("batch/memory", "l", lambda p: _batch(p["row"])),
+    ("peak", "r", lambda p: units.gb(p["peak_bytes_per_rank"])),
+    ("step s", "r", lambda p: f"{p['step_time_s']:.3g}"),
+    ("days", "r", lambda p: units.num(p["days"])),
+    ("GPU-h", "r", lambda p: units.num(p["gpu_hours"])),
+    ("cost", "r", lambda p: _money(p["cost"], p["row"].get("currency"))),
+    ("beside compute", "l", lambda p: p.get("why", "")),
 )
-PLAN_ALIGN = "rllrlllrrrrrl"  # the rank (or blank) column, then PLAN_HEADER's
-
-
-def _plan_cells(p: dict, rank: str) -> list[str]:
-    r = p["row"]
-    opt = r.get("optimizer_at")
-    return [
-        rank,
-        str(r.get("name", "")),
-        str(r.get("gpu", "")),
-        units.num(p["gpus"]),
-        f"dp{r.get('dp', 1)} tp{r.get('tp', 1)} pp{r.get('pp', 1)} cp{r.get('cp', 1)} ep{r.get('ep', 1)}",
-        f"z{r.get('zero', 0)} {r.get('recompute', 'none')}"
-        + (" sp" if r.get("sequence_parallel") else ""),
-        f"mb{r.get('micro_batch', 1)} chunks{r.get('loss_chunks', 1)}"
-        + (f" opt@{opt}" if opt else ""),
-        units.gb(p["peak_bytes_per_rank"]),
-        f"{p['step_time_s']:.3g}",
-        units.num(p["days"]),
-        units.num(p["gpu_hours"]),
-        _money(p["cost"], r.get("currency")),
-        p.get("why", ""),
-    ]
+_PARALLEL = ("dp", "tp", "pp", "cp", "ep")

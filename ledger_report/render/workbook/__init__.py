@@ -1,32 +1,19 @@
-"""The live-formula workbook and the empty input template.
+"""The live-formula workbook and the empty input template: a module per sheet, over a
+cell-writing layer (``cells``), the places things sit (``layout``) and the report sheets' display
+formulas and units (``report``).
 
-One module per sheet (``inputs``, ``ledgers``, ``summary``, ``page`` with ``page_tables`` for the
-printable ledgers, ``budget``, ``help``, ``plans``, ``lookups`` for the hidden tables and the
-models that ``models`` makes), over a cell-writing layer (``cells``), the places things sit
-(``layout``) and the report sheets' display formulas and units (``report``).
+Every computed figure is a formula generated from the model's single definition of that figure
+(``model/formula.py``), cached with the number the engine computed: this package decides layout,
+never figures.  Above :data:`MAX_PRINT_SHEETS` configurations the printable ledgers are one
+``Ledger`` sheet chosen in a dropdown (LibreOffice pays about 45 ms and 6 MB per sheet).
 
-``render_xlsx(ledgers, lang)`` returns the bytes of a workbook whose every computed figure is a
-formula generated from the model's single definition of that figure (``model/formula.py``),
-cached with the number the engine computed.  The report sheets walk the ledgers' own model (its
-registry and report spec) as the other reporters walk it; this package decides layout, never
-figures.  Above :data:`MAX_PRINT_SHEETS` configurations the printable ledgers are one ``Ledger``
-sheet whose configuration is chosen in a dropdown (LibreOffice pays about 45 ms and 6 MB per
-sheet).  Printing gives the Summary, one page per configuration and the Budget: the other sheets
-are hidden or have an empty print area (``layout._no_print``).
-
-Written with XlsxWriter's public API only: user text is always a string cell (``write`` would
-turn a leading ``=`` into a formula), and any XlsxWriter warning is an error.  Two things
-XlsxWriter decides, and this package accepts: a formula whose cached text is exactly an Excel
-error code (``#N/A``, ...; only a configuration named so) carries that error until the first
-recalculation, which gives the text again (the Inputs cell, which a rebuild reads, is text); and
+Written with XlsxWriter's public API only; any XlsxWriter warning is an error.  Two things it
+decides, and this package accepts: a formula whose cached text is exactly an Excel error code
+(``#N/A``, ...; only a configuration named so) carries that error until the first recalculation;
 a blank result (the formulas' ``""``) is cached as an empty ``<v>``, which readers see as empty.
-
-The cyclic garbage collector is paused while the workbook is written (``workers.no_cyclic_gc``):
-XlsxWriter keeps every cell until it saves, and each collection of the oldest generation walks
-them all (two took ~20 % of the example's workbook; bench/bench_workbook.py).  The bytes are
-deterministic: fixed zip stamps (``cells._Book``) and document times (``cells.FIXED_TIME``), so
-the same ledgers give the same bytes on one operating system (tests/test_workbook.py builds twice,
-in processes with different hash seeds).
+The cyclic garbage collector is paused while the workbook is written (``workers.no_cyclic_gc``:
+XlsxWriter keeps every cell until it saves, and each full collection walks them all).  The bytes
+are deterministic (``cells``: fixed zip stamps and document times).
 """
 
 from __future__ import annotations

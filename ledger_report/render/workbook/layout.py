@@ -6,8 +6,6 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from xlsxwriter.utility import xl_col_to_name
-
 from ...config import COLUMN_NAMES
 from ...model import formula as fx
 from ...model import registry as R
@@ -40,8 +38,8 @@ TEMPLATE_ROWS = 1000  # rows of the template that carry dropdowns and input styl
 
 
 CHOSEN_CELL = (10, 14)  # the one Ledger sheet: row 3, the chosen name's first grid column and width
-# the chosen row within Ledgers (MATCH)
-CHOSEN_ROW_REF = f"${xl_col_to_name(CHOSEN_CELL[0] + CHOSEN_CELL[1])}$3"
+# the chosen row within Ledgers (MATCH), a column after the chosen name (page.write_chooser)
+CHOSEN_ROW_REF = f"${_letter(CHOSEN_CELL[0] + CHOSEN_CELL[1] + 1)}$3"
 
 # The print sheets' grid: widths in grid columns.
 _U = 3.29  # a grid column, in column-width units (28 pixels)

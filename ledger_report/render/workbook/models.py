@@ -1,16 +1,12 @@
-"""Architecture cells that follow the ``model`` cell.
+"""Architecture cells that follow the ``model`` cell: written as the values the reader filled
+in, they would keep the old architecture when someone changes the ``model`` cell.
 
-A row that names a model gets its architecture columns filled from it when it is read; written
-as plain values they would keep the old architecture when someone changes the ``model`` cell.
 So the workbook carries the models (a hidden ``Models`` sheet, lookups.py: the catalogue by name,
-and each row's model as the row wrote it, a config.json path or another spelling, with the
-columns it filled), and each architecture cell that comes from the row's model is a formula that looks its
-column up by the row's ``model`` cell, cached with the value read.  A changed ``model`` brings its
-own architecture on recalculation; a model the sheet does not hold leaves the architecture empty,
-and the row's check cells name the missing columns.  A column the row typed itself, different
-from its model's, stays a value (the row wins, as when it is read), and so does an empty one: a
-new model that fills a column the old one left empty (experts, say) needs a rebuild, which
-reads the model again."""
+and each row's model as the row wrote it, with the columns it filled), and each architecture
+cell that came from the row's model is a formula looking its column up by the ``model`` cell,
+cached with the value read; a model the sheet does not hold leaves it empty, and the check names
+the missing columns.  A column the row typed itself, different from its model's, stays a value
+(the row wins, as when it is read), and so does an empty one (a rebuild reads the model again)."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ def table_columns(page, t: Table) -> tuple[list[tuple[str, Any, int]], int]:
     """The printed columns of a table, (kind, column, grid width), and their total width: the
     line's label, then each column with a quantity or a breakdown (a column of fixed values
     is the line's label already), then the line's source where the table gives it."""
-    longest = max(_text_width(ln.en if page.rep.lang == "en" else ln.zh) for ln in t.lines)
+    longest = max(_text_width(page.rep.t(ln.en, ln.zh)) for ln in t.lines)
     label = min(_TABLE_LABEL_MAX, max(_TABLE_LABEL_MIN, math.ceil(longest / _U_CHARS)))
     cols: list[tuple[str, Any, int]] = [("label", None, label)]
     for col in t.columns:
@@ -88,7 +88,7 @@ def _cell(page, r: int, c: int, w: int, ln: Line, kind: str, col: Any, guards) -
     rep, ws, book = page.rep, page.ws, page.book
     page.span(r, c, w)
     if kind == "label":
-        text = ln.en if rep.lang == "en" else ln.zh
+        text = rep.t(ln.en, ln.zh)
         book.label(ws, r, c, text, page.st["text"])
         return _grid_lines(text, w)
     if kind == "source":

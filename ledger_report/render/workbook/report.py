@@ -26,12 +26,11 @@ from .layout import (
     _layout,
 )
 
-# Derived from the one definition of how a unit shows (model/units.py, UNIT_DISPLAY).
+# How a unit shows (model/units.py, UNIT_DISPLAY): on Ledgers, on the report sheets (bytes in GB),
+# and the word a report cell's unit is (none for a plain number, text or a truth value; a cost's
+# is its row's currency, a formula).
 _UNIT_FORMATS = {u: d.sheet for u, d in UNIT_DISPLAY.items() if d.sheet != F_GENERAL}
-# ... and as the report sheets show them (bytes in GB)
 _SHOW_FORMATS = {u: d.shown_format for u, d in UNIT_DISPLAY.items() if d.shown_format != F_GENERAL}
-# The unit a report cell's number is in, by registry unit (none: a plain number, text, a truth value;
-# a cost's unit is the row's currency, a formula).
 _UNIT_WORDS = {
     lang: {u: d.word(lang) for u, d in UNIT_DISPLAY.items() if d.word(lang)} for lang in LANGS
 }
