@@ -24,7 +24,6 @@ from .catalogue import GPU_NAMES
 from .config import COLUMN_NAMES, Config
 from .engine import compute, config_from_mapping
 from .errors import InputError, Problem
-from .inputs.prices import read_prices  # noqa: F401  (plan --prices, for callers of the planner)
 from .model.definitions import REGISTRY
 from .model.definitions.time import DIMS, TERM_KEYS
 from .model.divisors import divisors

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, Mapping
 
 from .errors import InputError, Problem
+from .inputs.files import open_regular
 from .probe import COUNTERS, SCHEMA, peaks
 
 # a probe's measured window -> the ledger phases it spans (their largest)
@@ -71,11 +72,7 @@ def read_run(path: str | Path) -> Run:
     """A probe file or a framework log, as samples, read a line at a time (a log of any size);
     a file that is neither is an InputError naming the file and its first line."""
     name = str(path)
-    try:
-        f = open(path, "rb")
-    except OSError as err:
-        raise InputError(Problem(name, None, None, EXPECTED, err.strerror or str(err))) from None
-    with f:
+    with open_regular(Path(path), name) as f:
         lines = _text_lines(name, f)
         first = next(((i, t) for i, t in lines if t.strip()), None)
         if first is None:

@@ -547,7 +547,7 @@ def test_plans_carry_their_step_time_and_the_front_is_not_dominated(qwen_plans):
 def test_prices_file_prices_each_gpu_type_and_limits_the_search(tmp_path):
     """--prices: a CSV of gpu,price; when the row names no GPU only the priced types are searched, and each
     plan's cost is its predicted GPU-hours × its type's price."""
-    from ledger_report.planner import read_prices
+    from ledger_report.inputs.prices import read_prices
 
     path = tmp_path / "prices.csv"
     path.write_text("gpu,price\nH100-SXM,2.0\nA100-80GB,1.1\n", encoding="utf-8")
