@@ -17,7 +17,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, Callable, Iterable, Mapping, NamedTuple
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
@@ -528,21 +528,13 @@ class _Front:
         self.days, self.cost, self.batch, self.idx = d[keep], c[keep], b[keep], i[keep]
 
 
-class _Scan(NamedTuple):
-    counts: dict[str, int]
-    excluded: dict[str, int]
-    pool: _Pool
-    front: _Front
-    fastest: float  # the fewest days of a candidate that passes every gate but the deadline
-
-
 def _scan(
     search: _Search,
     top: int,
     margin: float,
     tick: Callable[[int], None],
     structural: bool = False,
-) -> _Scan:
+) -> tuple[dict[str, int], dict[str, int], _Pool, _Front, float]:
     """One pass over every candidate: counts, what excludes, the pool of the best, the front, and
     the fewest days of a candidate that passes every gate but the deadline.
 
@@ -551,7 +543,7 @@ def _scan(
     the deadline and the bandwidth gate say."""
     counts = {"evaluated": 0, "feasible": 0, "fits": 0, "on_time": 0}
     excluded: dict[str, int] = {}
-    fastest = math.inf  # the fewest days of a candidate that passes every gate but the deadline
+    fastest = math.inf
     pool = _Pool((top + 8) * search.variants)
     front = _Front()
     for b_no, batch in enumerate(search.batches):
@@ -589,12 +581,16 @@ def _scan(
                 if not structural:
                     front.add(b_no, at, f["days_on_config"][ok], f["rank_cost"][ok])
             tick(n)
-    return _Scan(counts, excluded, pool, front, fastest)
+    return counts, excluded, pool, front, fastest
 
 
-def _calibrate(search: _Search, pool: _Pool) -> dict[str, Any] | None:
-    """Scale the matmul efficiency so that the first layout's predicted MFU is the row's measured one."""
-    if search.target_mfu is None or not len(pool.idx):
+def _calibrate(search: _Search, margin: float) -> dict[str, Any] | None:
+    """Scale the matmul efficiency so that the predicted MFU of the first layout of the
+    calibration pass (``_scan``'s ``structural``) is the row's measured one."""
+    if search.target_mfu is None:
+        return None
+    pool = _scan(search, 1, margin, lambda n: None, structural=True)[2]
+    if not len(pool.idx):
         return None
     b_no, i = int(pool.batch[0]), int(pool.idx[0])
     batch = search.batches[b_no]
@@ -626,13 +622,9 @@ def _calibrate(search: _Search, pool: _Pool) -> dict[str, Any] | None:
 
 def _run(search: _Search, top: int, margin: float, tick: Callable[[int], None]) -> dict[str, Any]:
     t0 = time.perf_counter()
-    calibration = None
-    if search.target_mfu is not None:
-        calibration = _calibrate(
-            search, _scan(search, 1, margin, lambda n: None, structural=True).pool
-        )
-        if calibration is not None:
-            search.scale = calibration["efficiency_scale"]
+    calibration = _calibrate(search, margin)
+    if calibration is not None:
+        search.scale = calibration["efficiency_scale"]
     counts, excluded, pool, front, fastest = _scan(search, top, margin, tick)
     plans = _top_plans(search, pool, top, margin)  # both empty where nothing is feasible
     pareto = _pareto(search, front, margin)
