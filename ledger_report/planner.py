@@ -429,12 +429,8 @@ def _zero_layouts(layouts: dict, key: Any, zero: int, searched: bool) -> dict[st
 
 def _cross(D, M, ch: Mapping[str, list], tps: list[int]) -> dict[str, np.ndarray]:
     """Every ((dp, micro_batch), pp, tp, cp, ep, loss_chunks) combination."""
-    t_i, pp, tp, cp, ep, lc = (
-        a.ravel()
-        for a in np.meshgrid(
-            np.arange(len(D)), ch["pp"], tps, ch["cp"], ch["ep"], ch["loss_chunks"], indexing="ij"
-        )
-    )
+    grid = (np.arange(len(D)), ch["pp"], tps, ch["cp"], ch["ep"], ch["loss_chunks"])
+    t_i, pp, tp, cp, ep, lc = (a.ravel() for a in np.meshgrid(*grid, indexing="ij"))
     columns = (D[t_i], tp, pp, cp, ep, M[t_i], lc)  # in LAYOUT's order
     return {k: np.ascontiguousarray(v, dtype=np.int64) for k, v in zip(LAYOUT, columns)}
 
@@ -446,7 +442,7 @@ def _evaluate(batch: _Batch, sl: slice | np.ndarray, margin: float) -> dict[str,
     n = sl.stop - sl.start if isinstance(sl, slice) else len(sl)
     full: dict[str, Any] = {k: _figure(env[k], n) for k in FIGURES + ("peak_bytes_per_rank",)}
     ok = _checks(env, n, margin)
-    full["ok"], full["fits"], full["on_time"] = ok, ok["memory"], ok["deadline"]
+    full["ok"] = ok
     full["feasible"] = np.logical_and.reduce(list(ok.values()))
     full["rank_cost"] = full["cost"] if batch.search.priced else full["gpu_hours"]
     full["rank_bucket"] = np.floor(
@@ -541,7 +537,7 @@ def _scan(
     ``structural``: the calibration pass: only the candidates with the most loss chunks (the
     lightest; chunking costs no time), feasible when they fit and hold the constraints, whatever
     the deadline and the bandwidth gate say."""
-    counts = {"evaluated": 0, "feasible": 0, "fits": 0, "on_time": 0}
+    counts = {"evaluated": 0, "feasible": 0}
     excluded: dict[str, int] = {}
     fastest = math.inf
     pool = _Pool((top + 8) * search.variants)
@@ -557,8 +553,6 @@ def _scan(
             f = _evaluate(batch, sl, margin)
             n = len(f["feasible"])
             counts["evaluated"] += n
-            counts["fits"] += int(f["fits"].sum())
-            counts["on_time"] += int(f["on_time"].sum())
             for name, a in f["ok"].items():
                 bad = n - int(a.sum())
                 if bad:
@@ -642,8 +636,8 @@ def _run(search: _Search, top: int, margin: float, tick: Callable[[int], None]) 
         "name": search.config.name,
         "candidates_evaluated": counts["evaluated"],
         "feasible": counts["feasible"],
-        "fits_memory": counts["fits"],
-        "meets_deadline": counts["on_time"],
+        "fits_memory": counts["evaluated"] - excluded.get("memory", 0),
+        "meets_deadline": counts["evaluated"] - excluded.get("deadline", 0),
         "excluded_by": dict(ranked),
         "seconds": time.perf_counter() - t0,
         "margin": margin,
