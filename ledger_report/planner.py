@@ -329,11 +329,7 @@ def _batch_pairs(
 
 def _too_many(config: Config, total: str, cap: int, searched: list[str], gpus: int) -> Problem:
     """The refusal of a search too large to run, naming the row and the ways to narrow it."""
-    narrow = [
-        c
-        for c in ("gpu", "dp", "tp", "pp", "cp", "micro_batch", "zero", "recompute")
-        if c in searched
-    ]
+    narrow = [c for c in "gpu dp tp pp cp micro_batch zero recompute".split() if c in searched]
     return _problem(
         config,
         "global_batch",
