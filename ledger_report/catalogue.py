@@ -46,19 +46,6 @@ import math
 from dataclasses import dataclass, fields
 from importlib import resources
 
-__all__ = [
-    "Gpu",
-    "GPUS",
-    "USER_DESCRIBED",
-    "GPU_NAMES",
-    "find_gpu",
-    "normalise_gpu_name",
-    "ModelEntry",
-    "MODELS",
-    "MODEL_NAMES",
-    "find_model",
-]
-
 
 @dataclass(frozen=True)
 class Gpu:

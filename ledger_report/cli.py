@@ -11,6 +11,7 @@ import click
 
 from . import __version__, api
 from .errors import LedgerError
+from .planner import MAX_CANDIDATES
 from .render.workers import JobsError, default_jobs
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -267,7 +268,7 @@ def _show(shown, as_json: bool) -> None:
     "--max-candidates",
     default=None,
     type=click.IntRange(min=1),
-    help="The largest search a row may ask for [default: 20,000,000, about 40 s]; a larger one "
+    help=f"The largest search a row may ask for [default: {MAX_CANDIDATES:,}, about 40 s]; a larger one "
     "is refused, naming the columns that would narrow it.",
 )
 def plan(

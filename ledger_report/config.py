@@ -86,11 +86,9 @@ def _column(row: Mapping[str, str]) -> Column:
     return Column(
         **{k: row[k] for k in ("name", "kind", "help_en", "help_zh", "default", "unit", "group")},
         choices=convention_names() if choices == "(conventions)" else tuple(choices.split()),
+        **{f: f in flags for f in ("min_exclusive", "required", "percent")},
         minimum=_number(row["minimum"]),
-        min_exclusive="min_exclusive" in flags,
         maximum=_number(row["maximum"]),
-        required="required" in flags,
-        percent="percent" in flags,
         catalogue=flags.get("catalogue", ""),
         max_chars=int(row["max_chars"] or MAX_TEXT_CHARS),
     )
@@ -164,14 +162,7 @@ class Alias:
 
 
 ALIAS_TABLE: tuple[Alias, ...] = tuple(
-    Alias(
-        r["name"],
-        r["column"],
-        ALIAS_SOURCES[r["source"]],
-        r["section"],
-        r["bare"] != "no",
-        r["note"],
-    )
+    Alias(**r | {"source": ALIAS_SOURCES[r["source"]], "bare": r["bare"] != "no"})
     for r in _data_rows("aliases.csv")
 )
 

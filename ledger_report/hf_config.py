@@ -383,33 +383,22 @@ def _gemma3_text(k: _Keys) -> dict[str, Any]:
     return out
 
 
-# model_type -> (its ignore lists, its reader)
-FAMILIES: dict[str, tuple[tuple[str, ...], Callable[[_Keys], dict[str, Any]]]] = {
-    "llama": ((), _llama),
-    "mistral": ((), _mistral),
-    "mixtral": ((), _mixtral),
-    "qwen2": (("qwen",), _qwen2),
-    "qwen3": (("qwen",), _qwen3),
-    "qwen3_moe": (("qwen",), _qwen3_moe),
-    "qwen3_next": (("qwen",), _qwen3_next),
-    "deepseek_v3": (("deepseek",), _deepseek),
-    "kimi_k2": (("deepseek",), _deepseek),
-    "gpt_oss": (("gpt_oss",), _gpt_oss),
-    "gemma3_text": (("gemma3",), _gemma3_text),
+# model_type -> (its ignore lists, its reader, its transformers class, which ``architectures`` names)
+FAMILIES: dict[str, tuple[tuple[str, ...], Callable[[_Keys], dict[str, Any]], str]] = {
+    "llama": ((), _llama, "LlamaForCausalLM"),
+    "mistral": ((), _mistral, "MistralForCausalLM"),
+    "mixtral": ((), _mixtral, "MixtralForCausalLM"),
+    "qwen2": (("qwen",), _qwen2, "Qwen2ForCausalLM"),
+    "qwen3": (("qwen",), _qwen3, "Qwen3ForCausalLM"),
+    "qwen3_moe": (("qwen",), _qwen3_moe, "Qwen3MoeForCausalLM"),
+    "qwen3_next": (("qwen",), _qwen3_next, "Qwen3NextForCausalLM"),
+    "deepseek_v3": (("deepseek",), _deepseek, "DeepseekV3ForCausalLM"),
+    "kimi_k2": (("deepseek",), _deepseek, ""),
+    "gpt_oss": (("gpt_oss",), _gpt_oss, "GptOssForCausalLM"),
+    "gemma3_text": (("gemma3",), _gemma3_text, "Gemma3ForCausalLM"),
 }
-ARCHITECTURES = {
-    "LlamaForCausalLM": "llama",
-    "MistralForCausalLM": "mistral",
-    "MixtralForCausalLM": "mixtral",
-    "Qwen2ForCausalLM": "qwen2",
-    "Qwen3ForCausalLM": "qwen3",
-    "Qwen3MoeForCausalLM": "qwen3_moe",
-    "Qwen3NextForCausalLM": "qwen3_next",
-    "DeepseekV3ForCausalLM": "deepseek_v3",
-    "GptOssForCausalLM": "gpt_oss",
-    "Gemma3ForCausalLM": "gemma3_text",
-    "Gemma3ForConditionalGeneration": "gemma3",
-}
+ARCHITECTURES = {cls: mt for mt, (_g, _r, cls) in FAMILIES.items() if cls}
+ARCHITECTURES["Gemma3ForConditionalGeneration"] = "gemma3"
 KNOWN_TYPES = tuple(sorted(set(FAMILIES) | {"gemma3"}))
 
 
@@ -450,7 +439,7 @@ def columns_from_config(cfg: Mapping[str, Any]) -> dict[str, Any]:
                 "a text_config object (Gemma3ForConditionalGeneration)", json.dumps(text)[:60]
             )
         return columns_from_config({**text, "model_type": "gemma3_text"})
-    groups, read = FAMILIES[mt]
+    groups, read, _cls = FAMILIES[mt]
     k = _Keys(cfg, mt)
     out = read(k)
     k.refuse_unknown(*(FAMILY_IGNORED[g] for g in groups))

@@ -12,19 +12,19 @@ measured mfu asks for, cost, ranking, the Pareto front, the search space): docs/
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, Callable, Iterable, Mapping, NamedTuple
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
 from .catalogue import GPU_NAMES
-from .config import COLUMN_NAMES, Config
+from .config import COLUMN_BY_NAME, COLUMN_NAMES, Config
 from .engine import compute, config_from_mapping
 from .errors import InputError, Problem
-from .inputs.prices import read_prices  # noqa: F401  (plan --prices, for callers of the planner)
 from .model.definitions import REGISTRY
 from .model.definitions.time import DIMS, TERM_KEYS
 from .model.divisors import divisors
@@ -44,7 +44,7 @@ MIN_TOKENS_PER_CP_RANK = 1024  # context parallel stops at ~1K tokens per rank (
 ZERO_STAGES = (0, 1, 2, 3)
 RECOMPUTE_MODES = ("none", "selective", "full")
 OFFLOAD_COLUMNS = ("master_at", "optimizer_at")
-OPTIMIZER_PLACES = ("hbm", "host", "nvme")
+OPTIMIZER_PLACES = COLUMN_BY_NAME["optimizer_at"].choices
 GPU_OVERRIDES = ("hbm_gb", "peak_tflops", "gpus_per_node")
 # observations of the row's own layout (a measured mfu calibrates instead); and the row's model,
 # whose columns the row already holds (a config.json path would not resolve from the plans' folder)
@@ -246,35 +246,22 @@ def _prepare(
     cap = MAX_CANDIDATES if max_candidates is None else int(max_candidates)
     T = tables()
     given, base, v0 = _resolve(config, T)
-    searched: list[str] = []
-
-    def opts(col: str, default: Iterable[Any]) -> list[Any]:
-        if col in base:
-            return [base[col]]
-        searched.append(col)
-        return list(default)
-
-    gpus, zeros, modes, places, set_sp = _categorical(base, prices, opts, searched)
-    dps, mbs, pps, cps, eps, lcs = _numeric(base, v0, opts)
-    tp_given = "tp" in base
-    if not tp_given:
-        searched.append("tp")
-    searched = [c for c in COLUMN_NAMES if c in searched]
-    per_gpu = []  # (gpu, its tp choices, its price, the key of its layouts)
-    for g in gpus:
+    ch, searched = _choices(base, v0, prices)
+    zero_searched = "zero" in searched
+    per_gpu = []  # (gpu, its tp choices, its price)
+    for g in ch["gpu"]:
         row_g = base if g is None else {**base, "gpu": g}
         gpn = int((v0 if g is None else evaluate_row(REGISTRY, row_g, T))["gpus_per_node"])
-        tps = [base["tp"]] if tp_given else _allowed(row_g, "tp", range(1, gpn + 1))
-        price = prices.get(g or str(v0["gpu"])) if prices else None
-        per_gpu.append((g, tps, price, (gpn, tuple(tps))))
-    sizes = _Sizes(pps, cps, eps, lcs, zeros, modes, places, "zero" in searched)
-    least = min((sizes.per_pair(tps) for _g, tps, _p, _k in per_gpu), default=0)
-    D, M = _batch_pairs(base, dps, mbs, T, cap // max(least, 1))
+        tps = [base["tp"]] if "tp" in base else _allowed(row_g, "tp", range(1, gpn + 1))
+        per_gpu.append((g, tps, prices.get(g or str(v0["gpu"])) if prices else None))
+    least = min((_count(ch, tps) for _g, tps, _p in per_gpu), default=0)
+    D, M = _batch_pairs(base, ch["dp"], ch["micro_batch"], T, cap // max(least, 1))
+    gpus = len(ch["gpu"])
     if D is None:  # M: the pairs accepted before the count stopped
-        raise InputError(_too_many(config, f"at least {M * least:,}", cap, searched, len(gpus)))
-    total = sum(sizes.count(D, tps) for _g, tps, _p, _k in per_gpu)
+        raise InputError(_too_many(config, f"at least {M * least:,}", cap, searched, gpus))
+    total = sum(_count(ch, tps, D, zero_searched) for _g, tps, _p in per_gpu)
     if total > cap:
-        raise InputError(_too_many(config, f"{total:,}", cap, searched, len(gpus)))
+        raise InputError(_too_many(config, f"{total:,}", cap, searched, gpus))
 
     target = given.get("mfu")
     priced = bool(prices) or "price_per_gpu_hour" in base
@@ -282,51 +269,38 @@ def _prepare(
         config,
         base,
         searched,
-        set_sp,
+        "sequence_parallel" in searched,
         int(v0["seq_len"]),
         None if target is None else float(target),
         priced,
         float(v0["train_window_days"]),
-        variants=len(mbs) * len(lcs) * max(1, len(zeros)),
+        variants=len(ch["micro_batch"]) * len(ch["loss_chunks"]) * max(1, len(ch["zero"])),
     )
-    layouts: dict[Any, dict[str, np.ndarray]] = {}
-    for g, tps, price, key in per_gpu:
+    layouts: dict[Any, dict[str, np.ndarray]] = {}  # by the tp choices
+    for g, tps, price in per_gpu:
+        key = tuple(tps)
         if key not in layouts:
-            layouts[key] = _cross(D, M, pps, tps, cps, eps, lcs)
-        for z in zeros:
-            lay = _zero_layouts(layouts, key, z, "zero" in searched)
-            for r in modes:
-                for place in places:
-                    search.batches.append(_Batch(g, int(z), r, place, price, lay, search))
+            layouts[key] = _cross(D, M, ch, tps)
+        for z, r, place in itertools.product(ch["zero"], ch["recompute"], ch["place"]):
+            lay = _zero_layouts(layouts, key, z, zero_searched)
+            search.batches.append(_Batch(g, int(z), r, place, price, lay, search))
     return search
 
 
-@dataclass(frozen=True)
-class _Sizes:
-    """How many candidates the search space holds, counted before any is built."""
-
-    pps: list[int]
-    cps: list[int]
-    eps: list[int]
-    lcs: list[int]
-    zeros: list[int]
-    modes: list[str]
-    places: list[Any]
-    zero_searched: bool
-
-    def per_pair(self, tps: list[int]) -> int:
-        """Candidates per (dp, micro_batch) pair at the least (every ZeRO stage sharded nowhere)."""
-        each = (self.pps, tps, self.eps, self.lcs, self.modes, self.places)
-        return math.prod(map(len, each)) if self.zeros else 0
-
-    def count(self, D: np.ndarray, tps: list[int]) -> int:
-        """The candidates of one GPU type: its layouts for each ZeRO stage, recompute mode and
-        optimizer place (a sharded stage only where ``_sharded``)."""
-        rest = math.prod(map(len, (self.pps, tps, self.eps, self.lcs)))
-        every = len(D) * len(self.cps) * rest
-        many = int(np.count_nonzero(_sharded(D[:, None], np.asarray(self.cps, np.int64)))) * rest
-        per_zero = sum(many if z and self.zero_searched else every for z in self.zeros)
-        return per_zero * len(self.modes) * len(self.places)
+def _count(
+    ch: Mapping[str, list], tps: list[int], D: Any = None, zero_searched: bool = False
+) -> int:
+    """The candidates of one GPU type (``tps``: its tp choices), counted before any is built: its
+    layouts for each ZeRO stage, recompute mode and optimizer place (a sharded stage, where the
+    ZeRO stage is searched, only where ``_sharded``); without the (dp, micro_batch) pairs ``D``,
+    the candidates per pair at the least (every stage sharded nowhere)."""
+    cols = (ch["pp"], tps, ch["ep"], ch["loss_chunks"], ch["recompute"], ch["place"])
+    rest = math.prod(map(len, cols))
+    if D is None:
+        return rest if ch["zero"] else 0
+    every = len(D) * len(ch["cp"])
+    many = int(np.count_nonzero(_sharded(D[:, None], np.asarray(ch["cp"], np.int64))))
+    return rest * sum(many if z and zero_searched else every for z in ch["zero"])
 
 
 def _batch_pairs(
@@ -355,11 +329,7 @@ def _batch_pairs(
 
 def _too_many(config: Config, total: str, cap: int, searched: list[str], gpus: int) -> Problem:
     """The refusal of a search too large to run, naming the row and the ways to narrow it."""
-    narrow = [
-        c
-        for c in ("gpu", "dp", "tp", "pp", "cp", "micro_batch", "zero", "recompute")
-        if c in searched
-    ]
+    narrow = [c for c in "gpu dp tp pp cp micro_batch zero recompute".split() if c in searched]
     return _problem(
         config,
         "global_batch",
@@ -395,41 +365,44 @@ def _resolve(config: Config, T) -> tuple[dict, dict, Mapping[str, Any]]:
     return given, base, v0
 
 
-def _categorical(
-    base: dict, prices: Mapping[str, float] | None, opts: Callable, searched: list[str]
-) -> tuple:
-    """The GPUs, ZeRO stages, recompute modes and optimizer places to try, and whether the planner
-    sets sequence parallelism; the columns it searches are added to ``searched``."""
+def _choices(
+    base: dict, v0: Mapping[str, Any], prices: Mapping[str, float] | None
+) -> tuple[dict[str, list], list[str]]:
+    """The values to try of each column but tp (whose choices depend on the GPU type): GPU types,
+    ZeRO stages, recompute modes, optimizer places ("place"), data-parallel sizes, micro-batches,
+    pipeline, context and expert sizes and loss chunks; and the columns searched, in column order
+    (sequence_parallel among them where the planner sets it)."""
+    searched = [c for c in ("tp", "sequence_parallel") if c not in base]
+
+    def opts(col: str, default: Iterable[Any]) -> list[Any]:
+        if col in base:
+            return [base[col]]
+        searched.append(col)
+        return list(default)
+
     if "gpu" in base or any(c in base for c in GPU_OVERRIDES):
         gpus: list[str | None] = [None]
     else:
         searched.append("gpu")
         gpus = [g for g in GPU_NAMES if not prices or g in prices]
     zeros = [base["zero"]] if "zero" in base else _allowed(base, "zero", opts("zero", ZERO_STAGES))
-    modes = opts("recompute", RECOMPUTE_MODES)
     if any(c in base for c in OFFLOAD_COLUMNS):
         places: list[str | None] = [None]
     else:
         places = list(OPTIMIZER_PLACES)
         searched.extend(OFFLOAD_COLUMNS)
-    set_sp = "sequence_parallel" not in base
-    if set_sp:
-        searched.append("sequence_parallel")
-    return gpus, zeros, modes, places, set_sp
-
-
-def _numeric(base: dict, v0: Mapping[str, Any], opts: Callable) -> tuple:
-    """The data-parallel sizes, micro-batches, pipeline, context and expert sizes and loss chunks to try."""
-    gb, L, seq = int(v0["global_batch"]), int(v0["layers"]), int(v0["seq_len"])
-    experts = int(v0["experts"] or 0)
-    dps = _allowed(base, "dp", opts("dp", divisors(gb)))
-    mbs = _allowed(base, "micro_batch", opts("micro_batch", divisors(gb)))
-    pps = _allowed(base, "pp", opts("pp", range(1, L + 1)))
-    cp_choices = [c for c in divisors(seq) if c == 1 or seq // c >= MIN_TOKENS_PER_CP_RANK]
-    cps = _allowed(base, "cp", opts("cp", cp_choices))
-    eps = _allowed(base, "ep", opts("ep", divisors(experts) if experts else [1]))
-    lcs = opts("loss_chunks", LOSS_CHUNK_CHOICES)
-    return dps, mbs, pps, cps, eps, lcs
+    gb, seq, experts = int(v0["global_batch"]), int(v0["seq_len"]), int(v0["experts"] or 0)
+    numeric = {
+        "dp": divisors(gb),
+        "micro_batch": divisors(gb),
+        "pp": range(1, int(v0["layers"]) + 1),
+        "cp": [c for c in divisors(seq) if c == 1 or seq // c >= MIN_TOKENS_PER_CP_RANK],
+        "ep": divisors(experts) if experts else [1],
+    }
+    ch = {"gpu": gpus, "zero": zeros, "recompute": opts("recompute", RECOMPUTE_MODES)}
+    ch |= {"place": places} | {c: _allowed(base, c, opts(c, d)) for c, d in numeric.items()}
+    ch["loss_chunks"] = opts("loss_chunks", LOSS_CHUNK_CHOICES)
+    return ch, [c for c in COLUMN_NAMES if c in searched]
 
 
 def _sharded(dp: Any, cp: Any) -> Any:
@@ -450,11 +423,10 @@ def _zero_layouts(layouts: dict, key: Any, zero: int, searched: bool) -> dict[st
     return layouts[kz]
 
 
-def _cross(D, M, pps, tps, cps, eps, lcs) -> dict[str, np.ndarray]:
+def _cross(D, M, ch: Mapping[str, list], tps: list[int]) -> dict[str, np.ndarray]:
     """Every ((dp, micro_batch), pp, tp, cp, ep, loss_chunks) combination."""
-    t_i, pp, tp, cp, ep, lc = (
-        a.ravel() for a in np.meshgrid(np.arange(len(D)), pps, tps, cps, eps, lcs, indexing="ij")
-    )
+    grid = (np.arange(len(D)), ch["pp"], tps, ch["cp"], ch["ep"], ch["loss_chunks"])
+    t_i, pp, tp, cp, ep, lc = (a.ravel() for a in np.meshgrid(*grid, indexing="ij"))
     columns = (D[t_i], tp, pp, cp, ep, M[t_i], lc)  # in LAYOUT's order
     return {k: np.ascontiguousarray(v, dtype=np.int64) for k, v in zip(LAYOUT, columns)}
 
@@ -466,7 +438,7 @@ def _evaluate(batch: _Batch, sl: slice | np.ndarray, margin: float) -> dict[str,
     n = sl.stop - sl.start if isinstance(sl, slice) else len(sl)
     full: dict[str, Any] = {k: _figure(env[k], n) for k in FIGURES + ("peak_bytes_per_rank",)}
     ok = _checks(env, n, margin)
-    full["ok"], full["fits"], full["on_time"] = ok, ok["memory"], ok["deadline"]
+    full["ok"] = ok
     full["feasible"] = np.logical_and.reduce(list(ok.values()))
     full["rank_cost"] = full["cost"] if batch.search.priced else full["gpu_hours"]
     full["rank_bucket"] = np.floor(
@@ -542,18 +514,8 @@ class _Front:
         i = np.concatenate([self.idx, idx])
         order = np.lexsort((c, d))
         d, c, b, i = d[order], c[order], b[order], i[order]
-        best = np.minimum.accumulate(c)
-        keep = np.ones(len(c), bool)
-        keep[1:] = c[1:] < best[:-1]
+        keep = np.r_[True, c[1:] < np.minimum.accumulate(c)[:-1]]  # cheaper than each faster one
         self.days, self.cost, self.batch, self.idx = d[keep], c[keep], b[keep], i[keep]
-
-
-class _Scan(NamedTuple):
-    counts: dict[str, int]
-    excluded: dict[str, int]
-    pool: _Pool
-    front: _Front
-    fastest: float  # the fewest days of a candidate that passes every gate but the deadline
 
 
 def _scan(
@@ -562,16 +524,16 @@ def _scan(
     margin: float,
     tick: Callable[[int], None],
     structural: bool = False,
-) -> _Scan:
+) -> tuple[dict[str, int], dict[str, int], _Pool, _Front, float]:
     """One pass over every candidate: counts, what excludes, the pool of the best, the front, and
     the fewest days of a candidate that passes every gate but the deadline.
 
     ``structural``: the calibration pass: only the candidates with the most loss chunks (the
     lightest; chunking costs no time), feasible when they fit and hold the constraints, whatever
     the deadline and the bandwidth gate say."""
-    counts = {"evaluated": 0, "feasible": 0, "fits": 0, "on_time": 0}
+    counts = {"evaluated": 0, "feasible": 0}
     excluded: dict[str, int] = {}
-    fastest = math.inf  # the fewest days of a candidate that passes every gate but the deadline
+    fastest = math.inf
     pool = _Pool((top + 8) * search.variants)
     front = _Front()
     for b_no, batch in enumerate(search.batches):
@@ -585,8 +547,6 @@ def _scan(
             f = _evaluate(batch, sl, margin)
             n = len(f["feasible"])
             counts["evaluated"] += n
-            counts["fits"] += int(f["fits"].sum())
-            counts["on_time"] += int(f["on_time"].sum())
             for name, a in f["ok"].items():
                 bad = n - int(a.sum())
                 if bad:
@@ -609,12 +569,16 @@ def _scan(
                 if not structural:
                     front.add(b_no, at, f["days_on_config"][ok], f["rank_cost"][ok])
             tick(n)
-    return _Scan(counts, excluded, pool, front, fastest)
+    return counts, excluded, pool, front, fastest
 
 
-def _calibrate(search: _Search, pool: _Pool) -> dict[str, Any] | None:
-    """Scale the matmul efficiency so that the first layout's predicted MFU is the row's measured one."""
-    if search.target_mfu is None or not len(pool.idx):
+def _calibrate(search: _Search, margin: float) -> dict[str, Any] | None:
+    """Scale the matmul efficiency so that the predicted MFU of the first layout of the
+    calibration pass (``_scan``'s ``structural``) is the row's measured one."""
+    if search.target_mfu is None:
+        return None
+    pool = _scan(search, 1, margin, lambda n: None, structural=True)[2]
+    if not len(pool.idx):
         return None
     b_no, i = int(pool.batch[0]), int(pool.idx[0])
     batch = search.batches[b_no]
@@ -646,13 +610,9 @@ def _calibrate(search: _Search, pool: _Pool) -> dict[str, Any] | None:
 
 def _run(search: _Search, top: int, margin: float, tick: Callable[[int], None]) -> dict[str, Any]:
     t0 = time.perf_counter()
-    calibration = None
-    if search.target_mfu is not None:
-        calibration = _calibrate(
-            search, _scan(search, 1, margin, lambda n: None, structural=True).pool
-        )
-        if calibration is not None:
-            search.scale = calibration["efficiency_scale"]
+    calibration = _calibrate(search, margin)
+    if calibration is not None:
+        search.scale = calibration["efficiency_scale"]
     counts, excluded, pool, front, fastest = _scan(search, top, margin, tick)
     plans = _top_plans(search, pool, top, margin)  # both empty where nothing is feasible
     pareto = _pareto(search, front, margin)
@@ -670,8 +630,8 @@ def _run(search: _Search, top: int, margin: float, tick: Callable[[int], None]) 
         "name": search.config.name,
         "candidates_evaluated": counts["evaluated"],
         "feasible": counts["feasible"],
-        "fits_memory": counts["fits"],
-        "meets_deadline": counts["on_time"],
+        "fits_memory": counts["evaluated"] - excluded.get("memory", 0),
+        "meets_deadline": counts["evaluated"] - excluded.get("deadline", 0),
         "excluded_by": dict(ranked),
         "seconds": time.perf_counter() - t0,
         "margin": margin,
@@ -769,12 +729,8 @@ def _top_plans(search: _Search, pool: _Pool, top: int, margin: float) -> list[di
         if len(plans) >= top:
             break
         batch = search.batches[int(b_no)]
-        layout = (
-            batch.gpu,
-            batch.recompute,
-            batch.optimizer,
-            *(int(batch.layout[c][i]) for c in ("dp", "tp", "pp", "cp", "ep")),
-        )
+        sizes = tuple(int(batch.layout[c][i]) for c in ("dp", "tp", "pp", "cp", "ep"))
+        layout = (batch.gpu, batch.recompute, batch.optimizer, sizes)
         if (layout, batch.zero) in seen:
             continue  # a micro-batch / loss-chunk variant of a listed layout
         row, v = _through_engine(search, b_no, i, margin)
@@ -795,9 +751,7 @@ def _top_plans(search: _Search, pool: _Pool, top: int, margin: float) -> list[di
 
 def _pareto(search: _Search, front: _Front, margin: float) -> list[dict[str, Any]]:
     """The front of days against cost, as distinct layouts through the engine, fastest first."""
-    cheap = (
-        np.flatnonzero(front.cost <= PARETO_COST_CAP * front.cost.min()) if len(front.cost) else []
-    )
+    cheap = np.flatnonzero(front.cost <= PARETO_COST_CAP * front.cost.min(initial=np.inf))
     n = len(cheap)
     picks = (
         range(n)

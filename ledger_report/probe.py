@@ -346,11 +346,8 @@ class Probe:
 
     def _record(self, windows: list[tuple[str, dict]], seconds: float) -> dict:
         phases: dict[str, dict] = {"setup": dict(self._setup)}
-        for phase, counts in windows:
-            have = phases.setdefault(phase, counts)
-            for c in COUNTERS:
-                if counts[c] is not None and (have[c] is None or counts[c] > have[c]):
-                    have[c] = counts[c]
+        for phase, counts in windows:  # a phase of several micro-batches: its largest
+            phases[phase] = peaks({"before": phases.get(phase, counts), "now": counts})
         return {
             "schema": SCHEMA,
             "row": self.row,

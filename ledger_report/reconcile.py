@@ -264,14 +264,13 @@ def _item_labels(ledger: Any) -> dict[str, str]:
     from .model.definitions.phases import ITEMS, PHASES
 
     label = {k: en for k, en, _zh in ITEMS if ledger.get(f"mem_{k}_bytes") or k == "moments"}
-    ITEMS = [i for i in ITEMS if i[0] in label]
     held = {p: set(names) for p, _en, _zh, names in PHASES}
     win = {w: set().union(*(held[p] for p in WINDOWS[w])) for w in WINDOWS}
-    out = {"setup": ", ".join(label[k] for k, *_ in ITEMS if k in win["setup"]) or "—"}
+    out = {"setup": ", ".join(en for k, en in label.items() if k in win["setup"]) or "—"}
     out["moments"] = label["moments"]
     prev = win["setup"] | {"moments"}
     for w in list(WINDOWS)[1:]:
-        out[w] = ", ".join(label[k] for k, *_ in ITEMS if k in win[w] - prev) or "—"
+        out[w] = ", ".join(en for k, en in label.items() if k in win[w] - prev) or "—"
         prev = win[w]
     out["optimizer"] = "the whole optimizer phase (" + out["optimizer"] + ")"
     return out
@@ -283,18 +282,13 @@ def _items(ledger: Any, samples: list[Sample]) -> list[dict]:
     mine = _worst_rank_samples(samples)
     s0 = [s for s in mine if s.step == 0]
     steady = [s for s in mine if s.step is not None and s.step >= 1]
-    if not s0 or not steady:
-        return []
-    m0 = s0[0].phases
-    m1 = {
-        w: max(s.phases[w]["allocated"] for s in steady if w in s.phases)
-        for w in WINDOWS
-        if all(w in s.phases for s in steady)
-    }
     est = {w: phase_estimate(ledger, w) for w in WINDOWS}
     moments = _int(ledger.get("mem_moments_bytes"))
-    if None in est.values() or moments is None or len(m1) < len(WINDOWS):
+    every = all(w in s.phases for s in steady for w in WINDOWS)  # each steady step, each window
+    if not (s0 and steady and every) or None in est.values() or moments is None:
         return []
+    m0 = s0[0].phases
+    m1 = {w: max(s.phases[w]["allocated"] for s in steady) for w in WINDOWS}
     setup1 = max(s.phases["setup"]["allocated"] for s in steady)
     labels = _item_labels(ledger)
     rows = [

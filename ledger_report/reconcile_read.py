@@ -21,16 +21,11 @@ from pathlib import Path
 from typing import Iterable, Iterator, Mapping
 
 from .errors import InputError, Problem
-from .probe import COUNTERS, SCHEMA, peaks
+from .inputs.files import open_regular
+from .probe import COUNTERS, PHASES, SCHEMA, peaks
 
 # a probe's measured window -> the ledger phases it spans (their largest)
-WINDOWS = {
-    "setup": ("setup",),
-    "forward": ("forward",),
-    "loss": ("loss",),
-    "backward": ("backward", "backward_end"),
-    "optimizer": ("optimizer",),
-}
+WINDOWS = {p: (p,) for p in PHASES} | {"backward": ("backward", "backward_end")}
 MIB, GIB = 2**20, 2**30
 EXPECTED = (
     "a probe file (ledger-report-probe/1 JSON lines) or a training log with Megatron-LM, "
@@ -71,11 +66,7 @@ def read_run(path: str | Path) -> Run:
     """A probe file or a framework log, as samples, read a line at a time (a log of any size);
     a file that is neither is an InputError naming the file and its first line."""
     name = str(path)
-    try:
-        f = open(path, "rb")
-    except OSError as err:
-        raise InputError(Problem(name, None, None, EXPECTED, err.strerror or str(err))) from None
-    with f:
+    with open_regular(Path(path), name) as f:
         lines = _text_lines(name, f)
         first = next(((i, t) for i, t in lines if t.strip()), None)
         if first is None:
@@ -118,8 +109,11 @@ def _read_probe(name: str, lines: Iterable[tuple[int, str]]) -> Run:
             continue
         try:
             rec = json.loads(text)
-        except json.JSONDecodeError as err:
-            found = f"{err.msg} ({_quote(text)})"
+        except (ValueError, RecursionError) as err:  # also too deep or too long a number for Python
+            why = (
+                err.msg if isinstance(err, json.JSONDecodeError) else f"{type(err).__name__}: {err}"
+            )
+            found = f"{why[:120]} ({_quote(text)})"
             raise _at_line(name, i, None, "a JSON object", found) from None
         if not isinstance(rec, dict) or rec.get("schema") != SCHEMA:
             found = rec.get("schema") if isinstance(rec, dict) else type(rec).__name__

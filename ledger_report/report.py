@@ -10,7 +10,7 @@ To add a figure to every output, add a ``Figure`` to a section here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from .model.definitions import PARTS, REGISTRY, STATES
@@ -187,15 +187,6 @@ class Report:
         """The figures of the summary sections (the verdicts), which follow the summary's own."""
         return [f for k in self.summary_sections for f in self.section(k).figures]
 
-    def with_figure(self, section: str, figure: Figure) -> "Report":
-        """A copy with one more figure in a section (used to show that one edit reaches every output)."""
-        out = []
-        for s in self.sections:
-            if s.key == section and isinstance(s, Section):
-                s = replace(s, figures=s.figures + (figure,))
-            out.append(s)
-        return replace(self, sections=tuple(out))
-
     def chart(self, key: str) -> Chart | None:
         return next((c for c in self.charts if c.key == key), None)
 
@@ -300,6 +291,7 @@ F = Figure
 # The step-time terms (definitions/time.py), in the order they add up, and the groups that may cross nodes.
 STEP_TERMS = tuple((k, f"time_{k}_s") for k in TERM_KEYS)
 CROSSES = tuple((g, f"{g}_crosses_nodes") for g in DIMS)
+VERDICTS = ("memory", "deadline", "bandwidth")  # each with its tone and its reason
 
 
 def build_spec(reg: Registry = REGISTRY) -> Report:
@@ -308,21 +300,13 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
             "verdicts",
             "Verdicts",
             "结论",
-            (
-                F("verdict_memory", "memory", tone="verdict_memory_tone"),
-                F("verdict_deadline", "deadline", tone="verdict_deadline_tone"),
-                F("verdict_bandwidth", "bandwidth", tone="verdict_bandwidth_tone"),
-            ),
+            tuple(F(f"verdict_{v}", v, tone=f"verdict_{v}_tone") for v in VERDICTS),
         ),
         Section(
             "verdict_reasons",
             "Why",
             "原因",
-            (
-                F("verdict_memory_reason", "memory"),
-                F("verdict_deadline_reason", "deadline"),
-                F("verdict_bandwidth_reason", "bandwidth"),
-            ),
+            tuple(F(f"verdict_{v}_reason", v) for v in VERDICTS),
         ),
         Section(
             "check",

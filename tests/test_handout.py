@@ -488,11 +488,13 @@ def test_summary_order_is_stable_and_puts_blanks_last():
 
 @pytest.mark.slow
 def test_a_figure_the_spec_adds_appears_on_the_page(tmp_path):
-    """A spec with one more figure (``Report.with_figure``) gives ledgers whose pages show its label
+    """A spec with one more figure (``support.spec.with_figure``) gives ledgers whose pages show its label
     and value, with no template or renderer change."""
+    from support.spec import with_figure
+
     from ledger_report.report import DEFAULT, Figure, Model
 
-    spec = DEFAULT.spec.with_figure("compute", Figure("train_window_days"))
+    spec = with_figure(DEFAULT.spec, "compute", Figure("train_window_days"))
     model = Model(DEFAULT.registry, spec, DEFAULT.tables)
     lg = compute(config_from_mapping(QWEN3_8B), model)
     row = next(

@@ -313,7 +313,9 @@ def test_vectorized_values_equal_scalar_compute_for_random_candidates(job):
             v = compute(config_from_mapping(batch.row(start + int(j)))).values
             for k in FIGURES:
                 assert float(f[k][j]) == pytest.approx(v[k], rel=1e-9), k
-            assert bool(f["fits"][j]) == (v["peak_bytes_per_rank"] <= MARGIN * v["hbm_bytes"])
+            assert bool(f["ok"]["memory"][j]) == (
+                v["peak_bytes_per_rank"] <= MARGIN * v["hbm_bytes"]
+            )
             # the engine's re-run of a plan reads the same verdicts off its own values
             scalar = {k: bool(a[0]) for k, a in _checks(v, 1, MARGIN).items()}
             assert scalar == {k: bool(a[j]) for k, a in f["ok"].items()}
@@ -547,7 +549,7 @@ def test_plans_carry_their_step_time_and_the_front_is_not_dominated(qwen_plans):
 def test_prices_file_prices_each_gpu_type_and_limits_the_search(tmp_path):
     """--prices: a CSV of gpu,price; when the row names no GPU only the priced types are searched, and each
     plan's cost is its predicted GPU-hours × its type's price."""
-    from ledger_report.planner import read_prices
+    from ledger_report.inputs.prices import read_prices
 
     path = tmp_path / "prices.csv"
     path.write_text("gpu,price\nH100-SXM,2.0\nA100-80GB,1.1\n", encoding="utf-8")

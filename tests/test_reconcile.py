@@ -235,6 +235,9 @@ def test_output_files_and_json(tmp_path):
     [
         ("hello world\nnot a log\n", "line 1", "Megatron-LM, torchtitan or DeepSpeed"),
         ('{"schema": "ledger-report-probe/1"', "line 1", "a JSON object"),
+        # nested past Python's recursion limit, a number over 4,300 digits: an internal error before
+        ('{"a": ' + "[" * 100_000, "line 1", "RecursionError"),
+        ('{"schema": ' + "9" * 5000 + "}", "line 1", "4300 digits"),
         ('{"schema": "other/1"}\n', 'line 1, column "schema"', "ledger-report-probe/1"),
         (_probe_line(0, 0, 10 * GIB) + "\n" + _probe_line(0, 1, 10 * GIB, tokens=-5) + "\n",
          'line 2, column "tokens"', "a whole number of tokens"),

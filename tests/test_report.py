@@ -13,6 +13,7 @@ import subprocess
 import openpyxl
 import pytest
 from support.libreoffice import recalculate_with_libreoffice
+from support.spec import with_figure
 
 from ledger_report import api
 from ledger_report.engine import compute, config_from_mapping
@@ -61,7 +62,7 @@ def _model() -> Model:
         "每层状态（探针）",
         "a figure added by the test",
     )
-    return Model(reg, SPEC.with_figure("compute", Figure(KEY, formula=True)), tables())
+    return Model(reg, with_figure(SPEC, "compute", Figure(KEY, formula=True)), tables())
 
 
 @pytest.fixture(scope="module")

@@ -24,6 +24,7 @@ import openpyxl
 import pytest
 from openpyxl.utils import FORMULAE
 from support.libreoffice import recalculate_with_libreoffice
+from support.spec import with_figure
 from test_docs import OUTSIDE  # the words that would point a reader outside the repository
 
 from ledger_report.config import COLUMN_NAMES, COLUMNS, COUNT, ENUM, INT, Config
@@ -1500,7 +1501,7 @@ def test_a_new_figure_in_the_spec_reaches_the_sheets():
         "两倍 GPU",
         "a figure for the test",
     )
-    spec = SPEC.with_figure("compute", Figure("some_new_key"))
+    spec = with_figure(SPEC, "compute", Figure("some_new_key"))
     spec = _replace(spec, summary=spec.summary + (Figure("some_new_key"),))
     model = Model(reg, spec, tables())
     led = compute(config_from_mapping(CONFIGS[0]), model)

@@ -42,7 +42,7 @@ def add_price(
     out: dict[str, float], problems: list[Problem], at: tuple, name: Any, price: Any
 ) -> None:
     """One GPU's price into ``out`` (by the catalogue's spelling), or its problem in ``problems``
-    placed ``at`` (file, line, the price's column): a GPU of the catalogue, a number 0 to 10^12."""
+    placed ``at`` (file, line, the price's column): a GPU of the catalogue, a number 0 to MAX_PRICE."""
     label, line, column = at
     gpu = find_gpu(str(name))
     try:
@@ -53,7 +53,7 @@ def add_price(
         expected = "a GPU of the catalogue (ledger-report gpus)"
         problems.append(Problem(label, line, "gpu", expected, repr(name)))
     elif not (math.isfinite(value) and 0 <= value <= MAX_PRICE):
-        expected = "a price per GPU-hour from 0 to 10^12"
+        expected = f"a price per GPU-hour from 0 to 10^{math.log10(MAX_PRICE):.0f}"
         problems.append(Problem(label, line, column, expected, repr(price)))
     else:
         out[gpu.name] = value

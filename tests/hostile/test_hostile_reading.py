@@ -15,6 +15,7 @@ from files import rewrite_entry, write_csv, write_xlsx
 from ledger_report.engine import compute
 from ledger_report.errors import InputError
 from ledger_report.inputs import configs_from_records, read_configs, xlsx
+from ledger_report.reconcile import read_run
 from ledger_report.render.document import config_document
 
 SHEET = "xl/worksheets/sheet1.xml"
@@ -186,6 +187,17 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
     assert str(got).startswith("inputs.csv:")
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_run_that_is_a_fifo_or_dev_zero_is_refused_without_reading(tmp_path):
+    """reconcile's RUN files are opened as the inputs are: a FIFO blocked the open for good, and
+    /dev/zero (one endless line) was read until memory ran out."""
+    os.mkfifo(tmp_path / "run.jsonl")
+    (tmp_path / "zero.log").symlink_to("/dev/zero")
+    for name, what in (("run.jsonl", "a named pipe (FIFO)"), ("zero.log", "a character device")):
+        got = _within(10, lambda: read_run(tmp_path / name))
+        assert isinstance(got, InputError) and what in str(got)
+
+
 @pytest.mark.parametrize("name", ["inputs.csv", "inputs.xlsx"])
 @pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero here")
 def test_a_symlink_to_dev_zero_is_refused_before_a_byte_is_read(tmp_path, name):
@@ -290,7 +302,7 @@ def test_row_numbers_are_read_across_chunk_boundaries(tmp_path, monkeypatch):
 def test_a_prices_file_with_a_bom_is_read(tmp_path):
     """Excel's "CSV UTF-8" starts with a byte-order mark: "expected a header gpu,price; found
     gpu,price" before."""
-    from ledger_report.planner import read_prices
+    from ledger_report.inputs.prices import read_prices
 
     path = tmp_path / "prices.csv"
     path.write_bytes(b"\xef\xbb\xbfgpu,price\nH100-SXM,2.5\n")
