@@ -166,7 +166,10 @@ def _refuse_non_finite(np, parts, configs: Sequence[Config], model) -> None:
             data = np.ma.getdata(v)
             if data.dtype.kind != "f":
                 continue
-            bad = ~np.isfinite(data) & ~np.ma.getmaskarray(v)
+            finite = np.isfinite(data)
+            if finite.all():  # (the rows' values, blank ones' too, as a rule)
+                continue
+            bad = ~finite & ~np.ma.getmaskarray(v)
             if bad.any():
                 values = np.broadcast_to(data, (len(idx),))
                 for j in np.flatnonzero(np.broadcast_to(bad, (len(idx),))):
@@ -225,7 +228,7 @@ def evaluate_chunk(configs: Sequence[Config], model: Model, keys: list[str] | No
     reg = model.registry
     read = columns_read(reg, tuple(reg.keys()))
     # a Config holds every column in schema order (Config.__post_init__): the rows transpose at once
-    values = zip(*(c.values.values() for c in configs))
+    values = zip(*[tuple(c.values.values()) for c in configs])
     columns = {name: col for name, col in zip(COLUMN_NAMES, values) if name in read}
     rows = [c.values for c in configs]
     parts = evaluate_rows(np, reg, model.tables, rows, columns, keys)

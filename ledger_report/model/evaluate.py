@@ -454,9 +454,9 @@ def evaluate_arrays(
 def _result(np, a: "_A | None") -> Any:
     if a is None or a.blank is True:
         return None
-    if a.blank is False or not np.any(a.blank):
+    if a.blank is False or not a.blank.any():  # (else an array, or numpy's bool)
         return a.v
-    if np.all(a.blank):
+    if a.blank.all():
         return None
     v, m = np.broadcast_arrays(np.asarray(a.v), np.asarray(a.blank))
     return np.ma.masked_array(v, mask=m)
@@ -503,9 +503,9 @@ class _ArrayEval:
         if name in self._cols:
             return self._cols[name]
         v, b = self.cols.get(name), self.blanks.get(name, False)
-        if b is not False and not self.np.any(b):
+        if b is not False and not b.any():  # (a bool array)
             b = False
-        if v is not None and b is not False and self.np.all(b):
+        if v is not None and b is not False and b.all():
             v = None
         a = self._cols[name] = None if v is None else _A(v, b)
         return a

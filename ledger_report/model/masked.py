@@ -155,7 +155,7 @@ _KINDS = {bool: "b", float: "f", str: "U"}  # Python scalars, as numpy holds the
 
 def _small_whole(np, v: Any) -> bool:
     # whole numbers below SCI_FROM are written alike as int or float (text_of, units.num)
-    return bool(np.all(np.abs(np.asarray(v, dtype=float)) < SCI_FROM))
+    return bool((np.abs(np.asarray(v, dtype=float)) < SCI_FROM).all())
 
 
 class _Guarded(_ArrayEval):
