@@ -660,10 +660,10 @@ class _ArrayClosures(Visitor):
         return if_
 
     def visit_BinOp(self, e):
-        return _operands(e, lambda ev, op, a, b: ev._binop(op, a, b))
+        return _operands(e, "_binop")
 
     def visit_Cmp(self, e):
-        return _operands(e, lambda ev, op, a, b: ev._cmp(op, a, b))
+        return _operands(e, "_cmp")
 
     def visit_Lookup(self, e):
         k_ = array_compiled(e.key)
@@ -681,14 +681,14 @@ class _ArrayClosures(Visitor):
         return call
 
 
-def _operands(e, apply):
-    """A binary node's closure: both operands evaluated, then ``apply(ev, op, a, b)``; None (not
-    evaluated over arrays) where either operand is."""
+def _operands(e, method: str):
+    """A binary node's closure: both operands evaluated, then the evaluation's ``method(op, a,
+    b)``; None (not evaluated over arrays) where either operand is."""
     a_, b_, op = array_compiled(e.a), array_compiled(e.b), e.op
 
     def both(ev):
         a, b = a_(ev), b_(ev)
-        return None if a is None or b is None else apply(ev, op, a, b)
+        return None if a is None or b is None else getattr(ev, method)(op, a, b)
 
     return both
 
