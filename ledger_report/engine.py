@@ -228,7 +228,7 @@ def evaluate_chunk(configs: Sequence[Config], model: Model, keys: list[str] | No
     reg = model.registry
     read = columns_read(reg, tuple(reg.keys()))
     # a Config holds every column in schema order (Config.__post_init__): the rows transpose at once
-    values = zip(*[tuple(c.values.values()) for c in configs])
+    values = zip(*(c.values.values() for c in configs))
     columns = {name: col for name, col in zip(COLUMN_NAMES, values) if name in read}
     rows = [c.values for c in configs]
     parts = evaluate_rows(np, reg, model.tables, rows, columns, keys)
