@@ -6,7 +6,8 @@ The rows are the shipped examples varied row by row (bench/example_rows.py: layo
 MFU, tokens, days, price...), so no two are alike.  Each command runs in a fresh process, as a
 user runs it; the figures are wall-clock seconds, the process's CPU seconds (the wall time
 includes waiting for a core on a busy machine; the CPU time does not) and its peak RSS.  The
-``calc --json`` rows are also timed in this process by phase (CPU seconds, the least of three).
+``calc --json`` rows are also timed in this process by phase (CPU seconds, the least of three),
+and lr.compute's few rows too (CPU seconds, the least of five).
 The load average is printed first: at a load above the 2 cores a run's CPU time scatters by
 ±20 %, so compare trees interleaved, several runs each.
 
@@ -34,6 +35,23 @@ rows; the arrays interpreter and the rows' Python values ~25 %; the sentences st
 encoder ~17 %.  Next: the sentences over arrays (the arrays interpreter has no CONCAT, FMT or MID)
 or a larger chunk (4,096 rows: 0.4-1 s less in an earlier round, +290 MB peak RSS; more rows would
 share a sentence).
+
+2026-12-04 03:40-04:35 UTC, load 2-6 on the 2 cores, this round's tree against 22c0288 run in
+turn (CPU seconds).  calc --json, 10,000 rows, in process (least of 3, 3 pairs): the arrays and the
+rows' values 1.23-1.40 -> 1.05-1.12 s (python_values makes blanks and whole numbers over arrays,
+each row's dict a copy of its chunk's key table), the documents 2.06-2.45 -> 2.00-2.08 s
+(resolved_inputs one comprehension); the whole command 5.3-6.0 s of CPU in both, within the
+scatter.  lr.compute + documents on 20 rows: 57-58 -> 51-57 ms (the arrays interpreter's fixed
+cost on those rows, least of 30: 40-43 -> 37-38 ms); compute() row by row is 53-115 ms, two modes
+(whether a full collection of the cyclic GC falls in the timed runs), so the ratio is 0.9-2x: the
+target holds only against the slow mode.  lr.to_frame of 100,000 rows: 7.9 against 8.2 s of CPU
+in this script, 5.7-6.7 against 5.7 s under /usr/bin/time (user + sys, load 4.3): reading (2.1 s)
+and the table (1.9 s) unchanged, the join ~1 s (its page faults: 1.35 GB touched, the frame's
+0.74 GB and the rows' 0.5 GB).  Not taken: CHUNK_ROWS 2,048 or 4,096 (the JSON phases 5.8 ->
+5.0 or 4.6 s in process at load 4, but peak RSS 249 -> 373 or 643 MB and the whole command the
+same within the scatter); to_frame's columns filled in place as chunks come (the same CPU, faults
+and peak RSS); the reader's constraint batch at 16,384 rows, or its empty text cells remembered
+(no difference measurable).
 
 lr.to_frame of 100,000 rows was ~7.5 s of CPU (reading 3.7 s, the table 3.3-3.7 s) and calc
 --csv's figures are bench/bench_csv.py's; the earlier rounds' figures are in this file's history
@@ -88,9 +106,9 @@ def _small(n: int, folder: Path) -> None:
         fn()
         times = []
         for _ in range(5):
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             fn()
-            times.append(time.perf_counter() - t0)
+            times.append(time.process_time() - t0)
         return min(times)
 
     from ledger_report.render.document import config_document

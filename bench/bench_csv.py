@@ -18,6 +18,12 @@ floats ~20 %, laying out and un-padding the bytes ~40 %); on 100,000 rows, readi
 included, calc --csv is ~10-12 s of CPU: the target is not met.  The writer beside the table gave
 no wall time: in a thread it holds the GIL (repr, bytes.translate); in a process forked per chunk
 it costs ~20 % more CPU (copy-on-write page faults: 408,000 against 177,000 on 40,000 rows).
+
+Measured 2026-12-04 04:31 UTC at load 3.2: the table (reading 2.1-2.2 s included) 4.72 s of CPU,
+the writer 4.32 s, calc --csv 9.0 s of CPU (8.8-10.2 s in runs of bench_calc.py at load 3-4, for
+this round's tree and the one before alike): reading and the table came out unchanged this round
+(reading: CSV parsing ~0.55 s, the cells ~0.75 s, each row's full dict of 118 columns ~0.8 s, with
+its page faults, the Configs ~0.4 s, the constraint checks ~0.6 s).  The target is not met.
 """
 
 from __future__ import annotations

@@ -8,6 +8,9 @@ Writes N rows (default 20,000) from ``bench/rows.py`` to a workbook the way open
 second; ``--formulas`` makes every row's ``global_batch`` a formula with a saved result, as Excel
 leaves it.  Prints wall and CPU time (the CPU figure is steadier on a shared machine).  Targets
 live here, not in tests.
+
+``--varied`` on 100,000 rows, 2026-12-04 04:31 UTC at load 3.2: 2.46 s (CPU 2.19 s, 45,760 rows
+per CPU second), best of 2.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator, Sequence
+from typing import Any, BinaryIO, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -122,12 +122,18 @@ def compute(source: Rows, progress: Progress | None = None) -> list[Ledger]:
     if _all_ledgers(source):
         return list(source)
     configs = read(source)
-    tick = counter(progress, len(configs), every=1000)
+    tick = _rows_counter(progress, len(configs))
     out: list[Ledger] = []
     for lg in compute_many(configs):
         out.append(lg)
         tick(1)
     return out
+
+
+def _rows_counter(progress: Progress | None, rows: int) -> Callable[[int], None]:
+    """``progress`` told every 1,000 rows computed (and at the last): ``compute``'s and
+    ``write_json``'s."""
+    return counter(progress, rows, every=1000)
 
 
 def _all_ledgers(source: Any) -> bool:
@@ -497,7 +503,7 @@ def write_json(source: Rows, out: BinaryIO, progress: Progress | None = None) ->
 
     with no_cyclic_gc():
         configs = read(source)
-        write_lines(compute_many(configs), out, counter(progress, len(configs), every=1000))
+        write_lines(compute_many(configs), out, _rows_counter(progress, len(configs)))
 
 
 def write_csv(source: Rows, out: BinaryIO, progress: Progress | None = None) -> None:

@@ -28,6 +28,7 @@ from .model.registry import BOOL, BYTES, FLOAT_UNITS, INT_UNITS, TEXT
 from .report import DEFAULT, Model
 
 CHUNK_ROWS = 1024  # rows per arrays evaluation: bounds memory (~900 arrays of this length)
+WHOLE_BELOW = 2.0**53  # floats below this that are whole numbers are exactly an int
 
 
 @dataclass(frozen=True)
@@ -64,8 +65,10 @@ def plainers(reg) -> dict[str, Callable[[Any], Any]]:
 def _whole_by(rounding: Callable[[float], int]) -> Callable[[Any], int | None]:
     """A number as a whole number by ``rounding`` (a non-finite one blank)."""
 
+    below = int(WHOLE_BELOW)  # (an int compares faster with an int)
+
     def whole(v: Any) -> int | None:
-        if type(v) is int and -WHOLE_BELOW < v < WHOLE_BELOW:  # exact as a float: itself
+        if type(v) is int and -below < v < below:  # exact as a float: itself
             return v
         if v is None:
             return None
@@ -163,7 +166,10 @@ def _refuse_non_finite(np, parts, configs: Sequence[Config], model) -> None:
             data = np.ma.getdata(v)
             if data.dtype.kind != "f":
                 continue
-            bad = ~np.isfinite(data) & ~np.ma.getmaskarray(v)
+            finite = np.isfinite(data)
+            if finite.all():  # (the rows' values, blank ones' too, as a rule)
+                continue
+            bad = ~finite & ~np.ma.getmaskarray(v)
             if bad.any():
                 values = np.broadcast_to(data, (len(idx),))
                 for j in np.flatnonzero(np.broadcast_to(bad, (len(idx),))):
@@ -237,13 +243,13 @@ def _ledgers(model: Model, configs: Sequence[Config], parts: list) -> list[Ledge
     out: list[Ledger | None] = [None] * len(configs)
     memo: dict = {}  # the chunk's sentences by what they read: rows repeat them
     for env, idx in parts:
-        keys = [k for k in env if k not in text]
+        keys = dict.fromkeys(k for k in env if k not in text)
         blank = [None] * len(idx)
         columns = [
             python_values(np, env[k], len(idx), model.registry[k].unit) or blank for k in keys
         ]
         for i, row in zip(idx, zip(*columns)):
-            out[i] = Ledger(configs[i], _RowValues(zip(keys, row), configs[i], model, memo), model)
+            out[i] = Ledger(configs[i], _RowValues(keys, row, configs[i], model, memo), model)
     return out  # type: ignore[return-value]
 
 
@@ -259,20 +265,16 @@ def python_values(np, v: Any, n: int, unit: str) -> list | None:
     if unit in INT_UNITS and data.dtype.kind == "f":
         with np.errstate(invalid="ignore"):
             whole = (np.abs(data) < WHOLE_BELOW) & (data == np.floor(data))
-        vals = (
-            data.astype(np.int64).tolist()
-            if whole.all()
-            else [int(x) if w else x for x, w in zip(data.tolist(), whole.tolist())]
-        )
-    else:
-        vals = data.tolist()
-    if isinstance(v, np.ma.MaskedArray):
-        mask = np.broadcast_to(np.ma.getmaskarray(v), (n,)).tolist()
-        vals = [None if m else x for x, m in zip(vals, mask)]
-    return vals
-
-
-WHOLE_BELOW = 2.0**53  # floats below this that are whole numbers are exactly an int
+        if whole.all():
+            data = data.astype(np.int64)
+        else:  # the whole ones as Python ints among the others' floats
+            data, ints = data.astype(object), data[whole].astype(np.int64)
+            data[whole] = ints
+    if not isinstance(v, np.ma.MaskedArray):
+        return data.tolist()
+    out = data.astype(object)  # each value as Python's, as tolist gives it; blank rows None
+    out[np.broadcast_to(np.ma.getmaskarray(v), (n,))] = None
+    return out.tolist()
 
 
 def _whole(v: Any) -> Any:
@@ -289,9 +291,15 @@ class _RowValues(dict):
     __slots__ = ("_config", "_model", "_memo")
 
     def __init__(
-        self, numbers: Iterable[tuple[str, Any]], config: Config, model: Model, memo: dict
+        self,
+        keys: dict[str, None],
+        numbers: Sequence[Any],
+        config: Config,
+        model: Model,
+        memo: dict,
     ) -> None:
-        super().__init__(numbers)
+        super().__init__(keys)  # a copy of the chunk's keys' table, then their values: no growing
+        dict.update(self, zip(keys, numbers))
         self._config, self._model, self._memo = config, model, memo
 
     def __missing__(self, key: str) -> Any:
@@ -338,12 +346,13 @@ def resolved_inputs(lg: Ledger) -> dict[str, Any]:
     """Every input column, resolved to its value (the model's default where the row is empty; a
     given ``params_per_rank`` as given, not as solved from it)."""
     given, v = lg.config.values, lg.values
-    out: dict[str, Any] = {}
-    for col, plainer in _input_plainers(lg.model.registry):
-        g = given[col]
-        out[col] = (
-            g if plainer is None or (g is not None and col in _GIVEN_WINS) else plainer(v[col])
-        )
+    out = {
+        col: given[col] if plainer is None else plainer(v[col])
+        for col, plainer in _input_plainers(lg.model.registry)
+    }
+    for col in _GIVEN_WINS:
+        if given[col] is not None:
+            out[col] = given[col]
     return out
 
 

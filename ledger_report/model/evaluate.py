@@ -454,9 +454,9 @@ def evaluate_arrays(
 def _result(np, a: "_A | None") -> Any:
     if a is None or a.blank is True:
         return None
-    if a.blank is False or not np.any(a.blank):
+    if a.blank is False or not a.blank.any():  # (else an array, or numpy's bool)
         return a.v
-    if np.all(a.blank):
+    if a.blank.all():
         return None
     v, m = np.broadcast_arrays(np.asarray(a.v), np.asarray(a.blank))
     return np.ma.masked_array(v, mask=m)
@@ -503,9 +503,9 @@ class _ArrayEval:
         if name in self._cols:
             return self._cols[name]
         v, b = self.cols.get(name), self.blanks.get(name, False)
-        if b is not False and not self.np.any(b):
+        if b is not False and not b.any():  # (a bool array)
             b = False
-        if v is not None and b is not False and self.np.all(b):
+        if v is not None and b is not False and b.all():
             v = None
         a = self._cols[name] = None if v is None else _A(v, b)
         return a
@@ -660,10 +660,10 @@ class _ArrayClosures(Visitor):
         return if_
 
     def visit_BinOp(self, e):
-        return _operands(e, lambda ev, op, a, b: ev._binop(op, a, b))
+        return _operands(e, "_binop")
 
     def visit_Cmp(self, e):
-        return _operands(e, lambda ev, op, a, b: ev._cmp(op, a, b))
+        return _operands(e, "_cmp")
 
     def visit_Lookup(self, e):
         k_ = array_compiled(e.key)
@@ -681,14 +681,14 @@ class _ArrayClosures(Visitor):
         return call
 
 
-def _operands(e, apply):
-    """A binary node's closure: both operands evaluated, then ``apply(ev, op, a, b)``; None (not
-    evaluated over arrays) where either operand is."""
+def _operands(e, method: str):
+    """A binary node's closure: both operands evaluated, then the evaluation's ``method(op, a,
+    b)``; None (not evaluated over arrays) where either operand is."""
     a_, b_, op = array_compiled(e.a), array_compiled(e.b), e.op
 
     def both(ev):
         a, b = a_(ev), b_(ev)
-        return None if a is None or b is None else apply(ev, op, a, b)
+        return None if a is None or b is None else getattr(ev, method)(op, a, b)
 
     return both
 

@@ -144,6 +144,9 @@ def evaluate_masked(
 def _kind(np, v: Any) -> str:
     """The kind of a value as numpy holds it: b(ool), i(nteger), f(loat), U (text), or another."""
     t = type(v)
+    if t is np.ndarray:  # the usual case
+        k = v.dtype.kind
+        return "i" if k == "u" else k
     if t is int:
         return "i" if -(2**63) <= v < 2**64 else "O"  # past 64 bits numpy holds it as an object
     k = _KINDS.get(t) or np.asarray(v).dtype.kind
@@ -155,7 +158,7 @@ _KINDS = {bool: "b", float: "f", str: "U"}  # Python scalars, as numpy holds the
 
 def _small_whole(np, v: Any) -> bool:
     # whole numbers below SCI_FROM are written alike as int or float (text_of, units.num)
-    return bool(np.all(np.abs(np.asarray(v, dtype=float)) < SCI_FROM))
+    return bool((np.abs(np.asarray(v, dtype=float)) < SCI_FROM).all())
 
 
 class _Guarded(_ArrayEval):
