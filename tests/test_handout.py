@@ -1346,3 +1346,12 @@ def test_a_rule_the_row_breaks_leads_its_page(tmp_path, lang, lead):
     path, _, warnings = _render(tmp_path, "rules", [flagged, clean], lang)
     pages = [re.sub(r"\s+", " ", p) for p in _pages_text(path)]
     assert f"{lead} · the row's own note" in pages[1] and lead not in pages[2] and warnings == []
+
+
+@pytest.mark.parametrize("rule, prop", [(".no-such-rule", "height"), (".sheet", "no-such-prop")])
+def test_a_page_measure_missing_from_the_stylesheet_is_named(rule, prop):
+    """The page fit reads its geometry from handout.css (a sheet's height, 297 mm by 210 mm A4
+    landscape less its margins); a rule or property that is not there is a HandoutError naming
+    both, not a TypeError from the import."""
+    with pytest.raises(handout.HandoutError, match=f"{prop}.*{re.escape(rule)}"):
+        handout._css(rule, prop)

@@ -38,14 +38,11 @@ render and appended to the caller's ``warnings`` list or re-logged on ``ledger_r
 from __future__ import annotations
 
 import contextlib
-import gc
 import io
 import logging
 import logging.handlers
 import math
 import mimetypes
-import multiprocessing
-import multiprocessing.connection
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -70,9 +67,8 @@ from ledger_report.render.workers import (
     can_fork,
     default_jobs,
     env_while_running,
-    fork,
     no_cyclic_gc,
-    receive_outcome,
+    run_forked,
 )
 
 __all__ = [
@@ -130,8 +126,14 @@ _CSS = (templates_dir() / STYLESHEET).read_text(encoding="utf-8")
 def _css(rule: str, prop: str) -> float:
     """``prop`` in the stylesheet's rule for ``rule``: a number, or a length in mm or pt in CSS
     px (1/96 in): the page geometry the fit estimates with is the stylesheet's."""
-    body = re.search(rf"^{re.escape(rule)} \{{([^}}]*)\}}", _CSS, re.M)[1]
-    number, unit = re.search(rf"(?<![\w-]){prop}:\s*([\d.]+)(mm|pt)?", body).groups()
+    body = re.search(rf"^{re.escape(rule)} \{{([^}}]*)\}}", _CSS, re.M)
+    value = body and re.search(rf"(?<![\w-]){prop}:\s*([\d.]+)(mm|pt)?", body[1])
+    if not value:
+        raise HandoutError(
+            f"The packaged {STYLESHEET} has no {prop} of a number, mm or pt in its rule "
+            f"{rule!r}, which the page fit reads; reinstall ledger-report."
+        )
+    number, unit = value.groups()
     return float(number) * {"mm": 96 / 25.4, "pt": 1 / 0.75, None: 1.0}[unit]
 
 
@@ -693,28 +695,6 @@ def _render_part(book: _Book, root: Path, part: _Part, fits: list[_Fit]) -> tupl
     return pdf, messages
 
 
-def _forked(tasks: Sequence[Callable[[], Any]], workers: int, done: Callable[[int, Any], None]):
-    """Run each task in a forked process (``workers.fork``: one process per part, which inherits
-    what it renders from and never collects garbage), at most ``workers`` at a time, calling
-    ``done(j, result)`` as each finishes."""
-    running: dict[Any, tuple[int, Any]] = {}
-    started = 0
-    try:
-        while started < len(tasks) or running:
-            while started < len(tasks) and len(running) < workers:
-                receive, process = fork(tasks[started], HandoutError, running)
-                running[receive] = (started, process)
-                started += 1
-            for conn in multiprocessing.connection.wait(list(running)):
-                j, process = running.pop(conn)
-                done(j, receive_outcome(conn, process, _stopped))
-    finally:
-        for conn, (_, process) in running.items():
-            process.kill()
-            process.join()
-            conn.close()
-
-
 def _stopped(exit_code: Any) -> HandoutError:
     return HandoutError(
         f"A process rendering the handout stopped unexpectedly (exit code {exit_code}); "
@@ -738,14 +718,7 @@ def _render_parts(book, root, parts, fits, jobs, progress) -> list[tuple[bytes, 
     if workers > 1 and can_fork():
         # The template is compiled here, once, rather than in every worker (~0.1 s each).
         environment().get_template(MAIN_TEMPLATE)
-        # Objects the workers inherit are moved out of the collector's reach (a collection that
-        # walked them would touch, and so copy, every page of the heap the workers share).  The
-        # workers never collect (``workers.fork``), so nothing is collected first (~0.05 s).
-        gc.freeze()
-        try:
-            _forked(tasks, workers, finished)
-        finally:
-            gc.unfreeze()
+        run_forked(tasks, workers, finished, HandoutError, _stopped)
     else:
         for j, task in enumerate(tasks):
             finished(j, task())

@@ -1,7 +1,7 @@
 """Worker processes: how many render side by side, what a forked worker does first so that it
-never outlives its parent (:func:`forked_child`), and one piece of work run in a forked process
-while the caller does another (:class:`Beside`); with the collector pause and the environment
-variable hold that renders share.
+never outlives its parent (:func:`forked_child`), pieces of work run in forked processes side by
+side (:func:`run_forked`) and one run while the caller does another (:class:`Beside`); with the
+collector pause and the environment variable hold that renders share.
 
 Why workers outlived their parent (found in a red-team pass): ``kill -9`` (or ``timeout``'s SIGTERM before the
 CLI handled it) to ``build -j 2`` while the handout rendered left both workers alive for good,
@@ -23,7 +23,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from ..errors import LedgerError
@@ -227,3 +227,36 @@ def render_workbook(ledgers: Any, lang: str, **options: Any) -> bytes:
     from .workbook import render_xlsx
 
     return render_xlsx(ledgers, lang, **options)
+
+
+def run_forked(
+    tasks: Sequence[Callable[[], Any]],
+    workers: int,
+    done: Callable[[int, Any], None],
+    error: type[Exception],
+    stopped: Callable[[Any], Exception],
+) -> None:
+    """Run each task in a process of its own (:func:`fork`, ``error`` for an outcome that does
+    not pickle), at most ``workers`` at a time, calling ``done(j, result)`` as each finishes;
+    ``stopped(exit code)`` is raised where one dies without sending.  What the workers inherit is
+    moved out of the collector's reach meanwhile (``gc.freeze``: a collection that walked it would
+    touch, and so copy, every page of the heap they share; they never collect, so nothing is
+    collected first)."""
+    running: dict[Any, tuple[int, Any]] = {}
+    started = 0
+    gc.freeze()
+    try:
+        while started < len(tasks) or running:
+            while started < len(tasks) and len(running) < workers:
+                receive, process = fork(tasks[started], error, running)
+                running[receive] = (started, process)
+                started += 1
+            for conn in multiprocessing.connection.wait(list(running)):
+                j, process = running.pop(conn)
+                done(j, receive_outcome(conn, process, stopped))
+    finally:
+        gc.unfreeze()
+        for conn, (_, process) in running.items():
+            process.kill()
+            process.join()
+            conn.close()
