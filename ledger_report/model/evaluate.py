@@ -56,15 +56,10 @@ def eval_scalar(e: Expr, row: Mapping[str, Any], env: Mapping[str, Any], tables:
     return compiled(e)(row, env, tables)
 
 
-_COMPILED: dict[Expr, Callable] = {}  # a node is hashed by identity (and kept alive here)
-
-
+@functools.cache  # a node is hashed by identity (and kept alive here)
 def compiled(e: Expr) -> Callable[[Mapping[str, Any], Mapping[str, Any], Tables], Any]:
     """The expression as nested Python closures, built once per node (nodes are immutable)."""
-    fn = _COMPILED.get(e)
-    if fn is None:
-        fn = _COMPILED[e] = _Closures().visit(e)
-    return fn
+    return _Closures().visit(e)
 
 
 _BINOPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv}
@@ -87,8 +82,6 @@ def text_of(x: Any) -> str:
         return ""
     if isinstance(x, bool):
         return "TRUE" if x else "FALSE"
-    if isinstance(x, int):
-        return str(x)
     if isinstance(x, float):
         return str(int(x)) if x.is_integer() and abs(x) < SCI_FROM else f"{x:.10g}"
     return str(x)
@@ -109,11 +102,9 @@ def grouped_text(x: Any, places: int = 0) -> str:
 
 def smallest_divisor_at_least(n: Any, at_least: Any, step: Any) -> Any:
     """The smallest d ≥ at_least with d | n and step | d, or None (n, step whole and ≥ 1)."""
-    if not all(math.isfinite(float(x)) for x in (n, at_least, step)):
-        return None  # no divisor at least inf (as the arrays interpreter gives)
+    if not all(math.isfinite(float(x)) for x in (n, at_least, step)) or round(n) < 1:
+        return None  # (none at least inf, as the arrays interpreter gives)
     n, step = int(round(n)), max(int(round(step)), 1)
-    if n < 1:
-        return None
     lo = max(int(math.ceil(approx_value(float(at_least)))), 1)
     candidates = stepped_divisors(n, step)
     at = bisect.bisect_left(candidates, lo)
@@ -393,14 +384,11 @@ def _lookup(tables: Tables, table: str, key: Any, field: str, default: Any = Non
     t = tables[table]
     hit = _INDEX.get(id(t))
     if hit is None or hit[0] is not t:
-        hit = (t, {name.lower(): rec for name, rec in t.items()})
-        _INDEX[id(t)] = hit
+        hit = _INDEX[id(t)] = (t, {name.lower(): rec for name, rec in t.items()})
     rec = hit[1].get(str(key).lower())
-    if rec is None and default is not None:
-        return default
-    if rec is None:
+    if rec is None and default is None:
         raise KeyError(f"{key!r} is not in the {table} table")
-    return rec[field]
+    return default if rec is None else rec[field]
 
 
 @dataclass(slots=True, eq=False)
@@ -519,10 +507,8 @@ class _ArrayEval:
             return _A(t.v, _or(np, cblank, _or(np, np.logical_not(cond), t.blank)))
         v = np.where(cond, t.v, o.v)
         if t.blank is False and o.blank is False:
-            blank = cblank
-        else:
-            blank = _or(np, cblank, np.where(cond, t.blank, o.blank))
-        return _A(v, blank)
+            return _A(v, cblank)
+        return _A(v, _or(np, cblank, np.where(cond, t.blank, o.blank)))
 
     def _binop(self, op: str, a: "_A", b: "_A") -> "_A":
         np = self.np  # under evaluate_arrays's errstate
@@ -546,16 +532,11 @@ class _ArrayEval:
         return _A(_approx_compare(np, op, av, bv), blank)
 
     def _text_equal(self, av: Any, bv: Any) -> Any:
-        """A text array against one text, case-insensitively, on each row: compared once for each
-        distinct value (``lowered``) and taken to the rows; ``None`` for any other pair."""
-        np = self.np
+        """A text array against one text (``av`` or ``bv``), case-insensitively, on each row:
+        compared once for each distinct value (``lowered``) and taken to the rows; ``None`` for
+        any other pair."""
         rows, one = (av, bv) if isinstance(bv, str) else (bv, av)
-        if not (
-            isinstance(rows, np.ndarray)
-            and rows.dtype.kind == "U"
-            and rows.ndim
-            and isinstance(one, str)
-        ):
+        if not (isinstance(rows, self.np.ndarray) and rows.dtype.kind == "U" and rows.ndim):
             return None
         low, (distinct, inverse) = self.lowered(rows)
         return (distinct == one.lower())[inverse].reshape(low.shape)
@@ -590,8 +571,7 @@ class _ArrayEval:
             f = np.ceil if fn == "CEIL" else np.floor
             out = _round_array(np, f, xs[0]) if _is_float_array(np, xs[0]) else f(xs[0])
         elif fn == "GCD":
-            whole = [np.rint(x).astype(np.int64) for x in xs]
-            out = np.gcd(*whole).astype(float)
+            out = np.gcd(*[np.rint(x).astype(np.int64) for x in xs]).astype(float)
         elif fn == "MINDIV":
             vals, none = _mindiv_array(np, xs)
             return _A(vals, _or(np, blank, none))
@@ -603,16 +583,13 @@ class _ArrayEval:
 
 
 _FOLDS = dict(MAX="maximum", MIN="minimum", AND="logical_and", OR="logical_or", MOD="mod")
-_ARRAY_COMPILED: dict[Expr, Callable] = {}
 
 
+@functools.cache  # as compiled
 def array_compiled(e: Expr) -> Callable[[_ArrayEval], "_A | None"]:
     """The expression as nested closures over an arrays evaluation, built once per node (nodes
     are immutable): evaluating a chunk of rows is then calls, not a walk of the tree."""
-    fn = _ARRAY_COMPILED.get(e)
-    if fn is None:
-        fn = _ARRAY_COMPILED[e] = _ArrayClosures().visit(e)
-    return fn
+    return _ArrayClosures().visit(e)
 
 
 _BLANK_ROWS = _A(True)  # ISBLANK of what is blank on every row

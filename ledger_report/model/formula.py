@@ -150,8 +150,7 @@ def _smallest_divisor_formula(n: str, lo: str, step: str) -> str:
 
 class _Compiler(Visitor):
     def __init__(self, reg: Registry, layout: Layout) -> None:
-        self.reg = reg
-        self.layout = layout
+        self.reg, self.layout = reg, layout
         self._sheet = _quote_sheet(layout.inputs_sheet)
         self._needs: dict[int, frozenset] = {}
         self._key_index = {k: i for i, k in enumerate(reg.keys())}
