@@ -112,8 +112,7 @@ def smallest_divisor_at_least(n: Any, at_least: Any, step: Any) -> Any:
 
 
 def stepped_divisors(n: int, step: int) -> list[int]:
-    """The divisors of ``n`` that ``step`` divides, in increasing order (``divisors`` remembers
-    them: rows repeat their batch sizes)."""
+    """The divisors of ``n`` that ``step`` divides, in increasing order."""
     return [d for d in divisors(n) if d % step == 0]
 
 
@@ -221,9 +220,9 @@ def compare(opname: str, a: Any, b: Any) -> Any:
         return None
     if isinstance(a, str) and isinstance(b, str):
         return _CMPS[opname](a.lower(), b.lower())
-    if isinstance(a, float) or isinstance(b, float):
-        return _NUMBER_CMPS[opname](approx_equal(float(a), float(b)), a, b)
-    return _CMPS[opname](a, b)
+    if (isinstance(a, float) or isinstance(b, float)) and approx_equal(float(a), float(b)):
+        return opname in ("=", "<=", ">=")
+    return _CMPS[opname](a, b)  # (not equal to about 15 digits: not equal exactly)
 
 
 def _rounded(fn: Callable[[float], int], x: Any) -> Any:
@@ -286,16 +285,6 @@ def approx_equal(a: float, b: float) -> bool:
     if float(d).is_integer() and float(a).is_integer() and float(b).is_integer():
         return False  # distinct integers are never equal
     return d < a * _E48 and d < b * _E48
-
-
-_NUMBER_CMPS = {
-    "=": lambda eq, a, b: eq,
-    "<>": lambda eq, a, b: not eq,
-    "<": lambda eq, a, b: not eq and a < b,
-    "<=": lambda eq, a, b: eq or a < b,
-    ">": lambda eq, a, b: not eq and a > b,
-    ">=": lambda eq, a, b: eq or a > b,
-}
 
 
 def _round_array(np, fn, x):
@@ -547,8 +536,7 @@ class _ArrayEval:
             return None
         if isinstance(k.v, str):
             return _A(_lookup(self.tables, e.table, k.v, e.field, e.default), k.blank)
-        t = self.tables[e.table]
-        names = {n.lower(): rec[e.field] for n, rec in t.items()}
+        names = {n.lower(): rec[e.field] for n, rec in self.tables[e.table].items()}
         low, (uniq, inv) = self.lowered(k.v)
         blank = k.blank
         missing = [u for u in uniq if u not in names]
@@ -556,8 +544,7 @@ class _ArrayEval:
             names.update({u: e.default for u in missing})
         elif missing:  # keys of blank rows (or rows the reader refused) have no entry: blank there
             blank = _or(np, blank, np.isin(low, missing))
-        sample = next(iter(names.values()))
-        fill = "" if isinstance(sample, str) else 0
+        fill = "" if isinstance(next(iter(names.values())), str) else 0
         vals = np.array([names.get(u, fill) for u in uniq])
         return _A(vals[inv].reshape(np.shape(k.v)), blank)
 
