@@ -677,11 +677,8 @@ def _mindiv_array(np, xs: list) -> tuple[Any, Any]:
     order = np.argsort(inverse.ravel(), kind="stable")
     groups = np.split(rows[order], np.cumsum(np.bincount(inverse.ravel()))[:-1])
     for nj, kj, at in zip(ns[codes // len(ks)].tolist(), ks[codes % len(ks)].tolist(), groups):
-        # 0: none at least lo
         candidates = np.array(stepped_divisors(int(nj), int(kj)) + [0], dtype=float)
-        vals[at] = candidates[
-            np.minimum(np.searchsorted(candidates[:-1], lo[at], "left"), len(candidates) - 1)
-        ]
+        vals[at] = candidates[np.searchsorted(candidates[:-1], lo[at])]  # the 0: none at least lo
     vals, none = vals.reshape(shape), (vals == 0).reshape(shape)
     return (vals if vals.ndim else vals[()]), (none if none.ndim else bool(none))
 
