@@ -255,10 +255,9 @@ class _Compiler(Visitor):
         inner = covered | needs_of(self.reg, e.cond, self._needs)
         then = self.blank(e.then, inner)
         other = self.blank(e.other, inner | else_known(e))
-        branch = None
-        if then or other:
-            branch = f"IF({self.visit(e.cond)[0]},{then or 'FALSE'},{other or 'FALSE'})"
-        return _either(first, branch)
+        if not (then or other):
+            return first
+        return _either(first, f"IF({self.visit(e.cond)[0]},{then or 'FALSE'},{other or 'FALSE'})")
 
     # the quantity's formula --------------------------------------------------------------
     def result(self, e: Expr, covered: frozenset) -> str:
