@@ -303,10 +303,8 @@ def _round_array(np, fn, x):
         if cand.any():
             idx = np.flatnonzero(cand)
             sub = x[idx]
-            near = np.abs(sub - np.rint(sub)) < np.abs(sub) * 1e-14
-            if near.any():
-                pick = idx[near]
-                out[pick] = [fn(approx_value(float(v))) for v in x[pick]]
+            pick = idx[np.abs(sub - np.rint(sub)) < np.abs(sub) * 1e-14]
+            out[pick] = [fn(approx_value(float(v))) for v in x[pick]]
     return out.reshape(shape)
 
 
@@ -482,9 +480,8 @@ class _ArrayEval:
         v, b = self.cols.get(name), self.blanks.get(name, False)
         if b is not False and not b.any():  # (a bool array)
             b = False
-        if v is not None and b is not False and b.all():
-            v = None
-        a = self._cols[name] = None if v is None else _A(v, b)
+        all_blank = v is None or (b is not False and b.all())
+        a = self._cols[name] = None if all_blank else _A(v, b)
         return a
 
     def _pick(self, cv, cblank, t, o):
