@@ -294,9 +294,8 @@ def _is_atom(text: str) -> bool:
 
 
 def _quote_sheet(name: str) -> str:
-    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name) and not re.fullmatch(
-        r"[A-Za-z]{1,3}[0-9]+", name
-    ):
+    plain = re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name)
+    if plain and not re.fullmatch(r"[A-Za-z]{1,3}[0-9]+", name):  # (not a cell's name)
         return name
     return "'" + name.replace("'", "''") + "'"
 
