@@ -75,8 +75,6 @@ def failures(
             env = env if env is not None else evaluate_row(reg, rows[i], tables)
             if env[c.ok] is not False:
                 continue  # the arrays and the row agree; a blank rule does not apply
-            expected, found = (
-                str(eval_scalar(x, rows[i], env, tables)) for x in (c.expected, c.found)
-            )
-            out.append(Failure(i, c, expected, found))
+            texts = [str(eval_scalar(x, rows[i], env, tables)) for x in (c.expected, c.found)]
+            out.append(Failure(i, c, *texts))
     return out

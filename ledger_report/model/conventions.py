@@ -242,8 +242,3 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
 
 def convention_names() -> tuple[str, ...]:
     return tuple(CONVENTIONS)
-
-
-def convention_table() -> dict[str, dict[str, Any]]:
-    """The lookup table the definitions read (the descriptions too: the notes quote them)."""
-    return {name: dict(row) for name, row in CONVENTIONS.items()}

@@ -56,15 +56,10 @@ def eval_scalar(e: Expr, row: Mapping[str, Any], env: Mapping[str, Any], tables:
     return compiled(e)(row, env, tables)
 
 
-_COMPILED: dict[Expr, Callable] = {}  # a node is hashed by identity (and kept alive here)
-
-
+@functools.cache  # a node is hashed by identity (and kept alive here)
 def compiled(e: Expr) -> Callable[[Mapping[str, Any], Mapping[str, Any], Tables], Any]:
     """The expression as nested Python closures, built once per node (nodes are immutable)."""
-    fn = _COMPILED.get(e)
-    if fn is None:
-        fn = _COMPILED[e] = _Closures().visit(e)
-    return fn
+    return _Closures().visit(e)
 
 
 _BINOPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv}
@@ -87,8 +82,6 @@ def text_of(x: Any) -> str:
         return ""
     if isinstance(x, bool):
         return "TRUE" if x else "FALSE"
-    if isinstance(x, int):
-        return str(x)
     if isinstance(x, float):
         return str(int(x)) if x.is_integer() and abs(x) < SCI_FROM else f"{x:.10g}"
     return str(x)
@@ -109,11 +102,9 @@ def grouped_text(x: Any, places: int = 0) -> str:
 
 def smallest_divisor_at_least(n: Any, at_least: Any, step: Any) -> Any:
     """The smallest d ≥ at_least with d | n and step | d, or None (n, step whole and ≥ 1)."""
-    if not all(math.isfinite(float(x)) for x in (n, at_least, step)):
-        return None  # no divisor at least inf (as the arrays interpreter gives)
+    if not all(math.isfinite(float(x)) for x in (n, at_least, step)) or round(n) < 1:
+        return None  # (none at least inf, as the arrays interpreter gives)
     n, step = int(round(n)), max(int(round(step)), 1)
-    if n < 1:
-        return None
     lo = max(int(math.ceil(approx_value(float(at_least)))), 1)
     candidates = stepped_divisors(n, step)
     at = bisect.bisect_left(candidates, lo)
@@ -121,8 +112,7 @@ def smallest_divisor_at_least(n: Any, at_least: Any, step: Any) -> Any:
 
 
 def stepped_divisors(n: int, step: int) -> list[int]:
-    """The divisors of ``n`` that ``step`` divides, in increasing order (``divisors`` remembers
-    them: rows repeat their batch sizes)."""
+    """The divisors of ``n`` that ``step`` divides, in increasing order."""
     return [d for d in divisors(n) if d % step == 0]
 
 
@@ -230,9 +220,9 @@ def compare(opname: str, a: Any, b: Any) -> Any:
         return None
     if isinstance(a, str) and isinstance(b, str):
         return _CMPS[opname](a.lower(), b.lower())
-    if isinstance(a, float) or isinstance(b, float):
-        return _NUMBER_CMPS[opname](approx_equal(float(a), float(b)), a, b)
-    return _CMPS[opname](a, b)
+    if (isinstance(a, float) or isinstance(b, float)) and approx_equal(float(a), float(b)):
+        return opname in ("=", "<=", ">=")
+    return _CMPS[opname](a, b)  # (not equal to about 15 digits: not equal exactly)
 
 
 def _rounded(fn: Callable[[float], int], x: Any) -> Any:
@@ -297,16 +287,6 @@ def approx_equal(a: float, b: float) -> bool:
     return d < a * _E48 and d < b * _E48
 
 
-_NUMBER_CMPS = {
-    "=": lambda eq, a, b: eq,
-    "<>": lambda eq, a, b: not eq,
-    "<": lambda eq, a, b: not eq and a < b,
-    "<=": lambda eq, a, b: eq or a < b,
-    ">": lambda eq, a, b: not eq and a > b,
-    ">=": lambda eq, a, b: eq or a > b,
-}
-
-
 def _round_array(np, fn, x):
     """``fn(approx_value(x))`` (fn = numpy.ceil or numpy.floor) over an array, cheaply.
 
@@ -323,10 +303,8 @@ def _round_array(np, fn, x):
         if cand.any():
             idx = np.flatnonzero(cand)
             sub = x[idx]
-            near = np.abs(sub - np.rint(sub)) < np.abs(sub) * 1e-14
-            if near.any():
-                pick = idx[near]
-                out[pick] = [fn(approx_value(float(v))) for v in x[pick]]
+            pick = idx[np.abs(sub - np.rint(sub)) < np.abs(sub) * 1e-14]
+            out[pick] = [fn(approx_value(float(v))) for v in x[pick]]
     return out.reshape(shape)
 
 
@@ -393,14 +371,11 @@ def _lookup(tables: Tables, table: str, key: Any, field: str, default: Any = Non
     t = tables[table]
     hit = _INDEX.get(id(t))
     if hit is None or hit[0] is not t:
-        hit = (t, {name.lower(): rec for name, rec in t.items()})
-        _INDEX[id(t)] = hit
+        hit = _INDEX[id(t)] = (t, {name.lower(): rec for name, rec in t.items()})
     rec = hit[1].get(str(key).lower())
-    if rec is None and default is not None:
-        return default
-    if rec is None:
+    if rec is None and default is None:
         raise KeyError(f"{key!r} is not in the {table} table")
-    return rec[field]
+    return default if rec is None else rec[field]
 
 
 @dataclass(slots=True, eq=False)
@@ -505,9 +480,8 @@ class _ArrayEval:
         v, b = self.cols.get(name), self.blanks.get(name, False)
         if b is not False and not b.any():  # (a bool array)
             b = False
-        if v is not None and b is not False and b.all():
-            v = None
-        a = self._cols[name] = None if v is None else _A(v, b)
+        all_blank = v is None or (b is not False and b.all())
+        a = self._cols[name] = None if all_blank else _A(v, b)
         return a
 
     def _pick(self, cv, cblank, t, o):
@@ -519,10 +493,8 @@ class _ArrayEval:
             return _A(t.v, _or(np, cblank, _or(np, np.logical_not(cond), t.blank)))
         v = np.where(cond, t.v, o.v)
         if t.blank is False and o.blank is False:
-            blank = cblank
-        else:
-            blank = _or(np, cblank, np.where(cond, t.blank, o.blank))
-        return _A(v, blank)
+            return _A(v, cblank)
+        return _A(v, _or(np, cblank, np.where(cond, t.blank, o.blank)))
 
     def _binop(self, op: str, a: "_A", b: "_A") -> "_A":
         np = self.np  # under evaluate_arrays's errstate
@@ -546,16 +518,11 @@ class _ArrayEval:
         return _A(_approx_compare(np, op, av, bv), blank)
 
     def _text_equal(self, av: Any, bv: Any) -> Any:
-        """A text array against one text, case-insensitively, on each row: compared once for each
-        distinct value (``lowered``) and taken to the rows; ``None`` for any other pair."""
-        np = self.np
+        """A text array against one text (``av`` or ``bv``), case-insensitively, on each row:
+        compared once for each distinct value (``lowered``) and taken to the rows; ``None`` for
+        any other pair."""
         rows, one = (av, bv) if isinstance(bv, str) else (bv, av)
-        if not (
-            isinstance(rows, np.ndarray)
-            and rows.dtype.kind == "U"
-            and rows.ndim
-            and isinstance(one, str)
-        ):
+        if not (isinstance(rows, self.np.ndarray) and rows.dtype.kind == "U" and rows.ndim):
             return None
         low, (distinct, inverse) = self.lowered(rows)
         return (distinct == one.lower())[inverse].reshape(low.shape)
@@ -566,8 +533,7 @@ class _ArrayEval:
             return None
         if isinstance(k.v, str):
             return _A(_lookup(self.tables, e.table, k.v, e.field, e.default), k.blank)
-        t = self.tables[e.table]
-        names = {n.lower(): rec[e.field] for n, rec in t.items()}
+        names = {n.lower(): rec[e.field] for n, rec in self.tables[e.table].items()}
         low, (uniq, inv) = self.lowered(k.v)
         blank = k.blank
         missing = [u for u in uniq if u not in names]
@@ -575,8 +541,7 @@ class _ArrayEval:
             names.update({u: e.default for u in missing})
         elif missing:  # keys of blank rows (or rows the reader refused) have no entry: blank there
             blank = _or(np, blank, np.isin(low, missing))
-        sample = next(iter(names.values()))
-        fill = "" if isinstance(sample, str) else 0
+        fill = "" if isinstance(next(iter(names.values())), str) else 0
         vals = np.array([names.get(u, fill) for u in uniq])
         return _A(vals[inv].reshape(np.shape(k.v)), blank)
 
@@ -590,8 +555,7 @@ class _ArrayEval:
             f = np.ceil if fn == "CEIL" else np.floor
             out = _round_array(np, f, xs[0]) if _is_float_array(np, xs[0]) else f(xs[0])
         elif fn == "GCD":
-            whole = [np.rint(x).astype(np.int64) for x in xs]
-            out = np.gcd(*whole).astype(float)
+            out = np.gcd(*[np.rint(x).astype(np.int64) for x in xs]).astype(float)
         elif fn == "MINDIV":
             vals, none = _mindiv_array(np, xs)
             return _A(vals, _or(np, blank, none))
@@ -603,16 +567,13 @@ class _ArrayEval:
 
 
 _FOLDS = dict(MAX="maximum", MIN="minimum", AND="logical_and", OR="logical_or", MOD="mod")
-_ARRAY_COMPILED: dict[Expr, Callable] = {}
 
 
+@functools.cache  # as compiled
 def array_compiled(e: Expr) -> Callable[[_ArrayEval], "_A | None"]:
     """The expression as nested closures over an arrays evaluation, built once per node (nodes
     are immutable): evaluating a chunk of rows is then calls, not a walk of the tree."""
-    fn = _ARRAY_COMPILED.get(e)
-    if fn is None:
-        fn = _ARRAY_COMPILED[e] = _ArrayClosures().visit(e)
-    return fn
+    return _ArrayClosures().visit(e)
 
 
 _BLANK_ROWS = _A(True)  # ISBLANK of what is blank on every row
@@ -713,11 +674,8 @@ def _mindiv_array(np, xs: list) -> tuple[Any, Any]:
     order = np.argsort(inverse.ravel(), kind="stable")
     groups = np.split(rows[order], np.cumsum(np.bincount(inverse.ravel()))[:-1])
     for nj, kj, at in zip(ns[codes // len(ks)].tolist(), ks[codes % len(ks)].tolist(), groups):
-        # 0: none at least lo
         candidates = np.array(stepped_divisors(int(nj), int(kj)) + [0], dtype=float)
-        vals[at] = candidates[
-            np.minimum(np.searchsorted(candidates[:-1], lo[at], "left"), len(candidates) - 1)
-        ]
+        vals[at] = candidates[np.searchsorted(candidates[:-1], lo[at])]  # the 0: none at least lo
     vals, none = vals.reshape(shape), (vals == 0).reshape(shape)
     return (vals if vals.ndim else vals[()]), (none if none.ndim else bool(none))
 

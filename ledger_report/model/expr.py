@@ -168,13 +168,9 @@ def sig_text(x: Any) -> Expr:
 def gb_text(x: Any) -> Expr:
     """Bytes as the reports print them: "85.6 GB", "0.29 GB", "90.0 TB" (GB = 10^9 bytes)."""
     x = lift(x)
-    tb = concat(grouped(x / 10**12, 1), " TB")
-    gb = if_(
-        (x / 10**9).ge(10),
-        concat(grouped(x / 10**9, 1), " GB"),
-        concat(grouped(x / 10**9, 2), " GB"),
-    )
-    return if_(x.ge(10**12), tb, gb)
+    gb = x / 10**9
+    gb_words = if_(gb.ge(10), concat(grouped(gb, 1), " GB"), concat(grouped(gb, 2), " GB"))
+    return if_(x.ge(10**12), concat(grouped(x / 10**12, 1), " TB"), gb_words)
 
 
 def if_(cond: Any, then: Any, other: Any) -> Expr:

@@ -150,8 +150,7 @@ def _smallest_divisor_formula(n: str, lo: str, step: str) -> str:
 
 class _Compiler(Visitor):
     def __init__(self, reg: Registry, layout: Layout) -> None:
-        self.reg = reg
-        self.layout = layout
+        self.reg, self.layout = reg, layout
         self._sheet = _quote_sheet(layout.inputs_sheet)
         self._needs: dict[int, frozenset] = {}
         self._key_index = {k: i for i, k in enumerate(reg.keys())}
@@ -256,10 +255,9 @@ class _Compiler(Visitor):
         inner = covered | needs_of(self.reg, e.cond, self._needs)
         then = self.blank(e.then, inner)
         other = self.blank(e.other, inner | else_known(e))
-        branch = None
-        if then or other:
-            branch = f"IF({self.visit(e.cond)[0]},{then or 'FALSE'},{other or 'FALSE'})"
-        return _either(first, branch)
+        if not (then or other):
+            return first
+        return _either(first, f"IF({self.visit(e.cond)[0]},{then or 'FALSE'},{other or 'FALSE'})")
 
     # the quantity's formula --------------------------------------------------------------
     def result(self, e: Expr, covered: frozenset) -> str:
@@ -296,9 +294,8 @@ def _is_atom(text: str) -> bool:
 
 
 def _quote_sheet(name: str) -> str:
-    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name) and not re.fullmatch(
-        r"[A-Za-z]{1,3}[0-9]+", name
-    ):
+    plain = re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name)
+    if plain and not re.fullmatch(r"[A-Za-z]{1,3}[0-9]+", name):  # (not a cell's name)
         return name
     return "'" + name.replace("'", "''") + "'"
 

@@ -144,12 +144,9 @@ def evaluate_masked(
 def _kind(np, v: Any) -> str:
     """The kind of a value as numpy holds it: b(ool), i(nteger), f(loat), U (text), or another."""
     t = type(v)
-    if t is np.ndarray:  # the usual case
-        k = v.dtype.kind
-        return "i" if k == "u" else k
     if t is int:
         return "i" if -(2**63) <= v < 2**64 else "O"  # past 64 bits numpy holds it as an object
-    k = _KINDS.get(t) or np.asarray(v).dtype.kind
+    k = v.dtype.kind if t is np.ndarray else _KINDS.get(t) or np.asarray(v).dtype.kind
     return "i" if k == "u" else k
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from .conventions import convention_table
+from .conventions import CONVENTIONS
 
 # Bytes per element of a stored tensor.  "none" = the state does not exist.
 DTYPE_BYTES: dict[str, dict[str, Any]] = {
@@ -73,5 +73,5 @@ def tables() -> dict[str, dict[str, dict[str, Any]]]:
         "moment": MOMENT_BYTES,
         "optimizer": OPTIMIZERS,
         "gpu": gpus,
-        "convention": convention_table(),
+        "convention": {name: dict(row) for name, row in CONVENTIONS.items()},  # descriptions too
     }

@@ -117,9 +117,8 @@ class _Text(Visitor):
         return _flatten_sum(e)
 
     def visit_Call(self, e):
-        prec = self.prec
         if e.fn in ("CEIL", "FLOOR") and self.drop_rounding:
-            return self.text(_unround(e), prec)
+            return self.text(_unround(e), self.prec)
         args = ", ".join(self.text(a, 0) for a in e.args)
         return f"{_CALL_NAMES.get(e.fn, e.fn.lower())}({args})"
 

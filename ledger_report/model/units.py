@@ -17,10 +17,9 @@ TIB = 2**40
 
 def _fixed(x: float) -> str:
     """Two decimals below 10, one from 10 up (thousands separated), and 0 as "0"."""
-    ax = abs(x)
-    if ax >= 10:
+    if abs(x) >= 10:
         return f"{x:,.1f}"
-    if ax == 0:
+    if x == 0:
         return "0"
     return f"{x:.2f}"
 
@@ -66,10 +65,8 @@ def sci(x: float | None) -> str:
 def num(x) -> str:
     if x is None:
         return "—"
-    if isinstance(x, bool):
+    if isinstance(x, (bool, str)):
         return str(x)
-    if isinstance(x, str):
-        return x
     if abs(x) >= SCI_FROM:
         return sci(x)
     if float(x).is_integer():
