@@ -156,8 +156,6 @@ def read_csv(path: Path, label: str) -> list[Config]:
             previous_line = reader.line_num
             if not (fields and fields[0].strip()) and not "".join(fields).strip():
                 continue  # no field but blanks
-            if not header_done and table.too_wide(len(fields), start):
-                break
             if not header_done:
                 table.read_header({i + 1: f for i, f in enumerate(fields)}, start)
                 header_done = True
