@@ -180,10 +180,7 @@ def _pick_sheet(wb: Any, label: str) -> Any:
     visible = [ws for ws in sheets if ws.sheet_state in (None, "visible")]
     if not visible:
         fail(label, "a visible worksheet", "only hidden sheets" if sheets else "no worksheets")
-    for ws in visible:
-        if ws.title.strip().casefold() == "inputs":
-            return ws
-    return visible[0]
+    return next((ws for ws in visible if ws.title.strip().casefold() == "inputs"), visible[0])
 
 
 def read_xlsx(path: Path, label: str) -> list[Config]:
