@@ -196,12 +196,9 @@ def read_xlsx(path: Path, label: str) -> list[Config]:
             )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # openpyxl warns about extensions it drops
+            wb = formulas = ws = None
             try:
                 wb = _load(fh, data_only=True)
-            except Exception as exc:  # noqa: BLE001 - any failure inside openpyxl is a bad file
-                raise _workbook_failure(label, exc) from None
-            formulas = ws = None
-            try:
                 ws = _pick_sheet(wb, label)
                 part = _Part(fh, ws.title, label)
                 formulas = _Formulas(fh, ws.title)
@@ -215,12 +212,13 @@ def read_xlsx(path: Path, label: str) -> list[Config]:
                     if p.file == label:
                         p.file = where
                 raise InputError(err.problems) from None
-            except Exception as exc:  # noqa: BLE001 - a failure while streaming the sheet XML
+            except Exception as exc:  # noqa: BLE001 - any failure inside openpyxl is a bad file
                 raise _workbook_failure(label, exc) from None
             finally:
                 if formulas is not None:
                     formulas.close()
-                wb.close()
+                if wb is not None:
+                    wb.close()
 
 
 class _Formulas:
