@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterator, Sequence
+from typing import Any, BinaryIO, Iterator, Sequence
 
 import numpy as np
 
@@ -28,7 +28,8 @@ from .engine import compute as compute_one
 from .engine import table as engine_table
 from .errors import InputError, Problem
 from .inputs import config_from_mapping, configs_from_records, name_key, read_configs
-from .inputs.prices import add_price, read_prices
+from .inputs.fill import config_path
+from .inputs.prices import checked_prices, read_prices
 from .model.evaluate import text_codes
 from .planner import TOP_PLANS, plan_document
 from .progress import Progress, counter
@@ -122,18 +123,12 @@ def compute(source: Rows, progress: Progress | None = None) -> list[Ledger]:
     if _all_ledgers(source):
         return list(source)
     configs = read(source)
-    tick = _rows_counter(progress, len(configs))
+    tick = counter(progress, len(configs), every=1000)  # told every 1,000 rows, and at the last
     out: list[Ledger] = []
     for lg in compute_many(configs):
         out.append(lg)
         tick(1)
     return out
-
-
-def _rows_counter(progress: Progress | None, rows: int) -> Callable[[int], None]:
-    """``progress`` told every 1,000 rows computed (and at the last): ``compute``'s and
-    ``write_json``'s."""
-    return counter(progress, rows, every=1000)
 
 
 def _all_ledgers(source: Any) -> bool:
@@ -225,8 +220,9 @@ def build(
     check_build_size(rows, formats)  # before any work: a page and a column per configuration
     ledgers = compute(rows, progress=getattr(progress, "compute", None))
     folder = inputs[0].parent if inputs else None
-    if inputs:  # the config.json files the rows' model cells named were read too
-        inputs += _config_files(folder, ledgers)
+    if inputs:  # the config.json files the rows' model cells name were read too, filling or not
+        named = {str(lg.config.values.get("model") or "") for lg in ledgers}
+        inputs += sorted({p for p in (config_path(m, folder) for m in named if m) if p})
     files = outputs(
         ledgers,
         stem,
@@ -238,15 +234,6 @@ def build(
         source_folder=folder,
     )
     return write_outputs(files, inputs=inputs)
-
-
-def _config_files(folder: Path, ledgers: Sequence[Ledger]) -> list[Path]:
-    """The config.json files the rows' ``model`` cells name (inputs/fill.config_path), whether or
-    not they filled a column."""
-    from .inputs.fill import config_path
-
-    models = {str(lg.config.values.get("model") or "") for lg in ledgers}
-    return sorted({p for p in (config_path(m, folder) for m in models if m) if p is not None})
 
 
 def plan(
@@ -263,21 +250,13 @@ def plan(
     configs = read(source)
     if isinstance(prices, (str, Path)):
         prices = read_prices(prices)
-    elif prices is not None:
-        prices = _prices(prices)
+    elif prices is not None:  # checked as a prices file's lines are
+        prices = checked_prices(
+            (("prices", None, f"price of {k}"), k, _cell(v)) for k, v in prices.items()
+        )
     return plan_document(
         configs, top=top, progress=progress, prices=prices, max_candidates=max_candidates
     )
-
-
-def _prices(prices: Mapping[str, Any]) -> dict[str, float]:
-    """A mapping of GPU type to price per GPU-hour, checked as a prices file's lines are."""
-    out, problems = {}, []
-    for name, price in prices.items():
-        add_price(out, problems, ("prices", None, f"price of {name}"), name, _cell(price))
-    if problems:
-        raise InputError(problems)
-    return out
 
 
 def build_plans(
@@ -503,7 +482,7 @@ def write_json(source: Rows, out: BinaryIO, progress: Progress | None = None) ->
 
     with no_cyclic_gc():
         configs = read(source)
-        write_lines(compute_many(configs), out, _rows_counter(progress, len(configs)))
+        write_lines(compute_many(configs), out, counter(progress, len(configs), every=1000))
 
 
 def write_csv(source: Rows, out: BinaryIO, progress: Progress | None = None) -> None:

@@ -18,8 +18,6 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..config import Config
-from ..errors import InputError, Problem
-from .cells import gpu_hint
 from .csv import CSV_SUFFIXES, read_csv
 from .tables import Table, fail, name_key
 from .xlsx import XLSX_SUFFIXES, read_xlsx
@@ -29,11 +27,6 @@ __all__ = [
     "config_from_mapping",
     "configs_from_records",
     "name_key",
-    "gpu_hint",
-    "InputError",
-    "Problem",
-    "CSV_SUFFIXES",
-    "XLSX_SUFFIXES",
 ]
 
 

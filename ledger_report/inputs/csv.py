@@ -20,7 +20,6 @@ from .tables import Table, fail
 MAX_CSV_BYTES = 200 * 2**20  # size of a CSV file
 CSV_SUFFIXES = (".csv", ".tsv", ".txt")
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
-_DELIMITERS = (",", ";", "\t")
 _DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab"}
 _ENCODINGS = "text in UTF-8 (or GBK/GB18030, or UTF-16 with a byte-order mark)"
 
@@ -72,18 +71,16 @@ def _refuse_mixed(data: bytes, error: UnicodeDecodeError, label: str) -> None:
     """A file that is not UTF-8 is read as GB18030 only where no line of it is UTF-8 beyond
     ASCII: a UTF-8 file with one row saved in GBK would otherwise be decoded whole as GB18030,
     garbling every UTF-8 row (UTF-8 bytes of Chinese are valid GB18030 too)."""
-    utf8_line = None
-    for number, line in enumerate(data.split(b"\n"), 1):
+    for utf8_line, line in enumerate(data.split(b"\n"), 1):
         if line.isascii():
             continue
         try:
             line.decode("utf-8")
         except UnicodeDecodeError:
             continue
-        utf8_line = number
         break
-    if utf8_line is None:
-        return
+    else:
+        return  # no line is UTF-8 beyond ASCII
     line = data.count(b"\n", 0, error.start) + 1
     fail(
         label,
@@ -100,7 +97,7 @@ def _sniff(text: str) -> str:
     fields."""
     sample = text[: 64 * 1024]
     best, best_count = ",", 0
-    for delim in _DELIMITERS:
+    for delim in _DELIMITER_NAMES:
         try:
             for fields in csv.reader(io.StringIO(sample, newline=""), delimiter=delim):
                 count = sum(1 for f in fields if f.strip())
@@ -156,8 +153,6 @@ def read_csv(path: Path, label: str) -> list[Config]:
             previous_line = reader.line_num
             if not (fields and fields[0].strip()) and not "".join(fields).strip():
                 continue  # no field but blanks
-            if not header_done and table.too_wide(len(fields), start):
-                break
             if not header_done:
                 table.read_header({i + 1: f for i, f in enumerate(fields)}, start)
                 header_done = True

@@ -6,20 +6,17 @@ from __future__ import annotations
 import difflib
 import re
 
-from ..config import ALIAS_BY_KEY, COLUMN_BY_NAME, COLUMN_NAMES, NOT_COLUMNS, header_key
+from ..config import ALIAS_BY_KEY, COLUMN_NAMES, NOT_COLUMNS, header_key
 
 # Words that add no meaning to a name ("num_layers" is "layers", "tp_size" is "tp").
 _FILLER = frozenset({"size", "degree", "num", "n", "of", "per", "total", "count", "number"})
+# name or alias -> the column it means (an alias's key is never a column's name)
 _CANDIDATES = {**{n: n for n in COLUMN_NAMES}, **{k: a.column for k, a in ALIAS_BY_KEY.items()}}
 
 
 def column_of(key: str) -> str | None:
     """The column a header names (``key``: the name normalised and case-folded), or None."""
-    key = header_key(key)
-    if key in COLUMN_BY_NAME:
-        return key
-    alias = ALIAS_BY_KEY.get(key)
-    return alias.column if alias is not None else None
+    return _CANDIDATES.get(header_key(key))
 
 
 def _distance(a: str, b: str) -> int:

@@ -8,7 +8,7 @@ import csv
 import io
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from ..catalogue import find_gpu
 from ..errors import InputError, Problem
@@ -29,31 +29,31 @@ def read_prices(path: str | Path) -> dict[str, float]:
         found = ",".join(reader.fieldnames or [])
         raise InputError(Problem(label, None, "gpu", "a header gpu,price", found))
     reader.fieldnames = header
-    problems, out = [], {}
-    for i, rec in enumerate(reader, start=2):
-        name, price = (rec.get("gpu") or "").strip(), (rec.get("price") or "").strip()
-        add_price(out, problems, (label, i, "price"), name, price)
+    return checked_prices(
+        ((label, i, "price"), (rec.get("gpu") or "").strip(), (rec.get("price") or "").strip())
+        for i, rec in enumerate(reader, start=2)
+    )
+
+
+def checked_prices(entries: Iterable[tuple[tuple, Any, Any]]) -> dict[str, float]:
+    """GPU (by the catalogue's spelling) -> price, from (place, GPU name, price) entries, the
+    place being (file, line, the price's column); every entry checked, a GPU of the catalogue
+    and a number 0 to MAX_PRICE, and every problem raised together."""
+    out, problems = {}, []
+    for (label, line, column), name, price in entries:
+        gpu = find_gpu(str(name))
+        try:
+            value = math.nan if isinstance(price, bool) else float(price)
+        except (TypeError, ValueError):
+            value = math.nan
+        if gpu is None:
+            expected = "a GPU of the catalogue (ledger-report gpus)"
+            problems.append(Problem(label, line, "gpu", expected, repr(name)))
+        elif not (math.isfinite(value) and 0 <= value <= MAX_PRICE):
+            expected = f"a price per GPU-hour from 0 to 10^{math.log10(MAX_PRICE):.0f}"
+            problems.append(Problem(label, line, column, expected, repr(price)))
+        else:
+            out[gpu.name] = value
     if problems:
         raise InputError(problems)
     return out
-
-
-def add_price(
-    out: dict[str, float], problems: list[Problem], at: tuple, name: Any, price: Any
-) -> None:
-    """One GPU's price into ``out`` (by the catalogue's spelling), or its problem in ``problems``
-    placed ``at`` (file, line, the price's column): a GPU of the catalogue, a number 0 to MAX_PRICE."""
-    label, line, column = at
-    gpu = find_gpu(str(name))
-    try:
-        value = math.nan if isinstance(price, bool) else float(price)
-    except (TypeError, ValueError):
-        value = math.nan
-    if gpu is None:
-        expected = "a GPU of the catalogue (ledger-report gpus)"
-        problems.append(Problem(label, line, "gpu", expected, repr(name)))
-    elif not (math.isfinite(value) and 0 <= value <= MAX_PRICE):
-        expected = f"a price per GPU-hour from 0 to 10^{math.log10(MAX_PRICE):.0f}"
-        problems.append(Problem(label, line, column, expected, repr(price)))
-    else:
-        out[gpu.name] = value

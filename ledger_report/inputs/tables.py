@@ -19,7 +19,7 @@ from ..config import (
     row_values,
 )
 from ..errors import InputError, Problem
-from .cells import Bad, convert, gpu_hint, is_blank, letter, norm, sheet_ref, show
+from .cells import Bad, convert, gpu_hint, is_blank, letter, norm, python_number, sheet_ref, show
 from .fill import Models
 from .names import column_of, hint
 
@@ -44,7 +44,7 @@ class _Known(dict):
         try:
             value = None if is_blank(raw) else convert(self.column, raw)
         except Bad as exc:
-            _TALLY.bad = _bad_cells_met() + 1
+            _TALLY.bad += 1
             return exc
         if self.keeps and (raw is None or type(raw) is str):  # (1 and True: one key, two values)
             if len(self) >= MAX_KNOWN:
@@ -53,15 +53,11 @@ class _Known(dict):
         return value
 
 
-_TALLY = (
-    threading.local()
-)  # .bad: cells with a problem this thread met (a row adding none has none)
+class _Tally(threading.local):
+    bad = 0  # cells with a problem this thread met (a row adding none has none)
 
 
-def _bad_cells_met() -> int:
-    return getattr(_TALLY, "bad", 0)
-
-
+_TALLY = _Tally()
 KNOWN = {name: _Known(name) for name in COLUMN_BY_NAME}
 _GOOD: frozenset[str] = frozenset()  # the columns of a row read without a problem: none
 
@@ -172,21 +168,11 @@ class Table:
         return False
 
     # -- header
-    def too_wide(self, width: int, row: int) -> bool:
-        """A header wider than a sheet can be is refused before its names are read."""
-        if width <= MAX_COLUMNS:
-            return False
-        self.add(
-            row,
-            None,
-            f"at most {MAX_COLUMNS:,} columns (a spreadsheet's width)",
-            f"{width:,} fields in the header",
-        )
-        return True
-
     def read_header(self, cells: dict[int, Any], row: int) -> None:
         self.header_row = row
-        if self.too_wide(len(cells), row):
+        if len(cells) > MAX_COLUMNS:  # wider than a sheet can be: refused before names are read
+            expected = f"at most {MAX_COLUMNS:,} columns (a spreadsheet's width)"
+            self.add(row, None, expected, f"{len(cells):,} fields in the header")
             return
         unknown: list[tuple[int, str]] = []
         seen: dict[str, int] = {}
@@ -264,7 +250,7 @@ class Table:
     # -- rows
     def read_row(self, row: int, cells: Sequence[Any]) -> None:
         """One non-blank data row: ``cells[i]`` is the raw value at position i + 1."""
-        seen, before = _bad_cells_met(), len(self.problems)
+        seen, before = _TALLY.bad, len(self.problems)
         given = cells
         if self.gaps:  # a blank header cell between two columns
             given = [cells[c - 1] if c <= len(cells) else None for c in self.positions]
@@ -272,7 +258,7 @@ class Table:
             values = list(map(_Known.__getitem__, self.known, given))
         except TypeError:  # a value no dict holds (a list in a mapping): each converted
             values = list(map(_Known.__missing__, self.known, given))
-        bad = _GOOD if _bad_cells_met() == seen else self._bad_cells(row, values)
+        bad = _GOOD if _TALLY.bad == seen else self._bad_cells(row, values)
         values.extend([None] * (len(self.slots) - len(values)))  # a short row: empty to the end
         if len(cells) > len(self.columns) and len(cells) - cells.count(None) > len(self.columns):
             for col, raw in enumerate(cells, 1):  # positions that are no column
@@ -402,8 +388,6 @@ class Table:
     def read_record(self, row: int, record: Any) -> None:
         """One mapping: its keys read as a header (the same names and messages as a file's
         column names), then its values as the cells of that row."""
-        from .cells import python_number
-
         if not isinstance(record, Mapping):
             self.add(
                 row,

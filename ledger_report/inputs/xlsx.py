@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import posixpath
 import re
 import warnings
@@ -181,10 +180,7 @@ def _pick_sheet(wb: Any, label: str) -> Any:
     visible = [ws for ws in sheets if ws.sheet_state in (None, "visible")]
     if not visible:
         fail(label, "a visible worksheet", "only hidden sheets" if sheets else "no worksheets")
-    for ws in visible:
-        if ws.title.strip().casefold() == "inputs":
-            return ws
-    return visible[0]
+    return next((ws for ws in visible if ws.title.strip().casefold() == "inputs"), visible[0])
 
 
 def read_xlsx(path: Path, label: str) -> list[Config]:
@@ -200,12 +196,9 @@ def read_xlsx(path: Path, label: str) -> list[Config]:
             )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # openpyxl warns about extensions it drops
+            wb = formulas = ws = None
             try:
                 wb = _load(fh, data_only=True)
-            except Exception as exc:  # noqa: BLE001 - any failure inside openpyxl is a bad file
-                raise _workbook_failure(label, exc) from None
-            formulas = ws = None
-            try:
                 ws = _pick_sheet(wb, label)
                 part = _Part(fh, ws.title, label)
                 formulas = _Formulas(fh, ws.title)
@@ -215,18 +208,17 @@ def read_xlsx(path: Path, label: str) -> list[Config]:
                     raise
                 # rows read from the first sheet: every message says which sheet it was
                 where = f"{label} (sheet {ws.title!r}: no sheet is named Inputs)"
-                raise InputError(
-                    [
-                        dataclasses.replace(p, file=where) if p.file == label else p
-                        for p in err.problems
-                    ]
-                ) from None
-            except Exception as exc:  # noqa: BLE001 - a failure while streaming the sheet XML
+                for p in err.problems:
+                    if p.file == label:
+                        p.file = where
+                raise InputError(err.problems) from None
+            except Exception as exc:  # noqa: BLE001 - any failure inside openpyxl is a bad file
                 raise _workbook_failure(label, exc) from None
             finally:
                 if formulas is not None:
                     formulas.close()
-                wb.close()
+                if wb is not None:
+                    wb.close()
 
 
 class _Formulas:
@@ -278,6 +270,7 @@ def _read_sheet(
 
     title = ws.title
     table = Table(label, title, folder=folder)
+    header = f"column names in row 1 of the sheet {show(title)}"
     last_row = max_col = cells_seen = 0
     header_done = False
     ws.reset_dimensions()
@@ -321,12 +314,7 @@ def _read_sheet(
         if not header_done:
             header_done = True
             if row != 1:
-                table.add(
-                    1,
-                    None,
-                    f"column names in row 1 of the sheet {show(title)}",
-                    f"an empty row 1 (the first row with data is row {row})",
-                )
+                table.add(1, None, header, f"an empty row 1 (the first row with data is row {row})")
                 break
             table.read_header({c: v for c, v in enumerate(raw, 1) if v is not None}, 1)
             if table.problems:
@@ -342,7 +330,7 @@ def _read_sheet(
         if merged:
             raise InputError(merged)
     if not header_done:
-        table.add(1, None, f"column names in row 1 of the sheet {show(title)}", "an empty sheet")
+        table.add(1, None, header, "an empty sheet")
     return table.finish()
 
 
@@ -456,11 +444,7 @@ def _relationships(zf: zipfile.ZipFile, part: str) -> dict[str, tuple[str, str]]
         target = rel.get("Target") or ""
         if rel.get("TargetMode") == "External":
             continue
-        full = (
-            target.lstrip("/")
-            if target.startswith("/")
-            else posixpath.normpath(posixpath.join(folder, target))
-        )
+        full = posixpath.normpath(posixpath.join(folder, target)).lstrip("/")  # "/xl/..": absolute
         out[rel.get("Id") or ""] = (rel.get("Type") or "", full)
     return out
 
