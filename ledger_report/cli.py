@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 from functools import partial
 from pathlib import Path
@@ -54,9 +56,6 @@ class _Group(click.Group):
     a signal that ends the run (Ctrl-C, SIGTERM, SIGHUP) into one line and 128 + its number."""
 
     def invoke(self, ctx):
-        import os
-        import signal
-
         # SIGTERM (`timeout`, `kill`) and SIGHUP (a closed terminal) handled as Ctrl-C is
         for name in ("SIGTERM", "SIGHUP"):
             signum = getattr(signal, name, None)
@@ -147,17 +146,6 @@ def calc(input: str, as_json: bool, as_csv: bool) -> None:
     sys.stdout.flush()
 
 
-def _formats(formats: str) -> list[str]:
-    wanted = [f.strip().lower() for f in formats.split(",") if f.strip()]
-    bad = [f for f in wanted if f not in api.FORMATS]
-    if bad or not wanted:
-        raise click.BadParameter(
-            f"expected a comma-separated list of {', '.join(api.FORMATS)}; found {formats!r}",
-            param_hint="--format",
-        )
-    return wanted
-
-
 @main.command(context_settings=CONTEXT)
 @_INPUT
 @_out(help="Folder for the outputs.", default="out", show_default=True)
@@ -178,7 +166,12 @@ def build(input: str, out_dir: str, formats: str, lang: str, quiet: bool, jobs: 
 
     Example: ledger-report build inputs/examples.xlsx -o out --lang zh
     """
-    wanted = _formats(formats)
+    wanted = [f.strip().lower() for f in formats.split(",") if f.strip()]
+    if not wanted or any(f not in api.FORMATS for f in wanted):
+        raise click.BadParameter(
+            f"expected a comma-separated list of {', '.join(api.FORMATS)}; found {formats!r}",
+            param_hint="--format",
+        )
     progress = _Progress("computing", quiet)
     _wrote(api.build(input, out_dir, wanted, lang=lang, jobs=jobs, progress=progress), quiet)
 

@@ -327,9 +327,7 @@ def _largest(doc: dict) -> dict | None:
 
 # ---- the text report ------------------------------------------------------------------------
 def _gb(n: float | None) -> str:
-    if n is None:
-        return "—"
-    return f"{n / 1e9:,.4g} GB ({n / GIB:,.4g} GiB)"
+    return "—" if n is None else f"{n / 1e9:,.4g} GB ({n / GIB:,.4g} GiB)"
 
 
 def _signed(n: float | None) -> str:

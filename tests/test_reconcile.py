@@ -241,6 +241,11 @@ def test_output_files_and_json(tmp_path):
         ('{"schema": "other/1"}\n', 'line 1, column "schema"', "ledger-report-probe/1"),
         (_probe_line(0, 0, 10 * GIB) + "\n" + _probe_line(0, 1, 10 * GIB, tokens=-5) + "\n",
          'line 2, column "tokens"', "a whole number of tokens"),
+        # JSON true and false are no numbers (Python's bool is an int)
+        (_probe_line(True, 0, 10 * GIB), 'line 1, column "rank"', "a whole number of at least 0"),
+        (_probe_line(0, 0, 10 * GIB) + "\n" + _probe_line(0, False, 10 * GIB), 'line 2, column "step"',
+         "a whole number of at least 0"),
+        (_probe_line(0, 0, 10 * GIB, tokens=True), 'line 1, column "tokens"', "a whole number"),
         ("", "", "an empty file"),
     ],
 )  # fmt: skip
