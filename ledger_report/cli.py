@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import sys
+from dataclasses import asdict
 from functools import partial
 from pathlib import Path
 
@@ -211,8 +212,6 @@ def gpus(as_json: bool) -> None:
 
     Example: ledger-report gpus
     """
-    from dataclasses import asdict
-
     from .render.table import render_gpus
 
     gpus = api.gpus()

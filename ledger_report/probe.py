@@ -102,17 +102,13 @@ class _CpuCounter:
 
     def _live_bytes(self) -> tuple[int, frozenset]:
         """Bytes of the tensors the model and optimizer hold (each storage once), and where."""
-        torch, seen, total = self.torch, set(), 0
+        torch = self.torch
         tensors = [*self.model.parameters(), *self.model.buffers()]
         tensors += [p.grad for p in self.model.parameters() if p.grad is not None]
         for state in self.optimizer.state.values():
             tensors += [v for v in state.values() if isinstance(v, torch.Tensor)]
-        for t in tensors:
-            s = t.untyped_storage()
-            if s.data_ptr() not in seen:
-                seen.add(s.data_ptr())
-                total += s.nbytes()
-        return total, frozenset(seen)
+        sizes = {s.data_ptr(): s.nbytes() for s in (t.untyped_storage() for t in tensors)}
+        return sum(sizes.values()), frozenset(sizes)
 
     def start(self) -> dict:
         from torch.profiler import ProfilerActivity, profile
@@ -333,8 +329,10 @@ class Probe:
     def _end(self) -> None:
         if self._recording:
             self.counter.mark("optimizer")
-            seconds = time.perf_counter() - self._t0
-            self._write(self._record(self.counter.finish(), seconds))
+            record = self._record(self.counter.finish(), time.perf_counter() - self._t0)
+            self.records.append(record)
+            if self._fd is not None:  # one write per line: lines of ranks sharing a file stay whole
+                os.write(self._fd, (json.dumps(record, allow_nan=False) + "\n").encode("utf-8"))
         self._in_step = False
         self.step += 1
 
@@ -370,11 +368,6 @@ class Probe:
         # a file of this rank's own starts afresh; one the ranks share is appended to
         truncate = os.O_TRUNC if "{rank}" in text or self.world_size == 1 else 0
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | truncate, 0o644)
-
-    def _write(self, record: dict) -> None:
-        self.records.append(record)
-        if self._fd is not None:  # one write per line: lines of ranks sharing a file stay whole
-            os.write(self._fd, (json.dumps(record, allow_nan=False) + "\n").encode("utf-8"))
 
 
 # -- preflight -------------------------------------------------------------------------------

@@ -176,17 +176,16 @@ def _first_step(ledger: Any, mem: list[Sample]) -> dict | None:
     m0 = max(before_optimizer(s) for s in step0)
     phased = all(s.phases for s in step0)
     m1 = max(s.peak[counter] for s in later)
-    est0 = _int(ledger.get("first_step_peak_bytes"))
-    est_jump = _int(ledger.get("lazy_state_bytes"))
+    # the ledger's first step ends before its optimizer step: a log's step 0 holds it all
+    comparable = counter == "allocated" and phased
     return {
         "counter": counter,
         "step0_before_optimizer_bytes": m0,
         "step0_phased": phased,
         "steady_bytes": m1,
         "jump_bytes": m1 - m0,
-        # the ledger's first step ends before its optimizer step: a log's step 0 holds it all
-        "estimate_step0_bytes": est0 if counter == "allocated" and phased else None,
-        "estimate_jump_bytes": est_jump if counter == "allocated" and phased else None,
+        "estimate_step0_bytes": _int(ledger.get("first_step_peak_bytes")) if comparable else None,
+        "estimate_jump_bytes": _int(ledger.get("lazy_state_bytes")) if comparable else None,
     }
 
 
@@ -289,13 +288,12 @@ def _items(ledger: Any, samples: list[Sample]) -> list[dict]:
         return []
     m0 = s0[0].phases
     m1 = {w: max(s.phases[w]["allocated"] for s in steady) for w in WINDOWS}
-    setup1 = max(s.phases["setup"]["allocated"] for s in steady)
     labels = _item_labels(ledger)
     rows = [
         ("setup", m0["setup"]["allocated"], est["setup"]),
-        ("moments", setup1 - m0["setup"]["allocated"], moments),
+        ("moments", m1["setup"] - m0["setup"]["allocated"], moments),
     ]
-    prev_m, prev_e = setup1, est["setup"] + moments
+    prev_m, prev_e = m1["setup"], est["setup"] + moments
     for w in ("forward", "loss", "backward"):  # memory grows through these: increments
         rows.append((w, m1[w] - prev_m, est[w] - prev_e))
         prev_m, prev_e = m1[w], est[w]
@@ -360,12 +358,11 @@ def _text_peak(doc) -> list[str]:
         + f": measured {_gb(p['measured_bytes'])}, "
         f"estimated {_gb(p['estimate_bytes'])}, unexplained {_signed(p['unexplained_bytes'])}"
     ]
-    for c, v in p["by_counter"].items():
-        if c != p["counter"]:
-            out.append(
-                f"  {c}: measured {_gb(v['measured_bytes'])}, estimated {_gb(v['estimate_bytes'])}"
-            )
-    return out
+    return out + [
+        f"  {c}: measured {_gb(v['measured_bytes'])}, estimated {_gb(v['estimate_bytes'])}"
+        for c, v in p["by_counter"].items()
+        if c != p["counter"]
+    ]
 
 
 def _text_phases(doc) -> list[str]:

@@ -22,11 +22,12 @@ from typing import Iterable, Iterator, Mapping
 
 from .errors import InputError, Problem
 from .inputs.files import open_regular
+from .model.conventions import MIB
+from .model.units import GIB
 from .probe import COUNTERS, PHASES, SCHEMA, peaks
 
 # a probe's measured window -> the ledger phases it spans (their largest)
 WINDOWS = {p: (p,) for p in PHASES} | {"backward": ("backward", "backward_end")}
-MIB, GIB = 2**20, 2**30
 EXPECTED = (
     "a probe file (ledger-report-probe/1 JSON lines) or a training log with Megatron-LM, "
     "torchtitan or DeepSpeed memory or iteration lines"
@@ -192,9 +193,8 @@ def _f(s: str) -> float:
 
 
 class _Log:
-    """A framework log's reader: ``feed`` it each line; ``samples`` holds what it recognised."""
-
-    format = ""
+    """A framework log's reader (of its ``format``): ``feed`` it each line; ``samples`` holds what
+    it recognised."""
 
     def __init__(self) -> None:
         self.samples: list[Sample] = []
