@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from . import __version__, api
-from .errors import LedgerError
+from .errors import LedgerError, OutputError
 from .planner import MAX_CANDIDATES
 from .render.workers import JobsError, default_jobs
 
@@ -198,10 +198,7 @@ def template(out: str, force: bool) -> None:
             f"expected a name ending in .xlsx or .csv; found {out!r}", param_hint="OUT"
         )
     if path.exists() and not force:
-        click.echo(
-            f"Error: {out} exists; pass --force to overwrite it (nothing was written).", err=True
-        )
-        sys.exit(1)
+        raise OutputError(f"{out} exists; pass --force to overwrite it (nothing was written).")
     click.echo(f"Wrote {api.template(path)}", err=True)
 
 

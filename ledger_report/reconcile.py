@@ -53,6 +53,7 @@ def reconcile(ledger: Any, runs: Sequence[Run]) -> dict:
     """The reconciliation document of one row against the samples of ``runs``."""
     samples = [s for r in runs for s in r.samples]
     mem = [s for s in samples if s.peak]
+    mine = _worst_rank_samples(samples)
     counter = _reference_counter(mem)
     doc: dict[str, Any] = {
         "schema": SCHEMA,
@@ -62,11 +63,11 @@ def reconcile(ledger: Any, runs: Sequence[Run]) -> dict:
         "hbm_bytes": _int(ledger.get("hbm_bytes")),
     }
     doc["peak"] = _peak(ledger, mem, counter)
-    doc["phases"] = _phases(ledger, samples)
+    doc["phases"] = _phases(ledger, mine)
     doc["first_step"] = _first_step(ledger, mem)
     doc["ranks"] = _ranks(mem, counter, doc["hbm_bytes"])
     doc["throughput"] = _throughput(ledger, samples)
-    doc["items"] = _items(ledger, samples)
+    doc["items"] = _items(ledger, mine)
     doc["largest_unexplained"] = _largest(doc)
     doc["update"] = {
         "measured_peak_gb": (doc["peak"]["measured_bytes"] / 1e9) if doc["peak"] else None,
@@ -121,6 +122,7 @@ def _steady(samples: list[Sample]) -> list[Sample]:
 
 
 def _worst_rank_samples(samples: list[Sample]) -> list[Sample]:
+    """The phased samples of the rank with the largest allocated peak."""
     phased = [s for s in samples if s.phases]
     if not phased:
         return []
@@ -128,10 +130,9 @@ def _worst_rank_samples(samples: list[Sample]) -> list[Sample]:
     return [s for s in phased if s.rank == worst]
 
 
-def _phases(ledger: Any, samples: list[Sample]) -> list[dict]:
+def _phases(ledger: Any, mine: list[Sample]) -> list[dict]:
     """Each measured window (worst rank, steady steps; setup from step 0) against its estimate,
     on the allocated counter (the ledger's phases count what max_memory_allocated sees)."""
-    mine = _worst_rank_samples(samples)
     if not mine:
         return []
     first = [s for s in mine if s.step == 0] or mine
@@ -275,10 +276,9 @@ def _item_labels(ledger: Any) -> dict[str, str]:
     return out
 
 
-def _items(ledger: Any, samples: list[Sample]) -> list[dict]:
+def _items(ledger: Any, mine: list[Sample]) -> list[dict]:
     """What each window adds (measured increment against the estimate's), so that a difference
     is named by the items that enter there; the optimizer's moments from step 0 to step 1."""
-    mine = _worst_rank_samples(samples)
     s0 = [s for s in mine if s.step == 0]
     steady = [s for s in mine if s.step is not None and s.step >= 1]
     est = {w: phase_estimate(ledger, w) for w in WINDOWS}
