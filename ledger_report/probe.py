@@ -102,11 +102,10 @@ class _CpuCounter:
 
     def _live_bytes(self) -> tuple[int, frozenset]:
         """Bytes of the tensors the model and optimizer hold (each storage once), and where."""
-        torch = self.torch
         tensors = [*self.model.parameters(), *self.model.buffers()]
         tensors += [p.grad for p in self.model.parameters() if p.grad is not None]
         for state in self.optimizer.state.values():
-            tensors += [v for v in state.values() if isinstance(v, torch.Tensor)]
+            tensors += [v for v in state.values() if isinstance(v, self.torch.Tensor)]
         sizes = {s.data_ptr(): s.nbytes() for s in (t.untyped_storage() for t in tensors)}
         return sum(sizes.values()), frozenset(sizes)
 
