@@ -243,9 +243,11 @@ def test_output_files_and_json(tmp_path):
          'line 2, column "tokens"', "a whole number of tokens"),
         # JSON true and false are no numbers (Python's bool is an int)
         (_probe_line(True, 0, 10 * GIB), 'line 1, column "rank"', "a whole number of at least 0"),
-        (_probe_line(0, 0, 10 * GIB) + "\n" + _probe_line(0, False, 10 * GIB), 'line 2, column "step"',
-         "a whole number of at least 0"),
+        (_probe_line(0, 0, 10 * GIB) + "\n" + _probe_line(0, False, 10 * GIB),
+         'line 2, column "step"', "a whole number of at least 0"),
         (_probe_line(0, 0, 10 * GIB, tokens=True), 'line 1, column "tokens"', "a whole number"),
+        (_probe_line(0, 0, 10 * GIB, step_time_s=True), 'line 1, column "step_time_s"',
+         "a number of seconds above 0"),
         ("", "", "an empty file"),
     ],
 )  # fmt: skip
