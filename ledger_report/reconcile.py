@@ -130,6 +130,11 @@ def _worst_rank_samples(samples: list[Sample]) -> list[Sample]:
     return [s for s in phased if s.rank == worst]
 
 
+def _allocated(s: Sample, window: str) -> int | None:
+    """A probe sample's allocated figure in a window (None where the file gives none)."""
+    return s.phases.get(window, {}).get("allocated")
+
+
 def _phases(ledger: Any, mine: list[Sample]) -> list[dict]:
     """Each measured window (worst rank, steady steps; setup from step 0) against its estimate,
     on the allocated counter (the ledger's phases count what max_memory_allocated sees)."""
@@ -140,8 +145,7 @@ def _phases(ledger: Any, mine: list[Sample]) -> list[dict]:
     out = []
     for window in WINDOWS:
         pool = first if window == "setup" else steady
-        vals = [s.phases[window]["allocated"] for s in pool if window in s.phases]
-        vals = [v for v in vals if v is not None]
+        vals = [v for v in (_allocated(s, window) for s in pool) if v is not None]
         if not vals:
             continue
         meas, est = max(vals), phase_estimate(ledger, window)
@@ -279,20 +283,17 @@ def _item_labels(ledger: Any) -> dict[str, str]:
 def _items(ledger: Any, mine: list[Sample]) -> list[dict]:
     """What each window adds (measured increment against the estimate's), so that a difference
     is named by the items that enter there; the optimizer's moments from step 0 to step 1."""
-    s0 = [s for s in mine if s.step == 0]
     steady = [s for s in mine if s.step is not None and s.step >= 1]
     est = {w: phase_estimate(ledger, w) for w in WINDOWS}
     moments = _int(ledger.get("mem_moments_bytes"))
-    every = all(w in s.phases for s in steady for w in WINDOWS)  # each steady step, each window
-    if not (s0 and steady and every) or None in est.values() or moments is None:
+    m0 = next((_allocated(s, "setup") for s in mine if s.step == 0), None)
+    # each steady step, each window, on the allocated counter
+    every = all(_allocated(s, w) is not None for s in steady for w in WINDOWS)
+    if not (steady and every) or m0 is None or None in est.values() or moments is None:
         return []
-    m0 = s0[0].phases
-    m1 = {w: max(s.phases[w]["allocated"] for s in steady) for w in WINDOWS}
+    m1 = {w: max(_allocated(s, w) for s in steady) for w in WINDOWS}
     labels = _item_labels(ledger)
-    rows = [
-        ("setup", m0["setup"]["allocated"], est["setup"]),
-        ("moments", m1["setup"] - m0["setup"]["allocated"], moments),
-    ]
+    rows = [("setup", m0, est["setup"]), ("moments", m1["setup"] - m0, moments)]
     prev_m, prev_e = m1["setup"], est["setup"] + moments
     for w in ("forward", "loss", "backward"):  # memory grows through these: increments
         rows.append((w, m1[w] - prev_m, est[w] - prev_e))
