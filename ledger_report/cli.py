@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
+from dataclasses import asdict
 from functools import partial
 from pathlib import Path
 
 import click
 
 from . import __version__, api
-from .errors import LedgerError
+from .errors import LedgerError, OutputError
 from .planner import MAX_CANDIDATES
 from .render.workers import JobsError, default_jobs
 
@@ -54,9 +57,6 @@ class _Group(click.Group):
     a signal that ends the run (Ctrl-C, SIGTERM, SIGHUP) into one line and 128 + its number."""
 
     def invoke(self, ctx):
-        import os
-        import signal
-
         # SIGTERM (`timeout`, `kill`) and SIGHUP (a closed terminal) handled as Ctrl-C is
         for name in ("SIGTERM", "SIGHUP"):
             signum = getattr(signal, name, None)
@@ -147,17 +147,6 @@ def calc(input: str, as_json: bool, as_csv: bool) -> None:
     sys.stdout.flush()
 
 
-def _formats(formats: str) -> list[str]:
-    wanted = [f.strip().lower() for f in formats.split(",") if f.strip()]
-    bad = [f for f in wanted if f not in api.FORMATS]
-    if bad or not wanted:
-        raise click.BadParameter(
-            f"expected a comma-separated list of {', '.join(api.FORMATS)}; found {formats!r}",
-            param_hint="--format",
-        )
-    return wanted
-
-
 @main.command(context_settings=CONTEXT)
 @_INPUT
 @_out(help="Folder for the outputs.", default="out", show_default=True)
@@ -178,7 +167,12 @@ def build(input: str, out_dir: str, formats: str, lang: str, quiet: bool, jobs: 
 
     Example: ledger-report build inputs/examples.xlsx -o out --lang zh
     """
-    wanted = _formats(formats)
+    wanted = [f.strip().lower() for f in formats.split(",") if f.strip()]
+    if not wanted or any(f not in api.FORMATS for f in wanted):
+        raise click.BadParameter(
+            f"expected a comma-separated list of {', '.join(api.FORMATS)}; found {formats!r}",
+            param_hint="--format",
+        )
     progress = _Progress("computing", quiet)
     _wrote(api.build(input, out_dir, wanted, lang=lang, jobs=jobs, progress=progress), quiet)
 
@@ -204,10 +198,7 @@ def template(out: str, force: bool) -> None:
             f"expected a name ending in .xlsx or .csv; found {out!r}", param_hint="OUT"
         )
     if path.exists() and not force:
-        click.echo(
-            f"Error: {out} exists; pass --force to overwrite it (nothing was written).", err=True
-        )
-        sys.exit(1)
+        raise OutputError(f"{out} exists; pass --force to overwrite it (nothing was written).")
     click.echo(f"Wrote {api.template(path)}", err=True)
 
 
@@ -218,8 +209,6 @@ def gpus(as_json: bool) -> None:
 
     Example: ledger-report gpus
     """
-    from dataclasses import asdict
-
     from .render.table import render_gpus
 
     gpus = api.gpus()

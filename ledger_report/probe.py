@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 import time
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -60,32 +62,29 @@ class _CudaCounter:
         self.device = device
         self.capacity = self.torch.cuda.mem_get_info(device)[1]
 
-    def _boundary(self) -> dict:
-        """The counters now, their peaks since the last boundary; the peaks then start again."""
+    def _boundary(self, kind: str) -> dict:
+        """The counters' ``peak`` since the last boundary or their ``current`` figure; the peaks
+        then start again."""
         cuda = self.torch.cuda
         cuda.synchronize(self.device)
         stats = cuda.memory_stats(self.device)
         free, total = cuda.mem_get_info(self.device)
         cuda.reset_peak_memory_stats(self.device)
+        reserved = stats.get(f"reserved_bytes.all.{kind}", 0)
         outside = (total - free) - stats.get("reserved_bytes.all.current", 0)
         return {
-            "allocated": stats.get("allocated_bytes.all.peak", 0),
-            "reserved": stats.get("reserved_bytes.all.peak", 0),
-            "device": stats.get("reserved_bytes.all.peak", 0) + outside,
-            "allocated_now": stats.get("allocated_bytes.all.current", 0),
-            "reserved_now": stats.get("reserved_bytes.all.current", 0),
-            "device_now": total - free,
+            "allocated": stats.get(f"allocated_bytes.all.{kind}", 0),
+            "reserved": reserved,
+            "device": reserved + outside,
         }
 
     def start(self) -> dict:
-        now = self._boundary()
         self.windows: list[tuple[str, dict]] = []
-        return {c: now[f"{c}_now"] for c in COUNTERS}
+        return self._boundary("current")
 
     def mark(self, phase: str) -> None:
         """The window of ``phase`` ends now."""
-        now = self._boundary()
-        self.windows.append((phase, {c: now[c] for c in COUNTERS}))
+        self.windows.append((phase, self._boundary("peak")))
 
     def finish(self) -> list[tuple[str, dict]]:
         return self.windows
@@ -103,17 +102,12 @@ class _CpuCounter:
 
     def _live_bytes(self) -> tuple[int, frozenset]:
         """Bytes of the tensors the model and optimizer hold (each storage once), and where."""
-        torch, seen, total = self.torch, set(), 0
         tensors = [*self.model.parameters(), *self.model.buffers()]
         tensors += [p.grad for p in self.model.parameters() if p.grad is not None]
         for state in self.optimizer.state.values():
-            tensors += [v for v in state.values() if isinstance(v, torch.Tensor)]
-        for t in tensors:
-            s = t.untyped_storage()
-            if s.data_ptr() not in seen:
-                seen.add(s.data_ptr())
-                total += s.nbytes()
-        return total, frozenset(seen)
+            tensors += [v for v in state.values() if isinstance(v, self.torch.Tensor)]
+        sizes = {s.data_ptr(): s.nbytes() for s in (t.untyped_storage() for t in tensors)}
+        return sum(sizes.values()), frozenset(sizes)
 
     def start(self) -> dict:
         from torch.profiler import ProfilerActivity, profile
@@ -132,8 +126,6 @@ class _CpuCounter:
         self.phases.append(phase)
 
     def finish(self) -> list[tuple[str, dict]]:
-        import tempfile
-
         self.prof.__exit__(None, None, None)
         with tempfile.TemporaryDirectory(prefix="ledger-probe-") as folder:
             trace = Path(folder, "trace.json")
@@ -191,8 +183,7 @@ def peaks(phases: Mapping[str, Mapping[str, int | None]]) -> dict[str, int | Non
 def _tokens(args: tuple, kwargs: Mapping) -> int:
     """Tokens in a forward's input: the first integer tensor (``input_ids`` by keyword first)."""
     torch = _torch()
-    cands = [kwargs.get("input_ids"), *args, *kwargs.values()]
-    for t in cands:
+    for t in (kwargs.get("input_ids"), *args, *kwargs.values()):
         if isinstance(t, torch.Tensor) and not t.is_floating_point() and not t.is_complex():
             return t.numel()
     return 0
@@ -325,8 +316,6 @@ class Probe:
             try:
                 self._setup = self.counter.start()
             except RuntimeError as err:  # on the CPU: another profiler session is running
-                import warnings
-
                 warnings.warn(f"ledger probe: step {self.step} not recorded ({err})", stacklevel=2)
                 self._recording = False
         self._t0 = time.perf_counter()
@@ -339,8 +328,10 @@ class Probe:
     def _end(self) -> None:
         if self._recording:
             self.counter.mark("optimizer")
-            seconds = time.perf_counter() - self._t0
-            self._write(self._record(self.counter.finish(), seconds))
+            record = self._record(self.counter.finish(), time.perf_counter() - self._t0)
+            self.records.append(record)
+            if self._fd is not None:  # one write per line: lines of ranks sharing a file stay whole
+                os.write(self._fd, (json.dumps(record, allow_nan=False) + "\n").encode("utf-8"))
         self._in_step = False
         self.step += 1
 
@@ -371,18 +362,11 @@ class Probe:
         if self.path is None:
             return
         text = str(self.path)
-        per_rank = "{rank}" in text
         path = Path(text.replace("{rank}", str(self.rank)))
         path.parent.mkdir(parents=True, exist_ok=True)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
-        if per_rank or self.world_size == 1:
-            flags |= os.O_TRUNC
-        self._fd = os.open(path, flags, 0o644)
-
-    def _write(self, record: dict) -> None:
-        self.records.append(record)
-        if self._fd is not None:  # one write per line: lines of ranks sharing a file stay whole
-            os.write(self._fd, (json.dumps(record, allow_nan=False) + "\n").encode("utf-8"))
+        # a file of this rank's own starts afresh; one the ranks share is appended to
+        truncate = os.O_TRUNC if "{rank}" in text or self.world_size == 1 else 0
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | truncate, 0o644)
 
 
 # -- preflight -------------------------------------------------------------------------------

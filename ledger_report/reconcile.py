@@ -53,6 +53,7 @@ def reconcile(ledger: Any, runs: Sequence[Run]) -> dict:
     """The reconciliation document of one row against the samples of ``runs``."""
     samples = [s for r in runs for s in r.samples]
     mem = [s for s in samples if s.peak]
+    mine = _worst_rank_samples(samples)
     counter = _reference_counter(mem)
     doc: dict[str, Any] = {
         "schema": SCHEMA,
@@ -62,11 +63,11 @@ def reconcile(ledger: Any, runs: Sequence[Run]) -> dict:
         "hbm_bytes": _int(ledger.get("hbm_bytes")),
     }
     doc["peak"] = _peak(ledger, mem, counter)
-    doc["phases"] = _phases(ledger, samples)
+    doc["phases"] = _phases(ledger, mine)
     doc["first_step"] = _first_step(ledger, mem)
     doc["ranks"] = _ranks(mem, counter, doc["hbm_bytes"])
     doc["throughput"] = _throughput(ledger, samples)
-    doc["items"] = _items(ledger, samples)
+    doc["items"] = _items(ledger, mine)
     doc["largest_unexplained"] = _largest(doc)
     doc["update"] = {
         "measured_peak_gb": (doc["peak"]["measured_bytes"] / 1e9) if doc["peak"] else None,
@@ -121,6 +122,7 @@ def _steady(samples: list[Sample]) -> list[Sample]:
 
 
 def _worst_rank_samples(samples: list[Sample]) -> list[Sample]:
+    """The phased samples of the rank with the largest allocated peak."""
     phased = [s for s in samples if s.phases]
     if not phased:
         return []
@@ -128,10 +130,14 @@ def _worst_rank_samples(samples: list[Sample]) -> list[Sample]:
     return [s for s in phased if s.rank == worst]
 
 
-def _phases(ledger: Any, samples: list[Sample]) -> list[dict]:
+def _allocated(s: Sample, window: str) -> int | None:
+    """A probe sample's allocated figure in a window (None where the file gives none)."""
+    return s.phases.get(window, {}).get("allocated")
+
+
+def _phases(ledger: Any, mine: list[Sample]) -> list[dict]:
     """Each measured window (worst rank, steady steps; setup from step 0) against its estimate,
     on the allocated counter (the ledger's phases count what max_memory_allocated sees)."""
-    mine = _worst_rank_samples(samples)
     if not mine:
         return []
     first = [s for s in mine if s.step == 0] or mine
@@ -139,8 +145,7 @@ def _phases(ledger: Any, samples: list[Sample]) -> list[dict]:
     out = []
     for window in WINDOWS:
         pool = first if window == "setup" else steady
-        vals = [s.phases[window]["allocated"] for s in pool if window in s.phases]
-        vals = [v for v in vals if v is not None]
+        vals = [v for v in (_allocated(s, window) for s in pool) if v is not None]
         if not vals:
             continue
         meas, est = max(vals), phase_estimate(ledger, window)
@@ -176,17 +181,16 @@ def _first_step(ledger: Any, mem: list[Sample]) -> dict | None:
     m0 = max(before_optimizer(s) for s in step0)
     phased = all(s.phases for s in step0)
     m1 = max(s.peak[counter] for s in later)
-    est0 = _int(ledger.get("first_step_peak_bytes"))
-    est_jump = _int(ledger.get("lazy_state_bytes"))
+    # the ledger's first step ends before its optimizer step: a log's step 0 holds it all
+    comparable = counter == "allocated" and phased
     return {
         "counter": counter,
         "step0_before_optimizer_bytes": m0,
         "step0_phased": phased,
         "steady_bytes": m1,
         "jump_bytes": m1 - m0,
-        # the ledger's first step ends before its optimizer step: a log's step 0 holds it all
-        "estimate_step0_bytes": est0 if counter == "allocated" and phased else None,
-        "estimate_jump_bytes": est_jump if counter == "allocated" and phased else None,
+        "estimate_step0_bytes": _int(ledger.get("first_step_peak_bytes")) if comparable else None,
+        "estimate_jump_bytes": _int(ledger.get("lazy_state_bytes")) if comparable else None,
     }
 
 
@@ -276,26 +280,21 @@ def _item_labels(ledger: Any) -> dict[str, str]:
     return out
 
 
-def _items(ledger: Any, samples: list[Sample]) -> list[dict]:
+def _items(ledger: Any, mine: list[Sample]) -> list[dict]:
     """What each window adds (measured increment against the estimate's), so that a difference
     is named by the items that enter there; the optimizer's moments from step 0 to step 1."""
-    mine = _worst_rank_samples(samples)
-    s0 = [s for s in mine if s.step == 0]
     steady = [s for s in mine if s.step is not None and s.step >= 1]
     est = {w: phase_estimate(ledger, w) for w in WINDOWS}
     moments = _int(ledger.get("mem_moments_bytes"))
-    every = all(w in s.phases for s in steady for w in WINDOWS)  # each steady step, each window
-    if not (s0 and steady and every) or None in est.values() or moments is None:
+    m0 = next((_allocated(s, "setup") for s in mine if s.step == 0), None)
+    # each steady step, each window, on the allocated counter
+    every = all(_allocated(s, w) is not None for s in steady for w in WINDOWS)
+    if not (steady and every) or m0 is None or None in est.values() or moments is None:
         return []
-    m0 = s0[0].phases
-    m1 = {w: max(s.phases[w]["allocated"] for s in steady) for w in WINDOWS}
-    setup1 = max(s.phases["setup"]["allocated"] for s in steady)
+    m1 = {w: max(_allocated(s, w) for s in steady) for w in WINDOWS}
     labels = _item_labels(ledger)
-    rows = [
-        ("setup", m0["setup"]["allocated"], est["setup"]),
-        ("moments", setup1 - m0["setup"]["allocated"], moments),
-    ]
-    prev_m, prev_e = setup1, est["setup"] + moments
+    rows = [("setup", m0, est["setup"]), ("moments", m1["setup"] - m0, moments)]
+    prev_m, prev_e = m1["setup"], est["setup"] + moments
     for w in ("forward", "loss", "backward"):  # memory grows through these: increments
         rows.append((w, m1[w] - prev_m, est[w] - prev_e))
         prev_m, prev_e = m1[w], est[w]
@@ -327,9 +326,7 @@ def _largest(doc: dict) -> dict | None:
 
 # ---- the text report ------------------------------------------------------------------------
 def _gb(n: float | None) -> str:
-    if n is None:
-        return "—"
-    return f"{n / 1e9:,.4g} GB ({n / GIB:,.4g} GiB)"
+    return "—" if n is None else f"{n / 1e9:,.4g} GB ({n / GIB:,.4g} GiB)"
 
 
 def _signed(n: float | None) -> str:
@@ -362,12 +359,11 @@ def _text_peak(doc) -> list[str]:
         + f": measured {_gb(p['measured_bytes'])}, "
         f"estimated {_gb(p['estimate_bytes'])}, unexplained {_signed(p['unexplained_bytes'])}"
     ]
-    for c, v in p["by_counter"].items():
-        if c != p["counter"]:
-            out.append(
-                f"  {c}: measured {_gb(v['measured_bytes'])}, estimated {_gb(v['estimate_bytes'])}"
-            )
-    return out
+    return out + [
+        f"  {c}: measured {_gb(v['measured_bytes'])}, estimated {_gb(v['estimate_bytes'])}"
+        for c, v in p["by_counter"].items()
+        if c != p["counter"]
+    ]
 
 
 def _text_phases(doc) -> list[str]:

@@ -22,11 +22,12 @@ from typing import Iterable, Iterator, Mapping
 
 from .errors import InputError, Problem
 from .inputs.files import open_regular
+from .model.conventions import MIB
+from .model.units import GIB
 from .probe import COUNTERS, PHASES, SCHEMA, peaks
 
 # a probe's measured window -> the ledger phases it spans (their largest)
 WINDOWS = {p: (p,) for p in PHASES} | {"backward": ("backward", "backward_end")}
-MIB, GIB = 2**20, 2**30
 EXPECTED = (
     "a probe file (ledger-report-probe/1 JSON lines) or a training log with Megatron-LM, "
     "torchtitan or DeepSpeed memory or iteration lines"
@@ -43,7 +44,6 @@ class Sample:
     peak: Mapping[str, int] = field(default_factory=dict)  # counter -> bytes
     phases: Mapping[str, Mapping[str, int | None]] = field(default_factory=dict)
     step_time_s: float | None = None
-    tokens: int | None = None  # this rank's tokens in the step (probe)
     tokens_per_s_per_gpu: float | None = None
     framework_mfu: float | None = None  # the framework's own MFU figure
     tflops_per_gpu: float | None = None
@@ -133,7 +133,7 @@ def _probe_sample(name: str, i: int, rec: dict) -> Sample:
         return _at_line(name, i, key, expected, _quote(repr(rec.get(key))))
 
     for key in ("rank", "step"):
-        if not isinstance(rec.get(key), int) or rec[key] < 0:
+        if not _whole(rec.get(key)):
             raise bad(key, "a whole number of at least 0")
     phases = rec.get("phases")
     if not isinstance(phases, dict) or "setup" not in phases:
@@ -142,12 +142,12 @@ def _probe_sample(name: str, i: int, rec: dict) -> Sample:
         if phase not in WINDOWS or not isinstance(counts, dict):
             raise bad("phases", f"phases among {', '.join(WINDOWS)}")
         for c, v in counts.items():
-            if c not in COUNTERS or not (v is None or (isinstance(v, int) and v >= 0)):
+            if c not in COUNTERS or not (v is None or _whole(v)):
                 raise bad("phases", "counters allocated, reserved, device in whole bytes or null")
     time_s, tokens = rec.get("step_time_s"), rec.get("tokens")
-    if not isinstance(time_s, (int, float)) or time_s <= 0:
+    if isinstance(time_s, bool) or not isinstance(time_s, (int, float)) or time_s <= 0:
         raise bad("step_time_s", "a number of seconds above 0")
-    if not isinstance(tokens, int) or tokens < 0:
+    if not _whole(tokens):
         raise bad("tokens", "a whole number of tokens")
     peak = {c: v for c, v in peaks(phases).items() if v is not None}
     return Sample(
@@ -157,12 +157,16 @@ def _probe_sample(name: str, i: int, rec: dict) -> Sample:
         peak=peak,
         phases=phases,
         step_time_s=float(time_s),
-        tokens=tokens,
         tokens_per_s_per_gpu=tokens / time_s if tokens else None,
         capacity_bytes=rec.get("capacity_bytes"),
         device=rec.get("device"),
         loss_marked=rec.get("loss_marked") is not False,
     )
+
+
+def _whole(v: object) -> bool:
+    """A JSON whole number of at least 0 (true and false are no numbers, though Python's are)."""
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
 
 _NUM = r"([0-9][0-9,]*(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)"
@@ -189,9 +193,8 @@ def _f(s: str) -> float:
 
 
 class _Log:
-    """A framework log's reader: ``feed`` it each line; ``samples`` holds what it recognised."""
-
-    format = ""
+    """A framework log's reader (of its ``format``): ``feed`` it each line; ``samples`` holds what
+    it recognised."""
 
     def __init__(self) -> None:
         self.samples: list[Sample] = []

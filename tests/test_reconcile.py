@@ -192,6 +192,28 @@ def test_probe_file_with_a_rank_above_hbm(tmp_path):
     assert "ranks above HBM" in r.output and ": 2" in r.output
 
 
+def test_probe_file_with_allocated_figures_missing(tmp_path):
+    """Counters may be null or absent: windows without an allocated figure are left out of the
+    phases (loss here), one given at some steps only is read there (backward, at step 1), and the
+    items, which need every window at every steady step, are left out; no internal error."""
+    lines = []
+    for step in (0, 1, 2):
+        rec = json.loads(_probe_line(0, step, 60 * 10**9))
+        if step:
+            rec["phases"]["loss"]["allocated"] = None
+        if step == 2:
+            del rec["phases"]["backward"]["allocated"]
+        lines.append(json.dumps(rec))
+    run_file = tmp_path / "run.jsonl"
+    run_file.write_text("\n".join(lines) + "\n")
+    doc = reconcile(_ledger(), [read_run(run_file)])
+    assert [p["phase"] for p in doc["phases"]] == ["setup", "forward", "backward", "optimizer"]
+    assert {p["phase"]: p["measured_bytes"] for p in doc["phases"]}[
+        "backward"
+    ] == 60 * 10**9 - 2 * GIB
+    assert doc["items"] == [] and doc["largest_unexplained"]["by"] == "peak"
+
+
 def test_update_writes_the_measured_columns(tmp_path):
     """--update: the reconciled row gets measured_peak_gb (the worst rank's peak, GB = 10^9),
     measured_counter and mfu; the other rows are unchanged; the file reads back as input."""
@@ -241,6 +263,13 @@ def test_output_files_and_json(tmp_path):
         ('{"schema": "other/1"}\n', 'line 1, column "schema"', "ledger-report-probe/1"),
         (_probe_line(0, 0, 10 * GIB) + "\n" + _probe_line(0, 1, 10 * GIB, tokens=-5) + "\n",
          'line 2, column "tokens"', "a whole number of tokens"),
+        # JSON true and false are no numbers (Python's bool is an int)
+        (_probe_line(True, 0, 10 * GIB), 'line 1, column "rank"', "a whole number of at least 0"),
+        (_probe_line(0, 0, 10 * GIB) + "\n" + _probe_line(0, False, 10 * GIB),
+         'line 2, column "step"', "a whole number of at least 0"),
+        (_probe_line(0, 0, 10 * GIB, tokens=True), 'line 1, column "tokens"', "a whole number"),
+        (_probe_line(0, 0, 10 * GIB, step_time_s=True), 'line 1, column "step_time_s"',
+         "a number of seconds above 0"),
         ("", "", "an empty file"),
     ],
 )  # fmt: skip

@@ -266,11 +266,9 @@ _Entry = tuple[Path, str, "str | None"]
 
 
 def _swap_in(given: list[Path], targets: list[Path], temps: list[str], journal: _Journal) -> None:
-    """Replace every target by its temp, signals held: first a backup (hard link) of each
-    existing target, then the journal's record of the swap (synced), then each replace, then the
-    record that it is done.  On any error, or if a signal came meanwhile, every target is put
-    back (:func:`_undo`) before the signal is let through; a kill (which nothing holds) leaves
-    the journal for the next run to undo the same way."""
+    """Step 3 of the module's docstring, in this order: a backup (hard link) of each existing
+    target, the journal's record of the swap (synced), each replace, the record that it is done;
+    a kill (which nothing holds) leaves the journal for the next run to undo (:func:`recover`)."""
     entries: list[_Entry] = []
     interrupted = False
     with _signals_held() as signalled:
@@ -376,11 +374,9 @@ class _Journal:
 
 
 def recover(folders: Iterable[os.PathLike | str]) -> list[Path]:
-    """Roll back every run killed while writing into ``folders`` (each a journal there whose lock
-    is free, see above): its targets as they were before it, its temps and backups removed, its
-    journal last (a recovery that is itself killed is repeated by the next run).  A live run's
-    journal is left alone.  Returns the journals recovered.  Without ``flock`` (Windows) nothing
-    can tell a live run from a dead one, and nothing is done."""
+    """Roll back every run killed while writing into ``folders``, as above (a recovery that is
+    itself killed is repeated by the next run); returns the journals recovered.  Without
+    ``flock`` (Windows) nothing can tell a live run from a dead one, and nothing is done."""
     done: list[Path] = []
     if fcntl is None:
         return done

@@ -223,11 +223,8 @@ def _line(lg: Ledger, sec: Table, ln, lang: str, formulas: bool) -> Line:
             ]
             cells[c.name] = quantity_row(lg, cell.text, lang).text  # the model's sentence of them
             continue
-        if cell.key:
-            unit = reg[cell.key].unit
-            val = plain(v[cell.key], unit)
-        else:
-            unit, val = c.unit or TEXT, cell.value
+        unit = reg[cell.key].unit if cell.key else TEXT
+        val = plain(v[cell.key], unit) if cell.key else cell.value
         values[c.name] = val
         if c.words:
             cells[c.name] = word(c.words[0] if val else c.words[1], lang)

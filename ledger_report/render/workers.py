@@ -136,9 +136,9 @@ def forked_child(parent_pid: int, close: Iterable[Any] = ()) -> None:
 def fork(call: Callable[[], Any], error: type[Exception], close: Iterable[Any] = ()):
     """Fork a process that runs ``call()``, sends the outcome (``(True, call())``, or ``(False,
     the exception)`` for the parent to raise; ``error`` naming an exception that does not pickle)
-    and exits; the read end of its pipe and the process.  Forked
-    from the calling (single-threaded) thread, so no lock can be held by a thread the child does
-    not have.  ``close``: the read ends of other workers' pipes, which the child must not hold."""
+    and exits; returns the read end of its pipe and the process.  Forked from the calling
+    (single-threaded) thread, so no lock can be held by a thread the child does not have.
+    ``close``: the read ends of other workers' pipes, which the child must not hold."""
     context = multiprocessing.get_context("fork")
     receive, send = context.Pipe(duplex=False)
     args = (call, send, os.getpid(), [receive, *close], error)
