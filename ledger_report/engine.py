@@ -350,13 +350,9 @@ def resolved_inputs(lg: Ledger) -> dict[str, Any]:
         col: given[col] if plainer is None else plainer(v[col])
         for col, plainer in _input_plainers(lg.model.registry)
     }
-    for col in _GIVEN_WINS:
-        if given[col] is not None:
-            out[col] = given[col]
+    if given["params_per_rank"] is not None:
+        out["params_per_rank"] = given["params_per_rank"]
     return out
-
-
-_GIVEN_WINS = frozenset({"params_per_rank"})
 
 
 @functools.cache  # a registry is hashed by identity

@@ -147,11 +147,8 @@ def define(reg: Registry, r: Ctx) -> None:
         doc("pipeline-stages"),
     )
     unpredicted = IsBlank(r.predicted_mfu)
-    mfu_t, predicted_t, step_t = (
-        _round(r.mfu, 3),
-        _round(r.predicted_mfu, 3),
-        _round(r.step_time, 2),
-    )
+    mfu_t, predicted_t = _round(r.mfu, 3), _round(r.predicted_mfu, 3)
+    step_t = _round(r.step_time, 2)
     note(
         "mfu",
         r.mfu_given,

@@ -183,14 +183,6 @@ RECOMPUTE_SOURCE = (
 SUSTAINED_FRACTION = {"no_fp8": 0.86, "fp8": 0.662}
 
 
-def sustained_class(gpu: str) -> str:
-    """The SUSTAINED_FRACTION class of a catalogue GPU: whether it has an FP8 peak."""
-    from ...catalogue import find_gpu
-
-    g = find_gpu(gpu)
-    return "fp8" if g is None or g.fp8_tflops else "no_fp8"
-
-
 TIME = doc("step-time")
 PLACEMENT = (
     TIME + ": ranks are placed tp innermost, then cp, ep, dp, pp, filling nodes of gpus_per_node"
