@@ -345,20 +345,11 @@ def _row_keys(reg) -> frozenset:
 def resolved_inputs(lg: Ledger) -> dict[str, Any]:
     """Every input column, resolved to its value (the model's default where the row is empty; a
     given ``params_per_rank`` as given, not as solved from it)."""
-    given, v = lg.config.values, lg.values
-    out = {
-        col: given[col] if plainer is None else plainer(v[col])
-        for col, plainer in _input_plainers(lg.model.registry)
-    }
+    given, v, plain_of = lg.config.values, lg.values, plainers(lg.model.registry)
+    out = {c: plain_of[c](v[c]) if c in plain_of else given[c] for c in COLUMN_NAMES}
     if given["params_per_rank"] is not None:
         out["params_per_rank"] = given["params_per_rank"]
     return out
-
-
-@functools.cache  # a registry is hashed by identity
-def _input_plainers(reg) -> tuple[tuple[str, Callable[[Any], Any] | None], ...]:
-    """Each input column with ``plain`` of the quantity that resolves it (``None``: none does)."""
-    return tuple((col, plainers(reg)[col] if col in reg else None) for col in COLUMN_NAMES)
 
 
 TABLE_ROWS = 16384  # rows a table chunk evaluates at once (~900 arrays of this length, ~120 MB)

@@ -8,17 +8,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from ..expr import (
-    IsBlank,
-    all_of,
-    any_of,
-    gb_text,
-    if_,
-    maximum,
-    minimum,
-    negate,
-    total_of,
-)
+from ..expr import IsBlank, all_of, any_of, gb_text, if_, maximum, minimum, negate, total_of
 from ..registry import BOOL, BYTES, COUNT, TEXT, Registry
 from .common import (
     BYTES_PER_GB,
