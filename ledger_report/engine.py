@@ -20,7 +20,7 @@ from .errors import InputError, Problem
 
 # A Config from a mapping, checked like a file row (one path: the reader's cell conversion and
 # cross-checks, raising the same InputError); re-exported for the library, tests and the planner.
-from .inputs import config_from_mapping, configs_from_records  # noqa: F401
+from .inputs import config_from_mapping  # noqa: F401
 from .model.evaluate import columns_read, eval_scalar, evaluate_row
 from .model.expr import TEXT_FUNCTIONS, Call, all_cols, all_refs, walk
 from .model.masked import Parts, evaluate_rows
