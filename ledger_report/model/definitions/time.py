@@ -431,10 +431,9 @@ _RING_SENDS = {"all_reduce": 2, "reduce_scatter": 1, "all_gather": 1}
 
 def _options(r: Ctx, g: str, k: int):
     """NCCL's (algorithm, protocol) choices for a collective over group ``g`` whose ring sends
-    ``k`` times (n − 1)/n of its bytes (2: an all-reduce): ring
-    with each protocol, then tree (all-reduce) or PAT (one rank per node), each as (latency in µs,
-    bus-bandwidth efficiency, the bandwidth cap in GB/s or None, bytes factor), from
-    ncclTopoTuneModel (NCCL constant)."""
+    ``k`` times (n − 1)/n of its bytes (2: an all-reduce): ring with each protocol, then tree
+    (all-reduce) or PAT (one rank per node), each as (latency in µs, bus-bandwidth efficiency, the
+    bandwidth cap in GB/s or None, bytes factor), from ncclTopoTuneModel (NCCL constant)."""
     n, nodes, local = r.size[g], r.nodes[g], r.local[g]
     cross = r.crosses[g]
     alone = all_of(cross, local.eq(1))
@@ -471,9 +470,10 @@ def _options(r: Ctx, g: str, k: int):
 
 
 def _collective(reg: Registry, r: Ctx, key: str, g: str, nbytes, what: str, zh: str):
-    """One collective call, its kind as ``key`` ends: (its time, its latency).  Time = the least over NCCL's algorithms and
-    protocols of latency + bytes × factor ÷ (bus bandwidth × efficiency, at most its cap), as
-    NCCL's own tuning model chooses; its latency that of the choice."""
+    """One collective call, of the kind ``key`` ends with: (its time, its latency).  Time = the
+    least over NCCL's algorithms and protocols of latency + bytes × factor ÷ (bus bandwidth ×
+    efficiency, at most its cap), as NCCL's own tuning model chooses; its latency that of the
+    choice."""
     d = definer(reg, SECONDS)
     n = r.size[g]
     kind = next(s for s in _RING_SENDS if key.endswith(s))
