@@ -20,7 +20,7 @@ from .errors import InputError, Problem
 
 # A Config from a mapping, checked like a file row (one path: the reader's cell conversion and
 # cross-checks, raising the same InputError); re-exported for the library, tests and the planner.
-from .inputs import config_from_mapping, configs_from_records  # noqa: F401
+from .inputs import config_from_mapping  # noqa: F401
 from .model.evaluate import columns_read, eval_scalar, evaluate_row
 from .model.expr import TEXT_FUNCTIONS, Call, all_cols, all_refs, walk
 from .model.masked import Parts, evaluate_rows
@@ -345,24 +345,11 @@ def _row_keys(reg) -> frozenset:
 def resolved_inputs(lg: Ledger) -> dict[str, Any]:
     """Every input column, resolved to its value (the model's default where the row is empty; a
     given ``params_per_rank`` as given, not as solved from it)."""
-    given, v = lg.config.values, lg.values
-    out = {
-        col: given[col] if plainer is None else plainer(v[col])
-        for col, plainer in _input_plainers(lg.model.registry)
-    }
-    for col in _GIVEN_WINS:
-        if given[col] is not None:
-            out[col] = given[col]
+    given, v, plain_of = lg.config.values, lg.values, plainers(lg.model.registry)
+    out = {c: plain_of[c](v[c]) if c in plain_of else given[c] for c in COLUMN_NAMES}
+    if given["params_per_rank"] is not None:
+        out["params_per_rank"] = given["params_per_rank"]
     return out
-
-
-_GIVEN_WINS = frozenset({"params_per_rank"})
-
-
-@functools.cache  # a registry is hashed by identity
-def _input_plainers(reg) -> tuple[tuple[str, Callable[[Any], Any] | None], ...]:
-    """Each input column with ``plain`` of the quantity that resolves it (``None``: none does)."""
-    return tuple((col, plainers(reg)[col] if col in reg else None) for col in COLUMN_NAMES)
 
 
 TABLE_ROWS = 16384  # rows a table chunk evaluates at once (~900 arrays of this length, ~120 MB)

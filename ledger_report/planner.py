@@ -16,7 +16,6 @@ import itertools
 import math
 import time
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
@@ -28,8 +27,7 @@ from .errors import InputError, Problem
 from .model.definitions import REGISTRY
 from .model.definitions.time import DIMS, TERM_KEYS
 from .model.divisors import divisors
-from .model.evaluate import evaluate_arrays, evaluate_row
-from .model.expr import all_cols, all_refs
+from .model.evaluate import columns_read, evaluate_arrays, evaluate_row
 from .model.tables import tables
 from .progress import Progress, counter
 
@@ -73,19 +71,12 @@ LAYOUT = ("dp", "tp", "pp", "cp", "ep", "micro_batch", "loss_chunks")
 SEARCHED_COLUMNS = LAYOUT + ("zero", "recompute", "sequence_parallel", *OFFLOAD_COLUMNS, "gpu")
 
 
-@cache
-def _columns_read(key: str) -> frozenset:
-    """The input columns a registry quantity reads, through the quantities it refers to."""
-    e = REGISTRY[key].expr
-    return frozenset(all_cols(e)).union(*(_columns_read(r) for r in all_refs(e)))
-
-
 # The constraints that depend on the layout (a rule about the row alone, such as params_total agreeing
 # with the architecture, is the input's to meet, not the planner's to search around).
 CONSTRAINT_KEYS = tuple(
     c.ok
     for c in REGISTRY.constraints
-    if not c.row_only and _columns_read(c.ok) & set(SEARCHED_COLUMNS)
+    if not c.row_only and columns_read(REGISTRY, (c.ok,)) & set(SEARCHED_COLUMNS)
 )
 FIGURES = (
     "hbm_bytes",
@@ -168,8 +159,9 @@ class _Batch:
         """The ``evaluate_arrays`` input for candidates ``sl`` of this batch."""
         s = self.search
         cols = self._fixed() | {c: self.layout[c][sl] for c in LAYOUT}
-        if s.set_sequence_parallel:
-            cols["sequence_parallel"] = _sequence_parallel(cols["tp"], cols["cp"], s.seq_len)
+        if s.set_sequence_parallel:  # wherever tp > 1 and the sequence splits evenly over tp·cp
+            tp, cp = cols["tp"], cols["cp"]
+            cols["sequence_parallel"] = (tp > 1) & (s.seq_len % (tp * cp) == 0)
         return cols
 
     def row(self, i: int) -> dict[str, Any]:
@@ -179,11 +171,6 @@ class _Batch:
         if self.search.set_sequence_parallel and not row["sequence_parallel"]:
             del row["sequence_parallel"]
         return row
-
-
-def _sequence_parallel(tp: Any, cp: Any, seq_len: int) -> Any:
-    """Sequence parallelism wherever tp > 1 and the sequence splits evenly over tp·cp."""
-    return (tp > 1) & (seq_len % (tp * cp) == 0)
 
 
 @dataclass
@@ -227,7 +214,7 @@ def _one_column_constraints() -> dict[str, tuple[str, ...]]:
     layout_cols = set(LAYOUT) | {"zero"}
     out: dict[str, list[str]] = {}
     for c in REGISTRY.constraints:
-        used = _columns_read(c.ok) & layout_cols
+        used = columns_read(REGISTRY, (c.ok,)) & layout_cols
         if c.ok in CONSTRAINT_KEYS and len(used) == 1:
             out.setdefault(next(iter(used)), []).append(c.ok)
     return {k: tuple(v) for k, v in out.items()}
@@ -437,8 +424,7 @@ def _evaluate(batch: _Batch, sl: slice | np.ndarray, margin: float) -> dict[str,
     env = evaluate_arrays(REGISTRY, batch.cols(sl), tables(), list(KEYS))
     n = sl.stop - sl.start if isinstance(sl, slice) else len(sl)
     full: dict[str, Any] = {k: _figure(env[k], n) for k in FIGURES + ("peak_bytes_per_rank",)}
-    ok = _checks(env, n, margin)
-    full["ok"] = ok
+    full["ok"] = ok = _checks(env, n, margin)
     full["feasible"] = np.logical_and.reduce(list(ok.values()))
     full["rank_cost"] = full["cost"] if batch.search.priced else full["gpu_hours"]
     full["rank_bucket"] = np.floor(

@@ -25,11 +25,12 @@ import math
 from dataclasses import dataclass, replace
 from statistics import median
 
+from ledger_report.catalogue import find_gpu
 from ledger_report.config import COLUMN_NAMES, Config
 from ledger_report.engine import compute_many, config_from_mapping
 from ledger_report.model import definitions
 from ledger_report.model.definitions import time as time_defs
-from ledger_report.model.definitions.time import SUSTAINED_FRACTION, sustained_class
+from ledger_report.model.definitions.time import SUSTAINED_FRACTION
 from ledger_report.report import DEFAULT
 
 GROUPED = time_defs.GROUPED_GEMM_RELATIVE
@@ -45,10 +46,16 @@ TOLERANCE = 1e-12  # a class's log scale is found when a step would move it less
 class Record:
     run: str  # unique: it keys the predictions kept
     source_id: str
-    cls: str  # the fitted constant's class (time.sustained_class)
+    cls: str  # the fitted constant's class (sustained_class)
     measured: float  # tokens/s per GPU
     config: Config
     moe: bool = False
+
+
+def sustained_class(gpu: str) -> str:
+    """The SUSTAINED_FRACTION class of a catalogue GPU: whether it has an FP8 peak."""
+    g = find_gpu(gpu)
+    return "fp8" if g is None or g.fp8_tflops else "no_fp8"
 
 
 def config_of(row: dict[str, str]) -> Config:

@@ -21,9 +21,9 @@ from . import (
     time,
     verdicts,
 )
-from .common import PARTS, STATE_DTYPE, STATES, Ctx
+from .common import PARTS, STATES, Ctx
 
-__all__ = ["REGISTRY", "PARTS", "STATES", "STATE_DTYPE", "build"]
+__all__ = ["REGISTRY", "PARTS", "STATES", "build"]
 
 
 def build() -> Registry:

@@ -307,14 +307,11 @@ def _recompute(reg: Registry, r: Ctx) -> None:
     op_max = of_kinds(r.n_dense, r.n_moe, per_dense - op_dense, per_moe - op_moe)
     r.recompute_ws = d(
         "recompute_working_bytes",
-        if_(
-            mode.eq("full"),
+        _by_mode(
+            mode,
             layer_max + if_(r.flash, 0, s2),
-            if_(
-                mode.eq("selective_op"),
-                maximum(op_max, 0),
-                if_(all_of(mode.eq("core_attn"), negate(r.flash)), s2, 0),
-            ),
+            maximum(op_max, 0),
+            if_(all_of(mode.eq("core_attn"), negate(r.flash)), s2, 0),
         ),
         "recompute working set: a layer's activations rebuilt in backward",
         "重计算工作区：反向时重建的一层激活",

@@ -23,12 +23,7 @@ def _note(reg: Registry, key: str, shown, en, zh, source: str, *values) -> None:
         ("", en, f"note: {key}", f"说明：{key}"),
         ("_zh", zh, f"note: {key} (zh)", f"说明：{key}（中文）"),
     ):
-        d(
-            f"note_{key}{suffix}",
-            concat(*text) if isinstance(text, tuple) else text,
-            en_label,
-            zh_label,
-        )
+        d(f"note_{key}{suffix}", text, en_label, zh_label)
     d(f"note_{key}_shown", shown, f"note shown: {key}", f"显示说明：{key}", unit=BOOL)
 
 
@@ -57,7 +52,8 @@ def define(reg: Registry, r: Ctx) -> None:
         "GB = 10^9 字节，GiB = 2^30 字节；状态行均为报告流水段上的每卡数值。",
         doc("units"),
     )
-    note("convention", True, (conv(r, "en"), "."), (conv(r, "zh"), "。"), doc("conventions"))
+    conv_en, conv_zh = concat(conv(r, "en"), "."), concat(conv(r, "zh"), "。")
+    note("convention", True, conv_en, conv_zh, doc("conventions"))
     biased = any_of(
         *(Ref(k) for k in ("qkv_bias", "linear_bias", "router_bias", "attention_sinks"))
     )
@@ -147,11 +143,8 @@ def define(reg: Registry, r: Ctx) -> None:
         doc("pipeline-stages"),
     )
     unpredicted = IsBlank(r.predicted_mfu)
-    mfu_t, predicted_t, step_t = (
-        _round(r.mfu, 3),
-        _round(r.predicted_mfu, 3),
-        _round(r.step_time, 2),
-    )
+    mfu_t, predicted_t = _round(r.mfu, 3), _round(r.predicted_mfu, 3)
+    step_t = _round(r.step_time, 2)
     note(
         "mfu",
         r.mfu_given,

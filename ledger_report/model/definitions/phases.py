@@ -8,17 +8,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from ..expr import (
-    IsBlank,
-    all_of,
-    any_of,
-    gb_text,
-    if_,
-    maximum,
-    minimum,
-    negate,
-    total_of,
-)
+from ..expr import IsBlank, all_of, any_of, gb_text, if_, maximum, minimum, negate, total_of
 from ..registry import BOOL, BYTES, COUNT, TEXT, Registry
 from .common import (
     BYTES_PER_GB,
@@ -115,13 +105,6 @@ WEIGHTS_KEPT_SOURCE = (
 LAZY_SOURCE = "torch.optim.Adam(W), Transformer Engine and apex FusedAdam create exp_avg and exp_avg_sq at the first step() (Megatron-LM megatron/core/optimizer; DeepSpeed stage_1_and_2.py initialize_optimizer_states)"
 
 
-def _state_bytes(reg: Registry, r: Ctx, stage: str, s: str):
-    """One state's bytes in HBM on a stage's rank (the sum of its parts)."""
-    total = total_of([r.rank_part[(stage, p)] * r.bpp[s] / r.shard[(s, p)] for p, *_ in PARTS])
-    d = stage_definer(reg, stage, s, BYTES, doc("state-ledger"))
-    return d("hbm_bytes", if_(r.in_hbm[s], total, 0), f"{s} in HBM", f"显存中的 {s}")
-
-
 def define(reg: Registry, r: Ctx) -> None:
     reg.section = "phases"
     shared = _shared(reg, r)
@@ -185,7 +168,11 @@ def _stage(reg: Registry, r: Ctx, stage: str, c: Ctx) -> None:
     """A stage's items, its phases (each the sum of the items alive then), its peak and its first step's."""
     d = definer(reg, BYTES, doc("phases"))
     zh = STAGE_ZH[stage]
-    sb = {s: _state_bytes(reg, r, stage, s) for s, *_ in STATES}
+    sb = {}  # each state's bytes in HBM on the stage's rank (the sum of its parts)
+    for s, *_ in STATES:
+        total = total_of([r.rank_part[(stage, p)] * r.bpp[s] / r.shard[(s, p)] for p, *_ in PARTS])
+        in_hbm = stage_definer(reg, stage, s, BYTES, doc("state-ledger"))
+        sb[s] = in_hbm("hbm_bytes", if_(r.in_hbm[s], total, 0), f"{s} in HBM", f"显存中的 {s}")
     r.stage_items[stage] = items = _items(reg, r, stage, c, sb)
     head = r.holds_head[stage]
     r.stage_phase[stage] = phases = {}

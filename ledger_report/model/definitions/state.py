@@ -84,8 +84,7 @@ def widths(reg: Registry, r: Ctx) -> None:
         "master, moments and main gradients sharded",
         "主权重、动量、主梯度分片",
     )
-    for s in ("main_grads", "master", "m", "v"):
-        r.sharded_state[s] = opt_sharded
+    r.sharded_state |= dict.fromkeys(("main_grads", "master", "m", "v"), opt_sharded)
     r.group = {
         "dense": count(
             "dense_shard_group",

@@ -183,14 +183,6 @@ RECOMPUTE_SOURCE = (
 SUSTAINED_FRACTION = {"no_fp8": 0.86, "fp8": 0.662}
 
 
-def sustained_class(gpu: str) -> str:
-    """The SUSTAINED_FRACTION class of a catalogue GPU: whether it has an FP8 peak."""
-    from ...catalogue import find_gpu
-
-    g = find_gpu(gpu)
-    return "fp8" if g is None or g.fp8_tflops else "no_fp8"
-
-
 TIME = doc("step-time")
 PLACEMENT = (
     TIME + ": ranks are placed tp innermost, then cp, ep, dp, pp, filling nodes of gpus_per_node"
@@ -433,16 +425,16 @@ def _placement(reg: Registry, r: Ctx) -> None:
 
 
 # ---- one NCCL collective, as NCCL's tuning model costs it ---------------------------------------
-# each kind's name (in Chinese too) and how many times (n − 1)/n of its bytes a ring sends
-_KIND = {"ar": ("all-reduce", 2), "rs": ("reduce-scatter", 1), "ag": ("all-gather", 1)}
+# each kind of collective, as its key ends, and how many times (n − 1)/n of its bytes a ring sends
+_RING_SENDS = {"all_reduce": 2, "reduce_scatter": 1, "all_gather": 1}
 
 
-def _options(r: Ctx, g: str, kind: str):
-    """NCCL's (algorithm, protocol) choices for one ``kind`` collective over group ``g``: ring
-    with each protocol, then tree (all-reduce) or PAT (one rank per node), each as (latency in µs,
-    bus-bandwidth efficiency, the bandwidth cap in GB/s or None, bytes factor), from
-    ncclTopoTuneModel (NCCL constant)."""
-    n, nodes, local, k = r.size[g], r.nodes[g], r.local[g], _KIND[kind][1]
+def _options(r: Ctx, g: str, k: int):
+    """NCCL's (algorithm, protocol) choices for a collective over group ``g`` whose ring sends
+    ``k`` times (n − 1)/n of its bytes (2: an all-reduce): ring with each protocol, then tree
+    (all-reduce) or PAT (one rank per node), each as (latency in µs, bus-bandwidth efficiency, the
+    bandwidth cap in GB/s or None, bytes factor), from ncclTopoTuneModel (NCCL constant)."""
+    n, nodes, local = r.size[g], r.nodes[g], r.local[g]
     cross = r.crosses[g]
     alone = all_of(cross, local.eq(1))
     inter = if_(cross, k * (nodes - 1), 0)
@@ -465,7 +457,7 @@ def _options(r: Ctx, g: str, kind: str):
         net = if_(alone, NCCL_TREE_NET_US[p], NCCL_RING_NET_US[p])
         lat = NCCL_RING_BASE_US[p] + (k * (n - 1) - inter) * intra + inter * net
         out.append((lat, NCCL_PROTOCOL_BW[p], cap.get(p), k * (n - 1) / n))
-    if kind == "ar":
+    if k == 2:
         for p in PROTOCOLS:
             lat = NCCL_TREE_BASE_US[p] + 2 * (
                 (local - 1) * NCCL_TREE_NVLINK_US[p] + r.tree_depth[g] * NCCL_TREE_NET_US[p]
@@ -477,15 +469,17 @@ def _options(r: Ctx, g: str, kind: str):
     return out
 
 
-def _collective(reg: Registry, r: Ctx, key: str, g: str, kind: str, nbytes, what: str, zh: str):
-    """One collective call: (its time, its latency).  Time = the least over NCCL's algorithms and
-    protocols of latency + bytes × factor ÷ (bus bandwidth × efficiency, at most its cap), as
-    NCCL's own tuning model chooses; its latency that of the choice."""
+def _collective(reg: Registry, r: Ctx, key: str, g: str, nbytes, what: str, zh: str):
+    """One collective call, of the kind ``key`` ends with: (its time, its latency).  Time = the
+    least over NCCL's algorithms and protocols of latency + bytes × factor ÷ (bus bandwidth ×
+    efficiency, at most its cap), as NCCL's own tuning model chooses; its latency that of the
+    choice."""
     d = definer(reg, SECONDS)
     n = r.size[g]
-    name, k = _KIND[kind]
+    kind = next(s for s in _RING_SENDS if key.endswith(s))
+    name, k = kind.replace("_", "-"), _RING_SENDS[kind]
     bw = r.bus[g]
-    opts = _options(r, g, kind)
+    opts = _options(r, g, k)
     times = []
     for lat, eff, cap, factor in opts:
         b = bw * eff if cap is None else minimum(bw * eff, cap)
@@ -1042,23 +1036,21 @@ def _tp_collectives(reg: Registry, r: Ctx) -> None:
     coll = partial(_collective, reg, r)
     act = r.tokens_mb * r.h * r.act_bytes
     what, zh = "a layer's activations over tp", "层激活（tp）"
-    r.tp_ar, r.tp_ar_lat = coll("tp_all_reduce", "tp", "ar", act, what, zh)
-    r.tp_rs, r.tp_rs_lat = coll("tp_reduce_scatter", "tp", "rs", act, what, zh)
-    r.tp_ag, r.tp_ag_lat = coll("tp_all_gather", "tp", "ag", act, what, zh)
+    r.tp_ar, r.tp_ar_lat = coll("tp_all_reduce", "tp", act, what, zh)
+    r.tp_rs, r.tp_rs_lat = coll("tp_reduce_scatter", "tp", act, what, zh)
+    r.tp_ag, r.tp_ag_lat = coll("tp_all_gather", "tp", act, what, zh)
     routed = r.expert_copies * r.h
     what, zh = "the routed tokens over the expert-TP group", "路由 token（专家 tp）"
-    r.etp_ag, r.etp_ag_lat = coll(
-        "etp_tokens_all_gather", "etp", "ag", routed * r.act_bytes, what, zh
-    )
+    r.etp_ag, r.etp_ag_lat = coll("etp_tokens_all_gather", "etp", routed * r.act_bytes, what, zh)
     what, zh = "the experts' fp32 outputs over the expert-TP group", "专家 fp32 输出（专家 tp）"
     r.etp_rs, r.etp_rs_lat = coll(
-        "etp_tokens_reduce_scatter", "etp", "rs", routed * ETP_COMBINE_BYTES, what, zh
+        "etp_tokens_reduce_scatter", "etp", routed * ETP_COMBINE_BYTES, what, zh
     )
     qk = r.tokens_mb * r.hd * r.act_bytes
     what, zh = "a layer's queries over tp", "层 query（tp）"
-    r.tp_q_ag, r.tp_q_ag_lat = coll("tp_q_all_gather", "tp", "ag", qk * r.a, what, zh)
+    r.tp_q_ag, r.tp_q_ag_lat = coll("tp_q_all_gather", "tp", qk * r.a, what, zh)
     what, zh = "a layer's keys over tp", "层 key（tp）"
-    r.tp_k_ag, r.tp_k_ag_lat = coll("tp_k_all_gather", "tp", "ag", qk * r.g, what, zh)
+    r.tp_k_ag, r.tp_k_ag_lat = coll("tp_k_all_gather", "tp", qk * r.g, what, zh)
 
 
 # ---- the step ------------------------------------------------------------------------------------
@@ -1190,30 +1182,25 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
         )
         nb1 = maximum(n_b, 1)
 
-        def call(name: str, kind: str, nbytes, en: str, zh_: str):
-            """One ``kind`` collective of this group's ``nbytes``, keyed ``<pre>_<name>``."""
-            return coll(f"{pre}_{name}", g, kind, nbytes, en, zh_)
+        def call(name: str, nbytes, en: str, zh_: str):
+            """One collective of this group's ``nbytes``, keyed ``<pre>_<name>``."""
+            return coll(f"{pre}_{name}", g, nbytes, en, zh_)
 
         grad_bucket, what_b = psi / nb1 * gb, f"an {what}gradient bucket"
-        # each call a (time, latency) pair
-        ar = call("all_reduce", "ar", grad_bucket, what_b, f"{zh}梯度桶")
-        rs = call("reduce_scatter", "rs", grad_bucket, what_b, f"{zh}梯度桶")
-        ag = call("all_gather", "ag", psi / nb1 * wb, f"an {what}parameter bucket", f"{zh}参数桶")
+        ar = call("all_reduce", grad_bucket, what_b, f"{zh}梯度桶")
+        rs = call("reduce_scatter", grad_bucket, what_b, f"{zh}梯度桶")
+        ag = call("all_gather", psi / nb1 * wb, f"an {what}parameter bucket", f"{zh}参数桶")
         layer_w, layer_g = psi / ls * wb, psi / ls * gb
-        lag = call(
-            "layer_all_gather", "ag", layer_w, f"a layer's {what}parameters", f"一层{zh}参数"
-        )
-        lrs = call(
-            "layer_reduce_scatter", "rs", layer_g, f"a layer's {what}gradients", f"一层{zh}梯度"
-        )
+        lag = call("layer_all_gather", layer_w, f"a layer's {what}parameters", f"一层{zh}参数")
+        lrs = call("layer_reduce_scatter", layer_g, f"a layer's {what}gradients", f"一层{zh}梯度")
         active = all_of(n.gt(1), psi.gt(0))
         one_red = [if_(active, if_(z0, a, b), 0) for a, b in zip(ar, rs)]
         if g == "grad":
             # HSDP: the reduce-scattered shard is all-reduced across the dp/dp_shard replicas
             shard = psi / nb1 / n * gb, "a gradient shard", "梯度分片"
-            rar = coll("rep_all_reduce", "rep", "ar", *shard)
+            rar = coll("rep_all_reduce", "rep", *shard)
             layer_shard = psi / ls / n * gb, "a layer's gradient shard", "一层梯度分片"
-            lar = coll("rep_layer_all_reduce", "rep", "ar", *layer_shard)
+            lar = coll("rep_layer_all_reduce", "rep", *layer_shard)
             hsdp = all_of(negate(z0), r.size["rep"].gt(1))
             one_red = [x + if_(hsdp, y, 0) for x, y in zip(one_red, rar)]
             lrs = [x + if_(hsdp, y, 0) for x, y in zip(lrs, lar)]
