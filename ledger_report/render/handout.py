@@ -187,9 +187,8 @@ class PackagedAssetFetcher(*((_URLFetcher,) if _URLFetcher else ())):
         if parts.scheme.lower() != "file" or parts.netloc not in ("", "localhost") or parts.query:
             return None
         # an empty path resolves to the working directory, which is no file
-        if not path.is_relative_to(self.root) or not path.is_file():
-            return None
-        return path if path.suffix.lower() in ASSET_SUFFIXES else None
+        inside = path.is_relative_to(self.root) and path.is_file()
+        return path if inside and path.suffix.lower() in ASSET_SUFFIXES else None
 
     def fetch(self, url, headers=None):
         path = self.asset_path(url)
@@ -256,26 +255,23 @@ class _Book:
             )
         self.lang = lang
         self.front = pg.pareto(front, lang)  # the planner's front, on the first summary page
-        # the summary's order: ranked by the spec (page.rank_order), else (plans) as given
         self.ranked = bool(self.ledgers and self.ledgers[0].model.spec.rank)
-        self.order = pg.rank_order(self.ledgers) if self.ranked else range(len(self.ledgers))
+        self.order = pg.rank_order(self.ledgers)  # the summary's order
         self.rank_of = {i: r for r, i in enumerate(self.order, 1)}
         self.n_summary = summary_page_count(len(self.ledgers))
         self.n_pages = self.n_summary + len(self.ledgers)
         self._data: dict[int, pg.PageData] = {}
 
     def data(self, i: int) -> pg.PageData:
-        d = self._data.get(i)
-        if d is None:
-            d = self._data[i] = pg.page_data(self.ledgers[i], self.lang)
-        return d
+        if i not in self._data:
+            self._data[i] = pg.page_data(self.ledgers[i], self.lang)
+        return self._data[i]
 
 
 def _estimated(d: pg.PageData, density: int) -> tuple[list[float], list[float], list[float]]:
-    lp = LINE_PX
     top = d.est_top[density]  # the lines above the left columns, and above the right one
-    caps = [SHEET_HEIGHT_PX - t * lp for t in [top[0]] * (pg.COLUMNS - 1) + [top[1]]]
-    return [h * lp for h in d.flow(density)[1]], [o * lp for o in d.est_over], caps
+    caps = [SHEET_HEIGHT_PX - t * LINE_PX for t in [top[0]] * (pg.COLUMNS - 1) + [top[1]]]
+    return [h * LINE_PX for h in d.flow(density)[1]], [o * LINE_PX for o in d.est_over], caps
 
 
 def _sizes(d: pg.PageData, fit: _Fit) -> tuple[list[float], list[float], list[float]]:
@@ -299,11 +295,10 @@ def _first_fit(d: pg.PageData) -> _Fit:
         used = pg.heights_of(cols, heights, over)
         if all(u <= c * (1 - pg.CUT_SPARE) for u, c in zip(used, caps)):
             return _Fit(density)
-    lp = LINE_PX
-    heights = [h * lp for h in d.nominal(pg.MAX_DENSITY)]
+    heights = [h * LINE_PX for h in d.nominal(pg.MAX_DENSITY)]
     # each section's heading (and table header row) as the stylesheet sets it
     over = [
-        HEADING_PX + (pg.header_lines(s) * lp + HEADER_ROW_PX if s["headers"] else 0)
+        HEADING_PX + (pg.header_lines(s) * LINE_PX + HEADER_ROW_PX if s["headers"] else 0)
         for s in d.sections
     ]
     if all(u <= c for u, c in zip(pg.heights_of(cols, heights, over), caps)):
@@ -587,10 +582,7 @@ def _refit(d: pg.PageData, fit: _Fit, m: _Measure) -> _Fit | None:
 
 
 # --------------------------------------------------------------------------------------------
-# Parts: the handout is laid out and written in parts of about equal page counts, which worker
-# processes render side by side (WeasyPrint is pure Python and single-threaded; see Speed above),
-# and one PDF is assembled from the parts' PDFs.  The parts depend only on the number of
-# configurations, never on the machine, so the PDF is the same bytes with one worker or many.
+# Parts (see Speed and Determinism above)
 
 MAX_LAYOUTS = 6  # layouts of one page at most (then it is reported as clipped)
 PARALLEL_MIN_CONFIGS = 8  # fewer configurations: one part, rendered in this process
