@@ -202,8 +202,7 @@ class PackagedAssetFetcher(*((_URLFetcher,) if _URLFetcher else ())):
             return {"string": path.read_bytes(), "mime_type": mime, "redirected_url": path.as_uri()}
         return _URLFetcherResponse(path.as_uri(), path.read_bytes(), {"Content-Type": mime})
 
-    def __call__(self, url):
-        return self.fetch(url)
+    __call__ = fetch  # a fetcher before WeasyPrint 68 is a callable
 
 
 # --------------------------------------------------------------------------------------------

@@ -125,11 +125,10 @@ def render_models(rows: list[dict]) -> str:
 
 
 def render_plans(doc: dict) -> str:
-    head = (
+    out = [
         f"{units.num(doc['candidates_evaluated'])} candidates evaluated, {units.num(doc['feasible'])} feasible, "
         f"{units.num(doc['seconds'])} s"
-    )
-    out = [head]
+    ]
     for inp in doc.get("inputs", []):
         if inp.get("calibration"):
             c = inp["calibration"]

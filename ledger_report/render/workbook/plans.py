@@ -111,7 +111,6 @@ def write_plans(book, doc: Mapping[str, Any], lang: str = "en") -> None:
     title, x, y = _CHART[lang][:3]
     chart_looks(chart, title, {"name": y, "min": 0}, 22, {"name": x, "min": 0})
     _ok(ws.insert_chart(r + 1, 0, chart), f"{PLANS}: the chart")
-    last_row = r + 1 + 24
-    ws.print_area(0, 0, last_row - 1, len(_WIDTHS) - 1)
+    ws.print_area(0, 0, r + 24, len(_WIDTHS) - 1)  # the chart's 24 rows too
     print_setup(ws, 0)
     ws.repeat_rows(1)
