@@ -13,15 +13,18 @@ from ..planner import MARGIN, gate_text
 from .view import ViewSection, assumptions, sections
 
 
-def _table(headers: list[str], rows: list[list[str]], align: str) -> list[str]:
+def _columns(columns: tuple, items: Iterable[Any]) -> list[str]:
+    """Aligned text columns of (heading, alignment "l" or "r", cell of an item), a row per item."""
+    headers = [h for h, _a, _c in columns]
+    align = "".join(a for _h, a, _c in columns)
+    rows = [[cell(x) for _h, _a, cell in columns] for x in items]
     widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
 
     def line(cells: list[str]) -> str:
         padded = (c.rjust(w) if a == "r" else c.ljust(w) for c, w, a in zip(cells, widths, align))
         return "  ".join(padded).rstrip()
 
-    sep = "  ".join("-" * w for w in widths)
-    return [line(headers), sep] + [line(r) for r in rows]
+    return [line(headers), "  ".join("-" * w for w in widths)] + [line(r) for r in rows]
 
 
 _RIGHT = {"bytes_per_param", "shard_group", "params_on_rank"}
@@ -67,12 +70,6 @@ def render_table(ledgers: Iterable[Any]) -> str:
             out += [f"* {n}" for n in notes]
         blocks.append("\n".join(out))
     return "\n\n".join(blocks)
-
-
-def _columns(columns: tuple, items: Iterable[Any]) -> list[str]:
-    """``_table`` of (heading, alignment, cell of an item) columns, a row per item."""
-    rows = [[cell(x) for _h, _a, cell in columns] for x in items]
-    return _table([h for h, _a, _c in columns], rows, "".join(a for _h, a, _c in columns))
 
 
 _GPU_COLUMNS = (
