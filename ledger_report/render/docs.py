@@ -54,10 +54,7 @@ def definitions_md(reg: Registry) -> str:
             out.append(_conventions_table())
         if title == "Constraints":
             out.append(_constraints_table(reg))
-        for sec in sections:
-            qs = by_section.get(sec, [])
-            if not qs:
-                continue
+        for qs in [by_section[sec] for sec in sections if sec in by_section]:
             out.append(
                 "| key | unit | meaning | 中文 | formula | source |\n|---|---|---|---|---|---|"
             )

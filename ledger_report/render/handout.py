@@ -29,10 +29,6 @@ Determinism: WeasyPrint's font subsets carry a timestamp, so the render runs wit
 ``SOURCE_DATE_EPOCH`` set (to a fixed date unless the caller set one); the parts do not depend on
 the machine, and pypdf joins them without a file ID or date of its own.  Same ledgers, fonts and
 WeasyPrint → same bytes, with one worker or many.
-
-WeasyPrint reports problems (a ``.notdef`` glyph, i.e. tofu; the slow fontTools fallback when
-``libharfbuzz-subset0`` is missing; bad CSS) as log records: they are collected during each
-render and appended to the caller's ``warnings`` list or re-logged on ``ledger_report.handout``.
 """
 
 from __future__ import annotations
@@ -750,10 +746,11 @@ def render_pdf(
 ) -> bytes:
     """The handout PDF of the ledgers: the summary, then one A4-landscape page per configuration.
 
-    ``warnings``: when a list is given, WeasyPrint's warnings (tofu, missing HarfBuzz-subset, CSS
-    problems) and any page whose end had to be clipped are appended to it as strings; otherwise
-    they are logged on the ``ledger_report.handout`` logger.  ``jobs``: worker processes for the
-    parts (:func:`_parts`; default :func:`default_jobs`); the bytes do not depend on it.
+    ``warnings``: when a list is given, WeasyPrint's warnings (a ``.notdef`` glyph, i.e. tofu; the
+    slow fontTools fallback when ``libharfbuzz-subset0`` is missing; bad CSS) and any page whose
+    end had to be clipped are appended to it as strings; otherwise they are logged on the
+    ``ledger_report.handout`` logger.  ``jobs``: worker processes for the parts (:func:`_parts`;
+    default :func:`default_jobs`); the bytes do not depend on it.
     ``progress(pages_done, pages_total)`` is called as parts finish.  ``pareto``: the ledgers of
     a planner's Pareto front of days against cost (its ``pareto`` plans' rows), drawn as bars on
     the first summary page, fastest first.
