@@ -64,8 +64,7 @@ def render_table(ledgers: Iterable[Any]) -> str:
         out += [f"warning: {w}" for w in lg.config.warnings]
         for s in sections(lg, "en", formulas=False):
             out += _section(s)
-        notes = assumptions(lg, "en")
-        if notes:
+        if notes := assumptions(lg, "en"):
             out.append("-- Assumptions --")
             out += [f"* {n}" for n in notes]
         blocks.append("\n".join(out))
@@ -127,8 +126,7 @@ def render_plans(doc: dict) -> str:
         f"{units.num(doc['seconds'])} s"
     ]
     for inp in doc.get("inputs", []):
-        if inp.get("calibration"):
-            c = inp["calibration"]
+        if c := inp.get("calibration"):
             out.append(
                 f"{inp['name']}: measured mfu {units.num(c['mfu'])} calibrates the model (matmul efficiency × {c['efficiency_scale']:.3f})"
             )
