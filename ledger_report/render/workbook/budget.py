@@ -108,13 +108,11 @@ def write_totals(rep, ws, r: int, rows: dict[str, int]) -> int:
     def each(fn: str, rest: str, whole: str) -> list[str]:
         """A formula per currency column: ``fn`` over the rows in that currency; for the rows
         that give none, ``whole`` less every named currency's (a blank is no SUMIF criterion)."""
-        out = []
-        for j, fold in enumerate(currencies):
-            if fold:
-                out.append(f"{fn}({in_cur},{_letter(3 + j)}${header}{rest})")
-            else:
-                out.append("-".join([whole] + [f"{fn}({in_cur},{c}{rest})" for c in named]))
-        return out
+        unnamed = "-".join([whole] + [f"{fn}({in_cur},{c}{rest})" for c in named])
+        return [
+            f"{fn}({in_cur},{_letter(3 + j)}${header}{rest})" if fold else unnamed
+            for j, fold in enumerate(currencies)
+        ]
 
     r += 1
     book.label(ws, r, 1, rep.t("configurations", "配置数"))

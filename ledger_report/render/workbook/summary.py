@@ -32,8 +32,7 @@ def write_summary(rep, ws) -> None:
     cols: list[tuple[int, str, Any]] = []  # (column, key, style)
     for j, key in enumerate(keys, start=2):
         book.label(ws, 1, j, rep.header(key), head)
-        wrap = key == rep.spec.check
-        cols.append((j, key, book.style(fmt=rep.fmt(key), wrap=wrap, top=True)))
+        cols.append((j, key, book.style(fmt=rep.fmt(key), wrap=j == check_col, top=True)))
     ws.set_column(check_col - 1, check_col - 1, _SUMMARY_CHECK_WIDTH)  # the others: from values
     table_last_col = 1 + len(keys)  # 1-based
     # chart data, right of the table: the spec's memory chart, per configuration
