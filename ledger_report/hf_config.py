@@ -49,7 +49,7 @@ FAMILY_IGNORED: dict[str, frozenset[str]] = {
     # the sliding window of Qwen2/Qwen3 applies only with use_sliding_window (checked), no parameters
     "qwen": frozenset({"sliding_window", "max_window_layers", "use_mrope"}),
     # gpt-oss: the SwiGLU clamp and the original context length do not change shapes
-    "gpt_oss": frozenset({"swiglu_limit", "initial_context_length", "experts_per_token"}),
+    "gpt_oss": frozenset({"swiglu_limit", "initial_context_length"}),
     # Gemma 3: softmax scale, soft-capping and the local RoPE base have no parameters
     "gemma3": frozenset(
         "query_pre_attn_scalar final_logit_softcapping attn_logit_softcapping "
@@ -348,11 +348,7 @@ def _gpt_oss(k: _Keys) -> dict[str, Any]:
     out["linear_bias"] = True
     out["attention_sinks"] = True
     out.update(k.counts(experts="num_local_experts", topk="num_experts_per_tok"))
-    if k.cfg.get("experts_per_token") not in (None, out["topk"]):
-        raise UnsupportedConfig(
-            "experts_per_token equal to num_experts_per_tok",
-            f"experts_per_token = {json.dumps(k.cfg['experts_per_token'])}",
-        )
+    k.must("experts_per_token", out["topk"], "experts_per_token equal to num_experts_per_tok")
     out["moe_ffn_hidden"] = out["ffn_hidden"]
     out["router_bias"] = True
     out["sliding_window"] = k.count("sliding_window")
