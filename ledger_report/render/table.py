@@ -46,10 +46,7 @@ def _section(s: ViewSection) -> list[str]:
             cell = (lambda ln: ln.label) if name == named else (lambda ln, n=name: ln.cells[n])
             cols.append((head, "r" if name in _RIGHT else "l", cell))
         out += _columns(tuple(cols), s.lines)
-    for r in s.rows:
-        text = r.text + (f" = {r.gib}" if r.gib else "")
-        out.append(f"{r.label}: {text}")
-    return out
+    return out + [f"{r.label}: {r.text}" + (f" = {r.gib}" if r.gib else "") for r in s.rows]
 
 
 def render_table(ledgers: Iterable[Any]) -> str:

@@ -103,8 +103,7 @@ def write_plans(book, doc: Mapping[str, Any], lang: str = "en") -> None:
         rows = [first + k for k, e in enumerate(front) if str(e.get("input", "")) == name]
         if not rows or rows != list(range(rows[0], rows[-1] + 1)):
             continue  # the front lists each input's points together
-        series = _series(f"{_CHART[lang][3]} {name}"[:255], rows[0], rows[-1], "circle", 6)
-        chart.add_series(series)
+        chart.add_series(_series(f"{_CHART[lang][3]} {name}"[:255], rows[0], rows[-1], "circle", 6))
     if plans:
         series = _series(_CHART[lang][4], *plans_rows, "diamond", 8)
         chart.add_series({**series, "line": {"none": True}})

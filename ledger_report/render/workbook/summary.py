@@ -84,8 +84,7 @@ def write_summary(rep, ws) -> None:
     print_setup(ws, summary_pages(n), title, rep.footer(), numbered=True)
     print_last_row = last
     if chart is not None:
-        shown = min(n, CHART_MAX)
-        bar = stacked_chart(rep, chart, chart_cols, shown)
+        bar = stacked_chart(rep, chart, chart_cols, min(n, CHART_MAX))
         if n <= CHART_MAX:
             _ok(ws.insert_chart(last + 1, 0, bar), f"{SUMMARY}: the chart")
             print_last_row = last + 1 + _CHART_ROWS
