@@ -725,8 +725,7 @@ def _merge(pdfs: Sequence[bytes]) -> bytes:
     first = readers[0]
     writer.add_metadata(dict(first.metadata or {}))
     catalog = writer.root_object
-    lang = first.trailer["/Root"].get("/Lang")
-    if lang is not None:
+    if (lang := first.trailer["/Root"].get("/Lang")) is not None:
         catalog[pypdf.generic.NameObject("/Lang")] = pypdf.generic.TextStringObject(str(lang))
     catalog.pop(pypdf.generic.NameObject("/Names"), None)
     writer.pdf_header = first.pdf_header

@@ -318,8 +318,6 @@ def _row_item(sec: int, r: view.Row, formula: str = "") -> dict[str, Any]:
     """A figure's row: its label over two cells and its value in the last, or, where the value is
     too long for one cell (or has a GiB beside it), the label in one and the value in the others.
     ``formula``: the figure's formula text where another place of it has one."""
-    # words or a breakdown: on a line of its own, wrapped
-    sentence = r.unit in ("text", "") and _em(r.text) > LONG_TEXT_EM
     return {
         "sec": sec,
         "kind": "row",
@@ -331,7 +329,8 @@ def _row_item(sec: int, r: view.Row, formula: str = "") -> dict[str, Any]:
         "formula": _formula(r.formula) or formula,
         "tone": r.tone,
         "wide_value": bool(r.gib) or _em(r.text) > SHORT_VALUE_EM,
-        "sentence": sentence,
+        # words or a breakdown: on a line of its own, wrapped
+        "sentence": r.unit in ("text", "") and _em(r.text) > LONG_TEXT_EM,
     }
 
 
