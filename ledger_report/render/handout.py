@@ -198,7 +198,8 @@ class PackagedAssetFetcher(*((_URLFetcher,) if _URLFetcher else ())):
             return {"string": path.read_bytes(), "mime_type": mime, "redirected_url": path.as_uri()}
         return _URLFetcherResponse(path.as_uri(), path.read_bytes(), {"Content-Type": mime})
 
-    __call__ = fetch  # a fetcher before WeasyPrint 68 is a callable
+    def __call__(self, url):  # a fetcher before WeasyPrint 68 is a callable
+        return self.fetch(url)
 
 
 # --------------------------------------------------------------------------------------------
