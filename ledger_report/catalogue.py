@@ -97,8 +97,7 @@ def _positive(text: str, column: str, where: str, whole: bool = False) -> float:
 def _add(entries: dict, entry: Gpu | ModelEntry, where: str) -> None:
     """``entry`` under its name, unless its matching key is another entry's."""
     key = normalise_gpu_name(entry.name)
-    clash = next((n for n in entries if normalise_gpu_name(n) == key), None)
-    if clash is not None:
+    if (clash := next((n for n in entries if normalise_gpu_name(n) == key), None)) is not None:
         raise ValueError(f"{where}: name {entry.name!r} clashes with {clash!r}")
     entries[entry.name] = entry
 
@@ -119,9 +118,8 @@ def parse_catalogue(text: str, origin: str = _DATA_FILE) -> dict[str, Gpu]:
         where = f"{origin} line {line_no}"
         if len(row) != len(COLUMNS):
             raise ValueError(f"{where}: expected {len(COLUMNS)} fields; found {len(row)}")
-        cells = dict(zip(COLUMNS, (cell.strip() for cell in row)))
         values: dict[str, object] = {}
-        for column, text in cells.items():
+        for column, text in zip(COLUMNS, (cell.strip() for cell in row)):
             kind = _TYPES[column]
             if kind.endswith(" | None") and not text:  # FP8 figures, SM counts: may be empty
                 values[column] = None

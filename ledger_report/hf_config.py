@@ -49,7 +49,7 @@ FAMILY_IGNORED: dict[str, frozenset[str]] = {
     # the sliding window of Qwen2/Qwen3 applies only with use_sliding_window (checked), no parameters
     "qwen": frozenset({"sliding_window", "max_window_layers", "use_mrope"}),
     # gpt-oss: the SwiGLU clamp and the original context length do not change shapes
-    "gpt_oss": frozenset({"swiglu_limit", "initial_context_length", "experts_per_token"}),
+    "gpt_oss": frozenset({"swiglu_limit", "initial_context_length"}),
     # Gemma 3: softmax scale, soft-capping and the local RoPE base have no parameters
     "gemma3": frozenset(
         "query_pre_attn_scalar final_logit_softcapping attn_logit_softcapping "
@@ -118,8 +118,7 @@ class _Keys:
     def refuse_unknown(self, *ignored: frozenset[str]) -> None:
         """Every key read by the family or on an ignore list, else UnsupportedConfig naming them."""
         skip = self.used.union(IGNORED, *ignored)
-        extra = sorted(k for k in self.cfg if k not in skip)
-        if extra:
+        if extra := sorted(k for k in self.cfg if k not in skip):
             raise UnsupportedConfig(
                 f"config.json keys ledger-report understands for model_type {self.family} (or on its ignore list)",
                 "unknown keys " + ", ".join(extra),
@@ -168,8 +167,7 @@ def _layout(k: _Keys, key: str, local: str, full: str, default_every: int) -> in
         return default_every
     if not isinstance(types, list) or not all(isinstance(t, str) for t in types) or len(types) != n:
         raise UnsupportedConfig(f"layer_types a list of {n} layer types", json.dumps(types)[:60])
-    bad = sorted(set(types) - {local, full})
-    if bad:
+    if bad := sorted(set(types) - {local, full}):
         raise UnsupportedConfig(f"layer_types of {local!r} and {full!r} only", ", ".join(bad))
     fulls = [i for i, t in enumerate(types) if t == full]
     every = fulls[0] + 1 if fulls else 0
@@ -292,8 +290,7 @@ def _qwen3_next(k: _Keys) -> dict[str, Any]:
             **_QWEN_MOE,
         )
     )
-    shared = k.count("shared_expert_intermediate_size", 0, minimum=0)
-    if shared:
+    if shared := k.count("shared_expert_intermediate_size", 0, minimum=0):
         out["shared_experts"] = 1
         out["shared_expert_ffn"] = shared
         out["shared_expert_gate"] = True
@@ -327,16 +324,13 @@ def _deepseek(k: _Keys) -> dict[str, Any]:
             moe_ffn_hidden="moe_intermediate_size",
         )
     )
-    dense = k.count("first_k_dense_replace", 0, minimum=0)
-    if dense:
+    if dense := k.count("first_k_dense_replace", 0, minimum=0):
         out["first_dense_layers"] = dense
-    shared = k.count("n_shared_experts", 0, minimum=0)
-    if shared:
+    if shared := k.count("n_shared_experts", 0, minimum=0):
         out["shared_experts"] = shared
         out["shared_expert_ffn"] = out["moe_ffn_hidden"]
     out["router_bias"] = True
-    mtp = k.count("num_nextn_predict_layers", 0, minimum=0)
-    if mtp:
+    if mtp := k.count("num_nextn_predict_layers", 0, minimum=0):
         out["mtp_layers"] = mtp
     return out
 
@@ -354,11 +348,7 @@ def _gpt_oss(k: _Keys) -> dict[str, Any]:
     out["linear_bias"] = True
     out["attention_sinks"] = True
     out.update(k.counts(experts="num_local_experts", topk="num_experts_per_tok"))
-    if k.cfg.get("experts_per_token") not in (None, out["topk"]):
-        raise UnsupportedConfig(
-            "experts_per_token equal to num_experts_per_tok",
-            f"experts_per_token = {json.dumps(k.cfg['experts_per_token'])}",
-        )
+    k.must("experts_per_token", out["topk"], "experts_per_token equal to num_experts_per_tok")
     out["moe_ffn_hidden"] = out["ffn_hidden"]
     out["router_bias"] = True
     out["sliding_window"] = k.count("sliding_window")

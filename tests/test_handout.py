@@ -214,7 +214,7 @@ def _expected(lg, lang: str, trimmed: bool = False) -> list[str]:
             out += (
                 [r.label, r.text]
                 + ([r.gib] if r.gib and r.key not in in_lines else [])
-                + ([r.formula] if r.formula and not pg._trivial(r.formula) and not trimmed else [])
+                + ([r.formula] if pg._formula(r.formula) and not trimmed else [])
             )
         fixed = s.fixed
         for ln in s.lines:
@@ -233,7 +233,7 @@ def _expected(lg, lang: str, trimmed: bool = False) -> list[str]:
                     out.append(ln.cells[name])
             for parts in ln.items.values():
                 out += [f"{it.label} {it.text}" for it in parts if it.value]
-            if ln.formula and not pg._trivial(ln.formula) and narrow and not zero and not trimmed:
+            if pg._formula(ln.formula) and narrow and not zero and not trimmed:
                 out.append(ln.formula)
         if s.chart is not None and s.chart.note:
             out.append(s.chart.note)

@@ -29,10 +29,6 @@ Determinism: WeasyPrint's font subsets carry a timestamp, so the render runs wit
 ``SOURCE_DATE_EPOCH`` set (to a fixed date unless the caller set one); the parts do not depend on
 the machine, and pypdf joins them without a file ID or date of its own.  Same ledgers, fonts and
 WeasyPrint → same bytes, with one worker or many.
-
-WeasyPrint reports problems (a ``.notdef`` glyph, i.e. tofu; the slow fontTools fallback when
-``libharfbuzz-subset0`` is missing; bad CSS) as log records: they are collected during each
-render and appended to the caller's ``warnings`` list or re-logged on ``ledger_report.handout``.
 """
 
 from __future__ import annotations
@@ -187,9 +183,8 @@ class PackagedAssetFetcher(*((_URLFetcher,) if _URLFetcher else ())):
         if parts.scheme.lower() != "file" or parts.netloc not in ("", "localhost") or parts.query:
             return None
         # an empty path resolves to the working directory, which is no file
-        if not path.is_relative_to(self.root) or not path.is_file():
-            return None
-        return path if path.suffix.lower() in ASSET_SUFFIXES else None
+        inside = path.is_relative_to(self.root) and path.is_file()
+        return path if inside and path.suffix.lower() in ASSET_SUFFIXES else None
 
     def fetch(self, url, headers=None):
         path = self.asset_path(url)
@@ -203,7 +198,7 @@ class PackagedAssetFetcher(*((_URLFetcher,) if _URLFetcher else ())):
             return {"string": path.read_bytes(), "mime_type": mime, "redirected_url": path.as_uri()}
         return _URLFetcherResponse(path.as_uri(), path.read_bytes(), {"Content-Type": mime})
 
-    def __call__(self, url):
+    def __call__(self, url):  # a fetcher before WeasyPrint 68 is a callable
         return self.fetch(url)
 
 
@@ -256,26 +251,23 @@ class _Book:
             )
         self.lang = lang
         self.front = pg.pareto(front, lang)  # the planner's front, on the first summary page
-        # the summary's order: ranked by the spec (page.rank_order), else (plans) as given
         self.ranked = bool(self.ledgers and self.ledgers[0].model.spec.rank)
-        self.order = pg.rank_order(self.ledgers) if self.ranked else range(len(self.ledgers))
+        self.order = pg.rank_order(self.ledgers)  # the summary's order
         self.rank_of = {i: r for r, i in enumerate(self.order, 1)}
         self.n_summary = summary_page_count(len(self.ledgers))
         self.n_pages = self.n_summary + len(self.ledgers)
         self._data: dict[int, pg.PageData] = {}
 
     def data(self, i: int) -> pg.PageData:
-        d = self._data.get(i)
-        if d is None:
-            d = self._data[i] = pg.page_data(self.ledgers[i], self.lang)
-        return d
+        if i not in self._data:
+            self._data[i] = pg.page_data(self.ledgers[i], self.lang)
+        return self._data[i]
 
 
 def _estimated(d: pg.PageData, density: int) -> tuple[list[float], list[float], list[float]]:
-    lp = LINE_PX
     top = d.est_top[density]  # the lines above the left columns, and above the right one
-    caps = [SHEET_HEIGHT_PX - t * lp for t in [top[0]] * (pg.COLUMNS - 1) + [top[1]]]
-    return [h * lp for h in d.flow(density)[1]], [o * lp for o in d.est_over], caps
+    caps = [SHEET_HEIGHT_PX - t * LINE_PX for t in [top[0]] * (pg.COLUMNS - 1) + [top[1]]]
+    return [h * LINE_PX for h in d.flow(density)[1]], [o * LINE_PX for o in d.est_over], caps
 
 
 def _sizes(d: pg.PageData, fit: _Fit) -> tuple[list[float], list[float], list[float]]:
@@ -299,11 +291,10 @@ def _first_fit(d: pg.PageData) -> _Fit:
         used = pg.heights_of(cols, heights, over)
         if all(u <= c * (1 - pg.CUT_SPARE) for u, c in zip(used, caps)):
             return _Fit(density)
-    lp = LINE_PX
-    heights = [h * lp for h in d.nominal(pg.MAX_DENSITY)]
+    heights = [h * LINE_PX for h in d.nominal(pg.MAX_DENSITY)]
     # each section's heading (and table header row) as the stylesheet sets it
     over = [
-        HEADING_PX + (pg.header_lines(s) * lp + HEADER_ROW_PX if s["headers"] else 0)
+        HEADING_PX + (pg.header_lines(s) * LINE_PX + HEADER_ROW_PX if s["headers"] else 0)
         for s in d.sections
     ]
     if all(u <= c for u, c in zip(pg.heights_of(cols, heights, over), caps)):
@@ -587,10 +578,7 @@ def _refit(d: pg.PageData, fit: _Fit, m: _Measure) -> _Fit | None:
 
 
 # --------------------------------------------------------------------------------------------
-# Parts: the handout is laid out and written in parts of about equal page counts, which worker
-# processes render side by side (WeasyPrint is pure Python and single-threaded; see Speed above),
-# and one PDF is assembled from the parts' PDFs.  The parts depend only on the number of
-# configurations, never on the machine, so the PDF is the same bytes with one worker or many.
+# Parts (see Speed and Determinism above)
 
 MAX_LAYOUTS = 6  # layouts of one page at most (then it is reported as clipped)
 PARALLEL_MIN_CONFIGS = 8  # fewer configurations: one part, rendered in this process
@@ -738,8 +726,7 @@ def _merge(pdfs: Sequence[bytes]) -> bytes:
     first = readers[0]
     writer.add_metadata(dict(first.metadata or {}))
     catalog = writer.root_object
-    lang = first.trailer["/Root"].get("/Lang")
-    if lang is not None:
+    if (lang := first.trailer["/Root"].get("/Lang")) is not None:
         catalog[pypdf.generic.NameObject("/Lang")] = pypdf.generic.TextStringObject(str(lang))
     catalog.pop(pypdf.generic.NameObject("/Names"), None)
     writer.pdf_header = first.pdf_header
@@ -759,10 +746,11 @@ def render_pdf(
 ) -> bytes:
     """The handout PDF of the ledgers: the summary, then one A4-landscape page per configuration.
 
-    ``warnings``: when a list is given, WeasyPrint's warnings (tofu, missing HarfBuzz-subset, CSS
-    problems) and any page whose end had to be clipped are appended to it as strings; otherwise
-    they are logged on the ``ledger_report.handout`` logger.  ``jobs``: worker processes for the
-    parts (:func:`_parts`; default :func:`default_jobs`); the bytes do not depend on it.
+    ``warnings``: when a list is given, WeasyPrint's warnings (a ``.notdef`` glyph, i.e. tofu; the
+    slow fontTools fallback when ``libharfbuzz-subset0`` is missing; bad CSS) and any page whose
+    end had to be clipped are appended to it as strings; otherwise they are logged on the
+    ``ledger_report.handout`` logger.  ``jobs``: worker processes for the parts (:func:`_parts`;
+    default :func:`default_jobs`); the bytes do not depend on it.
     ``progress(pages_done, pages_total)`` is called as parts finish.  ``pareto``: the ledgers of
     a planner's Pareto front of days against cost (its ``pareto`` plans' rows), drawn as bars on
     the first summary page, fastest first.

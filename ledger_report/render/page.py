@@ -158,8 +158,7 @@ class PageData:
     def flow(self, density: int) -> tuple[list[dict[str, Any]], list[float]]:
         """The flow items at a trim level (the formula texts of its TRIMMED sections left out),
         numbered in order, with their estimated heights (lines)."""
-        got = self._flows.get(density)
-        if got is None:
+        if density not in self._flows:
             trimmed = TRIMMED[density]
             flow: list[dict[str, Any]] = []
             for it in self.items:
@@ -169,8 +168,8 @@ class PageData:
                 cut = it.get("formula") and (key in trimmed or ALL in trimmed)
                 n = len(flow)
                 flow.append({**it, "n": n, "formula": ""} if cut else {**it, "n": n})
-            got = self._flows[density] = (flow, [_item_lines(it) for it in flow])
-        return got
+            self._flows[density] = (flow, [_item_lines(it) for it in flow])
+        return self._flows[density]
 
     def nominal(self, density: int) -> list[float]:
         """The flow's heights at a trim level (lines) if every line count is right: no room
@@ -178,10 +177,10 @@ class PageData:
         return [_item_lines(it, spare=False) for it in self.flow(density)[0]]
 
 
-def _trivial(formula: str) -> bool:
-    """A formula text that says only "x = x" (an item equal to one quantity) adds nothing."""
-    left, sep, right = formula.rpartition(" = ")
-    return bool(sep) and left.strip() == right.strip()
+def _formula(text: str) -> str:
+    """A formula text, or "" for one that says only "x = x" (an item equal to one quantity)."""
+    left, sep, right = text.rpartition(" = ")
+    return "" if sep and left.strip() == right.strip() else text
 
 
 def _is_zero(line: view.Line, keyed: Sequence[str]) -> bool:
@@ -207,7 +206,7 @@ def _homes(secs: Sequence[view.ViewSection]) -> tuple[set[str], dict[str, str], 
         if s.kind == "figures":
             for r in s.rows:
                 home[r.key] = s.key
-                if r.formula and not _trivial(r.formula):
+                if _formula(r.formula):
                     formula.setdefault(r.key, r.formula)
     return in_lines, home, formula
 
@@ -271,8 +270,8 @@ def page_data(lg: Ledger, lang: str) -> PageData:
                     nums = [ln.cells[c] for c, _h in cols if _number(ln.values.get(c))]
                     zeros.append(f"{ln.label} {' '.join(nums)}".strip())
                     continue
-                f = "" if not ln.formula or _trivial(ln.formula) else ln.formula
                 cells = [ln.cells[c] for c, _h in cols]
+                f = _formula(ln.formula)
                 items.append(dict(sec=k, kind="line", label=ln.label, cells=cells, formula=f))
             if zeros:
                 items.append({"sec": k, "kind": "zeros", "text": sep.join(zeros)})
@@ -319,9 +318,6 @@ def _row_item(sec: int, r: view.Row, formula: str = "") -> dict[str, Any]:
     """A figure's row: its label over two cells and its value in the last, or, where the value is
     too long for one cell (or has a GiB beside it), the label in one and the value in the others.
     ``formula``: the figure's formula text where another place of it has one."""
-    f = "" if not r.formula or _trivial(r.formula) else r.formula
-    # words or a breakdown: on a line of its own, wrapped
-    sentence = r.unit in ("text", "") and _em(r.text) > LONG_TEXT_EM
     return {
         "sec": sec,
         "kind": "row",
@@ -330,15 +326,19 @@ def _row_item(sec: int, r: view.Row, formula: str = "") -> dict[str, Any]:
         "label": r.label,
         "text": r.text,
         "gib": r.gib,
-        "formula": f or formula,
+        "formula": _formula(r.formula) or formula,
         "tone": r.tone,
         "wide_value": bool(r.gib) or _em(r.text) > SHORT_VALUE_EM,
-        "sentence": sentence,
+        # words or a breakdown: on a line of its own, wrapped
+        "sentence": r.unit in ("text", "") and _em(r.text) > LONG_TEXT_EM,
     }
 
 
 def _wide(s: view.ViewSection, cols: list[tuple[str, str]]) -> dict[str, Any]:
-    numeric = {name: all(_numeric(ln.values.get(name)) for ln in s.lines) for name, _h in cols}
+    numeric = {
+        name: all(v is None or _number(v) for v in (ln.values.get(name) for ln in s.lines))
+        for name, _h in cols
+    }
     return {
         "title": s.title,
         "headers": [{"text": h, "n": numeric[name]} for name, h in cols],
@@ -358,10 +358,6 @@ def _wide(s: view.ViewSection, cols: list[tuple[str, str]]) -> dict[str, Any]:
 
 def _number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def _numeric(v: Any) -> bool:
-    return v is None or _number(v)
 
 
 # --------------------------------------------------------------------------------------------

@@ -13,15 +13,18 @@ from ..planner import MARGIN, gate_text
 from .view import ViewSection, assumptions, sections
 
 
-def _table(headers: list[str], rows: list[list[str]], align: str) -> list[str]:
+def _columns(columns: tuple, items: Iterable[Any]) -> list[str]:
+    """Aligned text columns of (heading, alignment "l" or "r", cell of an item), a row per item."""
+    headers = [h for h, _a, _c in columns]
+    align = "".join(a for _h, a, _c in columns)
+    rows = [[cell(x) for _h, _a, cell in columns] for x in items]
     widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
 
     def line(cells: list[str]) -> str:
         padded = (c.rjust(w) if a == "r" else c.ljust(w) for c, w, a in zip(cells, widths, align))
         return "  ".join(padded).rstrip()
 
-    sep = "  ".join("-" * w for w in widths)
-    return [line(headers), sep] + [line(r) for r in rows]
+    return [line(headers), "  ".join("-" * w for w in widths)] + [line(r) for r in rows]
 
 
 _RIGHT = {"bytes_per_param", "shard_group", "params_on_rank"}
@@ -43,10 +46,7 @@ def _section(s: ViewSection) -> list[str]:
             cell = (lambda ln: ln.label) if name == named else (lambda ln, n=name: ln.cells[n])
             cols.append((head, "r" if name in _RIGHT else "l", cell))
         out += _columns(tuple(cols), s.lines)
-    for r in s.rows:
-        text = r.text + (f" = {r.gib}" if r.gib else "")
-        out.append(f"{r.label}: {text}")
-    return out
+    return out + [f"{r.label}: {r.text}" + (f" = {r.gib}" if r.gib else "") for r in s.rows]
 
 
 def render_table(ledgers: Iterable[Any]) -> str:
@@ -61,18 +61,11 @@ def render_table(ledgers: Iterable[Any]) -> str:
         out += [f"warning: {w}" for w in lg.config.warnings]
         for s in sections(lg, "en", formulas=False):
             out += _section(s)
-        notes = assumptions(lg, "en")
-        if notes:
+        if notes := assumptions(lg, "en"):
             out.append("-- Assumptions --")
             out += [f"* {n}" for n in notes]
         blocks.append("\n".join(out))
     return "\n\n".join(blocks)
-
-
-def _columns(columns: tuple, items: Iterable[Any]) -> list[str]:
-    """``_table`` of (heading, alignment, cell of an item) columns, a row per item."""
-    rows = [[cell(x) for _h, _a, cell in columns] for x in items]
-    return _table([h for h, _a, _c in columns], rows, "".join(a for _h, a, _c in columns))
 
 
 _GPU_COLUMNS = (
@@ -125,14 +118,12 @@ def render_models(rows: list[dict]) -> str:
 
 
 def render_plans(doc: dict) -> str:
-    head = (
+    out = [
         f"{units.num(doc['candidates_evaluated'])} candidates evaluated, {units.num(doc['feasible'])} feasible, "
         f"{units.num(doc['seconds'])} s"
-    )
-    out = [head]
+    ]
     for inp in doc.get("inputs", []):
-        if inp.get("calibration"):
-            c = inp["calibration"]
+        if c := inp.get("calibration"):
             out.append(
                 f"{inp['name']}: measured mfu {units.num(c['mfu'])} calibrates the model (matmul efficiency × {c['efficiency_scale']:.3f})"
             )

@@ -88,9 +88,8 @@ def write_totals(rep, ws, r: int, rows: dict[str, int]) -> int:
     keys = [k for k in _TOTALS if k in rows]
     if "currency" not in rows or not keys:
         return r - 1
-    section = book.section()
     head = book.head()
-    book.label(ws, r, 1, rep.t("Totals by currency", "按币种合计"), section)
+    book.label(ws, r, 1, rep.t("Totals by currency", "按币种合计"), book.section())
     never = rep.t("(never added across currencies)", "（不同币种不相加）")
     book.label(ws, r, 2, never, book.style(italic=True))
     r += 1
@@ -109,13 +108,11 @@ def write_totals(rep, ws, r: int, rows: dict[str, int]) -> int:
     def each(fn: str, rest: str, whole: str) -> list[str]:
         """A formula per currency column: ``fn`` over the rows in that currency; for the rows
         that give none, ``whole`` less every named currency's (a blank is no SUMIF criterion)."""
-        out = []
-        for j, fold in enumerate(currencies):
-            if fold:
-                out.append(f"{fn}({in_cur},{_letter(3 + j)}${header}{rest})")
-            else:
-                out.append("-".join([whole] + [f"{fn}({in_cur},{c}{rest})" for c in named]))
-        return out
+        unnamed = "-".join([whole] + [f"{fn}({in_cur},{c}{rest})" for c in named])
+        return [
+            f"{fn}({in_cur},{_letter(3 + j)}${header}{rest})" if fold else unnamed
+            for j, fold in enumerate(currencies)
+        ]
 
     r += 1
     book.label(ws, r, 1, rep.t("configurations", "配置数"))
@@ -138,19 +135,17 @@ def write_totals(rep, ws, r: int, rows: dict[str, int]) -> int:
 def write_chart(rep, ws, r: int) -> None:
     """The spec's budget chart over chart-data rows from row ``r + 1``."""
     book, n = rep.book, rep.n
-    section = book.section()
-    note = book.style(italic=True)
     chart = rep.spec.chart("budget")
     if chart is None:
         return
     # chart data: each series' x and y, 0 where blank (a chart reads text as 0, and Excel
     # reads a scatter series with any text x as 1, 2, 3 ...)
     r += 1
-    book.label(ws, r, 1, rep.t("chart data", "图表数据"), section)
+    book.label(ws, r, 1, rep.t("chart data", "图表数据"), book.section())
     r += 1
     first = r  # series k: its x on row first + 2k, its y below
     for key in [key for s in chart.series for key in (s.x, s.y)]:
-        _label(rep, ws, r, key, style=note)
+        _label(rep, ws, r, key, style=book.style(italic=True))
         style = book.style(fmt=rep.fmt(key))
         build = partial(if_, IsBlank(Ref(key)), 0, Ref(key))
         for i in range(n):

@@ -186,8 +186,7 @@ class _Book:
             raise ValueError(
                 f"{where}: text of {len(s):,} characters is over a cell's {MAX_TEXT_CHARS:,}"
             )
-        bad = _ILLEGAL_XML.search(s)
-        if bad:
+        if bad := _ILLEGAL_XML.search(s):
             raise ValueError(
                 f"{where}: text holds the character U+{ord(bad.group()):04X}, which a workbook cannot store"
             )

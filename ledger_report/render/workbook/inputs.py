@@ -131,8 +131,7 @@ def _write_inputs(book: _Book, ws, configs: list[Config], dropdown_rows: int, mo
     ws.freeze_panes(1, 1)
     first, last = INPUT_FIRST_ROW - 1, INPUT_FIRST_ROW + max(dropdown_rows, 1) - 2  # 0-based rows
     for j, col in enumerate(COLUMNS):
-        rule = _validation(col)
-        if rule is not None:
+        if rule := _validation(col):
             rule.update(ignore_blank=True, show_error=True)
             where = f"{INPUTS}: the validation of {col.name}"
             _ok(ws.data_validation(first, j, last, j, rule), where)

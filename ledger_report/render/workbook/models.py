@@ -56,11 +56,10 @@ def following(cfg: Config, models: dict[str, dict[str, Any]]) -> set[str]:
     )
     if key is None:
         return set()
-    cols = models[key]
     return {
         c
         for c in FILLED
-        if cfg.get(c) is not None and (c in cfg.origins or cfg.get(c) == cols.get(c))
+        if cfg.get(c) is not None and (c in cfg.origins or cfg.get(c) == models[key].get(c))
     }
 
 

@@ -153,10 +153,8 @@ class _PrintSheet:
         own = rep.reg[key].unit
         if own == R.BOOL and words is None:
             words = _words(rep.lang)
-        if own in (R.TEXT, R.BOOL):
-            style = self.st["text"]
-        else:
-            style = self.look(fmt=rep.fmt(key, unit), align="right")
+        text = own in (R.TEXT, R.BOOL)
+        style = self.st["text"] if text else self.look(fmt=rep.fmt(key, unit), align="right")
         self.put_figure(r, c, key, guards, style, words)
 
     # the spec, walked -----------------------------------------------------------------------

@@ -39,9 +39,7 @@ def table_columns(page, t: Table) -> tuple[list[tuple[str, Any, int]], int]:
             cols.append(("key", col, _SPAN_BY_UNIT.get(_unit(page.rep.reg, t, col), 3)))
     if t.sources:
         cols.append(("source", None, 0))
-    fixed = sum(w for _k, _c, w in cols)
-    rests = sum(1 for _k, _c, w in cols if w == 0)
-    return cols, fixed + rests * _REST_MIN
+    return cols, sum(w or _REST_MIN for _k, _c, w in cols)
 
 
 def write_table(page, r: int, c0: int, t: Table, width: int) -> int:

@@ -103,15 +103,13 @@ def write_plans(book, doc: Mapping[str, Any], lang: str = "en") -> None:
         rows = [first + k for k, e in enumerate(front) if str(e.get("input", "")) == name]
         if not rows or rows != list(range(rows[0], rows[-1] + 1)):
             continue  # the front lists each input's points together
-        series = _series(f"{_CHART[lang][3]} {name}"[:255], rows[0], rows[-1], "circle", 6)
-        chart.add_series(series)
+        chart.add_series(_series(f"{_CHART[lang][3]} {name}"[:255], rows[0], rows[-1], "circle", 6))
     if plans:
         series = _series(_CHART[lang][4], *plans_rows, "diamond", 8)
         chart.add_series({**series, "line": {"none": True}})
     title, x, y = _CHART[lang][:3]
     chart_looks(chart, title, {"name": y, "min": 0}, 22, {"name": x, "min": 0})
     _ok(ws.insert_chart(r + 1, 0, chart), f"{PLANS}: the chart")
-    last_row = r + 1 + 24
-    ws.print_area(0, 0, last_row - 1, len(_WIDTHS) - 1)
+    ws.print_area(0, 0, r + 24, len(_WIDTHS) - 1)  # the chart's 24 rows too
     print_setup(ws, 0)
     ws.repeat_rows(1)

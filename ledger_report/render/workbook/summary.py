@@ -32,8 +32,7 @@ def write_summary(rep, ws) -> None:
     cols: list[tuple[int, str, Any]] = []  # (column, key, style)
     for j, key in enumerate(keys, start=2):
         book.label(ws, 1, j, rep.header(key), head)
-        wrap = key == rep.spec.check
-        cols.append((j, key, book.style(fmt=rep.fmt(key), wrap=wrap, top=True)))
+        cols.append((j, key, book.style(fmt=rep.fmt(key), wrap=j == check_col, top=True)))
     ws.set_column(check_col - 1, check_col - 1, _SUMMARY_CHECK_WIDTH)  # the others: from values
     table_last_col = 1 + len(keys)  # 1-based
     # chart data, right of the table: the spec's memory chart, per configuration
@@ -85,8 +84,7 @@ def write_summary(rep, ws) -> None:
     print_setup(ws, summary_pages(n), title, rep.footer(), numbered=True)
     print_last_row = last
     if chart is not None:
-        shown = min(n, CHART_MAX)
-        bar = stacked_chart(rep, chart, chart_cols, shown)
+        bar = stacked_chart(rep, chart, chart_cols, min(n, CHART_MAX))
         if n <= CHART_MAX:
             _ok(ws.insert_chart(last + 1, 0, bar), f"{SUMMARY}: the chart")
             print_last_row = last + 1 + _CHART_ROWS
