@@ -53,6 +53,14 @@ same within the scatter); to_frame's columns filled in place as chunks come (the
 and peak RSS); the reader's constraint batch at 16,384 rows, or its empty text cells remembered
 (no difference measurable).
 
+2026-12-04 10:09-10:25 UTC, idle (load 0.6-0.9), main at 4e0fadb, whole commands in fresh
+processes: calc --json of 10,000 rows 4.5, 4.8, 5.2, 4.5 s in this script and 4.4-4.8 s alone
+(CPU within 0.1 s of the wall); lr.to_frame of 100,000 rows 7.1, 7.4, 7.6, 4.6, 5.9 s in this
+script and 4.6-5.5 s alone (peak RSS 1.32 GB; the runs over 6 s show 11-15 % system time in
+vmstat, page faults, not a phase of ours); calc --csv 6.8-8.0 s; lr.compute + documents on 20
+rows 41-46 ms against 37-55 ms row by row (0.9-1.2x).  The fresh processes now run before the
+in-process phases, which changed none of these figures beyond the scatter.
+
 lr.to_frame of 100,000 rows was ~7.5 s of CPU (reading 3.7 s, the table 3.3-3.7 s) and calc
 --csv's figures are bench/bench_csv.py's; the earlier rounds' figures are in this file's history
 (git log -p bench/bench_calc.py).
@@ -158,15 +166,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=ROOT / "inputs") as tmp:
         folder = Path(tmp)
         (folder / "configs").symlink_to(ROOT / "inputs" / "configs")
+        json_src, table_src = folder / "json.csv", folder / "table.csv"
+        write_csv(json_src, varied_rows(a.json_rows))
+        write_csv(table_src, varied_rows(a.table_rows))
+        # the fresh processes first, before this process has touched ~1 GB of its own
+        calc = ["-m", "ledger_report", "calc"]
+        run_timed("calc --json", [*calc, str(json_src), "--json"], a.json_rows)
+        run_timed("lr.to_frame", ["-c", TO_FRAME, str(table_src)], a.table_rows)
+        run_timed("calc --csv", [*calc, str(table_src), "--csv"], a.table_rows)
         _small(a.small, folder)
-        src = folder / "json.csv"
-        write_csv(src, varied_rows(a.json_rows))
-        run_timed("calc --json", ["-m", "ledger_report", "calc", str(src), "--json"], a.json_rows)
-        _json_phases(src)
-        src = folder / "table.csv"
-        write_csv(src, varied_rows(a.table_rows))
-        run_timed("lr.to_frame", ["-c", TO_FRAME, str(src)], a.table_rows)
-        run_timed("calc --csv", ["-m", "ledger_report", "calc", str(src), "--csv"], a.table_rows)
+        _json_phases(json_src)
 
 
 if __name__ == "__main__":
