@@ -53,7 +53,7 @@ same within the scatter); to_frame's columns filled in place as chunks come (the
 and peak RSS); the reader's constraint batch at 16,384 rows, or its empty text cells remembered
 (no difference measurable).
 
-2026-12-04 10:09-10:25 UTC, idle (load 0.6-0.9), main at 4e0fadb, whole commands in fresh
+2026-12-04 09:59-10:15 UTC, idle (load 0.6-0.9), main at 4e0fadb, whole commands in fresh
 processes: calc --json of 10,000 rows 4.5, 4.8, 5.2, 4.5 s in this script and 4.4-4.8 s alone
 (CPU within 0.1 s of the wall); lr.to_frame of 100,000 rows 7.1, 7.4, 7.6, 4.6, 5.9 s in this
 script and 4.6-5.5 s alone (peak RSS 1.32 GB; the runs over 6 s show 11-15 % system time in
