@@ -261,7 +261,7 @@ def python_values(np, v: Any, n: int, unit: str) -> list | None:
         return None
     if not isinstance(v, (np.ndarray, np.generic)):
         return [_whole(v) if unit in INT_UNITS else v] * n
-    data = np.broadcast_to(np.ma.getdata(v), (n,))
+    data = _on_rows(np, np.ma.getdata(v), n)
     if unit in INT_UNITS and data.dtype.kind == "f":
         with np.errstate(invalid="ignore"):
             whole = (np.abs(data) < WHOLE_BELOW) & (data == np.floor(data))
@@ -273,8 +273,14 @@ def python_values(np, v: Any, n: int, unit: str) -> list | None:
     if not isinstance(v, np.ma.MaskedArray):
         return data.tolist()
     out = data.astype(object)  # each value as Python's, as tolist gives it; blank rows None
-    out[np.broadcast_to(np.ma.getmaskarray(v), (n,))] = None
+    out[_on_rows(np, np.ma.getmaskarray(v), n)] = None
     return out.tolist()
+
+
+def _on_rows(np, a: Any, n: int) -> Any:
+    """``a`` on each of ``n`` rows: itself when it is one value a row already (no broadcast view
+    to make: the common case, at a few microseconds each)."""
+    return a if a.shape == (n,) else np.broadcast_to(a, (n,))
 
 
 def _whole(v: Any) -> Any:

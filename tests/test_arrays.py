@@ -419,3 +419,25 @@ def test_text_codes_give_back_every_row(distinct):
     codes, texts = text_codes(np, rows)
     assert sorted(texts) == sorted(set(rows.tolist()))
     assert np.array(texts, dtype=object)[codes].tolist() == rows.tolist()
+
+
+def test_nodes_alike_but_for_a_constant_evaluate_apart():
+    """Over arrays, nodes of the same structure are evaluated once an evaluation; constants that
+    compare equal but differ in type or sign (1, 1.0 and True; 0.0 and -0.0) keep their nodes
+    apart, so each quantity keeps its own type, and a division by zero its own sign."""
+    from ledger_report.model.evaluate import evaluate_arrays
+    from ledger_report.model.expr import Col, IsBlank, if_
+    from ledger_report.model.registry import COUNT, FLOAT_UNITS, Registry
+
+    reg, ratio = Registry(), sorted(FLOAT_UNITS)[0]
+    x = reg.define("x", Col("dp"), COUNT, "x", "x")
+    for name, one in (("int", 1), ("float", 1.0), ("bool", True)):
+        reg.define(f"{name}_rows", if_(x.gt(2), one, 0), COUNT, name, name)
+        reg.define(f"{name}_all", if_(IsBlank(Col("tp")), one, 0), COUNT, name, name)
+    reg.define("up", 1 / (x * 0.0), ratio, "up", "up")
+    reg.define("down", 1 / (x * -0.0), ratio, "down", "down")
+    with np.errstate(divide="ignore"):
+        env = evaluate_arrays(reg, {"dp": np.array([1.0, 3.0])}, {})
+    assert [env[f"{n}_rows"].dtype.kind for n in ("int", "float", "bool")] == ["i", "f", "i"]
+    assert [type(env[f"{n}_all"]) for n in ("int", "float", "bool")] == [int, float, bool]
+    assert list(env["up"]) == [np.inf] * 2 and list(env["down"]) == [-np.inf] * 2

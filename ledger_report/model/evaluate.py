@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from .divisors import divisors
-from .expr import TEXT_FUNCTIONS, Const, Expr, Visitor, all_cols, all_refs
+from .expr import TEXT_FUNCTIONS, Col, Const, Expr, Ref, Visitor, all_cols, all_refs, structure
 from .registry import Registry
 from .units import SCI_FROM
 
@@ -437,6 +437,11 @@ def _result(np, a: "_A | None") -> Any:
     return np.ma.masked_array(v, mask=m)
 
 
+# values of nodes an arrays evaluation keeps for reuse across quantities (~36 MiB: a float and a
+# blank flag each); past them, the kept values are dropped before the next quantity
+KEPT_VALUES = 2**22
+
+
 class _ArrayEval:
     """Interpreter 1b: each expression, compiled once into closures (``array_compiled``), gives an
     ``_A`` (or ``None``: blank in every row) over the evaluation's columns; the closures call the
@@ -448,11 +453,15 @@ class _ArrayEval:
         self.np, self.cols, self.tables, self.blanks = np, cols, tables, blanks
         self.env: dict[str, Any] = {}
         self._cols: dict[str, Any] = {}  # column -> its _A (or None), made once per evaluation
+        self.done: dict[Callable, Any] = {}  # a node's closure -> its _A (or None): ``_once``
+        self.rows = max((np.size(v) for v in cols.values()), default=1)
         # id(array) -> (array, lowered, (distinct, inverse))
         self._lowered: dict[int, tuple[Any, Any, Any]] = {}
 
     def quantity(self, q: Any) -> "_A | None":
         """The value of quantity ``q`` over the rows."""
+        if len(self.done) * self.rows > KEPT_VALUES:
+            self.done.clear()
         return array_compiled(q.expr)(self)
 
     def lowered(self, v: Any) -> tuple[Any, tuple[Any, Any]]:
@@ -572,8 +581,36 @@ _FOLDS = dict(MAX="maximum", MIN="minimum", AND="logical_and", OR="logical_or", 
 @functools.cache  # as compiled
 def array_compiled(e: Expr) -> Callable[[_ArrayEval], "_A | None"]:
     """The expression as nested closures over an arrays evaluation, built once per node (nodes
-    are immutable): evaluating a chunk of rows is then calls, not a walk of the tree."""
-    return _ArrayClosures().visit(e)
+    are immutable): evaluating a chunk of rows is then calls, not a walk of the tree.
+
+    Nodes of the same structure (``structure``) share one closure, which evaluates them once per
+    evaluation: the registry repeats subtrees (a quantity's expression written into several
+    others), and two in three node evaluations would be repeats."""
+    if type(e) in (Const, Col, Ref):  # cheaper to evaluate than to look up
+        return _ArrayClosures().visit(e)
+    number = structure(e)
+    shared = _BY_STRUCTURE.get(number)
+    if shared is None:
+        shared = _BY_STRUCTURE[number] = _once(_ArrayClosures().visit(e))
+    return shared
+
+
+_BY_STRUCTURE: dict[int, Callable[[_ArrayEval], "_A | None"]] = {}
+
+
+def _once(node: Callable[[_ArrayEval], "_A | None"]) -> Callable[[_ArrayEval], "_A | None"]:
+    """``node``, evaluated at most once per evaluation (its value kept in ``ev.done``)."""
+
+    def once(ev):
+        a = ev.done.get(once, _NOT_YET)
+        if a is _NOT_YET:
+            a = ev.done[once] = node(ev)
+        return a
+
+    return once
+
+
+_NOT_YET = object()
 
 
 _BLANK_ROWS = _A(True)  # ISBLANK of what is blank on every row

@@ -9,6 +9,7 @@ conditional, a blank test, and a few functions.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import operator
 from dataclasses import dataclass
@@ -215,3 +216,22 @@ def all_refs(e: Expr) -> set[str]:
 
 def all_cols(e: Expr) -> set[str]:
     return {n.name for n in walk(e) if isinstance(n, Col)}
+
+
+_STRUCTURES: dict[tuple, int] = {}
+
+
+@functools.cache  # a node is hashed by identity (and kept alive here)
+def structure(e: Expr) -> int:
+    """A number the nodes of the same structure share (their type, fields and operands), whichever
+    objects they are: subtrees that a registry repeats."""
+    key = (type(e), *(_field_key(getattr(e, f.name)) for f in dataclasses.fields(e)))
+    return _STRUCTURES.setdefault(key, len(_STRUCTURES))
+
+
+def _field_key(v: Any) -> Any:
+    if isinstance(v, Expr):
+        return structure(v)
+    if isinstance(v, tuple):  # a call's arguments
+        return tuple(map(structure, v))
+    return (type(v), repr(v))  # a constant: 1, 1.0 and True apart, and 0.0 and -0.0
