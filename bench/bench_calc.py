@@ -61,6 +61,17 @@ vmstat, page faults, not a phase of ours); calc --csv 6.8-8.0 s; lr.compute + do
 rows 41-46 ms against 37-55 ms row by row (0.9-1.2x).  The fresh processes now run before the
 in-process phases, which changed none of these figures beyond the scatter.
 
+2026-12-04 16:45-17:05 UTC, a second machine (AMD EPYC at 2.6 GHz, reference 0.44 s), idle (load
+0.8-1.0), main at f8a954c: calc --json of 10,000 rows 6.5-6.8 s (in process: arrays 1.14, documents
+2.15-2.19, json 1.09-1.11 s); lr.to_frame of 100,000 rows 6.8-7.6 s (reading 2.4 s, the table
+2.4 s, the join 1.5-2.0 s, of it 0.8-1.6 s system time); calc --csv 9.2-10.6 s after the writer's
+distinct values were hashed (pandas.factorize) instead of sorted (np.unique: 4.3 s of argsort on
+this machine; the command was 13.5 s); lr.compute + documents on 20 rows 41-42 ms against 60-99 ms
+row by row.  The same tree runs ~1.4x slower here than on the machine above (calc --json 4.7 ->
+6.5 s), so compare figures of one machine only.  On a fresh virtual machine the first touch of
+memory is slow (touching 17 GB took 35 s, ~2 ms a MB): the join's system time halved once the
+machine had touched its memory, so run a bench twice and take the second.
+
 lr.to_frame of 100,000 rows was ~7.5 s of CPU (reading 3.7 s, the table 3.3-3.7 s) and calc
 --csv's figures are bench/bench_csv.py's; the earlier rounds' figures are in this file's history
 (git log -p bench/bench_calc.py).
@@ -98,6 +109,33 @@ def run_timed(label: str, args: list[str], rows: int) -> None:
         f"{label}: {rows:,} rows in {wall:.1f} s ({rows / wall:,.0f} rows/s; CPU {cpu:.1f} s), "
         f"peak RSS {after.ru_maxrss / 1024:,.0f} MB"
     )
+
+
+def machine_line() -> str:
+    """The machine, for comparing figures taken on different ones: its CPU model, the load, and
+    the CPU seconds of a fixed pure-Python workload (dicts, str and repr of floats; best of 3;
+    0.44 s on the machine of 2026-12-04 16:40 UTC, an AMD EPYC at 2.6 GHz)."""
+
+    def work() -> float:
+        t0 = time.process_time()
+        d = {i: repr(i / 7) for i in range(1_000_000)}
+        sorted(d.values(), key=len)
+        return time.process_time() - t0
+
+    model = (
+        next(
+            (
+                ln.split(":", 1)[1].strip()
+                for ln in Path("/proc/cpuinfo").read_text().splitlines()
+                if ln.startswith("model name")
+            ),
+            "?",
+        )
+        if Path("/proc/cpuinfo").exists()
+        else "?"
+    )
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    return f"machine: {model}, {os.cpu_count()} CPUs, load {load}; reference {min(work() for _ in range(3)):.2f} s"
 
 
 def _small(n: int, folder: Path) -> None:
@@ -161,7 +199,7 @@ def main() -> None:
     ap.add_argument("--table-rows", type=int, default=100_000)
     ap.add_argument("--small", type=int, default=20)
     a = ap.parse_args()
-    print("load average: " + " ".join(f"{x:.1f}" for x in os.getloadavg()))
+    print(machine_line())
     # written beside the examples, so a row naming a config.json by relative path finds it
     with tempfile.TemporaryDirectory(dir=ROOT / "inputs") as tmp:
         folder = Path(tmp)

@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))  # example_rows.py: varied valid rows
 sys.path.insert(0, str(ROOT / "tests"))  # support.csv_reference: the csv module, cell by cell
 
-from bench_calc import run_timed  # noqa: E402
+from bench_calc import machine_line, run_timed  # noqa: E402
 from example_rows import varied_rows, write_csv  # noqa: E402
 
 
@@ -100,7 +100,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=100_000)
     ap.add_argument("--reference", action="store_true", help="time the csv module too (slow)")
     a = ap.parse_args()
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(machine_line())
     # written beside the examples, so a row naming a config.json by relative path finds it
     with tempfile.TemporaryDirectory(dir=ROOT / "inputs") as tmp:
         folder = Path(tmp)
