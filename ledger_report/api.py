@@ -161,7 +161,7 @@ def outputs(
     files = {out / f"{stem}.{f}": b"" for f in ("json", "xlsx", "pdf") if f in formats}
     workbook = None
     if "xlsx" in formats:
-        from .render.workers import Beside, default_jobs, render_workbook
+        from .render.workers import Beside, default_jobs
 
         if progress:
             progress.stage(f"writing the workbook ({len(ledgers):,} configurations)")
@@ -171,7 +171,7 @@ def outputs(
         folders = (Path(source_folder), out) if source_folder is not None else None
         workbook = Beside(
             "workbook",
-            render_workbook,
+            _render_workbook,
             ledgers,
             lang,
             side_by_side=side_by_side,
@@ -196,6 +196,15 @@ def outputs(
         if workbook is not None:
             workbook.cancel()  # the JSON or the handout failed: the workbook is not wanted
     return files
+
+
+def _render_workbook(ledgers: Any, lang: str, **options: Any) -> bytes:
+    """``render_xlsx(ledgers, lang, **options)``, imported where it runs: in the process
+    :class:`Beside` forks, XlsxWriter and the sheets' modules are imported there, beside the
+    caller's work, not in the caller before the fork (~50 ms of a build's serial start)."""
+    from .render.workbook import render_xlsx
+
+    return render_xlsx(ledgers, lang, **options)
 
 
 def build(

@@ -26,6 +26,14 @@ from typing import Any, Callable, Mapping
 SCHEMA = "ledger-report-probe/1"
 PHASES = ("setup", "forward", "loss", "backward", "optimizer")
 COUNTERS = ("allocated", "reserved", "device")
+# a probe's measured window -> the ledger phases it spans (their largest)
+WINDOWS = {p: (p,) for p in PHASES} | {"backward": ("backward", "backward_end")}
+# the ledger's peak on each counter (model/definitions/phases.py)
+ESTIMATE_KEY = {
+    "allocated": "peak_allocated_bytes_per_rank",
+    "reserved": "peak_reserved_bytes_per_rank",
+    "device": "peak_bytes_per_rank",
+}
 EVERY = 100  # after steps 0 and 1, every EVERY-th step is recorded
 MARK = "ledger-probe::"
 
@@ -469,8 +477,6 @@ def _ledger_text(ledger: Any, phase: str, counter: str) -> str:
     """The ledger's figure beside a preflight failure: the phase's estimate and the peak."""
     if ledger is None:
         return ""
-    from .reconcile import ESTIMATE_KEY, phase_estimate
-
     peak = ledger.get(ESTIMATE_KEY[counter])
     est = phase_estimate(ledger, phase)
     parts = [f"; the ledger for {ledger.name}:"]
@@ -479,6 +485,13 @@ def _ledger_text(ledger: Any, phase: str, counter: str) -> str:
     if peak is not None:
         parts.append(f" peak {peak / 1e9:.2f} GB ({counter})")
     return "".join(parts)
+
+
+def phase_estimate(ledger: Any, window: str) -> int | None:
+    """The ledger's figure for a measured window (allocated counter): its phases' largest."""
+    vals = [ledger.get(f"phase_{p}_bytes") for p in WINDOWS.get(window, ())]
+    vals = [int(v) for v in vals if v is not None]
+    return max(vals) if vals else None
 
 
 # -- Hugging Face Trainer ---------------------------------------------------------------------

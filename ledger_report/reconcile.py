@@ -15,27 +15,15 @@ from statistics import median
 from typing import Any, Iterable, Mapping, Sequence
 
 from .errors import InputError, Problem
-from .reconcile_read import COUNTERS, GIB, WINDOWS, Run, Sample, read_run
+from .probe import ESTIMATE_KEY, WINDOWS, phase_estimate
+from .reconcile_read import COUNTERS, GIB, Run, Sample, read_run
 
 __all__ = ["read_run", "reconcile", "render_text", "updated_csv", "pick_row", "phase_estimate"]
 
 SCHEMA = "ledger-report-reconcile/1"
-# the ledger's peak on each counter (model/definitions/phases.py)
-ESTIMATE_KEY = {
-    "allocated": "peak_allocated_bytes_per_rank",
-    "reserved": "peak_reserved_bytes_per_rank",
-    "device": "peak_bytes_per_rank",
-}
 
 
 # ---- reconciling ----------------------------------------------------------------------------
-def phase_estimate(ledger: Any, window: str) -> int | None:
-    """The ledger's figure for a measured window (allocated counter): its phases' largest."""
-    vals = [ledger.get(f"phase_{p}_bytes") for p in WINDOWS.get(window, ())]
-    vals = [int(v) for v in vals if v is not None]
-    return max(vals) if vals else None
-
-
 def pick_row(ledgers: Sequence[Any], runs: Sequence[Run], row: str | None, source: str):
     names = ", ".join(lg.name for lg in ledgers)
     wanted = row or next((r.row for r in runs if r.row), None)

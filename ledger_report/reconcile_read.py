@@ -24,10 +24,8 @@ from .errors import InputError, Problem
 from .inputs.files import open_regular
 from .model.conventions import MIB
 from .model.units import GIB
-from .probe import COUNTERS, PHASES, SCHEMA, peaks
+from .probe import COUNTERS, SCHEMA, WINDOWS, peaks
 
-# a probe's measured window -> the ledger phases it spans (their largest)
-WINDOWS = {p: (p,) for p in PHASES} | {"backward": ("backward", "backward_end")}
 EXPECTED = (
     "a probe file (ledger-report-probe/1 JSON lines) or a training log with Megatron-LM, "
     "torchtitan or DeepSpeed memory or iteration lines"

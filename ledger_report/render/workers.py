@@ -180,7 +180,7 @@ class Beside:
     :meth:`cancel` kills the process if it still runs.  The process dies with its parent
     (:func:`forked_child`) and never collects garbage (short-lived).  Forked before the handout
     forks its own workers, so it holds no pipe of theirs.  ``fn`` should import what it needs
-    itself (:func:`render_workbook`): that import then runs beside the caller's work."""
+    itself (as ``api._render_workbook`` does): that import then runs beside the caller's work."""
 
     def __init__(
         self, what: str, fn: Callable[..., Any], *args: Any, side_by_side: bool, **kwargs: Any
@@ -218,15 +218,6 @@ class Beside:
 
 def _cancelled() -> Any:
     raise RuntimeError("cancelled")
-
-
-def render_workbook(ledgers: Any, lang: str, **options: Any) -> bytes:
-    """``render_xlsx(ledgers, lang, **options)``, imported where it runs: in the process
-    :class:`Beside` forks, XlsxWriter and the sheets' modules are imported there, beside the
-    caller's work, not in the caller before the fork (~50 ms of a build's serial start)."""
-    from .workbook import render_xlsx
-
-    return render_xlsx(ledgers, lang, **options)
 
 
 def run_forked(
