@@ -31,8 +31,11 @@ from .inputs import config_from_mapping, configs_from_records, name_key, read_co
 from .inputs.fill import config_path
 from .inputs.prices import checked_prices, read_prices
 from .model.evaluate import text_codes
+from .planner import MAX_CANDIDATES as MAX_CANDIDATES  # (for the command line)
 from .planner import TOP_PLANS, plan_document
 from .progress import Progress, counter
+from .render.workers import JobsError as JobsError  # (for the command line)
+from .render.workers import default_jobs as default_jobs
 from .render.workers import no_cyclic_gc
 
 FORMATS = ("xlsx", "pdf", "json")
@@ -531,3 +534,26 @@ def reconcile(
     if files:
         write_outputs(files, inputs=[source, *runs])
     return doc
+
+
+def text(kind: str, value: Any) -> str:
+    """What the command line prints for ``value``: ``kind`` is ``ledgers``, ``gpus``, ``models``,
+    ``plans`` (a planner document) or ``reconcile`` (a reconciliation document)."""
+    from .reconcile import render_text
+    from .render import table
+
+    reporters = {
+        "ledgers": table.render_table,
+        "gpus": table.render_gpus,
+        "models": table.render_models,
+        "plans": table.render_plans,
+        "reconcile": render_text,
+    }
+    return reporters[kind](value)
+
+
+def json_text(doc: Mapping[str, Any]) -> bytes:
+    """A document (``document``, ``plan``, ``reconcile``) as the JSON the command line prints."""
+    from .render.document import json_bytes
+
+    return json_bytes(doc)

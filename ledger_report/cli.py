@@ -14,8 +14,6 @@ import click
 
 from . import __version__, api
 from .errors import LedgerError, OutputError
-from .planner import MAX_CANDIDATES
-from .render.workers import JobsError, default_jobs
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -114,8 +112,8 @@ def main() -> None:
     Example: ledger-report build inputs/examples.xlsx -o out
     """
     try:
-        default_jobs()  # a bad LEDGER_REPORT_JOBS is a usage error (exit 2), as a bad -j is
-    except JobsError as e:
+        api.default_jobs()  # a bad LEDGER_REPORT_JOBS is a usage error (exit 2), as a bad -j is
+    except api.JobsError as e:
         raise click.UsageError(str(e)) from None
 
 
@@ -141,9 +139,7 @@ def calc(input: str, as_json: bool, as_csv: bool) -> None:
     elif as_csv:
         api.write_csv(input, sys.stdout.buffer, progress)
     else:
-        from .render.table import render_table
-
-        click.echo(render_table(api.compute(input, progress)))
+        click.echo(api.text("ledgers", api.compute(input, progress)))
     sys.stdout.flush()
 
 
@@ -209,10 +205,8 @@ def gpus(as_json: bool) -> None:
 
     Example: ledger-report gpus
     """
-    from .render.table import render_gpus
-
     gpus = api.gpus()
-    _show([asdict(g) for g in gpus.values()] if as_json else render_gpus(gpus), as_json)
+    _show([asdict(g) for g in gpus.values()] if as_json else api.text("gpus", gpus), as_json)
 
 
 @main.command(context_settings=CONTEXT)
@@ -222,10 +216,8 @@ def models(as_json: bool) -> None:
 
     Example: ledger-report models
     """
-    from .render.table import render_models
-
     rows = api.models()
-    _show(rows if as_json else render_models(rows), as_json)
+    _show(rows if as_json else api.text("models", rows), as_json)
 
 
 def _show(shown, as_json: bool) -> None:
@@ -257,7 +249,7 @@ def _show(shown, as_json: bool) -> None:
     "--max-candidates",
     default=None,
     type=click.IntRange(min=1),
-    help=f"The largest search a row may ask for [default: {MAX_CANDIDATES:,}, about 40 s]; a larger one "
+    help=f"The largest search a row may ask for [default: {api.MAX_CANDIDATES:,}, about 40 s]; a larger one "
     "is refused, naming the columns that would narrow it.",
 )
 def plan(
@@ -278,17 +270,14 @@ def plan(
 
     Example: ledger-report plan inputs/plan-examples.csv --top 3 -o plans
     """
-    from .render.document import json_bytes
-    from .render.table import render_plans
-
     progress = _Progress("candidates", quiet)
     doc = api.plan(
         input, top=top, progress=progress, prices=prices_file, max_candidates=max_candidates
     )
     if as_json:
-        sys.stdout.buffer.write(json_bytes(doc))
+        sys.stdout.buffer.write(api.json_text(doc))
     else:
-        click.echo(render_plans(doc))
+        click.echo(api.text("plans", doc))
     if out_dir and doc["plans"]:
         inputs = [input, *([prices_file] if prices_file else [])]
         progress = _Progress("computing", quiet)
@@ -329,14 +318,11 @@ def reconcile(
 
     Example: ledger-report reconcile inputs.csv run.jsonl --update measured.csv
     """
-    from .reconcile import render_text
-    from .render.document import json_bytes
-
     doc = api.reconcile(input, runs, row=row, out_dir=out_dir, update=update)
     if as_json:
-        sys.stdout.buffer.write(json_bytes(doc))
+        sys.stdout.buffer.write(api.json_text(doc))
     else:
-        click.echo(render_text(doc), nl=False)
+        click.echo(api.text("reconcile", doc), nl=False)
 
 
 if __name__ == "__main__":  # pragma: no cover

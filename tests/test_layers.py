@@ -116,3 +116,9 @@ def test_the_rule_sees_a_lazy_import():
     top = {n.module for n in tree.body if isinstance(n, ast.ImportFrom)}
     assert ".render.workbook" not in {f".{m}" for m in top if m}
     assert "ledger_report.render.workbook" in _imports("ledger_report.api")
+
+
+def test_the_command_line_calls_only_the_library():
+    """The CLI computes and renders nothing itself: of the package it imports only api.py (what
+    it calls) and errors.py (the errors it turns into exit statuses)."""
+    assert _imports("ledger_report.cli") == {"ledger_report.api", "ledger_report.errors"}
