@@ -54,7 +54,7 @@ into layout, report and page; one hidden-table writer) kept every byte and the s
 
 In ``build`` the workbook is forked first, as soon as the ledgers are computed (before the JSON,
 which the caller then writes beside it), and its modules and XlsxWriter are imported in its own
-process (``render.workers.Beside``, ``api._render_workbook``).  The parent's CPU at that fork, three
+process (``render.workers.Beside``, ``api._workbook``).  The parent's CPU at that fork, three
 builds each of the example, alternated (load 5-6): 0.60-0.76 -> 0.58-0.61 s; at the handout
 workers' fork 1.18-1.36 -> 1.05-1.17 s.  The build's CPU over all processes is unchanged
 (8.6-11.0 s both, ABBA at load 6-7: the same work, less of it serial).

@@ -152,62 +152,63 @@ def outputs(
     plans: Mapping[str, Any] | None = None,
     pareto: Sequence[Ledger] = (),
 ) -> dict[Path, bytes]:
-    """The bytes of each output file, by path (nothing is written).  ``source_folder``: where the
-    rows were read (a row's config.json path is relative to it), so the workbook names that file
-    relative to ``out_dir`` and rebuilds from there; ``plans``: the planner's document, whose
-    layouts and Pareto front the workbook shows (``plan -o``); ``pareto``: the ledgers of that
-    front, which the handout draws on its summary."""
-    from .render.document import document, json_bytes
+    """The bytes of each output file, by path (nothing is written), each made by its reporter in
+    ``REPORTERS``.  ``source_folder``: where the rows were read (a row's config.json path is
+    relative to it), so the workbook names that file relative to ``out_dir`` and rebuilds from
+    there; ``plans``: the planner's document, whose layouts and Pareto front the workbook shows
+    (``plan -o``); ``pareto``: the ledgers of that front, which the handout draws on its summary."""
+    from .render.workers import Beside
 
     out = Path(out_dir)
-    # in this order, filled below
-    files = {out / f"{stem}.{f}": b"" for f in ("json", "xlsx", "pdf") if f in formats}
+    paths = {f: out / f"{stem}.{f}" for f in REPORTERS if f in formats}
+    folders = (Path(source_folder), out) if source_folder is not None else None
+    options = dict(
+        lang=lang, jobs=jobs, progress=progress, plans=plans, pareto=pareto, folders=folders
+    )
     workbook = None
-    if "xlsx" in formats:
-        from .render.workers import Beside, default_jobs
-
+    if "xlsx" in paths:
         if progress:
             progress.stage(f"writing the workbook ({len(ledgers):,} configurations)")
-        # first, in a forked process beside the JSON and the handout where either is made and
-        # more than one job may run
-        side_by_side = ("pdf" in formats or "json" in formats) and (jobs or default_jobs()) > 1
-        folders = (Path(source_folder), out) if source_folder is not None else None
-        workbook = Beside(
-            "workbook",
-            _render_workbook,
-            ledgers,
-            lang,
-            side_by_side=side_by_side,
-            folders=folders,
-            plans=plans,
-        )
+        # first, in a forked process beside the others where more than one job may run
+        side_by_side = len(paths) > 1 and (jobs or default_jobs()) > 1
+        workbook = Beside("workbook", _workbook, ledgers, side_by_side=side_by_side, **options)
     try:
-        if "json" in formats:
-            files[out / f"{stem}.json"] = json_bytes(document(ledgers))
-        if "pdf" in formats:
-            from .render.handout import render_pdf
-
-            if progress:
-                progress.stage(f"rendering the handout ({len(ledgers) + 1:,}+ pages)")
-            pages = getattr(progress, "pages", None)
-            files[out / f"{stem}.pdf"] = render_pdf(
-                ledgers, lang=lang, jobs=jobs, progress=pages, pareto=pareto
-            )
+        made = {f: REPORTERS[f](ledgers, **options) for f in paths if f != "xlsx"}
         if workbook is not None:
-            files[out / f"{stem}.xlsx"] = workbook.result()
+            made["xlsx"] = workbook.result()
     finally:
         if workbook is not None:
             workbook.cancel()  # the JSON or the handout failed: the workbook is not wanted
-    return files
+    return {paths[f]: made[f] for f in paths}
 
 
-def _render_workbook(ledgers: Any, lang: str, **options: Any) -> bytes:
-    """``render_xlsx(ledgers, lang, **options)``, imported where it runs: in the process
-    :class:`Beside` forks, XlsxWriter and the sheets' modules are imported there, beside the
-    caller's work, not in the caller before the fork (~50 ms of a build's serial start)."""
+def _json(ledgers: Sequence[Ledger], **_: Any) -> bytes:
+    from .render.document import document, json_bytes
+
+    return json_bytes(document(ledgers))
+
+
+def _workbook(ledgers: Sequence[Ledger], *, lang: str, plans: Any, folders: Any, **_: Any) -> bytes:
+    """The workbook, its modules and XlsxWriter imported where it runs: in the process ``Beside``
+    forks, beside the caller's work, not in the caller before the fork (~50 ms of a build's
+    serial start)."""
     from .render.workbook import render_xlsx
 
-    return render_xlsx(ledgers, lang, **options)
+    return render_xlsx(ledgers, lang, folders=folders, plans=plans)
+
+
+def _handout(ledgers: Sequence[Ledger], *, lang: str, jobs, progress, pareto, **_: Any) -> bytes:
+    from .render.handout import render_pdf
+
+    if progress:
+        progress.stage(f"rendering the handout ({len(ledgers) + 1:,}+ pages)")
+    pages = getattr(progress, "pages", None)
+    return render_pdf(ledgers, lang=lang, jobs=jobs, progress=pages, pareto=pareto)
+
+
+# each output's reporter (the ledgers and the build's options to the file's bytes), in the order
+# the files are listed
+REPORTERS = {"json": _json, "xlsx": _workbook, "pdf": _handout}
 
 
 def build(

@@ -122,3 +122,12 @@ def test_the_command_line_calls_only_the_library():
     """The CLI computes and renders nothing itself: of the package it imports only api.py (what
     it calls) and errors.py (the errors it turns into exit statuses)."""
     assert _imports("ledger_report.cli") == {"ledger_report.api", "ledger_report.errors"}
+
+
+def test_every_output_format_has_its_one_reporter():
+    """build and plan -o make each file through the one reporter table (api.REPORTERS), which
+    lists the files in the order they are written: JSON, workbook, handout."""
+    from ledger_report import api
+
+    assert list(api.REPORTERS) == ["json", "xlsx", "pdf"]
+    assert set(api.REPORTERS) == set(api.FORMATS)

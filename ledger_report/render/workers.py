@@ -180,7 +180,7 @@ class Beside:
     :meth:`cancel` kills the process if it still runs.  The process dies with its parent
     (:func:`forked_child`) and never collects garbage (short-lived).  Forked before the handout
     forks its own workers, so it holds no pipe of theirs.  ``fn`` should import what it needs
-    itself (as ``api._render_workbook`` does): that import then runs beside the caller's work."""
+    itself (as ``api._workbook`` does): that import then runs beside the caller's work."""
 
     def __init__(
         self, what: str, fn: Callable[..., Any], *args: Any, side_by_side: bool, **kwargs: Any
