@@ -23,17 +23,13 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from .model.definitions.phases import PEAK_KEYS
+
 SCHEMA = "ledger-report-probe/1"
 PHASES = ("setup", "forward", "loss", "backward", "optimizer")
-COUNTERS = ("allocated", "reserved", "device")
+COUNTERS = tuple(PEAK_KEYS)  # allocated, reserved, device
 # a probe's measured window -> the ledger phases it spans (their largest)
 WINDOWS = {p: (p,) for p in PHASES} | {"backward": ("backward", "backward_end")}
-# the ledger's peak on each counter (model/definitions/phases.py)
-ESTIMATE_KEY = {
-    "allocated": "peak_allocated_bytes_per_rank",
-    "reserved": "peak_reserved_bytes_per_rank",
-    "device": "peak_bytes_per_rank",
-}
 EVERY = 100  # after steps 0 and 1, every EVERY-th step is recorded
 MARK = "ledger-probe::"
 
@@ -477,7 +473,7 @@ def _ledger_text(ledger: Any, phase: str, counter: str) -> str:
     """The ledger's figure beside a preflight failure: the phase's estimate and the peak."""
     if ledger is None:
         return ""
-    peak = ledger.get(ESTIMATE_KEY[counter])
+    peak = ledger.get(PEAK_KEYS[counter])
     est = phase_estimate(ledger, phase)
     parts = [f"; the ledger for {ledger.name}:"]
     if est is not None:

@@ -15,7 +15,8 @@ from statistics import median
 from typing import Any, Iterable, Mapping, Sequence
 
 from .errors import InputError, Problem
-from .probe import ESTIMATE_KEY, WINDOWS, phase_estimate
+from .model.definitions.phases import PEAK_KEYS
+from .probe import WINDOWS, phase_estimate
 from .reconcile_read import COUNTERS, GIB, Run, Sample, read_run
 
 __all__ = ["read_run", "reconcile", "render_text", "updated_csv", "pick_row", "phase_estimate"]
@@ -83,7 +84,7 @@ def _peak(ledger: Any, mem: list[Sample], counter: str | None) -> dict | None:
     if not have:
         return None
     worst = max(have, key=lambda s: s.peak[counter])
-    est = _int(ledger.get(ESTIMATE_KEY[counter]))
+    est = _int(ledger.get(PEAK_KEYS[counter]))
     meas = worst.peak[counter]
     return {
         "counter": counter,
@@ -94,7 +95,7 @@ def _peak(ledger: Any, mem: list[Sample], counter: str | None) -> dict | None:
         "step": worst.step,
         "by_counter": {
             c: {
-                "estimate_bytes": _int(ledger.get(ESTIMATE_KEY[c])),
+                "estimate_bytes": _int(ledger.get(PEAK_KEYS[c])),
                 "measured_bytes": max(s.peak[c] for s in mem if c in s.peak),
             }
             for c in COUNTERS

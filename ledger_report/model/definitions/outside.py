@@ -3,10 +3,10 @@ the verdict against HBM, and the reconciliation with a measured peak."""
 
 from __future__ import annotations
 
-from ..expr import maximum
+from ..expr import Ref, maximum
 from ..registry import BOOL, BYTES, Registry
 from .common import BYTES_PER_GB, CATALOGUE, MOE35, Ctx, definer, doc, switch
-from .phases import LAZY_SOURCE
+from .phases import LAZY_SOURCE, PEAK_KEYS
 
 
 def items(reg: Registry, r: Ctx) -> None:
@@ -89,7 +89,7 @@ def items(reg: Registry, r: Ctx) -> None:
     )
     estimate = d(
         "estimate_on_measured_counter",
-        switch(r.counter, {"allocated": r.allocated, "reserved": r.reserved, "device": r.peak}),
+        switch(r.counter, {counter: Ref(key) for counter, key in PEAK_KEYS.items()}),
         "the estimate on the measured counter",
         "与实测同一计数口径的估算",
     )

@@ -95,6 +95,14 @@ PHASES = (
     ("optimizer", "optimizer step", "优化器 step", (*STANDING, "gradients", "optimizer_temp")),
 )
 PHASE_NAMES = tuple(p for p, *_ in PHASES)
+# the peak on each counter a run measures (torch's max_memory_allocated and max_memory_reserved,
+# what the device holds): its quantity, for the estimate on a row's measured counter and for the
+# probe and reconcile
+PEAK_KEYS = {
+    "allocated": "peak_allocated_bytes_per_rank",
+    "reserved": "peak_reserved_bytes_per_rank",
+    "device": "peak_bytes_per_rank",
+}
 SETUP_STATES = ("weights", "main_grads", "master")
 FSDP_SOURCE = "PyTorch torch/distributed/fsdp/_fully_shard (unsharded bf16 units, fp32 reduce-scatter); torch/distributed/pipelining/stage.py (no resharding or gradient sync between micro-batches)"
 WEIGHTS_KEPT_SOURCE = (
@@ -382,7 +390,7 @@ def _reported(reg: Registry, r: Ctx) -> None:
         source=LAZY_SOURCE,
     )
     r.allocated = in_bytes(
-        "peak_allocated_bytes_per_rank",
+        PEAK_KEYS["allocated"],
         pick(lambda s: r.stage_peak[s]),
         "peak allocated per rank (torch max_memory_allocated)",
         "每卡分配峰值（max_memory_allocated）",
@@ -495,7 +503,7 @@ def _counters(reg: Registry, r: Ctx) -> None:
     )
     _allocator(reg, r)
     r.peak = d(
-        "peak_bytes_per_rank",
+        PEAK_KEYS["device"],
         r.reserved + r.device_extra,
         "peak per rank on the device",
         "每卡设备峰值",
@@ -563,7 +571,7 @@ def _allocator(reg: Registry, r: Ctx) -> None:
         f"released and the request retried; {doc('counters')}",
     )
     r.reserved = d(
-        "peak_reserved_bytes_per_rank",
+        PEAK_KEYS["reserved"],
         minimum(
             explained * (1 + frag),
             maximum(r.hbm_gb * BYTES_PER_GB - r.device_extra, fit - r.device_extra),
