@@ -122,20 +122,12 @@ def machine_line() -> str:
         sorted(d.values(), key=len)
         return time.process_time() - t0
 
-    model = (
-        next(
-            (
-                ln.split(":", 1)[1].strip()
-                for ln in Path("/proc/cpuinfo").read_text().splitlines()
-                if ln.startswith("model name")
-            ),
-            "?",
-        )
-        if Path("/proc/cpuinfo").exists()
-        else "?"
-    )
+    cpuinfo = Path("/proc/cpuinfo")
+    lines = cpuinfo.read_text().splitlines() if cpuinfo.exists() else []
+    model = next((ln.split(":", 1)[1].strip() for ln in lines if ln.startswith("model name")), "?")
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
-    return f"machine: {model}, {os.cpu_count()} CPUs, load {load}; reference {min(work() for _ in range(3)):.2f} s"
+    reference = min(work() for _ in range(3))
+    return f"machine: {model}, {os.cpu_count()} CPUs, load {load}; reference {reference:.2f} s"
 
 
 def _small(n: int, folder: Path) -> None:

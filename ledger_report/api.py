@@ -31,12 +31,9 @@ from .inputs import config_from_mapping, configs_from_records, name_key, read_co
 from .inputs.fill import config_path
 from .inputs.prices import checked_prices, read_prices
 from .model.evaluate import text_codes
-from .planner import MAX_CANDIDATES as MAX_CANDIDATES  # (for the command line)
-from .planner import TOP_PLANS, plan_document
+from .planner import MAX_CANDIDATES, TOP_PLANS, plan_document  # noqa: F401 (for cli.py)
 from .progress import Progress, counter
-from .render.workers import JobsError as JobsError  # (for the command line)
-from .render.workers import default_jobs as default_jobs
-from .render.workers import no_cyclic_gc
+from .render.workers import JobsError, default_jobs, no_cyclic_gc  # noqa: F401 (for cli.py)
 
 FORMATS = ("xlsx", "pdf", "json")
 Rows = Any  # a path, a Config, a Ledger, a mapping, a DataFrame, or an iterable of those

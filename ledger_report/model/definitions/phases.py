@@ -95,9 +95,8 @@ PHASES = (
     ("optimizer", "optimizer step", "优化器 step", (*STANDING, "gradients", "optimizer_temp")),
 )
 PHASE_NAMES = tuple(p for p, *_ in PHASES)
-# the peak on each counter a run measures (torch's max_memory_allocated and max_memory_reserved,
-# what the device holds): its quantity, for the estimate on a row's measured counter and for the
-# probe and reconcile
+# each counter a run measures (max_memory_allocated, max_memory_reserved, what the device holds):
+# its peak's quantity, read by the estimate on a row's measured counter, the probe and reconcile
 PEAK_KEYS = {
     "allocated": "peak_allocated_bytes_per_rank",
     "reserved": "peak_reserved_bytes_per_rank",
