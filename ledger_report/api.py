@@ -487,12 +487,15 @@ def _states_frame(pd, ledgers: Sequence[Ledger]):
 
 def write_json(source: Rows, out: BinaryIO, progress: Progress | None = None) -> None:
     """``calc --json``: the JSON document of every row, compact, one configuration a line, written
-    to the binary stream ``out`` a chunk of rows at a time as they are computed."""
-    from .render.document import write_lines
+    to the binary stream ``out`` a chunk of rows at a time as they are computed (every second
+    chunk in a forked process beside this one, where it can fork: the same bytes)."""
+    from .render.document import json_lines, write_lines
+    from .render.workers import in_turn
 
     with no_cyclic_gc():
         configs = read(source)
-        write_lines(compute_many(configs), out, counter(progress, len(configs), every=1000))
+        parts = compute_many(configs, make=json_lines, each=in_turn)
+        write_lines(parts, out, counter(progress, len(configs), every=1000))
 
 
 def write_csv(source: Rows, out: BinaryIO, progress: Progress | None = None) -> None:

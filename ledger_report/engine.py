@@ -12,7 +12,7 @@ import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from itertools import islice
+from itertools import chain, islice
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .config import COLUMN_NAMES, Config
@@ -22,7 +22,7 @@ from .errors import InputError, Problem
 # cross-checks, raising the same InputError); re-exported for the library, tests and the planner.
 from .inputs import config_from_mapping  # noqa: F401
 from .model.evaluate import columns_read, eval_scalar, evaluate_row
-from .model.expr import TEXT_FUNCTIONS, Call, all_cols, all_refs, walk
+from .model.expr import TEXT_FUNCTIONS, Call, all_refs, walk
 from .model.masked import Parts, evaluate_rows
 from .model.registry import BOOL, BYTES, FLOAT_UNITS, INT_UNITS, TEXT
 from .report import DEFAULT, Model
@@ -179,37 +179,37 @@ def _refuse_non_finite(np, parts, configs: Sequence[Config], model) -> None:
 
 
 def _evaluated_chunks(
-    configs: Iterable[Config], model: Model, rows: int, keys: list[str] | None, make: Callable
+    configs: Iterable[Config], model: Model, rows: int, keys: list[str] | None, make, each=map
 ) -> Iterator[Any]:
     """``make(chunk, evaluate_chunk(chunk))`` of each chunk of ``rows`` configurations (no chunk's
-    arrays kept while the next is evaluated); a refusal names every row the run refuses (the
-    chunks still to come evaluated too), not only the first chunk's."""
+    arrays kept while the next is evaluated), worked through by ``each`` (``map``: one after
+    another; ``workers.in_turn``: every second one in a forked process); a refusal names every
+    row the run refuses (the chunks still to come evaluated too), not only the first chunk's."""
     rest = chunks(configs, rows)
-    for chunk in rest:
-        try:
-            made = make(chunk, evaluate_chunk(chunk, model, keys))
-        except NotFiniteError as err:
-            problems = list(err.problems)
-            for later in rest:
-                try:
-                    evaluate_chunk(later, model, keys)
-                except NotFiniteError as more:
-                    problems.extend(more.problems)
-            raise NotFiniteError(problems) from None
-        yield made
+    try:
+        yield from each(lambda chunk: make(chunk, evaluate_chunk(chunk, model, keys)), rest)
+    except NotFiniteError as err:
+        problems = list(err.problems)
+        for later in rest:
+            try:
+                evaluate_chunk(later, model, keys)
+            except NotFiniteError as more:
+                problems.extend(more.problems)
+        raise NotFiniteError(problems) from None
 
 
 def compute_many(
-    configs: Iterable[Config], model: Model | None = None, rows: int = CHUNK_ROWS
-) -> Iterator[Ledger]:
+    configs: Iterable[Config], model: Model | None = None, rows=CHUNK_ROWS, make=None, each=map
+) -> Iterator[Any]:
     """The ledgers of many rows, evaluated over arrays ``rows`` at a time (the same values as
     ``compute``): the rows of a chunk together, an empty cell a blank mask (``model/masked.py``),
     else each group of rows that leave the same columns empty apart.  Text quantities (messages,
-    sentences) are filled in per row by the scalar interpreter when they are read."""
-    model = model or DEFAULT
-    make = functools.partial(_ledgers, model)
-    for ledgers in _evaluated_chunks(configs, model, rows, None, make):
-        yield from ledgers
+    sentences) are filled in per row by the scalar interpreter when they are read.  With ``make``:
+    ``make(ledgers)`` of each chunk instead, the chunks worked through by ``each``."""
+    ledgers = functools.partial(_ledgers, model := model or DEFAULT)
+    made = ledgers if make is None else lambda *a: make(ledgers(*a))
+    chunked = _evaluated_chunks(configs, model, rows, None, made, each)
+    return chunked if make else chain.from_iterable(chunked)
 
 
 def chunks(items: Iterable[Any], rows: int) -> Iterator[list[Any]]:
@@ -241,7 +241,6 @@ def _ledgers(model: Model, configs: Sequence[Config], parts: list) -> list[Ledge
 
     text = _row_keys(model.registry)
     out: list[Ledger | None] = [None] * len(configs)
-    memo: dict = {}  # the chunk's sentences by what they read: rows repeat them
     for env, idx in parts:
         keys = dict.fromkeys(k for k in env if k not in text)
         blank = [None] * len(idx)
@@ -249,7 +248,7 @@ def _ledgers(model: Model, configs: Sequence[Config], parts: list) -> list[Ledge
             python_values(np, env[k], len(idx), model.registry[k].unit) or blank for k in keys
         ]
         for i, row in zip(idx, zip(*columns)):
-            out[i] = Ledger(configs[i], _RowValues(keys, row, configs[i], model, memo), model)
+            out[i] = Ledger(configs[i], _RowValues(keys, row, configs[i], model), model)
     return out  # type: ignore[return-value]
 
 
@@ -291,49 +290,23 @@ def _whole(v: Any) -> Any:
 class _RowValues(dict):
     """One row's quantities out of a chunk: the numbers (and truth values, short texts) as the
     arrays gave them, and each text quantity (messages, sentences) computed by the scalar
-    interpreter the first time it is read, or taken from a row of the chunk that read the same
-    values (``memo``; their types too: ``1 == 1.0 == True``)."""
+    interpreter the first time it is read."""
 
-    __slots__ = ("_config", "_model", "_memo")
+    __slots__ = ("_config", "_model")
 
-    def __init__(
-        self,
-        keys: dict[str, None],
-        numbers: Sequence[Any],
-        config: Config,
-        model: Model,
-        memo: dict,
-    ) -> None:
+    def __init__(self, keys: dict[str, None], numbers: Sequence[Any], config: Config, model: Model):
         super().__init__(keys)  # a copy of the chunk's keys' table, then their values: no growing
         dict.update(self, zip(keys, numbers))
-        self._config, self._model, self._memo = config, model, memo
+        self._config, self._model = config, model
 
     def __missing__(self, key: str) -> Any:
-        m, row = self._model, self._config.values
-        reads = _sentence_reads(m.registry).get(key)
-        if reads is None:
-            v = self[key] = eval_scalar(m.registry[key].expr, row, self, m.tables)
-            return v
-        given = [self[k] for k in reads[0]] + [row.get(c) for c in reads[1]]
-        at = (key, *given, *map(type, given))
-        v = self._memo.get(at, self._memo)
-        if v is self._memo:
-            v = self._memo[at] = eval_scalar(m.registry[key].expr, row, self, m.tables)
-        self[key] = v
+        m = self._model
+        v = self[key] = eval_scalar(m.registry[key].expr, self._config.values, self, m.tables)
         return v
 
     def get(self, key: str, default: Any = None) -> Any:
         # dict.get never calls __missing__: a text quantity not yet read would come back None
         return self[key] if key in self._model.registry else default
-
-
-@functools.cache  # a registry is hashed by identity
-def _sentence_reads(reg) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
-    """The quantities and columns each text quantity reads, where it reads no other (reading them
-    all computes nothing more)."""
-    text = _row_keys(reg)
-    reads = {k: (tuple(all_refs(reg[k].expr)), tuple(all_cols(reg[k].expr))) for k in text}
-    return {k: r for k, r in reads.items() if text.isdisjoint(r[0])}
 
 
 @functools.cache  # a registry is hashed by identity

@@ -54,6 +54,9 @@ class InputError(LedgerError):
             lines.append(f"... and {more} more")
         super().__init__("\n".join(lines))
 
+    def __reduce__(self):  # pickled with its problems (a worker process sends it whole)
+        return type(self), (self.problems,)
+
 
 class OutputError(LedgerError):
     """An output could not be written (the earlier file, if any, is left as it was)."""

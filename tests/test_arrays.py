@@ -23,7 +23,7 @@ from ledger_report.config import COLUMN_NAMES  # noqa: E402
 from ledger_report.engine import _row_keys, compute, compute_many, python_values  # noqa: E402
 from ledger_report.inputs import read_configs  # noqa: E402
 from ledger_report.model.masked import evaluate_masked, masked_arrays, per_pattern  # noqa: E402
-from ledger_report.render.document import config_document, write_lines  # noqa: E402
+from ledger_report.render.document import config_document, json_lines, write_lines  # noqa: E402
 from ledger_report.report import DEFAULT  # noqa: E402
 
 GENERATED = 150
@@ -101,7 +101,7 @@ def _documents(ledgers) -> list[str]:
 
 def _calc_json_lines(configs) -> list[str]:
     out = io.BytesIO()
-    write_lines(compute_many(configs, rows=64), out)
+    write_lines(compute_many(configs, rows=64, make=json_lines), out)
     text = out.getvalue().decode("utf-8")
     head, tail = '{\n  "schema": "ledger-report/1",\n  "configs": [\n', "\n  ]\n}\n"
     assert text.startswith(head) and text.endswith(tail)

@@ -319,11 +319,3 @@ def compile_expression(
 def compile_registry(reg: Registry, layout: Layout) -> dict[str, Template]:
     c = _Compiler(reg, layout)
     return {q.key: compile_expression(reg, q.expr, layout, q.key, c) for q in reg}
-
-
-_FUNC_RE = re.compile(r'"(?:[^"]|"")*"|([A-Za-z_][A-Za-z0-9_.]*)\(')
-
-
-def functions_used(formula: str) -> set[str]:
-    """Names of the functions a formula calls (upper case; string literals skipped)."""
-    return {m.group(1).upper() for m in _FUNC_RE.finditer(formula) if m.group(1)}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, BinaryIO, Callable, Iterable
 
-from ..engine import CHUNK_ROWS, Ledger, chunks, plainers, resolved_inputs
+from ..engine import Ledger, plainers, resolved_inputs
 from ..model.registry import WARNING
 from ..report import Table
 from .view import assumptions
@@ -116,24 +116,25 @@ def json_bytes(doc: Any) -> bytes:
     return (json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode("utf-8")
 
 
+def json_lines(ledgers: list[Ledger]) -> tuple[int, bytes]:
+    """A chunk of configurations as ``calc --json`` prints them (compact, one a line), with their
+    count."""
+    return len(ledgers), ",\n".join(map(_COMPACT, map(config_document, ledgers))).encode()
+
+
 def write_lines(
-    ledgers: Iterable[Ledger],
-    out: BinaryIO,
-    done: Callable[[int], None] = lambda n: None,
-    rows: int = CHUNK_ROWS,
+    parts: Iterable[tuple[int, bytes]], out: BinaryIO, done: Callable[[int], None] = lambda n: None
 ) -> None:
-    """The document as ``calc --json`` prints it: compact, one configuration a line, written
-    ``rows`` configurations at a time as they are computed (memory bounded by a chunk, not the
-    file); ``done`` is told how many configurations each write carried.  The head is written with
-    the first chunk, so a row refused there (the engine's rule on figures no output can hold)
-    leaves nothing on ``out``."""
+    """The document as ``calc --json`` prints it, written a chunk (``json_lines``) at a time as
+    they are computed (memory bounded by a chunk, not the file); ``done`` is told how many
+    configurations each write carried.  The head is written with the first chunk, so a row
+    refused there (the engine's rule on figures no output can hold) leaves nothing on ``out``."""
     head = b'{\n  "schema": "' + SCHEMA.encode() + b'",\n  "configs": [\n'
-    lead = ""
-    for chunk in chunks(ledgers, rows):
-        docs = map(_COMPACT, map(config_document, chunk))  # lazy: the text made once, in the join
-        out.write(head + (lead + ",\n".join(docs)).encode())
-        head, lead = b"", ",\n"
-        done(len(chunk))
+    lead = b""
+    for n, text in parts:
+        out.write(head + lead + text)
+        head, lead = b"", b",\n"
+        done(n)
     out.write(head + b"\n  ]\n}\n")
 
 
