@@ -119,7 +119,7 @@ def main() -> None:
 
 @main.command(context_settings=CONTEXT)
 @_INPUT
-@_json(help="Print the JSON document (docs/json.md) instead of the table (made by two processes where LEDGER_REPORT_JOBS or the CPUs allow; the same bytes).")
+@_json(help="Print the JSON document (docs/json.md) instead of the table.")
 @click.option(
     "--csv",
     "as_csv",
