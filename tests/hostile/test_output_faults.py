@@ -39,14 +39,18 @@ def _contents(folder: Path) -> dict[str, bytes]:
 # ---- a signal while the outputs are swapped in --------------------------------------------------
 @pytest.fixture
 def sigterm_raises():
-    """SIGTERM handled as the CLI handles it (as Ctrl-C: KeyboardInterrupt), for this test only."""
+    """SIGTERM handled as the CLI handles it (as Ctrl-C: KeyboardInterrupt), and SIGINT as Python
+    handles it by default, for this test only (a runner started in the background, as ``cmd &``
+    from a script, starts Python with SIGINT ignored, and then it raises nothing)."""
 
     def handler(signum, frame):
         raise KeyboardInterrupt
 
     old = signal.signal(signal.SIGTERM, handler)
+    old_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
     signal.signal(signal.SIGTERM, old)
+    signal.signal(signal.SIGINT, old_int)
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
@@ -83,7 +87,7 @@ def test_a_signal_while_swapping_puts_every_earlier_file_back(
     assert _contents(out) == OLD
 
 
-def test_a_signal_while_swapping_new_files_leaves_none(tmp_path, monkeypatch):
+def test_a_signal_while_swapping_new_files_leaves_none(tmp_path, monkeypatch, sigterm_raises):
     """The same with no earlier files: the files already moved in are removed again."""
     out = tmp_path / "out"
     out.mkdir()
