@@ -42,6 +42,12 @@ def _refuses_odd(x: int) -> int:
     return x
 
 
+def _dies_on_odd(x: int) -> int:
+    if x % 2:
+        os._exit(3)  # as a process killed outright: nothing sent
+    return x
+
+
 def _fails_on_five(x: int) -> tuple[int, int]:
     if x == 5:
         raise ValueError("five (on purpose)")
@@ -136,3 +142,13 @@ def test_an_input_error_from_the_worker_keeps_its_problems(monkeypatch):
         list(in_turn(_refuses_odd, range(4)))
     assert err.value.problems == [Problem("jobs.csv", 2, "mfu", "a fraction of 1", "1")]
     assert str(err.value) == 'jobs.csv, row 2, column "mfu": expected a fraction of 1; found 1'
+
+
+@needs_fork
+def test_a_worker_that_dies_is_named_with_its_exit_code(monkeypatch):
+    """The worker exits with status 3 before sending item 1: one error naming the process and
+    that status, and no process left."""
+    monkeypatch.setenv(JOBS_ENV, "2")
+    with pytest.raises(RuntimeError, match=r"every second item stopped \(exit code 3\)"):
+        list(in_turn(_dies_on_odd, range(4)))
+    assert multiprocessing.active_children() == []

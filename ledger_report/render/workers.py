@@ -90,6 +90,10 @@ def env_while_running(name: str, value: str) -> Iterator[None]:
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
+def _stopped(what: str) -> Callable[[Any], Exception]:
+    return lambda code: RuntimeError(f"the process {what} stopped (exit code {code})")
+
+
 def receive_outcome(conn: Any, process: Any, stopped: Callable[[Any], Exception]) -> Any:
     """What a forked worker sent (:func:`fork`): the value, or the exception raised here;
     ``stopped(exit code)`` is raised where the worker died without sending.  Closes ``conn``."""
@@ -189,13 +193,8 @@ class Beside:
         if self._process is None:
             return self._call()
         try:
-            return receive_outcome(
-                self._receive,
-                self._process,
-                lambda code: RuntimeError(
-                    f"the process writing the {self.what} stopped (exit code {code})"
-                ),
-            )
+            stopped = _stopped(f"writing the {self.what}")
+            return receive_outcome(self._receive, self._process, stopped)
         finally:
             self.cancel()
 
@@ -233,8 +232,8 @@ def in_turn(fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
             try:
                 yield receive.recv() if i % 2 else fn(item)
             except EOFError:  # the worker stopped: what it raised is raised here
-                receive_outcome(outcome, process, lambda code: RuntimeError(f"exit code {code}"))
-                raise RuntimeError("a worker stopped before its work was done") from None
+                receive_outcome(outcome, process, _stopped("making every second item"))
+                raise RuntimeError("the process making every second item stopped early") from None
     finally:
         receive.close()
         outcome.close()
