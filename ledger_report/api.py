@@ -23,7 +23,7 @@ import numpy as np
 
 from .catalogue import GPUS, MODELS
 from .config import Config
-from .engine import TABLE_ROWS, Ledger, compute_many, ledger_table, table_keys
+from .engine import CHUNK_ROWS, TABLE_ROWS, Ledger, compute_many, ledger_table, table_keys
 from .engine import compute as compute_one
 from .engine import table as engine_table
 from .errors import InputError, Problem
@@ -487,14 +487,15 @@ def _states_frame(pd, ledgers: Sequence[Ledger]):
 
 def write_json(source: Rows, out: BinaryIO, progress: Progress | None = None) -> None:
     """``calc --json``: the JSON document of every row, compact, one configuration a line, written
-    to the binary stream ``out`` a chunk of rows at a time as they are computed (every second
-    chunk in a forked process beside this one, where it can fork: the same bytes)."""
+    to the binary stream ``out`` a chunk of rows at a time as they are computed (where there are
+    two or more and it can fork, every second one in a forked process beside: the same bytes)."""
     from .render.document import json_lines, write_lines
     from .render.workers import in_turn
 
     with no_cyclic_gc():
         configs = read(source)
-        parts = compute_many(configs, make=json_lines, each=in_turn)
+        each = in_turn if len(configs) > CHUNK_ROWS else map  # (one chunk: no second process)
+        parts = compute_many(configs, make=json_lines, each=each)
         write_lines(parts, out, counter(progress, len(configs), every=1000))
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import shutil
 import zipfile
 from io import BytesIO
 from pathlib import Path
@@ -152,3 +153,32 @@ def test_a_worker_that_dies_is_named_with_its_exit_code(monkeypatch):
     with pytest.raises(RuntimeError, match=r"every second item stopped \(exit code 3\)"):
         list(in_turn(_dies_on_odd, range(4)))
     assert multiprocessing.active_children() == []
+
+
+@needs_fork
+def test_calc_json_over_two_processes_is_the_bytes_of_one(tmp_path):
+    """calc --json of 1,113 rows (the example's 21, 53 times over, renamed: two chunks of 1,024)
+    prints the same bytes with LEDGER_REPORT_JOBS=2 (the second chunk made in a forked process)
+    as with 1 (all in this one), and as many configurations as rows."""
+    import csv
+    import json
+
+    from click.testing import CliRunner
+
+    from ledger_report.cli import main
+
+    with EXAMPLE.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    shutil.copytree(ROOT / "inputs" / "configs", tmp_path / "configs")  # a row's config.json
+    path = tmp_path / "many.csv"
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, list(rows[0]))
+        w.writeheader()
+        w.writerows({**r, "name": f"{r['name']} #{k}"} for k in range(53) for r in rows)
+    out = {
+        jobs: CliRunner().invoke(main, ["calc", str(path), "--json"], env={JOBS_ENV: jobs})
+        for jobs in ("1", "2")
+    }
+    assert out["1"].exit_code == 0 and out["2"].exit_code == 0
+    assert out["2"].stdout_bytes == out["1"].stdout_bytes
+    assert len(json.loads(out["2"].stdout)["configs"]) == 21 * 53
