@@ -73,12 +73,14 @@ memory is slow (touching 17 GB took 35 s, ~2 ms a MB): the join's system time ha
 machine had touched its memory, so run a bench twice and take the second.
 
 2026-12-04 18:30 UTC, the same AMD machine, idle (load 0.8): calc --json makes every second chunk
-of rows in a forked process beside the first (workers.in_turn; the same bytes): 10,000 rows in
-3.9 s wall, 6.8 s of CPU in the two processes (6.1-6.3 s wall in one).  The same split does not
-pay for the sweep table: calc --csv 10.1 against 10.4 s, lr.to_frame 7.7-8.1 against 6.6 s (system
-time 0.9 -> 3.7-4.3 s: both processes copy the pages of the shared heap they write, and the
-table's chunks are ~100 MB each way).  The chunk's sentence memo (above) was removed: with it
-calc --json took 3.85-4.01 s, without it 3.93-4.04 s.
+of rows in a forked process beside the first (workers.in_turn; the same bytes): 10,000 rows in 3.9
+s wall, 6.8 s of CPU in the two processes (6.1-6.3 s wall in one). 100,000 rows: 44 s against 64 s
+in one process (78 against 64 s of CPU: each process runs slower beside the other, and the worker
+copies the pages of the shared heap it writes). The same split does not pay for the sweep table:
+calc --csv 10.1 against 10.4 s, lr.to_frame 7.7-8.1 against 6.6 s (system time 0.9 -> 3.7-4.3 s:
+both processes copy the pages of the shared heap they write, and the table's chunks are ~100 MB
+each way). The chunk's sentence memo (above) was removed: with it calc --json took 3.85-4.01 s,
+without it 3.93-4.04 s.
 
 lr.to_frame of 100,000 rows was ~7.5 s of CPU (reading 3.7 s, the table 3.3-3.7 s) and calc
 --csv's figures are bench/bench_csv.py's; the earlier rounds' figures are in this file's history
