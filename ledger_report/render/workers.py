@@ -216,8 +216,8 @@ def _cancelled() -> Any:
 def in_turn(fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
     """``map(fn, items)``, with every second item's ``fn`` run in a forked process (which sends
     each result through a pipe as it makes it) while this one runs the others, where it can fork
-    and ``default_jobs`` allows two: the same results in the same order, on two cores in about
-    half the time.  ``items`` is read lazily (the worker reads its own copy), so after an
+    and ``default_jobs`` allows two: the same results in the same order, sooner on two cores (1.4
+    to 1.6 times here).  ``items`` is read lazily (the worker reads its own copy), so after an
     exception it stands past the item that raised it."""
     items = iter(items)
     if default_jobs() < 2 or not can_fork():
@@ -234,11 +234,11 @@ def in_turn(fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
             except EOFError:  # the worker stopped: what it raised is raised here
                 receive_outcome(outcome, process, _stopped("making every second item"))
                 raise RuntimeError("the process making every second item stopped early") from None
-    finally:
-        receive.close()
-        outcome.close()
+    finally:  # killed first: a worker still sending its outcome meets no closed pipe (EPIPE)
         process.kill()
         process.join()
+        receive.close()
+        outcome.close()
 
 
 def _every_second(fn: Callable[[Any], Any], items: Iterator[Any], send: Any) -> None:
