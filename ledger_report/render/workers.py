@@ -227,13 +227,14 @@ def in_turn(fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
     worker = functools.partial(_every_second, fn, items, send)
     outcome, process = fork(worker, RuntimeError, [receive])
     send.close()
+    stopped = _stopped("making every second item")
     try:
         for i, item in enumerate(items):
             try:
                 yield receive.recv() if i % 2 else fn(item)
-            except EOFError:  # the worker stopped: what it raised is raised here
-                receive_outcome(outcome, process, _stopped("making every second item"))
-                raise RuntimeError("the process making every second item stopped early") from None
+            except EOFError:  # the worker stopped: what it raised is raised here, else that
+                receive_outcome(outcome, process, stopped)
+                raise stopped(process.exitcode) from None
     finally:  # killed first: a worker still sending its outcome meets no closed pipe (EPIPE)
         process.kill()
         process.join()
@@ -245,7 +246,6 @@ def _every_second(fn: Callable[[Any], Any], items: Iterator[Any], send: Any) -> 
     for i, item in enumerate(items):
         if i % 2:
             send.send(fn(item))
-    send.close()
 
 
 def run_forked(
