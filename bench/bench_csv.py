@@ -24,6 +24,14 @@ the writer 4.32 s, calc --csv 9.0 s of CPU (8.8-10.2 s in runs of bench_calc.py 
 this round's tree and the one before alike): reading and the table came out unchanged this round
 (reading: CSV parsing ~0.55 s, the cells ~0.75 s, each row's full dict of 118 columns ~0.8 s, with
 its page faults, the Configs ~0.4 s, the constraint checks ~0.6 s).  The target is not met.
+
+Measured 2026-12-04 19:45-20:00 UTC, the AMD EPYC machine (reference 0.50-0.72 s within a minute,
+idle): table 4.9 s and writer 4.2 s of CPU; calc --csv 10.5-13.9 s wall.  Tried and not taken: a
+pipeline, each chunk's lines written straight to stdout's file descriptor by a process forked for
+it while this one makes the next chunk (one writer at a time, the same bytes): 11.2-12.1 against
+12.0-13.9 s wall, system time 0.9 -> 3.2-4.5 s (copy-on-write faults in both processes eat the
+overlap).  One table chunk for the whole file (to_frame without the join): 7.2-7.6 against
+7.0-7.4 s, peak RSS 1.44 -> 1.74 GB.
 """
 
 from __future__ import annotations
