@@ -450,7 +450,8 @@ def read_config_json(path: Path) -> dict[str, Any]:
         found = err.problems[0].found
         if found == "no such file":
             raise UnsupportedConfig(
-                "an existing config.json (the path is relative to the input file's folder)",
+                "an existing config.json (a relative path is read from the input file's folder;"
+                " for rows given from Python, from the working directory)",
                 f"no file {path}",
             ) from None
         if found == "a larger file":

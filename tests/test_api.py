@@ -258,3 +258,31 @@ def test_build_takes_a_dataframe_with_empty_cells(tmp_path):
     (want,) = lr.build(plain, tmp_path / "plain", formats=("json",), stem="frame")
     assert got == json.loads(want.read_text(encoding="utf-8"))
     assert got["configs"][0]["state_bytes_per_rank"] == 16 * 7 * 10**9
+
+
+@pytest.mark.slow
+def test_the_readme_python_block_runs_as_shown(tmp_path, monkeypatch):
+    """README "From Python": its code block, run as written from a folder holding the shipped
+    inputs/ (a new user's notebook beside a clone), gives what its comments say: the sweep of the
+    21 example rows, 4 ledgers from the DataFrame's first 4 rows (the first 4 lines of
+    inputs/examples.csv by name), out/ledgers.{xlsx,pdf,json}, and plans for the plan example's one
+row (its input name, qwen3-8b-100b-30d), one row of the plans' frame each."""
+    import shutil
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = text.split("## From Python", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    shutil.copytree(ROOT / "inputs", tmp_path / "inputs")
+    monkeypatch.chdir(tmp_path)
+    names = [line.split(",", 1)[0] for line in EXAMPLE.read_text().splitlines()[1:5]]
+    scope: dict = {}
+    exec(compile(block, "README.md", "exec"), scope)  # noqa: S102 - the README's own code
+    assert len(scope["sweep"]) == 21
+    assert [lg.name for lg in scope["ledgers"]] == names
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "ledgers.json",
+        "ledgers.pdf",
+        "ledgers.xlsx",
+    ]
+    plans = scope["plans"]["plans"]
+    assert plans and {p["input"] for p in plans} == set(pd.read_csv(PLAN_EXAMPLE)["name"])
+    assert len(lr.to_frame(scope["plans"])) == len(plans)

@@ -50,3 +50,24 @@ def test_the_spec_read_is_let_go_when_another_model_is_documented():
     config_document(lg)
     gc.collect()
     assert gone() is None
+
+
+def _keys(value, path=()):
+    """Every object key in a document, with the path of keys above it (lists looked into)."""
+    if isinstance(value, dict) and path[-1:] not in (("inputs",), ("inputs_from",), ("label",)):
+        for k, v in value.items():
+            yield path, k
+            yield from _keys(v, (*path, k))
+    elif isinstance(value, list):
+        for item in value:
+            yield from _keys(item, path)
+
+
+def test_docs_json_md_names_every_key_the_examples_documents_hold():
+    """docs/json.md is the reference for scripts: each key of each shipped example's document is
+    written there as `key` (the columns under ``inputs`` and ``inputs_from`` are the input
+    schema's, documented in docs/columns.md; ``label``'s ``en``/``zh`` in its own line)."""
+    text = (Path(__file__).parents[1] / "docs" / "json.md").read_text(encoding="utf-8")
+    docs = [config_document(compute(c)) for c in read_configs(EXAMPLES)]
+    missing = {(p[-1:], k) for d in docs for p, k in _keys(d) if f"`{k}`" not in text}
+    assert not missing

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import html as htmllib
 import io
 import math
 import os
@@ -1355,3 +1356,42 @@ def test_a_page_measure_missing_from_the_stylesheet_is_named(rule, prop):
     both, not a TypeError from the import."""
     with pytest.raises(handout.HandoutError, match=f"{prop}.*{re.escape(rule)}"):
         handout._css(rule, prop)
+
+
+def _words(pdf_path: Path, page: int) -> list[tuple[float, float, float, str]]:
+    """pdftotext -bbox's words of a page, each as (top, left, right, text)."""
+    xml = _run("pdftotext", "-bbox", "-f", str(page), "-l", str(page), pdf_path, "-")
+    found = re.findall(
+        r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="[\d.]+">([^<]*)</word>', xml
+    )
+    return [(float(y0), float(x0), float(x1), htmllib.unescape(w)) for x0, y0, x1, w in found]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_summary_cells_stay_in_their_columns(tmp_path, lang):
+    """The summary of three example rows (an A100-80GB, the longest GPU names of the catalogue
+    with A100-40GB; a row with no memory gate and no binding gate; a late H100 row), read back
+    with ``pdftotext -bbox``: no two words of one line overlap (before, "A100-80GB" ran 8.7 pt
+    into the layout column); the binding gate's header and cells stand apart from the figure
+    before them (before, pdftotext read "memorybinds" as one word); "GPU-h" is never split at
+    its hyphen (before: "84.8 GPU-" above "h")."""
+    from ledger_report.inputs import read_configs
+
+    root = Path(__file__).resolve().parents[1]
+    wanted = ("fsdp-7b-finetune", "moe35b-ep8-fp32-buffer", "qwen3-8b-2gpu-77d")
+    configs = [c for c in read_configs(root / "inputs" / "examples.csv") if c.name in wanted]
+    path, _, warnings = _render(tmp_path, "summary", list(compute_many(configs)), lang)
+    assert warnings == [] and len(configs) == 3
+    words = _words(path, 1)
+    lines: dict[int, list] = {}
+    for top, x0, x1, w in words:
+        lines.setdefault(round(top), []).append((x0, x1, w))
+    for line in lines.values():
+        line.sort()
+        for (_, a1, a), (b0, _, b) in zip(line, line[1:]):
+            assert a1 <= b0 + 0.2, (lang, a, b, a1, b0)
+    texts = [w for *_, w in words]
+    assert "A100-80GB" in texts and not any(w.endswith("-") and "GPU" in w for w in texts)
+    if lang == "en":
+        assert "binds" in texts and texts.count("GPU-h") == 2, texts

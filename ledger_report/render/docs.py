@@ -165,15 +165,25 @@ def json_md(reg: Registry, spec: Report = SPEC) -> str:
         "`ledger-report calc --json` prints, and `build` writes, one document:\n",
         '```\n{"schema": "ledger-report/1", "configs": [ {...one object per row...} ]}\n```\n',
         "Each configuration object holds `name`, `notes`, `inputs` (every column resolved to its "
-        "value), the sections below, `assumptions` and `assumptions_zh` (the notes that apply) and "
-        "`warnings` (the rules the row breaks as warnings). Bytes are whole bytes, counts whole "
-        "numbers, other quantities floats; a value that cannot be computed from the row is `null`.\n",
+        "value), `inputs_from` (for each column the row has: `\"row\"`, or the model that filled "
+        "it, such as `\"model Qwen3-8B\"` or `\"config.json configs/x.json\"`), the sections "
+        "below, `assumptions` and `assumptions_zh` (the notes that apply) and `warnings` (the rules "
+        "the row breaks as warnings). Bytes are whole bytes, counts whole numbers, other quantities "
+        "floats; a value that cannot be computed from the row is `null`.\n",
+    ]
+    line_fields = [
+        "| `basis` | where the line's figure is defined (lines with a formula of their own) |",
+        '| `label` | the line as the handout names it: `{"en": ..., "zh": ...}` |',
     ]
     figures_head = "| name | key | unit | meaning |\n|---|---|---|---|"
     for sec in spec.sections:
         if isinstance(sec, Table):
             out += [f"## `{sec.json}`: a list — {sec.en}\n", "| field | meaning |\n|---|---|"]
-            out += [f"| `{col.name}` | {_cell(col.en)} |" for col in sec.columns]
+            out += [
+                f"| `{col.name}` | {_cell(col.en)}{_items_text(_line_items(sec, col.name))} |"
+                for col in sec.columns
+            ]
+            out += line_fields
             if sec.total:
                 out += ["\nBeside the list, at the top level of the configuration:\n", figures_head]
             figures = sec.total
@@ -214,7 +224,20 @@ PLAN_LEVELS = {
 
 def _figure_line(reg: Registry, f: Any) -> str:
     q = reg[f.key]
-    return f"| `{f.name}` | [`{f.key}`](definitions.md) | {q.unit} | {_cell(q.en)} |"
+    meaning = _cell(q.en) + _items_text(f.items)
+    return f"| `{f.name}` | [`{f.key}`](definitions.md) | {q.unit} | {meaning} |"
+
+
+def _line_items(table: Any, column: str) -> tuple[tuple[str, str], ...]:
+    """The names a table column's breakdowns use over all its lines, each once, in order."""
+    return tuple(dict.fromkeys(i for ln in table.lines for i in ln.cells[column].items))
+
+
+def _items_text(items: tuple[tuple[str, str], ...]) -> str:
+    """A breakdown's object, its names and the quantity behind each, for a table cell."""
+    if not items:
+        return ""
+    return " — an object of " + ", ".join(f"`{n}` ([`{k}`](definitions.md))" for n, k in items)
 
 
 def all_docs() -> dict[str, str]:
