@@ -263,10 +263,10 @@ def test_build_takes_a_dataframe_with_empty_cells(tmp_path):
 @pytest.mark.slow
 def test_the_readme_python_block_runs_as_shown(tmp_path, monkeypatch):
     """README "From Python": its code block, run as written from a folder holding the shipped
-    inputs/ (a new user's notebook beside a clone), gives what its comments say: the sweep of the
-    21 example rows, 4 ledgers from the DataFrame's first 4 rows (the first 4 lines of
-    inputs/examples.csv by name), out/ledgers.{xlsx,pdf,json}, and plans for the plan example's one
-row (its input name, qwen3-8b-100b-30d), one row of the plans' frame each."""
+        inputs/ (a new user's notebook beside a clone), gives what its comments say: the sweep of the
+        21 example rows, 4 ledgers from the DataFrame's first 4 rows (the first 4 lines of
+        inputs/examples.csv by name), out/ledgers.{xlsx,pdf,json}, and plans for the plan example's one
+    row (its input name, qwen3-8b-100b-30d), one row of the plans' frame each."""
     import shutil
 
     text = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -165,8 +165,8 @@ def json_md(reg: Registry, spec: Report = SPEC) -> str:
         "`ledger-report calc --json` prints, and `build` writes, one document:\n",
         '```\n{"schema": "ledger-report/1", "configs": [ {...one object per row...} ]}\n```\n',
         "Each configuration object holds `name`, `notes`, `inputs` (every column resolved to its "
-        "value), `inputs_from` (for each column the row has: `\"row\"`, or the model that filled "
-        "it, such as `\"model Qwen3-8B\"` or `\"config.json configs/x.json\"`), the sections "
+        'value), `inputs_from` (for each column the row has: `"row"`, or the model that filled '
+        'it, such as `"model Qwen3-8B"` or `"config.json configs/x.json"`), the sections '
         "below, `assumptions` and `assumptions_zh` (the notes that apply) and `warnings` (the rules "
         "the row breaks as warnings). Bytes are whole bytes, counts whole numbers, other quantities "
         "floats; a value that cannot be computed from the row is `null`.\n",
