@@ -60,10 +60,15 @@ fi
 if [[ "$have" != "$want" ]]; then
   "$PYTHON" -m venv --clear .venv
 fi
-# torch first, pinned: the test extra asks only for torch>=2.1 (a floor, no ceiling), which this
-# pinned CPU build already meets, so pip keeps it; asked for bare, pip would resolve the newest
-# torch from PyPI, a CUDA build of several GB, where the CPU wheel is all the tests need.
-.venv/bin/python -m pip install 'torch==2.13.0'
+# torch first, pinned, its CPU build: the test extra asks only for torch>=2.1 (a floor, no
+# ceiling), which the pinned build already meets, so pip keeps it. PyPI's Linux wheel is a CUDA
+# build of several GB, where the CPU build is all the tests need, so the CPU build is taken from a
+# wheel pip finds on this machine (its find-links), else from PyTorch's CPU index, and only where
+# neither answers from PyPI. Its dependencies come with the package below.
+torch_wheel() { .venv/bin/python -m pip install --no-deps 'torch==2.13.0' "$@"; }
+torch_wheel --no-index 2>/dev/null \
+  || torch_wheel --retries 1 --timeout 30 --index-url https://download.pytorch.org/whl/cpu \
+  || torch_wheel
 .venv/bin/python -m pip install -e '.[test]'
 
 echo "setup.sh: ready; run the tests with .venv/bin/python -m pytest -q"
