@@ -257,6 +257,9 @@ class Config:
         kept = {k: v for k, v in self.origins.items() if k not in changes}
         return Config(new, self.source, kept, self.warnings)
 
+    def __repr__(self) -> str:  # the cells the row has, not every column of the schema
+        return f"<Config {self.name!r} ({self.source or 'no source'}): {self.given()!r}>"
+
     def given(self) -> dict[str, Any]:
         """The non-empty cells, in column order."""
         return {k: v for k, v in self.values.items() if v is not None}

@@ -49,6 +49,10 @@ class Ledger:
     def get(self, key: str, default: Any = None) -> Any:
         return self.values.get(key, default)
 
+    def __repr__(self) -> str:  # a notebook echoes it: the row, not its ~1,000 values and model
+        where = self.config.source or "no source"
+        return f"<Ledger {self.name!r} ({where}): {len(self.values):,} values>"
+
 
 def plain(v: Any, unit: str) -> Any:
     """A computed value as the reports carry it: bytes round up to whole bytes, counts to whole

@@ -572,6 +572,10 @@ class Model:
     spec: Report
     tables: Mapping[str, Any] = field(default_factory=tables)
 
+    def __repr__(self) -> str:  # help() and notebooks print it, as Ledger's default too
+        sections = len(self.spec.sections)
+        return f"<Model: {len(self.registry.keys()):,} definitions, {sections} sections>"
+
 
 SPEC = build_spec()
 DEFAULT = Model(REGISTRY, SPEC, tables())

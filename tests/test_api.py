@@ -286,3 +286,20 @@ def test_the_readme_python_block_runs_as_shown(tmp_path, monkeypatch):
     plans = scope["plans"]["plans"]
     assert plans and {p["input"] for p in plans} == set(pd.read_csv(PLAN_EXAMPLE)["name"])
     assert len(lr.to_frame(scope["plans"])) == len(plans)
+
+
+def test_a_notebook_echo_of_ledgers_is_short_and_names_the_rows():
+    """A notebook prints what a cell returns: lr.compute's 21 example ledgers read as their names
+    and sources, not as ~1,000 values and the whole model each (1.8 MB before); a Config shows
+    the cells its row has; help(Ledger) no longer prints the default Model (107 kB before)."""
+    import pydoc
+
+    from ledger_report.engine import Ledger
+
+    ledgers = lr.compute(EXAMPLE)
+    echo = repr(ledgers)
+    assert len(echo) < 21 * 120 and all(repr(lg.name) in echo for lg in ledgers)
+    assert "examples.csv line 2" in repr(ledgers[0])
+    config = repr(ledgers[0].config)
+    assert "'layers': 36" in config and "'qk_norm': True" in config and "None" not in config
+    assert len(pydoc.render_doc(Ledger)) < 10_000
