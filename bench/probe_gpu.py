@@ -37,7 +37,7 @@ from support.decoder import build  # noqa: E402
 
 import ledger_report as lr  # noqa: E402
 from ledger_report.probe import Probe  # noqa: E402
-from ledger_report.reconcile import read_run, reconcile, render_text  # noqa: E402
+from ledger_report.reconciler import read_run, reconcile, render_text  # noqa: E402
 
 SIZES = {  # ~0.95 B parameters: 16 × (4h² + 3hf) + 2 × V × h
     "full": dict(layers=16, hidden=2048, heads=16, ffn=5632, vocab=32000, seq=2048, batch=4),

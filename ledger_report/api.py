@@ -516,9 +516,9 @@ def reconcile(
     update: str | Path | None = None,
 ) -> dict[str, Any]:
     """``ledger-report reconcile``: one row's ledger against probe files or training logs
-    (``ledger_report/reconcile.py``); writes ``out_dir/<stem>-reconcile.json`` and ``.txt``, and
+    (``ledger_report/reconciler.py``); writes ``out_dir/<stem>-reconcile.json`` and ``.txt``, and
     with ``update`` the input rows as a CSV with measured_peak_gb, measured_counter and mfu filled."""
-    from . import reconcile as rc
+    from . import reconciler as rc
     from .render.document import json_bytes
     from .render.output import write_outputs
 
@@ -541,7 +541,7 @@ def reconcile(
 def text(kind: str, value: Any) -> str:
     """What the command line prints for ``value``: ``kind`` is ``ledgers``, ``gpus``, ``models``,
     ``plans`` (a planner document) or ``reconcile`` (a reconciliation document)."""
-    from .reconcile import render_text
+    from .reconciler import render_text
     from .render import table
 
     reporters = {

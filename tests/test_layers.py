@@ -131,3 +131,16 @@ def test_every_output_format_has_its_one_reporter():
 
     assert list(api.REPORTERS) == ["json", "xlsx", "pdf"]
     assert set(api.REPORTERS) == set(api.FORMATS)
+
+
+def test_no_module_of_the_package_shares_a_name_with_the_library_face():
+    """``import ledger_report.X`` sets the package's attribute X to the module, so a module named
+    as a function of ``lr.__all__`` replaces that function once anything imports it, and ``from .
+    import X`` inside the package gets the function instead of the module: both happened, to
+    ``lr.plan`` (the planner module is planner.py) and to ``lr.reconcile`` (reconciler.py)."""
+    import pkgutil
+
+    import ledger_report as lr
+
+    modules = {m.name for m in pkgutil.iter_modules(lr.__path__)}
+    assert len(modules) > 10 and not modules & set(lr.__all__)

@@ -40,7 +40,7 @@ from ledger_report.probe import (  # noqa: E402
     _windows_from_trace,
     preflight,
 )
-from ledger_report.reconcile import read_run, reconcile  # noqa: E402
+from ledger_report.reconciler import read_run, reconcile  # noqa: E402
 
 # parameters by hand: embedding V·h, per layer two norms 2h, qkv 3h², proj h², gate_up 2hf,
 # down fh; the final norm h and the head h·V

@@ -22,7 +22,7 @@ from ledger_report.cli import main
 from ledger_report.config import COLUMN_NAMES
 from ledger_report.errors import InputError
 from ledger_report.model.definitions.phases import PHASE_NAMES
-from ledger_report.reconcile import WINDOWS, read_run, reconcile
+from ledger_report.reconciler import WINDOWS, read_run, reconcile
 
 LOGS = Path(__file__).parent / "data" / "logs"
 MIB, GIB = 2**20, 2**30
@@ -319,3 +319,27 @@ def test_only_the_probe_imports_torch():
     assert not any(
         isinstance(n, (ast.Import, ast.ImportFrom)) and "torch" in ast.dump(n) for n in top
     )
+
+
+def test_reconcile_runs_in_a_fresh_process_and_lr_reconcile_stays_the_function(tmp_path):
+    """The command and the library function in a new interpreter, as a user runs them: before,
+    ``lr.reconcile`` (the function) hid the module of the same name, so `ledger-report reconcile`
+    failed on every input with an internal error (AttributeError) unless a test had imported the
+    module first; and importing the module replaced ``lr.reconcile`` with it.  The Megatron-LM log
+    of issue 756 gives 61,480 MiB reserved, as test_megatron_rank_report_and_iteration_lines reads."""
+    import subprocess
+    import sys
+
+    inp = _csv(tmp_path, [MIXTRAL])
+    log = LOGS / "megatron_mixtral_h100.log"
+    cli = [sys.executable, "-m", "ledger_report", "reconcile", str(inp), str(log), "--json"]
+    done = subprocess.run(cli, capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert json.loads(done.stdout)["peak"]["measured_bytes"] == 61480 * MIB
+    code = (
+        "import ledger_report as lr, ledger_report.reconciler, sys\n"
+        f"doc = lr.reconcile({str(inp)!r}, [{str(log)!r}])\n"
+        "print(callable(lr.reconcile), doc['peak']['measured_bytes'])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.split() == ["True", str(61480 * MIB)], done.stderr

@@ -15,7 +15,7 @@ from files import rewrite_entry, write_csv, write_xlsx
 from ledger_report.engine import compute
 from ledger_report.errors import InputError
 from ledger_report.inputs import configs_from_records, read_configs, xlsx
-from ledger_report.reconcile import read_run
+from ledger_report.reconciler import read_run
 from ledger_report.render.document import config_document
 
 SHEET = "xl/worksheets/sheet1.xml"
