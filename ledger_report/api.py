@@ -519,16 +519,26 @@ def reconcile(
     (``ledger_report/reconciler.py``); writes ``out_dir/<stem>-reconcile.json`` and ``.txt``, and
     with ``update`` the input rows as a CSV with measured_peak_gb, measured_counter and mfu filled."""
     from . import reconciler as rc
+    from .errors import OutputError
     from .render.document import json_bytes
-    from .render.output import write_outputs
+    from .render.output import check_targets, write_outputs
 
+    stem = None if out_dir is None else Path(out_dir) / f"{Path(source).stem}-reconcile"
+    targets = [] if stem is None else [stem.with_suffix(".json"), stem.with_suffix(".txt")]
+    if update is not None:
+        if Path(update).suffix.lower() != ".csv":
+            raise OutputError(
+                f"Refusing to write {update}: the updated rows are CSV; name a file ending in .csv."
+            )
+        targets.append(Path(update))
+    check_targets(targets, [source, *runs])  # (two targets that are one file: refused here)
+    _each_run_once(runs)
     configs = read(source)
     read_runs = [rc.read_run(r) for r in runs]
     ledger = rc.pick_row(compute(configs), read_runs, row, str(source))
     doc = rc.reconcile(ledger, read_runs)
     files: dict[Path, bytes] = {}
-    if out_dir is not None:
-        stem = Path(out_dir) / f"{Path(source).stem}-reconcile"
+    if stem is not None:
         files[stem.with_suffix(".json")] = json_bytes(doc)
         files[stem.with_suffix(".txt")] = rc.render_text(doc).encode("utf-8")
     if update is not None:
@@ -536,6 +546,16 @@ def reconcile(
     if files:
         write_outputs(files, inputs=[source, *runs])
     return doc
+
+
+def _each_run_once(runs: Sequence[str | Path]) -> None:
+    """A run file given twice would count its samples twice: refused, naming it."""
+    seen: dict[Path, str | Path] = {}
+    for run in runs:
+        first = seen.setdefault(Path(run).resolve(), run)
+        if first is not run:
+            found = f"{run} given twice" + ("" if str(first) == str(run) else f" (as {first})")
+            raise InputError(Problem(str(run), None, None, "each run file once", found))
 
 
 def text(kind: str, value: Any) -> str:

@@ -319,7 +319,11 @@ def _gb(n: float | None) -> str:
 
 
 def _signed(n: float | None) -> str:
-    return "—" if n is None else ("+" if n >= 0 else "−") + _gb(abs(n))
+    """A difference, its sign on both units: "−30.69 GB (−28.58 GiB)"."""
+    if n is None:
+        return "—"
+    sign = "+" if n >= 0 else "−"
+    return f"{sign}{abs(n) / 1e9:,.4g} GB ({sign}{abs(n) / GIB:,.4g} GiB)"
 
 
 def _pct(x: float | None) -> str:

@@ -343,3 +343,34 @@ def test_reconcile_runs_in_a_fresh_process_and_lr_reconcile_stays_the_function(t
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.stdout.split() == ["True", str(61480 * MIB)], done.stderr
+
+
+def test_update_must_be_csv_and_each_run_file_is_read_once(tmp_path):
+    """--update writes CSV rows, so a name ending in .xlsx or .json is refused before anything is
+    read (before, u.xlsx held CSV text that `calc u.xlsx` then refused, and rr/t-reconcile.json
+    overwrote the reconciliation written beside it); the same log named twice (even as ./x) would
+    count its samples twice, so it is refused naming it; nothing is written."""
+    inp = _csv(tmp_path, [MIXTRAL])
+    log = LOGS / "megatron_mixtral_h100.log"
+    out = tmp_path / "rr"
+    for update in ("u.xlsx", out / "inputs-reconcile.json"):
+        r = run("reconcile", inp, log, "-o", out, "--update", tmp_path / update)
+        assert r.exit_code == 1 and "name a file ending in .csv" in r.output, r.output
+    twice = log.parent / ".." / "logs" / log.name
+    r = run("reconcile", inp, log, twice)
+    assert r.exit_code == 1 and "expected each run file once" in r.output
+    assert f"given twice (as {log})" in r.output
+    assert not out.exists() and not (tmp_path / "u.xlsx").exists()
+
+
+def test_a_difference_carries_its_sign_in_both_units():
+    """The Mixtral log's 61,480 MiB reserved against a larger estimate: the text prints the
+    difference with its sign on the GB and on the GiB figure alike (before: "−5.283 GB (4.92
+    GiB)"), the GiB figure the GB one × 10^9 / 2^30."""
+    from ledger_report.reconciler import render_text
+
+    doc = reconcile(_ledger(), [read_run(LOGS / "megatron_mixtral_h100.log")])
+    diff = doc["peak"]["unexplained_bytes"]
+    assert diff < 0
+    gb, gib = f"{-diff / 1e9:,.4g}", f"{-diff / GIB:,.4g}"
+    assert f"unexplained −{gb} GB (−{gib} GiB)" in render_text(doc)
