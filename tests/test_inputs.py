@@ -492,7 +492,7 @@ def test_a_gpu_outside_the_catalogue_without_its_figures_is_refused_with_a_hint(
     assert column == "gpu"
     assert (
         expected
-        == "a GPU of the catalogue (ledger-report gpus), or hbm_gb and peak_tflops to describe H100"
+        == "a GPU of the catalogue (ledger-report gpus), or hbm_gb and peak_tflops to describe it"
     )
     assert (
         found

@@ -326,7 +326,7 @@ def test_reconcile_runs_in_a_fresh_process_and_lr_reconcile_stays_the_function(t
     ``lr.reconcile`` (the function) hid the module of the same name, so `ledger-report reconcile`
     failed on every input with an internal error (AttributeError) unless a test had imported the
     module first; and importing the module replaced ``lr.reconcile`` with it.  The Megatron-LM log
-    of issue 756 gives 61,480 MiB reserved, as test_megatron_rank_report_and_iteration_lines reads."""
+    of github.com/NVIDIA/Megatron-LM/issues/756 gives 61,480 MiB reserved, as test_megatron_rank_report_and_iteration_lines reads."""
     import subprocess
     import sys
 

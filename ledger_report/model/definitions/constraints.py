@@ -82,10 +82,7 @@ def define(reg: Registry, r: Ctx) -> None:
         "gpu_described",
         any_of(r.gpu_known, all_of(_given("hbm_gb"), _given("peak_tflops"))),
         "gpu",
-        concat(
-            "a GPU of the catalogue (ledger-report gpus), or hbm_gb and peak_tflops to describe ",
-            r.gpu,
-        ),
+        "a GPU of the catalogue (ledger-report gpus), or hbm_gb and peak_tflops to describe it",
         sentence("{} is not in the catalogue and {}", r.gpu, _listed(("hbm_gb", "peak_tflops"))),
         en="a GPU outside the catalogue needs hbm_gb and peak_tflops",
         zh="目录外的 GPU 需要给出 hbm_gb 与 peak_tflops",
