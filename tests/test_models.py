@@ -441,6 +441,45 @@ def test_values_it_does_not_model_are_named():
     )  # every layer global
 
 
+@pytest.mark.parametrize(
+    "key, column, value",
+    [("num_hidden_layers", "layers", 1_000_000), ("hidden_size", "hidden", 10**30)],
+)
+def test_a_config_json_value_out_of_its_columns_range_is_refused(tmp_path, key, column, value):
+    """A value a config.json fills meets the rule the column's cell meets (data/columns.csv):
+    layers from 1 to 10,000, a whole number at most 10^16.  The example row naming Qwen3-30B-A3B's
+    config.json, with the value changed: exit 1 at the row's model cell, naming the file, the key
+    and the column, what the cell would expect (the CSV cell's own refusal of the same value) and
+    the value found; no traceback."""
+    header, *rows = (ROOT / "inputs" / "examples.csv").read_text(encoding="utf-8").splitlines()
+    row = next(r for r in rows if ",configs/qwen3-30b-a3b.json," in r)
+    (tmp_path / "configs").mkdir()
+    cfg = json.loads((ROOT / "inputs" / "configs" / "qwen3-30b-a3b.json").read_text())
+    (tmp_path / "configs" / "qwen3-30b-a3b.json").write_text(json.dumps({**cfg, key: value}))
+    (tmp_path / "rows.csv").write_text(f"{header}\n{row}\n", encoding="utf-8")
+    # the same value typed in the column's cell: its refusal states the limit
+    (tmp_path / "typed.csv").write_text(f"name,{column}\nx,{value}\n", encoding="utf-8")
+    with pytest.raises(InputError) as typed:
+        read_configs(tmp_path / "typed.csv")
+    (cell,) = typed.value.problems
+    assert cell.column == column
+    limit = {"layers": "from 1 to 10,000", "hidden": "at most 10^16"}[column]
+    assert limit in cell.expected  # layers: 1..10000, hidden: no maximum (MAX_NUMBER 10^16)
+
+    with pytest.raises(InputError) as err:
+        read_configs(tmp_path / "rows.csv")
+    (p,) = err.value.problems
+    assert (p.row, p.column) == (2, "model")
+    assert p.expected == f"{key!r} ({column}) {cell.expected}"
+    assert p.found.startswith(str(value)) and p.found.endswith("(in configs/qwen3-30b-a3b.json)")
+
+    r = CliRunner().invoke(main, ["calc", str(tmp_path / "rows.csv")])
+    assert r.exit_code == 1
+    assert 'rows.csv, line 2, column "model": expected' in r.output
+    assert cell.expected in r.output and "configs/qwen3-30b-a3b.json" in r.output
+    assert "Traceback" not in r.output and "params" not in r.output
+
+
 def test_ignored_keys_do_not_change_the_count():
     """RoPE scaling, token ids and dropout are on the ignore list: changing them changes nothing."""
     cfg = json.loads((CONFIGS / "Llama-3.1-8B.json").read_text())

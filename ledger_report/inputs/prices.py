@@ -12,6 +12,7 @@ from typing import Any, Iterable
 
 from ..catalogue import find_gpu
 from ..errors import InputError, Problem
+from .cells import letter
 from .csv import decode
 from .files import read_bounded
 
@@ -20,19 +21,41 @@ MAX_PRICE = 1e12  # per GPU-hour
 
 
 def read_prices(path: str | Path) -> dict[str, float]:
-    """GPU name (as the catalogue spells it) -> price per GPU-hour."""
+    """GPU name (as the catalogue spells it) -> price per GPU-hour.  The header is gpu,price and
+    nothing else (an unknown column is refused, as an input file's is), each line two fields, at
+    least one line below the header."""
     label = str(path)
     text = decode(read_bounded(Path(path), label, MAX_PRICES_BYTES, "prices file"), label)
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    header = [h.strip().lower() for h in reader.fieldnames or []]
+    reader = csv.reader(io.StringIO(text, newline=""))
+    fields = next(reader, [])
+    header = [h.strip().lower() for h in fields]
     if header[:2] != ["gpu", "price"]:
-        found = ",".join(reader.fieldnames or [])
-        raise InputError(Problem(label, None, "gpu", "a header gpu,price", found))
-    reader.fieldnames = header
-    return checked_prices(
-        ((label, i, "price"), (rec.get("gpu") or "").strip(), (rec.get("price") or "").strip())
-        for i, rec in enumerate(reader, start=2)
-    )
+        raise InputError(Problem(label, None, "gpu", "a header gpu,price", ",".join(fields)))
+    if extra := [(i, h) for i, h in enumerate(fields[2:], 3) if h.strip()]:
+        unknown = ", ".join(f"{h!r} in field {i} ({letter(i)})" for i, h in extra)
+        expected = "only the columns gpu,price"
+        raise InputError(
+            Problem(label, 1, None, expected, f"the unknown column {unknown}", None, "line")
+        )
+    entries, problems = [], []
+    for rec in reader:
+        line = reader.line_num
+        if any(f.strip() for f in rec[2:]):  # data in no column (2,5: a decimal comma?)
+            expected = "two fields, gpu and price (a decimal point, not a comma)"
+            found = f"{len(rec)} fields: {','.join(rec)[:60]!r}"
+            problems.append(Problem(label, line, None, expected, found, None, "line"))
+        elif rec:  # (a blank line: none)
+            entries.append(((label, line, "price"), rec[0].strip(), "".join(rec[1:2]).strip()))
+    if not entries and not problems:
+        expected = "at least one gpu,price line below the header"
+        raise InputError(Problem(label, 1, None, expected, "only the header", None, "line"))
+    try:
+        prices = checked_prices(entries)
+    except InputError as err:
+        problems += err.problems
+    if problems:  # every problem of the file together, in the order of its lines
+        raise InputError(sorted(problems, key=lambda p: p.row or 0))
+    return prices
 
 
 def checked_prices(entries: Iterable[tuple[tuple, Any, Any]]) -> dict[str, float]:
@@ -40,6 +63,7 @@ def checked_prices(entries: Iterable[tuple[tuple, Any, Any]]) -> dict[str, float
     place being (file, line, the price's column); every entry checked, a GPU of the catalogue
     and a number 0 to MAX_PRICE, and every problem raised together."""
     out, problems = {}, []
+    first: dict[str, tuple[Any, Any]] = {}  # GPU -> (its name as first written, its line)
     for (label, line, column), name, price in entries:
         gpu = find_gpu(str(name))
         try:
@@ -48,12 +72,19 @@ def checked_prices(entries: Iterable[tuple[tuple, Any, Any]]) -> dict[str, float
             value = math.nan
         if gpu is None:
             expected = "a GPU of the catalogue (ledger-report gpus)"
-            problems.append(Problem(label, line, "gpu", expected, repr(name)))
+            problems.append(Problem(label, line, "gpu", expected, repr(name), None, "line"))
+        elif gpu.name in first:  # the same GPU by the catalogue's reading of its name
+            before, at = first[gpu.name]
+            where = f" at line {at}" if at is not None else ""
+            found = f"{name!r} again (as {gpu.name}; first as {before!r}{where})"
+            problems.append(Problem(label, line, "gpu", "each GPU once", found, None, "line"))
         elif not (math.isfinite(value) and 0 <= value <= MAX_PRICE):
             expected = f"a price per GPU-hour from 0 to 10^{math.log10(MAX_PRICE):.0f}"
-            problems.append(Problem(label, line, column, expected, repr(price)))
+            problems.append(Problem(label, line, column, expected, repr(price), None, "line"))
         else:
             out[gpu.name] = value
+        if gpu is not None:
+            first.setdefault(gpu.name, (name, line))
     if problems:
         raise InputError(problems)
     return out

@@ -307,3 +307,54 @@ def test_a_prices_file_with_a_bom_is_read(tmp_path):
     path = tmp_path / "prices.csv"
     path.write_bytes(b"\xef\xbb\xbfgpu,price\nH100-SXM,2.5\n")
     assert read_prices(path) == {"H100-SXM": 2.5}
+
+
+def _plan_with_prices(tmp_path, text: str):
+    """`ledger-report plan` of a one-row input with the prices file ``text`` (read before any
+    search)."""
+    from click.testing import CliRunner
+
+    from ledger_report.cli import main
+
+    rows = write_csv(tmp_path, "name,params_total,tokens,days,seq_len\np,8B,1B,30,4096\n")
+    prices = write_csv(tmp_path, text, "prices.csv")
+    return CliRunner().invoke(main, ["plan", str(rows), "--prices", str(prices), "--top", "1"])
+
+
+def test_a_gpu_priced_twice_is_refused_naming_both_lines(tmp_path):
+    """A GPU on two lines took the last line's price (300, not 0.5).  Names are compared as the
+    catalogue reads them: "h100 sxm" is H100-SXM."""
+    for again in ("H100-SXM", "h100 sxm"):
+        r = _plan_with_prices(tmp_path, f"gpu,price\nH100-SXM,0.5\nH200,1\n{again},300\n")
+        assert r.exit_code == 1
+        assert (
+            f'prices.csv, line 4, column "gpu": expected each GPU once; found {again!r} again'
+            f" (as H100-SXM; first as 'H100-SXM' at line 2)" in r.output
+        )
+        assert "Traceback" not in r.output
+
+
+def test_a_prices_column_other_than_gpu_and_price_is_refused_naming_it(tmp_path):
+    """The header gpu,price,extra was read as gpu,price (the extra column ignored); an input
+    file refuses an unknown column, and so does a prices file.  Data in a field with no column
+    (2,5 for 2.5) is refused on its line."""
+    r = _plan_with_prices(tmp_path, "gpu,price,extra\nH100-SXM,0.5\nH200,1\n")
+    assert r.exit_code == 1
+    assert (
+        "prices.csv, line 1: expected only the columns gpu,price; found the unknown column"
+        " 'extra' in field 3 (C)" in r.output
+    )
+    r = _plan_with_prices(tmp_path, "gpu,price\n\nH100-SXM,2,5\n")
+    assert r.exit_code == 1
+    assert "prices.csv, line 3: expected two fields, gpu and price" in r.output
+    assert "found 3 fields: 'H100-SXM,2,5'" in r.output
+
+
+def test_a_prices_file_of_only_its_header_is_refused(tmp_path):
+    """A header and no price line was read as no prices at all (every GPU type searched)."""
+    r = _plan_with_prices(tmp_path, "gpu,price\n")
+    assert r.exit_code == 1
+    assert (
+        "prices.csv, line 1: expected at least one gpu,price line below the header;"
+        " found only the header" in r.output
+    )
