@@ -538,3 +538,25 @@ def test_text_cells_are_not_remembered_between_reads(tmp_path):
     assert [c.values["notes"][:8] for c in configs[:2]] == ["note 0 x", "note 1 x"]
     assert len(KNOWN["notes"]) == len(KNOWN["name"]) == 0
     assert len(KNOWN["dp"]) > 0  # a number column's texts are remembered
+
+
+@pytest.mark.parametrize(
+    "cell, value",
+    [("t", True), ("F", False), ("1.0", True), ("0.0", False), ("On", True), ("n", False)],
+)
+def test_truth_values_as_databases_and_spreadsheets_write_them(tmp_path, cell, value):
+    """qk_norm (a truth column) read from the spellings exports give: PostgreSQL prints t/f, a
+    1/0 column saved from pandas or a spreadsheet as floats gives 1.0/0.0 (each refused before
+    as "true or false (also yes/no, 1/0)")."""
+    [config] = read_configs(write_csv(tmp_path, f"name,params_total,qk_norm\nm,7B,{cell}\n"))
+    assert config.values["qk_norm"] is value
+
+
+def test_a_truth_cell_not_one_of_the_spellings_names_them_all(tmp_path):
+    """A cell that is no truth value is refused with every spelling the reader takes."""
+    with pytest.raises(InputError) as exc:
+        read_configs(write_csv(tmp_path, "name,params_total,qk_norm\nm,7B,maybe\n"))
+    [p] = exc.value.problems
+    assert (
+        p.column == "qk_norm" and p.expected == "true or false (also yes/no, y/n, t/f, on/off, 1/0)"
+    )

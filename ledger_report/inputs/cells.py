@@ -47,8 +47,9 @@ _BYTE_UNIT_RE = re.compile(r"(?P<num>.*?) ?(?P<unit>[mgtMGT](?:i|I)?[bB])", re.A
 _BYTES_PER_UNIT = {"mb": GB // 1000, "gb": GB, "tb": TB, "mib": GIB // 1024, "gib": GIB, "tib": TIB}
 _GB_PER_UNIT = {unit: Decimal(n) / GB for unit, n in _BYTES_PER_UNIT.items()}
 
-_TRUE = frozenset({"true", "yes", "1", "y", "on"})
-_FALSE = frozenset({"false", "no", "0", "n", "off"})
+# (t and f as databases print them; 1.0 and 0.0 as a spreadsheet or pandas writes a 1/0 column)
+_TRUE = frozenset({"true", "yes", "1", "1.0", "y", "t", "on"})
+_FALSE = frozenset({"false", "no", "0", "0.0", "n", "f", "off"})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -179,7 +180,7 @@ def expected(col: Column) -> str:
             return f"a fraction{rng} such as 0.4 or 40%"
         return f"a number{rng}"
     if col.kind == BOOL:
-        return "true or false (also yes/no, 1/0)"
+        return "true or false (also yes/no, y/n, t/f, on/off, 1/0)"
     if col.kind == ENUM:
         if col.catalogue == "gpus":
             return "a GPU from the catalogue (ledger-report gpus)"
