@@ -122,6 +122,8 @@ def test_wrong_usage_exits_2():
     assert CliRunner().invoke(main, ["build", str(EXAMPLE), "--format", "docx"]).exit_code == 2
     zero_jobs = CliRunner().invoke(main, ["build", str(EXAMPLE), "--jobs", "0"])
     assert zero_jobs.exit_code == 2 and "--jobs" in zero_jobs.output
+    upper = CliRunner().invoke(main, ["build", str(EXAMPLE), "--format", "JSON,docx"])
+    assert upper.exit_code == 2 and "xlsx, pdf, json" in upper.output and "docx" in upper.output
     for bad in ("abc", "0"):  # the environment's number of workers is checked as -j is
         r = CliRunner().invoke(
             main, ["calc", str(EXAMPLE), "--json"], env={"LEDGER_REPORT_JOBS": bad}
