@@ -75,6 +75,8 @@ class _Group(click.Group):
         except BrokenPipeError:  # the reader went away (`| head`): stop quietly
             sys.stderr.close()
             sys.exit(0)
+        except api.JobsError as err:  # a bad LEDGER_REPORT_JOBS: a usage error, as a bad -j is
+            raise click.UsageError(str(err), ctx) from None
         except LedgerError as err:  # the one place a user's error becomes exit status 1
             click.echo(f"Error: {err}", err=True)
             sys.exit(1)
@@ -111,10 +113,6 @@ def main() -> None:
 
     Example: ledger-report build inputs/examples.xlsx -o out
     """
-    try:
-        api.default_jobs()  # a bad LEDGER_REPORT_JOBS is a usage error (exit 2), as a bad -j is
-    except api.JobsError as e:
-        raise click.UsageError(str(e)) from None
 
 
 @main.command(context_settings=CONTEXT)
