@@ -15,6 +15,8 @@ values they hold.  The command line is a thin layer over these functions.
 from __future__ import annotations
 
 import math
+import numbers
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator, Sequence
@@ -22,7 +24,7 @@ from typing import Any, BinaryIO, Iterator, Sequence
 import numpy as np
 
 from .catalogue import GPUS, MODELS
-from .config import Config
+from .config import LANGS, Config
 from .engine import CHUNK_ROWS, TABLE_ROWS, Ledger, compute_many, ledger_table, table_keys
 from .engine import compute as compute_one
 from .engine import table as engine_table
@@ -31,19 +33,86 @@ from .inputs import config_from_mapping, configs_from_records, name_key, read_co
 from .inputs.fill import config_path
 from .inputs.prices import checked_prices, read_prices
 from .model.evaluate import text_codes
-from .planner import MAX_CANDIDATES, TOP_PLANS, plan_document  # noqa: F401 (for cli.py)
+from .planner import MAX_CANDIDATES, MAX_TOP, TOP_PLANS, plan_document  # noqa: F401 (for cli.py)
 from .progress import Progress, counter
 from .render.workers import JobsError, default_jobs, no_cyclic_gc  # noqa: F401 (for cli.py)
 
 FORMATS = ("xlsx", "pdf", "json")
 Rows = Any  # a path, a Config, a Ledger, a mapping, a DataFrame, or an iterable of those
+SOURCES = (
+    "a .csv/.xlsx path (str or Path), a DataFrame, a mapping of column names to values (one row), "
+    "a Config, a Ledger, or a list or other iterable of those"
+)
+MAX_PATH_CHARS = 300  # a str source longer than this (or with a line break) that names no file
+
+
+def _found(value: Any, most: int = 80) -> str:
+    """``value`` as a message shows it: its repr (cut to ``most`` characters) and its type."""
+    shown = repr(value)
+    if len(shown) > most:
+        shown = shown[: most - 1] + "…"
+    return shown if value is None else f"{shown} ({type(value).__name__})"
+
+
+def _refused(argument: str, expected: str, value: Any) -> InputError:
+    """The error for an argument out of its range, naming it, what it takes and what it got."""
+    return InputError(Problem(argument, None, None, expected, _found(value)))
+
+
+def checked_formats(formats: str | Iterable[str], argument: str = "formats") -> list[str]:
+    """The outputs asked for, as ``build --format`` reads them: names of ``FORMATS`` in any case
+    (blank ones skipped), as a comma-separated string or a list, each kept once in the order
+    given; none, or one not in ``FORMATS``, is refused naming ``argument``."""
+    items = formats.split(",") if isinstance(formats, str) else formats
+    names: list[Any] = []
+    if isinstance(items, Iterable) and not isinstance(items, (bytes, Mapping)):
+        names = [f.strip().lower() if isinstance(f, str) else None for f in items]
+    wanted = list(dict.fromkeys(f for f in names if f != ""))
+    if not wanted or any(f not in FORMATS for f in wanted):
+        listed = ", ".join(FORMATS)
+        kind = "a comma-separated list" if isinstance(formats, str) else "a list of one or more"
+        raise _refused(argument, f"{kind} of {listed} (any case)", formats)
+    return wanted
+
+
+def _whole(argument: str, value: Any, least: int = 1, most: int | None = None) -> int:
+    """``value``, a whole number from ``least`` to ``most`` (bool and text refused)."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        if least <= value and (most is None or value <= most):
+            return int(value)
+    span = f"from {least:,} to {most:,}" if most is not None else f"at least {least:,}"
+    raise _refused(argument, f"a whole number, {span}", value)
+
+
+def _jobs(jobs: Any) -> int | None:
+    """``jobs``: None (``LEDGER_REPORT_JOBS``, else every CPU, read where workers are forked) or
+    a whole number of processes, at least 1, as ``-j`` takes."""
+    return None if jobs is None else _whole("jobs", jobs)
+
+
+def _lang(lang: Any) -> str:
+    """``lang``: one of ``LANGS``, as ``--lang`` takes (refused before any work, whatever the
+    outputs)."""
+    if lang not in LANGS or not isinstance(lang, str):
+        raise _refused("lang", f"one of {', '.join(LANGS)}", lang)
+    return lang
+
+
+def _stem(stem: Any) -> str:
+    """``stem``: a file name without its extension, written in ``out_dir`` and nowhere else."""
+    seps = {"/", "\\", os.sep, os.altsep} - {None}
+    plain = isinstance(stem, str) and stem not in ("", ".", "..") and "\0" not in stem
+    if not plain or any(sep in stem for sep in seps):
+        expected = "a file name without its extension: not empty, not . or .., no / or \\"
+        raise _refused("stem", expected, stem)
+    return stem
 
 
 def read(source: Rows) -> list[Config]:
     """The configurations ``source`` holds, each checked as a row of a file is."""
     with no_cyclic_gc():  # ~100,000 rows' objects, none in a cycle: no collection walks them
         if isinstance(source, (str, Path)):
-            return read_configs(source)
+            return read_configs(_path(source))
         label = "DataFrame" if _is_frame(source) else "mappings"  # as messages name the source
         items = _items(source)
         records = [(n, _record(x)) for n, x in enumerate(items, 1) if not isinstance(x, Config)]
@@ -60,18 +129,34 @@ def _items(source: Rows) -> list[Any]:
     elif isinstance(source, (Config, Mapping, Ledger)):
         source = [source]
     elif isinstance(source, (str, bytes)) or not isinstance(source, Iterable):
-        raise TypeError(
-            "expected a .csv/.xlsx path, a Config, a mapping, a DataFrame or an iterable of "
-            f"those; found {type(source).__name__}"
-        )
+        raise _refused("source", SOURCES, source)
     items = [x.config if isinstance(x, Ledger) else x for x in source]
     for n, x in enumerate(items, 1):
         if not isinstance(x, (Config, Mapping)) and not hasattr(x, "to_dict"):
-            raise TypeError(
-                f"row {n}: expected a Config or a mapping of column names to values; "
-                f"found {type(x).__name__}"
-            )
+            expected = "a Config, a Ledger or a mapping of column names to values"
+            raise InputError(Problem("source", n, None, expected, _found(x)))
     return items
+
+
+def _path(source: str | Path) -> str | Path:
+    """A str or Path source as a file's path; a str that names no file and holds a line break or
+    more than ``MAX_PATH_CHARS`` characters is refused as text (CSV, most likely), shown cut."""
+    if isinstance(source, str) and ("\n" in source or len(source) > MAX_PATH_CHARS):
+        try:
+            exists = os.path.exists(source)
+        except (OSError, ValueError):
+            exists = False
+        if not exists:
+            expected = (
+                "the path of a .csv or .xlsx file (for CSV text, write it to a file or pass "
+                "pandas.read_csv(io.StringIO(text)))"
+            )
+            shown = repr(source[:60]) + ("…" if len(source) > 60 else "")
+            found = (
+                f"{len(source):,} characters of text that look like CSV, not a file name: {shown}"
+            )
+            raise InputError(Problem("source", None, None, expected, found))
+    return source
 
 
 def _is_frame(x: Any) -> bool:
@@ -84,9 +169,13 @@ def _record(x: Any) -> dict[str, Any]:
     return {k: _cell(v) for k, v in pairs}
 
 
+def _number(v: Any) -> Any:
+    """A numpy scalar as the Python value it holds (NaN kept, as a message shows it)."""
+    return v.item() if type(v).__module__ == "numpy" and hasattr(v, "item") else v
+
+
 def _cell(v: Any) -> Any:
-    if type(v).__module__ == "numpy" and hasattr(v, "item"):
-        v = v.item()  # np.bool_, np.int64, np.float64, np.str_ as bool, int, float, str
+    v = _number(v)  # np.bool_, np.int64, np.float64, np.str_ as bool, int, float, str
     if type(v).__name__ in ("NAType", "NaTType") or (isinstance(v, float) and math.isnan(v)):
         return None
     return v
@@ -219,12 +308,16 @@ def build(
     progress: Any = None,
 ) -> list[Path]:
     """Compute (if need be) and write the outputs atomically; returns the paths written.  A
-    workbook or a handout of more than ``render.limits.MAX_BUILD_CONFIGS`` rows is refused."""
+    workbook or a handout of more than ``render.limits.MAX_BUILD_CONFIGS`` rows is refused.
+    ``formats`` as ``build --format`` takes them (any case), ``stem`` a file name in ``out_dir``
+    (no folder), ``jobs`` None or at least 1, ``lang`` one of ``LANGS``: else an ``InputError``
+    naming the argument, before any work."""
     from .render.limits import check_build_size
     from .render.output import check_targets, write_outputs
 
+    formats, lang, jobs = checked_formats(formats), _lang(lang), _jobs(jobs)
     inputs = [Path(source)] if isinstance(source, (str, Path)) else []
-    stem = stem or (inputs[0].stem if inputs else "ledgers")
+    stem = _stem(stem) if stem is not None else (inputs[0].stem if inputs else "ledgers")
     check_targets((Path(out_dir) / f"{stem}.{f}" for f in formats), inputs)
     rows = list(source) if _all_ledgers(source) else read(source)
     check_build_size(rows, formats)  # before any work: a page and a column per configuration
@@ -255,15 +348,19 @@ def plan(
 ) -> dict[str, Any]:
     """The planner's document for each row, as ``ledger-report plan`` gives it (the same default
     ``top``); ``prices``: GPU type -> price per GPU-hour, or the path of a gpu,price CSV."""
-    if isinstance(top, bool) or not isinstance(top, int) or top < 1:
-        raise ValueError(f"top: expected a whole number of plans, at least 1; found {top!r}")
-    configs = read(source)
+    top = _whole("top", top, 1, MAX_TOP)
+    if max_candidates is not None:
+        max_candidates = _whole("max_candidates", max_candidates)
     if isinstance(prices, (str, Path)):
         prices = read_prices(prices)
-    elif prices is not None:  # checked as a prices file's lines are
+    elif isinstance(prices, Mapping):  # checked as a prices file's lines are
         prices = checked_prices(
-            (("prices", None, f"price of {k}"), k, _cell(v)) for k, v in prices.items()
+            (("prices", None, f"price of {k}"), k, _number(v)) for k, v in prices.items()
         )
+    elif prices is not None:
+        expected = "a mapping of GPU name to price per GPU-hour, or the path of a gpu,price CSV"
+        raise _refused("prices", expected, prices)
+    configs = read(source)
     return plan_document(
         configs, top=top, progress=progress, prices=prices, max_candidates=max_candidates
     )

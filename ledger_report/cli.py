@@ -75,6 +75,8 @@ class _Group(click.Group):
         except BrokenPipeError:  # the reader went away (`| head`): stop quietly
             sys.stderr.close()
             sys.exit(0)
+        except api.JobsError as err:  # a bad LEDGER_REPORT_JOBS: a usage error, as a bad -j is
+            raise click.UsageError(str(err), ctx) from None
         except LedgerError as err:  # the one place a user's error becomes exit status 1
             click.echo(f"Error: {err}", err=True)
             sys.exit(1)
@@ -97,7 +99,7 @@ _INPUT = click.argument("input", type=click.Path(dir_okay=False))
 
 # options several commands take, each with its own help= (and -o its default)
 _lang = partial(
-    click.option, "--lang", type=click.Choice(["en", "zh"]), default="en", show_default=True
+    click.option, "--lang", type=click.Choice(api.LANGS), default="en", show_default=True
 )
 _json = partial(click.option, "--json", "as_json", is_flag=True)
 _quiet = partial(click.option, "-q", "--quiet", is_flag=True)
@@ -111,10 +113,6 @@ def main() -> None:
 
     Example: ledger-report build inputs/examples.xlsx -o out
     """
-    try:
-        api.default_jobs()  # a bad LEDGER_REPORT_JOBS is a usage error (exit 2), as a bad -j is
-    except api.JobsError as e:
-        raise click.UsageError(str(e)) from None
 
 
 @main.command(context_settings=CONTEXT)
@@ -163,12 +161,11 @@ def build(input: str, out_dir: str, formats: str, lang: str, quiet: bool, jobs: 
 
     Example: ledger-report build inputs/examples.xlsx -o out --lang zh
     """
-    wanted = [f.strip().lower() for f in formats.split(",") if f.strip()]
-    if not wanted or any(f not in api.FORMATS for f in wanted):
-        raise click.BadParameter(
-            f"expected a comma-separated list of {', '.join(api.FORMATS)}; found {formats!r}",
-            param_hint="--format",
-        )
+    try:
+        wanted = api.checked_formats(formats, "--format")
+    except api.InputError as err:
+        expected = err.problems[0].expected
+        raise click.BadParameter(f"expected {expected}; found {formats!r}", param_hint="--format")
     progress = _Progress("computing", quiet)
     _wrote(api.build(input, out_dir, wanted, lang=lang, jobs=jobs, progress=progress), quiet)
 
@@ -230,7 +227,7 @@ def _show(shown, as_json: bool) -> None:
     "--top",
     default=api.TOP_PLANS,
     show_default=True,
-    type=click.IntRange(1, 1000),
+    type=click.IntRange(1, api.MAX_TOP),
     help="Plans to keep per input row.",
 )
 @_out(help="Write DIR/plans.csv and build it.")

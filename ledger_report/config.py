@@ -48,6 +48,8 @@ ALIASES = {
 }
 
 
+LANGS = ("en", "zh")  # the languages of the help text, the workbook and the handout (--lang)
+
 MAX_TEXT_CHARS = 32_767  # a spreadsheet cell's limit (Excel; openpyxl and XlsxWriter keep to it)
 
 

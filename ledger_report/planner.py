@@ -32,6 +32,7 @@ from .model.tables import tables
 from .progress import Progress, counter
 
 TOP_PLANS = 5  # plans kept per input row unless the caller says (`ledger-report plan --top`)
+MAX_TOP = 1000  # the most plans a row may keep (--top, lr.plan's top)
 
 SCHEMA = "ledger-report-plan/1"
 

@@ -176,7 +176,7 @@ def test_a_bad_row_in_a_mix_is_named_by_its_place():
     assert (p.row, p.column) == (2, "dp")
     with pytest.raises(lr.InputError, match="unique"):
         lr.compute([first, {"name": "A", "params_total": "7B"}])
-    with pytest.raises(TypeError, match="row 2"):
+    with pytest.raises(lr.InputError, match="row 2"):
         lr.compute([first, 42])
     frame = pd.DataFrame([{"name": "a", "params_total": "7B"}, {"name": "b", "dp": -2}])
     with pytest.raises(lr.InputError, match="DataFrame") as err:
@@ -200,7 +200,7 @@ def test_bad_prices_and_top_are_clear_errors():
     assert "cheap" in str(err.value)
     with pytest.raises(lr.InputError, match="H999"):
         lr.plan(row, prices={"H999": 2.0})
-    with pytest.raises(ValueError, match="top"):
+    with pytest.raises(lr.InputError, match="top"):
         lr.plan(row, top=0)
 
 
@@ -303,3 +303,101 @@ def test_a_notebook_echo_of_ledgers_is_short_and_names_the_rows():
     config = repr(ledgers[0].config)
     assert "'layers': 36" in config and "'qk_norm': True" in config and "None" not in config
     assert len(pydoc.render_doc(Ledger)) < 10_000
+
+
+ROW = {"name": "a", "params_total": "7B"}
+PLAN_ROW = {"name": "p", "params_total": "8B", "tokens": "1B", "days": 30, "seq_len": 4096}
+
+
+def _refused(call, argument: str, found: str) -> lr.InputError:
+    """``call()`` raises the package's InputError whose message names ``argument`` and shows
+    ``found``, the value the caller gave."""
+    with pytest.raises(lr.InputError) as err:
+        call()
+    message = str(err.value)
+    assert message.startswith(f"{argument}:") or message.startswith(f"{argument}, "), message
+    assert found in message, message
+    return err.value
+
+
+def test_a_stem_is_a_file_name_in_out_dir(tmp_path):
+    """lr.build(stem='../../escape') once wrote escape.json two folders above out_dir: the stem
+    is a file name (no / or \\, not . or .., not empty), refused with nothing written."""
+    out = tmp_path / "a" / "b" / "out"
+    for stem in ("../../escape", "sub/x", "sub\\x", ".", "..", "", 7):
+        _refused(lambda: lr.build([ROW], out, ["json"], stem=stem), "stem", repr(stem))
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+    (path,) = lr.build([ROW], out, ["json"], stem="ok..name")
+    assert path == out / "ok..name.json"
+
+
+def test_formats_are_read_as_build_format_reads_them(tmp_path):
+    """formats=['JSON'] once wrote nothing and returned [] (so did ['docx'] and []): formats are
+    matched in any case, as `build --format JSON` is, and an unknown one or none is refused
+    naming the formats there are."""
+    (path,) = lr.build([ROW], tmp_path, ["JSON"])
+    assert path == tmp_path / "ledgers.json" and path.is_file()
+    assert lr.build([ROW], tmp_path / "s", "Json") == [tmp_path / "s" / "ledgers.json"]
+    for bad in (["docx"], [], ["json", "docx"], [None], 5):
+        err = _refused(lambda: lr.build([ROW], tmp_path / "x", bad), "formats", repr(bad))
+        assert "xlsx, pdf, json" in str(err)
+    assert not (tmp_path / "x").exists()
+
+
+def test_jobs_and_lang_are_refused_before_any_work(tmp_path):
+    """jobs=0, -1, '2' or True were taken (the command's -j refuses 0); lang='fr' was taken for
+    JSON and failed late with a bare ValueError for a workbook: each is refused up front."""
+    for jobs in (0, -1, "2", 1.5, True):
+        _refused(lambda: lr.build([ROW], tmp_path, ["json"], jobs=jobs), "jobs", repr(jobs))
+    for lang in ("fr", "EN", None):
+        for formats in (["json"], ["xlsx"]):
+            err = _refused(
+                lambda: lr.build([ROW], tmp_path, formats, lang=lang), "lang", repr(lang)
+            )
+            assert "en, zh" in str(err)
+    assert list(tmp_path.iterdir()) == []
+    assert lr.build([ROW], tmp_path, ["json"], jobs=np.int64(2)) == [tmp_path / "ledgers.json"]
+
+
+def test_a_source_of_the_wrong_kind_says_what_a_source_may_be():
+    """lr.compute(None), (5), (b'..'), (['a']) and lr.to_frame(None) raised a bare TypeError: an
+    InputError names the source, what it takes (a path, a DataFrame, mappings, Configs) and
+    what it got."""
+    for source in (None, 5, b"..", object()):
+        for call in (lr.compute, lr.read, lr.to_frame):
+            err = _refused(lambda: call(source), "source", repr(source)[:20])
+            assert all(w in str(err) for w in ("path", "DataFrame", "mapping", "Config")), err
+    err = _refused(lambda: lr.compute(["a"]), "source", "'a'")
+    assert err.problems[0].row == 1
+
+
+def test_csv_text_given_as_a_path_is_named_as_text_and_cut():
+    """lr.compute(open(f).read()) once echoed the whole file as an over-long file name: a str
+    that names no file and holds a line break or more than 300 characters is said to look like
+    CSV text, shown cut to a line (not the kilobytes given)."""
+    text = EXAMPLE.read_text(encoding="utf-8")
+    assert len(text) > 5000
+    err = _refused(lambda: lr.compute(text), "source", repr(text[:40])[:-1])
+    assert "CSV" in str(err) and f"{len(text):,} characters" in str(err)
+    assert len(str(err)) < 400
+    _refused(lambda: lr.read("name,params_total\na,7B\n"), "source", "'name,params_total")
+    _refused(lambda: lr.to_frame("x" * 400), "source", "'xxxx")
+    with pytest.raises(lr.InputError, match="nope.csv"):  # a short name is a missing file
+        lr.read("nope.csv")
+
+
+def test_plan_arguments_are_checked_as_the_command_checks_them(tmp_path):
+    """top=0, '3' or NaN raised a bare ValueError; prices=[('H100-SXM', 1)] an AttributeError;
+    a NaN price was shown as "found None"; max_candidates=-5 was blamed on column global_batch
+    and '10' taken as 10.  top is 1 to 1,000 and max_candidates at least 1 (plan --top,
+    --max-candidates), prices a mapping of GPU to a finite price: each refused naming it."""
+    row = {**PLAN_ROW, "global_batch": 64}
+    for top in (0, "3", float("nan"), 1001, True):
+        _refused(lambda: lr.plan(row, top=top), "top", repr(top))
+    for cap in (-5, 0, "10", 2.5):
+        _refused(lambda: lr.plan(row, max_candidates=cap), "max_candidates", repr(cap))
+    _refused(lambda: lr.plan(row, prices=[("H100-SXM", 1)]), "prices", "[('H100-SXM', 1)]")
+    for price in (float("nan"), np.float64("nan"), float("inf"), -1.0):
+        shown = repr(float(price))  # a numpy scalar shown as the number it holds
+        err = _refused(lambda: lr.plan(row, prices={"H100-SXM": price}), "prices", shown)
+        assert "H100-SXM" in str(err) and "found None" not in str(err)

@@ -122,11 +122,41 @@ def test_wrong_usage_exits_2():
     assert CliRunner().invoke(main, ["build", str(EXAMPLE), "--format", "docx"]).exit_code == 2
     zero_jobs = CliRunner().invoke(main, ["build", str(EXAMPLE), "--jobs", "0"])
     assert zero_jobs.exit_code == 2 and "--jobs" in zero_jobs.output
-    for bad in ("abc", "0"):  # the environment's number of workers is checked as -j is
-        r = CliRunner().invoke(
-            main, ["calc", str(EXAMPLE), "--json"], env={"LEDGER_REPORT_JOBS": bad}
-        )
-        assert r.exit_code == 2 and "LEDGER_REPORT_JOBS" in r.output and "Traceback" not in r.output
+    upper = CliRunner().invoke(main, ["build", str(EXAMPLE), "--format", "JSON,docx"])
+    assert upper.exit_code == 2 and "xlsx, pdf, json" in upper.output and "docx" in upper.output
+
+
+def test_LEDGER_REPORT_JOBS_is_read_only_where_workers_are_forked(tmp_path):
+    """LEDGER_REPORT_JOBS=abc once stopped every command, gpus and calc too (they fork nothing),
+    and build -j 2 (which says the number): the variable is read where the number of workers is
+    needed and not given (a workbook beside another output; calc --json of more than one chunk
+    of 1,024 rows, the second made beside), and a bad one there is still the usage error a bad
+    -j is (exit 2, the variable and its value named, nothing written)."""
+    many = tmp_path / "many.csv"
+    many.write_text("name,params_total\n" + "".join(f"r{i},7B\n" for i in range(1100)))
+    for bad in ("abc", "0"):
+        env = {"LEDGER_REPORT_JOBS": bad}
+        for args in (
+            ["gpus"],
+            ["models"],
+            ["calc", EXAMPLE],
+            ["calc", EXAMPLE, "--json"],
+            ["template", tmp_path / f"t{bad}.csv"],
+            ["build", EXAMPLE, "-o", tmp_path / f"j{bad}", "-j", "2", "--format", "xlsx,json"],
+            ["build", EXAMPLE, "-o", tmp_path / f"o{bad}", "--format", "json"],
+        ):
+            r = CliRunner().invoke(main, [str(a) for a in args], env=env)
+            assert r.exit_code == 0, (args, r.output)
+        said = "LEDGER_REPORT_JOBS must be a whole number of worker processes, at least 1"
+        out = tmp_path / f"x{bad}"
+        for args in (
+            ["build", EXAMPLE, "-o", out, "--format", "xlsx,json"],
+            ["calc", many, "--json"],
+        ):
+            r = CliRunner().invoke(main, [str(a) for a in args], env=env)
+            assert r.exit_code == 2 and "Traceback" not in r.output, (args, r.output)
+            assert f"{said}; found {bad!r}" in r.output and r.stdout == ""
+        assert not out.exists()
 
 
 @pytest.mark.parametrize("cmd", ["build", "calc", "template", "gpus", "plan"])

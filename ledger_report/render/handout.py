@@ -56,6 +56,7 @@ import weasyprint
 import weasyprint.text.fonts
 import weasyprint.urls
 
+from ledger_report.config import LANGS
 from ledger_report.engine import Ledger
 from ledger_report.errors import LedgerError
 from ledger_report.render import page as pg
@@ -79,7 +80,6 @@ __all__ = [
 
 LOG = logging.getLogger("ledger_report.handout")
 
-LANGS = ("en", "zh")
 TEMPLATE_PACKAGE = "ledger_report.templates"
 MAIN_TEMPLATE = "handout.html.j2"
 STYLESHEET = "handout.css"

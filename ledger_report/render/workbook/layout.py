@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from ...config import COLUMN_NAMES
+from ...config import COLUMN_NAMES, LANGS  # noqa: F401 (the workbook's languages)
 from ...model import formula as fx
 from ...model import registry as R
 from ...model.definitions import REGISTRY
@@ -24,7 +24,6 @@ MODELS_SHEET = "Models"  # the models the architecture cells follow (models.py)
 PLANS = "Plans"  # the plan workbook's (plans.py)
 _OWN_TITLES = (SUMMARY, INPUTS, LEDGERS, LEDGER, BUDGET, HELP, LISTS, MODELS_SHEET, PLANS)
 RESERVED_TITLES = (*_OWN_TITLES, *TABLE_SHEETS.values(), "History")  # Excel reserves History
-LANGS = ("en", "zh")
 
 MAX_PRINT_SHEETS = 50
 CHART_MAX = 50  # configurations shown in the Summary and Budget charts
