@@ -193,7 +193,7 @@ class _Search:
         return sum(b.size for b in self.batches)
 
 
-def _problem(config: Config, column: str, expected: str, found: str) -> Problem:
+def _problem(config: Config, column: str | None, expected: str, found: str) -> Problem:
     found = f"{found} (row {config.name!r})"
     return Problem(config.source or "input", None, column, expected, found)
 
@@ -320,7 +320,7 @@ def _too_many(config: Config, total: str, cap: int, searched: list[str], gpus: i
     narrow = [c for c in "gpu dp tp pp cp micro_batch zero recompute".split() if c in searched]
     return _problem(
         config,
-        "global_batch",
+        None,  # the row's search as a whole, no one column
         f"a search of at most {cap:,} candidates (--max-candidates); give "
         + (", ".join(narrow) if narrow else "fewer searched columns")
         + " in the row to narrow it, or raise --max-candidates",

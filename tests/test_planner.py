@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import itertools
 import math
+import pathlib
 import re
 from importlib import resources
 
@@ -597,3 +598,20 @@ def test_a_deadline_no_candidate_meets_says_how_fast_the_fastest_is():
 
     one, two = fastest(10**15), fastest(2 * 10**15)
     assert one > 9.0 and two == pytest.approx(2 * one, rel=1e-3)
+
+
+def test_a_search_too_large_is_refused_on_the_row_not_on_a_column(tmp_path):
+    """inputs/plan-examples.csv's row leaves the layout to the planner; with --max-candidates 1
+    its search is refused naming the row, the cap, the columns that would narrow it and the
+    option, on no column (before, the message blamed global_batch, which the row gives and which
+    narrows nothing), exit status 1 and no traceback."""
+    from click.testing import CliRunner
+
+    from ledger_report.cli import main
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    r = CliRunner().invoke(main, ["plan", str(root / "inputs" / "plan-examples.csv"), "-q",
+                                  "--max-candidates", "1"])  # fmt: skip
+    assert r.exit_code == 1 and "Traceback" not in r.output
+    assert "line 2: expected a search of at most 1 candidates (--max-candidates)" in r.output
+    assert 'column "' not in r.output and "(row 'qwen3-8b-100b-30d')" in r.output
