@@ -452,7 +452,7 @@ def read_config_json(path: Path) -> dict[str, Any]:
             raise UnsupportedConfig(
                 "an existing config.json (a relative path is read from the input file's folder;"
                 " for rows given from Python, from the working directory)",
-                f"no file {path}",
+                f"no file {path.absolute()}",
             ) from None
         if found == "a larger file":
             raise UnsupportedConfig(

@@ -684,3 +684,17 @@ def test_sliding_window_scores_without_flash_attention():
 
     assert act(128, sliding_window=128, sliding_every=2) == act(128)
     assert act(8192, sliding_window=128, sliding_every=2) < 0.6 * act(8192)
+
+
+def test_a_missing_config_json_names_the_folder_it_was_looked_for_in(tmp_path, monkeypatch):
+    """A relative path in a model cell is read from the input file's folder: the refusal names
+    the whole path it looked at (the file's folder joined with the cell), so a user whose
+    config.json lies beside the working directory instead sees where it was expected."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sheets").mkdir()
+    (tmp_path / "sheets" / "rows.csv").write_text("name,model\nx,cfg/x.json\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        read_configs("sheets/rows.csv")
+    [p] = err.value.problems
+    assert f"no file {tmp_path / 'sheets' / 'cfg' / 'x.json'}" in p.found
+    assert "a relative path is read from the input file's folder" in p.expected
