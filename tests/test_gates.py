@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ledger_report.engine import compute
+from ledger_report.engine import compute, config_from_mapping
 from ledger_report.inputs import read_configs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,3 +98,29 @@ def test_deadline_out_of_reach_of_the_batch():
         "GPUs; the batch's 384 micro-batches cap this layout at 384"
     )
     assert lg["binding_gate"] == "memory"  # no dp fits under ZeRO-0 either
+
+
+def test_columns_that_do_nothing_on_the_row_are_warned_of():
+    """Megatron-LM's interleaved schedule splits each pipeline rank's layers into virtual stages;
+    with pp = 1 there is no pipeline, so virtual_stages changes no figure (the bubble (pp - 1) /
+    (v · m) is 0 either way); the mixture-of-experts columns describe experts, so on a dense
+    row (experts empty) moe_every and shared_experts are not read.  Each is accepted, with a
+    warning naming the column and the values, and the figures are those of the row without it."""
+    from ledger_report.render.document import warnings
+
+    base = {"name": "d", "model": "Qwen3-8B", "tokens": "10B", "days": 30}
+    plain = compute(config_from_mapping(base))
+    cases = {
+        "virtual_stages = 1000 with pp = 1": {"virtual_stages": 1000},
+        "experts empty with shared_experts = 3, moe_every = 7": {
+            "moe_every": 7,
+            "shared_experts": 3,
+        },
+    }
+    for found, extra in cases.items():
+        lg = compute(config_from_mapping({**base, **extra}))
+        [text] = warnings(lg)
+        assert found in text
+        for key in ("peak_bytes_per_rank", "step_time_s", "params_total", "flops_per_token"):
+            assert lg[key] == plain[key], key
+    assert warnings(plain) == []

@@ -26,7 +26,7 @@ from ..expr import (
 )
 from ..registry import ERROR, WARNING, Registry
 from ..units import GB, GIB
-from .common import Ctx, conv, doc, sentence, switch
+from .common import Ctx, conv, doc, joined, sentence, switch
 
 PARAMS_TOLERANCE = 0.01  # a given params_total may differ from the architecture's count by 1 %
 
@@ -52,6 +52,17 @@ def _at_most(c, key: str, col: str, bound: str) -> None:
     rule, ok = f"{col} ≤ {bound}", Col(col).le(Col(bound))
     expected, found = concat(f"{rule} = ", Col(bound)), concat(f"{col} = ", Col(col))
     c(key, ok, col, expected, found, en=rule, zh=rule)
+
+
+# the columns that describe experts: without ``experts`` none of them is read
+MOE_ONLY_COLUMNS = (
+    "moe_ffn_hidden",
+    "shared_experts",
+    "shared_expert_ffn",
+    "shared_expert_gate",
+    "moe_every",
+    "first_dense_layers",
+)
 
 
 def _only_with(c, key: str, col: str, other: str, why="", what="", what_zh=""):
@@ -279,6 +290,29 @@ def define(reg: Registry, r: Ctx) -> None:
         zh="给出 topk 时需要 experts",
     )
     _at_most(c, "topk_le_experts", "topk", "experts")
+    given_moe = [(_given(k), (f"{k} = ", Col(k))) for k in MOE_ONLY_COLUMNS]
+    c(
+        "moe_columns_with_experts",
+        negate(all_of(_blank("experts"), any_of(*(g for g, _ in given_moe)))),
+        "experts",
+        "experts (routed experts) where a mixture-of-experts column is given (without them it is"
+        " not used)",
+        concat("experts empty with ", joined(given_moe, ", ")),
+        en="the mixture-of-experts columns are given with experts",
+        zh="给出 MoE 列时需要 experts",
+        severity=WARNING,
+    )
+
+    c_stages(
+        "virtual_stages_with_pipeline",
+        if_(_blank("virtual_stages"), True, any_of(Col("virtual_stages").le(1), pp.gt(1))),
+        "virtual_stages",
+        "virtual_stages > 1 only with pp > 1 (no pipeline, nothing to interleave: not used)",
+        sentence("virtual_stages = {} with pp = {}", Col("virtual_stages"), pp),
+        en="virtual pipeline stages are given with a pipeline",
+        zh="给出虚拟流水段时需要流水并行",
+        severity=WARNING,
+    )
 
     # attention and the MLP over tensor parallelism ----------------------------------------------
     heads, kv = Col("heads"), Col("kv_heads")
