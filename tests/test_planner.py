@@ -155,6 +155,7 @@ def test_every_plan_row_fits_and_meets_its_deadline_in_the_engine(job, qwen_plan
 
 
 @pytest.mark.parametrize("job", ["qwen-r0", "qwen-r5", "moe"])
+@pytest.mark.slow  # (the module's full searches: ~40 s of the quick loop)
 def test_plans_are_ranked_by_cost_in_steps_then_gpus(job, qwen_plans, moe_plans):
     """Ranks follow the predicted cost in steps of COST_TOLERANCE (within a step, fewer GPUs first);
     ranks count from 1; no listed plan costs a step more than a later one."""
@@ -164,6 +165,7 @@ def test_plans_are_ranked_by_cost_in_steps_then_gpus(job, qwen_plans, moe_plans)
     assert [p["rank"] for p in result["plans"]] == list(range(1, len(steps) + 1))
 
 
+@pytest.mark.slow  # (the module's full searches: ~40 s of the quick loop)
 @pytest.mark.parametrize("job", ["qwen-r0", "moe"])
 def test_a_measured_mfu_calibrates_the_model_and_the_plans_keep_their_own_costs(
     job, qwen_plans, moe_plans
@@ -196,6 +198,7 @@ def test_full_recompute_costs_its_recompute_flops():
 
 # ---- docs/scenarios.md: Qwen3-8B --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("reserve", [0.0, 5.0])
+@pytest.mark.slow  # (the module's full searches: ~40 s of the quick loop)
 def test_seed_004_first_plan_is_a_layout_the_model_accepts(reserve, qwen_plans):
     """docs/scenarios.md, Qwen3-8B (compute): at 40 % MFU the job needs 6 H100 for 30 days (7 with 5 in reserve); the first plan
     meets the deadline on at least that many GPUs, holds every constraint (no uneven pipeline, tp
@@ -380,6 +383,7 @@ def test_plan_document_has_the_documented_shape_and_one_block_per_row():
 
 
 @pytest.mark.parametrize("reserve", [0.0, 5.0])
+@pytest.mark.slow  # (the module's full searches: ~40 s of the quick loop)
 def test_plans_are_distinct_layouts(reserve, qwen_plans):
     """Candidates differing only in micro-batch or loss chunks collapse to one listed plan."""
     result = qwen_plans[reserve]
@@ -465,6 +469,7 @@ def test_chunking_does_not_change_the_answer(monkeypatch):
     assert [p["row"] for p in a["plans"]] == [p["row"] for p in b["plans"]]
 
 
+@pytest.mark.slow  # (the module's full searches: ~40 s of the quick loop)
 @pytest.mark.parametrize("job", ["qwen-r5", "moe"])
 def test_plan_rows_survive_a_csv_round_trip_through_the_reader(
     job, tmp_path, qwen_plans, moe_plans
@@ -534,6 +539,7 @@ def test_deepspeed_never_gets_zero_2_or_3_with_pipeline_parallelism():
         assert p["row"]["pp"] == 1 or p["row"]["zero"] <= 1
 
 
+@pytest.mark.slow  # (the module's full searches: ~40 s of the quick loop)
 def test_plans_carry_their_step_time_and_the_front_is_not_dominated(qwen_plans):
     """Each plan and front point carries step_time_s and its breakdown (the sum); no front point is beaten on
     both days and cost by another; the front runs fastest first."""
