@@ -16,7 +16,7 @@ from itertools import chain, islice
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .config import COLUMN_NAMES, Config
-from .errors import InputError, Problem
+from .errors import InputError, Problem, row_problem
 
 # A Config from a mapping, checked like a file row (one path: the reader's cell conversion and
 # cross-checks, raising the same InputError); re-exported for the library, tests and the planner.
@@ -150,12 +150,11 @@ def _not_finite(config: Config, key: str, value: Any, model: Model) -> Problem:
     }
     extreme = max(given, key=lambda c: abs(math.log10(abs(given[c]))), default=None)
     source = f" from {extreme} = {given[extreme]:g}" if extreme else ""
-    return Problem(
-        file=config.source or "input",
-        row=None,
-        column=extreme,
-        expected="a value whose every figure is a finite number (no output can hold more)",
-        found=f"{key} ({model.registry[key].en}) = {value}{source}",
+    return row_problem(
+        config.source or "input",
+        extreme,
+        "a value whose every figure is a finite number (no output can hold more)",
+        f"{key} ({model.registry[key].en}) = {value}{source}",
     )
 
 

@@ -39,6 +39,17 @@ class Problem:
         return f"{', '.join(where)}: expected {self.expected}; found {self.found}"
 
 
+def row_problem(source: str, column: str | None, expected: str, found: str) -> Problem:
+    """A problem with one row, given the row's source ("x.csv line 4", "x.xlsx Inputs row 4",
+    "mapping"): its file, row number and row word apart, so that it reads as the reader's own
+    problems do ("x.csv, line 4, column ...")."""
+    head, _, number = source.rpartition(" ")
+    place, _, word = head.rpartition(" ")
+    if place and number.isdigit() and word in ("line", "row"):
+        return Problem(place, int(number), column, expected, found, row_label=word)
+    return Problem(source, None, column, expected, found)
+
+
 class InputError(LedgerError):
     """Bad input: one or more problems, each naming file, row, column, expectation and finding."""
 

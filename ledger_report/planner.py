@@ -23,7 +23,7 @@ import numpy as np
 from .catalogue import GPU_NAMES
 from .config import COLUMN_BY_NAME, COLUMN_NAMES, Config
 from .engine import compute, config_from_mapping
-from .errors import InputError, Problem
+from .errors import InputError, Problem, row_problem
 from .model.definitions import REGISTRY
 from .model.definitions.time import DIMS, TERM_KEYS
 from .model.divisors import divisors
@@ -195,7 +195,7 @@ class _Search:
 
 def _problem(config: Config, column: str | None, expected: str, found: str) -> Problem:
     found = f"{found} (row {config.name!r})"
-    return Problem(config.source or "input", None, column, expected, found)
+    return row_problem(config.source or "input", column, expected, found)
 
 
 def _allowed(base: Mapping[str, Any], col: str, values: Iterable[int]) -> list[int]:

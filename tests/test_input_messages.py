@@ -134,3 +134,21 @@ def test_hbm_gb_80_on_an_h100_warns_of_the_usable_84_94_gb():
     assert said(gpu="H100-SXM", hbm_gb=84.94) == []
     assert said(gpu="H100-SXM", hbm_gb=60) == []  # a deliberate cap, far from the GiB figure
     assert said(gpu="MyGPU", hbm_gb=80, peak_tflops=500) == []
+
+
+def test_a_problem_found_after_reading_names_its_place_as_the_reader_does():
+    """The engine and the planner find some problems after the reader (a figure that overflows, a
+    search too large) and know the row only by its source ("x.csv line 4", "my runs.xlsx Inputs
+    row 4"): their messages put the file, the row and the column apart with commas, as the
+    reader's own problems do; a source with no row number (rows from Python) stays whole."""
+    from ledger_report.errors import row_problem
+
+    csv_row = row_problem("jobs.csv line 4", "days", "a finite figure", "inf")
+    assert str(csv_row) == 'jobs.csv, line 4, column "days": expected a finite figure; found inf'
+    xlsx_row = row_problem("my runs.xlsx Inputs row 7", None, "a smaller search", "9 candidates")
+    assert (
+        str(xlsx_row) == "my runs.xlsx Inputs, row 7: expected a smaller search; found 9 candidates"
+    )
+    assert (
+        str(row_problem("mapping", "dp", "x", "y")) == 'mapping, column "dp": expected x; found y'
+    )

@@ -619,5 +619,5 @@ def test_a_search_too_large_is_refused_on_the_row_not_on_a_column(tmp_path):
     r = CliRunner().invoke(main, ["plan", str(root / "inputs" / "plan-examples.csv"), "-q",
                                   "--max-candidates", "1"])  # fmt: skip
     assert r.exit_code == 1 and "Traceback" not in r.output
-    assert "line 2: expected a search of at most 1 candidates (--max-candidates)" in r.output
+    assert "plan-examples.csv, line 2: expected a search of at most 1 candidates" in r.output
     assert 'column "' not in r.output and "(row 'qwen3-8b-100b-30d')" in r.output

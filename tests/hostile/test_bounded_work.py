@@ -133,7 +133,9 @@ def test_a_search_over_the_cap_is_refused_before_it_starts(tmp_path):
     assert "Traceback" not in r.output and "internal error" not in r.output
     line = r.output.strip()
     assert "\n" not in line
-    assert "big.csv line 2: expected a search of at most" in line  # the row's search, no one column
+    assert (
+        "big.csv, line 2: expected a search of at most" in line
+    )  # the row's search, no one column
     assert "74,882,880 candidates" in line and "--max-candidates" in line
     for column in ("dp", "tp", "pp", "micro_batch"):
         assert column in line
