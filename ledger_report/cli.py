@@ -50,6 +50,11 @@ def _raise_terminated(signum, _frame) -> None:
     raise _Terminated(signum)
 
 
+# a control character a cell or a file name brought into a message, written as its escape (a NUL
+# or an escape sequence sent raw to a terminal hides or rewrites the line); line breaks kept
+_SHOWN_CONTROLS = {c: f"\\u{c:04x}" for c in (*range(9), *range(11, 32), 127)}
+
+
 class _Group(click.Group):
     """Turns an unexpected exception into one line and exit status 1 (set LEDGER_REPORT_DEBUG=1 for the traceback);
     a signal that ends the run (Ctrl-C, SIGTERM, SIGHUP) into one line and 128 + its number."""
@@ -78,7 +83,7 @@ class _Group(click.Group):
         except api.JobsError as err:  # a bad LEDGER_REPORT_JOBS: a usage error, as a bad -j is
             raise click.UsageError(str(err), ctx) from None
         except LedgerError as err:  # the one place a user's error becomes exit status 1
-            click.echo(f"Error: {err}", err=True)
+            click.echo(f"Error: {err}".translate(_SHOWN_CONTROLS), err=True)
             sys.exit(1)
         # a bug: say so plainly; nothing was written (outputs are all-or-nothing)
         except Exception as err:

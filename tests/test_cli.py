@@ -290,3 +290,15 @@ def test_plan_pages_keep_the_planners_order(tmp_path):
         re.findall(r"-(p\d+)\b", summary) == [n.rsplit("-", 1)[1] for n in names]
         and "in the order given" in summary
     )
+
+
+def test_control_characters_in_a_message_are_shown_as_escapes(tmp_path):
+    """A NUL and an escape (ESC [2J clears a terminal) typed into a gpu cell come back in the
+    refusal as \\u0000 and \\u001b, never as the raw bytes (before, the NUL reached stderr as is);
+    the message keeps its one line per problem."""
+    path = tmp_path / "ctl.csv"
+    path.write_text("name,params_total,gpu\nx,7B,H1\x0000\x1b[2J\n", encoding="utf-8")
+    r = run("calc", path)
+    assert r.exit_code == 1
+    assert "H1\\u000000\\u001b[2J" in r.output
+    assert not any(ord(ch) < 32 and ch != "\n" for ch in r.output)
