@@ -125,7 +125,11 @@ def read(source: Rows) -> list[Config]:
 def _items(source: Rows) -> list[Any]:
     """``source`` as a list of rows (each a Config, a Ledger's Config, or a mapping)."""
     if _is_frame(source):
+        if any(n is not None for n in source.index.names):  # set_index("name"): a column too
+            source = source.reset_index()
         source = source.to_dict("records")
+    elif type(source).__name__ == "Series" and hasattr(source, "to_dict"):  # one row (df.iloc[0])
+        source = [source.to_dict()]
     elif isinstance(source, (Config, Mapping, Ledger)):
         source = [source]
     elif isinstance(source, (str, bytes)) or not isinstance(source, Iterable):

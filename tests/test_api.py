@@ -401,3 +401,22 @@ def test_plan_arguments_are_checked_as_the_command_checks_them(tmp_path):
         shown = repr(float(price))  # a numpy scalar shown as the number it holds
         err = _refused(lambda: lr.plan(row, prices={"H100-SXM": price}), "prices", shown)
         assert "H100-SXM" in str(err) and "found None" not in str(err)
+
+
+def test_a_frame_indexed_by_name_and_a_single_row_series_are_rows():
+    """Two things a notebook hands over: the examples with ``set_index("name")`` (pandas keeps the
+    names in the index, which ``to_dict("records")`` drops: before, every row was refused for an
+    empty name) and one row as a Series (``df.iloc[0]``: before, its values were read as rows).
+    Both give the ledgers the same rows give as plain columns."""
+    frame = pd.read_csv(EXAMPLE).head(3)
+    plain = lr.compute(frame)
+    by_index = lr.compute(frame.set_index("name"))
+    assert [lg.name for lg in by_index] == [lg.name for lg in plain] == list(frame["name"])
+    assert [lg["peak_bytes_per_rank"] for lg in by_index] == [
+        lg["peak_bytes_per_rank"] for lg in plain
+    ]
+    [one] = lr.compute(frame.iloc[0])
+    assert (
+        one.name == frame["name"][0]
+        and one["peak_bytes_per_rank"] == plain[0]["peak_bytes_per_rank"]
+    )
