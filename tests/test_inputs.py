@@ -560,3 +560,19 @@ def test_a_truth_cell_not_one_of_the_spellings_names_them_all(tmp_path):
     assert (
         p.column == "qk_norm" and p.expected == "true or false (also yes/no, y/n, t/f, on/off, 1/0)"
     )
+
+
+@pytest.mark.parametrize(
+    "cell, gb_s",
+    [("3.35 TB/s", 3350.0), ("900 GB/s", 900.0), ("900GB/s", 900.0), ("2 TiB/s", 2 * 2**40 / 1e9)],
+)
+def test_a_rate_cell_may_carry_its_unit(tmp_path, cell, gb_s):
+    """hbm_gb_s is counted in GB/s (10^9 bytes a second): a datasheet's "3.35 TB/s" (the H100 SXM's
+    HBM3) is 3,350 GB/s, "2 TiB/s" 2 × 2^40 / 10^9 = 2,199.02 GB/s; before, the unit was refused
+    as "expected a number > 0" with no word of it; a size's unit in a rate column is still
+    refused."""
+    text = f"name,params_total,gpu,hbm_gb_s\nm,7B,H100-SXM,{cell}\n"
+    [config] = read_configs(write_csv(tmp_path, text))
+    assert config.values["hbm_gb_s"] == pytest.approx(gb_s, rel=1e-12)
+    with pytest.raises(InputError):
+        read_configs(write_csv(tmp_path, "name,params_total,gpu,hbm_gb_s\nm,7B,H100-SXM,80 GB\n"))

@@ -44,6 +44,9 @@ _NUMBER_RE = re.compile(
 
 # A size typed with its unit into a column counted in GB (10^9 bytes): GB, GiB, MB, MiB, TB, TiB.
 _BYTE_UNIT_RE = re.compile(r"(?P<num>.*?) ?(?P<unit>[mgtMGT](?:i|I)?[bB])", re.ASCII)
+# ... and a rate typed with its unit into a column counted in GB/s: 3.35 TB/s, 900 GB/s
+_RATE_UNIT_RE = re.compile(_BYTE_UNIT_RE.pattern + "/s", re.ASCII)
+_UNIT_RE = {"GB": _BYTE_UNIT_RE, "GB/s": _RATE_UNIT_RE}
 _BYTES_PER_UNIT = {"mb": GB // 1000, "gb": GB, "tb": TB, "mib": GIB // 1024, "gib": GIB, "tib": TIB}
 _GB_PER_UNIT = {unit: Decimal(n) / GB for unit, n in _BYTES_PER_UNIT.items()}
 
@@ -223,10 +226,10 @@ def _percent_hint(col: Column, value: float) -> str:
 
 def _decimal(text: str, col: Column, sized_ok: bool = True) -> tuple[Decimal, bool]:
     """Parse a typed number into an exact Decimal; returns (value, had a percent sign).  In a
-    column counted in GB, a size may carry one unit (79.7 GiB, 96GB, 512 MiB): it is converted
-    to GB."""
+    column counted in GB, a size may carry one unit (79.7 GiB, 96GB, 512 MiB), and in one
+    counted in GB/s a rate (3.35 TB/s): it is converted to GB (GB/s)."""
     s = re.sub(r"\s+", " ", norm(text)).strip()
-    sized = _BYTE_UNIT_RE.fullmatch(s) if sized_ok and col.unit == "GB" else None
+    sized = _UNIT_RE[col.unit].fullmatch(s) if sized_ok and col.unit in _UNIT_RE else None
     if sized:
         value, pct = _decimal(sized.group("num"), col, sized_ok=False)
         return value * _GB_PER_UNIT[sized.group("unit").lower()], pct
