@@ -576,3 +576,15 @@ def test_a_rate_cell_may_carry_its_unit(tmp_path, cell, gb_s):
     assert config.values["hbm_gb_s"] == pytest.approx(gb_s, rel=1e-12)
     with pytest.raises(InputError):
         read_configs(write_csv(tmp_path, "name,params_total,gpu,hbm_gb_s\nm,7B,H100-SXM,80 GB\n"))
+
+
+@pytest.mark.parametrize("cell", ["80 GB GB", "NaN GB", "abc TB/s"])
+def test_a_bad_cell_with_a_unit_is_shown_as_typed(tmp_path, cell):
+    """A cell with a unit whose number part is bad is refused showing the whole cell, not the
+    part before the unit (before: "80 GB GB" was reported as found "80 GB", "NaN GB" as "NaN")."""
+    column = "hbm_gb_s" if cell.endswith("/s") else "hbm_gb"
+    text = f"name,params_total,gpu,{column}\nm,7B,H100-SXM,{cell}\n"
+    with pytest.raises(InputError) as exc:
+        read_configs(write_csv(tmp_path, text))
+    [p] = exc.value.problems
+    assert p.column == column and p.found == f'"{cell}"'

@@ -231,7 +231,10 @@ def _decimal(text: str, col: Column, sized_ok: bool = True) -> tuple[Decimal, bo
     s = re.sub(r"\s+", " ", norm(text)).strip()
     sized = _UNIT_RE[col.unit].fullmatch(s) if sized_ok and col.unit in _UNIT_RE else None
     if sized:
-        value, pct = _decimal(sized.group("num"), col, sized_ok=False)
+        try:
+            value, pct = _decimal(sized.group("num"), col, sized_ok=False)
+        except Bad as exc:  # the cell as typed, not its number part ("80 GB GB", "NaN GB")
+            raise Bad(exc.expected, show(text)) from None
         return value * _GB_PER_UNIT[sized.group("unit").lower()], pct
     m = _NUMBER_RE.fullmatch(s)
     if not m or (m.group("int") is None and not m.group("frac")):
