@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import textwrap
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -492,5 +493,5 @@ def _parse(text: str) -> Any:
     except (ValueError, RecursionError) as exc:  # a number of more digits than int() takes
         raise UnsupportedConfig(
             "a config.json whose numbers Python can read (at most 4,300 digits)",
-            f"{type(exc).__name__}: {str(exc)[:80]}",
+            f"{type(exc).__name__}: {textwrap.shorten(str(exc), 100, placeholder=' …')}",
         ) from None

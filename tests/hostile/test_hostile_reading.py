@@ -218,6 +218,8 @@ def test_a_config_json_nested_2000_deep_or_with_a_5000_digit_number(tmp_path):
     problems = _error(path).problems
     assert [(p.row, p.column) for p in problems] == [(2, "model"), (3, "model")]
     assert "2,001 levels" in problems[0].found and "4,300 digits" in problems[1].expected
+    # Python's own words, shortened at a word ("value has 5000 digits; use …"), not mid-word
+    assert "value has 5000 digits;" in problems[1].found and " di (" not in problems[1].found
 
 
 def test_a_header_of_a_million_unknown_columns_is_refused_at_once(tmp_path):
