@@ -25,6 +25,9 @@ def read_prices(path: str | Path) -> dict[str, float]:
     nothing else (an unknown column is refused, as an input file's is), each line two fields, at
     least one line below the header."""
     label = str(path)
+    if Path(path).suffix.lower() in (".xlsx", ".xlsm", ".xls", ".ods"):
+        kind = f"a {Path(path).suffix.lower()} workbook; save its sheet as CSV"
+        raise InputError(Problem(label, None, None, "a CSV file of gpu,price lines", kind))
     text = decode(read_bounded(Path(path), label, MAX_PRICES_BYTES, "prices file"), label)
     reader = csv.reader(io.StringIO(text, newline=""))
     fields = next(reader, [])

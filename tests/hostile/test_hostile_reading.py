@@ -360,3 +360,21 @@ def test_a_prices_file_of_only_its_header_is_refused(tmp_path):
         "prices.csv, line 1: expected at least one gpu,price line below the header;"
         " found only the header" in r.output
     )
+
+
+def test_a_workbook_given_as_prices_is_asked_for_as_csv(tmp_path):
+    """--prices takes CSV; a workbook (the natural place for a price list) was refused as "text
+    in UTF-8", which does not say what to do: now the message asks for its sheet as CSV."""
+    from click.testing import CliRunner
+
+    from ledger_report.cli import main
+
+    rows = write_csv(tmp_path, "name,params_total,tokens,days,seq_len\np,8B,1B,30,4096\n")
+    book = tmp_path / "prices.xlsx"
+    book.write_bytes(b"PK\x03\x04")
+    r = CliRunner().invoke(main, ["plan", str(rows), "--prices", str(book)])
+    assert r.exit_code == 1
+    assert (
+        "expected a CSV file of gpu,price lines; found a .xlsx workbook; save its sheet as CSV"
+        in r.output
+    )
