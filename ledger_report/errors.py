@@ -13,6 +13,9 @@ class LedgerError(Exception):
     """Base class of every error the tool reports to a user (exit status 1)."""
 
 
+MAX_FOUND_SHOWN = 500  # characters of what was found that a message prints
+
+
 @dataclass
 class Problem:
     """One bad cell or row.  ``row`` is the row number the user sees (spreadsheet row or CSV line)."""
@@ -36,7 +39,10 @@ class Problem:
             where.append(f'column "{self.written}" ({self.column})')
         elif self.column:
             where.append(f'column "{self.column}"')
-        return f"{', '.join(where)}: expected {self.expected}; found {self.found}"
+        found = self.found
+        if len(found) > MAX_FOUND_SHOWN:  # a 5,000-character cell is not read back in full
+            found = f"{found[: MAX_FOUND_SHOWN - 40]}… ({len(found):,} characters)"
+        return f"{', '.join(where)}: expected {self.expected}; found {found}"
 
 
 def row_problem(source: str, column: str | None, expected: str, found: str) -> Problem:

@@ -152,3 +152,17 @@ def test_a_problem_found_after_reading_names_its_place_as_the_reader_does():
     assert (
         str(row_problem("mapping", "dp", "x", "y")) == 'mapping, column "dp": expected x; found y'
     )
+
+
+def test_a_very_long_cell_is_not_read_back_in_full(tmp_path):
+    """A 5,000-character gpu cell (no GPU of the catalogue) is refused on its line and column; the
+    message prints the first part of what was found and its length, not 5,000 characters (the
+    Problem keeps it whole for a caller that wants it)."""
+    long = "X" * 5000
+    with pytest.raises(InputError) as exc:
+        read_configs(write_csv(tmp_path, f"name,params_total,gpu\nm,7B,{long}\n"))
+    [p] = exc.value.problems
+    assert long in p.found
+    text = str(exc.value)
+    assert 'line 2, column "gpu"' in text
+    assert len(text) < 1000 and f"({len(p.found):,} characters)" in text
