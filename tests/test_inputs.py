@@ -588,3 +588,16 @@ def test_a_bad_cell_with_a_unit_is_shown_as_typed(tmp_path, cell):
         read_configs(write_csv(tmp_path, text))
     [p] = exc.value.problems
     assert p.column == column and p.found == f'"{cell}"'
+
+
+def test_an_excel_sep_line_names_the_delimiter_and_keeps_the_line_numbers(tmp_path):
+    """Excel reads a first line "sep=;" as the delimiter of the file, and some exports write it;
+    the reader takes it so too (before, "sep=;" was read as an unknown column), and the lines
+    below keep their numbers: a bad dp on the file's line 4 is reported as line 4."""
+    text = "sep=;\r\nname;params_total;dp\r\nm;7B;2\r\nn;7B;two\r\n"
+    with pytest.raises(InputError) as exc:
+        read_configs(write_csv(tmp_path, text))
+    [p] = exc.value.problems
+    assert (p.row, p.column) == (4, "dp")
+    good = read_configs(write_csv(tmp_path, "\ufeffsep=;\nname;params_total;dp\nm;7B;2\n"))
+    assert [(c.name, c.values["dp"]) for c in good] == [("m", 2)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 from pathlib import Path
 
 from ..config import Config
@@ -92,9 +93,16 @@ def _refuse_mixed(data: bytes, error: UnicodeDecodeError, label: str) -> None:
     )
 
 
-def _sniff(text: str) -> str:
-    """Comma, semicolon or tab: the one that splits the first non-blank record into the most
-    fields."""
+_SEP_HINT = re.compile(r"\ufeff?sep=([,;\t])[ \t]*\r?\n", re.IGNORECASE)
+
+
+def _sniff(text: str) -> tuple[str, str]:
+    """Comma, semicolon or tab: the one a first line ``sep=;`` names (Excel's hint, which Excel
+    reads and some exports write; left as a blank line, so the lines keep their numbers), else
+    the one that splits the first non-blank record into the most fields; and the text."""
+    hint = _SEP_HINT.match(text)
+    if hint:
+        return hint.group(1), "\n" + text[hint.end() :]
     sample = text[: 64 * 1024]
     best, best_count = ",", 0
     for delim in _DELIMITER_NAMES:
@@ -107,7 +115,7 @@ def _sniff(text: str) -> str:
                     break
         except csv.Error:
             continue
-    return best
+    return best, text
 
 
 def _read_bytes(path: Path, label: str) -> bytes:
@@ -141,7 +149,7 @@ def _read_bytes(path: Path, label: str) -> bytes:
 
 def read_csv(path: Path, label: str) -> list[Config]:
     text = decode(_read_bytes(path, label), label)
-    delimiter = _sniff(text)
+    delimiter, text = _sniff(text)
     table = Table(label, None, folder=path.parent)
     # strict: a quote left open to the end of the file is an error, not one giant last field
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
