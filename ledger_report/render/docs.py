@@ -89,7 +89,8 @@ def columns_md() -> str:
     out = [
         GENERATED,
         "# Input columns\n",
-        "One row per configuration, CSV (UTF-8, UTF-8 with BOM, GBK; `,`, `;` or tab, or as a first line `sep=;` names) or XLSX (the "
+        "One row per configuration, CSV (UTF-8, UTF-8 with BOM, GBK; `,`, `;` or tab, or as a "
+        "first line `sep=;` names) or XLSX (the "
         "`Inputs` sheet, else the first). Column names are case-insensitive; unknown columns are "
         "an error. An empty cell takes the default. Counts accept `8190735360`, `8,190,735,360`, "
         "`8.19e9`, `8.19B`, `35B`, `5T`, `350M`, `7K`. A column in GB (10^9 bytes) also takes a size "
