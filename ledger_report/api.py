@@ -651,10 +651,11 @@ def reconcile(
 
 def _each_run_once(runs: Sequence[str | Path]) -> None:
     """A run file given twice would count its samples twice: refused, naming it."""
-    seen: dict[Path, str | Path] = {}
-    for run in runs:
-        first = seen.setdefault(Path(run).resolve(), run)
-        if first is not run:
+    seen: dict[Path, int] = {}  # a file's place -> where in ``runs`` it first stands
+    for i, run in enumerate(runs):
+        first = seen.setdefault(Path(run).resolve(), i)
+        if first != i:
+            first = runs[first]
             found = f"{run} given twice" + ("" if str(first) == str(run) else f" (as {first})")
             raise InputError(Problem(str(run), None, None, "each run file once", found))
 

@@ -55,6 +55,10 @@ def _raise_terminated(signum, _frame) -> None:
 _SHOWN_CONTROLS = {c: f"\\u{c:04x}" for c in (*range(9), *range(11, 32), 127)}
 
 
+def _echo_error(text: str) -> None:
+    click.echo(f"Error: {text}".translate(_SHOWN_CONTROLS), err=True)
+
+
 class _Group(click.Group):
     """Turns an unexpected exception into one line and exit status 1 (set LEDGER_REPORT_DEBUG=1 for the traceback);
     a signal that ends the run (Ctrl-C, SIGTERM, SIGHUP) into one line and 128 + its number."""
@@ -83,16 +87,15 @@ class _Group(click.Group):
         except api.JobsError as err:  # a bad LEDGER_REPORT_JOBS: a usage error, as a bad -j is
             raise click.UsageError(str(err), ctx) from None
         except LedgerError as err:  # the one place a user's error becomes exit status 1
-            click.echo(f"Error: {err}".translate(_SHOWN_CONTROLS), err=True)
+            _echo_error(str(err))
             sys.exit(1)
         # a bug: say so plainly; nothing was written (outputs are all-or-nothing)
         except Exception as err:
             if os.environ.get("LEDGER_REPORT_DEBUG"):
                 raise
-            click.echo(
-                f"Error: internal error ({type(err).__name__}: {err}); no file was written. "
-                "Rerun with LEDGER_REPORT_DEBUG=1 for details and report it.",
-                err=True,
+            _echo_error(
+                f"internal error ({type(err).__name__}: {err}); no file was written. "
+                "Rerun with LEDGER_REPORT_DEBUG=1 for details and report it."
             )
             sys.exit(1)
 

@@ -374,3 +374,15 @@ def test_a_difference_carries_its_sign_in_both_units():
     assert diff < 0
     gb, gib = f"{-diff / 1e9:,.4g}", f"{-diff / GIB:,.4g}"
     assert f"unexplained −{gb} GB (−{gib} GiB)" in render_text(doc)
+
+
+def test_the_same_run_object_given_twice_is_refused_too(tmp_path):
+    """From Python a list may hold the very same Path object twice (``[log, log]``): it is the
+    same file, refused as a command line naming it twice is (the first check compared the
+    objects' identity and let this one through, counting the samples twice)."""
+    inp = _csv(tmp_path, [MIXTRAL])
+    log = LOGS / "megatron_mixtral_h100.log"
+    with pytest.raises(InputError) as err:
+        lr.reconcile(inp, [log, log])
+    [p] = err.value.problems
+    assert p.expected == "each run file once" and p.found == f"{log} given twice"

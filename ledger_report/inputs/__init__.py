@@ -20,7 +20,7 @@ from typing import Any, Iterable, Mapping
 from ..config import Config
 from .csv import CSV_SUFFIXES, read_csv
 from .tables import Table, fail, name_key
-from .xlsx import XLSX_SUFFIXES, read_xlsx
+from .xlsx import OTHER_WORKBOOK_SUFFIXES, XLSX_SUFFIXES, read_xlsx
 
 __all__ = [
     "read_configs",
@@ -53,7 +53,7 @@ def read_configs(path: str | Path) -> list[Config]:
             "a .csv or .xlsx file",
             "a legacy .xls workbook; save it from Excel as .xlsx (Excel Workbook)",
         )
-    if suffix in (".xlsb", ".ods", ".numbers"):
+    if suffix in OTHER_WORKBOOK_SUFFIXES:
         fail(label, "a .csv or .xlsx file", f"a {suffix} file; save it as .xlsx or .csv")
     fail(label, "a file ending in .csv or .xlsx", f"the extension {suffix or '(none)'!r}")
 

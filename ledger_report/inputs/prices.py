@@ -15,6 +15,7 @@ from ..errors import InputError, Problem
 from .cells import letter
 from .csv import decode
 from .files import read_bounded
+from .xlsx import OTHER_WORKBOOK_SUFFIXES, XLSX_SUFFIXES
 
 MAX_PRICES_BYTES = 1 * 2**20  # a line per GPU type: a few KB
 MAX_PRICE = 1e12  # per GPU-hour
@@ -25,7 +26,7 @@ def read_prices(path: str | Path) -> dict[str, float]:
     nothing else (an unknown column is refused, as an input file's is), each line two fields, at
     least one line below the header."""
     label = str(path)
-    if Path(path).suffix.lower() in (".xlsx", ".xlsm", ".xls", ".ods"):
+    if Path(path).suffix.lower() in (*XLSX_SUFFIXES, *OTHER_WORKBOOK_SUFFIXES):
         kind = f"a {Path(path).suffix.lower()} workbook; save its sheet as CSV"
         raise InputError(Problem(label, None, None, "a CSV file of gpu,price lines", kind))
     text = decode(read_bounded(Path(path), label, MAX_PRICES_BYTES, "prices file"), label)

@@ -31,6 +31,8 @@ from .files import open_regular
 from .tables import Table, fail
 
 XLSX_SUFFIXES = (".xlsx", ".xlsm")
+# a spreadsheet program's other files: refused, with the way to save them as .xlsx or .csv
+OTHER_WORKBOOK_SUFFIXES = (".xls", ".xlsb", ".ods", ".numbers")
 MAX_ZIP_ENTRIES = 1000  # Apache POI ZipSecureFile.MAX_FILE_COUNT
 MAX_ENTRY_BYTES = 200 * 2**20  # declared uncompressed size of one zip entry
 MAX_TOTAL_BYTES = 1 * 2**30  # declared uncompressed size of all entries together

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ...config import Config
+from ...config import LANGS, Config
 from ...model.tables import tables
 from ..workers import no_cyclic_gc
 from .budget import write_budget
@@ -31,7 +31,6 @@ from .layout import (
     BUDGET,
     HELP,
     INPUTS,
-    LANGS,
     LEDGER,
     LEDGERS,
     MAX_PRINT_SHEETS,

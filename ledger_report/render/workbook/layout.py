@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from ...config import COLUMN_NAMES, LANGS  # noqa: F401 (the workbook's languages)
+from ...config import COLUMN_NAMES
 from ...model import formula as fx
 from ...model import registry as R
 from ...model.definitions import REGISTRY

@@ -7,7 +7,7 @@ import re
 from functools import partial
 from typing import Any, Callable
 
-from ...config import COLUMNS
+from ...config import COLUMNS, LANGS
 from ...model import formula as fx
 from ...model import registry as R
 from ...model.evaluate import eval_scalar
@@ -20,7 +20,6 @@ from .layout import (
     INPUT_FIRST_ROW,
     INPUT_LETTERS,
     INPUTS,
-    LANGS,
     LEDGER_FIRST_ROW,
     LEDGERS,
     _layout,
