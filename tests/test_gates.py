@@ -124,3 +124,29 @@ def test_columns_that_do_nothing_on_the_row_are_warned_of():
         for key in ("peak_bytes_per_rank", "step_time_s", "params_total", "flops_per_token"):
             assert lg[key] == plain[key], key
     assert warnings(plain) == []
+
+
+def test_a_hybrid_layout_without_its_linear_attention_columns_is_warned_of():
+    """full_attention_every = 4 gives softmax attention to one layer in four; the others are the
+    Gated DeltaNet layers the linear-attention columns describe, and without those columns they
+    are counted as softmax attention (columns.csv's default of linear_key_heads), in the FLOPs as
+    in the parameters and activations.  So the row's figures are those of the row without
+    full_attention_every, and a warning names the column.  Before, the FLOPs per token left out
+    the attention scores of 27 of Qwen3-8B's 36 layers: 27 × 3 (forward and backward) × 2 · seq
+    · q width (the causal half of QK^T and AV) = 27 × 6 × 4096 × 4096 = 2,717,908,992 fewer, and
+    a step predicted faster, with no warning."""
+    from ledger_report.render.document import warnings
+
+    base = {"name": "d", "model": "Qwen3-8B", "seq_len": 4096, "tokens": "10B", "days": 30}
+    plain = compute(config_from_mapping(base))
+    hybrid = compute(config_from_mapping({**base, "full_attention_every": 4}))
+    [text] = warnings(hybrid)
+    assert "full_attention_every = 4 with linear_key_heads empty" in text
+    for key in ("flops_per_token", "peak_bytes_per_rank", "step_time_s", "params_total"):
+        assert hybrid[key] == plain[key], key
+    assert warnings(plain) == []
+    # with the linear-attention columns (Qwen3-Next's) 9 layers keep softmax attention
+    gdn = {"linear_key_heads": 16, "linear_value_heads": 32, "linear_key_head_dim": 128}
+    gdn |= {"linear_value_head_dim": 128, "linear_conv_kernel": 4}
+    real = compute(config_from_mapping({**base, "full_attention_every": 4, **gdn}))
+    assert warnings(real) == [] and real["attention_layers"] == 9

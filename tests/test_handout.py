@@ -72,6 +72,11 @@ MOE_35B = {
     "moe_ffn_hidden": 512,
     "shared_expert_ffn": 512,
     "full_attention_every": 4,
+    "linear_key_heads": 16,
+    "linear_value_heads": 32,
+    "linear_key_head_dim": 128,
+    "linear_value_head_dim": 128,
+    "linear_conv_kernel": 4,
     "framework": "megatron",
     "weight_dtype": "bf16",
     "grad_dtype": "bf16",
@@ -1325,12 +1330,12 @@ def test_a_worker_that_dies_is_an_error_not_a_hang(monkeypatch):
         (
             "en",
             "warning: params_total: expected params_total within 1 % of the architecture's count "
-            "40,359,389,184, found params_total = 35,000,000,000 (-13 % off)",
+            "40,893,758,208, found params_total = 35,000,000,000 (-14 % off)",
         ),
         (
             "zh",
             "警告：params_total：给定 params_total 与结构计数相差不超过 1 %"
-            "（params_total = 35,000,000,000 (-13 % off)）",
+            "（params_total = 35,000,000,000 (-14 % off)）",
         ),
     ],
 )

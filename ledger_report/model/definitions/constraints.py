@@ -213,6 +213,19 @@ def define(reg: Registry, r: Ctx) -> None:
         en="Gated DeltaNet columns need a hybrid layout",
         zh="给出 Gated DeltaNet 列时需要混合结构",
     )
+    c(
+        "hybrid_with_linear_attention",
+        negate(all_of(Col("full_attention_every").gt(1), _blank("linear_key_heads"))),
+        "full_attention_every",
+        "the linear-attention columns with full_attention_every > 1 (without them every layer is"
+        " counted as softmax attention)",
+        sentence(
+            "full_attention_every = {} with linear_key_heads empty", Col("full_attention_every")
+        ),
+        en="a hybrid layout is given with its linear-attention columns",
+        zh="混合结构需给出线性注意力列",
+        severity=WARNING,
+    )
     _only_with(c, "sliding_every_needs_window", "sliding_every", "sliding_window")
     c(
         "sliding_window_not_hybrid",
