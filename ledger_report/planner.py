@@ -247,16 +247,14 @@ def _prepare(
     if total > cap:
         raise InputError(_too_many(config, f"{total:,}", cap, searched, gpus))
 
-    target = given.get("mfu")
-    priced = bool(prices) or "price_per_gpu_hour" in base
     search = _Search(
         config,
         base,
         searched,
         "sequence_parallel" in searched,
         int(v0["seq_len"]),
-        None if target is None else float(target),
-        priced,
+        None if given.get("mfu") is None else float(given["mfu"]),
+        bool(prices) or "price_per_gpu_hour" in base,
         float(v0["train_window_days"]),
         variants=len(ch["micro_batch"]) * len(ch["loss_chunks"]) * max(1, len(ch["zero"])),
     )

@@ -246,8 +246,7 @@ def _decimal(text: str, col: Column, sized_ok: bool = True) -> tuple[Decimal, bo
     if m.group("sep"):
         digits = digits.replace(m.group("sep"), "")
     # the regex admits only valid literals
-    value = Decimal(f"{m.group('sign') or ''}{digits}.{m.group('frac') or '0'}E{exp}")
-    return value, pct
+    return Decimal(f"{m.group('sign') or ''}{digits}.{m.group('frac') or '0'}E{exp}"), pct
 
 
 def _check_number_form(m: re.Match, text: str, col: Column) -> None:
