@@ -5,12 +5,11 @@ parameters (layers, hidden, heads, ..., the MLA, MoE, hybrid and bias columns), 
 reference implementation of its family builds the modules (huggingface/transformers
 ``src/transformers/models/<family>/modeling_<family>.py``; the class each rule follows is named
 beside it).  It says what it did not understand rather than guessing: an unknown ``model_type``,
-a key it does not know, or a value it does not model raise ``UnsupportedConfig`` naming them.  Keys
-that do not change the count (token ids, dropout, RoPE scaling, initialisation...) are on an
-ignore list.
+a key neither read nor on an ignore list (``IGNORED``), or a value it does not model raise
+``UnsupportedConfig`` naming them.
 
-Pure standard library; the reader (``inputs.py``) turns ``UnsupportedConfig`` into an input error
-at the row's ``model`` cell.
+Pure standard library; the reader (``inputs/fill.py``) turns ``UnsupportedConfig`` into an input
+error at the row's ``model`` cell.
 """
 
 from __future__ import annotations
@@ -160,8 +159,9 @@ def _no_attention_bias(k: _Keys, why: str = "") -> None:
     k.must("attention_bias", False, "attention_bias false" + why)
 
 
-def _layout(k: _Keys, key: str, local: str, full: str, default_every: int) -> int:
-    """The period k of a layer_types list in which layer i is ``full`` iff i mod k = k − 1."""
+def _layout(k: _Keys, key: str, local: str, default_every: int) -> int:
+    """The period k of a layer_types list in which layer i is full_attention iff i mod k = k − 1."""
+    full = "full_attention"
     types = k.get("layer_types")
     n = k.cfg.get("num_hidden_layers")
     if types is None:
@@ -275,7 +275,7 @@ def _qwen3_next(k: _Keys) -> dict[str, Any]:
     out["qk_norm"] = True
     out["gated_attention"] = True
     every = k.count("full_attention_interval", 4)
-    if _layout(k, "full_attention_interval", "linear_attention", "full_attention", every) != every:
+    if _layout(k, "full_attention_interval", "linear_attention", every) != every:
         raise UnsupportedConfig(
             "layer_types that agree with full_attention_interval",
             json.dumps(k.cfg.get("layer_types"))[:60],
@@ -353,7 +353,7 @@ def _gpt_oss(k: _Keys) -> dict[str, Any]:
     out["moe_ffn_hidden"] = out["ffn_hidden"]
     out["router_bias"] = True
     out["sliding_window"] = k.count("sliding_window")
-    out["sliding_every"] = _layout(k, "gpt-oss", "sliding_attention", "full_attention", 2)
+    out["sliding_every"] = _layout(k, "gpt-oss", "sliding_attention", 2)
     return out
 
 
@@ -368,9 +368,7 @@ def _gemma3_text(k: _Keys) -> dict[str, Any]:
     out["norms_per_layer"] = 4
     out["sliding_window"] = k.count("sliding_window", 4096)
     every = k.count("sliding_window_pattern", 6)
-    out["sliding_every"] = _layout(
-        k, "sliding_window_pattern", "sliding_attention", "full_attention", every
-    )
+    out["sliding_every"] = _layout(k, "sliding_window_pattern", "sliding_attention", every)
     return out
 
 

@@ -49,8 +49,7 @@ GPU_OVERRIDES = ("hbm_gb", "peak_tflops", "gpus_per_node")
 # whose columns the row already holds (a config.json path would not resolve from the plans' folder)
 DROPPED_COLUMNS = ("params_per_rank", "measured_peak_gb", "mfu", "model")
 NEEDED = ("tokens", "days", "seq_len", "global_batch", "layers")
-# The most candidates one row's search may hold (``--max-candidates``): at ~0.5 M candidates/s
-# (bench/bench_plan.py on 2 cores) a search this large takes about 40 s.
+# The most candidates one row's search may hold (--max-candidates): about 40 s at ~0.5 M/s.
 MAX_CANDIDATES = 20_000_000
 PAIR_BLOCK = 1_048_576  # (dp, micro_batch) pairs checked at once while they are counted
 CHUNK = 131_072  # candidates per evaluate_arrays call (bounds memory: a few hundred arrays of this size)
@@ -143,23 +142,20 @@ class _Batch:
     def size(self) -> int:
         return len(self.layout["dp"])
 
-    def _fixed(self) -> dict[str, Any]:
-        """The row's own columns with this batch's categorical choices (shared by all its candidates)."""
-        out = {**self.search.base, "zero": self.zero, "recompute": self.recompute}
-        if self.gpu is not None:
-            out["gpu"] = self.gpu
-        if self.optimizer not in (None, "hbm"):
-            out.update(dict.fromkeys(OFFLOAD_COLUMNS, self.optimizer))
-        if self.price is not None:
-            out["price_per_gpu_hour"] = self.price
-        if self.search.scale != 1.0:
-            out["efficiency_scale"] = self.search.scale
-        return out
-
     def cols(self, sl: slice | np.ndarray = slice(None)) -> dict[str, Any]:
-        """The ``evaluate_arrays`` input for candidates ``sl`` of this batch."""
+        """The ``evaluate_arrays`` input for candidates ``sl`` of this batch: the row's own
+        columns with this batch's categorical choices, and the candidates' layouts."""
         s = self.search
-        cols = self._fixed() | {c: self.layout[c][sl] for c in LAYOUT}
+        cols = {**s.base, "zero": self.zero, "recompute": self.recompute}
+        if self.gpu is not None:
+            cols["gpu"] = self.gpu
+        if self.optimizer not in (None, "hbm"):
+            cols.update(dict.fromkeys(OFFLOAD_COLUMNS, self.optimizer))
+        if self.price is not None:
+            cols["price_per_gpu_hour"] = self.price
+        if s.scale != 1.0:
+            cols["efficiency_scale"] = s.scale
+        cols |= {c: self.layout[c][sl] for c in LAYOUT}
         if s.set_sequence_parallel:  # wherever tp > 1 and the sequence splits evenly over tp·cp
             tp, cp = cols["tp"], cols["cp"]
             cols["sequence_parallel"] = (tp > 1) & (s.seq_len % (tp * cp) == 0)
@@ -251,26 +247,28 @@ def _prepare(
     if total > cap:
         raise InputError(_too_many(config, f"{total:,}", cap, searched, gpus))
 
-    target = given.get("mfu")
-    priced = bool(prices) or "price_per_gpu_hour" in base
     search = _Search(
         config,
         base,
         searched,
         "sequence_parallel" in searched,
         int(v0["seq_len"]),
-        None if target is None else float(target),
-        priced,
+        None if given.get("mfu") is None else float(given["mfu"]),
+        bool(prices) or "price_per_gpu_hour" in base,
         float(v0["train_window_days"]),
         variants=len(ch["micro_batch"]) * len(ch["loss_chunks"]) * max(1, len(ch["zero"])),
     )
-    layouts: dict[Any, dict[str, np.ndarray]] = {}  # by the tp choices
+    # by the tp choices: every layout, and those a sharded ZeRO stage is tried on where the
+    # stage is searched (``_sharded``)
+    layouts: dict[tuple, tuple[dict[str, np.ndarray], dict[str, np.ndarray]]] = {}
     for g, tps, price in per_gpu:
-        key = tuple(tps)
-        if key not in layouts:
-            layouts[key] = _cross(D, M, ch, tps)
+        if tuple(tps) not in layouts:
+            every = _cross(D, M, ch, tps)
+            many = _sharded(every["dp"], every["cp"]) if zero_searched else slice(None)
+            layouts[tuple(tps)] = every, {c: a[many] for c, a in every.items()}
+        every, sharded = layouts[tuple(tps)]
         for z, r, place in itertools.product(ch["zero"], ch["recompute"], ch["place"]):
-            lay = _zero_layouts(layouts, key, z, zero_searched)
+            lay = sharded if z and zero_searched else every
             search.batches.append(_Batch(g, int(z), r, place, price, lay, search))
     return search
 
@@ -397,18 +395,6 @@ def _sharded(dp: Any, cp: Any) -> Any:
     """Where the planner, searching ZeRO, tries a sharded stage: dp·cp > 1 (with one
     data-parallel rank there is nothing to shard: it only adds overhead)."""
     return dp * cp > 1
-
-
-def _zero_layouts(layouts: dict, key: Any, zero: int, searched: bool) -> dict[str, np.ndarray]:
-    """The layouts a ZeRO stage is tried on (a sharded stage, where searched, only ``_sharded``)."""
-    lay = layouts[key]
-    if not (zero and searched):
-        return lay
-    kz = (key, "sharded")
-    if kz not in layouts:
-        many = _sharded(lay["dp"], lay["cp"])
-        layouts[kz] = {c: a[many] for c, a in lay.items()}
-    return layouts[kz]
 
 
 def _cross(D, M, ch: Mapping[str, list], tps: list[int]) -> dict[str, np.ndarray]:
@@ -598,8 +584,13 @@ def _calibrate(search: _Search, margin: float) -> dict[str, Any] | None:
 def _run(search: _Search, top: int, margin: float, tick: Callable[[int], None]) -> dict[str, Any]:
     t0 = time.perf_counter()
     calibration = _calibrate(search, margin)
+    throughput = "predicted by the step-time model for each layout (docs/definitions.md#step-time)"
     if calibration is not None:
         search.scale = calibration["efficiency_scale"]
+        throughput = (
+            f"predicted by the step-time model, its matmul efficiency scaled by {_fmt(search.scale)} so that the cheapest "
+            f"layout reaches the measured mfu {_fmt(calibration['mfu'])}"
+        )
     counts, excluded, pool, front, fastest = _scan(search, top, margin, tick)
     plans = _top_plans(search, pool, top, margin)  # both empty where nothing is feasible
     pareto = _pareto(search, front, margin)
@@ -611,8 +602,13 @@ def _run(search: _Search, top: int, margin: float, tick: Callable[[int], None]) 
     else:
         name, n = ranked[0]
         reason = f"no feasible candidate: {gate_text(name, margin)} excluded the most ({n:,} of {counts['evaluated']:,})"
-        if name == "deadline":
-            reason += _deadline_hint(search, fastest)
+        if name == "deadline" and not math.isfinite(fastest):
+            reason += "; no candidate passes the other gates either"
+        elif name == "deadline":  # what the deadline would have to be
+            reason += (
+                f"; the fastest candidate that passes the other gates needs {fastest:,.1f} days against "
+                f"{search.window_days:,.1f} available: more days, fewer tokens, or a larger global_batch so that more GPUs share the step"
+            )
     return {
         "name": search.config.name,
         "candidates_evaluated": counts["evaluated"],
@@ -623,23 +619,13 @@ def _run(search: _Search, top: int, margin: float, tick: Callable[[int], None]) 
         "seconds": time.perf_counter() - t0,
         "margin": margin,
         "searched": list(search.searched),
-        "throughput": _throughput_text(search, calibration),
+        "throughput": throughput,
         "calibration": calibration,
         "ranked_by": "cost" if search.priced else "gpu_hours",
         "reason": reason,
         "plans": plans,
         "pareto": pareto,
     }
-
-
-def _deadline_hint(search: _Search, fastest_days: float) -> str:
-    """What the deadline would have to be: the fastest candidate that passes every other gate."""
-    if not math.isfinite(fastest_days):
-        return "; no candidate passes the other gates either"
-    return (
-        f"; the fastest candidate that passes the other gates needs {fastest_days:,.1f} days against "
-        f"{search.window_days:,.1f} available: more days, fewer tokens, or a larger global_batch so that more GPUs share the step"
-    )
 
 
 def gate_text(name: str, margin: float) -> str:
@@ -655,15 +641,6 @@ def gate_text(name: str, margin: float) -> str:
         return texts[name]
     c = next((c for c in REGISTRY.constraints if c.ok == name), None)
     return f"the rule on {c.column}: {c.en}" if c else name
-
-
-def _throughput_text(search: _Search, calibration: dict[str, Any] | None) -> str:
-    if calibration is None:
-        return "predicted by the step-time model for each layout (docs/definitions.md#step-time)"
-    return (
-        f"predicted by the step-time model, its matmul efficiency scaled by {_fmt(calibration['efficiency_scale'])} so that the cheapest "
-        f"layout reaches the measured mfu {_fmt(calibration['mfu'])}"
-    )
 
 
 def _plan_figures(search: _Search, rank: int, row: dict[str, Any], v: Mapping[str, Any]) -> dict:

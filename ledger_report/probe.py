@@ -408,22 +408,18 @@ def preflight(
         for g, lr in zip(optimizer.param_groups, lrs):
             g["lr"] = lr
         probe.detach()
-        _reset_state(optimizer, torch)
+        for state in optimizer.state.values():  # zeroed as training starts it, still allocated
+            for k, v in state.items():
+                if isinstance(v, torch.Tensor):
+                    v.zero_()
+                elif k == "step":
+                    state[k] = 0
         optimizer.zero_grad(set_to_none=True)
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
     record = probe.records[-1]
     _check(record, budget, capacity_bytes, ledger)
     return record
-
-
-def _reset_state(optimizer, torch) -> None:
-    for state in optimizer.state.values():
-        for k, v in state.items():
-            if isinstance(v, torch.Tensor):
-                v.zero_()
-            elif k == "step":
-                state[k] = 0
 
 
 def _step(model, optimizer, batch, loss_fn, probe: Probe) -> None:

@@ -1,12 +1,11 @@
 """Reconcile a row's ledger with what a run measured: a probe file (``ledger_report.probe``) or the
 memory and throughput lines a framework prints (Megatron-LM, torchtitan, DeepSpeed).
 
-Reading turns each file into samples (one rank's figures at one step, on named counters); the
-reconciliation sets each against the ledger's own quantities on the same counter and computes only
-the differences.  The counters: ``allocated`` (torch's max_memory_allocated), ``reserved``
-(max_memory_reserved), ``device`` (what the GPU holds).  Steps count from 0.
-
-Reading the files: ``reconcile_read.py``.
+Reading (``reconcile_read.py``) turns each file into samples (one rank's figures at one step, on
+named counters); the reconciliation sets each against the ledger's own quantities on the same
+counter and computes only the differences.  The counters: ``allocated`` (torch's
+max_memory_allocated), ``reserved`` (max_memory_reserved), ``device`` (what the GPU holds).  Steps
+count from 0.
 """
 
 from __future__ import annotations
@@ -314,16 +313,13 @@ def _largest(doc: dict) -> dict | None:
 
 
 # ---- the text report ------------------------------------------------------------------------
-def _gb(n: float | None) -> str:
-    return "—" if n is None else f"{n / 1e9:,.4g} GB ({n / GIB:,.4g} GiB)"
+def _gb(n: float | None, sign: str = "") -> str:
+    return "—" if n is None else f"{sign}{n / 1e9:,.4g} GB ({sign}{n / GIB:,.4g} GiB)"
 
 
 def _signed(n: float | None) -> str:
     """A difference, its sign on both units: "−30.69 GB (−28.58 GiB)"."""
-    if n is None:
-        return "—"
-    sign = "+" if n >= 0 else "−"
-    return f"{sign}{abs(n) / 1e9:,.4g} GB ({sign}{abs(n) / GIB:,.4g} GiB)"
+    return "—" if n is None else _gb(abs(n), "+" if n >= 0 else "−")
 
 
 def _pct(x: float | None) -> str:

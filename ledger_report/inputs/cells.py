@@ -158,22 +158,17 @@ def python_number(value: Any) -> Any:
 # What a column expects, in words
 
 
-def _range_text(col: Column) -> str:
-    lo, hi = col.minimum, col.maximum
-    if lo is not None and hi is not None:
-        if col.min_exclusive:
-            return f"in ({num(lo)}, {num(hi)}]"
-        return f"from {num(lo)} to {num(hi)}"
-    if lo is not None:
-        return f"{'>' if col.min_exclusive else '≥'} {num(lo)}"
-    if hi is not None:
-        return f"≤ {num(hi)}"
-    return ""
-
-
 def expected(col: Column) -> str:
-    rng = _range_text(col)
-    rng = f" {rng}" if rng else ""
+    lo, hi = col.minimum, col.maximum
+    rng = ""
+    if lo is not None and hi is not None:
+        rng = (
+            f" in ({num(lo)}, {num(hi)}]" if col.min_exclusive else f" from {num(lo)} to {num(hi)}"
+        )
+    elif lo is not None:
+        rng = f" {'>' if col.min_exclusive else '≥'} {num(lo)}"
+    elif hi is not None:
+        rng = f" ≤ {num(hi)}"
     if col.kind == COUNT:
         return f"a whole number{rng} such as 7000000000, 7,000,000,000, 7e9 or 7B"
     if col.kind == INT:
@@ -251,8 +246,7 @@ def _decimal(text: str, col: Column, sized_ok: bool = True) -> tuple[Decimal, bo
     if m.group("sep"):
         digits = digits.replace(m.group("sep"), "")
     # the regex admits only valid literals
-    value = Decimal(f"{m.group('sign') or ''}{digits}.{m.group('frac') or '0'}E{exp}")
-    return value, pct
+    return Decimal(f"{m.group('sign') or ''}{digits}.{m.group('frac') or '0'}E{exp}"), pct
 
 
 def _check_number_form(m: re.Match, text: str, col: Column) -> None:

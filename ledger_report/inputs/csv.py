@@ -104,18 +104,15 @@ def _sniff(text: str) -> tuple[str, str]:
     if hint:
         return hint.group(1), "\n" + text[hint.end() :]
     sample = text[: 64 * 1024]
-    best, best_count = ",", 0
-    for delim in _DELIMITER_NAMES:
+
+    def count(delim: str) -> int:  # the non-blank fields of the first record that has some
         try:
-            for fields in csv.reader(io.StringIO(sample, newline=""), delimiter=delim):
-                count = sum(1 for f in fields if f.strip())
-                if count:
-                    if count > best_count:
-                        best, best_count = delim, count
-                    break
+            records = csv.reader(io.StringIO(sample, newline=""), delimiter=delim)
+            return next((n for r in records if (n := sum(1 for f in r if f.strip()))), 0)
         except csv.Error:
-            continue
-    return best, text
+            return 0
+
+    return max(_DELIMITER_NAMES, key=count), text  # (a tie: the first, comma before the others)
 
 
 def _read_bytes(path: Path, label: str) -> bytes:

@@ -4,13 +4,9 @@
   ratio, encryption; OLE / truncated files), and openpyxl must be running on defusedxml, which
   refuses any XML entity declaration in any part it parses.
 * Only public APIs of openpyxl, defusedxml and zipfile are used.  The sheet is streamed once
-  with ``load_workbook(read_only=True)`` and ``iter_rows`` after ``reset_dimensions``, so the
-  ``<dimension>`` tag is never trusted: an understated one cannot hide rows and an overstated
-  one cannot pad rows to 16,384 cells.  Rows are bounded by ``MAX_ROWS``; empty rows and
-  padding by ``MAX_SHEET_ROWS`` and ``MAX_SHEET_CELLS``.
-* Formula cells use their saved value (the same sheet read with ``data_only=True``, opened only
-  when a formula is met); without one, and for error cells and dates in number columns, the
-  cell is named in an error.
+  (``_read_sheet``), its ``<dimension>`` tag never trusted.
+* Formula cells use their saved value (``_Formulas``); without one, and for error cells and
+  dates in number columns, the cell is named in an error.
 """
 
 from __future__ import annotations
@@ -265,9 +261,10 @@ class _Formulas:
 def _read_sheet(
     ws: Any, label: str, formulas: _Formulas, part: "_Part", folder: Path
 ) -> list[Config]:
-    """Stream the sheet once: header in row 1, then rows, bounded by ``MAX_ROWS``; each row ends
-    at its own last cell (``reset_dimensions``), empty rows and padding are bounded by
-    ``MAX_SHEET_ROWS`` and ``MAX_SHEET_CELLS``."""
+    """Stream the sheet once (``iter_rows`` after ``reset_dimensions``: an understated
+    ``<dimension>`` cannot hide rows, nor an overstated one pad rows to 16,384 cells): header in
+    row 1, then rows, bounded by ``MAX_ROWS``; empty rows and padding by ``MAX_SHEET_ROWS`` and
+    ``MAX_SHEET_CELLS``."""
     from openpyxl.cell.read_only import EMPTY_CELL  # the filler iter_rows pads a row with
 
     title = ws.title
