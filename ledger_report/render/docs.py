@@ -90,14 +90,13 @@ def columns_md() -> str:
         GENERATED,
         "# Input columns\n",
         "One row per configuration, CSV (UTF-8, UTF-8 with BOM, GBK; `,`, `;` or tab, or as a "
-        "first line `sep=;` names) or XLSX (the "
-        "`Inputs` sheet, else the first). Column names are case-insensitive; unknown columns are "
-        "an error. An empty cell takes the default. Counts accept `8190735360`, `8,190,735,360`, "
-        "`8.19e9`, `8.19B`, `35B`, `5T`, `350M`, `7K`. A column in GB (10^9 bytes) also takes a size "
-        "with its unit, converted exactly: `79.7 GiB` is 85.58 GB, `96GB`, `512 MiB`, `1.5 TB`; "
-        "a column in GB/s a rate with its unit: `3.35 TB/s` is 3,350 GB/s. "
-        "Give `params_total`, or the architecture "
-        "(`layers`, `hidden`, `heads`, `ffn_hidden`, `vocab`). " + _limits_md() + "\n",
+        "first line `sep=;` names) or XLSX (the `Inputs` sheet, else the first). Column names "
+        "are case-insensitive; unknown columns are an error. An empty cell takes the default. "
+        "Counts accept `8190735360`, `8,190,735,360`, `8.19e9`, `8.19B`, `35B`, `5T`, `350M`, "
+        "`7K`. A column in GB (10^9 bytes) also takes a size with its unit, converted exactly: "
+        "`79.7 GiB` is 85.58 GB, `96GB`, `512 MiB`, `1.5 TB`; a column in GB/s a rate with its "
+        "unit: `3.35 TB/s` is 3,350 GB/s. Give `params_total`, or the architecture (`layers`, "
+        "`hidden`, `heads`, `ffn_hidden`, `vocab`). " + _limits_md() + "\n",
         "| column | meaning | 中文 | default | unit | choices |",
         "|---|---|---|---|---|---|",
     ]

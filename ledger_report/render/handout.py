@@ -19,11 +19,10 @@ then measured after layout and, where it overflows, cut again or trimmed a level
 silently.
 
 Speed: WeasyPrint is pure Python and single-threaded.  The handout is laid out in parts fixed by
-the number of configurations (:func:`_parts`), rendered by forked workers side by side (which
-never collect garbage: ``workers.fork``) and joined by pypdf (:func:`_merge`); the cyclic garbage
-collector is paused while a part renders (a collection of the oldest generation walks the
-hundreds of thousands of live boxes, styles and PDF objects, ~20 % of the render time), and the
-whitespace between block tags is dropped before WeasyPrint parses the HTML (:data:`_MARKUP_GAP`).
+the number of configurations (:func:`_parts`), rendered by forked workers side by side and joined
+by pypdf (:func:`_merge`); the cyclic garbage collector is paused while a part renders (a full
+collection walks every live box, style and PDF object), and the whitespace between block tags is
+dropped before WeasyPrint parses the HTML (:data:`_MARKUP_GAP`).
 
 Determinism: WeasyPrint's font subsets carry a timestamp, so the render runs with
 ``SOURCE_DATE_EPOCH`` set (to a fixed date unless the caller set one); the parts do not depend on
@@ -280,11 +279,10 @@ def _sizes(d: pg.PageData, fit: _Fit) -> tuple[list[float], list[float], list[fl
 
 def _first_fit(d: pg.PageData) -> _Fit:
     """The first trim level whose estimated flow is cut into the estimated room with
-    ``page.CUT_SPARE`` of every column to spare (the page is measured after layout and laid out
-    again where it overflows; see :func:`_pages`), else the last.  At the last level, a cut that
-    would overflow by the heights the flow has if every line count is right
-    (``PageData.nominal``, no room to spare) is replaced by the cut of those heights: a page laid
-    out again costs as much as one laid out first."""
+    ``page.CUT_SPARE`` of every column to spare, else the last; there, a cut that would overflow
+    by the heights the flow has if every line count is right (``PageData.nominal``) is replaced
+    by the cut of those heights: a page laid out again (:func:`_pages`) costs as much as one laid
+    out first."""
     for density in range(pg.MAX_DENSITY + 1):
         heights, over, caps = _estimated(d, density)
         cols = pg.cut(heights, [it["sec"] for it in d.flow(density)[0]], over, caps)
@@ -666,12 +664,10 @@ def _render_part(book: _Book, root: Path, part: _Part, fits: list[_Fit]) -> tupl
     """One part as a PDF, with the warnings its render raised (WeasyPrint's, and clipped pages)."""
     fetcher = PackagedAssetFetcher(root)
     with _RENDER_LOCK, no_cyclic_gc(), _collect_weasyprint_warnings() as collected:
-        try:
+        with contextlib.suppress(AssetRefused):  # each refused URL is in fetcher.refused
             document, clipped = _pages(book, fetcher, part, fits)
             pdf = document.write_pdf()  # attachments, if any, are fetched here
-        except AssetRefused as err:
-            raise HandoutError(f"Handout template error: {err}") from None
-    if fetcher.refused:  # refused, and the error caught by WeasyPrint after all
+    if fetcher.refused:  # the error raised, or caught by WeasyPrint after all
         raise HandoutError(
             f"Handout template error: refused to fetch {fetcher.refused[0]!r}: "
             "the handout loads only its packaged template assets"

@@ -1,19 +1,12 @@
 """How many configurations one build lays out: each is a handout page and a workbook column.
 
-Measured with the commands below on rows of bench/example_rows.py (CPU seconds, since the
-machines are shared; 2026-12-03): a handout page costs ~0.36 s of CPU and ~3.7 MB of memory (50
-rows 21.3 s, 100 rows 39.4 s), a workbook column ~0.074 s (50 rows 6.1 s, 200 rows 17.2 s), so a
-2,000-row build took minutes and about a gigabyte (found in a red-team pass).  At the bound, 120
-rows with all three outputs and -j 2 took 45 s of CPU (82 s of wall time on two cores shared
-with other work) and 0.43 GB at most in one process.  A build that writes a workbook or a
-handout is refused before any work when its rows are more than :data:`MAX_BUILD_CONFIGS`,
-naming the first row past the bound; a JSON-only build, ``calc`` and ``plan`` lay nothing out
-and are not bounded by it.
-
-    /usr/bin/time -v ledger-report build rows.csv --format pdf -j 1 -q    # 50 and 100 rows
-    /usr/bin/time -v ledger-report build rows.csv --format xlsx -j 1 -q   # 50 and 200 rows
-    /usr/bin/time -v ledger-report build rows.csv -o out                  # 120 rows
-    python bench/hostile_cases.py -k largest --largest
+A handout page costs about 0.36 s of CPU and 3.7 MB of memory, a workbook column about 0.07 s
+(``/usr/bin/time -v ledger-report build rows.csv --format pdf -j 1 -q`` on rows of
+bench/example_rows.py; ``python bench/hostile_cases.py -k largest --largest``), so a build of
+thousands of rows takes minutes and gigabytes.  A build that writes a workbook or a handout is
+refused before any work when its rows are more than :data:`MAX_BUILD_CONFIGS`, naming the first
+row past the bound; a JSON-only build, ``calc`` and ``plan`` lay nothing out and are not bounded
+by it.
 """
 
 from __future__ import annotations

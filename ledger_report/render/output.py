@@ -19,9 +19,8 @@ Renderers return bytes; the CLI hands every output of a run to :func:`write_outp
 5. keeps a journal of the swap, so that a run killed outright is rolled back by the next run
    that writes into the same folder (:func:`recover`; "The journal" below).
 
-Why: saving a workbook over the previous report destroyed it when the save failed, click's
-atomic writer kept half-written files, ``mkstemp`` makes 0600 files; ``os.replace`` is atomic on
-POSIX within one filesystem (Python docs).
+Why: a save that fails over the previous report must not destroy it, and ``mkstemp`` makes 0600
+files; ``os.replace`` is atomic on POSIX within one filesystem (Python docs).
 
 Every CSV the tool writes comes from :func:`csv_lines` (OWASP's neutralising of leading formula
 characters, RFC 4180 quoting).
@@ -39,7 +38,6 @@ import secrets
 import shutil
 import signal
 import stat
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -150,9 +148,7 @@ def _remove(paths: Iterable[str | Path]) -> None:
 
 
 def _fsync_dir(folder: Path) -> None:
-    if sys.platform == "win32":
-        return
-    with contextlib.suppress(OSError):  # some filesystems cannot fsync a directory
+    with contextlib.suppress(OSError):  # Windows and some filesystems cannot fsync a directory
         fd = os.open(folder, os.O_RDONLY)
         try:
             os.fsync(fd)
@@ -328,15 +324,15 @@ def _remove_dirs(folders: list[Path]) -> None:
 # The journal: what a run killed outright (SIGKILL, a crash) left, undone by the next run
 #
 # Signals that can be handled are held while the outputs are swapped in; SIGKILL cannot be, and a
-# kill there left a mixed set of old and new outputs and `.bak.tmp` backups no later run removed
-# (found in a red-team pass).  Every file a run makes beside its outputs is named with the run's
-# id; its journal, `.ledger-report.<id>.journal.tmp` in the first output's folder, says which
-# folders those are and, once every backup exists, which target has which temp and backup (synced
-# before the first replace), then that the swap is done.  The run holds an exclusive lock
-# (flock(2)) on its journal for as long as it lives; the kernel drops the lock when the process
-# dies, however it dies.  A later run that writes into the same folder takes the lock of every
-# journal there without waiting: it gets one only from a dead run, rolls that run back
-# (:func:`_undo`) unless its swap was done, removes its files and then the journal.
+# kill there would leave a mixed set of old and new outputs and `.bak.tmp` backups.  Every file a
+# run makes beside its outputs is named with the run's id; its journal,
+# `.ledger-report.<id>.journal.tmp` in the first output's folder, says which folders those are
+# and, once every backup exists, which target has which temp and backup (synced before the first
+# replace), then that the swap is done.  The run holds an exclusive lock (flock(2)) on its journal
+# for as long as it lives; the kernel drops the lock when the process dies, however it dies.  A
+# later run that writes into the same folder takes the lock of every journal there without
+# waiting: it gets one only from a dead run, rolls that run back (:func:`_undo`) unless its swap
+# was done, removes its files and then the journal.
 
 JOURNAL_PREFIX, JOURNAL_SUFFIX = ".ledger-report.", ".journal.tmp"
 _JOURNAL_MAX_BYTES = 1 << 20  # a journal holds a few paths; anything longer is not one of ours
@@ -500,7 +496,7 @@ def csv_lines(rows: Iterable[Sequence[Any]], safe: bool = False) -> bytes:
     put each through it, as ``calc --csv`` does a column at a time): the one CSV writer of the
     package (plans.csv, the CSV template, ``calc --csv``).  Lines end in CRLF, as RFC 4180 §2.1
     has them: the csv module quotes a field holding a character of the line terminator, so a
-    carriage return inside a note is quoted too (with ``\\n`` alone, a bare CR went unquoted)."""
+    carriage return inside a note is quoted too."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\r\n")
     writer.writerows(rows if safe else ([csv_text(c) for c in row] for row in rows))

@@ -435,13 +435,8 @@ def _chart(s: view.ViewSection) -> dict[str, Any]:
         "limit": {"label": ch.limit.label, "text": ch.limit.text} if ch.limit is not None else None,
         "peak": {"label": ch.peak.label, "text": ch.peak.text} if ch.peak is not None else None,
         "legend": [
-            {
-                "code": code[n],
-                "fill": fill[n],
-                "label": info[n].label,
-                "text": info[n].text,
-            }
-            for n in info
+            {"code": code[n], "fill": fill[n], "label": it.label, "text": it.text}
+            for n, it in info.items()
         ],
         "note": ch.note,
     }
@@ -521,8 +516,7 @@ def _estimate_top(d: PageData, density: int) -> tuple[float, float]:
 # The estimate's parts (lines of body text): a line of the header's note, a wide table's heading
 # and header row, each of its lines, a line of its totals' formula texts; a chart's heading and
 # scale, each bar, a line of its legend and of its note.  Fitted (least squares) to the measured
-# room above the columns of 111 pages (inputs/examples.csv and 30 of bench/rows.py's
-# configurations, English and Chinese, at the levels they were laid out at, 2026-12-03):
+# room above the columns of pages of inputs/examples.csv and bench/rows.py in both languages:
 # within 1.2 lines of the measure, either way.
 NOTE_LINES = 0.9
 WIDE_HEAD_LINES = 2.53

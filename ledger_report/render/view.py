@@ -61,6 +61,12 @@ def show(v: Any, unit: str, lang: str = "en") -> str:
     return mtext.fmt_value(v, unit, lang)
 
 
+def text_key(reg: Any, key: str, lang: str) -> str:
+    """The quantity a text figure shows in ``lang``: its ``_zh`` twin where it has one (a sentence
+    the model writes in both languages)."""
+    return f"{key}_zh" if lang == "zh" and reg[key].unit == TEXT and f"{key}_zh" in reg else key
+
+
 def _label(x: Any, lang: str) -> str:
     """The English or Chinese label of a quantity, section, column or line."""
     return x.en if lang == "en" else x.zh
@@ -138,9 +144,7 @@ def quantity_row(
     """One registry quantity of a ledger as shown (its label, its value with its unit), with its
     formula text where asked, ``name`` in its JSON section and the tone of registry key ``tone``."""
     q = lg.model.registry[key]
-    raw = lg.values[key]
-    if lang == "zh" and q.unit == TEXT and f"{key}_zh" in lg.model.registry:
-        raw = lg.values[f"{key}_zh"]  # a sentence the model writes in both languages
+    raw = lg.values[text_key(lg.model.registry, key, lang)]
     value = plain(raw, q.unit)
     text = show(value, q.unit, lang)
     if q.unit == MONEY and value is not None and lg.values.get("currency"):

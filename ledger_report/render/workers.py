@@ -67,9 +67,8 @@ _ENV_HELD: dict[str, list] = {}  # name -> [renders holding it, the value before
 @contextlib.contextmanager
 def env_while_running(name: str, value: str) -> Iterator[None]:
     """``os.environ[name]`` set to ``value`` (unless the caller had set it) while the block runs,
-    and as it was once the last block holding it ends, whatever threads run them: two threads
-    each saving and restoring the variable themselves left it set (found in a red-team pass: the
-    second saw the first's value as the caller's and put it back)."""
+    and as it was once the last block holding it ends, whatever threads run them (a thread that
+    saved and restored it itself could take another's value for the caller's)."""
     with _ENV_LOCK:
         if name not in _ENV_HELD:  # the first block: the caller's value, or ours
             _ENV_HELD[name] = [0, os.environ.get(name)]
@@ -150,10 +149,9 @@ def fork(call: Callable[[], Any], error: type[Exception], close: Iterable[Any] =
 
 def _forked_main(call, conn, parent_pid: int, close: list, error: type[Exception]) -> None:
     """The forked process: one piece of work, then exit, its memory going back to the system
-    with no garbage collection.  A handout part leaves ~16,000 objects in reference cycles per
-    page and collecting them costs ~20-23 ms a page (a process that rendered part after part
-    without collecting grew to 2.5 GB for 1,000 configurations), so the collector stays off for
-    good (turned back on, its next allocation would make that walk just before the exit)."""
+    with no garbage collection: a handout part leaves thousands of objects in reference cycles per
+    page, so the collector stays off for good (turned back on, its next allocation would walk them
+    just before the exit)."""
     forked_child(parent_pid, close)
     gc.disable()
     try:
@@ -218,9 +216,9 @@ def _cancelled() -> Any:
 def in_turn(fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
     """``map(fn, items)``, with every second item's ``fn`` run in a forked process (which sends
     each result through a pipe as it makes it) while this one runs the others, where it can fork
-    and ``default_jobs`` allows two: the same results in the same order, sooner on two cores (1.4
-    to 1.6 times here).  ``items`` is read lazily (the worker reads its own copy), so after an
-    exception it stands past the item that raised it."""
+    and ``default_jobs`` allows two: the same results in the same order, sooner on two cores.
+    ``items`` is read lazily (the worker reads its own copy), so after an exception it stands past
+    the item that raised it."""
     items = iter(items)
     if default_jobs() < 2 or not can_fork():
         yield from map(fn, items)

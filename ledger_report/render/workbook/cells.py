@@ -94,9 +94,8 @@ def _ok(status: int, what: str) -> None:
 class _Book:
     """The workbook being written.  ``spill``: XlsxWriter assembles each sheet's XML in a
     temporary folder (removed when the book is finished, or by the folder's finaliser) instead of
-    in one string per sheet, which for a large workbook is two thirds of its memory (150
-    configurations: 70 instead of 223 MB); its zip entries are then stamped 1980-01-31 instead of
-    1980-01-01, as deterministic."""
+    in one string per sheet, which for a large workbook is two thirds of its memory; its zip
+    entries are then stamped 1980-01-31 instead of 1980-01-01, as deterministic."""
 
     def __init__(self, spill: bool = False) -> None:
         self.buf = io.BytesIO()

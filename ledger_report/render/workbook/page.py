@@ -177,7 +177,13 @@ class _PrintSheet:
             elif h is not None and h != _LINE_PT:
                 ws.set_row(row - 1, h)
         ws.set_column(0, last_col - 1, _U)
-        self.page_setup(last_row, last_col)
+        ws.print_area(0, 0, last_row - 1, last_col - 1)
+        ws.center_horizontally()
+        chosen = self.rep.t(
+            "ledger-report: the configuration chosen on this sheet", "ledger-report：本页所选的配置"
+        )
+        print_setup(ws, 1, chosen if self.chosen else self.lg.config.name, self.rep.footer())
+        ws.hide_gridlines(2)  # on screen and on paper
 
     def write_sections(self, top: int, pane_cols: tuple[int, int]) -> int:
         """The figure sections in two columns on the right, as even as they go, each skipping
@@ -306,16 +312,6 @@ class _PrintSheet:
             self.need(r, self.text_lines(key, last_col) if self.chosen or self.v[shown] else 1)
             r += 1
         return r - 1
-
-    def page_setup(self, last_row: int, last_col: int) -> None:
-        ws, rep = self.ws, self.rep
-        ws.print_area(0, 0, last_row - 1, last_col - 1)
-        ws.center_horizontally()
-        chosen = rep.t(
-            "ledger-report: the configuration chosen on this sheet", "ledger-report：本页所选的配置"
-        )
-        print_setup(ws, 1, chosen if self.chosen else self.lg.config.name, rep.footer())
-        ws.hide_gridlines(2)  # on screen and on paper
 
 
 def _bullet(key: str, shown: str) -> Expr:

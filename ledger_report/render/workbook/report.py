@@ -13,7 +13,7 @@ from ...model import registry as R
 from ...model.evaluate import eval_scalar
 from ...model.expr import Expr, Ref, if_
 from ...model.units import GB, UNIT_DISPLAY
-from ..view import WORDS
+from ..view import WORDS, text_key
 from .cells import _BAD_FILL, _FLAG_FILL, _WARN_FILL, F_GENERAL, _Book, _ok
 from .layout import (
     CHOSEN_ROW_REF,
@@ -97,10 +97,8 @@ class _Report:
         return _header(self.reg, key, self.lang)
 
     def text_key(self, key: str) -> str:
-        """The quantity a text figure shows in this language (its ``_zh`` twin where it has one)."""
-        if self.lang == "zh" and self.reg[key].unit == R.TEXT and f"{key}_zh" in self.reg:
-            return f"{key}_zh"
-        return key
+        """The quantity a text figure shows in this language (``view.text_key``)."""
+        return text_key(self.reg, key, self.lang)
 
     # display expressions ------------------------------------------------------------------
     def shown(self, key: str, words: tuple[str, str] | None = None) -> Expr:
