@@ -32,6 +32,14 @@ it while this one makes the next chunk (one writer at a time, the same bytes): 1
 12.0-13.9 s wall, system time 0.9 -> 3.2-4.5 s (copy-on-write faults in both processes eat the
 overlap).  One table chunk for the whole file (to_frame without the join): 7.2-7.6 against
 7.0-7.4 s, peak RSS 1.44 -> 1.74 GB.
+
+Measured 2026-12-04 22:45 UTC, the same machine (reference 0.45 s): calc --csv 8.3-9.0 s wall for
+the tree as it stands (table 5.1 s and writer 4.4 s of CPU in the bench).  Tried and not taken:
+every second chunk's table and lines made in a process forked before reading (workers.in_turn, as
+calc --json does it; the worker reads the file itself, so no page of the rows is shared) and sent
+back as bytes: 8.8-8.9 s wall, CPU 14 s (user 11.5-12, system 2.5-3.4): the worker's own reading
+(~3 s), pickling ~375 MB of lines through the pipe and the page faults of both eat the overlap;
+with the reading done once before the fork, 8.8 s.  The target is not met.
 """
 
 from __future__ import annotations
