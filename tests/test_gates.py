@@ -150,3 +150,22 @@ def test_a_hybrid_layout_without_its_linear_attention_columns_is_warned_of():
     gdn |= {"linear_value_head_dim": 128, "linear_conv_kernel": 4}
     real = compute(config_from_mapping({**base, "full_attention_every": 4, **gdn}))
     assert warnings(real) == [] and real["attention_layers"] == 9
+
+
+def test_a_hybrid_without_its_linear_columns_keeps_a_given_params_total_as_a_warning():
+    """The 35B MoE of inputs/examples.csv as it was shipped before its Gated DeltaNet columns:
+    full_attention_every = 4 declares a hybrid, whose given params_total (35B) is the better count
+    than the architecture's (40,359,389,184 with every layer counted as softmax attention), so the
+    13 % difference is a warning, as it always was, not a refusal; the missing columns are the
+    second warning."""
+    from ledger_report.render.document import warnings
+
+    row = next(c for c in read_configs(ROOT / "inputs" / "examples.csv") if "moe35b" in c.name)
+    gdn = ("linear_key_heads", "linear_value_heads", "linear_key_head_dim")
+    gdn += ("linear_value_head_dim", "linear_conv_kernel")
+    old = {k: v for k, v in row.values.items() if k not in gdn and v is not None}
+    lg = compute(config_from_mapping(old))
+    texts = warnings(lg)
+    assert len(texts) == 2
+    assert "architecture's count 40,359,389,184" in texts[0] and "(-13 % off)" in texts[0]
+    assert "full_attention_every = 4 with linear_key_heads empty" in texts[1]

@@ -154,9 +154,10 @@ def define(reg: Registry, r: Ctx) -> None:
     off = (r.total - r.arch_total) / r.arch_total
     within = all_of(off.le(PARAMS_TOLERANCE), off.ge(-PARAMS_TOLERANCE))
     compare = any_of(_blank("params_total"), negate(r.has_arch))
-    # hybrid layers are counted as attention layers unless their own columns are given: there a
-    # given params_total is the better count, and a difference is stated, not refused
-    exact = r.fae.le(1)
+    # in a hybrid layout (full_attention_every > 1, as the row gives it) a given params_total is
+    # the better count (without the linear-attention columns those layers are counted as softmax
+    # attention): a difference is stated, not refused
+    exact = r.fae_given.le(1)
     for key, applies, severity in (
         ("params_total_matches", exact, ERROR),
         ("params_total_matches_hybrid", negate(exact), WARNING),

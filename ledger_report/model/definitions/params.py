@@ -150,7 +150,7 @@ def _columns(reg: Registry, r: Ctx) -> None:
     r.moe_every = given("moe_every", 1, "MoE every", "MoE 间隔")
     r.k_dense = given("first_dense_layers", 0, "first dense layers", "前置稠密层数")
     r.mtp = given("mtp_layers", 0, "MTP modules", "MTP 模块数")
-    fae = given("full_attention_every", 1, "full attention every", "全注意力间隔")
+    r.fae_given = given("full_attention_every", 1, "full attention every", "全注意力间隔")
     # Gated DeltaNet (the linear-attention layers of a hybrid model)
     nk, nv, dk, dvl, r.kconv = (
         given(f"linear_{key}", None, f"linear-attention {en}", f"线性注意力{zh}")
@@ -173,7 +173,7 @@ def _columns(reg: Registry, r: Ctx) -> None:
     r.lin_dims = (nk, nv, dk, dvl)
     r.fae = d(
         "softmax_attention_every",
-        if_(r.gdn, fae, 1),
+        if_(r.gdn, r.fae_given, 1),
         "one layer in k has softmax attention",
         "每 k 层一层 softmax 注意力",
         unit=COUNT,
