@@ -140,33 +140,27 @@ HEADING_PX += sum(_css("h2", prop) for prop in ("padding-bottom", "border-bottom
 HEADER_ROW_PX = _css("th", "padding-bottom") + _css("th", "border-bottom")  # besides its lines
 
 
-# WeasyPrint's public fetcher API (weasyprint.urls): from 68, a fetcher is a ``URLFetcher`` (70
-# accepts nothing else) that returns a ``URLFetcherResponse``, and a ``FatalURLFetchingError``
-# stops the render; before 68 (66, 67), a fetcher is a callable that returns a dict, and
-# WeasyPrint turns any ``Exception`` it raises into a warning.
-_URLFetcher = getattr(weasyprint.urls, "URLFetcher", None)
-_URLFetcherResponse = getattr(weasyprint.urls, "URLFetcherResponse", None)
-_FatalURLFetchingError = getattr(weasyprint.urls, "FatalURLFetchingError", BaseException)
+# WeasyPrint's public fetcher API (weasyprint.urls, 68 and later): a fetcher is a ``URLFetcher``
+# that returns a ``URLFetcherResponse``, and a ``FatalURLFetchingError`` stops the render.
 
 
-class AssetRefused(_FatalURLFetchingError):
+class AssetRefused(weasyprint.urls.FatalURLFetchingError):
     """A URL that is not a packaged template asset: stops the render.  A ``BaseException`` (as
-    WeasyPrint's ``FatalURLFetchingError`` is, and is a subclass of where WeasyPrint has it), so
-    that WeasyPrint, which catches a fetcher's ``Exception`` and warns, does not swallow it; the
-    render also checks the fetcher's ``refused`` list afterwards."""
+    WeasyPrint's ``FatalURLFetchingError`` is), so that WeasyPrint, which catches a fetcher's
+    ``Exception`` and warns, does not swallow it; the render also checks the fetcher's
+    ``refused`` list afterwards."""
 
 
-class PackagedAssetFetcher(*((_URLFetcher,) if _URLFetcher else ())):
+class PackagedAssetFetcher(weasyprint.urls.URLFetcher):
     """A WeasyPrint URL fetcher that serves only the packaged template assets (:meth:`asset_path`)
     and raises :class:`AssetRefused` for anything else (``refused`` lists those URLs); it never
     falls back to WeasyPrint's own fetching."""
 
     def __init__(self, root: Path | None = None):
-        if _URLFetcher is not None:
-            # no redirects, and fail_on_errors so that any other failure inside fetch() is fatal too
-            super().__init__(
-                timeout=1, allowed_protocols=("file",), allow_redirects=False, fail_on_errors=True
-            )
+        # no redirects, and fail_on_errors so that any other failure inside fetch() is fatal too
+        super().__init__(
+            timeout=1, allowed_protocols=("file",), allow_redirects=False, fail_on_errors=True
+        )
         self.root = (root or templates_dir()).resolve()
         self.refused: list[str] = []
 
@@ -193,12 +187,9 @@ class PackagedAssetFetcher(*((_URLFetcher,) if _URLFetcher else ())):
                 f"refused to fetch {url!r}: the handout loads only its packaged template assets"
             )
         mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-        if _URLFetcherResponse is None:
-            return {"string": path.read_bytes(), "mime_type": mime, "redirected_url": path.as_uri()}
-        return _URLFetcherResponse(path.as_uri(), path.read_bytes(), {"Content-Type": mime})
-
-    def __call__(self, url):  # a fetcher before WeasyPrint 68 is a callable
-        return self.fetch(url)
+        return weasyprint.urls.URLFetcherResponse(
+            path.as_uri(), path.read_bytes(), {"Content-Type": mime}
+        )
 
 
 # --------------------------------------------------------------------------------------------
