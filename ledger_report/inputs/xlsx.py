@@ -80,10 +80,6 @@ def _check_zip(fh: Any, label: str) -> None:
         )
     finally:
         fh.seek(0)
-    _check_entries(infos, label)
-
-
-def _check_entries(infos: list[zipfile.ZipInfo], label: str) -> None:
     if len(infos) > MAX_ZIP_ENTRIES:
         fail(
             label,
