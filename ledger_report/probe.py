@@ -48,14 +48,6 @@ def _torch():
     return torch
 
 
-def _rank() -> tuple[int, int]:
-    torch = _torch()
-    dist = torch.distributed
-    if dist.is_available() and dist.is_initialized():
-        return dist.get_rank(), dist.get_world_size()
-    return int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
-
-
 class _CudaCounter:
     """Peaks per phase from the caching allocator's statistics, reset at each boundary."""
 
@@ -222,7 +214,14 @@ class Probe:
         while isinstance(getattr(optimizer, "optimizer", None), torch.optim.Optimizer):
             optimizer = optimizer.optimizer  # accelerate / Lightning wrappers: the inner one
         self.model, self.optimizer, self._torch = model, optimizer, torch
-        self.rank, self.world_size = _rank()
+        dist = torch.distributed
+        if dist.is_available() and dist.is_initialized():
+            self.rank, self.world_size = dist.get_rank(), dist.get_world_size()
+        else:
+            self.rank, self.world_size = (
+                int(os.environ.get("RANK", 0)),
+                int(os.environ.get("WORLD_SIZE", 1)),
+            )
         param = next(model.parameters(), None)
         dev = param.device if param is not None else torch.device("cpu")
         if dev.type == "cuda":
