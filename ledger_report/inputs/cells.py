@@ -234,7 +234,16 @@ def _decimal(text: str, col: Column, sized_ok: bool = True) -> tuple[Decimal, bo
     m = _NUMBER_RE.fullmatch(s)
     if not m or (m.group("int") is None and not m.group("frac")):
         raise Bad(expected(col), show(text) + _number_hint(s))
-    _check_number_form(m, text, col)
+    # a suffix only on counts, not with an exponent; a percent sign only where the column takes one
+    if m.group("suffix") and col.kind != COUNT:
+        raise Bad(
+            expected(col), show(text) + " — K/M/B/T suffixes are only for counts (params_*, tokens)"
+        )
+    if m.group("suffix") and m.group("exp") is not None:
+        raise Bad(expected(col), show(text) + " — give an exponent or a suffix, not both")
+    if m.group("pct") and not col.percent:
+        percent = ", ".join(c.name for c in COLUMNS if c.percent)
+        raise Bad(expected(col), show(text) + " — a percent sign is only accepted in " + percent)
     pct = bool(m.group("pct"))
     exp_text = m.group("exp") or "0"
     if len(exp_text.lstrip("+-")) > 6:
@@ -247,20 +256,6 @@ def _decimal(text: str, col: Column, sized_ok: bool = True) -> tuple[Decimal, bo
         digits = digits.replace(m.group("sep"), "")
     # the regex admits only valid literals
     return Decimal(f"{m.group('sign') or ''}{digits}.{m.group('frac') or '0'}E{exp}"), pct
-
-
-def _check_number_form(m: re.Match, text: str, col: Column) -> None:
-    """A suffix only on counts, not with an exponent; a percent sign only where the column
-    takes one."""
-    if m.group("suffix") and col.kind != COUNT:
-        raise Bad(
-            expected(col), show(text) + " — K/M/B/T suffixes are only for counts (params_*, tokens)"
-        )
-    if m.group("suffix") and m.group("exp") is not None:
-        raise Bad(expected(col), show(text) + " — give an exponent or a suffix, not both")
-    if m.group("pct") and not col.percent:
-        percent = ", ".join(c.name for c in COLUMNS if c.percent)
-        raise Bad(expected(col), show(text) + " — a percent sign is only accepted in " + percent)
 
 
 def _to_decimal(raw: Any, col: Column) -> tuple[Decimal, bool]:
@@ -419,22 +414,17 @@ def _check_range(value: float | int, raw: Any, col: Column) -> None:
         raise Bad(expected(col), show(raw) + _percent_hint(col, value))
     smallest, largest = FLOAT_RANGE
     if col.kind == FLOAT and value and not smallest <= abs(value) <= largest:
+        # what the column takes within FLOAT_RANGE: "a number from 10^-6 to 10^12"
+        hi = largest if col.maximum is None else min(col.maximum, largest)
+        zero = col.minimum is not None and col.minimum <= 0 and not col.min_exclusive
+        word = "a fraction" if col.percent else "a number"
+        high = f"10^{round(math.log10(hi))}" if hi == largest else num(hi)
+        band = f"{word} from 10^{round(math.log10(smallest))} to {high}"
         size = "small" if abs(value) < smallest else "large"
         raise Bad(
-            _band_text(col),
+            f"0, or {band}" if zero else band,
             f"{show(raw)} — too {size} for the figures computed from it to stay finite",
         )
-
-
-def _band_text(col: Column) -> str:
-    """What a float column takes, within ``FLOAT_RANGE``: "a number from 10^-6 to 10^12"."""
-    smallest, largest = FLOAT_RANGE
-    hi = largest if col.maximum is None else min(col.maximum, largest)
-    zero = col.minimum is not None and col.minimum <= 0 and not col.min_exclusive
-    word = "a fraction" if col.percent else "a number"
-    high = f"10^{round(math.log10(hi))}" if hi == largest else num(hi)
-    band = f"{word} from 10^{round(math.log10(smallest))} to {high}"
-    return f"0, or {band}" if zero else band
 
 
 def convert(col: Column, raw: Any) -> Any:
@@ -455,9 +445,7 @@ def convert(col: Column, raw: Any) -> Any:
         return _enum(raw, col)
     if col.kind in (COUNT, INT):
         value: float | int = _whole(raw, col)
-    elif col.kind == FLOAT:
+    else:  # FLOAT, the one kind left in config.COLUMNS
         value = _float(raw, col)
-    else:  # pragma: no cover - config.COLUMNS uses only the kinds above
-        raise Bad(col.kind, show(raw))
     _check_range(value, raw, col)
     return value
