@@ -84,20 +84,6 @@ def _whole(argument: str, value: Any, least: int = 1, most: int | None = None) -
     raise _refused(argument, f"a whole number, {span}", value)
 
 
-def _jobs(jobs: Any) -> int | None:
-    """``jobs``: None (``LEDGER_REPORT_JOBS``, else every CPU, read where workers are forked) or
-    a whole number of processes, at least 1, as ``-j`` takes."""
-    return None if jobs is None else _whole("jobs", jobs)
-
-
-def _lang(lang: Any) -> str:
-    """``lang``: one of ``LANGS``, as ``--lang`` takes (refused before any work, whatever the
-    outputs)."""
-    if lang not in LANGS or not isinstance(lang, str):
-        raise _refused("lang", f"one of {', '.join(LANGS)}", lang)
-    return lang
-
-
 def _stem(stem: Any) -> str:
     """``stem``: a file name without its extension, written in ``out_dir`` and nowhere else."""
     seps = {"/", "\\", os.sep, os.altsep} - {None}
@@ -319,7 +305,11 @@ def build(
     from .render.limits import check_build_size
     from .render.output import check_targets, write_outputs
 
-    formats, lang, jobs = checked_formats(formats), _lang(lang), _jobs(jobs)
+    formats = checked_formats(formats)
+    if lang not in LANGS or not isinstance(lang, str):  # as --lang takes, whatever the outputs
+        raise _refused("lang", f"one of {', '.join(LANGS)}", lang)
+    # None: LEDGER_REPORT_JOBS, else every CPU, read where workers are forked
+    jobs = None if jobs is None else _whole("jobs", jobs)
     inputs = [Path(source)] if isinstance(source, (str, Path)) else []
     stem = _stem(stem) if stem is not None else (inputs[0].stem if inputs else "ledgers")
     check_targets((Path(out_dir) / f"{stem}.{f}" for f in formats), inputs)
@@ -477,7 +467,16 @@ def to_frame(source: Rows | Mapping[str, Any], *, states: bool = False):
     ):
         return pd.json_normalize(source["plans"])
     if states:
-        return _states_frame(pd, compute(source))
+        from .render.document import config_document
+
+        drop = ("label", "basis")
+        return pd.DataFrame(
+            [
+                {"name": lg.name, **{k: v for k, v in s.items() if k not in drop}}
+                for lg in compute(source)
+                for s in config_document(lg)["states"]
+            ]
+        )
     if _all_ledgers(source):
         columns = ledger_table(source)
         return pd.DataFrame({k: _pandas_column(pd, *c) for k, c in columns.items()}, copy=False)
@@ -571,19 +570,6 @@ def _pandas_column(pd, values: Any, blank: Any):
     out = values.astype(object)
     out[blank] = None
     return out
-
-
-def _states_frame(pd, ledgers: Sequence[Ledger]):
-    from .render.document import config_document
-
-    drop = ("label", "basis")
-    return pd.DataFrame(
-        [
-            {"name": lg.name, **{k: v for k, v in s.items() if k not in drop}}
-            for lg in ledgers
-            for s in config_document(lg)["states"]
-        ]
-    )
 
 
 def write_json(source: Rows, out: BinaryIO, progress: Progress | None = None) -> None:
