@@ -619,7 +619,13 @@ def reconcile(
             )
         targets.append(Path(update))
     check_targets(targets, [source, *runs])  # (two targets that are one file: refused here)
-    _each_run_once(runs)
+    seen: dict[Path, int] = {}  # a run file's place -> where in ``runs`` it first stands
+    for i, run in enumerate(runs):  # a run file given twice would count its samples twice
+        first = seen.setdefault(Path(run).resolve(), i)
+        if first != i:
+            first = runs[first]
+            found = f"{run} given twice" + ("" if str(first) == str(run) else f" (as {first})")
+            raise InputError(Problem(str(run), None, None, "each run file once", found))
     configs = read(source)
     read_runs = [rc.read_run(r) for r in runs]
     ledger = rc.pick_row(compute(configs), read_runs, row, str(source))
@@ -633,17 +639,6 @@ def reconcile(
     if files:
         write_outputs(files, inputs=[source, *runs])
     return doc
-
-
-def _each_run_once(runs: Sequence[str | Path]) -> None:
-    """A run file given twice would count its samples twice: refused, naming it."""
-    seen: dict[Path, int] = {}  # a file's place -> where in ``runs`` it first stands
-    for i, run in enumerate(runs):
-        first = seen.setdefault(Path(run).resolve(), i)
-        if first != i:
-            first = runs[first]
-            found = f"{run} given twice" + ("" if str(first) == str(run) else f" (as {first})")
-            raise InputError(Problem(str(run), None, None, "each run file once", found))
 
 
 def text(kind: str, value: Any) -> str:
