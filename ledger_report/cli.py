@@ -74,10 +74,7 @@ class _Group(click.Group):
         except KeyboardInterrupt as err:
             signum = err.args[0] if isinstance(err, _Terminated) else signal.SIGINT
             name = signal.Signals(signum).name
-            click.echo(
-                f"Error: stopped by {name}; the outputs are written all together or not at all.",
-                err=True,
-            )
+            _echo_error(f"stopped by {name}; the outputs are written all together or not at all.")
             sys.exit(128 + signum)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
             raise
