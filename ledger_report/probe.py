@@ -470,12 +470,9 @@ def _ledger_text(ledger: Any, phase: str, counter: str) -> str:
         return ""
     peak = ledger.get(PEAK_KEYS[counter])
     est = phase_estimate(ledger, phase)
-    parts = [f"; the ledger for {ledger.name}:"]
-    if est is not None:
-        parts.append(f" {phase} {est / 1e9:.2f} GB (allocated),")
-    if peak is not None:
-        parts.append(f" peak {peak / 1e9:.2f} GB ({counter})")
-    return "".join(parts)
+    est_text = f" {phase} {est / 1e9:.2f} GB (allocated)," if est is not None else ""
+    peak_text = f" peak {peak / 1e9:.2f} GB ({counter})" if peak is not None else ""
+    return f"; the ledger for {ledger.name}:{est_text}{peak_text}"
 
 
 def phase_estimate(ledger: Any, window: str) -> int | None:
