@@ -131,21 +131,15 @@ def _items(source: Rows) -> list[Any]:
 def _path(source: str | Path) -> str | Path:
     """A str or Path source as a file's path; a str that names no file and holds a line break or
     more than ``MAX_PATH_CHARS`` characters is refused as text (CSV, most likely), shown cut."""
-    if isinstance(source, str) and ("\n" in source or len(source) > MAX_PATH_CHARS):
-        try:
-            exists = os.path.exists(source)
-        except (OSError, ValueError):
-            exists = False
-        if not exists:
-            expected = (
-                "the path of a .csv or .xlsx file (for CSV text, write it to a file or pass "
-                "pandas.read_csv(io.StringIO(text)))"
-            )
-            shown = repr(source[:60]) + ("…" if len(source) > 60 else "")
-            found = (
-                f"{len(source):,} characters of text that look like CSV, not a file name: {shown}"
-            )
-            raise InputError(Problem("source", None, None, expected, found))
+    long = isinstance(source, str) and ("\n" in source or len(source) > MAX_PATH_CHARS)
+    if long and not os.path.exists(source):  # (False, not an error, for a name the OS refuses)
+        expected = (
+            "the path of a .csv or .xlsx file (for CSV text, write it to a file or pass "
+            "pandas.read_csv(io.StringIO(text)))"
+        )
+        shown = repr(source[:60]) + ("…" if len(source) > 60 else "")
+        found = f"{len(source):,} characters of text that look like CSV, not a file name: {shown}"
+        raise InputError(Problem("source", None, None, expected, found))
     return source
 
 
