@@ -324,16 +324,10 @@ class Table:
             bad = {*bad, MODEL_COLUMN, *(c for c, v in values.items() if v is None)}
             return values, bad, {}, ()
         fills = {c: v for c, v in filled.items() if values[c] is None and c not in bad}
-        warned = self._contradictions(values, filled, origin)
-        return row_values(fills.items(), values), bad, dict.fromkeys(fills, origin), warned
-
-    def _contradictions(
-        self, values: Mapping[str, Any], filled: Mapping[str, Any], origin: str
-    ) -> tuple[str, ...]:
-        """A warning for each column the row gives with another value than its model's (the
-        row's wins): a stale architecture beside a changed model is the usual cause."""
+        # a warning for each column the row gives with another value than its model's (the row's
+        # wins): a stale architecture beside a changed model is the usual cause
         named = {c: f"{w} ({c})" for c, w in self.written.items() if w}  # as the header wrote it
-        return tuple(
+        warned = tuple(
             f"{named.get(column, column)}: expected {show(model_value)}, as {origin} has it; found"
             f" {show(values[column])} (the row's value is used: a model changed without its"
             " architecture columns, or a deliberate variant)"
@@ -342,6 +336,7 @@ class Table:
             and values[column] is not None
             and values[column] != model_value
         )
+        return row_values(fills.items(), values), bad, dict.fromkeys(fills, origin), warned
 
     def _columns(self, pending: list[tuple]) -> dict[str, Sequence[Any]]:
         """The pending rows' values a column at a time: from their cells where they share a
