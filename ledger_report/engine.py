@@ -240,10 +240,9 @@ def evaluate_chunk(configs: Sequence[Config], model: Model, keys: list[str] | No
 def _ledgers(model: Model, configs: Sequence[Config], parts: list) -> list[Ledger]:
     import numpy as np
 
-    text = _row_keys(model.registry)
+    keys = dict.fromkeys(table_keys(model))  # the rest: _RowValues.__missing__
     out: list[Ledger | None] = [None] * len(configs)
     for env, idx in parts:
-        keys = dict.fromkeys(k for k in env if k not in text)
         blank = [None] * len(idx)
         columns = [
             python_values(np, env[k], len(idx), model.registry[k].unit) or blank for k in keys
