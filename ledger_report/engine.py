@@ -231,8 +231,7 @@ def evaluate_chunk(configs: Sequence[Config], model: Model, keys: list[str] | No
     # a Config holds every column in schema order (Config.__post_init__): the rows transpose at once
     values = zip(*(c.values.values() for c in configs))
     columns = {name: col for name, col in zip(COLUMN_NAMES, values) if name in read}
-    rows = [c.values for c in configs]
-    parts = evaluate_rows(np, reg, model.tables, rows, columns, keys)
+    parts = evaluate_rows(np, reg, model.tables, [c.values for c in configs], columns, keys)
     _refuse_non_finite(np, parts, configs, model)
     return parts
 
@@ -379,10 +378,9 @@ def ledger_table(ledgers: Sequence[Ledger]) -> dict[str, tuple[Any, Any]]:
     import numpy as np
 
     model = ledgers[0].model
-    reg = model.registry
     out = {"name": (np.array([lg.name for lg in ledgers]), None)}
     for k in table_keys(model):
-        unit = reg[k].unit
+        unit = model.registry[k].unit
         out[k] = _array_of(np, [plain(lg.values[k], unit) for lg in ledgers], unit)
     return out
 
