@@ -108,18 +108,18 @@ def compute(config: Config, model: Model | None = None) -> Ledger:
     as ``compute_many`` gives them)."""
     model = model or DEFAULT
     values = evaluate_row(model.registry, config.values, model.tables)
-    for key in _number_keys(model.registry):
+    for key in _keys_in(model.registry, _NUMBER_UNITS):
         v = values[key]
         if type(v) is float and not math.isfinite(v):
             raise NotFiniteError(_not_finite(config, key, v, model))
-    for key in _counted_keys(model.registry):
+    for key in _keys_in(model.registry, INT_UNITS):
         values[key] = _whole(values[key])
     return Ledger(config, values, model)
 
 
 @functools.cache  # a registry is hashed by identity
-def _counted_keys(reg) -> tuple[str, ...]:
-    return tuple(q.key for q in reg if q.unit in INT_UNITS)
+def _keys_in(reg, units: frozenset) -> tuple[str, ...]:
+    return tuple(q.key for q in reg if q.unit in units)
 
 
 # ---- figures no output can hold ------------------------------------------------------------------
@@ -127,9 +127,7 @@ def _counted_keys(reg) -> tuple[str, ...]:
 # row one of whose figures is not a finite number (an overflow to infinity, or a NaN from inf - inf
 # or 0 × inf) is refused here, where both interpreters' results come out, naming the row and the
 # columns it gave that the figure reads; no output writes "inf", and none fails to store it.
-@functools.cache
-def _number_keys(reg) -> tuple[str, ...]:
-    return tuple(q.key for q in reg if q.unit in INT_UNITS or q.unit in FLOAT_UNITS)
+_NUMBER_UNITS = INT_UNITS | FLOAT_UNITS
 
 
 class NotFiniteError(InputError):
@@ -164,7 +162,7 @@ def _refuse_non_finite(np, parts, configs: Sequence[Config], model) -> None:
     ``NotFiniteError``."""
     found: dict[int, tuple] = {}
     for env, idx in parts:
-        for key in _number_keys(model.registry):
+        for key in _keys_in(model.registry, _NUMBER_UNITS):
             v = env.get(key)  # an array, a masked one, or one value for every row
             data = np.ma.getdata(v)
             if data.dtype.kind != "f":
@@ -233,8 +231,7 @@ def evaluate_chunk(configs: Sequence[Config], model: Model, keys: list[str] | No
     # a Config holds every column in schema order (Config.__post_init__): the rows transpose at once
     values = zip(*(c.values.values() for c in configs))
     columns = {name: col for name, col in zip(COLUMN_NAMES, values) if name in read}
-    rows = [c.values for c in configs]
-    parts = evaluate_rows(np, reg, model.tables, rows, columns, keys)
+    parts = evaluate_rows(np, reg, model.tables, [c.values for c in configs], columns, keys)
     _refuse_non_finite(np, parts, configs, model)
     return parts
 
@@ -242,10 +239,9 @@ def evaluate_chunk(configs: Sequence[Config], model: Model, keys: list[str] | No
 def _ledgers(model: Model, configs: Sequence[Config], parts: list) -> list[Ledger]:
     import numpy as np
 
-    text = _row_keys(model.registry)
+    keys = dict.fromkeys(table_keys(model))  # the rest: _RowValues.__missing__
     out: list[Ledger | None] = [None] * len(configs)
     for env, idx in parts:
-        keys = dict.fromkeys(k for k in env if k not in text)
         blank = [None] * len(idx)
         columns = [
             python_values(np, env[k], len(idx), model.registry[k].unit) or blank for k in keys
@@ -382,10 +378,9 @@ def ledger_table(ledgers: Sequence[Ledger]) -> dict[str, tuple[Any, Any]]:
     import numpy as np
 
     model = ledgers[0].model
-    reg = model.registry
     out = {"name": (np.array([lg.name for lg in ledgers]), None)}
     for k in table_keys(model):
-        unit = reg[k].unit
+        unit = model.registry[k].unit
         out[k] = _array_of(np, [plain(lg.values[k], unit) for lg in ledgers], unit)
     return out
 

@@ -1,7 +1,7 @@
 """Interpreter 1: evaluate the registry on Python scalars (one row) or numpy arrays (many rows).
 
 Scalars: ``None`` is a blank; arithmetic, comparisons and functions on a blank give a blank,
-exactly as the spreadsheet guards do (see ``Registry._needs``).  Integers stay Python ints
+exactly as the spreadsheet guards do (see ``registry.needs_of``).  Integers stay Python ints
 where the arithmetic allows (parameter counts are exact); ``/`` gives floats.
 
 Arrays (the planner, and ``calc``/``build`` in batches): every input is a numpy array, a scalar
@@ -514,10 +514,14 @@ class _ArrayEval:
         np = self.np
         av, bv = a.v, b.v
         blank = _or(np, a.blank, b.blank)
-        if op in ("=", "<>") and (isinstance(av, str) or isinstance(bv, str)):
-            on_rows = self._text_equal(av, bv)
-            if on_rows is not None:
-                return _A(on_rows if op == "=" else ~on_rows, blank)
+        rows, one = (av, bv) if isinstance(bv, str) else (bv, av)
+        text_rows = isinstance(rows, np.ndarray) and rows.dtype.kind == "U" and rows.ndim
+        if op in ("=", "<>") and isinstance(one, str) and text_rows:
+            # a text array against one text, case-insensitively: compared once for each distinct
+            # value (``lowered``) and taken to the rows
+            low, (distinct, inverse) = self.lowered(rows)
+            on_rows = (distinct == one.lower())[inverse].reshape(low.shape)
+            return _A(on_rows if op == "=" else ~on_rows, blank)
         if _is_text(np, av):
             av = self.lowered(av)[0] if not isinstance(av, str) else av.lower()
         if _is_text(np, bv):
@@ -525,16 +529,6 @@ class _ArrayEval:
         if not (_is_float_array(np, av) or _is_float_array(np, bv)):
             return _A(_CMPS[op](av, bv), blank)
         return _A(_approx_compare(np, op, av, bv), blank)
-
-    def _text_equal(self, av: Any, bv: Any) -> Any:
-        """A text array against one text (``av`` or ``bv``), case-insensitively, on each row:
-        compared once for each distinct value (``lowered``) and taken to the rows; ``None`` for
-        any other pair."""
-        rows, one = (av, bv) if isinstance(bv, str) else (bv, av)
-        if not (isinstance(rows, self.np.ndarray) and rows.dtype.kind == "U" and rows.ndim):
-            return None
-        low, (distinct, inverse) = self.lowered(rows)
-        return (distinct == one.lower())[inverse].reshape(low.shape)
 
     def _lookup_key(self, e, k):
         np = self.np
@@ -658,10 +652,18 @@ class _ArrayClosures(Visitor):
         return if_
 
     def visit_BinOp(self, e):
-        return _operands(e, "_binop")
+        """Both operands evaluated, then the evaluation's ``_binop(op, a, b)`` (``_cmp`` for a
+        comparison); None (not evaluated over arrays) where either operand is."""
+        a_, b_, op = array_compiled(e.a), array_compiled(e.b), e.op
+        method = "_binop" if e.op in _BINOPS else "_cmp"
 
-    def visit_Cmp(self, e):
-        return _operands(e, "_cmp")
+        def both(ev):
+            a, b = a_(ev), b_(ev)
+            return None if a is None or b is None else getattr(ev, method)(op, a, b)
+
+        return both
+
+    visit_Cmp = visit_BinOp
 
     def visit_Lookup(self, e):
         k_ = array_compiled(e.key)
@@ -677,18 +679,6 @@ class _ArrayClosures(Visitor):
             return None if any(a is None for a in args) else ev._call(fn, args)
 
         return call
-
-
-def _operands(e, method: str):
-    """A binary node's closure: both operands evaluated, then the evaluation's ``method(op, a,
-    b)``; None (not evaluated over arrays) where either operand is."""
-    a_, b_, op = array_compiled(e.a), array_compiled(e.b), e.op
-
-    def both(ev):
-        a, b = a_(ev), b_(ev)
-        return None if a is None or b is None else getattr(ev, method)(op, a, b)
-
-    return both
 
 
 def _mindiv_array(np, xs: list) -> tuple[Any, Any]:

@@ -164,18 +164,17 @@ def needs_of(reg: "Registry", e: Expr, _memo: dict | None = None) -> frozenset:
     per definition (``Quantity.needs``) and the spreadsheet interpreter applies it to branches."""
     memo = {} if _memo is None else _memo
     got = memo.get(id(e))
-    if got is None:
-        got = memo[id(e)] = _needs(reg, e, memo)
-    return got
-
-
-def _needs(reg: Registry, e: Expr, memo: dict) -> frozenset:
+    if got is not None:
+        return got
     if isinstance(e, Col) or (isinstance(e, Ref) and reg[e.key].nullable):
-        return frozenset({tag(e)})
-    if isinstance(e, If):
+        got = frozenset({tag(e)})
+    elif isinstance(e, If):
         then, other = needs_of(reg, e.then, memo), needs_of(reg, e.other, memo) - else_known(e)
-        return needs_of(reg, e.cond, memo) | (then & other)
-    return frozenset().union(*(needs_of(reg, c, memo) for c in strict_operands(e)))
+        got = needs_of(reg, e.cond, memo) | (then & other)
+    else:
+        got = frozenset().union(*(needs_of(reg, c, memo) for c in strict_operands(e)))
+    memo[id(e)] = got
+    return got
 
 
 def choices(reg: Registry, key: str, columns: Any = None) -> tuple[str, ...] | None:

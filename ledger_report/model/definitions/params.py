@@ -176,7 +176,6 @@ def _columns(reg: Registry, r: Ctx) -> None:
         if_(r.gdn, r.fae_given, 1),
         "one layer in k has softmax attention",
         "每 k 层一层 softmax 注意力",
-        unit=COUNT,
         source=doc("parameters") + ": full_attention_every with the linear-attention columns; "
         "without them every layer is counted as softmax attention",
     )

@@ -626,7 +626,6 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         1 + r.rc_fpt / r.fpt,
         "hardware FLOPs per model FLOP (recompute counted): HFU ÷ MFU",
         "每个模型 FLOP 的硬件 FLOPs（含重计算）：HFU ÷ MFU",
-        unit=RATIO,
         source="1 + recompute_flops_per_token ÷ flops_per_token",
     )
     peak, eff = r.gemm_flops, r.gemm_eff
