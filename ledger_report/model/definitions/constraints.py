@@ -216,7 +216,8 @@ def define(reg: Registry, r: Ctx) -> None:
     )
     c(
         "hybrid_with_linear_attention",
-        negate(all_of(Col("full_attention_every").gt(1), _blank("linear_key_heads"))),
+        # the declared layout against has_linear_attention, which decides softmax_attention_every
+        negate(all_of(r.fae_given.gt(1), negate(r.gdn))),
         "full_attention_every",
         "the linear-attention columns with full_attention_every > 1 (without them every layer is"
         " counted as softmax attention)",
