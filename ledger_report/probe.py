@@ -218,10 +218,8 @@ class Probe:
         if dist.is_available() and dist.is_initialized():
             self.rank, self.world_size = dist.get_rank(), dist.get_world_size()
         else:
-            self.rank, self.world_size = (
-                int(os.environ.get("RANK", 0)),
-                int(os.environ.get("WORLD_SIZE", 1)),
-            )
+            self.rank = int(os.environ.get("RANK", 0))
+            self.world_size = int(os.environ.get("WORLD_SIZE", 1))
         param = next(model.parameters(), None)
         dev = param.device if param is not None else torch.device("cpu")
         if dev.type == "cuda":
@@ -478,8 +476,7 @@ def _ledger_text(ledger: Any, phase: str, counter: str) -> str:
 def phase_estimate(ledger: Any, window: str) -> int | None:
     """The ledger's figure for a measured window (allocated counter): its phases' largest."""
     vals = [ledger.get(f"phase_{p}_bytes") for p in WINDOWS.get(window, ())]
-    vals = [int(v) for v in vals if v is not None]
-    return max(vals) if vals else None
+    return max((int(v) for v in vals if v is not None), default=None)
 
 
 # -- Hugging Face Trainer ---------------------------------------------------------------------

@@ -147,12 +147,11 @@ def _probe_sample(name: str, i: int, rec: dict) -> Sample:
         raise bad("step_time_s", "a number of seconds above 0")
     if not _whole(tokens):
         raise bad("tokens", "a whole number of tokens")
-    peak = {c: v for c, v in peaks(phases).items() if v is not None}
     return Sample(
         line=i,
         rank=rec["rank"],
         step=rec["step"],
-        peak=peak,
+        peak={c: v for c, v in peaks(phases).items() if v is not None},
         phases=phases,
         step_time_s=float(time_s),
         tokens_per_s_per_gpu=tokens / time_s if tokens else None,

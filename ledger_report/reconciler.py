@@ -14,7 +14,7 @@ from statistics import median
 from typing import Any, Iterable, Mapping, Sequence
 
 from .errors import InputError, Problem
-from .model.definitions.phases import PEAK_KEYS
+from .model.definitions.phases import ITEMS, PEAK_KEYS, PHASES
 from .probe import WINDOWS, phase_estimate
 from .reconcile_read import COUNTERS, GIB, Run, Sample, read_run
 
@@ -126,8 +126,6 @@ def _allocated(s: Sample, window: str) -> int | None:
 def _phases(ledger: Any, mine: list[Sample]) -> list[dict]:
     """Each measured window (worst rank, steady steps; setup from step 0) against its estimate,
     on the allocated counter (the ledger's phases count what max_memory_allocated sees)."""
-    if not mine:
-        return []
     first = [s for s in mine if s.step == 0] or mine
     steady = _steady(mine)
     out = []
@@ -253,8 +251,6 @@ def _median(vals: list[float]) -> float | None:
 def _item_labels(ledger: Any) -> dict[str, str]:
     """What enters the step in each window, named from the ledger's phase table (phases.py): the
     items the row has (not zero)."""
-    from .model.definitions.phases import ITEMS, PHASES
-
     label = {k: en for k, en, _zh in ITEMS if ledger.get(f"mem_{k}_bytes") or k == "moments"}
     held = {p: set(names) for p, _en, _zh, names in PHASES}
     win = {w: set().union(*(held[p] for p in WINDOWS[w])) for w in WINDOWS}
@@ -301,8 +297,7 @@ def _items(ledger: Any, mine: list[Sample]) -> list[dict]:
 
 def _largest(doc: dict) -> dict | None:
     if doc["items"]:
-        top = max(doc["items"], key=lambda r: abs(r["difference_bytes"]))
-        return {"by": "item", **top}
+        return {"by": "item", **max(doc["items"], key=lambda r: abs(r["difference_bytes"]))}
     if doc["peak"] and doc["peak"]["unexplained_bytes"] is not None:
         return {
             "by": "peak",
@@ -358,9 +353,8 @@ def _text_peak(doc) -> list[str]:
 def _text_phases(doc) -> list[str]:
     if not doc["phases"]:
         return ["Phases: the run gives none (a framework log holds peaks only)"]
-    r = doc["phases"][0]["rank"]
     out = [
-        f"Phases (allocated counter, rank {r}; setup at step 0, the others from step 1 on):",
+        f"Phases (allocated counter, rank {doc['phases'][0]['rank']}; setup at step 0, the others from step 1 on):",
         f"  {'phase':<10} {'estimate':>30} {'measured':>30} {'difference':>31}",
     ]
     for p in doc["phases"]:
