@@ -254,12 +254,10 @@ def _item_labels(ledger: Any) -> dict[str, str]:
     label = {k: en for k, en, _zh in ITEMS if ledger.get(f"mem_{k}_bytes") or k == "moments"}
     held = {p: set(names) for p, _en, _zh, names in PHASES}
     win = {w: set().union(*(held[p] for p in WINDOWS[w])) for w in WINDOWS}
-    out = {"setup": ", ".join(en for k, en in label.items() if k in win["setup"]) or "—"}
-    out["moments"] = label["moments"]
-    prev = win["setup"] | {"moments"}
-    for w in list(WINDOWS)[1:]:
+    out, prev = {"moments": label["moments"]}, set()
+    for w in WINDOWS:  # the moments enter from step 0 to step 1, not in a window
         out[w] = ", ".join(en for k, en in label.items() if k in win[w] - prev) or "—"
-        prev = win[w]
+        prev = win[w] | {"moments"}
     out["optimizer"] = "the whole optimizer phase (" + out["optimizer"] + ")"
     return out
 
