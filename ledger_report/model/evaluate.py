@@ -91,7 +91,7 @@ def grouped_text(x: Any, places: int = 0) -> str:
     """A number with thousands separators and ``places`` decimals, as TEXT(x, "#,##0.0…") writes
     it (halves rounded away from zero, as the spreadsheet does; a zero unsigned), from 10^15 on
     in scientific notation."""
-    if isinstance(x, bool) or isinstance(x, str):
+    if isinstance(x, (bool, str)):
         return text_of(x)
     if abs(x) >= SCI_FROM:
         return f"{x:.3e}"
