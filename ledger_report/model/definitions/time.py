@@ -1421,31 +1421,6 @@ def _offload(reg: Registry, r: Ctx) -> None:
     )
 
 
-# ---- the terms with the communication's latency apart from its bandwidth, and what binds ----------
-def _terms_and_bound(reg: Registry) -> None:
-    """The step's terms as one sentence for the pages (the handout's step-time line), the exposed
-    communication split into latency and bandwidth, and what binds the step, in both languages."""
-    lat, bw = Ref("time_comm_latency_s"), Ref("time_comm_bandwidth_s")
-    for suffix, words in (
-        ("", ("; communication: latency ", " s, bandwidth ", " s", "; bound: ")),
-        ("_zh", ("；通信：延迟 ", " s，带宽 ", " s", "；瓶颈：")),
-    ):
-        split = concat(words[0], sig_text(lat), words[1], sig_text(bw), words[2])
-        reg.define(
-            "step_time_terms_bound" + suffix,
-            concat(
-                Ref("step_time_terms" + suffix),
-                if_((lat + bw).gt(0), split, ""),
-                if_(IsBlank(Ref("step_bound")), "", concat(words[3], Ref("step_bound" + suffix))),
-            ),
-            TEXT,
-            "step time by term, and what binds",
-            "步时分项与瓶颈",
-            "step_time_terms, the exposed communication as time_comm_latency_s and "
-            "time_comm_bandwidth_s (where there is any), and step_bound",
-        )
-
-
 # ---- the total and what it predicts ----------------------------------------------------------------
 def _total(reg: Registry, r: Ctx) -> None:
     reg.section = "time"
@@ -1471,7 +1446,26 @@ def _total(reg: Registry, r: Ctx) -> None:
             unit=TEXT,
             source="the terms of step_time_s that are not zero",
         )
-    _terms_and_bound(reg)
+    # the terms with the exposed communication split into latency and bandwidth, and what binds
+    lat, bw = Ref("time_comm_latency_s"), Ref("time_comm_bandwidth_s")
+    for suffix, words in (
+        ("", ("; communication: latency ", " s, bandwidth ", " s", "; bound: ")),
+        ("_zh", ("；通信：延迟 ", " s，带宽 ", " s", "；瓶颈：")),
+    ):
+        split = concat(words[0], sig_text(lat), words[1], sig_text(bw), words[2])
+        d(
+            "step_time_terms_bound" + suffix,
+            concat(
+                Ref("step_time_terms" + suffix),
+                if_((lat + bw).gt(0), split, ""),
+                if_(IsBlank(Ref("step_bound")), "", concat(words[3], Ref("step_bound" + suffix))),
+            ),
+            "step time by term, and what binds",
+            "步时分项与瓶颈",
+            unit=TEXT,
+            source="step_time_terms, the exposed communication as time_comm_latency_s and "
+            "time_comm_bandwidth_s (where there is any), and step_bound",
+        )
     tps = d(
         "predicted_tokens_per_s_per_gpu",
         r.tokens_per_step / (r.step_time * r.gpus),
