@@ -210,7 +210,7 @@ def _deadline(reg: Registry, r: Ctx):
 
 def _bandwidth(reg: Registry, r: Ctx):
     """Offloaded states must stream in and out within the step."""
-    d = reg.define
+    d = definer(reg, TEXT, doc("verdicts"))
     stream, budget = r.offload_s, r.step_budget
     outcome = d(
         "bandwidth_outcome",
@@ -223,10 +223,8 @@ def _bandwidth(reg: Registry, r: Ctx):
                 if_(stream.le(budget), "keeps_up", "too_slow"),
             ),
         ),
-        TEXT,
         "bandwidth: none offloaded, keeps_up, too_slow or unknown",
         "带宽：无卸载、跟得上、太慢或未知",
-        doc("verdicts"),
     )
     stream_t, budget_t = grouped(stream, 1), grouped(budget, 1)
     takes = (
