@@ -348,13 +348,13 @@ def _reported(reg: Registry, r: Ctx) -> None:
         "报告首段",
         source=doc("pipeline-stages") + ": the stage with the largest peak",
     )
-    r.pick_middle = on_stage(
+    pick_middle = on_stage(
         "report_middle_stage",
         if_(r.pick_first, False, all_of(r.has_middle, mp.ge(lp))),
         "reported stage is the middle one",
         "报告中间段",
     )
-    r.pick = pick = partial(by_stage, r.pick_first, r.pick_middle)
+    r.pick = pick = partial(by_stage, r.pick_first, pick_middle)
     on_stage(
         "reported_stage",
         if_(r.single, "only", pick(str)),
@@ -368,9 +368,9 @@ def _reported(reg: Registry, r: Ctx) -> None:
         "reported stage holds the output head",
         "报告段持有输出头",
     )
-    r.phase_bytes = {}
+    phase_bytes = {}
     for p, en, pzh, _items in PHASES:
-        r.phase_bytes[p] = in_bytes(
+        phase_bytes[p] = in_bytes(
             f"phase_{p}_bytes",
             pick(lambda s: r.stage_phase[s][p]),
             f"{en} (reported stage)",
@@ -395,10 +395,10 @@ def _reported(reg: Registry, r: Ctx) -> None:
         "每卡分配峰值（max_memory_allocated）",
         source=doc("counters"),
     )
-    steady = maximum(*r.phase_bytes.values())
-    r.peak_phase = d(
+    steady = maximum(*phase_bytes.values())
+    peak_phase = d(
         "peak_phase",
-        _argmax([(p, r.phase_bytes[p]) for p in PHASE_NAMES]),
+        _argmax([(p, phase_bytes[p]) for p in PHASE_NAMES]),
         "phase of the peak",
         "峰值所在阶段",
         unit=TEXT,
@@ -408,7 +408,7 @@ def _reported(reg: Registry, r: Ctx) -> None:
         holders = [p for p, *_x, names in PHASES if key in names]
         in_peak[key] = d(
             f"mem_{key}_in_peak",
-            any_of(*(r.peak_phase.eq(p) for p in holders)) if holders else False,
+            any_of(*(peak_phase.eq(p) for p in holders)) if holders else False,
             f"{key} lives in the peak phase",
             f"{key} 在峰值阶段",
         )

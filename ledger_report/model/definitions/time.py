@@ -563,7 +563,7 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         "GEMM 分块调度所用的 SM 数",
         source=CATALOGUE + " (sms; 0: no published count, no wave quantization)",
     )
-    r.tok_expert = count(
+    tok_expert = count(
         "tokens_per_local_expert",
         if_(r.E.gt(0), r.expert_copies * r.ep / maximum(r.E, 1), 0),
         "tokens a local expert receives per micro-batch",
@@ -614,7 +614,7 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         "重计算额外的注意力 FLOPs",
         source=KORTH + ": full and core-attention recompute run the attention forward again",
     )
-    r.rc_fpt = flops(
+    rc_fpt = flops(
         "recompute_flops_per_token",
         (r.fpt - r.attn_flops - or0(r.head_fpt)) * r.rc_lin + r.attn_flops * r.rc_attn,
         "FLOPs recompute adds per token (hardware FLOPs, not model FLOPs)",
@@ -623,7 +623,7 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
     )
     r.hfu_per_mfu = d(
         "hfu_per_mfu",
-        1 + r.rc_fpt / r.fpt,
+        1 + rc_fpt / r.fpt,
         "hardware FLOPs per model FLOP (recompute counted): HFU ÷ MFU",
         "每个模型 FLOP 的硬件 FLOPs（含重计算）：HFU ÷ MFU",
         source="1 + recompute_flops_per_token ÷ flops_per_token",
@@ -669,10 +669,10 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         "同时运行（共享 SM）的本地专家 GEMM 数",
         source="the convention's expert_gemm_streams (model/conventions.py: Transformer Engine GroupedLinear 4 cuBLAS streams, torch._grouped_mm all, a loop 1), at most the rank's E/ep experts",
     )
-    m_e, n_e = maximum(r.tok_expert, 1), r.expert_mlp_p / (r.etp * r.h * GEMMS_PER_EXPERT)
+    m_e, n_e = maximum(tok_expert, 1), r.expert_mlp_p / (r.etp * r.h * GEMMS_PER_EXPERT)
     wave_expert = wave(
         "expert_gemm_wave_efficiency",
-        r.tok_expert,
+        tok_expert,
         n_e,
         together,
         "wave quantization of the expert GEMMs (tokens per expert × their mean width, the GEMMs that run at once)",
@@ -688,7 +688,7 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
     )
     r.eff_expert = gemm_eff(
         "expert_gemm_efficiency",
-        maximum(2 * r.tok_expert * r.expert_mlp_p / r.etp / GEMMS_PER_EXPERT, 1),
+        maximum(2 * tok_expert * r.expert_mlp_p / r.etp / GEMMS_PER_EXPERT, 1),
         peak,
         minimum(eff * wave_expert, roof) * GROUPED_GEMM_RELATIVE,
         "efficiency of the grouped expert GEMMs",
@@ -713,7 +713,7 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
     kernel_frac = lift(0)
     for k, (ampere, later) in ATTENTION_KERNEL_EFFICIENCY.items():
         kernel_frac = kernel_frac + if_(r.attention_kernel.eq(k), if_(r.fp8_part, later, ampere), 0)
-    r.attn_kernel_eff = d(
+    attn_kernel_eff = d(
         "attention_kernel_efficiency",
         kernel_frac,
         "the attention kernel's fraction of the BF16 peak (forward and backward)",
@@ -722,7 +722,7 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
     )
     r.eff_attn = d(
         "attention_efficiency",
-        if_(r.flash, r.attn_kernel_eff * r.sustained * r.eff_scale, r.bf16_eff),
+        if_(r.flash, attn_kernel_eff * r.sustained * r.eff_scale, r.bf16_eff),
         "efficiency of the attention core (bf16)",
         "注意力核心效率（bf16）",
         source="flash attention: attention_kernel_efficiency × sustained_fraction × efficiency_scale; unfused: batched GEMMs at the GEMM efficiency plus the score traffic",
@@ -1073,7 +1073,7 @@ def _step(reg: Registry, r: Ctx) -> None:
         return by_stage(is_first, is_middle, lambda s: r.stage_time[s][key])
 
     r.pick_slowest = pick_slowest
-    r.t_micro = d(
+    t_micro = d(
         "micro_batch_s",
         pick_slowest("micro"),
         "one micro-batch on the slowest stage",
@@ -1097,14 +1097,14 @@ def _step(reg: Registry, r: Ctx) -> None:
     p, v = r.pp, r.virtual
     r.term["bubble"] = d(
         "time_bubble_s",
-        r.t_micro * (maximum(m + (p - 1) / v, p + (m - 1) / v) - m),
+        t_micro * (maximum(m + (p - 1) / v, p + (m - 1) / v) - m),
         "pipeline bubble per step",
         "每步流水线气泡",
         source="the schedule's critical path: with m ≥ p micro-batches 1F1B idles (p − 1)·t and the interleaved schedule (p − 1)·t/v (Narayanan et al. 2021 §2.2); with m < p each micro-batch still crosses all p stages, so the step is at least (p + (m − 1)/v)·t: bubble = t·max(m + (p − 1)/v, p + (m − 1)/v) − m·t",
     )
     d(
         "bubble_fraction",
-        r.term["bubble"] / (m * r.t_micro + r.term["bubble"]),
+        r.term["bubble"] / (m * t_micro + r.term["bubble"]),
         "share of the pipeline time idle in the bubble",
         "流水线时间中气泡的占比",
         unit=RATIO,
