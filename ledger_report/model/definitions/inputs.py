@@ -257,7 +257,7 @@ def define(reg: Registry, r: Ctx) -> None:
     )
     r.counter_zh = d(
         "measured_counter_zh",
-        switch(r.counter, {k: COUNTER_ZH[k] for k in ("allocated", "reserved", "device")}),
+        switch(r.counter, COUNTER_ZH),
         "what the measured peak counts (zh)",
         "实测峰值的计数口径",
         unit=TEXT,

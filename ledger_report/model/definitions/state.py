@@ -12,7 +12,6 @@ from .common import (
     MOE5T,
     MOE35,
     PARTS,
-    STATE_DTYPE,
     STATES,
     ZERO_PAPER,
     Ctx,
@@ -21,6 +20,15 @@ from .common import (
     doc,
 )
 
+# the resolved input that names each state's dtype
+STATE_DTYPE = {
+    "weights": "weight_dtype",
+    "grads": "grad_dtype",
+    "main_grads": "main_grad_dtype",
+    "master": "master_dtype",
+    "m": "m_dtype",
+    "v": "v_dtype",
+}
 # the states a ZeRO-3 convention may not keep between layers, and why
 Z3_TRANSIENT = {
     "weights": "; a convention whose ZeRO-3 keeps only the sharded fp32 parameter gathers compute "
