@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import partial
 
 from ..expr import IsBlank, all_of, any_of, gb_text, if_, maximum, minimum, negate, total_of
-from ..registry import BOOL, BYTES, COUNT, TEXT, Registry
+from ..registry import BOOL, BYTES, COUNT, PARAMS, RATIO, TEXT, Registry
 from .common import (
     BYTES_PER_GB,
     CUDA_CONTEXT_BYTES,
@@ -126,7 +126,7 @@ def define(reg: Registry, r: Ctx) -> None:
 
 def _shared(reg: Registry, r: Ctx) -> Ctx:
     """What every stage's items read: the largest layer and the head on the rank, the buckets, ZeRO-3's gathers."""
-    d = definer(reg, "params", doc("phases"))
+    d = definer(reg, PARAMS, doc("phases"))
     zero3, c = r.zero.ge(3), Ctx()
     layer_rank = d(
         "layer_params_on_rank",
@@ -514,7 +514,7 @@ def _allocator(reg: Registry, r: Ctx) -> None:
     """The reserved peak: the allocated peak, the cached blocks the loss region strands, the
     residual reserve the model does not explain, within what the device leaves the allocator."""
     d = definer(reg, BYTES, ALLOCATOR_SOURCE + "; " + doc("counters"))
-    ratio = partial(d, unit="ratio")
+    ratio = partial(d, unit=RATIO)
     stranded = d(
         "allocator_stranded_bytes",
         if_(

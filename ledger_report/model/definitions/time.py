@@ -38,6 +38,7 @@ from ..registry import (
     COUNT,
     FLOPS,
     GBPS,
+    PARAMS,
     RATIO,
     SECONDS,
     TB,
@@ -570,7 +571,7 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         "每个本地专家每个 micro-batch 收到的 token",
         source=TIME + ": the rank's routed token copies ÷ its E/ep experts (balanced routing)",
     )
-    arch = definer(reg, "params", doc("parameters"))
+    arch = definer(reg, PARAMS, doc("parameters"))
     moe_active_layer_p = arch(
         "moe_layer_active_params",
         r.moe_layer_dense_p + r.topk * r.expert_mlp_p,
@@ -1169,7 +1170,7 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
             ),
             f"{what}parameters in one gradient bucket (one collective)",
             f"一个{zh}梯度桶的参数（一次集合通信）",
-            unit="params",
+            unit=PARAMS,
             source="conventions table dp_bucket_params (torch DDP bucket_cap_mb 25; Megatron-LM distributed_data_parallel.py @d98e8a64 max(40,000,000, 1,000,000 × dp) (dp_bucket_params_per_dp); DeepSpeed reduce_bucket_size 5e8; FSDP2: one per layer); expert parameters in buckets of their own over the expert-DP group (Megatron-LM param_and_grad_buffer.py, expert_data_parallel_group)",
         )
         n_b = count(
@@ -1354,7 +1355,7 @@ def _offload(reg: Registry, r: Ctx) -> None:
         if_(opt_off, Ref("master_dense_params_on_rank") + Ref("master_expert_params_on_rank"), 0),
         "parameters the CPU updates per rank",
         "每卡由 CPU 更新的参数",
-        unit="params",
+        unit=PARAMS,
         source=doc("parts-and-groups"),
     )
     gb, wb = r.gbytes, r.wbytes
