@@ -243,7 +243,6 @@ def _bandwidth(reg: Registry, r: Ctx):
 def _budget(reg: Registry, r: Ctx) -> None:
     reg.section = "budget"
     d = definer(reg, MONEY, COLUMN)
-    price = r.price
     d("currency", Col("currency"), "currency", "货币", unit=TEXT)
     d(
         "currency_given",
@@ -262,14 +261,14 @@ def _budget(reg: Registry, r: Ctx) -> None:
     )
     d(
         "cost_with_reserve",
-        r.gpus * (r.days_on_config + r.reserve) * 24 * price,
+        r.gpus * (r.days_on_config + r.reserve) * 24 * r.price,
         "cost including the reserved days",
         "含预留天数的成本",
         source="GPUs × (days needed + reserve days) × 24 × price",
     )
     d(
         "cost_deadline_hold",
-        r.gpus * r.days * 24 * price,
+        r.gpus * r.days * 24 * r.price,
         "cost of holding these GPUs for the whole deadline",
         "整个期限占用这些 GPU 的成本",
         source="GPUs × deadline days × 24 × price",
