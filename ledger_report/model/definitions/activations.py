@@ -333,14 +333,14 @@ def _stages(reg: Registry, r: Ctx) -> None:
         "megatron/core/tensor_parallel/layers.py LinearWithGradAccumulationAndAsyncCommunication (saves the "
         "sequence-parallel shard and gathers it again in backward)",
     )
-    r.act_head_extra = d(
+    act_head_extra = d(
         "act_outside_last",
         r.norms * r.sbh / r.sp_div + head_in,
         "the final norm's saved tensors and the output layer's input (stage with the head)",
         "末层 norm 保存的张量与输出层输入（持有输出头的段）",
         source=KORTH + " (a norm keeps its input and output); " + doc("activations"),
     )
-    r.act_embed_extra = d(
+    act_embed_extra = d(
         "act_outside_first",
         2 * r.sbh / r.sp_div,
         "the embedding's output, alive through the forward (stage with the embedding)",
@@ -364,8 +364,8 @@ def _stages(reg: Registry, r: Ctx) -> None:
                 + (dl + ml - al) * r.lin_delta
                 + if_(r.keep_s2, scores, 0),
             )
-            + if_(r.holds_head[stage], r.mtp_act + r.act_head_extra, 0)
-            + if_(r.holds_embed[stage], r.act_embed_extra, 0),
+            + if_(r.holds_head[stage], r.mtp_act + act_head_extra, 0)
+            + if_(r.holds_embed[stage], act_embed_extra, 0),
             f"{stage}-stage activations of one micro-batch",
             f"{STAGE_ZH[stage]}一个 micro-batch 的激活",
             source=KORTH + "; " + doc("activations"),

@@ -46,17 +46,8 @@ STATES = (
     ("v", "optimizer_at", "optimizer second moment v", "二阶矩 v"),
 )
 PARTS = (("dense", "dense", "非专家"), ("expert", "expert", "专家"))
-# the counters a measured peak may be read on, in Chinese: the device (nvidia-smi), PyTorch's allocated and reserved
-COUNTER_ZH = {"device": "整卡", "allocated": "已分配", "reserved": "已预留"}
-# the resolved input that names each state's dtype
-STATE_DTYPE = {
-    "weights": "weight_dtype",
-    "grads": "grad_dtype",
-    "main_grads": "main_grad_dtype",
-    "master": "master_dtype",
-    "m": "m_dtype",
-    "v": "v_dtype",
-}
+# the counters a measured peak may be read on, in Chinese: PyTorch's allocated and reserved, the device (nvidia-smi)
+COUNTER_ZH = {"allocated": "已分配", "reserved": "已预留", "device": "整卡"}
 
 
 class Ctx(SimpleNamespace):

@@ -25,7 +25,7 @@ def define(reg: Registry, r: Ctx) -> None:
     given, choice, count = (column_definer(reg, u) for u in (BOOL, TEXT, COUNT))
     r.framework = choice("framework", "generic", "framework convention", "框架口径")
     r.weight_dtype = choice("weight_dtype", "bf16", "weight dtype", "权重精度")
-    r.grad_dtype = choice(
+    grad_dtype = choice(
         "grad_dtype",
         conv(r, "grad_dtype_default"),
         "gradient dtype",
@@ -46,7 +46,7 @@ def define(reg: Registry, r: Ctx) -> None:
         "主权重精度",
         " (none when weights are fp32)",
     )
-    r.wbytes, r.gbytes = (Lookup("dtype", t, "bytes") for t in (r.weight_dtype, r.grad_dtype))
+    r.wbytes, r.gbytes = (Lookup("dtype", t, "bytes") for t in (r.weight_dtype, grad_dtype))
     r.optimizer = choice("optimizer", "adam", "optimizer", "优化器")
     moment = Lookup("optimizer", r.optimizer, "moment_dtype")
     r.m_dtype, r.v_dtype = (
@@ -257,7 +257,7 @@ def define(reg: Registry, r: Ctx) -> None:
     )
     r.counter_zh = d(
         "measured_counter_zh",
-        switch(r.counter, {k: COUNTER_ZH[k] for k in ("allocated", "reserved", "device")}),
+        switch(r.counter, COUNTER_ZH),
         "what the measured peak counts (zh)",
         "实测峰值的计数口径",
         unit=TEXT,

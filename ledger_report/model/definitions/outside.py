@@ -4,7 +4,7 @@ the verdict against HBM, and the reconciliation with a measured peak."""
 from __future__ import annotations
 
 from ..expr import Ref, maximum
-from ..registry import BOOL, BYTES, Registry
+from ..registry import BOOL, BYTES, RATIO, Registry
 from .common import BYTES_PER_GB, CATALOGUE, MOE35, Ctx, definer, doc, switch
 from .phases import LAZY_SOURCE, PEAK_KEYS
 
@@ -107,4 +107,4 @@ def items(reg: Registry, r: Ctx) -> None:
         "实测峰值减同口径估算",
         source="negative: the estimate is above what was measured",
     )
-    d("measured_ratio", estimate / meas, "estimate ÷ measured", "估算 ÷ 实测", unit="ratio")
+    d("measured_ratio", estimate / meas, "estimate ÷ measured", "估算 ÷ 实测", unit=RATIO)

@@ -252,7 +252,8 @@ def _attention(reg: Registry, r: Ctx) -> None:
     # linear attention (Gated DeltaNet)
     nk, nv, dk, dvl = r.lin_dims
     key_dim, value_dim = nk * dk, nv * dvl
-    in_proj = h * (2 * key_dim + 2 * value_dim) + h * 2 * nv  # in_proj_qkvz and in_proj_ba
+    r.qkvz_p = h * (2 * key_dim + 2 * value_dim)  # in_proj_qkvz (the largest matrix reads it)
+    in_proj = r.qkvz_p + h * 2 * nv  # and in_proj_ba
     gdn_p = d(
         "gated_deltanet_params",
         in_proj + (2 * key_dim + value_dim) * r.kconv + 2 * nv + dvl * norm_w + value_dim * h,
@@ -522,8 +523,6 @@ def _optimizer_shapes(reg: Registry, r: Ctx) -> None:
     h, a, g, hd, dq, V, E, mats, norm_w = r.h, r.a, r.g, r.hd, r.dq, r.V, r.E, r.mats, r.norm_w
     qr, kvr, nope, vhd, f, f_moe, f_sh = r.qr, r.kvr, r.nope, r.vhd, r.f, r.f_moe, r.f_sh
     n_dense, n_moe = r.n_dense, r.n_moe
-    nk, nv, dk, dvl = r.lin_dims
-    key_dim, value_dim = nk * dk, nv * dvl
     r.largest = d(
         "largest_matrix_params",
         maximum(
@@ -539,7 +538,7 @@ def _optimizer_shapes(reg: Registry, r: Ctx) -> None:
             if_(n_dense.gt(0), h * f, 0),
             if_(E.gt(0), h * f_moe, 0),
             h * f_sh,
-            if_(r.gdn, h * (2 * key_dim + 2 * value_dim), 0),
+            if_(r.gdn, r.qkvz_p, 0),
         ),
         "largest single weight matrix",
         "最大单个权重矩阵",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import partial
 
 from ..expr import IsBlank, all_of, any_of, gb_text, if_, maximum, minimum, negate, total_of
-from ..registry import BOOL, BYTES, COUNT, TEXT, Registry
+from ..registry import BOOL, BYTES, COUNT, PARAMS, RATIO, TEXT, Registry
 from .common import (
     BYTES_PER_GB,
     CUDA_CONTEXT_BYTES,
@@ -126,7 +126,7 @@ def define(reg: Registry, r: Ctx) -> None:
 
 def _shared(reg: Registry, r: Ctx) -> Ctx:
     """What every stage's items read: the largest layer and the head on the rank, the buckets, ZeRO-3's gathers."""
-    d = definer(reg, "params", doc("phases"))
+    d = definer(reg, PARAMS, doc("phases"))
     zero3, c = r.zero.ge(3), Ctx()
     layer_rank = d(
         "layer_params_on_rank",
@@ -348,13 +348,13 @@ def _reported(reg: Registry, r: Ctx) -> None:
         "报告首段",
         source=doc("pipeline-stages") + ": the stage with the largest peak",
     )
-    r.pick_middle = on_stage(
+    pick_middle = on_stage(
         "report_middle_stage",
         if_(r.pick_first, False, all_of(r.has_middle, mp.ge(lp))),
         "reported stage is the middle one",
         "报告中间段",
     )
-    r.pick = pick = partial(by_stage, r.pick_first, r.pick_middle)
+    r.pick = pick = partial(by_stage, r.pick_first, pick_middle)
     on_stage(
         "reported_stage",
         if_(r.single, "only", pick(str)),
@@ -368,9 +368,9 @@ def _reported(reg: Registry, r: Ctx) -> None:
         "reported stage holds the output head",
         "报告段持有输出头",
     )
-    r.phase_bytes = {}
+    phase_bytes = {}
     for p, en, pzh, _items in PHASES:
-        r.phase_bytes[p] = in_bytes(
+        phase_bytes[p] = in_bytes(
             f"phase_{p}_bytes",
             pick(lambda s: r.stage_phase[s][p]),
             f"{en} (reported stage)",
@@ -395,10 +395,10 @@ def _reported(reg: Registry, r: Ctx) -> None:
         "每卡分配峰值（max_memory_allocated）",
         source=doc("counters"),
     )
-    steady = maximum(*r.phase_bytes.values())
-    r.peak_phase = d(
+    steady = maximum(*phase_bytes.values())
+    peak_phase = d(
         "peak_phase",
-        _argmax([(p, r.phase_bytes[p]) for p in PHASE_NAMES]),
+        _argmax([(p, phase_bytes[p]) for p in PHASE_NAMES]),
         "phase of the peak",
         "峰值所在阶段",
         unit=TEXT,
@@ -408,7 +408,7 @@ def _reported(reg: Registry, r: Ctx) -> None:
         holders = [p for p, *_x, names in PHASES if key in names]
         in_peak[key] = d(
             f"mem_{key}_in_peak",
-            any_of(*(r.peak_phase.eq(p) for p in holders)) if holders else False,
+            any_of(*(peak_phase.eq(p) for p in holders)) if holders else False,
             f"{key} lives in the peak phase",
             f"{key} 在峰值阶段",
         )
@@ -514,7 +514,7 @@ def _allocator(reg: Registry, r: Ctx) -> None:
     """The reserved peak: the allocated peak, the cached blocks the loss region strands, the
     residual reserve the model does not explain, within what the device leaves the allocator."""
     d = definer(reg, BYTES, ALLOCATOR_SOURCE + "; " + doc("counters"))
-    ratio = partial(d, unit="ratio")
+    ratio = partial(d, unit=RATIO)
     stranded = d(
         "allocator_stranded_bytes",
         if_(

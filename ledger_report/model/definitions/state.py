@@ -12,7 +12,6 @@ from .common import (
     MOE5T,
     MOE35,
     PARTS,
-    STATE_DTYPE,
     STATES,
     ZERO_PAPER,
     Ctx,
@@ -21,6 +20,15 @@ from .common import (
     doc,
 )
 
+# the resolved input that names each state's dtype
+STATE_DTYPE = {
+    "weights": "weight_dtype",
+    "grads": "grad_dtype",
+    "main_grads": "main_grad_dtype",
+    "master": "master_dtype",
+    "m": "m_dtype",
+    "v": "v_dtype",
+}
 # the states a ZeRO-3 convention may not keep between layers, and why
 Z3_TRANSIENT = {
     "weights": "; a convention whose ZeRO-3 keeps only the sharded fp32 parameter gathers compute "
@@ -68,7 +76,7 @@ def widths(reg: Registry, r: Ctx) -> None:
             source="optimizer table; Adafactor factored (Shazeer & Stern 2018)",
         ),
     }
-    r.sharded_state = {
+    sharded_state = {
         "weights": d("weights_sharded", z3, "weights sharded", "权重分片"),
         "grads": d(
             "grads_sharded",
@@ -84,7 +92,7 @@ def widths(reg: Registry, r: Ctx) -> None:
         "master, moments and main gradients sharded",
         "主权重、动量、主梯度分片",
     )
-    r.sharded_state |= dict.fromkeys(("main_grads", "master", "m", "v"), opt_sharded)
+    sharded_state |= dict.fromkeys(("main_grads", "master", "m", "v"), opt_sharded)
     r.group = {
         "dense": count(
             "dense_shard_group",
@@ -128,7 +136,7 @@ def widths(reg: Registry, r: Ctx) -> None:
         for p, pen, pzh in PARTS:
             r.shard[(s, p)] = count(
                 f"{s}_{p}_shard_group",
-                if_(r.sharded_state[s], r.group[p], 1),
+                if_(sharded_state[s], r.group[p], 1),
                 f"{en} ({pen}): shard group",
                 f"{zh}（{pzh}）分片组",
                 source=doc("parts-and-groups"),
@@ -220,7 +228,7 @@ def ledger(reg: Registry, r: Ctx) -> None:
     )
     bpp_sum = total_of([r.bpp[s] for s, *_ in STATES])
     bpp_hbm = total_of([if_(r.in_hbm[s], r.bpp[s], 0) for s, *_ in STATES])
-    r.state_bpp = d(
+    state_bpp = d(
         "state_bytes_per_param",
         bpp_sum,
         "model-state bytes per parameter",
@@ -230,7 +238,7 @@ def ledger(reg: Registry, r: Ctx) -> None:
     )
     d(
         "state_bytes_logical_total",
-        r.total * r.state_bpp,
+        r.total * state_bpp,
         "whole model state, all ranks",
         "全模型状态（所有卡合计）",
         source=MOE5T + ": 5T × 18 B = 90 TB",

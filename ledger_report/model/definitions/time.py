@@ -38,6 +38,7 @@ from ..registry import (
     COUNT,
     FLOPS,
     GBPS,
+    PARAMS,
     RATIO,
     SECONDS,
     TB,
@@ -563,14 +564,14 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         "GEMM 分块调度所用的 SM 数",
         source=CATALOGUE + " (sms; 0: no published count, no wave quantization)",
     )
-    r.tok_expert = count(
+    tok_expert = count(
         "tokens_per_local_expert",
         if_(r.E.gt(0), r.expert_copies * r.ep / maximum(r.E, 1), 0),
         "tokens a local expert receives per micro-batch",
         "每个本地专家每个 micro-batch 收到的 token",
         source=TIME + ": the rank's routed token copies ÷ its E/ep experts (balanced routing)",
     )
-    arch = definer(reg, "params", doc("parameters"))
+    arch = definer(reg, PARAMS, doc("parameters"))
     moe_active_layer_p = arch(
         "moe_layer_active_params",
         r.moe_layer_dense_p + r.topk * r.expert_mlp_p,
@@ -614,7 +615,7 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         "重计算额外的注意力 FLOPs",
         source=KORTH + ": full and core-attention recompute run the attention forward again",
     )
-    r.rc_fpt = flops(
+    rc_fpt = flops(
         "recompute_flops_per_token",
         (r.fpt - r.attn_flops - or0(r.head_fpt)) * r.rc_lin + r.attn_flops * r.rc_attn,
         "FLOPs recompute adds per token (hardware FLOPs, not model FLOPs)",
@@ -623,7 +624,7 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
     )
     r.hfu_per_mfu = d(
         "hfu_per_mfu",
-        1 + r.rc_fpt / r.fpt,
+        1 + rc_fpt / r.fpt,
         "hardware FLOPs per model FLOP (recompute counted): HFU ÷ MFU",
         "每个模型 FLOP 的硬件 FLOPs（含重计算）：HFU ÷ MFU",
         source="1 + recompute_flops_per_token ÷ flops_per_token",
@@ -669,10 +670,10 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         "同时运行（共享 SM）的本地专家 GEMM 数",
         source="the convention's expert_gemm_streams (model/conventions.py: Transformer Engine GroupedLinear 4 cuBLAS streams, torch._grouped_mm all, a loop 1), at most the rank's E/ep experts",
     )
-    m_e, n_e = maximum(r.tok_expert, 1), r.expert_mlp_p / (r.etp * r.h * GEMMS_PER_EXPERT)
+    m_e, n_e = maximum(tok_expert, 1), r.expert_mlp_p / (r.etp * r.h * GEMMS_PER_EXPERT)
     wave_expert = wave(
         "expert_gemm_wave_efficiency",
-        r.tok_expert,
+        tok_expert,
         n_e,
         together,
         "wave quantization of the expert GEMMs (tokens per expert × their mean width, the GEMMs that run at once)",
@@ -688,7 +689,7 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
     )
     r.eff_expert = gemm_eff(
         "expert_gemm_efficiency",
-        maximum(2 * r.tok_expert * r.expert_mlp_p / r.etp / GEMMS_PER_EXPERT, 1),
+        maximum(2 * tok_expert * r.expert_mlp_p / r.etp / GEMMS_PER_EXPERT, 1),
         peak,
         minimum(eff * wave_expert, roof) * GROUPED_GEMM_RELATIVE,
         "efficiency of the grouped expert GEMMs",
@@ -713,7 +714,7 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
     kernel_frac = lift(0)
     for k, (ampere, later) in ATTENTION_KERNEL_EFFICIENCY.items():
         kernel_frac = kernel_frac + if_(r.attention_kernel.eq(k), if_(r.fp8_part, later, ampere), 0)
-    r.attn_kernel_eff = d(
+    attn_kernel_eff = d(
         "attention_kernel_efficiency",
         kernel_frac,
         "the attention kernel's fraction of the BF16 peak (forward and backward)",
@@ -722,7 +723,7 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
     )
     r.eff_attn = d(
         "attention_efficiency",
-        if_(r.flash, r.attn_kernel_eff * r.sustained * r.eff_scale, r.bf16_eff),
+        if_(r.flash, attn_kernel_eff * r.sustained * r.eff_scale, r.bf16_eff),
         "efficiency of the attention core (bf16)",
         "注意力核心效率（bf16）",
         source="flash attention: attention_kernel_efficiency × sustained_fraction × efficiency_scale; unfused: batched GEMMs at the GEMM efficiency plus the score traffic",
@@ -1073,7 +1074,7 @@ def _step(reg: Registry, r: Ctx) -> None:
         return by_stage(is_first, is_middle, lambda s: r.stage_time[s][key])
 
     r.pick_slowest = pick_slowest
-    r.t_micro = d(
+    t_micro = d(
         "micro_batch_s",
         pick_slowest("micro"),
         "one micro-batch on the slowest stage",
@@ -1097,14 +1098,14 @@ def _step(reg: Registry, r: Ctx) -> None:
     p, v = r.pp, r.virtual
     r.term["bubble"] = d(
         "time_bubble_s",
-        r.t_micro * (maximum(m + (p - 1) / v, p + (m - 1) / v) - m),
+        t_micro * (maximum(m + (p - 1) / v, p + (m - 1) / v) - m),
         "pipeline bubble per step",
         "每步流水线气泡",
         source="the schedule's critical path: with m ≥ p micro-batches 1F1B idles (p − 1)·t and the interleaved schedule (p − 1)·t/v (Narayanan et al. 2021 §2.2); with m < p each micro-batch still crosses all p stages, so the step is at least (p + (m − 1)/v)·t: bubble = t·max(m + (p − 1)/v, p + (m − 1)/v) − m·t",
     )
     d(
         "bubble_fraction",
-        r.term["bubble"] / (m * r.t_micro + r.term["bubble"]),
+        r.term["bubble"] / (m * t_micro + r.term["bubble"]),
         "share of the pipeline time idle in the bubble",
         "流水线时间中气泡的占比",
         unit=RATIO,
@@ -1169,7 +1170,7 @@ def _data_parallel(reg: Registry, r: Ctx) -> None:
             ),
             f"{what}parameters in one gradient bucket (one collective)",
             f"一个{zh}梯度桶的参数（一次集合通信）",
-            unit="params",
+            unit=PARAMS,
             source="conventions table dp_bucket_params (torch DDP bucket_cap_mb 25; Megatron-LM distributed_data_parallel.py @d98e8a64 max(40,000,000, 1,000,000 × dp) (dp_bucket_params_per_dp); DeepSpeed reduce_bucket_size 5e8; FSDP2: one per layer); expert parameters in buckets of their own over the expert-DP group (Megatron-LM param_and_grad_buffer.py, expert_data_parallel_group)",
         )
         n_b = count(
@@ -1354,7 +1355,7 @@ def _offload(reg: Registry, r: Ctx) -> None:
         if_(opt_off, Ref("master_dense_params_on_rank") + Ref("master_expert_params_on_rank"), 0),
         "parameters the CPU updates per rank",
         "每卡由 CPU 更新的参数",
-        unit="params",
+        unit=PARAMS,
         source=doc("parts-and-groups"),
     )
     gb, wb = r.gbytes, r.wbytes
@@ -1421,31 +1422,6 @@ def _offload(reg: Registry, r: Ctx) -> None:
     )
 
 
-# ---- the terms with the communication's latency apart from its bandwidth, and what binds ----------
-def _terms_and_bound(reg: Registry) -> None:
-    """The step's terms as one sentence for the pages (the handout's step-time line), the exposed
-    communication split into latency and bandwidth, and what binds the step, in both languages."""
-    lat, bw = Ref("time_comm_latency_s"), Ref("time_comm_bandwidth_s")
-    for suffix, words in (
-        ("", ("; communication: latency ", " s, bandwidth ", " s", "; bound: ")),
-        ("_zh", ("；通信：延迟 ", " s，带宽 ", " s", "；瓶颈：")),
-    ):
-        split = concat(words[0], sig_text(lat), words[1], sig_text(bw), words[2])
-        reg.define(
-            "step_time_terms_bound" + suffix,
-            concat(
-                Ref("step_time_terms" + suffix),
-                if_((lat + bw).gt(0), split, ""),
-                if_(IsBlank(Ref("step_bound")), "", concat(words[3], Ref("step_bound" + suffix))),
-            ),
-            TEXT,
-            "step time by term, and what binds",
-            "步时分项与瓶颈",
-            "step_time_terms, the exposed communication as time_comm_latency_s and "
-            "time_comm_bandwidth_s (where there is any), and step_bound",
-        )
-
-
 # ---- the total and what it predicts ----------------------------------------------------------------
 def _total(reg: Registry, r: Ctx) -> None:
     reg.section = "time"
@@ -1471,7 +1447,26 @@ def _total(reg: Registry, r: Ctx) -> None:
             unit=TEXT,
             source="the terms of step_time_s that are not zero",
         )
-    _terms_and_bound(reg)
+    # the terms with the exposed communication split into latency and bandwidth, and what binds
+    lat, bw = Ref("time_comm_latency_s"), Ref("time_comm_bandwidth_s")
+    for suffix, words in (
+        ("", ("; communication: latency ", " s, bandwidth ", " s", "; bound: ")),
+        ("_zh", ("；通信：延迟 ", " s，带宽 ", " s", "；瓶颈：")),
+    ):
+        split = concat(words[0], sig_text(lat), words[1], sig_text(bw), words[2])
+        d(
+            "step_time_terms_bound" + suffix,
+            concat(
+                Ref("step_time_terms" + suffix),
+                if_((lat + bw).gt(0), split, ""),
+                if_(IsBlank(Ref("step_bound")), "", concat(words[3], Ref("step_bound" + suffix))),
+            ),
+            "step time by term, and what binds",
+            "步时分项与瓶颈",
+            unit=TEXT,
+            source="step_time_terms, the exposed communication as time_comm_latency_s and "
+            "time_comm_bandwidth_s (where there is any), and step_bound",
+        )
     tps = d(
         "predicted_tokens_per_s_per_gpu",
         r.tokens_per_step / (r.step_time * r.gpus),

@@ -210,7 +210,7 @@ def _deadline(reg: Registry, r: Ctx):
 
 def _bandwidth(reg: Registry, r: Ctx):
     """Offloaded states must stream in and out within the step."""
-    d = reg.define
+    d = definer(reg, TEXT, doc("verdicts"))
     stream, budget = r.offload_s, r.step_budget
     outcome = d(
         "bandwidth_outcome",
@@ -223,10 +223,8 @@ def _bandwidth(reg: Registry, r: Ctx):
                 if_(stream.le(budget), "keeps_up", "too_slow"),
             ),
         ),
-        TEXT,
         "bandwidth: none offloaded, keeps_up, too_slow or unknown",
         "带宽：无卸载、跟得上、太慢或未知",
-        doc("verdicts"),
     )
     stream_t, budget_t = grouped(stream, 1), grouped(budget, 1)
     takes = (
@@ -245,7 +243,6 @@ def _bandwidth(reg: Registry, r: Ctx):
 def _budget(reg: Registry, r: Ctx) -> None:
     reg.section = "budget"
     d = definer(reg, MONEY, COLUMN)
-    price = r.price
     d("currency", Col("currency"), "currency", "货币", unit=TEXT)
     d(
         "currency_given",
@@ -264,14 +261,14 @@ def _budget(reg: Registry, r: Ctx) -> None:
     )
     d(
         "cost_with_reserve",
-        r.gpus * (r.days_on_config + r.reserve) * 24 * price,
+        r.gpus * (r.days_on_config + r.reserve) * 24 * r.price,
         "cost including the reserved days",
         "含预留天数的成本",
         source="GPUs × (days needed + reserve days) × 24 × price",
     )
     d(
         "cost_deadline_hold",
-        r.gpus * r.days * 24 * price,
+        r.gpus * r.days * 24 * r.price,
         "cost of holding these GPUs for the whole deadline",
         "整个期限占用这些 GPU 的成本",
         source="GPUs × deadline days × 24 × price",
