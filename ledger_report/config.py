@@ -98,10 +98,13 @@ def _column(row: Mapping[str, str]) -> Column:
     )
 
 
+def data_text(name: str) -> str:
+    """A file packaged in ``ledger_report/data`` (works from a source tree or a wheel)."""
+    return resources.files("ledger_report.data").joinpath(name).read_text("utf-8")
+
+
 def _data_rows(name: str) -> list[dict[str, str]]:
-    """The rows of a CSV packaged in ``ledger_report/data`` (a source tree or a wheel)."""
-    text = resources.files("ledger_report.data").joinpath(name).read_text("utf-8")
-    return list(csv.DictReader(io.StringIO(text)))
+    return list(csv.DictReader(io.StringIO(data_text(name))))
 
 
 # The column table: ``ledger_report/data/columns.csv``, a row per column.  ``choices`` are the
