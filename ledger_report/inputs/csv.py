@@ -15,8 +15,8 @@ from pathlib import Path
 
 from ..config import Config
 from .cells import show
-from .files import open_regular
-from .tables import Table, fail
+from .files import fail, open_regular, unreadable
+from .tables import Table
 
 MAX_CSV_BYTES = 200 * 2**20  # size of a CSV file
 CSV_SUFFIXES = (".csv", ".tsv", ".txt")
@@ -123,7 +123,7 @@ def _read_bytes(path: Path, label: str) -> bytes:
                 data = fh.read(MAX_CSV_BYTES + 1)  # bounded, however the file grows meanwhile
                 size = len(data)
         except OSError as exc:
-            fail(label, "a readable file", f"{type(exc).__name__}: {exc.strerror or exc}")
+            unreadable(label, exc)
     if size > MAX_CSV_BYTES:
         fail(label, f"a CSV file of at most {MAX_CSV_BYTES // 2**20} MiB", f"{size:,} bytes")
     if not data.strip():

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import threading
 from pathlib import Path
-from typing import Any, Mapping, NoReturn, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..config import (
     COLUMN_BY_NAME,
@@ -60,12 +60,6 @@ class _Tally(threading.local):
 _TALLY = _Tally()
 KNOWN = {name: _Known(name) for name in COLUMN_BY_NAME}
 _GOOD: frozenset[str] = frozenset()  # the columns of a row read without a problem: none
-
-
-def fail(
-    label: str, expected: str, found: str, row: int | None = None, row_label: str = "row"
-) -> NoReturn:
-    raise InputError(Problem(label, row, None, expected, found, row_label=row_label))
 
 
 def name_key(name: str) -> str:
