@@ -200,6 +200,7 @@ class ModelEntry:
 
 
 _MODELS_FILE = "models.json"
+_MODEL_FIELDS = tuple(f.name for f in fields(ModelEntry))
 
 
 def parse_models(text: str, origin: str = _MODELS_FILE) -> dict[str, ModelEntry]:
@@ -214,10 +215,9 @@ def parse_models(text: str, origin: str = _MODELS_FILE) -> dict[str, ModelEntry]
     models: dict[str, ModelEntry] = {}
     for i, row in enumerate(rows, 1):
         where = f"{origin} model {i}"
-        fields_ = ("name", "hf_repo", "model_type", "source", "note", "columns")
-        if not isinstance(row, dict) or set(row) != set(fields_):
-            raise ValueError(f"{where}: expected the fields {', '.join(fields_)}")
-        for f in fields_[:4]:
+        if not isinstance(row, dict) or set(row) != set(_MODEL_FIELDS):
+            raise ValueError(f"{where}: expected the fields {', '.join(_MODEL_FIELDS)}")
+        for f in _MODEL_FIELDS[:4]:
             if not isinstance(row[f], str) or not row[f].strip():
                 raise ValueError(f"{where}: field {f!r} expected text; found {row[f]!r}")
         cols = row["columns"]

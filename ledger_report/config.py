@@ -135,16 +135,12 @@ NAME_COLUMN = "name"
 MODEL_COLUMN = "model"
 COLUMN_BY_NAME: Mapping[str, Column] = {c.name: c for c in COLUMNS}
 # The columns a model fills: those of the architecture groups, but the model column itself.
-MODEL_FILLS = tuple(
-    c.name
-    for c in COLUMNS
-    if c.group in ("arch", "mla", "moe", "hybrid") and c.name != MODEL_COLUMN
-)
+_ARCH_GROUPS = ("arch", "mla", "moe", "hybrid")
+MODEL_FILLS = tuple(c.name for c in COLUMNS if c.group in _ARCH_GROUPS and c.name != MODEL_COLUMN)
 
 # Layers in a model, and in a stage: ten times the deepest model published (DeepSeek-V3 has 61,
 # Llama-3.1-405B 126); the stage splits walk the layers.
 MAX_LAYERS = COLUMN_BY_NAME["layers"].maximum
-_COLUMN_SET = frozenset(COLUMN_NAMES)
 _NO_VALUES = dict.fromkeys(COLUMN_NAMES)  # every column empty, in schema order (copied per Config)
 
 # ---------------------------------------------------------------------------------------------
@@ -253,7 +249,7 @@ class Config:
 
     @property
     def name(self) -> str:
-        return str(self.values["name"])
+        return str(self.values[NAME_COLUMN])
 
     def get(self, column: str) -> Any:
         return self.values[column]
@@ -287,7 +283,7 @@ def row_values(
     full = _FrozenDict(_NO_VALUES if base is None else base)
     dict.update(full, pairs)
     if len(full) != len(COLUMN_NAMES):
-        raise KeyError(f"unknown columns: {sorted(full.keys() - _COLUMN_SET)}")
+        raise KeyError(f"unknown columns: {sorted(full.keys() - COLUMN_BY_NAME.keys())}")
     return full
 
 
