@@ -23,8 +23,7 @@ _KINDS = (
 def fail(
     label: str, expected: str, found: str, row: int | None = None, row_label: str = "row"
 ) -> NoReturn:
-    """Refuse a file (``row``: where in it) with one problem; any exception being handled is
-    left out of the traceback, the problem says it."""
+    """Refuse a file with one problem (the exception being handled, if any, is not chained)."""
     raise InputError(Problem(label, row, None, expected, found, row_label=row_label)) from None
 
 

@@ -138,14 +138,10 @@ class Table:
         self.problems.append(problem)
 
     def cell_ref(self, col: int, row: int) -> str | None:
-        if self.sheet is None:
-            return None
-        return f"{sheet_ref(self.sheet)}!{letter(col)}{row}"
+        return None if self.sheet is None else f"{sheet_ref(self.sheet)}!{letter(col)}{row}"
 
     def position(self, col: int) -> str:
-        if self.sheet is None:
-            return f"field {col} ({letter(col)})"
-        return f"column {letter(col)}"
+        return f"field {col} ({letter(col)})" if self.sheet is None else f"column {letter(col)}"
 
     def over_row_bound(self, row: int, container: str) -> bool:
         """Count one data row; past ``MAX_ROWS`` record the problem and say stop (no whole-sheet
