@@ -1,7 +1,7 @@
 """The built-in catalogues: accelerators (``ledger_report/data/gpus.csv``) and models (``models.json``).
 
-Pure standard library (csv + importlib.resources), so the engine can import it and it works from an
-installed wheel.  One row per accelerator, in file order; every figure names its vendor document in
+Standard library and the column table (``config``), so the engine can import it; it reads its files
+through ``config.data_text``, so it works from an installed wheel.  One row per accelerator, in file order; every figure names its vendor document in
 the ``source`` column.
 
 Units, as the column names say:
@@ -44,7 +44,8 @@ import io
 import json
 import math
 from dataclasses import dataclass, fields
-from importlib import resources
+
+from .config import BOOL, COLUMN_BY_NAME, INT, MODEL_FILLS, data_text
 
 
 @dataclass(frozen=True)
@@ -139,12 +140,7 @@ def parse_catalogue(text: str, origin: str = _DATA_FILE) -> dict[str, Gpu]:
     return gpus
 
 
-def _data(name: str) -> str:
-    """A file packaged in ``ledger_report/data`` (works from a source tree or a wheel)."""
-    return resources.files("ledger_report.data").joinpath(name).read_text(encoding="utf-8")
-
-
-GPUS: dict[str, Gpu] = parse_catalogue(_data(_DATA_FILE))
+GPUS: dict[str, Gpu] = parse_catalogue(data_text(_DATA_FILE))
 GPU_NAMES: tuple[str, ...] = tuple(GPUS)
 _BY_KEY: dict[str, Gpu] = {normalise_gpu_name(g.name): g for g in GPUS.values()}
 
@@ -204,12 +200,11 @@ class ModelEntry:
 
 
 _MODELS_FILE = "models.json"
+_MODEL_FIELDS = tuple(f.name for f in fields(ModelEntry))
 
 
 def parse_models(text: str, origin: str = _MODELS_FILE) -> dict[str, ModelEntry]:
     """Parse catalogue JSON into ``{name: ModelEntry}`` in file order; a malformed file raises ValueError."""
-    from .config import BOOL, COLUMN_BY_NAME, INT
-
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -220,19 +215,18 @@ def parse_models(text: str, origin: str = _MODELS_FILE) -> dict[str, ModelEntry]
     models: dict[str, ModelEntry] = {}
     for i, row in enumerate(rows, 1):
         where = f"{origin} model {i}"
-        fields_ = ("name", "hf_repo", "model_type", "source", "note", "columns")
-        if not isinstance(row, dict) or set(row) != set(fields_):
-            raise ValueError(f"{where}: expected the fields {', '.join(fields_)}")
-        for f in fields_[:4]:
+        if not isinstance(row, dict) or set(row) != set(_MODEL_FIELDS):
+            raise ValueError(f"{where}: expected the fields {', '.join(_MODEL_FIELDS)}")
+        for f in _MODEL_FIELDS[:4]:
             if not isinstance(row[f], str) or not row[f].strip():
                 raise ValueError(f"{where}: field {f!r} expected text; found {row[f]!r}")
         cols = row["columns"]
         if not isinstance(cols, dict):
             raise ValueError(f"{where}: columns expected an object")
         for col, v in cols.items():
-            spec = COLUMN_BY_NAME.get(col)
-            if spec is None or spec.group not in ("arch", "mla", "moe", "hybrid") or col == "model":
+            if col not in MODEL_FILLS:
                 raise ValueError(f"{where}: {col!r} is not an architecture column")
+            spec = COLUMN_BY_NAME[col]
             whole = spec.kind == INT and type(v) is int  # JSON's whole numbers, not true/false
             ok = isinstance(v, bool) if spec.kind == BOOL else whole
             if not ok or (whole and spec.minimum is not None and v < spec.minimum):
@@ -241,7 +235,7 @@ def parse_models(text: str, origin: str = _MODELS_FILE) -> dict[str, ModelEntry]
     return models
 
 
-MODELS: dict[str, ModelEntry] = parse_models(_data(_MODELS_FILE))
+MODELS: dict[str, ModelEntry] = parse_models(data_text(_MODELS_FILE))
 MODEL_NAMES: tuple[str, ...] = tuple(MODELS)
 _MODEL_BY_KEY: dict[str, ModelEntry] = {normalise_gpu_name(m.name): m for m in MODELS.values()}
 

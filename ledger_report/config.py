@@ -76,6 +76,8 @@ class Column:
     # The longest text a TEXT column takes, in UTF-16 code units as Excel counts them (an emoji
     # is two): a cell's limit, or less where a page shows the text whole.
     max_chars: int = MAX_TEXT_CHARS
+    # One of its group's columns that a row gives all together or not at all (see ``together``).
+    together: bool = False
 
 
 def _number(text: str) -> float | None:
@@ -88,7 +90,7 @@ def _column(row: Mapping[str, str]) -> Column:
     return Column(
         **{k: row[k] for k in ("name", "kind", "help_en", "help_zh", "default", "unit", "group")},
         choices=convention_names() if choices == "(conventions)" else tuple(choices.split()),
-        **{f: f in flags for f in ("min_exclusive", "required", "percent")},
+        **{f: f in flags for f in ("min_exclusive", "required", "percent", "together")},
         minimum=_number(row["minimum"]),
         maximum=_number(row["maximum"]),
         catalogue=flags.get("catalogue", ""),
@@ -96,17 +98,20 @@ def _column(row: Mapping[str, str]) -> Column:
     )
 
 
+def data_text(name: str) -> str:
+    """A file packaged in ``ledger_report/data`` (works from a source tree or a wheel)."""
+    return resources.files("ledger_report.data").joinpath(name).read_text("utf-8")
+
+
 def _data_rows(name: str) -> list[dict[str, str]]:
-    """The rows of a CSV packaged in ``ledger_report/data`` (a source tree or a wheel)."""
-    text = resources.files("ledger_report.data").joinpath(name).read_text("utf-8")
-    return list(csv.DictReader(io.StringIO(text)))
+    return list(csv.DictReader(io.StringIO(data_text(name))))
 
 
 # The column table: ``ledger_report/data/columns.csv``, a row per column.  ``choices`` are the
 # names an enum takes, space-separated ("(conventions)": the framework conventions'); ``flags``
-# sets ``required``, ``percent``, ``min_exclusive`` and ``catalogue=``; an empty ``max_chars`` is
-# a cell's limit (``currency`` has 16: ISO 4217 codes are 3 letters, with room for "CNY (元)");
-# ``default_zh`` is how a default described in words reads in Chinese.
+# sets ``required``, ``percent``, ``min_exclusive``, ``together`` and ``catalogue=``; an empty
+# ``max_chars`` is a cell's limit (``currency`` has 16: ISO 4217 codes are 3 letters, with room
+# for "CNY (元)"); ``default_zh`` is how a default described in words reads in Chinese.
 _COLUMN_ROWS = _data_rows("columns.csv")
 COLUMNS = tuple(_column(r) for r in _COLUMN_ROWS)
 DEFAULT_ZH = {r["default"]: r["default_zh"] for r in _COLUMN_ROWS if r["default_zh"]}
@@ -117,17 +122,25 @@ def default_text(col: Column, lang: str) -> str:
     return DEFAULT_ZH.get(col.default, col.default) if lang == "zh" else col.default
 
 
+def together(group: str) -> tuple[str, ...]:
+    """The columns of ``group`` flagged ``together``, in schema order: a row gives all of them or
+    none (the architecture's, those that count the parameters, where params_total is empty)."""
+    return tuple(c.name for c in COLUMNS if c.group == group and c.together)
+
+
 COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in COLUMNS)
 # The columns the reader treats apart: the label every row needs, unique in a file, and the
 # model whose architecture fills the columns a row leaves empty.
 NAME_COLUMN = "name"
 MODEL_COLUMN = "model"
 COLUMN_BY_NAME: Mapping[str, Column] = {c.name: c for c in COLUMNS}
+# The columns a model fills: those of the architecture groups, but the model column itself.
+_ARCH_GROUPS = ("arch", "mla", "moe", "hybrid")
+MODEL_FILLS = tuple(c.name for c in COLUMNS if c.group in _ARCH_GROUPS and c.name != MODEL_COLUMN)
 
 # Layers in a model, and in a stage: ten times the deepest model published (DeepSeek-V3 has 61,
 # Llama-3.1-405B 126); the stage splits walk the layers.
 MAX_LAYERS = COLUMN_BY_NAME["layers"].maximum
-_COLUMN_SET = frozenset(COLUMN_NAMES)
 _NO_VALUES = dict.fromkeys(COLUMN_NAMES)  # every column empty, in schema order (copied per Config)
 
 # ---------------------------------------------------------------------------------------------
@@ -211,19 +224,6 @@ ALIAS_BY_KEY: Mapping[str, Alias] = _alias_keys()
 # bounded by each column's maximum, else by 10^16 (inputs/cells.py MAX_NUMBER).
 FLOAT_RANGE = (1e-6, 1e12)
 
-# The architecture columns that count the parameters when params_total is empty (all of them or none).
-ARCH_REQUIRED = ("layers", "hidden", "heads", "ffn_hidden", "vocab")
-# Multi-head latent attention: kv_lora_rank and these together (q_lora_rank optional).
-MLA_COLUMNS = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")
-# Gated DeltaNet (the linear-attention layers of a hybrid model): all of them or none.
-LINEAR_ATTENTION_COLUMNS = (
-    "linear_key_heads",
-    "linear_value_heads",
-    "linear_key_head_dim",
-    "linear_value_head_dim",
-    "linear_conv_kernel",
-)
-
 
 @dataclass(frozen=True)
 class Config:
@@ -249,7 +249,7 @@ class Config:
 
     @property
     def name(self) -> str:
-        return str(self.values["name"])
+        return str(self.values[NAME_COLUMN])
 
     def get(self, column: str) -> Any:
         return self.values[column]
@@ -283,7 +283,7 @@ def row_values(
     full = _FrozenDict(_NO_VALUES if base is None else base)
     dict.update(full, pairs)
     if len(full) != len(COLUMN_NAMES):
-        raise KeyError(f"unknown columns: {sorted(full.keys() - _COLUMN_SET)}")
+        raise KeyError(f"unknown columns: {sorted(full.keys() - COLUMN_BY_NAME.keys())}")
     return full
 
 

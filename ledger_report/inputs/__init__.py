@@ -19,7 +19,8 @@ from typing import Any, Iterable, Mapping
 
 from ..config import Config
 from .csv import CSV_SUFFIXES, read_csv
-from .tables import Table, fail, name_key
+from .files import fail
+from .tables import Table, name_key
 from .xlsx import OTHER_WORKBOOK_SUFFIXES, XLSX_SUFFIXES, read_xlsx
 
 __all__ = [

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from ..config import Config
 from .cells import show
-from .files import open_regular
-from .tables import Table, fail
+from .files import fail, open_regular, unreadable
+from .tables import Table
 
 MAX_CSV_BYTES = 200 * 2**20  # size of a CSV file
 CSV_SUFFIXES = (".csv", ".tsv", ".txt")
@@ -31,12 +31,11 @@ def decode(data: bytes, label: str) -> str:
         try:
             return data.decode("utf-16")
         except UnicodeDecodeError as exc:
-            line = data.count(b"\n", 0, exc.start) + 1
             fail(
                 label,
                 "valid UTF-16 text (the file starts with a UTF-16 byte-order mark)",
                 f"bytes that are not UTF-16 at byte offset {exc.start:,}",
-                line,
+                data.count(b"\n", 0, exc.start) + 1,
                 "line",
             )
     try:
@@ -47,13 +46,12 @@ def decode(data: bytes, label: str) -> str:
             text = data.decode("gb18030")
         except UnicodeDecodeError as gb_error:
             where = max(utf8_error.start, gb_error.start)
-            line = data.count(b"\n", 0, where) + 1
             fail(
                 label,
                 f"{_ENCODINGS}; save the file as 'CSV UTF-8'",
                 f"bytes {data[where : where + 4]!r} that are not text in any of these"
                 f" at byte offset {where:,}",
-                line,
+                data.count(b"\n", 0, where) + 1,
                 "line",
             )
     head = text[:4096]
@@ -82,13 +80,12 @@ def _refuse_mixed(data: bytes, error: UnicodeDecodeError, label: str) -> None:
         break
     else:
         return  # no line is UTF-8 beyond ASCII
-    line = data.count(b"\n", 0, error.start) + 1
     fail(
         label,
         f"one encoding for the whole file (line {utf8_line} is UTF-8); save the file as 'CSV UTF-8'",
         f"bytes {data[error.start : error.start + 4]!r} that are not UTF-8 at byte offset"
         f" {error.start:,} (another encoding, such as GBK, in one part of the file)",
-        line,
+        data.count(b"\n", 0, error.start) + 1,
         "line",
     )
 
@@ -123,7 +120,7 @@ def _read_bytes(path: Path, label: str) -> bytes:
                 data = fh.read(MAX_CSV_BYTES + 1)  # bounded, however the file grows meanwhile
                 size = len(data)
         except OSError as exc:
-            fail(label, "a readable file", f"{type(exc).__name__}: {exc.strerror or exc}")
+            unreadable(label, exc)
     if size > MAX_CSV_BYTES:
         fail(label, f"a CSV file of at most {MAX_CSV_BYTES // 2**20} MiB", f"{size:,} bytes")
     if not data.strip():

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NoReturn
 
 from ..errors import InputError, Problem
 
@@ -20,8 +20,15 @@ _KINDS = (
 )
 
 
-def _fail(label: str, expected: str, found: str) -> InputError:
-    return InputError(Problem(label, None, None, expected, found))
+def fail(
+    label: str, expected: str, found: str, row: int | None = None, row_label: str = "row"
+) -> NoReturn:
+    """Refuse a file with one problem (the exception being handled, if any, is not chained)."""
+    raise InputError(Problem(label, row, None, expected, found, row_label=row_label)) from None
+
+
+def unreadable(label: str, exc: Exception) -> NoReturn:
+    fail(label, "a readable file", f"{type(exc).__name__}: {getattr(exc, 'strerror', None) or exc}")
 
 
 def open_regular(path: Path, label: str) -> BinaryIO:
@@ -31,14 +38,14 @@ def open_regular(path: Path, label: str) -> BinaryIO:
     try:
         fd = os.open(path, flags)
     except FileNotFoundError:
-        raise _fail(label, "an existing file", "no such file") from None
+        fail(label, "an existing file", "no such file")
     except (OSError, ValueError) as exc:
-        raise _fail(label, "a readable file", f"{type(exc).__name__}: {_reason(exc)}") from None
+        unreadable(label, exc)
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
         what = next((word for test, word in _KINDS if test(mode)), "not a regular file")
-        raise _fail(label, "a regular file", what)
+        fail(label, "a regular file", what)
     if flags & getattr(os, "O_NONBLOCK", 0):
         os.set_blocking(fd, True)
     return os.fdopen(fd, "rb")
@@ -51,12 +58,8 @@ def read_bounded(path: Path, label: str, max_bytes: int, what: str = "file") -> 
         try:
             data = fh.read(max_bytes + 1)
         except OSError as exc:
-            raise _fail(label, "a readable file", f"{type(exc).__name__}: {_reason(exc)}") from None
+            unreadable(label, exc)
     if len(data) > max_bytes:
         size = f"{max_bytes // 2**20} MiB" if max_bytes >= 2**20 else f"{max_bytes // 2**10} KiB"
-        raise _fail(label, f"a {what} of at most {size}", "a larger file")
+        fail(label, f"a {what} of at most {size}", "a larger file")
     return data
-
-
-def _reason(exc: BaseException) -> str:
-    return str(getattr(exc, "strerror", None) or exc)

@@ -14,7 +14,7 @@ from ..catalogue import find_gpu
 from ..errors import InputError, Problem
 from .cells import letter
 from .csv import decode
-from .files import read_bounded
+from .files import fail, read_bounded
 from .xlsx import OTHER_WORKBOOK_SUFFIXES, XLSX_SUFFIXES
 
 MAX_PRICES_BYTES = 1 * 2**20  # a line per GPU type: a few KB
@@ -28,7 +28,7 @@ def read_prices(path: str | Path) -> dict[str, float]:
     label = str(path)
     if Path(path).suffix.lower() in (*XLSX_SUFFIXES, *OTHER_WORKBOOK_SUFFIXES):
         kind = f"a {Path(path).suffix.lower()} workbook; save its sheet as CSV"
-        raise InputError(Problem(label, None, None, "a CSV file of gpu,price lines", kind))
+        fail(label, "a CSV file of gpu,price lines", kind)
     text = decode(read_bounded(Path(path), label, MAX_PRICES_BYTES, "prices file"), label)
     reader = csv.reader(io.StringIO(text, newline=""))
     fields = next(reader, [])
@@ -37,10 +37,7 @@ def read_prices(path: str | Path) -> dict[str, float]:
         raise InputError(Problem(label, None, "gpu", "a header gpu,price", ",".join(fields)))
     if extra := [(i, h) for i, h in enumerate(fields[2:], 3) if h.strip()]:
         unknown = ", ".join(f"{h!r} in field {i} ({letter(i)})" for i, h in extra)
-        expected = "only the columns gpu,price"
-        raise InputError(
-            Problem(label, 1, None, expected, f"the unknown column {unknown}", None, "line")
-        )
+        fail(label, "only the columns gpu,price", f"the unknown column {unknown}", 1, "line")
     entries, problems = [], []
     for rec in reader:
         line = reader.line_num
@@ -51,8 +48,7 @@ def read_prices(path: str | Path) -> dict[str, float]:
         elif rec:  # (a blank line: none)
             entries.append(((label, line, "price"), rec[0].strip(), "".join(rec[1:2]).strip()))
     if not entries and not problems:
-        expected = "at least one gpu,price line below the header"
-        raise InputError(Problem(label, 1, None, expected, "only the header", None, "line"))
+        fail(label, "at least one gpu,price line below the header", "only the header", 1, "line")
     try:
         prices = checked_prices(entries)
     except InputError as err:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import threading
 from pathlib import Path
-from typing import Any, Mapping, NoReturn, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..config import (
     COLUMN_BY_NAME,
@@ -60,12 +60,6 @@ class _Tally(threading.local):
 _TALLY = _Tally()
 KNOWN = {name: _Known(name) for name in COLUMN_BY_NAME}
 _GOOD: frozenset[str] = frozenset()  # the columns of a row read without a problem: none
-
-
-def fail(
-    label: str, expected: str, found: str, row: int | None = None, row_label: str = "row"
-) -> NoReturn:
-    raise InputError(Problem(label, row, None, expected, found, row_label=row_label))
 
 
 def name_key(name: str) -> str:
@@ -144,14 +138,10 @@ class Table:
         self.problems.append(problem)
 
     def cell_ref(self, col: int, row: int) -> str | None:
-        if self.sheet is None:
-            return None
-        return f"{sheet_ref(self.sheet)}!{letter(col)}{row}"
+        return None if self.sheet is None else f"{sheet_ref(self.sheet)}!{letter(col)}{row}"
 
     def position(self, col: int) -> str:
-        if self.sheet is None:
-            return f"field {col} ({letter(col)})"
-        return f"column {letter(col)}"
+        return f"field {col} ({letter(col)})" if self.sheet is None else f"column {letter(col)}"
 
     def over_row_bound(self, row: int, container: str) -> bool:
         """Count one data row; past ``MAX_ROWS`` record the problem and say stop (no whole-sheet

@@ -17,14 +17,14 @@ import warnings
 import zipfile
 import zlib
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, NoReturn
 
 from ..config import Config
 from ..errors import InputError, Problem
 from .cells import ExcelError, NoCache, is_blank, letter, sheet_ref, show
 from .csv import OLE_MAGIC
-from .files import open_regular
-from .tables import Table, fail
+from .files import fail, open_regular
+from .tables import Table
 
 XLSX_SUFFIXES = (".xlsx", ".xlsm")
 # a spreadsheet program's other files: refused, with the way to save them as .xlsx or .csv
@@ -123,15 +123,12 @@ def _check_zip(fh: Any, label: str) -> None:
         )
 
 
-def _workbook_failure(label: str, exc: BaseException) -> InputError:
+def _fail_workbook(label: str, exc: BaseException) -> NoReturn:
     """Turn anything openpyxl / zipfile / the XML parser raised into one sentence.
 
     openpyxl parses every part with defusedxml, which refuses any entity declaration
     (``EntitiesForbidden``, a ``DefusedXmlException``) before anything is expanded or fetched."""
     from defusedxml import DefusedXmlException
-
-    def failure(found: str, what: str = _EXPECTED) -> InputError:
-        return InputError(Problem(label, None, None, what, found))
 
     seen: set[int] = set()
     err: BaseException | None = exc
@@ -141,19 +138,22 @@ def _workbook_failure(label: str, exc: BaseException) -> InputError:
         if isinstance(err, DefusedXmlException) or (
             isinstance(err, SyntaxError) and ("entit" in text or "amplification" in text)
         ):
-            return failure(
-                "workbook contains XML entity declarations; refusing to read",
+            fail(
+                label,
                 "a workbook without XML entity declarations",
+                "workbook contains XML entity declarations; refusing to read",
             )
         if isinstance(err, (zipfile.BadZipFile, zlib.error)):
             what = "CRC mismatch" if "crc" in text else str(err)
-            return failure(f"a corrupt workbook ({what}); save it again from Excel")
+            fail(label, _EXPECTED, f"a corrupt workbook ({what}); save it again from Excel")
         if isinstance(err, MemoryError):
-            return failure("a workbook too large to read")
+            fail(label, _EXPECTED, "a workbook too large to read")
         err = err.__cause__ or err.__context__
     first = str(exc).splitlines()[0][:200] if str(exc) else ""
-    return failure(
-        f"a workbook that could not be read ({type(exc).__name__}: {first}); open it in Excel and save it again"
+    fail(
+        label,
+        _EXPECTED,
+        f"a workbook that could not be read ({type(exc).__name__}: {first}); open it in Excel and save it again",
     )
 
 
@@ -207,7 +207,7 @@ def read_xlsx(path: Path, label: str) -> list[Config]:
                         p.file = where
                 raise InputError(err.problems) from None
             except Exception as exc:  # noqa: BLE001 - any failure inside openpyxl is a bad file
-                raise _workbook_failure(label, exc) from None
+                _fail_workbook(label, exc)
             finally:
                 if formulas is not None:
                     formulas.close()

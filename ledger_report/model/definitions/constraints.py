@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from ...config import ARCH_REQUIRED, LINEAR_ATTENTION_COLUMNS, MLA_COLUMNS
+from ...config import together
 from ..expr import (
     MINDIV_MAX,
     Col,
@@ -130,17 +130,18 @@ def define(reg: Registry, r: Ctx) -> None:
     )
 
     # parameters: a count, or an architecture to count from -------------------------------------
-    no_arch = all_of(*(_blank(col) for col in ARCH_REQUIRED))
+    arch_required = together("arch")  # the columns that count the parameters
+    no_arch = all_of(*(_blank(col) for col in arch_required))
     c(
         "params_or_architecture",
         negate(all_of(_blank("params_total"), no_arch)),
         "params_total",
-        concat("params_total, or the architecture columns ", ", ".join(ARCH_REQUIRED)),
+        concat("params_total, or the architecture columns ", ", ".join(arch_required)),
         "params_total and all the architecture columns empty",
         en="a row gives params_total or the architecture",
         zh="给出 params_total 或结构列",
     )
-    for col in ARCH_REQUIRED:
+    for col in arch_required:
         c(
             f"architecture_{col}",
             negate(all_of(_blank("params_total"), negate(no_arch), _blank(col))),
@@ -176,10 +177,11 @@ def define(reg: Registry, r: Ctx) -> None:
 
     # the architecture's optional blocks: each set of columns complete or empty ----------------------
     for key, cols, what, zh in (
-        ("mla_columns", MLA_COLUMNS, "multi-head latent attention", "多头潜在注意力"),
+        # (q_lora_rank is optional: it is read only with kv_lora_rank, below)
+        ("mla_columns", together("mla"), "multi-head latent attention", "多头潜在注意力"),
         (
             "linear_attention_columns",
-            LINEAR_ATTENTION_COLUMNS,
+            together("hybrid"),
             "Gated DeltaNet linear attention",
             "Gated DeltaNet 线性注意力",
         ),
