@@ -25,10 +25,10 @@ import numpy as np
 
 from .catalogue import GPUS, MODELS
 from .config import LANGS, Config
-from .engine import CHUNK_ROWS, TABLE_ROWS, Ledger, compute_many, ledger_table, table_keys
+from .engine import CHUNK_ROWS, Ledger, compute_many, ledger_table, table_keys
 from .engine import compute as compute_one
 from .engine import table as engine_table
-from .errors import InputError, Problem
+from .errors import InputError, OutputError, Problem
 from .inputs import config_from_mapping, configs_from_records, name_key, read_configs
 from .inputs.fill import config_path
 from .inputs.prices import checked_prices, read_prices
@@ -478,17 +478,14 @@ def to_frame(source: Rows | Mapping[str, Any], *, states: bool = False):
         configs = read(source)
         if not configs:
             return pd.DataFrame(columns=["name", *table_keys()])
-        return pd.DataFrame(dict(_joined(pd, _table(configs))), copy=False)
+        return pd.DataFrame(dict(_joined(pd, engine_table(configs))), copy=False)
 
 
 def table(source: Rows, progress: Progress | None = None):
     """The sweep table of ``source`` a chunk of rows at a time (``engine.table``)."""
-    yield from _table(read(source), progress)
-
-
-def _table(configs: list[Config], progress: Progress | None = None):
+    configs = read(source)
     tick = counter(progress, len(configs))
-    for chunk in engine_table(configs, rows=TABLE_ROWS):
+    for chunk in engine_table(configs):
         tick(len(chunk["name"][0]))
         yield chunk
 
@@ -600,7 +597,6 @@ def reconcile(
     (``ledger_report/reconciler.py``); writes ``out_dir/<stem>-reconcile.json`` and ``.txt``, and
     with ``update`` the input rows as a CSV with measured_peak_gb, measured_counter and mfu filled."""
     from . import reconciler as rc
-    from .errors import OutputError
     from .render.document import json_bytes
     from .render.output import check_targets, write_outputs
 
