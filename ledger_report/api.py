@@ -75,12 +75,12 @@ def checked_formats(formats: str | Iterable[str], argument: str = "formats") -> 
     return wanted
 
 
-def _whole(argument: str, value: Any, least: int = 1, most: int | None = None) -> int:
-    """``value``, a whole number from ``least`` to ``most`` (bool and text refused)."""
+def _whole(argument: str, value: Any, most: int | None = None) -> int:
+    """``value``, a whole number from 1 to ``most`` (bool and text refused)."""
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        if least <= value and (most is None or value <= most):
+        if 1 <= value and (most is None or value <= most):
             return int(value)
-    span = f"from {least:,} to {most:,}" if most is not None else f"at least {least:,}"
+    span = f"from 1 to {most:,}" if most is not None else "at least 1"
     raise _refused(argument, f"a whole number, {span}", value)
 
 
@@ -336,7 +336,7 @@ def plan(
 ) -> dict[str, Any]:
     """The planner's document for each row, as ``ledger-report plan`` gives it (the same default
     ``top``); ``prices``: GPU type -> price per GPU-hour, or the path of a gpu,price CSV."""
-    top = _whole("top", top, 1, MAX_TOP)
+    top = _whole("top", top, MAX_TOP)
     if max_candidates is not None:
         max_candidates = _whole("max_candidates", max_candidates)
     if isinstance(prices, (str, Path)):
