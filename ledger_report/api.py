@@ -309,7 +309,7 @@ def build(
     check_targets((Path(out_dir) / f"{stem}.{f}" for f in formats), inputs)
     rows = list(source) if _all_ledgers(source) else read(source)
     check_build_size(rows, formats)  # before any work: a page and a column per configuration
-    ledgers = compute(rows, progress=getattr(progress, "compute", None))
+    ledgers = compute(rows, progress)
     folder = inputs[0].parent if inputs else None
     if inputs:  # the config.json files the rows' model cells name were read too, filling or not
         named = {str(lg.config.values.get("model") or "") for lg in ledgers}

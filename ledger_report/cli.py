@@ -24,7 +24,6 @@ class _Progress:
     def __init__(self, label: str, quiet: bool):
         self.label = label
         self.on = not quiet and sys.stderr.isatty()
-        self.compute = self
         self.pages = self if label == "handout pages" else _Progress("handout pages", quiet)
 
     def stage(self, text: str) -> None:
