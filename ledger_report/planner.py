@@ -206,15 +206,14 @@ def _allowed(base: Mapping[str, Any], col: str, values: Iterable[int]) -> list[i
     return [int(x) for x in vals[keep]]
 
 
-def _one_column_constraints() -> dict[str, tuple[str, ...]]:
+def _one_column_constraints() -> dict[str, list[str]]:
     """For each layout column, the constraints whose rule reads no other layout column."""
-    layout_cols = set(LAYOUT) | {"zero"}
     out: dict[str, list[str]] = {}
-    for c in REGISTRY.constraints:
-        used = columns_read(REGISTRY, (c.ok,)) & layout_cols
-        if c.ok in CONSTRAINT_KEYS and len(used) == 1:
-            out.setdefault(next(iter(used)), []).append(c.ok)
-    return {k: tuple(v) for k, v in out.items()}
+    for ok in CONSTRAINT_KEYS:
+        used = columns_read(REGISTRY, (ok,)) & {*LAYOUT, "zero"}
+        if len(used) == 1:
+            out.setdefault(next(iter(used)), []).append(ok)
+    return out
 
 
 _ONE_COLUMN = _one_column_constraints()
