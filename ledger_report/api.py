@@ -385,21 +385,18 @@ def build_plans(
     ledgers = list(compute_many(rows, in_plan_order))
     # the front of days against cost, for the handout's chart (its rows are complete input rows)
     front = list(compute_many(read([p["row"] for p in doc.get("pareto", [])]), in_plan_order))
-    files = {out / "plans.csv": plans_csv(doc)}
-    files.update(
-        outputs(
-            ledgers,
-            "plans",
-            out,
-            formats,
-            lang=lang,
-            jobs=jobs,
-            progress=progress,
-            plans=doc,
-            pareto=front,
-        )
+    files = outputs(
+        ledgers,
+        "plans",
+        out,
+        formats,
+        lang=lang,
+        jobs=jobs,
+        progress=progress,
+        plans=doc,
+        pareto=front,
     )
-    return write_outputs(files, inputs=inputs)
+    return write_outputs({out / "plans.csv": plans_csv(doc), **files}, inputs=inputs)
 
 
 _COUNTED = ("params_total", "params_active", "params_active_card", "params_mtp", "arch_main_params")
