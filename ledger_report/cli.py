@@ -75,7 +75,7 @@ class _Group(click.Group):
             name = signal.Signals(signum).name
             _echo_error(f"stopped by {name}; the outputs are written all together or not at all.")
             sys.exit(128 + signum)
-        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
         except BrokenPipeError:  # the reader went away (`| head`): stop quietly
             sys.stderr.close()
