@@ -31,13 +31,9 @@ class _Progress:
             click.echo(text, err=True)
 
     def __call__(self, done: int, total: int) -> None:
-        if not self.on:
-            return
-        if total:
+        if self.on and total:  # (every caller knows its total: 0 only where there is no work)
             pct = 100 * done // total
             click.echo(f"\r{self.label}: {done:,}/{total:,} ({pct}%)", err=True, nl=done >= total)
-        else:  # the total is not known while streaming
-            click.echo(f"\r{self.label}: {done:,}", err=True, nl=False)
 
 
 class _Terminated(KeyboardInterrupt):
