@@ -25,10 +25,10 @@ import numpy as np
 
 from .catalogue import GPUS, MODELS
 from .config import LANGS, Config
-from .engine import CHUNK_ROWS, TABLE_ROWS, Ledger, compute_many, ledger_table, table_keys
+from .engine import CHUNK_ROWS, Ledger, compute_many, ledger_table, table_keys
 from .engine import compute as compute_one
 from .engine import table as engine_table
-from .errors import InputError, Problem
+from .errors import InputError, OutputError, Problem
 from .inputs import config_from_mapping, configs_from_records, name_key, read_configs
 from .inputs.fill import config_path
 from .inputs.prices import checked_prices, read_prices
@@ -75,12 +75,12 @@ def checked_formats(formats: str | Iterable[str], argument: str = "formats") -> 
     return wanted
 
 
-def _whole(argument: str, value: Any, least: int = 1, most: int | None = None) -> int:
-    """``value``, a whole number from ``least`` to ``most`` (bool and text refused)."""
+def _whole(argument: str, value: Any, most: int | None = None) -> int:
+    """``value``, a whole number from 1 to ``most`` (bool and text refused)."""
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        if least <= value and (most is None or value <= most):
+        if 1 <= value and (most is None or value <= most):
             return int(value)
-    span = f"from {least:,} to {most:,}" if most is not None else f"at least {least:,}"
+    span = f"from 1 to {most:,}" if most is not None else "at least 1"
     raise _refused(argument, f"a whole number, {span}", value)
 
 
@@ -309,7 +309,7 @@ def build(
     check_targets((Path(out_dir) / f"{stem}.{f}" for f in formats), inputs)
     rows = list(source) if _all_ledgers(source) else read(source)
     check_build_size(rows, formats)  # before any work: a page and a column per configuration
-    ledgers = compute(rows, progress=getattr(progress, "compute", None))
+    ledgers = compute(rows, progress)
     folder = inputs[0].parent if inputs else None
     if inputs:  # the config.json files the rows' model cells name were read too, filling or not
         named = {str(lg.config.values.get("model") or "") for lg in ledgers}
@@ -336,7 +336,7 @@ def plan(
 ) -> dict[str, Any]:
     """The planner's document for each row, as ``ledger-report plan`` gives it (the same default
     ``top``); ``prices``: GPU type -> price per GPU-hour, or the path of a gpu,price CSV."""
-    top = _whole("top", top, 1, MAX_TOP)
+    top = _whole("top", top, MAX_TOP)
     if max_candidates is not None:
         max_candidates = _whole("max_candidates", max_candidates)
     if isinstance(prices, (str, Path)):
@@ -385,21 +385,18 @@ def build_plans(
     ledgers = list(compute_many(rows, in_plan_order))
     # the front of days against cost, for the handout's chart (its rows are complete input rows)
     front = list(compute_many(read([p["row"] for p in doc.get("pareto", [])]), in_plan_order))
-    files = {out / "plans.csv": plans_csv(doc)}
-    files.update(
-        outputs(
-            ledgers,
-            "plans",
-            out,
-            formats,
-            lang=lang,
-            jobs=jobs,
-            progress=progress,
-            plans=doc,
-            pareto=front,
-        )
+    files = outputs(
+        ledgers,
+        "plans",
+        out,
+        formats,
+        lang=lang,
+        jobs=jobs,
+        progress=progress,
+        plans=doc,
+        pareto=front,
     )
-    return write_outputs(files, inputs=inputs)
+    return write_outputs({out / "plans.csv": plans_csv(doc), **files}, inputs=inputs)
 
 
 _COUNTED = ("params_total", "params_active", "params_active_card", "params_mtp", "arch_main_params")
@@ -478,17 +475,14 @@ def to_frame(source: Rows | Mapping[str, Any], *, states: bool = False):
         configs = read(source)
         if not configs:
             return pd.DataFrame(columns=["name", *table_keys()])
-        return pd.DataFrame(dict(_joined(pd, _table(configs))), copy=False)
+        return pd.DataFrame(dict(_joined(pd, engine_table(configs))), copy=False)
 
 
 def table(source: Rows, progress: Progress | None = None):
     """The sweep table of ``source`` a chunk of rows at a time (``engine.table``)."""
-    yield from _table(read(source), progress)
-
-
-def _table(configs: list[Config], progress: Progress | None = None):
+    configs = read(source)
     tick = counter(progress, len(configs))
-    for chunk in engine_table(configs, rows=TABLE_ROWS):
+    for chunk in engine_table(configs):
         tick(len(chunk["name"][0]))
         yield chunk
 
@@ -600,7 +594,6 @@ def reconcile(
     (``ledger_report/reconciler.py``); writes ``out_dir/<stem>-reconcile.json`` and ``.txt``, and
     with ``update`` the input rows as a CSV with measured_peak_gb, measured_counter and mfu filled."""
     from . import reconciler as rc
-    from .errors import OutputError
     from .render.document import json_bytes
     from .render.output import check_targets, write_outputs
 

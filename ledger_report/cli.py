@@ -24,7 +24,6 @@ class _Progress:
     def __init__(self, label: str, quiet: bool):
         self.label = label
         self.on = not quiet and sys.stderr.isatty()
-        self.compute = self
         self.pages = self if label == "handout pages" else _Progress("handout pages", quiet)
 
     def stage(self, text: str) -> None:
@@ -32,13 +31,9 @@ class _Progress:
             click.echo(text, err=True)
 
     def __call__(self, done: int, total: int) -> None:
-        if not self.on:
-            return
-        if total:
+        if self.on and total:  # (every caller knows its total: 0 only where there is no work)
             pct = 100 * done // total
             click.echo(f"\r{self.label}: {done:,}/{total:,} ({pct}%)", err=True, nl=done >= total)
-        else:  # the total is not known while streaming
-            click.echo(f"\r{self.label}: {done:,}", err=True, nl=False)
 
 
 class _Terminated(KeyboardInterrupt):
@@ -76,7 +71,7 @@ class _Group(click.Group):
             name = signal.Signals(signum).name
             _echo_error(f"stopped by {name}; the outputs are written all together or not at all.")
             sys.exit(128 + signum)
-        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
         except BrokenPipeError:  # the reader went away (`| head`): stop quietly
             sys.stderr.close()

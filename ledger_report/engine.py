@@ -57,13 +57,13 @@ class Ledger:
 def plain(v: Any, unit: str) -> Any:
     """A computed value as the reports carry it: bytes round up to whole bytes, counts to whole
     numbers, other quantities as floats, truth values as bool, text as str, blank as None."""
-    return _PLAIN.get(unit, _as_is)(v)
+    return _PLAIN[unit](v)
 
 
 @functools.cache  # a registry is hashed by identity
 def plainers(reg) -> dict[str, Callable[[Any], Any]]:
     """``plain`` of each quantity of the registry, by key: ``plainers(reg)[key](value)``."""
-    return {q.key: _PLAIN.get(q.unit, _as_is) for q in reg}
+    return {q.key: _PLAIN[q.unit] for q in reg}
 
 
 def _whole_by(rounding: Callable[[float], int]) -> Callable[[Any], int | None]:
@@ -87,10 +87,6 @@ def _finite(v: Any) -> float | None:
         return None
     x = float(v)
     return x if math.isfinite(x) else None
-
-
-def _as_is(v: Any) -> Any:
-    return v
 
 
 _PLAIN: dict[str, Callable[[Any], Any]] = {

@@ -96,10 +96,6 @@ def _py(v: Any) -> Any:
     return v.item() if isinstance(v, (np.bool_, np.number)) else v
 
 
-def _fmt(x: float) -> str:
-    return f"{x:.4g}"
-
-
 def _holds(v: Any, n: int, blank: bool = True) -> np.ndarray:
     """A constraint's value over n candidates: true where it holds, ``blank`` where it does not
     apply (a blank)."""
@@ -206,15 +202,14 @@ def _allowed(base: Mapping[str, Any], col: str, values: Iterable[int]) -> list[i
     return [int(x) for x in vals[keep]]
 
 
-def _one_column_constraints() -> dict[str, tuple[str, ...]]:
+def _one_column_constraints() -> dict[str, list[str]]:
     """For each layout column, the constraints whose rule reads no other layout column."""
-    layout_cols = set(LAYOUT) | {"zero"}
     out: dict[str, list[str]] = {}
-    for c in REGISTRY.constraints:
-        used = columns_read(REGISTRY, (c.ok,)) & layout_cols
-        if c.ok in CONSTRAINT_KEYS and len(used) == 1:
-            out.setdefault(next(iter(used)), []).append(c.ok)
-    return {k: tuple(v) for k, v in out.items()}
+    for ok in CONSTRAINT_KEYS:
+        used = columns_read(REGISTRY, (ok,)) & {*LAYOUT, "zero"}
+        if len(used) == 1:
+            out.setdefault(next(iter(used)), []).append(ok)
+    return out
 
 
 _ONE_COLUMN = _one_column_constraints()
@@ -588,8 +583,8 @@ def _run(search: _Search, top: int, margin: float, tick: Callable[[int], None]) 
     if calibration is not None:
         search.scale = calibration["efficiency_scale"]
         throughput = (
-            f"predicted by the step-time model, its matmul efficiency scaled by {_fmt(search.scale)} so that the cheapest "
-            f"layout reaches the measured mfu {_fmt(calibration['mfu'])}"
+            f"predicted by the step-time model, its matmul efficiency scaled by {search.scale:.4g} so that the cheapest "
+            f"layout reaches the measured mfu {calibration['mfu']:.4g}"
         )
     counts, excluded, pool, front, fastest = _scan(search, top, margin, tick)
     plans = _top_plans(search, pool, top, margin)  # both empty where nothing is feasible
@@ -673,7 +668,7 @@ def _plan_figures(search: _Search, rank: int, row: dict[str, Any], v: Mapping[st
         "crosses_nodes": {g: bool(v[f"{g}_crosses_nodes"]) for g in DIMS},
         "why": ", ".join(f"{k} {t:.3g} s" for k, t in sorted(shown.items(), key=lambda kv: -kv[1]))
         or "compute only",
-        "throughput": f"step {v['step_time_s']:.4g} s, predicted MFU {_fmt(v['predicted_mfu'])}",
+        "throughput": f"step {v['step_time_s']:.4g} s, predicted MFU {v['predicted_mfu']:.4g}",
     }
 
 

@@ -143,14 +143,13 @@ class Series:
 
 @dataclass(frozen=True)
 class Chart:
-    """A chart of the configurations side by side.  ``kind``: "stacked" (a column per
-    configuration, the series stacked, ``line`` drawn over them) or "scatter" (each series a point
-    per configuration at its ``x``)."""
+    """A chart of the configurations side by side, drawn as its key says: a column each, the series
+    stacked and ``line`` drawn over them ("memory"), or each series a point per configuration at its
+    ``x`` ("budget")."""
 
     key: str
     en: str
     zh: str
-    kind: str
     series: tuple[Series, ...]
     line: tuple[str, ...] = ()
     x_en: str = ""
@@ -533,7 +532,6 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
             "memory",
             "Per-rank memory by state vs HBM (GB)",
             "每卡各状态显存与 HBM 对比（GB）",
-            "stacked",
             tuple(Series(f"{s}_hbm_bytes") for s, *_ in STATES)
             + (Series("outside_state_bytes_per_rank"),),
             line=("hbm_bytes",),
@@ -544,7 +542,6 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
             "budget",
             "Cost against days",
             "成本与天数",
-            "scatter",
             (Series("cost", "days_on_config"), Series("cost_deadline_hold", "days")),
             x_en="days",
             x_zh="天",
