@@ -597,8 +597,8 @@ def reconcile(
     from .render.document import json_bytes
     from .render.output import check_targets, write_outputs
 
-    stem = None if out_dir is None else Path(out_dir) / f"{Path(source).stem}-reconcile"
-    targets = [] if stem is None else [stem.with_suffix(".json"), stem.with_suffix(".txt")]
+    stem = f"{Path(source).stem}-reconcile"  # named whole: a stem may hold dots (q3.v2)
+    targets = [] if out_dir is None else [Path(out_dir) / f"{stem}.{x}" for x in ("json", "txt")]
     if update is not None:
         if Path(update).suffix.lower() != ".csv":
             raise OutputError(
@@ -618,9 +618,9 @@ def reconcile(
     ledger = rc.pick_row(compute(configs), read_runs, row, str(source))
     doc = rc.reconcile(ledger, read_runs)
     files: dict[Path, bytes] = {}
-    if stem is not None:
-        files[stem.with_suffix(".json")] = json_bytes(doc)
-        files[stem.with_suffix(".txt")] = rc.render_text(doc).encode("utf-8")
+    if out_dir is not None:
+        files[targets[0]] = json_bytes(doc)
+        files[targets[1]] = rc.render_text(doc).encode("utf-8")
     if update is not None:
         files[Path(update)] = rc.updated_csv(configs, ledger.name, doc["update"])
     if files:

@@ -386,3 +386,15 @@ def test_the_same_run_object_given_twice_is_refused_too(tmp_path):
         lr.reconcile(inp, [log, log])
     [p] = err.value.problems
     assert p.expected == "each run file once" and p.found == f"{log} given twice"
+
+
+def test_output_names_keep_a_dotted_stem(tmp_path):
+    """`reconcile q3.v2.csv -o out` writes out/q3.v2-reconcile.json and .txt, as the docstring
+    and docs/probe.md name them (before: Path.with_suffix took ".v2-reconcile" for the suffix and
+    wrote out/q3.json and out/q3.txt)."""
+    inp = tmp_path / "q3.v2.csv"
+    _csv(tmp_path, [MIXTRAL]).rename(inp)
+    r = run("reconcile", inp, LOGS / "torchtitan_h100.log", "-o", tmp_path / "out")
+    assert r.exit_code == 0, r.output
+    names = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert names == ["q3.v2-reconcile.json", "q3.v2-reconcile.txt"]
