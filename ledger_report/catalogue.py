@@ -1,7 +1,7 @@
 """The built-in catalogues: accelerators (``ledger_report/data/gpus.csv``) and models (``models.json``).
 
 Standard library and the column table (``config``), so the engine can import it; it reads its files
-through ``config.data_text``, so it works from an installed wheel.  One row per accelerator, in file order; every figure names its vendor document in
+through ``data.text``, so it works from an installed wheel.  One row per accelerator, in file order; every figure names its vendor document in
 the ``source`` column.
 
 Units, as the column names say:
@@ -45,7 +45,8 @@ import json
 import math
 from dataclasses import dataclass, fields
 
-from .config import BOOL, COLUMN_BY_NAME, INT, MODEL_FILLS, data_text
+from .config import BOOL, COLUMN_BY_NAME, INT, MODEL_FILLS
+from .data import text as data_text
 
 
 @dataclass(frozen=True)

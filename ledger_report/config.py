@@ -8,12 +8,10 @@ model's resolution definitions, so that the workbook resolves them with live for
 
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any, Iterable, Mapping
 
+from . import data
 from .model.conventions import convention_names
 
 # Kinds of column.  Each reader turns a cell into the Python type named here.
@@ -98,21 +96,12 @@ def _column(row: Mapping[str, str]) -> Column:
     )
 
 
-def data_text(name: str) -> str:
-    """A file packaged in ``ledger_report/data`` (works from a source tree or a wheel)."""
-    return resources.files("ledger_report.data").joinpath(name).read_text("utf-8")
-
-
-def _data_rows(name: str) -> list[dict[str, str]]:
-    return list(csv.DictReader(io.StringIO(data_text(name))))
-
-
 # The column table: ``ledger_report/data/columns.csv``, a row per column.  ``choices`` are the
 # names an enum takes, space-separated ("(conventions)": the framework conventions'); ``flags``
 # sets ``required``, ``percent``, ``min_exclusive``, ``together`` and ``catalogue=``; an empty
 # ``max_chars`` is a cell's limit (``currency`` has 16: ISO 4217 codes are 3 letters, with room
 # for "CNY (元)"); ``default_zh`` is how a default described in words reads in Chinese.
-_COLUMN_ROWS = _data_rows("columns.csv")
+_COLUMN_ROWS = data.rows("columns.csv")
 COLUMNS = tuple(_column(r) for r in _COLUMN_ROWS)
 DEFAULT_ZH = {r["default"]: r["default_zh"] for r in _COLUMN_ROWS if r["default_zh"]}
 
@@ -178,7 +167,7 @@ class Alias:
 
 ALIAS_TABLE: tuple[Alias, ...] = tuple(
     Alias(**r | {"source": ALIAS_SOURCES[r["source"]], "bare": r["bare"] != "no"})
-    for r in _data_rows("aliases.csv")
+    for r in data.rows("aliases.csv")
 )
 
 # Names people write that no column means, with what to give instead (shown with the error).

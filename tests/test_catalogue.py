@@ -259,8 +259,8 @@ def test_catalogue_ships_in_the_wheel():
     setuptools_cfg = pyproject["tool"]["setuptools"]
     assert "ledger_report.data" in setuptools_cfg["packages"]
     assert "*.csv" in setuptools_cfg["package-data"]["ledger_report.data"]
-    source = (REPO / "ledger_report/config.py").read_text(encoding="utf-8")  # config.data_text
-    assert 'resources.files("ledger_report.data")' in source
+    source = (REPO / "ledger_report/data/__init__.py").read_text(encoding="utf-8")  # data.text
+    assert "resources.files(__name__)" in source
 
 
 def test_catalogue_is_pure_stdlib():

@@ -6,11 +6,11 @@ difference, so the documentation cannot drift from the numbers.
 
 from __future__ import annotations
 
-from importlib import resources
 from typing import Any
 
+from .. import data
 from ..config import COLUMNS
-from ..model.conventions import CONVENTIONS
+from ..model.conventions import CONVENTIONS, MEANINGS
 from ..model.registry import Registry
 from ..model.text import symbolic
 from ..report import SPEC, Report, Table
@@ -23,7 +23,7 @@ GENERATED = (
 def _topics() -> list[tuple[str, tuple[str, ...], str]]:
     """The prose of definitions.md (``data/topics.md``): a topic per heading, each with the
     registry sections it covers (its ``<!-- sections: ... -->`` line) and what it says."""
-    text = resources.files("ledger_report.data").joinpath("topics.md").read_text("utf-8")
+    text = data.text("topics.md")
     topics = []
     for block in text.rstrip("\n").split("\n\n## ")[1:]:
         title, sections, prose = block.split("\n", 2)
@@ -69,9 +69,10 @@ def definitions_md(reg: Registry) -> str:
 def _conventions_table() -> str:
     names = list(CONVENTIONS)
     fields = [f for f in next(iter(CONVENTIONS.values())) if f not in ("en", "zh", "source")]
-    lines = ["| field | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    lines = ["| field | " + " | ".join(names) + " | meaning |", "|---|" + "---|" * (len(names) + 1)]
     for f in fields:
-        lines.append(f"| `{f}` | " + " | ".join(_cell(CONVENTIONS[n][f]) for n in names) + " |")
+        values = " | ".join(_cell(CONVENTIONS[n][f]) for n in names)
+        lines.append(f"| `{f}` | {values} | {_cell(MEANINGS[f])} |")
     lines.append("")
     for n in names:
         lines.append(f"- **{n}**: {CONVENTIONS[n]['en']}. Source: {CONVENTIONS[n]['source']}.")
@@ -201,11 +202,8 @@ def json_md(reg: Registry, spec: Report = SPEC) -> str:
 def _plan_md(reg: Registry) -> list[str]:
     """The planner's document (``plan --json``), from its keys in ``data/plan_keys.csv``: what
     each holds, or the registry quantity whose value for the plan's row it is."""
-    import csv
-
-    text = resources.files("ledger_report.data").joinpath("plan_keys.csv").read_text("utf-8")
     out = ["# The planner's document\n", "`ledger-report plan --json` prints one document:\n"]
-    rows = list(csv.DictReader(text.splitlines()))
+    rows = data.rows("plan_keys.csv")
     for level, title in PLAN_LEVELS.items():
         out += [f"## {title}\n", "| key | meaning |\n|---|---|"]
         for r in (r for r in rows if r["level"] == level):
