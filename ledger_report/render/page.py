@@ -631,12 +631,9 @@ def clip(text: str, limit: int) -> str:
 # The summary
 
 
-CURRENCY = "currency"  # registry TEXT key: the currency of a row's costs
-
-
 def currency(lg: Ledger) -> str:
     """The currency of the row's costs ("" where it names none)."""
-    return str(lg.values.get(CURRENCY) or "")
+    return str(lg.values.get("currency") or "")
 
 
 def currencies(ledgers: Sequence[Ledger]) -> list[str]:
