@@ -57,11 +57,12 @@ def write_summary(rep, ws) -> None:
         r = first + i
         book.formula(ws, r, 1, rep.name_ref("relative", i), rep.ledgers[i].config.name, name_style)
         for j, key, style in cols:
+            fmt = rep.cell_fmt(key, i)
             if rep.reg[key].unit == R.MONEY:  # a cost in its row's currency
-                style = book.style(fmt=rep.cell_fmt(key, i), top=True)
+                style = book.style(fmt=fmt, top=True)
             got = rep.write_word(ws, r, j, "relative", key, i, style)
             if j != check_col:
-                widths[j] = max(widths.get(j, 0), shown_width(got, rep.book.num_format(style)))
+                widths[j] = max(widths.get(j, 0), shown_width(got, fmt))
             if j == check_col and got:
                 ws.set_row(r - 1, 15 * _lines(str(got), _SUMMARY_CHECK_WIDTH))
     # widths: every value whole (no "###"), no header word broken, text up to 60 characters (a
