@@ -59,7 +59,7 @@ ESSENTIAL = {
 }
 KEEP_WHOLE = ("budget",)  # sections whose figures stay whole at the last level
 # width of a note shown (units of _em; a line across the page is ~96: with the marker of a cut
-# note or a rule's text before it, 110 takes two lines, as 55 did)
+# note or a rule's text before it, 110 takes two lines)
 NOTE_MAX_EM = (360, 210, 110, 110, 110)
 NOTE_MAX_LINES = (5, 3, 1, 1, 1)
 NAME_MAX_CHARS = 240
