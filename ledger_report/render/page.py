@@ -277,11 +277,11 @@ def page_data(lg: Ledger, lang: str) -> PageData:
                 items.append({"sec": k, "kind": "zeros", "text": sep.join(zeros)})
             items += [_row_item(k, r) for r in s.rows]
             continue
-        rows = [r for r in s.rows if r.key not in in_lines and home.get(r.key) == s.key]
-        if not rows:
+        shown = [r for r in s.rows if r.key not in in_lines and home.get(r.key) == s.key]
+        if not shown:
             continue
         k = section(s.key, s.title)
-        items += [_row_item(k, r, formula.get(r.key, "")) for r in rows]
+        items += [_row_item(k, r, formula.get(r.key, "")) for r in shown]
     notes = [(key, text) for key, text in view.assumption_items(lg, lang) if key not in moved_notes]
     if notes:
         k = section("notes", "", "notes")  # the template names it
