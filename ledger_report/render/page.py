@@ -215,14 +215,11 @@ def page_data(lg: Ledger, lang: str) -> PageData:
     secs = view.sections(lg, lang)
     by_key = {s.key: s for s in secs}
     sep = "; " if lang == "en" else "；"
-
-    def rows(key: str) -> list[view.Row]:
-        return by_key[key].rows if key in by_key else []
-
-    reasons = {r.name: r.text for r in rows(HEADER_SECTIONS[1])}
+    verdict_rows, reason_rows = (by_key[k].rows if k in by_key else [] for k in HEADER_SECTIONS)
+    reasons = {r.name: r.text for r in reason_rows}
     verdicts = [
         dict(label=r.label, text=r.text, tone=r.tone or "none", reason=reasons.get(r.name, ""))
-        for r in rows(HEADER_SECTIONS[0])
+        for r in verdict_rows
     ]
     headline_rows = view.short_rows(lg, lg.model.spec.headline, lang)
     headline = [{"label": r.label, "text": r.text} for r in headline_rows]
