@@ -413,7 +413,7 @@ def render_html(
     """The handout as HTML, with the first-guess layout of each page (the PDF may cut a page's
     columns again after measuring it)."""
     book = _Book(ledgers, lang, pareto)
-    return _html(_view(book, [_first_fit(book.data(i)) for i in range(len(book.ledgers))]))
+    return _html(_view(book, [None] * len(book.ledgers)))
 
 
 # --------------------------------------------------------------------------------------------
