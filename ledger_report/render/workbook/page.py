@@ -308,12 +308,8 @@ class _PrintSheet:
                 self.hidden.add(r)
             self.span(r, 1, last_col)
             key = k + suffix
-            self.put(r, 1, ("note", key), partial(_bullet, key, shown), self.st["text"])
+            bullet = partial(if_, Ref(shown), concat("• ", Ref(key)), "")  # else empty
+            self.put(r, 1, ("note", key), bullet, self.st["text"])
             self.need(r, self.text_lines(key, last_col) if self.shows(shown) else 1)
             r += 1
         return r - 1
-
-
-def _bullet(key: str, shown: str) -> Expr:
-    """An assumption's line: a bullet and its text where it applies, else empty."""
-    return if_(Ref(shown), concat("• ", Ref(key)), "")
