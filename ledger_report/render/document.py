@@ -139,7 +139,6 @@ def write_lines(
 
 
 # json.dumps' compact form (a document holds no cycle, so none is looked for: the same text)
-
 _COMPACT = json.JSONEncoder(
     ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
 ).encode

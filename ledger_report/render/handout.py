@@ -245,7 +245,6 @@ class _Book:
         self.order = pg.rank_order(self.ledgers)  # the summary's order
         self.rank_of = {i: r for r, i in enumerate(self.order, 1)}
         self.n_summary = summary_page_count(len(self.ledgers))
-        self.n_pages = self.n_summary + len(self.ledgers)
         self._data: dict[int, pg.PageData] = {}
 
     def data(self, i: int) -> pg.PageData:
@@ -374,7 +373,7 @@ def _view(
         "html_lang": "zh-CN" if lang == "zh" else "en",
         "n_configs": len(book.ledgers),
         "ranked": book.ranked,
-        "n_pages": book.n_pages,
+        "n_pages": book.n_summary + len(book.ledgers),
         "summary_pages": summary_pages,
         "summary_start": summary.start,
         "n_summary": book.n_summary,
@@ -414,7 +413,7 @@ def render_html(
     """The handout as HTML, with the first-guess layout of each page (the PDF may cut a page's
     columns again after measuring it)."""
     book = _Book(ledgers, lang, pareto)
-    return _html(_view(book, [_first_fit(book.data(i)) for i in range(len(book.ledgers))]))
+    return _html(_view(book, [None] * len(book.ledgers)))
 
 
 # --------------------------------------------------------------------------------------------
@@ -538,12 +537,12 @@ def _refit(d: pg.PageData, fit: _Fit, m: _Measure) -> _Fit | None:
     est, est_over, _caps = _estimated(d, fit.density)
     heights = [m.items.get(n, h) for n, h in enumerate(est)]
     over = [m.over.get(s, est_over[s]) for s in range(len(d.sections))]
-    secs = [it["sec"] for it in d.flow(fit.density)[0]]
+    old = d.flow(fit.density)[0]
     caps = list(m.caps)
     if fit.caps is not None and fit.heights is not None and not m.exact:
         # cut by these (shared) heights already: leave what overflowed
         caps = [c - max(u - c, 0.0) - 2.0 for u, c in zip(m.used, m.caps)]
-    cols = pg.cut(heights, secs, over, caps)
+    cols = pg.cut(heights, [it["sec"] for it in old], over, caps)
     excess = max(h - c for h, c in zip(pg.heights_of(cols, heights, over), caps))
     # at the last level, a cut the measures put within a line of fitting is tried too (a section
     # continued in a column measures its heading where it was laid out, not where it goes)
@@ -556,7 +555,6 @@ def _refit(d: pg.PageData, fit: _Fit, m: _Measure) -> _Fit | None:
     # the next level: the items it trims estimated again, the others as measured
     flow = d.flow(nxt)[0]
     new = _estimated(d, nxt)[0]
-    old = d.flow(fit.density)[0]
     if len(flow) != len(old):  # the level leaves items out: every item estimated again
         return _Fit(nxt, None, None, list(m.caps))
     kept = [
@@ -651,9 +649,9 @@ def _summary_overflow(document, summary: range) -> list[int]:
     return out
 
 
-def _render_part(book: _Book, root: Path, part: _Part, fits: list[_Fit]) -> tuple[bytes, list[str]]:
+def _render_part(book: _Book, part: _Part, fits: list[_Fit]) -> tuple[bytes, list[str]]:
     """One part as a PDF, with the warnings its render raised (WeasyPrint's, and clipped pages)."""
-    fetcher = PackagedAssetFetcher(root)
+    fetcher = PackagedAssetFetcher()
     with _RENDER_LOCK, no_cyclic_gc(), _collect_weasyprint_warnings() as collected:
         with contextlib.suppress(AssetRefused):  # each refused URL is in fetcher.refused
             document, clipped = _pages(book, fetcher, part, fits)
@@ -677,7 +675,7 @@ def _stopped(exit_code: Any) -> HandoutError:
     )
 
 
-def _render_parts(book, root, parts, fits, jobs, progress) -> list[tuple[bytes, list[str]]]:
+def _render_parts(book, parts, fits, jobs, progress) -> list[tuple[bytes, list[str]]]:
     """Every part's PDF and warnings, in part order: in forked processes side by side where
     there are several parts and jobs and it is safe to fork; else one after the other here."""
     results: dict[int, tuple[bytes, list[str]]] = {}
@@ -688,7 +686,7 @@ def _render_parts(book, root, parts, fits, jobs, progress) -> list[tuple[bytes, 
             progress(sum(parts[k].pages for k in results), sum(p.pages for p in parts))
 
     workers = min(jobs, len(parts))
-    tasks = [partial(_render_part, book, root, part, fits) for part in parts]
+    tasks = [partial(_render_part, book, part, fits) for part in parts]
     # forked workers inherit the imported modules, templates and the book: nothing to send
     if workers > 1 and can_fork():
         # The template is compiled here, once, rather than in every worker (~0.1 s each).
@@ -743,14 +741,13 @@ def render_pdf(
     the first summary page, fastest first.
     """
     book = _Book(ledgers, lang, pareto)
-    root = templates_dir()
     jobs = default_jobs() if jobs is None else max(1, int(jobs))
     parts = _parts(len(book.ledgers))
     # First guesses need each page's data, which is built where the page is rendered: the
     # workers guess their own pages (a None is guessed on first use, see _view).
     fits: list[_Fit | None] = [None] * len(book.ledgers)
     with env_while_running("SOURCE_DATE_EPOCH", FIXED_SOURCE_DATE_EPOCH):
-        results = _render_parts(book, root, parts, fits, jobs, progress)
+        results = _render_parts(book, parts, fits, jobs, progress)
     with no_cyclic_gc():  # pypdf's objects are many and short-lived: ~15 % of the merge
         pdf = _merge([r[0] for r in results])
     messages = [m for r in results for m in r[1]]

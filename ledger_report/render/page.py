@@ -59,7 +59,7 @@ ESSENTIAL = {
 }
 KEEP_WHOLE = ("budget",)  # sections whose figures stay whole at the last level
 # width of a note shown (units of _em; a line across the page is ~96: with the marker of a cut
-# note or a rule's text before it, 110 takes two lines, as 55 did)
+# note or a rule's text before it, 110 takes two lines)
 NOTE_MAX_EM = (360, 210, 110, 110, 110)
 NOTE_MAX_LINES = (5, 3, 1, 1, 1)
 NAME_MAX_CHARS = 240
@@ -215,14 +215,11 @@ def page_data(lg: Ledger, lang: str) -> PageData:
     secs = view.sections(lg, lang)
     by_key = {s.key: s for s in secs}
     sep = "; " if lang == "en" else "；"
-
-    def rows(key: str) -> list[view.Row]:
-        return by_key[key].rows if key in by_key else []
-
-    reasons = {r.name: r.text for r in rows(HEADER_SECTIONS[1])}
+    verdict_rows, reason_rows = (by_key[k].rows if k in by_key else [] for k in HEADER_SECTIONS)
+    reasons = {r.name: r.text for r in reason_rows}
     verdicts = [
         dict(label=r.label, text=r.text, tone=r.tone or "none", reason=reasons.get(r.name, ""))
-        for r in rows(HEADER_SECTIONS[0])
+        for r in verdict_rows
     ]
     headline_rows = view.short_rows(lg, lg.model.spec.headline, lang)
     headline = [{"label": r.label, "text": r.text} for r in headline_rows]
@@ -277,11 +274,11 @@ def page_data(lg: Ledger, lang: str) -> PageData:
                 items.append({"sec": k, "kind": "zeros", "text": sep.join(zeros)})
             items += [_row_item(k, r) for r in s.rows]
             continue
-        rows = [r for r in s.rows if r.key not in in_lines and home.get(r.key) == s.key]
-        if not rows:
+        shown = [r for r in s.rows if r.key not in in_lines and home.get(r.key) == s.key]
+        if not shown:
             continue
         k = section(s.key, s.title)
-        items += [_row_item(k, r, formula.get(r.key, "")) for r in rows]
+        items += [_row_item(k, r, formula.get(r.key, "")) for r in shown]
     notes = [(key, text) for key, text in view.assumption_items(lg, lang) if key not in moved_notes]
     if notes:
         k = section("notes", "", "notes")  # the template names it
@@ -631,12 +628,9 @@ def clip(text: str, limit: int) -> str:
 # The summary
 
 
-CURRENCY = "currency"  # registry TEXT key: the currency of a row's costs
-
-
 def currency(lg: Ledger) -> str:
     """The currency of the row's costs ("" where it names none)."""
-    return str(lg.values.get(CURRENCY) or "")
+    return str(lg.values.get("currency") or "")
 
 
 def currencies(ledgers: Sequence[Ledger]) -> list[str]:

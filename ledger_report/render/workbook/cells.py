@@ -138,15 +138,6 @@ class _Book:
             self._looks[id(got)] = k
         return got
 
-    def num_format(self, style) -> str:
-        """The number format of a style made here."""
-        return self._looks[id(style)].fmt if style is not None else F_GENERAL
-
-    def quoted(self, style):
-        """The same looks with the quote prefix (user text)."""
-        looks = vars(self._looks[id(style)]) if style is not None else {}
-        return self.style(**{**looks, "quote": True})
-
     def head(self, wrap: bool = False):
         """A table header: bold white on dark blue."""
         return self.style(bold=True, fill=_HEADER_FILL, font_color=_HEADER_FONT, wrap=wrap)
@@ -174,7 +165,8 @@ class _Book:
     def text(self, ws, row: int, col: int, s: str, style=None, where: str = "") -> None:
         """User text (or text next to it) as a text cell with the quote prefix: never a formula,
         never an error value, whatever it starts with."""
-        self.label(ws, row, col, s, self.quoted(style), where)
+        looks = vars(self._looks[id(style)]) if style is not None else {}
+        self.label(ws, row, col, s, self.style(**{**looks, "quote": True}), where)
 
     def label(self, ws, row: int, col: int, s: str, style=None, where: str = "") -> None:
         """Our own text (headers, labels, help) as a text cell, without the quote prefix; ``""``

@@ -80,9 +80,10 @@ class _PrintSheet:
         h = max(1.0, lines) * _LINE_PT * size / 11
         self.heights[r] = max(self.heights.get(r, _LINE_PT), h)
 
-    def applies(self, *keys: str) -> bool:
-        """Whether every ``show`` key (empty: none) is true for the configuration at build time."""
-        return all(not k or bool(self.v[k]) for k in keys)
+    def shows(self, key: str) -> bool:
+        """Whether this sheet shows what ``show`` key ``key`` (empty: none) guards: the chosen
+        sheet shows everything; a configuration's own sheet, what the key is true for."""
+        return self.chosen or not key or bool(self.v[key])
 
     def put(self, r: int, c: int, ident: tuple, build: Callable[[], Expr], style) -> Any:
         """A display formula for this sheet's configuration (:meth:`_Report.write`)."""
@@ -189,8 +190,7 @@ class _PrintSheet:
         """The figure sections in two columns on the right, as even as they go, each skipping
         the hidden rows; the row after the longer."""
         rep = self.rep
-        shown = [s for s in rep.spec.sections if isinstance(s, Section)]
-        sections = [s for s in shown if self.chosen or self.applies(s.show)]
+        sections = [s for s in rep.spec.sections if isinstance(s, Section) and self.shows(s.show)]
         parts = [(s, figs) for s in sections for figs in [self.section_figures(s)] if figs]
         sizes = [1 + len(figs) + 1 for _s, figs in parts]
         split = min(range(len(parts) + 1), key=lambda k: (max(sum(sizes[:k]), sum(sizes[k:])), k))
@@ -226,7 +226,7 @@ class _PrintSheet:
         (a label the section repeats carries the figure's name), guards the show keys that the
         chosen sheet tests in its formulas."""
         rep = self.rep
-        figs = [f for f in s.figures if f.pages and (self.chosen or self.applies(f.show))]
+        figs = [f for f in s.figures if f.pages and self.shows(f.show)]
         labels = [rep.label(f.shown) for f in figs]
         out = []
         for f, label in zip(figs, labels):
@@ -304,16 +304,12 @@ class _PrintSheet:
         suffix = "" if rep.lang == "en" else "_zh"
         for k in rep.spec.assumptions:
             shown = f"{k}_shown"
-            if not self.chosen and not self.v[shown]:
+            if not self.shows(shown):
                 self.hidden.add(r)
             self.span(r, 1, last_col)
             key = k + suffix
-            self.put(r, 1, ("note", key), partial(_bullet, key, shown), self.st["text"])
-            self.need(r, self.text_lines(key, last_col) if self.chosen or self.v[shown] else 1)
+            bullet = partial(if_, Ref(shown), concat("• ", Ref(key)), "")  # else empty
+            self.put(r, 1, ("note", key), bullet, self.st["text"])
+            self.need(r, self.text_lines(key, last_col) if self.shows(shown) else 1)
             r += 1
         return r - 1
-
-
-def _bullet(key: str, shown: str) -> Expr:
-    """An assumption's line: a bullet and its text where it applies, else empty."""
-    return if_(Ref(shown), concat("• ", Ref(key)), "")

@@ -64,19 +64,17 @@ def write_table(page, r: int, c0: int, t: Table, width: int) -> int:
         page.need(r, _grid_lines(text, w))
     r += 1
     for ln in t.lines:
-        if not page.chosen and not page.applies(ln.show):
+        if not page.shows(ln.show):
             page.hidden.add(r)
-        guards = (ln.show,) if ln.show else ()
+        guards = (ln.show,)
         lines = [_cell(page, r, c, w, ln, kind, col, guards) for c, w, (kind, col, _w) in placed]
         page.need(r, max([1, *lines]))
         r += 1
     wide = (width - _PANE[1] - _PANE[2], _PANE[1], _PANE[2])  # labels under a table: its width
     for f in t.total:
-        if not f.pages or (not page.chosen and not page.applies(f.show)):
+        if not f.pages or not page.shows(f.show):
             continue
-        page.figure_row(
-            r, c0, f, rep.label(f.shown), (f.show,) if page.chosen and f.show else (), wide
-        )
+        page.figure_row(r, c0, f, rep.label(f.shown), (f.show,) if page.chosen else (), wide)
         r += 1
     return r
 

@@ -29,10 +29,9 @@ def write_summary(rep, ws) -> None:
     check_col = 2 + keys.index(rep.spec.check)
     book.label(ws, 1, 1, rep.t("name", "名称"), head)
     ws.set_column(0, 0, 26)
-    cols: list[tuple[int, str, Any]] = []  # (column, key, style)
-    for j, key in enumerate(keys, start=2):
+    cols = list(enumerate(keys, start=2))  # (column, key)
+    for j, key in cols:
         book.label(ws, 1, j, rep.header(key), head)
-        cols.append((j, key, book.style(fmt=rep.fmt(key), wrap=j == check_col, top=True)))
     ws.set_column(check_col - 1, check_col - 1, _SUMMARY_CHECK_WIDTH)  # the others: from values
     table_last_col = 1 + len(keys)  # 1-based
     # chart data, right of the table: the spec's memory chart, per configuration
@@ -45,7 +44,7 @@ def write_summary(rep, ws) -> None:
                 chart_cols.append((keys.index(key) + 2, key))
                 continue
             book.label(ws, 1, c, rep.header(key), head)
-            cols.append((c, key, book.style(fmt=rep.fmt(key), top=True)))
+            cols.append((c, key))
             chart_cols.append((c, key))
             c += 1
     ws.set_row(0, 60)
@@ -56,17 +55,17 @@ def write_summary(rep, ws) -> None:
     for i in range(n):
         r = first + i
         book.formula(ws, r, 1, rep.name_ref("relative", i), rep.ledgers[i].config.name, name_style)
-        for j, key, style in cols:
-            if rep.reg[key].unit == R.MONEY:  # a cost in its row's currency
-                style = book.style(fmt=rep.cell_fmt(key, i), top=True)
+        for j, key in cols:
+            fmt = rep.cell_fmt(key, i)  # a cost in its row's currency
+            style = book.style(fmt=fmt, wrap=j == check_col, top=True)
             got = rep.write_word(ws, r, j, "relative", key, i, style)
             if j != check_col:
-                widths[j] = max(widths.get(j, 0), shown_width(got, rep.book.num_format(style)))
+                widths[j] = max(widths.get(j, 0), shown_width(got, fmt))
             if j == check_col and got:
                 ws.set_row(r - 1, 15 * _lines(str(got), _SUMMARY_CHECK_WIDTH))
     # widths: every value whole (no "###"), no header word broken, text up to 60 characters (a
     # layout such as "dp128×tp1×pp16×cp1 = 2,048 GPUs; ep1; ZeRO-1; recompute full" whole)
-    for j, key, _style in cols:
+    for j, key in cols:
         if j == check_col:
             continue
         text = rep.reg[key].unit in (R.TEXT, R.BOOL)
