@@ -55,7 +55,7 @@ class Ctx(SimpleNamespace):
 
 
 def conv(r: Ctx, field: str):
-    """A field of the row's framework convention (model/conventions.py)."""
+    """A field of the row's framework convention (data/conventions.csv)."""
     return Lookup("convention", r.framework, field)
 
 

@@ -6,7 +6,7 @@ docs/definitions.md#step-time):
 Each term is one quantity (``time_<term>_s``), so the workbook carries it as a live formula and the
 handout prints its formula text; each definition's source names what it follows (NCCL's tuning
 model for every collective, the catalogue's matmul efficiency by GEMM shape, the framework's
-overlap as its convention (model/conventions.py) or a column says).
+overlap as its convention (data/conventions.csv) or a column says).
 """
 
 from __future__ import annotations
