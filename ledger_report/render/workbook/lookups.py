@@ -7,12 +7,11 @@ from typing import Any, Mapping, Sequence
 
 from ...catalogue import COLUMNS as GPU_COLUMNS
 from ...catalogue import GPUS, USER_DESCRIBED
-from ...config import COLUMNS
+from ...config import COLUMNS, MODEL_FILLS
 from ...config import ENUM as K_ENUM
 from .cells import _LOOKUP_FILL, _Book
 from .inputs import _enum_source
 from .layout import LISTS, MODELS_SHEET, _name, _table_specs
-from .models import FILLED
 
 
 def write_lookups(book: _Book, t: Any, models: Mapping[str, Mapping[str, Any]] | None) -> None:
@@ -32,9 +31,9 @@ def write_lookups(book: _Book, t: Any, models: Mapping[str, Mapping[str, Any]] |
             book.define("list_gpu", title, 1, len(rows))
     _write_lists(book)
     if models is not None:
-        widths = [36] + [max(10, len(col) + 2) for col in FILLED]
-        _table_sheet(book, MODELS_SHEET, ["model", *FILLED], models, widths)
-        for c, col in enumerate([None, *FILLED], start=1):
+        widths = [36] + [max(10, len(col) + 2) for col in MODEL_FILLS]
+        _table_sheet(book, MODELS_SHEET, ["model", *MODEL_FILLS], models, widths)
+        for c, col in enumerate([None, *MODEL_FILLS], start=1):
             book.define(_name("models", col), MODELS_SHEET, c, 1 + len(models))
 
 

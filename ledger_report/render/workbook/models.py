@@ -15,14 +15,9 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ...catalogue import MODELS, find_model
-from ...config import COLUMNS, Config
+from ...config import MODEL_FILLS, Config
 from ...inputs.fill import config_path
 from .layout import INPUT_LETTERS, _name
-
-# The columns a model fills (the architecture groups of the column table).
-FILLED = tuple(
-    c.name for c in COLUMNS if c.group in ("arch", "mla", "moe", "hybrid") and c.name != "model"
-)
 
 
 def model_rows(configs: Iterable[Config]) -> dict[str, dict[str, Any]]:
@@ -38,7 +33,7 @@ def model_rows(configs: Iterable[Config]) -> dict[str, dict[str, Any]]:
         filled = (
             dict(entry.columns)
             if entry is not None
-            else {c: cfg.get(c) for c in cfg.origins if c in FILLED}
+            else {c: cfg.get(c) for c in cfg.origins if c in MODEL_FILLS}
         )
         if filled:
             rows[spec] = filled
@@ -58,7 +53,7 @@ def following(cfg: Config, models: dict[str, dict[str, Any]]) -> set[str]:
         return set()
     return {
         c
-        for c in FILLED
+        for c in MODEL_FILLS
         if cfg.get(c) is not None and (c in cfg.origins or cfg.get(c) == models[key].get(c))
     }
 
