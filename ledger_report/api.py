@@ -295,7 +295,9 @@ def build(
     workbook or a handout of more than ``render.limits.MAX_BUILD_CONFIGS`` rows is refused.
     ``formats`` as ``build --format`` takes them (any case), ``stem`` a file name in ``out_dir``
     (no folder), ``jobs`` None or at least 1, ``lang`` one of ``LANGS``: else an ``InputError``
-    naming the argument, before any work."""
+    naming the argument, before any work.  ``progress``: called as ``progress(done, total)`` while
+    the rows are computed, told ``progress.stage(text)`` as each output begins, and, where it has
+    ``pages``, ``progress.pages(done, total)`` as the handout's pages finish (the CLI's lines)."""
     from .render.limits import check_build_size
     from .render.output import check_targets, write_outputs
 
