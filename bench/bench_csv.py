@@ -42,6 +42,14 @@ back as bytes: 8.8-8.9 s wall, CPU 14 s (user 11.5-12, system 2.5-3.4): the work
 with the reading done once before the fork, 8.8 s.  The same for lr.to_frame (every second chunk's
 columns pickled back, 8,192 rows a chunk): 6.7-9.1 s against 7.0-8.3 s, the parent waiting ~2.7 s
 in the pipe for the worker, which reads the file too.  Neither target is met.
+
+Measured 2026-12-05 01:26 UTC, the same machine (load ~1.3): calc --csv 8.7 s wall (8.0 s user);
+lr.to_frame 5.8-5.9 s wall (4.85 s user, 0.87 s system, 1.48 GB peak), of which the imports
+0.33 s, reading 2.36 s, the table 2.39 s (2.17 s of CPU alike at 16,384, 32,768 and 100,000 rows a
+chunk: the arrays' arithmetic, not the interpreter's walk), joining the chunks 0.59 s.  Tried and
+not taken: the table's chunks in turn in a forked process after the reading (workers.in_turn over
+the Configs already read, so nothing is read twice), the arrays pickled back: 6.9-8.0 s wall,
+system time 2.5-4.0 s (the pipe and the copy-on-write faults).  Neither target is met.
 """
 
 from __future__ import annotations

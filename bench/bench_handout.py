@@ -35,6 +35,17 @@ is the load's, so CPU time is compared, runs of two versions made alternately):
   The build's own CPU (four pairs, load ~9: 8.2-10.1 s before, 8.9-9.7 after) is within this
   machine's noise; the handout's pages are the same bytes (0.267 s of CPU a page at that load).
 
+- the build, 2026-12-05 (load ~1-2, three runs each, alternated): 4.33-4.58 s wall and 7.2-7.3 s
+  of CPU; ``--format pdf`` 3.5-4.1 s wall, 5.1-5.9 s CPU; ``--format xlsx`` 2.85 s; the target is
+  not met.  The example is laid out once per part (two parts, no page laid out again).  Tried:
+  the descendant selectors on ``td``/``th``/``li`` as child chains of the same specificity (the
+  same bytes, the cascade no faster: cssselect2's child test costs what the ancestor walk does;
+  our stylesheet's matching is ~40 ms of 23 pages); the charts' per-segment ``left``/``width``
+  as classes declared in the head (the same bytes, ~1.5 % fewer instructions a page by
+  callgrind, within the wall-time noise: not kept for the template it needs); the legend without
+  its ``span.entry`` (the English PDF the same, a Chinese legend line breaks elsewhere: not
+  kept).  Kept: no ``div.main`` around a page's two floats (it did nothing).
+
 Where a page's time goes (cProfile and removing one part of the page at a time, the example in
 English): WeasyPrint's layout ~45 % (tables ~15 %, absolutely placed spans ~6-8 %, text line
 breaking ~10 %), drawing and writing the PDF ~22 %, the CSS cascade ~13-15 %, parsing the HTML
