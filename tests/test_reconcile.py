@@ -27,16 +27,20 @@ from ledger_report.reconciler import WINDOWS, read_run, reconcile
 LOGS = Path(__file__).parent / "data" / "logs"
 MIB, GIB = 2**20, 2**30
 
-# Mixtral 8x7B on 16 H100 with Megatron-LM, as in https://github.com/NVIDIA/Megatron-LM/issues/756 (global batch 128; the
-# layout here is one the ledger accepts for 16 GPUs, not the reporter's, which the issue omits)
+# Mixtral 8x7B on 16 H100 with Megatron-LM, the run of the log kept (tests/data/logs/SOURCES.md):
+# https://github.com/NVIDIA/Megatron-LM/issues/756, the reporter's comment of 2024-04-05 ("Switch to
+# EP=8 & TP=2"; its log: "using world size: 16, data-parallel size: 8, context-parallel size: 1
+# tensor-model-parallel size: 2, pipeline-model-parallel size: 1"), global batch 128; sequence
+# parallel, as Megatron-LM requires with expert and tensor parallelism together
 MIXTRAL = {
     "name": "mixtral",
     "model": "Mixtral-8x7B",
     "framework": "megatron",
-    "dp": 4,
+    "dp": 8,
     "tp": 2,
-    "pp": 2,
-    "ep": 4,
+    "pp": 1,
+    "ep": 8,
+    "sequence_parallel": True,
     "zero": 1,
     "seq_len": 4096,
     "micro_batch": 1,
@@ -219,7 +223,7 @@ def test_update_writes_the_measured_columns(tmp_path):
     measured_counter and mfu; the other rows are unchanged; the file reads back as input."""
     for col in ("measured_peak_gb", "measured_counter", "mfu"):
         assert col in COLUMN_NAMES
-    other = dict(MIXTRAL, name="other", dp=8, pp=1)
+    other = dict(MIXTRAL, name="other", dp=4, pp=2, ep=4)
     inp = _csv(tmp_path, [MIXTRAL, other])
     out = tmp_path / "measured.csv"
     r = run("reconcile", inp, LOGS / "megatron_mixtral_h100.log", "--row", "mixtral",
