@@ -31,7 +31,9 @@ MIB, GIB = 2**20, 2**30
 # https://github.com/NVIDIA/Megatron-LM/issues/756, the reporter's comment of 2024-04-05 ("Switch to
 # EP=8 & TP=2"; its log: "using world size: 16, data-parallel size: 8, context-parallel size: 1
 # tensor-model-parallel size: 2, pipeline-model-parallel size: 1"), global batch 128; sequence
-# parallel, as Megatron-LM requires with expert and tensor parallelism together
+# parallel, as Megatron-LM requires with expert and tensor parallelism together.  The sequence
+# length and micro-batch are not in what the thread shows: 4096 and 1 are assumed (the throughput
+# data keeps this run out of the fidelity figures for that, tests/data/measured_throughput.csv)
 MIXTRAL = {
     "name": "mixtral",
     "model": "Mixtral-8x7B",
