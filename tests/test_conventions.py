@@ -26,8 +26,8 @@ def test_an_empty_cell_is_the_generic_value_and_numbers_are_numbers():
 
 
 def test_bucket_sizes_follow_the_frameworks_defaults():
-    """torch DistributedDataParallel(bucket_cap_mb=25) (two buckets: the one filling and the one
-    reducing); DeepSpeed zero/config.py reduce_bucket_size = 5e8 elements; Megatron-LM
+    """The generic 2 × 25 MiB of torch DistributedDataParallel(bucket_cap_mb=25), as bucket_bytes'
+    source states it; DeepSpeed zero/config.py reduce_bucket_size = 5e8 elements; Megatron-LM
     distributed_data_parallel_config.py bucket_size = max(40000000, 1000000 * dp_size)."""
     assert CONVENTIONS["generic"]["bucket_fixed_bytes"] == 2 * 25 * 2**20
     assert CONVENTIONS["deepspeed"]["bucket_elems"] == 500_000_000

@@ -668,7 +668,7 @@ def _efficiency(reg: Registry, r: Ctx) -> None:
         if_(streams.eq(0), local_experts, minimum(streams, local_experts)),
         "local experts whose GEMMs run at once (sharing the SMs)",
         "同时运行（共享 SM）的本地专家 GEMM 数",
-        source="the convention's expert_gemm_streams (model/conventions.py: Transformer Engine GroupedLinear 4 cuBLAS streams, torch._grouped_mm all, a loop 1), at most the rank's E/ep experts",
+        source="the convention's expert_gemm_streams (the conventions table: Transformer Engine GroupedLinear 4 cuBLAS streams, torch._grouped_mm all, a loop 1), at most the rank's E/ep experts",
     )
     m_e, n_e = maximum(tok_expert, 1), r.expert_mlp_p / (r.etp * r.h * GEMMS_PER_EXPERT)
     wave_expert = wave(
