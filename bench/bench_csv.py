@@ -7,7 +7,7 @@ bench/example_rows.py's rows (the examples varied row by row, as bench_calc.py's
 the load average (the machines are shared: compare CPU seconds, not wall):
 
 * ``table`` and ``writer`` in one process, a chunk at a time as ``calc --csv`` does it: the table
-  (``api.table``: reading the file, then ``engine.table``) and the writer (``sweep.table_lines``
+  (reading the file, then ``engine.table``) and the writer (``sweep.table_lines``
   to /dev/null), each its CPU (``time.process_time``) and wall seconds;
 * ``calc --csv`` in a fresh process, stdout to /dev/null: wall, CPU seconds and peak RSS;
 * with ``--reference``: the csv module, cell by cell (tests/support/csv_reference.py): CPU, bytes.
@@ -88,8 +88,8 @@ class _Clock:
 
 def _apart(path: Path, rows: int, reference: bool) -> None:
     """The table and the writer timed apart over the chunks of ``path``."""
-    from ledger_report.api import table
-    from ledger_report.engine import table_keys
+    from ledger_report.api import read
+    from ledger_report.engine import table, table_keys
     from ledger_report.render.sweep import table_lines
     from ledger_report.render.workers import no_cyclic_gc
 
@@ -97,7 +97,7 @@ def _apart(path: Path, rows: int, reference: bool) -> None:
     made, written, old = _Clock(), _Clock(), _Clock()
     same = True
     with open(os.devnull, "wb") as sink, no_cyclic_gc():
-        chunks = table(path)
+        chunks = table(read(path))
         while True:
             with made:
                 chunk = next(chunks, None)

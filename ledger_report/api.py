@@ -14,9 +14,11 @@ values they hold.  The command line is a thin layer over these functions.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
 import os
+import pickle
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator, Sequence
@@ -94,11 +96,12 @@ def _stem(stem: Any) -> str:
     return stem
 
 
-def read(source: Rows) -> list[Config]:
-    """The configurations ``source`` holds, each checked as a row of a file is."""
+def read(source: Rows, lines: range | None = None) -> list[Config]:
+    """The configurations ``source`` holds, each checked as a row of a file is (of a CSV file,
+    with ``lines``, those that begin on those physical lines)."""
     with no_cyclic_gc():  # ~100,000 rows' objects, none in a cycle: no collection walks them
         if isinstance(source, (str, Path)):
-            return read_configs(_path(source))
+            return read_configs(_path(source), lines)
         label = "DataFrame" if _is_frame(source) else "mappings"  # as messages name the source
         items = _items(source)
         records = [(n, _record(x)) for n, x in enumerate(items, 1) if not isinstance(x, Config)]
@@ -473,29 +476,60 @@ def to_frame(source: Rows | Mapping[str, Any], *, states: bool = False):
     if _all_ledgers(source):
         columns = ledger_table(source)
         return pd.DataFrame({k: _pandas_column(pd, *c) for k, c in columns.items()}, copy=False)
-    with no_cyclic_gc():
-        configs = read(source)
-        if not configs:
+    with no_cyclic_gc(), sweep(source, _frame_half) as (gathered, rest):
+        if rest is not None:  # the second half's rows, after the first's
+            gathered = _merged(gathered, pickle.load(rest))
+        if not gathered[0]:
             return pd.DataFrame(columns=["name", *table_keys()])
-        return pd.DataFrame(dict(_joined(pd, engine_table(configs))), copy=False)
+        return pd.DataFrame(dict(_joined(pd, *gathered)), copy=False)
 
 
-def table(source: Rows, progress: Progress | None = None):
-    """The sweep table of ``source`` a chunk of rows at a time (``engine.table``)."""
-    configs = read(source)
-    tick = counter(progress, len(configs))
-    for chunk in engine_table(configs):
+def _frame_half(configs: list[Config], _tick, spill: BinaryIO | None) -> Gathered | None:
+    """The rows' table gathered for pandas: returned, or pickled into ``spill`` (``sweep``)."""
+    gathered = _gathered(engine_table(configs))
+    if spill is None:
+        return gathered
+    pickle.dump(gathered, spill, protocol=pickle.HIGHEST_PROTOCOL)
+    return None
+
+
+def _ticked(chunks: Iterable[Mapping[str, tuple[Any, Any]]], tick) -> Iterator[Any]:
+    """The sweep table's chunks, ``tick`` told of each one's rows."""
+    for chunk in chunks:
         tick(len(chunk["name"][0]))
         yield chunk
 
 
-def _joined(pd, chunks: Iterable[Mapping[str, tuple[Any, Any]]]) -> Iterator[tuple[str, Any]]:
-    """The sweep table's columns for pandas, in the chunks' order: each column's chunk arrays
-    (text as codes into its distinct texts, not a string object per cell) and blank masks, kept
-    as they come and joined at the end."""
-    parts: dict[str, list] = {}  # column -> its chunks' arrays
-    blanks: dict[str, list] = {}  # column -> its chunks' blank masks (None: none blank)
-    texts: dict[str, dict[str, int]] = {}  # text column -> its distinct texts' codes
+@contextlib.contextmanager
+def sweep(source: Rows, work, progress: Progress | None = None) -> Iterator[tuple[Any, Any]]:
+    """``work(configs, tick, spill)`` of the rows of ``source``, as ``(its value, None)``; or,
+    where ``halves.split`` splits a CSV file in two, ``(work(the rows up to the split, tick,
+    None), spill)``, ``spill`` a file that ``work(the rows after it, tick, spill)`` wrote in a
+    forked process at the same time, reading included, open while the block runs.  The same
+    values either way: a problem in either half reads the file again whole (the refusal names
+    every problem of the file, as one reading does), and the rows either half's figures refuse
+    are named in one refusal.  ``tick(rows)`` tells ``progress`` of rows done."""
+    from .halves import in_halves, split
+
+    at = split(source, CHUNK_ROWS)
+    if at is None:
+        configs = read(source)
+        yield work(configs, counter(progress, len(configs)), None), None
+    else:
+        with in_halves(read, source, at, work, progress) as halves:
+            yield halves
+
+
+# The sweep table for pandas, a column's chunks gathered as they come and joined at the end:
+# (column -> its chunks' arrays (text as codes into its distinct texts, not a string object per
+# cell), column -> their blank masks (None: none blank), text column -> its texts' codes).
+Gathered = tuple[dict[str, list], dict[str, list], dict[str, dict[str, int]]]
+
+
+def _gathered(chunks: Iterable[Mapping[str, tuple[Any, Any]]]) -> Gathered:
+    parts: dict[str, list] = {}
+    blanks: dict[str, list] = {}
+    texts: dict[str, dict[str, int]] = {}
     for chunk in chunks:
         for k, (v, b) in chunk.items():
             if k not in parts:
@@ -504,6 +538,24 @@ def _joined(pd, chunks: Iterable[Mapping[str, tuple[Any, Any]]]) -> Iterator[tup
                     texts[k] = {}
             parts[k].append(_codes(v, texts[k]) if k in texts else v)
             blanks[k].append(b)
+    return parts, blanks, texts
+
+
+def _merged(first: Gathered, second: Gathered) -> Gathered:
+    """The rows of ``second`` after those of ``first``, its text codes made ``first``'s."""
+    parts, blanks, texts = first
+    for k, arrays in second[0].items():
+        if k in texts:
+            codes = texts[k]
+            place = np.array([codes.setdefault(t, len(codes)) for t in second[2][k]], np.intp)
+            arrays = [place[a] for a in arrays]
+        parts[k].extend(arrays)
+        blanks[k].extend(second[1][k])
+    return parts, blanks, texts
+
+
+def _joined(pd, parts: dict, blanks: dict, texts: dict) -> Iterator[tuple[str, Any]]:
+    """The sweep table's columns for pandas: each column's arrays and blank masks joined."""
     for k in list(parts):
         arrays, masks = parts.pop(k), blanks.pop(k)
         blank = None
@@ -577,11 +629,21 @@ def write_json(source: Rows, out: BinaryIO, progress: Progress | None = None) ->
 
 
 def write_csv(source: Rows, out: BinaryIO, progress: Progress | None = None) -> None:
-    """``calc --csv``: the sweep table (``to_frame``'s) as CSV, a chunk of rows at a time."""
+    """``calc --csv``: the sweep table (``to_frame``'s) as CSV, a chunk of rows at a time (a
+    split file's second half written beside, to a temporary file, then copied after the first)."""
+    import shutil
+
     from .render.sweep import write_table
 
-    with no_cyclic_gc():
-        write_table(["name", *table_keys()], table(source, progress), out)
+    header = ["name", *table_keys()]
+
+    def work(configs: list[Config], tick, spill: BinaryIO | None) -> None:
+        chunks = _ticked(engine_table(configs), tick)
+        write_table(header, chunks, out if spill is None else spill, with_header=spill is None)
+
+    with no_cyclic_gc(), sweep(source, work, progress) as (_, rest):
+        if rest is not None:
+            shutil.copyfileobj(rest, out, 1 << 20)
 
 
 def reconcile(

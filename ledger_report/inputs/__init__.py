@@ -31,8 +31,9 @@ __all__ = [
 ]
 
 
-def read_configs(path: str | Path) -> list[Config]:
-    """Read every configuration row of a .csv or .xlsx file; raise ``InputError`` on any problem."""
+def read_configs(path: str | Path, lines: range | None = None) -> list[Config]:
+    """Read every configuration row of a .csv or .xlsx file (of a CSV file, with ``lines``, the
+    rows that begin on those lines); raise ``InputError`` on any problem."""
     path = Path(path)
     label = path.name or str(path)
     try:
@@ -45,7 +46,7 @@ def read_configs(path: str | Path) -> list[Config]:
         fail(label, "a .csv or .xlsx file", "a directory")
     suffix = path.suffix.lower()
     if suffix in CSV_SUFFIXES:
-        return read_csv(path, label)
+        return read_csv(path, label, lines)
     if suffix in XLSX_SUFFIXES:
         return read_xlsx(path, label)
     if suffix == ".xls":

@@ -141,7 +141,9 @@ def _read_bytes(path: Path, label: str) -> bytes:
     return data
 
 
-def read_csv(path: Path, label: str) -> list[Config]:
+def read_csv(path: Path, label: str, lines: range | None = None) -> list[Config]:
+    """The file's configuration rows (``lines``: only the records that begin on those physical
+    lines, the header read wherever it is)."""
     text = decode(_read_bytes(path, label), label)
     delimiter, text = _sniff(text)
     table = Table(label, None, folder=path.parent)
@@ -159,6 +161,10 @@ def read_csv(path: Path, label: str) -> list[Config]:
                 table.read_header({i + 1: f for i, f in enumerate(fields)}, start)
                 header_done = True
                 if table.problems:
+                    break
+                continue
+            if lines is not None and start not in lines:
+                if start >= lines.stop:
                     break
                 continue
             if table.over_row_bound(start, "file"):

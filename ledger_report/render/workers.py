@@ -32,7 +32,7 @@ class JobsError(LedgerError):
 def default_jobs() -> int:
     """``LEDGER_REPORT_JOBS`` where it is set (a whole number, at least 1), else the CPUs.  Called
     only where workers may be forked and no number was given (``-j``, ``jobs=``), so a command
-    that forks nothing (gpus, calc's table) never reads the variable."""
+    that forks nothing (gpus, models, template) never reads the variable."""
     text = os.environ.get(JOBS_ENV, "").strip()
     if text:
         if not text.isdigit() or int(text) < 1:

@@ -1,0 +1,114 @@
+"""A sweep on two cores: a CSV file's rows split at a physical line, the rows after it read and
+worked through by a forked process while this one does those before it (``api.sweep``).  Each
+half is read as the whole file is (the same reader, the header read by both), so its values are
+the ones one reading gives; what holds across the rows (each name once, at most ``MAX_ROWS``
+rows) is checked on the two halves together, and a half with a problem has the file read again
+whole, so that the refusal is the one a single reading gives."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import multiprocessing
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from .engine import NotFiniteError
+from .errors import InputError
+from .inputs import name_key
+from .inputs.csv import CSV_SUFFIXES
+from .inputs.tables import MAX_ROWS
+from .progress import Progress, counter
+from .render.workers import can_fork, default_jobs, fork, receive_outcome
+
+
+def split(source: Any, chunk_rows: int) -> int | None:
+    """The physical line after which a sweep of ``source`` is split: the middle line of a CSV
+    file of more than two chunks' lines, where two processes may run; else ``None``."""
+    if not isinstance(source, (str, Path)) or Path(source).suffix.lower() not in CSV_SUFFIXES:
+        return None
+    try:
+        lines = Path(source).read_bytes().count(b"\n")
+    except (OSError, ValueError):  # (the reader names the problem)
+        return None
+    if lines <= 2 * chunk_rows or not can_fork() or default_jobs() < 2:
+        return None
+    return lines // 2
+
+
+@contextlib.contextmanager
+def in_halves(
+    read: Callable[..., list], source: Any, at: int, work: Callable, progress: Progress | None
+) -> Iterator[tuple[Any, Any]]:
+    """``(work(rows up to line at, tick, None), the file work(rows after it, tick, file) wrote)``,
+    the second made in a forked process at the same time; ``(work(every row, tick, None), None)``
+    where the halves have a problem (the file read again whole, to raise as one reading does).
+    ``read(source, lines)``: the configurations that begin on ``lines``; ``tick(rows)``: tells
+    ``progress`` of rows done."""
+    receive, send = multiprocessing.get_context("fork").Pipe(duplex=False)
+    spill = tempfile.TemporaryFile()  # what the second half writes (a pipe is slow for ~300 MB)
+    rest = range(at + 1, sys.maxsize)
+    second = functools.partial(_second, read, source, rest, work, send, spill)
+    outcome, process = fork(second, RuntimeError, [receive])
+    send.close()
+    try:
+        try:
+            configs = read(source, range(at + 1))
+            names = receive.recv()
+        except (InputError, EOFError):
+            configs, names = [], None
+        if names is None or len(configs) + len(names) > MAX_ROWS or _shared(configs, names):
+            process.kill()
+            configs = read(source)  # raises what one reading of the file finds
+            yield work(configs, counter(progress, len(configs)), None), None
+            return
+        tick = counter(progress, len(configs) + len(names))
+        refused: list = []
+        mine = None
+        try:
+            mine = work(configs, tick, None)
+        except NotFiniteError as err:
+            refused.extend(err.problems)
+        try:
+            receive_outcome(outcome, process, _stop)
+        except NotFiniteError as err:
+            refused.extend(err.problems)
+        tick(len(names))
+        if refused:
+            raise NotFiniteError(refused)
+        spill.seek(0)
+        yield mine, spill
+    finally:
+        process.kill()
+        process.join()
+        receive.close()
+        outcome.close()
+        spill.close()
+
+
+def _second(read: Callable, source: Any, lines: range, work: Callable, send: Any, spill) -> None:
+    """The forked half: its rows read, their names sent (``None``: a problem), then worked."""
+    try:
+        configs = read(source, lines)
+    except InputError:
+        send.send(None)
+        return
+    send.send([name_key(c.name) for c in configs])
+    send.close()
+    work(configs, _none, spill)
+    spill.flush()
+
+
+def _shared(configs: list, names: list[str]) -> bool:
+    """A name in both halves (a problem one reading of the file names)."""
+    return not {name_key(c.name) for c in configs}.isdisjoint(names)
+
+
+def _none(_rows: int) -> None:
+    pass
+
+
+def _stop(code: Any) -> Exception:
+    return RuntimeError(f"the process making the second half of the rows stopped (code {code})")
