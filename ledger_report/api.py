@@ -512,15 +512,10 @@ def sweep(source: Rows, work, progress: Progress | None = None) -> Iterator[tupl
     values either way: a problem in either half reads the file again whole (the refusal names
     every problem of the file, as one reading does), and the rows either half's figures refuse
     are named in one refusal.  ``tick(rows)`` tells ``progress`` of rows done."""
-    from .halves import in_halves, split
+    from . import halves
 
-    at = split(source, CHUNK_ROWS)
-    if at is None:
-        configs = read(source)
-        yield work(configs, counter(progress, len(configs)), None), None
-    else:
-        with in_halves(read, source, at, work, progress) as halves:
-            yield halves
+    with halves.sweep(read, source, work, progress, CHUNK_ROWS) as made:
+        yield made
 
 
 # The sweep table for pandas, a column's chunks gathered as they come and joined at the end:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterator
 
 from .engine import NotFiniteError
-from .errors import InputError
+from .errors import InputError, OutputError
 from .inputs import name_key
 from .inputs.csv import CSV_SUFFIXES
 from .inputs.tables import MAX_ROWS
@@ -27,8 +27,9 @@ from .render.workers import can_fork, default_jobs, fork, receive_outcome
 
 
 def split(source: Any, chunk_rows: int) -> int | None:
-    """The physical line after which a sweep of ``source`` is split: the middle line of a CSV
-    file of more than two chunks' lines, where two processes may run; else ``None``."""
+    """The physical line after which a sweep of ``source`` is split, 55 % of the way through a CSV
+    file of more than two chunks' lines (the second half also writes what it makes to a file that
+    the first reads back), where two processes may run; else ``None``."""
     if not isinstance(source, (str, Path)) or Path(source).suffix.lower() not in CSV_SUFFIXES:
         return None
     try:
@@ -37,20 +38,40 @@ def split(source: Any, chunk_rows: int) -> int | None:
         return None
     if lines <= 2 * chunk_rows or not can_fork() or default_jobs() < 2:
         return None
-    return lines // 2
+    return lines * 11 // 20
 
 
 @contextlib.contextmanager
-def in_halves(
-    read: Callable[..., list], source: Any, at: int, work: Callable, progress: Progress | None
+def sweep(
+    read: Callable[..., list], source: Any, work: Callable, progress: Progress | None, rows: int
 ) -> Iterator[tuple[Any, Any]]:
-    """``(work(rows up to line at, tick, None), the file work(rows after it, tick, file) wrote)``,
-    the second made in a forked process at the same time; ``(work(every row, tick, None), None)``
-    where the halves have a problem (the file read again whole, to raise as one reading does).
-    ``read(source, lines)``: the configurations that begin on ``lines``; ``tick(rows)``: tells
-    ``progress`` of rows done."""
+    """``(work(configs, tick, None), None)`` of the rows of ``source``; or, where :func:`split`
+    splits it (``rows``: a chunk's rows), ``(work(rows up to the split, tick, None), spill)``,
+    ``spill`` the file ``work(rows after it, tick, spill)`` wrote in a forked process at the same
+    time.  ``read(source, lines)``: the configurations that begin on ``lines`` (every one when
+    ``None``); ``tick(rows)``: tells ``progress`` of rows done."""
+    at = split(source, rows)
+    try:
+        spill = None if at is None else tempfile.TemporaryFile()
+    except OSError:  # (no writable temporary folder: one process does it all)
+        spill = None
+    if spill is None:
+        yield _whole(read, source, work, progress), None
+    else:
+        with spill, _in_halves(read, source, at, work, progress, spill) as halves:
+            yield halves
+
+
+def _whole(read: Callable, source: Any, work: Callable, progress: Progress | None) -> Any:
+    configs = read(source)
+    return work(configs, counter(progress, len(configs)), None)
+
+
+@contextlib.contextmanager
+def _in_halves(read, source, at: int, work, progress, spill) -> Iterator[tuple[Any, Any]]:
+    """The two halves (:func:`sweep`); where they have a problem, the file read again whole, to
+    raise as one reading does."""
     receive, send = multiprocessing.get_context("fork").Pipe(duplex=False)
-    spill = tempfile.TemporaryFile()  # what the second half writes (a pipe is slow for ~300 MB)
     rest = range(at + 1, sys.maxsize)
     second = functools.partial(_second, read, source, rest, work, send, spill)
     outcome, process = fork(second, RuntimeError, [receive])
@@ -63,8 +84,7 @@ def in_halves(
             configs, names = [], None
         if names is None or len(configs) + len(names) > MAX_ROWS or _shared(configs, names):
             process.kill()
-            configs = read(source)  # raises what one reading of the file finds
-            yield work(configs, counter(progress, len(configs)), None), None
+            yield _whole(read, source, work, progress), None  # raises what one reading finds
             return
         tick = counter(progress, len(configs) + len(names))
         refused: list = []
@@ -87,7 +107,6 @@ def in_halves(
         process.join()
         receive.close()
         outcome.close()
-        spill.close()
 
 
 def _second(read: Callable, source: Any, lines: range, work: Callable, send: Any, spill) -> None:
@@ -99,8 +118,15 @@ def _second(read: Callable, source: Any, lines: range, work: Callable, send: Any
         return
     send.send([name_key(c.name) for c in configs])
     send.close()
-    work(configs, _none, spill)
-    spill.flush()
+    try:
+        work(configs, _none, spill)
+        spill.flush()
+    except OSError as err:  # the temporary folder full, as a rule
+        raise OutputError(
+            f"The second half of the rows could not be written to a temporary file in"
+            f" {tempfile.gettempdir()} ({err.strerror or err}). Set TMPDIR to a folder with room"
+            f" (about 8 kB a row), or LEDGER_REPORT_JOBS=1 to work in one process."
+        ) from None
 
 
 ALIGN = 64  # bytes: each array's data in a spill starts at a multiple of this

@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import tempfile
 
 import pytest
 from test_api import EXAMPLE
@@ -68,8 +69,8 @@ def test_the_halves_are_read_in_two_processes_and_cover_every_row(tmp_path, spli
     """The second half is worked in another process, and the two halves hold every row once, in
     the file's order (a record whose quoted notes run over the middle line is the first half's)."""
     path = tmp_path / "rows.csv"
-    _write(path, _rows(9))  # 1 + 9 × 2 lines: the middle line falls inside a record
-    assert halves.split(path, SPLIT_ROWS) == 9
+    _write(path, _rows(9))  # 1 + 9 × 2 lines: line 10, 55 % of them, begins a two-line record
+    assert halves.split(path, SPLIT_ROWS) == 10
 
     def work(configs, _tick, spill):
         names = " ".join(c.name for c in configs)
@@ -82,7 +83,7 @@ def test_the_halves_are_read_in_two_processes_and_cover_every_row(tmp_path, spli
     assert pid == os.getpid() != int(second_pid)
     names = [r["name"] for r in _rows(9)]
     assert first.split() + second.split() == names
-    assert first.split() == names[:4]  # lines 2-9 begin rows 0-3; row 4 begins on line 10
+    assert first.split() == names[:5]  # lines 2-10 begin rows 0-4; row 4 runs on to line 11
 
 
 def test_to_frame_in_halves_is_the_one_reading_table(tmp_path, split_small, monkeypatch):
@@ -140,4 +141,18 @@ def test_the_rows_both_halves_refuse_are_named_in_one_refusal(tmp_path, split_sm
         with api.sweep(path, work):
             pass
     names = [r["name"] for r in _rows(9)]
-    assert [p.found for p in info.value.problems] == [names[0], names[4]]
+    assert [p.found for p in info.value.problems] == [names[0], names[5]]
+
+
+def test_no_temporary_folder_means_one_process(tmp_path, split_small, monkeypatch):
+    """Where no temporary file can be made (the folder missing), the sweep is one reading in this
+    process: the same bytes, and no second process."""
+    path = tmp_path / "rows.csv"
+    _write(path, _rows(9))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
+
+    def work(configs, _tick, spill):
+        return os.getpid(), len(configs), spill
+
+    with api.sweep(path, work) as ((pid, rows, spill), rest):
+        assert (pid, rows, spill, rest) == (os.getpid(), 9, None, None)
