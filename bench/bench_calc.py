@@ -82,6 +82,16 @@ both processes copy the pages of the shared heap they write, and the table's chu
 each way). The chunk's sentence memo (above) was removed: with it calc --json took 3.85-4.01 s,
 without it 3.93-4.04 s.
 
+2026-12-05 02:20-03:00 UTC, the same AMD machine (reference 0.44 s, load ~1): lr.to_frame and
+calc --csv read and compute a CSV file's rows after 55 % of its lines in a process forked before
+reading (halves.py; the same frame and bytes, tests/test_halves.py).  lr.to_frame of 100,000 rows
+5.8-6.0 -> 4.0-4.5 s wall alone (user 5.4-5.8 s, system 1.2-1.5 s), 4.6-5.6 s in this script and
+alone when the machine's page faults were slow (system 1.7-3.2 s); calc --csv 5.5-7.3 s (its
+figures in bench_csv.py); calc --json of 10,000 rows 3.8 s; lr.compute + documents on 20 rows 37
+against 54-56 ms row by row.  The second half's table comes back as pickle's out-of-band buffers in
+a temporary file, mapped, not copied (through multiprocessing's pipe, ~300 MB took 7 s: its reader
+allocates per read).
+
 lr.to_frame of 100,000 rows was ~7.5 s of CPU (reading 3.7 s, the table 3.3-3.7 s) and calc
 --csv's figures are bench/bench_csv.py's; the earlier rounds' figures are in this file's history
 (git log -p bench/bench_calc.py).
