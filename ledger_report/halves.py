@@ -32,13 +32,16 @@ def split(source: Any, chunk_rows: int) -> int | None:
     the first reads back), where two processes may run; else ``None``."""
     if not isinstance(source, (str, Path)) or Path(source).suffix.lower() not in CSV_SUFFIXES:
         return None
+    if not can_fork() or default_jobs() < 2:
+        return None
     try:
-        lines = Path(source).read_bytes().count(b"\n")
+        if not Path(source).is_file():  # (a pipe is read once, by the reader, which refuses it)
+            return None
+        with open(source, "rb") as fh:
+            lines = sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 20), b""))
     except (OSError, ValueError):  # (the reader names the problem)
         return None
-    if lines <= 2 * chunk_rows or not can_fork() or default_jobs() < 2:
-        return None
-    return lines * 11 // 20
+    return None if lines <= 2 * chunk_rows else lines * 11 // 20
 
 
 @contextlib.contextmanager
