@@ -614,16 +614,21 @@ def _pandas_column(pd, values: Any, blank: Any):
 
 def write_json(source: Rows, out: BinaryIO, progress: Progress | None = None) -> None:
     """``calc --json``: the JSON document of every row, compact, one configuration a line, written
-    to the binary stream ``out`` a chunk of rows at a time as they are computed (where there are
-    two or more and it can fork, every second one in a forked process beside: the same bytes)."""
-    from .render.document import json_lines, write_lines
-    from .render.workers import in_turn
+    to the binary stream ``out`` a chunk of rows at a time as they are computed (a split file's
+    second half written beside, to a temporary file, then copied after the first: ``sweep``)."""
+    import shutil
 
-    with no_cyclic_gc():
-        configs = read(source)
-        each = in_turn if len(configs) > CHUNK_ROWS else map  # (one chunk: no second process)
-        parts = compute_many(configs, make=json_lines, each=each)
-        write_lines(parts, out, counter(progress, len(configs), every=1000))
+    from .render.document import json_lines, write_lines
+
+    def work(configs: list[Config], tick, spill: BinaryIO | None) -> bool:
+        parts = compute_many(configs, make=json_lines)
+        write_lines(parts, spill or out, tick, opening=spill is None, closing=False)
+        return bool(configs)
+
+    with no_cyclic_gc(), sweep(source, work, progress) as (begun, rest):
+        if rest is not None:
+            shutil.copyfileobj(rest, out, 1 << 20)
+        write_lines((), out, opening=not begun)  # the end (and the head, where no row began it)
 
 
 def write_csv(source: Rows, out: BinaryIO, progress: Progress | None = None) -> None:

@@ -176,15 +176,15 @@ def _refuse_non_finite(np, parts, configs: Sequence[Config], model) -> None:
 
 
 def _evaluated_chunks(
-    configs: Iterable[Config], model: Model, rows: int, keys: list[str] | None, make, each=map
+    configs: Iterable[Config], model: Model, rows: int, keys: list[str] | None, make
 ) -> Iterator[Any]:
-    """``make(chunk, evaluate_chunk(chunk))`` of each chunk of ``rows`` configurations (no chunk's
-    arrays kept while the next is evaluated), worked through by ``each`` (``map``: one after
-    another; ``workers.in_turn``: every second one in a forked process); a refusal names every
-    row the run refuses (the chunks still to come evaluated too), not only the first chunk's."""
+    """``make(chunk, evaluate_chunk(chunk))`` of each chunk of ``rows`` configurations in turn (no
+    chunk's arrays kept while the next is evaluated); a refusal names every row the run refuses
+    (the chunks still to come evaluated too), not only the first chunk's."""
     rest = chunks(configs, rows)
     try:
-        yield from each(lambda chunk: make(chunk, evaluate_chunk(chunk, model, keys)), rest)
+        for chunk in rest:
+            yield make(chunk, evaluate_chunk(chunk, model, keys))
     except NotFiniteError as err:
         problems = list(err.problems)
         for later in rest:
@@ -196,16 +196,16 @@ def _evaluated_chunks(
 
 
 def compute_many(
-    configs: Iterable[Config], model: Model | None = None, rows=CHUNK_ROWS, make=None, each=map
+    configs: Iterable[Config], model: Model | None = None, rows=CHUNK_ROWS, make=None
 ) -> Iterator[Any]:
     """The ledgers of many rows, evaluated over arrays ``rows`` at a time (the same values as
     ``compute``): the rows of a chunk together, an empty cell a blank mask (``model/masked.py``),
     else each group of rows that leave the same columns empty apart.  Text quantities (messages,
     sentences) are filled in per row by the scalar interpreter when they are read.  With ``make``:
-    ``make(ledgers)`` of each chunk instead, the chunks worked through by ``each``."""
+    ``make(ledgers)`` of each chunk instead."""
     ledgers = functools.partial(_ledgers, model := model or DEFAULT)
     made = ledgers if make is None else lambda *a: make(ledgers(*a))
-    chunked = _evaluated_chunks(configs, model, rows, None, made, each)
+    chunked = _evaluated_chunks(configs, model, rows, None, made)
     return chunked if make else chain.from_iterable(chunked)
 
 

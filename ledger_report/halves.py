@@ -23,7 +23,7 @@ from .inputs import name_key
 from .inputs.csv import CSV_SUFFIXES
 from .inputs.tables import MAX_ROWS
 from .progress import Progress, counter
-from .render.workers import can_fork, default_jobs, fork, receive_outcome
+from .render.workers import can_fork, default_jobs, fork, receive_outcome, stopped_error
 
 
 def split(source: Any, chunk_rows: int) -> int | None:
@@ -97,7 +97,7 @@ def _in_halves(read, source, at: int, work, progress, spill) -> Iterator[tuple[A
         except NotFiniteError as err:
             refused.extend(err.problems)
         try:
-            receive_outcome(outcome, process, _stop)
+            receive_outcome(outcome, process, stopped_error("making the second half of the rows"))
         except NotFiniteError as err:
             refused.extend(err.problems)
         tick(len(names))
@@ -128,7 +128,7 @@ def _second(read: Callable, source: Any, lines: range, work: Callable, send: Any
         raise OutputError(
             f"The second half of the rows could not be written to a temporary file in"
             f" {tempfile.gettempdir()} ({err.strerror or err}). Set TMPDIR to a folder with room"
-            f" (about 8 kB a row), or LEDGER_REPORT_JOBS=1 to work in one process."
+            f" (up to 13 kB a row), or LEDGER_REPORT_JOBS=1 to work in one process."
         ) from None
 
 
@@ -171,7 +171,3 @@ def _shared(configs: list, names: list[str]) -> bool:
 
 def _none(_rows: int) -> None:
     pass
-
-
-def _stop(code: Any) -> Exception:
-    return RuntimeError(f"the process making the second half of the rows stopped (code {code})")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import multiprocessing
 import os
 import tempfile
 
@@ -156,3 +157,19 @@ def test_no_temporary_folder_means_one_process(tmp_path, split_small, monkeypatc
 
     with api.sweep(path, work) as ((pid, rows, spill), rest):
         assert (pid, rows, spill, rest) == (os.getpid(), 9, None, None)
+
+
+def test_a_second_half_that_dies_is_named_with_its_exit_code(tmp_path, split_small):
+    """The forked half exits with status 3 before it is done: one error naming that process and
+    the status, and no process left."""
+    path = tmp_path / "rows.csv"
+    _write(path, _rows(9))
+
+    def work(configs, _tick, spill):
+        if spill is not None:
+            os._exit(3)  # as a process killed outright: nothing sent
+
+    with pytest.raises(RuntimeError, match=r"second half of the rows stopped \(exit code 3\)"):
+        with api.sweep(path, work):
+            pass
+    assert multiprocessing.active_children() == []

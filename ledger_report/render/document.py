@@ -123,19 +123,25 @@ def json_lines(ledgers: list[Ledger]) -> tuple[int, bytes]:
 
 
 def write_lines(
-    parts: Iterable[tuple[int, bytes]], out: BinaryIO, done: Callable[[int], None] = lambda n: None
+    parts: Iterable[tuple[int, bytes]],
+    out: BinaryIO,
+    done: Callable[[int], None] = lambda n: None,
+    opening: bool = True,
+    closing: bool = True,
 ) -> None:
     """The document as ``calc --json`` prints it, written a chunk (``json_lines``) at a time as
     they are computed (memory bounded by a chunk, not the file); ``done`` is told how many
     configurations each write carried.  The head is written with the first chunk, so a row
-    refused there (the engine's rule on figures no output can hold) leaves nothing on ``out``."""
-    head = b'{\n  "schema": "' + SCHEMA.encode() + b'",\n  "configs": [\n'
-    lead = b""
+    refused there (the engine's rule on figures no output can hold) leaves nothing on ``out``.
+    Not ``opening``: the chunks go on a list already begun (no head); not ``closing``: no end."""
+    head = b'{\n  "schema": "' + SCHEMA.encode() + b'",\n  "configs": [\n' if opening else b""
+    lead = b"" if opening else b",\n"
     for n, text in parts:
         out.write(head + lead + text)
         head, lead = b"", b",\n"
         done(n)
-    out.write(head + b"\n  ]\n}\n")
+    if closing:
+        out.write(head + b"\n  ]\n}\n")
 
 
 # json.dumps' compact form (a document holds no cycle, so none is looked for: the same text)

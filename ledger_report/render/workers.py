@@ -1,9 +1,8 @@
 """Worker processes: how many render side by side, what a forked worker does first so that it
 never outlives its parent (:func:`forked_child`: a worker holding a read end of its own pipe, or
 a sibling's, would block for good writing into it once the parent died), work run in forked
-processes side by side (:func:`run_forked`), one piece beside the caller (:class:`Beside`) and
-every second item of a sequence (:func:`in_turn`); with the collector pause and the environment
-variable hold that renders share."""
+processes side by side (:func:`run_forked`) and one piece beside the caller (:class:`Beside`); with
+the collector pause and the environment variable hold that renders share."""
 
 from __future__ import annotations
 
@@ -91,7 +90,8 @@ def env_while_running(name: str, value: str) -> Iterator[None]:
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
-def _stopped(what: str) -> Callable[[Any], Exception]:
+def stopped_error(what: str) -> Callable[[Any], Exception]:
+    """The error for a process doing ``what`` that died without sending (its exit code)."""
     return lambda code: RuntimeError(f"the process {what} stopped (exit code {code})")
 
 
@@ -193,8 +193,8 @@ class Beside:
         if self._process is None:
             return self._call()
         try:
-            stopped = _stopped(f"writing the {self.what}")
-            return receive_outcome(self._receive, self._process, stopped)
+            died = stopped_error(f"writing the {self.what}")
+            return receive_outcome(self._receive, self._process, died)
         finally:
             self.cancel()
 
@@ -211,41 +211,6 @@ class Beside:
 
 def _cancelled() -> Any:
     raise RuntimeError("cancelled")
-
-
-def in_turn(fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
-    """``map(fn, items)``, with every second item's ``fn`` run in a forked process (which sends
-    each result through a pipe as it makes it) while this one runs the others, where it can fork
-    and ``default_jobs`` allows two: the same results in the same order, sooner on two cores.
-    ``items`` is read lazily (the worker reads its own copy), so after an exception it stands past
-    the item that raised it."""
-    items = iter(items)
-    if default_jobs() < 2 or not can_fork():
-        yield from map(fn, items)
-        return
-    receive, send = multiprocessing.get_context("fork").Pipe(duplex=False)
-    worker = functools.partial(_every_second, fn, items, send)
-    outcome, process = fork(worker, RuntimeError, [receive])
-    send.close()
-    stopped = _stopped("making every second item")
-    try:
-        for i, item in enumerate(items):
-            try:
-                yield receive.recv() if i % 2 else fn(item)
-            except EOFError:  # the worker stopped: what it raised is raised here, else that
-                receive_outcome(outcome, process, stopped)
-                raise stopped(process.exitcode) from None
-    finally:  # killed first: a worker still sending its outcome meets no closed pipe (EPIPE)
-        process.kill()
-        process.join()
-        receive.close()
-        outcome.close()
-
-
-def _every_second(fn: Callable[[Any], Any], items: Iterator[Any], send: Any) -> None:
-    for i, item in enumerate(items):
-        if i % 2:
-            send.send(fn(item))
 
 
 def run_forked(

@@ -18,7 +18,6 @@ from ledger_report.config import Config
 from ledger_report.engine import compute, compute_many, config_from_mapping, table
 from ledger_report.errors import InputError
 from ledger_report.render.document import json_lines
-from ledger_report.render.workers import in_turn
 
 # docs/scenarios.md's Qwen3-8B job (100B tokens in 30 days on H100 at 40 % MFU)
 JOB = {k: v for k, v in QWEN3_8B_JOB.items() if k != "price_per_gpu_hour"}
@@ -148,7 +147,7 @@ def test_every_row_is_named_across_chunks_and_counted_past_ten():
     assert len(bad) == 14
     runs = (
         lambda: list(compute_many(rows, rows=2)),
-        lambda: list(compute_many(rows, rows=2, make=json_lines, each=in_turn)),  # calc --json's
+        lambda: list(compute_many(rows, rows=2, make=json_lines)),  # calc --json's
         lambda: list(table(rows, rows=2)),
     )
     for run in runs:
