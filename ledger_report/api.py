@@ -18,6 +18,7 @@ import contextlib
 import math
 import numbers
 import os
+import pickle
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator, Sequence
@@ -475,11 +476,9 @@ def to_frame(source: Rows | Mapping[str, Any], *, states: bool = False):
     if _all_ledgers(source):
         columns = ledger_table(source)
         return pd.DataFrame({k: _pandas_column(pd, *c) for k, c in columns.items()}, copy=False)
-    from .halves import load
-
     with no_cyclic_gc(), sweep(source, _frame_half) as (gathered, rest):
         if rest is not None:  # the second half's rows, after the first's
-            gathered = _merged(gathered, load(rest))
+            gathered = _merged(gathered, pickle.load(rest))
         if not gathered[0]:
             return pd.DataFrame(columns=["name", *table_keys()])
         return pd.DataFrame(dict(_joined(pd, *gathered)), copy=False)
@@ -487,12 +486,10 @@ def to_frame(source: Rows | Mapping[str, Any], *, states: bool = False):
 
 def _frame_half(configs: list[Config], _tick, spill: BinaryIO | None) -> Gathered | None:
     """The rows' table gathered for pandas: returned, or written into ``spill`` (``sweep``)."""
-    from .halves import dump
-
     gathered = _gathered(engine_table(configs))
     if spill is None:
         return gathered
-    dump(gathered, spill)
+    pickle.dump(gathered, spill, protocol=pickle.HIGHEST_PROTOCOL)
     return None
 
 

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import mmap
 import multiprocessing
-import pickle
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from .engine import NotFiniteError
 from .errors import InputError, OutputError
@@ -130,38 +128,6 @@ def _second(read: Callable, source: Any, lines: range, work: Callable, send: Any
             f" {tempfile.gettempdir()} ({err.strerror or err}). Set TMPDIR to a folder with room"
             f" (up to 13 kB a row), or LEDGER_REPORT_JOBS=1 to work in one process."
         ) from None
-
-
-ALIGN = 64  # bytes: each array's data in a spill starts at a multiple of this
-
-
-def dump(value: Any, spill: BinaryIO) -> None:
-    """``value`` into ``spill`` for :func:`load`: its pickle, then the data of its arrays as they
-    are (pickle's out-of-band buffers), each aligned, so that loading maps them, not copies."""
-    buffers: list[pickle.PickleBuffer] = []
-    head = pickle.dumps(value, protocol=5, buffer_callback=buffers.append)
-    raws = [b.raw() for b in buffers]
-    meta = pickle.dumps((head, [r.nbytes for r in raws]), protocol=5)
-    spill.write(len(meta).to_bytes(8, "little") + meta)
-    for raw in raws:
-        spill.write(bytes(-spill.tell() % ALIGN))
-        spill.write(raw)
-    spill.flush()
-
-
-def load(spill: BinaryIO) -> Any:
-    """The value :func:`dump` wrote, its arrays views of the file mapped into memory (read-only;
-    the mapping lives as long as they do)."""
-    spill.seek(0)
-    size = int.from_bytes(spill.read(8), "little")
-    head, sizes = pickle.loads(spill.read(size))
-    mapped = memoryview(mmap.mmap(spill.fileno(), 0, access=mmap.ACCESS_READ))
-    views, at = [], 8 + size
-    for n in sizes:
-        at += -at % ALIGN
-        views.append(mapped[at : at + n])
-        at += n
-    return pickle.loads(head, buffers=views)
 
 
 def _shared(configs: list, names: list[str]) -> bool:
