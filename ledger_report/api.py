@@ -502,13 +502,7 @@ def _ticked(chunks: Iterable[Mapping[str, tuple[Any, Any]]], tick) -> Iterator[A
 
 @contextlib.contextmanager
 def sweep(source: Rows, work, progress: Progress | None = None) -> Iterator[tuple[Any, Any]]:
-    """``work(configs, tick, spill)`` of the rows of ``source``, as ``(its value, None)``; or,
-    where ``halves.split`` splits a CSV file in two, ``(work(the rows up to the split, tick,
-    None), spill)``, ``spill`` a file that ``work(the rows after it, tick, spill)`` wrote in a
-    forked process at the same time, reading included, open while the block runs.  The same
-    values either way: a problem in either half reads the file again whole (the refusal names
-    every problem of the file, as one reading does), and the rows either half's figures refuse
-    are named in one refusal.  ``tick(rows)`` tells ``progress`` of rows done."""
+    """``halves.sweep`` of ``work`` over the rows of ``source``: a CSV file's on two cores."""
     from . import halves
 
     with halves.sweep(read, source, work, progress, CHUNK_ROWS) as made:

@@ -30,8 +30,6 @@ def split(source: Any, chunk_rows: int) -> int | None:
     the first reads back), where two processes may run; else ``None``."""
     if not isinstance(source, (str, Path)) or Path(source).suffix.lower() not in CSV_SUFFIXES:
         return None
-    if not can_fork() or default_jobs() < 2:
-        return None
     try:
         if not Path(source).is_file():  # (a pipe is read once, by the reader, which refuses it)
             return None
@@ -39,7 +37,9 @@ def split(source: Any, chunk_rows: int) -> int | None:
             lines = sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 20), b""))
     except (OSError, ValueError):  # (the reader names the problem)
         return None
-    return None if lines <= 2 * chunk_rows else lines * 11 // 20
+    if lines <= 2 * chunk_rows or not can_fork() or default_jobs() < 2:
+        return None  # (LEDGER_REPORT_JOBS read only where a process may be forked)
+    return lines * 11 // 20
 
 
 @contextlib.contextmanager
@@ -49,7 +49,10 @@ def sweep(
     """``(work(configs, tick, None), None)`` of the rows of ``source``; or, where :func:`split`
     splits it (``rows``: a chunk's rows), ``(work(rows up to the split, tick, None), spill)``,
     ``spill`` the file ``work(rows after it, tick, spill)`` wrote in a forked process at the same
-    time.  ``read(source, lines)``: the configurations that begin on ``lines`` (every one when
+    time, reading included, open while the block runs.  The same values either way: a problem in
+    either half reads the file again whole (the refusal names every problem of the file, as one
+    reading does), and the rows either half's figures refuse are named in one refusal.
+    ``read(source, lines)``: the configurations that begin on ``lines`` (every one when
     ``None``); ``tick(rows)``: tells ``progress`` of rows done."""
     at = split(source, rows)
     try:

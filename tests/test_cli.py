@@ -129,11 +129,11 @@ def test_wrong_usage_exits_2():
 def test_LEDGER_REPORT_JOBS_is_read_only_where_workers_are_forked(tmp_path):
     """LEDGER_REPORT_JOBS=abc once stopped every command, gpus and calc too (they fork nothing),
     and build -j 2 (which says the number): the variable is read where the number of workers is
-    needed and not given (a workbook beside another output; calc --json of more than one chunk
-    of 1,024 rows, the second made beside), and a bad one there is still the usage error a bad
-    -j is (exit 2, the variable and its value named, nothing written)."""
+    needed and not given (a workbook beside another output; calc --json of a CSV file of more
+    than two chunks of 1,024 lines, its second half made beside), and a bad one there is still the
+    usage error a bad -j is (exit 2, the variable and its value named, nothing written)."""
     many = tmp_path / "many.csv"
-    many.write_text("name,params_total\n" + "".join(f"r{i},7B\n" for i in range(1100)))
+    many.write_text("name,params_total\n" + "".join(f"r{i},7B\n" for i in range(2100)))
     for bad in ("abc", "0"):
         env = {"LEDGER_REPORT_JOBS": bad}
         for args in (
