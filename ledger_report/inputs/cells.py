@@ -110,16 +110,11 @@ def show(raw: Any) -> str:
     return repr(raw)[:60]
 
 
-def num(x: int | float | Decimal) -> str:
+def num(x: int | float) -> str:
     """A number for a message: ints with thousands separators from 10,000, floats shortest."""
-    if isinstance(x, float):
-        if math.isfinite(x) and x == int(x) and abs(x) < 1e16:
-            x = int(x)
-        else:
-            return repr(x)
-    if isinstance(x, Decimal):
-        return str(x)
-    return f"{x:,}" if abs(x) >= 10_000 else str(x)
+    if isinstance(x, float) and not (math.isfinite(x) and x == int(x) and abs(x) < 1e16):
+        return repr(x)
+    return f"{int(x):,}" if abs(x) >= 10_000 else str(int(x))
 
 
 def letter(col: int) -> str:
