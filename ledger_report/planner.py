@@ -186,8 +186,7 @@ class _Search:
 
 
 def _problem(config: Config, column: str | None, expected: str, found: str) -> Problem:
-    found = f"{found} (row {config.name!r})"
-    return row_problem(config.source or "input", column, expected, found)
+    return row_problem(config.source or "input", column, expected, f"{found} (row {config.name!r})")
 
 
 def _allowed(base: Mapping[str, Any], col: str, values: Iterable[int]) -> list[int]:

@@ -165,8 +165,6 @@ class Report:
     summary: tuple[Figure, ...]
     # registry TEXT keys of the assumption sentences (each with a ``_zh`` twin and ``_shown``)
     assumptions: tuple[str, ...]
-    # sections whose figures follow the summary figures in the workbook's Summary
-    summary_sections: tuple[str, ...] = ("verdicts",)
     check: str = "check_message"  # registry TEXT key: the rules the row breaks (empty when it meets every rule)
     check_ok: str = "check_ok"  # registry BOOL key: the row meets every rule (no error)
     flag: str = "verdicts_bad"  # registry BOOL key: a verdict says no (the Summary colours the row)
@@ -183,8 +181,8 @@ class Report:
         return next(s for s in self.sections if s.key == key)
 
     def summary_figures(self) -> list[Figure]:
-        """The figures of the summary sections (the verdicts), which follow the summary's own."""
-        return [f for k in self.summary_sections for f in self.section(k).figures]
+        """The verdicts, which follow the summary's own figures (workbook Summary, handout)."""
+        return list(self.section("verdicts").figures)
 
     def chart(self, key: str) -> Chart | None:
         return next((c for c in self.charts if c.key == key), None)

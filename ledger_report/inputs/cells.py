@@ -91,8 +91,7 @@ class Bad(Exception):
 def show(raw: Any) -> str:
     """A cell as it appears in a message: text quoted (at most 60 characters), numbers plain."""
     if isinstance(raw, str):
-        text = raw if len(raw) <= 60 else raw[:57] + "..."
-        return json.dumps(text, ensure_ascii=False)
+        return json.dumps(raw if len(raw) <= 60 else raw[:57] + "...", ensure_ascii=False)
     if isinstance(raw, bool):
         return "the boolean " + ("TRUE" if raw else "FALSE")
     if isinstance(raw, int):
