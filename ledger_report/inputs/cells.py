@@ -168,9 +168,7 @@ def expected(col: Column) -> str:
     if col.kind == INT:
         return f"a whole number{rng}"
     if col.kind == FLOAT:
-        if col.percent:
-            return f"a fraction{rng} such as 0.4 or 40%"
-        return f"a number{rng}"
+        return f"a fraction{rng} such as 0.4 or 40%" if col.percent else f"a number{rng}"
     if col.kind == BOOL:
         return "true or false (also yes/no, y/n, t/f, on/off, 1/0)"
     if col.kind == ENUM:

@@ -645,9 +645,7 @@ class _ArrayClosures(Visitor):
             if isinstance(cv, (bool, ev.np.bool_)) and c.blank is False:
                 return t_(ev) if cv else o_(ev)
             t, o = t_(ev), o_(ev)
-            if t is None and o is None:
-                return None
-            return ev._pick(cv, c.blank, t, o)
+            return None if t is None and o is None else ev._pick(cv, c.blank, t, o)
 
         return if_
 
