@@ -244,9 +244,8 @@ class Config:
         return self.values[column]
 
     def replace(self, **changes: Any) -> "Config":
-        new = {**self.values, **changes}
         kept = {k: v for k, v in self.origins.items() if k not in changes}
-        return Config(new, self.source, kept, self.warnings)
+        return Config({**self.values, **changes}, self.source, kept, self.warnings)
 
     def __repr__(self) -> str:  # the cells the row has, not every column of the schema
         return f"<Config {self.name!r} ({self.source or 'no source'}): {self.given()!r}>"

@@ -108,12 +108,11 @@ class _Keys:
             raise UnsupportedConfig(f"{key!r} true or false", json.dumps(v)[:60])
         return v
 
-    def must(self, key: str, value: Any, why: str) -> Any:
+    def must(self, key: str, value: Any, why: str) -> None:
         """A key of one modelled ``value`` (also its default): refuse any other, naming the key."""
         v = self.get(key, value)
         if not (v is value if isinstance(value, bool) else v == value):
             raise UnsupportedConfig(why, f"{key} = {json.dumps(v)[:60]}")
-        return v
 
     def refuse_unknown(self, *ignored: frozenset[str]) -> None:
         """Every key read by the family or on an ignore list, else UnsupportedConfig naming them."""

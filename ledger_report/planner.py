@@ -186,8 +186,7 @@ class _Search:
 
 
 def _problem(config: Config, column: str | None, expected: str, found: str) -> Problem:
-    found = f"{found} (row {config.name!r})"
-    return row_problem(config.source or "input", column, expected, found)
+    return row_problem(config.source or "input", column, expected, f"{found} (row {config.name!r})")
 
 
 def _allowed(base: Mapping[str, Any], col: str, values: Iterable[int]) -> list[int]:
@@ -487,11 +486,7 @@ class _Front:
 
 
 def _scan(
-    search: _Search,
-    top: int,
-    margin: float,
-    tick: Callable[[int], None],
-    structural: bool = False,
+    search: _Search, top: int, tick: Callable[[int], None], structural: bool = False
 ) -> tuple[dict[str, int], dict[str, int], _Pool, _Front, float]:
     """One pass over every candidate: counts, what excludes, the pool of the best, the front, and
     the fewest days of a candidate that passes every gate but the deadline.
@@ -512,7 +507,7 @@ def _scan(
             sel = np.flatnonzero(lc == lc.max()) if len(lc) else np.empty(0, np.int64)
             chunks = (sel[k : k + CHUNK] for k in range(0, len(sel), CHUNK))
         for sl in chunks:
-            f = _evaluate(batch, sl, margin)
+            f = _evaluate(batch, sl, MARGIN)
             n = len(f["feasible"])
             counts["evaluated"] += n
             for name, a in f["ok"].items():
@@ -540,17 +535,16 @@ def _scan(
     return counts, excluded, pool, front, fastest
 
 
-def _calibrate(search: _Search, margin: float) -> dict[str, Any] | None:
+def _calibrate(search: _Search) -> dict[str, Any] | None:
     """Scale the matmul efficiency so that the predicted MFU of the first layout of the
     calibration pass (``_scan``'s ``structural``) is the row's measured one."""
     if search.target_mfu is None:
         return None
-    pool = _scan(search, 1, margin, lambda n: None, structural=True)[2]
+    pool = _scan(search, 1, lambda n: None, structural=True)[2]
     if not len(pool.idx):
         return None
     b_no, i = int(pool.batch[0]), int(pool.idx[0])
-    batch = search.batches[b_no]
-    row = {k: v for k, v in batch.row(i).items() if k != "efficiency_scale"}
+    row = {k: v for k, v in search.batches[b_no].row(i).items() if k != "efficiency_scale"}
     T = tables()
 
     def mfu_at(k: float) -> float:
@@ -576,9 +570,9 @@ def _calibrate(search: _Search, margin: float) -> dict[str, Any] | None:
     }
 
 
-def _run(search: _Search, top: int, margin: float, tick: Callable[[int], None]) -> dict[str, Any]:
+def _run(search: _Search, top: int, tick: Callable[[int], None]) -> dict[str, Any]:
     t0 = time.perf_counter()
-    calibration = _calibrate(search, margin)
+    calibration = _calibrate(search)
     throughput = "predicted by the step-time model for each layout (docs/definitions.md#step-time)"
     if calibration is not None:
         search.scale = calibration["efficiency_scale"]
@@ -586,9 +580,9 @@ def _run(search: _Search, top: int, margin: float, tick: Callable[[int], None]) 
             f"predicted by the step-time model, its matmul efficiency scaled by {search.scale:.4g} so that the cheapest "
             f"layout reaches the measured mfu {calibration['mfu']:.4g}"
         )
-    counts, excluded, pool, front, fastest = _scan(search, top, margin, tick)
-    plans = _top_plans(search, pool, top, margin)  # both empty where nothing is feasible
-    pareto = _pareto(search, front, margin)
+    counts, excluded, pool, front, fastest = _scan(search, top, tick)
+    plans = _top_plans(search, pool, top)  # both empty where nothing is feasible
+    pareto = _pareto(search, front)
     ranked = sorted(excluded.items(), key=lambda kv: -kv[1])
     if plans:
         reason = None
@@ -596,7 +590,7 @@ def _run(search: _Search, top: int, margin: float, tick: Callable[[int], None]) 
         reason = "no candidate satisfies the layout rules with the given columns"
     else:
         name, n = ranked[0]
-        reason = f"no feasible candidate: {gate_text(name, margin)} excluded the most ({n:,} of {counts['evaluated']:,})"
+        reason = f"no feasible candidate: {gate_text(name, MARGIN)} excluded the most ({n:,} of {counts['evaluated']:,})"
         if name == "deadline" and not math.isfinite(fastest):
             reason += "; no candidate passes the other gates either"
         elif name == "deadline":  # what the deadline would have to be
@@ -612,7 +606,7 @@ def _run(search: _Search, top: int, margin: float, tick: Callable[[int], None]) 
         "meets_deadline": counts["evaluated"] - excluded.get("deadline", 0),
         "excluded_by": dict(ranked),
         "seconds": time.perf_counter() - t0,
-        "margin": margin,
+        "margin": MARGIN,
         "searched": list(search.searched),
         "throughput": throughput,
         "calibration": calibration,
@@ -672,15 +666,15 @@ def _plan_figures(search: _Search, rank: int, row: dict[str, Any], v: Mapping[st
     }
 
 
-def _through_engine(search: _Search, b_no: Any, i: Any, margin: float) -> tuple:
+def _through_engine(search: _Search, b_no: Any, i: Any) -> tuple:
     """Candidate ``i`` of batch ``b_no`` re-run through the engine: (row, figures), or Nones where
     the scalar engine disagrees at a boundary (never report a plan it rejects: ``_checks``)."""
     row = search.batches[int(b_no)].row(int(i))
     v = compute(config_from_mapping(row)).values
-    return (row, v) if all(a[0] for a in _checks(v, 1, margin).values()) else (None, None)
+    return (row, v) if all(a[0] for a in _checks(v, 1, MARGIN).values()) else (None, None)
 
 
-def _top_plans(search: _Search, pool: _Pool, top: int, margin: float) -> list[dict[str, Any]]:
+def _top_plans(search: _Search, pool: _Pool, top: int) -> list[dict[str, Any]]:
     """The first ``top`` distinct layouts, each re-run through the engine for its reported figures."""
     seen: set = set()
     plans: list[dict[str, Any]] = []
@@ -692,7 +686,7 @@ def _top_plans(search: _Search, pool: _Pool, top: int, margin: float) -> list[di
         layout = (batch.gpu, batch.recompute, batch.optimizer, sizes)
         if (layout, batch.zero) in seen:
             continue  # a micro-batch / loss-chunk variant of a listed layout
-        row, v = _through_engine(search, b_no, i, margin)
+        row, v = _through_engine(search, b_no, i)
         if row is None:
             continue
         seen.add((layout, batch.zero))
@@ -702,13 +696,13 @@ def _top_plans(search: _Search, pool: _Pool, top: int, margin: float) -> list[di
         seen.add(same)
         rank = len(plans) + 1
         row["name"] = f"{search.config.name}-p{rank}"
-        note = f"plan {rank} for {search.config.name}: peak ≤ {margin:g} × HBM; predicted step {v['step_time_s']:.4g} s"
+        note = f"plan {rank} for {search.config.name}: peak ≤ {MARGIN:g} × HBM; predicted step {v['step_time_s']:.4g} s"
         row["notes"] = f"{search.base['notes']} | {note}" if search.base.get("notes") else note
         plans.append(_plan_figures(search, rank, row, v))
     return plans
 
 
-def _pareto(search: _Search, front: _Front, margin: float) -> list[dict[str, Any]]:
+def _pareto(search: _Search, front: _Front) -> list[dict[str, Any]]:
     """The front of days against cost, as distinct layouts through the engine, fastest first."""
     cheap = np.flatnonzero(front.cost <= PARETO_COST_CAP * front.cost.min(initial=np.inf))
     n = len(cheap)
@@ -719,7 +713,7 @@ def _pareto(search: _Search, front: _Front, margin: float) -> list[dict[str, Any
     )
     out: list[dict[str, Any]] = []
     for j in (cheap[k] for k in picks):
-        row, v = _through_engine(search, front.batch[j], front.idx[j], margin)
+        row, v = _through_engine(search, front.batch[j], front.idx[j])
         if row is None:
             continue
         row["name"] = f"{search.config.name}-front{len(out) + 1}"
@@ -735,7 +729,6 @@ def plan(
     *,
     top: int = TOP_PLANS,
     progress: Progress | None = None,
-    margin: float = MARGIN,
     prices: Mapping[str, float] | None = None,
     max_candidates: int | None = None,
 ) -> dict[str, Any]:
@@ -745,14 +738,13 @@ def plan(
     chunk; a search larger than ``max_candidates`` (default ``MAX_CANDIDATES``) is refused with an
     ``InputError`` naming the row and the columns that would narrow it."""
     search = _prepare(config, prices, max_candidates)
-    return _run(search, top, margin, counter(progress, search.size))
+    return _run(search, top, counter(progress, search.size))
 
 
 def plan_document(
     configs: Iterable[Config],
     top: int = TOP_PLANS,
     progress: Progress | None = None,
-    margin: float = MARGIN,
     prices: Mapping[str, float] | None = None,
     max_candidates: int | None = None,
 ) -> dict[str, Any]:
@@ -767,13 +759,13 @@ def plan_document(
         raise InputError(problems)
     t0 = time.perf_counter()
     tick = counter(progress, sum(s.size for s in searches))
-    results = [_run(s, top, margin, tick) for s in searches]
+    results = [_run(s, top, tick) for s in searches]
     return {
         "schema": SCHEMA,
         "candidates_evaluated": sum(r["candidates_evaluated"] for r in results),
         "feasible": sum(r["feasible"] for r in results),
         "seconds": time.perf_counter() - t0,
-        "margin": margin,
+        "margin": MARGIN,
         "plans": [p for r in results for p in r["plans"]],
         "pareto": [p for r in results for p in r["pareto"]],
         "inputs": [

@@ -105,8 +105,7 @@ def _peak(ledger: Any, mem: list[Sample], counter: str | None) -> dict | None:
 
 def _steady(samples: list[Sample]) -> list[Sample]:
     """Samples of the steady state: step 1 on (step 0 where nothing later was recorded)."""
-    later = [s for s in samples if s.step is not None and s.step >= 1]
-    return later or samples
+    return [s for s in samples if s.step is not None and s.step >= 1] or samples
 
 
 def _worst_rank_samples(samples: list[Sample]) -> list[Sample]:
@@ -335,13 +334,12 @@ def _text_peak(doc) -> list[str]:
     if not p:
         return ["Peak: no memory figure in the run"]
     where = ", ".join(f"{k} {p[k]}" for k in ("rank", "step") if p[k] is not None)
-    out = [
+    return [
         f"Peak on the {p['counter']} counter"
         + (f" ({where})" if where else "")
         + f": measured {_gb(p['measured_bytes'])}, "
         f"estimated {_gb(p['estimate_bytes'])}, unexplained {_signed(p['unexplained_bytes'])}"
-    ]
-    return out + [
+    ] + [
         f"  {c}: measured {_gb(v['measured_bytes'])}, estimated {_gb(v['estimate_bytes'])}"
         for c, v in p["by_counter"].items()
         if c != p["counter"]

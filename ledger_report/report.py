@@ -165,8 +165,6 @@ class Report:
     summary: tuple[Figure, ...]
     # registry TEXT keys of the assumption sentences (each with a ``_zh`` twin and ``_shown``)
     assumptions: tuple[str, ...]
-    # sections whose figures follow the summary figures in the workbook's Summary
-    summary_sections: tuple[str, ...] = ("verdicts",)
     check: str = "check_message"  # registry TEXT key: the rules the row breaks (empty when it meets every rule)
     check_ok: str = "check_ok"  # registry BOOL key: the row meets every rule (no error)
     flag: str = "verdicts_bad"  # registry BOOL key: a verdict says no (the Summary colours the row)
@@ -183,37 +181,35 @@ class Report:
         return next(s for s in self.sections if s.key == key)
 
     def summary_figures(self) -> list[Figure]:
-        """The figures of the summary sections (the verdicts), which follow the summary's own."""
-        return [f for k in self.summary_sections for f in self.section(k).figures]
+        """The verdicts, which follow the summary's own figures (workbook Summary, handout)."""
+        return list(self.section("verdicts").figures)
 
     def chart(self, key: str) -> Chart | None:
         return next((c for c in self.charts if c.key == key), None)
 
 
-def _state_lines() -> tuple[Line, ...]:
-    return tuple(
-        Line(
-            id=f"{s}_{p}",
-            en=f"{en} ({pen})",
-            zh=f"{zh}（{pzh}）",
-            cells={
-                "state": Cell(value=s),
-                "part": Cell(value=p),
-                "dtype": Cell(f"{s}_dtype_label"),
-                "bytes_per_param": Cell(f"{s}_bytes_per_param"),
-                "sharded": Cell(f"{s}_{p}_sharded"),
-                "shard_group": Cell(f"{s}_{p}_shard_group"),
-                "params_on_rank": Cell(f"{s}_{p}_params_on_rank"),
-                "bytes_per_rank": Cell(f"{s}_{p}_bytes"),
-                "location": Cell(col),
-            },
-            show=f"{s}_{p}_shown",
-            formula=f"{s}_{p}_bytes",
-        )
-        for s, col, en, zh in STATES
-        for p, pen, pzh in PARTS
+STATE_LINES = tuple(
+    Line(
+        id=f"{s}_{p}",
+        en=f"{en} ({pen})",
+        zh=f"{zh}（{pzh}）",
+        cells={
+            "state": Cell(value=s),
+            "part": Cell(value=p),
+            "dtype": Cell(f"{s}_dtype_label"),
+            "bytes_per_param": Cell(f"{s}_bytes_per_param"),
+            "sharded": Cell(f"{s}_{p}_sharded"),
+            "shard_group": Cell(f"{s}_{p}_shard_group"),
+            "params_on_rank": Cell(f"{s}_{p}_params_on_rank"),
+            "bytes_per_rank": Cell(f"{s}_{p}_bytes"),
+            "location": Cell(col),
+        },
+        show=f"{s}_{p}_shown",
+        formula=f"{s}_{p}_bytes",
     )
-
+    for s, col, en, zh in STATES
+    for p, pen, pzh in PARTS
+)
 
 STATE_COLUMNS = (
     TableColumn("state", "state", "状态"),
@@ -239,19 +235,16 @@ OUTSIDE = (
     ("first_step_optimizer", "first_step_optimizer_bytes", "mem_moments_in_peak"),
 )
 
-
-def _outside_lines(reg: Registry) -> tuple[Line, ...]:
-    return tuple(
-        Line(
-            id=item,
-            en=reg[key].en,
-            zh=reg[key].zh,
-            cells={"item": Cell(value=item), "bytes_per_rank": Cell(key), "in_peak": Cell(in_peak)},
-            formula=key,
-        )
-        for item, key, in_peak in OUTSIDE
+OUTSIDE_LINES = tuple(
+    Line(
+        id=item,
+        en=REGISTRY[key].en,
+        zh=REGISTRY[key].zh,
+        cells={"item": Cell(value=item), "bytes_per_rank": Cell(key), "in_peak": Cell(in_peak)},
+        formula=key,
     )
-
+    for item, key, in_peak in OUTSIDE
+)
 
 OUTSIDE_COLUMNS = (
     TableColumn("item", "item", "项目"),
@@ -265,25 +258,22 @@ PHASE_COLUMNS = (
     TableColumn("items", "what lives then", "此时存在的项"),
 )
 
-
-def _phase_lines() -> tuple[Line, ...]:
-    return tuple(
-        Line(
-            id=p,
-            en=en,
-            zh=zh,
-            cells={
-                "phase": Cell(value=p),
-                "bytes_per_rank": Cell(f"phase_{p}_bytes"),
-                "items": Cell(
-                    items=tuple((n, f"mem_{n}_bytes") for n in names), text=f"phase_{p}_items"
-                ),
-            },
-            show="reported_stage_holds_head" if p == "loss" else "",
-        )
-        for p, en, zh, names in PHASES
+PHASE_LINES = tuple(
+    Line(
+        id=p,
+        en=en,
+        zh=zh,
+        cells={
+            "phase": Cell(value=p),
+            "bytes_per_rank": Cell(f"phase_{p}_bytes"),
+            "items": Cell(
+                items=tuple((n, f"mem_{n}_bytes") for n in names), text=f"phase_{p}_items"
+            ),
+        },
+        show="reported_stage_holds_head" if p == "loss" else "",
     )
-
+    for p, en, zh, names in PHASES
+)
 
 F = Figure
 
@@ -293,7 +283,7 @@ CROSSES = tuple((g, f"{g}_crosses_nodes") for g in DIMS)
 VERDICTS = ("memory", "deadline", "bandwidth")  # each with its tone and its reason
 
 
-def build_spec(reg: Registry = REGISTRY) -> Report:
+def build_spec() -> Report:
     sections: tuple[Section | Table, ...] = (
         Section(
             "verdicts",
@@ -354,7 +344,7 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
             "Model-state ledger (per rank)",
             "模型状态账本（每卡）",
             STATE_COLUMNS,
-            _state_lines(),
+            STATE_LINES,
             total=(
                 F("state_bytes_per_rank", formula=True),
                 F("state_bytes_per_param"),
@@ -380,7 +370,7 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
             "Not in the state ledger",
             "不在状态账本中",
             OUTSIDE_COLUMNS,
-            _outside_lines(reg),
+            OUTSIDE_LINES,
             sources=True,
         ),
         Table(
@@ -388,7 +378,7 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
             "Memory by phase (reported stage)",
             "各阶段显存（报告段）",
             PHASE_COLUMNS,
-            _phase_lines(),
+            PHASE_LINES,
             total=(F("first_step_peak_bytes", pages=False), F("lazy_state_bytes", pages=False)),
             bars=Bars(
                 "items",
@@ -525,7 +515,9 @@ def build_spec(reg: Registry = REGISTRY) -> Report:
     }
     summary = tuple(F(k, short=v) for k, v in short.items())
     assumptions = tuple(
-        k[: -len("_shown")] for k in reg.keys() if k.startswith("note_") and k.endswith("_shown")
+        k[: -len("_shown")]
+        for k in REGISTRY.keys()
+        if k.startswith("note_") and k.endswith("_shown")
     )
     charts = (
         Chart(

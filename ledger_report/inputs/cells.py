@@ -91,8 +91,7 @@ class Bad(Exception):
 def show(raw: Any) -> str:
     """A cell as it appears in a message: text quoted (at most 60 characters), numbers plain."""
     if isinstance(raw, str):
-        text = raw if len(raw) <= 60 else raw[:57] + "..."
-        return json.dumps(text, ensure_ascii=False)
+        return json.dumps(raw if len(raw) <= 60 else raw[:57] + "...", ensure_ascii=False)
     if isinstance(raw, bool):
         return "the boolean " + ("TRUE" if raw else "FALSE")
     if isinstance(raw, int):
@@ -110,16 +109,11 @@ def show(raw: Any) -> str:
     return repr(raw)[:60]
 
 
-def num(x: int | float | Decimal) -> str:
+def num(x: int | float) -> str:
     """A number for a message: ints with thousands separators from 10,000, floats shortest."""
-    if isinstance(x, float):
-        if math.isfinite(x) and x == int(x) and abs(x) < 1e16:
-            x = int(x)
-        else:
-            return repr(x)
-    if isinstance(x, Decimal):
-        return str(x)
-    return f"{x:,}" if abs(x) >= 10_000 else str(x)
+    if isinstance(x, float) and not (math.isfinite(x) and x == int(x) and abs(x) < 1e16):
+        return repr(x)
+    return f"{int(x):,}" if abs(x) >= 10_000 else str(int(x))
 
 
 def letter(col: int) -> str:
@@ -174,9 +168,7 @@ def expected(col: Column) -> str:
     if col.kind == INT:
         return f"a whole number{rng}"
     if col.kind == FLOAT:
-        if col.percent:
-            return f"a fraction{rng} such as 0.4 or 40%"
-        return f"a number{rng}"
+        return f"a fraction{rng} such as 0.4 or 40%" if col.percent else f"a number{rng}"
     if col.kind == BOOL:
         return "true or false (also yes/no, y/n, t/f, on/off, 1/0)"
     if col.kind == ENUM:

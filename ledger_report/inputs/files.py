@@ -52,14 +52,13 @@ def open_regular(path: Path, label: str) -> BinaryIO:
 
 
 def read_bounded(path: Path, label: str, max_bytes: int, what: str = "file") -> bytes:
-    """At most ``max_bytes`` of a regular file; a larger one is refused (the bound holds
-    whatever size the file claims, and while it grows)."""
+    """At most ``max_bytes`` (whole MiB) of a regular file; a larger one is refused (the bound
+    holds whatever size the file claims, and while it grows)."""
     with open_regular(path, label) as fh:
         try:
             data = fh.read(max_bytes + 1)
         except OSError as exc:
             unreadable(label, exc)
     if len(data) > max_bytes:
-        size = f"{max_bytes // 2**20} MiB" if max_bytes >= 2**20 else f"{max_bytes // 2**10} KiB"
-        fail(label, f"a {what} of at most {size}", "a larger file")
+        fail(label, f"a {what} of at most {max_bytes // 2**20} MiB", "a larger file")
     return data

@@ -69,6 +69,5 @@ def hint(text: str) -> str:
             weak.add(column)
     if strong:
         return f' (did you mean "{max(strong, key=strong.__getitem__)}"?)'
-    if len(weak) == 1:  # "price": one column only; "dtype": seven, so none
-        return f' (did you mean "{weak.pop()}"?)'
-    return ""
+    # one weak match only: "price" means one column; "dtype" is in seven, so none
+    return f' (did you mean "{weak.pop()}"?)' if len(weak) == 1 else ""

@@ -168,8 +168,7 @@ class _Closures(Visitor):
         return if_
 
     def visit_BinOp(self, e):
-        a_, b_ = compiled(e.a), compiled(e.b)
-        op = _BINOPS[e.op]
+        a_, b_, op = compiled(e.a), compiled(e.b), _BINOPS[e.op]
 
         def binop(row, env, t):
             a = a_(row, env, t)
@@ -181,13 +180,11 @@ class _Closures(Visitor):
         return binop
 
     def visit_Cmp(self, e):
-        a_, b_ = compiled(e.a), compiled(e.b)
-        opname = e.op
+        a_, b_, opname = compiled(e.a), compiled(e.b), e.op
         return lambda row, env, t: compare(opname, a_(row, env, t), b_(row, env, t))
 
     def visit_Lookup(self, e):
-        k_ = compiled(e.key)
-        table, field, fallback = e.table, e.field, e.default
+        k_, table, field, fallback = compiled(e.key), e.table, e.field, e.default
 
         def lookup(row, env, t):
             k = k_(row, env, t)
@@ -203,8 +200,7 @@ class _Closures(Visitor):
             return lambda row, env, t: "".join(
                 [x if f is None else text_of(f(row, env, t)) for x, f in parts]
             )
-        args_ = [compiled(a) for a in e.args]
-        fn = _FUNCTIONS[e.fn]
+        args_, fn = [compiled(a) for a in e.args], _FUNCTIONS[e.fn]
 
         def call(row, env, t):
             xs = [a(row, env, t) for a in args_]
@@ -645,9 +641,7 @@ class _ArrayClosures(Visitor):
             if isinstance(cv, (bool, ev.np.bool_)) and c.blank is False:
                 return t_(ev) if cv else o_(ev)
             t, o = t_(ev), o_(ev)
-            if t is None and o is None:
-                return None
-            return ev._pick(cv, c.blank, t, o)
+            return None if t is None and o is None else ev._pick(cv, c.blank, t, o)
 
         return if_
 

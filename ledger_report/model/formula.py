@@ -274,9 +274,7 @@ class _Compiler(Visitor):
 
 def _either(a: str | None, b: str | None) -> str | None:
     """``a`` or else ``b``, with ``b`` evaluated only when ``a`` is FALSE."""
-    if a and b:
-        return f"IF({a},TRUE,{b})"
-    return a or b
+    return f"IF({a},TRUE,{b})" if a and b else a or b
 
 
 def _any_of(parts: list[str]) -> str | None:

@@ -69,9 +69,7 @@ def symbolic(reg: R.Registry, key: str) -> str:
 
 
 def _flatten_sum(e: Expr) -> list[Expr]:
-    if isinstance(e, BinOp) and e.op == "+":
-        return _flatten_sum(e.a) + _flatten_sum(e.b)
-    return [e]
+    return _flatten_sum(e.a) + _flatten_sum(e.b) if isinstance(e, BinOp) and e.op == "+" else [e]
 
 
 def _const_text(v: Any) -> str:
