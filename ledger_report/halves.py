@@ -123,7 +123,7 @@ def _second(read: Callable, source: Any, lines: range, work: Callable, send: Any
     send.send([name_key(c.name) for c in configs])
     send.close()
     try:
-        work(configs, _none, spill)
+        work(configs, lambda _rows: None, spill)  # (no progress from here)
         spill.flush()
     except OSError as err:  # the temporary folder full, as a rule
         raise OutputError(
@@ -136,7 +136,3 @@ def _second(read: Callable, source: Any, lines: range, work: Callable, send: Any
 def _shared(configs: list, names: list[str]) -> bool:
     """A name in both halves (a problem one reading of the file names)."""
     return not {name_key(c.name) for c in configs}.isdisjoint(names)
-
-
-def _none(_rows: int) -> None:
-    pass
