@@ -44,6 +44,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ledger_report.config import COLUMN_NAMES
 from ledger_report.errors import OutputError
 
 try:  # POSIX: the lock that tells a live run's journal from a dead one's
@@ -203,7 +204,9 @@ def write_outputs(
         # Phase 1: every output into its own complete, synced temp file.
         for shown, target, (_, data) in zip(given, targets, items):
             with _failing("create the folder for", shown):
-                made_dirs.extend(_make_parents(target.parent))
+                folder = target.parent
+                made_dirs += [p for p in (folder, *folder.parents) if not p.exists()]
+                folder.mkdir(parents=True, exist_ok=True)
             with _failing("write", shown):
                 journal = journal or _Journal(target.parent, [t.parent for t in targets])
                 temps.append(_write_temp(target, journal.run, data, _final_mode(target, umask)))
@@ -304,13 +307,6 @@ def _undo(entries: Sequence[_Entry]) -> None:
                     os.replace(backup, target)
             elif not os.path.lexists(tmp) and os.path.lexists(target):
                 os.unlink(target)
-
-
-def _make_parents(folder: Path) -> list[Path]:
-    """Create ``folder`` and its missing parents; returns the folders created, deepest first."""
-    missing = [p for p in (folder, *folder.parents) if not p.exists()]
-    folder.mkdir(parents=True, exist_ok=True)
-    return missing
 
 
 def _remove_dirs(folders: list[Path]) -> None:
@@ -478,14 +474,11 @@ def csv_bytes(columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> byte
 
 def plans_csv(doc: Mapping[str, Any]) -> bytes:
     """plans.csv: every plan's row under the input columns, one complete input row per plan."""
-    from ..config import COLUMN_NAMES
-
     return csv_bytes(COLUMN_NAMES, (p["row"] for p in doc["plans"]))
 
 
 def template_csv() -> bytes:
     """The empty input file as CSV: the column names and the XLSX template's example row."""
-    from ..config import COLUMN_NAMES
     from .workbook import EXAMPLE_ROW
 
     return csv_bytes(COLUMN_NAMES, [EXAMPLE_ROW])
