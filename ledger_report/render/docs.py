@@ -194,7 +194,10 @@ def json_md(reg: Registry, spec: Report = SPEC) -> str:
             extra = " (null where it does not apply)" if sec.json_null_unless_shown else ""
             out += [f"## {sec.en}: in {where}{extra}\n", figures_head]
             figures = sec.figures
-        out += [_figure_line(reg, f) for f in figures]
+        for f in figures:
+            q = reg[f.key]
+            meaning = _cell(q.en) + _items_text(f.items)
+            out.append(f"| `{f.name}` | [`{f.key}`](definitions.md) | {q.unit} | {meaning} |")
         out.append("")
     return "\n".join(out + _plan_md(reg)).rstrip() + "\n"
 
@@ -219,12 +222,6 @@ PLAN_LEVELS = {
     "inputs": "Each input row: in `inputs`",
     "plans": "Each plan: in `plans` and `pareto`",
 }
-
-
-def _figure_line(reg: Registry, f: Any) -> str:
-    q = reg[f.key]
-    meaning = _cell(q.en) + _items_text(f.items)
-    return f"| `{f.name}` | [`{f.key}`](definitions.md) | {q.unit} | {meaning} |"
 
 
 def _line_items(table: Any, column: str) -> tuple[tuple[str, str], ...]:
