@@ -36,8 +36,7 @@ def write_table(
     for chunk in chunks:
         out.write(head)
         head = b""
-        for block in table_lines([chunk[name] for name in header]):
-            out.write(block)
+        out.writelines(table_lines([chunk[name] for name in header]))
     out.write(head)
 
 
