@@ -27,9 +27,8 @@ GENERATED = (
 def _topics() -> list[tuple[str, tuple[str, ...], str]]:
     """The prose of definitions.md (``data/topics.md``): a topic per heading, each with the
     registry sections it covers (its ``<!-- sections: ... -->`` line) and what it says."""
-    text = data.text("topics.md")
     topics = []
-    for block in text.rstrip("\n").split("\n\n## ")[1:]:
+    for block in data.text("topics.md").rstrip("\n").split("\n\n## ")[1:]:
         title, sections, prose = block.split("\n", 2)
         names = sections.removeprefix("<!-- sections:").removesuffix("-->").split()
         topics.append((title, tuple(names), prose))
