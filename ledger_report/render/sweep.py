@@ -36,7 +36,8 @@ def write_table(
     for chunk in chunks:
         out.write(head)
         head = b""
-        out.writelines(table_lines([chunk[name] for name in header]))
+        for block in table_lines([chunk[name] for name in header]):
+            out.write(block)
     out.write(head)
 
 
