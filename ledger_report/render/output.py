@@ -119,13 +119,11 @@ def check_targets(
 
 
 def _current_umask() -> int:
-    try:  # Linux: read it without changing it (thread-safe)
+    with contextlib.suppress(OSError, ValueError, IndexError):  # Linux: read, not set (thread-safe)
         with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
             for line in fh:
                 if line.startswith("Umask:"):
                     return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
