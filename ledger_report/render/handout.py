@@ -446,10 +446,9 @@ def _layout(
     """Lay the view's ``n`` ``what`` out, one page each: WeasyPrint's public API, its own HTML
     parser and user-agent stylesheet, every URL through ``fetcher`` (its ``base_url`` is the
     template folder, where the template's ``<link>`` finds handout.css)."""
-    html = weasyprint.HTML(
+    document = weasyprint.HTML(
         string=_html(view), base_url=fetcher.root.as_uri() + "/", url_fetcher=fetcher
-    )
-    document = html.render(font_config=font_config)
+    ).render(font_config=font_config)
     if len(document.pages) != n:  # each sheet: one unsplittable block
         raise HandoutError(f"Internal error: {n} {what} laid out as {len(document.pages)} pages.")
     return document

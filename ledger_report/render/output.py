@@ -44,6 +44,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ledger_report.config import COLUMN_NAMES
 from ledger_report.errors import OutputError
 
 try:  # POSIX: the lock that tells a live run's journal from a dead one's
@@ -118,13 +119,11 @@ def check_targets(
 
 
 def _current_umask() -> int:
-    try:  # Linux: read it without changing it (thread-safe)
+    with contextlib.suppress(OSError, ValueError, IndexError):  # Linux: read, not set (thread-safe)
         with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
             for line in fh:
                 if line.startswith("Umask:"):
                     return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
@@ -203,7 +202,9 @@ def write_outputs(
         # Phase 1: every output into its own complete, synced temp file.
         for shown, target, (_, data) in zip(given, targets, items):
             with _failing("create the folder for", shown):
-                made_dirs.extend(_make_parents(target.parent))
+                folder = target.parent
+                made_dirs += [p for p in (folder, *folder.parents) if not p.exists()]
+                folder.mkdir(parents=True, exist_ok=True)
             with _failing("write", shown):
                 journal = journal or _Journal(target.parent, [t.parent for t in targets])
                 temps.append(_write_temp(target, journal.run, data, _final_mode(target, umask)))
@@ -304,13 +305,6 @@ def _undo(entries: Sequence[_Entry]) -> None:
                     os.replace(backup, target)
             elif not os.path.lexists(tmp) and os.path.lexists(target):
                 os.unlink(target)
-
-
-def _make_parents(folder: Path) -> list[Path]:
-    """Create ``folder`` and its missing parents; returns the folders created, deepest first."""
-    missing = [p for p in (folder, *folder.parents) if not p.exists()]
-    folder.mkdir(parents=True, exist_ok=True)
-    return missing
 
 
 def _remove_dirs(folders: list[Path]) -> None:
@@ -478,14 +472,11 @@ def csv_bytes(columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> byte
 
 def plans_csv(doc: Mapping[str, Any]) -> bytes:
     """plans.csv: every plan's row under the input columns, one complete input row per plan."""
-    from ..config import COLUMN_NAMES
-
     return csv_bytes(COLUMN_NAMES, (p["row"] for p in doc["plans"]))
 
 
 def template_csv() -> bytes:
     """The empty input file as CSV: the column names and the XLSX template's example row."""
-    from ..config import COLUMN_NAMES
     from .workbook import EXAMPLE_ROW
 
     return csv_bytes(COLUMN_NAMES, [EXAMPLE_ROW])

@@ -129,7 +129,7 @@ def _distinct(np, values: Any) -> tuple[list[str], Any]:
     row's code among them."""
     kind = values.dtype.kind
     if kind == "b":
-        return [_TRUTH[0], _TRUTH[1]], values.view(np.uint8)
+        return [csv_text(False), csv_text(True)], values.view(np.uint8)
     if kind == "U":
         codes, texts = text_codes(np, values.reshape(-1))
         return [_quoted(csv_text(t)) for t in texts], codes
@@ -154,5 +154,4 @@ def _quoted(value: Any) -> str:
     return csv_lines([[value, ""]], safe=True).decode("utf-8")[: -len(",\r\n")]
 
 
-_TRUTH = (csv_text(False), csv_text(True))
 _PAD = bytes([PAD])

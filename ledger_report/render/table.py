@@ -136,8 +136,7 @@ def render_plans(doc: dict) -> str:
             ]
     if not doc["plans"]:  # nothing feasible: the reasons above, no empty table
         return "\n".join(out)
-    out.append("")
-    out += _columns((("#", "r", lambda p: str(p["rank"])), *_PLAN_COLUMNS), doc["plans"])
+    out += ["", *_columns((("#", "r", lambda p: str(p["rank"])), *_PLAN_COLUMNS), doc["plans"])]
     if doc.get("pareto"):
         out += ["", "Pareto front (days against cost, fastest first):"]
         out += _columns((("", "r", lambda p: ""), *_PLAN_COLUMNS), doc["pareto"])

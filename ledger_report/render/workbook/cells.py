@@ -181,10 +181,8 @@ class _Book:
             raise ValueError(
                 f"{where}: text holds the character U+{ord(bad.group()):04X}, which a workbook cannot store"
             )
-        if s == "":
-            _ok(ws.write_blank(row - 1, col - 1, None, style), where)
-        else:
-            _ok(ws.write_string(row - 1, col - 1, s, style), where)
+        write = ws.write_string if s else ws.write_blank  # "": a formatted blank
+        _ok(write(row - 1, col - 1, s, style), where)
 
     def value(self, ws, row: int, col: int, v: Any, style=None) -> None:
         """A number, a boolean or (``None``) a formatted blank."""
@@ -327,16 +325,15 @@ def shown_width(v: Any, fmt: str) -> int:
         return _text_width(v)
     if isinstance(v, bool):
         return 5
+    if fmt == F_GENERAL:
+        return len(f"{v:.10g}")
     quoted = _QUOTED.search(fmt)
     suffix = len(quoted.group(1)) + 1 if quoted else 0
     if "E+" in fmt:
         return 10 + suffix
     places = _PLACES.search(fmt)
     n = len(places.group(1)) if places else 0
-    if fmt == "General":
-        text = f"{v:.10g}"
-    else:
-        text = f"{v:,.{n}f}" if "," in fmt else f"{v:.{n}f}"
+    text = f"{v:,.{n}f}" if "," in fmt else f"{v:.{n}f}"
     return len(text) + (1 if fmt.endswith("%") else 0) + suffix
 
 

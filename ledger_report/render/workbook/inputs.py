@@ -98,6 +98,7 @@ def _write_inputs(book: _Book, ws, configs: list[Config], dropdown_rows: int, mo
     text_in = book.entry(quote=True)
     num_in = book.entry()  # empty cells look so too
     count_in = book.entry(fmt=F_INT)
+    first, last = INPUT_FIRST_ROW - 1, INPUT_FIRST_ROW + max(dropdown_rows, 1) - 2  # 0-based rows
     for j, col in enumerate(COLUMNS, start=1):
         book.label(ws, 1, j, col.name, head)
         where = f"{INPUTS}!{INPUT_LETTERS[col.name]}1 (comment)"
@@ -108,6 +109,10 @@ def _write_inputs(book: _Book, ws, configs: list[Config], dropdown_rows: int, mo
             longest = max((_text_width(t) for t in texts if isinstance(t, str)), default=0)
             width = max(width, min(40, longest + 2))
         ws.set_column(j - 1, j - 1, width, num_in)
+        if rule := _validation(col):
+            rule.update(ignore_blank=True, show_error=True)
+            where = f"{INPUTS}: the validation of {col.name}"
+            _ok(ws.data_validation(first, j - 1, last, j - 1, rule), where)
     # the rows, as values: text always a text cell, blank stays blank (the default is resolved
     # by formula), numbers and booleans typed
     for i, cfg in enumerate(configs):
@@ -129,12 +134,6 @@ def _write_inputs(book: _Book, ws, configs: list[Config], dropdown_rows: int, mo
             else:
                 book.text(ws, r, j, str(v), text_in, where)
     ws.freeze_panes(1, 1)
-    first, last = INPUT_FIRST_ROW - 1, INPUT_FIRST_ROW + max(dropdown_rows, 1) - 2  # 0-based rows
-    for j, col in enumerate(COLUMNS):
-        if rule := _validation(col):
-            rule.update(ignore_blank=True, show_error=True)
-            where = f"{INPUTS}: the validation of {col.name}"
-            _ok(ws.data_validation(first, j, last, j, rule), where)
 
 
 def _validation(col: Column) -> dict[str, Any] | None:

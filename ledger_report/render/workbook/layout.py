@@ -94,7 +94,6 @@ def sheet_title(name: str, taken: Iterable[str] = ()) -> str:
     (case-insensitively) among ``taken``."""
     taken_cf = {t.casefold() for t in taken}
     base = re.sub(r"[\[\]:*?/\\\x00-\x1f\x7f]", "_", str(name)).strip().strip("'").strip()
-    base = base or "config"
 
     def fit(s: str, limit: int) -> str:
         while len(s.encode("utf-16-le")) // 2 > limit:

@@ -216,7 +216,6 @@ class _PrintSheet:
         return max(ends)
 
     def free(self, r: int) -> int:
-        """The first row from ``r`` that is not hidden."""
         while r in self.hidden:
             r += 1
         return r

@@ -53,7 +53,6 @@ def _table(
     r += 1
     for e in entries:
         row = e.get("row") or {}
-        cur = row.get("currency")
         book.text(ws, r, 1, str(e.get("input", "")), None, f"{PLANS}!A{r}")
         book.text(ws, r, 2, str(row.get("name", "")), None, f"{PLANS}!B{r}")
         if rank:
@@ -63,9 +62,8 @@ def _table(
         book.text(ws, r, 4, layout_text(row), book.style(wrap=True), f"{PLANS}!D{r}")
         book.value(ws, r, 5, e.get("gpus"), book.style(fmt=F_INT))
         book.value(ws, r, 6, e.get("days"), book.style(fmt=_SHOW_FORMATS[R.DAYS]))
-        book.value(
-            ws, r, 7, e.get("cost"), book.style(fmt=money_format(cur, _SHOW_FORMATS[R.MONEY]))
-        )
+        money = book.style(fmt=money_format(row.get("currency"), _SHOW_FORMATS[R.MONEY]))
+        book.value(ws, r, 7, e.get("cost"), money)
         book.value(ws, r, 8, e.get("peak_fraction"), book.style(fmt="0.0%"))
         why = e.get("why")
         book.text(ws, r, 9, why if isinstance(why, str) else "", book.style(wrap=True), PLANS)

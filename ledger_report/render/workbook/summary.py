@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...model import registry as R
+from ...report import DEFAULT
 from .cells import _letter, _lines, _ok, chart_looks, header_width, print_setup, shown_width
 from .layout import CHART_MAX, SUMMARY, SUMMARY_FIRST_ROW, SUMMARY_ROWS_PER_PAGE
 from .report import _header
@@ -118,8 +119,6 @@ def stacked_chart(rep, chart: Any, chart_cols: list[tuple[int, str]], shown: int
 def summary_columns(model: Any = None, lang: str = "en") -> list[tuple[str, str]]:
     """(header, registry key) of the Summary table's columns after the name, in order (the
     values are the display formulas: bytes in GB, text in the workbook's language)."""
-    from ...report import DEFAULT
-
     model = model or DEFAULT
     return [(_header(model.registry, k, lang), k) for k in _summary_keys(model.spec)]
 
