@@ -87,10 +87,15 @@ calc --csv read and compute a CSV file's rows after 55 % of its lines in a proce
 reading (halves.py; the same frame and bytes, tests/test_halves.py).  lr.to_frame of 100,000 rows
 5.8-6.0 -> 4.0-4.5 s wall alone (user 5.4-5.8 s, system 1.2-1.5 s), 4.6-5.6 s in this script and
 alone when the machine's page faults were slow (system 1.7-3.2 s); calc --csv 5.5-7.3 s (its
-figures in bench_csv.py); calc --json of 10,000 rows 3.8 s; lr.compute + documents on 20 rows 37
-against 54-56 ms row by row.  The second half's table comes back as pickle's out-of-band buffers in
-a temporary file, mapped, not copied (through multiprocessing's pipe, ~300 MB took 7 s: its reader
-allocates per read).
+figures in bench_csv.py); lr.compute + documents on 20 rows 37 against 54-56 ms row by row.  The
+second half's table comes back pickled through a temporary file (through multiprocessing's pipe,
+~300 MB took 7 s: its reader allocates per read; mapped as pickle's out-of-band buffers instead of
+loaded: 4.0-4.4 against 4.1-4.5 s, not kept).  Then calc --json went through the same halves
+(workers.in_turn, every second chunk of 1,024 rows in a forked process, removed): 10,000 rows
+3.6-3.7 s against 3.8 s, the same bytes; an XLSX file or mappings now run in one process.  At
+03:30 UTC, main at 60aafed, this script twice: calc --json 3.6, 3.7 s; lr.to_frame 5.1, 5.1 s
+(CPU 8.0 s; alone 3.9-5.3 s, user 5.4-5.7 s, system 1.2-2.5 s: the machine's page faults);
+calc --csv 5.8, 5.5 s.
 
 lr.to_frame of 100,000 rows was ~7.5 s of CPU (reading 3.7 s, the table 3.3-3.7 s) and calc
 --csv's figures are bench/bench_csv.py's; the earlier rounds' figures are in this file's history
