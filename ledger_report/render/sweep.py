@@ -28,9 +28,9 @@ def write_table(
     out: BinaryIO,
     with_header: bool = True,
 ) -> None:
-    """Write the header (unless not ``with_header``), then each chunk's rows (its columns in the header's
-    order), to the binary stream ``out`` (UTF-8); the header alone when there is no row.  The
-    header goes out with the first chunk, so a file refused while its first rows are read or
+    """Write the header (unless not ``with_header``), then each chunk's rows (its columns in the
+    header's order), to the binary stream ``out`` (UTF-8); the header alone when there is no row.
+    The header goes out with the first chunk, so a file refused while its first rows are read or
     computed leaves nothing on ``out`` but the error."""
     head = csv_lines([header]) if with_header else b""
     for chunk in chunks:
