@@ -95,7 +95,10 @@ loaded: 4.0-4.4 against 4.1-4.5 s, not kept).  Then calc --json went through the
 3.6-3.7 s against 3.8 s, the same bytes; an XLSX file or mappings now run in one process.  At
 03:30 UTC, main at 60aafed, this script twice: calc --json 3.6, 3.7 s; lr.to_frame 5.1, 5.1 s
 (CPU 8.0 s; alone 3.9-5.3 s, user 5.4-5.7 s, system 1.2-2.5 s: the machine's page faults);
-calc --csv 5.8, 5.5 s.
+calc --csv 5.8, 5.5 s.  At 03:45-03:55 the mapped spill again (a shorter form), run in turn with
+pickle.load, 4 pairs twice: 4.74-5.04 against 4.82-5.53 s while the machine's faults were slow
+(system 2.0-2.5 s), 3.93-4.27 against 3.89-4.44 s while they were not (system 1.2-1.4 s); not
+kept (14 lines for ~0.3 s on a slow-fault machine only).
 
 lr.to_frame of 100,000 rows was ~7.5 s of CPU (reading 3.7 s, the table 3.3-3.7 s) and calc
 --csv's figures are bench/bench_csv.py's; the earlier rounds' figures are in this file's history
