@@ -605,28 +605,22 @@ def _pandas_column(pd, values: Any, blank: Any):
 
 def write_json(source: Rows, out: BinaryIO, progress: Progress | None = None) -> None:
     """``calc --json``: the JSON document of every row, compact, one configuration a line, written
-    to the binary stream ``out`` a chunk of rows at a time as they are computed (a split file's
-    second half written beside, to a temporary file, then copied after the first: ``sweep``)."""
-    import shutil
-
+    to the binary stream ``out`` a chunk of rows at a time as they are computed (``_streamed``)."""
     from .render.document import json_lines, write_lines
 
     def work(configs: list[Config], tick, spill: BinaryIO | None) -> bool:
         parts = compute_many(configs, make=json_lines)
-        write_lines(parts, spill or out, tick, opening=spill is None, closing=False)
+        stream = out if spill is None else spill
+        write_lines(parts, stream, tick, opening=spill is None, closing=False)
         return bool(configs)
 
-    with no_cyclic_gc(), sweep(source, work, progress) as (begun, rest):
-        if rest is not None:
-            shutil.copyfileobj(rest, out, 1 << 20)
-        write_lines((), out, opening=not begun)  # the end (and the head, where no row began it)
+    begun = _streamed(source, out, work, progress)
+    write_lines((), out, opening=not begun)  # the end (and the head, where no row began it)
 
 
 def write_csv(source: Rows, out: BinaryIO, progress: Progress | None = None) -> None:
-    """``calc --csv``: the sweep table (``to_frame``'s) as CSV, a chunk of rows at a time (a
-    split file's second half written beside, to a temporary file, then copied after the first)."""
-    import shutil
-
+    """``calc --csv``: the sweep table (``to_frame``'s) as CSV, a chunk of rows at a time
+    (``_streamed``)."""
     from .render.sweep import write_table
 
     header = ["name", *table_keys()]
@@ -635,9 +629,18 @@ def write_csv(source: Rows, out: BinaryIO, progress: Progress | None = None) -> 
         chunks = _ticked(engine_table(configs), tick)
         write_table(header, chunks, out if spill is None else spill, with_header=spill is None)
 
-    with no_cyclic_gc(), sweep(source, work, progress) as (_, rest):
+    _streamed(source, out, work, progress)
+
+
+def _streamed(source: Rows, out: BinaryIO, work, progress: Progress | None) -> Any:
+    """``sweep`` of a ``work`` that writes the first half's rows to ``out`` as they are made and
+    the second half's to its spill, copied to ``out`` after them; the first half's value."""
+    import shutil
+
+    with no_cyclic_gc(), sweep(source, work, progress) as (value, rest):
         if rest is not None:
             shutil.copyfileobj(rest, out, 1 << 20)
+    return value
 
 
 def reconcile(

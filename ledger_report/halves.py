@@ -18,28 +18,28 @@ from typing import Any, Callable, Iterator
 from .engine import NotFiniteError
 from .errors import InputError, OutputError
 from .inputs import name_key
-from .inputs.csv import CSV_SUFFIXES
+from .inputs.csv import CSV_SUFFIXES, MAX_CSV_BYTES
+from .inputs.files import read_bounded
 from .inputs.tables import MAX_ROWS
 from .progress import Progress, counter
 from .render.workers import can_fork, default_jobs, fork, receive_outcome, stopped_error
 
+SHARE_PERCENT = 55  # of a split file's lines, read by this process (the other also writes a file)
+
 
 def split(source: Any, chunk_rows: int) -> int | None:
-    """The physical line after which a sweep of ``source`` is split, 55 % of the way through a CSV
-    file of more than two chunks' lines (the second half also writes what it makes to a file that
-    the first reads back), where two processes may run; else ``None``."""
+    """The physical line after which a sweep of ``source`` is split, ``SHARE_PERCENT`` of the way
+    through a CSV file of more than two chunks' lines, where two processes may run; else ``None``
+    (a file the reader refuses included: it names the problem)."""
     if not isinstance(source, (str, Path)) or Path(source).suffix.lower() not in CSV_SUFFIXES:
         return None
     try:
-        if not Path(source).is_file():  # (a pipe is read once, by the reader, which refuses it)
-            return None
-        with open(source, "rb") as fh:
-            lines = sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 20), b""))
-    except (OSError, ValueError):  # (the reader names the problem)
+        lines = read_bounded(Path(source), str(source), MAX_CSV_BYTES).count(b"\n")
+    except InputError:
         return None
     if lines <= 2 * chunk_rows or not can_fork() or default_jobs() < 2:
         return None  # (LEDGER_REPORT_JOBS read only where a process may be forked)
-    return lines * 11 // 20
+    return lines * SHARE_PERCENT // 100
 
 
 @contextlib.contextmanager
@@ -60,13 +60,13 @@ def sweep(
     except OSError:  # (no writable temporary folder: one process does it all)
         spill = None
     if spill is None:
-        yield _whole(read, source, work, progress), None
+        yield _one_reading(read, source, work, progress), None
     else:
         with spill, _in_halves(read, source, at, work, progress, spill) as halves:
             yield halves
 
 
-def _whole(read: Callable, source: Any, work: Callable, progress: Progress | None) -> Any:
+def _one_reading(read: Callable, source: Any, work: Callable, progress: Progress | None) -> Any:
     configs = read(source)
     return work(configs, counter(progress, len(configs)), None)
 
@@ -88,7 +88,7 @@ def _in_halves(read, source, at: int, work, progress, spill) -> Iterator[tuple[A
             configs, names = [], None
         if names is None or len(configs) + len(names) > MAX_ROWS or _shared(configs, names):
             process.kill()
-            yield _whole(read, source, work, progress), None  # raises what one reading finds
+            yield _one_reading(read, source, work, progress), None  # raises what one reading finds
             return
         tick = counter(progress, len(configs) + len(names))
         refused: list = []

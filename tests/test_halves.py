@@ -173,3 +173,13 @@ def test_a_second_half_that_dies_is_named_with_its_exit_code(tmp_path, split_sma
         with api.sweep(path, work):
             pass
     assert multiprocessing.active_children() == []
+
+
+def test_the_docs_state_the_split_the_code_makes():
+    """docs/tables.md and the README give the size that splits a file and the share this process
+    reads: the figures halves.split and api.CHUNK_ROWS use, not copies that could drift."""
+    tables = (EXAMPLE.parents[1] / "docs" / "tables.md").read_text(encoding="utf-8")
+    readme = (EXAMPLE.parents[1] / "README.md").read_text(encoding="utf-8")
+    assert f"more than {2 * api.CHUNK_ROWS:,} lines" in tables
+    for text in (tables, readme):
+        assert f"after {halves.SHARE_PERCENT} % of its" in " ".join(text.split())
