@@ -69,7 +69,10 @@ class _Group(click.Group):
         except KeyboardInterrupt as err:
             signum = err.args[0] if isinstance(err, _Terminated) else signal.SIGINT
             name = signal.Signals(signum).name
-            _echo_error(f"stopped by {name}; the outputs are written all together or not at all.")
+            _echo_error(
+                f"stopped by {name}; no output file was written (they are written all together"
+                " or not at all), and any output printed is incomplete."
+            )
             sys.exit(128 + signum)
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise

@@ -90,7 +90,8 @@ def test_workers_end_with_the_build(tmp_path, signum):
     assert proc.returncode == (-9 if signum == signal.SIGKILL else 128 + 15)
     if signum == signal.SIGTERM:
         assert err_file.read_text().strip() == (
-            "Error: stopped by SIGTERM; the outputs are written all together or not at all."
+            "Error: stopped by SIGTERM; no output file was written (they are written all"
+            " together or not at all), and any output printed is incomplete."
         )
     assert not out.exists() or not [p for p in out.iterdir()]
 
