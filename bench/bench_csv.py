@@ -66,23 +66,23 @@ row), and the command touches ~2 GB.  The target is not met; what is left is the
 50,000 rows) and the reading.
 
 Measured 2026-12-05 04:20-04:40 UTC, the same machine (reference 0.43 s, load ~1): calc --csv
-5.3-5.9 s wall, 8.6-9.3 s user and 1.0-1.9 s system.  Timeline: imports 0.27 s before the fork;
-the halves read 55,000 and 45,000 rows in 1.36 and 1.26 s (the second also parses the lines it
-skips); then table and lines 3.5 and 3.0-3.4 s; the copy of the spill 0.02 s (0.09 s to a file);
-the first process frees its rows and exits in ~0.35 s more.  Per 50,000 rows in one process: the
-reading 1.25 s (of it the constraint checks ~0.17 s), the table 1.0-1.3 s, the lines 1.8-1.95 s
-(per 10,000: the distinct cells 0.19 s, of it the floats 0.11 s, nearly all repr; laying out 0.05 s; filling
-0.06 s; un-padding 0.08 s).  Tried, none beyond the scatter of five or six runs each: TABLE_ROWS
-4,096 and 8,192 (6.0-6.5 s: more user time), 32,768 and 65,536 (5.3-6.2 s: less user time, more
-system time, +160 and +490 MB peak RSS); a split at 52 or 53 % (5.4-5.6 s); pandas imported before
-the fork (what the second process saves, the first pays before forking); glibc's malloc
-thresholds raised through the environment (~35,000 fewer page faults a process, 0.1 s at most);
-the padded cells' widths unrounded or rounded to 8 bytes instead of a power of two (the same
-time).  Float cells: numpy's ``astype("S")`` writes the same digits as ``repr`` (2.1 M values and
-100,000 random ones, no difference) but takes 410 against 260 ns a value; the distinct floats of
-all the columns together are 219,000 against 275,000 column by column on 10,000 rows.  Integer
-cells by ``astype("S")``: 0.012 s less per 10,000 rows.  Reaching 5 s needs ~1 s less CPU over
-the two processes (10 %); no single part left holds that much.
+5.3-5.9 s wall, 8.6-9.3 s user and 1.0-1.9 s system. Timeline: imports 0.27 s before the fork; the
+halves read 55,000 and 45,000 rows in 1.36 and 1.26 s (the second also parses the lines it skips);
+then table and lines 3.5 and 3.0-3.4 s; the copy of the spill 0.02 s (0.09 s to a file); the first
+process frees its rows and exits in ~0.35 s more. Per 50,000 rows in one process: the reading 1.25 s
+(of it the constraint checks ~0.17 s), the table 1.0-1.3 s, the lines 1.8-1.95 s (per 10,000: the
+distinct cells 0.19 s, of it the floats 0.11 s, nearly all repr; laying out 0.05 s; filling 0.06 s;
+un-padding 0.08 s). Tried, none beyond the scatter of five or six runs each: TABLE_ROWS 4,096 and
+8,192 (6.0-6.5 s: more user time), 32,768 and 65,536 (5.3-6.2 s: less user time, more system time,
++160 and +490 MB peak RSS); a split at 52 or 53 % (5.4-5.6 s); pandas imported before the fork (what
+the second process saves, the first pays before forking); glibc's malloc thresholds raised through
+the environment (~35,000 fewer page faults a process, 0.1 s at most); the padded cells' widths
+unrounded or rounded to 8 bytes instead of a power of two (the same time). Float cells: numpy's
+``astype("S")`` writes the same digits as ``repr`` (2.1 M values and 100,000 random ones, no
+difference) but takes 410 against 260 ns a value; the distinct floats of all the columns together
+are 219,000 against 275,000 column by column on 10,000 rows. Integer cells by ``astype("S")``: 0.012
+s less per 10,000 rows. Reaching 5 s needs ~1 s less CPU over the two processes (10 %); no single
+part left holds that much.
 """
 
 from __future__ import annotations
