@@ -90,7 +90,9 @@ def _in_halves(read, source, at: int, work, progress, spill) -> Iterator[tuple[A
             process.kill()
             yield _one_reading(read, source, work, progress), None  # raises what one reading finds
             return
-        tick = counter(progress, len(configs) + len(names))
+        # the first half's rows told for both halves' (they go side by side, at about one pace)
+        total, mine_n = len(configs) + len(names), max(1, len(configs))
+        tick = counter(progress and (lambda n, _: progress(n * total // mine_n, total)), mine_n)
         refused: list = []
         mine = None
         try:
@@ -101,7 +103,6 @@ def _in_halves(read, source, at: int, work, progress, spill) -> Iterator[tuple[A
             receive_outcome(outcome, process, stopped_error("making the second half of the rows"))
         except NotFiniteError as err:
             refused.extend(err.problems)
-        tick(len(names))
         if refused:
             raise NotFiniteError(refused)
         spill.seek(0)

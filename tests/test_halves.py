@@ -109,6 +109,24 @@ def test_calc_csv_in_halves_is_the_one_reading_bytes(tmp_path, split_small, monk
     assert told[-1] == (23, 23)
 
 
+def test_progress_counts_the_first_halfs_rows_for_both_halves(tmp_path, split_small):
+    """The halves go side by side at about one pace, so after k of the first half's m rows the
+    progress is told k·n/m of all n rows, and n at its last; the second half tells nothing."""
+    path = tmp_path / "rows.csv"
+    _write(path, _rows(23))
+    told = []
+
+    def work(configs, tick, spill):
+        for _ in configs:
+            tick(1)
+        return len(configs)
+
+    with api.sweep(path, work, lambda done, total: told.append((done, total))) as (m, _rest):
+        assert 1 < m < 23
+    assert told == [(k * 23 // m, 23) for k in range(1, m + 1)]
+    assert told[-1] == (23, 23)
+
+
 @pytest.mark.parametrize(
     "spoil",
     [
