@@ -91,8 +91,8 @@ def _in_halves(read, source, at: int, work, progress, spill) -> Iterator[tuple[A
             yield _one_reading(read, source, work, progress), None  # raises what one reading finds
             return
         # the first half's rows told for both halves' (they go side by side, at about one pace)
-        total, mine_n = len(configs) + len(names), max(1, len(configs))
-        tick = counter(progress and (lambda n, _: progress(n * total // mine_n, total)), mine_n)
+        total, own = len(configs) + len(names), max(1, len(configs))
+        tick = counter(progress and (lambda n, _: progress(n * total // own, total)), own)
         refused: list = []
         mine = None
         try:
