@@ -100,6 +100,12 @@ pickle.load, 4 pairs twice: 4.74-5.04 against 4.82-5.53 s while the machine's fa
 (system 2.0-2.5 s), 3.93-4.27 against 3.89-4.44 s while they were not (system 1.2-1.4 s); not
 kept (14 lines for ~0.3 s on a slow-fault machine only).
 
+2026-12-05 04:18 and 05:20 UTC, the same machine (reference 0.43-0.44 s, load ~1): calc --json 3.6,
+3.8 s; lr.to_frame 3.9, 6.0 s in this script (CPU 6.7, 9.0 s: the machine's page faults) and
+4.3-4.6 s alone; calc --csv 5.6 s, then 5.5 s once ``cli.py`` froze the process's objects at exit
+(the interpreter's shutdown 0.15-0.26 -> 0.06 s); lr.compute + documents on 20 rows 39 against
+53-56 ms row by row.  calc --csv's target is not met (bench_csv.py says where its time goes).
+
 lr.to_frame of 100,000 rows was ~7.5 s of CPU (reading 3.7 s, the table 3.3-3.7 s) and calc
 --csv's figures are bench/bench_csv.py's; the earlier rounds' figures are in this file's history
 (git log -p bench/bench_calc.py).

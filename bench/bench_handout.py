@@ -45,6 +45,13 @@ is the load's, so CPU time is compared, runs of two versions made alternately):
   callgrind, within the wall-time noise: not kept for the template it needs); the legend without
   its ``span.entry`` (the English PDF the same, a Chinese legend line breaks elsewhere: not
   kept).  Kept: no ``div.main`` around a page's two floats (it did nothing).
+- the build, 2026-12-05 04:20-05:25 (load ~1): 4.42 s wall and 8.0 s of CPU before.  A timeline
+  (strace): the workbook forked at 0.50 s; WeasyPrint's import in the parent 0.65-0.95 s, of it
+  cffi's library search (``ldconfig``, ``gcc`` and ``ld`` for 16 names, 48 processes); the
+  handout's parts forked at 1.16 s, ended at 4.00 and 4.28 s; the workbook at 4.35 s; the process
+  at 4.51 s.  The interpreter's shutdown took 0.25-0.32 s of that end (the collector walking every
+  object); ``cli.py`` now freezes them at exit (``atexit.register(gc.freeze)``): 0.03 s.  Whole
+  builds alternated, four each: 4.74-5.03 -> 4.34-4.52 s; this script: 4.30 s, 7.7 s of CPU.
 
 Where a page's time goes (cProfile and removing one part of the page at a time, the example in
 English): WeasyPrint's layout ~45 % (tables ~15 %, absolutely placed spans ~6-8 %, text line
