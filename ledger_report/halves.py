@@ -25,6 +25,7 @@ from .progress import Progress, counter
 from .render.workers import can_fork, default_jobs, fork, receive_outcome, stopped_error
 
 SHARE_PERCENT = 55  # of a split file's lines, read by this process (the other also writes a file)
+SPILL_KB_PER_ROW = 17  # the most a row takes in the spill: a calc --json line (16.6 kB, bench rows)
 
 
 def split(source: Any, chunk_rows: int) -> int | None:
@@ -130,7 +131,7 @@ def _second(read: Callable, source: Any, lines: range, work: Callable, send: Any
         raise OutputError(
             f"The second half of the rows could not be written to a temporary file in"
             f" {tempfile.gettempdir()} ({err.strerror or err}). Set TMPDIR to a folder with room"
-            f" (up to 13 kB a row), or LEDGER_REPORT_JOBS=1 to work in one process."
+            f" (up to {SPILL_KB_PER_ROW} kB a row), or LEDGER_REPORT_JOBS=1 to work in one process."
         ) from None
 
 

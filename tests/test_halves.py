@@ -6,6 +6,7 @@ scalar engine: the table, the CSV lines and every refusal must be the same, byte
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import multiprocessing
 import os
@@ -16,7 +17,7 @@ from test_api import EXAMPLE
 
 from ledger_report import api, halves
 from ledger_report.engine import NotFiniteError
-from ledger_report.errors import InputError, Problem
+from ledger_report.errors import InputError, OutputError, Problem
 
 SPLIT_ROWS = 2  # api.CHUNK_ROWS in these tests: a file of more than 4 lines is split
 
@@ -193,11 +194,34 @@ def test_a_second_half_that_dies_is_named_with_its_exit_code(tmp_path, split_sma
     assert multiprocessing.active_children() == []
 
 
+def test_a_full_temporary_folder_names_tmpdir_and_the_room_a_row_takes(tmp_path, split_small):
+    """The second half's spill meets a full disk (ENOSPC, as write(2) reports it): an OutputError
+    that names the folder, the room a row takes and the way to one process, not an internal
+    error."""
+    path = tmp_path / "rows.csv"
+    _write(path, _rows(9))
+
+    def work(configs, _tick, spill):
+        if spill is not None:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with pytest.raises(OutputError) as err:
+        with api.sweep(path, work):
+            pass
+    message = str(err.value)
+    assert tempfile.gettempdir() in message and os.strerror(errno.ENOSPC) in message
+    assert f"up to {halves.SPILL_KB_PER_ROW} kB a row" in message
+    assert "LEDGER_REPORT_JOBS=1" in message
+    assert multiprocessing.active_children() == []
+
+
 def test_the_docs_state_the_split_the_code_makes():
-    """docs/tables.md and the README give the size that splits a file and the share this process
-    reads: the figures halves.split and api.CHUNK_ROWS use, not copies that could drift."""
+    """docs/tables.md and the README give the size that splits a file, the share this process
+    reads and the room the temporary file takes: the figures halves.split, api.CHUNK_ROWS and the
+    full-folder message use, not copies that could drift."""
     tables = (EXAMPLE.parents[1] / "docs" / "tables.md").read_text(encoding="utf-8")
     readme = (EXAMPLE.parents[1] / "README.md").read_text(encoding="utf-8")
     assert f"more than {2 * api.CHUNK_ROWS:,} lines" in tables
     for text in (tables, readme):
         assert f"after {halves.SHARE_PERCENT} % of its" in " ".join(text.split())
+        assert f"up to {halves.SPILL_KB_PER_ROW} kB a row" in " ".join(text.split())
