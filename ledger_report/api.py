@@ -14,7 +14,6 @@ values they hold.  The command line is a thin layer over these functions.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import numbers
 import os
@@ -25,6 +24,7 @@ from typing import Any, BinaryIO, Iterator, Sequence
 
 import numpy as np
 
+from . import halves
 from .catalogue import GPUS, MODELS
 from .config import LANGS, Config
 from .engine import CHUNK_ROWS, Ledger, compute_many, ledger_table, table_keys
@@ -476,16 +476,16 @@ def to_frame(source: Rows | Mapping[str, Any], *, states: bool = False):
     if _all_ledgers(source):
         columns = ledger_table(source)
         return pd.DataFrame({k: _pandas_column(pd, *c) for k, c in columns.items()}, copy=False)
-    with no_cyclic_gc(), sweep(source, _frame_half) as (gathered, rest):
+    with no_cyclic_gc(), halves.sweep(read, source, _frame_half, None, CHUNK_ROWS) as (got, rest):
         if rest is not None:  # the second half's rows, after the first's
-            gathered = _merged(gathered, pickle.load(rest))
-        if not gathered[0]:
+            got = _merged(got, pickle.load(rest))
+        if not got[0]:
             return pd.DataFrame(columns=["name", *table_keys()])
-        return pd.DataFrame(dict(_joined(pd, *gathered)), copy=False)
+        return pd.DataFrame(dict(_joined(pd, *got)), copy=False)
 
 
 def _frame_half(configs: list[Config], _tick, spill: BinaryIO | None) -> Gathered | None:
-    """The rows' table gathered for pandas: returned, or written into ``spill`` (``sweep``)."""
+    """The rows' table gathered for pandas: returned, or written into ``spill`` (halves.sweep)."""
     gathered = _gathered(engine_table(configs))
     if spill is None:
         return gathered
@@ -498,15 +498,6 @@ def _ticked(chunks: Iterable[Mapping[str, tuple[Any, Any]]], tick) -> Iterator[A
     for chunk in chunks:
         tick(len(chunk["name"][0]))
         yield chunk
-
-
-@contextlib.contextmanager
-def sweep(source: Rows, work, progress: Progress | None = None) -> Iterator[tuple[Any, Any]]:
-    """``halves.sweep`` of ``work`` over the rows of ``source``: a CSV file's on two cores."""
-    from . import halves
-
-    with halves.sweep(read, source, work, progress, CHUNK_ROWS) as made:
-        yield made
 
 
 # The sweep table for pandas, a column's chunks gathered as they come and joined at the end:
@@ -633,11 +624,11 @@ def write_csv(source: Rows, out: BinaryIO, progress: Progress | None = None) -> 
 
 
 def _streamed(source: Rows, out: BinaryIO, work, progress: Progress | None) -> Any:
-    """``sweep`` of a ``work`` that writes the first half's rows to ``out`` as they are made and
-    the second half's to its spill, copied to ``out`` after them; the first half's value."""
+    """``halves.sweep`` of a ``work`` that writes the first half's rows to ``out`` as they are
+    made and the second half's to its spill, then copied to ``out``; the first half's value."""
     import shutil
 
-    with no_cyclic_gc(), sweep(source, work, progress) as (value, rest):
+    with no_cyclic_gc(), halves.sweep(read, source, work, progress, CHUNK_ROWS) as (value, rest):
         if rest is not None:
             shutil.copyfileobj(rest, out, 1 << 20)
     return value

@@ -1,9 +1,9 @@
-"""A sweep on two cores: a CSV file's rows split at a physical line, the rows after it read and
-worked through by a forked process while this one does those before it (``api.sweep``).  Each
-half is read as the whole file is (the same reader, the header read by both), so its values are
-the ones one reading gives; what holds across the rows (each name once, at most ``MAX_ROWS``
-rows) is checked on the two halves together, and a half with a problem has the file read again
-whole, so that the refusal is the one a single reading gives."""
+"""A sweep on two cores (``to_frame``, ``calc --csv`` and ``--json``): a CSV file's rows split at a
+physical line, the rows after it read and worked through by a forked process while this one does
+those before it.  Each half is read as the whole file is (the same reader, the header read by
+both), so its values are the ones one reading gives; what holds across the rows (each name once,
+at most ``MAX_ROWS`` rows) is checked on the two halves together, and a half with a problem has
+the file read again whole, so that the refusal is the one a single reading gives."""
 
 from __future__ import annotations
 

@@ -108,6 +108,18 @@ def test_each_edge_value_is_written_as_python_writes_it(kind):
         assert got.decode().split("\r\n")[:-1] == [f"{repr(v)},false" for v in cells]
 
 
+def test_many_floats_are_written_as_repr_writes_them():
+    """Floats through orjson (from 1e-4 up to 1e16) and through repr (the rest), 300,000 of them
+    (random bit patterns, and decimal fractions across the exponent forms' edges): each cell is
+    repr's very text, Python's own figure."""
+    rng = np.random.default_rng(23)
+    scaled = rng.random(100_000) * 10.0 ** rng.uniform(-6, 18, 100_000)
+    bits = rng.integers(0, 2**64, 100_000, dtype=np.uint64, endpoint=False).view(np.float64)
+    values = np.concatenate([bits[np.isfinite(bits)], scaled, np.round(scaled, 3)])
+    got = b"".join(sweep.table_lines([(values, None)]))
+    assert got.decode().split("\r\n")[:-1] == list(map(repr, values.tolist()))
+
+
 @pytest.fixture(scope="module")
 def sweep_chunks(tmp_path_factory):
     """engine.table over the shipped examples and 150 varied rows (bench/example_rows.py)."""

@@ -134,10 +134,16 @@ def _distinct(np, values: Any) -> tuple[list[str], Any]:
         codes, texts = text_codes(np, values.reshape(-1))
         return [_quoted(csv_text(t)) for t in texts], codes
     if kind in "iuf":  # by bit pattern (-0.0 apart from 0.0), hashed, not sorted (~5x less CPU)
+        import orjson
         import pandas as pd
 
         codes, distinct = pd.factorize(values.view(np.uint64))
-        return list(map(str, distinct.view(values.dtype).tolist())), codes
+        distinct = distinct.view(values.dtype)  # orjson writes what str does (~5x less CPU), but
+        texts = orjson.dumps(distinct, option=orjson.OPT_SERIALIZE_NUMPY)[1:-1].decode().split(",")
+        far = np.abs(distinct) if kind == "f" else np.ones(1)  # floats under 1e-4, 1e16 and up
+        for i in np.flatnonzero((far < 1e-4) & (far != 0) | ~(far < 1e16)).tolist():
+            texts[i] = repr(distinct[i].item())  # (and nan, inf) in repr's own forms
+        return texts, codes
     codes, cells = first_seen_codes(np, [_quoted(csv_text(v)) for v in values.tolist()])
     return cells, codes
 
