@@ -24,7 +24,7 @@ from .inputs.tables import MAX_ROWS
 from .progress import Progress, counter
 from .render.workers import can_fork, default_jobs, fork, receive_outcome, stopped_error
 
-SHARE_PERCENT = 55  # of a split file's lines, read by this process (the other also writes a file)
+SHARE_PERCENT = 52  # of a split file's lines, read by this process (the other also writes a file)
 SPILL_KB_PER_ROW = 17  # the most a row takes in the spill: a calc --json line (16.6 kB, bench rows)
 
 

@@ -76,7 +76,7 @@ def test_the_halves_are_read_in_two_processes_and_cover_every_row(tmp_path, spli
     """The second half is worked in another process, and the two halves hold every row once, in
     the file's order (a record whose quoted notes run over the middle line is the first half's)."""
     path = tmp_path / "rows.csv"
-    _write(path, _rows(9))  # 1 + 9 × 2 lines: line 10, 55 % of them, begins a two-line record
+    _write(path, _rows(10))  # 1 + 10 × 2 lines: line 10, 52 % of them, begins a two-line record
     assert halves.split(path, SPLIT_ROWS) == 10
 
     def work(configs, _tick, spill):
@@ -88,7 +88,7 @@ def test_the_halves_are_read_in_two_processes_and_cover_every_row(tmp_path, spli
     with _sweep(path, work) as ((pid, first), rest):
         second_pid, second = rest.read().decode().split(" ", 1)
     assert pid == os.getpid() != int(second_pid)
-    names = [r["name"] for r in _rows(9)]
+    names = [r["name"] for r in _rows(10)]
     assert first.split() + second.split() == names
     assert first.split() == names[:5]  # lines 2-10 begin rows 0-4; row 4 runs on to line 11
 
@@ -157,7 +157,7 @@ def test_the_rows_both_halves_refuse_are_named_in_one_refusal(tmp_path, split_sm
     """Each half's refusal (here a work that refuses its first row) is kept: one refusal naming
     the first half's row, then the second half's, as one reading names them in order."""
     path = tmp_path / "rows.csv"
-    _write(path, _rows(9))
+    _write(path, _rows(10))
 
     def work(configs, _tick, _spill):
         raise NotFiniteError([Problem("rows.csv", 0, "mfu", "a finite figure", configs[0].name)])
@@ -165,7 +165,7 @@ def test_the_rows_both_halves_refuse_are_named_in_one_refusal(tmp_path, split_sm
     with pytest.raises(NotFiniteError) as info:
         with _sweep(path, work):
             pass
-    names = [r["name"] for r in _rows(9)]
+    names = [r["name"] for r in _rows(10)]
     assert [p.found for p in info.value.problems] == [names[0], names[5]]
 
 

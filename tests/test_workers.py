@@ -87,7 +87,7 @@ def test_workbook_beside_the_json_is_the_workbook_written_here(tmp_path):
 @needs_fork
 def test_calc_json_over_two_processes_is_the_bytes_of_one(tmp_path):
     """calc --json of 2,100 rows (the example's 21, 100 times over, renamed: more than two chunks
-    of 1,024) prints the same bytes with LEDGER_REPORT_JOBS=2 (the rows after 55 % of the lines
+    of 1,024) prints the same bytes with LEDGER_REPORT_JOBS=2 (the rows after 52 % of the lines
     made in a forked process, halves.py) as with 1 (all in this one), and as many configurations
     as rows."""
     import csv
