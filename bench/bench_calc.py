@@ -106,6 +106,12 @@ kept (14 lines for ~0.3 s on a slow-fault machine only).
 (the interpreter's shutdown 0.15-0.26 -> 0.06 s); lr.compute + documents on 20 rows 39 against
 53-56 ms row by row.  calc --csv's target is not met (bench_csv.py says where its time goes).
 
+2026-12-05 06:25-06:35 UTC, main with calc --csv's numbers through orjson and the split at 52 %
+(reference 0.44 s, load ~1), this script three times: calc --json 3.6, 3.4, 3.6 s; lr.to_frame 4.7,
+4.0, 4.0 s; calc --csv 5.9, 4.9, 6.0 s (CPU 10.5, 9.3, 10.4 s: the user time is steady, the system
+time is not; bench_csv.py); lr.compute + documents on 20 rows 43, 37, 38 ms against 89, 53, 54 ms
+row by row.
+
 lr.to_frame of 100,000 rows was ~7.5 s of CPU (reading 3.7 s, the table 3.3-3.7 s) and calc
 --csv's figures are bench/bench_csv.py's; the earlier rounds' figures are in this file's history
 (git log -p bench/bench_calc.py).

@@ -83,6 +83,21 @@ difference) but takes 410 against 260 ns a value; the distinct floats of all the
 are 219,000 against 275,000 column by column on 10,000 rows. Integer cells by ``astype("S")``: 0.012
 s less per 10,000 rows. Reaching 5 s needs ~1 s less CPU over the two processes (10 %); no single
 part left holds that much.
+
+Measured 2026-12-05 06:10-06:50 UTC, the same machine (reference 0.44-0.45 s, load ~1). Taken: the
+distinct integers, and floats from 1e-4 up to 1e16, written by orjson from the array (the rest by
+repr; the same bytes: 6 M floats and 1 M int64 against repr/str in orjson 3.9-3.13, and the
+golden outputs): the writer 4.2-4.4 -> 3.2 s of CPU per 100,000 rows in this script, ~0.55 s of
+user time less in each process (8.6-9.2 -> 8.0-8.6 s user for the command); then the split at 52 %
+(the second half had been ending 0.36-0.5 s first: five runs each, in process, 4.80-4.97 s at 52 %
+against 4.87-5.61 s at 55 %). calc --csv, ten runs in a row: 4.90-5.78 s wall (median 5.5), user
+8.1-8.6 s, system 1.0-2.1 s. The system time decides the wall: 1.0 s in the runs under 5.3 s,
+1.7-2.1 s in the others. It is the virtual machine's first touch of memory (~418,000 page faults,
+the two processes' peaks and the spill): writing the second half's 337 MB to its temporary file took
+0.08 s in some runs and 0.7-1.4 s in others, the same write in a loop of its own alike. Tried and
+not taken: a chunk's codes as uint16 (the same page faults, more user time); TABLE_ROWS 8,192
+(5.2-5.3 s: 0.5 s more user time, 0.4 s less system, -140 MB peak). The target is met in the runs
+whose memory comes fast, not in the others.
 """
 
 from __future__ import annotations
