@@ -4,7 +4,8 @@
 # `name==X`; a name without a floor is installed unpinned.  The project itself goes in with
 # --no-deps, and inputs/examples.csv is built into a temporary folder in every format (xlsx, pdf
 # and json, in English and in Chinese); the script fails if a build fails or the PDF has not one
-# page per configuration plus the summary.
+# page per configuration plus the summary, or if calc --csv's numbers (written through orjson) are
+# not the text Python writes for them.
 #
 #   bash scripts/ci_oldest.sh                      # venv in /tmp/oldest-venv (made again each run)
 #   OLDEST_VENV=/tmp/x PYTHON=python3.12 bash scripts/ci_oldest.sh
@@ -93,6 +94,27 @@ for lang in en zh; do
     fi
   fi
 done
+
+# calc --csv writes its numbers through orjson: with the oldest orjson and numpy allowed, each is
+# still the text Python writes for it (repr of a float, str of an int)
+if (cd "$out" && "$venv/bin/python" - <<'EOF3'
+import numpy as np
+
+from ledger_report.render import sweep
+
+rng = np.random.default_rng(23)
+scaled = rng.random(100_000) * 10.0 ** rng.uniform(-6, 18, 100_000)
+whole = rng.integers(-(2**62), 2**62, 100_000, dtype=np.int64)
+for values in (scaled, np.round(scaled, 3), whole):
+    cells = b"".join(sweep.table_lines([(values, None)])).decode().split("\r\n")[:-1]
+    assert cells == list(map(repr, values.tolist())), values.dtype
+EOF3
+); then
+  echo "ci_oldest.sh: calc --csv writes 300,000 numbers as Python writes them"
+else
+  echo "ci_oldest.sh: calc --csv writes numbers otherwise than Python does (the oldest orjson?)" >&2
+  status=1
+fi
 
 echo "ci_oldest.sh: $([[ $status -eq 0 ]] && echo passed || echo FAILED) in $(( SECONDS - start )) s"
 exit "$status"
