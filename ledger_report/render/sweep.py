@@ -16,6 +16,9 @@ from __future__ import annotations
 import re
 from typing import Any, BinaryIO, Iterable, Iterator, Mapping, Sequence
 
+import orjson
+import pandas as pd  # (with this module: before calc --csv forks, so its second half has them)
+
 from ..model.evaluate import first_seen_codes, text_codes
 from .output import csv_lines, csv_text
 
@@ -134,9 +137,6 @@ def _distinct(np, values: Any) -> tuple[list[str], Any]:
         codes, texts = text_codes(np, values.reshape(-1))
         return [_quoted(csv_text(t)) for t in texts], codes
     if kind in "iuf":  # by bit pattern (-0.0 apart from 0.0), hashed, not sorted (~5x less CPU)
-        import orjson
-        import pandas as pd
-
         codes, distinct = pd.factorize(values.view(np.uint64))
         distinct = distinct.view(values.dtype)  # orjson writes them as str does, ~5x faster,
         texts = orjson.dumps(distinct, option=orjson.OPT_SERIALIZE_NUMPY)[1:-1].decode().split(",")
