@@ -97,7 +97,11 @@ the two processes' peaks and the spill): writing the second half's 337 MB to its
 0.08 s in some runs and 0.7-1.4 s in others, the same write in a loop of its own alike. Tried and
 not taken: a chunk's codes as uint16 (the same page faults, more user time); TABLE_ROWS 8,192
 (5.2-5.3 s: 0.5 s more user time, 0.4 s less system, -140 MB peak). The target is met in the runs
-whose memory comes fast, not in the others.
+whose memory comes fast, not in the others.  At 08:00, orjson and pandas imported with the
+writer's module, before the fork (the second half had imported them again, ~0.15 s): the second
+half's spill measured in six runs in a row, 0.08 s in four (the command 4.52-4.59 s in process)
+and 0.65-0.95 s in two (5.0-5.2 s); four pairs with 10 s of idle before each run, against 4f55220:
+4.88-5.36 s (user 8.0-8.3 s) against 5.48-6.17 s (user 8.8-9.1 s).
 """
 
 from __future__ import annotations
