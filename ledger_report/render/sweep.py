@@ -140,9 +140,10 @@ def _distinct(np, values: Any) -> tuple[list[str], Any]:
         codes, distinct = pd.factorize(values.view(np.uint64))
         distinct = distinct.view(values.dtype)  # orjson writes them as str does, ~5x faster,
         texts = orjson.dumps(distinct, option=orjson.OPT_SERIALIZE_NUMPY)[1:-1].decode().split(",")
-        far = np.abs(distinct) if kind == "f" else np.ones(1)  # but for the floats repr writes
-        for i in np.flatnonzero((far < 1e-4) & (far != 0) | ~(far < 1e16)).tolist():
-            texts[i] = repr(distinct[i].item())  # with an exponent (1e-05, 1e+16), nan and inf
+        if kind == "f":  # but for the floats repr writes with an exponent (1e-05, 1e+16), nan, inf
+            size = np.abs(distinct)
+            for i in np.flatnonzero(((size < 1e-4) & (size != 0)) | ~(size < 1e16)).tolist():
+                texts[i] = repr(distinct[i].item())
         return texts, codes
     codes, cells = first_seen_codes(np, [_quoted(csv_text(v)) for v in values.tolist()])
     return cells, codes
