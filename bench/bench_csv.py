@@ -102,6 +102,17 @@ writer's module, before the fork (the second half had imported them again, ~0.15
 half's spill measured in six runs in a row, 0.08 s in four (the command 4.52-4.59 s in process)
 and 0.65-0.95 s in two (5.0-5.2 s); four pairs with 10 s of idle before each run, against 4f55220:
 4.88-5.36 s (user 8.0-8.3 s) against 5.48-6.17 s (user 8.8-9.1 s).
+
+Measured 2026-12-05 08:10-08:40 UTC, the same machine (reference 0.44 s, load ~0.7). Taken: the
+second half's output held in a file in memory (memfd_create; halves._spill), not a temporary file
+on the disk. The same 360 MB, timed in the second process, four pairs alternated: 0.13-0.15 s to
+the memory file, 0.08-0.09 s or 1.1-1.2 s to /tmp (ext4; 1.4-1.7 s in a loop of its own, and
+0.13 s to /dev/shm, the same day). calc --csv, six pairs alternated with 10 s of idle before each
+run: 4.89-5.10 s wall, five of six under 5 s (user 7.9-8.3 s, system 1.10-1.18 s), against
+4.83-6.08 s (system 1.02-2.11 s) before. The peak, counted by a memory cgroup of its own (page
+cache and memory files included), 1,577 against 1,585 MB: the temporary file's pages were counted
+too. Tried and not taken: a split at 50 % (the second half then ends 0.12-0.23 s after the first,
+at 52 % 0.13-0.19 s before: 4.86-5.09 against 4.76-5.20 s in process, three runs each).
 """
 
 from __future__ import annotations

@@ -10,10 +10,11 @@ from __future__ import annotations
 import contextlib
 import functools
 import multiprocessing
+import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, BinaryIO, Callable, Iterator
 
 from .engine import NotFiniteError
 from .errors import InputError, OutputError
@@ -49,22 +50,27 @@ def sweep(
 ) -> Iterator[tuple[Any, Any]]:
     """``(work(configs, tick, None), None)`` of the rows of ``source``; or, where :func:`split`
     splits it (``rows``: a chunk's rows), ``(work(rows up to the split, tick, None), spill)``,
-    ``spill`` the file ``work(rows after it, tick, spill)`` wrote in a forked process at the same
-    time, reading included, open while the block runs.  The same values either way: a problem in
-    either half reads the file again whole (the refusal names every problem of the file, as one
-    reading does), and the rows either half's figures refuse are named in one refusal.
-    ``read(source, lines)``: the configurations that begin on ``lines`` (every one when
-    ``None``); ``tick(rows)``: tells ``progress`` of rows done."""
+    ``spill`` the file (:func:`_spill`) that ``work(rows after it, tick, spill)`` wrote in a forked
+    process meanwhile, open while the block runs.  The same values either way, and the rows either
+    half's figures refuse named in one refusal.  ``read(source, lines)``: the configurations that
+    begin on ``lines`` (every one when ``None``); ``tick(rows)``: tells ``progress`` of rows done."""
     at = split(source, rows)
-    try:
-        spill = None if at is None else tempfile.TemporaryFile()
-    except OSError:  # (no writable temporary folder: one process does it all)
-        spill = None
+    spill = None if at is None else _spill()
     if spill is None:
         yield _one_reading(read, source, work, progress), None
     else:
         with spill, _in_halves(read, source, at, work, progress, spill) as halves:
             yield halves
+
+
+def _spill() -> BinaryIO | None:
+    """Where the second half's output waits: a file in memory where the system has them (Linux's
+    memfd; at most ``MAX_ROWS`` / 2 rows of ``SPILL_KB_PER_ROW``, ~850 MB), else a temporary file."""
+    with contextlib.suppress(AttributeError, OSError):  # (AttributeError: no memfd_create here)
+        return open(os.memfd_create("ledger-report-spill"), "w+b")
+    with contextlib.suppress(OSError):
+        return tempfile.TemporaryFile()
+    return None  # (no writable temporary folder: one process does it all)
 
 
 def _one_reading(read: Callable, source: Any, work: Callable, progress: Progress | None) -> Any:
@@ -127,11 +133,11 @@ def _second(read: Callable, source: Any, lines: range, work: Callable, send: Any
     try:
         work(configs, lambda _rows: None, spill)  # (no progress from here)
         spill.flush()
-    except OSError as err:  # the temporary folder full, as a rule
+    except OSError as err:  # memory or the temporary folder full, as a rule
         raise OutputError(
-            f"The second half of the rows could not be written to a temporary file in"
-            f" {tempfile.gettempdir()} ({err.strerror or err}). Set TMPDIR to a folder with room"
-            f" (up to {SPILL_KB_PER_ROW} kB a row), or LEDGER_REPORT_JOBS=1 to work in one process."
+            f"The second half of the rows could not be held ({err.strerror or err}): up to"
+            f" {SPILL_KB_PER_ROW} kB a row, in memory, or where the system has no files in memory,"
+            f" in {tempfile.gettempdir()} (TMPDIR). LEDGER_REPORT_JOBS=1 works in one process."
         ) from None
 
 

@@ -169,18 +169,29 @@ def test_the_rows_both_halves_refuse_are_named_in_one_refusal(tmp_path, split_sm
     assert [p.found for p in info.value.problems] == [names[0], names[5]]
 
 
-def test_no_temporary_folder_means_one_process(tmp_path, split_small, monkeypatch):
-    """Where no temporary file can be made (the folder missing), the sweep is one reading in this
-    process: the same bytes, and no second process."""
+@pytest.mark.parametrize("in_memory", [True, False])
+def test_no_temporary_folder_means_one_process_where_no_file_is_held_in_memory(
+    tmp_path, split_small, monkeypatch, in_memory
+):
+    """With the temporary folder missing, the second half's output is still held in a file in
+    memory where the system has them (Linux's memfd_create): two processes, the same rows.  Where
+    it has none, no file can be made, and the sweep is one reading in this process."""
+    if in_memory and not hasattr(os, "memfd_create"):
+        pytest.skip("no memfd_create on this system")
+    if not in_memory:
+        monkeypatch.delattr(os, "memfd_create", raising=False)
     path = tmp_path / "rows.csv"
     _write(path, _rows(9))
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
 
     def work(configs, _tick, spill):
-        return os.getpid(), len(configs), spill
+        if spill is None:
+            return os.getpid(), len(configs), spill
+        spill.write(f"{len(configs)}".encode())
 
     with _sweep(path, work) as ((pid, rows, spill), rest):
-        assert (pid, rows, spill, rest) == (os.getpid(), 9, None, None)
+        split = (rows, int(rest.read())) if in_memory else (rows, rest)
+    assert (pid, spill, split) == (os.getpid(), None, (4, 5) if in_memory else (9, None))
 
 
 def test_a_second_half_that_dies_is_named_with_its_exit_code(tmp_path, split_small):

@@ -12,6 +12,7 @@ a definition reads them (definitions/time.py).
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from .. import data
@@ -27,10 +28,8 @@ FITTED_CONSTANTS = ("reserved_fraction", "reserved_fraction_expandable")
 
 def _value(text: str) -> Any:
     for kind in (int, float):
-        try:
+        with contextlib.suppress(ValueError):
             return kind(text)
-        except ValueError:
-            pass
     return text
 
 

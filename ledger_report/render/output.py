@@ -86,12 +86,10 @@ def _failing(action: str, path: Path) -> Iterator[None]:
 
 
 def _same_file(a: Path, b: Path) -> bool:
-    if a.resolve() == b.resolve():
-        return True
-    try:
-        return os.path.samefile(a, b)  # hard links, case-insensitive filesystems, bind mounts
-    except OSError:
-        return False  # one of them does not exist yet
+    """One path, or (samefile) hard links, case-insensitive file systems, bind mounts."""
+    with contextlib.suppress(OSError):  # (one of them does not exist yet)
+        return a.resolve() == b.resolve() or os.path.samefile(a, b)
+    return False
 
 
 def check_targets(
