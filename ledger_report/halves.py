@@ -65,7 +65,8 @@ def sweep(
 
 def _spill() -> BinaryIO | None:
     """Where the second half's output waits: a file in memory where the system has them (Linux's
-    memfd; at most ``MAX_ROWS`` / 2 rows of ``SPILL_KB_PER_ROW``, ~850 MB), else a temporary file."""
+    memfd; at most ``MAX_ROWS`` / 2 rows of ``SPILL_KB_PER_ROW``, ~850 MB; no disk's page cache, which
+    took up to 1.1 s more for 360 MB: bench/bench_csv.py), else a temporary file."""
     with contextlib.suppress(AttributeError, OSError):  # (AttributeError: no memfd_create here)
         return open(os.memfd_create("ledger-report-spill"), "w+b")
     with contextlib.suppress(OSError):
@@ -135,9 +136,9 @@ def _second(read: Callable, source: Any, lines: range, work: Callable, send: Any
         spill.flush()
     except OSError as err:  # memory or the temporary folder full, as a rule
         raise OutputError(
-            f"The second half of the rows could not be held ({err.strerror or err}): up to"
-            f" {SPILL_KB_PER_ROW} kB a row, in memory, or where the system has no files in memory,"
-            f" in {tempfile.gettempdir()} (TMPDIR). LEDGER_REPORT_JOBS=1 works in one process."
+            f"The second half of the rows could not be held ({err.strerror or err}; up to"
+            f" {SPILL_KB_PER_ROW} kB a row, in memory, else in {tempfile.gettempdir()} as TMPDIR"
+            f" sets). Set LEDGER_REPORT_JOBS=1 to work in one process."
         ) from None
 
 

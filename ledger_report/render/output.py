@@ -86,10 +86,9 @@ def _failing(action: str, path: Path) -> Iterator[None]:
 
 
 def _same_file(a: Path, b: Path) -> bool:
-    """One path, or (samefile) hard links, case-insensitive file systems, bind mounts."""
-    with contextlib.suppress(OSError):  # (one of them does not exist yet)
+    with contextlib.suppress(OSError):  # samefile: hard links, case-insensitive names, bind mounts
         return a.resolve() == b.resolve() or os.path.samefile(a, b)
-    return False
+    return False  # one of them does not exist yet
 
 
 def check_targets(
