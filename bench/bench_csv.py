@@ -113,6 +113,10 @@ run: 4.89-5.10 s wall, five of six under 5 s (user 7.9-8.3 s, system 1.10-1.18 s
 cache and memory files included), 1,577 against 1,585 MB: the temporary file's pages were counted
 too. Tried and not taken: a split at 50 % (the second half then ends 0.12-0.23 s after the first,
 at 52 % 0.13-0.19 s before: 4.86-5.09 against 4.76-5.20 s in process, three runs each).
+At 09:00-09:25, after a CI run: first a spell when the whole machine was slow to give memory
+(calc --csv 5.42-6.12 s, system time 1.7-3.0 s; the memory file took 0.77-0.83 s, where a
+360 MB memory file in a fresh process took 0.13 s), then four pairs alternated as above:
+4.79-5.10 s (system 1.06-1.52 s) against 4.70-5.75 s (0.93-2.11 s) for 9f2ecf3.
 """
 
 from __future__ import annotations
