@@ -53,7 +53,7 @@ def sweep(
     ``spill`` the file (:func:`_spill`) that ``work(rows after it, tick, spill)`` wrote in a forked
     process meanwhile, open while the block runs.  The same values either way, and the rows either
     half's figures refuse named in one refusal.  ``read(source, lines)``: the configurations that
-    begin on ``lines`` (every one when ``None``); ``tick(rows)``: tells ``progress`` of rows done."""
+    begin on ``lines`` (every one when ``None``); ``tick(rows)`` tells ``progress`` of rows done."""
     at = split(source, rows)
     spill = None if at is None else _spill()
     if spill is None:
@@ -65,7 +65,7 @@ def sweep(
 
 def _spill() -> BinaryIO | None:
     """Where the second half's output waits: a file in memory where the system has them (Linux's
-    memfd; at most ``MAX_ROWS`` / 2 rows of ``SPILL_KB_PER_ROW``, ~850 MB; no disk's page cache, which
+    memfd; ``MAX_ROWS`` / 2 rows of ``SPILL_KB_PER_ROW`` at most, ~850 MB; no disk page cache, which
     took up to 1.1 s more for 360 MB: bench/bench_csv.py), else a temporary file."""
     with contextlib.suppress(AttributeError, OSError):  # (AttributeError: no memfd_create here)
         return open(os.memfd_create("ledger-report-spill"), "w+b")
