@@ -25,7 +25,7 @@ from .inputs.tables import MAX_ROWS
 from .progress import Progress, counter
 from .render.workers import can_fork, default_jobs, fork, receive_outcome, stopped_error
 
-SHARE_PERCENT = 52  # of a split file's lines, read by this process (the other also writes a file)
+SHARE_PERCENT = 52  # of a split file's lines, read by this process (the other also spills)
 SPILL_KB_PER_ROW = 17  # the most a row takes in the spill: a calc --json line (16.6 kB, bench rows)
 
 
@@ -65,8 +65,8 @@ def sweep(
 
 def _spill() -> BinaryIO | None:
     """Where the second half's output waits: a file in memory where the system has them (Linux's
-    memfd; ``MAX_ROWS`` / 2 rows of ``SPILL_KB_PER_ROW`` at most, ~850 MB; no disk page cache, which
-    took up to 1.1 s more for 360 MB: bench/bench_csv.py), else a temporary file."""
+    memfd; at most the rows after ``SHARE_PERCENT`` of ``MAX_ROWS``, ``SPILL_KB_PER_ROW`` each; no
+    disk page cache, which took up to 1.1 s more for 360 MB: bench/bench_csv.py), else a file."""
     with contextlib.suppress(AttributeError, OSError):  # (AttributeError: no memfd_create here)
         return open(os.memfd_create("ledger-report-spill"), "w+b")
     with contextlib.suppress(OSError):

@@ -211,9 +211,9 @@ def test_a_second_half_that_dies_is_named_with_its_exit_code(tmp_path, split_sma
 
 
 def test_a_full_temporary_folder_names_tmpdir_and_the_room_a_row_takes(tmp_path, split_small):
-    """The second half's spill meets a full disk (ENOSPC, as write(2) reports it): an OutputError
-    that names the folder, the room a row takes and the way to one process, not an internal
-    error."""
+    """The second half's spill meets a full memory or disk (ENOSPC, as write(2) reports it): an
+    OutputError that names the temporary folder (where no file in memory can be had), the room a
+    row takes and the way to one process, not an internal error."""
     path = tmp_path / "rows.csv"
     _write(path, _rows(9))
 
@@ -233,8 +233,8 @@ def test_a_full_temporary_folder_names_tmpdir_and_the_room_a_row_takes(tmp_path,
 
 def test_the_docs_state_the_split_the_code_makes():
     """docs/tables.md and the README give the size that splits a file, the share this process
-    reads and the room the temporary file takes: the figures halves.split, api.CHUNK_ROWS and the
-    full-folder message use, not copies that could drift."""
+    reads and the room the spill takes: the figures halves.split, api.CHUNK_ROWS and the
+    spill's refusal use, not copies that could drift."""
     tables = (EXAMPLE.parents[1] / "docs" / "tables.md").read_text(encoding="utf-8")
     readme = (EXAMPLE.parents[1] / "README.md").read_text(encoding="utf-8")
     assert f"more than {2 * api.CHUNK_ROWS:,} lines" in tables
