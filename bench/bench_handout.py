@@ -52,6 +52,16 @@ is the load's, so CPU time is compared, runs of two versions made alternately):
   at 4.51 s.  The interpreter's shutdown took 0.25-0.32 s of that end (the collector walking every
   object); ``cli.py`` now freezes them at exit (``atexit.register(gc.freeze)``): 0.03 s.  Whole
   builds alternated, four each: 4.74-5.03 -> 4.34-4.52 s; this script: 4.30 s, 7.7 s of CPU.
+- the build's floor, 2026-12-05 09:55-10:10 (load ~1; ``--build --repeat 3``, which now prints
+  it): the build 4.17 s wall and 7.59 s of CPU; the libraries alone on the same bytes, each the
+  least of two or three runs: the interpreter's start 0.02 s of CPU, WeasyPrint's import 0.39
+  (its library search included), its layout and PDF of the same 23 pages as one document
+  3.70-3.92 (4.04-4.16 in a fresh process, once), XlsxWriter's import 0.03 and the same 27,585
+  formulas with their values 1.63-1.65: 5.8-6.0 s of CPU, 2.9-3.0 s on 2 cores before any of
+  the package's own work (its imports 0.20 s, reading 0.09 s, computing 0.19 s; the parts'
+  own code, Jinja and the join ~4 % of the handout by cProfile).  The 3 s goal cannot be met
+  with these bytes: it needs WeasyPrint or XlsxWriter to do the same work in less time, or a
+  handout page or workbook with less in it.
 
 Where a page's time goes (cProfile and removing one part of the page at a time, the example in
 English): WeasyPrint's layout ~45 % (tables ~15 %, absolutely placed spans ~6-8 %, text line
@@ -276,6 +286,53 @@ def build_runs(repeat: int) -> dict:
     }
 
 
+def _fresh_cpu(code: str) -> float:
+    """CPU seconds (user + system, with the processes it starts) of ``python -c code``."""
+    import subprocess
+
+    before = _children_cpu()
+    subprocess.run([sys.executable, "-c", code], check=True)
+    return _children_cpu() - before
+
+
+def floor_cpu(repeat: int) -> dict:
+    """The CPU seconds the libraries alone spend on the example's bytes, the least of ``repeat``
+    runs each: the interpreter's start; WeasyPrint's import (its library search included) and its
+    layout and PDF of the same pages as one document (``render_html``: the example's pages are
+    laid out once, at their first guesses); XlsxWriter's import and its writing of the same
+    formula cells with their values (``bench_workbook.xlsxwriter_alone``).  No build of these
+    bytes takes less CPU, nor less wall time than half of it on 2 cores."""
+    import bench_workbook
+
+    from ledger_report.inputs import read_configs
+    from ledger_report.render.workbook import render_xlsx
+
+    ledgers = list(compute_many(read_configs(EXAMPLE)))
+    html = handout.render_html(ledgers, "en")
+    base = handout.templates_dir().as_uri() + "/"
+    sheets = bench_workbook.formula_cells(render_xlsx(ledgers, "en"))
+
+    def pages() -> bytes:
+        return weasyprint.HTML(string=html, base_url=base).write_pdf()
+
+    def least(code: str) -> float:
+        return min(_fresh_cpu(code) for _ in range(repeat))
+
+    bare = least("pass")
+    got = {
+        "interpreter_s": bare,
+        "weasyprint_import_s": least("import weasyprint") - bare,
+        "weasyprint_pages_s": bench_workbook.cpu_seconds(pages, repeat)[0],
+        "xlsxwriter_import_s": least("import xlsxwriter") - bare,
+        "xlsxwriter_formulas_s": bench_workbook.cpu_seconds(
+            lambda: bench_workbook.xlsxwriter_alone(sheets), repeat
+        )[0],
+    }
+    got = {k: round(v, 2) for k, v in got.items()}
+    total = sum(got.values())
+    return {**got, "cpu_s": round(total, 2), "wall_s_on_2_cores": round(total / 2, 2)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -302,12 +359,21 @@ def main() -> int:
 
     if args.build:
         got = build_runs(max(args.repeat, 1))
+        floor = floor_cpu(max(args.repeat, 1))
         if args.json:
-            print(json.dumps(got, indent=2))
+            print(json.dumps({**got, "floor": floor}, indent=2))
         else:
             print(
                 f"build inputs/examples.xlsx: wall {got['wall_s']:.2f} s (goal {BUILD_GOAL_S} s on 2 idle "
                 f"cores), CPU {got['cpu_s']:.2f} s in all processes; load average {got['load']}"
+            )
+            print(
+                f"the libraries alone on the same bytes: the interpreter {floor['interpreter_s']:.2f} s "
+                f"of CPU, WeasyPrint's import {floor['weasyprint_import_s']:.2f} (its library search "
+                f"included), its layout and PDF of the same pages {floor['weasyprint_pages_s']:.2f}, "
+                f"XlsxWriter's import {floor['xlsxwriter_import_s']:.2f}, the same formulas with their "
+                f"values {floor['xlsxwriter_formulas_s']:.2f}: {floor['cpu_s']:.2f} s of CPU, so no "
+                f"build of these bytes takes less than {floor['wall_s_on_2_cores']:.2f} s on 2 cores"
             )
         return 0
     cases = [("generated", list(compute_many([config_from_mapping(r) for r in configs(args.n)])))]

@@ -139,7 +139,7 @@ def xlsxwriter_alone(sheets) -> bytes:
     return buf.getvalue()
 
 
-def _cpu(fn, repeat: int):
+def cpu_seconds(fn, repeat: int):
     """(best CPU seconds, best wall seconds, result) of ``repeat`` calls, each with the cyclic
     garbage collector off (as ``build``'s workbook process runs: it never collects) and a full
     collection after it, untimed: so neither side pays for collections that walk the other's
@@ -162,9 +162,9 @@ def _cpu(fn, repeat: int):
 
 def compare(ledgers, repeat: int) -> dict:
     """The writer's CPU seconds against XlsxWriter alone on the same formula cells."""
-    own, own_wall, data = _cpu(lambda: render_xlsx(ledgers), repeat)
+    own, own_wall, data = cpu_seconds(lambda: render_xlsx(ledgers), repeat)
     sheets = formula_cells(data)
-    alone, alone_wall, _ = _cpu(lambda: xlsxwriter_alone(sheets), repeat)
+    alone, alone_wall, _ = cpu_seconds(lambda: xlsxwriter_alone(sheets), repeat)
     return {
         "write_cpu_s": round(own, 3),
         "write_wall_s": round(own_wall, 3),
