@@ -46,14 +46,14 @@ recalculation), ``strings_to_numbers``/``strings_to_formulas`` and ``use_future_
 off; ``constant_memory`` writes each sheet through a temporary
 file, which stamps the zip entries 1980-01-31 (not byte-identical) and needs row order.
 
-What XlsxWriter's preparation costs, 2026-12-05 (load ~0.7): its 29 substitutions (the patterns
-of XlsxWriter 3.3.1's ``_prepare_formula`` before its ``use_future_functions`` test, applied with
-``re.sub`` to the example's 27,585 formulas, 4.9 M characters, none with a function they rename)
-take 1.33-1.36 s of CPU, most of the 1.64 s XlsxWriter alone needs; one pass that finds each
-name written before "(" (``\b([A-Z][A-Z0-9.]*)\(``) and looks it up in a set takes 0.11 s.
-No public option skips them (a formula holding "_xlfn." is left as it is, which changes the
-bytes), so that ~1.2 s is XlsxWriter's to take off (its issue #806 asked the same of
-``_write_cell``'s expressions, compiled once).
+What XlsxWriter's preparation costs (``--example`` prints it: :func:`preparation`), 2026-12-05,
+load ~0.7: its 29 substitutions (:data:`PREPARED`, one ``re.sub`` a name over each formula: the
+example's 27,585, 4.9 M characters, none with a function they rename) take 1.26-1.36 s of CPU
+(best of one and of three runs; 1.33-1.36 s by hand before), most of the 1.64 s XlsxWriter alone
+needs; one pass that finds each name written before "(" and looks it up in a set takes 0.10-0.11
+s and gives the same formulas.  No public option skips them (a formula holding "_xlfn." is left
+as it is, which changes the bytes), so that ~1.2 s is XlsxWriter's to take off (its issue #806
+asked the same of ``_write_cell``'s expressions, compiled once).
 
 The package's simplification for #23 (2,329 -> 2,177 lines: grid, display and page_top folded
 into layout, report and page; one hidden-table writer) kept every byte and the speed: the example,
@@ -186,6 +186,40 @@ def compare(ledgers, repeat: int) -> dict:
     }
 
 
+# The functions XlsxWriter 3.3.1's write_formula renames, one re.sub each over every formula
+# before it asks whether future functions are wanted (worksheet.py; two get "_xlfn._xlws.")
+PREPARED = (
+    "ANCHORARRAY BYCOL BYROW CHOOSECOLS CHOOSEROWS DROP EXPAND FILTER HSTACK LAMBDA MAKEARRAY MAP "
+    "RANDARRAY REDUCE SCAN SINGLE SEQUENCE SORT SORTBY SWITCH TAKE TEXTSPLIT TOCOL TOROW UNIQUE "
+    "VSTACK WRAPCOLS WRAPROWS XLOOKUP"
+).split()
+
+
+def preparation(sheets, repeat: int) -> dict:
+    """CPU seconds of those substitutions over every formula of ``sheets`` (what XlsxWriter's
+    preparation of them costs), and of one pass that finds each name written before "(" and
+    looks it up in a set (the same formulas out)."""
+    formulas = [f.removeprefix("=") for _title, cells in sheets for _r, _c, f, _v in cells]
+    each = [(rf"\b{name}\(", f"_xlfn.{name}(") for name in PREPARED]
+    names, one = set(PREPARED), re.compile(r"\b([A-Z][A-Z0-9.]*)\(")
+
+    def substituted() -> list[str]:
+        out = []
+        for f in formulas:
+            for pattern, text in each:
+                f = re.sub(pattern, text, f)
+            out.append(f)
+        return out
+
+    def one_pass() -> list[str]:
+        return [one.sub(lambda m: "_xlfn." + m[0] if m[1] in names else m[0], f) for f in formulas]
+
+    many, _wall, a = cpu_seconds(substituted, repeat)
+    once, _wall, b = cpu_seconds(one_pass, repeat)
+    assert a == b, "the one pass gives other formulas"
+    return {"substitutions_cpu_s": round(many, 3), "one_pass_cpu_s": round(once, 3)}
+
+
 def _poison(data: bytes) -> bytes:
     """Every formula's cached value made wrong (type kept), so what LibreOffice writes is its own."""
     cell = re.compile(
@@ -285,10 +319,16 @@ def main(argv: list[str] | None = None) -> int:
         from ledger_report import api
 
         example = compare(api.compute(os.path.join(ROOT, "inputs", "examples.csv")), args.repeat)
-        example.pop("data")
+        example["preparation"] = preparation(formula_cells(example.pop("data")), args.repeat)
         result["example"] = example
         ok = example["ratio"] <= RATIO_TARGET
         _say(_compare_line("example", example), args)
+        _say(
+            f"XlsxWriter's preparation of those formulas: its {len(PREPARED)} substitutions "
+            f"{example['preparation']['substitutions_cpu_s']:.2f} s CPU; one pass looking the "
+            f"names up {example['preparation']['one_pass_cpu_s']:.2f} s",
+            args,
+        )
     result["machine"] = (
         f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} CPUs"
     )

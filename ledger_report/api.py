@@ -476,7 +476,7 @@ def to_frame(source: Rows | Mapping[str, Any], *, states: bool = False):
     if _all_ledgers(source):
         columns = ledger_table(source)
         return pd.DataFrame({k: _pandas_column(pd, *c) for k, c in columns.items()}, copy=False)
-    with no_cyclic_gc(), halves.sweep(read, source, _frame_half, None, CHUNK_ROWS) as (got, rest):
+    with no_cyclic_gc(), _sweep(source, _frame_half) as (got, rest):
         if rest is not None:  # the second half's rows, after the first's
             got = _merged(got, pickle.load(rest))
         if not got[0]:
@@ -485,19 +485,12 @@ def to_frame(source: Rows | Mapping[str, Any], *, states: bool = False):
 
 
 def _frame_half(configs: list[Config], _tick, spill: BinaryIO | None) -> Gathered | None:
-    """The rows' table gathered for pandas: returned, or written into ``spill`` (halves.sweep)."""
+    """The rows' table gathered for pandas: returned, or written into ``spill`` (``_sweep``)."""
     gathered = _gathered(engine_table(configs))
     if spill is None:
         return gathered
     pickle.dump(gathered, spill, protocol=pickle.HIGHEST_PROTOCOL)
     return None
-
-
-def _ticked(chunks: Iterable[Mapping[str, tuple[Any, Any]]], tick) -> Iterator[Any]:
-    """The sweep table's chunks, ``tick`` told of each one's rows."""
-    for chunk in chunks:
-        tick(len(chunk["name"][0]))
-        yield chunk
 
 
 # The sweep table for pandas, a column's chunks gathered as they come and joined at the end:
@@ -617,21 +610,26 @@ def write_csv(source: Rows, out: BinaryIO, progress: Progress | None = None) -> 
     header = ["name", *table_keys()]
 
     def work(configs: list[Config], tick, spill: BinaryIO | None) -> None:
-        chunks = _ticked(engine_table(configs), tick)
-        write_table(header, chunks, out if spill is None else spill, with_header=spill is None)
+        stream = out if spill is None else spill
+        write_table(header, engine_table(configs), stream, spill is None, tick)
 
     _streamed(source, out, work, progress)
 
 
 def _streamed(source: Rows, out: BinaryIO, work, progress: Progress | None) -> Any:
-    """``halves.sweep`` of a ``work`` that writes the first half's rows to ``out`` as they are
-    made and the second half's to its spill, then copied to ``out``; the first half's value."""
+    """``_sweep`` of a ``work`` that writes the first half's rows to ``out`` as they are made and
+    the second half's to its spill, then copied to ``out``; the first half's value."""
     import shutil
 
-    with no_cyclic_gc(), halves.sweep(read, source, work, progress, CHUNK_ROWS) as (value, rest):
+    with no_cyclic_gc(), _sweep(source, work, progress) as (value, rest):
         if rest is not None:
             shutil.copyfileobj(rest, out, 1 << 20)
     return value
+
+
+def _sweep(source: Rows, work, progress: Progress | None = None):
+    """``halves.sweep`` of ``work`` over the rows of ``source``, read in chunks of ``CHUNK_ROWS``."""
+    return halves.sweep(read, source, work, progress, CHUNK_ROWS)
 
 
 def reconcile(

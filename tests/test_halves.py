@@ -22,11 +22,6 @@ from ledger_report.errors import InputError, OutputError, Problem
 SPLIT_ROWS = 2  # api.CHUNK_ROWS in these tests: a file of more than 4 lines is split
 
 
-def _sweep(path, work, progress=None):
-    """The sweep as to_frame and calc --csv make it (api.CHUNK_ROWS read when called)."""
-    return halves.sweep(api.read, path, work, progress, api.CHUNK_ROWS)
-
-
 def _rows(n: int) -> list[dict[str, str]]:
     """``n`` rows: the shipped examples in turn, each renamed, with its notes a sentence holding
     commas and a line break (so records and physical lines differ), and a layout value varied."""
@@ -85,7 +80,7 @@ def test_the_halves_are_read_in_two_processes_and_cover_every_row(tmp_path, spli
             return os.getpid(), names
         spill.write(f"{os.getpid()} {names}".encode())
 
-    with _sweep(path, work) as ((pid, first), rest):
+    with api._sweep(path, work) as ((pid, first), rest):
         second_pid, second = rest.read().decode().split(" ", 1)
     assert pid == os.getpid() != int(second_pid)
     names = [r["name"] for r in _rows(10)]
@@ -127,7 +122,7 @@ def test_progress_counts_the_first_halfs_rows_for_both_halves(tmp_path, split_sm
             tick(1)
         return len(configs)
 
-    with _sweep(path, work, lambda done, total: told.append((done, total))) as (m, _rest):
+    with api._sweep(path, work, lambda done, total: told.append((done, total))) as (m, _rest):
         assert 1 < m < 23
     assert told == [(k * 23 // m, 23) for k in range(1, m + 1)]
     assert told[-1] == (23, 23)
@@ -163,7 +158,7 @@ def test_the_rows_both_halves_refuse_are_named_in_one_refusal(tmp_path, split_sm
         raise NotFiniteError([Problem("rows.csv", 0, "mfu", "a finite figure", configs[0].name)])
 
     with pytest.raises(NotFiniteError) as info:
-        with _sweep(path, work):
+        with api._sweep(path, work):
             pass
     names = [r["name"] for r in _rows(10)]
     assert [p.found for p in info.value.problems] == [names[0], names[5]]
@@ -189,7 +184,7 @@ def test_no_temporary_folder_means_one_process_where_no_file_is_held_in_memory(
             return os.getpid(), len(configs), spill
         spill.write(f"{len(configs)}".encode())
 
-    with _sweep(path, work) as ((pid, rows, spill), rest):
+    with api._sweep(path, work) as ((pid, rows, spill), rest):
         split = (rows, int(rest.read())) if in_memory else (rows, rest)
     assert (pid, spill, split) == (os.getpid(), None, (4, 5) if in_memory else (9, None))
 
@@ -205,7 +200,7 @@ def test_a_second_half_that_dies_is_named_with_its_exit_code(tmp_path, split_sma
             os._exit(3)  # as a process killed outright: nothing sent
 
     with pytest.raises(RuntimeError, match=r"second half of the rows stopped \(exit code 3\)"):
-        with _sweep(path, work):
+        with api._sweep(path, work):
             pass
     assert multiprocessing.active_children() == []
 
@@ -222,7 +217,7 @@ def test_a_full_temporary_folder_names_tmpdir_and_the_room_a_row_takes(tmp_path,
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     with pytest.raises(OutputError) as err:
-        with _sweep(path, work):
+        with api._sweep(path, work):
             pass
     message = str(err.value)
     assert tempfile.gettempdir() in message and os.strerror(errno.ENOSPC) in message

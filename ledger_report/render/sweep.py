@@ -14,7 +14,7 @@ to its widest cell with a byte UTF-8 never holds (0xFF); deleting those bytes le
 from __future__ import annotations
 
 import re
-from typing import Any, BinaryIO, Iterable, Iterator, Mapping, Sequence
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping, Sequence
 
 import orjson
 import pandas as pd  # (with this module: before calc --csv forks, so its second half has them)
@@ -30,17 +30,19 @@ def write_table(
     chunks: Iterable[Mapping[str, tuple[Any, Any]]],
     out: BinaryIO,
     with_header: bool = True,
+    done: Callable[[int], None] = lambda n: None,
 ) -> None:
     """Write the header (unless not ``with_header``), then each chunk's rows (its columns in the
     header's order), to the binary stream ``out`` (UTF-8); the header alone when there is no row.
     The header goes out with the first chunk, so a file refused while its first rows are read or
-    computed leaves nothing on ``out`` but the error."""
+    computed leaves nothing on ``out`` but the error.  ``done(rows)`` as each chunk is written."""
     head = csv_lines([header]) if with_header else b""
     for chunk in chunks:
         out.write(head)
         head = b""
         for block in table_lines([chunk[name] for name in header]):
             out.write(block)
+        done(len(chunk[header[0]][0]))
     out.write(head)
 
 
